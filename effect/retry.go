@@ -1,0 +1,152 @@
+package effect
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Policy says how [Retry] repeats an effect that ended with a Fail.
+//
+// The zero Policy runs the effect once. Waits grow from Backoff by
+// Multiplier up to MaxBackoff, each shortened by a random fraction of at most
+// Jitter so that many clients retrying the same service spread out.
+type Policy struct {
+	// MaxAttempts is the number of runs in all, the first included; 0 means 1.
+	MaxAttempts int
+	// Backoff is the wait before the second attempt; 0 retries at once.
+	Backoff time.Duration
+	// Multiplier scales the wait after each attempt; 0 means 2.
+	Multiplier float64
+	// MaxBackoff caps a single wait; 0 means no cap.
+	MaxBackoff time.Duration
+	// Jitter, in [0, 1], is the largest fraction by which a wait is
+	// randomly shortened; 0 waits exactly.
+	Jitter float64
+	// RetryIf, when set, must report true for an error to be retried.
+	RetryIf func(error) bool
+	// MaxElapsed caps the time from the first attempt to the start of the
+	// last; a retry whose wait would pass it is not made. 0 means no cap.
+	MaxElapsed time.Duration
+}
+
+// validate names the first field that cannot be a policy.
+func (p Policy) validate() error {
+	switch {
+	case p.MaxAttempts < 0:
+		return fmt.Errorf("effect.Retry: Policy.MaxAttempts is %d, want ≥ 0", p.MaxAttempts)
+	case p.Backoff < 0:
+		return fmt.Errorf("effect.Retry: Policy.Backoff is %v, want ≥ 0", p.Backoff)
+	case p.Multiplier < 0:
+		return fmt.Errorf("effect.Retry: Policy.Multiplier is %v, want ≥ 0", p.Multiplier)
+	case p.MaxBackoff < 0:
+		return fmt.Errorf("effect.Retry: Policy.MaxBackoff is %v, want ≥ 0", p.MaxBackoff)
+	case p.Jitter < 0 || p.Jitter > 1:
+		return fmt.Errorf("effect.Retry: Policy.Jitter is %v, want it in [0, 1]", p.Jitter)
+	case p.MaxElapsed < 0:
+		return fmt.Errorf("effect.Retry: Policy.MaxElapsed is %v, want ≥ 0", p.MaxElapsed)
+	}
+	return nil
+}
+
+// RetryError is the error of a Fail that [Retry] gave up on. It wraps the
+// last attempt's error, so errors.Is sees the original failure.
+type RetryError struct {
+	// Attempts is how many times the effect ran.
+	Attempts int
+	// Err is the error of the last attempt.
+	Err error
+}
+
+func (e *RetryError) Error() string {
+	if e.Attempts == 1 {
+		return fmt.Sprintf("%v (1 attempt)", e.Err)
+	}
+	return fmt.Sprintf("%v (%d attempts)", e.Err, e.Attempts)
+}
+
+// Unwrap returns the last attempt's error.
+func (e *RetryError) Unwrap() error { return e.Err }
+
+// Attempts reports how many times a retried effect ran before it failed
+// with err, and 1 when err did not come from [Retry].
+func Attempts(err error) int {
+	var re *RetryError
+	if errors.As(err, &re) {
+		return re.Attempts
+	}
+	return 1
+}
+
+// Retry describes e repeated while it ends with a Fail, under the policy p.
+// A Die is never repeated, nor an Interrupt; a cancelled context ends a
+// wait between attempts at once, as an Interrupt. When Retry gives up, the
+// Fail's error is a *[RetryError] wrapping the last one.
+//
+// A policy with a negative or out-of-range field describes a programming
+// error: running it ends with a Die naming the field.
+func Retry[S, A any](e Effect[S, A], p Policy) Effect[S, A] {
+	if e.n == nil {
+		return Die[S, A](ErrNilEffect)
+	}
+	if err := p.validate(); err != nil {
+		return Die[S, A](err)
+	}
+	if p.MaxAttempts == 0 {
+		p.MaxAttempts = 1
+	}
+	if p.Multiplier == 0 {
+		p.Multiplier = 2
+	}
+	return Effect[S, A]{n: &retryNode[S, A]{inner: e.n, p: p}}
+}
+
+type retryNode[S, A any] struct {
+	leaf[S, A]
+	inner node[S, A]
+	p     Policy
+}
+
+func (n *retryNode[S, A]) run(r *runner, s S) Exit[A] {
+	var start time.Time
+	if n.p.MaxElapsed > 0 {
+		start = time.Now()
+	}
+	wait := n.p.Backoff
+	for attempt := 1; ; attempt++ {
+		ex := n.inner.run(r, s)
+		if ex.c == nil || ex.c.outcome() != OutcomeFail {
+			return ex
+		}
+		err := ex.c.err()
+		giveUp := func() Exit[A] { return failExit[A](&RetryError{Attempts: attempt, Err: err}) }
+		if attempt >= n.p.MaxAttempts || (n.p.RetryIf != nil && !n.p.RetryIf(err)) {
+			return giveUp()
+		}
+		d := wait
+		if n.p.Jitter > 0 && d > 0 {
+			d -= time.Duration(rand.Float64() * n.p.Jitter * float64(d))
+		}
+		if n.p.MaxElapsed > 0 && time.Since(start)+d > n.p.MaxElapsed {
+			return giveUp()
+		}
+		if d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-r.done:
+				t.Stop()
+				return interruptExit[A](r.ctx, err)
+			case <-t.C:
+			}
+		} else if r.interrupted() {
+			return interruptExit[A](r.ctx, err)
+		}
+		wait = time.Duration(float64(wait) * n.p.Multiplier)
+		if n.p.MaxBackoff > 0 && wait > n.p.MaxBackoff {
+			wait = n.p.MaxBackoff
+		}
+	}
+}
+
+func (n *retryNode[S, A]) runAny(r *runner, s S) (any, *cause) { return box(n.run(r, s)) }
