@@ -1,0 +1,414 @@
+package facts_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// samples holds a payload for every registered kind, with every field set
+// that a runtime would set.
+var samples = []struct {
+	kind    facts.Kind
+	payload any
+}{
+	{facts.KindUserMessage, facts.UserMessage{Text: "make the tests pass <please> & thanks"}},
+	{facts.KindSystemConfigured, facts.SystemConfigured{
+		Prompt: "You are a careful coding agent.", Model: "scripted",
+		Tools: []facts.ToolSchema{{Name: "read", Description: "read a file",
+			Schema: facts.RawJSON(`{"type": "object", "properties": {"path": {"type": "string"}}}`)}},
+		Version: "v1",
+	}},
+	{facts.KindModelTurn, facts.ModelTurn{
+		Turn: 3, Text: "Reading the file first.",
+		ToolCalls: []facts.ToolCall{{ID: "call_7", Name: "read", Args: `{"path":"main.go"}`}},
+		Question:  &facts.Question{ID: "q1", Text: "Which branch?", Options: []string{"main", "dev"}, AllowFreeText: true},
+		Usage:     facts.Usage{InputTokens: 1200, OutputTokens: 85},
+	}},
+	{facts.KindConfirmationRequested, facts.ConfirmationRequested{RequestID: "r1", CallID: "call_7", Tool: "write", Args: `{"path":"a.go"}`, Digest: "sha256:ab"}},
+	{facts.KindConfirmationAnswered, facts.ConfirmationAnswered{RequestID: "r1", Approved: true, By: "ana", Reason: "looks right"}},
+	{facts.KindQuestionAsked, facts.QuestionAsked{RequestID: "q1", Text: "Which branch?", Options: []string{"main"}, AllowFreeText: true}},
+	{facts.KindQuestionAnswered, facts.QuestionAnswered{RequestID: "q1", Text: "main", By: "ana"}},
+	{facts.KindActionRequested, facts.ActionRequested{
+		ActionID: "a1", CallID: "call_7", Capability: "workspace.write", Instruction: "write a.go",
+		Precondition: "sha256:00", IdempotencyKey: "t1/a1", RequestedBy: "scheduler", ActorID: "coder",
+		Adapter: "tools.write", Payload: facts.RawJSON(`{"path":"a.go","content":"package a\n<tag>"}`),
+		Check: &facts.CheckSpec{Name: "go-test", Target: "./...", Args: facts.RawJSON(`["-run","X"]`)},
+	}},
+	{facts.KindActionStarted, facts.ActionStarted{ActionID: "a1", ObservedBefore: "sha256:00"}},
+	{facts.KindActionCompleted, facts.ActionCompleted{
+		ActionID: "a1",
+		Report: facts.Report{Status: facts.StatusSucceeded, ClaimedState: "wrote a.go", Transcript: "ok",
+			Stdout: "done\n", Stderr: "warn\n", ExitCode: 2, Error: "exit 2"},
+		Observation: facts.Observation{Available: true, Before: "sha256:00", After: "sha256:01",
+			Changed: []facts.PathChange{{Path: "a.go", After: "sha256:aa"}}, Error: ""},
+		EffectState: facts.EffectObserved,
+	}},
+	{facts.KindActionInterrupted, facts.ActionInterrupted{ActionID: "a1", ObservedBefore: "sha256:00", ObservedNow: "sha256:01",
+		Changed: []facts.PathChange{{Path: "a.go", Before: "sha256:0a", After: "sha256:aa"}}}},
+	{facts.KindCheckRecorded, facts.CheckRecorded{ActionID: "a1", Check: facts.CheckSpec{Name: "go-test", Target: "./..."},
+		Verdict: facts.VerdictFail, Reason: "TestX failed"}},
+	{facts.KindEffectReconciled, facts.EffectReconciled{ActionID: "a1", Decision: facts.DecisionRetry, By: "ana", Note: "flaky disk"}},
+	{facts.KindContextCompacted, facts.ContextCompacted{UpTo: 40, Summary: "the user wants a fix for #12"}},
+	{facts.KindBudgetExhausted, facts.BudgetExhausted{Resource: "tokens", Limit: 100000, Used: 100421}},
+	{facts.KindTransitionFailed, facts.TransitionFailed{Key: "infer/turn/3", Class: facts.ClassTransient, Message: "429", Attempt: 2}},
+	{facts.KindThreadForked, facts.ThreadForked{From: "t0", At: 12}},
+}
+
+// sampleFacts chains a fact of every sample kind into one thread.
+func sampleFacts(t testing.TB) []facts.Fact {
+	t.Helper()
+	at := time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	var out []facts.Fact
+	var prev facts.Hash
+	for i, s := range samples {
+		d, err := facts.NewDraft(s.kind, "transition/"+string(s.kind), s.payload)
+		require.NoError(t, err, s.kind)
+		f := facts.Fact{Thread: "t1", Seq: uint64(i + 1), Kind: d.Kind, Cause: d.Cause,
+			At: at.Add(time.Duration(i) * time.Second), Data: d.Data, Prev: prev}
+		prev = f.Hash()
+		out = append(out, f)
+	}
+	return out
+}
+
+func TestEveryKindHasASample(t *testing.T) {
+	var have []facts.Kind
+	for _, s := range samples {
+		have = append(have, s.kind)
+	}
+	require.ElementsMatch(t, facts.Kinds(), have)
+}
+
+func goldenFact() facts.Fact {
+	prev, _ := facts.ParseHash(strings.Repeat("ab", 32))
+	return facts.Fact{
+		Thread: "t1", Seq: 2, Kind: facts.KindUserMessage, Cause: "ingress/k1",
+		At:   time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC),
+		Data: []byte{0x81, 0xa4, 't', 'e', 'x', 't', 0xa2, 'h', 'i'}, Prev: prev,
+	}
+}
+
+// TestHashGolden pins the hashed byte layout. If this test fails, the layout
+// changed and every stored chain would stop verifying: add a new version
+// instead. The value was computed independently from the layout in Hash's doc
+// comment (Python's hashlib over the same bytes).
+func TestHashGolden(t *testing.T) {
+	require.Equal(t, "bb1c7e272deed3d838e9e400aed1948d711429c8b3b73e89f135c1790c7ca516", goldenFact().Hash().String())
+}
+
+func TestHashCoversEveryField(t *testing.T) {
+	base := goldenFact()
+	for _, tc := range []struct {
+		name   string
+		change func(*facts.Fact)
+	}{
+		{"thread", func(f *facts.Fact) { f.Thread = "t2" }},
+		{"seq", func(f *facts.Fact) { f.Seq = 3 }},
+		{"kind", func(f *facts.Fact) { f.Kind = facts.KindQuestionAnswered }},
+		{"cause", func(f *facts.Fact) { f.Cause = "ingress/k2" }},
+		{"at by a nanosecond", func(f *facts.Fact) { f.At = f.At.Add(1) }},
+		{"data", func(f *facts.Fact) { f.Data = append([]byte(nil), f.Data...); f.Data[8] = 'o' }},
+		{"prev", func(f *facts.Fact) { f.Prev[31] ^= 1 }},
+		// Length prefixes keep field boundaries apart.
+		{"bytes moved from thread to kind", func(f *facts.Fact) { f.Thread = "t"; f.Kind = "1user.message" }},
+		{"bytes moved from kind to cause", func(f *facts.Fact) { f.Kind = "user.messagei"; f.Cause = "ngress/k1" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := base
+			tc.change(&f)
+			require.NotEqual(t, base.Hash(), f.Hash())
+		})
+	}
+}
+
+func TestHashDependsOnTheInstantOnly(t *testing.T) {
+	f := goldenFact()
+	g := f
+	g.At = f.At.In(time.FixedZone("CET", 3600))
+	h := f
+	h.At = time.Now()
+	h.At = f.At.Add(h.At.Sub(h.At)) // carries a monotonic reading
+	require.Equal(t, f.Hash(), g.Hash())
+	require.Equal(t, f.Hash(), h.Hash())
+}
+
+func TestParseHash(t *testing.T) {
+	h := goldenFact().Hash()
+	p, err := facts.ParseHash(h.String())
+	require.NoError(t, err)
+	require.Equal(t, h, p)
+	upper, err := facts.ParseHash(strings.ToUpper(h.String()))
+	require.NoError(t, err)
+	require.Equal(t, h, upper)
+	require.True(t, facts.Hash{}.IsZero())
+	require.False(t, h.IsZero())
+
+	for _, bad := range []string{"", "ab", strings.Repeat("g", 64), strings.Repeat("a", 63), strings.Repeat("a", 66)} {
+		_, err := facts.ParseHash(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestKindRules(t *testing.T) {
+	for _, tc := range []struct {
+		kind facts.Kind
+		ok   bool
+	}{
+		{"user.message", true},
+		{"my-app/Deploy_Done.v2", true},
+		{"", false},
+		{"user message", false},
+		{"user\x00message", false},
+		{"ünicode", false},
+		{facts.Kind(strings.Repeat("k", facts.MaxKindLen)), true},
+		{facts.Kind(strings.Repeat("k", facts.MaxKindLen+1)), false},
+	} {
+		err := tc.kind.Validate()
+		if tc.ok {
+			require.NoError(t, err, tc.kind)
+		} else {
+			require.ErrorIs(t, err, facts.ErrInvalid, tc.kind)
+		}
+	}
+}
+
+func TestCauseRules(t *testing.T) {
+	for _, tc := range []struct {
+		cause string
+		ok    bool
+	}{
+		{"infer/turn/3", true},
+		{"ingress/9f1c-ä-✓", true},
+		{"", false},
+		{"tab\there", false},
+		{"nul\x00", false},
+		{"bad utf8 \xff", false},
+		{strings.Repeat("c", facts.MaxCauseLen), true},
+		{strings.Repeat("c", facts.MaxCauseLen+1), false},
+	} {
+		err := facts.ValidateCause(tc.cause)
+		if tc.ok {
+			require.NoError(t, err, tc.cause)
+		} else {
+			require.ErrorIs(t, err, facts.ErrInvalid, tc.cause)
+		}
+	}
+}
+
+func TestIngressCause(t *testing.T) {
+	c := facts.IngressCause("post-42")
+	require.Equal(t, "ingress/post-42", c)
+	require.True(t, facts.IsIngress(c))
+	require.False(t, facts.IsIngress("tool/execute/call_7"))
+	require.False(t, facts.IsIngress("ingress"))
+}
+
+func TestNewDraft(t *testing.T) {
+	msg := facts.UserMessage{Text: "hi"}
+	for _, tc := range []struct {
+		name    string
+		kind    facts.Kind
+		cause   string
+		payload any
+		err     error
+	}{
+		{"registered value", facts.KindUserMessage, "ingress/k", msg, nil},
+		{"registered pointer", facts.KindUserMessage, "ingress/k", &msg, nil},
+		{"nil pointer", facts.KindUserMessage, "ingress/k", (*facts.UserMessage)(nil), facts.ErrPayload},
+		{"wrong type", facts.KindUserMessage, "ingress/k", facts.QuestionAnswered{RequestID: "q"}, facts.ErrPayload},
+		{"untyped nil for a registered kind", facts.KindUserMessage, "ingress/k", nil, facts.ErrPayload},
+		{"payload breaks its rules", facts.KindConfirmationAnswered, "ingress/k", facts.ConfirmationAnswered{Approved: true}, facts.ErrPayload},
+		{"unknown enum value", facts.KindEffectReconciled, "ingress/k", facts.EffectReconciled{ActionID: "a", Decision: "maybe"}, facts.ErrPayload},
+		{"invalid raw JSON", facts.KindActionRequested, "k", facts.ActionRequested{ActionID: "a", Payload: facts.RawJSON(`{"a":`)}, facts.ErrPayload},
+		{"bad kind", "bad kind", "k", nil, facts.ErrInvalid},
+		{"missing cause", facts.KindUserMessage, "", msg, facts.ErrInvalid},
+		{"unregistered kind, JSON value", "app.note", "k", map[string]any{"b": 1, "a": []int{1, 2}}, nil},
+		{"unregistered kind, nil", "app.note", "k", nil, nil},
+		{"unregistered kind, not JSON", "app.note", "k", func() {}, facts.ErrPayload},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := facts.NewDraft(tc.kind, tc.cause, tc.payload)
+			if tc.err != nil {
+				require.ErrorIs(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.kind, d.Kind)
+			require.Equal(t, tc.cause, d.Cause)
+			require.NoError(t, d.Validate())
+		})
+	}
+}
+
+func TestUnregisteredPayloadIsDeterministic(t *testing.T) {
+	payload := map[string]any{}
+	for _, k := range strings.Split("q w e r t y u i o p a s d f g h j k l z x c v b n m", " ") {
+		payload[k] = map[string]int{"x": 1, "y": 2, "z": 3}
+	}
+	first, err := facts.NewDraft("app.note", "k", payload)
+	require.NoError(t, err)
+	for range 20 {
+		d, err := facts.NewDraft("app.note", "k", payload)
+		require.NoError(t, err)
+		require.Equal(t, first.Data, d.Data)
+	}
+}
+
+func TestDecodeEveryKind(t *testing.T) {
+	for i, f := range sampleFacts(t) {
+		t.Run(string(f.Kind), func(t *testing.T) {
+			typ, ok := facts.Registered(f.Kind)
+			require.True(t, ok)
+			got, err := decodeAny(f, typ.Name())
+			require.NoError(t, err)
+			want := samples[i].payload
+			// RawJSON is stored compact; compare what it means.
+			require.Equal(t, normalize(t, want), normalize(t, got))
+		})
+	}
+}
+
+func TestDecodeRefusesTheWrongType(t *testing.T) {
+	f := sampleFacts(t)[0] // user.message
+	_, err := facts.Decode[facts.QuestionAnswered](f)
+	require.ErrorIs(t, err, facts.ErrPayload)
+	require.ErrorContains(t, err, "t1 seq 1 (user.message)")
+	require.ErrorContains(t, err, "facts.UserMessage")
+}
+
+func TestDecodeNamesThreadSeqAndKind(t *testing.T) {
+	f := sampleFacts(t)[0]
+	f.Data = []byte{0x81, 0xa4, 't', 'e', 'x', 't', 0x05} // text is an int
+	_, err := facts.Decode[facts.UserMessage](f)
+	require.ErrorIs(t, err, facts.ErrPayload)
+	require.ErrorContains(t, err, "decode t1 seq 1 (user.message)")
+}
+
+func TestDecodeUnregisteredKind(t *testing.T) {
+	d, err := facts.NewDraft("app.note", "k", struct {
+		Title string   `json:"title"`
+		Tags  []string `json:"tags"`
+	}{"x", []string{"a"}})
+	require.NoError(t, err)
+	f := facts.Fact{Thread: "t", Seq: 1, Kind: d.Kind, Cause: d.Cause, At: time.Unix(1, 0), Data: d.Data}
+	got, err := facts.Decode[map[string]any](f)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"title": "x", "tags": []any{"a"}}, got)
+
+	empty := facts.Fact{Thread: "t", Seq: 1, Kind: "app.ping", Cause: "k", At: time.Unix(1, 0)}
+	v, err := facts.Decode[map[string]any](empty)
+	require.NoError(t, err)
+	require.Nil(t, v)
+}
+
+// A program must read facts written by a newer program that added fields.
+func TestDecodeSkipsFieldsItDoesNotKnow(t *testing.T) {
+	f := sampleFacts(t)[0]
+	// {"text":"hi","mood":"glad"}
+	f.Data = []byte{0x82, 0xa4, 't', 'e', 'x', 't', 0xa2, 'h', 'i', 0xa4, 'm', 'o', 'o', 'd', 0xa4, 'g', 'l', 'a', 'd'}
+	got, err := facts.Decode[facts.UserMessage](f)
+	require.NoError(t, err)
+	require.Equal(t, "hi", got.Text)
+	// But appending it is refused: it does not fit this program's kind.
+	require.ErrorIs(t, facts.CheckPayload(f.Kind, f.Data), facts.ErrPayload)
+}
+
+func TestCheckPayload(t *testing.T) {
+	deep := make([]byte, 0, 200)
+	for range 100 {
+		deep = append(deep, 0x91) // an array of one element, nested
+	}
+	deep = append(deep, 0x01)
+	for _, tc := range []struct {
+		name string
+		kind facts.Kind
+		data []byte
+		ok   bool
+	}{
+		{"fits", facts.KindUserMessage, []byte{0x81, 0xa4, 't', 'e', 'x', 't', 0xa2, 'h', 'i'}, true},
+		{"empty map", facts.KindUserMessage, []byte{0x80}, true},
+		{"unknown field", facts.KindUserMessage, []byte{0x81, 0xa3, 'f', 'o', 'o', 0x01}, false},
+		{"wrong type", facts.KindUserMessage, []byte{0x81, 0xa4, 't', 'e', 'x', 't', 0x05}, false},
+		{"not a map", facts.KindUserMessage, []byte{0x91, 0xa2, 'h', 'i'}, false},
+		{"nil", facts.KindUserMessage, []byte{0xc0}, false},
+		{"no bytes", facts.KindUserMessage, nil, false},
+		{"truncated", facts.KindUserMessage, []byte{0x81, 0xa4, 't', 'e', 'x', 't', 0xa2, 'h'}, false},
+		{"trailing bytes", facts.KindUserMessage, []byte{0x80, 0x80}, false},
+		{"missing required field", facts.KindQuestionAnswered, []byte{0x81, 0xa4, 't', 'e', 'x', 't', 0xa2, 'h', 'i'}, false},
+		{"unregistered, no bytes", "app.ping", nil, true},
+		{"unregistered, a value", "app.ping", []byte{0x92, 0x01, 0xa1, 'x'}, true},
+		{"unregistered, truncated", "app.ping", []byte{0x92, 0x01}, false},
+		{"unregistered, trailing", "app.ping", []byte{0x01, 0x02}, false},
+		{"unregistered, huge claimed length", "app.ping", []byte{0xdd, 0xff, 0xff, 0xff, 0xff}, false},
+		{"unregistered, never-used code", "app.ping", []byte{0xc1}, false},
+		{"unregistered, too deep", "app.ping", deep, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := facts.CheckPayload(tc.kind, tc.data)
+			if tc.ok {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, facts.ErrPayload)
+			}
+		})
+	}
+}
+
+type deployDone struct {
+	Service string `msgpack:"service" json:"service"`
+	Version int    `msgpack:"version" json:"version"`
+}
+
+func TestRegisterAKindOfYourOwn(t *testing.T) {
+	const kind facts.Kind = "test.deploy_done"
+	facts.Register[deployDone](kind)
+	facts.Register[deployDone](kind) // again, same type: no-op
+
+	d, err := facts.NewDraft(kind, "deploy/1", deployDone{"api", 7})
+	require.NoError(t, err)
+	f := facts.Fact{Thread: "t", Seq: 1, Kind: kind, Cause: d.Cause, At: time.Unix(5, 0).UTC(), Data: d.Data}
+	got, err := facts.Decode[deployDone](f)
+	require.NoError(t, err)
+	require.Equal(t, deployDone{"api", 7}, got)
+
+	_, err = facts.NewDraft(kind, "deploy/1", facts.UserMessage{})
+	require.ErrorIs(t, err, facts.ErrPayload)
+}
+
+func TestRegisterRefuses(t *testing.T) {
+	type withMap struct{ M map[string]int }
+	type withAny struct{ V []any }
+	type nested struct{ Inner struct{ M map[string]string } }
+	for _, tc := range []struct {
+		name     string
+		register func()
+	}{
+		{"a kind taken by another type", func() { facts.Register[deployDone](facts.KindUserMessage) }},
+		{"a bad kind", func() { facts.Register[deployDone]("bad kind") }},
+		{"a pointer type", func() { facts.Register[*deployDone]("test.ptr") }},
+		{"a map field", func() { facts.Register[withMap]("test.map") }},
+		{"an interface element", func() { facts.Register[withAny]("test.any") }},
+		{"a nested map", func() { facts.Register[nested]("test.nested") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Panics(t, tc.register)
+		})
+	}
+	_, ok := facts.Registered("test.map")
+	require.False(t, ok)
+}
+
+func TestErrorsAreDistinct(t *testing.T) {
+	all := []error{facts.ErrInvalid, facts.ErrPayload, facts.ErrCorrupt, facts.ErrVersion, facts.ErrHashMismatch}
+	for i, a := range all {
+		for j, b := range all {
+			require.Equal(t, i == j, errors.Is(a, b))
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package facts_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+func dec[T any](f facts.Fact) (any, error) {
+	v, err := facts.Decode[T](f)
+	return v, err
+}
+
+var decoders = map[facts.Kind]func(facts.Fact) (any, error){
+	facts.KindUserMessage:           dec[facts.UserMessage],
+	facts.KindSystemConfigured:      dec[facts.SystemConfigured],
+	facts.KindModelTurn:             dec[facts.ModelTurn],
+	facts.KindConfirmationRequested: dec[facts.ConfirmationRequested],
+	facts.KindConfirmationAnswered:  dec[facts.ConfirmationAnswered],
+	facts.KindQuestionAsked:         dec[facts.QuestionAsked],
+	facts.KindQuestionAnswered:      dec[facts.QuestionAnswered],
+	facts.KindActionRequested:       dec[facts.ActionRequested],
+	facts.KindActionStarted:         dec[facts.ActionStarted],
+	facts.KindActionCompleted:       dec[facts.ActionCompleted],
+	facts.KindActionInterrupted:     dec[facts.ActionInterrupted],
+	facts.KindCheckRecorded:         dec[facts.CheckRecorded],
+	facts.KindEffectReconciled:      dec[facts.EffectReconciled],
+	facts.KindContextCompacted:      dec[facts.ContextCompacted],
+	facts.KindBudgetExhausted:       dec[facts.BudgetExhausted],
+	facts.KindTransitionFailed:      dec[facts.TransitionFailed],
+	facts.KindThreadForked:          dec[facts.ThreadForked],
+}
+
+// decodeAny decodes f's payload into its registered type.
+func decodeAny(f facts.Fact, _ string) (any, error) {
+	return decoders[f.Kind](f)
+}
+
+// normalize renders a payload as JSON, so that RawJSON written with spaces
+// and stored compact compare equal.
+func normalize(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}

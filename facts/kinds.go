@@ -1,0 +1,494 @@
+package facts
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The kinds the runtime appends. Each has a payload type registered in this
+// package's init; Decode[T] reads it.
+const (
+	// KindUserMessage: a person wrote to the agent (UserMessage).
+	KindUserMessage Kind = "user.message"
+	// KindSystemConfigured: the thread's prompt, model and tools (SystemConfigured).
+	KindSystemConfigured Kind = "system.configured"
+	// KindModelTurn: what the model answered in one turn (ModelTurn).
+	KindModelTurn Kind = "model.turn"
+	// KindConfirmationRequested: a tool call waits for a person's approval
+	// (ConfirmationRequested).
+	KindConfirmationRequested Kind = "confirmation.requested"
+	// KindConfirmationAnswered: a person approved or refused (ConfirmationAnswered).
+	KindConfirmationAnswered Kind = "confirmation.answered"
+	// KindQuestionAsked: the agent asked a person a question (QuestionAsked).
+	KindQuestionAsked Kind = "question.asked"
+	// KindQuestionAnswered: a person answered (QuestionAnswered).
+	KindQuestionAnswered Kind = "question.answered"
+	// KindActionRequested: an effectful action is requested, before
+	// anything runs (ActionRequested).
+	KindActionRequested Kind = "action.requested"
+	// KindActionStarted: the adapter is about to be invoked (ActionStarted).
+	KindActionStarted Kind = "action.started"
+	// KindActionCompleted: the adapter's report beside the runtime's own
+	// observation, and the effect state (ActionCompleted).
+	KindActionCompleted Kind = "action.completed"
+	// KindActionInterrupted: a process died while the action ran; what
+	// resume observed (ActionInterrupted).
+	KindActionInterrupted Kind = "action.interrupted"
+	// KindCheckRecorded: the declared check's verdict (CheckRecorded).
+	KindCheckRecorded Kind = "check.recorded"
+	// KindEffectReconciled: a person settled an open effect (EffectReconciled).
+	KindEffectReconciled Kind = "effect.reconciled"
+	// KindContextCompacted: earlier facts are summarized for the model
+	// (ContextCompacted).
+	KindContextCompacted Kind = "context.compacted"
+	// KindBudgetExhausted: a budget ran out (BudgetExhausted).
+	KindBudgetExhausted Kind = "budget.exhausted"
+	// KindTransitionFailed: a transition ended in an error (TransitionFailed).
+	KindTransitionFailed Kind = "transition.failed"
+	// KindThreadForked: the thread continues another thread's log up to a
+	// seq (ThreadForked).
+	KindThreadForked Kind = "thread.forked"
+)
+
+func init() {
+	Register[UserMessage](KindUserMessage)
+	Register[SystemConfigured](KindSystemConfigured)
+	Register[ModelTurn](KindModelTurn)
+	Register[ConfirmationRequested](KindConfirmationRequested)
+	Register[ConfirmationAnswered](KindConfirmationAnswered)
+	Register[QuestionAsked](KindQuestionAsked)
+	Register[QuestionAnswered](KindQuestionAnswered)
+	Register[ActionRequested](KindActionRequested)
+	Register[ActionStarted](KindActionStarted)
+	Register[ActionCompleted](KindActionCompleted)
+	Register[ActionInterrupted](KindActionInterrupted)
+	Register[CheckRecorded](KindCheckRecorded)
+	Register[EffectReconciled](KindEffectReconciled)
+	Register[ContextCompacted](KindContextCompacted)
+	Register[BudgetExhausted](KindBudgetExhausted)
+	Register[TransitionFailed](KindTransitionFailed)
+	Register[ThreadForked](KindThreadForked)
+}
+
+// UserMessage is the payload of user.message.
+type UserMessage struct {
+	Text string `msgpack:"text,omitempty" json:"text,omitempty"`
+}
+
+// ToolSchema describes one tool offered to the model.
+type ToolSchema struct {
+	Name        string `msgpack:"name,omitempty" json:"name,omitempty"`
+	Description string `msgpack:"description,omitempty" json:"description,omitempty"`
+	// Schema is the JSON Schema of the tool's arguments.
+	Schema RawJSON `msgpack:"schema,omitempty" json:"schema,omitempty"`
+}
+
+// SystemConfigured is the payload of system.configured.
+type SystemConfigured struct {
+	Prompt string       `msgpack:"prompt,omitempty" json:"prompt,omitempty"`
+	Model  string       `msgpack:"model,omitempty" json:"model,omitempty"`
+	Tools  []ToolSchema `msgpack:"tools,omitempty" json:"tools,omitempty"`
+	// Version names the configuration, so a resumed thread can tell it was
+	// configured by a different build.
+	Version string `msgpack:"version,omitempty" json:"version,omitempty"`
+}
+
+// Validate requires every tool to have a name.
+func (p SystemConfigured) Validate() error {
+	for i, t := range p.Tools {
+		if t.Name == "" {
+			return fmt.Errorf("tools[%d]: missing name", i)
+		}
+	}
+	return nil
+}
+
+// ToolCall is one call the model asked for.
+type ToolCall struct {
+	ID   string `msgpack:"id,omitempty" json:"id,omitempty"`
+	Name string `msgpack:"name,omitempty" json:"name,omitempty"`
+	// Args is the arguments exactly as the model wrote them. It is a string,
+	// not RawJSON, because a model can write invalid JSON and the log keeps
+	// what it said.
+	Args string `msgpack:"args,omitempty" json:"args,omitempty"`
+}
+
+// Question is a question the model put to a person.
+type Question struct {
+	ID            string   `msgpack:"id,omitempty" json:"id,omitempty"`
+	Text          string   `msgpack:"text,omitempty" json:"text,omitempty"`
+	Options       []string `msgpack:"options,omitempty" json:"options,omitempty"`
+	AllowFreeText bool     `msgpack:"allow_free_text,omitempty" json:"allow_free_text,omitempty"`
+}
+
+// Usage counts the tokens of one model turn.
+type Usage struct {
+	InputTokens  int64 `msgpack:"input_tokens,omitempty" json:"input_tokens,omitempty"`
+	OutputTokens int64 `msgpack:"output_tokens,omitempty" json:"output_tokens,omitempty"`
+}
+
+// ModelTurn is the payload of model.turn.
+type ModelTurn struct {
+	// Turn counts the model turns of the thread, from 1.
+	Turn      int        `msgpack:"turn,omitempty" json:"turn,omitempty"`
+	Text      string     `msgpack:"text,omitempty" json:"text,omitempty"`
+	ToolCalls []ToolCall `msgpack:"tool_calls,omitempty" json:"tool_calls,omitempty"`
+	Question  *Question  `msgpack:"question,omitempty" json:"question,omitempty"`
+	Usage     Usage      `msgpack:"usage,omitempty" json:"usage,omitzero"`
+}
+
+// Validate requires ids and names on tool calls and an id on a question.
+func (p ModelTurn) Validate() error {
+	if p.Turn < 0 {
+		return fmt.Errorf("turn %d is negative", p.Turn)
+	}
+	for i, c := range p.ToolCalls {
+		if c.ID == "" {
+			return fmt.Errorf("tool_calls[%d]: missing id", i)
+		}
+		if c.Name == "" {
+			return fmt.Errorf("tool_calls[%d]: missing name", i)
+		}
+	}
+	if p.Question != nil && p.Question.ID == "" {
+		return errors.New("question: missing id")
+	}
+	return nil
+}
+
+// ConfirmationRequested is the payload of confirmation.requested.
+type ConfirmationRequested struct {
+	RequestID string `msgpack:"request_id,omitempty" json:"request_id,omitempty"`
+	CallID    string `msgpack:"call_id,omitempty" json:"call_id,omitempty"`
+	Tool      string `msgpack:"tool,omitempty" json:"tool,omitempty"`
+	Args      string `msgpack:"args,omitempty" json:"args,omitempty"`
+	// Digest identifies exactly what is being approved (the tool and its
+	// arguments), so an answer cannot approve something else.
+	Digest string `msgpack:"digest,omitempty" json:"digest,omitempty"`
+}
+
+// Validate requires a request id.
+func (p ConfirmationRequested) Validate() error { return required("request_id", p.RequestID) }
+
+// ConfirmationAnswered is the payload of confirmation.answered.
+type ConfirmationAnswered struct {
+	RequestID string `msgpack:"request_id,omitempty" json:"request_id,omitempty"`
+	Approved  bool   `msgpack:"approved,omitempty" json:"approved"`
+	By        string `msgpack:"by,omitempty" json:"by,omitempty"`
+	Reason    string `msgpack:"reason,omitempty" json:"reason,omitempty"`
+}
+
+// Validate requires a request id.
+func (p ConfirmationAnswered) Validate() error { return required("request_id", p.RequestID) }
+
+// QuestionAsked is the payload of question.asked.
+type QuestionAsked struct {
+	RequestID     string   `msgpack:"request_id,omitempty" json:"request_id,omitempty"`
+	Text          string   `msgpack:"text,omitempty" json:"text,omitempty"`
+	Options       []string `msgpack:"options,omitempty" json:"options,omitempty"`
+	AllowFreeText bool     `msgpack:"allow_free_text,omitempty" json:"allow_free_text,omitempty"`
+}
+
+// Validate requires a request id.
+func (p QuestionAsked) Validate() error { return required("request_id", p.RequestID) }
+
+// QuestionAnswered is the payload of question.answered.
+type QuestionAnswered struct {
+	RequestID string `msgpack:"request_id,omitempty" json:"request_id,omitempty"`
+	Text      string `msgpack:"text,omitempty" json:"text,omitempty"`
+	By        string `msgpack:"by,omitempty" json:"by,omitempty"`
+}
+
+// Validate requires a request id.
+func (p QuestionAnswered) Validate() error { return required("request_id", p.RequestID) }
+
+// CheckSpec declares how to check an action's effect: a named check bound
+// to a target, with its arguments.
+type CheckSpec struct {
+	Name   string  `msgpack:"name,omitempty" json:"name,omitempty"`
+	Target string  `msgpack:"target,omitempty" json:"target,omitempty"`
+	Args   RawJSON `msgpack:"args,omitempty" json:"args,omitempty"`
+}
+
+// ActionRequested is the payload of action.requested, recorded before
+// anything runs.
+type ActionRequested struct {
+	ActionID string `msgpack:"action_id,omitempty" json:"action_id,omitempty"`
+	// CallID is the model's tool call this action serves, if any.
+	CallID string `msgpack:"call_id,omitempty" json:"call_id,omitempty"`
+	// Capability is what the thread must have been granted.
+	Capability  string `msgpack:"capability,omitempty" json:"capability,omitempty"`
+	Instruction string `msgpack:"instruction,omitempty" json:"instruction,omitempty"`
+	// Precondition is the observed state hash at request time.
+	Precondition   string `msgpack:"precondition,omitempty" json:"precondition,omitempty"`
+	IdempotencyKey string `msgpack:"idempotency_key,omitempty" json:"idempotency_key,omitempty"`
+	RequestedBy    string `msgpack:"requested_by,omitempty" json:"requested_by,omitempty"`
+	ActorID        string `msgpack:"actor_id,omitempty" json:"actor_id,omitempty"`
+	Adapter        string `msgpack:"adapter,omitempty" json:"adapter,omitempty"`
+	// Payload is the adapter's input.
+	Payload RawJSON    `msgpack:"payload,omitempty" json:"payload,omitempty"`
+	Check   *CheckSpec `msgpack:"check,omitempty" json:"check,omitempty"`
+}
+
+// Validate requires an action id.
+func (p ActionRequested) Validate() error { return required("action_id", p.ActionID) }
+
+// ActionStarted is the payload of action.started, synced immediately before
+// the adapter is invoked.
+type ActionStarted struct {
+	ActionID       string `msgpack:"action_id,omitempty" json:"action_id,omitempty"`
+	ObservedBefore string `msgpack:"observed_before,omitempty" json:"observed_before,omitempty"`
+}
+
+// Validate requires an action id.
+func (p ActionStarted) Validate() error { return required("action_id", p.ActionID) }
+
+// ReportStatus is what an adapter says happened.
+type ReportStatus string
+
+// The report statuses.
+const (
+	StatusSucceeded ReportStatus = "succeeded"
+	StatusFailed    ReportStatus = "failed"
+	StatusDenied    ReportStatus = "denied"
+)
+
+// Validate accepts the known statuses.
+func (s ReportStatus) Validate() error {
+	return oneOf("status", s, StatusSucceeded, StatusFailed, StatusDenied)
+}
+
+// Report is an adapter's own account of an action: evidence of nothing but
+// what the adapter said.
+type Report struct {
+	Status       ReportStatus `msgpack:"status,omitempty" json:"status,omitempty"`
+	ClaimedState string       `msgpack:"claimed_state,omitempty" json:"claimed_state,omitempty"`
+	Transcript   string       `msgpack:"transcript,omitempty" json:"transcript,omitempty"`
+	Stdout       string       `msgpack:"stdout,omitempty" json:"stdout,omitempty"`
+	Stderr       string       `msgpack:"stderr,omitempty" json:"stderr,omitempty"`
+	ExitCode     int          `msgpack:"exit_code,omitempty" json:"exit_code,omitempty"`
+	Error        string       `msgpack:"error,omitempty" json:"error,omitempty"`
+}
+
+// PathChange is one path the observer saw change, with digests before and
+// after ("" where the path did not exist).
+type PathChange struct {
+	Path   string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Before string `msgpack:"before,omitempty" json:"before,omitempty"`
+	After  string `msgpack:"after,omitempty" json:"after,omitempty"`
+}
+
+// Observation is what the runtime's own observer saw, independent of the
+// adapter.
+type Observation struct {
+	// Available is false when no observation was possible.
+	Available bool         `msgpack:"available,omitempty" json:"available,omitempty"`
+	Before    string       `msgpack:"before,omitempty" json:"before,omitempty"`
+	After     string       `msgpack:"after,omitempty" json:"after,omitempty"`
+	Changed   []PathChange `msgpack:"changed,omitempty" json:"changed,omitempty"`
+	Error     string       `msgpack:"error,omitempty" json:"error,omitempty"`
+}
+
+// EffectState is what the runtime concludes from a report and an
+// observation.
+type EffectState string
+
+// The effect states.
+const (
+	// EffectReported: no observation was possible; nobody looked.
+	EffectReported EffectState = "reported"
+	// EffectObserved: the observed scope changed.
+	EffectObserved EffectState = "observed"
+	// EffectUnknown: report and observation disagree; the effect is open
+	// until a person reconciles it.
+	EffectUnknown EffectState = "unknown"
+)
+
+// Validate accepts the known effect states.
+func (s EffectState) Validate() error {
+	return oneOf("effect_state", s, EffectReported, EffectObserved, EffectUnknown)
+}
+
+// ActionCompleted is the payload of action.completed.
+type ActionCompleted struct {
+	ActionID    string      `msgpack:"action_id,omitempty" json:"action_id,omitempty"`
+	Report      Report      `msgpack:"report,omitempty" json:"report,omitzero"`
+	Observation Observation `msgpack:"observation,omitempty" json:"observation,omitzero"`
+	EffectState EffectState `msgpack:"effect_state,omitempty" json:"effect_state,omitempty"`
+}
+
+// Validate requires an action id, a known report status and a known effect
+// state.
+func (p ActionCompleted) Validate() error {
+	return errors.Join(required("action_id", p.ActionID), p.Report.Status.Validate(), p.EffectState.Validate())
+}
+
+// ActionInterrupted is the payload of action.interrupted: the process died
+// between action.started and action.completed, and resume observed this.
+type ActionInterrupted struct {
+	ActionID       string       `msgpack:"action_id,omitempty" json:"action_id,omitempty"`
+	ObservedBefore string       `msgpack:"observed_before,omitempty" json:"observed_before,omitempty"`
+	ObservedNow    string       `msgpack:"observed_now,omitempty" json:"observed_now,omitempty"`
+	Changed        []PathChange `msgpack:"changed,omitempty" json:"changed,omitempty"`
+}
+
+// Validate requires an action id.
+func (p ActionInterrupted) Validate() error { return required("action_id", p.ActionID) }
+
+// Verdict is a check's result.
+type Verdict string
+
+// The verdicts.
+const (
+	VerdictPass Verdict = "pass"
+	VerdictFail Verdict = "fail"
+)
+
+// Validate accepts pass and fail.
+func (v Verdict) Validate() error { return oneOf("verdict", v, VerdictPass, VerdictFail) }
+
+// CheckRecorded is the payload of check.recorded.
+type CheckRecorded struct {
+	ActionID string    `msgpack:"action_id,omitempty" json:"action_id,omitempty"`
+	Check    CheckSpec `msgpack:"check,omitempty" json:"check,omitzero"`
+	Verdict  Verdict   `msgpack:"verdict,omitempty" json:"verdict,omitempty"`
+	Reason   string    `msgpack:"reason,omitempty" json:"reason,omitempty"`
+}
+
+// Validate requires an action id and a verdict.
+func (p CheckRecorded) Validate() error {
+	return errors.Join(required("action_id", p.ActionID), p.Verdict.Validate())
+}
+
+// Decision is how a person settles an open effect.
+type Decision string
+
+// The decisions.
+const (
+	DecisionAccept  Decision = "accept"
+	DecisionRetry   Decision = "retry"
+	DecisionAbandon Decision = "abandon"
+)
+
+// Validate accepts accept, retry and abandon.
+func (d Decision) Validate() error {
+	return oneOf("decision", d, DecisionAccept, DecisionRetry, DecisionAbandon)
+}
+
+// EffectReconciled is the payload of effect.reconciled.
+type EffectReconciled struct {
+	ActionID string   `msgpack:"action_id,omitempty" json:"action_id,omitempty"`
+	Decision Decision `msgpack:"decision,omitempty" json:"decision,omitempty"`
+	By       string   `msgpack:"by,omitempty" json:"by,omitempty"`
+	Note     string   `msgpack:"note,omitempty" json:"note,omitempty"`
+}
+
+// Validate requires an action id and a decision.
+func (p EffectReconciled) Validate() error {
+	return errors.Join(required("action_id", p.ActionID), p.Decision.Validate())
+}
+
+// ContextCompacted is the payload of context.compacted: facts up to and
+// including UpTo are summarized by Summary for the model.
+type ContextCompacted struct {
+	UpTo    uint64 `msgpack:"up_to,omitempty" json:"up_to,omitempty"`
+	Summary string `msgpack:"summary,omitempty" json:"summary,omitempty"`
+}
+
+// Validate requires UpTo to name a fact.
+func (p ContextCompacted) Validate() error {
+	if p.UpTo == 0 {
+		return errors.New("missing up_to")
+	}
+	return nil
+}
+
+// BudgetExhausted is the payload of budget.exhausted.
+type BudgetExhausted struct {
+	// Resource names the budget, such as "tokens" or "turns".
+	Resource string `msgpack:"resource,omitempty" json:"resource,omitempty"`
+	Limit    int64  `msgpack:"limit,omitempty" json:"limit,omitempty"`
+	Used     int64  `msgpack:"used,omitempty" json:"used,omitempty"`
+}
+
+// Validate requires a resource.
+func (p BudgetExhausted) Validate() error { return required("resource", p.Resource) }
+
+// ErrorClass says what an expected failure means for the next step.
+type ErrorClass string
+
+// The error classes.
+const (
+	// ClassTransient: retry within the policy (a 429, a 503).
+	ClassTransient ErrorClass = "transient"
+	// ClassTimeout: the outcome is unknown; reconcile, never resubmit blindly.
+	ClassTimeout ErrorClass = "timeout"
+	// ClassTransport: the outcome is unknown; reconcile.
+	ClassTransport ErrorClass = "transport"
+	// ClassPermission: escalate to a person.
+	ClassPermission ErrorClass = "permission"
+	// ClassNotFound: escalate to a person.
+	ClassNotFound ErrorClass = "not_found"
+	// ClassInvalidOutput: malformed or invented data; escalate.
+	ClassInvalidOutput ErrorClass = "invalid_output"
+	// ClassBusiness: the remote said no; escalate.
+	ClassBusiness ErrorClass = "business"
+	// ClassCancelled: stop.
+	ClassCancelled ErrorClass = "cancelled"
+)
+
+// Validate accepts the known classes.
+func (c ErrorClass) Validate() error {
+	return oneOf("class", c, ClassTransient, ClassTimeout, ClassTransport, ClassPermission,
+		ClassNotFound, ClassInvalidOutput, ClassBusiness, ClassCancelled)
+}
+
+// TransitionFailed is the payload of transition.failed.
+type TransitionFailed struct {
+	// Key is the transition that failed.
+	Key string `msgpack:"key,omitempty" json:"key,omitempty"`
+	// Class is set for an expected failure and empty for a defect.
+	Class   ErrorClass `msgpack:"class,omitempty" json:"class,omitempty"`
+	Message string     `msgpack:"message,omitempty" json:"message,omitempty"`
+	Attempt int        `msgpack:"attempt,omitempty" json:"attempt,omitempty"`
+	// Defect is true for a panic or an error marked as a bug.
+	Defect bool `msgpack:"defect,omitempty" json:"defect,omitempty"`
+}
+
+// Validate requires a key, and a known class when one is set.
+func (p TransitionFailed) Validate() error {
+	err := required("key", p.Key)
+	if p.Class != "" {
+		err = errors.Join(err, p.Class.Validate())
+	}
+	return err
+}
+
+// ThreadForked is the payload of thread.forked: this thread continues the
+// log of thread From as it was up to and including seq At.
+type ThreadForked struct {
+	From string `msgpack:"from,omitempty" json:"from,omitempty"`
+	At   uint64 `msgpack:"at,omitempty" json:"at,omitempty"`
+}
+
+// Validate requires the thread forked from.
+func (p ThreadForked) Validate() error { return required("from", p.From) }
+
+func required(field, v string) error {
+	if v == "" {
+		return fmt.Errorf("missing %s", field)
+	}
+	return nil
+}
+
+func oneOf[T ~string](field string, v T, allowed ...T) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	if v == "" {
+		return fmt.Errorf("missing %s", field)
+	}
+	return fmt.Errorf("%s %q is not one of %q", field, string(v), allowed)
+}
