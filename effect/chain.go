@@ -6,12 +6,28 @@ import "errors"
 // succeeds; a panic in f is a Die.
 func Map[S, A, B any](e Effect[S, A], f func(A) B) Effect[S, B] {
 	switch {
-	case e.n == nil:
+	case e.run == nil:
 		return Die[S, B](ErrNilEffect)
 	case f == nil:
 		return Die[S, B](errors.New("effect.Map: nil function"))
 	}
-	return Effect[S, B]{n: &mapNode[S, A, B]{inner: e.n, f: f}}
+	n := &mapNode[S, A, B]{inner: e, f: f}
+	inner := e.run
+	return Effect[S, B]{chain: n, run: func(r *runner, s S) Exit[B] {
+		if r.depth >= maxDepth {
+			return runDeep[S, B](r, s, n)
+		}
+		r.depth++
+		ex := inner(r, s)
+		r.depth--
+		if ex.c != nil {
+			return Exit[B]{c: ex.c}
+		}
+		if r.interrupted() {
+			return interruptExit[B](r.ctx, nil)
+		}
+		return Exit[B]{value: f(ex.value)}
+	}}
 }
 
 // AndThen describes e followed by the effect that f builds from its value.
@@ -19,12 +35,38 @@ func Map[S, A, B any](e Effect[S, A], f func(A) B) Effect[S, B] {
 // recurse through AndThen to loop, run in bounded stack.
 func AndThen[S, A, B any](e Effect[S, A], f func(A) Effect[S, B]) Effect[S, B] {
 	switch {
-	case e.n == nil:
+	case e.run == nil:
 		return Die[S, B](ErrNilEffect)
 	case f == nil:
 		return Die[S, B](errors.New("effect.AndThen: nil function"))
 	}
-	return Effect[S, B]{n: &andThenNode[S, A, B]{inner: e.n, f: f}}
+	n := &andThenNode[S, A, B]{inner: e, f: f}
+	inner := e.run
+	return Effect[S, B]{chain: n, run: func(r *runner, s S) Exit[B] {
+		if r.depth >= maxDepth {
+			return runDeep[S, B](r, s, n)
+		}
+		r.depth++
+		ex := inner(r, s)
+		if ex.c != nil {
+			r.depth--
+			return Exit[B]{c: ex.c}
+		}
+		if r.interrupted() {
+			r.depth--
+			return interruptExit[B](r.ctx, nil)
+		}
+		next := f(ex.value)
+		if next.run == nil {
+			r.depth--
+			return dieExit[B](ErrNilEffect)
+		}
+		// The continuation runs one frame deeper: a loop written as
+		// recursion through AndThen reaches maxDepth and goes on in runDeep.
+		out := next.run(r, s)
+		r.depth--
+		return out
+	}}
 }
 
 // CatchFail describes e, and when e ends with a Fail, the effect that h
@@ -33,12 +75,32 @@ func AndThen[S, A, B any](e Effect[S, A], f func(A) Effect[S, B]) Effect[S, B] {
 // recovering from it.
 func CatchFail[S, A any](e Effect[S, A], h func(error) Effect[S, A]) Effect[S, A] {
 	switch {
-	case e.n == nil:
+	case e.run == nil:
 		return Die[S, A](ErrNilEffect)
 	case h == nil:
 		return Die[S, A](errors.New("effect.CatchFail: nil function"))
 	}
-	return Effect[S, A]{n: &catchNode[S, A]{inner: e.n, h: h}}
+	n := &catchNode[S, A]{inner: e, h: h}
+	inner := e.run
+	return Effect[S, A]{chain: n, run: func(r *runner, s S) Exit[A] {
+		if r.depth >= maxDepth {
+			return runDeep[S, A](r, s, n)
+		}
+		r.depth++
+		ex := inner(r, s)
+		if ex.c == nil || ex.c.outcome() != OutcomeFail {
+			r.depth--
+			return ex
+		}
+		next := h(ex.c.err())
+		if next.run == nil {
+			r.depth--
+			return dieExit[A](ErrNilEffect)
+		}
+		out := next.run(r, s)
+		r.depth--
+		return out
+	}}
 }
 
 // maxDepth bounds the typed recursion of chains on one goroutine. Below it,
@@ -48,31 +110,18 @@ func CatchFail[S, A any](e Effect[S, A], h func(error) Effect[S, A]) Effect[S, A
 // under 200 bytes, so the Go stack stays under a few hundred KiB.
 const maxDepth = 1024
 
+// The chain nodes below are what the deep interpreter sees of Map, AndThen
+// and CatchFail; the typed closures above do the same work on the Go stack.
+
 type mapNode[S, A, B any] struct {
-	inner node[S, A]
+	inner Effect[S, A]
 	f     func(A) B
 }
 
-func (n *mapNode[S, A, B]) run(r *runner, s S) Exit[B] {
-	if r.depth >= maxDepth {
-		return runDeep[S, B](r, s, n)
-	}
-	r.depth++
-	ex := n.inner.run(r, s)
-	r.depth--
-	if ex.c != nil {
-		return Exit[B]{c: ex.c}
-	}
-	if r.interrupted() {
-		return interruptExit[B](r.ctx, nil)
-	}
-	return Exit[B]{value: n.f(ex.value)}
-}
+func (n *mapNode[S, A, B]) innerChain() chain[S]                  { return n.inner.chain }
+func (n *mapNode[S, A, B]) runInner(r *runner, s S) (any, *cause) { return box(n.inner.run(r, s)) }
 
-func (n *mapNode[S, A, B]) split() (anyNode[S], frame[S]) { return n.inner, n }
-func (n *mapNode[S, A, B]) runAny(r *runner, s S) (any, *cause) { return box(n.run(r, s)) }
-
-func (n *mapNode[S, A, B]) resume(r *runner, v any, c *cause) (anyNode[S], any, *cause) {
+func (n *mapNode[S, A, B]) resume(r *runner, s S, v any, c *cause) (chain[S], any, *cause) {
 	if c != nil {
 		return nil, nil, c
 	}
@@ -84,36 +133,14 @@ func (n *mapNode[S, A, B]) resume(r *runner, v any, c *cause) (anyNode[S], any, 
 }
 
 type andThenNode[S, A, B any] struct {
-	inner node[S, A]
+	inner Effect[S, A]
 	f     func(A) Effect[S, B]
 }
 
-func (n *andThenNode[S, A, B]) run(r *runner, s S) Exit[B] {
-	if r.depth >= maxDepth {
-		return runDeep[S, B](r, s, n)
-	}
-	r.depth++
-	defer func() { r.depth-- }()
-	ex := n.inner.run(r, s)
-	if ex.c != nil {
-		return Exit[B]{c: ex.c}
-	}
-	if r.interrupted() {
-		return interruptExit[B](r.ctx, nil)
-	}
-	next := n.f(ex.value)
-	if next.n == nil {
-		return dieExit[B](ErrNilEffect)
-	}
-	// The continuation runs one frame deeper: a loop written as recursion
-	// through AndThen reaches maxDepth and goes on in runDeep.
-	return next.n.run(r, s)
-}
+func (n *andThenNode[S, A, B]) innerChain() chain[S]                  { return n.inner.chain }
+func (n *andThenNode[S, A, B]) runInner(r *runner, s S) (any, *cause) { return box(n.inner.run(r, s)) }
 
-func (n *andThenNode[S, A, B]) split() (anyNode[S], frame[S]) { return n.inner, n }
-func (n *andThenNode[S, A, B]) runAny(r *runner, s S) (any, *cause) { return box(n.run(r, s)) }
-
-func (n *andThenNode[S, A, B]) resume(r *runner, v any, c *cause) (anyNode[S], any, *cause) {
+func (n *andThenNode[S, A, B]) resume(r *runner, s S, v any, c *cause) (chain[S], any, *cause) {
 	if c != nil {
 		return nil, nil, c
 	}
@@ -121,45 +148,20 @@ func (n *andThenNode[S, A, B]) resume(r *runner, v any, c *cause) (anyNode[S], a
 		return nil, nil, interruptExit[B](r.ctx, nil).c
 	}
 	a, _ := v.(A)
-	next := n.f(a)
-	if next.n == nil {
-		return nil, nil, dieExit[B](ErrNilEffect).c
-	}
-	return next.n, nil, nil
+	return continueWith(r, s, n.f(a))
 }
 
 type catchNode[S, A any] struct {
-	inner node[S, A]
+	inner Effect[S, A]
 	h     func(error) Effect[S, A]
 }
 
-func (n *catchNode[S, A]) run(r *runner, s S) Exit[A] {
-	if r.depth >= maxDepth {
-		return runDeep[S, A](r, s, n)
-	}
-	r.depth++
-	defer func() { r.depth-- }()
-	ex := n.inner.run(r, s)
-	if ex.c == nil || ex.c.outcome() != OutcomeFail {
-		return ex
-	}
-	next := n.h(ex.c.err())
-	if next.n == nil {
-		return dieExit[A](ErrNilEffect)
-	}
-	return next.n.run(r, s)
-}
+func (n *catchNode[S, A]) innerChain() chain[S]                  { return n.inner.chain }
+func (n *catchNode[S, A]) runInner(r *runner, s S) (any, *cause) { return box(n.inner.run(r, s)) }
 
-func (n *catchNode[S, A]) split() (anyNode[S], frame[S]) { return n.inner, n }
-func (n *catchNode[S, A]) runAny(r *runner, s S) (any, *cause) { return box(n.run(r, s)) }
-
-func (n *catchNode[S, A]) resume(r *runner, v any, c *cause) (anyNode[S], any, *cause) {
+func (n *catchNode[S, A]) resume(r *runner, s S, v any, c *cause) (chain[S], any, *cause) {
 	if c == nil || c.outcome() != OutcomeFail {
 		return nil, v, c
 	}
-	next := n.h(c.err())
-	if next.n == nil {
-		return nil, nil, dieExit[A](ErrNilEffect).c
-	}
-	return next.n, nil, nil
+	return continueWith(r, s, n.h(c.err()))
 }

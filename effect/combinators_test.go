@@ -391,7 +391,10 @@ func TestBracket(t *testing.T) {
 		var used, released atomic.Int64
 		e := effect.Bracket(effect.Fail[S, int](errBoom),
 			func(int) effect.Effect[S, int] { used.Add(1); return effect.Succeed[S](1) },
-			func(int, effect.Exit[int]) effect.Effect[S, struct{}] { released.Add(1); return effect.Succeed[S](struct{}{}) })
+			func(int, effect.Exit[int]) effect.Effect[S, struct{}] {
+				released.Add(1)
+				return effect.Succeed[S](struct{}{})
+			})
 		ex := effect.Run(context.Background(), e, S{})
 		require.ErrorIs(t, ex.Err(), errBoom)
 		require.Zero(t, used.Load())
@@ -401,7 +404,10 @@ func TestBracket(t *testing.T) {
 		var released atomic.Int64
 		e := effect.Bracket(effect.Succeed[S](1),
 			func(int) effect.Effect[S, int] { panic("building use") },
-			func(int, effect.Exit[int]) effect.Effect[S, struct{}] { released.Add(1); return effect.Succeed[S](struct{}{}) })
+			func(int, effect.Exit[int]) effect.Effect[S, struct{}] {
+				released.Add(1)
+				return effect.Succeed[S](struct{}{})
+			})
 		ex := effect.Run(context.Background(), e, S{})
 		require.True(t, ex.IsDie())
 		require.EqualValues(t, 1, released.Load())

@@ -1,57 +1,54 @@
 package effect
 
-// The deep interpreter. Typed recursion (the run methods) is fast but uses
-// one Go stack frame per step of a chain. Once a goroutine is maxDepth
-// frames deep, a chain node hands itself to runDeep, which keeps the
-// continuations on a heap slice instead: it splits chain nodes into their
-// inner node and a frame (descend), runs the innermost node whole, then
-// feeds the result to the frames (ascend) until one of them returns a new
-// node to run in its place. A loop written as recursion through AndThen
-// therefore runs in constant stack, and a chain a million steps long in a
-// slice a million frames long.
+// The deep interpreter. Typed recursion (the run closures) is fast but uses
+// Go stack frames for every step of a chain. Once a goroutine is maxDepth
+// frames deep, a chain hands itself to runDeep, which keeps the
+// continuations on a heap slice instead: it descends through the chain
+// nodes of Map, AndThen and CatchFail to the innermost effect that is not a
+// chain, runs that one whole, then ascends, feeding the result to each node
+// in turn, until a node returns a new chain to run in its place. A loop
+// written as recursion through AndThen therefore runs in constant stack, and
+// a chain a million steps long with a slice a million entries long.
 //
-// Values cross frames as `any`, which costs an allocation per step for most
+// Values cross nodes as `any`, which costs an allocation per step for most
 // types; that is the price of depth, paid only past maxDepth.
 
-// anyNode is a node seen without its success type.
-type anyNode[S any] interface {
-	// split returns the inner node and the frame that continues from its
-	// result, or (nil, nil) for a node that is run whole.
-	split() (anyNode[S], frame[S])
-	// runAny runs the node whole, with typed recursion, and boxes the result.
-	runAny(r *runner, s S) (any, *cause)
+// chain is a Map, AndThen or CatchFail node seen without its success type.
+type chain[S any] interface {
+	// innerChain returns the chain of the inner effect, or nil when the
+	// inner effect is not a chain.
+	innerChain() chain[S]
+	// runInner runs the inner effect whole and boxes its result; it is
+	// called only when innerChain is nil.
+	runInner(r *runner, s S) (any, *cause)
+	// resume continues from the inner effect's end: the value v, or the
+	// cause c when it did not succeed. It returns either a chain to run
+	// next in this node's place, or this node's own result.
+	resume(r *runner, s S, v any, c *cause) (next chain[S], rv any, rc *cause)
 }
 
-// frame continues a chain once its inner node has ended with the value v
-// or the cause c (exactly one is meaningful: c is nil on success). It
-// returns either a node to run next, or the value and cause to hand to the
-// frame below it.
-type frame[S any] interface {
-	resume(r *runner, v any, c *cause) (next anyNode[S], rv any, rc *cause)
-}
-
-func runDeep[S, A any](r *runner, s S, start anyNode[S]) Exit[A] {
+func runDeep[S, A any](r *runner, s S, start chain[S]) Exit[A] {
 	var (
-		stack []frame[S]
+		stack []chain[S]
 		v     any
 		c     *cause
 	)
 	for cur := start; cur != nil; {
 		for {
-			inner, f := cur.split()
-			if f == nil {
+			stack = append(stack, cur)
+			inner := cur.innerChain()
+			if inner == nil {
 				break
 			}
-			stack = append(stack, f)
 			cur = inner
 		}
-		v, c = cur.runAny(r, s)
+		v, c = cur.runInner(r, s)
 		cur = nil
 		for cur == nil && len(stack) > 0 {
-			f := stack[len(stack)-1]
+			top := stack[len(stack)-1]
 			stack[len(stack)-1] = nil
 			stack = stack[:len(stack)-1]
-			cur, v, c = f.resume(r, v, c)
+			cur, v, c = top.resume(r, s, v, c)
 		}
 	}
 	if c != nil {
@@ -59,6 +56,20 @@ func runDeep[S, A any](r *runner, s S, start anyNode[S]) Exit[A] {
 	}
 	a, _ := v.(A)
 	return Exit[A]{value: a}
+}
+
+// continueWith is how AndThen and CatchFail go on with the effect their
+// function built: a chain is handed back to runDeep, anything else is run
+// here, whole.
+func continueWith[S, B any](r *runner, s S, next Effect[S, B]) (chain[S], any, *cause) {
+	switch {
+	case next.run == nil:
+		return nil, nil, dieExit[B](ErrNilEffect).c
+	case next.chain != nil:
+		return next.chain, nil, nil
+	}
+	v, c := box(next.run(r, s))
+	return nil, v, c
 }
 
 // box erases the success type of an Exit for the deep interpreter.

@@ -310,6 +310,7 @@ func TestStackSafety(t *testing.T) {
 		require.Equal(t, n/2+1, calls)
 
 		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
 		calls = 0
 		e = effect.Succeed[S](0)
 		for i := range n {

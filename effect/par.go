@@ -24,45 +24,35 @@ type Pair[A, B any] struct {
 // b runs on a new goroutine and a on the caller's; ZipPar returns only after
 // both have ended, and a panic on either becomes a Die.
 func ZipPar[S, A, B any](a Effect[S, A], b Effect[S, B]) Effect[S, Pair[A, B]] {
-	if a.n == nil || b.n == nil {
+	if a.run == nil || b.run == nil {
 		return Die[S, Pair[A, B]](ErrNilEffect)
 	}
-	return Effect[S, Pair[A, B]]{n: &zipNode[S, A, B]{a: a.n, b: b.n}}
-}
-
-type zipNode[S, A, B any] struct {
-	leaf[S, Pair[A, B]]
-	a node[S, A]
-	b node[S, B]
-}
-
-func (n *zipNode[S, A, B]) run(r *runner, s S) Exit[Pair[A, B]] {
-	if r.interrupted() {
-		return interruptExit[Pair[A, B]](r.ctx, nil)
-	}
-	ctx, cancel := context.WithCancel(r.ctx)
-	defer cancel()
-	var exB Exit[B]
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		exB = runProtected(newRunner(ctx), n.b, s)
-		if exB.c != nil {
+	return Effect[S, Pair[A, B]]{run: func(r *runner, s S) Exit[Pair[A, B]] {
+		if r.interrupted() {
+			return interruptExit[Pair[A, B]](r.ctx, nil)
+		}
+		ctx, cancel := context.WithCancel(r.ctx)
+		defer cancel()
+		var exB Exit[B]
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			exB = runProtected(&runner{ctx: ctx}, b, s)
+			if exB.c != nil {
+				cancel()
+			}
+		}()
+		exA := runProtected(&runner{ctx: ctx, depth: r.depth}, a, s)
+		if exA.c != nil {
 			cancel()
 		}
-	}()
-	exA := runProtected(&runner{ctx: ctx, done: ctx.Done(), depth: r.depth}, n.a, s)
-	if exA.c != nil {
-		cancel()
-	}
-	<-done
-	if exA.c == nil && exB.c == nil {
-		return Exit[Pair[A, B]]{value: Pair[A, B]{exA.value, exB.value}}
-	}
-	return failed[Pair[A, B]](merge(exA.c, exB.c))
+		<-done
+		if exA.c == nil && exB.c == nil {
+			return Exit[Pair[A, B]]{value: Pair[A, B]{exA.value, exB.value}}
+		}
+		return failed[Pair[A, B]](merge(exA.c, exB.c))
+	}}
 }
-
-func (n *zipNode[S, A, B]) runAny(r *runner, s S) (any, *cause) { return box(n.run(r, s)) }
 
 // Race describes the effects run concurrently, succeeding with the first
 // success. The losers are interrupted and awaited before Race returns. If
@@ -75,34 +65,29 @@ func Race[S, A any](effects ...Effect[S, A]) Effect[S, A] {
 	if len(effects) == 0 {
 		return Die[S, A](errors.New("effect.Race: no effects"))
 	}
-	nodes := make([]node[S, A], len(effects))
+	racers := make([]Effect[S, A], len(effects))
 	for i, e := range effects {
-		if e.n == nil {
+		if e.run == nil {
 			return Die[S, A](ErrNilEffect)
 		}
-		nodes[i] = e.n
+		racers[i] = e
 	}
-	return Effect[S, A]{n: &raceNode[S, A]{racers: nodes}}
+	if len(racers) == 1 {
+		return racers[0]
+	}
+	return Effect[S, A]{run: func(r *runner, s S) Exit[A] { return race(r, s, racers) }}
 }
 
-type raceNode[S, A any] struct {
-	leaf[S, A]
-	racers []node[S, A]
-}
-
-func (n *raceNode[S, A]) run(r *runner, s S) Exit[A] {
+func race[S, A any](r *runner, s S, racers []Effect[S, A]) Exit[A] {
 	if r.interrupted() {
 		return interruptExit[A](r.ctx, nil)
-	}
-	if len(n.racers) == 1 {
-		return n.racers[0].run(r, s)
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	var (
 		mu       sync.Mutex
 		decided  = -1 // the first racer to succeed or die
-		exits    = make([]Exit[A], len(n.racers))
+		exits    = make([]Exit[A], len(racers))
 		wg       sync.WaitGroup
 		finished = func(i int, ex Exit[A]) {
 			mu.Lock()
@@ -114,10 +99,10 @@ func (n *raceNode[S, A]) run(r *runner, s S) Exit[A] {
 			mu.Unlock()
 		}
 	)
-	for i, racer := range n.racers[1:] {
-		wg.Go(func() { finished(i+1, runProtected(newRunner(ctx), racer, s)) })
+	for i, racer := range racers[1:] {
+		wg.Go(func() { finished(i+1, runProtected(&runner{ctx: ctx}, racer, s)) })
 	}
-	finished(0, runProtected(&runner{ctx: ctx, done: ctx.Done(), depth: r.depth}, n.racers[0], s))
+	finished(0, runProtected(&runner{ctx: ctx, depth: r.depth}, racers[0], s))
 	wg.Wait()
 	if decided >= 0 && exits[decided].c == nil {
 		return exits[decided]
@@ -133,5 +118,3 @@ func (n *raceNode[S, A]) run(r *runner, s S) Exit[A] {
 	}
 	return failed[A](c)
 }
-
-func (n *raceNode[S, A]) runAny(r *runner, s S) (any, *cause) { return box(n.run(r, s)) }

@@ -87,7 +87,7 @@ func Attempts(err error) int {
 // A policy with a negative or out-of-range field describes a programming
 // error: running it ends with a Die naming the field.
 func Retry[S, A any](e Effect[S, A], p Policy) Effect[S, A] {
-	if e.n == nil {
+	if e.run == nil {
 		return Die[S, A](ErrNilEffect)
 	}
 	if err := p.validate(); err != nil {
@@ -99,42 +99,36 @@ func Retry[S, A any](e Effect[S, A], p Policy) Effect[S, A] {
 	if p.Multiplier == 0 {
 		p.Multiplier = 2
 	}
-	return Effect[S, A]{n: &retryNode[S, A]{inner: e.n, p: p}}
+	inner := e.run
+	return Effect[S, A]{run: func(r *runner, s S) Exit[A] { return retry(r, s, inner, &p) }}
 }
 
-type retryNode[S, A any] struct {
-	leaf[S, A]
-	inner node[S, A]
-	p     Policy
-}
-
-func (n *retryNode[S, A]) run(r *runner, s S) Exit[A] {
+func retry[S, A any](r *runner, s S, run func(*runner, S) Exit[A], p *Policy) Exit[A] {
 	var start time.Time
-	if n.p.MaxElapsed > 0 {
+	if p.MaxElapsed > 0 {
 		start = time.Now()
 	}
-	wait := n.p.Backoff
+	wait := p.Backoff
 	for attempt := 1; ; attempt++ {
-		ex := n.inner.run(r, s)
+		ex := run(r, s)
 		if ex.c == nil || ex.c.outcome() != OutcomeFail {
 			return ex
 		}
 		err := ex.c.err()
-		giveUp := func() Exit[A] { return failExit[A](&RetryError{Attempts: attempt, Err: err}) }
-		if attempt >= n.p.MaxAttempts || (n.p.RetryIf != nil && !n.p.RetryIf(err)) {
-			return giveUp()
+		if attempt >= p.MaxAttempts || (p.RetryIf != nil && !p.RetryIf(err)) {
+			return failExit[A](&RetryError{Attempts: attempt, Err: err})
 		}
 		d := wait
-		if n.p.Jitter > 0 && d > 0 {
-			d -= time.Duration(rand.Float64() * n.p.Jitter * float64(d))
+		if p.Jitter > 0 && d > 0 {
+			d -= time.Duration(rand.Float64() * p.Jitter * float64(d))
 		}
-		if n.p.MaxElapsed > 0 && time.Since(start)+d > n.p.MaxElapsed {
-			return giveUp()
+		if p.MaxElapsed > 0 && time.Since(start)+d > p.MaxElapsed {
+			return failExit[A](&RetryError{Attempts: attempt, Err: err})
 		}
 		if d > 0 {
 			t := time.NewTimer(d)
 			select {
-			case <-r.done:
+			case <-r.ctx.Done():
 				t.Stop()
 				return interruptExit[A](r.ctx, err)
 			case <-t.C:
@@ -142,11 +136,9 @@ func (n *retryNode[S, A]) run(r *runner, s S) Exit[A] {
 		} else if r.interrupted() {
 			return interruptExit[A](r.ctx, err)
 		}
-		wait = time.Duration(float64(wait) * n.p.Multiplier)
-		if n.p.MaxBackoff > 0 && wait > n.p.MaxBackoff {
-			wait = n.p.MaxBackoff
+		wait = time.Duration(float64(wait) * p.Multiplier)
+		if p.MaxBackoff > 0 && wait > p.MaxBackoff {
+			wait = p.MaxBackoff
 		}
 	}
 }
-
-func (n *retryNode[S, A]) runAny(r *runner, s S) (any, *cause) { return box(n.run(r, s)) }

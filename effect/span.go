@@ -36,35 +36,26 @@ var globalTracer = otel.Tracer(instrumentation)
 // With no tracer provider configured, the span is a no-op and costs a
 // context allocation.
 func WithSpan[S, A any](e Effect[S, A], name string, attrs ...attribute.KeyValue) Effect[S, A] {
-	if e.n == nil {
+	if e.run == nil {
 		return Die[S, A](ErrNilEffect)
 	}
-	return Effect[S, A]{n: &spanNode[S, A]{inner: e.n, name: name, attrs: attrs}}
+	inner := e
+	opt := trace.WithAttributes(attrs...)
+	return Effect[S, A]{run: func(r *runner, s S) Exit[A] {
+		tracer := globalTracer
+		if t, ok := any(s).(Traced); ok {
+			tracer = t.TracerProvider().Tracer(instrumentation)
+		}
+		ctx, span := tracer.Start(r.ctx, name, opt)
+		// The span must end even when e panics, so a panic becomes a Die here.
+		ex := runProtected(&runner{ctx: ctx, depth: r.depth}, inner, s)
+		if span.IsRecording() {
+			recordExit(span, ex.Outcome(), ex.Err())
+		}
+		span.End()
+		return ex
+	}}
 }
-
-type spanNode[S, A any] struct {
-	leaf[S, A]
-	inner node[S, A]
-	name  string
-	attrs []attribute.KeyValue
-}
-
-func (n *spanNode[S, A]) run(r *runner, s S) Exit[A] {
-	tracer := globalTracer
-	if t, ok := any(s).(Traced); ok {
-		tracer = t.TracerProvider().Tracer(instrumentation)
-	}
-	ctx, span := tracer.Start(r.ctx, n.name, trace.WithAttributes(n.attrs...))
-	// The span must end even when e panics, so the panic becomes a Die here.
-	ex := runProtected(&runner{ctx: ctx, done: r.done, depth: r.depth}, n.inner, s)
-	if span.IsRecording() {
-		recordExit(span, ex.Outcome(), ex.Err())
-	}
-	span.End()
-	return ex
-}
-
-func (n *spanNode[S, A]) runAny(r *runner, s S) (any, *cause) { return box(n.run(r, s)) }
 
 func recordExit(span trace.Span, o Outcome, err error) {
 	span.SetAttributes(AttrExit.String(o.String()))

@@ -47,40 +47,29 @@ func (e *TimeoutError) Unwrap() []error {
 //
 // A non-positive d times out at once without running e.
 func Timeout[S, A any](e Effect[S, A], d time.Duration) Effect[S, A] {
-	if e.n == nil {
+	if e.run == nil {
 		return Die[S, A](ErrNilEffect)
 	}
-	return Effect[S, A]{n: &timeoutNode[S, A]{inner: e.n, d: d}}
+	inner := e.run
+	return Effect[S, A]{run: func(r *runner, s S) Exit[A] {
+		if r.interrupted() {
+			return interruptExit[A](r.ctx, nil)
+		}
+		if d <= 0 {
+			return failExit[A](&TimeoutError{After: d})
+		}
+		ctx, cancel := context.WithTimeoutCause(r.ctx, d, ErrTimeout)
+		defer cancel()
+		ex := inner(&runner{ctx: ctx, depth: r.depth}, s)
+		if ex.c == nil || ex.c.outcome() != OutcomeInterrupt || r.ctx.Err() != nil ||
+			!errors.Is(context.Cause(ctx), ErrTimeout) {
+			return ex
+		}
+		var workErr error
+		var ie *interruptError
+		if errors.As(ex.c.interrupt, &ie) {
+			workErr = ie.err
+		}
+		return failExit[A](&TimeoutError{After: d, Err: workErr})
+	}}
 }
-
-type timeoutNode[S, A any] struct {
-	leaf[S, A]
-	inner node[S, A]
-	d     time.Duration
-}
-
-func (n *timeoutNode[S, A]) run(r *runner, s S) Exit[A] {
-	if r.interrupted() {
-		return interruptExit[A](r.ctx, nil)
-	}
-	if n.d <= 0 {
-		return failExit[A](&TimeoutError{After: n.d})
-	}
-	ctx, cancel := context.WithTimeoutCause(r.ctx, n.d, ErrTimeout)
-	defer cancel()
-	ex := n.inner.run(&runner{ctx: ctx, done: ctx.Done(), depth: r.depth}, s)
-	if ex.c == nil || ex.c.outcome() != OutcomeInterrupt || r.ctx.Err() != nil {
-		return ex
-	}
-	if !errors.Is(context.Cause(ctx), ErrTimeout) {
-		return ex
-	}
-	var workErr error
-	var ie *interruptError
-	if errors.As(ex.c.interrupt, &ie) {
-		workErr = ie.err
-	}
-	return failExit[A](&TimeoutError{After: n.d, Err: workErr})
-}
-
-func (n *timeoutNode[S, A]) runAny(r *runner, s S) (any, *cause) { return box(n.run(r, s)) }
