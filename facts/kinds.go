@@ -176,6 +176,10 @@ type ConfirmationAnswered struct {
 	Approved  bool   `msgpack:"approved,omitempty" json:"approved"`
 	By        string `msgpack:"by,omitempty" json:"by,omitempty"`
 	Reason    string `msgpack:"reason,omitempty" json:"reason,omitempty"`
+	// Digest, when set, is the digest of the request the person saw; an
+	// answer whose digest differs from the request's is refused, so an
+	// approval cannot approve something else.
+	Digest string `msgpack:"digest,omitempty" json:"digest,omitempty"`
 }
 
 // Validate requires a request id.

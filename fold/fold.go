@@ -1,0 +1,244 @@
+package fold
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/seed-7cc7a084/harness/effect"
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// Transition is a step a view enables: a stable key derived from the log
+// (such as "infer/turn/3") and the effect that, when run, returns the drafts
+// of the facts to append. The runtime appends them with Key as their cause,
+// after which the key is used and never runs again.
+type Transition[S any] struct {
+	Key    string
+	Effect effect.Effect[S, []facts.Draft]
+}
+
+// WaitKind names what a parked thread waits for.
+type WaitKind string
+
+// What a thread can wait for: each ends when a person appends an answer.
+const (
+	WaitConfirmation WaitKind = "confirmation"
+	WaitQuestion     WaitKind = "question"
+	WaitReconcile    WaitKind = "reconcile"
+)
+
+// Wait is one request a view waits on a person to answer.
+type Wait struct {
+	Kind WaitKind
+	// RequestID is the id an answer must name.
+	RequestID string
+	// Summary says in one line what is asked, for a person.
+	Summary string
+}
+
+// Stop is a view's word that the thread has ended without being done.
+type Stop struct {
+	// Status is "failed" (a transition failed for good) or "stopped" (a
+	// limit was reached, such as a budget).
+	Status string
+	// Reason says why, for a person.
+	Reason string
+}
+
+// The statuses of a Stop.
+const (
+	StatusFailed  = "failed"
+	StatusStopped = "stopped"
+)
+
+// Output is what a component's view enables.
+type Output[S any] struct {
+	// View is the component's folded state, for inspection; the runtime
+	// does not read it.
+	View any
+	// Transitions are the steps the view enables, in the order to run them.
+	Transitions []Transition[S]
+	// Waits are the requests the view waits on a person to answer.
+	Waits []Wait
+	// Stop, when set, ends the thread: nothing more runs.
+	Stop *Stop
+}
+
+// Component folds a thread's facts into a view. Step is called once per
+// fact, in log order, from the first; Output may be called between any two
+// Steps and must not change the view. A component sees every fact of the
+// thread, its own and others', and ignores what it does not need.
+//
+// Step must be deterministic: it may read only the fact (never a clock,
+// randomness or map iteration order). An error from Step means the log is
+// not one this component can fold — a payload of the wrong shape — and
+// stops the runtime.
+type Component[S any] interface {
+	// Name identifies the component in errors and traces.
+	Name() string
+	Step(f facts.Fact) error
+	Output() Output[S]
+}
+
+// Accepter is implemented by components that check facts posted from
+// outside before they are appended: an answer must name a request the view
+// is waiting for, and not one already answered.
+type Accepter interface {
+	// Accept returns nil if the view can take d, or an error saying what is
+	// wrong with it.
+	Accept(d facts.Draft) error
+}
+
+// ErrDuplicateTransition: two components enabled the same key. The error
+// is a *DuplicateTransitionError naming both.
+var ErrDuplicateTransition = errors.New("two components enabled the same transition")
+
+// DuplicateTransitionError names a key enabled by two components.
+type DuplicateTransitionError struct {
+	Key           string
+	First, Second string
+}
+
+func (e *DuplicateTransitionError) Error() string {
+	return fmt.Sprintf("transition %q is enabled by both %s and %s: %v", e.Key, e.First, e.Second, ErrDuplicateTransition)
+}
+
+// Is reports whether target is ErrDuplicateTransition.
+func (e *DuplicateTransitionError) Is(target error) bool { return target == ErrDuplicateTransition }
+
+// ErrOutOfOrder: a fact was stepped that does not follow the last one.
+var ErrOutOfOrder = errors.New("fact out of order")
+
+// Enabled is a transition with the component that enabled it.
+type Enabled[S any] struct {
+	Transition[S]
+	Component string
+}
+
+// Projection is the union of the components' outputs at one head.
+type Projection[S any] struct {
+	// Enabled are the transitions to run, the first first.
+	Enabled []Enabled[S]
+	// Waits are what the thread waits for when nothing is enabled.
+	Waits []Wait
+	// Stop, when set, ends the thread; Enabled is then empty.
+	Stop *Stop
+}
+
+// Fold steps an actor's components through one thread's log. It keeps the
+// head (seq and hash of the last fact) and the causes used so far. A Fold
+// is used by one goroutine.
+type Fold[S any] struct {
+	components []Component[S]
+	causes     map[string]uint64 // cause → first seq; membership only, never iterated
+	seq        uint64
+	hash       facts.Hash
+	defect     *Stop
+}
+
+// New returns a Fold over the components, which must be fresh (stepped
+// through no facts).
+func New[S any](components ...Component[S]) *Fold[S] {
+	return &Fold[S]{components: components, causes: make(map[string]uint64)}
+}
+
+// Seq is the seq of the last fact stepped, 0 before any.
+func (f *Fold[S]) Seq() uint64 { return f.seq }
+
+// Hash is the hash of the last fact stepped.
+func (f *Fold[S]) Hash() facts.Hash { return f.hash }
+
+// Used reports whether key is already the cause of a fact, and where.
+func (f *Fold[S]) Used(key string) (seq uint64, ok bool) {
+	seq, ok = f.causes[key]
+	return seq, ok
+}
+
+// Components returns the components, in projection order.
+func (f *Fold[S]) Components() []Component[S] { return f.components }
+
+// Step folds the next fact of the log into every component. The fact must
+// follow the last one: its seq one more, its Prev the last fact's hash.
+func (f *Fold[S]) Step(fact facts.Fact) error {
+	if fact.Seq != f.seq+1 || fact.Prev != f.hash {
+		return fmt.Errorf("fold %s: seq %d after seq %d (prev %s, want %s): %w",
+			fact.Thread, fact.Seq, f.seq, fact.Prev, f.hash, ErrOutOfOrder)
+	}
+	for _, c := range f.components {
+		if err := c.Step(fact); err != nil {
+			return fmt.Errorf("fold %s seq %d (%s) in %s: %w", fact.Thread, fact.Seq, fact.Kind, c.Name(), err)
+		}
+	}
+	if _, ok := f.causes[fact.Cause]; !ok {
+		f.causes[fact.Cause] = fact.Seq
+	}
+	if fact.Kind == facts.KindTransitionFailed && f.defect == nil {
+		tf, err := facts.Decode[facts.TransitionFailed](fact)
+		if err != nil {
+			return fmt.Errorf("fold: %w", err)
+		}
+		if tf.Defect {
+			// A defect is a bug, not an expected failure: no component may
+			// carry on past it, so the fold itself stops the thread.
+			f.defect = &Stop{Status: StatusFailed, Reason: fmt.Sprintf("transition %s died: %s", tf.Key, tf.Message)}
+		}
+	}
+	f.seq, f.hash = fact.Seq, fact.Hash()
+	return nil
+}
+
+// Project returns what the folded log enables now. It calls Output on every
+// component, drops transitions whose key is already a cause, and refuses a
+// key enabled twice.
+func (f *Fold[S]) Project() (Projection[S], error) {
+	var p Projection[S]
+	if f.defect != nil {
+		p.Stop = f.defect
+		return p, nil
+	}
+	owner := make(map[string]string) // key → component; membership only
+	for _, c := range f.components {
+		out := c.Output()
+		for _, t := range out.Transitions {
+			if t.Key == "" {
+				return Projection[S]{}, fmt.Errorf("fold: %s enabled a transition with no key", c.Name())
+			}
+			if first, dup := owner[t.Key]; dup {
+				return Projection[S]{}, &DuplicateTransitionError{Key: t.Key, First: first, Second: c.Name()}
+			}
+			owner[t.Key] = c.Name()
+			if _, used := f.causes[t.Key]; used {
+				continue
+			}
+			p.Enabled = append(p.Enabled, Enabled[S]{Transition: t, Component: c.Name()})
+		}
+		p.Waits = append(p.Waits, out.Waits...)
+		if out.Stop != nil && p.Stop == nil {
+			p.Stop = out.Stop
+		}
+	}
+	if p.Stop != nil {
+		p.Enabled = nil
+	}
+	return p, nil
+}
+
+// ErrRefused: a component refused a posted fact. The error wraps each
+// component's reason.
+var ErrRefused = errors.New("refused")
+
+// Accept asks every component that checks posted facts whether it takes d.
+func (f *Fold[S]) Accept(d facts.Draft) error {
+	var errs []error
+	for _, c := range f.components {
+		if a, ok := c.(Accepter); ok {
+			if err := a.Accept(d); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %s: %w", ErrRefused, d.Kind, errors.Join(errs...))
+	}
+	return nil
+}

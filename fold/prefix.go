@@ -1,0 +1,59 @@
+package fold
+
+import (
+	"strings"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// Prefixed returns c with prefix before each key it enables, so that two
+// instances of one component can share a log without enabling the same
+// keys. The component still sees every fact; a transition.failed fact
+// naming one of its prefixed keys is shown to it with the prefix removed,
+// so it recognizes its own failures.
+func Prefixed[S any](prefix string, c Component[S]) Component[S] {
+	return &prefixed[S]{prefix: prefix, inner: c}
+}
+
+type prefixed[S any] struct {
+	prefix string
+	inner  Component[S]
+}
+
+func (p *prefixed[S]) Name() string { return p.prefix + p.inner.Name() }
+
+func (p *prefixed[S]) Step(f facts.Fact) error {
+	if f.Kind == facts.KindTransitionFailed {
+		tf, err := facts.Decode[facts.TransitionFailed](f)
+		if err != nil {
+			return err
+		}
+		if key, ok := strings.CutPrefix(tf.Key, p.prefix); ok {
+			tf.Key = key
+			d, err := facts.NewDraft(f.Kind, f.Cause, tf)
+			if err != nil {
+				return err
+			}
+			f.Data = d.Data
+		}
+	}
+	return p.inner.Step(f)
+}
+
+func (p *prefixed[S]) Output() Output[S] {
+	out := p.inner.Output()
+	ts := make([]Transition[S], len(out.Transitions))
+	for i, t := range out.Transitions {
+		ts[i] = Transition[S]{Key: p.prefix + t.Key, Effect: t.Effect}
+	}
+	out.Transitions = ts
+	return out
+}
+
+// Accept passes the check on to the component, when it checks.
+func (p *prefixed[S]) Accept(d facts.Draft) error {
+	if a, ok := p.inner.(Accepter); ok {
+		return a.Accept(d)
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package harness
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config is how a coding actor and its runtime behave. Make one with
+// NewConfig, which fills in defaults and refuses values that cannot work.
+type Config struct {
+	// MaxSteps bounds the transitions one Resume runs; a thread that needs
+	// more returns StatusStepLimit and resumes where it stopped.
+	MaxSteps int
+	// ModelAttempts is how many times a model turn is tried when it fails
+	// transiently (a 429, a 503).
+	ModelAttempts int
+	// ModelBackoff is the first wait between model attempts.
+	ModelBackoff time.Duration
+	// SystemPrompt is what the model is told before the conversation.
+	SystemPrompt string
+	// ModelName names the model, for the record.
+	ModelName string
+	// Version names the program, for the record.
+	Version string
+	// Actor names the actor in action requests.
+	Actor string
+	// MaxTurns bounds the model turns of a thread; 0 is no bound.
+	MaxTurns int
+	// MaxTokens bounds the tokens (input and output) of a thread; 0 is no
+	// bound.
+	MaxTokens int64
+	// CompactAt is the size of the conversation, in approximate tokens,
+	// past which older turns are summarized before the next model turn;
+	// 0 never compacts.
+	CompactAt int
+}
+
+// Option sets a field of a Config.
+type Option func(*Config)
+
+// WithMaxSteps sets Config.MaxSteps.
+func WithMaxSteps(n int) Option { return func(c *Config) { c.MaxSteps = n } }
+
+// WithModelAttempts sets Config.ModelAttempts.
+func WithModelAttempts(n int) Option { return func(c *Config) { c.ModelAttempts = n } }
+
+// WithModelBackoff sets Config.ModelBackoff.
+func WithModelBackoff(d time.Duration) Option { return func(c *Config) { c.ModelBackoff = d } }
+
+// WithSystemPrompt sets Config.SystemPrompt.
+func WithSystemPrompt(p string) Option { return func(c *Config) { c.SystemPrompt = p } }
+
+// WithModelName sets Config.ModelName.
+func WithModelName(name string) Option { return func(c *Config) { c.ModelName = name } }
+
+// WithBudget sets Config.MaxTurns and Config.MaxTokens.
+func WithBudget(turns int, tokens int64) Option {
+	return func(c *Config) { c.MaxTurns, c.MaxTokens = turns, tokens }
+}
+
+// WithCompactAt sets Config.CompactAt.
+func WithCompactAt(tokens int) Option { return func(c *Config) { c.CompactAt = tokens } }
+
+// WithActor sets Config.Actor.
+func WithActor(name string) Option { return func(c *Config) { c.Actor = name } }
+
+// WithVersion sets Config.Version.
+func WithVersion(v string) Option { return func(c *Config) { c.Version = v } }
+
+// DefaultSystemPrompt is the system prompt of a Config that sets none.
+const DefaultSystemPrompt = "You are a careful coding agent working in the user's repository. " +
+	"Use the tools to read and change files and to run commands. Say plainly what you did."
+
+// NewConfig returns the default configuration with opts applied. It
+// refuses a configuration that cannot run, naming the field.
+func NewConfig(opts ...Option) (Config, error) {
+	c := Config{
+		MaxSteps:      100,
+		ModelAttempts: 3,
+		ModelBackoff:  500 * time.Millisecond,
+		SystemPrompt:  DefaultSystemPrompt,
+		Version:       "harness/dev",
+		Actor:         "coding-actor",
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c, c.Validate()
+}
+
+// Validate names the first field that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.MaxSteps < 1:
+		return fmt.Errorf("config: MaxSteps is %d: a runtime must be allowed at least 1 step", c.MaxSteps)
+	case c.ModelAttempts < 1:
+		return fmt.Errorf("config: ModelAttempts is %d: a model turn must be tried at least once", c.ModelAttempts)
+	case c.ModelBackoff < 0:
+		return fmt.Errorf("config: ModelBackoff is %v: want ≥ 0", c.ModelBackoff)
+	case c.MaxTurns < 0:
+		return fmt.Errorf("config: MaxTurns is %d: want ≥ 0 (0 is no bound)", c.MaxTurns)
+	case c.MaxTokens < 0:
+		return fmt.Errorf("config: MaxTokens is %d: want ≥ 0 (0 is no bound)", c.MaxTokens)
+	case c.CompactAt < 0:
+		return fmt.Errorf("config: CompactAt is %d: want ≥ 0 (0 never compacts)", c.CompactAt)
+	}
+	return nil
+}

@@ -1,0 +1,356 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/seed-7cc7a084/harness/effect"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/scheduler"
+)
+
+// Part is one piece of a coding actor: System, Tools, Budget, Compact,
+// Infer or Scheduler. Compose puts parts together.
+type Part interface {
+	add(a *assembly, prefix string)
+}
+
+// assembly is what Compose learns from the parts: the configuration, the
+// tools, and how to build one fold's components in order.
+type assembly struct {
+	cfg     Config
+	toolbox *Toolbox
+	build   []func(k *kit) fold.Component[Services]
+}
+
+// kit is one fold's components that other components consult: the budget
+// (asked before a model turn) and the scheduler (whose conversation a
+// compaction summarizes). It is filled as the components are built and
+// read only when they are projected.
+type kit struct {
+	budget    *budget
+	scheduler *scheduler.Scheduler[Services]
+}
+
+// Compose builds a coding actor from parts, in order; the order is the
+// order in which their transitions are tried.
+func Compose(cfg Config, parts ...Part) (Actor[Services], error) {
+	if err := cfg.Validate(); err != nil {
+		return Actor[Services]{}, err
+	}
+	a := &assembly{cfg: cfg}
+	for _, p := range parts {
+		p.add(a, "")
+	}
+	build := a.build
+	return Actor[Services]{Name: cfg.Actor, New: func() []fold.Component[Services] {
+		k := &kit{}
+		out := make([]fold.Component[Services], len(build))
+		for i, b := range build {
+			out[i] = b(k)
+		}
+		return out
+	}}, nil
+}
+
+// CodingActor is the stock tree: System, Tools, Budget, Compact and
+// Infer(Scheduler), with the tools of the toolbox.
+func CodingActor(cfg Config, tools *Toolbox) (Actor[Services], error) {
+	return Compose(cfg, System(), Tools(tools), Budget(), Compact(), Infer(Scheduler()))
+}
+
+// System records what the model is told — the system prompt, the tool
+// schemas, the model's name and the program's version — as a
+// system.configured fact before the first model turn, so a replay shows it.
+func System() Part { return systemPart{} }
+
+type systemPart struct{}
+
+func (systemPart) add(a *assembly, prefix string) {
+	a.build = append(a.build, func(*kit) fold.Component[Services] {
+		return &system{a: a, key: prefix + "system/configure"}
+	})
+}
+
+type system struct {
+	a          *assembly
+	key        string
+	configured bool
+}
+
+func (s *system) Name() string { return "system" }
+
+func (s *system) Step(f facts.Fact) error {
+	if f.Kind == facts.KindSystemConfigured {
+		s.configured = true
+	}
+	return nil
+}
+
+func (s *system) Output() fold.Output[Services] {
+	if s.configured {
+		return fold.Output[Services]{View: "configured"}
+	}
+	d, err := facts.NewDraft(facts.KindSystemConfigured, "", facts.SystemConfigured{
+		Prompt:  s.a.cfg.SystemPrompt,
+		Model:   s.a.cfg.ModelName,
+		Tools:   s.a.toolbox.Schemas(),
+		Version: s.a.cfg.Version,
+	})
+	e := effect.Succeed[Services]([]facts.Draft{d})
+	if err != nil {
+		e = effect.Die[Services, []facts.Draft](err)
+	}
+	return fold.Output[Services]{View: "unconfigured", Transitions: []fold.Transition[Services]{{Key: s.key, Effect: e}}}
+}
+
+// Tools declares the tools of the actor, and per tool whether a call asks a
+// person first (see Tool.Confirm). It adds no component.
+func Tools(tb *Toolbox) Part { return toolsPart{tb} }
+
+type toolsPart struct{ tb *Toolbox }
+
+func (p toolsPart) add(a *assembly, _ string) { a.toolbox = p.tb }
+
+// Budget bounds the model turns and tokens of a thread (Config.MaxTurns,
+// Config.MaxTokens), counted from the usage recorded on model.turn facts.
+// When a model turn is due and the budget is spent, the thread records
+// budget.exhausted and stops, visibly.
+func Budget() Part { return budgetPart{} }
+
+type budgetPart struct{}
+
+func (budgetPart) add(a *assembly, _ string) {
+	a.build = append(a.build, func(k *kit) fold.Component[Services] {
+		k.budget = &budget{maxTurns: a.cfg.MaxTurns, maxTokens: a.cfg.MaxTokens}
+		return k.budget
+	})
+}
+
+type budget struct {
+	maxTurns  int
+	maxTokens int64
+	turns     int
+	tokens    int64
+}
+
+// BudgetView is the budget component's view.
+type BudgetView struct {
+	Turns, MaxTurns   int
+	Tokens, MaxTokens int64
+}
+
+func (b *budget) Name() string { return "budget" }
+
+func (b *budget) Step(f facts.Fact) error {
+	if f.Kind != facts.KindModelTurn {
+		return nil
+	}
+	mt, err := facts.Decode[facts.ModelTurn](f)
+	if err != nil {
+		return err
+	}
+	b.turns++
+	b.tokens += mt.Usage.InputTokens + mt.Usage.OutputTokens
+	return nil
+}
+
+func (b *budget) Output() fold.Output[Services] {
+	return fold.Output[Services]{View: BudgetView{b.turns, b.maxTurns, b.tokens, b.maxTokens}}
+}
+
+// spent returns the budget.exhausted record when another model turn would
+// pass the budget, or nil.
+func (b *budget) spent() *facts.BudgetExhausted {
+	switch {
+	case b == nil:
+		return nil
+	case b.maxTurns > 0 && b.turns >= b.maxTurns:
+		return &facts.BudgetExhausted{Resource: "turns", Limit: int64(b.maxTurns), Used: int64(b.turns)}
+	case b.maxTokens > 0 && b.tokens >= b.maxTokens:
+		return &facts.BudgetExhausted{Resource: "tokens", Limit: b.maxTokens, Used: b.tokens}
+	}
+	return nil
+}
+
+// Compact keeps the conversation the model sees under Config.CompactAt
+// approximate tokens: when a model turn is due and the conversation is
+// longer, a context.compacted fact records a summary of all but the latest
+// message, and the model sees the summary in their place. The log keeps
+// everything.
+func Compact() Part { return compactPart{} }
+
+type compactPart struct{}
+
+func (compactPart) add(a *assembly, prefix string) {
+	a.build = append(a.build, func(k *kit) fold.Component[Services] {
+		return &compactor{k: k, at: a.cfg.CompactAt, prefix: prefix}
+	})
+}
+
+type compactor struct {
+	k      *kit
+	at     int
+	prefix string
+}
+
+func (c *compactor) Name() string            { return "compact" }
+func (c *compactor) Step(facts.Fact) error { return nil }
+
+// ApproxTokens estimates the tokens of a conversation: four bytes a token.
+func ApproxTokens(msgs []facts.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Text)
+		for _, tc := range m.ToolCalls {
+			n += len(tc.Name) + len(tc.Args)
+		}
+	}
+	return n / 4
+}
+
+func (c *compactor) Output() fold.Output[Services] {
+	s := c.k.scheduler
+	if c.at <= 0 || s == nil {
+		return fold.Output[Services]{}
+	}
+	if v, ok := s.Output().View.(scheduler.View); !ok || v.Phase != scheduler.PhaseInfer {
+		return fold.Output[Services]{}
+	}
+	msgs := s.Messages()
+	size := ApproxTokens(msgs)
+	if size <= c.at || len(msgs) < 2 {
+		return fold.Output[Services]{View: size}
+	}
+	older := msgs[:len(msgs)-1]
+	upTo := older[len(older)-1].Seq
+	e := effect.FromAsync(func(ctx context.Context, svc Services) ([]facts.Draft, error) {
+		summarize := svc.Summarize
+		if summarize == nil {
+			summarize = Extract
+		}
+		summary, err := summarize(ctx, older)
+		if err != nil {
+			return nil, err
+		}
+		d, err := facts.NewDraft(facts.KindContextCompacted, "", facts.ContextCompacted{UpTo: upTo, Summary: summary})
+		return []facts.Draft{d}, err
+	})
+	key := c.prefix + "compact/" + strconv.FormatUint(upTo, 10)
+	return fold.Output[Services]{View: size, Transitions: []fold.Transition[Services]{{Key: key, Effect: e}}}
+}
+
+// Extract is the summary that calls nothing: each message's role and first
+// line, shortened. It is deterministic, so a compaction replays the same.
+func Extract(_ context.Context, msgs []facts.Message) (string, error) {
+	var b strings.Builder
+	for _, m := range msgs {
+		line, _, _ := strings.Cut(strings.TrimSpace(m.Text), "\n")
+		if len(line) > 160 {
+			line = line[:160] + "…"
+		}
+		if len(m.ToolCalls) > 0 {
+			names := make([]string, len(m.ToolCalls))
+			for i, tc := range m.ToolCalls {
+				names[i] = tc.Name
+			}
+			line += " [called " + strings.Join(names, ", ") + "]"
+		}
+		fmt.Fprintf(&b, "- %s: %s\n", m.Role, line)
+	}
+	return b.String(), nil
+}
+
+// Infer runs model turns for its children: the coding scheduler
+// (Scheduler) and, nested, further Infer parts. A nested Infer prefixes its
+// children's transition keys with "infer<N>/", N its place among its
+// parent's children; the top-level Infer adds no prefix, so the keys already
+// used as causes in existing logs stay the same.
+func Infer(children ...Part) Part { return inferPart{children} }
+
+type inferPart struct{ children []Part }
+
+func (p inferPart) add(a *assembly, prefix string) {
+	for i, c := range p.children {
+		if _, nested := c.(inferPart); nested {
+			c.add(a, prefix+"infer"+strconv.Itoa(i+1)+"/")
+			continue
+		}
+		c.add(a, prefix)
+	}
+}
+
+// Scheduler is the coding scheduler, to be placed in an Infer part: model
+// turns retried on transient failures up to Config.ModelAttempts, tools
+// confirmed as the Tools part says.
+func Scheduler() Part { return schedulerPart{} }
+
+type schedulerPart struct{}
+
+func (schedulerPart) add(a *assembly, prefix string) {
+	a.build = append(a.build, func(k *kit) fold.Component[Services] {
+		s := scheduler.New(scheduler.Env[Services]{
+			Infer:   func(req scheduler.Request) effect.Effect[Services, facts.ModelTurn] { return inferTurn(a.cfg, req) },
+			Execute: executeTool,
+			Policy: func(call facts.ToolCall) scheduler.Policy {
+				t, ok := a.toolbox.Lookup(call.Name)
+				if !ok {
+					// An unknown tool runs nothing; its failed report tells
+					// the model so.
+					return scheduler.Policy{Confirm: false, Capability: CapRead}
+				}
+				return scheduler.Policy{Confirm: t.needsConfirmation(), Capability: t.Capability}
+			},
+			Budget: func() *facts.BudgetExhausted { return k.budget.spent() },
+			Actor:  a.cfg.Actor,
+		})
+		if k.scheduler == nil {
+			k.scheduler = s
+		}
+		if prefix == "" {
+			return s
+		}
+		return fold.Prefixed[Services](prefix, s)
+	})
+}
+
+// inferTurn describes one model turn: the model is asked, transient
+// failures are retried, and a decision that does not hold together is an
+// invalid_output failure.
+func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.ModelTurn] {
+	call := effect.FromAsync(func(ctx context.Context, svc Services) (facts.ModelTurn, error) {
+		if svc.Model == nil {
+			return facts.ModelTurn{}, effect.Defect(fmt.Errorf("no model service"))
+		}
+		d, err := svc.Model.Turn(ctx, model.Request{
+			Turn: req.Turn, System: req.System.Prompt, Tools: req.System.Tools, Messages: req.Messages,
+		})
+		if err != nil {
+			return facts.ModelTurn{}, err
+		}
+		if err := d.Validate(); err != nil {
+			return facts.ModelTurn{}, &model.Error{Class: facts.ClassInvalidOutput, Err: err}
+		}
+		return facts.ModelTurn{Text: d.Text, ToolCalls: d.ToolCalls, Question: d.Question, Usage: d.Usage}, nil
+	})
+	return effect.Retry(call, effect.Policy{
+		MaxAttempts: cfg.ModelAttempts,
+		Backoff:     cfg.ModelBackoff,
+		MaxBackoff:  30 * cfg.ModelBackoff,
+		Jitter:      0.2,
+		RetryIf:     model.IsTransient,
+	})
+}
+
+func executeTool(call facts.ToolCall) effect.Effect[Services, facts.Report] {
+	return effect.FromAsync(func(ctx context.Context, svc Services) (facts.Report, error) {
+		if svc.Tools == nil {
+			return facts.Report{Status: facts.StatusFailed, Error: "no tools are configured"}, nil
+		}
+		return svc.Tools.RunTool(ctx, call)
+	})
+}

@@ -1,0 +1,343 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/seed-7cc7a084/harness/effect"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// Actor is a composition of components over the services S. Its
+// components are stateful folds, so an Actor holds a constructor and every
+// Resume folds a fresh set.
+type Actor[S any] struct {
+	// Name identifies the actor in traces.
+	Name string
+	// New returns fresh components, in projection order.
+	New func() []fold.Component[S]
+}
+
+// Status is how a Resume ended.
+type Status string
+
+// The statuses of an Outcome.
+const (
+	// StatusDone: nothing is enabled and nothing is awaited.
+	StatusDone Status = "done"
+	// StatusParked: nothing is enabled; the thread waits for a person.
+	StatusParked Status = "parked"
+	// StatusFailed: a transition failed for good, or died.
+	StatusFailed Status = "failed"
+	// StatusStopped: a limit, such as a budget, ended the thread.
+	StatusStopped Status = "stopped"
+	// StatusStepLimit: the Resume ran Config.MaxSteps transitions; resume
+	// again to go on.
+	StatusStepLimit Status = "step_limit"
+)
+
+// Outcome is how a Resume left a thread.
+type Outcome struct {
+	Thread string
+	Status Status
+	// Waits are the requests awaited when the thread is parked.
+	Waits []fold.Wait
+	// Reason says why the thread failed or stopped.
+	Reason string
+	// Steps is the number of transitions this call ran.
+	Steps int
+	// Seq is the thread's head after the call.
+	Seq uint64
+}
+
+// ErrDefect: a transition died (panicked, or returned an error marked as a
+// defect). The defect is recorded in the thread and the thread stops.
+var ErrDefect = errors.New("transition died")
+
+// ErrUnknownThread: a Resume or Post of a thread with no facts.
+var ErrUnknownThread = errors.New("unknown thread")
+
+// Runtime runs actors' threads on a store, with the services S.
+type Runtime[S any] struct {
+	Store    thread.Store
+	Services S
+	Config   Config
+	// Tracer, when set, records a span per Resume; transitions are traced
+	// through the services when S implements effect.Traced.
+	Tracer trace.TracerProvider
+}
+
+// NewRuntime returns a runtime; config must be valid.
+func NewRuntime[S any](store thread.Store, services S, config Config) (*Runtime[S], error) {
+	if store == nil {
+		return nil, errors.New("harness: nil store")
+	}
+	if err := config.Validate(); err != nil {
+		return nil, err
+	}
+	return &Runtime[S]{Store: store, Services: services, Config: config}, nil
+}
+
+// state is one Resume's fold of a thread, plus what the runtime itself
+// needs: how often each key has failed.
+type state[S any] struct {
+	id       string
+	fold     *fold.Fold[S]
+	failures map[string]int // key → transition.failed facts; never iterated
+}
+
+func (rt *Runtime[S]) load(ctx context.Context, actor Actor[S], id string) (*state[S], error) {
+	st := &state[S]{id: id, fold: fold.New(actor.New()...), failures: map[string]int{}}
+	return st, rt.catchUp(ctx, st)
+}
+
+// catchUp folds the facts appended after the state's head.
+func (rt *Runtime[S]) catchUp(ctx context.Context, st *state[S]) error {
+	for f, err := range rt.Store.Read(ctx, st.id, st.fold.Seq()+1) {
+		if err != nil {
+			return fmt.Errorf("read %s: %w", st.id, err)
+		}
+		if err := st.fold.Step(f); err != nil {
+			return err
+		}
+		if f.Kind == facts.KindTransitionFailed {
+			tf, err := facts.Decode[facts.TransitionFailed](f)
+			if err != nil {
+				return err
+			}
+			st.failures[tf.Key]++
+		}
+	}
+	return nil
+}
+
+// StartKey is the idempotency key of the user message that starts a
+// thread: its cause is "ingress/start".
+const StartKey = "start"
+
+// Start begins the thread id with the user's message, appended as an
+// ingress fact under StartKey, and resumes it. Starting a thread that was
+// already started appends nothing and resumes it.
+func (rt *Runtime[S]) Start(ctx context.Context, actor Actor[S], id, message string) (Outcome, error) {
+	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: message})
+	if err != nil {
+		return Outcome{}, err
+	}
+	if _, err := rt.post(ctx, actor, id, d, StartKey, true); err != nil {
+		return Outcome{}, err
+	}
+	return rt.Resume(ctx, actor, id)
+}
+
+// Posted says what a Post did.
+type Posted struct {
+	// Seq is the seq of the posted fact, or of the fact that an earlier
+	// post with the same key appended.
+	Seq uint64
+	// Duplicate is true when the key was already posted: nothing was
+	// appended.
+	Duplicate bool
+}
+
+// IngressKinds are the kinds Post accepts from outside the runtime.
+var IngressKinds = []facts.Kind{
+	facts.KindUserMessage,
+	facts.KindConfirmationAnswered,
+	facts.KindQuestionAnswered,
+	facts.KindEffectReconciled,
+}
+
+// ErrNotIngress: Post of a kind that only the runtime appends.
+var ErrNotIngress = errors.New("not a kind that can be posted")
+
+// Post appends d to an existing thread as an ingress fact under the
+// idempotency key: its cause is "ingress/"+key. The same key twice appends
+// once; the second Post reports Duplicate. The actor's components check the
+// fact first (an answer must name an open request): a refused fact is an
+// error wrapping fold.ErrRefused, and nothing is appended.
+func (rt *Runtime[S]) Post(ctx context.Context, actor Actor[S], id string, d facts.Draft, key string) (Posted, error) {
+	return rt.post(ctx, actor, id, d, key, false)
+}
+
+func (rt *Runtime[S]) post(ctx context.Context, actor Actor[S], id string, d facts.Draft, key string, create bool) (Posted, error) {
+	if key == "" {
+		return Posted{}, errors.New("post: an idempotency key is required")
+	}
+	ingress := false
+	for _, k := range IngressKinds {
+		ingress = ingress || k == d.Kind
+	}
+	if !ingress {
+		return Posted{}, fmt.Errorf("post %s to %s: %w (post one of %v)", d.Kind, id, ErrNotIngress, IngressKinds)
+	}
+	d.Cause = facts.IngressCause(key)
+	if err := facts.ValidateCause(d.Cause); err != nil {
+		return Posted{}, fmt.Errorf("post: key %q: %w", key, err)
+	}
+	st, err := rt.load(ctx, actor, id)
+	if err != nil {
+		return Posted{}, err
+	}
+	if st.fold.Seq() == 0 && !create {
+		return Posted{}, fmt.Errorf("post %s to %s: %w", d.Kind, id, ErrUnknownThread)
+	}
+	for {
+		if seq, ok := st.fold.Used(d.Cause); ok {
+			return Posted{Seq: seq, Duplicate: true}, nil
+		}
+		if err := st.fold.Accept(d); err != nil {
+			return Posted{}, fmt.Errorf("post to %s: %w", id, err)
+		}
+		head, err := rt.Store.Append(ctx, id, st.fold.Seq(), d)
+		switch {
+		case err == nil:
+			return Posted{Seq: head.Seq}, nil
+		case errors.Is(err, thread.ErrConflict), errors.Is(err, thread.ErrDuplicateCause):
+			// Another writer went first: fold what it wrote and decide again.
+			if err := rt.catchUp(ctx, st); err != nil {
+				return Posted{}, err
+			}
+		default:
+			return Posted{}, fmt.Errorf("post to %s: %w", id, err)
+		}
+	}
+}
+
+// Resume runs the thread's enabled transitions until it is done, parked,
+// failed or stopped, or Config.MaxSteps transitions have run. A cancelled
+// context interrupts the transition running, appends nothing for it, and
+// returns the context's error; the thread stays resumable.
+func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (out Outcome, err error) {
+	if rt.Tracer != nil {
+		var span trace.Span
+		ctx, span = rt.Tracer.Tracer(instrumentation).Start(ctx, "resume",
+			trace.WithAttributes(attribute.String("harness.thread", id), attribute.String("harness.actor", actor.Name)))
+		defer func() {
+			span.SetAttributes(attribute.String("harness.outcome", string(out.Status)), attribute.Int("harness.steps", out.Steps))
+			if err != nil {
+				span.RecordError(err)
+			}
+			span.End()
+		}()
+	}
+	st, err := rt.load(ctx, actor, id)
+	if err != nil {
+		return Outcome{Thread: id}, err
+	}
+	if st.fold.Seq() == 0 {
+		return Outcome{Thread: id}, fmt.Errorf("resume %s: %w", id, ErrUnknownThread)
+	}
+	out = Outcome{Thread: id}
+	for {
+		out.Seq = st.fold.Seq()
+		p, err := st.fold.Project()
+		if err != nil {
+			return out, fmt.Errorf("resume %s at seq %d: %w", id, out.Seq, err)
+		}
+		switch {
+		case p.Stop != nil:
+			out.Status, out.Reason = Status(p.Stop.Status), p.Stop.Reason
+			return out, nil
+		case len(p.Enabled) == 0 && len(p.Waits) > 0:
+			out.Status, out.Waits = StatusParked, p.Waits
+			return out, nil
+		case len(p.Enabled) == 0:
+			out.Status = StatusDone
+			return out, nil
+		case out.Steps >= rt.Config.MaxSteps:
+			out.Status = StatusStepLimit
+			return out, nil
+		}
+		t := p.Enabled[0]
+		drafts, died, err := rt.run(ctx, st, t)
+		if err != nil {
+			return out, err
+		}
+		appended, err := rt.append(ctx, st, drafts)
+		if err != nil {
+			return out, err
+		}
+		if appended {
+			out.Steps++
+		}
+		if died != nil && appended {
+			out.Seq = st.fold.Seq()
+			out.Status, out.Reason = StatusFailed, died.Error()
+			return out, fmt.Errorf("resume %s: %s: %w: %w", id, t.Key, ErrDefect, died)
+		}
+	}
+}
+
+// run runs one transition and returns the drafts to append: its own facts,
+// or the record of its failure. died is set when it died.
+func (rt *Runtime[S]) run(ctx context.Context, st *state[S], t fold.Enabled[S]) (drafts []facts.Draft, died error, err error) {
+	e := effect.WithSpan(t.Effect, "transition "+t.Key,
+		attribute.String("harness.thread", st.id), attribute.String("harness.transition", t.Key))
+	ex := effect.Run(ctx, e, rt.Services)
+	tf := facts.TransitionFailed{Key: t.Key, Attempt: effect.Attempts(ex.Err())}
+	switch ex.Outcome() {
+	case effect.OutcomeSuccess:
+		drafts, _ = ex.Value()
+		if len(drafts) > 0 {
+			for i := range drafts {
+				drafts[i].Cause = t.Key
+			}
+			return drafts, nil, nil
+		}
+		died = fmt.Errorf("transition %s (%s) returned no facts: it would be enabled forever", t.Key, t.Component)
+	case effect.OutcomeInterrupt:
+		return nil, nil, fmt.Errorf("resume %s: %s: %w", st.id, t.Key, ex.Err())
+	case effect.OutcomeDie:
+		died = ex.Err()
+	default:
+		tf.Class, tf.Message = classOf(ex.Err()), ex.Err().Error()
+	}
+	if died != nil {
+		tf.Defect, tf.Message = true, died.Error()
+	}
+	d, err := facts.NewDraft(facts.KindTransitionFailed, fmt.Sprintf("%s/failed/%d", t.Key, st.failures[t.Key]+1), tf)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []facts.Draft{d}, died, nil
+}
+
+// classOf is the class recorded for an expected failure.
+func classOf(err error) facts.ErrorClass {
+	if c, ok := model.Classify(err); ok {
+		return c
+	}
+	switch {
+	case errors.Is(err, effect.ErrTimeout):
+		return facts.ClassTimeout
+	case errors.Is(err, context.Canceled):
+		return facts.ClassCancelled
+	}
+	// Nothing says otherwise: the other side said no. Escalate.
+	return facts.ClassBusiness
+}
+
+// append appends drafts after the folded head and folds them. When another
+// writer appended first it folds their facts instead and reports false:
+// the caller projects again, and a key that became a cause meanwhile never
+// runs.
+func (rt *Runtime[S]) append(ctx context.Context, st *state[S], drafts []facts.Draft) (bool, error) {
+	_, err := rt.Store.Append(ctx, st.id, st.fold.Seq(), drafts...)
+	switch {
+	case err == nil:
+	case errors.Is(err, thread.ErrConflict), errors.Is(err, thread.ErrDuplicateCause):
+		return false, rt.catchUp(ctx, st)
+	default:
+		return false, fmt.Errorf("append to %s after seq %d: %w", st.id, st.fold.Seq(), err)
+	}
+	return true, rt.catchUp(ctx, st)
+}
+
+const instrumentation = "github.com/seed-7cc7a084/harness/harness"

@@ -1,0 +1,90 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// Model takes model turns.
+type Model interface {
+	// Turn returns the model's decision for req. The error, if any, should
+	// carry a class (see Error); an unclassified error is treated as
+	// business: the remote said no.
+	Turn(ctx context.Context, req Request) (Decision, error)
+}
+
+// Request is everything the model is shown for one turn.
+type Request struct {
+	// Thread is the thread the turn belongs to.
+	Thread string
+	// Turn counts the model turns of the thread, from 1.
+	Turn int
+	// System is the system prompt.
+	System string
+	// Tools are the tools the model may call.
+	Tools []facts.ToolSchema
+	// Messages is the conversation so far, oldest first.
+	Messages []facts.Message
+}
+
+// Decision is what the model decided in one turn: text, tool calls, or a
+// question (the last two may come with text), and the tokens it used.
+type Decision struct {
+	Text      string           `json:"text,omitempty"`
+	ToolCalls []facts.ToolCall `json:"tool_calls,omitempty"`
+	Question  *facts.Question  `json:"question,omitempty"`
+	Usage     facts.Usage      `json:"usage,omitzero"`
+}
+
+// Validate refuses a decision that says nothing, or asks a question and
+// calls tools at once.
+func (d Decision) Validate() error {
+	switch {
+	case d.Question != nil && len(d.ToolCalls) > 0:
+		return errors.New("a decision asks a question and calls tools at once")
+	case d.Question != nil && d.Question.Text == "":
+		return errors.New("a question with no text")
+	case d.Text == "" && d.Question == nil && len(d.ToolCalls) == 0:
+		return errors.New("an empty decision: no text, tool call or question")
+	}
+	for i, c := range d.ToolCalls {
+		if c.Name == "" {
+			return fmt.Errorf("tool call %d has no tool name", i+1)
+		}
+	}
+	return nil
+}
+
+// Error is a model failure with its class.
+type Error struct {
+	Class facts.ErrorClass
+	Err   error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("model: %s: %v", e.Class, e.Err) }
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorClass returns the class, so the runtime can record it.
+func (e *Error) ErrorClass() facts.ErrorClass { return e.Class }
+
+// Classify returns the class an error carries (an error with an
+// ErrorClass method anywhere in its chain), and ok false when it carries
+// none.
+func Classify(err error) (facts.ErrorClass, bool) {
+	var c interface{ ErrorClass() facts.ErrorClass }
+	if errors.As(err, &c) {
+		return c.ErrorClass(), true
+	}
+	return "", false
+}
+
+// IsTransient reports whether err is a transient failure, worth retrying.
+func IsTransient(err error) bool {
+	c, _ := Classify(err)
+	return c == facts.ClassTransient
+}

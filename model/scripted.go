@@ -1,0 +1,122 @@
+package model
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// Scripted is a Model that answers from a script: the Nth decision for
+// the Nth model turn of a thread, whatever the conversation says. A script
+// is JSON Lines, one decision per line (blank lines and lines starting with
+// '#' are skipped and do not count):
+//
+//	{"text": "I'll change the TTL.", "tool_calls": [{"id": "call_1", "name": "write_file", "args": "{\"path\":\"cache.toml\"}"}]}
+//	{"question": {"text": "Which file?", "options": ["a.go", "b.go"]}}
+//	{"fail": ["transient"], "text": "done", "usage": {"input_tokens": 10, "output_tokens": 2}}
+//
+// "fail" lists errors to return, by class, on the first attempts at that
+// turn before the decision is returned; it lets a script rehearse retries.
+// Attempts are counted per thread and turn in this process.
+type Scripted struct {
+	name  string
+	turns []scriptLine
+
+	mu       sync.Mutex
+	attempts map[string]int // "thread\x00turn" → attempts so far; never iterated
+}
+
+type scriptLine struct {
+	Decision
+	Fail []facts.ErrorClass `json:"fail,omitempty"`
+}
+
+// ParseScript reads a script (see Scripted). A line that is not a decision
+// is an error naming the script and the line number.
+func ParseScript(name string, data []byte) (*Scripted, error) {
+	s := &Scripted{name: name, attempts: make(map[string]int)}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		var l scriptLine
+		if err := dec.Decode(&l); err != nil {
+			return nil, fmt.Errorf("script %s line %d: not a decision: %w", name, n, err)
+		}
+		if dec.More() {
+			return nil, fmt.Errorf("script %s line %d: more than one JSON value on the line", name, n)
+		}
+		if err := l.Decision.Validate(); err != nil {
+			return nil, fmt.Errorf("script %s line %d: %w", name, n, err)
+		}
+		for _, c := range l.Fail {
+			if err := c.Validate(); err != nil {
+				return nil, fmt.Errorf("script %s line %d: fail: %w", name, n, err)
+			}
+		}
+		s.turns = append(s.turns, l)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("script %s: %w", name, err)
+	}
+	if len(s.turns) == 0 {
+		return nil, fmt.Errorf("script %s: no decisions", name)
+	}
+	return s, nil
+}
+
+// LoadScript reads a script from a file.
+func LoadScript(path string) (*Scripted, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load script: %w", err)
+	}
+	return ParseScript(path, data)
+}
+
+// Len is the number of decisions in the script.
+func (s *Scripted) Len() int { return len(s.turns) }
+
+// Turn returns the decision for req.Turn. A turn past the end of the
+// script is an invalid_output error naming the script.
+func (s *Scripted) Turn(ctx context.Context, req Request) (Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return Decision{}, err
+	}
+	if req.Turn < 1 || req.Turn > len(s.turns) {
+		return Decision{}, &Error{Class: facts.ClassInvalidOutput,
+			Err: fmt.Errorf("script %s has %d decisions; turn %d asked", s.name, len(s.turns), req.Turn)}
+	}
+	l := s.turns[req.Turn-1]
+	s.mu.Lock()
+	k := fmt.Sprintf("%s\x00%d", req.Thread, req.Turn)
+	attempt := s.attempts[k]
+	s.attempts[k]++
+	s.mu.Unlock()
+	if attempt < len(l.Fail) {
+		return Decision{}, &Error{Class: l.Fail[attempt],
+			Err: fmt.Errorf("scripted %s failure %d at turn %d", l.Fail[attempt], attempt+1, req.Turn)}
+	}
+	return cloneDecision(l.Decision), nil
+}
+
+func cloneDecision(d Decision) Decision {
+	d.ToolCalls = append([]facts.ToolCall(nil), d.ToolCalls...)
+	if d.Question != nil {
+		q := *d.Question
+		q.Options = append([]string(nil), q.Options...)
+		d.Question = &q
+	}
+	return d
+}

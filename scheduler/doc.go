@@ -1,0 +1,24 @@
+// Package scheduler is the coding scheduler: the component that folds a
+// coding thread into its phase — infer, confirm, question, tool, done — and
+// enables the next step.
+//
+// A thread goes:
+//
+//	user.message → model.turn (text)                                   → done
+//	user.message → model.turn (tool calls) → confirmation.requested    → parked
+//	    confirmation.answered (approved) → action.requested → action.completed
+//	    → model.turn …
+//	    confirmation.answered (denied, every call)                     → done
+//	user.message → model.turn (question) → question.asked              → parked
+//	    question.answered → model.turn (the answer is in its request) …
+//
+// While parked the scheduler enables nothing: the thread waits for an answer
+// fact, with no timer anywhere. Answers name the request they answer; each
+// tool call of a model turn is its own request. An approval binds what runs:
+// the confirmation request carries a digest of the tool and its exact
+// arguments, and the tool runs with the arguments that were approved.
+//
+// The scheduler decides what happens next; it does not know how. The
+// effects that take a model turn and run a tool come from its [Env], which
+// the harness fills in with real services.
+package scheduler
