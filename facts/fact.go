@@ -233,12 +233,18 @@ type Draft struct {
 // unregistered kind the payload may be any value that encoding/json can
 // marshal; it is stored as that JSON value in canonical msgpack (see
 // Register), and a nil payload stores no bytes.
+//
+// The cause may be empty: a transition's effect builds its drafts before it
+// knows its own key, and the runtime sets the cause when it appends them.
+// A store refuses a draft whose cause is still empty (see Draft.Validate).
 func NewDraft(kind Kind, cause string, payload any) (Draft, error) {
 	if err := kind.Validate(); err != nil {
 		return Draft{}, fmt.Errorf("new draft: %w", err)
 	}
-	if err := ValidateCause(cause); err != nil {
-		return Draft{}, fmt.Errorf("new draft %s: %w", kind, err)
+	if cause != "" {
+		if err := ValidateCause(cause); err != nil {
+			return Draft{}, fmt.Errorf("new draft %s: %w", kind, err)
+		}
 	}
 	data, err := encodePayload(kind, payload)
 	if err != nil {

@@ -227,7 +227,7 @@ func TestNewDraft(t *testing.T) {
 		{"unknown enum value", facts.KindEffectReconciled, "ingress/k", facts.EffectReconciled{ActionID: "a", Decision: "maybe"}, facts.ErrPayload},
 		{"invalid raw JSON", facts.KindActionRequested, "k", facts.ActionRequested{ActionID: "a", Payload: facts.RawJSON(`{"a":`)}, facts.ErrPayload},
 		{"bad kind", "bad kind", "k", nil, facts.ErrInvalid},
-		{"missing cause", facts.KindUserMessage, "", msg, facts.ErrInvalid},
+		{"cause with a control character", facts.KindUserMessage, "a\x00b", msg, facts.ErrInvalid},
 		{"unregistered kind, JSON value", "app.note", "k", map[string]any{"b": 1, "a": []int{1, 2}}, nil},
 		{"unregistered kind, nil", "app.note", "k", nil, nil},
 		{"unregistered kind, not JSON", "app.note", "k", func() {}, facts.ErrPayload},
@@ -244,6 +244,11 @@ func TestNewDraft(t *testing.T) {
 			require.NoError(t, d.Validate())
 		})
 	}
+	t.Run("an empty cause is left for the runtime, and Validate refuses it", func(t *testing.T) {
+		d, err := facts.NewDraft(facts.KindUserMessage, "", msg)
+		require.NoError(t, err)
+		require.ErrorIs(t, d.Validate(), facts.ErrInvalid)
+	})
 }
 
 func TestUnregisteredPayloadIsDeterministic(t *testing.T) {

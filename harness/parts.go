@@ -198,7 +198,7 @@ type compactor struct {
 	prefix string
 }
 
-func (c *compactor) Name() string            { return "compact" }
+func (c *compactor) Name() string          { return "compact" }
 func (c *compactor) Step(facts.Fact) error { return nil }
 
 // ApproxTokens estimates the tokens of a conversation: four bytes a token.

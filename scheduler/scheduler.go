@@ -411,6 +411,11 @@ func (s *Scheduler[S]) infer() fold.Transition[S] {
 	return fold.Transition[S]{Key: key, Effect: effect.AndThen(s.env.Infer(req), func(mt facts.ModelTurn) effect.Effect[S, []facts.Draft] {
 		mt.Turn = turn
 		mt.ToolCalls = uniqueIDs(mt.ToolCalls)
+		if mt.Question != nil && mt.Question.ID == "" {
+			q := *mt.Question
+			q.ID = "q-" + strconv.Itoa(turn)
+			mt.Question = &q
+		}
 		return drafts[S](facts.KindModelTurn, mt)
 	})}
 }
