@@ -1,0 +1,138 @@
+package action
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// Capability is what an action needs the thread to have been granted.
+type Capability string
+
+// The capabilities.
+const (
+	Read    Capability = "read"
+	Write   Capability = "write"
+	Execute Capability = "execute"
+)
+
+// Validate accepts read, write and execute.
+func (c Capability) Validate() error {
+	switch c {
+	case Read, Write, Execute:
+		return nil
+	}
+	return fmt.Errorf("capability %q: want read, write or execute", string(c))
+}
+
+// Request is a request to act, recorded before anything runs.
+type Request struct {
+	ActionID string
+	// CallID is the model's tool call the action serves, if any.
+	CallID      string
+	Capability  Capability
+	Instruction string
+	// Precondition is the observed state hash the request expects to act
+	// on; "" expects nothing.
+	Precondition   string
+	IdempotencyKey string
+	// RequestedBy and ActorID attribute the request; they are strings, not
+	// proof of who approved it.
+	RequestedBy string
+	ActorID     string
+	// Adapter names the adapter; AdapterID names the instance, when one
+	// adapter serves several.
+	Adapter   string
+	AdapterID string
+	// Payload is the adapter's input, JSON.
+	Payload json.RawMessage
+	// Check is the declared check of the effect, if any.
+	Check *facts.CheckSpec
+}
+
+// Requester is who requested the action: RequestedBy, or the actor.
+func (r Request) Requester() string {
+	if r.RequestedBy != "" {
+		return r.RequestedBy
+	}
+	return r.ActorID
+}
+
+// AdapterKey is the adapter instance: AdapterID, or the adapter's name.
+func (r Request) AdapterKey() string {
+	if r.AdapterID != "" {
+		return r.AdapterID
+	}
+	return r.Adapter
+}
+
+// Fact returns the request as the payload of action.requested.
+func (r Request) Fact() facts.ActionRequested {
+	return facts.ActionRequested{
+		ActionID: r.ActionID, CallID: r.CallID, Capability: string(r.Capability), Instruction: r.Instruction,
+		Precondition: r.Precondition, IdempotencyKey: r.IdempotencyKey, RequestedBy: r.Requester(),
+		ActorID: r.ActorID, Adapter: r.AdapterKey(), Payload: facts.RawJSON(r.Payload), Check: r.Check,
+	}
+}
+
+// FromFact returns the request recorded in an action.requested payload.
+func FromFact(p facts.ActionRequested) Request {
+	return Request{
+		ActionID: p.ActionID, CallID: p.CallID, Capability: Capability(p.Capability), Instruction: p.Instruction,
+		Precondition: p.Precondition, IdempotencyKey: p.IdempotencyKey, RequestedBy: p.RequestedBy,
+		ActorID: p.ActorID, Adapter: p.Adapter, Payload: json.RawMessage(p.Payload), Check: p.Check,
+	}
+}
+
+// Adapter carries out requests: the place where side effects happen. Its
+// return is a report — its own account, evidence of nothing but what it
+// said.
+type Adapter interface {
+	Name() string
+	Execute(ctx context.Context, req Request) (facts.Report, error)
+}
+
+// FileState is one path as an observer saw it.
+type FileState struct {
+	Path string // slash-separated, relative to the observed root
+	// Digest is the SHA-256 of the content, hex; for a symlink, of the
+	// link's target string.
+	Digest string
+	Mode   fs.FileMode
+	Size   int64
+	// Link is a symlink's target, recorded and never followed.
+	Link string
+}
+
+// Snapshot is what an observer read at one moment: every path in its scope,
+// sorted by path, and the hash over the sorted (path, digest) list.
+type Snapshot struct {
+	Hash  string
+	Files []FileState
+}
+
+// Observer reads the world independently of any adapter. The runtime calls
+// it before and after an adapter runs; nothing an adapter returns can fill
+// an observation.
+type Observer interface {
+	Observe(ctx context.Context) (Snapshot, error)
+}
+
+// Blobs keeps contents by digest: content-addressed, deduplicated. An
+// observer that is given a Blobs keeps the bytes of the files it reads, so a
+// replay can show a diff and an undo can restore a file.
+type Blobs interface {
+	// PutBlob stores data under its SHA-256 digest (hex); storing the same
+	// bytes again does nothing.
+	PutBlob(ctx context.Context, data []byte) (digest string, err error)
+	// GetBlob returns the bytes with the digest, or ErrNoBlob.
+	GetBlob(ctx context.Context, digest string) ([]byte, error)
+}
+
+// ErrNoBlob: no content is kept under the digest (it was larger than the
+// cap, or never read).
+var ErrNoBlob = errors.New("no content kept for digest")

@@ -1,0 +1,32 @@
+// Package action is the effect boundary: how a request to change the
+// world becomes a record that keeps apart what the worker reported, what the
+// runtime observed, what that means for the effect, and what a declared
+// check says.
+//
+// "The agent said done" is three questions, not one. For every effectful
+// action the log keeps, side by side:
+//
+//  1. the request (action.requested), recorded before anything runs;
+//  2. the authority: a capability the thread was not granted ends the
+//     action as denied, and the adapter is not invoked;
+//  3. action.started, with the runtime's own observation before, appended
+//     immediately before the adapter is invoked;
+//  4. the adapter's report: its status, its claimed resulting state, its
+//     transcript and output. A panic or an error becomes a failed report;
+//  5. the runtime's own observation after, through an [Observer] the
+//     adapter does not control, with the changed paths;
+//  6. action.completed: the report and the observation side by side, and
+//     the effect state derived from the observation alone — reported
+//     (nobody could look), observed (the observed scope changed), unknown
+//     (success reported, nothing changed: report and reading disagree) or
+//     none (failure or denial reported, nothing changed). A claimed state
+//     never fills an observation field;
+//  7. check.recorded: the declared check's verdict (pass or fail, with the
+//     reason) about its bound target — a criterion, not a judgement that
+//     the work was right.
+//
+// An unknown effect is open: a person settles it with effect.reconciled
+// (accept, retry, abandon). A process that dies between action.started and
+// action.completed leaves the action in doubt; it is never run again by
+// itself.
+package action
