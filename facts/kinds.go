@@ -242,6 +242,10 @@ func (p ActionRequested) Validate() error { return required("action_id", p.Actio
 type ActionStarted struct {
 	ActionID       string `msgpack:"action_id,omitempty" json:"action_id,omitempty"`
 	ObservedBefore string `msgpack:"observed_before,omitempty" json:"observed_before,omitempty"`
+	// Manifest is the digest of the kept listing of the observation before
+	// (see action.Blobs), so that a resume after a crash can say which
+	// paths changed; "" when none was kept.
+	Manifest string `msgpack:"manifest,omitempty" json:"manifest,omitempty"`
 }
 
 // Validate requires an action id.
@@ -272,6 +276,10 @@ type Report struct {
 	Stderr       string       `msgpack:"stderr,omitempty" json:"stderr,omitempty"`
 	ExitCode     int          `msgpack:"exit_code,omitempty" json:"exit_code,omitempty"`
 	Error        string       `msgpack:"error,omitempty" json:"error,omitempty"`
+	// StartedAt and EndedAt bound the adapter's run, RFC 3339 in UTC, as
+	// the runtime measured them.
+	StartedAt string `msgpack:"started_at,omitempty" json:"started_at,omitempty"`
+	EndedAt   string `msgpack:"ended_at,omitempty" json:"ended_at,omitempty"`
 }
 
 // PathChange is one path the observer saw change, with digests before and
@@ -306,11 +314,14 @@ const (
 	// EffectUnknown: report and observation disagree; the effect is open
 	// until a person reconciles it.
 	EffectUnknown EffectState = "unknown"
+	// EffectNone: a failure or a denial was reported and the observed
+	// scope did not change: nothing happened, and nothing was claimed.
+	EffectNone EffectState = "none"
 )
 
 // Validate accepts the known effect states.
 func (s EffectState) Validate() error {
-	return oneOf("effect_state", s, EffectReported, EffectObserved, EffectUnknown)
+	return oneOf("effect_state", s, EffectReported, EffectObserved, EffectUnknown, EffectNone)
 }
 
 // ActionCompleted is the payload of action.completed.

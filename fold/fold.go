@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -12,10 +13,34 @@ import (
 // (such as "infer/turn/3") and the effect that, when run, returns the drafts
 // of the facts to append. The runtime appends them with Key as their cause,
 // after which the key is used and never runs again.
+//
+// A transition that acts on the world must record a claim before it acts —
+// action.started, immediately before an adapter is invoked — so that a
+// process dying mid-act leaves the action visibly in doubt instead of
+// silently undone. Such a transition sets Staged instead of Effect: the
+// runtime gives it a Journal through which it appends its claim, with
+// optimistic concurrency, in the middle of its run.
 type Transition[S any] struct {
 	Key    string
 	Effect effect.Effect[S, []facts.Draft]
+	// Staged, when set, is used instead of Effect.
+	Staged func(j Journal) effect.Effect[S, []facts.Draft]
 }
+
+// Journal appends facts in the middle of a transition's run.
+type Journal interface {
+	// Record appends drafts under their own cause key (not the
+	// transition's) at the head the transition was projected at, or after
+	// the facts it recorded before. If another writer appended first, or
+	// the key is already a cause, nothing is appended and the error wraps
+	// ErrClaimLost: the transition must not act.
+	Record(ctx context.Context, key string, drafts ...facts.Draft) error
+}
+
+// ErrClaimLost: a Journal.Record was refused because the thread moved on;
+// a transition that gets it must stop without acting. The runtime then
+// folds what the other writer appended and projects again.
+var ErrClaimLost = errors.New("claim lost: the thread moved on")
 
 // WaitKind names what a parked thread waits for.
 type WaitKind string
@@ -203,6 +228,7 @@ func (f *Fold[S]) Project() (Projection[S], error) {
 			if t.Key == "" {
 				return Projection[S]{}, fmt.Errorf("fold: %s enabled a transition with no key", c.Name())
 			}
+
 			if first, dup := owner[t.Key]; dup {
 				return Projection[S]{}, &DuplicateTransitionError{Key: t.Key, First: first, Second: c.Name()}
 			}

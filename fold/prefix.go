@@ -1,8 +1,10 @@
 package fold
 
 import (
+	"context"
 	"strings"
 
+	"github.com/seed-7cc7a084/harness/effect"
 	"github.com/seed-7cc7a084/harness/facts"
 )
 
@@ -44,7 +46,13 @@ func (p *prefixed[S]) Output() Output[S] {
 	out := p.inner.Output()
 	ts := make([]Transition[S], len(out.Transitions))
 	for i, t := range out.Transitions {
-		ts[i] = Transition[S]{Key: p.prefix + t.Key, Effect: t.Effect}
+		t.Key = p.prefix + t.Key
+		if staged := t.Staged; staged != nil {
+			t.Staged = func(j Journal) effect.Effect[S, []facts.Draft] {
+				return staged(prefixJournal{prefix: p.prefix, j: j})
+			}
+		}
+		ts[i] = t
 	}
 	out.Transitions = ts
 	return out
@@ -56,4 +64,14 @@ func (p *prefixed[S]) Accept(d facts.Draft) error {
 		return a.Accept(d)
 	}
 	return nil
+}
+
+// prefixJournal prefixes the keys a prefixed component records under.
+type prefixJournal struct {
+	prefix string
+	j      Journal
+}
+
+func (p prefixJournal) Record(ctx context.Context, key string, drafts ...facts.Draft) error {
+	return p.j.Record(ctx, p.prefix+key, drafts...)
 }

@@ -2,7 +2,10 @@ package harness
 
 import (
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/seed-7cc7a084/harness/action"
 )
 
 // Config is how a coding actor and its runtime behave. Make one with
@@ -33,6 +36,10 @@ type Config struct {
 	// past which older turns are summarized before the next model turn;
 	// 0 never compacts.
 	CompactAt int
+	// Grants are the capabilities the actor's threads are granted; an
+	// action needing another is denied without invoking its adapter, and
+	// without asking a person.
+	Grants []action.Capability
 }
 
 // Option sets a field of a Config.
@@ -64,6 +71,11 @@ func WithCompactAt(tokens int) Option { return func(c *Config) { c.CompactAt = t
 // WithActor sets Config.Actor.
 func WithActor(name string) Option { return func(c *Config) { c.Actor = name } }
 
+// WithGrants sets Config.Grants.
+func WithGrants(caps ...action.Capability) Option {
+	return func(c *Config) { c.Grants = slices.Clone(caps) }
+}
+
 // WithVersion sets Config.Version.
 func WithVersion(v string) Option { return func(c *Config) { c.Version = v } }
 
@@ -81,6 +93,7 @@ func NewConfig(opts ...Option) (Config, error) {
 		SystemPrompt:  DefaultSystemPrompt,
 		Version:       "harness/dev",
 		Actor:         "coding-actor",
+		Grants:        []action.Capability{action.Read, action.Write, action.Execute},
 	}
 	for _, o := range opts {
 		o(&c)
@@ -103,6 +116,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("config: MaxTokens is %d: want ≥ 0 (0 is no bound)", c.MaxTokens)
 	case c.CompactAt < 0:
 		return fmt.Errorf("config: CompactAt is %d: want ≥ 0 (0 never compacts)", c.CompactAt)
+	}
+	for _, g := range c.Grants {
+		if err := g.Validate(); err != nil {
+			return fmt.Errorf("config: Grants: %w", err)
+		}
 	}
 	return nil
 }

@@ -2,9 +2,11 @@ package harness_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
@@ -27,9 +29,9 @@ func Example() {
 {"text": "I'll set the TTL.", "tool_calls": [{"id": "call_1", "name": "write_file", "args": "{\"path\":\"cache.toml\"}"}]}
 {"text": "Done."}`))
 	tools, _ := harness.NewToolbox(harness.Tool{
-		Schema:     facts.ToolSchema{Name: "write_file", Description: "Write a file."},
-		Capability: harness.CapWrite, // writes ask for confirmation by default
-		Run: func(ctx context.Context, args string) (facts.Report, error) {
+		Spec:  facts.ToolSchema{Name: "write_file", Description: "Write a file."},
+		Needs: action.Write, // writes ask for confirmation by default
+		Run: func(ctx context.Context, args json.RawMessage) (facts.Report, error) {
 			return facts.Report{Status: facts.StatusSucceeded, Stdout: "wrote cache.toml"}, nil
 		},
 	})
@@ -58,13 +60,14 @@ func Example() {
 	}
 	// Output:
 	// parked confirmation 1-call_1
-	// done 3
+	// done 2
 	// 1 user.message ingress/start
 	// 2 system.configured system/configure
 	// 3 model.turn infer/turn/1
-	// 4 confirmation.requested confirm/1-call_1
-	// 5 confirmation.answered ingress/approve-1
-	// 6 action.requested tool/request/1-call_1
-	// 7 action.completed tool/execute/1-call_1
-	// 8 model.turn infer/turn/2
+	// 4 action.requested tool/request/1-call_1
+	// 5 confirmation.requested confirm/1-call_1
+	// 6 confirmation.answered ingress/approve-1
+	// 7 action.started tool/start/1-call_1
+	// 8 action.completed tool/execute/1-call_1
+	// 9 model.turn infer/turn/2
 }

@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/effect"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
@@ -67,18 +69,16 @@ func newEnv(t *testing.T, script string, opts ...harness.Option) *env {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, e.store.Close()) })
 	var mu sync.Mutex
-	record := func(_ context.Context, args string) (facts.Report, error) {
+	record := func(_ context.Context, args json.RawMessage) (facts.Report, error) {
 		e.runs.Add(1)
 		mu.Lock()
-		e.args = append(e.args, args)
+		e.args = append(e.args, string(args))
 		mu.Unlock()
 		return facts.Report{Status: facts.StatusSucceeded, Stdout: "ok"}, nil
 	}
 	e.toolbox, err = harness.NewToolbox(
-		harness.Tool{Schema: facts.ToolSchema{Name: "write_file"}, Capability: harness.CapWrite, Run: record},
-		harness.Tool{Schema: facts.ToolSchema{Name: "read_file"}, Capability: harness.CapRead, Run: record},
-		harness.Tool{Schema: facts.ToolSchema{Name: "explode"}, Capability: harness.CapRead,
-			Run: func(context.Context, string) (facts.Report, error) { panic("tool bug") }},
+		harness.Tool{Spec: facts.ToolSchema{Name: "write_file"}, Needs: action.Write, Run: record},
+		harness.Tool{Spec: facts.ToolSchema{Name: "read_file"}, Needs: action.Read, Run: record},
 	)
 	require.NoError(t, err)
 	cfg, err := harness.NewConfig(append([]harness.Option{harness.WithModelBackoff(0)}, opts...)...)
@@ -171,7 +171,8 @@ func TestConfirmationFlow(t *testing.T) {
 	require.Len(t, out.Waits, 1)
 	require.Equal(t, fold.WaitConfirmation, out.Waits[0].Kind)
 	req := out.Waits[0].RequestID
-	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn, facts.KindConfirmationRequested}, e.kinds("t"))
+	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn,
+		facts.KindActionRequested, facts.KindConfirmationRequested}, e.kinds("t"), "the request is recorded before anyone is asked")
 
 	// Parked: resuming takes zero steps and calls nothing.
 	for range 3 {
@@ -190,19 +191,27 @@ func TestConfirmationFlow(t *testing.T) {
 	require.EqualValues(t, 1, e.runs.Load(), "the tool runs once")
 	require.Equal(t, 2, e.model.calls(), "the next model turn runs once")
 	require.Equal(t, []facts.Kind{
-		facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn, facts.KindConfirmationRequested,
-		facts.KindConfirmationAnswered, facts.KindActionRequested, facts.KindActionCompleted, facts.KindModelTurn,
+		facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn, facts.KindActionRequested,
+		facts.KindConfirmationRequested, facts.KindConfirmationAnswered, facts.KindActionStarted,
+		facts.KindActionCompleted, facts.KindModelTurn,
 	}, e.kinds("t"))
 	// The second model turn sees the tool's result.
 	msgs := e.model.last().Messages
 	require.Equal(t, facts.RoleTool, msgs[len(msgs)-1].Role)
 	require.Equal(t, "call_1", msgs[len(msgs)-1].ToolCallID)
 
-	// The action records who requested it: the person who approved.
+	// The request is the actor's; the approval is the person's.
 	ar, err := facts.Decode[facts.ActionRequested](e.last("t", facts.KindActionRequested))
 	require.NoError(t, err)
-	require.Equal(t, "ana", ar.RequestedBy)
-	require.Equal(t, harness.CapWrite, ar.Capability)
+	require.Equal(t, "coding-actor", ar.RequestedBy)
+	require.Equal(t, string(action.Write), ar.Capability)
+	ca, err := facts.Decode[facts.ConfirmationAnswered](e.last("t", facts.KindConfirmationAnswered))
+	require.NoError(t, err)
+	require.Equal(t, "ana", ca.By)
+	// Nobody observed the workspace here: the effect rests on the report.
+	done, err := facts.Decode[facts.ActionCompleted](e.last("t", facts.KindActionCompleted))
+	require.NoError(t, err)
+	require.Equal(t, facts.EffectReported, done.EffectState)
 }
 
 func TestDenialCompletesTheTurnWithoutTheTool(t *testing.T) {
@@ -215,7 +224,12 @@ func TestDenialCompletesTheTurnWithoutTheTool(t *testing.T) {
 	require.Equal(t, harness.StatusDone, out.Status)
 	require.Zero(t, e.runs.Load())
 	require.Equal(t, 1, e.model.calls())
-	require.Equal(t, facts.KindConfirmationAnswered, e.kinds("t")[len(e.kinds("t"))-1])
+	kinds := e.kinds("t")
+	require.Equal(t, []facts.Kind{facts.KindConfirmationAnswered, facts.KindActionCompleted}, kinds[len(kinds)-2:])
+	done, err := facts.Decode[facts.ActionCompleted](e.last("t", facts.KindActionCompleted))
+	require.NoError(t, err)
+	require.Equal(t, facts.StatusDenied, done.Report.Status)
+	require.Contains(t, done.Report.Error, "ana denied")
 }
 
 func TestQuestionFlow(t *testing.T) {
@@ -341,23 +355,50 @@ func TestModelFailures(t *testing.T) {
 	})
 }
 
+// panicking is a model with a bug.
+type panicking struct{}
+
+func (panicking) Turn(context.Context, model.Request) (model.Decision, error) { panic("model bug") }
+
 func TestDefectStopsTheThread(t *testing.T) {
-	e := newEnv(t, `{"tool_calls": [{"id": "c", "name": "explode", "args": "{}"}]}
-{"text": "never"}`)
-	out, err := e.rt.Start(ctx, e.actor, "t", "go")
+	e := newEnv(t, textScript)
+	rt, err := harness.NewRuntime(e.store, harness.Services{Model: panicking{}, Tools: e.toolbox}, e.rt.Config)
+	require.NoError(t, err)
+	out, err := rt.Start(ctx, e.actor, "t", "go")
 	require.ErrorIs(t, err, harness.ErrDefect)
-	require.ErrorContains(t, err, "tool bug")
+	require.ErrorContains(t, err, "model bug")
 	require.Equal(t, harness.StatusFailed, out.Status)
 	tf, err := facts.Decode[facts.TransitionFailed](e.last("t", facts.KindTransitionFailed))
 	require.NoError(t, err)
 	require.True(t, tf.Defect)
-	require.Equal(t, "tool/execute/1-c", tf.Key)
+	require.Equal(t, "infer/turn/1", tf.Key)
 
+	// Not even a working model makes a thread go on past a defect.
 	out, err = e.rt.Resume(ctx, e.actor, "t")
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusFailed, out.Status)
 	require.Zero(t, out.Steps)
-	require.Equal(t, 1, e.model.calls())
+	require.Zero(t, e.model.calls())
+}
+
+func TestAdapterPanicIsAFailedReport(t *testing.T) {
+	e := newEnv(t, `{"tool_calls": [{"id": "c", "name": "explode", "args": "{}"}]}
+{"text": "the tool failed"}`)
+	tb, err := harness.NewToolbox(harness.Tool{Spec: facts.ToolSchema{Name: "explode"}, Needs: action.Read,
+		Run: func(context.Context, json.RawMessage) (facts.Report, error) { panic("tool bug") }})
+	require.NoError(t, err)
+	rt, err := harness.NewRuntime(e.store, harness.Services{Model: e.model, Tools: tb}, e.rt.Config)
+	require.NoError(t, err)
+	actor, err := harness.CodingActor(e.rt.Config, tb)
+	require.NoError(t, err)
+	out, err := rt.Start(ctx, actor, "t", "go")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status)
+	done, err := facts.Decode[facts.ActionCompleted](e.last("t", facts.KindActionCompleted))
+	require.NoError(t, err)
+	require.Equal(t, facts.StatusFailed, done.Report.Status)
+	require.Contains(t, done.Report.Error, "tool bug")
+	require.Contains(t, e.model.last().Messages[len(e.model.last().Messages)-1].Text, "tool bug", "the model is told")
 }
 
 // blocking is a model that blocks until its context ends.

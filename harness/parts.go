@@ -2,10 +2,13 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/effect"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
@@ -295,18 +298,32 @@ func (schedulerPart) add(a *assembly, prefix string) {
 	a.build = append(a.build, func(k *kit) fold.Component[Services] {
 		s := scheduler.New(scheduler.Env[Services]{
 			Infer:   func(req scheduler.Request) effect.Effect[Services, facts.ModelTurn] { return inferTurn(a.cfg, req) },
-			Execute: executeTool,
+			Declare: declareCheck,
+			Act: func(req action.Request, j fold.Journal, startKey string) effect.Effect[Services, []facts.Draft] {
+				return act(a.cfg, req, j, startKey)
+			},
+			Refuse: func(req action.Request, why string) effect.Effect[Services, facts.ActionCompleted] {
+				return effect.FromAsync(func(ctx context.Context, svc Services) (facts.ActionCompleted, error) {
+					return svc.boundary(a.cfg).Deny(ctx, req, why), nil
+				})
+			},
+			Recover: func(started facts.ActionStarted) effect.Effect[Services, facts.ActionInterrupted] {
+				return effect.FromAsync(func(ctx context.Context, svc Services) (facts.ActionInterrupted, error) {
+					return svc.boundary(a.cfg).Interrupted(ctx, started), nil
+				})
+			},
 			Policy: func(call facts.ToolCall) scheduler.Policy {
 				t, ok := a.toolbox.Lookup(call.Name)
 				if !ok {
-					// An unknown tool runs nothing; its failed report tells
-					// the model so.
-					return scheduler.Policy{Confirm: false, Capability: CapRead}
+					// An unknown tool runs nothing: the boundary finds no
+					// adapter and its failed report tells the model so.
+					return scheduler.Policy{Confirm: false, Capability: action.Read}
 				}
-				return scheduler.Policy{Confirm: t.needsConfirmation(), Capability: t.Capability}
+				return scheduler.Policy{Confirm: confirms(t), Capability: t.Capability()}
 			},
-			Budget: func() *facts.BudgetExhausted { return k.budget.spent() },
-			Actor:  a.cfg.Actor,
+			Granted: func(c action.Capability) bool { return slices.Contains(a.cfg.Grants, c) },
+			Budget:  func() *facts.BudgetExhausted { return k.budget.spent() },
+			Actor:   a.cfg.Actor,
 		})
 		if k.scheduler == nil {
 			k.scheduler = s
@@ -315,6 +332,67 @@ func (schedulerPart) add(a *assembly, prefix string) {
 			return s
 		}
 		return fold.Prefixed[Services](prefix, s)
+	})
+}
+
+// declareCheck describes asking a call's tool which check it declares. A
+// tool that cannot declare one (its target is missing, say) declares none:
+// the action itself will say what went wrong.
+func declareCheck(call facts.ToolCall) effect.Effect[Services, *facts.CheckSpec] {
+	return effect.FromAsync(func(ctx context.Context, svc Services) (*facts.CheckSpec, error) {
+		t, ok := svc.Tools.Lookup(call.Name)
+		if !ok {
+			return nil, nil
+		}
+		d, ok := t.(declarer)
+		if !ok {
+			return nil, nil
+		}
+		spec, err := d.Check(json.RawMessage(call.Args))
+		if err != nil {
+			return nil, nil
+		}
+		return spec, nil
+	})
+}
+
+// act describes a request carried through the effect boundary: authority
+// and precondition (Begin); action.started recorded through the journal
+// immediately before the adapter runs; the adapter, the observation after,
+// the effect state and the check (Finish).
+func act(cfg Config, req action.Request, j fold.Journal, startKey string) effect.Effect[Services, []facts.Draft] {
+	return effect.FromAsync(func(ctx context.Context, svc Services) ([]facts.Draft, error) {
+		b := svc.boundary(cfg)
+		bg, refused := b.Begin(ctx, req)
+		if refused != nil {
+			d, err := facts.NewDraft(facts.KindActionCompleted, "", *refused)
+			return []facts.Draft{d}, err
+		}
+		started, err := facts.NewDraft(facts.KindActionStarted, "", bg.Started)
+		if err != nil {
+			return nil, effect.Defect(err)
+		}
+		if err := j.Record(ctx, startKey, started); err != nil {
+			return nil, err
+		}
+		var adapter action.Adapter
+		if t, ok := svc.Tools.Lookup(req.Adapter); ok {
+			adapter = t
+		}
+		done, check := b.Finish(ctx, req, bg, adapter)
+		d, err := facts.NewDraft(facts.KindActionCompleted, "", done)
+		if err != nil {
+			return nil, effect.Defect(err)
+		}
+		out := []facts.Draft{d}
+		if check != nil {
+			c, err := facts.NewDraft(facts.KindCheckRecorded, "", *check)
+			if err != nil {
+				return nil, effect.Defect(err)
+			}
+			out = append(out, c)
+		}
+		return out, nil
 	})
 }
 
@@ -343,14 +421,5 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 		MaxBackoff:  30 * cfg.ModelBackoff,
 		Jitter:      0.2,
 		RetryIf:     model.IsTransient,
-	})
-}
-
-func executeTool(call facts.ToolCall) effect.Effect[Services, facts.Report] {
-	return effect.FromAsync(func(ctx context.Context, svc Services) (facts.Report, error) {
-		if svc.Tools == nil {
-			return facts.Report{Status: facts.StatusFailed, Error: "no tools are configured"}, nil
-		}
-		return svc.Tools.RunTool(ctx, call)
 	})
 }

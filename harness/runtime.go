@@ -227,6 +227,11 @@ func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (ou
 			span.End()
 		}()
 	}
+	unlock, err := resuming.lock(ctx, rt.Store, id)
+	if err != nil {
+		return Outcome{Thread: id}, fmt.Errorf("resume %s: waiting for another resume of the thread: %w", id, err)
+	}
+	defer unlock()
 	st, err := rt.load(ctx, actor, id)
 	if err != nil {
 		return Outcome{Thread: id}, err
@@ -256,11 +261,20 @@ func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (ou
 			return out, nil
 		}
 		t := p.Enabled[0]
-		drafts, died, err := rt.run(ctx, st, t)
+		j := &journal{store: rt.Store, id: id, seq: st.fold.Seq()}
+		drafts, died, err := rt.run(ctx, st, t, j)
+		if errors.Is(err, fold.ErrClaimLost) {
+			// Another writer moved the thread before this transition could
+			// claim its act: fold what they wrote and decide again.
+			if err := rt.catchUp(ctx, st); err != nil {
+				return out, err
+			}
+			continue
+		}
 		if err != nil {
 			return out, err
 		}
-		appended, err := rt.append(ctx, st, drafts)
+		appended, err := rt.append(ctx, st, j, drafts)
 		if err != nil {
 			return out, err
 		}
@@ -277,8 +291,12 @@ func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (ou
 
 // run runs one transition and returns the drafts to append: its own facts,
 // or the record of its failure. died is set when it died.
-func (rt *Runtime[S]) run(ctx context.Context, st *state[S], t fold.Enabled[S]) (drafts []facts.Draft, died error, err error) {
-	e := effect.WithSpan(t.Effect, "transition "+t.Key,
+func (rt *Runtime[S]) run(ctx context.Context, st *state[S], t fold.Enabled[S], j *journal) (drafts []facts.Draft, died error, err error) {
+	e := t.Effect
+	if t.Staged != nil {
+		e = t.Staged(j)
+	}
+	e = effect.WithSpan(e, "transition "+t.Key,
 		attribute.String("harness.thread", st.id), attribute.String("harness.transition", t.Key))
 	ex := effect.Run(ctx, e, rt.Services)
 	tf := facts.TransitionFailed{Key: t.Key, Attempt: effect.Attempts(ex.Err())}
@@ -294,10 +312,13 @@ func (rt *Runtime[S]) run(ctx context.Context, st *state[S], t fold.Enabled[S]) 
 		died = fmt.Errorf("transition %s (%s) returned no facts: it would be enabled forever", t.Key, t.Component)
 	case effect.OutcomeInterrupt:
 		return nil, nil, fmt.Errorf("resume %s: %s: %w", st.id, t.Key, ex.Err())
+	case effect.OutcomeFail:
+		if errors.Is(ex.Err(), fold.ErrClaimLost) {
+			return nil, nil, ex.Err()
+		}
+		tf.Class, tf.Message = classOf(ex.Err()), ex.Err().Error()
 	case effect.OutcomeDie:
 		died = ex.Err()
-	default:
-		tf.Class, tf.Message = classOf(ex.Err()), ex.Err().Error()
 	}
 	if died != nil {
 		tf.Defect, tf.Message = true, died.Error()
@@ -324,20 +345,67 @@ func classOf(err error) facts.ErrorClass {
 	return facts.ClassBusiness
 }
 
-// append appends drafts after the folded head and folds them. When another
-// writer appended first it folds their facts instead and reports false:
-// the caller projects again, and a key that became a cause meanwhile never
-// runs.
-func (rt *Runtime[S]) append(ctx context.Context, st *state[S], drafts []facts.Draft) (bool, error) {
-	_, err := rt.Store.Append(ctx, st.id, st.fold.Seq(), drafts...)
-	switch {
-	case err == nil:
-	case errors.Is(err, thread.ErrConflict), errors.Is(err, thread.ErrDuplicateCause):
-		return false, rt.catchUp(ctx, st)
-	default:
-		return false, fmt.Errorf("append to %s after seq %d: %w", st.id, st.fold.Seq(), err)
+// append appends a transition's drafts after the head it ran at (the
+// folded head, or the journal's when the transition recorded a claim) and
+// folds them.
+//
+// When another writer appended first: a transition that claimed an act has
+// acted, so its record must land — it folds the other facts and appends
+// again at the new head; any other transition is dropped (reported as not
+// appended), the other facts are folded, and the caller projects again, so
+// a key that became a cause meanwhile never runs. A cancelled context does
+// not stop the record of an act that was claimed.
+func (rt *Runtime[S]) append(ctx context.Context, st *state[S], j *journal, drafts []facts.Draft) (bool, error) {
+	after := st.fold.Seq()
+	if j.recorded {
+		ctx, after = context.WithoutCancel(ctx), j.seq
 	}
-	return true, rt.catchUp(ctx, st)
+	for {
+		_, err := rt.Store.Append(ctx, st.id, after, drafts...)
+		switch {
+		case err == nil:
+			return true, rt.catchUp(ctx, st)
+		case errors.Is(err, thread.ErrDuplicateCause):
+			return false, rt.catchUp(ctx, st)
+		case !errors.Is(err, thread.ErrConflict):
+			return false, fmt.Errorf("append to %s after seq %d: %w", st.id, after, err)
+		}
+		if err := rt.catchUp(ctx, st); err != nil {
+			return false, err
+		}
+		if !j.recorded {
+			return false, nil
+		}
+		after = st.fold.Seq()
+	}
+}
+
+// journal is the fold.Journal of one transition's run: it appends claims at
+// the head the transition was projected at.
+type journal struct {
+	store    thread.Store
+	id       string
+	seq      uint64
+	recorded bool
+}
+
+// Record appends drafts under key at the journal's head.
+func (j *journal) Record(ctx context.Context, key string, drafts ...facts.Draft) error {
+	if len(drafts) == 0 {
+		return nil
+	}
+	for i := range drafts {
+		drafts[i].Cause = key
+	}
+	head, err := j.store.Append(ctx, j.id, j.seq, drafts...)
+	switch {
+	case errors.Is(err, thread.ErrConflict), errors.Is(err, thread.ErrDuplicateCause):
+		return fmt.Errorf("record %s in %s: %w: %w", key, j.id, fold.ErrClaimLost, err)
+	case err != nil:
+		return fmt.Errorf("record %s in %s: %w", key, j.id, err)
+	}
+	j.seq, j.recorded = head.Seq, true
+	return nil
 }
 
 const instrumentation = "github.com/seed-7cc7a084/harness/harness"

@@ -2,12 +2,14 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/model"
 )
@@ -17,7 +19,16 @@ import (
 // real model in production, a scripted one in a test.
 type Services struct {
 	Model model.Model
-	Tools ToolRunner
+	// Tools are the adapters tool calls run on.
+	Tools *Toolbox
+	// Observer reads the workspace before and after every action,
+	// independently of the tools; nil means nobody looks, and every effect
+	// is recorded as "reported".
+	Observer action.Observer
+	// Workspace is the directory declared checks look in.
+	Workspace string
+	// Blobs keeps observed contents and listings by digest; nil keeps none.
+	Blobs action.Blobs
 	// Summarize writes the summary a compaction records; nil uses
 	// Extract, which calls nothing.
 	Summarize func(ctx context.Context, messages []facts.Message) (string, error)
@@ -34,90 +45,105 @@ func (s Services) TracerProvider() trace.TracerProvider {
 	return otel.GetTracerProvider()
 }
 
-// ToolRunner runs tool calls.
-type ToolRunner interface {
-	RunTool(ctx context.Context, call facts.ToolCall) (facts.Report, error)
+// boundary is the effect boundary of these services under cfg's grants.
+func (s Services) boundary(cfg Config) *action.Boundary {
+	return &action.Boundary{Observer: s.Observer, Granted: cfg.Grants, Root: s.Workspace, Blobs: s.Blobs}
 }
 
-// Confirmation is when a tool asks a person before it runs.
-type Confirmation string
+// ToolAdapter is a tool a model can call: an action adapter with the
+// schema the model is shown and the capability it needs. A tool may also
+// say whether it asks a person first (Confirm() bool; by default writes and
+// commands do) and declare the check of a call (Check(args)).
+type ToolAdapter interface {
+	action.Adapter
+	Schema() facts.ToolSchema
+	Capability() action.Capability
+}
 
-// The confirmation policies.
-const (
-	// ConfirmAlways asks before every call.
-	ConfirmAlways Confirmation = "always"
-	// ConfirmNever never asks.
-	ConfirmNever Confirmation = "never"
-	// ConfirmEffectful asks when the tool writes or executes.
-	ConfirmEffectful Confirmation = "when-effectful"
-)
+type confirmer interface{ Confirm() bool }
 
-// The capabilities a tool can need.
-const (
-	CapRead    = "read"
-	CapWrite   = "write"
-	CapExecute = "execute"
-)
+type declarer interface {
+	Check(args json.RawMessage) (*facts.CheckSpec, error)
+}
 
-// Tool is one tool a coding actor can call.
+// Tool is a ToolAdapter made of functions, for tools written inline.
 type Tool struct {
-	Schema facts.ToolSchema
-	// Capability is CapRead, CapWrite or CapExecute.
-	Capability string
-	// Confirm is when a person must approve a call; "" is
-	// ConfirmEffectful.
-	Confirm Confirmation
-	// Run runs a call with the arguments exactly as the model wrote them.
-	Run func(ctx context.Context, args string) (facts.Report, error)
+	Spec facts.ToolSchema
+	// Needs is the capability: action.Read, action.Write or action.Execute.
+	Needs action.Capability
+	// Ask overrides the default confirmation (writes and commands ask).
+	Ask *bool
+	// Run runs a call with the model's arguments.
+	Run func(ctx context.Context, args json.RawMessage) (facts.Report, error)
+	// Declare, when set, declares the check of a call.
+	Declare func(args json.RawMessage) (*facts.CheckSpec, error)
 }
 
-// needsConfirmation applies the tool's policy.
-func (t Tool) needsConfirmation() bool {
-	switch t.Confirm {
-	case ConfirmAlways:
-		return true
-	case ConfirmNever:
-		return false
+// Name is the tool's name.
+func (t Tool) Name() string { return t.Spec.Name }
+
+// Schema is the tool's schema.
+func (t Tool) Schema() facts.ToolSchema { return t.Spec }
+
+// Capability is what the tool needs.
+func (t Tool) Capability() action.Capability { return t.Needs }
+
+// Confirm reports whether a call asks a person first.
+func (t Tool) Confirm() bool {
+	if t.Ask != nil {
+		return *t.Ask
 	}
-	return t.Capability != CapRead
+	return t.Needs != action.Read
+}
+
+// Check declares the check of a call.
+func (t Tool) Check(args json.RawMessage) (*facts.CheckSpec, error) {
+	if t.Declare == nil {
+		return nil, nil
+	}
+	return t.Declare(args)
+}
+
+// Execute runs the call.
+func (t Tool) Execute(ctx context.Context, req action.Request) (facts.Report, error) {
+	return t.Run(ctx, req.Payload)
 }
 
 // Toolbox is a set of tools, in the order they are offered to the model.
-// It is both what the Tools part declares and a ToolRunner.
 type Toolbox struct {
-	tools []Tool
+	tools []ToolAdapter
 }
 
 // NewToolbox returns a toolbox; names must be unique and capabilities known.
-func NewToolbox(tools ...Tool) (*Toolbox, error) {
+func NewToolbox(tools ...ToolAdapter) (*Toolbox, error) {
 	seen := map[string]bool{}
 	for i, t := range tools {
+		name := t.Schema().Name
 		switch {
-		case t.Schema.Name == "":
-			return nil, fmt.Errorf("toolbox: tool %d has no name", i+1)
-		case seen[t.Schema.Name]:
-			return nil, fmt.Errorf("toolbox: two tools named %q", t.Schema.Name)
-		case t.Capability != CapRead && t.Capability != CapWrite && t.Capability != CapExecute:
-			return nil, fmt.Errorf("toolbox: tool %q: capability %q, want read, write or execute", t.Schema.Name, t.Capability)
-		case t.Run == nil:
-			return nil, fmt.Errorf("toolbox: tool %q has no Run", t.Schema.Name)
+		case name == "" || name != t.Name():
+			return nil, fmt.Errorf("toolbox: tool %d: schema name %q and adapter name %q must be the same and not empty", i+1, name, t.Name())
+		case seen[name]:
+			return nil, fmt.Errorf("toolbox: two tools named %q", name)
 		}
-		seen[t.Schema.Name] = true
+		if err := t.Capability().Validate(); err != nil {
+			return nil, fmt.Errorf("toolbox: tool %q: %w", name, err)
+		}
+		seen[name] = true
 	}
 	return &Toolbox{tools: slices.Clone(tools)}, nil
 }
 
 // Lookup returns the tool named name.
-func (b *Toolbox) Lookup(name string) (Tool, bool) {
+func (b *Toolbox) Lookup(name string) (ToolAdapter, bool) {
 	if b == nil {
-		return Tool{}, false
+		return nil, false
 	}
 	for _, t := range b.tools {
-		if t.Schema.Name == name {
+		if t.Name() == name {
 			return t, true
 		}
 	}
-	return Tool{}, false
+	return nil, false
 }
 
 // Schemas returns the schemas of the tools, in order.
@@ -127,17 +153,16 @@ func (b *Toolbox) Schemas() []facts.ToolSchema {
 	}
 	out := make([]facts.ToolSchema, len(b.tools))
 	for i, t := range b.tools {
-		out[i] = t.Schema
+		out[i] = t.Schema()
 	}
 	return out
 }
 
-// RunTool runs the named tool. An unknown tool is a failed report, which
-// the model is shown, not an error of the runtime.
-func (b *Toolbox) RunTool(ctx context.Context, call facts.ToolCall) (facts.Report, error) {
-	t, ok := b.Lookup(call.Name)
-	if !ok {
-		return facts.Report{Status: facts.StatusFailed, Error: fmt.Sprintf("no tool named %q", call.Name)}, nil
+// confirms applies a tool's confirmation policy: its own word, or by
+// default, ask for writes and commands.
+func confirms(t ToolAdapter) bool {
+	if c, ok := t.(confirmer); ok {
+		return c.Confirm()
 	}
-	return t.Run(ctx, call.Args)
+	return t.Capability() != action.Read
 }

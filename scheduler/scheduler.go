@@ -3,12 +3,14 @@ package scheduler
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/effect"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
@@ -25,8 +27,10 @@ const (
 	PhaseConfirm Phase = "confirm"
 	// PhaseQuestion: the model asked a person a question.
 	PhaseQuestion Phase = "question"
-	// PhaseTool: an approved tool call is to be recorded or run.
+	// PhaseTool: a tool call is to be requested, run, or recovered.
 	PhaseTool Phase = "tool"
+	// PhaseReconcile: an effect nobody can vouch for waits for a person.
+	PhaseReconcile Phase = "reconcile"
 	// PhaseDone: the turn is complete; nothing is enabled or awaited.
 	PhaseDone Phase = "done"
 	// PhaseFailed: a step failed for good, or a budget ran out.
@@ -45,9 +49,8 @@ type Request struct {
 type Policy struct {
 	// Confirm is true when a person must approve the call first.
 	Confirm bool
-	// Capability is what running the tool needs: "read", "write" or
-	// "execute".
-	Capability string
+	// Capability is what running the tool needs.
+	Capability action.Capability
 }
 
 // Env supplies the effects the scheduler enables. S is the services the
@@ -55,12 +58,26 @@ type Policy struct {
 type Env[S any] struct {
 	// Infer describes one model turn.
 	Infer func(Request) effect.Effect[S, facts.ModelTurn]
-	// Execute describes running one approved tool call; the report is the
-	// tool's own account. A Fail of the effect is recorded as a failed
-	// report; a Die stops the thread.
-	Execute func(call facts.ToolCall) effect.Effect[S, facts.Report]
+	// Declare describes finding the check a call declares (it may read the
+	// workspace, as edit_file's expected result does); nil declares none.
+	Declare func(call facts.ToolCall) effect.Effect[S, *facts.CheckSpec]
+	// Act describes carrying out a request through the effect boundary:
+	// it must record action.started through j under startKey immediately
+	// before invoking the adapter, and return the action.completed (and
+	// check.recorded) drafts. An action that may not start returns its
+	// completion without recording anything.
+	Act func(req action.Request, j fold.Journal, startKey string) effect.Effect[S, []facts.Draft]
+	// Refuse describes completing a request a person denied, without
+	// invoking its adapter.
+	Refuse func(req action.Request, why string) effect.Effect[S, facts.ActionCompleted]
+	// Recover describes observing an action found in doubt.
+	Recover func(started facts.ActionStarted) effect.Effect[S, facts.ActionInterrupted]
 	// Policy says whether a call needs confirmation and what it needs.
 	Policy func(call facts.ToolCall) Policy
+	// Granted reports whether the thread was granted a capability; a call
+	// needing one it was not is not put to a person: the boundary denies
+	// it. Nil grants everything.
+	Granted func(action.Capability) bool
 	// Budget, when set, is asked before each model turn; a non-nil answer
 	// stops the thread with that budget.exhausted fact instead of the turn.
 	Budget func() *facts.BudgetExhausted
@@ -68,12 +85,17 @@ type Env[S any] struct {
 	Actor string
 }
 
-// Keys of the transitions this component enables; ref is "<turn>-<call id>".
+// The keys of the transitions this component enables. ref is
+// "<turn>-<call id>"; an attempt after the first adds ".<n>".
 func inferKey(turn int) string     { return "infer/turn/" + strconv.Itoa(turn) }
 func confirmKey(ref string) string { return "confirm/" + ref }
-func requestKey(ref string) string { return "tool/request/" + ref }
-func executeKey(ref string) string { return "tool/execute/" + ref }
+func requestKey(id string) string  { return "tool/request/" + id }
+func startKey(id string) string    { return "tool/start/" + id }
+func executeKey(id string) string  { return "tool/execute/" + id }
+func recoverKey(id string) string  { return "tool/recover/" + id }
 func askKey(turn int) string       { return "question/ask/" + strconv.Itoa(turn) }
+
+var ownPrefixes = []string{"infer/turn/", "confirm/", "tool/", "question/ask/"}
 
 // Digest identifies a tool call exactly: the tool's name and its
 // arguments, byte for byte.
@@ -98,20 +120,62 @@ var (
 	ErrDigest = errors.New("approval does not match the request's digest")
 )
 
-// call is the fold of one tool call of a model turn.
-type call struct {
-	ref       string // "<turn>-<id>", unique in the thread
-	call      facts.ToolCall
-	policy    Policy
-	asked     *facts.ConfirmationRequested
-	answer    *facts.ConfirmationAnswered
-	requested bool
-	completed *facts.ActionCompleted
+// attempt is the fold of one action of a call; a reconciliation may ask
+// for another.
+type attempt struct {
+	id          string // the action id: ref, then ref.2, ref.3, …
+	requested   *facts.ActionRequested
+	started     *facts.ActionStarted
+	completed   *facts.ActionCompleted
+	check       *facts.CheckRecorded
+	interrupted *facts.ActionInterrupted
+	reconciled  *facts.EffectReconciled
 }
 
-func (c *call) approved() bool { return !c.policy.Confirm || (c.answer != nil && c.answer.Approved) }
-func (c *call) denied() bool   { return c.policy.Confirm && c.answer != nil && !c.answer.Approved }
-func (c *call) settled() bool  { return c.denied() || c.completed != nil }
+// open reports whether a person must settle the attempt: an effect nobody
+// can vouch for (unknown), or an action in doubt after a crash.
+func (a *attempt) open() bool {
+	if a.reconciled != nil {
+		return false
+	}
+	return a.interrupted != nil || (a.completed != nil && a.completed.EffectState == facts.EffectUnknown)
+}
+
+// call is the fold of one tool call of a model turn.
+type call struct {
+	ref      string // "<turn>-<id>", unique in the thread
+	call     facts.ToolCall
+	policy   Policy
+	granted  bool
+	asked    *facts.ConfirmationRequested
+	answer   *facts.ConfirmationAnswered
+	attempts []*attempt
+}
+
+func (c *call) last() *attempt {
+	if len(c.attempts) == 0 {
+		return nil
+	}
+	return c.attempts[len(c.attempts)-1]
+}
+
+func (c *call) needsConfirmation() bool { return c.granted && c.policy.Confirm }
+func (c *call) denied() bool            { return c.needsConfirmation() && c.answer != nil && !c.answer.Approved }
+
+// settled reports whether nothing more happens to the call.
+func (c *call) settled() bool {
+	if c.denied() {
+		return true
+	}
+	a := c.last()
+	if a == nil {
+		return false
+	}
+	if a.reconciled != nil {
+		return a.reconciled.Decision != facts.DecisionRetry
+	}
+	return a.completed != nil && !a.open()
+}
 
 // question is the fold of a question the model asked.
 type question struct {
@@ -126,7 +190,8 @@ type View struct {
 	Phase Phase
 	// Turns is the number of model turns so far.
 	Turns int
-	// Waits are the open requests when the phase is confirm or question.
+	// Waits are the open requests when the phase is confirm, question or
+	// reconcile.
 	Waits []fold.Wait
 	// AllowFreeText is the open question's, when the phase is question.
 	AllowFreeText bool
@@ -145,7 +210,9 @@ type Scheduler[S any] struct {
 	turns     int
 	calls     []*call // of the latest model turn
 	byRef     map[string]*call
-	byRequest map[string]*call // confirmation request id → call
+	byRequest map[string]*call    // confirmation request id → call
+	byAction  map[string]*call    // action id → call
+	done      map[string]*attempt // idempotency key → attempt that completed it
 	question  *question
 	// userAfterTurn is true when a user message came after the latest
 	// model turn (or before the first): a model turn is due.
@@ -156,37 +223,48 @@ type Scheduler[S any] struct {
 
 // New returns a scheduler with the environment env.
 func New[S any](env Env[S]) *Scheduler[S] {
-	return &Scheduler[S]{env: env, byRef: map[string]*call{}, byRequest: map[string]*call{}}
+	return &Scheduler[S]{env: env, byRef: map[string]*call{}, byRequest: map[string]*call{},
+		byAction: map[string]*call{}, done: map[string]*attempt{}}
 }
 
 // Name is "scheduler".
 func (s *Scheduler[S]) Name() string { return "scheduler" }
 
+// attemptOf returns the call and attempt of an action id.
+func (s *Scheduler[S]) attemptOf(id string) (*call, *attempt) {
+	c := s.byAction[id]
+	if c == nil {
+		return nil, nil
+	}
+	for _, a := range c.attempts {
+		if a.id == id {
+			return c, a
+		}
+	}
+	return c, nil
+}
+
 // Step folds one fact.
 func (s *Scheduler[S]) Step(f facts.Fact) error {
 	switch f.Kind {
 	case facts.KindSystemConfigured:
-		p, err := facts.Decode[facts.SystemConfigured](f)
-		if err != nil {
-			return err
-		}
-		s.system = p
+		return decodeInto(f, &s.system)
 	case facts.KindUserMessage:
-		p, err := facts.Decode[facts.UserMessage](f)
-		if err != nil {
+		var p facts.UserMessage
+		if err := decodeInto(f, &p); err != nil {
 			return err
 		}
 		s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: p.Text, Seq: f.Seq})
 		s.userAfterTurn = true
 	case facts.KindModelTurn:
-		p, err := facts.Decode[facts.ModelTurn](f)
-		if err != nil {
+		var p facts.ModelTurn
+		if err := decodeInto(f, &p); err != nil {
 			return err
 		}
 		s.stepTurn(f.Seq, p)
 	case facts.KindConfirmationRequested:
-		p, err := facts.Decode[facts.ConfirmationRequested](f)
-		if err != nil {
+		var p facts.ConfirmationRequested
+		if err := decodeInto(f, &p); err != nil {
 			return err
 		}
 		if c := s.byRef[p.CallID]; c != nil {
@@ -194,14 +272,14 @@ func (s *Scheduler[S]) Step(f facts.Fact) error {
 			s.byRequest[p.RequestID] = c
 		}
 	case facts.KindConfirmationAnswered:
-		p, err := facts.Decode[facts.ConfirmationAnswered](f)
-		if err != nil {
+		var p facts.ConfirmationAnswered
+		if err := decodeInto(f, &p); err != nil {
 			return err
 		}
 		if c := s.byRequest[p.RequestID]; c != nil && c.answer == nil {
 			c.answer = &p
 			if !p.Approved {
-				text := "The person denied this tool call."
+				text := "A person denied this tool call; it did not run."
 				if p.Reason != "" {
 					text += " Reason: " + p.Reason
 				}
@@ -209,33 +287,81 @@ func (s *Scheduler[S]) Step(f facts.Fact) error {
 			}
 		}
 	case facts.KindActionRequested:
-		p, err := facts.Decode[facts.ActionRequested](f)
-		if err != nil {
+		var p facts.ActionRequested
+		if err := decodeInto(f, &p); err != nil {
 			return err
 		}
-		if c := s.byRef[p.ActionID]; c != nil {
-			c.requested = true
+		if c := s.byRef[refOf(p.ActionID)]; c != nil {
+			c.attempts = append(c.attempts, &attempt{id: p.ActionID, requested: &p})
+			s.byAction[p.ActionID] = c
+		}
+	case facts.KindActionStarted:
+		var p facts.ActionStarted
+		if err := decodeInto(f, &p); err != nil {
+			return err
+		}
+		if _, a := s.attemptOf(p.ActionID); a != nil {
+			a.started = &p
 		}
 	case facts.KindActionCompleted:
-		p, err := facts.Decode[facts.ActionCompleted](f)
-		if err != nil {
+		var p facts.ActionCompleted
+		if err := decodeInto(f, &p); err != nil {
 			return err
 		}
-		if c := s.byRef[p.ActionID]; c != nil && c.completed == nil {
-			c.completed = &p
-			s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: ToolResult(p), Seq: f.Seq})
+		if c, a := s.attemptOf(p.ActionID); a != nil && a.completed == nil {
+			a.completed = &p
+			if k := a.requested.IdempotencyKey; k != "" && s.done[k] == nil && !c.denied() {
+				s.done[k] = a
+			}
+			if !a.open() && !c.denied() {
+				s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: ToolResult(p, nil), Seq: f.Seq})
+			}
+		}
+	case facts.KindCheckRecorded:
+		var p facts.CheckRecorded
+		if err := decodeInto(f, &p); err != nil {
+			return err
+		}
+		if _, a := s.attemptOf(p.ActionID); a != nil {
+			a.check = &p
+			// The check comes with its completion: show the model both.
+			for i := len(s.messages) - 1; i >= 0; i-- {
+				if m := &s.messages[i]; m.Role == facts.RoleTool && a.completed != nil && m.Seq == f.Seq {
+					m.Text = ToolResult(*a.completed, &p)
+					break
+				}
+			}
+		}
+	case facts.KindActionInterrupted:
+		var p facts.ActionInterrupted
+		if err := decodeInto(f, &p); err != nil {
+			return err
+		}
+		if _, a := s.attemptOf(p.ActionID); a != nil {
+			a.interrupted = &p
+		}
+	case facts.KindEffectReconciled:
+		var p facts.EffectReconciled
+		if err := decodeInto(f, &p); err != nil {
+			return err
+		}
+		if c, a := s.attemptOf(p.ActionID); a != nil && a.open() {
+			a.reconciled = &p
+			if p.Decision != facts.DecisionRetry {
+				s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: reconciledResult(a, p), Seq: f.Seq})
+			}
 		}
 	case facts.KindQuestionAsked:
-		p, err := facts.Decode[facts.QuestionAsked](f)
-		if err != nil {
+		var p facts.QuestionAsked
+		if err := decodeInto(f, &p); err != nil {
 			return err
 		}
 		if s.question != nil && s.question.asked == nil {
 			s.question.asked = &p
 		}
 	case facts.KindQuestionAnswered:
-		p, err := facts.Decode[facts.QuestionAnswered](f)
-		if err != nil {
+		var p facts.QuestionAnswered
+		if err := decodeInto(f, &p); err != nil {
 			return err
 		}
 		if q := s.question; q != nil && q.asked != nil && q.asked.RequestID == p.RequestID && q.answer == nil {
@@ -243,37 +369,47 @@ func (s *Scheduler[S]) Step(f facts.Fact) error {
 			s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: p.Text, Seq: f.Seq})
 		}
 	case facts.KindContextCompacted:
-		p, err := facts.Decode[facts.ContextCompacted](f)
-		if err != nil {
+		var p facts.ContextCompacted
+		if err := decodeInto(f, &p); err != nil {
 			return err
 		}
 		s.compact(p)
 	case facts.KindBudgetExhausted:
-		p, err := facts.Decode[facts.BudgetExhausted](f)
-		if err != nil {
+		var p facts.BudgetExhausted
+		if err := decodeInto(f, &p); err != nil {
 			return err
 		}
 		s.exhausted = &p
 	case facts.KindTransitionFailed:
-		p, err := facts.Decode[facts.TransitionFailed](f)
-		if err != nil {
+		var p facts.TransitionFailed
+		if err := decodeInto(f, &p); err != nil {
 			return err
 		}
-		if s.owns(p.Key) {
+		if owns(p.Key) {
 			s.failure = fmt.Sprintf("%s failed (%s): %s", p.Key, p.Class, p.Message)
 		}
 	}
 	return nil
 }
 
-// owns reports whether key is one of this component's transitions.
-func (s *Scheduler[S]) owns(key string) bool {
-	for _, prefix := range []string{"infer/turn/", "confirm/", "tool/request/", "tool/execute/", "question/ask/"} {
-		if len(key) > len(prefix) && key[:len(prefix)] == prefix {
-			return true
-		}
+func decodeInto[T any](f facts.Fact, dst *T) error {
+	v, err := facts.Decode[T](f)
+	if err != nil {
+		return err
 	}
-	return false
+	*dst = v
+	return nil
+}
+
+// refOf is the call ref of an action id: the id without its attempt.
+func refOf(actionID string) string {
+	ref, _, _ := strings.Cut(actionID, ".")
+	return ref
+}
+
+// owns reports whether key is one of this component's transitions.
+func owns(key string) bool {
+	return slices.ContainsFunc(ownPrefixes, func(p string) bool { return strings.HasPrefix(key, p) })
 }
 
 func (s *Scheduler[S]) stepTurn(seq uint64, p facts.ModelTurn) {
@@ -290,11 +426,14 @@ func (s *Scheduler[S]) stepTurn(seq uint64, p facts.ModelTurn) {
 	}
 	s.messages = append(s.messages, facts.Message{Role: facts.RoleAssistant, Text: text, ToolCalls: p.ToolCalls, Seq: seq})
 	for _, tc := range p.ToolCalls {
-		c := &call{ref: strconv.Itoa(p.Turn) + "-" + tc.ID, call: tc}
+		c := &call{ref: strconv.Itoa(p.Turn) + "-" + strings.ReplaceAll(tc.ID, ".", "_"), call: tc, granted: true}
 		if s.env.Policy != nil {
 			c.policy = s.env.Policy(tc)
 		} else {
-			c.policy = Policy{Confirm: true}
+			c.policy = Policy{Confirm: true, Capability: action.Execute}
+		}
+		if s.env.Granted != nil {
+			c.granted = s.env.Granted(c.policy.Capability)
 		}
 		s.calls = append(s.calls, c)
 		s.byRef[c.ref] = c
@@ -347,18 +486,32 @@ func (s *Scheduler[S]) Output() fold.Output[S] {
 
 func (s *Scheduler[S]) outputCalls(v *View, out *fold.Output[S]) {
 	ran := false
+	reconcile := false
 	for _, c := range s.calls {
+		a := c.last()
 		switch {
-		case c.policy.Confirm && c.asked == nil:
+		case a == nil:
+			out.Transitions = append(out.Transitions, s.request(c, c.ref))
+		case c.needsConfirmation() && c.asked == nil:
 			out.Transitions = append(out.Transitions, s.confirm(c))
-		case c.policy.Confirm && c.answer == nil:
+		case c.needsConfirmation() && c.answer == nil:
 			v.Waits = append(v.Waits, fold.Wait{Kind: fold.WaitConfirmation, RequestID: c.asked.RequestID,
-				Summary: fmt.Sprintf("run %s %s", c.call.Name, c.asked.Args)})
+				Summary: fmt.Sprintf("run %s %s", c.asked.Tool, c.asked.Args)})
+		case c.denied() && a.completed == nil:
+			out.Transitions = append(out.Transitions, s.refuse(c, a))
 		case c.denied():
-		case !c.requested:
-			out.Transitions = append(out.Transitions, s.request(c))
-		case c.completed == nil:
-			out.Transitions = append(out.Transitions, s.execute(c))
+		case a.reconciled != nil && a.reconciled.Decision == facts.DecisionRetry:
+			out.Transitions = append(out.Transitions, s.request(c, c.ref+"."+strconv.Itoa(len(c.attempts)+1)))
+		case a.completed == nil && a.started == nil:
+			out.Transitions = append(out.Transitions, s.execute(c, a))
+		case a.completed == nil && a.interrupted == nil:
+			// Started, never completed, and no runtime holds it: the
+			// process died while the adapter ran. Never run it again
+			// blindly: look, record, and ask a person.
+			out.Transitions = append(out.Transitions, s.recover(a))
+		case a.open():
+			reconcile = true
+			v.Waits = append(v.Waits, fold.Wait{Kind: fold.WaitReconcile, RequestID: a.id, Summary: openSummary(c, a)})
 		default:
 			ran = true
 		}
@@ -366,9 +519,8 @@ func (s *Scheduler[S]) outputCalls(v *View, out *fold.Output[S]) {
 	switch {
 	case len(out.Transitions) > 0:
 		v.Phase = PhaseTool
-		if slices.ContainsFunc(s.calls, func(c *call) bool { return c.policy.Confirm && c.asked == nil }) {
-			v.Phase = PhaseConfirm
-		}
+	case reconcile:
+		v.Phase = PhaseReconcile
 	case len(v.Waits) > 0:
 		v.Phase = PhaseConfirm
 	case ran || s.userAfterTurn:
@@ -380,6 +532,13 @@ func (s *Scheduler[S]) outputCalls(v *View, out *fold.Output[S]) {
 		// Every call was denied: the turn is complete without a tool.
 		v.Phase = PhaseDone
 	}
+}
+
+func openSummary(c *call, a *attempt) string {
+	if a.interrupted != nil {
+		return fmt.Sprintf("%s %s was in progress when the process died: did it happen?", c.call.Name, a.id)
+	}
+	return fmt.Sprintf("%s %s reported success but nothing observed changed: accept, retry or abandon?", c.call.Name, a.id)
 }
 
 func (s *Scheduler[S]) outputQuestion(v *View, out *fold.Output[S]) {
@@ -439,6 +598,40 @@ func uniqueIDs(calls []facts.ToolCall) []facts.ToolCall {
 	return out
 }
 
+// request records the action a call asks for, before anything runs. id is
+// the action id of the attempt.
+func (s *Scheduler[S]) request(c *call, id string) fold.Transition[S] {
+	tc := c.call
+	if c.asked != nil {
+		// The approved call is the one in the confirmation request: the
+		// tool runs with exactly the arguments a person saw.
+		tc.Name, tc.Args = c.asked.Tool, c.asked.Args
+	}
+	req := action.Request{
+		ActionID:       id,
+		CallID:         tc.ID,
+		Capability:     c.policy.Capability,
+		Instruction:    fmt.Sprintf("%s %s", tc.Name, tc.Args),
+		IdempotencyKey: executeKey(id),
+		// A request is recorded before anyone is asked to confirm it, so it
+		// is the actor's; who approved is on confirmation.answered.
+		RequestedBy: s.env.Actor,
+		ActorID:        s.env.Actor,
+		Adapter:        tc.Name,
+	}
+	if json.Valid([]byte(tc.Args)) {
+		req.Payload = json.RawMessage(tc.Args)
+	}
+	declare := effect.Succeed[S]((*facts.CheckSpec)(nil))
+	if s.env.Declare != nil && req.Payload != nil {
+		declare = s.env.Declare(tc)
+	}
+	return fold.Transition[S]{Key: requestKey(id), Effect: effect.AndThen(declare, func(check *facts.CheckSpec) effect.Effect[S, []facts.Draft] {
+		req.Check = check
+		return drafts[S](facts.KindActionRequested, req.Fact())
+	})}
+}
+
 func (s *Scheduler[S]) confirm(c *call) fold.Transition[S] {
 	return fold.Transition[S]{Key: confirmKey(c.ref), Effect: drafts[S](facts.KindConfirmationRequested, facts.ConfirmationRequested{
 		RequestID: c.ref,
@@ -449,47 +642,47 @@ func (s *Scheduler[S]) confirm(c *call) fold.Transition[S] {
 	})}
 }
 
-func (s *Scheduler[S]) request(c *call) fold.Transition[S] {
-	return fold.Transition[S]{Key: requestKey(c.ref), Effect: drafts[S](facts.KindActionRequested, facts.ActionRequested{
-		ActionID:       c.ref,
-		CallID:         c.call.ID,
-		Capability:     c.policy.Capability,
-		Instruction:    c.call.Args,
-		IdempotencyKey: executeKey(c.ref),
-		RequestedBy:    s.requester(c),
-		ActorID:        s.env.Actor,
-		Adapter:        c.call.Name,
-	})}
+// execute carries out an attempt: through the boundary, or — when its
+// idempotency key was completed before — by returning that completion.
+func (s *Scheduler[S]) execute(c *call, a *attempt) fold.Transition[S] {
+	req := action.FromFact(*a.requested)
+	if prior := s.done[req.IdempotencyKey]; prior != nil && prior != a {
+		return fold.Transition[S]{Key: executeKey(a.id), Effect: drafts[S](facts.KindActionCompleted, action.Replay(req, *prior.completed))}
+	}
+	if req.Payload == nil {
+		// The model's arguments are not JSON: nothing can run. The model
+		// is shown why.
+		return fold.Transition[S]{Key: executeKey(a.id), Effect: drafts[S](facts.KindActionCompleted, facts.ActionCompleted{
+			ActionID: a.id, EffectState: facts.EffectReported,
+			Report: facts.Report{Status: facts.StatusFailed, Error: fmt.Sprintf("the arguments of %s are not valid JSON: %q", c.call.Name, c.call.Args)},
+		})}
+	}
+	id := a.id
+	return fold.Transition[S]{Key: executeKey(id), Staged: func(j fold.Journal) effect.Effect[S, []facts.Draft] {
+		return s.env.Act(req, j, startKey(id))
+	}}
 }
 
-// requester is who asked for the action: the person who approved it, or
-// the actor when no approval was needed. An attribution, not a proof.
-func (s *Scheduler[S]) requester(c *call) string {
-	if c.answer != nil && c.answer.By != "" {
-		return c.answer.By
+// refuse completes the request of a call a person denied.
+func (s *Scheduler[S]) refuse(c *call, a *attempt) fold.Transition[S] {
+	why := "a person denied the call"
+	if c.answer.By != "" {
+		why = c.answer.By + " denied the call"
 	}
-	return s.env.Actor
+	if c.answer.Reason != "" {
+		why += ": " + c.answer.Reason
+	}
+	return fold.Transition[S]{Key: executeKey(a.id), Effect: effect.AndThen(s.env.Refuse(action.FromFact(*a.requested), why),
+		func(done facts.ActionCompleted) effect.Effect[S, []facts.Draft] {
+			return drafts[S](facts.KindActionCompleted, done)
+		})}
 }
 
-func (s *Scheduler[S]) execute(c *call) fold.Transition[S] {
-	// The approved call is the one in the confirmation request: the tool
-	// runs with exactly the arguments a person saw.
-	run := c.call
-	if c.asked != nil {
-		run.Name, run.Args = c.asked.Tool, c.asked.Args
-	}
-	report := effect.CatchFail(s.env.Execute(run), func(err error) effect.Effect[S, facts.Report] {
-		return effect.Succeed[S](facts.Report{Status: facts.StatusFailed, Error: err.Error()})
-	})
-	ref := c.ref
-	return fold.Transition[S]{Key: executeKey(ref), Effect: effect.AndThen(report, func(r facts.Report) effect.Effect[S, []facts.Draft] {
-		return drafts[S](facts.KindActionCompleted, facts.ActionCompleted{
-			ActionID: ref,
-			Report:   r,
-			// No observer looked: the effect rests on the report alone.
-			EffectState: facts.EffectReported,
-		})
-	})}
+func (s *Scheduler[S]) recover(a *attempt) fold.Transition[S] {
+	return fold.Transition[S]{Key: recoverKey(a.id), Effect: effect.AndThen(s.env.Recover(*a.started),
+		func(rec facts.ActionInterrupted) effect.Effect[S, []facts.Draft] {
+			return drafts[S](facts.KindActionInterrupted, rec)
+		})}
 }
 
 func (s *Scheduler[S]) ask(q *question) fold.Transition[S] {
@@ -545,8 +738,29 @@ func (s *Scheduler[S]) Accept(d facts.Draft) error {
 		case !q.asked.AllowFreeText && len(q.asked.Options) > 0 && !slices.Contains(q.asked.Options, p.Text):
 			return fmt.Errorf("question %q: %q (options: %q): %w", p.RequestID, p.Text, q.asked.Options, ErrNotAnOption)
 		}
+	case facts.KindEffectReconciled:
+		p, err := facts.Decode[facts.EffectReconciled](f)
+		if err != nil {
+			return err
+		}
+		_, a := s.attemptOf(p.ActionID)
+		switch {
+		case a == nil:
+			return fmt.Errorf("effect %q: %w", p.ActionID, ErrUnknownRequest)
+		case a.reconciled != nil:
+			return fmt.Errorf("effect %q: %w", p.ActionID, ErrAnswered)
+		case !a.open():
+			return fmt.Errorf("effect %q is not open (its effect state is %s): %w", p.ActionID, effectState(a), ErrUnknownRequest)
+		}
 	}
 	return nil
+}
+
+func effectState(a *attempt) string {
+	if a.completed != nil {
+		return string(a.completed.EffectState)
+	}
+	return "not completed"
 }
 
 // answeredQuestion reports whether id names a question of an earlier turn.
@@ -556,26 +770,52 @@ func (s *Scheduler[S]) answeredQuestion(id string) bool {
 		return false
 	}
 	turn, err := strconv.Atoi(n)
-	return err == nil && turn >= 1 && turn < s.turns+1 && (s.question == nil || s.question.turn != turn)
+	return err == nil && turn >= 1 && turn <= s.turns && (s.question == nil || s.question.turn != turn)
 }
 
-// ToolResult is the text a model is shown for a tool's completion.
-func ToolResult(p facts.ActionCompleted) string {
+// ToolResult is the text a model is shown for a tool's completion: the
+// report, what the runtime observed, and the check — the report is not
+// taken as the observation.
+func ToolResult(p facts.ActionCompleted, check *facts.CheckRecorded) string {
 	r := p.Report
-	text := string(r.Status)
+	var b strings.Builder
+	fmt.Fprintf(&b, "report: %s", r.Status)
 	if r.Error != "" {
-		text += ": " + r.Error
+		b.WriteString(": " + r.Error)
 	}
 	for _, part := range []string{r.Transcript, r.Stdout} {
 		if part != "" {
-			text += "\n" + part
+			b.WriteString("\n" + part)
 		}
 	}
 	if r.Stderr != "" {
-		text += "\nstderr:\n" + r.Stderr
+		b.WriteString("\nstderr:\n" + r.Stderr)
 	}
 	if r.ExitCode != 0 {
-		text += fmt.Sprintf("\nexit code %d", r.ExitCode)
+		fmt.Fprintf(&b, "\nexit code %d", r.ExitCode)
+	}
+	fmt.Fprintf(&b, "\nobserved by the runtime: effect %s", p.EffectState)
+	if len(p.Observation.Changed) > 0 {
+		paths := make([]string, len(p.Observation.Changed))
+		for i, c := range p.Observation.Changed {
+			paths[i] = c.Path
+		}
+		fmt.Fprintf(&b, "; changed: %s", strings.Join(paths, ", "))
+	}
+	if check != nil {
+		fmt.Fprintf(&b, "\ncheck %s %s: %s — %s", check.Check.Name, check.Check.Target, check.Verdict, check.Reason)
+	}
+	return b.String()
+}
+
+func reconciledResult(a *attempt, p facts.EffectReconciled) string {
+	what := "reported success but the runtime observed no change"
+	if a.interrupted != nil {
+		what = "was interrupted when the process died"
+	}
+	text := fmt.Sprintf("The action %s; a person (%s) decided: %s.", what, p.By, p.Decision)
+	if p.Note != "" {
+		text += " Note: " + p.Note
 	}
 	return text
 }

@@ -1,0 +1,248 @@
+package action
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// Boundary runs actions through the effect boundary. It holds what the
+// runtime, not the adapter, controls: the observer, the capabilities the
+// thread was granted, where checks look, and where contents are kept.
+type Boundary struct {
+	// Observer reads the world before and after each adapter runs; nil
+	// means nobody looks, and every effect is "reported".
+	Observer Observer
+	// Granted are the capabilities the thread was granted; an action that
+	// needs another is denied without invoking its adapter.
+	Granted []Capability
+	// Root is the workspace directory checks resolve paths in.
+	Root string
+	// Blobs, when set, keeps the listing of each observation before, so a
+	// resume after a crash can say which paths changed.
+	Blobs Blobs
+}
+
+// Begun is an action allowed to start: the record of action.started, and
+// the observation before, which Finish needs.
+type Begun struct {
+	Started facts.ActionStarted
+	before  *Snapshot
+	beforeE error
+}
+
+// Begin decides whether the request may run: authority first (a capability
+// the thread was not granted ends it as denied, unobserved by the adapter
+// because the adapter is not invoked), then the observation before, then the
+// precondition (an expected state hash that differs from the observed one
+// ends it as failed). When the action may not run, Begin returns its
+// completion, to be recorded instead of action.started.
+func (b *Boundary) Begin(ctx context.Context, req Request) (Begun, *facts.ActionCompleted) {
+	if !slices.Contains(b.Granted, req.Capability) {
+		return Begun{}, b.refuse(ctx, req, facts.StatusDenied,
+			fmt.Sprintf("capability %q was not granted to this thread (granted: %v)", req.Capability, b.Granted))
+	}
+	before, err := b.observe(ctx)
+	if req.Precondition != "" && before != nil && before.Hash != req.Precondition {
+		obs := facts.Observation{Available: true, Before: before.Hash, After: before.Hash}
+		c := &facts.ActionCompleted{ActionID: req.ActionID, Observation: obs, Report: facts.Report{
+			Status: facts.StatusFailed,
+			Error:  fmt.Sprintf("precondition: the request expects state %s, the workspace is at %s; the adapter was not invoked", req.Precondition, before.Hash),
+		}}
+		c.EffectState = State(c.Report, c.Observation)
+		return Begun{}, c
+	}
+	bg := Begun{Started: facts.ActionStarted{ActionID: req.ActionID}, before: before, beforeE: err}
+	if before != nil {
+		bg.Started.ObservedBefore = before.Hash
+		bg.Started.Manifest = b.keepManifest(ctx, *before)
+	}
+	return bg, nil
+}
+
+// Deny completes an action a person refused: the adapter is not invoked.
+func (b *Boundary) Deny(ctx context.Context, req Request, why string) facts.ActionCompleted {
+	return *b.refuse(ctx, req, facts.StatusDenied, why)
+}
+
+// refuse completes an action that was not allowed to run. Nothing ran, so
+// one reading stands for before and after.
+func (b *Boundary) refuse(ctx context.Context, req Request, status facts.ReportStatus, why string) *facts.ActionCompleted {
+	c := &facts.ActionCompleted{ActionID: req.ActionID, Report: facts.Report{Status: status, Error: why}}
+	if snap, err := b.observe(ctx); snap != nil {
+		c.Observation = facts.Observation{Available: true, Before: snap.Hash, After: snap.Hash}
+	} else if err != nil {
+		c.Observation.Error = err.Error()
+	}
+	c.EffectState = State(c.Report, c.Observation)
+	return c
+}
+
+// Finish invokes the adapter and completes the action: the adapter's
+// report (a panic or an error becomes a failed report), the runtime's own
+// observation after, the effect state, and — when the request declares one
+// — the check's verdict. A completion is always returned: an observer that
+// fails leaves the observation unavailable, with its error kept.
+func (b *Boundary) Finish(ctx context.Context, req Request, bg Begun, adapter Adapter) (facts.ActionCompleted, *facts.CheckRecorded) {
+	report := invoke(ctx, adapter, req)
+	// The record must be completed even when the run was cancelled while
+	// the adapter worked: look, and check, regardless.
+	ctx = context.WithoutCancel(ctx)
+	after, afterErr := b.observe(ctx)
+	c := facts.ActionCompleted{ActionID: req.ActionID, Report: report}
+	c.Observation, c.Observation.Changed = observation(bg.before, bg.beforeE, after, afterErr)
+	c.EffectState = State(c.Report, c.Observation)
+	if req.Check == nil {
+		return c, nil
+	}
+	check := Decide(ctx, req.ActionID, *req.Check, CheckEnv{Root: b.Root, Changed: c.Observation.Changed, Observed: c.Observation.Available})
+	return c, &check
+}
+
+// observation puts two readings side by side. It is unavailable unless both
+// readings were made.
+func observation(before *Snapshot, beforeErr error, after *Snapshot, afterErr error) (facts.Observation, []facts.PathChange) {
+	var o facts.Observation
+	if before != nil {
+		o.Before = before.Hash
+	}
+	if after != nil {
+		o.After = after.Hash
+	}
+	switch {
+	case beforeErr != nil:
+		o.Error = "observing before: " + beforeErr.Error()
+	case afterErr != nil:
+		o.Error = "observing after: " + afterErr.Error()
+	}
+	if before == nil || after == nil {
+		return o, nil
+	}
+	o.Available = true
+	return o, Diff(*before, *after)
+}
+
+// invoke runs the adapter and returns its report, turning a panic, an
+// error or a report without a known status into a failed report. The
+// runtime, not the adapter, times the run.
+func invoke(ctx context.Context, adapter Adapter, req Request) (r facts.Report) {
+	start := time.Now().UTC()
+	defer func() {
+		if p := recover(); p != nil {
+			r = facts.Report{Status: facts.StatusFailed, Error: fmt.Sprintf("adapter %s panicked: %v", adapter.Name(), p),
+				Transcript: string(debug.Stack())}
+		}
+		r.StartedAt = start.Format(time.RFC3339Nano)
+		r.EndedAt = time.Now().UTC().Format(time.RFC3339Nano)
+	}()
+	if adapter == nil {
+		return facts.Report{Status: facts.StatusFailed, Error: fmt.Sprintf("no adapter %q", req.AdapterKey())}
+	}
+	r, err := adapter.Execute(ctx, req)
+	switch {
+	case err != nil:
+		r.Status = facts.StatusFailed
+		if r.Error == "" {
+			r.Error = err.Error()
+		} else {
+			r.Error += "; " + err.Error()
+		}
+	case r.Status.Validate() != nil:
+		r.Error = fmt.Sprintf("adapter %s reported status %q, which is not succeeded, failed or denied", adapter.Name(), r.Status)
+		r.Status = facts.StatusFailed
+	}
+	return r
+}
+
+func (b *Boundary) observe(ctx context.Context) (*Snapshot, error) {
+	if b.Observer == nil {
+		return nil, nil
+	}
+	snap, err := b.Observer.Observe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &snap, nil
+}
+
+// keepManifest keeps the observation's listing as a blob and returns its
+// digest, or "" when nothing keeps blobs. Failing to keep it loses only the
+// changed-path inventory of a crash, so the error is not the action's.
+func (b *Boundary) keepManifest(ctx context.Context, s Snapshot) string {
+	if b.Blobs == nil {
+		return ""
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		return ""
+	}
+	d, err := b.Blobs.PutBlob(ctx, data)
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
+// Interrupted records an action found in doubt: started, never completed,
+// because the process died while it ran. It observes now and compares with
+// the observation before (when its listing was kept). It never invokes the
+// adapter.
+func (b *Boundary) Interrupted(ctx context.Context, started facts.ActionStarted) facts.ActionInterrupted {
+	rec := facts.ActionInterrupted{ActionID: started.ActionID, ObservedBefore: started.ObservedBefore}
+	now, err := b.observe(ctx)
+	if err != nil || now == nil {
+		return rec
+	}
+	rec.ObservedNow = now.Hash
+	if started.Manifest == "" || b.Blobs == nil {
+		return rec
+	}
+	data, err := b.Blobs.GetBlob(ctx, started.Manifest)
+	if err != nil {
+		return rec
+	}
+	var before Snapshot
+	if json.Unmarshal(data, &before) == nil {
+		rec.Changed = Diff(before, *now)
+	}
+	return rec
+}
+
+// State derives the effect state from the observation alone; the report
+// only tells an unchanged success (unknown: report and reading disagree)
+// from an unchanged failure or denial (none):
+//
+//   - reported: no reading before or after — nobody looked;
+//   - observed: the observed scope changed — something moved, not
+//     necessarily the intended thing (with a failed report, a partial
+//     write);
+//   - unknown: success reported, nothing changed;
+//   - none: failure or denial reported, nothing changed.
+func State(r facts.Report, o facts.Observation) facts.EffectState {
+	switch {
+	case !o.Available || o.Before == "" || o.After == "":
+		return facts.EffectReported
+	case o.Before != o.After:
+		return facts.EffectObserved
+	case r.Status == facts.StatusSucceeded:
+		return facts.EffectUnknown
+	default:
+		return facts.EffectNone
+	}
+}
+
+// Replay returns the completion recorded for an earlier action with the
+// same idempotency key, as the completion of req: the adapter is not
+// invoked again.
+func Replay(req Request, prior facts.ActionCompleted) facts.ActionCompleted {
+	c := prior
+	c.ActionID = req.ActionID
+	c.Report.Transcript = fmt.Sprintf("idempotency key %q was already completed by action %s; its completion is returned and the adapter was not invoked again",
+		req.IdempotencyKey, prior.ActionID)
+	return c
+}
