@@ -616,8 +616,8 @@ func (s *Scheduler[S]) request(c *call, id string) fold.Transition[S] {
 		// A request is recorded before anyone is asked to confirm it, so it
 		// is the actor's; who approved is on confirmation.answered.
 		RequestedBy: s.env.Actor,
-		ActorID:        s.env.Actor,
-		Adapter:        tc.Name,
+		ActorID:     s.env.Actor,
+		Adapter:     tc.Name,
 	}
 	if json.Valid([]byte(tc.Args)) {
 		req.Payload = json.RawMessage(tc.Args)
