@@ -127,6 +127,7 @@ type attempt struct {
 	requested   *facts.ActionRequested
 	started     *facts.ActionStarted
 	completed   *facts.ActionCompleted
+	doneSeq     uint64 // the seq of completed
 	check       *facts.CheckRecorded
 	interrupted *facts.ActionInterrupted
 	reconciled  *facts.EffectReconciled
@@ -309,7 +310,7 @@ func (s *Scheduler[S]) Step(f facts.Fact) error {
 			return err
 		}
 		if c, a := s.attemptOf(p.ActionID); a != nil && a.completed == nil {
-			a.completed = &p
+			a.completed, a.doneSeq = &p, f.Seq
 			if k := a.requested.IdempotencyKey; k != "" && s.done[k] == nil && !c.denied() {
 				s.done[k] = a
 			}
@@ -326,7 +327,7 @@ func (s *Scheduler[S]) Step(f facts.Fact) error {
 			a.check = &p
 			// The check comes with its completion: show the model both.
 			for i := len(s.messages) - 1; i >= 0; i-- {
-				if m := &s.messages[i]; m.Role == facts.RoleTool && a.completed != nil && m.Seq == f.Seq {
+				if m := &s.messages[i]; m.Role == facts.RoleTool && a.completed != nil && m.Seq == a.doneSeq {
 					m.Text = ToolResult(*a.completed, &p)
 					break
 				}
