@@ -25,16 +25,19 @@ type Transition[S any] struct {
 	Effect effect.Effect[S, []facts.Draft]
 	// Staged, when set, is used instead of Effect.
 	Staged func(j Journal) effect.Effect[S, []facts.Draft]
+	// ClaimKey is the cause under which a staged transition records its
+	// claim (such as "tool/start/1-c" for "tool/execute/1-c"); it must be
+	// set when Staged is.
+	ClaimKey string
 }
 
 // Journal appends facts in the middle of a transition's run.
 type Journal interface {
-	// Record appends drafts under their own cause key (not the
-	// transition's) at the head the transition was projected at, or after
-	// the facts it recorded before. If another writer appended first, or
-	// the key is already a cause, nothing is appended and the error wraps
-	// ErrClaimLost: the transition must not act.
-	Record(ctx context.Context, key string, drafts ...facts.Draft) error
+	// Record appends drafts under the transition's ClaimKey at the head the
+	// transition was projected at. It may be called once. If another writer
+	// appended first, or the key is already a cause, nothing is appended
+	// and the error wraps ErrClaimLost: the transition must not act.
+	Record(ctx context.Context, drafts ...facts.Draft) error
 }
 
 // ErrClaimLost: a Journal.Record was refused because the thread moved on;
@@ -227,6 +230,9 @@ func (f *Fold[S]) Project() (Projection[S], error) {
 		for _, t := range out.Transitions {
 			if t.Key == "" {
 				return Projection[S]{}, fmt.Errorf("fold: %s enabled a transition with no key", c.Name())
+			}
+			if (t.Staged == nil) != (t.ClaimKey == "") {
+				return Projection[S]{}, fmt.Errorf("fold: %s enabled %s: a staged transition needs a claim key, and only it", c.Name(), t.Key)
 			}
 
 			if first, dup := owner[t.Key]; dup {

@@ -1,10 +1,8 @@
 package fold
 
 import (
-	"context"
 	"strings"
 
-	"github.com/seed-7cc7a084/harness/effect"
 	"github.com/seed-7cc7a084/harness/facts"
 )
 
@@ -47,10 +45,8 @@ func (p *prefixed[S]) Output() Output[S] {
 	ts := make([]Transition[S], len(out.Transitions))
 	for i, t := range out.Transitions {
 		t.Key = p.prefix + t.Key
-		if staged := t.Staged; staged != nil {
-			t.Staged = func(j Journal) effect.Effect[S, []facts.Draft] {
-				return staged(prefixJournal{prefix: p.prefix, j: j})
-			}
+		if t.ClaimKey != "" {
+			t.ClaimKey = p.prefix + t.ClaimKey
 		}
 		ts[i] = t
 	}
@@ -64,14 +60,4 @@ func (p *prefixed[S]) Accept(d facts.Draft) error {
 		return a.Accept(d)
 	}
 	return nil
-}
-
-// prefixJournal prefixes the keys a prefixed component records under.
-type prefixJournal struct {
-	prefix string
-	j      Journal
-}
-
-func (p prefixJournal) Record(ctx context.Context, key string, drafts ...facts.Draft) error {
-	return p.j.Record(ctx, p.prefix+key, drafts...)
 }

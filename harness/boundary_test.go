@@ -296,4 +296,3 @@ func TestPostDuringAnActIsKept(t *testing.T) {
 	require.Equal(t, []facts.Kind{facts.KindActionStarted, facts.KindUserMessage, facts.KindActionCompleted, facts.KindCheckRecorded, facts.KindModelTurn}, kinds[6:11])
 	require.EqualValues(t, 1, o.calls.Load())
 }
-

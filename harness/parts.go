@@ -299,8 +299,8 @@ func (schedulerPart) add(a *assembly, prefix string) {
 		s := scheduler.New(scheduler.Env[Services]{
 			Infer:   func(req scheduler.Request) effect.Effect[Services, facts.ModelTurn] { return inferTurn(a.cfg, req) },
 			Declare: declareCheck,
-			Act: func(req action.Request, j fold.Journal, startKey string) effect.Effect[Services, []facts.Draft] {
-				return act(a.cfg, req, j, startKey)
+			Act: func(req action.Request, j fold.Journal) effect.Effect[Services, []facts.Draft] {
+				return act(a.cfg, req, j)
 			},
 			Refuse: func(req action.Request, why string) effect.Effect[Services, facts.ActionCompleted] {
 				return effect.FromAsync(func(ctx context.Context, svc Services) (facts.ActionCompleted, error) {
@@ -360,7 +360,7 @@ func declareCheck(call facts.ToolCall) effect.Effect[Services, *facts.CheckSpec]
 // and precondition (Begin); action.started recorded through the journal
 // immediately before the adapter runs; the adapter, the observation after,
 // the effect state and the check (Finish).
-func act(cfg Config, req action.Request, j fold.Journal, startKey string) effect.Effect[Services, []facts.Draft] {
+func act(cfg Config, req action.Request, j fold.Journal) effect.Effect[Services, []facts.Draft] {
 	return effect.FromAsync(func(ctx context.Context, svc Services) ([]facts.Draft, error) {
 		b := svc.boundary(cfg)
 		bg, refused := b.Begin(ctx, req)
@@ -372,7 +372,7 @@ func act(cfg Config, req action.Request, j fold.Journal, startKey string) effect
 		if err != nil {
 			return nil, effect.Defect(err)
 		}
-		if err := j.Record(ctx, startKey, started); err != nil {
+		if err := j.Record(ctx, started); err != nil {
 			return nil, err
 		}
 		var adapter action.Adapter

@@ -261,7 +261,7 @@ func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (ou
 			return out, nil
 		}
 		t := p.Enabled[0]
-		j := &journal{store: rt.Store, id: id, seq: st.fold.Seq()}
+		j := &journal{store: rt.Store, id: id, key: t.ClaimKey, seq: st.fold.Seq()}
 		drafts, died, err := rt.run(ctx, st, t, j)
 		if errors.Is(err, fold.ErrClaimLost) {
 			// Another writer moved the thread before this transition could
@@ -385,14 +385,19 @@ func (rt *Runtime[S]) append(ctx context.Context, st *state[S], j *journal, draf
 type journal struct {
 	store    thread.Store
 	id       string
+	key      string
 	seq      uint64
 	recorded bool
 }
 
-// Record appends drafts under key at the journal's head.
-func (j *journal) Record(ctx context.Context, key string, drafts ...facts.Draft) error {
-	if len(drafts) == 0 {
+// Record appends drafts under the claim key at the journal's head.
+func (j *journal) Record(ctx context.Context, drafts ...facts.Draft) error {
+	key := j.key
+	switch {
+	case len(drafts) == 0:
 		return nil
+	case j.recorded:
+		return effect.Defect(fmt.Errorf("record %s in %s: a transition records its claim once", key, j.id))
 	}
 	for i := range drafts {
 		drafts[i].Cause = key

@@ -62,11 +62,11 @@ type Env[S any] struct {
 	// workspace, as edit_file's expected result does); nil declares none.
 	Declare func(call facts.ToolCall) effect.Effect[S, *facts.CheckSpec]
 	// Act describes carrying out a request through the effect boundary:
-	// it must record action.started through j under startKey immediately
-	// before invoking the adapter, and return the action.completed (and
-	// check.recorded) drafts. An action that may not start returns its
-	// completion without recording anything.
-	Act func(req action.Request, j fold.Journal, startKey string) effect.Effect[S, []facts.Draft]
+	// it must record action.started through j immediately before invoking
+	// the adapter, and return the action.completed (and check.recorded)
+	// drafts. An action that may not start returns its completion without
+	// recording anything.
+	Act func(req action.Request, j fold.Journal) effect.Effect[S, []facts.Draft]
 	// Refuse describes completing a request a person denied, without
 	// invoking its adapter.
 	Refuse func(req action.Request, why string) effect.Effect[S, facts.ActionCompleted]
@@ -659,8 +659,8 @@ func (s *Scheduler[S]) execute(c *call, a *attempt) fold.Transition[S] {
 		})}
 	}
 	id := a.id
-	return fold.Transition[S]{Key: executeKey(id), Staged: func(j fold.Journal) effect.Effect[S, []facts.Draft] {
-		return s.env.Act(req, j, startKey(id))
+	return fold.Transition[S]{Key: executeKey(id), ClaimKey: startKey(id), Staged: func(j fold.Journal) effect.Effect[S, []facts.Draft] {
+		return s.env.Act(req, j)
 	}}
 }
 
