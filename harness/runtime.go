@@ -41,6 +41,9 @@ const (
 	// StatusStepLimit: the Resume ran Config.MaxSteps transitions; resume
 	// again to go on.
 	StatusStepLimit Status = "step_limit"
+	// StatusResumable: transitions are enabled (a Resume was interrupted,
+	// or has not run yet); resume to go on. Replay reports it.
+	StatusResumable Status = "resumable"
 )
 
 // Outcome is how a Resume left a thread.

@@ -1,0 +1,451 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// ErrUnverified: a thread's log fails an audit. The error is a
+// *VerifyError naming the first fact that fails.
+var ErrUnverified = errors.New("log does not verify")
+
+// VerifyError names the first fact of a log that fails verification.
+type VerifyError struct {
+	Thread string
+	Seq    uint64
+	Kind   facts.Kind
+	Cause  string
+	Reason string
+}
+
+func (e *VerifyError) Error() string {
+	return fmt.Sprintf("verify %s: seq %d (%s, cause %s): %s: %v", e.Thread, e.Seq, e.Kind, e.Cause, e.Reason, ErrUnverified)
+}
+
+// Is reports whether target is ErrUnverified.
+func (e *VerifyError) Is(target error) bool { return target == ErrUnverified }
+
+// VerifyLog audits a thread's log against the actor that wrote it:
+//
+//   - the hash chain: seqs from 1 without gaps, each fact's Prev the hash of
+//     the fact before (thread.Store.Verify);
+//   - every caused fact was enabled by the fold at its position: its cause
+//     is a transition the components enabled there (or the claim of one, or
+//     the failure record of one), and every ingress fact was one the
+//     components accepted there;
+//   - every action record is consistent with itself and with its start: the
+//     observation before is the one action.started recorded, the effect
+//     state is the one the observation gives, and an unchanged observation
+//     lists no changed paths — a report's claim cannot stand in for the
+//     runtime's observation.
+//
+// It returns nil, a *VerifyError naming the first failing fact, or the
+// store's error (a *thread.CorruptError names the first broken link).
+func VerifyLog(ctx context.Context, store thread.Store, actor Actor[Services], id string) error {
+	if err := store.Verify(ctx, id); err != nil {
+		return err
+	}
+	return VerifyFacts(actor, id, store.Read(ctx, id, 1))
+}
+
+// VerifyFacts is VerifyLog over facts from anywhere — a JSON Lines export
+// read with facts.ScanJSON, say: it checks the chain itself (seqs from 1
+// without gaps, each Prev the hash of the fact before, every fact of the
+// thread id) and then what VerifyLog checks of each fact. An empty log is
+// an error.
+func VerifyFacts(actor Actor[Services], id string, log iter.Seq2[facts.Fact, error]) error {
+	v := verifier{id: id, fold: fold.New(actor.New()...), pending: map[string]bool{}, started: map[string]facts.ActionStarted{}}
+	var (
+		seq  uint64
+		prev facts.Hash
+	)
+	for f, err := range log {
+		if err != nil {
+			return err
+		}
+		switch {
+		case f.Thread != id:
+			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: fmt.Sprintf("a fact of thread %q", f.Thread)}
+		case f.Seq != seq+1:
+			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: fmt.Sprintf("seq %d follows seq %d: a fact is missing or out of order", f.Seq, seq)}
+		case f.Prev != prev:
+			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: "its prev is not the hash of the fact before: the chain is broken here"}
+		}
+		seq, prev = f.Seq, f.Hash()
+		if reason := v.check(f); reason != "" {
+			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: reason}
+		}
+		if err := v.fold.Step(f); err != nil {
+			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: err.Error()}
+		}
+		v.prevCause = f.Cause
+	}
+	if seq == 0 {
+		return fmt.Errorf("verify %s: %w", id, ErrUnknownThread)
+	}
+	return nil
+}
+
+type verifier struct {
+	id        string
+	fold      *fold.Fold[Services]
+	prevCause string
+	// pending are staged transitions whose claim is in the log: their own
+	// key may follow, after other facts.
+	pending map[string]bool
+	started map[string]facts.ActionStarted
+}
+
+// check returns why f could not have been appended where it is, or "".
+func (v *verifier) check(f facts.Fact) string {
+	if reason := v.consistent(f); reason != "" {
+		return reason
+	}
+	if f.Cause == v.prevCause {
+		// The same append as the fact before: a transition's facts share
+		// its key.
+		return ""
+	}
+	if facts.IsIngress(f.Cause) {
+		if _, used := v.fold.Used(f.Cause); used {
+			return "an ingress key used twice"
+		}
+		if err := v.fold.Accept(facts.Draft{Kind: f.Kind, Cause: f.Cause, Data: f.Data}); err != nil {
+			return "the fold did not accept it here: " + err.Error()
+		}
+		return ""
+	}
+	if _, used := v.fold.Used(f.Cause); used {
+		return "its cause is already a cause earlier in the log"
+	}
+	if v.pending[f.Cause] {
+		delete(v.pending, f.Cause)
+		return ""
+	}
+	key, failed := failedKey(f)
+	if failed && v.pending[key] {
+		delete(v.pending, key)
+		return ""
+	}
+	p, err := v.fold.Project()
+	if err != nil {
+		return "the fold could not project here: " + err.Error()
+	}
+	for _, t := range p.Enabled {
+		switch {
+		case t.Key == f.Cause, failed && t.Key == key:
+			return ""
+		case t.ClaimKey != "" && t.ClaimKey == f.Cause:
+			v.pending[t.Key] = true
+			return ""
+		}
+	}
+	if p.Stop != nil {
+		return fmt.Sprintf("the thread had stopped (%s: %s); nothing was enabled", p.Stop.Status, p.Stop.Reason)
+	}
+	keys := make([]string, len(p.Enabled))
+	for i, t := range p.Enabled {
+		keys[i] = t.Key
+	}
+	return fmt.Sprintf("the fold never enabled %s here (enabled: %s)", f.Cause, strings.Join(keys, ", "))
+}
+
+// failedKey returns the key a transition.failed fact names, checking that
+// its cause is that key's failure record.
+func failedKey(f facts.Fact) (string, bool) {
+	if f.Kind != facts.KindTransitionFailed {
+		return "", false
+	}
+	tf, err := facts.Decode[facts.TransitionFailed](f)
+	if err != nil || !strings.HasPrefix(f.Cause, tf.Key+"/failed/") {
+		return "", false
+	}
+	return tf.Key, true
+}
+
+// consistent checks an action record against itself and its start.
+func (v *verifier) consistent(f facts.Fact) string {
+	switch f.Kind {
+	case facts.KindActionStarted:
+		s, err := facts.Decode[facts.ActionStarted](f)
+		if err != nil {
+			return err.Error()
+		}
+		v.started[s.ActionID] = s
+	case facts.KindActionCompleted:
+		c, err := facts.Decode[facts.ActionCompleted](f)
+		if err != nil {
+			return err.Error()
+		}
+		o := c.Observation
+		if s, ok := v.started[c.ActionID]; ok && o.Available && s.ObservedBefore != "" && o.Before != s.ObservedBefore {
+			return fmt.Sprintf("the observation before (%s) is not the one action.started recorded (%s)", short(o.Before), short(s.ObservedBefore))
+		}
+		if want := action.State(c.Report, o); c.EffectState != want {
+			return fmt.Sprintf("effect state %s, but the report and the observation give %s", c.EffectState, want)
+		}
+		if o.Available && o.Before == o.After && len(o.Changed) > 0 {
+			return "changed paths listed for an unchanged observation"
+		}
+		if o.Available && o.Before != o.After && len(o.Changed) == 0 {
+			return "a changed observation with no changed path"
+		}
+	}
+	return ""
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12] + "…"
+	}
+	return h
+}
+
+// Audit is a thread's record told in order: what was asked, what the model
+// decided, who confirmed or denied what, and for every action its report,
+// observation, effect state and check side by side.
+type Audit struct {
+	Thread  string
+	Entries []AuditEntry
+	// Status is how the thread stands now.
+	Status Status
+	Waits  []fold.Wait
+	Reason string
+}
+
+// AuditEntry is one fact of the audit.
+type AuditEntry struct {
+	Seq     uint64
+	Kind    facts.Kind
+	Cause   string
+	At      time.Time
+	Summary string
+	// Action is set on action.completed entries.
+	Action *ActionAudit
+}
+
+// ActionAudit puts an action's report, observation, effect state and check
+// side by side.
+type ActionAudit struct {
+	ActionID    string
+	Tool        string
+	Report      facts.Report
+	Observation facts.Observation
+	EffectState facts.EffectState
+	Check       *facts.CheckRecorded
+	// Flag says what a reader should not miss: a success reported with
+	// nothing changed, a failed check, an effect nobody observed.
+	Flag string
+}
+
+// Replay re-folds a thread's log and tells it as an Audit.
+func Replay(ctx context.Context, store thread.Store, actor Actor[Services], id string) (Audit, error) {
+	a := Audit{Thread: id}
+	fd := fold.New(actor.New()...)
+	tools := map[string]string{} // action id → tool
+	var last *ActionAudit
+	for f, err := range store.Read(ctx, id, 1) {
+		if err != nil {
+			return a, err
+		}
+		if err := fd.Step(f); err != nil {
+			return a, err
+		}
+		e := AuditEntry{Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, At: f.At}
+		e.Summary = summarize(f, tools)
+		switch f.Kind {
+		case facts.KindActionCompleted:
+			c, err := facts.Decode[facts.ActionCompleted](f)
+			if err != nil {
+				return a, err
+			}
+			last = &ActionAudit{ActionID: c.ActionID, Tool: tools[c.ActionID], Report: c.Report, Observation: c.Observation, EffectState: c.EffectState}
+			last.Flag = flag(last)
+			e.Action = last
+		case facts.KindCheckRecorded:
+			c, err := facts.Decode[facts.CheckRecorded](f)
+			if err != nil {
+				return a, err
+			}
+			if last != nil && last.ActionID == c.ActionID {
+				last.Check = &c
+				last.Flag = flag(last)
+			}
+		}
+		a.Entries = append(a.Entries, e)
+	}
+	if len(a.Entries) == 0 {
+		return a, fmt.Errorf("replay %s: %w", id, ErrUnknownThread)
+	}
+	p, err := fd.Project()
+	if err != nil {
+		return a, err
+	}
+	switch {
+	case p.Stop != nil:
+		a.Status, a.Reason = Status(p.Stop.Status), p.Stop.Reason
+	case len(p.Enabled) > 0:
+		a.Status = StatusResumable
+	case len(p.Waits) > 0:
+		a.Status, a.Waits = StatusParked, p.Waits
+	default:
+		a.Status = StatusDone
+	}
+	return a, nil
+}
+
+func flag(a *ActionAudit) string {
+	switch {
+	case a.EffectState == facts.EffectUnknown:
+		return "success reported, nothing changed"
+	case a.Check != nil && a.Check.Verdict == facts.VerdictFail:
+		return "check failed: " + a.Check.Reason
+	case a.EffectState == facts.EffectReported && a.Report.Status == facts.StatusSucceeded:
+		return "nobody observed: the report is all there is"
+	case a.Report.Status == facts.StatusFailed && a.EffectState == facts.EffectObserved:
+		return "failed after changing something: a partial write"
+	}
+	return ""
+}
+
+// summarize says in one line what a fact records.
+func summarize(f facts.Fact, tools map[string]string) string {
+	switch f.Kind {
+	case facts.KindUserMessage:
+		if p, err := facts.Decode[facts.UserMessage](f); err == nil {
+			return "user: " + oneLine(p.Text)
+		}
+	case facts.KindSystemConfigured:
+		if p, err := facts.Decode[facts.SystemConfigured](f); err == nil {
+			names := make([]string, len(p.Tools))
+			for i, t := range p.Tools {
+				names[i] = t.Name
+			}
+			return fmt.Sprintf("system: model %q, tools [%s], %s", p.Model, strings.Join(names, ", "), p.Version)
+		}
+	case facts.KindModelTurn:
+		if p, err := facts.Decode[facts.ModelTurn](f); err == nil {
+			s := fmt.Sprintf("model turn %d (%d in, %d out tokens)", p.Turn, p.Usage.InputTokens, p.Usage.OutputTokens)
+			if p.Text != "" {
+				s += ": " + oneLine(p.Text)
+			}
+			for _, c := range p.ToolCalls {
+				s += fmt.Sprintf(" [calls %s %s]", c.Name, oneLine(c.Args))
+			}
+			if p.Question != nil {
+				s += " [asks: " + oneLine(p.Question.Text) + "]"
+			}
+			return s
+		}
+	case facts.KindActionRequested:
+		if p, err := facts.Decode[facts.ActionRequested](f); err == nil {
+			tools[p.ActionID] = p.Adapter
+			s := fmt.Sprintf("request %s: %s (needs %s, by %s)", p.ActionID, oneLine(p.Instruction), p.Capability, p.RequestedBy)
+			if p.Check != nil {
+				s += fmt.Sprintf(", declares %s %s", p.Check.Name, p.Check.Target)
+			}
+			return s
+		}
+	case facts.KindConfirmationRequested:
+		if p, err := facts.Decode[facts.ConfirmationRequested](f); err == nil {
+			return fmt.Sprintf("asks a person to confirm %s: %s %s", p.RequestID, p.Tool, oneLine(p.Args))
+		}
+	case facts.KindConfirmationAnswered:
+		if p, err := facts.Decode[facts.ConfirmationAnswered](f); err == nil {
+			verb := "denied"
+			if p.Approved {
+				verb = "approved"
+			}
+			return fmt.Sprintf("%s %s %s %s", orSomeone(p.By), verb, p.RequestID, oneLine(p.Reason))
+		}
+	case facts.KindQuestionAsked:
+		if p, err := facts.Decode[facts.QuestionAsked](f); err == nil {
+			return fmt.Sprintf("asks %s: %s", p.RequestID, oneLine(p.Text))
+		}
+	case facts.KindQuestionAnswered:
+		if p, err := facts.Decode[facts.QuestionAnswered](f); err == nil {
+			return fmt.Sprintf("%s answered %s: %s", orSomeone(p.By), p.RequestID, oneLine(p.Text))
+		}
+	case facts.KindActionStarted:
+		if p, err := facts.Decode[facts.ActionStarted](f); err == nil {
+			return fmt.Sprintf("start %s, observed before %s", p.ActionID, short(p.ObservedBefore))
+		}
+	case facts.KindActionCompleted:
+		if p, err := facts.Decode[facts.ActionCompleted](f); err == nil {
+			return fmt.Sprintf("complete %s: report %s, observation %s, effect %s", p.ActionID, p.Report.Status, observed(p.Observation), p.EffectState)
+		}
+	case facts.KindCheckRecorded:
+		if p, err := facts.Decode[facts.CheckRecorded](f); err == nil {
+			return fmt.Sprintf("check %s %s: %s — %s", p.Check.Name, p.Check.Target, p.Verdict, p.Reason)
+		}
+	case facts.KindActionInterrupted:
+		if p, err := facts.Decode[facts.ActionInterrupted](f); err == nil {
+			return fmt.Sprintf("in doubt %s: the process died while it ran; now %s (was %s), %d paths changed", p.ActionID, short(p.ObservedNow), short(p.ObservedBefore), len(p.Changed))
+		}
+	case facts.KindEffectReconciled:
+		if p, err := facts.Decode[facts.EffectReconciled](f); err == nil {
+			return fmt.Sprintf("%s reconciled %s: %s %s", orSomeone(p.By), p.ActionID, p.Decision, oneLine(p.Note))
+		}
+	case facts.KindTransitionFailed:
+		if p, err := facts.Decode[facts.TransitionFailed](f); err == nil {
+			if p.Defect {
+				return fmt.Sprintf("%s died: %s", p.Key, oneLine(p.Message))
+			}
+			return fmt.Sprintf("%s failed (%s, attempt %d): %s", p.Key, p.Class, p.Attempt, oneLine(p.Message))
+		}
+	case facts.KindBudgetExhausted:
+		if p, err := facts.Decode[facts.BudgetExhausted](f); err == nil {
+			return fmt.Sprintf("%s budget exhausted: %d of %d", p.Resource, p.Used, p.Limit)
+		}
+	case facts.KindContextCompacted:
+		if p, err := facts.Decode[facts.ContextCompacted](f); err == nil {
+			return fmt.Sprintf("context compacted up to seq %d", p.UpTo)
+		}
+	case facts.KindThreadForked:
+		if p, err := facts.Decode[facts.ThreadForked](f); err == nil {
+			return fmt.Sprintf("forked from %s at seq %d", p.From, p.At)
+		}
+	}
+	return string(f.Kind)
+}
+
+func observed(o facts.Observation) string {
+	switch {
+	case !o.Available:
+		return "unavailable"
+	case o.Before == o.After:
+		return "unchanged"
+	}
+	paths := make([]string, len(o.Changed))
+	for i, c := range o.Changed {
+		paths[i] = c.Path
+	}
+	return "changed " + strings.Join(paths, ", ")
+}
+
+func orSomeone(by string) string {
+	if by == "" {
+		return "someone"
+	}
+	return by
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}

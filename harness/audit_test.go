@@ -1,0 +1,183 @@
+package harness_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
+)
+
+func readAll(t *testing.T, o *observedEnv, id string) []facts.Fact {
+	t.Helper()
+	var out []facts.Fact
+	for f, err := range o.store.Read(context.Background(), id, 1) {
+		require.NoError(t, err)
+		out = append(out, f)
+	}
+	return out
+}
+
+// relink renumbers facts and rebuilds their chain, as a forger would.
+func relink(fs []facts.Fact) []facts.Fact {
+	out := slices.Clone(fs)
+	var prev facts.Hash
+	for i := range out {
+		out[i].Seq, out[i].Prev = uint64(i+1), prev
+		prev = out[i].Hash()
+	}
+	return out
+}
+
+func seq2(fs []facts.Fact) func(func(facts.Fact, error) bool) {
+	return func(yield func(facts.Fact, error) bool) {
+		for _, f := range fs {
+			if !yield(f, nil) {
+				return
+			}
+		}
+	}
+}
+
+func TestVerifyLogAcceptsWhatTheRuntimeWrote(t *testing.T) {
+	o := newObservedEnv(t, writeScript)
+	require.Equal(t, harness.StatusDone, o.startApproved("done").Status)
+	require.NoError(t, harness.VerifyLog(ctx, o.store, o.actor, "done"))
+
+	o.write = idle
+	require.Equal(t, harness.StatusParked, o.startApproved("open").Status)
+	require.NoError(t, harness.VerifyLog(ctx, o.store, o.actor, "open"))
+	_, err := o.post("open", facts.KindEffectReconciled, facts.EffectReconciled{ActionID: "1-c", Decision: facts.DecisionRetry, By: "ana"}, "r")
+	require.NoError(t, err)
+	o.write = honest
+	require.NoError(t, os.WriteFile(filepath.Join(o.root, "cache.toml"), []byte("ttl_seconds = 60\n"), 0o644))
+	_, err = o.rt.Resume(ctx, o.actor, "open")
+	require.NoError(t, err)
+	require.NoError(t, harness.VerifyLog(ctx, o.store, o.actor, "open"))
+
+	audit, err := harness.Replay(ctx, o.store, o.actor, "open")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, audit.Status)
+	var flagged []string
+	for _, e := range audit.Entries {
+		if e.Action != nil {
+			flagged = append(flagged, e.Action.ActionID+": "+e.Action.Flag)
+		}
+	}
+	require.Equal(t, []string{"1-c: success reported, nothing changed", "1-c.2: "}, flagged)
+}
+
+func TestVerifyRejectsSeededCorruptions(t *testing.T) {
+	o := newObservedEnv(t, writeScript)
+	require.Equal(t, harness.StatusDone, o.startApproved("t").Status)
+	good := readAll(t, o, "t")
+	require.NoError(t, harness.VerifyFacts(o.actor, "t", seq2(good)))
+	idx := func(kind facts.Kind) int {
+		i := slices.IndexFunc(good, func(f facts.Fact) bool { return f.Kind == kind })
+		require.GreaterOrEqual(t, i, 0, kind)
+		return i
+	}
+
+	cases := map[string]struct {
+		log    func() []facts.Fact
+		seq    uint64
+		reason string
+	}{
+		"an altered payload": {func() []facts.Fact {
+			fs := slices.Clone(good)
+			d, _ := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: "Set the cache TTL to 3000"})
+			fs[0].Data = d.Data
+			return fs
+		}, 2, "chain is broken"},
+		"a removed fact": {func() []facts.Fact {
+			i := idx(facts.KindConfirmationAnswered)
+			return slices.Delete(slices.Clone(good), i, i+1)
+		}, uint64(idx(facts.KindConfirmationAnswered) + 2), "missing or out of order"},
+		"a removed fact, chain rebuilt": {func() []facts.Fact {
+			i := idx(facts.KindConfirmationAnswered)
+			return relink(slices.Delete(slices.Clone(good), i, i+1))
+		}, uint64(idx(facts.KindConfirmationAnswered) + 1), "never enabled tool/start"},
+		"reordered facts": {func() []facts.Fact {
+			fs := slices.Clone(good)
+			i := idx(facts.KindConfirmationRequested)
+			fs[i-1], fs[i] = fs[i], fs[i-1]
+			return fs
+		}, uint64(idx(facts.KindConfirmationRequested) + 1), "missing or out of order"},
+		"reordered facts, chain rebuilt": {func() []facts.Fact {
+			fs := slices.Clone(good)
+			i := idx(facts.KindConfirmationRequested)
+			fs[i-1], fs[i] = fs[i], fs[i-1]
+			return relink(fs)
+		}, uint64(idx(facts.KindConfirmationRequested)), "never enabled confirm/1-c"},
+		"an injected fact whose cause the fold never enabled": {func() []facts.Fact {
+			d, _ := facts.NewDraft(facts.KindModelTurn, "infer/turn/7", facts.ModelTurn{Turn: 7, Text: "I am done"})
+			fs := slices.Clone(good)
+			fs = slices.Insert(fs, 3, facts.Fact{Thread: "t", Kind: d.Kind, Cause: d.Cause, Data: d.Data, At: fs[2].At})
+			return relink(fs)
+		}, 4, "never enabled infer/turn/7"},
+		"a worker's report substituted for the observation": {func() []facts.Fact {
+			fs := slices.Clone(good)
+			i := idx(facts.KindActionCompleted)
+			c, _ := facts.Decode[facts.ActionCompleted](fs[i])
+			c.Observation.Before = "sha256:what-the-worker-claimed-before"
+			c.Observation.After = "sha256:what-the-worker-claimed"
+			d, _ := facts.NewDraft(facts.KindActionCompleted, fs[i].Cause, c)
+			fs[i].Data = d.Data
+			return relink(fs)
+		}, uint64(idx(facts.KindActionCompleted) + 1), "not the one action.started recorded"},
+		"an effect state the observation does not give": {func() []facts.Fact {
+			fs := slices.Clone(good)
+			i := idx(facts.KindActionCompleted)
+			c, _ := facts.Decode[facts.ActionCompleted](fs[i])
+			c.EffectState = facts.EffectReported
+			d, _ := facts.NewDraft(facts.KindActionCompleted, fs[i].Cause, c)
+			fs[i].Data = d.Data
+			return relink(fs)
+		}, uint64(idx(facts.KindActionCompleted) + 1), "effect state reported"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := harness.VerifyFacts(o.actor, "t", seq2(tc.log()))
+			require.ErrorIs(t, err, harness.ErrUnverified)
+			var ve *harness.VerifyError
+			require.ErrorAs(t, err, &ve)
+			require.Equal(t, tc.seq, ve.Seq, err.Error())
+			require.Contains(t, ve.Reason, tc.reason)
+		})
+	}
+	t.Run("a truncated tail is a shorter log, and verifies as one", func(t *testing.T) {
+		require.NoError(t, harness.VerifyFacts(o.actor, "t", seq2(good[:len(good)-2])))
+	})
+}
+
+func TestVerifyAcceptsRecoveryFromDoubt(t *testing.T) {
+	o := newObservedEnv(t, writeScript)
+	out, err := o.rt.Start(ctx, o.actor, "t", "Set the cache TTL to 300")
+	require.NoError(t, err)
+	o.approve("t", out.Waits[0].RequestID, true)
+	head, err := o.store.Head(ctx, "t")
+	require.NoError(t, err)
+	ws, err := action.NewWorkspace(o.root)
+	require.NoError(t, err)
+	snap, err := ws.Observe(ctx)
+	require.NoError(t, err)
+	d, err := facts.NewDraft(facts.KindActionStarted, "tool/start/1-c", facts.ActionStarted{ActionID: "1-c", ObservedBefore: snap.Hash})
+	require.NoError(t, err)
+	_, err = o.store.Append(ctx, "t", head.Seq, d)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(o.root, "cache.toml"), []byte("ttl_seconds = 300\n"), 0o644))
+	out, err = o.rt.Resume(ctx, o.actor, "t")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, out.Status)
+	_, err = o.post("t", facts.KindEffectReconciled, facts.EffectReconciled{ActionID: "1-c", Decision: facts.DecisionAccept, By: "ana"}, "r")
+	require.NoError(t, err)
+	_, err = o.rt.Resume(ctx, o.actor, "t")
+	require.NoError(t, err)
+	require.NoError(t, harness.VerifyLog(ctx, o.store, o.actor, "t"))
+}
