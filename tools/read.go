@@ -1,0 +1,201 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"unicode/utf8"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+type readArgs struct {
+	Path     string `json:"path"`
+	Offset   *int   `json:"offset"`
+	Limit    *int   `json:"limit"`
+	MaxBytes *int   `json:"max_bytes"`
+}
+
+// binarySniff is how much of a file read_file looks at for a NUL byte, the
+// sign of a file that is not text (git uses the same rule).
+const binarySniff = 8000
+
+func readTool(ws *workspace, lim Limits) *tool {
+	return &tool{
+		name: ReadFile,
+		description: "Read a text file in the workspace. Returns its lines as they are (no line numbers); " +
+			"the summary line says which lines were shown and how many the file has. Use offset and limit " +
+			"to page through a long file.",
+		schema: objectSchema(map[string]prop{
+			"path":      {"type": "string", "description": "The file, relative to the workspace root."},
+			"offset":    {"type": "integer", "minimum": 1, "description": "The first line to return, 1-based (default 1)."},
+			"limit":     {"type": "integer", "minimum": 1, "description": "The most lines to return (default: to the end, within max_bytes)."},
+			"max_bytes": {"type": "integer", "minimum": 1, "maximum": lim.ReadBytes, "description": fmt.Sprintf("The most bytes to return (default and maximum %d); output ends at the last whole line that fits.", lim.ReadBytes)},
+		}, "path"),
+		capability: action.Read,
+		run: func(ctx context.Context, raw json.RawMessage) (facts.Report, error) {
+			var a readArgs
+			if err := decodeArgs(raw, &a, "path"); err != nil {
+				return failed(ReadFile, err), nil
+			}
+			first, limit, maxBytes := 1, -1, lim.ReadBytes
+			for _, n := range []struct {
+				name string
+				v    *int
+				to   *int
+			}{{"offset", a.Offset, &first}, {"limit", a.Limit, &limit}, {"max_bytes", a.MaxBytes, &maxBytes}} {
+				if n.v == nil {
+					continue
+				}
+				if *n.v < 1 {
+					return failed(ReadFile, fmt.Errorf("%w: field %q is %d; want at least 1", ErrInvalidArgs, n.name, *n.v)), nil
+				}
+				*n.to = *n.v
+			}
+			if maxBytes > lim.ReadBytes {
+				return failed(ReadFile, fmt.Errorf("%w: field \"max_bytes\" is %d; the most is %d", ErrInvalidArgs, maxBytes, lim.ReadBytes)), nil
+			}
+			rel, err := ws.rel(a.Path)
+			if err != nil {
+				return failed(ReadFile, err), nil
+			}
+			root, err := ws.open()
+			if err != nil {
+				return failed(ReadFile, err), fmt.Errorf("%s: %w", ReadFile, err)
+			}
+			defer root.Close()
+			f, err := root.Open(filepath.FromSlash(rel))
+			if err != nil {
+				return failed(ReadFile, pathError(rel, err)), nil
+			}
+			defer f.Close()
+			info, err := f.Stat()
+			if err != nil {
+				return failed(ReadFile, pathError(rel, err)), nil
+			}
+			if info.IsDir() {
+				return failed(ReadFile, fmt.Errorf("path %q is a directory; list_files lists it", rel)), nil
+			}
+			w := window{first: first, limit: limit, cap: maxBytes}
+			if err := w.scan(ctx, f); err != nil {
+				if ctx.Err() != nil {
+					return failed(ReadFile, err), fmt.Errorf("%s: %w", ReadFile, err)
+				}
+				return failed(ReadFile, pathError(rel, err)), nil
+			}
+			if w.binary {
+				return failed(ReadFile, fmt.Errorf("path %q looks binary (a NUL byte in its first %d bytes; %d bytes in all); read_file shows text", rel, binarySniff, w.size)), nil
+			}
+			return w.report(rel)
+		},
+	}
+}
+
+// window is the lines of a file read_file shows: from line first, at most
+// limit lines (-1: no limit), at most cap bytes. It reads the whole file
+// once, in chunks, to count its lines, keeping no more than the window.
+type window struct {
+	first, limit, cap int
+
+	buf    []byte // the window's bytes, a little past cap at most
+	starts []int  // where each window line begins in buf
+	full   bool   // buf passed cap: nothing more is kept
+	lines  int    // the file's lines
+	size   int64  // the file's bytes
+	binary bool
+}
+
+func (w *window) scan(ctx context.Context, r io.Reader) error {
+	chunk := make([]byte, 64<<10)
+	line, atStart := 1, true
+	var last byte
+	for {
+		n, err := r.Read(chunk)
+		if n > 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			data := chunk[:n]
+			if w.size < binarySniff && bytes.IndexByte(data[:min(n, binarySniff-int(w.size))], 0) >= 0 {
+				w.binary = true
+				return nil
+			}
+			w.size += int64(n)
+			last = data[n-1]
+			for len(data) > 0 {
+				seg := data
+				nl := bytes.IndexByte(data, '\n')
+				if nl >= 0 {
+					seg = data[:nl+1]
+				}
+				inWindow := line >= w.first && (w.limit < 0 || line < w.first+w.limit)
+				if inWindow && !w.full {
+					if atStart {
+						w.starts = append(w.starts, len(w.buf))
+					}
+					w.buf = append(w.buf, seg...)
+					w.full = len(w.buf) > w.cap
+				}
+				data = data[len(seg):]
+				atStart = nl >= 0
+				if atStart {
+					line++
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	w.lines = line - 1
+	if w.size > 0 && last != '\n' {
+		w.lines++
+	}
+	return nil
+}
+
+func (w *window) report(rel string) (facts.Report, error) {
+	if w.size == 0 {
+		return facts.Report{Status: facts.StatusSucceeded, Transcript: rel + ": empty file"}, nil
+	}
+	if w.first > w.lines {
+		return failed(ReadFile, fmt.Errorf("%w: offset %d is past the end of %q, which has %d lines", ErrInvalidArgs, w.first, rel, w.lines)), nil
+	}
+	shown, text, partial := len(w.starts), w.buf, false
+	if len(w.buf) > w.cap {
+		// Keep the whole lines that fit; a first line longer than the cap
+		// is cut at a rune boundary.
+		shown = 0
+		for i := 1; i < len(w.starts) && w.starts[i] <= w.cap; i++ {
+			shown = i // line i-1 of the window ends at starts[i], within the cap
+		}
+		if shown > 0 {
+			text = w.buf[:w.starts[shown]]
+		} else {
+			cut := w.cap
+			for cut > 0 && !utf8.RuneStart(w.buf[cut]) {
+				cut--
+			}
+			text, partial, shown = w.buf[:cut], true, 1
+		}
+	}
+	lastShown := w.first + shown - 1
+	summary := fmt.Sprintf("%s: lines %d-%d of %d", rel, w.first, lastShown, w.lines)
+	switch {
+	case partial:
+		summary += fmt.Sprintf("; line %d is longer than %d bytes and was cut there", w.first, w.cap)
+	case len(w.buf) > w.cap:
+		summary += fmt.Sprintf("; %d-byte cap reached, continue with offset=%d", w.cap, lastShown+1)
+	case lastShown < w.lines:
+		summary += fmt.Sprintf("; continue with offset=%d", lastShown+1)
+	}
+	return facts.Report{Status: facts.StatusSucceeded, Transcript: summary, Stdout: string(text)}, nil
+}

@@ -1,0 +1,79 @@
+package tools_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/tools"
+)
+
+func TestReadFile(t *testing.T) {
+	var long strings.Builder
+	for i := 1; i <= 100; i++ {
+		fmt.Fprintf(&long, "line %03d\n", i) // 9 bytes a line
+	}
+	s, _ := workspace(t, map[string]string{
+		"a.txt":        "one\ntwo\nthree\n",
+		"no-eol.txt":   "one\ntwo",
+		"empty.txt":    "",
+		"long.txt":     long.String(),
+		"wide.txt":     strings.Repeat("é", 20) + "\nnext\n", // 40 bytes, then a short line
+		"bin.dat":      "PK\x03\x04\x00\x00binary",
+		"dir/file.txt": "x\n",
+	}, tools.WithLimits(tools.Limits{ReadBytes: 100}))
+	for _, tc := range []struct {
+		name, args string
+		stdout     string
+		transcript string
+		err        string
+	}{
+		{name: "whole file", args: `{"path": "a.txt"}`, stdout: "one\ntwo\nthree\n", transcript: "a.txt: lines 1-3 of 3"},
+		{name: "last line without newline", args: `{"path": "no-eol.txt"}`, stdout: "one\ntwo", transcript: "no-eol.txt: lines 1-2 of 2"},
+		{name: "offset", args: `{"path": "a.txt", "offset": 2}`, stdout: "two\nthree\n", transcript: "a.txt: lines 2-3 of 3"},
+		{name: "offset and limit", args: `{"path": "a.txt", "offset": 2, "limit": 1}`, stdout: "two\n", transcript: "a.txt: lines 2-2 of 3; continue with offset=3"},
+		{name: "limit past the end", args: `{"path": "a.txt", "limit": 10}`, stdout: "one\ntwo\nthree\n", transcript: "a.txt: lines 1-3 of 3"},
+		{name: "empty", args: `{"path": "empty.txt"}`, transcript: "empty.txt: empty file"},
+		{name: "byte cap ends at a whole line", args: `{"path": "long.txt"}`, stdout: long.String()[:99],
+			transcript: "long.txt: lines 1-11 of 100; 100-byte cap reached, continue with offset=12"},
+		{name: "smaller cap", args: `{"path": "long.txt", "offset": 50, "max_bytes": 20}`, stdout: "line 050\nline 051\n",
+			transcript: "long.txt: lines 50-51 of 100; 20-byte cap reached, continue with offset=52"},
+		{name: "one line longer than the cap is cut on a rune", args: `{"path": "wide.txt", "max_bytes": 15}`, stdout: strings.Repeat("é", 7),
+			transcript: "wide.txt: lines 1-1 of 2; line 1 is longer than 15 bytes and was cut there"},
+		{name: "nested path", args: `{"path": "dir/file.txt"}`, stdout: "x\n", transcript: "dir/file.txt: lines 1-1 of 1"},
+		{name: "missing", args: `{"path": "nope.txt"}`, err: `read_file: path "nope.txt": file does not exist`},
+		{name: "directory", args: `{"path": "dir"}`, err: `read_file: path "dir" is a directory; list_files lists it`},
+		{name: "workspace itself", args: `{"path": "."}`, err: `read_file: path "." is a directory`},
+		{name: "binary", args: `{"path": "bin.dat"}`, err: `read_file: path "bin.dat" looks binary`},
+		{name: "offset past the end", args: `{"path": "a.txt", "offset": 4}`, err: `offset 4 is past the end of "a.txt", which has 3 lines`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := call(t, s, tools.ReadFile, tc.args)
+			if tc.err != "" {
+				require.Equal(t, facts.StatusFailed, rep.Status)
+				require.Contains(t, rep.Error, tc.err)
+				return
+			}
+			require.Equal(t, facts.StatusSucceeded, rep.Status, rep.Error)
+			require.Equal(t, tc.stdout, rep.Stdout)
+			require.Equal(t, tc.transcript, rep.Transcript)
+			require.Empty(t, rep.ClaimedState, "reading claims nothing")
+		})
+	}
+}
+
+// A file larger than read_file's chunk is counted to its end and paged.
+func TestReadFileLarge(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 50_000; i++ {
+		fmt.Fprintf(&b, "%d\n", i)
+	}
+	s, _ := workspace(t, map[string]string{"big.txt": b.String()})
+	rep := call(t, s, tools.ReadFile, `{"path": "big.txt", "offset": 49999}`)
+	require.Equal(t, facts.StatusSucceeded, rep.Status, rep.Error)
+	require.Equal(t, "49999\n50000\n", rep.Stdout)
+	require.Equal(t, "big.txt: lines 49999-50000 of 50000", rep.Transcript)
+}
