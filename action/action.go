@@ -3,7 +3,6 @@ package action
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 
@@ -129,10 +128,12 @@ type Blobs interface {
 	// PutBlob stores data under its SHA-256 digest (hex); storing the same
 	// bytes again does nothing.
 	PutBlob(ctx context.Context, data []byte) (digest string, err error)
-	// GetBlob returns the bytes with the digest, or ErrNoBlob.
+	// GetBlob returns the bytes with the digest, or an error matching
+	// fs.ErrNotExist when none are kept (the content was larger than the
+	// cap, or never read).
 	GetBlob(ctx context.Context, digest string) ([]byte, error)
 }
 
-// ErrNoBlob: no content is kept under the digest (it was larger than the
-// cap, or never read).
-var ErrNoBlob = errors.New("no content kept for digest")
+// ErrNoBlob is an error a Blobs may return for a digest it keeps nothing
+// under; it matches fs.ErrNotExist, which is what callers check.
+var ErrNoBlob = fmt.Errorf("no content kept for digest: %w", fs.ErrNotExist)

@@ -242,3 +242,44 @@ func TestRequestAttribution(t *testing.T) {
 	back := action.FromFact(r.Fact())
 	require.Equal(t, "ana", back.RequestedBy)
 }
+
+func TestChecksStayInTheWorkspace(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret"), []byte(want), 0o644))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "link")))
+	for _, target := range []string{"link", "../secret", filepath.Join(outside, "secret")} {
+		rec := action.Decide(context.Background(), "a", action.FileEquals(target, []byte(want)), action.CheckEnv{Root: root})
+		require.Equal(t, facts.VerdictFail, rec.Verdict, target)
+	}
+	rec := action.Decide(context.Background(), "a", facts.CheckSpec{Name: "no_such_check"}, action.CheckEnv{Root: root})
+	require.Equal(t, facts.VerdictFail, rec.Verdict)
+	require.Contains(t, rec.Reason, "unknown check")
+}
+
+func TestBuiltInChecks(t *testing.T) {
+	root := workspace(t)
+	changed := []facts.PathChange{{Path: "cache.toml", Before: "a", After: "b"}, {Path: "notes.md", After: "c"}}
+	cases := []struct {
+		spec facts.CheckSpec
+		env  action.CheckEnv
+		want facts.Verdict
+	}{
+		{action.FileEquals("cache.toml", []byte(before)), action.CheckEnv{Root: root}, facts.VerdictPass},
+		{action.FileEquals("cache.toml", []byte(want)), action.CheckEnv{Root: root}, facts.VerdictFail},
+		{action.FileEquals("missing.toml", []byte(want)), action.CheckEnv{Root: root}, facts.VerdictFail},
+		{action.FileContains("cache.toml", "ttl_seconds"), action.CheckEnv{Root: root}, facts.VerdictPass},
+		{action.FileContains("cache.toml", "300"), action.CheckEnv{Root: root}, facts.VerdictFail},
+		{action.CommandSucceeds("true"), action.CheckEnv{Root: root}, facts.VerdictPass},
+		{action.CommandSucceeds("sh", "-c", "exit 3"), action.CheckEnv{Root: root}, facts.VerdictFail},
+		{action.OnlyPathsChanged("cache.toml", "notes.md"), action.CheckEnv{Root: root, Changed: changed, Observed: true}, facts.VerdictPass},
+		{action.OnlyPathsChanged("cache.toml"), action.CheckEnv{Root: root, Changed: changed, Observed: true}, facts.VerdictFail},
+		{action.OnlyPathsChanged("cache.toml"), action.CheckEnv{Root: root}, facts.VerdictFail},
+	}
+	for _, tc := range cases {
+		t.Run(tc.spec.Name+" "+tc.spec.Target, func(t *testing.T) {
+			rec := action.Decide(context.Background(), "a", tc.spec, tc.env)
+			require.Equal(t, tc.want, rec.Verdict, rec.Reason)
+			require.NotEmpty(t, rec.Reason)
+		})
+	}
+}

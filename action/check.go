@@ -150,13 +150,18 @@ func decodeArgs(spec facts.CheckSpec, v any) error {
 	return nil
 }
 
-// resolve returns the file a check targets, refusing a path that leaves the
-// workspace.
-func resolve(root, rel string) (string, error) {
+// readTarget reads the file a check targets through an os.Root, so neither
+// ".." nor a symlink can lead it outside the workspace.
+func readTarget(root, rel string) ([]byte, error) {
 	if rel == "" || filepath.IsAbs(rel) || !filepath.IsLocal(filepath.FromSlash(rel)) {
-		return "", fmt.Errorf("target %q is not a path inside the workspace", rel)
+		return nil, fmt.Errorf("target %q is not a path inside the workspace", rel)
 	}
-	return filepath.Join(root, filepath.FromSlash(rel)), nil
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace: %w", err)
+	}
+	defer r.Close()
+	return r.ReadFile(filepath.FromSlash(rel))
 }
 
 func init() {
@@ -165,11 +170,7 @@ func init() {
 		if err := decodeArgs(spec, &a); err != nil {
 			return false, "", err
 		}
-		p, err := resolve(env.Root, spec.Target)
-		if err != nil {
-			return false, "", err
-		}
-		data, err := os.ReadFile(p)
+		data, err := readTarget(env.Root, spec.Target)
 		if errors.Is(err, os.ErrNotExist) {
 			return false, spec.Target + " does not exist", nil
 		} else if err != nil {
@@ -186,11 +187,7 @@ func init() {
 		if err := decodeArgs(spec, &a); err != nil {
 			return false, "", err
 		}
-		p, err := resolve(env.Root, spec.Target)
-		if err != nil {
-			return false, "", err
-		}
-		data, err := os.ReadFile(p)
+		data, err := readTarget(env.Root, spec.Target)
 		if errors.Is(err, os.ErrNotExist) {
 			return false, spec.Target + " does not exist", nil
 		} else if err != nil {
