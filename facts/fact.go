@@ -223,8 +223,15 @@ type Draft struct {
 	Kind Kind
 	// Cause is the transition key or ingress cause the fact comes from.
 	Cause string
-	// Data is the payload, msgpack-encoded; NewDraft fills it.
+	// Data is the payload, msgpack-encoded; NewDraft fills it. Treat it
+	// as read-only: to change a payload, build a new draft.
 	Data []byte
+
+	// checkedKind and checkedData are the Kind and Data of a draft that
+	// NewDraft encoded from a checked value, so Validate (which a store
+	// calls on every append) need not decode that payload again.
+	checkedKind Kind
+	checkedData []byte
 }
 
 // NewDraft returns a draft of kind with the payload encoded by the storage
@@ -250,17 +257,22 @@ func NewDraft(kind Kind, cause string, payload any) (Draft, error) {
 	if err != nil {
 		return Draft{}, fmt.Errorf("new draft %s (cause %s): %w", kind, cause, err)
 	}
-	return Draft{Kind: kind, Cause: cause, Data: data}, nil
+	return Draft{Kind: kind, Cause: cause, Data: data, checkedKind: kind, checkedData: data}, nil
 }
 
 // Validate reports whether the draft may be appended: its kind and cause
-// follow the rules and its payload fits its kind (see CheckPayload).
+// follow the rules and its payload fits its kind (see CheckPayload). A
+// payload NewDraft encoded, and that still has its kind, is known to fit
+// and is not decoded again.
 func (d Draft) Validate() error {
 	if err := d.Kind.Validate(); err != nil {
 		return err
 	}
 	if err := ValidateCause(d.Cause); err != nil {
 		return fmt.Errorf("%s: %w", d.Kind, err)
+	}
+	if d.Kind == d.checkedKind && sameSlice(d.Data, d.checkedData) {
+		return nil
 	}
 	if err := CheckPayload(d.Kind, d.Data); err != nil {
 		return fmt.Errorf("%s (cause %s): %w", d.Kind, d.Cause, err)
@@ -278,4 +290,10 @@ func Decode[T any](f Fact) (T, error) {
 		return v, fmt.Errorf("decode %s seq %d (%s): %w", f.Thread, f.Seq, f.Kind, err)
 	}
 	return v, nil
+}
+
+// sameSlice reports whether a and b are the same bytes in memory, not just
+// equal ones.
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

@@ -1,6 +1,7 @@
 package facts_test
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -249,6 +250,28 @@ func TestNewDraft(t *testing.T) {
 		require.NoError(t, err)
 		require.ErrorIs(t, d.Validate(), facts.ErrInvalid)
 	})
+}
+
+// Validate trusts what NewDraft encoded, and only that.
+func TestDraftValidateChecksWhatNewDraftDidNotBuild(t *testing.T) {
+	d, err := facts.NewDraft(facts.KindQuestionAnswered, "ingress/k", facts.QuestionAnswered{RequestID: "q", Text: "yes"})
+	require.NoError(t, err)
+	require.NoError(t, d.Validate())
+
+	literal := facts.Draft{Kind: d.Kind, Cause: d.Cause, Data: bytes.Clone(d.Data)}
+	require.NoError(t, literal.Validate(), "the same bytes, checked the long way")
+
+	replaced := d
+	replaced.Data = []byte{0x81, 0xa3, 'b', 'a', 'd', 0x01}
+	require.ErrorIs(t, replaced.Validate(), facts.ErrPayload)
+
+	rekinded := d
+	rekinded.Kind = facts.KindUserMessage
+	require.ErrorIs(t, rekinded.Validate(), facts.ErrPayload, "request_id is not a field of user.message")
+
+	uncaused := d
+	uncaused.Cause = ""
+	require.ErrorIs(t, uncaused.Validate(), facts.ErrInvalid)
 }
 
 func TestUnregisteredPayloadIsDeterministic(t *testing.T) {

@@ -1,0 +1,39 @@
+// Package thread keeps threads: durable, append-only logs of facts, one per
+// conversation or task.
+//
+// A Store appends optimistically. Append(ctx, thread, after, drafts...)
+// succeeds only if the thread's head is still at seq after, so two writers
+// racing on one thread cannot both win: the loser gets a *ConflictError with
+// the actual head, folds the facts it missed and decides again. A cause
+// already in the thread is refused with ErrDuplicateCause, which makes a
+// retried ingress post or a second worker running the same transition
+// harmless. An acknowledged append survives a crash. Nothing updates or
+// deletes a fact.
+//
+// OpenPebble opens the embedded store; package storetest is the conformance
+// suite every Store passes, so another backend (NATS JetStream, with a
+// subject per thread and expected-sequence publishes) can prove itself the
+// same way.
+//
+// # Pebble layout
+//
+// Every key starts with one byte naming its table. A thread id never contains
+// 0x00 (see ValidateID), so the 0x00 after an id ends it: one thread's keys
+// are never a prefix of another's, and "a" sorts before "a.b".
+//
+//	'f' id 0x00 seq        fact record: facts.Encode of the fact, seq as
+//	                       8 bytes big-endian so keys sort in seq order
+//	'h' id                 head record of the thread (below)
+//	'c' id 0x00 cause      cause index: seq of the first fact with that
+//	                       cause, 8 bytes big-endian
+//	'm' "schema"           layout version of the store, one byte (1)
+//
+// A head record, version 1, is: a version byte (1); seq, uvarint; the last
+// fact's hash, 32 bytes; its kind, uvarint length then bytes; its time, int64
+// big-endian UTC Unix nanoseconds; and a CRC-32C of all that, 4 bytes
+// little-endian. It is what Head and Threads read, so they never touch a
+// fact. Threads lists the 'h' table in key order, which is id byte order.
+//
+// The invariants these keys keep, and the code that keeps them, are with
+// PebbleStore.Append; PebbleStore.Verify checks them.
+package thread

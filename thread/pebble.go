@@ -1,0 +1,681 @@
+package thread
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// formatVersion pins Pebble's on-disk format. Left unset, Pebble would
+// create a new store in its oldest format; a named version also keeps an
+// upgrade of the library from changing the format of existing stores
+// unasked.
+const formatVersion = pebble.FormatValueSeparation
+
+// PebbleStore is the embedded Store: one directory holding a Pebble
+// database, with the layout documented in the package comment.
+type PebbleStore struct {
+	dir   string
+	db    *pebble.DB
+	lock  *pebble.Lock
+	clock func() time.Time
+	locks threadLocks
+
+	// mu guards closed. Every call registers in ops under mu's read lock
+	// while the store is open, so Close, once it has set closed, can wait
+	// for ops to drain knowing no call will start after.
+	mu     sync.RWMutex
+	closed bool
+	ops    sync.WaitGroup
+}
+
+var _ Store = (*PebbleStore)(nil)
+
+// Option configures OpenPebble.
+type Option func(*options)
+
+type options struct {
+	clock     func() time.Time
+	logger    *slog.Logger
+	cacheSize int64
+}
+
+// DefaultCacheSize is the size of the block cache OpenPebble gives a store.
+// Pebble's own default (8 MiB) is small enough that the lookups every
+// append makes (the head, the cause index) keep missing it and reading
+// files. The cache lives outside the Go heap.
+const DefaultCacheSize = 64 << 20
+
+// WithCacheSize sets the size in bytes of the store's block cache.
+func WithCacheSize(bytes int64) Option {
+	return func(o *options) { o.cacheSize = bytes }
+}
+
+// WithClock makes the store stamp facts with now() instead of time.Now().
+// Tests and reproducible fixtures use it.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) { o.clock = now }
+}
+
+// WithLogger sends Pebble's log to l: errors at error level, routine
+// messages at debug level. Without it routine messages are dropped and
+// errors go to slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// OpenPebble opens the store in dir, creating dir and an empty store if
+// needed. Only one process may have a store open: if another has, OpenPebble
+// fails with ErrLocked and says so.
+func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
+	o := options{clock: time.Now, logger: slog.Default(), cacheSize: DefaultCacheSize}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	// Take Pebble's directory lock ourselves, so that "someone else holds
+	// it" can be told apart from every other way opening can fail. Creating
+	// the LOCK file fails with a *fs.PathError; anything else is the lock
+	// being held, by another process (fcntl's EAGAIN or EACCES) or by a
+	// store already open in this one.
+	lock, err := pebble.LockDirectory(dir, vfs.Default)
+	if err != nil {
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			return nil, fmt.Errorf("open store %s: %w", dir, err)
+		}
+		return nil, fmt.Errorf("store %s is %w (only one process may open it at a time): %v", dir, ErrLocked, err)
+	}
+	popts := &pebble.Options{
+		FormatMajorVersion: formatVersion,
+		Logger:             pebbleLogger{o.logger},
+		Lock:               lock,
+		CacheSize:          o.cacheSize,
+	}
+	// Every append looks up a cause that is almost never there. Bloom
+	// filters (set on L0, inherited by the levels below) answer "not
+	// there" without reading a block of each table.
+	popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	db, err := pebble.Open(dir, popts)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	s := &PebbleStore{dir: dir, db: db, lock: lock, clock: o.clock}
+	if err := s.checkSchema(); err != nil {
+		s.db.Close()
+		s.lock.Close()
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// checkSchema stamps an empty store with the schema version and refuses a
+// directory holding anything else.
+func (s *PebbleStore) checkSchema() error {
+	v, closer, err := s.db.Get(schemaKey)
+	if err == nil {
+		defer closer.Close()
+		if !bytes.Equal(v, []byte{schemaVersion}) {
+			return fmt.Errorf("store schema is %x; this program reads schema %d", v, schemaVersion)
+		}
+		return nil
+	}
+	if !errors.Is(err, pebble.ErrNotFound) {
+		return err
+	}
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	empty := !it.First()
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return err
+	}
+	if !empty {
+		return errors.New("directory holds a Pebble database that is not a harness store")
+	}
+	return s.db.Set(schemaKey, []byte{schemaVersion}, pebble.Sync)
+}
+
+// Dir returns the store's directory.
+func (s *PebbleStore) Dir() string { return s.dir }
+
+// enter registers a call, or fails if the store is closed; leave ends it.
+func (s *PebbleStore) enter() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.ops.Add(1)
+	return nil
+}
+
+func (s *PebbleStore) leave() { s.ops.Done() }
+
+// Close waits for running calls and reads to finish, then closes the
+// database and releases the directory lock.
+func (s *PebbleStore) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return fmt.Errorf("close store %s: %w", s.dir, ErrClosed)
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.ops.Wait()
+	if err := errors.Join(s.db.Close(), s.lock.Close()); err != nil {
+		return fmt.Errorf("close store %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// begin does what every call does first: check the id and the context and
+// register the call. On success the caller must call s.leave.
+func (s *PebbleStore) begin(ctx context.Context, op, id string) error {
+	if err := ValidateID(id); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s %s: %w", op, id, err)
+	}
+	if err := s.enter(); err != nil {
+		return fmt.Errorf("%s %s: %w", op, id, err)
+	}
+	return nil
+}
+
+// reader is what Get is read from: the database or a snapshot of it.
+type reader interface {
+	Get(key []byte) ([]byte, io.Closer, error)
+}
+
+// get returns a copy of key's value, or nil and false if there is none.
+func get(r reader, key []byte) ([]byte, bool, error) {
+	v, closer, err := r.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	v = bytes.Clone(v)
+	return v, true, closer.Close()
+}
+
+// readHead returns id's head, or false if it has none.
+func readHead(r reader, id string) (Head, bool, error) {
+	v, ok, err := get(r, headKey(id))
+	if err != nil || !ok {
+		return Head{}, false, err
+	}
+	h, err := decodeHead(id, v)
+	if err != nil {
+		return Head{}, false, &CorruptError{Thread: id, Err: err}
+	}
+	return h, true, nil
+}
+
+// causeSeq returns the seq of the first fact of id with cause, or false.
+func causeSeq(r reader, id, cause string) (uint64, bool, error) {
+	v, ok, err := get(r, causeKey(id, cause))
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	seq, err := decodeSeq(v)
+	if err != nil {
+		return 0, false, &CorruptError{Thread: id, Err: fmt.Errorf("cause %q: %w", cause, err)}
+	}
+	return seq, true, nil
+}
+
+// Append appends drafts to thread if its head is still after; see Store.
+//
+// The facts, the new head record and the cause index entries of one append
+// are written in one synced batch. That is what keeps the invariants every
+// read relies on: the head record names the last fact that exists, seqs
+// have no gaps, and a cause is indexed exactly when a fact carries it. A
+// crash leaves the batch wholly applied or wholly absent.
+//
+// Reading the head, checking it and committing happen under the thread's
+// own lock, so no other append to the thread can commit in between; appends
+// to other threads run alongside, and Pebble's group commit lets their
+// batches share one WAL fsync.
+func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, drafts ...facts.Draft) (Head, error) {
+	if err := ValidateID(thread); err != nil {
+		return Head{}, fmt.Errorf("append: %w", err)
+	}
+	if len(drafts) == 0 {
+		return Head{}, fmt.Errorf("append to %s: %w", thread, ErrEmptyAppend)
+	}
+	// Distinct causes in order of first appearance. Most appends have one.
+	causes := []string{drafts[0].Cause}
+	for i, d := range drafts {
+		if err := d.Validate(); err != nil {
+			return Head{}, fmt.Errorf("append to %s: draft %d: %w", thread, i, err)
+		}
+		if i > 0 && d.Cause != drafts[i-1].Cause && !contains(causes, d.Cause) {
+			causes = append(causes, d.Cause)
+		}
+	}
+	if err := s.begin(ctx, "append to", thread); err != nil {
+		return Head{}, err
+	}
+	defer s.leave()
+	unlock, err := s.locks.lock(ctx, thread)
+	if err != nil {
+		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
+	}
+	defer unlock()
+
+	head, _, err := readHead(s.db, thread)
+	if err != nil {
+		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
+	}
+	head.Thread = thread
+	for _, c := range causes {
+		seq, dup, err := causeSeq(s.db, thread, c)
+		if err != nil {
+			return Head{}, fmt.Errorf("append to %s: %w", thread, err)
+		}
+		if dup {
+			return Head{}, &DuplicateCauseError{Thread: thread, Cause: c, Seq: seq}
+		}
+	}
+	if head.Seq != after {
+		return Head{}, &ConflictError{Thread: thread, Expected: after, Actual: head}
+	}
+
+	at := s.clock().UTC().Round(0)
+	b := s.db.NewBatch()
+	defer b.Close()
+	f := facts.Fact{Thread: thread, Seq: head.Seq, Prev: head.Hash, At: at}
+	for i, d := range drafts {
+		f.Seq++
+		f.Kind, f.Cause, f.Data = d.Kind, d.Cause, d.Data
+		v, err := facts.Encode(f)
+		if err != nil {
+			return Head{}, fmt.Errorf("append to %s: draft %d: %w", thread, i, err)
+		}
+		if err := b.Set(factKey(thread, f.Seq), v, nil); err != nil {
+			return Head{}, fmt.Errorf("append to %s: %w", thread, err)
+		}
+		if i == 0 || d.Cause != drafts[i-1].Cause && firstAt(drafts, d.Cause) == i {
+			if err := b.Set(causeKey(thread, d.Cause), encodeSeq(f.Seq), nil); err != nil {
+				return Head{}, fmt.Errorf("append to %s: %w", thread, err)
+			}
+		}
+		f.Prev = f.Hash()
+	}
+	next := Head{Thread: thread, Seq: f.Seq, Hash: f.Prev, Kind: f.Kind, At: at}
+	if err := b.Set(headKey(thread), encodeHead(next), nil); err != nil {
+		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
+	}
+	// Last chance to give up: after Commit starts, the append happens.
+	if err := ctx.Err(); err != nil {
+		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return Head{}, fmt.Errorf("append to %s after seq %d: %w", thread, after, err)
+	}
+	return next, nil
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// firstAt returns the index of the first draft with cause.
+func firstAt(drafts []facts.Draft, cause string) int {
+	for i, d := range drafts {
+		if d.Cause == cause {
+			return i
+		}
+	}
+	return -1
+}
+
+// Head returns thread's head; see Store.
+func (s *PebbleStore) Head(ctx context.Context, thread string) (Head, error) {
+	if err := s.begin(ctx, "head of", thread); err != nil {
+		return Head{}, err
+	}
+	defer s.leave()
+	h, ok, err := readHead(s.db, thread)
+	if err != nil {
+		return Head{}, fmt.Errorf("head of %s: %w", thread, err)
+	}
+	if !ok {
+		return Head{}, fmt.Errorf("head of %s: %w", thread, ErrNotFound)
+	}
+	return h, nil
+}
+
+// HasCause reports whether a fact of thread has cause; see Store.
+func (s *PebbleStore) HasCause(ctx context.Context, thread, cause string) (bool, error) {
+	if err := s.begin(ctx, "cause in", thread); err != nil {
+		return false, err
+	}
+	defer s.leave()
+	if err := facts.ValidateCause(cause); err != nil {
+		return false, fmt.Errorf("cause in %s: %w", thread, err)
+	}
+	_, ok, err := causeSeq(s.db, thread, cause)
+	if err != nil {
+		return false, fmt.Errorf("cause in %s: %w", thread, err)
+	}
+	return ok, nil
+}
+
+// Threads returns a page of thread heads in id order; see Store.
+func (s *PebbleStore) Threads(ctx context.Context, page ThreadsPage) ([]Head, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	if err := s.enter(); err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	defer s.leave()
+	limit := page.Limit
+	if limit <= 0 {
+		limit = DefaultPageLimit
+	}
+	lower := []byte{tableHead}
+	if page.After != "" {
+		// The smallest key after 'h' After is 'h' After 0x00.
+		lower = append(headKey(page.After), sep)
+	}
+	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: []byte{tableHead + 1}})
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	defer it.Close()
+	var out []Head
+	for ok := it.First(); ok && len(out) < limit; ok = it.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("list threads: %w", err)
+		}
+		id := string(it.Key()[1:])
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, fmt.Errorf("list threads: %s: %w", id, err)
+		}
+		h, err := decodeHead(id, v)
+		if err != nil {
+			return nil, fmt.Errorf("list threads: %w", &CorruptError{Thread: id, Err: err})
+		}
+		out = append(out, h)
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	return out, nil
+}
+
+// Read yields thread's facts from seq from; see Store.
+//
+// Read sees one snapshot: the head record and the facts as they were when
+// reading began, however long the caller takes. It checks each record's
+// checksum and that seqs run without a gap up to the head record; the hash
+// chain is Verify's job, since hashing every fact would make every read pay
+// for it.
+func (s *PebbleStore) Read(ctx context.Context, thread string, from uint64) iter.Seq2[facts.Fact, error] {
+	return func(yield func(facts.Fact, error) bool) {
+		if err := s.begin(ctx, "read", thread); err != nil {
+			yield(facts.Fact{}, err)
+			return
+		}
+		defer s.leave()
+		snap := s.db.NewSnapshot()
+		defer snap.Close()
+		if err := read(ctx, snap, thread, from, yield); err != nil {
+			yield(facts.Fact{}, fmt.Errorf("read %s: %w", thread, err))
+		}
+	}
+}
+
+// read yields thread's facts from seq from in snap. It returns an error for
+// the caller to yield, or nil when done or when yield said stop.
+func read(ctx context.Context, snap *pebble.Snapshot, thread string, from uint64, yield func(facts.Fact, error) bool) (err error) {
+	head, found, err := readHead(snap, thread)
+	if err != nil {
+		return err
+	}
+	if from == 0 {
+		from = 1
+	}
+	it, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: factKey(thread, from), UpperBound: factUpper(thread)})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, it.Close()) }()
+	done := ctx.Done()
+	want := from
+	for ok := it.First(); ok; ok = it.Next() {
+		select {
+		case <-done:
+			return ctx.Err()
+		default:
+		}
+		seq, ok := factSeq(thread, it.Key())
+		switch {
+		case !ok:
+			return corrupt(thread, want, "malformed fact key %x", it.Key())
+		case !found:
+			return corrupt(thread, seq, "fact without a head record")
+		case seq > head.Seq:
+			return corrupt(thread, seq, "fact beyond the head record (seq %d)", head.Seq)
+		case seq != want:
+			return corrupt(thread, want, "fact is missing (the next is seq %d)", seq)
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		f, err := facts.DecodeFact(thread, v)
+		if err != nil {
+			return &CorruptError{Thread: thread, Seq: seq, Err: err}
+		}
+		if f.Seq != seq {
+			return corrupt(thread, seq, "record under seq %d says seq %d", seq, f.Seq)
+		}
+		if !yield(f, nil) {
+			return nil
+		}
+		want++
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	if found && want <= head.Seq {
+		return corrupt(thread, want, "fact is missing (the head record is at seq %d)", head.Seq)
+	}
+	return nil
+}
+
+// Verify walks thread's whole log and checks every link; see Store.
+func (s *PebbleStore) Verify(ctx context.Context, thread string) error {
+	if err := s.begin(ctx, "verify", thread); err != nil {
+		return err
+	}
+	defer s.leave()
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	if err := verify(ctx, snap, thread); err != nil {
+		return fmt.Errorf("verify %s: %w", thread, err)
+	}
+	return nil
+}
+
+func verify(ctx context.Context, snap *pebble.Snapshot, thread string) error {
+	head, found, err := readHead(snap, thread)
+	if err != nil {
+		return err
+	}
+	if !found {
+		// No head record: either there are no facts, or the head record
+		// was lost; read will tell which.
+		for _, err := range readSeq(ctx, snap, thread) {
+			return err
+		}
+		return ErrNotFound
+	}
+	var (
+		prev      facts.Hash
+		last      facts.Fact
+		lastCause string
+	)
+	for f, err := range readSeq(ctx, snap, thread) {
+		if err != nil {
+			return err
+		}
+		if f.Prev != prev {
+			return corrupt(thread, f.Seq, "prev is %s, but seq %d hashes to %s", f.Prev, f.Seq-1, prev)
+		}
+		// The cause index names the first fact with each cause. Facts of
+		// one append that share a cause follow each other, so only a change
+		// of cause needs a lookup.
+		if f.Seq == 1 || f.Cause != lastCause {
+			if err := checkCause(snap, thread, f); err != nil {
+				return err
+			}
+		}
+		prev, last, lastCause = f.Hash(), f, f.Cause
+	}
+	if last.Seq != head.Seq {
+		return corrupt(thread, last.Seq+1, "fact is missing (the head record is at seq %d)", head.Seq)
+	}
+	if head.Hash != prev || head.Kind != last.Kind || !head.At.Equal(last.At) {
+		return corrupt(thread, head.Seq, "head record (hash %s, kind %s, at %s) does not match the last fact (hash %s, kind %s, at %s)",
+			head.Hash, head.Kind, head.At.Format(time.RFC3339Nano), prev, last.Kind, last.At.Format(time.RFC3339Nano))
+	}
+	return verifyCauseIndex(ctx, snap, thread, head.Seq)
+}
+
+// readSeq adapts read to a range-over-func loop for Verify. The snapshot
+// stays open: Verify closes it.
+func readSeq(ctx context.Context, snap *pebble.Snapshot, thread string) iter.Seq2[facts.Fact, error] {
+	return func(yield func(facts.Fact, error) bool) {
+		if err := read(ctx, snap, thread, 1, yield); err != nil {
+			yield(facts.Fact{}, err)
+		}
+	}
+}
+
+// checkCause checks that f's cause is indexed at f or at an earlier fact
+// with the same cause.
+func checkCause(snap *pebble.Snapshot, thread string, f facts.Fact) error {
+	seq, ok, err := causeSeq(snap, thread, f.Cause)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return corrupt(thread, f.Seq, "cause %q is missing from the cause index", f.Cause)
+	case seq == f.Seq:
+		return nil
+	case seq > f.Seq:
+		return corrupt(thread, f.Seq, "cause index puts cause %q at the later seq %d", f.Cause, seq)
+	}
+	first, err := factAt(snap, thread, seq)
+	if err != nil {
+		return err
+	}
+	if first.Cause != f.Cause {
+		return corrupt(thread, f.Seq, "cause index puts cause %q at seq %d, whose cause is %q", f.Cause, seq, first.Cause)
+	}
+	return nil
+}
+
+// verifyCauseIndex checks that every cause index entry of thread names a
+// fact with that cause, so no entry can refuse a cause that never ran.
+func verifyCauseIndex(ctx context.Context, snap *pebble.Snapshot, thread string, headSeq uint64) error {
+	prefix := causePrefix(thread)
+	upper := bytes.Clone(prefix)
+	upper[len(upper)-1] = sep + 1
+	it, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: prefix, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		cause := string(it.Key()[len(prefix):])
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		seq, err := decodeSeq(v)
+		if err != nil {
+			return &CorruptError{Thread: thread, Err: fmt.Errorf("cause %q: %w", cause, err)}
+		}
+		if seq == 0 || seq > headSeq {
+			return corrupt(thread, seq, "cause index puts cause %q at seq %d, past the head (seq %d)", cause, seq, headSeq)
+		}
+		f, err := factAt(snap, thread, seq)
+		if err != nil {
+			return err
+		}
+		if f.Cause != cause {
+			return corrupt(thread, seq, "cause index puts cause %q at seq %d, whose cause is %q", cause, seq, f.Cause)
+		}
+	}
+	return it.Error()
+}
+
+// factAt reads one fact.
+func factAt(r reader, thread string, seq uint64) (facts.Fact, error) {
+	v, ok, err := get(r, factKey(thread, seq))
+	if err != nil {
+		return facts.Fact{}, err
+	}
+	if !ok {
+		return facts.Fact{}, corrupt(thread, seq, "fact is missing")
+	}
+	f, err := facts.DecodeFact(thread, v)
+	if err != nil {
+		return facts.Fact{}, &CorruptError{Thread: thread, Seq: seq, Err: err}
+	}
+	return f, nil
+}
+
+// pebbleLogger quiets Pebble: routine messages go to debug, errors to error.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+// Fatalf is called by Pebble when it cannot go on; it must not return.
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.l.Error(msg, "component", "pebble")
+	panic("pebble: " + msg)
+}

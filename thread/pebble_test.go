@@ -1,0 +1,363 @@
+package thread_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/storetest"
+)
+
+func openStore(t testing.TB, dir string, opts ...thread.Option) *thread.PebbleStore {
+	t.Helper()
+	s, err := thread.OpenPebble(dir, opts...)
+	require.NoError(t, err)
+	return s
+}
+
+func TestPebbleConformance(t *testing.T) {
+	storetest.Run(t, storetest.Opener{
+		Open: func(t *testing.T) thread.Store { return openStore(t, t.TempDir()) },
+		Reopen: func(t *testing.T, s thread.Store) thread.Store {
+			dir := s.(*thread.PebbleStore).Dir()
+			require.NoError(t, s.Close())
+			return openStore(t, dir)
+		},
+	})
+}
+
+func draft(t testing.TB, cause, text string) facts.Draft {
+	t.Helper()
+	d, err := facts.NewDraft(facts.KindUserMessage, cause, facts.UserMessage{Text: text})
+	require.NoError(t, err)
+	return d
+}
+
+// fill appends n facts to id, three to an append where it can, the last two
+// of each append sharing a cause.
+func fill(t testing.TB, s thread.Store, id string, n int) {
+	t.Helper()
+	var after uint64
+	for int(after) < n {
+		k := min(3, n-int(after))
+		ds := make([]facts.Draft, k)
+		for i := range ds {
+			cause := fmt.Sprintf("step/%d", after+1)
+			if i > 0 {
+				cause = fmt.Sprintf("step/%d/more", after+1)
+			}
+			ds[i] = draft(t, cause, fmt.Sprintf("fact %d", int(after)+i+1))
+		}
+		h, err := s.Append(context.Background(), id, after, ds...)
+		require.NoError(t, err)
+		after = h.Seq
+	}
+}
+
+func TestWithClockStampsFacts(t *testing.T) {
+	at := time.Date(2025, 1, 2, 3, 4, 5, 6, time.FixedZone("X", 3600))
+	s := openStore(t, t.TempDir(), thread.WithClock(func() time.Time { return at }))
+	defer s.Close()
+	h, err := s.Append(context.Background(), "t1", 0, draft(t, "ingress/a", "x"))
+	require.NoError(t, err)
+	require.Equal(t, at.UTC(), h.At)
+	for f, err := range s.Read(context.Background(), "t1", 1) {
+		require.NoError(t, err)
+		require.Equal(t, at.UTC(), f.At)
+	}
+}
+
+// TestDamagedStore damages stored data through the raw database, as a bad
+// disk, a bug or a person with a hex editor could, and checks that Read and
+// Verify report it, naming thread and seq, and that nothing panics.
+func TestDamagedStore(t *testing.T) {
+	const n = 10
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, db *pebble.DB)
+		// readSeq is the seq Read reports, or readsClean if Read does not
+		// notice: the damage shows only in the hash chain or the index.
+		readSeq int
+		// verifySeq is the seq Verify names.
+		verifySeq uint64
+		says      string
+	}{
+		{"first byte of the first fact flipped", flip(1, 0), 1, 1, "checksum mismatch"},
+		{"a payload byte of a middle fact flipped", flip(5, -10), 5, 5, "checksum mismatch"},
+		{"the checksum of the last fact flipped", flip(n, -1), n, n, "checksum mismatch"},
+		{"a fact truncated", edit(n/2, func(b []byte) []byte { return b[:len(b)/2] }), n / 2, n / 2, "checksum mismatch"},
+		{"a fact emptied", edit(3, func([]byte) []byte { return nil }), 3, 3, "too short"},
+		{"a fact from a future format", edit(4, func(b []byte) []byte {
+			b = bytes.Clone(b[:len(b)-4])
+			b[0] = 9
+			return withCRC(b)
+		}), 4, 4, "version 9"},
+		{"a fact rewritten with a valid checksum", rewrite(4, func(f *facts.Fact) { f.Data = draft(t, "x", "forged").Data }), readsClean, 5, "prev is"},
+		{"the last fact rewritten with a valid checksum", rewrite(n, func(f *facts.Fact) { f.Data = draft(t, "x", "forged").Data }), readsClean, n, "head record"},
+		{"a fact filed under another seq", func(t *testing.T, db *pebble.DB) {
+			v, closer, err := db.Get(thread.FactKey("t1", 7))
+			require.NoError(t, err)
+			v = bytes.Clone(v)
+			require.NoError(t, closer.Close())
+			require.NoError(t, db.Set(thread.FactKey("t1", 6), v, pebble.Sync))
+		}, 6, 6, "says seq 7"},
+		{"a fact deleted", func(t *testing.T, db *pebble.DB) {
+			require.NoError(t, db.Delete(thread.FactKey("t1", 6), pebble.Sync))
+		}, 6, 6, "missing"},
+		{"the last fact deleted", func(t *testing.T, db *pebble.DB) {
+			require.NoError(t, db.Delete(thread.FactKey("t1", n), pebble.Sync))
+		}, n, n, "missing"},
+		{"a fact past the head", func(t *testing.T, db *pebble.DB) {
+			v, closer, err := db.Get(thread.FactKey("t1", n))
+			require.NoError(t, err)
+			v = bytes.Clone(v)
+			require.NoError(t, closer.Close())
+			require.NoError(t, db.Set(thread.FactKey("t1", n+1), v, pebble.Sync))
+		}, n + 1, n + 1, "beyond the head"},
+		{"the head record flipped", func(t *testing.T, db *pebble.DB) {
+			v, closer, err := db.Get(thread.HeadKey("t1"))
+			require.NoError(t, err)
+			v = bytes.Clone(v)
+			require.NoError(t, closer.Close())
+			v[3] ^= 0x40
+			require.NoError(t, db.Set(thread.HeadKey("t1"), v, pebble.Sync))
+		}, 0, 0, "head record checksum"},
+		{"the head record deleted", func(t *testing.T, db *pebble.DB) {
+			require.NoError(t, db.Delete(thread.HeadKey("t1"), pebble.Sync))
+		}, 1, 1, "without a head record"},
+		{"a cause dropped from the index", func(t *testing.T, db *pebble.DB) {
+			require.NoError(t, db.Delete(thread.CauseKey("t1", "step/4"), pebble.Sync))
+		}, readsClean, 4, `cause "step/4" is missing`},
+		{"a cause indexed that never ran", func(t *testing.T, db *pebble.DB) {
+			require.NoError(t, db.Set(thread.CauseKey("t1", "tool/execute/never"), []byte{0, 0, 0, 0, 0, 0, 0, 2}, pebble.Sync))
+		}, readsClean, 2, `"tool/execute/never" at seq 2, whose cause is`},
+		{"a cause indexed at the wrong seq", func(t *testing.T, db *pebble.DB) {
+			require.NoError(t, db.Set(thread.CauseKey("t1", "step/7"), []byte{0, 0, 0, 0, 0, 0, 0, 8}, pebble.Sync))
+		}, readsClean, 7, `later seq 8`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openStore(t, t.TempDir())
+			defer s.Close()
+			fill(t, s, "t1", n)
+			fill(t, s, "t2", 3)
+			require.NoError(t, s.Verify(ctx, "t1"))
+			tc.damage(t, thread.RawDB(s))
+
+			var readErr error
+			var seqs []uint64
+			require.NotPanics(t, func() {
+				for f, err := range s.Read(ctx, "t1", 1) {
+					if err != nil {
+						readErr = err
+						continue
+					}
+					seqs = append(seqs, f.Seq)
+				}
+			})
+			if tc.readSeq == readsClean {
+				require.NoError(t, readErr)
+				require.Len(t, seqs, n)
+			} else {
+				requireCorrupt(t, readErr, uint64(tc.readSeq))
+				require.Len(t, seqs, max(tc.readSeq-1, 0), "facts before the damage are read")
+			}
+
+			var verifyErr error
+			require.NotPanics(t, func() { verifyErr = s.Verify(ctx, "t1") })
+			requireCorrupt(t, verifyErr, tc.verifySeq)
+			require.ErrorContains(t, verifyErr, tc.says)
+
+			require.NoError(t, s.Verify(ctx, "t2"), "other threads are untouched")
+		})
+	}
+}
+
+const readsClean = -1
+
+func requireCorrupt(t *testing.T, err error, seq uint64) {
+	t.Helper()
+	require.ErrorIs(t, err, thread.ErrCorrupt)
+	var c *thread.CorruptError
+	require.ErrorAs(t, err, &c)
+	require.Equal(t, "t1", c.Thread)
+	require.Equal(t, seq, c.Seq)
+	if seq == 0 {
+		require.ErrorContains(t, err, "thread t1: ")
+	} else {
+		require.ErrorContains(t, err, fmt.Sprintf("thread t1 seq %d: ", seq))
+	}
+}
+
+// edit replaces the stored bytes of fact seq of t1 with change(bytes).
+func edit(seq uint64, change func([]byte) []byte) func(*testing.T, *pebble.DB) {
+	return func(t *testing.T, db *pebble.DB) {
+		key := thread.FactKey("t1", seq)
+		v, closer, err := db.Get(key)
+		require.NoError(t, err)
+		v = bytes.Clone(v)
+		require.NoError(t, closer.Close())
+		require.NoError(t, db.Set(key, change(v), pebble.Sync))
+	}
+}
+
+// flip flips one byte of fact seq of t1: at i, or len+i if i is negative.
+func flip(seq uint64, i int) func(*testing.T, *pebble.DB) {
+	return edit(seq, func(b []byte) []byte {
+		if i < 0 {
+			i += len(b)
+		}
+		b[i] ^= 0x5a
+		return b
+	})
+}
+
+// rewrite re-encodes fact seq of t1 after change, with a valid checksum: a
+// forgery only the hash chain reveals.
+func rewrite(seq uint64, change func(*facts.Fact)) func(*testing.T, *pebble.DB) {
+	return edit(seq, func(b []byte) []byte {
+		f, err := facts.DecodeFact("t1", b)
+		if err != nil {
+			panic(err)
+		}
+		change(&f)
+		out, err := facts.Encode(f)
+		if err != nil {
+			panic(err)
+		}
+		return out
+	})
+}
+
+func TestOpenTwiceInOneProcess(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	_, err := thread.OpenPebble(dir)
+	require.ErrorIs(t, err, thread.ErrLocked)
+	require.ErrorContains(t, err, "store "+dir+" is in use by another process")
+	require.NoError(t, s.Close())
+	s = openStore(t, dir)
+	require.NoError(t, s.Close())
+}
+
+func TestOpenWhileAnotherProcessHoldsIt(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=hold:"+dir)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	ready := make([]byte, len("ready\n"))
+	_, err = io.ReadFull(stdout, ready)
+	require.NoError(t, err, stderr.String())
+
+	_, err = thread.OpenPebble(dir)
+	require.ErrorIs(t, err, thread.ErrLocked)
+	require.ErrorContains(t, err, "store "+dir+" is in use by another process")
+
+	require.NoError(t, stdin.Close())
+	require.NoError(t, cmd.Wait(), stderr.String())
+	s := openStore(t, dir)
+	require.NoError(t, s.Close(), "the lock is released when the other process closes")
+}
+
+func TestOpenRefusesWhatIsNotAStore(t *testing.T) {
+	t.Run("a file", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "file")
+		require.NoError(t, os.WriteFile(path, []byte("x"), 0o644))
+		_, err := thread.OpenPebble(path)
+		require.Error(t, err)
+		require.NotErrorIs(t, err, thread.ErrLocked)
+	})
+	t.Run("another Pebble database", func(t *testing.T) {
+		dir := t.TempDir()
+		db, err := pebble.Open(dir, &pebble.Options{FormatMajorVersion: pebble.FormatNewest, Logger: quietLogger{}})
+		require.NoError(t, err)
+		require.NoError(t, db.Set([]byte("k"), []byte("v"), pebble.Sync))
+		require.NoError(t, db.Close())
+		_, err = thread.OpenPebble(dir)
+		require.ErrorContains(t, err, "not a harness store")
+	})
+}
+
+func TestCloseWaitsForReads(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	fill(t, s, "t1", 3)
+	closed := make(chan error, 1)
+	n := 0
+	for _, err := range s.Read(context.Background(), "t1", 1) {
+		require.NoError(t, err)
+		n++
+		if n == 1 {
+			go func() { closed <- s.Close() }()
+			// Close waits while this read is open.
+			select {
+			case err := <-closed:
+				t.Fatalf("Close returned %v during a read", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	require.Equal(t, 3, n)
+	require.NoError(t, <-closed)
+}
+
+func TestAppendedFactsHashAsVerified(t *testing.T) {
+	// The hash chain Verify checks is the one Fact.Hash computes: a fact
+	// read back and exported to JSON parses to the same hash.
+	s := openStore(t, t.TempDir())
+	defer s.Close()
+	fill(t, s, "t1", 5)
+	var buf bytes.Buffer
+	require.NoError(t, facts.WriteJSONSeq(&buf, s.Read(context.Background(), "t1", 1)))
+	parsed, err := facts.ParseJSON(&buf)
+	require.NoError(t, err)
+	require.Len(t, parsed, 5)
+	head, err := s.Head(context.Background(), "t1")
+	require.NoError(t, err)
+	require.Equal(t, head.Hash, parsed[4].Hash())
+	require.True(t, strings.HasPrefix(parsed[0].Cause, "step/"))
+}
+
+// withCRC appends the CRC-32C frame checksum to b.
+func withCRC(b []byte) []byte {
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+}
+
+// lockedBuffer is a bytes.Buffer a child process can write to while the
+// test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
