@@ -665,10 +665,12 @@ func factAt(r reader, thread string, seq uint64) (facts.Fact, error) {
 // pebbleLogger quiets Pebble: routine messages go to debug, errors to error.
 type pebbleLogger struct{ l *slog.Logger }
 
+// Infof logs a routine message at debug level.
 func (p pebbleLogger) Infof(format string, args ...any) {
 	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
 }
 
+// Errorf logs an error at error level.
 func (p pebbleLogger) Errorf(format string, args ...any) {
 	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
 }
