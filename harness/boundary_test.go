@@ -75,11 +75,11 @@ func newObservedEnv(t *testing.T, script string, opts ...harness.Option) *observ
 	}
 	tb, err := harness.NewToolbox(tool)
 	require.NoError(t, err)
-	ws, err := action.NewWorkspace(o.root)
+	ws, err := action.NewWorkspace(o.root, action.WithBlobs(o.store, 0))
 	require.NoError(t, err)
 	o.actor, err = harness.CodingActor(o.rt.Config, tb)
 	require.NoError(t, err)
-	o.rt, err = harness.NewRuntime(o.store, harness.Services{Model: o.model, Tools: tb, Observer: ws, Workspace: o.root}, o.rt.Config)
+	o.rt, err = harness.NewRuntime(o.store, harness.Services{Model: o.model, Tools: tb, Observer: ws, Workspace: o.root, Blobs: o.store}, o.rt.Config)
 	require.NoError(t, err)
 	return o
 }
@@ -119,6 +119,15 @@ func TestObservedWrite(t *testing.T) {
 	started, err := facts.Decode[facts.ActionStarted](o.last("t", facts.KindActionStarted))
 	require.NoError(t, err)
 	require.Equal(t, done.Observation.Before, started.ObservedBefore)
+
+	// The bytes before and after are kept in the store, by digest.
+	change := done.Observation.Changed[0]
+	old, err := o.store.GetBlob(ctx, change.Before)
+	require.NoError(t, err)
+	require.Equal(t, "ttl_seconds = 60\n", string(old))
+	now, err := o.store.GetBlob(ctx, change.After)
+	require.NoError(t, err)
+	require.Equal(t, "ttl_seconds = 300\n", string(now))
 
 	// The model is shown what the runtime saw, not only what the tool said.
 	msgs := o.model.last().Messages

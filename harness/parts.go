@@ -405,7 +405,7 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 			return facts.ModelTurn{}, effect.Defect(fmt.Errorf("no model service"))
 		}
 		d, err := svc.Model.Turn(ctx, model.Request{
-			Turn: req.Turn, System: req.System.Prompt, Tools: req.System.Tools, Messages: req.Messages,
+			Thread: req.Thread, Turn: req.Turn, System: req.System.Prompt, Tools: req.System.Tools, Messages: req.Messages,
 		})
 		if err != nil {
 			return facts.ModelTurn{}, err

@@ -40,6 +40,8 @@ const (
 // Request is what a model turn is given: the turn number, the system
 // configuration and the conversation derived from the log.
 type Request struct {
+	// Thread is the thread the turn belongs to.
+	Thread   string
 	Turn     int
 	System   facts.SystemConfigured
 	Messages []facts.Message
@@ -206,6 +208,7 @@ type View struct {
 type Scheduler[S any] struct {
 	env Env[S]
 
+	thread    string
 	system    facts.SystemConfigured
 	messages  []facts.Message
 	turns     int
@@ -247,6 +250,7 @@ func (s *Scheduler[S]) attemptOf(id string) (*call, *attempt) {
 
 // Step folds one fact.
 func (s *Scheduler[S]) Step(f facts.Fact) error {
+	s.thread = f.Thread
 	switch f.Kind {
 	case facts.KindSystemConfigured:
 		return decodeInto(f, &s.system)
@@ -567,7 +571,7 @@ func (s *Scheduler[S]) infer() fold.Transition[S] {
 			return fold.Transition[S]{Key: key, Effect: drafts[S](facts.KindBudgetExhausted, *spent)}
 		}
 	}
-	req := Request{Turn: turn, System: s.system, Messages: s.Messages()}
+	req := Request{Thread: s.thread, Turn: turn, System: s.system, Messages: s.Messages()}
 	return fold.Transition[S]{Key: key, Effect: effect.AndThen(s.env.Infer(req), func(mt facts.ModelTurn) effect.Effect[S, []facts.Draft] {
 		mt.Turn = turn
 		mt.ToolCalls = uniqueIDs(mt.ToolCalls)
