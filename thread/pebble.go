@@ -10,6 +10,7 @@ import (
 	"iter"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -266,12 +267,12 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 		return Head{}, fmt.Errorf("append to %s: %w", thread, ErrEmptyAppend)
 	}
 	// Distinct causes in order of first appearance. Most appends have one.
-	causes := []string{drafts[0].Cause}
+	causes := make([]string, 0, 1)
 	for i, d := range drafts {
 		if err := d.Validate(); err != nil {
 			return Head{}, fmt.Errorf("append to %s: draft %d: %w", thread, i, err)
 		}
-		if i > 0 && d.Cause != drafts[i-1].Cause && !contains(causes, d.Cause) {
+		if !slices.Contains(causes, d.Cause) {
 			causes = append(causes, d.Cause)
 		}
 	}
@@ -307,6 +308,7 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 	b := s.db.NewBatch()
 	defer b.Close()
 	f := facts.Fact{Thread: thread, Seq: head.Seq, Prev: head.Hash, At: at}
+	indexed := 0 // causes[:indexed] have their index entry in b
 	for i, d := range drafts {
 		f.Seq++
 		f.Kind, f.Cause, f.Data = d.Kind, d.Cause, d.Data
@@ -317,10 +319,13 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 		if err := b.Set(factKey(thread, f.Seq), v, nil); err != nil {
 			return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 		}
-		if i == 0 || d.Cause != drafts[i-1].Cause && firstAt(drafts, d.Cause) == i {
+		// causes lists each cause in order of its first draft, so the
+		// next cause to index is the one this draft may be first to carry.
+		if indexed < len(causes) && d.Cause == causes[indexed] {
 			if err := b.Set(causeKey(thread, d.Cause), encodeSeq(f.Seq), nil); err != nil {
 				return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 			}
+			indexed++
 		}
 		f.Prev = f.Hash()
 	}
@@ -336,25 +341,6 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 		return Head{}, fmt.Errorf("append to %s after seq %d: %w", thread, after, err)
 	}
 	return next, nil
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-// firstAt returns the index of the first draft with cause.
-func firstAt(drafts []facts.Draft, cause string) int {
-	for i, d := range drafts {
-		if d.Cause == cause {
-			return i
-		}
-	}
-	return -1
 }
 
 // Head returns thread's head; see Store.

@@ -60,6 +60,7 @@ func Run(t *testing.T, o Opener) {
 		{"ConcurrentAppendersOneWinnerPerRound", testOneWinnerPerRound},
 		{"ConcurrentAppendersLoseNothing", testConcurrentAppendersLoseNothing},
 		{"DuplicateCause", testDuplicateCause},
+		{"CausesWithinOneAppend", testCausesWithinOneAppend},
 		{"CausesBelongToTheirThread", testCausesBelongToTheirThread},
 		{"Verify", testVerify},
 		{"UnknownThread", testUnknownThread},
@@ -400,6 +401,21 @@ func testDuplicateCause(t *testing.T, s thread.Store) {
 		has, err := s.HasCause(ctx, "t1", cause)
 		require.NoError(t, err)
 		require.Equal(t, want, has, cause)
+	}
+}
+
+// testCausesWithinOneAppend appends drafts whose causes interleave: each
+// cause is recorded at its first fact, and all are refused afterwards.
+func testCausesWithinOneAppend(t *testing.T, s thread.Store) {
+	ctx := context.Background()
+	_, err := s.Append(ctx, "t1", 0, msg(t, "a", "1"), msg(t, "b", "2"), msg(t, "a", "3"), msg(t, "c", "4"), msg(t, "b", "5"))
+	require.NoError(t, err)
+	require.NoError(t, s.Verify(ctx, "t1"))
+	for cause, seq := range map[string]uint64{"a": 1, "b": 2, "c": 4} {
+		_, err := s.Append(ctx, "t1", 5, msg(t, cause, "again"))
+		var d *thread.DuplicateCauseError
+		require.ErrorAs(t, err, &d, cause)
+		require.Equal(t, seq, d.Seq, "cause %s is at its first fact", cause)
 	}
 }
 
