@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"os/user"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// The exit codes.
+const (
+	exitOK     = 0
+	exitError  = 1
+	exitUsage  = 2
+	exitParked = 3
+)
+
+// exitErr ends the command with a code; err, when set, is printed.
+type exitErr struct {
+	code int
+	err  error
+}
+
+func (e *exitErr) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitErr) Unwrap() error { return e.err }
+
+// usageError is a mistake in the command line: a bad flag value, argument
+// or payload. Nothing was changed.
+func usageError(format string, args ...any) error {
+	return &exitErr{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// asUsage marks err as a usage error.
+func asUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitErr{code: exitUsage, err: err}
+}
+
+// app is one invocation of the command.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+
+	// Persistent flags.
+	output   string
+	storeDir string
+	wait     time.Duration
+
+	// code is the exit code of a command that ended without an error
+	// (parked: 3).
+	code int
+}
+
+// run runs the command line args and returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return a.code
+	}
+	var ee *exitErr
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "harness: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	// Cobra's own errors: an unknown command or flag, a wrong number of
+	// arguments.
+	fmt.Fprintf(stderr, "harness: %v\nRun 'harness help' for usage.\n", err)
+	return exitUsage
+}
+
+// rootCmd is the command tree.
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "harness",
+		Short: "Run coding agents as event-sourced threads, and audit what they did",
+		Long: `harness runs coding agents as threads: append-only logs of facts kept in the
+workspace's store (.harness/ at the workspace root, found from the current
+directory as git finds .git; --store or HARNESS_STORE name another).
+
+A tool call that asks for confirmation parks the thread until a person answers:
+at the prompt on a terminal, or with approve, deny, answer or post.
+
+Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version(),
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			switch a.output {
+			case "text", "json":
+			case "jsonl":
+				if cmd.Name() != "log" {
+					return usageError("-o jsonl is for `harness log`; use -o text or -o json")
+				}
+			default:
+				return usageError("-o %q: want text or json", a.output)
+			}
+			if a.wait < 0 {
+				return usageError("--wait %v: want a duration ≥ 0, such as 30s", a.wait)
+			}
+			return nil
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
+	pf := root.PersistentFlags()
+	pf.StringVarP(&a.output, "output", "o", "text", "output format: text or json (json: stdout is pure JSON; logs go to stderr)")
+	pf.StringVar(&a.storeDir, "store", "", "the store directory (default: .harness at the workspace root; or $HARNESS_STORE)")
+	pf.DurationVar(&a.wait, "wait", 0, "wait this long for a store another harness process is using (e.g. 30s)")
+	root.AddCommand(
+		a.runCmd(), a.resumeCmd(),
+		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
+		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.effectsCmd(),
+		a.forkCmd(), a.undoCmd(), a.demoCmd(),
+	)
+	return root
+}
+
+// runE wraps a command's body: an error it returns that carries no exit
+// code is an error (1).
+func runE(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		err := f(cmd, args)
+		var ee *exitErr
+		if err != nil && !errors.As(err, &ee) {
+			return &exitErr{code: exitError, err: err}
+		}
+		return err
+	}
+}
+
+// args checks the number of positional arguments, as a usage error.
+func args(min, max int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < min || (max >= 0 && len(args) > max) {
+			return usageError("%s: want %s (got %d argument(s)); see 'harness %s --help'", cmd.Name(), names, len(args), cmd.Name())
+		}
+		return nil
+	}
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// jsonOut reports whether stdout is JSON.
+func (a *app) jsonOut() bool { return a.output == "json" }
+
+// printJSON writes v to stdout as one JSON document.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printf writes text to stdout, unless stdout is JSON (then to stderr).
+func (a *app) printf(format string, args ...any) {
+	w := a.stdout
+	if a.jsonOut() {
+		w = a.stderr
+	}
+	fmt.Fprintf(w, format, args...)
+}
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
+}
+
+// interactive reports whether the command may ask at the prompt: text
+// output, stdin and stdout both terminals, and not --no-input.
+func (a *app) interactive(noInput bool) bool {
+	return !noInput && !a.jsonOut() && isTerminal(a.stdin) && isTerminal(a.stdout)
+}
+
+// colored reports whether to colour the output: a terminal, text, and
+// neither NO_COLOR nor TERM=dumb.
+func (a *app) colored() bool {
+	return !a.jsonOut() && a.getenv("NO_COLOR") == "" && a.getenv("TERM") != "dumb" && isTerminal(a.stdout)
+}
+
+// paint wraps s in an ANSI colour when colouring.
+func (a *app) paint(color, s string) string {
+	if !a.colored() {
+		return s
+	}
+	codes := map[string]string{"green": "32", "yellow": "33", "red": "31", "dim": "2", "bold": "1"}
+	return "\x1b[" + codes[color] + "m" + s + "\x1b[0m"
+}
+
+// whoami is who answers, for the record: --by, else the login name.
+func (a *app) whoami(by string) string {
+	if by != "" {
+		return by
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := a.getenv("USER"); u != "" {
+		return u
+	}
+	return "someone"
+}
+
+// session is an open store and the stock harness of its workspace.
+type session struct {
+	place    harness.Place
+	settings harness.Settings
+	store    *thread.PebbleStore
+	stock    *harness.Stock
+}
+
+// place locates the workspace of the current directory.
+func (a *app) place() (harness.Place, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return harness.Place{}, fmt.Errorf("current directory: %w", err)
+	}
+	override := a.storeDir
+	if override == "" {
+		override = a.getenv("HARNESS_STORE")
+	}
+	return harness.Locate(cwd, override)
+}
+
+// open opens the workspace's store. create false refuses a workspace
+// with no store, creating nothing. opts configure the harness (the model
+// name, for the record).
+func (a *app) open(ctx context.Context, create bool, opts ...harness.Option) (*session, error) {
+	p, err := a.place()
+	if err != nil {
+		return nil, err
+	}
+	settings, err := p.LoadSettings()
+	if err != nil {
+		return nil, err
+	}
+	return a.openAt(ctx, p, settings, create, opts...)
+}
+
+func (a *app) openAt(ctx context.Context, p harness.Place, settings harness.Settings, create bool, opts ...harness.Option) (*session, error) {
+	cfg, err := harness.NewConfig(append([]harness.Option{harness.WithVersion("harness/" + version())}, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	stock, err := harness.NewStock(p, cfg)
+	if err != nil {
+		return nil, err
+	}
+	store, err := p.OpenStore(ctx, a.wait, create)
+	if err != nil {
+		return nil, err
+	}
+	return &session{place: p, settings: settings, store: store, stock: stock}, nil
+}
+
+func (s *session) Close() error { return s.store.Close() }
+
+// threadExists reports an unknown thread as an error that says what to do.
+func (s *session) threadExists(ctx context.Context, id string) error {
+	if err := thread.ValidateID(id); err != nil {
+		return asUsage(err)
+	}
+	if _, err := s.store.Head(ctx, id); errors.Is(err, thread.ErrNotFound) {
+		return fmt.Errorf("thread %q: %w in %s; `harness threads` lists the threads", id, harness.ErrUnknownThread, s.place.Store)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// checkID refuses a malformed thread id before anything is opened.
+func checkID(id string) error {
+	if err := thread.ValidateID(id); err != nil {
+		return asUsage(fmt.Errorf("thread id %q: %w", id, err))
+	}
+	return nil
+}
+
+// oneLine squashes s onto one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
+)
+
+func (a *app) demoCmd() *cobra.Command {
+	var dir string
+	var keep bool
+	cmd := &cobra.Command{
+		Use:   "demo [--dir DIR] [--keep]",
+		Short: "The harness end to end, offline: a confirmation, an observed write, four workers, a verified replay",
+		Long: `Run the harness's main job with a scripted model and no network, in a temporary
+git workspace holding cache.toml (ttl_seconds = 60): a thread asks for 300 and
+parks on the confirmation of its write; the demo shows the pending request,
+answers it as you would (confirmation.answered) and resumes; the tool runs and
+the runtime's observation and the declared check are recorded. Then four
+workers each report success for the same change, and the record shows what the
+runtime could confirm of each. Last, the thread is replayed and verified.
+Everything printed comes from the log.
+
+--keep (or --dir) keeps the workspace, so you can look around:
+cd into it and try harness threads, log, replay, effects.`,
+		Args: args(0, 0, "no arguments"),
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if dir == "" {
+				tmp, err := os.MkdirTemp("", "harness-demo-")
+				if err != nil {
+					return err
+				}
+				dir = tmp
+				if !keep {
+					defer os.RemoveAll(tmp)
+				}
+			} else {
+				keep = true
+				if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+					return usageError("--dir %s is not empty; the demo needs an empty or new directory", dir)
+				}
+			}
+			var r demoReporter
+			if a.jsonOut() {
+				r = &demoJSON{}
+			} else {
+				r = &demoText{a: a}
+			}
+			root, err := harness.Demo(ctx, harness.DemoOptions{Dir: dir, Version: "harness/" + version()}, r)
+			if err != nil {
+				return err
+			}
+			if j, ok := r.(*demoJSON); ok {
+				j.Root = root
+				j.Kept = keep
+				return a.printJSON(j)
+			}
+			if keep {
+				fmt.Fprintf(a.stdout, "\nThe workspace is kept: cd %s, then try harness threads, harness log demo, harness effects.\n", root)
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "make the demo in this empty directory (kept)")
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temporary workspace and say where it is")
+	return cmd
+}
+
+type demoReporter interface{ harness.DemoReporter }
+
+// demoText narrates the demo for a person.
+type demoText struct {
+	a     *app
+	root  string
+	quiet bool // the workers' facts are summarized, not listed
+}
+
+func (t *demoText) section(title string) {
+	fmt.Fprintf(t.a.stdout, "\n%s\n", t.a.paint("bold", "== "+title))
+}
+
+func (t *demoText) Workspace(root string, git bool) {
+	t.root = root
+	w := t.a.stdout
+	fmt.Fprintln(w, t.a.paint("bold", "harness demo")+": a coding thread, a confirmation, the effect boundary, an audit — offline, from the log.")
+	kind := "a git workspace"
+	if !git {
+		kind = "a workspace (git is not installed; the demo does not need it)"
+	}
+	fmt.Fprintf(w, "In %s at %s holding cache.toml (ttl_seconds = 60), store in .harness/.\n", kind, root)
+	t.section("1. A thread asks for 300; each fact is printed as it is appended")
+}
+
+func (t *demoText) Fact(f facts.Fact) {
+	if t.quiet {
+		return
+	}
+	fmt.Fprintln(t.a.stdout, t.a.factLine(f))
+}
+
+func (t *demoText) Parked(st harness.State) {
+	w := t.a.stdout
+	t.section("2. Parked: the write waits for a person (nothing runs, no timer)")
+	fmt.Fprintf(w, "thread %s is %s at seq %d; the pending request:\n", st.Thread, st.Status, st.Head.Seq)
+	for _, p := range st.Waits {
+		t.a.printPending(p, t.root)
+		fmt.Fprintf(w, "    on the command line: harness approve %s %s --resume\n", st.Thread, p.RequestID)
+	}
+	t.section("3. You approve (confirmation.answered), and the thread resumes")
+}
+
+func (t *demoText) Answered(harness.State) {}
+
+func (t *demoText) Done(st harness.State, audit harness.Audit) {
+	w := t.a.stdout
+	fmt.Fprintf(w, "thread %s is %s at seq %d. What the record says of the write:\n", st.Thread, st.Status, st.Head.Seq)
+	for _, e := range audit.Entries {
+		if e.Action == nil {
+			continue
+		}
+		act := e.Action
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  \treport (what the tool said)\t%s: %s\n", act.Report.Status, oneLine(act.Report.Transcript+" "+act.Report.Stdout))
+		fmt.Fprintf(tw, "  \tobservation (what the runtime saw)\t%s\n", harness.DescribeObservation(act.Observation))
+		fmt.Fprintf(tw, "  \teffect state\t%s\n", act.EffectState)
+		if act.Check != nil {
+			fmt.Fprintf(tw, "  \tcheck (declared before it ran)\t%s %s: %s\n", act.Check.Check.Name, act.Check.Check.Target, act.Check.Verdict)
+		}
+		tw.Flush()
+	}
+	t.section("4. Four workers each report success for \"set cache.toml to ttl_seconds = 300\"")
+	t.quiet = true
+}
+
+func (t *demoText) Workers(ws []harness.DemoWorker) {
+	w := t.a.stdout
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKER\tREALLY\tREPORT\tOBSERVATION\tEFFECT\tCHECK\tTHREAD")
+	for _, wk := range ws {
+		check := "-"
+		if wk.Check != nil {
+			check = string(wk.Check.Verdict)
+		}
+		status := string(wk.Status)
+		if len(wk.Waits) > 0 {
+			status += " on " + string(wk.Waits[0].Kind)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s (%s)\n", wk.Name, wk.Does, wk.Report.Status, harness.DescribeObservation(wk.Observation),
+			wk.EffectState, check, wk.Thread, status)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "Every worker said it succeeded. The observation tells diligent and busy from idle (unknown: open until a")
+	fmt.Fprintln(w, "person reconciles it) and unwatched (reported: nobody looked); only the declared check tells diligent from busy.")
+	t.quiet = false
+	t.section("5. harness replay --verify " + harness.DemoThread)
+}
+
+func (t *demoText) Verified(audit harness.Audit, err error) {
+	t.a.printAudit(audit)
+	if verr := t.a.printVerified(audit.Thread, audit, err); verr != nil {
+		fmt.Fprintln(t.a.stdout, "(the demo's own record should verify: this is a bug)")
+	}
+}
+
+// demoJSON collects the demo for -o json.
+type demoJSON struct {
+	Root      string       `json:"workspace"`
+	Kept      bool         `json:"kept"`
+	Git       bool         `json:"git"`
+	Facts     []facts.Fact `json:"facts"`
+	ParkedAt  *stateJSON   `json:"parked"`
+	DoneAt    *stateJSON   `json:"done"`
+	WorkerRec []workerJSON `json:"workers"`
+	OK        bool         `json:"verified"`
+	VerifyErr string       `json:"verify_error,omitempty"`
+	Replay    []string     `json:"audit"`
+}
+
+type stateJSON struct {
+	Thread string         `json:"thread"`
+	Status harness.Status `json:"status"`
+	Seq    uint64         `json:"seq"`
+	Waits  []waitJSON     `json:"waits,omitempty"`
+}
+
+type workerJSON struct {
+	Name        string               `json:"name"`
+	Does        string               `json:"does"`
+	Thread      string               `json:"thread"`
+	Report      facts.Report         `json:"report"`
+	Observation facts.Observation    `json:"observation"`
+	EffectState facts.EffectState    `json:"effect_state"`
+	Check       *facts.CheckRecorded `json:"check,omitempty"`
+	Status      harness.Status       `json:"status"`
+}
+
+func toStateJSON(st harness.State) *stateJSON {
+	s := &stateJSON{Thread: st.Thread, Status: st.Status, Seq: st.Head.Seq}
+	for _, w := range st.Waits {
+		s.Waits = append(s.Waits, waitJSON{Kind: w.Kind, RequestID: w.RequestID, Summary: w.Summary, Tool: w.Tool})
+	}
+	return s
+}
+
+func (j *demoJSON) Workspace(root string, git bool) { j.Root, j.Git = root, git }
+
+func (j *demoJSON) Fact(f facts.Fact) {
+	if strings.HasPrefix(f.Thread, "worker-") {
+		return
+	}
+	j.Facts = append(j.Facts, f)
+}
+func (j *demoJSON) Parked(st harness.State)                { j.ParkedAt = toStateJSON(st) }
+func (j *demoJSON) Answered(harness.State)                 {}
+func (j *demoJSON) Done(st harness.State, _ harness.Audit) { j.DoneAt = toStateJSON(st) }
+func (j *demoJSON) Workers(ws []harness.DemoWorker) {
+	for _, w := range ws {
+		j.WorkerRec = append(j.WorkerRec, workerJSON{w.Name, w.Does, w.Thread, w.Report, w.Observation, w.EffectState, w.Check, w.Status})
+	}
+}
+func (j *demoJSON) Verified(audit harness.Audit, err error) {
+	j.OK = err == nil
+	if err != nil {
+		j.VerifyErr = err.Error()
+	}
+	for _, e := range audit.Entries {
+		j.Replay = append(j.Replay, fmt.Sprintf("%d %s %s", e.Seq, e.Kind, e.Summary))
+	}
+}

@@ -1,0 +1,441 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/scheduler"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// answerFlags are the flags every way of posting shares.
+type answerFlags struct {
+	by     string
+	resume bool
+	drive  driveFlags
+}
+
+func (f *answerFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.by, "by", "", "who answers, for the record (default: your login name)")
+	cmd.Flags().BoolVar(&f.resume, "resume", false, "resume the thread at once after posting")
+	f.drive.add(cmd)
+}
+
+func (a *app) postCmd() *cobra.Command {
+	var f answerFlags
+	var data, key string
+	cmd := &cobra.Command{
+		Use:   "post THREAD KIND [--data JSON|@FILE|-] [--key K]",
+		Short: "Append a fact from outside: a message, an answer, a reconciliation",
+		Long: `Append an ingress fact to a thread: one of ` + kindList() + `.
+The payload is JSON (--data '{...}', --data @file.json, or --data - for stdin)
+and must fit the kind exactly; an answer must name an open request of the
+thread. Nothing is appended otherwise.
+
+--key is the idempotency key: posting again with the same key appends nothing.
+Answers have a key by default (confirm-<request>, answer-<request>,
+reconcile-<action>), shared with approve, deny, answer and the prompt, so an
+answer given twice is appended once.`,
+		Example: `  harness post t1 confirmation.answered --data '{"request_id": "1-call_1", "approved": true}'
+  harness post t1 effect.reconciled --data '{"action_id": "1-call_1", "decision": "accept", "note": "checked"}' --resume
+  harness post t1 user.message --data '{"text": "Also update the docs"}' --key docs-1 --resume`,
+		Args: args(2, 2, "THREAD and KIND"),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			id, kind := args[0], facts.Kind(args[1])
+			if err := checkID(id); err != nil {
+				return err
+			}
+			if !slices.Contains(harness.IngressKinds, kind) {
+				return usageError("kind %q cannot be posted; post one of %s", kind, kindList())
+			}
+			if data == "" {
+				return usageError("post %s: --data is required (the payload, JSON); e.g. %s", kind, example(kind))
+			}
+			raw, err := readData(data, a.stdin)
+			if err != nil {
+				return asUsage(err)
+			}
+			d, req, err := draftFrom(kind, raw, a.whoami(f.by))
+			if err != nil {
+				return asUsage(err)
+			}
+			if key == "" {
+				if req != "" {
+					key = harness.AnswerKey(kind, req)
+				} else {
+					key = randomKey("post")
+				}
+			}
+			if err := facts.ValidateCause(facts.IngressCause(key)); err != nil {
+				return usageError("--key %q: %v", key, err)
+			}
+			return a.post(cmd.Context(), id, d, key, &f)
+		}),
+	}
+	cmd.Flags().StringVar(&data, "data", "", "the payload: JSON, @FILE, or - to read stdin")
+	cmd.Flags().StringVar(&key, "key", "", "the idempotency key: a post with a key already used appends nothing")
+	f.add(cmd)
+	return cmd
+}
+
+func (a *app) approveCmd(approve bool) *cobra.Command {
+	var f answerFlags
+	var reason string
+	use, short := "approve THREAD [REQUEST]", "Approve a tool call the thread waits on (the only open one, if REQUEST is left out)"
+	if !approve {
+		use, short = "deny THREAD [REQUEST] [--reason TEXT]", "Deny a tool call the thread waits on: it does not run, and the model is told"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  args(1, 2, "THREAD and optionally REQUEST"),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			id := args[0]
+			if err := checkID(id); err != nil {
+				return err
+			}
+			var request string
+			if len(args) == 2 {
+				request = args[1]
+			}
+			return a.answerRequest(ctx, id, fold.WaitConfirmation, request, &f, func(p harness.Pending) (facts.Draft, error) {
+				return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{
+					RequestID: p.RequestID, Approved: approve, By: a.whoami(f.by), Reason: reason, Digest: p.Digest,
+				})
+			})
+		}),
+	}
+	if !approve {
+		cmd.Flags().StringVar(&reason, "reason", "", "why, for the record and the model")
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func (a *app) answerCmd() *cobra.Command {
+	var f answerFlags
+	var request string
+	cmd := &cobra.Command{
+		Use:   "answer THREAD TEXT",
+		Short: "Answer the question the thread waits on",
+		Args:  args(2, 2, "THREAD and TEXT"),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			id, text := args[0], args[1]
+			if err := checkID(id); err != nil {
+				return err
+			}
+			return a.answerRequest(cmd.Context(), id, fold.WaitQuestion, request, &f, func(p harness.Pending) (facts.Draft, error) {
+				return facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: p.RequestID, Text: text, By: a.whoami(f.by)})
+			})
+		}),
+	}
+	cmd.Flags().StringVar(&request, "request", "", "the question's request id (default: the open one)")
+	f.add(cmd)
+	return cmd
+}
+
+// answerRequest answers an open request of kind: the one named, or the
+// only open one.
+func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, request string, f *answerFlags, build func(harness.Pending) (facts.Draft, error)) error {
+	if _, err := f.drive.approval(harness.Settings{}); err != nil {
+		return err
+	}
+	s, err := a.open(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.threadExists(ctx, id); err != nil {
+		return err
+	}
+	st, err := harness.Inspect(ctx, s.store, s.stock.Actor, id)
+	if err != nil {
+		return err
+	}
+	var open []harness.Pending
+	for _, w := range st.Waits {
+		if w.Kind == kind {
+			open = append(open, w)
+		}
+	}
+	target := harness.Pending{Wait: fold.Wait{Kind: kind, RequestID: request}}
+	switch {
+	case request != "":
+		for _, w := range open {
+			if w.RequestID == request {
+				target = w
+			}
+		}
+	case len(open) == 1:
+		target = open[0]
+	case len(open) == 0:
+		return fmt.Errorf("thread %s waits for no %s (it is %s); `harness log %s` shows its record", id, kind, st.Status, id)
+	default:
+		return usageError("thread %s waits for %d %ss: %s; name one", id, len(open), kind, requestIDs(open))
+	}
+	d, err := build(target)
+	if err != nil {
+		return asUsage(err)
+	}
+	err = a.postIn(ctx, s, id, d, harness.AnswerKey(d.Kind, target.RequestID), f)
+	if errors.Is(err, scheduler.ErrUnknownRequest) {
+		if len(open) == 0 {
+			return fmt.Errorf("thread %s has no %s request %q, and waits for none", id, kind, request)
+		}
+		return fmt.Errorf("thread %s has no %s request %q; it waits for %s", id, kind, request, requestIDs(open))
+	}
+	return err
+}
+
+func requestIDs(ps []harness.Pending) string {
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		ids[i] = p.RequestID
+	}
+	return strings.Join(ids, ", ")
+}
+
+// post opens the store and posts d.
+func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f *answerFlags) error {
+	if _, err := f.drive.approval(harness.Settings{}); err != nil {
+		return err
+	}
+	s, err := a.open(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.threadExists(ctx, id); err != nil {
+		return err
+	}
+	return a.postIn(ctx, s, id, d, key, f)
+}
+
+// postIn posts d to the thread under key, and resumes it if asked.
+func (a *app) postIn(ctx context.Context, s *session, id string, d facts.Draft, key string, f *answerFlags) error {
+	approval, err := f.drive.approval(s.settings)
+	if err != nil {
+		return err
+	}
+	if f.drive.model != "" {
+		cwd, _ := os.Getwd()
+		if f.drive.model, err = harness.ParseModelSpec(f.drive.model, cwd); err != nil {
+			return asUsage(err)
+		}
+	}
+	dr := a.newDriver(s, id, approval, f.drive.noInput)
+	dr.spec = f.drive.model
+	p, err := postAnswer(ctx, dr.rt, s.stock.Actor, id, d, key)
+	if err != nil {
+		return err
+	}
+	if p.Duplicate {
+		a.printf("already posted: key %q is seq %d of %s; nothing appended\n", key, p.Seq, id)
+	}
+	if f.resume {
+		return dr.finish(ctx)
+	}
+	if a.jsonOut() {
+		return a.printJSON(struct {
+			Thread    string       `json:"thread"`
+			Seq       uint64       `json:"seq"`
+			Duplicate bool         `json:"duplicate"`
+			Facts     []facts.Fact `json:"facts"`
+		}{id, p.Seq, p.Duplicate, append([]facts.Fact{}, dr.appended...)})
+	}
+	a.printf("posted to %s; continue with: harness resume %s\n", id, id)
+	return nil
+}
+
+// postAnswer posts d through rt under key. A post that was already made —
+// under this key, or (for an answer) under another key with the same
+// answer — is harmless and reported as a duplicate; an answer that differs
+// from the one already given is an error, and nothing is appended.
+func postAnswer(ctx context.Context, rt *harness.Runtime[harness.Services], actor harness.Actor[harness.Services], id string, d facts.Draft, key string) (harness.Posted, error) {
+	p, err := rt.Post(ctx, actor, id, d, key)
+	switch {
+	case err == nil && p.Duplicate:
+		f, err := factAt(ctx, rt.Store, id, p.Seq)
+		if err != nil {
+			return p, err
+		}
+		if !sameAnswer(f, d) {
+			return p, fmt.Errorf("key %q was already used at seq %d for another answer (%s); nothing appended", key, p.Seq, harness.Describe(f))
+		}
+		return p, nil
+	case errors.Is(err, scheduler.ErrAnswered):
+		if f, ok := findAnswer(ctx, rt.Store, id, d); ok {
+			if sameAnswer(f, d) {
+				return harness.Posted{Seq: f.Seq, Duplicate: true}, nil
+			}
+			return p, fmt.Errorf("already answered at seq %d (%s); nothing appended", f.Seq, harness.Describe(f))
+		}
+	}
+	return p, err
+}
+
+// factAt reads the fact at seq.
+func factAt(ctx context.Context, store thread.Store, id string, seq uint64) (facts.Fact, error) {
+	for f, err := range store.Read(ctx, id, seq) {
+		return f, err
+	}
+	return facts.Fact{}, fmt.Errorf("thread %s has no seq %d", id, seq)
+}
+
+// answerOf is what an answer says: the request it answers and the answer.
+func answerOf(kind facts.Kind, data []byte) (request, answer string, ok bool) {
+	f := facts.Fact{Kind: kind, Data: data}
+	switch kind {
+	case facts.KindConfirmationAnswered:
+		p, err := facts.Decode[facts.ConfirmationAnswered](f)
+		return p.RequestID, fmt.Sprint(p.Approved), err == nil
+	case facts.KindQuestionAnswered:
+		p, err := facts.Decode[facts.QuestionAnswered](f)
+		return p.RequestID, p.Text, err == nil
+	case facts.KindEffectReconciled:
+		p, err := facts.Decode[facts.EffectReconciled](f)
+		return p.ActionID, string(p.Decision), err == nil
+	case facts.KindUserMessage:
+		p, err := facts.Decode[facts.UserMessage](f)
+		return "", p.Text, err == nil
+	}
+	return "", "", false
+}
+
+// sameAnswer reports whether the fact says what the draft says.
+func sameAnswer(f facts.Fact, d facts.Draft) bool {
+	if f.Kind != d.Kind {
+		return false
+	}
+	r1, a1, ok1 := answerOf(f.Kind, f.Data)
+	r2, a2, ok2 := answerOf(d.Kind, d.Data)
+	if !ok1 || !ok2 {
+		return bytes.Equal(f.Data, d.Data)
+	}
+	return r1 == r2 && a1 == a2
+}
+
+// findAnswer finds the answer already given to the request d answers.
+func findAnswer(ctx context.Context, store thread.Store, id string, d facts.Draft) (facts.Fact, bool) {
+	req, _, ok := answerOf(d.Kind, d.Data)
+	if !ok || req == "" {
+		return facts.Fact{}, false
+	}
+	var found facts.Fact
+	for f, err := range store.Read(ctx, id, 1) {
+		if err != nil {
+			return facts.Fact{}, false
+		}
+		if f.Kind == d.Kind {
+			if r, _, ok := answerOf(f.Kind, f.Data); ok && r == req {
+				found = f
+			}
+		}
+	}
+	return found, found.Seq != 0
+}
+
+// readData reads a --data value: JSON, @FILE, or - for stdin.
+func readData(v string, stdin io.Reader) ([]byte, error) {
+	switch {
+	case v == "-":
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("--data -: read stdin: %w", err)
+		}
+		return b, nil
+	case strings.HasPrefix(v, "@"):
+		b, err := os.ReadFile(v[1:])
+		if err != nil {
+			return nil, fmt.Errorf("--data %s: %w", v, err)
+		}
+		return b, nil
+	}
+	return []byte(v), nil
+}
+
+// draftFrom parses raw as the payload of kind, strictly: one JSON object
+// of the kind's fields, no others, valid for the kind. An answer with no
+// "by" is by who. It returns the request the payload answers, if any.
+func draftFrom(kind facts.Kind, raw []byte, who string) (facts.Draft, string, error) {
+	t, ok := facts.Registered(kind)
+	if !ok {
+		return facts.Draft{}, "", fmt.Errorf("kind %s has no payload type", kind)
+	}
+	v := reflect.New(t)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v.Interface()); err != nil {
+		return facts.Draft{}, "", fmt.Errorf("--data for %s is not a payload of that kind: %v; e.g. %s", kind, err, example(kind))
+	}
+	if dec.More() {
+		return facts.Draft{}, "", fmt.Errorf("--data for %s: more than one JSON value", kind)
+	}
+	var req string
+	switch p := v.Interface().(type) {
+	case *facts.ConfirmationAnswered:
+		p.By, req = cmpOr(p.By, who), p.RequestID
+	case *facts.QuestionAnswered:
+		p.By, req = cmpOr(p.By, who), p.RequestID
+	case *facts.EffectReconciled:
+		p.By, req = cmpOr(p.By, who), p.ActionID
+	}
+	d, err := facts.NewDraft(kind, "", v.Elem().Interface())
+	if err != nil {
+		return facts.Draft{}, "", fmt.Errorf("--data for %s: %w; e.g. %s", kind, err, example(kind))
+	}
+	return d, req, nil
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// example is a payload of kind.
+func example(kind facts.Kind) string {
+	switch kind {
+	case facts.KindConfirmationAnswered:
+		return `'{"request_id": "1-call_1", "approved": true, "reason": "looks right"}'`
+	case facts.KindQuestionAnswered:
+		return `'{"request_id": "q-1", "text": "cache.toml"}'`
+	case facts.KindEffectReconciled:
+		return `'{"action_id": "1-call_1", "decision": "accept", "note": "checked by hand"}' (decision: accept, retry or abandon)`
+	case facts.KindUserMessage:
+		return `'{"text": "Also update the docs"}'`
+	}
+	return "{}"
+}
+
+func kindList() string {
+	ks := make([]string, len(harness.IngressKinds))
+	for i, k := range harness.IngressKinds {
+		ks[i] = string(k)
+	}
+	return strings.Join(ks, ", ")
+}
+
+// randomKey is a fresh idempotency key.
+func randomKey(prefix string) string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return prefix + "-" + hex.EncodeToString(b)
+}

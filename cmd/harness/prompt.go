@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
+)
+
+// prompter asks a person at the terminal.
+type prompter struct {
+	in  *bufio.Reader
+	out io.Writer
+}
+
+func newPrompter(in io.Reader, out io.Writer) *prompter {
+	return &prompter{in: bufio.NewReader(in), out: out}
+}
+
+// errNoAnswer: the input ended before an answer.
+var errNoAnswer = errors.New("no answer")
+
+// ask prints question and returns the line typed, trimmed.
+func (p *prompter) ask(question string) (string, error) {
+	fmt.Fprint(p.out, question)
+	line, err := p.in.ReadString('\n')
+	if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
+		fmt.Fprintln(p.out)
+		return "", errNoAnswer
+	}
+	return strings.TrimSpace(line), nil
+}
+
+// prompt asks a person each open request and posts the answers as harness
+// post would. It returns how many it posted; a request left unanswered
+// (the input ended, or the person skipped it) leaves the thread parked.
+func (d *driver) prompt(ctx context.Context, waits []harness.Pending) (int, error) {
+	answered := 0
+	by := d.a.whoami("")
+	for _, w := range waits {
+		fmt.Fprintln(d.a.stdout)
+		d.a.printPending(w, d.s.place.Root)
+		var draft facts.Draft
+		var err error
+		switch w.Kind {
+		case fold.WaitConfirmation:
+			draft, err = d.askConfirmation(w, by)
+		case fold.WaitQuestion:
+			draft, err = d.askQuestion(w, by)
+		case fold.WaitReconcile:
+			draft, err = d.askReconcile(w, by)
+		default:
+			continue
+		}
+		if errors.Is(err, errNoAnswer) {
+			return answered, nil
+		}
+		if err != nil {
+			return answered, err
+		}
+		if draft.Kind == "" {
+			continue // skipped
+		}
+		p, err := postAnswer(ctx, d.rt, d.s.stock.Actor, d.id, draft, harness.AnswerKey(draft.Kind, w.RequestID))
+		if err != nil {
+			return answered, err
+		}
+		if !p.Duplicate {
+			answered++
+		}
+	}
+	return answered, nil
+}
+
+func (d *driver) askConfirmation(w harness.Pending, by string) (facts.Draft, error) {
+	for {
+		reply, err := d.prompter.ask(fmt.Sprintf("Approve %s (%s)? [y]es, [n]o, [s]kip: ", w.RequestID, w.Tool))
+		if err != nil {
+			return facts.Draft{}, err
+		}
+		switch strings.ToLower(reply) {
+		case "y", "yes":
+			return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{RequestID: w.RequestID, Approved: true, By: by, Digest: w.Digest})
+		case "n", "no":
+			reason, err := d.prompter.ask("Reason (optional, the model is told): ")
+			if err != nil {
+				return facts.Draft{}, err
+			}
+			return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{RequestID: w.RequestID, Approved: false, By: by, Reason: reason, Digest: w.Digest})
+		case "s", "skip":
+			return facts.Draft{}, nil
+		}
+	}
+}
+
+func (d *driver) askQuestion(w harness.Pending, by string) (facts.Draft, error) {
+	for i, o := range w.Options {
+		fmt.Fprintf(d.a.stdout, "    %d) %s\n", i+1, o)
+	}
+	for {
+		reply, err := d.prompter.ask("Answer: ")
+		if err != nil {
+			return facts.Draft{}, err
+		}
+		if n, err := strconv.Atoi(reply); err == nil && n >= 1 && n <= len(w.Options) {
+			reply = w.Options[n-1]
+		}
+		switch {
+		case reply == "":
+			continue
+		case len(w.Options) > 0 && !w.AllowFreeText && !contains(w.Options, reply):
+			fmt.Fprintf(d.a.stdout, "    answer one of the options (1-%d)\n", len(w.Options))
+			continue
+		}
+		return facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: w.RequestID, Text: reply, By: by})
+	}
+}
+
+func (d *driver) askReconcile(w harness.Pending, by string) (facts.Draft, error) {
+	for {
+		reply, err := d.prompter.ask(fmt.Sprintf("Settle %s? [a]ccept it happened, [r]etry, a[b]andon, [s]kip: ", w.RequestID))
+		if err != nil {
+			return facts.Draft{}, err
+		}
+		var dec facts.Decision
+		switch strings.ToLower(reply) {
+		case "a", "accept":
+			dec = facts.DecisionAccept
+		case "r", "retry":
+			dec = facts.DecisionRetry
+		case "b", "abandon":
+			dec = facts.DecisionAbandon
+		case "s", "skip":
+			return facts.Draft{}, nil
+		default:
+			continue
+		}
+		note, err := d.prompter.ask("Note (optional): ")
+		if err != nil {
+			return facts.Draft{}, err
+		}
+		return facts.NewDraft(facts.KindEffectReconciled, "", facts.EffectReconciled{ActionID: w.RequestID, Decision: dec, By: by, Note: note})
+	}
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

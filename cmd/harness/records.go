@@ -1,0 +1,628 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+func (a *app) threadsCmd() *cobra.Command {
+	var status string
+	cmd := &cobra.Command{
+		Use:   "threads [--status parked|done|failed|stopped|resumable]",
+		Short: "List the threads of this workspace: status, what each waits for, last activity",
+		Args:  args(0, 0, "no arguments"),
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			switch harness.Status(status) {
+			case "", harness.StatusParked, harness.StatusDone, harness.StatusFailed, harness.StatusStopped, harness.StatusResumable:
+			default:
+				return usageError("--status %q: want parked, done, failed, stopped or resumable", status)
+			}
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			type row struct {
+				Thread       string         `json:"thread"`
+				Status       harness.Status `json:"status"`
+				Waits        []string       `json:"waits,omitempty"`
+				InDoubt      []string       `json:"in_doubt,omitempty"`
+				Reason       string         `json:"reason,omitempty"`
+				Facts        uint64         `json:"facts"`
+				LastActivity time.Time      `json:"last_activity"`
+				Workspace    string         `json:"workspace"`
+			}
+			rows := []row{}
+			page := thread.ThreadsPage{}
+			for {
+				heads, err := s.store.Threads(ctx, page)
+				if err != nil {
+					return err
+				}
+				if len(heads) == 0 {
+					break
+				}
+				for _, h := range heads {
+					st, err := harness.Inspect(ctx, s.store, s.stock.Actor, h.Thread)
+					if err != nil {
+						return err
+					}
+					if status != "" && st.Status != harness.Status(status) {
+						continue
+					}
+					r := row{Thread: h.Thread, Status: st.Status, InDoubt: st.InDoubt, Reason: st.Reason, Facts: h.Seq, LastActivity: h.At, Workspace: s.place.Root}
+					for _, w := range st.Waits {
+						r.Waits = append(r.Waits, string(w.Kind)+" "+w.RequestID)
+					}
+					rows = append(rows, r)
+				}
+				page.After = heads[len(heads)-1].Thread
+			}
+			if a.jsonOut() {
+				return a.printJSON(rows)
+			}
+			fmt.Fprintf(a.stdout, "workspace %s (store %s)\n", s.place.Root, s.place.Store)
+			if len(rows) == 0 {
+				fmt.Fprintln(a.stdout, "no threads")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "THREAD\tSTATUS\tWAITS FOR\tFACTS\tLAST ACTIVITY")
+			for _, r := range rows {
+				waits := strings.Join(r.Waits, ", ")
+				switch {
+				case len(r.InDoubt) > 0:
+					waits = "in doubt: " + strings.Join(r.InDoubt, ", ")
+				case waits == "" && r.Reason != "":
+					waits = oneLine(r.Reason)
+				case waits == "":
+					waits = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Thread, r.Status, waits, r.Facts, r.LastActivity.Local().Format("2006-01-02 15:04:05"))
+			}
+			return tw.Flush()
+		}),
+	}
+	cmd.Flags().StringVar(&status, "status", "", "only threads with this status: parked, done, failed, stopped or resumable")
+	return cmd
+}
+
+func (a *app) logCmd() *cobra.Command {
+	var from uint64
+	cmd := &cobra.Command{
+		Use:   "log THREAD [--from N] [-o text|json|jsonl]",
+		Short: "Print a thread's facts: one line each, or losslessly as JSON Lines (-o jsonl)",
+		Long: `Print a thread's facts from seq N (default 1). -o jsonl writes them as JSON
+Lines, losslessly: every field, the payload as JSON and each fact's hash, so an
+export parsed back has the same hashes (replay --verify --file checks one).`,
+		Args: args(1, 1, "THREAD"),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			id := args[0]
+			if err := checkID(id); err != nil {
+				return err
+			}
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.threadExists(ctx, id); err != nil {
+				return err
+			}
+			log := s.store.Read(ctx, id, from)
+			switch a.output {
+			case "jsonl":
+				return facts.WriteJSONSeq(a.stdout, log)
+			case "json":
+				all := []facts.Fact{}
+				for f, err := range log {
+					if err != nil {
+						return err
+					}
+					all = append(all, f)
+				}
+				return a.printJSON(all)
+			}
+			for f, err := range log {
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "%s  %s  %s\n", a.factLine(f), a.paint("dim", f.At.Local().Format("15:04:05")), a.paint("dim", f.Cause))
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().Uint64Var(&from, "from", 1, "the first seq to print")
+	return cmd
+}
+
+func (a *app) replayCmd() *cobra.Command {
+	var verify bool
+	var file string
+	cmd := &cobra.Command{
+		Use:   "replay THREAD [--verify] | replay --verify --file LOG.jsonl",
+		Short: "Tell a thread's record in order; --verify checks the hash chain and that the fold enabled every step",
+		Long: `Re-fold a thread's log and tell its decisions in order: what was asked, what the
+model decided (with usage), who confirmed or denied what, and for every action
+its report, observation, effect state and check side by side, flagging a
+success reported with nothing changed.
+
+--verify also checks the record: the hash chain, that every caused fact was
+enabled by the fold at its position (and every posted one accepted there), and
+that action records are consistent — a worker's report cannot stand in for the
+runtime's observation. The first failure is named and the exit is 1.
+
+--file verifies a JSON Lines export (harness log -o jsonl) instead of the store.`,
+		Args: args(0, 1, "THREAD"),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if file != "" {
+				if !verify {
+					return usageError("--file verifies an export: pass --verify too")
+				}
+				id := ""
+				if len(args) == 1 {
+					id = args[0]
+				}
+				return a.verifyFile(id, file)
+			}
+			if len(args) != 1 {
+				return usageError("replay: name a THREAD (or verify an export with --verify --file LOG.jsonl)")
+			}
+			id := args[0]
+			if err := checkID(id); err != nil {
+				return err
+			}
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.threadExists(ctx, id); err != nil {
+				return err
+			}
+			var verr error
+			if verify {
+				verr = harness.VerifyLog(ctx, s.store, s.stock.Actor, id)
+			}
+			audit, err := harness.Replay(ctx, s.store, s.stock.Actor, id)
+			if err != nil && verr == nil {
+				return err
+			}
+			if a.jsonOut() {
+				return a.printAuditJSON(audit, verify, verr)
+			}
+			if err == nil {
+				a.printAudit(audit)
+			}
+			if verify {
+				return a.printVerified(id, audit, verr)
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&verify, "verify", false, "check the hash chain and that every caused fact was enabled by the fold at its position")
+	cmd.Flags().StringVar(&file, "file", "", "verify this JSON Lines export instead of the store (with --verify)")
+	return cmd
+}
+
+// printAudit tells the audit, one line per fact, with each action's
+// report, observation, effect state and check side by side.
+func (a *app) printAudit(audit harness.Audit) {
+	w := a.stdout
+	fmt.Fprintf(w, "replay of thread %s\n", audit.Thread)
+	for _, e := range audit.Entries {
+		fmt.Fprintf(w, "%4d  %-22s %s\n", e.Seq, e.Kind, e.Summary)
+		if e.Action == nil {
+			continue
+		}
+		act := e.Action
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		report := string(act.Report.Status)
+		if act.Report.ClaimedState != "" {
+			report += "; claims " + act.Report.ClaimedState
+		}
+		if act.Report.Error != "" {
+			report += "; " + oneLine(act.Report.Error)
+		}
+		fmt.Fprintf(tw, "      \treport\t%s\n", report)
+		fmt.Fprintf(tw, "      \tobservation\t%s\n", harness.DescribeObservation(act.Observation))
+		fmt.Fprintf(tw, "      \teffect\t%s\n", act.EffectState)
+		check := "none declared"
+		if act.Check != nil {
+			check = fmt.Sprintf("%s %s: %s", act.Check.Check.Name, act.Check.Check.Target, act.Check.Verdict)
+			if act.Check.Reason != "" {
+				check += " — " + oneLine(act.Check.Reason)
+			}
+		}
+		fmt.Fprintf(tw, "      \tcheck\t%s\n", check)
+		if act.Flag != "" {
+			fmt.Fprintf(tw, "      \t%s\t%s\n", a.paint("yellow", "⚑ flag"), act.Flag)
+		}
+		tw.Flush()
+	}
+	line := fmt.Sprintf("status: %s", audit.Status)
+	if audit.Reason != "" {
+		line += " (" + audit.Reason + ")"
+	}
+	for _, wt := range audit.Waits {
+		line += fmt.Sprintf("; waits for %s %s", wt.Kind, wt.RequestID)
+	}
+	fmt.Fprintln(w, line)
+}
+
+// printVerified says whether the record verified; a failure is exit 1.
+func (a *app) printVerified(id string, audit harness.Audit, verr error) error {
+	if verr != nil {
+		var ve *harness.VerifyError
+		if errors.As(verr, &ve) {
+			fmt.Fprintf(a.stdout, "%s thread %s at seq %d (%s, cause %s): %s\n", a.paint("red", "verification failed:"), ve.Thread, ve.Seq, ve.Kind, ve.Cause, ve.Reason)
+		} else {
+			fmt.Fprintf(a.stdout, "%s %v\n", a.paint("red", "verification failed:"), verr)
+		}
+		return &exitErr{code: exitError, err: verr}
+	}
+	fmt.Fprintf(a.stdout, "%s %d facts: the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent\n",
+		a.paint("green", "verified:"), len(audit.Entries))
+	return nil
+}
+
+// verifyFile verifies a JSON Lines export.
+func (a *app) verifyFile(id, file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return asUsage(fmt.Errorf("--file: %w", err))
+	}
+	defer f.Close()
+	p, err := a.place()
+	if err != nil {
+		return err
+	}
+	cfg, err := harness.NewConfig()
+	if err != nil {
+		return err
+	}
+	stock, err := harness.NewStock(p, cfg)
+	if err != nil {
+		return err
+	}
+	fs, err := facts.ParseJSON(f)
+	if err == nil && len(fs) == 0 {
+		err = fmt.Errorf("%s holds no facts", file)
+	}
+	if err == nil {
+		if id == "" {
+			id = fs[0].Thread
+		}
+		err = harness.VerifyFacts(stock.Actor, id, sliceSeq(fs))
+	}
+	if a.jsonOut() {
+		return a.printAuditJSON(harness.Audit{Thread: id}, true, err)
+	}
+	return a.printVerified(id, harness.Audit{Thread: id, Entries: make([]harness.AuditEntry, len(fs))}, err)
+}
+
+func sliceSeq(fs []facts.Fact) iter.Seq2[facts.Fact, error] {
+	return func(yield func(facts.Fact, error) bool) {
+		for _, f := range fs {
+			if !yield(f, nil) {
+				return
+			}
+		}
+	}
+}
+
+// printAuditJSON writes the audit and the verification as JSON.
+func (a *app) printAuditJSON(audit harness.Audit, verify bool, verr error) error {
+	type actionJSON struct {
+		ActionID    string               `json:"action_id"`
+		Tool        string               `json:"tool,omitempty"`
+		Report      facts.Report         `json:"report"`
+		Observation facts.Observation    `json:"observation"`
+		EffectState facts.EffectState    `json:"effect_state"`
+		Check       *facts.CheckRecorded `json:"check,omitempty"`
+		Flag        string               `json:"flag,omitempty"`
+	}
+	type entryJSON struct {
+		Seq     uint64      `json:"seq"`
+		Kind    facts.Kind  `json:"kind"`
+		Cause   string      `json:"cause"`
+		At      time.Time   `json:"at"`
+		Summary string      `json:"summary"`
+		Action  *actionJSON `json:"action,omitempty"`
+	}
+	type verifyJSON struct {
+		OK     bool       `json:"ok"`
+		Error  string     `json:"error,omitempty"`
+		Seq    uint64     `json:"seq,omitempty"`
+		Kind   facts.Kind `json:"kind,omitempty"`
+		Cause  string     `json:"cause,omitempty"`
+		Reason string     `json:"reason,omitempty"`
+	}
+	out := struct {
+		Thread  string         `json:"thread"`
+		Status  harness.Status `json:"status,omitempty"`
+		Reason  string         `json:"reason,omitempty"`
+		Entries []entryJSON    `json:"entries"`
+		Verify  *verifyJSON    `json:"verify,omitempty"`
+	}{Thread: audit.Thread, Status: audit.Status, Reason: audit.Reason, Entries: []entryJSON{}}
+	for _, e := range audit.Entries {
+		ej := entryJSON{Seq: e.Seq, Kind: e.Kind, Cause: e.Cause, At: e.At, Summary: e.Summary}
+		if e.Action != nil {
+			ej.Action = &actionJSON{e.Action.ActionID, e.Action.Tool, e.Action.Report, e.Action.Observation, e.Action.EffectState, e.Action.Check, e.Action.Flag}
+		}
+		out.Entries = append(out.Entries, ej)
+	}
+	if verify {
+		v := &verifyJSON{OK: verr == nil}
+		if verr != nil {
+			v.Error = verr.Error()
+			var ve *harness.VerifyError
+			if errors.As(verr, &ve) {
+				v.Seq, v.Kind, v.Cause, v.Reason = ve.Seq, ve.Kind, ve.Cause, ve.Reason
+			}
+		}
+		out.Verify = v
+	}
+	if err := a.printJSON(out); err != nil {
+		return err
+	}
+	if verr != nil {
+		return &exitErr{code: exitError, err: verr}
+	}
+	return nil
+}
+
+func (a *app) effectsCmd() *cobra.Command {
+	var open bool
+	cmd := &cobra.Command{
+		Use:   "effects [--open]",
+		Short: "List the actions of every thread with their effect state, open ones first",
+		Long: `List every action of every thread: its tool, what it reported, its effect state
+(observed, reported, unknown, none, or in_doubt), the check's verdict and the
+paths the runtime saw change. Open effects — unknown, or in doubt, and not yet
+reconciled by a person — come first; --open lists only those.`,
+		Args: args(0, 0, "no arguments"),
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			es, err := harness.Effects(ctx, s.store)
+			if err != nil {
+				return err
+			}
+			if open {
+				es = slices.DeleteFunc(es, func(e harness.Effect) bool { return !e.Open })
+			}
+			if a.jsonOut() {
+				type effectJSON struct {
+					Thread   string             `json:"thread"`
+					ActionID string             `json:"action_id"`
+					Tool     string             `json:"tool"`
+					Seq      uint64             `json:"seq"`
+					At       time.Time          `json:"at"`
+					State    facts.EffectState  `json:"effect_state,omitempty"`
+					Report   facts.ReportStatus `json:"report,omitempty"`
+					Check    facts.Verdict      `json:"check,omitempty"`
+					Changed  []string           `json:"changed,omitempty"`
+					Open     bool               `json:"open"`
+					Decision facts.Decision     `json:"decision,omitempty"`
+				}
+				out := []effectJSON{}
+				for _, e := range es {
+					out = append(out, effectJSON{e.Thread, e.ActionID, e.Tool, e.Seq, e.At, e.State, e.Report, e.Check, e.Changed, e.Open, e.Decision})
+				}
+				return a.printJSON(out)
+			}
+			if len(es) == 0 {
+				fmt.Fprintln(a.stdout, "no actions")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "THREAD\tACTION\tTOOL\tREPORT\tEFFECT\tCHECK\tCHANGED\tOPEN")
+			for _, e := range es {
+				state := string(e.State)
+				if state == "" {
+					state = "requested"
+				}
+				openCol := "-"
+				switch {
+				case e.Open:
+					openCol = a.paint("yellow", "open")
+				case e.Decision != "":
+					openCol = "settled: " + string(e.Decision)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Thread, e.ActionID, e.Tool, dash(string(e.Report)), state,
+					dash(string(e.Check)), dash(strings.Join(e.Changed, ", ")), openCol)
+			}
+			return tw.Flush()
+		}),
+	}
+	cmd.Flags().BoolVar(&open, "open", false, "only open effects: unknown or in doubt, not yet reconciled")
+	return cmd
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (a *app) forkCmd() *cobra.Command {
+	var at uint64
+	var as string
+	cmd := &cobra.Command{
+		Use:   "fork THREAD --at SEQ [--as NEWID]",
+		Short: "Start a new thread from a prefix of another: what if it had gone otherwise from there",
+		Long: `Start a new thread whose log is THREAD's facts 1 to SEQ, followed by a
+thread.forked fact naming the origin. The original is not changed. Post a
+different answer to the fork and resume it to see what would have happened.
+The workspace is not forked: what the fork runs acts on the files as they are.`,
+		Example: `  harness fork t1 --at 5          # t1-at5: t1 as it was when it asked to confirm
+  harness deny t1-at5 --resume     # ... and what happens when that is denied`,
+		Args: args(1, 1, "THREAD"),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			id := args[0]
+			if err := checkID(id); err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("at") {
+				return usageError("fork: --at SEQ is required (the last fact to keep; `harness log %s` shows the seqs)", id)
+			}
+			if as == "" {
+				as = harness.ForkID(id, at)
+			}
+			if err := checkID(as); err != nil {
+				return err
+			}
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.threadExists(ctx, id); err != nil {
+				return err
+			}
+			h, err := harness.Fork(ctx, s.store, id, at, as)
+			if err != nil {
+				return err
+			}
+			st, err := harness.Inspect(ctx, s.store, s.stock.Actor, as)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut() {
+				return a.printJSON(struct {
+					Thread string         `json:"thread"`
+					From   string         `json:"from"`
+					At     uint64         `json:"at"`
+					Seq    uint64         `json:"seq"`
+					Status harness.Status `json:"status"`
+				}{as, id, at, h.Seq, st.Status})
+			}
+			fmt.Fprintf(a.stdout, "forked %s at seq %d into %s (%d facts)\n", id, at, as, h.Seq)
+			a.printState(st, s.place.Root)
+			return nil
+		}),
+	}
+	cmd.Flags().Uint64Var(&at, "at", 0, "the last seq of THREAD the fork keeps")
+	cmd.Flags().StringVar(&as, "as", "", "the new thread's id (default THREAD-atSEQ)")
+	return cmd
+}
+
+func (a *app) undoCmd() *cobra.Command {
+	var to uint64
+	var dryRun bool
+	var by string
+	cmd := &cobra.Command{
+		Use:   "undo THREAD [--to SEQ] [--dry-run]",
+		Short: "Restore the files a thread's actions changed (after SEQ) from the bytes the runtime kept",
+		Long: `Restore the workspace files that THREAD's actions changed after seq SEQ (default
+0: all of them) to what they held before, from the contents the runtime's
+observer kept — changes made by shell commands included — and record the undo
+as a workspace.restored fact. It refuses, naming the paths and changing
+nothing, when a file no longer holds what the thread left there.`,
+		Args: args(1, 1, "THREAD"),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			id := args[0]
+			if err := checkID(id); err != nil {
+				return err
+			}
+			s, err := a.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.threadExists(ctx, id); err != nil {
+				return err
+			}
+			svc, err := s.stock.Services(nil, harness.BlobsOf(s.store))
+			if err != nil {
+				return err
+			}
+			var plan harness.UndoPlan
+			if dryRun {
+				plan, err = harness.PlanUndo(ctx, s.store, svc, id, to)
+			} else {
+				plan, err = harness.Undo(ctx, s.store, svc, id, to, a.whoami(by))
+			}
+			if err != nil {
+				return err
+			}
+			if a.jsonOut() {
+				type stepJSON struct {
+					Path    string   `json:"path"`
+					Action  string   `json:"action"`
+					Left    string   `json:"left,omitempty"`
+					Restore string   `json:"restore,omitempty"`
+					Seqs    []uint64 `json:"seqs"`
+				}
+				out := struct {
+					Thread string     `json:"thread"`
+					To     uint64     `json:"to"`
+					DryRun bool       `json:"dry_run"`
+					Steps  []stepJSON `json:"steps"`
+				}{id, to, dryRun, []stepJSON{}}
+				for _, st := range plan.Steps {
+					out.Steps = append(out.Steps, stepJSON{st.Path, undoVerb(st), st.Left, st.Restore, st.Seqs})
+				}
+				return a.printJSON(out)
+			}
+			if len(plan.Steps) == 0 {
+				fmt.Fprintf(a.stdout, "nothing to undo: the files %s changed after seq %d hold what they held then\n", id, to)
+				return nil
+			}
+			verb := "restored"
+			if dryRun {
+				verb = "would restore"
+			}
+			fmt.Fprintf(a.stdout, "%s %d path(s) to how they were at seq %d of %s:\n", verb, len(plan.Steps), to, id)
+			for _, st := range plan.Steps {
+				seqs := make([]string, len(st.Seqs))
+				for i, q := range st.Seqs {
+					seqs[i] = strconv.FormatUint(q, 10)
+				}
+				fmt.Fprintf(a.stdout, "  %-8s %s (changed at seq %s)\n", undoVerb(st), st.Path, strings.Join(seqs, ", "))
+			}
+			if dryRun {
+				fmt.Fprintln(a.stdout, "dry run: nothing was changed")
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().Uint64Var(&to, "to", 0, "undo the changes after this seq (default 0: every change of the thread)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be restored, and change nothing")
+	cmd.Flags().StringVar(&by, "by", "", "who undoes, for the record (default: your login name)")
+	return cmd
+}
+
+func undoVerb(s harness.UndoStep) string {
+	switch {
+	case s.Restore == "":
+		return "remove"
+	case s.Left == "":
+		return "recreate"
+	}
+	return "restore"
+}

@@ -1,0 +1,526 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// driveFlags are the flags of the commands that run a thread on.
+type driveFlags struct {
+	model   string
+	approve string
+	allow   []string
+	deny    []string
+	noInput bool
+}
+
+func (f *driveFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.model, "model", "", "the model: scripted:FILE, a JSON Lines script of decisions (default: the one the thread recorded, or the settings file's)")
+	fl.StringVar(&f.approve, "approve", "", "which confirmations are approved without asking: ask, writes or all (default ask, or the settings file's)")
+	fl.StringArrayVar(&f.allow, "allow", nil, "approve calls matching `PATTERN` without asking: TOOL or TOOL:GLOB, e.g. 'run_command:go test *' (repeatable)")
+	fl.StringArrayVar(&f.deny, "deny", nil, "deny calls matching `PATTERN` without asking; deny wins over allow and --approve (repeatable)")
+	fl.BoolVar(&f.noInput, "no-input", false, "never ask at the prompt: park the thread (exit 3) when a person must answer")
+}
+
+// approval merges the flags with the settings file: patterns from both,
+// the flag's mode over the file's.
+func (f *driveFlags) approval(s harness.Settings) (harness.Approval, error) {
+	mode := f.approve
+	if mode == "" {
+		mode = s.Approve
+	}
+	a, err := harness.NewApproval(mode, append(append([]string(nil), s.Allow...), f.allow...), append(append([]string(nil), s.Deny...), f.deny...))
+	if err != nil {
+		return a, asUsage(err)
+	}
+	return a, nil
+}
+
+func (a *app) runCmd() *cobra.Command {
+	var f driveFlags
+	var id string
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Start a thread in this workspace and run it until it is done or waits for a person",
+		Long: `Start a thread with PROMPT as the user's message and run it, printing each fact
+as it is appended. On a terminal, a confirmation or question is asked at the
+prompt and the answer is posted as 'harness post' would; with --no-input, or
+without a terminal, the thread parks (exit 3) and says what it waits for.
+
+The workspace is the directory holding .harness/ (found upwards from here); in
+a directory with none yet, it is the enclosing git repository's top directory,
+else the current directory, and the store is created there.`,
+		Example: `  harness run --model scripted:script.jsonl "Set the cache TTL to 300"
+  harness run --model scripted:script.jsonl --approve writes --deny 'run_command:rm *' "Fix the tests"`,
+		Args: args(1, -1, "a PROMPT"),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			prompt := strings.Join(args, " ")
+			if strings.TrimSpace(prompt) == "" {
+				return usageError("run: the prompt is empty")
+			}
+			if id != "" {
+				if err := checkID(id); err != nil {
+					return err
+				}
+			}
+			p, err := a.place()
+			if err != nil {
+				return err
+			}
+			settings, err := p.LoadSettings()
+			if err != nil {
+				return err
+			}
+			approval, err := f.approval(settings)
+			if err != nil {
+				return err
+			}
+			spec := f.model
+			if spec == "" {
+				spec = settings.Model
+			}
+			cwd, _ := os.Getwd()
+			spec, err = harness.ParseModelSpec(spec, cwd)
+			if err != nil {
+				return asUsage(err)
+			}
+			m, err := harness.LoadModel(spec)
+			if err != nil {
+				return asUsage(fmt.Errorf("--model: %w", err))
+			}
+			s, err := a.openAt(ctx, p, settings, true, harness.WithModelName(spec))
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if id == "" {
+				if id, err = nextID(ctx, s.store); err != nil {
+					return err
+				}
+			} else if _, err := s.store.Head(ctx, id); err == nil {
+				return usageError("thread %s already exists; continue it with `harness resume %s`, or add a message with `harness post %s user.message --data '{\"text\": \"...\"}' --resume`", id, id, id)
+			}
+			d := a.newDriver(s, id, approval, f.noInput)
+			d.model.set(m)
+			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, s.place.Root)
+			if _, err := d.rt.Start(ctx, s.stock.Actor, id, prompt); err != nil && !errors.Is(err, harness.ErrDefect) {
+				return d.interrupted(ctx, err)
+			}
+			return d.finish(ctx)
+		}),
+	}
+	f.add(cmd)
+	cmd.Flags().StringVar(&id, "thread", "", "the new thread's id (default: t1, t2, … the next free one)")
+	return cmd
+}
+
+func (a *app) resumeCmd() *cobra.Command {
+	var f driveFlags
+	cmd := &cobra.Command{
+		Use:   "resume THREAD",
+		Short: "Continue a thread; on a parked one, say what it waits for (exit 3) and run nothing",
+		Long: `Continue a thread from its log: run what its view enables until it is done or
+waits for a person. A parked thread is not changed: resume says what it waits
+for and exits 3 (a terminal asks at the prompt, as run does). An action found in
+doubt (its process died while it ran) is never run again: resume records what
+it observes and parks on reconcile.`,
+		Args: args(1, 1, "THREAD"),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			return a.resume(cmd.Context(), args[0], &f)
+		}),
+	}
+	f.add(cmd)
+	return cmd
+}
+
+// resume drives a thread with the flags f.
+func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	p, err := a.place()
+	if err != nil {
+		return err
+	}
+	settings, err := p.LoadSettings()
+	if err != nil {
+		return err
+	}
+	approval, err := f.approval(settings)
+	if err != nil {
+		return err
+	}
+	if f.model != "" {
+		cwd, _ := os.Getwd()
+		if f.model, err = harness.ParseModelSpec(f.model, cwd); err != nil {
+			return asUsage(err)
+		}
+	}
+	s, err := a.openAt(ctx, p, settings, false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.threadExists(ctx, id); err != nil {
+		return err
+	}
+	d := a.newDriver(s, id, approval, f.noInput)
+	d.spec = f.model
+	return d.finish(ctx)
+}
+
+var numbered = regexp.MustCompile(`^t([0-9]+)$`)
+
+// nextID is t<N+1> for the largest t<N> in the store.
+func nextID(ctx context.Context, store thread.Store) (string, error) {
+	n := 0
+	page := thread.ThreadsPage{}
+	for {
+		heads, err := store.Threads(ctx, page)
+		if err != nil {
+			return "", err
+		}
+		if len(heads) == 0 {
+			return "t" + strconv.Itoa(n+1), nil
+		}
+		for _, h := range heads {
+			if m := numbered.FindStringSubmatch(h.Thread); m != nil {
+				if k, err := strconv.Atoi(m[1]); err == nil && k > n {
+					n = k
+				}
+			}
+		}
+		page.After = heads[len(heads)-1].Thread
+	}
+}
+
+// slot is the runtime's model, loaded when a model turn is due: a parked
+// or finished thread never needs its script.
+type slot struct {
+	mu sync.Mutex
+	m  model.Model
+}
+
+func (s *slot) set(m model.Model) {
+	s.mu.Lock()
+	s.m = m
+	s.mu.Unlock()
+}
+
+func (s *slot) get() model.Model {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m
+}
+
+// Turn takes the turn with the loaded model.
+func (s *slot) Turn(ctx context.Context, req model.Request) (model.Decision, error) {
+	m := s.get()
+	if m == nil {
+		return model.Decision{}, errors.New("no model loaded (a bug in the harness command)")
+	}
+	return m.Turn(ctx, req)
+}
+
+// driver runs one thread on: resumes it, answers confirmations by the
+// approval, asks a person at the prompt, and prints each appended fact.
+type driver struct {
+	a           *app
+	s           *session
+	id          string
+	approval    harness.Approval
+	interactive bool
+	rt          *harness.Runtime[harness.Services]
+	model       *slot
+	// spec is the model flag of resume; "" uses the recorded one.
+	spec string
+	// appended are the facts appended by this command, for -o json.
+	appended []facts.Fact
+	prompter *prompter
+}
+
+func (a *app) newDriver(s *session, id string, approval harness.Approval, noInput bool) *driver {
+	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(noInput), model: &slot{}}
+	svc, err := s.stock.Services(d.model, harness.BlobsOf(s.store))
+	if err != nil {
+		panic(err) // the root was just opened by the stock's tools
+	}
+	d.rt, err = harness.NewRuntime(harness.Watch(s.store, d.show), svc, s.stock.Config)
+	if err != nil {
+		panic(err) // NewConfig validated the config
+	}
+	if d.interactive {
+		d.prompter = newPrompter(a.stdin, a.stdout)
+	}
+	return d
+}
+
+// show prints a fact as it is appended, one line.
+func (d *driver) show(f facts.Fact, err error) {
+	if err != nil {
+		fmt.Fprintf(d.a.stderr, "harness: %v\n", err)
+		return
+	}
+	d.appended = append(d.appended, f)
+	if !d.a.jsonOut() {
+		fmt.Fprintln(d.a.stdout, d.a.factLine(f))
+	}
+}
+
+// factLine is one fact, for a person.
+func (a *app) factLine(f facts.Fact) string {
+	return fmt.Sprintf("%4d  %-22s %s", f.Seq, f.Kind, harness.Describe(f))
+}
+
+// ensureModel loads the model for a turn that is due: the --model flag,
+// else the one the thread recorded, else the settings file's.
+func (d *driver) ensureModel(recorded string) error {
+	if d.model.get() != nil {
+		return nil
+	}
+	spec := d.spec
+	if spec == "" {
+		spec = recorded
+	}
+	if spec == "" {
+		spec = d.s.settings.Model
+	}
+	if spec == "" {
+		return usageError("thread %s needs a model turn and records no model; pass --model scripted:FILE", d.id)
+	}
+	m, err := harness.LoadModel(spec)
+	if err != nil {
+		return fmt.Errorf("thread %s: %w; pass --model to use another", d.id, err)
+	}
+	d.model.set(m)
+	return nil
+}
+
+// drive runs the thread on until it is done, failed or stopped, or waits
+// for a person nobody here can be: the approval answers what it decides,
+// a terminal asks the rest.
+func (d *driver) drive(ctx context.Context) (harness.State, error) {
+	actor := d.s.stock.Actor
+	for {
+		st, err := harness.Inspect(ctx, d.s.store, actor, d.id)
+		if err != nil {
+			return st, err
+		}
+		switch st.Status {
+		case harness.StatusResumable:
+			for _, id := range st.InDoubt {
+				d.a.printf("%s action %s was in progress when its process died: it is in doubt and will not be run again; recording what the workspace shows now\n",
+					d.a.paint("yellow", "in doubt:"), id)
+			}
+			// A resume may reach a model turn: the model must be there
+			// first, or the turn would be recorded as failed.
+			if err := d.ensureModel(st.Model); err != nil {
+				return st, err
+			}
+			if _, err := d.rt.Resume(ctx, actor, d.id); err != nil && !errors.Is(err, harness.ErrDefect) {
+				return st, d.interrupted(ctx, err)
+			}
+			continue
+		case harness.StatusParked:
+		default:
+			return st, nil
+		}
+		ask, posted, err := harness.ApplyApproval(ctx, d.rt, actor, d.id, d.approval, st.Waits)
+		if err != nil {
+			return st, err
+		}
+		if posted > 0 {
+			continue
+		}
+		if d.prompter != nil && len(ask) > 0 {
+			answered, err := d.prompt(ctx, ask)
+			if err != nil {
+				return st, err
+			}
+			if answered > 0 {
+				continue
+			}
+		}
+		return st, nil
+	}
+}
+
+// interrupted explains an error that stopped a resume: a cancelled
+// context leaves the thread resumable.
+func (d *driver) interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted; thread %s is resumable: harness resume %s", d.id, d.id)
+	}
+	return err
+}
+
+// finish drives the thread and reports how it stands: the exit code says
+// done (0), parked (3), or failed (1).
+func (d *driver) finish(ctx context.Context) error {
+	st, err := d.drive(ctx)
+	if err != nil {
+		return err
+	}
+	return d.a.report(st, d.appended, d.s.place.Root)
+}
+
+// waitJSON is an open request, for -o json.
+type waitJSON struct {
+	Kind          fold.WaitKind            `json:"kind"`
+	RequestID     string                   `json:"request_id"`
+	Summary       string                   `json:"summary,omitempty"`
+	Tool          string                   `json:"tool,omitempty"`
+	Args          json.RawMessage          `json:"args,omitempty"`
+	Preview       string                   `json:"preview,omitempty"`
+	Options       []string                 `json:"options,omitempty"`
+	AllowFreeText bool                     `json:"allow_free_text,omitempty"`
+	Completion    *facts.ActionCompleted   `json:"completion,omitempty"`
+	Interrupted   *facts.ActionInterrupted `json:"interrupted,omitempty"`
+	Answer        string                   `json:"answer,omitempty"`
+}
+
+// resultJSON is how a command left a thread, for -o json.
+type resultJSON struct {
+	Thread    string         `json:"thread"`
+	Status    harness.Status `json:"status"`
+	Seq       uint64         `json:"seq"`
+	Reason    string         `json:"reason,omitempty"`
+	Workspace string         `json:"workspace"`
+	Waits     []waitJSON     `json:"waits,omitempty"`
+	Facts     []facts.Fact   `json:"facts"`
+}
+
+// report prints how a thread stands and sets the exit code.
+func (a *app) report(st harness.State, appended []facts.Fact, root string) error {
+	if a.jsonOut() {
+		r := resultJSON{Thread: st.Thread, Status: st.Status, Seq: st.Head.Seq, Reason: st.Reason, Workspace: root, Facts: appended}
+		if r.Facts == nil {
+			r.Facts = []facts.Fact{}
+		}
+		for _, w := range st.Waits {
+			wj := waitJSON{Kind: w.Kind, RequestID: w.RequestID, Summary: w.Summary, Tool: w.Tool, Preview: harness.Preview(root, w.Tool, w.Args),
+				Options: w.Options, AllowFreeText: w.AllowFreeText, Completion: w.Completion, Interrupted: w.Interrupted,
+				Answer: answerHint(st.Thread, w)}
+			if json.Valid([]byte(w.Args)) {
+				wj.Args = json.RawMessage(w.Args)
+			}
+			r.Waits = append(r.Waits, wj)
+		}
+		if err := a.printJSON(r); err != nil {
+			return err
+		}
+	} else {
+		a.printState(st, root)
+	}
+	switch st.Status {
+	case harness.StatusDone:
+		return nil
+	case harness.StatusParked:
+		a.code = exitParked
+		return nil
+	case harness.StatusResumable:
+		return nil
+	}
+	return &exitErr{code: exitError, err: fmt.Errorf("thread %s %s: %s", st.Thread, st.Status, st.Reason)}
+}
+
+// printState tells how a thread stands, and for a parked one what it
+// waits for and how to answer.
+func (a *app) printState(st harness.State, root string) {
+	w := a.stdout
+	switch st.Status {
+	case harness.StatusDone:
+		fmt.Fprintf(w, "%s thread %s (seq %d)\n", a.paint("green", "done:"), st.Thread, st.Head.Seq)
+	case harness.StatusResumable:
+		fmt.Fprintf(w, "%s thread %s (seq %d): harness resume %s\n", a.paint("yellow", "resumable:"), st.Thread, st.Head.Seq, st.Thread)
+	case harness.StatusParked:
+		fmt.Fprintf(w, "%s thread %s waits for a person (seq %d)\n", a.paint("yellow", "parked:"), st.Thread, st.Head.Seq)
+		for _, p := range st.Waits {
+			a.printPending(p, root)
+			fmt.Fprintf(w, "    %s\n", answerHint(st.Thread, p))
+		}
+	default:
+		fmt.Fprintf(w, "%s thread %s (seq %d): %s\n", a.paint("red", string(st.Status)+":"), st.Thread, st.Head.Seq, st.Reason)
+	}
+}
+
+// printPending describes one open request: for a confirmation the tool,
+// its arguments and the diff a write would make.
+func (a *app) printPending(p harness.Pending, root string) {
+	w := a.stdout
+	switch p.Kind {
+	case fold.WaitConfirmation:
+		fmt.Fprintf(w, "  confirmation %s: %s %s\n", p.RequestID, p.Tool, p.Args)
+		if diff := harness.Preview(root, p.Tool, p.Args); diff != "" {
+			for _, line := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
+				color := ""
+				switch {
+				case strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++"):
+					color = "green"
+				case strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---"):
+					color = "red"
+				}
+				if color != "" {
+					line = a.paint(color, line)
+				}
+				fmt.Fprintf(w, "    %s\n", line)
+			}
+		}
+	case fold.WaitQuestion:
+		fmt.Fprintf(w, "  question %s: %s\n", p.RequestID, p.Summary)
+		if len(p.Options) > 0 {
+			fmt.Fprintf(w, "    options: %s", strings.Join(p.Options, " | "))
+			if p.AllowFreeText {
+				fmt.Fprint(w, " (or any answer)")
+			}
+			fmt.Fprintln(w)
+		}
+	case fold.WaitReconcile:
+		fmt.Fprintf(w, "  reconcile %s: %s\n", p.RequestID, p.Summary)
+		switch {
+		case p.Interrupted != nil:
+			fmt.Fprintf(w, "    %s\n", harness.Describe(interruptedFact(p.Interrupted)))
+		case p.Completion != nil:
+			fmt.Fprintf(w, "    report %s; %s\n", p.Completion.Report.Status, harness.DescribeObservation(p.Completion.Observation))
+		}
+	}
+}
+
+// interruptedFact wraps a record to describe it.
+func interruptedFact(p *facts.ActionInterrupted) facts.Fact {
+	d, err := facts.NewDraft(facts.KindActionInterrupted, "", *p)
+	if err != nil {
+		return facts.Fact{Kind: facts.KindActionInterrupted}
+	}
+	return facts.Fact{Kind: d.Kind, Data: d.Data}
+}
+
+// answerHint is the command that answers an open request.
+func answerHint(id string, p harness.Pending) string {
+	switch p.Kind {
+	case fold.WaitConfirmation:
+		return fmt.Sprintf("answer: harness approve %s %s --resume   (or: harness deny %s %s --reason '…' --resume)", id, p.RequestID, id, p.RequestID)
+	case fold.WaitQuestion:
+		return fmt.Sprintf("answer: harness answer %s '…' --resume", id)
+	case fold.WaitReconcile:
+		return fmt.Sprintf(`settle: harness post %s effect.reconciled --data '{"action_id": "%s", "decision": "accept"}' --resume   (accept, retry or abandon)`, id, p.RequestID)
+	}
+	return ""
+}

@@ -1,0 +1,353 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// The demo's workspace: one file, and the request to change it.
+const (
+	demoFile   = "cache.toml"
+	demoBefore = "ttl_seconds = 60\n"
+	demoWant   = "ttl_seconds = 300\n"
+	// DemoThread is the id of the demo's coding thread.
+	DemoThread = "demo"
+	// DemoPrompt is what the demo's user asks.
+	DemoPrompt = "Set the cache TTL in cache.toml to 300 seconds."
+)
+
+// demoScript is the demo thread's scripted model: it writes the file, then
+// says it is done.
+const demoScript = `{"text": "The cache TTL is set in cache.toml; I'll set it to 300 seconds.", "tool_calls": [{"id": "call_1", "name": "write_file", "args": "{\"path\":\"cache.toml\",\"content\":\"ttl_seconds = 300\\n\"}"}], "usage": {"input_tokens": 1210, "output_tokens": 64}}
+{"text": "Done: cache.toml now sets ttl_seconds = 300; the runtime observed the change and the declared check passed.", "usage": {"input_tokens": 1391, "output_tokens": 31}}
+`
+
+// workerScript is each worker thread's scripted model.
+const workerScript = `{"text": "Setting the TTL.", "tool_calls": [{"id": "call_1", "name": "set_ttl", "args": "{\"path\":\"cache.toml\",\"content\":\"ttl_seconds = 300\\n\"}"}], "usage": {"input_tokens": 300, "output_tokens": 20}}
+{"text": "Done.", "usage": {"input_tokens": 340, "output_tokens": 4}}
+`
+
+// DemoReporter receives what the demo does, as it happens. Everything it
+// is given comes from the log: appended facts, folds of the log, audits.
+type DemoReporter interface {
+	// Workspace: the demo's workspace is ready; git tells whether it is a
+	// git repository (git was found).
+	Workspace(root string, git bool)
+	// Fact: a fact was appended to a thread.
+	Fact(f facts.Fact)
+	// Parked: the demo thread waits for a person, as the log says.
+	Parked(st State)
+	// Answered: the demo answered for the person; the fact is reported
+	// with Fact.
+	Answered(st State)
+	// Done: the demo thread is done.
+	Done(st State, audit Audit)
+	// Workers: the four workers' records, from their logs.
+	Workers(ws []DemoWorker)
+	// Verified: the demo thread's replay and its verification (nil when it
+	// verifies).
+	Verified(audit Audit, err error)
+}
+
+// DemoWorker is one of the four workers of the demo, as its log records it.
+type DemoWorker struct {
+	// Name is diligent, busy, idle or unwatched.
+	Name string
+	// Does says what the worker really does.
+	Does string
+	// Thread is the worker's thread.
+	Thread string
+	// Report is what the worker said.
+	Report facts.Report
+	// Observation, EffectState and Check are what the runtime recorded.
+	Observation facts.Observation
+	EffectState facts.EffectState
+	Check       *facts.CheckRecorded
+	// Status is how the worker's thread stands: the idle worker's unknown
+	// effect parks it on reconcile.
+	Status Status
+	Waits  []Pending
+}
+
+// DemoOptions configure Demo.
+type DemoOptions struct {
+	// Dir is an empty (or missing) directory to make the demo in; the
+	// workspace is Dir/workspace and the workers' workspaces are under
+	// Dir/workers.
+	Dir string
+	// Version names the program, for the record.
+	Version string
+}
+
+// Demo is the harness's main job, end to end, on the embedded store with a
+// scripted model and no network. In a git workspace holding cache.toml
+// (ttl_seconds = 60) it starts a thread asking for 300, which parks on the
+// confirmation of write_file; it answers the confirmation as a person
+// would (confirmation.answered) and resumes: the tool runs, the runtime's
+// observation and the declared check (pass) are recorded. Then four
+// workers each report success for the same change — diligent, busy, idle
+// and unwatched — and their records show what the runtime could and could
+// not confirm. Last, the demo thread is replayed and verified. It returns
+// the workspace root; the store is at root/.harness.
+func Demo(ctx context.Context, opts DemoOptions, r DemoReporter) (string, error) {
+	root := filepath.Join(opts.Dir, "workspace")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", fmt.Errorf("demo: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(root, demoFile), []byte(demoBefore), 0o644); err != nil {
+		return "", fmt.Errorf("demo: %w", err)
+	}
+	git := gitInit(ctx, root)
+	r.Workspace(root, git)
+
+	place := Place{Root: root, Store: filepath.Join(root, StoreDir)}
+	store, err := place.OpenStore(ctx, 0, true)
+	if err != nil {
+		return root, fmt.Errorf("demo: %w", err)
+	}
+	defer store.Close()
+	scriptPath := filepath.Join(place.Store, "demo-script.jsonl")
+	if err := os.WriteFile(scriptPath, []byte(demoScript), 0o644); err != nil {
+		return root, fmt.Errorf("demo: %w", err)
+	}
+	spec := scriptedScheme + scriptPath
+	script, err := model.ParseScript(spec, []byte(demoScript))
+	if err != nil {
+		return root, fmt.Errorf("demo: %w", err)
+	}
+	version := opts.Version
+	if version == "" {
+		version = "harness/demo"
+	}
+	cfg, err := NewConfig(WithModelName(spec), WithVersion(version), WithModelBackoff(0))
+	if err != nil {
+		return root, err
+	}
+	stock, err := NewStock(place, cfg)
+	if err != nil {
+		return root, err
+	}
+	svc, err := stock.Services(script, BlobsOf(store))
+	if err != nil {
+		return root, err
+	}
+	var readErr error
+	watched := Watch(store, func(f facts.Fact, err error) {
+		if err != nil {
+			readErr = err
+			return
+		}
+		r.Fact(f)
+	})
+	rt, err := NewRuntime(watched, svc, cfg)
+	if err != nil {
+		return root, err
+	}
+
+	// The thread asks for 300 and parks on the confirmation.
+	if _, err := rt.Start(ctx, stock.Actor, DemoThread, DemoPrompt); err != nil {
+		return root, fmt.Errorf("demo: %w", err)
+	}
+	st, err := Inspect(ctx, store, stock.Actor, DemoThread)
+	if err != nil {
+		return root, err
+	}
+	if st.Status != StatusParked || len(st.Waits) != 1 {
+		return root, fmt.Errorf("demo: the thread should park on one confirmation; it is %s with %d waits", st.Status, len(st.Waits))
+	}
+	r.Parked(st)
+
+	// A person approves exactly what they were shown; the thread goes on.
+	w := st.Waits[0]
+	d, err := facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{
+		RequestID: w.RequestID, Approved: true, By: "you (the demo answers for you)", Digest: w.Digest,
+	})
+	if err != nil {
+		return root, err
+	}
+	if _, err := rt.Post(ctx, stock.Actor, DemoThread, d, AnswerKey(d.Kind, w.RequestID)); err != nil {
+		return root, fmt.Errorf("demo: %w", err)
+	}
+	if st, err = Inspect(ctx, store, stock.Actor, DemoThread); err != nil {
+		return root, err
+	}
+	r.Answered(st)
+	if _, err := rt.Resume(ctx, stock.Actor, DemoThread); err != nil {
+		return root, fmt.Errorf("demo: %w", err)
+	}
+	if st, err = Inspect(ctx, store, stock.Actor, DemoThread); err != nil {
+		return root, err
+	}
+	audit, err := Replay(ctx, store, stock.Actor, DemoThread)
+	if err != nil {
+		return root, err
+	}
+	r.Done(st, audit)
+
+	// Four workers report success for the same change.
+	workers, err := demoWorkers(ctx, store, filepath.Join(opts.Dir, "workers"), version, r)
+	if err != nil {
+		return root, err
+	}
+	r.Workers(workers)
+
+	// The demo thread's record, told back and checked.
+	verr := VerifyLog(ctx, store, stock.Actor, DemoThread)
+	if audit, err = Replay(ctx, store, stock.Actor, DemoThread); err != nil {
+		return root, err
+	}
+	r.Verified(audit, verr)
+	if readErr != nil {
+		return root, readErr
+	}
+	return root, nil
+}
+
+// gitInit makes root a git repository with its files committed, if git is
+// installed; the demo works without it.
+func gitInit(ctx context.Context, root string) bool {
+	if _, err := exec.LookPath("git"); err != nil {
+		return false
+	}
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"add", "-A"},
+		{"-c", "user.name=harness demo", "-c", "user.email=demo@harness.invalid", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "cache: ttl 60s"},
+	} {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = root
+		if err := cmd.Run(); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// demoWorker is an adapter that reports success whatever it did.
+type demoWorker struct {
+	name, does string
+	do         func(root string) error
+	watched    bool
+}
+
+var demoWorkerSet = []demoWorker{
+	{name: "diligent", does: "writes cache.toml", watched: true, do: func(root string) error {
+		return os.WriteFile(filepath.Join(root, demoFile), []byte(demoWant), 0o644)
+	}},
+	{name: "busy", does: "writes another file", watched: true, do: func(root string) error {
+		return os.WriteFile(filepath.Join(root, "cache.toml.new"), []byte(demoWant), 0o644)
+	}},
+	{name: "idle", does: "writes nothing", watched: true, do: func(string) error { return nil }},
+	{name: "unwatched", does: "writes cache.toml, with no observer", watched: false, do: func(root string) error {
+		return os.WriteFile(filepath.Join(root, demoFile), []byte(demoWant), 0o644)
+	}},
+}
+
+// demoWorkers runs a thread per worker, each in its own workspace, and
+// reads back what each log records.
+func demoWorkers(ctx context.Context, store thread.Store, dir, version string, r DemoReporter) ([]DemoWorker, error) {
+	cfg, err := NewConfig(WithModelName("scripted:workers"), WithVersion(version), WithModelBackoff(0))
+	if err != nil {
+		return nil, err
+	}
+	watched := Watch(store, func(f facts.Fact, err error) {
+		if err == nil {
+			r.Fact(f)
+		}
+	})
+	no := false
+	var out []DemoWorker
+	for _, w := range demoWorkerSet {
+		root := filepath.Join(dir, w.name)
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(root, demoFile), []byte(demoBefore), 0o644); err != nil {
+			return nil, err
+		}
+		tool := Tool{
+			Spec: facts.ToolSchema{Name: "set_ttl", Description: "Write a file (the demo's worker " + w.name + ").",
+				Schema: facts.RawJSON(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`)},
+			Needs: action.Write,
+			Ask:   &no,
+			Run: func(context.Context, json.RawMessage) (facts.Report, error) {
+				if err := w.do(root); err != nil {
+					return facts.Report{}, err
+				}
+				return facts.Report{Status: facts.StatusSucceeded, Transcript: "set cache.toml to ttl_seconds = 300"}, nil
+			},
+			Declare: func(json.RawMessage) (*facts.CheckSpec, error) {
+				c := action.FileEquals(demoFile, []byte(demoWant))
+				return &c, nil
+			},
+		}
+		tb, err := NewToolbox(tool)
+		if err != nil {
+			return nil, err
+		}
+		actor, err := CodingActor(cfg, tb)
+		if err != nil {
+			return nil, err
+		}
+		script, err := model.ParseScript("workers", []byte(workerScript))
+		if err != nil {
+			return nil, err
+		}
+		svc := Services{Model: script, Tools: tb, Workspace: root}
+		if w.watched {
+			ws, err := action.NewWorkspace(root)
+			if err != nil {
+				return nil, err
+			}
+			svc.Observer = ws
+		}
+		rt, err := NewRuntime(watched, svc, cfg)
+		if err != nil {
+			return nil, err
+		}
+		id := "worker-" + w.name
+		if _, err := rt.Start(ctx, actor, id, "Set cache.toml to ttl_seconds = 300."); err != nil {
+			return nil, fmt.Errorf("demo worker %s: %w", w.name, err)
+		}
+		rec := DemoWorker{Name: w.name, Does: w.does, Thread: id}
+		for f, err := range store.Read(ctx, id, 1) {
+			if err != nil {
+				return nil, err
+			}
+			switch f.Kind {
+			case facts.KindActionCompleted:
+				c, err := facts.Decode[facts.ActionCompleted](f)
+				if err != nil {
+					return nil, err
+				}
+				rec.Report, rec.Observation, rec.EffectState = c.Report, c.Observation, c.EffectState
+			case facts.KindCheckRecorded:
+				c, err := facts.Decode[facts.CheckRecorded](f)
+				if err != nil {
+					return nil, err
+				}
+				rec.Check = &c
+			}
+		}
+		st, err := Inspect(ctx, store, actor, id)
+		if err != nil {
+			return nil, err
+		}
+		rec.Status, rec.Waits = st.Status, st.Waits
+		if rec.EffectState == "" {
+			return nil, errors.New("demo worker " + w.name + ": no action.completed in its log")
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}

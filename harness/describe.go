@@ -1,0 +1,251 @@
+package harness
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// Describe says in one line, for a person, what a fact records: the text
+// of a message, the calls of a model turn, an action's report, observation
+// and effect state side by side, a check's verdict. It reads only the
+// fact. A payload that does not decode is described as such, not hidden.
+func Describe(f facts.Fact) string {
+	s, err := describe(f)
+	if err != nil {
+		return fmt.Sprintf("(payload does not decode: %v)", err)
+	}
+	return s
+}
+
+func describe(f facts.Fact) (string, error) {
+	switch f.Kind {
+	case facts.KindUserMessage:
+		p, err := facts.Decode[facts.UserMessage](f)
+		return quote(p.Text, 100), err
+	case facts.KindSystemConfigured:
+		p, err := facts.Decode[facts.SystemConfigured](f)
+		names := make([]string, len(p.Tools))
+		for i, t := range p.Tools {
+			names[i] = t.Name
+		}
+		return fmt.Sprintf("model %s; tools %s; %s", orNone(p.Model), orNone(strings.Join(names, ", ")), orNone(p.Version)), err
+	case facts.KindModelTurn:
+		p, err := facts.Decode[facts.ModelTurn](f)
+		return describeTurn(p), err
+	case facts.KindActionRequested:
+		p, err := facts.Decode[facts.ActionRequested](f)
+		s := fmt.Sprintf("%s %s (%s) by %s", p.ActionID, p.Adapter, p.Capability, orNone(p.RequestedBy))
+		if p.Check != nil {
+			s += " · check " + describeCheck(*p.Check)
+		}
+		return s, err
+	case facts.KindConfirmationRequested:
+		p, err := facts.Decode[facts.ConfirmationRequested](f)
+		return fmt.Sprintf("%s waits for a person: %s %s", p.RequestID, p.Tool, shorten(p.Args, 100)), err
+	case facts.KindConfirmationAnswered:
+		p, err := facts.Decode[facts.ConfirmationAnswered](f)
+		verb := "denied"
+		if p.Approved {
+			verb = "approved"
+		}
+		s := fmt.Sprintf("%s %s by %s", p.RequestID, verb, orNone(p.By))
+		if p.Reason != "" {
+			s += ": " + quote(p.Reason, 80)
+		}
+		return s, err
+	case facts.KindQuestionAsked:
+		p, err := facts.Decode[facts.QuestionAsked](f)
+		s := fmt.Sprintf("%s %s", p.RequestID, quote(p.Text, 100))
+		if len(p.Options) > 0 {
+			s += " options " + strings.Join(p.Options, " | ")
+		}
+		return s, err
+	case facts.KindQuestionAnswered:
+		p, err := facts.Decode[facts.QuestionAnswered](f)
+		return fmt.Sprintf("%s %s by %s", p.RequestID, quote(p.Text, 100), orNone(p.By)), err
+	case facts.KindActionStarted:
+		p, err := facts.Decode[facts.ActionStarted](f)
+		return fmt.Sprintf("%s started · observed before %s", p.ActionID, shortDigest(p.ObservedBefore)), err
+	case facts.KindActionCompleted:
+		p, err := facts.Decode[facts.ActionCompleted](f)
+		return fmt.Sprintf("%s report %s · %s · effect %s", p.ActionID, describeReport(p.Report), DescribeObservation(p.Observation), describeState(p)), err
+	case facts.KindActionInterrupted:
+		p, err := facts.Decode[facts.ActionInterrupted](f)
+		s := fmt.Sprintf("%s in doubt: started, never completed (the process died) · ", p.ActionID)
+		switch {
+		case p.ObservedNow == "":
+			s += "nothing could be observed"
+		case p.ObservedNow == p.ObservedBefore:
+			s += "observed nothing changed since it started"
+		case len(p.Changed) > 0:
+			s += "observed " + describeChanges(p.Changed) + " since it started"
+		default:
+			s += "observed the workspace changed since it started"
+		}
+		return s, err
+	case facts.KindCheckRecorded:
+		p, err := facts.Decode[facts.CheckRecorded](f)
+		s := fmt.Sprintf("%s %s: %s", p.ActionID, describeCheck(p.Check), p.Verdict)
+		if p.Reason != "" {
+			s += " (" + shorten(p.Reason, 100) + ")"
+		}
+		return s, err
+	case facts.KindEffectReconciled:
+		p, err := facts.Decode[facts.EffectReconciled](f)
+		s := fmt.Sprintf("%s %s by %s", p.ActionID, p.Decision, orNone(p.By))
+		if p.Note != "" {
+			s += ": " + quote(p.Note, 80)
+		}
+		return s, err
+	case facts.KindContextCompacted:
+		p, err := facts.Decode[facts.ContextCompacted](f)
+		return fmt.Sprintf("the conversation up to seq %d is summarized for the model (%d bytes)", p.UpTo, len(p.Summary)), err
+	case facts.KindBudgetExhausted:
+		p, err := facts.Decode[facts.BudgetExhausted](f)
+		return fmt.Sprintf("%s budget exhausted: %d used of %d", p.Resource, p.Used, p.Limit), err
+	case facts.KindTransitionFailed:
+		p, err := facts.Decode[facts.TransitionFailed](f)
+		if p.Defect {
+			return fmt.Sprintf("%s died (a defect): %s", p.Key, shorten(p.Message, 120)), err
+		}
+		return fmt.Sprintf("%s failed (%s, attempt %d): %s", p.Key, p.Class, p.Attempt, shorten(p.Message, 120)), err
+	case facts.KindThreadForked:
+		p, err := facts.Decode[facts.ThreadForked](f)
+		return fmt.Sprintf("continues thread %s as it was up to seq %d", p.From, p.At), err
+	case KindWorkspaceRestored:
+		p, err := facts.Decode[WorkspaceRestored](f)
+		return fmt.Sprintf("undo by %s restored %s to how they were at seq %d", orNone(p.By), describeChanges(p.Restored), p.To), err
+	}
+	if len(f.Data) == 0 {
+		return "", nil
+	}
+	b, err := f.MarshalJSON()
+	return shorten(string(b), 120), err
+}
+
+func describeTurn(p facts.ModelTurn) string {
+	var parts []string
+	if p.Text != "" {
+		parts = append(parts, quote(p.Text, 80))
+	}
+	for _, c := range p.ToolCalls {
+		parts = append(parts, fmt.Sprintf("calls %s %s", c.Name, shorten(c.Args, 80)))
+	}
+	if p.Question != nil {
+		parts = append(parts, "asks "+quote(p.Question.Text, 80))
+	}
+	s := fmt.Sprintf("turn %d: %s", p.Turn, strings.Join(parts, " · "))
+	if p.Usage != (facts.Usage{}) {
+		s += fmt.Sprintf(" · %d in / %d out tokens", p.Usage.InputTokens, p.Usage.OutputTokens)
+	}
+	return s
+}
+
+func describeReport(r facts.Report) string {
+	s := string(r.Status)
+	if r.ExitCode != 0 {
+		s += " (exit " + strconv.Itoa(r.ExitCode) + ")"
+	}
+	if r.Error != "" {
+		s += " (" + shorten(r.Error, 80) + ")"
+	}
+	return s
+}
+
+// DescribeObservation says what the runtime's own observer saw: nothing
+// (no observation was possible), no change, or the changed paths.
+func DescribeObservation(o facts.Observation) string {
+	switch {
+	case !o.Available && o.Error != "":
+		return "observation unavailable (" + shorten(o.Error, 60) + ")"
+	case !o.Available:
+		return "not observed (nobody looked)"
+	case len(o.Changed) == 0 && o.Before == o.After:
+		return "observed no change"
+	case len(o.Changed) == 0:
+		return "observed a change"
+	}
+	return "observed " + describeChanges(o.Changed)
+}
+
+func describeChanges(cs []facts.PathChange) string {
+	if len(cs) == 0 {
+		return "no paths"
+	}
+	parts := make([]string, 0, len(cs))
+	for i, c := range cs {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(cs)-i))
+			break
+		}
+		parts = append(parts, c.Path+" ("+ChangeKind(c)+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ChangeKind names a path change: added, removed, modified, or mode (the
+// mode changed, the content did not).
+func ChangeKind(c facts.PathChange) string {
+	switch {
+	case c.Before == "":
+		return "added"
+	case c.After == "":
+		return "removed"
+	case c.Before == c.After:
+		return "mode"
+	}
+	return "modified"
+}
+
+// describeState is the effect state, flagged when it needs a person.
+func describeState(p facts.ActionCompleted) string {
+	switch p.EffectState {
+	case facts.EffectUnknown:
+		return "unknown — success reported, nothing observed changed: open until a person reconciles it"
+	case facts.EffectReported:
+		return "reported — nobody observed it; only the report says so"
+	}
+	return string(p.EffectState)
+}
+
+func describeCheck(c facts.CheckSpec) string {
+	if c.Target == "" {
+		return c.Name
+	}
+	return c.Name + " " + c.Target
+}
+
+// short is a digest's first 12 hex digits.
+func shortDigest(digest string) string {
+	if digest == "" {
+		return "(none)"
+	}
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// quote quotes s, shortened to about n runes.
+func quote(s string, n int) string { return strconv.Quote(shorten(s, n)) }
+
+// shorten cuts s to at most n runes, on one line.
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,74 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// ErrThreadExists: a thread that must be new already has facts.
+var ErrThreadExists = errors.New("thread already exists")
+
+// ForkID is the id Fork gives a fork when none is named:
+// "<from>-at<seq>".
+func ForkID(from string, at uint64) string {
+	return from + "-at" + strconv.FormatUint(at, 10)
+}
+
+// Fork starts thread to as a copy of thread from's log up to and including
+// seq at, followed by a thread.forked fact naming the origin — "what if I
+// had answered otherwise": post a different answer to the fork and resume
+// it. The copied facts keep their kinds, causes and payloads, so the fork
+// folds to the same view the original had at seq at, and a key used there
+// is used in the fork; the store stamps them anew (their times and hashes
+// are the fork's own). The whole fork is one append: it exists completely
+// or not at all. The workspace is not forked: actions resumed in the fork
+// act on the workspace as it is.
+func Fork(ctx context.Context, store thread.Store, from string, at uint64, to string) (thread.Head, error) {
+	if err := thread.ValidateID(to); err != nil {
+		return thread.Head{}, fmt.Errorf("fork %s: new thread id: %w", from, err)
+	}
+	head, err := store.Head(ctx, from)
+	if errors.Is(err, thread.ErrNotFound) {
+		return thread.Head{}, fmt.Errorf("fork %s: %w", from, ErrUnknownThread)
+	}
+	if err != nil {
+		return thread.Head{}, fmt.Errorf("fork %s: %w", from, err)
+	}
+	if at < 1 || at > head.Seq {
+		return thread.Head{}, fmt.Errorf("fork %s: --at %d is not a seq of the thread (it has facts 1 to %d)", from, at, head.Seq)
+	}
+	if _, err := store.Head(ctx, to); err == nil {
+		return thread.Head{}, fmt.Errorf("fork %s into %s: %w; name another with --as", from, to, ErrThreadExists)
+	} else if !errors.Is(err, thread.ErrNotFound) {
+		return thread.Head{}, fmt.Errorf("fork %s into %s: %w", from, to, err)
+	}
+	drafts := make([]facts.Draft, 0, at+1)
+	for f, err := range store.Read(ctx, from, 1) {
+		if err != nil {
+			return thread.Head{}, fmt.Errorf("fork %s: %w", from, err)
+		}
+		if f.Seq > at {
+			break
+		}
+		drafts = append(drafts, facts.Draft{Kind: f.Kind, Cause: f.Cause, Data: f.Data})
+	}
+	d, err := facts.NewDraft(facts.KindThreadForked, facts.IngressCause("fork-"+from+"-"+strconv.FormatUint(at, 10)),
+		facts.ThreadForked{From: from, At: at})
+	if err != nil {
+		return thread.Head{}, fmt.Errorf("fork %s: %w", from, err)
+	}
+	drafts = append(drafts, d)
+	h, err := store.Append(ctx, to, 0, drafts...)
+	if errors.Is(err, thread.ErrConflict) {
+		return thread.Head{}, fmt.Errorf("fork %s into %s: %w", from, to, ErrThreadExists)
+	}
+	if err != nil {
+		return thread.Head{}, fmt.Errorf("fork %s into %s: %w", from, to, err)
+	}
+	return h, nil
+}

@@ -1,0 +1,319 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/tools"
+)
+
+// Where a workspace keeps its store, and how one is found.
+//
+// A workspace is a directory tree an agent works in. Its store lives in
+// StoreDir at the workspace root:
+//
+//	<root>/.harness/            the store directory
+//	<root>/.harness/db/         the Pebble store of the threads (thread.OpenPebble)
+//	<root>/.harness/config.json optional settings (Settings), written by a person
+//	<root>/.harness/.gitignore  "*", so git ignores the store
+//
+// Locate finds the root the way git finds .git: it walks up from the
+// current directory to the first directory holding a .harness directory.
+// Where there is none yet (a first run), the root is the enclosing git
+// repository's top directory, else the current directory itself. An
+// explicit store directory (--store, HARNESS_STORE) replaces the store's
+// place, not the workspace's: the root is still found from the current
+// directory.
+const StoreDir = ".harness"
+
+// ErrNoStore: no store was found and none is to be created.
+var ErrNoStore = errors.New("no harness store")
+
+// Place is where a command works: a workspace root and its store.
+type Place struct {
+	// Root is the workspace: the directory the tools are confined to and
+	// the observer watches. Absolute.
+	Root string
+	// Store is the store directory: <Root>/.harness unless overridden.
+	// Absolute.
+	Store string
+	// Exists reports whether the store directory holds a store.
+	Exists bool
+}
+
+// Locate returns the place of the workspace that contains dir. override,
+// when not empty, names the store directory instead of <root>/.harness
+// (relative to dir). Locate creates nothing.
+func Locate(dir, override string) (Place, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return Place{}, fmt.Errorf("locate workspace: %w", err)
+	}
+	root, found := walkUp(dir, func(d string) bool { return isDir(filepath.Join(d, StoreDir)) })
+	if !found {
+		root, found = walkUp(dir, func(d string) bool { return exists(filepath.Join(d, ".git")) })
+	}
+	if !found {
+		root = dir
+	}
+	p := Place{Root: root, Store: filepath.Join(root, StoreDir)}
+	if override != "" {
+		if !filepath.IsAbs(override) {
+			override = filepath.Join(dir, override)
+		}
+		p.Store = filepath.Clean(override)
+	}
+	p.Exists = isDir(p.DB())
+	return p, nil
+}
+
+// walkUp returns the first of dir and its parents for which ok is true.
+func walkUp(dir string, ok func(string) bool) (string, bool) {
+	for {
+		if ok(dir) {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// DB is the directory of the Pebble store.
+func (p Place) DB() string { return filepath.Join(p.Store, "db") }
+
+// SettingsFile is the path of the optional settings file.
+func (p Place) SettingsFile() string { return filepath.Join(p.Store, "config.json") }
+
+// storeInRoot returns the store directory relative to the root, slash
+// separated, when it lies inside the workspace but is not <root>/.harness
+// (which the observer skips anyway): the observer must not watch the
+// store's own files change.
+func (p Place) storeInRoot() (string, bool) {
+	rel, err := filepath.Rel(p.Root, p.Store)
+	if err != nil || rel == "." || rel == StoreDir || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// lockPoll is how often OpenStore tries again a store another process
+// holds.
+const lockPoll = 100 * time.Millisecond
+
+// OpenStore opens the place's store. With create false, a place without a
+// store is ErrNoStore and nothing is created; with create true, the store
+// directory is made, with a .gitignore that keeps it out of git.
+//
+// If another process has the store open, OpenStore tries again until wait
+// has passed (0 tries once) or ctx is done, then fails with an error that
+// wraps thread.ErrLocked and says what to do.
+func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (*thread.PebbleStore, error) {
+	if !p.Exists && !create {
+		return nil, fmt.Errorf("%w in %s or any directory above it (looked for %s/); start a thread with `harness run`, or name a store with --store",
+			ErrNoStore, p.Root, StoreDir)
+	}
+	if create {
+		if err := os.MkdirAll(p.Store, 0o755); err != nil {
+			return nil, fmt.Errorf("create store: %w", err)
+		}
+		ignore := filepath.Join(p.Store, ".gitignore")
+		if !exists(ignore) {
+			if err := os.WriteFile(ignore, []byte("# The harness store: threads and kept file contents.\n*\n"), 0o644); err != nil {
+				return nil, fmt.Errorf("create store: %w", err)
+			}
+		}
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		s, err := thread.OpenPebble(p.DB())
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, thread.ErrLocked) {
+			return nil, err
+		}
+		if !time.Now().Before(deadline) {
+			hint := "wait for the other harness command to finish, or pass --wait DURATION (e.g. --wait 30s) to wait for it"
+			if wait > 0 {
+				hint = fmt.Sprintf("it was still in use after waiting %v; wait longer with a larger --wait", wait)
+			}
+			return nil, fmt.Errorf("%w; %s", err, hint)
+		}
+		t := time.NewTimer(min(lockPoll, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("waiting for store %s: %w", p.DB(), ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// Settings are a workspace's defaults, kept in <store>/config.json. Flags
+// given on a command line add to them: patterns from both apply, and a
+// flag's mode or model replaces the file's.
+//
+//	{
+//	  "model": "scripted:script.jsonl",
+//	  "approve": "writes",
+//	  "allow": ["run_command:go test *"],
+//	  "deny": ["run_command:rm *", "write_file:.github/*"]
+//	}
+type Settings struct {
+	// Model is the model spec used when a command names none.
+	Model string `json:"model,omitempty"`
+	// Approve is the approval mode: ask, writes or all (see ApproveMode).
+	Approve string `json:"approve,omitempty"`
+	// Allow and Deny are tool patterns (see ParsePattern).
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// LoadSettings reads the place's settings file; a missing file is empty
+// settings. A file that is not a Settings object — malformed, or with a
+// field this program does not know — is an error naming the file.
+func (p Place) LoadSettings() (Settings, error) {
+	var s Settings
+	b, err := os.ReadFile(p.SettingsFile())
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("read settings: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return s, fmt.Errorf("settings %s: %w (want {\"model\", \"approve\", \"allow\", \"deny\"})", p.SettingsFile(), err)
+	}
+	if s.Model != "" {
+		// A relative script path in the file is relative to the workspace.
+		if path, ok := strings.CutPrefix(s.Model, scriptedScheme); ok && path != "" && !filepath.IsAbs(path) {
+			s.Model = scriptedScheme + filepath.Join(p.Root, path)
+		}
+	}
+	return s, nil
+}
+
+// scriptedScheme is the model spec scheme of a scripted model.
+const scriptedScheme = "scripted:"
+
+// ErrModelSpec: a model spec this program cannot load.
+var ErrModelSpec = errors.New("bad model spec")
+
+// ParseModelSpec checks a model spec without loading anything and returns
+// it in the form to record: "scripted:FILE" with FILE absolute (relative
+// to dir). Real providers come later; any other scheme is ErrModelSpec.
+func ParseModelSpec(spec, dir string) (string, error) {
+	scheme, rest, ok := strings.Cut(spec, ":")
+	switch {
+	case spec == "":
+		return "", fmt.Errorf("%w: no model given; pass --model scripted:FILE (a JSON Lines script of decisions)", ErrModelSpec)
+	case !ok || scheme+":" != scriptedScheme:
+		return "", fmt.Errorf("%w %q: only scripted:FILE is supported for now (real providers come in a later release)", ErrModelSpec, spec)
+	case rest == "":
+		return "", fmt.Errorf("%w %q: name the script file, as in scripted:script.jsonl", ErrModelSpec, spec)
+	}
+	if !filepath.IsAbs(rest) {
+		rest = filepath.Join(dir, rest)
+	}
+	return scriptedScheme + filepath.Clean(rest), nil
+}
+
+// LoadModel returns the model a spec names (see ParseModelSpec). A script
+// is read and checked now, so a bad one fails before anything runs.
+func LoadModel(spec string) (model.Model, error) {
+	path, ok := strings.CutPrefix(spec, scriptedScheme)
+	if !ok || path == "" {
+		_, err := ParseModelSpec(spec, "")
+		return nil, err
+	}
+	s, err := model.LoadScript(path)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", spec, err)
+	}
+	return s, nil
+}
+
+// Stock is the stock coding harness of a workspace: the built-in tools of
+// package tools confined to the root, CodingActor over them, and services
+// whose observer watches the root. Every command that folds or resumes a
+// thread of the workspace builds the same Stock, so the thread's log folds
+// the same way in every process.
+type Stock struct {
+	Place   Place
+	Config  Config
+	Toolbox *Toolbox
+	Actor   Actor[Services]
+}
+
+// NewStock returns the stock harness of the place under cfg.
+func NewStock(place Place, cfg Config) (*Stock, error) {
+	set, err := tools.New(place.Root)
+	if err != nil {
+		return nil, fmt.Errorf("workspace tools: %w", err)
+	}
+	adapters := make([]ToolAdapter, 0, len(set.Tools()))
+	for _, t := range set.Tools() {
+		adapters = append(adapters, t)
+	}
+	tb, err := NewToolbox(adapters...)
+	if err != nil {
+		return nil, err
+	}
+	actor, err := CodingActor(cfg, tb)
+	if err != nil {
+		return nil, err
+	}
+	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor}, nil
+}
+
+// BlobsOf returns the store's content-addressed blobs when it keeps them
+// (it implements action.Blobs), else nil.
+func BlobsOf(store thread.Store) action.Blobs {
+	b, _ := store.(action.Blobs)
+	return b
+}
+
+// Services returns the services of the workspace with the model m: the
+// tools, an observer of the root (skipping the store, and keeping the
+// bytes of the files it reads in blobs when blobs is not nil, so that undo
+// can restore them), and the root for declared checks.
+func (s *Stock) Services(m model.Model, blobs action.Blobs) (Services, error) {
+	var opts []action.WorkspaceOption
+	if rel, ok := s.Place.storeInRoot(); ok {
+		opts = append(opts, action.WithSkipPaths(rel))
+	}
+	if blobs != nil {
+		opts = append(opts, action.WithBlobs(blobs, 0))
+	}
+	ws, err := action.NewWorkspace(s.Place.Root, opts...)
+	if err != nil {
+		return Services{}, fmt.Errorf("workspace observer: %w", err)
+	}
+	return Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs}, nil
+}
