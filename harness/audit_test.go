@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 )
@@ -161,17 +160,7 @@ func TestVerifyAcceptsRecoveryFromDoubt(t *testing.T) {
 	out, err := o.rt.Start(ctx, o.actor, "t", "Set the cache TTL to 300")
 	require.NoError(t, err)
 	o.approve("t", out.Waits[0].RequestID, true)
-	head, err := o.store.Head(ctx, "t")
-	require.NoError(t, err)
-	ws, err := action.NewWorkspace(o.root)
-	require.NoError(t, err)
-	snap, err := ws.Observe(ctx)
-	require.NoError(t, err)
-	d, err := facts.NewDraft(facts.KindActionStarted, "tool/start/1-c", facts.ActionStarted{ActionID: "1-c", ObservedBefore: snap.Hash})
-	require.NoError(t, err)
-	_, err = o.store.Append(ctx, "t", head.Seq, d)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(o.root, "cache.toml"), []byte("ttl_seconds = 300\n"), 0o644))
+	o.diedMidAct("t", "ttl_seconds = 300\n")
 	out, err = o.rt.Resume(ctx, o.actor, "t")
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusParked, out.Status)

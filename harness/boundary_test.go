@@ -95,6 +95,25 @@ func (o *observedEnv) startApproved(id string) harness.Outcome {
 	return out
 }
 
+// diedMidAct leaves thread id as a process that died mid-act would: its
+// approved call 1-c has action.started, with the observation before, and the
+// tool wrote content to cache.toml; nothing else. It returns the hash
+// observed before.
+func (o *observedEnv) diedMidAct(id, content string) string {
+	head, err := o.store.Head(ctx, id)
+	require.NoError(o.t, err)
+	ws, err := action.NewWorkspace(o.root)
+	require.NoError(o.t, err)
+	snap, err := ws.Observe(ctx)
+	require.NoError(o.t, err)
+	d, err := facts.NewDraft(facts.KindActionStarted, "tool/start/1-c", facts.ActionStarted{ActionID: "1-c", ObservedBefore: snap.Hash})
+	require.NoError(o.t, err)
+	_, err = o.store.Append(ctx, id, head.Seq, d)
+	require.NoError(o.t, err)
+	require.NoError(o.t, os.WriteFile(filepath.Join(o.root, "cache.toml"), []byte(content), 0o644))
+	return snap.Hash
+}
+
 func (o *observedEnv) completion(id string) facts.ActionCompleted {
 	c, err := facts.Decode[facts.ActionCompleted](o.last(id, facts.KindActionCompleted))
 	require.NoError(o.t, err)
@@ -217,18 +236,7 @@ func TestInDoubtActionIsNeverRunAgain(t *testing.T) {
 	out, err := o.rt.Start(ctx, o.actor, "t", "Set the cache TTL to 300")
 	require.NoError(t, err)
 	o.approve("t", out.Waits[0].RequestID, true)
-	// A process appended action.started, wrote half the file, and died.
-	head, err := o.store.Head(ctx, "t")
-	require.NoError(t, err)
-	ws, err := action.NewWorkspace(o.root)
-	require.NoError(t, err)
-	snap, err := ws.Observe(ctx)
-	require.NoError(t, err)
-	d, err := facts.NewDraft(facts.KindActionStarted, "tool/start/1-c", facts.ActionStarted{ActionID: "1-c", ObservedBefore: snap.Hash})
-	require.NoError(t, err)
-	_, err = o.store.Append(ctx, "t", head.Seq, d)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(o.root, "cache.toml"), []byte("ttl_sec"), 0o644))
+	before := o.diedMidAct("t", "ttl_sec")
 
 	out, err = o.rt.Resume(ctx, o.actor, "t")
 	require.NoError(t, err)
@@ -237,8 +245,8 @@ func TestInDoubtActionIsNeverRunAgain(t *testing.T) {
 	require.Zero(t, o.calls.Load(), "the adapter is never invoked again by itself")
 	rec, err := facts.Decode[facts.ActionInterrupted](o.last("t", facts.KindActionInterrupted))
 	require.NoError(t, err)
-	require.Equal(t, snap.Hash, rec.ObservedBefore)
-	require.NotEqual(t, snap.Hash, rec.ObservedNow, "it saw the half-written file")
+	require.Equal(t, before, rec.ObservedBefore)
+	require.NotEqual(t, before, rec.ObservedNow, "it saw the half-written file")
 
 	_, err = o.post("t", facts.KindEffectReconciled, facts.EffectReconciled{ActionID: "1-c", Decision: facts.DecisionRetry, By: "ana"}, "rec")
 	require.NoError(t, err)
