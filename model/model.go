@@ -37,6 +37,10 @@ type Decision struct {
 	ToolCalls []facts.ToolCall `json:"tool_calls,omitempty"`
 	Question  *facts.Question  `json:"question,omitempty"`
 	Usage     facts.Usage      `json:"usage,omitzero"`
+	// Exchange is the HTTP exchange of the turn, byte for byte, from a
+	// real provider (nil from a scripted one). It is not part of the
+	// decision's JSON.
+	Exchange *Exchange `json:"-"`
 }
 
 // Validate refuses a decision that says nothing, or asks a question and

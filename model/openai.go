@@ -1,0 +1,309 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/packages/respjson"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// OpenAI is a Model on an OpenAI-compatible chat completions API
+// (POST {base}/chat/completions): OpenAI itself, or a local server that
+// speaks the same API — Ollama (http://localhost:11434/v1), llama.cpp's
+// llama-server (http://localhost:8080/v1), vLLM (http://localhost:8000/v1).
+//
+// The API key is OPENAI_API_KEY and the base URL OPENAI_BASE_URL, unless
+// WithAPIKey or WithBaseURL say otherwise; a local server needs no key.
+// The SDK's own retries are off: the harness retries transient failures
+// itself (Config.ModelAttempts), and a retry inside the SDK would hide
+// attempts from the log.
+//
+// Tool schemas go out as functions; tool calls come back with their
+// arguments exactly as the model wrote them (a model, or a server, that
+// writes them as a JSON object instead of a string gets the object's text);
+// tool results go back as tool messages. The AskTool pseudo-tool is
+// offered too (see AskTool).
+type OpenAI struct {
+	client openai.Client
+	model  string
+	ep     endpoint
+	opts   options
+}
+
+// NewOpenAI returns the OpenAI-compatible model named model. Without an
+// API key and without a base URL it is an error: OpenAI needs the key, and
+// a local server needs its URL.
+func NewOpenAI(model string, opts ...Option) (*OpenAI, error) {
+	if model == "" {
+		return nil, fmt.Errorf("openai: %w: no model name; want openai:MODEL", ErrSpec)
+	}
+	o := newOptions(opts)
+	base, key := o.env("OPENAI_BASE_URL"), o.env("OPENAI_API_KEY")
+	if o.baseURL != nil {
+		base = *o.baseURL
+	}
+	if o.apiKey != nil {
+		key = *o.apiKey
+	}
+	if key == "" && base == "" {
+		return nil, fmt.Errorf("openai:%s: OPENAI_API_KEY is not set; set it, or set OPENAI_BASE_URL to use a local server (Ollama, llama.cpp, vLLM)", model)
+	}
+	if base == "" {
+		base = "https://api.openai.com/v1"
+	}
+	copts := []option.RequestOption{option.WithBaseURL(base), option.WithMaxRetries(0)}
+	if key != "" {
+		copts = append(copts, option.WithAPIKey(key))
+	}
+	if o.client != nil {
+		copts = append(copts, option.WithHTTPClient(o.client))
+	}
+	return &OpenAI{
+		client: openai.NewClient(copts...),
+		model:  model,
+		ep:     endpoint{provider: "openai", model: model, baseURL: base, keyVar: "OPENAI_API_KEY", baseVar: "OPENAI_BASE_URL"},
+		opts:   o,
+	}, nil
+}
+
+// Name is the model's name, as it is sent.
+func (m *OpenAI) Name() string { return m.model }
+
+// Turn takes one model turn. With WithStream it streams (see Stream).
+func (m *OpenAI) Turn(ctx context.Context, req Request) (Decision, error) {
+	if m.opts.onText != nil {
+		return m.Stream(ctx, req, m.opts.onText)
+	}
+	params, asks, err := m.params(req)
+	if err != nil {
+		return Decision{}, err
+	}
+	rec := &recorder{provider: "openai"}
+	cctx, cancel := m.opts.callContext(ctx)
+	defer cancel()
+	res, err := m.client.Chat.Completions.New(cctx, params, option.WithMiddleware(rec.middleware))
+	if err != nil {
+		return Decision{}, m.ep.fail(ctx, rec, err)
+	}
+	d, err := openaiDecision(res)
+	if err != nil {
+		return Decision{}, m.ep.fail(ctx, rec, err)
+	}
+	d = question(d, asks)
+	d.Exchange = rec.exchange()
+	return d, nil
+}
+
+// Stream takes one model turn as a stream of server-sent events, calling
+// onText with each piece of text as it arrives. The decision is returned
+// when the stream says the turn is complete (a choice with a finish
+// reason); a stream that ends before that is a transport error.
+func (m *OpenAI) Stream(ctx context.Context, req Request, onText func(string)) (Decision, error) {
+	params, asks, err := m.params(req)
+	if err != nil {
+		return Decision{}, err
+	}
+	params.StreamOptions.IncludeUsage = openai.Bool(true)
+	rec := &recorder{provider: "openai"}
+	cctx, cancel := m.opts.callContext(ctx)
+	defer cancel()
+	stream := m.client.Chat.Completions.NewStreaming(cctx, params, option.WithMiddleware(rec.middleware))
+	defer stream.Close()
+	var acc chunks
+	for stream.Next() {
+		acc.add(stream.Current(), onText)
+	}
+	if err := stream.Err(); err != nil {
+		return Decision{}, m.ep.fail(ctx, rec, err)
+	}
+	if !acc.finished {
+		return Decision{}, m.ep.fail(ctx, rec, errIncomplete)
+	}
+	d := question(acc.decision(), asks)
+	d.Exchange = rec.exchange()
+	return d, nil
+}
+
+// params is the request a turn sends.
+func (m *OpenAI) params(req Request) (openai.ChatCompletionNewParams, bool, error) {
+	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(m.model)}
+	if m.opts.maxTokens > 0 {
+		p.MaxCompletionTokens = openai.Int(m.opts.maxTokens)
+	}
+	if req.System != "" {
+		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
+	}
+	for _, msg := range paired(req.Messages) {
+		switch msg.Role {
+		case facts.RoleUser:
+			p.Messages = append(p.Messages, openai.UserMessage(msg.Text))
+		case facts.RoleTool:
+			p.Messages = append(p.Messages, openai.ToolMessage(msg.Text, msg.ToolCallID))
+		case facts.RoleAssistant:
+			a := &openai.ChatCompletionAssistantMessageParam{}
+			if msg.Text != "" || len(msg.ToolCalls) == 0 {
+				a.Content.OfString = param.NewOpt(msg.Text)
+			}
+			for _, c := range msg.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       c.ID,
+						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Args},
+					},
+				})
+			}
+			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: a})
+		default:
+			return p, false, fmt.Errorf("openai: message role %q: want user, assistant or tool", msg.Role)
+		}
+	}
+	tools, asks := offered(req.Tools, !m.opts.noAsk)
+	for _, t := range tools {
+		schema, err := schemaObject(t)
+		if err != nil {
+			return p, false, fmt.Errorf("openai: %w", err)
+		}
+		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schema}
+		if t.Description != "" {
+			fd.Description = openai.String(t.Description)
+		}
+		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fd))
+	}
+	return p, asks, nil
+}
+
+// schemaObject decodes a tool's JSON Schema; no schema is an object with
+// no properties.
+func schemaObject(t facts.ToolSchema) (map[string]any, error) {
+	if len(t.Schema) == 0 {
+		return map[string]any{"type": "object", "properties": map[string]any{}}, nil
+	}
+	var s map[string]any
+	if err := json.Unmarshal(t.Schema, &s); err != nil {
+		return nil, fmt.Errorf("tool %q: schema is not a JSON object: %w", t.Name, err)
+	}
+	return s, nil
+}
+
+// openaiDecision reads a chat completion.
+func openaiDecision(res *openai.ChatCompletion) (Decision, error) {
+	if res == nil || len(res.Choices) == 0 {
+		return Decision{}, fmt.Errorf("%w: no choices", errMalformed)
+	}
+	msg := res.Choices[0].Message
+	d := Decision{
+		Text:  msg.Content,
+		Usage: facts.Usage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens},
+	}
+	if d.Text == "" {
+		d.Text = msg.Refusal
+	}
+	for _, c := range msg.ToolCalls {
+		call := facts.ToolCall{ID: c.ID, Name: c.Function.Name, Args: rawArgs(c.Function.Arguments, c.Function.JSON.Arguments)}
+		if c.Type == "custom" {
+			call.Name, call.Args = c.Custom.Name, c.Custom.Input
+		}
+		d.ToolCalls = append(d.ToolCalls, call)
+	}
+	return d, nil
+}
+
+// rawArgs is a call's arguments as the model wrote them: the string, or —
+// from a server that sends them as JSON instead of a string holding JSON —
+// the JSON's text.
+func rawArgs(s string, f respjson.Field) string {
+	raw := strings.TrimSpace(f.Raw())
+	if raw == "" || raw == respjson.Null || raw[0] == '"' {
+		return s
+	}
+	return raw
+}
+
+// chunks accumulates a streamed chat completion.
+type chunks struct {
+	text     strings.Builder
+	calls    []*streamCall
+	usage    facts.Usage
+	finished bool
+}
+
+type streamCall struct {
+	index int64
+	id    string
+	name  string
+	args  strings.Builder
+}
+
+func (a *chunks) add(c openai.ChatCompletionChunk, onText func(string)) {
+	if c.Usage.PromptTokens != 0 || c.Usage.CompletionTokens != 0 {
+		a.usage = facts.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue // one choice is asked for
+		}
+		if t := ch.Delta.Content; t != "" {
+			a.text.WriteString(t)
+			if onText != nil {
+				onText(t)
+			}
+		}
+		for i, tc := range ch.Delta.ToolCalls {
+			idx := tc.Index
+			if !tc.JSON.Index.Valid() {
+				// A server that leaves out the index: a new id is a new
+				// call, else the call at this place.
+				idx = int64(i)
+				if tc.ID != "" && a.find(idx) != nil && a.find(idx).id != "" && a.find(idx).id != tc.ID {
+					idx = int64(len(a.calls))
+				}
+			}
+			call := a.find(idx)
+			if call == nil {
+				call = &streamCall{index: idx}
+				a.calls = append(a.calls, call)
+			}
+			if call.id == "" {
+				call.id = tc.ID
+			}
+			if n := tc.Function.Name; n != "" && n != call.name {
+				call.name += n
+			}
+			raw := strings.TrimSpace(tc.Function.JSON.Arguments.Raw())
+			if raw != "" && raw != respjson.Null && raw[0] != '"' {
+				call.args.Reset()
+				call.args.WriteString(raw)
+			} else {
+				call.args.WriteString(tc.Function.Arguments)
+			}
+		}
+		if ch.FinishReason != "" {
+			a.finished = true
+		}
+	}
+}
+
+func (a *chunks) find(index int64) *streamCall {
+	for _, c := range a.calls {
+		if c.index == index {
+			return c
+		}
+	}
+	return nil
+}
+
+func (a *chunks) decision() Decision {
+	d := Decision{Text: a.text.String(), Usage: a.usage}
+	for _, c := range a.calls {
+		d.ToolCalls = append(d.ToolCalls, facts.ToolCall{ID: c.id, Name: c.name, Args: c.args.String()})
+	}
+	return d
+}
