@@ -185,6 +185,19 @@ func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, 
 	case len(open) == 1:
 		target = open[0]
 	case len(open) == 0:
+		// Answering again what was just answered is harmless: say so.
+		answerKind := facts.KindConfirmationAnswered
+		if kind == fold.WaitQuestion {
+			answerKind = facts.KindQuestionAnswered
+		}
+		if f, ok := lastAnswer(ctx, s.store, id, answerKind); ok {
+			if r, _, _ := answerOf(f.Kind, f.Data); r != "" {
+				if again, err := build(harness.Pending{Wait: fold.Wait{Kind: kind, RequestID: r}}); err == nil && sameAnswer(f, again) {
+					a.printf("already answered: %s (seq %d); nothing appended\n", harness.Describe(f), f.Seq)
+					return nil
+				}
+			}
+		}
 		return fmt.Errorf("thread %s waits for no %s (it is %s); `harness log %s` shows its record", id, kind, st.Status, id)
 	default:
 		return usageError("thread %s waits for %d %ss: %s; name one", id, len(open), kind, requestIDs(open))
@@ -346,6 +359,25 @@ func findAnswer(ctx context.Context, store thread.Store, id string, d facts.Draf
 			if r, _, ok := answerOf(f.Kind, f.Data); ok && r == req {
 				found = f
 			}
+		}
+	}
+	return found, found.Seq != 0
+}
+
+// lastAnswer is the thread's last fact of kind, if it is the thread's
+// last fact but for what the runtime appended after it: the answer a
+// repeated command would repeat.
+func lastAnswer(ctx context.Context, store thread.Store, id string, kind facts.Kind) (facts.Fact, bool) {
+	var found facts.Fact
+	for f, err := range store.Read(ctx, id, 1) {
+		if err != nil {
+			return facts.Fact{}, false
+		}
+		switch {
+		case f.Kind == kind:
+			found = f
+		case facts.IsIngress(f.Cause):
+			found = facts.Fact{} // something else was posted since
 		}
 	}
 	return found, found.Seq != 0

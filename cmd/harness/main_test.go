@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain makes the test binary the harness command when it is run as
+// "harness": testscript puts a copy named harness first on $PATH, so the
+// scripts, and the tests that start processes, drive the real command as a
+// user would.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"harness": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the scripts in testdata/script: each drives the built
+// command in a fresh workspace.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("NO_COLOR", "1")
+			env.Setenv("USER", "tester")
+			// The seeded corruptions at the repo root, for replay --verify --file.
+			root, err := filepath.Abs("../../testdata")
+			if err != nil {
+				return err
+			}
+			env.Setenv("TESTDATA", root)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits":     cmdExits,
+			"waitfile":  cmdWaitfile,
+			"validjson": cmdValidJSON,
+		},
+	})
+}
+
+// cmdExits runs a command and checks its exit code: exits CODE cmd args...
+// Its stdout and stderr are kept for the stdout and stderr commands.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: %v", err)
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("exits: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// cmdValidJSON checks that the last command's stdout is one JSON value.
+func cmdValidJSON(ts *testscript.TestScript, neg bool, args []string) {
+	out := ts.ReadFile("stdout")
+	dec := json.NewDecoder(strings.NewReader(out))
+	var v any
+	err := dec.Decode(&v)
+	if err == nil && dec.More() {
+		err = errors.New("more than one JSON value")
+	}
+	if (err == nil) == neg {
+		ts.Fatalf("stdout is not one JSON value: %v", err)
+	}
+}
+
+// cmdWaitfile waits up to 30 seconds for a file to exist.
+func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("%s did not appear within 30s", args[0])
+}
