@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests start the harness command as real processes: TestMain put it
+// on $PATH.
+
+func harnessBin(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("harness")
+	require.NoError(t, err, "TestMain puts harness on $PATH")
+	return bin
+}
+
+// workspace makes a workspace holding cache.toml and the files given.
+func workspace(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files["cache.toml"] = "ttl_seconds = 60\n"
+	for name, content := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	return dir
+}
+
+// harnessIn runs the command in dir and returns its output and exit code.
+func harnessIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(harnessBin(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+const slowScript = `{"text": "Running the migration.", "tool_calls": [{"id": "c", "name": "run_command", "args": "{\"command\":\"echo ran >> runs.txt && echo 'ttl_seconds = 300' > cache.toml && sleep 3\"}"}]}
+{"text": "Done."}
+`
+
+// TestKilledDuringATool: a process killed with SIGKILL while a tool runs
+// leaves the action in doubt. Resume never runs it again: it reports it,
+// records what it observes, and parks on reconcile; a person settles it.
+func TestKilledDuringATool(t *testing.T) {
+	dir := workspace(t, map[string]string{"script.jsonl": slowScript})
+	cmd := exec.Command(harnessBin(t), "run", "--model", "scripted:script.jsonl", "--approve", "all", "Migrate the cache")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+
+	// The tool has started once runs.txt exists: action.started is in the
+	// log, and the command is sleeping.
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "runs.txt"))
+		return err == nil
+	}, 30*time.Second, 10*time.Millisecond, "the tool never started:\n%s", &out)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, syscall.SIGKILL, ee.Sys().(syscall.WaitStatus).Signal())
+	require.Contains(t, out.String(), "action.started         1-c started")
+	require.NotContains(t, out.String(), "action.completed")
+
+	stdout, stderr, code := harnessIn(t, dir, "threads")
+	require.Zero(t, code, stderr)
+	require.Regexp(t, `t1 +resumable +in doubt: 1-c`, stdout)
+
+	stdout, stderr, code = harnessIn(t, dir, "resume", "t1")
+	require.Equal(t, exitParked, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Contains(t, stdout, "in doubt: action 1-c was in progress when its process died")
+	require.Regexp(t, `action.interrupted +1-c in doubt: started, never completed \(the process died\) · observed cache.toml \(modified\), runs.txt \(added\) since it started`, stdout)
+	require.Contains(t, stdout, "reconcile 1-c: run_command 1-c was in progress when the process died: did it happen?")
+	require.Contains(t, stdout, `harness post t1 effect.reconciled --data '{"action_id": "1-c", "decision": "accept"}' --resume`)
+
+	// Resuming again runs nothing: the command ran once, in the killed
+	// process.
+	_, _, code = harnessIn(t, dir, "resume", "t1")
+	require.Equal(t, exitParked, code)
+	runs, err := os.ReadFile(filepath.Join(dir, "runs.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "ran\n", string(runs), "the adapter is never invoked again by itself")
+
+	stdout, stderr, code = harnessIn(t, dir, "effects", "--open")
+	require.Zero(t, code, stderr)
+	require.Regexp(t, `t1 +1-c +run_command +- +in_doubt +- +cache.toml, runs.txt +open`, stdout)
+
+	stdout, stderr, code = harnessIn(t, dir, "post", "t1", "effect.reconciled", "--by", "ana",
+		"--data", `{"action_id": "1-c", "decision": "accept", "note": "the migration finished; checked by hand"}`, "--resume")
+	require.Zero(t, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Contains(t, stdout, "effect.reconciled      1-c accept by ana")
+	require.Contains(t, stdout, "done: thread t1")
+
+	stdout, stderr, code = harnessIn(t, dir, "replay", "t1", "--verify")
+	require.Zero(t, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Contains(t, stdout, "verified:")
+}
+
+// terminal is a harness process on a pseudo-terminal.
+type terminal struct {
+	t   *testing.T
+	f   *os.File
+	cmd *exec.Cmd
+	mu  sync.Mutex
+	out bytes.Buffer
+	eof chan struct{}
+}
+
+func startTerminal(t *testing.T, dir string, env []string, args ...string) *terminal {
+	t.Helper()
+	cmd := exec.Command(harnessBin(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	f, err := pty.Start(cmd)
+	require.NoError(t, err)
+	tm := &terminal{t: t, f: f, cmd: cmd, eof: make(chan struct{})}
+	go func() {
+		defer close(tm.eof)
+		buf := make([]byte, 4096)
+		for {
+			n, err := f.Read(buf)
+			tm.mu.Lock()
+			tm.out.Write(buf[:n])
+			tm.mu.Unlock()
+			if err != nil {
+				return // io.EOF, or EIO once the process has exited
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = f.Close()
+		<-tm.eof
+	})
+	return tm
+}
+
+func (tm *terminal) output() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.out.String()
+}
+
+// expect waits until the output holds s.
+func (tm *terminal) expect(s string) {
+	tm.t.Helper()
+	require.Eventually(tm.t, func() bool { return strings.Contains(tm.output(), s) }, 30*time.Second, 10*time.Millisecond,
+		"waiting for %q; the terminal shows:\n%s", s, tm.output())
+}
+
+// send types a line.
+func (tm *terminal) send(line string) {
+	tm.t.Helper()
+	_, err := io.WriteString(tm.f, line+"\r")
+	require.NoError(tm.t, err)
+}
+
+// exit waits for the process and returns its exit code.
+func (tm *terminal) exit() int {
+	tm.t.Helper()
+	err := tm.cmd.Wait()
+	<-tm.eof
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	require.NoError(tm.t, err)
+	return 0
+}
+
+const writeScript = `{"text": "I'll set the TTL to 300.", "tool_calls": [{"id": "call_1", "name": "write_file", "args": "{\"path\":\"cache.toml\",\"content\":\"ttl_seconds = 300\\n\"}"}]}
+{"text": "Done."}
+`
+
+// TestPromptOnATerminal drives the prompt through a pseudo-terminal: the
+// answer typed is posted as the same fact harness post would append, and
+// the thread goes on; with --no-input it parks as it would headless.
+func TestPromptOnATerminal(t *testing.T) {
+	cases := []struct {
+		name    string
+		env     []string
+		args    []string
+		typed   []string
+		code    int
+		want    []string
+		content string
+	}{
+		{
+			name:    "approve at the prompt",
+			env:     []string{"NO_COLOR=1"},
+			typed:   []string{"y"},
+			want:    []string{"-ttl_seconds = 60", "+ttl_seconds = 300", "confirmation.answered  1-call_1 approved by ", "check.recorded         1-call_1 file_equals cache.toml: pass", "done: thread t1"},
+			content: "ttl_seconds = 300\n",
+		},
+		{
+			name:    "deny at the prompt, with a reason",
+			env:     []string{"NO_COLOR=1"},
+			typed:   []string{"n", "not today"},
+			want:    []string{`1-call_1 denied by `, `: "not today"`, "report denied", "done: thread t1"},
+			content: "ttl_seconds = 60\n",
+		},
+		{
+			name:    "an unclear answer is asked again",
+			env:     []string{"NO_COLOR=1"},
+			typed:   []string{"perhaps", "yes"},
+			want:    []string{"approved by", "done: thread t1"},
+			content: "ttl_seconds = 300\n",
+		},
+		{
+			name:    "skip leaves it parked",
+			env:     []string{"NO_COLOR=1"},
+			typed:   []string{"s"},
+			code:    exitParked,
+			want:    []string{"parked: thread t1 waits for a person"},
+			content: "ttl_seconds = 60\n",
+		},
+		{
+			name:    "--no-input parks without asking",
+			env:     []string{"NO_COLOR=1"},
+			args:    []string{"--no-input"},
+			code:    exitParked,
+			want:    []string{"parked: thread t1 waits for a person", "harness approve t1 1-call_1 --resume"},
+			content: "ttl_seconds = 60\n",
+		},
+		{
+			name:    "colour on a terminal without NO_COLOR",
+			env:     []string{"TERM=xterm"},
+			typed:   []string{"y"},
+			want:    []string{"\x1b[32mdone:\x1b[0m thread t1"},
+			content: "ttl_seconds = 300\n",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := workspace(t, map[string]string{"script.jsonl": writeScript})
+			env := append([]string{"NO_COLOR=", "HARNESS_STORE="}, tc.env...)
+			args := append(append([]string{"run", "--model", "scripted:script.jsonl"}, tc.args...), "Set the cache TTL to 300")
+			tm := startTerminal(t, dir, env, args...)
+			if len(tc.typed) > 0 {
+				tm.expect("Approve 1-call_1 (write_file)? [y]es, [n]o, [s]kip: ")
+				for _, line := range tc.typed {
+					tm.send(line)
+				}
+			}
+			require.Equal(t, tc.code, tm.exit(), tm.output())
+			for _, w := range tc.want {
+				require.Contains(t, tm.output(), w)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, "cache.toml"))
+			require.NoError(t, err)
+			require.Equal(t, tc.content, string(got))
+			if tc.code == exitParked {
+				require.NotContains(t, tm.output(), "action.started")
+			}
+		})
+	}
+}
