@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -216,6 +218,8 @@ func nextID(ctx context.Context, store thread.Store) (string, error) {
 type slot struct {
 	mu sync.Mutex
 	m  model.Model
+	// spin, when set, shows a spinner while a turn runs: a terminal.
+	spin io.Writer
 }
 
 func (s *slot) set(m model.Model) {
@@ -230,13 +234,50 @@ func (s *slot) get() model.Model {
 	return s.m
 }
 
-// Turn takes the turn with the loaded model.
+// Turn takes the turn with the loaded model, with a spinner on a
+// terminal while it works.
 func (s *slot) Turn(ctx context.Context, req model.Request) (model.Decision, error) {
 	m := s.get()
 	if m == nil {
 		return model.Decision{}, errors.New("no model loaded (a bug in the harness command)")
 	}
+	if s.spin == nil {
+		return m.Turn(ctx, req)
+	}
+	stop := spinner(s.spin, fmt.Sprintf("model turn %d…", req.Turn))
+	defer stop()
 	return m.Turn(ctx, req)
+}
+
+// spinner shows a spinner on w after a moment, until stop is called; stop
+// erases it.
+func spinner(w io.Writer, label string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+		t := time.NewTimer(250 * time.Millisecond)
+		defer t.Stop()
+		shown := false
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				if shown {
+					fmt.Fprint(w, "\r\x1b[K")
+				}
+				return
+			case <-t.C:
+				shown = true
+				fmt.Fprintf(w, "\r%s %s", frames[i%len(frames)], label)
+				t.Reset(100 * time.Millisecond)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // driver runs one thread on: resumes it, answers confirmations by the
@@ -258,6 +299,9 @@ type driver struct {
 
 func (a *app) newDriver(s *session, id string, approval harness.Approval, noInput bool) *driver {
 	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(noInput), model: &slot{}}
+	if !a.jsonOut() && isTerminal(a.stdout) {
+		d.model.spin = a.stdout
+	}
 	svc, err := s.stock.Services(d.model, harness.BlobsOf(s.store))
 	if err != nil {
 		panic(err) // the root was just opened by the stock's tools
