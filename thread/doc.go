@@ -24,6 +24,8 @@
 //	'f' id 0x00 seq        fact record: facts.Encode of the fact, seq as
 //	                       8 bytes big-endian so keys sort in seq order
 //	'h' id                 head record of the thread (below)
+//	'b' sha256             blob: content kept by its 32-byte digest, shared
+//	                       by every thread (see PutBlob)
 //	'c' id 0x00 cause      cause index: seq of the first fact with that
 //	                       cause, 8 bytes big-endian
 //	'm' "schema"           layout version of the store, one byte (1)
