@@ -1,0 +1,58 @@
+package harness_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/harness"
+)
+
+func TestUnifiedDiff(t *testing.T) {
+	cases := []struct {
+		name, a, b, want string
+	}{
+		{"equal", "x\n", "x\n", ""},
+		{"one line changed", "a\nb\nc\n", "a\nB\nc\n", "--- a\n+++ b\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"},
+		{"a new file", "", "x\ny\n", "--- a\n+++ b\n@@ -0,0 +1,2 @@\n+x\n+y\n"},
+		{"a line added at the end, no newline", "a\n", "a\nb", "--- a\n+++ b\n@@ -1 +1,2 @@\n a\n+b\n\\ No newline at end of file\n"},
+		{"far apart changes make two hunks",
+			"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "X\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\nY\n",
+			"--- a\n+++ b\n@@ -1,4 +1,4 @@\n-1\n+X\n 2\n 3\n 4\n@@ -9,4 +9,4 @@\n 9\n 10\n 11\n-12\n+Y\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, harness.UnifiedDiff("a", "b", tc.a, tc.b))
+		})
+	}
+}
+
+func TestPreview(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "cache.toml"), []byte("ttl_seconds = 60\nsize = 10\n"), 0o644))
+	cases := []struct {
+		name, tool, args, want string
+	}{
+		{"write_file", "write_file", `{"path":"cache.toml","content":"ttl_seconds = 300\nsize = 10\n"}`,
+			"--- a/cache.toml\n+++ b/cache.toml\n@@ -1,2 +1,2 @@\n-ttl_seconds = 60\n+ttl_seconds = 300\n size = 10\n"},
+		{"write_file, a new file", "write_file", `{"path":"new.txt","content":"hi\n"}`, "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hi\n"},
+		{"edit_file", "edit_file", `{"path":"cache.toml","old":"size = 10","new":"size = 20"}`,
+			"--- a/cache.toml\n+++ b/cache.toml\n@@ -1,2 +1,2 @@\n ttl_seconds = 60\n-size = 10\n+size = 20\n"},
+		{"an edit that does not apply", "edit_file", `{"path":"cache.toml","old":"nope","new":"x"}`, "(the edit does not apply: the old text is not in cache.toml)"},
+		{"no change", "write_file", `{"path":"cache.toml","content":"ttl_seconds = 60\nsize = 10\n"}`, "(no change: cache.toml already holds this content)"},
+		{"a path outside the workspace", "write_file", `{"path":"../x","content":"x"}`, ""},
+		{"a command has no preview", "run_command", `{"command":"ls"}`, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := harness.Preview(root, tc.tool, tc.args)
+			if tc.name == "a path outside the workspace" {
+				require.Contains(t, got, "no preview")
+				return
+			}
+			require.Equal(t, tc.want, got)
+		})
+	}
+}

@@ -1,0 +1,123 @@
+package harness_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+func TestLocate(t *testing.T) {
+	mk := func(t *testing.T, dirs ...string) string {
+		root := t.TempDir()
+		for _, d := range dirs {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+		}
+		return root
+	}
+	cases := []struct {
+		name      string
+		dirs      []string
+		from      string
+		override  string
+		wantRoot  string
+		wantStore string
+	}{
+		{"a store above wins", []string{"repo/.git", "repo/svc/.harness/db", "repo/svc/pkg/x"}, "repo/svc/pkg/x", "", "repo/svc", "repo/svc/.harness"},
+		{"no store: the git root", []string{"repo/.git", "repo/pkg/x"}, "repo/pkg/x", "", "repo", "repo/.harness"},
+		{"no store, no git: here", []string{"plain/sub"}, "plain/sub", "", "plain/sub", "plain/sub/.harness"},
+		{"an override names the store, relative to here", []string{"repo/.git", "repo/pkg"}, "repo/pkg", "../elsewhere", "repo", "repo/elsewhere"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			base := mk(t, tc.dirs...)
+			p, err := harness.Locate(filepath.Join(base, tc.from), tc.override)
+			require.NoError(t, err)
+			require.Equal(t, filepath.Join(base, tc.wantRoot), p.Root)
+			require.Equal(t, filepath.Join(base, tc.wantStore), p.Store)
+			require.Equal(t, filepath.Join(p.Store, "db"), p.DB())
+		})
+	}
+}
+
+func TestOpenStore(t *testing.T) {
+	root := t.TempDir()
+	p, err := harness.Locate(root, "")
+	require.NoError(t, err)
+	require.False(t, p.Exists)
+
+	_, err = p.OpenStore(ctx, 0, false)
+	require.ErrorIs(t, err, harness.ErrNoStore)
+	require.ErrorContains(t, err, "harness run")
+	require.NoDirExists(t, p.Store, "refusing creates nothing")
+
+	s, err := p.OpenStore(ctx, 0, true)
+	require.NoError(t, err)
+	ignore, err := os.ReadFile(filepath.Join(p.Store, ".gitignore"))
+	require.NoError(t, err)
+	require.Contains(t, string(ignore), "*")
+	p, err = harness.Locate(root, "")
+	require.NoError(t, err)
+	require.True(t, p.Exists)
+
+	// In use: reported plainly, with what to do.
+	_, err = p.OpenStore(ctx, 0, false)
+	require.ErrorIs(t, err, thread.ErrLocked)
+	require.ErrorContains(t, err, "--wait")
+
+	// --wait: free it a moment later, and the wait succeeds.
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		s.Close()
+	}()
+	s2, err := p.OpenStore(ctx, 10*time.Second, false)
+	require.NoError(t, err)
+	require.NoError(t, s2.Close())
+}
+
+func TestParseModelSpec(t *testing.T) {
+	cases := []struct {
+		spec, want, err string
+	}{
+		{"scripted:s.jsonl", "scripted:/w/s.jsonl", ""},
+		{"scripted:/abs/s.jsonl", "scripted:/abs/s.jsonl", ""},
+		{"", "", "no model given"},
+		{"scripted:", "", "name the script file"},
+		{"openai:gpt-5", "", "only scripted:FILE is supported"},
+		{"s.jsonl", "", "only scripted:FILE is supported"},
+	}
+	for _, tc := range cases {
+		got, err := harness.ParseModelSpec(tc.spec, "/w")
+		if tc.err != "" {
+			require.ErrorIs(t, err, harness.ErrModelSpec, tc.spec)
+			require.ErrorContains(t, err, tc.err)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, tc.want, got)
+	}
+}
+
+func TestLoadSettings(t *testing.T) {
+	root := t.TempDir()
+	p := harness.Place{Root: root, Store: filepath.Join(root, ".harness")}
+	s, err := p.LoadSettings()
+	require.NoError(t, err, "no file is no settings")
+	require.Zero(t, s)
+
+	require.NoError(t, os.MkdirAll(p.Store, 0o755))
+	require.NoError(t, os.WriteFile(p.SettingsFile(), []byte(`{"model": "scripted:s.jsonl", "approve": "writes", "allow": ["read_file"], "deny": ["run_command:rm *"]}`), 0o644))
+	s, err = p.LoadSettings()
+	require.NoError(t, err)
+	require.Equal(t, harness.Settings{Model: "scripted:" + filepath.Join(root, "s.jsonl"), Approve: "writes", Allow: []string{"read_file"}, Deny: []string{"run_command:rm *"}}, s)
+
+	require.NoError(t, os.WriteFile(p.SettingsFile(), []byte(`{"aprove": "all"}`), 0o644))
+	_, err = p.LoadSettings()
+	require.ErrorContains(t, err, `unknown field "aprove"`)
+	require.ErrorContains(t, err, "config.json")
+}
