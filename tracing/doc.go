@@ -1,0 +1,18 @@
+// Package tracing chooses where the harness's OpenTelemetry spans go, from
+// the environment, in one call:
+//
+//   - OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+//     set: spans are exported over OTLP/HTTP (protobuf) to that collector
+//     (Jaeger, Tempo, Honeycomb, the OpenTelemetry Collector). The other
+//     OTEL_EXPORTER_OTLP_* variables (headers, timeout, certificates) apply
+//     as the OpenTelemetry specification says.
+//   - HARNESS_TRACE=stdout: spans are written as JSON, one per line, to
+//     standard error — standard output stays free for a command's own
+//     output.
+//   - both: both. Neither: no spans are recorded, at no cost.
+//
+// Setup returns the provider and a shutdown function that flushes what is
+// buffered; call it before the process exits. Setup does not make the
+// provider global: pass it where spans are made (harness.Services.Tracing),
+// or call otel.SetTracerProvider for libraries that use the global one.
+package tracing
