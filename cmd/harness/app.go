@@ -287,10 +287,19 @@ func (a *app) openAt(ctx context.Context, p harness.Place, settings harness.Sett
 	if err != nil {
 		return nil, err
 	}
+	p.Exists = true
 	return &session{place: p, settings: settings, store: store, stock: stock}, nil
 }
 
-func (s *session) Close() error { return s.store.Close() }
+// Close closes the store; closing a closed session does nothing.
+func (s *session) Close() error {
+	if s.store == nil {
+		return nil
+	}
+	err := s.store.Close()
+	s.store = nil
+	return err
+}
 
 // threadExists reports an unknown thread as an error that says what to do.
 func (s *session) threadExists(ctx context.Context, id string) error {

@@ -279,3 +279,26 @@ func TestPromptOnATerminal(t *testing.T) {
 		})
 	}
 }
+
+// TestPromptLeavesTheStoreFree: while the prompt waits for a person, other
+// harness commands can use the store — even answer from another terminal;
+// the prompt's own answer, the same, is then appended once.
+func TestPromptLeavesTheStoreFree(t *testing.T) {
+	dir := workspace(t, map[string]string{"script.jsonl": writeScript})
+	tm := startTerminal(t, dir, []string{"NO_COLOR=1", "HARNESS_STORE="}, "run", "--model", "scripted:script.jsonl", "Set the cache TTL to 300")
+	tm.expect("Approve 1-call_1 (write_file)? [y]es, [n]o, [s]kip: ")
+
+	stdout, stderr, code := harnessIn(t, dir, "threads")
+	require.Zero(t, code, stderr)
+	require.Regexp(t, `t1 +parked +confirmation 1-call_1`, stdout)
+	_, stderr, code = harnessIn(t, dir, "approve", "t1", "--by", "bob")
+	require.Zero(t, code, stderr)
+
+	tm.send("y")
+	require.Zero(t, tm.exit(), tm.output())
+	require.Contains(t, tm.output(), "(already answered at seq 6)")
+	require.Contains(t, tm.output(), "done: thread t1")
+	stdout, _, _ = harnessIn(t, dir, "log", "t1")
+	require.Contains(t, stdout, "1-call_1 approved by bob")
+	require.Equal(t, 1, strings.Count(stdout, "confirmation.answered"))
+}

@@ -39,8 +39,10 @@ func (p *prompter) ask(question string) (string, error) {
 }
 
 // prompt asks a person each open request and posts the answers as harness
-// post would. It returns how many it posted; a request left unanswered
-// (the input ended, or the person skipped it) leaves the thread parked.
+// post would. It returns how many it answered (an answer someone else gave
+// meanwhile counts); a request left unanswered (the input ended, or the
+// person skipped it) leaves the thread parked. The store is closed while
+// the person thinks.
 func (d *driver) prompt(ctx context.Context, waits []harness.Pending) (int, error) {
 	answered := 0
 	by := d.a.whoami("")
@@ -48,6 +50,9 @@ func (d *driver) prompt(ctx context.Context, waits []harness.Pending) (int, erro
 		fmt.Fprintln(d.a.stdout)
 		d.a.printPending(w, d.s.place.Root)
 		var draft facts.Draft
+		if err := d.release(); err != nil {
+			return answered, err
+		}
 		var err error
 		switch w.Kind {
 		case fold.WaitConfirmation:
@@ -56,8 +61,9 @@ func (d *driver) prompt(ctx context.Context, waits []harness.Pending) (int, erro
 			draft, err = d.askQuestion(w, by)
 		case fold.WaitReconcile:
 			draft, err = d.askReconcile(w, by)
-		default:
-			continue
+		}
+		if rerr := d.reacquire(ctx); rerr != nil {
+			return answered, rerr
 		}
 		if errors.Is(err, errNoAnswer) {
 			return answered, nil
@@ -72,9 +78,12 @@ func (d *driver) prompt(ctx context.Context, waits []harness.Pending) (int, erro
 		if err != nil {
 			return answered, err
 		}
-		if !p.Duplicate {
-			answered++
+		// Already answered meanwhile (from another terminal: the store is
+		// free while the prompt waits) counts too: the thread has moved.
+		if p.Duplicate {
+			fmt.Fprintf(d.a.stdout, "(already answered at seq %d)\n", p.Seq)
 		}
+		answered++
 	}
 	return answered, nil
 }

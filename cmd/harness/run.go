@@ -302,18 +302,41 @@ func (a *app) newDriver(s *session, id string, approval harness.Approval, noInpu
 	if !a.jsonOut() && isTerminal(a.stdout) {
 		d.model.spin = a.stdout
 	}
-	svc, err := s.stock.Services(d.model, harness.BlobsOf(s.store))
-	if err != nil {
-		panic(err) // the root was just opened by the stock's tools
-	}
-	d.rt, err = harness.NewRuntime(harness.Watch(s.store, d.show), svc, s.stock.Config)
-	if err != nil {
-		panic(err) // NewConfig validated the config
-	}
+	d.build()
 	if d.interactive {
 		d.prompter = newPrompter(a.stdin, a.stdout)
 	}
 	return d
+}
+
+// build makes the runtime on the session's open store.
+func (d *driver) build() {
+	svc, err := d.s.stock.Services(d.model, harness.BlobsOf(d.s.store))
+	if err != nil {
+		panic(err) // the root was just opened by the stock's tools
+	}
+	d.rt, err = harness.NewRuntime(harness.Watch(d.s.store, d.show), svc, d.s.stock.Config)
+	if err != nil {
+		panic(err) // NewConfig validated the config
+	}
+}
+
+// release closes the store while a person thinks at the prompt, so that
+// other harness commands (threads, log, even an approve from another
+// terminal) are not locked out meanwhile; reacquire opens it again,
+// waiting while another command has it.
+func (d *driver) release() error {
+	return d.s.Close()
+}
+
+func (d *driver) reacquire(ctx context.Context) error {
+	store, err := d.s.place.OpenStore(ctx, time.Hour, false)
+	if err != nil {
+		return err
+	}
+	d.s.store = store
+	d.build()
+	return nil
 }
 
 // show prints a fact as it is appended, one line.
