@@ -1,0 +1,60 @@
+package harness_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/model"
+)
+
+// The stock harness of a workspace, as the harness command builds it: the
+// store found (here, made) at the workspace root, the built-in tools
+// confined to it, an observer that keeps file contents for undo. The
+// thread parks on the write; Inspect says what it waits for, Preview shows
+// the change, and an approval policy answers it.
+func ExampleNewStock() {
+	ctx := context.Background()
+	root, _ := os.MkdirTemp("", "harness-stock")
+	defer os.RemoveAll(root)
+	os.WriteFile(filepath.Join(root, "cache.toml"), []byte("ttl_seconds = 60\n"), 0o644)
+
+	place, _ := harness.Locate(root, "")
+	store, err := place.OpenStore(ctx, 0, true)
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	script, _ := model.ParseScript("example", []byte(`
+{"text": "Setting the TTL.", "tool_calls": [{"id": "call_1", "name": "write_file", "args": "{\"path\":\"cache.toml\",\"content\":\"ttl_seconds = 300\\n\"}"}]}
+{"text": "Done."}`))
+	cfg, _ := harness.NewConfig(harness.WithModelName("scripted:example"))
+	stock, _ := harness.NewStock(place, cfg)
+	svc, _ := stock.Services(script, harness.BlobsOf(store))
+	rt, _ := harness.NewRuntime(store, svc, cfg)
+
+	rt.Start(ctx, stock.Actor, "t1", "Set the cache TTL to 300")
+	st, _ := harness.Inspect(ctx, store, stock.Actor, "t1")
+	fmt.Println(st.Status)
+	for _, w := range st.Waits {
+		fmt.Println(w.Kind, w.RequestID, w.Tool)
+		fmt.Print(harness.Preview(root, w.Tool, w.Args))
+	}
+
+	writes, _ := harness.NewApproval("writes", nil, nil)
+	harness.ApplyApproval(ctx, rt, stock.Actor, "t1", writes, st.Waits)
+	out, _ := rt.Resume(ctx, stock.Actor, "t1")
+	b, _ := os.ReadFile(filepath.Join(root, "cache.toml"))
+	fmt.Print(out.Status, ": ", string(b))
+	// Output:
+	// parked
+	// confirmation 1-call_1 write_file
+	// --- a/cache.toml
+	// +++ b/cache.toml
+	// @@ -1 +1 @@
+	// -ttl_seconds = 60
+	// +ttl_seconds = 300
+	// done: ttl_seconds = 300
+}
