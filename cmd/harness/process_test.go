@@ -247,6 +247,14 @@ func TestPromptOnATerminal(t *testing.T) {
 			content: "ttl_seconds = 60\n",
 		},
 		{
+			name:    "Ctrl-C at the prompt leaves it parked",
+			env:     []string{"NO_COLOR=1"},
+			typed:   []string{"\x03"},
+			code:    exitError,
+			want:    []string{"interrupted at the prompt; thread t1 still waits"},
+			content: "ttl_seconds = 60\n",
+		},
+		{
 			name:    "colour on a terminal without NO_COLOR",
 			env:     []string{"TERM=xterm"},
 			typed:   []string{"y"},
@@ -273,7 +281,7 @@ func TestPromptOnATerminal(t *testing.T) {
 			got, err := os.ReadFile(filepath.Join(dir, "cache.toml"))
 			require.NoError(t, err)
 			require.Equal(t, tc.content, string(got))
-			if tc.code == exitParked {
+			if tc.code != exitOK {
 				require.NotContains(t, tm.output(), "action.started")
 			}
 		})

@@ -14,28 +14,52 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 )
 
-// prompter asks a person at the terminal.
+// prompter asks a person at the terminal. Lines are read by one
+// goroutine, so that an interrupt (Ctrl-C) ends a wait for an answer.
 type prompter struct {
-	in  *bufio.Reader
-	out io.Writer
+	out   io.Writer
+	lines chan line
+}
+
+type line struct {
+	text string
+	err  error
 }
 
 func newPrompter(in io.Reader, out io.Writer) *prompter {
-	return &prompter{in: bufio.NewReader(in), out: out}
+	p := &prompter{out: out, lines: make(chan line)}
+	go func() {
+		r := bufio.NewReader(in)
+		for {
+			text, err := r.ReadString('\n')
+			p.lines <- line{text, err}
+			if err != nil {
+				close(p.lines)
+				return
+			}
+		}
+	}()
+	return p
 }
 
 // errNoAnswer: the input ended before an answer.
 var errNoAnswer = errors.New("no answer")
 
-// ask prints question and returns the line typed, trimmed.
-func (p *prompter) ask(question string) (string, error) {
+// ask prints question and returns the line typed, trimmed. An interrupt
+// returns the context's error.
+func (p *prompter) ask(ctx context.Context, question string) (string, error) {
 	fmt.Fprint(p.out, question)
-	line, err := p.in.ReadString('\n')
-	if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
+	select {
+	case <-ctx.Done():
 		fmt.Fprintln(p.out)
-		return "", errNoAnswer
+		return "", ctx.Err()
+	case l, ok := <-p.lines:
+		if !ok || (l.err != nil && l.text == "") {
+			fmt.Fprintln(p.out)
+			return "", errNoAnswer
+		}
+		return strings.TrimSpace(l.text), nil
 	}
-	return strings.TrimSpace(line), nil
 }
 
 // prompt asks a person each open request and posts the answers as harness
@@ -56,11 +80,14 @@ func (d *driver) prompt(ctx context.Context, waits []harness.Pending) (int, erro
 		var err error
 		switch w.Kind {
 		case fold.WaitConfirmation:
-			draft, err = d.askConfirmation(w, by)
+			draft, err = d.askConfirmation(ctx, w, by)
 		case fold.WaitQuestion:
-			draft, err = d.askQuestion(w, by)
+			draft, err = d.askQuestion(ctx, w, by)
 		case fold.WaitReconcile:
-			draft, err = d.askReconcile(w, by)
+			draft, err = d.askReconcile(ctx, w, by)
+		}
+		if ctx.Err() != nil {
+			return answered, fmt.Errorf("interrupted at the prompt; thread %s still waits: `harness resume %s` asks again", d.id, d.id)
 		}
 		if rerr := d.reacquire(ctx); rerr != nil {
 			return answered, rerr
@@ -88,9 +115,9 @@ func (d *driver) prompt(ctx context.Context, waits []harness.Pending) (int, erro
 	return answered, nil
 }
 
-func (d *driver) askConfirmation(w harness.Pending, by string) (facts.Draft, error) {
+func (d *driver) askConfirmation(ctx context.Context, w harness.Pending, by string) (facts.Draft, error) {
 	for {
-		reply, err := d.prompter.ask(fmt.Sprintf("Approve %s (%s)? [y]es, [n]o, [s]kip: ", w.RequestID, w.Tool))
+		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Approve %s (%s)? [y]es, [n]o, [s]kip: ", w.RequestID, w.Tool))
 		if err != nil {
 			return facts.Draft{}, err
 		}
@@ -98,7 +125,7 @@ func (d *driver) askConfirmation(w harness.Pending, by string) (facts.Draft, err
 		case "y", "yes":
 			return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{RequestID: w.RequestID, Approved: true, By: by, Digest: w.Digest})
 		case "n", "no":
-			reason, err := d.prompter.ask("Reason (optional, the model is told): ")
+			reason, err := d.prompter.ask(ctx, "Reason (optional, the model is told): ")
 			if err != nil {
 				return facts.Draft{}, err
 			}
@@ -109,12 +136,12 @@ func (d *driver) askConfirmation(w harness.Pending, by string) (facts.Draft, err
 	}
 }
 
-func (d *driver) askQuestion(w harness.Pending, by string) (facts.Draft, error) {
+func (d *driver) askQuestion(ctx context.Context, w harness.Pending, by string) (facts.Draft, error) {
 	for i, o := range w.Options {
 		fmt.Fprintf(d.a.stdout, "    %d) %s\n", i+1, o)
 	}
 	for {
-		reply, err := d.prompter.ask("Answer: ")
+		reply, err := d.prompter.ask(ctx, "Answer: ")
 		if err != nil {
 			return facts.Draft{}, err
 		}
@@ -132,9 +159,9 @@ func (d *driver) askQuestion(w harness.Pending, by string) (facts.Draft, error) 
 	}
 }
 
-func (d *driver) askReconcile(w harness.Pending, by string) (facts.Draft, error) {
+func (d *driver) askReconcile(ctx context.Context, w harness.Pending, by string) (facts.Draft, error) {
 	for {
-		reply, err := d.prompter.ask(fmt.Sprintf("Settle %s? [a]ccept it happened, [r]etry, a[b]andon, [s]kip: ", w.RequestID))
+		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Settle %s? [a]ccept it happened, [r]etry, a[b]andon, [s]kip: ", w.RequestID))
 		if err != nil {
 			return facts.Draft{}, err
 		}
@@ -151,7 +178,7 @@ func (d *driver) askReconcile(w harness.Pending, by string) (facts.Draft, error)
 		default:
 			continue
 		}
-		note, err := d.prompter.ask("Note (optional): ")
+		note, err := d.prompter.ask(ctx, "Note (optional): ")
 		if err != nil {
 			return facts.Draft{}, err
 		}
