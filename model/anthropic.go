@@ -10,6 +10,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/seed-7cc7a084/harness/facts"
 )
@@ -196,27 +197,17 @@ func (m *Anthropic) params(req Request) (anthropic.MessageNewParams, bool, error
 	}
 	tools, asks := offered(req.Tools, !m.opts.noAsk)
 	for _, t := range tools {
-		s, err := schemaObject(t)
-		if err != nil {
+		if _, err := schemaObject(t); err != nil {
 			return p, false, fmt.Errorf("anthropic: %w", err)
 		}
-		in := anthropic.ToolInputSchemaParam{Properties: s["properties"], ExtraFields: map[string]any{}}
-		if in.Properties == nil {
-			in.Properties = map[string]any{}
+		schema := json.RawMessage(t.Schema)
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		if req, ok := s["required"].([]any); ok {
-			for _, r := range req {
-				if name, ok := r.(string); ok {
-					in.Required = append(in.Required, name)
-				}
-			}
-		}
-		for k, v := range s {
-			if k != "type" && k != "properties" && k != "required" {
-				in.ExtraFields[k] = v
-			}
-		}
-		tp := &anthropic.ToolParam{Name: t.Name, InputSchema: in}
+		// The schema goes out as the tool wrote it, byte for byte, so the
+		// tools — part of the prompt's cached prefix — are the same bytes
+		// every turn.
+		tp := &anthropic.ToolParam{Name: t.Name, InputSchema: param.Override[anthropic.ToolInputSchemaParam](schema)}
 		if t.Description != "" {
 			tp.Description = anthropic.String(t.Description)
 		}
