@@ -303,9 +303,6 @@ func (a *app) newDriver(s *session, id string, approval harness.Approval, noInpu
 		d.model.spin = a.stdout
 	}
 	d.build()
-	if d.interactive {
-		d.prompter = newPrompter(a.stdin, a.stdout)
-	}
 	return d
 }
 
@@ -401,8 +398,13 @@ func (d *driver) drive(ctx context.Context) (harness.State, error) {
 			if err := d.ensureModel(st.Model); err != nil {
 				return st, err
 			}
-			if _, err := d.rt.Resume(ctx, actor, d.id); err != nil && !errors.Is(err, harness.ErrDefect) {
+			out, err := d.rt.Resume(ctx, actor, d.id)
+			if err != nil && !errors.Is(err, harness.ErrDefect) {
 				return st, d.interrupted(ctx, err)
+			}
+			if err == nil && out.Steps == 0 && out.Status != harness.StatusParked && out.Status != harness.StatusDone {
+				// Nothing ran and nothing ended: going round again would spin.
+				return st, fmt.Errorf("thread %s: a resume ran nothing but left the thread %s at seq %d (next: %s)", d.id, out.Status, out.Seq, st.Next)
 			}
 			continue
 		case harness.StatusParked:
@@ -416,7 +418,10 @@ func (d *driver) drive(ctx context.Context) (harness.State, error) {
 		if posted > 0 {
 			continue
 		}
-		if d.prompter != nil && len(ask) > 0 {
+		if d.interactive && len(ask) > 0 {
+			if d.prompter == nil {
+				d.prompter = newPrompter(d.a.stdin, d.a.stdout)
+			}
 			answered, err := d.prompt(ctx, ask)
 			if err != nil {
 				return st, err
