@@ -382,6 +382,7 @@ func (d *driver) ensureModel(recorded string) error {
 // a terminal asks the rest.
 func (d *driver) drive(ctx context.Context) (harness.State, error) {
 	actor := d.s.stock.Actor
+	idle := 0 // resumes in a row that ran nothing
 	for {
 		st, err := harness.Inspect(ctx, d.s.store, actor, d.id)
 		if err != nil {
@@ -402,9 +403,13 @@ func (d *driver) drive(ctx context.Context) (harness.State, error) {
 			if err != nil && !errors.Is(err, harness.ErrDefect) {
 				return st, d.interrupted(ctx, err)
 			}
-			if err == nil && out.Steps == 0 && out.Status != harness.StatusParked && out.Status != harness.StatusDone {
-				// Nothing ran and nothing ended: going round again would spin.
-				return st, fmt.Errorf("thread %s: a resume ran nothing but left the thread %s at seq %d (next: %s)", d.id, out.Status, out.Seq, st.Next)
+			if idle = idle + 1; out.Steps > 0 {
+				idle = 0
+			}
+			if idle > 1 {
+				// Twice nothing ran though something was enabled: going
+				// round again would spin.
+				return st, fmt.Errorf("thread %s: resume runs nothing at seq %d though %s is enabled", d.id, out.Seq, st.Next)
 			}
 			continue
 		case harness.StatusParked:
