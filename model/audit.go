@@ -51,7 +51,24 @@ func ExchangeOf(err error) *Exchange {
 
 // CallError is a provider call that failed: what the provider or the
 // connection said, and what was exchanged before it failed. It is wrapped
-// in an *Error that gives its class.
+// in an *Error that gives its class:
+//
+//	429, 408, 409, 425, 5xx (529 overloaded too)   transient: Infer retries it
+//	an error event in a stream: overloaded,
+//	  rate limit, api/server error                 transient
+//	401, 403                                       permission ("check OPENAI_API_KEY")
+//	404                                            not_found (names the model and the base URL)
+//	other 4xx, other error events                  business: the API said no
+//	a 2xx body that is not JSON, or not the
+//	  API's shape                                  invalid_output
+//	no response: connection refused or reset       transport
+//	a stream cut off, or ending before the turn    transport: nothing is recorded; the turn runs again
+//	past WithTimeout, or the caller's deadline     timeout
+//	the caller's context cancelled                 cancelled (errors.Is context.Canceled)
+//
+// Tool arguments that are not valid JSON are not an error: the call is
+// returned with its arguments as written, and the runtime answers it with
+// a tool error the model sees.
 type CallError struct {
 	// Provider is "openai" or "anthropic".
 	Provider string
