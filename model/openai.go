@@ -256,18 +256,23 @@ func (a *chunks) add(c openai.ChatCompletionChunk, onText func(string)) {
 				onText(t)
 			}
 		}
-		for i, tc := range ch.Delta.ToolCalls {
-			idx := tc.Index
-			if !tc.JSON.Index.Valid() {
-				// A server that leaves out the index: a new id is a new
-				// call, else the call at this place.
-				idx = int64(i)
-				if tc.ID != "" && a.find(idx) != nil && a.find(idx).id != "" && a.find(idx).id != tc.ID {
+		for _, tc := range ch.Delta.ToolCalls {
+			var call *streamCall
+			switch {
+			case tc.JSON.Index.Valid():
+				call = a.find(func(c *streamCall) bool { return c.index == tc.Index })
+			case tc.ID != "":
+				// A server that leaves out the index: an id names the call.
+				call = a.find(func(c *streamCall) bool { return c.id == tc.ID })
+			case len(a.calls) > 0:
+				// Neither: the call being written goes on.
+				call = a.calls[len(a.calls)-1]
+			}
+			if call == nil {
+				idx := tc.Index
+				if !tc.JSON.Index.Valid() {
 					idx = int64(len(a.calls))
 				}
-			}
-			call := a.find(idx)
-			if call == nil {
 				call = &streamCall{index: idx}
 				a.calls = append(a.calls, call)
 			}
@@ -291,9 +296,9 @@ func (a *chunks) add(c openai.ChatCompletionChunk, onText func(string)) {
 	}
 }
 
-func (a *chunks) find(index int64) *streamCall {
+func (a *chunks) find(match func(*streamCall) bool) *streamCall {
 	for _, c := range a.calls {
-		if c.index == index {
+		if match(c) {
 			return c
 		}
 	}

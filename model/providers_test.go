@@ -345,3 +345,33 @@ func TestExchangeSurvivesAsError(t *testing.T) {
 	require.Equal(t, "model: transient: openai: 429 Too Many Requests: slow down", err.Error())
 	require.Nil(t, model.ExchangeOf(errors.New("other")))
 }
+
+// TestOpenAIStreamQuirks: what OpenAI-compatible servers send in streams
+// that OpenAI does not — a whole call in one chunk with its arguments as a
+// JSON object, tool calls without an index.
+func TestOpenAIStreamQuirks(t *testing.T) {
+	chunk := func(delta map[string]any, reason any) string {
+		return sse("", map[string]any{"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": reason}}})
+	}
+	f := newFake(t, providers[0].path, reply{events: []string{
+		chunk(map[string]any{"tool_calls": []any{
+			map[string]any{"id": "a", "type": "function", "function": map[string]any{"name": "write_file", "arguments": map[string]any{"path": "a.toml"}}},
+			map[string]any{"id": "b", "type": "function", "function": map[string]any{"name": "write_file", "arguments": `{"path":`}},
+		}}, nil),
+		chunk(map[string]any{"tool_calls": []any{
+			map[string]any{"function": map[string]any{"arguments": `"b.toml"}`}},
+		}}, nil),
+		chunk(map[string]any{"tool_calls": []any{
+			map[string]any{"function": map[string]any{"arguments": ``}},
+			map[string]any{"function": map[string]any{"arguments": ``}},
+		}}, "tool_calls"),
+		"data: [DONE]",
+	}})
+	d, err := providers[0].open(t, f).Stream(context.Background(), simpleRequest(), nil)
+	require.NoError(t, err)
+	require.Equal(t, []facts.ToolCall{
+		{ID: "a", Name: "write_file", Args: `{"path":"a.toml"}`},
+		{ID: "b", Name: "write_file", Args: `{"path":"b.toml"}`},
+	}, d.ToolCalls)
+}
