@@ -54,7 +54,7 @@ func (b *Boundary) Begin(ctx context.Context, req Request) (Begun, *facts.Action
 			Status: facts.StatusFailed,
 			Error:  fmt.Sprintf("precondition: the request expects state %s, the workspace is at %s; the adapter was not invoked", req.Precondition, before.Hash),
 		}}
-		c.EffectState = State(c.Report, c.Observation)
+		c.EffectState = State(req.Capability, c.Report, c.Observation)
 		return Begun{}, c
 	}
 	bg := Begun{Started: facts.ActionStarted{ActionID: req.ActionID}, before: before, beforeE: err}
@@ -79,7 +79,7 @@ func (b *Boundary) refuse(ctx context.Context, req Request, status facts.ReportS
 	} else if err != nil {
 		c.Observation.Error = err.Error()
 	}
-	c.EffectState = State(c.Report, c.Observation)
+	c.EffectState = State(req.Capability, c.Report, c.Observation)
 	return c
 }
 
@@ -96,7 +96,7 @@ func (b *Boundary) Finish(ctx context.Context, req Request, bg Begun, adapter Ad
 	after, afterErr := b.observe(ctx)
 	c := facts.ActionCompleted{ActionID: req.ActionID, Report: report}
 	c.Observation, c.Observation.Changed = observation(bg.before, bg.beforeE, after, afterErr)
-	c.EffectState = State(c.Report, c.Observation)
+	c.EffectState = State(req.Capability, c.Report, c.Observation)
 	if req.Check == nil {
 		return c, nil
 	}
@@ -213,23 +213,27 @@ func (b *Boundary) Interrupted(ctx context.Context, started facts.ActionStarted)
 	return rec
 }
 
-// State derives the effect state from the observation alone; the report
-// only tells an unchanged success (unknown: report and reading disagree)
-// from an unchanged failure or denial (none):
+// State derives the effect state from the observation; the report only
+// tells an unchanged success from an unchanged failure, and the capability
+// tells whether a change was the point:
 //
 //   - reported: no reading before or after — nobody looked;
 //   - observed: the observed scope changed — something moved, not
 //     necessarily the intended thing (with a failed report, a partial
-//     write);
-//   - unknown: success reported, nothing changed;
-//   - none: failure or denial reported, nothing changed.
-func State(r facts.Report, o facts.Observation) facts.EffectState {
+//     write; for a read, something moved that should not have);
+//   - unknown: a write reported success and nothing changed — the report
+//     and the reading disagree, and a person must settle it;
+//   - none: nothing changed, and nothing claimed otherwise: a failure or
+//     a denial, or a read or a command that succeeded without changing the
+//     workspace. A command's result is its output and exit code, which the
+//     report keeps; only a declared check can say it did what was meant.
+func State(c Capability, r facts.Report, o facts.Observation) facts.EffectState {
 	switch {
 	case !o.Available || o.Before == "" || o.After == "":
 		return facts.EffectReported
 	case o.Before != o.After:
 		return facts.EffectObserved
-	case r.Status == facts.StatusSucceeded:
+	case r.Status == facts.StatusSucceeded && c == Write:
 		return facts.EffectUnknown
 	default:
 		return facts.EffectNone

@@ -283,3 +283,30 @@ func TestBuiltInChecks(t *testing.T) {
 		})
 	}
 }
+
+// A change is the point of a write, not of a read or a command: only a
+// write that reports success with nothing changed is open.
+func TestStateDependsOnWhatTheActionWasFor(t *testing.T) {
+	unchanged := facts.Observation{Available: true, Before: "h1", After: "h1"}
+	changed := facts.Observation{Available: true, Before: "h1", After: "h2", Changed: []facts.PathChange{{Path: "a"}}}
+	ok := facts.Report{Status: facts.StatusSucceeded}
+	failed := facts.Report{Status: facts.StatusFailed}
+	cases := []struct {
+		c    action.Capability
+		r    facts.Report
+		o    facts.Observation
+		want facts.EffectState
+	}{
+		{action.Write, ok, unchanged, facts.EffectUnknown},
+		{action.Read, ok, unchanged, facts.EffectNone},
+		{action.Execute, ok, unchanged, facts.EffectNone},
+		{action.Read, ok, changed, facts.EffectObserved},
+		{action.Execute, failed, changed, facts.EffectObserved},
+		{action.Write, failed, unchanged, facts.EffectNone},
+		{action.Write, ok, facts.Observation{}, facts.EffectReported},
+		{action.Write, ok, facts.Observation{Available: true, Before: "h1"}, facts.EffectReported},
+	}
+	for _, tc := range cases {
+		require.Equal(t, tc.want, action.State(tc.c, tc.r, tc.o), "%s %s %+v", tc.c, tc.r.Status, tc.o)
+	}
+}

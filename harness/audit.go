@@ -63,7 +63,8 @@ func VerifyLog(ctx context.Context, store thread.Store, actor Actor[Services], i
 // thread id) and then what VerifyLog checks of each fact. An empty log is
 // an error.
 func VerifyFacts(actor Actor[Services], id string, log iter.Seq2[facts.Fact, error]) error {
-	v := verifier{id: id, fold: fold.New(actor.New()...), pending: map[string]bool{}, started: map[string]facts.ActionStarted{}}
+	v := verifier{id: id, fold: fold.New(actor.New()...), pending: map[string]bool{}, started: map[string]facts.ActionStarted{},
+		needs: map[string]action.Capability{}}
 	var (
 		seq  uint64
 		prev facts.Hash
@@ -103,6 +104,7 @@ type verifier struct {
 	// key may follow, after other facts.
 	pending map[string]bool
 	started map[string]facts.ActionStarted
+	needs   map[string]action.Capability // action id → the capability its request names
 }
 
 // check returns why f could not have been appended where it is, or "".
@@ -140,7 +142,13 @@ func (v *verifier) check(f facts.Fact) string {
 	if err != nil {
 		return "the fold could not project here: " + err.Error()
 	}
-	for _, t := range p.Enabled {
+	enabled := p.Enabled
+	if p.Retry != nil {
+		// A stopped thread's retryable transition runs when a person
+		// resumes.
+		enabled = append(enabled, *p.Retry)
+	}
+	for _, t := range enabled {
 		switch {
 		case t.Key == f.Cause, failed && t.Key == key:
 			return ""
@@ -152,8 +160,8 @@ func (v *verifier) check(f facts.Fact) string {
 	if p.Stop != nil {
 		return fmt.Sprintf("the thread had stopped (%s: %s); nothing was enabled", p.Stop.Status, p.Stop.Reason)
 	}
-	keys := make([]string, len(p.Enabled))
-	for i, t := range p.Enabled {
+	keys := make([]string, len(enabled))
+	for i, t := range enabled {
 		keys[i] = t.Key
 	}
 	return fmt.Sprintf("the fold never enabled %s here (enabled: %s)", f.Cause, strings.Join(keys, ", "))
@@ -175,6 +183,12 @@ func failedKey(f facts.Fact) (string, bool) {
 // consistent checks an action record against itself and its start.
 func (v *verifier) consistent(f facts.Fact) string {
 	switch f.Kind {
+	case facts.KindActionRequested:
+		r, err := facts.Decode[facts.ActionRequested](f)
+		if err != nil {
+			return err.Error()
+		}
+		v.needs[r.ActionID] = action.Capability(r.Capability)
 	case facts.KindActionStarted:
 		s, err := facts.Decode[facts.ActionStarted](f)
 		if err != nil {
@@ -190,7 +204,7 @@ func (v *verifier) consistent(f facts.Fact) string {
 		if s, ok := v.started[c.ActionID]; ok && o.Available && s.ObservedBefore != "" && o.Before != s.ObservedBefore {
 			return fmt.Sprintf("the observation before (%s) is not the one action.started recorded (%s)", short(o.Before), short(s.ObservedBefore))
 		}
-		if want := action.State(c.Report, o); c.EffectState != want {
+		if want := action.State(v.needs[c.ActionID], c.Report, o); c.EffectState != want {
 			return fmt.Sprintf("effect state %s, but the report and the observation give %s", c.EffectState, want)
 		}
 		if o.Available && o.Before == o.After && len(o.Changed) > 0 {
