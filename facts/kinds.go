@@ -135,6 +135,22 @@ type ModelTurn struct {
 	ToolCalls []ToolCall `msgpack:"tool_calls,omitempty" json:"tool_calls,omitempty"`
 	Question  *Question  `msgpack:"question,omitempty" json:"question,omitempty"`
 	Usage     Usage      `msgpack:"usage,omitempty" json:"usage,omitzero"`
+	// Exchange names the exact bytes of the provider call, kept as blobs in
+	// the store, when the provider exposes them.
+	Exchange *ExchangeRef `msgpack:"exchange,omitempty" json:"exchange,omitempty"`
+}
+
+// ExchangeRef points at the kept bytes of one call to a model provider.
+type ExchangeRef struct {
+	Provider string `msgpack:"provider,omitempty" json:"provider,omitempty"`
+	URL      string `msgpack:"url,omitempty" json:"url,omitempty"`
+	Status   int    `msgpack:"status,omitempty" json:"status,omitempty"`
+	// Request and Response are the SHA-256 digests (hex) of the request
+	// body as sent and the response body as received.
+	Request  string `msgpack:"request,omitempty" json:"request,omitempty"`
+	Response string `msgpack:"response,omitempty" json:"response,omitempty"`
+	// Size is the request and response bytes together.
+	Size int `msgpack:"size,omitempty" json:"size,omitempty"`
 }
 
 // Validate requires ids and names on tool calls and an id on a question.

@@ -71,6 +71,10 @@ type Stop struct {
 	Status string
 	// Reason says why, for a person.
 	Reason string
+	// Retry, when set, names a failed transition whose cause can go away
+	// (credentials fixed, a service back up): the component still enables
+	// it, and a new Resume — a person's word to go on — runs it once more.
+	Retry string
 }
 
 // The statuses of a Stop.
@@ -151,6 +155,9 @@ type Projection[S any] struct {
 	Waits []Wait
 	// Stop, when set, ends the thread; Enabled is then empty.
 	Stop *Stop
+	// Retry is the transition Stop.Retry names, when a component enables
+	// it: the runtime runs it at the start of a Resume, never in a loop.
+	Retry *Enabled[S]
 }
 
 // Fold steps an actor's components through one thread's log. It keeps the
@@ -253,6 +260,11 @@ func (f *Fold[S]) Project() (Projection[S], error) {
 		p.Waits = append(p.Waits, out.Waits...)
 		if out.Stop != nil && p.Stop == nil {
 			p.Stop = out.Stop
+			for _, t := range out.Transitions {
+				if t.Key == out.Stop.Retry && out.Stop.Retry != "" {
+					p.Retry = &Enabled[S]{Transition: t, Component: c.Name()}
+				}
+			}
 		}
 	}
 	if p.Stop != nil {

@@ -341,10 +341,27 @@ func TestModelFailures(t *testing.T) {
 		require.Equal(t, "infer/turn/1", tf.Key)
 		require.False(t, tf.Defect)
 
+		// A person resumes once the cause is gone (here: the script's third
+		// failure, then an answer): the failed turn runs again, once.
+		out, err = e.rt.Resume(ctx, e.actor, "t")
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusDone, out.Status)
+		require.Equal(t, 4, e.model.calls())
+		require.NoError(t, harness.VerifyLog(ctx, e.store, e.actor, "t"))
+	})
+	t.Run("a resume retries a failed turn once, not in a loop", func(t *testing.T) {
+		e := newEnv(t, `{"fail": ["permission", "permission", "permission"], "text": "fine"}`, harness.WithModelAttempts(5))
+		out, err := e.rt.Start(ctx, e.actor, "t", "hi")
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusFailed, out.Status)
 		out, err = e.rt.Resume(ctx, e.actor, "t")
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusFailed, out.Status)
-		require.Zero(t, out.Steps)
+		require.Equal(t, 1, out.Steps)
+		require.Equal(t, 2, e.model.calls())
+		kinds := e.kinds("t")
+		require.Equal(t, []facts.Kind{facts.KindTransitionFailed, facts.KindTransitionFailed}, kinds[len(kinds)-2:])
+		require.NoError(t, harness.VerifyLog(ctx, e.store, e.actor, "t"))
 	})
 	t.Run("permission failures are not retried", func(t *testing.T) {
 		e := newEnv(t, `{"fail": ["permission"], "text": "fine"}`, harness.WithModelAttempts(5))

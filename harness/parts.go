@@ -413,7 +413,15 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 		if err := d.Validate(); err != nil {
 			return facts.ModelTurn{}, &model.Error{Class: facts.ClassInvalidOutput, Err: err}
 		}
-		return facts.ModelTurn{Text: d.Text, ToolCalls: d.ToolCalls, Question: d.Question, Usage: d.Usage}, nil
+		mt := facts.ModelTurn{Text: d.Text, ToolCalls: d.ToolCalls, Question: d.Question, Usage: d.Usage}
+		if x := d.Exchange; x != nil && svc.Blobs != nil {
+			ref, err := keepExchange(ctx, svc.Blobs, x)
+			if err != nil {
+				return facts.ModelTurn{}, fmt.Errorf("keep the model exchange: %w", err)
+			}
+			mt.Exchange = ref
+		}
+		return mt, nil
 	})
 	return effect.Retry(call, effect.Policy{
 		MaxAttempts: cfg.ModelAttempts,
@@ -422,4 +430,19 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 		Jitter:      0.2,
 		RetryIf:     model.IsTransient,
 	})
+}
+
+// keepExchange keeps the bytes of a provider call as blobs: the record of
+// what exactly the model was sent and what it answered.
+func keepExchange(ctx context.Context, b action.Blobs, x *model.Exchange) (*facts.ExchangeRef, error) {
+	req, err := b.PutBlob(ctx, x.Request)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := b.PutBlob(ctx, x.Response)
+	if err != nil {
+		return nil, err
+	}
+	return &facts.ExchangeRef{Provider: x.Provider, URL: x.URL, Status: x.Status, Request: req, Response: resp,
+		Size: len(x.Request) + len(x.Response)}, nil
 }

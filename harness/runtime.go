@@ -243,13 +243,20 @@ func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (ou
 		return Outcome{Thread: id}, fmt.Errorf("resume %s: %w", id, ErrUnknownThread)
 	}
 	out = Outcome{Thread: id}
+	retried := false
 	for {
 		out.Seq = st.fold.Seq()
 		p, err := st.fold.Project()
 		if err != nil {
 			return out, fmt.Errorf("resume %s at seq %d: %w", id, out.Seq, err)
 		}
+		retry := p.Stop != nil && p.Retry != nil && out.Steps == 0 && !retried
 		switch {
+		case retry:
+			// A transition failed for a reason that can go away, and a
+			// person resumed: run it once more, first of all.
+			retried = true
+			p.Enabled = []fold.Enabled[S]{*p.Retry}
 		case p.Stop != nil:
 			out.Status, out.Reason = Status(p.Stop.Status), p.Stop.Reason
 			return out, nil

@@ -222,6 +222,7 @@ type Scheduler[S any] struct {
 	// model turn (or before the first): a model turn is due.
 	userAfterTurn bool
 	failure       string
+	retry         string // the failed key a new resume may run again
 	exhausted     *facts.BudgetExhausted
 }
 
@@ -392,6 +393,13 @@ func (s *Scheduler[S]) Step(f facts.Fact) error {
 		}
 		if owns(p.Key) {
 			s.failure = fmt.Sprintf("%s failed (%s): %s", p.Key, p.Class, p.Message)
+			s.retry = ""
+			if !p.Defect && strings.HasPrefix(p.Key, "infer/turn/") {
+				// A model turn changes nothing in the world, so whatever
+				// its failure (a key, a quota, a service down), a person
+				// may fix the cause and resume to try it again.
+				s.retry = p.Key
+			}
 		}
 	}
 	return nil
@@ -418,6 +426,7 @@ func owns(key string) bool {
 }
 
 func (s *Scheduler[S]) stepTurn(seq uint64, p facts.ModelTurn) {
+	s.failure, s.retry = "", ""
 	s.turns = p.Turn
 	s.userAfterTurn = false
 	s.calls = nil
@@ -469,7 +478,10 @@ func (s *Scheduler[S]) Output() fold.Output[S] {
 	switch {
 	case s.failure != "":
 		v.Phase, v.Failure = PhaseFailed, s.failure
-		out.Stop = &fold.Stop{Status: fold.StatusFailed, Reason: s.failure}
+		out.Stop = &fold.Stop{Status: fold.StatusFailed, Reason: s.failure, Retry: s.retry}
+		if s.retry != "" {
+			out.Transitions = append(out.Transitions, s.infer())
+		}
 	case s.exhausted != nil:
 		v.Phase = PhaseFailed
 		v.Failure = fmt.Sprintf("%s budget exhausted: %d used of %d", s.exhausted.Resource, s.exhausted.Used, s.exhausted.Limit)
