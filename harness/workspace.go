@@ -226,17 +226,22 @@ const scriptedScheme = "scripted:"
 var ErrModelSpec = errors.New("bad model spec")
 
 // ParseModelSpec checks a model spec without loading anything and returns
-// it in the form to record: "scripted:FILE" with FILE absolute (relative
-// to dir). Real providers come later; any other scheme is ErrModelSpec.
+// it in the form to record: "scripted:FILE" with FILE absolute (relative to
+// dir), or "openai:MODEL" / "anthropic:MODEL" as given. Any other form is
+// ErrModelSpec.
 func ParseModelSpec(spec, dir string) (string, error) {
 	scheme, rest, ok := strings.Cut(spec, ":")
 	switch {
 	case spec == "":
-		return "", fmt.Errorf("%w: no model given; pass --model scripted:FILE (a JSON Lines script of decisions)", ErrModelSpec)
-	case !ok || scheme+":" != scriptedScheme:
-		return "", fmt.Errorf("%w %q: only scripted:FILE is supported for now (real providers come in a later release)", ErrModelSpec, spec)
-	case rest == "":
+		return "", fmt.Errorf("%w: no model given; pass --model scripted:FILE, openai:MODEL or anthropic:MODEL", ErrModelSpec)
+	case !ok || (scheme != "scripted" && scheme != "openai" && scheme != "anthropic"):
+		return "", fmt.Errorf("%w %q: want scripted:FILE, openai:MODEL or anthropic:MODEL", ErrModelSpec, spec)
+	case rest == "" && scheme == "scripted":
 		return "", fmt.Errorf("%w %q: name the script file, as in scripted:script.jsonl", ErrModelSpec, spec)
+	case rest == "":
+		return "", fmt.Errorf("%w %q: name the model, as in %s:MODEL", ErrModelSpec, spec, scheme)
+	case scheme != "scripted":
+		return spec, nil
 	}
 	if !filepath.IsAbs(rest) {
 		rest = filepath.Join(dir, rest)
@@ -244,19 +249,19 @@ func ParseModelSpec(spec, dir string) (string, error) {
 	return scriptedScheme + filepath.Clean(rest), nil
 }
 
-// LoadModel returns the model a spec names (see ParseModelSpec). A script
-// is read and checked now, so a bad one fails before anything runs.
-func LoadModel(spec string) (model.Model, error) {
-	path, ok := strings.CutPrefix(spec, scriptedScheme)
-	if !ok || path == "" {
-		_, err := ParseModelSpec(spec, "")
+// LoadModel returns the model a spec names (see ParseModelSpec and
+// model.Open; opts configure a real provider). A script is read and checked
+// now, and a provider's key looked up, so a bad spec fails before anything
+// runs.
+func LoadModel(spec string, opts ...model.Option) (model.Model, error) {
+	if _, err := ParseModelSpec(spec, ""); err != nil && !strings.HasPrefix(spec, scriptedScheme) {
 		return nil, err
 	}
-	s, err := model.LoadScript(path)
+	m, err := model.Open(spec, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", spec, err)
 	}
-	return s, nil
+	return m, nil
 }
 
 // Stock is the stock coding harness of a workspace: the built-in tools of

@@ -88,8 +88,12 @@ func TestParseModelSpec(t *testing.T) {
 		{"scripted:/abs/s.jsonl", "scripted:/abs/s.jsonl", ""},
 		{"", "", "no model given"},
 		{"scripted:", "", "name the script file"},
-		{"openai:gpt-5", "", "only scripted:FILE is supported"},
-		{"s.jsonl", "", "only scripted:FILE is supported"},
+		{"openai:gpt-5", "openai:gpt-5", ""},
+		{"openai:llama3.1:8b", "openai:llama3.1:8b", ""},
+		{"anthropic:claude-sonnet-4-5", "anthropic:claude-sonnet-4-5", ""},
+		{"openai:", "", "name the model"},
+		{"gemini:pro", "", "want scripted:FILE, openai:MODEL or anthropic:MODEL"},
+		{"s.jsonl", "", "want scripted:FILE, openai:MODEL or anthropic:MODEL"},
 	}
 	for _, tc := range cases {
 		got, err := harness.ParseModelSpec(tc.spec, "/w")

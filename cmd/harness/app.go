@@ -15,10 +15,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel"
 	"golang.org/x/term"
 
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/tracing"
 )
 
 // The exit codes.
@@ -79,12 +81,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Spans go where the environment says (OTEL_EXPORTER_OTLP_ENDPOINT,
+	// HARNESS_TRACE=stdout), or nowhere.
+	tp, shutdown, err := tracing.Setup(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "harness: tracing: %v\n", err)
+		return exitUsage
+	}
+	defer shutdown(context.WithoutCancel(ctx))
+	otel.SetTracerProvider(tp)
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	err = root.ExecuteContext(ctx)
 	if err == nil {
 		return a.code
 	}

@@ -245,8 +245,24 @@ func (s *slot) Turn(ctx context.Context, req model.Request) (model.Decision, err
 		return m.Turn(ctx, req)
 	}
 	stop := spinner(s.spin, fmt.Sprintf("model turn %d…", req.Turn))
-	defer stop()
-	return m.Turn(ctx, req)
+	st, ok := m.(model.Streamer)
+	if !ok {
+		defer stop()
+		return m.Turn(ctx, req)
+	}
+	// On a terminal the model's text shows as it arrives; the model.turn
+	// fact is appended (and printed) only once the turn is complete.
+	var once sync.Once
+	streamed := false
+	d, err := st.Stream(ctx, req, func(delta string) {
+		once.Do(func() { stop(); streamed = true })
+		fmt.Fprint(s.spin, delta)
+	})
+	once.Do(stop)
+	if streamed {
+		fmt.Fprintln(s.spin)
+	}
+	return d, err
 }
 
 // spinner shows a spinner on w after a moment, until stop is called; stop
