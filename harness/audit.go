@@ -379,7 +379,7 @@ func summarize(f facts.Fact, tools map[string]string) string {
 			if p.Approved {
 				verb = "approved"
 			}
-			return fmt.Sprintf("%s %s %s %s", orSomeone(p.By), verb, p.RequestID, oneLine(p.Reason))
+			return strings.TrimSpace(fmt.Sprintf("%s %s %s %s", orSomeone(p.By), verb, p.RequestID, oneLine(p.Reason)))
 		}
 	case facts.KindQuestionAsked:
 		if p, err := facts.Decode[facts.QuestionAsked](f); err == nil {
@@ -407,7 +407,7 @@ func summarize(f facts.Fact, tools map[string]string) string {
 		}
 	case facts.KindEffectReconciled:
 		if p, err := facts.Decode[facts.EffectReconciled](f); err == nil {
-			return fmt.Sprintf("%s reconciled %s: %s %s", orSomeone(p.By), p.ActionID, p.Decision, oneLine(p.Note))
+			return strings.TrimSpace(fmt.Sprintf("%s reconciled %s: %s %s", orSomeone(p.By), p.ActionID, p.Decision, oneLine(p.Note)))
 		}
 	case facts.KindTransitionFailed:
 		if p, err := facts.Decode[facts.TransitionFailed](f); err == nil {
