@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -22,6 +24,12 @@ import (
 //
 // The API key is OPENAI_API_KEY and the base URL OPENAI_BASE_URL, unless
 // WithAPIKey or WithBaseURL say otherwise; a local server needs no key.
+// OPENAI_ORG_ID, OPENAI_PROJECT_ID and OPENAI_CUSTOM_HEADERS (lines of
+// "Name: value") are honoured as the SDK honours them. Every variable is
+// read through WithLookupEnv, and nothing else: the SDK's own defaults
+// from the process environment are not used, so WithAPIKey(""),
+// WithLookupEnv and WithBaseURL mean what they say, and a key in the
+// process environment never goes to a server it was not given for.
 // The SDK's own retries are off: the harness retries transient failures
 // itself (Config.ModelAttempts), and a retry inside the SDK would hide
 // attempts from the log.
@@ -32,10 +40,10 @@ import (
 // tool results go back as tool messages. The AskTool pseudo-tool is
 // offered too (see AskTool).
 type OpenAI struct {
-	client openai.Client
-	model  string
-	ep     endpoint
-	opts   options
+	chat  openai.ChatCompletionService
+	model string
+	ep    endpoint
+	opts  options
 }
 
 // NewOpenAI returns the OpenAI-compatible model named model. Without an
@@ -59,19 +67,54 @@ func NewOpenAI(model string, opts ...Option) (*OpenAI, error) {
 	if base == "" {
 		base = "https://api.openai.com/v1"
 	}
-	copts := []option.RequestOption{option.WithBaseURL(base), option.WithMaxRetries(0)}
+	return &OpenAI{
+		chat:  openai.NewChatCompletionService(openaiOptions(o, base, key)...),
+		model: model,
+		ep:    endpoint{provider: "openai", model: model, baseURL: base, keyVar: "OPENAI_API_KEY", baseVar: "OPENAI_BASE_URL"},
+		opts:  o,
+	}, nil
+}
+
+// openaiResponseHeaderTimeout bounds the wait for a response's headers
+// (not its body, so a long stream is unaffected) on the default HTTP
+// client, as the SDK's own default client does.
+const openaiResponseHeaderTimeout = 10 * time.Minute
+
+// openaiOptions are the SDK's request options for base and key, and
+// nothing else. openai.NewClient would add defaults read from the process
+// environment (OPENAI_API_KEY, OPENAI_ORG_ID, OPENAI_PROJECT_ID,
+// OPENAI_CUSTOM_HEADERS, …) before these, and the SDK has no public option
+// to leave them out; a key from there would be sent even with
+// WithAPIKey("") or a WithLookupEnv that has none, and to a WithBaseURL
+// server. So the chat completions service is built directly from these
+// options alone, and the variables that still apply are read through
+// o.env.
+func openaiOptions(o options, base, key string) []option.RequestOption {
+	client := o.client
+	if client == nil {
+		client = &http.Client{Transport: http.DefaultTransport}
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			t = t.Clone()
+			t.ResponseHeaderTimeout = openaiResponseHeaderTimeout
+			client.Transport = t
+		}
+	}
+	copts := []option.RequestOption{option.WithHTTPClient(client), option.WithBaseURL(base), option.WithMaxRetries(0)}
 	if key != "" {
 		copts = append(copts, option.WithAPIKey(key))
 	}
-	if o.client != nil {
-		copts = append(copts, option.WithHTTPClient(o.client))
+	if org := o.env("OPENAI_ORG_ID"); org != "" {
+		copts = append(copts, option.WithOrganization(org))
 	}
-	return &OpenAI{
-		client: openai.NewClient(copts...),
-		model:  model,
-		ep:     endpoint{provider: "openai", model: model, baseURL: base, keyVar: "OPENAI_API_KEY", baseVar: "OPENAI_BASE_URL"},
-		opts:   o,
-	}, nil
+	if project := o.env("OPENAI_PROJECT_ID"); project != "" {
+		copts = append(copts, option.WithProject(project))
+	}
+	for line := range strings.SplitSeq(o.env("OPENAI_CUSTOM_HEADERS"), "\n") {
+		if name, value, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) != "" {
+			copts = append(copts, option.WithHeader(strings.TrimSpace(name), strings.TrimSpace(value)))
+		}
+	}
+	return copts
 }
 
 // Name is the model's name, as it is sent.
@@ -89,7 +132,7 @@ func (m *OpenAI) Turn(ctx context.Context, req Request) (Decision, error) {
 	rec := &recorder{provider: "openai"}
 	cctx, cancel := m.opts.callContext(ctx)
 	defer cancel()
-	res, err := m.client.Chat.Completions.New(cctx, params, option.WithMiddleware(rec.middleware))
+	res, err := m.chat.New(cctx, params, option.WithMiddleware(rec.middleware))
 	if err != nil {
 		return Decision{}, m.ep.fail(ctx, rec, err)
 	}
@@ -115,7 +158,7 @@ func (m *OpenAI) Stream(ctx context.Context, req Request, onText func(string)) (
 	rec := &recorder{provider: "openai"}
 	cctx, cancel := m.opts.callContext(ctx)
 	defer cancel()
-	stream := m.client.Chat.Completions.NewStreaming(cctx, params, option.WithMiddleware(rec.middleware))
+	stream := m.chat.NewStreaming(cctx, params, option.WithMiddleware(rec.middleware))
 	defer stream.Close()
 	var acc chunks
 	for stream.Next() {
