@@ -3,7 +3,12 @@ package effect
 import "errors"
 
 // Map describes e followed by f applied to its value. f runs only when e
-// succeeds; a panic in f is a Die.
+// succeeds and the run's context is not done; a panic in f is a Die.
+//
+// Map, AndThen and CatchFail notice a cancelled context between steps: a
+// step that succeeds after the context was cancelled ends the chain there,
+// as an Interrupt, and its value is not passed on. Work that must be
+// recorded once done belongs in one step whose result the caller keeps.
 func Map[S, A, B any](e Effect[S, A], f func(A) B) Effect[S, B] {
 	switch {
 	case e.run == nil:

@@ -42,8 +42,13 @@ func (e *TimeoutError) Unwrap() []error {
 // Timeout starts no goroutine: e runs on the caller's goroutine under a
 // context with a deadline. Go cannot preempt a function that ignores its
 // context, so such a body delays the timeout until it returns by itself. A
-// body that succeeds after the deadline has passed still succeeds: its work
-// was done, and reporting a timeout would invite a retry to do it twice.
+// body whose last step succeeds after the deadline has passed still
+// succeeds: its work was done, and reporting a timeout would invite a retry
+// to do it twice. But a chain notices cancellation between its steps (see
+// Map): when a slow step succeeds late and more steps follow it inside the
+// Timeout, the chain stops there and the Exit is a timeout, which a Retry
+// around it repeats — late work included. Put Timeout directly around the
+// step that may hang, and chain after it.
 //
 // A non-positive d times out at once without running e.
 func Timeout[S, A any](e Effect[S, A], d time.Duration) Effect[S, A] {

@@ -248,6 +248,10 @@ type ActionRequested struct {
 	// Payload is the adapter's input.
 	Payload RawJSON    `msgpack:"payload,omitempty" json:"payload,omitempty"`
 	Check   *CheckSpec `msgpack:"check,omitempty" json:"check,omitempty"`
+	// Confirm records that a person must confirm the action before it
+	// runs, as the tool's policy said when it was requested, so a later
+	// fold does not depend on today's configuration.
+	Confirm bool `msgpack:"confirm,omitempty" json:"confirm,omitempty"`
 }
 
 // Validate requires an action id.

@@ -112,6 +112,12 @@ func (v *verifier) check(f facts.Fact) string {
 	if reason := v.consistent(f); reason != "" {
 		return reason
 	}
+	switch {
+	case answerKinds[f.Kind] && !facts.IsIngress(f.Cause):
+		return fmt.Sprintf("a %s comes from outside, but its cause is a transition's", f.Kind)
+	case runtimeKinds[f.Kind] && facts.IsIngress(f.Cause):
+		return fmt.Sprintf("only the runtime appends %s, but its cause is an ingress key", f.Kind)
+	}
 	if f.Cause == v.prevCause {
 		// The same append as the fact before: a transition's facts share
 		// its key.
@@ -166,6 +172,22 @@ func (v *verifier) check(f facts.Fact) string {
 	}
 	return fmt.Sprintf("the fold never enabled %s here (enabled: %s)", f.Cause, strings.Join(keys, ", "))
 }
+
+// runtimeKinds are appended only by transitions; answerKinds only from
+// outside (Post, fork, undo). A fact of either under the other kind of
+// cause was not written by this program.
+var (
+	runtimeKinds = map[facts.Kind]bool{
+		facts.KindSystemConfigured: true, facts.KindModelTurn: true, facts.KindConfirmationRequested: true,
+		facts.KindQuestionAsked: true, facts.KindActionRequested: true, facts.KindActionStarted: true,
+		facts.KindActionCompleted: true, facts.KindActionInterrupted: true, facts.KindCheckRecorded: true,
+		facts.KindContextCompacted: true, facts.KindBudgetExhausted: true, facts.KindTransitionFailed: true,
+	}
+	answerKinds = map[facts.Kind]bool{
+		facts.KindUserMessage: true, facts.KindConfirmationAnswered: true, facts.KindQuestionAnswered: true,
+		facts.KindEffectReconciled: true, facts.KindThreadForked: true, KindWorkspaceRestored: true,
+	}
+)
 
 // failedKey returns the key a transition.failed fact names, checking that
 // its cause is that key's failure record.

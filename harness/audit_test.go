@@ -150,6 +150,20 @@ func TestVerifyRejectsSeededCorruptions(t *testing.T) {
 			require.Contains(t, ve.Reason, tc.reason)
 		})
 	}
+	t.Run("an approval forged under the confirmation's own cause", func(t *testing.T) {
+		i := idx(facts.KindConfirmationRequested)
+		d, _ := facts.NewDraft(facts.KindConfirmationAnswered, good[i].Cause, facts.ConfirmationAnswered{RequestID: "1-c", Approved: true})
+		fs := slices.Insert(slices.Clone(good[:i+1]), i+1, facts.Fact{Thread: "t", Kind: d.Kind, Cause: d.Cause, Data: d.Data, At: good[i].At})
+		err := harness.VerifyFacts(o.actor, "t", seq2(relink(fs)))
+		require.ErrorContains(t, err, "comes from outside")
+	})
+	t.Run("a completion posted as if from outside", func(t *testing.T) {
+		i := idx(facts.KindActionCompleted)
+		fs := slices.Clone(good[:i+1])
+		fs[i].Cause = facts.IngressCause("forged")
+		err := harness.VerifyFacts(o.actor, "t", seq2(relink(fs)))
+		require.ErrorContains(t, err, "only the runtime appends action.completed")
+	})
 	t.Run("a truncated tail is a shorter log, and verifies as one", func(t *testing.T) {
 		require.NoError(t, harness.VerifyFacts(o.actor, "t", seq2(good[:len(good)-2])))
 	})

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -312,4 +313,59 @@ func TestPostDuringAnActIsKept(t *testing.T) {
 	kinds := o.kinds("t")
 	require.Equal(t, []facts.Kind{facts.KindActionStarted, facts.KindUserMessage, facts.KindActionCompleted, facts.KindCheckRecorded, facts.KindModelTurn}, kinds[6:11])
 	require.EqualValues(t, 1, o.calls.Load())
+}
+
+// A runtime on a wrapped store (harness.Watch) and one on the store itself
+// take the same lock: the second waits for the first's act to complete
+// instead of taking it for one whose process died.
+func TestWrappedStoreSharesTheLock(t *testing.T) {
+	o := newObservedEnv(t, writeScript)
+	entered, release := make(chan struct{}), make(chan struct{})
+	o.write = func(root string, args json.RawMessage) (facts.Report, error) {
+		close(entered)
+		<-release
+		return honest(root, args)
+	}
+	out, err := o.rt.Start(ctx, o.actor, "t", "Set the cache TTL to 300")
+	require.NoError(t, err)
+	o.approve("t", out.Waits[0].RequestID, true)
+	first := make(chan error)
+	go func() { _, err := o.rt.Resume(ctx, o.actor, "t"); first <- err }()
+	<-entered
+	watched, err := harness.NewRuntime(harness.Watch(o.store, func(facts.Fact, error) {}), o.rt.Services, o.rt.Config)
+	require.NoError(t, err)
+	second := make(chan error)
+	go func() { _, err := watched.Resume(ctx, o.actor, "t"); second <- err }()
+	select {
+	case err := <-second:
+		t.Fatalf("the second resume ran while the first held the thread: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, <-first)
+	require.NoError(t, <-second)
+	require.NotContains(t, o.kinds("t"), facts.KindActionInterrupted)
+	require.EqualValues(t, 1, o.calls.Load())
+}
+
+// A model's tool-call ids that a key cannot hold, or that collide once made
+// safe, get ids of their own; the thread goes on.
+func TestUnsafeToolCallIDs(t *testing.T) {
+	o := newObservedEnv(t, `{"tool_calls": [{"id": "x.1", "name": "write_file", "args": "{\"path\":\"a.txt\",\"content\":\"a\"}"}, {"id": "x_1", "name": "write_file", "args": "{\"path\":\"b.txt\",\"content\":\"b\"}"}, {"id": "c\n1", "name": "write_file", "args": "{\"path\":\"c.txt\",\"content\":\"c\"}"}]}
+{"text": "done"}`, harness.WithGrants(action.Read, action.Write))
+	out, err := o.rt.Start(ctx, o.actor, "t", "three files")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, out.Status)
+	var ids []string
+	for _, w := range out.Waits {
+		ids = append(ids, w.RequestID)
+	}
+	require.Equal(t, []string{"1-x_1", "1-call-2", "1-c_1"}, ids)
+	for _, id := range ids {
+		o.approve("t", id, true)
+	}
+	out, err = o.rt.Resume(ctx, o.actor, "t")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status)
+	require.NoError(t, harness.VerifyLog(ctx, o.store, o.actor, "t"))
 }

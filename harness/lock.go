@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"reflect"
 	"sync"
 
 	"github.com/seed-7cc7a084/harness/thread"
@@ -14,8 +15,11 @@ import (
 // crash — in a process that holds the lock, a started action with no
 // completion can only be one whose process died.
 //
-// The locks are keyed by store and thread, counted, and dropped when no
-// runtime holds or waits for them.
+// The locks are keyed by the underlying store (wrappers that implement
+// Unwrap() thread.Store are seen through) and the thread, counted, and
+// dropped when no runtime holds or waits for them. A store whose type
+// cannot be a map key is keyed by the thread alone: that serializes more
+// than needed, never less.
 var resuming = threadLocks{m: map[lockKey]*threadLock{}}
 
 type lockKey struct {
@@ -36,7 +40,7 @@ type threadLocks struct {
 // lock waits until the thread is free or ctx is done, and returns the
 // function that frees it.
 func (l *threadLocks) lock(ctx context.Context, store thread.Store, id string) (func(), error) {
-	k := lockKey{store, id}
+	k := lockKey{underlying(store), id}
 	l.mu.Lock()
 	tl := l.m[k]
 	if tl == nil {
@@ -60,4 +64,20 @@ func (l *threadLocks) lock(ctx context.Context, store thread.Store, id string) (
 		release()
 		return nil, ctx.Err()
 	}
+}
+
+// underlying sees through store wrappers to the store they wrap, and
+// returns nil for a store whose dynamic type is not comparable.
+func underlying(s thread.Store) thread.Store {
+	for {
+		u, ok := s.(interface{ Unwrap() thread.Store })
+		if !ok {
+			break
+		}
+		s = u.Unwrap()
+	}
+	if s == nil || !reflect.TypeOf(s).Comparable() {
+		return nil
+	}
+	return s
 }

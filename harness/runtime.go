@@ -91,13 +91,14 @@ func NewRuntime[S any](store thread.Store, services S, config Config) (*Runtime[
 // state is one Resume's fold of a thread, plus what the runtime itself
 // needs: how often each key has failed.
 type state[S any] struct {
-	id       string
-	fold     *fold.Fold[S]
-	failures map[string]int // key → transition.failed facts; never iterated
+	id          string
+	fold        *fold.Fold[S]
+	failures    map[string]int    // key → transition.failed facts; never iterated
+	lastFailure map[string]string // key → the message of its last failure
 }
 
 func (rt *Runtime[S]) load(ctx context.Context, actor Actor[S], id string) (*state[S], error) {
-	st := &state[S]{id: id, fold: fold.New(actor.New()...), failures: map[string]int{}}
+	st := &state[S]{id: id, fold: fold.New(actor.New()...), failures: map[string]int{}, lastFailure: map[string]string{}}
 	return st, rt.catchUp(ctx, st)
 }
 
@@ -116,6 +117,7 @@ func (rt *Runtime[S]) catchUp(ctx context.Context, st *state[S]) error {
 				return err
 			}
 			st.failures[tf.Key]++
+			st.lastFailure[tf.Key] = tf.Message
 		}
 	}
 	return nil
@@ -244,6 +246,7 @@ func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (ou
 	}
 	out = Outcome{Thread: id}
 	retried := false
+	failedHere := map[string]bool{} // keys that failed in this call; membership only
 	for {
 		out.Seq = st.fold.Seq()
 		p, err := st.fold.Project()
@@ -271,6 +274,13 @@ func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (ou
 			return out, nil
 		}
 		t := p.Enabled[0]
+		if failedHere[t.Key] {
+			// It failed in this call and a component enables it again:
+			// running it again at once would fail again, and again. A
+			// new Resume — a person's word — may try it once more.
+			out.Status, out.Reason = StatusFailed, fmt.Sprintf("%s failed and is still enabled: %s", t.Key, st.lastFailure[t.Key])
+			return out, nil
+		}
 		j := &journal{store: rt.Store, id: id, key: t.ClaimKey, seq: st.fold.Seq()}
 		drafts, died, err := rt.run(ctx, st, t, j)
 		if errors.Is(err, fold.ErrClaimLost) {
@@ -290,6 +300,9 @@ func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (ou
 		}
 		if appended {
 			out.Steps++
+			if len(drafts) == 1 && drafts[0].Kind == facts.KindTransitionFailed {
+				failedHere[t.Key] = true
+			}
 		}
 		if died != nil && appended {
 			out.Seq = st.fold.Seq()

@@ -25,6 +25,10 @@ type watched struct {
 }
 
 // Append appends through the store and reports what was appended.
+// Unwrap returns the store being watched, so that a runtime on the watched
+// store and one on the store itself take the same per-thread lock.
+func (w *watched) Unwrap() thread.Store { return w.Store }
+
 func (w *watched) Append(ctx context.Context, id string, after uint64, drafts ...facts.Draft) (thread.Head, error) {
 	h, err := w.Store.Append(ctx, id, after, drafts...)
 	if err != nil {

@@ -148,8 +148,7 @@ func (a *attempt) open() bool {
 type call struct {
 	ref      string // "<turn>-<id>", unique in the thread
 	call     facts.ToolCall
-	policy   Policy
-	granted  bool
+	policy   Policy // as recorded on the first action.requested
 	asked    *facts.ConfirmationRequested
 	answer   *facts.ConfirmationAnswered
 	attempts []*attempt
@@ -162,7 +161,7 @@ func (c *call) last() *attempt {
 	return c.attempts[len(c.attempts)-1]
 }
 
-func (c *call) needsConfirmation() bool { return c.granted && c.policy.Confirm }
+func (c *call) needsConfirmation() bool { return c.policy.Confirm }
 func (c *call) denied() bool            { return c.needsConfirmation() && c.answer != nil && !c.answer.Approved }
 
 // settled reports whether nothing more happens to the call.
@@ -300,6 +299,9 @@ func (s *Scheduler[S]) Step(f facts.Fact) error {
 		if c := s.byRef[refOf(p.ActionID)]; c != nil {
 			c.attempts = append(c.attempts, &attempt{id: p.ActionID, requested: &p})
 			s.byAction[p.ActionID] = c
+			if len(c.attempts) == 1 {
+				c.policy = Policy{Confirm: p.Confirm, Capability: action.Capability(p.Capability)}
+			}
 		}
 	case facts.KindActionStarted:
 		var p facts.ActionStarted
@@ -440,15 +442,10 @@ func (s *Scheduler[S]) stepTurn(seq uint64, p facts.ModelTurn) {
 	}
 	s.messages = append(s.messages, facts.Message{Role: facts.RoleAssistant, Text: text, ToolCalls: p.ToolCalls, Seq: seq})
 	for _, tc := range p.ToolCalls {
-		c := &call{ref: strconv.Itoa(p.Turn) + "-" + strings.ReplaceAll(tc.ID, ".", "_"), call: tc, granted: true}
-		if s.env.Policy != nil {
-			c.policy = s.env.Policy(tc)
-		} else {
-			c.policy = Policy{Confirm: true, Capability: action.Execute}
-		}
-		if s.env.Granted != nil {
-			c.granted = s.env.Granted(c.policy.Capability)
-		}
+		// The call's policy is not decided here, from today's
+		// configuration, but when it is requested, and read back from
+		// action.requested: a fold reads only the log.
+		c := &call{ref: strconv.Itoa(p.Turn) + "-" + tc.ID, call: tc}
 		s.calls = append(s.calls, c)
 		s.byRef[c.ref] = c
 	}
@@ -596,23 +593,42 @@ func (s *Scheduler[S]) infer() fold.Transition[S] {
 	})}
 }
 
-// uniqueIDs gives every call of a turn an id, unique within the turn: a
-// model may omit ids or repeat them, and answers must name one call.
+// uniqueIDs gives every call of a turn an id that is unique within the
+// turn and safe inside a transition key: a model may omit ids, repeat them,
+// or write ones with characters a key cannot hold. An id of up to 64
+// letters, digits, '_' and '-' is kept; another gets its unsafe characters
+// replaced (and a long one a digest); an empty or repeated one becomes
+// call-N. The recorded model.turn carries the ids as given here, so the
+// model sees the same ids on its calls and on their results.
 func uniqueIDs(calls []facts.ToolCall) []facts.ToolCall {
 	seen := map[string]bool{}
 	out := slices.Clone(calls)
 	for i := range out {
-		id := out[i].ID
+		id := safeID(out[i].ID)
 		if id == "" || seen[id] {
 			id = "call-" + strconv.Itoa(i+1)
 			for seen[id] {
-				id += "'"
+				id += "_"
 			}
-			out[i].ID = id
 		}
+		out[i].ID = id
 		seen[id] = true
 	}
 	return out
+}
+
+func safeID(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		sum := sha256.Sum256([]byte(id))
+		return string(b[:40]) + "-" + hex.EncodeToString(sum[:8])
+	}
+	return string(b)
 }
 
 // request records the action a call asks for, before anything runs. id is
@@ -624,10 +640,23 @@ func (s *Scheduler[S]) request(c *call, id string) fold.Transition[S] {
 		// tool runs with exactly the arguments a person saw.
 		tc.Name, tc.Args = c.asked.Tool, c.asked.Args
 	}
+	// The policy is decided now and recorded: a capability not granted is
+	// never put to a person (the boundary denies it), and a call already
+	// confirmed is not asked again on a retry.
+	policy := Policy{Confirm: true, Capability: action.Execute}
+	if s.env.Policy != nil {
+		policy = s.env.Policy(tc)
+	}
+	if s.env.Granted != nil && !s.env.Granted(policy.Capability) {
+		policy.Confirm = false
+	}
+	if len(c.attempts) > 0 {
+		policy = c.policy
+	}
 	req := action.Request{
 		ActionID:       id,
 		CallID:         tc.ID,
-		Capability:     c.policy.Capability,
+		Capability:     policy.Capability,
 		Instruction:    fmt.Sprintf("%s %s", tc.Name, tc.Args),
 		IdempotencyKey: executeKey(id),
 		// A request is recorded before anyone is asked to confirm it, so it
@@ -645,7 +674,9 @@ func (s *Scheduler[S]) request(c *call, id string) fold.Transition[S] {
 	}
 	return fold.Transition[S]{Key: requestKey(id), Effect: effect.AndThen(declare, func(check *facts.CheckSpec) effect.Effect[S, []facts.Draft] {
 		req.Check = check
-		return drafts[S](facts.KindActionRequested, req.Fact())
+		f := req.Fact()
+		f.Confirm = policy.Confirm
+		return drafts[S](facts.KindActionRequested, f)
 	})}
 }
 
