@@ -26,7 +26,12 @@
 // between a check and its use. (os.Root also refuses absolute link targets,
 // even ones inside the root.) write_file and edit_file also refuse paths
 // the runtime's workspace observer leaves out — the root's .harness and any
-// .git — since a write there would be an effect nobody could observe.
+// .git — since a write there would be an effect nobody could observe, and
+// the paths given with [WithProtected]. The refusal applies to where a path
+// leads, not only to how it is written: its parent directories and the
+// path itself are resolved inside the root, following symlinks as os.Root
+// does, so a link g -> .git does not open g/hooks to a write; a protected
+// path that is itself a symlink protects where it leads too.
 // run_command is not confined beyond its working directory; that is what
 // the execute capability and the confirmation are for.
 //

@@ -102,9 +102,24 @@ func (l Limits) withDefaults() Limits {
 type Option func(*config)
 
 type config struct {
-	limits  Limits
-	confirm map[string]bool
-	all     *bool
+	limits    Limits
+	confirm   map[string]bool
+	all       *bool
+	protected []string
+}
+
+// WithProtected names more paths — relative to the workspace root, or
+// absolute — that write_file and edit_file refuse to write at or under,
+// as they refuse ".git" (anywhere) and the root's ".harness", which stay
+// protected whatever is given: for instance the runtime's store when it
+// is kept under another name. A path is protected as written and where
+// its symlinks lead, and a write is refused when the path it names, or
+// where that path's symlinks lead, is inside one. An absolute path
+// outside the workspace is ignored, since no file tool reaches it; New
+// returns an error for an empty path, a relative one that climbs out of
+// the workspace, or the root itself.
+func WithProtected(paths ...string) Option {
+	return func(c *config) { c.protected = append(c.protected, paths...) }
 }
 
 // WithLimits sets the tools' limits; zero fields keep their defaults.
@@ -145,6 +160,9 @@ func New(root string, opts ...Option) (*Set, error) {
 	}
 	ws, err := newWorkspace(root)
 	if err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+	if err := ws.protect(c.protected); err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
 	lim := c.limits.withDefaults()

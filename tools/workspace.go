@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -25,6 +26,10 @@ import (
 type workspace struct {
 	dir  string // absolute, clean
 	real string // dir with its symlinks evaluated, to accept absolute paths spelled either way
+	// protected are the WithProtected paths, slash-separated and relative
+	// to the root, which write_file and edit_file refuse as they refuse
+	// ".git" and ".harness".
+	protected []string
 }
 
 func newWorkspace(root string) (*workspace, error) {
@@ -97,11 +102,17 @@ func (w *workspace) within(abs string) (string, bool) {
 func pathError(rel string, err error) error {
 	switch {
 	case escapes(err):
-		return fmt.Errorf("%w: path %q leads outside the workspace through a symlink (or an absolute symlink)", ErrOutsideWorkspace, rel)
+		return escapeError(rel)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("path %q: %w", rel, fs.ErrNotExist)
 	}
 	return fmt.Errorf("path %q: %w", rel, err)
+}
+
+// escapeError is the error for a path at rel that leads out of the
+// workspace through a symlink.
+func escapeError(rel string) error {
+	return fmt.Errorf("%w: path %q leads outside the workspace through a symlink (or an absolute symlink)", ErrOutsideWorkspace, rel)
 }
 
 // escapes reports whether err is os.Root refusing a path that leaves it.
@@ -122,17 +133,146 @@ func unobserved(rel string) bool {
 	return path.Base(rel) == ".git" || rel == ".harness"
 }
 
-// refuseUnobserved refuses a write to a path at or under an entry the
-// observer leaves out.
-func refuseUnobserved(rel string) error {
-	for i := range len(rel) + 1 {
-		if i == len(rel) || rel[i] == '/' {
-			if p := rel[:i]; unobserved(p) {
-				return fmt.Errorf("path %q is inside %s, which the runtime keeps and does not observe; write elsewhere", rel, p)
+// protect adds the paths WithProtected names, each relative to the root
+// or absolute. An absolute path outside the workspace is left out: no file
+// tool can reach it.
+func (w *workspace) protect(paths []string) error {
+	for _, p := range paths {
+		if p == "" || strings.ContainsRune(p, 0) {
+			return fmt.Errorf("WithProtected: %q is not a path", p)
+		}
+		q := filepath.FromSlash(p)
+		if filepath.IsAbs(q) {
+			r, ok := w.within(q)
+			if !ok {
+				continue
+			}
+			q = r
+		}
+		q = filepath.Clean(q)
+		if !filepath.IsLocal(q) {
+			return fmt.Errorf("WithProtected: %q is not inside the workspace root %s", p, w.dir)
+		}
+		if q == "." {
+			return fmt.Errorf("WithProtected: %q is the workspace root itself", p)
+		}
+		w.protected = append(w.protected, filepath.ToSlash(q))
+	}
+	return nil
+}
+
+// protectedAt reports the entry at or above the slash-separated path p
+// that write_file and edit_file refuse to write in: a ".git" anywhere, or
+// one of prot (".harness" and the WithProtected paths, as written and as
+// resolved). It returns "" when there is none.
+func protectedAt(p string, prot []string) string {
+	for i := range len(p) + 1 {
+		if i == len(p) || p[i] == '/' {
+			if q := p[:i]; path.Base(q) == ".git" || slices.Contains(prot, q) {
+				return q
 			}
 		}
 	}
+	return ""
+}
+
+// refuseProtected refuses, from the path as written, a write to rel at or
+// under an entry the runtime keeps. It needs no file system and gives the
+// clear error early; checkWritable, which follows symlinks, decides.
+func (w *workspace) refuseProtected(rel string) error {
+	if q := protectedAt(rel, append([]string{".harness"}, w.protected...)); q != "" {
+		return fmt.Errorf("path %q is inside %s, which the runtime keeps and does not observe; write elsewhere", rel, q)
+	}
 	return nil
+}
+
+// checkWritable refuses a write to rel when rel, or where it leads once its
+// symlinks are followed — its parent directories' and its own, as os.Root
+// follows them — is at or under ".git", the root's ".harness" or a
+// WithProtected path (each of those also taken where its own symlinks
+// lead). A link g -> .git thus does not open .git/hooks to write_file.
+//
+// The check is made when the call runs, on the links as they are then; a
+// command racing the write to swap a link is not covered (a command can
+// write in .git by itself anyway — this refusal keeps the file tools'
+// effects observable, it is not a sandbox).
+func (w *workspace) checkWritable(r *os.Root, rel string) error {
+	if err := w.refuseProtected(rel); err != nil {
+		return err
+	}
+	prot := []string{".harness"}
+	prot = append(prot, w.protected...)
+	for _, p := range prot {
+		if real, err := resolve(r, p); err == nil && !slices.Contains(prot, real) {
+			prot = append(prot, real)
+		}
+	}
+	real, err := resolve(r, rel)
+	if err != nil {
+		return err
+	}
+	if q := protectedAt(real, prot); q != "" {
+		return fmt.Errorf("path %q leads through a symlink to %s, inside %s, which the runtime keeps and does not observe; write elsewhere", rel, real, q)
+	}
+	return nil
+}
+
+// maxLinks is how many symlinks resolve follows in one path before it
+// gives up, as Linux does.
+const maxLinks = 40
+
+// resolve returns where the slash-separated path rel leads inside r: the
+// path relative to the root with every symlink on it followed, its parent
+// directories' and its own. From the first entry that is missing (or
+// cannot be looked at) on, the rest is taken as written, ".." climbing
+// lexically — the part a write would create. A link that leads out of the
+// root, or is absolute, is refused as os.Root refuses it. Each step looks
+// only at an entry whose parent is already resolved, so r never follows a
+// link for it.
+func resolve(r *os.Root, rel string) (string, error) {
+	var done []string
+	todo := strings.Split(rel, "/")
+	links, missing := 0, false
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return "", escapeError(rel)
+			}
+			done = done[:len(done)-1]
+			continue
+		}
+		next := append(slices.Clip(done), c)
+		if missing {
+			done = next
+			continue
+		}
+		name := filepath.FromSlash(strings.Join(next, "/"))
+		info, err := r.Lstat(name)
+		if err != nil || info.Mode()&fs.ModeSymlink == 0 {
+			// A missing entry is made by the write; any other error is the
+			// write's to report.
+			missing = err != nil
+			done = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", fmt.Errorf("path %q: more than %d symlinks", rel, maxLinks)
+		}
+		target, err := r.Readlink(name)
+		if err != nil {
+			return "", pathError(rel, err)
+		}
+		if filepath.IsAbs(target) || filepath.VolumeName(target) != "" || strings.HasPrefix(filepath.ToSlash(target), "/") {
+			return "", escapeError(rel)
+		}
+		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
+	}
+	return strings.Join(done, "/"), nil
 }
 
 // writeFile makes rel hold data, inside r. A regular file is replaced

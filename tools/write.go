@@ -44,7 +44,7 @@ func writeTool(ws *workspace) *tool {
 		if err != nil {
 			return a, "", err
 		}
-		return a, rel, refuseUnobserved(rel)
+		return a, rel, ws.refuseProtected(rel)
 	}
 	return &tool{
 		name: WriteFile,
@@ -64,6 +64,14 @@ func writeTool(ws *workspace) *tool {
 			if err != nil {
 				return nil, err
 			}
+			root, err := ws.open()
+			if err != nil {
+				return nil, err
+			}
+			defer root.Close()
+			if err := ws.checkWritable(root, rel); err != nil {
+				return nil, err
+			}
 			spec := action.FileEquals(rel, []byte(a.Content))
 			return &spec, nil
 		},
@@ -77,6 +85,9 @@ func writeTool(ws *workspace) *tool {
 				return failed(WriteFile, err), fmt.Errorf("%s: %w", WriteFile, err)
 			}
 			defer root.Close()
+			if err := ws.checkWritable(root, rel); err != nil {
+				return failed(WriteFile, err), nil
+			}
 			data := []byte(a.Content)
 			created, prev, err := writeFile(root, rel, data)
 			if err != nil {
@@ -165,7 +176,7 @@ func editTool(ws *workspace) *tool {
 		if err != nil {
 			return a, "", err
 		}
-		return a, rel, refuseUnobserved(rel)
+		return a, rel, ws.refuseProtected(rel)
 	}
 	// plan reads the file as it is now and plans the edit.
 	plan := func(raw json.RawMessage) (edit, string, error) {
@@ -178,6 +189,9 @@ func editTool(ws *workspace) *tool {
 			return edit{}, rel, err
 		}
 		defer root.Close()
+		if err := ws.checkWritable(root, rel); err != nil {
+			return edit{}, rel, err
+		}
 		data, err := root.ReadFile(filepath.FromSlash(rel))
 		if err != nil {
 			return edit{}, rel, pathError(rel, err)
@@ -224,6 +238,9 @@ func editTool(ws *workspace) *tool {
 				return failed(EditFile, err), fmt.Errorf("%s: %w", EditFile, err)
 			}
 			defer root.Close()
+			if err := ws.checkWritable(root, rel); err != nil {
+				return failed(EditFile, err), nil
+			}
 			data, err := root.ReadFile(filepath.FromSlash(rel))
 			if err != nil {
 				return failed(EditFile, pathError(rel, err)), nil
