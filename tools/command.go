@@ -34,9 +34,13 @@ const drainGrace = 2 * time.Second
 // capability and the confirmation are for. The person confirming sees the
 // very string the shell runs.
 //
-// The command runs in the workspace directory with the harness's
-// environment and no stdin. The file tools' confinement does not apply to
-// it: a command can reach whatever the user running the harness can.
+// The command runs in the workspace directory with no stdin and the
+// harness's environment less the model providers' credentials (see
+// commandEnv and WithEnvDrop): a command like env would otherwise put
+// OPENAI_API_KEY in its output, hence in the log and before the model.
+// Dropping them is hygiene, not a sandbox: the file tools' confinement does
+// not apply to a command, which can reach whatever the user running the
+// harness can, credentials kept in files included.
 //
 // On Unix the shell is the leader of a new process group. When the timeout
 // passes or ctx is done, the whole group is killed (SIGKILL), so children
@@ -44,14 +48,16 @@ const drainGrace = 2 * time.Second
 // it left running in its group is killed too — run_command is not for
 // starting servers in the background, and nothing it started keeps
 // changing the workspace after the runtime has observed it.
-func commandTool(ws *workspace, lim Limits) *tool {
+func commandTool(ws *workspace, lim Limits, envDrop []string) *tool {
 	maxSec := lim.MaxCommandTimeout.Seconds()
 	return &tool{
 		name: RunCommand,
 		description: fmt.Sprintf("Run a shell command (sh -c) in the workspace directory and return its exit code, "+
 			"stdout and stderr. Each of stdout and stderr keeps its first and last %d bytes; the middle of longer "+
 			"output is cut and the cut is marked. The command is killed, with any processes it started, after "+
-			"timeout_seconds (default %g, at most %g); background processes do not outlive the command.",
+			"timeout_seconds (default %g, at most %g); background processes do not outlive the command. "+
+			"The environment is the harness's without API credentials: OPENAI_API_KEY, ANTHROPIC_API_KEY and "+
+			"any other *_API_KEY variable are not set.",
 			lim.OutputBytes/2, lim.CommandTimeout.Seconds(), maxSec),
 		schema: objectSchema(map[string]prop{
 			"command":         {"type": "string", "minLength": 1, "description": "The shell command line, e.g. \"go test ./... 2>&1 | tail -n 50\"."},
@@ -75,15 +81,62 @@ func commandTool(ws *workspace, lim Limits) *tool {
 				}
 				timeout = time.Duration(sec * float64(time.Second))
 			}
-			return runCommand(ctx, ws.dir, a.Command, timeout, lim.OutputBytes)
+			return runCommand(ctx, ws.dir, a.Command, commandEnv(os.Environ(), envDrop), timeout, lim.OutputBytes)
 		},
 	}
 }
 
-func runCommand(ctx context.Context, dir, command string, timeout time.Duration, outputCap int) (facts.Report, error) {
+// credentialVars are the model providers' credentials, which run_command
+// leaves out of a command's environment; so is every variable whose name
+// ends in _API_KEY.
+var credentialVars = []string{
+	"OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
+	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+}
+
+// commandEnv is env ("NAME=value" entries) less the credentials: the
+// credentialVars, every name ending in _API_KEY, and the names in drop (a
+// name ending in "*" drops every variable it is a prefix of). Names are
+// compared ignoring case, as Windows does, so that "openai_api_key" does
+// not slip through either.
+func commandEnv(env, drop []string) []string {
+	dropped := func(name string) bool {
+		if strings.HasSuffix(strings.ToUpper(name), "_API_KEY") {
+			return true
+		}
+		for _, list := range [][]string{credentialVars, drop} {
+			for _, d := range list {
+				if p, ok := strings.CutSuffix(d, "*"); ok {
+					if len(name) >= len(p) && strings.EqualFold(name[:len(p)], p) {
+						return true
+					}
+				} else if strings.EqualFold(name, d) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "" && strings.HasPrefix(kv, "=") {
+			// Windows keeps per-drive directories as "=C:=C:\dir".
+			name, _, _ = strings.Cut(kv[1:], "=")
+			name = "=" + name
+		}
+		if !dropped(name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func runCommand(ctx context.Context, dir, command string, env []string, timeout time.Duration, outputCap int) (facts.Report, error) {
 	argv := shell(command)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
+	cmd.Env = env
 	newProcessGroup(cmd)
 	// The pipes are made here rather than by exec, so that Wait returns
 	// when the shell exits, not when the last holder of a pipe does; the

@@ -38,7 +38,13 @@
 // # run_command
 //
 // A command is one shell command line, run as sh -c (cmd /C on Windows)
-// in the workspace directory, with the harness's environment and no stdin.
+// in the workspace directory, with no stdin and the harness's environment
+// less the model providers' credentials — OPENAI_API_KEY, OPENAI_ADMIN_KEY,
+// OPENAI_ORG_ID, OPENAI_PROJECT_ID, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN
+// and every variable whose name ends in _API_KEY — and the variables named
+// with [WithEnvDrop], so that a command such as env does not put them in
+// the log and before the model. (That is hygiene, not a sandbox: a command
+// can still read whatever the user running the harness can.)
 // A line rather than an argv, because a model writes shell — pipes,
 // redirections, "cd sub && go test" — and an argv would not make a call
 // safer: running anything at all is what the execute capability and the

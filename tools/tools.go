@@ -106,6 +106,18 @@ type config struct {
 	confirm   map[string]bool
 	all       *bool
 	protected []string
+	envDrop   []string
+}
+
+// WithEnvDrop names more environment variables that run_command leaves out
+// of a command's environment; a name ending in "*" drops every variable
+// whose name begins with the rest ("AWS_*"). Names are compared ignoring
+// case. Whatever is given, the model providers' credentials are always
+// left out: OPENAI_API_KEY, OPENAI_ADMIN_KEY, OPENAI_ORG_ID,
+// OPENAI_PROJECT_ID, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, and every
+// variable whose name ends in _API_KEY.
+func WithEnvDrop(names ...string) Option {
+	return func(c *config) { c.envDrop = append(c.envDrop, names...) }
 }
 
 // WithProtected names more paths — relative to the workspace root, or
@@ -167,7 +179,7 @@ func New(root string, opts ...Option) (*Set, error) {
 	}
 	lim := c.limits.withDefaults()
 	ts := []*tool{
-		readTool(ws, lim), listTool(ws, lim), writeTool(ws), editTool(ws), commandTool(ws, lim),
+		readTool(ws, lim), listTool(ws, lim), writeTool(ws), editTool(ws), commandTool(ws, lim, slices.Clone(c.envDrop)),
 	}
 	for name := range c.confirm {
 		if !slices.ContainsFunc(ts, func(t *tool) bool { return t.name == name }) {
