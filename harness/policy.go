@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -46,6 +47,22 @@ func ParseApproveMode(s string) (ApproveMode, error) {
 // characters, / included, and ? one character; TOOL may be * for every
 // tool. Examples: "read_file", "run_command:go test *",
 // "write_file:docs/*", "*:*.env".
+//
+// A path (or list_files pattern) is matched as the workspace-relative path
+// it names, cleaned: "./docs/a.md", "docs/x/../a.md" and "<root>/docs/a.md"
+// are all "docs/a.md". A path that leaves the workspace ("../x",
+// "docs/../../x", an absolute path outside the root) or cannot be cleaned
+// is never approved by a pattern or a mode, and a deny pattern of its tool
+// cannot be checked against it: a person is asked.
+//
+// A command is text a shell reads, so an allow pattern's * and ? never
+// match the shell's control characters ; & | $ ` < > ( ) or a line break:
+// "run_command:go test *" approves "go test ./..." but not
+// "go test ./... ; rm -rf ~" nor "go test $(rm -rf ~)". A pattern that
+// spells such a character literally matches it there ("run_command:make *
+// | tee log"). A deny pattern on a command is only a hint: a shell can
+// always spell a command another way ("rm" as "r\m", or through sh -c),
+// so deny what must never run by leaving run_command to a person.
 type Pattern struct {
 	Tool string
 	// Glob is "" when the pattern names the tool alone.
@@ -77,80 +94,169 @@ func (p Pattern) String() string {
 	return p.Tool + ":" + p.Glob
 }
 
-// Match reports whether the call of tool with args matches the pattern.
+// Match reports whether the call of tool with args matches the pattern as
+// an allow pattern does (see Pattern), in a workspace whose root is
+// unknown: an absolute path matches nothing.
 func (p Pattern) Match(tool, args string) bool {
-	if !glob(p.Tool, tool) {
-		return false
-	}
-	if p.Glob == "" {
-		return true
-	}
-	subject, ok := Subject(args)
-	return ok && glob(p.Glob, subject)
+	return p.allows(tool, subjectOf("", args))
 }
 
 // Subject is what patterns match of a call's arguments: its "path",
-// "command" or "pattern" string, the first present.
+// "command" or "pattern" string, the first present, as the call gives it.
 func Subject(args string) (string, bool) {
+	s := subjectOf("", args)
+	return s.raw, s.present
+}
+
+// subject is a call's subject, read for matching.
+type subject struct {
+	present bool
+	raw     string
+	// command: the subject is a shell command.
+	command bool
+	// path is the cleaned workspace-relative path of a path subject;
+	// clean is false when there is none (it escapes the workspace, or
+	// cannot be cleaned).
+	path  string
+	clean bool
+}
+
+// subjectOf reads the subject of args, a path made relative to root.
+func subjectOf(root, args string) subject {
 	var a struct {
 		Path    *string `json:"path"`
 		Command *string `json:"command"`
 		Pattern *string `json:"pattern"`
 	}
 	if json.Unmarshal([]byte(args), &a) != nil {
+		return subject{}
+	}
+	switch {
+	case a.Path != nil:
+		s := subject{present: true, raw: *a.Path}
+		s.path, s.clean = WorkspacePath(root, *a.Path)
+		return s
+	case a.Command != nil:
+		return subject{present: true, raw: *a.Command, command: true}
+	case a.Pattern != nil:
+		s := subject{present: true, raw: *a.Pattern}
+		s.path, s.clean = WorkspacePath(root, *a.Pattern)
+		return s
+	}
+	return subject{}
+}
+
+// WorkspacePath is p as a cleaned, slash-separated path relative to the
+// workspace root: "./a", "a/b/../a" and "<root>/a" are all "a". ok is
+// false for a path that leaves the workspace ("..", "../x", an absolute
+// path outside root, any absolute path when root is ""), or that is empty
+// or holds a NUL byte.
+func WorkspacePath(root, p string) (string, bool) {
+	if p == "" || strings.ContainsRune(p, 0) {
 		return "", false
 	}
-	for _, s := range []*string{a.Path, a.Command, a.Pattern} {
-		if s != nil {
-			return *s, true
+	if filepath.IsAbs(p) || path.IsAbs(p) {
+		if root == "" || !filepath.IsAbs(root) {
+			return "", false
 		}
+		rel, err := filepath.Rel(filepath.Clean(root), filepath.Clean(p))
+		if err != nil {
+			return "", false
+		}
+		p = filepath.ToSlash(rel)
 	}
-	return "", false
+	c := path.Clean(p)
+	if c == ".." || strings.HasPrefix(c, "../") || path.IsAbs(c) {
+		return "", false
+	}
+	return c, true
+}
+
+// allows reports whether the pattern, as an allow pattern, matches a call
+// of tool with subject s.
+func (p Pattern) allows(tool string, s subject) bool {
+	switch {
+	case !glob(p.Tool, tool):
+		return false
+	case p.Glob == "":
+		return true
+	case !s.present:
+		return false
+	case s.command:
+		return globMatch(p.Glob, s.raw, isShellControl)
+	}
+	return s.clean && glob(p.Glob, s.path)
+}
+
+// denies reports whether the pattern, as a deny pattern, matches a call of
+// tool with subject s: the cleaned path, or the path as given.
+func (p Pattern) denies(tool string, s subject) bool {
+	switch {
+	case !glob(p.Tool, tool):
+		return false
+	case p.Glob == "":
+		return true
+	case !s.present:
+		return false
+	}
+	return glob(p.Glob, s.raw) || s.clean && glob(p.Glob, s.path)
+}
+
+// isShellControl reports whether r is a character that makes a shell do
+// more than run one command with arguments: a separator, a pipe, a
+// substitution, a redirection, a subshell, or a line break.
+func isShellControl(r rune) bool {
+	return strings.ContainsRune(";&|$`<>()\n\r", r)
 }
 
 // glob matches s against pattern: * any run, ? one rune.
-func glob(pattern, s string) bool {
-	// The classic two-pointer match with backtracking to the last star.
-	px, sx := 0, 0
-	starP, starS := -1, 0
-	for sx < len(s) {
-		if px < len(pattern) {
-			switch c := pattern[px]; c {
-			case '*':
-				starP, starS = px, sx
-				px++
-				continue
-			case '?':
-				_, n := utf8.DecodeRuneInString(s[sx:])
-				px, sx = px+1, sx+n
-				continue
-			default:
-				if s[sx] == c {
-					px, sx = px+1, sx+1
-					continue
-				}
+func glob(pattern, s string) bool { return globMatch(pattern, s, nil) }
+
+// globMatch matches s against pattern: * any run of runes, ? one rune,
+// any other rune itself. A rune for which literal is true is matched only
+// by itself in the pattern, never by * or ?.
+func globMatch(pattern, s string, literal func(rune) bool) bool {
+	p, t := []rune(pattern), []rune(s)
+	// next[j]: whether p[i+1:] matches t[j:]; cur[j] the same for p[i:].
+	next := make([]bool, len(t)+1)
+	cur := make([]bool, len(t)+1)
+	next[len(t)] = true
+	for i := len(p) - 1; i >= 0; i-- {
+		switch p[i] {
+		case '*':
+			cur[len(t)] = next[len(t)]
+			for j := len(t) - 1; j >= 0; j-- {
+				cur[j] = next[j] || (literal == nil || !literal(t[j])) && cur[j+1]
+			}
+		case '?':
+			cur[len(t)] = false
+			for j := len(t) - 1; j >= 0; j-- {
+				cur[j] = (literal == nil || !literal(t[j])) && next[j+1]
+			}
+		default:
+			cur[len(t)] = false
+			for j := len(t) - 1; j >= 0; j-- {
+				cur[j] = t[j] == p[i] && next[j+1]
 			}
 		}
-		if starP < 0 {
-			return false
-		}
-		starS++
-		px, sx = starP+1, starS
+		cur, next = next, cur
 	}
-	for px < len(pattern) && pattern[px] == '*' {
-		px++
-	}
-	return px == len(pattern)
+	return next[0]
 }
 
 // Approval decides which confirmations are answered without a person: a
 // deny pattern that matches denies the call; otherwise an allow pattern
 // that matches, or the mode, approves it; otherwise a person is asked.
-// Deny always wins.
+// Deny always wins. A call whose path leaves the workspace, or cannot be
+// cleaned, is denied by a deny pattern naming its tool alone and otherwise
+// put to a person (see Pattern).
 type Approval struct {
 	Mode  ApproveMode
 	Allow []Pattern
 	Deny  []Pattern
+	// Root is the workspace root absolute paths are made relative to;
+	// ApplyApproval uses the runtime's workspace when it is "".
+	Root string
 }
 
 // NewApproval parses a mode and patterns.
@@ -189,13 +295,19 @@ type Decision struct {
 
 // Decide answers a call of tool, needing capability, with args.
 func (a Approval) Decide(tool string, capability action.Capability, args string) Decision {
+	s := subjectOf(a.Root, args)
 	for _, p := range a.Deny {
-		if p.Match(tool, args) {
+		if p.denies(tool, s) {
 			return Decision{Rule: "deny " + p.String()}
 		}
 	}
+	if s.present && !s.command && !s.clean {
+		// Where the call writes cannot be told: no rule may approve it,
+		// and a deny pattern cannot be checked. A person decides.
+		return Decision{Ask: true}
+	}
 	for _, p := range a.Allow {
-		if p.Match(tool, args) {
+		if p.allows(tool, s) {
 			return Decision{Approved: true, Rule: "allow " + p.String()}
 		}
 	}
@@ -233,6 +345,9 @@ const PolicyBy = "policy"
 // the reason, under AnswerKey), and returns the pending requests that
 // still need a person. posted counts the answers appended.
 func ApplyApproval(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id string, a Approval, waits []Pending) (needPerson []Pending, posted int, err error) {
+	if a.Root == "" {
+		a.Root = rt.Services.Workspace
+	}
 	for _, w := range waits {
 		if w.Kind != fold.WaitConfirmation {
 			needPerson = append(needPerson, w)

@@ -1,6 +1,8 @@
 package harness_test
 
 import (
+	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -70,4 +72,93 @@ func TestApprovalDecide(t *testing.T) {
 	require.ErrorContains(t, err, "want ask, writes or all")
 	_, err = harness.NewApproval("", nil, []string{":x"})
 	require.ErrorContains(t, err, "--deny")
+}
+
+// A path is matched as the workspace-relative path it names: a pattern
+// cannot be slipped past with "..", "./" or an absolute path, and a path
+// that leaves the workspace is put to a person whatever the rules say.
+func TestApprovalMatchesCleanedPaths(t *testing.T) {
+	root := t.TempDir()
+	cases := []struct {
+		name        string
+		mode        string
+		allow, deny []string
+		path        string
+		want        harness.Decision
+	}{
+		{"allow matches a cleaned path", "ask", []string{"write_file:docs/*"}, nil, "./docs/a.md", harness.Decision{Approved: true, Rule: "allow write_file:docs/*"}},
+		{"allow does not follow ..", "ask", []string{"write_file:docs/*"}, nil, "docs/../.github/workflows/ci.yml", harness.Decision{Ask: true}},
+		{"allow does not follow .. back in", "ask", []string{"write_file:docs/*"}, nil, "docs/../docs/a.md", harness.Decision{Approved: true, Rule: "allow write_file:docs/*"}},
+		{"deny sees through ./", "all", nil, []string{"write_file:.github/*"}, "./.github/ci.yml", harness.Decision{Rule: "deny write_file:.github/*"}},
+		{"deny sees through ..", "all", nil, []string{"write_file:.github/*"}, "docs/../.github/ci.yml", harness.Decision{Rule: "deny write_file:.github/*"}},
+		{"deny sees through an absolute path", "all", nil, []string{"write_file:.github/*"}, filepath.Join(root, ".github", "ci.yml"), harness.Decision{Rule: "deny write_file:.github/*"}},
+		{"allow matches an absolute path inside", "ask", []string{"write_file:docs/*"}, nil, filepath.Join(root, "docs", "a.md"), harness.Decision{Approved: true, Rule: "allow write_file:docs/*"}},
+		{"an escaping path is never approved by a pattern", "ask", []string{"write_file:*"}, nil, "../outside.txt", harness.Decision{Ask: true}},
+		{"an escaping path is never approved by the mode", "all", nil, nil, "docs/../../outside.txt", harness.Decision{Ask: true}},
+		{"an absolute path outside is never approved", "all", []string{"write_file"}, nil, "/etc/passwd", harness.Decision{Ask: true}},
+		{"an escaping path does not escape a deny", "all", nil, []string{"write_file:.github/*"}, "../" + filepath.Base(root) + "/.github/ci.yml", harness.Decision{Ask: true}},
+		{"a tool deny still denies an escaping path", "all", nil, []string{"write_file"}, "../x", harness.Decision{Rule: "deny write_file"}},
+		{"an empty path is put to a person", "all", nil, nil, "", harness.Decision{Ask: true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := harness.NewApproval(tc.mode, tc.allow, tc.deny)
+			require.NoError(t, err)
+			a.Root = root
+			args, err := json.Marshal(map[string]string{"path": tc.path, "content": "x"})
+			require.NoError(t, err)
+			require.Equal(t, tc.want, a.Decide("write_file", action.Write, string(args)))
+		})
+	}
+}
+
+func TestWorkspacePath(t *testing.T) {
+	for in, want := range map[string]string{
+		"a.go": "a.go", "./a.go": "a.go", "x/../a.go": "a.go", "a//b/./c": "a/b/c", "/r/a/b": "a/b", "/r": ".",
+	} {
+		got, ok := harness.WorkspacePath("/r", in)
+		require.True(t, ok, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"", "..", "../a", "a/../../b", "/etc/passwd", "/r/../etc", "a\x00b"} {
+		_, ok := harness.WorkspacePath("/r", in)
+		require.False(t, ok, "%q", in)
+	}
+	_, ok := harness.WorkspacePath("", "/r/a")
+	require.False(t, ok, "an absolute path with no root")
+}
+
+// In a command, an allow pattern's wildcards never match the shell's
+// control characters: the README's 'run_command:go test *' approves go
+// test, not go test followed by anything a shell would also run.
+func TestAllowCommandNeverMatchesShellControl(t *testing.T) {
+	a, err := harness.NewApproval("ask", []string{"run_command:go test *", "run_command:make * | tee log"}, nil)
+	require.NoError(t, err)
+	approved := harness.Decision{Approved: true, Rule: "allow run_command:go test *"}
+	for cmd, want := range map[string]harness.Decision{
+		"go test ./...":                     approved,
+		"go test -run 'TestX' ./harness/":   approved,
+		"go test ./... ; echo INJECTED > f": {Ask: true},
+		"go test ./... && curl evil":        {Ask: true},
+		"go test ./... || true":             {Ask: true},
+		"go test ./... | sh":                {Ask: true},
+		"go test $(rm -rf ~)":               {Ask: true},
+		"go test `rm -rf ~`":                {Ask: true},
+		"go test ./... > /etc/passwd":       {Ask: true},
+		"go test < /dev/zero":               {Ask: true},
+		"go test (x)":                       {Ask: true},
+		"go test ./...\nrm -rf ~":           {Ask: true},
+		"go test ./... &":                   {Ask: true},
+		"make all | tee log":                {Approved: true, Rule: "allow run_command:make * | tee log"},
+		"make all; rm x | tee log":          {Ask: true},
+		"make all | rm -rf ~ | tee log":     {Ask: true},
+	} {
+		args, err := json.Marshal(map[string]string{"command": cmd})
+		require.NoError(t, err)
+		require.Equal(t, want, a.Decide("run_command", action.Execute, string(args)), "%q", cmd)
+	}
+	// A deny pattern matches whatever its wildcards cover.
+	d, err := harness.NewApproval("all", nil, []string{"run_command:*rm *"})
+	require.NoError(t, err)
+	require.Equal(t, harness.Decision{Rule: "deny run_command:*rm *"}, d.Decide("run_command", action.Execute, `{"command":"go test; rm -rf x"}`))
 }

@@ -35,8 +35,8 @@ func (f *driveFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.model, "model", "", "the model: scripted:FILE, a JSON Lines script of decisions (default: the one the thread recorded, or the settings file's)")
 	fl.StringVar(&f.approve, "approve", "", "which confirmations are approved without asking: ask, writes or all (default ask, or the settings file's)")
-	fl.StringArrayVar(&f.allow, "allow", nil, "approve calls matching `PATTERN` without asking: TOOL or TOOL:GLOB, e.g. 'run_command:go test *' (repeatable)")
-	fl.StringArrayVar(&f.deny, "deny", nil, "deny calls matching `PATTERN` without asking; deny wins over allow and --approve (repeatable)")
+	fl.StringArrayVar(&f.allow, "allow", nil, "approve calls matching `PATTERN` without asking: TOOL or TOOL:GLOB, e.g. 'run_command:go test *' (repeatable); a path matches as the cleaned workspace-relative path, and in a command * never matches ; & | $ ` < > ( ) or a line break")
+	fl.StringArrayVar(&f.deny, "deny", nil, "deny calls matching `PATTERN` without asking; deny wins over allow and --approve (repeatable); on run_command only a hint, as a shell can spell a command many ways")
 	fl.BoolVar(&f.noInput, "no-input", false, "never ask at the prompt: park the thread (exit 3) when a person must answer")
 }
 
@@ -65,11 +65,19 @@ as it is appended. On a terminal, a confirmation or question is asked at the
 prompt and the answer is posted as 'harness post' would; with --no-input, or
 without a terminal, the thread parks (exit 3) and says what it waits for.
 
+Patterns (--allow, --deny, and the settings file's) match a path as the cleaned
+path inside the workspace ("./a/../b" is "b"); a path that leaves the workspace
+is always put to a person. In an --allow pattern for a command, * and ? never
+match the shell's control characters ; & | $ ` + "`" + ` < > ( ) or a line break, so
+'run_command:go test *' does not approve "go test ./... ; rm -rf ~". A --deny
+pattern on run_command is only a hint: a shell can always spell a command
+another way; to keep commands from running, leave them to a person.
+
 The workspace is the directory holding .harness/ (found upwards from here); in
 a directory with none yet, it is the enclosing git repository's top directory,
 else the current directory, and the store is created there.`,
 		Example: `  harness run --model scripted:script.jsonl "Set the cache TTL to 300"
-  harness run --model scripted:script.jsonl --approve writes --deny 'run_command:rm *' "Fix the tests"`,
+  harness run --model scripted:script.jsonl --approve writes --deny 'write_file:.github/*' "Fix the tests"`,
 		Args: args(1, -1, "a PROMPT"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
