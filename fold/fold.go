@@ -277,18 +277,35 @@ func (f *Fold[S]) Project() (Projection[S], error) {
 // component's reason.
 var ErrRefused = errors.New("refused")
 
+// ErrNotAddressed is what an Accepter returns (wrapped) for a fact that
+// names nothing of its own — an answer to a request it never made. A fact
+// that every Accepter finds not addressed to it is refused; one that some
+// Accepter takes is accepted.
+var ErrNotAddressed = errors.New("not addressed to this component")
+
 // Accept asks every component that checks posted facts whether it takes d.
 func (f *Fold[S]) Accept(d facts.Draft) error {
-	var errs []error
+	var refused, elsewhere []error
+	taken := false
 	for _, c := range f.components {
-		if a, ok := c.(Accepter); ok {
-			if err := a.Accept(d); err != nil {
-				errs = append(errs, err)
-			}
+		a, ok := c.(Accepter)
+		if !ok {
+			continue
+		}
+		switch err := a.Accept(d); {
+		case err == nil:
+			taken = true
+		case errors.Is(err, ErrNotAddressed):
+			elsewhere = append(elsewhere, err)
+		default:
+			refused = append(refused, err)
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%w: %s: %w", ErrRefused, d.Kind, errors.Join(errs...))
+	switch {
+	case len(refused) > 0:
+		return fmt.Errorf("%w: %s: %w", ErrRefused, d.Kind, errors.Join(refused...))
+	case !taken && len(elsewhere) > 0:
+		return fmt.Errorf("%w: %s: %w", ErrRefused, d.Kind, errors.Join(elsewhere...))
 	}
 	return nil
 }

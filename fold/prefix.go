@@ -8,9 +8,12 @@ import (
 
 // Prefixed returns c with prefix before each key it enables, so that two
 // instances of one component can share a log without enabling the same
-// keys. The component still sees every fact; a transition.failed fact
-// naming one of its prefixed keys is shown to it with the prefix removed,
-// so it recognizes its own failures.
+// keys. The component sees the facts whose cause begins with its prefix as
+// if unprefixed (a transition.failed naming one of its keys included),
+// facts posted from outside as they are, and every other fact with "../"
+// before its cause — so a component that tells its own facts by their
+// causes, as the coding scheduler does, never takes another's for its own.
+// Its claims are recorded under the prefix too.
 func Prefixed[S any](prefix string, c Component[S]) Component[S] {
 	return &prefixed[S]{prefix: prefix, inner: c}
 }
@@ -23,6 +26,14 @@ type prefixed[S any] struct {
 func (p *prefixed[S]) Name() string { return p.prefix + p.inner.Name() }
 
 func (p *prefixed[S]) Step(f facts.Fact) error {
+	cause, own := strings.CutPrefix(f.Cause, p.prefix)
+	if !own {
+		if !facts.IsIngress(f.Cause) {
+			f.Cause = "../" + f.Cause
+		}
+		return p.inner.Step(f)
+	}
+	f.Cause = cause
 	if f.Kind == facts.KindTransitionFailed {
 		tf, err := facts.Decode[facts.TransitionFailed](f)
 		if err != nil {

@@ -532,6 +532,46 @@ func TestDuplicateTransitionBeforeAnyEffect(t *testing.T) {
 	require.Zero(t, ran.Load())
 }
 
+func TestNestedInferRunsItsOwnScheduler(t *testing.T) {
+	e := newEnv(t, toolScript)
+	cfg := e.rt.Config
+	nested, err := harness.Compose(cfg, harness.System(), harness.Tools(e.toolbox), harness.Budget(), harness.Compact(),
+		harness.Infer(harness.Scheduler(), harness.Infer(harness.Scheduler())))
+	require.NoError(t, err)
+	out, err := e.rt.Start(ctx, nested, "t", "Set the cache TTL to 300")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, out.Status)
+	var ids []string
+	for _, w := range out.Waits {
+		ids = append(ids, w.RequestID)
+	}
+	require.Equal(t, []string{"1-call_1", "infer2-1-call_1"}, ids, "each scheduler asks on its own request")
+	for _, id := range ids {
+		_, err := e.rt.Post(ctx, nested, "t", mustDraft(t, facts.KindConfirmationAnswered, facts.ConfirmationAnswered{RequestID: id, Approved: true, By: "ana"}), "a-"+id)
+		require.NoError(t, err)
+	}
+	out, err = e.rt.Resume(ctx, nested, "t")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status)
+	require.EqualValues(t, 2, e.runs.Load(), "each scheduler's call ran once")
+	causes := map[string]bool{}
+	for f, err := range e.store.Read(ctx, "t", 1) {
+		require.NoError(t, err)
+		causes[f.Cause] = true
+	}
+	for _, k := range []string{"infer/turn/1", "infer/turn/2", "infer2/infer/turn/1", "infer2/infer/turn/2", "tool/execute/1-call_1", "infer2/tool/execute/infer2-1-call_1"} {
+		require.True(t, causes[k], k)
+	}
+	require.NoError(t, harness.VerifyLog(ctx, e.store, nested, "t"))
+}
+
+func mustDraft(t *testing.T, kind facts.Kind, payload any) facts.Draft {
+	t.Helper()
+	d, err := facts.NewDraft(kind, "", payload)
+	require.NoError(t, err)
+	return d
+}
+
 func TestNestedInferPrefixesKeys(t *testing.T) {
 	cfg, err := harness.NewConfig()
 	require.NoError(t, err)

@@ -324,6 +324,7 @@ func (schedulerPart) add(a *assembly, prefix string) {
 			Granted: func(c action.Capability) bool { return slices.Contains(a.cfg.Grants, c) },
 			Budget:  func() *facts.BudgetExhausted { return k.budget.spent() },
 			Actor:   a.cfg.Actor,
+			Scope:   strings.TrimSuffix(strings.ReplaceAll(prefix, "/", "-"), "-"),
 		})
 		if k.scheduler == nil {
 			k.scheduler = s

@@ -85,6 +85,10 @@ type Env[S any] struct {
 	Budget func() *facts.BudgetExhausted
 	// Actor names the actor in action requests.
 	Actor string
+	// Scope, when set, begins every request and action id this scheduler
+	// makes ("<scope>-1-call_1"), so that a scheduler nested beside
+	// another (see fold.Prefixed) is answered on its own requests.
+	Scope string
 }
 
 // The keys of the transitions this component enables. ref is
@@ -251,6 +255,11 @@ func (s *Scheduler[S]) attemptOf(id string) (*call, *attempt) {
 // Step folds one fact.
 func (s *Scheduler[S]) Step(f facts.Fact) error {
 	s.thread = f.Thread
+	if transitionKinds[f.Kind] && !owns(f.Cause) {
+		// Another component's: a scheduler nested beside this one (its
+		// keys prefixed) keeps its own turns, calls and failures.
+		return nil
+	}
 	switch f.Kind {
 	case facts.KindSystemConfigured:
 		return decodeInto(f, &s.system)
@@ -416,6 +425,23 @@ func decodeInto[T any](f facts.Fact, dst *T) error {
 	return nil
 }
 
+// transitionKinds are the kinds this scheduler's transitions append; a
+// fact of one of them is this scheduler's only when its cause is one of
+// its keys.
+var transitionKinds = map[facts.Kind]bool{
+	facts.KindModelTurn: true, facts.KindConfirmationRequested: true, facts.KindQuestionAsked: true,
+	facts.KindActionRequested: true, facts.KindActionStarted: true, facts.KindActionCompleted: true,
+	facts.KindActionInterrupted: true, facts.KindCheckRecorded: true, facts.KindBudgetExhausted: true,
+	facts.KindTransitionFailed: true,
+}
+
+func (s *Scheduler[S]) scope() string {
+	if s.env.Scope == "" {
+		return ""
+	}
+	return s.env.Scope + "-"
+}
+
 // refOf is the call ref of an action id: the id without its attempt.
 func refOf(actionID string) string {
 	ref, _, _ := strings.Cut(actionID, ".")
@@ -445,7 +471,7 @@ func (s *Scheduler[S]) stepTurn(seq uint64, p facts.ModelTurn) {
 		// The call's policy is not decided here, from today's
 		// configuration, but when it is requested, and read back from
 		// action.requested: a fold reads only the log.
-		c := &call{ref: strconv.Itoa(p.Turn) + "-" + tc.ID, call: tc}
+		c := &call{ref: s.scope() + strconv.Itoa(p.Turn) + "-" + tc.ID, call: tc}
 		s.calls = append(s.calls, c)
 		s.byRef[c.ref] = c
 	}
@@ -735,7 +761,7 @@ func (s *Scheduler[S]) recover(a *attempt) fold.Transition[S] {
 
 func (s *Scheduler[S]) ask(q *question) fold.Transition[S] {
 	return fold.Transition[S]{Key: askKey(q.turn), Effect: drafts[S](facts.KindQuestionAsked, facts.QuestionAsked{
-		RequestID:     "q-" + strconv.Itoa(q.turn),
+		RequestID:     s.scope() + "q-" + strconv.Itoa(q.turn),
 		Text:          q.q.Text,
 		Options:       q.q.Options,
 		AllowFreeText: q.q.AllowFreeText,
@@ -751,6 +777,15 @@ func drafts[S any](kind facts.Kind, payload any) effect.Effect[S, []facts.Draft]
 	return effect.Succeed[S]([]facts.Draft{d})
 }
 
+// notAddressed marks an answer to a request this scheduler never made: a
+// scheduler nested beside it may have made it. It prints as nothing.
+var notAddressed = silent{fold.ErrNotAddressed}
+
+type silent struct{ error }
+
+func (silent) Error() string   { return "" }
+func (s silent) Unwrap() error { return s.error }
+
 // Accept checks an answer against the open requests.
 func (s *Scheduler[S]) Accept(d facts.Draft) error {
 	f := facts.Fact{Kind: d.Kind, Data: d.Data}
@@ -763,7 +798,7 @@ func (s *Scheduler[S]) Accept(d facts.Draft) error {
 		c := s.byRequest[p.RequestID]
 		switch {
 		case c == nil:
-			return fmt.Errorf("confirmation %q: %w", p.RequestID, ErrUnknownRequest)
+			return fmt.Errorf("confirmation %q: %w%w", p.RequestID, ErrUnknownRequest, notAddressed)
 		case c.answer != nil:
 			return fmt.Errorf("confirmation %q: %w", p.RequestID, ErrAnswered)
 		case p.Digest != "" && c.asked != nil && p.Digest != c.asked.Digest:
@@ -780,7 +815,7 @@ func (s *Scheduler[S]) Accept(d facts.Draft) error {
 			if s.answeredQuestion(p.RequestID) {
 				return fmt.Errorf("question %q: %w", p.RequestID, ErrAnswered)
 			}
-			return fmt.Errorf("question %q: %w", p.RequestID, ErrUnknownRequest)
+			return fmt.Errorf("question %q: %w%w", p.RequestID, ErrUnknownRequest, notAddressed)
 		case q.answer != nil:
 			return fmt.Errorf("question %q: %w", p.RequestID, ErrAnswered)
 		case !q.asked.AllowFreeText && len(q.asked.Options) > 0 && !slices.Contains(q.asked.Options, p.Text):
@@ -794,7 +829,7 @@ func (s *Scheduler[S]) Accept(d facts.Draft) error {
 		_, a := s.attemptOf(p.ActionID)
 		switch {
 		case a == nil:
-			return fmt.Errorf("effect %q: %w", p.ActionID, ErrUnknownRequest)
+			return fmt.Errorf("effect %q: %w%w", p.ActionID, ErrUnknownRequest, notAddressed)
 		case a.reconciled != nil:
 			return fmt.Errorf("effect %q: %w", p.ActionID, ErrAnswered)
 		case !a.open():
@@ -813,7 +848,7 @@ func effectState(a *attempt) string {
 
 // answeredQuestion reports whether id names a question of an earlier turn.
 func (s *Scheduler[S]) answeredQuestion(id string) bool {
-	n, ok := strings.CutPrefix(id, "q-")
+	n, ok := strings.CutPrefix(id, s.scope()+"q-")
 	if !ok {
 		return false
 	}
