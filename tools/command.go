@@ -47,7 +47,10 @@ const drainGrace = 2 * time.Second
 // and grandchildren die with it; when the shell exits by itself, whatever
 // it left running in its group is killed too — run_command is not for
 // starting servers in the background, and nothing it started keeps
-// changing the workspace after the runtime has observed it.
+// changing the workspace after the runtime has observed it. On Linux the
+// shell also has a parent-death signal (SIGKILL), so it dies with a
+// harness that is itself killed; what the shell started is not covered
+// by that (see startCommand).
 func commandTool(ws *workspace, lim Limits, envDrop []string) *tool {
 	maxSec := lim.MaxCommandTimeout.Seconds()
 	return &tool{
@@ -154,7 +157,8 @@ func runCommand(ctx context.Context, dir, command string, env []string, timeout 
 	defer errR.Close()
 	cmd.Stdout, cmd.Stderr = outW, errW
 	started := time.Now()
-	err = cmd.Start()
+	release, err := startCommand(cmd)
+	defer release() // after the shell has exited: every return below waits for it
 	outW.Close()
 	errW.Close()
 	if err != nil {

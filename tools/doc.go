@@ -54,7 +54,11 @@
 // group, and on the timeout or a done context the whole group is killed,
 // children and grandchildren too. When the shell exits by itself, whatever
 // it left in its group is killed as well: nothing a command started keeps
-// changing the workspace after the runtime has observed it. Each of stdout
+// changing the workspace after the runtime has observed it. On Linux the
+// shell also has a parent-death signal (SIGKILL), so it dies with a harness
+// that is killed without the chance to kill the group (SIGKILL, the OOM
+// killer). That signal reaches the shell only: what the shell started, and
+// anything that left its process group, are not covered by it. Each of stdout
 // and stderr keeps its first and last halves of [Limits.OutputBytes], with
 // the cut marked in the output and counted in the transcript. A non-zero
 // exit is a failed report carrying the exit code; a signal is exit code -1.
