@@ -2,11 +2,15 @@ package harness
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,7 +133,7 @@ func Undo(ctx context.Context, store thread.Store, svc Services, id string, to u
 		return plan, err
 	}
 	for _, s := range plan.Steps {
-		if err := restoreFile(svc.Workspace, s.Path, s.Restore, contents[s.Restore]); err != nil {
+		if err := restoreFile(svc.Workspace, s, contents[s.Restore]); err != nil {
 			return plan, fmt.Errorf("undo %s: %w (files before %s in the list are restored; the log records nothing)", id, err, s.Path)
 		}
 	}
@@ -221,6 +225,11 @@ func planUndo(ctx context.Context, store thread.Store, svc Services, id string, 
 		now[fs.Path] = fs.Digest
 	}
 	slices.Sort(order)
+	r, err := os.OpenRoot(svc.Workspace)
+	if err != nil {
+		return plan, nil, fmt.Errorf("undo %s: %w", id, err)
+	}
+	defer r.Close()
 	var conflicts []UndoConflict
 	contents := map[string][]byte{}
 	for _, p := range order {
@@ -228,6 +237,17 @@ func planUndo(ctx context.Context, store thread.Store, svc Services, id string, 
 		cur := now[p]
 		if cur == ch.first {
 			continue // already as it was
+		}
+		// The observer does not follow links: behind a parent that is a
+		// link now, the path is not the file the thread changed, and a
+		// restore would write wherever the link leads.
+		if link, err := linkedParent(r, p); err != nil || link != "" {
+			reason := fmt.Sprintf("its parent directory %s is a symbolic link now; undo does not write through links: restore it by hand", link)
+			if err != nil {
+				reason = fmt.Sprintf("its parent directories cannot be checked: %v", err)
+			}
+			conflicts = append(conflicts, UndoConflict{Path: p, Left: ch.last, Now: cur, Reason: reason})
+			continue
 		}
 		if cur != ch.last {
 			conflicts = append(conflicts, UndoConflict{Path: p, Left: ch.last, Now: cur,
@@ -275,35 +295,146 @@ func fetch(ctx context.Context, blobs action.Blobs, digest string) ([]byte, erro
 	return b, nil
 }
 
-// restoreFile puts content at rel under root, or removes it when digest is
-// "". The file keeps its permissions where it exists.
-func restoreFile(root, rel, digest string, content []byte) error {
-	path := filepath.Join(root, filepath.FromSlash(rel))
-	if digest == "" {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+// linkedParent returns the first parent directory of rel (slash
+// separated, inside r) that is a symbolic link, or "". A missing parent
+// ends the search: there is nothing further to follow.
+func linkedParent(r *os.Root, rel string) (string, error) {
+	dir := path.Dir(rel)
+	if dir == "." {
+		return "", nil
+	}
+	parts := strings.Split(dir, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		fi, err := r.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return "", nil
+		case err != nil:
+			return "", err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return p, nil
+		case !fi.IsDir():
+			return "", fmt.Errorf("%s is not a directory", p)
+		}
+	}
+	return "", nil
+}
+
+// digestIn is the digest the workspace observer gives rel inside r now:
+// the SHA-256 of a regular file's bytes or of a symlink's target, "" for
+// a path that does not exist.
+func digestIn(r *os.Root, rel string) (string, error) {
+	fi, err := r.Lstat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := r.Readlink(rel)
+		if err != nil {
+			return "", err
+		}
+		sum := sha256.Sum256([]byte(target))
+		return hex.EncodeToString(sum[:]), nil
+	case !fi.Mode().IsRegular():
+		return "", fmt.Errorf("it is not a regular file (%v)", fi.Mode().Type())
+	}
+	f, err := r.Open(rel)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// restoreFile puts content at s.Path under root, or removes it when
+// s.Restore is "". Every step goes through an os.Root of the workspace, so
+// nothing outside it is touched; a parent directory that is a symbolic
+// link is refused, not followed; and the file must still hold s.Left just
+// before it is replaced. The file keeps its permissions where it exists.
+func restoreFile(root string, s UndoStep, content []byte) error {
+	rel := s.Path
+	if _, ok := WorkspacePath("", rel); !ok || path.Clean(rel) != rel {
+		return fmt.Errorf("restore %s: not a clean path inside the workspace", rel)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return fmt.Errorf("restore %s: %w", rel, err)
+	}
+	defer r.Close()
+	checkParents := func() error {
+		link, err := linkedParent(r, rel)
+		switch {
+		case err != nil:
+			return fmt.Errorf("restore %s: %w", rel, err)
+		case link != "":
+			return fmt.Errorf("restore %s: its parent directory %s is a symbolic link; undo does not write through links: restore it by hand", rel, link)
+		}
+		return nil
+	}
+	checkDigest := func() error {
+		now, err := digestIn(r, rel)
+		if err != nil {
+			return fmt.Errorf("restore %s: %w", rel, err)
+		}
+		if now != s.Left {
+			return fmt.Errorf("restore %s: changed while the undo ran (it held %s when planned, %s now); restore it by hand", rel, digestWord(s.Left), digestWord(now))
+		}
+		return nil
+	}
+	if err := checkParents(); err != nil {
+		return err
+	}
+	if s.Restore == "" {
+		if err := checkDigest(); err != nil {
+			return err
+		}
+		if err := r.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove %s: %w", rel, err)
 		}
 		return nil
 	}
 	mode := fs.FileMode(0o644)
-	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+	if fi, err := r.Lstat(rel); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode().Perm()
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("restore %s: %w", rel, err)
+	dir := path.Dir(rel)
+	if dir != "." {
+		if err := r.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("restore %s: %w", rel, err)
+		}
+		// A link put in place of a parent meanwhile is refused too.
+		if err := checkParents(); err != nil {
+			return err
+		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".harness-undo-*")
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := path.Join(dir, ".harness-undo-"+hex.EncodeToString(rnd[:]))
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", rel, err)
 	}
-	_, werr := tmp.Write(content)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), mode)); err != nil {
-		os.Remove(tmp.Name())
+	_, werr := f.Write(content)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr, r.Chmod(tmp, mode)); err != nil {
+		r.Remove(tmp)
 		return fmt.Errorf("restore %s: %w", rel, err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	// The last look before the file is replaced: its parents, and that it
+	// still holds what the thread left.
+	if err := errors.Join(checkParents(), checkDigest()); err != nil {
+		r.Remove(tmp)
+		return err
+	}
+	if err := r.Rename(tmp, rel); err != nil {
+		r.Remove(tmp)
 		return fmt.Errorf("restore %s: %w", rel, err)
 	}
 	return nil

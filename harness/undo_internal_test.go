@@ -1,0 +1,74 @@
+package harness
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func sum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// restoreFile looks once more just before it replaces a file: a change
+// made after the plan, or a parent turned into a link, is refused and
+// nothing is written.
+func TestRestoreFileChecksJustBefore(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, content string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, rel), []byte(content), 0o644))
+	}
+	read := func(rel string) string {
+		b, err := os.ReadFile(filepath.Join(root, rel))
+		if os.IsNotExist(err) {
+			return "(absent)"
+		}
+		require.NoError(t, err)
+		return string(b)
+	}
+
+	// The plan saw "left"; someone wrote "theirs" since.
+	write("a.txt", "theirs")
+	err := restoreFile(root, UndoStep{Path: "a.txt", Left: sum("left"), Restore: sum("orig")}, []byte("orig"))
+	require.ErrorContains(t, err, "restore a.txt: changed while the undo ran")
+	require.Equal(t, "theirs", read("a.txt"))
+	err = restoreFile(root, UndoStep{Path: "a.txt", Left: sum("left")}, nil)
+	require.ErrorContains(t, err, "restore a.txt: changed while the undo ran")
+	require.Equal(t, "theirs", read("a.txt"))
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no temporary file is left behind")
+
+	// As planned: restored, and removed.
+	require.NoError(t, restoreFile(root, UndoStep{Path: "a.txt", Left: sum("theirs"), Restore: sum("orig")}, []byte("orig")))
+	require.Equal(t, "orig", read("a.txt"))
+	require.NoError(t, restoreFile(root, UndoStep{Path: "a.txt", Left: sum("orig")}, nil))
+	require.Equal(t, "(absent)", read("a.txt"))
+	require.NoError(t, restoreFile(root, UndoStep{Path: "new/dir/b.txt", Restore: sum("b")}, []byte("b")))
+	require.Equal(t, "b", read("new/dir/b.txt"))
+
+	// A parent that is a link, to outside or inside.
+	outside := t.TempDir()
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "out")))
+	err = restoreFile(root, UndoStep{Path: "out/sub/f.txt", Restore: sum("x")}, []byte("x"))
+	require.ErrorContains(t, err, "restore out/sub/f.txt: its parent directory out is a symbolic link")
+	_, err = os.Lstat(filepath.Join(outside, "sub"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	write("e/f.txt", "other")
+	require.NoError(t, os.Symlink("e", filepath.Join(root, "d")))
+	err = restoreFile(root, UndoStep{Path: "d/f.txt", Left: sum("other"), Restore: sum("x")}, []byte("x"))
+	require.ErrorContains(t, err, "its parent directory d is a symbolic link")
+	err = restoreFile(root, UndoStep{Path: "d/f.txt", Left: sum("other")}, nil)
+	require.ErrorContains(t, err, "its parent directory d is a symbolic link")
+	require.Equal(t, "other", read("e/f.txt"))
+
+	// A path that is not clean is refused outright.
+	err = restoreFile(root, UndoStep{Path: "../x", Restore: sum("x")}, []byte("x"))
+	require.ErrorContains(t, err, "not a clean path inside the workspace")
+}
