@@ -360,7 +360,7 @@ func TestCheckPayload(t *testing.T) {
 		ok   bool
 	}{
 		{"fits", facts.KindUserMessage, []byte{0x81, 0xa4, 't', 'e', 'x', 't', 0xa2, 'h', 'i'}, true},
-		{"empty map", facts.KindUserMessage, []byte{0x80}, true},
+		{"empty map, where the kind needs its text", facts.KindUserMessage, []byte{0x80}, false},
 		{"unknown field", facts.KindUserMessage, []byte{0x81, 0xa3, 'f', 'o', 'o', 0x01}, false},
 		{"wrong type", facts.KindUserMessage, []byte{0x81, 0xa4, 't', 'e', 'x', 't', 0x05}, false},
 		{"not a map", facts.KindUserMessage, []byte{0x91, 0xa2, 'h', 'i'}, false},

@@ -3,6 +3,7 @@ package facts
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // The kinds the runtime appends. Each has a payload type registered in this
@@ -73,6 +74,14 @@ func init() {
 // UserMessage is the payload of user.message.
 type UserMessage struct {
 	Text string `msgpack:"text,omitempty" json:"text,omitempty"`
+}
+
+// Validate requires some text: an empty message asks nothing.
+func (p UserMessage) Validate() error {
+	if strings.TrimSpace(p.Text) == "" {
+		return errors.New("missing text: a user message must say something")
+	}
+	return nil
 }
 
 // ToolSchema describes one tool offered to the model.

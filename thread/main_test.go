@@ -85,7 +85,7 @@ func appendForever(s *thread.PebbleStore) error {
 		cause := fmt.Sprintf("crash/%d/%d", after+1, n)
 		drafts := make([]facts.Draft, n)
 		for i := range drafts {
-			d, err := facts.NewDraft(facts.KindUserMessage, cause, facts.UserMessage{Text: strings.Repeat("x", rng.IntN(600))})
+			d, err := facts.NewDraft(facts.KindUserMessage, cause, facts.UserMessage{Text: strings.Repeat("x", 1+rng.IntN(600))})
 			if err != nil {
 				return err
 			}
