@@ -13,12 +13,78 @@ import (
 // of a message, the calls of a model turn, an action's report, observation
 // and effect state side by side, a check's verdict. It reads only the
 // fact. A payload that does not decode is described as such, not hidden.
+//
+// Control characters in what the fact says (an escape sequence in a
+// model's text, a carriage return in a path) are shown escaped (see
+// EscapeLine), so the line cannot hide or rewrite anything on a terminal.
 func Describe(f facts.Fact) string {
 	s, err := describe(f)
 	if err != nil {
-		return fmt.Sprintf("(payload does not decode: %v)", err)
+		return EscapeLine(fmt.Sprintf("(payload does not decode: %v)", err))
 	}
-	return s
+	return EscapeLine(s)
+}
+
+// EscapeLine returns s for a terminal, on one line: every control
+// character but tab is shown as an escape — \r, \n, \x1b, \u202e — as are
+// bytes that are not UTF-8, so that printing s cannot move the cursor,
+// erase or overwrite a line, or reorder the text around it.
+func EscapeLine(s string) string { return escape(s, false) }
+
+// EscapeText is EscapeLine but keeps line feeds: for text shown as lines,
+// such as a diff.
+func EscapeText(s string) string { return escape(s, true) }
+
+func escape(s string, keepNewlines bool) string {
+	clean := func(r rune) bool {
+		return r == '\t' || (keepNewlines && r == '\n') || !isControl(r)
+	}
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && n == 1) || !clean(r) {
+			break
+		}
+		i += n
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case clean(r):
+			b.WriteString(s[i : i+n])
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r < 0x100:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// isControl reports whether r does something on a terminal rather than
+// show: the C0 and C1 controls, DEL, and the marks and overrides that
+// change the direction of the text around them.
+func isControl(r rune) bool {
+	switch {
+	case r < 0x20, r >= 0x7f && r < 0xa0:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
 }
 
 func describe(f facts.Fact) (string, error) {
@@ -72,7 +138,7 @@ func describe(f facts.Fact) (string, error) {
 		return fmt.Sprintf("%s started · observed before %s", p.ActionID, shortDigest(p.ObservedBefore)), err
 	case facts.KindActionCompleted:
 		p, err := facts.Decode[facts.ActionCompleted](f)
-		return fmt.Sprintf("%s report %s · %s · effect %s", p.ActionID, describeReport(p.Report), DescribeObservation(p.Observation), describeState(p)), err
+		return fmt.Sprintf("%s report %s · %s · effect %s", p.ActionID, describeReport(p.Report), describeObservation(p.Observation), describeState(p)), err
 	case facts.KindActionInterrupted:
 		p, err := facts.Decode[facts.ActionInterrupted](f)
 		s := fmt.Sprintf("%s in doubt: started, never completed (the process died) · ", p.ActionID)
@@ -159,6 +225,10 @@ func describeReport(r facts.Report) string {
 // DescribeObservation says what the runtime's own observer saw: nothing
 // (no observation was possible), no change, or the changed paths.
 func DescribeObservation(o facts.Observation) string {
+	return EscapeLine(describeObservation(o))
+}
+
+func describeObservation(o facts.Observation) string {
 	switch {
 	case !o.Available && o.Error != "":
 		return "observation unavailable (" + shorten(o.Error, 60) + ")"

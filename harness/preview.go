@@ -20,7 +20,15 @@ const maxPreviewLines = 4000
 // workspace at root, as a unified diff of the file as it is now against
 // the file the call would leave. Other tools have no preview (""); a call
 // that would not apply says why. Preview only reads, inside root.
+//
+// Control characters in the file, the new content or the path are shown
+// escaped (see EscapeText), so that a line cannot hide itself or another
+// on the terminal that shows the diff to a person who must approve it.
 func Preview(root, tool, args string) string {
+	return EscapeText(preview(root, tool, args))
+}
+
+func preview(root, tool, args string) string {
 	var path, after string
 	switch tool {
 	case tools.WriteFile:
@@ -40,9 +48,9 @@ func Preview(root, tool, args string) string {
 		}
 		switch n := strings.Count(before, a.Old); {
 		case a.Old == "" || n == 0:
-			return "(the edit does not apply: the old text is not in " + a.Path + ")"
+			return "(the edit does not apply: the old text is not in " + EscapeLine(a.Path) + ")"
 		case n > 1:
-			return fmt.Sprintf("(the edit does not apply: the old text occurs %d times in %s)", n, a.Path)
+			return fmt.Sprintf("(the edit does not apply: the old text occurs %d times in %s)", n, EscapeLine(a.Path))
 		}
 		path, after = a.Path, strings.Replace(before, a.Old, a.New, 1)
 	default:
@@ -52,14 +60,15 @@ func Preview(root, tool, args string) string {
 	if err != nil {
 		return "(no preview: " + err.Error() + ")"
 	}
-	from := "a/" + path
+	shown := EscapeLine(path)
+	from := "a/" + shown
 	if !existed {
 		from = "/dev/null"
 	}
 	if before == after {
-		return "(no change: " + path + " already holds this content)"
+		return "(no change: " + shown + " already holds this content)"
 	}
-	return UnifiedDiff(from, "b/"+path, before, after)
+	return UnifiedDiff(from, "b/"+shown, before, after)
 }
 
 // readIn reads rel inside root; a missing file reads as empty.

@@ -56,3 +56,30 @@ func TestPreview(t *testing.T) {
 		})
 	}
 }
+
+// A file's content or a call's new content cannot hide a line of the
+// diff: control characters other than tab are shown escaped.
+func TestPreviewEscapesControlCharacters(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "x.txt"), []byte("\x1b[31mred\x1b[0m\n\tkept\n"), 0o644))
+	got := harness.Preview(root, "write_file", `{"path":"x.txt","content":"ok\n\u001b[2K\rhidden\u202e\n\tkept\n"}`)
+	require.Equal(t, "--- a/x.txt\n+++ b/x.txt\n@@ -1,2 +1,3 @@\n-\\x1b[31mred\\x1b[0m\n+ok\n+\\x1b[2K\\rhidden\\u202e\n \tkept\n", got)
+	got = harness.Preview(root, "write_file", `{"path":"new\r\u001b[2K.txt","content":"a\n"}`)
+	require.Equal(t, "--- /dev/null\n+++ b/new\\r\\x1b[2K.txt\n@@ -0,0 +1 @@\n+a\n", got)
+}
+
+func TestEscape(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain\ttext":      "plain\ttext",
+		"a\nb":             `a\nb`,
+		"\x1b[2K\rx":       `\x1b[2K\rx`,
+		"del\x7f":          `del\x7f`,
+		"c1\u009b":         `c1\x9b`,
+		"bidi\u202eevil":   `bidi\u202eevil`,
+		"bad\xffutf8":      `bad\xffutf8`,
+		"ünïcode — fine ✓": "ünïcode — fine ✓",
+	} {
+		require.Equal(t, want, harness.EscapeLine(in), "%q", in)
+	}
+	require.Equal(t, "a\n\\x1bb\n", harness.EscapeText("a\n\x1bb\n"))
+}

@@ -333,5 +333,5 @@ func checkID(id string) error {
 	return nil
 }
 
-// oneLine squashes s onto one line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine squashes s onto one line, its control characters escaped.
+func oneLine(s string) string { return harness.EscapeLine(strings.Join(strings.Fields(s), " ")) }

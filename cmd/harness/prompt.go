@@ -117,7 +117,7 @@ func (d *driver) prompt(ctx context.Context, waits []harness.Pending) (int, erro
 
 func (d *driver) askConfirmation(ctx context.Context, w harness.Pending, by string) (facts.Draft, error) {
 	for {
-		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Approve %s (%s)? [y]es, [n]o, [s]kip: ", w.RequestID, w.Tool))
+		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Approve %s (%s)? [y]es, [n]o, [s]kip: ", harness.EscapeLine(w.RequestID), harness.EscapeLine(w.Tool)))
 		if err != nil {
 			return facts.Draft{}, err
 		}
@@ -138,7 +138,7 @@ func (d *driver) askConfirmation(ctx context.Context, w harness.Pending, by stri
 
 func (d *driver) askQuestion(ctx context.Context, w harness.Pending, by string) (facts.Draft, error) {
 	for i, o := range w.Options {
-		fmt.Fprintf(d.a.stdout, "    %d) %s\n", i+1, o)
+		fmt.Fprintf(d.a.stdout, "    %d) %s\n", i+1, harness.EscapeLine(o))
 	}
 	for {
 		reply, err := d.prompter.ask(ctx, "Answer: ")
@@ -161,7 +161,7 @@ func (d *driver) askQuestion(ctx context.Context, w harness.Pending, by string) 
 
 func (d *driver) askReconcile(ctx context.Context, w harness.Pending, by string) (facts.Draft, error) {
 	for {
-		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Settle %s? [a]ccept it happened, [r]etry, a[b]andon, [s]kip: ", w.RequestID))
+		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Settle %s? [a]ccept it happened, [r]etry, a[b]andon, [s]kip: ", harness.EscapeLine(w.RequestID)))
 		if err != nil {
 			return facts.Draft{}, err
 		}

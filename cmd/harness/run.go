@@ -555,20 +555,23 @@ func (a *app) printState(st harness.State, root string) {
 		fmt.Fprintf(w, "%s thread %s waits for a person (seq %d)\n", a.paint("yellow", "parked:"), st.Thread, st.Head.Seq)
 		for _, p := range st.Waits {
 			a.printPending(p, root)
-			fmt.Fprintf(w, "    %s\n", answerHint(st.Thread, p))
+			fmt.Fprintf(w, "    %s\n", harness.EscapeLine(answerHint(st.Thread, p)))
 		}
 	default:
-		fmt.Fprintf(w, "%s thread %s (seq %d): %s\n", a.paint("red", string(st.Status)+":"), st.Thread, st.Head.Seq, st.Reason)
+		fmt.Fprintf(w, "%s thread %s (seq %d): %s\n", a.paint("red", string(st.Status)+":"), st.Thread, st.Head.Seq, harness.EscapeLine(st.Reason))
 	}
 }
 
 // printPending describes one open request: for a confirmation the tool,
-// its arguments and the diff a write would make.
+// its arguments and the diff a write would make. What the model or a file
+// wrote is shown with its control characters escaped, so nothing in it can
+// hide a line from the person deciding.
 func (a *app) printPending(p harness.Pending, root string) {
 	w := a.stdout
+	esc := harness.EscapeLine
 	switch p.Kind {
 	case fold.WaitConfirmation:
-		fmt.Fprintf(w, "  confirmation %s: %s %s\n", p.RequestID, p.Tool, p.Args)
+		fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(p.RequestID), esc(p.Tool), esc(p.Args))
 		if diff := harness.Preview(root, p.Tool, p.Args); diff != "" {
 			for _, line := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
 				color := ""
@@ -585,16 +588,16 @@ func (a *app) printPending(p harness.Pending, root string) {
 			}
 		}
 	case fold.WaitQuestion:
-		fmt.Fprintf(w, "  question %s: %s\n", p.RequestID, p.Summary)
+		fmt.Fprintf(w, "  question %s: %s\n", esc(p.RequestID), esc(p.Summary))
 		if len(p.Options) > 0 {
-			fmt.Fprintf(w, "    options: %s", strings.Join(p.Options, " | "))
+			fmt.Fprintf(w, "    options: %s", esc(strings.Join(p.Options, " | ")))
 			if p.AllowFreeText {
 				fmt.Fprint(w, " (or any answer)")
 			}
 			fmt.Fprintln(w)
 		}
 	case fold.WaitReconcile:
-		fmt.Fprintf(w, "  reconcile %s: %s\n", p.RequestID, p.Summary)
+		fmt.Fprintf(w, "  reconcile %s: %s\n", esc(p.RequestID), esc(p.Summary))
 		switch {
 		case p.Interrupted != nil:
 			fmt.Fprintf(w, "    %s\n", harness.Describe(interruptedFact(p.Interrupted)))

@@ -1,0 +1,34 @@
+package harness_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
+)
+
+// Describe never puts a control character on a person's terminal, whatever
+// the fact holds: a path, a tool's arguments, an error message.
+func TestDescribeEscapesControlCharacters(t *testing.T) {
+	for _, c := range []struct {
+		kind    facts.Kind
+		payload any
+		want    string
+	}{
+		{facts.KindConfirmationRequested, facts.ConfirmationRequested{RequestID: "1-w", Tool: "write_file", Args: "{\"path\":\"a\x1b[2K\"}", Digest: "d"}, `a\x1b[2K`},
+		{facts.KindActionCompleted, facts.ActionCompleted{ActionID: "1-c", Report: facts.Report{Status: facts.StatusFailed, Error: "boom\x1b[1A"},
+			Observation: facts.Observation{Available: true, Before: "b", After: "a", Changed: []facts.PathChange{{Path: "x\r\x1b[2Ky", Before: "1", After: "2"}}}, EffectState: facts.EffectObserved}, `x\r\x1b[2Ky (modified)`},
+		{facts.KindTransitionFailed, facts.TransitionFailed{Key: "infer/turn/1", Class: facts.ClassPermission, Attempt: 1, Message: "denied\x1b]0;title\x07"}, `denied\x1b]0;title\x07`},
+	} {
+		d, err := facts.NewDraft(c.kind, "", c.payload)
+		require.NoError(t, err)
+		got := harness.Describe(facts.Fact{Kind: d.Kind, Data: d.Data})
+		require.Contains(t, got, c.want)
+		require.False(t, strings.ContainsAny(got, "\x1b\r\n\x07"), "%q", got)
+	}
+	got := harness.DescribeObservation(facts.Observation{Available: true, Before: "b", After: "a", Changed: []facts.PathChange{{Path: "p\x1b", After: "2"}}})
+	require.Equal(t, `observed p\x1b (added)`, got)
+}
