@@ -29,9 +29,12 @@ import (
 //	<root>/.harness/.gitignore  "*", so git ignores the store
 //
 // Locate finds the root the way git finds .git: it walks up from the
-// current directory to the first directory holding a .harness directory.
-// Where there is none yet (a first run), the root is the enclosing git
-// repository's top directory, else the current directory itself. An
+// current directory to the first directory holding a store (a .harness
+// directory with a db in it) or a .git. The search never passes a git
+// repository's top directory, so a store in a directory above a repository
+// (an old ~/.harness, say) does not capture it: the repository is its own
+// workspace, its store created there on a first run. Where neither is found,
+// the root is the current directory itself. An
 // explicit store directory (--store, HARNESS_STORE) replaces the store's
 // place, not the workspace's: the root is still found from the current
 // directory.
@@ -60,10 +63,11 @@ func Locate(dir, override string) (Place, error) {
 	if err != nil {
 		return Place{}, fmt.Errorf("locate workspace: %w", err)
 	}
-	root, found := walkUp(dir, func(d string) bool { return isDir(filepath.Join(d, StoreDir)) })
-	if !found {
-		root, found = walkUp(dir, func(d string) bool { return exists(filepath.Join(d, ".git")) })
-	}
+	// The nearest directory with a store, or with .git: a repository is
+	// a workspace of its own, whatever a directory above it holds.
+	root, found := walkUp(dir, func(d string) bool {
+		return isDir(filepath.Join(d, StoreDir, "db")) || exists(filepath.Join(d, ".git"))
+	})
 	if !found {
 		root = dir
 	}

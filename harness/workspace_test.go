@@ -32,6 +32,11 @@ func TestLocate(t *testing.T) {
 		{"no store: the git root", []string{"repo/.git", "repo/pkg/x"}, "repo/pkg/x", "", "repo", "repo/.harness"},
 		{"no store, no git: here", []string{"plain/sub"}, "plain/sub", "", "plain/sub", "plain/sub/.harness"},
 		{"an override names the store, relative to here", []string{"repo/.git", "repo/pkg"}, "repo/pkg", "../elsewhere", "repo", "repo/elsewhere"},
+		{"an empty .harness above a repository does not capture it", []string{"home/.harness", "home/repo/.git", "home/repo/pkg"}, "home/repo/pkg", "", "home/repo", "home/repo/.harness"},
+		{"a store above a repository does not capture it", []string{"home/.harness/db", "home/repo/.git", "home/repo/pkg"}, "home/repo/pkg", "", "home/repo", "home/repo/.harness"},
+		{"a .harness without a db is no store", []string{"home/.harness", "home/plain/sub"}, "home/plain/sub", "", "home/plain/sub", "home/plain/sub/.harness"},
+		{"a store above, no repository between", []string{"home/.harness/db", "home/plain/sub"}, "home/plain/sub", "", "home", "home/.harness"},
+		{"the repository's own store", []string{"repo/.git", "repo/.harness/db", "repo/pkg"}, "repo/pkg", "", "repo", "repo/.harness"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -73,9 +73,10 @@ match the shell's control characters ; & | $ ` + "`" + ` < > ( ) or a line break
 pattern on run_command is only a hint: a shell can always spell a command
 another way; to keep commands from running, leave them to a person.
 
-The workspace is the directory holding .harness/ (found upwards from here); in
-a directory with none yet, it is the enclosing git repository's top directory,
-else the current directory, and the store is created there.`,
+The workspace is the nearest directory, from here upwards, that holds a store
+(.harness/db) or is a git repository's top directory (holds .git): the search
+never passes a repository's top, so a .harness above it is not this workspace's.
+With neither, it is the current directory. The store is created there.`,
 		Example: `  harness run --model scripted:script.jsonl "Set the cache TTL to 300"
   harness run --model scripted:script.jsonl --approve writes --deny 'write_file:.github/*' "Fix the tests"`,
 		Args: args(1, -1, "a PROMPT"),
