@@ -427,6 +427,10 @@ func draftFrom(kind facts.Kind, raw []byte, who string) (facts.Draft, string, er
 		p.By, req = cmpOr(p.By, who), p.RequestID
 	case *facts.EffectReconciled:
 		p.By, req = cmpOr(p.By, who), p.ActionID
+	case *facts.UserMessage:
+		if strings.TrimSpace(p.Text) == "" {
+			return facts.Draft{}, "", fmt.Errorf("--data for %s: the text is empty; say something, e.g. %s", kind, example(kind))
+		}
 	}
 	d, err := facts.NewDraft(kind, "", v.Elem().Interface())
 	if err != nil {
