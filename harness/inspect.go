@@ -18,11 +18,16 @@ type State struct {
 	// Status is done, parked, failed, stopped or resumable (a resume would
 	// run something: an approved call nobody resumed, an action in doubt).
 	Status Status
-	// Waits are the open requests of a parked thread, with what a person
-	// needs to answer them.
+	// Waits are the open requests of the thread, with what a person needs
+	// to answer them: all of a parked thread's, and those still open while
+	// something else can run.
 	Waits []Pending
 	// Reason says why a thread failed or stopped.
 	Reason string
+	// Retry, on a failed thread, is the key of the failed transition a
+	// resume runs once more (a model turn: its cause, a key or a service,
+	// can be fixed); "" when the failure is for good.
+	Retry string
 	// Next is the key of the transition a resume would run first.
 	Next string
 	// InDoubt are the actions that started and never completed or were
@@ -142,6 +147,9 @@ func Inspect(ctx context.Context, store thread.Store, actor Actor[Services], id 
 	switch {
 	case p.Stop != nil:
 		st.Status, st.Reason = Status(p.Stop.Status), p.Stop.Reason
+		if p.Retry != nil {
+			st.Retry = p.Retry.Key
+		}
 	case len(p.Enabled) > 0:
 		st.Status, st.Next = StatusResumable, p.Enabled[0].Key
 	case len(p.Waits) > 0:
@@ -149,31 +157,29 @@ func Inspect(ctx context.Context, store thread.Store, actor Actor[Services], id 
 	default:
 		st.Status = StatusDone
 	}
-	if len(p.Enabled) == 0 {
-		for _, w := range p.Waits {
-			pd := Pending{Wait: w}
-			switch w.Kind {
-			case fold.WaitConfirmation:
-				if c, ok := asked[w.RequestID]; ok {
-					pd.Tool, pd.Args, pd.Digest = c.Tool, c.Args, c.Digest
-				}
-			case fold.WaitQuestion:
-				if q, ok := questions[w.RequestID]; ok {
-					pd.Options, pd.AllowFreeText = q.Options, q.AllowFreeText
-				}
-			case fold.WaitReconcile:
-				if r, ok := requested[w.RequestID]; ok {
-					pd.Tool, pd.Args = r.Adapter, string(r.Payload)
-				}
-				if c, ok := completed[w.RequestID]; ok {
-					pd.Completion = &c
-				}
-				if i, ok := interrupted[w.RequestID]; ok {
-					pd.Interrupted = &i
-				}
+	for _, w := range p.Waits {
+		pd := Pending{Wait: w}
+		switch w.Kind {
+		case fold.WaitConfirmation:
+			if c, ok := asked[w.RequestID]; ok {
+				pd.Tool, pd.Args, pd.Digest = c.Tool, c.Args, c.Digest
 			}
-			st.Waits = append(st.Waits, pd)
+		case fold.WaitQuestion:
+			if q, ok := questions[w.RequestID]; ok {
+				pd.Options, pd.AllowFreeText = q.Options, q.AllowFreeText
+			}
+		case fold.WaitReconcile:
+			if r, ok := requested[w.RequestID]; ok {
+				pd.Tool, pd.Args = r.Adapter, string(r.Payload)
+			}
+			if c, ok := completed[w.RequestID]; ok {
+				pd.Completion = &c
+			}
+			if i, ok := interrupted[w.RequestID]; ok {
+				pd.Interrupted = &i
+			}
 		}
+		st.Waits = append(st.Waits, pd)
 	}
 	return st, nil
 }
