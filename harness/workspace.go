@@ -185,7 +185,8 @@ func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (
 //	  "model": "scripted:script.jsonl",
 //	  "approve": "writes",
 //	  "allow": ["run_command:go test *"],
-//	  "deny": ["run_command:rm *", "write_file:.github/*"]
+//	  "deny": ["run_command:rm *", "write_file:.github/*"],
+//	  "max_turns": 100
 //	}
 type Settings struct {
 	// Model is the model spec used when a command names none.
@@ -195,6 +196,9 @@ type Settings struct {
 	// Allow and Deny are tool patterns (see ParsePattern).
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
+	// MaxTurns bounds the model turns of a thread a command drives
+	// (Config.MaxTurns; 0 is no bound); nil leaves it to the command.
+	MaxTurns *int `json:"max_turns,omitempty"`
 }
 
 // LoadSettings reads the place's settings file; a missing file is empty
@@ -212,7 +216,10 @@ func (p Place) LoadSettings() (Settings, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return s, fmt.Errorf("settings %s: %w (want {\"model\", \"approve\", \"allow\", \"deny\"})", p.SettingsFile(), err)
+		return s, fmt.Errorf("settings %s: %w (want {\"model\", \"approve\", \"allow\", \"deny\", \"max_turns\"})", p.SettingsFile(), err)
+	}
+	if s.MaxTurns != nil && *s.MaxTurns < 0 {
+		return s, fmt.Errorf("settings %s: max_turns %d: want a number of model turns, or 0 for no bound", p.SettingsFile(), *s.MaxTurns)
 	}
 	if s.Model != "" {
 		// A relative script path in the file is relative to the workspace.

@@ -153,10 +153,7 @@ func (a *app) answerCmd() *cobra.Command {
 // answerRequest answers an open request of kind: the one named, or the
 // only open one.
 func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, request string, f *answerFlags, build func(harness.Pending) (facts.Draft, error)) error {
-	if _, err := f.drive.approval(harness.Settings{}); err != nil {
-		return err
-	}
-	s, err := a.open(ctx, false)
+	s, approval, err := a.openDrive(ctx, &f.drive)
 	if err != nil {
 		return err
 	}
@@ -206,7 +203,7 @@ func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, 
 	if err != nil {
 		return asUsage(err)
 	}
-	err = a.postIn(ctx, s, id, d, harness.AnswerKey(d.Kind, target.RequestID), f)
+	err = a.postIn(ctx, s, approval, id, d, harness.AnswerKey(d.Kind, target.RequestID), f)
 	if errors.Is(err, scheduler.ErrUnknownRequest) {
 		if len(open) == 0 {
 			return fmt.Errorf("thread %s has no %s request %q, and waits for none", id, kind, request)
@@ -224,12 +221,10 @@ func requestIDs(ps []harness.Pending) string {
 	return strings.Join(ids, ", ")
 }
 
-// post opens the store and posts d.
+// post opens the store and posts d. The flags, --model's model included,
+// are checked before anything is posted.
 func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f *answerFlags) error {
-	if _, err := f.drive.approval(harness.Settings{}); err != nil {
-		return err
-	}
-	s, err := a.open(ctx, false)
+	s, approval, err := a.openDrive(ctx, &f.drive)
 	if err != nil {
 		return err
 	}
@@ -237,23 +232,14 @@ func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f 
 	if err := s.threadExists(ctx, id); err != nil {
 		return err
 	}
-	return a.postIn(ctx, s, id, d, key, f)
+	return a.postIn(ctx, s, approval, id, d, key, f)
 }
 
-// postIn posts d to the thread under key, and resumes it if asked.
-func (a *app) postIn(ctx context.Context, s *session, id string, d facts.Draft, key string, f *answerFlags) error {
-	approval, err := f.drive.approval(s.settings)
-	if err != nil {
-		return err
-	}
-	if f.drive.model != "" {
-		cwd, _ := os.Getwd()
-		if f.drive.model, err = harness.ParseModelSpec(f.drive.model, cwd); err != nil {
-			return asUsage(err)
-		}
-	}
-	dr := a.newDriver(s, id, approval, f.drive.noInput)
-	dr.spec = f.drive.model
+// postIn posts d to the thread under key, and resumes it if asked: a
+// person's word to go on, so a failed model turn is run once more.
+func (a *app) postIn(ctx context.Context, s *session, approval harness.Approval, id string, d facts.Draft, key string, f *answerFlags) error {
+	dr := a.newDriver(s, id, approval, &f.drive)
+	dr.retry = true
 	p, err := postAnswer(ctx, dr.rt, s.stock.Actor, id, d, key)
 	if err != nil {
 		return err

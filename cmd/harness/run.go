@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
@@ -24,12 +25,30 @@ import (
 
 // driveFlags are the flags of the commands that run a thread on.
 type driveFlags struct {
-	model   string
-	approve string
-	allow   []string
-	deny    []string
-	noInput bool
+	model    string
+	approve  string
+	allow    []string
+	deny     []string
+	noInput  bool
+	maxTurns int
+	fs       *pflag.FlagSet
+	// loaded is the model the --model flag names, once loadModel has
+	// loaded it; model is then its spec as recorded.
+	loaded model.Model
 }
+
+// boundsHelp says how far one command drives a thread.
+const boundsHelp = `A command drives a thread at most 100 steps in one go: a thread that is still
+going then (a model looping on a tool that needs no confirmation, say) ends the
+command with status step_limit and exit 1; resume to go on. A thread takes at
+most --max-turns model turns in all (default 50, or the settings file's
+"max_turns"; 0 is no bound): the next turn is recorded as budget.exhausted and
+the thread stops for good (fork it, and resume the fork with a larger
+--max-turns, to go on).`
+
+// defaultMaxTurns bounds the model turns of a thread driven by a command
+// when neither --max-turns nor the settings file says otherwise.
+const defaultMaxTurns = 50
 
 func (f *driveFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -38,6 +57,73 @@ func (f *driveFlags) add(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.allow, "allow", nil, "approve calls matching `PATTERN` without asking: TOOL or TOOL:GLOB, e.g. 'run_command:go test *' (repeatable); a path matches as the cleaned workspace-relative path, and in a command * never matches ; & | $ ` < > ( ) or a line break")
 	fl.StringArrayVar(&f.deny, "deny", nil, "deny calls matching `PATTERN` without asking; deny wins over allow and --approve (repeatable); on run_command only a hint, as a shell can spell a command many ways")
 	fl.BoolVar(&f.noInput, "no-input", false, "never ask at the prompt: park the thread (exit 3) when a person must answer")
+	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop the thread (budget.exhausted; for good) before its model turn `N`+1, counting all its turns; 0 is no bound (default: the settings file's max_turns, else 50)")
+	f.fs = fl
+}
+
+// budget is the model-turn bound: --max-turns, else the settings file's
+// max_turns, else defaultMaxTurns. A negative bound is a usage error.
+func (f *driveFlags) budget(s harness.Settings) (harness.Option, error) {
+	n := defaultMaxTurns
+	switch {
+	case f.fs != nil && f.fs.Changed("max-turns"):
+		n = f.maxTurns
+	case s.MaxTurns != nil:
+		n = *s.MaxTurns
+	}
+	if n < 0 {
+		return nil, usageError("--max-turns %d: want a number of model turns, or 0 for no bound", n)
+	}
+	return harness.WithBudget(n, 0), nil
+}
+
+// loadModel loads the model the --model flag names, if any, so that a bad
+// one is a usage error before anything is posted or run.
+func (f *driveFlags) loadModel() error {
+	if f.model == "" || f.loaded != nil {
+		return nil
+	}
+	cwd, _ := os.Getwd()
+	spec, err := harness.ParseModelSpec(f.model, cwd)
+	if err != nil {
+		return asUsage(err)
+	}
+	m, err := harness.LoadModel(spec)
+	if err != nil {
+		return asUsage(fmt.Errorf("--model: %w", err))
+	}
+	f.model, f.loaded = spec, m
+	return nil
+}
+
+// openDrive opens the workspace's existing store for a command that may
+// drive a thread with the flags f: the flags are checked first, and the
+// harness is configured with their budget.
+func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, harness.Approval, error) {
+	p, err := a.place()
+	if err != nil {
+		return nil, harness.Approval{}, err
+	}
+	settings, err := p.LoadSettings()
+	if err != nil {
+		return nil, harness.Approval{}, err
+	}
+	approval, err := f.approval(settings)
+	if err != nil {
+		return nil, approval, err
+	}
+	budget, err := f.budget(settings)
+	if err != nil {
+		return nil, approval, err
+	}
+	if err := f.loadModel(); err != nil {
+		return nil, approval, err
+	}
+	s, err := a.openAt(ctx, p, settings, false, budget)
+	if err != nil {
+		return nil, approval, err
+	}
+	return s, approval, nil
 }
 
 // approval merges the flags with the settings file: patterns from both,
@@ -73,6 +159,8 @@ match the shell's control characters ; & | $ ` + "`" + ` < > ( ) or a line break
 pattern on run_command is only a hint: a shell can always spell a command
 another way; to keep commands from running, leave them to a person.
 
+` + boundsHelp + `
+
 The workspace is the nearest directory, from here upwards, that holds a store
 (.harness/db) or is a git repository's top directory (holds .git): the search
 never passes a repository's top, so a .harness above it is not this workspace's.
@@ -103,6 +191,10 @@ With neither, it is the current directory. The store is created there.`,
 			if err != nil {
 				return err
 			}
+			budget, err := f.budget(settings)
+			if err != nil {
+				return err
+			}
 			spec := f.model
 			if spec == "" {
 				spec = settings.Model
@@ -116,7 +208,7 @@ With neither, it is the current directory. The store is created there.`,
 			if err != nil {
 				return asUsage(fmt.Errorf("--model: %w", err))
 			}
-			s, err := a.openAt(ctx, p, settings, true, harness.WithModelName(spec))
+			s, err := a.openAt(ctx, p, settings, true, harness.WithModelName(spec), budget)
 			if err != nil {
 				return err
 			}
@@ -128,11 +220,19 @@ With neither, it is the current directory. The store is created there.`,
 			} else if _, err := s.store.Head(ctx, id); err == nil {
 				return usageError("thread %s already exists; continue it with `harness resume %s`, or add a message with `harness post %s user.message --data '{\"text\": \"...\"}' --resume`", id, id, id)
 			}
-			d := a.newDriver(s, id, approval, f.noInput)
+			d := a.newDriver(s, id, approval, &f)
 			d.model.set(m)
 			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, s.place.Root)
-			if _, err := d.rt.Start(ctx, s.stock.Actor, id, prompt); err != nil && !errors.Is(err, harness.ErrDefect) {
+			out, err := d.rt.Start(ctx, s.stock.Actor, id, prompt)
+			if err != nil && !errors.Is(err, harness.ErrDefect) {
 				return d.interrupted(ctx, err)
+			}
+			if out.Status == harness.StatusStepLimit {
+				st, err := d.stepLimit(ctx, out)
+				if err != nil {
+					return err
+				}
+				return a.report(st, d.appended, s.place.Root)
 			}
 			return d.finish(ctx)
 		}),
@@ -151,7 +251,13 @@ func (a *app) resumeCmd() *cobra.Command {
 waits for a person. A parked thread is not changed: resume says what it waits
 for and exits 3 (a terminal asks at the prompt, as run does). An action found in
 doubt (its process died while it ran) is never run again: resume records what
-it observes and parks on reconcile.`,
+it observes and parks on reconcile.
+
+A thread whose model turn failed (a bad key, a quota, a service down) is tried
+once more: fix the cause, then resume (with --model to use another model). If
+the turn fails again, resume ends with exit 1 and the reason.
+
+` + boundsHelp,
 		Args: args(1, 1, "THREAD"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			return a.resume(cmd.Context(), args[0], &f)
@@ -161,30 +267,13 @@ it observes and parks on reconcile.`,
 	return cmd
 }
 
-// resume drives a thread with the flags f.
+// resume drives a thread with the flags f. A failed model turn is run once
+// more: a resume is a person's word that its cause is fixed.
 func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	p, err := a.place()
-	if err != nil {
-		return err
-	}
-	settings, err := p.LoadSettings()
-	if err != nil {
-		return err
-	}
-	approval, err := f.approval(settings)
-	if err != nil {
-		return err
-	}
-	if f.model != "" {
-		cwd, _ := os.Getwd()
-		if f.model, err = harness.ParseModelSpec(f.model, cwd); err != nil {
-			return asUsage(err)
-		}
-	}
-	s, err := a.openAt(ctx, p, settings, false)
+	s, approval, err := a.openDrive(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -192,8 +281,8 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	if err := s.threadExists(ctx, id); err != nil {
 		return err
 	}
-	d := a.newDriver(s, id, approval, f.noInput)
-	d.spec = f.model
+	d := a.newDriver(s, id, approval, f)
+	d.retry = true
 	return d.finish(ctx)
 }
 
@@ -223,10 +312,17 @@ func nextID(ctx context.Context, store thread.Store) (string, error) {
 }
 
 // slot is the runtime's model, loaded when a model turn is due: a parked
-// or finished thread never needs its script.
+// or finished thread never needs its script, nor a resume that runs only
+// tools.
 type slot struct {
 	mu sync.Mutex
 	m  model.Model
+	// load, when set, loads the model at the first turn. If it cannot,
+	// loadErr says why and cancel stops the Resume that asked, so that
+	// the turn is not recorded as failed: the thread stays resumable.
+	load    func() (model.Model, error)
+	loadErr error
+	cancel  context.CancelCauseFunc
 	// spin, when set, shows a spinner while a turn runs: a terminal.
 	spin io.Writer
 }
@@ -243,12 +339,49 @@ func (s *slot) get() model.Model {
 	return s.m
 }
 
+// arm sets how a Resume loads the model, and how it is stopped when it
+// cannot be; arm(nil, nil) disarms.
+func (s *slot) arm(load func() (model.Model, error), cancel context.CancelCauseFunc) {
+	s.mu.Lock()
+	s.load, s.cancel, s.loadErr = load, cancel, nil
+	s.mu.Unlock()
+}
+
+// failed returns why the model could not be loaded, if it could not.
+func (s *slot) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loadErr
+}
+
+// model returns the model, loading it if it is not yet.
+func (s *slot) model() (model.Model, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m != nil {
+		return s.m, nil
+	}
+	if s.load == nil {
+		return nil, errors.New("no model loaded (a bug in the harness command)")
+	}
+	m, err := s.load()
+	if err != nil {
+		s.loadErr = err
+		if s.cancel != nil {
+			s.cancel(err)
+		}
+		return nil, err
+	}
+	s.m = m
+	return m, nil
+}
+
 // Turn takes the turn with the loaded model, with a spinner on a
 // terminal while it works.
 func (s *slot) Turn(ctx context.Context, req model.Request) (model.Decision, error) {
-	m := s.get()
-	if m == nil {
-		return model.Decision{}, errors.New("no model loaded (a bug in the harness command)")
+	m, err := s.model()
+	if err != nil {
+		return model.Decision{}, err
 	}
 	if s.spin == nil {
 		return m.Turn(ctx, req)
@@ -315,15 +448,21 @@ type driver struct {
 	interactive bool
 	rt          *harness.Runtime[harness.Services]
 	model       *slot
-	// spec is the model flag of resume; "" uses the recorded one.
+	// spec is the --model flag; "" uses the recorded one.
 	spec string
+	// retry: the command is a person's word to go on, so a failed model
+	// turn is run once more (once per command: retried).
+	retry, retried bool
 	// appended are the facts appended by this command, for -o json.
 	appended []facts.Fact
 	prompter *prompter
 }
 
-func (a *app) newDriver(s *session, id string, approval harness.Approval, noInput bool) *driver {
-	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(noInput), model: &slot{}}
+func (a *app) newDriver(s *session, id string, approval harness.Approval, f *driveFlags) *driver {
+	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(f.noInput), model: &slot{}, spec: f.model}
+	if f.loaded != nil {
+		d.model.set(f.loaded)
+	}
 	if !a.jsonOut() && isTerminal(a.stdout) {
 		d.model.spin = a.stdout
 	}
@@ -378,12 +517,9 @@ func (a *app) factLine(f facts.Fact) string {
 	return fmt.Sprintf("%4d  %-22s %s", f.Seq, f.Kind, harness.Describe(f))
 }
 
-// ensureModel loads the model for a turn that is due: the --model flag,
+// loadModel loads the model for a turn that is due: the --model flag,
 // else the one the thread recorded, else the settings file's.
-func (d *driver) ensureModel(recorded string) error {
-	if d.model.get() != nil {
-		return nil
-	}
+func (d *driver) loadModel(recorded string) (model.Model, error) {
 	spec := d.spec
 	if spec == "" {
 		spec = recorded
@@ -392,19 +528,37 @@ func (d *driver) ensureModel(recorded string) error {
 		spec = d.s.settings.Model
 	}
 	if spec == "" {
-		return usageError("thread %s needs a model turn and records no model; pass --model scripted:FILE", d.id)
+		return nil, usageError("thread %s needs a model turn and records no model; pass --model scripted:FILE", d.id)
 	}
 	m, err := harness.LoadModel(spec)
 	if err != nil {
-		return fmt.Errorf("thread %s: %w; pass --model to use another", d.id, err)
+		return nil, fmt.Errorf("thread %s: %w; pass --model to use another", d.id, err)
 	}
-	d.model.set(m)
-	return nil
+	return m, nil
+}
+
+// resumeOnce runs one Resume of the thread. The model is loaded when a
+// turn is due; one that cannot be loaded stops the Resume before the turn
+// is recorded, and is the error.
+func (d *driver) resumeOnce(ctx context.Context, recorded string) (harness.Outcome, error) {
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	d.model.arm(func() (model.Model, error) { return d.loadModel(recorded) }, cancel)
+	defer d.model.arm(nil, nil)
+	out, err := d.rt.Resume(rctx, d.s.stock.Actor, d.id)
+	if lerr := d.model.failed(); lerr != nil {
+		return out, lerr
+	}
+	if err != nil && !errors.Is(err, harness.ErrDefect) {
+		return out, d.interrupted(ctx, err)
+	}
+	return out, nil
 }
 
 // drive runs the thread on until it is done, failed or stopped, or waits
 // for a person nobody here can be: the approval answers what it decides,
-// a terminal asks the rest.
+// a terminal asks the rest. A Resume that reaches the step limit ends the
+// command (StatusStepLimit): something may be looping.
 func (d *driver) drive(ctx context.Context) (harness.State, error) {
 	actor := d.s.stock.Actor
 	idle := 0 // resumes in a row that ran nothing
@@ -414,19 +568,33 @@ func (d *driver) drive(ctx context.Context) (harness.State, error) {
 			return st, err
 		}
 		switch st.Status {
+		case harness.StatusFailed:
+			if st.Retry == "" || !d.retry || d.retried {
+				return st, nil
+			}
+			// A failed model turn: whatever made it fail (a key, a
+			// quota, a service down) may be fixed now. Once.
+			d.retried = true
+			d.a.printf("%s %s; trying it once more\n", d.a.paint("yellow", "retry:"), harness.EscapeLine(st.Reason))
+			out, err := d.resumeOnce(ctx, st.Model)
+			if err != nil {
+				return st, err
+			}
+			if out.Status == harness.StatusStepLimit {
+				return d.stepLimit(ctx, out)
+			}
+			continue
 		case harness.StatusResumable:
 			for _, id := range st.InDoubt {
 				d.a.printf("%s action %s was in progress when its process died: it is in doubt and will not be run again; recording what the workspace shows now\n",
 					d.a.paint("yellow", "in doubt:"), id)
 			}
-			// A resume may reach a model turn: the model must be there
-			// first, or the turn would be recorded as failed.
-			if err := d.ensureModel(st.Model); err != nil {
+			out, err := d.resumeOnce(ctx, st.Model)
+			if err != nil {
 				return st, err
 			}
-			out, err := d.rt.Resume(ctx, actor, d.id)
-			if err != nil && !errors.Is(err, harness.ErrDefect) {
-				return st, d.interrupted(ctx, err)
+			if out.Status == harness.StatusStepLimit {
+				return d.stepLimit(ctx, out)
 			}
 			if idle = idle + 1; out.Steps > 0 {
 				idle = 0
@@ -462,6 +630,18 @@ func (d *driver) drive(ctx context.Context) (harness.State, error) {
 		}
 		return st, nil
 	}
+}
+
+// stepLimit is the state of a thread whose Resume ran Config.MaxSteps
+// transitions: still resumable, but this command goes no further.
+func (d *driver) stepLimit(ctx context.Context, out harness.Outcome) (harness.State, error) {
+	st, err := harness.Inspect(ctx, d.s.store, d.s.stock.Actor, d.id)
+	if err != nil || st.Status != harness.StatusResumable {
+		return st, err
+	}
+	st.Status = harness.StatusStepLimit
+	st.Reason = fmt.Sprintf("ran %d steps in one go, the most a command runs (is something looping?); resume to go on: harness resume %s", out.Steps, d.id)
+	return st, nil
 }
 
 // interrupted explains an error that stopped a resume: a cancelled
@@ -504,6 +684,7 @@ type resultJSON struct {
 	Status    harness.Status `json:"status"`
 	Seq       uint64         `json:"seq"`
 	Reason    string         `json:"reason,omitempty"`
+	Retry     string         `json:"retry,omitempty"`
 	Workspace string         `json:"workspace"`
 	Waits     []waitJSON     `json:"waits,omitempty"`
 	Facts     []facts.Fact   `json:"facts"`
@@ -512,7 +693,7 @@ type resultJSON struct {
 // report prints how a thread stands and sets the exit code.
 func (a *app) report(st harness.State, appended []facts.Fact, root string) error {
 	if a.jsonOut() {
-		r := resultJSON{Thread: st.Thread, Status: st.Status, Seq: st.Head.Seq, Reason: st.Reason, Workspace: root, Facts: appended}
+		r := resultJSON{Thread: st.Thread, Status: st.Status, Seq: st.Head.Seq, Reason: st.Reason, Retry: st.Retry, Workspace: root, Facts: appended}
 		if r.Facts == nil {
 			r.Facts = []facts.Fact{}
 		}
@@ -554,12 +735,18 @@ func (a *app) printState(st harness.State, root string) {
 		fmt.Fprintf(w, "%s thread %s (seq %d): harness resume %s\n", a.paint("yellow", "resumable:"), st.Thread, st.Head.Seq, st.Thread)
 	case harness.StatusParked:
 		fmt.Fprintf(w, "%s thread %s waits for a person (seq %d)\n", a.paint("yellow", "parked:"), st.Thread, st.Head.Seq)
-		for _, p := range st.Waits {
-			a.printPending(p, root)
-			fmt.Fprintf(w, "    %s\n", harness.EscapeLine(answerHint(st.Thread, p)))
-		}
+	case harness.StatusStepLimit:
+		fmt.Fprintf(w, "%s thread %s (seq %d): %s\n", a.paint("yellow", "step limit:"), st.Thread, st.Head.Seq, st.Reason)
 	default:
 		fmt.Fprintf(w, "%s thread %s (seq %d): %s\n", a.paint("red", string(st.Status)+":"), st.Thread, st.Head.Seq, harness.EscapeLine(st.Reason))
+		if st.Retry != "" {
+			fmt.Fprintf(w, "    once the cause is fixed, `harness resume %s` tries %s again\n", st.Thread, st.Retry)
+		}
+	}
+	// The open requests, whatever else the thread can do.
+	for _, p := range st.Waits {
+		a.printPending(p, root)
+		fmt.Fprintf(w, "    %s\n", harness.EscapeLine(answerHint(st.Thread, p)))
 	}
 }
 
