@@ -42,6 +42,7 @@ func (a *app) threadsCmd() *cobra.Command {
 				Waits        []string       `json:"waits,omitempty"`
 				InDoubt      []string       `json:"in_doubt,omitempty"`
 				Reason       string         `json:"reason,omitempty"`
+				Retry        string         `json:"retry,omitempty"`
 				Facts        uint64         `json:"facts"`
 				LastActivity time.Time      `json:"last_activity"`
 				Workspace    string         `json:"workspace"`
@@ -64,7 +65,7 @@ func (a *app) threadsCmd() *cobra.Command {
 					if status != "" && st.Status != harness.Status(status) {
 						continue
 					}
-					r := row{Thread: h.Thread, Status: st.Status, InDoubt: st.InDoubt, Reason: st.Reason, Facts: h.Seq, LastActivity: h.At, Workspace: s.place.Root}
+					r := row{Thread: h.Thread, Status: st.Status, InDoubt: st.InDoubt, Reason: st.Reason, Retry: st.Retry, Facts: h.Seq, LastActivity: h.At, Workspace: s.place.Root}
 					for _, w := range st.Waits {
 						r.Waits = append(r.Waits, string(w.Kind)+" "+w.RequestID)
 					}
@@ -87,6 +88,8 @@ func (a *app) threadsCmd() *cobra.Command {
 				switch {
 				case len(r.InDoubt) > 0:
 					waits = "in doubt: " + strings.Join(r.InDoubt, ", ")
+				case waits == "" && r.Reason != "" && r.Retry != "":
+					waits = oneLine(r.Reason) + " (resume tries it again)"
 				case waits == "" && r.Reason != "":
 					waits = oneLine(r.Reason)
 				case waits == "":
