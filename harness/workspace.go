@@ -289,7 +289,13 @@ type Stock struct {
 
 // NewStock returns the stock harness of the place under cfg.
 func NewStock(place Place, cfg Config) (*Stock, error) {
-	set, err := tools.New(place.Root)
+	// The file tools never write the store, whatever it is called: the
+	// observer skips it, so a write there would be an effect nobody saw.
+	var opts []tools.Option
+	if rel, ok := place.storeInRoot(); ok {
+		opts = append(opts, tools.WithProtected(rel))
+	}
+	set, err := tools.New(place.Root, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("workspace tools: %w", err)
 	}
