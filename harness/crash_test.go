@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/facts"
@@ -42,7 +43,7 @@ type crashSpec struct {
 const (
 	childModelDelay = 20 * time.Millisecond // a model turn
 	childToolDelay  = 20 * time.Millisecond // a tool run
-	childTurnPause  = 10 * time.Millisecond // after model.turn is appended
+	childTurnPause  = 10 * time.Millisecond // after model.turn or confirmation.answered is appended
 )
 
 // crashMessage is the message every run of the crash thread starts with.
@@ -50,7 +51,8 @@ const crashMessage = "Work through the steps."
 
 // TestCrash runs a coding thread in a child process and SIGKILLs it at
 // random moments — during a model call, right after a model.turn was
-// appended, during a tool, or anywhere — then starts a new child on the
+// appended, during a tool, between the answers to a turn's two
+// confirmations, or anywhere — then starts a new child on the
 // same store, again and again. After every kill the store must open, the
 // log verify and every cause be appended once. Then the parent finishes the
 // thread itself.
@@ -59,10 +61,12 @@ const crashMessage = "Work through the steps."
 // completion): resume never runs it again by itself but records
 // action.interrupted and parks on reconcile, and the operator has it tried
 // again. Taking what those episodes add out (see withoutInDoubt), the
-// thread must end with the same kinds of facts, in the same order, as a run
-// that was never killed, with the same tool calls; every call must have run
-// to its end, no tool have run without its action.started claim, and none
-// with arguments that were not requested.
+// thread must end with the same model turns, in the same order, with the
+// same tool calls, as a run that was never killed, and every call with the
+// same facts, in the same order, within its turn (see byCall) — though a
+// crash may interleave the facts of one turn's calls otherwise; every call
+// must have run to its end, no tool have run without its action.started
+// claim, and none with arguments that were not requested.
 func TestCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a dozen processes")
@@ -81,6 +85,7 @@ func TestCrash(t *testing.T) {
 		{name: "model", event: "model ", jitter: 15 * time.Millisecond},
 		{name: "model.turn", event: "appended " + string(facts.KindModelTurn), jitter: 6 * time.Millisecond},
 		{name: "tool", event: "tool ", jitter: 15 * time.Millisecond},
+		{name: "between answers", event: "appended " + string(facts.KindConfirmationAnswered) + ", another open", jitter: 6 * time.Millisecond},
 		{name: "anytime", anytime: 200 * time.Millisecond},
 	}
 	landed := map[string]int{}
@@ -119,7 +124,7 @@ func TestCrash(t *testing.T) {
 	}
 	t.Logf("%d kills landed: %v", killed, landed)
 	require.GreaterOrEqual(t, killed, 10, "the thread ended before enough kills")
-	for _, where := range []string{"model", "model.turn", "tool"} {
+	for _, where := range []string{"model", "model.turn", "tool", "between answers"} {
 		require.Positive(t, landed[where], "no kill landed during %s; the test proved less than it says", where)
 	}
 
@@ -151,8 +156,28 @@ func TestCrash(t *testing.T) {
 	t.Logf("%d facts, %d actions left in doubt and tried again", len(got), inDoubt)
 	require.GreaterOrEqual(t, inDoubt, landed["tool"], "every kill during a tool left its action in doubt")
 	require.LessOrEqual(t, inDoubt, killed)
-	require.Equal(t, kindsOf(want), kindsOf(kept), "the same kinds, in the same order, as a run never killed")
-	require.Equal(t, requestedCalls(t, want), requestedCalls(t, kept), "the same tool calls")
+	// Compared call by call and turn by turn (see byCall): a kill between
+	// the answers to a turn's two confirmations has the resume run the
+	// approved call before the second answer is posted, and one during a
+	// call's tool has the next call run before the first is tried again,
+	// so the facts of one turn's calls may interleave differently than in
+	// a run never killed — but each call's own facts may not, nor may a
+	// call's facts leave its turn, nor the turns change.
+	wantCalls, wantRest, err := byCall(t, want, nil)
+	require.NoError(t, err)
+	require.Len(t, wantCalls, len(requestedCalls(t, want)), "in the run never killed, one action per call")
+	keptSeqs := map[uint64]bool{}
+	for _, f := range kept {
+		keptSeqs[f.Seq] = true
+	}
+	gotCalls, gotRest, err := byCall(t, got, func(f facts.Fact) bool { return keptSeqs[f.Seq] })
+	require.NoError(t, err, "every fact of a call between the model turn that made it and the next")
+	require.Equal(t, wantRest, gotRest, "the same model turns, with the same tool calls, in the same order, as a run never killed")
+	require.Equal(t, wantCalls, gotCalls, "the same facts of every tool call, in the same order, as a run never killed")
+	require.Equal(t, requestedCalls(t, want), requestedCalls(t, kept), "the same tool calls, first requested in the same order")
+	if !slices.Equal(kindsOf(want), kindsOf(kept)) {
+		t.Logf("the crashes interleaved the facts of a turn's calls differently than a run never killed")
+	}
 
 	// Outside the log: every call ran to its end; no tool ran without its
 	// claim, so an action in doubt never ran again by itself; nothing ran
@@ -171,6 +196,78 @@ func TestCrash(t *testing.T) {
 	for _, call := range requestedCalls(t, want) {
 		require.Equal(t, 1, refEnds[call], "in the run never killed, %s ran once", call)
 	}
+}
+
+// TestByCall checks the comparison TestCrash makes: it takes a turn's two
+// calls interleaved as a resume after a crash may write them, and nothing
+// more — not a call's own facts out of order, nor a call's fact after the
+// next model turn.
+func TestByCall(t *testing.T) {
+	ctx := context.Background()
+	spec := crashSpec{Dir: t.TempDir(), Thread: "by-call", Runs: filepath.Join(t.TempDir(), "runs"), Turns: 4}
+	s, err := thread.OpenPebble(spec.Dir)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.Close()) }()
+	rt, actor := crashRuntime(t, s, spec, 0, 0)
+	out, err := drive(ctx, rt, actor, spec.Thread, crashMessage)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status)
+	log := readLog(t, s, spec.Thread)
+	wantCalls, wantRest, err := byCall(t, log, nil)
+	require.NoError(t, err)
+	require.Len(t, wantCalls, 4, "a write, a read, then a write and a command at once")
+
+	// Turn 3, its two calls asked for, then answered, then run.
+	at := slices.IndexFunc(log, func(f facts.Fact) bool {
+		return f.Kind == facts.KindModelTurn && mustDecode[facts.ModelTurn](t, f).Turn == 3
+	})
+	require.Positive(t, at)
+	require.Equal(t, []facts.Kind{
+		facts.KindModelTurn,
+		facts.KindActionRequested, facts.KindConfirmationRequested,
+		facts.KindActionRequested, facts.KindConfirmationRequested,
+		facts.KindConfirmationAnswered, facts.KindConfirmationAnswered,
+		facts.KindActionStarted, facts.KindActionCompleted,
+		facts.KindActionStarted, facts.KindActionCompleted,
+		facts.KindModelTurn,
+	}, kindsOf(log[at:at+12]))
+	answered1, answered2, started1, completed1, completed2, next := at+5, at+6, at+7, at+8, at+10, at+11
+
+	// moved returns the log with its fact at from moved to just after the
+	// fact now at after.
+	moved := func(from, after int) []facts.Fact {
+		f := log[from]
+		out := slices.Delete(slices.Clone(log), from, from+1)
+		if after > from {
+			after--
+		}
+		return slices.Insert(out, after+1, f)
+	}
+	same := func(log []facts.Fact) bool {
+		calls, rest, err := byCall(t, log, nil)
+		require.NoError(t, err)
+		return assert.ObjectsAreEqual(wantCalls, calls) && assert.ObjectsAreEqual(wantRest, rest)
+	}
+
+	// Killed between the two answers: the first call ran before the
+	// second answer was posted.
+	require.True(t, same(moved(answered2, completed1)), "two calls of a turn interleaved otherwise")
+	require.True(t, same(moved(answered1, answered2)), "the answers of two calls in the other order")
+	// A call's own facts out of order: run before it was approved.
+	require.False(t, same(moved(answered1, started1)), "a call run before it was approved")
+	require.False(t, same(moved(started1, answered1-1)), "a call run before it was approved")
+	// A call's completion after the next model turn.
+	_, _, err = byCall(t, moved(completed2, next), nil)
+	require.ErrorContains(t, err, "not a call of the latest model turn")
+	// A model turn that asked for other arguments.
+	mt := mustDecode[facts.ModelTurn](t, log[at])
+	mt.ToolCalls = slices.Clone(mt.ToolCalls)
+	mt.ToolCalls[1].Args = `{"cmd":"rm -rf /"}`
+	d, err := facts.NewDraft(facts.KindModelTurn, "", mt)
+	require.NoError(t, err)
+	other := slices.Clone(log)
+	other[at].Data = d.Data
+	require.False(t, same(other), "a model turn that asked for other arguments")
 }
 
 // withoutInDoubt returns the log without what a crash during a tool added
@@ -362,8 +459,9 @@ func (m slowModel) Turn(ctx context.Context, req model.Request) (model.Decision,
 }
 
 // announcing is the child's store: the real store, saying after each
-// acknowledged append what it appended, and pausing after a model.turn so
-// that a kill can land between that append and the next.
+// acknowledged append what it appended, and pausing after a model.turn or
+// a confirmation.answered so that a kill can land between that append and
+// the next — between a turn's two answers, say.
 type announcing struct {
 	thread.Store
 	pause time.Duration
@@ -375,12 +473,48 @@ func (a announcing) Append(ctx context.Context, id string, after uint64, drafts 
 		return h, err
 	}
 	for _, d := range drafts {
+		if d.Kind == facts.KindConfirmationAnswered && a.unanswered(ctx, id) > 0 {
+			event("appended %s, another open", d.Kind)
+			continue
+		}
 		event("appended %s", d.Kind)
 	}
-	if slices.ContainsFunc(drafts, func(d facts.Draft) bool { return d.Kind == facts.KindModelTurn }) {
+	if slices.ContainsFunc(drafts, func(d facts.Draft) bool {
+		return d.Kind == facts.KindModelTurn || d.Kind == facts.KindConfirmationAnswered
+	}) {
 		time.Sleep(a.pause)
 	}
 	return h, nil
+}
+
+// unanswered counts the confirmations of the thread's latest model turn
+// that are not answered yet.
+func (a announcing) unanswered(ctx context.Context, id string) int {
+	var log []facts.Fact
+	for f, err := range a.Store.Read(ctx, id, 1) {
+		if err != nil {
+			return 0
+		}
+		log = append(log, f)
+	}
+	return unanswered(log)
+}
+
+// unanswered counts the confirmations of the latest model turn of log that
+// are not answered in it.
+func unanswered(log []facts.Fact) int {
+	n := 0
+	for _, f := range log {
+		switch f.Kind {
+		case facts.KindModelTurn:
+			n = 0
+		case facts.KindConfirmationRequested:
+			n++
+		case facts.KindConfirmationAnswered:
+			n--
+		}
+	}
+	return n
 }
 
 // killTarget is where a kill is aimed: jitter after the (skip+1)th event
@@ -487,7 +621,9 @@ wait:
 // last event: "model" (a model call was under way and its turn is not in
 // the log), "model.turn" (the log ends with a model turn), "tool" (a tool
 // was running after its action.started, and its completion is not in the
-// log), or "elsewhere".
+// log), "between answers" (the log ends with the answer to one of a
+// turn's confirmations and another is unanswered), "answer" (it ends with
+// the last answer of a turn), or "elsewhere".
 func landing(log []facts.Fact, events []string) string {
 	if len(log) == 0 || len(events) == 0 {
 		return "elsewhere"
@@ -502,6 +638,10 @@ func landing(log []facts.Fact, events []string) string {
 	switch end := log[len(log)-1].Kind; {
 	case end == facts.KindModelTurn:
 		return "model.turn"
+	case end == facts.KindConfirmationAnswered && unanswered(log) > 0:
+		return "between answers"
+	case end == facts.KindConfirmationAnswered:
+		return "answer"
 	case strings.HasPrefix(last, "model "):
 		if n, err := strconv.Atoi(strings.TrimPrefix(last, "model ")); err == nil && n == turns+1 {
 			return "model"

@@ -204,3 +204,118 @@ func requestedCalls(t testing.TB, log []facts.Fact) []string {
 	}
 	return out
 }
+
+// mustDecode decodes the payload of f, failing the test if it cannot.
+func mustDecode[T any](t testing.TB, f facts.Fact) T {
+	t.Helper()
+	v, err := facts.Decode[T](f)
+	require.NoError(t, err)
+	return v
+}
+
+// threadEntry is a fact that is no tool call's — the user's message, the
+// system configuration, a model turn — as the comparisons of logs by call
+// see it: its kind and its decoded payload (its raw payload for a kind the
+// comparisons do not decode).
+type threadEntry struct {
+	Kind    facts.Kind
+	Payload any
+}
+
+// callRef names a tool call in a thread: the model turn that made it and
+// the call's id. For an id without a dot it is the scheduler's ref, which
+// confirmation requests carry as their call id.
+func callRef(turn int, id string) string { return fmt.Sprintf("%d-%s", turn, id) }
+
+// byCall splits a log by tool call, the way a crash may reorder it and a
+// run never killed must still match it: for each call, by callRef, a line
+// per fact of the call, in log order, saying what the fact says of the
+// call but no action id, seq or time (so the attempt that tried an action
+// again reads like a first one); and, in log order, the facts that are no
+// call's. A call's facts are its action.requested, its
+// confirmation.requested and confirmation.answered, and the
+// action.started, action.completed, check.recorded, action.interrupted and
+// effect.reconciled of its actions. Only the facts keep accepts are said
+// (a nil keep accepts all); the others still count for the checks below.
+//
+// A call's facts must all come after the model.turn that made the call and
+// before the next model.turn — a turn's calls settle before the model is
+// asked again — and name a request or action the log has; else byCall
+// returns an error.
+func byCall(t testing.TB, log []facts.Fact, keep func(facts.Fact) bool) (calls map[string][]string, rest []threadEntry, err error) {
+	t.Helper()
+	calls = map[string][]string{}
+	current := map[string]bool{}         // the refs of the calls of the latest model turn
+	turn := 0                            // the latest model turn
+	actions := map[string]string{}       // action id → ref
+	confirmations := map[string]string{} // confirmation request id → ref
+	for _, f := range log {
+		var ref, line, id string
+		var entry any // the payload of a fact that is no call's
+		switch f.Kind {
+		case facts.KindActionRequested:
+			p := mustDecode[facts.ActionRequested](t, f)
+			ref, line = callRef(turn, p.CallID), fmt.Sprintf("%s %s %s check=%v", f.Kind, p.Capability, p.Instruction, p.Check)
+			actions[p.ActionID] = ref
+		case facts.KindConfirmationRequested:
+			p := mustDecode[facts.ConfirmationRequested](t, f)
+			ref, line = p.CallID, fmt.Sprintf("%s %s %s %s", f.Kind, p.Tool, p.Args, p.Digest)
+			confirmations[p.RequestID] = ref
+		case facts.KindConfirmationAnswered:
+			p := mustDecode[facts.ConfirmationAnswered](t, f)
+			r, ok := confirmations[p.RequestID]
+			if !ok {
+				return nil, nil, fmt.Errorf("seq %d answers confirmation %q, never requested", f.Seq, p.RequestID)
+			}
+			ref, line = r, fmt.Sprintf("%s approved=%t by %s", f.Kind, p.Approved, p.By)
+		case facts.KindActionStarted:
+			p := mustDecode[facts.ActionStarted](t, f)
+			id, line = p.ActionID, string(f.Kind)
+		case facts.KindActionCompleted:
+			p := mustDecode[facts.ActionCompleted](t, f)
+			id, line = p.ActionID, fmt.Sprintf("%s %s %q %q %s", f.Kind, p.Report.Status, p.Report.Stdout, p.Report.Error, p.EffectState)
+		case facts.KindCheckRecorded:
+			p := mustDecode[facts.CheckRecorded](t, f)
+			id, line = p.ActionID, fmt.Sprintf("%s %s %s", f.Kind, p.Check.Name, p.Verdict)
+		case facts.KindActionInterrupted:
+			p := mustDecode[facts.ActionInterrupted](t, f)
+			id, line = p.ActionID, string(f.Kind)
+		case facts.KindEffectReconciled:
+			p := mustDecode[facts.EffectReconciled](t, f)
+			id, line = p.ActionID, fmt.Sprintf("%s %s", f.Kind, p.Decision)
+		case facts.KindModelTurn:
+			p := mustDecode[facts.ModelTurn](t, f)
+			turn, current = p.Turn, map[string]bool{}
+			for _, c := range p.ToolCalls {
+				current[callRef(p.Turn, c.ID)] = true
+			}
+			entry = p
+		case facts.KindUserMessage:
+			entry = mustDecode[facts.UserMessage](t, f)
+		case facts.KindSystemConfigured:
+			entry = mustDecode[facts.SystemConfigured](t, f)
+		default:
+			entry = string(f.Data)
+		}
+		if entry != nil {
+			if keep == nil || keep(f) {
+				rest = append(rest, threadEntry{f.Kind, entry})
+			}
+			continue
+		}
+		if id != "" {
+			r, ok := actions[id]
+			if !ok {
+				return nil, nil, fmt.Errorf("seq %d (%s) is of action %q, never requested", f.Seq, f.Kind, id)
+			}
+			ref = r
+		}
+		if !current[ref] {
+			return nil, nil, fmt.Errorf("seq %d (%s) is of call %q, not a call of the latest model turn (%d)", f.Seq, f.Kind, ref, turn)
+		}
+		if keep == nil || keep(f) {
+			calls[ref] = append(calls[ref], line)
+		}
+	}
+	return calls, rest, nil
+}
