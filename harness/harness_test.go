@@ -582,3 +582,24 @@ func TestNestedInferPrefixesKeys(t *testing.T) {
 	require.Equal(t, "scheduler", comps[0].Name())
 	require.Equal(t, "infer2/scheduler", comps[1].Name())
 }
+
+// The calls of a turn take effect in the model's order, whatever order the
+// approvals come in.
+func TestCallsTakeEffectInOrder(t *testing.T) {
+	e := newEnv(t, `{"tool_calls": [{"id": "a", "name": "write_file", "args": "{\"n\":1}"}, {"id": "b", "name": "write_file", "args": "{\"n\":2}"}]}
+{"text": "ok"}`)
+	out, err := e.rt.Start(ctx, e.actor, "t", "two writes")
+	require.NoError(t, err)
+	require.Len(t, out.Waits, 2)
+	e.approve("t", out.Waits[1].RequestID, true)
+	out, err = e.rt.Resume(ctx, e.actor, "t")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, out.Status, "the second waits for the first")
+	require.Zero(t, e.runs.Load())
+	require.Len(t, out.Waits, 1)
+	e.approve("t", out.Waits[0].RequestID, true)
+	out, err = e.rt.Resume(ctx, e.actor, "t")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status)
+	require.Equal(t, []string{`{"n":1}`, `{"n":2}`}, e.args)
+}

@@ -527,6 +527,11 @@ func (s *Scheduler[S]) Output() fold.Output[S] {
 func (s *Scheduler[S]) outputCalls(v *View, out *fold.Output[S]) {
 	ran := false
 	reconcile := false
+	// The calls of a turn take effect in the order the model wrote them: a
+	// call runs only when every call before it is settled. Requests,
+	// confirmations and the recovery of an action in doubt are records,
+	// not effects, and are made for all calls at once.
+	earlierOpen := false
 	for _, c := range s.calls {
 		a := c.last()
 		switch {
@@ -542,6 +547,8 @@ func (s *Scheduler[S]) outputCalls(v *View, out *fold.Output[S]) {
 		case c.denied():
 		case a.reconciled != nil && a.reconciled.Decision == facts.DecisionRetry:
 			out.Transitions = append(out.Transitions, s.request(c, c.ref+"."+strconv.Itoa(len(c.attempts)+1)))
+		case a.completed == nil && a.started == nil && earlierOpen:
+			// Approved, and waiting its turn.
 		case a.completed == nil && a.started == nil:
 			out.Transitions = append(out.Transitions, s.execute(c, a))
 		case a.completed == nil && a.interrupted == nil:
@@ -555,6 +562,7 @@ func (s *Scheduler[S]) outputCalls(v *View, out *fold.Output[S]) {
 		default:
 			ran = true
 		}
+		earlierOpen = earlierOpen || !c.settled()
 	}
 	switch {
 	case len(out.Transitions) > 0:
