@@ -130,7 +130,7 @@ func buildParked(b *testing.B, s thread.Store, id, shape string) {
 		add(facts.KindActionRequested, "tool/request/"+ref, facts.ActionRequested{
 			ActionID: ref, CallID: callID, Capability: string(needs), Instruction: tool + " " + args,
 			IdempotencyKey: "tool/execute/" + ref, RequestedBy: "coding-actor", ActorID: "coding-actor", Adapter: tool,
-			Payload: facts.RawJSON(args),
+			Payload: facts.RawJSON(args), Confirm: needs != action.Read,
 		})
 	}
 	add(facts.KindUserMessage, facts.IngressCause(harness.StartKey), facts.UserMessage{Text: "Find why the session cache expires early and fix it."})
