@@ -137,8 +137,14 @@ func (budgetPart) add(a *assembly, _ string) {
 type budget struct {
 	maxTurns  int
 	maxTokens int64
+	// turnFacts are the model.turn facts, decoded only when the budget is
+	// asked (counted is how many have been): a long parked thread resumes
+	// without decoding them.
+	turnFacts []facts.Fact
+	counted   int
 	turns     int
 	tokens    int64
+	err       error
 }
 
 // BudgetView is the budget component's view.
@@ -150,28 +156,48 @@ type BudgetView struct {
 func (b *budget) Name() string { return "budget" }
 
 func (b *budget) Step(f facts.Fact) error {
-	if f.Kind != facts.KindModelTurn {
-		return nil
+	if f.Kind == facts.KindModelTurn {
+		b.turnFacts = append(b.turnFacts, f)
 	}
-	mt, err := facts.Decode[facts.ModelTurn](f)
-	if err != nil {
-		return err
-	}
-	b.turns++
-	b.tokens += mt.Usage.InputTokens + mt.Usage.OutputTokens
 	return nil
 }
 
+// count decodes the model turns not counted yet.
+func (b *budget) count() {
+	for ; b.counted < len(b.turnFacts) && b.err == nil; b.counted++ {
+		mt, err := facts.Decode[facts.ModelTurn](b.turnFacts[b.counted])
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.turns++
+		b.tokens += mt.Usage.InputTokens + mt.Usage.OutputTokens
+	}
+}
+
+// Output enables nothing; the budget is asked before each model turn. A
+// model turn it could not decode (only damage makes one) stops the thread.
 func (b *budget) Output() fold.Output[Services] {
-	return fold.Output[Services]{View: BudgetView{b.turns, b.maxTurns, b.tokens, b.maxTokens}}
+	if b.err != nil {
+		return fold.Output[Services]{Stop: &fold.Stop{Status: fold.StatusFailed, Reason: "budget: " + b.err.Error()}}
+	}
+	return fold.Output[Services]{}
+}
+
+// View reports the turns and tokens used so far, and the bounds.
+func (b *budget) View() BudgetView {
+	b.count()
+	return BudgetView{b.turns, b.maxTurns, b.tokens, b.maxTokens}
 }
 
 // spent returns the budget.exhausted record when another model turn would
 // pass the budget, or nil.
 func (b *budget) spent() *facts.BudgetExhausted {
-	switch {
-	case b == nil:
+	if b == nil {
 		return nil
+	}
+	b.count()
+	switch {
 	case b.maxTurns > 0 && b.turns >= b.maxTurns:
 		return &facts.BudgetExhausted{Resource: "turns", Limit: int64(b.maxTurns), Used: int64(b.turns)}
 	case b.maxTokens > 0 && b.tokens >= b.maxTokens:

@@ -207,9 +207,14 @@ type View struct {
 	Failure string
 }
 
-// Scheduler is the coding scheduler component. Make one per fold with New.
-type Scheduler[S any] struct {
+// state is the scheduler's fold of a stretch of the log: the whole log
+// (the full state, for the conversation and for answers), or the latest
+// model turn on (the current state, for what is enabled now).
+type state[S any] struct {
 	env Env[S]
+	// whole, when set, answers what only the whole log knows: the
+	// conversation, and which idempotency keys were completed.
+	whole func() *state[S]
 
 	thread    string
 	system    facts.SystemConfigured
@@ -229,17 +234,13 @@ type Scheduler[S any] struct {
 	exhausted     *facts.BudgetExhausted
 }
 
-// New returns a scheduler with the environment env.
-func New[S any](env Env[S]) *Scheduler[S] {
-	return &Scheduler[S]{env: env, byRef: map[string]*call{}, byRequest: map[string]*call{},
+func newState[S any](env Env[S]) *state[S] {
+	return &state[S]{env: env, byRef: map[string]*call{}, byRequest: map[string]*call{},
 		byAction: map[string]*call{}, done: map[string]*attempt{}}
 }
 
-// Name is "scheduler".
-func (s *Scheduler[S]) Name() string { return "scheduler" }
-
 // attemptOf returns the call and attempt of an action id.
-func (s *Scheduler[S]) attemptOf(id string) (*call, *attempt) {
+func (s *state[S]) attemptOf(id string) (*call, *attempt) {
 	c := s.byAction[id]
 	if c == nil {
 		return nil, nil
@@ -252,8 +253,8 @@ func (s *Scheduler[S]) attemptOf(id string) (*call, *attempt) {
 	return c, nil
 }
 
-// Step folds one fact.
-func (s *Scheduler[S]) Step(f facts.Fact) error {
+// apply folds one fact.
+func (s *state[S]) apply(f facts.Fact) error {
 	s.thread = f.Thread
 	if transitionKinds[f.Kind] && !owns(f.Cause) {
 		// Another component's: a scheduler nested beside this one (its
@@ -435,7 +436,7 @@ var transitionKinds = map[facts.Kind]bool{
 	facts.KindTransitionFailed: true,
 }
 
-func (s *Scheduler[S]) scope() string {
+func (s *state[S]) scope() string {
 	if s.env.Scope == "" {
 		return ""
 	}
@@ -453,7 +454,7 @@ func owns(key string) bool {
 	return slices.ContainsFunc(ownPrefixes, func(p string) bool { return strings.HasPrefix(key, p) })
 }
 
-func (s *Scheduler[S]) stepTurn(seq uint64, p facts.ModelTurn) {
+func (s *state[S]) stepTurn(seq uint64, p facts.ModelTurn) {
 	s.failure, s.retry = "", ""
 	s.turns = p.Turn
 	s.userAfterTurn = false
@@ -481,7 +482,7 @@ func (s *Scheduler[S]) stepTurn(seq uint64, p facts.ModelTurn) {
 }
 
 // compact replaces the messages a summary covers with the summary.
-func (s *Scheduler[S]) compact(p facts.ContextCompacted) {
+func (s *state[S]) compact(p facts.ContextCompacted) {
 	kept := []facts.Message{{Role: facts.RoleUser, Text: "Summary of the conversation so far:\n" + p.Summary, Seq: p.UpTo}}
 	for _, m := range s.messages {
 		if m.Seq > p.UpTo {
@@ -491,11 +492,16 @@ func (s *Scheduler[S]) compact(p facts.ContextCompacted) {
 	s.messages = kept
 }
 
-// Messages returns the conversation the next model turn would see.
-func (s *Scheduler[S]) Messages() []facts.Message { return slices.Clone(s.messages) }
+// conversation returns the conversation the whole log gives.
+func (s *state[S]) conversation() []facts.Message {
+	if s.whole != nil {
+		return s.whole().conversation()
+	}
+	return slices.Clone(s.messages)
+}
 
-// Output reports the phase and the transitions it enables.
-func (s *Scheduler[S]) Output() fold.Output[S] {
+// output reports the phase and the transitions it enables.
+func (s *state[S]) output() fold.Output[S] {
 	var out fold.Output[S]
 	v := View{Turns: s.turns}
 	switch {
@@ -524,7 +530,7 @@ func (s *Scheduler[S]) Output() fold.Output[S] {
 	return out
 }
 
-func (s *Scheduler[S]) outputCalls(v *View, out *fold.Output[S]) {
+func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 	ran := false
 	reconcile := false
 	// The calls of a turn take effect in the order the model wrote them: a
@@ -589,7 +595,7 @@ func openSummary(c *call, a *attempt) string {
 	return fmt.Sprintf("%s %s reported success but nothing observed changed: accept, retry or abandon?", c.call.Name, a.id)
 }
 
-func (s *Scheduler[S]) outputQuestion(v *View, out *fold.Output[S]) {
+func (s *state[S]) outputQuestion(v *View, out *fold.Output[S]) {
 	q := s.question
 	switch {
 	case q.asked == nil:
@@ -606,7 +612,7 @@ func (s *Scheduler[S]) outputQuestion(v *View, out *fold.Output[S]) {
 }
 
 // infer enables the next model turn, or the end of a spent budget.
-func (s *Scheduler[S]) infer() fold.Transition[S] {
+func (s *state[S]) infer() fold.Transition[S] {
 	turn := s.turns + 1
 	key := inferKey(turn)
 	if s.env.Budget != nil {
@@ -614,7 +620,7 @@ func (s *Scheduler[S]) infer() fold.Transition[S] {
 			return fold.Transition[S]{Key: key, Effect: drafts[S](facts.KindBudgetExhausted, *spent)}
 		}
 	}
-	req := Request{Thread: s.thread, Turn: turn, System: s.system, Messages: s.Messages()}
+	req := Request{Thread: s.thread, Turn: turn, System: s.system, Messages: s.conversation()}
 	return fold.Transition[S]{Key: key, Effect: effect.AndThen(s.env.Infer(req), func(mt facts.ModelTurn) effect.Effect[S, []facts.Draft] {
 		mt.Turn = turn
 		mt.ToolCalls = uniqueIDs(mt.ToolCalls)
@@ -667,7 +673,7 @@ func safeID(id string) string {
 
 // request records the action a call asks for, before anything runs. id is
 // the action id of the attempt.
-func (s *Scheduler[S]) request(c *call, id string) fold.Transition[S] {
+func (s *state[S]) request(c *call, id string) fold.Transition[S] {
 	tc := c.call
 	if c.asked != nil {
 		// The approved call is the one in the confirmation request: the
@@ -714,7 +720,7 @@ func (s *Scheduler[S]) request(c *call, id string) fold.Transition[S] {
 	})}
 }
 
-func (s *Scheduler[S]) confirm(c *call) fold.Transition[S] {
+func (s *state[S]) confirm(c *call) fold.Transition[S] {
 	return fold.Transition[S]{Key: confirmKey(c.ref), Effect: drafts[S](facts.KindConfirmationRequested, facts.ConfirmationRequested{
 		RequestID: c.ref,
 		CallID:    c.ref,
@@ -726,9 +732,13 @@ func (s *Scheduler[S]) confirm(c *call) fold.Transition[S] {
 
 // execute carries out an attempt: through the boundary, or — when its
 // idempotency key was completed before — by returning that completion.
-func (s *Scheduler[S]) execute(c *call, a *attempt) fold.Transition[S] {
+func (s *state[S]) execute(c *call, a *attempt) fold.Transition[S] {
 	req := action.FromFact(*a.requested)
-	if prior := s.done[req.IdempotencyKey]; prior != nil && prior != a {
+	done := s.done
+	if s.whole != nil {
+		done = s.whole().done
+	}
+	if prior := done[req.IdempotencyKey]; prior != nil && prior.id != a.id {
 		return fold.Transition[S]{Key: executeKey(a.id), Effect: drafts[S](facts.KindActionCompleted, action.Replay(req, *prior.completed))}
 	}
 	if req.Payload == nil {
@@ -746,7 +756,7 @@ func (s *Scheduler[S]) execute(c *call, a *attempt) fold.Transition[S] {
 }
 
 // refuse completes the request of a call a person denied.
-func (s *Scheduler[S]) refuse(c *call, a *attempt) fold.Transition[S] {
+func (s *state[S]) refuse(c *call, a *attempt) fold.Transition[S] {
 	why := "a person denied the call"
 	if c.answer.By != "" {
 		why = c.answer.By + " denied the call"
@@ -760,14 +770,14 @@ func (s *Scheduler[S]) refuse(c *call, a *attempt) fold.Transition[S] {
 		})}
 }
 
-func (s *Scheduler[S]) recover(a *attempt) fold.Transition[S] {
+func (s *state[S]) recover(a *attempt) fold.Transition[S] {
 	return fold.Transition[S]{Key: recoverKey(a.id), Effect: effect.AndThen(s.env.Recover(*a.started),
 		func(rec facts.ActionInterrupted) effect.Effect[S, []facts.Draft] {
 			return drafts[S](facts.KindActionInterrupted, rec)
 		})}
 }
 
-func (s *Scheduler[S]) ask(q *question) fold.Transition[S] {
+func (s *state[S]) ask(q *question) fold.Transition[S] {
 	return fold.Transition[S]{Key: askKey(q.turn), Effect: drafts[S](facts.KindQuestionAsked, facts.QuestionAsked{
 		RequestID:     s.scope() + "q-" + strconv.Itoa(q.turn),
 		Text:          q.q.Text,
@@ -794,8 +804,8 @@ type silent struct{ error }
 func (silent) Error() string   { return "" }
 func (s silent) Unwrap() error { return s.error }
 
-// Accept checks an answer against the open requests.
-func (s *Scheduler[S]) Accept(d facts.Draft) error {
+// accept checks an answer against the open requests.
+func (s *state[S]) accept(d facts.Draft) error {
 	f := facts.Fact{Kind: d.Kind, Data: d.Data}
 	switch d.Kind {
 	case facts.KindConfirmationAnswered:
@@ -855,7 +865,7 @@ func effectState(a *attempt) string {
 }
 
 // answeredQuestion reports whether id names a question of an earlier turn.
-func (s *Scheduler[S]) answeredQuestion(id string) bool {
+func (s *state[S]) answeredQuestion(id string) bool {
 	n, ok := strings.CutPrefix(id, s.scope()+"q-")
 	if !ok {
 		return false

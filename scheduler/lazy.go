@@ -1,0 +1,148 @@
+package scheduler
+
+import (
+	"fmt"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+)
+
+// Scheduler is the coding scheduler component. Make one per fold with New.
+//
+// Stepping a fact decodes nothing: the scheduler keeps the facts and folds
+// them when it is asked. What is enabled now depends only on the latest
+// model turn and what followed it (and on the system configuration), so
+// Output folds just that stretch; the conversation and the answers to
+// earlier requests need the whole log, which is folded — once, and then
+// fact by fact — only when a model turn is due or an answer is checked.
+// Resuming a long parked thread therefore decodes a few facts, not all.
+type Scheduler[S any] struct {
+	env Env[S]
+
+	log       factLog
+	system    int // index in log of system.configured, or -1
+	turnStart int // index in log of the latest own model.turn (0 when none)
+
+	current        *state[S] // the fold of log[turnStart:], after the system
+	currentFrom    int
+	currentApplied int
+	full           *state[S] // the fold of log[:fullApplied]
+	fullApplied    int
+	err            error // the first fact that could not be folded
+}
+
+// New returns a scheduler with the environment env.
+func New[S any](env Env[S]) *Scheduler[S] {
+	return &Scheduler[S]{env: env, system: -1}
+}
+
+// Name is "scheduler".
+func (s *Scheduler[S]) Name() string { return "scheduler" }
+
+// Step keeps one fact of a kind the scheduler folds, to be folded when
+// needed; it ignores the rest.
+func (s *Scheduler[S]) Step(f facts.Fact) error {
+	if !folded[f.Kind] {
+		return nil
+	}
+	switch {
+	case f.Kind == facts.KindSystemConfigured && s.system < 0:
+		s.system = s.log.len()
+	case f.Kind == facts.KindModelTurn && owns(f.Cause):
+		s.turnStart = s.log.len()
+	}
+	s.log.add(f)
+	return nil
+}
+
+// folded are the kinds state.apply reads.
+var folded = map[facts.Kind]bool{
+	facts.KindSystemConfigured: true, facts.KindUserMessage: true, facts.KindModelTurn: true,
+	facts.KindConfirmationRequested: true, facts.KindConfirmationAnswered: true,
+	facts.KindQuestionAsked: true, facts.KindQuestionAnswered: true,
+	facts.KindActionRequested: true, facts.KindActionStarted: true, facts.KindActionCompleted: true,
+	facts.KindActionInterrupted: true, facts.KindCheckRecorded: true, facts.KindEffectReconciled: true,
+	facts.KindContextCompacted: true, facts.KindBudgetExhausted: true, facts.KindTransitionFailed: true,
+}
+
+// whole returns the fold of the whole log, brought up to date.
+func (s *Scheduler[S]) whole() *state[S] {
+	if s.full == nil {
+		s.full = newState(s.env)
+	}
+	for ; s.fullApplied < s.log.len() && s.err == nil; s.fullApplied++ {
+		s.fold(s.full, s.log.at(s.fullApplied))
+	}
+	return s.full
+}
+
+// now returns the fold of the latest model turn on, brought up to date.
+func (s *Scheduler[S]) now() *state[S] {
+	if s.current == nil || s.currentFrom != s.turnStart {
+		s.current = newState(s.env)
+		s.current.whole = s.whole
+		s.currentFrom, s.currentApplied = s.turnStart, s.turnStart
+		if s.system >= 0 && s.system < s.turnStart {
+			s.fold(s.current, s.log.at(s.system))
+		}
+	}
+	for ; s.currentApplied < s.log.len() && s.err == nil; s.currentApplied++ {
+		s.fold(s.current, s.log.at(s.currentApplied))
+	}
+	return s.current
+}
+
+func (s *Scheduler[S]) fold(st *state[S], f facts.Fact) {
+	if err := st.apply(f); err != nil && s.err == nil {
+		s.err = fmt.Errorf("scheduler: seq %d: %w", f.Seq, err)
+	}
+}
+
+// Output reports the phase and the transitions it enables. A fact that
+// cannot be folded (a payload that is not its kind's: the store refuses
+// those, so only damage makes one) stops the thread, naming it.
+func (s *Scheduler[S]) Output() fold.Output[S] {
+	st := s.now()
+	var out fold.Output[S]
+	if s.err == nil {
+		out = st.output() // may fold the whole log, for a model turn's conversation
+	}
+	if s.err != nil {
+		return fold.Output[S]{Stop: &fold.Stop{Status: fold.StatusFailed, Reason: s.err.Error()}}
+	}
+	return out
+}
+
+// Messages returns the conversation the next model turn would see.
+func (s *Scheduler[S]) Messages() []facts.Message { return s.whole().conversation() }
+
+// Accept checks an answer against the requests of the whole log.
+func (s *Scheduler[S]) Accept(d facts.Draft) error {
+	st := s.whole()
+	if s.err != nil {
+		return s.err
+	}
+	return st.accept(d)
+}
+
+// factLog keeps facts in fixed-size chunks, so that a long log grows
+// without copying what it holds.
+type factLog struct {
+	chunks [][]facts.Fact
+	n      int
+}
+
+const chunkSize = 1024
+
+func (l *factLog) add(f facts.Fact) {
+	if l.n%chunkSize == 0 {
+		l.chunks = append(l.chunks, make([]facts.Fact, 0, chunkSize))
+	}
+	last := &l.chunks[len(l.chunks)-1]
+	*last = append(*last, f)
+	l.n++
+}
+
+func (l *factLog) len() int { return l.n }
+
+func (l *factLog) at(i int) facts.Fact { return l.chunks[i/chunkSize][i%chunkSize] }
