@@ -20,8 +20,10 @@ func env() scheduler.Env[S] {
 		Infer: func(scheduler.Request) effect.Effect[S, facts.ModelTurn] {
 			return effect.Succeed[S](facts.ModelTurn{Text: "ok"})
 		},
-		Policy: func(facts.ToolCall) scheduler.Policy { return scheduler.Policy{Confirm: true, Capability: action.Write} },
-		Actor:  "actor",
+		Policy: func(facts.ToolCall) scheduler.Policy {
+			return scheduler.Policy{Confirm: true, Capability: action.Write}
+		},
+		Actor: "actor",
 	}
 }
 
