@@ -312,6 +312,23 @@ func (s *session) Close() error {
 	return err
 }
 
+// openThread checks id, opens the store, and makes sure the thread is
+// there; the caller closes the session.
+func (a *app) openThread(ctx context.Context, id string) (*session, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	s, err := a.open(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.threadExists(ctx, id); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
 // threadExists reports an unknown thread as an error that says what to do.
 func (s *session) threadExists(ctx context.Context, id string) error {
 	if err := thread.ValidateID(id); err != nil {

@@ -116,17 +116,11 @@ export parsed back has the same hashes (replay --verify --file checks one).`,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id := args[0]
-			if err := checkID(id); err != nil {
-				return err
-			}
-			s, err := a.open(ctx, false)
+			s, err := a.openThread(ctx, id)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.threadExists(ctx, id); err != nil {
-				return err
-			}
 			log := s.store.Read(ctx, id, from)
 			switch a.output {
 			case "jsonl":
@@ -188,17 +182,11 @@ runtime's observation. The first failure is named and the exit is 1.
 				return usageError("replay: name a THREAD (or verify an export with --verify --file LOG.jsonl)")
 			}
 			id := args[0]
-			if err := checkID(id); err != nil {
-				return err
-			}
-			s, err := a.open(ctx, false)
+			s, err := a.openThread(ctx, id)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.threadExists(ctx, id); err != nil {
-				return err
-			}
 			var verr error
 			if verify {
 				verr = harness.VerifyLog(ctx, s.store, s.stock.Actor, id)
@@ -549,17 +537,11 @@ nothing, when a file no longer holds what the thread left there.`,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id := args[0]
-			if err := checkID(id); err != nil {
-				return err
-			}
-			s, err := a.open(ctx, false)
+			s, err := a.openThread(ctx, id)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.threadExists(ctx, id); err != nil {
-				return err
-			}
 			svc, err := s.stock.Services(nil, harness.BlobsOf(s.store))
 			if err != nil {
 				return err
