@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/effect"
@@ -602,4 +605,26 @@ func TestCallsTakeEffectInOrder(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, out.Status)
 	require.Equal(t, []string{`{"n":1}`, `{"n":2}`}, e.args)
+}
+
+func TestResumeAndTransitionsAreTraced(t *testing.T) {
+	e := newEnv(t, textScript)
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	rt, err := harness.NewRuntime(e.store, harness.Services{Model: e.model, Tools: e.toolbox, Tracing: tp}, e.rt.Config)
+	require.NoError(t, err)
+	_, err = rt.Start(ctx, e.actor, "t", "hi")
+	require.NoError(t, err)
+	spans := map[string]sdktrace.ReadOnlySpan{}
+	for _, s := range rec.Ended() {
+		spans[s.Name()] = s
+	}
+	resume, turn := spans["resume"], spans["transition infer/turn/1"]
+	require.NotNil(t, resume)
+	require.NotNil(t, turn)
+	require.Equal(t, resume.SpanContext().SpanID(), turn.Parent().SpanID(), "a transition's span is its resume's child")
+	require.Contains(t, turn.Attributes(), attribute.String("harness.thread", "t"))
+	require.Contains(t, turn.Attributes(), attribute.String("harness.transition", "infer/turn/1"))
+	require.Contains(t, turn.Attributes(), attribute.String("harness.exit", "success"))
 }

@@ -72,8 +72,9 @@ type Runtime[S any] struct {
 	Store    thread.Store
 	Services S
 	Config   Config
-	// Tracer, when set, records a span per Resume; transitions are traced
-	// through the services when S implements effect.Traced.
+	// Tracer, when set, records a span per Resume; otherwise the services'
+	// tracer does, when S implements effect.Traced (as Services does).
+	// Transitions are traced through the services.
 	Tracer trace.TracerProvider
 }
 
@@ -220,9 +221,13 @@ func (rt *Runtime[S]) post(ctx context.Context, actor Actor[S], id string, d fac
 // context interrupts the transition running, appends nothing for it, and
 // returns the context's error; the thread stays resumable.
 func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (out Outcome, err error) {
-	if rt.Tracer != nil {
+	tp := rt.Tracer
+	if t, ok := any(rt.Services).(effect.Traced); ok && tp == nil {
+		tp = t.TracerProvider()
+	}
+	if tp != nil {
 		var span trace.Span
-		ctx, span = rt.Tracer.Tracer(instrumentation).Start(ctx, "resume",
+		ctx, span = tp.Tracer(instrumentation).Start(ctx, "resume",
 			trace.WithAttributes(attribute.String("harness.thread", id), attribute.String("harness.actor", actor.Name)))
 		defer func() {
 			span.SetAttributes(attribute.String("harness.outcome", string(out.Status)), attribute.Int("harness.steps", out.Steps))
