@@ -96,6 +96,26 @@ func (o *observedEnv) startApproved(id string) harness.Outcome {
 	return out
 }
 
+// resumeIntoTheWrite starts thread id, approves its write, and resumes it
+// on another goroutine until the write is running; the write then waits
+// until release is closed, and done has the Resume's error.
+func (o *observedEnv) resumeIntoTheWrite(id string) (done <-chan error, release chan struct{}) {
+	entered := make(chan struct{})
+	release = make(chan struct{})
+	o.write = func(root string, args json.RawMessage) (facts.Report, error) {
+		close(entered)
+		<-release
+		return honest(root, args)
+	}
+	out, err := o.rt.Start(ctx, o.actor, id, "Set the cache TTL to 300")
+	require.NoError(o.t, err)
+	o.approve(id, out.Waits[0].RequestID, true)
+	errs := make(chan error, 1)
+	go func() { _, err := o.rt.Resume(ctx, o.actor, id); errs <- err }()
+	<-entered
+	return errs, release
+}
+
 // diedMidAct leaves thread id as a process that died mid-act would: its
 // approved call 1-c has action.started, with the observation before, and the
 // tool wrote content to cache.toml; nothing else. It returns the hash
@@ -294,19 +314,8 @@ func TestRacingRuntimesInvokeTheAdapterOnce(t *testing.T) {
 // the act was claimed, so its completion is appended after the post.
 func TestPostDuringAnActIsKept(t *testing.T) {
 	o := newObservedEnv(t, writeScript)
-	entered, release := make(chan struct{}), make(chan struct{})
-	o.write = func(root string, args json.RawMessage) (facts.Report, error) {
-		close(entered)
-		<-release
-		return honest(root, args)
-	}
-	out, err := o.rt.Start(ctx, o.actor, "t", "Set the cache TTL to 300")
-	require.NoError(t, err)
-	o.approve("t", out.Waits[0].RequestID, true)
-	done := make(chan error)
-	go func() { _, err := o.rt.Resume(ctx, o.actor, "t"); done <- err }()
-	<-entered
-	_, err = o.post("t", facts.KindUserMessage, facts.UserMessage{Text: "also, hurry"}, "hurry")
+	done, release := o.resumeIntoTheWrite("t")
+	_, err := o.post("t", facts.KindUserMessage, facts.UserMessage{Text: "also, hurry"}, "hurry")
 	require.NoError(t, err)
 	close(release)
 	require.NoError(t, <-done)
@@ -320,18 +329,7 @@ func TestPostDuringAnActIsKept(t *testing.T) {
 // instead of taking it for one whose process died.
 func TestWrappedStoreSharesTheLock(t *testing.T) {
 	o := newObservedEnv(t, writeScript)
-	entered, release := make(chan struct{}), make(chan struct{})
-	o.write = func(root string, args json.RawMessage) (facts.Report, error) {
-		close(entered)
-		<-release
-		return honest(root, args)
-	}
-	out, err := o.rt.Start(ctx, o.actor, "t", "Set the cache TTL to 300")
-	require.NoError(t, err)
-	o.approve("t", out.Waits[0].RequestID, true)
-	first := make(chan error)
-	go func() { _, err := o.rt.Resume(ctx, o.actor, "t"); first <- err }()
-	<-entered
+	first, release := o.resumeIntoTheWrite("t")
 	watched, err := harness.NewRuntime(harness.Watch(o.store, func(facts.Fact, error) {}), o.rt.Services, o.rt.Config)
 	require.NoError(t, err)
 	second := make(chan error)
