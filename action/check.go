@@ -164,39 +164,45 @@ func readTarget(root, rel string) ([]byte, error) {
 	return r.ReadFile(filepath.FromSlash(rel))
 }
 
+// onTarget reads a check's target and decides with judge; a target that
+// does not exist fails the check.
+func onTarget(env CheckEnv, spec facts.CheckSpec, judge func(data []byte) (bool, string)) (bool, string, error) {
+	data, err := readTarget(env.Root, spec.Target)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false, spec.Target + " does not exist", nil
+	case err != nil:
+		return false, "", err
+	}
+	pass, reason := judge(data)
+	return pass, reason, nil
+}
+
 func init() {
 	RegisterCheck(CheckFileEquals, func(_ context.Context, spec facts.CheckSpec, env CheckEnv) (bool, string, error) {
 		var a fileEqualsArgs
 		if err := decodeArgs(spec, &a); err != nil {
 			return false, "", err
 		}
-		data, err := readTarget(env.Root, spec.Target)
-		if errors.Is(err, os.ErrNotExist) {
-			return false, spec.Target + " does not exist", nil
-		} else if err != nil {
-			return false, "", err
-		}
-		sum := sha256.Sum256(data)
-		if got := hex.EncodeToString(sum[:]); got != a.SHA256 {
-			return false, fmt.Sprintf("%s holds %d bytes with sha256 %.12s…, want %d bytes with sha256 %.12s…", spec.Target, len(data), got, a.Size, a.SHA256), nil
-		}
-		return true, fmt.Sprintf("%s holds the expected %d bytes", spec.Target, len(data)), nil
+		return onTarget(env, spec, func(data []byte) (bool, string) {
+			sum := sha256.Sum256(data)
+			if got := hex.EncodeToString(sum[:]); got != a.SHA256 {
+				return false, fmt.Sprintf("%s holds %d bytes with sha256 %.12s…, want %d bytes with sha256 %.12s…", spec.Target, len(data), got, a.Size, a.SHA256)
+			}
+			return true, fmt.Sprintf("%s holds the expected %d bytes", spec.Target, len(data))
+		})
 	})
 	RegisterCheck(CheckFileContains, func(_ context.Context, spec facts.CheckSpec, env CheckEnv) (bool, string, error) {
 		var a fileContainsArgs
 		if err := decodeArgs(spec, &a); err != nil {
 			return false, "", err
 		}
-		data, err := readTarget(env.Root, spec.Target)
-		if errors.Is(err, os.ErrNotExist) {
-			return false, spec.Target + " does not exist", nil
-		} else if err != nil {
-			return false, "", err
-		}
-		if !bytes.Contains(data, []byte(a.Text)) {
-			return false, fmt.Sprintf("%s does not contain %q", spec.Target, a.Text), nil
-		}
-		return true, fmt.Sprintf("%s contains %q", spec.Target, a.Text), nil
+		return onTarget(env, spec, func(data []byte) (bool, string) {
+			if !bytes.Contains(data, []byte(a.Text)) {
+				return false, fmt.Sprintf("%s does not contain %q", spec.Target, a.Text)
+			}
+			return true, fmt.Sprintf("%s contains %q", spec.Target, a.Text)
+		})
 	})
 	RegisterCheck(CheckCommandSucceeds, func(ctx context.Context, spec facts.CheckSpec, env CheckEnv) (bool, string, error) {
 		var a commandArgs
