@@ -58,7 +58,7 @@ func harnessIn(t *testing.T, dir string, args ...string) (stdout, stderr string,
 	return out.String(), errb.String(), code
 }
 
-const slowScript = `{"text": "Running the migration.", "tool_calls": [{"id": "c", "name": "run_command", "args": "{\"command\":\"echo ran >> runs.txt && echo 'ttl_seconds = 300' > cache.toml && sleep 3\"}"}]}
+const slowScript = `{"text": "Running the migration.", "tool_calls": [{"id": "c", "name": "run_command", "args": "{\"command\":\"echo 'ttl_seconds = 300' > cache.toml && echo ran >> runs.txt && sleep 3\"}"}]}
 {"text": "Done."}
 `
 
@@ -74,11 +74,14 @@ func TestKilledDuringATool(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
 
-	// The tool has started once runs.txt exists: action.started is in the
-	// log, and the command is sleeping.
+	// The tool has started once runs.txt holds its line: action.started is in the
+	// log, cache.toml has been written (the command writes it first), and
+	// the command is sleeping.
 	require.Eventually(t, func() bool {
-		_, err := os.Stat(filepath.Join(dir, "runs.txt"))
-		return err == nil
+		// The shell creates runs.txt before it writes the line: wait for
+		// the line, or the kill can land between the two.
+		b, err := os.ReadFile(filepath.Join(dir, "runs.txt"))
+		return err == nil && string(b) == "ran\n"
 	}, 30*time.Second, 10*time.Millisecond, "the tool never started:\n%s", &out)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	err := cmd.Wait()
