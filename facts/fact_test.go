@@ -83,7 +83,15 @@ func TestEveryKindHasASample(t *testing.T) {
 	for _, s := range samples {
 		have = append(have, s.kind)
 	}
-	require.ElementsMatch(t, facts.Kinds(), have)
+	// Kinds registered by other tests ("test.…") are not the runtime's;
+	// they stay registered across -count runs.
+	var kinds []facts.Kind
+	for _, k := range facts.Kinds() {
+		if !strings.HasPrefix(string(k), "test.") {
+			kinds = append(kinds, k)
+		}
+	}
+	require.ElementsMatch(t, kinds, have)
 }
 
 func goldenFact() facts.Fact {
