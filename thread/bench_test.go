@@ -64,8 +64,9 @@ func openBenchStore(b *testing.B) *thread.PebbleStore {
 	return s
 }
 
-// rawAppend is the baseline for one append: the same fact record and head
-// record bytes the store writes, in one batch committed with Sync.
+// rawAppend is the baseline for one append: the same bytes the store
+// writes — the fact record, its cause's index entry and the head record —
+// in one batch committed with Sync.
 type rawAppend struct {
 	fact, head []byte
 }
@@ -79,10 +80,13 @@ func newRawAppend(b *testing.B) rawAppend {
 	return rawAppend{fact: v, head: thread.EncodeHead(thread.Head{Seq: f.Seq, Hash: f.Hash(), Kind: f.Kind, At: f.At})}
 }
 
-func (r rawAppend) commit(db *pebble.DB, id string, seq uint64) error {
+func (r rawAppend) commit(db *pebble.DB, id, cause string, seq uint64) error {
 	batch := db.NewBatch()
 	defer batch.Close()
 	if err := batch.Set(thread.FactKey(id, seq), r.fact, nil); err != nil {
+		return err
+	}
+	if err := batch.Set(thread.CauseKey(id, cause), thread.EncodeSeq(seq), nil); err != nil {
 		return err
 	}
 	if err := batch.Set(thread.HeadKey(id), r.head, nil); err != nil {
@@ -150,9 +154,9 @@ func benchAppend(b *testing.B, writers int) {
 	for done := 0; done < b.N; done += block {
 		n := min(block, b.N-done)
 		b.StopTimer()
-		wall, cpu := run(n, func(w, _ int) error {
+		wall, cpu := run(n, func(w, op int) error {
 			rawSeqs[w]++
-			return r.commit(raw, ids[w], rawSeqs[w])
+			return r.commit(raw, ids[w], drafts[done+op].Cause, rawSeqs[w])
 		})
 		rawTime, rawCPU = rawTime+wall, rawCPU+cpu
 		b.StartTimer()

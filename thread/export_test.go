@@ -14,3 +14,5 @@ func HeadKey(id string) []byte { return headKey(id) }
 func CauseKey(id, cause string) []byte { return causeKey(id, cause) }
 
 func EncodeHead(h Head) []byte { return encodeHead(h) }
+
+func EncodeSeq(seq uint64) []byte { return encodeSeq(seq) }

@@ -35,6 +35,7 @@ type PebbleStore struct {
 	lock  *pebble.Lock
 	clock func() time.Time
 	locks threadLocks
+	heads headCache
 
 	// mu guards closed. Every call registers in ops under mu's read lock
 	// while the store is open, so Close, once it has set closed, can wait
@@ -286,11 +287,13 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 	}
 	defer unlock()
 
-	head, _, err := readHead(s.db, thread)
-	if err != nil {
-		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
+	head, cached := s.heads.get(thread)
+	if !cached {
+		if head, _, err = readHead(s.db, thread); err != nil {
+			return Head{}, fmt.Errorf("append to %s: %w", thread, err)
+		}
+		head.Thread = thread
 	}
-	head.Thread = thread
 	for _, c := range causes {
 		seq, dup, err := causeSeq(s.db, thread, c)
 		if err != nil {
@@ -338,8 +341,10 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
+		s.heads.drop(thread) // whatever happened, read it back next time
 		return Head{}, fmt.Errorf("append to %s after seq %d: %w", thread, after, err)
 	}
+	s.heads.set(thread, next)
 	return next, nil
 }
 
