@@ -20,7 +20,6 @@ import (
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/scheduler"
-	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // answerFlags are the flags every way of posting shares.
@@ -187,12 +186,14 @@ func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, 
 		if kind == fold.WaitQuestion {
 			answerKind = facts.KindQuestionAnswered
 		}
-		if f, ok := lastAnswer(ctx, s.store, id, answerKind); ok {
-			if r, _, _ := answerOf(f.Kind, f.Data); r != "" {
-				if again, err := build(harness.Pending{Wait: fold.Wait{Kind: kind, RequestID: r}}); err == nil && sameAnswer(f, again) {
-					a.printf("already answered: %s (seq %d); nothing appended\n", harness.Describe(f), f.Seq)
-					return nil
-				}
+		f, ok, err := harness.LastAnswer(ctx, s.store, id, answerKind)
+		if err != nil {
+			return err
+		}
+		if r := harness.AnsweredRequest(f); ok && r != "" {
+			if again, err := build(harness.Pending{Wait: fold.Wait{Kind: kind, RequestID: r}}); err == nil && harness.SameAnswer(f, again) {
+				a.printf("already answered: %s (seq %d); nothing appended\n", harness.Describe(f), f.Seq)
+				return nil
 			}
 		}
 		return fmt.Errorf("thread %s waits for no %s (it is %s); `harness log %s` shows its record", id, kind, st.Status, id)
@@ -240,7 +241,7 @@ func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f 
 func (a *app) postIn(ctx context.Context, s *session, approval harness.Approval, id string, d facts.Draft, key string, f *answerFlags) error {
 	dr := a.newDriver(s, id, approval, &f.drive)
 	dr.retry = true
-	p, err := postAnswer(ctx, dr.rt, s.stock.Actor, id, d, key)
+	p, err := dr.rt.PostAnswer(ctx, s.stock.Actor, id, d, key)
 	if err != nil {
 		return err
 	}
@@ -260,113 +261,6 @@ func (a *app) postIn(ctx context.Context, s *session, approval harness.Approval,
 	}
 	a.printf("posted to %s; continue with: harness resume %s\n", id, id)
 	return nil
-}
-
-// postAnswer posts d through rt under key. A post that was already made —
-// under this key, or (for an answer) under another key with the same
-// answer — is harmless and reported as a duplicate; an answer that differs
-// from the one already given is an error, and nothing is appended.
-func postAnswer(ctx context.Context, rt *harness.Runtime[harness.Services], actor harness.Actor[harness.Services], id string, d facts.Draft, key string) (harness.Posted, error) {
-	p, err := rt.Post(ctx, actor, id, d, key)
-	switch {
-	case err == nil && p.Duplicate:
-		f, err := factAt(ctx, rt.Store, id, p.Seq)
-		if err != nil {
-			return p, err
-		}
-		if !sameAnswer(f, d) {
-			return p, fmt.Errorf("key %q was already used at seq %d for another answer (%s); nothing appended", key, p.Seq, harness.Describe(f))
-		}
-		return p, nil
-	case errors.Is(err, scheduler.ErrAnswered):
-		if f, ok := findAnswer(ctx, rt.Store, id, d); ok {
-			if sameAnswer(f, d) {
-				return harness.Posted{Seq: f.Seq, Duplicate: true}, nil
-			}
-			return p, fmt.Errorf("already answered at seq %d (%s); nothing appended", f.Seq, harness.Describe(f))
-		}
-	}
-	return p, err
-}
-
-// factAt reads the fact at seq.
-func factAt(ctx context.Context, store thread.Store, id string, seq uint64) (facts.Fact, error) {
-	for f, err := range store.Read(ctx, id, seq) {
-		return f, err
-	}
-	return facts.Fact{}, fmt.Errorf("thread %s has no seq %d", id, seq)
-}
-
-// answerOf is what an answer says: the request it answers and the answer.
-func answerOf(kind facts.Kind, data []byte) (request, answer string, ok bool) {
-	f := facts.Fact{Kind: kind, Data: data}
-	switch kind {
-	case facts.KindConfirmationAnswered:
-		p, err := facts.Decode[facts.ConfirmationAnswered](f)
-		return p.RequestID, fmt.Sprint(p.Approved), err == nil
-	case facts.KindQuestionAnswered:
-		p, err := facts.Decode[facts.QuestionAnswered](f)
-		return p.RequestID, p.Text, err == nil
-	case facts.KindEffectReconciled:
-		p, err := facts.Decode[facts.EffectReconciled](f)
-		return p.ActionID, string(p.Decision), err == nil
-	case facts.KindUserMessage:
-		p, err := facts.Decode[facts.UserMessage](f)
-		return "", p.Text, err == nil
-	}
-	return "", "", false
-}
-
-// sameAnswer reports whether the fact says what the draft says.
-func sameAnswer(f facts.Fact, d facts.Draft) bool {
-	if f.Kind != d.Kind {
-		return false
-	}
-	r1, a1, ok1 := answerOf(f.Kind, f.Data)
-	r2, a2, ok2 := answerOf(d.Kind, d.Data)
-	if !ok1 || !ok2 {
-		return bytes.Equal(f.Data, d.Data)
-	}
-	return r1 == r2 && a1 == a2
-}
-
-// findAnswer finds the answer already given to the request d answers.
-func findAnswer(ctx context.Context, store thread.Store, id string, d facts.Draft) (facts.Fact, bool) {
-	req, _, ok := answerOf(d.Kind, d.Data)
-	if !ok || req == "" {
-		return facts.Fact{}, false
-	}
-	var found facts.Fact
-	for f, err := range store.Read(ctx, id, 1) {
-		if err != nil {
-			return facts.Fact{}, false
-		}
-		if f.Kind == d.Kind {
-			if r, _, ok := answerOf(f.Kind, f.Data); ok && r == req {
-				found = f
-			}
-		}
-	}
-	return found, found.Seq != 0
-}
-
-// lastAnswer is the thread's last fact of kind, if it is the thread's
-// last fact but for what the runtime appended after it: the answer a
-// repeated command would repeat.
-func lastAnswer(ctx context.Context, store thread.Store, id string, kind facts.Kind) (facts.Fact, bool) {
-	var found facts.Fact
-	for f, err := range store.Read(ctx, id, 1) {
-		if err != nil {
-			return facts.Fact{}, false
-		}
-		switch {
-		case f.Kind == kind:
-			found = f
-		case facts.IsIngress(f.Cause):
-			found = facts.Fact{} // something else was posted since
-		}
-	}
-	return found, found.Seq != 0
 }
 
 // readData reads a --data value: JSON, @FILE, or - for stdin.

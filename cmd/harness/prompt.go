@@ -101,7 +101,7 @@ func (d *driver) prompt(ctx context.Context, waits []harness.Pending) (int, erro
 		if draft.Kind == "" {
 			continue // skipped
 		}
-		p, err := postAnswer(ctx, d.rt, d.s.stock.Actor, d.id, draft, harness.AnswerKey(draft.Kind, w.RequestID))
+		p, err := d.rt.PostAnswer(ctx, d.s.stock.Actor, d.id, draft, harness.AnswerKey(draft.Kind, w.RequestID))
 		if err != nil {
 			return answered, err
 		}
