@@ -177,6 +177,15 @@ func New[S any](components ...Component[S]) *Fold[S] {
 	return &Fold[S]{components: components, causes: make(map[string]uint64)}
 }
 
+// Reserve makes room for the causes of n facts before any is stepped, so
+// that folding a long log does not regrow what keeps them. n is a hint: a
+// log of any length folds the same. After the first Step it does nothing.
+func (f *Fold[S]) Reserve(n int) {
+	if f.seq == 0 && n > 0 {
+		f.causes = make(map[string]uint64, n)
+	}
+}
+
 // Seq is the seq of the last fact stepped, 0 before any.
 func (f *Fold[S]) Seq() uint64 { return f.seq }
 
@@ -210,8 +219,12 @@ func (f *Fold[S]) Step(fact facts.Fact) error {
 			return fmt.Errorf("fold %s seq %d (%s) in %s: %w", fact.Thread, fact.Seq, fact.Kind, c.Name(), err)
 		}
 	}
-	if _, ok := f.causes[fact.Cause]; !ok {
-		f.causes[fact.Cause] = fact.Seq
+	// The facts of one append share its cause: only the first of them
+	// can be the cause's first use.
+	if fact.Seq == 1 || fact.Cause != f.last.Cause {
+		if _, ok := f.causes[fact.Cause]; !ok {
+			f.causes[fact.Cause] = fact.Seq
+		}
 	}
 	if fact.Kind == facts.KindTransitionFailed && f.defect == nil {
 		tf, err := facts.Decode[facts.TransitionFailed](fact)

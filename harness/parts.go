@@ -137,10 +137,11 @@ func (budgetPart) add(a *assembly, _ string) {
 type budget struct {
 	maxTurns  int
 	maxTokens int64
-	// turnFacts are the model.turn facts, decoded only when the budget is
+	// turns are the model.turn facts, decoded only when the budget is
 	// asked (counted is how many have been): a long parked thread resumes
-	// without decoding them.
-	turnFacts []facts.Fact
+	// without decoding them. Only what decoding needs is kept.
+	thread    string
+	turnFacts []turnRef
 	counted   int
 	turns     int
 	tokens    int64
@@ -157,15 +158,24 @@ func (b *budget) Name() string { return "budget" }
 
 func (b *budget) Step(f facts.Fact) error {
 	if f.Kind == facts.KindModelTurn {
-		b.turnFacts = append(b.turnFacts, f)
+		b.thread = f.Thread
+		b.turnFacts = append(b.turnFacts, turnRef{f.Seq, f.Cause, f.Data})
 	}
 	return nil
+}
+
+// turnRef is what the budget keeps of a model.turn fact until it counts it.
+type turnRef struct {
+	seq   uint64
+	cause string
+	data  []byte
 }
 
 // count decodes the model turns not counted yet.
 func (b *budget) count() {
 	for ; b.counted < len(b.turnFacts) && b.err == nil; b.counted++ {
-		mt, err := facts.Decode[facts.ModelTurn](b.turnFacts[b.counted])
+		r := b.turnFacts[b.counted]
+		mt, err := facts.Decode[facts.ModelTurn](facts.Fact{Thread: b.thread, Seq: r.seq, Kind: facts.KindModelTurn, Cause: r.cause, Data: r.data})
 		if err != nil {
 			b.err = err
 			return

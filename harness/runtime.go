@@ -100,8 +100,16 @@ type state[S any] struct {
 
 func (rt *Runtime[S]) load(ctx context.Context, actor Actor[S], id string) (*state[S], error) {
 	st := &state[S]{id: id, fold: fold.New(actor.New()...), failures: map[string]int{}, lastFailure: map[string]string{}}
+	// A long log's causes fill a map that would otherwise regrow a dozen
+	// times on the way; its length is a good bound (a new thread has none).
+	if h, err := rt.Store.Head(ctx, id); err == nil {
+		st.fold.Reserve(int(min(h.Seq, maxReserve)))
+	}
 	return st, rt.catchUp(ctx, st)
 }
+
+// maxReserve caps the room a fold reserves up front for a log's causes.
+const maxReserve = 1 << 20
 
 // catchUp folds the facts appended after the state's head.
 func (rt *Runtime[S]) catchUp(ctx context.Context, st *state[S]) error {

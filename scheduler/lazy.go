@@ -42,7 +42,7 @@ func (s *Scheduler[S]) Name() string { return "scheduler" }
 // Step keeps one fact of a kind the scheduler folds, to be folded when
 // needed; it ignores the rest.
 func (s *Scheduler[S]) Step(f facts.Fact) error {
-	if !folded[f.Kind] {
+	if !folded(f.Kind) {
 		return nil
 	}
 	switch {
@@ -55,14 +55,18 @@ func (s *Scheduler[S]) Step(f facts.Fact) error {
 	return nil
 }
 
-// folded are the kinds state.apply reads.
-var folded = map[facts.Kind]bool{
-	facts.KindSystemConfigured: true, facts.KindUserMessage: true, facts.KindModelTurn: true,
-	facts.KindConfirmationRequested: true, facts.KindConfirmationAnswered: true,
-	facts.KindQuestionAsked: true, facts.KindQuestionAnswered: true,
-	facts.KindActionRequested: true, facts.KindActionStarted: true, facts.KindActionCompleted: true,
-	facts.KindActionInterrupted: true, facts.KindCheckRecorded: true, facts.KindEffectReconciled: true,
-	facts.KindContextCompacted: true, facts.KindBudgetExhausted: true, facts.KindTransitionFailed: true,
+// folded reports whether state.apply reads facts of kind k.
+func folded(k facts.Kind) bool {
+	switch k {
+	case facts.KindSystemConfigured, facts.KindUserMessage, facts.KindModelTurn,
+		facts.KindConfirmationRequested, facts.KindConfirmationAnswered,
+		facts.KindQuestionAsked, facts.KindQuestionAnswered,
+		facts.KindActionRequested, facts.KindActionStarted, facts.KindActionCompleted,
+		facts.KindActionInterrupted, facts.KindCheckRecorded, facts.KindEffectReconciled,
+		facts.KindContextCompacted, facts.KindBudgetExhausted, facts.KindTransitionFailed:
+		return true
+	}
+	return false
 }
 
 // whole returns the fold of the whole log, brought up to date.
