@@ -193,3 +193,29 @@ func TestPrefixed(t *testing.T) {
 	require.NoError(t, c.Step(facts.Fact{Thread: "t", Seq: 1, Kind: d.Kind, Cause: d.Cause, Data: d.Data}))
 	require.Equal(t, []string{"infer/turn/1"}, inner.failed, "the component sees its own key")
 }
+
+// A cause's first use is where it is recorded, whether its facts are
+// consecutive (one append) or not, and whatever room was reserved.
+func TestUsedRecordsTheFirstUse(t *testing.T) {
+	log := chain(t, "ingress/start", "a/1", "a/1", "b/1", "a/1", "ingress/start")
+	for _, reserve := range []int{0, 1, 100} {
+		var ran int
+		f := fold.New[S](&keys{name: "a", keys: []string{"a/1", "a/2"}, ran: &ran})
+		f.Reserve(reserve)
+		for _, fact := range log {
+			require.NoError(t, f.Step(fact))
+		}
+		f.Reserve(1000) // after a Step: nothing changes
+		for cause, first := range map[string]uint64{"ingress/start": 1, "a/1": 2, "b/1": 4} {
+			seq, used := f.Used(cause)
+			require.True(t, used, cause)
+			require.Equal(t, first, seq, cause)
+		}
+		_, used := f.Used("a/2")
+		require.False(t, used)
+		p, err := f.Project()
+		require.NoError(t, err)
+		require.Len(t, p.Enabled, 1)
+		require.Equal(t, "a/2", p.Enabled[0].Key)
+	}
+}
