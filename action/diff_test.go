@@ -30,27 +30,45 @@ func TestDiff(t *testing.T) {
 			before: snap(f("a", "1", 0o644), f("c", "3", 0o644), f("d", "4", 0o644)),
 			after:  snap(f("b", "2", 0o644), f("c", "3", 0o644), f("d", "5", 0o644)),
 			want: []facts.PathChange{
-				{Path: "a", Before: "1"},
-				{Path: "b", After: "2"},
-				{Path: "d", Before: "4", After: "5"},
+				{Path: "a", Before: "1", BeforeMode: 0o644},
+				{Path: "b", After: "2", AfterMode: 0o644},
+				{Path: "d", Before: "4", After: "5", BeforeMode: 0o644, AfterMode: 0o644},
 			},
 		},
 		{
 			name:   "executable bit: modified, digests equal",
 			before: snap(f("run", "1", 0o644)),
 			after:  snap(f("run", "1", 0o744)),
-			want:   []facts.PathChange{{Path: "run", Before: "1", After: "1"}},
+			want:   []facts.PathChange{{Path: "run", Before: "1", After: "1", BeforeMode: 0o644, AfterMode: 0o744}},
 		},
 		{
 			name:   "file to symlink with the same digest: modified",
 			before: snap(f("x", "1", 0o644)),
 			after:  snap(f("x", "1", fs.ModeSymlink|0o777)),
-			want:   []facts.PathChange{{Path: "x", Before: "1", After: "1"}},
+			want:   []facts.PathChange{{Path: "x", Before: "1", After: "1", BeforeMode: 0o644}},
 		},
 		{
 			name:   "group and other permission bits do not count",
 			before: snap(f("p", "1", 0o644)),
 			after:  snap(f("p", "1", 0o600)),
+		},
+		{
+			name:   "a modified file has its whole permission bits on either side",
+			before: snap(f("p", "1", 0o755)),
+			after:  snap(f("p", "2", 0o640)),
+			want:   []facts.PathChange{{Path: "p", Before: "1", After: "2", BeforeMode: 0o755, AfterMode: 0o640}},
+		},
+		{
+			name:   "setuid, sticky and type bits are not permission bits",
+			before: snap(f("p", "1", fs.ModeSetuid|fs.ModeSticky|0o755)),
+			after:  snap(f("p", "2", fs.ModeSetgid|0o700)),
+			want:   []facts.PathChange{{Path: "p", Before: "1", After: "2", BeforeMode: 0o755, AfterMode: 0o700}},
+		},
+		{
+			name:   "a symlink records no mode",
+			before: snap(f("l", "1", fs.ModeSymlink|0o777)),
+			after:  snap(f("l", "2", 0o755)),
+			want:   []facts.PathChange{{Path: "l", Before: "1", After: "2", AfterMode: 0o755}},
 		},
 		{
 			name:   "everything removed",
@@ -87,11 +105,19 @@ func TestDiff(t *testing.T) {
 			// Reversed, added and removed swap.
 			var back []facts.PathChange
 			for _, ch := range c.want {
-				back = append(back, facts.PathChange{Path: ch.Path, Before: ch.After, After: ch.Before})
+				back = append(back, facts.PathChange{Path: ch.Path, Before: ch.After, After: ch.Before, BeforeMode: ch.AfterMode, AfterMode: ch.BeforeMode})
 			}
 			require.Equal(t, back, Diff(c.after, c.before))
 		})
 	}
+}
+
+func TestPathMode(t *testing.T) {
+	require.Equal(t, uint32(0o644), PathMode(0o644))
+	require.Equal(t, uint32(0o755), PathMode(fs.ModeSetuid|0o755))
+	require.Equal(t, uint32(0), PathMode(0), "no permission bits: not recorded")
+	require.Equal(t, uint32(0), PathMode(fs.ModeSymlink|0o777))
+	require.Equal(t, uint32(0), PathMode(fs.ModeDir|0o755))
 }
 
 // TestDiffAgreesWithHash: Diff is empty exactly when the hashes of the

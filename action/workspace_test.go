@@ -222,25 +222,25 @@ func TestWorkspaceSeesChanges(t *testing.T) {
 		{
 			name:   "added",
 			change: func(t *testing.T, root string) { put(t, root, "new/file.go", "package x\n", 0o644) },
-			want:   []facts.PathChange{{Path: "new/file.go", After: sum("package x\n")}},
+			want:   []facts.PathChange{{Path: "new/file.go", After: sum("package x\n"), AfterMode: 0o644}},
 		},
 		{
 			name:   "removed",
 			setup:  func(t *testing.T, root string) { put(t, root, "old.txt", "old", 0o644) },
 			change: func(t *testing.T, root string) { require.NoError(t, os.Remove(filepath.Join(root, "old.txt"))) },
-			want:   []facts.PathChange{{Path: "old.txt", Before: sum("old")}},
+			want:   []facts.PathChange{{Path: "old.txt", Before: sum("old"), BeforeMode: 0o644}},
 		},
 		{
 			name:   "modified, same size",
 			setup:  func(t *testing.T, root string) { put(t, root, "cache.toml", "ttl_seconds = 100", 0o644) },
 			change: func(t *testing.T, root string) { put(t, root, "cache.toml", "ttl_seconds = 300", 0o644) },
-			want:   []facts.PathChange{{Path: "cache.toml", Before: sum("ttl_seconds = 100"), After: sum("ttl_seconds = 300")}},
+			want:   []facts.PathChange{{Path: "cache.toml", Before: sum("ttl_seconds = 100"), After: sum("ttl_seconds = 300"), BeforeMode: 0o644, AfterMode: 0o644}},
 		},
 		{
 			name:   "executable bit set: modified, digests equal",
 			setup:  func(t *testing.T, root string) { put(t, root, "run.sh", "echo", 0o644) },
 			change: func(t *testing.T, root string) { require.NoError(t, os.Chmod(filepath.Join(root, "run.sh"), 0o755)) },
-			want:   []facts.PathChange{{Path: "run.sh", Before: sum("echo"), After: sum("echo")}},
+			want:   []facts.PathChange{{Path: "run.sh", Before: sum("echo"), After: sum("echo"), BeforeMode: 0o644, AfterMode: 0o755}},
 		},
 		{
 			name:  "symlink retargeted",
@@ -258,7 +258,7 @@ func TestWorkspaceSeesChanges(t *testing.T) {
 				require.NoError(t, os.Remove(filepath.Join(root, "conf")))
 				symlink(t, root, "conf", "target")
 			},
-			want: []facts.PathChange{{Path: "conf", Before: sum("target"), After: sum("target")}},
+			want: []facts.PathChange{{Path: "conf", Before: sum("target"), After: sum("target"), BeforeMode: 0o644}},
 		},
 		{
 			name: "a file under .git or .harness changes: nothing observed",
@@ -322,7 +322,7 @@ func TestWorkspaceCountsChangedUntrackedFiles(t *testing.T) {
 
 	require.Equal(t, head, git(t, root, "rev-parse", "HEAD"), "git's identity did not move")
 	require.NotEqual(t, before.Hash, after.Hash)
-	require.Equal(t, []facts.PathChange{{Path: "scratch.txt", Before: sum("draft 1"), After: sum("draft 2")}}, Diff(before, after))
+	require.Equal(t, []facts.PathChange{{Path: "scratch.txt", Before: sum("draft 1"), After: sum("draft 2"), BeforeMode: 0o644, AfterMode: 0o644}}, Diff(before, after))
 }
 
 func git(t *testing.T, dir string, args ...string) string {
@@ -433,7 +433,7 @@ func TestWorkspaceCatchesSameTickRewrites(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte("bbbb"), 0o644))
 	require.NoError(t, os.Chtimes(p, fi.ModTime(), fi.ModTime()))
 	after := observe(t, w)
-	require.Equal(t, []facts.PathChange{{Path: "f", Before: sum("aaaa"), After: sum("bbbb")}}, Diff(before, after))
+	require.Equal(t, []facts.PathChange{{Path: "f", Before: sum("aaaa"), After: sum("bbbb"), BeforeMode: 0o644, AfterMode: 0o644}}, Diff(before, after))
 }
 
 // memBlobs is a Blobs in a map.
@@ -508,7 +508,7 @@ func TestWorkspaceKeepsBlobs(t *testing.T) {
 	}
 	after := observe(t, w)
 	changes := Diff(before, after)
-	require.Equal(t, []facts.PathChange{{Path: "a", Before: sum("shared"), After: sum("changed\n")}}, changes)
+	require.Equal(t, []facts.PathChange{{Path: "a", Before: sum("shared"), After: sum("changed\n"), BeforeMode: 0o644, AfterMode: 0o644}}, changes)
 	old, err := blobs.GetBlob(ctx, changes[0].Before)
 	require.NoError(t, err)
 	require.Equal(t, "shared", string(old))

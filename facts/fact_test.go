@@ -51,7 +51,7 @@ var samples = []struct {
 		EffectState: facts.EffectObserved,
 	}},
 	{facts.KindActionInterrupted, facts.ActionInterrupted{ActionID: "a1", ObservedBefore: "sha256:00", ObservedNow: "sha256:01",
-		Changed: []facts.PathChange{{Path: "a.go", Before: "sha256:0a", After: "sha256:aa"}}}},
+		Changed: []facts.PathChange{{Path: "a.go", Before: "sha256:0a", After: "sha256:aa", BeforeMode: 0o644, AfterMode: 0o755}}}},
 	{facts.KindCheckRecorded, facts.CheckRecorded{ActionID: "a1", Check: facts.CheckSpec{Name: "go-test", Target: "./..."},
 		Verdict: facts.VerdictFail, Reason: "TestX failed"}},
 	{facts.KindEffectReconciled, facts.EffectReconciled{ActionID: "a1", Decision: facts.DecisionRetry, By: "ana", Note: "flaky disk"}},
@@ -341,6 +341,52 @@ func TestDecodeUnregisteredKind(t *testing.T) {
 	v, err := facts.Decode[map[string]any](empty)
 	require.NoError(t, err)
 	require.Nil(t, v)
+}
+
+// A path change written before modes were recorded decodes with no modes
+// and encodes again to the same bytes, so its fact's hash still verifies;
+// modes, when recorded, round-trip.
+func TestPathChangeModesAreOptional(t *testing.T) {
+	old := facts.ActionInterrupted{ActionID: "a1", Changed: []facts.PathChange{{Path: "run.sh", Before: "1", After: "1"}}}
+	d, err := facts.NewDraft(facts.KindActionInterrupted, "k", old)
+	require.NoError(t, err)
+	require.NotContains(t, string(d.Data), "mode", "no mode, no key")
+	// The bytes an older program wrote: {"action_id":"a1","changed":[{"path":"run.sh","before":"1","after":"1"}]}
+	written := []byte("\x82\xa9action_id\xa2a1\xa7changed\x91\x83\xa4path\xa6run.sh\xa6before\xa11\xa5after\xa11")
+	require.Equal(t, written, d.Data)
+	f := facts.Fact{Thread: "t", Seq: 1, Kind: facts.KindActionInterrupted, Cause: "k", At: time.Unix(1, 0), Data: written}
+	got, err := facts.Decode[facts.ActionInterrupted](f)
+	require.NoError(t, err)
+	require.Equal(t, old, got)
+	require.False(t, got.Changed[0].ModeChanged())
+
+	withModes := old
+	withModes.Changed = []facts.PathChange{{Path: "run.sh", Before: "1", After: "1", BeforeMode: 0o644, AfterMode: 0o755}}
+	d, err = facts.NewDraft(facts.KindActionInterrupted, "k", withModes)
+	require.NoError(t, err)
+	f.Data = d.Data
+	got, err = facts.Decode[facts.ActionInterrupted](f)
+	require.NoError(t, err)
+	require.Equal(t, withModes, got)
+	require.True(t, got.Changed[0].ModeChanged())
+	js, err := f.MarshalJSON()
+	require.NoError(t, err)
+	require.Contains(t, string(js), `"before_mode":420,"after_mode":493`)
+}
+
+func TestPathChangeModeChanged(t *testing.T) {
+	for _, tc := range []struct {
+		c    facts.PathChange
+		want bool
+	}{
+		{facts.PathChange{Before: "1", After: "1"}, false},
+		{facts.PathChange{BeforeMode: 0o644}, false},
+		{facts.PathChange{AfterMode: 0o755}, false},
+		{facts.PathChange{BeforeMode: 0o644, AfterMode: 0o644}, false},
+		{facts.PathChange{BeforeMode: 0o644, AfterMode: 0o755}, true},
+	} {
+		require.Equal(t, tc.want, tc.c.ModeChanged(), "%+v", tc.c)
+	}
 }
 
 // A program must read facts written by a newer program that added fields.

@@ -312,11 +312,26 @@ type Report struct {
 }
 
 // PathChange is one path the observer saw change, with digests before and
-// after ("" where the path did not exist).
+// after ("" where the path did not exist) and, for a regular file, its
+// permission bits before and after.
 type PathChange struct {
 	Path   string `msgpack:"path,omitempty" json:"path,omitempty"`
 	Before string `msgpack:"before,omitempty" json:"before,omitempty"`
 	After  string `msgpack:"after,omitempty" json:"after,omitempty"`
+	// BeforeMode and AfterMode are the permission bits of the path before
+	// and after (fs.FileMode.Perm: 0o644, 0o755), so that an undo can put
+	// back a mode as well as content. 0 means not recorded: the path did
+	// not exist or is not a regular file (a symlink's permission bits mean
+	// nothing on most systems and cannot be set), the file had no
+	// permission bits at all, or the fact was written before modes were
+	// recorded. A change of mode alone has Before equal to After.
+	BeforeMode uint32 `msgpack:"before_mode,omitempty" json:"before_mode,omitempty"`
+	AfterMode  uint32 `msgpack:"after_mode,omitempty" json:"after_mode,omitempty"`
+}
+
+// ModeChanged reports whether both modes are recorded and differ.
+func (c PathChange) ModeChanged() bool {
+	return c.BeforeMode != 0 && c.AfterMode != 0 && c.BeforeMode != c.AfterMode
 }
 
 // Observation is what the runtime's own observer saw, independent of the

@@ -252,9 +252,23 @@ func describeChanges(cs []facts.PathChange) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(cs)-i))
 			break
 		}
-		parts = append(parts, c.Path+" ("+ChangeKind(c)+")")
+		parts = append(parts, c.Path+" ("+describeChange(c)+")")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// describeChange is ChangeKind with the modes, where both are recorded and
+// differ: "mode 0644 → 0755", "modified, mode 0755 → 0644".
+func describeChange(c facts.PathChange) string {
+	kind := ChangeKind(c)
+	if !c.ModeChanged() {
+		return kind
+	}
+	modes := fmt.Sprintf("%04o → %04o", c.BeforeMode, c.AfterMode)
+	if kind == "mode" {
+		return "mode " + modes
+	}
+	return kind + ", mode " + modes
 }
 
 // ChangeKind names a path change: added, removed, modified, or mode (the

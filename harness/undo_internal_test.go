@@ -72,3 +72,71 @@ func TestRestoreFileChecksJustBefore(t *testing.T) {
 	err = restoreFile(root, UndoStep{Path: "../x", Restore: sum("x")}, []byte("x"))
 	require.ErrorContains(t, err, "not a clean path inside the workspace")
 }
+
+// A step with modes checks the mode it planned on just before it acts,
+// and puts back the mode it restores; a step whose content stays changes
+// the mode in place.
+func TestRestoreFileModes(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "run.sh")
+	put := func(content string, perm os.FileMode) {
+		require.NoError(t, os.WriteFile(p, []byte(content), perm))
+		require.NoError(t, os.Chmod(p, perm))
+	}
+	perm := func() os.FileMode {
+		fi, err := os.Lstat(p)
+		require.NoError(t, err)
+		return fi.Mode().Perm()
+	}
+	modeOnly := UndoStep{Path: "run.sh", Left: sum("echo"), Restore: sum("echo"), LeftMode: 0o755, RestoreMode: 0o644}
+
+	// The mode changed again, or the content did, since the plan.
+	put("echo", 0o700)
+	require.ErrorContains(t, restoreFile(root, modeOnly, nil), "restore the mode of run.sh: its mode changed while the undo ran (mode 0755 when planned, mode 0700 now)")
+	require.Equal(t, os.FileMode(0o700), perm())
+	put("echo more", 0o755)
+	require.ErrorContains(t, restoreFile(root, modeOnly, nil), "restore the mode of run.sh: changed while the undo ran")
+	require.Equal(t, os.FileMode(0o755), perm())
+
+	// A link now stands at the path: the file it leads to is not touched.
+	require.NoError(t, os.WriteFile(filepath.Join(root, "target"), []byte("echo"), 0o755))
+	require.NoError(t, os.Remove(p))
+	require.NoError(t, os.Symlink("target", p))
+	require.ErrorContains(t, restoreFile(root, modeOnly, nil), "restore the mode of run.sh: it is no longer the regular file the plan saw")
+	fi, err := os.Stat(filepath.Join(root, "target"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o755), fi.Mode().Perm())
+	require.NoError(t, os.Remove(p))
+
+	// As planned: the mode alone, then the content with its mode.
+	put("echo", 0o755)
+	require.NoError(t, restoreFile(root, modeOnly, nil))
+	require.Equal(t, os.FileMode(0o644), perm())
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, "echo", string(b))
+
+	withContent := UndoStep{Path: "run.sh", Left: sum("echo"), Restore: sum("orig"), LeftMode: 0o600, RestoreMode: 0o750}
+	err = restoreFile(root, withContent, []byte("orig"))
+	require.ErrorContains(t, err, "restore run.sh: its mode changed while the undo ran (mode 0600 when planned, mode 0644 now)")
+	require.NoError(t, os.Chmod(p, 0o600))
+	require.NoError(t, restoreFile(root, withContent, []byte("orig")))
+	require.Equal(t, os.FileMode(0o750), perm())
+	b, err = os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, "orig", string(b))
+
+	// Recreated with its mode.
+	require.NoError(t, restoreFile(root, UndoStep{Path: "new.sh", Restore: sum("x"), RestoreMode: 0o700}, []byte("x")))
+	fi, err = os.Lstat(filepath.Join(root, "new.sh"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+
+	// Content equal and no mode recorded: nothing to do.
+	require.NoError(t, restoreFile(root, UndoStep{Path: "run.sh", Left: sum("orig"), Restore: sum("orig")}, nil))
+	require.Equal(t, os.FileMode(0o750), perm())
+
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	require.Len(t, entries, 3, "no temporary file is left behind")
+}
