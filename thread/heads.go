@@ -1,45 +1,166 @@
 package thread
 
-import "sync"
+import (
+	"hash/maphash"
+	"sync"
 
-// maxCachedHeads bounds the head cache: past it the cache starts over.
-const maxCachedHeads = 1 << 14
+	"github.com/cockroachdb/pebble/v2"
+)
 
-// headCache remembers the head each append committed, so that the next
-// append to the thread need not read the head record back from Pebble.
+// maxHotThreads bounds the cache of threads being appended to: past it
+// the cache starts over.
+const maxHotThreads = 1 << 14
+
+// hotAfter is how many appends in this process make a thread hot enough
+// to be worth a cause filter: a command that appends once or twice never
+// pays for the scan that builds one.
+const hotAfter = 8
+
+// hotThreads remembers, for each thread this store appends to, what the
+// next append would otherwise read back from Pebble: the head its last
+// append committed, and a filter of the causes the thread has used.
 //
-// It is sound because nothing else writes head records: this process holds
-// the store's directory lock, and every write of a head record goes through
-// Append under the thread's lock, which is also the only reader. An entry
-// is set only after its batch committed and dropped when a commit fails, so
-// the cache never runs ahead of the database. Reads other than Append's
-// (Head, Threads, Verify) go to Pebble.
-type headCache struct {
-	mu sync.Mutex
-	m  map[string]Head
+// It is sound because nothing else writes head records or the cause
+// index: this process holds the store's directory lock, and every write of
+// either goes through Append under the thread's lock, which is also the
+// only user of an entry. An entry is updated only after its batch
+// committed and dropped when a commit fails, so it never runs ahead of the
+// database. Reads other than Append's (Head, Threads, Verify) go to Pebble.
+type hotThreads struct {
+	mu   sync.Mutex
+	m    map[string]*hotThread
+	seed maphash.Seed
 }
 
-// get returns thread's cached head, if there is one.
-func (c *headCache) get(thread string) (Head, bool) {
-	c.mu.Lock()
-	h, ok := c.m[thread]
-	c.mu.Unlock()
-	return h, ok
+// hotThread is one thread's entry. Only Append, under the thread's lock,
+// reads or changes it.
+type hotThread struct {
+	head    Head
+	known   bool // head is the thread's head
+	appends int
+	// causes, when set, holds every cause the thread has used: a cause
+	// it does not hold is new, and needs no lookup.
+	causes *causeFilter
 }
 
-// set records thread's head after a committed append.
-func (c *headCache) set(thread string, h Head) {
+// entry returns thread's entry, making an empty one if there is none.
+func (c *hotThreads) entry(thread string) *hotThread {
 	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxCachedHeads {
-		c.m = make(map[string]Head)
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxHotThreads {
+		if c.m == nil {
+			c.seed = maphash.MakeSeed()
+		}
+		c.m = make(map[string]*hotThread)
 	}
-	c.m[thread] = h
-	c.mu.Unlock()
+	e := c.m[thread]
+	if e == nil {
+		e = &hotThread{}
+		c.m[thread] = e
+	}
+	return e
 }
 
-// drop forgets thread's head.
-func (c *headCache) drop(thread string) {
+// drop forgets thread.
+func (c *hotThreads) drop(thread string) {
 	c.mu.Lock()
 	delete(c.m, thread)
 	c.mu.Unlock()
 }
+
+// committed records an append of causes that committed with head next.
+// A hot thread gets a cause filter, built from the index (which now holds
+// causes too); a full filter is built again, twice the size.
+func (c *hotThreads) committed(db *pebble.DB, thread string, e *hotThread, next Head, causes []string) {
+	e.head, e.known = next, true
+	e.appends++
+	if e.causes != nil {
+		for _, cause := range causes {
+			e.causes.add(cause)
+		}
+		if !e.causes.full() {
+			return
+		}
+		e.causes = nil
+	} else if e.appends < hotAfter {
+		return
+	}
+	e.causes = buildCauseFilter(db, thread, c.seed)
+}
+
+// buildCauseFilter reads thread's cause index into a filter with room for
+// as many more. It returns nil if the index cannot be read: the appends go
+// on looking causes up.
+func buildCauseFilter(db *pebble.DB, thread string, seed maphash.Seed) *causeFilter {
+	lower := causePrefix(thread)
+	upper := causePrefix(thread)
+	upper[len(upper)-1] = sep + 1
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil
+	}
+	var causes []string
+	for ok := it.First(); ok; ok = it.Next() {
+		causes = append(causes, string(it.Key()[len(lower):]))
+	}
+	if err := it.Close(); err != nil {
+		return nil
+	}
+	f := newCauseFilter(max(2*len(causes), 1024), seed)
+	for _, cause := range causes {
+		f.add(cause)
+	}
+	return f
+}
+
+// causeFilter is a Bloom filter of causes: it may hold a cause it was
+// never given (then the index is asked), never the other way round.
+type causeFilter struct {
+	bits []uint64
+	n    int // causes added
+	max  int // causes it was sized for
+	seed maphash.Seed
+}
+
+const (
+	filterBitsPerCause = 16 // with filterProbes, about 1 lookup in 400 for a new cause
+	filterProbes       = 4
+)
+
+func newCauseFilter(max int, seed maphash.Seed) *causeFilter {
+	words := (max*filterBitsPerCause + 63) / 64
+	return &causeFilter{bits: make([]uint64, words), max: max, seed: seed}
+}
+
+// probe returns the first bit position of cause and the step between
+// its filterProbes positions (double hashing).
+func (f *causeFilter) probe(cause string) (bit, step, nbits uint64) {
+	h := maphash.String(f.seed, cause)
+	return h, h>>32 | h<<32 | 1, uint64(len(f.bits)) * 64
+}
+
+func (f *causeFilter) add(cause string) {
+	bit, step, nbits := f.probe(cause)
+	for range filterProbes {
+		b := bit % nbits
+		f.bits[b/64] |= 1 << (b % 64)
+		bit += step
+	}
+	f.n++
+}
+
+// mayHold reports whether cause may have been added; false is certain.
+func (f *causeFilter) mayHold(cause string) bool {
+	bit, step, nbits := f.probe(cause)
+	for range filterProbes {
+		b := bit % nbits
+		if f.bits[b/64]&(1<<(b%64)) == 0 {
+			return false
+		}
+		bit += step
+	}
+	return true
+}
+
+// full reports whether the filter holds as many causes as it was sized for.
+func (f *causeFilter) full() bool { return f.n >= f.max }

@@ -35,7 +35,7 @@ type PebbleStore struct {
 	lock  *pebble.Lock
 	clock func() time.Time
 	locks threadLocks
-	heads headCache
+	hot   hotThreads
 
 	// mu guards closed. Every call registers in ops under mu's read lock
 	// while the store is open, so Close, once it has set closed, can wait
@@ -287,14 +287,18 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 	}
 	defer unlock()
 
-	head, cached := s.heads.get(thread)
-	if !cached {
+	hot := s.hot.entry(thread)
+	head := hot.head
+	if !hot.known {
 		if head, _, err = readHead(s.db, thread); err != nil {
 			return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 		}
 		head.Thread = thread
 	}
 	for _, c := range causes {
+		if hot.causes != nil && !hot.causes.mayHold(c) {
+			continue // certainly new
+		}
 		seq, dup, err := causeSeq(s.db, thread, c)
 		if err != nil {
 			return Head{}, fmt.Errorf("append to %s: %w", thread, err)
@@ -341,10 +345,10 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		s.heads.drop(thread) // whatever happened, read it back next time
+		s.hot.drop(thread) // whatever happened, read it back next time
 		return Head{}, fmt.Errorf("append to %s after seq %d: %w", thread, after, err)
 	}
-	s.heads.set(thread, next)
+	s.hot.committed(s.db, thread, hot, next, causes)
 	return next, nil
 }
 
