@@ -71,13 +71,24 @@ type rawAppend struct {
 	fact, head []byte
 }
 
-func newRawAppend(b *testing.B) rawAppend {
-	d, err := facts.NewDraft(facts.KindModelTurn, "infer/turn/12", benchTurn)
-	require.NoError(b, err)
-	f := facts.Fact{Thread: "bench", Seq: 12345, Kind: d.Kind, Cause: d.Cause, At: time.Now(), Data: d.Data, Prev: facts.Hash{1}}
-	v, err := facts.Encode(f)
-	require.NoError(b, err)
-	return rawAppend{fact: v, head: thread.EncodeHead(thread.Head{Seq: f.Seq, Hash: f.Hash(), Kind: f.Kind, At: f.At})}
+// newRawAppends returns n raw appends of distinct facts, chained as the
+// store chains them: records as alike and as unlike one another as the
+// store's (a baseline that wrote one record over and over would compress
+// better than any real log).
+func newRawAppends(b *testing.B, n int) []rawAppend {
+	out := make([]rawAppend, n)
+	var prev facts.Hash
+	at := time.Now()
+	for i := range out {
+		d, err := facts.NewDraft(facts.KindModelTurn, fmt.Sprintf("infer/turn/%d", i), benchTurn)
+		require.NoError(b, err)
+		f := facts.Fact{Thread: "bench", Seq: uint64(i + 1), Kind: d.Kind, Cause: d.Cause, At: at.Add(time.Duration(i) * time.Microsecond), Data: d.Data, Prev: prev}
+		v, err := facts.Encode(f)
+		require.NoError(b, err)
+		prev = f.Hash()
+		out[i] = rawAppend{fact: v, head: thread.EncodeHead(thread.Head{Seq: f.Seq, Hash: prev, Kind: f.Kind, At: f.At})}
+	}
+	return out
 }
 
 func (r rawAppend) commit(db *pebble.DB, id, cause string, seq uint64) error {
@@ -109,7 +120,7 @@ func BenchmarkAppend(b *testing.B) {
 func benchAppend(b *testing.B, writers int) {
 	ctx := context.Background()
 	raw, store := openRaw(b), openBenchStore(b)
-	r := newRawAppend(b)
+	rs := newRawAppends(b, b.N)
 	drafts := make([]facts.Draft, b.N)
 	for i := range drafts {
 		d, err := facts.NewDraft(facts.KindModelTurn, fmt.Sprintf("infer/turn/%d", i), benchTurn)
@@ -156,7 +167,7 @@ func benchAppend(b *testing.B, writers int) {
 		b.StopTimer()
 		wall, cpu := run(n, func(w, op int) error {
 			rawSeqs[w]++
-			return r.commit(raw, ids[w], drafts[done+op].Cause, rawSeqs[w])
+			return rs[done+op].commit(raw, ids[w], drafts[done+op].Cause, rawSeqs[w])
 		})
 		rawTime, rawCPU = rawTime+wall, rawCPU+cpu
 		b.StartTimer()
