@@ -228,11 +228,11 @@ With neither, it is the current directory. The store is created there.`,
 				return d.interrupted(ctx, err)
 			}
 			if out.Status == harness.StatusStepLimit {
-				st, err := d.stepLimit(ctx, out)
+				st, err := harness.StepLimited(ctx, d.rt, s.stock.Actor, id, out)
 				if err != nil {
 					return err
 				}
-				return a.report(st, d.appended, s.place.Root)
+				return a.report(d.stepLimit(st), d.appended, s.place.Root)
 			}
 			return d.finish(ctx)
 		}),
@@ -438,8 +438,9 @@ func spinner(w io.Writer, label string) (stop func()) {
 	}
 }
 
-// driver runs one thread on: resumes it, answers confirmations by the
-// approval, asks a person at the prompt, and prints each appended fact.
+// driver runs one thread on with harness.Drive: it loads the model when a
+// turn is due, asks a person at the prompt (closing the store meanwhile),
+// and prints each appended fact.
 type driver struct {
 	a           *app
 	s           *session
@@ -451,8 +452,8 @@ type driver struct {
 	// spec is the --model flag; "" uses the recorded one.
 	spec string
 	// retry: the command is a person's word to go on, so a failed model
-	// turn is run once more (once per command: retried).
-	retry, retried bool
+	// turn is run once more (once per command).
+	retry bool
 	// appended are the facts appended by this command, for -o json.
 	appended []facts.Fact
 	prompter *prompter
@@ -470,11 +471,17 @@ func (a *app) newDriver(s *session, id string, approval harness.Approval, f *dri
 	return d
 }
 
-// build makes the runtime on the session's open store.
+// build makes the runtime on the session's open store. Built again (the
+// store was reopened), the runtime is the same one on the new store: a
+// harness.Drive in progress goes on with it.
 func (d *driver) build() {
 	svc, err := d.s.stock.Services(d.model, harness.BlobsOf(d.s.store))
 	if err != nil {
 		panic(err) // the root was just opened by the stock's tools
+	}
+	if d.rt != nil {
+		d.rt.Store, d.rt.Services = harness.Watch(d.s.store, d.show), svc
+		return
 	}
 	d.rt, err = harness.NewRuntime(harness.Watch(d.s.store, d.show), svc, d.s.stock.Config)
 	if err != nil {
@@ -555,93 +562,44 @@ func (d *driver) resumeOnce(ctx context.Context, recorded string) (harness.Outco
 	return out, nil
 }
 
-// drive runs the thread on until it is done, failed or stopped, or waits
-// for a person nobody here can be: the approval answers what it decides,
-// a terminal asks the rest. A Resume that reaches the step limit ends the
-// command (StatusStepLimit): something may be looping.
-func (d *driver) drive(ctx context.Context) (harness.State, error) {
-	actor := d.s.stock.Actor
-	idle := 0 // resumes in a row that ran nothing
-	for {
-		st, err := harness.Inspect(ctx, d.s.store, actor, d.id)
-		if err != nil {
-			return st, err
-		}
-		switch st.Status {
-		case harness.StatusFailed:
-			if st.Retry == "" || !d.retry || d.retried {
-				return st, nil
-			}
-			// A failed model turn: whatever made it fail (a key, a
-			// quota, a service down) may be fixed now. Once.
-			d.retried = true
+// stepLimit says how this command stopped a thread whose Resume ran
+// Config.MaxSteps transitions, and how to go on.
+func (d *driver) stepLimit(st harness.State) harness.State {
+	if st.Status == harness.StatusStepLimit {
+		st.Reason = fmt.Sprintf("ran %d steps in one go, the most a command runs (is something looping?); resume to go on: harness resume %s", d.rt.Config.MaxSteps, d.id)
+	}
+	return st
+}
+
+// options drive the thread as this command does: the approval answers
+// what it decides, a terminal asks the rest, each Resume loads the model
+// only when a turn is due, and what happens is told as it happens.
+func (d *driver) options() harness.DriveOptions {
+	o := harness.DriveOptions{
+		Approval: d.approval,
+		Retry:    d.retry,
+		Resume: func(ctx context.Context, st harness.State) (harness.Outcome, error) {
+			return d.resumeOnce(ctx, st.Model)
+		},
+		OnRetry: func(st harness.State) {
 			d.a.printf("%s %s; trying it once more\n", d.a.paint("yellow", "retry:"), harness.EscapeLine(st.Reason))
-			out, err := d.resumeOnce(ctx, st.Model)
-			if err != nil {
-				return st, err
-			}
-			if out.Status == harness.StatusStepLimit {
-				return d.stepLimit(ctx, out)
-			}
-			continue
-		case harness.StatusResumable:
+		},
+		OnInDoubt: func(st harness.State) {
 			for _, id := range st.InDoubt {
 				d.a.printf("%s action %s was in progress when its process died: it is in doubt and will not be run again; recording what the workspace shows now\n",
 					d.a.paint("yellow", "in doubt:"), id)
 			}
-			out, err := d.resumeOnce(ctx, st.Model)
-			if err != nil {
-				return st, err
-			}
-			if out.Status == harness.StatusStepLimit {
-				return d.stepLimit(ctx, out)
-			}
-			if idle = idle + 1; out.Steps > 0 {
-				idle = 0
-			}
-			if idle > 1 {
-				// Twice nothing ran though something was enabled: going
-				// round again would spin.
-				return st, fmt.Errorf("thread %s: resume runs nothing at seq %d though %s is enabled", d.id, out.Seq, st.Next)
-			}
-			continue
-		case harness.StatusParked:
-		default:
-			return st, nil
-		}
-		ask, posted, err := harness.ApplyApproval(ctx, d.rt, actor, d.id, d.approval, st.Waits)
-		if err != nil {
-			return st, err
-		}
-		if posted > 0 {
-			continue
-		}
-		if d.interactive && len(ask) > 0 {
+		},
+	}
+	if d.interactive {
+		o.Ask = func(ctx context.Context, waits []harness.Pending) (int, error) {
 			if d.prompter == nil {
 				d.prompter = newPrompter(d.a.stdin, d.a.stdout)
 			}
-			answered, err := d.prompt(ctx, ask)
-			if err != nil {
-				return st, err
-			}
-			if answered > 0 {
-				continue
-			}
+			return d.prompt(ctx, waits)
 		}
-		return st, nil
 	}
-}
-
-// stepLimit is the state of a thread whose Resume ran Config.MaxSteps
-// transitions: still resumable, but this command goes no further.
-func (d *driver) stepLimit(ctx context.Context, out harness.Outcome) (harness.State, error) {
-	st, err := harness.Inspect(ctx, d.s.store, d.s.stock.Actor, d.id)
-	if err != nil || st.Status != harness.StatusResumable {
-		return st, err
-	}
-	st.Status = harness.StatusStepLimit
-	st.Reason = fmt.Sprintf("ran %d steps in one go, the most a command runs (is something looping?); resume to go on: harness resume %s", out.Steps, d.id)
-	return st, nil
+	return o
 }
 
 // interrupted explains an error that stopped a resume: a cancelled
@@ -656,11 +614,11 @@ func (d *driver) interrupted(ctx context.Context, err error) error {
 // finish drives the thread and reports how it stands: the exit code says
 // done (0), parked (3), or failed (1).
 func (d *driver) finish(ctx context.Context) error {
-	st, err := d.drive(ctx)
+	st, err := harness.Drive(ctx, d.rt, d.s.stock.Actor, d.id, d.options())
 	if err != nil {
 		return err
 	}
-	return d.a.report(st, d.appended, d.s.place.Root)
+	return d.a.report(d.stepLimit(st), d.appended, d.s.place.Root)
 }
 
 // waitJSON is an open request, for -o json.

@@ -1,0 +1,157 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// DriveOptions say how Drive runs a thread on: which confirmations a
+// policy answers, whether a failed model turn is tried again, how a person
+// is asked, and the hooks a front end shows progress through. The zero
+// value resumes with Runtime.Resume, answers nothing by policy, asks
+// nobody and does not retry.
+type DriveOptions struct {
+	// Approval answers the confirmations it decides (see ApplyApproval);
+	// the zero Approval decides none.
+	Approval Approval
+	// Retry: a failed thread whose failed transition can be run again
+	// (State.Retry, a model turn) is resumed once more, once per Drive.
+	// Set it when the call is a person's word that the cause (a key, a
+	// quota, a service down) may be fixed.
+	Retry bool
+	// Resume runs one Resume of the thread; st is the state that called
+	// for it (st.Model is the model the thread recorded). Nil is
+	// rt.Resume(ctx, actor, id). A front end sets it to load a model only
+	// when a turn is due, or to explain an interruption; its errors are
+	// returned by Drive as they are. An error wrapping ErrDefect is not
+	// an error of Drive: the defect is recorded, and the next Inspect
+	// reports the thread failed.
+	Resume func(ctx context.Context, st State) (Outcome, error)
+	// OnRetry, when set, is called before a failed thread is resumed once
+	// more (see Retry), with its state: st.Reason says why it failed.
+	OnRetry func(st State)
+	// OnInDoubt, when set, is called before a thread with actions in doubt
+	// (st.InDoubt: their process died while they ran) is resumed; the
+	// Resume records them as interrupted, never runs them again, and the
+	// thread parks on reconcile.
+	OnInDoubt func(st State)
+	// Ask, when set, asks a person the requests of a parked thread that
+	// Approval left open. It posts the answers itself, each as it is given
+	// (with Runtime.PostAnswer under AnswerKey, so that an answer given
+	// twice is appended once), and returns how many requests it answered:
+	// an answer someone else gave meanwhile counts. Zero leaves the thread
+	// parked and Drive returns its state; its error is returned as it is.
+	//
+	// Drive reads rt's Store and Services again after Ask returns, so Ask
+	// may replace them: a command that closes its store while a person
+	// thinks, so that others can use it, and opens it again.
+	Ask func(ctx context.Context, waits []Pending) (answered int, err error)
+}
+
+// Drive runs the thread id on until it is done, failed or stopped, or
+// waits for a person nobody here answers, and returns how it then stands.
+// It repeats: Inspect the thread; a resumable one is resumed; a parked one
+// has its confirmations answered by opts.Approval, and the requests left
+// are put to opts.Ask; a failed one is resumed once more if opts.Retry
+// allows it. Anything else is returned.
+//
+// A Resume that runs rt.Config.MaxSteps transitions ends the drive with
+// StatusStepLimit (see StepLimited): the thread is still resumable, but a
+// model looping on a tool that needs no confirmation must not keep the
+// caller forever. A thread that is resumable but whose Resume twice in a
+// row runs nothing is an error: going round again would spin.
+//
+// The returned state is the last one inspected; on an error it is the
+// state the failing step started from.
+func Drive(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id string, opts DriveOptions) (State, error) {
+	resume := opts.Resume
+	if resume == nil {
+		resume = func(ctx context.Context, _ State) (Outcome, error) { return rt.Resume(ctx, actor, id) }
+	}
+	retried := false
+	idle := 0 // resumes in a row that ran nothing
+	for {
+		st, err := Inspect(ctx, rt.Store, actor, id)
+		if err != nil {
+			return st, err
+		}
+		switch st.Status {
+		case StatusFailed:
+			if st.Retry == "" || !opts.Retry || retried {
+				return st, nil
+			}
+			// A failed model turn: whatever made it fail (a key, a quota,
+			// a service down) may be fixed now. Once.
+			retried = true
+			if opts.OnRetry != nil {
+				opts.OnRetry(st)
+			}
+			out, err := resume(ctx, st)
+			if err != nil && !errors.Is(err, ErrDefect) {
+				return st, err
+			}
+			if out.Status == StatusStepLimit {
+				return StepLimited(ctx, rt, actor, id, out)
+			}
+			continue
+		case StatusResumable:
+			if len(st.InDoubt) > 0 && opts.OnInDoubt != nil {
+				opts.OnInDoubt(st)
+			}
+			out, err := resume(ctx, st)
+			if err != nil && !errors.Is(err, ErrDefect) {
+				return st, err
+			}
+			if out.Status == StatusStepLimit {
+				return StepLimited(ctx, rt, actor, id, out)
+			}
+			if idle = idle + 1; out.Steps > 0 {
+				idle = 0
+			}
+			if idle > 1 {
+				// Twice nothing ran though something was enabled: going
+				// round again would spin.
+				return st, fmt.Errorf("thread %s: resume runs nothing at seq %d though %s is enabled", id, out.Seq, st.Next)
+			}
+			continue
+		case StatusParked:
+		default:
+			return st, nil
+		}
+		ask, posted, err := ApplyApproval(ctx, rt, actor, id, opts.Approval, st.Waits)
+		if err != nil {
+			return st, err
+		}
+		if posted > 0 {
+			continue
+		}
+		if opts.Ask != nil && len(ask) > 0 {
+			answered, err := opts.Ask(ctx, ask)
+			if err != nil {
+				return st, err
+			}
+			if answered > 0 {
+				continue
+			}
+		}
+		return st, nil
+	}
+}
+
+// StepLimited is the state of the thread id after a Resume (or Start)
+// whose outcome out is StatusStepLimit: it ran rt.Config.MaxSteps
+// transitions and the thread is still resumable. The state is reported
+// as StatusStepLimit, with a Reason that says how many steps ran; a
+// caller that goes no further says how to go on. If the thread is no
+// longer resumable (another writer moved it), its state is returned as
+// Inspect reports it.
+func StepLimited(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id string, out Outcome) (State, error) {
+	st, err := Inspect(ctx, rt.Store, actor, id)
+	if err != nil || st.Status != StatusResumable {
+		return st, err
+	}
+	st.Status = StatusStepLimit
+	st.Reason = fmt.Sprintf("ran %d steps in one go, the most one Resume runs (is something looping?); resume to go on", out.Steps)
+	return st, nil
+}

@@ -1,0 +1,320 @@
+package harness_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// approveAll is an Ask that approves every confirmation, as a person at a
+// prompt would, and counts the times it was asked.
+func (e *env) approveAll(asked *int) func(context.Context, []harness.Pending) (int, error) {
+	return func(ctx context.Context, waits []harness.Pending) (int, error) {
+		*asked++
+		for _, w := range waits {
+			d, err := facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{RequestID: w.RequestID, Approved: true, By: "ana", Digest: w.Digest})
+			if err != nil {
+				return 0, err
+			}
+			if _, err := e.rt.PostAnswer(ctx, e.actor, "t", d, harness.AnswerKey(d.Kind, w.RequestID)); err != nil {
+				return 0, err
+			}
+		}
+		return len(waits), nil
+	}
+}
+
+func TestDriveParked(t *testing.T) {
+	start := func(t *testing.T) *env {
+		e := newEnv(t, toolScript)
+		out, err := e.rt.Start(ctx, e.actor, "t", "Set the TTL")
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusParked, out.Status)
+		return e
+	}
+	t.Run("without Ask it returns the parked state and runs nothing", func(t *testing.T) {
+		e := start(t)
+		before := len(e.kinds("t"))
+		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{})
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusParked, st.Status)
+		require.Len(t, st.Waits, 1)
+		require.Equal(t, "1-call_1", st.Waits[0].RequestID)
+		require.Equal(t, "write_file", st.Waits[0].Tool)
+		require.Len(t, e.kinds("t"), before, "nothing appended")
+		require.Zero(t, e.runs.Load())
+	})
+	t.Run("an Ask that approves drives it to done", func(t *testing.T) {
+		e := start(t)
+		asked := 0
+		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{Ask: e.approveAll(&asked)})
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusDone, st.Status)
+		require.Equal(t, 1, asked)
+		require.EqualValues(t, 1, e.runs.Load())
+		require.Equal(t, 2, e.model.calls())
+		require.NoError(t, harness.VerifyLog(ctx, e.store, e.actor, "t"))
+	})
+	t.Run("an Ask that answers nothing leaves it parked", func(t *testing.T) {
+		e := start(t)
+		asked := 0
+		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{Ask: func(context.Context, []harness.Pending) (int, error) {
+			asked++
+			return 0, nil
+		}})
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusParked, st.Status)
+		require.Equal(t, 1, asked)
+	})
+	t.Run("an Ask's error is returned as it is", func(t *testing.T) {
+		e := start(t)
+		gone := errors.New("the person went home")
+		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{Ask: func(context.Context, []harness.Pending) (int, error) {
+			return 0, gone
+		}})
+		require.Same(t, gone, err)
+		require.Equal(t, harness.StatusParked, st.Status)
+	})
+	t.Run("the approval answers what it decides; Ask is not called", func(t *testing.T) {
+		e := start(t)
+		all, err := harness.NewApproval("all", nil, nil)
+		require.NoError(t, err)
+		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{Approval: all, Ask: func(context.Context, []harness.Pending) (int, error) {
+			t.Fatal("asked a person what the approval decides")
+			return 0, nil
+		}})
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusDone, st.Status)
+		answered, err := facts.Decode[facts.ConfirmationAnswered](e.last("t", facts.KindConfirmationAnswered))
+		require.NoError(t, err)
+		require.Equal(t, harness.PolicyBy, answered.By)
+	})
+}
+
+// A thread answered from outside, but not resumed, is resumable: Drive
+// resumes it to done.
+func TestDriveResumableToDone(t *testing.T) {
+	e := newEnv(t, toolScript)
+	_, err := e.rt.Start(ctx, e.actor, "t", "Set the TTL")
+	require.NoError(t, err)
+	e.approve("t", "1-call_1", true)
+	st, err := harness.Inspect(ctx, e.store, e.actor, "t")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusResumable, st.Status)
+
+	var resumed []harness.State
+	st, err = harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{
+		Resume: func(ctx context.Context, st harness.State) (harness.Outcome, error) {
+			resumed = append(resumed, st)
+			return e.rt.Resume(ctx, e.actor, "t")
+		},
+	})
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, st.Status)
+	require.Len(t, resumed, 1, "one Resume ran it to done")
+	require.Equal(t, harness.StatusResumable, resumed[0].Status)
+	require.EqualValues(t, 1, e.runs.Load())
+
+	// Done stays done: Drive again runs nothing.
+	n := len(e.kinds("t"))
+	st, err = harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{})
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, st.Status)
+	require.Len(t, e.kinds("t"), n)
+}
+
+func TestDriveRetriesAFailedTurnOnce(t *testing.T) {
+	failed := func(t *testing.T, script string) *env {
+		e := newEnv(t, script, harness.WithModelAttempts(5))
+		out, err := e.rt.Start(ctx, e.actor, "t", "hi")
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusFailed, out.Status)
+		require.Equal(t, 1, e.model.calls())
+		return e
+	}
+	t.Run("not when retry is not allowed", func(t *testing.T) {
+		e := failed(t, `{"fail": ["permission"], "text": "fine"}`)
+		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{OnRetry: func(harness.State) { t.Fatal("retried") }})
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusFailed, st.Status)
+		require.Equal(t, "infer/turn/1", st.Retry)
+		require.Equal(t, 1, e.model.calls(), "the turn is not run again")
+	})
+	t.Run("once when allowed, and it can succeed", func(t *testing.T) {
+		e := failed(t, `{"fail": ["permission"], "text": "fine"}`)
+		var retries []harness.State
+		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{Retry: true, OnRetry: func(st harness.State) { retries = append(retries, st) }})
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusDone, st.Status)
+		require.Equal(t, 2, e.model.calls())
+		require.Len(t, retries, 1)
+		require.Equal(t, harness.StatusFailed, retries[0].Status)
+		require.Contains(t, retries[0].Reason, "permission")
+	})
+	t.Run("once when allowed, not in a loop", func(t *testing.T) {
+		e := failed(t, `{"fail": ["permission", "permission", "permission"], "text": "fine"}`)
+		retries := 0
+		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{Retry: true, OnRetry: func(harness.State) { retries++ }})
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusFailed, st.Status)
+		require.Equal(t, 1, retries)
+		require.Equal(t, 2, e.model.calls())
+	})
+}
+
+func TestDriveStopsAtTheStepLimit(t *testing.T) {
+	read := `{"tool_calls": [{"id": "r", "name": "read_file", "args": "{}"}]}` + "\n"
+	e := newEnv(t, read+read+read+read+`{"text": "read it"}`, harness.WithMaxSteps(2))
+	out, err := e.rt.Start(ctx, e.actor, "t", "read")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusStepLimit, out.Status)
+	st, err := harness.StepLimited(ctx, e.rt, e.actor, "t", out)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusStepLimit, st.Status)
+	require.Contains(t, st.Reason, "ran 2 steps in one go")
+
+	// Each Drive runs one Resume's worth and stops; the thread stays
+	// resumable, and drives on to done.
+	drives := 0
+	for st.Status == harness.StatusStepLimit {
+		seq := st.Head.Seq
+		st, err = harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{})
+		require.NoError(t, err)
+		require.Greater(t, st.Head.Seq, seq, "every drive goes on")
+		if st.Status == harness.StatusStepLimit {
+			require.Contains(t, st.Reason, "ran 2 steps in one go")
+			in, err := harness.Inspect(ctx, e.store, e.actor, "t")
+			require.NoError(t, err)
+			require.Equal(t, harness.StatusResumable, in.Status)
+		}
+		drives++
+		require.Less(t, drives, 20)
+	}
+	require.Equal(t, harness.StatusDone, st.Status)
+	require.Greater(t, drives, 1)
+	require.EqualValues(t, 4, e.runs.Load())
+}
+
+// A Resume that runs nothing though the thread is resumable would make
+// Drive spin: the second in a row is an error.
+func TestDriveRefusesToSpin(t *testing.T) {
+	e := newEnv(t, toolScript)
+	_, err := e.rt.Start(ctx, e.actor, "t", "Set the TTL")
+	require.NoError(t, err)
+	e.approve("t", "1-call_1", true)
+	resumes := 0
+	st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{
+		Resume: func(_ context.Context, st harness.State) (harness.Outcome, error) {
+			resumes++
+			return harness.Outcome{Thread: "t", Status: harness.StatusDone, Seq: st.Head.Seq}, nil
+		},
+	})
+	require.ErrorContains(t, err, "thread t: resume runs nothing at seq")
+	require.ErrorContains(t, err, "though tool/execute/1-call_1 is enabled")
+	require.Equal(t, 2, resumes)
+	require.Equal(t, harness.StatusResumable, st.Status)
+}
+
+// A Resume hook's error is Drive's, as it is; a defect is not: it is
+// recorded, and the thread is failed.
+func TestDriveResumeErrors(t *testing.T) {
+	e := newEnv(t, toolScript)
+	_, err := e.rt.Start(ctx, e.actor, "t", "Set the TTL")
+	require.NoError(t, err)
+	e.approve("t", "1-call_1", true)
+	boom := errors.New("boom")
+	_, err = harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{
+		Resume: func(context.Context, harness.State) (harness.Outcome, error) { return harness.Outcome{}, boom },
+	})
+	require.Same(t, boom, err)
+
+	d := newEnv(t, toolScript)
+	d.rt.Services.Model = panicAt{m: d.model, turn: 2}
+	all, err := harness.NewApproval("all", nil, nil)
+	require.NoError(t, err)
+	_, err = d.rt.Start(ctx, d.actor, "t", "Set the TTL")
+	require.NoError(t, err)
+	st, err := harness.Drive(ctx, d.rt, d.actor, "t", harness.DriveOptions{Approval: all, Retry: true})
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusFailed, st.Status)
+	require.Contains(t, st.Reason, "model bug")
+	require.Empty(t, st.Retry, "a defect is not tried again")
+	require.EqualValues(t, 1, d.runs.Load())
+}
+
+// panicAt is a model with a bug that shows at one turn.
+type panicAt struct {
+	m    model.Model
+	turn int
+}
+
+func (p panicAt) Turn(ctx context.Context, req model.Request) (model.Decision, error) {
+	if req.Turn == p.turn {
+		panic("model bug")
+	}
+	return p.m.Turn(ctx, req)
+}
+
+// Drive in a front end of one's own: the thread parks on a write, and
+// Ask — here a person who approves everything — answers it; Drive goes
+// on until the thread is done.
+func ExampleDrive() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "harness-drive")
+	defer os.RemoveAll(dir)
+	store, err := thread.OpenPebble(dir)
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+
+	script, _ := model.ParseScript("example", []byte(`
+{"text": "I'll set the TTL.", "tool_calls": [{"id": "call_1", "name": "write_file", "args": "{\"path\":\"cache.toml\"}"}]}
+{"text": "Done."}`))
+	tools, _ := harness.NewToolbox(harness.Tool{
+		Spec:  facts.ToolSchema{Name: "write_file", Description: "Write a file."},
+		Needs: action.Write, // writes ask for confirmation by default
+		Run: func(ctx context.Context, args json.RawMessage) (facts.Report, error) {
+			return facts.Report{Status: facts.StatusSucceeded, Stdout: "wrote cache.toml"}, nil
+		},
+	})
+	cfg, _ := harness.NewConfig(harness.WithModelName("scripted"))
+	actor, _ := harness.CodingActor(cfg, tools)
+	rt, _ := harness.NewRuntime(store, harness.Services{Model: script, Tools: tools}, cfg)
+	if _, err := rt.Start(ctx, actor, "t1", "Set the cache TTL to 300"); err != nil {
+		panic(err)
+	}
+
+	st, err := harness.Drive(ctx, rt, actor, "t1", harness.DriveOptions{
+		Ask: func(ctx context.Context, waits []harness.Pending) (int, error) {
+			for _, w := range waits {
+				fmt.Println("asked:", w.Kind, w.RequestID, w.Tool)
+				d, err := facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{
+					RequestID: w.RequestID, Approved: true, By: "ana", Digest: w.Digest,
+				})
+				if err != nil {
+					return 0, err
+				}
+				if _, err := rt.PostAnswer(ctx, actor, "t1", d, harness.AnswerKey(d.Kind, w.RequestID)); err != nil {
+					return 0, err
+				}
+			}
+			return len(waits), nil
+		},
+	})
+	fmt.Println(st.Status, st.Head.Seq, err)
+	// Output:
+	// asked: confirmation 1-call_1 write_file
+	// done 9 <nil>
+}
