@@ -1,0 +1,90 @@
+package natsstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/seed-7cc7a084/harness/thread/natsstore"
+)
+
+// shared is the embedded server most tests use; each opens a stream of its
+// own on it.
+var shared *server.Server
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "natsstore-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	shared, err = startServer(dir, -1)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	shared.Shutdown()
+	shared.WaitForShutdown()
+	_ = os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// maxPayload lets the conformance suite's 1 MiB fact fit one message; the
+// server's default is 1 MiB, headers included.
+const maxPayload = 8 << 20
+
+// startServer starts an embedded JetStream server on localhost keeping its
+// data in dir, on port (-1 for any free port).
+func startServer(dir string, port int) (*server.Server, error) {
+	s, err := server.NewServer(&server.Options{
+		ServerName: "natsstore-test",
+		Host:       "127.0.0.1",
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   dir,
+		MaxPayload: maxPayload,
+		NoLog:      true,
+		NoSigs:     true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start server: %w", err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		return nil, fmt.Errorf("start server: not ready after 10s")
+	}
+	return s, nil
+}
+
+var streams atomic.Int64
+
+// freshStream returns the options of a stream no other test uses.
+func freshStream() []natsstore.Option {
+	n := streams.Add(1)
+	return []natsstore.Option{natsstore.WithStream(fmt.Sprintf("T%d", n)), natsstore.WithSubjects(fmt.Sprintf("t%d", n))}
+}
+
+// dial opens a store over a connection of its own, as another process
+// would; the test closes it at the end (ignoring ErrClosed).
+func dial(t testing.TB, srv *server.Server, opts ...natsstore.Option) *natsstore.Store {
+	t.Helper()
+	s, err := natsstore.Dial(context.Background(), srv.ClientURL(), opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
