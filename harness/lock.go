@@ -13,7 +13,9 @@ import (
 // one, the lock also keeps a runtime from taking another's action in
 // progress (action.started, not yet completed) for one left in doubt by a
 // crash — in a process that holds the lock, a started action with no
-// completion can only be one whose process died.
+// completion can only be one whose process died. A store that processes
+// share (a thread.Leaser) extends that across them with a lease, taken
+// after the lock (see lease).
 //
 // The locks are keyed by the underlying store (wrappers that implement
 // Unwrap() thread.Store are seen through) and the thread, counted, and
@@ -69,15 +71,33 @@ func (l *threadLocks) lock(ctx context.Context, store thread.Store, id string) (
 // underlying sees through store wrappers to the store they wrap, and
 // returns nil for a store whose dynamic type is not comparable.
 func underlying(s thread.Store) thread.Store {
-	for {
-		u, ok := s.(interface{ Unwrap() thread.Store })
-		if !ok {
-			break
-		}
-		s = u.Unwrap()
-	}
+	s = unwrapStore(s)
 	if s == nil || !reflect.TypeOf(s).Comparable() {
 		return nil
 	}
 	return s
+}
+
+// unwrapStore sees through store wrappers (types with Unwrap() thread.Store)
+// to the store they wrap.
+func unwrapStore(s thread.Store) thread.Store {
+	for {
+		u, ok := s.(interface{ Unwrap() thread.Store })
+		if !ok {
+			return s
+		}
+		s = u.Unwrap()
+	}
+}
+
+// lease takes the thread's lease when the store is shared between
+// processes (a thread.Leaser), after the process's own lock: see
+// thread.Leaser. It returns ctx unchanged, and a release that does
+// nothing, for a store that leases nothing.
+func lease(ctx context.Context, store thread.Store, id string) (context.Context, func(), error) {
+	l, ok := unwrapStore(store).(thread.Leaser)
+	if !ok {
+		return ctx, func() {}, nil
+	}
+	return l.Lease(ctx, id)
 }

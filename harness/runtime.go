@@ -250,6 +250,18 @@ func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (ou
 		return Outcome{Thread: id}, fmt.Errorf("resume %s: waiting for another resume of the thread: %w", id, err)
 	}
 	defer unlock()
+	held, release, err := lease(ctx, rt.Store, id)
+	if err != nil {
+		return Outcome{Thread: id}, fmt.Errorf("resume %s: waiting for the thread's lease: %w", id, err)
+	}
+	defer release()
+	defer func() {
+		// A lost lease cancelled held: say so, not just "canceled".
+		if cause := context.Cause(held); err != nil && ctx.Err() == nil && errors.Is(cause, thread.ErrLeaseLost) && !errors.Is(err, thread.ErrLeaseLost) {
+			err = fmt.Errorf("%w (%w)", err, cause)
+		}
+	}()
+	ctx = held
 	st, err := rt.load(ctx, actor, id)
 	if err != nil {
 		return Outcome{Thread: id}, err

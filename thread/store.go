@@ -114,7 +114,30 @@ var (
 	ErrLocked = errors.New("in use by another process")
 	// ErrClosed: the store is closed.
 	ErrClosed = errors.New("store is closed")
+	// ErrLeaseLost: a Leaser could not renew a lease in time; its holder
+	// must stop, since another may hold the thread now.
+	ErrLeaseLost = errors.New("thread lease lost")
 )
+
+// Leaser is implemented by a store that several processes share, such as
+// NATS JetStream. It leases a thread to one holder at a time, which is
+// what lets a runtime tell an action in progress in another process from
+// one whose process died: a runtime resumes a thread only while it holds
+// the thread's lease, so a started action with no completion, seen by the
+// lease's holder, was left by a holder that is gone. A store that one
+// process opens at a time (the Pebble store's directory lock) needs none.
+//
+// Only resuming takes the lease. Appends, and posts from outside, do not:
+// they are decided by the expected-head check as always.
+type Leaser interface {
+	// Lease waits until no one holds the thread's lease, or ctx is done,
+	// and takes it for the caller. It returns a context derived from ctx
+	// that is cancelled, with cause ErrLeaseLost, if the lease is lost
+	// (it could not be renewed before it ran out), and the function that
+	// gives the lease up and ends that context. A holder whose process
+	// dies keeps the lease until it runs out.
+	Lease(ctx context.Context, thread string) (held context.Context, release func(), err error)
+}
 
 // ConflictError is the error of an append whose expected head is stale.
 type ConflictError struct {
