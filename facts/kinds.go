@@ -100,6 +100,9 @@ type SystemConfigured struct {
 	// Version names the configuration, so a resumed thread can tell it was
 	// configured by a different build.
 	Version string `msgpack:"version,omitempty" json:"version,omitempty"`
+	// Workspace names where the thread works (host and directory), for
+	// the record: threads of a store shared by machines can be told apart.
+	Workspace string `msgpack:"workspace,omitempty" json:"workspace,omitempty"`
 }
 
 // Validate requires every tool to have a name.

@@ -25,6 +25,9 @@ type Config struct {
 	ModelName string
 	// Version names the program, for the record.
 	Version string
+	// Workspace names where threads work (host and directory), for the
+	// record; NewStock sets it to the host and the workspace root.
+	Workspace string
 	// Actor names the actor in action requests.
 	Actor string
 	// MaxTurns bounds the model turns of a thread; 0 is no bound.
@@ -78,6 +81,9 @@ func WithGrants(caps ...action.Capability) Option {
 
 // WithVersion sets Config.Version.
 func WithVersion(v string) Option { return func(c *Config) { c.Version = v } }
+
+// WithWorkspace sets Config.Workspace.
+func WithWorkspace(w string) Option { return func(c *Config) { c.Workspace = w } }
 
 // DefaultSystemPrompt is the system prompt of a Config that sets none.
 const DefaultSystemPrompt = "You are a careful coding agent working in the user's repository. " +

@@ -38,6 +38,9 @@ type State struct {
 	Head thread.Head
 	// Model is the model recorded on system.configured, "" before one was.
 	Model string
+	// Workspace is the workspace recorded on system.configured (see
+	// Config.Workspace), "" before one was or where none was recorded.
+	Workspace string
 }
 
 // Pending is an open request with what the log says about it.
@@ -94,7 +97,7 @@ func Inspect(ctx context.Context, store thread.Store, actor Actor[Services], id 
 			if err != nil {
 				return st, err
 			}
-			st.Model = p.Model
+			st.Model, st.Workspace = p.Model, p.Workspace
 		case facts.KindConfirmationRequested:
 			p, err := facts.Decode[facts.ConfirmationRequested](f)
 			if err != nil {

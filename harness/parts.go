@@ -99,10 +99,11 @@ func (s *system) Output() fold.Output[Services] {
 		return fold.Output[Services]{View: "configured"}
 	}
 	d, err := facts.NewDraft(facts.KindSystemConfigured, "", facts.SystemConfigured{
-		Prompt:  s.a.cfg.SystemPrompt,
-		Model:   s.a.cfg.ModelName,
-		Tools:   s.a.toolbox.Schemas(),
-		Version: s.a.cfg.Version,
+		Prompt:    s.a.cfg.SystemPrompt,
+		Model:     s.a.cfg.ModelName,
+		Tools:     s.a.toolbox.Schemas(),
+		Version:   s.a.cfg.Version,
+		Workspace: s.a.cfg.Workspace,
 	})
 	e := effect.Succeed[Services]([]facts.Draft{d})
 	if err != nil {

@@ -43,7 +43,7 @@ func newStockEnv(t *testing.T, script string) *stockEnv {
 	require.NoError(t, err)
 	cfg, err := harness.NewConfig(harness.WithModelName("scripted:stock"), harness.WithModelBackoff(0))
 	require.NoError(t, err)
-	e := &stockEnv{t: t, root: root, store: store}
+	e := &stockEnv{t: t, root: root, store: store.(*thread.PebbleStore)}
 	e.stock, err = harness.NewStock(p, cfg)
 	require.NoError(t, err)
 	svc, err := e.stock.Services(m, harness.BlobsOf(store))
@@ -98,6 +98,8 @@ func TestInspectAndWatch(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusParked, st.Status)
 	require.Equal(t, "scripted:stock", st.Model)
+	require.Equal(t, harness.WorkspaceName(e.root), st.Workspace, "system.configured records where the thread works")
+	require.Contains(t, st.Workspace, ":"+e.root)
 	require.Len(t, st.Waits, 2)
 	require.Equal(t, fold.WaitConfirmation, st.Waits[0].Kind)
 	require.Equal(t, "write_file", st.Waits[0].Tool)

@@ -15,6 +15,7 @@ import (
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/natsstore"
 	"github.com/seed-7cc7a084/harness/tools"
 )
 
@@ -51,13 +52,34 @@ type Place struct {
 	// Store is the store directory: <Root>/.harness unless overridden.
 	// Absolute.
 	Store string
-	// Exists reports whether the store directory holds a store.
+	// Exists reports whether the store directory holds a store (always
+	// true for a remote store, which is made on first use).
 	Exists bool
+	// Remote, when set, is the URL of a NATS server (nats://…, tls://…)
+	// whose JetStream keeps the threads and the kept file contents instead
+	// of a Pebble store in Store (see package thread/natsstore); Store then
+	// holds only the settings file, if any.
+	Remote string
+}
+
+// IsRemoteStore reports whether a store named on the command line or in
+// HARNESS_STORE is a NATS server's URL rather than a directory.
+func IsRemoteStore(name string) bool {
+	return strings.HasPrefix(name, "nats://") || strings.HasPrefix(name, "tls://")
+}
+
+// Where names the store for a person: the NATS URL or the directory.
+func (p Place) Where() string {
+	if p.Remote != "" {
+		return p.Remote
+	}
+	return p.Store
 }
 
 // Locate returns the place of the workspace that contains dir. override,
 // when not empty, names the store directory instead of <root>/.harness
-// (relative to dir). Locate creates nothing.
+// (relative to dir), or a NATS server (see IsRemoteStore and
+// Place.Remote). Locate creates nothing.
 func Locate(dir, override string) (Place, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -72,6 +94,10 @@ func Locate(dir, override string) (Place, error) {
 		root = dir
 	}
 	p := Place{Root: root, Store: filepath.Join(root, StoreDir)}
+	if IsRemoteStore(override) {
+		p.Remote, p.Exists = override, true
+		return p, nil
+	}
 	if override != "" {
 		if !filepath.IsAbs(override) {
 			override = filepath.Join(dir, override)
@@ -124,6 +150,17 @@ func (p Place) storeInRoot() (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
+// WorkspaceName is how a thread records the workspace root it works in:
+// host:root, so that threads of a store several machines share can be told
+// apart.
+func WorkspaceName(root string) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		return root
+	}
+	return host + ":" + root
+}
+
 // lockPoll is how often OpenStore tries again a store another process
 // holds.
 const lockPoll = 100 * time.Millisecond
@@ -135,7 +172,18 @@ const lockPoll = 100 * time.Millisecond
 // If another process has the store open, OpenStore tries again until wait
 // has passed (0 tries once) or ctx is done, then fails with an error that
 // wraps thread.ErrLocked and says what to do.
-func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (*thread.PebbleStore, error) {
+//
+// A remote store (Place.Remote) is a JetStream stream on a NATS server,
+// shared by every process that names it: OpenStore connects, making the
+// stream on first use, and neither create nor wait applies.
+func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (thread.Store, error) {
+	if p.Remote != "" {
+		s, err := natsstore.Dial(ctx, p.Remote)
+		if err != nil {
+			return nil, fmt.Errorf("open the store at %s: %w", p.Remote, err)
+		}
+		return s, nil
+	}
 	if !p.Exists && !create {
 		return nil, fmt.Errorf("%w in %s or any directory above it (looked for %s/); start a thread with `harness run`, or name a store with --store",
 			ErrNoStore, p.Root, StoreDir)
@@ -289,6 +337,9 @@ type Stock struct {
 
 // NewStock returns the stock harness of the place under cfg.
 func NewStock(place Place, cfg Config) (*Stock, error) {
+	if cfg.Workspace == "" {
+		cfg.Workspace = WorkspaceName(place.Root)
+	}
 	// The file tools never write the store, whatever it is called: the
 	// observer skips it, so a write there would be an effect nobody saw.
 	var opts []tools.Option

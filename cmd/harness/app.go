@@ -119,7 +119,8 @@ func (a *app) rootCmd() *cobra.Command {
 		Short: "Run coding agents as event-sourced threads, and audit what they did",
 		Long: `harness runs coding agents as threads: append-only logs of facts kept in the
 workspace's store (.harness/ at the workspace root, found from the current
-directory as git finds .git; --store or HARNESS_STORE name another).
+directory as git finds .git; --store or HARNESS_STORE name another directory,
+or a NATS server, nats://HOST:PORT, whose JetStream keeps the threads).
 
 A tool call that asks for confirmation parks the thread until a person answers:
 at the prompt on a terminal, or with approve, deny, answer or post.
@@ -147,7 +148,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person).`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.output, "output", "o", "text", "output format: text or json (json: stdout is pure JSON; logs go to stderr)")
-	pf.StringVar(&a.storeDir, "store", "", "the store directory (default: .harness at the workspace root; or $HARNESS_STORE)")
+	pf.StringVar(&a.storeDir, "store", "", "the store directory, or a NATS server nats://HOST:PORT (default: .harness at the workspace root; or $HARNESS_STORE)")
 	pf.DurationVar(&a.wait, "wait", 0, "wait this long for a store another harness process is using (e.g. 30s)")
 	root.AddCommand(
 		a.runCmd(), a.resumeCmd(),
@@ -253,7 +254,7 @@ func (a *app) whoami(by string) string {
 type session struct {
 	place    harness.Place
 	settings harness.Settings
-	store    *thread.PebbleStore
+	store    thread.Store
 	stock    *harness.Stock
 }
 
@@ -335,7 +336,7 @@ func (s *session) threadExists(ctx context.Context, id string) error {
 		return asUsage(err)
 	}
 	if _, err := s.store.Head(ctx, id); errors.Is(err, thread.ErrNotFound) {
-		return fmt.Errorf("thread %q: %w in %s; `harness threads` lists the threads", id, harness.ErrUnknownThread, s.place.Store)
+		return fmt.Errorf("thread %q: %w in %s; `harness threads` lists the threads", id, harness.ErrUnknownThread, s.place.Where())
 	} else if err != nil {
 		return err
 	}

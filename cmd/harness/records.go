@@ -65,7 +65,7 @@ func (a *app) threadsCmd() *cobra.Command {
 					if status != "" && st.Status != harness.Status(status) {
 						continue
 					}
-					r := row{Thread: h.Thread, Status: st.Status, InDoubt: st.InDoubt, Reason: st.Reason, Retry: st.Retry, Facts: h.Seq, LastActivity: h.At, Workspace: s.place.Root}
+					r := row{Thread: h.Thread, Status: st.Status, InDoubt: st.InDoubt, Reason: st.Reason, Retry: st.Retry, Facts: h.Seq, LastActivity: h.At, Workspace: cmpOr(st.Workspace, s.place.Root)}
 					for _, w := range st.Waits {
 						r.Waits = append(r.Waits, string(w.Kind)+" "+w.RequestID)
 					}
@@ -76,7 +76,7 @@ func (a *app) threadsCmd() *cobra.Command {
 			if a.jsonOut() {
 				return a.printJSON(rows)
 			}
-			fmt.Fprintf(a.stdout, "workspace %s (store %s)\n", s.place.Root, s.place.Store)
+			fmt.Fprintf(a.stdout, "workspace %s (store %s)\n", s.place.Root, s.place.Where())
 			if len(rows) == 0 {
 				fmt.Fprintln(a.stdout, "no threads")
 				return nil
