@@ -9,10 +9,26 @@
 // no check-then-act window between processes. The conformance suite in
 // package storetest proves the store against an embedded server.
 //
-// # Stream layout
+// Beside the threads, the store leases each thread to one resumer at a time
+// across processes (a thread.Leaser, in a key-value bucket) and keeps the
+// contents the workspace observer reads (an action.Blobs, in an object
+// store).
+//
+// # Layout
 //
 // One stream (default "HARNESS", see WithStream) holds every thread, on
-// subjects under a prefix (default "harness", see WithSubjects). A thread
+// subjects under a prefix (default "harness", see WithSubjects), and two
+// buckets are named after it:
+//
+//	<stream>            the threads: facts and cause markers (below)
+//	<stream>_LEASES     key-value bucket: one key per leased thread
+//	                    (JetStream stream KV_<stream>_LEASES)
+//	<stream>_BLOBS      object store: one object per kept content
+//	                    (JetStream stream OBJ_<stream>_BLOBS)
+//
+// Open creates whichever of the three does not exist yet (file storage,
+// WithReplicas replicas). A bucket's name is letters, digits, '_' and '-',
+// so the stream's must be too. A thread
 // id may contain '.', the subject token separator, so it is written as
 // lowercase hex: hex keeps ids' byte order and uses no character a subject
 // forbids.
@@ -29,6 +45,17 @@
 // cause, uvarint; the cause's bytes; and a CRC-32C of all that, 4 bytes
 // little-endian. The cause is kept so a lookup can tell its own marker from
 // damage.
+//
+// A lease's key in <stream>_LEASES is the thread id in lowercase hex; its
+// value is JSON naming the holder, for people to read (nats kv get):
+// {"thread", "host", "pid", "id" (random, one per Lease call), "since",
+// "ttl"}. The bucket keeps one revision per key and has limit markers
+// (LimitMarkerTTL, one minute), so each write can carry a TTL of its own.
+//
+// A blob in <stream>_BLOBS is an object named by the SHA-256 of its bytes
+// in lowercase hex. The object store splits it into chunks of at most
+// 128 KiB, each one message, so a blob may be larger than max_payload, and
+// records its own SHA-256 of the chunks.
 //
 // # How each call maps onto JetStream
 //
@@ -52,6 +79,21 @@
 //     one page. Listing costs time in proportion to the number of threads.
 //   - Verify walks every fact, checking seqs, the hash chain and each
 //     cause's marker.
+//   - Lease creates the thread's key, with the TTL of WithLeaseTTL (15 s by
+//     default), only if it is absent; while another holds it, Lease
+//     watches the key and tries again when it is deleted or runs out (and
+//     every third of the TTL). The holder renews the key every third of the
+//     TTL, each write expecting the revision of its last. A renewal refused
+//     (the key was taken) or none succeeding before the lease would run out
+//     cancels the holder's context with thread.ErrLeaseLost; the holder's
+//     clock starts when it sends a renewal, before the server stores it,
+//     so the holder gives up no later than the server lets the key go.
+//     Release deletes the key if it is still the holder's revision, so a
+//     waiter takes it at once. A holder that dies keeps the lease until its
+//     TTL runs out. Close releases the leases a store still holds.
+//   - PutBlob looks the object up and writes it only if it is absent (or
+//     not the bytes its name says); GetBlob reads it and checks the bytes
+//     against the name, reporting a mismatch as thread.ErrCorrupt.
 //
 // # Why one message per fact in an atomic batch
 //
@@ -73,7 +115,8 @@
 // costs about 2.5 ms on a development machine against about 40 µs for a
 // plain acknowledged publish, and batches on one stream are applied one at
 // a time; BenchmarkAppend reports the ratio. Head and HasCause are one get
-// each (about 50 µs locally), Read one get per fact.
+// each (about 50 µs locally), Read one get per fact. A held lease costs a
+// publish every third of its TTL; PutBlob of bytes already kept, one get.
 //
 // # Durability
 //
@@ -83,8 +126,15 @@
 // so against power loss run the server with sync_interval: always (one
 // fsync per append's batch) or keep replicas: the replica count
 // (WithReplicas, default 1) says on how many servers an acknowledged
-// append is stored, and with 3 an append survives the loss of one. Gets are answered by the stream leader (AllowDirect
-// is left off when this package creates the stream), so a read sees every
-// acknowledged append. The stream denies deletes and purges: nothing
-// updates or deletes a fact.
+// append is stored, and with 3 an append survives the loss of one. Gets
+// are answered by the stream leader (AllowDirect is left off when this
+// package creates the stream), so a read sees every acknowledged append.
+// The stream denies deletes and purges: nothing updates or deletes a fact.
+//
+// The buckets are stored the same way, and a blob is stored when PutBlob
+// returns. Should a lease's key be lost with a server's data, its holder
+// learns it at its next renewal, within a third of the TTL, and another
+// process may have taken the thread meanwhile; the expected-head appends
+// still keep the log whole, but an action then in progress could run
+// twice.
 package natsstore

@@ -75,8 +75,16 @@ var streams atomic.Int64
 
 // freshStream returns the options of a stream no other test uses.
 func freshStream() []natsstore.Option {
+	_, opts := freshNamed()
+	return opts
+}
+
+// freshNamed returns the name and the options of a stream no other test
+// uses.
+func freshNamed() (string, []natsstore.Option) {
 	n := streams.Add(1)
-	return []natsstore.Option{natsstore.WithStream(fmt.Sprintf("T%d", n)), natsstore.WithSubjects(fmt.Sprintf("t%d", n))}
+	name := fmt.Sprintf("T%d", n)
+	return name, []natsstore.Option{natsstore.WithStream(name), natsstore.WithSubjects(fmt.Sprintf("t%d", n))}
 }
 
 // dial opens a store over a connection of its own, as another process

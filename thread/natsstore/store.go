@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -27,11 +28,22 @@ import (
 type Store struct {
 	nc      *nats.Conn
 	owned   bool // Close closes nc
+	js      jetstream.JetStream
 	stream  jetstream.Stream
 	name    string
 	l       layout
 	clock   func() time.Time
 	timeout time.Duration
+
+	leases   jetstream.KeyValue    // the leases bucket, see lease.go
+	leaseTTL time.Duration         // how long a lease lasts unrenewed
+	leasePre string                // the subject of a lease's key, before the key
+	blobs    jetstream.ObjectStore // the blobs bucket, see blobs.go
+
+	// closing is cancelled by Close: waiting Leases give up and held ones
+	// are released.
+	closing context.Context
+	shut    context.CancelFunc
 
 	// mu guards closed. Every call registers in ops under mu's read lock
 	// while the store is open, so Close, once it has set closed, can wait
@@ -41,13 +53,18 @@ type Store struct {
 	ops    sync.WaitGroup
 }
 
-var _ thread.Store = (*Store)(nil)
+var (
+	_ thread.Store  = (*Store)(nil)
+	_ thread.Leaser = (*Store)(nil)
+	_ action.Blobs  = (*Store)(nil)
+)
 
 // Defaults of the options.
 const (
 	DefaultStream   = "HARNESS"
 	DefaultSubjects = "harness"
 	DefaultTimeout  = 10 * time.Second
+	DefaultLeaseTTL = 15 * time.Second
 )
 
 // MaxBatch is the most messages nats-server accepts in one atomic batch by
@@ -77,9 +94,12 @@ type options struct {
 	replicas int
 	clock    func() time.Time
 	timeout  time.Duration
+	leaseTTL time.Duration
 }
 
-// WithStream names the stream holding the threads (default DefaultStream).
+// WithStream names the stream holding the threads (default DefaultStream):
+// letters, digits, '_' and '-'. The leases and blobs buckets are named
+// after it (see the package comment).
 func WithStream(name string) Option { return func(o *options) { o.stream = name } }
 
 // WithSubjects sets the prefix of the stream's subjects (default
@@ -100,6 +120,17 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.clock 
 // which is not cut short by the context so that its outcome is known.
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
+// WithLeaseTTL sets how long a thread's lease lasts if its holder stops
+// renewing it (default DefaultLeaseTTL): how long a thread whose resumer
+// died stays out of reach of the others. The holder renews it every third
+// of that. The server counts message TTLs in whole seconds, so d is
+// rounded up to a whole second, and is at least one.
+func WithLeaseTTL(d time.Duration) Option {
+	return func(o *options) {
+		o.leaseTTL = max(time.Second, (d + time.Second - 1).Truncate(time.Second))
+	}
+}
+
 // Dial connects to the NATS server at url and opens the store there; the
 // store owns the connection and closes it on Close.
 func Dial(ctx context.Context, url string, opts ...Option) (*Store, error) {
@@ -119,10 +150,12 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Store, error) {
 // Open opens the store in the stream over nc, creating the stream if it
 // does not exist (file storage, atomic publish allowed, deletes and purges
 // denied). An existing stream must have been created for a store of the
-// same layout, with atomic publish allowed. The caller keeps nc and closes
-// it after Close.
+// same layout, with atomic publish allowed. Open also binds the leases and
+// blobs buckets named after the stream, creating those that do not exist
+// (see the package comment); an existing leases bucket must have limit
+// markers. The caller keeps nc and closes it after Close.
 func Open(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
-	o := options{stream: DefaultStream, prefix: DefaultSubjects, replicas: 1, clock: time.Now, timeout: DefaultTimeout}
+	o := options{stream: DefaultStream, prefix: DefaultSubjects, replicas: 1, clock: time.Now, timeout: DefaultTimeout, leaseTTL: DefaultLeaseTTL}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -141,7 +174,20 @@ func Open(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", o.stream, err)
 	}
-	return &Store{nc: nc, stream: stream, name: o.stream, l: l, clock: o.clock, timeout: o.timeout}, nil
+	leases, err := bindLeases(ctx, js, o)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: leases: %w", o.stream, err)
+	}
+	blobs, err := bindBlobs(ctx, js, o)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: blobs: %w", o.stream, err)
+	}
+	closing, shut := context.WithCancel(context.Background())
+	return &Store{
+		nc: nc, js: js, stream: stream, name: o.stream, l: l, clock: o.clock, timeout: o.timeout,
+		leases: leases, leaseTTL: o.leaseTTL, leasePre: "$KV." + leases.Bucket() + ".", blobs: blobs,
+		closing: closing, shut: shut,
+	}, nil
 }
 
 func bindStream(ctx context.Context, js jetstream.JetStream, o options, l layout) (jetstream.Stream, error) {
@@ -178,9 +224,15 @@ func bindStream(ctx context.Context, js jetstream.JetStream, o options, l layout
 	return stream, nil
 }
 
+// validateStreamName accepts the names a bucket may have too, since the
+// leases and blobs buckets are named after the stream.
 func validateStreamName(name string) error {
-	if name == "" || strings.ContainsAny(name, ".*> \t\r\n/\\") {
-		return fmt.Errorf("stream name %q: want a non-empty name without '.', '*', '>', '/', '\\' or spaces", name)
+	ok := name != ""
+	for _, r := range name {
+		ok = ok && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}
+	if !ok {
+		return fmt.Errorf("stream name %q: want a non-empty name of letters, digits, '_' and '-'", name)
 	}
 	return nil
 }
@@ -224,6 +276,11 @@ func (s *Store) begin(ctx context.Context, op, id string) error {
 
 // Close waits for running calls and reads to finish and releases the
 // store, closing the connection if Dial made it.
+//
+// Close releases the leases the store holds, as their release functions
+// would, except that it cancels their contexts with a cause matching both
+// thread.ErrLeaseLost and thread.ErrClosed; Leases still waiting fail with
+// thread.ErrClosed.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -232,6 +289,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	s.shut()
 	s.ops.Wait()
 	if s.owned {
 		s.nc.Close()

@@ -178,6 +178,8 @@ func TestServerRestart(t *testing.T) {
 		head, err = s.Append(ctx, "kept", head.Seq, msg(t, fmt.Sprintf("ingress/%d", i), "x"))
 		require.NoError(t, err)
 	}
+	blob, err := s.PutBlob(ctx, []byte("kept content"))
+	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	srv.Shutdown()
 	srv.WaitForShutdown()
@@ -193,5 +195,11 @@ func TestServerRestart(t *testing.T) {
 	require.NoError(t, s.Verify(ctx, "kept"))
 	_, err = s.Append(ctx, "kept", head.Seq, msg(t, "ingress/3", "again"))
 	require.ErrorIs(t, err, thread.ErrDuplicateCause)
+	data, err := s.GetBlob(ctx, blob)
+	require.NoError(t, err)
+	require.Equal(t, "kept content", string(data))
+	_, release, err := s.Lease(ctx, "kept")
+	require.NoError(t, err)
+	release()
 	require.NoError(t, s.Close())
 }

@@ -1,0 +1,355 @@
+package natsstore_test
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/natsstore"
+)
+
+// ttl is the lease TTL of the tests: the least the server counts.
+const ttl = time.Second
+
+// leaseStores opens n stores of one fresh stream, each on a connection of
+// its own as n processes would, with the tests' lease TTL, and returns
+// the stream's name too.
+func leaseStores(t *testing.T, n int) (string, []*natsstore.Store) {
+	t.Helper()
+	name, opts := freshNamed()
+	opts = append(opts, natsstore.WithLeaseTTL(ttl))
+	stores := make([]*natsstore.Store, n)
+	for i := range stores {
+		stores[i] = dial(t, shared, opts...)
+	}
+	return name, stores
+}
+
+// rawLeases opens the leases bucket of stream name directly, as a person
+// with the nats tool would.
+func rawLeases(t *testing.T, name string) jetstream.KeyValue {
+	t.Helper()
+	nc, err := nats.Connect(shared.ClientURL())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	kv, err := js.KeyValue(context.Background(), name+"_LEASES")
+	require.NoError(t, err)
+	return kv
+}
+
+type leaseResult struct {
+	held    context.Context
+	release func()
+	err     error
+	at      time.Time
+}
+
+// leaseAsync calls Lease on its own goroutine.
+func leaseAsync(ctx context.Context, s *natsstore.Store, id string) <-chan leaseResult {
+	ch := make(chan leaseResult, 1)
+	go func() {
+		held, release, err := s.Lease(ctx, id)
+		ch <- leaseResult{held, release, err, time.Now()}
+	}()
+	return ch
+}
+
+func requireWaiting(t *testing.T, ch <-chan leaseResult, d time.Duration) {
+	t.Helper()
+	select {
+	case r := <-ch:
+		if r.err == nil {
+			r.release()
+		}
+		t.Fatalf("Lease returned while another held the lease (err %v)", r.err)
+	case <-time.After(d):
+	}
+}
+
+func receive(t *testing.T, ch <-chan leaseResult, within time.Duration) leaseResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(within):
+		t.Fatalf("Lease did not return within %s", within)
+		return leaseResult{}
+	}
+}
+
+func requireDone(t *testing.T, ctx context.Context, within time.Duration) {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+	case <-time.After(within):
+		t.Fatalf("context not cancelled within %s", within)
+	}
+}
+
+// TestLeaseWaitsForRelease: a second process waits while the first holds
+// the lease, longer than the TTL (the holder renews it), and takes it as
+// soon as the first releases it.
+func TestLeaseWaitsForRelease(t *testing.T) {
+	name, s := leaseStores(t, 2)
+	ctx := context.Background()
+	const id = "fix.login"
+	held, release, err := s[0].Lease(ctx, id)
+	require.NoError(t, err)
+
+	// The key names the thread in hex and its value the holder.
+	e, err := rawLeases(t, name).Get(ctx, hex.EncodeToString([]byte(id)))
+	require.NoError(t, err)
+	var who struct {
+		Thread, Host, ID string
+		PID              int
+	}
+	require.NoError(t, json.Unmarshal(e.Value(), &who))
+	host, _ := os.Hostname()
+	require.Equal(t, id, who.Thread)
+	require.Equal(t, host, who.Host)
+	require.Equal(t, os.Getpid(), who.PID)
+	require.NotEmpty(t, who.ID)
+
+	waiting := leaseAsync(ctx, s[1], id)
+	requireWaiting(t, waiting, 2*ttl+ttl/4)
+	require.NoError(t, held.Err(), "renewed, the lease outlives its TTL")
+
+	released := time.Now()
+	release()
+	require.ErrorIs(t, context.Cause(held), context.Canceled)
+	require.NotErrorIs(t, context.Cause(held), thread.ErrLeaseLost)
+	r := receive(t, waiting, 2*time.Second)
+	require.NoError(t, r.err)
+	require.Less(t, r.at.Sub(released), ttl/2, "the waiter sees the release, it need not wait for a poll")
+	require.NoError(t, r.held.Err())
+	r.release()
+}
+
+// TestLeaseWaitCancelled: a Lease waiting for another holder returns
+// promptly with its context's error.
+func TestLeaseWaitCancelled(t *testing.T) {
+	_, s := leaseStores(t, 2)
+	_, release, err := s[0].Lease(context.Background(), "t")
+	require.NoError(t, err)
+	defer release()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	waiting := leaseAsync(ctx, s[1], "t")
+	requireWaiting(t, waiting, 100*time.Millisecond)
+	cancel()
+	r := receive(t, waiting, time.Second) // not the hour the holder keeps it
+	require.ErrorIs(t, r.err, context.Canceled)
+	require.ErrorContains(t, r.err, "held by process")
+
+	ctx, cancel = context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, err = s[1].Lease(ctx, "t")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Less(t, time.Since(start), time.Second)
+
+	// An invalid id, a cancelled context: refused at once.
+	_, _, err = s[1].Lease(context.Background(), "")
+	require.Error(t, err)
+	_, _, err = s[1].Lease(ctx, "u")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// TestLeaseDeadHolder: a holder whose process dies (its connection drops,
+// it never releases) loses the lease once the TTL has run, and another
+// takes it then — not before the dead holder's held context has ended.
+func TestLeaseDeadHolder(t *testing.T) {
+	_, opts := freshNamed()
+	opts = append(opts, natsstore.WithLeaseTTL(ttl))
+	nc, err := nats.Connect(shared.ClientURL())
+	require.NoError(t, err)
+	defer nc.Close()
+	dead, err := natsstore.Open(context.Background(), nc, opts...)
+	require.NoError(t, err)
+	other := dial(t, shared, opts...)
+
+	ctx := context.Background()
+	held, release, err := dead.Lease(ctx, "t")
+	require.NoError(t, err)
+	waiting := leaseAsync(ctx, other, "t")
+	requireWaiting(t, waiting, ttl/2)
+
+	died := time.Now()
+	nc.Close()
+	r := receive(t, waiting, ttl+3*time.Second)
+	require.NoError(t, r.err)
+	defer r.release()
+	require.GreaterOrEqual(t, r.at.Sub(died), ttl/2, "the lease outlived its renewals by most of the TTL")
+	// The dead holder's context ends when its lease runs out, by its own
+	// clock, which is before the server lets it go (give or take the
+	// scheduling of its goroutine).
+	requireDone(t, held, 500*time.Millisecond)
+	require.ErrorIs(t, context.Cause(held), thread.ErrLeaseLost)
+	require.Less(t, time.Since(died), ttl+3*time.Second)
+
+	release()
+	release()
+	require.NoError(t, dead.Close())
+	require.NoError(t, r.held.Err())
+}
+
+// TestLeaseTaken: a holder whose key is taken from it (here deleted by
+// hand, and another holder takes it) finds out at its next renewal: held
+// ends with ErrLeaseLost, and its release leaves the new holder's key be.
+func TestLeaseTaken(t *testing.T) {
+	name, s := leaseStores(t, 3)
+	ctx := context.Background()
+	held, release, err := s[0].Lease(ctx, "t")
+	require.NoError(t, err)
+	defer release()
+
+	require.NoError(t, rawLeases(t, name).Purge(ctx, hex.EncodeToString([]byte("t"))))
+	r := receive(t, leaseAsync(ctx, s[1], "t"), time.Second)
+	require.NoError(t, r.err)
+	defer r.release()
+
+	requireDone(t, held, ttl/3+500*time.Millisecond)
+	require.ErrorIs(t, context.Cause(held), thread.ErrLeaseLost)
+	release()
+
+	wait, cancel := context.WithTimeout(ctx, ttl/2)
+	defer cancel()
+	_, _, err = s[2].Lease(wait, "t")
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the new holder still holds it")
+	require.NoError(t, r.held.Err())
+}
+
+// TestLeaseReleaseTwice: release may be called again, harmlessly, and the
+// lease is free at once after the first.
+func TestLeaseReleaseTwice(t *testing.T) {
+	_, s := leaseStores(t, 2)
+	ctx := context.Background()
+	for range 3 {
+		held, release, err := s[0].Lease(ctx, "t")
+		require.NoError(t, err)
+		release()
+		release()
+		require.Error(t, held.Err())
+		wait, cancel := context.WithTimeout(ctx, ttl/4)
+		held, release2, err := s[1].Lease(wait, "t")
+		cancel()
+		require.NoError(t, err)
+		require.ErrorIs(t, held.Err(), context.Canceled, "held derives from the context given to Lease")
+		release2()
+		release()
+	}
+	// Leases of different threads do not wait for each other.
+	_, r1, err := s[0].Lease(ctx, "a")
+	require.NoError(t, err)
+	defer r1()
+	_, r2, err := s[1].Lease(ctx, "a.b")
+	require.NoError(t, err)
+	defer r2()
+}
+
+// TestLeaseParentCancelled: the holder's context ending cancels held, but
+// the lease is kept, renewed, until release.
+func TestLeaseParentCancelled(t *testing.T) {
+	_, s := leaseStores(t, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	held, release, err := s[0].Lease(ctx, "t")
+	require.NoError(t, err)
+	cancel()
+	require.ErrorIs(t, context.Cause(held), context.Canceled)
+
+	wait, cancelWait := context.WithTimeout(context.Background(), ttl+ttl/2)
+	defer cancelWait()
+	_, _, err = s[1].Lease(wait, "t")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	release()
+	_, release2, err := s[1].Lease(context.Background(), "t")
+	require.NoError(t, err)
+	release2()
+}
+
+// TestLeaseClose: Close releases the leases a store holds, ending their
+// contexts with ErrLeaseLost and ErrClosed, and fails the Leases waiting
+// on it with ErrClosed.
+func TestLeaseClose(t *testing.T) {
+	_, s := leaseStores(t, 3)
+	ctx := context.Background()
+	held, release, err := s[0].Lease(ctx, "t")
+	require.NoError(t, err)
+	_, _, err = s[0].Lease(ctx, "u")
+	require.NoError(t, err) // never released: Close does it
+	_, rw, err := s[1].Lease(ctx, "w")
+	require.NoError(t, err)
+	defer rw()
+	waitingT := leaseAsync(ctx, s[1], "t")
+	waitingOnClosed := leaseAsync(ctx, s[2], "w")
+	requireWaiting(t, waitingT, 100*time.Millisecond)
+
+	require.NoError(t, s[0].Close())
+	require.ErrorIs(t, context.Cause(held), thread.ErrLeaseLost)
+	require.ErrorIs(t, context.Cause(held), thread.ErrClosed)
+	release()
+	r := receive(t, waitingT, ttl/2)
+	require.NoError(t, r.err)
+	defer r.release()
+	_, ru, err := s[1].Lease(ctx, "u")
+	require.NoError(t, err, "Close released the lease nobody released")
+	ru()
+
+	require.NoError(t, s[2].Close())
+	r2 := receive(t, waitingOnClosed, time.Second)
+	require.ErrorIs(t, r2.err, thread.ErrClosed)
+	_, _, err = s[0].Lease(ctx, "t")
+	require.ErrorIs(t, err, thread.ErrClosed)
+	if errors.Is(err, context.Canceled) {
+		t.Fatal("closed, not cancelled")
+	}
+}
+
+// TestLeaseOptions: the TTL is rounded up to whole seconds, the unit the
+// server counts in, and a leases bucket that cannot expire keys one by one
+// is refused at Open, as is a stream name no bucket could be named after.
+func TestLeaseOptions(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		ttl  time.Duration
+		want string
+	}{{1500 * time.Millisecond, "2s"}, {0, "1s"}, {3 * time.Second, "3s"}} {
+		name, opts := freshNamed()
+		s := dial(t, shared, append(opts, natsstore.WithLeaseTTL(c.ttl))...)
+		_, release, err := s.Lease(ctx, "t")
+		require.NoError(t, err)
+		e, err := rawLeases(t, name).Get(ctx, hex.EncodeToString([]byte("t")))
+		require.NoError(t, err)
+		var v struct{ TTL string }
+		require.NoError(t, json.Unmarshal(e.Value(), &v))
+		require.Equal(t, c.want, v.TTL, "WithLeaseTTL(%s)", c.ttl)
+		release()
+	}
+
+	name, opts := freshNamed()
+	nc, err := nats.Connect(shared.ClientURL())
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	_, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name + "_LEASES"})
+	require.NoError(t, err)
+	_, err = natsstore.Open(ctx, nc, opts...)
+	require.ErrorContains(t, err, "limit markers")
+
+	for _, bad := range []string{"", "a.b", "a:b", "a b", "a*"} {
+		_, err = natsstore.Open(ctx, nc, natsstore.WithStream(bad))
+		require.ErrorContains(t, err, "stream name", "%q", bad)
+	}
+}
