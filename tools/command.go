@@ -42,15 +42,16 @@ const drainGrace = 2 * time.Second
 // not apply to a command, which can reach whatever the user running the
 // harness can, credentials kept in files included.
 //
-// On Unix the shell is the leader of a new process group. When the timeout
+// On Unix the shell runs in a new process group, led by a watcher that
+// kills the group if the harness dies (see startCommand). When the timeout
 // passes or ctx is done, the whole group is killed (SIGKILL), so children
 // and grandchildren die with it; when the shell exits by itself, whatever
 // it left running in its group is killed too — run_command is not for
 // starting servers in the background, and nothing it started keeps
-// changing the workspace after the runtime has observed it. On Linux the
-// shell also has a parent-death signal (SIGKILL), so it dies with a
-// harness that is itself killed; what the shell started is not covered
-// by that (see startCommand).
+// changing the workspace after the runtime has observed it. When the
+// harness is itself killed (SIGKILL, the OOM killer), the watcher kills
+// the group; on Linux the shell also has a parent-death signal (SIGKILL).
+// Only processes that left the group (setsid, daemons) escape all this.
 func commandTool(ws *workspace, lim Limits, envDrop []string) *tool {
 	maxSec := lim.MaxCommandTimeout.Seconds()
 	return &tool{
@@ -140,7 +141,6 @@ func runCommand(ctx context.Context, dir, command string, env []string, timeout 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
-	newProcessGroup(cmd)
 	// The pipes are made here rather than by exec, so that Wait returns
 	// when the shell exits, not when the last holder of a pipe does; the
 	// group is then killed and the pipes drained.
@@ -157,13 +157,13 @@ func runCommand(ctx context.Context, dir, command string, env []string, timeout 
 	defer errR.Close()
 	cmd.Stdout, cmd.Stderr = outW, errW
 	started := time.Now()
-	release, err := startCommand(cmd)
-	defer release() // after the shell has exited: every return below waits for it
+	group, err := startCommand(cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {
-		return failed(RunCommand, fmt.Errorf("start %s: %w", argv[0], err)), nil
+		return failed(RunCommand, err), nil
 	}
+	defer group.release() // after the shell has exited: every return below waits for it
 	stdout, stderr := &capped{limit: outputCap}, &capped{limit: outputCap}
 	var drain sync.WaitGroup
 	drain.Go(func() { _, _ = io.Copy(stdout, outR) })
@@ -181,15 +181,15 @@ func runCommand(ctx context.Context, dir, command string, env []string, timeout 
 	case <-waited:
 	case <-timer.C:
 		timedOut = true
-		killProcessGroup(cmd.Process)
+		group.kill()
 		<-waited
 	case <-ctx.Done():
 		cancelled = true
-		killProcessGroup(cmd.Process)
+		group.kill()
 		<-waited
 	}
 	elapsed := time.Since(started)
-	killProcessGroup(cmd.Process) // what the command left running in its group
+	group.kill() // what the command left running in its group, and the watcher
 	drained := make(chan struct{})
 	go func() {
 		drain.Wait()

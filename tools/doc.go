@@ -50,15 +50,17 @@
 // safer: running anything at all is what the execute capability and the
 // confirmation guard, and the person confirming sees the very string the
 // shell runs. A call may set timeout_seconds, up to a maximum
-// ([Limits.MaxCommandTimeout]); on Unix the shell leads a new process
+// ([Limits.MaxCommandTimeout]); on Unix the shell runs in a new process
 // group, and on the timeout or a done context the whole group is killed,
 // children and grandchildren too. When the shell exits by itself, whatever
 // it left in its group is killed as well: nothing a command started keeps
-// changing the workspace after the runtime has observed it. On Linux the
-// shell also has a parent-death signal (SIGKILL), so it dies with a harness
-// that is killed without the chance to kill the group (SIGKILL, the OOM
-// killer). That signal reaches the shell only: what the shell started, and
-// anything that left its process group, are not covered by it. Each of stdout
+// changing the workspace after the runtime has observed it. The group is
+// led by a watcher, a small shell that holds the read end of a pipe whose
+// write end only the harness has: when the harness dies without the chance
+// to kill the group (SIGKILL, the OOM killer), the pipe closes and the
+// watcher kills the group — the shell, pipelines, background jobs. On
+// Linux the shell also has a parent-death signal (SIGKILL). Only what left
+// the process group (setsid, a daemon) escapes. Each of stdout
 // and stderr keeps its first and last halves of [Limits.OutputBytes], with
 // the cut marked in the output and counted in the transcript. A non-zero
 // exit is a failed report carrying the exit code; a signal is exit code -1.

@@ -7,25 +7,20 @@ import (
 	"syscall"
 )
 
-// startCommand starts cmd, whose SysProcAttr newProcessGroup has set, with
-// a parent-death signal: if the harness dies — even by SIGKILL, which
-// leaves it no chance to kill the group itself — the kernel sends the
-// shell SIGKILL, so a command does not outlive a killed harness.
-//
-// Only the shell is covered. The signal is not inherited across fork, so
-// what the shell started (a pipeline's other processes, a command in the
-// background, anything that left the process group with setsid) is not
-// killed by it; such a process mostly ends when it next writes to stdout
-// or stderr, whose pipes' read ends died with the harness (SIGPIPE), but
-// one that does not write keeps running. (A shell running one simple
-// command usually execs it, and then the command is the shell.)
+// startShell starts cmd, a command's shell, with a parent-death signal:
+// if the harness dies, the kernel sends the shell SIGKILL. The process
+// group's watcher (see startCommand) already kills the shell and all its
+// group with the harness; the signal is a second line that does not
+// depend on the watcher (which a command could kill), and it reaches the
+// shell only — it is not inherited across fork.
 //
 // The signal is sent when the thread that started the child ends, not the
 // process, and the Go runtime ends a thread when a goroutine locked to it
 // exits. So the start is made on a thread locked to a goroutine that stays
-// until release is called, after the shell has exited; no other goroutine
-// can run on that thread, or end it, meanwhile.
-func startCommand(cmd *exec.Cmd) (release func(), err error) {
+// until unlock is called, after the shell has exited; no other goroutine
+// can run on that thread, or end it, meanwhile. unlock is never nil and
+// must be called, whether or not the start failed.
+func startShell(cmd *exec.Cmd) (unlock func(), err error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}

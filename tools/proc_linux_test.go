@@ -1,46 +1,86 @@
 package tools_test
 
 import (
+	"errors"
 	"os"
-	"os/exec"
-	"syscall"
+	"path/filepath"
+	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/tools"
 )
 
-// pdeathParentDir, set in the environment, makes this test binary the
-// "harness" of TestRunCommandDiesWithHarness: it runs a long command in
-// that workspace until it is killed.
-const pdeathParentDir = "TOOLS_TEST_PDEATH_PARENT_DIR"
-
-// A command's shell dies with a harness that is SIGKILLed — which leaves
-// the harness no chance to kill the process group itself.
-func TestRunCommandDiesWithHarness(t *testing.T) {
-	if dir := os.Getenv(pdeathParentDir); dir != "" {
-		s, err := tools.New(dir)
+// fds maps each open file descriptor of pid to what it is open on.
+func fds(t *testing.T, pid int) map[int]string {
+	t.Helper()
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	out := make(map[int]string, len(entries))
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
 		require.NoError(t, err)
-		// The shell writes its pid and stays, as the parent of sleep.
-		call(t, s, tools.RunCommand, `{"command": "echo $$ > sh.pid.tmp && mv sh.pid.tmp sh.pid; sleep 20; true", "timeout_seconds": 20}`)
-		return
+		target, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // closed since: the directory's own, when pid is the test
+		}
+		require.NoError(t, err)
+		out[fd] = target
 	}
-	dir := t.TempDir()
-	parent := exec.Command(os.Args[0], "-test.run=^TestRunCommandDiesWithHarness$", "-test.count=1")
-	parent.Env = append(os.Environ(), pdeathParentDir+"="+dir)
-	require.NoError(t, parent.Start())
-	t.Cleanup(func() {
-		_ = parent.Process.Kill()
-		_ = parent.Wait()
-	})
-	sh := pidFrom(t, dir, "sh.pid")
-	t.Cleanup(func() { _ = syscall.Kill(-sh, syscall.SIGKILL) }) // the sleep, which the signal does not cover
-	require.True(t, alive(sh))
+	return out
+}
 
-	require.NoError(t, parent.Process.Signal(syscall.SIGKILL))
-	_ = parent.Wait()
-	require.Eventually(t, func() bool { return !alive(sh) }, 4*time.Second, 10*time.Millisecond,
-		"the shell %d outlived its SIGKILLed harness", sh)
+// holders lists the file descriptors of files that are open on target.
+func holders(files map[int]string, target string) []int {
+	var out []int
+	for fd, t := range files {
+		if t == target {
+			out = append(out, fd)
+		}
+	}
+	return out
+}
+
+// The watcher holds /dev/null and the read end of its lifeline, not the
+// command's output pipes, which then close when the command's processes
+// end; the command does not hold the lifeline, whose end of file would
+// otherwise wait for the command too; the harness holds its write end
+// alone. (Beside them, the shells may hold descriptors of their own, and
+// what the test binary inherited without close-on-exec.)
+func TestRunCommandWatcherFiles(t *testing.T) {
+	sh, open := gatedCall(t, `echo "$x"`)
+	watcher, shell, harness := fds(t, pgid(t, sh)), fds(t, sh), fds(t, os.Getpid())
+	lifeline := watcher[3]
+	require.Regexp(t, `^pipe:\[\d+\]$`, lifeline)
+	for fd := range 3 {
+		// dash and bash read from fd 0, made a copy of fd 3 for the read.
+		require.Contains(t, []string{"/dev/null", lifeline}, watcher[fd], "the watcher's fd %d", fd)
+	}
+	for fd := 1; fd <= 2; fd++ {
+		require.Regexp(t, `^pipe:\[\d+\]$`, shell[fd], "the shell's fd %d is a pipe", fd)
+		require.Empty(t, holders(watcher, shell[fd]), "the watcher holds the command's fd %d", fd)
+	}
+	require.Empty(t, holders(shell, lifeline), "the shell holds the lifeline")
+	require.Len(t, holders(harness, lifeline), 1, "the harness holds the lifeline's write end, once")
+
+	rep := open("done")
+	require.Equal(t, facts.StatusSucceeded, rep.Status, rep.Error)
+	require.Equal(t, "done\n", rep.Stdout)
+	require.Empty(t, holders(fds(t, os.Getpid()), lifeline), "the harness closed the lifeline")
+}
+
+// A call leaves no file descriptor open in the harness: not the lifeline,
+// the output pipes, nor the pidfds of the shell and the watcher.
+func TestRunCommandLeavesNoFiles(t *testing.T) {
+	s, _ := workspace(t, nil)
+	call(t, s, tools.RunCommand, `{"command": "true"}`) // the runtime's own, opened once
+	before := fds(t, os.Getpid())
+	for _, command := range []string{"echo hi", "exit 3", "sleep 30 & echo started", "kill -9 $$"} {
+		call(t, s, tools.RunCommand, js(t, map[string]string{"command": command}))
+	}
+	call(t, s, tools.RunCommand, `{"command": "sleep 5", "timeout_seconds": 0.1}`)
+	require.Equal(t, before, fds(t, os.Getpid()))
 }

@@ -1,12 +1,12 @@
-//go:build !linux
+//go:build unix && !linux
 
 package tools
 
 import "os/exec"
 
-// startCommand starts cmd. Here there is no parent-death signal: a
-// command can outlive a harness that is killed without the chance to kill
-// the command's process group (SIGKILL).
-func startCommand(cmd *exec.Cmd) (release func(), err error) {
+// startShell starts cmd, a command's shell. There is no parent-death
+// signal here; the process group's watcher (see startCommand) is what
+// kills the command with a harness that is killed. unlock does nothing.
+func startShell(cmd *exec.Cmd) (unlock func(), err error) {
 	return func() {}, cmd.Start()
 }
