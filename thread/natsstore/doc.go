@@ -1,13 +1,14 @@
 // Package natsstore keeps threads in NATS JetStream: a thread.Store for
 // users who outgrow one machine. Every fact of a thread is a message on a
 // subject of its own, named by the thread and the fact's seq, and every
-// cause has a marker subject; an append is one JetStream atomic batch whose
-// every message says "this subject is still empty"
-// (Nats-Expected-Last-Subject-Sequence: 0). The server applies the whole
-// batch or none of it, so a stale head, a cause already used and a
-// concurrent writer are all refused by the server itself, with no lock and
-// no check-then-act window between processes. The conformance suite in
-// package storetest proves the store against an embedded server.
+// cause has a marker subject. Every message is published expecting its
+// subject to be empty (Nats-Expected-Last-Subject-Sequence: 0), so the
+// server itself decides who appends each seq and who uses each cause first,
+// with no lock between processes. An append of several drafts is one
+// JetStream atomic batch, applied whole or not at all; an append of one
+// draft is a single message and then its marker (see "One draft: no
+// batch"). The conformance suite in package storetest proves the store
+// against an embedded server.
 //
 // Beside the threads, the store leases each thread to one resumer at a time
 // across processes (a thread.Leaser, in a key-value bucket) and keeps the
@@ -108,13 +109,28 @@
 // limited to about that many facts and causes; each message must fit the
 // server's max_payload (1 MiB by default, raise it for larger facts).
 //
+// # One draft: no batch
+//
+// An append of one draft — most appends — publishes its fact alone,
+// expecting the fact's subject to be empty, after checking its cause's
+// marker, and then publishes the marker, also expecting it empty. The
+// check holds because the publish succeeds only if the head did not move
+// meanwhile. Such a fact carries the header Harness-Marker: after, and
+// until its marker is written (or for good, if its writer died first) it
+// is "unsettled". Every Append first settles the head — writes its marker
+// if it is missing, which is harmless if another did — so only the head
+// can be unsettled, and HasCause and Verify count an unsettled head's
+// cause as marked.
+//
 // # Cost
 //
-// An append is a get of the head and one atomic batch. The server stages
-// every atomic batch of a file-backed stream before applying it, which
-// costs about 2.5 ms on a development machine against about 40 µs for a
-// plain acknowledged publish, and batches on one stream are applied one at
-// a time; BenchmarkAppend reports the ratio. Head and HasCause are one get
+// An append of several drafts is a get of the head and one atomic batch.
+// The server stages every atomic batch of a file-backed stream before
+// applying it, which costs about 2.5 ms on a development machine, and
+// batches on one stream are applied one at a time. An append of one draft
+// is four round trips (the head, the cause's marker, the fact, the new
+// marker): about 0.25 ms, against about 40 µs for one plain acknowledged
+// publish; BenchmarkAppend reports the ratio. Head and HasCause are one get
 // each (about 50 µs locally), Read one get per fact. A held lease costs a
 // publish every third of its TTL; PutBlob of bytes already kept, one get.
 //

@@ -39,6 +39,7 @@ type Store struct {
 	leaseTTL time.Duration         // how long a lease lasts unrenewed
 	leasePre string                // the subject of a lease's key, before the key
 	blobs    jetstream.ObjectStore // the blobs bucket, see blobs.go
+	settled  settledCache          // see single.go
 
 	// closing is cancelled by Close: waiting Leases give up and held ones
 	// are released.
@@ -408,7 +409,8 @@ func (s *Store) duplicate(ctx context.Context, id string, causes []string) error
 // Append appends drafts to id if its head is still after; see thread.Store.
 //
 // The facts and the markers of the causes they use first are one atomic
-// batch, and every message in it expects its subject to be empty. That one
+// batch (one draft is a single message and then its marker: see
+// single.go), and every message in it expects its subject to be empty. That one
 // condition, checked by the server as it applies the batch, keeps every
 // invariant: a fact subject is written only when the fact before it exists
 // (Append read it, and facts are never deleted) and nobody has written the
@@ -441,7 +443,7 @@ func (s *Store) Append(ctx context.Context, id string, after uint64, drafts ...f
 	defer s.leave()
 
 	for attempt := 0; ; attempt++ {
-		head, err := s.head(ctx, id)
+		head, err := s.settledHead(ctx, id)
 		if err != nil {
 			return thread.Head{}, fmt.Errorf("append to %s: %w", id, err)
 		}
@@ -452,16 +454,43 @@ func (s *Store) Append(ctx context.Context, id string, after uint64, drafts ...f
 			}
 			return thread.Head{}, &thread.ConflictError{Thread: id, Expected: after, Actual: head}
 		}
-		msgs, next, err := s.batch(id, head, drafts, causes)
-		if err != nil {
-			return thread.Head{}, err
+		var (
+			next    thread.Head
+			publish func() error
+		)
+		if len(drafts) == 1 {
+			// One message, no batch: see single.go. The cause is checked
+			// now, against the settled head.
+			if err := s.duplicate(ctx, id, causes); err != nil {
+				return thread.Head{}, err
+			}
+			m, f, err := s.single(id, head, drafts[0])
+			if err != nil {
+				return thread.Head{}, err
+			}
+			next = headOf(id, f)
+			publish = func() error {
+				if err := s.publishOne(ctx, m); err != nil {
+					return err
+				}
+				// The fact is appended; its marker completes it. If this
+				// fails, the next append settles it.
+				_ = s.settle(ctx, id, f)
+				return nil
+			}
+		} else {
+			msgs, n, err := s.batch(id, head, drafts, causes)
+			if err != nil {
+				return thread.Head{}, err
+			}
+			next, publish = n, func() error { return s.publish(ctx, msgs) }
 		}
 		// Last chance to give up: once the batch is sent, the append may
 		// happen, and Append waits to learn whether it did.
 		if err := ctx.Err(); err != nil {
 			return thread.Head{}, fmt.Errorf("append to %s: %w", id, err)
 		}
-		err = s.publish(ctx, msgs)
+		err = publish()
 		var refused *refusedError
 		switch {
 		case err == nil:
@@ -472,13 +501,14 @@ func (s *Store) Append(ctx context.Context, id string, after uint64, drafts ...f
 			// The server has too many batches in flight: wait and retry.
 		case refused.expectation():
 			// Someone else wrote one of the subjects: a cause or the next
-			// seq. Say which; the duplicate first, as the final answer.
-			if err := s.duplicate(ctx, id, causes); err != nil {
-				return thread.Head{}, err
-			}
-			now, err := s.head(ctx, id)
+			// seq. Say which; the duplicate first, as the final answer
+			// (after settling the head, which may be that someone's).
+			now, err := s.settledHead(ctx, id)
 			if err != nil {
 				return thread.Head{}, fmt.Errorf("append to %s: %w", id, err)
+			}
+			if err := s.duplicate(ctx, id, causes); err != nil {
+				return thread.Head{}, err
 			}
 			if now.Seq != after {
 				return thread.Head{}, &thread.ConflictError{Thread: id, Expected: after, Actual: now}
@@ -649,6 +679,15 @@ func (s *Store) HasCause(ctx context.Context, id, cause string) (bool, error) {
 		return false, fmt.Errorf("cause in %s: %w", id, err)
 	}
 	_, ok, err := s.causeSeq(ctx, id, cause)
+	if err == nil && !ok {
+		// The head's marker may not be written yet (see single.go).
+		var (
+			f         facts.Fact
+			unsettled bool
+		)
+		f, unsettled, _, err = s.lastFact(ctx, id)
+		ok = unsettled && f.Cause == cause
+	}
 	if err != nil {
 		return false, fmt.Errorf("cause in %s: %w", id, err)
 	}
@@ -710,7 +749,7 @@ func (s *Store) Verify(ctx context.Context, id string) error {
 }
 
 func (s *Store) verify(ctx context.Context, id string) error {
-	last, ok, err := s.last(ctx, id)
+	last, unsettled, ok, err := s.lastFact(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -736,7 +775,8 @@ func (s *Store) verify(ctx context.Context, id string) error {
 		// append that share a cause follow each other, so only a change
 		// of cause needs a lookup.
 		if seq == 1 || f.Cause != lastCause {
-			if err := s.checkCause(ctx, id, f); err != nil {
+			// An unsettled head's marker may not be written yet.
+			if err := s.checkCause(ctx, id, f, unsettled && seq == last.Seq); err != nil {
 				return err
 			}
 		}
@@ -746,12 +786,14 @@ func (s *Store) verify(ctx context.Context, id string) error {
 }
 
 // checkCause checks that f's cause is marked at f or at an earlier fact
-// with the same cause.
-func (s *Store) checkCause(ctx context.Context, id string, f facts.Fact) error {
+// with the same cause, or, if mayBeUnmarked, not marked at all.
+func (s *Store) checkCause(ctx context.Context, id string, f facts.Fact, mayBeUnmarked bool) error {
 	seq, ok, err := s.causeSeq(ctx, id, f.Cause)
 	switch {
 	case err != nil:
 		return err
+	case !ok && mayBeUnmarked:
+		return nil
 	case !ok:
 		return &thread.CorruptError{Thread: id, Seq: f.Seq, Err: fmt.Errorf("cause %q has no marker", f.Cause)}
 	case seq == f.Seq:
