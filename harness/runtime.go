@@ -255,9 +255,10 @@ func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (ou
 		return Outcome{Thread: id}, fmt.Errorf("resume %s: waiting for the thread's lease: %w", id, err)
 	}
 	defer release()
+	outer := ctx
 	defer func() {
 		// A lost lease cancelled held: say so, not just "canceled".
-		if cause := context.Cause(held); err != nil && ctx.Err() == nil && errors.Is(cause, thread.ErrLeaseLost) && !errors.Is(err, thread.ErrLeaseLost) {
+		if cause := context.Cause(held); err != nil && outer.Err() == nil && errors.Is(cause, thread.ErrLeaseLost) && !errors.Is(err, thread.ErrLeaseLost) {
 			err = fmt.Errorf("%w (%w)", err, cause)
 		}
 	}()
@@ -403,8 +404,15 @@ func classOf(err error) facts.ErrorClass {
 // appended), the other facts are folded, and the caller projects again, so
 // a key that became a cause meanwhile never runs. A cancelled context does
 // not stop the record of an act that was claimed.
+//
+// Except when the thread's lease was lost (thread.ErrLeaseLost): another
+// process may hold the thread now and may already have found the act in
+// doubt. The record is then appended only where nothing was appended since
+// the act began; otherwise it is dropped, with an error, and the act is
+// the new holder's to reconcile.
 func (rt *Runtime[S]) append(ctx context.Context, st *state[S], j *journal, drafts []facts.Draft) (bool, error) {
 	after := st.fold.Seq()
+	held := ctx
 	if j.recorded {
 		ctx, after = context.WithoutCancel(ctx), j.seq
 	}
@@ -423,6 +431,9 @@ func (rt *Runtime[S]) append(ctx context.Context, st *state[S], j *journal, draf
 		}
 		if !j.recorded {
 			return false, nil
+		}
+		if cause := context.Cause(held); errors.Is(cause, thread.ErrLeaseLost) {
+			return false, fmt.Errorf("append to %s: the record of %s was not appended: another process appended since it began, and this one no longer holds the thread: %w", st.id, j.key, cause)
 		}
 		after = st.fold.Seq()
 	}
