@@ -144,7 +144,23 @@ func (rt *Runtime[S]) Start(ctx context.Context, actor Actor[S], id, message str
 	if err != nil {
 		return Outcome{}, err
 	}
-	if _, err := rt.post(ctx, actor, id, d, StartKey, true); err != nil {
+	if _, err := rt.post(ctx, actor, id, d, StartKey, postCreate); err != nil {
+		return Outcome{}, err
+	}
+	return rt.Resume(ctx, actor, id)
+}
+
+// StartNew is Start of a thread that must be new: if the thread already
+// has facts — it was started before, or another process started it first
+// — it returns ErrThreadExists and appends nothing. A caller choosing ids
+// (t1, t2, …) tries the next one, where Start would have resumed the other
+// thread.
+func (rt *Runtime[S]) StartNew(ctx context.Context, actor Actor[S], id, message string) (Outcome, error) {
+	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: message})
+	if err != nil {
+		return Outcome{}, err
+	}
+	if _, err := rt.post(ctx, actor, id, d, StartKey, postNew); err != nil {
 		return Outcome{}, err
 	}
 	return rt.Resume(ctx, actor, id)
@@ -177,10 +193,18 @@ var ErrNotIngress = errors.New("not a kind that can be posted")
 // fact first (an answer must name an open request): a refused fact is an
 // error wrapping fold.ErrRefused, and nothing is appended.
 func (rt *Runtime[S]) Post(ctx context.Context, actor Actor[S], id string, d facts.Draft, key string) (Posted, error) {
-	return rt.post(ctx, actor, id, d, key, false)
+	return rt.post(ctx, actor, id, d, key, postExisting)
 }
 
-func (rt *Runtime[S]) post(ctx context.Context, actor Actor[S], id string, d facts.Draft, key string, create bool) (Posted, error) {
+// What a post may do about the thread: post to an existing one, create it
+// if need be (Start), or only create it (StartNew).
+const (
+	postExisting = iota
+	postCreate
+	postNew
+)
+
+func (rt *Runtime[S]) post(ctx context.Context, actor Actor[S], id string, d facts.Draft, key string, mode int) (Posted, error) {
 	if key == "" {
 		return Posted{}, errors.New("post: an idempotency key is required")
 	}
@@ -199,8 +223,11 @@ func (rt *Runtime[S]) post(ctx context.Context, actor Actor[S], id string, d fac
 	if err != nil {
 		return Posted{}, err
 	}
-	if st.fold.Seq() == 0 && !create {
+	switch {
+	case st.fold.Seq() == 0 && mode == postExisting:
 		return Posted{}, fmt.Errorf("post %s to %s: %w", d.Kind, id, ErrUnknownThread)
+	case st.fold.Seq() != 0 && mode == postNew:
+		return Posted{}, fmt.Errorf("start %s: %w", id, ErrThreadExists)
 	}
 	for {
 		if seq, ok := st.fold.Used(d.Cause); ok {
@@ -213,6 +240,8 @@ func (rt *Runtime[S]) post(ctx context.Context, actor Actor[S], id string, d fac
 		switch {
 		case err == nil:
 			return Posted{Seq: head.Seq}, nil
+		case mode == postNew && (errors.Is(err, thread.ErrConflict) || errors.Is(err, thread.ErrDuplicateCause)):
+			return Posted{}, fmt.Errorf("start %s: another process started it first: %w", id, ErrThreadExists)
 		case errors.Is(err, thread.ErrConflict), errors.Is(err, thread.ErrDuplicateCause):
 			// Another writer went first: fold what it wrote and decide again.
 			if err := rt.catchUp(ctx, st); err != nil {

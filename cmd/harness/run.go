@@ -213,17 +213,37 @@ With neither, it is the current directory. The store is created there.`,
 				return err
 			}
 			defer s.Close()
-			if id == "" {
+			named := id != ""
+			exists := func() error {
+				return usageError("thread %s already exists; continue it with `harness resume %s`, or add a message with `harness post %s user.message --data '{\"text\": \"...\"}' --resume`", id, id, id)
+			}
+			if !named {
 				if id, err = nextID(ctx, s.store); err != nil {
 					return err
 				}
 			} else if _, err := s.store.Head(ctx, id); err == nil {
-				return usageError("thread %s already exists; continue it with `harness resume %s`, or add a message with `harness post %s user.message --data '{\"text\": \"...\"}' --resume`", id, id, id)
+				return exists()
 			}
 			d := a.newDriver(s, id, approval, &f)
 			d.model.set(m)
-			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, s.place.Root)
-			out, err := d.rt.Start(ctx, s.stock.Actor, id, prompt)
+			var out harness.Outcome
+			for {
+				a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, s.place.Root)
+				out, err = d.rt.StartNew(ctx, s.stock.Actor, id, prompt)
+				if !errors.Is(err, harness.ErrThreadExists) {
+					break
+				}
+				// Another process (on a shared store) started it first.
+				if named {
+					return exists()
+				}
+				taken := id
+				if id, err = nextID(ctx, s.store); err != nil {
+					return err
+				}
+				a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, id)
+				d.id = id
+			}
 			if err != nil && !errors.Is(err, harness.ErrDefect) {
 				return d.interrupted(ctx, err)
 			}

@@ -1,0 +1,63 @@
+package harness_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// StartNew starts a thread only if it is new: of racing starts of one id
+// exactly one wins and the others are told ErrThreadExists, appending
+// nothing — where Start would have resumed the winner's thread.
+func TestStartNew(t *testing.T) {
+	ctx := context.Background()
+	store, err := thread.OpenPebble(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, store.Close()) })
+	cfg, err := harness.NewConfig(harness.WithModelName("scripted"))
+	require.NoError(t, err)
+	tools, err := harness.NewToolbox()
+	require.NoError(t, err)
+	actor, err := harness.CodingActor(cfg, tools)
+	require.NoError(t, err)
+	runtime := func() *harness.Runtime[harness.Services] {
+		script, err := model.ParseScript("start", []byte(`{"text": "Hello."}`))
+		require.NoError(t, err)
+		rt, err := harness.NewRuntime(store, harness.Services{Model: script, Tools: tools}, cfg)
+		require.NoError(t, err)
+		return rt
+	}
+
+	const racers = 8
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	for i := range racers {
+		rt := runtime()
+		wg.Go(func() { _, errs[i] = rt.StartNew(ctx, actor, "t1", "Say hello") })
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		if err == nil {
+			won++
+			continue
+		}
+		require.ErrorIs(t, err, harness.ErrThreadExists)
+	}
+	require.Equal(t, 1, won)
+	h, err := store.Head(ctx, "t1")
+	require.NoError(t, err)
+
+	// Later, too: nothing appended, nothing run.
+	_, err = runtime().StartNew(ctx, actor, "t1", "Say hello again")
+	require.ErrorIs(t, err, harness.ErrThreadExists)
+	again, err := store.Head(ctx, "t1")
+	require.NoError(t, err)
+	require.Equal(t, h.Seq, again.Seq)
+}
