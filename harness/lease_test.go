@@ -159,3 +159,19 @@ func TestALostLeaseIsNamed(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 1, h.Seq, "only the message posted before the lease was taken")
 }
+
+// Undo holds the thread's lease while it puts files back, as Resume does;
+// a lease lost before the record is appended leaves no record claiming
+// what this process no longer holds.
+func TestUndoTakesTheLease(t *testing.T) {
+	e := newStockEnv(t, stockScript)
+	require.Equal(t, harness.StatusDone, e.runApproved("t").Status)
+	store := &leased{PebbleStore: e.store}
+	_, err := harness.Undo(ctx, store, e.rt.Services, "t", 0, "ana")
+	require.NoError(t, err)
+	store.mu.Lock()
+	took := store.lose != nil
+	store.mu.Unlock()
+	require.True(t, took, "undo took the lease")
+	require.Equal(t, "ttl_seconds = 60\n", e.read("cache.toml"))
+}
