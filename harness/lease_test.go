@@ -160,9 +160,7 @@ func TestALostLeaseIsNamed(t *testing.T) {
 	require.EqualValues(t, 1, h.Seq, "only the message posted before the lease was taken")
 }
 
-// Undo holds the thread's lease while it puts files back, as Resume does;
-// a lease lost before the record is appended leaves no record claiming
-// what this process no longer holds.
+// Undo holds the thread's lease while it puts files back, as Resume does.
 func TestUndoTakesTheLease(t *testing.T) {
 	e := newStockEnv(t, stockScript)
 	require.Equal(t, harness.StatusDone, e.runApproved("t").Status)

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net"
+	neturl "net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -133,11 +135,31 @@ func WithLeaseTTL(d time.Duration) Option {
 }
 
 // Dial connects to the NATS server at url and opens the store there; the
-// store owns the connection and closes it on Close.
+// store owns the connection and closes it on Close. url may list several
+// servers separated by commas, as nats.Connect takes them. Dial gives up
+// when ctx is done, during the connection too.
+//
+// The connection reconnects for as long as the store is open, and buffers
+// nothing while it is disconnected: a publish then fails at once instead
+// of being sent after the reconnection, when its caller may have given it
+// up (a timed-out append or lease renewal must not happen late).
 func Dial(ctx context.Context, url string, opts ...Option) (*Store, error) {
-	nc, err := nats.Connect(url, nats.Name("harness thread store"))
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("connect to NATS at %s: %w", redactURLs(url), err)
+	}
+	d := &ctxDialer{ctx: ctx, net: net.Dialer{Timeout: nats.DefaultTimeout}}
+	nc, err := nats.Connect(url, nats.Name("harness thread store"),
+		nats.ReconnectBufSize(-1), nats.MaxReconnects(-1), nats.SetCustomDialer(d))
+	if !d.connected() && err == nil {
+		// ctx ended as the connection was made: it may be cut.
+		nc.Close()
+		err = ctx.Err()
+	}
 	if err != nil {
-		return nil, fmt.Errorf("open store at %s: %w", url, err)
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("%w (%v)", cerr, err)
+		}
+		return nil, fmt.Errorf("connect to NATS at %s: %w", redactURLs(url), err)
 	}
 	s, err := Open(ctx, nc, opts...)
 	if err != nil {
@@ -146,6 +168,71 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	}
 	s.owned = true
 	return s, nil
+}
+
+// ctxDialer dials the connection's first server within ctx, and cuts a
+// connection it made when ctx ends before Dial is done with it; once
+// connected, it dials reconnections without ctx.
+type ctxDialer struct {
+	mu    sync.Mutex
+	ctx   context.Context // nil once connected
+	stops []func() bool
+	net   net.Dialer
+}
+
+func (d *ctxDialer) Dial(network, address string) (net.Conn, error) {
+	d.mu.Lock()
+	ctx := d.ctx
+	d.mu.Unlock()
+	if ctx == nil {
+		return d.net.Dial(network, address)
+	}
+	c, err := d.net.DialContext(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+	d.mu.Lock()
+	d.stops = append(d.stops, stop)
+	d.mu.Unlock()
+	return c, nil
+}
+
+// connected ends the dialer's use of ctx, and reports whether no
+// connection it made was cut because ctx ended.
+func (d *ctxDialer) connected() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ok := d.ctx.Err() == nil
+	for _, stop := range d.stops {
+		ok = stop() && ok
+	}
+	d.ctx, d.stops = nil, nil
+	return ok
+}
+
+// redactURLs returns the server URLs of url with their passwords and
+// tokens replaced by "xxxxx", for error messages.
+func redactURLs(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if !strings.Contains(p, "://") {
+			p = "nats://" + p // as nats.Connect reads it
+		}
+		u, err := neturl.Parse(p)
+		if err != nil {
+			parts[i] = "(an address that does not parse)"
+			continue
+		}
+		if u.User != nil {
+			if _, ok := u.User.Password(); !ok {
+				u.User = neturl.User("xxxxx") // a token
+			}
+		}
+		parts[i] = u.Redacted()
+	}
+	return strings.Join(parts, ",")
 }
 
 // Open opens the store in the stream over nc, creating the stream if it
@@ -222,7 +309,42 @@ func bindStream(ctx context.Context, js jetstream.JetStream, o options, l layout
 	case !cfg.AllowAtomicPublish:
 		return nil, errors.New("stream does not allow atomic publish (needs nats-server 2.12 or later and AllowAtomicPublish)")
 	}
+	if err := checkStreamConfig(cfg); err != nil {
+		return nil, err
+	}
 	return stream, nil
+}
+
+// checkStreamConfig refuses an existing stream whose settings break what
+// the store relies on: that a get is answered by the stream leader, so it
+// sees every acknowledged append, and that no message is ever removed.
+// With no limit set, no discard policy can drop a message.
+func checkStreamConfig(cfg jetstream.StreamConfig) error {
+	const fix = "; the store needs every fact kept and gets answered by the stream leader: change the stream's setting (nats stream edit) or use another stream (WithStream)"
+	bad := func(setting string) error { return fmt.Errorf("stream has %s%s", setting, fix) }
+	switch {
+	case cfg.AllowDirect:
+		return bad("AllowDirect on (gets could be answered by a replica that lags)")
+	case cfg.MirrorDirect:
+		return bad("MirrorDirect on (gets could be answered by a mirror that lags)")
+	case !cfg.DenyDelete:
+		return bad("DenyDelete off (facts and markers could be deleted)")
+	case !cfg.DenyPurge:
+		return bad("DenyPurge off (facts and markers could be purged)")
+	case cfg.Retention != jetstream.LimitsPolicy:
+		return bad(fmt.Sprintf("retention %s, not limits (messages would be removed once consumed)", cfg.Retention))
+	case cfg.MaxAge > 0:
+		return bad(fmt.Sprintf("MaxAge %s (old facts would be removed); want 0, no limit", cfg.MaxAge))
+	case cfg.MaxMsgs > 0:
+		return bad(fmt.Sprintf("MaxMsgs %d (facts would be removed or refused); want -1, no limit", cfg.MaxMsgs))
+	case cfg.MaxBytes > 0:
+		return bad(fmt.Sprintf("MaxBytes %d (facts would be removed or refused); want -1, no limit", cfg.MaxBytes))
+	case cfg.MaxMsgsPerSubject > 0:
+		return bad(fmt.Sprintf("MaxMsgsPerSubject %d; want -1, no limit", cfg.MaxMsgsPerSubject))
+	case cfg.Sealed:
+		return bad("Sealed on (nothing can be appended)")
+	}
+	return nil
 }
 
 // validateStreamName accepts the names a bucket may have too, since the
@@ -367,15 +489,6 @@ func (s *Store) fact(ctx context.Context, id string, seq uint64) (facts.Fact, er
 
 func headOf(id string, f facts.Fact) thread.Head {
 	return thread.Head{Thread: id, Seq: f.Seq, Hash: f.Hash(), Kind: f.Kind, At: f.At}
-}
-
-// head returns id's head: Seq 0 and a zero Hash if it has no facts.
-func (s *Store) head(ctx context.Context, id string) (thread.Head, error) {
-	f, ok, err := s.last(ctx, id)
-	if err != nil || !ok {
-		return thread.Head{Thread: id}, err
-	}
-	return headOf(id, f), nil
 }
 
 // causeSeq returns the seq of the first fact of id with cause, or false.
@@ -678,16 +791,19 @@ func (s *Store) HasCause(ctx context.Context, id, cause string) (bool, error) {
 	if err := facts.ValidateCause(cause); err != nil {
 		return false, fmt.Errorf("cause in %s: %w", id, err)
 	}
-	_, ok, err := s.causeSeq(ctx, id, cause)
-	if err == nil && !ok {
-		// The head's marker may not be written yet (see single.go).
-		var (
-			f         facts.Fact
-			unsettled bool
-		)
-		f, unsettled, _, err = s.lastFact(ctx, id)
-		ok = unsettled && f.Cause == cause
+	// The head first, then the marker. Only the head can lack its marker
+	// (see single.go), and markers are never removed: if the cause is at
+	// the head read, it is found there or its marker is found after. The
+	// other order can miss it: the marker read before the head's was
+	// written, the head read after the thread moved on.
+	f, unsettled, _, err := s.lastFact(ctx, id)
+	if err != nil {
+		return false, fmt.Errorf("cause in %s: %w", id, err)
 	}
+	if unsettled && f.Cause == cause {
+		return true, nil
+	}
+	_, ok, err := s.causeSeq(ctx, id, cause)
 	if err != nil {
 		return false, fmt.Errorf("cause in %s: %w", id, err)
 	}
