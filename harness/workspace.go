@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,12 +69,16 @@ func IsRemoteStore(name string) bool {
 	return strings.HasPrefix(name, "nats://") || strings.HasPrefix(name, "tls://")
 }
 
-// Where names the store for a person: the NATS URL or the directory.
+// Where names the store for a person: the NATS URL (its password, if it
+// has one, masked) or the directory.
 func (p Place) Where() string {
-	if p.Remote != "" {
-		return p.Remote
+	if p.Remote == "" {
+		return p.Store
 	}
-	return p.Store
+	if u, err := url.Parse(p.Remote); err == nil {
+		return u.Redacted()
+	}
+	return p.Remote
 }
 
 // Locate returns the place of the workspace that contains dir. override,
@@ -180,7 +185,7 @@ func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (
 	if p.Remote != "" {
 		s, err := natsstore.Dial(ctx, p.Remote)
 		if err != nil {
-			return nil, fmt.Errorf("open the store at %s: %w", p.Remote, err)
+			return nil, fmt.Errorf("open the store: %w", err)
 		}
 		return s, nil
 	}

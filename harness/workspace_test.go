@@ -130,3 +130,22 @@ func TestLoadSettings(t *testing.T) {
 	require.ErrorContains(t, err, `unknown field "aprove"`)
 	require.ErrorContains(t, err, "config.json")
 }
+
+// A NATS server named as the store: the place is remote, exists (the
+// stream is made on first use), and a password in the URL is never shown.
+func TestLocateARemoteStore(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"nats://localhost:4222", "tls://nats.example:4222"} {
+		p, err := harness.Locate(root, name)
+		require.NoError(t, err)
+		require.Equal(t, name, p.Remote)
+		require.True(t, p.Exists)
+		require.Equal(t, name, p.Where())
+		require.True(t, harness.IsRemoteStore(name))
+	}
+	p, err := harness.Locate(root, "nats://ana:s3cret@localhost:4222")
+	require.NoError(t, err)
+	require.NotContains(t, p.Where(), "s3cret")
+	require.Contains(t, p.Where(), "ana:xxxxx@localhost:4222")
+	require.False(t, harness.IsRemoteStore("natsdir"))
+}
