@@ -57,9 +57,16 @@ func objectDigest(sum [sha256.Size]byte) string {
 // replaced. The blob is stored, on as many replicas as the bucket has,
 // when PutBlob returns.
 //
+// PutBlob trusts the object's metadata: chunks damaged under metadata
+// that gives the right size and digest are not repaired by putting the
+// bytes again (GetBlob reports them as thread.ErrCorrupt). Checking would
+// mean reading the whole blob back on every put of bytes already kept.
+//
 // Two stores putting the same new bytes at the same moment may both write
-// them: the object store then keeps one copy, and a read of the blob
-// racing with the second write may fail and can be tried again.
+// them: the object store then keeps one copy, the last written, and drops
+// the other's chunks. A GetBlob that began reading the dropped copy waits
+// for chunks that are gone, until its context's deadline or the store's
+// timeout, and fails; trying again reads the copy kept.
 func (s *Store) PutBlob(ctx context.Context, data []byte) (string, error) {
 	sum := sha256.Sum256(data)
 	digest := hex.EncodeToString(sum[:])
@@ -94,7 +101,9 @@ func (s *Store) PutBlob(ctx context.Context, data []byte) (string, error) {
 // with nothing kept is an error matching action.ErrNoBlob and
 // fs.ErrNotExist, a string that is not a SHA-256 digest in hex one
 // matching fs.ErrInvalid. Bytes that do not hash to the digest are
-// reported as thread.ErrCorrupt, never returned.
+// reported as thread.ErrCorrupt, never returned. A read racing with a
+// second PutBlob of the same new bytes may wait for the store's timeout
+// and fail (see PutBlob).
 func (s *Store) GetBlob(ctx context.Context, digest string) ([]byte, error) {
 	raw, err := hex.DecodeString(digest)
 	if err != nil || len(raw) != sha256.Size {

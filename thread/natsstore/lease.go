@@ -90,15 +90,20 @@ func describeHolder(v []byte) string {
 // third of the TTL. Once it holds the lease, a goroutine renews it every
 // third of the TTL, each renewal expecting the revision of the last; held
 // is cancelled with a cause matching thread.ErrLeaseLost if a renewal is
-// refused (the key is no longer the holder's) or none succeeds before the
-// lease would run out, counted from when the last good renewal was sent.
-// The holder keeps renewing after ctx is done, until release: release must
-// be called, and on error there is nothing to release.
+// refused (the key is no longer the holder's) or none succeeds within two
+// thirds of the TTL of when the last good one was sent — a third before
+// the server may let the key go, counted from when the server stored it,
+// which is later. The holder checks that deadline every tenth of the TTL
+// (at most every 250 ms) by the wall clock as well as the monotonic one,
+// so a process resumed after its machine was suspended notices at once,
+// not at its next renewal. The holder keeps renewing after ctx is done,
+// until release: release must be called, and on error there is nothing to
+// release.
 //
-// release stops the renewals, deletes the key if it is still the holder's
-// (so a waiter takes the lease at once), and cancels held. It may be
-// called more than once, and waits for the deletion, at most the store's
-// timeout.
+// release cancels held, then stops the renewals and deletes the key if it
+// is still the holder's (so a waiter takes the lease at once): nobody else
+// can take the lease while held is live. It may be called more than once,
+// and waits for the deletion, at most the store's timeout.
 func (s *Store) Lease(ctx context.Context, id string) (held context.Context, release func(), err error) {
 	if err := s.begin(ctx, "lease", id); err != nil {
 		return nil, nil, err
@@ -132,7 +137,7 @@ type lease struct {
 
 	// Owned by take, then by hold.
 	rev     uint64    // the revision of the key's last write by the holder
-	expires time.Time // when the lease runs out if that was the last renewal
+	expires time.Time // when the holder gives up if that was the last renewal
 
 	cancel  context.CancelCauseFunc // cancels held
 	stopped context.Context         // done once release is called
@@ -169,7 +174,7 @@ func (l *lease) take(ctx context.Context) error {
 		cancel()
 		switch {
 		case err == nil:
-			l.rev, l.expires = rev, sent.Add(s.leaseTTL)
+			l.rev, l.expires = rev, sent.Add(s.leaseLife())
 			return nil
 		case !errors.Is(err, jetstream.ErrKeyExists) && !wrongLastSeq(err):
 			l.forget()
@@ -221,96 +226,148 @@ func waitError(err error, who string) error {
 	return fmt.Errorf("waiting for the lease held by %s: %w", who, err)
 }
 
-// hold renews the lease until release, Close, or the lease is lost.
+// leaseLife is how long after sending a write of its key the holder
+// counts on the lease: the TTL less a third, so that it gives up well
+// before the server, which counts the TTL from when it stored the write,
+// lets the key go. Renewals every third of the TTL leave a third to retry
+// a failed one.
+func (s *Store) leaseLife() time.Duration { return s.leaseTTL - s.leaseTTL/3 }
+
+// leaseCheck is how often the holder checks that its lease has not run
+// out, by the wall clock too: the monotonic clock, and so every timer,
+// stops while the machine is suspended.
+func leaseCheck(ttl time.Duration) time.Duration { return min(ttl/10, 250*time.Millisecond) }
+
+// renewal is the outcome of one renewal.
+type renewal struct {
+	rev     uint64
+	expires time.Time
+	err     error
+}
+
+// hold renews the lease until release, Close, or the lease is lost. Each
+// renewal runs on a goroutine of its own, so that hold keeps checking the
+// lease's deadline meanwhile.
 func (l *lease) hold() {
 	s := l.s
 	defer s.leave()
 	defer close(l.done)
 	every := s.leaseTTL / 3
 	retry := max(s.leaseTTL/15, 10*time.Millisecond)
-	timer := time.NewTimer(every)
-	defer timer.Stop()
-	var failed error // the last renewal's error, if it failed
+	next := time.NewTimer(every)
+	defer next.Stop()
+	tick := time.NewTicker(leaseCheck(s.leaseTTL))
+	defer tick.Stop()
+	var (
+		failed  error              // the last renewal's error, if it failed
+		running <-chan renewal     // the renewal running, or nil
+		cut     context.CancelFunc // cuts it short
+	)
+	// end cuts the running renewal short and waits for it, keeping its
+	// revision if it succeeded, so that giveUp can delete the key.
+	end := func() {
+		if running == nil {
+			return
+		}
+		cut()
+		if r := <-running; r.err == nil {
+			l.rev, l.expires = r.rev, r.expires
+		}
+		running = nil
+	}
 	for {
 		select {
 		case <-l.stopped.Done():
 		case <-s.closing.Done():
-		case <-timer.C:
+		case <-tick.C:
+		case <-next.C:
+			// The timer is set only while no renewal runs.
+			running, cut = l.startRenewal()
+		case r := <-running:
+			running = nil
+			cut()
+			switch {
+			case r.err == nil:
+				l.rev, l.expires, failed = r.rev, r.expires, nil
+				next.Reset(every)
+			case errors.Is(r.err, errTaken):
+				l.cancel(fmt.Errorf("%w: %s: %w", thread.ErrLeaseLost, l.id, r.err))
+				return
+			default:
+				failed = r.err
+				next.Reset(min(retry, max(0, time.Until(l.expires))))
+			}
 		}
 		switch {
 		case l.stopped.Err() != nil:
+			// release has cancelled held already.
+			end()
 			l.giveUp()
 			return
 		case s.closing.Err() != nil:
-			l.giveUp()
+			// held first: nobody may take the lease while it is live.
 			l.cancel(fmt.Errorf("%w: %s: the store was closed: %w", thread.ErrLeaseLost, l.id, thread.ErrClosed))
+			end()
+			l.giveUp()
 			return
-		}
-		if !l.valid() {
+		case !l.valid():
 			why := "no renewal in time"
 			if failed != nil {
 				why = failed.Error()
 			}
-			l.cancel(fmt.Errorf("%w: %s: it ran out after %s: %s", thread.ErrLeaseLost, l.id, s.leaseTTL, why))
+			l.cancel(fmt.Errorf("%w: %s: no renewal succeeded within %s: %s", thread.ErrLeaseLost, l.id, s.leaseLife(), why))
+			end()
+			l.giveUp() // if a renewal succeeded at the last moment
 			return
-		}
-		err := l.renew()
-		switch {
-		case err == nil:
-			failed = nil
-			timer.Reset(every)
-		case errors.Is(err, errTaken):
-			l.cancel(fmt.Errorf("%w: %s: %w", thread.ErrLeaseLost, l.id, err))
-			return
-		default:
-			failed = err
-			timer.Reset(min(retry, max(0, time.Until(l.expires))))
 		}
 	}
 }
 
-// valid reports whether the lease has not run out yet, by the monotonic
-// clock and by the wall clock (which, unlike the monotonic one, counts a
-// suspended machine's sleep).
+// valid reports whether the holder still counts on the lease, by the
+// monotonic clock and by the wall clock (which, unlike the monotonic one,
+// counts a suspended machine's sleep).
 func (l *lease) valid() bool {
-	now := time.Now()
+	now := l.s.wall()
 	return now.Before(l.expires) && now.Round(0).Before(l.expires.Round(0))
+}
+
+// startRenewal renews the lease on a goroutine of its own, within the
+// lease's deadline, and returns the channel of its outcome and the
+// function that cuts it short.
+func (l *lease) startRenewal() (<-chan renewal, context.CancelFunc) {
+	ctx, cancel := context.WithDeadline(context.Background(), l.expires)
+	ch := make(chan renewal, 1)
+	go func(rev uint64) { ch <- l.renew(ctx, rev) }(l.rev)
+	return ch, cancel
 }
 
 // errTaken: the key is no longer the holder's.
 var errTaken = errors.New("the lease's key was deleted, ran out or was taken by another")
 
-// renew writes the key again, expecting the holder's last revision, with a
-// new TTL. A renewal whose outcome was unknown may have been written: if
-// the key still holds the holder's value, renew takes its revision and
-// tries once more.
-func (l *lease) renew() error {
+// renew writes the key again, expecting revision rev (the holder's last),
+// with a new TTL, within ctx. A renewal whose outcome was unknown may have
+// been written: if the key still holds the holder's value, renew takes its
+// revision and tries once more.
+func (l *lease) renew(ctx context.Context, rev uint64) renewal {
 	s := l.s
-	ctx, cancel := context.WithDeadline(context.Background(), l.expires)
-	defer cancel()
-	// Release and Close cut a renewal short.
-	stop1, stop2 := context.AfterFunc(s.closing, cancel), context.AfterFunc(l.stopped, cancel)
-	defer stop1()
-	defer stop2()
 	for attempt := 0; ; attempt++ {
 		sent := time.Now()
 		ack, err := s.js.PublishMsg(ctx, &nats.Msg{Subject: s.leasePre + l.key, Data: l.value},
-			jetstream.WithExpectLastSequencePerSubject(l.rev), jetstream.WithMsgTTL(s.leaseTTL))
+			jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(s.leaseTTL))
 		if err == nil {
-			l.rev, l.expires = ack.Sequence, sent.Add(s.leaseTTL)
-			return nil
+			return renewal{rev: ack.Sequence, expires: sent.Add(s.leaseLife())}
 		}
 		if !wrongLastSeq(err) {
-			return fmt.Errorf("renew: %w", err)
+			return renewal{err: fmt.Errorf("renew: %w", err)}
 		}
-		rev, ok, gerr := l.ours(ctx)
+		got, ok, gerr := l.ours(ctx)
 		switch {
 		case gerr != nil:
-			return fmt.Errorf("renew: %w", gerr)
+			return renewal{err: fmt.Errorf("renew: %w", gerr)}
 		case !ok || attempt > 0:
-			return errTaken
+			return renewal{err: errTaken}
 		}
-		l.rev = rev
+		rev = got
 	}
 }
 
@@ -363,11 +420,12 @@ func (l *lease) forget() {
 	}
 }
 
-// release gives the lease up; see Lease.
+// release gives the lease up; see Lease. held is cancelled first, before
+// the key is deleted.
 func (l *lease) release() {
 	l.once.Do(func() {
+		l.cancel(nil)
 		l.stop()
 		<-l.done
-		l.cancel(nil)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,15 +188,23 @@ func TestLeaseDeadHolder(t *testing.T) {
 
 	died := time.Now()
 	nc.Close()
+	heldEnded := make(chan time.Time, 1)
+	context.AfterFunc(held, func() { heldEnded <- time.Now() })
 	r := receive(t, waiting, ttl+3*time.Second)
 	require.NoError(t, r.err)
 	defer r.release()
 	require.GreaterOrEqual(t, r.at.Sub(died), ttl/2, "the lease outlived its renewals by most of the TTL")
-	// The dead holder's context ends when its lease runs out, by its own
-	// clock, which is before the server lets it go (give or take the
-	// scheduling of its goroutine).
-	requireDone(t, held, 500*time.Millisecond)
+	// The dead holder gives up a third of the TTL before the server may
+	// let the key go, by its own clock: well before another takes it.
+	var ended time.Time
+	select {
+	case ended = <-heldEnded:
+	default:
+		t.Fatal("another took the lease while the dead holder's context was live")
+	}
 	require.ErrorIs(t, context.Cause(held), thread.ErrLeaseLost)
+	t.Logf("held ended %s before another took the lease", r.at.Sub(ended))
+	require.GreaterOrEqual(t, r.at.Sub(ended), ttl/6, "the holder gave up with time to spare")
 	require.Less(t, time.Since(died), ttl+3*time.Second)
 
 	release()
@@ -351,5 +360,65 @@ func TestLeaseOptions(t *testing.T) {
 	for _, bad := range []string{"", "a.b", "a:b", "a b", "a*"} {
 		_, err = natsstore.Open(ctx, nc, natsstore.WithStream(bad))
 		require.ErrorContains(t, err, "stream name", "%q", bad)
+	}
+}
+
+// TestLeaseWallClockJump: a holder whose wall clock jumps past its lease's
+// deadline, as a machine's does when it resumes from suspend (the
+// monotonic clock stops while it sleeps), gives the lease up at once, not
+// at its next renewal.
+func TestLeaseWallClockJump(t *testing.T) {
+	_, opts := freshNamed()
+	s := dial(t, shared, append(opts, natsstore.WithLeaseTTL(3*time.Second))...)
+	var jump atomic.Int64
+	natsstore.SetWallClock(s, func() time.Time { return time.Now().Add(time.Duration(jump.Load())) })
+	held, release, err := s.Lease(context.Background(), "t")
+	require.NoError(t, err)
+	defer release()
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, held.Err())
+	jump.Store(int64(time.Hour))
+	requireDone(t, held, 600*time.Millisecond) // the renewal is due 1 s after the lease
+	require.ErrorIs(t, context.Cause(held), thread.ErrLeaseLost)
+}
+
+// TestLeaseHeldEndsBeforeTheKeyGoes: release and Close cancel held before
+// they delete the lease's key, so when anyone can see the key gone (and
+// take the lease), held is already done.
+func TestLeaseHeldEndsBeforeTheKeyGoes(t *testing.T) {
+	name, s := leaseStores(t, 2)
+	ctx := context.Background()
+	nc, err := nats.Connect(shared.ClientURL())
+	require.NoError(t, err)
+	defer nc.Close()
+	key := hex.EncodeToString([]byte("t"))
+	sub, err := nc.SubscribeSync("$KV." + name + "_LEASES." + key)
+	require.NoError(t, err)
+	require.NoError(t, nc.Flush())
+
+	// liveAtDelete waits for the key's deletion and reports whether held
+	// was still live when it arrived.
+	liveAtDelete := func(held context.Context) bool {
+		for {
+			m, err := sub.NextMsg(5 * time.Second)
+			require.NoError(t, err)
+			if m.Header.Get("KV-Operation") != "" {
+				return held.Err() == nil
+			}
+		}
+	}
+	for i := range 6 {
+		st := s[i%2]
+		held, release, err := st.Lease(ctx, "t")
+		require.NoError(t, err)
+		done := make(chan bool, 1)
+		go func() { done <- liveAtDelete(held) }()
+		if i == 5 {
+			require.NoError(t, st.Close()) // Close releases it
+		} else {
+			release()
+		}
+		require.False(t, <-done, "round %d: the key was deleted while held was live", i)
+		release()
 	}
 }

@@ -92,7 +92,12 @@ func (s *Store) settledHead(ctx context.Context, id string) (thread.Head, error)
 	return headOf(id, f), nil
 }
 
-// settle makes sure the marker of f's cause exists and names f.
+// errMarkerInFlight: a marker was refused as written, but is not there to
+// read yet. It is transient: Append tries again.
+var errMarkerInFlight = errors.New("refused as written, but not there yet (being written?)")
+
+// settle makes sure the marker of f's cause exists and names f. An error
+// matching errMarkerInFlight is worth trying again.
 func (s *Store) settle(ctx context.Context, id string, f facts.Fact) error {
 	seq, ok, err := s.causeSeq(ctx, id, f.Cause)
 	if err != nil {
@@ -105,11 +110,14 @@ func (s *Store) settle(ctx context.Context, id string, f facts.Fact) error {
 		case err == nil:
 			seq = f.Seq
 		case errors.As(err, &refused) && refused.expectation():
-			// Written meanwhile, by the fact's writer or another settler.
+			// Written meanwhile, by the fact's writer or another settler,
+			// or being written: with replicas the server refuses a subject
+			// that is proposed but not applied yet (error 10164), and it is
+			// not there to read yet. The caller may look again.
 			if seq, ok, err = s.causeSeq(ctx, id, f.Cause); err != nil {
 				return err
 			} else if !ok {
-				return fmt.Errorf("marker of cause %q: refused as written, but not there", f.Cause)
+				return fmt.Errorf("marker of cause %q of seq %d: %w", f.Cause, f.Seq, errMarkerInFlight)
 			}
 		default:
 			return fmt.Errorf("marker of cause %q of seq %d: %w", f.Cause, f.Seq, err)

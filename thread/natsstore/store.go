@@ -35,6 +35,7 @@ type Store struct {
 	name    string
 	l       layout
 	clock   func() time.Time
+	wall    func() time.Time // the clock a holder checks its lease by (tests jump it)
 	timeout time.Duration
 
 	leases   jetstream.KeyValue    // the leases bucket, see lease.go
@@ -238,7 +239,11 @@ func redactURLs(list string) string {
 // Open opens the store in the stream over nc, creating the stream if it
 // does not exist (file storage, atomic publish allowed, deletes and purges
 // denied). An existing stream must have been created for a store of the
-// same layout, with atomic publish allowed. Open also binds the leases and
+// same layout, with atomic publish allowed, and is refused if its settings
+// could lose facts or answer gets from a replica (see Durability in the
+// package comment). nc should buffer nothing while reconnecting
+// (nats.ReconnectBufSize(-1)), as Dial's does, so that a request given up
+// on is not sent late. Open also binds the leases and
 // blobs buckets named after the stream, creating those that do not exist
 // (see the package comment); an existing leases bucket must have limit
 // markers. The caller keeps nc and closes it after Close.
@@ -272,7 +277,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
 	}
 	closing, shut := context.WithCancel(context.Background())
 	return &Store{
-		nc: nc, js: js, stream: stream, name: o.stream, l: l, clock: o.clock, timeout: o.timeout,
+		nc: nc, js: js, stream: stream, name: o.stream, l: l, clock: o.clock, wall: time.Now, timeout: o.timeout,
 		leases: leases, leaseTTL: o.leaseTTL, leasePre: "$KV." + leases.Bucket() + ".", blobs: blobs,
 		closing: closing, shut: shut,
 	}, nil
@@ -320,7 +325,7 @@ func bindStream(ctx context.Context, js jetstream.JetStream, o options, l layout
 // sees every acknowledged append, and that no message is ever removed.
 // With no limit set, no discard policy can drop a message.
 func checkStreamConfig(cfg jetstream.StreamConfig) error {
-	const fix = "; the store needs every fact kept and gets answered by the stream leader: change the stream's setting (nats stream edit) or use another stream (WithStream)"
+	const fix = "; the store needs every fact kept and gets answered by the stream leader: change the setting (nats stream edit, where the server allows it) or use another stream (WithStream)"
 	bad := func(setting string) error { return fmt.Errorf("stream has %s%s", setting, fix) }
 	switch {
 	case cfg.AllowDirect:
@@ -477,14 +482,22 @@ func (s *Store) last(ctx context.Context, id string) (facts.Fact, bool, error) {
 
 // fact returns the fact of id at seq, which must exist.
 func (s *Store) fact(ctx context.Context, id string, seq uint64) (facts.Fact, error) {
+	f, _, err := s.factMsg(ctx, id, seq)
+	return f, err
+}
+
+// factMsg returns the fact of id at seq, which must exist, and whether it
+// was appended alone, its marker after it (see single.go).
+func (s *Store) factMsg(ctx context.Context, id string, seq uint64) (facts.Fact, bool, error) {
 	m, err := s.get(ctx, s.l.factSubject(id, seq))
 	if err != nil {
-		return facts.Fact{}, err
+		return facts.Fact{}, false, err
 	}
 	if m == nil {
-		return facts.Fact{}, &thread.CorruptError{Thread: id, Seq: seq, Err: errors.New("fact is missing")}
+		return facts.Fact{}, false, &thread.CorruptError{Thread: id, Seq: seq, Err: errors.New("fact is missing")}
 	}
-	return s.decodeFact(id, m)
+	f, err := s.decodeFact(id, m)
+	return f, m.Header.Get(markerHeader) == markerAfter, err
 }
 
 func headOf(id string, f facts.Fact) thread.Head {
@@ -555,8 +568,24 @@ func (s *Store) Append(ctx context.Context, id string, after uint64, drafts ...f
 	}
 	defer s.leave()
 
+	var err error // why the last attempt was tried again
 	for attempt := 0; ; attempt++ {
-		head, err := s.settledHead(ctx, id)
+		if attempt > 0 {
+			// Wait a little before trying again, and not forever.
+			if attempt > 20 {
+				return thread.Head{}, fmt.Errorf("append to %s after seq %d: gave up after %d attempts: %w", id, after, attempt, err)
+			}
+			select {
+			case <-ctx.Done():
+				return thread.Head{}, fmt.Errorf("append to %s: %w", id, ctx.Err())
+			case <-time.After(time.Duration(attempt) * time.Millisecond):
+			}
+		}
+		var head thread.Head
+		head, err = s.settledHead(ctx, id)
+		if errors.Is(err, errMarkerInFlight) {
+			continue
+		}
 		if err != nil {
 			return thread.Head{}, fmt.Errorf("append to %s: %w", id, err)
 		}
@@ -616,9 +645,13 @@ func (s *Store) Append(ctx context.Context, id string, after uint64, drafts ...f
 			// Someone else wrote one of the subjects: a cause or the next
 			// seq. Say which; the duplicate first, as the final answer
 			// (after settling the head, which may be that someone's).
-			now, err := s.settledHead(ctx, id)
-			if err != nil {
-				return thread.Head{}, fmt.Errorf("append to %s: %w", id, err)
+			now, serr := s.settledHead(ctx, id)
+			if errors.Is(serr, errMarkerInFlight) {
+				err = serr
+				continue // the head's marker is being written: look again
+			}
+			if serr != nil {
+				return thread.Head{}, fmt.Errorf("append to %s: %w", id, serr)
 			}
 			if err := s.duplicate(ctx, id, causes); err != nil {
 				return thread.Head{}, err
@@ -630,14 +663,6 @@ func (s *Store) Append(ctx context.Context, id string, after uint64, drafts ...f
 			// failed. Try again.
 		default:
 			return thread.Head{}, fmt.Errorf("append to %s after seq %d: %w", id, after, err)
-		}
-		if attempt >= 20 {
-			return thread.Head{}, fmt.Errorf("append to %s after seq %d: gave up after %d attempts: %w", id, after, attempt+1, err)
-		}
-		select {
-		case <-ctx.Done():
-			return thread.Head{}, fmt.Errorf("append to %s: %w", id, ctx.Err())
-		case <-time.After(time.Duration(attempt+1) * time.Millisecond):
 		}
 	}
 }
@@ -874,36 +899,54 @@ func (s *Store) verify(ctx context.Context, id string) error {
 	}
 	var (
 		prev      facts.Hash
+		prevAt    time.Time
+		prevAlone bool // the fact before was appended alone
 		lastCause string
+		// The facts since the start of the group are, as far as the log
+		// tells, of one append: a single fact appended alone (see
+		// single.go), or facts of a batch, which all have its At. causes
+		// maps each cause of the group to its first fact.
+		causes = map[string]uint64{}
 	)
 	for seq := uint64(1); seq <= last.Seq; seq++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		f, err := s.fact(ctx, id, seq)
+		f, alone, err := s.factMsg(ctx, id, seq)
 		if err != nil {
 			return err
 		}
 		if f.Prev != prev {
 			return &thread.CorruptError{Thread: id, Seq: seq, Err: fmt.Errorf("prev is %s, but seq %d hashes to %s", f.Prev, seq-1, prev)}
 		}
-		// A marker names the first fact with its cause. Facts of one
-		// append that share a cause follow each other, so only a change
-		// of cause needs a lookup.
-		if seq == 1 || f.Cause != lastCause {
+		start := seq == 1 || alone || prevAlone || !f.At.Equal(prevAt)
+		if start {
+			clear(causes)
+		}
+		first, seen := causes[f.Cause]
+		if !seen {
+			first = seq
+			causes[f.Cause] = seq
+		}
+		// A marker names the first fact with its cause, which must be of
+		// this fact's append: this fact, if the append has not had the
+		// cause before, else the append's first fact with it. Facts of one
+		// append that share a cause usually follow each other, so only a
+		// new append or a change of cause needs a lookup.
+		if start || f.Cause != lastCause {
 			// An unsettled head's marker may not be written yet.
-			if err := s.checkCause(ctx, id, f, unsettled && seq == last.Seq); err != nil {
+			if err := s.checkCause(ctx, id, f, first, unsettled && seq == last.Seq); err != nil {
 				return err
 			}
 		}
-		prev, lastCause = f.Hash(), f.Cause
+		prev, prevAt, prevAlone, lastCause = f.Hash(), f.At, alone, f.Cause
 	}
 	return nil
 }
 
-// checkCause checks that f's cause is marked at f or at an earlier fact
-// with the same cause, or, if mayBeUnmarked, not marked at all.
-func (s *Store) checkCause(ctx context.Context, id string, f facts.Fact, mayBeUnmarked bool) error {
+// checkCause checks that f's cause is marked at seq first, or, if
+// mayBeUnmarked, not marked at all.
+func (s *Store) checkCause(ctx context.Context, id string, f facts.Fact, first uint64, mayBeUnmarked bool) error {
 	seq, ok, err := s.causeSeq(ctx, id, f.Cause)
 	switch {
 	case err != nil:
@@ -912,26 +955,27 @@ func (s *Store) checkCause(ctx context.Context, id string, f facts.Fact, mayBeUn
 		return nil
 	case !ok:
 		return &thread.CorruptError{Thread: id, Seq: f.Seq, Err: fmt.Errorf("cause %q has no marker", f.Cause)}
-	case seq == f.Seq:
+	case seq == first:
 		return nil
 	case seq > f.Seq:
 		return &thread.CorruptError{Thread: id, Seq: f.Seq, Err: fmt.Errorf("the marker of cause %q names the later seq %d", f.Cause, seq)}
 	}
-	first, err := s.fact(ctx, id, seq)
-	if err != nil {
+	at, err := s.fact(ctx, id, seq)
+	switch {
+	case err != nil:
 		return err
+	case at.Cause == f.Cause:
+		return &thread.CorruptError{Thread: id, Seq: f.Seq, Err: fmt.Errorf("cause %q was already used at seq %d, by an earlier append", f.Cause, seq)}
 	}
-	if first.Cause != f.Cause {
-		return &thread.CorruptError{Thread: id, Seq: f.Seq, Err: fmt.Errorf("the marker of cause %q names seq %d, whose cause is %q", f.Cause, seq, first.Cause)}
-	}
-	return nil
+	return &thread.CorruptError{Thread: id, Seq: f.Seq, Err: fmt.Errorf("the marker of cause %q names seq %d, whose cause is %q", f.Cause, seq, at.Cause)}
 }
 
 // Threads returns a page of thread heads in id order; see thread.Store.
 //
 // It lists the subjects of every thread's first fact from the stream's
-// state, so its cost grows with the number of threads, and then reads the
-// heads of the page.
+// state on every call, whatever the page, so each call's time and memory
+// grow with the number of threads (a full listing in pages of k, with
+// threads²/k), and then reads the heads of the page.
 func (s *Store) Threads(ctx context.Context, page thread.ThreadsPage) ([]thread.Head, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list threads: %w", err)
