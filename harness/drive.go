@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/seed-7cc7a084/harness/scheduler"
 )
 
 // DriveOptions say how Drive runs a thread on: which confirmations a
@@ -94,6 +96,9 @@ func Drive(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id
 			if out.Status == StatusStepLimit {
 				return StepLimited(ctx, rt, actor, id, out)
 			}
+			if stop, st, err := failedAgain(ctx, rt, actor, id, out); stop {
+				return st, err
+			}
 			continue
 		case StatusResumable:
 			if len(st.InDoubt) > 0 && opts.OnInDoubt != nil {
@@ -106,7 +111,11 @@ func Drive(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id
 			if out.Status == StatusStepLimit {
 				return StepLimited(ctx, rt, actor, id, out)
 			}
-			if idle = idle + 1; out.Steps > 0 {
+			if stop, st, err := failedAgain(ctx, rt, actor, id, out); stop {
+				return st, err
+			}
+			// Idle: nothing ran, here or (on a shared store) elsewhere.
+			if idle = idle + 1; out.Steps > 0 || out.Seq != st.Head.Seq {
 				idle = 0
 			}
 			if idle > 1 {
@@ -120,10 +129,12 @@ func Drive(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id
 			return st, nil
 		}
 		ask, posted, err := ApplyApproval(ctx, rt, actor, id, opts.Approval, st.Waits)
-		if err != nil {
+		if err != nil && !errors.Is(err, scheduler.ErrAnswered) {
 			return st, err
 		}
-		if posted > 0 {
+		// Answered meanwhile by someone else (err is ErrAnswered, or the
+		// policy's post was a duplicate): the thread moved; look again.
+		if posted > 0 || err != nil || headMoved(ctx, rt, id, st) {
 			continue
 		}
 		if opts.Ask != nil && len(ask) > 0 {
@@ -137,6 +148,32 @@ func Drive(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id
 		}
 		return st, nil
 	}
+}
+
+// failedAgain reports whether Drive must stop after a Resume whose outcome
+// is out: a Resume that ends failed or stopped while the thread still
+// looks resumable stopped on a transition that failed and stays enabled
+// (one a component retries on the next Resume, without limit); resuming
+// again at once would only fail again. The state returned says so.
+func failedAgain(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id string, out Outcome) (bool, State, error) {
+	if out.Status != StatusFailed && out.Status != StatusStopped {
+		return false, State{}, nil
+	}
+	st, err := Inspect(ctx, rt.Store, actor, id)
+	if err != nil {
+		return true, st, err
+	}
+	if st.Status != StatusResumable {
+		return false, st, nil
+	}
+	st.Status, st.Reason = out.Status, out.Reason
+	return true, st, nil
+}
+
+// headMoved reports whether the thread's head is past the state's.
+func headMoved(ctx context.Context, rt *Runtime[Services], id string, st State) bool {
+	h, err := rt.Store.Head(ctx, id)
+	return err == nil && h.Seq != st.Head.Seq
 }
 
 // StepLimited is the state of the thread id after a Resume (or Start)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -317,4 +318,97 @@ func ExampleDrive() {
 	// Output:
 	// asked: confirmation 1-call_1 write_file
 	// done 9 <nil>
+}
+
+// A transition that fails and stays enabled — here a compaction whose
+// summarizer keeps failing, which no budget bounds — ends Drive with the
+// failure after one Resume; it does not resume it again and again.
+func TestDriveStopsOnATransitionThatKeepsFailing(t *testing.T) {
+	e := newEnv(t, `{"text": "Hello.", "usage": {"input_tokens": 50, "output_tokens": 5}}
+{"text": "Again."}`, harness.WithCompactAt(1))
+	e.rt.Services.Summarize = func(context.Context, []facts.Message) (string, error) {
+		return "", errors.New("summarizer quota exceeded")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	_, err := e.rt.Start(ctx, e.actor, "t", "Hello")
+	require.NoError(t, err)
+	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: "And again"})
+	require.NoError(t, err)
+	_, err = e.rt.Post(ctx, e.actor, "t", d, "again")
+	require.NoError(t, err)
+
+	st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{})
+	require.NoError(t, err, "Drive returns the failure as the state, before the deadline")
+	require.Equal(t, harness.StatusFailed, st.Status)
+	require.Contains(t, st.Reason, "compact")
+	failed := 0
+	for _, k := range e.kinds("t") {
+		if k == facts.KindTransitionFailed {
+			failed++
+		}
+	}
+	require.LessOrEqual(t, failed, 2, "one Resume's worth of failures, not a loop")
+}
+
+// interjecting is a store through which, when the next confirmation is
+// about to be appended, another party answers first — as a person on
+// another machine might, between Drive's look at the thread and its
+// policy's answer.
+type interjecting struct {
+	*thread.PebbleStore
+	once func()
+}
+
+func (s *interjecting) Append(ctx context.Context, id string, after uint64, drafts ...facts.Draft) (thread.Head, error) {
+	if f := s.once; f != nil && drafts[0].Kind == facts.KindConfirmationAnswered {
+		s.once = nil
+		f()
+	}
+	return s.PebbleStore.Append(ctx, id, after, drafts...)
+}
+
+// A confirmation answered by someone else just before the policy answers
+// it: Drive sees the thread moved and goes on, under the same key or
+// another.
+func TestDriveWhenSomeoneAnswersFirst(t *testing.T) {
+	for _, key := range []string{"same", "other"} {
+		t.Run(key+" key", func(t *testing.T) {
+			e := newEnv(t, toolScript)
+			out, err := e.rt.Start(ctx, e.actor, "t", "Set the TTL")
+			require.NoError(t, err)
+			require.Equal(t, harness.StatusParked, out.Status)
+			req := out.Waits[0].RequestID
+			st, err := harness.Inspect(ctx, e.store, e.actor, "t")
+			require.NoError(t, err)
+
+			store := &interjecting{PebbleStore: e.store}
+			rt, err := harness.NewRuntime(store, e.rt.Services, e.rt.Config)
+			require.NoError(t, err)
+			first := 0
+			opts := harness.DriveOptions{
+				Approval: harness.Approval{Mode: harness.ApproveAll},
+				Resume: func(ctx context.Context, _ harness.State) (harness.Outcome, error) {
+					return rt.Resume(ctx, e.actor, "t")
+				},
+			}
+			answer := func() {
+				first++
+				d, err := facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{RequestID: req, Approved: true, By: "ana", Digest: st.Waits[0].Digest})
+				require.NoError(t, err)
+				k := harness.AnswerKey(d.Kind, req)
+				if key == "other" {
+					k = "ana-from-her-laptop"
+				}
+				_, err = e.rt.Post(ctx, e.actor, "t", d, k)
+				require.NoError(t, err)
+			}
+			store.once = answer
+			got, err := harness.Drive(ctx, rt, e.actor, "t", opts)
+			require.NoError(t, err)
+			require.Equal(t, 1, first)
+			require.Equal(t, harness.StatusDone, got.Status, "the thread was answered and went on")
+			require.EqualValues(t, 1, e.runs.Load())
+		})
+	}
 }
