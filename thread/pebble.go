@@ -10,6 +10,7 @@ import (
 	"iter"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -90,6 +91,14 @@ func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
+	}
+	// Pebble tells a directory already open in this process by its path:
+	// name it one way, whatever way it was named (relative, through a
+	// symlink), so that it is never open twice.
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		if real, err = filepath.Abs(real); err == nil {
+			dir = real
+		}
 	}
 	// Take Pebble's directory lock ourselves, so that "someone else holds
 	// it" can be told apart from every other way opening can fail. Creating
@@ -344,10 +353,16 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 	if err := ctx.Err(); err != nil {
 		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 	}
+	committed := false
+	defer func() {
+		if !committed {
+			s.hot.drop(thread) // whatever happened (an error, a panic), read it back next time
+		}
+	}()
 	if err := b.Commit(pebble.Sync); err != nil {
-		s.hot.drop(thread) // whatever happened, read it back next time
 		return Head{}, fmt.Errorf("append to %s after seq %d: %w", thread, after, err)
 	}
+	committed = true
 	s.hot.committed(s.db, thread, hot, next, causes)
 	return next, nil
 }

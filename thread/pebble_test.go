@@ -361,3 +361,20 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// A store open in this process is open under every name of its directory:
+// a symlink or a relative path to it is refused as in use, never opened a
+// second time (two stores on one directory would both append seq 1).
+func TestOpenTheSameDirectoryByAnotherName(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "store")
+	s := openStore(t, dir)
+	defer s.Close()
+	link := filepath.Join(base, "link")
+	require.NoError(t, os.Symlink(dir, link))
+	_, err := thread.OpenPebble(link)
+	require.ErrorIs(t, err, thread.ErrLocked)
+	t.Chdir(base)
+	_, err = thread.OpenPebble("store")
+	require.ErrorIs(t, err, thread.ErrLocked)
+}
