@@ -173,3 +173,17 @@ func TestUndoTakesTheLease(t *testing.T) {
 	require.True(t, took, "undo took the lease")
 	require.Equal(t, "ttl_seconds = 60\n", e.read("cache.toml"))
 }
+
+// A store wrapped (here by Watch) still has its threads leased: the
+// runtime looks through wrappers for the Leaser.
+func TestResumeLeasesThroughAWrapper(t *testing.T) {
+	e := newEnv(t, `{"text": "Hello."}`)
+	store := &leased{PebbleStore: e.store}
+	rt, err := harness.NewRuntime(harness.Watch(store, func(facts.Fact, error) {}), e.rt.Services, e.rt.Config)
+	require.NoError(t, err)
+	_, err = rt.Start(ctx, e.actor, "t", "Hello")
+	require.NoError(t, err)
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	require.NotNil(t, store.lose, "Resume took the lease through the wrapper")
+}

@@ -95,9 +95,16 @@ func unwrapStore(s thread.Store) thread.Store {
 // thread.Leaser. It returns ctx unchanged, and a release that does
 // nothing, for a store that leases nothing.
 func lease(ctx context.Context, store thread.Store, id string) (context.Context, func(), error) {
-	l, ok := unwrapStore(store).(thread.Leaser)
-	if !ok {
-		return ctx, func() {}, nil
+	// The outermost Leaser: a wrapper may lease, or pass leasing through.
+	for s := store; s != nil; {
+		if l, ok := s.(thread.Leaser); ok {
+			return l.Lease(ctx, id)
+		}
+		u, ok := s.(interface{ Unwrap() thread.Store })
+		if !ok {
+			break
+		}
+		s = u.Unwrap()
 	}
-	return l.Lease(ctx, id)
+	return ctx, func() {}, nil
 }

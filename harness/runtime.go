@@ -108,8 +108,10 @@ func (rt *Runtime[S]) load(ctx context.Context, actor Actor[S], id string) (*sta
 	return st, rt.catchUp(ctx, st)
 }
 
-// maxReserve caps the room a fold reserves up front for a log's causes.
-const maxReserve = 1 << 20
+// maxReserve caps the room a fold reserves up front for a log's causes
+// (a log has fewer causes than facts; past the cap the map grows as it
+// needs).
+const maxReserve = 1 << 17
 
 // catchUp folds the facts appended after the state's head.
 func (rt *Runtime[S]) catchUp(ctx context.Context, st *state[S]) error {

@@ -176,7 +176,9 @@ func Undo(ctx context.Context, store thread.Store, svc Services, id string, to u
 	if err != nil {
 		return plan, fmt.Errorf("undo %s: %w", id, err)
 	}
-	if _, err := store.Append(ctx, id, plan.Head, d); err != nil {
+	// The files are back: record it even if the lease was lost meanwhile
+	// (the expected head still decides whether the record fits).
+	if _, err := store.Append(context.WithoutCancel(ctx), id, plan.Head, d); err != nil {
 		return plan, fmt.Errorf("undo %s: the files are restored, but the record could not be appended: %w", id, err)
 	}
 	return plan, nil

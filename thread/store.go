@@ -127,8 +127,9 @@ var (
 // lease's holder, was left by a holder that is gone. A store that one
 // process opens at a time (the Pebble store's directory lock) needs none.
 //
-// Only resuming takes the lease. Appends, and posts from outside, do not:
-// they are decided by the expected-head check as always.
+// Resuming a thread and undoing its changes take the lease. Appends, and
+// posts from outside, do not: they are decided by the expected-head check
+// as always.
 type Leaser interface {
 	// Lease waits until no one holds the thread's lease, or ctx is done,
 	// and takes it for the caller. It returns a context derived from ctx
