@@ -36,6 +36,9 @@ func (l *leased) Append(ctx context.Context, id string, after uint64, drafts ...
 	return l.PebbleStore.Append(ctx, id, after, drafts...)
 }
 
+// Unwrap says what it wraps: the lease is the wrapper's own.
+func (l *leased) Unwrap() thread.Store { return l.PebbleStore }
+
 func (l *leased) Lease(ctx context.Context, id string) (context.Context, func(), error) {
 	held, cancel := context.WithCancelCause(ctx)
 	l.mu.Lock()
@@ -175,7 +178,8 @@ func TestUndoTakesTheLease(t *testing.T) {
 }
 
 // A store wrapped (here by Watch) still has its threads leased: the
-// runtime looks through wrappers for the Leaser.
+// runtime looks through wrappers for the outermost Leaser — which may be
+// a wrapper itself, as leased is.
 func TestResumeLeasesThroughAWrapper(t *testing.T) {
 	e := newEnv(t, `{"text": "Hello."}`)
 	store := &leased{PebbleStore: e.store}
