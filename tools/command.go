@@ -51,7 +51,10 @@ const drainGrace = 2 * time.Second
 // changing the workspace after the runtime has observed it. When the
 // harness is itself killed (SIGKILL, the OOM killer), the watcher kills
 // the group; on Linux the shell also has a parent-death signal (SIGKILL).
-// Only processes that left the group (setsid, daemons) escape all this.
+// Only processes that left the group (setsid, daemons) escape all this;
+// the shell's own process is killed by its pid too, wherever it went.
+// The group's id is the watcher's, not the shell's: "kill 0" in a command
+// signals its group, "kill -- -$$" does not.
 func commandTool(ws *workspace, lim Limits, envDrop []string) *tool {
 	maxSec := lim.MaxCommandTimeout.Seconds()
 	return &tool{

@@ -202,3 +202,29 @@ func TestRunCommandDefaultTimeout(t *testing.T) {
 	tool, _ := s.Lookup(tools.RunCommand)
 	require.Contains(t, string(tool.Schema().Schema), `"maximum":1`)
 }
+
+// A command whose shell leaves the process group — it execs a program that
+// starts a session or a group of its own, as setsid and GNU timeout do —
+// is still killed at the timeout, and the call returns: the shell is
+// killed by its pid as well as by its group.
+func TestRunCommandTimeoutKillsAShellThatLeftTheGroup(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid here")
+	}
+	s, _ := workspace(t, nil)
+	for _, command := range []string{
+		`exec setsid sleep 30`,
+		`exec perl -e 'setpgrp(0,0); sleep 30'`,
+	} {
+		if strings.Contains(command, "perl") {
+			if _, err := exec.LookPath("perl"); err != nil {
+				continue
+			}
+		}
+		start := time.Now()
+		rep := call(t, s, tools.RunCommand, fmt.Sprintf(`{"command": %q, "timeout_seconds": 0.5}`, command))
+		require.Less(t, time.Since(start), 10*time.Second, "%s: the call returns soon after the timeout", command)
+		require.Equal(t, facts.StatusFailed, rep.Status, command)
+		require.Contains(t, rep.Error, "timed out after 500ms", command)
+	}
+}

@@ -25,8 +25,10 @@ const watcherShell = "/bin/sh"
 //
 // The trap ignores the signals that end a shell by default and that a
 // command can send its own group ("kill 0", "kill -HUP 0", …), so that
-// the watcher survives them and still covers the harness's death; ignored
-// signals do not interrupt the read either. SIGKILL, which the harness
+// the watcher survives them and still covers the harness's death; and the
+// ones that stop it (TSTP, TTIN, TTOU: a command reading the terminal
+// stops its whole group), so that a stopped watcher never misses the end
+// of its lifeline. Ignored signals do not interrupt the read either. SIGKILL, which the harness
 // uses, cannot be ignored. Once the trap is set the watcher says "ready"
 // on its stdout, a pipe of its own, and puts /dev/null in its place: the
 // harness starts the command only then, so a command that signals its
@@ -34,7 +36,7 @@ const watcherShell = "/bin/sh"
 //
 // read, trap, echo and kill are builtins in every POSIX shell (dash and
 // bash among them), so the watcher needs no PATH.
-const watcherScript = `trap '' HUP INT QUIT PIPE ALRM TERM USR1 USR2; echo ready; exec >/dev/null; read -r line <&3; kill -s KILL 0`
+const watcherScript = `trap '' HUP INT QUIT PIPE ALRM TERM USR1 USR2 TSTP TTIN TTOU; echo ready; exec >/dev/null; read -r line <&3; kill -s KILL 0`
 
 // watcherReadyTimeout bounds the wait for a started watcher to say ready.
 const watcherReadyTimeout = 10 * time.Second
@@ -45,8 +47,9 @@ const watcherReadyTimeout = 10 * time.Second
 // while the group may be signalled.
 type processGroup struct {
 	watcher  *exec.Cmd
-	lifeline *os.File // the write end of the watcher's fd 3
-	unlock   func()   // from startShell, once the shell is started
+	lifeline *os.File    // the write end of the watcher's fd 3
+	unlock   func()      // from startShell, once the shell is started
+	shell    *os.Process // the command's shell, once started
 }
 
 // startCommand starts cmd, a shell, in a new process group led by a
@@ -106,7 +109,7 @@ func startWatched(sh string, cmd *exec.Cmd) (*processGroup, error) {
 		g.release()
 		return nil, fmt.Errorf("start %s in the group of watcher %d: %w", cmd.Args[0], watcher.Process.Pid, err)
 	}
-	g.unlock = unlock
+	g.unlock, g.shell = unlock, cmd.Process
 	return g, nil
 }
 
@@ -155,10 +158,18 @@ func startWatcher(sh string) (watcher *exec.Cmd, lifeline *os.File, err error) {
 }
 
 // kill kills the whole group with SIGKILL: the command's processes and
-// the watcher. It may be called after they have exited: a group with no
-// members left is ESRCH, ignored.
+// the watcher; and the shell's own process, wherever it is. The shell is
+// not the group's leader, so it can leave the group (exec setsid …, or a
+// program it execs that calls setpgid, as GNU timeout does): then the
+// group kill misses it, and without the direct kill a timeout or a cancel
+// would wait for it to end by itself. It may be called after they have
+// exited: a group with no members left is ESRCH, a reaped shell
+// os.ErrProcessDone, both ignored.
 func (g *processGroup) kill() {
 	_ = syscall.Kill(-g.watcher.Process.Pid, syscall.SIGKILL)
+	if g.shell != nil {
+		_ = g.shell.Signal(syscall.SIGKILL)
+	}
 }
 
 // release is called once, after the command's shell has exited: it kills

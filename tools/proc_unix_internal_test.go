@@ -78,6 +78,13 @@ func TestWatcherKillsTheGroupAtEOF(t *testing.T) {
 				}
 			}
 
+			// Stop signals (a command reading the terminal stops its whole
+			// group with SIGTTIN) do not stop the watcher: it still kills
+			// the group at the lifeline's end.
+			for _, sig := range []syscall.Signal{syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU} {
+				require.NoError(t, syscall.Kill(-pgid, sig))
+			}
+			time.Sleep(50 * time.Millisecond)
 			sleep := member()
 			require.NoError(t, lifeline.Close())
 			killedBy(t, "the sleep", sleep, syscall.SIGKILL)
