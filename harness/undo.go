@@ -11,9 +11,11 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -36,7 +38,8 @@ type WorkspaceRestored struct {
 	// Restored lists each path with the digest the thread had left there
 	// (Before) and the digest restored (After; "" where the path was
 	// removed because it did not exist at To), and, where the log recorded
-	// them, the permission bits left and restored (BeforeMode, AfterMode).
+	// them, the permission bits the thread left and those set
+	// (BeforeMode, AfterMode; see UndoStep for the bits a restore keeps).
 	Restored []facts.PathChange `msgpack:"restored,omitempty" json:"restored,omitempty"`
 	By       string             `msgpack:"by,omitempty" json:"by,omitempty"`
 }
@@ -92,22 +95,41 @@ func (e *UndoError) Error() string {
 // Is reports whether target is ErrUndoRefused.
 func (e *UndoError) Is(target error) bool { return target == ErrUndoRefused }
 
-// UndoStep is one path an undo restores. A step whose Left equals its
-// Restore restores a mode only: the file's content stays.
+// UndoStep is one path an undo restores. A step that restores a mode only
+// (ModeOnly) leaves the file's content as it is.
 type UndoStep struct {
 	Path string
 	// Left is the digest the thread's last change left ("" for absent);
 	// Restore is the digest to put back ("" to remove the path).
 	Left, Restore string
-	// LeftMode is the permission bits the thread's last change left, which
-	// the file must still have; RestoreMode is the permission bits to put
-	// back. Either is 0 where the log did not record it (facts written
-	// before modes were recorded, a path that was absent or not a regular
-	// file): the mode is then not checked, and a restored file keeps the
-	// permission bits it has, or gets 0644 if it is created.
+	// LeftMode is the permission bits the thread's last change left;
+	// RestoreMode is the permission bits to put back. Either is 0 where
+	// the log did not record it (facts written before modes were
+	// recorded, a path that was absent or not a regular file).
+	//
+	// Like the workspace observer (and git), an undo tracks only the
+	// owner-execute bit of a mode: the file must still have LeftMode's
+	// (unless the step removes it), and a file whose content and
+	// owner-execute bit are as they were is not restored. A restored file
+	// gets RestoreMode, but keeps those of its other permission bits that
+	// are no longer the ones LeftMode says the thread left — someone
+	// changed them since, most likely to tighten them (chmod 600) — and
+	// its setuid, setgid and sticky bits: the plan's RestoreMode already
+	// says so, and Undo's returned plan has the bits it set. Where
+	// RestoreMode is 0 a restored file keeps the permission bits it has,
+	// or gets 0644 if it is created.
 	LeftMode, RestoreMode uint32
 	// Seqs are the facts whose observed changes touched the path.
 	Seqs []uint64
+}
+
+// ModeOnly reports whether s restores a mode alone: the content to put
+// back is the file's now (Left equals Restore), and both modes are
+// recorded. A step whose Left equals its Restore but whose LeftMode is
+// not recorded — a symlink the thread put where a regular file with the
+// same digest was — writes the file again, as any other restore.
+func (s UndoStep) ModeOnly() bool {
+	return s.Restore != "" && s.Restore == s.Left && s.LeftMode != 0 && s.RestoreMode != 0
 }
 
 // UndoPlan is what an undo of a thread after seq To would do.
@@ -128,10 +150,13 @@ type UndoPlan struct {
 // command changed is restored like one a write tool changed. Where the log
 // recorded permission bits (facts.PathChange's modes), a file is restored
 // with its earlier mode too, and a change of mode alone (chmod +x) is
-// undone. It refuses with an *UndoError (ErrUndoRefused) naming every path
-// that no longer holds what the thread left there — its content, and its
-// mode where the log recorded it — or whose earlier bytes were not kept by
-// blobs. It changes nothing.
+// undone. Of a mode, only what the observer tracks counts — whether the
+// path is a regular file or a symlink, and a file's owner-execute bit (see
+// UndoStep). It refuses with an *UndoError (ErrUndoRefused) naming every
+// path that no longer holds what the thread left there — its content, and
+// that part of its mode where the log recorded it — or whose earlier
+// bytes were not kept by blobs, or that was a symlink before. It changes
+// nothing.
 func PlanUndo(ctx context.Context, store thread.Store, svc Services, id string, to uint64) (UndoPlan, error) {
 	plan, _, err := planUndo(ctx, store, svc, id, to)
 	return plan, err
@@ -163,9 +188,13 @@ func Undo(ctx context.Context, store thread.Store, svc Services, id string, to u
 	if err != nil || len(plan.Steps) == 0 {
 		return plan, err
 	}
-	for _, s := range plan.Steps {
-		if err := restoreFile(svc.Workspace, s, contents[s.Restore]); err != nil {
+	for i, s := range plan.Steps {
+		mode, err := restoreFile(svc.Workspace, s, contents[s.Restore])
+		if err != nil {
 			return plan, fmt.Errorf("undo %s: %w (files before %s in the list are restored; the log records nothing)", id, err, s.Path)
+		}
+		if s.RestoreMode != 0 && mode != 0 {
+			plan.Steps[i].RestoreMode = mode // what was set, bits kept included
 		}
 	}
 	rec := WorkspaceRestored{To: to, By: by}
@@ -182,6 +211,75 @@ func Undo(ctx context.Context, store thread.Store, svc Services, id string, to u
 		return plan, fmt.Errorf("undo %s: the files are restored, but the record could not be appended: %w", id, err)
 	}
 	return plan, nil
+}
+
+// pathState is what a path held, as a fact recorded it or as the observer
+// sees it now: its digest ("" for absent) and action.PathMode of its mode
+// (0 for a symlink, or a file with no permission bits at all; also 0 where
+// the fact did not record modes), and, where mode is 0, whether that is
+// known to mean a symlink (link) rather than a mode not recorded.
+type pathState struct {
+	digest string
+	mode   uint32
+	link   bool
+}
+
+// recorded are the states on either side of c. A change that records a
+// mode on either side (every change since modes were recorded that has a
+// regular file with permission bits on a side) says by a mode of 0 next to a digest that the
+// path was not a regular file with permission bits: a symlink.
+func recorded(c facts.PathChange) (before, after pathState) {
+	typed := c.BeforeMode != 0 || c.AfterMode != 0
+	return pathState{c.Before, c.BeforeMode, typed && c.Before != "" && c.BeforeMode == 0},
+		pathState{c.After, c.AfterMode, typed && c.After != "" && c.AfterMode == 0}
+}
+
+// observedState is the state of a path the observer reports with mode m now.
+func observedState(digest string, m fs.FileMode) pathState {
+	mode := action.PathMode(m)
+	return pathState{digest, mode, digest != "" && mode == 0}
+}
+
+// kind is what the workspace observer tracks of s besides its digest —
+// like git, only the owner-execute bit of a mode: 'a' absent, 'l' a
+// symlink (or a file without permission bits), 'x' a regular file whose
+// owner may execute it, 'f' another regular file, '?' not recorded.
+// With typeOnly, 'x' is 'f': only the type counts.
+func (s pathState) kind(typeOnly bool) byte {
+	switch {
+	case s.digest == "":
+		return 'a'
+	case s.link:
+		return 'l'
+	case s.mode == 0:
+		return '?'
+	case s.mode&0o100 != 0 && !typeOnly:
+		return 'x'
+	}
+	return 'f'
+}
+
+// matches reports whether now (an observed state) holds what s recorded,
+// as far as the observer can tell: the same digest, and the same kind
+// where s recorded one (only the same type, with typeOnly). Permission
+// bits other than the owner-execute bit are not compared: the observer
+// never sees them change, so a change of them alone is in no log.
+func (s pathState) matches(now pathState, typeOnly bool) bool {
+	k := s.kind(typeOnly)
+	return s.digest == now.digest && (k == '?' || k == now.kind(typeOnly))
+}
+
+// word says what s is besides its content, for a person.
+func (s pathState) word() string {
+	switch s.kind(false) {
+	case 'a':
+		return "nothing (absent)"
+	case 'l':
+		return "a symbolic link (or a file without permission bits)"
+	case '?':
+		return "a mode not recorded"
+	}
+	return modeWord(s.mode)
 }
 
 func planUndo(ctx context.Context, store thread.Store, svc Services, id string, to uint64) (UndoPlan, map[string][]byte, error) {
@@ -201,29 +299,29 @@ func planUndo(ctx context.Context, store thread.Store, svc Services, id string, 
 		return plan, nil, fmt.Errorf("undo %s: --to %d is past the thread's last fact (seq %d)", id, to, head.Seq)
 	}
 	// A path's chain runs from what it held before the first change after
-	// to (first) to what the last change left (last); a mode of 0 is one
-	// the log did not record.
+	// to (first) to what the last change left (last).
 	type chain struct {
-		first, last         string
-		firstMode, lastMode uint32
-		seqs                []uint64
+		first, last pathState
+		seqs        []uint64
 	}
 	chains := map[string]*chain{}
 	var order []string
 	note := func(seq uint64, cs []facts.PathChange) {
 		for _, c := range cs {
-			if c.Before == c.After && !c.ModeChanged() {
-				// The mode changed, not the content, and the log does
-				// not say from what to what (or it is a symlink's).
+			before, after := recorded(c)
+			if before.matches(after, false) && after.matches(before, false) {
+				// Nothing the observer tracks changed, or the log does
+				// not say what did (a mode change written before modes
+				// were recorded).
 				continue
 			}
 			ch := chains[c.Path]
 			if ch == nil {
-				ch = &chain{first: c.Before, firstMode: c.BeforeMode}
+				ch = &chain{first: before}
 				chains[c.Path] = ch
 				order = append(order, c.Path)
 			}
-			ch.last, ch.lastMode = c.After, c.AfterMode
+			ch.last = after
 			ch.seqs = append(ch.seqs, seq)
 		}
 	}
@@ -259,13 +357,11 @@ func planUndo(ctx context.Context, store thread.Store, svc Services, id string, 
 	if err != nil {
 		return plan, nil, fmt.Errorf("undo %s: observe the workspace: %w", id, err)
 	}
-	type entry struct {
-		digest string
-		mode   uint32
-	}
-	now := make(map[string]entry, len(snap.Files))
+	now := make(map[string]pathState, len(snap.Files))
+	modes := make(map[string]fs.FileMode, len(snap.Files))
 	for _, f := range snap.Files {
-		now[f.Path] = entry{f.Digest, action.PathMode(f.Mode)}
+		now[f.Path] = observedState(f.Digest, f.Mode)
+		modes[f.Path] = f.Mode
 	}
 	slices.Sort(order)
 	r, err := os.OpenRoot(svc.Workspace)
@@ -277,10 +373,13 @@ func planUndo(ctx context.Context, store thread.Store, svc Services, id string, 
 	contents := map[string][]byte{}
 	for _, p := range order {
 		ch := chains[p]
-		e := now[p]
-		cur := e.digest
-		if cur == ch.first && (ch.firstMode == 0 || e.mode == ch.firstMode) {
-			continue // already as it was
+		first, last, cur := ch.first, ch.last, now[p]
+		if first.matches(cur, false) {
+			continue // already as it was, as far as the observer can tell
+		}
+		lastSeq := ch.seqs[len(ch.seqs)-1]
+		refuse := func(reason string) {
+			conflicts = append(conflicts, UndoConflict{Path: p, Left: last.digest, Now: cur.digest, LeftMode: last.mode, NowMode: cur.mode, Reason: reason})
 		}
 		// The observer does not follow links: behind a parent that is a
 		// link now, the path is not the file the thread changed, and a
@@ -290,32 +389,49 @@ func planUndo(ctx context.Context, store thread.Store, svc Services, id string, 
 			if err != nil {
 				reason = fmt.Sprintf("its parent directories cannot be checked: %v", err)
 			}
-			conflicts = append(conflicts, UndoConflict{Path: p, Left: ch.last, Now: cur, LeftMode: ch.lastMode, NowMode: e.mode, Reason: reason})
+			refuse(reason)
 			continue
 		}
-		if cur != ch.last {
-			conflicts = append(conflicts, UndoConflict{Path: p, Left: ch.last, Now: cur, LeftMode: ch.lastMode, NowMode: e.mode,
-				Reason: fmt.Sprintf("changed since the thread last touched it at seq %d (it left %s, it holds %s now); restore it by hand, or undo to a later seq",
-					ch.seqs[len(ch.seqs)-1], digestWord(ch.last), digestWord(cur))})
+		// A file to remove loses no content to a mode changed since: only
+		// its type must still be the one the thread left.
+		remove := first.digest == ""
+		if !last.matches(cur, remove) {
+			switch {
+			case cur.digest == last.digest:
+				refuse(fmt.Sprintf("its mode changed since the thread last touched it at seq %d (it left %s, it has %s now); restore it by hand, or undo to a later seq",
+					lastSeq, last.word(), cur.word()))
+			case cur.digest == first.digest:
+				refuse(fmt.Sprintf("its content is back as it was at seq %d, but not its mode (it had %s then, it has %s now); set the mode by hand",
+					to, first.word(), cur.word()))
+			default:
+				refuse(fmt.Sprintf("changed since the thread last touched it at seq %d (it left %s, it holds %s now); restore it by hand, or undo to a later seq",
+					lastSeq, digestWord(last.digest), digestWord(cur.digest)))
+			}
 			continue
 		}
-		if ch.lastMode != 0 && e.mode != ch.lastMode {
-			conflicts = append(conflicts, UndoConflict{Path: p, Left: ch.last, Now: cur, LeftMode: ch.lastMode, NowMode: e.mode,
-				Reason: fmt.Sprintf("its mode changed since the thread last touched it at seq %d (it left %s, it has %s now); restore it by hand, or undo to a later seq",
-					ch.seqs[len(ch.seqs)-1], modeWord(ch.lastMode), modeWord(e.mode))})
+		if first.link {
+			refuse(fmt.Sprintf("it was a symbolic link (or a file without permission bits) at seq %d; undo does not recreate those: restore it by hand", to))
 			continue
 		}
-		if ch.first != "" && ch.first != cur {
-			if _, ok := contents[ch.first]; !ok {
-				b, err := fetch(ctx, svc.Blobs, ch.first)
-				if err != nil {
-					conflicts = append(conflicts, UndoConflict{Path: p, Left: ch.last, Now: cur, Reason: err.Error()})
-					continue
-				}
-				contents[ch.first] = b
+		s := UndoStep{Path: p, Left: last.digest, Restore: first.digest, LeftMode: last.mode, RestoreMode: first.mode, Seqs: ch.seqs}
+		if s.Restore != "" && s.RestoreMode != 0 {
+			// The bits restoreFile will set, as the file is now.
+			have := modes[p]
+			if m := uint32(restoredMode(s, have, cur.digest != "" && have.IsRegular()).Perm()); m != 0 {
+				s.RestoreMode = m
 			}
 		}
-		plan.Steps = append(plan.Steps, UndoStep{Path: p, Left: ch.last, Restore: ch.first, LeftMode: ch.lastMode, RestoreMode: ch.firstMode, Seqs: ch.seqs})
+		if s.Restore != "" && !s.ModeOnly() {
+			if _, ok := contents[s.Restore]; !ok {
+				b, err := fetch(ctx, svc.Blobs, s.Restore)
+				if err != nil {
+					refuse(err.Error())
+					continue
+				}
+				contents[s.Restore] = b
+			}
+		}
+		plan.Steps = append(plan.Steps, s)
 	}
 	if len(conflicts) > 0 {
 		return plan, nil, &UndoError{Thread: id, Conflicts: conflicts}
@@ -379,34 +495,85 @@ func linkedParent(r *os.Root, rel string) (string, error) {
 	return "", nil
 }
 
-// stateIn is the digest and the mode the workspace observer gives rel
-// inside r now: the SHA-256 of a regular file's bytes or of a symlink's
-// target, "" for a path that does not exist; and action.PathMode of its
-// mode.
-func stateIn(r *os.Root, rel string) (digest string, mode uint32, err error) {
-	fi, err := r.Lstat(rel)
+// openFlags opens a file to read it, as the workspace observer does:
+// O_NONBLOCK where there are named pipes, so that a pipe put in place of
+// the file since it was looked at does not make the open wait for a
+// writer while Undo holds the thread (the identity check then refuses
+// it); it changes nothing for a regular file.
+var openFlags = func() int {
+	if runtime.GOOS == "windows" {
+		return os.O_RDONLY
+	}
+	return os.O_RDONLY | syscall.O_NONBLOCK
+}()
+
+// lookHook, in tests, runs in look before a regular file is opened
+// (stage "open") and after its bytes were read (stage "read").
+var lookHook func(stage, rel string)
+
+// errReplaced: the path changed from one thing to another while it was
+// looked at.
+var errReplaced = errors.New("it was replaced while it was read")
+
+// look is what the workspace observer would give rel inside r now: the
+// SHA-256 of a regular file's bytes or of a symlink's target ("" for a
+// path that does not exist), and the path's info — a symlink's from
+// Lstat, a regular file's taken from the open file after its bytes were
+// read, so that its mode is not older than its digest. With keep, a
+// regular file is returned open too, for the caller to close.
+func look(r *os.Root, rel string, keep bool) (digest string, fi fs.FileInfo, f *os.File, err error) {
+	lfi, err := r.Lstat(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", 0, nil
+		return "", nil, nil, nil
 	case err != nil:
-		return "", 0, err
-	case fi.Mode()&fs.ModeSymlink != 0:
+		return "", nil, nil, err
+	case lfi.Mode()&fs.ModeSymlink != 0:
 		target, err := r.Readlink(rel)
 		if err != nil {
-			return "", 0, err
+			return "", nil, nil, err
 		}
 		sum := sha256.Sum256([]byte(target))
-		return hex.EncodeToString(sum[:]), 0, nil
-	case !fi.Mode().IsRegular():
-		return "", 0, fmt.Errorf("it is not a regular file (%v)", fi.Mode().Type())
+		return hex.EncodeToString(sum[:]), lfi, nil, nil
+	case !lfi.Mode().IsRegular():
+		return "", nil, nil, fmt.Errorf("it is not a regular file (%v)", lfi.Mode().Type())
 	}
-	f, err := r.Open(rel)
+	if lookHook != nil {
+		lookHook("open", rel)
+	}
+	f, err = r.OpenFile(rel, openFlags, 0)
 	if err != nil {
-		return "", 0, err
+		return "", nil, nil, err
 	}
-	defer f.Close()
-	digest, err = digestOf(f)
-	return digest, action.PathMode(fi.Mode()), err
+	opened, err := f.Stat()
+	if err == nil && (!opened.Mode().IsRegular() || !os.SameFile(lfi, opened)) {
+		err = errReplaced
+	}
+	if err == nil {
+		digest, err = digestOf(f)
+	}
+	if err == nil && lookHook != nil {
+		lookHook("read", rel)
+	}
+	if err == nil {
+		fi, err = f.Stat()
+	}
+	if err != nil || !keep {
+		f.Close()
+		f = nil
+	}
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return digest, fi, f, nil
+}
+
+// modeOf is action.PathMode of fi's mode, 0 for nil (absent).
+func modeOf(fi fs.FileInfo) uint32 {
+	if fi == nil {
+		return 0
+	}
+	return action.PathMode(fi.Mode())
 }
 
 // digestOf is the SHA-256 of what is left to read of f.
@@ -418,78 +585,111 @@ func digestOf(f *os.File) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// holds says why a path planned to hold s.Left (and s.LeftMode, where
-// recorded) does not now, or "" if it does.
+// holds says why a path planned to hold s.Left does not now (digest and
+// mode are what it holds now, as look gives them), or "" if it does: its
+// digest, and the owner-execute bit of s.LeftMode where recorded — the
+// part of a mode the observer tracks; only whether it is a regular file,
+// for a step that removes it.
 func holds(s UndoStep, digest string, mode uint32) string {
+	left := pathState{digest: s.Left, mode: s.LeftMode}
+	now := pathState{digest, mode, digest != "" && mode == 0}
 	switch {
 	case digest != s.Left:
 		return fmt.Sprintf("changed while the undo ran (it held %s when planned, %s now)", digestWord(s.Left), digestWord(digest))
-	case s.LeftMode != 0 && mode != s.LeftMode:
-		return fmt.Sprintf("its mode changed while the undo ran (%s when planned, %s now)", modeWord(s.LeftMode), modeWord(mode))
+	case !left.matches(now, s.Restore == ""):
+		return fmt.Sprintf("its mode changed while the undo ran (%s when planned, %s now)", left.word(), now.word())
 	}
 	return ""
 }
 
-// restoreMode sets the permission bits of the regular file s.Path inside r
-// to s.RestoreMode, leaving its content, once it has checked, on the file
-// it changes, that the file still holds s.Left and has s.LeftMode, and,
-// with checkParents, that no parent directory is a link.
-func restoreMode(r *os.Root, s UndoStep, checkParents func() error) error {
-	rel := s.Path
-	replaced := fmt.Errorf("restore the mode of %s: it is no longer the regular file the plan saw; restore it by hand", rel)
-	fi, err := r.Lstat(rel)
-	if err != nil {
-		return fmt.Errorf("restore the mode of %s: %w", rel, err)
+// untracked are the permission bits the workspace observer does not
+// track: all but the owner-execute bit.
+const untracked fs.FileMode = fs.ModePerm &^ 0o100
+
+// special are the mode bits a restore keeps from the file it restores.
+const special = fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+
+// restoredMode is the mode a restore gives the file s.Path, where have is
+// the mode of the regular file there now (exists), if any:
+//
+//   - s.RestoreMode, where it is recorded — but for the bits the observer
+//     does not track (owner read and write, group, other), where the
+//     file's are not those the thread left (s.LeftMode): nothing in the
+//     log saw them change, so they were changed since by someone (maybe
+//     by the thread, in an action whose observed change was none), most
+//     likely to tighten them, and the file keeps its own rather than have
+//     them loosened;
+//   - where s.RestoreMode is not recorded, the file's own permission bits,
+//     or 0644 for a file created;
+//   - and, either way, the setuid, setgid and sticky bits the file has.
+func restoredMode(s UndoStep, have fs.FileMode, exists bool) fs.FileMode {
+	if !exists {
+		have = 0
 	}
-	if !fi.Mode().IsRegular() {
-		return replaced
+	var m fs.FileMode
+	switch {
+	case s.RestoreMode == 0 && exists:
+		m = have.Perm()
+	case s.RestoreMode == 0:
+		m = 0o644
+	default:
+		m = fs.FileMode(s.RestoreMode).Perm()
+		if exists && s.LeftMode != 0 && have&untracked != fs.FileMode(s.LeftMode)&untracked {
+			m = m&^untracked | have&untracked
+		}
 	}
-	f, err := r.Open(rel)
-	if err != nil {
-		return fmt.Errorf("restore the mode of %s: %w", rel, err)
-	}
-	defer f.Close()
-	opened, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("restore the mode of %s: %w", rel, err)
-	}
-	// The file opened must be the one at the path, not one a link put
-	// there since leads to: it is the one whose mode changes.
-	if !os.SameFile(fi, opened) {
-		return replaced
-	}
-	digest, err := digestOf(f)
-	if err != nil {
-		return fmt.Errorf("restore the mode of %s: %w", rel, err)
-	}
-	if why := holds(s, digest, action.PathMode(opened.Mode())); why != "" {
-		return fmt.Errorf("restore the mode of %s: %s; restore it by hand", rel, why)
-	}
-	if err := checkParents(); err != nil {
-		return err
-	}
-	if err := f.Chmod(fs.FileMode(s.RestoreMode).Perm()); err != nil {
-		return fmt.Errorf("restore the mode of %s: %w", rel, err)
-	}
-	return nil
+	return m | have&special
 }
 
-// restoreFile puts content at s.Path under root with s.RestoreMode, or
-// removes it when s.Restore is "", or, when s.Restore is s.Left, sets its
-// mode alone to s.RestoreMode. Every step goes through an os.Root of the
-// workspace, so nothing outside it is touched; a parent directory that is
-// a symbolic link is refused, not followed; and the file must still hold
-// s.Left (with s.LeftMode, where recorded) just before it is replaced.
-// Where s.RestoreMode is not recorded, the file keeps its permissions where
-// it exists and gets 0644 where it does not.
-func restoreFile(root string, s UndoStep, content []byte) error {
+// restoreMode sets the mode of the regular file s.Path inside r to
+// restoredMode's, leaving its content, once it has checked, on the file
+// it changes, that the file still holds s.Left with s.LeftMode's
+// owner-execute bit, and, with checkParents, that no parent directory is
+// a link. It returns the permission bits set.
+func restoreMode(r *os.Root, s UndoStep, checkParents func() error) (uint32, error) {
+	rel := s.Path
+	digest, fi, f, err := look(r, rel, true)
+	if f != nil {
+		defer f.Close()
+	}
+	switch {
+	case errors.Is(err, errReplaced), err == nil && (f == nil || !fi.Mode().IsRegular()):
+		return 0, fmt.Errorf("restore the mode of %s: it is no longer the regular file the plan saw; restore it by hand", rel)
+	case err != nil:
+		return 0, fmt.Errorf("restore the mode of %s: %w", rel, err)
+	}
+	if why := holds(s, digest, modeOf(fi)); why != "" {
+		return 0, fmt.Errorf("restore the mode of %s: %s; restore it by hand", rel, why)
+	}
+	if err := checkParents(); err != nil {
+		return 0, err
+	}
+	// The file open is the one whose mode changes: not one a link put at
+	// the path since leads to.
+	m := restoredMode(s, fi.Mode(), true)
+	if err := f.Chmod(m); err != nil {
+		return 0, fmt.Errorf("restore the mode of %s: %w", rel, err)
+	}
+	return uint32(m.Perm()), nil
+}
+
+// restoreFile puts content at s.Path under root, or removes it when
+// s.Restore is "", or, for a step that restores a mode only
+// (UndoStep.ModeOnly), sets its mode alone. Every step goes through an
+// os.Root of the workspace, so nothing outside it is touched; a parent
+// directory that is a symbolic link is refused, not followed; and the
+// file must still hold s.Left (with s.LeftMode's owner-execute bit, where
+// recorded) just before it is replaced. A file written or whose mode is
+// restored gets restoredMode's mode, whose permission bits restoreFile
+// returns (0 where it removed the path or changed nothing).
+func restoreFile(root string, s UndoStep, content []byte) (uint32, error) {
 	rel := s.Path
 	if _, ok := WorkspacePath("", rel); !ok || path.Clean(rel) != rel {
-		return fmt.Errorf("restore %s: not a clean path inside the workspace", rel)
+		return 0, fmt.Errorf("restore %s: not a clean path inside the workspace", rel)
 	}
 	r, err := os.OpenRoot(root)
 	if err != nil {
-		return fmt.Errorf("restore %s: %w", rel, err)
+		return 0, fmt.Errorf("restore %s: %w", rel, err)
 	}
 	defer r.Close()
 	checkParents := func() error {
@@ -502,49 +702,53 @@ func restoreFile(root string, s UndoStep, content []byte) error {
 		}
 		return nil
 	}
-	checkDigest := func() error {
-		now, mode, err := stateIn(r, rel)
+	// check looks at the path, and says what is there if it holds s.Left.
+	check := func() (fs.FileInfo, error) {
+		now, fi, _, err := look(r, rel, false)
 		if err != nil {
-			return fmt.Errorf("restore %s: %w", rel, err)
+			return nil, fmt.Errorf("restore %s: %w", rel, err)
 		}
-		if why := holds(s, now, mode); why != "" {
-			return fmt.Errorf("restore %s: %s; restore it by hand", rel, why)
+		if why := holds(s, now, modeOf(fi)); why != "" {
+			return nil, fmt.Errorf("restore %s: %s; restore it by hand", rel, why)
 		}
-		return nil
+		return fi, nil
 	}
 	if err := checkParents(); err != nil {
-		return err
+		return 0, err
 	}
-	if s.Restore != "" && s.Restore == s.Left {
-		if s.RestoreMode == 0 {
-			return checkDigest() // nothing recorded to restore
-		}
+	switch {
+	case s.ModeOnly():
 		return restoreMode(r, s, checkParents)
-	}
-	if s.Restore == "" {
-		if err := checkDigest(); err != nil {
-			return err
+	case s.Restore != "" && s.Restore == s.Left && s.RestoreMode == 0:
+		_, err := check() // nothing recorded to restore
+		return 0, err
+	case s.Restore == "":
+		if _, err := check(); err != nil {
+			return 0, err
 		}
 		if err := r.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove %s: %w", rel, err)
+			return 0, fmt.Errorf("remove %s: %w", rel, err)
 		}
-		return nil
+		return 0, nil
 	}
-	mode := fs.FileMode(s.RestoreMode).Perm()
-	if s.RestoreMode == 0 {
-		mode = 0o644
-		if fi, err := r.Lstat(rel); err == nil && fi.Mode().IsRegular() {
-			mode = fi.Mode().Perm()
-		}
+	fi, err := check()
+	if err != nil {
+		return 0, err
+	}
+	var mode fs.FileMode
+	if fi != nil && fi.Mode().IsRegular() {
+		mode = restoredMode(s, fi.Mode(), true)
+	} else {
+		mode = restoredMode(s, 0, false)
 	}
 	dir := path.Dir(rel)
 	if dir != "." {
 		if err := r.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("restore %s: %w", rel, err)
+			return 0, fmt.Errorf("restore %s: %w", rel, err)
 		}
 		// A link put in place of a parent meanwhile is refused too.
 		if err := checkParents(); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	var rnd [8]byte
@@ -552,23 +756,27 @@ func restoreFile(root string, s UndoStep, content []byte) error {
 	tmp := path.Join(dir, ".harness-undo-"+hex.EncodeToString(rnd[:]))
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return fmt.Errorf("restore %s: %w", rel, err)
+		return 0, fmt.Errorf("restore %s: %w", rel, err)
 	}
 	_, werr := f.Write(content)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr, r.Chmod(tmp, mode)); err != nil {
+	var merr error
+	if werr == nil {
+		merr = f.Chmod(mode)
+	}
+	if err := errors.Join(werr, merr, f.Close()); err != nil {
 		r.Remove(tmp)
-		return fmt.Errorf("restore %s: %w", rel, err)
+		return 0, fmt.Errorf("restore %s: %w", rel, err)
 	}
 	// The last look before the file is replaced: its parents, and that it
 	// still holds what the thread left.
-	if err := errors.Join(checkParents(), checkDigest()); err != nil {
+	_, cerr := check()
+	if err := errors.Join(checkParents(), cerr); err != nil {
 		r.Remove(tmp)
-		return err
+		return 0, err
 	}
 	if err := r.Rename(tmp, rel); err != nil {
 		r.Remove(tmp)
-		return fmt.Errorf("restore %s: %w", rel, err)
+		return 0, fmt.Errorf("restore %s: %w", rel, err)
 	}
-	return nil
+	return uint32(mode.Perm()), nil
 }

@@ -75,6 +75,20 @@ func commandScript(command string) string {
 {"text": "Done."}`
 }
 
+// commandsScript has the model run shell commands, one action each, then
+// finish.
+func commandsScript(commands ...string) string {
+	calls := ""
+	for i, c := range commands {
+		if i > 0 {
+			calls += ", "
+		}
+		calls += `{"id": "c` + strconv.Itoa(i) + `", "name": "run_command", "args": ` + strconv.Quote(`{"command":`+strconv.Quote(c)+`}`) + `}`
+	}
+	return `{"tool_calls": [` + calls + `]}
+{"text": "Done."}`
+}
+
 // writeRunScript has the model write run.sh, then finish.
 const writeRunScript = `{"tool_calls": [{"id": "w", "name": "write_file", "args": "{\"path\":\"run.sh\",\"content\":\"echo new\\n\"}"}]}
 {"text": "Done."}`
@@ -194,10 +208,10 @@ func TestUndoRestoresTheModeWithTheContent(t *testing.T) {
 }
 
 // An undo refuses, naming the path and changing nothing, when a file's
-// mode is no longer the one the thread left — whether the thread changed
-// the mode or the content.
+// owner-execute bit — the part of a mode the observer tracks — is no
+// longer the one the thread left, or when only its content is back.
 func TestUndoRefusesAModeChangedSince(t *testing.T) {
-	refused := func(t *testing.T, e *stockEnv, want string) {
+	refused := func(t *testing.T, e *stockEnv, left, now uint32, want string) {
 		t.Helper()
 		head, err := e.store.Head(ctx, "t")
 		require.NoError(t, err)
@@ -207,27 +221,29 @@ func TestUndoRefusesAModeChangedSince(t *testing.T) {
 		require.ErrorAs(t, err, &ue)
 		require.Len(t, ue.Conflicts, 1)
 		require.Equal(t, "run.sh", ue.Conflicts[0].Path)
-		require.Equal(t, uint32(0o755), ue.Conflicts[0].LeftMode)
-		require.Equal(t, uint32(0o700), ue.Conflicts[0].NowMode)
+		require.Equal(t, left, ue.Conflicts[0].LeftMode)
+		require.Equal(t, now, ue.Conflicts[0].NowMode)
 		require.ErrorContains(t, err, want)
 		after, err := e.store.Head(ctx, "t")
 		require.NoError(t, err)
 		require.Equal(t, head.Seq, after.Seq, "nothing was appended")
 	}
-	t.Run("after a mode-only change", func(t *testing.T) {
-		e := newModeEnv(t, commandScript("chmod +x run.sh"), 0o644)
-		require.NoError(t, os.Chmod(filepath.Join(e.root, "run.sh"), 0o700))
-		refused(t, e, "run.sh: its mode changed since the thread last touched it at seq")
-		require.ErrorContains(t, func() error { _, err := harness.PlanUndo(ctx, e.store, e.rt.Services, "t", 0); return err }(),
-			"(it left mode 0755, it has mode 0700 now)")
-		require.Equal(t, os.FileMode(0o700), e.perm("run.sh"), "nothing was changed")
-	})
 	t.Run("after a content change", func(t *testing.T) {
 		e := newModeEnv(t, writeRunScript, 0o755)
-		require.NoError(t, os.Chmod(filepath.Join(e.root, "run.sh"), 0o700))
-		refused(t, e, "run.sh: its mode changed since the thread last touched it at seq")
+		require.NoError(t, os.Chmod(filepath.Join(e.root, "run.sh"), 0o644))
+		refused(t, e, 0o755, 0o644, "run.sh: its mode changed since the thread last touched it at seq")
+		require.ErrorContains(t, func() error { _, err := harness.PlanUndo(ctx, e.store, e.rt.Services, "t", 0); return err }(),
+			"(it left mode 0755, it has mode 0644 now)")
 		require.Equal(t, "echo new\n", e.read("run.sh"), "nothing was changed")
-		require.Equal(t, os.FileMode(0o700), e.perm("run.sh"))
+		require.Equal(t, os.FileMode(0o644), e.perm("run.sh"))
+	})
+	t.Run("the content put back by hand, not the mode", func(t *testing.T) {
+		e := newModeEnv(t, writeRunScript, 0o755)
+		p := filepath.Join(e.root, "run.sh")
+		require.NoError(t, os.WriteFile(p, []byte("echo old\n"), 0o644))
+		require.NoError(t, os.Chmod(p, 0o644))
+		refused(t, e, 0o755, 0o644, "run.sh: its content is back as it was at seq 0, but not its mode (it had mode 0755 then, it has mode 0644 now); set the mode by hand")
+		require.Equal(t, os.FileMode(0o644), e.perm("run.sh"))
 	})
 	t.Run("the mode put back by hand", func(t *testing.T) {
 		e := newModeEnv(t, commandScript("chmod +x run.sh"), 0o644)
@@ -236,6 +252,86 @@ func TestUndoRefusesAModeChangedSince(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, plan.Steps, "already as it was")
 	})
+}
+
+// The observer tracks only the owner-execute bit of a mode, so a change
+// of the other bits since is no conflict: the content (and owner-x) put
+// back by hand is as it was, and a file's group and other bits tightened
+// since are kept, not loosened, when its mode is restored.
+func TestUndoComparesWhatTheObserverTracks(t *testing.T) {
+	t.Run("a file made private, then undone", func(t *testing.T) {
+		// chmod 600 is no observed change: owner-x did not change.
+		e := newStockEnv(t, commandsScript("echo secret > key.txt", "chmod 600 key.txt"))
+		require.Equal(t, harness.StatusDone, e.runApproved("t").Status)
+		require.Equal(t, os.FileMode(0o600), e.perm("key.txt"))
+		plan, err := harness.Undo(ctx, e.store, e.rt.Services, "t", 0, "ana")
+		require.NoError(t, err)
+		require.Len(t, plan.Steps, 1)
+		require.Equal(t, "(absent)", e.read("key.txt"))
+	})
+	t.Run("the content put back by hand with another umask", func(t *testing.T) {
+		e := newModeEnv(t, writeRunScript, 0o644)
+		p := filepath.Join(e.root, "run.sh")
+		require.NoError(t, os.WriteFile(p, []byte("echo old\n"), 0o664))
+		require.NoError(t, os.Chmod(p, 0o664))
+		plan, err := harness.PlanUndo(ctx, e.store, e.rt.Services, "t", 0)
+		require.NoError(t, err)
+		require.Empty(t, plan.Steps, "already as it was")
+	})
+	t.Run("group and other bits tightened since are kept", func(t *testing.T) {
+		e := newModeEnv(t, commandScript("chmod +x run.sh"), 0o644)
+		require.NoError(t, os.Chmod(filepath.Join(e.root, "run.sh"), 0o700))
+		plan, err := harness.PlanUndo(ctx, e.store, e.rt.Services, "t", 0)
+		require.NoError(t, err)
+		require.Len(t, plan.Steps, 1)
+		require.Equal(t, uint32(0o600), plan.Steps[0].RestoreMode, "the plan says what will be set")
+		_, err = harness.Undo(ctx, e.store, e.rt.Services, "t", 0, "ana")
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), e.perm("run.sh"))
+		rec, err := facts.Decode[harness.WorkspaceRestored](lastFact(t, e.store, "t"))
+		require.NoError(t, err)
+		require.Equal(t, []facts.PathChange{{Path: "run.sh", Before: digest("echo old\n"), After: digest("echo old\n"), BeforeMode: 0o755, AfterMode: 0o600}}, rec.Restored)
+		plan, err = harness.Undo(ctx, e.store, e.rt.Services, "t", 0, "ana")
+		require.NoError(t, err)
+		require.Empty(t, plan.Steps, "undoing again finds nothing to do")
+	})
+}
+
+// A regular file the thread replaced with a symlink whose target hashes
+// like the file's content is restored as a file — its content written
+// again, not its mode changed on whatever is there.
+func TestUndoRestoresAFileTurnedIntoALink(t *testing.T) {
+	for name, script := range map[string]string{
+		"in one action":  commandScript("rm conf && ln -s tgt conf"),
+		"in two actions": commandsScript("printf y > conf", "rm conf && ln -s tgt conf"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newStockEnv(t, script)
+			p := filepath.Join(e.root, "conf")
+			require.NoError(t, os.WriteFile(p, []byte("tgt"), 0o640))
+			require.NoError(t, os.Chmod(p, 0o640))
+			require.Equal(t, harness.StatusDone, e.runApproved("t").Status)
+			target, err := os.Readlink(p)
+			require.NoError(t, err)
+			require.Equal(t, "tgt", target)
+
+			plan, err := harness.PlanUndo(ctx, e.store, e.rt.Services, "t", 0)
+			require.NoError(t, err)
+			require.Len(t, plan.Steps, 1)
+			require.False(t, plan.Steps[0].ModeOnly())
+			_, err = harness.Undo(ctx, e.store, e.rt.Services, "t", 0, "ana")
+			require.NoError(t, err)
+			fi, err := os.Lstat(p)
+			require.NoError(t, err)
+			require.True(t, fi.Mode().IsRegular())
+			require.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
+			require.Equal(t, "tgt", e.read("conf"))
+
+			plan, err = harness.Undo(ctx, e.store, e.rt.Services, "t", 0, "ana")
+			require.NoError(t, err)
+			require.Empty(t, plan.Steps, "undoing again finds nothing to do")
+		})
+	}
 }
 
 // A log written before modes were recorded (path changes without modes)

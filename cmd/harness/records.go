@@ -531,8 +531,12 @@ func (a *app) undoCmd() *cobra.Command {
 		Long: `Restore the workspace files that THREAD's actions changed after seq SEQ (default
 0: all of them) to what they held before, from the contents the runtime's
 observer kept — changes made by shell commands included — and record the undo
-as a workspace.restored fact. It refuses, naming the paths and changing
-nothing, when a file no longer holds what the thread left there.`,
+as a workspace.restored fact. Where the log recorded modes, a file gets its
+earlier mode back too, and a change of mode alone (chmod +x) is undone
+("chmod"); like git, only the owner-execute bit of a mode is compared, and
+permission bits changed since by someone else are kept. It refuses, naming
+the paths and changing nothing, when a file no longer holds what the thread
+left there.`,
 		Args: args(1, 1, "THREAD"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -557,11 +561,13 @@ nothing, when a file no longer holds what the thread left there.`,
 			}
 			if a.jsonOut() {
 				type stepJSON struct {
-					Path    string   `json:"path"`
-					Action  string   `json:"action"`
-					Left    string   `json:"left,omitempty"`
-					Restore string   `json:"restore,omitempty"`
-					Seqs    []uint64 `json:"seqs"`
+					Path        string   `json:"path"`
+					Action      string   `json:"action"`
+					Left        string   `json:"left,omitempty"`
+					Restore     string   `json:"restore,omitempty"`
+					LeftMode    uint32   `json:"left_mode,omitempty"`
+					RestoreMode uint32   `json:"restore_mode,omitempty"`
+					Seqs        []uint64 `json:"seqs"`
 				}
 				out := struct {
 					Thread string     `json:"thread"`
@@ -570,7 +576,7 @@ nothing, when a file no longer holds what the thread left there.`,
 					Steps  []stepJSON `json:"steps"`
 				}{id, to, dryRun, []stepJSON{}}
 				for _, st := range plan.Steps {
-					out.Steps = append(out.Steps, stepJSON{st.Path, undoVerb(st), st.Left, st.Restore, st.Seqs})
+					out.Steps = append(out.Steps, stepJSON{st.Path, undoVerb(st), st.Left, st.Restore, st.LeftMode, st.RestoreMode, st.Seqs})
 				}
 				return a.printJSON(out)
 			}
@@ -588,7 +594,7 @@ nothing, when a file no longer holds what the thread left there.`,
 				for i, q := range st.Seqs {
 					seqs[i] = strconv.FormatUint(q, 10)
 				}
-				fmt.Fprintf(a.stdout, "  %-8s %s (changed at seq %s)\n", undoVerb(st), st.Path, strings.Join(seqs, ", "))
+				fmt.Fprintf(a.stdout, "  %-8s %s (%schanged at seq %s)\n", undoVerb(st), st.Path, undoModeNote(st), strings.Join(seqs, ", "))
 			}
 			if dryRun {
 				fmt.Fprintln(a.stdout, "dry run: nothing was changed")
@@ -608,6 +614,22 @@ func undoVerb(s harness.UndoStep) string {
 		return "remove"
 	case s.Left == "":
 		return "recreate"
+	case s.ModeOnly():
+		return "chmod"
 	}
 	return "restore"
+}
+
+// undoModeNote says how a step changes a file's mode ("mode 0755 → 0644, "),
+// or "" where it does not, or the log did not record it.
+func undoModeNote(s harness.UndoStep) string {
+	switch {
+	case s.Restore == "" || s.RestoreMode == 0:
+		return ""
+	case s.LeftMode == 0 && s.Left == "":
+		return fmt.Sprintf("mode %04o, ", s.RestoreMode)
+	case s.LeftMode != 0 && s.LeftMode != s.RestoreMode:
+		return fmt.Sprintf("mode %04o → %04o, ", s.LeftMode, s.RestoreMode)
+	}
+	return ""
 }
