@@ -90,13 +90,7 @@ func Drive(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id
 				opts.OnRetry(st)
 			}
 			out, err := resume(ctx, st)
-			if err != nil && !errors.Is(err, ErrDefect) {
-				return st, err
-			}
-			if out.Status == StatusStepLimit {
-				return StepLimited(ctx, rt, actor, id, out)
-			}
-			if stop, st, err := failedAgain(ctx, rt, actor, id, out); stop {
+			if stop, st, err := resumed(ctx, rt, actor, id, st, out, err); stop {
 				return st, err
 			}
 			continue
@@ -105,13 +99,7 @@ func Drive(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id
 				opts.OnInDoubt(st)
 			}
 			out, err := resume(ctx, st)
-			if err != nil && !errors.Is(err, ErrDefect) {
-				return st, err
-			}
-			if out.Status == StatusStepLimit {
-				return StepLimited(ctx, rt, actor, id, out)
-			}
-			if stop, st, err := failedAgain(ctx, rt, actor, id, out); stop {
+			if stop, st, err := resumed(ctx, rt, actor, id, st, out, err); stop {
 				return st, err
 			}
 			// Idle: nothing ran, here or (on a shared store) elsewhere.
@@ -148,6 +136,21 @@ func Drive(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id
 		}
 		return st, nil
 	}
+}
+
+// resumed reports whether Drive stops after a Resume of the state st that
+// ended with out and err, and with what: an error (a defect is not one:
+// the next look finds the thread failed), the step limit, or a failure
+// that stays enabled (see failedAgain).
+func resumed(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id string, st State, out Outcome, err error) (bool, State, error) {
+	if err != nil && !errors.Is(err, ErrDefect) {
+		return true, st, err
+	}
+	if out.Status == StatusStepLimit {
+		st, err := StepLimited(ctx, rt, actor, id, out)
+		return true, st, err
+	}
+	return failedAgain(ctx, rt, actor, id, out)
 }
 
 // failedAgain reports whether Drive must stop after a Resume whose outcome
