@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"fmt"
+	"iter"
 	"reflect"
 	"sync"
 
@@ -78,33 +80,55 @@ func underlying(s thread.Store) thread.Store {
 	return s
 }
 
-// unwrapStore sees through store wrappers (types with Unwrap() thread.Store)
-// to the store they wrap.
-func unwrapStore(s thread.Store) thread.Store {
-	for {
-		u, ok := s.(interface{ Unwrap() thread.Store })
-		if !ok {
-			return s
+// wrapped yields s and each store it wraps (types with
+// Unwrap() thread.Store), outermost first.
+func wrapped(s thread.Store) iter.Seq[thread.Store] {
+	return func(yield func(thread.Store) bool) {
+		for s != nil && yield(s) {
+			u, ok := s.(interface{ Unwrap() thread.Store })
+			if !ok {
+				return
+			}
+			s = u.Unwrap()
 		}
-		s = u.Unwrap()
 	}
 }
 
+// unwrapStore sees through store wrappers to the innermost store.
+func unwrapStore(s thread.Store) thread.Store {
+	for inner := range wrapped(s) {
+		s = inner
+	}
+	return s
+}
+
 // lease takes the thread's lease when the store is shared between
-// processes (a thread.Leaser), after the process's own lock: see
-// thread.Leaser. It returns ctx unchanged, and a release that does
-// nothing, for a store that leases nothing.
+// processes (a thread.Leaser): see thread.Leaser. The outermost Leaser
+// counts: a wrapper may lease, or pass leasing through. It returns ctx
+// unchanged, and a release that does nothing, for a store that leases
+// nothing.
 func lease(ctx context.Context, store thread.Store, id string) (context.Context, func(), error) {
-	// The outermost Leaser: a wrapper may lease, or pass leasing through.
-	for s := store; s != nil; {
+	for s := range wrapped(store) {
 		if l, ok := s.(thread.Leaser); ok {
 			return l.Lease(ctx, id)
 		}
-		u, ok := s.(interface{ Unwrap() thread.Store })
-		if !ok {
-			break
-		}
-		s = u.Unwrap()
 	}
 	return ctx, func() {}, nil
+}
+
+// hold holds the thread as acting on it requires: this process's lock,
+// then, on a shared store, the thread's lease. It returns the context to
+// act under (ended if the lease is lost) and the function that lets go of
+// both.
+func hold(ctx context.Context, store thread.Store, id string) (context.Context, func(), error) {
+	unlock, err := resuming.lock(ctx, store, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("waiting for another resume of the thread: %w", err)
+	}
+	held, release, err := lease(ctx, store, id)
+	if err != nil {
+		unlock()
+		return nil, nil, fmt.Errorf("waiting for the thread's lease: %w", err)
+	}
+	return held, func() { release(); unlock() }, nil
 }

@@ -276,14 +276,9 @@ func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (ou
 			span.End()
 		}()
 	}
-	unlock, err := resuming.lock(ctx, rt.Store, id)
+	held, release, err := hold(ctx, rt.Store, id)
 	if err != nil {
-		return Outcome{Thread: id}, fmt.Errorf("resume %s: waiting for another resume of the thread: %w", id, err)
-	}
-	defer unlock()
-	held, release, err := lease(ctx, rt.Store, id)
-	if err != nil {
-		return Outcome{Thread: id}, fmt.Errorf("resume %s: waiting for the thread's lease: %w", id, err)
+		return Outcome{Thread: id}, fmt.Errorf("resume %s: %w", id, err)
 	}
 	defer release()
 	outer := ctx

@@ -174,14 +174,9 @@ func PlanUndo(ctx context.Context, store thread.Store, svc Services, id string, 
 // thread's lease on a store processes share (thread.Leaser) — so that no
 // runtime acts on the thread while its files are put back.
 func Undo(ctx context.Context, store thread.Store, svc Services, id string, to uint64, by string) (UndoPlan, error) {
-	unlock, err := resuming.lock(ctx, store, id)
+	ctx, release, err := hold(ctx, store, id)
 	if err != nil {
-		return UndoPlan{}, fmt.Errorf("undo %s: waiting for a resume of the thread: %w", id, err)
-	}
-	defer unlock()
-	ctx, release, err := lease(ctx, store, id)
-	if err != nil {
-		return UndoPlan{}, fmt.Errorf("undo %s: waiting for the thread's lease: %w", id, err)
+		return UndoPlan{}, fmt.Errorf("undo %s: %w", id, err)
 	}
 	defer release()
 	plan, contents, err := planUndo(ctx, store, svc, id, to)

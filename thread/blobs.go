@@ -1,7 +1,6 @@
 package thread
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,6 +19,27 @@ import (
 const tableBlob = 'b'
 
 func blobKey(sum [32]byte) []byte { return append([]byte{tableBlob}, sum[:]...) }
+
+// ParseBlobDigest reads the digest a blob is kept under: a SHA-256 in hex,
+// either case. Anything else is an error matching fs.ErrInvalid.
+func ParseBlobDigest(digest string) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	raw, err := hex.DecodeString(digest)
+	if err != nil || len(raw) != sha256.Size {
+		return sum, fmt.Errorf("not a SHA-256 digest in hex: %w", fs.ErrInvalid)
+	}
+	copy(sum[:], raw)
+	return sum, nil
+}
+
+// CheckBlob returns an error matching ErrCorrupt if data, kept under the
+// digest sum, does not hash to it: a store never returns such bytes.
+func CheckBlob(sum [sha256.Size]byte, data []byte) error {
+	if got := sha256.Sum256(data); got != sum {
+		return fmt.Errorf("the kept bytes hash to %x: %w", got, ErrCorrupt)
+	}
+	return nil
+}
 
 // PutBlob keeps data under its SHA-256 digest (lower-case hex) and returns
 // the digest; keeping the same bytes again writes nothing.
@@ -55,9 +75,9 @@ func (s *PebbleStore) PutBlob(ctx context.Context, data []byte) (string, error) 
 // fs.ErrNotExist. Bytes that do not hash to the digest are reported as
 // ErrCorrupt, never returned.
 func (s *PebbleStore) GetBlob(ctx context.Context, digest string) ([]byte, error) {
-	raw, err := hex.DecodeString(digest)
-	if err != nil || len(raw) != sha256.Size {
-		return nil, fmt.Errorf("get blob %q: not a SHA-256 digest in hex: %w", digest, fs.ErrInvalid)
+	sum, err := ParseBlobDigest(digest)
+	if err != nil {
+		return nil, fmt.Errorf("get blob %q: %w", digest, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("get blob %s: %w", digest, err)
@@ -66,8 +86,6 @@ func (s *PebbleStore) GetBlob(ctx context.Context, digest string) ([]byte, error
 		return nil, fmt.Errorf("get blob %s: %w", digest, err)
 	}
 	defer s.leave()
-	var sum [32]byte
-	copy(sum[:], raw)
 	data, ok, err := get(s.db, blobKey(sum))
 	switch {
 	case err != nil:
@@ -75,8 +93,8 @@ func (s *PebbleStore) GetBlob(ctx context.Context, digest string) ([]byte, error
 	case !ok:
 		return nil, fmt.Errorf("get blob %s: none kept: %w", digest, fs.ErrNotExist)
 	}
-	if got := sha256.Sum256(data); !bytes.Equal(got[:], sum[:]) {
-		return nil, fmt.Errorf("get blob %s: the kept bytes hash to %x: %w", digest, got, ErrCorrupt)
+	if err := CheckBlob(sum, data); err != nil {
+		return nil, fmt.Errorf("get blob %s: %w", digest, err)
 	}
 	return data, nil
 }

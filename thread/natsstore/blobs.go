@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -105,11 +104,11 @@ func (s *Store) PutBlob(ctx context.Context, data []byte) (string, error) {
 // second PutBlob of the same new bytes may wait for the store's timeout
 // and fail (see PutBlob).
 func (s *Store) GetBlob(ctx context.Context, digest string) ([]byte, error) {
-	raw, err := hex.DecodeString(digest)
-	if err != nil || len(raw) != sha256.Size {
-		return nil, fmt.Errorf("get blob %q: not a SHA-256 digest in hex: %w", digest, fs.ErrInvalid)
+	sum, err := thread.ParseBlobDigest(digest)
+	if err != nil {
+		return nil, fmt.Errorf("get blob %q: %w", digest, err)
 	}
-	digest = hex.EncodeToString(raw) // lowercase, as kept
+	digest = hex.EncodeToString(sum[:]) // lowercase, as kept
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("get blob %s: %w", digest, err)
 	}
@@ -128,8 +127,8 @@ func (s *Store) GetBlob(ctx context.Context, digest string) ([]byte, error) {
 	case err != nil:
 		return nil, fmt.Errorf("get blob %s: %w", digest, err)
 	}
-	if got := sha256.Sum256(data); !bytes.Equal(got[:], raw) {
-		return nil, fmt.Errorf("get blob %s: the kept bytes hash to %x: %w", digest, got, thread.ErrCorrupt)
+	if err := thread.CheckBlob(sum, data); err != nil {
+		return nil, fmt.Errorf("get blob %s: %w", digest, err)
 	}
 	return data, nil
 }

@@ -472,12 +472,8 @@ func (s *Store) decodeFact(id string, m *jetstream.RawStreamMsg) (facts.Fact, er
 
 // last returns the last fact of id, or false if id has none.
 func (s *Store) last(ctx context.Context, id string) (facts.Fact, bool, error) {
-	m, err := s.get(ctx, s.l.factFilter(id))
-	if err != nil || m == nil {
-		return facts.Fact{}, false, err
-	}
-	f, err := s.decodeFact(id, m)
-	return f, err == nil, err
+	f, _, ok, err := s.lastFact(ctx, id)
+	return f, ok, err
 }
 
 // fact returns the fact of id at seq, which must exist.
