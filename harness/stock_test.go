@@ -1,12 +1,14 @@
 package harness_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
@@ -334,4 +336,17 @@ func lastFact(t *testing.T, s thread.Store, id string) facts.Fact {
 		last = f
 	}
 	return last
+}
+
+// Undo of a file whose earlier content was too large to keep says so, as
+// the Pebble store reports a digest it keeps nothing under
+// (fs.ErrNotExist).
+func TestUndoSaysWhatWasNotKept(t *testing.T) {
+	e := newStockEnv(t, `{"text": "Shrinking it.", "tool_calls": [{"id": "c", "name": "run_command", "args": "{\"command\":\"echo small > big.bin\"}"}]}
+{"text": "Done."}`)
+	require.NoError(t, os.WriteFile(filepath.Join(e.root, "big.bin"), bytes.Repeat([]byte("x"), int(action.DefaultBlobCap)+1), 0o644))
+	require.Equal(t, harness.StatusDone, e.runApproved("t").Status)
+	_, err := harness.Undo(ctx, e.store, e.rt.Services, "t", 0, "ana")
+	require.ErrorContains(t, err, "was not kept (larger than")
+	require.Equal(t, "small\n", e.read("big.bin"), "nothing was changed")
 }

@@ -455,7 +455,7 @@ func fetch(ctx context.Context, blobs action.Blobs, digest string) ([]byte, erro
 		return nil, fmt.Errorf("its earlier content %s was not kept: this store keeps no file contents", shortDigest(digest))
 	}
 	b, err := blobs.GetBlob(ctx, digest)
-	if errors.Is(err, action.ErrNoBlob) {
+	if errors.Is(err, fs.ErrNotExist) { // the Blobs contract; action.ErrNoBlob is one such error
 		return nil, fmt.Errorf("its earlier content %s was not kept (larger than %d bytes, or never read)", shortDigest(digest), action.DefaultBlobCap)
 	}
 	if err != nil {
