@@ -8,10 +8,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -51,7 +51,7 @@ func objectDigest(sum [sha256.Size]byte) string {
 }
 
 // PutBlob keeps data under its SHA-256 digest (lowercase hex) and returns
-// the digest; see action.Blobs. Bytes already kept are not written again;
+// the digest, as the workspace observer's Blobs asks (package action). Bytes already kept are not written again;
 // an object under the digest whose size or digest is not data's is
 // replaced. The blob is stored, on as many replicas as the bucket has,
 // when PutBlob returns.
@@ -96,9 +96,9 @@ func (s *Store) PutBlob(ctx context.Context, data []byte) (string, error) {
 	return digest, nil
 }
 
-// GetBlob returns the bytes kept under digest; see action.Blobs. A digest
-// with nothing kept is an error matching action.ErrNoBlob and
-// fs.ErrNotExist, a string that is not a SHA-256 digest in hex one
+// GetBlob returns the bytes kept under digest, as the workspace observer's
+// Blobs asks (package action). A digest with nothing kept is an error
+// matching fs.ErrNotExist, a string that is not a SHA-256 digest in hex one
 // matching fs.ErrInvalid. Bytes that do not hash to the digest are
 // reported as thread.ErrCorrupt, never returned. A read racing with a
 // second PutBlob of the same new bytes may wait for the store's timeout
@@ -121,7 +121,7 @@ func (s *Store) GetBlob(ctx context.Context, digest string) ([]byte, error) {
 	data, err := s.blobs.GetBytes(ctx, digest)
 	switch {
 	case errors.Is(err, jetstream.ErrObjectNotFound):
-		return nil, fmt.Errorf("get blob %s: %w", digest, action.ErrNoBlob)
+		return nil, fmt.Errorf("get blob %s: none kept: %w", digest, fs.ErrNotExist)
 	case errors.Is(err, jetstream.ErrDigestMismatch):
 		return nil, fmt.Errorf("get blob %s: the kept chunks do not match the object's digest: %w", digest, thread.ErrCorrupt)
 	case err != nil:

@@ -19,7 +19,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -60,7 +59,6 @@ type Store struct {
 var (
 	_ thread.Store  = (*Store)(nil)
 	_ thread.Leaser = (*Store)(nil)
-	_ action.Blobs  = (*Store)(nil)
 )
 
 // Defaults of the options.
