@@ -49,6 +49,10 @@ const (
 	// KindThreadForked: the thread continues another thread's log up to a
 	// seq (ThreadForked).
 	KindThreadForked Kind = "thread.forked"
+	// KindWorkspaceRestored: a person undid the workspace changes of a
+	// thread's actions (WorkspaceRestored). It is appended from outside the
+	// runtime, as an ingress fact; no component acts on it.
+	KindWorkspaceRestored Kind = "workspace.restored"
 )
 
 func init() {
@@ -69,6 +73,7 @@ func init() {
 	Register[BudgetExhausted](KindBudgetExhausted)
 	Register[TransitionFailed](KindTransitionFailed)
 	Register[ThreadForked](KindThreadForked)
+	Register[WorkspaceRestored](KindWorkspaceRestored)
 }
 
 // UserMessage is the payload of user.message.
@@ -535,6 +540,35 @@ type ThreadForked struct {
 
 // Validate requires the thread forked from.
 func (p ThreadForked) Validate() error { return required("from", p.From) }
+
+// WorkspaceRestored is the payload of workspace.restored: the paths an
+// undo put back as they were when the thread was at seq To.
+type WorkspaceRestored struct {
+	// To is the seq the workspace was restored to: the changes of the
+	// facts after it were undone.
+	To uint64 `msgpack:"to,omitempty" json:"to,omitempty"`
+	// Restored lists each path with the digest the thread had left there
+	// (Before) and the digest restored (After; "" where the path was
+	// removed because it did not exist at To), and, where the log recorded
+	// them, the permission bits the thread left and those set
+	// (BeforeMode, AfterMode: an undo keeps bits changed since and the
+	// setuid, setgid and sticky bits).
+	Restored []PathChange `msgpack:"restored,omitempty" json:"restored,omitempty"`
+	By       string       `msgpack:"by,omitempty" json:"by,omitempty"`
+}
+
+// Validate requires at least one path, each named.
+func (p WorkspaceRestored) Validate() error {
+	if len(p.Restored) == 0 {
+		return errors.New("missing restored paths")
+	}
+	for i, c := range p.Restored {
+		if c.Path == "" {
+			return fmt.Errorf("restored[%d]: missing path", i)
+		}
+	}
+	return nil
+}
 
 func required(field, v string) error {
 	if v == "" {

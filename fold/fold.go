@@ -121,6 +121,18 @@ type Accepter interface {
 	Accept(d facts.Draft) error
 }
 
+// Checker is implemented by components that know which facts their view
+// allows next. A verifier asks it about each fact of a log before the fact
+// is stepped, and once more at the end; a runtime never appends a fact
+// that a Checker would refuse, so a refusal names damage or tampering.
+type Checker interface {
+	// Check returns why f cannot come next, or nil.
+	Check(f facts.Fact) error
+	// CheckEnd returns why the log cannot end here (a record that must
+	// come with another is missing), or nil.
+	CheckEnd() error
+}
+
 // ErrDuplicateTransition: two components enabled the same key. The error
 // is a *DuplicateTransitionError naming both.
 var ErrDuplicateTransition = errors.New("two components enabled the same transition")

@@ -26,29 +26,64 @@ type prefixed[S any] struct {
 func (p *prefixed[S]) Name() string { return p.prefix + p.inner.Name() }
 
 func (p *prefixed[S]) Step(f facts.Fact) error {
+	f, err := p.local(f)
+	if err != nil {
+		return err
+	}
+	return p.inner.Step(f)
+}
+
+// local returns f as the inner component sees it.
+func (p *prefixed[S]) local(f facts.Fact) (facts.Fact, error) {
 	cause, own := strings.CutPrefix(f.Cause, p.prefix)
 	if !own {
 		if !facts.IsIngress(f.Cause) {
 			f.Cause = "../" + f.Cause
 		}
-		return p.inner.Step(f)
+		return f, nil
 	}
 	f.Cause = cause
 	if f.Kind == facts.KindTransitionFailed {
 		tf, err := facts.Decode[facts.TransitionFailed](f)
 		if err != nil {
-			return err
+			return f, err
 		}
 		if key, ok := strings.CutPrefix(tf.Key, p.prefix); ok {
 			tf.Key = key
 			d, err := facts.NewDraft(f.Kind, f.Cause, tf)
 			if err != nil {
-				return err
+				return f, err
 			}
 			f.Data = d.Data
 		}
 	}
-	return p.inner.Step(f)
+	return f, nil
+}
+
+// Unwrap returns the component with its keys unprefixed, for a reader
+// that asks it what it knows.
+func (p *prefixed[S]) Unwrap() Component[S] { return p.inner }
+
+// Check passes the check on to the component, when it checks, with f as
+// the component sees it.
+func (p *prefixed[S]) Check(f facts.Fact) error {
+	c, ok := p.inner.(Checker)
+	if !ok {
+		return nil
+	}
+	f, err := p.local(f)
+	if err != nil {
+		return err
+	}
+	return c.Check(f)
+}
+
+// CheckEnd passes the check on to the component, when it checks.
+func (p *prefixed[S]) CheckEnd() error {
+	if c, ok := p.inner.(Checker); ok {
+		return c.CheckEnd()
+	}
+	return nil
 }
 
 func (p *prefixed[S]) Output() Output[S] {

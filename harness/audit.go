@@ -185,7 +185,7 @@ var (
 	}
 	answerKinds = map[facts.Kind]bool{
 		facts.KindUserMessage: true, facts.KindConfirmationAnswered: true, facts.KindQuestionAnswered: true,
-		facts.KindEffectReconciled: true, facts.KindThreadForked: true, KindWorkspaceRestored: true,
+		facts.KindEffectReconciled: true, facts.KindThreadForked: true, facts.KindWorkspaceRestored: true,
 	}
 )
 

@@ -182,8 +182,8 @@ func describe(f facts.Fact) (string, error) {
 	case facts.KindThreadForked:
 		p, err := facts.Decode[facts.ThreadForked](f)
 		return fmt.Sprintf("continues thread %s as it was up to seq %d", p.From, p.At), err
-	case KindWorkspaceRestored:
-		p, err := facts.Decode[WorkspaceRestored](f)
+	case facts.KindWorkspaceRestored:
+		p, err := facts.Decode[facts.WorkspaceRestored](f)
 		return fmt.Sprintf("undo by %s restored %s to how they were at seq %d", orNone(p.By), describeChanges(p.Restored), p.To), err
 	}
 	if len(f.Data) == 0 {

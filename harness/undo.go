@@ -22,41 +22,6 @@ import (
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// KindWorkspaceRestored: a person undid the workspace changes of a
-// thread's actions (WorkspaceRestored). It is appended from outside the
-// runtime, as an ingress fact; no component acts on it.
-const KindWorkspaceRestored facts.Kind = "workspace.restored"
-
-func init() { facts.Register[WorkspaceRestored](KindWorkspaceRestored) }
-
-// WorkspaceRestored is the payload of workspace.restored: the paths an
-// undo put back as they were when the thread was at seq To.
-type WorkspaceRestored struct {
-	// To is the seq the workspace was restored to: the changes of the
-	// facts after it were undone.
-	To uint64 `msgpack:"to,omitempty" json:"to,omitempty"`
-	// Restored lists each path with the digest the thread had left there
-	// (Before) and the digest restored (After; "" where the path was
-	// removed because it did not exist at To), and, where the log recorded
-	// them, the permission bits the thread left and those set
-	// (BeforeMode, AfterMode; see UndoStep for the bits a restore keeps).
-	Restored []facts.PathChange `msgpack:"restored,omitempty" json:"restored,omitempty"`
-	By       string             `msgpack:"by,omitempty" json:"by,omitempty"`
-}
-
-// Validate requires at least one path, each named.
-func (p WorkspaceRestored) Validate() error {
-	if len(p.Restored) == 0 {
-		return errors.New("missing restored paths")
-	}
-	for i, c := range p.Restored {
-		if c.Path == "" {
-			return fmt.Errorf("restored[%d]: missing path", i)
-		}
-	}
-	return nil
-}
-
 // ErrUndoRefused: an undo would overwrite a change the thread did not make,
 // or cannot restore a path whose bytes were not kept. The error is an
 // *UndoError naming the paths.
@@ -192,11 +157,11 @@ func Undo(ctx context.Context, store thread.Store, svc Services, id string, to u
 			plan.Steps[i].RestoreMode = mode // what was set, bits kept included
 		}
 	}
-	rec := WorkspaceRestored{To: to, By: by}
+	rec := facts.WorkspaceRestored{To: to, By: by}
 	for _, s := range plan.Steps {
 		rec.Restored = append(rec.Restored, facts.PathChange{Path: s.Path, Before: s.Left, After: s.Restore, BeforeMode: s.LeftMode, AfterMode: s.RestoreMode})
 	}
-	d, err := facts.NewDraft(KindWorkspaceRestored, facts.IngressCause("undo-"+strconv.FormatUint(plan.Head, 10)), rec)
+	d, err := facts.NewDraft(facts.KindWorkspaceRestored, facts.IngressCause("undo-"+strconv.FormatUint(plan.Head, 10)), rec)
 	if err != nil {
 		return plan, fmt.Errorf("undo %s: %w", id, err)
 	}
@@ -340,8 +305,8 @@ func planUndo(ctx context.Context, store thread.Store, svc Services, id string, 
 				return plan, nil, err
 			}
 			note(f.Seq, p.Changed)
-		case KindWorkspaceRestored:
-			p, err := facts.Decode[WorkspaceRestored](f)
+		case facts.KindWorkspaceRestored:
+			p, err := facts.Decode[facts.WorkspaceRestored](f)
 			if err != nil {
 				return plan, nil, err
 			}

@@ -157,7 +157,7 @@ func TestUndoRestoresAModeOnlyChange(t *testing.T) {
 	require.Equal(t, os.FileMode(0o644), e.perm("run.sh"))
 	require.Equal(t, "echo old\n", e.read("run.sh"))
 	last := lastFact(t, e.store, "t")
-	rec, err := facts.Decode[harness.WorkspaceRestored](last)
+	rec, err := facts.Decode[facts.WorkspaceRestored](last)
 	require.NoError(t, err)
 	require.Equal(t, []facts.PathChange{{Path: "run.sh", Before: digest("echo old\n"), After: digest("echo old\n"), BeforeMode: 0o755, AfterMode: 0o644}}, rec.Restored)
 	require.Equal(t, "undo by ana restored run.sh (mode 0755 → 0644) to how they were at seq 0", harness.Describe(last))
@@ -288,7 +288,7 @@ func TestUndoComparesWhatTheObserverTracks(t *testing.T) {
 		_, err = harness.Undo(ctx, e.store, e.rt.Services, "t", 0, "ana")
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o600), e.perm("run.sh"))
-		rec, err := facts.Decode[harness.WorkspaceRestored](lastFact(t, e.store, "t"))
+		rec, err := facts.Decode[facts.WorkspaceRestored](lastFact(t, e.store, "t"))
 		require.NoError(t, err)
 		require.Equal(t, []facts.PathChange{{Path: "run.sh", Before: digest("echo old\n"), After: digest("echo old\n"), BeforeMode: 0o755, AfterMode: 0o600}}, rec.Restored)
 		plan, err = harness.Undo(ctx, e.store, e.rt.Services, "t", 0, "ana")
@@ -378,7 +378,7 @@ func TestUndoOfALogWithoutModes(t *testing.T) {
 	require.Equal(t, "gone\n", e.read("gone.txt"))
 	require.Equal(t, os.FileMode(0o644), e.perm("gone.txt"))
 	require.Equal(t, os.FileMode(0o755), e.perm("x.sh"), "a mode-only change is not undone")
-	rec, err := facts.Decode[harness.WorkspaceRestored](lastFact(t, e.store, "old"))
+	rec, err := facts.Decode[facts.WorkspaceRestored](lastFact(t, e.store, "old"))
 	require.NoError(t, err)
 	require.Equal(t, []facts.PathChange{
 		{Path: "conf", Before: digest("v2\n"), After: digest("v1\n")},

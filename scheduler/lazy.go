@@ -55,20 +55,6 @@ func (s *Scheduler[S]) Step(f facts.Fact) error {
 	return nil
 }
 
-// folded reports whether state.apply reads facts of kind k.
-func folded(k facts.Kind) bool {
-	switch k {
-	case facts.KindSystemConfigured, facts.KindUserMessage, facts.KindModelTurn,
-		facts.KindConfirmationRequested, facts.KindConfirmationAnswered,
-		facts.KindQuestionAsked, facts.KindQuestionAnswered,
-		facts.KindActionRequested, facts.KindActionStarted, facts.KindActionCompleted,
-		facts.KindActionInterrupted, facts.KindCheckRecorded, facts.KindEffectReconciled,
-		facts.KindContextCompacted, facts.KindBudgetExhausted, facts.KindTransitionFailed:
-		return true
-	}
-	return false
-}
-
 // whole returns the fold of the whole log, brought up to date.
 func (s *Scheduler[S]) whole() *state[S] {
 	if s.full == nil {
@@ -115,6 +101,39 @@ func (s *Scheduler[S]) Output() fold.Output[S] {
 		return fold.Output[S]{Stop: &fold.Stop{Status: fold.StatusFailed, Reason: s.err.Error()}}
 	}
 	return out
+}
+
+// Reading returns the scheduler's reading of the whole thread so far:
+// every call with its actions, every question, the configuration (see
+// Reading). A fact that could not be folded is its error.
+func (s *Scheduler[S]) Reading() (Reading, error) {
+	st := s.whole()
+	if s.err != nil {
+		return Reading{}, s.err
+	}
+	return st.reading(), nil
+}
+
+// Check returns why f cannot be the next fact of the thread as far as the
+// lifecycle of calls and actions goes (see Stage), or nil. It is asked
+// before f is stepped: a verifier's question (fold.Checker); a runtime
+// never appends such a fact.
+func (s *Scheduler[S]) Check(f facts.Fact) error {
+	st := s.whole()
+	if s.err != nil {
+		return s.err
+	}
+	return st.check(f)
+}
+
+// CheckEnd returns why the thread's log cannot end where it is, or nil:
+// a record that must come with another is missing.
+func (s *Scheduler[S]) CheckEnd() error {
+	st := s.whole()
+	if s.err != nil {
+		return s.err
+	}
+	return st.checkEnd()
 }
 
 // Messages returns the conversation the next model turn would see.

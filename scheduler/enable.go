@@ -1,0 +1,358 @@
+package scheduler
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/effect"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+)
+
+// output reports the phase and the transitions it enables.
+func (s *state[S]) output() fold.Output[S] {
+	var out fold.Output[S]
+	v := View{Turns: s.turns}
+	switch {
+	case s.failure != "":
+		v.Phase, v.Failure = PhaseFailed, s.failure
+		out.Stop = &fold.Stop{Status: fold.StatusFailed, Reason: s.failure, Retry: s.retry}
+		if s.retry != "" {
+			out.Transitions = append(out.Transitions, s.infer())
+		}
+	case s.exhausted != nil:
+		v.Phase = PhaseFailed
+		v.Failure = fmt.Sprintf("%s budget exhausted: %d used of %d", s.exhausted.Resource, s.exhausted.Used, s.exhausted.Limit)
+		out.Stop = &fold.Stop{Status: fold.StatusStopped, Reason: v.Failure}
+	case len(s.calls) > 0:
+		s.outputCalls(&v, &out)
+	case s.question != nil:
+		s.outputQuestion(&v, &out)
+	case s.userAfterTurn:
+		v.Phase = PhaseInfer
+		out.Transitions = append(out.Transitions, s.infer())
+	default:
+		v.Phase = PhaseDone
+	}
+	out.View = v
+	out.Waits = v.Waits
+	return out
+}
+
+func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
+	ran := false
+	reconcile := false
+	// The calls of a turn take effect in the order the model wrote them: a
+	// call runs only when every call before it is settled. Requests,
+	// confirmations and the recovery of an action in doubt are records,
+	// not effects, and are made for all calls at once.
+	earlierOpen := false
+	for _, c := range s.calls {
+		a := c.last()
+		switch {
+		case a == nil:
+			out.Transitions = append(out.Transitions, s.request(c, c.ref))
+		case c.needsConfirmation() && c.asked == nil:
+			out.Transitions = append(out.Transitions, s.confirm(c))
+		case c.needsConfirmation() && c.answer == nil:
+			v.Waits = append(v.Waits, fold.Wait{Kind: fold.WaitConfirmation, RequestID: c.asked.RequestID,
+				Summary: fmt.Sprintf("run %s %s", c.asked.Tool, c.asked.Args)})
+		case c.denied() && a.Completed == nil:
+			out.Transitions = append(out.Transitions, s.refuse(c, a))
+		case c.denied():
+		case a.Reconciled != nil && a.Reconciled.Decision == facts.DecisionRetry:
+			out.Transitions = append(out.Transitions, s.request(c, c.ref+"."+strconv.Itoa(len(c.attempts)+1)))
+		case a.Completed == nil && a.Started == nil && earlierOpen:
+			// Approved, and waiting its turn.
+		case a.Completed == nil && a.Started == nil:
+			out.Transitions = append(out.Transitions, s.execute(c, a))
+		case a.Completed == nil && a.Interrupted == nil:
+			// Started, never completed, and no runtime holds it: the
+			// process died while the adapter ran. Never run it again
+			// blindly: look, record, and ask a person.
+			out.Transitions = append(out.Transitions, s.recover(a))
+		case a.Open():
+			reconcile = true
+			v.Waits = append(v.Waits, fold.Wait{Kind: fold.WaitReconcile, RequestID: a.ID, Summary: openSummary(c, a)})
+		default:
+			ran = true
+		}
+		earlierOpen = earlierOpen || !c.settled()
+	}
+	switch {
+	case len(out.Transitions) > 0:
+		v.Phase = PhaseTool
+	case reconcile:
+		v.Phase = PhaseReconcile
+	case len(v.Waits) > 0:
+		v.Phase = PhaseConfirm
+	case ran || s.userAfterTurn:
+		// Every call is settled and at least one ran: the model sees the
+		// results (and the denials) in its next turn.
+		v.Phase = PhaseInfer
+		out.Transitions = append(out.Transitions, s.infer())
+	default:
+		// Every call was denied: the turn is complete without a tool.
+		v.Phase = PhaseDone
+	}
+}
+
+func openSummary(c *call, a *Action) string {
+	if a.Interrupted != nil {
+		return fmt.Sprintf("%s %s was in progress when the process died: did it happen?", c.call.Name, a.ID)
+	}
+	return fmt.Sprintf("%s %s reported success but nothing observed changed: accept, retry or abandon?", c.call.Name, a.ID)
+}
+
+func (s *state[S]) outputQuestion(v *View, out *fold.Output[S]) {
+	q := s.question
+	switch {
+	case q.Asked == nil:
+		v.Phase = PhaseQuestion
+		out.Transitions = append(out.Transitions, s.ask(q))
+	case q.Answer == nil:
+		v.Phase = PhaseQuestion
+		v.AllowFreeText, v.Options = q.Asked.AllowFreeText, q.Asked.Options
+		v.Waits = append(v.Waits, fold.Wait{Kind: fold.WaitQuestion, RequestID: q.Asked.RequestID, Summary: q.Asked.Text})
+	default:
+		v.Phase = PhaseInfer
+		out.Transitions = append(out.Transitions, s.infer())
+	}
+}
+
+// infer enables the next model turn, or the end of a spent budget.
+func (s *state[S]) infer() fold.Transition[S] {
+	turn := s.turns + 1
+	key := inferKey(turn)
+	if s.env.Budget != nil {
+		if spent := s.env.Budget(); spent != nil {
+			return fold.Transition[S]{Key: key, Effect: drafts[S](facts.KindBudgetExhausted, *spent)}
+		}
+	}
+	req := Request{Thread: s.thread, Turn: turn, System: s.system, Messages: s.conversation()}
+	return fold.Transition[S]{Key: key, Effect: effect.AndThen(s.env.Infer(req), func(mt facts.ModelTurn) effect.Effect[S, []facts.Draft] {
+		mt.Turn = turn
+		mt.ToolCalls = uniqueIDs(mt.ToolCalls)
+		if mt.Question != nil && mt.Question.ID == "" {
+			q := *mt.Question
+			q.ID = "q-" + strconv.Itoa(turn)
+			mt.Question = &q
+		}
+		return drafts[S](facts.KindModelTurn, mt)
+	})}
+}
+
+// uniqueIDs gives every call of a turn an id that is unique within the
+// turn and safe inside a transition key: a model may omit ids, repeat them,
+// or write ones with characters a key cannot hold. An id of up to 64
+// letters, digits, '_' and '-' is kept; another gets its unsafe characters
+// replaced (and a long one a digest); an empty or repeated one becomes
+// call-N. The recorded model.turn carries the ids as given here, so the
+// model sees the same ids on its calls and on their results.
+func uniqueIDs(calls []facts.ToolCall) []facts.ToolCall {
+	seen := map[string]bool{}
+	out := slices.Clone(calls)
+	for i := range out {
+		id := safeID(out[i].ID)
+		if id == "" || seen[id] {
+			id = "call-" + strconv.Itoa(i+1)
+			for seen[id] {
+				id += "_"
+			}
+		}
+		out[i].ID = id
+		seen[id] = true
+	}
+	return out
+}
+
+func safeID(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		sum := sha256.Sum256([]byte(id))
+		return string(b[:40]) + "-" + hex.EncodeToString(sum[:8])
+	}
+	return string(b)
+}
+
+// request records the action a call asks for, before anything runs. id is
+// the action id of the attempt.
+func (s *state[S]) request(c *call, id string) fold.Transition[S] {
+	tc := c.call
+	if c.asked != nil {
+		// The approved call is the one in the confirmation request: the
+		// tool runs with exactly the arguments a person saw.
+		tc.Name, tc.Args = c.asked.Tool, c.asked.Args
+	}
+	// The policy is decided now and recorded: a capability not granted is
+	// never put to a person (the boundary denies it), and a call already
+	// confirmed is not asked again on a retry.
+	policy := Policy{Confirm: true, Capability: action.Execute}
+	if s.env.Policy != nil {
+		policy = s.env.Policy(tc)
+	}
+	if s.env.Granted != nil && !s.env.Granted(policy.Capability) {
+		policy.Confirm = false
+	}
+	if len(c.attempts) > 0 {
+		policy = c.policy
+	}
+	req := action.Request{
+		ActionID:       id,
+		CallID:         tc.ID,
+		Capability:     policy.Capability,
+		Instruction:    fmt.Sprintf("%s %s", tc.Name, tc.Args),
+		IdempotencyKey: executeKey(id),
+		// A request is recorded before anyone is asked to confirm it, so it
+		// is the actor's; who approved is on confirmation.answered.
+		RequestedBy: s.env.Actor,
+		ActorID:     s.env.Actor,
+		Adapter:     tc.Name,
+	}
+	if json.Valid([]byte(tc.Args)) {
+		req.Payload = json.RawMessage(tc.Args)
+	}
+	declare := effect.Succeed[S]((*facts.CheckSpec)(nil))
+	if s.env.Declare != nil && req.Payload != nil {
+		declare = s.env.Declare(tc)
+	}
+	return fold.Transition[S]{Key: requestKey(id), Effect: effect.AndThen(declare, func(check *facts.CheckSpec) effect.Effect[S, []facts.Draft] {
+		req.Check = check
+		f := req.Fact()
+		f.Confirm = policy.Confirm
+		return drafts[S](facts.KindActionRequested, f)
+	})}
+}
+
+func (s *state[S]) confirm(c *call) fold.Transition[S] {
+	return fold.Transition[S]{Key: confirmKey(c.ref), Effect: drafts[S](facts.KindConfirmationRequested, facts.ConfirmationRequested{
+		RequestID: c.ref,
+		CallID:    c.ref,
+		Tool:      c.call.Name,
+		Args:      c.call.Args,
+		Digest:    Digest(c.call.Name, c.call.Args),
+	})}
+}
+
+// execute carries out an attempt: through the boundary, or — when its
+// idempotency key was completed before — by returning that completion.
+func (s *state[S]) execute(c *call, a *Action) fold.Transition[S] {
+	req := action.FromFact(a.Requested)
+	done := s.done
+	if s.whole != nil {
+		done = s.whole().done
+	}
+	if prior := done[req.IdempotencyKey]; prior != nil && prior.ID != a.ID {
+		return fold.Transition[S]{Key: executeKey(a.ID), Effect: drafts[S](facts.KindActionCompleted, action.Replay(req, *prior.Completed))}
+	}
+	if req.Payload == nil {
+		// The model's arguments are not JSON: nothing can run. The model
+		// is shown why.
+		return fold.Transition[S]{Key: executeKey(a.ID), Effect: drafts[S](facts.KindActionCompleted, facts.ActionCompleted{
+			ActionID: a.ID, EffectState: facts.EffectReported,
+			Report: facts.Report{Status: facts.StatusFailed, Error: fmt.Sprintf("the arguments of %s are not valid JSON: %q", c.call.Name, c.call.Args)},
+		})}
+	}
+	id := a.ID
+	return fold.Transition[S]{Key: executeKey(id), ClaimKey: startKey(id), Staged: func(j fold.Journal) effect.Effect[S, []facts.Draft] {
+		return s.env.Act(req, j)
+	}}
+}
+
+// refuse completes the request of a call a person denied.
+func (s *state[S]) refuse(c *call, a *Action) fold.Transition[S] {
+	why := "a person denied the call"
+	if c.answer.By != "" {
+		why = c.answer.By + " denied the call"
+	}
+	if c.answer.Reason != "" {
+		why += ": " + c.answer.Reason
+	}
+	return fold.Transition[S]{Key: executeKey(a.ID), Effect: effect.AndThen(s.env.Refuse(action.FromFact(a.Requested), why),
+		func(done facts.ActionCompleted) effect.Effect[S, []facts.Draft] {
+			return drafts[S](facts.KindActionCompleted, done)
+		})}
+}
+
+func (s *state[S]) recover(a *Action) fold.Transition[S] {
+	return fold.Transition[S]{Key: recoverKey(a.ID), Effect: effect.AndThen(s.env.Recover(*a.Started),
+		func(rec facts.ActionInterrupted) effect.Effect[S, []facts.Draft] {
+			return drafts[S](facts.KindActionInterrupted, rec)
+		})}
+}
+
+func (s *state[S]) ask(q *Question) fold.Transition[S] {
+	return fold.Transition[S]{Key: askKey(q.Turn), Effect: drafts[S](facts.KindQuestionAsked, facts.QuestionAsked{
+		RequestID:     s.scope() + "q-" + strconv.Itoa(q.Turn),
+		Text:          q.Question.Text,
+		Options:       q.Question.Options,
+		AllowFreeText: q.Question.AllowFreeText,
+	})}
+}
+
+// drafts describes a transition that appends one fact and does nothing else.
+func drafts[S any](kind facts.Kind, payload any) effect.Effect[S, []facts.Draft] {
+	d, err := facts.NewDraft(kind, "", payload)
+	if err != nil {
+		return effect.Die[S, []facts.Draft](err)
+	}
+	return effect.Succeed[S]([]facts.Draft{d})
+}
+
+// ToolResult is the text a model is shown for a tool's completion: the
+// report, what the runtime observed, and the check — the report is not
+// taken as the observation.
+func ToolResult(p facts.ActionCompleted, check *facts.CheckRecorded) string {
+	r := p.Report
+	var b strings.Builder
+	fmt.Fprintf(&b, "report: %s", r.Status)
+	if r.Error != "" {
+		b.WriteString(": " + r.Error)
+	}
+	for _, part := range []string{r.Transcript, r.Stdout} {
+		if part != "" {
+			b.WriteString("\n" + part)
+		}
+	}
+	if r.Stderr != "" {
+		b.WriteString("\nstderr:\n" + r.Stderr)
+	}
+	if r.ExitCode != 0 {
+		fmt.Fprintf(&b, "\nexit code %d", r.ExitCode)
+	}
+	fmt.Fprintf(&b, "\nobserved by the runtime: effect %s", p.EffectState)
+	if len(p.Observation.Changed) > 0 {
+		paths := make([]string, len(p.Observation.Changed))
+		for i, c := range p.Observation.Changed {
+			paths[i] = c.Path
+		}
+		fmt.Fprintf(&b, "; changed: %s", strings.Join(paths, ", "))
+	}
+	if check != nil {
+		fmt.Fprintf(&b, "\ncheck %s %s: %s — %s", check.Check.Name, check.Check.Target, check.Verdict, check.Reason)
+	}
+	return b.String()
+}
+
+func reconciledResult(a *Action, p facts.EffectReconciled) string {
+	what := "reported success but the runtime observed no change"
+	if a.Interrupted != nil {
+		what = "was interrupted when the process died"
+	}
+	text := fmt.Sprintf("The action %s; a person (%s) decided: %s.", what, p.By, p.Decision)
+	if p.Note != "" {
+		text += " Note: " + p.Note
+	}
+	return text
+}

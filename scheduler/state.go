@@ -1,0 +1,416 @@
+package scheduler
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// call is the fold of one tool call of a model turn.
+type call struct {
+	ref      string // "<turn>-<id>", unique in the thread
+	turn     int
+	turnSeq  uint64
+	call     facts.ToolCall
+	policy   Policy // as recorded on the first action.requested
+	asked    *facts.ConfirmationRequested
+	answer   *facts.ConfirmationAnswered
+	askedSeq uint64
+	answerAt uint64
+	attempts []*Action
+}
+
+func (c *call) last() *Action {
+	if len(c.attempts) == 0 {
+		return nil
+	}
+	return c.attempts[len(c.attempts)-1]
+}
+
+func (c *call) needsConfirmation() bool { return c.policy.Confirm }
+func (c *call) denied() bool            { return c.needsConfirmation() && c.answer != nil && !c.answer.Approved }
+
+// settled reports whether nothing more happens to the call.
+func (c *call) settled() bool {
+	if c.denied() {
+		return true
+	}
+	a := c.last()
+	if a == nil {
+		return false
+	}
+	if a.Reconciled != nil {
+		return a.Reconciled.Decision != facts.DecisionRetry
+	}
+	return a.Completed != nil && !a.Open()
+}
+
+// reading returns the call as a Call, its actions copied.
+func (c *call) reading() Call {
+	out := Call{Ref: c.ref, Turn: c.turn, TurnSeq: c.turnSeq, Call: c.call, Policy: c.policy,
+		Confirmation: c.asked, Answer: c.answer, ConfirmationSeq: c.askedSeq, AnswerSeq: c.answerAt}
+	out.Actions = make([]Action, len(c.attempts))
+	for i, a := range c.attempts {
+		out.Actions[i] = *a
+	}
+	return out
+}
+
+// state is the scheduler's fold of a stretch of the log: the whole log
+// (the full state, for the conversation, for answers and for readers), or
+// the latest model turn on (the current state, for what is enabled now).
+type state[S any] struct {
+	env Env[S]
+	// whole, when set, answers what only the whole log knows: the
+	// conversation, and which idempotency keys were completed.
+	whole func() *state[S]
+
+	thread    string
+	system    facts.SystemConfigured
+	hasSystem bool
+	messages  []facts.Message
+	turns     int
+	calls     []*call // of the latest model turn
+	all       []*call // of every turn, in order
+	byRef     map[string]*call
+	byRequest map[string]*call   // confirmation request id → call
+	byAction  map[string]*call   // action id → call
+	done      map[string]*Action // idempotency key → attempt that completed it
+	question  *Question          // of the latest model turn
+	questions []*Question
+	restored  []Restored
+	// userAfterTurn is true when a user message came after the latest
+	// model turn (or before the first): a model turn is due.
+	userAfterTurn bool
+	failure       string
+	retry         string // the failed key a new resume may run again
+	exhausted     *facts.BudgetExhausted
+	// unchecked is the action whose completion was just recorded by its
+	// boundary run with a check declared: its check.recorded must follow.
+	unchecked *Action
+}
+
+func newState[S any](env Env[S]) *state[S] {
+	return &state[S]{env: env, byRef: map[string]*call{}, byRequest: map[string]*call{},
+		byAction: map[string]*call{}, done: map[string]*Action{}}
+}
+
+// attemptOf returns the call and attempt of an action id.
+func (s *state[S]) attemptOf(id string) (*call, *Action) {
+	c := s.byAction[id]
+	if c == nil {
+		return nil, nil
+	}
+	for _, a := range c.attempts {
+		if a.ID == id {
+			return c, a
+		}
+	}
+	return c, nil
+}
+
+// apply folds one fact: one method per kind, each decoding its payload.
+func (s *state[S]) apply(f facts.Fact) error {
+	s.thread = f.Thread
+	if transitionKinds[f.Kind] && !owns(f.Cause) {
+		// Another component's: a scheduler nested beside this one (its
+		// keys prefixed) keeps its own turns, calls and failures.
+		return nil
+	}
+	switch f.Kind {
+	case facts.KindSystemConfigured:
+		return with(f, s.systemConfigured)
+	case facts.KindUserMessage:
+		return with(f, s.userMessage)
+	case facts.KindModelTurn:
+		return with(f, s.modelTurn)
+	case facts.KindConfirmationRequested:
+		return with(f, s.confirmationRequested)
+	case facts.KindConfirmationAnswered:
+		return with(f, s.confirmationAnswered)
+	case facts.KindActionRequested:
+		return with(f, s.actionRequested)
+	case facts.KindActionStarted:
+		return with(f, s.actionStarted)
+	case facts.KindActionCompleted:
+		return with(f, s.actionCompleted)
+	case facts.KindCheckRecorded:
+		return with(f, s.checkRecorded)
+	case facts.KindActionInterrupted:
+		return with(f, s.actionInterrupted)
+	case facts.KindEffectReconciled:
+		return with(f, s.effectReconciled)
+	case facts.KindQuestionAsked:
+		return with(f, s.questionAsked)
+	case facts.KindQuestionAnswered:
+		return with(f, s.questionAnswered)
+	case facts.KindContextCompacted:
+		return with(f, s.contextCompacted)
+	case facts.KindBudgetExhausted:
+		return with(f, s.budgetExhausted)
+	case facts.KindTransitionFailed:
+		return with(f, s.transitionFailed)
+	case facts.KindWorkspaceRestored:
+		return with(f, s.workspaceRestored)
+	}
+	return nil
+}
+
+// with decodes f's payload and folds it with apply.
+func with[T any](f facts.Fact, apply func(facts.Fact, T)) error {
+	p, err := facts.Decode[T](f)
+	if err != nil {
+		return err
+	}
+	apply(f, p)
+	return nil
+}
+
+// folded reports whether state.apply reads facts of kind k.
+func folded(k facts.Kind) bool {
+	switch k {
+	case facts.KindSystemConfigured, facts.KindUserMessage, facts.KindModelTurn,
+		facts.KindConfirmationRequested, facts.KindConfirmationAnswered,
+		facts.KindQuestionAsked, facts.KindQuestionAnswered,
+		facts.KindActionRequested, facts.KindActionStarted, facts.KindActionCompleted,
+		facts.KindActionInterrupted, facts.KindCheckRecorded, facts.KindEffectReconciled,
+		facts.KindContextCompacted, facts.KindBudgetExhausted, facts.KindTransitionFailed,
+		facts.KindWorkspaceRestored:
+		return true
+	}
+	return false
+}
+
+// transitionKinds are the kinds this scheduler's transitions append; a
+// fact of one of them is this scheduler's only when its cause is one of
+// its keys.
+var transitionKinds = map[facts.Kind]bool{
+	facts.KindModelTurn: true, facts.KindConfirmationRequested: true, facts.KindQuestionAsked: true,
+	facts.KindActionRequested: true, facts.KindActionStarted: true, facts.KindActionCompleted: true,
+	facts.KindActionInterrupted: true, facts.KindCheckRecorded: true, facts.KindBudgetExhausted: true,
+	facts.KindTransitionFailed: true,
+}
+
+func (s *state[S]) systemConfigured(_ facts.Fact, p facts.SystemConfigured) {
+	s.system, s.hasSystem = p, true
+}
+
+func (s *state[S]) userMessage(f facts.Fact, p facts.UserMessage) {
+	s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: p.Text, Seq: f.Seq})
+	s.userAfterTurn = true
+}
+
+func (s *state[S]) modelTurn(f facts.Fact, p facts.ModelTurn) {
+	s.failure, s.retry = "", ""
+	s.turns = p.Turn
+	s.userAfterTurn = false
+	s.calls = nil
+	s.question = nil
+	text := p.Text
+	if p.Question != nil {
+		if text != "" {
+			text += "\n\n"
+		}
+		text += p.Question.Text
+	}
+	s.messages = append(s.messages, facts.Message{Role: facts.RoleAssistant, Text: text, ToolCalls: p.ToolCalls, Seq: f.Seq})
+	for _, tc := range p.ToolCalls {
+		// The call's policy is not decided here, from today's
+		// configuration, but when it is requested, and read back from
+		// action.requested: a fold reads only the log.
+		c := &call{ref: s.scope() + strconv.Itoa(p.Turn) + "-" + tc.ID, turn: p.Turn, turnSeq: f.Seq, call: tc}
+		s.calls = append(s.calls, c)
+		s.all = append(s.all, c)
+		s.byRef[c.ref] = c
+	}
+	if p.Question != nil {
+		s.question = &Question{Turn: p.Turn, Question: *p.Question}
+		s.questions = append(s.questions, s.question)
+	}
+}
+
+func (s *state[S]) confirmationRequested(f facts.Fact, p facts.ConfirmationRequested) {
+	if c := s.byRef[p.CallID]; c != nil {
+		c.asked, c.askedSeq = &p, f.Seq
+		s.byRequest[p.RequestID] = c
+	}
+}
+
+func (s *state[S]) confirmationAnswered(f facts.Fact, p facts.ConfirmationAnswered) {
+	c := s.byRequest[p.RequestID]
+	if c == nil || c.answer != nil {
+		return
+	}
+	c.answer, c.answerAt = &p, f.Seq
+	if !p.Approved {
+		text := "A person denied this tool call; it did not run."
+		if p.Reason != "" {
+			text += " Reason: " + p.Reason
+		}
+		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: text, Seq: f.Seq})
+	}
+}
+
+func (s *state[S]) actionRequested(f facts.Fact, p facts.ActionRequested) {
+	c := s.byRef[refOf(p.ActionID)]
+	if c == nil {
+		return
+	}
+	c.attempts = append(c.attempts, &Action{ID: p.ActionID, Call: c.ref, Requested: p, RequestedSeq: f.Seq})
+	s.byAction[p.ActionID] = c
+	if len(c.attempts) == 1 {
+		c.policy = Policy{Confirm: p.Confirm, Capability: action.Capability(p.Capability)}
+	}
+}
+
+func (s *state[S]) actionStarted(f facts.Fact, p facts.ActionStarted) {
+	if _, a := s.attemptOf(p.ActionID); a != nil {
+		a.Started, a.StartedSeq = &p, f.Seq
+	}
+}
+
+func (s *state[S]) actionCompleted(f facts.Fact, p facts.ActionCompleted) {
+	c, a := s.attemptOf(p.ActionID)
+	if a == nil || a.Completed != nil {
+		return
+	}
+	a.Completed, a.CompletedSeq = &p, f.Seq
+	if a.Started != nil && a.Requested.Check != nil {
+		s.unchecked = a
+	}
+	if k := a.Requested.IdempotencyKey; k != "" && s.done[k] == nil && !c.denied() {
+		s.done[k] = a
+	}
+	if !a.Open() && !c.denied() {
+		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: ToolResult(p, nil), Seq: f.Seq})
+	}
+}
+
+func (s *state[S]) checkRecorded(f facts.Fact, p facts.CheckRecorded) {
+	_, a := s.attemptOf(p.ActionID)
+	if a == nil {
+		return
+	}
+	a.Check, a.CheckSeq = &p, f.Seq
+	if s.unchecked == a {
+		s.unchecked = nil
+	}
+	// The check comes with its completion: show the model both.
+	for i := len(s.messages) - 1; i >= 0; i-- {
+		if m := &s.messages[i]; m.Role == facts.RoleTool && a.Completed != nil && m.Seq == a.CompletedSeq {
+			m.Text = ToolResult(*a.Completed, &p)
+			break
+		}
+	}
+}
+
+func (s *state[S]) actionInterrupted(f facts.Fact, p facts.ActionInterrupted) {
+	if _, a := s.attemptOf(p.ActionID); a != nil {
+		a.Interrupted, a.InterruptedSeq = &p, f.Seq
+	}
+}
+
+func (s *state[S]) effectReconciled(f facts.Fact, p facts.EffectReconciled) {
+	c, a := s.attemptOf(p.ActionID)
+	if a == nil || !a.Open() {
+		return
+	}
+	a.Reconciled, a.ReconciledSeq = &p, f.Seq
+	if p.Decision != facts.DecisionRetry {
+		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: reconciledResult(a, p), Seq: f.Seq})
+	}
+}
+
+func (s *state[S]) questionAsked(f facts.Fact, p facts.QuestionAsked) {
+	if s.question != nil && s.question.Asked == nil {
+		s.question.Asked, s.question.AskedSeq = &p, f.Seq
+	}
+}
+
+func (s *state[S]) questionAnswered(f facts.Fact, p facts.QuestionAnswered) {
+	q := s.question
+	if q == nil || q.Asked == nil || q.Asked.RequestID != p.RequestID || q.Answer != nil {
+		return
+	}
+	q.Answer, q.AnswerSeq = &p, f.Seq
+	s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: p.Text, Seq: f.Seq})
+}
+
+// contextCompacted replaces the messages a summary covers with the summary.
+func (s *state[S]) contextCompacted(_ facts.Fact, p facts.ContextCompacted) {
+	kept := []facts.Message{{Role: facts.RoleUser, Text: "Summary of the conversation so far:\n" + p.Summary, Seq: p.UpTo}}
+	for _, m := range s.messages {
+		if m.Seq > p.UpTo {
+			kept = append(kept, m)
+		}
+	}
+	s.messages = kept
+}
+
+func (s *state[S]) budgetExhausted(_ facts.Fact, p facts.BudgetExhausted) { s.exhausted = &p }
+
+func (s *state[S]) transitionFailed(_ facts.Fact, p facts.TransitionFailed) {
+	if !owns(p.Key) {
+		return
+	}
+	s.failure = fmt.Sprintf("%s failed (%s): %s", p.Key, p.Class, p.Message)
+	s.retry = ""
+	if !p.Defect && strings.HasPrefix(p.Key, "infer/turn/") {
+		// A model turn changes nothing in the world, so whatever its
+		// failure (a key, a quota, a service down), a person may fix the
+		// cause and resume to try it again.
+		s.retry = p.Key
+	}
+}
+
+func (s *state[S]) workspaceRestored(f facts.Fact, p facts.WorkspaceRestored) {
+	s.restored = append(s.restored, Restored{Seq: f.Seq, WorkspaceRestored: p})
+}
+
+// reading returns the state as a Reading.
+func (s *state[S]) reading() Reading {
+	r := Reading{Thread: s.thread, Turns: s.turns, Restored: slices.Clone(s.restored)}
+	if s.hasSystem {
+		sys := s.system
+		r.System = &sys
+	}
+	r.Calls = make([]Call, len(s.all))
+	for i, c := range s.all {
+		r.Calls[i] = c.reading()
+	}
+	r.Questions = make([]Question, len(s.questions))
+	for i, q := range s.questions {
+		r.Questions[i] = *q
+	}
+	return r
+}
+
+func (s *state[S]) scope() string {
+	if s.env.Scope == "" {
+		return ""
+	}
+	return s.env.Scope + "-"
+}
+
+// refOf is the call ref of an action id: the id without its attempt.
+func refOf(actionID string) string {
+	ref, _, _ := strings.Cut(actionID, ".")
+	return ref
+}
+
+// owns reports whether key is one of this component's transitions.
+func owns(key string) bool {
+	return slices.ContainsFunc(ownPrefixes, func(p string) bool { return strings.HasPrefix(key, p) })
+}
+
+// conversation returns the conversation the whole log gives.
+func (s *state[S]) conversation() []facts.Message {
+	if s.whole != nil {
+		return s.whole().conversation()
+	}
+	return slices.Clone(s.messages)
+}
