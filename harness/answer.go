@@ -45,7 +45,7 @@ func (e *answerDiffers) Unwrap() []error {
 // ErrAnswerDiffers (and, for an answer refused as answered, the
 // scheduler's scheduler.ErrAnswered); nothing is appended. Every other
 // error of Post, such as scheduler.ErrUnknownRequest, is returned as is.
-func (rt *Runtime[S]) PostAnswer(ctx context.Context, actor Actor[S], id string, d facts.Draft, key string) (Posted, error) {
+func (rt *Runtime) PostAnswer(ctx context.Context, actor Actor, id string, d facts.Draft, key string) (Posted, error) {
 	p, err := rt.Post(ctx, actor, id, d, key)
 	switch {
 	case err == nil && p.Duplicate:

@@ -50,7 +50,7 @@ func (e *VerifyError) Is(target error) bool { return target == ErrUnverified }
 //
 // It returns nil, a *VerifyError naming the first failing fact, or the
 // store's error (a *thread.CorruptError names the first broken link).
-func VerifyLog(ctx context.Context, store thread.Store, actor Actor[Services], id string) error {
+func VerifyLog(ctx context.Context, store thread.Store, actor Actor, id string) error {
 	if err := store.Verify(ctx, id); err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func VerifyLog(ctx context.Context, store thread.Store, actor Actor[Services], i
 // without gaps, each Prev the hash of the fact before, every fact of the
 // thread id) and then what VerifyLog checks of each fact. An empty log is
 // an error.
-func VerifyFacts(actor Actor[Services], id string, log iter.Seq2[facts.Fact, error]) error {
+func VerifyFacts(actor Actor, id string, log iter.Seq2[facts.Fact, error]) error {
 	v := verifier{id: id, fold: fold.New(actor.New()...), pending: map[string]bool{}, started: map[string]facts.ActionStarted{},
 		needs: map[string]action.Capability{}}
 	var (
@@ -284,7 +284,7 @@ type ActionAudit struct {
 }
 
 // Replay re-folds a thread's log and tells it as an Audit.
-func Replay(ctx context.Context, store thread.Store, actor Actor[Services], id string) (Audit, error) {
+func Replay(ctx context.Context, store thread.Store, actor Actor, id string) (Audit, error) {
 	a := Audit{Thread: id}
 	fd := fold.New(actor.New()...)
 	tools := map[string]string{} // action id → tool

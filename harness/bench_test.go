@@ -219,7 +219,7 @@ func BenchmarkSteps(b *testing.B) {
 	}
 	start, err := facts.NewDraft("bench.start", facts.IngressCause(harness.StartKey), nil)
 	require.NoError(b, err)
-	actor := harness.Actor[harness.Services]{Name: "stepper", New: func() []fold.Component[harness.Services] {
+	actor := harness.Actor{Name: "stepper", New: func() []fold.Component[harness.Services] {
 		return []fold.Component[harness.Services]{&stepper{drafts: drafts}}
 	}}
 	cfg, err := harness.NewConfig(harness.WithMaxSteps(benchSteps))

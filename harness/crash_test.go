@@ -382,7 +382,7 @@ func event(format string, args ...any) {
 // crashRuntime is the runtime of the crash thread: a scripted model that
 // takes modelDelay per turn, and tools that take toolDelay and append
 // "start NAME ARGS" and "end NAME ARGS" lines to spec.Runs.
-func crashRuntime(t testing.TB, s thread.Store, spec crashSpec, modelDelay, toolDelay time.Duration) (*harness.Runtime[harness.Services], harness.Actor[harness.Services]) {
+func crashRuntime(t testing.TB, s thread.Store, spec crashSpec, modelDelay, toolDelay time.Duration) (*harness.Runtime, harness.Actor) {
 	t.Helper()
 	tools := codingTools(t, func(ctx context.Context, name, args string) (facts.Report, error) {
 		if err := appendLine(spec.Runs, "start "+name+" "+args); err != nil {

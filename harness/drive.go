@@ -66,7 +66,7 @@ type DriveOptions struct {
 //
 // The returned state is the last one inspected; on an error it is the
 // state the failing step started from.
-func Drive(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id string, opts DriveOptions) (State, error) {
+func Drive(ctx context.Context, rt *Runtime, actor Actor, id string, opts DriveOptions) (State, error) {
 	resume := opts.Resume
 	if resume == nil {
 		resume = func(ctx context.Context, _ State) (Outcome, error) { return rt.Resume(ctx, actor, id) }
@@ -142,7 +142,7 @@ func Drive(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id
 // ended with out and err, and with what: an error (a defect is not one:
 // the next look finds the thread failed), the step limit, or a failure
 // that stays enabled (see failedAgain).
-func resumed(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id string, st State, out Outcome, err error) (bool, State, error) {
+func resumed(ctx context.Context, rt *Runtime, actor Actor, id string, st State, out Outcome, err error) (bool, State, error) {
 	if err != nil && !errors.Is(err, ErrDefect) {
 		return true, st, err
 	}
@@ -158,7 +158,7 @@ func resumed(ctx context.Context, rt *Runtime[Services], actor Actor[Services], 
 // looks resumable stopped on a transition that failed and stays enabled
 // (one a component retries on the next Resume, without limit); resuming
 // again at once would only fail again. The state returned says so.
-func failedAgain(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id string, out Outcome) (bool, State, error) {
+func failedAgain(ctx context.Context, rt *Runtime, actor Actor, id string, out Outcome) (bool, State, error) {
 	if out.Status != StatusFailed && out.Status != StatusStopped {
 		return false, State{}, nil
 	}
@@ -174,7 +174,7 @@ func failedAgain(ctx context.Context, rt *Runtime[Services], actor Actor[Service
 }
 
 // headMoved reports whether the thread's head is past the state's.
-func headMoved(ctx context.Context, rt *Runtime[Services], id string, st State) bool {
+func headMoved(ctx context.Context, rt *Runtime, id string, st State) bool {
 	h, err := rt.Store.Head(ctx, id)
 	return err == nil && h.Seq != st.Head.Seq
 }
@@ -186,7 +186,7 @@ func headMoved(ctx context.Context, rt *Runtime[Services], id string, st State) 
 // caller that goes no further says how to go on. If the thread is no
 // longer resumable (another writer moved it), its state is returned as
 // Inspect reports it.
-func StepLimited(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id string, out Outcome) (State, error) {
+func StepLimited(ctx context.Context, rt *Runtime, actor Actor, id string, out Outcome) (State, error) {
 	st, err := Inspect(ctx, rt.Store, actor, id)
 	if err != nil || st.Status != StatusResumable {
 		return st, err

@@ -58,8 +58,8 @@ type env struct {
 	model   *recording
 	runs    atomic.Int64
 	args    []string
-	rt      *harness.Runtime[harness.Services]
-	actor   harness.Actor[harness.Services]
+	rt      *harness.Runtime
+	actor   harness.Actor
 	toolbox *harness.Toolbox
 }
 
@@ -525,7 +525,7 @@ func TestDuplicateTransitionBeforeAnyEffect(t *testing.T) {
 	e := newEnv(t, textScript)
 	var ran atomic.Int64
 	base := e.actor
-	dup := harness.Actor[harness.Services]{Name: "dup", New: func() []fold.Component[harness.Services] {
+	dup := harness.Actor{Name: "dup", New: func() []fold.Component[harness.Services] {
 		return append(base.New(), twin{&ran})
 	}}
 	_, err := e.rt.Start(ctx, dup, "t", "hi")

@@ -64,7 +64,7 @@ type Pending struct {
 // Inspect folds a thread's log through the actor's components and says
 // where it stands: what a resume would do, or what it waits for. It runs
 // nothing and appends nothing. A thread with no facts is ErrUnknownThread.
-func Inspect(ctx context.Context, store thread.Store, actor Actor[Services], id string) (State, error) {
+func Inspect(ctx context.Context, store thread.Store, actor Actor, id string) (State, error) {
 	st := State{Thread: id}
 	head, err := store.Head(ctx, id)
 	if errors.Is(err, thread.ErrNotFound) {

@@ -41,16 +41,16 @@ type kit struct {
 
 // Compose builds a coding actor from parts, in order; the order is the
 // order in which their transitions are tried.
-func Compose(cfg Config, parts ...Part) (Actor[Services], error) {
+func Compose(cfg Config, parts ...Part) (Actor, error) {
 	if err := cfg.Validate(); err != nil {
-		return Actor[Services]{}, err
+		return Actor{}, err
 	}
 	a := &assembly{cfg: cfg}
 	for _, p := range parts {
 		p.add(a, "")
 	}
 	build := a.build
-	return Actor[Services]{Name: cfg.Actor, New: func() []fold.Component[Services] {
+	return Actor{Name: cfg.Actor, New: func() []fold.Component[Services] {
 		k := &kit{}
 		out := make([]fold.Component[Services], len(build))
 		for i, b := range build {
@@ -62,7 +62,7 @@ func Compose(cfg Config, parts ...Part) (Actor[Services], error) {
 
 // CodingActor is the stock tree: System, Tools, Budget, Compact and
 // Infer(Scheduler), with the tools of the toolbox.
-func CodingActor(cfg Config, tools *Toolbox) (Actor[Services], error) {
+func CodingActor(cfg Config, tools *Toolbox) (Actor, error) {
 	return Compose(cfg, System(), Tools(tools), Budget(), Compact(), Infer(Scheduler()))
 }
 

@@ -344,7 +344,7 @@ const PolicyBy = "policy"
 // posting confirmation.answered through rt (by PolicyBy, with the rule as
 // the reason, under AnswerKey), and returns the pending requests that
 // still need a person. posted counts the answers appended.
-func ApplyApproval(ctx context.Context, rt *Runtime[Services], actor Actor[Services], id string, a Approval, waits []Pending) (needPerson []Pending, posted int, err error) {
+func ApplyApproval(ctx context.Context, rt *Runtime, actor Actor, id string, a Approval, waits []Pending) (needPerson []Pending, posted int, err error) {
 	if a.Root == "" {
 		a.Root = rt.Services.Workspace
 	}

@@ -71,8 +71,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 type raceRig struct {
 	store    *thread.PebbleStore
 	svc      *counted
-	actor    harness.Actor[harness.Services]
-	runtimes []*harness.Runtime[harness.Services]
+	actor    harness.Actor
+	runtimes []*harness.Runtime
 }
 
 func newRaceRig(t *testing.T, n int, turns int, delay time.Duration) *raceRig {
@@ -97,7 +97,7 @@ func newRaceRig(t *testing.T, n int, turns int, delay time.Duration) *raceRig {
 // all calls f with every runtime at once, each on its own goroutine,
 // released together, and returns their outcomes and errors in runtime
 // order.
-func (r *raceRig) all(f func(rt *harness.Runtime[harness.Services]) (harness.Outcome, error)) ([]harness.Outcome, []error) {
+func (r *raceRig) all(f func(rt *harness.Runtime) (harness.Outcome, error)) ([]harness.Outcome, []error) {
 	outs := make([]harness.Outcome, len(r.runtimes))
 	errs := make([]error, len(r.runtimes))
 	start := make(chan struct{})
@@ -135,7 +135,7 @@ func TestEightRuntimesResumeOneThread(t *testing.T) {
 	want := readLog(t, ref.store, id)
 
 	r := newRaceRig(t, racers, turns, 2*time.Millisecond)
-	outs, errs := r.all(func(rt *harness.Runtime[harness.Services]) (harness.Outcome, error) {
+	outs, errs := r.all(func(rt *harness.Runtime) (harness.Outcome, error) {
 		return rt.Start(ctx, r.actor, id, "Make the changes.")
 	})
 	phases := 0
@@ -157,7 +157,7 @@ func TestEightRuntimesResumeOneThread(t *testing.T) {
 			require.Equal(t, fold.WaitConfirmation, w.Kind)
 			require.NoError(t, answer(ctx, r.runtimes[0], r.actor, id, w))
 		}
-		outs, errs = r.all(func(rt *harness.Runtime[harness.Services]) (harness.Outcome, error) {
+		outs, errs = r.all(func(rt *harness.Runtime) (harness.Outcome, error) {
 			return rt.Resume(ctx, r.actor, id)
 		})
 	}

@@ -15,14 +15,14 @@ import (
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// Actor is a composition of components over the services S. Its
+// Actor is a composition of components over the Services. Its
 // components are stateful folds, so an Actor holds a constructor and every
 // Resume folds a fresh set.
-type Actor[S any] struct {
+type Actor struct {
 	// Name identifies the actor in traces.
 	Name string
 	// New returns fresh components, in projection order.
-	New func() []fold.Component[S]
+	New func() []fold.Component[Services]
 }
 
 // Status is how a Resume ended.
@@ -67,39 +67,39 @@ var ErrDefect = errors.New("transition died")
 // ErrUnknownThread: a Resume or Post of a thread with no facts.
 var ErrUnknownThread = errors.New("unknown thread")
 
-// Runtime runs actors' threads on a store, with the services S.
-type Runtime[S any] struct {
+// Runtime runs actors' threads on a store, with the Services.
+type Runtime struct {
 	Store    thread.Store
-	Services S
+	Services Services
 	Config   Config
-	// Tracer, when set, records a span per Resume; otherwise the services'
-	// tracer does, when S implements effect.Traced (as Services does).
-	// Transitions are traced through the services.
+	// Tracer, when set, records a span per Resume; otherwise the
+	// services' tracer does (Services.TracerProvider). Transitions are
+	// traced through the services.
 	Tracer trace.TracerProvider
 }
 
 // NewRuntime returns a runtime; config must be valid.
-func NewRuntime[S any](store thread.Store, services S, config Config) (*Runtime[S], error) {
+func NewRuntime(store thread.Store, services Services, config Config) (*Runtime, error) {
 	if store == nil {
 		return nil, errors.New("harness: nil store")
 	}
 	if err := config.Validate(); err != nil {
 		return nil, err
 	}
-	return &Runtime[S]{Store: store, Services: services, Config: config}, nil
+	return &Runtime{Store: store, Services: services, Config: config}, nil
 }
 
 // state is one Resume's fold of a thread, plus what the runtime itself
 // needs: how often each key has failed.
-type state[S any] struct {
+type state struct {
 	id          string
-	fold        *fold.Fold[S]
+	fold        *fold.Fold[Services]
 	failures    map[string]int    // key → transition.failed facts; never iterated
 	lastFailure map[string]string // key → the message of its last failure
 }
 
-func (rt *Runtime[S]) load(ctx context.Context, actor Actor[S], id string) (*state[S], error) {
-	st := &state[S]{id: id, fold: fold.New(actor.New()...), failures: map[string]int{}, lastFailure: map[string]string{}}
+func (rt *Runtime) load(ctx context.Context, actor Actor, id string) (*state, error) {
+	st := &state{id: id, fold: fold.New(actor.New()...), failures: map[string]int{}, lastFailure: map[string]string{}}
 	// A long log's causes fill a map that would otherwise regrow a dozen
 	// times on the way; its length is a good bound (a new thread has none).
 	if h, err := rt.Store.Head(ctx, id); err == nil {
@@ -114,7 +114,7 @@ func (rt *Runtime[S]) load(ctx context.Context, actor Actor[S], id string) (*sta
 const maxReserve = 1 << 17
 
 // catchUp folds the facts appended after the state's head.
-func (rt *Runtime[S]) catchUp(ctx context.Context, st *state[S]) error {
+func (rt *Runtime) catchUp(ctx context.Context, st *state) error {
 	for f, err := range rt.Store.Read(ctx, st.id, st.fold.Seq()+1) {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", st.id, err)
@@ -141,7 +141,7 @@ const StartKey = "start"
 // Start begins the thread id with the user's message, appended as an
 // ingress fact under StartKey, and resumes it. Starting a thread that was
 // already started appends nothing and resumes it.
-func (rt *Runtime[S]) Start(ctx context.Context, actor Actor[S], id, message string) (Outcome, error) {
+func (rt *Runtime) Start(ctx context.Context, actor Actor, id, message string) (Outcome, error) {
 	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: message})
 	if err != nil {
 		return Outcome{}, err
@@ -157,7 +157,7 @@ func (rt *Runtime[S]) Start(ctx context.Context, actor Actor[S], id, message str
 // — it returns ErrThreadExists and appends nothing. A caller choosing ids
 // (t1, t2, …) tries the next one, where Start would have resumed the other
 // thread.
-func (rt *Runtime[S]) StartNew(ctx context.Context, actor Actor[S], id, message string) (Outcome, error) {
+func (rt *Runtime) StartNew(ctx context.Context, actor Actor, id, message string) (Outcome, error) {
 	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: message})
 	if err != nil {
 		return Outcome{}, err
@@ -194,7 +194,7 @@ var ErrNotIngress = errors.New("not a kind that can be posted")
 // once; the second Post reports Duplicate. The actor's components check the
 // fact first (an answer must name an open request): a refused fact is an
 // error wrapping fold.ErrRefused, and nothing is appended.
-func (rt *Runtime[S]) Post(ctx context.Context, actor Actor[S], id string, d facts.Draft, key string) (Posted, error) {
+func (rt *Runtime) Post(ctx context.Context, actor Actor, id string, d facts.Draft, key string) (Posted, error) {
 	return rt.post(ctx, actor, id, d, key, postExisting)
 }
 
@@ -206,7 +206,7 @@ const (
 	postNew
 )
 
-func (rt *Runtime[S]) post(ctx context.Context, actor Actor[S], id string, d facts.Draft, key string, mode int) (Posted, error) {
+func (rt *Runtime) post(ctx context.Context, actor Actor, id string, d facts.Draft, key string, mode int) (Posted, error) {
 	if key == "" {
 		return Posted{}, errors.New("post: an idempotency key is required")
 	}
@@ -259,23 +259,20 @@ func (rt *Runtime[S]) post(ctx context.Context, actor Actor[S], id string, d fac
 // failed or stopped, or Config.MaxSteps transitions have run. A cancelled
 // context interrupts the transition running, appends nothing for it, and
 // returns the context's error; the thread stays resumable.
-func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (out Outcome, err error) {
+func (rt *Runtime) Resume(ctx context.Context, actor Actor, id string) (out Outcome, err error) {
 	tp := rt.Tracer
-	if t, ok := any(rt.Services).(effect.Traced); ok && tp == nil {
-		tp = t.TracerProvider()
+	if tp == nil {
+		tp = rt.Services.TracerProvider()
 	}
-	if tp != nil {
-		var span trace.Span
-		ctx, span = tp.Tracer(instrumentation).Start(ctx, "resume",
-			trace.WithAttributes(attribute.String("harness.thread", id), attribute.String("harness.actor", actor.Name)))
-		defer func() {
-			span.SetAttributes(attribute.String("harness.outcome", string(out.Status)), attribute.Int("harness.steps", out.Steps))
-			if err != nil {
-				span.RecordError(err)
-			}
-			span.End()
-		}()
-	}
+	ctx, span := tp.Tracer(instrumentation).Start(ctx, "resume",
+		trace.WithAttributes(attribute.String("harness.thread", id), attribute.String("harness.actor", actor.Name)))
+	defer func() {
+		span.SetAttributes(attribute.String("harness.outcome", string(out.Status)), attribute.Int("harness.steps", out.Steps))
+		if err != nil {
+			span.RecordError(err)
+		}
+		span.End()
+	}()
 	held, release, err := hold(ctx, rt.Store, id)
 	if err != nil {
 		return Outcome{Thread: id}, fmt.Errorf("resume %s: %w", id, err)
@@ -311,7 +308,7 @@ func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (ou
 			// A transition failed for a reason that can go away, and a
 			// person resumed: run it once more, first of all.
 			retried = true
-			p.Enabled = []fold.Enabled[S]{*p.Retry}
+			p.Enabled = []fold.Enabled[Services]{*p.Retry}
 		case p.Stop != nil:
 			out.Status, out.Reason = Status(p.Stop.Status), p.Stop.Reason
 			return out, nil
@@ -366,7 +363,7 @@ func (rt *Runtime[S]) Resume(ctx context.Context, actor Actor[S], id string) (ou
 
 // run runs one transition and returns the drafts to append: its own facts,
 // or the record of its failure. died is set when it died.
-func (rt *Runtime[S]) run(ctx context.Context, st *state[S], t fold.Enabled[S], j *journal) (drafts []facts.Draft, died error, err error) {
+func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services], j *journal) (drafts []facts.Draft, died error, err error) {
 	e := t.Effect
 	if t.Staged != nil {
 		e = t.Staged(j)
@@ -436,7 +433,7 @@ func classOf(err error) facts.ErrorClass {
 // doubt. The record is then appended only where nothing was appended since
 // the act began; otherwise it is dropped, with an error, and the act is
 // the new holder's to reconcile.
-func (rt *Runtime[S]) append(ctx context.Context, st *state[S], j *journal, drafts []facts.Draft) (bool, error) {
+func (rt *Runtime) append(ctx context.Context, st *state, j *journal, drafts []facts.Draft) (bool, error) {
 	after := st.fold.Seq()
 	held := ctx
 	if j.recorded {

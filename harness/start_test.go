@@ -26,7 +26,7 @@ func TestStartNew(t *testing.T) {
 	require.NoError(t, err)
 	actor, err := harness.CodingActor(cfg, tools)
 	require.NoError(t, err)
-	runtime := func() *harness.Runtime[harness.Services] {
+	runtime := func() *harness.Runtime {
 		script, err := model.ParseScript("start", []byte(`{"text": "Hello."}`))
 		require.NoError(t, err)
 		rt, err := harness.NewRuntime(store, harness.Services{Model: script, Tools: tools}, cfg)

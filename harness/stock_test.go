@@ -23,7 +23,7 @@ type stockEnv struct {
 	root    string
 	store   *thread.PebbleStore
 	stock   *harness.Stock
-	rt      *harness.Runtime[harness.Services]
+	rt      *harness.Runtime
 	watched []facts.Fact
 }
 

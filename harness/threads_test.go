@@ -93,7 +93,7 @@ func answerKey(w fold.Wait) string { return string(w.Kind) + "-" + w.RequestID }
 // confirmation it parks on, has every action left in doubt by a crash tried
 // again, and resumes, until the thread is done, failed or stopped. A
 // question is an error: nobody here answers questions.
-func drive(ctx context.Context, rt *harness.Runtime[harness.Services], actor harness.Actor[harness.Services], id, message string) (harness.Outcome, error) {
+func drive(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id, message string) (harness.Outcome, error) {
 	out, err := rt.Start(ctx, actor, id, message)
 	for {
 		if err != nil {
@@ -116,7 +116,7 @@ func drive(ctx context.Context, rt *harness.Runtime[harness.Services], actor har
 
 // answer posts the operator's answer to w under answerKey(w): an approval,
 // or a reconciliation that tries the action again.
-func answer(ctx context.Context, rt *harness.Runtime[harness.Services], actor harness.Actor[harness.Services], id string, w fold.Wait) error {
+func answer(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id string, w fold.Wait) error {
 	var d facts.Draft
 	var err error
 	switch w.Kind {

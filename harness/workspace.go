@@ -337,7 +337,7 @@ type Stock struct {
 	Place   Place
 	Config  Config
 	Toolbox *Toolbox
-	Actor   Actor[Services]
+	Actor   Actor
 }
 
 // NewStock returns the stock harness of the place under cfg.

@@ -21,8 +21,8 @@ import (
 type run struct {
 	t     *testing.T
 	store *thread.PebbleStore
-	rt    *harness.Runtime[harness.Services]
-	actor harness.Actor[harness.Services]
+	rt    *harness.Runtime
+	actor harness.Actor
 
 	mu     sync.Mutex
 	writes []string

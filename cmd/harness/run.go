@@ -467,7 +467,7 @@ type driver struct {
 	id          string
 	approval    harness.Approval
 	interactive bool
-	rt          *harness.Runtime[harness.Services]
+	rt          *harness.Runtime
 	model       *slot
 	// spec is the --model flag; "" uses the recorded one.
 	spec string

@@ -53,7 +53,7 @@ func TestTwoRuntimesResumeOneThread(t *testing.T) {
 	require.NoError(t, err)
 	actor, err := harness.CodingActor(cfg, tools)
 	require.NoError(t, err)
-	var rts []*harness.Runtime[harness.Services]
+	var rts []*harness.Runtime
 	for _, s := range stores {
 		rt, err := harness.NewRuntime(s, harness.Services{Model: script, Tools: tools}, cfg)
 		require.NoError(t, err)
