@@ -36,9 +36,6 @@ func (l *leased) Append(ctx context.Context, id string, after uint64, drafts ...
 	return l.PebbleStore.Append(ctx, id, after, drafts...)
 }
 
-// Unwrap says what it wraps: the lease is the wrapper's own.
-func (l *leased) Unwrap() thread.Store { return l.PebbleStore }
-
 func (l *leased) Lease(ctx context.Context, id string) (context.Context, func(), error) {
 	held, cancel := context.WithCancelCause(ctx)
 	l.mu.Lock()

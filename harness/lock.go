@@ -2,28 +2,30 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"reflect"
 	"sync"
+	"time"
 
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// Within one process a thread is resumed by one runtime at a time. Across
-// processes the store's expected-head appends decide who goes first; within
-// one, the lock also keeps a runtime from taking another's action in
-// progress (action.started, not yet completed) for one left in doubt by a
-// crash — in a process that holds the lock, a started action with no
-// completion can only be one whose process died. A store that processes
-// share (a thread.Leaser) extends that across them with a lease, taken
-// after the lock (see lease).
+// Within one process a thread is acted on (resumed, undone) by one holder
+// at a time. Across processes the store's expected-head appends decide who
+// goes first; within one, the lock also keeps a runtime from taking
+// another's action in progress (action.started, not yet completed) for one
+// left in doubt by a crash — in a process that holds the lock, a started
+// action with no completion can only be one whose process died. A store
+// that processes share (a thread.Leaser) extends that across them with a
+// lease, taken after the lock (see lease).
 //
-// The locks are keyed by the underlying store (wrappers that implement
-// Unwrap() thread.Store are seen through) and the thread, counted, and
-// dropped when no runtime holds or waits for them. A store whose type
-// cannot be a map key is keyed by the thread alone: that serializes more
-// than needed, never less.
+// The locks are keyed by the backing store (thread.Store.Backing, which a
+// wrapper that embeds a store gets from it) and the thread, counted, and
+// dropped when no one holds or waits for them. A store whose type cannot
+// be a map key is keyed by the thread alone: that serializes more than
+// needed, never less.
 var resuming = threadLocks{m: map[lockKey]*threadLock{}}
 
 type lockKey struct {
@@ -32,7 +34,7 @@ type lockKey struct {
 }
 
 type threadLock struct {
-	ch   chan struct{} // holds one token while the thread is resumed
+	ch   chan struct{} // holds one token while the thread is held
 	refs int
 }
 
@@ -42,9 +44,10 @@ type threadLocks struct {
 }
 
 // lock waits until the thread is free or ctx is done, and returns the
-// function that frees it.
-func (l *threadLocks) lock(ctx context.Context, store thread.Store, id string) (func(), error) {
-	k := lockKey{underlying(store), id}
+// function that frees it. With wait false it does not wait: a thread held
+// by another is errHeld.
+func (l *threadLocks) lock(ctx context.Context, store thread.Store, id string, wait bool) (func(), error) {
+	k := lockKey{backing(store), id}
 	l.mu.Lock()
 	tl := l.m[k]
 	if tl == nil {
@@ -61,6 +64,15 @@ func (l *threadLocks) lock(ctx context.Context, store thread.Store, id string) (
 		}
 		l.mu.Unlock()
 	}
+	if !wait {
+		select {
+		case tl.ch <- struct{}{}:
+			return func() { <-tl.ch; release() }, nil
+		default:
+			release()
+			return nil, errHeld
+		}
+	}
 	select {
 	case tl.ch <- struct{}{}:
 		return func() { <-tl.ch; release() }, nil
@@ -70,45 +82,29 @@ func (l *threadLocks) lock(ctx context.Context, store thread.Store, id string) (
 	}
 }
 
-// underlying sees through store wrappers to the store they wrap, and
-// returns nil for a store whose dynamic type is not comparable.
-func underlying(s thread.Store) thread.Store {
-	s = unwrapStore(s)
-	if s == nil || !reflect.TypeOf(s).Comparable() {
+// errHeld: a thread another holder has.
+var errHeld = errors.New("the thread is held")
+
+// backing is the store s keeps its logs in, or nil for one whose dynamic
+// type is not comparable.
+func backing(s thread.Store) thread.Store {
+	if b := s.Backing(); b != nil {
+		s = b
+	}
+	if !reflect.TypeOf(s).Comparable() {
 		return nil
-	}
-	return s
-}
-
-// wrapped yields s and each store it wraps (types with
-// Unwrap() thread.Store), outermost first.
-func wrapped(s thread.Store) iter.Seq[thread.Store] {
-	return func(yield func(thread.Store) bool) {
-		for s != nil && yield(s) {
-			u, ok := s.(interface{ Unwrap() thread.Store })
-			if !ok {
-				return
-			}
-			s = u.Unwrap()
-		}
-	}
-}
-
-// unwrapStore sees through store wrappers to the innermost store.
-func unwrapStore(s thread.Store) thread.Store {
-	for inner := range wrapped(s) {
-		s = inner
 	}
 	return s
 }
 
 // lease takes the thread's lease when the store is shared between
 // processes (a thread.Leaser): see thread.Leaser. The outermost Leaser
-// counts: a wrapper may lease, or pass leasing through. It returns ctx
-// unchanged, and a release that does nothing, for a store that leases
-// nothing.
+// counts — the store itself, a store it wraps (a wrapper that says what
+// it wraps with Unwrap() thread.Store), or its backing store: a wrapper
+// may lease, or leave leasing to what it wraps. It returns ctx unchanged,
+// and a release that does nothing, for a store that leases nothing.
 func lease(ctx context.Context, store thread.Store, id string) (context.Context, func(), error) {
-	for s := range wrapped(store) {
+	for s := range layers(store) {
 		if l, ok := s.(thread.Leaser); ok {
 			return l.Lease(ctx, id)
 		}
@@ -116,14 +112,34 @@ func lease(ctx context.Context, store thread.Store, id string) (context.Context,
 	return ctx, func() {}, nil
 }
 
-// hold holds the thread as acting on it requires: this process's lock,
-// then, on a shared store, the thread's lease. It returns the context to
-// act under (ended if the lease is lost) and the function that lets go of
-// both.
-func hold(ctx context.Context, store thread.Store, id string) (context.Context, func(), error) {
-	unlock, err := resuming.lock(ctx, store, id)
+// layers yields s, each store it wraps (through Unwrap() thread.Store),
+// outermost first, and then its backing store.
+func layers(s thread.Store) iter.Seq[thread.Store] {
+	return func(yield func(thread.Store) bool) {
+		for cur := s; cur != nil; {
+			if !yield(cur) {
+				return
+			}
+			u, ok := cur.(interface{ Unwrap() thread.Store })
+			if !ok {
+				break
+			}
+			cur = u.Unwrap()
+		}
+		if b := s.Backing(); b != nil {
+			yield(b)
+		}
+	}
+}
+
+// Hold holds the thread as acting on it requires: this process's lock,
+// then, on a shared store, the thread's lease. It waits while another
+// holds either, and returns the context to act under (ended if the lease
+// is lost) and the function that lets go of both.
+func Hold(ctx context.Context, store thread.Store, id string) (context.Context, func(), error) {
+	unlock, err := resuming.lock(ctx, store, id, true)
 	if err != nil {
-		return nil, nil, fmt.Errorf("waiting for another resume of the thread: %w", err)
+		return nil, nil, fmt.Errorf("waiting for another holder of the thread: %w", err)
 	}
 	held, release, err := lease(ctx, store, id)
 	if err != nil {
@@ -131,4 +147,37 @@ func hold(ctx context.Context, store thread.Store, id string) (context.Context, 
 		return nil, nil, fmt.Errorf("waiting for the thread's lease: %w", err)
 	}
 	return held, func() { release(); unlock() }, nil
+}
+
+// freeProbe bounds the wait of Free for a lease: a lease that is free is
+// taken in one round trip; one that is held makes Free wait this long.
+const freeProbe = 300 * time.Millisecond
+
+// Free reports whether nobody holds the thread now: no runtime of this
+// process, and, on a shared store, no process's lease. It takes both
+// without waiting (a lease for at most a moment) and gives them back at
+// once. An action that started and has no completion is in doubt only if
+// the thread is free: otherwise its holder may still be running it.
+func Free(ctx context.Context, store thread.Store, id string) (bool, error) {
+	unlock, err := resuming.lock(ctx, store, id, false)
+	if errors.Is(err, errHeld) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	probe, cancel := context.WithTimeout(ctx, freeProbe)
+	defer cancel()
+	_, release, err := lease(probe, store, id)
+	switch {
+	case err == nil:
+		release()
+		return true, nil
+	case ctx.Err() != nil:
+		return false, ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded):
+		return false, nil
+	}
+	return false, fmt.Errorf("look at the thread's lease: %w", err)
 }

@@ -273,7 +273,7 @@ func (rt *Runtime) Resume(ctx context.Context, actor Actor, id string) (out Outc
 		}
 		span.End()
 	}()
-	held, release, err := hold(ctx, rt.Store, id)
+	held, release, err := Hold(ctx, rt.Store, id)
 	if err != nil {
 		return Outcome{Thread: id}, fmt.Errorf("resume %s: %w", id, err)
 	}

@@ -139,7 +139,7 @@ func PlanUndo(ctx context.Context, store thread.Store, svc Services, id string, 
 // thread's lease on a store processes share (thread.Leaser) — so that no
 // runtime acts on the thread while its files are put back.
 func Undo(ctx context.Context, store thread.Store, svc Services, id string, to uint64, by string) (UndoPlan, error) {
-	ctx, release, err := hold(ctx, store, id)
+	ctx, release, err := Hold(ctx, store, id)
 	if err != nil {
 		return UndoPlan{}, fmt.Errorf("undo %s: %w", id, err)
 	}

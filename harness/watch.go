@@ -24,11 +24,13 @@ type watched struct {
 	fn func(facts.Fact, error)
 }
 
-// Append appends through the store and reports what was appended.
-// Unwrap returns the store being watched, so that a runtime on the watched
-// store and one on the store itself take the same per-thread lock.
+// Unwrap returns the store being watched, so that a store it wraps that
+// leases threads is found (see Hold). Its Backing, embedded, is the
+// watched store's: a runtime on the watched store and one on the store
+// itself hold the same thread.
 func (w *watched) Unwrap() thread.Store { return w.Store }
 
+// Append appends through the store and reports what was appended.
 func (w *watched) Append(ctx context.Context, id string, after uint64, drafts ...facts.Draft) (thread.Head, error) {
 	h, err := w.Store.Append(ctx, id, after, drafts...)
 	if err != nil {

@@ -181,6 +181,9 @@ func (s *PebbleStore) enter() error {
 
 func (s *PebbleStore) leave() { s.ops.Done() }
 
+// Backing is the store itself.
+func (s *PebbleStore) Backing() Store { return s }
+
 // Close waits for running calls and reads to finish, then closes the
 // database and releases the directory lock.
 func (s *PebbleStore) Close() error {

@@ -65,6 +65,15 @@ type Store interface {
 	// Close waits for running calls and open reads to finish and releases
 	// the store. Calls after Close fail with ErrClosed.
 	Close() error
+	// Backing returns the store that keeps the logs this one reads and
+	// appends: the store itself, or, for a wrapper (one that watches,
+	// counts or logs the calls of another store), the store it wraps. The
+	// runtimes of one process hold a thread by its backing store, and take
+	// the thread's lease from it (see Leaser), so two runtimes over two
+	// wrappers of one store never act on one thread at once. A wrapper
+	// that embeds the Store it wraps gets Backing from it and stays the
+	// same store; a wrapper written from scratch returns what it wraps.
+	Backing() Store
 }
 
 // Head is the position of a thread's last fact.

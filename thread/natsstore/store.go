@@ -400,6 +400,9 @@ func (s *Store) begin(ctx context.Context, op, id string) error {
 	return nil
 }
 
+// Backing is the store itself.
+func (s *Store) Backing() thread.Store { return s }
+
 // Close waits for running calls and reads to finish and releases the
 // store, closing the connection if Dial made it.
 //
