@@ -59,6 +59,7 @@ var samples = []struct {
 	{facts.KindBudgetExhausted, facts.BudgetExhausted{Resource: "tokens", Limit: 100000, Used: 100421}},
 	{facts.KindTransitionFailed, facts.TransitionFailed{Key: "infer/turn/3", Class: facts.ClassTransient, Message: "429", Attempt: 2}},
 	{facts.KindThreadForked, facts.ThreadForked{From: "t0", At: 12}},
+	{facts.KindWorkspaceRestored, facts.WorkspaceRestored{To: 3, By: "ana", Restored: []facts.PathChange{{Path: "cache.toml", Before: "sha256:02", After: "sha256:01", BeforeMode: 0o644, AfterMode: 0o644}}}},
 }
 
 // sampleFacts chains a fact of every sample kind into one thread.

@@ -32,6 +32,7 @@ var decoders = map[facts.Kind]func(facts.Fact) (any, error){
 	facts.KindBudgetExhausted:       dec[facts.BudgetExhausted],
 	facts.KindTransitionFailed:      dec[facts.TransitionFailed],
 	facts.KindThreadForked:          dec[facts.ThreadForked],
+	facts.KindWorkspaceRestored:     dec[facts.WorkspaceRestored],
 }
 
 // decodeAny decodes f's payload into its registered type.

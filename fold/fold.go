@@ -209,6 +209,9 @@ func (f *Fold[S]) Hash() facts.Hash {
 	return f.last.Hash()
 }
 
+// Last is the last fact stepped (the zero Fact before any).
+func (f *Fold[S]) Last() facts.Fact { return f.last }
+
 // Used reports whether key is already the cause of a fact, and where.
 func (f *Fold[S]) Used(key string) (seq uint64, ok bool) {
 	seq, ok = f.causes[key]

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
@@ -113,7 +114,7 @@ func TestCrash(t *testing.T) {
 			// Killed before the first append.
 		default:
 			require.NoError(t, err, "round %d: the log verifies after the kill", round)
-			require.NoError(t, harness.VerifyLog(ctx, s, actor, spec.Thread), "round %d", round)
+			require.NoError(t, audit.VerifyLog(ctx, s, actor, spec.Thread), "round %d", round)
 			log = readLog(t, s, spec.Thread)
 			requireCausesOnce(t, log)
 		}
@@ -136,7 +137,7 @@ func TestCrash(t *testing.T) {
 	out, err := drive(ctx, rt, actor, spec.Thread, crashMessage)
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, out.Status)
-	require.NoError(t, harness.VerifyLog(ctx, s, actor, spec.Thread))
+	require.NoError(t, audit.VerifyLog(ctx, s, actor, spec.Thread))
 	got := readLog(t, s, spec.Thread)
 	requireCausesOnce(t, got)
 

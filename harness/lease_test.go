@@ -3,8 +3,6 @@ package harness_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,44 +10,10 @@ import (
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/thread"
 )
-
-// leased is a real Pebble store that also leases threads, the way a store
-// processes share does (thread.Leaser), with a lease the test can take
-// away — as a lease that could not be renewed in time is.
-type leased struct {
-	*thread.PebbleStore
-	mu   sync.Mutex
-	lose context.CancelCauseFunc
-	// loseOnAppend loses the lease held when an append begins.
-	loseOnAppend bool
-}
-
-func (l *leased) Append(ctx context.Context, id string, after uint64, drafts ...facts.Draft) (thread.Head, error) {
-	l.mu.Lock()
-	if l.loseOnAppend && l.lose != nil {
-		l.lose(thread.ErrLeaseLost)
-	}
-	l.mu.Unlock()
-	return l.PebbleStore.Append(ctx, id, after, drafts...)
-}
-
-func (l *leased) Lease(ctx context.Context, id string) (context.Context, func(), error) {
-	held, cancel := context.WithCancelCause(ctx)
-	l.mu.Lock()
-	l.lose = cancel
-	l.mu.Unlock()
-	return held, func() { cancel(errors.New("released")) }, nil
-}
-
-// loseLease ends the lease held now with thread.ErrLeaseLost.
-func (l *leased) loseLease() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lose(thread.ErrLeaseLost)
-}
 
 // A runtime that loses the thread's lease while a tool runs stops: the
 // Resume ends with thread.ErrLeaseLost. If nothing was appended since the
@@ -69,7 +33,7 @@ func TestALostLease(t *testing.T) {
 			pebble, err := thread.OpenPebble(t.TempDir())
 			require.NoError(t, err)
 			t.Cleanup(func() { require.NoError(t, pebble.Close()) })
-			store := &leased{PebbleStore: pebble}
+			store := &harnesstest.Leased{PebbleStore: pebble}
 
 			running, finish := make(chan struct{}), make(chan struct{})
 			tools, err := harness.NewToolbox(harness.Tool{
@@ -98,7 +62,7 @@ func TestALostLease(t *testing.T) {
 				done <- err
 			}()
 			<-running
-			store.loseLease()
+			store.LoseLease()
 			if tc.otherAppends {
 				// The new holder's record, say; any fact will do.
 				h, err := store.Head(ctx, "t")
@@ -141,7 +105,7 @@ func TestALostLeaseIsNamed(t *testing.T) {
 	pebble, err := thread.OpenPebble(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, pebble.Close()) })
-	store := &leased{PebbleStore: pebble, loseOnAppend: true}
+	store := &harnesstest.Leased{PebbleStore: pebble, LoseOnAppend: true}
 	script, err := model.ParseScript("lease", []byte(`{"text": "Done."}`))
 	require.NoError(t, err)
 	cfg, err := harness.NewConfig(harness.WithModelName("scripted"))
@@ -160,31 +124,15 @@ func TestALostLeaseIsNamed(t *testing.T) {
 	require.EqualValues(t, 1, h.Seq, "only the message posted before the lease was taken")
 }
 
-// Undo holds the thread's lease while it puts files back, as Resume does.
-func TestUndoTakesTheLease(t *testing.T) {
-	e := newStockEnv(t, stockScript)
-	require.Equal(t, harness.StatusDone, e.runApproved("t").Status)
-	store := &leased{PebbleStore: e.store}
-	_, err := harness.Undo(ctx, store, e.rt.Services, "t", 0, "ana")
-	require.NoError(t, err)
-	store.mu.Lock()
-	took := store.lose != nil
-	store.mu.Unlock()
-	require.True(t, took, "undo took the lease")
-	require.Equal(t, "ttl_seconds = 60\n", e.read("cache.toml"))
-}
-
 // A store wrapped (here by Watch) still has its threads leased: the
 // runtime looks through wrappers for the outermost Leaser — which may be
 // a wrapper itself, as leased is.
 func TestResumeLeasesThroughAWrapper(t *testing.T) {
-	e := newEnv(t, `{"text": "Hello."}`)
-	store := &leased{PebbleStore: e.store}
-	rt, err := harness.NewRuntime(harness.Watch(store, func(facts.Fact, error) {}), e.rt.Services, e.rt.Config)
+	e := harnesstest.New(t, `{"text": "Hello."}`)
+	store := &harnesstest.Leased{PebbleStore: e.Store}
+	rt, err := harness.NewRuntime(harness.Watch(store, func(facts.Fact, error) {}), e.RT.Services, e.RT.Config)
 	require.NoError(t, err)
-	_, err = rt.Start(ctx, e.actor, "t", "Hello")
+	_, err = rt.Start(ctx, e.Actor, "t", "Hello")
 	require.NoError(t, err)
-	store.mu.Lock()
-	defer store.mu.Unlock()
-	require.NotNil(t, store.lose, "Resume took the lease through the wrapper")
+	require.True(t, store.Took(), "Resume took the lease through the wrapper")
 }

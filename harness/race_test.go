@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
@@ -165,7 +166,7 @@ func TestEightRuntimesResumeOneThread(t *testing.T) {
 	require.Equal(t, 4, phases, "the thread parked on three confirmations, one of them for two calls at once")
 
 	got := readLog(t, r.store, id)
-	require.NoError(t, harness.VerifyLog(ctx, r.store, r.actor, id))
+	require.NoError(t, audit.VerifyLog(ctx, r.store, r.actor, id))
 	requireCausesOnce(t, got)
 	require.Equal(t, kindsOf(want), kindsOf(got), "the same kinds, in the same order, as one runtime alone")
 	require.Equal(t, entriesOf(want), entriesOf(got), "and the same causes")

@@ -64,6 +64,9 @@ type Outcome struct {
 // defect). The defect is recorded in the thread and the thread stops.
 var ErrDefect = errors.New("transition died")
 
+// ErrThreadExists: a thread that must be new already has facts.
+var ErrThreadExists = errors.New("thread already exists")
+
 // ErrUnknownThread: a Resume or Post of a thread with no facts.
 var ErrUnknownThread = errors.New("unknown thread")
 
@@ -98,14 +101,57 @@ type state struct {
 	lastFailure map[string]string // key → the message of its last failure
 }
 
-func (rt *Runtime) load(ctx context.Context, actor Actor, id string) (*state, error) {
-	st := &state{id: id, fold: fold.New(actor.New()...), failures: map[string]int{}, lastFailure: map[string]string{}}
-	// A long log's causes fill a map that would otherwise regrow a dozen
-	// times on the way; its length is a good bound (a new thread has none).
-	if h, err := rt.Store.Head(ctx, id); err == nil {
-		st.fold.Reserve(int(min(h.Seq, maxReserve)))
+// Thread is one thread of a runtime, with its fold kept between calls:
+// View, Post and Resume each bring the fold up to date from the last seq
+// it read, rather than reading the whole log again, so a front end that
+// drives a thread turn after turn (package drive) folds its log once. A
+// Thread is used by one goroutine at a time; any number of Threads (in
+// this process or others) may name the same thread: the log decides.
+type Thread struct {
+	rt    *Runtime
+	actor Actor
+	id    string
+	st    *state // nil until the log is first read, and after a fold failed
+}
+
+// Thread returns the thread id of the runtime, folded by the actor's
+// components. It reads nothing until it is used.
+func (rt *Runtime) Thread(actor Actor, id string) *Thread {
+	return &Thread{rt: rt, actor: actor, id: id}
+}
+
+// ID is the thread's id.
+func (t *Thread) ID() string { return t.id }
+
+// Runtime is the runtime the thread runs on; its Store and Services are
+// read again at every call, so a caller may replace them between calls
+// (a store closed and opened again).
+func (t *Thread) Runtime() *Runtime { return t.rt }
+
+// Actor is the actor whose components fold the thread.
+func (t *Thread) Actor() Actor { return t.actor }
+
+// Store is the runtime's store.
+func (t *Thread) Store() thread.Store { return t.rt.Store }
+
+// load brings the thread's fold up to date with its log. A fold that
+// fails is dropped: the next call folds the log anew.
+func (t *Thread) load(ctx context.Context) (*state, error) {
+	if t.st == nil {
+		st := &state{id: t.id, fold: fold.New(t.actor.New()...), failures: map[string]int{}, lastFailure: map[string]string{}}
+		// A long log's causes fill a map that would otherwise regrow a
+		// dozen times on the way; its length is a good bound (a new
+		// thread has none).
+		if h, err := t.rt.Store.Head(ctx, t.id); err == nil {
+			st.fold.Reserve(int(min(h.Seq, maxReserve)))
+		}
+		t.st = st
 	}
-	return st, rt.catchUp(ctx, st)
+	if err := t.rt.catchUp(ctx, t.st); err != nil {
+		t.st = nil
+		return nil, err
+	}
+	return t.st, nil
 }
 
 // maxReserve caps the room a fold reserves up front for a log's causes
@@ -142,14 +188,23 @@ const StartKey = "start"
 // ingress fact under StartKey, and resumes it. Starting a thread that was
 // already started appends nothing and resumes it.
 func (rt *Runtime) Start(ctx context.Context, actor Actor, id, message string) (Outcome, error) {
+	return rt.Thread(actor, id).Start(ctx, message)
+}
+
+// Start is Runtime.Start of this thread.
+func (t *Thread) Start(ctx context.Context, message string) (Outcome, error) {
+	return t.start(ctx, message, postCreate)
+}
+
+func (t *Thread) start(ctx context.Context, message string, mode int) (Outcome, error) {
 	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: message})
 	if err != nil {
 		return Outcome{}, err
 	}
-	if _, err := rt.post(ctx, actor, id, d, StartKey, postCreate); err != nil {
+	if _, err := t.post(ctx, d, StartKey, mode); err != nil {
 		return Outcome{}, err
 	}
-	return rt.Resume(ctx, actor, id)
+	return t.Resume(ctx)
 }
 
 // StartNew is Start of a thread that must be new: if the thread already
@@ -158,14 +213,12 @@ func (rt *Runtime) Start(ctx context.Context, actor Actor, id, message string) (
 // (t1, t2, …) tries the next one, where Start would have resumed the other
 // thread.
 func (rt *Runtime) StartNew(ctx context.Context, actor Actor, id, message string) (Outcome, error) {
-	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: message})
-	if err != nil {
-		return Outcome{}, err
-	}
-	if _, err := rt.post(ctx, actor, id, d, StartKey, postNew); err != nil {
-		return Outcome{}, err
-	}
-	return rt.Resume(ctx, actor, id)
+	return rt.Thread(actor, id).StartNew(ctx, message)
+}
+
+// StartNew is Runtime.StartNew of this thread.
+func (t *Thread) StartNew(ctx context.Context, message string) (Outcome, error) {
+	return t.start(ctx, message, postNew)
 }
 
 // Posted says what a Post did.
@@ -195,7 +248,12 @@ var ErrNotIngress = errors.New("not a kind that can be posted")
 // fact first (an answer must name an open request): a refused fact is an
 // error wrapping fold.ErrRefused, and nothing is appended.
 func (rt *Runtime) Post(ctx context.Context, actor Actor, id string, d facts.Draft, key string) (Posted, error) {
-	return rt.post(ctx, actor, id, d, key, postExisting)
+	return rt.Thread(actor, id).Post(ctx, d, key)
+}
+
+// Post is Runtime.Post to this thread.
+func (t *Thread) Post(ctx context.Context, d facts.Draft, key string) (Posted, error) {
+	return t.post(ctx, d, key, postExisting)
 }
 
 // What a post may do about the thread: post to an existing one, create it
@@ -206,7 +264,8 @@ const (
 	postNew
 )
 
-func (rt *Runtime) post(ctx context.Context, actor Actor, id string, d facts.Draft, key string, mode int) (Posted, error) {
+func (t *Thread) post(ctx context.Context, d facts.Draft, key string, mode int) (Posted, error) {
+	rt, id := t.rt, t.id
 	if key == "" {
 		return Posted{}, errors.New("post: an idempotency key is required")
 	}
@@ -221,7 +280,7 @@ func (rt *Runtime) post(ctx context.Context, actor Actor, id string, d facts.Dra
 	if err := facts.ValidateCause(d.Cause); err != nil {
 		return Posted{}, fmt.Errorf("post: key %q: %w", key, err)
 	}
-	st, err := rt.load(ctx, actor, id)
+	st, err := t.load(ctx)
 	if err != nil {
 		return Posted{}, err
 	}
@@ -246,7 +305,7 @@ func (rt *Runtime) post(ctx context.Context, actor Actor, id string, d facts.Dra
 			return Posted{}, fmt.Errorf("start %s: another process started it first: %w", id, ErrThreadExists)
 		case errors.Is(err, thread.ErrConflict), errors.Is(err, thread.ErrDuplicateCause):
 			// Another writer went first: fold what it wrote and decide again.
-			if err := rt.catchUp(ctx, st); err != nil {
+			if st, err = t.load(ctx); err != nil {
 				return Posted{}, err
 			}
 		default:
@@ -260,6 +319,17 @@ func (rt *Runtime) post(ctx context.Context, actor Actor, id string, d facts.Dra
 // context interrupts the transition running, appends nothing for it, and
 // returns the context's error; the thread stays resumable.
 func (rt *Runtime) Resume(ctx context.Context, actor Actor, id string) (out Outcome, err error) {
+	return rt.Thread(actor, id).Resume(ctx)
+}
+
+// Resume is Runtime.Resume of this thread.
+func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
+	rt, actor, id := t.rt, t.actor, t.id
+	defer func() {
+		if err != nil {
+			t.st = nil // fold the log anew next time: a failure may have cut a fold short
+		}
+	}()
 	tp := rt.Tracer
 	if tp == nil {
 		tp = rt.Services.TracerProvider()
@@ -286,7 +356,7 @@ func (rt *Runtime) Resume(ctx context.Context, actor Actor, id string) (out Outc
 		}
 	}()
 	ctx = held
-	st, err := rt.load(ctx, actor, id)
+	st, err := t.load(ctx)
 	if err != nil {
 		return Outcome{Thread: id}, err
 	}
@@ -309,14 +379,14 @@ func (rt *Runtime) Resume(ctx context.Context, actor Actor, id string) (out Outc
 			// person resumed: run it once more, first of all.
 			retried = true
 			p.Enabled = []fold.Enabled[Services]{*p.Retry}
-		case p.Stop != nil:
-			out.Status, out.Reason = Status(p.Stop.Status), p.Stop.Reason
-			return out, nil
-		case len(p.Enabled) == 0 && len(p.Waits) > 0:
-			out.Status, out.Waits = StatusParked, p.Waits
-			return out, nil
-		case len(p.Enabled) == 0:
-			out.Status = StatusDone
+		case p.Stop != nil || len(p.Enabled) == 0:
+			out.Status = StatusOf(p)
+			switch {
+			case p.Stop != nil:
+				out.Reason = p.Stop.Reason
+			case out.Status == StatusParked:
+				out.Waits = p.Waits
+			}
 			return out, nil
 		case out.Steps >= rt.Config.MaxSteps:
 			out.Status = StatusStepLimit

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"github.com/seed-7cc7a084/harness/facts"
 )
@@ -70,6 +71,8 @@ type Action struct {
 	Reconciled  *facts.EffectReconciled
 
 	RequestedSeq, StartedSeq, CompletedSeq, CheckSeq, InterruptedSeq, ReconciledSeq uint64
+	// At is when the latest record was appended.
+	At time.Time
 }
 
 // Stage is where the action is.

@@ -260,7 +260,7 @@ func (s *state[S]) actionRequested(f facts.Fact, p facts.ActionRequested) {
 	if c == nil {
 		return
 	}
-	c.attempts = append(c.attempts, &Action{ID: p.ActionID, Call: c.ref, Requested: p, RequestedSeq: f.Seq})
+	c.attempts = append(c.attempts, &Action{ID: p.ActionID, Call: c.ref, Requested: p, RequestedSeq: f.Seq, At: f.At})
 	s.byAction[p.ActionID] = c
 	if len(c.attempts) == 1 {
 		c.policy = Policy{Confirm: p.Confirm, Capability: action.Capability(p.Capability)}
@@ -269,7 +269,7 @@ func (s *state[S]) actionRequested(f facts.Fact, p facts.ActionRequested) {
 
 func (s *state[S]) actionStarted(f facts.Fact, p facts.ActionStarted) {
 	if _, a := s.attemptOf(p.ActionID); a != nil {
-		a.Started, a.StartedSeq = &p, f.Seq
+		a.Started, a.StartedSeq, a.At = &p, f.Seq, f.At
 	}
 }
 
@@ -278,7 +278,7 @@ func (s *state[S]) actionCompleted(f facts.Fact, p facts.ActionCompleted) {
 	if a == nil || a.Completed != nil {
 		return
 	}
-	a.Completed, a.CompletedSeq = &p, f.Seq
+	a.Completed, a.CompletedSeq, a.At = &p, f.Seq, f.At
 	if a.Started != nil && a.Requested.Check != nil {
 		s.unchecked = a
 	}
@@ -295,7 +295,7 @@ func (s *state[S]) checkRecorded(f facts.Fact, p facts.CheckRecorded) {
 	if a == nil {
 		return
 	}
-	a.Check, a.CheckSeq = &p, f.Seq
+	a.Check, a.CheckSeq, a.At = &p, f.Seq, f.At
 	if s.unchecked == a {
 		s.unchecked = nil
 	}
@@ -310,7 +310,7 @@ func (s *state[S]) checkRecorded(f facts.Fact, p facts.CheckRecorded) {
 
 func (s *state[S]) actionInterrupted(f facts.Fact, p facts.ActionInterrupted) {
 	if _, a := s.attemptOf(p.ActionID); a != nil {
-		a.Interrupted, a.InterruptedSeq = &p, f.Seq
+		a.Interrupted, a.InterruptedSeq, a.At = &p, f.Seq, f.At
 	}
 }
 
@@ -319,7 +319,7 @@ func (s *state[S]) effectReconciled(f facts.Fact, p facts.EffectReconciled) {
 	if a == nil || !a.Open() {
 		return
 	}
-	a.Reconciled, a.ReconciledSeq = &p, f.Seq
+	a.Reconciled, a.ReconciledSeq, a.At = &p, f.Seq, f.At
 	if p.Decision != facts.DecisionRetry {
 		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: reconciledResult(a, p), Seq: f.Seq})
 	}

@@ -19,6 +19,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/tracing"
 )
@@ -252,23 +254,23 @@ func (a *app) whoami(by string) string {
 
 // session is an open store and the stock harness of its workspace.
 type session struct {
-	place    harness.Place
-	settings harness.Settings
+	place    stock.Place
+	settings stock.Settings
 	store    thread.Store
-	stock    *harness.Stock
+	stock    *stock.Stock
 }
 
 // place locates the workspace of the current directory.
-func (a *app) place() (harness.Place, error) {
+func (a *app) place() (stock.Place, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
-		return harness.Place{}, fmt.Errorf("current directory: %w", err)
+		return stock.Place{}, fmt.Errorf("current directory: %w", err)
 	}
 	override := a.storeDir
 	if override == "" {
 		override = a.getenv("HARNESS_STORE")
 	}
-	return harness.Locate(cwd, override)
+	return stock.Locate(cwd, override)
 }
 
 // open opens the workspace's store. create false refuses a workspace
@@ -286,12 +288,12 @@ func (a *app) open(ctx context.Context, create bool, opts ...harness.Option) (*s
 	return a.openAt(ctx, p, settings, create, opts...)
 }
 
-func (a *app) openAt(ctx context.Context, p harness.Place, settings harness.Settings, create bool, opts ...harness.Option) (*session, error) {
+func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings, create bool, opts ...harness.Option) (*session, error) {
 	cfg, err := harness.NewConfig(append([]harness.Option{harness.WithVersion("harness/" + version())}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
-	stock, err := harness.NewStock(p, cfg)
+	st, err := stock.NewStock(p, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +302,18 @@ func (a *app) openAt(ctx context.Context, p harness.Place, settings harness.Sett
 		return nil, err
 	}
 	p.Exists = true
-	return &session{place: p, settings: settings, store: store, stock: stock}, nil
+	return &session{place: p, settings: settings, store: store, stock: st}, nil
+}
+
+// runtime is a runtime of the session's stock harness on its store, with
+// no model: for reading threads (their views), undoing their changes, and
+// posting answers.
+func (s *session) runtime() (*harness.Runtime, error) {
+	svc, err := s.stock.Services(nil, stock.BlobsOf(s.store))
+	if err != nil {
+		return nil, err
+	}
+	return harness.NewRuntime(s.store, svc, s.stock.Config)
 }
 
 // Close closes the store; closing a closed session does nothing.
@@ -352,4 +365,4 @@ func checkID(id string) error {
 }
 
 // oneLine squashes s onto one line, its control characters escaped.
-func oneLine(s string) string { return harness.EscapeLine(strings.Join(strings.Fields(s), " ")) }
+func oneLine(s string) string { return present.EscapeLine(strings.Join(strings.Fields(s), " ")) }

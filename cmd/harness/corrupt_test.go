@@ -12,9 +12,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -111,7 +114,7 @@ func goodLog(t *testing.T) []facts.Fact {
 	ctx := context.Background()
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "cache.toml"), []byte("ttl_seconds = 60\n"), 0o644))
-	place := harness.Place{Root: root, Store: filepath.Join(root, ".harness")}
+	place := stock.Place{Root: root, Store: filepath.Join(root, ".harness")}
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	store, err := thread.OpenPebble(place.DB(), thread.WithClock(func() time.Time { at = at.Add(time.Second); return at }))
 	require.NoError(t, err)
@@ -120,7 +123,7 @@ func goodLog(t *testing.T) []facts.Fact {
 	require.NoError(t, err)
 	cfg, err := harness.NewConfig(harness.WithModelName("scripted:script.jsonl"), harness.WithModelBackoff(0))
 	require.NoError(t, err)
-	stock, err := harness.NewStock(place, cfg)
+	stock, err := stock.NewStock(place, cfg)
 	require.NoError(t, err)
 	svc, err := stock.Services(script, store)
 	require.NoError(t, err)
@@ -131,12 +134,12 @@ func goodLog(t *testing.T) []facts.Fact {
 	require.Equal(t, harness.StatusParked, out.Status)
 	d, err := facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{RequestID: out.Waits[0].RequestID, Approved: true, By: "ana"})
 	require.NoError(t, err)
-	_, err = rt.Post(ctx, stock.Actor, "t1", d, harness.AnswerKey(d.Kind, out.Waits[0].RequestID))
+	_, err = rt.Post(ctx, stock.Actor, "t1", d, drive.AnswerKey(d.Kind, out.Waits[0].RequestID))
 	require.NoError(t, err)
 	out, err = rt.Resume(ctx, stock.Actor, "t1")
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, out.Status)
-	require.NoError(t, harness.VerifyLog(ctx, store, stock.Actor, "t1"))
+	require.NoError(t, audit.VerifyLog(ctx, store, stock.Actor, "t1"))
 	var log []facts.Fact
 	for f, err := range store.Read(ctx, "t1", 1) {
 		require.NoError(t, err)

@@ -8,8 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
 )
 
 func (a *app) demoCmd() *cobra.Command {
@@ -53,7 +56,7 @@ cd into it and try harness threads, log, replay, effects.`,
 			} else {
 				r = &demoText{a: a}
 			}
-			root, err := harness.Demo(ctx, harness.DemoOptions{Dir: dir, Version: "harness/" + version()}, r)
+			root, err := Demo(ctx, DemoOptions{Dir: dir, Version: "harness/" + version()}, r)
 			if err != nil {
 				return err
 			}
@@ -73,7 +76,7 @@ cd into it and try harness threads, log, replay, effects.`,
 	return cmd
 }
 
-type demoReporter interface{ harness.DemoReporter }
+type demoReporter interface{ DemoReporter }
 
 // demoText narrates the demo for a person.
 type demoText struct {
@@ -105,7 +108,7 @@ func (t *demoText) Fact(f facts.Fact) {
 	fmt.Fprintln(t.a.stdout, t.a.factLine(f))
 }
 
-func (t *demoText) Parked(st harness.State) {
+func (t *demoText) Parked(st drive.State) {
 	w := t.a.stdout
 	t.section("2. Parked: the write waits for a person (nothing runs, no timer)")
 	fmt.Fprintf(w, "thread %s is %s at seq %d; the pending request:\n", st.Thread, st.Status, st.Head.Seq)
@@ -116,9 +119,9 @@ func (t *demoText) Parked(st harness.State) {
 	t.section("3. You approve (confirmation.answered), and the thread resumes")
 }
 
-func (t *demoText) Answered(harness.State) {}
+func (t *demoText) Answered(drive.State) {}
 
-func (t *demoText) Done(st harness.State, audit harness.Audit) {
+func (t *demoText) Done(st drive.State, audit audit.Audit) {
 	w := t.a.stdout
 	fmt.Fprintf(w, "thread %s is %s at seq %d. What the record says of the write:\n", st.Thread, st.Status, st.Head.Seq)
 	for _, e := range audit.Entries {
@@ -128,7 +131,7 @@ func (t *demoText) Done(st harness.State, audit harness.Audit) {
 		act := e.Action
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintf(tw, "  \treport (what the tool said)\t%s: %s\n", act.Report.Status, oneLine(act.Report.Transcript+" "+act.Report.Stdout))
-		fmt.Fprintf(tw, "  \tobservation (what the runtime saw)\t%s\n", harness.DescribeObservation(act.Observation))
+		fmt.Fprintf(tw, "  \tobservation (what the runtime saw)\t%s\n", present.DescribeObservation(act.Observation))
 		fmt.Fprintf(tw, "  \teffect state\t%s\n", act.EffectState)
 		if act.Check != nil {
 			fmt.Fprintf(tw, "  \tcheck (declared before it ran)\t%s %s: %s\n", act.Check.Check.Name, act.Check.Check.Target, act.Check.Verdict)
@@ -139,7 +142,7 @@ func (t *demoText) Done(st harness.State, audit harness.Audit) {
 	t.quiet = true
 }
 
-func (t *demoText) Workers(ws []harness.DemoWorker) {
+func (t *demoText) Workers(ws []DemoWorker) {
 	w := t.a.stdout
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKER\tREALLY\tREPORT\tOBSERVATION\tEFFECT\tCHECK\tTHREAD")
@@ -152,17 +155,17 @@ func (t *demoText) Workers(ws []harness.DemoWorker) {
 		if len(wk.Waits) > 0 {
 			status += " on " + string(wk.Waits[0].Kind)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s (%s)\n", wk.Name, wk.Does, wk.Report.Status, harness.DescribeObservation(wk.Observation),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s (%s)\n", wk.Name, wk.Does, wk.Report.Status, present.DescribeObservation(wk.Observation),
 			wk.EffectState, check, wk.Thread, status)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "Every worker said it succeeded. The observation tells diligent and busy from idle (unknown: open until a")
 	fmt.Fprintln(w, "person reconciles it) and unwatched (reported: nobody looked); only the declared check tells diligent from busy.")
 	t.quiet = false
-	t.section("5. harness replay --verify " + harness.DemoThread)
+	t.section("5. harness replay --verify " + DemoThread)
 }
 
-func (t *demoText) Verified(audit harness.Audit, err error) {
+func (t *demoText) Verified(audit audit.Audit, err error) {
 	t.a.printAudit(audit)
 	if verr := t.a.printVerified(audit.Thread, audit, err); verr != nil {
 		fmt.Fprintln(t.a.stdout, "(the demo's own record should verify: this is a bug)")
@@ -201,7 +204,7 @@ type workerJSON struct {
 	Status      harness.Status       `json:"status"`
 }
 
-func toStateJSON(st harness.State) *stateJSON {
+func toStateJSON(st drive.State) *stateJSON {
 	s := &stateJSON{Thread: st.Thread, Status: st.Status, Seq: st.Head.Seq}
 	for _, w := range st.Waits {
 		s.Waits = append(s.Waits, waitJSON{Kind: w.Kind, RequestID: w.RequestID, Summary: w.Summary, Tool: w.Tool})
@@ -217,20 +220,20 @@ func (j *demoJSON) Fact(f facts.Fact) {
 	}
 	j.Facts = append(j.Facts, f)
 }
-func (j *demoJSON) Parked(st harness.State)                { j.ParkedAt = toStateJSON(st) }
-func (j *demoJSON) Answered(harness.State)                 {}
-func (j *demoJSON) Done(st harness.State, _ harness.Audit) { j.DoneAt = toStateJSON(st) }
-func (j *demoJSON) Workers(ws []harness.DemoWorker) {
+func (j *demoJSON) Parked(st drive.State)              { j.ParkedAt = toStateJSON(st) }
+func (j *demoJSON) Answered(drive.State)               {}
+func (j *demoJSON) Done(st drive.State, _ audit.Audit) { j.DoneAt = toStateJSON(st) }
+func (j *demoJSON) Workers(ws []DemoWorker) {
 	for _, w := range ws {
 		j.WorkerRec = append(j.WorkerRec, workerJSON{w.Name, w.Does, w.Thread, w.Report, w.Observation, w.EffectState, w.Check, w.Status})
 	}
 }
-func (j *demoJSON) Verified(audit harness.Audit, err error) {
+func (j *demoJSON) Verified(record audit.Audit, err error) {
 	j.OK = err == nil
 	if err != nil {
 		j.VerifyErr = err.Error()
 	}
-	for _, e := range audit.Entries {
-		j.Replay = append(j.Replay, fmt.Sprintf("%d %s %s", e.Seq, e.Kind, e.Summary))
+	for _, e := range record.Entries {
+		j.Replay = append(j.Replay, fmt.Sprintf("%d %s %s", e.Fact.Seq, e.Fact.Kind, present.Describe(e.Fact)))
 	}
 }

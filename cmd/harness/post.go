@@ -16,10 +16,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/scheduler"
+	"github.com/seed-7cc7a084/harness/present"
 )
 
 // answerFlags are the flags every way of posting shares.
@@ -75,7 +76,7 @@ answer given twice is appended once.`,
 			}
 			if key == "" {
 				if req != "" {
-					key = harness.AnswerKey(kind, req)
+					key = drive.AnswerKey(kind, req)
 				} else {
 					key = randomKey("post")
 				}
@@ -113,7 +114,7 @@ func (a *app) approveCmd(approve bool) *cobra.Command {
 			if len(args) == 2 {
 				request = args[1]
 			}
-			return a.answerRequest(ctx, id, fold.WaitConfirmation, request, &f, func(p harness.Pending) (facts.Draft, error) {
+			return a.answerRequest(ctx, id, fold.WaitConfirmation, request, &f, func(p drive.Pending) (facts.Draft, error) {
 				return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{
 					RequestID: p.RequestID, Approved: approve, By: a.whoami(f.by), Reason: reason, Digest: p.Digest,
 				})
@@ -139,7 +140,7 @@ func (a *app) answerCmd() *cobra.Command {
 			if err := checkID(id); err != nil {
 				return err
 			}
-			return a.answerRequest(cmd.Context(), id, fold.WaitQuestion, request, &f, func(p harness.Pending) (facts.Draft, error) {
+			return a.answerRequest(cmd.Context(), id, fold.WaitQuestion, request, &f, func(p drive.Pending) (facts.Draft, error) {
 				return facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: p.RequestID, Text: text, By: a.whoami(f.by)})
 			})
 		}),
@@ -151,7 +152,7 @@ func (a *app) answerCmd() *cobra.Command {
 
 // answerRequest answers an open request of kind: the one named, or the
 // only open one.
-func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, request string, f *answerFlags, build func(harness.Pending) (facts.Draft, error)) error {
+func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, request string, f *answerFlags, build func(drive.Pending) (facts.Draft, error)) error {
 	s, approval, err := a.openDrive(ctx, &f.drive)
 	if err != nil {
 		return err
@@ -160,61 +161,39 @@ func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, 
 	if err := s.threadExists(ctx, id); err != nil {
 		return err
 	}
-	st, err := harness.Inspect(ctx, s.store, s.stock.Actor, id)
-	if err != nil {
-		return err
-	}
-	var open []harness.Pending
-	for _, w := range st.Waits {
-		if w.Kind == kind {
-			open = append(open, w)
-		}
-	}
-	target := harness.Pending{Wait: fold.Wait{Kind: kind, RequestID: request}}
+	dr := a.newDriver(s, id, approval, &f.drive)
+	dr.retry = true
+	ans, err := drive.Answer(ctx, dr.th, kind, request, func(p drive.Pending) (facts.Draft, error) {
+		d, err := build(p)
+		return d, asUsage(err)
+	})
+	var rerr *drive.RequestError
 	switch {
-	case request != "":
-		for _, w := range open {
-			if w.RequestID == request {
-				target = w
-			}
-		}
-	case len(open) == 1:
-		target = open[0]
-	case len(open) == 0:
-		// Answering again what was just answered is harmless: say so.
-		answerKind := facts.KindConfirmationAnswered
-		if kind == fold.WaitQuestion {
-			answerKind = facts.KindQuestionAnswered
-		}
-		f, ok, err := harness.LastAnswer(ctx, s.store, id, answerKind)
-		if err != nil {
-			return err
-		}
-		if r := harness.AnsweredRequest(f); ok && r != "" {
-			if again, err := build(harness.Pending{Wait: fold.Wait{Kind: kind, RequestID: r}}); err == nil && harness.SameAnswer(f, again) {
-				a.printf("already answered: %s (seq %d); nothing appended\n", harness.Describe(f), f.Seq)
-				return nil
-			}
-		}
-		return fmt.Errorf("thread %s waits for no %s (it is %s); `harness log %s` shows its record", id, kind, st.Status, id)
-	default:
-		return usageError("thread %s waits for %d %ss: %s; name one", id, len(open), kind, requestIDs(open))
+	case errors.As(err, &rerr) && errors.Is(err, drive.ErrWhichRequest):
+		return usageError("%v", err)
+	case errors.As(err, &rerr) && rerr.Named == "":
+		return fmt.Errorf("%w; `harness log %s` shows its record", err, id)
+	case err != nil:
+		return err
+	case ans.Repeat != nil:
+		a.printf("already answered: %s (seq %d); nothing appended\n", present.Describe(*ans.Repeat), ans.Repeat.Seq)
+		return nil
 	}
-	d, err := build(target)
-	if err != nil {
-		return asUsage(err)
-	}
-	err = a.postIn(ctx, s, approval, id, d, harness.AnswerKey(d.Kind, target.RequestID), f)
-	if errors.Is(err, scheduler.ErrUnknownRequest) {
-		if len(open) == 0 {
-			return fmt.Errorf("thread %s has no %s request %q, and waits for none", id, kind, request)
-		}
-		return fmt.Errorf("thread %s has no %s request %q; it waits for %s", id, kind, request, requestIDs(open))
-	}
-	return err
+	return dr.posted(ctx, ans.Posted, drive.AnswerKey(answerKindOf(kind), ans.Request.RequestID), f)
 }
 
-func requestIDs(ps []harness.Pending) string {
+// answerKindOf is the kind of fact that answers a request of kind k.
+func answerKindOf(k fold.WaitKind) facts.Kind {
+	switch k {
+	case fold.WaitQuestion:
+		return facts.KindQuestionAnswered
+	case fold.WaitReconcile:
+		return facts.KindEffectReconciled
+	}
+	return facts.KindConfirmationAnswered
+}
+
+func requestIDs(ps []drive.Pending) string {
 	ids := make([]string, len(ps))
 	for i, p := range ps {
 		ids[i] = p.RequestID
@@ -238,13 +217,19 @@ func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f 
 
 // postIn posts d to the thread under key, and resumes it if asked: a
 // person's word to go on, so a failed model turn is run once more.
-func (a *app) postIn(ctx context.Context, s *session, approval harness.Approval, id string, d facts.Draft, key string, f *answerFlags) error {
+func (a *app) postIn(ctx context.Context, s *session, approval drive.Approval, id string, d facts.Draft, key string, f *answerFlags) error {
 	dr := a.newDriver(s, id, approval, &f.drive)
 	dr.retry = true
-	p, err := dr.rt.PostAnswer(ctx, s.stock.Actor, id, d, key)
+	p, err := drive.PostAnswer(ctx, dr.th, d, key)
 	if err != nil {
 		return err
 	}
+	return dr.posted(ctx, p, key, f)
+}
+
+// posted says what a post did, and resumes the thread if asked.
+func (dr *driver) posted(ctx context.Context, p harness.Posted, key string, f *answerFlags) error {
+	a, id := dr.a, dr.id
 	if p.Duplicate {
 		a.printf("already posted: key %q is seq %d of %s; nothing appended\n", key, p.Seq, id)
 	}

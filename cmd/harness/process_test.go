@@ -112,7 +112,7 @@ func TestKilledDuringATool(t *testing.T) {
 
 	stdout, stderr, code = harnessIn(t, dir, "effects", "--open")
 	require.Zero(t, code, stderr)
-	require.Regexp(t, `t1 +1-c +run_command +- +in_doubt +- +cache.toml, runs.txt +open`, stdout)
+	require.Regexp(t, `t1 +1-c +run_command +- +interrupted +- +cache.toml, runs.txt +open`, stdout)
 
 	stdout, stderr, code = harnessIn(t, dir, "post", "t1", "effect.reconciled", "--by", "ana",
 		"--data", `{"action_id": "1-c", "decision": "accept", "note": "the migration finished; checked by hand"}`, "--resume")

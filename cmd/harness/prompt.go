@@ -9,9 +9,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
-	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
 )
 
 // prompter asks a person at the terminal. Lines are read by one
@@ -67,7 +68,7 @@ func (p *prompter) ask(ctx context.Context, question string) (string, error) {
 // meanwhile counts); a request left unanswered (the input ended, or the
 // person skipped it) leaves the thread parked. The store is closed while
 // the person thinks.
-func (d *driver) prompt(ctx context.Context, waits []harness.Pending) (int, error) {
+func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error) {
 	answered := 0
 	by := d.a.whoami("")
 	for _, w := range waits {
@@ -101,7 +102,7 @@ func (d *driver) prompt(ctx context.Context, waits []harness.Pending) (int, erro
 		if draft.Kind == "" {
 			continue // skipped
 		}
-		p, err := d.rt.PostAnswer(ctx, d.s.stock.Actor, d.id, draft, harness.AnswerKey(draft.Kind, w.RequestID))
+		p, err := drive.PostAnswer(ctx, d.th, draft, drive.AnswerKey(draft.Kind, w.RequestID))
 		if err != nil {
 			return answered, err
 		}
@@ -115,9 +116,9 @@ func (d *driver) prompt(ctx context.Context, waits []harness.Pending) (int, erro
 	return answered, nil
 }
 
-func (d *driver) askConfirmation(ctx context.Context, w harness.Pending, by string) (facts.Draft, error) {
+func (d *driver) askConfirmation(ctx context.Context, w drive.Pending, by string) (facts.Draft, error) {
 	for {
-		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Approve %s (%s)? [y]es, [n]o, [s]kip: ", harness.EscapeLine(w.RequestID), harness.EscapeLine(w.Tool)))
+		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Approve %s (%s)? [y]es, [n]o, [s]kip: ", present.EscapeLine(w.RequestID), present.EscapeLine(w.Tool)))
 		if err != nil {
 			return facts.Draft{}, err
 		}
@@ -136,9 +137,9 @@ func (d *driver) askConfirmation(ctx context.Context, w harness.Pending, by stri
 	}
 }
 
-func (d *driver) askQuestion(ctx context.Context, w harness.Pending, by string) (facts.Draft, error) {
+func (d *driver) askQuestion(ctx context.Context, w drive.Pending, by string) (facts.Draft, error) {
 	for i, o := range w.Options {
-		fmt.Fprintf(d.a.stdout, "    %d) %s\n", i+1, harness.EscapeLine(o))
+		fmt.Fprintf(d.a.stdout, "    %d) %s\n", i+1, present.EscapeLine(o))
 	}
 	for {
 		reply, err := d.prompter.ask(ctx, "Answer: ")
@@ -159,9 +160,9 @@ func (d *driver) askQuestion(ctx context.Context, w harness.Pending, by string) 
 	}
 }
 
-func (d *driver) askReconcile(ctx context.Context, w harness.Pending, by string) (facts.Draft, error) {
+func (d *driver) askReconcile(ctx context.Context, w drive.Pending, by string) (facts.Draft, error) {
 	for {
-		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Settle %s? [a]ccept it happened, [r]etry, a[b]andon, [s]kip: ", harness.EscapeLine(w.RequestID)))
+		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Settle %s? [a]ccept it happened, [r]etry, a[b]andon, [s]kip: ", present.EscapeLine(w.RequestID)))
 		if err != nil {
 			return facts.Draft{}, err
 		}

@@ -13,8 +13,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/rewind"
+	"github.com/seed-7cc7a084/harness/scheduler"
+	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -41,11 +47,16 @@ func (a *app) threadsCmd() *cobra.Command {
 				Status       harness.Status `json:"status"`
 				Waits        []string       `json:"waits,omitempty"`
 				InDoubt      []string       `json:"in_doubt,omitempty"`
+				Running      []string       `json:"running,omitempty"`
 				Reason       string         `json:"reason,omitempty"`
 				Retry        string         `json:"retry,omitempty"`
 				Facts        uint64         `json:"facts"`
 				LastActivity time.Time      `json:"last_activity"`
 				Workspace    string         `json:"workspace"`
+			}
+			rt, err := s.runtime()
+			if err != nil {
+				return err
 			}
 			rows := []row{}
 			page := thread.ThreadsPage{}
@@ -58,14 +69,14 @@ func (a *app) threadsCmd() *cobra.Command {
 					break
 				}
 				for _, h := range heads {
-					st, err := harness.Inspect(ctx, s.store, s.stock.Actor, h.Thread)
+					st, err := drive.Inspect(ctx, rt.Thread(s.stock.Actor, h.Thread))
 					if err != nil {
 						return err
 					}
 					if status != "" && st.Status != harness.Status(status) {
 						continue
 					}
-					r := row{Thread: h.Thread, Status: st.Status, InDoubt: st.InDoubt, Reason: st.Reason, Retry: st.Retry, Facts: h.Seq, LastActivity: h.At, Workspace: cmpOr(st.Workspace, s.place.Root)}
+					r := row{Thread: h.Thread, Status: st.Status, InDoubt: st.InDoubt, Running: st.Running, Reason: st.Reason, Retry: st.Retry, Facts: h.Seq, LastActivity: h.At, Workspace: cmpOr(st.Workspace, s.place.Root)}
 					for _, w := range st.Waits {
 						r.Waits = append(r.Waits, string(w.Kind)+" "+w.RequestID)
 					}
@@ -88,6 +99,8 @@ func (a *app) threadsCmd() *cobra.Command {
 				switch {
 				case len(r.InDoubt) > 0:
 					waits = "in doubt: " + strings.Join(r.InDoubt, ", ")
+				case len(r.Running) > 0:
+					waits = "running: " + strings.Join(r.Running, ", ")
 				case waits == "" && r.Reason != "" && r.Retry != "":
 					waits = oneLine(r.Reason) + " (resume tries it again)"
 				case waits == "" && r.Reason != "":
@@ -189,20 +202,20 @@ runtime's observation. The first failure is named and the exit is 1.
 			defer s.Close()
 			var verr error
 			if verify {
-				verr = harness.VerifyLog(ctx, s.store, s.stock.Actor, id)
+				verr = audit.VerifyLog(ctx, s.store, s.stock.Actor, id)
 			}
-			audit, err := harness.Replay(ctx, s.store, s.stock.Actor, id)
+			record, err := audit.Replay(ctx, s.store, s.stock.Actor, id)
 			if err != nil && verr == nil {
 				return err
 			}
 			if a.jsonOut() {
-				return a.printAuditJSON(audit, verify, verr)
+				return a.printAuditJSON(record, verify, verr)
 			}
 			if err == nil {
-				a.printAudit(audit)
+				a.printAudit(record)
 			}
 			if verify {
-				return a.printVerified(id, audit, verr)
+				return a.printVerified(id, record, verr)
 			}
 			return nil
 		}),
@@ -214,11 +227,11 @@ runtime's observation. The first failure is named and the exit is 1.
 
 // printAudit tells the audit, one line per fact, with each action's
 // report, observation, effect state and check side by side.
-func (a *app) printAudit(audit harness.Audit) {
+func (a *app) printAudit(record audit.Audit) {
 	w := a.stdout
-	fmt.Fprintf(w, "replay of thread %s\n", audit.Thread)
-	for _, e := range audit.Entries {
-		fmt.Fprintf(w, "%4d  %-22s %s\n", e.Seq, e.Kind, e.Summary)
+	fmt.Fprintf(w, "replay of thread %s\n", record.Thread)
+	for _, e := range record.Entries {
+		fmt.Fprintln(w, a.factLine(e.Fact))
 		if e.Action == nil {
 			continue
 		}
@@ -226,17 +239,17 @@ func (a *app) printAudit(audit harness.Audit) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		report := string(act.Report.Status)
 		if act.Report.ClaimedState != "" {
-			report += "; claims " + act.Report.ClaimedState
+			report += "; claims " + oneLine(act.Report.ClaimedState)
 		}
 		if act.Report.Error != "" {
 			report += "; " + oneLine(act.Report.Error)
 		}
 		fmt.Fprintf(tw, "      \treport\t%s\n", report)
-		fmt.Fprintf(tw, "      \tobservation\t%s\n", harness.DescribeObservation(act.Observation))
+		fmt.Fprintf(tw, "      \tobservation\t%s\n", present.DescribeObservation(act.Observation))
 		fmt.Fprintf(tw, "      \teffect\t%s\n", act.EffectState)
 		check := "none declared"
 		if act.Check != nil {
-			check = fmt.Sprintf("%s %s: %s", act.Check.Check.Name, act.Check.Check.Target, act.Check.Verdict)
+			check = fmt.Sprintf("%s %s: %s", act.Check.Check.Name, oneLine(act.Check.Check.Target), act.Check.Verdict)
 			if act.Check.Reason != "" {
 				check += " — " + oneLine(act.Check.Reason)
 			}
@@ -247,29 +260,29 @@ func (a *app) printAudit(audit harness.Audit) {
 		}
 		tw.Flush()
 	}
-	line := fmt.Sprintf("status: %s", audit.Status)
-	if audit.Reason != "" {
-		line += " (" + audit.Reason + ")"
+	line := fmt.Sprintf("status: %s", record.Status)
+	if record.Reason != "" {
+		line += " (" + oneLine(record.Reason) + ")"
 	}
-	for _, wt := range audit.Waits {
-		line += fmt.Sprintf("; waits for %s %s", wt.Kind, wt.RequestID)
+	for _, wt := range record.Waits {
+		line += fmt.Sprintf("; waits for %s %s", wt.Kind, oneLine(wt.RequestID))
 	}
 	fmt.Fprintln(w, line)
 }
 
 // printVerified says whether the record verified; a failure is exit 1.
-func (a *app) printVerified(id string, audit harness.Audit, verr error) error {
+func (a *app) printVerified(id string, record audit.Audit, verr error) error {
 	if verr != nil {
-		var ve *harness.VerifyError
+		var ve *audit.VerifyError
 		if errors.As(verr, &ve) {
-			fmt.Fprintf(a.stdout, "%s thread %s at seq %d (%s, cause %s): %s\n", a.paint("red", "verification failed:"), ve.Thread, ve.Seq, ve.Kind, ve.Cause, ve.Reason)
+			fmt.Fprintf(a.stdout, "%s thread %s at seq %d (%s, cause %s): %s\n", a.paint("red", "verification failed:"), ve.Thread, ve.Seq, oneLine(string(ve.Kind)), oneLine(ve.Cause), oneLine(ve.Reason))
 		} else {
-			fmt.Fprintf(a.stdout, "%s %v\n", a.paint("red", "verification failed:"), verr)
+			fmt.Fprintf(a.stdout, "%s %s\n", a.paint("red", "verification failed:"), oneLine(verr.Error()))
 		}
 		return &exitErr{code: exitError} // said on stdout
 	}
 	fmt.Fprintf(a.stdout, "%s %d facts: the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent\n",
-		a.paint("green", "verified:"), len(audit.Entries))
+		a.paint("green", "verified:"), len(record.Entries))
 	return nil
 }
 
@@ -288,7 +301,7 @@ func (a *app) verifyFile(id, file string) error {
 	if err != nil {
 		return err
 	}
-	stock, err := harness.NewStock(p, cfg)
+	st, err := stock.NewStock(p, cfg)
 	if err != nil {
 		return err
 	}
@@ -300,12 +313,12 @@ func (a *app) verifyFile(id, file string) error {
 		if id == "" {
 			id = fs[0].Thread
 		}
-		err = harness.VerifyFacts(stock.Actor, id, sliceSeq(fs))
+		err = audit.VerifyFacts(st.Actor, id, sliceSeq(fs))
 	}
 	if a.jsonOut() {
-		return a.printAuditJSON(harness.Audit{Thread: id}, true, err)
+		return a.printAuditJSON(audit.Audit{Thread: id}, true, err)
 	}
-	return a.printVerified(id, harness.Audit{Thread: id, Entries: make([]harness.AuditEntry, len(fs))}, err)
+	return a.printVerified(id, audit.Audit{Thread: id, Entries: make([]audit.AuditEntry, len(fs))}, err)
 }
 
 func sliceSeq(fs []facts.Fact) iter.Seq2[facts.Fact, error] {
@@ -319,7 +332,7 @@ func sliceSeq(fs []facts.Fact) iter.Seq2[facts.Fact, error] {
 }
 
 // printAuditJSON writes the audit and the verification as JSON.
-func (a *app) printAuditJSON(audit harness.Audit, verify bool, verr error) error {
+func (a *app) printAuditJSON(record audit.Audit, verify bool, verr error) error {
 	type actionJSON struct {
 		ActionID    string               `json:"action_id"`
 		Tool        string               `json:"tool,omitempty"`
@@ -351,9 +364,10 @@ func (a *app) printAuditJSON(audit harness.Audit, verify bool, verr error) error
 		Reason  string         `json:"reason,omitempty"`
 		Entries []entryJSON    `json:"entries"`
 		Verify  *verifyJSON    `json:"verify,omitempty"`
-	}{Thread: audit.Thread, Status: audit.Status, Reason: audit.Reason, Entries: []entryJSON{}}
-	for _, e := range audit.Entries {
-		ej := entryJSON{Seq: e.Seq, Kind: e.Kind, Cause: e.Cause, At: e.At, Summary: e.Summary}
+	}{Thread: record.Thread, Status: record.Status, Reason: record.Reason, Entries: []entryJSON{}}
+	for _, e := range record.Entries {
+		f := e.Fact
+		ej := entryJSON{Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, At: f.At, Summary: present.Describe(f)}
 		if e.Action != nil {
 			ej.Action = &actionJSON{e.Action.ActionID, e.Action.Tool, e.Action.Report, e.Action.Observation, e.Action.EffectState, e.Action.Check, e.Action.Flag}
 		}
@@ -363,7 +377,7 @@ func (a *app) printAuditJSON(audit harness.Audit, verify bool, verr error) error
 		v := &verifyJSON{OK: verr == nil}
 		if verr != nil {
 			v.Error = verr.Error()
-			var ve *harness.VerifyError
+			var ve *audit.VerifyError
 			if errors.As(verr, &ve) {
 				v.Seq, v.Kind, v.Cause, v.Reason = ve.Seq, ve.Kind, ve.Cause, ve.Reason
 			}
@@ -385,9 +399,10 @@ func (a *app) effectsCmd() *cobra.Command {
 		Use:   "effects [--open]",
 		Short: "List the actions of every thread with their effect state, open ones first",
 		Long: `List every action of every thread: its tool, what it reported, its effect state
-(observed, reported, unknown, none, or in_doubt), the check's verdict and the
-paths the runtime saw change. Open effects — unknown, or in doubt, and not yet
-reconciled by a person — come first; --open lists only those.`,
+(observed, reported, unknown, none; or running, or in doubt when it started and
+its process died), the check's verdict and the paths the runtime saw change.
+Open effects — unknown, or found in doubt, and not yet reconciled by a person —
+come first; --open lists only those.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -396,12 +411,16 @@ reconciled by a person — come first; --open lists only those.`,
 				return err
 			}
 			defer s.Close()
-			es, err := harness.Effects(ctx, s.store)
+			rt, err := s.runtime()
+			if err != nil {
+				return err
+			}
+			es, err := audit.Effects(ctx, rt, s.stock.Actor)
 			if err != nil {
 				return err
 			}
 			if open {
-				es = slices.DeleteFunc(es, func(e harness.Effect) bool { return !e.Open })
+				es = slices.DeleteFunc(es, func(e audit.Effect) bool { return !e.Open })
 			}
 			if a.jsonOut() {
 				type effectJSON struct {
@@ -410,7 +429,9 @@ reconciled by a person — come first; --open lists only those.`,
 					Tool     string             `json:"tool"`
 					Seq      uint64             `json:"seq"`
 					At       time.Time          `json:"at"`
+					Stage    scheduler.Stage    `json:"stage"`
 					State    facts.EffectState  `json:"effect_state,omitempty"`
+					InDoubt  bool               `json:"in_doubt,omitempty"`
 					Report   facts.ReportStatus `json:"report,omitempty"`
 					Check    facts.Verdict      `json:"check,omitempty"`
 					Changed  []string           `json:"changed,omitempty"`
@@ -419,7 +440,7 @@ reconciled by a person — come first; --open lists only those.`,
 				}
 				out := []effectJSON{}
 				for _, e := range es {
-					out = append(out, effectJSON{e.Thread, e.ActionID, e.Tool, e.Seq, e.At, e.State, e.Report, e.Check, e.Changed, e.Open, e.Decision})
+					out = append(out, effectJSON{e.Thread, e.ActionID, e.Tool, e.Seq, e.At, e.Stage, e.State, e.InDoubt, e.Report, e.Check, e.Changed, e.Open, e.Decision})
 				}
 				return a.printJSON(out)
 			}
@@ -431,8 +452,13 @@ reconciled by a person — come first; --open lists only those.`,
 			fmt.Fprintln(tw, "THREAD\tACTION\tTOOL\tREPORT\tEFFECT\tCHECK\tCHANGED\tOPEN")
 			for _, e := range es {
 				state := string(e.State)
-				if state == "" {
-					state = "requested"
+				switch {
+				case e.InDoubt:
+					state = "in doubt"
+				case e.Stage == scheduler.StageStarted:
+					state = "running"
+				case state == "":
+					state = string(e.Stage)
 				}
 				openCol := "-"
 				switch {
@@ -481,7 +507,7 @@ The workspace is not forked: what the fork runs acts on the files as they are.`,
 				return usageError("fork: --at SEQ is required (the last fact to keep; `harness log %s` shows the seqs)", id)
 			}
 			if as == "" {
-				as = harness.ForkID(id, at)
+				as = rewind.ForkID(id, at)
 			}
 			if err := checkID(as); err != nil {
 				return err
@@ -494,11 +520,21 @@ The workspace is not forked: what the fork runs acts on the files as they are.`,
 			if err := s.threadExists(ctx, id); err != nil {
 				return err
 			}
-			h, err := harness.Fork(ctx, s.store, id, at, as)
+			if head, err := s.store.Head(ctx, id); err == nil && (at < 1 || at > head.Seq) {
+				return fmt.Errorf("fork %s: --at %d is not a seq of the thread (it has facts 1 to %d)", id, at, head.Seq)
+			}
+			h, err := rewind.Fork(ctx, s.store, id, at, as)
+			if errors.Is(err, harness.ErrThreadExists) {
+				return fmt.Errorf("%w; name another with --as", err)
+			}
 			if err != nil {
 				return err
 			}
-			st, err := harness.Inspect(ctx, s.store, s.stock.Actor, as)
+			rt, err := s.runtime()
+			if err != nil {
+				return err
+			}
+			st, err := drive.Inspect(ctx, rt.Thread(s.stock.Actor, as))
 			if err != nil {
 				return err
 			}
@@ -546,15 +582,18 @@ left there.`,
 				return err
 			}
 			defer s.Close()
-			svc, err := s.stock.Services(nil, harness.BlobsOf(s.store))
+			if head, err := s.store.Head(ctx, id); err == nil && to > head.Seq {
+				return fmt.Errorf("undo %s: --to %d is past the thread's last fact (seq %d)", id, to, head.Seq)
+			}
+			rt, err := s.runtime()
 			if err != nil {
 				return err
 			}
-			var plan harness.UndoPlan
+			var plan rewind.UndoPlan
 			if dryRun {
-				plan, err = harness.PlanUndo(ctx, s.store, svc, id, to)
+				plan, err = rewind.PlanUndo(ctx, rt, s.stock.Actor, id, to)
 			} else {
-				plan, err = harness.Undo(ctx, s.store, svc, id, to, a.whoami(by))
+				plan, err = rewind.Undo(ctx, rt, s.stock.Actor, id, to, a.whoami(by))
 			}
 			if err != nil {
 				return err
@@ -608,7 +647,7 @@ left there.`,
 	return cmd
 }
 
-func undoVerb(s harness.UndoStep) string {
+func undoVerb(s rewind.UndoStep) string {
 	switch {
 	case s.Restore == "":
 		return "remove"
@@ -622,7 +661,7 @@ func undoVerb(s harness.UndoStep) string {
 
 // undoModeNote says how a step changes a file's mode ("mode 0755 → 0644, "),
 // or "" where it does not, or the log did not record it.
-func undoModeNote(s harness.UndoStep) string {
+func undoModeNote(s rewind.UndoStep) string {
 	switch {
 	case s.Restore == "" || s.RestoreMode == 0:
 		return ""

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,11 +14,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
-	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/tools"
 )
 
 // driveFlags are the flags of the commands that run a thread on.
@@ -63,7 +64,7 @@ func (f *driveFlags) add(cmd *cobra.Command) {
 
 // budget is the model-turn bound: --max-turns, else the settings file's
 // max_turns, else defaultMaxTurns. A negative bound is a usage error.
-func (f *driveFlags) budget(s harness.Settings) (harness.Option, error) {
+func (f *driveFlags) budget(s stock.Settings) (harness.Option, error) {
 	n := defaultMaxTurns
 	switch {
 	case f.fs != nil && f.fs.Changed("max-turns"):
@@ -84,11 +85,11 @@ func (f *driveFlags) loadModel() error {
 		return nil
 	}
 	cwd, _ := os.Getwd()
-	spec, err := harness.ParseModelSpec(f.model, cwd)
+	spec, err := stock.ParseModelSpec(f.model, cwd)
 	if err != nil {
 		return asUsage(err)
 	}
-	m, err := harness.LoadModel(spec)
+	m, err := stock.LoadModel(spec)
 	if err != nil {
 		return asUsage(fmt.Errorf("--model: %w", err))
 	}
@@ -99,14 +100,14 @@ func (f *driveFlags) loadModel() error {
 // openDrive opens the workspace's existing store for a command that may
 // drive a thread with the flags f: the flags are checked first, and the
 // harness is configured with their budget.
-func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, harness.Approval, error) {
+func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.Approval, error) {
 	p, err := a.place()
 	if err != nil {
-		return nil, harness.Approval{}, err
+		return nil, drive.Approval{}, err
 	}
 	settings, err := p.LoadSettings()
 	if err != nil {
-		return nil, harness.Approval{}, err
+		return nil, drive.Approval{}, err
 	}
 	approval, err := f.approval(settings)
 	if err != nil {
@@ -128,12 +129,12 @@ func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, harness.A
 
 // approval merges the flags with the settings file: patterns from both,
 // the flag's mode over the file's.
-func (f *driveFlags) approval(s harness.Settings) (harness.Approval, error) {
+func (f *driveFlags) approval(s stock.Settings) (drive.Approval, error) {
 	mode := f.approve
 	if mode == "" {
 		mode = s.Approve
 	}
-	a, err := harness.NewApproval(mode, append(append([]string(nil), s.Allow...), f.allow...), append(append([]string(nil), s.Deny...), f.deny...))
+	a, err := drive.NewApproval(mode, append(append([]string(nil), s.Allow...), f.allow...), append(append([]string(nil), s.Deny...), f.deny...))
 	if err != nil {
 		return a, asUsage(err)
 	}
@@ -200,11 +201,11 @@ With neither, it is the current directory. The store is created there.`,
 				spec = settings.Model
 			}
 			cwd, _ := os.Getwd()
-			spec, err = harness.ParseModelSpec(spec, cwd)
+			spec, err = stock.ParseModelSpec(spec, cwd)
 			if err != nil {
 				return asUsage(err)
 			}
-			m, err := harness.LoadModel(spec)
+			m, err := stock.LoadModel(spec)
 			if err != nil {
 				return asUsage(fmt.Errorf("--model: %w", err))
 			}
@@ -213,42 +214,40 @@ With neither, it is the current directory. The store is created there.`,
 				return err
 			}
 			defer s.Close()
-			named := id != ""
 			exists := func() error {
 				return usageError("thread %s already exists; continue it with `harness resume %s`, or add a message with `harness post %s user.message --data '{\"text\": \"...\"}' --resume`", id, id, id)
 			}
-			if !named {
-				if id, err = nextID(ctx, s.store); err != nil {
-					return err
-				}
-			} else if _, err := s.store.Head(ctx, id); err == nil {
-				return exists()
-			}
-			d := a.newDriver(s, id, approval, &f)
-			d.model.set(m)
+			f.loaded = m
+			var d *driver
 			var out harness.Outcome
-			for {
-				a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, s.place.Root)
-				out, err = d.rt.StartNew(ctx, s.stock.Actor, id, prompt)
-				if !errors.Is(err, harness.ErrThreadExists) {
-					break
-				}
-				// Another process (on a shared store) started it first.
-				if named {
+			if id != "" {
+				if _, err := s.store.Head(ctx, id); err == nil {
 					return exists()
 				}
-				taken := id
-				if id, err = nextID(ctx, s.store); err != nil {
-					return err
+				d = a.newDriver(s, id, approval, &f)
+				a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, s.place.Root)
+				out, err = d.th.StartNew(ctx, prompt)
+				if errors.Is(err, harness.ErrThreadExists) {
+					return exists() // another process (on a shared store) started it first
 				}
-				a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, id)
-				d.id = id
+			} else {
+				d = a.newDriver(s, "", approval, &f)
+				var th *harness.Thread
+				th, out, err = drive.StartNext(ctx, d.rt, s.stock.Actor, prompt, func(next, taken string) {
+					if taken != "" {
+						a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
+					}
+					a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, s.place.Root)
+				})
+				if th != nil {
+					d.th, d.id, id = th, th.ID(), th.ID()
+				}
 			}
 			if err != nil && !errors.Is(err, harness.ErrDefect) {
 				return d.interrupted(ctx, err)
 			}
 			if out.Status == harness.StatusStepLimit {
-				st, err := harness.StepLimited(ctx, d.rt, s.stock.Actor, id, out)
+				st, err := drive.StepLimited(ctx, d.th, out)
 				if err != nil {
 					return err
 				}
@@ -306,123 +305,34 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	return d.finish(ctx)
 }
 
-var numbered = regexp.MustCompile(`^t([0-9]+)$`)
-
-// nextID is t<N+1> for the largest t<N> in the store.
-func nextID(ctx context.Context, store thread.Store) (string, error) {
-	n := 0
-	page := thread.ThreadsPage{}
-	for {
-		heads, err := store.Threads(ctx, page)
-		if err != nil {
-			return "", err
-		}
-		if len(heads) == 0 {
-			return "t" + strconv.Itoa(n+1), nil
-		}
-		for _, h := range heads {
-			if m := numbered.FindStringSubmatch(h.Thread); m != nil {
-				if k, err := strconv.Atoi(m[1]); err == nil && k > n {
-					n = k
-				}
-			}
-		}
-		page.After = heads[len(heads)-1].Thread
-	}
+// onTerminal is a model whose turns show on a terminal: a spinner while
+// the model works, and its text as it streams (escaped: the model's text
+// is data, and a terminal must not be steered by it). The model.turn fact
+// is appended (and printed) only once the turn is complete.
+type onTerminal struct {
+	model.Model
+	w io.Writer
 }
 
-// slot is the runtime's model, loaded when a model turn is due: a parked
-// or finished thread never needs its script, nor a resume that runs only
-// tools.
-type slot struct {
-	mu sync.Mutex
-	m  model.Model
-	// load, when set, loads the model at the first turn. If it cannot,
-	// loadErr says why and cancel stops the Resume that asked, so that
-	// the turn is not recorded as failed: the thread stays resumable.
-	load    func() (model.Model, error)
-	loadErr error
-	cancel  context.CancelCauseFunc
-	// spin, when set, shows a spinner while a turn runs: a terminal.
-	spin io.Writer
-}
-
-func (s *slot) set(m model.Model) {
-	s.mu.Lock()
-	s.m = m
-	s.mu.Unlock()
-}
-
-func (s *slot) get() model.Model {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.m
-}
-
-// arm sets how a Resume loads the model, and how it is stopped when it
-// cannot be; arm(nil, nil) disarms.
-func (s *slot) arm(load func() (model.Model, error), cancel context.CancelCauseFunc) {
-	s.mu.Lock()
-	s.load, s.cancel, s.loadErr = load, cancel, nil
-	s.mu.Unlock()
-}
-
-// failed returns why the model could not be loaded, if it could not.
-func (s *slot) failed() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.loadErr
-}
-
-// model returns the model, loading it if it is not yet.
-func (s *slot) model() (model.Model, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m != nil {
-		return s.m, nil
-	}
-	if s.load == nil {
-		return nil, errors.New("no model loaded (a bug in the harness command)")
-	}
-	m, err := s.load()
-	if err != nil {
-		s.loadErr = err
-		if s.cancel != nil {
-			s.cancel(err)
-		}
-		return nil, err
-	}
-	s.m = m
-	return m, nil
-}
-
-// Turn takes the turn with the loaded model, with a spinner on a
-// terminal while it works.
-func (s *slot) Turn(ctx context.Context, req model.Request) (model.Decision, error) {
-	m, err := s.model()
-	if err != nil {
-		return model.Decision{}, err
-	}
-	if s.spin == nil {
-		return m.Turn(ctx, req)
-	}
-	stop := spinner(s.spin, fmt.Sprintf("model turn %d…", req.Turn))
-	st, ok := m.(model.Streamer)
+// Turn takes the turn, showing it as it goes.
+func (m onTerminal) Turn(ctx context.Context, req model.Request) (model.Decision, error) {
+	stop := spinner(m.w, fmt.Sprintf("model turn %d…", req.Turn))
+	st, ok := m.Model.(model.Streamer)
 	if !ok {
 		defer stop()
-		return m.Turn(ctx, req)
+		return m.Model.Turn(ctx, req)
 	}
-	// On a terminal the model's text shows as it arrives; the model.turn
-	// fact is appended (and printed) only once the turn is complete.
 	var once sync.Once
 	streamed := false
+	text := present.NewWriter(m.w)
 	d, err := st.Stream(ctx, req, func(delta string) {
 		once.Do(func() { stop(); streamed = true })
-		fmt.Fprint(s.spin, delta)
+		text.Write([]byte(delta))
 	})
 	once.Do(stop)
 	if streamed {
-		fmt.Fprintln(s.spin)
+		text.Flush()
+		fmt.Fprintln(m.w)
 	}
 	return d, err
 }
@@ -458,19 +368,21 @@ func spinner(w io.Writer, label string) (stop func()) {
 	}
 }
 
-// driver runs one thread on with harness.Drive: it loads the model when a
+// driver runs one thread on with drive.Drive: it loads the model when a
 // turn is due, asks a person at the prompt (closing the store meanwhile),
 // and prints each appended fact.
 type driver struct {
 	a           *app
 	s           *session
 	id          string
-	approval    harness.Approval
+	approval    drive.Approval
 	interactive bool
 	rt          *harness.Runtime
-	model       *slot
-	// spec is the --model flag; "" uses the recorded one.
-	spec string
+	th          *harness.Thread
+	// loaded is the model loaded already (--model, or run's), if any;
+	// spec is the --model flag ("" uses the recorded one).
+	loaded model.Model
+	spec   string
 	// retry: the command is a person's word to go on, so a failed model
 	// turn is run once more (once per command).
 	retry bool
@@ -479,23 +391,32 @@ type driver struct {
 	prompter *prompter
 }
 
-func (a *app) newDriver(s *session, id string, approval harness.Approval, f *driveFlags) *driver {
-	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(f.noInput), model: &slot{}, spec: f.model}
-	if f.loaded != nil {
-		d.model.set(f.loaded)
-	}
-	if !a.jsonOut() && isTerminal(a.stdout) {
-		d.model.spin = a.stdout
-	}
+func (a *app) newDriver(s *session, id string, approval drive.Approval, f *driveFlags) *driver {
+	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(f.noInput), loaded: f.loaded, spec: f.model}
 	d.build()
+	d.th = d.rt.Thread(s.stock.Actor, id)
 	return d
+}
+
+// model returns m as the runtime uses it: on a terminal, its turns show.
+func (d *driver) model(m model.Model) model.Model {
+	if m != nil && !d.a.jsonOut() && isTerminal(d.a.stdout) {
+		return onTerminal{Model: m, w: d.a.stdout}
+	}
+	return m
 }
 
 // build makes the runtime on the session's open store. Built again (the
 // store was reopened), the runtime is the same one on the new store: a
-// harness.Drive in progress goes on with it.
+// drive.Drive in progress goes on with it.
 func (d *driver) build() {
-	svc, err := d.s.stock.Services(d.model, harness.BlobsOf(d.s.store))
+	var m model.Model
+	if d.rt != nil {
+		m = d.rt.Services.Model // a drive in progress keeps its model
+	} else {
+		m = d.model(d.loaded)
+	}
+	svc, err := d.s.stock.Services(m, stock.BlobsOf(d.s.store))
 	if err != nil {
 		panic(err) // the root was just opened by the stock's tools
 	}
@@ -541,12 +462,16 @@ func (d *driver) show(f facts.Fact, err error) {
 
 // factLine is one fact, for a person.
 func (a *app) factLine(f facts.Fact) string {
-	return fmt.Sprintf("%4d  %-22s %s", f.Seq, f.Kind, harness.Describe(f))
+	return fmt.Sprintf("%4d  %-22s %s", f.Seq, f.Kind, present.Describe(f))
 }
 
-// loadModel loads the model for a turn that is due: the --model flag,
-// else the one the thread recorded, else the settings file's.
+// loadModel loads the model for a turn that is due: the one loaded
+// already, else the --model flag, else the one the thread recorded, else
+// the settings file's.
 func (d *driver) loadModel(recorded string) (model.Model, error) {
+	if d.loaded != nil {
+		return d.model(d.loaded), nil
+	}
 	spec := d.spec
 	if spec == "" {
 		spec = recorded
@@ -557,25 +482,17 @@ func (d *driver) loadModel(recorded string) (model.Model, error) {
 	if spec == "" {
 		return nil, usageError("thread %s needs a model turn and records no model; pass --model scripted:FILE", d.id)
 	}
-	m, err := harness.LoadModel(spec)
+	m, err := stock.LoadModel(spec)
 	if err != nil {
 		return nil, fmt.Errorf("thread %s: %w; pass --model to use another", d.id, err)
 	}
 	return m, nil
 }
 
-// resumeOnce runs one Resume of the thread. The model is loaded when a
-// turn is due; one that cannot be loaded stops the Resume before the turn
-// is recorded, and is the error.
-func (d *driver) resumeOnce(ctx context.Context, recorded string) (harness.Outcome, error) {
-	rctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	d.model.arm(func() (model.Model, error) { return d.loadModel(recorded) }, cancel)
-	defer d.model.arm(nil, nil)
-	out, err := d.rt.Resume(rctx, d.s.stock.Actor, d.id)
-	if lerr := d.model.failed(); lerr != nil {
-		return out, lerr
-	}
+// resumeOnce runs one Resume of the thread; an error that stopped it
+// (other than a defect, which the log records) is explained.
+func (d *driver) resumeOnce(ctx context.Context, th *harness.Thread) (harness.Outcome, error) {
+	out, err := th.Resume(ctx)
 	if err != nil && !errors.Is(err, harness.ErrDefect) {
 		return out, d.interrupted(ctx, err)
 	}
@@ -584,7 +501,7 @@ func (d *driver) resumeOnce(ctx context.Context, recorded string) (harness.Outco
 
 // stepLimit says how this command stopped a thread whose Resume ran
 // Config.MaxSteps transitions, and how to go on.
-func (d *driver) stepLimit(st harness.State) harness.State {
+func (d *driver) stepLimit(st drive.State) drive.State {
 	if st.Status == harness.StatusStepLimit {
 		st.Reason = fmt.Sprintf("ran %d steps in one go, the most a command runs (is something looping?); resume to go on: harness resume %s", d.rt.Config.MaxSteps, d.id)
 	}
@@ -594,17 +511,18 @@ func (d *driver) stepLimit(st harness.State) harness.State {
 // options drive the thread as this command does: the approval answers
 // what it decides, a terminal asks the rest, each Resume loads the model
 // only when a turn is due, and what happens is told as it happens.
-func (d *driver) options() harness.DriveOptions {
-	o := harness.DriveOptions{
-		Approval: d.approval,
-		Retry:    d.retry,
-		Resume: func(ctx context.Context, st harness.State) (harness.Outcome, error) {
-			return d.resumeOnce(ctx, st.Model)
+func (d *driver) options() drive.Options {
+	o := drive.Options{
+		Approval:  d.approval,
+		Retry:     d.retry,
+		LoadModel: d.loadModel,
+		Resume: func(ctx context.Context, th *harness.Thread, _ drive.State) (harness.Outcome, error) {
+			return d.resumeOnce(ctx, th)
 		},
-		OnRetry: func(st harness.State) {
-			d.a.printf("%s %s; trying it once more\n", d.a.paint("yellow", "retry:"), harness.EscapeLine(st.Reason))
+		OnRetry: func(st drive.State) {
+			d.a.printf("%s %s; trying it once more\n", d.a.paint("yellow", "retry:"), present.EscapeLine(st.Reason))
 		},
-		OnInDoubt: func(st harness.State) {
+		OnInDoubt: func(st drive.State) {
 			for _, id := range st.InDoubt {
 				d.a.printf("%s action %s was in progress when its process died: it is in doubt and will not be run again; recording what the workspace shows now\n",
 					d.a.paint("yellow", "in doubt:"), id)
@@ -612,7 +530,7 @@ func (d *driver) options() harness.DriveOptions {
 		},
 	}
 	if d.interactive {
-		o.Ask = func(ctx context.Context, waits []harness.Pending) (int, error) {
+		o.Ask = func(ctx context.Context, _ *harness.Thread, waits []drive.Pending) (int, error) {
 			if d.prompter == nil {
 				d.prompter = newPrompter(d.a.stdin, d.a.stdout)
 			}
@@ -634,7 +552,7 @@ func (d *driver) interrupted(ctx context.Context, err error) error {
 // finish drives the thread and reports how it stands: the exit code says
 // done (0), parked (3), or failed (1).
 func (d *driver) finish(ctx context.Context) error {
-	st, err := harness.Drive(ctx, d.rt, d.s.stock.Actor, d.id, d.options())
+	st, err := drive.Drive(ctx, d.th, d.options())
 	if err != nil {
 		return err
 	}
@@ -669,14 +587,14 @@ type resultJSON struct {
 }
 
 // report prints how a thread stands and sets the exit code.
-func (a *app) report(st harness.State, appended []facts.Fact, root string) error {
+func (a *app) report(st drive.State, appended []facts.Fact, root string) error {
 	if a.jsonOut() {
 		r := resultJSON{Thread: st.Thread, Status: st.Status, Seq: st.Head.Seq, Reason: st.Reason, Retry: st.Retry, Workspace: root, Facts: appended}
 		if r.Facts == nil {
 			r.Facts = []facts.Fact{}
 		}
 		for _, w := range st.Waits {
-			wj := waitJSON{Kind: w.Kind, RequestID: w.RequestID, Summary: w.Summary, Tool: w.Tool, Preview: harness.Preview(root, w.Tool, w.Args),
+			wj := waitJSON{Kind: w.Kind, RequestID: w.RequestID, Summary: w.Summary, Tool: w.Tool, Preview: tools.Preview(root, w.Tool, w.Args),
 				Options: w.Options, AllowFreeText: w.AllowFreeText, Completion: w.Completion, Interrupted: w.Interrupted,
 				Answer: answerHint(st.Thread, w)}
 			if json.Valid([]byte(w.Args)) {
@@ -704,7 +622,7 @@ func (a *app) report(st harness.State, appended []facts.Fact, root string) error
 
 // printState tells how a thread stands, and for a parked one what it
 // waits for and how to answer.
-func (a *app) printState(st harness.State, root string) {
+func (a *app) printState(st drive.State, root string) {
 	w := a.stdout
 	switch st.Status {
 	case harness.StatusDone:
@@ -716,7 +634,7 @@ func (a *app) printState(st harness.State, root string) {
 	case harness.StatusStepLimit:
 		fmt.Fprintf(w, "%s thread %s (seq %d): %s\n", a.paint("yellow", "step limit:"), st.Thread, st.Head.Seq, st.Reason)
 	default:
-		fmt.Fprintf(w, "%s thread %s (seq %d): %s\n", a.paint("red", string(st.Status)+":"), st.Thread, st.Head.Seq, harness.EscapeLine(st.Reason))
+		fmt.Fprintf(w, "%s thread %s (seq %d): %s\n", a.paint("red", string(st.Status)+":"), st.Thread, st.Head.Seq, present.EscapeLine(st.Reason))
 		if st.Retry != "" {
 			fmt.Fprintf(w, "    once the cause is fixed, `harness resume %s` tries %s again\n", st.Thread, st.Retry)
 		}
@@ -724,7 +642,7 @@ func (a *app) printState(st harness.State, root string) {
 	// The open requests, whatever else the thread can do.
 	for _, p := range st.Waits {
 		a.printPending(p, root)
-		fmt.Fprintf(w, "    %s\n", harness.EscapeLine(answerHint(st.Thread, p)))
+		fmt.Fprintf(w, "    %s\n", present.EscapeLine(answerHint(st.Thread, p)))
 	}
 }
 
@@ -732,13 +650,13 @@ func (a *app) printState(st harness.State, root string) {
 // its arguments and the diff a write would make. What the model or a file
 // wrote is shown with its control characters escaped, so nothing in it can
 // hide a line from the person deciding.
-func (a *app) printPending(p harness.Pending, root string) {
+func (a *app) printPending(p drive.Pending, root string) {
 	w := a.stdout
-	esc := harness.EscapeLine
+	esc := present.EscapeLine
 	switch p.Kind {
 	case fold.WaitConfirmation:
 		fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(p.RequestID), esc(p.Tool), esc(p.Args))
-		if diff := harness.Preview(root, p.Tool, p.Args); diff != "" {
+		if diff := tools.Preview(root, p.Tool, p.Args); diff != "" {
 			for _, line := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
 				color := ""
 				switch {
@@ -766,9 +684,9 @@ func (a *app) printPending(p harness.Pending, root string) {
 		fmt.Fprintf(w, "  reconcile %s: %s\n", esc(p.RequestID), esc(p.Summary))
 		switch {
 		case p.Interrupted != nil:
-			fmt.Fprintf(w, "    %s\n", harness.Describe(interruptedFact(p.Interrupted)))
+			fmt.Fprintf(w, "    %s\n", present.Describe(interruptedFact(p.Interrupted)))
 		case p.Completion != nil:
-			fmt.Fprintf(w, "    report %s; %s\n", p.Completion.Report.Status, harness.DescribeObservation(p.Completion.Observation))
+			fmt.Fprintf(w, "    report %s; %s\n", p.Completion.Report.Status, present.DescribeObservation(p.Completion.Observation))
 		}
 	}
 }
@@ -783,7 +701,7 @@ func interruptedFact(p *facts.ActionInterrupted) facts.Fact {
 }
 
 // answerHint is the command that answers an open request.
-func answerHint(id string, p harness.Pending) string {
+func answerHint(id string, p drive.Pending) string {
 	switch p.Kind {
 	case fold.WaitConfirmation:
 		return fmt.Sprintf("answer: harness approve %s %s --resume   (or: harness deny %s %s --reason '…' --resume)", id, p.RequestID, id, p.RequestID)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
@@ -98,7 +99,7 @@ func TestTwoRuntimesResumeOneThread(t *testing.T) {
 		}
 	}
 	require.Equal(t, int32(1), runs.Load(), "the tool ran once")
-	require.NoError(t, harness.VerifyLog(ctx, stores[1], actor, "one"))
+	require.NoError(t, audit.VerifyLog(ctx, stores[1], actor, "one"))
 	kinds := map[facts.Kind]int{}
 	for _, f := range readAll(t, stores[0], "one") {
 		kinds[f.Kind]++

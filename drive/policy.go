@@ -1,4 +1,4 @@
-package harness
+package drive
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
 )
 
 // ApproveMode says which tool calls that ask for confirmation are approved
@@ -269,14 +270,14 @@ func NewApproval(mode string, allow, deny []string) (Approval, error) {
 	for _, s := range allow {
 		p, err := ParsePattern(s)
 		if err != nil {
-			return Approval{}, fmt.Errorf("--allow: %w", err)
+			return Approval{}, fmt.Errorf("allow: %w", err)
 		}
 		a.Allow = append(a.Allow, p)
 	}
 	for _, s := range deny {
 		p, err := ParsePattern(s)
 		if err != nil {
-			return Approval{}, fmt.Errorf("--deny: %w", err)
+			return Approval{}, fmt.Errorf("deny: %w", err)
 		}
 		a.Deny = append(a.Deny, p)
 	}
@@ -341,10 +342,11 @@ func AnswerKey(kind facts.Kind, requestID string) string {
 const PolicyBy = "policy"
 
 // ApplyApproval answers the pending confirmations the approval decides,
-// posting confirmation.answered through rt (by PolicyBy, with the rule as
-// the reason, under AnswerKey), and returns the pending requests that
+// posting confirmation.answered to the thread (by PolicyBy, with the rule
+// as the reason, under AnswerKey), and returns the pending requests that
 // still need a person. posted counts the answers appended.
-func ApplyApproval(ctx context.Context, rt *Runtime, actor Actor, id string, a Approval, waits []Pending) (needPerson []Pending, posted int, err error) {
+func ApplyApproval(ctx context.Context, th *harness.Thread, a Approval, waits []Pending) (needPerson []Pending, posted int, err error) {
+	rt := th.Runtime()
 	if a.Root == "" {
 		a.Root = rt.Services.Workspace
 	}
@@ -368,7 +370,7 @@ func ApplyApproval(ctx context.Context, rt *Runtime, actor Actor, id string, a A
 		if err != nil {
 			return nil, posted, err
 		}
-		p, err := rt.Post(ctx, actor, id, d, AnswerKey(facts.KindConfirmationAnswered, w.RequestID))
+		p, err := th.Post(ctx, d, AnswerKey(facts.KindConfirmationAnswered, w.RequestID))
 		if err != nil {
 			return nil, posted, fmt.Errorf("answer %s by policy (%s): %w", w.RequestID, dec.Rule, err)
 		}

@@ -1,4 +1,4 @@
-package harness
+package rewind
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package harness_test
+package stock_test
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -41,7 +41,7 @@ func TestLocate(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			base := mk(t, tc.dirs...)
-			p, err := harness.Locate(filepath.Join(base, tc.from), tc.override)
+			p, err := stock.Locate(filepath.Join(base, tc.from), tc.override)
 			require.NoError(t, err)
 			require.Equal(t, filepath.Join(base, tc.wantRoot), p.Root)
 			require.Equal(t, filepath.Join(base, tc.wantStore), p.Store)
@@ -52,12 +52,12 @@ func TestLocate(t *testing.T) {
 
 func TestOpenStore(t *testing.T) {
 	root := t.TempDir()
-	p, err := harness.Locate(root, "")
+	p, err := stock.Locate(root, "")
 	require.NoError(t, err)
 	require.False(t, p.Exists)
 
 	_, err = p.OpenStore(ctx, 0, false)
-	require.ErrorIs(t, err, harness.ErrNoStore)
+	require.ErrorIs(t, err, stock.ErrNoStore)
 	require.ErrorContains(t, err, "harness run")
 	require.NoDirExists(t, p.Store, "refusing creates nothing")
 
@@ -66,7 +66,7 @@ func TestOpenStore(t *testing.T) {
 	ignore, err := os.ReadFile(filepath.Join(p.Store, ".gitignore"))
 	require.NoError(t, err)
 	require.Contains(t, string(ignore), "*")
-	p, err = harness.Locate(root, "")
+	p, err = stock.Locate(root, "")
 	require.NoError(t, err)
 	require.True(t, p.Exists)
 
@@ -101,9 +101,9 @@ func TestParseModelSpec(t *testing.T) {
 		{"s.jsonl", "", "want scripted:FILE, openai:MODEL or anthropic:MODEL"},
 	}
 	for _, tc := range cases {
-		got, err := harness.ParseModelSpec(tc.spec, "/w")
+		got, err := stock.ParseModelSpec(tc.spec, "/w")
 		if tc.err != "" {
-			require.ErrorIs(t, err, harness.ErrModelSpec, tc.spec)
+			require.ErrorIs(t, err, stock.ErrModelSpec, tc.spec)
 			require.ErrorContains(t, err, tc.err)
 			continue
 		}
@@ -114,7 +114,7 @@ func TestParseModelSpec(t *testing.T) {
 
 func TestLoadSettings(t *testing.T) {
 	root := t.TempDir()
-	p := harness.Place{Root: root, Store: filepath.Join(root, ".harness")}
+	p := stock.Place{Root: root, Store: filepath.Join(root, ".harness")}
 	s, err := p.LoadSettings()
 	require.NoError(t, err, "no file is no settings")
 	require.Zero(t, s)
@@ -123,7 +123,7 @@ func TestLoadSettings(t *testing.T) {
 	require.NoError(t, os.WriteFile(p.SettingsFile(), []byte(`{"model": "scripted:s.jsonl", "approve": "writes", "allow": ["read_file"], "deny": ["run_command:rm *"]}`), 0o644))
 	s, err = p.LoadSettings()
 	require.NoError(t, err)
-	require.Equal(t, harness.Settings{Model: "scripted:" + filepath.Join(root, "s.jsonl"), Approve: "writes", Allow: []string{"read_file"}, Deny: []string{"run_command:rm *"}}, s)
+	require.Equal(t, stock.Settings{Model: "scripted:" + filepath.Join(root, "s.jsonl"), Approve: "writes", Allow: []string{"read_file"}, Deny: []string{"run_command:rm *"}}, s)
 
 	require.NoError(t, os.WriteFile(p.SettingsFile(), []byte(`{"aprove": "all"}`), 0o644))
 	_, err = p.LoadSettings()
@@ -136,16 +136,16 @@ func TestLoadSettings(t *testing.T) {
 func TestLocateARemoteStore(t *testing.T) {
 	root := t.TempDir()
 	for _, name := range []string{"nats://localhost:4222", "tls://nats.example:4222"} {
-		p, err := harness.Locate(root, name)
+		p, err := stock.Locate(root, name)
 		require.NoError(t, err)
 		require.Equal(t, name, p.Remote)
 		require.True(t, p.Exists)
 		require.Equal(t, name, p.Where())
-		require.True(t, harness.IsRemoteStore(name))
+		require.True(t, stock.IsRemoteStore(name))
 	}
-	p, err := harness.Locate(root, "nats://ana:s3cret@localhost:4222")
+	p, err := stock.Locate(root, "nats://ana:s3cret@localhost:4222")
 	require.NoError(t, err)
 	require.NotContains(t, p.Where(), "s3cret")
 	require.Contains(t, p.Where(), "ana:xxxxx@localhost:4222")
-	require.False(t, harness.IsRemoteStore("natsdir"))
+	require.False(t, stock.IsRemoteStore("natsdir"))
 }

@@ -1,6 +1,7 @@
-package harness
+package rewind
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -11,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -19,7 +21,8 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/scheduler"
 )
 
 // ErrUndoRefused: an undo would overwrite a change the thread did not make,
@@ -122,8 +125,8 @@ type UndoPlan struct {
 // that part of its mode where the log recorded it — or whose earlier
 // bytes were not kept by blobs, or that was a symlink before. It changes
 // nothing.
-func PlanUndo(ctx context.Context, store thread.Store, svc Services, id string, to uint64) (UndoPlan, error) {
-	plan, _, err := planUndo(ctx, store, svc, id, to)
+func PlanUndo(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id string, to uint64) (UndoPlan, error) {
+	plan, _, err := planUndo(ctx, rt, actor, id, to)
 	return plan, err
 }
 
@@ -138,18 +141,18 @@ func PlanUndo(ctx context.Context, store thread.Store, svc Services, id string, 
 // Undo holds the thread as Resume does — this process's lock, and the
 // thread's lease on a store processes share (thread.Leaser) — so that no
 // runtime acts on the thread while its files are put back.
-func Undo(ctx context.Context, store thread.Store, svc Services, id string, to uint64, by string) (UndoPlan, error) {
-	ctx, release, err := Hold(ctx, store, id)
+func Undo(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id string, to uint64, by string) (UndoPlan, error) {
+	ctx, release, err := harness.Hold(ctx, rt.Store, id)
 	if err != nil {
 		return UndoPlan{}, fmt.Errorf("undo %s: %w", id, err)
 	}
 	defer release()
-	plan, contents, err := planUndo(ctx, store, svc, id, to)
+	plan, contents, err := planUndo(ctx, rt, actor, id, to)
 	if err != nil || len(plan.Steps) == 0 {
 		return plan, err
 	}
 	for i, s := range plan.Steps {
-		mode, err := restoreFile(svc.Workspace, s, contents[s.Restore])
+		mode, err := restoreFile(rt.Services.Workspace, s, contents[s.Restore])
 		if err != nil {
 			return plan, fmt.Errorf("undo %s: %w (files before %s in the list are restored; the log records nothing)", id, err, s.Path)
 		}
@@ -167,7 +170,7 @@ func Undo(ctx context.Context, store thread.Store, svc Services, id string, to u
 	}
 	// The files are back: record it even if the lease was lost meanwhile
 	// (the expected head still decides whether the record fits).
-	if _, err := store.Append(context.WithoutCancel(ctx), id, plan.Head, d); err != nil {
+	if _, err := rt.Store.Append(context.WithoutCancel(ctx), id, plan.Head, d); err != nil {
 		return plan, fmt.Errorf("undo %s: the files are restored, but the record could not be appended: %w", id, err)
 	}
 	return plan, nil
@@ -242,21 +245,19 @@ func (s pathState) word() string {
 	return modeWord(s.mode)
 }
 
-func planUndo(ctx context.Context, store thread.Store, svc Services, id string, to uint64) (UndoPlan, map[string][]byte, error) {
+func planUndo(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id string, to uint64) (UndoPlan, map[string][]byte, error) {
 	plan := UndoPlan{Thread: id, To: to}
+	svc := rt.Services
 	if svc.Observer == nil || svc.Workspace == "" {
 		return plan, nil, fmt.Errorf("undo %s: no workspace observer: nothing can say what the files hold now", id)
 	}
-	head, err := store.Head(ctx, id)
-	if errors.Is(err, thread.ErrNotFound) {
-		return plan, nil, fmt.Errorf("undo %s: %w", id, ErrUnknownThread)
-	}
+	v, err := rt.View(ctx, actor, id)
 	if err != nil {
 		return plan, nil, fmt.Errorf("undo %s: %w", id, err)
 	}
-	plan.Head = head.Seq
-	if to > head.Seq {
-		return plan, nil, fmt.Errorf("undo %s: --to %d is past the thread's last fact (seq %d)", id, to, head.Seq)
+	plan.Head = v.Head.Seq
+	if to > v.Head.Seq {
+		return plan, nil, fmt.Errorf("undo %s: to %d is past the thread's last fact (seq %d)", id, to, v.Head.Seq)
 	}
 	// A path's chain runs from what it held before the first change after
 	// to (first) to what the last change left (last).
@@ -285,33 +286,8 @@ func planUndo(ctx context.Context, store thread.Store, svc Services, id string, 
 			ch.seqs = append(ch.seqs, seq)
 		}
 	}
-	for f, err := range store.Read(ctx, id, to+1) {
-		if err != nil {
-			return plan, nil, fmt.Errorf("undo %s: %w", id, err)
-		}
-		if f.Seq > head.Seq {
-			break
-		}
-		switch f.Kind {
-		case facts.KindActionCompleted:
-			p, err := facts.Decode[facts.ActionCompleted](f)
-			if err != nil {
-				return plan, nil, err
-			}
-			note(f.Seq, p.Observation.Changed)
-		case facts.KindActionInterrupted:
-			p, err := facts.Decode[facts.ActionInterrupted](f)
-			if err != nil {
-				return plan, nil, err
-			}
-			note(f.Seq, p.Changed)
-		case facts.KindWorkspaceRestored:
-			p, err := facts.Decode[facts.WorkspaceRestored](f)
-			if err != nil {
-				return plan, nil, err
-			}
-			note(f.Seq, p.Restored)
-		}
+	for _, c := range changesAfter(v.Reading, to) {
+		note(c.seq, c.paths)
 	}
 	snap, err := svc.Observer.Observe(ctx)
 	if err != nil {
@@ -399,11 +375,50 @@ func planUndo(ctx context.Context, store thread.Store, svc Services, id string, 
 	return plan, contents, nil
 }
 
+// change is one record of paths changed, at its seq.
+type change struct {
+	seq   uint64
+	paths []facts.PathChange
+}
+
+// changesAfter are the changes the view records after seq to, in log
+// order: what the runtime observed each action change (a completion's, or
+// what an interruption found), and what earlier undos put back.
+func changesAfter(r scheduler.Reading, to uint64) []change {
+	var out []change
+	for _, a := range r.Actions() {
+		if a.Completed != nil && a.CompletedSeq > to {
+			out = append(out, change{a.CompletedSeq, a.Completed.Observation.Changed})
+		}
+		if a.Interrupted != nil && a.InterruptedSeq > to {
+			out = append(out, change{a.InterruptedSeq, a.Interrupted.Changed})
+		}
+	}
+	for _, u := range r.Restored {
+		if u.Seq > to {
+			out = append(out, change{u.Seq, u.Restored})
+		}
+	}
+	slices.SortFunc(out, func(a, b change) int { return cmp.Compare(a.seq, b.seq) })
+	return out
+}
+
+// short is a digest shortened for a person.
+func short(digest string) string {
+	if digest == "" {
+		return "(none)"
+	}
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}
+
 func digestWord(d string) string {
 	if d == "" {
 		return "nothing (absent)"
 	}
-	return shortDigest(d)
+	return short(d)
 }
 
 // modeWord says what permission bits a path has, for a person.
@@ -417,14 +432,14 @@ func modeWord(m uint32) string {
 // fetch returns the kept bytes of digest.
 func fetch(ctx context.Context, blobs action.Blobs, digest string) ([]byte, error) {
 	if blobs == nil {
-		return nil, fmt.Errorf("its earlier content %s was not kept: this store keeps no file contents", shortDigest(digest))
+		return nil, fmt.Errorf("its earlier content %s was not kept: this store keeps no file contents", short(digest))
 	}
 	b, err := blobs.GetBlob(ctx, digest)
 	if errors.Is(err, fs.ErrNotExist) { // the Blobs contract; action.ErrNoBlob is one such error
-		return nil, fmt.Errorf("its earlier content %s was not kept (larger than %d bytes, or never read)", shortDigest(digest), action.DefaultBlobCap)
+		return nil, fmt.Errorf("its earlier content %s was not kept (larger than %d bytes, or never read)", short(digest), action.DefaultBlobCap)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read kept content %s: %w", shortDigest(digest), err)
+		return nil, fmt.Errorf("read kept content %s: %w", short(digest), err)
 	}
 	return b, nil
 }
@@ -644,7 +659,7 @@ func restoreMode(r *os.Root, s UndoStep, checkParents func() error) (uint32, err
 // returns (0 where it removed the path or changed nothing).
 func restoreFile(root string, s UndoStep, content []byte) (uint32, error) {
 	rel := s.Path
-	if _, ok := WorkspacePath("", rel); !ok || path.Clean(rel) != rel {
+	if !filepath.IsLocal(filepath.FromSlash(rel)) || strings.ContainsRune(rel, 0) || path.Clean(rel) != rel {
 		return 0, fmt.Errorf("restore %s: not a clean path inside the workspace", rel)
 	}
 	r, err := os.OpenRoot(root)

@@ -1,4 +1,4 @@
-package harness_test
+package tools_test
 
 import (
 	"os"
@@ -7,7 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/tools"
 )
 
 func TestUnifiedDiff(t *testing.T) {
@@ -24,7 +25,7 @@ func TestUnifiedDiff(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, harness.UnifiedDiff("a", "b", tc.a, tc.b))
+			require.Equal(t, tc.want, tools.UnifiedDiff("a", "b", tc.a, tc.b))
 		})
 	}
 }
@@ -47,7 +48,7 @@ func TestPreview(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := harness.Preview(root, tc.tool, tc.args)
+			got := tools.Preview(root, tc.tool, tc.args)
 			if tc.name == "a path outside the workspace" {
 				require.Contains(t, got, "no preview")
 				return
@@ -62,9 +63,9 @@ func TestPreview(t *testing.T) {
 func TestPreviewEscapesControlCharacters(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "x.txt"), []byte("\x1b[31mred\x1b[0m\n\tkept\n"), 0o644))
-	got := harness.Preview(root, "write_file", `{"path":"x.txt","content":"ok\n\u001b[2K\rhidden\u202e\n\tkept\n"}`)
+	got := tools.Preview(root, "write_file", `{"path":"x.txt","content":"ok\n\u001b[2K\rhidden\u202e\n\tkept\n"}`)
 	require.Equal(t, "--- a/x.txt\n+++ b/x.txt\n@@ -1,2 +1,3 @@\n-\\x1b[31mred\\x1b[0m\n+ok\n+\\x1b[2K\\rhidden\\u202e\n \tkept\n", got)
-	got = harness.Preview(root, "write_file", `{"path":"new\r\u001b[2K.txt","content":"a\n"}`)
+	got = tools.Preview(root, "write_file", `{"path":"new\r\u001b[2K.txt","content":"a\n"}`)
 	require.Equal(t, "--- /dev/null\n+++ b/new\\r\\x1b[2K.txt\n@@ -0,0 +1 @@\n+a\n", got)
 }
 
@@ -79,7 +80,7 @@ func TestEscape(t *testing.T) {
 		"bad\xffutf8":      `bad\xffutf8`,
 		"ünïcode — fine ✓": "ünïcode — fine ✓",
 	} {
-		require.Equal(t, want, harness.EscapeLine(in), "%q", in)
+		require.Equal(t, want, present.EscapeLine(in), "%q", in)
 	}
-	require.Equal(t, "a\n\\x1bb\n", harness.EscapeText("a\n\x1bb\n"))
+	require.Equal(t, "a\n\\x1bb\n", present.EscapeText("a\n\x1bb\n"))
 }

@@ -1,4 +1,4 @@
-package harness_test
+package drive_test
 
 import (
 	"context"
@@ -12,23 +12,26 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // approveAll is an Ask that approves every confirmation, as a person at a
 // prompt would, and counts the times it was asked.
-func (e *env) approveAll(asked *int) func(context.Context, []harness.Pending) (int, error) {
-	return func(ctx context.Context, waits []harness.Pending) (int, error) {
+func approveAll(e *harnesstest.Env, asked *int) func(context.Context, *harness.Thread, []drive.Pending) (int, error) {
+	return func(ctx context.Context, _ *harness.Thread, waits []drive.Pending) (int, error) {
 		*asked++
 		for _, w := range waits {
 			d, err := facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{RequestID: w.RequestID, Approved: true, By: "ana", Digest: w.Digest})
 			if err != nil {
 				return 0, err
 			}
-			if _, err := e.rt.PostAnswer(ctx, e.actor, "t", d, harness.AnswerKey(d.Kind, w.RequestID)); err != nil {
+			if _, err := drive.PostAnswer(ctx, e.Thread("t"), d, drive.AnswerKey(d.Kind, w.RequestID)); err != nil {
 				return 0, err
 			}
 		}
@@ -37,40 +40,40 @@ func (e *env) approveAll(asked *int) func(context.Context, []harness.Pending) (i
 }
 
 func TestDriveParked(t *testing.T) {
-	start := func(t *testing.T) *env {
-		e := newEnv(t, toolScript)
-		out, err := e.rt.Start(ctx, e.actor, "t", "Set the TTL")
+	start := func(t *testing.T) *harnesstest.Env {
+		e := harnesstest.New(t, harnesstest.ToolScript)
+		out, err := e.RT.Start(ctx, e.Actor, "t", "Set the TTL")
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusParked, out.Status)
 		return e
 	}
 	t.Run("without Ask it returns the parked state and runs nothing", func(t *testing.T) {
 		e := start(t)
-		before := len(e.kinds("t"))
-		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{})
+		before := len(e.Kinds("t"))
+		st, err := drive.Drive(ctx, e.Thread("t"), drive.Options{})
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusParked, st.Status)
 		require.Len(t, st.Waits, 1)
 		require.Equal(t, "1-call_1", st.Waits[0].RequestID)
 		require.Equal(t, "write_file", st.Waits[0].Tool)
-		require.Len(t, e.kinds("t"), before, "nothing appended")
-		require.Zero(t, e.runs.Load())
+		require.Len(t, e.Kinds("t"), before, "nothing appended")
+		require.Zero(t, e.Runs.Load())
 	})
 	t.Run("an Ask that approves drives it to done", func(t *testing.T) {
 		e := start(t)
 		asked := 0
-		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{Ask: e.approveAll(&asked)})
+		st, err := drive.Drive(ctx, e.Thread("t"), drive.Options{Ask: approveAll(e, &asked)})
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusDone, st.Status)
 		require.Equal(t, 1, asked)
-		require.EqualValues(t, 1, e.runs.Load())
-		require.Equal(t, 2, e.model.calls())
-		require.NoError(t, harness.VerifyLog(ctx, e.store, e.actor, "t"))
+		require.EqualValues(t, 1, e.Runs.Load())
+		require.Equal(t, 2, e.Model.Calls())
+		require.NoError(t, audit.VerifyLog(ctx, e.Store, e.Actor, "t"))
 	})
 	t.Run("an Ask that answers nothing leaves it parked", func(t *testing.T) {
 		e := start(t)
 		asked := 0
-		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{Ask: func(context.Context, []harness.Pending) (int, error) {
+		st, err := drive.Drive(ctx, e.Thread("t"), drive.Options{Ask: func(context.Context, *harness.Thread, []drive.Pending) (int, error) {
 			asked++
 			return 0, nil
 		}})
@@ -81,7 +84,7 @@ func TestDriveParked(t *testing.T) {
 	t.Run("an Ask's error is returned as it is", func(t *testing.T) {
 		e := start(t)
 		gone := errors.New("the person went home")
-		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{Ask: func(context.Context, []harness.Pending) (int, error) {
+		st, err := drive.Drive(ctx, e.Thread("t"), drive.Options{Ask: func(context.Context, *harness.Thread, []drive.Pending) (int, error) {
 			return 0, gone
 		}})
 		require.Same(t, gone, err)
@@ -89,76 +92,76 @@ func TestDriveParked(t *testing.T) {
 	})
 	t.Run("the approval answers what it decides; Ask is not called", func(t *testing.T) {
 		e := start(t)
-		all, err := harness.NewApproval("all", nil, nil)
+		all, err := drive.NewApproval("all", nil, nil)
 		require.NoError(t, err)
-		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{Approval: all, Ask: func(context.Context, []harness.Pending) (int, error) {
+		st, err := drive.Drive(ctx, e.Thread("t"), drive.Options{Approval: all, Ask: func(context.Context, *harness.Thread, []drive.Pending) (int, error) {
 			t.Fatal("asked a person what the approval decides")
 			return 0, nil
 		}})
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusDone, st.Status)
-		answered, err := facts.Decode[facts.ConfirmationAnswered](e.last("t", facts.KindConfirmationAnswered))
+		answered, err := facts.Decode[facts.ConfirmationAnswered](e.Last("t", facts.KindConfirmationAnswered))
 		require.NoError(t, err)
-		require.Equal(t, harness.PolicyBy, answered.By)
+		require.Equal(t, drive.PolicyBy, answered.By)
 	})
 }
 
 // A thread answered from outside, but not resumed, is resumable: Drive
 // resumes it to done.
 func TestDriveResumableToDone(t *testing.T) {
-	e := newEnv(t, toolScript)
-	_, err := e.rt.Start(ctx, e.actor, "t", "Set the TTL")
+	e := harnesstest.New(t, harnesstest.ToolScript)
+	_, err := e.RT.Start(ctx, e.Actor, "t", "Set the TTL")
 	require.NoError(t, err)
-	e.approve("t", "1-call_1", true)
-	st, err := harness.Inspect(ctx, e.store, e.actor, "t")
+	e.Approve("t", "1-call_1", true)
+	st, err := drive.Inspect(ctx, e.Thread("t"))
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusResumable, st.Status)
 
-	var resumed []harness.State
-	st, err = harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{
-		Resume: func(ctx context.Context, st harness.State) (harness.Outcome, error) {
+	var resumed []drive.State
+	st, err = drive.Drive(ctx, e.Thread("t"), drive.Options{
+		Resume: func(ctx context.Context, _ *harness.Thread, st drive.State) (harness.Outcome, error) {
 			resumed = append(resumed, st)
-			return e.rt.Resume(ctx, e.actor, "t")
+			return e.RT.Resume(ctx, e.Actor, "t")
 		},
 	})
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, st.Status)
 	require.Len(t, resumed, 1, "one Resume ran it to done")
 	require.Equal(t, harness.StatusResumable, resumed[0].Status)
-	require.EqualValues(t, 1, e.runs.Load())
+	require.EqualValues(t, 1, e.Runs.Load())
 
 	// Done stays done: Drive again runs nothing.
-	n := len(e.kinds("t"))
-	st, err = harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{})
+	n := len(e.Kinds("t"))
+	st, err = drive.Drive(ctx, e.Thread("t"), drive.Options{})
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, st.Status)
-	require.Len(t, e.kinds("t"), n)
+	require.Len(t, e.Kinds("t"), n)
 }
 
 func TestDriveRetriesAFailedTurnOnce(t *testing.T) {
-	failed := func(t *testing.T, script string) *env {
-		e := newEnv(t, script, harness.WithModelAttempts(5))
-		out, err := e.rt.Start(ctx, e.actor, "t", "hi")
+	failed := func(t *testing.T, script string) *harnesstest.Env {
+		e := harnesstest.New(t, script, harness.WithModelAttempts(5))
+		out, err := e.RT.Start(ctx, e.Actor, "t", "hi")
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusFailed, out.Status)
-		require.Equal(t, 1, e.model.calls())
+		require.Equal(t, 1, e.Model.Calls())
 		return e
 	}
 	t.Run("not when retry is not allowed", func(t *testing.T) {
 		e := failed(t, `{"fail": ["permission"], "text": "fine"}`)
-		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{OnRetry: func(harness.State) { t.Fatal("retried") }})
+		st, err := drive.Drive(ctx, e.Thread("t"), drive.Options{OnRetry: func(drive.State) { t.Fatal("retried") }})
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusFailed, st.Status)
 		require.Equal(t, "infer/turn/1", st.Retry)
-		require.Equal(t, 1, e.model.calls(), "the turn is not run again")
+		require.Equal(t, 1, e.Model.Calls(), "the turn is not run again")
 	})
 	t.Run("once when allowed, and it can succeed", func(t *testing.T) {
 		e := failed(t, `{"fail": ["permission"], "text": "fine"}`)
-		var retries []harness.State
-		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{Retry: true, OnRetry: func(st harness.State) { retries = append(retries, st) }})
+		var retries []drive.State
+		st, err := drive.Drive(ctx, e.Thread("t"), drive.Options{Retry: true, OnRetry: func(st drive.State) { retries = append(retries, st) }})
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusDone, st.Status)
-		require.Equal(t, 2, e.model.calls())
+		require.Equal(t, 2, e.Model.Calls())
 		require.Len(t, retries, 1)
 		require.Equal(t, harness.StatusFailed, retries[0].Status)
 		require.Contains(t, retries[0].Reason, "permission")
@@ -166,21 +169,21 @@ func TestDriveRetriesAFailedTurnOnce(t *testing.T) {
 	t.Run("once when allowed, not in a loop", func(t *testing.T) {
 		e := failed(t, `{"fail": ["permission", "permission", "permission"], "text": "fine"}`)
 		retries := 0
-		st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{Retry: true, OnRetry: func(harness.State) { retries++ }})
+		st, err := drive.Drive(ctx, e.Thread("t"), drive.Options{Retry: true, OnRetry: func(drive.State) { retries++ }})
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusFailed, st.Status)
 		require.Equal(t, 1, retries)
-		require.Equal(t, 2, e.model.calls())
+		require.Equal(t, 2, e.Model.Calls())
 	})
 }
 
 func TestDriveStopsAtTheStepLimit(t *testing.T) {
 	read := `{"tool_calls": [{"id": "r", "name": "read_file", "args": "{}"}]}` + "\n"
-	e := newEnv(t, read+read+read+read+`{"text": "read it"}`, harness.WithMaxSteps(2))
-	out, err := e.rt.Start(ctx, e.actor, "t", "read")
+	e := harnesstest.New(t, read+read+read+read+`{"text": "read it"}`, harness.WithMaxSteps(2))
+	out, err := e.RT.Start(ctx, e.Actor, "t", "read")
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusStepLimit, out.Status)
-	st, err := harness.StepLimited(ctx, e.rt, e.actor, "t", out)
+	st, err := drive.StepLimited(ctx, e.Thread("t"), out)
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusStepLimit, st.Status)
 	require.Contains(t, st.Reason, "ran 2 steps in one go")
@@ -190,12 +193,12 @@ func TestDriveStopsAtTheStepLimit(t *testing.T) {
 	drives := 0
 	for st.Status == harness.StatusStepLimit {
 		seq := st.Head.Seq
-		st, err = harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{})
+		st, err = drive.Drive(ctx, e.Thread("t"), drive.Options{})
 		require.NoError(t, err)
 		require.Greater(t, st.Head.Seq, seq, "every drive goes on")
 		if st.Status == harness.StatusStepLimit {
 			require.Contains(t, st.Reason, "ran 2 steps in one go")
-			in, err := harness.Inspect(ctx, e.store, e.actor, "t")
+			in, err := drive.Inspect(ctx, e.Thread("t"))
 			require.NoError(t, err)
 			require.Equal(t, harness.StatusResumable, in.Status)
 		}
@@ -204,19 +207,19 @@ func TestDriveStopsAtTheStepLimit(t *testing.T) {
 	}
 	require.Equal(t, harness.StatusDone, st.Status)
 	require.Greater(t, drives, 1)
-	require.EqualValues(t, 4, e.runs.Load())
+	require.EqualValues(t, 4, e.Runs.Load())
 }
 
 // A Resume that runs nothing though the thread is resumable would make
 // Drive spin: the second in a row is an error.
 func TestDriveRefusesToSpin(t *testing.T) {
-	e := newEnv(t, toolScript)
-	_, err := e.rt.Start(ctx, e.actor, "t", "Set the TTL")
+	e := harnesstest.New(t, harnesstest.ToolScript)
+	_, err := e.RT.Start(ctx, e.Actor, "t", "Set the TTL")
 	require.NoError(t, err)
-	e.approve("t", "1-call_1", true)
+	e.Approve("t", "1-call_1", true)
 	resumes := 0
-	st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{
-		Resume: func(_ context.Context, st harness.State) (harness.Outcome, error) {
+	st, err := drive.Drive(ctx, e.Thread("t"), drive.Options{
+		Resume: func(_ context.Context, _ *harness.Thread, st drive.State) (harness.Outcome, error) {
 			resumes++
 			return harness.Outcome{Thread: "t", Status: harness.StatusDone, Seq: st.Head.Seq}, nil
 		},
@@ -230,28 +233,28 @@ func TestDriveRefusesToSpin(t *testing.T) {
 // A Resume hook's error is Drive's, as it is; a defect is not: it is
 // recorded, and the thread is failed.
 func TestDriveResumeErrors(t *testing.T) {
-	e := newEnv(t, toolScript)
-	_, err := e.rt.Start(ctx, e.actor, "t", "Set the TTL")
+	e := harnesstest.New(t, harnesstest.ToolScript)
+	_, err := e.RT.Start(ctx, e.Actor, "t", "Set the TTL")
 	require.NoError(t, err)
-	e.approve("t", "1-call_1", true)
+	e.Approve("t", "1-call_1", true)
 	boom := errors.New("boom")
-	_, err = harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{
-		Resume: func(context.Context, harness.State) (harness.Outcome, error) { return harness.Outcome{}, boom },
+	_, err = drive.Drive(ctx, e.Thread("t"), drive.Options{
+		Resume: func(context.Context, *harness.Thread, drive.State) (harness.Outcome, error) { return harness.Outcome{}, boom },
 	})
 	require.Same(t, boom, err)
 
-	d := newEnv(t, toolScript)
-	d.rt.Services.Model = panicAt{m: d.model, turn: 2}
-	all, err := harness.NewApproval("all", nil, nil)
+	d := harnesstest.New(t, harnesstest.ToolScript)
+	d.RT.Services.Model = panicAt{m: d.Model, turn: 2}
+	all, err := drive.NewApproval("all", nil, nil)
 	require.NoError(t, err)
-	_, err = d.rt.Start(ctx, d.actor, "t", "Set the TTL")
+	_, err = d.RT.Start(ctx, d.Actor, "t", "Set the TTL")
 	require.NoError(t, err)
-	st, err := harness.Drive(ctx, d.rt, d.actor, "t", harness.DriveOptions{Approval: all, Retry: true})
+	st, err := drive.Drive(ctx, d.Thread("t"), drive.Options{Approval: all, Retry: true})
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusFailed, st.Status)
 	require.Contains(t, st.Reason, "model bug")
 	require.Empty(t, st.Retry, "a defect is not tried again")
-	require.EqualValues(t, 1, d.runs.Load())
+	require.EqualValues(t, 1, d.Runs.Load())
 }
 
 // panicAt is a model with a bug that shows at one turn.
@@ -297,8 +300,8 @@ func ExampleDrive() {
 		panic(err)
 	}
 
-	st, err := harness.Drive(ctx, rt, actor, "t1", harness.DriveOptions{
-		Ask: func(ctx context.Context, waits []harness.Pending) (int, error) {
+	st, err := drive.Drive(ctx, rt.Thread(actor, "t1"), drive.Options{
+		Ask: func(ctx context.Context, th *harness.Thread, waits []drive.Pending) (int, error) {
 			for _, w := range waits {
 				fmt.Println("asked:", w.Kind, w.RequestID, w.Tool)
 				d, err := facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{
@@ -307,7 +310,7 @@ func ExampleDrive() {
 				if err != nil {
 					return 0, err
 				}
-				if _, err := rt.PostAnswer(ctx, actor, "t1", d, harness.AnswerKey(d.Kind, w.RequestID)); err != nil {
+				if _, err := drive.PostAnswer(ctx, th, d, drive.AnswerKey(d.Kind, w.RequestID)); err != nil {
 					return 0, err
 				}
 			}
@@ -324,26 +327,26 @@ func ExampleDrive() {
 // summarizer keeps failing, which no budget bounds — ends Drive with the
 // failure after one Resume; it does not resume it again and again.
 func TestDriveStopsOnATransitionThatKeepsFailing(t *testing.T) {
-	e := newEnv(t, `{"text": "Hello.", "usage": {"input_tokens": 50, "output_tokens": 5}}
+	e := harnesstest.New(t, `{"text": "Hello.", "usage": {"input_tokens": 50, "output_tokens": 5}}
 {"text": "Again."}`, harness.WithCompactAt(1))
-	e.rt.Services.Summarize = func(context.Context, []facts.Message) (string, error) {
+	e.RT.Services.Summarize = func(context.Context, []facts.Message) (string, error) {
 		return "", errors.New("summarizer quota exceeded")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	_, err := e.rt.Start(ctx, e.actor, "t", "Hello")
+	_, err := e.RT.Start(ctx, e.Actor, "t", "Hello")
 	require.NoError(t, err)
 	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: "And again"})
 	require.NoError(t, err)
-	_, err = e.rt.Post(ctx, e.actor, "t", d, "again")
+	_, err = e.RT.Post(ctx, e.Actor, "t", d, "again")
 	require.NoError(t, err)
 
-	st, err := harness.Drive(ctx, e.rt, e.actor, "t", harness.DriveOptions{})
+	st, err := drive.Drive(ctx, e.Thread("t"), drive.Options{})
 	require.NoError(t, err, "Drive returns the failure as the state, before the deadline")
 	require.Equal(t, harness.StatusFailed, st.Status)
 	require.Contains(t, st.Reason, "compact")
 	failed := 0
-	for _, k := range e.kinds("t") {
+	for _, k := range e.Kinds("t") {
 		if k == facts.KindTransitionFailed {
 			failed++
 		}
@@ -374,41 +377,41 @@ func (s *interjecting) Append(ctx context.Context, id string, after uint64, draf
 func TestDriveWhenSomeoneAnswersFirst(t *testing.T) {
 	for _, key := range []string{"same", "other"} {
 		t.Run(key+" key", func(t *testing.T) {
-			e := newEnv(t, toolScript)
-			out, err := e.rt.Start(ctx, e.actor, "t", "Set the TTL")
+			e := harnesstest.New(t, harnesstest.ToolScript)
+			out, err := e.RT.Start(ctx, e.Actor, "t", "Set the TTL")
 			require.NoError(t, err)
 			require.Equal(t, harness.StatusParked, out.Status)
 			req := out.Waits[0].RequestID
-			st, err := harness.Inspect(ctx, e.store, e.actor, "t")
+			st, err := drive.Inspect(ctx, e.Thread("t"))
 			require.NoError(t, err)
 
-			store := &interjecting{PebbleStore: e.store}
-			rt, err := harness.NewRuntime(store, e.rt.Services, e.rt.Config)
+			store := &interjecting{PebbleStore: e.Store}
+			rt, err := harness.NewRuntime(store, e.RT.Services, e.RT.Config)
 			require.NoError(t, err)
 			first := 0
-			opts := harness.DriveOptions{
-				Approval: harness.Approval{Mode: harness.ApproveAll},
-				Resume: func(ctx context.Context, _ harness.State) (harness.Outcome, error) {
-					return rt.Resume(ctx, e.actor, "t")
+			opts := drive.Options{
+				Approval: drive.Approval{Mode: drive.ApproveAll},
+				Resume: func(ctx context.Context, _ *harness.Thread, _ drive.State) (harness.Outcome, error) {
+					return rt.Resume(ctx, e.Actor, "t")
 				},
 			}
 			answer := func() {
 				first++
 				d, err := facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{RequestID: req, Approved: true, By: "ana", Digest: st.Waits[0].Digest})
 				require.NoError(t, err)
-				k := harness.AnswerKey(d.Kind, req)
+				k := drive.AnswerKey(d.Kind, req)
 				if key == "other" {
 					k = "ana-from-her-laptop"
 				}
-				_, err = e.rt.Post(ctx, e.actor, "t", d, k)
+				_, err = e.RT.Post(ctx, e.Actor, "t", d, k)
 				require.NoError(t, err)
 			}
 			store.once = answer
-			got, err := harness.Drive(ctx, rt, e.actor, "t", opts)
+			got, err := drive.Drive(ctx, rt.Thread(e.Actor, "t"), opts)
 			require.NoError(t, err)
 			require.Equal(t, 1, first)
 			require.Equal(t, harness.StatusDone, got.Status, "the thread was answered and went on")
-			require.EqualValues(t, 1, e.runs.Load())
+			require.EqualValues(t, 1, e.Runs.Load())
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package harness_test
+package present_test
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
 )
 
 // Describe never puts a control character on a person's terminal, whatever
@@ -25,10 +25,10 @@ func TestDescribeEscapesControlCharacters(t *testing.T) {
 	} {
 		d, err := facts.NewDraft(c.kind, "", c.payload)
 		require.NoError(t, err)
-		got := harness.Describe(facts.Fact{Kind: d.Kind, Data: d.Data})
+		got := present.Describe(facts.Fact{Kind: d.Kind, Data: d.Data})
 		require.Contains(t, got, c.want)
 		require.False(t, strings.ContainsAny(got, "\x1b\r\n\x07"), "%q", got)
 	}
-	got := harness.DescribeObservation(facts.Observation{Available: true, Before: "b", After: "a", Changed: []facts.PathChange{{Path: "p\x1b", After: "2"}}})
+	got := present.DescribeObservation(facts.Observation{Available: true, Before: "b", After: "a", Changed: []facts.PathChange{{Path: "p\x1b", After: "2"}}})
 	require.Equal(t, `observed p\x1b (added)`, got)
 }

@@ -1,4 +1,4 @@
-package harness
+package rewind
 
 import (
 	"context"
@@ -7,11 +7,9 @@ import (
 	"strconv"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/thread"
 )
-
-// ErrThreadExists: a thread that must be new already has facts.
-var ErrThreadExists = errors.New("thread already exists")
 
 // ForkID is the id Fork gives a fork when none is named:
 // "<from>-at<seq>".
@@ -34,16 +32,16 @@ func Fork(ctx context.Context, store thread.Store, from string, at uint64, to st
 	}
 	head, err := store.Head(ctx, from)
 	if errors.Is(err, thread.ErrNotFound) {
-		return thread.Head{}, fmt.Errorf("fork %s: %w", from, ErrUnknownThread)
+		return thread.Head{}, fmt.Errorf("fork %s: %w", from, harness.ErrUnknownThread)
 	}
 	if err != nil {
 		return thread.Head{}, fmt.Errorf("fork %s: %w", from, err)
 	}
 	if at < 1 || at > head.Seq {
-		return thread.Head{}, fmt.Errorf("fork %s: --at %d is not a seq of the thread (it has facts 1 to %d)", from, at, head.Seq)
+		return thread.Head{}, fmt.Errorf("fork %s: at %d is not a seq of the thread (it has facts 1 to %d)", from, at, head.Seq)
 	}
 	if _, err := store.Head(ctx, to); err == nil {
-		return thread.Head{}, fmt.Errorf("fork %s into %s: %w; name another with --as", from, to, ErrThreadExists)
+		return thread.Head{}, fmt.Errorf("fork %s into %s: %w", from, to, harness.ErrThreadExists)
 	} else if !errors.Is(err, thread.ErrNotFound) {
 		return thread.Head{}, fmt.Errorf("fork %s into %s: %w", from, to, err)
 	}
@@ -65,7 +63,7 @@ func Fork(ctx context.Context, store thread.Store, from string, at uint64, to st
 	drafts = append(drafts, d)
 	h, err := store.Append(ctx, to, 0, drafts...)
 	if errors.Is(err, thread.ErrConflict) {
-		return thread.Head{}, fmt.Errorf("fork %s into %s: %w", from, to, ErrThreadExists)
+		return thread.Head{}, fmt.Errorf("fork %s into %s: %w", from, to, harness.ErrThreadExists)
 	}
 	if err != nil {
 		return thread.Head{}, fmt.Errorf("fork %s into %s: %w", from, to, err)

@@ -1,4 +1,4 @@
-package harness_test
+package drive_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/action"
-	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/drive"
 )
 
 func TestPatternMatch(t *testing.T) {
@@ -32,13 +32,13 @@ func TestPatternMatch(t *testing.T) {
 		{"write_file:*", "write_file", `not json`, false},
 	}
 	for _, tc := range cases {
-		p, err := harness.ParsePattern(tc.pattern)
+		p, err := drive.ParsePattern(tc.pattern)
 		require.NoError(t, err, tc.pattern)
 		require.Equal(t, tc.match, p.Match(tc.tool, tc.args), "%s against %s %s", tc.pattern, tc.tool, tc.args)
 		require.Equal(t, tc.pattern, p.String())
 	}
 	for _, bad := range []string{"", ":x", "run command", "write_file:"} {
-		_, err := harness.ParsePattern(bad)
+		_, err := drive.ParsePattern(bad)
 		require.Error(t, err, bad)
 	}
 }
@@ -51,27 +51,28 @@ func TestApprovalDecide(t *testing.T) {
 		tool        string
 		capability  action.Capability
 		args        string
-		want        harness.Decision
+		want        drive.Decision
 	}{
-		{"ask by default", "", nil, nil, "write_file", action.Write, `{"path":"a"}`, harness.Decision{Ask: true}},
-		{"writes approves writes", "writes", nil, nil, "edit_file", action.Write, `{"path":"a"}`, harness.Decision{Approved: true, Rule: "approve writes"}},
-		{"writes asks for commands", "writes", nil, nil, "run_command", action.Execute, `{"command":"ls"}`, harness.Decision{Ask: true}},
-		{"all approves commands", "all", nil, nil, "run_command", action.Execute, `{"command":"ls"}`, harness.Decision{Approved: true, Rule: "approve all"}},
-		{"allow approves", "ask", []string{"run_command:go test *"}, nil, "run_command", action.Execute, `{"command":"go test ./x"}`, harness.Decision{Approved: true, Rule: "allow run_command:go test *"}},
-		{"deny wins over all", "all", nil, []string{"run_command:rm *"}, "run_command", action.Execute, `{"command":"rm x"}`, harness.Decision{Rule: "deny run_command:rm *"}},
-		{"deny wins over allow", "ask", []string{"run_command"}, []string{"run_command:rm *"}, "run_command", action.Execute, `{"command":"rm x"}`, harness.Decision{Rule: "deny run_command:rm *"}},
+		{"ask by default", "", nil, nil, "write_file", action.Write, `{"path":"a"}`, drive.Decision{Ask: true}},
+		{"writes approves writes", "writes", nil, nil, "edit_file", action.Write, `{"path":"a"}`, drive.Decision{Approved: true, Rule: "approve writes"}},
+		{"writes asks for commands", "writes", nil, nil, "run_command", action.Execute, `{"command":"ls"}`, drive.Decision{Ask: true}},
+		{"all approves commands", "all", nil, nil, "run_command", action.Execute, `{"command":"ls"}`, drive.Decision{Approved: true, Rule: "approve all"}},
+		{"allow approves", "ask", []string{"run_command:go test *"}, nil, "run_command", action.Execute, `{"command":"go test ./x"}`, drive.Decision{Approved: true, Rule: "allow run_command:go test *"}},
+		{"deny wins over all", "all", nil, []string{"run_command:rm *"}, "run_command", action.Execute, `{"command":"rm x"}`, drive.Decision{Rule: "deny run_command:rm *"}},
+		{"deny wins over allow", "ask", []string{"run_command"}, []string{"run_command:rm *"}, "run_command", action.Execute, `{"command":"rm x"}`, drive.Decision{Rule: "deny run_command:rm *"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := harness.NewApproval(tc.mode, tc.allow, tc.deny)
+			a, err := drive.NewApproval(tc.mode, tc.allow, tc.deny)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, a.Decide(tc.tool, tc.capability, tc.args))
 		})
 	}
-	_, err := harness.NewApproval("sometimes", nil, nil)
+	_, err := drive.NewApproval("sometimes", nil, nil)
 	require.ErrorContains(t, err, "want ask, writes or all")
-	_, err = harness.NewApproval("", nil, []string{":x"})
-	require.ErrorContains(t, err, "--deny")
+	_, err = drive.NewApproval("", nil, []string{":x"})
+	require.ErrorContains(t, err, "deny: tool pattern \":x\"")
+	require.NotContains(t, err.Error(), "--", "a library error names parameters, not flags")
 }
 
 // A path is matched as the workspace-relative path it names: a pattern
@@ -84,25 +85,25 @@ func TestApprovalMatchesCleanedPaths(t *testing.T) {
 		mode        string
 		allow, deny []string
 		path        string
-		want        harness.Decision
+		want        drive.Decision
 	}{
-		{"allow matches a cleaned path", "ask", []string{"write_file:docs/*"}, nil, "./docs/a.md", harness.Decision{Approved: true, Rule: "allow write_file:docs/*"}},
-		{"allow does not follow ..", "ask", []string{"write_file:docs/*"}, nil, "docs/../.github/workflows/ci.yml", harness.Decision{Ask: true}},
-		{"allow does not follow .. back in", "ask", []string{"write_file:docs/*"}, nil, "docs/../docs/a.md", harness.Decision{Approved: true, Rule: "allow write_file:docs/*"}},
-		{"deny sees through ./", "all", nil, []string{"write_file:.github/*"}, "./.github/ci.yml", harness.Decision{Rule: "deny write_file:.github/*"}},
-		{"deny sees through ..", "all", nil, []string{"write_file:.github/*"}, "docs/../.github/ci.yml", harness.Decision{Rule: "deny write_file:.github/*"}},
-		{"deny sees through an absolute path", "all", nil, []string{"write_file:.github/*"}, filepath.Join(root, ".github", "ci.yml"), harness.Decision{Rule: "deny write_file:.github/*"}},
-		{"allow matches an absolute path inside", "ask", []string{"write_file:docs/*"}, nil, filepath.Join(root, "docs", "a.md"), harness.Decision{Approved: true, Rule: "allow write_file:docs/*"}},
-		{"an escaping path is never approved by a pattern", "ask", []string{"write_file:*"}, nil, "../outside.txt", harness.Decision{Ask: true}},
-		{"an escaping path is never approved by the mode", "all", nil, nil, "docs/../../outside.txt", harness.Decision{Ask: true}},
-		{"an absolute path outside is never approved", "all", []string{"write_file"}, nil, "/etc/passwd", harness.Decision{Ask: true}},
-		{"an escaping path does not escape a deny", "all", nil, []string{"write_file:.github/*"}, "../" + filepath.Base(root) + "/.github/ci.yml", harness.Decision{Ask: true}},
-		{"a tool deny still denies an escaping path", "all", nil, []string{"write_file"}, "../x", harness.Decision{Rule: "deny write_file"}},
-		{"an empty path is put to a person", "all", nil, nil, "", harness.Decision{Ask: true}},
+		{"allow matches a cleaned path", "ask", []string{"write_file:docs/*"}, nil, "./docs/a.md", drive.Decision{Approved: true, Rule: "allow write_file:docs/*"}},
+		{"allow does not follow ..", "ask", []string{"write_file:docs/*"}, nil, "docs/../.github/workflows/ci.yml", drive.Decision{Ask: true}},
+		{"allow does not follow .. back in", "ask", []string{"write_file:docs/*"}, nil, "docs/../docs/a.md", drive.Decision{Approved: true, Rule: "allow write_file:docs/*"}},
+		{"deny sees through ./", "all", nil, []string{"write_file:.github/*"}, "./.github/ci.yml", drive.Decision{Rule: "deny write_file:.github/*"}},
+		{"deny sees through ..", "all", nil, []string{"write_file:.github/*"}, "docs/../.github/ci.yml", drive.Decision{Rule: "deny write_file:.github/*"}},
+		{"deny sees through an absolute path", "all", nil, []string{"write_file:.github/*"}, filepath.Join(root, ".github", "ci.yml"), drive.Decision{Rule: "deny write_file:.github/*"}},
+		{"allow matches an absolute path inside", "ask", []string{"write_file:docs/*"}, nil, filepath.Join(root, "docs", "a.md"), drive.Decision{Approved: true, Rule: "allow write_file:docs/*"}},
+		{"an escaping path is never approved by a pattern", "ask", []string{"write_file:*"}, nil, "../outside.txt", drive.Decision{Ask: true}},
+		{"an escaping path is never approved by the mode", "all", nil, nil, "docs/../../outside.txt", drive.Decision{Ask: true}},
+		{"an absolute path outside is never approved", "all", []string{"write_file"}, nil, "/etc/passwd", drive.Decision{Ask: true}},
+		{"an escaping path does not escape a deny", "all", nil, []string{"write_file:.github/*"}, "../" + filepath.Base(root) + "/.github/ci.yml", drive.Decision{Ask: true}},
+		{"a tool deny still denies an escaping path", "all", nil, []string{"write_file"}, "../x", drive.Decision{Rule: "deny write_file"}},
+		{"an empty path is put to a person", "all", nil, nil, "", drive.Decision{Ask: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := harness.NewApproval(tc.mode, tc.allow, tc.deny)
+			a, err := drive.NewApproval(tc.mode, tc.allow, tc.deny)
 			require.NoError(t, err)
 			a.Root = root
 			args, err := json.Marshal(map[string]string{"path": tc.path, "content": "x"})
@@ -116,15 +117,15 @@ func TestWorkspacePath(t *testing.T) {
 	for in, want := range map[string]string{
 		"a.go": "a.go", "./a.go": "a.go", "x/../a.go": "a.go", "a//b/./c": "a/b/c", "/r/a/b": "a/b", "/r": ".",
 	} {
-		got, ok := harness.WorkspacePath("/r", in)
+		got, ok := drive.WorkspacePath("/r", in)
 		require.True(t, ok, in)
 		require.Equal(t, want, got, in)
 	}
 	for _, in := range []string{"", "..", "../a", "a/../../b", "/etc/passwd", "/r/../etc", "a\x00b"} {
-		_, ok := harness.WorkspacePath("/r", in)
+		_, ok := drive.WorkspacePath("/r", in)
 		require.False(t, ok, "%q", in)
 	}
-	_, ok := harness.WorkspacePath("", "/r/a")
+	_, ok := drive.WorkspacePath("", "/r/a")
 	require.False(t, ok, "an absolute path with no root")
 }
 
@@ -132,10 +133,10 @@ func TestWorkspacePath(t *testing.T) {
 // control characters: the README's 'run_command:go test *' approves go
 // test, not go test followed by anything a shell would also run.
 func TestAllowCommandNeverMatchesShellControl(t *testing.T) {
-	a, err := harness.NewApproval("ask", []string{"run_command:go test *", "run_command:make * | tee log"}, nil)
+	a, err := drive.NewApproval("ask", []string{"run_command:go test *", "run_command:make * | tee log"}, nil)
 	require.NoError(t, err)
-	approved := harness.Decision{Approved: true, Rule: "allow run_command:go test *"}
-	for cmd, want := range map[string]harness.Decision{
+	approved := drive.Decision{Approved: true, Rule: "allow run_command:go test *"}
+	for cmd, want := range map[string]drive.Decision{
 		"go test ./...":                     approved,
 		"go test -run 'TestX' ./harness/":   approved,
 		"go test ./... ; echo INJECTED > f": {Ask: true},
@@ -158,7 +159,7 @@ func TestAllowCommandNeverMatchesShellControl(t *testing.T) {
 		require.Equal(t, want, a.Decide("run_command", action.Execute, string(args)), "%q", cmd)
 	}
 	// A deny pattern matches whatever its wildcards cover.
-	d, err := harness.NewApproval("all", nil, []string{"run_command:*rm *"})
+	d, err := drive.NewApproval("all", nil, []string{"run_command:*rm *"})
 	require.NoError(t, err)
-	require.Equal(t, harness.Decision{Rule: "deny run_command:*rm *"}, d.Decide("run_command", action.Execute, `{"command":"go test; rm -rf x"}`))
+	require.Equal(t, drive.Decision{Rule: "deny run_command:*rm *"}, d.Decide("run_command", action.Execute, `{"command":"go test; rm -rf x"}`))
 }

@@ -1,4 +1,4 @@
-package harness
+package main
 
 import (
 	"context"
@@ -10,8 +10,12 @@ import (
 	"path/filepath"
 
 	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -46,17 +50,17 @@ type DemoReporter interface {
 	// Fact: a fact was appended to a thread.
 	Fact(f facts.Fact)
 	// Parked: the demo thread waits for a person, as the log says.
-	Parked(st State)
+	Parked(st drive.State)
 	// Answered: the demo answered for the person; the fact is reported
 	// with Fact.
-	Answered(st State)
+	Answered(st drive.State)
 	// Done: the demo thread is done.
-	Done(st State, audit Audit)
+	Done(st drive.State, record audit.Audit)
 	// Workers: the four workers' records, from their logs.
 	Workers(ws []DemoWorker)
 	// Verified: the demo thread's replay and its verification (nil when it
 	// verifies).
-	Verified(audit Audit, err error)
+	Verified(record audit.Audit, err error)
 }
 
 // DemoWorker is one of the four workers of the demo, as its log records it.
@@ -75,8 +79,8 @@ type DemoWorker struct {
 	Check       *facts.CheckRecorded
 	// Status is how the worker's thread stands: the idle worker's unknown
 	// effect parks it on reconcile.
-	Status Status
-	Waits  []Pending
+	Status harness.Status
+	Waits  []drive.Pending
 }
 
 // DemoOptions configure Demo.
@@ -110,7 +114,7 @@ func Demo(ctx context.Context, opts DemoOptions, r DemoReporter) (string, error)
 	git := gitInit(ctx, root)
 	r.Workspace(root, git)
 
-	place := Place{Root: root, Store: filepath.Join(root, StoreDir)}
+	place := stock.Place{Root: root, Store: filepath.Join(root, stock.StoreDir)}
 	store, err := place.OpenStore(ctx, 0, true)
 	if err != nil {
 		return root, fmt.Errorf("demo: %w", err)
@@ -120,7 +124,7 @@ func Demo(ctx context.Context, opts DemoOptions, r DemoReporter) (string, error)
 	if err := os.WriteFile(scriptPath, []byte(demoScript), 0o644); err != nil {
 		return root, fmt.Errorf("demo: %w", err)
 	}
-	spec := scriptedScheme + scriptPath
+	spec := "scripted:" + scriptPath
 	script, err := model.ParseScript(spec, []byte(demoScript))
 	if err != nil {
 		return root, fmt.Errorf("demo: %w", err)
@@ -129,40 +133,41 @@ func Demo(ctx context.Context, opts DemoOptions, r DemoReporter) (string, error)
 	if version == "" {
 		version = "harness/demo"
 	}
-	cfg, err := NewConfig(WithModelName(spec), WithVersion(version), WithModelBackoff(0))
+	cfg, err := harness.NewConfig(harness.WithModelName(spec), harness.WithVersion(version), harness.WithModelBackoff(0))
 	if err != nil {
 		return root, err
 	}
-	stock, err := NewStock(place, cfg)
+	st0, err := stock.NewStock(place, cfg)
 	if err != nil {
 		return root, err
 	}
-	svc, err := stock.Services(script, BlobsOf(store))
+	svc, err := st0.Services(script, stock.BlobsOf(store))
 	if err != nil {
 		return root, err
 	}
 	var readErr error
-	watched := Watch(store, func(f facts.Fact, err error) {
+	watched := harness.Watch(store, func(f facts.Fact, err error) {
 		if err != nil {
 			readErr = err
 			return
 		}
 		r.Fact(f)
 	})
-	rt, err := NewRuntime(watched, svc, cfg)
+	rt, err := harness.NewRuntime(watched, svc, cfg)
 	if err != nil {
 		return root, err
 	}
 
 	// The thread asks for 300 and parks on the confirmation.
-	if _, err := rt.Start(ctx, stock.Actor, DemoThread, DemoPrompt); err != nil {
+	th := rt.Thread(st0.Actor, DemoThread)
+	if _, err := th.Start(ctx, DemoPrompt); err != nil {
 		return root, fmt.Errorf("demo: %w", err)
 	}
-	st, err := Inspect(ctx, store, stock.Actor, DemoThread)
+	st, err := drive.Inspect(ctx, th)
 	if err != nil {
 		return root, err
 	}
-	if st.Status != StatusParked || len(st.Waits) != 1 {
+	if st.Status != harness.StatusParked || len(st.Waits) != 1 {
 		return root, fmt.Errorf("demo: the thread should park on one confirmation; it is %s with %d waits", st.Status, len(st.Waits))
 	}
 	r.Parked(st)
@@ -175,24 +180,24 @@ func Demo(ctx context.Context, opts DemoOptions, r DemoReporter) (string, error)
 	if err != nil {
 		return root, err
 	}
-	if _, err := rt.Post(ctx, stock.Actor, DemoThread, d, AnswerKey(d.Kind, w.RequestID)); err != nil {
+	if _, err := th.Post(ctx, d, drive.AnswerKey(d.Kind, w.RequestID)); err != nil {
 		return root, fmt.Errorf("demo: %w", err)
 	}
-	if st, err = Inspect(ctx, store, stock.Actor, DemoThread); err != nil {
+	if st, err = drive.Inspect(ctx, th); err != nil {
 		return root, err
 	}
 	r.Answered(st)
-	if _, err := rt.Resume(ctx, stock.Actor, DemoThread); err != nil {
+	if _, err := th.Resume(ctx); err != nil {
 		return root, fmt.Errorf("demo: %w", err)
 	}
-	if st, err = Inspect(ctx, store, stock.Actor, DemoThread); err != nil {
+	if st, err = drive.Inspect(ctx, th); err != nil {
 		return root, err
 	}
-	audit, err := Replay(ctx, store, stock.Actor, DemoThread)
+	record, err := audit.Replay(ctx, store, st0.Actor, DemoThread)
 	if err != nil {
 		return root, err
 	}
-	r.Done(st, audit)
+	r.Done(st, record)
 
 	// Four workers report success for the same change.
 	workers, err := demoWorkers(ctx, store, filepath.Join(opts.Dir, "workers"), version, r)
@@ -202,11 +207,11 @@ func Demo(ctx context.Context, opts DemoOptions, r DemoReporter) (string, error)
 	r.Workers(workers)
 
 	// The demo thread's record, told back and checked.
-	verr := VerifyLog(ctx, store, stock.Actor, DemoThread)
-	if audit, err = Replay(ctx, store, stock.Actor, DemoThread); err != nil {
+	verr := audit.VerifyLog(ctx, store, st0.Actor, DemoThread)
+	if record, err = audit.Replay(ctx, store, st0.Actor, DemoThread); err != nil {
 		return root, err
 	}
-	r.Verified(audit, verr)
+	r.Verified(record, verr)
 	if readErr != nil {
 		return root, readErr
 	}
@@ -256,11 +261,11 @@ var demoWorkerSet = []demoWorker{
 // demoWorkers runs a thread per worker, each in its own workspace, and
 // reads back what each log records.
 func demoWorkers(ctx context.Context, store thread.Store, dir, version string, r DemoReporter) ([]DemoWorker, error) {
-	cfg, err := NewConfig(WithModelName("scripted:workers"), WithVersion(version), WithModelBackoff(0))
+	cfg, err := harness.NewConfig(harness.WithModelName("scripted:workers"), harness.WithVersion(version), harness.WithModelBackoff(0))
 	if err != nil {
 		return nil, err
 	}
-	watched := Watch(store, func(f facts.Fact, err error) {
+	watched := harness.Watch(store, func(f facts.Fact, err error) {
 		if err == nil {
 			r.Fact(f)
 		}
@@ -275,7 +280,7 @@ func demoWorkers(ctx context.Context, store thread.Store, dir, version string, r
 		if err := os.WriteFile(filepath.Join(root, demoFile), []byte(demoBefore), 0o644); err != nil {
 			return nil, err
 		}
-		tool := Tool{
+		tool := harness.Tool{
 			Spec: facts.ToolSchema{Name: "set_ttl", Description: "Write a file (the demo's worker " + w.name + ").",
 				Schema: facts.RawJSON(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`)},
 			Needs: action.Write,
@@ -291,11 +296,11 @@ func demoWorkers(ctx context.Context, store thread.Store, dir, version string, r
 				return &c, nil
 			},
 		}
-		tb, err := NewToolbox(tool)
+		tb, err := harness.NewToolbox(tool)
 		if err != nil {
 			return nil, err
 		}
-		actor, err := CodingActor(cfg, tb)
+		actor, err := harness.CodingActor(cfg, tb)
 		if err != nil {
 			return nil, err
 		}
@@ -303,7 +308,7 @@ func demoWorkers(ctx context.Context, store thread.Store, dir, version string, r
 		if err != nil {
 			return nil, err
 		}
-		svc := Services{Model: script, Tools: tb, Workspace: root}
+		svc := harness.Services{Model: script, Tools: tb, Workspace: root}
 		if w.watched {
 			ws, err := action.NewWorkspace(root)
 			if err != nil {
@@ -311,7 +316,7 @@ func demoWorkers(ctx context.Context, store thread.Store, dir, version string, r
 			}
 			svc.Observer = ws
 		}
-		rt, err := NewRuntime(watched, svc, cfg)
+		rt, err := harness.NewRuntime(watched, svc, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -320,28 +325,13 @@ func demoWorkers(ctx context.Context, store thread.Store, dir, version string, r
 			return nil, fmt.Errorf("demo worker %s: %w", w.name, err)
 		}
 		rec := DemoWorker{Name: w.name, Does: w.does, Thread: id}
-		for f, err := range store.Read(ctx, id, 1) {
-			if err != nil {
-				return nil, err
-			}
-			switch f.Kind {
-			case facts.KindActionCompleted:
-				c, err := facts.Decode[facts.ActionCompleted](f)
-				if err != nil {
-					return nil, err
-				}
-				rec.Report, rec.Observation, rec.EffectState = c.Report, c.Observation, c.EffectState
-			case facts.KindCheckRecorded:
-				c, err := facts.Decode[facts.CheckRecorded](f)
-				if err != nil {
-					return nil, err
-				}
-				rec.Check = &c
-			}
-		}
-		st, err := Inspect(ctx, store, actor, id)
+		st, err := drive.Inspect(ctx, rt.Thread(actor, id))
 		if err != nil {
 			return nil, err
+		}
+		if acts := st.View.Reading.Actions(); len(acts) > 0 && acts[0].Completed != nil {
+			a := acts[0]
+			rec.Report, rec.Observation, rec.EffectState, rec.Check = a.Completed.Report, a.Completed.Observation, a.Completed.EffectState, a.Check
 		}
 		rec.Status, rec.Waits = st.Status, st.Waits
 		if rec.EffectState == "" {

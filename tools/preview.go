@@ -1,4 +1,4 @@
-package harness
+package tools
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/seed-7cc7a084/harness/tools"
+	"github.com/seed-7cc7a084/harness/present"
 )
 
 // maxPreviewLines bounds the files Preview diffs line by line; larger ones
@@ -22,22 +22,22 @@ const maxPreviewLines = 4000
 // that would not apply says why. Preview only reads, inside root.
 //
 // Control characters in the file, the new content or the path are shown
-// escaped (see EscapeText), so that a line cannot hide itself or another
+// escaped (see present.EscapeText), so that a line cannot hide itself or another
 // on the terminal that shows the diff to a person who must approve it.
 func Preview(root, tool, args string) string {
-	return EscapeText(preview(root, tool, args))
+	return present.EscapeText(preview(root, tool, args))
 }
 
 func preview(root, tool, args string) string {
 	var path, after string
 	switch tool {
-	case tools.WriteFile:
+	case WriteFile:
 		var a struct{ Path, Content string }
 		if err := json.Unmarshal([]byte(args), &a); err != nil || a.Path == "" {
 			return "(no preview: the arguments do not name a path and content)"
 		}
 		path, after = a.Path, a.Content
-	case tools.EditFile:
+	case EditFile:
 		var a struct{ Path, Old, New string }
 		if err := json.Unmarshal([]byte(args), &a); err != nil || a.Path == "" {
 			return "(no preview: the arguments do not name a path and an edit)"
@@ -48,9 +48,9 @@ func preview(root, tool, args string) string {
 		}
 		switch n := strings.Count(before, a.Old); {
 		case a.Old == "" || n == 0:
-			return "(the edit does not apply: the old text is not in " + EscapeLine(a.Path) + ")"
+			return "(the edit does not apply: the old text is not in " + present.EscapeLine(a.Path) + ")"
 		case n > 1:
-			return fmt.Sprintf("(the edit does not apply: the old text occurs %d times in %s)", n, EscapeLine(a.Path))
+			return fmt.Sprintf("(the edit does not apply: the old text occurs %d times in %s)", n, present.EscapeLine(a.Path))
 		}
 		path, after = a.Path, strings.Replace(before, a.Old, a.New, 1)
 	default:
@@ -60,7 +60,7 @@ func preview(root, tool, args string) string {
 	if err != nil {
 		return "(no preview: " + err.Error() + ")"
 	}
-	shown := EscapeLine(path)
+	shown := present.EscapeLine(path)
 	from := "a/" + shown
 	if !existed {
 		from = "/dev/null"

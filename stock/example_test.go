@@ -1,4 +1,4 @@
-package harness_test
+package stock_test
 
 import (
 	"context"
@@ -6,8 +6,11 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/tools"
 )
 
 // The stock harness of a workspace, as the harness command builds it: the
@@ -21,7 +24,7 @@ func ExampleNewStock() {
 	defer os.RemoveAll(root)
 	os.WriteFile(filepath.Join(root, "cache.toml"), []byte("ttl_seconds = 60\n"), 0o644)
 
-	place, _ := harness.Locate(root, "")
+	place, _ := stock.Locate(root, "")
 	store, err := place.OpenStore(ctx, 0, true)
 	if err != nil {
 		panic(err)
@@ -31,21 +34,22 @@ func ExampleNewStock() {
 {"text": "Setting the TTL.", "tool_calls": [{"id": "call_1", "name": "write_file", "args": "{\"path\":\"cache.toml\",\"content\":\"ttl_seconds = 300\\n\"}"}]}
 {"text": "Done."}`))
 	cfg, _ := harness.NewConfig(harness.WithModelName("scripted:example"))
-	stock, _ := harness.NewStock(place, cfg)
-	svc, _ := stock.Services(script, harness.BlobsOf(store))
+	sh, _ := stock.NewStock(place, cfg)
+	svc, _ := sh.Services(script, stock.BlobsOf(store))
 	rt, _ := harness.NewRuntime(store, svc, cfg)
 
-	rt.Start(ctx, stock.Actor, "t1", "Set the cache TTL to 300")
-	st, _ := harness.Inspect(ctx, store, stock.Actor, "t1")
+	th := rt.Thread(sh.Actor, "t1")
+	th.Start(ctx, "Set the cache TTL to 300")
+	st, _ := drive.Inspect(ctx, th)
 	fmt.Println(st.Status)
 	for _, w := range st.Waits {
 		fmt.Println(w.Kind, w.RequestID, w.Tool)
-		fmt.Print(harness.Preview(root, w.Tool, w.Args))
+		fmt.Print(tools.Preview(root, w.Tool, w.Args))
 	}
 
-	writes, _ := harness.NewApproval("writes", nil, nil)
-	harness.ApplyApproval(ctx, rt, stock.Actor, "t1", writes, st.Waits)
-	out, _ := rt.Resume(ctx, stock.Actor, "t1")
+	writes, _ := drive.NewApproval("writes", nil, nil)
+	drive.ApplyApproval(ctx, th, writes, st.Waits)
+	out, _ := th.Resume(ctx)
 	b, _ := os.ReadFile(filepath.Join(root, "cache.toml"))
 	fmt.Print(out.Status, ": ", string(b))
 	// Output:

@@ -1,4 +1,4 @@
-package harness_test
+package audit_test
 
 import (
 	"context"
@@ -9,14 +9,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/harness/harnesstest"
 )
 
-func readAll(t *testing.T, o *observedEnv, id string) []facts.Fact {
+func readAll(t *testing.T, o *harnesstest.Observed, id string) []facts.Fact {
 	t.Helper()
 	var out []facts.Fact
-	for f, err := range o.store.Read(context.Background(), id, 1) {
+	for f, err := range o.Store.Read(context.Background(), id, 1) {
 		require.NoError(t, err)
 		out = append(out, f)
 	}
@@ -45,22 +47,22 @@ func seq2(fs []facts.Fact) func(func(facts.Fact, error) bool) {
 }
 
 func TestVerifyLogAcceptsWhatTheRuntimeWrote(t *testing.T) {
-	o := newObservedEnv(t, writeScript)
-	require.Equal(t, harness.StatusDone, o.startApproved("done").Status)
-	require.NoError(t, harness.VerifyLog(ctx, o.store, o.actor, "done"))
+	o := harnesstest.NewObserved(t, harnesstest.WriteScript)
+	require.Equal(t, harness.StatusDone, o.StartApproved("done").Status)
+	require.NoError(t, audit.VerifyLog(ctx, o.Store, o.Actor, "done"))
 
-	o.write = idle
-	require.Equal(t, harness.StatusParked, o.startApproved("open").Status)
-	require.NoError(t, harness.VerifyLog(ctx, o.store, o.actor, "open"))
-	_, err := o.post("open", facts.KindEffectReconciled, facts.EffectReconciled{ActionID: "1-c", Decision: facts.DecisionRetry, By: "ana"}, "r")
+	o.Write = harnesstest.Idle
+	require.Equal(t, harness.StatusParked, o.StartApproved("open").Status)
+	require.NoError(t, audit.VerifyLog(ctx, o.Store, o.Actor, "open"))
+	_, err := o.Post("open", facts.KindEffectReconciled, facts.EffectReconciled{ActionID: "1-c", Decision: facts.DecisionRetry, By: "ana"}, "r")
 	require.NoError(t, err)
-	o.write = honest
-	require.NoError(t, os.WriteFile(filepath.Join(o.root, "cache.toml"), []byte("ttl_seconds = 60\n"), 0o644))
-	_, err = o.rt.Resume(ctx, o.actor, "open")
+	o.Write = harnesstest.Honest
+	require.NoError(t, os.WriteFile(filepath.Join(o.Root, "cache.toml"), []byte("ttl_seconds = 60\n"), 0o644))
+	_, err = o.RT.Resume(ctx, o.Actor, "open")
 	require.NoError(t, err)
-	require.NoError(t, harness.VerifyLog(ctx, o.store, o.actor, "open"))
+	require.NoError(t, audit.VerifyLog(ctx, o.Store, o.Actor, "open"))
 
-	audit, err := harness.Replay(ctx, o.store, o.actor, "open")
+	audit, err := audit.Replay(ctx, o.Store, o.Actor, "open")
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, audit.Status)
 	var flagged []string
@@ -73,10 +75,10 @@ func TestVerifyLogAcceptsWhatTheRuntimeWrote(t *testing.T) {
 }
 
 func TestVerifyRejectsSeededCorruptions(t *testing.T) {
-	o := newObservedEnv(t, writeScript)
-	require.Equal(t, harness.StatusDone, o.startApproved("t").Status)
+	o := harnesstest.NewObserved(t, harnesstest.WriteScript)
+	require.Equal(t, harness.StatusDone, o.StartApproved("t").Status)
 	good := readAll(t, o, "t")
-	require.NoError(t, harness.VerifyFacts(o.actor, "t", seq2(good)))
+	require.NoError(t, audit.VerifyFacts(o.Actor, "t", seq2(good)))
 	idx := func(kind facts.Kind) int {
 		i := slices.IndexFunc(good, func(f facts.Fact) bool { return f.Kind == kind })
 		require.GreaterOrEqual(t, i, 0, kind)
@@ -142,9 +144,9 @@ func TestVerifyRejectsSeededCorruptions(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			err := harness.VerifyFacts(o.actor, "t", seq2(tc.log()))
-			require.ErrorIs(t, err, harness.ErrUnverified)
-			var ve *harness.VerifyError
+			err := audit.VerifyFacts(o.Actor, "t", seq2(tc.log()))
+			require.ErrorIs(t, err, audit.ErrUnverified)
+			var ve *audit.VerifyError
 			require.ErrorAs(t, err, &ve)
 			require.Equal(t, tc.seq, ve.Seq, err.Error())
 			require.Contains(t, ve.Reason, tc.reason)
@@ -154,33 +156,40 @@ func TestVerifyRejectsSeededCorruptions(t *testing.T) {
 		i := idx(facts.KindConfirmationRequested)
 		d, _ := facts.NewDraft(facts.KindConfirmationAnswered, good[i].Cause, facts.ConfirmationAnswered{RequestID: "1-c", Approved: true})
 		fs := slices.Insert(slices.Clone(good[:i+1]), i+1, facts.Fact{Thread: "t", Kind: d.Kind, Cause: d.Cause, Data: d.Data, At: good[i].At})
-		err := harness.VerifyFacts(o.actor, "t", seq2(relink(fs)))
+		err := audit.VerifyFacts(o.Actor, "t", seq2(relink(fs)))
 		require.ErrorContains(t, err, "comes from outside")
 	})
 	t.Run("a completion posted as if from outside", func(t *testing.T) {
 		i := idx(facts.KindActionCompleted)
 		fs := slices.Clone(good[:i+1])
 		fs[i].Cause = facts.IngressCause("forged")
-		err := harness.VerifyFacts(o.actor, "t", seq2(relink(fs)))
+		err := audit.VerifyFacts(o.Actor, "t", seq2(relink(fs)))
 		require.ErrorContains(t, err, "only the runtime appends action.completed")
 	})
-	t.Run("a truncated tail is a shorter log, and verifies as one", func(t *testing.T) {
-		require.NoError(t, harness.VerifyFacts(o.actor, "t", seq2(good[:len(good)-2])))
+	t.Run("a tail truncated where an append ended is a shorter log, and verifies as one", func(t *testing.T) {
+		require.NoError(t, audit.VerifyFacts(o.Actor, "t", seq2(good[:len(good)-1])))
+	})
+	t.Run("a tail truncated inside an append is not: the completion's check is missing", func(t *testing.T) {
+		err := audit.VerifyFacts(o.Actor, "t", seq2(good[:len(good)-2]))
+		var ve *audit.VerifyError
+		require.ErrorAs(t, err, &ve)
+		require.Equal(t, uint64(len(good)-2), ve.Seq)
+		require.Contains(t, ve.Reason, "declared a check (file_equals) that was not recorded")
 	})
 }
 
 func TestVerifyAcceptsRecoveryFromDoubt(t *testing.T) {
-	o := newObservedEnv(t, writeScript)
-	out, err := o.rt.Start(ctx, o.actor, "t", "Set the cache TTL to 300")
+	o := harnesstest.NewObserved(t, harnesstest.WriteScript)
+	out, err := o.RT.Start(ctx, o.Actor, "t", "Set the cache TTL to 300")
 	require.NoError(t, err)
-	o.approve("t", out.Waits[0].RequestID, true)
-	o.diedMidAct("t", "ttl_seconds = 300\n")
-	out, err = o.rt.Resume(ctx, o.actor, "t")
+	o.Approve("t", out.Waits[0].RequestID, true)
+	o.DiedMidAct("t", "ttl_seconds = 300\n")
+	out, err = o.RT.Resume(ctx, o.Actor, "t")
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusParked, out.Status)
-	_, err = o.post("t", facts.KindEffectReconciled, facts.EffectReconciled{ActionID: "1-c", Decision: facts.DecisionAccept, By: "ana"}, "r")
+	_, err = o.Post("t", facts.KindEffectReconciled, facts.EffectReconciled{ActionID: "1-c", Decision: facts.DecisionAccept, By: "ana"}, "r")
 	require.NoError(t, err)
-	_, err = o.rt.Resume(ctx, o.actor, "t")
+	_, err = o.RT.Resume(ctx, o.Actor, "t")
 	require.NoError(t, err)
-	require.NoError(t, harness.VerifyLog(ctx, o.store, o.actor, "t"))
+	require.NoError(t, audit.VerifyLog(ctx, o.Store, o.Actor, "t"))
 }

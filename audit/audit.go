@@ -1,4 +1,4 @@
-package harness
+package audit
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"iter"
 	"strings"
-	"time"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -50,7 +50,7 @@ func (e *VerifyError) Is(target error) bool { return target == ErrUnverified }
 //
 // It returns nil, a *VerifyError naming the first failing fact, or the
 // store's error (a *thread.CorruptError names the first broken link).
-func VerifyLog(ctx context.Context, store thread.Store, actor Actor, id string) error {
+func VerifyLog(ctx context.Context, store thread.Store, actor harness.Actor, id string) error {
 	if err := store.Verify(ctx, id); err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func VerifyLog(ctx context.Context, store thread.Store, actor Actor, id string) 
 // without gaps, each Prev the hash of the fact before, every fact of the
 // thread id) and then what VerifyLog checks of each fact. An empty log is
 // an error.
-func VerifyFacts(actor Actor, id string, log iter.Seq2[facts.Fact, error]) error {
+func VerifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error]) error {
 	v := verifier{id: id, fold: fold.New(actor.New()...), pending: map[string]bool{}, started: map[string]facts.ActionStarted{},
 		needs: map[string]action.Capability{}}
 	var (
@@ -82,24 +82,53 @@ func VerifyFacts(actor Actor, id string, log iter.Seq2[facts.Fact, error]) error
 			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: "its prev is not the hash of the fact before: the chain is broken here"}
 		}
 		seq, prev = f.Seq, f.Hash()
+		if f.Seq == 1 && (f.Kind != facts.KindUserMessage || f.Cause != facts.IngressCause(harness.StartKey)) {
+			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause,
+				Reason: fmt.Sprintf("a thread starts with the message that started it (%s, cause %s)", facts.KindUserMessage, facts.IngressCause(harness.StartKey))}
+		}
 		if reason := v.check(f); reason != "" {
 			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: reason}
+		}
+		if err := v.lifecycle(f); err != nil {
+			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: err.Error()}
 		}
 		if err := v.fold.Step(f); err != nil {
 			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: err.Error()}
 		}
-		v.prevCause = f.Cause
+		v.prevCause, v.last = f.Cause, f
 	}
 	if seq == 0 {
-		return fmt.Errorf("verify %s: %w", id, ErrUnknownThread)
+		return fmt.Errorf("verify %s: %w", id, harness.ErrUnknownThread)
+	}
+	for _, c := range v.fold.Components() {
+		if ch, ok := c.(fold.Checker); ok {
+			if err := ch.CheckEnd(); err != nil {
+				return &VerifyError{Thread: id, Seq: v.last.Seq, Kind: v.last.Kind, Cause: v.last.Cause, Reason: "the log ends here, but " + err.Error()}
+			}
+		}
+	}
+	return nil
+}
+
+// lifecycle asks every component that checks facts (fold.Checker, as the
+// coding scheduler does for its calls and actions) whether f may come
+// next.
+func (v *verifier) lifecycle(f facts.Fact) error {
+	for _, c := range v.fold.Components() {
+		if ch, ok := c.(fold.Checker); ok {
+			if err := ch.Check(f); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
 type verifier struct {
 	id        string
-	fold      *fold.Fold[Services]
+	fold      *fold.Fold[harness.Services]
 	prevCause string
+	last      facts.Fact
 	// pending are staged transitions whose claim is in the log: their own
 	// key may follow, after other facts.
 	pending map[string]bool
@@ -154,14 +183,21 @@ func (v *verifier) check(f facts.Fact) string {
 		// resumes.
 		enabled = append(enabled, *p.Retry)
 	}
-	for _, t := range enabled {
-		switch {
-		case t.Key == f.Cause, failed && t.Key == key:
-			return ""
-		case t.ClaimKey != "" && t.ClaimKey == f.Cause:
-			v.pending[t.Key] = true
-			return ""
+	for i, t := range enabled {
+		match := t.Key == f.Cause || (failed && t.Key == key) || (t.ClaimKey != "" && t.ClaimKey == f.Cause)
+		if !match {
+			continue
 		}
+		if i > 0 && (p.Retry == nil || t.Key != p.Retry.Key) {
+			// A runtime runs the first transition enabled, always: one
+			// further down the list ran before it only in a log put
+			// together by hand.
+			return fmt.Sprintf("out of order: %s was enabled here, but %s comes first", t.Key, enabled[0].Key)
+		}
+		if t.ClaimKey != "" && t.ClaimKey == f.Cause {
+			v.pending[t.Key] = true
+		}
+		return ""
 	}
 	if p.Stop != nil {
 		return fmt.Sprintf("the thread had stopped (%s: %s); nothing was enabled", p.Stop.Status, p.Stop.Reason)
@@ -248,24 +284,23 @@ func short(h string) string {
 
 // Audit is a thread's record told in order: what was asked, what the model
 // decided, who confirmed or denied what, and for every action its report,
-// observation, effect state and check side by side.
+// observation, effect state and check side by side. A front end renders
+// each entry's fact (package present says it in one line for a person).
 type Audit struct {
 	Thread  string
 	Entries []AuditEntry
 	// Status is how the thread stands now.
-	Status Status
+	Status harness.Status
 	Waits  []fold.Wait
 	Reason string
+	// View is the thread's view at its last fact.
+	View harness.View
 }
 
 // AuditEntry is one fact of the audit.
 type AuditEntry struct {
-	Seq     uint64
-	Kind    facts.Kind
-	Cause   string
-	At      time.Time
-	Summary string
-	// Action is set on action.completed entries.
+	Fact facts.Fact
+	// Action is set on the action.completed entry of each action.
 	Action *ActionAudit
 }
 
@@ -283,12 +318,12 @@ type ActionAudit struct {
 	Flag string
 }
 
-// Replay re-folds a thread's log and tells it as an Audit.
-func Replay(ctx context.Context, store thread.Store, actor Actor, id string) (Audit, error) {
+// Replay folds a thread's log through the actor's components and tells it
+// as an Audit: each fact in order, each action's completion with what the
+// view says of the action.
+func Replay(ctx context.Context, store thread.Store, actor harness.Actor, id string) (Audit, error) {
 	a := Audit{Thread: id}
 	fd := fold.New(actor.New()...)
-	tools := map[string]string{} // action id → tool
-	var last *ActionAudit
 	for f, err := range store.Read(ctx, id, 1) {
 		if err != nil {
 			return a, err
@@ -296,45 +331,28 @@ func Replay(ctx context.Context, store thread.Store, actor Actor, id string) (Au
 		if err := fd.Step(f); err != nil {
 			return a, err
 		}
-		e := AuditEntry{Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, At: f.At}
-		e.Summary = summarize(f, tools)
-		switch f.Kind {
-		case facts.KindActionCompleted:
-			c, err := facts.Decode[facts.ActionCompleted](f)
-			if err != nil {
-				return a, err
-			}
-			last = &ActionAudit{ActionID: c.ActionID, Tool: tools[c.ActionID], Report: c.Report, Observation: c.Observation, EffectState: c.EffectState}
-			last.Flag = flag(last)
-			e.Action = last
-		case facts.KindCheckRecorded:
-			c, err := facts.Decode[facts.CheckRecorded](f)
-			if err != nil {
-				return a, err
-			}
-			if last != nil && last.ActionID == c.ActionID {
-				last.Check = &c
-				last.Flag = flag(last)
-			}
-		}
-		a.Entries = append(a.Entries, e)
+		a.Entries = append(a.Entries, AuditEntry{Fact: f})
 	}
 	if len(a.Entries) == 0 {
-		return a, fmt.Errorf("replay %s: %w", id, ErrUnknownThread)
+		return a, fmt.Errorf("replay %s: %w", id, harness.ErrUnknownThread)
 	}
-	p, err := fd.Project()
+	v, err := harness.ViewOf(id, fd)
 	if err != nil {
 		return a, err
 	}
-	switch {
-	case p.Stop != nil:
-		a.Status, a.Reason = Status(p.Stop.Status), p.Stop.Reason
-	case len(p.Enabled) > 0:
-		a.Status = StatusResumable
-	case len(p.Waits) > 0:
-		a.Status, a.Waits = StatusParked, p.Waits
-	default:
-		a.Status = StatusDone
+	a.View, a.Status, a.Reason = v, v.Status, v.Reason
+	if v.Status == harness.StatusParked {
+		a.Waits = v.Waits
+	}
+	for _, act := range v.Reading.Actions() {
+		c := act.Completed
+		if c == nil || act.CompletedSeq == 0 || act.CompletedSeq > uint64(len(a.Entries)) {
+			continue
+		}
+		aa := &ActionAudit{ActionID: act.ID, Tool: act.Requested.Adapter, Report: c.Report, Observation: c.Observation,
+			EffectState: c.EffectState, Check: act.Check}
+		aa.Flag = flag(aa)
+		a.Entries[act.CompletedSeq-1].Action = aa
 	}
 	return a, nil
 }
@@ -351,137 +369,4 @@ func flag(a *ActionAudit) string {
 		return "failed after changing something: a partial write"
 	}
 	return ""
-}
-
-// summarize says in one line what a fact records.
-func summarize(f facts.Fact, tools map[string]string) string {
-	switch f.Kind {
-	case facts.KindUserMessage:
-		if p, err := facts.Decode[facts.UserMessage](f); err == nil {
-			return "user: " + oneLine(p.Text)
-		}
-	case facts.KindSystemConfigured:
-		if p, err := facts.Decode[facts.SystemConfigured](f); err == nil {
-			names := make([]string, len(p.Tools))
-			for i, t := range p.Tools {
-				names[i] = t.Name
-			}
-			return fmt.Sprintf("system: model %q, tools [%s], %s", p.Model, strings.Join(names, ", "), p.Version)
-		}
-	case facts.KindModelTurn:
-		if p, err := facts.Decode[facts.ModelTurn](f); err == nil {
-			s := fmt.Sprintf("model turn %d (%d in, %d out tokens)", p.Turn, p.Usage.InputTokens, p.Usage.OutputTokens)
-			if p.Text != "" {
-				s += ": " + oneLine(p.Text)
-			}
-			for _, c := range p.ToolCalls {
-				s += fmt.Sprintf(" [calls %s %s]", c.Name, oneLine(c.Args))
-			}
-			if p.Question != nil {
-				s += " [asks: " + oneLine(p.Question.Text) + "]"
-			}
-			return s
-		}
-	case facts.KindActionRequested:
-		if p, err := facts.Decode[facts.ActionRequested](f); err == nil {
-			tools[p.ActionID] = p.Adapter
-			s := fmt.Sprintf("request %s: %s (needs %s, by %s)", p.ActionID, oneLine(p.Instruction), p.Capability, p.RequestedBy)
-			if p.Check != nil {
-				s += fmt.Sprintf(", declares %s %s", p.Check.Name, p.Check.Target)
-			}
-			return s
-		}
-	case facts.KindConfirmationRequested:
-		if p, err := facts.Decode[facts.ConfirmationRequested](f); err == nil {
-			return fmt.Sprintf("asks a person to confirm %s: %s %s", p.RequestID, p.Tool, oneLine(p.Args))
-		}
-	case facts.KindConfirmationAnswered:
-		if p, err := facts.Decode[facts.ConfirmationAnswered](f); err == nil {
-			verb := "denied"
-			if p.Approved {
-				verb = "approved"
-			}
-			return strings.TrimSpace(fmt.Sprintf("%s %s %s %s", orSomeone(p.By), verb, p.RequestID, oneLine(p.Reason)))
-		}
-	case facts.KindQuestionAsked:
-		if p, err := facts.Decode[facts.QuestionAsked](f); err == nil {
-			return fmt.Sprintf("asks %s: %s", p.RequestID, oneLine(p.Text))
-		}
-	case facts.KindQuestionAnswered:
-		if p, err := facts.Decode[facts.QuestionAnswered](f); err == nil {
-			return fmt.Sprintf("%s answered %s: %s", orSomeone(p.By), p.RequestID, oneLine(p.Text))
-		}
-	case facts.KindActionStarted:
-		if p, err := facts.Decode[facts.ActionStarted](f); err == nil {
-			return fmt.Sprintf("start %s, observed before %s", p.ActionID, short(p.ObservedBefore))
-		}
-	case facts.KindActionCompleted:
-		if p, err := facts.Decode[facts.ActionCompleted](f); err == nil {
-			return fmt.Sprintf("complete %s: report %s, observation %s, effect %s", p.ActionID, p.Report.Status, observed(p.Observation), p.EffectState)
-		}
-	case facts.KindCheckRecorded:
-		if p, err := facts.Decode[facts.CheckRecorded](f); err == nil {
-			return fmt.Sprintf("check %s %s: %s — %s", p.Check.Name, p.Check.Target, p.Verdict, p.Reason)
-		}
-	case facts.KindActionInterrupted:
-		if p, err := facts.Decode[facts.ActionInterrupted](f); err == nil {
-			return fmt.Sprintf("in doubt %s: the process died while it ran; now %s (was %s), %d paths changed", p.ActionID, short(p.ObservedNow), short(p.ObservedBefore), len(p.Changed))
-		}
-	case facts.KindEffectReconciled:
-		if p, err := facts.Decode[facts.EffectReconciled](f); err == nil {
-			return strings.TrimSpace(fmt.Sprintf("%s reconciled %s: %s %s", orSomeone(p.By), p.ActionID, p.Decision, oneLine(p.Note)))
-		}
-	case facts.KindTransitionFailed:
-		if p, err := facts.Decode[facts.TransitionFailed](f); err == nil {
-			if p.Defect {
-				return fmt.Sprintf("%s died: %s", p.Key, oneLine(p.Message))
-			}
-			return fmt.Sprintf("%s failed (%s, attempt %d): %s", p.Key, p.Class, p.Attempt, oneLine(p.Message))
-		}
-	case facts.KindBudgetExhausted:
-		if p, err := facts.Decode[facts.BudgetExhausted](f); err == nil {
-			return fmt.Sprintf("%s budget exhausted: %d of %d", p.Resource, p.Used, p.Limit)
-		}
-	case facts.KindContextCompacted:
-		if p, err := facts.Decode[facts.ContextCompacted](f); err == nil {
-			return fmt.Sprintf("context compacted up to seq %d", p.UpTo)
-		}
-	case facts.KindThreadForked:
-		if p, err := facts.Decode[facts.ThreadForked](f); err == nil {
-			return fmt.Sprintf("forked from %s at seq %d", p.From, p.At)
-		}
-	}
-	return string(f.Kind)
-}
-
-func observed(o facts.Observation) string {
-	switch {
-	case !o.Available:
-		return "unavailable"
-	case o.Before == o.After:
-		return "unchanged"
-	}
-	paths := make([]string, len(o.Changed))
-	for i, c := range o.Changed {
-		paths[i] = c.Path
-	}
-	return "changed " + strings.Join(paths, ", ")
-}
-
-func orSomeone(by string) string {
-	if by == "" {
-		return "someone"
-	}
-	return by
-}
-
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
-	}
-	if len(s) > 120 {
-		s = s[:120] + "…"
-	}
-	return s
 }

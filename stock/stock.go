@@ -1,4 +1,4 @@
-package harness
+package stock
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
@@ -250,7 +251,7 @@ type Settings struct {
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
 	// MaxTurns bounds the model turns of a thread a command drives
-	// (Config.MaxTurns; 0 is no bound); nil leaves it to the command.
+	// (harness.Config.MaxTurns; 0 is no bound); nil leaves it to the command.
 	MaxTurns *int `json:"max_turns,omitempty"`
 }
 
@@ -335,13 +336,13 @@ func LoadModel(spec string, opts ...model.Option) (model.Model, error) {
 // the same way in every process.
 type Stock struct {
 	Place   Place
-	Config  Config
-	Toolbox *Toolbox
-	Actor   Actor
+	Config  harness.Config
+	Toolbox *harness.Toolbox
+	Actor   harness.Actor
 }
 
 // NewStock returns the stock harness of the place under cfg.
-func NewStock(place Place, cfg Config) (*Stock, error) {
+func NewStock(place Place, cfg harness.Config) (*Stock, error) {
 	if cfg.Workspace == "" {
 		cfg.Workspace = WorkspaceName(place.Root)
 	}
@@ -355,15 +356,15 @@ func NewStock(place Place, cfg Config) (*Stock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace tools: %w", err)
 	}
-	adapters := make([]ToolAdapter, 0, len(set.Tools()))
+	adapters := make([]harness.ToolAdapter, 0, len(set.Tools()))
 	for _, t := range set.Tools() {
 		adapters = append(adapters, t)
 	}
-	tb, err := NewToolbox(adapters...)
+	tb, err := harness.NewToolbox(adapters...)
 	if err != nil {
 		return nil, err
 	}
-	actor, err := CodingActor(cfg, tb)
+	actor, err := harness.CodingActor(cfg, tb)
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +382,7 @@ func BlobsOf(store thread.Store) action.Blobs {
 // tools, an observer of the root (skipping the store, and keeping the
 // bytes of the files it reads in blobs when blobs is not nil, so that undo
 // can restore them), and the root for declared checks.
-func (s *Stock) Services(m model.Model, blobs action.Blobs) (Services, error) {
+func (s *Stock) Services(m model.Model, blobs action.Blobs) (harness.Services, error) {
 	var opts []action.WorkspaceOption
 	if rel, ok := s.Place.storeInRoot(); ok {
 		opts = append(opts, action.WithSkipPaths(rel))
@@ -391,7 +392,7 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs) (Services, error) {
 	}
 	ws, err := action.NewWorkspace(s.Place.Root, opts...)
 	if err != nil {
-		return Services{}, fmt.Errorf("workspace observer: %w", err)
+		return harness.Services{}, fmt.Errorf("workspace observer: %w", err)
 	}
-	return Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs}, nil
+	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs}, nil
 }

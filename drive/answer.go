@@ -1,0 +1,365 @@
+package drive
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/scheduler"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// ErrAnswerDiffers: PostAnswer of an answer that contradicts one already
+// given — to a request already answered otherwise, or under a key already
+// used for another fact. Nothing is appended.
+var ErrAnswerDiffers = errors.New("a different answer was already given")
+
+// answerDiffers is ErrAnswerDiffers with its message: what was already
+// given, and where. It also wraps the refusal that revealed it, if any.
+type answerDiffers struct {
+	msg   string
+	cause error
+}
+
+func (e *answerDiffers) Error() string { return e.msg }
+
+func (e *answerDiffers) Unwrap() []error {
+	if e.cause == nil {
+		return []error{ErrAnswerDiffers}
+	}
+	return []error{ErrAnswerDiffers, e.cause}
+}
+
+// PostAnswer posts d to the thread under key, as Post does, so that
+// posting the same thing again is harmless: the way to post a person's
+// word (an answer, a reconciliation, a message) when it may be given twice
+// — from two terminals, or by a command run again.
+//
+// A post already made under key, or an answer already given to the same
+// request with the same meaning (see SameAnswer) under another key, is
+// reported as a duplicate: Posted.Duplicate, with the seq of the fact
+// already in the log. An answer that differs from the one already given,
+// or a different fact under a key already used, is an error wrapping
+// ErrAnswerDiffers (and, for an answer refused as answered, the
+// scheduler's scheduler.ErrAnswered); nothing is appended. Every other
+// error of Post, such as scheduler.ErrUnknownRequest, is returned as is.
+func PostAnswer(ctx context.Context, th *harness.Thread, d facts.Draft, key string) (harness.Posted, error) {
+	id := th.ID()
+	p, err := th.Post(ctx, d, key)
+	switch {
+	case err == nil && p.Duplicate:
+		f, err := readFact(ctx, th.Store(), id, p.Seq)
+		if err != nil {
+			return p, fmt.Errorf("post %s to %s: key %q is seq %d: %w", d.Kind, id, key, p.Seq, err)
+		}
+		if !SameAnswer(f, d) {
+			return p, &answerDiffers{msg: fmt.Sprintf("key %q was already used at seq %d for another answer (%s); nothing appended", key, p.Seq, sayAnswer(f.Kind, f.Data))}
+		}
+		return p, nil
+	case errors.Is(err, scheduler.ErrAnswered):
+		v, verr := th.View(ctx)
+		if verr != nil {
+			return p, fmt.Errorf("post %s to %s: find the answer already given: %w", d.Kind, id, verr)
+		}
+		seq, given, said, ok := answerIn(v.Reading, d)
+		if !ok {
+			return p, err
+		}
+		if _, want, ok := answerOf(d.Kind, d.Data); ok && want == given {
+			return harness.Posted{Seq: seq, Duplicate: true}, nil
+		}
+		return p, &answerDiffers{msg: fmt.Sprintf("already answered at seq %d (%s); nothing appended", seq, said), cause: err}
+	}
+	return p, err
+}
+
+// answerIn finds, in the thread's reading, the answer already given to
+// the request d answers: its seq, what it said (as answerOf says it), and
+// in a few words, for a person, what it was.
+func answerIn(r scheduler.Reading, d facts.Draft) (seq uint64, answer, said string, ok bool) {
+	req, _, ok := answerOf(d.Kind, d.Data)
+	if !ok || req == "" {
+		return 0, "", "", false
+	}
+	say := func(answer, by string) string {
+		s := req + " " + sayGiven(d.Kind, answer)
+		if by != "" {
+			s += " by " + by
+		}
+		return s
+	}
+	switch d.Kind {
+	case facts.KindConfirmationAnswered:
+		if c, ok := r.Call(req); ok && c.Answer != nil {
+			a := fmt.Sprint(c.Answer.Approved)
+			return c.AnswerSeq, a, say(a, c.Answer.By), true
+		}
+	case facts.KindQuestionAnswered:
+		if q, ok := r.Question(req); ok && q.Answer != nil {
+			return q.AnswerSeq, q.Answer.Text, say(q.Answer.Text, q.Answer.By), true
+		}
+	case facts.KindEffectReconciled:
+		if a, ok := r.Action(req); ok && a.Reconciled != nil {
+			dec := string(a.Reconciled.Decision)
+			return a.ReconciledSeq, dec, say(dec, a.Reconciled.By), true
+		}
+	}
+	return 0, "", "", false
+}
+
+// sayAnswer says in a few words what an answer's payload says: the
+// request, the answer, and who gave it.
+func sayAnswer(kind facts.Kind, data []byte) string {
+	req, a, ok := answerOf(kind, data)
+	if !ok {
+		return string(kind)
+	}
+	s := strings.TrimSpace(req + " " + sayGiven(kind, a))
+	if by := answeredBy(kind, data); by != "" {
+		s += " by " + by
+	}
+	return s
+}
+
+// answeredBy is who gave an answer, as its payload says.
+func answeredBy(kind facts.Kind, data []byte) string {
+	f := facts.Fact{Kind: kind, Data: data}
+	switch kind {
+	case facts.KindConfirmationAnswered:
+		p, _ := facts.Decode[facts.ConfirmationAnswered](f)
+		return p.By
+	case facts.KindQuestionAnswered:
+		p, _ := facts.Decode[facts.QuestionAnswered](f)
+		return p.By
+	case facts.KindEffectReconciled:
+		p, _ := facts.Decode[facts.EffectReconciled](f)
+		return p.By
+	}
+	return ""
+}
+
+// sayGiven says an answer as answerOf gives it, for a person.
+func sayGiven(kind facts.Kind, answer string) string {
+	switch kind {
+	case facts.KindConfirmationAnswered:
+		if answer == "true" {
+			return "approved"
+		}
+		return "denied"
+	case facts.KindQuestionAnswered, facts.KindUserMessage:
+		return strconv.Quote(answer)
+	}
+	return answer
+}
+
+// SameAnswer reports whether the fact f says what the draft d says: the
+// same kind, and the same answer to the same request — a confirmation's
+// approval, a question's text, a reconciliation's decision, a message's
+// text. Who answered, and why, do not count. A payload that does not
+// decode is the same only if its bytes are.
+func SameAnswer(f facts.Fact, d facts.Draft) bool {
+	if f.Kind != d.Kind {
+		return false
+	}
+	r1, a1, ok1 := answerOf(f.Kind, f.Data)
+	r2, a2, ok2 := answerOf(d.Kind, d.Data)
+	if !ok1 || !ok2 {
+		return bytes.Equal(f.Data, d.Data)
+	}
+	return r1 == r2 && a1 == a2
+}
+
+// AnsweredRequest is the request an answer fact answers: a confirmation's
+// or question's request id, a reconciliation's action id. It is "" for a
+// user message, another kind, or a payload that does not decode.
+func AnsweredRequest(f facts.Fact) string {
+	r, _, ok := answerOf(f.Kind, f.Data)
+	if !ok {
+		return ""
+	}
+	return r
+}
+
+// LastAnswer returns the thread's last fact of kind, provided nothing else
+// was posted after it (facts the runtime appended since do not count):
+// the answer a command repeated now would repeat. ok is false when there
+// is none. A caller that finds nothing open to answer can build its answer
+// to AnsweredRequest of the fact and, if SameAnswer holds, report it as
+// already given.
+func LastAnswer(ctx context.Context, store thread.Store, id string, kind facts.Kind) (f facts.Fact, ok bool, err error) {
+	for g, rerr := range store.Read(ctx, id, 1) {
+		if rerr != nil {
+			return facts.Fact{}, false, fmt.Errorf("read %s: %w", id, rerr)
+		}
+		switch {
+		case g.Kind == kind:
+			f = g
+		case facts.IsIngress(g.Cause):
+			f = facts.Fact{} // something else was posted since
+		}
+	}
+	return f, f.Seq != 0, nil
+}
+
+// readFact reads the thread's fact at seq.
+func readFact(ctx context.Context, store thread.Store, id string, seq uint64) (facts.Fact, error) {
+	for f, err := range store.Read(ctx, id, seq) {
+		if err != nil {
+			return facts.Fact{}, fmt.Errorf("read %s at seq %d: %w", id, seq, err)
+		}
+		return f, nil
+	}
+	return facts.Fact{}, fmt.Errorf("thread %s has no seq %d", id, seq)
+}
+
+// answerOf is what an answer says: the request it answers and the answer.
+// ok is false for a kind that is not posted from outside, or a payload
+// that does not decode.
+func answerOf(kind facts.Kind, data []byte) (request, answer string, ok bool) {
+	f := facts.Fact{Kind: kind, Data: data}
+	switch kind {
+	case facts.KindConfirmationAnswered:
+		p, err := facts.Decode[facts.ConfirmationAnswered](f)
+		return p.RequestID, fmt.Sprint(p.Approved), err == nil
+	case facts.KindQuestionAnswered:
+		p, err := facts.Decode[facts.QuestionAnswered](f)
+		return p.RequestID, p.Text, err == nil
+	case facts.KindEffectReconciled:
+		p, err := facts.Decode[facts.EffectReconciled](f)
+		return p.ActionID, string(p.Decision), err == nil
+	case facts.KindUserMessage:
+		p, err := facts.Decode[facts.UserMessage](f)
+		return "", p.Text, err == nil
+	}
+	return "", "", false
+}
+
+// Errors of Answer; the error is a *RequestError.
+var (
+	// ErrNoRequest: the thread waits for no request of the kind (or for
+	// none with the id named).
+	ErrNoRequest = errors.New("no such open request")
+	// ErrWhichRequest: the thread waits for several requests of the kind
+	// and none was named.
+	ErrWhichRequest = errors.New("several open requests; name one")
+)
+
+// RequestError is what Answer could not answer: the thread, the kind of
+// request, the id named ("" for none), and the ids open.
+type RequestError struct {
+	Thread string
+	Kind   fold.WaitKind
+	Named  string
+	Open   []string
+	// Status is the thread's status.
+	Status harness.Status
+	err    error
+}
+
+func (e *RequestError) Error() string {
+	switch {
+	case errors.Is(e.err, ErrWhichRequest):
+		return fmt.Sprintf("thread %s waits for %d %ss: %s; name one", e.Thread, len(e.Open), e.Kind, strings.Join(e.Open, ", "))
+	case e.Named != "" && len(e.Open) > 0:
+		return fmt.Sprintf("thread %s has no %s request %q; it waits for %s", e.Thread, e.Kind, e.Named, strings.Join(e.Open, ", "))
+	case e.Named != "":
+		return fmt.Sprintf("thread %s has no %s request %q, and waits for none", e.Thread, e.Kind, e.Named)
+	}
+	return fmt.Sprintf("thread %s waits for no %s (it is %s)", e.Thread, e.Kind, e.Status)
+}
+
+// Unwrap returns ErrNoRequest or ErrWhichRequest.
+func (e *RequestError) Unwrap() error { return e.err }
+
+// Answered says what Answer did.
+type Answered struct {
+	// Request is the request answered.
+	Request Pending
+	// Posted says where the answer is in the log (Duplicate when it was
+	// given before).
+	Posted harness.Posted
+	// Repeat, when not nil, is an answer already given that this one
+	// repeats: no request of the kind was open, and the last answer
+	// posted says the same. Nothing was posted.
+	Repeat *facts.Fact
+}
+
+// Answer answers the thread's open request of kind — the one named, or
+// the only one open when request is "" — with the draft build makes for
+// it, posted with PostAnswer under AnswerKey: the way a person's word
+// reaches a thread from a front end. When no request of the kind is open
+// and the last answer posted is the one build makes again, the answer is
+// a repeat: nothing is posted, and Answered.Repeat says so. Otherwise a
+// request that cannot be found is a *RequestError (ErrNoRequest,
+// ErrWhichRequest); build's error is returned as it is.
+func Answer(ctx context.Context, th *harness.Thread, kind fold.WaitKind, request string, build func(Pending) (facts.Draft, error)) (Answered, error) {
+	st, err := Inspect(ctx, th)
+	if err != nil {
+		return Answered{}, err
+	}
+	var open []Pending
+	var ids []string
+	for _, w := range st.Waits {
+		if w.Kind == kind {
+			open = append(open, w)
+			ids = append(ids, w.RequestID)
+		}
+	}
+	rerr := &RequestError{Thread: th.ID(), Kind: kind, Named: request, Open: ids, Status: st.Status, err: ErrNoRequest}
+	var target Pending
+	switch {
+	case request != "":
+		// A request named but not open is posted all the same: an answer
+		// given again is a duplicate, a contradiction is refused, an
+		// unknown request is ErrNoRequest.
+		target = Pending{Wait: fold.Wait{Kind: kind, RequestID: request}}
+		if i := slices.IndexFunc(open, func(p Pending) bool { return p.RequestID == request }); i >= 0 {
+			target = open[i]
+		}
+	case len(open) == 1:
+		target = open[0]
+	case len(open) > 1:
+		rerr.err = ErrWhichRequest
+		return Answered{}, rerr
+	default:
+		// Answering again what was just answered is harmless: say so.
+		f, ok, err := LastAnswer(ctx, th.Store(), th.ID(), answerKind(kind))
+		if err != nil {
+			return Answered{}, err
+		}
+		if r := AnsweredRequest(f); ok && r != "" {
+			p := Pending{Wait: fold.Wait{Kind: kind, RequestID: r}}
+			if again, err := build(p); err == nil && SameAnswer(f, again) {
+				return Answered{Request: p, Posted: harness.Posted{Seq: f.Seq, Duplicate: true}, Repeat: &f}, nil
+			}
+		}
+		return Answered{}, rerr
+	}
+	d, err := build(target)
+	if err != nil {
+		return Answered{}, err
+	}
+	p, err := PostAnswer(ctx, th, d, AnswerKey(d.Kind, target.RequestID))
+	if errors.Is(err, scheduler.ErrUnknownRequest) {
+		return Answered{}, rerr
+	}
+	return Answered{Request: target, Posted: p}, err
+}
+
+// answerKind is the kind of fact that answers a wait of kind k.
+func answerKind(k fold.WaitKind) facts.Kind {
+	switch k {
+	case fold.WaitQuestion:
+		return facts.KindQuestionAnswered
+	case fold.WaitReconcile:
+		return facts.KindEffectReconciled
+	}
+	return facts.KindConfirmationAnswered
+}

@@ -1,0 +1,64 @@
+package drive
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strconv"
+
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// numbered is the form of the ids NextID gives.
+var numbered = regexp.MustCompile(`^t([0-9]+)$`)
+
+// NextID is t<N+1> for the largest t<N> among the store's threads (t1 in
+// a store with none).
+func NextID(ctx context.Context, store thread.Store) (string, error) {
+	n := 0
+	page := thread.ThreadsPage{}
+	for {
+		heads, err := store.Threads(ctx, page)
+		if err != nil {
+			return "", err
+		}
+		if len(heads) == 0 {
+			return "t" + strconv.Itoa(n+1), nil
+		}
+		for _, h := range heads {
+			if m := numbered.FindStringSubmatch(h.Thread); m != nil {
+				if k, err := strconv.Atoi(m[1]); err == nil && k > n {
+					n = k
+				}
+			}
+		}
+		page.After = heads[len(heads)-1].Thread
+	}
+}
+
+// StartNext starts a new thread with the message under the next free id
+// (NextID), and resumes it: harness.Thread.StartNew of that id. When
+// another process (on a store several share) starts the id it picked
+// first, it takes the next one, so two machines never start one thread
+// with two prompts. picked, when set, is told each id before it is tried,
+// with the id taken meanwhile by another ("" the first time). It returns
+// the thread, kept folded, and how its Resume ended.
+func StartNext(ctx context.Context, rt *harness.Runtime, actor harness.Actor, message string, picked func(id, taken string)) (*harness.Thread, harness.Outcome, error) {
+	taken := ""
+	for {
+		id, err := NextID(ctx, rt.Store)
+		if err != nil {
+			return nil, harness.Outcome{}, err
+		}
+		if picked != nil {
+			picked(id, taken)
+		}
+		th := rt.Thread(actor, id)
+		out, err := th.StartNew(ctx, message)
+		if !errors.Is(err, harness.ErrThreadExists) {
+			return th, out, err
+		}
+		taken = id
+	}
+}

@@ -1,0 +1,142 @@
+package harness
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/scheduler"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// View is a thread as its log leaves it, read through the actor's
+// components without running anything: the one reading every front end,
+// the verifier, undo and a worker use. What waits and what would run next
+// is the projection a Resume would act on; what each request asked and
+// what became of each action is the coding scheduler's Reading — the same
+// fold that decides the thread's next step.
+type View struct {
+	Thread string
+	// Head is the last fact folded.
+	Head thread.Head
+	// Status is done, parked, failed, stopped, or resumable (a Resume
+	// would run something).
+	Status Status
+	// Waits are what the thread waits for a person to answer: all of a
+	// parked thread's, and those still open while something else can run.
+	Waits []fold.Wait
+	// Reason says why the thread failed or stopped.
+	Reason string
+	// Retry, on a failed thread, is the key of the failed transition a new
+	// Resume runs once more (a model turn: its cause may be fixed).
+	Retry string
+	// Next is the key of the transition a Resume would run first.
+	Next string
+	// Reading is the coding scheduler's reading of the whole thread: its
+	// configuration, every call and action, every question and undo. With
+	// several schedulers (nested Infer parts) it holds all their calls.
+	Reading scheduler.Reading
+	// Budget is what the budget part counted, when the actor has one.
+	Budget *BudgetView
+}
+
+// StatusOf is the status a projection gives a thread: stopped or failed
+// when a component stopped it, resumable when something is enabled,
+// parked when it waits for a person, done otherwise. It is how a Resume
+// ends and how every reader says where a thread stands.
+func StatusOf[S any](p fold.Projection[S]) Status {
+	switch {
+	case p.Stop != nil:
+		return Status(p.Stop.Status)
+	case len(p.Enabled) > 0:
+		return StatusResumable
+	case len(p.Waits) > 0:
+		return StatusParked
+	}
+	return StatusDone
+}
+
+// View reads the thread id through the actor's components. A thread with
+// no facts is ErrUnknownThread.
+func (rt *Runtime) View(ctx context.Context, actor Actor, id string) (View, error) {
+	return rt.Thread(actor, id).View(ctx)
+}
+
+// View reads the thread as its log stands now (see Runtime.View).
+func (t *Thread) View(ctx context.Context) (View, error) {
+	st, err := t.load(ctx)
+	if err != nil {
+		return View{Thread: t.id}, fmt.Errorf("thread %s: %w", t.id, err)
+	}
+	if st.fold.Seq() == 0 {
+		return View{Thread: t.id}, fmt.Errorf("thread %s: %w", t.id, ErrUnknownThread)
+	}
+	return ViewOf(t.id, st.fold)
+}
+
+// ViewOf is the View of a fold of the thread id, as its log stands at the
+// fold's seq.
+func ViewOf(id string, f *fold.Fold[Services]) (View, error) {
+	last := f.Last()
+	v := View{Thread: id, Head: thread.Head{Thread: id, Seq: f.Seq(), Hash: f.Hash(), Kind: last.Kind, At: last.At}}
+	p, err := f.Project()
+	if err != nil {
+		return v, fmt.Errorf("thread %s at seq %d: %w", id, f.Seq(), err)
+	}
+	v.Status, v.Waits = StatusOf(p), p.Waits
+	switch {
+	case p.Stop != nil:
+		v.Reason = p.Stop.Reason
+		if p.Retry != nil {
+			v.Retry = p.Retry.Key
+		}
+	case len(p.Enabled) > 0:
+		v.Next = p.Enabled[0].Key
+	}
+	for _, c := range f.Components() {
+		switch c := unwrapComponent(c).(type) {
+		case interface {
+			Reading() (scheduler.Reading, error)
+		}:
+			r, err := c.Reading()
+			if err != nil {
+				return v, fmt.Errorf("thread %s: %w", id, err)
+			}
+			v.Reading = merge(v.Reading, r)
+		case *budget:
+			b := c.View()
+			v.Budget = &b
+		}
+	}
+	return v, nil
+}
+
+// unwrapComponent sees through components that wrap another (such as
+// fold.Prefixed).
+func unwrapComponent(c fold.Component[Services]) fold.Component[Services] {
+	for {
+		u, ok := c.(interface {
+			Unwrap() fold.Component[Services]
+		})
+		if !ok {
+			return c
+		}
+		c = u.Unwrap()
+	}
+}
+
+// merge adds the reading of a second scheduler to the first's: their
+// calls in the order they were made, then the second's questions. Both read the same
+// configuration and undos.
+func merge(a, b scheduler.Reading) scheduler.Reading {
+	if a.Thread == "" {
+		return b
+	}
+	a.Turns += b.Turns
+	a.Calls = append(a.Calls, b.Calls...)
+	slices.SortStableFunc(a.Calls, func(x, y scheduler.Call) int { return cmp.Compare(x.TurnSeq, y.TurnSeq) })
+	a.Questions = append(a.Questions, b.Questions...)
+	return a
+}
