@@ -239,7 +239,9 @@ func TestDriveResumeErrors(t *testing.T) {
 	e.Approve("t", "1-call_1", true)
 	boom := errors.New("boom")
 	_, err = drive.Drive(ctx, e.Thread("t"), drive.Options{
-		Resume: func(context.Context, *harness.Thread, drive.State) (harness.Outcome, error) { return harness.Outcome{}, boom },
+		Resume: func(context.Context, *harness.Thread, drive.State) (harness.Outcome, error) {
+			return harness.Outcome{}, boom
+		},
 	})
 	require.Same(t, boom, err)
 
