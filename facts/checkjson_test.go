@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -95,4 +96,27 @@ func FuzzCheckJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkCheckJSON measures CheckJSON of a tool call's arguments (one
+// 4 KiB string, a few keys, a nested object) against json.Valid, the raw
+// baseline, in the same run.
+func BenchmarkCheckJSON(b *testing.B) {
+	raw := []byte(`{"path": "internal/cache/cache.go", "content": "` + strings.Repeat("package cache\\n", 300) +
+		`", "opts": {"mode": 420, "tags": ["a", "b", {"k": 1}]}}`)
+	var rawTime, checkTime time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if !json.Valid(raw) {
+			b.Fatal("invalid")
+		}
+		t1 := time.Now()
+		if err := facts.CheckJSON(raw); err != nil {
+			b.Fatal(err)
+		}
+		rawTime += t1.Sub(t0)
+		checkTime += time.Since(t1)
+	}
+	b.ReportMetric(float64(checkTime.Nanoseconds())/float64(b.N)/1e3, "µs/check")
+	b.ReportMetric(float64(checkTime)/float64(max(rawTime, 1)), "ratio")
 }
