@@ -8,12 +8,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/seed-7cc7a084/harness/facts"
 )
@@ -150,59 +154,164 @@ func decodeArgs(spec facts.CheckSpec, v any) error {
 	return nil
 }
 
-// readTarget reads the file a check targets through an os.Root, so neither
-// ".." nor a symlink can lead it outside the workspace.
-func readTarget(root, rel string) ([]byte, error) {
-	if rel == "" || filepath.IsAbs(rel) || !filepath.IsLocal(filepath.FromSlash(rel)) {
-		return nil, fmt.Errorf("target %q is not a path inside the workspace", rel)
+// ErrNotRegular: a file the runtime reads is not a regular file — a
+// directory, a named pipe, a device, a socket — so its content is not a
+// file's content: a pipe's read waits for a writer, a device's never ends.
+var ErrNotRegular = errors.New("not a regular file")
+
+// regularFlags opens a file to read it. O_NONBLOCK, so that opening a named
+// pipe never waits for a writer (the pipe is then refused, as every file
+// that is not regular is); it changes nothing for a regular file.
+// O_NOCTTY, so that a terminal device never becomes the process's
+// controlling terminal by being looked at.
+var regularFlags = func() int {
+	if runtime.GOOS == "windows" {
+		return os.O_RDONLY
 	}
-	r, err := os.OpenRoot(root)
+	return os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
+}()
+
+// OpenRegular opens name inside r for reading, as os.Root opens it (a
+// symlink is followed while it stays beneath the root), and only if it is
+// a regular file: it never blocks in open, whatever the name is. Anything
+// else is refused with an error that names name and what it is, wraps
+// ErrNotRegular, and comes with the FileInfo that says so. A device is
+// refused from its metadata, before it is opened; should the name be
+// swapped for one between that look and the open, the open does not block
+// (O_NONBLOCK) and the file is refused from what was opened. Reads of the
+// returned file never block either: it is a regular file. Bound them all
+// the same — a regular file can be as large as a disk.
+func OpenRegular(r *os.Root, name string) (*os.File, fs.FileInfo, error) {
+	info, err := r.Stat(name)
 	if err != nil {
-		return nil, fmt.Errorf("open workspace: %w", err)
+		return nil, nil, err
 	}
-	defer r.Close()
-	return r.ReadFile(filepath.FromSlash(rel))
+	if !info.Mode().IsRegular() {
+		return nil, info, notRegular(name, info.Mode())
+	}
+	f, err := r.OpenFile(name, regularFlags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err = f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, info, notRegular(name, info.Mode())
+	}
+	return f, info, nil
 }
 
-// onTarget reads a check's target and decides with judge; a target that
-// does not exist fails the check.
-func onTarget(env CheckEnv, spec facts.CheckSpec, judge func(data []byte) (bool, string)) (bool, string, error) {
-	data, err := readTarget(env.Root, spec.Target)
+func notRegular(name string, m fs.FileMode) error {
+	return fmt.Errorf("%s is %s: %w", filepath.ToSlash(name), FileKind(m), ErrNotRegular)
+}
+
+// FileKind names the type of a file mode for a person: "a regular file",
+// "a directory", "a symlink", "a named pipe (FIFO)", "a character
+// device", "a block device", "a socket" or "an irregular file".
+func FileKind(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t == 0:
+		return "a regular file"
+	case t&fs.ModeDir != 0:
+		return "a directory"
+	case t&fs.ModeSymlink != 0:
+		return "a symlink"
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case t&fs.ModeCharDevice != 0:
+		return "a character device"
+	case t&fs.ModeDevice != 0:
+		return "a block device"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "an irregular file"
+}
+
+// maxScan is the most a check reads of a file whose size it does not know
+// in advance (file_contains): a check of a larger file is not decided.
+const maxScan = 64 << 20
+
+// openTarget opens the regular file a check targets through an os.Root,
+// so neither ".." nor a symlink can lead it outside the workspace, and
+// nothing but a regular file is read. The file is nil, with the reason
+// the check fails, when the target does not exist or is not a regular
+// file; an error means the check cannot be decided.
+func openTarget(env CheckEnv, spec facts.CheckSpec) (f *os.File, info fs.FileInfo, reason string, err error) {
+	rel := spec.Target
+	if rel == "" || filepath.IsAbs(rel) || !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return nil, nil, "", fmt.Errorf("target %q is not a path inside the workspace", rel)
+	}
+	r, err := os.OpenRoot(env.Root)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("open workspace: %w", err)
+	}
+	defer r.Close()
+	f, info, err = OpenRegular(r, filepath.FromSlash(rel))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return false, spec.Target + " does not exist", nil
+		return nil, nil, rel + " does not exist", nil
+	case errors.Is(err, ErrNotRegular):
+		return nil, nil, fmt.Sprintf("%s is %s, not a regular file", rel, FileKind(info.Mode())), nil
 	case err != nil:
-		return false, "", err
+		return nil, nil, "", err
 	}
-	pass, reason := judge(data)
-	return pass, reason, nil
+	return f, info, "", nil
 }
 
 func init() {
-	RegisterCheck(CheckFileEquals, func(_ context.Context, spec facts.CheckSpec, env CheckEnv) (bool, string, error) {
+	RegisterCheck(CheckFileEquals, func(ctx context.Context, spec facts.CheckSpec, env CheckEnv) (bool, string, error) {
 		var a fileEqualsArgs
 		if err := decodeArgs(spec, &a); err != nil {
 			return false, "", err
 		}
-		return onTarget(env, spec, func(data []byte) (bool, string) {
-			sum := sha256.Sum256(data)
-			if got := hex.EncodeToString(sum[:]); got != a.SHA256 {
-				return false, fmt.Sprintf("%s holds %d bytes with sha256 %.12s…, want %d bytes with sha256 %.12s…", spec.Target, len(data), got, a.Size, a.SHA256)
-			}
-			return true, fmt.Sprintf("%s holds the expected %d bytes", spec.Target, len(data))
-		})
+		if a.Size < 0 {
+			return false, "", fmt.Errorf("%s: args: size %d is negative", spec.Name, a.Size)
+		}
+		f, info, reason, err := openTarget(env, spec)
+		if f == nil {
+			return false, reason, err
+		}
+		defer f.Close()
+		// At most one byte more than the expected size is read: a larger
+		// file fails without being read to its end.
+		h := sha256.New()
+		n, err := io.Copy(h, io.LimitReader(ctxReader{ctx, f}, int64(a.Size)+1))
+		if err != nil {
+			return false, "", fmt.Errorf("read %s: %w", spec.Target, err)
+		}
+		if n > int64(a.Size) {
+			return false, fmt.Sprintf("%s holds %d bytes, more than the expected %d", spec.Target, max(n, info.Size()), a.Size), nil
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != a.SHA256 {
+			return false, fmt.Sprintf("%s holds %d bytes with sha256 %.12s…, want %d bytes with sha256 %.12s…", spec.Target, n, got, a.Size, a.SHA256), nil
+		}
+		return true, fmt.Sprintf("%s holds the expected %d bytes", spec.Target, n), nil
 	})
-	RegisterCheck(CheckFileContains, func(_ context.Context, spec facts.CheckSpec, env CheckEnv) (bool, string, error) {
+	RegisterCheck(CheckFileContains, func(ctx context.Context, spec facts.CheckSpec, env CheckEnv) (bool, string, error) {
 		var a fileContainsArgs
 		if err := decodeArgs(spec, &a); err != nil {
 			return false, "", err
 		}
-		return onTarget(env, spec, func(data []byte) (bool, string) {
-			if !bytes.Contains(data, []byte(a.Text)) {
-				return false, fmt.Sprintf("%s does not contain %q", spec.Target, a.Text)
-			}
-			return true, fmt.Sprintf("%s contains %q", spec.Target, a.Text)
-		})
+		f, _, reason, err := openTarget(env, spec)
+		if f == nil {
+			return false, reason, err
+		}
+		defer f.Close()
+		found, read, err := contains(ctxReader{ctx, f}, []byte(a.Text), maxScan)
+		switch {
+		case err != nil:
+			return false, "", fmt.Errorf("read %s: %w", spec.Target, err)
+		case found:
+			return true, fmt.Sprintf("%s contains %q", spec.Target, a.Text), nil
+		case read > maxScan:
+			return false, "", fmt.Errorf("%s is larger than the %d MiB a check reads, and %q is not in them", spec.Target, maxScan>>20, a.Text)
+		}
+		return false, fmt.Sprintf("%s does not contain %q", spec.Target, a.Text), nil
 	})
 	RegisterCheck(CheckCommandSucceeds, func(ctx context.Context, spec facts.CheckSpec, env CheckEnv) (bool, string, error) {
 		var a commandArgs
@@ -214,11 +323,13 @@ func init() {
 		}
 		cmd := exec.CommandContext(ctx, a.Argv[0], a.Argv[1:]...)
 		cmd.Dir = env.Root
-		out, err := cmd.CombinedOutput()
+		out := &lastBytes{keep: 4 << 10} // the reason shows the end; a chatty command's output is not kept
+		cmd.Stdout, cmd.Stderr = out, out
+		err := cmd.Run()
 		var exit *exec.ExitError
 		switch {
 		case errors.As(err, &exit):
-			return false, fmt.Sprintf("%s exited %d: %s", spec.Target, exit.ExitCode(), tail(out)), nil
+			return false, fmt.Sprintf("%s exited %d: %s", spec.Target, exit.ExitCode(), tail(out.buf)), nil
 		case err != nil:
 			return false, "", err
 		}
@@ -243,6 +354,65 @@ func init() {
 		}
 		return true, fmt.Sprintf("%d changed paths, all allowed", len(env.Changed)), nil
 	})
+}
+
+// contains reports whether text occurs in what r yields, reading at most
+// limit+1 bytes (read says how many were read) and holding no more than a
+// chunk and len(text) of them at once.
+func contains(r io.Reader, text []byte, limit int64) (found bool, read int64, err error) {
+	if len(text) == 0 {
+		return true, 0, nil
+	}
+	lr := &io.LimitedReader{R: r, N: limit + 1}
+	buf := make([]byte, 0, 64<<10+len(text))
+	for {
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		read += int64(n)
+		if bytes.Contains(buf, text) {
+			return true, read, nil
+		}
+		if errors.Is(err, io.EOF) {
+			return false, read, nil
+		}
+		if err != nil {
+			return false, read, err
+		}
+		if keep := len(text) - 1; len(buf) > keep {
+			buf = append(buf[:0], buf[len(buf)-keep:]...)
+		}
+	}
+}
+
+// ctxReader stops reading when its context is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// lastBytes keeps the last keep bytes written to it.
+type lastBytes struct {
+	keep int
+	buf  []byte
+}
+
+func (l *lastBytes) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) > l.keep {
+		p = p[len(p)-l.keep:]
+	}
+	l.buf = append(l.buf, p...)
+	if over := len(l.buf) - l.keep; over > 0 {
+		l.buf = append(l.buf[:0], l.buf[over:]...)
+	}
+	return n, nil
 }
 
 // tail returns the last line or so of a command's output, for a reason.

@@ -8,19 +8,42 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/seed-7cc7a084/harness/facts"
 )
 
 // decodeArgs decodes a call's JSON arguments into v, a pointer to a struct
 // whose json tags are the schema's properties. It is strict where
 // encoding/json is lenient, because a model's mistake should come back to
-// it named: the arguments must be one JSON object; every key must be a
-// field of v, spelled exactly (encoding/json alone would accept "PATH" for
-// "path"); every required field must be present and not null. Errors wrap
-// ErrInvalidArgs and name the field.
+// it named, and because a person asked about a call must see what runs:
+// the arguments must be one JSON object that names no key twice, at any
+// depth (encoding/json would keep the last of two "path"s; see
+// [facts.CheckJSON]); every key must be a field of v, spelled exactly
+// (encoding/json alone would accept "PATH" for "path"); every required
+// field must be present and not null. Errors wrap ErrInvalidArgs and name
+// the field.
 func decodeArgs(raw json.RawMessage, v any, required ...string) error {
+	if err := checkObject(raw, jsonFields(v), required); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %s", ErrInvalidArgs, jsonProblem(err))
+	}
+	return nil
+}
+
+// checkObject checks what decodeArgs checks before it decodes: raw is one
+// JSON object with no key named twice, whose keys are all in known and
+// which holds every required key, not null.
+func checkObject(raw json.RawMessage, known, required []string) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return fmt.Errorf("%w: no arguments; want a JSON object", ErrInvalidArgs)
+	}
+	if err := facts.CheckJSON(raw); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidArgs, err)
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
@@ -29,7 +52,6 @@ func decodeArgs(raw json.RawMessage, v any, required ...string) error {
 	if fields == nil {
 		return fmt.Errorf("%w: got null; want a JSON object", ErrInvalidArgs)
 	}
-	known := jsonFields(v)
 	var unknown []string
 	for k := range fields {
 		if !slices.Contains(known, k) {
@@ -57,12 +79,24 @@ func decodeArgs(raw json.RawMessage, v any, required ...string) error {
 		}
 		return fmt.Errorf("%w: missing required %s %s", ErrInvalidArgs, noun, strings.Join(missing, ", "))
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %s", ErrInvalidArgs, jsonProblem(err))
-	}
 	return nil
+}
+
+// schemaFields returns the properties and the required properties of an
+// object schema made by objectSchema, properties sorted.
+func schemaFields(schema json.RawMessage) (known, required []string) {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		panic(err) // objectSchema's output always decodes
+	}
+	for k := range s.Properties {
+		known = append(known, k)
+	}
+	slices.Sort(known)
+	return known, s.Required
 }
 
 // jsonProblem says what is wrong with a document in a model's terms.

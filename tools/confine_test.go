@@ -189,9 +189,13 @@ func TestReservedDirectories(t *testing.T) {
 		})
 	}
 	require.Equal(t, "[core]\n", readFile(t, root, ".git/config"))
-	// A .harness below the root is ordinary content, as the observer sees it.
+	// A .harness below the root is a store too — one a later run in sub/
+	// would adopt, settings and all — so it is refused as the root's is.
+	// (It used to be written as ordinary content.)
 	rep := call(t, s, tools.WriteFile, `{"path": "sub/.harness/x", "content": "x"}`)
-	require.Equal(t, facts.StatusSucceeded, rep.Status, rep.Error)
+	require.Equal(t, facts.StatusFailed, rep.Status)
+	require.Contains(t, rep.Error, `path "sub/.harness/x" is inside sub/.harness, which the runtime keeps`)
+	require.NoDirExists(t, filepath.Join(root, "sub", ".harness"))
 	// Reading them is allowed.
 	rep = call(t, s, tools.ReadFile, `{"path": ".git/config"}`)
 	require.Equal(t, facts.StatusSucceeded, rep.Status, rep.Error)

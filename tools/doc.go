@@ -22,16 +22,53 @@
 // with an error that names the path and wraps [ErrOutsideWorkspace]. The
 // first two are refused lexically; the symlinks by [os.Root], which every
 // file operation goes through: it follows a link only while the link stays
-// beneath the root, checked as the path is opened, so there is no window
-// between a check and its use. (os.Root also refuses absolute link targets,
-// even ones inside the root.) write_file and edit_file also refuse paths
-// the runtime's workspace observer leaves out — the root's .harness and any
-// .git — since a write there would be an effect nobody could observe, and
-// the paths given with [WithProtected]. The refusal applies to where a path
-// leads, not only to how it is written: its parent directories and the
-// path itself are resolved inside the root, following symlinks as os.Root
-// does, so a link g -> .git does not open g/hooks to a write; a protected
-// path that is itself a symlink protects where it leads too.
+// beneath the root. (os.Root also refuses absolute link targets, even ones
+// inside the root.)
+//
+// write_file and edit_file also refuse, with an error wrapping
+// [ErrProtected], a path at or under a ".git" or a ".harness" at any depth
+// — a repository's own files, and a store: the root's, or one that a
+// later run in a subdirectory would adopt, settings and all — and the
+// paths given with [WithProtected]; a write there would be an effect
+// nobody observes, or one that changes what the runtime itself does. The
+// refusal applies to where a path leads, not only to how it is written:
+// the path is walked one entry at a time from the root, following its
+// symlinks as os.Root does, so a link g -> .git does not open g/hooks to a
+// write, and a protected path that is itself a symlink protects where it
+// leads too. [Set.Resolve] returns where a path leads in the same way,
+// for a policy that matches rules against paths: such a rule must be
+// matched against the resolved path, or docs -> .github walks around it.
+//
+// Each path a write uses is resolved once. The walk holds every directory
+// it passes open and checks that what it opened is what it looked at (a
+// directory swapped for a link or a pipe between the look and the open is
+// looked at again, and refused if it keeps changing); the check of where
+// the path leads is made on what the walk found; and the temporary file a
+// write makes, the file edit_file reads, and the rename that replaces the
+// file all happen by name in the one directory the walk opened. A
+// directory swapped for a symlink to .git/hooks during a write therefore
+// cannot lead the write, or its temporary file, there. What this does not
+// cover is a directory the walk already holds being renamed elsewhere
+// (into .git, say) while the write runs: the write follows the directory.
+// A command can do that only where it may write both places, and the
+// command sandbox keeps .git and .harness out of a command's reach.
+//
+// The file tools read and write regular files only. A named pipe, a
+// device or a socket — directly or through a symlink — is refused with an
+// error naming the path and what it is (wrapping [action.ErrNotRegular]);
+// files are opened non-blocking (O_NONBLOCK, then checked), so no call
+// ever waits in an open for a pipe's other end, and no read runs on
+// without end. Every read is bounded: read_file reads at most
+// [Limits.FileBytes] of a file (and says so when the file is larger),
+// edit_file edits files up to that size, and list_files opens each
+// directory as a directory. The declared checks read boundedly too (see
+// package action).
+//
+// [Set.Precheck] returns the refusal a call would surely get — bad or
+// duplicate-key JSON, unknown fields, a path that leaves the workspace or
+// is protected — without running it, so that a runtime can refuse such a
+// call without asking a person.
+//
 // run_command is not confined beyond its working directory; that is what
 // the execute capability and the confirmation are for.
 //
@@ -75,7 +112,10 @@
 // any input. A Go error is reserved for a call that could not be carried
 // out at all: the context was done, before or during the call (a running
 // command is then killed, and the report still says what is known), or the
-// workspace directory could not be opened. write_file and edit_file set
-// ClaimedState to "sha256:<hex>" of the bytes they wrote — only a claim;
-// the runtime's observation and the declared check decide what happened.
+// workspace directory could not be opened. Arguments that name a key twice
+// ({"path": "a", "path": "b"}) are invalid: a person shown them could not
+// tell which value runs (see [facts.CheckJSON]). write_file and edit_file
+// set ClaimedState to "sha256:<hex>" of the bytes they wrote — only a
+// claim; the runtime's observation and the declared check decide what
+// happened.
 package tools

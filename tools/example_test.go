@@ -63,3 +63,52 @@ func ExampleNew() {
 	// file_equals cache.toml true
 	// failed — edit_file: outside the workspace: path "../x" climbs out of the workspace with ".."
 }
+
+// A policy that matches rules against paths matches where a path leads:
+// with docs -> .github, a write to docs/workflows/ci.yml is a write to
+// .github/workflows/ci.yml.
+func ExampleSet_Resolve() {
+	root, err := os.MkdirTemp("", "workspace")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	if err := os.MkdirAll(filepath.Join(root, ".github", "workflows"), 0o755); err != nil {
+		log.Fatal(err)
+	}
+	if err := os.Symlink(".github", filepath.Join(root, "docs")); err != nil {
+		log.Fatal(err)
+	}
+	set, err := tools.New(root)
+	if err != nil {
+		log.Fatal(err)
+	}
+	real, err := set.Resolve("docs/workflows/ci.yml")
+	fmt.Println(real, err)
+	_, err = set.Resolve("../elsewhere")
+	fmt.Println(err)
+	// Output:
+	// .github/workflows/ci.yml <nil>
+	// outside the workspace: path "../elsewhere" climbs out of the workspace with ".."
+}
+
+// Precheck refuses, before anyone is asked, a call the tool would surely
+// refuse; nil says only that it is worth asking.
+func ExampleSet_Precheck() {
+	root, err := os.MkdirTemp("", "workspace")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	set, err := tools.New(root)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(set.Precheck(tools.WriteFile, []byte(`{"path": "notes.md", "content": "hello"}`)))
+	fmt.Println(set.Precheck(tools.WriteFile, []byte(`{"path": "notes.md", "content": "hello", "path": ".git/hooks/pre-commit"}`)))
+	fmt.Println(set.Precheck(tools.WriteFile, []byte(`{"path": "sub/.harness/config.json", "content": "{}"}`)))
+	// Output:
+	// <nil>
+	// write_file: invalid arguments: duplicate key "path" in the top-level object: an object names each key once
+	// write_file: path "sub/.harness/config.json" is inside sub/.harness, which the runtime keeps and does not observe; write elsewhere
+}

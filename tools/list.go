@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -29,6 +32,17 @@ func listTool(ws *workspace, lim Limits) *tool {
 			"pattern": {"type": "string", "description": "A glob relative to the workspace root; default \"**\" (every file)."},
 		}),
 		capability: action.Read,
+		precheck: func(raw json.RawMessage) error {
+			var a listArgs
+			if err := decodeArgs(raw, &a); err != nil {
+				return err
+			}
+			if a.Pattern == "" {
+				return nil
+			}
+			_, err := ws.glob(a.Pattern)
+			return err
+		},
 		run: func(ctx context.Context, raw json.RawMessage) (facts.Report, error) {
 			var a listArgs
 			if err := decodeArgs(raw, &a); err != nil {
@@ -48,41 +62,18 @@ func listTool(ws *workspace, lim Limits) *tool {
 			defer root.Close()
 			var found []string
 			total := 0
-			base := literalPrefix(segs)
-			err = fs.WalkDir(root.FS(), base, func(p string, d fs.DirEntry, err error) error {
-				if cerr := ctx.Err(); cerr != nil {
-					return cerr
-				}
-				if err != nil {
-					if p == base && errors.Is(err, fs.ErrNotExist) {
-						return fs.SkipAll // nothing there: no matches
-					}
-					return pathError(p, err)
-				}
-				if p == "." {
-					return nil
-				}
+			err = listTree(ctx, root, literalPrefix(segs), func(p string, dir bool) bool {
 				name := strings.Split(p, "/")
-				if unobserved(p) {
-					if d.IsDir() {
-						return fs.SkipDir
+				if dir {
+					return couldMatchUnder(segs, name)
+				}
+				if matchSegments(segs, name) {
+					total++
+					if len(found) < lim.ListEntries {
+						found = append(found, p)
 					}
-					return nil
 				}
-				if d.IsDir() {
-					if !couldMatchUnder(segs, name) {
-						return fs.SkipDir
-					}
-					return nil
-				}
-				if !matchSegments(segs, name) {
-					return nil
-				}
-				total++
-				if len(found) < lim.ListEntries {
-					found = append(found, p)
-				}
-				return nil
+				return false
 			})
 			if err != nil {
 				if ctx.Err() != nil {
@@ -104,6 +95,79 @@ func listTool(ws *workspace, lim Limits) *tool {
 			return facts.Report{Status: facts.StatusSucceeded, Transcript: summary, Stdout: out}, nil
 		},
 	}
+}
+
+// listTree visits, in lexical order, every entry under the directory base
+// (slash-separated, "." for the root) inside r but those the observer
+// leaves out (see unobserved): visit is told whether an entry is a
+// directory (not a symlink to one), and for a directory returns whether to
+// go into it. Symlinks are listed, never followed; a base that leads out
+// of the workspace through one is refused, and a base that does not exist
+// or is not a directory has no entries. Each directory is opened as a
+// directory (it cannot be a named pipe that blocks the open), and one that
+// was swapped for something else after it was listed is skipped.
+func listTree(ctx context.Context, r *os.Root, base string, visit func(p string, dir bool) bool) error {
+	for p := base; p != "."; p = path.Dir(p) {
+		if unobserved(p) {
+			return nil
+		}
+	}
+	var walk func(dir string, seen fs.FileInfo) error
+	walk = func(dir string, seen fs.FileInfo) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// dir + "/." opens dir as a directory (O_DIRECTORY).
+		f, err := r.OpenFile(filepath.FromSlash(dir)+string(filepath.Separator)+".", os.O_RDONLY, 0)
+		switch {
+		case err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)):
+			return nil // nothing there, or not a directory: no entries
+		case err != nil:
+			return pathError(dir, err)
+		}
+		defer f.Close()
+		if seen != nil {
+			if now, err := f.Stat(); err != nil || !os.SameFile(seen, now) {
+				return nil // no longer the directory that was listed
+			}
+		}
+		entries, err := f.ReadDir(-1)
+		if err != nil {
+			return pathError(dir, err)
+		}
+		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		for _, e := range entries {
+			p := e.Name()
+			if dir != "." {
+				p = dir + "/" + p
+			}
+			if unobserved(p) {
+				continue
+			}
+			if !e.IsDir() {
+				visit(p, false)
+				continue
+			}
+			if !visit(p, true) {
+				continue
+			}
+			info, err := r.Lstat(filepath.FromSlash(p))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return pathError(p, err)
+			}
+			if !info.IsDir() {
+				continue // swapped since it was listed
+			}
+			if err := walk(p, info); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(base, nil)
 }
 
 // glob checks a pattern and splits it into segments. It refuses what rel

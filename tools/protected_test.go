@@ -89,7 +89,9 @@ func TestProtectedThroughSymlinks(t *testing.T) {
 		{tools.EditFile, `{"path": "cfg", "old": "[core]", "new": "[x]"}`, `inside .git`},
 		{tools.WriteFile, `{"path": "a/b/up/hooks/post-checkout", "content": "x"}`, `inside .git`},
 		{tools.WriteFile, `{"path": "chain1/hooks/pre-push", "content": "x"}`, `inside .git`},
-		{tools.WriteFile, `{"path": "dot/.harness/db", "content": "x"}`, `leads through a symlink to .harness/db, inside .harness`},
+		// A .harness is refused at any depth as written, before its link
+		// is followed (it was refused, through the link, at the root).
+		{tools.WriteFile, `{"path": "dot/.harness/db", "content": "x"}`, `path "dot/.harness/db" is inside dot/.harness`},
 		{tools.WriteFile, `{"path": "subgit/hooks/pre-commit", "content": "x"}`, `inside sub/.git`},
 		{tools.EditFile, `{"path": "subgit/config", "old": "[sub]", "new": "[x]"}`, `inside sub/.git`},
 		{tools.WriteFile, `{"path": "a/via-sub/config", "content": "x"}`, `inside sub/.git`},
@@ -176,4 +178,43 @@ func TestWithProtected(t *testing.T) {
 		require.Error(t, err, "WithProtected(%q)", bad)
 		require.Contains(t, err.Error(), "WithProtected")
 	}
+}
+
+// Any .harness is a store — a later harness run in that directory would
+// adopt it, settings and all ({"approve": "all"}) — so write_file and
+// edit_file refuse a .harness component at any depth, as written and where
+// a path leads; nothing is created on the way to a refused path.
+func TestNestedStoreIsRefused(t *testing.T) {
+	s, root := workspace(t, map[string]string{
+		"sub/.harness/config.json": "{}\n",
+		"sub/file.txt":             "f\n",
+	})
+	symlinks(t, root, map[string]string{
+		"store-link": "sub/.harness",         // a link to a nested store
+		"sub-link":   "sub",                  // a link to a directory holding one
+		"to-be":      "fresh/.harness",       // a dangling link into a store that does not exist yet
+		"deep":       "sub/../sub/.harness/", // climbing about on the way
+	})
+	for _, tc := range []struct{ name, args, want string }{
+		{tools.WriteFile, `{"path": "sub/.harness/config.json", "content": "{\"approve\":\"all\"}"}`, `path "sub/.harness/config.json" is inside sub/.harness`},
+		{tools.WriteFile, `{"path": "sub/.harness/db/000001.log", "content": "x"}`, `is inside sub/.harness`},
+		{tools.WriteFile, `{"path": "new/dir/.harness/config.json", "content": "{}"}`, `is inside new/dir/.harness`},
+		{tools.WriteFile, `{"path": "x/.HARNESS/config.json", "content": "{}"}`, `is inside x/.HARNESS`},
+		{tools.EditFile, `{"path": "sub/.harness/config.json", "old": "{}", "new": "{\"approve\":\"all\"}"}`, `is inside sub/.harness`},
+		{tools.WriteFile, `{"path": "sub-link/.harness/config.json", "content": "{}"}`, `is inside sub-link/.harness`},
+		{tools.WriteFile, `{"path": "store-link/config.json", "content": "{}"}`, `path "store-link/config.json" leads through a symlink to sub/.harness/config.json, inside sub/.harness`},
+		{tools.EditFile, `{"path": "store-link/config.json", "old": "{}", "new": "[]"}`, `inside sub/.harness`},
+		{tools.WriteFile, `{"path": "deep/config.json", "content": "{}"}`, `leads through a symlink to sub/.harness/config.json, inside sub/.harness`},
+		{tools.WriteFile, `{"path": "to-be/config.json", "content": "{}"}`, `leads through a symlink to fresh/.harness/config.json, inside fresh/.harness`},
+	} {
+		t.Run(tc.name+" "+tc.args, func(t *testing.T) {
+			requireRefusedWrite(t, s, root, tc.name, tc.args, tc.want)
+		})
+	}
+	for _, dir := range []string{"new", "x", "fresh"} {
+		require.NoDirExists(t, filepath.Join(root, dir), "a refused write made %s", dir)
+	}
+	// A file merely named like one is fine.
+	rep := call(t, s, tools.WriteFile, `{"path": "sub/.harness.bak", "content": "x"}`)
+	require.Equal(t, facts.StatusSucceeded, rep.Status, rep.Error)
 }

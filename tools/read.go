@@ -25,7 +25,42 @@ type readArgs struct {
 // sign of a file that is not text (git uses the same rule).
 const binarySniff = 8000
 
+// readCall is a read_file call's arguments, checked.
+type readCall struct {
+	rel                    string
+	first, limit, maxBytes int
+}
+
 func readTool(ws *workspace, lim Limits) *tool {
+	parse := func(raw json.RawMessage) (readCall, error) {
+		var a readArgs
+		if err := decodeArgs(raw, &a, "path"); err != nil {
+			return readCall{}, err
+		}
+		c := readCall{first: 1, limit: -1, maxBytes: lim.ReadBytes}
+		for _, n := range []struct {
+			name string
+			v    *int
+			to   *int
+		}{{"offset", a.Offset, &c.first}, {"limit", a.Limit, &c.limit}, {"max_bytes", a.MaxBytes, &c.maxBytes}} {
+			if n.v == nil {
+				continue
+			}
+			if *n.v < 1 {
+				return readCall{}, fmt.Errorf("%w: field %q is %d; want at least 1", ErrInvalidArgs, n.name, *n.v)
+			}
+			*n.to = *n.v
+		}
+		if c.maxBytes > lim.ReadBytes {
+			return readCall{}, fmt.Errorf("%w: field \"max_bytes\" is %d; the most is %d", ErrInvalidArgs, c.maxBytes, lim.ReadBytes)
+		}
+		rel, err := ws.rel(a.Path)
+		if err != nil {
+			return readCall{}, err
+		}
+		c.rel = rel
+		return c, nil
+	}
 	return &tool{
 		name: ReadFile,
 		description: "Read a text file in the workspace. Returns its lines as they are (no line numbers); " +
@@ -38,58 +73,46 @@ func readTool(ws *workspace, lim Limits) *tool {
 			"max_bytes": {"type": "integer", "minimum": 1, "maximum": lim.ReadBytes, "description": fmt.Sprintf("The most bytes to return (default and maximum %d); output ends at the last whole line that fits.", lim.ReadBytes)},
 		}, "path"),
 		capability: action.Read,
+		precheck: func(raw json.RawMessage) error {
+			r, err := parse(raw)
+			if err != nil {
+				return err
+			}
+			return ws.resolves(r.rel)
+		},
 		run: func(ctx context.Context, raw json.RawMessage) (facts.Report, error) {
-			var a readArgs
-			if err := decodeArgs(raw, &a, "path"); err != nil {
-				return failed(ReadFile, err), nil
-			}
-			first, limit, maxBytes := 1, -1, lim.ReadBytes
-			for _, n := range []struct {
-				name string
-				v    *int
-				to   *int
-			}{{"offset", a.Offset, &first}, {"limit", a.Limit, &limit}, {"max_bytes", a.MaxBytes, &maxBytes}} {
-				if n.v == nil {
-					continue
-				}
-				if *n.v < 1 {
-					return failed(ReadFile, fmt.Errorf("%w: field %q is %d; want at least 1", ErrInvalidArgs, n.name, *n.v)), nil
-				}
-				*n.to = *n.v
-			}
-			if maxBytes > lim.ReadBytes {
-				return failed(ReadFile, fmt.Errorf("%w: field \"max_bytes\" is %d; the most is %d", ErrInvalidArgs, maxBytes, lim.ReadBytes)), nil
-			}
-			rel, err := ws.rel(a.Path)
+			r, err := parse(raw)
 			if err != nil {
 				return failed(ReadFile, err), nil
 			}
+			rel, first, limit, maxBytes := r.rel, r.first, r.limit, r.maxBytes
 			root, err := ws.open()
 			if err != nil {
 				return failed(ReadFile, err), fmt.Errorf("%s: %w", ReadFile, err)
 			}
 			defer root.Close()
-			f, err := root.Open(filepath.FromSlash(rel))
-			if err != nil {
+			f, info, err := action.OpenRegular(root, filepath.FromSlash(rel))
+			switch {
+			case errors.Is(err, action.ErrNotRegular) && info.IsDir():
+				return failed(ReadFile, fmt.Errorf("path %q is a directory; list_files lists it", rel)), nil
+			case errors.Is(err, action.ErrNotRegular):
+				return failed(ReadFile, notRegularError{rel, info.Mode()}), nil
+			case err != nil:
 				return failed(ReadFile, pathError(rel, err)), nil
 			}
 			defer f.Close()
-			info, err := f.Stat()
-			if err != nil {
-				return failed(ReadFile, pathError(rel, err)), nil
-			}
-			if info.IsDir() {
-				return failed(ReadFile, fmt.Errorf("path %q is a directory; list_files lists it", rel)), nil
-			}
-			w := window{first: first, limit: limit, cap: maxBytes}
+			w := window{first: first, limit: limit, cap: maxBytes, most: int64(lim.FileBytes)}
 			if err := w.scan(ctx, f); err != nil {
 				if ctx.Err() != nil {
 					return failed(ReadFile, err), fmt.Errorf("%s: %w", ReadFile, err)
 				}
 				return failed(ReadFile, pathError(rel, err)), nil
 			}
+			if w.cut {
+				w.fileSize = max(info.Size(), w.size+1)
+			}
 			if w.binary {
-				return failed(ReadFile, fmt.Errorf("path %q looks binary (a NUL byte in its first %d bytes; %d bytes in all); read_file shows text", rel, binarySniff, w.size)), nil
+				return failed(ReadFile, fmt.Errorf("path %q looks binary (a NUL byte in its first %d bytes; %d bytes in all); read_file shows text", rel, binarySniff, info.Size())), nil
 			}
 			return w.report(rel)
 		},
@@ -97,10 +120,14 @@ func readTool(ws *workspace, lim Limits) *tool {
 }
 
 // window is the lines of a file read_file shows: from line first, at most
-// limit lines (-1: no limit), at most cap bytes. It reads the whole file
-// once, in chunks, to count its lines, keeping no more than the window.
+// limit lines (-1: no limit), at most cap bytes. It reads the file once,
+// in chunks, to count its lines, keeping no more than the window — the
+// whole file, or its first most bytes when it is larger (cut).
 type window struct {
 	first, limit, cap int
+	most              int64
+	cut               bool  // the file is larger than most: its lines were counted in the first most bytes
+	fileSize          int64 // the file's size, when cut
 
 	buf    []byte // the window's bytes, a little past cap at most
 	starts []int  // where each window line begins in buf
@@ -114,8 +141,9 @@ func (w *window) scan(ctx context.Context, r io.Reader) error {
 	chunk := make([]byte, 64<<10)
 	line, atStart := 1, true
 	var last byte
+	lr := &io.LimitedReader{R: r, N: w.most}
 	for {
-		n, err := r.Read(chunk)
+		n, err := lr.Read(chunk)
 		if n > 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -155,6 +183,14 @@ func (w *window) scan(ctx context.Context, r io.Reader) error {
 			return err
 		}
 	}
+	if lr.N == 0 {
+		// most bytes were read: is there more?
+		n, err := r.Read(chunk[:1])
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		w.cut = n > 0
+	}
 	w.lines = line - 1
 	if w.size > 0 && last != '\n' {
 		w.lines++
@@ -166,7 +202,14 @@ func (w *window) report(rel string) (facts.Report, error) {
 	if w.size == 0 {
 		return facts.Report{Status: facts.StatusSucceeded, Transcript: rel + ": empty file"}, nil
 	}
+	of := fmt.Sprint(w.lines)
+	if w.cut {
+		of = fmt.Sprintf("at least %d (only the first %d of its %d bytes were read)", w.lines, w.most, w.fileSize)
+	}
 	if w.first > w.lines {
+		if w.cut {
+			return failed(ReadFile, fmt.Errorf("%w: offset %d is past the %d lines in the first %d bytes of %q, which is all read_file reads of a file", ErrInvalidArgs, w.first, w.lines, w.most, rel)), nil
+		}
 		return failed(ReadFile, fmt.Errorf("%w: offset %d is past the end of %q, which has %d lines", ErrInvalidArgs, w.first, rel, w.lines)), nil
 	}
 	shown, text, partial := len(w.starts), w.buf, false
@@ -188,7 +231,7 @@ func (w *window) report(rel string) (facts.Report, error) {
 		}
 	}
 	lastShown := w.first + shown - 1
-	summary := fmt.Sprintf("%s: lines %d-%d of %d", rel, w.first, lastShown, w.lines)
+	summary := fmt.Sprintf("%s: lines %d-%d of %s", rel, w.first, lastShown, of)
 	switch {
 	case partial:
 		summary += fmt.Sprintf("; line %d is longer than %d bytes and was cut there", w.first, w.cap)

@@ -77,3 +77,20 @@ func TestReadFileLarge(t *testing.T) {
 	require.Equal(t, "49999\n50000\n", rep.Stdout)
 	require.Equal(t, "big.txt: lines 49999-50000 of 50000", rep.Transcript)
 }
+
+// read_file reads at most Limits.FileBytes of a file: a larger one is
+// counted that far, and the summary says so.
+func TestReadFileBounded(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 300; i++ {
+		fmt.Fprintf(&b, "line %03d\n", i) // 9 bytes a line: 2700 bytes
+	}
+	s, _ := workspace(t, map[string]string{"big.txt": b.String()}, tools.WithLimits(tools.Limits{FileBytes: 1000, ReadBytes: 90}))
+	rep := call(t, s, tools.ReadFile, `{"path": "big.txt", "offset": 100, "limit": 2}`)
+	require.Equal(t, facts.StatusSucceeded, rep.Status, rep.Error)
+	require.Equal(t, "line 100\nline 101\n", rep.Stdout)
+	require.Equal(t, "big.txt: lines 100-101 of at least 112 (only the first 1000 of its 2700 bytes were read); continue with offset=102", rep.Transcript)
+	rep = call(t, s, tools.ReadFile, `{"path": "big.txt", "offset": 200}`)
+	require.Equal(t, facts.StatusFailed, rep.Status)
+	require.Contains(t, rep.Error, `offset 200 is past the 112 lines in the first 1000 bytes of "big.txt", which is all read_file reads of a file`)
+}

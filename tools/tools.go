@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/seed-7cc7a084/harness/action"
@@ -34,6 +35,12 @@ var (
 	ErrNoMatch = errors.New("old text not found")
 	// ErrAmbiguousMatch: edit_file's old text occurs more than once.
 	ErrAmbiguousMatch = errors.New("old text is not unique")
+	// ErrProtected: write_file or edit_file was given a path at or under
+	// an entry the runtime keeps — a .git or .harness at any depth, or a
+	// WithProtected path — as written or where its symlinks lead.
+	ErrProtected = errors.New("protected path")
+	// ErrUnknownTool: a call names no tool of the Set.
+	ErrUnknownTool = errors.New("no such tool")
 )
 
 // Tool is one built-in tool: an [action.Adapter] that also describes itself
@@ -65,6 +72,11 @@ type Limits struct {
 	// ReadBytes is the most read_file returns in one call, and the default
 	// when a call names no max_bytes (default 128 KiB).
 	ReadBytes int
+	// FileBytes is the most of one file read_file reads (it counts the
+	// lines of that much and says when it stopped) and the largest file
+	// edit_file edits (default 32 MiB): a regular file can be as large as
+	// the disk.
+	FileBytes int
 	// ListEntries is the most paths list_files returns (default 1000); it
 	// still counts every match.
 	ListEntries int
@@ -86,6 +98,7 @@ func (l Limits) withDefaults() Limits {
 		}
 	}
 	def(&l.ReadBytes, 128<<10)
+	def(&l.FileBytes, 32<<20)
 	def(&l.ListEntries, 1000)
 	def(&l.OutputBytes, 32<<10)
 	if l.CommandTimeout <= 0 {
@@ -122,9 +135,9 @@ func WithEnvDrop(names ...string) Option {
 
 // WithProtected names more paths — relative to the workspace root, or
 // absolute — that write_file and edit_file refuse to write at or under,
-// as they refuse ".git" (anywhere) and the root's ".harness", which stay
-// protected whatever is given: for instance the runtime's store when it
-// is kept under another name. A path is protected as written and where
+// as they refuse ".git" and ".harness" (anywhere), which stay protected
+// whatever is given: for instance the runtime's store when it is kept
+// under another name. A path is protected as written and where
 // its symlinks lead, and a write is refused when the path it names, or
 // where that path's symlinks lead, is inside one. An absolute path
 // outside the workspace is ignored, since no file tool reaches it; New
@@ -179,7 +192,7 @@ func New(root string, opts ...Option) (*Set, error) {
 	}
 	lim := c.limits.withDefaults()
 	ts := []*tool{
-		readTool(ws, lim), listTool(ws, lim), writeTool(ws), editTool(ws), commandTool(ws, lim, slices.Clone(c.envDrop)),
+		readTool(ws, lim), listTool(ws, lim), writeTool(ws), editTool(ws, lim), commandTool(ws, lim, slices.Clone(c.envDrop)),
 	}
 	for name := range c.confirm {
 		if !slices.ContainsFunc(ts, func(t *tool) bool { return t.name == name }) {
@@ -214,6 +227,98 @@ func (s *Set) Lookup(name string) (Tool, bool) {
 	return s.tools[i], true
 }
 
+// Resolve returns where path leads inside the workspace: the clean,
+// slash-separated path relative to the root ("." for the root itself)
+// that the file tools would read or write once every symlink on the way
+// is followed — its parent directories' and its own — as os.Root follows
+// them. A path that does not exist yet resolves as far as it exists, and
+// the rest is taken as written (the part a write would create): with
+// gh -> .github, Resolve("gh/workflows/new.yml") is
+// ".github/workflows/new.yml". The path is given as a tool's arguments
+// give it: relative to the root, or absolute under it. Resolve changes
+// nothing. It returns an error wrapping ErrOutsideWorkspace for a path
+// that leaves the workspace (by "..", by being absolute outside the root,
+// or through a symlink), ErrInvalidArgs for one that is not a path, and
+// an error for a path it cannot follow (a link loop, an unreadable
+// directory).
+//
+// For policy authors: a rule about paths ("write_file:.github/*") must be
+// matched against the resolved path, or a link in the workspace walks
+// around it — with docs -> .github, "allow write_file:docs/*" would
+// approve a write to .github/workflows/ci.yml. Match the resolved path
+// (and, to deny, the path as written as well: a rule that denies either
+// denies), and when Resolve returns an error, approve nothing by rule:
+// let the call be refused, or ask a person. Resolve tells where a path
+// leads now; the write resolves it again when it runs, once, and follows
+// what it finds then (see the package documentation) — the sandbox keeps
+// commands from re-pointing links in between.
+func (s *Set) Resolve(path string) (string, error) {
+	rel, err := s.ws.rel(path)
+	if err != nil {
+		return "", err
+	}
+	real, err := s.ws.resolve(rel)
+	if err != nil {
+		return "", err
+	}
+	return real, nil
+}
+
+// Precheck returns the refusal a call of the named tool with args would
+// surely get, found without running it and without changing anything, so
+// that a runtime can refuse such a call without asking a person about it:
+//
+//   - the tool does not exist (ErrUnknownTool);
+//   - the arguments are not one JSON object of the tool's schema —
+//     malformed, a key named twice at any depth (see [facts.CheckJSON]),
+//     unknown or missing fields, wrong types or ranges (ErrInvalidArgs);
+//   - a path leaves the workspace, as written or through a symlink as the
+//     workspace is now (ErrOutsideWorkspace);
+//   - write_file or edit_file names a path at or under a .git or .harness
+//     (at any depth) or a WithProtected path, as written or where it
+//     leads now (ErrProtected).
+//
+// It uses the tool's own code for each, so it refuses nothing the tool
+// would not: any error it returns is the error (prefixed with the tool's
+// name) that Execute's failed report or Check would give for the same
+// call now. What depends on more than the path — whether a file exists,
+// whether an edit's old text occurs — is not prechecked: a nil answer
+// does not promise success.
+func (s *Set) Precheck(tool string, args []byte) error {
+	t, ok := s.lookup(tool)
+	if !ok {
+		return fmt.Errorf("%w: %q (the tools are %s)", ErrUnknownTool, tool, strings.Join(s.names(), ", "))
+	}
+	var err error
+	if t.precheck != nil {
+		err = t.precheck(args)
+	} else {
+		known, required := schemaFields(t.schema)
+		err = checkObject(args, known, required)
+	}
+	if err == nil || !errors.Is(err, ErrInvalidArgs) && !errors.Is(err, ErrOutsideWorkspace) && !errors.Is(err, ErrProtected) {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", tool, err)
+}
+
+func (s *Set) lookup(name string) (*tool, bool) {
+	for _, t := range s.tools {
+		if t, ok := t.(*tool); ok && t.name == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+func (s *Set) names() []string {
+	var out []string
+	for _, t := range s.tools {
+		out = append(out, t.Name())
+	}
+	return out
+}
+
 // Schemas returns the tools' schemas, in order.
 func (s *Set) Schemas() []facts.ToolSchema {
 	out := make([]facts.ToolSchema, len(s.tools))
@@ -235,6 +340,10 @@ type tool struct {
 	run func(ctx context.Context, args json.RawMessage) (facts.Report, error)
 	// check declares the call's check; nil declares none.
 	check func(args json.RawMessage) (*facts.CheckSpec, error)
+	// precheck returns what is wrong with a call before it runs, changing
+	// nothing (see Set.Precheck); nil checks the arguments against the
+	// schema's properties only.
+	precheck func(args json.RawMessage) error
 }
 
 func (t *tool) Name() string                  { return t.name }

@@ -185,6 +185,10 @@ func TestBadInput(t *testing.T) {
 		{"trailing data", `{"path": "a.txt"} {}`, "malformed JSON"},
 		{"unknown field", `{"path": "a.txt", "content": "x", "old": "a", "new": "b", "command": "true", "colour": "red"}`, `unknown field "colour"`},
 		{"wrong case", `{"PATH": "a.txt"}`, `unknown field "PATH"`},
+		// A person shown both values cannot tell which one runs.
+		{"duplicate key", `{"path": "a.txt", "path": ".git/config"}`, `duplicate key "path" in the top-level object`},
+		{"duplicate key, escaped", `{"path": "a.txt", "p\u0061th": "b.txt"}`, `duplicate key "path" in the top-level object`},
+		{"duplicate key, nested", `{"x": [{"k": 1, "k": 2}]}`, `duplicate key "k" in the object at $.x[0]`},
 	}
 	for _, tool := range s.Tools() {
 		for _, tc := range cases {

@@ -4,25 +4,32 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+
+	"github.com/seed-7cc7a084/harness/action"
 )
 
 // workspace is the directory the tools are confined to.
 //
 // Confinement is two layers. The first is lexical and gives the clear
 // error: a path is made relative to the root (an absolute path must lie
-// under it) and must then be local — no ".." that climbs out. The second is
-// os.Root: every file operation goes through an *os.Root opened on the
-// workspace, which follows a symlink only while it stays beneath the root,
-// so a symlinked file or parent directory that leads out — including one a
-// command created a moment ago — is refused by construction, with no
-// check-then-use window. os.Root also refuses absolute symlink targets,
-// even ones that land inside the root.
+// under it) and must then be local — no ".." that climbs out. The second
+// is os.Root: every file operation goes through an *os.Root opened on the
+// workspace, which follows a symlink only while it stays beneath the
+// root, so a symlinked file or parent directory that leads out —
+// including one a command created a moment ago — is refused by
+// construction. os.Root also refuses absolute symlink targets, even ones
+// that land inside the root. read_file opens its file through the root in
+// one call; write_file and edit_file walk their path (see walk), holding
+// each directory on the way open, judge where it leads, and then make,
+// read and rename files by name in the one directory the walk opened.
 type workspace struct {
 	dir  string // absolute, clean
 	real string // dir with its symlinks evaluated, to accept absolute paths spelled either way
@@ -126,11 +133,20 @@ func escapes(err error) bool {
 // unobserved reports whether the workspace observer (action's) leaves the
 // entry at the slash-separated path rel out: any entry named ".git", at any
 // depth (a repository's, or the file a worktree or submodule keeps), and
-// ".harness" at the root (the runtime's own store). A write there would be
-// an effect nobody could observe, so write_file and edit_file refuse it;
-// list_files skips these entries, as the observer does.
+// ".harness" at the root (the runtime's own store). list_files skips these
+// entries, as the observer does.
 func unobserved(rel string) bool {
 	return path.Base(rel) == ".git" || rel == ".harness"
+}
+
+// kept reports whether an entry named name is one write_file and edit_file
+// never write in, at any depth: a ".git" (a repository, or the file a
+// worktree or submodule keeps) or a ".harness" (a store: the root's, or
+// one that a later run in a subdirectory would adopt, settings and all).
+// Names are compared ignoring case, as a case-insensitive file system
+// would compare them.
+func kept(name string) bool {
+	return strings.EqualFold(name, ".git") || strings.EqualFold(name, ".harness")
 }
 
 // protect adds the paths WithProtected names, each relative to the root
@@ -162,13 +178,12 @@ func (w *workspace) protect(paths []string) error {
 }
 
 // protectedAt reports the entry at or above the slash-separated path p
-// that write_file and edit_file refuse to write in: a ".git" anywhere, or
-// one of prot (".harness" and the WithProtected paths, as written and as
-// resolved). It returns "" when there is none.
+// that write_file and edit_file refuse to write in: a ".git" or ".harness"
+// anywhere, or one of prot. It returns "" when there is none.
 func protectedAt(p string, prot []string) string {
 	for i := range len(p) + 1 {
 		if i == len(p) || p[i] == '/' {
-			if q := p[:i]; path.Base(q) == ".git" || slices.Contains(prot, q) {
+			if q := p[:i]; kept(path.Base(q)) || slices.Contains(prot, q) {
 				return q
 			}
 		}
@@ -178,173 +193,434 @@ func protectedAt(p string, prot []string) string {
 
 // refuseProtected refuses, from the path as written, a write to rel at or
 // under an entry the runtime keeps. It needs no file system and gives the
-// clear error early; checkWritable, which follows symlinks, decides.
+// clear error early; the walk to where rel leads decides.
 func (w *workspace) refuseProtected(rel string) error {
-	if q := protectedAt(rel, append([]string{".harness"}, w.protected...)); q != "" {
-		return fmt.Errorf("path %q is inside %s, which the runtime keeps and does not observe; write elsewhere", rel, q)
+	if q := protectedAt(rel, w.protected); q != "" {
+		return protectedError(rel, rel, q)
 	}
 	return nil
 }
 
-// checkWritable refuses a write to rel when rel, or where it leads once its
-// symlinks are followed — its parent directories' and its own, as os.Root
-// follows them — is at or under ".git", the root's ".harness" or a
-// WithProtected path (each of those also taken where its own symlinks
-// lead). A link g -> .git thus does not open .git/hooks to write_file.
-//
-// The check is made when the call runs, on the links as they are then; a
-// command racing the write to swap a link is not covered (a command can
-// write in .git by itself anyway — this refusal keeps the file tools'
-// effects observable, it is not a sandbox).
-func (w *workspace) checkWritable(r *os.Root, rel string) error {
-	if err := w.refuseProtected(rel); err != nil {
-		return err
-	}
-	prot := []string{".harness"}
-	prot = append(prot, w.protected...)
-	for _, p := range prot {
-		if real, err := resolve(r, p); err == nil && !slices.Contains(prot, real) {
-			prot = append(prot, real)
+// protectedIn returns what is protected beside ".git" and ".harness"
+// components: the WithProtected paths, and where they and the root's
+// .harness lead once their symlinks are followed (a .harness -> store
+// protects store).
+func (w *workspace) protectedIn(r *os.Root) []string {
+	prot := slices.Clone(w.protected)
+	for _, p := range append([]string{".harness"}, w.protected...) {
+		s, err := walk(r, p, resolveOnly, nil)
+		if err != nil {
+			continue
 		}
+		if s.real != "." && !slices.Contains(prot, s.real) {
+			prot = append(prot, s.real)
+		}
+		s.close()
 	}
-	real, err := resolve(r, rel)
+	return prot
+}
+
+// protectedError is the refusal of a write to rel, which leads to real,
+// at or under the protected entry q.
+func protectedError(rel, real, q string) error {
+	if real == rel {
+		return keptError(fmt.Sprintf("path %q is inside %s, which the runtime keeps and does not observe; write elsewhere", rel, q))
+	}
+	return keptError(fmt.Sprintf("path %q leads through a symlink to %s, inside %s, which the runtime keeps and does not observe; write elsewhere", rel, real, q))
+}
+
+// keptError is a protectedError; it wraps ErrProtected.
+type keptError string
+
+func (e keptError) Error() string { return string(e) }
+func (e keptError) Unwrap() error { return ErrProtected }
+
+// resolve returns where the clean path rel leads inside the workspace, as
+// a walk finds it, changing nothing.
+func (w *workspace) resolve(rel string) (string, error) {
+	r, err := w.open()
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	s, err := walk(r, rel, resolveOnly, nil)
+	if err != nil {
+		return "", err
+	}
+	s.close()
+	return s.real, nil
+}
+
+// resolves returns the error rel meets on the way to where it leads: it
+// leaves the workspace through a symlink, or cannot be followed.
+func (w *workspace) resolves(rel string) error {
+	_, err := w.resolve(rel)
+	return err
+}
+
+// writableNow returns the refusal a write to rel meets as the workspace is
+// now (see writable), changing nothing.
+func (w *workspace) writableNow(rel string) error {
+	r, err := w.open()
 	if err != nil {
 		return err
 	}
-	if q := protectedAt(real, prot); q != "" {
-		return fmt.Errorf("path %q leads through a symlink to %s, inside %s, which the runtime keeps and does not observe; write elsewhere", rel, real, q)
+	defer r.Close()
+	s, err := w.writable(r, rel, resolveOnly)
+	if err != nil {
+		return err
 	}
+	s.close()
 	return nil
 }
 
-// maxLinks is how many symlinks resolve follows in one path before it
-// gives up, as Linux does.
-const maxLinks = 40
-
-// resolve returns where the slash-separated path rel leads inside r: the
-// path relative to the root with every symlink on it followed, its parent
-// directories' and its own. From the first entry that is missing (or
-// cannot be looked at) on, the rest is taken as written, ".." climbing
-// lexically — the part a write would create. A link that leads out of the
-// root, or is absolute, is refused as os.Root refuses it. Each step looks
-// only at an entry whose parent is already resolved, so r never follows a
-// link for it.
-func resolve(r *os.Root, rel string) (string, error) {
-	var done []string
-	todo := strings.Split(rel, "/")
-	links, missing := 0, false
-	for len(todo) > 0 {
-		c := todo[0]
-		todo = todo[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			if len(done) == 0 {
-				return "", escapeError(rel)
-			}
-			done = done[:len(done)-1]
-			continue
-		}
-		next := append(slices.Clip(done), c)
-		if missing {
-			done = next
-			continue
-		}
-		name := filepath.FromSlash(strings.Join(next, "/"))
-		info, err := r.Lstat(name)
-		if err != nil || info.Mode()&fs.ModeSymlink == 0 {
-			// A missing entry is made by the write; any other error is the
-			// write's to report.
-			missing = err != nil
-			done = next
-			continue
-		}
-		if links++; links > maxLinks {
-			return "", fmt.Errorf("path %q: more than %d symlinks", rel, maxLinks)
-		}
-		target, err := r.Readlink(name)
-		if err != nil {
-			return "", pathError(rel, err)
-		}
-		if filepath.IsAbs(target) || filepath.VolumeName(target) != "" || strings.HasPrefix(filepath.ToSlash(target), "/") {
-			return "", escapeError(rel)
-		}
-		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
+// writable walks to rel for write_file (mode forWrite) or edit_file
+// (forEdit), or to check such a write without making anything
+// (resolveOnly), and refuses it when rel, as written or where it leads, is
+// at or under an entry the runtime keeps: a ".git" or ".harness" at any
+// depth, or a WithProtected path (each of those also taken where its own
+// symlinks lead). A link g -> .git thus does not open .git/hooks to
+// write_file. The spot it returns holds the parent directory the write
+// goes to, opened once; close it.
+func (w *workspace) writable(r *os.Root, rel string, mode walkMode) (*spot, error) {
+	if err := w.refuseProtected(rel); err != nil {
+		return nil, err
 	}
-	return strings.Join(done, "/"), nil
+	prot := w.protectedIn(r)
+	s, err := walk(r, rel, mode, prot)
+	if err != nil {
+		return nil, err
+	}
+	if q := protectedAt(s.real, prot); q != "" {
+		s.close()
+		return nil, protectedError(rel, s.real, q)
+	}
+	return s, nil
 }
 
-// writeFile makes rel hold data, inside r. A regular file is replaced
-// atomically — written to a temporary file beside it, synced, then renamed
-// over it — so nobody sees half of it, and its permissions are kept; a new
-// file is 0644 (less the umask) and its missing parent directories are
-// made. A symlink is written through, in place: os.Root refuses it if it
-// leads out of the workspace. It returns whether the file was created and
-// its previous size.
-func writeFile(r *os.Root, rel string, data []byte) (created bool, prevSize int64, err error) {
-	name := filepath.FromSlash(rel)
-	if dir := filepath.Dir(name); dir != "." {
-		if err := r.MkdirAll(dir, 0o755); err != nil {
-			return false, 0, pathError(rel, err)
+// walkMode says what a walk does about the entries of a path that do not
+// exist yet.
+type walkMode int
+
+const (
+	// resolveOnly changes nothing: from the first entry that is missing
+	// or is not a directory on, the rest of the path is taken as written.
+	resolveOnly walkMode = iota
+	// forWrite makes the missing parent directories, once it is sure that
+	// where the path then leads is not protected.
+	forWrite
+	// forEdit makes nothing: a missing parent is a missing file.
+	forEdit
+)
+
+const (
+	// maxLinks is how many symlinks a walk follows in one path before it
+	// gives up, as Linux does.
+	maxLinks = 40
+	// maxDepth is how many directories deep a walk goes, each held open.
+	maxDepth = 255
+	// maxSteps bounds a walk's steps, whatever the links and races.
+	maxSteps = 4096
+	// maxRaces is how many times a walk looks again at an entry that
+	// changed between a look and an open before it gives up.
+	maxRaces = 8
+)
+
+// errSwapped: what was opened is not the directory that was looked at.
+var errSwapped = errors.New("swapped")
+
+// spot is where a path leads inside the workspace, found by one walk.
+type spot struct {
+	rel   string // the path as given, for errors
+	real  string // where it leads: clean, slash-separated, relative to the root; "." for the root
+	links int    // symlinks followed on the way
+	// dir is the directory the path's last entry is in, opened by the
+	// walk, and base that entry's name. dir is nil when a resolveOnly walk
+	// stopped at a missing entry or one that is not a directory; base is
+	// "" when the path leads to a directory it ended on with "..".
+	dir  *os.Root
+	base string
+	info fs.FileInfo // base as found in dir (not followed), nil if missing
+	held []*os.Root
+}
+
+func (s *spot) close() {
+	for _, d := range s.held {
+		_ = d.Close()
+	}
+	s.held = nil
+}
+
+// walk follows the slash-separated path rel, which rel() has made clean
+// and local, from r one entry at a time, the way os.Root resolves a path
+// (a symlink is followed while it stays beneath the root; an absolute
+// link target, or one that climbs out, is refused) — but holding each
+// directory it passes open, so that what it found is what a write then
+// uses: nothing on the way is resolved twice. Each directory is opened as
+// a directory (it cannot be a named pipe that blocks the open), and a
+// directory swapped for something else between the look at its name and
+// the open is noticed and refused (os.SameFile), so a write cannot be
+// led, mid-walk, somewhere its path no longer says.
+//
+// For forWrite, a missing directory is made (0755, less the umask) only
+// once protectedAt has cleared where the path then leads: prot is what is
+// protected beside ".git" and ".harness".
+func walk(r *os.Root, rel string, mode walkMode, prot []string) (*spot, error) {
+	s := &spot{rel: rel}
+	dirs := []*os.Root{r}
+	var names []string
+	fail := func(err error) (*spot, error) {
+		for _, d := range dirs[1:] {
+			_ = d.Close()
+		}
+		return nil, err
+	}
+	todo := splitPath(rel)
+	races := 0
+	for steps := 0; len(todo) > 0; steps++ {
+		if steps > maxSteps {
+			return fail(fmt.Errorf("path %q: too many steps to resolve", rel))
+		}
+		c := todo[0]
+		if c == ".." {
+			if len(names) == 0 {
+				return fail(escapeError(rel))
+			}
+			names = names[:len(names)-1]
+			_ = dirs[len(dirs)-1].Close()
+			dirs = dirs[:len(dirs)-1]
+			todo = todo[1:]
+			continue
+		}
+		cur := dirs[len(dirs)-1]
+		info, err := cur.Lstat(c)
+		missing := errors.Is(err, fs.ErrNotExist)
+		switch {
+		case err != nil && !missing:
+			return fail(pathError(rel, err))
+		case !missing && info.Mode()&fs.ModeSymlink != 0:
+			if s.links++; s.links > maxLinks {
+				return fail(fmt.Errorf("path %q: more than %d symlinks", rel, maxLinks))
+			}
+			target, err := cur.Readlink(c)
+			if errors.Is(err, syscall.EINVAL) || errors.Is(err, fs.ErrNotExist) {
+				s.links-- // no longer a link, or gone, since Lstat: look again
+				continue
+			}
+			if err != nil {
+				return fail(pathError(rel, err))
+			}
+			if filepath.IsAbs(target) || filepath.VolumeName(target) != "" || strings.HasPrefix(filepath.ToSlash(target), "/") {
+				return fail(escapeError(rel))
+			}
+			todo = append(splitPath(target), todo[1:]...)
+			continue
+		case len(todo) == 1:
+			// The last entry: what the call reads, writes or replaces.
+			s.dir, s.base = cur, c
+			if !missing {
+				s.info = info
+			}
+			names = append(names, c)
+			todo = nil
+			continue
+		case !missing && info.IsDir():
+			if len(dirs) > maxDepth {
+				return fail(fmt.Errorf("path %q is more than %d directories deep", rel, maxDepth))
+			}
+			// c + "/." opens c as a directory (O_DIRECTORY): a name
+			// swapped for a named pipe fails instead of blocking.
+			sub, err := cur.OpenRoot(c + string(filepath.Separator) + ".")
+			if err == nil {
+				now, serr := sub.Stat(".")
+				if serr != nil || !os.SameFile(info, now) {
+					_ = sub.Close()
+					sub, err = nil, errSwapped
+				}
+			}
+			if err != nil {
+				// c was a directory a moment ago: it was swapped (for a
+				// link, a pipe, another directory), or is gone. Look again,
+				// a few times; what is there then decides.
+				if races++; races > maxRaces {
+					return fail(fmt.Errorf("path %q: %s keeps changing while it is opened (it is no longer the directory it was); nothing was written", rel, join(names, c)))
+				}
+				continue
+			}
+			dirs = append(dirs, sub)
+			names = append(names, c)
+			todo = todo[1:]
+			continue
+		}
+		// c is missing, or is not a directory, and more follows. From
+		// here on nothing is a symlink (what is made is made plain), so a
+		// ".." later on cancels what comes before it, as os.Root cancels
+		// it.
+		if rest := cleanParts(todo); len(rest) != len(todo) {
+			todo = rest
+			continue
+		}
+		switch {
+		case mode == resolveOnly:
+			names = append(names, todo...)
+			todo = nil
+		case !missing:
+			return fail(fmt.Errorf("path %q: %s is %s, not a directory", rel, join(names, c), action.FileKind(info.Mode())))
+		case mode == forEdit:
+			return fail(pathError(rel, fs.ErrNotExist))
+		default:
+			if q := protectedAt(join(names, todo...), prot); q != "" {
+				return fail(protectedError(rel, join(names, todo...), q))
+			}
+			if err := cur.Mkdir(c, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return fail(pathError(rel, err))
+			}
+			// Look at c again: it is a directory now (or whatever raced
+			// to take its place, which the next step judges).
 		}
 	}
-	mode := fs.FileMode(0o644)
-	info, err := r.Lstat(name)
+	s.real = join(names)
+	s.held = dirs[1:]
+	return s, nil
+}
+
+// splitPath splits a slash-separated path into its entries, leaving out
+// empty ones and ".".
+func splitPath(p string) []string {
+	var out []string
+	for _, c := range strings.Split(filepath.ToSlash(p), "/") {
+		if c != "" && c != "." {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// cleanParts cancels each ".." against the entry before it.
+func cleanParts(parts []string) []string {
+	var out []string
+	for _, p := range parts {
+		if p == ".." && len(out) > 0 && out[len(out)-1] != ".." {
+			out = out[:len(out)-1]
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// join joins entries into a slash-separated path; none is ".".
+func join(names []string, more ...string) string {
+	all := append(slices.Clip(names), more...)
+	if len(all) == 0 {
+		return "."
+	}
+	return strings.Join(all, "/")
+}
+
+// notRegularError is the refusal of a path that leads to something other
+// than a regular file: a named pipe's open or read would wait for a
+// writer, a device's read would never end.
+type notRegularError struct {
+	rel  string
+	mode fs.FileMode
+}
+
+func (e notRegularError) Error() string {
+	return fmt.Sprintf("path %q is %s, not a regular file; the file tools read and write only regular files", e.rel, action.FileKind(e.mode))
+}
+
+func (e notRegularError) Unwrap() error { return action.ErrNotRegular }
+
+// tooLargeError is the refusal of a file larger than a tool reads.
+func tooLargeError(rel string, size, limit int64) error {
+	return fmt.Errorf("path %q is %d bytes, more than the %d a file tool reads whole; change it with run_command", rel, size, limit)
+}
+
+// readAll reads the regular file s leads to, at most limit bytes of it,
+// through the directory the walk opened: the file is the one the walk
+// found (os.SameFile), opened without blocking.
+func (s *spot) readAll(limit int64) ([]byte, error) {
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		created = true
+	case s.base == "" || s.info != nil && s.info.IsDir():
+		return nil, fmt.Errorf("path %q is a directory", s.rel)
+	case s.info == nil:
+		return nil, pathError(s.rel, fs.ErrNotExist)
+	case !s.info.Mode().IsRegular():
+		return nil, notRegularError{s.rel, s.info.Mode()}
+	case s.info.Size() > limit:
+		return nil, tooLargeError(s.rel, s.info.Size(), limit)
+	}
+	f, info, err := action.OpenRegular(s.dir, s.base)
+	switch {
+	case errors.Is(err, action.ErrNotRegular):
+		return nil, notRegularError{s.rel, info.Mode()}
 	case err != nil:
-		return false, 0, pathError(rel, err)
-	case info.IsDir():
-		return false, 0, fmt.Errorf("path %q is a directory", rel)
-	case info.Mode()&fs.ModeSymlink != 0:
-		return writeThrough(r, rel, data)
+		return nil, pathError(s.rel, err)
+	}
+	defer f.Close()
+	if !os.SameFile(info, s.info) {
+		return nil, fmt.Errorf("path %q changed while it was being opened; nothing was written", s.rel)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, pathError(s.rel, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLargeError(s.rel, int64(len(data)), limit)
+	}
+	return data, nil
+}
+
+// writeFile makes the file s leads to hold data. It is replaced
+// atomically — data is written to a temporary file beside it, synced, and
+// renamed over it — so nobody sees half of it, and its permissions are
+// kept; a new file is 0644 (less the umask). The temporary file is made,
+// and renamed, in the one directory the walk opened, by name: no path is
+// resolved again, so a directory swapped for a symlink meanwhile cannot
+// lead the write, or the temporary file, anywhere else. A symlink at the
+// path is replaced where it leads: the walk followed it. It returns
+// whether the file was created and its previous size.
+func writeFile(s *spot, data []byte) (created bool, prevSize int64, err error) {
+	mode := fs.FileMode(0o644)
+	switch info := s.info; {
+	case s.base == "" || info != nil && info.IsDir():
+		return false, 0, fmt.Errorf("path %q is a directory", s.rel)
+	case info == nil:
+		created = true
 	case !info.Mode().IsRegular():
-		return false, 0, fmt.Errorf("path %q is not a regular file (%s)", rel, info.Mode().Type())
+		return false, 0, notRegularError{s.rel, info.Mode()}
 	default:
 		mode, prevSize = info.Mode().Perm(), info.Size()
 	}
-	tmp := filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+".tmp-"+rand.Text()[:12])
-	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return false, 0, pathError(rel, err)
+	base := s.base
+	if len(base) > 200 {
+		base = base[:200] // the temporary name must fit NAME_MAX too
 	}
-	err = errors.Join(write(f, data), f.Close())
+	tmp := "." + base + ".tmp-" + rand.Text()[:12]
+	f, err := s.dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return false, 0, pathError(s.rel, err)
+	}
+	err = write(f, data)
 	if err == nil && !created {
-		err = r.Chmod(tmp, mode) // OpenFile's mode is less the umask; keep the file's own
+		err = f.Chmod(mode) // OpenFile's mode is less the umask; keep the file's own
 	}
 	if err == nil {
-		err = r.Rename(tmp, name)
+		err = f.Sync()
+	}
+	err = errors.Join(err, f.Close())
+	if err == nil {
+		err = s.dir.Rename(tmp, s.base)
 	}
 	if err != nil {
-		_ = r.Remove(tmp)
-		return false, 0, pathError(rel, err)
+		_ = s.dir.Remove(tmp)
+		return false, 0, pathError(s.rel, err)
 	}
 	return created, prevSize, nil
 }
 
-func writeThrough(r *os.Root, rel string, data []byte) (bool, int64, error) {
-	name := filepath.FromSlash(rel)
-	var prev int64
-	if info, err := r.Stat(name); err == nil {
-		prev = info.Size()
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return false, 0, pathError(rel, err)
-	}
-	f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return false, 0, pathError(rel, err)
-	}
-	if err := errors.Join(write(f, data), f.Close()); err != nil {
-		return false, 0, pathError(rel, err)
-	}
-	return false, prev, nil
-}
-
 func write(f *os.File, data []byte) error {
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	return f.Sync()
+	_, err := f.Write(data)
+	return err
 }

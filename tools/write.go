@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/seed-7cc7a084/harness/action"
@@ -57,6 +56,13 @@ func writeTool(ws *workspace) *tool {
 		}, "path", "content"),
 		capability: action.Write,
 		confirm:    true,
+		precheck: func(raw json.RawMessage) error {
+			_, rel, err := parse(raw)
+			if err != nil {
+				return err
+			}
+			return ws.writableNow(rel)
+		},
 		// The declared check is FileEquals on the target: after the write,
 		// the file holds exactly content.
 		check: func(raw json.RawMessage) (*facts.CheckSpec, error) {
@@ -64,12 +70,7 @@ func writeTool(ws *workspace) *tool {
 			if err != nil {
 				return nil, err
 			}
-			root, err := ws.open()
-			if err != nil {
-				return nil, err
-			}
-			defer root.Close()
-			if err := ws.checkWritable(root, rel); err != nil {
+			if err := ws.writableNow(rel); err != nil {
 				return nil, err
 			}
 			spec := action.FileEquals(rel, []byte(a.Content))
@@ -85,11 +86,13 @@ func writeTool(ws *workspace) *tool {
 				return failed(WriteFile, err), fmt.Errorf("%s: %w", WriteFile, err)
 			}
 			defer root.Close()
-			if err := ws.checkWritable(root, rel); err != nil {
+			sp, err := ws.writable(root, rel, forWrite)
+			if err != nil {
 				return failed(WriteFile, err), nil
 			}
+			defer sp.close()
 			data := []byte(a.Content)
-			created, prev, err := writeFile(root, rel, data)
+			created, prev, err := writeFile(sp, data)
 			if err != nil {
 				return failed(WriteFile, err), nil
 			}
@@ -163,7 +166,7 @@ func planEdit(rel string, data []byte, oldText, newText string) (edit, error) {
 	}, nil
 }
 
-func editTool(ws *workspace) *tool {
+func editTool(ws *workspace, lim Limits) *tool {
 	parse := func(raw json.RawMessage) (editArgs, string, error) {
 		var a editArgs
 		if err := decodeArgs(raw, &a, "path", "old", "new"); err != nil {
@@ -189,12 +192,14 @@ func editTool(ws *workspace) *tool {
 			return edit{}, rel, err
 		}
 		defer root.Close()
-		if err := ws.checkWritable(root, rel); err != nil {
+		sp, err := ws.writable(root, rel, forEdit)
+		if err != nil {
 			return edit{}, rel, err
 		}
-		data, err := root.ReadFile(filepath.FromSlash(rel))
+		defer sp.close()
+		data, err := sp.readAll(int64(lim.FileBytes))
 		if err != nil {
-			return edit{}, rel, pathError(rel, err)
+			return edit{}, rel, err
 		}
 		e, err := planEdit(rel, data, a.Old, a.New)
 		return e, rel, err
@@ -212,6 +217,13 @@ func editTool(ws *workspace) *tool {
 		}, "path", "old", "new"),
 		capability: action.Write,
 		confirm:    true,
+		precheck: func(raw json.RawMessage) error {
+			_, rel, err := parse(raw)
+			if err != nil {
+				return err
+			}
+			return ws.writableNow(rel)
+		},
 		// The declared check is FileEquals on the whole file the edit is
 		// expected to produce, computed from the file as it is when the
 		// request is made. FileContains(path, new) would pass when the
@@ -238,18 +250,20 @@ func editTool(ws *workspace) *tool {
 				return failed(EditFile, err), fmt.Errorf("%s: %w", EditFile, err)
 			}
 			defer root.Close()
-			if err := ws.checkWritable(root, rel); err != nil {
+			sp, err := ws.writable(root, rel, forEdit)
+			if err != nil {
 				return failed(EditFile, err), nil
 			}
-			data, err := root.ReadFile(filepath.FromSlash(rel))
+			defer sp.close()
+			data, err := sp.readAll(int64(lim.FileBytes))
 			if err != nil {
-				return failed(EditFile, pathError(rel, err)), nil
+				return failed(EditFile, err), nil
 			}
 			e, err := planEdit(rel, data, a.Old, a.New)
 			if err != nil {
 				return failed(EditFile, err), nil
 			}
-			if _, _, err := writeFile(root, rel, e.result); err != nil {
+			if _, _, err := writeFile(sp, e.result); err != nil {
 				return failed(EditFile, err), nil
 			}
 			return facts.Report{

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -133,4 +134,21 @@ func TestEditFileMatching(t *testing.T) {
 			require.Contains(t, rep.Error, tc.errText)
 		})
 	}
+}
+
+// edit_file reads a whole file, so it edits files up to Limits.FileBytes
+// and refuses larger ones without reading them.
+func TestEditFileBounded(t *testing.T) {
+	s, root := workspace(t, map[string]string{"big.txt": strings.Repeat("x", 200) + "\nend\n", "small.txt": "end\n"},
+		tools.WithLimits(tools.Limits{FileBytes: 100}))
+	args := `{"path": "big.txt", "old": "end", "new": "END"}`
+	rep := call(t, s, tools.EditFile, args)
+	require.Equal(t, facts.StatusFailed, rep.Status)
+	require.Contains(t, rep.Error, `edit_file: path "big.txt" is 205 bytes, more than the 100 a file tool reads whole`)
+	tool, _ := s.Lookup(tools.EditFile)
+	_, err := tool.Check([]byte(args))
+	require.ErrorContains(t, err, `is 205 bytes, more than the 100`)
+	rep = call(t, s, tools.EditFile, `{"path": "small.txt", "old": "end", "new": "END"}`)
+	require.Equal(t, facts.StatusSucceeded, rep.Status, rep.Error)
+	require.Equal(t, "END\n", readFile(t, root, "small.txt"))
 }
