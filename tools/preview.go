@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/present"
 )
 
@@ -71,14 +72,16 @@ func preview(root, tool, args string) string {
 	return UnifiedDiff(from, "b/"+shown, before, after)
 }
 
-// readIn reads rel inside root; a missing file reads as empty.
+// readIn reads rel inside root; a missing file reads as empty. Only a
+// regular file is read, opened without blocking (a FIFO named by the model
+// must not hang the preview a person waits for), and at most 8 MiB of it.
 func readIn(root, rel string) (string, bool, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return "", false, err
 	}
 	defer r.Close()
-	f, err := r.Open(rel)
+	f, _, err := action.OpenRegular(r, rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
