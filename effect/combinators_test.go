@@ -133,6 +133,117 @@ func TestRetry(t *testing.T) {
 	})
 }
 
+// TestRetryWait: Policy.Wait lengthens or refuses a wait from the failure
+// (as a server's Retry-After does), and Policy.OnWait is told of each wait.
+func TestRetryWait(t *testing.T) {
+	errSlow := errors.New("slow down")
+	type call struct {
+		attempt int
+		planned time.Duration
+	}
+	type notice struct {
+		attempt int
+		wait    time.Duration
+		err     error
+	}
+	t.Run("a wait lengthened by the failure is waited, and told", func(t *testing.T) {
+		var n atomic.Int64
+		var at []time.Time
+		e := runs(&n, func(context.Context) (int, error) {
+			at = append(at, time.Now())
+			if n.Load() < 3 {
+				return 0, errSlow
+			}
+			return 7, nil
+		})
+		var calls []call
+		var told []notice
+		p := effect.Policy{MaxAttempts: 5, Backoff: 10 * time.Millisecond, Multiplier: 2,
+			Wait: func(err error, attempt int, planned time.Duration) (time.Duration, error) {
+				calls = append(calls, call{attempt, planned})
+				if errors.Is(err, errSlow) && attempt == 1 {
+					return 60 * time.Millisecond, nil
+				}
+				return planned, nil
+			},
+			OnWait: func(attempt int, wait time.Duration, err error) { told = append(told, notice{attempt, wait, err}) },
+		}
+		v, err := effect.Run(context.Background(), effect.Retry(e, p), S{}).Get()
+		require.NoError(t, err)
+		require.Equal(t, 7, v)
+		require.Equal(t, []call{{1, 10 * time.Millisecond}, {2, 20 * time.Millisecond}}, calls,
+			"the backoff grows from its own plan, not from the lengthened wait")
+		require.Equal(t, []notice{{1, 60 * time.Millisecond, errSlow}, {2, 20 * time.Millisecond, errSlow}}, told)
+		require.Len(t, at, 3)
+		require.GreaterOrEqual(t, at[1].Sub(at[0]), 60*time.Millisecond, "the lengthened wait is honoured")
+		require.GreaterOrEqual(t, at[2].Sub(at[1]), 20*time.Millisecond)
+	})
+	t.Run("a refused wait ends the retries with Wait's error", func(t *testing.T) {
+		var n atomic.Int64
+		tooLong := errors.New("the server asked for an hour")
+		var told []notice
+		p := effect.Policy{MaxAttempts: 5,
+			Wait: func(err error, _ int, _ time.Duration) (time.Duration, error) {
+				return 0, errors.Join(tooLong, err)
+			},
+			OnWait: func(attempt int, wait time.Duration, err error) { told = append(told, notice{attempt, wait, err}) },
+		}
+		ex := effect.Run(context.Background(), effect.Retry(runs(&n, failing), p), S{})
+		require.True(t, ex.IsFail())
+		require.ErrorIs(t, ex.Err(), tooLong)
+		require.ErrorIs(t, ex.Err(), errBoom, "Wait's error wraps the failure")
+		require.Equal(t, 1, effect.Attempts(ex.Err()))
+		require.EqualValues(t, 1, n.Load())
+		require.Empty(t, told, "no wait is made, so none is told")
+	})
+	t.Run("zero waits are told too; no wait is told when no retry follows", func(t *testing.T) {
+		var n atomic.Int64
+		var told []notice
+		p := effect.Policy{MaxAttempts: 3,
+			OnWait: func(attempt int, wait time.Duration, err error) { told = append(told, notice{attempt, wait, err}) }}
+		ex := effect.Run(context.Background(), effect.Retry(runs(&n, failing), p), S{})
+		require.True(t, ex.IsFail())
+		require.EqualValues(t, 3, n.Load())
+		require.Equal(t, []notice{{1, 0, errBoom}, {2, 0, errBoom}}, told)
+
+		told = nil
+		p.RetryIf = func(error) bool { return false }
+		effect.Run(context.Background(), effect.Retry(runs(&n, failing), p), S{})
+		require.Empty(t, told)
+	})
+	t.Run("MaxElapsed caps the lengthened wait", func(t *testing.T) {
+		var n atomic.Int64
+		p := effect.Policy{MaxAttempts: 5, MaxElapsed: time.Second,
+			Wait: func(error, int, time.Duration) (time.Duration, error) { return time.Hour, nil }}
+		start := time.Now()
+		ex := effect.Run(context.Background(), effect.Retry(runs(&n, failing), p), S{})
+		require.True(t, ex.IsFail())
+		require.ErrorIs(t, ex.Err(), errBoom)
+		require.EqualValues(t, 1, n.Load())
+		require.Less(t, time.Since(start), 10*time.Second)
+	})
+	t.Run("a lengthened wait ends when the context does", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var n atomic.Int64
+		p := effect.Policy{MaxAttempts: 5,
+			Wait:   func(error, int, time.Duration) (time.Duration, error) { return time.Hour, nil },
+			OnWait: func(int, time.Duration, error) { cancel() }}
+		ex := effect.Run(ctx, effect.Retry(runs(&n, failing), p), S{})
+		require.True(t, ex.IsInterrupt())
+		require.ErrorIs(t, ex.Err(), errBoom)
+		require.EqualValues(t, 1, n.Load())
+	})
+	t.Run("a negative wait is a Die naming Policy.Wait", func(t *testing.T) {
+		var n atomic.Int64
+		p := effect.Policy{MaxAttempts: 5,
+			Wait: func(error, int, time.Duration) (time.Duration, error) { return -time.Second, nil }}
+		ex := effect.Run(context.Background(), effect.Retry(runs(&n, failing), p), S{})
+		require.True(t, ex.IsDie())
+		require.ErrorContains(t, ex.Err(), "Policy.Wait")
+		require.EqualValues(t, 1, n.Load())
+	})
+}
+
 func TestTimeout(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	waitForCancel := func(ctx context.Context) (int, error) {

@@ -11,7 +11,9 @@ import (
 //
 // The zero Policy runs the effect once. Waits grow from Backoff by
 // Multiplier up to MaxBackoff, each shortened by a random fraction of at most
-// Jitter so that many clients retrying the same service spread out.
+// Jitter so that many clients retrying the same service spread out. Wait,
+// when set, may lengthen a wait from what the failure says (a server's
+// Retry-After) or refuse it; OnWait is told of every wait before it starts.
 type Policy struct {
 	// MaxAttempts is the number of runs in all, the first included; 0 means 1.
 	MaxAttempts int
@@ -29,6 +31,18 @@ type Policy struct {
 	// MaxElapsed caps the time from the first attempt to the start of the
 	// last; a retry whose wait would pass it is not made. 0 means no cap.
 	MaxElapsed time.Duration
+	// Wait, when set, decides the wait before a retry from the error of
+	// the attempt that failed (attempt counts from 1) and the wait the
+	// backoff planned (jitter applied). It returns the wait to make — to
+	// honour what the failure asks, typically at least planned — or an
+	// error, which ends the retries: that error is then the Fail's (in a
+	// RetryError), so it should wrap err. MaxElapsed applies to the wait
+	// it returns; the backoff goes on growing from its own plan.
+	Wait func(err error, attempt int, planned time.Duration) (time.Duration, error)
+	// OnWait, when set, is called before each retry's wait (a zero wait
+	// too) with the attempt that failed, the wait and the failure, so a
+	// caller can say that it is waiting and why.
+	OnWait func(attempt int, wait time.Duration, err error)
 }
 
 // validate names the first field that cannot be a policy.
@@ -122,8 +136,21 @@ func retry[S, A any](r *runner, s S, run func(*runner, S) Exit[A], p *Policy) Ex
 		if p.Jitter > 0 && d > 0 {
 			d -= time.Duration(rand.Float64() * p.Jitter * float64(d))
 		}
+		if p.Wait != nil {
+			w, werr := p.Wait(err, attempt, d)
+			switch {
+			case werr != nil:
+				return failExit[A](&RetryError{Attempts: attempt, Err: werr})
+			case w < 0:
+				return dieExit[A](fmt.Errorf("effect.Retry: Policy.Wait returned %v, want ≥ 0", w))
+			}
+			d = w
+		}
 		if p.MaxElapsed > 0 && time.Since(start)+d > p.MaxElapsed {
 			return failExit[A](&RetryError{Attempts: attempt, Err: err})
+		}
+		if p.OnWait != nil {
+			p.OnWait(attempt, d, err)
 		}
 		if d > 0 {
 			t := time.NewTimer(d)

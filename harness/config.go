@@ -19,6 +19,10 @@ type Config struct {
 	ModelAttempts int
 	// ModelBackoff is the first wait between model attempts.
 	ModelBackoff time.Duration
+	// ModelMaxWait is the longest wait before a model attempt that a
+	// server may ask for (Retry-After); one asking longer fails the turn,
+	// as transient, saying how long it asked.
+	ModelMaxWait time.Duration
 	// SystemPrompt is what the model is told before the conversation.
 	SystemPrompt string
 	// ModelName names the model, for the record.
@@ -56,6 +60,9 @@ func WithModelAttempts(n int) Option { return func(c *Config) { c.ModelAttempts 
 
 // WithModelBackoff sets Config.ModelBackoff.
 func WithModelBackoff(d time.Duration) Option { return func(c *Config) { c.ModelBackoff = d } }
+
+// WithModelMaxWait sets Config.ModelMaxWait.
+func WithModelMaxWait(d time.Duration) Option { return func(c *Config) { c.ModelMaxWait = d } }
 
 // WithSystemPrompt sets Config.SystemPrompt.
 func WithSystemPrompt(p string) Option { return func(c *Config) { c.SystemPrompt = p } }
@@ -96,6 +103,7 @@ func NewConfig(opts ...Option) (Config, error) {
 		MaxSteps:      100,
 		ModelAttempts: 3,
 		ModelBackoff:  500 * time.Millisecond,
+		ModelMaxWait:  time.Minute,
 		SystemPrompt:  DefaultSystemPrompt,
 		Version:       "harness/dev",
 		Actor:         "coding-actor",
@@ -116,6 +124,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("config: ModelAttempts is %d: a model turn must be tried at least once", c.ModelAttempts)
 	case c.ModelBackoff < 0:
 		return fmt.Errorf("config: ModelBackoff is %v: want ≥ 0", c.ModelBackoff)
+	case c.ModelMaxWait < 0:
+		return fmt.Errorf("config: ModelMaxWait is %v: want ≥ 0", c.ModelMaxWait)
 	case c.MaxTurns < 0:
 		return fmt.Errorf("config: MaxTurns is %d: want ≥ 0 (0 is no bound)", c.MaxTurns)
 	case c.MaxTokens < 0:

@@ -342,6 +342,7 @@ func TestNewConfigRefusesWhatCannotRun(t *testing.T) {
 	for field, opt := range map[string]harness.Option{
 		"MaxSteps":      harness.WithMaxSteps(0),
 		"ModelAttempts": harness.WithModelAttempts(0),
+		"ModelMaxWait":  harness.WithModelMaxWait(-1),
 		"MaxTurns":      harness.WithBudget(-1, 0),
 		"CompactAt":     harness.WithCompactAt(-5),
 	} {

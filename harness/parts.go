@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/effect"
@@ -461,13 +462,36 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 		}
 		return mt, nil
 	})
-	return effect.Retry(call, effect.Policy{
-		MaxAttempts: cfg.ModelAttempts,
-		Backoff:     cfg.ModelBackoff,
-		MaxBackoff:  30 * cfg.ModelBackoff,
-		Jitter:      0.2,
-		RetryIf:     model.IsTransient,
+	// The services are read first, so that their OnModelWait hears of the
+	// retries' waits.
+	services := effect.FromAsync(func(_ context.Context, svc Services) (Services, error) { return svc, nil })
+	return effect.AndThen(services, func(svc Services) effect.Effect[Services, facts.ModelTurn] {
+		return effect.Retry(call, effect.Policy{
+			MaxAttempts: cfg.ModelAttempts,
+			Backoff:     cfg.ModelBackoff,
+			MaxBackoff:  30 * cfg.ModelBackoff,
+			Jitter:      0.2,
+			RetryIf:     model.IsTransient,
+			Wait: func(err error, _ int, planned time.Duration) (time.Duration, error) {
+				return modelWait(cfg, err, planned)
+			},
+			OnWait: svc.OnModelWait,
+		})
 	})
+}
+
+// modelWait is the wait before a model turn is tried again: the backoff's,
+// or longer when the server asked so (Retry-After), up to
+// Config.ModelMaxWait; a server asking longer fails the turn.
+func modelWait(cfg Config, err error, planned time.Duration) (time.Duration, error) {
+	asked, ok := model.RetryAfter(err)
+	switch {
+	case !ok || asked <= planned:
+		return planned, nil
+	case asked > cfg.ModelMaxWait:
+		return 0, fmt.Errorf("%w; the server asked to wait %v before a retry, longer than Config.ModelMaxWait (%v)", err, asked, cfg.ModelMaxWait)
+	}
+	return asked, nil
 }
 
 // keepExchange keeps the bytes of a provider call as blobs: the record of

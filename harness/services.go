@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
@@ -35,6 +36,13 @@ type Services struct {
 	// Tracing receives the spans of transitions; nil is the global
 	// OpenTelemetry provider.
 	Tracing trace.TracerProvider
+	// OnModelWait, when set, is told before a failed model turn is tried
+	// again: the attempt that failed (from 1), the wait before the next
+	// (a server's Retry-After included), and the failure — model.Reason
+	// says it in a few words, and one matching model.ErrStreamCut means
+	// that text already streamed is not kept and the turn streams again
+	// from its start.
+	OnModelWait func(attempt int, wait time.Duration, err error)
 }
 
 // TracerProvider makes Services an effect.Traced.

@@ -11,7 +11,7 @@ import (
 // AskTool is the name of the pseudo-tool through which a real model asks a
 // person a question. The providers offer it next to the actor's tools
 // (unless a tool of that name is already there, or WithoutAskTool is
-// given); the model calls it with
+// given; see OfferTools); the model calls it with
 //
 //	{"text": "Which config file?", "options": ["a.toml", "b.toml"], "allow_free_text": true}
 //
@@ -41,10 +41,11 @@ func AskSchema() facts.ToolSchema {
 	}
 }
 
-// offered returns the tools the model is shown: the actor's, and the ask
-// pseudo-tool unless it is off or an actor's tool has its name. asks
-// reports whether the pseudo-tool is among them.
-func offered(tools []facts.ToolSchema, ask bool) (out []facts.ToolSchema, asks bool) {
+// OfferTools returns the tools a provider shows the model: the actor's,
+// and the AskTool pseudo-tool unless ask is false or an actor's tool has
+// its name. asks reports whether the pseudo-tool is among them; pass it to
+// AsQuestion with the decision.
+func OfferTools(tools []facts.ToolSchema, ask bool) (out []facts.ToolSchema, asks bool) {
 	if !ask || slices.ContainsFunc(tools, func(t facts.ToolSchema) bool { return t.Name == AskTool }) {
 		return tools, false
 	}
@@ -58,9 +59,10 @@ type askArgs struct {
 	AllowFreeText *bool    `json:"allow_free_text"`
 }
 
-// question turns a decision whose only tool call is the ask pseudo-tool
-// into a question. Any other decision is returned as it is.
-func question(d Decision, asks bool) Decision {
+// AsQuestion turns a decision whose only tool call is the AskTool
+// pseudo-tool, offered (asks, from OfferTools), into a question. Any other
+// decision is returned as it is.
+func AsQuestion(d Decision, asks bool) Decision {
 	if !asks || len(d.ToolCalls) != 1 || d.ToolCalls[0].Name != AskTool {
 		return d
 	}

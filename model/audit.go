@@ -1,13 +1,11 @@
 package model
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
-	"sync"
+	"time"
 )
 
 // Exchange is one HTTP exchange with a provider, byte for byte, kept so a
@@ -62,7 +60,8 @@ func ExchangeOf(err error) *Exchange {
 //	a 2xx body that is not JSON, or not the
 //	  API's shape                                  invalid_output
 //	no response: connection refused or reset       transport
-//	a stream cut off, or ending before the turn    transport: nothing is recorded; the turn runs again
+//	a stream cut off, or ending before the turn    transient (ErrStreamCut): nothing is recorded; the turn runs again
+//	a response body cut off (not streamed)         transport
 //	past WithTimeout, or the caller's deadline     timeout
 //	the caller's context cancelled                 cancelled (errors.Is context.Canceled)
 //
@@ -79,6 +78,10 @@ type CallError struct {
 	Type string
 	// Message says what went wrong, with what to check when that is known.
 	Message string
+	// RetryAfter is the wait the server asked for before a retry (the
+	// retry-after-ms or Retry-After header, in seconds or as an HTTP
+	// date); 0 when it asked none.
+	RetryAfter time.Duration
 	// Exchange is what was sent and received.
 	Exchange *Exchange
 	// Err is the underlying error, when there is one.
@@ -108,97 +111,53 @@ func (e *CallError) Error() string {
 // Unwrap returns the underlying error.
 func (e *CallError) Unwrap() error { return e.Err }
 
-// recorder keeps the bytes of one HTTP exchange. It is installed as the
-// innermost SDK middleware of one call, so it sees the body the SDK finally
-// sends and every byte the SDK reads back. The SDKs' own retries are off,
-// so one call is one exchange.
-type recorder struct {
-	provider string
-
-	mu     sync.Mutex
-	url    string
-	status int
-	req    []byte
-	resp   bytes.Buffer
-	sent   bool
-}
-
-func (r *recorder) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	var body []byte
-	switch {
-	case req.GetBody != nil:
-		rc, err := req.GetBody()
-		if err != nil {
-			return nil, fmt.Errorf("record request body: %w", err)
+// Reason says in a few words why the call failed, for a person told that
+// it is tried again: "rate limited by openai (429)", "the stream from
+// anthropic was cut off".
+func (e *CallError) Reason() string {
+	p := e.Provider
+	switch s := e.Status; {
+	case errors.Is(e.Err, ErrStreamCut):
+		return "the stream from " + p + " was cut off"
+	case s == http.StatusTooManyRequests:
+		return fmt.Sprintf("rate limited by %s (%d)", p, s)
+	case s == 529:
+		return fmt.Sprintf("%s is overloaded (%d)", p, s)
+	case s == http.StatusServiceUnavailable:
+		return fmt.Sprintf("%s is unavailable (%d)", p, s)
+	case s >= 500:
+		return fmt.Sprintf("%s server error (%d)", p, s)
+	case s >= 400:
+		return fmt.Sprintf("%s answered %d %s", p, s, http.StatusText(s))
+	case e.Type != "":
+		// An error event that ended a stream.
+		switch {
+		case strings.Contains(e.Type, "rate_limit"):
+			return fmt.Sprintf("rate limited by %s (%s)", p, e.Type)
+		case strings.Contains(e.Type, "overloaded"):
+			return fmt.Sprintf("%s is overloaded (%s)", p, e.Type)
 		}
-		body, err = io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("record request body: %w", err)
-		}
-	case req.Body != nil && req.Body != http.NoBody:
-		var err error
-		body, err = io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("record request body: %w", err)
-		}
-		req.Body = io.NopCloser(bytes.NewReader(body))
+		return fmt.Sprintf("%s stream error (%s)", p, e.Type)
 	}
-	u := *req.URL
-	u.User = nil
-	r.mu.Lock()
-	r.url, r.req, r.sent = u.String(), body, true
-	r.mu.Unlock()
-	res, err := next(req)
-	if res != nil {
-		r.mu.Lock()
-		r.status = res.StatusCode
-		r.mu.Unlock()
-		if res.Body != nil {
-			res.Body = &teeBody{rc: res.Body, r: r}
-		}
-	}
-	return res, err
+	return e.Error()
 }
 
-// teeBody copies what is read from a response body into its recorder.
-type teeBody struct {
-	rc io.ReadCloser
-	r  *recorder
+// RetryAfter returns the wait the server asked for before a retry, when a
+// provider error carries one (see CallError.RetryAfter).
+func RetryAfter(err error) (time.Duration, bool) {
+	var ce *CallError
+	if errors.As(err, &ce) && ce.RetryAfter > 0 {
+		return ce.RetryAfter, true
+	}
+	return 0, false
 }
 
-func (t *teeBody) Read(p []byte) (int, error) {
-	n, err := t.rc.Read(p)
-	if n > 0 {
-		t.r.mu.Lock()
-		t.r.resp.Write(p[:n])
-		t.r.mu.Unlock()
+// Reason says in a few words why a model call failed: a provider error's
+// Reason, else the error's text.
+func Reason(err error) string {
+	var ce *CallError
+	if errors.As(err, &ce) {
+		return ce.Reason()
 	}
-	return n, err
-}
-
-func (t *teeBody) Close() error { return t.rc.Close() }
-
-// exchange returns what was recorded, or nil when nothing was sent.
-func (r *recorder) exchange() *Exchange {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.sent {
-		return nil
-	}
-	return &Exchange{
-		Provider: r.provider,
-		URL:      r.url,
-		Status:   r.status,
-		Request:  r.req,
-		Response: bytes.Clone(r.resp.Bytes()),
-	}
-}
-
-// statusCode returns the status recorded, 0 when no response came.
-func (r *recorder) statusCode() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.status
+	return err.Error()
 }

@@ -4,11 +4,12 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 )
 
-// noResult is the tool result a provider is shown for a call whose result
+// NoResult is the tool result a provider is shown for a call whose result
 // the conversation does not have.
-const noResult = "No result was recorded for this tool call."
+const NoResult = "No result was recorded for this tool call."
 
-// paired returns the conversation in the shape both APIs require: the
+// Paired returns the conversation in the shape the APIs of OpenAI and
+// Anthropic require: the
 // results of an assistant message's tool calls directly after it, one per
 // call, in the order of the calls. A thread's log can hold other shapes —
 // a person's message posted while a call waited for confirmation lands
@@ -19,7 +20,7 @@ const noResult = "No result was recorded for this tool call."
 // no result gets one saying so; a result whose call is not in the
 // conversation becomes a user message that names the call. The log itself
 // is not changed; only what the provider is shown.
-func paired(msgs []facts.Message) []facts.Message {
+func Paired(msgs []facts.Message) []facts.Message {
 	// Where each call is answered: the first tool message naming it after
 	// the assistant message that made it.
 	used := make([]bool, len(msgs))
@@ -51,7 +52,7 @@ func paired(msgs []facts.Message) []facts.Message {
 					}
 				}
 				if !found {
-					out = append(out, facts.Message{Role: facts.RoleTool, ToolCallID: c.ID, Text: noResult, Seq: m.Seq})
+					out = append(out, facts.Message{Role: facts.RoleTool, ToolCallID: c.ID, Text: NoResult, Seq: m.Seq})
 				}
 			}
 		default:

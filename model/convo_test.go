@@ -1,4 +1,4 @@
-package model
+package model_test
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/model"
 )
 
 func TestPaired(t *testing.T) {
@@ -29,7 +30,7 @@ func TestPaired(t *testing.T) {
 		{"a message between a call and its result", []facts.Message{calls("1"), user("wait"), result("1", "r1")},
 			[]facts.Message{calls("1"), result("1", "r1"), user("wait")}},
 		{"a call with no result gets one", []facts.Message{calls("1", "2"), result("1", "r1"), user("b")},
-			[]facts.Message{calls("1", "2"), result("1", "r1"), result("2", noResult), user("b")}},
+			[]facts.Message{calls("1", "2"), result("1", "r1"), result("2", model.NoResult), user("b")}},
 		{"a result whose call was compacted away is a user message", []facts.Message{user("Summary"), result("1", "r1")},
 			[]facts.Message{user("Summary"), user("Result of tool call 1:\nr1")}},
 		{"a result is not taken by a later turn's call of the same id", []facts.Message{calls("1"), result("1", "r1"), calls("1"), result("1", "r2")},
@@ -38,17 +39,11 @@ func TestPaired(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := paired(tc.in)
+			got := model.Paired(tc.in)
 			for i := range got {
 				got[i].Seq = 0
 			}
 			require.Equal(t, tc.want, got)
 		})
-	}
-}
-
-func TestToolUseID(t *testing.T) {
-	for in, want := range map[string]string{"call_1": "call_1", "call-2'": "call-2_", "": "call", "toolu_01A": "toolu_01A", "a.b/c": "a_b_c"} {
-		require.Equal(t, want, toolUseID(in), in)
 	}
 }

@@ -5,13 +5,18 @@
 //
 // [Scripted] reads its decisions from a JSON Lines file, the Nth line for
 // the Nth model turn of a thread, so a resumed thread gets the same answers
-// and a test or a demo needs no network. [Open] also reaches real
-// providers: an OpenAI-compatible chat completions API (OpenAI, or a local
-// model through Ollama, llama.cpp's server or vLLM) and Anthropic's
-// messages API, with tool calls both ways, usage, streaming, and the exact
-// bytes of each exchange kept for audit.
+// and a test or a demo needs no network. The real providers live in their
+// own packages, so that this one, and the runtime that imports it, link no
+// vendor SDK: model/openai (an OpenAI-compatible chat completions API:
+// OpenAI, or a local model through Ollama, llama.cpp's server or vLLM) and
+// model/anthropic (Anthropic's messages API). Both read the same [Options],
+// stream through [Streamer], offer the [AskTool] pseudo-tool, send the
+// conversation [Paired], and keep the exact bytes of each [Exchange] for
+// audit.
 //
 // Errors carry a class ([Error], [Classify]) that says what the failure
-// means for the next step: a transient one (a 429 or a 503) is retried, the
-// others are recorded and escalated.
+// means for the next step: a transient one (a 429, a 503, a stream cut off
+// before the turn was complete) is retried — after the wait the server
+// asked for, when it asked one ([RetryAfter]) — and the others are
+// recorded and escalated.
 package model

@@ -87,6 +87,13 @@ func Classify(err error) (facts.ErrorClass, bool) {
 	return "", false
 }
 
+// ErrStreamCut is the error of a streamed turn whose stream stopped — cut
+// off, or ended — before the turn was complete. It is transient: a model
+// turn changes nothing in the world and nothing of it was recorded, so the
+// turn runs again, from its start. Text already streamed is not part of
+// any decision.
+var ErrStreamCut = errors.New("the stream ended before the turn was complete")
+
 // IsTransient reports whether err is a transient failure, worth retrying.
 func IsTransient(err error) bool {
 	c, _ := Classify(err)

@@ -16,6 +16,8 @@ import (
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/model/anthropic"
+	"github.com/seed-7cc7a084/harness/model/openai"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
 	"github.com/seed-7cc7a084/harness/tools"
@@ -314,19 +316,54 @@ func ParseModelSpec(spec, dir string) (string, error) {
 	return scriptedScheme + filepath.Clean(rest), nil
 }
 
-// LoadModel returns the model a spec names (see ParseModelSpec and
-// model.Open; opts configure a real provider). A script is read and checked
-// now, and a provider's key looked up, so a bad spec fails before anything
-// runs.
+// LoadModel returns the model a spec names (see ParseModelSpec; opts
+// configure a real provider). A script is read and checked now, and a
+// provider's key looked up, so a bad spec fails before anything runs.
 func LoadModel(spec string, opts ...model.Option) (model.Model, error) {
 	if _, err := ParseModelSpec(spec, ""); err != nil && !strings.HasPrefix(spec, scriptedScheme) {
 		return nil, err
 	}
-	m, err := model.Open(spec, opts...)
+	m, err := openModel(spec, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", spec, err)
 	}
 	return m, nil
+}
+
+// modelSpecForms are the forms of a model spec openModel accepts.
+const modelSpecForms = "scripted:FILE, openai:MODEL or anthropic:MODEL"
+
+// openModel returns the model a spec names:
+//
+//	scripted:FILE      a script of decisions (see model.Scripted)
+//	openai:MODEL       an OpenAI-compatible chat completions API (see package model/openai)
+//	anthropic:MODEL    the Anthropic messages API (see package model/anthropic)
+//
+// The spec is cut at its first colon, so a model name may hold colons
+// ("openai:llama3.1:8b" for Ollama). Options configure the real providers;
+// a scripted model ignores them. A spec it cannot read is an error
+// wrapping model.ErrSpec that names the spec and the forms accepted.
+func openModel(spec string, opts ...model.Option) (model.Model, error) {
+	scheme, name, ok := strings.Cut(spec, ":")
+	if !ok {
+		return nil, fmt.Errorf("model spec %q: %w: no provider; want %s", spec, model.ErrSpec, modelSpecForms)
+	}
+	if name == "" {
+		what := "model name"
+		if scheme == "scripted" {
+			what = "file"
+		}
+		return nil, fmt.Errorf("model spec %q: %w: no %s; want %s", spec, model.ErrSpec, what, modelSpecForms)
+	}
+	switch scheme {
+	case "scripted":
+		return model.LoadScript(name)
+	case "openai":
+		return openai.New(name, opts...)
+	case "anthropic":
+		return anthropic.New(name, opts...)
+	}
+	return nil, fmt.Errorf("model spec %q: %w: unknown provider %q; want %s", spec, model.ErrSpec, scheme, modelSpecForms)
 }
 
 // Stock is the stock coding harness of a workspace: the built-in tools of

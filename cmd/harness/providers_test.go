@@ -42,8 +42,8 @@ func assistantTurns(t *testing.T, r *http.Request) int {
 }
 
 // fakeOpenAI speaks enough of the chat completions API for a coding thread:
-// a tool call first, then text. The first request is refused with a 429, to
-// be retried by the harness.
+// a tool call first, then text. The first request is refused with a 429
+// asking for a second's wait, to be retried by the harness after it.
 func fakeOpenAI(t *testing.T) *httptest.Server {
 	var calls atomic.Int64
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -53,6 +53,7 @@ func fakeOpenAI(t *testing.T) *httptest.Server {
 		}
 		if calls.Add(1) == 1 {
 			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Retry-After", "1")
 			w.WriteHeader(http.StatusTooManyRequests)
 			io.WriteString(w, `{"error":{"message":"slow down","type":"rate_limit"}}`)
 			return
@@ -74,10 +75,20 @@ func fakeOpenAI(t *testing.T) *httptest.Server {
 }
 
 // fakeAnthropic speaks enough of the messages API for a coding thread.
+// The first request is refused as overloaded (529), asking for a wait in
+// milliseconds.
 func fakeAnthropic(t *testing.T) *httptest.Server {
+	var calls atomic.Int64
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/v1/messages") {
 			http.Error(w, `{"type":"error","error":{"type":"not_found_error","message":"not found"}}`, http.StatusNotFound)
+			return
+		}
+		if calls.Add(1) == 1 {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Retry-After-Ms", "700")
+			w.WriteHeader(529)
+			io.WriteString(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
 			return
 		}
 		content := []any{map[string]any{"type": "text", "text": fakeDone}}

@@ -333,6 +333,10 @@ func (m onTerminal) Turn(ctx context.Context, req model.Request) (model.Decision
 	if streamed {
 		text.Flush()
 		fmt.Fprintln(m.w)
+		if err != nil {
+			// The turn is tried again from its start, or fails.
+			fmt.Fprintln(m.w, "(the stream stopped: the text above is not kept)")
+		}
 	}
 	return d, err
 }
@@ -420,6 +424,7 @@ func (d *driver) build() {
 	if err != nil {
 		panic(err) // the root was just opened by the stock's tools
 	}
+	svc.OnModelWait = d.modelWait
 	if d.rt != nil {
 		d.rt.Store, d.rt.Services = harness.Watch(d.s.store, d.show), svc
 		return
@@ -446,6 +451,17 @@ func (d *driver) reacquire(ctx context.Context) error {
 	d.s.store = store
 	d.build()
 	return nil
+}
+
+// modelWait says that a model turn waits before it is tried again, and
+// why: "waiting 5s: rate limited by openai (429)".
+func (d *driver) modelWait(_ int, wait time.Duration, err error) {
+	if wait >= time.Second {
+		wait = wait.Round(100 * time.Millisecond)
+	} else {
+		wait = wait.Round(time.Millisecond)
+	}
+	d.a.printf("%s %v: %s\n", d.a.paint("yellow", "waiting"), wait, present.EscapeLine(model.Reason(err)))
 }
 
 // show prints a fact as it is appended, one line.

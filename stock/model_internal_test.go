@@ -1,4 +1,4 @@
-package model_test
+package stock
 
 import (
 	"errors"
@@ -9,9 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/model/anthropic"
+	"github.com/seed-7cc7a084/harness/model/openai"
 )
 
-func TestOpen(t *testing.T) {
+// TestOpenModel: the spec switch of LoadModel (model.Open before the
+// providers had packages of their own).
+func TestOpenModel(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "run.jsonl")
 	require.NoError(t, os.WriteFile(script, []byte(`{"text": "hi"}`+"\n"), 0o644))
 	env := map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}
@@ -25,9 +29,9 @@ func TestOpen(t *testing.T) {
 		isSpec  bool   // the error wraps ErrSpec
 	}{
 		{spec: "scripted:" + script, want: &model.Scripted{}},
-		{spec: "openai:gpt-4o-mini", opts: []model.Option{lookup}, want: &model.OpenAI{}},
-		{spec: "openai:llama3.1:8b", opts: []model.Option{noEnv, model.WithBaseURL("http://localhost:11434/v1")}, want: &model.OpenAI{}},
-		{spec: "anthropic:claude-sonnet-4-5", opts: []model.Option{lookup}, want: &model.Anthropic{}},
+		{spec: "openai:gpt-4o-mini", opts: []model.Option{lookup}, want: &openai.Model{}},
+		{spec: "openai:llama3.1:8b", opts: []model.Option{noEnv, model.WithBaseURL("http://localhost:11434/v1")}, want: &openai.Model{}},
+		{spec: "anthropic:claude-sonnet-4-5", opts: []model.Option{lookup}, want: &anthropic.Model{}},
 		{spec: "gpt-4o", wantErr: `model spec "gpt-4o": bad model spec: no provider; want scripted:FILE, openai:MODEL or anthropic:MODEL`, isSpec: true},
 		{spec: "openai:", wantErr: `model spec "openai:": bad model spec: no model name; want scripted:FILE, openai:MODEL or anthropic:MODEL`, isSpec: true},
 		{spec: "scripted:", wantErr: `no file; want`, isSpec: true},
@@ -38,7 +42,7 @@ func TestOpen(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.spec, func(t *testing.T) {
-			m, err := model.Open(tc.spec, tc.opts...)
+			m, err := openModel(tc.spec, tc.opts...)
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 				require.Equal(t, tc.isSpec, errors.Is(err, model.ErrSpec))

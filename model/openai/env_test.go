@@ -1,4 +1,4 @@
-package model_test
+package openai_test
 
 import (
 	"context"
@@ -8,7 +8,34 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/model/internal/providertest"
+	"github.com/seed-7cc7a084/harness/model/openai"
 )
+
+// TestEnvironment: OPENAI_API_KEY and OPENAI_BASE_URL are used, options
+// win over them, and a local server needs no key.
+func TestEnvironment(t *testing.T) {
+	providertest.Environment(t, provider, func(opts ...model.Option) (model.Model, error) { return openai.New("m", opts...) },
+		[]providertest.EnvCase{
+			{Name: "OPENAI_BASE_URL without a key (Ollama)",
+				Env: func(f *providertest.Fake) map[string]string {
+					return map[string]string{"OPENAI_BASE_URL": f.Server.URL + "/v1"}
+				},
+				Auth: ""},
+			{Name: "OPENAI_API_KEY and OPENAI_BASE_URL",
+				Env: func(f *providertest.Fake) map[string]string {
+					return map[string]string{"OPENAI_BASE_URL": f.Server.URL + "/v1", "OPENAI_API_KEY": "sk-env"}
+				},
+				Auth: "Bearer sk-env"},
+			{Name: "options win over the environment",
+				Env: func(f *providertest.Fake) map[string]string {
+					return map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "OPENAI_API_KEY": "sk-env"}
+				},
+				Opts: func(f *providertest.Fake) []model.Option {
+					return []model.Option{model.WithBaseURL(f.Server.URL + "/v1"), model.WithAPIKey("sk-opt")}
+				}, Auth: "Bearer sk-opt"},
+		})
+}
 
 // setRealOpenAIEnv puts credentials in the process environment, where the
 // SDK's own defaults would find them; every value holds "REAL".
@@ -23,15 +50,15 @@ func setRealOpenAIEnv(t *testing.T) {
 
 // requireNoReal fails if any header the server saw carries a value from
 // the process environment.
-func requireNoReal(t *testing.T, f *fake, n int) {
+func requireNoReal(t *testing.T, f *providertest.Fake, n int) {
 	t.Helper()
 	for i := range n {
-		for name, vs := range f.header(i) {
+		for name, vs := range f.Header(i) {
 			for _, v := range vs {
 				require.NotContains(t, v, "REAL", "request %d: header %s came from the process environment", i, name)
 			}
 		}
-		require.Empty(t, f.header(i).Get("Authorization"), "request %d", i)
+		require.Empty(t, f.Header(i).Get("Authorization"), "request %d", i)
 	}
 }
 
@@ -41,21 +68,21 @@ func requireNoReal(t *testing.T, f *fake, n int) {
 // nor on a stream.
 func TestOpenAIIgnoresProcessEnvironment(t *testing.T) {
 	setRealOpenAIEnv(t)
-	f := newFake(t, "/v1/chat/completions", providers[0].text("hi"))
-	m, err := model.NewOpenAI("m",
+	f := providertest.NewFake(t, "/v1/chat/completions", provider.Text("hi"))
+	m, err := openai.New("m",
 		model.WithLookupEnv(func(string) (string, bool) { return "", false }),
-		model.WithBaseURL(f.srv.URL+"/v1"))
+		model.WithBaseURL(f.Server.URL+"/v1"))
 	require.NoError(t, err)
-	d, err := m.Turn(context.Background(), simpleRequest())
+	d, err := m.Turn(context.Background(), providertest.SimpleRequest())
 	require.NoError(t, err)
 	require.Equal(t, "hi", d.Text)
 
-	fs := newFake(t, "/v1/chat/completions", providers[0].stream([]string{"h", "i"}, true))
-	ms, err := model.NewOpenAI("m",
+	fs := providertest.NewFake(t, "/v1/chat/completions", provider.Stream([]string{"h", "i"}, true))
+	ms, err := openai.New("m",
 		model.WithLookupEnv(func(string) (string, bool) { return "", false }),
-		model.WithBaseURL(fs.srv.URL+"/v1"))
+		model.WithBaseURL(fs.Server.URL+"/v1"))
 	require.NoError(t, err)
-	d, err = ms.Stream(context.Background(), simpleRequest(), nil)
+	d, err = ms.Stream(context.Background(), providertest.SimpleRequest(), nil)
 	require.NoError(t, err)
 	require.Equal(t, "hi", d.Text)
 
@@ -70,10 +97,10 @@ func TestOpenAIEmptyAPIKeyOption(t *testing.T) {
 	t.Setenv("OPENAI_ORG_ID", "")
 	t.Setenv("OPENAI_PROJECT_ID", "")
 	t.Setenv("OPENAI_CUSTOM_HEADERS", "")
-	f := newFake(t, "/v1/chat/completions", providers[0].text("hi"))
-	m, err := model.Open("openai:m", model.WithAPIKey(""), model.WithBaseURL(f.srv.URL+"/v1"))
+	f := providertest.NewFake(t, "/v1/chat/completions", provider.Text("hi"))
+	m, err := openai.New("m", model.WithAPIKey(""), model.WithBaseURL(f.Server.URL+"/v1"))
 	require.NoError(t, err)
-	_, err = m.Turn(context.Background(), simpleRequest())
+	_, err = m.Turn(context.Background(), providertest.SimpleRequest())
 	require.NoError(t, err)
 	requireNoReal(t, f, 1)
 }
@@ -82,22 +109,22 @@ func TestOpenAIEmptyAPIKeyOption(t *testing.T) {
 // headers still apply, read through WithLookupEnv.
 func TestOpenAILookupEnvSettings(t *testing.T) {
 	setRealOpenAIEnv(t)
-	f := newFake(t, "/v1/chat/completions", providers[0].text("hi"))
+	f := providertest.NewFake(t, "/v1/chat/completions", provider.Text("hi"))
 	env := map[string]string{
 		"OPENAI_API_KEY":        "sk-lookup",
-		"OPENAI_BASE_URL":       f.srv.URL + "/v1",
+		"OPENAI_BASE_URL":       f.Server.URL + "/v1",
 		"OPENAI_ORG_ID":         "org-lookup",
 		"OPENAI_PROJECT_ID":     "proj-lookup",
 		"OPENAI_CUSTOM_HEADERS": "X-One: 1\nX-Two:  two words ",
 	}
-	m, err := model.NewOpenAI("m", model.WithLookupEnv(func(k string) (string, bool) {
+	m, err := openai.New("m", model.WithLookupEnv(func(k string) (string, bool) {
 		v, ok := env[k]
 		return v, ok
 	}))
 	require.NoError(t, err)
-	_, err = m.Turn(context.Background(), simpleRequest())
+	_, err = m.Turn(context.Background(), providertest.SimpleRequest())
 	require.NoError(t, err)
-	h := f.header(0)
+	h := f.Header(0)
 	require.Equal(t, "Bearer sk-lookup", h.Get("Authorization"))
 	require.Equal(t, "org-lookup", h.Get("OpenAI-Organization"))
 	require.Equal(t, "proj-lookup", h.Get("OpenAI-Project"))

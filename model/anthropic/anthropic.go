@@ -1,63 +1,61 @@
-package model
+package anthropic
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/model/internal/call"
 )
 
-// DefaultAnthropicMaxTokens bounds an Anthropic turn when WithMaxTokens
-// does not: the messages API requires a bound.
-const DefaultAnthropicMaxTokens = 4096
+// DefaultMaxTokens bounds a turn when model.WithMaxTokens does not: the
+// messages API requires a bound.
+const DefaultMaxTokens = 4096
 
-// Anthropic is a Model on the Anthropic messages API
+// Model is a model.Model on the Anthropic messages API
 // (POST {base}/v1/messages).
 //
 // The API key is ANTHROPIC_API_KEY and the base URL ANTHROPIC_BASE_URL
-// (default https://api.anthropic.com), unless WithAPIKey or WithBaseURL say
-// otherwise; no other credential source of the SDK is consulted. The SDK's
-// own retries are off: the harness retries transient failures itself
-// (Config.ModelAttempts), and a retry inside the SDK would hide attempts
-// from the log.
+// (default https://api.anthropic.com), unless model.WithAPIKey or
+// model.WithBaseURL say otherwise; no other credential source of the SDK
+// is consulted. The SDK's own retries are off: the harness retries
+// transient failures itself (harness.Config.ModelAttempts, honouring the
+// server's Retry-After within harness.Config.ModelMaxWait), and a retry
+// inside the SDK would hide attempts from the log.
 //
 // Tool schemas go out as tools with an input schema; tool_use blocks come
 // back as tool calls whose arguments are the input's JSON text; tool
 // results go back as tool_result blocks in a user message, all the results
 // of one assistant message together, first in that message. The AskTool
-// pseudo-tool is offered too (see AskTool).
-type Anthropic struct {
-	client    anthropic.Client
+// pseudo-tool is offered too (see model.AskTool).
+type Model struct {
+	client    sdk.Client
 	model     string
 	maxTokens int64
-	ep        endpoint
-	opts      options
+	ep        call.Endpoint
+	opts      model.Options
 }
 
-// NewAnthropic returns the Anthropic model named model. Without an API key
-// it is an error, unless a base URL is given (a proxy may hold the key).
-func NewAnthropic(model string, opts ...Option) (*Anthropic, error) {
-	if model == "" {
-		return nil, fmt.Errorf("anthropic: %w: no model name; want anthropic:MODEL", ErrSpec)
+// New returns the Anthropic model named name. Without an API key it is an
+// error, unless a base URL is given (a proxy may hold the key).
+func New(name string, opts ...model.Option) (*Model, error) {
+	if name == "" {
+		return nil, fmt.Errorf("anthropic: %w: no model name; want anthropic:MODEL", model.ErrSpec)
 	}
-	o := newOptions(opts)
-	base, key := o.env("ANTHROPIC_BASE_URL"), o.env("ANTHROPIC_API_KEY")
-	if o.baseURL != nil {
-		base = *o.baseURL
-	}
-	if o.apiKey != nil {
-		key = *o.apiKey
-	}
+	o := model.NewOptions(opts...)
+	base, key := o.Endpoint("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
 	if key == "" && base == "" {
-		return nil, fmt.Errorf("anthropic:%s: ANTHROPIC_API_KEY is not set", model)
+		return nil, fmt.Errorf("anthropic:%s: ANTHROPIC_API_KEY is not set; set it, or pass model.WithAPIKey", name)
 	}
 	if base == "" {
 		base = "https://api.anthropic.com"
@@ -66,115 +64,127 @@ func NewAnthropic(model string, opts ...Option) (*Anthropic, error) {
 	if key != "" {
 		copts = append(copts, option.WithAPIKey(key))
 	}
-	if o.client != nil {
-		copts = append(copts, option.WithHTTPClient(o.client))
+	if o.HTTPClient != nil {
+		copts = append(copts, option.WithHTTPClient(o.HTTPClient))
 	}
-	maxTokens := o.maxTokens
+	maxTokens := o.MaxTokens
 	if maxTokens <= 0 {
-		maxTokens = DefaultAnthropicMaxTokens
+		maxTokens = DefaultMaxTokens
 	}
-	return &Anthropic{
-		client:    anthropic.NewClient(copts...),
-		model:     model,
+	return &Model{
+		client:    sdk.NewClient(copts...),
+		model:     name,
 		maxTokens: maxTokens,
-		ep:        endpoint{provider: "anthropic", model: model, baseURL: base, keyVar: "ANTHROPIC_API_KEY", baseVar: "ANTHROPIC_BASE_URL"},
-		opts:      o,
+		ep: call.Endpoint{Provider: "anthropic", Model: name, BaseURL: base, KeyVar: "ANTHROPIC_API_KEY", BaseVar: "ANTHROPIC_BASE_URL",
+			StreamError: streamError},
+		opts: o,
 	}, nil
 }
 
-// Name is the model's name, as it is sent.
-func (m *Anthropic) Name() string { return m.model }
+// streamError reads the data of an error event that ended a stream.
+func streamError(err error) ([]byte, bool) {
+	var ae *sdk.Error
+	if errors.As(err, &ae) {
+		return []byte(ae.RawJSON()), true
+	}
+	return nil, false
+}
 
-// Turn takes one model turn. With WithStream it streams (see Stream).
-func (m *Anthropic) Turn(ctx context.Context, req Request) (Decision, error) {
-	if m.opts.onText != nil {
-		return m.Stream(ctx, req, m.opts.onText)
+// Name is the model's name, as it is sent.
+func (m *Model) Name() string { return m.model }
+
+// Turn takes one model turn. With model.WithStream it streams (see
+// Stream).
+func (m *Model) Turn(ctx context.Context, req model.Request) (model.Decision, error) {
+	if m.opts.OnText != nil {
+		return m.Stream(ctx, req, m.opts.OnText)
 	}
 	params, asks, err := m.params(req)
 	if err != nil {
-		return Decision{}, err
+		return model.Decision{}, err
 	}
-	rec := &recorder{provider: "anthropic"}
-	cctx, cancel := m.opts.callContext(ctx)
+	rec := call.NewRecorder("anthropic")
+	cctx, cancel := m.opts.CallContext(ctx)
 	defer cancel()
-	res, err := m.client.Messages.New(cctx, params, option.WithMiddleware(rec.middleware))
+	res, err := m.client.Messages.New(cctx, params, option.WithMiddleware(rec.Middleware))
 	if err != nil {
-		return Decision{}, m.ep.fail(ctx, rec, err)
+		return model.Decision{}, m.ep.Fail(ctx, rec, err)
 	}
-	d, err := anthropicDecision(res)
+	d, err := decision(res)
 	if err != nil {
-		return Decision{}, m.ep.fail(ctx, rec, err)
+		return model.Decision{}, m.ep.Fail(ctx, rec, err)
 	}
-	d = question(d, asks)
-	d.Exchange = rec.exchange()
+	d = model.AsQuestion(d, asks)
+	d.Exchange = rec.Exchange()
 	return d, nil
 }
 
 // Stream takes one model turn as a stream of server-sent events, calling
 // onText with each piece of text as it arrives. The decision is returned
-// at message_stop; a stream that ends before it is a transport error, and
-// an error event ends the turn with the error's class (overloaded: transient).
-func (m *Anthropic) Stream(ctx context.Context, req Request, onText func(string)) (Decision, error) {
+// at message_stop; a stream that is cut off or ends before it is a
+// transient error matching model.ErrStreamCut, and an error event ends the
+// turn with the error's class (overloaded: transient).
+func (m *Model) Stream(ctx context.Context, req model.Request, onText func(string)) (model.Decision, error) {
 	params, asks, err := m.params(req)
 	if err != nil {
-		return Decision{}, err
+		return model.Decision{}, err
 	}
-	rec := &recorder{provider: "anthropic"}
-	cctx, cancel := m.opts.callContext(ctx)
+	rec := call.NewRecorder("anthropic")
+	cctx, cancel := m.opts.CallContext(ctx)
 	defer cancel()
-	stream := m.client.Messages.NewStreaming(cctx, params, option.WithMiddleware(rec.middleware))
+	stream := m.client.Messages.NewStreaming(cctx, params, option.WithMiddleware(rec.Middleware))
 	defer stream.Close()
 	var acc events
 	for stream.Next() {
 		acc.add(stream.Current(), onText)
 	}
 	if err := stream.Err(); err != nil {
-		return Decision{}, m.ep.fail(ctx, rec, err)
+		return model.Decision{}, m.ep.FailStream(ctx, rec, err)
 	}
 	if !acc.stopped {
-		return Decision{}, m.ep.fail(ctx, rec, errIncomplete)
+		return model.Decision{}, m.ep.FailStream(ctx, rec, model.ErrStreamCut)
 	}
-	d := question(acc.decision(), asks)
-	d.Exchange = rec.exchange()
+	d := model.AsQuestion(acc.decision(), asks)
+	d.Exchange = rec.Exchange()
 	return d, nil
 }
 
 // turnMessage is one message of the request, before it is an SDK value.
 type turnMessage struct {
 	user   bool
-	blocks []anthropic.ContentBlockParamUnion
+	blocks []sdk.ContentBlockParamUnion
 }
 
 // params is the request a turn sends.
-func (m *Anthropic) params(req Request) (anthropic.MessageNewParams, bool, error) {
-	p := anthropic.MessageNewParams{Model: anthropic.Model(m.model), MaxTokens: m.maxTokens}
+func (m *Model) params(req model.Request) (sdk.MessageNewParams, bool, error) {
+	p := sdk.MessageNewParams{Model: sdk.Model(m.model), MaxTokens: m.maxTokens}
 	if req.System != "" {
-		p.System = []anthropic.TextBlockParam{{Text: req.System}}
+		p.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
 	var msgs []turnMessage
-	add := func(user bool, b anthropic.ContentBlockParamUnion) {
+	add := func(user bool, b sdk.ContentBlockParamUnion) {
 		// The API wants user and assistant to take turns: consecutive
 		// messages of one role are one message.
 		if n := len(msgs); n > 0 && msgs[n-1].user == user {
 			msgs[n-1].blocks = append(msgs[n-1].blocks, b)
 			return
 		}
-		msgs = append(msgs, turnMessage{user: user, blocks: []anthropic.ContentBlockParamUnion{b}})
+		msgs = append(msgs, turnMessage{user: user, blocks: []sdk.ContentBlockParamUnion{b}})
 	}
-	for _, msg := range paired(req.Messages) {
+	for _, msg := range model.Paired(req.Messages) {
 		switch msg.Role {
 		case facts.RoleUser:
 			if strings.TrimSpace(msg.Text) != "" {
-				add(true, anthropic.NewTextBlock(msg.Text))
+				add(true, sdk.NewTextBlock(msg.Text))
 			}
 		case facts.RoleTool:
-			add(true, anthropic.NewToolResultBlock(toolUseID(msg.ToolCallID), msg.Text, false))
+			add(true, sdk.NewToolResultBlock(toolUseID(msg.ToolCallID), msg.Text, false))
 		case facts.RoleAssistant:
 			if strings.TrimSpace(msg.Text) != "" {
-				add(false, anthropic.NewTextBlock(msg.Text))
+				add(false, sdk.NewTextBlock(msg.Text))
 			}
 			for _, c := range msg.ToolCalls {
-				add(false, anthropic.NewToolUseBlock(toolUseID(c.ID), inputObject(c.Args), c.Name))
+				add(false, sdk.NewToolUseBlock(toolUseID(c.ID), inputObject(c.Args), c.Name))
 			}
 		default:
 			return p, false, fmt.Errorf("anthropic: message role %q: want user, assistant or tool", msg.Role)
@@ -182,22 +192,22 @@ func (m *Anthropic) params(req Request) (anthropic.MessageNewParams, bool, error
 	}
 	if len(msgs) > 0 && !msgs[0].user {
 		// The conversation must open with the user.
-		msgs = append([]turnMessage{{user: true, blocks: []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock("(The conversation so far follows.)")}}}, msgs...)
+		msgs = append([]turnMessage{{user: true, blocks: []sdk.ContentBlockParamUnion{sdk.NewTextBlock("(The conversation so far follows.)")}}}, msgs...)
 	}
 	for _, tm := range msgs {
 		if tm.user {
 			// Tool results come first in their message.
-			slices.SortStableFunc(tm.blocks, func(a, b anthropic.ContentBlockParamUnion) int {
+			slices.SortStableFunc(tm.blocks, func(a, b sdk.ContentBlockParamUnion) int {
 				return boolInt(b.OfToolResult != nil) - boolInt(a.OfToolResult != nil)
 			})
-			p.Messages = append(p.Messages, anthropic.NewUserMessage(tm.blocks...))
+			p.Messages = append(p.Messages, sdk.NewUserMessage(tm.blocks...))
 		} else {
-			p.Messages = append(p.Messages, anthropic.NewAssistantMessage(tm.blocks...))
+			p.Messages = append(p.Messages, sdk.NewAssistantMessage(tm.blocks...))
 		}
 	}
-	tools, asks := offered(req.Tools, !m.opts.noAsk)
+	tools, asks := model.OfferTools(req.Tools, !m.opts.NoAskTool)
 	for _, t := range tools {
-		if _, err := schemaObject(t); err != nil {
+		if err := checkSchema(t); err != nil {
 			return p, false, fmt.Errorf("anthropic: %w", err)
 		}
 		schema := json.RawMessage(t.Schema)
@@ -207,11 +217,11 @@ func (m *Anthropic) params(req Request) (anthropic.MessageNewParams, bool, error
 		// The schema goes out as the tool wrote it, byte for byte, so the
 		// tools — part of the prompt's cached prefix — are the same bytes
 		// every turn.
-		tp := &anthropic.ToolParam{Name: t.Name, InputSchema: param.Override[anthropic.ToolInputSchemaParam](schema)}
+		tp := &sdk.ToolParam{Name: t.Name, InputSchema: param.Override[sdk.ToolInputSchemaParam](schema)}
 		if t.Description != "" {
-			tp.Description = anthropic.String(t.Description)
+			tp.Description = sdk.String(t.Description)
 		}
-		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: tp})
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
 	}
 	return p, asks, nil
 }
@@ -264,19 +274,19 @@ func inputArgs(raw string) string {
 	return raw
 }
 
-func anthropicUsage(u anthropic.Usage) facts.Usage {
+func usage(u sdk.Usage) facts.Usage {
 	return facts.Usage{
 		InputTokens:  u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
 		OutputTokens: u.OutputTokens,
 	}
 }
 
-// anthropicDecision reads a message.
-func anthropicDecision(res *anthropic.Message) (Decision, error) {
+// decision reads a message.
+func decision(res *sdk.Message) (model.Decision, error) {
 	if res == nil || !res.JSON.Content.Valid() {
-		return Decision{}, fmt.Errorf("%w: no content", errMalformed)
+		return model.Decision{}, fmt.Errorf("%w: no content", call.ErrMalformed)
 	}
-	d := Decision{Usage: anthropicUsage(res.Usage)}
+	d := model.Decision{Usage: usage(res.Usage)}
 	var text strings.Builder
 	for _, b := range res.Content {
 		switch b.Type {
@@ -316,10 +326,10 @@ func (a *events) block(index int64) *streamBlock {
 	return nil
 }
 
-func (a *events) add(ev anthropic.MessageStreamEventUnion, onText func(string)) {
+func (a *events) add(ev sdk.MessageStreamEventUnion, onText func(string)) {
 	switch ev.Type {
 	case "message_start":
-		a.usage = anthropicUsage(ev.Message.Usage)
+		a.usage = usage(ev.Message.Usage)
 	case "content_block_start":
 		b := &streamBlock{index: ev.Index, kind: ev.ContentBlock.Type, id: ev.ContentBlock.ID, name: ev.ContentBlock.Name,
 			input: ev.ContentBlock.JSON.Input.Raw()}
@@ -354,8 +364,8 @@ func (a *events) add(ev anthropic.MessageStreamEventUnion, onText func(string)) 
 	}
 }
 
-func (a *events) decision() Decision {
-	d := Decision{Usage: a.usage}
+func (a *events) decision() model.Decision {
+	d := model.Decision{Usage: a.usage}
 	var text strings.Builder
 	for _, b := range a.blocks {
 		switch b.kind {
@@ -371,4 +381,16 @@ func (a *events) decision() Decision {
 	}
 	d.Text = text.String()
 	return d
+}
+
+// checkSchema refuses a tool whose schema is not a JSON object.
+func checkSchema(t facts.ToolSchema) error {
+	if len(t.Schema) == 0 {
+		return nil
+	}
+	var s map[string]any
+	if err := json.Unmarshal(t.Schema, &s); err != nil {
+		return fmt.Errorf("tool %q: schema is not a JSON object: %w", t.Name, err)
+	}
+	return nil
 }

@@ -1,101 +1,111 @@
-package model
+package openai
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/openai/openai-go/v3"
+	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/respjson"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/model/internal/call"
 )
 
-// OpenAI is a Model on an OpenAI-compatible chat completions API
+// Model is a model.Model on an OpenAI-compatible chat completions API
 // (POST {base}/chat/completions): OpenAI itself, or a local server that
 // speaks the same API — Ollama (http://localhost:11434/v1), llama.cpp's
 // llama-server (http://localhost:8080/v1), vLLM (http://localhost:8000/v1).
 //
 // The API key is OPENAI_API_KEY and the base URL OPENAI_BASE_URL, unless
-// WithAPIKey or WithBaseURL say otherwise; a local server needs no key.
+// model.WithAPIKey or model.WithBaseURL say otherwise; a local server needs no key.
 // OPENAI_ORG_ID, OPENAI_PROJECT_ID and OPENAI_CUSTOM_HEADERS (lines of
 // "Name: value") are honoured as the SDK honours them. Every variable is
-// read through WithLookupEnv, and nothing else: the SDK's own defaults
-// from the process environment are not used, so WithAPIKey(""),
-// WithLookupEnv and WithBaseURL mean what they say, and a key in the
+// read through model.WithLookupEnv, and nothing else: the SDK's own
+// defaults from the process environment are not used, so
+// model.WithAPIKey(""), model.WithLookupEnv and model.WithBaseURL mean what
+// they say, and a key in the
 // process environment never goes to a server it was not given for.
 // The SDK's own retries are off: the harness retries transient failures
-// itself (Config.ModelAttempts), and a retry inside the SDK would hide
-// attempts from the log.
+// itself (harness.Config.ModelAttempts, honouring the server's Retry-After
+// within harness.Config.ModelMaxWait), and a retry inside the SDK would
+// hide attempts from the log.
 //
 // Tool schemas go out as functions; tool calls come back with their
 // arguments exactly as the model wrote them (a model, or a server, that
 // writes them as a JSON object instead of a string gets the object's text);
 // tool results go back as tool messages. The AskTool pseudo-tool is
-// offered too (see AskTool).
-type OpenAI struct {
-	chat  openai.ChatCompletionService
+// offered too (see model.AskTool).
+type Model struct {
+	chat  sdk.ChatCompletionService
 	model string
-	ep    endpoint
-	opts  options
+	ep    call.Endpoint
+	opts  model.Options
 }
 
-// NewOpenAI returns the OpenAI-compatible model named model. Without an
-// API key and without a base URL it is an error: OpenAI needs the key, and
-// a local server needs its URL.
-func NewOpenAI(model string, opts ...Option) (*OpenAI, error) {
-	if model == "" {
-		return nil, fmt.Errorf("openai: %w: no model name; want openai:MODEL", ErrSpec)
+// New returns the OpenAI-compatible model named name. Without an API key
+// and without a base URL it is an error: OpenAI needs the key, and a local
+// server needs its URL.
+func New(name string, opts ...model.Option) (*Model, error) {
+	if name == "" {
+		return nil, fmt.Errorf("openai: %w: no model name; want openai:MODEL", model.ErrSpec)
 	}
-	o := newOptions(opts)
-	base, key := o.env("OPENAI_BASE_URL"), o.env("OPENAI_API_KEY")
-	if o.baseURL != nil {
-		base = *o.baseURL
-	}
-	if o.apiKey != nil {
-		key = *o.apiKey
-	}
+	o := model.NewOptions(opts...)
+	base, key := o.Endpoint("OPENAI_BASE_URL", "OPENAI_API_KEY")
 	if key == "" && base == "" {
-		return nil, fmt.Errorf("openai:%s: OPENAI_API_KEY is not set; set it, or set OPENAI_BASE_URL to use a local server (Ollama, llama.cpp, vLLM)", model)
+		return nil, fmt.Errorf("openai:%s: OPENAI_API_KEY is not set; set it, or set OPENAI_BASE_URL to use a local server (Ollama, llama.cpp, vLLM); or pass model.WithAPIKey or model.WithBaseURL", name)
 	}
 	if base == "" {
 		base = "https://api.openai.com/v1"
 	}
-	return &OpenAI{
-		chat:  openai.NewChatCompletionService(openaiOptions(o, base, key)...),
-		model: model,
-		ep:    endpoint{provider: "openai", model: model, baseURL: base, keyVar: "OPENAI_API_KEY", baseVar: "OPENAI_BASE_URL"},
-		opts:  o,
+	return &Model{
+		chat:  sdk.NewChatCompletionService(requestOptions(o, base, key)...),
+		model: name,
+		ep: call.Endpoint{Provider: "openai", Model: name, BaseURL: base, KeyVar: "OPENAI_API_KEY", BaseVar: "OPENAI_BASE_URL",
+			StreamError: streamError},
+		opts: o,
 	}, nil
 }
 
-// openaiResponseHeaderTimeout bounds the wait for a response's headers
+// streamError reads the data of an error event that ended a stream.
+func streamError(err error) ([]byte, bool) {
+	var se *ssestream.StreamError
+	if errors.As(err, &se) {
+		return se.Event.Data, true
+	}
+	return nil, false
+}
+
+// responseHeaderTimeout bounds the wait for a response's headers
 // (not its body, so a long stream is unaffected) on the default HTTP
 // client, as the SDK's own default client does.
-const openaiResponseHeaderTimeout = 10 * time.Minute
+const responseHeaderTimeout = 10 * time.Minute
 
-// openaiOptions are the SDK's request options for base and key, and
-// nothing else. openai.NewClient would add defaults read from the process
+// requestOptions are the SDK's request options for base and key, and
+// nothing else. The SDK's NewClient would add defaults read from the process
 // environment (OPENAI_API_KEY, OPENAI_ORG_ID, OPENAI_PROJECT_ID,
 // OPENAI_CUSTOM_HEADERS, …) before these, and the SDK has no public option
 // to leave them out; a key from there would be sent even with
-// WithAPIKey("") or a WithLookupEnv that has none, and to a WithBaseURL
-// server. So the chat completions service is built directly from these
-// options alone, and the variables that still apply are read through
-// o.env.
-func openaiOptions(o options, base, key string) []option.RequestOption {
-	client := o.client
+// model.WithAPIKey("") or a model.WithLookupEnv that has none, and to a
+// model.WithBaseURL server. So the chat completions service is built
+// directly from these options alone, and the variables that still apply
+// are read through o.Env.
+func requestOptions(o model.Options, base, key string) []option.RequestOption {
+	client := o.HTTPClient
 	if client == nil {
 		client = &http.Client{Transport: http.DefaultTransport}
 		if t, ok := http.DefaultTransport.(*http.Transport); ok {
 			t = t.Clone()
-			t.ResponseHeaderTimeout = openaiResponseHeaderTimeout
+			t.ResponseHeaderTimeout = responseHeaderTimeout
 			client.Transport = t
 		}
 	}
@@ -103,13 +113,13 @@ func openaiOptions(o options, base, key string) []option.RequestOption {
 	if key != "" {
 		copts = append(copts, option.WithAPIKey(key))
 	}
-	if org := o.env("OPENAI_ORG_ID"); org != "" {
+	if org := o.Env("OPENAI_ORG_ID"); org != "" {
 		copts = append(copts, option.WithOrganization(org))
 	}
-	if project := o.env("OPENAI_PROJECT_ID"); project != "" {
+	if project := o.Env("OPENAI_PROJECT_ID"); project != "" {
 		copts = append(copts, option.WithProject(project))
 	}
-	for line := range strings.SplitSeq(o.env("OPENAI_CUSTOM_HEADERS"), "\n") {
+	for line := range strings.SplitSeq(o.Env("OPENAI_CUSTOM_HEADERS"), "\n") {
 		if name, value, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) != "" {
 			copts = append(copts, option.WithHeader(strings.TrimSpace(name), strings.TrimSpace(value)))
 		}
@@ -118,97 +128,99 @@ func openaiOptions(o options, base, key string) []option.RequestOption {
 }
 
 // Name is the model's name, as it is sent.
-func (m *OpenAI) Name() string { return m.model }
+func (m *Model) Name() string { return m.model }
 
-// Turn takes one model turn. With WithStream it streams (see Stream).
-func (m *OpenAI) Turn(ctx context.Context, req Request) (Decision, error) {
-	if m.opts.onText != nil {
-		return m.Stream(ctx, req, m.opts.onText)
+// Turn takes one model turn. With model.WithStream it streams (see
+// Stream).
+func (m *Model) Turn(ctx context.Context, req model.Request) (model.Decision, error) {
+	if m.opts.OnText != nil {
+		return m.Stream(ctx, req, m.opts.OnText)
 	}
 	params, asks, err := m.params(req)
 	if err != nil {
-		return Decision{}, err
+		return model.Decision{}, err
 	}
-	rec := &recorder{provider: "openai"}
-	cctx, cancel := m.opts.callContext(ctx)
+	rec := call.NewRecorder("openai")
+	cctx, cancel := m.opts.CallContext(ctx)
 	defer cancel()
-	res, err := m.chat.New(cctx, params, option.WithMiddleware(rec.middleware))
+	res, err := m.chat.New(cctx, params, option.WithMiddleware(rec.Middleware))
 	if err != nil {
-		return Decision{}, m.ep.fail(ctx, rec, err)
+		return model.Decision{}, m.ep.Fail(ctx, rec, err)
 	}
-	d, err := openaiDecision(res)
+	d, err := decision(res)
 	if err != nil {
-		return Decision{}, m.ep.fail(ctx, rec, err)
+		return model.Decision{}, m.ep.Fail(ctx, rec, err)
 	}
-	d = question(d, asks)
-	d.Exchange = rec.exchange()
+	d = model.AsQuestion(d, asks)
+	d.Exchange = rec.Exchange()
 	return d, nil
 }
 
 // Stream takes one model turn as a stream of server-sent events, calling
 // onText with each piece of text as it arrives. The decision is returned
 // when the stream says the turn is complete (a choice with a finish
-// reason); a stream that ends before that is a transport error.
-func (m *OpenAI) Stream(ctx context.Context, req Request, onText func(string)) (Decision, error) {
+// reason); a stream that is cut off or ends before that is a transient
+// error matching model.ErrStreamCut.
+func (m *Model) Stream(ctx context.Context, req model.Request, onText func(string)) (model.Decision, error) {
 	params, asks, err := m.params(req)
 	if err != nil {
-		return Decision{}, err
+		return model.Decision{}, err
 	}
-	params.StreamOptions.IncludeUsage = openai.Bool(true)
-	rec := &recorder{provider: "openai"}
-	cctx, cancel := m.opts.callContext(ctx)
+	params.StreamOptions.IncludeUsage = sdk.Bool(true)
+	rec := call.NewRecorder("openai")
+	cctx, cancel := m.opts.CallContext(ctx)
 	defer cancel()
-	stream := m.chat.NewStreaming(cctx, params, option.WithMiddleware(rec.middleware))
+	stream := m.chat.NewStreaming(cctx, params, option.WithMiddleware(rec.Middleware))
 	defer stream.Close()
 	var acc chunks
 	for stream.Next() {
 		acc.add(stream.Current(), onText)
 	}
 	if err := stream.Err(); err != nil {
-		return Decision{}, m.ep.fail(ctx, rec, err)
+		return model.Decision{}, m.ep.FailStream(ctx, rec, err)
 	}
 	if !acc.finished {
-		return Decision{}, m.ep.fail(ctx, rec, errIncomplete)
+		return model.Decision{}, m.ep.FailStream(ctx, rec, model.ErrStreamCut)
 	}
-	d := question(acc.decision(), asks)
-	d.Exchange = rec.exchange()
+	d := model.AsQuestion(acc.decision(), asks)
+	d.Exchange = rec.Exchange()
 	return d, nil
 }
 
 // params is the request a turn sends.
-func (m *OpenAI) params(req Request) (openai.ChatCompletionNewParams, bool, error) {
-	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(m.model)}
-	if m.opts.maxTokens > 0 {
-		p.MaxCompletionTokens = openai.Int(m.opts.maxTokens)
+func (m *Model) params(req model.Request) (sdk.ChatCompletionNewParams, bool, error) {
+	p := sdk.ChatCompletionNewParams{Model: shared.ChatModel(m.model)}
+	if m.opts.MaxTokens > 0 {
+		p.MaxCompletionTokens = sdk.Int(m.opts.MaxTokens)
 	}
 	if req.System != "" {
-		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
+		p.Messages = append(p.Messages, sdk.SystemMessage(req.System))
 	}
-	for _, msg := range paired(req.Messages) {
+	for _, msg := range model.Paired(req.Messages) {
 		switch msg.Role {
 		case facts.RoleUser:
-			p.Messages = append(p.Messages, openai.UserMessage(msg.Text))
+			p.Messages = append(p.Messages, sdk.UserMessage(msg.Text))
 		case facts.RoleTool:
-			p.Messages = append(p.Messages, openai.ToolMessage(msg.Text, msg.ToolCallID))
+			p.Messages = append(p.Messages, sdk.ToolMessage(msg.Text, msg.ToolCallID))
 		case facts.RoleAssistant:
-			a := &openai.ChatCompletionAssistantMessageParam{}
+			a := &sdk.ChatCompletionAssistantMessageParam{}
 			if msg.Text != "" || len(msg.ToolCalls) == 0 {
 				a.Content.OfString = param.NewOpt(msg.Text)
 			}
 			for _, c := range msg.ToolCalls {
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
 						ID:       c.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Args},
+						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Args},
 					},
 				})
 			}
-			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: a})
+			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfAssistant: a})
 		default:
 			return p, false, fmt.Errorf("openai: message role %q: want user, assistant or tool", msg.Role)
 		}
 	}
-	tools, asks := offered(req.Tools, !m.opts.noAsk)
+	tools, asks := model.OfferTools(req.Tools, !m.opts.NoAskTool)
 	for _, t := range tools {
 		schema, err := schemaObject(t)
 		if err != nil {
@@ -216,9 +228,9 @@ func (m *OpenAI) params(req Request) (openai.ChatCompletionNewParams, bool, erro
 		}
 		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schema}
 		if t.Description != "" {
-			fd.Description = openai.String(t.Description)
+			fd.Description = sdk.String(t.Description)
 		}
-		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fd))
+		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(fd))
 	}
 	return p, asks, nil
 }
@@ -236,13 +248,13 @@ func schemaObject(t facts.ToolSchema) (map[string]any, error) {
 	return s, nil
 }
 
-// openaiDecision reads a chat completion.
-func openaiDecision(res *openai.ChatCompletion) (Decision, error) {
+// decision reads a chat completion.
+func decision(res *sdk.ChatCompletion) (model.Decision, error) {
 	if res == nil || len(res.Choices) == 0 {
-		return Decision{}, fmt.Errorf("%w: no choices", errMalformed)
+		return model.Decision{}, fmt.Errorf("%w: no choices", call.ErrMalformed)
 	}
 	msg := res.Choices[0].Message
-	d := Decision{
+	d := model.Decision{
 		Text:  msg.Content,
 		Usage: facts.Usage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens},
 	}
@@ -285,7 +297,7 @@ type streamCall struct {
 	args  strings.Builder
 }
 
-func (a *chunks) add(c openai.ChatCompletionChunk, onText func(string)) {
+func (a *chunks) add(c sdk.ChatCompletionChunk, onText func(string)) {
 	if c.Usage.PromptTokens != 0 || c.Usage.CompletionTokens != 0 {
 		a.usage = facts.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
 	}
@@ -348,8 +360,8 @@ func (a *chunks) find(match func(*streamCall) bool) *streamCall {
 	return nil
 }
 
-func (a *chunks) decision() Decision {
-	d := Decision{Text: a.text.String(), Usage: a.usage}
+func (a *chunks) decision() model.Decision {
+	d := model.Decision{Text: a.text.String(), Usage: a.usage}
 	for _, c := range a.calls {
 		d.ToolCalls = append(d.ToolCalls, facts.ToolCall{ID: c.id, Name: c.name, Args: c.args.String()})
 	}

@@ -1,46 +1,21 @@
-package model_test
+package openai_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/model/openai"
 )
 
-// Open reads a spec as `harness run --model SPEC` gives it.
-func ExampleOpen() {
-	dir, _ := os.MkdirTemp("", "example")
-	defer os.RemoveAll(dir)
-	script := filepath.Join(dir, "run.jsonl")
-	os.WriteFile(script, []byte(`{"text": "Nothing to change."}`+"\n"), 0o644)
-
-	m, err := model.Open("scripted:" + script)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	d, _ := m.Turn(context.Background(), model.Request{Turn: 1})
-	fmt.Println(d.Text)
-
-	_, err = model.Open("gpt-4o-mini")
-	fmt.Println(err)
-	fmt.Println(errors.Is(err, model.ErrSpec))
-	// Output:
-	// Nothing to change.
-	// model spec "gpt-4o-mini": bad model spec: no provider; want scripted:FILE, openai:MODEL or anthropic:MODEL
-	// true
-}
-
-// WithStream prints a turn's text as it arrives; the decision comes when
-// the turn is complete, with the exact bytes exchanged.
-func ExampleWithStream() {
+// New opens a model on a local server; with model.WithStream its text
+// prints as it arrives, and the decision comes when the turn is complete,
+// with the exact bytes exchanged.
+func ExampleNew() {
 	// A server speaking the chat completions API, as Ollama does.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -52,7 +27,7 @@ func ExampleWithStream() {
 	}))
 	defer srv.Close()
 
-	m, err := model.Open("openai:llama3.1", model.WithBaseURL(srv.URL+"/v1"),
+	m, err := openai.New("llama3.1", model.WithBaseURL(srv.URL+"/v1"),
 		model.WithStream(func(delta string) { fmt.Print(delta) }))
 	if err != nil {
 		fmt.Println(err)

@@ -1,4 +1,10 @@
-package model
+// Package call is one HTTP call of a provider to its API, as the
+// providers in model/openai and model/anthropic make it: a Recorder keeps
+// the bytes exchanged and the wait the server asked for, and an Endpoint
+// says what a failed call means — its class (see model.CallError) and what
+// to check. It imports no vendor SDK: what is particular to one SDK comes
+// in through Endpoint.StreamError.
+package call
 
 import (
 	"context"
@@ -10,41 +16,49 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/openai/openai-go/v3/packages/ssestream"
-
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/model"
 )
 
-// endpoint is what a provider's failures are explained with.
-type endpoint struct {
-	provider string // "openai"
-	model    string
-	baseURL  string
-	keyVar   string // "OPENAI_API_KEY"
-	baseVar  string // "OPENAI_BASE_URL"
+// Endpoint is where a provider's calls go, and what its failures are
+// explained with.
+type Endpoint struct {
+	Provider string // "openai"
+	Model    string
+	BaseURL  string
+	KeyVar   string // "OPENAI_API_KEY"
+	BaseVar  string // "OPENAI_BASE_URL"
+	// StreamError, when set, returns the data of an error event that
+	// ended a stream, from the SDK's error.
+	StreamError func(err error) (data []byte, ok bool)
 }
 
-var (
-	// errIncomplete: a stream ended before the turn did.
-	errIncomplete = errors.New("the stream ended before the turn was complete")
-	// errMalformed: a response that is not what the API sends.
-	errMalformed = errors.New("malformed response")
-)
+// ErrMalformed: a response that is not what the API sends.
+var ErrMalformed = errors.New("malformed response")
 
-// fail classifies a failed call (see the package doc) and wraps it with
+// Fail classifies a failed call (see model.CallError) and wraps it with
 // what was exchanged. ctx is the caller's context; a call deadline of the
-// provider's own (WithTimeout) is inside it.
-func (e endpoint) fail(ctx context.Context, rec *recorder, err error) error {
-	ce := &CallError{Provider: e.provider, Exchange: rec.exchange(), Err: err}
+// provider's own (model.WithTimeout) is inside it.
+func (e Endpoint) Fail(ctx context.Context, rec *Recorder, err error) error {
+	return e.fail(ctx, rec, err, false)
+}
+
+// FailStream is Fail for a streamed call: a stream that is cut off, or
+// ends before the turn does, is transient (model.ErrStreamCut).
+func (e Endpoint) FailStream(ctx context.Context, rec *Recorder, err error) error {
+	return e.fail(ctx, rec, err, true)
+}
+
+func (e Endpoint) fail(ctx context.Context, rec *Recorder, err error, stream bool) error {
+	ce := &model.CallError{Provider: e.Provider, Exchange: rec.Exchange(), Err: err, RetryAfter: rec.RetryAfter()}
 	if ce.Exchange != nil {
 		ce.Status = ce.Exchange.Status
 	}
-	class := e.classify(ctx, ce, err)
-	return &Error{Class: class, Err: ce}
+	class := e.classify(ctx, ce, err, stream)
+	return &model.Error{Class: class, Err: ce}
 }
 
-func (e endpoint) classify(ctx context.Context, ce *CallError, err error) facts.ErrorClass {
+func (e Endpoint) classify(ctx context.Context, ce *model.CallError, err error, stream bool) facts.ErrorClass {
 	if cerr := ctx.Err(); cerr != nil {
 		// The caller gave up: that is theirs to report, whatever the
 		// connection said as it was torn down.
@@ -66,10 +80,10 @@ func (e endpoint) classify(ctx context.Context, ce *CallError, err error) facts.
 		ce.Err = nil // the SDK's error says no more than the body
 		switch {
 		case status == http.StatusUnauthorized || status == http.StatusForbidden:
-			ce.Message = join(ce.Message, "check "+e.keyVar)
+			ce.Message = join(ce.Message, "check "+e.KeyVar)
 			return facts.ClassPermission
 		case status == http.StatusNotFound:
-			ce.Message = join(ce.Message, fmt.Sprintf("check the model name %q and %s (%s)", e.model, e.baseVar, e.baseURL))
+			ce.Message = join(ce.Message, fmt.Sprintf("check the model name %q and %s (%s)", e.Model, e.BaseVar, e.BaseURL))
 			return facts.ClassNotFound
 		case transientStatus(status):
 			return facts.ClassTransient
@@ -77,19 +91,19 @@ func (e endpoint) classify(ctx context.Context, ce *CallError, err error) facts.
 		return facts.ClassBusiness
 	case status == 0:
 		if isTimeout(err) {
-			ce.Message = "no response in time from " + e.baseURL
+			ce.Message = "no response in time from " + e.BaseURL
 			return facts.ClassTimeout
 		}
 		var oe *net.OpError
 		if errors.As(err, &oe) && oe.Op == "dial" {
-			ce.Message = fmt.Sprintf("cannot connect to %s: is the server running? check %s", e.baseURL, e.baseVar)
+			ce.Message = fmt.Sprintf("cannot connect to %s: is the server running? check %s", e.BaseURL, e.BaseVar)
 		} else {
-			ce.Message = "no response from " + e.baseURL + ": the connection failed"
+			ce.Message = "no response from " + e.BaseURL + ": the connection failed"
 		}
 		return facts.ClassTransport
 	}
 	// A 2xx response came and could not be used.
-	if typ, msg, ok := streamError(err); ok {
+	if typ, msg, ok := e.streamError(err); ok {
 		ce.Type, ce.Message, ce.Err = typ, msg, nil
 		if transientType(typ) {
 			return facts.ClassTransient
@@ -99,19 +113,27 @@ func (e endpoint) classify(ctx context.Context, ce *CallError, err error) facts.
 	var syntax *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
 	switch {
-	case errors.Is(err, errMalformed), errors.As(err, &syntax), errors.As(err, &typeErr),
+	case errors.Is(err, ErrMalformed), errors.As(err, &syntax), errors.As(err, &typeErr),
 		strings.Contains(err.Error(), "error parsing response json"):
 		// The body came whole and is not what the API sends.
 	case isTimeout(err):
 		ce.Message = "the response stopped coming in time"
 		return facts.ClassTimeout
-	case errors.Is(err, errIncomplete), errors.Is(err, io.ErrUnexpectedEOF), isNetError(err),
+	case errors.Is(err, model.ErrStreamCut), errors.Is(err, io.ErrUnexpectedEOF), isNetError(err),
 		strings.Contains(err.Error(), "error reading response body"):
+		if stream {
+			// A model turn changes nothing in the world, and nothing of a
+			// cut stream is recorded: the turn can run again.
+			if !errors.Is(err, model.ErrStreamCut) {
+				ce.Err = fmt.Errorf("%w: %w", model.ErrStreamCut, err)
+			}
+			return facts.ClassTransient
+		}
 		// Cut off mid-response: the turn is not known.
 		return facts.ClassTransport
 	}
 	// Not JSON, or not the shape the API sends.
-	ce.Message = "the response is not a valid " + e.provider + " response"
+	ce.Message = "the response is not a valid " + e.Provider + " response"
 	return facts.ClassInvalidOutput
 }
 
@@ -186,18 +208,14 @@ func isNetError(err error) bool {
 	return errors.As(err, &ne) || errors.As(err, &oe) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF)
 }
 
-// streamError reads an error event that ended a stream: OpenAI's data
-// {"error": {...}}, Anthropic's "event: error".
-func streamError(err error) (typ, msg string, ok bool) {
-	var se *ssestream.StreamError
-	if errors.As(err, &se) {
-		typ, msg = apiError(se.Event.Data)
-		return typ, msg, true
-	}
-	var ae *anthropic.Error
-	if errors.As(err, &ae) {
-		typ, msg = apiError([]byte(ae.RawJSON()))
-		return typ, msg, true
+// streamError reads an error event that ended a stream: the SDK's own
+// error type (through StreamError), or an error the SDK names as one.
+func (e Endpoint) streamError(err error) (typ, msg string, ok bool) {
+	if e.StreamError != nil {
+		if data, ok := e.StreamError(err); ok {
+			typ, msg = apiError(data)
+			return typ, msg, true
+		}
 	}
 	const prefix = "received error while streaming: "
 	if s := err.Error(); strings.HasPrefix(s, prefix) {

@@ -1,0 +1,14 @@
+// Package anthropic is the model.Model of Anthropic's messages API. A
+// [Model] sends the conversation and the tools, returns the model's text,
+// tool calls or question with the tokens it used, streams text as it
+// arrives ([Model.Stream], or model.WithStream), and keeps the exact bytes
+// of each exchange for audit.
+//
+// Failures carry a class (see model.CallError): a 429, a 529 overloaded or
+// another 5xx, an overloaded error event, and a stream cut off before the
+// turn is complete, are transient, with the wait the server asked for
+// (model.RetryAfter); the others say what to check.
+//
+// It is the only package of the harness that imports Anthropic's SDK, so
+// a program that links package model, or the runtime, links no vendor SDK.
+package anthropic

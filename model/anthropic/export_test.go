@@ -1,0 +1,4 @@
+package anthropic
+
+// ToolUseID is toolUseID, for the tests.
+var ToolUseID = toolUseID

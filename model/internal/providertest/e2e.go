@@ -1,0 +1,363 @@
+package providertest
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// run is a harness runtime on a real Pebble store, with a provider as its
+// model and one write tool that records its calls.
+type run struct {
+	t     *testing.T
+	store *thread.PebbleStore
+	rt    *harness.Runtime
+	actor harness.Actor
+
+	mu     sync.Mutex
+	writes []string
+	waits  []wait
+	// mark, when set, is called too when Services.OnModelWait is.
+	mark func()
+}
+
+// wait is what Services.OnModelWait was told.
+type wait struct {
+	attempt int
+	wait    time.Duration
+	err     error
+}
+
+func newRun(t *testing.T, m model.Model, opts ...harness.Option) *run {
+	t.Helper()
+	r := &run{t: t}
+	var err error
+	r.store, err = thread.OpenPebble(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, r.store.Close()) })
+	tb, err := harness.NewToolbox(harness.Tool{Spec: WriteSchema, Needs: action.Write,
+		Run: func(_ context.Context, args json.RawMessage) (facts.Report, error) {
+			r.mu.Lock()
+			r.writes = append(r.writes, string(args))
+			r.mu.Unlock()
+			return facts.Report{Status: facts.StatusSucceeded, Stdout: "wrote cache.toml"}, nil
+		}})
+	require.NoError(t, err)
+	cfg, err := harness.NewConfig(append([]harness.Option{harness.WithModelBackoff(0)}, opts...)...)
+	require.NoError(t, err)
+	r.actor, err = harness.CodingActor(cfg, tb)
+	require.NoError(t, err)
+	svc := harness.Services{Model: m, Tools: tb, OnModelWait: r.onWait}
+	r.rt, err = harness.NewRuntime(r.store, svc, cfg)
+	require.NoError(t, err)
+	return r
+}
+
+func (r *run) onWait(attempt int, d time.Duration, err error) {
+	r.mu.Lock()
+	r.waits = append(r.waits, wait{attempt, d, err})
+	mark := r.mark
+	r.mu.Unlock()
+	if mark != nil {
+		mark()
+	}
+}
+
+func (r *run) told() []wait {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]wait(nil), r.waits...)
+}
+
+func (r *run) post(id string, kind facts.Kind, payload any, key string) {
+	d, err := facts.NewDraft(kind, "", payload)
+	require.NoError(r.t, err)
+	_, err = r.rt.Post(context.Background(), r.actor, id, d, key)
+	require.NoError(r.t, err)
+}
+
+func (r *run) facts(id string) []facts.Fact {
+	var out []facts.Fact
+	for f, err := range r.store.Read(context.Background(), id, 1) {
+		require.NoError(r.t, err)
+		out = append(out, f)
+	}
+	return out
+}
+
+func kinds(fs []facts.Fact) []facts.Kind {
+	var out []facts.Kind
+	for _, f := range fs {
+		out = append(out, f.Kind)
+	}
+	return out
+}
+
+// endToEnd runs a thread through the harness against the fake server,
+// streamed and not: the first call is refused with a 429 and retried by
+// the harness, the model calls the write tool, the thread parks on the
+// confirmation, a person approves, the tool runs, the model sees its
+// result and finishes.
+func endToEnd(t *testing.T, p Provider) {
+	const args = `{"path":"cache.toml","content":"ttl_seconds = 300\n"}`
+	for _, streamed := range []bool{false, true} {
+		name := "plain"
+		if streamed {
+			name = "streamed"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			// Streamed, the model leaves out the call's id: the
+			// scheduler names it, and both sides of the next request
+			// use that name.
+			id, first, second := "call_1", p.Calls("Setting the TTL.", [3]string{"call_1", "write_file", args}), p.Text("Done: the TTL is 300.")
+			if streamed {
+				id = ""
+				first = p.Stream([]string{"Setting ", "the TTL."}, true, [3]string{"", "write_file", args})
+				second = p.Stream([]string{"Done: ", "the TTL is 300."}, true)
+			}
+			f := NewFake(t, p.Path, Reply{Status: 429, Body: p.ErrBody("rate_limit_error", "slow down")}, first, second)
+			var streamedText []string
+			var opts []model.Option
+			if streamed {
+				opts = append(opts, model.WithStream(func(s string) { streamedText = append(streamedText, s) }))
+			}
+			r := newRun(t, p.Open(t, f, opts...))
+			ctx := context.Background()
+
+			out, err := r.rt.Start(ctx, r.actor, "t", "Set the cache TTL to 300")
+			require.NoError(t, err)
+			require.Equal(t, harness.StatusParked, out.Status, out.Reason)
+			require.Len(t, out.Waits, 1)
+			require.Equal(t, fold.WaitConfirmation, out.Waits[0].Kind)
+			require.Len(t, f.Requests(), 2, "the 429 is retried by the harness, once")
+			require.Empty(t, r.writes, "nothing runs before the approval")
+
+			r.post("t", facts.KindConfirmationAnswered, facts.ConfirmationAnswered{RequestID: out.Waits[0].RequestID, Approved: true, By: "ana"}, "approve")
+			out, err = r.rt.Resume(ctx, r.actor, "t")
+			require.NoError(t, err)
+			require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+			require.Equal(t, []string{args}, r.writes, "the tool ran once, with the arguments as the model wrote them")
+			require.Len(t, f.Requests(), 3)
+
+			log := r.facts("t")
+			require.Equal(t, []facts.Kind{
+				facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn, facts.KindActionRequested,
+				facts.KindConfirmationRequested, facts.KindConfirmationAnswered, facts.KindActionStarted,
+				facts.KindActionCompleted, facts.KindModelTurn,
+			}, kinds(log), "no transition.failed: the retry is inside the turn")
+			turn1, err := facts.Decode[facts.ModelTurn](log[2])
+			require.NoError(t, err)
+			require.Equal(t, "Setting the TTL.", turn1.Text)
+			require.Len(t, turn1.ToolCalls, 1)
+			if id == "" {
+				id = turn1.ToolCalls[0].ID
+				require.Equal(t, "call-1", id, "the scheduler names a call that came without an id")
+			}
+			require.Equal(t, facts.ToolCall{ID: id, Name: "write_file", Args: args}, turn1.ToolCalls[0])
+			require.NotZero(t, turn1.Usage.InputTokens, "usage is recorded")
+			last, err := facts.Decode[facts.ModelTurn](log[len(log)-1])
+			require.NoError(t, err)
+			require.Equal(t, "Done: the TTL is 300.", last.Text)
+			if streamed {
+				require.Equal(t, []string{"Setting ", "the TTL.", "Done: ", "the TTL is 300."}, streamedText)
+			}
+
+			// The second turn shows the model its call and the tool's
+			// result under one id.
+			callID, resultID, result := p.LastCallAndResult(t, f.Request(t, 2))
+			require.Equal(t, id, callID)
+			require.Equal(t, id, resultID)
+			require.Contains(t, result, "wrote cache.toml")
+		})
+	}
+}
+
+// endToEndQuestion: the model asks through ask_person; the thread parks
+// on the question; the answer is the next message the model sees.
+func endToEndQuestion(t *testing.T, p Provider) {
+	f := NewFake(t, p.Path, p.Calls("", [3]string{"c1", model.AskTool, `{"text":"Which file?","options":["a.toml","b.toml"]}`}), p.Text("Using b.toml."))
+	r := newRun(t, p.Open(t, f))
+	ctx := context.Background()
+	out, err := r.rt.Start(ctx, r.actor, "t", "Fix the config")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, out.Status, out.Reason)
+	require.Equal(t, fold.WaitQuestion, out.Waits[0].Kind)
+	require.Equal(t, "Which file?", out.Waits[0].Summary)
+	r.post("t", facts.KindQuestionAnswered, facts.QuestionAnswered{RequestID: out.Waits[0].RequestID, Text: "b.toml", By: "ana"}, "answer")
+	out, err = r.rt.Resume(ctx, r.actor, "t")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+	require.Contains(t, string(f.Requests()[1]), "b.toml")
+	require.Empty(t, r.writes)
+}
+
+// endToEndPermission: a 401 fails the turn with class permission and a
+// message naming the key; nothing is retried.
+func endToEndPermission(t *testing.T, p Provider) {
+	f := NewFake(t, p.Path, Reply{Status: 401, Body: p.ErrBody("authentication_error", "invalid api key")}, p.Text("Hello."))
+	r := newRun(t, p.Open(t, f))
+	out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
+	require.NoError(t, err)
+	require.Len(t, f.Requests(), 1, "a permission failure is not retried")
+	log := r.facts("t")
+	failed, err := facts.Decode[facts.TransitionFailed](log[len(log)-1])
+	require.NoError(t, err)
+	require.Equal(t, facts.ClassPermission, failed.Class)
+	require.Contains(t, failed.Message, "check "+p.KeyVar)
+	require.Equal(t, harness.StatusFailed, out.Status)
+	require.Contains(t, out.Reason, "check "+p.KeyVar, "the reason a person reads names the key")
+}
+
+// lastFailure decodes the thread's last fact as a transition.failed.
+func (r *run) lastFailure(id string) facts.TransitionFailed {
+	log := r.facts(id)
+	require.Equal(r.t, facts.KindTransitionFailed, log[len(log)-1].Kind)
+	failed, err := facts.Decode[facts.TransitionFailed](log[len(log)-1])
+	require.NoError(r.t, err)
+	return failed
+}
+
+// rateLimited is a 429 whose header says name: value, pair by pair.
+func rateLimited(p Provider, h ...string) Reply {
+	r := Reply{Status: 429, Body: p.ErrBody("rate_limit_error", "slow down"), Header: make(map[string][]string)}
+	for i := 0; i+1 < len(h); i += 2 {
+		r.Header.Set(h[i], h[i+1])
+	}
+	return r
+}
+
+// endToEndRetryAfter: the harness waits as long as the server asks, in each
+// of the forms it asks in, even with no backoff of its own, and says so.
+func endToEndRetryAfter(t *testing.T, p Provider) {
+	date := time.Now().UTC().Truncate(time.Second)
+	f := NewFake(t, p.Path,
+		rateLimited(p, "Retry-After-Ms", "300"),
+		rateLimited(p, "Retry-After", "1"),
+		rateLimited(p, "Date", date.Format(http.TimeFormat), "Retry-After", date.Add(time.Second).Format(http.TimeFormat)),
+		p.Text("Done."))
+	r := newRun(t, p.Open(t, f), harness.WithModelAttempts(4))
+	out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn}, kinds(r.facts("t")),
+		"the waits are inside the turn")
+
+	told := r.told()
+	want := []time.Duration{300 * time.Millisecond, time.Second, time.Second}
+	require.Len(t, told, len(want))
+	arrived := f.Arrived()
+	require.Len(t, arrived, 4)
+	for i, w := range told {
+		require.Equal(t, i+1, w.attempt)
+		require.Equal(t, want[i], w.wait, "wait %d is the server's", i+1)
+		require.Equal(t, "rate limited by "+p.Name+" (429)", model.Reason(w.err))
+		gap := arrived[i+1].Sub(arrived[i])
+		require.GreaterOrEqual(t, gap, want[i], "wait %d was honoured", i+1)
+		require.Less(t, gap, want[i]+5*time.Second)
+	}
+}
+
+// endToEndRetryAfterPastTheCap: a server asking for a longer wait than
+// Config.ModelMaxWait fails the turn at once, as transient, saying how long
+// it asked.
+func endToEndRetryAfterPastTheCap(t *testing.T, p Provider) {
+	tests := []struct {
+		name   string
+		opts   []harness.Option
+		after  string
+		says   string
+		within time.Duration
+	}{
+		{"the default cap of a minute", nil, "120", "the server asked to wait 2m0s before a retry, longer than Config.ModelMaxWait (1m0s)", 0},
+		{"a cap set lower", []harness.Option{harness.WithModelMaxWait(500 * time.Millisecond)}, "1", "the server asked to wait 1s before a retry, longer than Config.ModelMaxWait (500ms)", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := NewFake(t, p.Path, rateLimited(p, "Retry-After", tc.after), p.Text("never"))
+			r := newRun(t, p.Open(t, f), tc.opts...)
+			start := time.Now()
+			out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
+			require.NoError(t, err)
+			require.Less(t, time.Since(start), 5*time.Second, "nothing waits")
+			require.Equal(t, harness.StatusFailed, out.Status)
+			require.Len(t, f.Requests(), 1)
+			require.Empty(t, r.told(), "no wait is made")
+			failed := r.lastFailure("t")
+			require.Equal(t, facts.ClassTransient, failed.Class)
+			require.Contains(t, failed.Message, tc.says)
+			require.Contains(t, failed.Message, "slow down")
+		})
+	}
+}
+
+// endToEndStreamCut: a stream that ends early, then one cut off, then one
+// that completes: the turn is tried again each time, the consumer of the
+// streamed text is told of each restart, and the decision has the last
+// stream's text only.
+func endToEndStreamCut(t *testing.T, p Provider) {
+	var mu sync.Mutex
+	var shown []string
+	show := func(s string) { mu.Lock(); shown = append(shown, s); mu.Unlock() }
+	cut := p.Stream([]string{"Setting "}, false)
+	cut.Abort = true
+	f := NewFake(t, p.Path, p.Stream([]string{"Setting ", "the"}, false), cut, p.Stream([]string{"Setting ", "the TTL."}, true))
+	r := newRun(t, p.Open(t, f, model.WithStream(show)))
+	r.mark = func() { show("<restart>") }
+	out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+	require.Len(t, f.Requests(), 3)
+
+	log := r.facts("t")
+	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn}, kinds(log),
+		"nothing of a cut stream is recorded")
+	turn, err := facts.Decode[facts.ModelTurn](log[2])
+	require.NoError(t, err)
+	require.Equal(t, "Setting the TTL.", turn.Text, "the text is not doubled")
+
+	mu.Lock()
+	require.Equal(t, []string{"Setting ", "the", "<restart>", "Setting ", "<restart>", "Setting ", "the TTL."}, shown)
+	mu.Unlock()
+	told := r.told()
+	require.Len(t, told, 2)
+	for _, w := range told {
+		require.ErrorIs(t, w.err, model.ErrStreamCut)
+		require.True(t, model.IsTransient(w.err))
+		require.Equal(t, "the stream from "+p.Name+" was cut off", model.Reason(w.err))
+	}
+}
+
+// endToEndStreamKeepsDropping: a stream cut off at every attempt fails the
+// turn as transient once the attempts are spent, and records no turn.
+func endToEndStreamKeepsDropping(t *testing.T, p Provider) {
+	cut := p.Stream([]string{"Setting "}, false)
+	cut.Abort = true
+	f := NewFake(t, p.Path, cut)
+	var shown strings.Builder
+	r := newRun(t, p.Open(t, f, model.WithStream(func(s string) { shown.WriteString(s) })), harness.WithModelAttempts(3))
+	out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusFailed, out.Status)
+	require.Len(t, f.Requests(), 3, "tried as often as ModelAttempts says")
+	require.Len(t, r.told(), 2)
+	require.Equal(t, "Setting Setting Setting ", shown.String())
+	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindTransitionFailed}, kinds(r.facts("t")))
+	failed := r.lastFailure("t")
+	require.Equal(t, facts.ClassTransient, failed.Class)
+	require.Contains(t, failed.Message, model.ErrStreamCut.Error())
+	require.Equal(t, 3, failed.Attempt)
+}
