@@ -17,9 +17,23 @@
 // defect and stops the thread; an Interrupt appends nothing and leaves the
 // thread resumable.
 //
+// A [Thread] keeps a thread's fold between calls, so that a front end
+// that looks at a thread, answers it and resumes it, turn after turn,
+// reads its log once. Its [View] is the one reading of the thread that
+// every front end, the verifier and undo use: what waits, what would run
+// next, and the coding scheduler's reading of every request and action.
+// A thread is acted on by one holder at a time ([Hold]: this process's
+// lock, and on a store processes share its lease); [Free] says whether
+// anyone holds it, which is what tells a running action from one in doubt.
+//
 // An actor is composed of parts ([Compose]): [System] records what the
 // model is told, [Tools] declares the tools and which need confirmation,
 // [Budget] bounds turns and tokens, [Compact] summarizes a long context,
 // and [Infer] runs the coding scheduler's model turns. [CodingActor] is the
 // stock tree of all five.
+//
+// Taking a thread on for a person is package drive's; auditing it,
+// package audit's; undoing it, package rewind's; the stock harness of a
+// directory (its store, settings, built-in tools and models), package
+// stock's. This package links no model provider and no distributed store.
 package harness

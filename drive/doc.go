@@ -1,0 +1,15 @@
+// Package drive takes a thread on for a person or a front end: it says
+// where the thread stands (Inspect, from the thread's one view), runs it
+// until it is done or waits for someone (Drive), answers the confirmations
+// an approval policy decides (Approval, ApplyApproval) and posts a
+// person's answers so that giving one twice is harmless and a
+// contradiction is refused (PostAnswer, Answer). The command line is one
+// such front end; a web page or a chat bot is another, and needs nothing
+// the command has.
+//
+// A front end holds a harness.Thread and passes it to every call: the
+// thread's log is then folded once, and each look or resume goes on from
+// where the last one read. An action that started and has no completion
+// is in doubt only when nobody holds the thread (harness.Free); while a
+// runtime holds it, it is running.
+package drive

@@ -1,0 +1,9 @@
+// Package stock is the stock harness of a directory: where its store is
+// (Locate, Place, OpenStore — a Pebble store in .harness/, or a NATS
+// JetStream server), its settings file (Settings), the built-in tools of
+// package tools confined to it with the coding actor over them (NewStock),
+// the services whose observer watches it (Stock.Services), and the models
+// a spec names (LoadModel: scripted, OpenAI-compatible, Anthropic). It is
+// the one package that links the vendor SDKs and the NATS client; a
+// harness composed in Go without them imports harness and below instead.
+package stock
