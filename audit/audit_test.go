@@ -193,3 +193,81 @@ func TestVerifyAcceptsRecoveryFromDoubt(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, audit.VerifyLog(ctx, o.Store, o.Actor, "t"))
 }
+
+// A log with a fact deleted, or two facts swapped, and its chain
+// recomputed, is not one the runtime could have written: the verifier
+// checks each call's lifecycle, that a runtime ran the first transition
+// enabled, and that a thread starts with its message — naming the seq.
+// (The thread is the tour's: 1 user.message, 2 system.configured, 3
+// model.turn, 4 action.requested, 5 confirmation.requested, 6
+// confirmation.answered, 7 action.started, 8 action.completed, 9
+// check.recorded, 10 model.turn.)
+func TestVerifyCatchesDeletionsAndSwaps(t *testing.T) {
+	o := harnesstest.NewObserved(t, harnesstest.WriteScript)
+	require.Equal(t, harness.StatusDone, o.StartApproved("t").Status)
+	good := readAll(t, o, "t")
+	want := []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn, facts.KindActionRequested,
+		facts.KindConfirmationRequested, facts.KindConfirmationAnswered, facts.KindActionStarted, facts.KindActionCompleted,
+		facts.KindCheckRecorded, facts.KindModelTurn}
+	var kinds []facts.Kind
+	for _, f := range good {
+		kinds = append(kinds, f.Kind)
+	}
+	require.Equal(t, want, kinds)
+	without := func(kind facts.Kind) []facts.Fact {
+		i := slices.IndexFunc(good, func(f facts.Fact) bool { return f.Kind == kind })
+		return relink(slices.Delete(slices.Clone(good), i, i+1))
+	}
+	swap := func(a, b uint64) []facts.Fact {
+		fs := slices.Clone(good)
+		fs[a-1], fs[b-1] = fs[b-1], fs[a-1]
+		return relink(fs)
+	}
+	for _, tc := range []struct {
+		name   string
+		log    []facts.Fact
+		seq    uint64
+		reason string
+	}{
+		{"action.started dropped", without(facts.KindActionStarted), 7, "no action.started precedes its completion"},
+		{"check.recorded of an action that declared one dropped", without(facts.KindCheckRecorded), 9, "declared a check (file_equals) that was not recorded"},
+		{"system.configured dropped", without(facts.KindSystemConfigured), 2, "out of order: infer/turn/1 was enabled here, but system/configure comes first"},
+		{"seq 1 and 2 swapped", swap(1, 2), 1, "a thread starts with the message that started it"},
+		{"seq 2 and 3 swapped", swap(2, 3), 2, "out of order: infer/turn/1 was enabled here, but system/configure comes first"},
+		{"seq 8 and 9 swapped: the check before its completion", swap(8, 9), 8, "a check of action 1-c before its completion"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := audit.VerifyFacts(o.Actor, "t", seq2(tc.log))
+			var ve *audit.VerifyError
+			require.ErrorAs(t, err, &ve, "%v", err)
+			require.Equal(t, tc.seq, ve.Seq, err.Error())
+			require.Contains(t, ve.Reason, tc.reason)
+		})
+	}
+}
+
+// A completion appended after its action was recorded as interrupted is
+// what a second runtime that did not wait for the first leaves: the
+// verifier refuses it.
+func TestVerifyRefusesACompletionAfterAnInterruption(t *testing.T) {
+	o := harnesstest.NewObserved(t, harnesstest.WriteScript)
+	out, err := o.RT.Start(ctx, o.Actor, "t", "Set the cache TTL to 300")
+	require.NoError(t, err)
+	o.Approve("t", out.Waits[0].RequestID, true)
+	o.DiedMidAct("t", "ttl_seconds = 300\n")
+	out, err = o.RT.Resume(ctx, o.Actor, "t")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, out.Status, "found in doubt: parked on reconcile")
+	require.NoError(t, audit.VerifyLog(ctx, o.Store, o.Actor, "t"))
+
+	late, err := facts.NewDraft(facts.KindActionCompleted, "tool/execute/1-c", facts.ActionCompleted{ActionID: "1-c",
+		Report: facts.Report{Status: facts.StatusSucceeded}, EffectState: facts.EffectReported})
+	require.NoError(t, err)
+	h, err := o.Store.Append(ctx, "t", out.Seq, late)
+	require.NoError(t, err)
+	err = audit.VerifyLog(ctx, o.Store, o.Actor, "t")
+	var ve *audit.VerifyError
+	require.ErrorAs(t, err, &ve, "%v", err)
+	require.Equal(t, h.Seq, ve.Seq)
+	require.Contains(t, ve.Reason, "completed after it was recorded as interrupted")
+}

@@ -3,15 +3,19 @@ package drive_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/scheduler"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // Open requests are listed whatever else the thread can do: one call of
@@ -78,3 +82,67 @@ func TestInspectNoRetryForADefect(t *testing.T) {
 type panicModel struct{}
 
 func (panicModel) Turn(context.Context, model.Request) (model.Decision, error) { panic("boom") }
+
+// An action that started and has no completion while a runtime in this
+// process still runs it is running, not in doubt: Inspect and the effects
+// say so, and a reconciliation of it is refused (it is not open). Once it
+// completes, the thread goes on as if nobody had looked.
+func TestALiveActionIsRunningNotInDoubt(t *testing.T) {
+	o := harnesstest.NewObserved(t, harnesstest.WriteScript)
+	done, release := o.ResumeIntoTheWrite("t")
+
+	st, err := drive.Inspect(ctx, o.Thread("t"))
+	require.NoError(t, err)
+	require.Empty(t, st.InDoubt, "the write is running in this process")
+	require.Equal(t, []string{"1-c"}, st.Running)
+	es, err := audit.ThreadEffects(ctx, o.RT, o.Actor, "t")
+	require.NoError(t, err)
+	require.Len(t, es, 1)
+	require.Equal(t, scheduler.StageStarted, es[0].Stage)
+	require.False(t, es[0].InDoubt)
+	require.False(t, es[0].Open, "nothing for a person to settle while it runs")
+	_, err = o.Post("t", facts.KindEffectReconciled, facts.EffectReconciled{ActionID: "1-c", Decision: facts.DecisionAccept, By: "ana"}, "r")
+	require.ErrorIs(t, err, scheduler.ErrUnknownRequest, "not open")
+
+	close(release)
+	require.NoError(t, <-done)
+	st, err = drive.Inspect(ctx, o.Thread("t"))
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, st.Status)
+	require.Empty(t, st.Running)
+	require.Empty(t, st.InDoubt)
+	require.NotContains(t, o.Kinds("t"), facts.KindActionInterrupted)
+}
+
+// mine is a user's own store wrapper: it embeds the store and says
+// nothing else (no Unwrap).
+type mine struct{ thread.Store }
+
+// A second runtime over a user's own wrapper of the store waits for the
+// first while its tool runs — it does not take the running action for one
+// in doubt — and the tool runs once.
+func TestASecondRuntimeOverAWrapperWaits(t *testing.T) {
+	o := harnesstest.NewObserved(t, harnesstest.WriteScript)
+	done, release := o.ResumeIntoTheWrite("t")
+	other, err := harness.NewRuntime(&mine{o.Store}, o.RT.Services, o.RT.Config)
+	require.NoError(t, err)
+
+	st, err := drive.Inspect(ctx, other.Thread(o.Actor, "t"))
+	require.NoError(t, err)
+	require.Empty(t, st.InDoubt, "the wrapper is the same store: the thread is held")
+	require.Equal(t, []string{"1-c"}, st.Running)
+
+	second := make(chan error, 1)
+	go func() { _, err := other.Resume(ctx, o.Actor, "t"); second <- err }()
+	select {
+	case err := <-second:
+		t.Fatalf("the second runtime did not wait for the first: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, <-done)
+	require.NoError(t, <-second)
+	require.EqualValues(t, 1, o.Calls.Load(), "the tool ran once")
+	require.NotContains(t, o.Kinds("t"), facts.KindActionInterrupted)
+	require.NoError(t, audit.VerifyLog(ctx, o.Store, o.Actor, "t"))
+}

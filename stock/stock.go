@@ -193,8 +193,7 @@ func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (
 		return s, nil
 	}
 	if !p.Exists && !create {
-		return nil, fmt.Errorf("%w in %s or any directory above it (looked for %s/); start a thread with `harness run`, or name a store with --store",
-			ErrNoStore, p.Root, StoreDir)
+		return nil, fmt.Errorf("%w in %s or any directory above it (looked for %s/)", ErrNoStore, p.Root, StoreDir)
 	}
 	if create {
 		if err := os.MkdirAll(p.Store, 0o755); err != nil {
@@ -217,11 +216,10 @@ func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (
 			return nil, err
 		}
 		if !time.Now().Before(deadline) {
-			hint := "wait for the other harness command to finish, or pass --wait DURATION (e.g. --wait 30s) to wait for it"
 			if wait > 0 {
-				hint = fmt.Sprintf("it was still in use after waiting %v; wait longer with a larger --wait", wait)
+				return nil, fmt.Errorf("%w (still in use after waiting %v)", err, wait)
 			}
-			return nil, fmt.Errorf("%w; %s", err, hint)
+			return nil, err
 		}
 		t := time.NewTimer(min(lockPoll, time.Until(deadline)))
 		select {
@@ -300,7 +298,7 @@ func ParseModelSpec(spec, dir string) (string, error) {
 	scheme, rest, ok := strings.Cut(spec, ":")
 	switch {
 	case spec == "":
-		return "", fmt.Errorf("%w: no model given; pass --model scripted:FILE, openai:MODEL or anthropic:MODEL", ErrModelSpec)
+		return "", fmt.Errorf("%w: no model given; want scripted:FILE, openai:MODEL or anthropic:MODEL", ErrModelSpec)
 	case !ok || (scheme != "scripted" && scheme != "openai" && scheme != "anthropic"):
 		return "", fmt.Errorf("%w %q: want scripted:FILE, openai:MODEL or anthropic:MODEL", ErrModelSpec, spec)
 	case rest == "" && scheme == "scripted":

@@ -58,7 +58,7 @@ func TestOpenStore(t *testing.T) {
 
 	_, err = p.OpenStore(ctx, 0, false)
 	require.ErrorIs(t, err, stock.ErrNoStore)
-	require.ErrorContains(t, err, "harness run")
+	require.ErrorContains(t, err, "looked for .harness/", "it says where it looked (the command says what to do)")
 	require.NoDirExists(t, p.Store, "refusing creates nothing")
 
 	s, err := p.OpenStore(ctx, 0, true)
@@ -73,7 +73,7 @@ func TestOpenStore(t *testing.T) {
 	// In use: reported plainly, with what to do.
 	_, err = p.OpenStore(ctx, 0, false)
 	require.ErrorIs(t, err, thread.ErrLocked)
-	require.ErrorContains(t, err, "--wait")
+	require.ErrorIs(t, err, thread.ErrLocked, "the command says to pass --wait")
 
 	// --wait: free it a moment later, and the wait succeeds.
 	go func() {

@@ -298,7 +298,14 @@ func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings
 		return nil, err
 	}
 	store, err := p.OpenStore(ctx, a.wait, create)
-	if err != nil {
+	switch {
+	case errors.Is(err, stock.ErrNoStore):
+		return nil, fmt.Errorf("%w; start a thread with `harness run`, or name a store with --store", err)
+	case errors.Is(err, thread.ErrLocked) && a.wait > 0:
+		return nil, fmt.Errorf("%w; wait longer with a larger --wait", err)
+	case errors.Is(err, thread.ErrLocked):
+		return nil, fmt.Errorf("%w; wait for the other harness command to finish, or pass --wait DURATION (e.g. --wait 30s) to wait for it", err)
+	case err != nil:
 		return nil, err
 	}
 	p.Exists = true

@@ -201,6 +201,9 @@ With neither, it is the current directory. The store is created there.`,
 				spec = settings.Model
 			}
 			cwd, _ := os.Getwd()
+			if spec == "" {
+				return usageError("no model given; pass --model scripted:FILE, openai:MODEL or anthropic:MODEL")
+			}
 			spec, err = stock.ParseModelSpec(spec, cwd)
 			if err != nil {
 				return asUsage(err)
