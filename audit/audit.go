@@ -344,7 +344,11 @@ func Replay(ctx context.Context, store thread.Store, actor harness.Actor, id str
 	if v.Status == harness.StatusParked {
 		a.Waits = v.Waits
 	}
-	for _, act := range v.Reading.Actions() {
+	whole, err := harness.ReadingOf(id, fd)
+	if err != nil {
+		return a, err
+	}
+	for _, act := range whole.Actions() {
 		c := act.Completed
 		if c == nil || act.CompletedSeq == 0 || act.CompletedSeq > uint64(len(a.Entries)) {
 			continue

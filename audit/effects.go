@@ -84,13 +84,13 @@ func Effects(ctx context.Context, rt *harness.Runtime, actor harness.Actor) ([]E
 // ThreadEffects lists the actions of one thread, in the order they were
 // requested.
 func ThreadEffects(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id string) ([]Effect, error) {
-	v, err := rt.View(ctx, actor, id)
+	r, err := rt.Reading(ctx, actor, id)
 	if err != nil {
 		return nil, fmt.Errorf("effects of %s: %w", id, err)
 	}
 	var out []Effect
 	var asked, free bool // whether nobody holds the thread, once asked
-	for _, a := range v.Reading.Actions() {
+	for _, a := range r.Actions() {
 		e := Effect{Thread: id, ActionID: a.ID, Tool: a.Requested.Adapter, Seq: a.Seq(), At: a.At, Stage: a.Stage(), Open: a.Open()}
 		if c := a.Completed; c != nil {
 			e.State, e.Report = c.EffectState, c.Report.Status

@@ -64,11 +64,11 @@ func PostAnswer(ctx context.Context, th *harness.Thread, d facts.Draft, key stri
 		}
 		return p, nil
 	case errors.Is(err, scheduler.ErrAnswered):
-		v, verr := th.View(ctx)
-		if verr != nil {
-			return p, fmt.Errorf("post %s to %s: find the answer already given: %w", d.Kind, id, verr)
+		r, rerr := th.Reading(ctx)
+		if rerr != nil {
+			return p, fmt.Errorf("post %s to %s: find the answer already given: %w", d.Kind, id, rerr)
 		}
-		seq, given, said, ok := answerIn(v.Reading, d)
+		seq, given, said, ok := answerIn(r, d)
 		if !ok {
 			return p, err
 		}

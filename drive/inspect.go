@@ -88,11 +88,11 @@ func Inspect(ctx context.Context, th *harness.Thread) (State, error) {
 // stateOf is the state of the view v of a thread of store.
 func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, error) {
 	st := State{Thread: v.Thread, Status: v.Status, Reason: v.Reason, Retry: v.Retry, Next: v.Next, Head: v.Head, View: v}
-	if sys := v.Reading.System; sys != nil {
+	if sys := v.Turn.System; sys != nil {
 		st.Model, st.Workspace = sys.Model, sys.Workspace
 	}
 	var started []string
-	for _, a := range v.Reading.Actions() {
+	for _, a := range v.Turn.Actions() {
 		if a.Stage() == scheduler.StageStarted {
 			started = append(started, a.ID)
 		}
@@ -110,7 +110,7 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 		}
 	}
 	for _, w := range v.Waits {
-		st.Waits = append(st.Waits, pending(v.Reading, w))
+		st.Waits = append(st.Waits, pending(v.Turn, w))
 	}
 	return st, nil
 }

@@ -15,8 +15,9 @@ import (
 // components without running anything: the one reading every front end,
 // the verifier, undo and a worker use. What waits and what would run next
 // is the projection a Resume would act on; what each request asked and
-// what became of each action is the coding scheduler's Reading — the same
-// fold that decides the thread's next step.
+// what became of each action is the coding scheduler's reading — the same
+// fold that decides the thread's next step: of the latest turn in the
+// View (Turn), of the whole thread from Thread.Reading.
 type View struct {
 	Thread string
 	// Head is the last fact folded.
@@ -34,10 +35,13 @@ type View struct {
 	Retry string
 	// Next is the key of the transition a Resume would run first.
 	Next string
-	// Reading is the coding scheduler's reading of the whole thread: its
-	// configuration, every call and action, every question and undo. With
-	// several schedulers (nested Infer parts) it holds all their calls.
-	Reading scheduler.Reading
+	// Turn is the coding scheduler's reading of the latest model turn: the
+	// thread's configuration, the calls of the turn with their actions,
+	// its question. Whatever waits or runs is there (a call of an earlier
+	// turn is settled), and it costs what the turn holds, not the log.
+	// With several schedulers (nested Infer parts) it holds all their
+	// calls.
+	Turn scheduler.Reading
 	// Budget is what the budget part counted, when the actor has one.
 	Budget *BudgetView
 }
@@ -64,16 +68,43 @@ func (rt *Runtime) View(ctx context.Context, actor Actor, id string) (View, erro
 	return rt.Thread(actor, id).View(ctx)
 }
 
+// Reading is the coding scheduler's reading of the whole thread id (see
+// Thread.Reading).
+func (rt *Runtime) Reading(ctx context.Context, actor Actor, id string) (scheduler.Reading, error) {
+	return rt.Thread(actor, id).Reading(ctx)
+}
+
 // View reads the thread as its log stands now (see Runtime.View).
 func (t *Thread) View(ctx context.Context) (View, error) {
-	st, err := t.load(ctx)
+	st, err := t.folded(ctx)
 	if err != nil {
-		return View{Thread: t.id}, fmt.Errorf("thread %s: %w", t.id, err)
-	}
-	if st.fold.Seq() == 0 {
-		return View{Thread: t.id}, fmt.Errorf("thread %s: %w", t.id, ErrUnknownThread)
+		return View{Thread: t.id}, err
 	}
 	return ViewOf(t.id, st.fold)
+}
+
+// Reading is the coding scheduler's reading of the whole thread as its log
+// stands now: its configuration, every call with every action, every
+// question and undo — what the effects, the audit and undo read.
+func (t *Thread) Reading(ctx context.Context) (scheduler.Reading, error) {
+	st, err := t.folded(ctx)
+	if err != nil {
+		return scheduler.Reading{}, err
+	}
+	return ReadingOf(t.id, st.fold)
+}
+
+// folded is the thread's fold, up to date; a thread with no facts is
+// ErrUnknownThread.
+func (t *Thread) folded(ctx context.Context) (*state, error) {
+	st, err := t.load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("thread %s: %w", t.id, err)
+	}
+	if st.fold.Seq() == 0 {
+		return nil, fmt.Errorf("thread %s: %w", t.id, ErrUnknownThread)
+	}
+	return st, nil
 }
 
 // ViewOf is the View of a fold of the thread id, as its log stands at the
@@ -97,20 +128,40 @@ func ViewOf(id string, f *fold.Fold[Services]) (View, error) {
 	}
 	for _, c := range f.Components() {
 		switch c := unwrapComponent(c).(type) {
-		case interface {
-			Reading() (scheduler.Reading, error)
-		}:
-			r, err := c.Reading()
+		case reader:
+			r, err := c.Current()
 			if err != nil {
 				return v, fmt.Errorf("thread %s: %w", id, err)
 			}
-			v.Reading = merge(v.Reading, r)
+			v.Turn = merge(v.Turn, r)
 		case *budget:
 			b := c.View()
 			v.Budget = &b
 		}
 	}
 	return v, nil
+}
+
+// ReadingOf is the coding scheduler's reading of a whole thread, from a
+// fold of its log (see Thread.Reading).
+func ReadingOf(id string, f *fold.Fold[Services]) (scheduler.Reading, error) {
+	var whole scheduler.Reading
+	for _, c := range f.Components() {
+		if c, ok := unwrapComponent(c).(reader); ok {
+			r, err := c.Reading()
+			if err != nil {
+				return whole, fmt.Errorf("thread %s: %w", id, err)
+			}
+			whole = merge(whole, r)
+		}
+	}
+	return whole, nil
+}
+
+// reader is a component that reads a thread as the coding scheduler does.
+type reader interface {
+	Current() (scheduler.Reading, error)
+	Reading() (scheduler.Reading, error)
 }
 
 // unwrapComponent sees through components that wrap another (such as

@@ -251,7 +251,12 @@ func planUndo(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id 
 	if svc.Observer == nil || svc.Workspace == "" {
 		return plan, nil, fmt.Errorf("undo %s: no workspace observer: nothing can say what the files hold now", id)
 	}
-	v, err := rt.View(ctx, actor, id)
+	th := rt.Thread(actor, id)
+	v, err := th.View(ctx)
+	if err != nil {
+		return plan, nil, fmt.Errorf("undo %s: %w", id, err)
+	}
+	whole, err := th.Reading(ctx)
 	if err != nil {
 		return plan, nil, fmt.Errorf("undo %s: %w", id, err)
 	}
@@ -286,7 +291,7 @@ func planUndo(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id 
 			ch.seqs = append(ch.seqs, seq)
 		}
 	}
-	for _, c := range changesAfter(v.Reading, to) {
+	for _, c := range changesAfter(whole, to) {
 		note(c.seq, c.paths)
 	}
 	snap, err := svc.Observer.Observe(ctx)

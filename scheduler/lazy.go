@@ -114,6 +114,19 @@ func (s *Scheduler[S]) Reading() (Reading, error) {
 	return st.reading(), nil
 }
 
+// Current returns the reading of the thread's latest model turn: the
+// configuration, the turns so far, the calls of the latest turn with their
+// actions, and its question. It is what says what waits and what runs — a
+// call of an earlier turn is settled — and it costs what the turn holds,
+// not the log.
+func (s *Scheduler[S]) Current() (Reading, error) {
+	st := s.now()
+	if s.err != nil {
+		return Reading{}, s.err
+	}
+	return st.current(), nil
+}
+
 // Check returns why f cannot be the next fact of the thread as far as the
 // lifecycle of calls and actions goes (see Stage), or nil. It is asked
 // before f is stepped: a verifier's question (fold.Checker); a runtime

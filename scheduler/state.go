@@ -389,6 +389,24 @@ func (s *state[S]) reading() Reading {
 	return r
 }
 
+// current returns the reading of the state's latest model turn: its
+// calls and question only.
+func (s *state[S]) current() Reading {
+	r := Reading{Thread: s.thread, Turns: s.turns}
+	if s.hasSystem {
+		sys := s.system
+		r.System = &sys
+	}
+	r.Calls = make([]Call, len(s.calls))
+	for i, c := range s.calls {
+		r.Calls[i] = c.reading()
+	}
+	if s.question != nil {
+		r.Questions = []Question{*s.question}
+	}
+	return r
+}
+
 func (s *state[S]) scope() string {
 	if s.env.Scope == "" {
 		return ""

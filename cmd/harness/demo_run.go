@@ -329,7 +329,11 @@ func demoWorkers(ctx context.Context, store thread.Store, dir, version string, r
 		if err != nil {
 			return nil, err
 		}
-		if acts := st.View.Reading.Actions(); len(acts) > 0 && acts[0].Completed != nil {
+		r, err := rt.Reading(ctx, actor, id)
+		if err != nil {
+			return nil, err
+		}
+		if acts := r.Actions(); len(acts) > 0 && acts[0].Completed != nil {
 			a := acts[0]
 			rec.Report, rec.Observation, rec.EffectState, rec.Check = a.Completed.Report, a.Completed.Observation, a.Completed.EffectState, a.Check
 		}
