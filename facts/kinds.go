@@ -269,6 +269,11 @@ type ActionRequested struct {
 	// runs, as the tool's policy said when it was requested, so a later
 	// fold does not depend on today's configuration.
 	Confirm bool `msgpack:"confirm,omitempty" json:"confirm,omitempty"`
+	// Refused, when set, says why the call was refused before anyone was
+	// asked about it — arguments that are not one JSON object, a key named
+	// twice, a path the tool would refuse anyway. Nothing runs: the action
+	// completes as failed with this reason.
+	Refused string `msgpack:"refused,omitempty" json:"refused,omitempty"`
 }
 
 // Validate requires an action id.

@@ -335,8 +335,9 @@ type schedulerPart struct{}
 func (schedulerPart) add(a *assembly, prefix string) {
 	a.build = append(a.build, func(k *kit) fold.Component[Services] {
 		s := scheduler.New(scheduler.Env[Services]{
-			Infer:   func(req scheduler.Request) effect.Effect[Services, facts.ModelTurn] { return inferTurn(a.cfg, req) },
-			Declare: declareCheck,
+			Infer:    func(req scheduler.Request) effect.Effect[Services, facts.ModelTurn] { return inferTurn(a.cfg, req) },
+			Declare:  declareCheck,
+			Precheck: precheck,
 			Act: func(req action.Request, j fold.Journal) effect.Effect[Services, []facts.Draft] {
 				return act(a.cfg, req, j)
 			},
@@ -392,6 +393,26 @@ func declareCheck(call facts.ToolCall) effect.Effect[Services, *facts.CheckSpec]
 			return nil, nil
 		}
 		return spec, nil
+	})
+}
+
+// precheck describes asking a call's tool for the refusal the call would
+// surely get (a tool with a Precheck(args []byte) error method, as the
+// built-in tools have); "" when it has none to give.
+func precheck(call facts.ToolCall) effect.Effect[Services, string] {
+	return effect.FromAsync(func(ctx context.Context, svc Services) (string, error) {
+		t, ok := svc.Tools.Lookup(call.Name)
+		if !ok {
+			return "", nil
+		}
+		p, ok := t.(interface{ Precheck(args []byte) error })
+		if !ok {
+			return "", nil
+		}
+		if err := p.Precheck([]byte(call.Args)); err != nil {
+			return err.Error(), nil
+		}
+		return "", nil
 	})
 }
 

@@ -108,6 +108,9 @@ func describe(f facts.Fact) (string, error) {
 		if p.Check != nil {
 			s += " · check " + describeCheck(*p.Check)
 		}
+		if p.Refused != "" {
+			s += " · refused without asking: " + shorten(p.Refused, 100)
+		}
 		return s, err
 	case facts.KindConfirmationRequested:
 		p, err := facts.Decode[facts.ConfirmationRequested](f)

@@ -223,16 +223,44 @@ func (s *state[S]) request(c *call, id string) fold.Transition[S] {
 	if json.Valid([]byte(tc.Args)) {
 		req.Payload = json.RawMessage(tc.Args)
 	}
+	if len(c.attempts) > 0 {
+		// A retry of a call that was asked and approved: what was
+		// approved runs, and is not checked again.
+		return fold.Transition[S]{Key: requestKey(id), Effect: s.requested(tc, req, policy, "")}
+	}
+	if err := facts.CheckJSON([]byte(tc.Args)); err != nil {
+		// Malformed, or a key named twice (a person would see one value
+		// and the tool run the other): refused before anyone is asked.
+		return fold.Transition[S]{Key: requestKey(id), Effect: s.requested(tc, req, policy,
+			fmt.Sprintf("the arguments of %s are refused: %v", tc.Name, err))}
+	}
+	precheck := effect.Succeed[S]("")
+	if s.env.Precheck != nil {
+		precheck = s.env.Precheck(tc)
+	}
+	return fold.Transition[S]{Key: requestKey(id), Effect: effect.AndThen(precheck, func(refusal string) effect.Effect[S, []facts.Draft] {
+		return s.requested(tc, req, policy, refusal)
+	})}
+}
+
+// requested describes recording the request of a call: with the check its
+// tool declares, or — refused — with the refusal and no confirmation.
+func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Policy, refusal string) effect.Effect[S, []facts.Draft] {
+	if refusal != "" {
+		f := req.Fact()
+		f.Refused = refusal
+		return drafts[S](facts.KindActionRequested, f)
+	}
 	declare := effect.Succeed[S]((*facts.CheckSpec)(nil))
 	if s.env.Declare != nil && req.Payload != nil {
 		declare = s.env.Declare(tc)
 	}
-	return fold.Transition[S]{Key: requestKey(id), Effect: effect.AndThen(declare, func(check *facts.CheckSpec) effect.Effect[S, []facts.Draft] {
+	return effect.AndThen(declare, func(check *facts.CheckSpec) effect.Effect[S, []facts.Draft] {
 		req.Check = check
 		f := req.Fact()
 		f.Confirm = policy.Confirm
 		return drafts[S](facts.KindActionRequested, f)
-	})}
+	})
 }
 
 func (s *state[S]) confirm(c *call) fold.Transition[S] {
@@ -256,12 +284,15 @@ func (s *state[S]) execute(c *call, a *Action) fold.Transition[S] {
 	if prior := done[req.IdempotencyKey]; prior != nil && prior.ID != a.ID {
 		return fold.Transition[S]{Key: executeKey(a.ID), Effect: drafts[S](facts.KindActionCompleted, action.Replay(req, *prior.Completed))}
 	}
-	if req.Payload == nil {
-		// The model's arguments are not JSON: nothing can run. The model
-		// is shown why.
+	if refused := a.Requested.Refused; refused != "" || req.Payload == nil {
+		// The call was refused before anyone was asked, or the model's
+		// arguments are not JSON: nothing can run. The model is shown why.
+		if refused == "" {
+			refused = fmt.Sprintf("the arguments of %s are not valid JSON: %q", c.call.Name, c.call.Args)
+		}
 		return fold.Transition[S]{Key: executeKey(a.ID), Effect: drafts[S](facts.KindActionCompleted, facts.ActionCompleted{
 			ActionID: a.ID, EffectState: facts.EffectReported,
-			Report: facts.Report{Status: facts.StatusFailed, Error: fmt.Sprintf("the arguments of %s are not valid JSON: %q", c.call.Name, c.call.Args)},
+			Report: facts.Report{Status: facts.StatusFailed, Error: refused},
 		})}
 	}
 	id := a.ID

@@ -59,6 +59,13 @@ type Env[S any] struct {
 	// Declare describes finding the check a call declares (it may read the
 	// workspace, as edit_file's expected result does); nil declares none.
 	Declare func(call facts.ToolCall) effect.Effect[S, *facts.CheckSpec]
+	// Precheck, when set, describes finding the refusal a call would
+	// surely get from its tool ("" for none) — a path outside the
+	// workspace, a protected path — so that the call is refused without
+	// asking a person (see facts.ActionRequested.Refused). Arguments that
+	// are not one JSON object with each key once are refused whatever it
+	// says.
+	Precheck func(call facts.ToolCall) effect.Effect[S, string]
 	// Act describes carrying out a request through the effect boundary:
 	// it must record action.started through j immediately before invoking
 	// the adapter, and return the action.completed (and check.recorded)

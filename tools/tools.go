@@ -289,6 +289,12 @@ func (s *Set) Precheck(tool string, args []byte) error {
 	if !ok {
 		return fmt.Errorf("%w: %q (the tools are %s)", ErrUnknownTool, tool, strings.Join(s.names(), ", "))
 	}
+	return t.Precheck(args)
+}
+
+// Precheck returns the refusal a call of the tool with args would surely
+// get (see Set.Precheck).
+func (t *tool) Precheck(args []byte) error {
 	var err error
 	if t.precheck != nil {
 		err = t.precheck(args)
@@ -299,7 +305,7 @@ func (s *Set) Precheck(tool string, args []byte) error {
 	if err == nil || !errors.Is(err, ErrInvalidArgs) && !errors.Is(err, ErrOutsideWorkspace) && !errors.Is(err, ErrProtected) {
 		return nil
 	}
-	return fmt.Errorf("%s: %w", tool, err)
+	return fmt.Errorf("%s: %w", t.name, err)
 }
 
 func (s *Set) lookup(name string) (*tool, bool) {
