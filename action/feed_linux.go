@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -37,9 +36,9 @@ type feed struct {
 	root     string // the workspace root, as the watches name it
 	sentinel string // the private directory of the marks
 
-	// hold, when not nil, is waited on before each event or error is
+	// hold, when not nil, is read-locked before each event or error is
 	// taken: a test hook that lets the kernel's queue overflow.
-	hold chan struct{}
+	hold *sync.RWMutex
 
 	mu      sync.Mutex
 	pending map[string]change // path relative to root → what happened
@@ -52,7 +51,7 @@ type feed struct {
 
 // startFeed starts a feed that watches nothing yet; add watches
 // directories. hold is the test hook of the same name, nil but in tests.
-func startFeed(root string, hold chan struct{}) (*feed, error) {
+func startFeed(root string, hold *sync.RWMutex) (*feed, error) {
 	sentinel, err := os.MkdirTemp("", "harness-feed-")
 	if err != nil {
 		return nil, fmt.Errorf("change feed: a private directory for its marks: %w", err)
@@ -82,7 +81,8 @@ func (f *feed) run() {
 	defer close(f.done)
 	for {
 		if f.hold != nil {
-			<-f.hold
+			f.hold.RLock()
+			f.hold.RUnlock() // a gate: it waits while a test holds the lock
 		}
 		select {
 		case ev, ok := <-f.watcher.Events:
@@ -156,18 +156,13 @@ func (f *feed) event(ev fsnotify.Event) {
 	f.mu.Unlock()
 }
 
-// add watches the directory rel. An error that says the kernel's limits
-// are reached is reported as such.
+// add watches the directory rel.
 func (f *feed) add(rel string) error {
 	p := f.root
 	if rel != "." {
 		p += "/" + rel
 	}
-	err := f.watcher.Add(p)
-	if errors.Is(err, syscall.ENOSPC) {
-		err = fmt.Errorf("%w (the inotify watch limit, fs.inotify.max_user_watches, is reached)", err)
-	}
-	return err
+	return f.watcher.Add(p)
 }
 
 // sync returns the events reported since the last sync, or the error that

@@ -5,6 +5,7 @@ package action
 import (
 	"context"
 	"errors"
+	"sync"
 )
 
 // Without inotify there is no change feed: kqueue would need a descriptor
@@ -14,7 +15,7 @@ type feed struct{ sentinel string }
 
 var errNoFeed = errors.New("change feed: not available on this platform")
 
-func startFeed(string, chan struct{}) (*feed, error)          { return nil, errNoFeed }
+func startFeed(string, *sync.RWMutex) (*feed, error)          { return nil, errNoFeed }
 func (*feed) add(string) error                                { return errNoFeed }
 func (*feed) sync(context.Context) (map[string]change, error) { return nil, errNoFeed }
 func (*feed) close() error                                    { return nil }

@@ -492,6 +492,9 @@ func (wk *walk) watch(rel string) uint64 {
 	if err == nil {
 		return wk.epoch
 	}
+	if errors.Is(err, syscall.ENOSPC) {
+		err = fmt.Errorf("%w (the kernel's limit on inotify watches, fs.inotify.max_user_watches, is reached)", err)
+	}
 	wk.feedMu.Lock()
 	if wk.feedErr == nil {
 		wk.feedErr = fmt.Errorf("change feed: watch %s: %w", rel, err)

@@ -184,12 +184,12 @@ type Workspace struct {
 	// sets the snapshot time; a call made before a file's content is read
 	// (op "read") or a subdirectory is opened (op "list"), whose error is
 	// handled as the open's error; a call made before a directory is
-	// watched, whose error is handled as the watch's; and a channel the
-	// feed waits on before it takes each event.
+	// watched, whose error is handled as the watch's; and a lock the feed
+	// read-locks before it takes each event.
 	now       func() time.Time
 	before    func(op, rel string) error
 	watchHook func(rel string) error
-	feedHold  chan struct{}
+	feedHold  *sync.RWMutex
 
 	mu      sync.Mutex // serializes Observe; guards what follows
 	tree    *dirRec    // the last reading; nil before the first

@@ -207,19 +207,19 @@ func TestWorkspaceHashLayout(t *testing.T) {
 }
 
 func TestWorkspaceHashIsDeterministic(t *testing.T) {
-	forModes(t, func(t *testing.T, m testMode) {
-		mk := func(root string) {
-			for i := range 700 { // more than one chunk in one directory
-				put(t, root, fmt.Sprintf("flat/f%03d", i), fmt.Sprint(i), 0o644)
-			}
-			for i := range 50 {
-				put(t, root, fmt.Sprintf("d%d/e%d/f", i%7, i), strings.Repeat("z", i), 0o644)
-			}
-			symlink(t, root, "l", "flat/f001")
+	mk := func(root string) {
+		for i := range 700 { // more than one chunk in one directory
+			put(t, root, fmt.Sprintf("flat/f%03d", i), fmt.Sprint(i), 0o644)
 		}
-		r1, r2 := t.TempDir(), t.TempDir()
-		mk(r1)
-		mk(r2)
+		for i := range 50 {
+			put(t, root, fmt.Sprintf("d%d/e%d/f", i%7, i), strings.Repeat("z", i), 0o644)
+		}
+		symlink(t, root, "l", "flat/f001")
+	}
+	r1, r2 := t.TempDir(), t.TempDir()
+	mk(r1)
+	mk(r2)
+	forModes(t, func(t *testing.T, m testMode) {
 		w1, err := m.newWorkspace(t, r1)
 		require.NoError(t, err)
 		w2, err := m.newWorkspace(t, r1)
@@ -707,11 +707,11 @@ func TestWorkspaceReportsRealPermissionErrors(t *testing.T) {
 }
 
 func TestWorkspaceCancelled(t *testing.T) {
+	root := t.TempDir()
+	for i := range 2000 {
+		put(t, root, fmt.Sprintf("d%02d/f%04d", i%40, i), fmt.Sprint(i), 0o644)
+	}
 	forModes(t, func(t *testing.T, m testMode) {
-		root := t.TempDir()
-		for i := range 2000 {
-			put(t, root, fmt.Sprintf("d%02d/f%04d", i%40, i), fmt.Sprint(i), 0o644)
-		}
 
 		t.Run("before", func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
