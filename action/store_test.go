@@ -188,7 +188,7 @@ func TestStatCacheAcrossProcesses(t *testing.T) {
 	for _, p := range read {
 		require.True(t, strings.HasPrefix(p, "d1/") || strings.HasPrefix(p, "d2/"), p)
 	}
-	require.EqualValues(t, 41, puts, "what is read is offered to the store, which has it")
+	require.Zero(t, puts, "what was read is kept already: the store says so, and it is not put again")
 
 	// A cache written by a process that kept no blobs does not vouch for
 	// blobs; the store's HasBlob does.

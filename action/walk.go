@@ -719,7 +719,10 @@ func findEntry(ents []entry, name string) int {
 // (stat'ed); otherwise c is what the feed said of it.
 func (wk *walk) look(h *dirHandle, n *node, i int, full bool, c change) error {
 	old := n.ents[i]
-	rel := join(n.rel, old.name)
+	rel := old.Path // kept with every entry looked at before
+	if rel == "" {
+		rel = join(n.rel, old.name)
+	}
 	if !full && old.kind == kindDir && !old.skip && c&^chBelow == 0 {
 		// Nothing happened to the directory itself: go down into it as
 		// it was, and let its own reading say what to look at.
@@ -979,7 +982,14 @@ func (wk *walk) read(f *os.File, size int64) (digest string, n int64, data []byt
 }
 
 // put keeps data in the workspace's Blobs and checks the digest it gives.
+// A store that can say it has the digest already is asked first: it then
+// neither hashes nor writes the bytes again.
 func (wk *walk) put(digest string, data []byte) error {
+	if c, ok := wk.w.blobs.(BlobChecker); ok {
+		if has, err := c.HasBlob(wk.ctx, digest); err == nil && has {
+			return nil
+		}
+	}
 	wk.w.putMu.Lock()
 	defer wk.w.putMu.Unlock()
 	got, err := wk.w.blobs.PutBlob(wk.ctx, data)
