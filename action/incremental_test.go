@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -391,6 +392,28 @@ func TestFeedCloseReleasesIt(t *testing.T) {
 	require.ErrorIs(t, err, errClosed)
 }
 
+// TestFeedOfAWorkspaceNeverClosed: a Workspace dropped without Close
+// still releases its feed once it is collected.
+func TestFeedOfAWorkspaceNeverClosed(t *testing.T) {
+	if !feedSupported {
+		t.Skip("no change feed on this platform")
+	}
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	root := bigTree(t)
+	var sentinel string
+	func() {
+		w, err := NewWorkspace(root, WithChangeFeed(true))
+		require.NoError(t, err)
+		observe(t, w)
+		sentinel = w.feed.sentinel
+	}()
+	require.Eventually(t, func() bool {
+		runtime.GC()
+		_, err := os.Stat(sentinel)
+		return os.IsNotExist(err)
+	}, 10*time.Second, 10*time.Millisecond, "the feed's private directory is removed")
+}
+
 // replant changes what the workspace remembers of the entry at rel.
 func replant(t testing.TB, w *Workspace, rel string, change func(*entry)) {
 	w.mu.Lock()
@@ -409,4 +432,39 @@ func replant(t testing.TB, w *Workspace, rel string, change func(*entry)) {
 		return &c
 	}
 	w.tree = re(w.tree, strings.Split(rel, "/"))
+}
+
+// TestPathKeyCompare: entries order as their paths do, a directory's name
+// standing for every path under it.
+func TestPathKeyCompare(t *testing.T) {
+	parts := []string{"a", "b", ".", "-", "0", "~", "é"}
+	var names []string
+	var gen func(prefix string, depth int)
+	gen = func(prefix string, depth int) {
+		if prefix != "" {
+			names = append(names, prefix)
+		}
+		if depth == 3 {
+			return
+		}
+		for _, p := range parts {
+			gen(prefix+p, depth+1)
+		}
+	}
+	gen("", 0)
+	sign := func(c int) int { return min(max(c, -1), 1) }
+	for _, a := range names {
+		for _, b := range names {
+			for _, ka := range []byte{kindFile, kindDir} {
+				for _, kb := range []byte{kindFile, kindDir} {
+					ea, eb := entry{name: a, kind: ka}, entry{name: b, kind: kb}
+					want := strings.Compare(pathKey(&ea)+"\x01", pathKey(&eb)+"\x01")
+					if a == b && ka != kb {
+						continue // one name is one entry
+					}
+					require.Equal(t, sign(want), sign(pathKeyCompare(&ea, &eb)), "%q(%c) vs %q(%c)", a, ka, b, kb)
+				}
+			}
+		}
+	}
 }

@@ -196,8 +196,9 @@ type Workspace struct {
 	last    Snapshot   // the snapshot of tree
 	needAll bool       // the next observation must look at everything
 	feed    *feed
-	epoch   uint64 // the feed's generation: a directory watched in another is not vouched for
-	feedErr error  // why there is no feed although one was wanted
+	box     *feedBox // the feed again, for the cleanup of a Workspace never closed
+	epoch   uint64   // the feed's generation: a directory watched in another is not vouched for
+	feedErr error    // why there is no feed although one was wanted
 	closed  bool
 
 	putMu sync.Mutex // serializes PutBlob calls
@@ -380,6 +381,12 @@ func NewWorkspace(root string, opts ...WorkspaceOption) (*Workspace, error) {
 			return nil, fmt.Errorf("workspace %s: %w", abs, err)
 		}
 	}
+	if w.feedWanted {
+		// A Workspace dropped without Close still releases its feed: the
+		// inotify instance is a per-user resource (fs.inotify.max_user_instances).
+		w.box = &feedBox{}
+		runtime.AddCleanup(w, func(b *feedBox) { b.set(nil) }, w.box)
+	}
 	if !w.metaSet {
 		if m, ok := w.blobs.(Meta); ok {
 			w.meta = m
@@ -514,9 +521,28 @@ func (w *Workspace) plan(wk *walk) error {
 		return nil
 	}
 	w.feed = f
+	w.box.set(f)
 	w.epoch++
 	wk.feed, wk.epoch = f, w.epoch
 	return nil
+}
+
+// feedBox holds the running feed apart from the Workspace, so that a
+// cleanup attached to the Workspace can close it.
+type feedBox struct {
+	mu sync.Mutex
+	f  *feed
+}
+
+// set records f as the running feed, closing the one before unless it is
+// f.
+func (b *feedBox) set(f *feed) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.f != nil && b.f != f {
+		b.f.close()
+	}
+	b.f = f
 }
 
 // stopFeed closes the feed, if any; what it vouched for is forgotten.
@@ -526,6 +552,9 @@ func (w *Workspace) stopFeed() error {
 	}
 	err := w.feed.close()
 	w.feed = nil
+	w.box.mu.Lock()
+	w.box.f = nil
+	w.box.mu.Unlock()
 	w.epoch++
 	return err
 }
