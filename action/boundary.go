@@ -2,7 +2,6 @@ package action
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -171,17 +170,21 @@ func (b *Boundary) observe(ctx context.Context) (*Snapshot, error) {
 }
 
 // keepManifest keeps the observation's listing as a blob and returns its
-// digest, or "" when nothing keeps blobs. Failing to keep it loses only the
-// changed-path inventory of a crash, so the error is not the action's.
+// digest, or "" when nothing keeps blobs: through the observer when it is
+// a [ManifestKeeper] (a delta against the last listing it kept), else
+// whole. Failing to keep it loses only the changed-path inventory of a
+// crash, so the error is not the action's.
 func (b *Boundary) keepManifest(ctx context.Context, s Snapshot) string {
 	if b.Blobs == nil {
 		return ""
 	}
-	data, err := json.Marshal(s)
-	if err != nil {
-		return ""
+	var d string
+	var err error
+	if k, ok := b.Observer.(ManifestKeeper); ok {
+		d, err = k.KeepManifest(ctx, b.Blobs, s)
+	} else {
+		d, err = keepWhole(ctx, b.Blobs, s)
 	}
-	d, err := b.Blobs.PutBlob(ctx, data)
 	if err != nil {
 		return ""
 	}
@@ -202,12 +205,7 @@ func (b *Boundary) Interrupted(ctx context.Context, started facts.ActionStarted)
 	if started.Manifest == "" || b.Blobs == nil {
 		return rec
 	}
-	data, err := b.Blobs.GetBlob(ctx, started.Manifest)
-	if err != nil {
-		return rec
-	}
-	var before Snapshot
-	if json.Unmarshal(data, &before) == nil {
+	if before, err := LoadManifest(ctx, b.Blobs, started.Manifest); err == nil {
 		rec.Changed = Diff(before, *now)
 	}
 	return rec

@@ -6,18 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -35,11 +30,14 @@ const hashHeader = "harness.workspace.v1\x00"
 
 // Workspace observes a directory tree: an [Observer] whose snapshot lists
 // every regular file and symlink under the root with its SHA-256 and mode.
-// It keeps a stat cache between observations so unchanged files are not
-// read again. Unlike an identity taken from git, it sees every file, so a
-// changed untracked file counts. Observe may be called from several
-// goroutines; calls are serialized. One observation stats and reads with
-// up to max(8, GOMAXPROCS) goroutines.
+// Unlike an identity taken from git, it sees every file, so a changed
+// untracked file counts. Observe may be called from several goroutines;
+// calls are serialized. One observation stats and reads with up to
+// max(8, GOMAXPROCS) goroutines.
+//
+// The observation is the runtime's, never a tool's: what it remembers (the
+// stat cache, the change feed) lives in the Workspace and the store, not
+// in any adapter, and nothing an adapter returns goes into it.
 //
 // # Scope
 //
@@ -49,8 +47,17 @@ const hashHeader = "harness.workspace.v1\x00"
 //     repository's (or a submodule's, or a nested repository's) metadata
 //     directory, or the ".git" file a worktree or submodule keeps instead —
 //     never workspace content, and git itself refuses to track such a path;
-//   - the entry ".harness" at the root (the runtime's own store; a
-//     ".harness" deeper down is ordinary content);
+//   - any entry named exactly ".harness", at any depth and of any type: a
+//     runtime's store, or a link to one (a nested store is never content,
+//     and the tools refuse to write such a path);
+//   - the store itself, wherever it is and whatever leads to it: the
+//     directories [WithStorePaths] names (and the directory of a [Blobs]
+//     that has one), recognised by device and inode, so a store reached
+//     through a link to a directory inside the workspace is still left
+//     out;
+//   - the files the harness itself writes, given to [WithOwnFiles] (its
+//     standard output redirected into the workspace, say), recognised by
+//     device and inode, so a rename does not bring them into scope;
 //   - whatever [WithSkipPaths] and [WithSkipFunc] add;
 //   - directories themselves (an empty directory is not observed, as in
 //     git), and named pipes, sockets and devices, which have no content to
@@ -83,32 +90,82 @@ const hashHeader = "harness.workspace.v1\x00"
 // checkouts of one tree under different umasks hash alike. Nothing else —
 // no time, size or inode — goes into the hash.
 //
-// # Stat cache
+// # Incremental observation
 //
-// A Workspace remembers, in memory, per regular file, the (size, mtime,
-// ctime, inode) it saw and the digest it read, and does not read a file
-// again while those are unchanged; a new Workspace starts with nothing
-// remembered and reads everything once. A failed observation leaves the
-// cache as it was. ctime and inode come from the platform's
-// stat record (FileInfo.Sys) where it has them (Linux, the BSDs, macOS);
-// elsewhere the key is size and mtime. Symlinks are not cached (reading a
-// link's target costs one call).
+// A Workspace keeps its last reading: every directory it listed, with the
+// directory's own stat record, and every entry, with the (size, mtime,
+// ctime, inode) it saw and, for a file or link, the digest it read. The
+// next observation — the "before" of the next action is the "after" of
+// the last — re-validates that reading instead of starting over:
+//
+//   - a file whose stat record is unchanged, and whose reading was clean
+//     (below), keeps its digest: it is not read again, and its bytes are
+//     not kept again;
+//   - a directory whose own stat record is unchanged, and whose listing
+//     was clean, keeps its listing (a name added, removed or renamed
+//     changes the directory's mtime and ctime);
+//   - a file or a directory that is not, is read or listed again.
+//
+// Without a change feed that is one stat per entry and no reads: what git
+// status does with its index. With one ([WithChangeFeed]), only what the
+// feed reported, and what it cannot vouch for, is looked at.
+//
+// ctime and inode come from the platform's stat record where it has them
+// (Linux, the BSDs, macOS); elsewhere the key is size and mtime. A failed
+// observation leaves what was remembered as it was.
 //
 // # Racily clean entries
 //
-// A file written in the same timestamp tick as the
-// moment it was read can change again without its stat record changing;
-// git calls such an entry racily clean. The rule here: every observation
-// takes a snapshot time, the wall clock at its start less the racy window
-// ([DefaultRacyWindow] unless [WithRacyWindow] says otherwise), and a file
-// read during it is remembered as clean only if its mtime and its ctime are
-// both strictly older than the snapshot time. Anything else is read again
-// next time, and again until an observation starts late enough. The window
-// covers the kernel's coarse timestamp clock lagging the wall clock and
-// filesystems that keep times to the second; raise it for a filesystem
-// whose clock is far from this machine's (network mounts) or whose
-// granularity is coarser (FAT: 2 s). The clock decides only what is re-read,
-// never what is hashed.
+// A file written in the same timestamp tick as the moment it was read can
+// change again without its stat record changing; git calls such an entry
+// racily clean. The rule here: every observation takes a snapshot time,
+// the wall clock at its start less the racy window ([DefaultRacyWindow]
+// unless [WithRacyWindow] says otherwise), and a file read during it is
+// remembered as clean only if its mtime and its ctime are both strictly
+// older than the snapshot time (and it read as many bytes as its stat
+// record said). Anything else is read again next time, and again until an
+// observation starts late enough. A directory's listing is remembered as
+// clean by the same rule on the directory's times. The window covers the
+// kernel's coarse timestamp clock lagging the wall clock and filesystems
+// that keep times to the second; raise it for a filesystem whose clock is
+// far from this machine's (network mounts) or whose granularity is coarser
+// (FAT: 2 s). The clock decides only what is re-read, never what is
+// hashed. These rules hold with the change feed on: it adds reasons to
+// look again, never a reason to trust more.
+//
+// # Stat cache across processes
+//
+// When the store offers a [Meta] space ([WithStatCache], or a [Blobs] that
+// also implements Meta), the reading is kept there too, one record per
+// directory keyed by the workspace root and the directory's path, written
+// after each observation for the directories whose record changed. A new
+// Workspace over the same root starts from those records: it stats every
+// entry, as any observation without a feed does, and reads (and keeps as
+// blobs) only what changed since. A record is only a hint: it is checked
+// against the directory and each entry's stat record exactly as the
+// in-memory reading is, so a stale record costs a read, and a record that
+// does not decode (damaged, or of another version) is ignored.
+//
+// # Change feed
+//
+// With [WithChangeFeed] on Linux, the Workspace watches every directory it
+// lists with inotify (through fsnotify) and, at the start of each
+// observation, takes the changes the kernel reported since the last one.
+// Only the directories and entries they name are looked at again, together
+// with everything the feed cannot vouch for: entries not remembered as
+// clean (racily clean, above), files with more than one hard link (a
+// change through a link outside the workspace is reported there, not
+// here), and directories on another file system than the root's. The feed
+// is used only on local file systems (ext4, XFS, btrfs, tmpfs, overlayfs
+// and the like): on a network or FUSE mount a change made elsewhere is
+// never reported. When the feed overflowed, or a watched directory was
+// moved (inotify's watches would then name stale paths), the next
+// observation stats everything and the watches are made again; when
+// watches cannot be added (the kernel's limits) or the feed cannot start,
+// the Workspace says why ([Workspace.Feed]) and walks, as without one.
+// [Workspace.Close] releases the feed. Changes made through a shared
+// memory mapping are not reported by inotify (nor do they always move a
+// file's mtime); a feed is no help there.
 type Workspace struct {
 	root       string
 	skipPaths  map[string]bool
@@ -117,19 +174,37 @@ type Workspace struct {
 	blobCap    int64
 	racyWindow time.Duration
 	workers    int
+	meta       Meta
+	metaSet    bool // WithStatCache was given, even with nil
+	storePaths []string
+	own        []sysStat
+	feedWanted bool
 
-	// now and before are test hooks: the clock that sets the snapshot
-	// time, and a call made before a file's content is read (op "read") or
-	// a subdirectory is opened (op "list"); an error it returns is handled
-	// as the open's error.
-	now    func() time.Time
-	before func(op, rel string) error
+	// now, before, watchHook and feedHold are test hooks: the clock that
+	// sets the snapshot time; a call made before a file's content is read
+	// (op "read") or a subdirectory is opened (op "list"), whose error is
+	// handled as the open's error; a call made before a directory is
+	// watched, whose error is handled as the watch's; and a lock the feed
+	// read-locks before it takes each event.
+	now       func() time.Time
+	before    func(op, rel string) error
+	watchHook func(rel string) error
+	feedHold  *sync.RWMutex
 
-	mu    sync.Mutex // serializes Observe; guards cache and gen
-	cache map[string]*cacheEntry
-	gen   uint64 // observations begun
+	mu      sync.Mutex // serializes Observe; guards what follows
+	tree    *dirRec    // the last reading; nil before the first
+	last    Snapshot   // the snapshot of tree
+	needAll bool       // the next observation must look at everything
+	feed    *feed
+	box     *feedBox // the feed again, for the cleanup of a Workspace never closed
+	epoch   uint64   // the feed's generation: a directory watched in another is not vouched for
+	feedErr error    // why there is no feed although one was wanted
+	closed  bool
 
 	putMu sync.Mutex // serializes PutBlob calls
+
+	manMu sync.Mutex // guards man
+	man   manifestBase
 }
 
 // statKey is what a file's stat record must still say for its cached digest
@@ -141,12 +216,6 @@ type statKey struct {
 	ino   uint64
 }
 
-type cacheEntry struct {
-	key    statKey
-	digest string
-	seen   uint64 // the last observation that found the file unchanged
-}
-
 // WorkspaceOption configures a [Workspace].
 type WorkspaceOption func(*Workspace) error
 
@@ -156,6 +225,11 @@ type WorkspaceOption func(*Workspace) error
 // them, a tool or a shell command. Larger files are recorded by digest
 // only. A file is stored when it is read, so a file the stat cache spares
 // is not stored again. Calls to b.PutBlob are serialized.
+//
+// When b also implements [Meta], the Workspace keeps its stat cache there
+// (unless [WithStatCache] says otherwise); when it has a Dir() string
+// method (the Pebble store), that directory is left out of every
+// observation as [WithStorePaths] would.
 func WithBlobs(b Blobs, limit int64) WorkspaceOption {
 	return func(w *Workspace) error {
 		if b == nil {
@@ -169,9 +243,78 @@ func WithBlobs(b Blobs, limit int64) WorkspaceOption {
 	}
 }
 
+// WithStatCache keeps the Workspace's reading in m, so that a new process
+// observing the same root reads only what changed (see "Stat cache across
+// processes" above). nil keeps nothing, even when the [Blobs] given to
+// [WithBlobs] offers a Meta.
+func WithStatCache(m Meta) WorkspaceOption {
+	return func(w *Workspace) error {
+		w.meta, w.metaSet = m, true
+		return nil
+	}
+}
+
+// WithStorePaths leaves out of every observation the directories at these
+// paths, and everything under them, wherever in the workspace they are
+// reached from: each path is resolved (links followed) at the start of
+// every observation, and any directory with the same device and inode is
+// skipped. A path that does not exist yet is looked for again next time.
+// This is how the store is never observed, even through a link.
+func WithStorePaths(paths ...string) WorkspaceOption {
+	return func(w *Workspace) error {
+		for _, p := range paths {
+			if p == "" {
+				return errors.New("WithStorePaths: empty path")
+			}
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return fmt.Errorf("WithStorePaths: %w", err)
+			}
+			w.storePaths = append(w.storePaths, abs)
+		}
+		return nil
+	}
+}
+
+// WithOwnFiles leaves out of every observation the files the harness
+// itself writes — say, its standard output and error when a person
+// redirected them into the workspace — recognised by device and inode, so
+// that neither their path nor a rename brings them into scope. A file that
+// is not a regular file (a terminal, a pipe) is never in a workspace and
+// is ignored.
+func WithOwnFiles(files ...*os.File) WorkspaceOption {
+	return func(w *Workspace) error {
+		for _, f := range files {
+			if f == nil {
+				return errors.New("WithOwnFiles: nil file")
+			}
+			st, err := fstatFile(f)
+			if err != nil {
+				return fmt.Errorf("WithOwnFiles: %s: %w", f.Name(), err)
+			}
+			if st.mode.IsRegular() {
+				w.own = append(w.own, st)
+			}
+		}
+		return nil
+	}
+}
+
+// WithChangeFeed watches the workspace's directories for changes, where
+// the platform has a feed (inotify on Linux), so that an observation looks
+// only at what changed (see "Change feed" above). Where there is none, or
+// it cannot be used, observations walk as without it. A Workspace with a
+// feed should be closed.
+func WithChangeFeed(on bool) WorkspaceOption {
+	return func(w *Workspace) error {
+		w.feedWanted = on
+		return nil
+	}
+}
+
 // WithSkipPaths leaves out the entries at these paths (slash-separated,
 // relative to the root) and, for a directory, everything under it, in
-// addition to ".git" and the root's ".harness".
+// addition to ".git" and ".harness".
 func WithSkipPaths(paths ...string) WorkspaceOption {
 	return func(w *Workspace) error {
 		for _, p := range paths {
@@ -185,9 +328,10 @@ func WithSkipPaths(paths ...string) WorkspaceOption {
 }
 
 // WithSkipFunc leaves out every entry for which skip returns true, in
-// addition to ".git" and the root's ".harness". path is slash-separated and
-// relative to the root; dir says whether the entry is a directory, whose
-// contents are then not visited. skip is called from several goroutines.
+// addition to ".git" and ".harness". path is slash-separated and relative
+// to the root; dir says whether the entry is a directory, whose contents
+// are then not visited. skip is called from several goroutines, and must
+// give the same answer for the same path each time.
 func WithSkipFunc(skip func(path string, dir bool) bool) WorkspaceOption {
 	return func(w *Workspace) error {
 		if skip == nil {
@@ -231,12 +375,25 @@ func NewWorkspace(root string, opts ...WorkspaceOption) (*Workspace, error) {
 		racyWindow: DefaultRacyWindow,
 		workers:    max(8, runtime.GOMAXPROCS(0)),
 		now:        time.Now,
-		cache:      map[string]*cacheEntry{},
 	}
 	for _, opt := range opts {
 		if err := opt(w); err != nil {
 			return nil, fmt.Errorf("workspace %s: %w", abs, err)
 		}
+	}
+	if w.feedWanted {
+		// A Workspace dropped without Close still releases its feed: the
+		// inotify instance is a per-user resource (fs.inotify.max_user_instances).
+		w.box = &feedBox{}
+		runtime.AddCleanup(w, func(b *feedBox) { b.set(nil) }, w.box)
+	}
+	if !w.metaSet {
+		if m, ok := w.blobs.(Meta); ok {
+			w.meta = m
+		}
+	}
+	if d, ok := w.blobs.(interface{ Dir() string }); ok && d.Dir() != "" {
+		w.storePaths = append(w.storePaths, d.Dir())
 	}
 	return w, nil
 }
@@ -244,46 +401,181 @@ func NewWorkspace(root string, opts ...WorkspaceOption) (*Workspace, error) {
 // Root is the absolute path of the observed directory.
 func (w *Workspace) Root() string { return w.root }
 
+// Feed reports whether the change feed is on, and, when one was wanted
+// but is not, why not.
+func (w *Workspace) Feed() (on bool, why error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.feed != nil, w.feedErr
+}
+
+// Close releases the change feed, if any. Observing after Close is an
+// error.
+func (w *Workspace) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	return w.stopFeed()
+}
+
+// errClosed: the Workspace was closed.
+var errClosed = errors.New("workspace observer is closed")
+
 // Observe reads the workspace: every file in scope with its digest and
 // mode, sorted by path, and the workspace hash. A file that vanishes while
 // it is being observed is simply not in the snapshot; any other failure to
 // read a path (a permission error, say) fails the observation with an
 // error naming the path. A cancelled context ends it promptly with the
 // context's error.
+//
+// The snapshot's Files may be shared with the Workspace and with earlier
+// snapshots: do not modify them.
 func (w *Workspace) Observe(ctx context.Context) (Snapshot, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return Snapshot{}, fmt.Errorf("observe %s: %w", w.root, errClosed)
+	}
 	if err := ctx.Err(); err != nil {
 		return Snapshot{}, fmt.Errorf("observe %s: %w", w.root, err)
 	}
-	w.gen++
 	wk := &walk{
 		w:     w,
-		gen:   w.gen,
 		since: w.now().Add(-w.racyWindow).UnixNano(),
-		fresh: map[string]*cacheEntry{},
+		all:   true,
+		load:  w.tree == nil && w.meta != nil,
 	}
 	wk.ctx, wk.cancel = context.WithCancelCause(ctx)
 	defer wk.cancel(nil)
-	files, err := wk.run()
+	if err := w.plan(wk); err != nil {
+		return Snapshot{}, fmt.Errorf("observe %s: %w", w.root, err)
+	}
+	wk.skipIDs = w.skipIdentities()
+	tree, err := wk.run()
 	if err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
+		// The events taken for this observation are spent: look at
+		// everything next time.
+		w.needAll = true
 		return Snapshot{}, fmt.Errorf("observe %s: %w", w.root, err)
 	}
-	// The cache keeps the entries this observation found unchanged or read
-	// clean; the rest (removed, changed, racy) go.
-	for rel, c := range wk.fresh {
-		c.seen = wk.gen
-		w.cache[rel] = c
+	w.needAll = false
+	if wk.feedErr != nil {
+		w.feedErr = wk.feedErr
+		w.stopFeed()
 	}
-	for rel, c := range w.cache {
-		if c.seen != wk.gen {
-			delete(w.cache, rel)
+	if w.meta != nil {
+		w.persist(ctx, wk)
+	}
+	if tree != w.tree || w.tree == nil {
+		files := make([]FileState, 0, tree.files)
+		files = tree.flatten(files)
+		w.last = Snapshot{Hash: hashFiles(files), Files: files}
+		w.tree = tree
+	}
+	return w.last, nil
+}
+
+// plan decides what the walk wk looks at: everything, or, when the feed
+// vouches for the last reading, what it reported. It starts the feed when
+// one is wanted and none runs.
+func (w *Workspace) plan(wk *walk) error {
+	if !w.feedWanted || !feedSupported || w.feedErr != nil {
+		return nil
+	}
+	if w.feed != nil {
+		events, err := w.feed.sync(wk.ctx)
+		if err != nil && wk.ctx.Err() != nil {
+			w.needAll = true
+			return err
+		}
+		if err == nil {
+			m, ok := markEvents(w.tree, events)
+			if ok && !w.needAll && w.tree != nil {
+				wk.all, wk.marks = false, m
+			}
+			if ok {
+				wk.feed, wk.epoch = w.feed, w.epoch
+				return nil
+			}
+		}
+		// The feed lost events, or its watches name stale paths: make
+		// them again, and look at everything.
+		w.stopFeed()
+	}
+	if ok, fsType, err := localFS(w.root); err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("change feed: the file system of %s (type 0x%x) is not one whose every change the kernel reports", w.root, fsType)
+		}
+		w.feedErr = err
+		return nil
+	}
+	f, err := startFeed(w.root, w.feedHold)
+	if err != nil {
+		w.feedErr = err
+		return nil
+	}
+	w.feed = f
+	w.box.set(f)
+	w.epoch++
+	wk.feed, wk.epoch = f, w.epoch
+	return nil
+}
+
+// feedBox holds the running feed apart from the Workspace, so that a
+// cleanup attached to the Workspace can close it.
+type feedBox struct {
+	mu sync.Mutex
+	f  *feed
+}
+
+// set records f as the running feed, closing the one before unless it is
+// f.
+func (b *feedBox) set(f *feed) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.f != nil && b.f != f {
+		b.f.close()
+	}
+	b.f = f
+}
+
+// stopFeed closes the feed, if any; what it vouched for is forgotten.
+func (w *Workspace) stopFeed() error {
+	if w.feed == nil {
+		return nil
+	}
+	err := w.feed.close()
+	w.feed = nil
+	w.box.mu.Lock()
+	w.box.f = nil
+	w.box.mu.Unlock()
+	w.epoch++
+	return err
+}
+
+// skipIdentities are the files and directories no observation may
+// enter, wherever they are reached from: the store's directories as they
+// resolve now, the harness's own output files, and the feed's private
+// directory.
+func (w *Workspace) skipIdentities() []sysStat {
+	ids := append([]sysStat(nil), w.own...)
+	for _, p := range w.storePaths {
+		if st, err := statPath(p); err == nil {
+			ids = append(ids, st)
 		}
 	}
-	return Snapshot{Hash: hashFiles(files), Files: files}, nil
+	if w.feed != nil {
+		if st, err := statPath(w.feed.sentinel); err == nil {
+			ids = append(ids, st)
+		}
+	}
+	return ids
 }
 
 // modeClass is the part of a file's mode that counts as content: 'l' for a
@@ -320,335 +612,6 @@ func hashFiles(files []FileState) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// maxAttempts bounds how often a path that keeps changing type or identity
-// under the walk is looked at again before the observation gives up.
-const maxAttempts = 4
-
-// errUnstable: a path kept changing while it was being observed.
-var errUnstable = errors.New("kept changing while being observed")
-
-// fileChunk is how many entries of one directory one job observes.
-const fileChunk = 256
-
-// walk is one observation in progress. Directories are opened as
-// [os.Root]s and their entries looked at relative to them, so a path is
-// resolved once per directory, not once per file, and nothing is reached
-// through a link.
-type walk struct {
-	w      *Workspace
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	gen    uint64 // this observation's number, marking the cache entries it saw
-	since  int64  // the snapshot time: ns since the epoch
-
-	// The work pool: jobs waiting for an idle worker.
-	poolMu sync.Mutex
-	wake   *sync.Cond
-	jobs   []func() error
-	idle   int // workers waiting for a job
-	busy   int // workers running a job
-	done   bool
-
-	mu    sync.Mutex
-	fresh map[string]*cacheEntry // digests read this time and clean
-	count atomic.Int64           // files found
-}
-
-// dirNode is one directory's share of the snapshot: an entry per name it
-// listed, filled in by the jobs that observe them.
-type dirNode struct {
-	rel     string
-	entries []dirEntry
-}
-
-// dirEntry is one name in a directory: a subdirectory, a file or link
-// (ok), or nothing (skipped, vanished, or no content).
-type dirEntry struct {
-	name string
-	// key orders the entries so that their paths come out in byte order:
-	// the name, and for a directory the name and "/".
-	key  string
-	dir  *dirNode
-	file FileState
-	ok   bool
-}
-
-// dirHandle is an open directory shared by the jobs that observe its
-// entries; the last to release it closes it.
-type dirHandle struct {
-	root *os.Root
-	refs atomic.Int32
-}
-
-func (h *dirHandle) acquire() { h.refs.Add(1) }
-
-func (h *dirHandle) release() {
-	if h.refs.Add(-1) == 0 {
-		h.root.Close()
-	}
-}
-
-// run walks the workspace and returns its files in path order.
-func (wk *walk) run() ([]FileState, error) {
-	top := &dirNode{rel: "."}
-	wk.wake = sync.NewCond(&wk.poolMu)
-	wk.jobs = append(wk.jobs, func() error { return wk.dir(nil, nil, 0, top, nil, 0) })
-	var wg sync.WaitGroup
-	for range wk.w.workers - 1 {
-		wg.Go(wk.worker)
-	}
-	wk.worker()
-	wg.Wait()
-	if err := context.Cause(wk.ctx); err != nil {
-		return nil, err
-	}
-	files := make([]FileState, 0, wk.count.Load())
-	return flatten(files, top), nil
-}
-
-// flatten appends the files of a directory tree in path order.
-func flatten(files []FileState, n *dirNode) []FileState {
-	cmp := func(a, b dirEntry) int { return strings.Compare(a.key, b.key) }
-	if !slices.IsSortedFunc(n.entries, cmp) {
-		slices.SortFunc(n.entries, cmp)
-	}
-	for i := range n.entries {
-		switch e := &n.entries[i]; {
-		case e.dir != nil:
-			files = flatten(files, e.dir)
-		case e.ok:
-			files = append(files, e.file)
-		}
-	}
-	return files
-}
-
-// spawn hands job to an idle worker, or, when every worker is busy, runs
-// it at once: the walk goes depth first in each worker and shares work only
-// with workers that have none. The first error cancels the walk; a job
-// always runs, even then, so that it releases what it holds.
-func (wk *walk) spawn(job func() error) {
-	wk.poolMu.Lock()
-	if wk.idle > len(wk.jobs) {
-		wk.jobs = append(wk.jobs, job)
-		wk.poolMu.Unlock()
-		wk.wake.Signal()
-		return
-	}
-	wk.poolMu.Unlock()
-	if err := job(); err != nil {
-		wk.cancel(err)
-	}
-}
-
-// worker runs jobs until there are none left and no worker is running one
-// (which could make more).
-func (wk *walk) worker() {
-	wk.poolMu.Lock()
-	defer wk.poolMu.Unlock()
-	for {
-		switch {
-		case len(wk.jobs) > 0:
-			job := wk.jobs[len(wk.jobs)-1]
-			wk.jobs = wk.jobs[:len(wk.jobs)-1]
-			wk.busy++
-			wk.poolMu.Unlock()
-			err := job()
-			if err != nil {
-				wk.cancel(err)
-			}
-			wk.poolMu.Lock()
-			wk.busy--
-		case wk.done || wk.busy == 0:
-			wk.done = true
-			wk.wake.Broadcast()
-			return
-		default:
-			wk.idle++
-			wk.wake.Wait()
-			wk.idle--
-		}
-	}
-}
-
-// pathErr names the workspace path an operation failed on.
-func pathErr(op, rel string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return &fs.PathError{Op: op, Path: rel, Err: err}
-}
-
-// gone reports whether err says the path (or a parent) is no longer there.
-func gone(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
-}
-
-func (wk *walk) skip(rel string, dir bool) bool {
-	if path.Base(rel) == ".git" || rel == ".harness" || wk.w.skipPaths[rel] {
-		return true
-	}
-	return wk.w.skipFunc != nil && wk.w.skipFunc(rel, dir)
-}
-
-func join(dir, name string) string {
-	if dir == "." {
-		return name
-	}
-	return dir + "/" + name
-}
-
-// dir opens and lists the directory n: the root when parent is nil, else
-// entry i of the parent directory pn, which lstat described as fi. The
-// directory opened must be that one, so a directory swapped for a link
-// mid-walk is never followed: if it is not, the entry is looked at again.
-// dir releases parent.
-func (wk *walk) dir(parent *dirHandle, pn *dirNode, i int, n *dirNode, fi fs.FileInfo, attempt int) error {
-	if parent != nil {
-		defer parent.release()
-	}
-	if err := wk.ctx.Err(); err != nil {
-		return err
-	}
-	var r *os.Root
-	var err error
-	if parent == nil {
-		r, err = os.OpenRoot(wk.w.root)
-	} else {
-		if hook := wk.w.before; hook != nil {
-			err = hook("list", n.rel)
-		}
-		if err == nil {
-			r, err = parent.root.OpenRoot(pn.entries[i].name)
-		}
-	}
-	if err != nil {
-		if parent == nil {
-			return pathErr("open", n.rel, err)
-		}
-		return wk.revisit(parent, pn, i, fi, attempt, err)
-	}
-	h := &dirHandle{root: r}
-	h.acquire()
-	defer h.release()
-	if parent != nil {
-		opened, err := r.Stat(".")
-		if err != nil {
-			return pathErr("stat", n.rel, err)
-		}
-		if !opened.IsDir() || !os.SameFile(fi, opened) {
-			return wk.revisit(parent, pn, i, fi, attempt, nil)
-		}
-	}
-	f, err := r.Open(".")
-	if err != nil {
-		return pathErr("open", n.rel, err)
-	}
-	names, err := f.Readdirnames(-1)
-	f.Close()
-	if err != nil && !(gone(err) && parent != nil) {
-		return pathErr("readdir", n.rel, err)
-	}
-	slices.Sort(names)
-	n.entries = make([]dirEntry, len(names))
-	for j, name := range names {
-		n.entries[j] = dirEntry{name: name, key: name}
-	}
-	for lo := fileChunk; lo < len(names); lo += fileChunk {
-		hi := min(lo+fileChunk, len(names))
-		h.acquire()
-		wk.spawn(func() error {
-			defer h.release()
-			return wk.visitRange(h, n, lo, hi)
-		})
-	}
-	return wk.visitRange(h, n, 0, min(fileChunk, len(names)))
-}
-
-// revisit looks again at entry i of pn, which lstat described as the
-// directory fi and which could not be opened (err) or was not that
-// directory when it was opened (err nil). If it still is that directory,
-// err is the directory's own (a permission error, say).
-func (wk *walk) revisit(h *dirHandle, pn *dirNode, i int, fi fs.FileInfo, attempt int, err error) error {
-	e := &pn.entries[i]
-	if err != nil && !gone(err) {
-		if now, lerr := h.root.Lstat(e.name); lerr == nil && now.IsDir() && os.SameFile(fi, now) {
-			return pathErr("open", join(pn.rel, e.name), err)
-		}
-	}
-	e.dir, e.key = nil, e.name
-	return wk.visit(h, pn, i, attempt+1)
-}
-
-// visitRange observes entries lo to hi of directory n.
-func (wk *walk) visitRange(h *dirHandle, n *dirNode, lo, hi int) error {
-	for i := lo; i < hi; i++ {
-		if err := wk.ctx.Err(); err != nil {
-			return err
-		}
-		if err := wk.visit(h, n, i, 0); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// visit observes entry i of directory n, whatever it now is.
-func (wk *walk) visit(h *dirHandle, n *dirNode, i, attempt int) error {
-	e := &n.entries[i]
-	rel := join(n.rel, e.name)
-	for ; attempt < maxAttempts; attempt++ {
-		fi, err := h.root.Lstat(e.name)
-		if gone(err) {
-			return nil
-		} else if err != nil {
-			return pathErr("lstat", rel, err)
-		}
-		if wk.skip(rel, fi.IsDir()) {
-			return nil
-		}
-		switch mode := fi.Mode(); {
-		case mode.IsDir():
-			child := &dirNode{rel: rel}
-			e.dir, e.key = child, e.name+"/"
-			h.acquire()
-			next := attempt
-			wk.spawn(func() error { return wk.dir(h, n, i, child, fi, next) })
-			return nil
-		case mode&fs.ModeSymlink != 0:
-			target, err := h.root.Readlink(e.name)
-			switch {
-			case gone(err):
-				return nil
-			case errors.Is(err, syscall.EINVAL): // no longer a link
-				continue
-			case err != nil:
-				return pathErr("readlink", rel, err)
-			}
-			sum := sha256.Sum256([]byte(target))
-			e.file = FileState{Path: rel, Digest: hex.EncodeToString(sum[:]), Mode: mode, Size: int64(len(target)), Link: target}
-		case mode.IsRegular():
-			st, out, err := wk.regular(h, e.name, rel, fi)
-			switch {
-			case err != nil:
-				return err
-			case out == vanished:
-				return nil
-			case out == replaced:
-				continue
-			}
-			e.file = st
-		default:
-			return nil // a pipe, socket or device: no content
-		}
-		e.ok = true
-		wk.count.Add(1)
-		return nil
-	}
-	return pathErr("observe", rel, errUnstable)
-}
-
 // openFlags opens a file to read it. O_NONBLOCK, where there are named
 // pipes: should a pipe have replaced the file since lstat, opening it must
 // not wait for a writer (the identity check then refuses it); it changes
@@ -660,155 +623,28 @@ var openFlags = func() int {
 	return os.O_RDONLY | syscall.O_NONBLOCK
 }()
 
-// outcome is what became of a path observed as a regular file.
-type outcome int
-
-const (
-	found    outcome = iota
-	vanished         // it is gone: not an error, it just is not there
-	replaced         // it is no longer the file lstat described: look again
-)
-
-// regular observes the regular file name in directory h (rel in the
-// workspace) that lstat described as fi: from the stat cache, or by
-// reading it.
-func (wk *walk) regular(h *dirHandle, name, rel string, fi fs.FileInfo) (FileState, outcome, error) {
-	key := statKeyOf(fi)
-	if c, ok := wk.w.cache[rel]; ok && c.key == key {
-		c.seen = wk.gen // each path is visited by one job only
-		return FileState{Path: rel, Digest: c.digest, Mode: fi.Mode(), Size: fi.Size()}, found, nil
-	}
-	var f *os.File
-	var err error
-	if hook := wk.w.before; hook != nil {
-		err = hook("read", rel)
-	}
-	if err == nil {
-		f, err = h.root.OpenFile(name, openFlags, 0)
-	}
-	if err != nil {
-		if gone(err) {
-			return FileState{}, vanished, nil
-		}
-		// Opening fails on a link that leads out of the directory: if the
-		// file is no longer the one lstat saw, look again.
-		if now, lerr := h.root.Lstat(name); lerr == nil && (!now.Mode().IsRegular() || !os.SameFile(fi, now)) {
-			return FileState{}, replaced, nil
-		}
-		return FileState{}, 0, pathErr("open", rel, err)
-	}
-	defer f.Close()
-	opened, err := f.Stat()
-	if err != nil {
-		return FileState{}, 0, pathErr("stat", rel, err)
-	}
-	if !opened.Mode().IsRegular() || !os.SameFile(fi, opened) {
-		return FileState{}, replaced, nil
-	}
-	digest, n, data, err := wk.read(f, fi.Size())
-	if err != nil {
-		if ctxErr := wk.ctx.Err(); ctxErr != nil {
-			return FileState{}, 0, ctxErr
-		}
-		return FileState{}, 0, pathErr("read", rel, err)
-	}
-	if data != nil {
-		if err := wk.put(digest, data); err != nil {
-			return FileState{}, 0, pathErr("keep", rel, err)
-		}
-	}
-	// Remember the digest only if the file did not change while it was read
-	// (it read as many bytes as lstat said) and its times are strictly
-	// older than the snapshot time (it is not racily clean).
-	if n == key.size && key.mtime < wk.since && key.ctime < wk.since {
-		wk.mu.Lock()
-		wk.fresh[rel] = &cacheEntry{key: key, digest: digest}
-		wk.mu.Unlock()
-	}
-	return FileState{Path: rel, Digest: digest, Mode: fi.Mode(), Size: n}, found, nil
-}
-
-var readBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
-
-var sha256s = sync.Pool{New: func() any { return sha256.New() }}
-
-// read hashes the file's content, checking for cancellation between
-// chunks. When blobs are kept and the content fits the cap, it also
-// returns the content.
-func (wk *walk) read(f *os.File, size int64) (digest string, n int64, data []byte, err error) {
-	h := sha256s.Get().(hash.Hash)
-	defer sha256s.Put(h)
-	h.Reset()
-	bp := readBufs.Get().(*[]byte)
-	defer readBufs.Put(bp)
-	buf := *bp
-	keep := wk.w.blobs != nil && size <= wk.w.blobCap
-	if keep {
-		data = make([]byte, 0, size)
-	}
-	for {
-		if err := wk.ctx.Err(); err != nil {
-			return "", 0, nil, err
-		}
-		m, rerr := f.Read(buf)
-		if m > 0 {
-			h.Write(buf[:m])
-			n += int64(m)
-			if keep {
-				if n > wk.w.blobCap {
-					keep, data = false, nil
-				} else {
-					data = append(data, buf[:m]...)
-				}
-			}
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return "", 0, nil, rerr
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, data, nil
-}
-
-// put keeps data in the workspace's Blobs and checks the digest it gives.
-func (wk *walk) put(digest string, data []byte) error {
-	wk.w.putMu.Lock()
-	defer wk.w.putMu.Unlock()
-	got, err := wk.w.blobs.PutBlob(wk.ctx, data)
-	if err != nil {
-		return err
-	}
-	if got != digest {
-		return fmt.Errorf("blob store returned digest %s for content with sha256 %s", got, digest)
-	}
-	return nil
-}
-
 // statKeyOf is the stat cache key of a file: size and mtime from fi, and
 // ctime and inode from the platform's stat record when it has them.
 func statKeyOf(fi fs.FileInfo) statKey {
 	k := statKey{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	k.ino, k.ctime = sysStat(fi.Sys())
+	k.ino, k.ctime = inoCtime(fi.Sys())
 	return k
 }
 
-// sysFields is where a platform's stat record keeps the inode and ctime:
-// the index of the Ino field, and of the ctime timespec field (Ctim on
-// Linux and most unixes, Ctimespec on macOS and FreeBSD) with its Sec and
-// Nsec fields. -1 where there is none.
-type sysFields struct{ ino, ctim, sec, nsec int }
+// sysFields is where a platform's stat record keeps the inode, the link
+// count and the ctime: the index of the Ino and Nlink fields, and of the
+// ctime timespec field (Ctim on Linux and most unixes, Ctimespec on macOS
+// and FreeBSD) with its Sec and Nsec fields. -1 where there is none.
+type sysFields struct{ ino, nlink, ctim, sec, nsec int }
 
 var sysLayouts sync.Map // reflect.Type → sysFields
 
-// sysStat reads the inode and ctime (ns) out of a FileInfo.Sys() value by
-// field name, so one file serves every platform without build tags: zero
-// where the record has no such fields (Windows).
-func sysStat(sys any) (ino uint64, ctime int64) {
+// sysRecord returns the struct a FileInfo.Sys() value points to and where
+// its fields are, or false.
+func sysRecord(sys any) (reflect.Value, sysFields, bool) {
 	v := reflect.ValueOf(sys)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return 0, 0
+		return v, sysFields{}, false
 	}
 	v = v.Elem()
 	l, ok := sysLayouts.Load(v.Type())
@@ -816,7 +652,17 @@ func sysStat(sys any) (ino uint64, ctime int64) {
 		l = layoutOf(v.Type())
 		sysLayouts.Store(v.Type(), l)
 	}
-	f := l.(sysFields)
+	return v, l.(sysFields), true
+}
+
+// inoCtime reads the inode and ctime (ns) out of a FileInfo.Sys() value by
+// field name, so one file serves every platform without build tags: zero
+// where the record has no such fields (Windows).
+func inoCtime(sys any) (ino uint64, ctime int64) {
+	v, f, ok := sysRecord(sys)
+	if !ok {
+		return 0, 0
+	}
 	if f.ino >= 0 {
 		ino = uintOf(v.Field(f.ino))
 	}
@@ -827,11 +673,24 @@ func sysStat(sys any) (ino uint64, ctime int64) {
 	return ino, ctime
 }
 
+// nlinkOf reads the link count out of a FileInfo.Sys() value: 1 where the
+// record has none.
+func nlinkOf(sys any) uint64 {
+	v, f, ok := sysRecord(sys)
+	if !ok || f.nlink < 0 {
+		return 1
+	}
+	return uintOf(v.Field(f.nlink))
+}
+
 func layoutOf(t reflect.Type) sysFields {
-	f := sysFields{ino: -1, ctim: -1, sec: -1, nsec: -1}
+	f := sysFields{ino: -1, nlink: -1, ctim: -1, sec: -1, nsec: -1}
 	isInt := func(k reflect.Kind) bool { return k >= reflect.Int && k <= reflect.Uint64 }
 	if sf, ok := t.FieldByName("Ino"); ok && len(sf.Index) == 1 && isInt(sf.Type.Kind()) {
 		f.ino = sf.Index[0]
+	}
+	if sf, ok := t.FieldByName("Nlink"); ok && len(sf.Index) == 1 && isInt(sf.Type.Kind()) {
+		f.nlink = sf.Index[0]
 	}
 	for _, name := range []string{"Ctim", "Ctimespec"} {
 		sf, ok := t.FieldByName(name)

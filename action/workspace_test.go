@@ -48,9 +48,9 @@ func symlink(t testing.TB, root, rel, target string) {
 // settled returns a workspace whose observations happen, as far as the
 // racy rule can tell, an hour from now: every file on disk is older than the
 // snapshot time, so every file read is remembered.
-func settled(t testing.TB, root string, opts ...WorkspaceOption) *Workspace {
+func (m testMode) settled(t testing.TB, root string, opts ...WorkspaceOption) *Workspace {
 	t.Helper()
-	w, err := NewWorkspace(root, opts...)
+	w, err := m.newWorkspace(t, root, opts...)
 	require.NoError(t, err)
 	w.now = func() time.Time { return time.Now().Add(time.Hour) }
 	return w
@@ -89,11 +89,24 @@ func (r *reads) take() []string {
 	return p
 }
 
-func observe(t testing.TB, w *Workspace) Snapshot {
-	t.Helper()
-	s, err := w.Observe(context.Background())
-	require.NoError(t, err)
-	return s
+// remembered returns the entry the workspace remembers at rel, or nil.
+func remembered(w *Workspace, rel string) *entry {
+	r := w.tree
+	parts := strings.Split(rel, "/")
+	for i, p := range parts {
+		if r == nil {
+			return nil
+		}
+		j := r.find(p)
+		if j < 0 {
+			return nil
+		}
+		if i == len(parts)-1 {
+			return &r.ents[j]
+		}
+		r = r.ents[j].dir
+	}
+	return nil
 }
 
 func paths(s Snapshot) []string {
@@ -114,78 +127,83 @@ func file(s Snapshot, p string) (FileState, bool) {
 }
 
 func TestWorkspaceListsFilesAndLinksAndSkipsGitAndHarness(t *testing.T) {
-	root := t.TempDir()
-	outside := t.TempDir()
-	put(t, outside, "secret.txt", "outside the root", 0o644)
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		outside := t.TempDir()
+		put(t, outside, "secret.txt", "outside the root", 0o644)
 
-	put(t, root, "README.md", "hello\n", 0o644)
-	put(t, root, "bin/run.sh", "#!/bin/sh\n", 0o755)
-	put(t, root, "a.txt", "a", 0o644)
-	put(t, root, "a/b.txt", "b", 0o644) // "a.txt" < "a/b.txt" in byte order
-	put(t, root, ".gitignore", "*.log\n", 0o644)
-	put(t, root, "ignored.log", "an ignored file is still content\n", 0o644)
-	put(t, root, ".git/HEAD", "ref: refs/heads/main\n", 0o644)
-	put(t, root, ".git/objects/aa/bb", "object", 0o644)
-	put(t, root, "vendor/lib/.git/config", "nested repository metadata", 0o644)
-	put(t, root, "vendor/lib/lib.go", "package lib\n", 0o644)
-	put(t, root, "worktree/.git", "gitdir: /elsewhere\n", 0o644)
-	put(t, root, "worktree/main.go", "package main\n", 0o644)
-	put(t, root, ".harness/store/000001.log", "the store", 0o644)
-	put(t, root, "docs/.harness", "only the root's .harness is skipped", 0o644)
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "empty/dir"), 0o755))
-	symlink(t, root, "link-in", "README.md")
-	symlink(t, root, "link-out", filepath.Join(outside, "secret.txt"))
-	symlink(t, root, "link-dir", outside)
-	symlink(t, root, "link-dangling", "does/not/exist")
+		put(t, root, "README.md", "hello\n", 0o644)
+		put(t, root, "bin/run.sh", "#!/bin/sh\n", 0o755)
+		put(t, root, "a.txt", "a", 0o644)
+		put(t, root, "a/b.txt", "b", 0o644) // "a.txt" < "a/b.txt" in byte order
+		put(t, root, ".gitignore", "*.log\n", 0o644)
+		put(t, root, "ignored.log", "an ignored file is still content\n", 0o644)
+		put(t, root, ".git/HEAD", "ref: refs/heads/main\n", 0o644)
+		put(t, root, ".git/objects/aa/bb", "object", 0o644)
+		put(t, root, "vendor/lib/.git/config", "nested repository metadata", 0o644)
+		put(t, root, "vendor/lib/lib.go", "package lib\n", 0o644)
+		put(t, root, "worktree/.git", "gitdir: /elsewhere\n", 0o644)
+		put(t, root, "worktree/main.go", "package main\n", 0o644)
+		put(t, root, ".harness/store/000001.log", "the store", 0o644)
+		put(t, root, "docs/.harness", "a .harness at any depth is skipped", 0o644)
+		put(t, root, "sub/.harness/db/000001.log", "a nested store", 0o644)
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "empty/dir"), 0o755))
+		symlink(t, root, "link-in", "README.md")
+		symlink(t, root, "link-out", filepath.Join(outside, "secret.txt"))
+		symlink(t, root, "link-dir", outside)
+		symlink(t, root, "link-dangling", "does/not/exist")
 
-	s := observe(t, settled(t, root))
-	require.Equal(t, []string{
-		".gitignore", "README.md", "a.txt", "a/b.txt", "bin/run.sh", "docs/.harness", "ignored.log",
-		"link-dangling", "link-dir", "link-in", "link-out", "vendor/lib/lib.go", "worktree/main.go",
-	}, paths(s))
+		s := observe(t, m.settled(t, root))
+		require.Equal(t, []string{
+			".gitignore", "README.md", "a.txt", "a/b.txt", "bin/run.sh", "ignored.log",
+			"link-dangling", "link-dir", "link-in", "link-out", "vendor/lib/lib.go", "worktree/main.go",
+		}, paths(s))
 
-	readme, _ := file(s, "README.md")
-	require.Equal(t, FileState{Path: "README.md", Digest: sum("hello\n"), Mode: 0o644, Size: 6}, readme)
-	run, _ := file(s, "bin/run.sh")
-	require.Equal(t, os.FileMode(0o755), run.Mode)
+		readme, _ := file(s, "README.md")
+		require.Equal(t, FileState{Path: "README.md", Digest: sum("hello\n"), Mode: 0o644, Size: 6}, readme)
+		run, _ := file(s, "bin/run.sh")
+		require.Equal(t, os.FileMode(0o755), run.Mode)
 
-	for _, c := range []struct{ path, target string }{
-		{"link-in", "README.md"},
-		{"link-out", filepath.Join(outside, "secret.txt")},
-		{"link-dir", outside},
-		{"link-dangling", "does/not/exist"},
-	} {
-		f, ok := file(s, c.path)
-		require.True(t, ok, c.path)
-		require.Equal(t, c.target, f.Link, c.path)
-		require.Equal(t, sum(c.target), f.Digest, "%s: the digest is of the target string, the link is not followed", c.path)
-		require.NotZero(t, f.Mode&fs.ModeSymlink, c.path)
-		require.Equal(t, int64(len(c.target)), f.Size, c.path)
-	}
-	for _, p := range paths(s) {
-		require.NotContains(t, p, "secret", "nothing is read through a link")
-	}
+		for _, c := range []struct{ path, target string }{
+			{"link-in", "README.md"},
+			{"link-out", filepath.Join(outside, "secret.txt")},
+			{"link-dir", outside},
+			{"link-dangling", "does/not/exist"},
+		} {
+			f, ok := file(s, c.path)
+			require.True(t, ok, c.path)
+			require.Equal(t, c.target, f.Link, c.path)
+			require.Equal(t, sum(c.target), f.Digest, "%s: the digest is of the target string, the link is not followed", c.path)
+			require.NotZero(t, f.Mode&fs.ModeSymlink, c.path)
+			require.Equal(t, int64(len(c.target)), f.Size, c.path)
+		}
+		for _, p := range paths(s) {
+			require.NotContains(t, p, "secret", "nothing is read through a link")
+		}
+	})
 }
 
 func TestWorkspaceHashLayout(t *testing.T) {
-	root := t.TempDir()
-	put(t, root, "b/x", "x", 0o644)
-	put(t, root, "a", "a", 0o755)
-	symlink(t, root, "c", "b/x")
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		put(t, root, "b/x", "x", 0o644)
+		put(t, root, "a", "a", 0o755)
+		symlink(t, root, "c", "b/x")
 
-	// The documented layout, by hand.
-	var want bytes.Buffer
-	want.WriteString("harness.workspace.v1\x00")
-	fmt.Fprintf(&want, "x %s a\x00", sum("a"))
-	fmt.Fprintf(&want, "f %s b/x\x00", sum("x"))
-	fmt.Fprintf(&want, "l %s c\x00", sum("b/x"))
+		// The documented layout, by hand.
+		var want bytes.Buffer
+		want.WriteString("harness.workspace.v1\x00")
+		fmt.Fprintf(&want, "x %s a\x00", sum("a"))
+		fmt.Fprintf(&want, "f %s b/x\x00", sum("x"))
+		fmt.Fprintf(&want, "l %s c\x00", sum("b/x"))
 
-	s := observe(t, settled(t, root))
-	require.Equal(t, sum(want.String()), s.Hash)
+		s := observe(t, m.settled(t, root))
+		require.Equal(t, sum(want.String()), s.Hash)
 
-	empty := observe(t, settled(t, t.TempDir()))
-	require.Equal(t, sum("harness.workspace.v1\x00"), empty.Hash)
-	require.Empty(t, empty.Files)
+		empty := observe(t, m.settled(t, t.TempDir()))
+		require.Equal(t, sum("harness.workspace.v1\x00"), empty.Hash)
+		require.Empty(t, empty.Files)
+	})
 }
 
 func TestWorkspaceHashIsDeterministic(t *testing.T) {
@@ -201,128 +219,134 @@ func TestWorkspaceHashIsDeterministic(t *testing.T) {
 	r1, r2 := t.TempDir(), t.TempDir()
 	mk(r1)
 	mk(r2)
-	w1, err := NewWorkspace(r1)
-	require.NoError(t, err)
-	w2, err := NewWorkspace(r1)
-	require.NoError(t, err)
-	s1, s2 := observe(t, w1), observe(t, w2)
-	require.Equal(t, s1, s2, "two workspace values over one tree")
-	require.Equal(t, s1, observe(t, w1), "one workspace observed twice")
-	require.Equal(t, s1.Hash, observe(t, settled(t, r2)).Hash, "an identical tree elsewhere")
-	require.Len(t, s1.Files, 751)
+	forModes(t, func(t *testing.T, m testMode) {
+		w1, err := m.newWorkspace(t, r1)
+		require.NoError(t, err)
+		w2, err := m.newWorkspace(t, r1)
+		require.NoError(t, err)
+		s1, s2 := observe(t, w1), observe(t, w2)
+		require.Equal(t, s1, s2, "two workspace values over one tree")
+		require.Equal(t, s1, observe(t, w1), "one workspace observed twice")
+		require.Equal(t, s1.Hash, observe(t, m.settled(t, r2)).Hash, "an identical tree elsewhere")
+		require.Len(t, s1.Files, 751)
+	})
 }
 
 func TestWorkspaceSeesChanges(t *testing.T) {
-	cases := []struct {
-		name   string
-		setup  func(t *testing.T, root string)
-		change func(t *testing.T, root string)
-		want   []facts.PathChange
-	}{
-		{
-			name:   "added",
-			change: func(t *testing.T, root string) { put(t, root, "new/file.go", "package x\n", 0o644) },
-			want:   []facts.PathChange{{Path: "new/file.go", After: sum("package x\n"), AfterMode: 0o644}},
-		},
-		{
-			name:   "removed",
-			setup:  func(t *testing.T, root string) { put(t, root, "old.txt", "old", 0o644) },
-			change: func(t *testing.T, root string) { require.NoError(t, os.Remove(filepath.Join(root, "old.txt"))) },
-			want:   []facts.PathChange{{Path: "old.txt", Before: sum("old"), BeforeMode: 0o644}},
-		},
-		{
-			name:   "modified, same size",
-			setup:  func(t *testing.T, root string) { put(t, root, "cache.toml", "ttl_seconds = 100", 0o644) },
-			change: func(t *testing.T, root string) { put(t, root, "cache.toml", "ttl_seconds = 300", 0o644) },
-			want:   []facts.PathChange{{Path: "cache.toml", Before: sum("ttl_seconds = 100"), After: sum("ttl_seconds = 300"), BeforeMode: 0o644, AfterMode: 0o644}},
-		},
-		{
-			name:   "executable bit set: modified, digests equal",
-			setup:  func(t *testing.T, root string) { put(t, root, "run.sh", "echo", 0o644) },
-			change: func(t *testing.T, root string) { require.NoError(t, os.Chmod(filepath.Join(root, "run.sh"), 0o755)) },
-			want:   []facts.PathChange{{Path: "run.sh", Before: sum("echo"), After: sum("echo"), BeforeMode: 0o644, AfterMode: 0o755}},
-		},
-		{
-			name:  "symlink retargeted",
-			setup: func(t *testing.T, root string) { symlink(t, root, "current", "v1") },
-			change: func(t *testing.T, root string) {
-				require.NoError(t, os.Remove(filepath.Join(root, "current")))
-				symlink(t, root, "current", "v2")
+	forModes(t, func(t *testing.T, m testMode) {
+		cases := []struct {
+			name   string
+			setup  func(t *testing.T, root string)
+			change func(t *testing.T, root string)
+			want   []facts.PathChange
+		}{
+			{
+				name:   "added",
+				change: func(t *testing.T, root string) { put(t, root, "new/file.go", "package x\n", 0o644) },
+				want:   []facts.PathChange{{Path: "new/file.go", After: sum("package x\n"), AfterMode: 0o644}},
 			},
-			want: []facts.PathChange{{Path: "current", Before: sum("v1"), After: sum("v2")}},
-		},
-		{
-			name:  "file replaced by a symlink",
-			setup: func(t *testing.T, root string) { put(t, root, "conf", "target", 0o644) },
-			change: func(t *testing.T, root string) {
-				require.NoError(t, os.Remove(filepath.Join(root, "conf")))
-				symlink(t, root, "conf", "target")
+			{
+				name:   "removed",
+				setup:  func(t *testing.T, root string) { put(t, root, "old.txt", "old", 0o644) },
+				change: func(t *testing.T, root string) { require.NoError(t, os.Remove(filepath.Join(root, "old.txt"))) },
+				want:   []facts.PathChange{{Path: "old.txt", Before: sum("old"), BeforeMode: 0o644}},
 			},
-			want: []facts.PathChange{{Path: "conf", Before: sum("target"), After: sum("target"), BeforeMode: 0o644}},
-		},
-		{
-			name: "a file under .git or .harness changes: nothing observed",
-			setup: func(t *testing.T, root string) {
-				put(t, root, ".git/index", "1", 0o644)
-				put(t, root, ".harness/log", "1", 0o644)
+			{
+				name:   "modified, same size",
+				setup:  func(t *testing.T, root string) { put(t, root, "cache.toml", "ttl_seconds = 100", 0o644) },
+				change: func(t *testing.T, root string) { put(t, root, "cache.toml", "ttl_seconds = 300", 0o644) },
+				want:   []facts.PathChange{{Path: "cache.toml", Before: sum("ttl_seconds = 100"), After: sum("ttl_seconds = 300"), BeforeMode: 0o644, AfterMode: 0o644}},
 			},
-			change: func(t *testing.T, root string) {
-				put(t, root, ".git/index", "2", 0o644)
-				put(t, root, ".harness/log", "2", 0o644)
+			{
+				name:   "executable bit set: modified, digests equal",
+				setup:  func(t *testing.T, root string) { put(t, root, "run.sh", "echo", 0o644) },
+				change: func(t *testing.T, root string) { require.NoError(t, os.Chmod(filepath.Join(root, "run.sh"), 0o755)) },
+				want:   []facts.PathChange{{Path: "run.sh", Before: sum("echo"), After: sum("echo"), BeforeMode: 0o644, AfterMode: 0o755}},
 			},
-		},
-		{
-			name:   "other permission bits: nothing observed",
-			setup:  func(t *testing.T, root string) { put(t, root, "private", "p", 0o644) },
-			change: func(t *testing.T, root string) { require.NoError(t, os.Chmod(filepath.Join(root, "private"), 0o600)) },
-		},
-		{
-			name:  "an empty directory appears: nothing observed",
-			setup: func(t *testing.T, root string) {},
-			change: func(t *testing.T, root string) {
-				require.NoError(t, os.MkdirAll(filepath.Join(root, "empty"), 0o755))
+			{
+				name:  "symlink retargeted",
+				setup: func(t *testing.T, root string) { symlink(t, root, "current", "v1") },
+				change: func(t *testing.T, root string) {
+					require.NoError(t, os.Remove(filepath.Join(root, "current")))
+					symlink(t, root, "current", "v2")
+				},
+				want: []facts.PathChange{{Path: "current", Before: sum("v1"), After: sum("v2")}},
 			},
-		},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			root := t.TempDir()
-			put(t, root, "keep.txt", "unchanged", 0o644)
-			if c.setup != nil {
-				c.setup(t, root)
-			}
-			w, err := NewWorkspace(root) // the real clock: the changes are racily clean
-			require.NoError(t, err)
-			before := observe(t, w)
-			c.change(t, root)
-			after := observe(t, w)
-			require.Equal(t, c.want, Diff(before, after))
-			require.Equal(t, len(c.want) == 0, before.Hash == after.Hash, "the hash changes exactly when the inventory is not empty")
-		})
-	}
+			{
+				name:  "file replaced by a symlink",
+				setup: func(t *testing.T, root string) { put(t, root, "conf", "target", 0o644) },
+				change: func(t *testing.T, root string) {
+					require.NoError(t, os.Remove(filepath.Join(root, "conf")))
+					symlink(t, root, "conf", "target")
+				},
+				want: []facts.PathChange{{Path: "conf", Before: sum("target"), After: sum("target"), BeforeMode: 0o644}},
+			},
+			{
+				name: "a file under .git or .harness changes: nothing observed",
+				setup: func(t *testing.T, root string) {
+					put(t, root, ".git/index", "1", 0o644)
+					put(t, root, ".harness/log", "1", 0o644)
+				},
+				change: func(t *testing.T, root string) {
+					put(t, root, ".git/index", "2", 0o644)
+					put(t, root, ".harness/log", "2", 0o644)
+				},
+			},
+			{
+				name:   "other permission bits: nothing observed",
+				setup:  func(t *testing.T, root string) { put(t, root, "private", "p", 0o644) },
+				change: func(t *testing.T, root string) { require.NoError(t, os.Chmod(filepath.Join(root, "private"), 0o600)) },
+			},
+			{
+				name:  "an empty directory appears: nothing observed",
+				setup: func(t *testing.T, root string) {},
+				change: func(t *testing.T, root string) {
+					require.NoError(t, os.MkdirAll(filepath.Join(root, "empty"), 0o755))
+				},
+			},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				root := t.TempDir()
+				put(t, root, "keep.txt", "unchanged", 0o644)
+				if c.setup != nil {
+					c.setup(t, root)
+				}
+				w, err := m.newWorkspace(t, root) // the real clock: the changes are racily clean
+				require.NoError(t, err)
+				before := observe(t, w)
+				c.change(t, root)
+				after := observe(t, w)
+				require.Equal(t, c.want, Diff(before, after))
+				require.Equal(t, len(c.want) == 0, before.Hash == after.Hash, "the hash changes exactly when the inventory is not empty")
+			})
+		}
+	})
 }
 
 func TestWorkspaceCountsChangedUntrackedFiles(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	root := t.TempDir()
-	put(t, root, "tracked.go", "package x\n", 0o644)
-	git(t, root, "init", "-q")
-	git(t, root, "add", "tracked.go")
-	git(t, root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "init")
-	put(t, root, "scratch.txt", "draft 1", 0o644)
+	forModes(t, func(t *testing.T, m testMode) {
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("git is not installed")
+		}
+		root := t.TempDir()
+		put(t, root, "tracked.go", "package x\n", 0o644)
+		git(t, root, "init", "-q")
+		git(t, root, "add", "tracked.go")
+		git(t, root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "init")
+		put(t, root, "scratch.txt", "draft 1", 0o644)
 
-	w, err := NewWorkspace(root)
-	require.NoError(t, err)
-	before := observe(t, w)
-	head := git(t, root, "rev-parse", "HEAD")
-	put(t, root, "scratch.txt", "draft 2", 0o644)
-	after := observe(t, w)
+		w, err := m.newWorkspace(t, root)
+		require.NoError(t, err)
+		before := observe(t, w)
+		head := git(t, root, "rev-parse", "HEAD")
+		put(t, root, "scratch.txt", "draft 2", 0o644)
+		after := observe(t, w)
 
-	require.Equal(t, head, git(t, root, "rev-parse", "HEAD"), "git's identity did not move")
-	require.NotEqual(t, before.Hash, after.Hash)
-	require.Equal(t, []facts.PathChange{{Path: "scratch.txt", Before: sum("draft 1"), After: sum("draft 2"), BeforeMode: 0o644, AfterMode: 0o644}}, Diff(before, after))
+		require.Equal(t, head, git(t, root, "rev-parse", "HEAD"), "git's identity did not move")
+		require.NotEqual(t, before.Hash, after.Hash)
+		require.Equal(t, []facts.PathChange{{Path: "scratch.txt", Before: sum("draft 1"), After: sum("draft 2"), BeforeMode: 0o644, AfterMode: 0o644}}, Diff(before, after))
+	})
 }
 
 func git(t *testing.T, dir string, args ...string) string {
@@ -335,32 +359,33 @@ func git(t *testing.T, dir string, args ...string) string {
 }
 
 func TestWorkspaceStatCacheSparesUnchangedFiles(t *testing.T) {
-	root := t.TempDir()
-	for i := range 20 {
-		put(t, root, fmt.Sprintf("d%d/f%d.txt", i%3, i), fmt.Sprint("content ", i), 0o644)
-	}
-	symlink(t, root, "link", "d0/f0.txt")
-	w := settled(t, root)
-	r := countReads(w)
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		for i := range 20 {
+			put(t, root, fmt.Sprintf("d%d/f%d.txt", i%3, i), fmt.Sprint("content ", i), 0o644)
+		}
+		symlink(t, root, "link", "d0/f0.txt")
+		w := m.settled(t, root)
+		r := countReads(w)
 
-	first := observe(t, w)
-	require.Len(t, r.take(), 20, "the first observation reads every file")
-	require.Equal(t, first, observe(t, w))
-	require.Equal(t, []string{}, r.take(), "nothing changed: nothing is read")
+		first := observe(t, w)
+		require.Len(t, r.take(), 20, "the first observation reads every file")
+		require.Equal(t, first, observe(t, w))
+		require.Equal(t, []string{}, r.take(), "nothing changed: nothing is read")
 
-	put(t, root, "d1/f4.txt", "content 4, longer now", 0o644)
-	require.NoError(t, os.Chmod(filepath.Join(root, "d2/f5.txt"), 0o755))
-	third := observe(t, w)
-	require.Equal(t, []string{"d1/f4.txt", "d2/f5.txt"}, r.take(), "only the files whose stat changed are read")
-	f4, _ := file(third, "d1/f4.txt")
-	require.Equal(t, sum("content 4, longer now"), f4.Digest)
+		put(t, root, "d1/f4.txt", "content 4, longer now", 0o644)
+		require.NoError(t, os.Chmod(filepath.Join(root, "d2/f5.txt"), 0o755))
+		third := observe(t, w)
+		require.Equal(t, []string{"d1/f4.txt", "d2/f5.txt"}, r.take(), "only the files whose stat changed are read")
+		f4, _ := file(third, "d1/f4.txt")
+		require.Equal(t, sum("content 4, longer now"), f4.Digest)
 
-	require.NoError(t, os.Remove(filepath.Join(root, "d0/f0.txt")))
-	fourth := observe(t, w)
-	require.Equal(t, []string{}, r.take())
-	require.Len(t, fourth.Files, 20)
-	_, cached := w.cache["d0/f0.txt"]
-	require.False(t, cached, "a removed file leaves the cache")
+		require.NoError(t, os.Remove(filepath.Join(root, "d0/f0.txt")))
+		fourth := observe(t, w)
+		require.Equal(t, []string{}, r.take())
+		require.Len(t, fourth.Files, 20)
+		require.Nil(t, remembered(w, "d0/f0.txt"), "a removed file leaves the cache")
+	})
 }
 
 // TestWorkspaceTrustsTheStatCache shows that the digest of a file whose stat
@@ -369,71 +394,77 @@ func TestWorkspaceStatCacheSparesUnchangedFiles(t *testing.T) {
 // cannot see is, by design, not seen — which is why racily clean entries
 // are never cached.
 func TestWorkspaceTrustsTheStatCache(t *testing.T) {
-	root := t.TempDir()
-	put(t, root, "f", "real", 0o644)
-	w := settled(t, root)
-	observe(t, w)
-	w.cache["f"].digest = sum("planted")
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		put(t, root, "f", "real", 0o644)
+		w := m.settled(t, root)
+		observe(t, w)
+		plant(t, w, "f", sum("planted"))
 
-	s := observe(t, w)
-	f, _ := file(s, "f")
-	require.Equal(t, sum("planted"), f.Digest)
+		s := observe(t, w)
+		f, _ := file(s, "f")
+		require.Equal(t, sum("planted"), f.Digest)
+	})
 }
 
 func TestWorkspaceRereadsRacilyCleanFiles(t *testing.T) {
-	root := t.TempDir()
-	put(t, root, "older", "1", 0o644)
-	put(t, root, "same-tick", "2", 0o644)
-	put(t, root, "newer", "3", 0o644)
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		put(t, root, "older", "1", 0o644)
+		put(t, root, "same-tick", "2", 0o644)
+		put(t, root, "newer", "3", 0o644)
 
-	w, err := NewWorkspace(root, WithRacyWindow(0))
-	require.NoError(t, err)
-	snap := time.Now().Add(time.Hour).Truncate(time.Second) // later than every ctime
-	w.now = func() time.Time { return snap }
-	r := countReads(w)
-	chtime := func(rel string, mtime time.Time) {
-		require.NoError(t, os.Chtimes(filepath.Join(root, rel), mtime, mtime))
-	}
-	chtime("older", snap.Add(-time.Nanosecond))
-	chtime("same-tick", snap)
-	chtime("newer", snap.Add(time.Second))
+		w, err := m.newWorkspace(t, root, WithRacyWindow(0))
+		require.NoError(t, err)
+		snap := time.Now().Add(time.Hour).Truncate(time.Second) // later than every ctime
+		w.now = func() time.Time { return snap }
+		r := countReads(w)
+		chtime := func(rel string, mtime time.Time) {
+			require.NoError(t, os.Chtimes(filepath.Join(root, rel), mtime, mtime))
+		}
+		chtime("older", snap.Add(-time.Nanosecond))
+		chtime("same-tick", snap)
+		chtime("newer", snap.Add(time.Second))
 
-	observe(t, w)
-	require.Equal(t, []string{"newer", "older", "same-tick"}, r.take())
-	observe(t, w)
-	require.Equal(t, []string{"newer", "same-tick"}, r.take(),
-		"a file whose mtime is not strictly older than the snapshot time it was read at is read again")
+		observe(t, w)
+		require.Equal(t, []string{"newer", "older", "same-tick"}, r.take())
+		observe(t, w)
+		require.Equal(t, []string{"newer", "same-tick"}, r.take(),
+			"a file whose mtime is not strictly older than the snapshot time it was read at is read again")
 
-	snap = snap.Add(time.Second) // "same-tick" is now strictly older; "newer" is in this tick
-	observe(t, w)
-	require.Equal(t, []string{"newer", "same-tick"}, r.take(), "read again: the last reading was racy")
-	observe(t, w)
-	require.Equal(t, []string{"newer"}, r.take(), "same-tick is clean now; newer is still not strictly older")
+		snap = snap.Add(time.Second) // "same-tick" is now strictly older; "newer" is in this tick
+		observe(t, w)
+		require.Equal(t, []string{"newer", "same-tick"}, r.take(), "read again: the last reading was racy")
+		observe(t, w)
+		require.Equal(t, []string{"newer"}, r.take(), "same-tick is clean now; newer is still not strictly older")
 
-	snap = snap.Add(time.Nanosecond)
-	observe(t, w)
-	require.Equal(t, []string{"newer"}, r.take(), "read again: the last reading was racy")
-	observe(t, w)
-	require.Equal(t, []string{}, r.take(), "read at a later snapshot time: clean now")
+		snap = snap.Add(time.Nanosecond)
+		observe(t, w)
+		require.Equal(t, []string{"newer"}, r.take(), "read again: the last reading was racy")
+		observe(t, w)
+		require.Equal(t, []string{}, r.take(), "read at a later snapshot time: clean now")
+	})
 }
 
 // TestWorkspaceCatchesSameTickRewrites is the case the racy rule exists
 // for, with the real clock: a file rewritten right after it was observed,
 // with the same size and the same mtime, is still seen to change.
 func TestWorkspaceCatchesSameTickRewrites(t *testing.T) {
-	root := t.TempDir()
-	put(t, root, "f", "aaaa", 0o644)
-	p := filepath.Join(root, "f")
-	fi, err := os.Stat(p)
-	require.NoError(t, err)
-	w, err := NewWorkspace(root)
-	require.NoError(t, err)
-	before := observe(t, w)
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		put(t, root, "f", "aaaa", 0o644)
+		p := filepath.Join(root, "f")
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		w, err := m.newWorkspace(t, root)
+		require.NoError(t, err)
+		before := observe(t, w)
 
-	require.NoError(t, os.WriteFile(p, []byte("bbbb"), 0o644))
-	require.NoError(t, os.Chtimes(p, fi.ModTime(), fi.ModTime()))
-	after := observe(t, w)
-	require.Equal(t, []facts.PathChange{{Path: "f", Before: sum("aaaa"), After: sum("bbbb"), BeforeMode: 0o644, AfterMode: 0o644}}, Diff(before, after))
+		require.NoError(t, os.WriteFile(p, []byte("bbbb"), 0o644))
+		require.NoError(t, os.Chtimes(p, fi.ModTime(), fi.ModTime()))
+		after := observe(t, w)
+		require.Equal(t, []facts.PathChange{{Path: "f", Before: sum("aaaa"), After: sum("bbbb"), BeforeMode: 0o644, AfterMode: 0o644}}, Diff(before, after))
+	})
 }
 
 // memBlobs is a Blobs in a map.
@@ -465,66 +496,70 @@ func (b *memBlobs) GetBlob(_ context.Context, digest string) ([]byte, error) {
 }
 
 func TestWorkspaceKeepsBlobs(t *testing.T) {
-	ctx := context.Background()
-	const limit = 1000
-	root := t.TempDir()
-	put(t, root, "a", "shared", 0o644)
-	put(t, root, "b", "shared", 0o644)
-	put(t, root, "empty", "", 0o644)
-	put(t, root, "at-cap", strings.Repeat("c", limit), 0o644)
-	put(t, root, "over-cap", strings.Repeat("o", limit+1), 0o644)
-	symlink(t, root, "link", "a")
-	blobs := &memBlobs{m: map[string][]byte{}}
-	w := settled(t, root, WithBlobs(blobs, limit))
+	forModes(t, func(t *testing.T, m testMode) {
+		ctx := context.Background()
+		const limit = 1000
+		root := t.TempDir()
+		put(t, root, "a", "shared", 0o644)
+		put(t, root, "b", "shared", 0o644)
+		put(t, root, "empty", "", 0o644)
+		put(t, root, "at-cap", strings.Repeat("c", limit), 0o644)
+		put(t, root, "over-cap", strings.Repeat("o", limit+1), 0o644)
+		symlink(t, root, "link", "a")
+		blobs := &memBlobs{m: map[string][]byte{}}
+		w := m.settled(t, root, WithBlobs(blobs, limit))
 
-	before := observe(t, w)
-	require.Equal(t, 4, blobs.puts, "a, b, empty and at-cap are read and kept")
-	require.Len(t, blobs.m, 3, "a and b share one blob")
-	for _, p := range []string{"a", "b", "empty", "at-cap"} {
-		f, _ := file(before, p)
-		data, err := blobs.GetBlob(ctx, f.Digest)
-		require.NoError(t, err, p)
-		content, err := os.ReadFile(filepath.Join(root, p))
+		before := observe(t, w)
+		require.Equal(t, 4, blobs.puts, "a, b, empty and at-cap are read and kept")
+		require.Len(t, blobs.m, 3, "a and b share one blob")
+		for _, p := range []string{"a", "b", "empty", "at-cap"} {
+			f, _ := file(before, p)
+			data, err := blobs.GetBlob(ctx, f.Digest)
+			require.NoError(t, err, p)
+			content, err := os.ReadFile(filepath.Join(root, p))
+			require.NoError(t, err)
+			require.Equal(t, content, data, p)
+		}
+		over, _ := file(before, "over-cap")
+		require.Equal(t, sum(strings.Repeat("o", limit+1)), over.Digest, "a file over the cap is still digested")
+		_, err := blobs.GetBlob(ctx, over.Digest)
+		require.ErrorIs(t, err, ErrNoBlob, "but its bytes are not kept")
+
+		observe(t, w)
+		require.Equal(t, 4, blobs.puts, "files the stat cache spares are not stored again")
+
+		// A shell command changes a file: the diff's digests fetch both sides.
+		sh, err := exec.LookPath("sh")
+		if err != nil {
+			put(t, root, "a", "changed\n", 0o644)
+		} else {
+			cmd := exec.Command(sh, "-c", "echo changed > a")
+			cmd.Dir = root
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+		}
+		after := observe(t, w)
+		changes := Diff(before, after)
+		require.Equal(t, []facts.PathChange{{Path: "a", Before: sum("shared"), After: sum("changed\n"), BeforeMode: 0o644, AfterMode: 0o644}}, changes)
+		old, err := blobs.GetBlob(ctx, changes[0].Before)
 		require.NoError(t, err)
-		require.Equal(t, content, data, p)
-	}
-	over, _ := file(before, "over-cap")
-	require.Equal(t, sum(strings.Repeat("o", limit+1)), over.Digest, "a file over the cap is still digested")
-	_, err := blobs.GetBlob(ctx, over.Digest)
-	require.ErrorIs(t, err, ErrNoBlob, "but its bytes are not kept")
-
-	observe(t, w)
-	require.Equal(t, 4, blobs.puts, "files the stat cache spares are not stored again")
-
-	// A shell command changes a file: the diff's digests fetch both sides.
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		put(t, root, "a", "changed\n", 0o644)
-	} else {
-		cmd := exec.Command(sh, "-c", "echo changed > a")
-		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-	}
-	after := observe(t, w)
-	changes := Diff(before, after)
-	require.Equal(t, []facts.PathChange{{Path: "a", Before: sum("shared"), After: sum("changed\n"), BeforeMode: 0o644, AfterMode: 0o644}}, changes)
-	old, err := blobs.GetBlob(ctx, changes[0].Before)
-	require.NoError(t, err)
-	require.Equal(t, "shared", string(old))
-	now, err := blobs.GetBlob(ctx, changes[0].After)
-	require.NoError(t, err)
-	require.Equal(t, "changed\n", string(now))
+		require.Equal(t, "shared", string(old))
+		now, err := blobs.GetBlob(ctx, changes[0].After)
+		require.NoError(t, err)
+		require.Equal(t, "changed\n", string(now))
+	})
 }
 
 func TestWorkspaceBlobCapDefault(t *testing.T) {
-	root := t.TempDir()
-	put(t, root, "at", strings.Repeat("a", int(DefaultBlobCap)), 0o644)
-	put(t, root, "over", strings.Repeat("o", int(DefaultBlobCap)+1), 0o644)
-	blobs := &memBlobs{m: map[string][]byte{}}
-	observe(t, settled(t, root, WithBlobs(blobs, 0)))
-	require.Len(t, blobs.m, 1)
-	require.Contains(t, blobs.m, sum(strings.Repeat("a", int(DefaultBlobCap))))
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		put(t, root, "at", strings.Repeat("a", int(DefaultBlobCap)), 0o644)
+		put(t, root, "over", strings.Repeat("o", int(DefaultBlobCap)+1), 0o644)
+		blobs := &memBlobs{m: map[string][]byte{}}
+		observe(t, m.settled(t, root, WithBlobs(blobs, 0)))
+		require.Len(t, blobs.m, 1)
+		require.Contains(t, blobs.m, sum(strings.Repeat("a", int(DefaultBlobCap))))
+	})
 }
 
 // lyingBlobs returns a wrong digest.
@@ -533,128 +568,142 @@ type lyingBlobs struct{ memBlobs }
 func (b *lyingBlobs) PutBlob(context.Context, []byte) (string, error) { return sum("other"), nil }
 
 func TestWorkspaceRefusesABlobStoreThatMisfiles(t *testing.T) {
-	root := t.TempDir()
-	put(t, root, "f", "x", 0o644)
-	_, err := settled(t, root, WithBlobs(&lyingBlobs{}, 0)).Observe(context.Background())
-	require.ErrorContains(t, err, "f")
-	require.ErrorContains(t, err, "returned digest")
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		put(t, root, "f", "x", 0o644)
+		_, err := m.settled(t, root, WithBlobs(&lyingBlobs{}, 0)).Observe(context.Background())
+		require.ErrorContains(t, err, "f")
+		require.ErrorContains(t, err, "returned digest")
+	})
 }
 
 func TestWorkspaceFileVanishingBeforeItIsRead(t *testing.T) {
-	root := t.TempDir()
-	put(t, root, "stays", "s", 0o644)
-	put(t, root, "goes", "g", 0o644)
-	w := settled(t, root)
-	w.before = func(_, rel string) error {
-		if rel == "goes" {
-			require.NoError(t, os.Remove(filepath.Join(root, "goes")))
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		put(t, root, "stays", "s", 0o644)
+		put(t, root, "goes", "g", 0o644)
+		w := m.settled(t, root)
+		w.before = func(_, rel string) error {
+			if rel == "goes" {
+				require.NoError(t, os.Remove(filepath.Join(root, "goes")))
+			}
+			return nil
 		}
-		return nil
-	}
-	s := observe(t, w)
-	require.Equal(t, []string{"stays"}, paths(s), "a file that vanished is just not there")
+		s := observe(t, w)
+		require.Equal(t, []string{"stays"}, paths(s), "a file that vanished is just not there")
+	})
 }
 
 func TestWorkspaceFileReplacedByALinkBeforeItIsRead(t *testing.T) {
-	root, outside := t.TempDir(), t.TempDir()
-	put(t, outside, "secret", "outside", 0o644)
-	put(t, root, "f", "inside", 0o644)
-	w := settled(t, root)
-	w.before = func(_, rel string) error {
-		if rel == "f" {
-			p := filepath.Join(root, "f")
-			require.NoError(t, os.Remove(p))
-			require.NoError(t, os.Symlink(filepath.Join(outside, "secret"), p))
+	forModes(t, func(t *testing.T, m testMode) {
+		root, outside := t.TempDir(), t.TempDir()
+		put(t, outside, "secret", "outside", 0o644)
+		put(t, root, "f", "inside", 0o644)
+		w := m.settled(t, root)
+		w.before = func(_, rel string) error {
+			if rel == "f" {
+				p := filepath.Join(root, "f")
+				require.NoError(t, os.Remove(p))
+				require.NoError(t, os.Symlink(filepath.Join(outside, "secret"), p))
+			}
+			return nil
 		}
-		return nil
-	}
-	s := observe(t, w)
-	f, ok := file(s, "f")
-	require.True(t, ok)
-	require.Equal(t, filepath.Join(outside, "secret"), f.Link, "the path is looked at again and recorded as the link it now is")
-	require.NotEqual(t, sum("outside"), f.Digest, "the link is not followed")
+		s := observe(t, w)
+		f, ok := file(s, "f")
+		require.True(t, ok)
+		require.Equal(t, filepath.Join(outside, "secret"), f.Link, "the path is looked at again and recorded as the link it now is")
+		require.NotEqual(t, sum("outside"), f.Digest, "the link is not followed")
+	})
 }
 
 func TestWorkspaceDirectoryReplacedByALinkBeforeItIsListed(t *testing.T) {
-	root, outside := t.TempDir(), t.TempDir()
-	put(t, outside, "secret", "outside", 0o644)
-	put(t, root, "sub/f", "inside", 0o644)
-	w := settled(t, root)
-	w.before = func(op, rel string) error {
-		if op == "list" && rel == "sub" {
-			p := filepath.Join(root, "sub")
-			require.NoError(t, os.RemoveAll(p))
-			require.NoError(t, os.Symlink(outside, p))
+	forModes(t, func(t *testing.T, m testMode) {
+		root, outside := t.TempDir(), t.TempDir()
+		put(t, outside, "secret", "outside", 0o644)
+		put(t, root, "sub/f", "inside", 0o644)
+		w := m.settled(t, root)
+		w.before = func(op, rel string) error {
+			if op == "list" && rel == "sub" {
+				p := filepath.Join(root, "sub")
+				require.NoError(t, os.RemoveAll(p))
+				require.NoError(t, os.Symlink(outside, p))
+			}
+			return nil
 		}
-		return nil
-	}
-	s := observe(t, w)
-	require.Equal(t, []string{"sub"}, paths(s), "nothing is listed through the link")
-	f, _ := file(s, "sub")
-	require.Equal(t, outside, f.Link)
+		s := observe(t, w)
+		require.Equal(t, []string{"sub"}, paths(s), "nothing is listed through the link")
+		f, _ := file(s, "sub")
+		require.Equal(t, outside, f.Link)
+	})
 }
 
 func TestWorkspaceDirectoryVanishingBeforeItIsListed(t *testing.T) {
-	root := t.TempDir()
-	put(t, root, "a/f", "a", 0o644)
-	put(t, root, "b/f", "b", 0o644)
-	w := settled(t, root)
-	w.before = func(op, rel string) error {
-		if op == "list" && rel == "a" {
-			require.NoError(t, os.RemoveAll(filepath.Join(root, "a")))
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		put(t, root, "a/f", "a", 0o644)
+		put(t, root, "b/f", "b", 0o644)
+		w := m.settled(t, root)
+		w.before = func(op, rel string) error {
+			if op == "list" && rel == "a" {
+				require.NoError(t, os.RemoveAll(filepath.Join(root, "a")))
+			}
+			return nil
 		}
-		return nil
-	}
-	require.Equal(t, []string{"b/f"}, paths(observe(t, w)))
+		require.Equal(t, []string{"b/f"}, paths(observe(t, w)))
+	})
 }
 
 func TestWorkspaceReportsPermissionErrorsNamingThePath(t *testing.T) {
-	for _, c := range []struct{ op, path string }{
-		{"read", "sub/locked"},
-		{"list", "sub"},
-	} {
-		t.Run(c.op, func(t *testing.T) {
-			root := t.TempDir()
-			put(t, root, "ok", "ok", 0o644)
-			put(t, root, "sub/locked", "no", 0o644)
-			w := settled(t, root)
-			w.before = func(op, rel string) error {
-				if op == c.op && rel == c.path {
-					return &fs.PathError{Op: "open", Path: filepath.Join(root, rel), Err: fs.ErrPermission}
+	forModes(t, func(t *testing.T, m testMode) {
+		for _, c := range []struct{ op, path string }{
+			{"read", "sub/locked"},
+			{"list", "sub"},
+		} {
+			t.Run(c.op, func(t *testing.T) {
+				root := t.TempDir()
+				put(t, root, "ok", "ok", 0o644)
+				put(t, root, "sub/locked", "no", 0o644)
+				w := m.settled(t, root)
+				w.before = func(op, rel string) error {
+					if op == c.op && rel == c.path {
+						return &fs.PathError{Op: "open", Path: filepath.Join(root, rel), Err: fs.ErrPermission}
+					}
+					return nil
 				}
-				return nil
-			}
-			_, err := w.Observe(context.Background())
-			require.ErrorIs(t, err, fs.ErrPermission)
-			var pe *fs.PathError
-			require.ErrorAs(t, err, &pe)
-			require.Equal(t, c.path, pe.Path)
-			require.Equal(t, fmt.Sprintf("observe %s: open %s: permission denied", w.Root(), c.path), err.Error())
-		})
-	}
+				_, err := w.Observe(context.Background())
+				require.ErrorIs(t, err, fs.ErrPermission)
+				var pe *fs.PathError
+				require.ErrorAs(t, err, &pe)
+				require.Equal(t, c.path, pe.Path)
+				require.Equal(t, fmt.Sprintf("observe %s: open %s: permission denied", w.Root(), c.path), err.Error())
+			})
+		}
+	})
 }
 
 func TestWorkspaceReportsRealPermissionErrors(t *testing.T) {
-	if runtime.GOOS == "windows" || os.Geteuid() == 0 {
-		t.Skip("needs a user that file permissions apply to")
-	}
-	for _, c := range []struct{ name, lock, want string }{
-		{"unreadable file", "sub/file", "sub/file"},
-		{"unreadable directory", "sub", "sub"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			root := t.TempDir()
-			put(t, root, "sub/file", "x", 0o644)
-			p := filepath.Join(root, filepath.FromSlash(c.lock))
-			require.NoError(t, os.Chmod(p, 0))
-			t.Cleanup(func() { _ = os.Chmod(p, 0o755) })
-			_, err := settled(t, root).Observe(context.Background())
-			require.ErrorIs(t, err, fs.ErrPermission)
-			var pe *fs.PathError
-			require.ErrorAs(t, err, &pe)
-			require.Equal(t, c.want, pe.Path)
-		})
-	}
+	forModes(t, func(t *testing.T, m testMode) {
+		if runtime.GOOS == "windows" || os.Geteuid() == 0 {
+			t.Skip("needs a user that file permissions apply to")
+		}
+		for _, c := range []struct{ name, lock, want string }{
+			{"unreadable file", "sub/file", "sub/file"},
+			{"unreadable directory", "sub", "sub"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				root := t.TempDir()
+				put(t, root, "sub/file", "x", 0o644)
+				p := filepath.Join(root, filepath.FromSlash(c.lock))
+				require.NoError(t, os.Chmod(p, 0))
+				t.Cleanup(func() { _ = os.Chmod(p, 0o755) })
+				_, err := m.settled(t, root).Observe(context.Background())
+				require.ErrorIs(t, err, fs.ErrPermission)
+				var pe *fs.PathError
+				require.ErrorAs(t, err, &pe)
+				require.Equal(t, c.want, pe.Path)
+			})
+		}
+	})
 }
 
 func TestWorkspaceCancelled(t *testing.T) {
@@ -662,115 +711,125 @@ func TestWorkspaceCancelled(t *testing.T) {
 	for i := range 2000 {
 		put(t, root, fmt.Sprintf("d%02d/f%04d", i%40, i), fmt.Sprint(i), 0o644)
 	}
+	forModes(t, func(t *testing.T, m testMode) {
 
-	t.Run("before", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		w := settled(t, root)
-		r := countReads(w)
-		_, err := w.Observe(ctx)
-		require.ErrorIs(t, err, context.Canceled)
-		require.Empty(t, r.take())
-	})
-	t.Run("during", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		w := settled(t, root)
-		var mu sync.Mutex
-		n := 0
-		w.before = func(string, string) error {
+		t.Run("before", func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			w := m.settled(t, root)
+			r := countReads(w)
+			_, err := w.Observe(ctx)
+			require.ErrorIs(t, err, context.Canceled)
+			require.Empty(t, r.take())
+		})
+		t.Run("during", func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			w := m.settled(t, root)
+			var mu sync.Mutex
+			n := 0
+			w.before = func(string, string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if n++; n == 10 {
+					cancel()
+				}
+				return nil
+			}
+			start := time.Now()
+			_, err := w.Observe(ctx)
+			require.ErrorIs(t, err, context.Canceled)
+			require.Less(t, time.Since(start), 5*time.Second)
 			mu.Lock()
 			defer mu.Unlock()
-			if n++; n == 10 {
-				cancel()
-			}
-			return nil
-		}
-		start := time.Now()
-		_, err := w.Observe(ctx)
-		require.ErrorIs(t, err, context.Canceled)
-		require.Less(t, time.Since(start), 5*time.Second)
-		mu.Lock()
-		defer mu.Unlock()
-		require.Less(t, n, 2000, "the walk stopped")
-		require.Empty(t, w.cache, "a failed observation leaves the cache as it was")
+			require.Less(t, n, 2000, "the walk stopped")
+			require.Nil(t, w.tree, "a failed observation leaves the cache as it was")
+		})
 	})
 }
 
 func TestWorkspaceSkipOptions(t *testing.T) {
-	root := t.TempDir()
-	put(t, root, "main.go", "package main", 0o644)
-	put(t, root, "node_modules/x/index.js", "x", 0o644)
-	put(t, root, "web/node_modules/y.js", "y", 0o644)
-	put(t, root, "build/out/bin", "b", 0o644)
-	put(t, root, "build/keep", "k", 0o644)
-	put(t, root, "debug.log", "l", 0o644)
-	w := settled(t, root,
-		WithSkipPaths("build/out", "debug.log"),
-		WithSkipFunc(func(p string, dir bool) bool { return dir && filepath.Base(p) == "node_modules" }))
-	require.Equal(t, []string{"build/keep", "main.go"}, paths(observe(t, w)))
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		put(t, root, "main.go", "package main", 0o644)
+		put(t, root, "node_modules/x/index.js", "x", 0o644)
+		put(t, root, "web/node_modules/y.js", "y", 0o644)
+		put(t, root, "build/out/bin", "b", 0o644)
+		put(t, root, "build/keep", "k", 0o644)
+		put(t, root, "debug.log", "l", 0o644)
+		w := m.settled(t, root,
+			WithSkipPaths("build/out", "debug.log"),
+			WithSkipFunc(func(p string, dir bool) bool { return dir && filepath.Base(p) == "node_modules" }))
+		require.Equal(t, []string{"build/keep", "main.go"}, paths(observe(t, w)))
 
-	for _, bad := range []string{"", ".", "/abs", "../up", "a/../b", "a/"} {
-		_, err := NewWorkspace(root, WithSkipPaths(bad))
-		require.Error(t, err, "%q", bad)
-	}
+		for _, bad := range []string{"", ".", "/abs", "../up", "a/../b", "a/"} {
+			_, err := m.newWorkspace(t, root, WithSkipPaths(bad))
+			require.Error(t, err, "%q", bad)
+		}
+	})
 }
 
 func TestNewWorkspaceErrors(t *testing.T) {
-	root := t.TempDir()
-	put(t, root, "file", "f", 0o644)
-	_, err := NewWorkspace(filepath.Join(root, "missing"))
-	require.ErrorIs(t, err, fs.ErrNotExist)
-	_, err = NewWorkspace(filepath.Join(root, "file"))
-	require.ErrorContains(t, err, "not a directory")
-	_, err = NewWorkspace(root, WithBlobs(nil, 0))
-	require.Error(t, err)
-	_, err = NewWorkspace(root, WithRacyWindow(-time.Second))
-	require.Error(t, err)
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		put(t, root, "file", "f", 0o644)
+		_, err := m.newWorkspace(t, filepath.Join(root, "missing"))
+		require.ErrorIs(t, err, fs.ErrNotExist)
+		_, err = m.newWorkspace(t, filepath.Join(root, "file"))
+		require.ErrorContains(t, err, "not a directory")
+		_, err = m.newWorkspace(t, root, WithBlobs(nil, 0))
+		require.Error(t, err)
+		_, err = m.newWorkspace(t, root, WithRacyWindow(-time.Second))
+		require.Error(t, err)
 
-	w, err := NewWorkspace(root)
-	require.NoError(t, err)
-	require.NoError(t, os.RemoveAll(root))
-	_, err = w.Observe(context.Background())
-	require.ErrorIs(t, err, fs.ErrNotExist, "a root that is gone is an error, not an empty workspace")
+		w, err := m.newWorkspace(t, root)
+		require.NoError(t, err)
+		require.NoError(t, os.RemoveAll(root))
+		_, err = w.Observe(context.Background())
+		require.ErrorIs(t, err, fs.ErrNotExist, "a root that is gone is an error, not an empty workspace")
+	})
 }
 
 func TestWorkspaceSkipsPipes(t *testing.T) {
-	mkfifo, err := exec.LookPath("mkfifo")
-	if err != nil {
-		t.Skip("no mkfifo")
-	}
-	root := t.TempDir()
-	put(t, root, "f", "f", 0o644)
-	out, err := exec.Command(mkfifo, filepath.Join(root, "pipe")).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	require.Equal(t, []string{"f"}, paths(observe(t, settled(t, root))))
+	forModes(t, func(t *testing.T, m testMode) {
+		mkfifo, err := exec.LookPath("mkfifo")
+		if err != nil {
+			t.Skip("no mkfifo")
+		}
+		root := t.TempDir()
+		put(t, root, "f", "f", 0o644)
+		out, err := exec.Command(mkfifo, filepath.Join(root, "pipe")).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		require.Equal(t, []string{"f"}, paths(observe(t, m.settled(t, root))))
+	})
 }
 
 func TestWorkspaceConcurrentObserve(t *testing.T) {
-	root := t.TempDir()
-	for i := range 100 {
-		put(t, root, fmt.Sprintf("d%d/f%d", i%5, i), fmt.Sprint(i), 0o644)
-	}
-	w, err := NewWorkspace(root)
-	require.NoError(t, err)
-	want := observe(t, w)
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for range 8 {
-		wg.Go(func() {
-			s, err := w.Observe(context.Background())
-			if err == nil && s.Hash != want.Hash {
-				err = fmt.Errorf("hash %s, want %s", s.Hash, want.Hash)
-			}
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		for i := range 100 {
+			put(t, root, fmt.Sprintf("d%d/f%d", i%5, i), fmt.Sprint(i), 0o644)
+		}
+		w, err := m.newWorkspace(t, root)
 		require.NoError(t, err)
-	}
+		want := observe(t, w)
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for range 8 {
+			wg.Go(func() {
+				s, err := w.Observe(context.Background())
+				if err == nil && s.Hash != want.Hash {
+					err = fmt.Errorf("hash %s, want %s", s.Hash, want.Hash)
+				}
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+	})
 }
 
 func TestSysStatReadsInodeAndCtime(t *testing.T) {
@@ -790,10 +849,10 @@ func TestSysStatReadsInodeAndCtime(t *testing.T) {
 	require.NotZero(t, k.ino)
 	require.InDelta(t, time.Now().UnixNano(), k.ctime, float64(time.Minute))
 	require.Equal(t, k, statKeyOf(rfi))
-	ino, ctime := sysStat(nil)
+	ino, ctime := inoCtime(nil)
 	require.Zero(t, ino)
 	require.Zero(t, ctime)
-	ino, ctime = sysStat(&struct{ X int }{})
+	ino, ctime = inoCtime(&struct{ X int }{})
 	require.Zero(t, ino)
 	require.Zero(t, ctime)
 }

@@ -1,11 +1,14 @@
 package thread
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -60,7 +63,7 @@ func (s *PebbleStore) PutBlob(ctx context.Context, data []byte) (string, error) 
 	}
 	defer s.leave()
 	key := blobKey(sum)
-	if _, ok, err := get(s.db, key); err != nil {
+	if ok, err := has(s.db, key); err != nil {
 		return "", fmt.Errorf("put blob %s: %w", digest, err)
 	} else if ok {
 		return digest, nil
@@ -69,6 +72,41 @@ func (s *PebbleStore) PutBlob(ctx context.Context, data []byte) (string, error) 
 		return "", fmt.Errorf("put blob %s: %w", digest, err)
 	}
 	return digest, nil
+}
+
+// HasBlob reports whether bytes are kept under digest, without reading
+// them. A digest that is not a SHA-256 in hex is an error matching
+// fs.ErrInvalid.
+func (s *PebbleStore) HasBlob(ctx context.Context, digest string) (bool, error) {
+	sum, err := ParseBlobDigest(digest)
+	if err != nil {
+		return false, fmt.Errorf("has blob %q: %w", digest, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("has blob %s: %w", digest, err)
+	}
+	if err := s.enter(); err != nil {
+		return false, fmt.Errorf("has blob %s: %w", digest, err)
+	}
+	defer s.leave()
+	ok, err := has(s.db, blobKey(sum))
+	if err != nil {
+		return false, fmt.Errorf("has blob %s: %w", digest, err)
+	}
+	return ok, nil
+}
+
+// has reports whether key is in db without reading its value: a prefix
+// seek, which the bloom filters answer without a data block for most
+// absent keys, and whose Key never fetches or copies the value (a blob can
+// be a MiB; the old PutBlob copied it only to learn it was there).
+func has(db *pebble.DB, key []byte) (bool, error) {
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return false, err
+	}
+	found := it.SeekPrefixGE(key) && bytes.Equal(it.Key(), key)
+	return found, errors.Join(it.Error(), it.Close())
 }
 
 // GetBlob returns the bytes kept under digest, or an error matching
@@ -97,4 +135,89 @@ func (s *PebbleStore) GetBlob(ctx context.Context, digest string) ([]byte, error
 		return nil, fmt.Errorf("get blob %s: %w", digest, err)
 	}
 	return data, nil
+}
+
+// Meta: a small key/value space beside the threads and blobs, in which the
+// runtime keeps what it may lose (see the key schema in doc.go: 'k', the
+// namespace, 0x00, the key). The workspace observer keeps its stat cache
+// here, so a new process need not read every file again. Nothing in it is
+// a fact: a value may be stale, and whoever reads it checks it.
+
+const tableKV = 'k'
+
+// maxMetaNamespace bounds a namespace's length.
+const maxMetaNamespace = 255
+
+// metaPrefix returns 'k' ns 0x00, after checking ns.
+func metaPrefix(ns string) ([]byte, error) {
+	if ns == "" || len(ns) > maxMetaNamespace || bytes.IndexByte([]byte(ns), sep) >= 0 {
+		return nil, fmt.Errorf("meta namespace %q: want 1 to %d bytes without NUL: %w", ns, maxMetaNamespace, fs.ErrInvalid)
+	}
+	k := make([]byte, 0, 2+len(ns)+64)
+	k = append(k, tableKV)
+	k = append(k, ns...)
+	return append(k, sep), nil
+}
+
+// GetMeta returns the value kept under key in namespace ns, or an error
+// matching fs.ErrNotExist when there is none.
+func (s *PebbleStore) GetMeta(ctx context.Context, ns string, key []byte) ([]byte, error) {
+	prefix, err := metaPrefix(ns)
+	if err != nil {
+		return nil, fmt.Errorf("get meta: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("get meta %s: %w", ns, err)
+	}
+	if err := s.enter(); err != nil {
+		return nil, fmt.Errorf("get meta %s: %w", ns, err)
+	}
+	defer s.leave()
+	v, ok, err := get(s.db, append(prefix, key...))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("get meta %s: %w", ns, err)
+	case !ok:
+		return nil, fmt.Errorf("get meta %s %q: none kept: %w", ns, key, fs.ErrNotExist)
+	}
+	return v, nil
+}
+
+// PutMeta sets every key that kv yields, in namespace ns, to its value, in
+// one batch: all or nothing. A nil value deletes the key.
+//
+// The batch is not synced: like a blob, it becomes durable with the next
+// synced append, and one lost in a crash costs only what it saved.
+func (s *PebbleStore) PutMeta(ctx context.Context, ns string, kv iter.Seq2[[]byte, []byte]) error {
+	prefix, err := metaPrefix(ns)
+	if err != nil {
+		return fmt.Errorf("put meta: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("put meta %s: %w", ns, err)
+	}
+	if err := s.enter(); err != nil {
+		return fmt.Errorf("put meta %s: %w", ns, err)
+	}
+	defer s.leave()
+	b := s.db.NewBatch()
+	defer b.Close()
+	for k, v := range kv {
+		key := append(prefix[:len(prefix):len(prefix)], k...)
+		if v == nil {
+			err = b.Delete(key, nil)
+		} else {
+			err = b.Set(key, v, nil)
+		}
+		if err != nil {
+			return fmt.Errorf("put meta %s: %w", ns, err)
+		}
+	}
+	if b.Empty() {
+		return nil
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("put meta %s: %w", ns, err)
+	}
+	return nil
 }

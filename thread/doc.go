@@ -28,6 +28,11 @@
 //	                       by every thread (see PutBlob)
 //	'c' id 0x00 cause      cause index: seq of the first fact with that
 //	                       cause, 8 bytes big-endian
+//	'k' ns 0x00 key        meta: a value the runtime keeps beside the
+//	                       threads and may lose (the workspace observer's
+//	                       stat cache, namespace "observe.v1", keyed by
+//	                       workspace root and directory); never a fact,
+//	                       checked by whoever reads it (see PutMeta)
 //	'm' "schema"           layout version of the store, one byte (1)
 //
 // A head record, version 1, is: a version byte (1); seq, uvarint; the last

@@ -1,0 +1,363 @@
+package action
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"reflect"
+	"strings"
+)
+
+// A manifest is the kept listing of one observation: what action.started
+// names (facts.ActionStarted.Manifest), so that a resume after a crash can
+// say which paths changed while the action ran. Kept whole for every
+// action, it would cost the size of the tree each time (147 bytes a file
+// as JSON); so a [ManifestKeeper] keeps it as a delta against the last
+// manifest it kept, and [LoadManifest] follows the deltas back to a whole
+// one. Every manifest is a blob named by its digest, so a chain can only
+// be read as it was written.
+//
+// The layout, after the header "harness.manifest.v1\x00":
+//
+//	kind     1 byte: 'F' whole, 'D' delta
+//	hash     uvarint length, then the snapshot's Hash
+//	base     for a delta: uvarint length, then the digest of the manifest
+//	         it is a delta against
+//	count    uvarint, then that many items in path order:
+//	  op     for a delta only: '+' the path is (now) this entry, '-' the
+//	         path is gone
+//	  path   uvarint bytes shared with the previous item's path, then
+//	         uvarint length and the rest
+//	  entry  (whole manifests, and '+'): mode (uvarint, fs.FileMode),
+//	         size (varint), digest (1 byte 0 then 32 bytes for lower-case
+//	         hex SHA-256, else 1 byte 1, uvarint length, the string), link
+//	         target (uvarint length, then the bytes)
+//
+// A manifest kept as JSON (a Snapshot) by earlier versions still loads.
+
+const manifestHeader = "harness.manifest.v1\x00"
+
+// maxManifestDepth is how many deltas a chain holds before the next
+// manifest is kept whole again, bounding what a load reads.
+const maxManifestDepth = 64
+
+// maxManifestChain bounds the chain LoadManifest follows.
+const maxManifestChain = 4096
+
+// ManifestKeeper is an [Observer] that keeps the manifests of its own
+// snapshots, as deltas against the last one it kept in the same Blobs. The
+// [Boundary] uses it when its observer is one; [Workspace] is one.
+type ManifestKeeper interface {
+	KeepManifest(ctx context.Context, b Blobs, s Snapshot) (digest string, err error)
+}
+
+// manifestBase is the last manifest a Workspace kept.
+type manifestBase struct {
+	blobs  Blobs
+	digest string
+	hash   string
+	files  []FileState
+	depth  int
+}
+
+// sameBlobs reports whether a and b are one store.
+func sameBlobs(a, b Blobs) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
+}
+
+// KeepManifest keeps the listing of s in b and returns its digest: a delta
+// against the last manifest this Workspace kept in b, when there is one
+// and its chain is not too long, else the whole listing. The snapshot of
+// an unchanged workspace gets the last manifest's digest again.
+func (w *Workspace) KeepManifest(ctx context.Context, b Blobs, s Snapshot) (string, error) {
+	if b == nil {
+		return "", errors.New("keep manifest: nil Blobs")
+	}
+	w.manMu.Lock()
+	defer w.manMu.Unlock()
+	m := &w.man
+	files := sortedFiles(s.Files)
+	var data []byte
+	depth := 0
+	if m.digest != "" && sameBlobs(m.blobs, b) && m.depth < maxManifestDepth {
+		ops := manifestOps(m.files, files)
+		if len(ops) == 0 && m.hash == s.Hash {
+			return m.digest, nil
+		}
+		data, depth = encodeDelta(m.digest, s.Hash, ops), m.depth+1
+	} else {
+		data = encodeWhole(s.Hash, files)
+	}
+	d, err := b.PutBlob(ctx, data)
+	if err != nil {
+		return "", fmt.Errorf("keep manifest: %w", err)
+	}
+	*m = manifestBase{blobs: b, digest: d, hash: s.Hash, files: files, depth: depth}
+	return d, nil
+}
+
+// keepWhole keeps the whole listing of s in b: how the Boundary keeps the
+// manifest of an observer that keeps none itself.
+func keepWhole(ctx context.Context, b Blobs, s Snapshot) (string, error) {
+	return b.PutBlob(ctx, encodeWhole(s.Hash, sortedFiles(s.Files)))
+}
+
+// manifestOp is one item of a delta: the path is now entry, or gone.
+type manifestOp struct {
+	gone  bool
+	entry FileState
+}
+
+// manifestOps is the delta from one sorted listing to another.
+func manifestOps(old, cur []FileState) []manifestOp {
+	var ops []manifestOp
+	i, j := 0, 0
+	for i < len(old) || j < len(cur) {
+		switch {
+		case j == len(cur) || (i < len(old) && old[i].Path < cur[j].Path):
+			ops = append(ops, manifestOp{gone: true, entry: FileState{Path: old[i].Path}})
+			i++
+		case i == len(old) || cur[j].Path < old[i].Path:
+			ops = append(ops, manifestOp{entry: cur[j]})
+			j++
+		default:
+			if old[i] != cur[j] {
+				ops = append(ops, manifestOp{entry: cur[j]})
+			}
+			i++
+			j++
+		}
+	}
+	return ops
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendPath appends p, sharing its prefix with prev.
+func appendPath(b []byte, prev, p string) []byte {
+	n := 0
+	for n < len(prev) && n < len(p) && prev[n] == p[n] {
+		n++
+	}
+	b = binary.AppendUvarint(b, uint64(n))
+	return appendString(b, p[n:])
+}
+
+func isHexDigest(d string) bool {
+	if len(d) != 64 {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if c := d[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func appendEntry(b []byte, f *FileState) []byte {
+	b = binary.AppendUvarint(b, uint64(f.Mode))
+	b = binary.AppendVarint(b, f.Size)
+	if isHexDigest(f.Digest) {
+		b = append(b, 0)
+		b, _ = hex.AppendDecode(b, []byte(f.Digest))
+	} else {
+		b = append(b, 1)
+		b = appendString(b, f.Digest)
+	}
+	return appendString(b, f.Link)
+}
+
+func encodeWhole(hash string, files []FileState) []byte {
+	b := make([]byte, 0, len(manifestHeader)+16+len(hash)+len(files)*56)
+	b = append(b, manifestHeader...)
+	b = append(b, 'F')
+	b = appendString(b, hash)
+	b = binary.AppendUvarint(b, uint64(len(files)))
+	prev := ""
+	for i := range files {
+		b = appendPath(b, prev, files[i].Path)
+		b = appendEntry(b, &files[i])
+		prev = files[i].Path
+	}
+	return b
+}
+
+func encodeDelta(base, hash string, ops []manifestOp) []byte {
+	b := make([]byte, 0, len(manifestHeader)+16+len(hash)+len(base)+len(ops)*64)
+	b = append(b, manifestHeader...)
+	b = append(b, 'D')
+	b = appendString(b, hash)
+	b = appendString(b, base)
+	b = binary.AppendUvarint(b, uint64(len(ops)))
+	prev := ""
+	for i := range ops {
+		op := &ops[i]
+		if op.gone {
+			b = append(b, '-')
+			b = appendPath(b, prev, op.entry.Path)
+		} else {
+			b = append(b, '+')
+			b = appendPath(b, prev, op.entry.Path)
+			b = appendEntry(b, &op.entry)
+		}
+		prev = op.entry.Path
+	}
+	return b
+}
+
+// errBadManifest: a manifest that does not decode.
+var errBadManifest = errors.New("not a manifest this program reads")
+
+// decodedManifest is one manifest of a chain.
+type decodedManifest struct {
+	delta bool
+	hash  string
+	base  string
+	ops   []manifestOp // for a whole manifest, every entry
+}
+
+func (r *recReader) string() string { return string(r.bytes(r.uvarint())) }
+
+func decodeManifest(data []byte) (decodedManifest, error) {
+	var m decodedManifest
+	if !strings.HasPrefix(string(data), manifestHeader) || len(data) < len(manifestHeader)+1 {
+		return m, errBadManifest
+	}
+	r := recReader{b: data[len(manifestHeader):]}
+	switch r.byte() {
+	case 'F':
+	case 'D':
+		m.delta = true
+	default:
+		return m, errBadManifest
+	}
+	m.hash = r.string()
+	if m.delta {
+		m.base = r.string()
+	}
+	n := r.uvarint()
+	if r.bad || n > uint64(len(r.b)) {
+		return m, errBadManifest
+	}
+	m.ops = make([]manifestOp, 0, n)
+	prev := ""
+	for range n {
+		var op manifestOp
+		if m.delta {
+			switch r.byte() {
+			case '+':
+			case '-':
+				op.gone = true
+			default:
+				return m, errBadManifest
+			}
+		}
+		shared := r.uvarint()
+		if shared > uint64(len(prev)) {
+			return m, errBadManifest
+		}
+		p := prev[:shared] + r.string()
+		if r.bad || p == "" || (len(m.ops) > 0 && p <= prev) {
+			return m, errBadManifest
+		}
+		op.entry.Path = p
+		if !op.gone {
+			op.entry.Mode = fs.FileMode(r.uvarint())
+			op.entry.Size = r.varint()
+			switch r.byte() {
+			case 0:
+				op.entry.Digest = hex.EncodeToString(r.bytes(32))
+			case 1:
+				op.entry.Digest = r.string()
+			default:
+				return m, errBadManifest
+			}
+			op.entry.Link = r.string()
+		}
+		if r.bad {
+			return m, errBadManifest
+		}
+		m.ops = append(m.ops, op)
+		prev = p
+	}
+	if len(r.b) != 0 {
+		return m, errBadManifest
+	}
+	return m, nil
+}
+
+// apply returns files changed by the delta ops (both in path order).
+func apply(files []FileState, ops []manifestOp) []FileState {
+	out := make([]FileState, 0, len(files)+len(ops))
+	i := 0
+	for _, op := range ops {
+		for i < len(files) && files[i].Path < op.entry.Path {
+			out = append(out, files[i])
+			i++
+		}
+		if i < len(files) && files[i].Path == op.entry.Path {
+			i++
+		}
+		if !op.gone {
+			out = append(out, op.entry)
+		}
+	}
+	return append(out, files[i:]...)
+}
+
+// LoadManifest returns the snapshot listing kept under digest: whole, a
+// chain of deltas back to a whole one, or JSON as earlier versions kept
+// it. A missing blob anywhere in the chain is an error matching
+// fs.ErrNotExist; anything that does not decode is an error that says so.
+func LoadManifest(ctx context.Context, b Blobs, digest string) (Snapshot, error) {
+	if b == nil {
+		return Snapshot{}, fmt.Errorf("load manifest %s: nil Blobs", digest)
+	}
+	var chain []decodedManifest
+	for d := digest; ; {
+		if len(chain) == maxManifestChain {
+			return Snapshot{}, fmt.Errorf("load manifest %s: a chain of more than %d deltas", digest, maxManifestChain)
+		}
+		data, err := b.GetBlob(ctx, d)
+		if err != nil {
+			return Snapshot{}, fmt.Errorf("load manifest %s: %w", digest, err)
+		}
+		if len(chain) == 0 && len(data) > 0 && data[0] == '{' {
+			var s Snapshot
+			if err := json.Unmarshal(data, &s); err != nil {
+				return Snapshot{}, fmt.Errorf("load manifest %s: %w", digest, err)
+			}
+			return s, nil
+		}
+		m, err := decodeManifest(data)
+		if err != nil {
+			return Snapshot{}, fmt.Errorf("load manifest %s: %s: %w", digest, d, err)
+		}
+		chain = append(chain, m)
+		if !m.delta {
+			break
+		}
+		d = m.base
+	}
+	base := chain[len(chain)-1]
+	files := make([]FileState, len(base.ops))
+	for i, op := range base.ops {
+		files[i] = op.entry
+	}
+	for i := len(chain) - 2; i >= 0; i-- {
+		files = apply(files, chain[i].ops)
+	}
+	return Snapshot{Hash: chain[0].hash, Files: files}, nil
+}

@@ -1,0 +1,268 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// gitTree is a committed tree of small source-like files, 100 to a
+// directory, built once per process and size.
+type gitTree struct {
+	root  string
+	files int
+	err   error
+}
+
+var (
+	gitTreesMu sync.Mutex
+	gitTrees   = map[int]*gitTree{}
+)
+
+// benchGitTree returns the tree of n files, building it the first time:
+// written, committed, refreshed by one git status, and aged past the racy
+// window so both git and the observer are measured in their steady state.
+func benchGitTree(b *testing.B, n int) *gitTree {
+	b.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("git is not installed")
+	}
+	gitTreesMu.Lock()
+	defer gitTreesMu.Unlock()
+	if tr, ok := gitTrees[n]; ok {
+		if tr.err != nil {
+			b.Fatal(tr.err)
+		}
+		return tr
+	}
+	tr := &gitTree{files: n}
+	gitTrees[n] = tr
+	tr.root, tr.err = os.MkdirTemp("", fmt.Sprintf("harness-bench-%d-", n))
+	if tr.err == nil {
+		tr.err = tr.build(n)
+	}
+	if tr.err != nil {
+		b.Fatal(tr.err)
+	}
+	return tr
+}
+
+func (tr *gitTree) build(n int) error {
+	for i := range n {
+		dir := filepath.Join(tr.root, fmt.Sprintf("pkg%03d", (i/100)%100), fmt.Sprintf("sub%03d", i/10_000))
+		if i%100 == 0 {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+		}
+		content := fmt.Sprintf("package pkg%03d\n\n// File %d of the benchmark tree.\nfunc F%d() int { return %d }\n", (i/100)%100, i, i, i)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("file%06d.go", i)), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	done := time.Now()
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"add", "."},
+		{"-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "tree"},
+		{"status", "--porcelain"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = tr.root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v: %s", args, err, out)
+		}
+	}
+	time.Sleep(time.Until(done.Add(DefaultRacyWindow + 100*time.Millisecond)))
+	return nil
+}
+
+// gitStatus times `git status --porcelain` in the tree.
+func (tr *gitTree) gitStatus(b *testing.B) time.Duration {
+	start := time.Now()
+	cmd := exec.Command("git", "status", "--porcelain")
+	cmd.Dir = tr.root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git status: %v: %s", err, out)
+	}
+	return time.Since(start)
+}
+
+// benchSizes are the trees the observation benchmarks run on; the 100k
+// tree takes its time to build and is there when HARNESS_BENCH_BIG=1.
+func benchSizes() []int {
+	if os.Getenv("HARNESS_BENCH_BIG") == "1" {
+		return []int{1_000, 10_000, 100_000}
+	}
+	return []int{1_000, 10_000}
+}
+
+// writeFile is a write_file-like adapter: it rewrites one file, each time
+// with other content of the same size.
+type writeFile struct {
+	path  string
+	round int
+	took  time.Duration
+}
+
+func (a *writeFile) Name() string { return "write_file" }
+
+func (a *writeFile) Execute(context.Context, Request) (facts.Report, error) {
+	start := time.Now()
+	a.round++
+	err := os.WriteFile(a.path, fmt.Appendf(nil, "ttl_seconds = %06d\n", a.round), 0o644)
+	a.took += time.Since(start)
+	return facts.Report{Status: facts.StatusSucceeded}, err
+}
+
+func openBenchStore(b *testing.B, dir string) *thread.PebbleStore {
+	s, err := thread.OpenPebble(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkObservedAction is the boundary's overhead on one write_file-like
+// action — the observation before, the observation after, the inventory,
+// the manifest kept as a delta in a real Pebble store and the changed
+// file kept as a blob — against `git status --porcelain` on the same
+// committed tree in the same iterations (both see the same change). ratio
+// is the boundary's time (the adapter's own write left out) over git's;
+// below 1 the boundary costs less than one git status. With the change
+// feed (feed=on) the observations look only at what the feed reported.
+//
+//	go test ./action -run '^$' -bench ObservedAction -benchtime=20x
+//	HARNESS_BENCH_BIG=1 go test ./action -run '^$' -bench ObservedAction -benchtime=10x
+func BenchmarkObservedAction(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range benchSizes() {
+		for _, feed := range []bool{false, true} {
+			b.Run(fmt.Sprintf("files=%d/feed=%v", n, map[bool]string{false: "off", true: "on"}[feed]), func(b *testing.B) {
+				tr := benchGitTree(b, n)
+				store := openBenchStore(b, b.TempDir())
+				defer store.Close()
+				w, err := NewWorkspace(tr.root, WithBlobs(store, 0), WithChangeFeed(feed))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer w.Close()
+				bd := &Boundary{Observer: w, Granted: []Capability{Write}, Root: tr.root, Blobs: store}
+				target := filepath.Join(tr.root, "pkg000", "sub000", "cache.toml")
+				ad := &writeFile{path: target}
+				defer os.Remove(target)
+				act := func(i int) {
+					req := Request{ActionID: fmt.Sprint("a", i), Capability: Write, Adapter: ad.Name()}
+					bg, refused := bd.Begin(ctx, req)
+					if refused != nil {
+						b.Fatal(refused.Report.Error)
+					}
+					done, _ := bd.Finish(ctx, req, bg, ad)
+					if done.EffectState != facts.EffectObserved || len(done.Observation.Changed) != 1 {
+						b.Fatalf("effect %s, changed %v, %s", done.EffectState, done.Observation.Changed, done.Observation.Error)
+					}
+				}
+				act(0) // the session's first action: the first observation, the first whole manifest
+				if on, why := w.Feed(); on != feed {
+					b.Fatalf("feed %v: %v", on, why)
+				}
+				ad.took = 0
+				var boundary, git time.Duration
+				i := 0
+				for b.Loop() {
+					i++
+					start := time.Now()
+					act(i)
+					boundary += time.Since(start)
+					b.StopTimer()
+					git += tr.gitStatus(b)
+					b.StartTimer()
+				}
+				overhead := boundary - ad.took
+				b.ReportMetric(float64(overhead.Microseconds())/1000/float64(i), "boundary-ms/op")
+				b.ReportMetric(float64(git.Microseconds())/1000/float64(i), "git-ms/op")
+				b.ReportMetric(float64(overhead)/float64(git), "ratio")
+			})
+		}
+	}
+}
+
+// BenchmarkFirstObservation is a new process's first observation — a
+// new store handle and a new Workspace — of a tree an earlier process
+// observed, with the stat cache it left in the store, against `git
+// status --porcelain` on the same tree. ratio is the observation's time
+// over git's.
+//
+//	HARNESS_BENCH_BIG=1 go test ./action -run '^$' -bench FirstObservation -benchtime=5x
+func BenchmarkFirstObservation(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range benchSizes() {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			tr := benchGitTree(b, n)
+			dir := b.TempDir()
+			store := openBenchStore(b, dir)
+			w, err := NewWorkspace(tr.root, WithBlobs(store, 0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := w.Observe(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if err := store.Close(); err != nil {
+				b.Fatal(err)
+			}
+			var obs, git time.Duration
+			i := 0
+			for b.Loop() {
+				i++
+				b.StopTimer()
+				store := openBenchStore(b, dir)
+				b.StartTimer()
+				start := time.Now()
+				w, err := NewWorkspace(tr.root, WithBlobs(store, 0))
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := countReads(w)
+				if _, err := w.Observe(ctx); err != nil {
+					b.Fatal(err)
+				}
+				obs += time.Since(start)
+				b.StopTimer()
+				if read := r.take(); len(read) != 0 {
+					b.Fatalf("a new process read %d files its cache vouched for (%v…)", len(read), read[0])
+				}
+				if err := store.Close(); err != nil {
+					b.Fatal(err)
+				}
+				git += tr.gitStatus(b)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(obs.Microseconds())/1000/float64(i), "observe-ms/op")
+			b.ReportMetric(float64(git.Microseconds())/1000/float64(i), "git-ms/op")
+			b.ReportMetric(float64(obs)/float64(git), "ratio")
+		})
+	}
+}
+
+// TestMain removes the benchmark trees when the tests and benchmarks are
+// done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	gitTreesMu.Lock()
+	for _, tr := range gitTrees {
+		if tr.root != "" {
+			os.RemoveAll(tr.root)
+		}
+	}
+	gitTreesMu.Unlock()
+	os.Exit(code)
+}

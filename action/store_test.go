@@ -1,0 +1,265 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// The Pebble store offers what the observer uses when a store has it.
+var (
+	_ Blobs       = (*thread.PebbleStore)(nil)
+	_ Meta        = (*thread.PebbleStore)(nil)
+	_ BlobChecker = (*thread.PebbleStore)(nil)
+)
+
+func openStore(t *testing.T, dir string) *thread.PebbleStore {
+	t.Helper()
+	s, err := thread.OpenPebble(dir)
+	require.NoError(t, err)
+	return s
+}
+
+// appendFact appends one user message to thread t1 of s.
+func appendFact(t *testing.T, s *thread.PebbleStore, text string) {
+	t.Helper()
+	ctx := context.Background()
+	h, err := s.Head(ctx, "t1")
+	after := uint64(0)
+	if err == nil {
+		after = h.Seq
+	}
+	d, err := facts.NewDraft(facts.KindUserMessage, fmt.Sprintf("ingress/%d", after+1), facts.UserMessage{Text: text})
+	require.NoError(t, err)
+	_, err = s.Append(ctx, "t1", after, d)
+	require.NoError(t, err)
+}
+
+// TestWorkspaceNeverObservesTheStore: with ".harness -> store/" inside the
+// workspace (issue 10, finding 10), the store's own files — which change
+// with every append — are never observed: not through the link, not at
+// store/, whether the observer is told the store's path or learns it from
+// the store it keeps blobs in.
+func TestWorkspaceNeverObservesTheStore(t *testing.T) {
+	for _, how := range []string{"the store's blobs", "its path, through the link"} {
+		t.Run(how, func(t *testing.T) {
+			forModes(t, func(t *testing.T, m testMode) {
+				root := t.TempDir()
+				put(t, root, "main.go", "package main\n", 0o644)
+				require.NoError(t, os.Mkdir(filepath.Join(root, "store"), 0o755))
+				require.NoError(t, os.Symlink("store", filepath.Join(root, ".harness")))
+				s := openStore(t, filepath.Join(root, ".harness"))
+				defer s.Close()
+				symlink(t, root, "db", "store") // another way there, not named .harness
+				opt := WithBlobs(s, 0)
+				if how != "the store's blobs" {
+					opt = WithStorePaths(filepath.Join(root, ".harness"))
+				}
+				w, err := m.newWorkspace(t, root, opt)
+				require.NoError(t, err)
+				before := observe(t, w)
+				for i := range 20 {
+					appendFact(t, s, strings.Repeat("a fact that grows the store's log ", i+1))
+				}
+				after := observe(t, w)
+				require.Empty(t, Diff(before, after), "the store changed, the workspace did not")
+				require.Equal(t, []string{"db", "main.go"}, paths(after), "db is a link, recorded and not followed")
+			})
+		})
+	}
+}
+
+// TestWorkspaceLeavesOutItsOwnFiles: `harness run … >out` inside the
+// workspace (issue 12, finding 7): the file the harness writes its output
+// to is not the action's effect, under its name or any other.
+func TestWorkspaceLeavesOutItsOwnFiles(t *testing.T) {
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		put(t, root, "main.go", "package main\n", 0o644)
+		out, err := os.Create(filepath.Join(root, "out"))
+		require.NoError(t, err)
+		defer out.Close()
+		w, err := m.newWorkspace(t, root, WithOwnFiles(out, os.Stderr))
+		require.NoError(t, err)
+		before := observe(t, w)
+		_, err = fmt.Fprintln(out, "   4  action.requested  1-call_1 write_file")
+		require.NoError(t, err)
+		require.NoError(t, os.Rename(filepath.Join(root, "out"), filepath.Join(root, "out.log")))
+		_, err = fmt.Fprintln(out, "   5  action.completed")
+		require.NoError(t, err)
+		after := observe(t, w)
+		require.Empty(t, Diff(before, after))
+		require.Equal(t, []string{"main.go"}, paths(after))
+
+		// A new file at the old name is not the harness's.
+		put(t, root, "out", "the agent's", 0o644)
+		require.Equal(t, []string{"main.go", "out"}, paths(observe(t, w)))
+	})
+	_, err := NewWorkspace(t.TempDir(), WithOwnFiles(nil))
+	require.Error(t, err)
+}
+
+// countingStore counts the blobs a Pebble store is asked to keep.
+type countingStore struct {
+	*thread.PebbleStore
+	puts atomic.Int64
+}
+
+func (c *countingStore) PutBlob(ctx context.Context, data []byte) (string, error) {
+	c.puts.Add(1)
+	return c.PebbleStore.PutBlob(ctx, data)
+}
+
+// TestStatCacheAcrossProcesses: a new process's first observation, with the
+// store an earlier one kept its stat cache in, reads and keeps again only
+// what changed; a record that does not decode is ignored.
+func TestStatCacheAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	root, dir := t.TempDir(), t.TempDir()
+	for i := range 60 {
+		put(t, root, fmt.Sprintf("d%d/f%02d", i%3, i), fmt.Sprint("content ", i), 0o644)
+	}
+	// process runs one observation as a new process would: the store
+	// opened afresh, a new Workspace. It returns the snapshot, the files
+	// read and the blobs put.
+	process := func(t *testing.T, opts ...func(*countingStore) WorkspaceOption) (Snapshot, []string, int64) {
+		s := &countingStore{PebbleStore: openStore(t, dir)}
+		defer s.Close()
+		o := []WorkspaceOption{WithBlobs(s, 0)}
+		for _, f := range opts {
+			o = append(o, f(s))
+		}
+		w, err := NewWorkspace(root, o...)
+		require.NoError(t, err)
+		w.now = func() time.Time { return time.Now().Add(time.Hour) }
+		r := countReads(w)
+		snap := observe(t, w)
+		// Something synced makes the unsynced cache durable, as the
+		// action.started after an observation does.
+		appendFact(t, s.PebbleStore, "sync")
+		return snap, r.take(), s.puts.Load()
+	}
+
+	first, read, puts := process(t)
+	require.Len(t, read, 60)
+	require.EqualValues(t, 60, puts)
+
+	again, read, puts := process(t)
+	require.Equal(t, first, again)
+	require.Empty(t, read, "nothing changed since the last process: nothing is read")
+	require.Zero(t, puts, "nor kept again")
+
+	old := mtime(t, root, "d1/f01")
+	put(t, root, "d1/f01", "CONTENT 1", 0o644) // same size, mtime put back
+	backdate(t, root, "d1/f01", old)
+	put(t, root, "d2/new", "new", 0o644)
+	require.NoError(t, os.Remove(filepath.Join(root, "d0/f00")))
+	now, read, puts := process(t)
+	require.Equal(t, []string{"d1/f01", "d2/new"}, read)
+	require.EqualValues(t, 2, puts)
+	require.Equal(t, fresh(t, root), now)
+
+	// A damaged record, and one of another version, are ignored: only
+	// the files of those directories are read again.
+	s := openStore(t, dir)
+	key := func(rel string) []byte { return append([]byte(root+"\x00"), rel...) }
+	v, err := s.GetMeta(ctx, statNamespace, key("d1"))
+	require.NoError(t, err)
+	v[len(v)/2] ^= 0xff
+	require.NoError(t, s.PutMeta(ctx, statNamespace, one(key("d1"), v)))
+	v, err = s.GetMeta(ctx, statNamespace, key("d2"))
+	require.NoError(t, err)
+	v[0] = recVersion + 1
+	require.NoError(t, s.PutMeta(ctx, statNamespace, one(key("d2"), v)))
+	appendFact(t, s, "sync")
+	require.NoError(t, s.Close())
+	_, read, puts = process(t)
+	require.Len(t, read, 41, "d1 and d2, 20 and 21 files")
+	for _, p := range read {
+		require.True(t, strings.HasPrefix(p, "d1/") || strings.HasPrefix(p, "d2/"), p)
+	}
+	require.Zero(t, puts, "what was read is kept already: the store says so, and it is not put again")
+
+	// A cache written by a process that kept no blobs does not vouch for
+	// blobs; the store's HasBlob does.
+	put(t, root, "d0/unkept", "not kept yet", 0o644)
+	_, read, _ = process(t, func(s *countingStore) WorkspaceOption { return WithStatCache(nil) })
+	require.Contains(t, read, "d0/unkept")
+	s = openStore(t, dir)
+	w, err := NewWorkspace(root, WithStatCache(s)) // no blobs
+	require.NoError(t, err)
+	w.now = func() time.Time { return time.Now().Add(time.Hour) }
+	put(t, root, "d0/unkept2", "not kept", 0o644)
+	observe(t, w)
+	appendFact(t, s, "sync")
+	require.NoError(t, s.Close())
+	_, read, puts = process(t)
+	require.Equal(t, []string{"d0/unkept2"}, read, "kept nowhere: read to be kept; d0/unkept is already kept")
+	require.EqualValues(t, 1, puts)
+}
+
+// TestStatCacheForgetsRemovedDirectories: the records of a directory
+// removed, and of everything under it, leave the store.
+func TestStatCacheForgetsRemovedDirectories(t *testing.T) {
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		put(t, root, "keep/f", "f", 0o644)
+		put(t, root, "gone/a/b/f", "f", 0o644)
+		put(t, root, "gone/c/f", "f", 0o644)
+		meta := newMemMeta()
+		w, err := m.newWorkspace(t, root, WithStatCache(meta))
+		require.NoError(t, err)
+		observe(t, w)
+		rec := func(rel string) string { return statNamespace + "\x00" + root + "\x00" + rel }
+		require.Equal(t, []string{rec("."), rec("gone"), rec("gone/a"), rec("gone/a/b"), rec("gone/c"), rec("keep")}, meta.keys())
+		require.NoError(t, os.RemoveAll(filepath.Join(root, "gone")))
+		observe(t, w)
+		require.Equal(t, []string{rec("."), rec("keep")}, meta.keys())
+
+		// A new process that never read them forgets them too.
+		put(t, root, "gone2/a/f", "f", 0o644)
+		observe(t, w)
+		require.NoError(t, os.RemoveAll(filepath.Join(root, "gone2")))
+		w2, err := m.newWorkspace(t, root, WithStatCache(meta))
+		require.NoError(t, err)
+		observe(t, w2)
+		require.Equal(t, []string{rec("."), rec("keep")}, meta.keys())
+	})
+}
+
+// TestStatCacheRecordRoundTrip: a record decodes to what was encoded, and
+// any truncation of it is refused.
+func TestStatCacheRecordRoundTrip(t *testing.T) {
+	root := t.TempDir()
+	put(t, root, "sub/a", "a", 0o755)
+	put(t, root, "sub/b", "b", 0o644)
+	symlink(t, root, "sub/l", "a")
+	put(t, root, "sub/.git/x", "x", 0o644)
+	put(t, root, "sub/d/f", "f", 0o644)
+	w := testMode{}.settled(t, root)
+	observe(t, w)
+	r := w.tree.ents[w.tree.find("sub")].dir
+	enc := encodeRec(r)
+	got, err := decodeRec("sub", enc)
+	require.NoError(t, err)
+	require.Equal(t, enc, encodeRec(got))
+	for i := range r.ents {
+		want, have := r.ents[i], got.ents[i]
+		want.dir = nil
+		require.Equal(t, want, have)
+	}
+	for n := range len(enc) {
+		_, err := decodeRec("sub", enc[:n])
+		require.Error(t, err, "truncated to %d bytes", n)
+	}
+}

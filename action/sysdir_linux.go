@@ -1,0 +1,234 @@
+//go:build linux
+
+package action
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// On Linux the walk talks to the kernel directly: one fstatat per entry
+// into a stack-allocated record, relative to the directory's descriptor,
+// with no FileInfo, no path splitting and no allocation per file. A stat
+// is most of what an unchanged tree costs, and git pays the same.
+
+// dirFD is an open directory of the walk.
+type dirFD struct{ fd int }
+
+// sysStat is what the walk keeps of a stat record.
+type sysStat struct {
+	mode  fs.FileMode
+	key   statKey
+	dev   uint64
+	nlink uint64
+}
+
+// fileID is a file's identity: device and inode.
+type fileID struct{ dev, ino uint64 }
+
+func (s sysStat) id() fileID { return fileID{s.dev, s.key.ino} }
+
+// sameFile reports whether two stat records describe one file.
+func sameFile(a, b sysStat) bool { return a.id() == b.id() }
+
+// sameDevice reports whether two stat records are of one file system.
+func sameDevice(a, b sysStat) bool { return a.dev == b.dev }
+
+func statOf(st *unix.Stat_t) sysStat {
+	m := fs.FileMode(st.Mode & 0o777)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFBLK:
+		m |= fs.ModeDevice
+	case unix.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFSOCK:
+		m |= fs.ModeSocket
+	}
+	if st.Mode&unix.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if st.Mode&unix.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if st.Mode&unix.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return sysStat{
+		mode: m,
+		key: statKey{
+			size:  int64(st.Size),
+			mtime: int64(st.Mtim.Sec)*1e9 + int64(st.Mtim.Nsec),
+			ctime: int64(st.Ctim.Sec)*1e9 + int64(st.Ctim.Nsec),
+			ino:   uint64(st.Ino),
+		},
+		dev:   uint64(st.Dev),
+		nlink: uint64(st.Nlink),
+	}
+}
+
+// retry repeats a call interrupted by a signal.
+func retry(f func() error) error {
+	for {
+		if err := f(); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// openRootDir opens the workspace root (following a link, as the root may
+// be named through one).
+func openRootDir(path string) (dirFD, error) {
+	var fd int
+	err := retry(func() (err error) {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return dirFD{-1}, err
+	}
+	return dirFD{fd}, nil
+}
+
+// openDir opens the subdirectory name, never through a link.
+func (d dirFD) openDir(name string) (dirFD, error) {
+	var fd int
+	err := retry(func() (err error) {
+		fd, err = unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return dirFD{-1}, err
+	}
+	return dirFD{fd}, nil
+}
+
+func (d dirFD) close() { unix.Close(d.fd) }
+
+// stat describes the directory itself.
+func (d dirFD) stat() (sysStat, error) {
+	var st unix.Stat_t
+	if err := retry(func() error { return unix.Fstat(d.fd, &st) }); err != nil {
+		return sysStat{}, err
+	}
+	return statOf(&st), nil
+}
+
+// lstat describes the entry name, not following a link.
+func (d dirFD) lstat(name string) (sysStat, error) {
+	var st unix.Stat_t
+	if err := retry(func() error { return unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
+		return sysStat{}, err
+	}
+	return statOf(&st), nil
+}
+
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// names lists the directory's entries, "." and ".." left out, unsorted.
+func (d dirFD) names() ([]string, error) {
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
+	var names []string
+	for {
+		var n int
+		err := retry(func() (err error) {
+			n, err = unix.ReadDirent(d.fd, buf)
+			return err
+		})
+		if err != nil {
+			return names, err
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
+}
+
+// openFile opens the regular file name to read it: never through a link,
+// and never waiting for a writer should a pipe have taken its place.
+func (d dirFD) openFile(name string) (*os.File, error) {
+	var fd int
+	err := retry(func() (err error) {
+		fd, err = unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// fstatFile describes an open file.
+func fstatFile(f *os.File) (sysStat, error) {
+	var st unix.Stat_t
+	if err := retry(func() error { return unix.Fstat(int(f.Fd()), &st) }); err != nil {
+		return sysStat{}, err
+	}
+	return statOf(&st), nil
+}
+
+// readlink returns the target of the link name.
+func (d dirFD) readlink(name string) (string, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		var n int
+		err := retry(func() (err error) {
+			n, err = unix.Readlinkat(d.fd, name, buf)
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+}
+
+// errNotLink is what readlink says of an entry that is not a link.
+func errNotLink(err error) bool { return errors.Is(err, unix.EINVAL) }
+
+// errLoop is what opening says of an entry that is a link when links are
+// not followed.
+func errLoop(err error) bool { return errors.Is(err, unix.ELOOP) }
+
+// statPath describes what path names, following links: how the store's
+// directory is recognised wherever it is reached from.
+func statPath(path string) (sysStat, error) {
+	var st unix.Stat_t
+	if err := retry(func() error { return unix.Stat(path, &st) }); err != nil {
+		return sysStat{}, err
+	}
+	return statOf(&st), nil
+}
+
+// localFS reports whether the file system holding path is one whose every
+// change the kernel's inotify sees: a local one, not a network or FUSE
+// mount, where another machine or a user-space server can change files
+// without the kernel hearing of it.
+func localFS(path string) (bool, uint32, error) {
+	var s unix.Statfs_t
+	if err := retry(func() error { return unix.Statfs(path, &s) }); err != nil {
+		return false, 0, err
+	}
+	t := uint32(s.Type)
+	switch int64(t) {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.OVERLAYFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC, unix.RAMFS_MAGIC, unix.BCACHEFS_SUPER_MAGIC,
+		unix.REISERFS_SUPER_MAGIC, unix.NILFS_SUPER_MAGIC, 0x2fc12fc1 /* zfs */, 0x3153464a /* jfs */ :
+		return true, t, nil
+	}
+	return false, t, nil
+}

@@ -1,0 +1,1087 @@
+package action
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+)
+
+// The reading a Workspace keeps is a tree of directory records, each
+// immutable once built: an observation builds new records for the
+// directories where something changed and shares the rest with the last
+// reading. So a failed observation leaves the last reading as it was, and
+// an observation that found nothing changed returns the last snapshot
+// itself.
+
+// The kinds of entry a directory lists.
+const (
+	kindNew   byte = 0   // listed, not looked at yet
+	kindFile  byte = 'f' // a regular file
+	kindLink  byte = 'l' // a symbolic link
+	kindDir   byte = 'd' // a directory
+	kindOther byte = 'o' // a pipe, socket or device: no content
+	kindGone  byte = 'x' // vanished while it was looked at
+)
+
+// entry is one name in a directory, as it was last looked at.
+type entry struct {
+	// FileState is what a snapshot lists for a file or link in scope.
+	FileState
+	name  string
+	kind  byte
+	skip  bool // out of scope
+	clean bool // a file's or link's digest holds while key does (see the racy rule)
+	kept  bool // a file's bytes are kept in the Blobs
+	multi bool // a regular file with more than one hard link
+	key   statKey
+	dir   *dirRec // a directory in scope: its record
+}
+
+// same reports whether two readings of an entry agree on everything but
+// the directory record.
+func (e *entry) same(o *entry) bool {
+	return e.kind == o.kind && e.skip == o.skip && e.clean == o.clean && e.kept == o.kept && e.multi == o.multi &&
+		e.key == o.key && e.FileState == o.FileState
+}
+
+// dirRec is a directory as it was last listed.
+type dirRec struct {
+	key   statKey // the directory's own stat record when it was listed
+	clean bool    // the listing holds while key does (see the racy rule)
+	watch uint64  // the feed generation watching it; 0: none
+	ents  []entry // sorted by name
+	// Derived from the above by finish.
+	order   []int32 // ents in path order, when that is not name order
+	rechk   []int32 // entries to look at again whatever the feed says
+	recheck bool    // this directory or something under it must be looked at
+	files   int     // files and links in scope under it
+}
+
+// finish computes the derived fields of r; epoch is the feed generation
+// whose watches vouch for a directory.
+func (r *dirRec) finish(epoch uint64) {
+	r.order, r.rechk, r.files = nil, nil, 0
+	ordered := true
+	for i := range r.ents {
+		e := &r.ents[i]
+		if i > 0 && pathKeyCompare(&r.ents[i-1], e) > 0 {
+			ordered = false
+		}
+		if e.skip {
+			continue
+		}
+		switch e.kind {
+		case kindFile, kindLink:
+			r.files++
+			if !e.clean || e.multi {
+				r.rechk = append(r.rechk, int32(i))
+			}
+		case kindDir:
+			if e.dir == nil {
+				r.rechk = append(r.rechk, int32(i))
+				continue
+			}
+			r.files += e.dir.files
+			if e.dir.recheck {
+				r.rechk = append(r.rechk, int32(i))
+			}
+		}
+	}
+	if !ordered {
+		r.order = make([]int32, len(r.ents))
+		for i := range r.order {
+			r.order[i] = int32(i)
+		}
+		slices.SortFunc(r.order, func(a, b int32) int { return pathKeyCompare(&r.ents[a], &r.ents[b]) })
+	}
+	r.recheck = !r.clean || r.watch == 0 || r.watch != epoch || len(r.rechk) > 0
+}
+
+// pathKeyCompare orders entries as their paths sort: a directory's name
+// followed by "/", anything else's name alone.
+func pathKeyCompare(a, b *entry) int {
+	an, bn := a.name, b.name
+	n := min(len(an), len(bn))
+	if c := strings.Compare(an[:n], bn[:n]); c != 0 {
+		return c
+	}
+	next := func(e *entry, name string) int {
+		if len(name) > n {
+			return int(name[n])
+		}
+		if e.kind == kindDir {
+			return '/'
+		}
+		return -1 // the name ends here
+	}
+	ac, bc := next(a, an), next(b, bn)
+	switch {
+	case ac < bc:
+		return -1
+	case ac > bc:
+		return 1
+	case ac == -1 || ac == '/' && len(an) == n && len(bn) == n:
+		return 0
+	}
+	// One name continues where the other has its "/": compare the rest.
+	return strings.Compare(pathKey(a), pathKey(b))
+}
+
+func pathKey(e *entry) string {
+	if e.kind == kindDir {
+		return e.name + "/"
+	}
+	return e.name
+}
+
+// flatten appends the files of the tree in path order.
+func (r *dirRec) flatten(files []FileState) []FileState {
+	emit := func(e *entry) {
+		switch {
+		case e.skip:
+		case e.kind == kindFile || e.kind == kindLink:
+			files = append(files, e.FileState)
+		case e.kind == kindDir && e.dir != nil:
+			files = e.dir.flatten(files)
+		}
+	}
+	if r.order == nil {
+		for i := range r.ents {
+			emit(&r.ents[i])
+		}
+	} else {
+		for _, i := range r.order {
+			emit(&r.ents[i])
+		}
+	}
+	return files
+}
+
+// find returns the index of the entry called name, or -1.
+func (r *dirRec) find(name string) int {
+	i, ok := slices.BinarySearchFunc(r.ents, name, func(e entry, n string) int { return strings.Compare(e.name, n) })
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// isDir reports whether the reading has a directory at rel.
+func (r *dirRec) isDir(rel string) bool {
+	for part := range strings.SplitSeq(rel, "/") {
+		if r == nil {
+			return false
+		}
+		i := r.find(part)
+		if i < 0 || r.ents[i].kind != kindDir {
+			return false
+		}
+		r = r.ents[i].dir
+	}
+	return true
+}
+
+// change is what the feed said happened to a path.
+type change uint8
+
+const (
+	chCreate change = 1 << iota
+	chWrite
+	chRemove
+	chRename
+	chChmod
+	chBelow // something under the directory changed
+)
+
+// dirMarks is what the feed said about one directory's entries.
+type dirMarks struct {
+	list  bool              // list it again: a name came, went or moved
+	names map[string]change // its entries to look at again
+}
+
+// markEvents turns the feed's events into marks by directory. It reports
+// false when the events say the watches themselves are stale: the root,
+// or a directory the reading knows, was moved or removed from under its
+// watch's path.
+func markEvents(tree *dirRec, events map[string]change) (map[string]*dirMarks, bool) {
+	marks := map[string]*dirMarks{}
+	get := func(rel string) *dirMarks {
+		m := marks[rel]
+		if m == nil {
+			m = &dirMarks{names: map[string]change{}}
+			marks[rel] = m
+		}
+		return m
+	}
+	for rel, c := range events {
+		if rel == "." {
+			if c&(chRemove|chRename) != 0 {
+				return nil, false
+			}
+			get(".").list = true
+			continue
+		}
+		if c&chRename != 0 && tree.isDir(rel) {
+			return nil, false
+		}
+		parent, name := splitRel(rel)
+		m := get(parent)
+		m.names[name] |= c
+		if c&(chCreate|chRemove|chRename) != 0 {
+			m.list = true
+		}
+		for child := parent; child != "."; {
+			gp, n := splitRel(child)
+			get(gp).names[n] |= chBelow
+			child = gp
+		}
+	}
+	return marks, true
+}
+
+// splitRel splits a path relative to the root into its directory ("." at
+// the top) and its last name.
+func splitRel(rel string) (string, string) {
+	i := strings.LastIndexByte(rel, '/')
+	if i < 0 {
+		return ".", rel
+	}
+	return rel[:i], rel[i+1:]
+}
+
+func join(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// maxAttempts bounds how often a path that keeps changing type or identity
+// under the walk is looked at again before the observation gives up.
+const maxAttempts = 4
+
+// errUnstable: a path kept changing while it was being observed.
+var errUnstable = errors.New("kept changing while being observed")
+
+// fileChunk is how many entries of one directory one job observes.
+const fileChunk = 256
+
+// walk is one observation in progress. Directories are opened one name at
+// a time relative to their parent's descriptor, never through a link, so a
+// path is resolved once per directory, not once per file, and nothing is
+// reached through a link.
+type walk struct {
+	w      *Workspace
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	since  int64 // the snapshot time: ns since the epoch
+	// all: look at every entry. Otherwise the feed vouches for the last
+	// reading, and marks say what it reported.
+	all   bool
+	marks map[string]*dirMarks
+	load  bool // look for records kept by an earlier process
+	feed  *feed
+	epoch uint64
+	// skipIDs are the files and directories never entered, by identity.
+	skipIDs []sysStat
+	rootSt  sysStat
+
+	feedMu  sync.Mutex
+	feedErr error // the first watch that could not be added
+
+	// The work pool: jobs waiting for an idle worker.
+	poolMu sync.Mutex
+	wake   *sync.Cond
+	jobs   []func() error
+	idle   int // workers waiting for a job
+	busy   int // workers running a job
+	done   bool
+
+	// What assemble found for the store: records to keep, and directories
+	// whose records to drop.
+	puts    []*putRec
+	forgets []string
+}
+
+type putRec struct {
+	rel string
+	rec *dirRec
+}
+
+// node is one directory being observed.
+type node struct {
+	rel   string
+	basis *dirRec // the last reading of it, if any
+	full  bool    // look at every entry: nothing vouches for the last reading
+	st    sysStat // its own stat record, as opened
+	clean bool
+	watch uint64
+	ents  []entry
+	own   bool // ents is this node's (else it is basis.ents, read-only)
+	// listed: ents is a new listing (else the last reading's).
+	listed bool
+	// changed: the record differs from basis; dirty: in what the store
+	// keeps.
+	changed, dirty atomic.Bool
+	dropped        []entry // directories the listing no longer has
+
+	mu   sync.Mutex
+	kids []*kid
+}
+
+// kid is a directory entry of a node observed by a job of its own.
+type kid struct {
+	i    int
+	name string
+	old  entry  // the entry as the node has it
+	n    *node  // the directory being observed; nil once it is not one
+	ent  *entry // what the entry turned out to be, when it is not the node's
+}
+
+// set records the new reading of entry i, taking a copy of the listing
+// first if the node does not own it. Only one job writes a node's entries
+// at a time (several, of disjoint ranges, once the node owns them).
+func (n *node) set(i int, e *entry) {
+	if n.ents[i].same(e) && n.ents[i].dir == e.dir {
+		return
+	}
+	if !n.own {
+		n.ents = slices.Clone(n.ents)
+		n.own = true
+	}
+	n.ents[i] = *e
+	n.changed.Store(true)
+	n.dirty.Store(true)
+}
+
+// dirHandle is an open directory shared by the jobs that observe its
+// entries; the last to release it closes it.
+type dirHandle struct {
+	d    dirFD
+	refs atomic.Int32
+}
+
+func (h *dirHandle) acquire() { h.refs.Add(1) }
+
+func (h *dirHandle) release() {
+	if h.refs.Add(-1) == 0 {
+		h.d.close()
+	}
+}
+
+// run walks the workspace and returns the new reading.
+func (wk *walk) run() (*dirRec, error) {
+	top := &node{rel: ".", full: wk.all}
+	if t := wk.w.tree; t != nil {
+		top.basis = t
+	}
+	wk.wake = sync.NewCond(&wk.poolMu)
+	wk.jobs = append(wk.jobs, func() error { return wk.dir(nil, nil, top, nil, 0) })
+	var wg sync.WaitGroup
+	for range wk.w.workers - 1 {
+		wg.Go(wk.worker)
+	}
+	wk.worker()
+	wg.Wait()
+	if err := context.Cause(wk.ctx); err != nil {
+		return nil, err
+	}
+	return wk.assemble(top), nil
+}
+
+// spawn hands job to an idle worker, or, when every worker is busy, runs
+// it at once: the walk goes depth first in each worker and shares work only
+// with workers that have none. The first error cancels the walk; a job
+// always runs, even then, so that it releases what it holds.
+func (wk *walk) spawn(job func() error) {
+	wk.poolMu.Lock()
+	if wk.idle > len(wk.jobs) {
+		wk.jobs = append(wk.jobs, job)
+		wk.poolMu.Unlock()
+		wk.wake.Signal()
+		return
+	}
+	wk.poolMu.Unlock()
+	if err := job(); err != nil {
+		wk.cancel(err)
+	}
+}
+
+// worker runs jobs until there are none left and no worker is running one
+// (which could make more).
+func (wk *walk) worker() {
+	wk.poolMu.Lock()
+	defer wk.poolMu.Unlock()
+	for {
+		switch {
+		case len(wk.jobs) > 0:
+			job := wk.jobs[len(wk.jobs)-1]
+			wk.jobs = wk.jobs[:len(wk.jobs)-1]
+			wk.busy++
+			wk.poolMu.Unlock()
+			err := job()
+			if err != nil {
+				wk.cancel(err)
+			}
+			wk.poolMu.Lock()
+			wk.busy--
+		case wk.done || wk.busy == 0:
+			wk.done = true
+			wk.wake.Broadcast()
+			return
+		default:
+			wk.idle++
+			wk.wake.Wait()
+			wk.idle--
+		}
+	}
+}
+
+// pathErr names the workspace path an operation failed on.
+func pathErr(op, rel string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &fs.PathError{Op: op, Path: rel, Err: err}
+}
+
+// gone reports whether err says the path (or a parent) is no longer there.
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// skip reports whether the entry rel, described by st, is out of scope.
+func (wk *walk) skip(rel, name string, st *sysStat) bool {
+	dir := st.mode.IsDir()
+	if name == ".git" || name == ".harness" || wk.w.skipPaths[rel] {
+		return true
+	}
+	if dir || st.mode.IsRegular() {
+		for i := range wk.skipIDs {
+			if sameFile(wk.skipIDs[i], *st) {
+				return true
+			}
+		}
+	}
+	return wk.w.skipFunc != nil && wk.w.skipFunc(rel, dir)
+}
+
+// watch adds the feed's watch on the directory rel, or records why it
+// could not be added: the feed then stops after this observation.
+func (wk *walk) watch(rel string) uint64 {
+	var err error
+	if hook := wk.w.watchHook; hook != nil {
+		err = hook(rel)
+	}
+	if err == nil {
+		err = wk.feed.add(rel)
+	}
+	if err == nil {
+		return wk.epoch
+	}
+	if errors.Is(err, syscall.ENOSPC) {
+		err = fmt.Errorf("%w (the kernel's limit on inotify watches, fs.inotify.max_user_watches, is reached)", err)
+	}
+	wk.feedMu.Lock()
+	if wk.feedErr == nil {
+		wk.feedErr = fmt.Errorf("change feed: watch %s: %w", rel, err)
+	}
+	wk.feedMu.Unlock()
+	return 0
+}
+
+// dir opens, lists and observes the directory n: the root when parent is
+// nil, else the entry k of the directory parent, which lstat described as
+// expect (nil: not looked at this time). The directory opened must be that
+// one, so a directory swapped for a link mid-walk is never followed: if it
+// is not, the entry is looked at again. dir releases parent.
+func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt int) error {
+	if parent != nil {
+		defer parent.release()
+	}
+	if err := wk.ctx.Err(); err != nil {
+		return err
+	}
+	var d dirFD
+	var err error
+	if parent == nil {
+		d, err = openRootDir(wk.w.root)
+		if err != nil {
+			return pathErr("open", n.rel, err)
+		}
+	} else {
+		if hook := wk.w.before; hook != nil {
+			err = hook("list", n.rel)
+		}
+		if err == nil {
+			d, err = parent.d.openDir(k.name)
+		}
+		if err != nil {
+			return wk.revisit(parent, k, expect, attempt, err)
+		}
+	}
+	h := &dirHandle{d: d}
+	h.acquire()
+	defer h.release()
+	st, err := d.stat()
+	if err != nil {
+		return pathErr("stat", n.rel, err)
+	}
+	if parent == nil {
+		wk.rootSt = st
+	} else if expect != nil && (!st.mode.IsDir() || !sameFile(*expect, st)) {
+		return wk.revisit(parent, k, expect, attempt, nil)
+	}
+	n.st = st
+	if wk.load && n.basis == nil {
+		n.basis = wk.w.loadRec(wk.ctx, n.rel)
+	}
+	b := n.basis
+	if b != nil && b.key.ino != st.key.ino {
+		n.full = true // another directory under the same name
+	}
+	if b != nil && !n.full {
+		n.watch = b.watch
+	}
+	if wk.feed != nil && n.full && sameDevice(wk.rootSt, st) {
+		if b != nil && b.watch == wk.epoch && b.key.ino == st.key.ino && !wk.rewatch(n.rel) {
+			n.watch = b.watch
+		} else {
+			n.watch = wk.watch(n.rel) // before listing: a change after it is reported
+		}
+	}
+	n.clean = st.key.mtime < wk.since && st.key.ctime < wk.since
+	marks := wk.marks[n.rel]
+	if b == nil || !b.clean || b.key != st.key || (marks != nil && marks.list) {
+		if err := wk.list(d, n, parent != nil); err != nil {
+			return err
+		}
+	} else {
+		n.ents = b.ents
+	}
+	if b == nil || b.key != st.key || b.clean != n.clean {
+		n.changed.Store(true)
+		n.dirty.Store(true)
+	}
+	if b == nil || b.watch != n.watch {
+		n.changed.Store(true)
+	}
+	if n.full {
+		for lo := fileChunk; lo < len(n.ents); lo += fileChunk {
+			if !n.own {
+				n.ents = slices.Clone(n.ents)
+				n.own = true
+			}
+			hi := min(lo+fileChunk, len(n.ents))
+			h.acquire()
+			wk.spawn(func() error {
+				defer h.release()
+				return wk.visitRange(h, n, lo, hi)
+			})
+		}
+		return wk.visitRange(h, n, 0, min(fileChunk, len(n.ents)))
+	}
+	return wk.visitMarked(h, n, marks)
+}
+
+// rewatch reports whether the feed said the directory rel itself came,
+// went or moved: its watch must be made again.
+func (wk *walk) rewatch(rel string) bool {
+	if rel == "." {
+		return false
+	}
+	parent, name := splitRel(rel)
+	m := wk.marks[parent]
+	return m != nil && m.names[name]&(chCreate|chRemove|chRename) != 0
+}
+
+// list reads the directory's names into n.ents, keeping what the last
+// reading knew of each name still there.
+func (wk *walk) list(d dirFD, n *node, sub bool) error {
+	names, err := d.names()
+	if err != nil && !(gone(err) && sub) {
+		return pathErr("readdir", n.rel, err)
+	}
+	slices.Sort(names)
+	var old []entry
+	if n.basis != nil {
+		old = n.basis.ents
+	}
+	ents := make([]entry, 0, len(names))
+	i := 0
+	for _, name := range names {
+		for i < len(old) && old[i].name < name {
+			if old[i].kind == kindDir {
+				n.dropped = append(n.dropped, old[i])
+			}
+			i++
+		}
+		if i < len(old) && old[i].name == name {
+			ents = append(ents, old[i])
+			i++
+			continue
+		}
+		ents = append(ents, entry{name: name, kind: kindNew})
+	}
+	for ; i < len(old); i++ {
+		if old[i].kind == kindDir {
+			n.dropped = append(n.dropped, old[i])
+		}
+	}
+	moved := len(ents) != len(old) || len(n.dropped) > 0
+	for j := 0; !moved && j < len(ents); j++ {
+		moved = ents[j].name != old[j].name
+	}
+	if moved {
+		n.changed.Store(true)
+		n.dirty.Store(true)
+	}
+	n.ents, n.own, n.listed = ents, true, true
+	return nil
+}
+
+// visitRange observes entries lo to hi of directory n, every one.
+func (wk *walk) visitRange(h *dirHandle, n *node, lo, hi int) error {
+	for i := lo; i < hi; i++ {
+		if err := wk.ctx.Err(); err != nil {
+			return err
+		}
+		if err := wk.look(h, n, i, true, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// visitMarked observes what the feed cannot vouch for in directory n: the
+// entries it reported, the entries new in the listing, and those the last
+// reading could not vouch for itself.
+func (wk *walk) visitMarked(h *dirHandle, n *node, marks *dirMarks) error {
+	var todo []int32
+	if b := n.basis; b != nil && !n.listed {
+		todo = append(todo, b.rechk...)
+	} else {
+		// A new listing: look at what is new in it, and at what the last
+		// reading flagged.
+		for i := range n.ents {
+			e := &n.ents[i]
+			if e.kind == kindNew || (!e.skip && (e.kind == kindFile || e.kind == kindLink) && (!e.clean || e.multi)) ||
+				(!e.skip && e.kind == kindDir && (e.dir == nil || e.dir.recheck)) {
+				todo = append(todo, int32(i))
+			}
+		}
+	}
+	var marked map[int32]change
+	if marks != nil {
+		marked = make(map[int32]change, len(marks.names))
+		for name, c := range marks.names {
+			if i := findEntry(n.ents, name); i >= 0 {
+				marked[int32(i)] |= c
+				todo = append(todo, int32(i))
+			}
+		}
+	}
+	slices.Sort(todo)
+	todo = slices.Compact(todo)
+	for _, i := range todo {
+		if err := wk.ctx.Err(); err != nil {
+			return err
+		}
+		if err := wk.look(h, n, int(i), false, marked[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func findEntry(ents []entry, name string) int {
+	i, ok := slices.BinarySearchFunc(ents, name, func(e entry, n string) int { return strings.Compare(e.name, n) })
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// look observes entry i of directory n. full: every entry is looked at
+// (stat'ed); otherwise c is what the feed said of it.
+func (wk *walk) look(h *dirHandle, n *node, i int, full bool, c change) error {
+	old := n.ents[i]
+	rel := old.Path // kept with every entry looked at before
+	if rel == "" {
+		rel = join(n.rel, old.name)
+	}
+	if !full && old.kind == kindDir && !old.skip && c&^chBelow == 0 {
+		// Nothing happened to the directory itself: go down into it as
+		// it was, and let its own reading say what to look at.
+		child := &node{rel: rel, basis: old.dir, full: old.dir == nil || old.dir.watch != wk.epoch}
+		k := &kid{i: i, name: old.name, old: old, n: child}
+		n.addKid(k)
+		h.acquire()
+		wk.spawn(func() error { return wk.dir(h, k, child, nil, 0) })
+		return nil
+	}
+	// What the feed reported is read again, whatever its stat record says.
+	force := c&(chCreate|chWrite|chRemove|chRename|chChmod) != 0
+	e, child, st, err := wk.process(h, rel, old.name, &old, full || c&(chCreate|chRemove|chRename) != 0, force, 0)
+	if err != nil {
+		return err
+	}
+	if child != nil {
+		e.dir = old.dir
+		k := &kid{i: i, name: old.name, old: e, n: child}
+		n.addKid(k)
+		n.set(i, &e)
+		h.acquire()
+		wk.spawn(func() error { return wk.dir(h, k, child, &st, 0) })
+		return nil
+	}
+	n.set(i, &e)
+	return nil
+}
+
+func (n *node) addKid(k *kid) {
+	n.mu.Lock()
+	n.kids = append(n.kids, k)
+	n.mu.Unlock()
+}
+
+// revisit looks again at the entry k of the directory h, which lstat
+// described as the directory expect and which could not be opened (err)
+// or was not that directory when it was opened (err nil). If it still is
+// that directory, err is the directory's own (a permission error, say).
+// What the entry is now goes to k.
+func (wk *walk) revisit(h *dirHandle, k *kid, expect *sysStat, attempt int, err error) error {
+	rel := k.n.rel
+	if err != nil && !gone(err) && !errLoop(err) {
+		if now, lerr := h.d.lstat(k.name); lerr == nil && now.mode.IsDir() && (expect == nil || sameFile(*expect, now)) {
+			return pathErr("open", rel, err)
+		}
+	}
+	e, child, st, perr := wk.process(h, rel, k.name, &k.old, true, false, attempt+1)
+	if perr != nil {
+		return perr
+	}
+	k.ent = &e
+	k.n = child
+	if child != nil {
+		h.acquire()
+		return wk.dir(h, k, child, &st, attempt+1)
+	}
+	return nil
+}
+
+// process stats the entry name of directory h (rel in the workspace) and
+// observes it, comparing with old, the last reading of it. For a
+// directory it returns the node that observes it and its stat record; the
+// caller observes it. fullBelow: nothing vouches for what a directory
+// holds; force: read a file or link even if its stat record is unchanged.
+func (wk *walk) process(h *dirHandle, rel, name string, old *entry, fullBelow, force bool, attempt int) (entry, *node, sysStat, error) {
+	for ; attempt < maxAttempts; attempt++ {
+		st, err := h.d.lstat(name)
+		if gone(err) {
+			return entry{name: name, kind: kindGone}, nil, st, nil
+		} else if err != nil {
+			return entry{}, nil, st, pathErr("lstat", rel, err)
+		}
+		e := entry{name: name, key: st.key, FileState: FileState{Path: rel, Mode: st.mode}}
+		mode := st.mode
+		switch {
+		case mode.IsDir():
+			e.kind = kindDir
+		case mode&fs.ModeSymlink != 0:
+			e.kind = kindLink
+		case mode.IsRegular():
+			e.kind = kindFile
+			e.multi = st.nlink > 1
+		default:
+			e.kind = kindOther
+		}
+		if wk.skip(rel, name, &st) {
+			// Nothing of a skipped entry is kept but that it is one: its
+			// times (a .git directory's change with every git command) are
+			// no change of the workspace.
+			e.skip, e.key, e.multi = true, statKey{}, false
+			e.FileState = FileState{Path: rel}
+			return e, nil, st, nil
+		}
+		switch e.kind {
+		case kindDir:
+			var basis *dirRec
+			if old.kind == kindDir && !old.skip {
+				basis = old.dir
+			}
+			full := fullBelow || basis == nil || basis.watch != wk.epoch || old.key.ino != st.key.ino
+			e.FileState = FileState{Path: rel}
+			return e, &node{rel: rel, basis: basis, full: full}, st, nil
+		case kindLink:
+			if !force && old.kind == kindLink && !old.skip && old.clean && old.key == st.key {
+				e.Digest, e.Link, e.Size, e.clean = old.Digest, old.Link, old.Size, true
+				return e, nil, st, nil
+			}
+			target, err := h.d.readlink(name)
+			switch {
+			case gone(err):
+				return entry{name: name, kind: kindGone}, nil, st, nil
+			case errNotLink(err): // no longer a link
+				continue
+			case err != nil:
+				return entry{}, nil, st, pathErr("readlink", rel, err)
+			}
+			sum := sha256.Sum256([]byte(target))
+			e.Digest, e.Link, e.Size = hex.EncodeToString(sum[:]), target, int64(len(target))
+			e.clean = st.key.mtime < wk.since && st.key.ctime < wk.since
+			return e, nil, st, nil
+		case kindFile:
+			out, err := wk.regular(h, name, rel, &st, old, &e, force)
+			switch {
+			case err != nil:
+				return entry{}, nil, st, err
+			case out == vanished:
+				return entry{name: name, kind: kindGone}, nil, st, nil
+			case out == replaced:
+				continue
+			}
+			return e, nil, st, nil
+		default:
+			e.FileState = FileState{Path: rel}
+			return e, nil, st, nil
+		}
+	}
+	return entry{}, nil, sysStat{}, pathErr("observe", rel, errUnstable)
+}
+
+// outcome is what became of a path observed as a regular file.
+type outcome int
+
+const (
+	found    outcome = iota
+	vanished         // it is gone: not an error, it just is not there
+	replaced         // it is no longer the file lstat described: look again
+)
+
+// regular observes the regular file name in directory h (rel in the
+// workspace) that lstat described as st, into e: from the last reading
+// old (unless force), or by reading it.
+func (wk *walk) regular(h *dirHandle, name, rel string, st *sysStat, old, e *entry, force bool) (outcome, error) {
+	w := wk.w
+	keep := w.blobs != nil && st.key.size <= w.blobCap
+	if !force && old.kind == kindFile && !old.skip && old.clean && old.key == st.key {
+		kept := old.kept
+		if keep && !kept {
+			if has, ok := w.blobs.(BlobChecker); ok {
+				kept, _ = has.HasBlob(wk.ctx, old.Digest)
+			}
+		}
+		if !keep || kept {
+			e.Digest, e.Size, e.clean, e.kept = old.Digest, old.Size, true, kept
+			return found, nil
+		}
+	}
+	var f *os.File
+	var err error
+	if hook := w.before; hook != nil {
+		err = hook("read", rel)
+	}
+	if err == nil {
+		f, err = h.d.openFile(name)
+	}
+	if err != nil {
+		if gone(err) {
+			return vanished, nil
+		}
+		// Opening fails on a link: if the file is no longer the one lstat
+		// saw, look again.
+		if now, lerr := h.d.lstat(name); lerr == nil && (!now.mode.IsRegular() || !sameFile(*st, now)) {
+			return replaced, nil
+		}
+		return 0, pathErr("open", rel, err)
+	}
+	defer f.Close()
+	opened, err := fstatFile(f)
+	if err != nil {
+		return 0, pathErr("stat", rel, err)
+	}
+	if !opened.mode.IsRegular() || !sameFile(*st, opened) {
+		return replaced, nil
+	}
+	digest, n, data, err := wk.read(f, st.key.size)
+	if err != nil {
+		if ctxErr := wk.ctx.Err(); ctxErr != nil {
+			return 0, ctxErr
+		}
+		return 0, pathErr("read", rel, err)
+	}
+	if data != nil {
+		if err := wk.put(digest, data); err != nil {
+			return 0, pathErr("keep", rel, err)
+		}
+	}
+	e.Digest, e.Size, e.kept = digest, n, data != nil
+	// Remember the digest only if the file did not change while it was read
+	// (it read as many bytes as lstat said) and its times are strictly
+	// older than the snapshot time (it is not racily clean).
+	e.clean = n == st.key.size && st.key.mtime < wk.since && st.key.ctime < wk.since
+	return found, nil
+}
+
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+var sha256s = sync.Pool{New: func() any { return sha256.New() }}
+
+// read hashes the file's content, checking for cancellation between
+// chunks. When blobs are kept and the content fits the cap, it also
+// returns the content.
+func (wk *walk) read(f *os.File, size int64) (digest string, n int64, data []byte, err error) {
+	h := sha256s.Get().(hash.Hash)
+	defer sha256s.Put(h)
+	h.Reset()
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	buf := *bp
+	keep := wk.w.blobs != nil && size <= wk.w.blobCap
+	if keep {
+		data = make([]byte, 0, size)
+	}
+	for {
+		if err := wk.ctx.Err(); err != nil {
+			return "", 0, nil, err
+		}
+		m, rerr := f.Read(buf)
+		if m > 0 {
+			h.Write(buf[:m])
+			n += int64(m)
+			if keep {
+				if n > wk.w.blobCap {
+					keep, data = false, nil
+				} else {
+					data = append(data, buf[:m]...)
+				}
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return "", 0, nil, rerr
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, data, nil
+}
+
+// put keeps data in the workspace's Blobs and checks the digest it gives.
+// A store that can say it has the digest already is asked first: it then
+// neither hashes nor writes the bytes again.
+func (wk *walk) put(digest string, data []byte) error {
+	if c, ok := wk.w.blobs.(BlobChecker); ok {
+		if has, err := c.HasBlob(wk.ctx, digest); err == nil && has {
+			return nil
+		}
+	}
+	wk.w.putMu.Lock()
+	defer wk.w.putMu.Unlock()
+	got, err := wk.w.blobs.PutBlob(wk.ctx, data)
+	if err != nil {
+		return err
+	}
+	if got != digest {
+		return fmt.Errorf("blob store returned digest %s for content with sha256 %s", got, digest)
+	}
+	return nil
+}
+
+// assemble builds the new reading of n from what its jobs found, sharing
+// whatever did not change with the last reading.
+func (wk *walk) assemble(n *node) *dirRec {
+	ents, own := n.ents, n.own
+	changed, dirty := n.changed.Load(), n.dirty.Load()
+	mut := func() {
+		if !own {
+			ents, own = slices.Clone(ents), true
+		}
+	}
+	for _, k := range n.kids {
+		e := ents[k.i]
+		if k.ent != nil {
+			e = *k.ent
+		}
+		if k.n != nil {
+			e.dir = wk.assemble(k.n)
+		} else if e.kind == kindDir {
+			e.dir = nil
+		}
+		if k.ent != nil && !e.same(&ents[k.i]) {
+			dirty = true
+		}
+		if k.ent != nil || e.dir != ents[k.i].dir {
+			if k.old.kind == kindDir && e.kind != kindDir && e.kind != kindGone {
+				wk.forget(join(n.rel, k.name), k.old.dir)
+			}
+			mut()
+			ents[k.i] = e
+			changed = true
+		}
+	}
+	for _, d := range n.dropped {
+		wk.forget(join(n.rel, d.name), d.dir)
+	}
+	if slices.ContainsFunc(ents, func(e entry) bool { return e.kind == kindGone || e.kind == kindNew }) {
+		var basisEnts []entry
+		if n.basis != nil {
+			basisEnts = n.basis.ents
+		}
+		mut()
+		ents = slices.DeleteFunc(ents, func(e entry) bool {
+			if e.kind == kindGone || e.kind == kindNew {
+				if i := findEntry(basisEnts, e.name); i >= 0 && basisEnts[i].kind == kindDir {
+					wk.forget(join(n.rel, e.name), basisEnts[i].dir)
+				}
+				return true
+			}
+			return false
+		})
+		changed, dirty = true, true
+	}
+	if !changed && n.basis != nil {
+		return n.basis
+	}
+	rec := &dirRec{key: n.st.key, clean: n.clean, watch: n.watch, ents: ents}
+	rec.finish(wk.epoch)
+	if dirty || n.basis == nil {
+		wk.puts = append(wk.puts, &putRec{rel: n.rel, rec: rec})
+	}
+	return rec
+}
+
+// forget notes that the directory rel, last read as r (nil: not read by
+// this process), is gone, and so are the records kept of it and of what
+// was under it.
+func (wk *walk) forget(rel string, r *dirRec) {
+	if wk.w.meta == nil {
+		return
+	}
+	wk.forgets = append(wk.forgets, rel)
+	if r == nil {
+		r = wk.w.loadRec(wk.ctx, rel)
+	}
+	if r == nil {
+		return
+	}
+	for i := range r.ents {
+		if e := &r.ents[i]; e.kind == kindDir && !e.skip {
+			wk.forget(path.Join(rel, e.name), e.dir)
+		}
+	}
+}
