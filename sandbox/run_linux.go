@@ -207,36 +207,24 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 	if err != nil {
 		return fmt.Errorf("%w: encode the request: %v", ErrSetup, err)
 	}
-	var files []*os.File // the helper's ends, closed here once it has its own
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
 	pipe := func(what string) (r, w *os.File, err error) {
 		if r, w, err = os.Pipe(); err != nil {
 			return nil, nil, fmt.Errorf("%w: %s pipe: %v", ErrSetup, what, err)
 		}
 		return r, w, nil
 	}
-	reqR, reqW, err := pipe("request")
-	if err != nil {
-		return err
+	var ends [6]*os.File // request, lifeline and status pipes: read, write
+	for i, what := range []string{"request", "lifeline", "status"} {
+		r, w, err := pipe(what)
+		if err != nil {
+			for _, f := range ends[:2*i] {
+				f.Close()
+			}
+			return err
+		}
+		ends[2*i], ends[2*i+1] = r, w
 	}
-	files = append(files, reqR)
-	defer reqW.Close()
-	lifeR, lifeW, err := pipe("lifeline")
-	if err != nil {
-		return err
-	}
-	files = append(files, lifeR)
-	statR, statW, err := pipe("status")
-	if err != nil {
-		lifeW.Close()
-		return err
-	}
-	files = append(files, statW)
-
+	reqR, reqW, lifeR, lifeW, statR, statW := ends[0], ends[1], ends[2], ends[3], ends[4], ends[5]
 	h := helperCmd(helperRun, req.Network)
 	if c.Stdout != nil {
 		h.Stdout = c.Stdout
@@ -245,8 +233,21 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 		h.Stderr = c.Stderr
 	}
 	h.ExtraFiles = []*os.File{reqR, lifeR, statW} // fds 3, 4, 5
+	// The request is in the pipe before the helper starts, so that it
+	// need not wait for it (a request larger than the pipe's buffer is
+	// written on as the helper reads). A helper that dies first ends the
+	// write (EPIPE), and its first message (none) says so below.
+	go func() {
+		_, _ = reqW.Write(body)
+		reqW.Close()
+	}()
 	unlock, err := startLocked(h)
 	p.unlock = unlock
+	// The helper has its own copies now: the harness keeps none of its
+	// ends, or it would never see the status pipe's end of file.
+	reqR.Close()
+	lifeR.Close()
+	statW.Close()
 	if err != nil {
 		lifeW.Close()
 		statR.Close()
@@ -256,12 +257,6 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 	msgs := make(chan message, 4)
 	go readMessages(statR, msgs)
 	p.msgs = msgs
-
-	// The helper reads the whole request before it does anything; a
-	// helper that died first makes the write fail, and its first message
-	// (none) says so below.
-	_, _ = reqW.Write(body)
-	reqW.Close()
 
 	var first message
 	var ok bool
