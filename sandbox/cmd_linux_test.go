@@ -180,7 +180,7 @@ func TestCmdStartCancelled(t *testing.T) {
 func TestCmdSetupFails(t *testing.T) {
 	spec := defaultSpec(t)
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp) // where the command's temporary directory is made
+	t.Setenv("TMPDIR", tmp)                     // where the command's temporary directory is made
 	spec.ReadOnly = []string{"/proc/self/fd/0"} // a magic link, not a mount point
 	c := &sandbox.Cmd{Spec: spec, Line: "touch ran"}
 	err := c.Start(context.Background())
