@@ -55,11 +55,16 @@ func helperMain() int {
 	// (/proc/1/environ, /proc/1/fd): it is not dumpable.
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	// Signals from inside the namespace reach pid 1 only if it handles
-	// them: take all, and do nothing. SIGKILL from the harness still ends
-	// it. (Handled signals are reset to default in the shell at exec;
-	// ignored ones would not be.)
+	// them, and the Go runtime handles all: those it would exit or crash
+	// on are taken here and dropped (the others it already ignores when
+	// they come from kill). SIGKILL from the harness still ends it. With
+	// Landlock ABI 6 the command cannot signal the helper at all; this is
+	// for older kernels. (Handled signals are reset to default in the
+	// shell at exec; ignored ones would not be. Notify with no signal
+	// would also do, but costs a millisecond.)
 	sigs := make(chan os.Signal, 64)
-	signal.Notify(sigs)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGILL,
+		syscall.SIGTRAP, syscall.SIGABRT, syscall.SIGSYS, syscall.SIGSTKFLT)
 	go func() {
 		for range sigs {
 		}

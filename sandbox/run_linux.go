@@ -97,7 +97,7 @@ func helperCmd(mode string, network bool) *exec.Cmd {
 	return &exec.Cmd{
 		Path: "/proc/self/exe",
 		Args: []string{"harness-sandbox"},
-		Env:  []string{helperEnv + "=" + mode},
+		Env:  helperEnviron(mode),
 		Dir:  "/",
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags:  cloneFlags(network),
@@ -107,6 +107,18 @@ func helperCmd(mode string, network bool) *exec.Cmd {
 			Pdeathsig:   syscall.SIGKILL,
 		},
 	}
+}
+
+// helperEnviron is the helper's whole environment: the variable that
+// makes it one and, for a binary built with -race, GORACE without the
+// exit sleep (a second by default) that would otherwise follow every
+// command. Neither is a secret, and the command's environment is its own.
+func helperEnviron(mode string) []string {
+	race := "atexit_sleep_ms=0"
+	if r := os.Getenv("GORACE"); r != "" {
+		race = r + " " + race
+	}
+	return []string{helperEnv + "=" + mode, "GORACE=" + race}
 }
 
 // startLocked starts cmd from an OS thread locked to a goroutine that
@@ -131,7 +143,9 @@ func startLocked(cmd *exec.Cmd) (unlock func(), err error) {
 
 // Start starts the command: it checks the spec (Check), makes the
 // command's private temporary directory, starts the helper and waits
-// until the helper has set up the sandbox and started the shell. An
+// until the helper has set up the sandbox and started the shell. If ctx
+// is done first, the helper is killed: Start returns nil when the shell
+// had started by then (Wait says it was killed), else ctx's error. An
 // error means the command did not run: ErrInvalidSpec, ErrUnavailable,
 // ErrSetup (what failed is said), or ctx's error if it was done first.
 func (c *Cmd) Start(ctx context.Context) error {
@@ -263,7 +277,13 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 	select {
 	case first, ok = <-msgs:
 	case <-ctx.Done():
+		// The helper is killed; if it had started the shell already, the
+		// command ran (and was killed): that is for Wait to report, as a
+		// kill after Start would be.
 		p.kill()
+		if first, ok = <-msgs; ok && first.Started {
+			return nil
+		}
 		p.reap()
 		return ctx.Err()
 	}
