@@ -212,3 +212,28 @@ func TestCmdPaths(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(ro, "x"))
 	require.FileExists(t, filepath.Join(spec.Workspace, "ok"))
 }
+
+// A hidden file reads as empty (it is /dev/null there: what is written to
+// it goes nowhere); a nested .harness that is a symlink hides
+// where it leads, unless that holds the workspace (hiding it would only
+// break the command).
+func TestCmdHiddenFilesAndLinks(t *testing.T) {
+	spec := defaultSpec(t)
+	ws := spec.Workspace
+	file := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(file, []byte("SECRET"), 0o644))
+	store := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(store, "CURRENT"), []byte("SECRET"), 0o644))
+	for dir, target := range map[string]string{"a": store, "b": ws} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, dir), 0o755))
+		require.NoError(t, os.Symlink(target, filepath.Join(ws, dir, sandbox.StoreName)))
+	}
+	spec.Hidden = append(spec.Hidden, file)
+	got, e := run(t, spec, fmt.Sprintf("cat %s; echo >> %s; cat a/.harness/CURRENT; cat %s/CURRENT; ls b/.harness/ | grep -c '^a$'", file, file, store))
+	require.Equal(t, 0, e.Code, got)
+	require.NotContains(t, got, "SECRET")
+	require.True(t, strings.HasSuffix(got, "\n1\n"), "the workspace is not hidden through b/.harness: %s", got)
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, "SECRET", string(data))
+}

@@ -205,7 +205,8 @@ func nested(dir string, names []string, keep []string) []string {
 }
 
 // hide covers path: a directory with an empty, read-only tmpfs that no
-// one may list (mode 000); anything else with /dev/null, read-only.
+// one may list (mode 000); anything else with /dev/null (it reads as
+// empty, and what is written to it goes nowhere).
 func hide(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {

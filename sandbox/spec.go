@@ -82,7 +82,7 @@ type Spec struct {
 	// .git/hooks and .git/config are always added (see GitPaths).
 	ReadOnly []string
 	// Hidden is absolute paths the command cannot see: each is covered by
-	// an empty, read-only directory (or an empty file). A path that does
+	// an empty, read-only directory (a file by /dev/null). A path that does
 	// not exist when the command starts is skipped. Hidden paths must not
 	// hold the workspace or a writable root.
 	Hidden []string
