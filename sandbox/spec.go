@@ -59,7 +59,9 @@ var (
 const StoreName = ".harness"
 
 // TempPattern is the name pattern of a command's private temporary
-// directory, made in os.TempDir.
+// directory, made in os.TempDir and removed when the command ends. (A
+// harness that is killed cannot remove it: it is left, with whatever the
+// command wrote there.)
 const TempPattern = "harness-cmd-*"
 
 // Spec is where a command may reach: a plain value, validated by

@@ -44,7 +44,7 @@ func TestRunCommandDiesWithHarness(t *testing.T) {
 	}
 	dir := t.TempDir()
 	parent := exec.Command(os.Args[0], "-test.run=^TestRunCommandDiesWithHarness$", "-test.count=1")
-	parent.Env = append(os.Environ(), pdeathParentDir+"="+dir)
+	parent.Env = append(os.Environ(), pdeathParentDir+"="+dir, "TMPDIR="+t.TempDir()) // what the killed harness cannot remove lands there
 	require.NoError(t, parent.Start())
 	t.Cleanup(func() {
 		_ = parent.Process.Kill()

@@ -329,7 +329,7 @@ func TestSandboxDiesWithHarness(t *testing.T) {
 	daemon, double, fg := marker(), marker(), marker()
 	command := fmt.Sprintf("setsid sleep %s & (setsid sh -c 'sleep %s & exit' &); echo started; sleep %s", daemon, double, fg)
 	parent := exec.Command(os.Args[0], "-test.run=^TestSandboxDiesWithHarness$", "-test.count=1")
-	parent.Env = append(os.Environ(), sandboxParentDir+"="+dir, sandboxParentDir+"_COMMAND="+command)
+	parent.Env = append(os.Environ(), sandboxParentDir+"="+dir, sandboxParentDir+"_COMMAND="+command, "TMPDIR="+t.TempDir()) // what the killed harness cannot remove lands there
 	require.NoError(t, parent.Start())
 	t.Cleanup(func() {
 		_ = parent.Process.Kill()
