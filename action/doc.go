@@ -25,6 +25,17 @@
 //     reason) about its bound target — a criterion, not a judgement that
 //     the work was right.
 //
+// The sandbox is part of the boundary. An adapter that runs a command
+// (run_command) runs it in the sandbox its request recorded
+// (action.requested's sandbox: mode, network, writable roots, what is
+// read-only and hidden, the environment's allow-list; see package
+// sandbox): the command can never reach the store, so it cannot append a
+// fact only a person may append (an answer, a reconciliation); nor the
+// harness's own processes, their environment or a person's terminal; and
+// what it writes outside its writable roots is refused by the kernel, not
+// merely unobserved. Where no sandbox can run, a command does not run
+// unless mode off was chosen, and that choice is in the record too.
+//
 // An unknown effect is open: a person settles it with effect.reconciled
 // (accept, retry, abandon). A process that dies between action.started and
 // action.completed leaves the action in doubt; it is never run again by

@@ -23,7 +23,10 @@ var samples = []struct {
 		Prompt: "You are a careful coding agent.", Model: "scripted",
 		Tools: []facts.ToolSchema{{Name: "read", Description: "read a file",
 			Schema: facts.RawJSON(`{"type": "object", "properties": {"path": {"type": "string"}}}`)}},
-		Version: "v1",
+		Version: "v1", Workspace: "host:/ws",
+		Sandbox: &facts.Sandbox{Mode: facts.SandboxWorkspaceWrite, Writable: []string{"/ws", "/cache/go-build"},
+			Temp: "/tmp/harness-cmd-*", ReadOnly: []string{"/ws/.git/hooks", "/ws/.git/config"}, Hidden: []string{"/ws/.harness"},
+			HiddenNames: []string{".harness"}, Env: []string{"PATH", "LC_*"}, Mechanism: "linux namespaces and landlock", LandlockABI: 7},
 	}},
 	{facts.KindModelTurn, facts.ModelTurn{
 		Turn: 3, Text: "Reading the file first.",
@@ -39,7 +42,9 @@ var samples = []struct {
 		ActionID: "a1", CallID: "call_7", Capability: "workspace.write", Instruction: "write a.go",
 		Precondition: "sha256:00", IdempotencyKey: "t1/a1", RequestedBy: "scheduler", ActorID: "coder",
 		Adapter: "tools.write", Payload: facts.RawJSON(`{"path":"a.go","content":"package a\n<tag>"}`),
-		Check: &facts.CheckSpec{Name: "go-test", Target: "./...", Args: facts.RawJSON(`["-run","X"]`)},
+		Check:   &facts.CheckSpec{Name: "go-test", Target: "./...", Args: facts.RawJSON(`["-run","X"]`)},
+		Confirm: true,
+		Sandbox: &facts.Sandbox{Mode: facts.SandboxOff, Network: true, Env: []string{"PATH"}, Mechanism: "none"},
 	}},
 	{facts.KindActionStarted, facts.ActionStarted{ActionID: "a1", ObservedBefore: "sha256:00"}},
 	{facts.KindActionCompleted, facts.ActionCompleted{

@@ -108,13 +108,21 @@ type SystemConfigured struct {
 	// Workspace names where the thread works (host and directory), for
 	// the record: threads of a store shared by machines can be told apart.
 	Workspace string `msgpack:"workspace,omitempty" json:"workspace,omitempty"`
+	// Sandbox is where the thread's commands may reach, as configured;
+	// nil in logs written before commands ran in a sandbox.
+	Sandbox *Sandbox `msgpack:"sandbox,omitempty" json:"sandbox,omitempty"`
 }
 
-// Validate requires every tool to have a name.
+// Validate requires every tool to have a name, and a valid sandbox record.
 func (p SystemConfigured) Validate() error {
 	for i, t := range p.Tools {
 		if t.Name == "" {
 			return fmt.Errorf("tools[%d]: missing name", i)
+		}
+	}
+	if p.Sandbox != nil {
+		if err := p.Sandbox.Validate(); err != nil {
+			return fmt.Errorf("sandbox: %w", err)
 		}
 	}
 	return nil
@@ -274,10 +282,24 @@ type ActionRequested struct {
 	// twice, a path the tool would refuse anyway. Nothing runs: the action
 	// completes as failed with this reason.
 	Refused string `msgpack:"refused,omitempty" json:"refused,omitempty"`
+	// Sandbox is where the action's command may reach, recorded with the
+	// request so the person approving it and replay see it; nil for an
+	// action that runs no command.
+	Sandbox *Sandbox `msgpack:"sandbox,omitempty" json:"sandbox,omitempty"`
 }
 
-// Validate requires an action id.
-func (p ActionRequested) Validate() error { return required("action_id", p.ActionID) }
+// Validate requires an action id, and a valid sandbox record.
+func (p ActionRequested) Validate() error {
+	if err := required("action_id", p.ActionID); err != nil {
+		return err
+	}
+	if p.Sandbox != nil {
+		if err := p.Sandbox.Validate(); err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	return nil
+}
 
 // ActionStarted is the payload of action.started, synced immediately before
 // the adapter is invoked.

@@ -3,10 +3,12 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/sandbox"
 )
 
 type commandArgs struct {
@@ -21,51 +24,53 @@ type commandArgs struct {
 	TimeoutSeconds *float64 `json:"timeout_seconds"`
 }
 
-// drainGrace is how long run_command waits, after the command's process
-// group is gone, for its output pipes to close. Only a process that left
-// the group (setsid, a daemon) can hold them open longer; its output after
-// that is not kept.
+// drainGrace is how long run_command waits, after the command has ended,
+// for its output pipes to close. In a sandbox they close at once: every
+// process of the command is dead when its helper is. Unsandboxed, only a
+// process that left the process group (setsid, a daemon) can hold them
+// open longer; its output after that is not kept.
 const drainGrace = 2 * time.Second
 
 // commandTool is run_command. The command is a shell command line, run as
 // sh -c COMMAND (cmd /C on Windows) rather than an argv: a model writes
 // shell — pipes, redirections, "cd sub && go test" — and an argv would not
-// make a call safer, since executing anything at all is what the execute
-// capability and the confirmation are for. The person confirming sees the
-// very string the shell runs.
+// make a call safer, since what a command may reach is the sandbox's to
+// decide, and whether it runs at all the execute capability's and the
+// confirmation's. The person confirming sees the very string the shell
+// runs.
 //
-// The command runs in the workspace directory with no stdin and the
-// harness's environment less the model providers' credentials (see
-// commandEnv and WithEnvDrop): a command like env would otherwise put
-// OPENAI_API_KEY in its output, hence in the log and before the model.
-// Dropping them is hygiene, not a sandbox: the file tools' confinement does
-// not apply to a command, which can reach whatever the user running the
-// harness can, credentials kept in files included.
+// The command runs in the workspace directory with no stdin, in the
+// sandbox of spec (package sandbox): by default workspace-write — it reads
+// the file system, writes only the workspace, its private $TMPDIR and the
+// harness's Go build cache, never the store, .git/hooks or .git/config;
+// no network; it sees only its own processes, cannot signal the harness,
+// has no terminal. Its environment is the allow-list (sandbox.EnvAllowList
+// and the spec's Env), never the harness's whole environment: no
+// provider key or token reaches it, and so none reaches its output, the
+// log or the model. If the sandbox is unavailable here, the call fails
+// with the reason; only mode off runs a command unsandboxed.
 //
-// On Unix the shell runs in a new process group, led by a watcher that
-// kills the group if the harness dies (see startCommand). When the timeout
-// passes or ctx is done, the whole group is killed (SIGKILL), so children
-// and grandchildren die with it; when the shell exits by itself, whatever
-// it left running in its group is killed too — run_command is not for
-// starting servers in the background, and nothing it started keeps
-// changing the workspace after the runtime has observed it. When the
-// harness is itself killed (SIGKILL, the OOM killer), the watcher kills
-// the group; on Linux the shell also has a parent-death signal (SIGKILL).
-// Only processes that left the group (setsid, daemons) escape all this;
-// the shell's own process is killed by its pid too, wherever it went.
-// The group's id is the watcher's, not the shell's: "kill 0" in a command
-// signals its group, "kill -- -$$" does not.
-func commandTool(ws *workspace, lim Limits, envDrop []string) *tool {
+// When the timeout passes or ctx is done, every process of the command is
+// killed (SIGKILL); when the shell exits by itself, whatever it left
+// running is killed too — run_command is not for starting servers in the
+// background, and nothing it started keeps changing the workspace after
+// the runtime has observed it. In a sandbox that is the kernel's work:
+// the sandbox's helper is the first process of the command's PID
+// namespace, and when it ends (killed, or after the shell exited) every
+// process in the namespace ends, setsid and double forks included; the
+// helper dies with the harness (a parent-death signal and a lifeline
+// pipe). In mode off the shell runs in a process group led by a watcher
+// that kills the group if the harness dies (see startCommand); only
+// processes that left the group escape it.
+func commandTool(ws *workspace, lim Limits, spec sandbox.Spec) *tool {
 	maxSec := lim.MaxCommandTimeout.Seconds()
 	return &tool{
 		name: RunCommand,
 		description: fmt.Sprintf("Run a shell command (sh -c) in the workspace directory and return its exit code, "+
 			"stdout and stderr. Each of stdout and stderr keeps its first and last %d bytes; the middle of longer "+
 			"output is cut and the cut is marked. The command is killed, with any processes it started, after "+
-			"timeout_seconds (default %g, at most %g); background processes do not outlive the command. "+
-			"The environment is the harness's without API credentials: OPENAI_API_KEY, ANTHROPIC_API_KEY and "+
-			"any other *_API_KEY variable are not set.",
-			lim.OutputBytes/2, lim.CommandTimeout.Seconds(), maxSec),
+			"timeout_seconds (default %g, at most %g); background processes do not outlive the command. %s",
+			lim.OutputBytes/2, lim.CommandTimeout.Seconds(), maxSec, sandboxDescription(spec)),
 		schema: objectSchema(map[string]prop{
 			"command":         {"type": "string", "minLength": 1, "description": "The shell command line, e.g. \"go test ./... 2>&1 | tail -n 50\"."},
 			"timeout_seconds": {"type": "number", "exclusiveMinimum": 0, "maximum": maxSec, "description": fmt.Sprintf("Seconds before the command is killed (default %g).", lim.CommandTimeout.Seconds())},
@@ -88,65 +93,107 @@ func commandTool(ws *workspace, lim Limits, envDrop []string) *tool {
 				}
 				timeout = time.Duration(sec * float64(time.Second))
 			}
-			return runCommand(ctx, ws.dir, a.Command, commandEnv(os.Environ(), envDrop), timeout, lim.OutputBytes)
+			return runCommand(ctx, ws.dir, a.Command, spec, timeout, lim.OutputBytes)
 		},
 	}
 }
 
-// credentialVars are the model providers' credentials, which run_command
-// leaves out of a command's environment; so is every variable whose name
-// ends in _API_KEY.
-var credentialVars = []string{
-	"OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
-	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+// sandboxDescription tells the model what its commands may reach.
+func sandboxDescription(spec sandbox.Spec) string {
+	env := "The environment holds only " + strings.Join(spec.EnvNames(), ", ") + "; no credentials."
+	switch spec.Mode {
+	case sandbox.Off:
+		return "The command is not sandboxed. " + env
+	case sandbox.ReadOnly:
+		env = "It runs in a read-only sandbox: it can write only $TMPDIR (private, removed after the command) and the Go build cache, not the workspace. " + env
+	default:
+		env = "It runs in a sandbox: it can write only the workspace, $TMPDIR (private, removed after the command) and the Go build cache; .git/hooks, .git/config and the harness's store are out of reach. " + env
+	}
+	if !spec.Network {
+		env += " There is no network (only loopback)."
+	}
+	return env
 }
 
-// commandEnv is env ("NAME=value" entries) less the credentials: the
-// credentialVars, every name ending in _API_KEY, and the names in drop (a
-// name ending in "*" drops every variable it is a prefix of). Names are
-// compared ignoring case, as Windows does, so that "openai_api_key" does
-// not slip through either.
-func commandEnv(env, drop []string) []string {
-	dropped := func(name string) bool {
-		if strings.HasSuffix(strings.ToUpper(name), "_API_KEY") {
-			return true
-		}
-		for _, list := range [][]string{credentialVars, drop} {
-			for _, d := range list {
-				if p, ok := strings.CutSuffix(d, "*"); ok {
-					if len(name) >= len(p) && strings.EqualFold(name[:len(p)], p) {
-						return true
-					}
-				} else if strings.EqualFold(name, d) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if name == "" && strings.HasPrefix(kv, "=") {
-			// Windows keeps per-drive directories as "=C:=C:\dir".
-			name, _, _ = strings.Cut(kv[1:], "=")
-			name = "=" + name
-		}
-		if !dropped(name) {
-			out = append(out, kv)
-		}
-	}
-	return out
+// exitInfo is how a command ended: its exit code (-1 for a signal) and
+// that said as os.ProcessState says it.
+type exitInfo struct {
+	code int
+	desc string
 }
 
-func runCommand(ctx context.Context, dir, command string, env []string, timeout time.Duration, outputCap int) (facts.Report, error) {
+// running is a started command, sandboxed or not.
+type running interface {
+	// wait waits for the command's shell (and, sandboxed, every process of
+	// the command) to end. err says the sandbox failed, not the command.
+	wait() (exitInfo, error)
+	// kill kills every process of the command it can reach; it may be
+	// called at any time after the start, also after wait returned.
+	kill()
+	// release is called once, after wait returned.
+	release()
+}
+
+// sandboxed is a command run by sandbox.Cmd.
+type sandboxed struct{ c *sandbox.Cmd }
+
+func (s sandboxed) wait() (exitInfo, error) {
+	e, err := s.c.Wait()
+	return exitInfo{code: e.Code, desc: e.String()}, err
+}
+func (s sandboxed) kill()    { s.c.Kill() }
+func (s sandboxed) release() {}
+
+// unsandboxed is a command of mode off, run by startCommand.
+type unsandboxed struct {
+	cmd   *exec.Cmd
+	group *processGroup
+	tmp   string
+}
+
+func (u unsandboxed) wait() (exitInfo, error) {
+	_ = u.cmd.Wait() // the exit is read from cmd.ProcessState
+	state := u.cmd.ProcessState
+	return exitInfo{code: state.ExitCode(), desc: state.String()}, nil
+}
+func (u unsandboxed) kill() { u.group.kill() }
+func (u unsandboxed) release() {
+	u.group.release()
+	_ = os.RemoveAll(u.tmp)
+}
+
+// start starts command in spec's sandbox (ctx bounds the sandbox's set-up),
+// or, in mode off, in a watched process group with the allow-listed
+// environment and a private temporary directory.
+func start(ctx context.Context, dir, command string, spec sandbox.Spec, stdout, stderr *os.File) (running, error) {
+	if spec.Mode != sandbox.Off {
+		c := &sandbox.Cmd{Spec: spec, Line: command, Stdout: stdout, Stderr: stderr}
+		if err := c.Start(ctx); err != nil {
+			return nil, err
+		}
+		return sandboxed{c}, nil
+	}
+	tmp, err := os.MkdirTemp("", sandbox.TempPattern)
+	if err != nil {
+		return nil, fmt.Errorf("the command's temporary directory: %w", err)
+	}
 	argv := shell(command)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = env
-	// The pipes are made here rather than by exec, so that Wait returns
-	// when the shell exits, not when the last holder of a pipe does; the
-	// group is then killed and the pipes drained.
+	cmd.Env = spec.Environ(os.Environ(), tmp)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	group, err := startCommand(cmd)
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, err
+	}
+	return unsandboxed{cmd: cmd, group: group, tmp: tmp}, nil
+}
+
+func runCommand(ctx context.Context, dir, command string, spec sandbox.Spec, timeout time.Duration, outputCap int) (facts.Report, error) {
+	// The pipes are made here rather than by exec, so that the wait
+	// returns when the command ends, not when the last holder of a pipe
+	// does; the pipes are drained then.
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return failed(RunCommand, fmt.Errorf("stdout pipe: %w", err)), nil
@@ -158,41 +205,55 @@ func runCommand(ctx context.Context, dir, command string, env []string, timeout 
 		return failed(RunCommand, fmt.Errorf("stderr pipe: %w", err)), nil
 	}
 	defer errR.Close()
-	cmd.Stdout, cmd.Stderr = outW, errW
 	started := time.Now()
-	group, err := startCommand(cmd)
+	deadline := started.Add(timeout)
+	startCtx, cancelStart := context.WithDeadline(ctx, deadline) // the timeout bounds the sandbox's set-up too
+	proc, err := start(startCtx, dir, command, spec, outW, errW)
+	cancelStart()
 	outW.Close()
 	errW.Close()
 	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			rep := failed(RunCommand, fmt.Errorf("not started: %w", ctx.Err()))
+			return rep, fmt.Errorf("%s: %w", RunCommand, ctx.Err())
+		case errors.Is(err, context.DeadlineExceeded):
+			return failed(RunCommand, fmt.Errorf("timed out after %s while the sandbox was set up; the command did not run", timeout)), nil
+		}
 		return failed(RunCommand, err), nil
 	}
-	defer group.release() // after the shell has exited: every return below waits for it
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	defer proc.release() // after the command has ended: every return below waits for it
 	stdout, stderr := &capped{limit: outputCap}, &capped{limit: outputCap}
 	var drain sync.WaitGroup
 	drain.Go(func() { _, _ = io.Copy(stdout, outR) })
 	drain.Go(func() { _, _ = io.Copy(stderr, errR) })
 
-	waited := make(chan struct{})
+	type ended struct {
+		exit exitInfo
+		err  error
+	}
+	waited := make(chan ended, 1)
 	go func() {
-		_ = cmd.Wait() // the exit is read from cmd.ProcessState
-		close(waited)
+		e, err := proc.wait()
+		waited <- ended{e, err}
 	}()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
 	var timedOut, cancelled bool
+	var end ended
 	select {
-	case <-waited:
+	case end = <-waited:
 	case <-timer.C:
 		timedOut = true
-		group.kill()
-		<-waited
+		proc.kill()
+		end = <-waited
 	case <-ctx.Done():
 		cancelled = true
-		group.kill()
-		<-waited
+		proc.kill()
+		end = <-waited
 	}
 	elapsed := time.Since(started)
-	group.kill() // what the command left running in its group, and the watcher
+	proc.kill() // what the command left running in its group, and the watcher
 	drained := make(chan struct{})
 	go func() {
 		drain.Wait()
@@ -206,8 +267,8 @@ func runCommand(ctx context.Context, dir, command string, env []string, timeout 
 		<-drained
 	}
 
-	state := cmd.ProcessState
-	rep := facts.Report{Status: facts.StatusFailed, Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: state.ExitCode()}
+	exit := end.exit
+	rep := facts.Report{Status: facts.StatusFailed, Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: exit.code}
 	var lines []string
 	lines = append(lines, "$ "+command)
 	switch {
@@ -215,15 +276,17 @@ func runCommand(ctx context.Context, dir, command string, env []string, timeout 
 		rep.Error = fmt.Sprintf("%s: timed out after %s; the command and its process group were killed", RunCommand, timeout)
 	case cancelled:
 		rep.Error = fmt.Sprintf("%s: cancelled after %s; the command and its process group were killed", RunCommand, elapsed.Round(time.Millisecond))
-	case state.ExitCode() == 0:
+	case end.err != nil:
+		rep.Error = fmt.Sprintf("%s: %v", RunCommand, end.err)
+	case exit.code == 0:
 		rep.Status = facts.StatusSucceeded
-	case state.ExitCode() > 0:
-		rep.Error = fmt.Sprintf("%s: exited with code %d", RunCommand, state.ExitCode())
+	case exit.code > 0:
+		rep.Error = fmt.Sprintf("%s: exited with code %d", RunCommand, exit.code)
 	default:
-		rep.Error = fmt.Sprintf("%s: ended by %s", RunCommand, state)
+		rep.Error = fmt.Sprintf("%s: ended by %s", RunCommand, exit.desc)
 	}
 	if !timedOut && !cancelled {
-		lines = append(lines, fmt.Sprintf("exit code %d after %s", state.ExitCode(), elapsed.Round(time.Millisecond)))
+		lines = append(lines, fmt.Sprintf("exit code %d after %s", exit.code, elapsed.Round(time.Millisecond)))
 	}
 	for _, s := range []struct {
 		name string
@@ -305,4 +368,23 @@ func (c *capped) String() string {
 		return string(head) + string(tail)
 	}
 	return fmt.Sprintf("%s\n… [%d bytes cut] …\n%s", head, cut, tail)
+}
+
+// sandboxSpec is the sandbox of the tools of root: spec, or the default.
+func sandboxSpec(root string, spec *sandbox.Spec) (sandbox.Spec, error) {
+	if spec == nil {
+		return sandbox.Default(root, "")
+	}
+	s := spec.Clone()
+	if s.Workspace == "" {
+		s.Workspace = root
+	} else if real, err := filepath.EvalSymlinks(s.Workspace); err != nil || real != root {
+		return sandbox.Spec{}, fmt.Errorf("WithSandbox: the sandbox's workspace %s is not the tools' root %s", s.Workspace, root)
+	} else {
+		s.Workspace = real
+	}
+	if err := s.Validate(); err != nil {
+		return sandbox.Spec{}, fmt.Errorf("WithSandbox: %w", err)
+	}
+	return s, nil
 }

@@ -11,8 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -21,11 +23,18 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/sandbox"
 	"github.com/seed-7cc7a084/harness/tools"
 )
 
 func TestRunCommand(t *testing.T) {
-	s, root := workspace(t, map[string]string{"a.txt": "alpha\n"})
+	for _, sb := range sandboxes {
+		t.Run(sb.name, func(t *testing.T) { testRunCommand(t, sb.opts...) })
+	}
+}
+
+func testRunCommand(t *testing.T, opts ...tools.Option) {
+	s, root := workspace(t, map[string]string{"a.txt": "alpha\n"}, opts...)
 	realRoot, err := filepath.EvalSymlinks(root)
 	require.NoError(t, err)
 	for _, tc := range []struct {
@@ -98,61 +107,139 @@ func pidFrom(t *testing.T, root, name string) int {
 	return pid
 }
 
+// offSandbox runs commands unsandboxed (mode off), under the process
+// group's watcher.
+var offSandbox = tools.WithSandbox(sandbox.Spec{Mode: sandbox.Off})
+
+// sandboxes are the ways a command runs: in the default sandbox, and
+// unsandboxed. What a command leaves running is killed in both.
+var sandboxes = []struct {
+	name string
+	opts []tools.Option
+}{{"sandboxed", nil}, {"off", []tools.Option{offSandbox}}}
+
+var markers atomic.Int64
+
+// marker returns a duration for sleep that no other process has: a
+// process of the test is found by it in its command line, in whatever PID
+// namespace it runs.
+func marker() string {
+	return fmt.Sprintf("30.%d%04d", os.Getpid()%100000, markers.Add(1))
+}
+
+// procsWith returns the pids of the live processes whose command line
+// holds the argument arg.
+func procsWith(t *testing.T, arg string) []int {
+	t.Helper()
+	var pids []int
+	if runtime.GOOS != "linux" {
+		out, err := exec.Command("ps", "-A", "-o", "pid=,args=").Output()
+		require.NoError(t, err)
+		for line := range strings.SplitSeq(string(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) > 1 && slices.Contains(f[1:], arg) {
+				pid, _ := strconv.Atoi(f[0])
+				if alive(pid) {
+					pids = append(pids, pid)
+				}
+			}
+		}
+		return pids
+	}
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && slices.Contains(strings.Split(string(cmdline), "\x00"), arg) && alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// gone requires that no process with arg in its command line is left,
+// within a few seconds.
+func gone(t *testing.T, arg, what string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(procsWith(t, arg)) == 0 }, 5*time.Second, 10*time.Millisecond,
+		"%s (sleep %s) outlived the command: pids %v", what, arg, procsWith(t, arg))
+}
+
 // The timeout kills the command and what it started: a child in the
 // background and a grandchild under a second shell.
 func TestRunCommandTimeoutKillsTheGroup(t *testing.T) {
-	s, root := workspace(t, nil)
-	start := time.Now()
-	rep := call(t, s, tools.RunCommand, `{"command": "sleep 30 & echo $! > child.pid; sh -c 'sleep 30 & echo $! > grandchild.pid; wait'; echo never", "timeout_seconds": 0.5}`)
-	require.Less(t, time.Since(start), 10*time.Second, "the call returns soon after the timeout")
-	require.Equal(t, facts.StatusFailed, rep.Status)
-	require.Equal(t, "run_command: timed out after 500ms; the command and its process group were killed", rep.Error)
-	require.Equal(t, -1, rep.ExitCode)
-	require.NotContains(t, rep.Stdout, "never")
-	for _, f := range []string{"child.pid", "grandchild.pid"} {
-		pid := pidFrom(t, root, f)
-		require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 10*time.Millisecond, "%s %d outlived the timeout", f, pid)
+	for _, sb := range sandboxes {
+		t.Run(sb.name, func(t *testing.T) {
+			s, root := workspace(t, nil, sb.opts...)
+			child, grandchild := marker(), marker()
+			start := time.Now()
+			rep := call(t, s, tools.RunCommand, js(t, map[string]any{
+				"command":         fmt.Sprintf("sleep %s & sh -c 'sleep %s & touch started; wait'; echo never", child, grandchild),
+				"timeout_seconds": 0.5,
+			}))
+			require.Less(t, time.Since(start), 10*time.Second, "the call returns soon after the timeout")
+			require.Equal(t, facts.StatusFailed, rep.Status)
+			require.Equal(t, "run_command: timed out after 500ms; the command and its process group were killed", rep.Error)
+			require.Equal(t, -1, rep.ExitCode)
+			require.NotContains(t, rep.Stdout, "never")
+			require.FileExists(t, filepath.Join(root, "started"), "the processes were started")
+			gone(t, child, "the child")
+			gone(t, grandchild, "the grandchild")
+		})
 	}
 }
 
 // A command that exits leaves nothing running, and the call does not wait
 // for what it put in the background.
 func TestRunCommandReapsBackground(t *testing.T) {
-	s, root := workspace(t, nil)
-	start := time.Now()
-	rep := call(t, s, tools.RunCommand, `{"command": "sleep 30 & echo $! > bg.pid; echo started"}`)
-	require.Less(t, time.Since(start), 10*time.Second)
-	require.Equal(t, facts.StatusSucceeded, rep.Status, rep.Error)
-	require.Equal(t, "started\n", rep.Stdout)
-	pid := pidFrom(t, root, "bg.pid")
-	require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 10*time.Millisecond)
+	for _, sb := range sandboxes {
+		t.Run(sb.name, func(t *testing.T) {
+			s, _ := workspace(t, nil, sb.opts...)
+			bg := marker()
+			start := time.Now()
+			rep := call(t, s, tools.RunCommand, js(t, map[string]string{"command": "sleep " + bg + " & echo started"}))
+			require.Less(t, time.Since(start), 10*time.Second)
+			require.Equal(t, facts.StatusSucceeded, rep.Status, rep.Error)
+			require.Equal(t, "started\n", rep.Stdout)
+			gone(t, bg, "the background sleep")
+		})
+	}
 }
 
 // Cancelling the context kills the command; the error is the context's.
 func TestRunCommandCancelled(t *testing.T) {
-	s, root := workspace(t, nil)
-	tool, _ := s.Lookup(tools.RunCommand)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan struct{})
-	var rep facts.Report
-	var err error
-	go func() {
-		defer close(done)
-		rep, err = tool.Execute(ctx, action.Request{Payload: json.RawMessage(`{"command": "echo $$ > sh.pid; echo before; sleep 30"}`)})
-	}()
-	pid := pidFrom(t, root, "sh.pid")
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("a cancelled command was not stopped")
+	for _, sb := range sandboxes {
+		t.Run(sb.name, func(t *testing.T) {
+			s, root := workspace(t, nil, sb.opts...)
+			tool, _ := s.Lookup(tools.RunCommand)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan struct{})
+			var rep facts.Report
+			var err error
+			sleep := marker()
+			go func() {
+				defer close(done)
+				rep, err = tool.Execute(ctx, action.Request{Payload: json.RawMessage(js(t, map[string]string{"command": "echo before; touch started; sleep " + sleep}))})
+			}()
+			require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(root, "started")); return err == nil }, 5*time.Second, 10*time.Millisecond)
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("a cancelled command was not stopped")
+			}
+			require.ErrorIs(t, err, context.Canceled)
+			require.Equal(t, facts.StatusFailed, rep.Status)
+			require.Contains(t, rep.Error, "run_command: cancelled after")
+			require.Equal(t, "before\n", rep.Stdout, "the output so far is kept")
+			gone(t, sleep, "the sleep")
+		})
 	}
-	require.ErrorIs(t, err, context.Canceled)
-	require.Equal(t, facts.StatusFailed, rep.Status)
-	require.Contains(t, rep.Error, "run_command: cancelled after")
-	require.Equal(t, "before\n", rep.Stdout, "the output so far is kept")
-	require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 10*time.Millisecond)
 }
 
 func TestRunCommandOutputCaps(t *testing.T) {
@@ -211,7 +298,13 @@ func TestRunCommandTimeoutKillsAShellThatLeftTheGroup(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid here")
 	}
-	s, _ := workspace(t, nil)
+	for _, sb := range sandboxes {
+		t.Run(sb.name, func(t *testing.T) { testTimeoutKillsAShellThatLeftTheGroup(t, sb.opts...) })
+	}
+}
+
+func testTimeoutKillsAShellThatLeftTheGroup(t *testing.T, opts ...tools.Option) {
+	s, _ := workspace(t, nil, opts...)
 	for _, command := range []string{
 		`exec setsid sleep 30`,
 		`exec perl -e 'setpgrp(0,0); sleep 30'`,

@@ -69,35 +69,49 @@
 // is protected — without running it, so that a runtime can refuse such a
 // call without asking a person.
 //
-// run_command is not confined beyond its working directory; that is what
-// the execute capability and the confirmation are for.
+// run_command is confined by a sandbox instead (below).
 //
 // # run_command
 //
 // A command is one shell command line, run as sh -c (cmd /C on Windows)
-// in the workspace directory, with no stdin and the harness's environment
-// less the model providers' credentials — OPENAI_API_KEY, OPENAI_ADMIN_KEY,
-// OPENAI_ORG_ID, OPENAI_PROJECT_ID, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN
-// and every variable whose name ends in _API_KEY — and the variables named
-// with [WithEnvDrop], so that a command such as env does not put them in
-// the log and before the model. (That is hygiene, not a sandbox: a command
-// can still read whatever the user running the harness can.)
-// A line rather than an argv, because a model writes shell — pipes,
-// redirections, "cd sub && go test" — and an argv would not make a call
-// safer: running anything at all is what the execute capability and the
-// confirmation guard, and the person confirming sees the very string the
-// shell runs. A call may set timeout_seconds, up to a maximum
-// ([Limits.MaxCommandTimeout]); on Unix the shell runs in a new process
-// group, and on the timeout or a done context the whole group is killed,
-// children and grandchildren too. When the shell exits by itself, whatever
-// it left in its group is killed as well: nothing a command started keeps
-// changing the workspace after the runtime has observed it. The group is
-// led by a watcher, a small shell that holds the read end of a pipe whose
-// write end only the harness has: when the harness dies without the chance
-// to kill the group (SIGKILL, the OOM killer), the pipe closes and the
-// watcher kills the group — the shell, pipelines, background jobs. On
-// Linux the shell also has a parent-death signal (SIGKILL). Only what left
-// the process group (setsid, a daemon) escapes. Each of stdout
+// in the workspace directory, with no stdin. A line rather than an argv,
+// because a model writes shell — pipes, redirections, "cd sub && go test"
+// — and an argv would not make a call safer: whether it runs at all is
+// what the execute capability and the confirmation guard, and the person
+// confirming sees the very string the shell runs. What it may reach is the
+// sandbox's to decide.
+//
+// Every command runs in the Set's sandbox (package sandbox; [WithSandbox],
+// by default sandbox.Default(root, "")): in workspace-write it reads the
+// file system and writes only the workspace, its private $TMPDIR and the
+// harness's Go build cache — never the store (.harness, wherever it
+// resolves, and any nested one), .git/hooks or .git/config; it has no
+// network (only loopback), sees only its own processes, cannot signal the
+// harness and has no terminal. read-only also keeps the workspace from
+// being written. Where this system lacks what the sandbox needs (Linux
+// with user namespaces and Landlock), the call fails with an error that
+// says what is missing; only mode off runs a command unsandboxed, and
+// only when it was chosen. In every mode the environment is an allow-list
+// (sandbox.EnvAllowList and the spec's Env), not the harness's
+// environment: no provider key or token reaches a command, and so none
+// reaches its output, the log or the model.
+//
+// A call may set timeout_seconds, up to a maximum
+// ([Limits.MaxCommandTimeout]). On the timeout or a done context every
+// process of the command is killed; when the shell exits by itself,
+// whatever it left running is killed as well: nothing a command started
+// keeps changing the workspace after the runtime has observed it. In a
+// sandbox that is the kernel's work: the sandbox's helper is the first
+// process of the command's PID namespace, and when it ends (killed by the
+// timeout, after the shell exited, or with the harness, whose death it
+// follows by a parent-death signal and a lifeline pipe) every process in
+// the namespace ends — setsid daemons and double forks too. In mode off
+// (on Unix) the shell runs in a new process group led by a watcher, a
+// small shell that holds the read end of a pipe whose write end only the
+// harness has: when the harness dies without the chance to kill the group
+// (SIGKILL, the OOM killer), the pipe closes and the watcher kills the
+// group; on Linux the shell also has a parent-death signal. There, only
+// what left the process group (setsid, a daemon) escapes. Each of stdout
 // and stderr keeps its first and last halves of [Limits.OutputBytes], with
 // the cut marked in the output and counted in the transcript. A non-zero
 // exit is a failed report carrying the exit code; a signal is exit code -1.

@@ -50,6 +50,7 @@ func holders(files map[int]string, target string) []int {
 // otherwise wait for the command too; the harness holds its write end
 // alone. (Beside them, the shells may hold descriptors of their own, and
 // what the test binary inherited without close-on-exec.)
+// (Unsandboxed: mode off.)
 func TestRunCommandWatcherFiles(t *testing.T) {
 	sh, open := gatedCall(t, `echo "$x"`)
 	watcher, shell, harness := fds(t, pgid(t, sh)), fds(t, sh), fds(t, os.Getpid())
@@ -73,14 +74,19 @@ func TestRunCommandWatcherFiles(t *testing.T) {
 }
 
 // A call leaves no file descriptor open in the harness: not the lifeline,
-// the output pipes, nor the pidfds of the shell and the watcher.
+// the output pipes, nor the pidfds of the shell and the watcher (or,
+// sandboxed, of the helper, its lifeline, request and status pipes).
 func TestRunCommandLeavesNoFiles(t *testing.T) {
-	s, _ := workspace(t, nil)
-	call(t, s, tools.RunCommand, `{"command": "true"}`) // the runtime's own, opened once
-	before := fds(t, os.Getpid())
-	for _, command := range []string{"echo hi", "exit 3", "sleep 30 & echo started", "kill -9 $$"} {
-		call(t, s, tools.RunCommand, js(t, map[string]string{"command": command}))
+	for _, sb := range sandboxes {
+		t.Run(sb.name, func(t *testing.T) {
+			s, _ := workspace(t, nil, sb.opts...)
+			call(t, s, tools.RunCommand, `{"command": "true"}`) // the runtime's own, opened once
+			before := fds(t, os.Getpid())
+			for _, command := range []string{"echo hi", "exit 3", "sleep 30 & echo started", "kill -9 $$"} {
+				call(t, s, tools.RunCommand, js(t, map[string]string{"command": command}))
+			}
+			call(t, s, tools.RunCommand, `{"command": "sleep 5", "timeout_seconds": 0.1}`)
+			require.Equal(t, before, fds(t, os.Getpid()))
+		})
 	}
-	call(t, s, tools.RunCommand, `{"command": "sleep 5", "timeout_seconds": 0.1}`)
-	require.Equal(t, before, fds(t, os.Getpid()))
 }

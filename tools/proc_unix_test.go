@@ -27,13 +27,14 @@ import (
 // that workspace until it is killed.
 const pdeathParentDir = "TOOLS_TEST_PDEATH_PARENT_DIR"
 
-// A command dies with a harness that is SIGKILLed — which leaves the
-// harness no chance to kill the process group itself: the shell, the
-// foreground child of a shell that did not exec, a background job, and
-// the group's watcher.
+// An unsandboxed command (mode off) dies with a harness that is
+// SIGKILLed — which leaves the harness no chance to kill the process group
+// itself: the shell, the foreground child of a shell that did not exec, a
+// background job, and the group's watcher. (A sandboxed command dies with
+// it too, setsid or not: see TestSandboxDiesWithHarness.)
 func TestRunCommandDiesWithHarness(t *testing.T) {
 	if dir := os.Getenv(pdeathParentDir); dir != "" {
-		s, err := tools.New(dir)
+		s, err := tools.New(dir, offSandbox)
 		require.NoError(t, err)
 		// The shell writes its pid, puts a sleep in the background, and
 		// stays as the parent of a second shell that becomes a sleep; fg.pid
@@ -43,7 +44,7 @@ func TestRunCommandDiesWithHarness(t *testing.T) {
 	}
 	dir := t.TempDir()
 	parent := exec.Command(os.Args[0], "-test.run=^TestRunCommandDiesWithHarness$", "-test.count=1")
-	parent.Env = append(os.Environ(), pdeathParentDir+"="+dir)
+	parent.Env = append(os.Environ(), pdeathParentDir+"="+dir, "TMPDIR="+t.TempDir()) // what the killed harness cannot remove lands there
 	require.NoError(t, parent.Start())
 	t.Cleanup(func() {
 		_ = parent.Process.Kill()
@@ -81,7 +82,8 @@ func pgid(t *testing.T, pid int) int {
 	return id
 }
 
-// gatedCall runs a command as a call in the background: its shell makes
+// gatedCall runs a command as an unsandboxed call (mode off: the process
+// group's watcher is what its tests look at) in the background: its shell makes
 // a fifo named gate, writes its pid, reads a line from the gate into $x,
 // and runs then. It returns the shell's pid, read once the command is at
 // the gate, and a function that writes line to the gate and returns the
@@ -89,7 +91,7 @@ func pgid(t *testing.T, pid int) int {
 func gatedCall(t *testing.T, then string) (sh int, open func(line string) facts.Report) {
 	t.Helper()
 	command := "mkfifo gate && echo $$ > sh.pid.tmp && mv sh.pid.tmp sh.pid && read -r x < gate; " + then
-	s, root := workspace(t, nil)
+	s, root := workspace(t, nil, offSandbox)
 	tool, _ := s.Lookup(tools.RunCommand)
 	req := action.Request{Payload: json.RawMessage(js(t, map[string]string{"command": command}))}
 	done := make(chan struct{})
@@ -131,7 +133,7 @@ func gatedCall(t *testing.T, then string) (sh int, open func(line string) facts.
 	}
 }
 
-// A call leaves no watcher behind: the watcher leads the command's group
+// An unsandboxed call leaves no watcher behind: the watcher leads the command's group
 // while it runs, and is gone — killed and reaped, not a zombie — when the
 // call returns. The command's exit code and output are its own.
 func TestRunCommandLeavesNoWatcher(t *testing.T) {

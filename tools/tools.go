@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/sandbox"
 )
 
 // The names of the built-in tools, as the model calls them.
@@ -119,18 +120,19 @@ type config struct {
 	confirm   map[string]bool
 	all       *bool
 	protected []string
-	envDrop   []string
+	sandbox   *sandbox.Spec
 }
 
-// WithEnvDrop names more environment variables that run_command leaves out
-// of a command's environment; a name ending in "*" drops every variable
-// whose name begins with the rest ("AWS_*"). Names are compared ignoring
-// case. Whatever is given, the model providers' credentials are always
-// left out: OPENAI_API_KEY, OPENAI_ADMIN_KEY, OPENAI_ORG_ID,
-// OPENAI_PROJECT_ID, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, and every
-// variable whose name ends in _API_KEY.
-func WithEnvDrop(names ...string) Option {
-	return func(c *config) { c.envDrop = append(c.envDrop, names...) }
+// WithSandbox sets the sandbox run_command runs every command in (see
+// package sandbox). Its Workspace may be left empty for the tools' root;
+// otherwise it must be that root. Without this option a command runs in
+// sandbox.Default(root, ""): workspace-write, no network, the root's
+// .harness hidden. New returns an error for a spec that does not
+// validate; a spec this system cannot run (no Landlock, not Linux) makes
+// each run_command call fail with an error that says what is missing —
+// a command never runs unsandboxed unless the mode is sandbox.Off.
+func WithSandbox(spec sandbox.Spec) Option {
+	return func(c *config) { c.sandbox = &spec }
 }
 
 // WithProtected names more paths — relative to the workspace root, or
@@ -170,8 +172,9 @@ func WithConfirm(ask bool, names ...string) Option {
 // Set is the built-in tools of one workspace, in the order they are offered
 // to the model: read_file, list_files, write_file, edit_file, run_command.
 type Set struct {
-	ws    *workspace
-	tools []Tool
+	ws      *workspace
+	tools   []Tool
+	sandbox sandbox.Spec
 }
 
 // New returns the tools for the workspace directory root. Every path a tool
@@ -190,16 +193,20 @@ func New(root string, opts ...Option) (*Set, error) {
 	if err := ws.protect(c.protected); err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
+	spec, err := sandboxSpec(ws.real, c.sandbox)
+	if err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
 	lim := c.limits.withDefaults()
 	ts := []*tool{
-		readTool(ws, lim), listTool(ws, lim), writeTool(ws), editTool(ws, lim), commandTool(ws, lim, slices.Clone(c.envDrop)),
+		readTool(ws, lim), listTool(ws, lim), writeTool(ws), editTool(ws, lim), commandTool(ws, lim, spec),
 	}
 	for name := range c.confirm {
 		if !slices.ContainsFunc(ts, func(t *tool) bool { return t.name == name }) {
 			return nil, fmt.Errorf("tools: WithConfirm names %q, which is not a tool", name)
 		}
 	}
-	s := &Set{ws: ws}
+	s := &Set{ws: ws, sandbox: spec}
 	for _, t := range ts {
 		if c.all != nil {
 			t.confirm = *c.all
@@ -214,6 +221,10 @@ func New(root string, opts ...Option) (*Set, error) {
 
 // Root is the workspace directory, absolute.
 func (s *Set) Root() string { return s.ws.dir }
+
+// Sandbox is the sandbox run_command runs commands in; its Record is what
+// system.configured and a command's action.requested record.
+func (s *Set) Sandbox() sandbox.Spec { return s.sandbox.Clone() }
 
 // Tools returns the tools, in the order they are offered to the model.
 func (s *Set) Tools() []Tool { return slices.Clone(s.tools) }

@@ -1,0 +1,48 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// Cmd is one shell command line run in a sandbox: sh -c Line in
+// Spec.Workspace, with no stdin and the allow-listed environment. It runs
+// the modes WorkspaceWrite and ReadOnly; mode Off is run by the caller
+// (package tools runs it under its process-group watcher).
+//
+// A Cmd is used once: Start, then Wait, with Kill at any time between.
+type Cmd struct {
+	// Spec is the sandbox.
+	Spec Spec
+	// Line is the shell command line.
+	Line string
+	// Env is the environment the allow-list is applied to; nil takes
+	// os.Environ().
+	Env []string
+	// Stdout and Stderr are where the command writes; nil is /dev/null.
+	// They are given to the command's processes as they are, so Wait does
+	// not wait for them to close; since every process of the command dies
+	// before Wait returns, their write ends are closed then (but for the
+	// caller's own copies).
+	Stdout, Stderr *os.File
+
+	proc *process // the platform's running helper
+}
+
+// Exit is how a command's shell ended: its exit code, or the signal that
+// killed it (Code is then -1). A command killed by Kill, a timeout, or its
+// helper's death ends by SIGKILL.
+type Exit struct {
+	Code   int
+	Signal syscall.Signal
+}
+
+// String says it as os.ProcessState does: "exit status 3", "signal:
+// killed".
+func (e Exit) String() string {
+	if e.Signal != 0 {
+		return "signal: " + e.Signal.String()
+	}
+	return fmt.Sprintf("exit status %d", e.Code)
+}

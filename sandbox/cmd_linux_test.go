@@ -1,0 +1,239 @@
+package sandbox_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/sandbox"
+)
+
+// run runs line in spec and returns its output (stdout and stderr
+// together) and exit.
+func run(t *testing.T, spec sandbox.Spec, line string) (string, sandbox.Exit) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	c := &sandbox.Cmd{Spec: spec, Line: line, Stdout: w, Stderr: w}
+	err = c.Start(context.Background())
+	w.Close()
+	require.NoError(t, err)
+	out, err := io.ReadAll(r)
+	require.NoError(t, err)
+	e, err := c.Wait()
+	require.NoError(t, err)
+	return string(out), e
+}
+
+func defaultSpec(t *testing.T) sandbox.Spec {
+	t.Helper()
+	spec, err := sandbox.Default(t.TempDir(), "")
+	require.NoError(t, err)
+	return spec
+}
+
+// This kernel offers what the sandbox needs (the CI machines are of the
+// same kind); a missing feature, simulated by the spec or the
+// environment, is reported, and an unknown one fails closed.
+func TestProbe(t *testing.T) {
+	sup := sandbox.Probe()
+	require.NoError(t, sup.Err())
+	require.True(t, sup.UserNamespaces)
+	require.GreaterOrEqual(t, sup.LandlockABI, 3)
+
+	sup = sandbox.Probe(sandbox.Landlock)
+	require.Zero(t, sup.LandlockABI)
+	require.ErrorIs(t, sup.Err(), sandbox.ErrUnavailable)
+	require.EqualError(t, sup.Err(), "sandbox unavailable: Landlock is missing (simulated) (only mode off runs commands without it)")
+
+	t.Setenv(sandbox.SimulateEnv, "userns, landlock")
+	require.EqualError(t, sandbox.Probe().Err(), "sandbox unavailable: user namespaces are missing (simulated); Landlock is missing (simulated) (only mode off runs commands without it)")
+	t.Setenv(sandbox.SimulateEnv, "landlok")
+	require.ErrorContains(t, sandbox.Probe().Err(), `HARNESS_SANDBOX_SIMULATE_MISSING names "landlok", which is not "userns" or "landlock"`)
+	t.Setenv(sandbox.SimulateEnv, "")
+	require.NoError(t, sandbox.Probe().Err())
+}
+
+// Check: off needs nothing; the others need the kernel's features.
+func TestCheck(t *testing.T) {
+	spec := defaultSpec(t)
+	require.NoError(t, spec.Check())
+	spec.SimulateMissing = []sandbox.Feature{sandbox.UserNamespaces}
+	require.ErrorIs(t, spec.Check(), sandbox.ErrUnavailable)
+	require.ErrorContains(t, spec.Check(), "mode workspace-write: sandbox unavailable: user namespaces are missing (simulated)")
+	c := &sandbox.Cmd{Spec: spec, Line: "true"}
+	require.ErrorIs(t, c.Start(context.Background()), sandbox.ErrUnavailable)
+	spec.Mode = sandbox.Off
+	require.NoError(t, spec.Check())
+	c = &sandbox.Cmd{Spec: spec, Line: "true"}
+	require.ErrorIs(t, c.Start(context.Background()), sandbox.ErrInvalidSpec, "Cmd runs no mode off")
+}
+
+func TestCmdExit(t *testing.T) {
+	spec := defaultSpec(t)
+	for _, tc := range []struct {
+		line string
+		exit sandbox.Exit
+		str  string
+		out  string
+	}{
+		{"echo hi", sandbox.Exit{}, "exit status 0", "hi\n"},
+		{"echo oops >&2; exit 3", sandbox.Exit{Code: 3}, "exit status 3", "oops\n"},
+		{"kill -9 $$", sandbox.Exit{Code: -1, Signal: syscall.SIGKILL}, "signal: killed", ""},
+		{"kill -TERM $$", sandbox.Exit{Code: -1, Signal: syscall.SIGTERM}, "signal: terminated", ""},
+		{"no-such-command-xyz 2>/dev/null", sandbox.Exit{Code: 127}, "exit status 127", ""},
+		{"pwd -P", sandbox.Exit{}, "exit status 0", spec.Workspace + "\n"},
+		{"cat", sandbox.Exit{}, "exit status 0", ""}, // stdin is /dev/null
+	} {
+		out, e := run(t, spec, tc.line)
+		require.Equal(t, tc.exit, e, tc.line)
+		require.Equal(t, tc.str, e.String(), tc.line)
+		require.Equal(t, tc.out, out, tc.line)
+	}
+}
+
+var marks atomic.Int64
+
+// mark is a sleep duration no other process has.
+func mark() string { return fmt.Sprintf("40.%d%04d", os.Getpid()%100000, marks.Add(1)) }
+
+// running lists the pids whose command line holds arg.
+func running(arg string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		zombie := strings.Contains(string(stat), ") Z ")
+		if err == nil && !zombie && slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// Kill ends every process of the command, in whatever session; Wait then
+// says SIGKILL, and nothing is left.
+func TestCmdKill(t *testing.T) {
+	spec := defaultSpec(t)
+	a, b := mark(), mark()
+	c := &sandbox.Cmd{Spec: spec, Line: fmt.Sprintf("setsid sleep %s & sleep %s", a, b)}
+	require.NoError(t, c.Start(context.Background()))
+	require.NotZero(t, c.Pid())
+	require.Eventually(t, func() bool { return len(running(a)) == 1 && len(running(b)) == 1 }, 10*time.Second, 10*time.Millisecond)
+	c.Kill()
+	e, err := c.Wait()
+	require.NoError(t, err)
+	require.Equal(t, sandbox.Exit{Code: -1, Signal: syscall.SIGKILL}, e)
+	require.Empty(t, running(a), "the kernel kills the namespace before the helper is reaped")
+	require.Empty(t, running(b))
+	c.Kill() // after the end: nothing
+	e2, err := c.Wait()
+	require.NoError(t, err)
+	require.Equal(t, e, e2, "Wait again says the same")
+}
+
+// A shell that exits leaves nothing behind, and its temporary directory
+// is removed.
+func TestCmdLeavesNothing(t *testing.T) {
+	spec := defaultSpec(t)
+	a := mark()
+	out, e := run(t, spec, fmt.Sprintf(`(setsid sleep %s &); echo "$TMPDIR"; touch "$TMPDIR/f"; chmod 500 "$TMPDIR"`, a))
+	require.Zero(t, e.Code, out)
+	require.Empty(t, running(a))
+	tmp := strings.TrimSpace(out)
+	require.True(t, strings.HasPrefix(filepath.Base(tmp), "harness-cmd-"), tmp)
+	require.NoDirExists(t, tmp)
+}
+
+// A done context stops the start: the error is the context's and nothing
+// runs.
+func TestCmdStartCancelled(t *testing.T) {
+	spec := defaultSpec(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := &sandbox.Cmd{Spec: spec, Line: "touch ran"}
+	require.ErrorIs(t, c.Start(ctx), context.Canceled)
+	require.NoFileExists(t, filepath.Join(spec.Workspace, "ran"))
+	_, err := c.Wait()
+	require.ErrorContains(t, err, "not started")
+}
+
+// A sandbox that cannot be set up is an error that says what failed; the
+// command does not run.
+func TestCmdSetupFails(t *testing.T) {
+	spec := defaultSpec(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)                     // where the command's temporary directory is made
+	spec.ReadOnly = []string{"/proc/self/fd/0"} // a magic link, not a mount point
+	c := &sandbox.Cmd{Spec: spec, Line: "touch ran"}
+	err := c.Start(context.Background())
+	require.ErrorIs(t, err, sandbox.ErrSetup)
+	require.ErrorContains(t, err, "make /proc/self/fd/0 read-only: ")
+	require.NoFileExists(t, filepath.Join(spec.Workspace, "ran"))
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Empty(t, entries, "the temporary directory is removed")
+}
+
+// Spec.Writable, Hidden and ReadOnly apply.
+func TestCmdPaths(t *testing.T) {
+	spec := defaultSpec(t)
+	out := t.TempDir()
+	secret := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(secret, "key"), []byte("SECRET"), 0o644))
+	ro := filepath.Join(spec.Workspace, "vendor")
+	require.NoError(t, os.Mkdir(ro, 0o755))
+	spec.Writable = []string{out}
+	spec.Hidden = append(spec.Hidden, secret, filepath.Join(spec.Workspace, "missing"))
+	spec.ReadOnly = []string{ro}
+	got, e := run(t, spec, fmt.Sprintf("touch %s/made; cat %s/key; ls -A %s; touch vendor/x; touch ok", out, secret, secret))
+	require.Equal(t, 0, e.Code, got)
+	require.FileExists(t, filepath.Join(out, "made"))
+	require.NotContains(t, got, "SECRET")
+	require.Contains(t, got, "Permission denied")
+	require.Contains(t, got, "Read-only file system")
+	require.NoFileExists(t, filepath.Join(ro, "x"))
+	require.FileExists(t, filepath.Join(spec.Workspace, "ok"))
+}
+
+// A hidden file reads as empty (it is /dev/null there: what is written to
+// it goes nowhere); a nested .harness that is a symlink hides
+// where it leads, unless that holds the workspace (hiding it would only
+// break the command).
+func TestCmdHiddenFilesAndLinks(t *testing.T) {
+	spec := defaultSpec(t)
+	ws := spec.Workspace
+	file := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(file, []byte("SECRET"), 0o644))
+	store := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(store, "CURRENT"), []byte("SECRET"), 0o644))
+	for dir, target := range map[string]string{"a": store, "b": ws} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, dir), 0o755))
+		require.NoError(t, os.Symlink(target, filepath.Join(ws, dir, sandbox.StoreName)))
+	}
+	spec.Hidden = append(spec.Hidden, file)
+	got, e := run(t, spec, fmt.Sprintf("cat %s; echo >> %s; cat a/.harness/CURRENT; cat %s/CURRENT; ls b/.harness/ | grep -c '^a$'", file, file, store))
+	require.Equal(t, 0, e.Code, got)
+	require.NotContains(t, got, "SECRET")
+	require.True(t, strings.HasSuffix(got, "\n1\n"), "the workspace is not hidden through b/.harness: %s", got)
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, "SECRET", string(data))
+}

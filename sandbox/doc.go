@@ -1,0 +1,120 @@
+// Package sandbox decides what a command the harness runs may reach. The
+// approval policy decides whether a command runs; the sandbox decides what
+// it can touch at all: a command a person approved, or a rule approved, is
+// still the model's, and the model is hostile.
+//
+// A [Spec] is a plain value: a [Mode], network or not, the workspace, the
+// writable roots, the paths made read-only, the paths hidden, the
+// environment's allow-list. [Default] returns the spec of a workspace and
+// its store; [Spec.Record] is its written form, a [facts.Sandbox], which
+// system.configured and each command's action.requested keep, so the person
+// approving a command and replay see where it could reach. A [Cmd] runs one
+// shell command line in it.
+//
+// # Modes
+//
+//	workspace-write  read the file system; write the workspace, the command's
+//	                 private $TMPDIR and the harness's Go build cache (the default)
+//	read-only        the same, but not the workspace
+//	off              no sandbox: the user's authority (explicit, and recorded)
+//
+// In every mode, off included, the environment is an allow-list
+// ([EnvAllowList]: PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TZ and the Go
+// toolchain's own variables, plus the names Spec.Env adds), never the
+// harness's environment less a deny-list: a provider's key, a token, a
+// header or a base URL with a password in it does not reach a command, its
+// output, the log or the model, whatever it is called. TMPDIR is a directory
+// made for the command and removed after it. GOCACHE is the harness's own
+// build cache ([DefaultGoCache], os.UserCacheDir()/harness/go-build), a
+// writable root: go test and go vet work, and the user's own cache, which
+// a hostile command could fill with poisoned build results for the user's
+// next build, is only read. The module cache is read-only: what is not
+// already downloaded cannot be (there is no network either).
+//
+// # What a sandboxed command can and cannot do
+//
+// It reads the file system as the user can, but for what is hidden; it runs
+// what it can read. It writes only its writable roots. Inside them, the
+// workspace's .git/hooks and .git/config are read-only and .git cannot be
+// renamed away (it is a mount point), so no hook or core.hooksPath of the
+// command's choosing runs in the person's next git command, while git add
+// and git commit work (objects, refs and the index stay writable; for a
+// worktree, its git directory and the common directory are writable roots,
+// their hooks and config read-only). It cannot see the store: the
+// workspace's .harness as it resolves, any nested .harness under the
+// workspace (found when the command starts), and a store given elsewhere
+// are covered by an empty directory no one may list, so a command can
+// neither read the log nor append an answer only a person may give. It
+// cannot write outside its roots by any route: go test -exec, -toolexec or
+// -c -o ../x run and write inside the same sandbox.
+//
+// It sees only its own processes: it is in new user, PID and mount
+// namespaces with a /proc of its own, so the harness's processes, their
+// environments and their files are not there, and it cannot signal them
+// (kill -9 -1 reaches only the command's own). It has no terminal: not the
+// person's controlling terminal (a session of its own), and no /dev entry
+// but null, zero, full, random and urandom (so it cannot read the keys a
+// person types at an approval prompt). It has no capabilities and
+// no_new_privs: it cannot mount, unmount or gain privileges through a
+// set-user-ID program. Without Spec.Network it is in a network namespace of
+// its own with only loopback up: a test's own local server works, nothing
+// else is reachable.
+//
+// When the command ends, or is killed, everything it started ends: its
+// first process is the sandbox's helper, and when the first process of a
+// PID namespace ends the kernel kills every other, setsid daemons and double
+// forks included. The helper ends when the shell exits, when the harness
+// kills it (a timeout, a cancel), and when the harness dies, however it
+// dies: it has a parent-death signal (SIGKILL) and a lifeline pipe whose end
+// of file it watches.
+//
+// # How (Linux)
+//
+// The harness re-executes itself (/proc/self/exe) as the helper, in new
+// user, PID, mount and (without Spec.Network) network namespaces, with the
+// harness's uid and gid mapped to themselves. The helper takes over before
+// the program's main runs — package sandbox's init recognises it — in any
+// program that imports this package: the harness command, a test binary, a
+// program of one's own. Its environment holds only the variable that says
+// so, removed at once; the command line and the spec arrive over a pipe,
+// never in an environment or an argv. It makes its mounts private, mounts a
+// fresh /proc, pins .git, bind-mounts the read-only paths read-only, covers
+// the hidden ones, brings up loopback, and then, on an OS thread of its own,
+// sets no_new_privs, enters a Landlock domain (read everything but /dev;
+// write only the writable roots; from ABI 6 no signal or abstract Unix
+// socket out of the domain; from ABI 9 no connect to a named Unix socket
+// outside the writable roots), drops every capability, and starts sh -c in
+// the workspace with the allow-listed environment. It reaps what is left to
+// it, as an init does, and reports the shell's exit. It is not dumpable: a
+// command cannot read its memory or its /proc entries.
+//
+// # Availability
+//
+// [Probe] says what this system lacks — user namespaces (tried once, with a
+// trial helper), Landlock, a Landlock ABI of at least 3 (the first to control
+// truncate) — and [Spec.Check] turns that into an error wrapping
+// [ErrUnavailable]. A command is never run unsandboxed because the sandbox is
+// missing: the caller must choose mode off, which is then recorded. Tests
+// (and the command-line tests) simulate a missing feature with
+// Spec.SimulateMissing or the environment variable [SimulateEnv]; a
+// simulation can only make the sandbox unavailable, never weaker. On macOS,
+// Windows and every other system only mode off runs.
+//
+// # What it does not cover
+//
+//   - Reading: a command reads whatever the user can (~/.ssh, a credentials
+//     file), and what it prints goes to the model. Hide such paths with
+//     Spec.Hidden.
+//   - Named Unix sockets below ABI 9: a command can connect to one it can
+//     name (an ssh-agent's, a Docker daemon's); with Spec.Network, any
+//     network.
+//   - A .harness that does not exist when the command starts: the command
+//     may create one (the harness never adopts a store it did not make
+//     without saying so). Nested stores are found by walking the workspace
+//     (not .git) at each start.
+//   - Other repositories' hooks: only the workspace's own git directory is
+//     protected, not a nested repository's or a submodule's.
+//   - Resources: CPU, memory and disk are not limited, beyond run_command's
+//     timeout; the harness's Go build cache is shared by its commands.
+//   - Other systems: only Linux; elsewhere, mode off.
+package sandbox

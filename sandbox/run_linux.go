@@ -1,0 +1,482 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The helper is this very program, re-executed (/proc/self/exe) as the
+// first process of new namespaces, told so by helperEnv in its otherwise
+// empty environment. Package sandbox's init recognises the variable and
+// runs the helper before main, in any program that imports the package.
+// Its files:
+//
+//	fd 0        /dev/null
+//	fd 1, 2     the command's stdout and stderr
+//	fd 3        the request (JSON), which the harness writes and closes
+//	fd 4        the lifeline: the harness holds the write end; its end of
+//	            file means the harness is gone
+//	fd 5        messages to the harness (JSON lines): started or error,
+//	            then the shell's exit
+const (
+	helperEnv = "HARNESS_SANDBOX_HELPER"
+	helperRun = "run"
+	// helperProbe: only set up the namespaces and a /proc, then exit.
+	helperProbe = "probe"
+
+	fdRequest  = 3
+	fdLifeline = 4
+	fdStatus   = 5
+)
+
+// request is what the harness tells its helper: everything already
+// resolved but the nested hidden names, which the helper finds.
+type request struct {
+	Line        string   `json:"line"`
+	Dir         string   `json:"dir"`
+	Env         []string `json:"env"`
+	Writable    []string `json:"writable"`
+	ReadOnly    []string `json:"read_only"`
+	Pin         string   `json:"pin,omitempty"`
+	Hidden      []string `json:"hidden"`
+	HiddenNames []string `json:"hidden_names"`
+	Network     bool     `json:"network"`
+	ABI         int      `json:"abi"`
+}
+
+// message is one line the helper writes on fd 5.
+type message struct {
+	Started bool   `json:"started,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Exited  bool   `json:"exited,omitempty"`
+	Code    int    `json:"code,omitempty"`
+	Signal  int    `json:"signal,omitempty"`
+}
+
+// process is a started helper.
+type process struct {
+	helper   *exec.Cmd
+	lifeline *os.File
+	unlock   func()
+	tmp      string
+	msgs     <-chan message // the helper's messages, closed when it is gone
+	waitOnce sync.Once
+	exit     Exit
+	err      error
+}
+
+// cloneFlags are the namespaces of a command.
+func cloneFlags(network bool) uintptr {
+	f := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNS)
+	if !network {
+		f |= unix.CLONE_NEWNET
+	}
+	return f
+}
+
+// helperCmd is the helper's exec.Cmd: in new namespaces, the harness's
+// uid and gid mapped to themselves, a session of its own (no controlling
+// terminal), and SIGKILL when the harness's starting thread ends.
+func helperCmd(mode string, network bool) *exec.Cmd {
+	uid, gid := os.Getuid(), os.Getgid()
+	return &exec.Cmd{
+		Path: "/proc/self/exe",
+		Args: []string{"harness-sandbox"},
+		Env:  helperEnviron(mode),
+		Dir:  "/",
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags:  cloneFlags(network),
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			Setsid:      true,
+			Pdeathsig:   syscall.SIGKILL,
+		},
+	}
+}
+
+// helperEnviron is the helper's whole environment: the variable that
+// makes it one and, for a binary built with -race, GORACE without the
+// exit sleep (a second by default) that would otherwise follow every
+// command. Neither is a secret, and the command's environment is its own.
+func helperEnviron(mode string) []string {
+	race := "atexit_sleep_ms=0"
+	if r := os.Getenv("GORACE"); r != "" {
+		race = r + " " + race
+	}
+	return []string{helperEnv + "=" + mode, "GORACE=" + race}
+}
+
+// startLocked starts cmd from an OS thread locked to a goroutine that
+// stays until unlock is called: the parent-death signal is sent when the
+// thread that started the child ends, not the process, and the Go runtime
+// ends a thread when a goroutine locked to it exits. unlock is never nil
+// and must be called, whether or not the start failed.
+func startLocked(cmd *exec.Cmd) (unlock func(), err error) {
+	started := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			<-done
+		}
+	}()
+	return sync.OnceFunc(func() { close(done) }), <-started
+}
+
+// Start starts the command: it checks the spec (Check), makes the
+// command's private temporary directory, starts the helper and waits
+// until the helper has set up the sandbox and started the shell. If ctx
+// is done first, the helper is killed: Start returns nil when the shell
+// had started by then (Wait says it was killed), else ctx's error. An
+// error means the command did not run: ErrInvalidSpec, ErrUnavailable,
+// ErrSetup (what failed is said), or ctx's error if it was done first.
+func (c *Cmd) Start(ctx context.Context) error {
+	if c.proc != nil {
+		return errors.New("sandbox: Cmd already started")
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sandbox: start: %w", err)
+	}
+	s := c.Spec
+	if s.Mode == Off {
+		return fmt.Errorf("%w: mode off runs no sandbox; the caller runs the command", ErrInvalidSpec)
+	}
+	if err := s.Check(); err != nil {
+		return err
+	}
+	sup := Probe(s.SimulateMissing...)
+	req, tmp, err := s.prepare(c.Line, c.Env, sup.LandlockABI)
+	if err != nil {
+		return err
+	}
+	p := &process{tmp: tmp, unlock: func() {}}
+	if err := p.start(ctx, c, req); err != nil {
+		p.cleanup()
+		return err
+	}
+	c.proc = p
+	return nil
+}
+
+// prepare resolves what the helper needs and makes the temporary
+// directory and the Go cache.
+func (s Spec) prepare(line string, env []string, abi int) (request, string, error) {
+	if env == nil {
+		env = os.Environ()
+	}
+	if s.GoCache != "" {
+		if err := os.MkdirAll(s.GoCache, 0o700); err != nil {
+			return request{}, "", fmt.Errorf("%w: the Go build cache: %v", ErrSetup, err)
+		}
+	}
+	g := GitPathsOf(s.Workspace)
+	if s.Mode == WorkspaceWrite && g.Pin != "" {
+		// Hooks and config must exist to be made read-only: git init makes
+		// both, and a repository without them gets them, empty.
+		_ = os.Mkdir(g.ReadOnly[0], 0o755)
+		if f, err := os.OpenFile(g.ReadOnly[1], os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			f.Close()
+		}
+	}
+	tmp, err := os.MkdirTemp("", TempPattern)
+	if err != nil {
+		return request{}, "", fmt.Errorf("%w: the command's temporary directory: %v", ErrSetup, err)
+	}
+	req := request{
+		Line:        line,
+		Dir:         s.Workspace,
+		Env:         s.Environ(env, tmp),
+		Writable:    append(s.writableRoots(), tmp),
+		ReadOnly:    s.readOnlyPaths(),
+		Hidden:      s.Hidden,
+		HiddenNames: s.HiddenNames,
+		Network:     s.Network,
+		ABI:         min(abi, maxABI),
+	}
+	if s.Mode == WorkspaceWrite {
+		req.Pin = g.Pin
+	}
+	return req, tmp, nil
+}
+
+// start starts the helper, gives it the request and waits for its first
+// message.
+func (p *process) start(ctx context.Context, c *Cmd, req request) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("%w: encode the request: %v", ErrSetup, err)
+	}
+	pipe := func(what string) (r, w *os.File, err error) {
+		if r, w, err = os.Pipe(); err != nil {
+			return nil, nil, fmt.Errorf("%w: %s pipe: %v", ErrSetup, what, err)
+		}
+		return r, w, nil
+	}
+	var ends [6]*os.File // request, lifeline and status pipes: read, write
+	for i, what := range []string{"request", "lifeline", "status"} {
+		r, w, err := pipe(what)
+		if err != nil {
+			for _, f := range ends[:2*i] {
+				f.Close()
+			}
+			return err
+		}
+		ends[2*i], ends[2*i+1] = r, w
+	}
+	reqR, reqW, lifeR, lifeW, statR, statW := ends[0], ends[1], ends[2], ends[3], ends[4], ends[5]
+	h := helperCmd(helperRun, req.Network)
+	if c.Stdout != nil {
+		h.Stdout = c.Stdout
+	}
+	if c.Stderr != nil {
+		h.Stderr = c.Stderr
+	}
+	h.ExtraFiles = []*os.File{reqR, lifeR, statW} // fds 3, 4, 5
+	// The request is in the pipe before the helper starts, so that it
+	// need not wait for it (a request larger than the pipe's buffer is
+	// written on as the helper reads). A helper that dies first ends the
+	// write (EPIPE), and its first message (none) says so below.
+	go func() {
+		_, _ = reqW.Write(body)
+		reqW.Close()
+	}()
+	unlock, err := startLocked(h)
+	p.unlock = unlock
+	// The helper has its own copies now: the harness keeps none of its
+	// ends, or it would never see the status pipe's end of file.
+	reqR.Close()
+	lifeR.Close()
+	statW.Close()
+	if err != nil {
+		lifeW.Close()
+		statR.Close()
+		return fmt.Errorf("%w: start the helper in new namespaces: %v", ErrSetup, err)
+	}
+	p.helper, p.lifeline = h, lifeW
+	msgs := make(chan message, 4)
+	go readMessages(statR, msgs)
+	p.msgs = msgs
+
+	var first message
+	var ok bool
+	select {
+	case first, ok = <-msgs:
+	case <-ctx.Done():
+		// The helper is killed; if it had started the shell already, the
+		// command ran (and was killed): that is for Wait to report, as a
+		// kill after Start would be.
+		p.kill()
+		if first, ok = <-msgs; ok && first.Started {
+			return nil
+		}
+		p.reap()
+		return ctx.Err()
+	}
+	switch {
+	case ok && first.Started:
+		return nil
+	case ok && first.Error != "":
+		p.kill()
+		p.reap()
+		return fmt.Errorf("%w: %s", ErrSetup, first.Error)
+	default:
+		p.kill()
+		state := p.reap()
+		return fmt.Errorf("%w: the helper ended before it started the command (%v)", ErrSetup, state)
+	}
+}
+
+// readMessages sends the helper's messages on msgs, and closes it at the
+// end of file: when the helper is gone.
+func readMessages(r *os.File, msgs chan<- message) {
+	defer close(msgs)
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		var m message
+		if err := json.Unmarshal(sc.Bytes(), &m); err == nil {
+			msgs <- m
+		}
+	}
+	_, _ = io.Copy(io.Discard, r) // a line too long: the rest
+}
+
+// kill kills the helper, and with it every process of the command: the
+// helper is the first process of the command's PID namespace, and when
+// it ends the kernel kills the rest. It may be called after the helper
+// has ended.
+func (p *process) kill() {
+	if p.helper != nil && p.helper.Process != nil {
+		_ = p.helper.Process.Kill()
+	}
+}
+
+// reap waits for the helper and returns how it ended.
+func (p *process) reap() *os.ProcessState {
+	_ = p.helper.Wait() // its error says how it ended: the state says it too
+	for range p.msgs {
+	}
+	return p.helper.ProcessState
+}
+
+// cleanup closes the lifeline, lets go of the starting thread and
+// removes the temporary directory.
+func (p *process) cleanup() {
+	if p.lifeline != nil {
+		p.lifeline.Close()
+	}
+	p.unlock()
+	removeAll(p.tmp)
+}
+
+// removeAll removes dir, making what the command left unwritable
+// writable first if that is what stops it.
+func removeAll(dir string) {
+	if dir == "" || os.RemoveAll(dir) == nil {
+		return
+	}
+	_ = filepathWalkChmod(dir)
+	_ = os.RemoveAll(dir)
+}
+
+// Wait waits for the command to end — its shell, and with it every
+// process it started, which the kernel kills when the helper ends — and
+// removes its temporary directory. The error is not the command's: it
+// says the sandbox failed (its helper ended without saying how the shell
+// did); the Exit then is the helper's.
+func (c *Cmd) Wait() (Exit, error) {
+	p := c.proc
+	if p == nil {
+		return Exit{Code: -1}, errors.New("sandbox: Cmd not started")
+	}
+	p.waitOnce.Do(func() {
+		_ = p.helper.Wait()
+		var last *message
+		for m := range p.msgs {
+			if m.Exited {
+				last = &m
+			} else if m.Error != "" && p.err == nil {
+				p.err = fmt.Errorf("sandbox: %s", m.Error)
+			}
+		}
+		state := p.helper.ProcessState
+		ws, _ := state.Sys().(syscall.WaitStatus)
+		switch {
+		case last != nil:
+			p.exit = Exit{Code: last.Code, Signal: syscall.Signal(last.Signal)}
+			p.err = nil
+		case ws.Signaled():
+			p.exit = Exit{Code: -1, Signal: ws.Signal()}
+		default:
+			p.exit = Exit{Code: -1}
+			if p.err == nil {
+				p.err = fmt.Errorf("sandbox: the helper ended (%v) without the shell's exit", state)
+			}
+		}
+		p.cleanup()
+	})
+	return p.exit, p.err
+}
+
+// Kill kills the command: every process it started, whatever session,
+// group or parent it has. It does nothing after the command ended, or
+// before it started.
+func (c *Cmd) Kill() {
+	if c.proc != nil {
+		c.proc.kill()
+	}
+}
+
+// Pid is the helper's process id (in the harness's PID namespace), 0
+// before Start.
+func (c *Cmd) Pid() int {
+	if c.proc == nil || c.proc.helper.Process == nil {
+		return 0
+	}
+	return c.proc.helper.Process.Pid
+}
+
+var (
+	probed     Support
+	probedOnce sync.Once
+)
+
+// probeSystem asks the kernel, once: the Landlock ABI, and a trial
+// helper in new namespaces that mounts a /proc.
+func probeSystem() Support {
+	probedOnce.Do(func() { probed = probeKernel() })
+	return probed
+}
+
+func probeKernel() Support {
+	var s Support
+	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	switch {
+	case errno == unix.ENOSYS:
+		s.Missing = append(s.Missing, "Landlock is not in this kernel (landlock_create_ruleset: function not implemented; it needs Linux 5.13 or later)")
+	case errno == unix.EOPNOTSUPP:
+		s.Missing = append(s.Missing, "Landlock is disabled (add landlock to the kernel's lsm= boot parameter)")
+	case errno != 0:
+		s.Missing = append(s.Missing, fmt.Sprintf("Landlock: landlock_create_ruleset: %v", errno))
+	case int(abi) < minABI:
+		s.LandlockABI = int(abi)
+		s.Missing = append(s.Missing, fmt.Sprintf("Landlock ABI %d is older than %d, the first that controls truncate (Linux 6.2)", abi, minABI))
+	default:
+		s.LandlockABI = int(abi)
+	}
+	if err := trialHelper(); err != nil {
+		s.Missing = append(s.Missing, "user namespaces: "+err.Error())
+	} else {
+		s.UserNamespaces = true
+	}
+	return s
+}
+
+// trialHelper starts a helper in new user, PID, mount and network
+// namespaces that only mounts a /proc, and reports why it failed.
+func trialHelper() error {
+	h := helperCmd(helperProbe, false)
+	var out strings.Builder
+	h.Stderr = &out
+	h.WaitDelay = 5 * time.Second
+	unlock, err := startLocked(h)
+	defer unlock()
+	if err != nil {
+		return fmt.Errorf("a process cannot be started in new user, PID, mount and network namespaces: %w "+
+			"(see /proc/sys/user/max_user_namespaces, kernel.unprivileged_userns_clone, kernel.apparmor_restrict_unprivileged_userns)", err)
+	}
+	if err := h.Wait(); err != nil {
+		return fmt.Errorf("a trial helper in new namespaces failed: %v: %s", err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+// filepathWalkChmod makes every directory under dir writable by its owner,
+// so that what it holds can be removed.
+func filepathWalkChmod(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,475 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// Mode is how much a command may change.
+type Mode string
+
+// The modes.
+const (
+	// WorkspaceWrite, the default: read the file system, write only the
+	// workspace, the command's private temporary directory and the
+	// harness's Go build cache; never the store, .git/hooks or .git/config;
+	// no network unless Spec.Network.
+	WorkspaceWrite Mode = facts.SandboxWorkspaceWrite
+	// ReadOnly: as WorkspaceWrite, but the workspace is not writable
+	// either.
+	ReadOnly Mode = facts.SandboxReadOnly
+	// Off: no sandbox. The command runs with the user's authority; only
+	// its environment is still the allow-list.
+	Off Mode = facts.SandboxOff
+)
+
+// ParseMode returns the mode named s: "workspace-write", "read-only" or
+// "off".
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case WorkspaceWrite, ReadOnly, Off:
+		return m, nil
+	}
+	return "", fmt.Errorf("%w: mode %q is not one of workspace-write, read-only, off", ErrInvalidSpec, s)
+}
+
+// Errors, tested with errors.Is.
+var (
+	// ErrInvalidSpec: a Spec that cannot be run as written (an unknown
+	// mode, a relative path, a hidden path that holds the workspace).
+	ErrInvalidSpec = errors.New("invalid sandbox spec")
+	// ErrUnavailable: this system lacks what the mode needs (user
+	// namespaces, Landlock), or is not Linux. The error says what is
+	// missing; mode off is what runs without it.
+	ErrUnavailable = errors.New("sandbox unavailable")
+	// ErrSetup: the sandbox could not be set up for one command (a mount
+	// or a Landlock rule failed); the command did not run.
+	ErrSetup = errors.New("sandbox setup failed")
+)
+
+// StoreName is the name of a workspace's store directory. Every directory
+// of this name under the workspace is hidden from commands (see
+// Spec.HiddenNames).
+const StoreName = ".harness"
+
+// TempPattern is the name pattern of a command's private temporary
+// directory, made in os.TempDir and removed when the command ends. (A
+// harness that is killed cannot remove it: it is left, with whatever the
+// command wrote there.)
+const TempPattern = "harness-cmd-*"
+
+// Spec is where a command may reach: a plain value, validated by
+// [Spec.Validate], recorded by [Spec.Record], applied by [Cmd]. [Default]
+// returns the spec of a workspace; change its fields to widen or narrow it.
+type Spec struct {
+	// Mode is WorkspaceWrite, ReadOnly or Off.
+	Mode Mode
+	// Network lets the command use the network. Without it the command
+	// has a network namespace of its own with only a loopback interface
+	// (a test's local server works; nothing outside is reachable).
+	Network bool
+	// Workspace is the absolute directory the command runs in, writable in
+	// WorkspaceWrite.
+	Workspace string
+	// Writable is more absolute directories the command may write.
+	Writable []string
+	// ReadOnly is absolute paths inside writable roots that the command
+	// may read but not change (bind-mounted read-only). The workspace's
+	// .git/hooks and .git/config are always added (see GitPaths).
+	ReadOnly []string
+	// Hidden is absolute paths the command cannot see: each is covered by
+	// an empty, read-only directory (a file by /dev/null). A path that does
+	// not exist when the command starts is skipped. Hidden paths must not
+	// hold the workspace or a writable root.
+	Hidden []string
+	// HiddenNames are names hidden wherever they occur under the
+	// workspace when a command starts (StoreName: every nested store).
+	// An entry that is a symlink hides where it leads, unless that holds
+	// the workspace or a writable root.
+	HiddenNames []string
+	// Env is more environment variable names a command gets, beside the
+	// allow-list (see EnvAllowList); a name ending in "*" passes every
+	// variable it is a prefix of.
+	Env []string
+	// GoCache is the directory a command gets as GOCACHE, a writable root:
+	// a build cache of the harness's own, so that go test works without
+	// making the user's cache writable. "" leaves GOCACHE unset (and go
+	// cannot build, since the user's cache is read-only).
+	GoCache string
+	// SimulateMissing makes the sandbox behave as if the system lacked
+	// these features, for tests of the fallback (see also the environment
+	// variable SimulateEnv). It can only make a mode unavailable, never
+	// weaken it.
+	SimulateMissing []Feature
+}
+
+// Feature is a kernel feature the sandbox needs.
+type Feature string
+
+// The features.
+const (
+	UserNamespaces Feature = "userns"
+	Landlock       Feature = "landlock"
+)
+
+// SimulateEnv names an environment variable of the harness's process that
+// simulates missing features, as Spec.SimulateMissing does: a
+// comma-separated list of "landlock" and "userns". For the command-line
+// tests of the fallback; it can only make the sandbox unavailable.
+const SimulateEnv = "HARNESS_SANDBOX_SIMULATE_MISSING"
+
+// EnvAllowList is the environment a command gets from the harness's: the
+// names, and the prefixes ending in "*", that pass. Everything else — the
+// providers' keys, tokens, *_BASE_URL, whatever the person's shell holds
+// — does not. TMPDIR and GOCACHE are not taken from the harness: a command
+// gets its private temporary directory and the harness's Go build cache.
+var EnvAllowList = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_*", "TERM", "TZ",
+	"GOPATH", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOSUMDB", "CGO_ENABLED",
+}
+
+// Default returns the default spec of the workspace directory and its
+// store: WorkspaceWrite, no network, the store hidden (the workspace's
+// .harness as it resolves, and store when it is given and lies elsewhere),
+// every nested .harness hidden, and the harness's Go build cache
+// (DefaultGoCache) as GOCACHE. store may be "".
+func Default(workspace, store string) (Spec, error) {
+	ws, err := resolveDir("workspace", workspace)
+	if err != nil {
+		return Spec{}, err
+	}
+	s := Spec{Mode: WorkspaceWrite, Workspace: ws, HiddenNames: []string{StoreName}}
+	hidden := []string{filepath.Join(ws, StoreName)}
+	if store != "" {
+		abs, err := filepath.Abs(store)
+		if err != nil {
+			return Spec{}, fmt.Errorf("%w: store %q: %v", ErrInvalidSpec, store, err)
+		}
+		hidden = append(hidden, abs)
+	}
+	for _, h := range hidden {
+		if real, err := filepath.EvalSymlinks(h); err == nil {
+			h = real
+		}
+		if !slices.Contains(s.Hidden, h) {
+			s.Hidden = append(s.Hidden, h)
+		}
+	}
+	if cache, err := DefaultGoCache(); err == nil {
+		s.GoCache = cache
+	}
+	return s, nil
+}
+
+// DefaultGoCache is the harness's own Go build cache:
+// os.UserCacheDir()/harness/go-build. It is shared by the commands of
+// every workspace and never the user's own GOCACHE, which a hostile
+// command could otherwise fill with poisoned build results for the
+// user's next build. (A command can still poison this one for the next
+// command; that stays inside the sandbox.)
+func DefaultGoCache() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("the harness's Go build cache: %w", err)
+	}
+	return filepath.Join(dir, "harness", "go-build"), nil
+}
+
+func resolveDir(what, dir string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("%w: no %s", ErrInvalidSpec, what)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s %q: %v", ErrInvalidSpec, what, dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s %q: %v", ErrInvalidSpec, what, dir, err)
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%w: %s %q is not a directory", ErrInvalidSpec, what, dir)
+	}
+	return real, nil
+}
+
+// Validate reports whether s can be run as written: a known mode, an
+// absolute workspace, absolute paths, no empty name, and no hidden path
+// that is or holds the workspace or a writable root. It does not ask the
+// system (see Check).
+func (s Spec) Validate() error {
+	if _, err := ParseMode(string(s.Mode)); err != nil {
+		return err
+	}
+	if s.Workspace == "" || !filepath.IsAbs(s.Workspace) {
+		return fmt.Errorf("%w: workspace %q is not an absolute path", ErrInvalidSpec, s.Workspace)
+	}
+	for _, list := range []struct {
+		field string
+		paths []string
+	}{{"Writable", s.Writable}, {"ReadOnly", s.ReadOnly}, {"Hidden", s.Hidden}} {
+		for _, p := range list.paths {
+			if !filepath.IsAbs(p) {
+				return fmt.Errorf("%w: %s: %q is not an absolute path", ErrInvalidSpec, list.field, p)
+			}
+		}
+	}
+	if s.GoCache != "" && !filepath.IsAbs(s.GoCache) {
+		return fmt.Errorf("%w: GoCache %q is not an absolute path", ErrInvalidSpec, s.GoCache)
+	}
+	for _, n := range s.HiddenNames {
+		if n == "" || n == "." || n == ".." || strings.ContainsRune(n, '/') {
+			return fmt.Errorf("%w: HiddenNames: %q is not a file name", ErrInvalidSpec, n)
+		}
+	}
+	for _, n := range s.Env {
+		if strings.TrimSuffix(n, "*") == "" || strings.ContainsAny(n, "=\x00") {
+			return fmt.Errorf("%w: Env: %q is not a variable name or a prefix ending in *", ErrInvalidSpec, n)
+		}
+	}
+	for _, f := range s.SimulateMissing {
+		if f != UserNamespaces && f != Landlock {
+			return fmt.Errorf("%w: SimulateMissing: %q is not %q or %q", ErrInvalidSpec, f, UserNamespaces, Landlock)
+		}
+	}
+	roots := append([]string{s.Workspace}, s.writableRoots()...)
+	for _, h := range s.Hidden {
+		for _, r := range roots {
+			if within(filepath.Clean(r), filepath.Clean(h)) {
+				return fmt.Errorf("%w: hidden path %s holds %s, which the command needs", ErrInvalidSpec, h, r)
+			}
+		}
+	}
+	return nil
+}
+
+// within reports whether path is dir or lies beneath it.
+func within(path, dir string) bool {
+	if path == dir || dir == "/" {
+		return true
+	}
+	return strings.HasPrefix(path, dir+string(filepath.Separator))
+}
+
+// writableRoots is what the command may write beside its temporary
+// directory: the workspace (in WorkspaceWrite), the git directories a
+// worktree's .git file names, the Go cache and Writable.
+func (s Spec) writableRoots() []string {
+	var out []string
+	if s.Mode == WorkspaceWrite {
+		out = append(out, s.Workspace)
+		out = append(out, GitPathsOf(s.Workspace).Writable...)
+	}
+	if s.GoCache != "" {
+		out = append(out, s.GoCache)
+	}
+	for _, w := range s.Writable {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// readOnlyPaths is ReadOnly and, in WorkspaceWrite, the workspace's git
+// paths.
+func (s Spec) readOnlyPaths() []string {
+	out := slices.Clone(s.ReadOnly)
+	if s.Mode == WorkspaceWrite {
+		for _, p := range GitPathsOf(s.Workspace).ReadOnly {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// GitPaths is what the sandbox does for the git repository of a
+// workspace, so that git add and git commit work in a command but nothing
+// a later git of the person's runs (a hook, a config's core.hooksPath or
+// core.fsmonitor) can be planted.
+type GitPaths struct {
+	// ReadOnly: the hooks directory and the config file of the git
+	// directory (for a worktree, of its common directory too, and the
+	// workspace's .git file itself).
+	ReadOnly []string
+	// Pin is the workspace's .git directory, bind-mounted onto itself so
+	// that it cannot be renamed away and replaced by a directory with
+	// hooks of the command's choosing.
+	Pin string
+	// Writable: for a worktree, its git directory and the common
+	// directory, which lie outside the workspace (objects, refs, index).
+	Writable []string
+}
+
+// GitPathsOf returns the git paths of the workspace ws: none when it has
+// no .git.
+func GitPathsOf(ws string) GitPaths {
+	dotgit := filepath.Join(ws, ".git")
+	fi, err := os.Lstat(dotgit)
+	if err != nil {
+		return GitPaths{}
+	}
+	if fi.IsDir() {
+		return GitPaths{
+			ReadOnly: []string{filepath.Join(dotgit, "hooks"), filepath.Join(dotgit, "config")},
+			Pin:      dotgit,
+		}
+	}
+	if !fi.Mode().IsRegular() {
+		return GitPaths{}
+	}
+	// A worktree or a submodule: ".git" says "gitdir: DIR", and DIR's
+	// "commondir" names the repository's own git directory.
+	data, err := os.ReadFile(dotgit)
+	if err != nil {
+		return GitPaths{}
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return GitPaths{ReadOnly: []string{dotgit}}
+	}
+	gitdir := strings.TrimSpace(dir)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(ws, gitdir)
+	}
+	if real, err := filepath.EvalSymlinks(gitdir); err == nil {
+		gitdir = real
+	}
+	g := GitPaths{ReadOnly: []string{dotgit, filepath.Join(gitdir, "hooks"), filepath.Join(gitdir, "config")}}
+	common := gitdir
+	if data, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(data))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitdir, c)
+		}
+		if real, err := filepath.EvalSymlinks(c); err == nil {
+			common = real
+		}
+		g.ReadOnly = append(g.ReadOnly, filepath.Join(common, "hooks"), filepath.Join(common, "config"), filepath.Join(gitdir, "config.worktree"))
+	}
+	for _, d := range []string{gitdir, common} {
+		if !within(d, ws) && !slices.Contains(g.Writable, d) {
+			g.Writable = append(g.Writable, d)
+		}
+	}
+	return g
+}
+
+// allowList is EnvAllowList and Env.
+func (s Spec) allowList() []string {
+	out := slices.Clone(EnvAllowList)
+	for _, n := range s.Env {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// EnvNames is the names a command of s may get ("LC_*" a prefix): the
+// allow-list, Env, TMPDIR and, with a GoCache, GOCACHE.
+func (s Spec) EnvNames() []string {
+	out := append(s.allowList(), "TMPDIR")
+	if s.GoCache != "" {
+		out = append(out, "GOCACHE")
+	}
+	return out
+}
+
+// Environ returns the environment a command of s gets from env
+// ("NAME=value" entries, as os.Environ returns): the variables the
+// allow-list names (EnvAllowList and Spec.Env; names compared exactly, as
+// Linux does), TMPDIR set to tmp, and GOCACHE set to Spec.GoCache when it
+// is given. It is the same in every mode, Off included.
+func (s Spec) Environ(env []string, tmp string) []string {
+	allow := s.allowList()
+	passes := func(name string) bool {
+		if name == "TMPDIR" || name == "GOCACHE" {
+			return false
+		}
+		for _, a := range allow {
+			if p, ok := strings.CutSuffix(a, "*"); ok {
+				if strings.HasPrefix(name, p) {
+					return true
+				}
+			} else if name == a {
+				return true
+			}
+		}
+		return false
+	}
+	out := make([]string, 0, len(allow)+2)
+	seen := map[string]bool{}
+	for _, kv := range env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || seen[name] || !passes(name) {
+			continue
+		}
+		seen[name] = true
+		out = append(out, kv)
+	}
+	if tmp != "" {
+		out = append(out, "TMPDIR="+tmp)
+	}
+	if s.GoCache != "" {
+		out = append(out, "GOCACHE="+s.GoCache)
+	}
+	return out
+}
+
+// Record returns the written form of s, with the mechanism that applies
+// it on this system: what a person is shown before approving a command,
+// and what replay tells back.
+func (s Spec) Record() facts.Sandbox {
+	r := facts.Sandbox{
+		Mode:    string(s.Mode),
+		Network: s.Network || s.Mode == Off,
+		Temp:    filepath.Join(os.TempDir(), TempPattern),
+		Env:     s.EnvNames(),
+	}
+	if s.Mode == Off {
+		r.Mechanism = "none"
+		return r
+	}
+	r.Writable = s.writableRoots()
+	r.ReadOnly = s.readOnlyPaths()
+	r.Hidden = slices.Clone(s.Hidden)
+	r.HiddenNames = slices.Clone(s.HiddenNames)
+	sup := Probe(s.SimulateMissing...)
+	r.Mechanism = mechanism(s, sup)
+	if sup.Err() == nil {
+		r.LandlockABI = min(sup.LandlockABI, maxABI)
+	}
+	return r
+}
+
+func mechanism(s Spec, sup Support) string {
+	if err := sup.Err(); err != nil {
+		return "unavailable: " + err.Error()
+	}
+	ns := "user, pid, mount"
+	if !s.Network {
+		ns += ", network"
+	}
+	return fmt.Sprintf("linux namespaces (%s) and landlock ABI %d; re-executed helper as pid 1; no capabilities, no_new_privs", ns, min(sup.LandlockABI, maxABI))
+}
+
+// Clone returns a copy of s that shares no slice with it.
+func (s Spec) Clone() Spec {
+	s.Writable = slices.Clone(s.Writable)
+	s.ReadOnly = slices.Clone(s.ReadOnly)
+	s.Hidden = slices.Clone(s.Hidden)
+	s.HiddenNames = slices.Clone(s.HiddenNames)
+	s.Env = slices.Clone(s.Env)
+	s.SimulateMissing = slices.Clone(s.SimulateMissing)
+	return s
+}

@@ -1,0 +1,225 @@
+package sandbox_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/sandbox"
+)
+
+func TestParseMode(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		mode sandbox.Mode
+		err  string
+	}{
+		{"workspace-write", sandbox.WorkspaceWrite, ""},
+		{"read-only", sandbox.ReadOnly, ""},
+		{"off", sandbox.Off, ""},
+		{"", "", `mode "" is not one of workspace-write, read-only, off`},
+		{"Off", "", `mode "Off" is not one of`},
+		{"danger-full-access", "", `mode "danger-full-access" is not one of`},
+	} {
+		m, err := sandbox.ParseMode(tc.in)
+		if tc.err != "" {
+			require.ErrorIs(t, err, sandbox.ErrInvalidSpec, tc.in)
+			require.ErrorContains(t, err, tc.err)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, tc.mode, m)
+	}
+}
+
+// Default hides the store as it resolves — a symlinked .harness, and a
+// store given elsewhere — and every nested one by name; it writes the
+// workspace and gives commands the harness's own Go build cache.
+func TestDefault(t *testing.T) {
+	ws := t.TempDir()
+	store := filepath.Join(t.TempDir(), "store")
+	require.NoError(t, os.Mkdir(store, 0o755))
+	require.NoError(t, os.Symlink(store, filepath.Join(ws, sandbox.StoreName)))
+	elsewhere := t.TempDir()
+
+	spec, err := sandbox.Default(ws, elsewhere)
+	require.NoError(t, err)
+	require.Equal(t, sandbox.WorkspaceWrite, spec.Mode)
+	require.False(t, spec.Network)
+	require.Equal(t, ws, spec.Workspace)
+	require.Equal(t, []string{store, elsewhere}, spec.Hidden, "the .harness symlink's target, and the store given")
+	require.Equal(t, []string{sandbox.StoreName}, spec.HiddenNames)
+	cache, err := sandbox.DefaultGoCache()
+	require.NoError(t, err)
+	require.Equal(t, cache, spec.GoCache)
+	require.True(t, strings.HasSuffix(cache, filepath.Join("harness", "go-build")), cache)
+	require.NoError(t, spec.Validate())
+
+	// The same store given twice is hidden once.
+	spec, err = sandbox.Default(ws, filepath.Join(ws, sandbox.StoreName))
+	require.NoError(t, err)
+	require.Equal(t, []string{store}, spec.Hidden)
+
+	for _, bad := range []string{"", filepath.Join(ws, "missing"), filepath.Join(ws, "file")} {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, "file"), nil, 0o644))
+		_, err := sandbox.Default(bad, "")
+		require.ErrorIs(t, err, sandbox.ErrInvalidSpec, "%q", bad)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ws := t.TempDir()
+	ok := sandbox.Spec{Mode: sandbox.WorkspaceWrite, Workspace: ws}
+	for _, tc := range []struct {
+		name   string
+		change func(*sandbox.Spec)
+		err    string
+	}{
+		{"fine", func(*sandbox.Spec) {}, ""},
+		{"off needs a workspace too", func(s *sandbox.Spec) { s.Mode = sandbox.Off }, ""},
+		{"no mode", func(s *sandbox.Spec) { s.Mode = "" }, `mode "" is not one of`},
+		{"relative workspace", func(s *sandbox.Spec) { s.Workspace = "ws" }, `workspace "ws" is not an absolute path`},
+		{"no workspace", func(s *sandbox.Spec) { s.Workspace = "" }, `workspace "" is not an absolute path`},
+		{"relative writable", func(s *sandbox.Spec) { s.Writable = []string{"out"} }, `Writable: "out" is not an absolute path`},
+		{"relative read-only", func(s *sandbox.Spec) { s.ReadOnly = []string{"x"} }, `ReadOnly: "x" is not an absolute path`},
+		{"relative hidden", func(s *sandbox.Spec) { s.Hidden = []string{".harness"} }, `Hidden: ".harness" is not an absolute path`},
+		{"relative go cache", func(s *sandbox.Spec) { s.GoCache = "cache" }, `GoCache "cache" is not an absolute path`},
+		{"hidden is the workspace", func(s *sandbox.Spec) { s.Hidden = []string{ws} }, "hidden path " + ws + " holds " + ws},
+		{"hidden holds the workspace", func(s *sandbox.Spec) { s.Hidden = []string{filepath.Dir(ws)} }, "which the command needs"},
+		{"hidden is /", func(s *sandbox.Spec) { s.Hidden = []string{"/"} }, "which the command needs"},
+		{"hidden holds a writable root", func(s *sandbox.Spec) { s.Writable = []string{"/opt/x/y"}; s.Hidden = []string{"/opt/x"} }, "holds /opt/x/y"},
+		{"hidden under the workspace", func(s *sandbox.Spec) { s.Hidden = []string{filepath.Join(ws, ".harness")} }, ""},
+		{"a path as a hidden name", func(s *sandbox.Spec) { s.HiddenNames = []string{"a/.harness"} }, `HiddenNames: "a/.harness" is not a file name`},
+		{"dot-dot as a hidden name", func(s *sandbox.Spec) { s.HiddenNames = []string{".."} }, `is not a file name`},
+		{"an empty env name", func(s *sandbox.Spec) { s.Env = []string{""} }, `Env: "" is not a variable name`},
+		{"a bare star", func(s *sandbox.Spec) { s.Env = []string{"*"} }, `Env: "*" is not a variable name`},
+		{"an assignment", func(s *sandbox.Spec) { s.Env = []string{"A=1"} }, `Env: "A=1" is not a variable name`},
+		{"unknown simulated feature", func(s *sandbox.Spec) { s.SimulateMissing = []sandbox.Feature{"seccomp"} }, `SimulateMissing: "seccomp" is not`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := ok.Clone()
+			tc.change(&s)
+			err := s.Validate()
+			if tc.err == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
+			require.ErrorContains(t, err, tc.err)
+		})
+	}
+}
+
+// The environment is an allow-list: what it names passes, exactly, and
+// nothing else; TMPDIR and GOCACHE are the command's, not the harness's.
+func TestEnviron(t *testing.T) {
+	spec := sandbox.Spec{Mode: sandbox.WorkspaceWrite, Workspace: "/ws", GoCache: "/cache/go-build", Env: []string{"MYAPP_*", "EXTRA"}}
+	env := []string{
+		"PATH=/bin", "HOME=/home/u", "LANG=C.UTF-8", "LC_ALL=C", "LC_CTYPE=C", "TERM=dumb", "TZ=UTC", "USER=u", "LOGNAME=u",
+		"GOPATH=/go", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GOPROXY=off", "GONOSUMDB=x", "GOPRIVATE=x", "CGO_ENABLED=0", "GOMODCACHE=/go/pkg/mod",
+		"OPENAI_API_KEY=sk", "ANTHROPIC_API_KEY=sk", "OPENAI_BASE_URL=https://u:p@h", "OPENAI_CUSTOM_HEADERS=x", "GITHUB_TOKEN=t",
+		"path=/lower", "LC=no", "TMPDIR=/tmp/harness-tmp", "GOCACHE=/home/u/.cache/go-build",
+		"MYAPP_ONE=1", "MYAPPTWO=no", "EXTRA=e", "EXTRA_NOT=no", "PATH=/second", "NOEQUALS", "=C:=C:\\",
+	}
+	got := spec.Environ(env, "/tmp/harness-cmd-1")
+	require.Equal(t, []string{
+		"PATH=/bin", "HOME=/home/u", "LANG=C.UTF-8", "LC_ALL=C", "LC_CTYPE=C", "TERM=dumb", "TZ=UTC", "USER=u", "LOGNAME=u",
+		"GOPATH=/go", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GOPROXY=off", "GONOSUMDB=x", "GOPRIVATE=x", "CGO_ENABLED=0", "GOMODCACHE=/go/pkg/mod",
+		"MYAPP_ONE=1", "EXTRA=e",
+		"TMPDIR=/tmp/harness-cmd-1", "GOCACHE=/cache/go-build",
+	}, got)
+
+	spec.GoCache = ""
+	require.Equal(t, []string{"TMPDIR=/t"}, spec.Environ([]string{"GOCACHE=/mine", "SECRET=x"}, "/t"), "no GoCache: GOCACHE is not passed")
+}
+
+func TestRecord(t *testing.T) {
+	ws := t.TempDir()
+	spec, err := sandbox.Default(ws, "")
+	require.NoError(t, err)
+	r := spec.Record()
+	require.NoError(t, r.Validate())
+	require.Equal(t, facts.SandboxWorkspaceWrite, r.Mode)
+	require.False(t, r.Network)
+	require.Equal(t, []string{ws, spec.GoCache}, r.Writable)
+	require.Equal(t, []string{filepath.Join(ws, ".harness")}, r.Hidden)
+	require.Equal(t, []string{".harness"}, r.HiddenNames)
+	require.Equal(t, filepath.Join(os.TempDir(), "harness-cmd-*"), r.Temp)
+	require.Contains(t, r.Env, "PATH")
+	require.Contains(t, r.Env, "LC_*")
+	require.Contains(t, r.Env, "TMPDIR")
+	require.Contains(t, r.Env, "GOCACHE")
+	require.NotContains(t, r.Env, "OPENAI_API_KEY")
+	require.Empty(t, r.ReadOnly, "no git repository")
+
+	// A git repository: its hooks and config are read-only.
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
+	r = spec.Record()
+	require.Equal(t, []string{filepath.Join(ws, ".git/hooks"), filepath.Join(ws, ".git/config")}, r.ReadOnly)
+
+	spec.Mode = sandbox.ReadOnly
+	spec.Network = true
+	r = spec.Record()
+	require.True(t, r.Network)
+	require.Equal(t, []string{spec.GoCache}, r.Writable, "not the workspace")
+	require.Empty(t, r.ReadOnly, "nothing to protect inside what is not writable")
+
+	spec.Mode = sandbox.Off
+	r = spec.Record()
+	require.Equal(t, facts.Sandbox{Mode: "off", Network: true, Temp: r.Temp, Env: r.Env, Mechanism: "none"}, r)
+}
+
+// A worktree's git directory and the repository's common directory lie
+// outside the workspace: they are writable roots (git commit works), with
+// their hooks and config read-only, and the .git file too.
+func TestGitPathsOfAWorktree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatalf("this test needs git: %v", err)
+	}
+	main := t.TempDir()
+	run := func(dir string, args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	run(main, "init", "-q")
+	run(main, "commit", "-q", "--allow-empty", "-m", "one")
+	wt := filepath.Join(t.TempDir(), "wt")
+	run(main, "worktree", "add", "-q", wt)
+	wt, err := filepath.EvalSymlinks(wt)
+	require.NoError(t, err)
+	main, err = filepath.EvalSymlinks(main)
+	require.NoError(t, err)
+
+	g := sandbox.GitPathsOf(wt)
+	gitdir := filepath.Join(main, ".git", "worktrees", "wt")
+	common := filepath.Join(main, ".git")
+	require.Equal(t, []string{
+		filepath.Join(wt, ".git"), filepath.Join(gitdir, "hooks"), filepath.Join(gitdir, "config"),
+		filepath.Join(common, "hooks"), filepath.Join(common, "config"), filepath.Join(gitdir, "config.worktree"),
+	}, g.ReadOnly)
+	require.Equal(t, []string{gitdir, common}, g.Writable)
+	require.Empty(t, g.Pin)
+
+	g = sandbox.GitPathsOf(main)
+	require.Equal(t, []string{filepath.Join(main, ".git/hooks"), filepath.Join(main, ".git/config")}, g.ReadOnly)
+	require.Equal(t, filepath.Join(main, ".git"), g.Pin)
+	require.Empty(t, g.Writable)
+
+	require.Equal(t, sandbox.GitPaths{}, sandbox.GitPathsOf(t.TempDir()))
+}
+
+func TestClone(t *testing.T) {
+	s := sandbox.Spec{Writable: []string{"/a"}, Hidden: []string{"/h"}, Env: []string{"E"}}
+	c := s.Clone()
+	c.Writable[0], c.Hidden[0], c.Env[0] = "/b", "/i", "F"
+	require.Equal(t, []string{"/a"}, s.Writable)
+	require.Equal(t, []string{"/h"}, s.Hidden)
+	require.Equal(t, []string{"E"}, s.Env)
+}
