@@ -120,6 +120,22 @@ type subject struct {
 	// cannot be cleaned).
 	path  string
 	clean bool
+	// isPath: the subject is a "path" argument (not a list_files pattern);
+	// resolved is where it leads, following the workspace's symlinks, when
+	// the approval can resolve paths (resolves), and unresolvable says
+	// that it could not be resolved.
+	isPath       bool
+	resolved     string
+	resolves     bool
+	unresolvable bool
+}
+
+// match is the path rules match: where it leads, when that is known.
+func (s subject) match() string {
+	if s.resolves {
+		return s.resolved
+	}
+	return s.path
 }
 
 // subjectOf reads the subject of args, a path made relative to root.
@@ -134,7 +150,7 @@ func subjectOf(root, args string) subject {
 	}
 	switch {
 	case a.Path != nil:
-		s := subject{present: true, raw: *a.Path}
+		s := subject{present: true, raw: *a.Path, isPath: true}
 		s.path, s.clean = WorkspacePath(root, *a.Path)
 		return s
 	case a.Command != nil:
@@ -186,7 +202,7 @@ func (p Pattern) allows(tool string, s subject) bool {
 	case s.command:
 		return globMatch(p.Glob, s.raw, isShellControl)
 	}
-	return s.clean && glob(p.Glob, s.path)
+	return s.clean && !s.unresolvable && glob(p.Glob, s.match())
 }
 
 // denies reports whether the pattern, as a deny pattern, matches a call of
@@ -200,7 +216,7 @@ func (p Pattern) denies(tool string, s subject) bool {
 	case !s.present:
 		return false
 	}
-	return glob(p.Glob, s.raw) || s.clean && glob(p.Glob, s.path)
+	return glob(p.Glob, s.raw) || s.clean && glob(p.Glob, s.path) || s.resolves && glob(p.Glob, s.resolved)
 }
 
 // isShellControl reports whether r is a character that makes a shell do
@@ -258,6 +274,12 @@ type Approval struct {
 	// Root is the workspace root absolute paths are made relative to;
 	// ApplyApproval uses the runtime's workspace when it is "".
 	Root string
+	// Resolve, when set, says where a path leads in the workspace,
+	// following its symlinks (tools.Set.Resolve): a path rule then matches
+	// where a write would land — an allow pattern only there, a deny
+	// pattern there or as written — so that a link (docs -> .github) does
+	// not walk around a rule. A path it cannot resolve is put to a person.
+	Resolve func(path string) (string, error)
 }
 
 // NewApproval parses a mode and patterns.
@@ -297,12 +319,19 @@ type Decision struct {
 // Decide answers a call of tool, needing capability, with args.
 func (a Approval) Decide(tool string, capability action.Capability, args string) Decision {
 	s := subjectOf(a.Root, args)
+	if a.Resolve != nil && s.isPath && s.clean {
+		if r, err := a.Resolve(s.raw); err == nil {
+			s.resolved, s.resolves = r, true
+		} else {
+			s.unresolvable = true
+		}
+	}
 	for _, p := range a.Deny {
 		if p.denies(tool, s) {
 			return Decision{Rule: "deny " + p.String()}
 		}
 	}
-	if s.present && !s.command && !s.clean {
+	if s.present && !s.command && (!s.clean || s.unresolvable) {
 		// Where the call writes cannot be told: no rule may approve it,
 		// and a deny pattern cannot be checked. A person decides.
 		return Decision{Ask: true}

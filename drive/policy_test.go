@@ -2,6 +2,7 @@ package drive_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -9,6 +10,8 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/sandbox"
+	"github.com/seed-7cc7a084/harness/tools"
 )
 
 func TestPatternMatch(t *testing.T) {
@@ -162,4 +165,43 @@ func TestAllowCommandNeverMatchesShellControl(t *testing.T) {
 	d, err := drive.NewApproval("all", nil, []string{"run_command:*rm *"})
 	require.NoError(t, err)
 	require.Equal(t, drive.Decision{Rule: "deny run_command:*rm *"}, d.Decide("run_command", action.Execute, `{"command":"go test; rm -rf x"}`))
+}
+
+// A path rule matches where the path leads, through the workspace's
+// symlinks, as the tools write it: with gh -> .github, a deny of
+// .github/* stops a write through gh/, and with docs -> .github an allow
+// of docs/* does not approve a write that lands in .github.
+func TestApprovalMatchesResolvedPaths(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".github", "workflows"), 0o755))
+	require.NoError(t, os.Symlink(".github", filepath.Join(root, "gh")))
+	require.NoError(t, os.Symlink(".github", filepath.Join(root, "docs")))
+	require.NoError(t, os.Mkdir(filepath.Join(root, "real-docs"), 0o755))
+	set, err := tools.New(root, tools.WithSandbox(sandbox.Spec{Mode: sandbox.Off, Workspace: root}))
+	require.NoError(t, err)
+	a, err := drive.NewApproval("ask", []string{"write_file:docs/*", "write_file:real-docs/*"}, []string{"write_file:.github/*"})
+	require.NoError(t, err)
+	a.Root, a.Resolve = root, set.Resolve
+
+	write := func(path string) string { return `{"path":"` + path + `","content":"x"}` }
+	for _, tc := range []struct {
+		name string
+		path string
+		want drive.Decision
+	}{
+		{"a deny through a link", "gh/workflows/ci.yml", drive.Decision{Rule: "deny write_file:.github/*"}},
+		{"an allow whose path leads elsewhere (and there, a deny)", "docs/workflows/ci.yml", drive.Decision{Rule: "deny write_file:.github/*"}},
+		{"an allow where the path leads where it says", "real-docs/a.md", drive.Decision{Approved: true, Rule: "allow write_file:real-docs/*"}},
+		{"a path through a link that leaves the workspace is asked", "../x", drive.Decision{Ask: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, a.Decide("write_file", action.Write, write(tc.path)))
+		})
+	}
+	// Without a deny, an allow of docs/* still does not approve a write
+	// that lands in .github: it is put to a person.
+	b, err := drive.NewApproval("ask", []string{"write_file:docs/*"}, nil)
+	require.NoError(t, err)
+	b.Root, b.Resolve = root, set.Resolve
+	require.Equal(t, drive.Decision{Ask: true}, b.Decide("write_file", action.Write, write("docs/workflows/ci.yml")))
 }

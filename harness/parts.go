@@ -105,6 +105,7 @@ func (s *system) Output() fold.Output[Services] {
 		Tools:     s.a.toolbox.Schemas(),
 		Version:   s.a.cfg.Version,
 		Workspace: s.a.cfg.Workspace,
+		Sandbox:   s.a.toolbox.sandbox(),
 	})
 	e := effect.Succeed[Services]([]facts.Draft{d})
 	if err != nil {
@@ -338,6 +339,12 @@ func (schedulerPart) add(a *assembly, prefix string) {
 			Infer:    func(req scheduler.Request) effect.Effect[Services, facts.ModelTurn] { return inferTurn(a.cfg, req) },
 			Declare:  declareCheck,
 			Precheck: precheck,
+			Sandbox: func(call facts.ToolCall) *facts.Sandbox {
+				if t, ok := a.toolbox.Lookup(call.Name); ok {
+					return sandboxOf(t)
+				}
+				return nil
+			},
 			Act: func(req action.Request, j fold.Journal) effect.Effect[Services, []facts.Draft] {
 				return act(a.cfg, req, j)
 			},

@@ -174,3 +174,30 @@ func confirms(t ToolAdapter) bool {
 	}
 	return t.Capability() != action.Read
 }
+
+// sandboxer is a tool whose calls run commands in a sandbox: it says where
+// they may reach (see package sandbox), for the record.
+type sandboxer interface{ Sandbox() *facts.Sandbox }
+
+// sandboxOf is where a tool's commands may reach, or nil for a tool that
+// runs none.
+func sandboxOf(t ToolAdapter) *facts.Sandbox {
+	if s, ok := t.(sandboxer); ok {
+		return s.Sandbox()
+	}
+	return nil
+}
+
+// sandbox is where the toolbox's commands may reach: the first tool's that
+// runs commands, for system.configured; nil when none does.
+func (b *Toolbox) sandbox() *facts.Sandbox {
+	if b == nil {
+		return nil
+	}
+	for _, t := range b.tools {
+		if s := sandboxOf(t); s != nil {
+			return s
+		}
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package present
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -98,7 +99,11 @@ func describe(f facts.Fact) (string, error) {
 		for i, t := range p.Tools {
 			names[i] = t.Name
 		}
-		return fmt.Sprintf("model %s; tools %s; %s", orNone(p.Model), orNone(strings.Join(names, ", ")), orNone(p.Version)), err
+		s := fmt.Sprintf("model %s; tools %s; %s", orNone(p.Model), orNone(strings.Join(names, ", ")), orNone(p.Version))
+		if p.Sandbox != nil {
+			s += "; commands " + Sandbox(*p.Sandbox)
+		}
+		return s, err
 	case facts.KindModelTurn:
 		p, err := facts.Decode[facts.ModelTurn](f)
 		return describeTurn(p), err
@@ -107,6 +112,9 @@ func describe(f facts.Fact) (string, error) {
 		s := fmt.Sprintf("%s %s (%s) by %s", p.ActionID, p.Adapter, p.Capability, orNone(p.RequestedBy))
 		if p.Check != nil {
 			s += " · check " + describeCheck(*p.Check)
+		}
+		if p.Sandbox != nil {
+			s += " · " + Sandbox(*p.Sandbox)
 		}
 		if p.Refused != "" {
 			s += " · refused without asking: " + shorten(p.Refused, 100)
@@ -194,6 +202,43 @@ func describe(f facts.Fact) (string, error) {
 	}
 	b, err := f.MarshalJSON()
 	return shorten(string(b), 120), err
+}
+
+// Sandbox says in a few words where a command may reach: "in the sandbox
+// (workspace-write, no network)", or "unsandboxed (sandbox off)".
+func Sandbox(s facts.Sandbox) string {
+	if s.Mode == facts.SandboxOff {
+		return "unsandboxed (sandbox off)"
+	}
+	net := "no network"
+	if s.Network {
+		net = "network"
+	}
+	out := fmt.Sprintf("in the sandbox (%s, %s)", s.Mode, net)
+	if strings.HasPrefix(s.Mechanism, "unavailable") {
+		out += ", which is not available here"
+	}
+	return EscapeLine(out)
+}
+
+// SandboxDetail says where a command may reach, for the person who must
+// approve it: the mode, the network, and the roots it may write.
+func SandboxDetail(s facts.Sandbox) string {
+	if s.Mode == facts.SandboxOff {
+		return "sandbox off: the command runs with your full authority (your files, your network); only its environment is cut down"
+	}
+	net := "no network"
+	if s.Network {
+		net = "network allowed"
+	}
+	d := fmt.Sprintf("sandbox %s, %s; writes only %s", s.Mode, net, strings.Join(append(slices.Clone(s.Writable), "its own $TMPDIR"), ", "))
+	if len(s.ReadOnly) > 0 {
+		d += "; read-only: " + strings.Join(s.ReadOnly, ", ")
+	}
+	if strings.HasPrefix(s.Mechanism, "unavailable") {
+		d += "; " + s.Mechanism
+	}
+	return EscapeLine(d)
 }
 
 func describeTurn(p facts.ModelTurn) string {

@@ -246,9 +246,13 @@ func (s *state[S]) request(c *call, id string) fold.Transition[S] {
 // requested describes recording the request of a call: with the check its
 // tool declares, or — refused — with the refusal and no confirmation.
 func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Policy, refusal string) effect.Effect[S, []facts.Draft] {
+	var sandbox *facts.Sandbox
+	if s.env.Sandbox != nil {
+		sandbox = s.env.Sandbox(tc)
+	}
 	if refusal != "" {
 		f := req.Fact()
-		f.Refused = refusal
+		f.Refused, f.Sandbox = refusal, sandbox
 		return drafts[S](facts.KindActionRequested, f)
 	}
 	declare := effect.Succeed[S]((*facts.CheckSpec)(nil))
@@ -258,7 +262,7 @@ func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Polic
 	return effect.AndThen(declare, func(check *facts.CheckSpec) effect.Effect[S, []facts.Draft] {
 		req.Check = check
 		f := req.Fact()
-		f.Confirm = policy.Confirm
+		f.Confirm, f.Sandbox = policy.Confirm, sandbox
 		return drafts[S](facts.KindActionRequested, f)
 	})
 }

@@ -66,6 +66,10 @@ type Env[S any] struct {
 	// are not one JSON object with each key once are refused whatever it
 	// says.
 	Precheck func(call facts.ToolCall) effect.Effect[S, string]
+	// Sandbox, when set, returns where a call's command may reach (nil for
+	// a call that runs none): it is recorded on the call's request, so the
+	// person asked to approve it, and a replay, see it.
+	Sandbox func(call facts.ToolCall) *facts.Sandbox
 	// Act describes carrying out a request through the effect boundary:
 	// it must record action.started through j immediately before invoking
 	// the adapter, and return the action.completed (and check.recorded)

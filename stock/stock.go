@@ -18,6 +18,7 @@ import (
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/model/anthropic"
 	"github.com/seed-7cc7a084/harness/model/openai"
+	"github.com/seed-7cc7a084/harness/sandbox"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
 	"github.com/seed-7cc7a084/harness/tools"
@@ -253,6 +254,11 @@ type Settings struct {
 	// MaxTurns bounds the model turns of a thread a command drives
 	// (harness.Config.MaxTurns; 0 is no bound); nil leaves it to the command.
 	MaxTurns *int `json:"max_turns,omitempty"`
+	// Sandbox is the mode of the sandbox commands run in: workspace-write
+	// (the default), read-only or off (see package sandbox).
+	Sandbox string `json:"sandbox,omitempty"`
+	// Network lets commands use the network.
+	Network bool `json:"network,omitempty"`
 }
 
 // LoadSettings reads the place's settings file; a missing file is empty
@@ -270,7 +276,10 @@ func (p Place) LoadSettings() (Settings, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return s, fmt.Errorf("settings %s: %w (want {\"model\", \"approve\", \"allow\", \"deny\", \"max_turns\"})", p.SettingsFile(), err)
+		return s, fmt.Errorf("settings %s: %w (want {\"model\", \"approve\", \"allow\", \"deny\", \"max_turns\", \"sandbox\", \"network\"})", p.SettingsFile(), err)
+	}
+	if _, err := sandbox.ParseMode(s.Sandbox); err != nil && s.Sandbox != "" {
+		return s, fmt.Errorf("settings %s: sandbox: %w", p.SettingsFile(), err)
 	}
 	if s.MaxTurns != nil && *s.MaxTurns < 0 {
 		return s, fmt.Errorf("settings %s: max_turns %d: want a number of model turns, or 0 for no bound", p.SettingsFile(), *s.MaxTurns)
@@ -374,16 +383,50 @@ type Stock struct {
 	Config  harness.Config
 	Toolbox *harness.Toolbox
 	Actor   harness.Actor
+	// Tools are the built-in tools the toolbox holds; Tools.Resolve is
+	// where a path of theirs leads, for an approval policy's rules.
+	Tools *tools.Set
+	// Sandbox is where the tools' commands may reach.
+	Sandbox sandbox.Spec
+}
+
+// Option configures NewStock.
+type Option func(*stockOptions)
+
+type stockOptions struct {
+	mode    sandbox.Mode
+	network bool
+}
+
+// WithSandbox sets the mode of the sandbox the tools' commands run in, and
+// whether they may use the network (the default: sandbox.WorkspaceWrite,
+// no network).
+func WithSandbox(mode sandbox.Mode, network bool) Option {
+	return func(o *stockOptions) { o.mode, o.network = mode, network }
 }
 
 // NewStock returns the stock harness of the place under cfg.
-func NewStock(place Place, cfg harness.Config) (*Stock, error) {
+func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error) {
+	o := stockOptions{mode: sandbox.WorkspaceWrite}
+	for _, opt := range options {
+		opt(&o)
+	}
 	if cfg.Workspace == "" {
 		cfg.Workspace = WorkspaceName(place.Root)
 	}
+	// Commands run in a sandbox that hides the store, wherever it is.
+	store := place.Store
+	if place.Remote != "" {
+		store = ""
+	}
+	spec, err := sandbox.Default(place.Root, store)
+	if err != nil {
+		return nil, fmt.Errorf("the sandbox of %s: %w", place.Root, err)
+	}
+	spec.Mode, spec.Network = o.mode, o.network
 	// The file tools never write the store, whatever it is called: the
 	// observer skips it, so a write there would be an effect nobody saw.
-	var opts []tools.Option
+	opts := []tools.Option{tools.WithSandbox(spec)}
 	if rel, ok := place.storeInRoot(); ok {
 		opts = append(opts, tools.WithProtected(rel))
 	}
@@ -403,7 +446,7 @@ func NewStock(place Place, cfg harness.Config) (*Stock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor}, nil
+	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec}, nil
 }
 
 // BlobsOf returns the store's content-addressed blobs when it keeps them
@@ -416,8 +459,11 @@ func BlobsOf(store thread.Store) action.Blobs {
 // Services returns the services of the workspace with the model m: the
 // tools, an observer of the root (skipping the store, and keeping the
 // bytes of the files it reads in blobs when blobs is not nil, so that undo
-// can restore them), and the root for declared checks.
-func (s *Stock) Services(m model.Model, blobs action.Blobs) (harness.Services, error) {
+// can restore them), and the root for declared checks. more configure the
+// observer further (a change feed, the harness's own output files); the
+// observer is an *action.Workspace, which the caller closes when it is
+// done with the services.
+func (s *Stock) Services(m model.Model, blobs action.Blobs, more ...action.WorkspaceOption) (harness.Services, error) {
 	var opts []action.WorkspaceOption
 	if rel, ok := s.Place.storeInRoot(); ok {
 		opts = append(opts, action.WithSkipPaths(rel))
@@ -425,7 +471,10 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs) (harness.Services, e
 	if blobs != nil {
 		opts = append(opts, action.WithBlobs(blobs, 0))
 	}
-	ws, err := action.NewWorkspace(s.Place.Root, opts...)
+	if s.Place.Remote == "" {
+		opts = append(opts, action.WithStorePaths(s.Place.Store))
+	}
+	ws, err := action.NewWorkspace(s.Place.Root, append(opts, more...)...)
 	if err != nil {
 		return harness.Services{}, fmt.Errorf("workspace observer: %w", err)
 	}

@@ -65,7 +65,8 @@ const drainGrace = 2 * time.Second
 func commandTool(ws *workspace, lim Limits, spec sandbox.Spec) *tool {
 	maxSec := lim.MaxCommandTimeout.Seconds()
 	return &tool{
-		name: RunCommand,
+		sandbox: &spec,
+		name:    RunCommand,
 		description: fmt.Sprintf("Run a shell command (sh -c) in the workspace directory and return its exit code, "+
 			"stdout and stderr. Each of stdout and stderr keeps its first and last %d bytes; the middle of longer "+
 			"output is cut and the cut is marked. The command is killed, with any processes it started, after "+

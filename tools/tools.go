@@ -304,8 +304,14 @@ func (s *Set) Precheck(tool string, args []byte) error {
 }
 
 // Precheck returns the refusal a call of the tool with args would surely
-// get (see Set.Precheck).
+// get (see Set.Precheck). A command that cannot run in its sandbox here
+// (the system lacks what the mode needs) is refused too.
 func (t *tool) Precheck(args []byte) error {
+	if t.sandbox != nil {
+		if err := t.sandbox.Check(); err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+	}
 	var err error
 	if t.precheck != nil {
 		err = t.precheck(args)
@@ -361,6 +367,19 @@ type tool struct {
 	// nothing (see Set.Precheck); nil checks the arguments against the
 	// schema's properties only.
 	precheck func(args json.RawMessage) error
+	// sandbox, for a tool that runs commands, is where they may reach.
+	sandbox *sandbox.Spec
+}
+
+// Sandbox is the record of where the tool's commands may reach, for the
+// action.requested of each call (see package sandbox); nil for a tool
+// that runs no command.
+func (t *tool) Sandbox() *facts.Sandbox {
+	if t.sandbox == nil {
+		return nil
+	}
+	r := t.sandbox.Record()
+	return &r
 }
 
 func (t *tool) Name() string                  { return t.name }

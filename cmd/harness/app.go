@@ -258,6 +258,8 @@ type session struct {
 	settings stock.Settings
 	store    thread.Store
 	stock    *stock.Stock
+	// closers are closed with the store: the observers of runtimes on it.
+	closers []io.Closer
 }
 
 // place locates the workspace of the current directory.
@@ -285,15 +287,15 @@ func (a *app) open(ctx context.Context, create bool, opts ...harness.Option) (*s
 	if err != nil {
 		return nil, err
 	}
-	return a.openAt(ctx, p, settings, create, opts...)
+	return a.openAt(ctx, p, settings, create, nil, opts...)
 }
 
-func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings, create bool, opts ...harness.Option) (*session, error) {
+func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings, create bool, so []stock.Option, opts ...harness.Option) (*session, error) {
 	cfg, err := harness.NewConfig(append([]harness.Option{harness.WithVersion("harness/" + version())}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
-	st, err := stock.NewStock(p, cfg)
+	st, err := stock.NewStock(p, cfg, so...)
 	if err != nil {
 		return nil, err
 	}
@@ -320,11 +322,19 @@ func (s *session) runtime() (*harness.Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c, ok := svc.Observer.(io.Closer); ok {
+		s.closers = append(s.closers, c)
+	}
 	return harness.NewRuntime(s.store, svc, s.stock.Config)
 }
 
-// Close closes the store; closing a closed session does nothing.
+// Close closes the store, and the observers of runtimes on it; closing a
+// closed session does nothing.
 func (s *session) Close() error {
+	for _, c := range s.closers {
+		c.Close()
+	}
+	s.closers = nil
 	if s.store == nil {
 		return nil
 	}

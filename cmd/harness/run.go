@@ -14,12 +14,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/sandbox"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tools"
 )
@@ -32,6 +34,8 @@ type driveFlags struct {
 	deny     []string
 	noInput  bool
 	maxTurns int
+	sandbox  string
+	network  bool
 	fs       *pflag.FlagSet
 	// loaded is the model the --model flag names, once loadModel has
 	// loaded it; model is then its spec as recorded.
@@ -58,6 +62,8 @@ func (f *driveFlags) add(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.allow, "allow", nil, "approve calls matching `PATTERN` without asking: TOOL or TOOL:GLOB, e.g. 'run_command:go test *' (repeatable); a path matches as the cleaned workspace-relative path, and in a command * never matches ; & | $ ` < > ( ) or a line break")
 	fl.StringArrayVar(&f.deny, "deny", nil, "deny calls matching `PATTERN` without asking; deny wins over allow and --approve (repeatable); on run_command only a hint, as a shell can spell a command many ways")
 	fl.BoolVar(&f.noInput, "no-input", false, "never ask at the prompt: park the thread (exit 3) when a person must answer")
+	fl.StringVar(&f.sandbox, "sandbox", "", "where commands may reach: workspace-write (write the workspace only; the default, or the settings file's \"sandbox\"), read-only, or off (no sandbox: your full authority; recorded, and shown at every approval)")
+	fl.BoolVar(&f.network, "network", false, "let commands use the network (default: none but loopback, or the settings file's \"network\")")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop the thread (budget.exhausted; for good) before its model turn `N`+1, counting all its turns; 0 is no bound (default: the settings file's max_turns, else 50)")
 	f.fs = fl
 }
@@ -76,6 +82,24 @@ func (f *driveFlags) budget(s stock.Settings) (harness.Option, error) {
 		return nil, usageError("--max-turns %d: want a number of model turns, or 0 for no bound", n)
 	}
 	return harness.WithBudget(n, 0), nil
+}
+
+// stockOptions are the sandbox the flags and the settings file ask for:
+// --sandbox over the file's "sandbox", --network or the file's "network".
+func (f *driveFlags) stockOptions(s stock.Settings) ([]stock.Option, error) {
+	name := f.sandbox
+	if name == "" {
+		name = s.Sandbox
+	}
+	mode := sandbox.WorkspaceWrite
+	if name != "" {
+		m, err := sandbox.ParseMode(name)
+		if err != nil {
+			return nil, usageError("--sandbox: %v", err)
+		}
+		mode = m
+	}
+	return []stock.Option{stock.WithSandbox(mode, f.network || s.Network)}, nil
 }
 
 // loadModel loads the model the --model flag names, if any, so that a bad
@@ -120,7 +144,11 @@ func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.App
 	if err := f.loadModel(); err != nil {
 		return nil, approval, err
 	}
-	s, err := a.openAt(ctx, p, settings, false, budget)
+	so, err := f.stockOptions(settings)
+	if err != nil {
+		return nil, approval, err
+	}
+	s, err := a.openAt(ctx, p, settings, false, so, budget)
 	if err != nil {
 		return nil, approval, err
 	}
@@ -212,7 +240,11 @@ With neither, it is the current directory. The store is created there.`,
 			if err != nil {
 				return asUsage(fmt.Errorf("--model: %w", err))
 			}
-			s, err := a.openAt(ctx, p, settings, true, harness.WithModelName(spec), budget)
+			so, err := f.stockOptions(settings)
+			if err != nil {
+				return err
+			}
+			s, err := a.openAt(ctx, p, settings, true, so, harness.WithModelName(spec), budget)
 			if err != nil {
 				return err
 			}
@@ -228,6 +260,7 @@ With neither, it is the current directory. The store is created there.`,
 					return exists()
 				}
 				d = a.newDriver(s, id, approval, &f)
+				d.warnSandbox()
 				a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, s.place.Root)
 				out, err = d.th.StartNew(ctx, prompt)
 				if errors.Is(err, harness.ErrThreadExists) {
@@ -235,6 +268,7 @@ With neither, it is the current directory. The store is created there.`,
 				}
 			} else {
 				d = a.newDriver(s, "", approval, &f)
+				d.warnSandbox()
 				var th *harness.Thread
 				th, out, err = drive.StartNext(ctx, d.rt, s.stock.Actor, prompt, func(next, taken string) {
 					if taken != "" {
@@ -395,10 +429,17 @@ type driver struct {
 	retry bool
 	// appended are the facts appended by this command, for -o json.
 	appended []facts.Fact
+	// warned: the sandbox's absence was said.
+	warned bool
 	prompter *prompter
 }
 
 func (a *app) newDriver(s *session, id string, approval drive.Approval, f *driveFlags) *driver {
+	if approval.Resolve == nil {
+		// Path rules match where a path leads, through the workspace's
+		// symlinks, as the tools would write it.
+		approval.Resolve = s.stock.Tools.Resolve
+	}
 	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(f.noInput), loaded: f.loaded, spec: f.model}
 	d.build()
 	d.th = d.rt.Thread(s.stock.Actor, id)
@@ -423,9 +464,21 @@ func (d *driver) build() {
 	} else {
 		m = d.model(d.loaded)
 	}
-	svc, err := d.s.stock.Services(m, stock.BlobsOf(d.s.store))
+	// The observer watches the workspace through a change feed where the
+	// system has one, and leaves out this command's own output, should it
+	// be redirected into the workspace.
+	opts := []action.WorkspaceOption{action.WithChangeFeed(true)}
+	for _, w := range []io.Writer{d.a.stdout, d.a.stderr} {
+		if f, ok := w.(*os.File); ok {
+			opts = append(opts, action.WithOwnFiles(f))
+		}
+	}
+	svc, err := d.s.stock.Services(m, stock.BlobsOf(d.s.store), opts...)
 	if err != nil {
 		panic(err) // the root was just opened by the stock's tools
+	}
+	if c, ok := svc.Observer.(io.Closer); ok {
+		d.s.closers = append(d.s.closers, c)
 	}
 	svc.OnModelWait = d.modelWait
 	if d.rt != nil {
@@ -568,9 +621,24 @@ func (d *driver) interrupted(ctx context.Context, err error) error {
 	return err
 }
 
+// warnSandbox says, once, that commands cannot run in the sandbox here
+// (the system lacks what it needs): they are refused, never run
+// unsandboxed, unless the person says --sandbox off.
+func (d *driver) warnSandbox() {
+	if d.warned {
+		return
+	}
+	d.warned = true
+	if err := d.s.stock.Sandbox.Check(); err != nil {
+		fmt.Fprintf(d.a.stderr, "harness: %s: commands are refused; to run them without a sandbox, with your full authority, pass --sandbox off (it is recorded)\n",
+			present.EscapeLine(err.Error()))
+	}
+}
+
 // finish drives the thread and reports how it stands: the exit code says
 // done (0), parked (3), or failed (1).
 func (d *driver) finish(ctx context.Context) error {
+	d.warnSandbox()
 	st, err := drive.Drive(ctx, d.th, d.options())
 	if err != nil {
 		return err
@@ -591,6 +659,7 @@ type waitJSON struct {
 	Completion    *facts.ActionCompleted   `json:"completion,omitempty"`
 	Interrupted   *facts.ActionInterrupted `json:"interrupted,omitempty"`
 	Answer        string                   `json:"answer,omitempty"`
+	Sandbox       *facts.Sandbox           `json:"sandbox,omitempty"`
 }
 
 // resultJSON is how a command left a thread, for -o json.
@@ -616,6 +685,9 @@ func (a *app) report(st drive.State, appended []facts.Fact, root string) error {
 			wj := waitJSON{Kind: w.Kind, RequestID: w.RequestID, Summary: w.Summary, Tool: w.Tool, Preview: tools.Preview(root, w.Tool, w.Args),
 				Options: w.Options, AllowFreeText: w.AllowFreeText, Completion: w.Completion, Interrupted: w.Interrupted,
 				Answer: answerHint(st.Thread, w)}
+			if w.Action != nil {
+				wj.Sandbox = w.Action.Requested.Sandbox
+			}
 			if json.Valid([]byte(w.Args)) {
 				wj.Args = json.RawMessage(w.Args)
 			}
@@ -689,6 +761,13 @@ func (a *app) printPending(p drive.Pending, root string) {
 				}
 				fmt.Fprintf(w, "    %s\n", line)
 			}
+		}
+		if p.Action != nil && p.Action.Requested.Sandbox != nil {
+			sb := present.SandboxDetail(*p.Action.Requested.Sandbox)
+			if p.Action.Requested.Sandbox.Mode == facts.SandboxOff {
+				sb = a.paint("yellow", sb)
+			}
+			fmt.Fprintf(w, "    %s\n", sb)
 		}
 	case fold.WaitQuestion:
 		fmt.Fprintf(w, "  question %s: %s\n", esc(p.RequestID), esc(p.Summary))
