@@ -51,6 +51,10 @@ type Request struct {
 	Payload json.RawMessage
 	// Check is the declared check of the effect, if any.
 	Check *facts.CheckSpec
+	// Sandbox, for an action that runs a command, is where the command may
+	// reach, as recorded with the request: the person who approved it saw
+	// it, and the command runs in it (see package sandbox).
+	Sandbox *facts.Sandbox
 }
 
 // Requester is who requested the action: RequestedBy, or the actor.
@@ -74,7 +78,7 @@ func (r Request) Fact() facts.ActionRequested {
 	return facts.ActionRequested{
 		ActionID: r.ActionID, CallID: r.CallID, Capability: string(r.Capability), Instruction: r.Instruction,
 		Precondition: r.Precondition, IdempotencyKey: r.IdempotencyKey, RequestedBy: r.Requester(),
-		ActorID: r.ActorID, Adapter: r.AdapterKey(), Payload: facts.RawJSON(r.Payload), Check: r.Check,
+		ActorID: r.ActorID, Adapter: r.AdapterKey(), Payload: facts.RawJSON(r.Payload), Check: r.Check, Sandbox: r.Sandbox,
 	}
 }
 
@@ -83,7 +87,7 @@ func FromFact(p facts.ActionRequested) Request {
 	return Request{
 		ActionID: p.ActionID, CallID: p.CallID, Capability: Capability(p.Capability), Instruction: p.Instruction,
 		Precondition: p.Precondition, IdempotencyKey: p.IdempotencyKey, RequestedBy: p.RequestedBy,
-		ActorID: p.ActorID, Adapter: p.Adapter, Payload: json.RawMessage(p.Payload), Check: p.Check,
+		ActorID: p.ActorID, Adapter: p.Adapter, Payload: json.RawMessage(p.Payload), Check: p.Check, Sandbox: p.Sandbox,
 	}
 }
 

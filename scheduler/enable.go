@@ -250,9 +250,10 @@ func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Polic
 	if s.env.Sandbox != nil {
 		sandbox = s.env.Sandbox(tc)
 	}
+	req.Sandbox = sandbox
 	if refusal != "" {
 		f := req.Fact()
-		f.Refused, f.Sandbox = refusal, sandbox
+		f.Refused = refusal
 		return drafts[S](facts.KindActionRequested, f)
 	}
 	declare := effect.Succeed[S]((*facts.CheckSpec)(nil))
@@ -262,7 +263,7 @@ func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Polic
 	return effect.AndThen(declare, func(check *facts.CheckSpec) effect.Effect[S, []facts.Draft] {
 		req.Check = check
 		f := req.Fact()
-		f.Confirm, f.Sandbox = policy.Confirm, sandbox
+		f.Confirm = policy.Confirm
 		return drafts[S](facts.KindActionRequested, f)
 	})
 }

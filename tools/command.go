@@ -78,7 +78,7 @@ func commandTool(ws *workspace, lim Limits, spec sandbox.Spec) *tool {
 		}, "command"),
 		capability: action.Execute,
 		confirm:    true,
-		run: func(ctx context.Context, raw json.RawMessage) (facts.Report, error) {
+		run: func(ctx context.Context, raw json.RawMessage, recorded *facts.Sandbox) (facts.Report, error) {
 			var a commandArgs
 			if err := decodeArgs(raw, &a, "command"); err != nil {
 				return failed(RunCommand, err), nil
@@ -94,9 +94,29 @@ func commandTool(ws *workspace, lim Limits, spec sandbox.Spec) *tool {
 				}
 				timeout = time.Duration(sec * float64(time.Second))
 			}
-			return runCommand(ctx, ws.dir, a.Command, spec, timeout, lim.OutputBytes)
+			run, err := asRecorded(spec, recorded)
+			if err != nil {
+				return failed(RunCommand, err), nil
+			}
+			return runCommand(ctx, ws.dir, a.Command, run, timeout, lim.OutputBytes)
 		},
 	}
+}
+
+// asRecorded is the sandbox a command runs in: the one its request
+// recorded — the mode and network the person approving it was shown — on
+// the tools' workspace; spec when the request recorded none.
+func asRecorded(spec sandbox.Spec, recorded *facts.Sandbox) (sandbox.Spec, error) {
+	if recorded == nil {
+		return spec, nil
+	}
+	mode, err := sandbox.ParseMode(recorded.Mode)
+	if err != nil {
+		return spec, fmt.Errorf("the sandbox its request recorded: %w", err)
+	}
+	run := spec.Clone()
+	run.Mode, run.Network = mode, recorded.Network && mode != sandbox.Off
+	return run, nil
 }
 
 // sandboxDescription tells the model what its commands may reach.

@@ -43,7 +43,7 @@ func listTool(ws *workspace, lim Limits) *tool {
 			_, err := ws.glob(a.Pattern)
 			return err
 		},
-		run: func(ctx context.Context, raw json.RawMessage) (facts.Report, error) {
+		run: func(ctx context.Context, raw json.RawMessage, _ *facts.Sandbox) (facts.Report, error) {
 			var a listArgs
 			if err := decodeArgs(raw, &a); err != nil {
 				return failed(ListFiles, err), nil

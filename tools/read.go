@@ -80,7 +80,7 @@ func readTool(ws *workspace, lim Limits) *tool {
 			}
 			return ws.resolves(r.rel)
 		},
-		run: func(ctx context.Context, raw json.RawMessage) (facts.Report, error) {
+		run: func(ctx context.Context, raw json.RawMessage, _ *facts.Sandbox) (facts.Report, error) {
 			r, err := parse(raw)
 			if err != nil {
 				return failed(ReadFile, err), nil

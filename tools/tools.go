@@ -359,8 +359,10 @@ type tool struct {
 	capability  action.Capability
 	confirm     bool
 	// run carries out a call. It returns an error only when ctx is done;
-	// everything about the call itself is in the report.
-	run func(ctx context.Context, args json.RawMessage) (facts.Report, error)
+	// everything about the call itself is in the report. recorded is the
+	// sandbox the request recorded, for a tool that runs commands (nil
+	// where none was).
+	run func(ctx context.Context, args json.RawMessage, recorded *facts.Sandbox) (facts.Report, error)
 	// check declares the call's check; nil declares none.
 	check func(args json.RawMessage) (*facts.CheckSpec, error)
 	// precheck returns what is wrong with a call before it runs, changing
@@ -413,7 +415,7 @@ func (t *tool) Execute(ctx context.Context, req action.Request) (facts.Report, e
 		return facts.Report{Status: facts.StatusFailed, Error: t.name + ": not started: " + err.Error()},
 			fmt.Errorf("%s: %w", t.name, err)
 	}
-	return t.run(ctx, req.Payload)
+	return t.run(ctx, req.Payload, req.Sandbox)
 }
 
 // failed is the report of a call that did not do what it was asked.

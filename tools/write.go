@@ -76,7 +76,7 @@ func writeTool(ws *workspace) *tool {
 			spec := action.FileEquals(rel, []byte(a.Content))
 			return &spec, nil
 		},
-		run: func(ctx context.Context, raw json.RawMessage) (facts.Report, error) {
+		run: func(ctx context.Context, raw json.RawMessage, _ *facts.Sandbox) (facts.Report, error) {
 			a, rel, err := parse(raw)
 			if err != nil {
 				return failed(WriteFile, err), nil
@@ -240,7 +240,7 @@ func editTool(ws *workspace, lim Limits) *tool {
 			spec := action.FileEquals(rel, e.result)
 			return &spec, nil
 		},
-		run: func(ctx context.Context, raw json.RawMessage) (facts.Report, error) {
+		run: func(ctx context.Context, raw json.RawMessage, _ *facts.Sandbox) (facts.Report, error) {
 			a, rel, err := parse(raw)
 			if err != nil {
 				return failed(EditFile, err), nil
