@@ -463,4 +463,3 @@ func (s *Store) requestContext(ctx context.Context) (context.Context, context.Ca
 	}
 	return context.WithTimeout(ctx, s.timeout)
 }
-
