@@ -4,6 +4,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // ThreadSubject is the subject of id's records in s's stream.
@@ -18,3 +21,14 @@ func SetWallClock(s *Store, now func() time.Time) { s.wall = now }
 
 // SetLeafSize sets how many ids a leaf of s's thread index holds.
 func SetLeafSize(s *Store, n int) { s.index.leafSize = n }
+
+// EncodeRecord returns the record of an append of drafts to id after head
+// at time at, as Append would publish it when it fits one message, and
+// the head after it.
+func EncodeRecord(id string, head thread.Head, drafts []facts.Draft, at time.Time) ([]byte, thread.Head, error) {
+	body, next, err := frames(id, head, drafts, at)
+	if err != nil {
+		return nil, thread.Head{}, err
+	}
+	return encodeRecord(head.Seq+1, next, body, nil), next, nil
+}

@@ -34,15 +34,21 @@ type view struct {
 	causes map[string]uint64
 	recs   []recPos
 
-	// A record being read: its new causes, kept apart until it is read
+	// The causes of a record being read, kept apart until it is read
 	// whole.
-	pending map[string]uint64
+	pending []causeAt
 	// base is the seq the view started from (tail), 0 for a whole view.
 	base uint64
 }
 
-func newView(id string) *view {
-	return &view{head: thread.Head{Thread: id}, causes: map[string]uint64{}}
+type causeAt struct {
+	cause string
+	seq   uint64
+}
+
+// newView returns an empty view of id, with room for about n causes.
+func newView(id string, n uint64) *view {
+	return &view{head: thread.Head{Thread: id}, causes: make(map[string]uint64, min(n, 1<<16))}
 }
 
 // tail returns an empty view that goes on from v's last record, for a
@@ -56,7 +62,7 @@ func (v *view) begin(id string, r *record) error {
 	if r.first != v.head.Seq+1 {
 		return corrupt(id, r.first, "the record at stream seq %d starts at seq %d, but the record before ends at seq %d", r.seq, r.first, v.head.Seq)
 	}
-	clear(v.pending)
+	v.pending = v.pending[:0]
 	return nil
 }
 
@@ -65,22 +71,19 @@ func (v *view) add(id string, r *record, f facts.Fact) error {
 	if f.Seq == r.first && f.Prev != v.head.Hash {
 		return corrupt(id, f.Seq, "prev is %s, but seq %d hashes to %s", f.Prev, f.Seq-1, v.head.Hash)
 	}
-	if _, ok := v.causes[f.Cause]; ok {
-		return nil // the first fact with the cause is the one that counts
-	}
-	if _, ok := v.pending[f.Cause]; !ok {
-		if v.pending == nil {
-			v.pending = map[string]uint64{}
-		}
-		v.pending[f.Cause] = f.Seq
-	}
+	v.pending = append(v.pending, causeAt{f.Cause, f.Seq})
 	return nil
 }
 
-// end finishes reading record r into v.
+// end finishes reading record r into v. A cause keeps the seq of its
+// first fact.
 func (v *view) end(r *record) {
-	maps.Copy(v.causes, v.pending)
-	clear(v.pending)
+	for _, c := range v.pending {
+		if _, ok := v.causes[c.cause]; !ok {
+			v.causes[c.cause] = c.seq
+		}
+	}
+	v.pending = v.pending[:0]
 	v.seq, v.head = r.seq, r.head(v.head.Thread)
 	v.recs = append(v.recs, recPos{last: r.last(), seq: r.seq})
 }
@@ -129,7 +132,7 @@ func (c *cache) get(id string) *tstate {
 	defer c.mu.Unlock()
 	st, ok := c.m[id]
 	if !ok {
-		st = &tstate{id: id, v: newView(id)}
+		st = &tstate{id: id, v: newView(id, 0)}
 		st.elem = c.lru.PushFront(st)
 		c.m[id] = st
 		return st
@@ -202,16 +205,16 @@ func (s *Store) catchUp(ctx context.Context, st *tstate, last *record) error {
 		if st.loaded && st.v.seq != 0 {
 			return corrupt(id, 0, "the thread's records up to stream seq %d are gone", st.v.seq)
 		}
-		st.loaded, st.v = true, newView(id)
+		st.loaded, st.v = true, newView(id, 0)
 		return nil
 	case st.loaded && last.seq == st.v.seq:
 		return nil
 	case st.loaded && last.seq < st.v.seq:
 		// The stream holds less than this store read: it was made anew.
-		st.loaded, st.v = false, newView(id)
+		st.loaded = false
 	}
 	if !st.loaded {
-		st.v = newView(id)
+		st.v = newView(id, last.last())
 	}
 	v := st.v
 	fold := func(r *record) error {
