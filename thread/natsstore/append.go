@@ -238,21 +238,27 @@ func (e *refusedError) expectation() bool {
 func (e *refusedError) transient() bool { return e.code == 503 || e.errCode == errJSNotAvailable }
 
 // errUnknown: a publish got no answer in time; it may have been stored.
-var errUnknown = errors.New("no answer in time: the outcome is unknown")
+var errUnknown = errors.New("no answer in time (the outcome is unknown: read the thread)")
 
 // publish sends m to the stream and waits for the server's answer, trying
 // again while nobody answers for the stream (no leader, a node gone: the
-// message reached no one) or the server answers that it cannot for now,
-// for up to the store's timeout. The wait is not cut short by ctx once m
+// message reached no one), the server answers that it cannot for now, or no
+// answer comes within a few seconds (the node that took m may have gone
+// away: a retry reaches the new leader, and a message that was stored after
+// all is dropped as a duplicate or refused by its expected sequence), for
+// up to the store's timeout in all. The wait is not cut short by ctx once m
 // is sent, so that the caller learns the outcome. It returns the ack, a
 // *refusedError, an error matching errUnknown (the message may have been
 // stored), or another error.
 func (s *Store) publish(ctx context.Context, m *nats.Msg) (pubAck, error) {
 	wait, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
+	each := min(max(s.timeout/5, 500*time.Millisecond), 2*time.Second)
 	var last error
 	for pause := 10 * time.Millisecond; ; pause = min(2*pause, 250*time.Millisecond) {
-		reply, err := s.nc.RequestMsgWithContext(wait, m)
+		try, cancelTry := context.WithTimeout(wait, each)
+		reply, err := s.nc.RequestMsgWithContext(try, m)
+		cancelTry()
 		var ack pubAck
 		switch {
 		case err == nil:
@@ -273,15 +279,15 @@ func (s *Store) publish(ctx context.Context, m *nats.Msg) (pubAck, error) {
 		case errors.Is(err, nats.ErrNoResponders), errors.Is(err, nats.ErrConnectionReconnecting), errors.Is(err, nats.ErrReconnectBufExceeded):
 			last = err // sent to no one: try again
 		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
-			if last == nil {
-				return pubAck{}, fmt.Errorf("publish %s: %w", m.Subject, errUnknown)
-			}
-			return pubAck{}, fmt.Errorf("publish %s: %w (before: %v)", m.Subject, errUnknown, last)
+			last = errUnknown
 		default:
 			return pubAck{}, fmt.Errorf("publish %s: %w", m.Subject, err)
 		}
 		select {
 		case <-wait.Done():
+			if errors.Is(last, errUnknown) {
+				return pubAck{}, fmt.Errorf("publish %s: %w after %s", m.Subject, errUnknown, s.timeout)
+			}
 			return pubAck{}, fmt.Errorf("publish %s: gave up after %s: %w", m.Subject, s.timeout, last)
 		case <-time.After(pause):
 		}

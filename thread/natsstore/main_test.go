@@ -34,6 +34,12 @@ func TestMain(m *testing.M) {
 	shared.Shutdown()
 	shared.WaitForShutdown()
 	_ = os.RemoveAll(dir)
+	if cluster != nil {
+		cluster.shutdown()
+	}
+	if clusterDir != "" {
+		_ = os.RemoveAll(clusterDir)
+	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
@@ -42,6 +48,9 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// tempDir makes a directory for data that outlives one test.
+func tempDir(pattern string) (string, error) { return os.MkdirTemp("", pattern) }
 
 // maxPayload lets the conformance suite's 1 MiB fact fit one message; the
 // server's default is 1 MiB, headers included.
