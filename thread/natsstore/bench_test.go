@@ -323,4 +323,3 @@ func BenchmarkHead(b *testing.B) {
 		})
 	}
 }
-

@@ -228,7 +228,7 @@ func TestClusterNodeKilled(t *testing.T) {
 	const writers, before, after = 4, 40, 40
 	var (
 		acked   [writers][]thread.Head // every head a writer's append returned
-		counts  [writers]atomic.Int64 // len(acked[w]), for the main goroutine
+		counts  [writers]atomic.Int64  // len(acked[w]), for the main goroutine
 		killed  atomic.Bool
 		pastMu  sync.Mutex
 		pastAck [writers]int // appends acknowledged after the kill
