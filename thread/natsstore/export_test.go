@@ -1,6 +1,7 @@
 package natsstore
 
 import (
+	"context"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -32,3 +33,21 @@ func EncodeRecord(id string, head thread.Head, drafts []facts.Draft, at time.Tim
 	}
 	return encodeRecord(head.Seq+1, next, body, nil), next, nil
 }
+
+// LoseAnswers makes s drop the server's answers to its next n publishes,
+// as if they were lost on the way: the publish is stored, its caller does
+// not hear so.
+func LoseAnswers(s *Store, n int64) { s.loseAnswers.Store(n) }
+
+// IndexReads returns how many keys s has read from its thread index.
+func IndexReads(s *Store) int64 { return s.index.reads.Load() }
+
+// IndexAdd lists id in s's thread index, as an append of its first fact
+// does before storing it.
+func IndexAdd(ctx context.Context, s *Store, id string) error { return s.index.add(ctx, id) }
+
+// StageSubject is the subject of the parts of id's large appends.
+func StageSubject(s *Store, id string) string { return s.l.stageSubject(id) }
+
+// SameStream returns the options of another store on s's stream.
+func SameStream(s *Store) []Option { return []Option{WithStream(s.name), WithSubjects(s.l.prefix)} }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -88,6 +89,8 @@ type index struct {
 
 	mu   sync.Mutex
 	root rootHint // as last read
+
+	reads atomic.Int64 // keys read, for the tests of what a page costs
 }
 
 // bindIndex opens the threads bucket of o's stream, creating it if need be.
@@ -121,6 +124,7 @@ func (ix *index) context(ctx context.Context) (context.Context, context.CancelFu
 
 // getLeaf reads leaf name and its revision; a missing first leaf is made.
 func (ix *index) getLeaf(ctx context.Context, name string) (leaf, uint64, error) {
+	ix.reads.Add(1)
 	e, err := ix.kv.Get(ctx, "leaf."+name)
 	if errors.Is(err, jetstream.ErrKeyNotFound) && name == firstLeaf {
 		v, _ := json.Marshal(leaf{IDs: []string{}})
@@ -141,6 +145,7 @@ func (ix *index) getLeaf(ctx context.Context, name string) (leaf, uint64, error)
 
 // getRoot reads the root hint and its revision (0 if there is none yet).
 func (ix *index) getRoot(ctx context.Context) (rootHint, uint64, error) {
+	ix.reads.Add(1)
 	e, err := ix.kv.Get(ctx, rootKey)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return rootHint{}, 0, nil

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -37,6 +38,8 @@ type Store struct {
 	blobs    jetstream.ObjectStore // the blobs bucket, see blobs.go
 	index    *index                // the threads bucket, see index.go
 	cache    *cache                // the views of threads, see state.go
+
+	loseAnswers atomic.Int64 // tests: answers to publishes to drop
 
 	// closing is cancelled by Close: waiting Leases give up and held ones
 	// are released.
