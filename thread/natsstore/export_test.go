@@ -51,3 +51,6 @@ func StageSubject(s *Store, id string) string { return s.l.stageSubject(id) }
 
 // SameStream returns the options of another store on s's stream.
 func SameStream(s *Store) []Option { return []Option{WithStream(s.name), WithSubjects(s.l.prefix)} }
+
+// AfterMigrating makes Migrate call f after each thread it copies.
+func AfterMigrating(f func(id string)) { migrated = f }

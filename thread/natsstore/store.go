@@ -153,6 +153,21 @@ func WithCache(n int) Option { return func(o *options) { o.cache = max(n, 0) } }
 // of being sent after the reconnection, when its caller may have given it
 // up (a timed-out append or lease renewal must not happen late).
 func Dial(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	nc, err := connect(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Open(ctx, nc, opts...)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	s.owned = true
+	return s, nil
+}
+
+// connect makes Dial's connection to url within ctx.
+func connect(ctx context.Context, url string) (*nats.Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("connect to NATS at %s: %w", redactURLs(url), err)
 	}
@@ -170,13 +185,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		}
 		return nil, fmt.Errorf("connect to NATS at %s: %w", redactURLs(url), err)
 	}
-	s, err := Open(ctx, nc, opts...)
-	if err != nil {
-		nc.Close()
-		return nil, err
-	}
-	s.owned = true
-	return s, nil
+	return nc, nil
 }
 
 // ctxDialer dials the connection's first server within ctx, and cuts a
