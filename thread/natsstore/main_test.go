@@ -20,6 +20,9 @@ import (
 var shared *server.Server
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(serverChildEnv); dir != "" {
+		serverChild(dir) // never returns
+	}
 	dir, err := os.MkdirTemp("", "natsstore-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
