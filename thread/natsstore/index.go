@@ -125,13 +125,13 @@ func (ix *index) context(ctx context.Context) (context.Context, context.CancelFu
 // getLeaf reads leaf name and its revision; a missing first leaf is made.
 func (ix *index) getLeaf(ctx context.Context, name string) (leaf, uint64, error) {
 	ix.reads.Add(1)
-	e, err := ix.kv.Get(ctx, "leaf."+name)
+	e, err := retry(ctx, func() (jetstream.KeyValueEntry, error) { return ix.kv.Get(ctx, "leaf."+name) })
 	if errors.Is(err, jetstream.ErrKeyNotFound) && name == firstLeaf {
 		v, _ := json.Marshal(leaf{IDs: []string{}})
-		if _, err := ix.kv.Create(ctx, "leaf."+firstLeaf, v); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		if _, err := retry(ctx, func() (uint64, error) { return ix.kv.Create(ctx, "leaf."+firstLeaf, v) }); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 			return leaf{}, 0, fmt.Errorf("make the first leaf: %w", err)
 		}
-		e, err = ix.kv.Get(ctx, "leaf."+name)
+		e, err = retry(ctx, func() (jetstream.KeyValueEntry, error) { return ix.kv.Get(ctx, "leaf."+name) })
 	}
 	if err != nil {
 		return leaf{}, 0, fmt.Errorf("leaf %s: %w", name, err)
@@ -146,7 +146,7 @@ func (ix *index) getLeaf(ctx context.Context, name string) (leaf, uint64, error)
 // getRoot reads the root hint and its revision (0 if there is none yet).
 func (ix *index) getRoot(ctx context.Context) (rootHint, uint64, error) {
 	ix.reads.Add(1)
-	e, err := ix.kv.Get(ctx, rootKey)
+	e, err := retry(ctx, func() (jetstream.KeyValueEntry, error) { return ix.kv.Get(ctx, rootKey) })
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return rootHint{}, 0, nil
 	}
@@ -208,7 +208,7 @@ func (ix *index) add(ctx context.Context, id string) error {
 		l.IDs = slices.Insert(l.IDs, i, id)
 		if len(l.IDs) <= ix.leafSize {
 			v, _ := json.Marshal(l)
-			if _, err := ix.kv.Update(ctx, "leaf."+name, v, rev); err == nil {
+			if _, err := retry(ctx, func() (uint64, error) { return ix.kv.Update(ctx, "leaf."+name, v, rev) }); err == nil {
 				return nil
 			} else if !wrongLastSeq(err) {
 				return fmt.Errorf("thread index: leaf %s: %w", name, err)
@@ -222,12 +222,12 @@ func (ix *index) add(ctx context.Context, id string) error {
 		_, _ = rand.Read(raw[:])
 		newName := hex.EncodeToString(raw[:])
 		v, _ := json.Marshal(upper)
-		if _, err := ix.kv.Create(ctx, "leaf."+newName, v); err != nil {
+		if _, err := retry(ctx, func() (uint64, error) { return ix.kv.Create(ctx, "leaf."+newName, v) }); err != nil {
 			return fmt.Errorf("thread index: split leaf %s: %w", name, err)
 		}
 		lower := leaf{Low: l.Low, High: upper.Low, Next: newName, IDs: l.IDs[:half]}
 		v, _ = json.Marshal(lower)
-		if _, err := ix.kv.Update(ctx, "leaf."+name, v, rev); err != nil {
+		if _, err := retry(ctx, func() (uint64, error) { return ix.kv.Update(ctx, "leaf."+name, v, rev) }); err != nil {
 			// The new leaf is unreachable: left as it is, it is never read.
 			if !wrongLastSeq(err) {
 				return fmt.Errorf("thread index: split leaf %s: %w", name, err)

@@ -39,18 +39,15 @@ const consumerIdle = 30 * time.Second
 func (s *Store) getMsg(ctx context.Context, subject string, seq uint64, last bool) (*jetstream.RawStreamMsg, error) {
 	ctx, cancel := s.requestContext(ctx)
 	defer cancel()
-	var (
-		m   *jetstream.RawStreamMsg
-		err error
-	)
-	switch {
-	case last:
-		m, err = s.stream.GetLastMsgForSubject(ctx, subject)
-	case subject != "":
-		m, err = s.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
-	default:
-		m, err = s.stream.GetMsg(ctx, seq)
-	}
+	m, err := retry(ctx, func() (*jetstream.RawStreamMsg, error) {
+		switch {
+		case last:
+			return s.stream.GetLastMsgForSubject(ctx, subject)
+		case subject != "":
+			return s.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		}
+		return s.stream.GetMsg(ctx, seq)
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, nil
 	}
@@ -137,6 +134,9 @@ func (s *Store) consume(ctx context.Context, id string, start, target uint64, fn
 		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:       start,
 		InactiveThreshold: consumerIdle,
+		// Made again, from where it was, if a delivery goes missing or the
+		// consumer's node goes away; a few times, not forever.
+		MaxResetAttempts: 3,
 	})
 	if err != nil {
 		return fmt.Errorf("read through a consumer: %w", err)

@@ -475,3 +475,29 @@ func (s *Store) requestContext(ctx context.Context) (context.Context, context.Ca
 	}
 	return context.WithTimeout(ctx, s.timeout)
 }
+
+// transient reports whether err means that the request reached nobody who
+// could answer it for now — a stream or bucket with no leader yet (just
+// made, or electing one), a node gone — so that it was not acted on and may
+// be sent again.
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.As(err, &apiErr) && (apiErr.Code == 503 || apiErr.ErrorCode == errJSNotAvailable)
+}
+
+// retry calls f until it succeeds, fails for good (see transient), or ctx
+// is done.
+func retry[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	for pause := 10 * time.Millisecond; ; pause = min(2*pause, 250*time.Millisecond) {
+		v, err := f()
+		if err == nil || !transient(err) {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(pause):
+		}
+	}
+}
