@@ -345,7 +345,9 @@ func (s *Store) read(ctx context.Context, id string, from uint64, yield func(fac
 		grow  *view // nil: the read does not add to the cache
 	)
 	switch {
-	case st.loaded && st.v.seq <= last.seq && from <= st.v.head.Seq:
+	case st.loaded && from <= st.v.head.Seq:
+		// The record holding from is at most last: from is at most its
+		// last seq.
 		start = st.v.recordHolding(from)
 	case st.loaded && st.v.seq < last.seq:
 		start, grow = st.v.seq+1, st.v.tail()

@@ -37,7 +37,9 @@ type view struct {
 	// The causes of a record being read, kept apart until it is read
 	// whole.
 	pending []causeAt
-	// base is the seq the view started from (tail), 0 for a whole view.
+	// partial: the view goes on from the record at stream seq base (see
+	// tail); else it is a view from the thread's first record.
+	partial bool
 	base uint64
 }
 
@@ -54,7 +56,7 @@ func newView(id string, n uint64) *view {
 // tail returns an empty view that goes on from v's last record, for a
 // read to fill and merge back.
 func (v *view) tail() *view {
-	return &view{seq: v.seq, head: v.head, causes: map[string]uint64{}, base: v.seq}
+	return &view{seq: v.seq, head: v.head, causes: map[string]uint64{}, partial: true, base: v.seq}
 }
 
 // begin starts reading record r into v: r must start right after v's head.
@@ -165,14 +167,14 @@ func (c *cache) resize(st *tstate, n int) {
 }
 
 // merge adds a view that a read filled to st, if st is still where the
-// view started (or empty, for a whole view).
+// view started (or, for a whole view, if st has none yet).
 func (c *cache) merge(st *tstate, v *view) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	switch {
-	case v.base == 0 && !st.loaded:
+	case !v.partial && !st.loaded:
 		st.v, st.loaded = v, true
-	case v.base != 0 && st.loaded && st.v.seq == v.base:
+	case v.partial && st.loaded && st.v.seq == v.base:
 		maps.Copy(st.v.causes, v.causes)
 		st.v.recs = append(st.v.recs, v.recs...)
 		st.v.seq, st.v.head = v.seq, v.head
