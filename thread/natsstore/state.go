@@ -40,7 +40,7 @@ type view struct {
 	// partial: the view goes on from the record at stream seq base (see
 	// tail); else it is a view from the thread's first record.
 	partial bool
-	base uint64
+	base    uint64
 }
 
 type causeAt struct {
