@@ -203,6 +203,9 @@ func TestClusterReplicas(t *testing.T) {
 		st, err := js.Stream(ctx, stream)
 		require.NoError(t, err, stream)
 		require.Equal(t, 3, st.CachedInfo().Config.Replicas, stream)
+		if !strings.HasPrefix(stream, "OBJ_") {
+			require.False(t, st.CachedInfo().Config.AllowDirect, "%s: gets answered by the leader", stream)
+		}
 	}
 }
 

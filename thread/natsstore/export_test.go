@@ -54,3 +54,7 @@ func SameStream(s *Store) []Option { return []Option{WithStream(s.name), WithSub
 
 // AfterMigrating makes Migrate call f after each thread it copies.
 func AfterMigrating(f func(id string)) { migrated = f }
+
+// StallConsumers makes the consumers of s's reads stall once they are n
+// stream seqs past where they started (0: never).
+func StallConsumers(s *Store, n int64) { s.stallAfter.Store(n) }

@@ -112,6 +112,9 @@ func bindIndex(ctx context.Context, js jetstream.JetStream, o options) (*index, 
 	if err != nil {
 		return nil, err
 	}
+	if kv, err = leaderGets(ctx, js, kv); err != nil {
+		return nil, err
+	}
 	return &index{kv: kv, leafSize: leafSize, timeout: o.timeout}, nil
 }
 
@@ -387,4 +390,26 @@ func (s *Store) heads(ctx context.Context, ids []string) ([]thread.Head, error) 
 		}
 	}
 	return out, nil
+}
+
+// leaderGets makes the gets of bucket kv answered by its stream's leader
+// only, and returns the bucket bound anew. A bucket is made with direct
+// gets on, which any replica answers, one that lags too: a get right after
+// a write, even one's own, could miss it, and the index (and a lease's
+// holder) must read what was written.
+func leaderGets(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyValue) (jetstream.KeyValue, error) {
+	name := "KV_" + kv.Bucket()
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	cfg := st.CachedInfo().Config
+	if !cfg.AllowDirect {
+		return kv, nil
+	}
+	cfg.AllowDirect = false
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("turn direct gets off on %s: %w", name, err)
+	}
+	return js.KeyValue(ctx, kv.Bucket())
 }

@@ -453,3 +453,32 @@ func record(t *testing.T, id string, head thread.Head, at time.Time, ds ...facts
 	require.NoError(t, err)
 	return rec
 }
+
+// TestStalledConsumer: a read whose consumer stops delivering (it runs on a
+// replica that lags, say) gets the rest of the records one by one, and
+// reads, verifies and catches up as if nothing had happened.
+func TestStalledConsumer(t *testing.T) {
+	ctx := context.Background()
+	opts := freshStream()
+	w := dial(t, shared, opts...)
+	var h thread.Head
+	var err error
+	for i := range 60 {
+		h, err = w.Append(ctx, "t", h.Seq, notes(t, fmt.Sprintf("a%d", i), 1+i%2, 10)...)
+		require.NoError(t, err)
+		_, err = w.Append(ctx, fmt.Sprintf("other%d", i), 0, note(t, "x"))
+		require.NoError(t, err)
+	}
+	want := readAll(t, w, "t")
+	r := dial(t, shared, opts...)
+	natsstore.StallConsumers(r, 25)
+	require.Equal(t, want, readAll(t, r, "t"))
+	require.NoError(t, r.Verify(ctx, "t"))
+	c := dial(t, shared, opts...)
+	natsstore.StallConsumers(c, 7)
+	ok, err := c.HasCause(ctx, "t", "a59/1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, err = c.Append(ctx, "t", h.Seq, note(t, "a30/0"))
+	require.ErrorIs(t, err, thread.ErrDuplicateCause)
+}

@@ -101,33 +101,60 @@ var errStop = errors.New("stop")
 
 // scan calls fn with id's records from stream seq start through stream seq
 // target, which must be one of them, in order. It gets them one by one if
-// few, else it reads them through an ordered consumer.
+// few, else it reads them through an ordered consumer; a consumer that
+// stalls (no record for a while: it runs on a replica that lags, say) is
+// given up, and the rest is got one by one from the leader.
 func (s *Store) scan(ctx context.Context, id string, start, target uint64, few bool, fn func(*record) error) error {
-	if few {
-		for seq := start; ; {
-			r, _, err := s.nextRecord(ctx, id, seq)
-			switch {
-			case err != nil:
-				return err
-			case r == nil || r.seq > target:
-				return corrupt(id, 0, "the record at stream seq %d is missing", target)
-			}
-			if err := fn(r); err != nil {
-				return err
-			}
-			if r.seq == target {
-				return nil
-			}
-			seq = r.seq + 1
+	if !few {
+		err := s.consume(ctx, id, start, target, fn)
+		var st *stalledError
+		if !errors.As(err, &st) {
+			return err
 		}
+		start = st.next
 	}
-	return s.consume(ctx, id, start, target, fn)
+	for seq := start; ; {
+		r, _, err := s.nextRecord(ctx, id, seq)
+		switch {
+		case err != nil:
+			return err
+		case r == nil || r.seq > target:
+			return corrupt(id, 0, "the record at stream seq %d is missing", target)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+		if r.seq == target {
+			return nil
+		}
+		seq = r.seq + 1
+	}
 }
+
+// stalledError: a consumer delivered nothing for a while, or failed; the
+// read goes on from stream seq next.
+type stalledError struct {
+	next uint64
+	err  error
+}
+
+func (e *stalledError) Error() string {
+	return fmt.Sprintf("the consumer stalled before stream seq %d: %v", e.next, e.err)
+}
+
+// errStalled: no record from the consumer for a while.
+var errStalled = errors.New("no record from the consumer")
+
+// consumerStall is how long a read waits for its consumer's next record
+// before it gets the rest one by one.
+const consumerStall = 2 * time.Second
 
 // consume reads id's records from stream seq start through target through
 // an ordered consumer, which the server delivers in order and without a
 // gap (the client makes a new one from where it was if a delivery goes
-// missing), and deletes the consumer at the end.
+// missing), and deletes the consumer at the end. A consumer that delivers
+// nothing for consumerStall, or fails, ends the read with a *stalledError
+// naming where to go on.
 func (s *Store) consume(ctx context.Context, id string, start, target uint64, fn func(*record) error) error {
 	oc, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects:    []string{s.l.threadSubject(id)},
@@ -139,19 +166,18 @@ func (s *Store) consume(ctx context.Context, id string, start, target uint64, fn
 		MaxResetAttempts: 3,
 	})
 	if err != nil {
-		return fmt.Errorf("read through a consumer: %w", err)
+		return &stalledError{next: start, err: err}
 	}
-	// A wait for the next message is cut short by ctx, or after the store's
-	// timeout without one.
+	// A wait for the next record is cut short by ctx, or after
+	// consumerStall; the timer runs only while waiting.
+	stall := min(s.timeout, consumerStall)
 	idle, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	timer := time.AfterFunc(s.timeout, func() {
-		cancel(fmt.Errorf("no message from the server in %s", s.timeout))
-	})
+	timer := time.AfterFunc(stall, func() { cancel(errStalled) })
 	defer timer.Stop()
 	it, err := oc.Messages(jetstream.PullMaxMessages(pullMessages))
 	if err != nil {
-		return fmt.Errorf("read through a consumer: %w", err)
+		return &stalledError{next: start, err: err}
 	}
 	defer func() {
 		it.Stop()
@@ -161,17 +187,19 @@ func (s *Store) consume(ctx context.Context, id string, start, target uint64, fn
 			dcancel()
 		}
 	}()
+	next := start
 	for {
 		m, err := it.Next(jetstream.NextContext(idle))
+		timer.Stop()
 		if err != nil {
-			if cause := context.Cause(idle); cause != nil && ctx.Err() == nil {
-				err = cause
-			} else if ctx.Err() != nil {
-				err = ctx.Err()
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
-			return fmt.Errorf("read through a consumer: %w", err)
+			if cause := context.Cause(idle); cause != nil {
+				err = cause
+			}
+			return &stalledError{next: next, err: err}
 		}
-		timer.Reset(s.timeout)
 		seq, ok := streamSeq(m.Reply())
 		if !ok {
 			return fmt.Errorf("read through a consumer: a message with no stream seq in its reply subject %q", m.Reply())
@@ -189,6 +217,11 @@ func (s *Store) consume(ctx context.Context, id string, start, target uint64, fn
 		if seq == target {
 			return nil
 		}
+		next = seq + 1
+		if n := s.stallAfter.Load(); n > 0 && int64(next-start) >= n {
+			return &stalledError{next: next, err: errStalled} // a test
+		}
+		timer.Reset(stall)
 	}
 }
 
@@ -216,11 +249,8 @@ func streamSeq(reply string) (uint64, bool) {
 }
 
 // pullMessages is how many records a consumer asks the server for at a
-// time, and pullBytes the most bytes one request asks for: at least two of
-// the largest messages the server takes.
+// time (and buffers at most: 500 records of the usual few hundred bytes).
 const pullMessages = 500
-
-func (s *Store) pullBytes() int { return max(8<<20, 2*int(s.nc.MaxPayload())+4096) }
 
 // readFacts calls fn with the facts of record r of id from seq from on, in
 // order, and checks that they are the record's facts: their seqs, and how

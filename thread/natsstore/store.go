@@ -40,6 +40,7 @@ type Store struct {
 	cache    *cache                // the views of threads, see state.go
 
 	loseAnswers atomic.Int64 // tests: answers to publishes to drop
+	stallAfter  atomic.Int64 // tests: stream seqs after which a consumer stalls
 
 	// closing is cancelled by Close: waiting Leases give up and held ones
 	// are released.
