@@ -5,34 +5,13 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// AppendFactOnly appends d after the head as a one-draft Append would, and
-// stops there, as a writer that died between the fact and its cause's
-// marker would have.
-func AppendFactOnly(ctx context.Context, s *Store, id string, d facts.Draft) error {
-	head, err := s.settledHead(ctx, id)
-	if err != nil {
-		return err
-	}
-	if err := s.duplicate(ctx, id, []string{d.Cause}); err != nil {
-		return err
-	}
-	m, _, err := s.single(id, head, d)
-	if err != nil {
-		return err
-	}
-	return s.publishOne(ctx, m)
-}
-
-// The header of a fact appended alone, its marker after it.
-const MarkerHeader, MarkerAfter = markerHeader, markerAfter
-
-// FactSubject is the subject of the fact of id at seq in s's stream.
-func FactSubject(s *Store, id string, seq uint64) string { return s.l.factSubject(id, seq) }
+// ThreadSubject is the subject of id's records in s's stream.
+func ThreadSubject(s *Store, id string) string { return s.l.threadSubject(id) }
 
 // ConnOptions returns the options of the connection s uses.
 func ConnOptions(s *Store) nats.Options { return s.nc.Opts }
@@ -41,19 +20,41 @@ func ConnOptions(s *Store) nats.Options { return s.nc.Opts }
 // now. Call it before Lease.
 func SetWallClock(s *Store, now func() time.Time) { s.wall = now }
 
-// InterceptGets makes every get of s pass through f, which is given the
-// subject and what the server answered, and returns what s sees. Call it
-// before using s.
-func InterceptGets(s *Store, f func(subject string, m *jetstream.RawStreamMsg, err error) (*jetstream.RawStreamMsg, error)) {
-	s.stream = interceptedStream{s.stream, f}
+// SetLeafSize sets how many ids a leaf of s's thread index holds.
+func SetLeafSize(s *Store, n int) { s.index.leafSize = n }
+
+// EncodeRecord returns the record of an append of drafts to id after head
+// at time at, as Append would publish it when it fits one message, and
+// the head after it.
+func EncodeRecord(id string, head thread.Head, drafts []facts.Draft, at time.Time) ([]byte, thread.Head, error) {
+	body, next, err := frames(id, head, drafts, at)
+	if err != nil {
+		return nil, thread.Head{}, err
+	}
+	return encodeRecord(head.Seq+1, next, body, nil), next, nil
 }
 
-type interceptedStream struct {
-	jetstream.Stream
-	f func(string, *jetstream.RawStreamMsg, error) (*jetstream.RawStreamMsg, error)
-}
+// LoseAnswers makes s drop the server's answers to its next n publishes,
+// as if they were lost on the way: the publish is stored, its caller does
+// not hear so.
+func LoseAnswers(s *Store, n int64) { s.loseAnswers.Store(n) }
 
-func (s interceptedStream) GetLastMsgForSubject(ctx context.Context, subject string) (*jetstream.RawStreamMsg, error) {
-	m, err := s.Stream.GetLastMsgForSubject(ctx, subject)
-	return s.f(subject, m, err)
-}
+// IndexReads returns how many keys s has read from its thread index.
+func IndexReads(s *Store) int64 { return s.index.reads.Load() }
+
+// IndexAdd lists id in s's thread index, as an append of its first fact
+// does before storing it.
+func IndexAdd(ctx context.Context, s *Store, id string) error { return s.index.add(ctx, id) }
+
+// StageSubject is the subject of the parts of id's large appends.
+func StageSubject(s *Store, id string) string { return s.l.stageSubject(id) }
+
+// SameStream returns the options of another store on s's stream.
+func SameStream(s *Store) []Option { return []Option{WithStream(s.name), WithSubjects(s.l.prefix)} }
+
+// AfterMigrating makes Migrate call f after each thread it copies.
+func AfterMigrating(f func(id string)) { migrated = f }
+
+// StallConsumers makes the consumers of s's reads stall once they are n
+// stream seqs past where they started (0: never).
+func StallConsumers(s *Store, n int64) { s.stallAfter.Store(n) }

@@ -51,6 +51,9 @@ func bindLeases(ctx context.Context, js jetstream.JetStream, o options) (jetstre
 	if err != nil {
 		return nil, err
 	}
+	if kv, err = leaderGets(ctx, js, kv); err != nil {
+		return nil, err
+	}
 	st, err := kv.Status(ctx)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,9 @@ import (
 var shared *server.Server
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(serverChildEnv); dir != "" {
+		serverChild(dir) // never returns
+	}
 	dir, err := os.MkdirTemp("", "natsstore-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -34,6 +37,12 @@ func TestMain(m *testing.M) {
 	shared.Shutdown()
 	shared.WaitForShutdown()
 	_ = os.RemoveAll(dir)
+	if cluster != nil {
+		cluster.shutdown()
+	}
+	if clusterDir != "" {
+		_ = os.RemoveAll(clusterDir)
+	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
@@ -43,6 +52,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// tempDir makes a directory for data that outlives one test.
+func tempDir(pattern string) (string, error) { return os.MkdirTemp("", pattern) }
+
 // maxPayload lets the conformance suite's 1 MiB fact fit one message; the
 // server's default is 1 MiB, headers included.
 const maxPayload = 8 << 20
@@ -50,16 +62,14 @@ const maxPayload = 8 << 20
 // startServer starts an embedded JetStream server on localhost keeping its
 // data in dir, on port (-1 for any free port).
 func startServer(dir string, port int) (*server.Server, error) {
-	s, err := server.NewServer(&server.Options{
-		ServerName: "natsstore-test",
-		Host:       "127.0.0.1",
-		Port:       port,
-		JetStream:  true,
-		StoreDir:   dir,
-		MaxPayload: maxPayload,
-		NoLog:      true,
-		NoSigs:     true,
-	})
+	return startServerWith(&server.Options{Port: port, StoreDir: dir, MaxPayload: maxPayload})
+}
+
+// startServerWith starts an embedded JetStream server on localhost with
+// o (its name, host, JetStream and logging set here).
+func startServerWith(o *server.Options) (*server.Server, error) {
+	o.ServerName, o.Host, o.JetStream, o.NoLog, o.NoSigs = "natsstore-test", "127.0.0.1", true, true, true
+	s, err := server.NewServer(o)
 	if err != nil {
 		return nil, fmt.Errorf("start server: %w", err)
 	}
@@ -85,6 +95,16 @@ func freshNamed() (string, []natsstore.Option) {
 	n := streams.Add(1)
 	name := fmt.Sprintf("T%d", n)
 	return name, []natsstore.Option{natsstore.WithStream(name), natsstore.WithSubjects(fmt.Sprintf("t%d", n))}
+}
+
+// defaultServer starts a server of the test's own with the default
+// max_payload (1 MiB), as most users run it.
+func defaultServer(t testing.TB) *server.Server {
+	t.Helper()
+	srv, err := startServerWith(&server.Options{Port: -1, StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	return srv
 }
 
 // dial opens a store over a connection of its own, as another process

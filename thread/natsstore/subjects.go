@@ -1,101 +1,58 @@
 package natsstore
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"hash/crc32"
-	"strconv"
 	"strings"
 )
 
-// The stream layout is documented in doc.go; these functions are its only
-// writers and readers.
+// The stream layout is documented in doc.go; these functions name its
+// subjects.
 
 // layout names the subjects of one stream.
 type layout struct{ prefix string }
 
 func (l layout) encodeID(id string) string { return hex.EncodeToString([]byte(id)) }
 
-// factSubject returns <prefix>.f.<hex id>.<seq>.
-func (l layout) factSubject(id string, seq uint64) string {
-	return l.prefix + ".f." + l.encodeID(id) + "." + strconv.FormatUint(seq, 10)
-}
+// threadSubject returns <prefix>.t.<hex id>: the records of id's appends.
+func (l layout) threadSubject(id string) string { return l.prefix + ".t." + l.encodeID(id) }
 
-// factFilter returns <prefix>.f.<hex id>.*, every fact of id.
-func (l layout) factFilter(id string) string {
-	return l.prefix + ".f." + l.encodeID(id) + ".*"
-}
-
-// firstFacts returns <prefix>.f.*.1, one subject per thread.
-func (l layout) firstFacts() string { return l.prefix + ".f.*.1" }
-
-// causeSubject returns <prefix>.c.<hex id>.<hex sha256(cause)>.
-func (l layout) causeSubject(id, cause string) string {
-	d := sha256.Sum256([]byte(cause))
-	return l.prefix + ".c." + l.encodeID(id) + "." + hex.EncodeToString(d[:])
-}
+// stageSubject returns <prefix>.s.<hex id>: the parts of id's appends too
+// large for one message.
+func (l layout) stageSubject(id string) string { return l.prefix + ".s." + l.encodeID(id) }
 
 // streamSubjects are the subjects the stream binds.
 func (l layout) streamSubjects() []string {
-	return []string{l.prefix + ".f.>", l.prefix + ".c.>"}
+	return []string{l.prefix + ".t.*", l.prefix + ".s.*"}
 }
 
-// parseFactSubject returns the id and seq of a fact subject.
-func (l layout) parseFactSubject(subj string) (string, uint64, error) {
+// Layout 1 (before the one-subject-per-thread layout), for Migrate.
+
+// v1Subjects are the subjects a stream of layout 1 binds.
+func (l layout) v1Subjects() []string { return []string{l.prefix + ".f.>", l.prefix + ".c.>"} }
+
+// v1FactSubject returns <prefix>.f.<hex id>.<seq>.
+func (l layout) v1FactSubject(id string, seq uint64) string {
+	return fmt.Sprintf("%s.f.%s.%d", l.prefix, l.encodeID(id), seq)
+}
+
+// v1FirstFacts returns <prefix>.f.*.1, one subject per thread.
+func (l layout) v1FirstFacts() string { return l.prefix + ".f.*.1" }
+
+// v1ThreadOf returns the id of a layout 1 fact subject <prefix>.f.<hex
+// id>.1.
+func (l layout) v1ThreadOf(subj string) (string, error) {
 	rest, ok := strings.CutPrefix(subj, l.prefix+".f.")
 	if !ok {
-		return "", 0, fmt.Errorf("subject %q is not a fact subject", subj)
+		return "", fmt.Errorf("subject %q is not a fact subject of layout 1", subj)
 	}
-	hexID, seqTok, ok := strings.Cut(rest, ".")
+	hexID, _, ok := strings.Cut(rest, ".")
 	if !ok {
-		return "", 0, fmt.Errorf("fact subject %q has no seq", subj)
+		return "", fmt.Errorf("fact subject %q has no seq", subj)
 	}
 	id, err := hex.DecodeString(hexID)
 	if err != nil {
-		return "", 0, fmt.Errorf("fact subject %q: thread id: %w", subj, err)
+		return "", fmt.Errorf("fact subject %q: thread id: %w", subj, err)
 	}
-	seq, err := strconv.ParseUint(seqTok, 10, 64)
-	if err != nil || seq == 0 {
-		return "", 0, fmt.Errorf("fact subject %q: seq %q is not a positive number", subj, seqTok)
-	}
-	return string(id), seq, nil
-}
-
-// markerVersion is the version of the cause marker layout (see doc.go).
-const markerVersion = 1
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-func encodeMarker(seq uint64, cause string) []byte {
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(cause)+4)
-	b = append(b, markerVersion)
-	b = binary.AppendUvarint(b, seq)
-	b = append(b, cause...)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-}
-
-// decodeMarker returns the seq a marker names and checks that it is the
-// marker of cause.
-func decodeMarker(b []byte, cause string) (uint64, error) {
-	if len(b) < 1+1+4 {
-		return 0, errors.New("cause marker is truncated")
-	}
-	body := b[:len(b)-4]
-	if binary.LittleEndian.Uint32(b[len(b)-4:]) != crc32.Checksum(body, castagnoli) {
-		return 0, errors.New("cause marker checksum mismatch")
-	}
-	if body[0] != markerVersion {
-		return 0, fmt.Errorf("cause marker is version %d; this program reads version %d", body[0], markerVersion)
-	}
-	seq, n := binary.Uvarint(body[1:])
-	if n <= 0 || seq == 0 {
-		return 0, errors.New("cause marker has no seq")
-	}
-	if got := string(body[1+n:]); got != cause {
-		return 0, fmt.Errorf("cause marker of %q is under the subject of %q", got, cause)
-	}
-	return seq, nil
+	return string(id), nil
 }

@@ -54,6 +54,7 @@ func Run(t *testing.T, o Opener) {
 		{"UnknownThread", testUnknownThread},
 		{"Threads", testThreads},
 		{"LargePayload", testLargePayload},
+		{"LongAppend", testLongAppend},
 		{"EmptyAppend", testEmptyAppend},
 		{"BadThreadIDs", testBadThreadIDs},
 		{"InvalidDrafts", testInvalidDrafts},
@@ -509,6 +510,38 @@ func testLargePayload(t *testing.T, s thread.Store) {
 	require.NoError(t, err)
 	require.Equal(t, big, m.Text)
 	require.NoError(t, s.Verify(ctx, "big"))
+}
+
+// testLongAppend appends 20k facts of about 450 bytes (about 10 MB) in one
+// append, as a fork of a long thread does: it is one unit like any other.
+func testLongAppend(t *testing.T, s thread.Store) {
+	ctx := context.Background()
+	h, err := s.Append(ctx, "long", 0, msg(t, "ingress/start", "x"))
+	require.NoError(t, err)
+	const n = 20_000
+	text := strings.Repeat("y", 400)
+	drafts := make([]facts.Draft, n)
+	for i := range drafts {
+		drafts[i] = msg(t, fmt.Sprintf("copy/%d", i/2), text) // two facts per cause
+	}
+	h, err = s.Append(ctx, "long", h.Seq, drafts...)
+	require.NoError(t, err)
+	require.Equal(t, uint64(n+1), h.Seq)
+	_, err = s.Append(ctx, "long", h.Seq, msg(t, "copy/1234", "again"))
+	var d *thread.DuplicateCauseError
+	require.ErrorAs(t, err, &d)
+	require.Equal(t, uint64(2+2*1234), d.Seq, "a cause is at its first fact")
+	has, err := s.HasCause(ctx, "long", fmt.Sprintf("copy/%d", n/2-1))
+	require.NoError(t, err)
+	require.True(t, has)
+	fs := readAll(t, s, "long", 1)
+	requireChain(t, "long", fs, h)
+	for i, f := range fs[1:] {
+		require.Equal(t, drafts[i].Cause, f.Cause)
+		require.Equal(t, drafts[i].Data, f.Data)
+	}
+	require.Equal(t, fs[n/2:], readAll(t, s, "long", n/2+1))
+	require.NoError(t, s.Verify(ctx, "long"))
 }
 
 func testEmptyAppend(t *testing.T, s thread.Store) {
