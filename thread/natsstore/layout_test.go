@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/rewind"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
 )
@@ -119,7 +119,7 @@ func TestForkOfALongThread(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.EqualValues(t, 10_000, h.Seq)
-	f, err := harness.Fork(ctx, s, "long", 9_999, "long-fork")
+	f, err := rewind.Fork(ctx, s, "long", 9_999, "long-fork")
 	require.NoError(t, err)
 	require.EqualValues(t, 10_000, f.Seq, "9999 facts and the fork's own")
 	require.NoError(t, s.Verify(ctx, "long-fork"))
