@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -76,6 +77,8 @@ type app struct {
 	// code is the exit code of a command that ended without an error
 	// (parked: 3).
 	code int
+	// noticed: the nested store was named once.
+	noticed bool
 }
 
 // run runs the command line args and returns the exit code.
@@ -294,6 +297,12 @@ func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings
 	cfg, err := harness.NewConfig(append([]harness.Option{harness.WithVersion("harness/" + version())}, opts...)...)
 	if err != nil {
 		return nil, err
+	}
+	if p.Within != "" && p.Exists && p.Remote == "" && !a.noticed {
+		// Never adopt a nested store silently: it may have been planted.
+		a.noticed = true
+		fmt.Fprintf(a.stderr, "harness: using the store %s of %s, nested inside the repository %s (not %s)\n",
+			p.Store, p.Root, p.Within, filepath.Join(p.Within, stock.StoreDir))
 	}
 	st, err := stock.NewStock(p, cfg, so...)
 	if err != nil {
