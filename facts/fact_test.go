@@ -35,7 +35,7 @@ var samples = []struct {
 		Usage:     facts.Usage{InputTokens: 1200, OutputTokens: 85},
 	}},
 	{facts.KindConfirmationRequested, facts.ConfirmationRequested{RequestID: "r1", CallID: "call_7", Tool: "write", Args: `{"path":"a.go"}`, Digest: "sha256:ab"}},
-	{facts.KindConfirmationAnswered, facts.ConfirmationAnswered{RequestID: "r1", Approved: true, By: "ana", Reason: "looks right"}},
+	{facts.KindConfirmationAnswered, facts.ConfirmationAnswered{RequestID: "r1", By: "ana", Reason: "not that file", Digest: "sha256:ab", Then: facts.DenyStop}},
 	{facts.KindQuestionAsked, facts.QuestionAsked{RequestID: "q1", Text: "Which branch?", Options: []string{"main"}, AllowFreeText: true}},
 	{facts.KindQuestionAnswered, facts.QuestionAnswered{RequestID: "q1", Text: "main", By: "ana"}},
 	{facts.KindActionRequested, facts.ActionRequested{
@@ -65,6 +65,7 @@ var samples = []struct {
 	{facts.KindTransitionFailed, facts.TransitionFailed{Key: "infer/turn/3", Class: facts.ClassTransient, Message: "429", Attempt: 2}},
 	{facts.KindThreadForked, facts.ThreadForked{From: "t0", At: 12}},
 	{facts.KindWorkspaceRestored, facts.WorkspaceRestored{To: 3, By: "ana", Restored: []facts.PathChange{{Path: "cache.toml", Before: "sha256:02", After: "sha256:01", BeforeMode: 0o644, AfterMode: 0o644}}}},
+	{facts.KindPolicySet, facts.PolicySet{Approve: "writes", Allow: []string{"run_command:go test *"}, Deny: []string{"write_file:.github/*"}, By: "ana"}},
 }
 
 // sampleFacts chains a fact of every sample kind into one thread.
@@ -239,6 +240,12 @@ func TestNewDraft(t *testing.T) {
 		{"wrong type", facts.KindUserMessage, "ingress/k", facts.QuestionAnswered{RequestID: "q"}, facts.ErrPayload},
 		{"untyped nil for a registered kind", facts.KindUserMessage, "ingress/k", nil, facts.ErrPayload},
 		{"payload breaks its rules", facts.KindConfirmationAnswered, "ingress/k", facts.ConfirmationAnswered{Approved: true}, facts.ErrPayload},
+		{"what follows an approval", facts.KindConfirmationAnswered, "ingress/k", facts.ConfirmationAnswered{RequestID: "r", Approved: true, Then: facts.DenyStop}, facts.ErrPayload},
+		{"an unknown end of a denial", facts.KindConfirmationAnswered, "ingress/k", facts.ConfirmationAnswered{RequestID: "r", Then: "later"}, facts.ErrPayload},
+		{"a denial that goes on", facts.KindConfirmationAnswered, "ingress/k", facts.ConfirmationAnswered{RequestID: "r", Then: facts.DenyContinue}, nil},
+		{"an unknown approval mode", facts.KindPolicySet, "ingress/k", facts.PolicySet{Approve: "most"}, facts.ErrPayload},
+		{"a pattern without a tool", facts.KindPolicySet, "ingress/k", facts.PolicySet{Allow: []string{":docs/*"}}, facts.ErrPayload},
+		{"an empty policy asks for everything", facts.KindPolicySet, "ingress/k", facts.PolicySet{}, nil},
 		{"unknown enum value", facts.KindEffectReconciled, "ingress/k", facts.EffectReconciled{ActionID: "a", Decision: "maybe"}, facts.ErrPayload},
 		{"invalid raw JSON", facts.KindActionRequested, "k", facts.ActionRequested{ActionID: "a", Payload: facts.RawJSON(`{"a":`)}, facts.ErrPayload},
 		{"bad kind", "bad kind", "k", nil, facts.ErrInvalid},

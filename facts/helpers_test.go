@@ -33,6 +33,7 @@ var decoders = map[facts.Kind]func(facts.Fact) (any, error){
 	facts.KindTransitionFailed:      dec[facts.TransitionFailed],
 	facts.KindThreadForked:          dec[facts.ThreadForked],
 	facts.KindWorkspaceRestored:     dec[facts.WorkspaceRestored],
+	facts.KindPolicySet:             dec[facts.PolicySet],
 }
 
 // decodeAny decodes f's payload into its registered type.

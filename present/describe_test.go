@@ -32,3 +32,23 @@ func TestDescribeEscapesControlCharacters(t *testing.T) {
 	got := present.DescribeObservation(facts.Observation{Available: true, Before: "b", After: "a", Changed: []facts.PathChange{{Path: "p\x1b", After: "2"}}})
 	require.Equal(t, `observed p\x1b (added)`, got)
 }
+
+// A denial says what followed it; a policy says its rules.
+func TestDescribeDenialsAndPolicies(t *testing.T) {
+	for _, c := range []struct {
+		kind    facts.Kind
+		payload any
+		want    string
+	}{
+		{facts.KindConfirmationAnswered, facts.ConfirmationAnswered{RequestID: "1-c", By: "ana", Reason: "not there"}, `1-c denied by ana: "not there"`},
+		{facts.KindConfirmationAnswered, facts.ConfirmationAnswered{RequestID: "1-c", By: "ana", Reason: "not there", Then: facts.DenyContinue}, `1-c denied by ana: "not there" (the model is told)`},
+		{facts.KindConfirmationAnswered, facts.ConfirmationAnswered{RequestID: "1-c", By: "ana", Then: facts.DenyStop}, `1-c denied by ana, who stopped the thread`},
+		{facts.KindPolicySet, facts.PolicySet{Approve: "writes", Allow: []string{"run_command:go test *"}, Deny: []string{"write_file:.github/*", "run_command:rm *"}, By: "ana"},
+			`approve writes; allow run_command:go test *; deny write_file:.github/*, run_command:rm * (set by ana)`},
+		{facts.KindPolicySet, facts.PolicySet{Allow: []string{"write_file:a\x1b[2K"}}, `approve ask; allow write_file:a\x1b[2K`},
+	} {
+		d, err := facts.NewDraft(c.kind, "", c.payload)
+		require.NoError(t, err)
+		require.Equal(t, c.want, present.Describe(facts.Fact{Kind: d.Kind, Data: d.Data}))
+	}
+}
