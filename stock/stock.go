@@ -1,12 +1,9 @@
 package stock
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -31,8 +28,9 @@ import (
 //
 //	<root>/.harness/            the store directory
 //	<root>/.harness/db/         the Pebble store of the threads (thread.OpenPebble)
-//	<root>/.harness/config.json optional settings (Settings), written by a person
-//	<root>/.harness/.gitignore  "*", so git ignores the store
+//	<root>/.harness/config.json optional settings (Settings), this checkout's own
+//	<root>/.harness/project.json optional settings, committed: the project's
+//	<root>/.harness/.gitignore  so git ignores the store (but not project.json)
 //
 // Locate finds the root the way git finds .git: it walks up from the
 // current directory to the first directory holding a store (a .harness
@@ -155,8 +153,6 @@ func exists(p string) bool {
 // DB is the directory of the Pebble store.
 func (p Place) DB() string { return filepath.Join(p.Store, "db") }
 
-// SettingsFile is the path of the optional settings file.
-func (p Place) SettingsFile() string { return filepath.Join(p.Store, "config.json") }
 
 // storeInRoot returns the store directory relative to the root, slash
 // separated, when it lies inside the workspace but is not <root>/.harness
@@ -213,7 +209,7 @@ func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (
 		}
 		ignore := filepath.Join(p.Store, ".gitignore")
 		if !exists(ignore) {
-			if err := os.WriteFile(ignore, []byte("# The harness store: threads and kept file contents.\n*\n"), 0o644); err != nil {
+			if err := os.WriteFile(ignore, []byte("# The harness store: threads and kept file contents (project.json, the\n# committed settings, is not ignored).\n*\n!project.json\n"), 0o644); err != nil {
 				return nil, fmt.Errorf("create store: %w", err)
 			}
 		}
@@ -241,67 +237,6 @@ func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (
 		case <-t.C:
 		}
 	}
-}
-
-// Settings are a workspace's defaults, kept in <store>/config.json. Flags
-// given on a command line add to them: patterns from both apply, and a
-// flag's mode or model replaces the file's.
-//
-//	{
-//	  "model": "scripted:script.jsonl",
-//	  "approve": "writes",
-//	  "allow": ["run_command:go test *"],
-//	  "deny": ["run_command:rm *", "write_file:.github/*"],
-//	  "max_turns": 100
-//	}
-type Settings struct {
-	// Model is the model spec used when a command names none.
-	Model string `json:"model,omitempty"`
-	// Approve is the approval mode: ask, writes or all (see ApproveMode).
-	Approve string `json:"approve,omitempty"`
-	// Allow and Deny are tool patterns (see ParsePattern).
-	Allow []string `json:"allow,omitempty"`
-	Deny  []string `json:"deny,omitempty"`
-	// MaxTurns bounds the model turns of a thread a command drives
-	// (harness.Config.MaxTurns; 0 is no bound); nil leaves it to the command.
-	MaxTurns *int `json:"max_turns,omitempty"`
-	// Sandbox is the mode of the sandbox commands run in: workspace-write
-	// (the default), read-only or off (see package sandbox).
-	Sandbox string `json:"sandbox,omitempty"`
-	// Network lets commands use the network.
-	Network bool `json:"network,omitempty"`
-}
-
-// LoadSettings reads the place's settings file; a missing file is empty
-// settings. A file that is not a Settings object — malformed, or with a
-// field this program does not know — is an error naming the file.
-func (p Place) LoadSettings() (Settings, error) {
-	var s Settings
-	b, err := os.ReadFile(p.SettingsFile())
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
-		return s, fmt.Errorf("read settings: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		return s, fmt.Errorf("settings %s: %w (want {\"model\", \"approve\", \"allow\", \"deny\", \"max_turns\", \"sandbox\", \"network\"})", p.SettingsFile(), err)
-	}
-	if _, err := sandbox.ParseMode(s.Sandbox); err != nil && s.Sandbox != "" {
-		return s, fmt.Errorf("settings %s: sandbox: %w", p.SettingsFile(), err)
-	}
-	if s.MaxTurns != nil && *s.MaxTurns < 0 {
-		return s, fmt.Errorf("settings %s: max_turns %d: want a number of model turns, or 0 for no bound", p.SettingsFile(), *s.MaxTurns)
-	}
-	if s.Model != "" {
-		// A relative script path in the file is relative to the workspace.
-		if path, ok := strings.CutPrefix(s.Model, scriptedScheme); ok && path != "" && !filepath.IsAbs(path) {
-			s.Model = scriptedScheme + filepath.Join(p.Root, path)
-		}
-	}
-	return s, nil
 }
 
 // scriptedScheme is the model spec scheme of a scripted model.
