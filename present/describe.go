@@ -411,3 +411,14 @@ func shorten(s string, n int) string {
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
 }
+
+// CommandLines shows a shell command verbatim, over as many lines as it
+// has, each escaped (see EscapeLine): what the shell will read, not a JSON
+// string of it. A command with no text is one empty line.
+func CommandLines(command string) []string {
+	lines := strings.Split(strings.TrimSuffix(command, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = EscapeLine(l)
+	}
+	return lines
+}

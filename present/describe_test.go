@@ -52,3 +52,20 @@ func TestDescribeDenialsAndPolicies(t *testing.T) {
 		require.Equal(t, c.want, present.Describe(facts.Fact{Kind: d.Kind, Data: d.Data}))
 	}
 }
+
+func TestReason(t *testing.T) {
+	for in, want := range map[string]string{
+		"infer/turn/2 failed (business): openai: 400 bad request": "model turn 2 failed: openai: 400 bad request",
+		"infer/turn/1 failed (permission): key\x1b[2K":            `model turn 1 failed: key\x1b[2K`,
+		"tool/execute/1-c failed and is still enabled: disk full": "action 1-c failed: disk full",
+		"turns budget exhausted: 50 used of 50":                   "turns budget exhausted: 50 used of 50",
+		"infer2/infer/turn/1 failed (transient): 429 too many":    "infer2/infer/turn/1 failed: 429 too many",
+	} {
+		require.Equal(t, want, present.Reason(in), in)
+	}
+}
+
+func TestCommandLines(t *testing.T) {
+	require.Equal(t, []string{"go test ./... \\", "  -run TestX", `echo "\x1b[2K"`}, present.CommandLines("go test ./... \\\n  -run TestX\necho \"\x1b[2K\"\n"))
+	require.Equal(t, []string{"ls\t-la"}, present.CommandLines("ls\t-la"))
+}
