@@ -153,7 +153,6 @@ func exists(p string) bool {
 // DB is the directory of the Pebble store.
 func (p Place) DB() string { return filepath.Join(p.Store, "db") }
 
-
 // storeInRoot returns the store directory relative to the root, slash
 // separated, when it lies inside the workspace but is not <root>/.harness
 // (which the observer skips anyway): the observer must not watch the
