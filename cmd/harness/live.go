@@ -189,13 +189,24 @@ func commandSummary(r facts.Report, tail int) []string {
 	return out
 }
 
+// took is how long the adapter of a report ran, "" when it did not say.
+func took(r facts.Report) string {
+	start, err := time.Parse(time.RFC3339Nano, r.StartedAt)
+	if err != nil {
+		return ""
+	}
+	end, err := time.Parse(time.RFC3339Nano, r.EndedAt)
+	if err != nil {
+		return ""
+	}
+	return elapsed(end.Sub(start))
+}
+
 // exitLine says how a command ended: "exit 0 after 1.2s".
 func exitLine(r facts.Report) string {
-	took := ""
-	if start, err := time.Parse(time.RFC3339Nano, r.StartedAt); err == nil {
-		if end, err := time.Parse(time.RFC3339Nano, r.EndedAt); err == nil {
-			took = " after " + elapsed(end.Sub(start))
-		}
+	took := took(r)
+	if took != "" {
+		took = " after " + took
 	}
 	switch {
 	case r.Status == facts.StatusSucceeded:

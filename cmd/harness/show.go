@@ -307,8 +307,11 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 	if c := act.Completed; c != nil {
 		rep := c.Report
 		fmt.Fprintf(w, "  report       %s, seq %d", rep.Status, act.CompletedSeq)
-		if rep.StartedAt != "" {
+		switch {
+		case strings.HasPrefix(rep.Transcript, "$ "):
 			fmt.Fprintf(w, " · %s", exitLine(rep))
+		case took(rep) != "":
+			fmt.Fprintf(w, " · took %s", took(rep))
 		}
 		fmt.Fprintln(w)
 		if rep.Error != "" {
