@@ -148,8 +148,11 @@ func (l *live) stop() {
 	l.mu.Unlock()
 }
 
-// elapsed says a duration briefly: 0.4s, 12.3s, 2m05s.
+// elapsed says a duration briefly: 15ms, 0.4s, 12.3s, 2m05s.
 func elapsed(d time.Duration) string {
+	if d < 100*time.Millisecond {
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
 	if d < time.Minute {
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	}

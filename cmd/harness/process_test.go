@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -348,7 +349,7 @@ func TestCommandOutputIsLive(t *testing.T) {
 	tail := out[strings.Index(out, "action.completed       1-c"):]
 	require.Contains(t, tail, "│ first line")
 	require.Contains(t, tail, "│ second line")
-	require.Regexp(t, `exit 0 after [0-9.]+s`, tail)
+	require.Regexp(t, `exit 0 after [0-9.]+m?s`, tail)
 	require.Contains(t, out, "done: thread t1")
 }
 
@@ -373,4 +374,37 @@ func TestPromptLeavesTheStoreFree(t *testing.T) {
 	stdout, _, _ = harnessIn(t, dir, "log", "t1")
 	require.Contains(t, stdout, "1-call_1 approved by bob")
 	require.Equal(t, 1, strings.Count(stdout, "confirmation.answered"))
+}
+
+// TestInterruptExits130: SIGINT while a command runs stops the harness with
+// exit 130, the thread resumable; with -o json, stdout is still one
+// document, saying so.
+func TestInterruptExits130(t *testing.T) {
+	const script = `{"text": "Waiting.", "tool_calls": [{"id": "c", "name": "run_command", "args": "{\"command\":\"touch started; sleep 30\"}"}]}
+{"text": "Done."}
+`
+	dir := workspace(t, map[string]string{"script.jsonl": script})
+	cmd := exec.Command(harnessBin(t), "run", "-o", "json", "--model", "scripted:script.jsonl", "--approve", "all", "--sandbox", "off", "Wait")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "HARNESS_STORE=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "started"))
+		return err == nil
+	}, 30*time.Second, 10*time.Millisecond, "the command never started: %s", errb.String())
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stderr: %s", errb.String())
+	require.Equal(t, exitInterrupted, ee.ExitCode(), "stderr: %s", errb.String())
+	var doc struct {
+		Error struct{ Kind, Message string }
+		Exit  int
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &doc), "stdout: %s", out.String())
+	require.Equal(t, "interrupted", doc.Error.Kind)
+	require.Equal(t, exitInterrupted, doc.Exit)
+	require.Contains(t, doc.Error.Message, "thread t1 is resumable")
 }

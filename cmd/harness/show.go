@@ -225,7 +225,7 @@ func (sh shower) turn(ctx context.Context, f facts.Fact) error {
 // fileDiff is one changed path with its diff, as show gives it.
 type fileDiff struct {
 	facts.PathChange
-	Kind string `json:"kind"`
+	Kind string `json:"change"`
 	Diff string `json:"diff,omitempty"`
 	// Note says why there is no diff: contents not kept, or not text.
 	Note string `json:"note,omitempty"`
@@ -246,12 +246,27 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 		diffs = append(diffs, sh.diff(ctx, c))
 	}
 	if sh.a.jsonOut() {
-		return sh.a.printJSON(struct {
-			Thread string           `json:"thread"`
-			Action scheduler.Action `json:"action"`
-			Call   scheduler.Call   `json:"call"`
-			Diffs  []fileDiff       `json:"diffs"`
-		}{sh.id, act, call, diffs})
+		out := struct {
+			Thread       string                       `json:"thread"`
+			ActionID     string                       `json:"action_id"`
+			Call         facts.ToolCall               `json:"call"`
+			Turn         int                          `json:"turn"`
+			Requested    facts.ActionRequested        `json:"requested"`
+			RequestedSeq uint64                       `json:"requested_seq"`
+			Confirmation *facts.ConfirmationRequested `json:"confirmation,omitempty"`
+			Answer       *facts.ConfirmationAnswered  `json:"answer,omitempty"`
+			AnswerSeq    uint64                       `json:"answer_seq,omitempty"`
+			Started      *facts.ActionStarted         `json:"started,omitempty"`
+			Completed    *facts.ActionCompleted       `json:"completed,omitempty"`
+			CompletedSeq uint64                       `json:"completed_seq,omitempty"`
+			Check        *facts.CheckRecorded         `json:"check,omitempty"`
+			Interrupted  *facts.ActionInterrupted     `json:"interrupted,omitempty"`
+			Reconciled   *facts.EffectReconciled      `json:"reconciled,omitempty"`
+			Diffs        []fileDiff                   `json:"diffs"`
+		}{Thread: sh.id, ActionID: act.ID, Call: call.Call, Turn: call.Turn, Requested: act.Requested, RequestedSeq: act.RequestedSeq,
+			Confirmation: call.Confirmation, Answer: call.Answer, AnswerSeq: call.AnswerSeq, Started: act.Started, Completed: act.Completed,
+			CompletedSeq: act.CompletedSeq, Check: act.Check, Interrupted: act.Interrupted, Reconciled: act.Reconciled, Diffs: diffs}
+		return sh.a.printJSON(out)
 	}
 	w := sh.a.stdout
 	esc := present.EscapeLine
