@@ -138,7 +138,7 @@ nothing and says so; a request approved already is not denied.`
 			if all && request != "" {
 				return usageError("name a REQUEST or pass --all, not both")
 			}
-			then := facts.AfterDenial("")
+			var then facts.AfterDenial
 			if !approve {
 				then = facts.DenyContinue
 				if stop {
