@@ -329,7 +329,9 @@ func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings
 	}
 	open := p.OpenStore
 	if a.readOnly {
-		open = func(ctx context.Context, wait time.Duration, _ bool) (thread.Store, error) { return p.OpenStoreReadOnly(ctx, wait) }
+		open = func(ctx context.Context, wait time.Duration, _ bool) (thread.Store, error) {
+			return p.OpenStoreReadOnly(ctx, wait)
+		}
 	}
 	store, err := open(ctx, a.wait, create)
 	switch {
