@@ -38,7 +38,7 @@ func (a *app) quietSession(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := p.OpenStore(ctx, 0, false)
+	store, err := p.OpenStoreReadOnly(ctx, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ Any other fact: its payload.`,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id, what := args[0], args[1]
-			s, err := a.openThread(ctx, id)
+			s, err := a.openThreadRead(ctx, id)
 			if err != nil {
 				return err
 			}

@@ -52,7 +52,7 @@ func (a *app) threadsCmd() *cobra.Command {
 			default:
 				return usageError("--status %q: want parked, done, failed, stopped or resumable", status)
 			}
-			s, err := a.open(ctx, false)
+			s, err := a.openRead(ctx)
 			if err != nil {
 				return err
 			}
