@@ -393,7 +393,7 @@ func TestInterruptExits130(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_, err := os.Stat(filepath.Join(dir, "started"))
 		return err == nil
-	}, 30*time.Second, 10*time.Millisecond, "the command never started: %s", errb.String())
+	}, 30*time.Second, 10*time.Millisecond, "the command never started")
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	err := cmd.Wait()
 	var ee *exec.ExitError
