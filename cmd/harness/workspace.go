@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -81,7 +82,7 @@ func (a *app) enter(ctx context.Context, s *session, id string) error {
 	if err != nil {
 		return fmt.Errorf("thread %s works in %s: %w", id, w, err)
 	}
-	fmt.Fprintf(a.stderr, "harness: thread %s works in %s; acting there (not in %s)\n", id, w, here)
+	fmt.Fprintf(a.stderr, "harness: thread %s works in %s; acting there (not in %s)\n", id, present.EscapeLine(w), present.EscapeLine(here))
 	s.place, s.stock = p, st
 	return nil
 }
