@@ -245,7 +245,8 @@ or a NATS server, nats://HOST:PORT, whose JetStream keeps the threads).
 A tool call that asks for confirmation parks the thread until a person answers:
 at the prompt on a terminal, or with approve, deny, answer or post.
 
-Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person).`,
+Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person),
+130 interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionLine(),
