@@ -319,10 +319,15 @@ func version() string {
 	return "dev"
 }
 
+// commit is the commit the program was built from when the build
+// records none (-buildvcs=false, a build outside the checkout): set it
+// with -ldflags "-X main.commit=$(git rev-parse HEAD)".
+var commit = ""
+
 // versionLine says the version, the commit it was built from (with
 // "modified" when the checkout had changes), and the Go it was built with.
 func versionLine() string {
-	commit, when, modified := "unknown", "", false
+	commit, when, modified := cmpOr(commit, "unknown"), "", false
 	goVersion := runtime.Version()
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		goVersion = bi.GoVersion
