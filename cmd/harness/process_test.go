@@ -217,6 +217,7 @@ const thePrompt = "Approve 1-call_1 (write_file)? [y]es, [a]lways for this threa
 // answer typed is posted as the same fact harness post would append, and
 // the thread goes on; with --no-input it parks as it would headless.
 func TestPromptOnATerminal(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		script  string
@@ -300,6 +301,7 @@ func TestPromptOnATerminal(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			script := cmp.Or(tc.script, writeScript)
 			dir := workspace(t, map[string]string{"script.jsonl": script})
 			env := append([]string{"NO_COLOR=", "HARNESS_STORE="}, tc.env...)
@@ -332,6 +334,7 @@ func TestPromptOnATerminal(t *testing.T) {
 // it runs, under a spinner with the time taken; after it, its tail, its
 // exit code and its time stay.
 func TestCommandOutputIsLive(t *testing.T) {
+	t.Parallel()
 	const script = `{"text": "Running it.", "tool_calls": [{"id": "c", "name": "run_command", "args": "{\"command\":\"echo first line; while [ ! -e go ]; do sleep 0.05; done; echo second line\"}"}]}
 {"text": "Done."}
 `
@@ -380,6 +383,7 @@ func TestPromptLeavesTheStoreFree(t *testing.T) {
 // exit 130, the thread resumable; with -o json, stdout is still one
 // document, saying so.
 func TestInterruptExits130(t *testing.T) {
+	t.Parallel()
 	const script = `{"text": "Waiting.", "tool_calls": [{"id": "c", "name": "run_command", "args": "{\"command\":\"touch started; sleep 30\"}"}]}
 {"text": "Done."}
 `

@@ -16,6 +16,7 @@ import (
 // A thread recorded on another machine is refused by the commands that
 // act on it, naming both workspaces; reading it works from anywhere.
 func TestAThreadOfAnotherMachineIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := workspace(t, map[string]string{"script.jsonl": writeScript})
 	p, err := stock.Locate(dir, "")
