@@ -282,11 +282,16 @@ func (s *state[S]) confirm(c *call) fold.Transition[S] {
 // idempotency key was completed before — by returning that completion.
 func (s *state[S]) execute(c *call, a *Action) fold.Transition[S] {
 	req := action.FromFact(a.Requested)
-	done := s.done
-	if s.whole != nil {
-		done = s.whole().done
+	var prior *Action
+	switch {
+	case s.prior != nil:
+		prior = s.prior(req.IdempotencyKey, a.ID)
+	case s.whole != nil:
+		prior = s.whole().done[req.IdempotencyKey]
+	default:
+		prior = s.done[req.IdempotencyKey]
 	}
-	if prior := done[req.IdempotencyKey]; prior != nil && prior.ID != a.ID {
+	if prior != nil && prior.ID != a.ID {
 		return fold.Transition[S]{Key: executeKey(a.ID), Effect: drafts[S](facts.KindActionCompleted, action.Replay(req, *prior.Completed))}
 	}
 	if refused := a.Requested.Refused; refused != "" || req.Payload == nil {
