@@ -487,7 +487,25 @@ func (p EffectReconciled) Validate() error {
 type ContextCompacted struct {
 	UpTo    uint64 `msgpack:"up_to,omitempty" json:"up_to,omitempty"`
 	Summary string `msgpack:"summary,omitempty" json:"summary,omitempty"`
+	// Messages is how many messages of the conversation the summary
+	// stands for: every one the model was shown, up to UpTo.
+	Messages int `msgpack:"messages,omitempty" json:"messages,omitempty"`
+	// By is who wrote the summary: CompactedByModel when a compaction turn
+	// asked the model (Usage and Exchange are that turn's); empty for the
+	// extractive summary, or a summarizer of the harness's own.
+	By string `msgpack:"by,omitempty" json:"by,omitempty"`
+	// Usage is what the compaction turn cost, as the provider counted it.
+	Usage Usage `msgpack:"usage,omitempty" json:"usage,omitzero"`
+	// Exchange names the exact bytes of the compaction turn's provider
+	// call, kept as blobs, when the provider exposes them.
+	Exchange *ExchangeRef `msgpack:"exchange,omitempty" json:"exchange,omitempty"`
+	// Fallback, when set, says why the summary is the extractive one
+	// though the model was asked (it answered with no summary).
+	Fallback string `msgpack:"fallback,omitempty" json:"fallback,omitempty"`
 }
+
+// CompactedByModel is ContextCompacted.By for a summary the model wrote.
+const CompactedByModel = "model"
 
 // Validate requires UpTo to name a fact.
 func (p ContextCompacted) Validate() error {
