@@ -195,7 +195,7 @@ func (f modelFunc) Turn(ctx context.Context, req model.Request) (model.Decision,
 	return f(ctx, req)
 }
 
-func openBenchStore(b *testing.B) *thread.PebbleStore {
+func openBenchStore(b testing.TB) *thread.PebbleStore {
 	s, err := thread.OpenPebble(b.TempDir())
 	require.NoError(b, err)
 	b.Cleanup(func() { require.NoError(b, s.Close()) })
