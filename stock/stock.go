@@ -197,6 +197,17 @@ const lockPoll = 100 * time.Millisecond
 // shared by every process that names it: OpenStore connects, making the
 // stream on first use, and neither create nor wait applies.
 func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (thread.Store, error) {
+	return p.open(ctx, wait, create)
+}
+
+// OpenStoreReadOnly opens the place's existing store for reading only
+// (thread.ReadOnly: it writes nothing, so it opens and reads on a full
+// disk); a write fails with thread.ErrReadOnly. As OpenStore otherwise.
+func (p Place) OpenStoreReadOnly(ctx context.Context, wait time.Duration) (thread.Store, error) {
+	return p.open(ctx, wait, false, thread.ReadOnly())
+}
+
+func (p Place) open(ctx context.Context, wait time.Duration, create bool, opts ...thread.Option) (thread.Store, error) {
 	if p.Remote != "" {
 		s, err := natsstore.Dial(ctx, p.Remote)
 		if err != nil {
@@ -220,7 +231,7 @@ func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		s, err := thread.OpenPebble(p.DB())
+		s, err := thread.OpenPebble(p.DB(), opts...)
 		if err == nil {
 			return s, nil
 		}
