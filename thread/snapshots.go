@@ -38,8 +38,9 @@ type Snapshots interface {
 	// oldest of its snapshots past the KeptSnapshots newest. A snapshot at
 	// a seq already kept replaces it. The thread must have a fact at
 	// s.Seq that hashes to s.Hash: anything else is refused, and nothing
-	// is kept. Like a blob, a snapshot is not synced on its own: one lost
-	// in a crash costs a fold.
+	// is kept (so is a write to a store that may not write now: read-only,
+	// or its disk full). Like a blob, a snapshot is not synced on its own:
+	// one lost in a crash costs a fold.
 	PutSnapshot(ctx context.Context, s Snapshot) error
 	// LatestSnapshot returns the thread's snapshot with the highest seq,
 	// an error matching ErrNoSnapshot when it has none, or one matching
@@ -153,6 +154,9 @@ func (s *PebbleStore) PutSnapshot(ctx context.Context, snap Snapshot) error {
 	defer s.leave()
 	if snap.Seq == 0 {
 		return fmt.Errorf("put snapshot of %s: seq 0 names no fact", id)
+	}
+	if err := s.writable(); err != nil {
+		return fmt.Errorf("put snapshot of %s: %w", id, err)
 	}
 	f, ok, err := get(s.db, factKey(id, snap.Seq))
 	switch {

@@ -127,3 +127,21 @@ func TestSnapshotDamage(t *testing.T) {
 	_, err = s.LatestSnapshot(ctx, "t")
 	require.ErrorIs(t, err, thread.ErrBadSnapshot)
 }
+
+// A store opened read-only keeps no snapshot, and says why; it still reads
+// the ones kept.
+func TestSnapshotReadOnly(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	fill(t, s, "t", 4)
+	require.NoError(t, s.PutSnapshot(ctx, thread.Snapshot{Thread: "t", Seq: 2, Hash: hashAt(t, s, "t", 2), Data: []byte("v")}))
+	require.NoError(t, s.Close())
+	ro := openStore(t, dir, thread.ReadOnly())
+	defer ro.Close()
+	err := ro.PutSnapshot(ctx, thread.Snapshot{Thread: "t", Seq: 4, Hash: hashAt(t, ro, "t", 4), Data: []byte("v")})
+	require.ErrorIs(t, err, thread.ErrReadOnly)
+	got, err := ro.LatestSnapshot(ctx, "t")
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), got.Seq)
+}
