@@ -273,6 +273,10 @@ func startShell(req request) (int, error) {
 		return 0, fmt.Errorf("open %s: %w", os.DevNull, err)
 	}
 	defer devnull.Close()
+	stdin := devnull.Fd()
+	if req.Stdin {
+		stdin = 0 // the helper's own: Cmd.Stdin
+	}
 	// Nothing of the helper's but stdin, stdout and stderr reaches the
 	// shell: not the request, the lifeline, the status pipe, nor what the
 	// harness inherited without close-on-exec (a terminal, say).
@@ -301,7 +305,7 @@ func startShell(req request) (int, error) {
 		pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", req.Line}, &syscall.ProcAttr{
 			Dir:   req.Dir,
 			Env:   req.Env,
-			Files: []uintptr{devnull.Fd(), 1, 2},
+			Files: []uintptr{stdin, 1, 2},
 			// In the helper's session and group, not a group leader: as
 			// an unsandboxed shell is in its watcher's group, so that a
 			// command sees the same (setsid does not fork; "kill 0"
