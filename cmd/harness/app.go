@@ -76,6 +76,9 @@ type app struct {
 	// code is the exit code of a command that ended without an error
 	// (parked: 3).
 	code int
+	// finally are closed when the command ends: the MCP servers its
+	// stock harness started.
+	finally []io.Closer
 }
 
 // run runs the command line args and returns the exit code.
@@ -98,6 +101,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err = root.ExecuteContext(ctx)
+	for _, c := range a.finally {
+		c.Close()
+	}
 	if err == nil {
 		return a.code
 	}
@@ -156,7 +162,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person).`,
 		a.runCmd(), a.resumeCmd(),
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
 		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.effectsCmd(),
-		a.forkCmd(), a.undoCmd(), a.demoCmd(),
+		a.forkCmd(), a.undoCmd(), a.demoCmd(), a.mcpCmd(),
 	)
 	return root
 }
