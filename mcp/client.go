@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -205,9 +206,11 @@ func (c *Client) blobStore() action.Blobs {
 func (c *Client) Tools() []harness.ToolAdapter {
 	var out []harness.ToolAdapter
 	for _, s := range c.servers {
+		s.mu.Lock()
 		for _, t := range s.tools {
 			out = append(out, t)
 		}
+		s.mu.Unlock()
 	}
 	return out
 }
@@ -312,11 +315,17 @@ func (s *conn) connect(ctx context.Context) error {
 		// honours roots (server-filesystem does) works there.
 		cl.AddRoots(&sdk.Root{URI: (&url.URL{Scheme: "file", Path: opts.Workspace}).String(), Name: "workspace"})
 	}
+	// A list_changed notification may come as soon as the session is up:
+	// its reading again waits until the tools are offered.
+	s.listing.Lock()
+	defer s.listing.Unlock()
 	session, err := cl.Connect(ctx, transport, nil)
 	if err != nil {
 		return s.explain("connect", err)
 	}
+	s.mu.Lock()
 	s.session = session
+	s.mu.Unlock()
 	listed, err := s.list(ctx)
 	if err != nil {
 		return s.explain("list its tools", err)
@@ -326,24 +335,41 @@ func (s *conn) connect(ctx context.Context) error {
 }
 
 // explain wraps err from doing what, saying how a local server ended if
-// it did.
+// it did, or what it said so far, and why a package runner cannot work
+// in the sandbox.
 func (s *conn) explain(what string, err error) error {
-	if s.proc != nil {
-		select {
-		case <-s.proc.done:
-		case <-time.After(200 * time.Millisecond):
-		}
-		if _, ok := s.proc.exited(); ok {
-			return fmt.Errorf("%s: %w; %s", what, err, s.proc.describeExit())
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %v", s.client.opts.ConnectTimeout)
+	}
+	if s.proc == nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	select {
+	case <-s.proc.done:
+	case <-time.After(200 * time.Millisecond):
+	}
+	msg := fmt.Sprintf("%s: %v", what, err)
+	if _, ok := s.proc.exited(); ok {
+		msg += "; " + s.proc.describeExit()
+	} else if t := s.proc.stderr.String(); t != "" {
+		msg += "; its stderr so far: " + oneLine(t, 400)
+	}
+	switch filepath.Base(s.cfg.Command) {
+	case "npx", "uvx", "bunx", "pnpx":
+		if s.client.opts.Sandbox.Mode != sandbox.Off {
+			msg += fmt.Sprintf("; %s fetches the server when it starts, which the sandbox does not let it (no network; its cache is read-only): install the server first and name its command", filepath.Base(s.cfg.Command))
 		}
 	}
-	return fmt.Errorf("%s: %w", what, err)
+	return errors.New(msg)
 }
 
 // list reads the server's whole tool list.
 func (s *conn) list(ctx context.Context) ([]*sdk.Tool, error) {
+	s.mu.Lock()
+	session := s.session
+	s.mu.Unlock()
 	var out []*sdk.Tool
-	for t, err := range s.session.Tools(ctx, nil) {
+	for t, err := range session.Tools(ctx, nil) {
 		if err != nil {
 			return nil, err
 		}
@@ -356,15 +382,18 @@ func (s *conn) list(ctx context.Context) ([]*sdk.Tool, error) {
 // mcp__<server>__<tool>, with its input schema; a tool whose name or
 // schema cannot be offered is skipped, saying why.
 func (s *conn) offer(listed []*sdk.Tool) {
+	var tools []*tool
+	var skipped []string
+	current := map[string]string{}
 	seen := map[string]bool{}
 	for _, t := range listed {
 		schema, err := offeredSchema(s.name, t)
 		if err != nil {
-			s.skipped = append(s.skipped, fmt.Sprintf("%s: %v", t.Name, err))
+			skipped = append(skipped, fmt.Sprintf("%s: %v", t.Name, err))
 			continue
 		}
 		if seen[schema.Name] {
-			s.skipped = append(s.skipped, fmt.Sprintf("%s: its name is %s once unsafe characters are replaced, as another tool's", t.Name, schema.Name))
+			skipped = append(skipped, fmt.Sprintf("%s: its name is %s once unsafe characters are replaced, as another tool's", t.Name, schema.Name))
 			continue
 		}
 		seen[schema.Name] = true
@@ -381,9 +410,12 @@ func (s *conn) offer(listed []*sdk.Tool) {
 			r := spec.Record()
 			tl.sandbox = &r
 		}
-		s.tools = append(s.tools, tl)
-		s.current[t.Name] = tl.digest
+		tools = append(tools, tl)
+		current[t.Name] = tl.digest
 	}
+	s.mu.Lock()
+	s.tools, s.skipped, s.current = tools, skipped, current
+	s.mu.Unlock()
 }
 
 // offeredSchema is the schema a model is shown of a server's tool: named
@@ -463,7 +495,7 @@ func (s *conn) relist(ctx context.Context) error {
 	s.listing.Lock()
 	defer s.listing.Unlock()
 	s.mu.Lock()
-	stale := s.stale
+	stale := s.stale && s.session != nil && s.err == nil
 	s.stale = false
 	s.mu.Unlock()
 	if !stale {
@@ -482,11 +514,11 @@ func (s *conn) relist(ctx context.Context) error {
 			now[t.Name] = DefinitionDigest(schema)
 		}
 	}
+	s.mu.Lock()
 	offered := map[string]string{}
 	for _, t := range s.tools {
 		offered[t.remote] = t.digest
 	}
-	s.mu.Lock()
 	s.current = now
 	s.changed = !mapsEqual(now, offered)
 	s.mu.Unlock()

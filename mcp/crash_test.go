@@ -119,9 +119,10 @@ func TestKilledDuringACall(t *testing.T) {
 			for calls() == 0 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
-			require.EqualValues(t, 1, calls(), "the child's call reached the server: %s", out.String())
+			reached := calls()
 			require.NoError(t, child.Process.Signal(syscall.SIGKILL))
 			_ = child.Wait()
+			require.EqualValues(t, 1, reached, "the child's call reached the server: %s", out.String())
 
 			e := newEnv(t, root, mcp.Servers{"t": srv}, holdScript)
 			st, err := drive.Inspect(context.Background(), e.thread("t1"))

@@ -150,9 +150,21 @@ func newTestServer(dir string) (*sdk.Server, *serverCalls) {
 // httpServer serves newTestServer over streamable HTTP.
 func httpServer(t *testing.T, dir string) (*httptest.Server, *serverCalls) {
 	srv, calls := newTestServer(dir)
-	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	return httptestServer(t, srv, nil), calls
+}
+
+// httptestServer serves srv over streamable HTTP, telling each request to
+// look, if set.
+func httptestServer(t *testing.T, srv *sdk.Server, look func(*http.Request)) *httptest.Server {
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if look != nil {
+			look(r)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(hs.Close)
-	return hs, calls
+	return hs
 }
 
 // serveMalformed is a server that speaks just enough JSON-RPC by hand to

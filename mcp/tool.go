@@ -135,7 +135,10 @@ func (t *tool) Execute(ctx context.Context, req action.Request) (facts.Report, e
 	if why := t.refusal(req); why != "" {
 		return t.failed(facts.ClassNotFound, "not called: %s", why), nil
 	}
-	if t.c.session == nil {
+	t.c.mu.Lock()
+	session := t.c.session
+	t.c.mu.Unlock()
+	if session == nil {
 		return t.failed(facts.ClassTransport, "not called: the server is not connected"), nil
 	}
 	if p := t.c.proc; p != nil {
@@ -155,7 +158,7 @@ func (t *tool) Execute(ctx context.Context, req action.Request) (facts.Report, e
 	}
 	callCtx, cancel := context.WithTimeout(ctx, t.c.timeout)
 	defer cancel()
-	res, err := t.c.session.CallTool(callCtx, &sdk.CallToolParams{Name: t.remote, Arguments: json.RawMessage(req.Payload)})
+	res, err := session.CallTool(callCtx, &sdk.CallToolParams{Name: t.remote, Arguments: json.RawMessage(req.Payload)})
 	if err != nil {
 		if ctx.Err() != nil {
 			return t.failed(facts.ClassCancelled, "the call was cancelled while the server worked on it: %v; whether it took effect is unknown", ctx.Err()), ctx.Err()
