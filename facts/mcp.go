@@ -74,8 +74,8 @@ type MCPResult struct {
 	Class ErrorClass `msgpack:"class,omitempty" json:"class,omitempty"`
 }
 
-// Validate requires a known class when one is set, and a result or a blob
-// for a call that got one.
+// Validate requires a known class when one is set, and a size that is
+// not negative.
 func (r MCPResult) Validate() error {
 	if r.Class != "" {
 		if err := r.Class.Validate(); err != nil {

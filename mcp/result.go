@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -96,11 +97,17 @@ func Text(res *sdk.CallToolResult) string {
 }
 
 // bound keeps the first and last halves of s within n bytes, marking the
-// cut.
+// cut (made between runes).
 func bound(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	half := n / 2
-	return fmt.Sprintf("%s\n[… %d bytes cut; the whole result is kept with the report …]\n%s", s[:half], len(s)-2*half, s[len(s)-half:])
+	head, tail := n/2, len(s)-n/2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s\n[… %d bytes cut; the whole result is kept with the report …]\n%s", s[:head], tail-head, s[tail:])
 }

@@ -275,11 +275,13 @@ func (s *server) facts(ctx context.Context, _ *sdk.CallToolRequest, a FactsArgs)
 		limit = 200
 	}
 	var out []facts.Fact
-	for f, err := range o.Runtime.Store.Read(ctx, a.Thread, a.After) {
+	more := false
+	for f, err := range o.Runtime.Store.Read(ctx, a.Thread, a.After+1) {
 		if err != nil {
 			return nil, nil, err
 		}
 		if len(out) == limit {
+			more = true
 			break
 		}
 		out = append(out, f)
@@ -288,7 +290,7 @@ func (s *server) facts(ctx context.Context, _ *sdk.CallToolRequest, a FactsArgs)
 		Thread string       `json:"thread"`
 		Facts  []facts.Fact `json:"facts"`
 		More   bool         `json:"more,omitempty"`
-	}{a.Thread, out, len(out) == limit})
+	}{a.Thread, out, more})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -169,6 +170,8 @@ func TestMCPServeTour(t *testing.T) {
 	require.Contains(t, text, `"kind":"confirmation.answered"`)
 	require.Contains(t, text, `"by":"ana (via mcp:tour-client)"`)
 	require.NotContains(t, text, `"kind":"user.message"`, "only the facts after seq 5")
+	require.NotContains(t, text, `"seq":5,`)
+	require.Contains(t, text, `"seq":6,`)
 
 	// The same answer again appends nothing.
 	text, isErr = callTool(t, cs, "view", map[string]any{"thread": "t1"}, &v)
@@ -232,13 +235,7 @@ func readFile(t *testing.T, dir, name string) string {
 }
 
 func sorted(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
+	out := slices.Clone(s)
+	slices.Sort(out)
 	return out
 }
