@@ -275,6 +275,14 @@ func (schedulerPart) add(a *assembly, prefix string) {
 				}
 				return nil
 			},
+			MCP: func(call facts.ToolCall, offered *facts.ToolSchema) *facts.MCPCall {
+				if t, ok := a.toolbox.Lookup(call.Name); ok {
+					if m, ok := t.(mcpCaller); ok {
+						return m.MCPCall(call.Args, offered)
+					}
+				}
+				return nil
+			},
 			Act: func(req action.Request, j fold.Journal) effect.Effect[Services, []facts.Draft] {
 				return act(a.cfg, req, j)
 			},
@@ -360,6 +368,15 @@ func precheck(call facts.ToolCall) effect.Effect[Services, string] {
 func act(cfg Config, req action.Request, j fold.Journal) effect.Effect[Services, []facts.Draft] {
 	return effect.FromAsync(func(ctx context.Context, svc Services) ([]facts.Draft, error) {
 		b := svc.boundary(cfg)
+		var adapter action.Adapter
+		if t, ok := svc.Tools.Lookup(req.Adapter); ok {
+			adapter = t
+			if unobservable(t) {
+				// Its effects happen where the runtime cannot look: nobody
+				// looks, and the effect is reported, never observed.
+				b.Observer = nil
+			}
+		}
 		bg, refused := b.Begin(ctx, req)
 		if refused != nil {
 			d, err := facts.NewDraft(facts.KindActionCompleted, "", *refused)
@@ -371,10 +388,6 @@ func act(cfg Config, req action.Request, j fold.Journal) effect.Effect[Services,
 		}
 		if err := j.Record(ctx, started); err != nil {
 			return nil, err
-		}
-		var adapter action.Adapter
-		if t, ok := svc.Tools.Lookup(req.Adapter); ok {
-			adapter = t
 		}
 		done, check := b.Finish(ctx, req, bg, adapter)
 		d, err := facts.NewDraft(facts.KindActionCompleted, "", done)

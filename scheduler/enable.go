@@ -251,6 +251,9 @@ func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Polic
 		sandbox = s.env.Sandbox(tc)
 	}
 	req.Sandbox = sandbox
+	if s.env.MCP != nil {
+		req.MCP = s.env.MCP(tc, s.offered(tc.Name))
+	}
 	if refusal != "" {
 		f := req.Fact()
 		f.Refused = refusal
@@ -266,6 +269,18 @@ func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Polic
 		f.Confirm = policy.Confirm
 		return drafts[S](facts.KindActionRequested, f)
 	})
+}
+
+// offered is the schema of the tool named name as the thread's
+// configuration offered it to the model, or nil.
+func (s *state[S]) offered(name string) *facts.ToolSchema {
+	for i := range s.system.Tools {
+		if s.system.Tools[i].Name == name {
+			t := s.system.Tools[i]
+			return &t
+		}
+	}
+	return nil
 }
 
 func (s *state[S]) confirm(c *call) fold.Transition[S] {
