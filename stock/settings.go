@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/sandbox"
 )
 
@@ -33,7 +35,8 @@ import (
 //	  "allow": ["run_command:go test *"],
 //	  "deny": ["run_command:rm *", "write_file:.github/*"],
 //	  "max_turns": 100,
-//	  "max_steps": 200
+//	  "max_steps": 200,
+//	  "mcpServers": {"fs": {"command": "mcp-server-filesystem", "args": ["."]}}
 //	}
 type Settings struct {
 	// Model is the model spec used when a command names none.
@@ -55,6 +58,13 @@ type Settings struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// Network lets commands use the network.
 	Network bool `json:"network,omitempty"`
+	// MCPServers are MCP servers whose tools the model is offered as
+	// mcp__<server>__<tool>, in the shape of Claude Code's .mcp.json (see
+	// package mcp). Their calls ask a person by default; patterns such as
+	// "mcp__github__*" answer for them as for any tool. Servers from
+	// several files add up; a stronger file's server of the same name
+	// replaces a weaker one's.
+	MCPServers mcp.Servers `json:"mcpServers,omitempty"`
 }
 
 // Scope names a settings file by whom it serves.
@@ -201,8 +211,13 @@ func (l *Layered) merge(src SettingsSource) {
 			into.Sandbox = s.Sandbox
 		case "network":
 			into.Network = s.Network
+		case "mcpServers":
+			if into.MCPServers == nil {
+				into.MCPServers = mcp.Servers{}
+			}
+			maps.Copy(into.MCPServers, s.MCPServers)
 		}
-		if key == "allow" || key == "deny" {
+		if key == "allow" || key == "deny" || key == "mcpServers" {
 			l.From[key] = append(l.From[key], src.Scope)
 		} else {
 			l.From[key] = []Scope{src.Scope}
@@ -285,6 +300,9 @@ func readSettings(scope Scope, path, rel string) SettingsSource {
 
 // check refuses values that cannot work.
 func (s Settings) check() error {
+	if err := s.MCPServers.Validate(); err != nil {
+		return fmt.Errorf("mcpServers: %w", err)
+	}
 	if _, err := sandbox.ParseMode(s.Sandbox); err != nil && s.Sandbox != "" {
 		return fmt.Errorf("sandbox: %w", err)
 	}

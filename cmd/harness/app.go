@@ -82,6 +82,9 @@ type app struct {
 	// code is the exit code of a command that ended without an error
 	// (parked: 3).
 	code int
+	// finally are closed when the command ends: the MCP servers its
+	// stock harness started.
+	finally []io.Closer
 	// noticed: the nested store was named once.
 	noticed bool
 	// printed: a JSON document is on stdout already.
@@ -126,6 +129,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err = root.ExecuteContext(ctx)
+	for _, c := range a.finally {
+		c.Close()
+	}
 	code, err := a.exitOf(err)
 	if sig, ok := a.signal.Load().(os.Signal); ok && code != exitOK {
 		// Interrupted: whatever stopped, it stopped because of the signal.
@@ -276,7 +282,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person),
 		a.runCmd(), a.resumeCmd(), a.continueCmd(),
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
 		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.showCmd(), a.effectsCmd(),
-		a.forkCmd(), a.undoCmd(), a.configCmd(), a.demoCmd(),
+		a.forkCmd(), a.undoCmd(), a.configCmd(), a.demoCmd(), a.mcpCmd(),
 	)
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "jsonl"}, cobra.ShellCompDirectiveNoFileComp))
 	return root
@@ -503,6 +509,9 @@ func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings
 		}
 	}
 	store, err := open(ctx, a.wait, create)
+	if err != nil {
+		st.Close() // the MCP servers it started, if any
+	}
 	switch {
 	case errors.Is(err, stock.ErrNoStore):
 		return nil, fmt.Errorf("%w; start a thread with `harness run`, or name a store with --store", err)

@@ -83,6 +83,10 @@ func (a *app) enter(ctx context.Context, s *session, id string) error {
 		return fmt.Errorf("thread %s works in %s: %w", id, w, err)
 	}
 	fmt.Fprintf(a.stderr, "harness: thread %s works in %s; acting there (not in %s)\n", id, present.EscapeLine(w), present.EscapeLine(here))
+	// MCP servers the stock of the other workspace started are ended
+	// (their root was the wrong one); the new stock's end with the command.
+	s.stock.Close()
+	a.mcpStarted(st)
 	s.place, s.stock = p, st
 	return nil
 }
