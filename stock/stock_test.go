@@ -199,3 +199,23 @@ func TestLocateARemoteStore(t *testing.T) {
 	require.Contains(t, p.Where(), "ana:xxxxx@localhost:4222")
 	require.False(t, stock.IsRemoteStore("natsdir"))
 }
+
+// MCP servers from several files add up by name; a stronger file's server
+// of a name replaces a weaker one's.
+func TestLayeredMCPServers(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	env := func(k string) string { return map[string]string{"XDG_CONFIG_HOME": home}[k] }
+	p := stock.Place{Root: root, Store: filepath.Join(root, ".harness")}
+	write := func(path, body string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	}
+	write(stock.UserSettingsFile(env), `{"mcpServers": {"a": {"command": "user-a"}, "b": {"command": "user-b"}}}`)
+	write(p.SettingsFile(), `{"mcpServers": {"b": {"command": "local-b"}}}`)
+	l, err := p.LoadLayered(env)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, l.Settings.MCPServers.Names())
+	require.Equal(t, "user-a", l.Settings.MCPServers["a"].Command)
+	require.Equal(t, "local-b", l.Settings.MCPServers["b"].Command)
+	require.Equal(t, []stock.Scope{stock.ScopeUser, stock.ScopeLocal}, l.From["mcpServers"])
+}
