@@ -50,11 +50,12 @@ func (e *VerifyError) Is(target error) bool { return target == ErrUnverified }
 //
 // It returns nil, a *VerifyError naming the first failing fact, or the
 // store's error (a *thread.CorruptError names the first broken link).
+//
+// In a tree of threads (see harness.Delegate) actor is the root's: a
+// child is folded by the actor its parent's delegation composes, and the
+// links are checked both ways (see VerifyTree).
 func VerifyLog(ctx context.Context, store thread.Store, actor harness.Actor, id string) error {
-	if err := store.Verify(ctx, id); err != nil {
-		return err
-	}
-	return VerifyFacts(actor, id, store.Read(ctx, id, 1))
+	return verifyTree(ctx, store, actor, id, map[string]bool{})
 }
 
 // VerifyFacts is VerifyLog over facts from anywhere — a JSON Lines export
@@ -82,9 +83,8 @@ func VerifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error
 			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: "its prev is not the hash of the fact before: the chain is broken here"}
 		}
 		seq, prev = f.Seq, f.Hash()
-		if f.Seq == 1 && (f.Kind != facts.KindUserMessage || f.Cause != facts.IngressCause(harness.StartKey)) {
-			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause,
-				Reason: fmt.Sprintf("a thread starts with the message that started it (%s, cause %s)", facts.KindUserMessage, facts.IngressCause(harness.StartKey))}
+		if reason := firstFacts(f, v.last); reason != "" {
+			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: reason}
 		}
 		if reason := v.check(f); reason != "" {
 			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: reason}
@@ -323,7 +323,12 @@ type ActionAudit struct {
 // view says of the action.
 func Replay(ctx context.Context, store thread.Store, actor harness.Actor, id string) (Audit, error) {
 	a := Audit{Thread: id}
-	fd := fold.New(actor.New()...)
+	// A child is folded by the actor its parent's delegation composes.
+	th, err := (&harness.Runtime{Store: store}).Open(ctx, actor, id)
+	if err != nil {
+		return a, err
+	}
+	fd := fold.New(th.Actor().New()...)
 	for f, err := range store.Read(ctx, id, 1) {
 		if err != nil {
 			return a, err

@@ -48,11 +48,14 @@ var ErrClaimLost = errors.New("claim lost: the thread moved on")
 // WaitKind names what a parked thread waits for.
 type WaitKind string
 
-// What a thread can wait for: each ends when a person appends an answer.
+// What a thread can wait for: each ends when a person appends an answer,
+// or — a child — when the child thread it delegated to reports.
 const (
 	WaitConfirmation WaitKind = "confirmation"
 	WaitQuestion     WaitKind = "question"
 	WaitReconcile    WaitKind = "reconcile"
+	// WaitChild: a child thread's outcome; RequestID is the child's id.
+	WaitChild WaitKind = "child"
 )
 
 // Wait is one request a view waits on a person to answer.
@@ -62,6 +65,10 @@ type Wait struct {
 	RequestID string
 	// Summary says in one line what is asked, for a person.
 	Summary string
+	// Thread, when set, is the thread whose request it is, when that is
+	// not the waiting thread itself: a child's, waited on through its
+	// parent. An answer goes to that thread.
+	Thread string
 }
 
 // Stop is a view's word that the thread has ended without being done.
