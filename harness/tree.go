@@ -538,8 +538,7 @@ func lastText(f *fold.Fold[Services]) string {
 }
 
 // Stop stops the thread: thread.stopped, by whom and why, posted once (a
-// second stop is refused, wrapping fold.ErrRefused); nothing more runs in
-// it. A thread that waits on children stops them at its next Resume,
+// second stop appends nothing); nothing more runs in it. A thread that waits on children stops them at its next Resume,
 // which Stop runs, so that they are stopped and report now: the outcome
 // is that Resume's.
 func (t *Thread) Stop(ctx context.Context, by, reason string) (Outcome, error) {
