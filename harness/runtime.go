@@ -57,7 +57,8 @@ type Outcome struct {
 	Waits []fold.Wait
 	// Reason says why the thread failed or stopped.
 	Reason string
-	// Steps is the number of transitions this call ran.
+	// Steps is the number of transitions this call ran (in the thread,
+	// and in the children it drove).
 	Steps int
 	// Seq is the thread's head after the call.
 	Seq uint64

@@ -252,6 +252,7 @@ func (t *Thread) tend(ctx context.Context, st *state, p fold.Projection[Services
 			}
 		}
 		kout, err := kid.Resume(ctx)
+		out.Steps += kout.Steps // this call ran them
 		if err != nil && !errors.Is(err, ErrDefect) {
 			return moved, fmt.Errorf("child %s of %s: %w", kid.id, t.id, err)
 		}
