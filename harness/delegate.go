@@ -75,6 +75,12 @@ func (c Child) Actor() (Actor, error) {
 	return Compose(c.Config, parts...)
 }
 
+// DelegatingActor is CodingActor with a Delegate part that composes each
+// child the stock way (Child.Actor): the stock harness's actor.
+func DelegatingActor(cfg Config, tools *Toolbox) (Actor, error) {
+	return Compose(cfg, System(), Tools(tools), Budget(), Compact(), Infer(Scheduler()), Delegate(nil))
+}
+
 // ErrChildPolicy: the actor composed for a child is wider than its parent
 // allows — other tools, a grant the parent lacks, a larger budget — or
 // was not made by Compose.
