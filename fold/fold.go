@@ -172,7 +172,7 @@ type Projection[S any] struct {
 	Enabled []Enabled[S]
 	// Waits are what the thread waits for when nothing is enabled.
 	Waits []Wait
-	// Stop, when set, ends the thread; Enabled is then empty.
+	// Stop, when set, ends the thread; Enabled and Waits are then empty.
 	Stop *Stop
 	// Retry is the transition Stop.Retry names, when a component enables
 	// it: the runtime runs it at the start of a Resume, never in a loop.
@@ -303,7 +303,9 @@ func (f *Fold[S]) Project() (Projection[S], error) {
 		}
 	}
 	if p.Stop != nil {
-		p.Enabled = nil
+		// Nothing more runs, and nobody is waited for: an answer could
+		// move nothing.
+		p.Enabled, p.Waits = nil, nil
 	}
 	return p, nil
 }

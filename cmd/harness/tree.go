@@ -79,6 +79,21 @@ so, each recorded in the child and in its parent.`,
 			if err != nil {
 				return err
 			}
+			var appended []facts.Fact
+			rt.Store = harness.Watch(rt.Store, func(f facts.Fact, err error) {
+				if err != nil {
+					fmt.Fprintf(a.stderr, "harness: %v\n", err)
+					return
+				}
+				appended = append(appended, f)
+				if !a.jsonOut() {
+					line := a.factLine(f)
+					if f.Thread != id {
+						line = "  " + a.paint("dim", f.Thread) + " " + line
+					}
+					fmt.Fprintln(a.stdout, line)
+				}
+			})
 			th, err := rt.Open(ctx, s.stock.Actor, id)
 			if err != nil {
 				return err
@@ -97,7 +112,8 @@ so, each recorded in the child and in its parent.`,
 					Status harness.Status `json:"status"`
 					Reason string         `json:"reason,omitempty"`
 					Seq    uint64         `json:"seq"`
-				}{id, st.Status, st.Reason, out.Seq})
+					Facts  []facts.Fact   `json:"facts"`
+				}{id, st.Status, st.Reason, out.Seq, append([]facts.Fact{}, appended...)})
 			}
 			fmt.Fprintf(a.stdout, "%s thread %s (seq %d): %s\n", a.paint("yellow", "stopped:"), id, st.Head.Seq, present.EscapeLine(st.Reason))
 			return nil
