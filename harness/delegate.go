@@ -401,6 +401,11 @@ func (t *Thread) child(ctx context.Context, id string, spawn facts.ThreadSpawned
 	if err := checkLink(ctx, t.rt.Store, id, spawn); err != nil {
 		return nil, err
 	}
+	return t.linked(id, spawn)
+}
+
+// linked is the child id of t whose link to t is checked.
+func (t *Thread) linked(id string, spawn facts.ThreadSpawned) (*Thread, error) {
 	actor, tools, err := childOf(t.actor, spawn, id)
 	if err != nil {
 		return nil, err

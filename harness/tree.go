@@ -353,7 +353,8 @@ func (t *Thread) kid(ctx context.Context, c scheduler.Call, create bool) (*Threa
 		return nil, fmt.Errorf("thread %s names its spawn at seq %d of %s, not the spawn at seq %d of %s that names it: %w",
 			id, have.Seq, have.Parent, spawn.Seq, spawn.Parent, ErrNotChild)
 	}
-	k, err := t.child(ctx, id, have)
+	// have is the spawn t's log records (read above): the link holds.
+	k, err := t.linked(id, have)
 	if err != nil {
 		return nil, err
 	}
