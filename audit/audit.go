@@ -320,7 +320,9 @@ type ActionAudit struct {
 
 // Replay folds a thread's log through the actor's components and tells it
 // as an Audit: each fact in order, each action's completion with what the
-// view says of the action.
+// view says of the action. In a tree of threads actor is the root's: a
+// child is folded by the actor its parent's delegation composes
+// (ReplayTree tells a thread and its children).
 func Replay(ctx context.Context, store thread.Store, actor harness.Actor, id string) (Audit, error) {
 	a := Audit{Thread: id}
 	// A child is folded by the actor its parent's delegation composes.
