@@ -515,3 +515,42 @@ func TestDelegateRacingResumersSpawnOnce(t *testing.T) {
 	require.Equal(t, 1, e.ran(`read_file {"path":"b"}`))
 	require.NoError(t, audit.VerifyLog(ctx, e.store, e.actor, "p"))
 }
+
+// A child whose delegation named the delegate tool delegates in turn: a
+// grandchild, its tools some of the child's, reports to the child, which
+// reports to the parent; the tree of three verifies.
+func TestDelegateNested(t *testing.T) {
+	ctx := context.Background()
+	e := newTree(t, nil, `{"tool_calls": [{"id": "d", "name": "delegate", "args": "{\"task\":\"Find out, with help\",\"tools\":[\"read_file\",\"delegate\"]}"}]}
+{"text": "found"}
+{"thread": "1-d", "tool_calls": [{"id": "g", "name": "delegate", "args": "{\"task\":\"Read a\",\"tools\":[\"read_file\"]}"}]}
+{"thread": "1-d", "text": "my helper read it"}
+{"thread": "1-g", "tool_calls": [{"id": "r", "name": "read_file", "args": "{\"path\":\"a\"}"}]}
+{"thread": "1-g", "text": "a holds 1"}`)
+	out, err := e.rt.Start(ctx, e.actor, "p", "Find out")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status)
+	require.Equal(t, 1, e.ran(`read_file {"path":"a"}`))
+	grand := e.log("p.1-d.1-g")
+	sp := mustDecode[facts.ThreadSpawned](t, grand[0])
+	require.Equal(t, "p.1-d", sp.Parent)
+	require.Equal(t, []string{"read_file"}, sp.Tools)
+	rep := mustDecode[facts.ChildReported](t, e.log("p")[4])
+	require.Equal(t, "my helper read it", rep.Result)
+	require.Equal(t, 2+2, rep.Turns, "the child's turns and its child's")
+	require.NoError(t, audit.VerifyLog(ctx, e.store, e.actor, "p"))
+	require.NoError(t, audit.VerifyLog(ctx, e.store, e.actor, "p.1-d.1-g"))
+
+	// A child whose delegation did not name delegate is not offered it.
+	e2 := newTree(t, nil, `{"tool_calls": [{"id": "d", "name": "delegate", "args": "{\"task\":\"x\",\"tools\":[\"read_file\"]}"}]}
+{"text": "ok"}
+{"thread": "1-d", "tool_calls": [{"id": "g", "name": "delegate", "args": "{\"task\":\"y\"}"}]}
+{"thread": "1-d", "text": "could not"}`)
+	out, err = e2.rt.Start(ctx, e2.actor, "p", "go")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status)
+	clog := e2.log("p.1-d")
+	require.Equal(t, facts.KindActionRequested, clog[4].Kind, "delegate is an unknown tool to this child: an action with no adapter")
+	_, err = e2.store.Head(ctx, "p.1-d.1-g")
+	require.ErrorIs(t, err, thread.ErrNotFound)
+}
