@@ -73,7 +73,11 @@ func verifyTree(ctx context.Context, store thread.Store, actor harness.Actor, id
 		}
 		return fmt.Errorf("verify %s: %w", id, err)
 	}
-	if err := VerifyFacts(th.Actor(), id, store.Read(ctx, id, 1)); err != nil {
+	snaps, err := keptSnapshots(ctx, store, id)
+	if err != nil {
+		return err
+	}
+	if err := verifyFacts(th.Actor(), id, store.Read(ctx, id, 1), snaps); err != nil {
 		return err
 	}
 	v, err := th.View(ctx)

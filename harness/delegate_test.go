@@ -140,6 +140,16 @@ func TestDelegateConfirmationThroughTheParent(t *testing.T) {
 	require.Equal(t, facts.ThreadSpawned{Parent: "p", Seq: spawnFact.Seq, Hash: spawnFact.Hash().String(), Key: "delegate/spawn/1-d1",
 		CallID: "1-d1", Task: "Set the TTL to 300", Tools: []string{"write_file"}}, sp)
 
+	// The parked tree's threads keep snapshots of their folds (every part
+	// keeps one, the lineage included), and a tree read anew from them
+	// stands where the logs say.
+	for _, id := range []string{"p", child} {
+		snap, err := harness.SnapshotsOf(e.store).LatestSnapshot(ctx, id)
+		require.NoError(t, err, id)
+		h, err := e.store.Head(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, h.Seq, snap.Seq, id)
+	}
 	tr, err := e.rt.Thread(e.actor, "p").Tree(ctx)
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusParked, tr.Status)

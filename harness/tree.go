@@ -658,3 +658,92 @@ func (t *Thread) Tree(ctx context.Context) (Tree, error) {
 	}
 	return tr, nil
 }
+
+// SnapshotVersion is the version of the lineage's snapshots: the seq of
+// the last fact folded, then, each as a flag and its payload (and seq):
+// the spawn record, the end, the stop.
+func (l *lineage) SnapshotVersion() uint32 { return 1 }
+
+// Snapshot keeps what the lineage read; a record it could not read keeps
+// none.
+func (l *lineage) Snapshot() ([]byte, error) {
+	if l.err != nil {
+		return nil, l.err
+	}
+	var e fold.Encoder
+	e.Uint(l.seen)
+	for _, r := range []struct {
+		kind    facts.Kind
+		payload any
+		seq     uint64
+	}{{facts.KindThreadSpawned, l.spawned, 1}, {facts.KindThreadEnded, l.ended, l.endedSeq}, {facts.KindThreadStopped, l.stopped, l.stoppedSeq}} {
+		var data []byte
+		switch p := r.payload.(type) {
+		case *facts.ThreadSpawned:
+			if p != nil {
+				d, err := facts.NewDraft(r.kind, "", *p)
+				if err != nil {
+					return nil, err
+				}
+				data = d.Data
+			}
+		case *facts.ThreadEnded:
+			if p != nil {
+				d, err := facts.NewDraft(r.kind, "", *p)
+				if err != nil {
+					return nil, err
+				}
+				data = d.Data
+			}
+		case *facts.ThreadStopped:
+			if p != nil {
+				d, err := facts.NewDraft(r.kind, "", *p)
+				if err != nil {
+					return nil, err
+				}
+				data = d.Data
+			}
+		}
+		e.Bool(data != nil)
+		if data != nil {
+			e.Uint(r.seq)
+			e.Bytes(data)
+		}
+	}
+	return e.Data(), nil
+}
+
+// Restore reads a snapshot.
+func (l *lineage) Restore(data []byte, p fold.Prefix) error {
+	d := fold.NewDecoder(p.Thread(), data)
+	l.seen = d.Uint()
+	read := func(kind facts.Kind) (uint64, facts.Fact, bool) {
+		if !d.Bool() {
+			return 0, facts.Fact{}, false
+		}
+		seq := d.Uint()
+		return seq, facts.Fact{Thread: p.Thread(), Seq: seq, Kind: kind, Data: d.Bytes()}, d.Err() == nil
+	}
+	if _, f, ok := read(facts.KindThreadSpawned); ok {
+		sp, err := facts.Decode[facts.ThreadSpawned](f)
+		if err != nil {
+			return err
+		}
+		l.spawned = &sp
+	}
+	if seq, f, ok := read(facts.KindThreadEnded); ok {
+		te, err := facts.Decode[facts.ThreadEnded](f)
+		if err != nil {
+			return err
+		}
+		l.ended, l.endedSeq = &te, seq
+	}
+	if seq, f, ok := read(facts.KindThreadStopped); ok {
+		ts, err := facts.Decode[facts.ThreadStopped](f)
+		if err != nil {
+			return err
+		}
+		l.stopped, l.stoppedSeq = &ts, seq
+	}
+	return d.Finish()
+}

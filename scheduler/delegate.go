@@ -126,7 +126,11 @@ func (s *state[S]) budgetSpentWhileWaiting(n childWaits) (fold.Transition[S], bo
 
 func (s *state[S]) childSpawned(f facts.Fact, p facts.ChildSpawned) {
 	c := s.byRef[p.CallID]
-	if c == nil || c.child != nil {
+	if c == nil {
+		s.missed = true
+		return
+	}
+	if c.child != nil {
 		return
 	}
 	c.child = &Child{Spawned: p, SpawnedSeq: f.Seq}
@@ -140,7 +144,11 @@ func (s *state[S]) childSpawned(f facts.Fact, p facts.ChildSpawned) {
 
 func (s *state[S]) childReported(f facts.Fact, p facts.ChildReported) {
 	c := s.byChild[p.Child]
-	if c == nil || c.child.Reported != nil {
+	if c == nil {
+		s.missed = true
+		return
+	}
+	if c.child.Reported != nil {
 		return
 	}
 	c.child.Reported, c.child.ReportedSeq = &p, f.Seq
