@@ -373,8 +373,9 @@ const PolicyBy = "policy"
 // ApplyApproval answers the pending confirmations the approval decides,
 // posting confirmation.answered to the thread (by PolicyBy, with the rule
 // as the reason, under AnswerKey; a denial tells the model, and the
-// thread goes on: facts.DenyContinue), and returns the pending requests that
-// still need a person. posted counts the answers appended.
+// thread goes on: facts.DenyContinue) — or, for a child's request, to the
+// child (see Target) — and returns the pending requests that still need a
+// person. posted counts the answers appended.
 func ApplyApproval(ctx context.Context, th *harness.Thread, a Approval, waits []Pending) (needPerson []Pending, posted int, err error) {
 	rt := th.Runtime()
 	if a.Root == "" {
@@ -403,7 +404,11 @@ func ApplyApproval(ctx context.Context, th *harness.Thread, a Approval, waits []
 		if err != nil {
 			return nil, posted, err
 		}
-		p, err := th.Post(ctx, d, AnswerKey(facts.KindConfirmationAnswered, w.RequestID))
+		target, err := Target(ctx, th, w)
+		if err != nil {
+			return nil, posted, err
+		}
+		p, err := target.Post(ctx, d, AnswerKey(facts.KindConfirmationAnswered, w.RequestID))
 		if err != nil {
 			return nil, posted, fmt.Errorf("answer %s by policy (%s): %w", w.RequestID, dec.Rule, err)
 		}

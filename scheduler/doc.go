@@ -17,6 +17,11 @@
 // A denial recorded before denials said what follows them (no then) folds
 // as it did: a turn whose every call was denied is done.
 //
+// A call may also be a delegation (Env.Delegate): its spawn transition
+// records child.spawned, and the thread waits on the child (a wait of kind
+// fold.WaitChild) until child.reported arrives, which the model is shown
+// as the call's result (see delegate.go).
+//
 // While parked the scheduler enables nothing: the thread waits for an answer
 // fact, with no timer anywhere. Answers name the request they answer; each
 // tool call of a model turn is its own request. An approval binds what runs:

@@ -56,7 +56,21 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 	// A denial that stopped the thread: no other call of the turn starts;
 	// each is completed as denied, unrun, and no model turn follows.
 	stop := s.stopped()
+	// A delegation waits only for the actions before it: the children of
+	// one turn run at once, each its own thread.
+	earlierActionOpen := false
+	children := childWaits{}
 	for _, c := range s.calls {
+		if s.delegated(c) {
+			if stop != nil && c.child == nil {
+				// A stop refuses a delegation not yet spawned: no child runs.
+				out.Transitions = append(out.Transitions, s.refuseSpawn(c, stop))
+				continue
+			}
+			s.outputChild(c, v, out, earlierActionOpen, &children)
+			earlierOpen = earlierOpen || !c.settled()
+			continue
+		}
 		a := c.last()
 		switch {
 		case a == nil:
@@ -91,12 +105,19 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 			ran = true
 		}
 		earlierOpen = earlierOpen || !c.settled()
+		earlierActionOpen = earlierActionOpen || !c.settled()
+	}
+	ran = ran || children.reported > 0
+	if t, ok := s.budgetSpentWhileWaiting(children); ok {
+		out.Transitions = append(out.Transitions, t)
 	}
 	switch {
 	case len(out.Transitions) > 0:
 		v.Phase = PhaseTool
 	case reconcile:
 		v.Phase = PhaseReconcile
+	case len(v.Waits) > 0 && len(v.Waits) == children.waiting:
+		v.Phase = PhaseChildren
 	case len(v.Waits) > 0:
 		v.Phase = PhaseConfirm
 	case stop != nil && !s.userAfterTurn:
@@ -366,6 +387,19 @@ func (s *state[S]) halt(c *call, a *Action, stop *call) fold.Transition[S] {
 		func(done facts.ActionCompleted) effect.Effect[S, []facts.Draft] {
 			return drafts[S](facts.KindActionCompleted, done)
 		})}
+}
+
+// refuseSpawn records that a delegation after a stopping denial spawns no
+// child: the call ends with the stop as its reason.
+func (s *state[S]) refuseSpawn(c *call, stop *call) fold.Transition[S] {
+	by := stop.answer.By
+	if by == "" {
+		by = "a person"
+	}
+	return fold.Transition[S]{Key: spawnKey(c.ref), Effect: drafts[S](facts.KindChildSpawned, facts.ChildSpawned{
+		CallID:  c.ref,
+		Refused: fmt.Sprintf("not run: %s stopped the thread when denying %s", by, stop.ref),
+	})}
 }
 
 func (s *state[S]) recover(a *Action) fold.Transition[S] {

@@ -282,7 +282,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person),
 		a.runCmd(), a.resumeCmd(), a.continueCmd(),
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
 		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.showCmd(), a.effectsCmd(),
-		a.forkCmd(), a.undoCmd(), a.configCmd(), a.demoCmd(), a.mcpCmd(),
+		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.configCmd(), a.demoCmd(), a.mcpCmd(),
 	)
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "jsonl"}, cobra.ShellCompDirectiveNoFileComp))
 	return root

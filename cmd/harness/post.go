@@ -231,6 +231,9 @@ func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, 
 		return err
 	}
 	dr.retry = true
+	if err := dr.openTree(ctx); err != nil {
+		return err
+	}
 	ans, err := drive.Answer(ctx, dr.th, kind, request, func(p drive.Pending) (facts.Draft, error) {
 		d, err := build(p)
 		return d, asUsage(err)
@@ -338,6 +341,9 @@ func (a *app) postIn(ctx context.Context, s *session, approval drive.Approval, i
 		return err
 	}
 	dr.retry = true
+	if err := dr.openTree(ctx); err != nil {
+		return err
+	}
 	p, err := drive.PostAnswer(ctx, dr.th, d, key)
 	if err != nil {
 		return refused(err, id, d.Kind)

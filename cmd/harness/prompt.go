@@ -108,7 +108,11 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 				return answered, err
 			}
 		}
-		p, err := drive.PostAnswer(ctx, d.th, ans.draft, drive.AnswerKey(ans.draft.Kind, w.RequestID))
+		to, err := drive.Target(ctx, d.th, w) // a child's request goes to the child
+		if err != nil {
+			return answered, err
+		}
+		p, err := drive.PostAnswer(ctx, to, ans.draft, drive.AnswerKey(ans.draft.Kind, w.RequestID))
 		if err != nil {
 			return answered, err
 		}
@@ -142,7 +146,7 @@ const confirmKeys = "y, a, n, d or s"
 func (d *driver) askConfirmation(ctx context.Context, w drive.Pending, by string) (answer, error) {
 	pattern := drive.Always(d.s.place.Root, w.Tool, w.Args)
 	question := fmt.Sprintf("Approve %s (%s)? [y]es, [a]lways for this thread (%s), [n]o and tell the model, [d]eny and stop, [s]kip: ",
-		present.EscapeLine(w.RequestID), present.EscapeLine(w.Tool), present.EscapeLine(pattern.String()))
+		present.EscapeLine(drive.Ref(w)), present.EscapeLine(w.Tool), present.EscapeLine(pattern.String()))
 	for {
 		reply, err := d.prompter.ask(ctx, question)
 		if err != nil {
@@ -206,7 +210,7 @@ func (d *driver) askQuestion(ctx context.Context, w drive.Pending, by string) (f
 
 func (d *driver) askReconcile(ctx context.Context, w drive.Pending, by string) (facts.Draft, error) {
 	for {
-		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Settle %s? [a]ccept it happened, [r]etry, a[b]andon, [s]kip: ", present.EscapeLine(w.RequestID)))
+		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Settle %s? [a]ccept it happened, [r]etry, a[b]andon, [s]kip: ", present.EscapeLine(drive.Ref(w))))
 		if err != nil {
 			return facts.Draft{}, err
 		}

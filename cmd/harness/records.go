@@ -112,7 +112,8 @@ runtime's observation. The first failure is named and the exit is 1.
 			if verify {
 				verr = audit.VerifyLog(ctx, s.store, s.stock.Actor, id)
 			}
-			record, err := audit.Replay(ctx, s.store, s.stock.Actor, id)
+			tree, err := audit.ReplayTree(ctx, s.store, s.stock.Actor, id)
+			record := tree.Audit
 			if err != nil && verr == nil {
 				return err
 			}
@@ -121,9 +122,18 @@ runtime's observation. The first failure is named and the exit is 1.
 			}
 			if err == nil {
 				a.printAudit(record)
+				a.printTree(tree.Children, "")
 			}
 			if verify {
-				return a.printVerified(id, record, verr)
+				if err := a.printVerified(id, record, verr); err != nil || len(tree.Children) == 0 {
+					return err
+				}
+				n, verbs := treeSize(tree.Children), "threads verify"
+				if n == 1 {
+					verbs = "thread verifies"
+				}
+				fmt.Fprintf(a.stdout, "%s the tree: %d child %s, each spawn has its child, and each report names its child's final head\n",
+					a.paint("green", "verified:"), n, verbs)
 			}
 			return nil
 		}),
@@ -449,7 +459,11 @@ The workspace is not forked: what the fork runs acts on the files as they are.`,
 			if err != nil {
 				return err
 			}
-			st, err := drive.Inspect(ctx, rt.Thread(s.stock.Actor, as))
+			th, err := rt.Open(ctx, s.stock.Actor, as)
+			if err != nil {
+				return err
+			}
+			st, err := drive.Inspect(ctx, th)
 			if err != nil {
 				return err
 			}

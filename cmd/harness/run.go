@@ -548,6 +548,9 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 		return err
 	}
 	d.retry = true
+	if err := d.openTree(ctx); err != nil {
+		return err
+	}
 	return d.finish(ctx)
 }
 
@@ -639,7 +642,11 @@ type driver struct {
 	// appended are the facts appended by this command, for -o json.
 	appended []facts.Fact
 	// warned: the sandbox's absence was said.
-	warned   bool
+	warned bool
+	// first is the thread of the first fact appended, when id is not
+	// known yet (a run picking the next id): the facts of other threads
+	// are its children's.
+	first    string
 	prompter *prompter
 	// live shows a running action's output on a terminal.
 	live *live
@@ -749,7 +756,7 @@ func (d *driver) show(f facts.Fact, err error) {
 	if f.Kind == facts.KindActionCompleted {
 		d.live.stop()
 	}
-	fmt.Fprintln(d.a.stdout, d.a.factLine(f))
+	fmt.Fprintln(d.a.stdout, d.lineOf(f))
 	switch f.Kind {
 	case facts.KindActionStarted:
 		if p, err := facts.Decode[facts.ActionStarted](f); err == nil {
@@ -893,6 +900,7 @@ func (d *driver) finish(ctx context.Context) error {
 type waitJSON struct {
 	Kind          fold.WaitKind            `json:"kind"`
 	RequestID     string                   `json:"request_id"`
+	Thread        string                   `json:"thread,omitempty"`
 	Summary       string                   `json:"summary,omitempty"`
 	Tool          string                   `json:"tool,omitempty"`
 	Args          json.RawMessage          `json:"args,omitempty"`
@@ -934,7 +942,7 @@ func (a *app) report(st drive.State, appended []facts.Fact, s *session) error {
 			r.Facts = []facts.Fact{}
 		}
 		for _, w := range st.Waits {
-			wj := waitJSON{Kind: w.Kind, RequestID: w.RequestID, Summary: w.Summary, Tool: w.Tool, Preview: tools.Preview(root, w.Tool, w.Args),
+			wj := waitJSON{Kind: w.Kind, RequestID: w.RequestID, Thread: w.Thread, Summary: w.Summary, Tool: w.Tool, Preview: tools.Preview(root, w.Tool, w.Args),
 				Options: w.Options, AllowFreeText: w.AllowFreeText, Completion: w.Completion, Interrupted: w.Interrupted,
 				Answer: answerHint(st.Thread, w)}
 			if w.Action != nil {
@@ -1032,6 +1040,7 @@ func (a *app) printState(st drive.State, root string) {
 			fmt.Fprintf(w, "    %s\n", hint)
 		}
 	}
+	a.printChildren(st, "  ")
 	// The open requests, whatever else the thread can do.
 	for _, p := range st.Waits {
 		a.printPending(p, root)
@@ -1050,12 +1059,12 @@ func (a *app) printPending(p drive.Pending, root string) {
 	switch p.Kind {
 	case fold.WaitConfirmation:
 		if c, ok := a.commandOf(p.Tool, p.Args, a.commandTimeout); ok {
-			fmt.Fprintf(w, "  confirmation %s: %s, %s\n", esc(p.RequestID), esc(p.Tool), c.timeout())
+			fmt.Fprintf(w, "  confirmation %s: %s, %s\n", esc(drive.Ref(p)), esc(p.Tool), c.timeout())
 			for _, line := range c.lines() {
 				fmt.Fprintf(w, "    %s %s\n", a.paint("bold", "│"), line)
 			}
 		} else {
-			fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(p.RequestID), esc(p.Tool), esc(p.Args))
+			fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(drive.Ref(p)), esc(p.Tool), esc(p.Args))
 		}
 		if diff := tools.Preview(root, p.Tool, p.Args); diff != "" {
 			for _, line := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
@@ -1084,7 +1093,7 @@ func (a *app) printPending(p drive.Pending, root string) {
 			fmt.Fprintf(w, "    %s\n", sb)
 		}
 	case fold.WaitQuestion:
-		fmt.Fprintf(w, "  question %s: %s\n", esc(p.RequestID), esc(p.Summary))
+		fmt.Fprintf(w, "  question %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
 		if len(p.Options) > 0 {
 			fmt.Fprintf(w, "    options: %s", esc(strings.Join(p.Options, " | ")))
 			if p.AllowFreeText {
@@ -1093,7 +1102,7 @@ func (a *app) printPending(p drive.Pending, root string) {
 			fmt.Fprintln(w)
 		}
 	case fold.WaitReconcile:
-		fmt.Fprintf(w, "  reconcile %s: %s\n", esc(p.RequestID), esc(p.Summary))
+		fmt.Fprintf(w, "  reconcile %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
 		switch {
 		case p.Interrupted != nil:
 			fmt.Fprintf(w, "    %s\n", present.Describe(interruptedFact(p.Interrupted)))
@@ -1120,14 +1129,22 @@ func interruptedFact(p *facts.ActionInterrupted) facts.Fact {
 	return facts.Fact{Kind: d.Kind, Data: d.Data}
 }
 
-// answerHint is the command that answers an open request.
+// answerHint is the command that answers an open request: through the
+// thread id, also when the request is one of its children's.
 func answerHint(id string, p drive.Pending) string {
+	ref := drive.Ref(p)
 	switch p.Kind {
 	case fold.WaitConfirmation:
-		return fmt.Sprintf("answer: harness approve %s %s --resume   (or: harness deny %s %s --reason '…' --resume)", id, p.RequestID, id, p.RequestID)
+		return fmt.Sprintf("answer: harness approve %s %s --resume   (or: harness deny %s %s --reason '…' --resume)", id, ref, id, ref)
 	case fold.WaitQuestion:
+		if p.Thread != "" {
+			return fmt.Sprintf("answer: harness answer %s '…' --request %s --resume", id, ref)
+		}
 		return fmt.Sprintf("answer: harness answer %s '…' --resume", id)
 	case fold.WaitReconcile:
+		if p.Thread != "" {
+			return fmt.Sprintf(`settle: harness post %s effect.reconciled --data '{"action_id": "%s", "decision": "accept"}', then harness resume %s   (accept, retry or abandon)`, p.Thread, p.RequestID, id)
+		}
 		return fmt.Sprintf(`settle: harness post %s effect.reconciled --data '{"action_id": "%s", "decision": "accept"}' --resume   (accept, retry or abandon)`, id, p.RequestID)
 	}
 	return ""

@@ -24,6 +24,7 @@ import (
 // threadRow is one thread, as threads lists it.
 type threadRow struct {
 	Thread       string         `json:"thread"`
+	Parent       string         `json:"parent,omitempty"`
 	Status       harness.Status `json:"status"`
 	Title        string         `json:"title"`
 	Model        string         `json:"model,omitempty"`
@@ -69,10 +70,11 @@ func (a *app) threadsCmd() *cobra.Command {
 				fmt.Fprintln(a.stdout, "no threads")
 				return nil
 			}
+			depth := threadDepths(rows)
 			now := time.Now()
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "THREAD\tSTATUS\tWAITS FOR\tLAST ACTIVITY\tTOKENS\tMODEL\tTITLE")
-			for _, r := range rows {
+			for i, r := range rows {
 				waits := strings.Join(r.Waits, ", ")
 				st := string(r.Status)
 				switch {
@@ -89,7 +91,7 @@ func (a *app) threadsCmd() *cobra.Command {
 				if r.Tokens > 0 {
 					tokens = tokenCount(r.Tokens)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Thread, st, dash(waits), ago(now, r.LastActivity),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", strings.Repeat("  ", depth[i])+r.Thread, st, dash(waits), ago(now, r.LastActivity),
 					tokens, dash(shortModel(r.Model)), cut(oneLine(r.Title), 50))
 			}
 			return tw.Flush()
@@ -118,14 +120,18 @@ func (a *app) threadRows(ctx context.Context, s *session, status harness.Status)
 			break
 		}
 		for _, h := range heads {
-			st, err := drive.Inspect(ctx, rt.Thread(s.stock.Actor, h.Thread))
+			th, err := rt.Open(ctx, s.stock.Actor, h.Thread)
+			if err != nil {
+				return nil, err
+			}
+			st, err := drive.Inspect(ctx, th)
 			if err != nil {
 				return nil, err
 			}
 			if status != "" && st.Status != status {
 				continue
 			}
-			r := threadRow{Thread: h.Thread, Status: st.Status, Model: st.Model, InDoubt: st.InDoubt, Running: st.Running, Reason: st.Reason, Retry: st.Retry,
+			r := threadRow{Thread: h.Thread, Parent: parentOf(st), Status: st.Status, Model: st.Model, InDoubt: st.InDoubt, Running: st.Running, Reason: st.Reason, Retry: st.Retry,
 				Facts: h.Seq, LastActivity: h.At, Workspace: cmpOr(st.Workspace, s.stock.Config.Workspace)}
 			if b := st.View.Budget; b != nil {
 				r.Turns, r.Tokens = b.Turns, b.Tokens
@@ -134,7 +140,7 @@ func (a *app) threadRows(ctx context.Context, s *session, status harness.Status)
 				return nil, err
 			}
 			for _, w := range st.Waits {
-				r.Waits = append(r.Waits, string(w.Kind)+" "+w.RequestID)
+				r.Waits = append(r.Waits, string(w.Kind)+" "+drive.Ref(w))
 			}
 			rows = append(rows, r)
 		}
@@ -146,6 +152,12 @@ func (a *app) threadRows(ctx context.Context, s *session, status harness.Status)
 		}
 		return naturalCompare(x.Thread, y.Thread)
 	})
+	// A tree's threads are listed as a tree: each child under its parent.
+	ordered, _ := treeOrder(rowsOf(rows, func(r threadRow) (string, string) { return r.Thread, r.Parent }))
+	rows = rows[:0]
+	for _, o := range ordered {
+		rows = append(rows, o.v)
+	}
 	return rows, nil
 }
 
@@ -154,6 +166,13 @@ func title(ctx context.Context, store thread.Store, id string) (string, error) {
 	for f, err := range store.Read(ctx, id, 1) {
 		if err != nil {
 			return "", fmt.Errorf("read %s: %w", id, err)
+		}
+		if f.Kind == facts.KindThreadSpawned { // a child: its task
+			sp, err := facts.Decode[facts.ThreadSpawned](f)
+			if err != nil {
+				return "", fmt.Errorf("thread %s at seq %d: %w", id, f.Seq, err)
+			}
+			return sp.Task, nil
 		}
 		if f.Kind == facts.KindUserMessage {
 			m, err := facts.Decode[facts.UserMessage](f)
@@ -167,29 +186,49 @@ func title(ctx context.Context, store thread.Store, id string) (string, error) {
 	return "", nil
 }
 
-// lastThread is the store's thread active last.
+// lastThread is the store's thread active last that is not a child (a
+// child is resumed through its parent).
 func lastThread(ctx context.Context, s *session) (string, error) {
-	var last thread.Head
+	var heads []thread.Head
 	page := thread.ThreadsPage{}
 	for {
-		heads, err := s.store.Threads(ctx, page)
+		hs, err := s.store.Threads(ctx, page)
 		if err != nil {
 			return "", err
 		}
-		if len(heads) == 0 {
+		if len(hs) == 0 {
 			break
 		}
-		for _, h := range heads {
-			if last.Thread == "" || h.At.After(last.At) || (h.At.Equal(last.At) && naturalCompare(h.Thread, last.Thread) > 0) {
-				last = h
-			}
+		heads = append(heads, hs...)
+		page.After = hs[len(hs)-1].Thread
+	}
+	slices.SortStableFunc(heads, func(x, y thread.Head) int {
+		if c := y.At.Compare(x.At); c != 0 {
+			return c
 		}
-		page.After = heads[len(heads)-1].Thread
+		return naturalCompare(y.Thread, x.Thread)
+	})
+	for _, h := range heads {
+		child, err := isChild(ctx, s.store, h.Thread)
+		if err != nil {
+			return "", err
+		}
+		if !child {
+			return h.Thread, nil
+		}
 	}
-	if last.Thread == "" {
-		return "", fmt.Errorf("no threads in %s; start one with `harness run`", s.place.Where())
+	return "", fmt.Errorf("no threads in %s; start one with `harness run`", s.place.Where())
+}
+
+// isChild reports whether a thread was spawned by a parent.
+func isChild(ctx context.Context, store thread.Store, id string) (bool, error) {
+	for f, err := range store.Read(ctx, id, 1) {
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", id, err)
+		}
+		return f.Kind == facts.KindThreadSpawned, nil
 	}
-	return last.Thread, nil
+	return false, nil
 }
 
 // naturalCompare orders ids with their numbers as numbers: t2 before t10.
@@ -250,4 +289,18 @@ func shortModel(spec string) string {
 		return "scripted:" + filepath.Base(p)
 	}
 	return present.EscapeLine(spec)
+}
+
+// threadDepths is how deep each row stands in its tree, rows as
+// threadRows ordered them (each child after its parent).
+func threadDepths(rows []threadRow) []int {
+	at := map[string]int{}
+	depth := make([]int, len(rows))
+	for i, r := range rows {
+		if d, ok := at[r.Parent]; ok && r.Parent != "" {
+			depth[i] = d + 1
+		}
+		at[r.Thread] = depth[i]
+	}
+	return depth
 }
