@@ -108,14 +108,18 @@ func (a *app) completeRequests(kind fold.WaitKind) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		st, err := drive.Inspect(ctx, rt.Thread(s.stock.Actor, args[0]))
+		th, err := rt.Open(ctx, s.stock.Actor, args[0]) // a parent's tree: its children's requests too
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		st, err := drive.Inspect(ctx, th)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var out []cobra.Completion
 		for _, w := range st.Waits {
-			if w.Kind == kind && strings.HasPrefix(w.RequestID, toComplete) {
-				out = append(out, cobra.CompletionWithDesc(w.RequestID, cut(oneLine(w.Tool+" "+w.Args), 60)))
+			if ref := drive.Ref(w); w.Kind == kind && strings.HasPrefix(ref, toComplete) {
+				out = append(out, cobra.CompletionWithDesc(ref, cut(oneLine(w.Tool+" "+w.Args), 60)))
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp

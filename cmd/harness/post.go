@@ -269,6 +269,9 @@ func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, build fu
 		return err
 	}
 	dr.retry = true
+	if err := dr.openTree(ctx); err != nil {
+		return err
+	}
 	st, err := drive.Inspect(ctx, dr.th)
 	if err != nil {
 		return err
@@ -283,7 +286,11 @@ func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, build fu
 		if err != nil {
 			return asUsage(err)
 		}
-		p, err := drive.PostAnswer(ctx, dr.th, d, drive.AnswerKey(d.Kind, w.RequestID))
+		to, err := drive.Target(ctx, dr.th, w) // a child's request goes to the child
+		if err != nil {
+			return err
+		}
+		p, err := drive.PostAnswer(ctx, to, d, drive.AnswerKey(d.Kind, w.RequestID))
 		if err != nil {
 			return err
 		}
@@ -317,7 +324,7 @@ func answerKindOf(k fold.WaitKind) facts.Kind {
 func requestIDs(ps []drive.Pending) string {
 	ids := make([]string, len(ps))
 	for i, p := range ps {
-		ids[i] = p.RequestID
+		ids[i] = drive.Ref(p)
 	}
 	return strings.Join(ids, ", ")
 }
