@@ -1,7 +1,6 @@
 package stock_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -120,4 +119,3 @@ func TestServeSettings(t *testing.T) {
 		})
 	}
 }
-
