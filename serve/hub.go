@@ -1,0 +1,192 @@
+package serve
+
+import (
+	"context"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// hub tells the server's streams that a thread moved. Each watched thread
+// has a channel that is closed at its next append (and replaced), so a
+// stream that took the channel before it read cannot miss an append; any
+// is closed at every append.
+type hub struct {
+	mu      sync.Mutex
+	threads map[string]*watched
+	any     chan struct{}
+	lists   int // streams of the thread list
+}
+
+type watched struct {
+	ch       chan struct{}
+	watchers int
+	seq      uint64 // the head the poller last saw
+}
+
+func newHub() *hub { return &hub{threads: map[string]*watched{}, any: make(chan struct{})} }
+
+// watch counts a stream of the thread in, and returns the function that
+// counts it out.
+func (h *hub) watch(id string) func() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w := h.threads[id]
+	if w == nil {
+		w = &watched{ch: make(chan struct{})}
+		h.threads[id] = w
+	}
+	w.watchers++
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if w.watchers--; w.watchers == 0 {
+			delete(h.threads, id)
+		}
+	}
+}
+
+// watchList counts a stream of the thread list in; the function returned
+// counts it out.
+func (h *hub) watchList() func() {
+	h.mu.Lock()
+	h.lists++
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		h.lists--
+		h.mu.Unlock()
+	}
+}
+
+// changed is closed at the thread's next append. The thread must be
+// watched.
+func (h *hub) changed(id string) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w := h.threads[id]; w != nil {
+		return w.ch
+	}
+	return nil
+}
+
+// anyChanged is closed at the next append to any thread.
+func (h *hub) anyChanged() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.any
+}
+
+// notify says that the thread moved.
+func (h *hub) notify(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w := h.threads[id]; w != nil {
+		close(w.ch)
+		w.ch = make(chan struct{})
+	}
+	close(h.any)
+	h.any = make(chan struct{})
+}
+
+// watching returns the threads streams watch and whether any stream
+// watches the list: what the poller looks at.
+func (h *hub) watching() (map[string]uint64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ids := make(map[string]uint64, len(h.threads))
+	for id, w := range h.threads {
+		ids[id] = w.seq
+	}
+	return ids, h.lists > 0
+}
+
+// seen records the head the poller saw, and reports whether it moved.
+func (h *hub) seen(id string, seq uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w := h.threads[id]
+	if w == nil || w.seq == seq {
+		return false
+	}
+	// The first look counts as a move too: a stream may have read
+	// before it, and a read again costs little.
+	w.seq = seq
+	return true
+}
+
+// notifying is the held store with every append told to the hub. It
+// embeds the store, so it is the same store to harness.Hold.
+type notifying struct {
+	thread.Store
+	hub *hub
+}
+
+// Unwrap returns the store it tells the hub about.
+func (n *notifying) Unwrap() thread.Store { return n.Store }
+
+// Append appends and, if the append succeeded, tells the hub.
+func (n *notifying) Append(ctx context.Context, id string, after uint64, drafts ...facts.Draft) (thread.Head, error) {
+	h, err := n.Store.Append(ctx, id, after, drafts...)
+	if err == nil {
+		n.hub.notify(id)
+	}
+	return h, err
+}
+
+// poll looks, every interval, at the heads of the threads streams watch
+// (and at the list, if a stream watches it), and tells the hub of those
+// that moved: the appends other processes made to a shared store.
+func (s *Server) poll(interval time.Duration) {
+	defer s.wg.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var listSum uint64
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ids, list := s.hub.watching()
+		for id := range ids {
+			h, err := s.opts.Store.Head(s.ctx, id)
+			if err == nil && s.hub.seen(id, h.Seq) {
+				s.hub.notify(id)
+			}
+		}
+		if !list {
+			continue
+		}
+		sum := fnv.New64a()
+		page := thread.ThreadsPage{}
+		for {
+			heads, err := s.opts.Store.Threads(s.ctx, page)
+			if err != nil || len(heads) == 0 {
+				break
+			}
+			for _, h := range heads {
+				sum.Write([]byte(h.Thread))
+				sum.Write(h.Hash[:])
+			}
+			page.After = heads[len(heads)-1].Thread
+		}
+		if v := sum.Sum64(); v != listSum {
+			if listSum != 0 {
+				s.hub.notifyAny()
+			}
+			listSum = v
+		}
+	}
+}
+
+// notifyAny says that some thread moved.
+func (h *hub) notifyAny() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	close(h.any)
+	h.any = make(chan struct{})
+}
