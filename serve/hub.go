@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -123,6 +124,38 @@ func (h *hub) seen(id string, seq uint64) bool {
 type notifying struct {
 	thread.Store
 	hub *hub
+}
+
+// notifyingBlobs is notifying over a store that keeps blobs; keeping is
+// one that also keeps a meta space and answers whether it keeps a blob
+// (the Pebble store). What uses the server's store keeps contents in the
+// held store's blobs as it would in the store's own.
+type notifyingBlobs struct {
+	*notifying
+	action.Blobs
+}
+
+type keeping struct {
+	*notifying
+	action.Blobs
+	action.Meta
+	action.BlobChecker
+}
+
+// notify returns store with every append told to h, keeping what store
+// keeps besides its threads.
+func notifyAppends(store thread.Store, h *hub) thread.Store {
+	n := &notifying{Store: store, hub: h}
+	b, ok := store.(action.Blobs)
+	if !ok {
+		return n
+	}
+	m, okm := store.(action.Meta)
+	c, okc := store.(action.BlobChecker)
+	if okm && okc {
+		return &keeping{notifying: n, Blobs: b, Meta: m, BlobChecker: c}
+	}
+	return &notifyingBlobs{notifying: n, Blobs: b}
 }
 
 // Unwrap returns the store it tells the hub about.

@@ -623,3 +623,17 @@ func TestOtherWorkspaceIsNotResumed(t *testing.T) {
 	require.Equal(t, http.StatusConflict, resp.StatusCode, string(b))
 	require.Equal(t, 0, count(f.kinds("far"), facts.KindActionStarted))
 }
+
+// TestServersStoreKeepsBlobs: the store the server gives its process
+// keeps contents in the held store, as the held store would.
+func TestServersStoreKeepsBlobs(t *testing.T) {
+	f := newFixture(t, harnesstest.ToolScript)
+	b := stock.BlobsOf(f.srv.Store())
+	require.NotNil(t, b)
+	d, err := b.PutBlob(context.Background(), []byte("kept"))
+	require.NoError(t, err)
+	got, err := stock.BlobsOf(f.store).GetBlob(context.Background(), d)
+	require.NoError(t, err)
+	require.Equal(t, "kept", string(got))
+	require.Equal(t, f.store, f.srv.Store().Backing(), "the same store to harness.Hold")
+}

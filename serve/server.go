@@ -112,7 +112,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, kept: map[string]*cached{}, runs: map[string]*run{}}
 	s.blobs = stock.BlobsOf(opts.Store)
 	s.hub = newHub()
-	s.store = &notifying{Store: opts.Store, hub: s.hub}
+	s.store = notifyAppends(opts.Store, s.hub)
 	names := sha256.New()
 	for _, t := range opts.Tokens {
 		if len(t.Token) < stock.MinTokenLen || t.Name == "" {

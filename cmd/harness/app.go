@@ -156,7 +156,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person).`,
 		a.runCmd(), a.resumeCmd(),
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
 		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.effectsCmd(),
-		a.forkCmd(), a.undoCmd(), a.demoCmd(),
+		a.forkCmd(), a.undoCmd(), a.demoCmd(), a.serveCmd(),
 	)
 	return root
 }
@@ -291,6 +291,20 @@ func (a *app) open(ctx context.Context, create bool, opts ...harness.Option) (*s
 }
 
 func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings, create bool, so []stock.Option, opts ...harness.Option) (*session, error) {
+	if err := a.autoServe(ctx, p, settings, create); err != nil {
+		return nil, err
+	}
+	return a.openWith(ctx, p, settings, create, so, func(ctx context.Context) (thread.Store, error) {
+		return p.OpenStore(ctx, a.wait, create)
+	}, opts...)
+}
+
+// harnessOption configures the harness of a session.
+type harnessOption = harness.Option
+
+// openWith is openAt with the store opened by open: through a server
+// when one runs (OpenStore), or held by this process (HoldStore).
+func (a *app) openWith(ctx context.Context, p stock.Place, settings stock.Settings, create bool, so []stock.Option, open func(context.Context) (thread.Store, error), opts ...harness.Option) (*session, error) {
 	cfg, err := harness.NewConfig(append([]harness.Option{harness.WithVersion("harness/" + version())}, opts...)...)
 	if err != nil {
 		return nil, err
@@ -299,14 +313,14 @@ func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings
 	if err != nil {
 		return nil, err
 	}
-	store, err := p.OpenStore(ctx, a.wait, create)
+	store, err := open(ctx)
 	switch {
 	case errors.Is(err, stock.ErrNoStore):
 		return nil, fmt.Errorf("%w; start a thread with `harness run`, or name a store with --store", err)
 	case errors.Is(err, thread.ErrLocked) && a.wait > 0:
 		return nil, fmt.Errorf("%w; wait longer with a larger --wait", err)
 	case errors.Is(err, thread.ErrLocked):
-		return nil, fmt.Errorf("%w; wait for the other harness command to finish, or pass --wait DURATION (e.g. --wait 30s) to wait for it", err)
+		return nil, fmt.Errorf("%w; wait for the other harness command to finish, or pass --wait DURATION (e.g. --wait 30s) to wait for it; `harness serve` (or run --serve) holds the store so that every command can use it at once", err)
 	case err != nil:
 		return nil, err
 	}
