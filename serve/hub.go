@@ -26,13 +26,14 @@ type watched struct {
 	ch       chan struct{}
 	watchers int
 	seq      uint64 // the head the poller last saw
+	tail     tail
 }
 
 func newHub() *hub { return &hub{threads: map[string]*watched{}, any: make(chan struct{})} }
 
-// watch counts a stream of the thread in, and returns the function that
-// counts it out.
-func (h *hub) watch(id string) func() {
+// watch counts a stream of the thread in, and returns the thread's tail
+// and the function that counts the stream out.
+func (h *hub) watch(id string) (*tail, func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	w := h.threads[id]
@@ -41,13 +42,75 @@ func (h *hub) watch(id string) func() {
 		h.threads[id] = w
 	}
 	w.watchers++
-	return func() {
+	return &w.tail, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if w.watchers--; w.watchers == 0 {
 			delete(h.threads, id)
 		}
 	}
+}
+
+// tail is the latest facts of a watched thread, read once for all its
+// streams: the first stream that needs a new fact reads it from the
+// store, and the others get it, and what it is encoded as, from here.
+type tail struct {
+	mu      sync.Mutex
+	entries []*entry // seqs lo, lo+1, …
+	lo      uint64
+}
+
+// tailMax bounds the facts a tail keeps.
+const tailMax = 256
+
+// entry is one fact of a tail, with its encodings made once.
+type entry struct {
+	fact facts.Fact
+	mu   sync.Mutex
+	enc  map[string]string
+}
+
+// encoded is the fact as enc encodes it, made once per name.
+func (e *entry) encoded(name string, enc func(facts.Fact) (string, error)) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if v, ok := e.enc[name]; ok {
+		return v, nil
+	}
+	v, err := enc(e.fact)
+	if err != nil {
+		return "", err
+	}
+	if e.enc == nil {
+		e.enc = map[string]string{}
+	}
+	e.enc[name] = v
+	return v, nil
+}
+
+// since returns the thread's facts from seq next to its head: those the
+// tail has, and the newer ones read from the store (once, whoever asks
+// first). A stream far behind reads the store itself first (see
+// Server.streamThread), so the tail holds only the latest facts.
+func (t *tail) since(ctx context.Context, store thread.Store, id string, next uint64) ([]*entry, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	hi := t.lo + uint64(len(t.entries)) // the first seq the tail does not have
+	if len(t.entries) == 0 || next < t.lo || next > hi {
+		t.entries, t.lo, hi = nil, next, next
+	}
+	for f, err := range store.Read(ctx, id, hi) {
+		if err != nil {
+			return nil, err
+		}
+		t.entries = append(t.entries, &entry{fact: f})
+	}
+	out := append([]*entry(nil), t.entries[next-t.lo:]...)
+	if n := len(t.entries); n > tailMax {
+		t.entries = append([]*entry(nil), t.entries[n-tailMax:]...)
+		t.lo += uint64(n - tailMax)
+	}
+	return out, nil
 }
 
 // watchList counts a stream of the thread list in; the function returned

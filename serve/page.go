@@ -382,7 +382,7 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.streamThread(w, r, id, from, func(f facts.Fact) (string, error) {
+	return s.streamThread(w, r, id, from, "html", func(f facts.Fact) (string, error) {
 		var b bytes.Buffer
 		if err := pages.ExecuteTemplate(&b, "fact", rowOf(f)); err != nil {
 			return "", err

@@ -33,7 +33,7 @@ const token = "0123456789abcdef-ana"
 // fixture is a server of a real workspace's real Pebble store, behind an
 // httptest server: the real handlers.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	root   string
 	script string // the scripted model's spec, as threads record it
 	place  stock.Place
@@ -45,7 +45,7 @@ type fixture struct {
 
 type option func(*serve.Options)
 
-func newFixture(t *testing.T, script string, opts ...option) *fixture {
+func newFixture(t testing.TB, script string, opts ...option) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "cache.toml"), []byte("ttl_seconds = 60\n"), 0o644))
@@ -60,22 +60,62 @@ func newFixture(t *testing.T, script string, opts ...option) *fixture {
 	require.NoError(t, err)
 	f.stock, err = stock.NewStock(p, cfg)
 	require.NoError(t, err)
-	o := serve.Options{Store: store, Stock: f.stock, Tokens: []stock.ServeToken{{Name: "ana", Token: token}}, WriteTimeout: 5 * time.Second}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	f.srv, err = serve.New(o)
-	require.NoError(t, err)
-	f.http = httptest.NewUnstartedServer(f.srv.Handler())
-	f.http.Config = f.srv.HTTPServer()
-	f.http.Start()
+	f.serve(opts...)
 	t.Cleanup(func() {
-		f.http.CloseClientConnections()
-		f.http.Close()
-		require.NoError(t, f.srv.Close())
+		f.close()
 		require.NoError(t, store.Close())
 	})
 	return f
+}
+
+// newFixtureTB is newFixture for a benchmark.
+func newFixtureTB(tb testing.TB, script string) *fixture { return newFixture(tb, script) }
+
+// newFixtureOn is another server of f's store; the caller closes it.
+func newFixtureOn(tb testing.TB, f *fixture) *fixture {
+	g := *f
+	g.t = tb
+	g.serve()
+	return &g
+}
+
+// serve starts the fixture's server and its httptest server.
+func (f *fixture) serve(opts ...option) {
+	o := serve.Options{Store: f.store, Stock: f.stock, Tokens: []stock.ServeToken{{Name: "ana", Token: token}}, WriteTimeout: 5 * time.Second}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	var err error
+	f.srv, err = serve.New(o)
+	require.NoError(f.t, err)
+	f.http = httptest.NewUnstartedServer(f.srv.Handler())
+	f.http.Config = f.srv.HTTPServer()
+	f.http.Start()
+}
+
+// close stops the fixture's server (not its store).
+func (f *fixture) close() {
+	f.http.CloseClientConnections()
+	f.http.Close()
+	require.NoError(f.t, f.srv.Close())
+}
+
+// waitStarted waits until the thread's action has started, and returns
+// when it was appended.
+func (f *fixture) waitStarted(id string) time.Time {
+	f.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for fact, err := range f.store.Read(context.Background(), id, 6) {
+			require.NoError(f.t, err)
+			if fact.Kind == facts.KindActionStarted {
+				return fact.At
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	f.t.Fatalf("thread %s: the tool never started", id)
+	return time.Time{}
 }
 
 // start starts thread id with the script, as harness run --no-input

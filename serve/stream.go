@@ -52,13 +52,15 @@ func streamFrom(r *http.Request) (uint64, error) {
 }
 
 // streamThread streams the thread's facts from seq from, each as the
-// event event renders it, until the client goes, a write times out, or
-// the server closes.
-func (s *Server) streamThread(w http.ResponseWriter, r *http.Request, id string, from uint64, event func(facts.Fact) (string, error)) error {
+// event the encoder named name renders it, until the client goes, a write
+// times out, or the server closes. The facts before the stream caught up
+// come from the store; the new ones from the thread's tail, read once for
+// every stream of the thread.
+func (s *Server) streamThread(w http.ResponseWriter, r *http.Request, id string, from uint64, name string, event func(facts.Fact) (string, error)) error {
 	if _, err := s.store.Head(r.Context(), id); err != nil {
 		return err
 	}
-	unwatch := s.hub.watch(id)
+	tail, unwatch := s.hub.watch(id)
 	defer unwatch()
 	bw := startStream(w)
 	fmt.Fprintf(bw, "retry: 2000\n\n")
@@ -67,41 +69,49 @@ func (s *Server) streamThread(w http.ResponseWriter, r *http.Request, id string,
 	}
 	ctx := r.Context()
 	next := max(from, 1)
+	send := func(seq uint64, data string) bool {
+		fmt.Fprintf(bw, "id: %d\nevent: fact\ndata: %s\n\n", seq, data)
+		next = seq + 1
+		return bw.Buffered() <= 24<<10 || s.flush(w, bw) == nil
+	}
+	fail := func(err error) error {
+		if ctx.Err() == nil {
+			fmt.Fprintf(bw, "event: error\ndata: %s\n\n", jsonLine(map[string]string{"error": err.Error()}))
+			s.flush(w, bw)
+		}
+		return nil
+	}
+	// Catch up from the store.
+	for f, err := range s.store.Read(ctx, id, next) {
+		if err != nil {
+			return fail(err)
+		}
+		data, err := event(f)
+		if err != nil || !send(f.Seq, data) {
+			return nil
+		}
+	}
 	keep := time.NewTicker(s.opts.KeepAlive)
 	defer keep.Stop()
 	for {
 		changed := s.hub.changed(id) // taken before reading: no append is missed
-		sent := false
-		for f, err := range s.store.Read(ctx, id, next) {
-			if err != nil {
-				if ctx.Err() == nil {
-					fmt.Fprintf(bw, "event: error\ndata: %s\n\n", jsonLine(map[string]string{"error": err.Error()}))
-					s.flush(w, bw)
-				}
+		batch, err := tail.since(ctx, s.store, id, next)
+		if err != nil {
+			return fail(err)
+		}
+		for _, e := range batch {
+			data, err := e.encoded(name, event)
+			if err != nil || !send(e.fact.Seq, data) {
 				return nil
-			}
-			data, err := event(f)
-			if err != nil {
-				return nil
-			}
-			fmt.Fprintf(bw, "id: %d\nevent: fact\ndata: %s\n\n", f.Seq, data)
-			next, sent = f.Seq+1, true
-			if bw.Buffered() > 24<<10 {
-				if s.flush(w, bw) != nil {
-					return nil
-				}
 			}
 		}
-		if sent && s.flush(w, bw) != nil {
+		if s.flush(w, bw) != nil {
 			return nil
 		}
 		select {
 		case <-changed:
 		case <-keep.C:
 			fmt.Fprint(bw, ": alive\n\n")
-			if s.flush(w, bw) != nil {
-				return nil
-			}
 		case <-ctx.Done():
 			return nil
 		case <-s.ctx.Done():
@@ -128,7 +138,7 @@ func (s *Server) apiStream(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.streamThread(w, r, id, from, func(f facts.Fact) (string, error) {
+	return s.streamThread(w, r, id, from, "json", func(f facts.Fact) (string, error) {
 		b, err := json.Marshal(f)
 		return string(b), err
 	})
