@@ -3,12 +3,14 @@ package stock_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/serve/socket"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -118,4 +120,27 @@ func TestServeSettings(t *testing.T) {
 			require.NotNil(t, s.Serve)
 		})
 	}
+}
+
+// TestSocketOutsideTheStoreIsHidden: a store directory too deep for a
+// socket address has its server's socket elsewhere; the sandbox hides
+// that directory from commands as it hides the store.
+func TestSocketOutsideTheStoreIsHidden(t *testing.T) {
+	root := filepath.Join(t.TempDir(), strings.Repeat("w", 90))
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	p, err := stock.Locate(root, "")
+	require.NoError(t, err)
+	cfg, err := harness.NewConfig()
+	require.NoError(t, err)
+	st, err := stock.NewStock(p, cfg)
+	require.NoError(t, err)
+	sock := socket.Path(p.Store)
+	require.NotContains(t, sock, p.Store)
+	require.Contains(t, st.Sandbox.Hidden, filepath.Dir(sock))
+
+	short, err := stock.Locate(t.TempDir(), "")
+	require.NoError(t, err)
+	st, err = stock.NewStock(short, cfg)
+	require.NoError(t, err)
+	require.NotContains(t, st.Sandbox.Hidden, filepath.Dir(sock), "a socket in the store directory is hidden with it")
 }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -543,6 +544,14 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		return nil, fmt.Errorf("the sandbox of %s: %w", place.Root, err)
 	}
 	spec.Mode, spec.Network = o.mode, o.network
+	// A server's socket lets whoever reaches it append: where it is not
+	// in the store directory (a path too long for a socket), its
+	// directory is hidden as the store is.
+	if store != "" {
+		if d := filepath.Dir(socket.Path(store)); d != filepath.Clean(store) && !slices.Contains(spec.Hidden, d) {
+			spec.Hidden = append(spec.Hidden, d)
+		}
+	}
 	// The file tools never write the store, whatever it is called: the
 	// observer skips it, so a write there would be an effect nobody saw.
 	opts := []tools.Option{tools.WithSandbox(spec)}
