@@ -238,11 +238,11 @@ func (a *app) paint(color, s string) string {
 	return "\x1b[" + codes[color] + "m" + s + "\x1b[0m"
 }
 
-// whoami is who answers, for the record: --by, else the login name.
-func (a *app) whoami(by string) string {
-	if by != "" {
-		return by
-	}
+// whoami is who answers, for the record: the local user's login name. An
+// answer names who gave it from a channel the agent cannot reach — the
+// account the command runs as (or, through a server's page, the person
+// its token names) — never a name given as text.
+func (a *app) whoami() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return u.Username
 	}
@@ -250,6 +250,16 @@ func (a *app) whoami(by string) string {
 		return u
 	}
 	return "someone"
+}
+
+// checkBy refuses a --by that names anyone but the local user: the record
+// says who answered, and a name typed on the command line would let
+// anything that can run harness say it is anyone.
+func (a *app) checkBy(by string) error {
+	if by == "" || by == a.whoami() {
+		return nil
+	}
+	return usageError("--by %q: an answer records who gives it, and you are %s; it cannot name someone else (leave --by out; to answer as another person, use a server's page with their token)", by, a.whoami())
 }
 
 // session is an open store and the stock harness of its workspace.

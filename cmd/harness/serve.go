@@ -133,7 +133,7 @@ func (a *app) startServer(ctx context.Context, s *session, approval drive.Approv
 	if err := stock.LoopbackAddr(addr); err != nil && !explicit {
 		return nil, usageError("serve address %s: only --addr may name an address beyond loopback", addr)
 	}
-	me := a.whoami("")
+	me := a.whoami()
 	secret := serve.NewToken()
 	tokens := []stock.ServeToken{{Name: me, Token: secret}}
 	if s.settings.Serve != nil {
