@@ -69,7 +69,10 @@ func (s *Server) streamThread(w http.ResponseWriter, r *http.Request, id string,
 	}
 	ctx := r.Context()
 	next := max(from, 1)
+	rc := http.NewResponseController(w)
 	send := func(seq uint64, data string) bool {
+		// A large event goes out as it is written: bound that write too.
+		rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
 		fmt.Fprintf(bw, "id: %d\nevent: fact\ndata: %s\n\n", seq, data)
 		next = seq + 1
 		return bw.Buffered() <= 24<<10 || s.flush(w, bw) == nil
