@@ -63,6 +63,11 @@ type Place struct {
 	// Exists reports whether the store directory holds a store (always
 	// true for a remote store, which is made on first use).
 	Exists bool
+	// Within, when set, is the top of a git repository that holds Root:
+	// the store found is nested inside a repository rather than at its top.
+	// A front end says which store it uses — a .harness planted in a
+	// subdirectory (settings and all) is never adopted silently.
+	Within string
 	// Remote, when set, is the URL of a NATS server (nats://…, tls://…)
 	// whose JetStream keeps the threads and the kept file contents instead
 	// of a Pebble store in Store (see package thread/natsstore); Store then
@@ -106,6 +111,12 @@ func Locate(dir, override string) (Place, error) {
 		root = dir
 	}
 	p := Place{Root: root, Store: filepath.Join(root, StoreDir)}
+	if !exists(filepath.Join(root, ".git")) {
+		// A store below a repository's top: say so (Place.Within).
+		if top, ok := walkUp(filepath.Dir(root), func(d string) bool { return exists(filepath.Join(d, ".git")) }); ok && top != root {
+			p.Within = top
+		}
+	}
 	if IsRemoteStore(override) {
 		p.Remote, p.Exists = override, true
 		return p, nil
@@ -199,6 +210,14 @@ func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (
 	return p.open(ctx, wait, create, true)
 }
 
+// OpenStoreReadOnly opens the place's existing store for reading only
+// (thread.ReadOnly: it writes nothing, so it opens and reads on a full
+// disk); a write fails with thread.ErrReadOnly. As OpenStore otherwise:
+// while a server holds the store, it reads through the server.
+func (p Place) OpenStoreReadOnly(ctx context.Context, wait time.Duration) (thread.Store, error) {
+	return p.open(ctx, wait, false, true, thread.ReadOnly())
+}
+
 // HoldStore opens the place's store as OpenStore does, but always in this
 // process, never through a server: the way for the process that is to
 // serve it. While it is open, other processes cannot open it themselves.
@@ -206,7 +225,7 @@ func (p Place) HoldStore(ctx context.Context, wait time.Duration, create bool) (
 	return p.open(ctx, wait, create, false)
 }
 
-func (p Place) open(ctx context.Context, wait time.Duration, create, viaServer bool) (thread.Store, error) {
+func (p Place) open(ctx context.Context, wait time.Duration, create, viaServer bool, opts ...thread.Option) (thread.Store, error) {
 	if p.Remote != "" {
 		s, err := natsstore.Dial(ctx, p.Remote)
 		if err != nil {
@@ -239,7 +258,7 @@ func (p Place) open(ctx context.Context, wait time.Duration, create, viaServer b
 				return nil, fmt.Errorf("open the store: %w", err)
 			}
 		}
-		s, err := thread.OpenPebble(p.DB())
+		s, err := thread.OpenPebble(p.DB(), opts...)
 		if err == nil {
 			return s, nil
 		}
