@@ -109,9 +109,7 @@ func statusOf(err error) (int, string) {
 // error answered as JSON.
 func (s *Server) apiHandler(h func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/stream") {
-			http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
-		}
+		w = s.timed(w)
 		if err := h(w, r); err != nil {
 			status, code := statusOf(err)
 			if status == http.StatusInternalServerError {
@@ -121,6 +119,28 @@ func (s *Server) apiHandler(h func(http.ResponseWriter, *http.Request) error) ht
 		}
 	})
 }
+
+// timedWriter bounds each write to the client in time (Options.
+// WriteTimeout): a client that stops reading is let go, however long the
+// answer took to make, and a stream may last.
+type timedWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (s *Server) timed(w http.ResponseWriter) http.ResponseWriter {
+	return &timedWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout}
+}
+
+// Write writes within the timeout.
+func (t *timedWriter) Write(p []byte) (int, error) {
+	t.rc.SetWriteDeadline(time.Now().Add(t.timeout))
+	return t.ResponseWriter.Write(p)
+}
+
+// Unwrap is the writer it bounds, for http.ResponseController.
+func (t *timedWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 // writeJSON answers v as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) error {

@@ -79,15 +79,34 @@ func TestSlowHeaders(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "still serving")
 }
 
+// smallBuffers gives each connection it accepts a small send buffer.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(16 << 10)
+	}
+	return c, err
+}
+
 // TestSlowStreamReader: a stream client that stops reading is let go
 // once a write to it takes longer than the write timeout; the server
 // goes on serving everyone else.
 func TestSlowStreamReader(t *testing.T) {
 	f := newFixture(t, harnesstest.ToolScript, func(o *serve.Options) { o.WriteTimeout = 150 * time.Millisecond })
 	f.fill("big", 1, 10)
-	conn, err := net.Dial("tcp", f.http.Listener.Addr().String())
+	// Small buffers that do not grow, on both sides: the server's writes
+	// block soon, whatever the system's buffers may grow to.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	hs := f.srv.HTTPServer()
+	go hs.Serve(smallBuffers{ln})
+	defer hs.Close()
+	conn, err := net.Dial("tcp", ln.Addr().String())
 	require.NoError(t, err)
 	defer conn.Close()
+	require.NoError(t, conn.(*net.TCPConn).SetReadBuffer(16<<10))
 	_, err = io.WriteString(conn, "GET /api/threads/big/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+token+"\r\n\r\n")
 	require.NoError(t, err)
 	eventually(t, "the stream watches", func() bool { return f.srv.Watchers("big") == 1 })
@@ -96,13 +115,15 @@ func TestSlowStreamReader(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := 0; i < 200 && f.srv.Watchers("big") > 0; i++ {
-			f.fill("big", 5, 64<<10)
+			f.fill("big", 2, 64<<10)
 		}
 	}()
 	eventually(t, "the slow client is let go", func() bool { return f.srv.Watchers("big") == 0 })
 	<-done
-	resp, b := f.do("GET", "/api/threads?limit=5", "")
+	// Everyone else is still served.
+	resp, b := f.do("GET", fmt.Sprintf("/api/threads/big/facts?from=%d", f.head("big")), "")
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	require.Contains(t, string(b), `"kind": "user.message"`)
 }
 
 // TestDisconnectMidStream: a client that goes away in the middle of a

@@ -92,7 +92,7 @@ func (s *Server) render(w http.ResponseWriter, name string, data any) error {
 // page answers a page: the template name of data, or the error as a page.
 func (s *Server) page(h func(http.ResponseWriter, *http.Request) (string, any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+		w = s.timed(w)
 		name, data, err := h(w, r)
 		if name == "" && err == nil {
 			return // answered already (a redirect)

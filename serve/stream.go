@@ -73,7 +73,9 @@ func (s *Server) streamThread(w http.ResponseWriter, r *http.Request, id string,
 	send := func(seq uint64, data string) bool {
 		// A large event goes out as it is written: bound that write too.
 		rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
-		fmt.Fprintf(bw, "id: %d\nevent: fact\ndata: %s\n\n", seq, data)
+		if _, err := fmt.Fprintf(bw, "id: %d\nevent: fact\ndata: %s\n\n", seq, data); err != nil {
+			return false // the client is gone, or too slow: no more work for it
+		}
 		next = seq + 1
 		return bw.Buffered() <= 24<<10 || s.flush(w, bw) == nil
 	}
