@@ -256,3 +256,23 @@ func TestServeRefusals(t *testing.T) {
 	require.Equal(t, exitError, code)
 	require.Contains(t, stderr, "not a loopback address")
 }
+
+// TestServeIdle: a server with --idle stops once nobody has used it for
+// that long, and takes its socket with it.
+func TestServeIdle(t *testing.T) {
+	dir := workspace(t, map[string]string{})
+	srv := startServer(t, dir, "serve", "--addr", "127.0.0.1:0", "--idle", "300ms")
+	_, stderr, code := harnessIn(t, dir, "threads") // a use
+	require.Zero(t, code, stderr)
+	done := make(chan error, 1)
+	go func() { done <- srv.cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err, srv.output())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the idle server never stopped:\n%s", srv.output())
+	}
+	require.Contains(t, srv.output(), "nobody used the server for 300ms; stopping")
+	_, err := os.Stat(filepath.Join(dir, ".harness", "serve.sock"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
