@@ -19,7 +19,12 @@
 //
 // A [Thread] keeps a thread's fold between calls, so that a front end
 // that looks at a thread, answers it and resumes it, turn after turn,
-// reads its log once. Its [View] is the one reading of the thread that
+// reads its log once. Where a Resume leaves a thread, its fold is kept as
+// a snapshot on a store that keeps them (thread.Snapshots, as the Pebble
+// store does): a Thread that reads the thread anew — the next process —
+// starts from the latest snapshot that fits (its hash is the log's at its
+// seq, and every part is of this version) and folds only the facts after
+// it; anything else folds the log from its first fact. Its [View] is the one reading of the thread that
 // every front end, the verifier and undo use: what waits, what would run
 // next, and the coding scheduler's reading of every request and action.
 // A thread is acted on by one holder at a time ([Hold]: this process's
@@ -28,9 +33,23 @@
 //
 // An actor is composed of parts ([Compose]): [System] records what the
 // model is told, [Tools] declares the tools and which need confirmation,
-// [Budget] bounds turns and tokens, [Compact] summarizes a long context,
+// [Budget] bounds turns and tokens, [Compact] summarizes a long context
+// (by the model, in a compaction turn, when its window is configured),
 // and [Infer] runs the coding scheduler's model turns. [CodingActor] is the
-// stock tree of all five.
+// stock tree of all five; [DelegatingActor] adds [Delegate].
+//
+// An actor spawns actors: with a [Delegate] part, the model's delegate
+// tool spawns a child thread for a task — its own log, its tools (some of
+// the parent's), its budget (no more than the parent has left) and its
+// actor, composed by the Go caller from what the delegation gives it
+// ([Child]). The parent waits on the child as it waits for a person; a
+// Resume of the parent drives the children it waits on, and each child's
+// outcome arrives in the parent as an ingress fact whose key is derived
+// from the child's id and final head, so that a crash anywhere leaves one
+// child and one report. [Thread.Tree] reads a parent and its children,
+// [Runtime.Open] and [Thread.Open] give a child thread with its own actor,
+// and [Thread.Stop] stops a thread and the children it waits on (see
+// tree.go for the whole protocol).
 //
 // Taking a thread on for a person is package drive's; auditing it,
 // package audit's; undoing it, package rewind's; the stock harness of a

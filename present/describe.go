@@ -113,6 +113,9 @@ func describe(f facts.Fact) (string, error) {
 		if p.Check != nil {
 			s += " · check " + describeCheck(*p.Check)
 		}
+		if p.MCP != nil {
+			s += fmt.Sprintf(" · MCP %s/%s (%s)", p.MCP.Server, p.MCP.Tool, p.MCP.Transport)
+		}
 		if p.Sandbox != nil {
 			s += " · " + Sandbox(*p.Sandbox)
 		}
@@ -196,6 +199,8 @@ func describe(f facts.Fact) (string, error) {
 	case facts.KindWorkspaceRestored:
 		p, err := facts.Decode[facts.WorkspaceRestored](f)
 		return fmt.Sprintf("undo by %s restored %s to how they were at seq %d", orNone(p.By), describeChanges(p.Restored), p.To), err
+	case facts.KindChildSpawned, facts.KindThreadSpawned, facts.KindThreadEnded, facts.KindChildReported, facts.KindThreadStopped:
+		return describeTree(f)
 	}
 	if len(f.Data) == 0 {
 		return "", nil

@@ -53,7 +53,16 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 	// confirmations and the recovery of an action in doubt are records,
 	// not effects, and are made for all calls at once.
 	earlierOpen := false
+	// A delegation waits only for the actions before it: the children of
+	// one turn run at once, each its own thread.
+	earlierActionOpen := false
+	children := childWaits{}
 	for _, c := range s.calls {
+		if s.delegated(c) {
+			s.outputChild(c, v, out, earlierActionOpen, &children)
+			earlierOpen = earlierOpen || !c.settled()
+			continue
+		}
 		a := c.last()
 		switch {
 		case a == nil:
@@ -84,12 +93,19 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 			ran = true
 		}
 		earlierOpen = earlierOpen || !c.settled()
+		earlierActionOpen = earlierActionOpen || !c.settled()
+	}
+	ran = ran || children.reported > 0
+	if t, ok := s.budgetSpentWhileWaiting(children); ok {
+		out.Transitions = append(out.Transitions, t)
 	}
 	switch {
 	case len(out.Transitions) > 0:
 		v.Phase = PhaseTool
 	case reconcile:
 		v.Phase = PhaseReconcile
+	case len(v.Waits) > 0 && len(v.Waits) == children.waiting:
+		v.Phase = PhaseChildren
 	case len(v.Waits) > 0:
 		v.Phase = PhaseConfirm
 	case ran || s.userAfterTurn:
@@ -251,6 +267,9 @@ func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Polic
 		sandbox = s.env.Sandbox(tc)
 	}
 	req.Sandbox = sandbox
+	if s.env.MCP != nil {
+		req.MCP = s.env.MCP(tc, s.offered(tc.Name))
+	}
 	if refusal != "" {
 		f := req.Fact()
 		f.Refused = refusal
@@ -268,6 +287,18 @@ func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Polic
 	})
 }
 
+// offered is the schema of the tool named name as the thread's
+// configuration offered it to the model, or nil.
+func (s *state[S]) offered(name string) *facts.ToolSchema {
+	for i := range s.system.Tools {
+		if s.system.Tools[i].Name == name {
+			t := s.system.Tools[i]
+			return &t
+		}
+	}
+	return nil
+}
+
 func (s *state[S]) confirm(c *call) fold.Transition[S] {
 	return fold.Transition[S]{Key: confirmKey(c.ref), Effect: drafts[S](facts.KindConfirmationRequested, facts.ConfirmationRequested{
 		RequestID: c.ref,
@@ -282,11 +313,16 @@ func (s *state[S]) confirm(c *call) fold.Transition[S] {
 // idempotency key was completed before — by returning that completion.
 func (s *state[S]) execute(c *call, a *Action) fold.Transition[S] {
 	req := action.FromFact(a.Requested)
-	done := s.done
-	if s.whole != nil {
-		done = s.whole().done
+	var prior *Action
+	switch {
+	case s.prior != nil:
+		prior = s.prior(req.IdempotencyKey, a.ID)
+	case s.whole != nil:
+		prior = s.whole().done[req.IdempotencyKey]
+	default:
+		prior = s.done[req.IdempotencyKey]
 	}
-	if prior := done[req.IdempotencyKey]; prior != nil && prior.ID != a.ID {
+	if prior != nil && prior.ID != a.ID {
 		return fold.Transition[S]{Key: executeKey(a.ID), Effect: drafts[S](facts.KindActionCompleted, action.Replay(req, *prior.Completed))}
 	}
 	if refused := a.Requested.Refused; refused != "" || req.Payload == nil {

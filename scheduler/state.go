@@ -22,6 +22,7 @@ type call struct {
 	askedSeq uint64
 	answerAt uint64
 	attempts []*Action
+	child    *Child // a delegation's child, once spawned (see delegate.go)
 }
 
 func (c *call) last() *Action {
@@ -36,6 +37,9 @@ func (c *call) denied() bool            { return c.needsConfirmation() && c.answ
 
 // settled reports whether nothing more happens to the call.
 func (c *call) settled() bool {
+	if c.child != nil {
+		return c.child.settled()
+	}
 	if c.denied() {
 		return true
 	}
@@ -57,6 +61,10 @@ func (c *call) reading() Call {
 	for i, a := range c.attempts {
 		out.Actions[i] = *a
 	}
+	if c.child != nil {
+		ch := *c.child
+		out.Child = &ch
+	}
 	return out
 }
 
@@ -68,6 +76,15 @@ type state[S any] struct {
 	// whole, when set, answers what only the whole log knows: the
 	// conversation, and which idempotency keys were completed.
 	whole func() *state[S]
+	// talk and prior, when set, answer those two in place of whole: a
+	// scheduler restored from a snapshot finds them without folding the
+	// whole log (see snapshot.go).
+	talk  func() []facts.Message
+	prior func(key, id string) *Action
+	// missed is set when a fact named a call, request or action this
+	// state does not know: a fold of a stretch of the log, rather than the
+	// whole, may then read it otherwise than the whole fold does.
+	missed bool
 
 	thread    string
 	system    facts.SystemConfigured
@@ -79,6 +96,7 @@ type state[S any] struct {
 	byRef     map[string]*call
 	byRequest map[string]*call   // confirmation request id → call
 	byAction  map[string]*call   // action id → call
+	byChild   map[string]*call   // child thread id → call
 	done      map[string]*Action // idempotency key → attempt that completed it
 	question  *Question          // of the latest model turn
 	questions []*Question
@@ -96,7 +114,7 @@ type state[S any] struct {
 
 func newState[S any](env Env[S]) *state[S] {
 	return &state[S]{env: env, byRef: map[string]*call{}, byRequest: map[string]*call{},
-		byAction: map[string]*call{}, done: map[string]*Action{}}
+		byAction: map[string]*call{}, byChild: map[string]*call{}, done: map[string]*Action{}}
 }
 
 // attemptOf returns the call and attempt of an action id.
@@ -156,6 +174,10 @@ func (s *state[S]) apply(f facts.Fact) error {
 		return with(f, s.transitionFailed)
 	case facts.KindWorkspaceRestored:
 		return with(f, s.workspaceRestored)
+	case facts.KindChildSpawned:
+		return with(f, s.childSpawned)
+	case facts.KindChildReported:
+		return with(f, s.childReported)
 	}
 	return nil
 }
@@ -179,7 +201,7 @@ func folded(k facts.Kind) bool {
 		facts.KindActionRequested, facts.KindActionStarted, facts.KindActionCompleted,
 		facts.KindActionInterrupted, facts.KindCheckRecorded, facts.KindEffectReconciled,
 		facts.KindContextCompacted, facts.KindBudgetExhausted, facts.KindTransitionFailed,
-		facts.KindWorkspaceRestored:
+		facts.KindWorkspaceRestored, facts.KindChildSpawned, facts.KindChildReported:
 		return true
 	}
 	return false
@@ -192,7 +214,7 @@ var transitionKinds = map[facts.Kind]bool{
 	facts.KindModelTurn: true, facts.KindConfirmationRequested: true, facts.KindQuestionAsked: true,
 	facts.KindActionRequested: true, facts.KindActionStarted: true, facts.KindActionCompleted: true,
 	facts.KindActionInterrupted: true, facts.KindCheckRecorded: true, facts.KindBudgetExhausted: true,
-	facts.KindTransitionFailed: true,
+	facts.KindTransitionFailed: true, facts.KindChildSpawned: true,
 }
 
 func (s *state[S]) systemConfigured(_ facts.Fact, p facts.SystemConfigured) {
@@ -237,12 +259,18 @@ func (s *state[S]) confirmationRequested(f facts.Fact, p facts.ConfirmationReque
 	if c := s.byRef[p.CallID]; c != nil {
 		c.asked, c.askedSeq = &p, f.Seq
 		s.byRequest[p.RequestID] = c
+	} else {
+		s.missed = true
 	}
 }
 
 func (s *state[S]) confirmationAnswered(f facts.Fact, p facts.ConfirmationAnswered) {
 	c := s.byRequest[p.RequestID]
-	if c == nil || c.answer != nil {
+	if c == nil {
+		s.missed = true
+		return
+	}
+	if c.answer != nil {
 		return
 	}
 	c.answer, c.answerAt = &p, f.Seq
@@ -258,6 +286,7 @@ func (s *state[S]) confirmationAnswered(f facts.Fact, p facts.ConfirmationAnswer
 func (s *state[S]) actionRequested(f facts.Fact, p facts.ActionRequested) {
 	c := s.byRef[refOf(p.ActionID)]
 	if c == nil {
+		s.missed = true
 		return
 	}
 	c.attempts = append(c.attempts, &Action{ID: p.ActionID, Call: c.ref, Requested: p, RequestedSeq: f.Seq, At: f.At})
@@ -270,12 +299,18 @@ func (s *state[S]) actionRequested(f facts.Fact, p facts.ActionRequested) {
 func (s *state[S]) actionStarted(f facts.Fact, p facts.ActionStarted) {
 	if _, a := s.attemptOf(p.ActionID); a != nil {
 		a.Started, a.StartedSeq, a.At = &p, f.Seq, f.At
+	} else {
+		s.missed = true
 	}
 }
 
 func (s *state[S]) actionCompleted(f facts.Fact, p facts.ActionCompleted) {
 	c, a := s.attemptOf(p.ActionID)
-	if a == nil || a.Completed != nil {
+	if a == nil {
+		s.missed = true
+		return
+	}
+	if a.Completed != nil {
 		return
 	}
 	a.Completed, a.CompletedSeq, a.At = &p, f.Seq, f.At
@@ -293,6 +328,7 @@ func (s *state[S]) actionCompleted(f facts.Fact, p facts.ActionCompleted) {
 func (s *state[S]) checkRecorded(f facts.Fact, p facts.CheckRecorded) {
 	_, a := s.attemptOf(p.ActionID)
 	if a == nil {
+		s.missed = true
 		return
 	}
 	a.Check, a.CheckSeq, a.At = &p, f.Seq, f.At
@@ -311,12 +347,18 @@ func (s *state[S]) checkRecorded(f facts.Fact, p facts.CheckRecorded) {
 func (s *state[S]) actionInterrupted(f facts.Fact, p facts.ActionInterrupted) {
 	if _, a := s.attemptOf(p.ActionID); a != nil {
 		a.Interrupted, a.InterruptedSeq, a.At = &p, f.Seq, f.At
+	} else {
+		s.missed = true
 	}
 }
 
 func (s *state[S]) effectReconciled(f facts.Fact, p facts.EffectReconciled) {
 	c, a := s.attemptOf(p.ActionID)
-	if a == nil || !a.Open() {
+	if a == nil {
+		s.missed = true
+		return
+	}
+	if !a.Open() {
 		return
 	}
 	a.Reconciled, a.ReconciledSeq, a.At = &p, f.Seq, f.At
@@ -427,6 +469,9 @@ func owns(key string) bool {
 
 // conversation returns the conversation the whole log gives.
 func (s *state[S]) conversation() []facts.Message {
+	if s.talk != nil {
+		return s.talk()
+	}
 	if s.whole != nil {
 		return s.whole().conversation()
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/model/anthropic"
 	"github.com/seed-7cc7a084/harness/model/openai"
@@ -300,7 +301,8 @@ func Served(store thread.Store) (socket.Info, bool) {
 //	  "approve": "writes",
 //	  "allow": ["run_command:go test *"],
 //	  "deny": ["run_command:rm *", "write_file:.github/*"],
-//	  "max_turns": 100
+//	  "max_turns": 100,
+//	  "mcpServers": {"fs": {"command": "mcp-server-filesystem", "args": ["."]}}
 //	}
 type Settings struct {
 	// Model is the model spec used when a command names none.
@@ -321,6 +323,11 @@ type Settings struct {
 	// Serve configures the server that holds the store for every other
 	// process (package serve).
 	Serve *ServeSettings `json:"serve,omitempty"`
+	// MCPServers are MCP servers whose tools the model is offered as
+	// mcp__<server>__<tool>, in the shape of Claude Code's .mcp.json (see
+	// package mcp). Their calls ask a person by default; patterns such as
+	// "mcp__github__*" answer for them as for any tool.
+	MCPServers mcp.Servers `json:"mcpServers,omitempty"`
 }
 
 // ServeSettings configure the server of a workspace:
@@ -412,7 +419,10 @@ func (p Place) LoadSettings() (Settings, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return s, fmt.Errorf("settings %s: %w (want {\"model\", \"approve\", \"allow\", \"deny\", \"max_turns\", \"sandbox\", \"network\", \"serve\"})", p.SettingsFile(), err)
+		return s, fmt.Errorf("settings %s: %w (want {\"model\", \"approve\", \"allow\", \"deny\", \"max_turns\", \"sandbox\", \"network\", \"mcpServers\", \"serve\"})", p.SettingsFile(), err)
+	}
+	if err := s.MCPServers.Validate(); err != nil {
+		return s, fmt.Errorf("settings %s: mcpServers: %w", p.SettingsFile(), err)
 	}
 	if _, err := sandbox.ParseMode(s.Sandbox); err != nil && s.Sandbox != "" {
 		return s, fmt.Errorf("settings %s: sandbox: %w", p.SettingsFile(), err)
@@ -513,7 +523,8 @@ func openModel(spec string, opts ...model.Option) (model.Model, error) {
 }
 
 // Stock is the stock coding harness of a workspace: the built-in tools of
-// package tools confined to the root, CodingActor over them, and services
+// package tools confined to the root, DelegatingActor over them (a model
+// may delegate to child threads of the same tools), and services
 // whose observer watches the root. Every command that folds or resumes a
 // thread of the workspace builds the same Stock, so the thread's log folds
 // the same way in every process.
@@ -527,14 +538,38 @@ type Stock struct {
 	Tools *tools.Set
 	// Sandbox is where the tools' commands may reach.
 	Sandbox sandbox.Spec
+	// MCP is the connections to the MCP servers whose tools the toolbox
+	// holds beside the built-in ones (WithMCP); nil when there are none.
+	// Close ends them.
+	MCP *mcp.Client
+}
+
+// Close ends the MCP servers the stock started or reached, if any.
+func (s *Stock) Close() error {
+	if s.MCP == nil {
+		return nil
+	}
+	return s.MCP.Close()
 }
 
 // Option configures NewStock.
 type Option func(*stockOptions)
 
 type stockOptions struct {
-	mode    sandbox.Mode
-	network bool
+	mode       sandbox.Mode
+	network    bool
+	mcpCtx     context.Context
+	mcpServers mcp.Servers
+}
+
+// WithMCP starts (or reaches) the MCP servers, within ctx, and offers
+// their tools after the built-in ones: each call an action through the
+// effect boundary like any other, a local server running in the sandbox
+// the tools' commands run in (see package mcp). A server that cannot be
+// started is not an error: Stock.MCP's Status says why, and its tools are
+// not offered. The caller closes the Stock.
+func WithMCP(ctx context.Context, servers mcp.Servers) Option {
+	return func(o *stockOptions) { o.mcpCtx, o.mcpServers = ctx, servers }
 }
 
 // WithSandbox sets the mode of the sandbox the tools' commands run in, and
@@ -585,15 +620,33 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	for _, t := range set.Tools() {
 		adapters = append(adapters, t)
 	}
+	var client *mcp.Client
+	if len(o.mcpServers) > 0 {
+		ctx := o.mcpCtx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		client, err = mcp.Connect(ctx, o.mcpServers, mcp.Options{Workspace: place.Root, Sandbox: spec, Version: cfg.Version})
+		if err != nil {
+			return nil, err
+		}
+		adapters = append(adapters, client.Tools()...)
+	}
+	fail := func(err error) (*Stock, error) {
+		if client != nil {
+			client.Close()
+		}
+		return nil, err
+	}
 	tb, err := harness.NewToolbox(adapters...)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
-	actor, err := harness.CodingActor(cfg, tb)
+	actor, err := harness.DelegatingActor(cfg, tb)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
-	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec}, nil
+	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client}, nil
 }
 
 // BlobsOf returns the store's content-addressed blobs when it keeps them
@@ -624,6 +677,9 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs, more ...action.Works
 	ws, err := action.NewWorkspace(s.Place.Root, append(opts, more...)...)
 	if err != nil {
 		return harness.Services{}, fmt.Errorf("workspace observer: %w", err)
+	}
+	if s.MCP != nil && blobs != nil {
+		s.MCP.KeepBlobs(blobs)
 	}
 	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs}, nil
 }

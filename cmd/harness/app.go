@@ -77,6 +77,9 @@ type app struct {
 	// code is the exit code of a command that ended without an error
 	// (parked: 3).
 	code int
+	// finally are closed when the command ends: the MCP servers its
+	// stock harness started.
+	finally []io.Closer
 	// noticed: the nested store was named once.
 	noticed bool
 	// readOnly: the command being opened only reads the store.
@@ -103,6 +106,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err = root.ExecuteContext(ctx)
+	for _, c := range a.finally {
+		c.Close()
+	}
 	if err == nil {
 		return a.code
 	}
@@ -161,7 +167,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person).`,
 		a.runCmd(), a.resumeCmd(),
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
 		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.effectsCmd(),
-		a.forkCmd(), a.undoCmd(), a.demoCmd(), a.serveCmd(),
+		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.demoCmd(), a.mcpCmd(), a.serveCmd(),
 	)
 	return root
 }
@@ -355,6 +361,9 @@ func (a *app) openWith(ctx context.Context, p stock.Place, settings stock.Settin
 		return nil, err
 	}
 	store, err := open(ctx)
+	if err != nil {
+		st.Close() // the MCP servers it started, if any
+	}
 	switch {
 	case errors.Is(err, stock.ErrNoStore):
 		return nil, fmt.Errorf("%w; start a thread with `harness run`, or name a store with --store", err)

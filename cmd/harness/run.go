@@ -19,6 +19,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/sandbox"
@@ -148,11 +149,45 @@ func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.App
 	if err != nil {
 		return nil, approval, err
 	}
-	s, err := a.openAt(ctx, p, settings, false, so, budget)
+	s, err := a.openAt(ctx, p, settings, false, a.withMCP(ctx, so, settings), budget)
 	if err != nil {
 		return nil, approval, err
 	}
+	a.mcpStarted(s.stock)
 	return s, approval, nil
+}
+
+// withMCP adds the settings' MCP servers to the stock options: a command
+// that may run a thread starts (or reaches) them, and offers their tools.
+func (a *app) withMCP(ctx context.Context, so []stock.Option, settings stock.Settings) []stock.Option {
+	if len(settings.MCPServers) == 0 {
+		return so
+	}
+	return append(so, stock.WithMCP(ctx, settings.MCPServers))
+}
+
+// mcpStarted has the stock's MCP servers ended with the command, and says
+// which could not be started or reached: their tools are not offered.
+func (a *app) mcpStarted(st *stock.Stock) {
+	if st.MCP == nil {
+		return
+	}
+	a.finally = append(a.finally, st)
+	a.warnMCP(st)
+}
+
+// warnMCP says which of the stock's MCP servers could not be started or
+// reached.
+func (a *app) warnMCP(st *stock.Stock) {
+	if st.MCP == nil {
+		return
+	}
+	for _, s := range st.MCP.Status() {
+		if s.State != mcp.Connected {
+			fmt.Fprintf(a.stderr, "harness: MCP server %s (%s) %s: %s; its tools are not offered (harness mcp list shows the servers)\n",
+				s.Name, present.EscapeLine(s.Endpoint), s.State, present.EscapeLine(s.Error))
+		}
+	}
 }
 
 // approval merges the flags with the settings file: patterns from both,
@@ -259,10 +294,11 @@ With neither, it is the current directory. The store is created there.`,
 					last: func(s *session) error { return a.lastState(s, th) },
 				}, harness.WithModelName(spec))
 			}
-			s, err := a.openAt(ctx, p, settings, true, so, harness.WithModelName(spec), budget)
+			s, err := a.openAt(ctx, p, settings, true, a.withMCP(ctx, so, settings), harness.WithModelName(spec), budget)
 			if err != nil {
 				return err
 			}
+			a.mcpStarted(s.stock)
 			defer s.Close()
 			_, err = a.runThread(ctx, s, id, prompt, approval, &f, m)
 			return err
@@ -364,6 +400,9 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	}
 	d := a.newDriver(s, id, approval, f)
 	d.retry = true
+	if err := d.openTree(ctx); err != nil {
+		return err
+	}
 	return d.finish(ctx)
 }
 
@@ -455,7 +494,11 @@ type driver struct {
 	// appended are the facts appended by this command, for -o json.
 	appended []facts.Fact
 	// warned: the sandbox's absence was said.
-	warned   bool
+	warned bool
+	// first is the thread of the first fact appended, when id is not
+	// known yet (a run picking the next id): the facts of other threads
+	// are its children's.
+	first    string
 	prompter *prompter
 }
 
@@ -553,7 +596,7 @@ func (d *driver) show(f facts.Fact, err error) {
 	}
 	d.appended = append(d.appended, f)
 	if !d.a.jsonOut() {
-		fmt.Fprintln(d.a.stdout, d.a.factLine(f))
+		fmt.Fprintln(d.a.stdout, d.lineOf(f))
 	}
 }
 
@@ -675,6 +718,7 @@ func (d *driver) finish(ctx context.Context) error {
 type waitJSON struct {
 	Kind          fold.WaitKind            `json:"kind"`
 	RequestID     string                   `json:"request_id"`
+	Thread        string                   `json:"thread,omitempty"`
 	Summary       string                   `json:"summary,omitempty"`
 	Tool          string                   `json:"tool,omitempty"`
 	Args          json.RawMessage          `json:"args,omitempty"`
@@ -707,7 +751,7 @@ func (a *app) report(st drive.State, appended []facts.Fact, root string) error {
 			r.Facts = []facts.Fact{}
 		}
 		for _, w := range st.Waits {
-			wj := waitJSON{Kind: w.Kind, RequestID: w.RequestID, Summary: w.Summary, Tool: w.Tool, Preview: tools.Preview(root, w.Tool, w.Args),
+			wj := waitJSON{Kind: w.Kind, RequestID: w.RequestID, Thread: w.Thread, Summary: w.Summary, Tool: w.Tool, Preview: tools.Preview(root, w.Tool, w.Args),
 				Options: w.Options, AllowFreeText: w.AllowFreeText, Completion: w.Completion, Interrupted: w.Interrupted,
 				Answer: answerHint(st.Thread, w)}
 			if w.Action != nil {
@@ -755,6 +799,7 @@ func (a *app) printState(st drive.State, root string) {
 			fmt.Fprintf(w, "    once the cause is fixed, `harness resume %s` tries %s again\n", st.Thread, st.Retry)
 		}
 	}
+	a.printChildren(st, "  ")
 	// The open requests, whatever else the thread can do.
 	for _, p := range st.Waits {
 		a.printPending(p, root)
@@ -771,7 +816,7 @@ func (a *app) printPending(p drive.Pending, root string) {
 	esc := present.EscapeLine
 	switch p.Kind {
 	case fold.WaitConfirmation:
-		fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(p.RequestID), esc(p.Tool), esc(p.Args))
+		fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(drive.Ref(p)), esc(p.Tool), esc(p.Args))
 		if diff := tools.Preview(root, p.Tool, p.Args); diff != "" {
 			for _, line := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
 				color := ""
@@ -787,6 +832,10 @@ func (a *app) printPending(p drive.Pending, root string) {
 				fmt.Fprintf(w, "    %s\n", line)
 			}
 		}
+		if p.Action != nil && p.Action.Requested.MCP != nil {
+			m := p.Action.Requested.MCP
+			fmt.Fprintf(w, "    MCP server %s (%s %s): tool %s · digest %s\n", esc(m.Server), m.Transport, esc(m.Endpoint), esc(m.Tool), shortDigest(m.Digest))
+		}
 		if p.Action != nil && p.Action.Requested.Sandbox != nil {
 			sb := present.SandboxDetail(*p.Action.Requested.Sandbox)
 			if p.Action.Requested.Sandbox.Mode == facts.SandboxOff {
@@ -795,7 +844,7 @@ func (a *app) printPending(p drive.Pending, root string) {
 			fmt.Fprintf(w, "    %s\n", sb)
 		}
 	case fold.WaitQuestion:
-		fmt.Fprintf(w, "  question %s: %s\n", esc(p.RequestID), esc(p.Summary))
+		fmt.Fprintf(w, "  question %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
 		if len(p.Options) > 0 {
 			fmt.Fprintf(w, "    options: %s", esc(strings.Join(p.Options, " | ")))
 			if p.AllowFreeText {
@@ -804,7 +853,7 @@ func (a *app) printPending(p drive.Pending, root string) {
 			fmt.Fprintln(w)
 		}
 	case fold.WaitReconcile:
-		fmt.Fprintf(w, "  reconcile %s: %s\n", esc(p.RequestID), esc(p.Summary))
+		fmt.Fprintf(w, "  reconcile %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
 		switch {
 		case p.Interrupted != nil:
 			fmt.Fprintf(w, "    %s\n", present.Describe(interruptedFact(p.Interrupted)))
@@ -812,6 +861,14 @@ func (a *app) printPending(p drive.Pending, root string) {
 			fmt.Fprintf(w, "    report %s; %s\n", p.Completion.Report.Status, present.DescribeObservation(p.Completion.Observation))
 		}
 	}
+}
+
+// shortDigest is a digest's first 12 hex digits.
+func shortDigest(d string) string {
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
 }
 
 // interruptedFact wraps a record to describe it.
@@ -823,14 +880,22 @@ func interruptedFact(p *facts.ActionInterrupted) facts.Fact {
 	return facts.Fact{Kind: d.Kind, Data: d.Data}
 }
 
-// answerHint is the command that answers an open request.
+// answerHint is the command that answers an open request: through the
+// thread id, also when the request is one of its children's.
 func answerHint(id string, p drive.Pending) string {
+	ref := drive.Ref(p)
 	switch p.Kind {
 	case fold.WaitConfirmation:
-		return fmt.Sprintf("answer: harness approve %s %s --resume   (or: harness deny %s %s --reason '…' --resume)", id, p.RequestID, id, p.RequestID)
+		return fmt.Sprintf("answer: harness approve %s %s --resume   (or: harness deny %s %s --reason '…' --resume)", id, ref, id, ref)
 	case fold.WaitQuestion:
+		if p.Thread != "" {
+			return fmt.Sprintf("answer: harness answer %s '…' --request %s --resume", id, ref)
+		}
 		return fmt.Sprintf("answer: harness answer %s '…' --resume", id)
 	case fold.WaitReconcile:
+		if p.Thread != "" {
+			return fmt.Sprintf(`settle: harness post %s effect.reconciled --data '{"action_id": "%s", "decision": "accept"}', then harness resume %s   (accept, retry or abandon)`, p.Thread, p.RequestID, id)
+		}
 		return fmt.Sprintf(`settle: harness post %s effect.reconciled --data '{"action_id": "%s", "decision": "accept"}' --resume   (accept, retry or abandon)`, id, p.RequestID)
 	}
 	return ""

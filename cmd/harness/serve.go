@@ -257,10 +257,11 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 			return fmt.Errorf("a harness server already holds the store %s (pid %d%s); every command goes through it", p.Store, info.PID, orEmpty(", ", info.URL))
 		}
 	}
-	s, err := a.hold(ctx, p, settings, so, append([]harnessOption{budget}, opts...)...)
+	s, err := a.hold(ctx, p, settings, a.withMCP(ctx, so, settings), append([]harnessOption{budget}, opts...)...)
 	if err != nil {
 		return err
 	}
+	a.mcpStarted(s.stock)
 	defer s.Close()
 	sv, err := a.startServer(ctx, s, approval, sf.addr)
 	if err != nil {

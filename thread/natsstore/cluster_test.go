@@ -173,7 +173,10 @@ func TestClusterConformance(t *testing.T) {
 	}
 	storetest.Run(t, storetest.Opener{
 		Open: func(t *testing.T) thread.Store {
-			return open(t, append(freshStream(), natsstore.WithReplicas(3)))
+			// Replicated appends of megabytes (LongAppend) on a loaded
+			// machine under the race detector take more than the default
+			// timeout; the store's answers are what is tested, not its speed.
+			return open(t, append(freshStream(), natsstore.WithReplicas(3), natsstore.WithTimeout(time.Minute)))
 		},
 		Reopen: func(t *testing.T, s thread.Store) thread.Store {
 			require.NoError(t, s.Close())
