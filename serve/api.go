@@ -413,6 +413,9 @@ type Replay struct {
 	Verified bool           `json:"verified"`
 	// Verdict says what was checked, or what failed where.
 	Verdict string `json:"verdict"`
+	// Children are the child threads of its tree (see the delegate tool),
+	// each after its parent; the verdict covers them and their links.
+	Children []string `json:"children,omitempty"`
 }
 
 // ReplayEntry is one fact of the record, with its action's audit on an
@@ -426,11 +429,12 @@ type ReplayEntry struct {
 // replay tells the thread's record back and verifies it.
 func (s *Server) replay(ctx context.Context, id string) (Replay, error) {
 	actor := s.opts.Stock.Actor
-	record, err := audit.Replay(ctx, s.store, actor, id)
+	tree, err := audit.ReplayTree(ctx, s.store, actor, id)
 	if err != nil {
 		return Replay{}, err
 	}
-	out := Replay{Thread: id, Status: record.Status}
+	record := tree.Audit
+	out := Replay{Thread: id, Status: record.Status, Children: childrenOf(tree.Children, nil)}
 	for _, e := range record.Entries {
 		out.Entries = append(out.Entries, ReplayEntry{Fact: e.Fact, Line: describe(e.Fact), Action: e.Action})
 	}
@@ -439,8 +443,24 @@ func (s *Server) replay(ctx context.Context, id string) (Replay, error) {
 	} else {
 		out.Verified = true
 		out.Verdict = fmt.Sprintf("%d facts: the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent", len(record.Entries))
+		switch n := len(out.Children); {
+		case n == 1:
+			out.Verdict += "; the tree: 1 child thread verifies, its spawn has its child, and its report names the child's final head"
+		case n > 1:
+			out.Verdict += fmt.Sprintf("; the tree: %d child threads verify, each spawn has its child, and each report names its child's final head", n)
+		}
 	}
 	return out, nil
+}
+
+// childrenOf appends the threads of a tree's children to ids, each after
+// its parent.
+func childrenOf(kids []audit.TreeAudit, ids []string) []string {
+	for _, k := range kids {
+		ids = append(ids, k.Thread)
+		ids = childrenOf(k.Children, ids)
+	}
+	return ids
 }
 
 func (s *Server) apiReplay(w http.ResponseWriter, r *http.Request) error {

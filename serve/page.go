@@ -69,7 +69,7 @@ func waitsText(t ThreadSummary) string {
 	case len(t.Waits) > 0:
 		parts := make([]string, len(t.Waits))
 		for i, w := range t.Waits {
-			parts[i] = string(w.Kind) + " " + w.RequestID
+			parts[i] = string(w.Kind) + " " + w.Ref
 		}
 		return strings.Join(parts, ", ")
 	case t.Reason != "":

@@ -22,6 +22,9 @@ type run struct {
 	failed string // how the last one failed, for the page
 }
 
+// maxTreeDepth bounds the walk from a child up to the root of its tree.
+const maxTreeDepth = 64
+
 // ErrNotHere: the server resumes only the threads of its own workspace.
 var ErrNotHere = errors.New("the thread works in another workspace")
 
@@ -29,12 +32,24 @@ var ErrNotHere = errors.New("the thread works in another workspace")
 // drive.Drive), as a person's word to go on: until it is done, failed or
 // stopped, or waits for a person. It returns at once; a thread the server
 // is resuming already is resumed again once that resume ends. A thread of
-// another workspace is ErrNotHere.
+// another workspace is ErrNotHere. A child thread (see the delegate
+// tool) runs only as its parent drives it: resuming one resumes the root
+// of its tree.
 func (s *Server) Resume(ctx context.Context, id string) error {
 	st, err := s.inspect(ctx, id)
 	if err != nil {
 		return err
 	}
+	for depth := 0; st.View.Lineage.Spawn != nil; depth++ {
+		if depth == maxTreeDepth {
+			return fmt.Errorf("thread %s: more than %d parents above it", id, maxTreeDepth)
+		}
+		parent := st.View.Lineage.Spawn.Parent
+		if st, err = s.inspect(ctx, parent); err != nil {
+			return fmt.Errorf("the parent %s of %s: %w", parent, id, err)
+		}
+	}
+	id = st.Thread
 	if !s.here(st.Workspace) {
 		return fmt.Errorf("thread %s works in %s, not here (%s): %w; a command or a server there resumes it", id, st.Workspace, s.opts.Stock.Config.Workspace, ErrNotHere)
 	}

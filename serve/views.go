@@ -21,7 +21,10 @@ import (
 // ThreadSummary is a thread as the list shows it: its status and what it
 // waits for, from its view.
 type ThreadSummary struct {
-	Thread       string         `json:"thread"`
+	Thread string `json:"thread"`
+	// Parent is the thread that delegated this one to a child (see the
+	// delegate tool), "" for a thread a person started.
+	Parent       string         `json:"parent,omitempty"`
 	Status       harness.Status `json:"status"`
 	Waits        []WaitSummary  `json:"waits,omitempty"`
 	InDoubt      []string       `json:"in_doubt,omitempty"`
@@ -43,7 +46,12 @@ type ThreadSummary struct {
 type WaitSummary struct {
 	Kind      fold.WaitKind `json:"kind"`
 	RequestID string        `json:"request_id"`
-	Summary   string        `json:"summary,omitempty"`
+	// Thread is the child thread whose request it is, when it is one of a
+	// child's (the tree waits on it); Ref names it for an answer: the
+	// request's id, or "<child>/<id>".
+	Thread  string `json:"thread,omitempty"`
+	Ref     string `json:"ref"`
+	Summary string `json:"summary,omitempty"`
 }
 
 // ThreadDetail is one thread: where it stands, each open request with
@@ -69,7 +77,12 @@ type ThreadDetail struct {
 type Pending struct {
 	Kind      fold.WaitKind `json:"kind"`
 	RequestID string        `json:"request_id"`
-	Summary   string        `json:"summary,omitempty"`
+	// Thread is the child thread whose request it is, when it is one of a
+	// child's; Ref names it for an answer posted to this thread: the
+	// request's id, or "<child>/<id>".
+	Thread  string `json:"thread,omitempty"`
+	Ref     string `json:"ref"`
+	Summary string `json:"summary,omitempty"`
 	// Tool and Args are the call to confirm (or the open action's).
 	Tool string          `json:"tool,omitempty"`
 	Args json.RawMessage `json:"args,omitempty"`
@@ -82,7 +95,10 @@ type Pending struct {
 	Preview string         `json:"preview,omitempty"`
 	Sandbox *facts.Sandbox `json:"sandbox,omitempty"`
 	// SandboxText says where a command may reach, for a person.
-	SandboxText   string                   `json:"sandbox_text,omitempty"`
+	SandboxText string `json:"sandbox_text,omitempty"`
+	// MCP is the MCP server and tool of a call to one, with the digest of
+	// its description.
+	MCP           *facts.MCPCall           `json:"mcp,omitempty"`
 	Options       []string                 `json:"options,omitempty"`
 	AllowFreeText bool                     `json:"allow_free_text,omitempty"`
 	Completion    *facts.ActionCompleted   `json:"completion,omitempty"`
@@ -133,8 +149,11 @@ type FileChange struct {
 func (s *Server) summaryOf(st drive.State) ThreadSummary {
 	ts := ThreadSummary{Thread: st.Thread, Status: st.Status, InDoubt: st.InDoubt, Running: st.Running, Reason: st.Reason,
 		Facts: st.Head.Seq, LastActivity: st.Head.At, Workspace: st.Workspace, Here: s.here(st.Workspace), Resuming: s.resuming(st.Thread)}
+	if sp := st.View.Lineage.Spawn; sp != nil {
+		ts.Parent = sp.Parent
+	}
 	for _, w := range st.Waits {
-		ts.Waits = append(ts.Waits, WaitSummary{Kind: w.Kind, RequestID: w.RequestID, Summary: w.Summary})
+		ts.Waits = append(ts.Waits, WaitSummary{Kind: w.Kind, RequestID: w.RequestID, Thread: w.Thread, Ref: drive.Ref(w), Summary: w.Summary})
 	}
 	return ts
 }
@@ -194,7 +213,7 @@ func (s *Server) detail(ctx context.Context, id string) (ThreadDetail, error) {
 }
 
 func (s *Server) pendingOf(p drive.Pending, here bool) Pending {
-	out := Pending{Kind: p.Kind, RequestID: p.RequestID, Summary: p.Summary, Tool: p.Tool, ArgsText: p.Args, Digest: p.Digest,
+	out := Pending{Kind: p.Kind, RequestID: p.RequestID, Thread: p.Thread, Ref: drive.Ref(p), Summary: p.Summary, Tool: p.Tool, ArgsText: p.Args, Digest: p.Digest,
 		Options: p.Options, AllowFreeText: p.AllowFreeText, Completion: p.Completion, Interrupted: p.Interrupted}
 	if json.Valid([]byte(p.Args)) {
 		out.Args = json.RawMessage(p.Args)
@@ -202,6 +221,9 @@ func (s *Server) pendingOf(p drive.Pending, here bool) Pending {
 	if p.Action != nil && p.Action.Requested.Sandbox != nil {
 		out.Sandbox = p.Action.Requested.Sandbox
 		out.SandboxText = present.SandboxDetail(*out.Sandbox)
+	}
+	if p.Action != nil {
+		out.MCP = p.Action.Requested.MCP
 	}
 	if p.Kind == fold.WaitConfirmation && here {
 		out.Preview = tools.Preview(s.opts.Stock.Place.Root, p.Tool, p.Args)
