@@ -65,6 +65,9 @@ type Settings struct {
 	// several files add up; a stronger file's server of the same name
 	// replaces a weaker one's.
 	MCPServers mcp.Servers `json:"mcpServers,omitempty"`
+	// Serve configures the server that holds the store for every other
+	// process (package serve). A stronger file's replaces a weaker one's.
+	Serve *ServeSettings `json:"serve,omitempty"`
 }
 
 // Scope names a settings file by whom it serves.
@@ -211,6 +214,8 @@ func (l *Layered) merge(src SettingsSource) {
 			into.Sandbox = s.Sandbox
 		case "network":
 			into.Network = s.Network
+		case "serve":
+			into.Serve = s.Serve
 		case "mcpServers":
 			if into.MCPServers == nil {
 				into.MCPServers = mcp.Servers{}
@@ -300,6 +305,9 @@ func readSettings(scope Scope, path, rel string) SettingsSource {
 
 // check refuses values that cannot work.
 func (s Settings) check() error {
+	if err := s.Serve.validate(); err != nil {
+		return err
+	}
 	if err := s.MCPServers.Validate(); err != nil {
 		return fmt.Errorf("mcpServers: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/seed-7cc7a084/harness/model/anthropic"
 	"github.com/seed-7cc7a084/harness/model/openai"
 	"github.com/seed-7cc7a084/harness/sandbox"
+	"github.com/seed-7cc7a084/harness/serve/socket"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
 	"github.com/seed-7cc7a084/harness/tools"
@@ -185,25 +187,40 @@ const lockPoll = 100 * time.Millisecond
 // store is ErrNoStore and nothing is created; with create true, the store
 // directory is made, with a .gitignore that keeps it out of git.
 //
-// If another process has the store open, OpenStore tries again until wait
-// has passed (0 tries once) or ctx is done, then fails with an error that
+// When a process serves the store (a harness server, see package
+// serve/socket), OpenStore returns a client of it: a store that reads,
+// appends, keeps blobs and holds threads through that process, so that
+// any number of processes use the store while one holds it. Otherwise it
+// opens the store itself (see HoldStore).
+//
+// If another process has the store open and serves nobody, OpenStore
+// tries again — a server that starts meanwhile is used — until wait has
+// passed (0 tries once) or ctx is done, then fails with an error that
 // wraps thread.ErrLocked and says what to do.
 //
 // A remote store (Place.Remote) is a JetStream stream on a NATS server,
 // shared by every process that names it: OpenStore connects, making the
 // stream on first use, and neither create nor wait applies.
 func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (thread.Store, error) {
-	return p.open(ctx, wait, create)
+	return p.open(ctx, wait, create, true)
 }
 
 // OpenStoreReadOnly opens the place's existing store for reading only
 // (thread.ReadOnly: it writes nothing, so it opens and reads on a full
-// disk); a write fails with thread.ErrReadOnly. As OpenStore otherwise.
+// disk); a write fails with thread.ErrReadOnly. As OpenStore otherwise:
+// while a server holds the store, it reads through the server.
 func (p Place) OpenStoreReadOnly(ctx context.Context, wait time.Duration) (thread.Store, error) {
-	return p.open(ctx, wait, false, thread.ReadOnly())
+	return p.open(ctx, wait, false, true, thread.ReadOnly())
 }
 
-func (p Place) open(ctx context.Context, wait time.Duration, create bool, opts ...thread.Option) (thread.Store, error) {
+// HoldStore opens the place's store as OpenStore does, but always in this
+// process, never through a server: the way for the process that is to
+// serve it. While it is open, other processes cannot open it themselves.
+func (p Place) HoldStore(ctx context.Context, wait time.Duration, create bool) (thread.Store, error) {
+	return p.open(ctx, wait, create, false)
+}
+
+func (p Place) open(ctx context.Context, wait time.Duration, create, viaServer bool, opts ...thread.Option) (thread.Store, error) {
 	if p.Remote != "" {
 		s, err := natsstore.Dial(ctx, p.Remote)
 		if err != nil {
@@ -227,6 +244,15 @@ func (p Place) open(ctx context.Context, wait time.Duration, create bool, opts .
 	}
 	deadline := time.Now().Add(wait)
 	for {
+		if viaServer {
+			c, err := socket.Dial(ctx, p.Store)
+			if err == nil {
+				return c, nil
+			}
+			if !errors.Is(err, socket.ErrNoServer) {
+				return nil, fmt.Errorf("open the store: %w", err)
+			}
+		}
 		s, err := thread.OpenPebble(p.DB(), opts...)
 		if err == nil {
 			return s, nil
@@ -406,6 +432,14 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		return nil, fmt.Errorf("the sandbox of %s: %w", place.Root, err)
 	}
 	spec.Mode, spec.Network = o.mode, o.network
+	// A server's socket lets whoever reaches it append: where it is not
+	// in the store directory (a path too long for a socket), its
+	// directory is hidden as the store is.
+	if store != "" {
+		if d := filepath.Dir(socket.Path(store)); d != filepath.Clean(store) && !slices.Contains(spec.Hidden, d) {
+			spec.Hidden = append(spec.Hidden, d)
+		}
+	}
 	// The file tools never write the store, whatever it is called: the
 	// observer skips it, so a write there would be an effect nobody saw.
 	opts := []tools.Option{tools.WithSandbox(spec)}

@@ -28,10 +28,10 @@ func (d *driver) setPolicy(ctx context.Context, f *driveFlags) error {
 	if !ok {
 		// No policy of its own: it was driven by the settings and flags
 		// of each command; what this one says becomes its own.
-		_, err := drive.SetPolicy(ctx, d.th, d.approval.Policy(d.a.whoami("")))
+		_, err := drive.SetPolicy(ctx, d.th, d.approval.Policy(d.a.whoami()))
 		return err
 	}
-	next := drive.Amend(cur, f.approve, f.allow, f.deny, d.a.whoami(""))
+	next := drive.Amend(cur, f.approve, f.allow, f.deny, d.a.whoami())
 	if _, err := drive.ApprovalOf(next); err != nil {
 		return asUsage(err)
 	}
@@ -50,7 +50,7 @@ func (d *driver) always(ctx context.Context, p drive.Pattern) error {
 	if !ok {
 		cur = d.approval.Policy("")
 	}
-	_, err = drive.SetPolicy(ctx, d.th, drive.Amend(cur, "", []string{p.String()}, nil, d.a.whoami("")))
+	_, err = drive.SetPolicy(ctx, d.th, drive.Amend(cur, "", []string{p.String()}, nil, d.a.whoami()))
 	return err
 }
 

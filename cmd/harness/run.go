@@ -253,6 +253,8 @@ func (a *app) readPrompt(args []string) (string, error) {
 
 func (a *app) runCmd() *cobra.Command {
 	var f driveFlags
+	var sf serveFlags
+	var serving bool
 	var id string
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT|-",
@@ -333,72 +335,96 @@ thread records it (host:directory), and every later command acts there.`,
 			if err != nil {
 				return err
 			}
+			if serving {
+				// The page answers: the command asks nobody at the prompt.
+				f.noInput, f.loaded = true, m
+				var th *harness.Thread
+				return a.serve(ctx, &f, sf, serveHooks{
+					run: func(s *session, approval drive.Approval) error {
+						var err error
+						th, err = a.runThread(ctx, s, id, prompt, approval, &f, m)
+						return err
+					},
+					last: func(s *session) error { return a.lastState(s, th) },
+				}, harness.WithModelName(spec))
+			}
 			s, err := a.openAt(ctx, p, settings, true, a.withMCP(ctx, so, settings), append(bounds, harness.WithModelName(spec))...)
 			if err != nil {
 				return err
 			}
 			a.mcpStarted(s.stock)
 			defer s.Close()
-			exists := func() error {
-				return usageError("thread %s already exists; continue it with `harness continue %s \"...\"` or `harness resume %s`", id, id, id)
-			}
-			f.loaded = m
-			var d *driver
-			var out harness.Outcome
-			workspace := present.EscapeLine(s.stock.Config.Workspace)
-			if id != "" {
-				if _, err := s.store.Head(ctx, id); err == nil {
-					return exists()
-				}
-				d = a.newDriver(s, id, approval, &f)
-				d.warnSandbox()
-				a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, workspace)
-				out, err = d.th.StartNew(d.watching(ctx), prompt)
-				d.live.stop()
-				if errors.Is(err, harness.ErrThreadExists) {
-					return exists() // another process (on a shared store) started it first
-				}
-			} else {
-				d = a.newDriver(s, "", approval, &f)
-				d.warnSandbox()
-				var th *harness.Thread
-				th, out, err = drive.StartNext(d.watching(ctx), d.rt, s.stock.Actor, prompt, func(next, taken string) {
-					if taken != "" {
-						a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
-					}
-					a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
-				})
-				d.live.stop()
-				if th != nil {
-					d.th, d.id, id = th, th.ID(), th.ID()
-				}
-			}
-			if d.th != nil && d.id != "" && (err == nil || errors.Is(err, harness.ErrDefect) || ctx.Err() != nil) {
-				// The policy the thread starts with is its own, recorded:
-				// later commands apply it. The default (ask, no rule) is
-				// what a thread without one has.
-				if f.policyGiven() || settings.Approve != "" || len(settings.Allow) > 0 || len(settings.Deny) > 0 {
-					if _, perr := drive.SetPolicy(context.WithoutCancel(ctx), d.th, approval.Policy(a.whoami(""))); perr != nil {
-						return perr
-					}
-				}
-			}
-			if err != nil && !errors.Is(err, harness.ErrDefect) {
-				return d.interrupted(ctx, err)
-			}
-			if out.Status == harness.StatusStepLimit {
-				st, err := drive.StepLimited(ctx, d.th, out)
-				if err != nil {
-					return err
-				}
-				return a.report(d.stepLimit(st), d.appended, s)
-			}
-			return d.finish(ctx)
+			_, err = a.runThread(ctx, s, id, prompt, approval, &f, m)
+			return err
 		}),
 	}
 	f.add(cmd)
 	cmd.Flags().StringVar(&id, "thread", "", "the new thread's id (default: t1, t2, … the next free one)")
+	cmd.Flags().BoolVar(&serving, "serve", false, "serve the workspace's store while the thread runs, and after, until interrupted, as harness serve does: the page answers what the thread waits for")
+	sf.add(cmd)
 	return cmd
+}
+
+// runThread starts a thread with prompt on the session's store and
+// drives it (see run), and returns it. The policy the thread starts with
+// is recorded in it.
+func (a *app) runThread(ctx context.Context, s *session, id, prompt string, approval drive.Approval, f *driveFlags, m model.Model) (*harness.Thread, error) {
+	exists := func() error {
+		return usageError("thread %s already exists; continue it with `harness continue %s \"...\"` or `harness resume %s`", id, id, id)
+	}
+	f.loaded = m
+	var d *driver
+	var out harness.Outcome
+	var err error
+	workspace := present.EscapeLine(s.stock.Config.Workspace)
+	if id != "" {
+		if _, err := s.store.Head(ctx, id); err == nil {
+			return nil, exists()
+		}
+		d = a.newDriver(s, id, approval, f)
+		d.warnSandbox()
+		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, workspace)
+		out, err = d.th.StartNew(d.watching(ctx), prompt)
+		d.live.stop()
+		if errors.Is(err, harness.ErrThreadExists) {
+			return nil, exists() // another process (on a shared store) started it first
+		}
+	} else {
+		d = a.newDriver(s, "", approval, f)
+		d.warnSandbox()
+		var th *harness.Thread
+		th, out, err = drive.StartNext(d.watching(ctx), d.rt, s.stock.Actor, prompt, func(next, taken string) {
+			if taken != "" {
+				a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
+			}
+			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
+		})
+		d.live.stop()
+		if th != nil {
+			d.th, d.id, id = th, th.ID(), th.ID()
+		}
+	}
+	if d.th != nil && d.id != "" && (err == nil || errors.Is(err, harness.ErrDefect) || ctx.Err() != nil) {
+		// The policy the thread starts with is its own, recorded: later
+		// commands apply it. The default (ask, no rule) is what a thread
+		// without one has.
+		if st := s.settings; f.policyGiven() || st.Approve != "" || len(st.Allow) > 0 || len(st.Deny) > 0 {
+			if _, perr := drive.SetPolicy(context.WithoutCancel(ctx), d.th, approval.Policy(a.whoami())); perr != nil {
+				return d.th, perr
+			}
+		}
+	}
+	if err != nil && !errors.Is(err, harness.ErrDefect) {
+		return d.th, d.interrupted(ctx, err)
+	}
+	if out.Status == harness.StatusStepLimit {
+		st, err := drive.StepLimited(ctx, d.th, out)
+		if err != nil {
+			return d.th, err
+		}
+		return d.th, a.report(d.stepLimit(st), d.appended, s)
+	}
+	return d.th, d.finish(ctx)
 }
 
 func (a *app) resumeCmd() *cobra.Command {
