@@ -117,6 +117,33 @@ type SystemConfigured struct {
 	// Sandbox is where the thread's commands may reach, as configured;
 	// nil in logs written before commands ran in a sandbox.
 	Sandbox *Sandbox `msgpack:"sandbox,omitempty" json:"sandbox,omitempty"`
+	// Context is when the thread's conversation is compacted, as
+	// configured when it started (zero bounds: never); nil in logs written
+	// before the bounds were recorded. The record, not a later process's
+	// configuration, decides, so a replay folds as the run did.
+	Context *ContextBounds `msgpack:"context,omitempty" json:"context,omitempty"`
+}
+
+// ContextBounds say when a thread's conversation is compacted (see
+// harness.Config): past CompactAt approximate tokens, or past Fraction of
+// the model's Window as the provider counts usage. Zero is no bound.
+type ContextBounds struct {
+	Window    int     `msgpack:"window,omitempty" json:"window,omitempty"`
+	Fraction  float64 `msgpack:"fraction,omitempty" json:"fraction,omitempty"`
+	CompactAt int     `msgpack:"compact_at,omitempty" json:"compact_at,omitempty"`
+}
+
+// Validate requires bounds that are not negative and a fraction in [0, 1].
+func (b ContextBounds) Validate() error {
+	switch {
+	case b.Window < 0:
+		return fmt.Errorf("window %d: want ≥ 0", b.Window)
+	case b.CompactAt < 0:
+		return fmt.Errorf("compact_at %d: want ≥ 0", b.CompactAt)
+	case !(b.Fraction >= 0 && b.Fraction <= 1):
+		return fmt.Errorf("fraction %v: want a share in [0, 1]", b.Fraction)
+	}
+	return nil
 }
 
 // Validate requires every tool to have a name, and a valid sandbox record.
@@ -129,6 +156,11 @@ func (p SystemConfigured) Validate() error {
 	if p.Sandbox != nil {
 		if err := p.Sandbox.Validate(); err != nil {
 			return fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	if p.Context != nil {
+		if err := p.Context.Validate(); err != nil {
+			return fmt.Errorf("context: %w", err)
 		}
 	}
 	return nil

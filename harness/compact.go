@@ -56,6 +56,19 @@ type compactor struct {
 	decoded    bool
 	unreadable bool // its payload could not be decoded
 	compactSeq uint64
+	// bounds are the thread's, once its system.configured recorded them
+	// (recorded); until then, or in a log that recorded none, Config's.
+	bounds   facts.ContextBounds
+	recorded bool
+}
+
+// limits are the bounds the compactor goes by: the recorded ones, else
+// Config's.
+func (c *compactor) limits() facts.ContextBounds {
+	if c.recorded {
+		return c.bounds
+	}
+	return facts.ContextBounds{Window: c.cfg.ContextWindow, Fraction: c.cfg.CompactFraction, CompactAt: c.cfg.CompactAt}
 }
 
 func (c *compactor) Name() string { return "compact" }
@@ -66,6 +79,12 @@ func (c *compactor) Step(f facts.Fact) error {
 		c.turnSeq, c.turnFact, c.decoded, c.unreadable = f.Seq, f, false, false
 	case f.Kind == facts.KindContextCompacted:
 		c.compactSeq = f.Seq
+	case f.Kind == facts.KindSystemConfigured && f.Cause == c.prefix+"system/configure":
+		// A log written before the bounds were recorded has none, and
+		// goes by Config.
+		if sc, err := facts.Decode[facts.SystemConfigured](f); err == nil && sc.Context != nil {
+			c.bounds, c.recorded = *sc.Context, true
+		}
 	}
 	return nil
 }
@@ -131,8 +150,9 @@ func (c *compactor) estimate(msgs []facts.Message, approx int) int64 {
 
 func (c *compactor) Output() fold.Output[Services] {
 	s := c.k.scheduler
-	window := c.cfg.ContextWindow
-	if (c.cfg.CompactAt <= 0 && window <= 0) || s == nil {
+	lim := c.limits()
+	window := lim.Window
+	if (lim.CompactAt <= 0 && window <= 0) || s == nil {
 		return fold.Output[Services]{}
 	}
 	if v, ok := s.Output().View.(scheduler.View); !ok || v.Phase != scheduler.PhaseInfer {
@@ -144,11 +164,11 @@ func (c *compactor) Output() fold.Output[Services] {
 	if window > 0 {
 		size.Estimate = c.estimate(msgs, size.Approx)
 	}
-	fraction := c.cfg.CompactFraction
+	fraction := lim.Fraction
 	if fraction == 0 {
 		fraction = DefaultCompactFraction
 	}
-	size.Due = (c.cfg.CompactAt > 0 && size.Approx > c.cfg.CompactAt) ||
+	size.Due = (lim.CompactAt > 0 && size.Approx > lim.CompactAt) ||
 		(window > 0 && float64(size.Estimate) >= fraction*float64(window))
 	if !size.Due || len(msgs) < 2 {
 		size.Due = false

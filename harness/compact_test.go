@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -239,4 +240,57 @@ func TestCompactionFallsBackToTheExtract(t *testing.T) {
 	require.Contains(t, cc.Fallback, "the model could not summarize")
 	require.Contains(t, cc.Summary, "- user: look:")
 	require.Equal(t, 3, e.Model.Calls(), "two turns, and the compaction turn the script could not take")
+}
+
+// The bounds are the thread's, recorded on system.configured when it
+// starts: an actor configured with no window (a verifier's, say) folds a
+// thread that compacted by its window as the run did, and a later resume
+// with another window does not change when it compacts.
+func TestCompactionBoundsAreRecorded(t *testing.T) {
+	long := strings.Repeat("the cache is slow; ", 40)
+	e := harnesstest.New(t, `{"tool_calls": [{"id": "r", "name": "read_file", "args": "{}"}], "text": "`+long+`", "usage": {"input_tokens": 900, "output_tokens": 100}}
+{"text": "done"}`, harness.WithContextWindow(1000, 0.5))
+	out, err := e.RT.Start(ctx, e.Actor, "t", "look: "+long)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status)
+	sc, err := facts.Decode[facts.SystemConfigured](e.Last("t", facts.KindSystemConfigured))
+	require.NoError(t, err)
+	require.Equal(t, &facts.ContextBounds{Window: 1000, Fraction: 0.5}, sc.Context)
+	require.Contains(t, e.Kinds("t"), facts.KindContextCompacted)
+
+	plain, err := harness.NewConfig()
+	require.NoError(t, err)
+	verifier, err := harness.CodingActor(plain, e.Toolbox)
+	require.NoError(t, err)
+	require.NoError(t, audit.VerifyLog(ctx, e.Store, verifier, "t"), "the record, not the verifier's configuration, says when to compact")
+
+	// A log written before the bounds were recorded goes by the
+	// configuration: with none, its compaction was never enabled.
+	old := e.Log("t")
+	stripped := facts.SystemConfigured{Prompt: sc.Prompt, Model: sc.Model, Tools: sc.Tools, Version: sc.Version, Workspace: sc.Workspace, Sandbox: sc.Sandbox}
+	d, err := facts.NewDraft(facts.KindSystemConfigured, "", stripped)
+	require.NoError(t, err)
+	var prev facts.Hash
+	for i := range old {
+		if old[i].Kind == facts.KindSystemConfigured {
+			old[i].Data = d.Data
+		}
+		old[i].Prev = prev
+		prev = old[i].Hash()
+	}
+	err = audit.VerifyFacts(verifier, "t", factSeq(old))
+	require.ErrorIs(t, err, audit.ErrUnverified)
+	require.ErrorContains(t, err, "never enabled compact/")
+	require.NoError(t, audit.VerifyFacts(e.Actor, "t", factSeq(old)))
+}
+
+// factSeq yields fs without errors, as a store's Read would.
+func factSeq(fs []facts.Fact) iter.Seq2[facts.Fact, error] {
+	return func(yield func(facts.Fact, error) bool) {
+		for _, f := range fs {
+			if !yield(f, nil) {
+				return
+			}
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
 )
 
 // Config is how a coding actor and its runtime behave. Make one with
@@ -91,6 +92,17 @@ func WithCompactAt(tokens int) Option { return func(c *Config) { c.CompactAt = t
 // (0 keeps the default).
 func WithContextWindow(tokens int, fraction float64) Option {
 	return func(c *Config) { c.ContextWindow, c.CompactFraction = tokens, fraction }
+}
+
+// contextBounds are the compaction bounds system.configured records,
+// zero ones too: a log that records none is one written before they were
+// recorded, and goes by Config.
+func (c Config) contextBounds() *facts.ContextBounds {
+	b := &facts.ContextBounds{Window: c.ContextWindow, Fraction: c.CompactFraction, CompactAt: c.CompactAt}
+	if b.Window > 0 && b.Fraction == 0 {
+		b.Fraction = DefaultCompactFraction // recorded as it applies
+	}
+	return b
 }
 
 // DefaultCompactFraction is the share of the context window past which a

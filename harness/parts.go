@@ -113,6 +113,7 @@ func (s *system) Output() fold.Output[Services] {
 		Version:   s.a.cfg.Version,
 		Workspace: s.a.cfg.Workspace,
 		Sandbox:   s.a.toolbox.sandbox(),
+		Context:   s.a.cfg.contextBounds(),
 	})
 	e := effect.Succeed[Services]([]facts.Draft{d})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
@@ -190,11 +191,12 @@ func (b *budget) Restore(data []byte, p fold.Prefix) error {
 	return d.Finish()
 }
 
-// SnapshotVersion is the version of the compactor's snapshots.
-func (c *compactor) SnapshotVersion() uint32 { return 1 }
+// SnapshotVersion is the version of the compactor's snapshots: 2 keeps
+// the thread's recorded bounds.
+func (c *compactor) SnapshotVersion() uint32 { return 2 }
 
-// Snapshot keeps the latest own model turn's seq and usage, and the
-// latest compaction's seq.
+// Snapshot keeps the latest own model turn's seq and usage, the latest
+// compaction's seq, and the bounds the thread recorded.
 func (c *compactor) Snapshot() ([]byte, error) {
 	var e fold.Encoder
 	u, ok := c.lastUsage()
@@ -203,6 +205,10 @@ func (c *compactor) Snapshot() ([]byte, error) {
 	e.Int(u.InputTokens)
 	e.Int(u.OutputTokens)
 	e.Uint(c.compactSeq)
+	e.Bool(c.recorded)
+	e.Int(int64(c.bounds.Window))
+	e.Int(int64(c.bounds.CompactAt))
+	e.Uint(math.Float64bits(c.bounds.Fraction))
 	return e.Data(), nil
 }
 
@@ -213,6 +219,10 @@ func (c *compactor) Restore(data []byte, p fold.Prefix) error {
 	c.decoded = d.Bool()
 	c.usage = facts.Usage{InputTokens: d.Int(), OutputTokens: d.Int()}
 	c.compactSeq = d.Uint()
+	c.recorded = d.Bool()
+	c.bounds.Window = int(d.Int())
+	c.bounds.CompactAt = int(d.Int())
+	c.bounds.Fraction = math.Float64frombits(d.Uint())
 	// A turn that could not be read when the snapshot was made still
 	// cannot.
 	c.unreadable = c.turnSeq != 0 && !c.decoded

@@ -103,6 +103,9 @@ func describe(f facts.Fact) (string, error) {
 		if p.Sandbox != nil {
 			s += "; commands " + Sandbox(*p.Sandbox)
 		}
+		if c := p.Context; c != nil {
+			s += describeBounds(*c)
+		}
 		return s, err
 	case facts.KindModelTurn:
 		p, err := facts.Decode[facts.ModelTurn](f)
@@ -254,6 +257,22 @@ func Sandbox(s facts.Sandbox) string {
 		out += ", which is not available here"
 	}
 	return EscapeLine(out)
+}
+
+// describeBounds says when a thread compacts its conversation ("" when
+// never).
+func describeBounds(c facts.ContextBounds) string {
+	var parts []string
+	if c.Window > 0 {
+		parts = append(parts, fmt.Sprintf("past %.0f%% of a %d-token window", c.Fraction*100, c.Window))
+	}
+	if c.CompactAt > 0 {
+		parts = append(parts, fmt.Sprintf("past about %d tokens", c.CompactAt))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; compacts " + strings.Join(parts, " or ")
 }
 
 // SandboxDetail says where a command may reach, for the person who must

@@ -36,6 +36,7 @@ import (
 //	  "deny": ["run_command:rm *", "write_file:.github/*"],
 //	  "max_turns": 100,
 //	  "max_steps": 200,
+//	  "context_window": 200000,
 //	  "mcpServers": {"fs": {"command": "mcp-server-filesystem", "args": ["."]}}
 //	}
 type Settings struct {
@@ -53,6 +54,11 @@ type Settings struct {
 	// the thread resumable (harness.Config.MaxSteps); nil leaves it to the
 	// command.
 	MaxSteps *int `json:"max_steps,omitempty"`
+	// ContextWindow is the model's context window in tokens
+	// (harness.Config.ContextWindow): past 80% of it, as the provider's
+	// usage counts say, older turns are summarized by the model. nil or 0
+	// is a window not known: only the size bound compacts, extractively.
+	ContextWindow *int `json:"context_window,omitempty"`
 	// Sandbox is the mode of the sandbox commands run in: workspace-write
 	// (the default), read-only or off (see package sandbox).
 	Sandbox string `json:"sandbox,omitempty"`
@@ -210,6 +216,8 @@ func (l *Layered) merge(src SettingsSource) {
 			into.MaxTurns = s.MaxTurns
 		case "max_steps":
 			into.MaxSteps = s.MaxSteps
+		case "context_window":
+			into.ContextWindow = s.ContextWindow
 		case "sandbox":
 			into.Sandbox = s.Sandbox
 		case "network":
@@ -324,6 +332,9 @@ func (s Settings) check() error {
 	}
 	if s.MaxSteps != nil && *s.MaxSteps < 1 {
 		return fmt.Errorf("max_steps %d: want a number of steps, at least 1", *s.MaxSteps)
+	}
+	if s.ContextWindow != nil && *s.ContextWindow < 0 {
+		return fmt.Errorf("context_window %d: want the model's context window in tokens, or 0 for not known", *s.ContextWindow)
 	}
 	return nil
 }

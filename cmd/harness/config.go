@@ -80,10 +80,14 @@ thread stops, so that a mistyped "deny" never goes unnoticed).`,
 			if st.MaxSteps != nil {
 				steps = fmt.Sprint(*st.MaxSteps)
 			}
+			window := "not known"
+			if st.ContextWindow != nil && *st.ContextWindow > 0 {
+				window = fmt.Sprint(*st.ContextWindow)
+			}
 			for _, kv := range []struct{ key, value string }{
 				{"model", st.Model}, {"approve", cmpOr(st.Approve, "ask")},
 				{"allow", strings.Join(st.Allow, ", ")}, {"deny", strings.Join(st.Deny, ", ")},
-				{"max_turns", turns}, {"max_steps", steps},
+				{"max_turns", turns}, {"max_steps", steps}, {"context_window", window},
 				{"sandbox", cmpOr(st.Sandbox, "workspace-write")}, {"network", fmt.Sprint(st.Network)},
 			} {
 				from := "default"

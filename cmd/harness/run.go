@@ -36,6 +36,7 @@ type driveFlags struct {
 	noInput  bool
 	maxTurns int
 	maxSteps int
+	window   int
 	sandbox  string
 	network  bool
 	fs       *pflag.FlagSet
@@ -71,6 +72,7 @@ func (f *driveFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.network, "network", false, "let commands use the network (default: none but loopback, or the settings' \"network\")")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop the thread (budget.exhausted; for good) before its model turn `N`+1, counting all its turns; 0 is no bound (default: the settings' max_turns, else 50)")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "run at most `N` steps in this command before stopping with the thread resumable (default: the settings' max_steps, else 100)")
+	fl.IntVar(&f.window, "context-window", 0, "the model's context window in `TOKENS`: past 80% of it, as the provider counts usage, older turns are summarized by the model (a compaction turn, recorded as context.compacted); 0 is not known (default: the settings' context_window)")
 	f.fs = fl
 	completeDriveFlags(cmd)
 }
@@ -100,7 +102,18 @@ func (f *driveFlags) bounds(s stock.Settings) ([]harness.Option, error) {
 	if steps < 1 {
 		return nil, usageError("--max-steps %d: want a number of steps, at least 1", steps)
 	}
-	return []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps)}, nil
+	window := f.window
+	if !f.changed("context-window") && s.ContextWindow != nil {
+		window = *s.ContextWindow
+	}
+	if window < 0 {
+		return nil, usageError("--context-window %d: want the model's context window in tokens, or 0 for not known", window)
+	}
+	opts := []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps)}
+	if window > 0 {
+		opts = append(opts, harness.WithContextWindow(window, 0))
+	}
+	return opts, nil
 }
 
 // stockOptions are the sandbox the flags and the settings ask for:
