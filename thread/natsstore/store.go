@@ -77,8 +77,10 @@ var ErrTooLarge = errors.New("append too large for one record")
 // copies them into this layout.
 var ErrOldLayout = errors.New("stream in an older layout")
 
-// MigrateHint is what an error matching ErrOldLayout tells a person to run.
-var MigrateHint = "migrate it with natsstore.Migrate (the command line: harness migrate --store <url>)"
+// MigrateHint is what an error matching ErrOldLayout tells a person to
+// run. A program that migrates streams its own way (a command) sets it to
+// name that way, before it opens a store.
+var MigrateHint = "migrate it with natsstore.Migrate"
 
 // schemaKey is the stream metadata key naming the layout version, and
 // schemaVersion the layout this code reads and writes. Layout 1 is the
