@@ -64,8 +64,9 @@ func WithAckWait(d time.Duration) WorkOption {
 // A consumer made for a stream that already holds threads starts at the
 // stream's first record, so the first worker looks at every thread once.
 type Work struct {
-	s *Store
-	c jetstream.Consumer
+	s       *Store
+	c       jetstream.Consumer
+	ackWait time.Duration
 }
 
 // Work opens the stream's queue of work (see Work), creating its consumer
@@ -99,8 +100,12 @@ func (s *Store) Work(ctx context.Context, opts ...WorkOption) (*Work, error) {
 	if err != nil {
 		return nil, fmt.Errorf("work of %s: consumer %s: %w", s.name, WorkConsumer, err)
 	}
-	return &Work{s: s, c: c}, nil
+	return &Work{s: s, c: c, ackWait: o.ackWait}, nil
 }
+
+// AckWait is how long a job stays with a process that stops answering for
+// it (see WithAckWait).
+func (w *Work) AckWait() time.Duration { return w.ackWait }
 
 // Job is one append for a worker to look at.
 type Job struct {
