@@ -23,6 +23,9 @@ var errDraining = errors.New("the worker is draining")
 // jobs; a thread another holds, a drive that fails or a drain gives the
 // jobs back.
 func (w *Worker) work(id string, s *slot) {
+	if w.followed(id, s) {
+		return
+	}
 	held, release, err := w.take(id)
 	if err != nil {
 		w.mu.Lock()
@@ -80,6 +83,39 @@ func (w *Worker) work(id string, s *slot) {
 		}
 		// Jobs joined while the thread was driven: their appends may have
 		// come after its last look. Look once more.
+	}
+}
+
+// followed finishes the jobs of the slot that were given out for the
+// first time and whose appends the thread has an append after — made by
+// a runtime that had folded them (or by a later post, with a job of its
+// own): that runtime went on from them, and it held the thread under a
+// job of its own that is given out again should it die. It reports
+// whether the slot is done with; otherwise the jobs left are to look at.
+func (w *Worker) followed(id string, s *slot) bool {
+	for {
+		w.mu.Lock()
+		jobs := s.jobs
+		w.mu.Unlock()
+		for _, j := range jobs {
+			if j.Delivered() > 1 {
+				// Given out before: the worker that had it may have died
+				// driving the thread.
+				return false
+			}
+			if f, err := j.Followed(w.hard); err != nil || !f {
+				return false
+			}
+		}
+		w.mu.Lock()
+		s.jobs = s.jobs[len(jobs):]
+		w.mu.Unlock()
+		for _, j := range jobs {
+			_ = j.Done()
+		}
+		if w.done(id, s) {
+			return true
+		}
 	}
 }
 

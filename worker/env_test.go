@@ -251,9 +251,10 @@ func startWorker(t *testing.T, sc scenario) (*events, func()) {
 
 // child is a worker process of the test.
 type child struct {
-	cmd    *exec.Cmd
-	exited chan struct{}
-	err    error // how it exited, once exited is closed
+	cmd     *exec.Cmd
+	started time.Time
+	exited  chan struct{}
+	err     error // how it exited, once exited is closed
 }
 
 // startChild starts a worker process: the test binary again, running the
@@ -266,7 +267,7 @@ func startChild(t *testing.T, sc scenario) *child {
 	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	require.NoError(t, cmd.Start())
-	c := &child{cmd: cmd, exited: make(chan struct{})}
+	c := &child{cmd: cmd, started: time.Now(), exited: make(chan struct{})}
 	go func() { c.err = cmd.Wait(); close(c.exited) }()
 	t.Cleanup(c.kill)
 	return c
@@ -317,7 +318,13 @@ func runChild(raw string) {
 		}
 		store = &ackLogged{Store: s, f: f}
 	}
-	o, err := sc.options(store, worker.FromWork(work), nil)
+	var log func(worker.Event)
+	if os.Getenv("WORKER_TEST_LOG") != "" {
+		log = func(e worker.Event) {
+			fmt.Fprintf(os.Stderr, "%s pid %d %s %s %s %v\n", time.Now().Format("15:04:05.000"), os.Getpid(), e.Kind, e.Thread, e.State.Status, e.Err)
+		}
+	}
+	o, err := sc.options(store, worker.FromWork(work), log)
 	if err != nil {
 		fail(err)
 	}
@@ -380,6 +387,34 @@ func view(t *testing.T, sc scenario, store thread.Store, id string) drive.State 
 	st, err := drive.Inspect(context.Background(), rt.Thread(actor, id))
 	require.NoError(t, err)
 	return st
+}
+
+// threadView reads the thread's view: unlike view, it does not look at
+// the thread's lease (a look that takes the lease for a moment when it is
+// free, and waits a moment when it is not).
+func threadView(t *testing.T, sc scenario, store thread.Store, id string) harness.View {
+	t.Helper()
+	actor, cfg, err := sc.parts()
+	require.NoError(t, err)
+	rt, err := harness.NewRuntime(store, harness.Services{}, cfg)
+	require.NoError(t, err)
+	v, err := rt.Thread(actor, id).View(context.Background())
+	require.NoError(t, err)
+	return v
+}
+
+// settledView reports whether the thread is done, or parked on nothing
+// but reconcile.
+func settledView(v harness.View) bool {
+	return settled(drive.State{Status: v.Status, Waits: pendings(v.Waits)})
+}
+
+func pendings(ws []fold.Wait) []drive.Pending {
+	var out []drive.Pending
+	for _, w := range ws {
+		out = append(out, drive.Pending{Wait: w})
+	}
+	return out
 }
 
 // settled reports whether the thread is done, or parked on nothing but

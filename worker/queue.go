@@ -31,6 +31,8 @@ type Job interface {
 	Ingress() bool
 	// Delivered counts the times the job was given out, this one included.
 	Delivered() uint64
+	// Followed reports whether the thread has an append after the job's.
+	Followed(ctx context.Context) (bool, error)
 	// Done finishes the job: it is given out no more.
 	Done() error
 	// Later gives the job back, to be given out again after delay.
@@ -53,9 +55,12 @@ func (q workQueue) KeepEvery() time.Duration { return q.w.AckWait() / 3 }
 
 type workJob struct{ j *natsstore.Job }
 
-func (j workJob) Thread() string                  { return j.j.Thread }
-func (j workJob) Ingress() bool                   { return j.j.Ingress }
-func (j workJob) Delivered() uint64               { return j.j.Delivered }
+func (j workJob) Thread() string    { return j.j.Thread }
+func (j workJob) Ingress() bool     { return j.j.Ingress }
+func (j workJob) Delivered() uint64 { return j.j.Delivered }
+func (j workJob) Followed(ctx context.Context) (bool, error) {
+	return j.j.Followed(ctx)
+}
 func (j workJob) Done() error                     { return j.j.Done() }
 func (j workJob) Later(delay time.Duration) error { return j.j.Later(delay) }
 func (j workJob) Working() error                  { return j.j.Working() }

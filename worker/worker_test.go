@@ -162,9 +162,9 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	good, err := sc.options(store, worker.FromWork(work), nil)
 	require.NoError(t, err)
 	for _, tc := range []struct {
-		name  string
+		name   string
 		break_ func(*worker.Options)
-		want  string
+		want   string
 	}{
 		{"no store", func(o *worker.Options) { o.Store = nil }, "no store"},
 		{"no queue", func(o *worker.Options) { o.Queue = nil }, "no queue"},

@@ -124,6 +124,7 @@ type Job struct {
 	Delivered uint64
 
 	msg jetstream.Msg
+	w   *Work
 }
 
 // Take waits up to wait for jobs, and returns at most n of them, each
@@ -182,7 +183,7 @@ func (w *Work) job(m jetstream.Msg) (*Job, error) {
 	if err := thread.ValidateID(id); err != nil {
 		return nil, fmt.Errorf("subject %s: %w", m.Subject(), err)
 	}
-	j := &Job{Thread: id, Seq: meta.Sequence.Stream, Delivered: meta.NumDelivered, msg: m, Ingress: true}
+	j := &Job{Thread: id, Seq: meta.Sequence.Stream, Delivered: meta.NumDelivered, msg: m, w: w, Ingress: true}
 	// The message id is <thread>/<first cause>/<expected seq> (see
 	// Append); a thread id has no '/', a cause may.
 	if rest, ok := strings.CutPrefix(m.Headers().Get(jetstream.MsgIDHeader), id+"/"); ok {
@@ -192,6 +193,23 @@ func (w *Work) job(m jetstream.Msg) (*Job, error) {
 		}
 	}
 	return j, nil
+}
+
+// Followed reports whether the thread has a record after the job's: an
+// append made after the job's by a runtime, which had read the job's
+// append (it appends only after the head it has folded), or by someone
+// posting again, whose own job comes later. It is one get of the thread's
+// last record, answered by the stream's leader.
+func (j *Job) Followed(ctx context.Context) (bool, error) {
+	if err := j.w.s.enter(); err != nil {
+		return false, fmt.Errorf("look at %s: %w", j.Thread, err)
+	}
+	defer j.w.s.leave()
+	m, err := j.w.s.getMsg(ctx, j.w.s.l.threadSubject(j.Thread), 0, true)
+	if err != nil {
+		return false, fmt.Errorf("look at %s: %w", j.Thread, err)
+	}
+	return m != nil && m.Sequence > j.Seq, nil
 }
 
 // Done finishes the job: no process is given it again.

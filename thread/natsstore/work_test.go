@@ -78,6 +78,14 @@ func TestWorkIsEveryAppend(t *testing.T) {
 		{"c", "ingress/start", true},
 	}, got)
 	require.Less(t, jobs[0].Seq, jobs[1].Seq)
+	followed := func(j *natsstore.Job) bool {
+		f, err := j.Followed(ctx)
+		require.NoError(t, err)
+		return f
+	}
+	require.True(t, followed(jobs[0]), "a.b's start was followed by its turn")
+	require.False(t, followed(jobs[1]), "a.b's turn is its last record")
+	require.False(t, followed(jobs[2]))
 }
 
 // A job given back, or left unfinished past the ack wait by a process
