@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,10 +44,10 @@ import (
 // process start-up rather than on what it tests (the sandbox has tests
 // of its own).
 func TestScale(t *testing.T) {
-	workers, kills := 4, 10
+	workers, kills, nodeAt, ripe := 4, 10, 2, 2*time.Second
 	threads := workers * 200
 	if testing.Short() {
-		threads, kills = 80, 2
+		threads, kills, nodeAt, ripe = 100, 2, 1, time.Second
 	}
 	c := natstest.NewCluster(t)
 	sc := newScenario(t, c.URL(), twoCalls)
@@ -74,32 +75,55 @@ func TestScale(t *testing.T) {
 	type progress struct{ settled int }
 	watch := make(chan progress, 1)
 	stopWatch := make(chan struct{})
+	var watcher sync.WaitGroup
+	defer watcher.Wait()
 	defer close(stopWatch)
-	go func() {
-		unsettled, heads := ids, map[string]uint64{}
+	watcher.Go(func() {
+		unsettled := ids
+		heads := make([]uint64, threads+1) // by thread number
 		for len(unsettled) > 0 {
+			// Sixteen looks at a time (a read may stall a while after the node
+			// is gone).
+			settled := make([]bool, len(unsettled))
+			var (
+				sweep  sync.WaitGroup
+				next   = make(chan int)
+				failed atomic.Value
+			)
+			for range 16 {
+				sweep.Go(func() {
+					for i := range next {
+						id := unsettled[i]
+						n, _ := strconv.Atoi(strings.TrimPrefix(id, "t"))
+						h, err := store.Head(context.Background(), id)
+						if err != nil {
+							failed.Store(err)
+							continue
+						}
+						if (h.Kind == facts.KindModelTurn || h.Kind == facts.KindActionInterrupted) && heads[n] == h.Seq {
+							v, err := viewOf(sc, store, id)
+							if err != nil {
+								failed.Store(err)
+								continue
+							}
+							settled[i] = settledView(v)
+						}
+						heads[n] = h.Seq
+					}
+				})
+			}
+			for i := range unsettled {
+				next <- i
+			}
+			close(next)
+			sweep.Wait()
+			if err := failed.Load(); err != nil {
+				// The cluster is electing a leader, say: look again.
+				t.Logf("watching the threads: %v", err)
+			}
 			var still []string
 			for i, id := range unsettled {
-				settled, err := func() (bool, error) {
-					h, err := store.Head(context.Background(), id)
-					if err != nil {
-						return false, err
-					}
-					maybe := (h.Kind == facts.KindModelTurn || h.Kind == facts.KindActionInterrupted) && heads[id] == h.Seq
-					heads[id] = h.Seq
-					if !maybe {
-						return false, nil
-					}
-					v, err := viewOf(sc, store, id)
-					return err == nil && settledView(v), err
-				}()
-				if err != nil {
-					// The cluster is electing a leader, say: look again.
-					t.Logf("watching the threads: %v", err)
-					still = append(still, unsettled[i:]...)
-					break
-				}
-				if !settled {
+				if !settled[i] {
 					still = append(still, id)
 				}
 			}
@@ -115,15 +139,16 @@ func TestScale(t *testing.T) {
 			case <-time.After(300 * time.Millisecond):
 			}
 		}
-	}()
+	})
 
 	// The chaos: a worker killed every second or so (one up for a while,
 	// so that it drives threads; a new process takes its place), and,
-	// with the second kill, the node leading the stream.
+	// with the second kill (the first under -short), the node leading the
+	// stream.
 	start := time.Now()
 	deadline := start.Add(75 * time.Second)
 	nodeDown, killed, last := false, 0, progress{}
-	nextKill := start.Add(time.Duration(500+rand.IntN(1000)) * time.Millisecond)
+	nextKill := start.Add(time.Duration(rand.IntN(1000)) * time.Millisecond)
 	for last.settled < threads {
 		select {
 		case last = <-watch:
@@ -135,22 +160,22 @@ func TestScale(t *testing.T) {
 		if killed == kills || now.Before(nextKill) {
 			continue
 		}
-		var ripe []int
+		var up []int
 		for i, w := range running {
-			if now.Sub(w.started) > 2*time.Second {
-				ripe = append(ripe, i)
+			if now.Sub(w.started) > ripe {
+				up = append(up, i)
 			}
 		}
-		if len(ripe) == 0 {
+		if len(up) == 0 {
 			continue
 		}
-		i := ripe[rand.IntN(len(ripe))]
+		i := up[rand.IntN(len(up))]
 		running[i].kill()
 		killed++
 		t.Logf("%v: killed worker %d (pid %d), %d threads settled", now.Sub(start).Round(time.Millisecond), i, running[i].cmd.Process.Pid, last.settled)
 		running[i] = spawn()
 		nextKill = time.Now().Add(time.Duration(500+rand.IntN(1000)) * time.Millisecond)
-		if !nodeDown && killed == min(2, kills) {
+		if !nodeDown && killed == nodeAt {
 			leader, err := c.Leader(sc.Stream, 10*time.Second)
 			require.NoError(t, err)
 			c.Node(leader).Shutdown()
@@ -167,7 +192,7 @@ func TestScale(t *testing.T) {
 	// Each thread, read once: no call left started; every completed
 	// call's line there; the log verifies (what audit.VerifyLog does: the
 	// store's check of the records and the chain, then audit.VerifyFacts
-	// over the facts read). Eight threads at a time.
+	// over the facts read). Sixteen threads at a time.
 	got := lines(t, sc)
 	for l, n := range got {
 		require.Equal(t, 1, n, "line %q written %d times", l, n)
@@ -232,7 +257,7 @@ func TestScale(t *testing.T) {
 		errs      []error
 		reconcile int
 	)
-	for range 8 {
+	for range 16 {
 		wg.Go(func() {
 			for id := range next {
 				r, err := check(id)
