@@ -46,7 +46,7 @@ import (
 func TestScale(t *testing.T) {
 	workers, kills, nodeAt, ripe := 4, 10, 2, 2*time.Second
 	threads := workers * 200
-	if testing.Short() {
+	if testing.Short() || raceDetector {
 		threads, kills, nodeAt, ripe = 100, 2, 1, time.Second
 	}
 	c := natstest.NewCluster(t)
