@@ -60,6 +60,11 @@ type Place struct {
 	// Exists reports whether the store directory holds a store (always
 	// true for a remote store, which is made on first use).
 	Exists bool
+	// Within, when set, is the top of a git repository that holds Root:
+	// the store found is nested inside a repository rather than at its top.
+	// A front end says which store it uses — a .harness planted in a
+	// subdirectory (settings and all) is never adopted silently.
+	Within string
 	// Remote, when set, is the URL of a NATS server (nats://…, tls://…)
 	// whose JetStream keeps the threads and the kept file contents instead
 	// of a Pebble store in Store (see package thread/natsstore); Store then
@@ -103,6 +108,12 @@ func Locate(dir, override string) (Place, error) {
 		root = dir
 	}
 	p := Place{Root: root, Store: filepath.Join(root, StoreDir)}
+	if !exists(filepath.Join(root, ".git")) {
+		// A store below a repository's top: say so (Place.Within).
+		if top, ok := walkUp(filepath.Dir(root), func(d string) bool { return exists(filepath.Join(d, ".git")) }); ok && top != root {
+			p.Within = top
+		}
+	}
 	if IsRemoteStore(override) {
 		p.Remote, p.Exists = override, true
 		return p, nil
@@ -186,6 +197,17 @@ const lockPoll = 100 * time.Millisecond
 // shared by every process that names it: OpenStore connects, making the
 // stream on first use, and neither create nor wait applies.
 func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (thread.Store, error) {
+	return p.open(ctx, wait, create)
+}
+
+// OpenStoreReadOnly opens the place's existing store for reading only
+// (thread.ReadOnly: it writes nothing, so it opens and reads on a full
+// disk); a write fails with thread.ErrReadOnly. As OpenStore otherwise.
+func (p Place) OpenStoreReadOnly(ctx context.Context, wait time.Duration) (thread.Store, error) {
+	return p.open(ctx, wait, false, thread.ReadOnly())
+}
+
+func (p Place) open(ctx context.Context, wait time.Duration, create bool, opts ...thread.Option) (thread.Store, error) {
 	if p.Remote != "" {
 		s, err := natsstore.Dial(ctx, p.Remote)
 		if err != nil {
@@ -209,7 +231,7 @@ func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		s, err := thread.OpenPebble(p.DB())
+		s, err := thread.OpenPebble(p.DB(), opts...)
 		if err == nil {
 			return s, nil
 		}

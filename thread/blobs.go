@@ -63,6 +63,9 @@ func (s *PebbleStore) PutBlob(ctx context.Context, data []byte) (string, error) 
 	}
 	defer s.leave()
 	key := blobKey(sum)
+	if err := s.writable(); err != nil {
+		return "", fmt.Errorf("put blob %s: %w", digest, err)
+	}
 	if ok, err := has(s.db, key); err != nil {
 		return "", fmt.Errorf("put blob %s: %w", digest, err)
 	} else if ok {
@@ -200,6 +203,9 @@ func (s *PebbleStore) PutMeta(ctx context.Context, ns string, kv iter.Seq2[[]byt
 		return fmt.Errorf("put meta %s: %w", ns, err)
 	}
 	defer s.leave()
+	if err := s.writable(); err != nil {
+		return fmt.Errorf("put meta %s: %w", ns, err)
+	}
 	b := s.db.NewBatch()
 	defer b.Close()
 	for k, v := range kv {

@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 
 func runChild(mode string) int {
 	what, dir, _ := strings.Cut(mode, ":")
+	if what == "diskfull" {
+		return diskFullChild(dir)
+	}
 	s, err := thread.OpenPebble(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)

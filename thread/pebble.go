@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -38,6 +40,11 @@ type PebbleStore struct {
 	locks threadLocks
 	hot   hotThreads
 
+	readOnly bool
+	minFree  uint64      // bytes the disk must keep free for a write
+	full     atomic.Bool // a background write found the disk full
+	fatal    func(msg string)
+
 	// mu guards closed. Every call registers in ops under mu's read lock
 	// while the store is open, so Close, once it has set closed, can wait
 	// for ops to drain knowing no call will start after.
@@ -55,6 +62,36 @@ type options struct {
 	clock     func() time.Time
 	logger    *slog.Logger
 	cacheSize int64
+	readOnly  bool
+	minFree   uint64
+	fatal     func(msg string)
+}
+
+// DefaultMinFree is the space a disk must keep free for the Pebble store
+// to write: below it, an append, a blob or opening the store for writing
+// fails with ErrDiskFull, nothing written, before Pebble itself runs out
+// of room mid-write.
+const DefaultMinFree = 32 << 20
+
+// WithMinFree sets the space the disk must keep free for a write (see
+// DefaultMinFree); 0 checks nothing.
+func WithMinFree(bytes uint64) Option {
+	return func(o *options) { o.minFree = bytes }
+}
+
+// ReadOnly opens the store for reading only: nothing is written, not even
+// Pebble's own files, so a store on a full disk can still be read (a write
+// fails with ErrReadOnly). It still takes the directory's lock.
+func ReadOnly() Option {
+	return func(o *options) { o.readOnly = true }
+}
+
+// WithFatal sets what happens when Pebble cannot go on (a write it could
+// not make, past the checks that refuse one early): fatal is called with
+// the reason and must not return. The default logs the reason and exits
+// the process with status 1 — no goroutine dump.
+func WithFatal(fatal func(msg string)) Option {
+	return func(o *options) { o.fatal = fatal }
 }
 
 // DefaultCacheSize is the size of the block cache OpenPebble gives a store.
@@ -85,7 +122,7 @@ func WithLogger(l *slog.Logger) Option {
 // needed. Only one process may have a store open: if another has, OpenPebble
 // fails with ErrLocked and says so.
 func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
-	o := options{clock: time.Now, logger: slog.Default(), cacheSize: DefaultCacheSize}
+	o := options{clock: time.Now, logger: slog.Default(), cacheSize: DefaultCacheSize, minFree: DefaultMinFree}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -113,11 +150,33 @@ func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
 		}
 		return nil, fmt.Errorf("store %s is %w (only one process may open it at a time): %v", dir, ErrLocked, err)
 	}
+	s := &PebbleStore{dir: dir, lock: lock, clock: o.clock, readOnly: o.readOnly, minFree: o.minFree, fatal: o.fatal}
+	if s.fatal == nil {
+		s.fatal = func(msg string) {
+			o.logger.Error(msg, "component", "pebble")
+			fmt.Fprintf(os.Stderr, "harness: the store %s cannot go on: %s\n", dir, msg)
+			os.Exit(1)
+		}
+	}
+	if !o.readOnly {
+		// Opening replays Pebble's log into its tables: on a full disk it
+		// would retry forever. Refuse first.
+		if err := s.roomToWrite(); err != nil {
+			lock.Close()
+			return nil, fmt.Errorf("open store %s: %w", dir, err)
+		}
+	}
 	popts := &pebble.Options{
 		FormatMajorVersion: formatVersion,
-		Logger:             pebbleLogger{o.logger},
+		Logger:             pebbleLogger{l: o.logger, fatal: s.fatal},
 		Lock:               lock,
 		CacheSize:          o.cacheSize,
+		ReadOnly:           o.readOnly,
+		EventListener: &pebble.EventListener{BackgroundError: func(err error) {
+			if errors.Is(err, syscall.ENOSPC) {
+				s.full.Store(true)
+			}
+		}},
 	}
 	// Every append looks up a cause that is almost never there. Bloom
 	// filters (set on L0, inherited by the levels below) answer "not
@@ -128,13 +187,39 @@ func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	s := &PebbleStore{dir: dir, db: db, lock: lock, clock: o.clock}
+	s.db = db
 	if err := s.checkSchema(); err != nil {
 		s.db.Close()
 		s.lock.Close()
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	return s, nil
+}
+
+// writable returns why nothing may be written now: a store opened
+// read-only, or a disk without room (see DefaultMinFree).
+func (s *PebbleStore) writable() error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	if s.full.Load() {
+		return fmt.Errorf("%w: the disk holding %s is full", ErrDiskFull, s.dir)
+	}
+	return s.roomToWrite()
+}
+
+// roomToWrite returns ErrDiskFull when the disk holding the store has less
+// than minFree bytes left.
+func (s *PebbleStore) roomToWrite() error {
+	if s.minFree == 0 {
+		return nil
+	}
+	free, ok := freeBytes(s.dir)
+	if ok && free < s.minFree {
+		return fmt.Errorf("%w: the disk holding %s has %d KiB free, less than the %d KiB it keeps to write safely",
+			ErrDiskFull, s.dir, free>>10, s.minFree>>10)
+	}
+	return nil
 }
 
 // checkSchema stamps an empty store with the schema version and refuses a
@@ -161,6 +246,9 @@ func (s *PebbleStore) checkSchema() error {
 	}
 	if !empty {
 		return errors.New("directory holds a Pebble database that is not a harness store")
+	}
+	if s.readOnly {
+		return nil // an empty store, read: nothing to stamp
 	}
 	return s.db.Set(schemaKey, []byte{schemaVersion}, pebble.Sync)
 }
@@ -293,6 +381,9 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 		return Head{}, err
 	}
 	defer s.leave()
+	if err := s.writable(); err != nil {
+		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
+	}
 	unlock, err := s.locks.lock(ctx, thread)
 	if err != nil {
 		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
@@ -675,8 +766,12 @@ func factAt(r reader, thread string, seq uint64) (facts.Fact, error) {
 	return f, nil
 }
 
-// pebbleLogger quiets Pebble: routine messages go to debug, errors to error.
-type pebbleLogger struct{ l *slog.Logger }
+// pebbleLogger quiets Pebble: routine messages go to debug, errors to
+// error, and what cannot go on to the store's fatal.
+type pebbleLogger struct {
+	l     *slog.Logger
+	fatal func(msg string)
+}
 
 // Infof logs a routine message at debug level.
 func (p pebbleLogger) Infof(format string, args ...any) {
@@ -691,6 +786,6 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 // Fatalf is called by Pebble when it cannot go on; it must not return.
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	p.l.Error(msg, "component", "pebble")
-	panic("pebble: " + msg)
+	p.fatal(msg)
+	panic("pebble: " + msg) // fatal returned, which it must not
 }

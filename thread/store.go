@@ -123,6 +123,11 @@ var (
 	ErrLocked = errors.New("in use by another process")
 	// ErrClosed: the store is closed.
 	ErrClosed = errors.New("store is closed")
+	// ErrDiskFull: the disk holding the store has too little space left to
+	// write safely; nothing was written.
+	ErrDiskFull = errors.New("no space left for the store")
+	// ErrReadOnly: a write to a store opened read-only.
+	ErrReadOnly = errors.New("store opened read-only")
 	// ErrLeaseLost: a Leaser could not renew a lease in time; its holder
 	// must stop, since another may hold the thread now.
 	ErrLeaseLost = errors.New("thread lease lost")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -76,6 +77,10 @@ type app struct {
 	// code is the exit code of a command that ended without an error
 	// (parked: 3).
 	code int
+	// noticed: the nested store was named once.
+	noticed bool
+	// readOnly: the command being opened only reads the store.
+	readOnly bool
 }
 
 // run runs the command line args and returns the exit code.
@@ -275,6 +280,23 @@ func (a *app) place() (stock.Place, error) {
 	return stock.Locate(cwd, override)
 }
 
+// openRead opens the workspace's store for a command that only reads it
+// (threads, log, replay, effects): read-only, so that it works on a full
+// disk.
+func (a *app) openRead(ctx context.Context) (*session, error) {
+	p, err := a.place()
+	if err != nil {
+		return nil, err
+	}
+	settings, err := p.LoadSettings()
+	if err != nil {
+		return nil, err
+	}
+	a.readOnly = true
+	defer func() { a.readOnly = false }()
+	return a.openAt(ctx, p, settings, false, nil)
+}
+
 // open opens the workspace's store. create false refuses a workspace
 // with no store, creating nothing. opts configure the harness (the model
 // name, for the record).
@@ -295,11 +317,23 @@ func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings
 	if err != nil {
 		return nil, err
 	}
+	if p.Within != "" && p.Exists && p.Remote == "" && !a.noticed {
+		// Never adopt a nested store silently: it may have been planted.
+		a.noticed = true
+		fmt.Fprintf(a.stderr, "harness: using the store %s of %s, nested inside the repository %s (not %s)\n",
+			p.Store, p.Root, p.Within, filepath.Join(p.Within, stock.StoreDir))
+	}
 	st, err := stock.NewStock(p, cfg, so...)
 	if err != nil {
 		return nil, err
 	}
-	store, err := p.OpenStore(ctx, a.wait, create)
+	open := p.OpenStore
+	if a.readOnly {
+		open = func(ctx context.Context, wait time.Duration, _ bool) (thread.Store, error) {
+			return p.OpenStoreReadOnly(ctx, wait)
+		}
+	}
+	store, err := open(ctx, a.wait, create)
 	switch {
 	case errors.Is(err, stock.ErrNoStore):
 		return nil, fmt.Errorf("%w; start a thread with `harness run`, or name a store with --store", err)
@@ -346,10 +380,23 @@ func (s *session) Close() error {
 // openThread checks id, opens the store, and makes sure the thread is
 // there; the caller closes the session.
 func (a *app) openThread(ctx context.Context, id string) (*session, error) {
+	return a.openThreadTo(ctx, id, false)
+}
+
+// openThreadRead is openThread for a command that only reads the thread.
+func (a *app) openThreadRead(ctx context.Context, id string) (*session, error) {
+	return a.openThreadTo(ctx, id, true)
+}
+
+func (a *app) openThreadTo(ctx context.Context, id string, read bool) (*session, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	s, err := a.open(ctx, false)
+	open := func() (*session, error) { return a.open(ctx, false) }
+	if read {
+		open = func() (*session, error) { return a.openRead(ctx) }
+	}
+	s, err := open()
 	if err != nil {
 		return nil, err
 	}

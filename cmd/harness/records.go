@@ -37,7 +37,7 @@ func (a *app) threadsCmd() *cobra.Command {
 			default:
 				return usageError("--status %q: want parked, done, failed, stopped or resumable", status)
 			}
-			s, err := a.open(ctx, false)
+			s, err := a.openRead(ctx)
 			if err != nil {
 				return err
 			}
@@ -129,7 +129,7 @@ export parsed back has the same hashes (replay --verify --file checks one).`,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id := args[0]
-			s, err := a.openThread(ctx, id)
+			s, err := a.openThreadRead(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -195,7 +195,7 @@ runtime's observation. The first failure is named and the exit is 1.
 				return usageError("replay: name a THREAD (or verify an export with --verify --file LOG.jsonl)")
 			}
 			id := args[0]
-			s, err := a.openThread(ctx, id)
+			s, err := a.openThreadRead(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -406,7 +406,7 @@ come first; --open lists only those.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			s, err := a.open(ctx, false)
+			s, err := a.openRead(ctx)
 			if err != nil {
 				return err
 			}

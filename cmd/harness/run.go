@@ -430,7 +430,7 @@ type driver struct {
 	// appended are the facts appended by this command, for -o json.
 	appended []facts.Fact
 	// warned: the sandbox's absence was said.
-	warned bool
+	warned   bool
 	prompter *prompter
 }
 

@@ -173,7 +173,10 @@ func TestClusterConformance(t *testing.T) {
 	}
 	storetest.Run(t, storetest.Opener{
 		Open: func(t *testing.T) thread.Store {
-			return open(t, append(freshStream(), natsstore.WithReplicas(3)))
+			// Replicated appends of megabytes (LongAppend) on a loaded
+			// machine under the race detector take more than the default
+			// timeout; the store's answers are what is tested, not its speed.
+			return open(t, append(freshStream(), natsstore.WithReplicas(3), natsstore.WithTimeout(time.Minute)))
 		},
 		Reopen: func(t *testing.T, s thread.Store) thread.Store {
 			require.NoError(t, s.Close())
@@ -324,19 +327,27 @@ func TestClusterNodeKilled(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	// A new store on the nodes left reads every acknowledged append.
-	r, err := natsstore.Dial(ctx, c.url(), opts...)
-	require.NoError(t, err)
+	// A new store on the nodes left reads every acknowledged append. (The
+	// cluster may still be settling after the election: ask again until it
+	// answers, as a client would.)
+	var r *natsstore.Store
+	require.Eventually(t, func() bool {
+		r, err = natsstore.Dial(ctx, c.url(), opts...)
+		return err == nil
+	}, 30*time.Second, 100*time.Millisecond, "dial after the kill: %v", err)
 	defer r.Close()
 	nc, err = nats.Connect(c.url())
 	require.NoError(t, err)
 	defer nc.Close()
 	js, err = jetstream.New(nc)
 	require.NoError(t, err)
-	st, err = js.Stream(ctx, name)
-	require.NoError(t, err)
-	info, err = st.Info(ctx)
-	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		if st, err = js.Stream(ctx, name); err != nil {
+			return false
+		}
+		info, err = st.Info(ctx)
+		return err == nil && info.Cluster != nil && info.Cluster.Leader != ""
+	}, 30*time.Second, 100*time.Millisecond, "stream info after the kill: %v", err)
 	require.NotEqual(t, leader, info.Cluster.Leader, "the stream has a new leader")
 	for w := range writers {
 		id := fmt.Sprintf("killed.%d", w)

@@ -139,7 +139,7 @@ func TestMigrate(t *testing.T) {
 	_, err := natsstore.Dial(ctx, srv.ClientURL(), opts...)
 	require.ErrorIs(t, err, natsstore.ErrOldLayout)
 	require.ErrorContains(t, err, "layout 1")
-	require.ErrorContains(t, err, natsstore.MigrateHint)
+	require.ErrorContains(t, err, "natsstore.Migrate")
 
 	m, err := natsstore.Migrate(ctx, srv.ClientURL(), opts...)
 	require.NoError(t, err)

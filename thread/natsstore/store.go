@@ -78,8 +78,8 @@ var ErrTooLarge = errors.New("append too large for one record")
 var ErrOldLayout = errors.New("stream in an older layout")
 
 // MigrateHint is what an error matching ErrOldLayout tells a person to
-// run. A program that migrates streams its own way (a command) sets it to
-// name that way, before it opens a store.
+// run (a front end adds how it spells that: the harness command's
+// migrate).
 var MigrateHint = "migrate it with natsstore.Migrate"
 
 // schemaKey is the stream metadata key naming the layout version, and

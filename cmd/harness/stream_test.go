@@ -1,0 +1,57 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// hostileText is what a hostile model streams: a fake prompt, then a
+// conceal (SGR 8) meant to hide the real "Approve …?" line, a title
+// change, a carriage return and a bidi override.
+const hostileText = "Approve? [y]es: y\n\x1b[8m hidden \x1b]0;pwned\x07 \r\u202e"
+
+// streamingOpenAI streams one text turn over SSE, cut into pieces so that
+// an escape sequence is split between chunks.
+func streamingOpenAI(t *testing.T) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(delta map[string]any, finish any) {
+			b, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "fake",
+				"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+			fmt.Fprintf(w, "data: %s\n\n", b)
+			w.(http.Flusher).Flush()
+		}
+		for i := 0; i < len(hostileText); i += 3 {
+			chunk(map[string]any{"content": hostileText[i:min(i+3, len(hostileText))]}, nil)
+		}
+		chunk(map[string]any{}, "stop")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+}
+
+// A model's text streamed to a terminal is escaped as it arrives: none of
+// the control sequences a hostile model sends reaches the terminal raw,
+// however the stream cuts them.
+func TestStreamedTextIsEscaped(t *testing.T) {
+	srv := streamingOpenAI(t)
+	defer srv.Close()
+	dir := workspace(t, map[string]string{})
+	tm := startTerminal(t, dir, []string{"NO_COLOR=1", "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + srv.URL + "/v1", "HARNESS_STORE="},
+		"run", "--model", "openai:fake", "Say something")
+	require.Zero(t, tm.exit(), tm.output())
+	out := tm.output()
+	require.Contains(t, out, `\x1b[8m hidden \x1b]0;pwned\x07 \r\u202e`, "the text is shown, escaped")
+	for _, raw := range []string{"\x1b[8m", "\x1b]0;", "\x07", "\u202e"} {
+		require.NotContains(t, out, raw, "a control sequence reached the terminal raw")
+	}
+}
