@@ -118,11 +118,13 @@ type Worker struct {
 	freed  chan struct{}    // a slot freed (buffered, 1)
 	logMu  sync.Mutex
 
-	draining atomic.Bool
-	hard     context.Context // ended when the drain runs out: drives are interrupted
-	stop     context.CancelFunc
-	wg       sync.WaitGroup
-	ran      atomic.Bool
+	draining  atomic.Bool
+	hard      context.Context // ended when the drain runs out: drives are interrupted
+	stop      context.CancelFunc
+	wg        sync.WaitGroup
+	ran       atomic.Bool
+	interrupt chan struct{} // closed by Interrupt
+	once      sync.Once
 }
 
 // slot is a thread driven here, with the jobs the drive answers for.
@@ -164,7 +166,15 @@ func New(o Options) (*Worker, error) {
 	if o.Concurrency == 0 {
 		o.Concurrency = DefaultConcurrency
 	}
-	return &Worker{o: o, active: map[string]*slot{}, freed: make(chan struct{}, 1)}, nil
+	return &Worker{o: o, active: map[string]*slot{}, freed: make(chan struct{}, 1), interrupt: make(chan struct{})}, nil
+}
+
+// Interrupt stops Run at once, draining or not: it takes no more jobs and
+// interrupts the drives in progress as if Options.Drain had run out (a
+// tool then running is stopped, and its action is in doubt for the next
+// holder). It may be called from any goroutine, any number of times.
+func (w *Worker) Interrupt() {
+	w.once.Do(func() { close(w.interrupt) })
 }
 
 // ErrRunning: Run of a worker that has run already.
@@ -188,8 +198,17 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.hard, w.stop = context.WithCancel(context.WithoutCancel(ctx))
 	defer w.stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	stopDrain := context.AfterFunc(ctx, func() { w.draining.Store(true) })
 	defer stopDrain()
+	go func() {
+		select {
+		case <-w.interrupt:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 
 	pause := time.Duration(0)
 	for ctx.Err() == nil {
@@ -226,6 +245,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-t.C:
+		w.stop()
+		<-done
+	case <-w.interrupt:
 		w.stop()
 		<-done
 	}

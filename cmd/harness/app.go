@@ -23,6 +23,7 @@ import (
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/natsstore"
 	"github.com/seed-7cc7a084/harness/tracing"
 )
 
@@ -162,6 +163,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person).`,
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
 		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.effectsCmd(),
 		a.forkCmd(), a.undoCmd(), a.demoCmd(),
+		a.submitCmd(), a.workerCmd(), a.migrateCmd(),
 	)
 	return root
 }
@@ -341,6 +343,8 @@ func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings
 		return nil, fmt.Errorf("%w; wait longer with a larger --wait", err)
 	case errors.Is(err, thread.ErrLocked):
 		return nil, fmt.Errorf("%w; wait for the other harness command to finish, or pass --wait DURATION (e.g. --wait 30s) to wait for it", err)
+	case errors.Is(err, natsstore.ErrOldLayout):
+		return nil, fmt.Errorf("%w; the command: harness migrate, with the same --store", err)
 	case err != nil:
 		return nil, err
 	}

@@ -172,6 +172,7 @@ func (f *driveFlags) approval(s stock.Settings) (drive.Approval, error) {
 func (a *app) runCmd() *cobra.Command {
 	var f driveFlags
 	var id string
+	var detach bool
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT",
 		Short: "Start a thread in this workspace and run it until it is done or waits for a person",
@@ -195,11 +196,19 @@ The workspace is the nearest directory, from here upwards, that holds a store
 never passes a repository's top, so a .harness above it is not this workspace's.
 With neither, it is the current directory. The store is created there.`,
 		Example: `  harness run --model scripted:script.jsonl "Set the cache TTL to 300"
-  harness run --model scripted:script.jsonl --approve writes --deny 'write_file:.github/*' "Fix the tests"`,
+  harness run --model scripted:script.jsonl --approve writes --deny 'write_file:.github/*' "Fix the tests"
+  harness run --detach --store nats://localhost:4222 "Fix the tests"   # for the workers`,
 		Args: args(1, -1, "a PROMPT"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			prompt := strings.Join(args, " ")
+			if detach {
+				// For the workers: record the prompt, run nothing.
+				if err := detachRefuses(&f); err != nil {
+					return err
+				}
+				return a.submit(ctx, id, prompt)
+			}
 			if strings.TrimSpace(prompt) == "" {
 				return usageError("run: the prompt is empty")
 			}
@@ -295,6 +304,7 @@ With neither, it is the current directory. The store is created there.`,
 	}
 	f.add(cmd)
 	cmd.Flags().StringVar(&id, "thread", "", "the new thread's id (default: t1, t2, … the next free one)")
+	cmd.Flags().BoolVar(&detach, "detach", false, "start the thread for the workers (harness worker) and run nothing, as harness submit does")
 	return cmd
 }
 
