@@ -19,8 +19,16 @@
 //   - A job for an append a runtime made while it held the thread (a model
 //     turn, an action's record) is finished at once: the holder goes on by
 //     itself.
-//   - A job for an ingress append (a start, an answer, a reconciliation) may
-//     make the thread runnable: the worker takes the thread's lease
+//   - A job for an ingress append given out for the first time, when the
+//     thread has appended since (Job.Followed: one get), is finished too:
+//     the runtime that appended after it had folded it (it appends only
+//     after the head it has folded) and went on from it — the answers a
+//     worker's own policy posts are such jobs. That runtime, if a
+//     worker's, holds the thread under a job of its own that is given out
+//     again should it die.
+//   - Any other job for an ingress append (a start, an answer, a
+//     reconciliation) may make the thread runnable: the worker takes the
+//     thread's lease
 //     (harness.Hold, waiting at most Options.LeaseWait), drives it with
 //     package drive until it is done, parked, failed or stopped, and only
 //     then finishes the job. While it drives, it says every
@@ -29,9 +37,8 @@
 //     more before it finishes them.
 //   - A thread another holds is put off: the job goes back to the queue and
 //     comes out again after Options.Retry (longer each time). The holder
-//     may be a live worker (the job is then usually one for an answer that
-//     worker's own policy posted: the next look finds the thread parked or
-//     done), or a dead one.
+//     may be alive (an answer came while it drove the thread: the next
+//     look finds the thread parked or done, or goes on), or dead.
 //   - A worker that dies keeps its jobs until the queue's ack wait runs
 //     out (natsstore.WithAckWait), and its leases until their TTL runs out
 //     (natsstore.WithLeaseTTL); then its jobs are given to the others. The
@@ -45,8 +52,13 @@
 // A parked thread has no job and no timer: it costs the workers nothing
 // until the answer's append makes one. A worker's cost is one small
 // message per append made by anyone (a job, finished at once for most),
-// and one look — the lease, the log read through, the fold — per ingress
-// append.
+// and one look — the lease, the log read through, the fold — per start
+// or answer that no runtime went on from.
+//
+// A thread a person drives (harness run, resume) is that process's: the
+// runtime appends right after the start or the answer, so the workers
+// leave it alone; should that process die, the thread waits for its next
+// answer, or a person's resume.
 //
 // # Drive
 //
@@ -61,7 +73,8 @@
 // # Drain
 //
 // Run drains when its context ends (the command: on SIGTERM or an
-// interrupt): it takes no more jobs, and each drive stops before its next
+// interrupt): it takes no more jobs (the request for jobs in progress runs
+// out first, at most Options.Poll), and each drive stops before its next
 // Resume or model turn — a tool that is running runs to its end and its
 // record lands — releases the lease and gives the job back at once, so
 // another worker goes on with the thread without waiting for a lease to
