@@ -154,7 +154,6 @@
 //     bytes another process is putting at the same moment replaces that
 //     process's chunks, so a GetBlob reading the first copy meanwhile may
 //     fail; trying again reads the copy that stayed.
-//
 //   - Work makes (or updates) the durable consumer WorkConsumer on
 //     <prefix>.t.>: deliver all, explicit acks, the ack wait of
 //     WithAckWait, no limit on deliveries, headers only. Take is one pull
