@@ -20,17 +20,29 @@ import (
 // calls approved by the policy, no model wait — with 3 workers, and with
 // 1 in the same run (the ratio is 3 workers' rate over 1's). Each worker
 // has a connection of its own, as on machines of their own; they share
-// one embedded server (and this machine's cores).
+// this machine's cores with the server: one embedded server, or a 3-node
+// cluster with 3 replicas.
 func BenchmarkWorkers(b *testing.B) {
-	srv, err := natstest.StartServer(b.TempDir())
-	require.NoError(b, err)
-	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	b.Run("server", func(b *testing.B) {
+		srv, err := natstest.StartServer(b.TempDir())
+		require.NoError(b, err)
+		defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+		benchmarkWorkers(b, srv.ClientURL(), 1)
+	})
+	b.Run("cluster", func(b *testing.B) {
+		c, err := natstest.StartCluster(b.TempDir())
+		require.NoError(b, err)
+		defer c.Shutdown()
+		benchmarkWorkers(b, c.URL(), 3)
+	})
+}
+
+func benchmarkWorkers(b *testing.B, url string, replicas int) {
 	n := max(b.N, 200)
 	rate := func(workers int) float64 {
 		t := &testing.T{}
-		sc := newScenario(t, srv.ClientURL(), twoCalls)
-		sc.Dir = b.TempDir()
-		sc.Concurrency = 16
+		sc := newScenario(t, url, twoCalls)
+		sc.Dir, sc.Replicas, sc.Concurrency = b.TempDir(), replicas, 16
 		store, err := natsstore.Dial(context.Background(), sc.URL, sc.storeOptions()...)
 		require.NoError(b, err)
 		defer store.Close()
