@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -128,7 +129,8 @@ func (a *app) rootCmd() *cobra.Command {
 		Long: `harness runs coding agents as threads: append-only logs of facts kept in the
 workspace's store (.harness/ at the workspace root, found from the current
 directory as git finds .git; --store or HARNESS_STORE name another directory,
-or a NATS server, nats://HOST:PORT, whose JetStream keeps the threads).
+or a NATS server, nats://HOST:PORT, whose JetStream keeps the threads;
+HARNESS_REPLICAS=3 gives a NATS store made on a cluster 3 replicas).
 
 A tool call that asks for confirmation parks the thread until a person answers:
 at the prompt on a terminal, or with approve, deny, answer or post.
@@ -279,7 +281,18 @@ func (a *app) place() (stock.Place, error) {
 	if override == "" {
 		override = a.getenv("HARNESS_STORE")
 	}
-	return stock.Locate(cwd, override)
+	p, err := stock.Locate(cwd, override)
+	if err != nil || p.Remote == "" {
+		return p, err
+	}
+	if r := a.getenv("HARNESS_REPLICAS"); r != "" {
+		n, err := strconv.Atoi(r)
+		if err != nil || n < 1 || n > 5 {
+			return p, usageError("HARNESS_REPLICAS=%q: want the replicas of a NATS store made on first use, 1 to 5 (3 on a cluster)", r)
+		}
+		p.Replicas = n
+	}
+	return p, nil
 }
 
 // openRead opens the workspace's store for a command that only reads it
