@@ -55,6 +55,10 @@ type Request struct {
 	// reach, as recorded with the request: the person who approved it saw
 	// it, and the command runs in it (see package sandbox).
 	Sandbox *facts.Sandbox
+	// MCP, for a call to a tool of an MCP server, is the server, its tool,
+	// the call's digest and the digest of the tool as the thread offered
+	// it, as recorded with the request (see package mcp).
+	MCP *facts.MCPCall
 }
 
 // Requester is who requested the action: RequestedBy, or the actor.
@@ -78,7 +82,7 @@ func (r Request) Fact() facts.ActionRequested {
 	return facts.ActionRequested{
 		ActionID: r.ActionID, CallID: r.CallID, Capability: string(r.Capability), Instruction: r.Instruction,
 		Precondition: r.Precondition, IdempotencyKey: r.IdempotencyKey, RequestedBy: r.Requester(),
-		ActorID: r.ActorID, Adapter: r.AdapterKey(), Payload: facts.RawJSON(r.Payload), Check: r.Check, Sandbox: r.Sandbox,
+		ActorID: r.ActorID, Adapter: r.AdapterKey(), Payload: facts.RawJSON(r.Payload), Check: r.Check, Sandbox: r.Sandbox, MCP: r.MCP,
 	}
 }
 
@@ -87,7 +91,7 @@ func FromFact(p facts.ActionRequested) Request {
 	return Request{
 		ActionID: p.ActionID, CallID: p.CallID, Capability: Capability(p.Capability), Instruction: p.Instruction,
 		Precondition: p.Precondition, IdempotencyKey: p.IdempotencyKey, RequestedBy: p.RequestedBy,
-		ActorID: p.ActorID, Adapter: p.Adapter, Payload: json.RawMessage(p.Payload), Check: p.Check, Sandbox: p.Sandbox,
+		ActorID: p.ActorID, Adapter: p.Adapter, Payload: json.RawMessage(p.Payload), Check: p.Check, Sandbox: p.Sandbox, MCP: p.MCP,
 	}
 }
 

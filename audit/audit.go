@@ -46,15 +46,25 @@ func (e *VerifyError) Is(target error) bool { return target == ErrUnverified }
 //     observation before is the one action.started recorded, the effect
 //     state is the one the observation gives, and an unchanged observation
 //     lists no changed paths — a report's claim cannot stand in for the
-//     runtime's observation.
+//     runtime's observation;
+//   - every snapshot the store keeps of the thread (thread.Snapshots) is
+//     the fold of the log at its seq: its hash is that fact's, and its
+//     bytes are what the fold of every fact up to it makes. A snapshot of
+//     another version is not checked (a resume ignores it too).
 //
-// It returns nil, a *VerifyError naming the first failing fact, or the
-// store's error (a *thread.CorruptError names the first broken link).
+// It returns nil, a *VerifyError naming the first failing fact, a
+// *SnapshotError naming the first snapshot that is not the fold at its
+// seq (when the log itself verifies), or the store's error (a
+// *thread.CorruptError names the first broken link).
 func VerifyLog(ctx context.Context, store thread.Store, actor harness.Actor, id string) error {
 	if err := store.Verify(ctx, id); err != nil {
 		return err
 	}
-	return VerifyFacts(actor, id, store.Read(ctx, id, 1))
+	snaps, err := keptSnapshots(ctx, store, id)
+	if err != nil {
+		return err
+	}
+	return verifyFacts(actor, id, store.Read(ctx, id, 1), snaps)
 }
 
 // VerifyFacts is VerifyLog over facts from anywhere — a JSON Lines export
@@ -63,6 +73,10 @@ func VerifyLog(ctx context.Context, store thread.Store, actor harness.Actor, id 
 // thread id) and then what VerifyLog checks of each fact. An empty log is
 // an error.
 func VerifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error]) error {
+	return verifyFacts(actor, id, log, nil)
+}
+
+func verifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error], snaps *snapshotCheck) error {
 	v := verifier{id: id, fold: fold.New(actor.New()...), pending: map[string]bool{}, started: map[string]facts.ActionStarted{},
 		needs: map[string]action.Capability{}}
 	var (
@@ -96,6 +110,7 @@ func VerifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error
 			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: err.Error()}
 		}
 		v.prevCause, v.last = f.Cause, f
+		snaps.check(actor, v.fold, f)
 	}
 	if seq == 0 {
 		return fmt.Errorf("verify %s: %w", id, harness.ErrUnknownThread)
@@ -107,7 +122,7 @@ func VerifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error
 			}
 		}
 	}
-	return nil
+	return snaps.result(seq)
 }
 
 // lifecycle asks every component that checks facts (fold.Checker, as the

@@ -286,9 +286,13 @@ type ActionRequested struct {
 	// request so the person approving it and replay see it; nil for an
 	// action that runs no command.
 	Sandbox *Sandbox `msgpack:"sandbox,omitempty" json:"sandbox,omitempty"`
+	// MCP, for a call to a tool of an MCP server, is the server, its
+	// tool, the call's digest and the digest of the tool as the thread
+	// offered it; nil for any other action.
+	MCP *MCPCall `msgpack:"mcp,omitempty" json:"mcp,omitempty"`
 }
 
-// Validate requires an action id, and a valid sandbox record.
+// Validate requires an action id, and valid sandbox and MCP records.
 func (p ActionRequested) Validate() error {
 	if err := required("action_id", p.ActionID); err != nil {
 		return err
@@ -296,6 +300,11 @@ func (p ActionRequested) Validate() error {
 	if p.Sandbox != nil {
 		if err := p.Sandbox.Validate(); err != nil {
 			return fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	if p.MCP != nil {
+		if err := p.MCP.Validate(); err != nil {
+			return fmt.Errorf("mcp: %w", err)
 		}
 	}
 	return nil
@@ -344,6 +353,9 @@ type Report struct {
 	// the runtime measured them.
 	StartedAt string `msgpack:"started_at,omitempty" json:"started_at,omitempty"`
 	EndedAt   string `msgpack:"ended_at,omitempty" json:"ended_at,omitempty"`
+	// MCP, for a call to a tool of an MCP server, is the server's answer
+	// kept whole (see MCPResult); nil for any other adapter.
+	MCP *MCPResult `msgpack:"mcp,omitempty" json:"mcp,omitempty"`
 }
 
 // PathChange is one path the observer saw change, with digests before and
@@ -414,7 +426,13 @@ type ActionCompleted struct {
 // Validate requires an action id, a known report status and a known effect
 // state.
 func (p ActionCompleted) Validate() error {
-	return errors.Join(required("action_id", p.ActionID), p.Report.Status.Validate(), p.EffectState.Validate())
+	err := errors.Join(required("action_id", p.ActionID), p.Report.Status.Validate(), p.EffectState.Validate())
+	if p.Report.MCP != nil {
+		if e := p.Report.MCP.Validate(); e != nil {
+			err = errors.Join(err, fmt.Errorf("report: mcp: %w", e))
+		}
+	}
+	return err
 }
 
 // ActionInterrupted is the payload of action.interrupted: the process died
@@ -487,7 +505,25 @@ func (p EffectReconciled) Validate() error {
 type ContextCompacted struct {
 	UpTo    uint64 `msgpack:"up_to,omitempty" json:"up_to,omitempty"`
 	Summary string `msgpack:"summary,omitempty" json:"summary,omitempty"`
+	// Messages is how many messages of the conversation the summary
+	// stands for: every one the model was shown, up to UpTo.
+	Messages int `msgpack:"messages,omitempty" json:"messages,omitempty"`
+	// By is who wrote the summary: CompactedByModel when a compaction turn
+	// asked the model (Usage and Exchange are that turn's); empty for the
+	// extractive summary, or a summarizer of the harness's own.
+	By string `msgpack:"by,omitempty" json:"by,omitempty"`
+	// Usage is what the compaction turn cost, as the provider counted it.
+	Usage Usage `msgpack:"usage,omitempty" json:"usage,omitzero"`
+	// Exchange names the exact bytes of the compaction turn's provider
+	// call, kept as blobs, when the provider exposes them.
+	Exchange *ExchangeRef `msgpack:"exchange,omitempty" json:"exchange,omitempty"`
+	// Fallback, when set, says why the summary is the extractive one
+	// though the model was asked (it answered with no summary).
+	Fallback string `msgpack:"fallback,omitempty" json:"fallback,omitempty"`
 }
+
+// CompactedByModel is ContextCompacted.By for a summary the model wrote.
+const CompactedByModel = "model"
 
 // Validate requires UpTo to name a fact.
 func (p ContextCompacted) Validate() error {

@@ -13,4 +13,13 @@
 // Folding is pure: a component reads only the facts it is given — never a
 // clock, randomness or the iteration order of a map — so the same log always
 // projects the same transitions, in this process or the next.
+//
+// A fold can be kept as a snapshot ([Fold.Snapshot]) when every component
+// opts in ([Snapshotter]): its state after one fact, encoded
+// deterministically, so that a later fold of the thread starts there
+// ([Restore]) and steps only the facts after it. A restored fold asks a
+// [CauseIndex] (the store's) about the causes before the snapshot, and a
+// component that needs those facts again reads them through its [Prefix]
+// — only then. The same log gives the same snapshot however it was
+// folded, which is what lets a verifier check one.
 package fold

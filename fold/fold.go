@@ -181,12 +181,25 @@ type Fold[S any] struct {
 	seq        uint64
 	last       facts.Fact // the last fact stepped; its hash is computed when asked for
 	defect     *Stop
+	failures   map[string]failure // key → its transition.failed facts; iterated only sorted
+
+	// A fold restored from a snapshot (Restore) asks index about the
+	// causes of the facts up to prefixSeq; absent caches its noes.
+	index     CauseIndex
+	prefixSeq uint64
+	absent    map[string]bool // membership only
+}
+
+// failure counts the transition.failed facts of one key.
+type failure struct {
+	n    int
+	last string // the message of the last
 }
 
 // New returns a Fold over the components, which must be fresh (stepped
 // through no facts).
 func New[S any](components ...Component[S]) *Fold[S] {
-	return &Fold[S]{components: components, causes: make(map[string]uint64)}
+	return &Fold[S]{components: components, causes: make(map[string]uint64), failures: map[string]failure{}}
 }
 
 // Reserve makes room for the causes of n facts before any is stepped, so
@@ -212,10 +225,48 @@ func (f *Fold[S]) Hash() facts.Hash {
 // Last is the last fact stepped (the zero Fact before any).
 func (f *Fold[S]) Last() facts.Fact { return f.last }
 
-// Used reports whether key is already the cause of a fact, and where.
+// Used reports whether key is already the cause of a fact, and where. On
+// a restored fold, whose cause index can fail, an error reads as not used:
+// such a fold's callers ask Cause.
 func (f *Fold[S]) Used(key string) (seq uint64, ok bool) {
-	seq, ok = f.causes[key]
+	seq, ok, _ = f.Cause(key)
 	return seq, ok
+}
+
+// Cause reports whether key is already the cause of a fact, and where. A
+// fold restored from a snapshot asks its cause index about the facts
+// before the snapshot, and may fail doing so.
+func (f *Fold[S]) Cause(key string) (seq uint64, ok bool, err error) {
+	if seq, ok := f.causes[key]; ok {
+		return seq, true, nil
+	}
+	if f.index == nil || f.absent[key] {
+		return 0, false, nil
+	}
+	seq, ok, err = f.index.Cause(key)
+	switch {
+	case err != nil:
+		return 0, false, fmt.Errorf("fold: cause %q before seq %d: %w", key, f.prefixSeq+1, err)
+	case ok && seq <= f.prefixSeq:
+		f.causes[key] = seq
+		return seq, true, nil
+	}
+	// Not in the prefix. A fact after it that has the cause is folded
+	// (and in causes) or not read yet: then, as far as this fold knows,
+	// the key is not used.
+	if f.absent == nil {
+		f.absent = map[string]bool{}
+	}
+	f.absent[key] = true
+	return 0, false, nil
+}
+
+// Failures returns how many transition.failed facts name key, and the
+// message of the last: what a runtime needs to name the next failure
+// record and say why it stopped.
+func (f *Fold[S]) Failures(key string) (n int, last string) {
+	fl := f.failures[key]
+	return fl.n, fl.last
 }
 
 // Components returns the components, in projection order.
@@ -241,12 +292,14 @@ func (f *Fold[S]) Step(fact facts.Fact) error {
 			f.causes[fact.Cause] = fact.Seq
 		}
 	}
-	if fact.Kind == facts.KindTransitionFailed && f.defect == nil {
+	if fact.Kind == facts.KindTransitionFailed {
 		tf, err := facts.Decode[facts.TransitionFailed](fact)
 		if err != nil {
 			return fmt.Errorf("fold: %w", err)
 		}
-		if tf.Defect {
+		fl := f.failures[tf.Key]
+		f.failures[tf.Key] = failure{n: fl.n + 1, last: tf.Message}
+		if tf.Defect && f.defect == nil {
 			// A defect is a bug, not an expected failure: no component may
 			// carry on past it, so the fold itself stops the thread.
 			f.defect = &Stop{Status: StatusFailed, Reason: fmt.Sprintf("transition %s died: %s", tf.Key, tf.Message)}
@@ -280,7 +333,11 @@ func (f *Fold[S]) Project() (Projection[S], error) {
 				return Projection[S]{}, &DuplicateTransitionError{Key: t.Key, First: first, Second: c.Name()}
 			}
 			owner[t.Key] = c.Name()
-			if _, used := f.causes[t.Key]; used {
+			_, used, err := f.Cause(t.Key)
+			if err != nil {
+				return Projection[S]{}, err
+			}
+			if used {
 				continue
 			}
 			p.Enabled = append(p.Enabled, Enabled[S]{Transition: t, Component: c.Name()})

@@ -1,6 +1,8 @@
 package fold
 
 import (
+	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/seed-7cc7a084/harness/facts"
@@ -106,4 +108,55 @@ func (p *prefixed[S]) Accept(d facts.Draft) error {
 		return a.Accept(d)
 	}
 	return nil
+}
+
+// SnapshotVersion is the component's, when it keeps snapshots.
+func (p *prefixed[S]) SnapshotVersion() uint32 {
+	if s, ok := p.inner.(Snapshotter); ok {
+		return s.SnapshotVersion()
+	}
+	return 0
+}
+
+// Snapshot is the component's, when it keeps snapshots; ErrNoSnapshot
+// otherwise.
+func (p *prefixed[S]) Snapshot() ([]byte, error) {
+	s, ok := p.inner.(Snapshotter)
+	if !ok {
+		return nil, fmt.Errorf("%w: component %s keeps none", ErrNoSnapshot, p.inner.Name())
+	}
+	return s.Snapshot()
+}
+
+// Restore restores the component, which reads the prefix's facts as it
+// sees them.
+func (p *prefixed[S]) Restore(data []byte, prefix Prefix) error {
+	s, ok := p.inner.(Snapshotter)
+	if !ok {
+		return fmt.Errorf("%w: component %s keeps none", ErrNoSnapshot, p.inner.Name())
+	}
+	return s.Restore(data, localPrefix[S]{p: p, inner: prefix})
+}
+
+// localPrefix is a prefix whose facts read as a prefixed component sees
+// them.
+type localPrefix[S any] struct {
+	p     *prefixed[S]
+	inner Prefix
+}
+
+func (l localPrefix[S]) Thread() string { return l.inner.Thread() }
+func (l localPrefix[S]) Seq() uint64    { return l.inner.Seq() }
+
+func (l localPrefix[S]) Read(from uint64) iter.Seq2[facts.Fact, error] {
+	return func(yield func(facts.Fact, error) bool) {
+		for f, err := range l.inner.Read(from) {
+			if err == nil {
+				f, err = l.p.local(f)
+			}
+			if !yield(f, err) || err != nil {
+				return
+			}
+		}
+	}
 }

@@ -30,10 +30,12 @@ import (
 // resumes.
 const benchFacts = 100_000
 
-// BenchmarkResumeParked resumes a parked 100,000-fact coding thread: the
+// BenchmarkResumeParked resumes a parked 100,000-fact coding thread on a
+// store that keeps no snapshots (as a NATS store, or when none fits): the
 // runtime reads and folds every fact, projects once, finds the thread
 // waiting for a confirmation, and runs nothing. The baseline is Store.Read
-// iterating every fact of the same thread. Two threads:
+// iterating every fact of the same thread. (BenchmarkResumeSnapshot is the
+// same resume from a snapshot.) Two threads:
 //
 //	tool-loop: a long coding session — model turns each calling a read
 //	           tool, and the tool's request, start and completion — that
@@ -54,7 +56,7 @@ func benchResumeParked(b *testing.B, shape string) {
 	ctx := context.Background()
 	s := openBenchStore(b)
 	const id = "long"
-	buildParked(b, s, id, shape)
+	buildParked(b, s, id, shape, benchFacts)
 
 	calls := 0
 	m := modelFunc(func(context.Context, model.Request) (model.Decision, error) {
@@ -68,7 +70,7 @@ func benchResumeParked(b *testing.B, shape string) {
 	require.NoError(b, err)
 	actor, err := harness.CodingActor(cfg, tools)
 	require.NoError(b, err)
-	rt, err := harness.NewRuntime(s, harness.Services{Model: m, Tools: tools}, cfg)
+	rt, err := harness.NewRuntime(blind{s}, harness.Services{Model: m, Tools: tools}, cfg)
 	require.NoError(b, err)
 
 	var readT, resumeT time.Duration
@@ -104,11 +106,11 @@ func benchResumeParked(b *testing.B, shape string) {
 	b.ReportMetric(readT.Seconds()/resumeT.Seconds(), "ratio")
 }
 
-// buildParked appends a parked benchFacts-fact coding thread of the given
-// shape to s, in batches of 1,000, as the runtime would have written it.
-// Whether the runtime reads it so — parked, nothing to run — the benchmark
-// checks on every resume.
-func buildParked(b *testing.B, s thread.Store, id, shape string) {
+// buildParked appends a parked coding thread of benchFacts facts (at
+// least 5) of the given shape to s, in batches of 1,000, as the runtime
+// would have written it. Whether the runtime reads it so — parked, nothing
+// to run — the benchmarks check on every resume.
+func buildParked(b testing.TB, s thread.Store, id, shape string, benchFacts int) {
 	ctx := context.Background()
 	var batch []facts.Draft
 	var head uint64
@@ -118,7 +120,7 @@ func buildParked(b *testing.B, s thread.Store, id, shape string) {
 		require.NoError(b, err)
 		batch = append(batch, d)
 		n++
-		if len(batch) == 1000 {
+		if len(batch) == 1000 || n == benchFacts {
 			h, err := s.Append(ctx, id, head, batch...)
 			require.NoError(b, err)
 			head, batch = h.Seq, batch[:0]
@@ -182,7 +184,7 @@ func buildParked(b *testing.B, s thread.Store, id, shape string) {
 	add(facts.KindConfirmationRequested, "confirm/"+ref, facts.ConfirmationRequested{
 		RequestID: ref, CallID: ref, Tool: "write_file", Args: args, Digest: scheduler.Digest("write_file", args),
 	})
-	require.Empty(b, batch, "the thread is whole batches")
+	require.Empty(b, batch, "every fact is appended")
 	require.EqualValues(b, benchFacts, head)
 }
 
@@ -193,7 +195,7 @@ func (f modelFunc) Turn(ctx context.Context, req model.Request) (model.Decision,
 	return f(ctx, req)
 }
 
-func openBenchStore(b *testing.B) *thread.PebbleStore {
+func openBenchStore(b testing.TB) *thread.PebbleStore {
 	s, err := thread.OpenPebble(b.TempDir())
 	require.NoError(b, err)
 	b.Cleanup(func() { require.NoError(b, s.Close()) })

@@ -43,6 +43,15 @@ type Config struct {
 	// past which older turns are summarized before the next model turn;
 	// 0 never compacts.
 	CompactAt int
+	// ContextWindow is the model's context window, in tokens. With it,
+	// older turns are summarized — by the model, in a compaction turn —
+	// before a model turn whose context would pass CompactFraction of
+	// the window, as the latest turn's real usage says; 0 is a window not
+	// known, and no such compaction.
+	ContextWindow int
+	// CompactFraction is the share of ContextWindow past which a
+	// compaction is due; 0 is DefaultCompactFraction.
+	CompactFraction float64
 	// Grants are the capabilities the actor's threads are granted; an
 	// action needing another is denied without invoking its adapter, and
 	// without asking a person.
@@ -77,6 +86,16 @@ func WithBudget(turns int, tokens int64) Option {
 
 // WithCompactAt sets Config.CompactAt.
 func WithCompactAt(tokens int) Option { return func(c *Config) { c.CompactAt = tokens } }
+
+// WithContextWindow sets Config.ContextWindow and Config.CompactFraction
+// (0 keeps the default).
+func WithContextWindow(tokens int, fraction float64) Option {
+	return func(c *Config) { c.ContextWindow, c.CompactFraction = tokens, fraction }
+}
+
+// DefaultCompactFraction is the share of the context window past which a
+// compaction is due when Config.CompactFraction says none.
+const DefaultCompactFraction = 0.8
 
 // WithActor sets Config.Actor.
 func WithActor(name string) Option { return func(c *Config) { c.Actor = name } }
@@ -132,6 +151,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("config: MaxTokens is %d: want ≥ 0 (0 is no bound)", c.MaxTokens)
 	case c.CompactAt < 0:
 		return fmt.Errorf("config: CompactAt is %d: want ≥ 0 (0 never compacts)", c.CompactAt)
+	case c.ContextWindow < 0:
+		return fmt.Errorf("config: ContextWindow is %d: want ≥ 0 (0 is not known)", c.ContextWindow)
+	case c.CompactFraction < 0 || c.CompactFraction > 1 || c.CompactFraction != c.CompactFraction:
+		return fmt.Errorf("config: CompactFraction is %v: want a share of the window, above 0 and at most 1 (0 is %v)", c.CompactFraction, DefaultCompactFraction)
 	}
 	for _, g := range c.Grants {
 		if err := g.Validate(); err != nil {

@@ -19,7 +19,12 @@
 //
 // A [Thread] keeps a thread's fold between calls, so that a front end
 // that looks at a thread, answers it and resumes it, turn after turn,
-// reads its log once. Its [View] is the one reading of the thread that
+// reads its log once. Where a Resume leaves a thread, its fold is kept as
+// a snapshot on a store that keeps them (thread.Snapshots, as the Pebble
+// store does): a Thread that reads the thread anew — the next process —
+// starts from the latest snapshot that fits (its hash is the log's at its
+// seq, and every part is of this version) and folds only the facts after
+// it; anything else folds the log from its first fact. Its [View] is the one reading of the thread that
 // every front end, the verifier and undo use: what waits, what would run
 // next, and the coding scheduler's reading of every request and action.
 // A thread is acted on by one holder at a time ([Hold]: this process's
@@ -28,7 +33,8 @@
 //
 // An actor is composed of parts ([Compose]): [System] records what the
 // model is told, [Tools] declares the tools and which need confirmation,
-// [Budget] bounds turns and tokens, [Compact] summarizes a long context,
+// [Budget] bounds turns and tokens, [Compact] summarizes a long context
+// (by the model, in a compaction turn, when its window is configured),
 // and [Infer] runs the coding scheduler's model turns. [CodingActor] is the
 // stock tree of all five.
 //

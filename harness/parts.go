@@ -123,7 +123,8 @@ type toolsPart struct{ tb *Toolbox }
 func (p toolsPart) add(a *assembly, _ string) { a.toolbox = p.tb }
 
 // Budget bounds the model turns and tokens of a thread (Config.MaxTurns,
-// Config.MaxTokens), counted from the usage recorded on model.turn facts.
+// Config.MaxTokens), counted from the usage recorded on model.turn facts
+// (and on context.compacted facts, for the tokens of compaction turns).
 // When a model turn is due and the budget is spent, the thread records
 // budget.exhausted and stops, visibly.
 func Budget() Part { return budgetPart{} }
@@ -160,31 +161,48 @@ type BudgetView struct {
 func (b *budget) Name() string { return "budget" }
 
 func (b *budget) Step(f facts.Fact) error {
-	if f.Kind == facts.KindModelTurn {
+	if f.Kind == facts.KindModelTurn || f.Kind == facts.KindContextCompacted {
 		b.thread = f.Thread
-		b.turnFacts = append(b.turnFacts, turnRef{f.Seq, f.Cause, f.Data})
+		b.turnFacts = append(b.turnFacts, turnRef{f.Seq, f.Kind, f.Cause, f.Data})
 	}
 	return nil
 }
 
-// turnRef is what the budget keeps of a model.turn fact until it counts it.
+// turnRef is what the budget keeps of a model.turn (or context.compacted)
+// fact until it counts it.
 type turnRef struct {
 	seq   uint64
+	kind  facts.Kind
 	cause string
 	data  []byte
 }
 
-// count decodes the model turns not counted yet.
+// count decodes the model turns not counted yet, and lets them go.
 func (b *budget) count() {
 	for ; b.counted < len(b.turnFacts) && b.err == nil; b.counted++ {
 		r := b.turnFacts[b.counted]
-		mt, err := facts.Decode[facts.ModelTurn](facts.Fact{Thread: b.thread, Seq: r.seq, Kind: facts.KindModelTurn, Cause: r.cause, Data: r.data})
-		if err != nil {
-			b.err = err
-			return
+		f := facts.Fact{Thread: b.thread, Seq: r.seq, Kind: r.kind, Cause: r.cause, Data: r.data}
+		var u facts.Usage
+		if r.kind == facts.KindContextCompacted {
+			cc, err := facts.Decode[facts.ContextCompacted](f)
+			if err != nil {
+				b.err = err
+				return
+			}
+			u = cc.Usage
+		} else {
+			mt, err := facts.Decode[facts.ModelTurn](f)
+			if err != nil {
+				b.err = err
+				return
+			}
+			b.turns++
+			u = mt.Usage
 		}
-		b.turns++
-		b.tokens += mt.Usage.InputTokens + mt.Usage.OutputTokens
+		b.tokens += u.InputTokens + u.OutputTokens
+	}
+	if b.err == nil && b.counted == len(b.turnFacts) {
+		b.turnFacts, b.counted = nil, 0
 	}
 }
 
@@ -217,94 +235,6 @@ func (b *budget) spent() *facts.BudgetExhausted {
 		return &facts.BudgetExhausted{Resource: "tokens", Limit: b.maxTokens, Used: b.tokens}
 	}
 	return nil
-}
-
-// Compact keeps the conversation the model sees under Config.CompactAt
-// approximate tokens: when a model turn is due and the conversation is
-// longer, a context.compacted fact records a summary of all but the latest
-// message, and the model sees the summary in their place. The log keeps
-// everything.
-func Compact() Part { return compactPart{} }
-
-type compactPart struct{}
-
-func (compactPart) add(a *assembly, prefix string) {
-	a.build = append(a.build, func(k *kit) fold.Component[Services] {
-		return &compactor{k: k, at: a.cfg.CompactAt, prefix: prefix}
-	})
-}
-
-type compactor struct {
-	k      *kit
-	at     int
-	prefix string
-}
-
-func (c *compactor) Name() string          { return "compact" }
-func (c *compactor) Step(facts.Fact) error { return nil }
-
-// ApproxTokens estimates the tokens of a conversation: four bytes a token.
-func ApproxTokens(msgs []facts.Message) int {
-	n := 0
-	for _, m := range msgs {
-		n += len(m.Text)
-		for _, tc := range m.ToolCalls {
-			n += len(tc.Name) + len(tc.Args)
-		}
-	}
-	return n / 4
-}
-
-func (c *compactor) Output() fold.Output[Services] {
-	s := c.k.scheduler
-	if c.at <= 0 || s == nil {
-		return fold.Output[Services]{}
-	}
-	if v, ok := s.Output().View.(scheduler.View); !ok || v.Phase != scheduler.PhaseInfer {
-		return fold.Output[Services]{}
-	}
-	msgs := s.Messages()
-	size := ApproxTokens(msgs)
-	if size <= c.at || len(msgs) < 2 {
-		return fold.Output[Services]{View: size}
-	}
-	older := msgs[:len(msgs)-1]
-	upTo := older[len(older)-1].Seq
-	e := effect.FromAsync(func(ctx context.Context, svc Services) ([]facts.Draft, error) {
-		summarize := svc.Summarize
-		if summarize == nil {
-			summarize = Extract
-		}
-		summary, err := summarize(ctx, older)
-		if err != nil {
-			return nil, err
-		}
-		d, err := facts.NewDraft(facts.KindContextCompacted, "", facts.ContextCompacted{UpTo: upTo, Summary: summary})
-		return []facts.Draft{d}, err
-	})
-	key := c.prefix + "compact/" + strconv.FormatUint(upTo, 10)
-	return fold.Output[Services]{View: size, Transitions: []fold.Transition[Services]{{Key: key, Effect: e}}}
-}
-
-// Extract is the summary that calls nothing: each message's role and first
-// line, shortened. It is deterministic, so a compaction replays the same.
-func Extract(_ context.Context, msgs []facts.Message) (string, error) {
-	var b strings.Builder
-	for _, m := range msgs {
-		line, _, _ := strings.Cut(strings.TrimSpace(m.Text), "\n")
-		if len(line) > 160 {
-			line = line[:160] + "…"
-		}
-		if len(m.ToolCalls) > 0 {
-			names := make([]string, len(m.ToolCalls))
-			for i, tc := range m.ToolCalls {
-				names[i] = tc.Name
-			}
-			line += " [called " + strings.Join(names, ", ") + "]"
-		}
-		fmt.Fprintf(&b, "- %s: %s\n", m.Role, line)
-	}
-	return b.String(), nil
 }
 
 // Infer runs model turns for its children: the coding scheduler
@@ -342,6 +272,14 @@ func (schedulerPart) add(a *assembly, prefix string) {
 			Sandbox: func(call facts.ToolCall) *facts.Sandbox {
 				if t, ok := a.toolbox.Lookup(call.Name); ok {
 					return sandboxOf(t)
+				}
+				return nil
+			},
+			MCP: func(call facts.ToolCall, offered *facts.ToolSchema) *facts.MCPCall {
+				if t, ok := a.toolbox.Lookup(call.Name); ok {
+					if m, ok := t.(mcpCaller); ok {
+						return m.MCPCall(call.Args, offered)
+					}
 				}
 				return nil
 			},
@@ -430,6 +368,15 @@ func precheck(call facts.ToolCall) effect.Effect[Services, string] {
 func act(cfg Config, req action.Request, j fold.Journal) effect.Effect[Services, []facts.Draft] {
 	return effect.FromAsync(func(ctx context.Context, svc Services) ([]facts.Draft, error) {
 		b := svc.boundary(cfg)
+		var adapter action.Adapter
+		if t, ok := svc.Tools.Lookup(req.Adapter); ok {
+			adapter = t
+			if unobservable(t) {
+				// Its effects happen where the runtime cannot look: nobody
+				// looks, and the effect is reported, never observed.
+				b.Observer = nil
+			}
+		}
 		bg, refused := b.Begin(ctx, req)
 		if refused != nil {
 			d, err := facts.NewDraft(facts.KindActionCompleted, "", *refused)
@@ -441,10 +388,6 @@ func act(cfg Config, req action.Request, j fold.Journal) effect.Effect[Services,
 		}
 		if err := j.Record(ctx, started); err != nil {
 			return nil, err
-		}
-		var adapter action.Adapter
-		if t, ok := svc.Tools.Lookup(req.Adapter); ok {
-			adapter = t
 		}
 		done, check := b.Finish(ctx, req, bg, adapter)
 		d, err := facts.NewDraft(facts.KindActionCompleted, "", done)
@@ -490,22 +433,7 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 		}
 		return mt, nil
 	})
-	// The services are read first, so that their OnModelWait hears of the
-	// retries' waits.
-	services := effect.FromAsync(func(_ context.Context, svc Services) (Services, error) { return svc, nil })
-	return effect.AndThen(services, func(svc Services) effect.Effect[Services, facts.ModelTurn] {
-		return effect.Retry(call, effect.Policy{
-			MaxAttempts: cfg.ModelAttempts,
-			Backoff:     cfg.ModelBackoff,
-			MaxBackoff:  30 * cfg.ModelBackoff,
-			Jitter:      0.2,
-			RetryIf:     model.IsTransient,
-			Wait: func(err error, _ int, planned time.Duration) (time.Duration, error) {
-				return modelWait(cfg, err, planned)
-			},
-			OnWait: svc.OnModelWait,
-		})
-	})
+	return modelRetry(cfg, call)
 }
 
 // modelWait is the wait before a model turn is tried again: the backoff's,

@@ -92,13 +92,18 @@ func NewRuntime(store thread.Store, services Services, config Config) (*Runtime,
 	return &Runtime{Store: store, Services: services, Config: config}, nil
 }
 
-// state is one Resume's fold of a thread, plus what the runtime itself
-// needs: how often each key has failed.
+// state is a Thread's fold of its log, and what its snapshots need.
 type state struct {
-	id          string
-	fold        *fold.Fold[Services]
-	failures    map[string]int    // key → transition.failed facts; never iterated
-	lastFailure map[string]string // key → the message of its last failure
+	id   string
+	fold *fold.Fold[Services]
+	// kept is the seq of the snapshot of this fold known to be in the
+	// store (restored from, or kept); 0 for none.
+	kept uint64
+	// ctx is the context of the call using the state now: a restored
+	// fold reads the facts before its snapshot, when it needs them, with
+	// it. broken is the error of such a read: the fold is then dropped.
+	ctx    context.Context
+	broken error
 }
 
 // Thread is one thread of a runtime, with its fold kept between calls:
@@ -137,8 +142,14 @@ func (t *Thread) Store() thread.Store { return t.rt.Store }
 // load brings the thread's fold up to date with its log. A fold that
 // fails is dropped: the next call folds the log anew.
 func (t *Thread) load(ctx context.Context) (*state, error) {
+	if t.st != nil && t.st.broken != nil {
+		t.st = nil // it could not read what it stands for: fold anew
+	}
 	if t.st == nil {
-		st := &state{id: t.id, fold: fold.New(t.actor.New()...), failures: map[string]int{}, lastFailure: map[string]string{}}
+		t.st = t.restore(ctx)
+	}
+	if t.st == nil {
+		st := &state{id: t.id, fold: fold.New(t.actor.New()...)}
 		// A long log's causes fill a map that would otherwise regrow a
 		// dozen times on the way; its length is a good bound (a new
 		// thread has none).
@@ -147,6 +158,7 @@ func (t *Thread) load(ctx context.Context) (*state, error) {
 		}
 		t.st = st
 	}
+	t.st.ctx = ctx
 	if err := t.rt.catchUp(ctx, t.st); err != nil {
 		t.st = nil
 		return nil, err
@@ -167,14 +179,6 @@ func (rt *Runtime) catchUp(ctx context.Context, st *state) error {
 		}
 		if err := st.fold.Step(f); err != nil {
 			return err
-		}
-		if f.Kind == facts.KindTransitionFailed {
-			tf, err := facts.Decode[facts.TransitionFailed](f)
-			if err != nil {
-				return err
-			}
-			st.failures[tf.Key]++
-			st.lastFailure[tf.Key] = tf.Message
 		}
 	}
 	return nil
@@ -303,7 +307,10 @@ func (t *Thread) post(ctx context.Context, d facts.Draft, key string, mode int) 
 		return Posted{}, fmt.Errorf("start %s: %w", id, ErrThreadExists)
 	}
 	for {
-		if seq, ok := st.fold.Used(d.Cause); ok {
+		if seq, ok, err := st.fold.Cause(d.Cause); err != nil {
+			t.st = nil
+			return Posted{}, fmt.Errorf("post to %s: %w", id, err)
+		} else if ok {
 			return Posted{Seq: seq, Duplicate: true}, nil
 		}
 		if err := st.fold.Accept(d); err != nil {
@@ -360,6 +367,15 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 		return Outcome{Thread: id}, fmt.Errorf("resume %s: %w", id, err)
 	}
 	defer release()
+	defer func() {
+		// Where the Resume left the thread, its views are kept, while it
+		// is still held: the next reader folds only what comes after.
+		if err == nil && t.st != nil {
+			if kerr := t.keep(held, t.st); kerr != nil {
+				span.AddEvent("snapshot not kept", trace.WithAttributes(attribute.String("harness.error", kerr.Error())))
+			}
+		}
+	}()
 	outer := ctx
 	defer func() {
 		// A lost lease cancelled held: say so, not just "canceled".
@@ -409,7 +425,8 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 			// It failed in this call and a component enables it again:
 			// running it again at once would fail again, and again. A
 			// new Resume — a person's word — may try it once more.
-			out.Status, out.Reason = StatusFailed, fmt.Sprintf("%s failed and is still enabled: %s", t.Key, st.lastFailure[t.Key])
+			_, last := st.fold.Failures(t.Key)
+			out.Status, out.Reason = StatusFailed, fmt.Sprintf("%s failed and is still enabled: %s", t.Key, last)
 			return out, nil
 		}
 		j := &journal{store: rt.Store, id: id, key: t.ClaimKey, seq: st.fold.Seq()}
@@ -477,7 +494,8 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 	if died != nil {
 		tf.Defect, tf.Message = true, died.Error()
 	}
-	d, err := facts.NewDraft(facts.KindTransitionFailed, fmt.Sprintf("%s/failed/%d", t.Key, st.failures[t.Key]+1), tf)
+	failures, _ := st.fold.Failures(t.Key)
+	d, err := facts.NewDraft(facts.KindTransitionFailed, fmt.Sprintf("%s/failed/%d", t.Key, failures+1), tf)
 	if err != nil {
 		return nil, nil, err
 	}

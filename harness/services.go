@@ -61,7 +61,10 @@ func (s Services) boundary(cfg Config) *action.Boundary {
 // ToolAdapter is a tool a model can call: an action adapter with the
 // schema the model is shown and the capability it needs. A tool may also
 // say whether it asks a person first (Confirm() bool; by default writes and
-// commands do) and declare the check of a call (Check(args)).
+// commands do), declare the check of a call (Check(args)), say where its
+// commands may reach (Sandbox() *facts.Sandbox), what a call records of
+// the MCP server it goes to (MCPCall(args, offered) *facts.MCPCall), and
+// that nobody can observe its effects (Unobserved() bool: a remote server).
 type ToolAdapter interface {
 	action.Adapter
 	Schema() facts.ToolSchema
@@ -173,6 +176,23 @@ func confirms(t ToolAdapter) bool {
 		return c.Confirm()
 	}
 	return t.Capability() != action.Read
+}
+
+// mcpCaller is a tool of an MCP server: it says what the request of a
+// call records of it (see facts.MCPCall), given the tool's schema as the
+// thread offered it to the model (nil when it was not offered).
+type mcpCaller interface {
+	MCPCall(args string, offered *facts.ToolSchema) *facts.MCPCall
+}
+
+// unobserved is a tool whose effects happen where the runtime cannot look
+// (a remote MCP server): the boundary does not observe its calls, so their
+// effect is reported, never observed.
+type unobserved interface{ Unobserved() bool }
+
+func unobservable(t ToolAdapter) bool {
+	u, ok := t.(unobserved)
+	return ok && u.Unobserved()
 }
 
 // sandboxer is a tool whose calls run commands in a sandbox: it says where

@@ -113,6 +113,9 @@ func describe(f facts.Fact) (string, error) {
 		if p.Check != nil {
 			s += " · check " + describeCheck(*p.Check)
 		}
+		if p.MCP != nil {
+			s += fmt.Sprintf(" · MCP %s/%s (%s)", p.MCP.Server, p.MCP.Tool, p.MCP.Transport)
+		}
 		if p.Sandbox != nil {
 			s += " · " + Sandbox(*p.Sandbox)
 		}

@@ -7,7 +7,8 @@ import (
 )
 
 // Cmd is one shell command line run in a sandbox: sh -c Line in
-// Spec.Workspace, with no stdin and the allow-listed environment. It runs
+// Spec.Workspace, with no stdin (unless Stdin is given) and the
+// allow-listed environment. It runs
 // the modes WorkspaceWrite and ReadOnly; mode Off is run by the caller
 // (package tools runs it under its process-group watcher).
 //
@@ -26,6 +27,10 @@ type Cmd struct {
 	// before Wait returns, their write ends are closed then (but for the
 	// caller's own copies).
 	Stdout, Stderr *os.File
+	// Stdin, when set, is the command's standard input (a pipe, for a
+	// long-running server spoken to over its stdin and stdout); nil is
+	// /dev/null. It is given to the command as it is, like Stdout.
+	Stdin *os.File
 
 	proc *process // the platform's running helper
 }

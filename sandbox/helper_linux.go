@@ -278,6 +278,10 @@ func startShell(req request) (int, *os.File, error) {
 		return 0, nil, fmt.Errorf("open %s: %w", os.DevNull, err)
 	}
 	defer devnull.Close()
+	stdin := devnull.Fd()
+	if req.Stdin {
+		stdin = 0 // the helper's own: Cmd.Stdin
+	}
 	// The gate: the shell reads a line from it before it runs the
 	// command, and gives up (exit 125) if it ends first.
 	gateR, gateW, err := os.Pipe()
@@ -316,7 +320,7 @@ func startShell(req request) (int, *os.File, error) {
 		pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", gateScript, "gate", req.Line}, &syscall.ProcAttr{
 			Dir:   req.Dir,
 			Env:   req.Env,
-			Files: []uintptr{devnull.Fd(), 1, 2, gateR.Fd()},
+			Files: []uintptr{stdin, 1, 2, gateR.Fd()},
 			// In the helper's session and group, not a group leader: as
 			// an unsandboxed shell is in its watcher's group, so that a
 			// command sees the same (setsid does not fork; "kill 0"

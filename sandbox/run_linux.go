@@ -26,7 +26,7 @@ import (
 // runs the helper before main, in any program that imports the package.
 // Its files:
 //
-//	fd 0        /dev/null
+//	fd 0        /dev/null, or the command's stdin (Cmd.Stdin)
 //	fd 1, 2     the command's stdout and stderr
 //	fd 3        the request (JSON), which the harness writes and closes
 //	fd 4        the lifeline: the harness holds the write end; its end of
@@ -57,6 +57,8 @@ type request struct {
 	HiddenNames []string `json:"hidden_names"`
 	Network     bool     `json:"network"`
 	ABI         int      `json:"abi"`
+	// Stdin: the shell gets the helper's stdin (Cmd.Stdin), not /dev/null.
+	Stdin bool `json:"stdin,omitempty"`
 }
 
 // message is one line the helper writes on fd 5.
@@ -167,6 +169,7 @@ func (c *Cmd) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	req.Stdin = c.Stdin != nil
 	p := &process{tmp: tmp, unlock: func() {}}
 	if err := p.start(ctx, c, req); err != nil {
 		p.cleanup()
@@ -248,6 +251,9 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 	}
 	if c.Stderr != nil {
 		h.Stderr = c.Stderr
+	}
+	if c.Stdin != nil {
+		h.Stdin = c.Stdin
 	}
 	h.ExtraFiles = []*os.File{reqR, lifeR, statW} // fds 3, 4, 5
 	// The request is in the pipe before the helper starts, so that it

@@ -18,6 +18,11 @@
 // the confirmation request carries a digest of the tool and its exact
 // arguments, and the tool runs with the arguments that were approved.
 //
+// The scheduler keeps snapshots (see fold.Snapshotter): what it holds to
+// say what is enabled, and where the compacted conversation starts, so
+// that a scheduler restored from one answers as the fold of the whole log
+// would, reading the facts before it only when the whole log is asked for.
+//
 // The scheduler decides what happens next; it does not know how. The
 // effects that take a model turn and run a tool come from its [Env], which
 // the harness fills in with real services.

@@ -251,6 +251,9 @@ func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Polic
 		sandbox = s.env.Sandbox(tc)
 	}
 	req.Sandbox = sandbox
+	if s.env.MCP != nil {
+		req.MCP = s.env.MCP(tc, s.offered(tc.Name))
+	}
 	if refusal != "" {
 		f := req.Fact()
 		f.Refused = refusal
@@ -268,6 +271,18 @@ func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Polic
 	})
 }
 
+// offered is the schema of the tool named name as the thread's
+// configuration offered it to the model, or nil.
+func (s *state[S]) offered(name string) *facts.ToolSchema {
+	for i := range s.system.Tools {
+		if s.system.Tools[i].Name == name {
+			t := s.system.Tools[i]
+			return &t
+		}
+	}
+	return nil
+}
+
 func (s *state[S]) confirm(c *call) fold.Transition[S] {
 	return fold.Transition[S]{Key: confirmKey(c.ref), Effect: drafts[S](facts.KindConfirmationRequested, facts.ConfirmationRequested{
 		RequestID: c.ref,
@@ -282,11 +297,16 @@ func (s *state[S]) confirm(c *call) fold.Transition[S] {
 // idempotency key was completed before — by returning that completion.
 func (s *state[S]) execute(c *call, a *Action) fold.Transition[S] {
 	req := action.FromFact(a.Requested)
-	done := s.done
-	if s.whole != nil {
-		done = s.whole().done
+	var prior *Action
+	switch {
+	case s.prior != nil:
+		prior = s.prior(req.IdempotencyKey, a.ID)
+	case s.whole != nil:
+		prior = s.whole().done[req.IdempotencyKey]
+	default:
+		prior = s.done[req.IdempotencyKey]
 	}
-	if prior := done[req.IdempotencyKey]; prior != nil && prior.ID != a.ID {
+	if prior != nil && prior.ID != a.ID {
 		return fold.Transition[S]{Key: executeKey(a.ID), Effect: drafts[S](facts.KindActionCompleted, action.Replay(req, *prior.Completed))}
 	}
 	if refused := a.Requested.Refused; refused != "" || req.Payload == nil {

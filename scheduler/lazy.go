@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/seed-7cc7a084/harness/facts"
@@ -29,6 +30,22 @@ type Scheduler[S any] struct {
 	full           *state[S] // the fold of log[:fullApplied]
 	fullApplied    int
 	err            error // the first fact that could not be folded
+
+	// Where the conversation starts, for a scheduler restored from a
+	// snapshot (see snapshot.go): the latest two own model turns, and the
+	// latest compaction's reach.
+	lastTurnSeq, prevTurnSeq uint64
+	upTo, convFrom           uint64
+
+	// A scheduler restored from a snapshot holds only the facts it needs
+	// to say what is enabled: log[:held] are the snapshot's, from its
+	// latest model turn on (and the first system.configured); the facts
+	// before are read again from prefix when the whole log is needed.
+	prefix     fold.Prefix // nil for a scheduler that stepped every fact
+	held       int
+	odd        bool // an action.requested folded names another action's idempotency key
+	oddScanned int  // log[:oddScanned] are scanned for odd
+	conv       *convFold[S]
 }
 
 // New returns a scheduler with the environment env.
@@ -50,6 +67,9 @@ func (s *Scheduler[S]) Step(f facts.Fact) error {
 		s.system = s.log.len()
 	case f.Kind == facts.KindModelTurn && owns(f.Cause):
 		s.turnStart = s.log.len()
+		s.prevTurnSeq, s.lastTurnSeq = s.lastTurnSeq, f.Seq
+	case f.Kind == facts.KindContextCompacted:
+		s.compacted(f)
 	}
 	s.log.add(f)
 	return nil
@@ -59,6 +79,10 @@ func (s *Scheduler[S]) Step(f facts.Fact) error {
 func (s *Scheduler[S]) whole() *state[S] {
 	if s.full == nil {
 		s.full = newState(s.env)
+		if s.prefix != nil {
+			s.foldPrefix(s.full, 1)
+			s.fullApplied = s.held
+		}
 	}
 	for ; s.fullApplied < s.log.len() && s.err == nil; s.fullApplied++ {
 		s.fold(s.full, s.log.at(s.fullApplied))
@@ -71,6 +95,9 @@ func (s *Scheduler[S]) now() *state[S] {
 	if s.current == nil || s.currentFrom != s.turnStart {
 		s.current = newState(s.env)
 		s.current.whole = s.whole
+		if s.prefix != nil {
+			s.current.talk, s.current.prior = s.talk, s.prior
+		}
 		s.currentFrom, s.currentApplied = s.turnStart, s.turnStart
 		if s.system >= 0 && s.system < s.turnStart {
 			s.fold(s.current, s.log.at(s.system))
@@ -150,10 +177,28 @@ func (s *Scheduler[S]) CheckEnd() error {
 }
 
 // Messages returns the conversation the next model turn would see.
-func (s *Scheduler[S]) Messages() []facts.Message { return s.whole().conversation() }
+func (s *Scheduler[S]) Messages() []facts.Message {
+	if s.prefix != nil {
+		return s.talk()
+	}
+	return s.whole().conversation()
+}
 
 // Accept checks an answer against the requests of the whole log.
 func (s *Scheduler[S]) Accept(d facts.Draft) error {
+	if s.prefix != nil {
+		// Restored from a snapshot: an answer to a request of the latest
+		// turn is checked as the whole log would check it (see
+		// snapshot.go); only one naming a request it does not know needs
+		// the whole log.
+		st := s.now()
+		if s.err != nil {
+			return s.err
+		}
+		if err := st.accept(d); !errors.Is(err, ErrUnknownRequest) {
+			return err
+		}
+	}
 	st := s.whole()
 	if s.err != nil {
 		return s.err

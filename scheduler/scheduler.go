@@ -70,6 +70,11 @@ type Env[S any] struct {
 	// a call that runs none): it is recorded on the call's request, so the
 	// person asked to approve it, and a replay, see it.
 	Sandbox func(call facts.ToolCall) *facts.Sandbox
+	// MCP, when set, returns what the request of a call to a tool of an
+	// MCP server records (nil for a call to any other tool): offered is
+	// the tool's schema as the thread's system.configured offered it to
+	// the model, nil when it was not offered.
+	MCP func(call facts.ToolCall, offered *facts.ToolSchema) *facts.MCPCall
 	// Act describes carrying out a request through the effect boundary:
 	// it must record action.started through j immediately before invoking
 	// the adapter, and return the action.completed (and check.recorded)

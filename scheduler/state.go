@@ -68,6 +68,15 @@ type state[S any] struct {
 	// whole, when set, answers what only the whole log knows: the
 	// conversation, and which idempotency keys were completed.
 	whole func() *state[S]
+	// talk and prior, when set, answer those two in place of whole: a
+	// scheduler restored from a snapshot finds them without folding the
+	// whole log (see snapshot.go).
+	talk  func() []facts.Message
+	prior func(key, id string) *Action
+	// missed is set when a fact named a call, request or action this
+	// state does not know: a fold of a stretch of the log, rather than the
+	// whole, may then read it otherwise than the whole fold does.
+	missed bool
 
 	thread    string
 	system    facts.SystemConfigured
@@ -237,12 +246,18 @@ func (s *state[S]) confirmationRequested(f facts.Fact, p facts.ConfirmationReque
 	if c := s.byRef[p.CallID]; c != nil {
 		c.asked, c.askedSeq = &p, f.Seq
 		s.byRequest[p.RequestID] = c
+	} else {
+		s.missed = true
 	}
 }
 
 func (s *state[S]) confirmationAnswered(f facts.Fact, p facts.ConfirmationAnswered) {
 	c := s.byRequest[p.RequestID]
-	if c == nil || c.answer != nil {
+	if c == nil {
+		s.missed = true
+		return
+	}
+	if c.answer != nil {
 		return
 	}
 	c.answer, c.answerAt = &p, f.Seq
@@ -258,6 +273,7 @@ func (s *state[S]) confirmationAnswered(f facts.Fact, p facts.ConfirmationAnswer
 func (s *state[S]) actionRequested(f facts.Fact, p facts.ActionRequested) {
 	c := s.byRef[refOf(p.ActionID)]
 	if c == nil {
+		s.missed = true
 		return
 	}
 	c.attempts = append(c.attempts, &Action{ID: p.ActionID, Call: c.ref, Requested: p, RequestedSeq: f.Seq, At: f.At})
@@ -270,12 +286,18 @@ func (s *state[S]) actionRequested(f facts.Fact, p facts.ActionRequested) {
 func (s *state[S]) actionStarted(f facts.Fact, p facts.ActionStarted) {
 	if _, a := s.attemptOf(p.ActionID); a != nil {
 		a.Started, a.StartedSeq, a.At = &p, f.Seq, f.At
+	} else {
+		s.missed = true
 	}
 }
 
 func (s *state[S]) actionCompleted(f facts.Fact, p facts.ActionCompleted) {
 	c, a := s.attemptOf(p.ActionID)
-	if a == nil || a.Completed != nil {
+	if a == nil {
+		s.missed = true
+		return
+	}
+	if a.Completed != nil {
 		return
 	}
 	a.Completed, a.CompletedSeq, a.At = &p, f.Seq, f.At
@@ -293,6 +315,7 @@ func (s *state[S]) actionCompleted(f facts.Fact, p facts.ActionCompleted) {
 func (s *state[S]) checkRecorded(f facts.Fact, p facts.CheckRecorded) {
 	_, a := s.attemptOf(p.ActionID)
 	if a == nil {
+		s.missed = true
 		return
 	}
 	a.Check, a.CheckSeq, a.At = &p, f.Seq, f.At
@@ -311,12 +334,18 @@ func (s *state[S]) checkRecorded(f facts.Fact, p facts.CheckRecorded) {
 func (s *state[S]) actionInterrupted(f facts.Fact, p facts.ActionInterrupted) {
 	if _, a := s.attemptOf(p.ActionID); a != nil {
 		a.Interrupted, a.InterruptedSeq, a.At = &p, f.Seq, f.At
+	} else {
+		s.missed = true
 	}
 }
 
 func (s *state[S]) effectReconciled(f facts.Fact, p facts.EffectReconciled) {
 	c, a := s.attemptOf(p.ActionID)
-	if a == nil || !a.Open() {
+	if a == nil {
+		s.missed = true
+		return
+	}
+	if !a.Open() {
 		return
 	}
 	a.Reconciled, a.ReconciledSeq, a.At = &p, f.Seq, f.At
@@ -427,6 +456,9 @@ func owns(key string) bool {
 
 // conversation returns the conversation the whole log gives.
 func (s *state[S]) conversation() []facts.Message {
+	if s.talk != nil {
+		return s.talk()
+	}
 	if s.whole != nil {
 		return s.whole().conversation()
 	}

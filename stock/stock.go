@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/model/anthropic"
 	"github.com/seed-7cc7a084/harness/model/openai"
@@ -271,7 +272,8 @@ func (p Place) open(ctx context.Context, wait time.Duration, create bool, opts .
 //	  "approve": "writes",
 //	  "allow": ["run_command:go test *"],
 //	  "deny": ["run_command:rm *", "write_file:.github/*"],
-//	  "max_turns": 100
+//	  "max_turns": 100,
+//	  "mcpServers": {"fs": {"command": "mcp-server-filesystem", "args": ["."]}}
 //	}
 type Settings struct {
 	// Model is the model spec used when a command names none.
@@ -289,6 +291,11 @@ type Settings struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// Network lets commands use the network.
 	Network bool `json:"network,omitempty"`
+	// MCPServers are MCP servers whose tools the model is offered as
+	// mcp__<server>__<tool>, in the shape of Claude Code's .mcp.json (see
+	// package mcp). Their calls ask a person by default; patterns such as
+	// "mcp__github__*" answer for them as for any tool.
+	MCPServers mcp.Servers `json:"mcpServers,omitempty"`
 }
 
 // LoadSettings reads the place's settings file; a missing file is empty
@@ -306,7 +313,10 @@ func (p Place) LoadSettings() (Settings, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return s, fmt.Errorf("settings %s: %w (want {\"model\", \"approve\", \"allow\", \"deny\", \"max_turns\", \"sandbox\", \"network\"})", p.SettingsFile(), err)
+		return s, fmt.Errorf("settings %s: %w (want {\"model\", \"approve\", \"allow\", \"deny\", \"max_turns\", \"sandbox\", \"network\", \"mcpServers\"})", p.SettingsFile(), err)
+	}
+	if err := s.MCPServers.Validate(); err != nil {
+		return s, fmt.Errorf("settings %s: mcpServers: %w", p.SettingsFile(), err)
 	}
 	if _, err := sandbox.ParseMode(s.Sandbox); err != nil && s.Sandbox != "" {
 		return s, fmt.Errorf("settings %s: sandbox: %w", p.SettingsFile(), err)
@@ -418,14 +428,38 @@ type Stock struct {
 	Tools *tools.Set
 	// Sandbox is where the tools' commands may reach.
 	Sandbox sandbox.Spec
+	// MCP is the connections to the MCP servers whose tools the toolbox
+	// holds beside the built-in ones (WithMCP); nil when there are none.
+	// Close ends them.
+	MCP *mcp.Client
+}
+
+// Close ends the MCP servers the stock started or reached, if any.
+func (s *Stock) Close() error {
+	if s.MCP == nil {
+		return nil
+	}
+	return s.MCP.Close()
 }
 
 // Option configures NewStock.
 type Option func(*stockOptions)
 
 type stockOptions struct {
-	mode    sandbox.Mode
-	network bool
+	mode       sandbox.Mode
+	network    bool
+	mcpCtx     context.Context
+	mcpServers mcp.Servers
+}
+
+// WithMCP starts (or reaches) the MCP servers, within ctx, and offers
+// their tools after the built-in ones: each call an action through the
+// effect boundary like any other, a local server running in the sandbox
+// the tools' commands run in (see package mcp). A server that cannot be
+// started is not an error: Stock.MCP's Status says why, and its tools are
+// not offered. The caller closes the Stock.
+func WithMCP(ctx context.Context, servers mcp.Servers) Option {
+	return func(o *stockOptions) { o.mcpCtx, o.mcpServers = ctx, servers }
 }
 
 // WithSandbox sets the mode of the sandbox the tools' commands run in, and
@@ -468,15 +502,33 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	for _, t := range set.Tools() {
 		adapters = append(adapters, t)
 	}
+	var client *mcp.Client
+	if len(o.mcpServers) > 0 {
+		ctx := o.mcpCtx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		client, err = mcp.Connect(ctx, o.mcpServers, mcp.Options{Workspace: place.Root, Sandbox: spec, Version: cfg.Version})
+		if err != nil {
+			return nil, err
+		}
+		adapters = append(adapters, client.Tools()...)
+	}
+	fail := func(err error) (*Stock, error) {
+		if client != nil {
+			client.Close()
+		}
+		return nil, err
+	}
 	tb, err := harness.NewToolbox(adapters...)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	actor, err := harness.CodingActor(cfg, tb)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
-	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec}, nil
+	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client}, nil
 }
 
 // BlobsOf returns the store's content-addressed blobs when it keeps them
@@ -507,6 +559,9 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs, more ...action.Works
 	ws, err := action.NewWorkspace(s.Place.Root, append(opts, more...)...)
 	if err != nil {
 		return harness.Services{}, fmt.Errorf("workspace observer: %w", err)
+	}
+	if s.MCP != nil && blobs != nil {
+		s.MCP.KeepBlobs(blobs)
 	}
 	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs}, nil
 }

@@ -33,6 +33,9 @@
 //	                       stat cache, namespace "observe.v1", keyed by
 //	                       workspace root and directory); never a fact,
 //	                       checked by whoever reads it (see PutMeta)
+//	's' id 0x00 seq        snapshot: a fold's views of the thread after
+//	                       the fact at seq (8 bytes big-endian), the
+//	                       newest KeptSnapshots of each thread (below)
 //	'm' "schema"           layout version of the store, one byte (1)
 //
 // A head record, version 1, is: a version byte (1); seq, uvarint; the last
@@ -40,6 +43,14 @@
 // big-endian UTC Unix nanoseconds; and a CRC-32C of all that, 4 bytes
 // little-endian. It is what Head and Threads read, so they never touch a
 // fact. Threads lists the 'h' table in key order, which is id byte order.
+//
+// A snapshot record, version 1, is: a version byte (1); the hash of the
+// fact at seq, 32 bytes; the fold's encoding of its views (package fold
+// writes and reads it; the store does not); and a CRC-32C, 4 bytes
+// little-endian, of the seq as 8 bytes big-endian followed by everything
+// before the checksum — so a record copied under another seq reads as
+// damaged. A snapshot is not a fact and not synced on its own: it may be
+// lost, and a reader checks its hash against the log (see Snapshots).
 //
 // The invariants these keys keep, and the code that keeps them, are with
 // PebbleStore.Append; PebbleStore.Verify checks them.

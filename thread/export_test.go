@@ -16,3 +16,5 @@ func CauseKey(id, cause string) []byte { return causeKey(id, cause) }
 func EncodeHead(h Head) []byte { return encodeHead(h) }
 
 func EncodeSeq(seq uint64) []byte { return encodeSeq(seq) }
+
+func SnapshotKey(id string, seq uint64) []byte { return snapshotKey(id, seq) }

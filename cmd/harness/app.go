@@ -79,6 +79,9 @@ type app struct {
 	// code is the exit code of a command that ended without an error
 	// (parked: 3).
 	code int
+	// finally are closed when the command ends: the MCP servers its
+	// stock harness started.
+	finally []io.Closer
 	// noticed: the nested store was named once.
 	noticed bool
 	// readOnly: the command being opened only reads the store.
@@ -105,6 +108,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err = root.ExecuteContext(ctx)
+	for _, c := range a.finally {
+		c.Close()
+	}
 	if err == nil {
 		return a.code
 	}
@@ -164,7 +170,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person).`,
 		a.runCmd(), a.resumeCmd(),
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
 		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.effectsCmd(),
-		a.forkCmd(), a.undoCmd(), a.demoCmd(),
+		a.forkCmd(), a.undoCmd(), a.demoCmd(), a.mcpCmd(),
 		a.submitCmd(), a.workerCmd(), a.migrateCmd(),
 	)
 	return root
@@ -349,6 +355,9 @@ func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings
 		}
 	}
 	store, err := open(ctx, a.wait, create)
+	if err != nil {
+		st.Close() // the MCP servers it started, if any
+	}
 	switch {
 	case errors.Is(err, stock.ErrNoStore):
 		return nil, fmt.Errorf("%w; start a thread with `harness run`, or name a store with --store", err)

@@ -20,7 +20,8 @@ import (
 // user would.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"harness": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"harness":       func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"mcptestserver": func() { os.Exit(mcpTestServer()) },
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/sandbox"
@@ -148,11 +149,45 @@ func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.App
 	if err != nil {
 		return nil, approval, err
 	}
-	s, err := a.openAt(ctx, p, settings, false, so, budget)
+	s, err := a.openAt(ctx, p, settings, false, a.withMCP(ctx, so, settings), budget)
 	if err != nil {
 		return nil, approval, err
 	}
+	a.mcpStarted(s.stock)
 	return s, approval, nil
+}
+
+// withMCP adds the settings' MCP servers to the stock options: a command
+// that may run a thread starts (or reaches) them, and offers their tools.
+func (a *app) withMCP(ctx context.Context, so []stock.Option, settings stock.Settings) []stock.Option {
+	if len(settings.MCPServers) == 0 {
+		return so
+	}
+	return append(so, stock.WithMCP(ctx, settings.MCPServers))
+}
+
+// mcpStarted has the stock's MCP servers ended with the command, and says
+// which could not be started or reached: their tools are not offered.
+func (a *app) mcpStarted(st *stock.Stock) {
+	if st.MCP == nil {
+		return
+	}
+	a.finally = append(a.finally, st)
+	a.warnMCP(st)
+}
+
+// warnMCP says which of the stock's MCP servers could not be started or
+// reached.
+func (a *app) warnMCP(st *stock.Stock) {
+	if st.MCP == nil {
+		return
+	}
+	for _, s := range st.MCP.Status() {
+		if s.State != mcp.Connected {
+			fmt.Fprintf(a.stderr, "harness: MCP server %s (%s) %s: %s; its tools are not offered (harness mcp list shows the servers)\n",
+				s.Name, present.EscapeLine(s.Endpoint), s.State, present.EscapeLine(s.Error))
+		}
+	}
 }
 
 // approval merges the flags with the settings file: patterns from both,
@@ -253,10 +288,11 @@ With neither, it is the current directory. The store is created there.`,
 			if err != nil {
 				return err
 			}
-			s, err := a.openAt(ctx, p, settings, true, so, harness.WithModelName(spec), budget)
+			s, err := a.openAt(ctx, p, settings, true, a.withMCP(ctx, so, settings), harness.WithModelName(spec), budget)
 			if err != nil {
 				return err
 			}
+			a.mcpStarted(s.stock)
 			defer s.Close()
 			exists := func() error {
 				return usageError("thread %s already exists; continue it with `harness resume %s`, or add a message with `harness post %s user.message --data '{\"text\": \"...\"}' --resume`", id, id, id)
@@ -772,6 +808,10 @@ func (a *app) printPending(p drive.Pending, root string) {
 				fmt.Fprintf(w, "    %s\n", line)
 			}
 		}
+		if p.Action != nil && p.Action.Requested.MCP != nil {
+			m := p.Action.Requested.MCP
+			fmt.Fprintf(w, "    MCP server %s (%s %s): tool %s · digest %s\n", esc(m.Server), m.Transport, esc(m.Endpoint), esc(m.Tool), shortDigest(m.Digest))
+		}
 		if p.Action != nil && p.Action.Requested.Sandbox != nil {
 			sb := present.SandboxDetail(*p.Action.Requested.Sandbox)
 			if p.Action.Requested.Sandbox.Mode == facts.SandboxOff {
@@ -797,6 +837,14 @@ func (a *app) printPending(p drive.Pending, root string) {
 			fmt.Fprintf(w, "    report %s; %s\n", p.Completion.Report.Status, present.DescribeObservation(p.Completion.Observation))
 		}
 	}
+}
+
+// shortDigest is a digest's first 12 hex digits.
+func shortDigest(d string) string {
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
 }
 
 // interruptedFact wraps a record to describe it.

@@ -8,14 +8,17 @@ package harnesstest
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/action"
@@ -436,3 +439,34 @@ func (l *Leased) LoseLease() {
 	defer l.mu.Unlock()
 	l.lose(thread.ErrLeaseLost)
 }
+
+// Raw runs fn on the env's store as a raw Pebble database, as a disk or
+// a person could change it: the store is closed for it and opened again,
+// and Store and RT.Store are the new one. SnapshotKey names a snapshot's
+// record in it.
+func (e *Env) Raw(fn func(db *pebble.DB)) {
+	e.T.Helper()
+	dir := e.Store.Dir()
+	require.NoError(e.T, e.Store.Close())
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quiet{}})
+	require.NoError(e.T, err)
+	fn(db)
+	require.NoError(e.T, db.Close())
+	e.Store, err = thread.OpenPebble(dir)
+	require.NoError(e.T, err)
+	e.RT.Store = e.Store
+}
+
+// SnapshotKey is the key of the thread's snapshot at seq, as thread's
+// package comment documents it: 's', the thread id, 0x00, the seq as 8
+// bytes big-endian.
+func SnapshotKey(id string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(append([]byte{'s'}, id...), 0), seq)
+}
+
+// quiet is a Pebble logger that says nothing but a fatal error.
+type quiet struct{}
+
+func (quiet) Infof(string, ...any)           {}
+func (quiet) Errorf(string, ...any)          {}
+func (quiet) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }

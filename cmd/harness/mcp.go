@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/mcp"
+	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/stock"
+)
+
+func (a *app) mcpCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Tools from MCP servers (list), and harness as an MCP server (serve)",
+		Long: `MCP servers are declared in the settings file (.harness/config.json) under
+"mcpServers", in the shape of Claude Code's .mcp.json:
+
+  {"mcpServers": {
+     "fs":     {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]},
+     "github": {"url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}}}
+
+Their tools are offered to the model as mcp__<server>__<tool>; every call is an
+action like any other: requested before it runs, confirmed by the same policy
+(--allow 'mcp__fs__*', --approve all; by default a person is asked), its result
+kept, a local server run in the sandbox with the workspace observed.`,
+	}
+	cmd.AddCommand(a.mcpListCmd(), a.mcpServeCmd())
+	return cmd
+}
+
+// serverJSON is a server of harness mcp list -o json.
+type serverJSON struct {
+	Name      string         `json:"name"`
+	Transport string         `json:"transport"`
+	Endpoint  string         `json:"endpoint"`
+	Status    mcp.State      `json:"status"`
+	Error     string         `json:"error,omitempty"`
+	Trusted   bool           `json:"trusted,omitempty"`
+	Changed   bool           `json:"changed,omitempty"`
+	Tools     []mcp.ToolInfo `json:"tools"`
+	Skipped   []string       `json:"skipped,omitempty"`
+}
+
+func (a *app) mcpListCmd() *cobra.Command {
+	var f driveFlags
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "Start or reach the settings' MCP servers and show each: its status and the tools the model is offered",
+		Long: `Start (a local server, in the sandbox) or reach (a remote one) every MCP server of
+the settings file's "mcpServers", list its tools, and show for each tool the name
+the model calls it by, whether a call asks a person (ask) or runs as read-only
+(a trusted server's readOnlyHint), and for each server its status: connected,
+or failed and why. Exit 1 when a server failed.`,
+		Args: args(0, 0, "no arguments"),
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			p, err := a.place()
+			if err != nil {
+				return err
+			}
+			settings, err := p.LoadSettings()
+			if err != nil {
+				return err
+			}
+			so, err := f.stockOptions(settings)
+			if err != nil {
+				return err
+			}
+			cfg, err := harness.NewConfig(harness.WithVersion("harness/" + version()))
+			if err != nil {
+				return err
+			}
+			st, err := stock.NewStock(p, cfg, append(so, stock.WithMCP(ctx, settings.MCPServers))...)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var status []mcp.Status
+			if st.MCP != nil {
+				status = st.MCP.Status()
+			}
+			failed := 0
+			for _, s := range status {
+				if s.State != mcp.Connected {
+					failed++
+				}
+			}
+			if a.jsonOut() {
+				out := []serverJSON{}
+				for _, s := range status {
+					tools := s.Tools
+					if tools == nil {
+						tools = []mcp.ToolInfo{}
+					}
+					out = append(out, serverJSON{Name: s.Name, Transport: s.Transport, Endpoint: s.Endpoint, Status: s.State, Error: s.Error,
+						Trusted: s.Trusted, Changed: s.Changed, Tools: tools, Skipped: s.Skipped})
+				}
+				if err := a.printJSON(out); err != nil {
+					return err
+				}
+			} else {
+				a.printServers(p, status)
+			}
+			if failed > 0 {
+				return &exitErr{code: exitError, err: fmt.Errorf("%d of %d MCP servers could not be used", failed, len(status))}
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&f.sandbox, "sandbox", "", "where local servers run: workspace-write (the default, or the settings file's \"sandbox\"), read-only, or off")
+	cmd.Flags().BoolVar(&f.network, "network", false, "let local servers use the network (or a server's own \"network\": true)")
+	return cmd
+}
+
+// printServers shows the servers and their tools.
+func (a *app) printServers(p stock.Place, status []mcp.Status) {
+	w := a.stdout
+	esc := present.EscapeLine
+	if len(status) == 0 {
+		fmt.Fprintf(w, "no MCP servers in %s (add \"mcpServers\", as in Claude Code's .mcp.json)\n", p.SettingsFile())
+		return
+	}
+	for i, s := range status {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		state := string(s.State)
+		switch s.State {
+		case mcp.Connected:
+			state = a.paint("green", state)
+		default:
+			state = a.paint("red", state)
+		}
+		trust := ""
+		if s.Trusted {
+			trust = " · trusted"
+		}
+		fmt.Fprintf(w, "%s  %s %s  %s%s\n", a.paint("bold", esc(s.Name)), s.Transport, esc(s.Endpoint), state, trust)
+		if s.Error != "" {
+			fmt.Fprintf(w, "    %s\n", esc(s.Error))
+		}
+		for _, t := range s.Tools {
+			policy := "ask"
+			if !t.Confirm {
+				policy = "read-only"
+			}
+			desc, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n")
+			if len(desc) > 70 {
+				desc = desc[:70] + "…"
+			}
+			fmt.Fprintf(w, "    %-40s %-9s %s\n", esc(t.Name), policy, esc(desc))
+		}
+		for _, sk := range s.Skipped {
+			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "not offered:"), esc(sk))
+		}
+		if s.Changed {
+			fmt.Fprintf(w, "    %s the server changed its tool list since it was reached\n", a.paint("yellow", "changed:"))
+		}
+	}
+}
+
+func (a *app) mcpServeCmd() *cobra.Command {
+	var f driveFlags
+	var clientApproves bool
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Speak MCP on stdin and stdout: let another agent start, read, answer, resume and verify this workspace's threads",
+		Long: `Serve this workspace's threads over MCP on stdin and stdout, for another agent
+(Claude Code, Codex) to delegate durable, audited work to harness. Its tools:
+
+  start    start a thread with a task and run it until it is done or waits
+  view     where a thread stands; each open request with the digest of its call
+  facts    a thread's facts, as JSON
+  answer   answer an open request (an approval names the call's digest), then run on
+  resume   run a thread on
+  replay   tell a thread's record back and verify its log
+
+Threads run under the workspace's approval policy (the settings file's, and
+--approve, --allow, --deny); nothing else is approved on the client's behalf.
+An approval through answer must name the digest of the exact call, and is
+refused unless --client-approves says the client's answers are a person's (a
+client that asks its person before each answer, as Claude Code does unless told
+otherwise); without it a person approves at a terminal (harness approve) while
+the client waits, and the client may still deny calls and answer questions.
+The store is opened for each request and closed after it.
+
+Add it to Claude Code:  claude mcp add harness -- harness mcp serve`,
+		Args: args(0, 0, "no arguments"),
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			// The store is opened per request; a person's own command may
+			// hold it a moment.
+			inner := *a
+			inner.stdin, inner.stdout, inner.output = strings.NewReader(""), io.Discard, "json"
+			if inner.wait == 0 {
+				inner.wait = 30 * time.Second
+			}
+			ws := &mcpWorkspace{a: &inner, f: &f}
+			srv := mcp.NewServer(ws, mcp.ServerOptions{ClientApproves: clientApproves, Version: version()})
+			err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}})
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}),
+	}
+	f.add(cmd)
+	cmd.Flags().BoolVar(&clientApproves, "client-approves", false, "the client's answers are a person's: let them approve calls and settle open effects")
+	return cmd
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// mcpWorkspace opens this workspace for one request of harness mcp
+// serve, as the command line's own commands open it.
+type mcpWorkspace struct {
+	a *app
+	f *driveFlags
+}
+
+func (w *mcpWorkspace) Open(ctx context.Context, req mcp.OpenRequest) (*mcp.Opened, error) {
+	a, f := w.a, *w.f
+	p, err := a.place()
+	if err != nil {
+		return nil, err
+	}
+	settings, err := p.LoadSettings()
+	if err != nil {
+		return nil, err
+	}
+	approval, err := f.approval(settings)
+	if err != nil {
+		return nil, err
+	}
+	budget, err := f.budget(settings)
+	if err != nil {
+		return nil, err
+	}
+	so, err := f.stockOptions(settings)
+	if err != nil {
+		return nil, err
+	}
+	if req.Drive {
+		so = a.withMCP(ctx, so, settings)
+	}
+	opts := []harness.Option{budget}
+	if req.Create {
+		spec := req.Model
+		if spec == "" {
+			spec = f.model
+		}
+		if spec == "" {
+			spec = settings.Model
+		}
+		if spec == "" {
+			return nil, fmt.Errorf("no model given: name one (model: openai:MODEL, anthropic:MODEL or scripted:FILE), or set \"model\" in %s", p.SettingsFile())
+		}
+		spec, err = stock.ParseModelSpec(spec, p.Root)
+		if err != nil {
+			return nil, err
+		}
+		m, err := stock.LoadModel(spec)
+		if err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+		f.model, f.loaded = spec, m
+		opts = append(opts, harness.WithModelName(spec))
+	} else if f.model != "" {
+		if err := f.loadModel(); err != nil {
+			return nil, err
+		}
+	}
+	s, err := a.openAt(ctx, p, settings, req.Create, so, opts...)
+	if err != nil {
+		return nil, err
+	}
+	a.warnMCP(s.stock)
+	d := a.newDriver(s, "", approval, &f)
+	o := d.options()
+	return &mcp.Opened{Runtime: d.rt, Actor: s.stock.Actor, Drive: o, Close: func() error {
+		s.stock.Close()
+		return s.Close()
+	}}, nil
+}

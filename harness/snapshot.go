@@ -1,0 +1,216 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// Snapshots. When a Resume leaves a thread — parked, done, failed,
+// stopped, or at the step limit — the fold's views are kept beside the
+// log (fold.Fold.Snapshot), on a store that keeps snapshots
+// (thread.Snapshots). A Thread that reads the thread for the first time
+// starts from the latest one, if its hash is the hash of the log's fact at
+// its seq and every component restores it (the same version of each), and
+// folds only the facts after it; otherwise it folds the log from the
+// first fact, as it always could. A snapshot is a cache: losing one, or
+// finding one damaged or of another version, costs a fold.
+//
+// The causes of the facts a snapshot stands for are asked of the store's
+// cause index; the facts themselves are read again only when a component
+// needs them — the coding scheduler, for the whole thread's reading, or
+// for the conversation of a thread never compacted (a compacted one is
+// read from the compaction on).
+
+// SnapshotsOf returns the snapshots a store keeps: its own, or its
+// backing store's (a wrapper that counts or watches the calls of a Pebble
+// store keeps the Pebble store's snapshots); nil when it keeps none.
+func SnapshotsOf(s thread.Store) thread.Snapshots {
+	if s == nil {
+		return nil
+	}
+	if sn, ok := s.(thread.Snapshots); ok {
+		return sn
+	}
+	if b := s.Backing(); b != nil && b != s {
+		if sn, ok := b.(thread.Snapshots); ok {
+			return sn
+		}
+	}
+	return nil
+}
+
+// restore returns the thread's state restored from its latest snapshot,
+// or nil when there is none that fits.
+func (t *Thread) restore(ctx context.Context) *state {
+	snaps := SnapshotsOf(t.rt.Store)
+	if snaps == nil {
+		return nil
+	}
+	snap, err := snaps.LatestSnapshot(ctx, t.id)
+	if err != nil {
+		return nil
+	}
+	var last facts.Fact
+	for f, err := range t.rt.Store.Read(ctx, t.id, snap.Seq) {
+		if err == nil {
+			last = f
+		}
+		break
+	}
+	if last.Seq != snap.Seq || last.Hash() != snap.Hash {
+		return nil // a log that is not the one the snapshot was made of
+	}
+	st := &state{id: t.id, ctx: ctx}
+	p := &prefix{t: t, st: st, seq: snap.Seq}
+	f, err := fold.Restore(t.actor.New(), snap.Data, last, p, p)
+	if err != nil {
+		return nil
+	}
+	st.fold, st.kept = f, snap.Seq
+	return st
+}
+
+// keep keeps the state's fold as the thread's snapshot, unless one at its
+// seq is kept already. A snapshot that cannot be made or kept is not an
+// error of the Resume: the next reader folds more.
+func (t *Thread) keep(ctx context.Context, st *state) error {
+	if st.kept == st.fold.Seq() || st.fold.Seq() == 0 {
+		return nil
+	}
+	snaps := SnapshotsOf(t.rt.Store)
+	if snaps == nil {
+		return nil
+	}
+	data, err := st.fold.Snapshot()
+	if err != nil {
+		return err
+	}
+	if err := snaps.PutSnapshot(ctx, thread.Snapshot{Thread: t.id, Seq: st.fold.Seq(), Hash: st.fold.Hash(), Data: data}); err != nil {
+		return err
+	}
+	st.kept = st.fold.Seq()
+	return nil
+}
+
+// prefix is the stretch of the log a restored state's snapshot stands
+// for, read through the runtime's store as it is at the call that reads
+// it, and its cause index. A read that fails is remembered: the next call
+// folds the log anew rather than keep a fold that could not read it.
+type prefix struct {
+	t   *Thread
+	st  *state
+	seq uint64
+}
+
+func (p *prefix) Thread() string { return p.t.id }
+func (p *prefix) Seq() uint64    { return p.seq }
+
+func (p *prefix) Read(from uint64) iter.Seq2[facts.Fact, error] {
+	return func(yield func(facts.Fact, error) bool) {
+		for f, err := range p.t.rt.Store.Read(p.st.ctx, p.t.id, from) {
+			if err != nil {
+				p.st.broken = err
+				yield(f, err)
+				return
+			}
+			if f.Seq > p.seq {
+				return
+			}
+			if !yield(f, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Cause asks the store's cause index.
+func (p *prefix) Cause(key string) (uint64, bool, error) {
+	snaps := SnapshotsOf(p.t.rt.Store)
+	if snaps == nil {
+		err := errors.New("the store keeps no cause index of the facts before the snapshot")
+		p.st.broken = err
+		return 0, false, err
+	}
+	seq, ok, err := snaps.CauseSeq(p.st.ctx, p.t.id, key)
+	if err != nil {
+		p.st.broken = err
+	}
+	return seq, ok, err
+}
+
+// The parts' snapshots. Each keeps what it counted, not the facts.
+
+// SnapshotVersion is the version of the system part's snapshots.
+func (s *system) SnapshotVersion() uint32 { return 1 }
+
+// Snapshot keeps whether the thread is configured.
+func (s *system) Snapshot() ([]byte, error) {
+	var e fold.Encoder
+	e.Bool(s.configured)
+	return e.Data(), nil
+}
+
+// Restore reads a snapshot.
+func (s *system) Restore(data []byte, p fold.Prefix) error {
+	d := fold.NewDecoder(p.Thread(), data)
+	s.configured = d.Bool()
+	return d.Finish()
+}
+
+// SnapshotVersion is the version of the budget's snapshots.
+func (b *budget) SnapshotVersion() uint32 { return 1 }
+
+// Snapshot keeps the turns and tokens counted; a turn it could not count
+// keeps none.
+func (b *budget) Snapshot() ([]byte, error) {
+	b.count()
+	if b.err != nil {
+		return nil, fmt.Errorf("budget: %w", b.err)
+	}
+	var e fold.Encoder
+	e.Uint(uint64(b.turns))
+	e.Int(b.tokens)
+	return e.Data(), nil
+}
+
+// Restore reads a snapshot.
+func (b *budget) Restore(data []byte, p fold.Prefix) error {
+	d := fold.NewDecoder(p.Thread(), data)
+	b.turns, b.tokens, b.thread = int(d.Uint()), d.Int(), p.Thread()
+	return d.Finish()
+}
+
+// SnapshotVersion is the version of the compactor's snapshots.
+func (c *compactor) SnapshotVersion() uint32 { return 1 }
+
+// Snapshot keeps the latest own model turn's seq and usage, and the
+// latest compaction's seq.
+func (c *compactor) Snapshot() ([]byte, error) {
+	var e fold.Encoder
+	u, ok := c.lastUsage()
+	e.Uint(c.turnSeq)
+	e.Bool(ok)
+	e.Int(u.InputTokens)
+	e.Int(u.OutputTokens)
+	e.Uint(c.compactSeq)
+	return e.Data(), nil
+}
+
+// Restore reads a snapshot.
+func (c *compactor) Restore(data []byte, p fold.Prefix) error {
+	d := fold.NewDecoder(p.Thread(), data)
+	c.turnSeq = d.Uint()
+	c.decoded = d.Bool()
+	c.usage = facts.Usage{InputTokens: d.Int(), OutputTokens: d.Int()}
+	c.compactSeq = d.Uint()
+	// A turn that could not be read when the snapshot was made still
+	// cannot.
+	c.unreadable = c.turnSeq != 0 && !c.decoded
+	return d.Finish()
+}

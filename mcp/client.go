@@ -1,0 +1,616 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/sandbox"
+)
+
+// Options configure Connect.
+type Options struct {
+	// Workspace is the workspace root: where a local server runs, the
+	// root every server is offered (MCP roots), and where declared checks
+	// look. Absolute.
+	Workspace string
+	// Sandbox is where local servers run: the sandbox of the harness's
+	// commands (its Workspace must be Workspace). In mode off a server
+	// runs as the user; the environment is the allow-list in every mode.
+	Sandbox sandbox.Spec
+	// Environ is the environment the allow-list is applied to, and the
+	// one ${VAR} in the settings is read from; nil is os.Environ().
+	Environ []string
+	// ConnectTimeout bounds starting a server and listing its tools; 0 is
+	// 30 seconds.
+	ConnectTimeout time.Duration
+	// Version names the harness to the servers.
+	Version string
+	// HTTPClient is what remote servers are reached with; nil is
+	// http.DefaultClient's transport.
+	HTTPClient *http.Client
+}
+
+// State is where a server stands.
+type State string
+
+// The states of a server.
+const (
+	// Connected: the server answered and listed its tools.
+	Connected State = "connected"
+	// Failed: the server could not be started or reached, or did not list
+	// its tools; its tools are not offered.
+	Failed State = "failed"
+	// Exited: a local server's process ended after it connected; calls
+	// of its tools fail, saying how it ended.
+	Exited State = "exited"
+	// Closed: the client was closed.
+	Closed State = "closed"
+)
+
+// Status is a server as the client sees it now.
+type Status struct {
+	Name      string
+	Transport string
+	// Endpoint is the command line of a local server or the URL of a
+	// remote one (no header or environment value: they hold secrets).
+	Endpoint string
+	State    State
+	// Error says why the server failed, or how it exited.
+	Error string
+	// Trusted is the settings' word that the server's readOnlyHint may
+	// lower a tool to read only.
+	Trusted bool
+	// Tools are the tools offered to the model, in the server's order.
+	Tools []ToolInfo
+	// Skipped are the tools that are not offered, each with why.
+	Skipped []string
+	// Changed says the server's tool list, read again when it said it
+	// changed (notifications/tools/list_changed), differs from the one
+	// offered: a tool is gone, new, or defined otherwise. The calls of a
+	// tool that is gone or defined otherwise fail.
+	Changed bool
+}
+
+// ToolInfo is one tool of a server, as offered to the model.
+type ToolInfo struct {
+	// Name is the name the model calls: mcp__<server>__<tool>.
+	Name string `json:"name"`
+	// Remote is the tool's own name on the server.
+	Remote      string `json:"remote"`
+	Description string `json:"description,omitempty"`
+	// Capability is read for a trusted server's read-only tool, else
+	// execute; Confirm says whether a call asks a person (unless a
+	// pattern or the approval mode answers for them).
+	Capability action.Capability `json:"capability"`
+	Confirm    bool              `json:"confirm"`
+	// ReadOnlyHint is the server's annotation, as it said it.
+	ReadOnlyHint bool `json:"read_only_hint,omitempty"`
+	// Digest is the digest of the definition offered (DefinitionDigest).
+	Digest string `json:"digest"`
+}
+
+// Client is the harness's connections to the MCP servers of its settings.
+// Its Tools go in a toolbox beside the built-in tools; each call of one is
+// an action through the effect boundary, like any other.
+type Client struct {
+	opts    Options
+	servers []*conn
+	blobs   atomic.Pointer[blobsRef]
+}
+
+type blobsRef struct{ b action.Blobs }
+
+// Connect starts (or reaches) every server and lists its tools. Settings
+// that cannot work are an error wrapping ErrConfig, and nothing is
+// started; a server that cannot be started or reached is not: its Status
+// says why, and its tools are not offered. The caller closes the client.
+func Connect(ctx context.Context, servers Servers, opts Options) (*Client, error) {
+	if err := servers.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = 30 * time.Second
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ()
+	}
+	if opts.Sandbox.Workspace == "" {
+		opts.Sandbox.Workspace = opts.Workspace
+	}
+	lookup := lookupIn(opts.Environ)
+	c := &Client{opts: opts}
+	for _, name := range servers.Names() {
+		cfg := servers[name]
+		ex, err := cfg.expanded(name, lookup)
+		if err != nil {
+			return nil, err
+		}
+		c.servers = append(c.servers, &conn{client: c, name: name, cfg: ex, transport: ex.Transport(),
+			endpoint: endpointOf(ex), timeout: ex.CallTimeout(), current: map[string]string{}})
+	}
+	var wg sync.WaitGroup
+	for _, s := range c.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
+			defer cancel()
+			if err := s.connect(cctx); err != nil {
+				s.fail(err)
+			}
+		}()
+	}
+	wg.Wait()
+	return c, nil
+}
+
+// lookupIn looks variables up in env (NAME=value lines).
+func lookupIn(env []string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, name+"="); ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
+}
+
+// endpointOf is where the server is, for the record and for people.
+func endpointOf(s Server) string {
+	if s.Transport() == facts.MCPHTTP {
+		if u, err := url.Parse(s.URL); err == nil {
+			u.User, u.RawQuery, u.Fragment = nil, "", ""
+			return u.String()
+		}
+		return s.URL
+	}
+	return strings.TrimPrefix(commandLine(s.Command, s.Args), "exec ")
+}
+
+// KeepBlobs makes the client keep large results in b (a store's blobs):
+// the report then names them by digest instead of holding them.
+func (c *Client) KeepBlobs(b action.Blobs) {
+	c.blobs.Store(&blobsRef{b})
+}
+
+func (c *Client) blobStore() action.Blobs {
+	if r := c.blobs.Load(); r != nil {
+		return r.b
+	}
+	return nil
+}
+
+// Tools returns the tools of the connected servers, as adapters for a
+// harness.Toolbox: server by server in name order, each server's tools in
+// its own order.
+func (c *Client) Tools() []harness.ToolAdapter {
+	var out []harness.ToolAdapter
+	for _, s := range c.servers {
+		s.mu.Lock()
+		for _, t := range s.tools {
+			out = append(out, t)
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// Status returns every server's status, in name order.
+func (c *Client) Status() []Status {
+	out := make([]Status, len(c.servers))
+	for i, s := range c.servers {
+		out[i] = s.status()
+	}
+	return out
+}
+
+// Close ends every server: a local one's stdin is closed and, if it does
+// not end within a few seconds, it is killed; a remote session is ended.
+func (c *Client) Close() error {
+	var errs []error
+	for _, s := range c.servers {
+		if err := s.close(); err != nil {
+			errs = append(errs, fmt.Errorf("mcp server %q: %w", s.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// conn is one server.
+type conn struct {
+	client    *Client
+	name      string
+	cfg       Server
+	transport string
+	endpoint  string
+	timeout   time.Duration
+
+	session *sdk.ClientSession
+	proc    *process // a local server
+	tools   []*tool  // as offered, fixed at connect
+	skipped []string
+
+	// listing is held while the tool list is read again.
+	listing sync.Mutex
+	mu      sync.Mutex
+	// current is the server's listing now: the definition digest of each
+	// tool by its remote name. stale says a list_changed notification came
+	// since it was read.
+	current map[string]string
+	stale   bool
+	changed bool
+	err     error
+	closed  bool
+}
+
+func (s *conn) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
+	if s.proc != nil {
+		_ = s.proc.close(2 * time.Second)
+	}
+	if s.session != nil {
+		_ = s.session.Close()
+	}
+	s.tools = nil
+}
+
+// connect starts or reaches the server, and lists its tools.
+func (s *conn) connect(ctx context.Context) error {
+	opts := s.client.opts
+	var transport sdk.Transport
+	switch s.transport {
+	case facts.MCPStdio:
+		p, err := startProcess(ctx, s.cfg, opts.Sandbox, opts.Environ)
+		if err != nil {
+			return fmt.Errorf("start %s: %w", s.endpoint, err)
+		}
+		s.proc = p
+		transport = &sdk.IOTransport{Reader: p.stdout, Writer: p.stdin}
+	case facts.MCPHTTP:
+		base := http.DefaultTransport
+		if opts.HTTPClient != nil && opts.HTTPClient.Transport != nil {
+			base = opts.HTTPClient.Transport
+		}
+		hc := &http.Client{Transport: headers{s.cfg.Headers, base}}
+		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: 2}
+	}
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	cl := sdk.NewClient(&sdk.Implementation{Name: "harness", Version: version}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			s.mu.Lock()
+			s.stale = true
+			s.mu.Unlock()
+			// Read the list again, off the connection's own goroutine
+			// (which must go on reading to get the answer).
+			go s.refresh()
+		},
+	})
+	if opts.Workspace != "" {
+		// The workspace is the one root a server is offered: a server that
+		// honours roots (server-filesystem does) works there.
+		cl.AddRoots(&sdk.Root{URI: (&url.URL{Scheme: "file", Path: opts.Workspace}).String(), Name: "workspace"})
+	}
+	// A list_changed notification may come as soon as the session is up:
+	// its reading again waits until the tools are offered.
+	s.listing.Lock()
+	defer s.listing.Unlock()
+	session, err := cl.Connect(ctx, transport, nil)
+	if err != nil {
+		return s.explain("connect", err)
+	}
+	s.mu.Lock()
+	s.session = session
+	s.mu.Unlock()
+	listed, err := s.list(ctx)
+	if err != nil {
+		return s.explain("list its tools", err)
+	}
+	s.offer(listed)
+	return nil
+}
+
+// explain wraps err from doing what, saying how a local server ended if
+// it did, or what it said so far, and why a package runner cannot work
+// in the sandbox.
+func (s *conn) explain(what string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %v", s.client.opts.ConnectTimeout)
+	}
+	if s.proc == nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	select {
+	case <-s.proc.done:
+	case <-time.After(200 * time.Millisecond):
+	}
+	msg := fmt.Sprintf("%s: %v", what, err)
+	if _, ok := s.proc.exited(); ok {
+		msg += "; " + s.proc.describeExit()
+	} else if t := s.proc.stderr.String(); t != "" {
+		msg += "; its stderr so far: " + oneLine(t, 400)
+	}
+	switch filepath.Base(s.cfg.Command) {
+	case "npx", "uvx", "bunx", "pnpx":
+		if s.client.opts.Sandbox.Mode != sandbox.Off {
+			msg += fmt.Sprintf("; %s fetches the server when it starts, which the sandbox does not let it (no network; its cache is read-only): install the server first and name its command", filepath.Base(s.cfg.Command))
+		}
+	}
+	return errors.New(msg)
+}
+
+// list reads the server's whole tool list.
+func (s *conn) list(ctx context.Context) ([]*sdk.Tool, error) {
+	s.mu.Lock()
+	session := s.session
+	s.mu.Unlock()
+	var out []*sdk.Tool
+	for t, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// offer makes the adapters of the tools listed: each named
+// mcp__<server>__<tool>, with its input schema; a tool whose name or
+// schema cannot be offered is skipped, saying why.
+func (s *conn) offer(listed []*sdk.Tool) {
+	var tools []*tool
+	var skipped []string
+	current := map[string]string{}
+	seen := map[string]bool{}
+	for _, t := range listed {
+		schema, err := offeredSchema(s.name, t)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s: %v", t.Name, err))
+			continue
+		}
+		if seen[schema.Name] {
+			skipped = append(skipped, fmt.Sprintf("%s: its name is %s once unsafe characters are replaced, as another tool's", t.Name, schema.Name))
+			continue
+		}
+		seen[schema.Name] = true
+		hint := t.Annotations != nil && t.Annotations.ReadOnlyHint
+		tl := &tool{c: s, name: schema.Name, remote: t.Name, schema: schema, digest: DefinitionDigest(schema),
+			readOnlyHint: hint, readOnly: hint && s.cfg.Trusted, check: s.cfg.Checks[t.Name]}
+		if s.transport == facts.MCPStdio {
+			spec := s.client.opts.Sandbox.Clone()
+			spec.Network = spec.Network || s.cfg.Network
+			for k := range s.cfg.Env {
+				spec.Env = append(spec.Env, k)
+			}
+			slices.Sort(spec.Env)
+			r := spec.Record()
+			tl.sandbox = &r
+		}
+		tools = append(tools, tl)
+		current[t.Name] = tl.digest
+	}
+	s.mu.Lock()
+	s.tools, s.skipped, s.current = tools, skipped, current
+	s.mu.Unlock()
+}
+
+// offeredSchema is the schema a model is shown of a server's tool: named
+// mcp__<server>__<tool> (characters a model's tool name cannot hold
+// replaced by '_'), its description, its input schema as an object schema.
+func offeredSchema(server string, t *sdk.Tool) (facts.ToolSchema, error) {
+	if t.Name == "" {
+		return facts.ToolSchema{}, errors.New("the tool has no name")
+	}
+	raw, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return facts.ToolSchema{}, fmt.Errorf("its input schema cannot be encoded: %v", err)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return facts.ToolSchema{}, fmt.Errorf("its input schema is not a JSON object: %s", shorten(string(raw), 80))
+	}
+	if typ, ok := obj["type"]; ok && typ != "object" {
+		return facts.ToolSchema{}, fmt.Errorf("its input schema's type is %v, not object", typ)
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = t.Title
+	}
+	return facts.ToolSchema{Name: ToolName(server, t.Name), Description: desc, Schema: canonical(raw)}, nil
+}
+
+// ToolName is the name a model calls a server's tool by:
+// mcp__<server>__<tool>, with every character of tool that is not a
+// letter, a digit, '_' or '-' replaced by '_'.
+func ToolName(server, tool string) string {
+	b := []byte(tool)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return "mcp__" + server + "__" + string(b)
+}
+
+// canonical is raw as a log keeps a JSON document: compact, with <, > and
+// & escaped (see facts.RawJSON), so that a definition read back from
+// system.configured has the same digest as the one offered.
+func canonical(raw []byte) facts.RawJSON {
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		return facts.RawJSON(raw)
+	}
+	var escaped bytes.Buffer
+	json.HTMLEscape(&escaped, compact.Bytes())
+	return facts.RawJSON(escaped.Bytes())
+}
+
+// DefinitionDigest is the digest of a tool's definition as offered to a
+// model — its name, its description and its input schema (in the form a
+// log keeps) — the one facts.MCPCall.Offered records.
+func DefinitionDigest(s facts.ToolSchema) string {
+	h := sha256.New()
+	h.Write([]byte(s.Name))
+	h.Write([]byte{0})
+	h.Write([]byte(s.Description))
+	h.Write([]byte{0})
+	h.Write(canonical(s.Schema))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// refresh reads the tool list again after the server said it changed.
+func (s *conn) refresh() {
+	ctx, cancel := context.WithTimeout(context.Background(), s.client.opts.ConnectTimeout)
+	defer cancel()
+	_ = s.relist(ctx)
+}
+
+// relist reads the server's tool list, if it said the list changed since
+// it was last read, and notes whether it now differs from the one offered.
+func (s *conn) relist(ctx context.Context) error {
+	s.listing.Lock()
+	defer s.listing.Unlock()
+	s.mu.Lock()
+	stale := s.stale && s.session != nil && s.err == nil
+	s.stale = false
+	s.mu.Unlock()
+	if !stale {
+		return nil
+	}
+	listed, err := s.list(ctx)
+	if err != nil {
+		s.mu.Lock()
+		s.stale = true
+		s.mu.Unlock()
+		return err
+	}
+	now := map[string]string{}
+	for _, t := range listed {
+		if schema, err := offeredSchema(s.name, t); err == nil {
+			now[t.Name] = DefinitionDigest(schema)
+		}
+	}
+	s.mu.Lock()
+	offered := map[string]string{}
+	for _, t := range s.tools {
+		offered[t.remote] = t.digest
+	}
+	s.current = now
+	s.changed = !mapsEqual(now, offered)
+	s.mu.Unlock()
+	return nil
+}
+
+// definition is the digest of the server's tool remote now: a new listing
+// is read first when the server said its list changed. ok is false when
+// the server no longer lists it.
+func (s *conn) definition(ctx context.Context, remote string) (digest string, ok bool, err error) {
+	if err := s.relist(ctx); err != nil {
+		return "", false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	digest, ok = s.current[remote]
+	return digest, ok, nil
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *conn) status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Status{Name: s.name, Transport: s.transport, Endpoint: s.endpoint, State: Connected, Trusted: s.cfg.Trusted,
+		Skipped: slices.Clone(s.skipped), Changed: s.changed}
+	switch {
+	case s.err != nil:
+		st.State, st.Error = Failed, s.err.Error()
+	case s.closed:
+		st.State = Closed
+	case s.proc != nil:
+		if _, ok := s.proc.exited(); ok {
+			st.State, st.Error = Exited, s.proc.describeExit()
+		}
+	}
+	for _, t := range s.tools {
+		st.Tools = append(st.Tools, ToolInfo{Name: t.name, Remote: t.remote, Description: t.schema.Description,
+			Capability: t.Capability(), Confirm: t.Confirm(), ReadOnlyHint: t.readOnlyHint, Digest: t.digest})
+	}
+	return st
+}
+
+func (s *conn) close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	session, proc := s.session, s.proc
+	s.mu.Unlock()
+	var err error
+	if session != nil {
+		err = session.Close()
+	}
+	if proc != nil {
+		_ = proc.close(3 * time.Second)
+		err = nil // a local server's end is its process's: closing stdin is how it is told
+	}
+	return err
+}
+
+// headers adds a remote server's headers to every request.
+type headers struct {
+	h    map[string]string
+	base http.RoundTripper
+}
+
+func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(h.h) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range h.h {
+			r.Header.Set(k, v)
+		}
+	}
+	return h.base.RoundTrip(r)
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

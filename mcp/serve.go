@@ -1,0 +1,478 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
+)
+
+// Workspace is where the threads a server offers live. The server opens
+// it for one request at a time and closes it after, holding no store in
+// between, so that a person's own harness commands (an approval at a
+// terminal) work while a client is connected.
+type Workspace interface {
+	Open(ctx context.Context, req OpenRequest) (*Opened, error)
+}
+
+// OpenRequest says what a request needs of the workspace.
+type OpenRequest struct {
+	// Drive: the request may run a thread (its tools, its MCP servers,
+	// its model); otherwise it only reads or posts.
+	Drive bool
+	// Create: a store is made if there is none (a first thread).
+	Create bool
+	// Model is the model spec a thread started by the request records
+	// ("" for the workspace's default).
+	Model string
+}
+
+// Opened is a workspace opened for one request.
+type Opened struct {
+	Runtime *harness.Runtime
+	Actor   harness.Actor
+	// Drive is how a thread is driven: the workspace's approval policy
+	// and how its model is loaded. Ask must be nil: nobody waits at a
+	// prompt, and a thread that needs a person parks.
+	Drive drive.Options
+	// Close closes what Open opened.
+	Close func() error
+}
+
+// ServerOptions configure NewServer.
+type ServerOptions struct {
+	// ClientApproves says the client's answers are a person's: a client
+	// that asks its person before each call of the answer tool, as Claude
+	// Code does unless told otherwise. Only then may an answer approve a
+	// confirmation or settle an effect nobody could vouch for; without it
+	// those stay with a person at harness's own prompt or commands, and
+	// the client may still deny a call and answer the thread's questions.
+	ClientApproves bool
+	// Version names the harness to clients.
+	Version string
+}
+
+// NewServer is harness as an MCP server: its tools start a thread, say
+// where one stands, list its facts, answer what it waits for (an approval
+// bound to the digest of the exact call), resume it, and replay and
+// verify its log. Every thread runs under the workspace's approval policy
+// alone: the server approves nothing on its caller's behalf.
+func NewServer(ws Workspace, opts ServerOptions) *sdk.Server {
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "harness", Version: version}, &sdk.ServerOptions{
+		Instructions: "harness runs coding agents as durable, audited threads in this workspace. Start a thread with start; " +
+			"a tool call that needs a person parks the thread: view shows what it waits for, with the digest of the exact call. " +
+			"Answers go through answer (an approval must name that digest); resume goes on; replay verifies the log.",
+	})
+	s := &server{ws: ws, opts: opts}
+	yes, no := true, false
+	sdk.AddTool(srv, &sdk.Tool{Name: "start", Description: "Start a thread with a task for the coding agent and run it until it is done or waits for a person (a confirmation, a question). Returns where it stands.",
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.start)
+	sdk.AddTool(srv, &sdk.Tool{Name: "view", Description: "Where a thread stands: done, parked (and on what: each open request with its digest and how to answer), failed.",
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.view)
+	sdk.AddTool(srv, &sdk.Tool{Name: "facts", Description: "A thread's facts (its log), in order, as JSON: seq, kind, cause, time, data.",
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.facts)
+	sdk.AddTool(srv, &sdk.Tool{Name: "answer", Description: "Answer what a thread waits for: approve or deny a confirmation (naming the digest view shows), answer a question (text), or settle an open effect (decision: accept, retry, abandon). Then, unless resume is false, run the thread on.",
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.answer)
+	sdk.AddTool(srv, &sdk.Tool{Name: "resume", Description: "Run a thread on until it is done or waits for a person. A parked thread runs nothing.",
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.resume)
+	sdk.AddTool(srv, &sdk.Tool{Name: "replay", Description: "Tell a thread's record back (for each action its report, the runtime's own observation, the effect state and the check) and verify the log: the hash chain, and that every step was one the fold enabled.",
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.replay)
+	return srv
+}
+
+type server struct {
+	ws   Workspace
+	opts ServerOptions
+}
+
+// ThreadArgs name a thread.
+type ThreadArgs struct {
+	Thread string `json:"thread" jsonschema:"the thread's id, as start returned it"`
+}
+
+// StartArgs are the start tool's.
+type StartArgs struct {
+	Task   string `json:"task" jsonschema:"what the coding agent is to do: the thread's first message"`
+	Thread string `json:"thread,omitempty" jsonschema:"the new thread's id (default: t1, t2, … the next free one)"`
+	Model  string `json:"model,omitempty" jsonschema:"the model: openai:MODEL, anthropic:MODEL or scripted:FILE (default: the workspace's)"`
+}
+
+// FactsArgs are the facts tool's.
+type FactsArgs struct {
+	Thread string `json:"thread" jsonschema:"the thread's id"`
+	After  uint64 `json:"after,omitempty" jsonschema:"only the facts after this seq"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many facts (default 200)"`
+}
+
+// AnswerArgs are the answer tool's.
+type AnswerArgs struct {
+	Thread    string `json:"thread" jsonschema:"the thread's id"`
+	RequestID string `json:"request_id" jsonschema:"the open request's id, as view shows it"`
+	// A confirmation's answer.
+	Approve *bool  `json:"approve,omitempty" jsonschema:"for a confirmation: true approves the call, false denies it"`
+	Digest  string `json:"digest,omitempty" jsonschema:"for a confirmation: the digest of the exact call, as view shows it; an approval of anything else is refused"`
+	Reason  string `json:"reason,omitempty" jsonschema:"why (recorded with the answer)"`
+	// A question's answer.
+	Text string `json:"text,omitempty" jsonschema:"for a question: the answer"`
+	// A reconciliation.
+	Decision string `json:"decision,omitempty" jsonschema:"for an open effect: accept, retry or abandon"`
+	By       string `json:"by,omitempty" jsonschema:"who answers (recorded; default: the MCP client's name)"`
+	Resume   *bool  `json:"resume,omitempty" jsonschema:"run the thread on after the answer (default true)"`
+}
+
+// ThreadView is where a thread stands, for a client.
+type ThreadView struct {
+	Thread string `json:"thread"`
+	// Status is done, parked, failed, stopped, resumable or step_limit.
+	Status string `json:"status"`
+	Seq    uint64 `json:"seq"`
+	Reason string `json:"reason,omitempty"`
+	// Waits are the open requests, with what answers them.
+	Waits []WaitView `json:"waits,omitempty"`
+	// InDoubt are actions whose process died while they ran: a resume
+	// records them and parks on reconcile, never runs them again.
+	InDoubt []string `json:"in_doubt,omitempty"`
+	Model   string   `json:"model,omitempty"`
+	// Posted, after an answer, says whether it was appended (false: the
+	// same answer had been given).
+	Posted *bool `json:"posted,omitempty"`
+}
+
+// WaitView is an open request of a thread.
+type WaitView struct {
+	Kind      string `json:"kind" jsonschema:"confirmation, question or reconcile"`
+	RequestID string `json:"request_id"`
+	Summary   string `json:"summary,omitempty"`
+	// A confirmation: the call, and its digest an approval must name.
+	Tool   string `json:"tool,omitempty"`
+	Args   string `json:"args,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	// A local command's or server's sandbox, as the request recorded it.
+	Sandbox string `json:"sandbox,omitempty"`
+	// A question's.
+	Options       []string `json:"options,omitempty"`
+	AllowFreeText bool     `json:"allow_free_text,omitempty"`
+	// How to answer it.
+	Answer string `json:"answer"`
+}
+
+// ReplayView is a thread's record told back and verified.
+type ReplayView struct {
+	Thread   string `json:"thread"`
+	Verified bool   `json:"verified"`
+	// Problem says what does not verify.
+	Problem string `json:"problem,omitempty"`
+	Facts   int    `json:"facts"`
+	Status  string `json:"status"`
+	// Actions are each action's report, observation, effect and check.
+	Actions []ActionView `json:"actions,omitempty"`
+}
+
+// ActionView is one action of a replay.
+type ActionView struct {
+	ActionID string   `json:"action_id"`
+	Tool     string   `json:"tool"`
+	Report   string   `json:"report"`
+	Error    string   `json:"error,omitempty"`
+	Effect   string   `json:"effect"`
+	Changed  []string `json:"changed,omitempty"`
+	Check    string   `json:"check,omitempty"`
+	Flag     string   `json:"flag,omitempty"`
+}
+
+// open opens the workspace for one request.
+func (s *server) open(ctx context.Context, req OpenRequest) (*Opened, error) {
+	o, err := s.ws.Open(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	o.Drive.Ask = nil // nobody is at a prompt here
+	return o, nil
+}
+
+func (s *server) start(ctx context.Context, _ *sdk.CallToolRequest, a StartArgs) (*sdk.CallToolResult, ThreadView, error) {
+	if strings.TrimSpace(a.Task) == "" {
+		return nil, ThreadView{}, errors.New("task is empty: say what the coding agent is to do")
+	}
+	o, err := s.open(ctx, OpenRequest{Drive: true, Create: true, Model: a.Model})
+	if err != nil {
+		return nil, ThreadView{}, err
+	}
+	defer o.Close()
+	var th *harness.Thread
+	if a.Thread != "" {
+		th = o.Runtime.Thread(o.Actor, a.Thread)
+		if _, err := th.StartNew(ctx, a.Task); err != nil {
+			return nil, ThreadView{}, fmt.Errorf("start thread %s: %w", a.Thread, err)
+		}
+	} else {
+		th, _, err = drive.StartNext(ctx, o.Runtime, o.Actor, a.Task, nil)
+		if err != nil {
+			return nil, ThreadView{}, fmt.Errorf("start a thread: %w", err)
+		}
+	}
+	return s.drive(ctx, o, th)
+}
+
+func (s *server) drive(ctx context.Context, o *Opened, th *harness.Thread) (*sdk.CallToolResult, ThreadView, error) {
+	st, err := drive.Drive(ctx, th, o.Drive)
+	if err != nil {
+		return nil, ThreadView{}, fmt.Errorf("thread %s: %w", th.ID(), err)
+	}
+	return nil, viewOf(st), nil
+}
+
+func (s *server) view(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArgs) (*sdk.CallToolResult, ThreadView, error) {
+	o, th, err := s.thread(ctx, a.Thread, false)
+	if err != nil {
+		return nil, ThreadView{}, err
+	}
+	defer o.Close()
+	st, err := drive.Inspect(ctx, th)
+	if err != nil {
+		return nil, ThreadView{}, err
+	}
+	return nil, viewOf(st), nil
+}
+
+// thread opens the workspace and names an existing thread of it.
+func (s *server) thread(ctx context.Context, id string, driving bool) (*Opened, *harness.Thread, error) {
+	if id == "" {
+		return nil, nil, errors.New("name the thread (thread), as start returned it")
+	}
+	o, err := s.open(ctx, OpenRequest{Drive: driving})
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := o.Runtime.Store.Head(ctx, id); err != nil {
+		o.Close()
+		return nil, nil, fmt.Errorf("thread %q: %w", id, err)
+	}
+	return o, o.Runtime.Thread(o.Actor, id), nil
+}
+
+func (s *server) facts(ctx context.Context, _ *sdk.CallToolRequest, a FactsArgs) (*sdk.CallToolResult, any, error) {
+	o, _, err := s.thread(ctx, a.Thread, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer o.Close()
+	limit := a.Limit
+	if limit <= 0 {
+		limit = 200
+	}
+	var out []facts.Fact
+	more := false
+	for f, err := range o.Runtime.Store.Read(ctx, a.Thread, a.After+1) {
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(out) == limit {
+			more = true
+			break
+		}
+		out = append(out, f)
+	}
+	raw, err := json.Marshal(struct {
+		Thread string       `json:"thread"`
+		Facts  []facts.Fact `json:"facts"`
+		More   bool         `json:"more,omitempty"`
+	}{a.Thread, out, more})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(raw)}}}, nil, nil
+}
+
+// ErrPersonOnly: an answer only a person may give came from a client the
+// server was not told answers for one.
+var ErrPersonOnly = errors.New("approvals stay with a person")
+
+func (s *server) answer(ctx context.Context, req *sdk.CallToolRequest, a AnswerArgs) (*sdk.CallToolResult, ThreadView, error) {
+	if a.RequestID == "" {
+		return nil, ThreadView{}, errors.New("name the open request (request_id), as view shows it")
+	}
+	resume := a.Resume == nil || *a.Resume
+	o, th, err := s.thread(ctx, a.Thread, resume)
+	if err != nil {
+		return nil, ThreadView{}, err
+	}
+	defer o.Close()
+	by := s.by(req, a.By)
+	st, err := drive.Inspect(ctx, th)
+	if err != nil {
+		return nil, ThreadView{}, err
+	}
+	var kind fold.WaitKind
+	for _, w := range st.Waits {
+		if w.RequestID == a.RequestID {
+			kind = w.Kind
+		}
+	}
+	if kind == "" {
+		return nil, ThreadView{}, fmt.Errorf("thread %s has no open request %q (open: %s)", a.Thread, a.RequestID, openIDs(st))
+	}
+	ans, err := drive.Answer(ctx, th, kind, a.RequestID, func(p drive.Pending) (facts.Draft, error) {
+		return s.draft(p, a, by)
+	})
+	if err != nil {
+		return nil, ThreadView{}, err
+	}
+	posted := ans.Repeat == nil && !ans.Posted.Duplicate
+	if resume {
+		_, v, err := s.drive(ctx, o, th)
+		v.Posted = &posted
+		return nil, v, err
+	}
+	st, err = drive.Inspect(ctx, th)
+	if err != nil {
+		return nil, ThreadView{}, err
+	}
+	v := viewOf(st)
+	v.Posted = &posted
+	return nil, v, nil
+}
+
+// draft is the answer a's arguments give to the open request p.
+func (s *server) draft(p drive.Pending, a AnswerArgs, by string) (facts.Draft, error) {
+	switch p.Kind {
+	case fold.WaitConfirmation:
+		switch {
+		case a.Approve == nil:
+			return facts.Draft{}, fmt.Errorf("%s is a confirmation: answer it with approve (true or false) and the digest %s", p.RequestID, p.Digest)
+		case a.Digest == "":
+			return facts.Draft{}, fmt.Errorf("%s: name the digest of the call you answer (%s for %s %s): an answer is bound to the exact call", p.RequestID, p.Digest, p.Tool, p.Args)
+		case a.Digest != p.Digest:
+			return facts.Draft{}, fmt.Errorf("%s: digest %s is not the call's (%s): the call waiting is %s %s", p.RequestID, a.Digest, p.Digest, p.Tool, p.Args)
+		case *a.Approve && !s.opts.ClientApproves:
+			return facts.Draft{}, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot approve %s %s; a person approves it at harness's own prompt or command (approve %s %s), or denies it here", ErrPersonOnly, p.Tool, p.Args, p.RequestID, p.Digest)
+		}
+		return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{
+			RequestID: p.RequestID, Approved: *a.Approve, By: by, Reason: a.Reason, Digest: a.Digest})
+	case fold.WaitQuestion:
+		if a.Text == "" {
+			return facts.Draft{}, fmt.Errorf("%s is a question (%s): answer it with text", p.RequestID, p.Summary)
+		}
+		return facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: p.RequestID, Text: a.Text, By: by})
+	case fold.WaitReconcile:
+		d := facts.Decision(a.Decision)
+		if err := d.Validate(); err != nil {
+			return facts.Draft{}, fmt.Errorf("%s is an open effect (%s): answer it with decision accept, retry or abandon: %w", p.RequestID, p.Summary, err)
+		}
+		if !s.opts.ClientApproves {
+			return facts.Draft{}, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot settle %s; a person settles it with harness's own commands", ErrPersonOnly, p.RequestID)
+		}
+		return facts.NewDraft(facts.KindEffectReconciled, "", facts.EffectReconciled{ActionID: p.RequestID, Decision: d, By: by, Note: a.Reason})
+	}
+	return facts.Draft{}, fmt.Errorf("%s: a %s cannot be answered here", p.RequestID, p.Kind)
+}
+
+// by is who an answer is recorded as given by: the name given, and the
+// client it came through.
+func (s *server) by(req *sdk.CallToolRequest, given string) string {
+	client := "an MCP client"
+	if req != nil && req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
+			client = p.ClientInfo.Name
+		}
+	}
+	if given == "" {
+		return "mcp:" + client
+	}
+	return given + " (via mcp:" + client + ")"
+}
+
+func (s *server) resume(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArgs) (*sdk.CallToolResult, ThreadView, error) {
+	o, th, err := s.thread(ctx, a.Thread, true)
+	if err != nil {
+		return nil, ThreadView{}, err
+	}
+	defer o.Close()
+	o.Drive.Retry = true // a resume asked for is a word to go on
+	return s.drive(ctx, o, th)
+}
+
+func (s *server) replay(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArgs) (*sdk.CallToolResult, ReplayView, error) {
+	o, _, err := s.thread(ctx, a.Thread, false)
+	if err != nil {
+		return nil, ReplayView{}, err
+	}
+	defer o.Close()
+	v := ReplayView{Thread: a.Thread, Verified: true}
+	if err := audit.VerifyLog(ctx, o.Runtime.Store, o.Actor, a.Thread); err != nil {
+		v.Verified, v.Problem = false, err.Error()
+	}
+	rec, err := audit.Replay(ctx, o.Runtime.Store, o.Actor, a.Thread)
+	if err != nil {
+		if !v.Verified {
+			return nil, v, nil
+		}
+		return nil, ReplayView{}, err
+	}
+	v.Facts, v.Status = len(rec.Entries), string(rec.Status)
+	for _, e := range rec.Entries {
+		if e.Action == nil {
+			continue
+		}
+		av := ActionView{ActionID: e.Action.ActionID, Tool: e.Action.Tool, Report: string(e.Action.Report.Status),
+			Error: e.Action.Report.Error, Effect: string(e.Action.EffectState), Flag: e.Action.Flag}
+		for _, c := range e.Action.Observation.Changed {
+			av.Changed = append(av.Changed, c.Path)
+		}
+		if c := e.Action.Check; c != nil {
+			av.Check = fmt.Sprintf("%s %s: %s (%s)", c.Check.Name, c.Check.Target, c.Verdict, c.Reason)
+		}
+		v.Actions = append(v.Actions, av)
+	}
+	return nil, v, nil
+}
+
+// viewOf is a thread's state as a client sees it.
+func viewOf(st drive.State) ThreadView {
+	v := ThreadView{Thread: st.Thread, Status: string(st.Status), Seq: st.Head.Seq, Reason: st.Reason, InDoubt: st.InDoubt, Model: st.Model}
+	for _, w := range st.Waits {
+		wv := WaitView{Kind: string(w.Kind), RequestID: w.RequestID, Summary: w.Summary, Tool: w.Tool, Args: w.Args, Digest: w.Digest,
+			Options: w.Options, AllowFreeText: w.AllowFreeText}
+		if w.Action != nil && w.Action.Requested.Sandbox != nil {
+			sb := w.Action.Requested.Sandbox
+			wv.Sandbox = sb.Mode
+			if sb.Network {
+				wv.Sandbox += ", network"
+			}
+		}
+		switch w.Kind {
+		case fold.WaitConfirmation:
+			wv.Answer = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "approve": true|false, "digest": %q}`, st.Thread, w.RequestID, w.Digest)
+		case fold.WaitQuestion:
+			wv.Answer = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "text": "…"}`, st.Thread, w.RequestID)
+		case fold.WaitReconcile:
+			wv.Answer = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "decision": "accept|retry|abandon"}`, st.Thread, w.RequestID)
+		}
+		v.Waits = append(v.Waits, wv)
+	}
+	return v
+}
+
+func openIDs(st drive.State) string {
+	if len(st.Waits) == 0 {
+		return "none"
+	}
+	ids := make([]string, len(st.Waits))
+	for i, w := range st.Waits {
+		ids[i] = w.RequestID
+	}
+	return strings.Join(ids, ", ")
+}
