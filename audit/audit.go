@@ -56,15 +56,12 @@ func (e *VerifyError) Is(target error) bool { return target == ErrUnverified }
 // *SnapshotError naming the first snapshot that is not the fold at its
 // seq (when the log itself verifies), or the store's error (a
 // *thread.CorruptError names the first broken link).
+//
+// In a tree of threads (see harness.Delegate) actor is the root's: a
+// child is folded by the actor its parent's delegation composes, and the
+// links are checked both ways (see VerifyTree).
 func VerifyLog(ctx context.Context, store thread.Store, actor harness.Actor, id string) error {
-	if err := store.Verify(ctx, id); err != nil {
-		return err
-	}
-	snaps, err := keptSnapshots(ctx, store, id)
-	if err != nil {
-		return err
-	}
-	return verifyFacts(actor, id, store.Read(ctx, id, 1), snaps)
+	return verifyTree(ctx, store, actor, id, map[string]bool{})
 }
 
 // VerifyFacts is VerifyLog over facts from anywhere — a JSON Lines export
@@ -96,9 +93,8 @@ func verifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error
 			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: "its prev is not the hash of the fact before: the chain is broken here"}
 		}
 		seq, prev = f.Seq, f.Hash()
-		if f.Seq == 1 && (f.Kind != facts.KindUserMessage || f.Cause != facts.IngressCause(harness.StartKey)) {
-			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause,
-				Reason: fmt.Sprintf("a thread starts with the message that started it (%s, cause %s)", facts.KindUserMessage, facts.IngressCause(harness.StartKey))}
+		if reason := firstFacts(f, v.last); reason != "" {
+			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: reason}
 		}
 		if reason := v.check(f); reason != "" {
 			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: reason}
@@ -335,10 +331,17 @@ type ActionAudit struct {
 
 // Replay folds a thread's log through the actor's components and tells it
 // as an Audit: each fact in order, each action's completion with what the
-// view says of the action.
+// view says of the action. In a tree of threads actor is the root's: a
+// child is folded by the actor its parent's delegation composes
+// (ReplayTree tells a thread and its children).
 func Replay(ctx context.Context, store thread.Store, actor harness.Actor, id string) (Audit, error) {
 	a := Audit{Thread: id}
-	fd := fold.New(actor.New()...)
+	// A child is folded by the actor its parent's delegation composes.
+	th, err := (&harness.Runtime{Store: store}).Open(ctx, actor, id)
+	if err != nil {
+		return a, err
+	}
+	fd := fold.New(th.Actor().New()...)
 	for f, err := range store.Read(ctx, id, 1) {
 		if err != nil {
 			return a, err

@@ -8,7 +8,11 @@
 // runs that one), every posted fact accepted there, the lifecycle of
 // every call and action (a completion after its start, a declared check
 // recorded with it, nothing completed after it was found in doubt), and
-// the thread's first fact its message.
+// the thread's first fact its message (or, for a child, its spawn record
+// and then its task). In a tree of threads VerifyLog checks the links both
+// ways too — each spawn has its child, each report names its child's final
+// head — and verifies the children; ReplayTree tells a thread and its
+// children.
 //
 // Everything here reads the thread's one view (harness.View): the rules
 // that decide what a thread does next are the rules the audit applies.

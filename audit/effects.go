@@ -84,7 +84,11 @@ func Effects(ctx context.Context, rt *harness.Runtime, actor harness.Actor) ([]E
 // ThreadEffects lists the actions of one thread, in the order they were
 // requested.
 func ThreadEffects(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id string) ([]Effect, error) {
-	r, err := rt.Reading(ctx, actor, id)
+	th, err := rt.Open(ctx, actor, id) // a child, by its own actor
+	if err != nil {
+		return nil, fmt.Errorf("effects of %s: %w", id, err)
+	}
+	r, err := th.Reading(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("effects of %s: %w", id, err)
 	}

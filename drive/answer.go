@@ -294,7 +294,10 @@ type Answered struct {
 // Answer answers the thread's open request of kind — the one named, or
 // the only one open when request is "" — with the draft build makes for
 // it, posted with PostAnswer under AnswerKey: the way a person's word
-// reaches a thread from a front end. When no request of the kind is open
+// reaches a thread from a front end. The requests of the children a
+// thread waits on are its own (see Inspect): an answer to one is posted
+// to the child; request may name one "<child>/<id>" (see Ref) when its id
+// alone names several. When no request of the kind is open
 // and the last answer posted is the one build makes again, the answer is
 // a repeat: nothing is posted, and Answered.Repeat says so. Otherwise a
 // request that cannot be found is a *RequestError (ErrNoRequest,
@@ -309,7 +312,7 @@ func Answer(ctx context.Context, th *harness.Thread, kind fold.WaitKind, request
 	for _, w := range st.Waits {
 		if w.Kind == kind {
 			open = append(open, w)
-			ids = append(ids, w.RequestID)
+			ids = append(ids, Ref(w))
 		}
 	}
 	rerr := &RequestError{Thread: th.ID(), Kind: kind, Named: request, Open: ids, Status: st.Status, err: ErrNoRequest}
@@ -320,8 +323,15 @@ func Answer(ctx context.Context, th *harness.Thread, kind fold.WaitKind, request
 		// given again is a duplicate, a contradiction is refused, an
 		// unknown request is ErrNoRequest.
 		target = Pending{Wait: fold.Wait{Kind: kind, RequestID: request}}
-		if i := slices.IndexFunc(open, func(p Pending) bool { return p.RequestID == request }); i >= 0 {
-			target = open[i]
+		if th, id, ok := strings.Cut(request, "/"); ok {
+			target.Thread, target.RequestID = th, id
+		}
+		switch n := countFunc(open, func(p Pending) bool { return matches(p, request) }); {
+		case n == 1:
+			target = open[slices.IndexFunc(open, func(p Pending) bool { return matches(p, request) })]
+		case n > 1:
+			rerr.err = ErrWhichRequest
+			return Answered{}, rerr
 		}
 	case len(open) == 1:
 		target = open[0]
@@ -346,7 +356,11 @@ func Answer(ctx context.Context, th *harness.Thread, kind fold.WaitKind, request
 	if err != nil {
 		return Answered{}, err
 	}
-	p, err := PostAnswer(ctx, th, d, AnswerKey(d.Kind, target.RequestID))
+	to, err := Target(ctx, th, target)
+	if err != nil {
+		return Answered{}, err
+	}
+	p, err := PostAnswer(ctx, to, d, AnswerKey(d.Kind, target.RequestID))
 	if errors.Is(err, scheduler.ErrUnknownRequest) {
 		return Answered{}, rerr
 	}
@@ -362,4 +376,14 @@ func answerKind(k fold.WaitKind) facts.Kind {
 		return facts.KindEffectReconciled
 	}
 	return facts.KindConfirmationAnswered
+}
+
+func countFunc[T any](xs []T, f func(T) bool) int {
+	n := 0
+	for _, x := range xs {
+		if f(x) {
+			n++
+		}
+	}
+	return n
 }

@@ -51,6 +51,10 @@ type State struct {
 	Workspace string
 	// View is the whole view the state was read from.
 	View harness.View
+	// Children are the states of the children the thread waits on (see
+	// harness.Delegate), in call order; their requests are among Waits,
+	// each naming its thread (Pending.Thread).
+	Children []State
 }
 
 // Pending is an open request with what the thread's view says about it.
@@ -77,12 +81,17 @@ type Pending struct {
 // Inspect reads the thread (harness.Thread.View) and says where it
 // stands: what a resume would do, or what it waits for. It runs nothing
 // and appends nothing. A thread with no facts is harness.ErrUnknownThread.
+//
+// A thread that waits on children (harness.Thread.Tree) stands where its
+// tree does: resumable when a resume would move a child on, parked when
+// every child waits for a person, whose requests are then the thread's
+// Waits, each naming the thread it belongs to.
 func Inspect(ctx context.Context, th *harness.Thread) (State, error) {
-	v, err := th.View(ctx)
+	tr, err := th.Tree(ctx)
 	if err != nil {
 		return State{Thread: th.ID()}, err
 	}
-	return stateOf(ctx, th.Store(), v)
+	return stateOfTree(ctx, th, tr)
 }
 
 // stateOf is the state of the view v of a thread of store.

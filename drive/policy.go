@@ -372,8 +372,9 @@ const PolicyBy = "policy"
 
 // ApplyApproval answers the pending confirmations the approval decides,
 // posting confirmation.answered to the thread (by PolicyBy, with the rule
-// as the reason, under AnswerKey), and returns the pending requests that
-// still need a person. posted counts the answers appended.
+// as the reason, under AnswerKey) — or, for a child's request, to the
+// child (see Target) — and returns the pending requests that still need a
+// person. posted counts the answers appended.
 func ApplyApproval(ctx context.Context, th *harness.Thread, a Approval, waits []Pending) (needPerson []Pending, posted int, err error) {
 	rt := th.Runtime()
 	if a.Root == "" {
@@ -399,7 +400,11 @@ func ApplyApproval(ctx context.Context, th *harness.Thread, a Approval, waits []
 		if err != nil {
 			return nil, posted, err
 		}
-		p, err := th.Post(ctx, d, AnswerKey(facts.KindConfirmationAnswered, w.RequestID))
+		target, err := Target(ctx, th, w)
+		if err != nil {
+			return nil, posted, err
+		}
+		p, err := target.Post(ctx, d, AnswerKey(facts.KindConfirmationAnswered, w.RequestID))
 		if err != nil {
 			return nil, posted, fmt.Errorf("answer %s by policy (%s): %w", w.RequestID, dec.Rule, err)
 		}

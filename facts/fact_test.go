@@ -65,6 +65,13 @@ var samples = []struct {
 	{facts.KindTransitionFailed, facts.TransitionFailed{Key: "infer/turn/3", Class: facts.ClassTransient, Message: "429", Attempt: 2}},
 	{facts.KindThreadForked, facts.ThreadForked{From: "t0", At: 12}},
 	{facts.KindWorkspaceRestored, facts.WorkspaceRestored{To: 3, By: "ana", Restored: []facts.PathChange{{Path: "cache.toml", Before: "sha256:02", After: "sha256:01", BeforeMode: 0o644, AfterMode: 0o644}}}},
+	{facts.KindChildSpawned, facts.ChildSpawned{Child: "t1.1-d1", CallID: "1-d1", Task: "Review cache.toml", Tools: []string{"read_file"}, MaxTurns: 5, MaxTokens: 9000}},
+	{facts.KindThreadSpawned, facts.ThreadSpawned{Parent: "t1", Seq: 4, Hash: strings.Repeat("ab", 32), Key: "delegate/spawn/1-d1",
+		CallID: "1-d1", Task: "Review cache.toml", Tools: []string{"read_file"}, MaxTurns: 5}},
+	{facts.KindThreadEnded, facts.ThreadEnded{Status: facts.EndDone, Result: "It sets ttl_seconds = 60.", Turns: 2, Tokens: 300}},
+	{facts.KindChildReported, facts.ChildReported{Child: "t1.1-d1", CallID: "1-d1", Seq: 7, Hash: strings.Repeat("cd", 32),
+		Status: facts.EndStopped, Reason: "turns budget exhausted", Result: "partial", Turns: 5, Tokens: 900}},
+	{facts.KindThreadStopped, facts.ThreadStopped{By: "ana", Reason: "enough"}},
 }
 
 // sampleFacts chains a fact of every sample kind into one thread.

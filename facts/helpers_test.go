@@ -33,6 +33,11 @@ var decoders = map[facts.Kind]func(facts.Fact) (any, error){
 	facts.KindTransitionFailed:      dec[facts.TransitionFailed],
 	facts.KindThreadForked:          dec[facts.ThreadForked],
 	facts.KindWorkspaceRestored:     dec[facts.WorkspaceRestored],
+	facts.KindChildSpawned:          dec[facts.ChildSpawned],
+	facts.KindThreadSpawned:         dec[facts.ThreadSpawned],
+	facts.KindThreadEnded:           dec[facts.ThreadEnded],
+	facts.KindChildReported:         dec[facts.ChildReported],
+	facts.KindThreadStopped:         dec[facts.ThreadStopped],
 }
 
 // decodeAny decodes f's payload into its registered type.

@@ -48,11 +48,14 @@ var ErrClaimLost = errors.New("claim lost: the thread moved on")
 // WaitKind names what a parked thread waits for.
 type WaitKind string
 
-// What a thread can wait for: each ends when a person appends an answer.
+// What a thread can wait for: each ends when a person appends an answer,
+// or — a child — when the child thread it delegated to reports.
 const (
 	WaitConfirmation WaitKind = "confirmation"
 	WaitQuestion     WaitKind = "question"
 	WaitReconcile    WaitKind = "reconcile"
+	// WaitChild: a child thread's outcome; RequestID is the child's id.
+	WaitChild WaitKind = "child"
 )
 
 // Wait is one request a view waits on a person to answer.
@@ -62,6 +65,10 @@ type Wait struct {
 	RequestID string
 	// Summary says in one line what is asked, for a person.
 	Summary string
+	// Thread, when set, is the thread whose request it is, when that is
+	// not the waiting thread itself: a child's, waited on through its
+	// parent. An answer goes to that thread.
+	Thread string
 }
 
 // Stop is a view's word that the thread has ended without being done.
@@ -165,7 +172,7 @@ type Projection[S any] struct {
 	Enabled []Enabled[S]
 	// Waits are what the thread waits for when nothing is enabled.
 	Waits []Wait
-	// Stop, when set, ends the thread; Enabled is then empty.
+	// Stop, when set, ends the thread; Enabled and Waits are then empty.
 	Stop *Stop
 	// Retry is the transition Stop.Retry names, when a component enables
 	// it: the runtime runs it at the start of a Resume, never in a loop.
@@ -353,7 +360,9 @@ func (f *Fold[S]) Project() (Projection[S], error) {
 		}
 	}
 	if p.Stop != nil {
-		p.Enabled = nil
+		// Nothing more runs, and nobody is waited for: an answer could
+		// move nothing.
+		p.Enabled, p.Waits = nil, nil
 	}
 	return p, nil
 }

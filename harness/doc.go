@@ -36,7 +36,20 @@
 // [Budget] bounds turns and tokens, [Compact] summarizes a long context
 // (by the model, in a compaction turn, when its window is configured),
 // and [Infer] runs the coding scheduler's model turns. [CodingActor] is the
-// stock tree of all five.
+// stock tree of all five; [DelegatingActor] adds [Delegate].
+//
+// An actor spawns actors: with a [Delegate] part, the model's delegate
+// tool spawns a child thread for a task — its own log, its tools (some of
+// the parent's), its budget (no more than the parent has left) and its
+// actor, composed by the Go caller from what the delegation gives it
+// ([Child]). The parent waits on the child as it waits for a person; a
+// Resume of the parent drives the children it waits on, and each child's
+// outcome arrives in the parent as an ingress fact whose key is derived
+// from the child's id and final head, so that a crash anywhere leaves one
+// child and one report. [Thread.Tree] reads a parent and its children,
+// [Runtime.Open] and [Thread.Open] give a child thread with its own actor,
+// and [Thread.Stop] stops a thread and the children it waits on (see
+// tree.go for the whole protocol).
 //
 // Taking a thread on for a person is package drive's; auditing it,
 // package audit's; undoing it, package rewind's; the stock harness of a

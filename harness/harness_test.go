@@ -473,9 +473,10 @@ func TestNestedInferPrefixesKeys(t *testing.T) {
 	a, err := harness.Compose(cfg, harness.Infer(harness.Scheduler(), harness.Infer(harness.Scheduler())))
 	require.NoError(t, err)
 	comps := a.New()
-	require.Len(t, comps, 2)
-	require.Equal(t, "scheduler", comps[0].Name())
-	require.Equal(t, "infer2/scheduler", comps[1].Name())
+	require.Len(t, comps, 3, "the lineage first, then the two schedulers")
+	require.Equal(t, "lineage", comps[0].Name())
+	require.Equal(t, "scheduler", comps[1].Name())
+	require.Equal(t, "infer2/scheduler", comps[2].Name())
 }
 
 // The calls of a turn take effect in the model's order, whatever order the

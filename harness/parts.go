@@ -26,9 +26,11 @@ type Part interface {
 // assembly is what Compose learns from the parts: the configuration, the
 // tools, and how to build one fold's components in order.
 type assembly struct {
-	cfg     Config
-	toolbox *Toolbox
-	build   []func(k *kit) fold.Component[Services]
+	cfg      Config
+	toolbox  *Toolbox
+	build    []func(k *kit) fold.Component[Services]
+	delegate *delegation // set by the Delegate part
+	budgeted bool        // a Budget part is among the parts
 }
 
 // kit is one fold's components that other components consult: the budget
@@ -50,7 +52,12 @@ func Compose(cfg Config, parts ...Part) (Actor, error) {
 	for _, p := range parts {
 		p.add(a, "")
 	}
-	build := a.build
+	if err := a.check(); err != nil {
+		return Actor{}, err
+	}
+	// The lineage of the thread (a child's spawn and end, a stop) comes
+	// first: its stop is the one a projection reports.
+	build := append([]func(k *kit) fold.Component[Services]{func(*kit) fold.Component[Services] { return &lineage{} }}, a.build...)
 	return Actor{Name: cfg.Actor, New: func() []fold.Component[Services] {
 		k := &kit{}
 		out := make([]fold.Component[Services], len(build))
@@ -58,7 +65,7 @@ func Compose(cfg Config, parts ...Part) (Actor, error) {
 			out[i] = b(k)
 		}
 		return out
-	}}, nil
+	}, spec: &actorSpec{cfg: cfg, tools: a.toolbox, budgeted: a.budgeted, delegate: a.delegate}}, nil
 }
 
 // CodingActor is the stock tree: System, Tools, Budget, Compact and
@@ -102,7 +109,7 @@ func (s *system) Output() fold.Output[Services] {
 	d, err := facts.NewDraft(facts.KindSystemConfigured, "", facts.SystemConfigured{
 		Prompt:    s.a.cfg.SystemPrompt,
 		Model:     s.a.cfg.ModelName,
-		Tools:     s.a.toolbox.Schemas(),
+		Tools:     s.a.schemas(),
 		Version:   s.a.cfg.Version,
 		Workspace: s.a.cfg.Workspace,
 		Sandbox:   s.a.toolbox.sandbox(),
@@ -132,6 +139,7 @@ func Budget() Part { return budgetPart{} }
 type budgetPart struct{}
 
 func (budgetPart) add(a *assembly, _ string) {
+	a.budgeted = true
 	a.build = append(a.build, func(k *kit) fold.Component[Services] {
 		k.budget = &budget{maxTurns: a.cfg.MaxTurns, maxTokens: a.cfg.MaxTokens}
 		return k.budget
@@ -150,9 +158,14 @@ type budget struct {
 	turns     int
 	tokens    int64
 	err       error
+	// childTurns and childTokens are what the thread's children reported.
+	childTurns  int
+	childTokens int64
 }
 
-// BudgetView is the budget component's view.
+// BudgetView is the budget component's view. Turns and Tokens count the
+// thread's own model turns and those its children reported: a budget
+// bounds a thread and what it delegated.
 type BudgetView struct {
 	Turns, MaxTurns   int
 	Tokens, MaxTokens int64
@@ -161,9 +174,12 @@ type BudgetView struct {
 func (b *budget) Name() string { return "budget" }
 
 func (b *budget) Step(f facts.Fact) error {
-	if f.Kind == facts.KindModelTurn || f.Kind == facts.KindContextCompacted {
+	switch f.Kind {
+	case facts.KindModelTurn, facts.KindContextCompacted:
 		b.thread = f.Thread
 		b.turnFacts = append(b.turnFacts, turnRef{f.Seq, f.Kind, f.Cause, f.Data})
+	case facts.KindChildReported:
+		b.child(f) // a child's turns and tokens are the parent's too
 	}
 	return nil
 }
@@ -218,7 +234,7 @@ func (b *budget) Output() fold.Output[Services] {
 // View reports the turns and tokens used so far, and the bounds.
 func (b *budget) View() BudgetView {
 	b.count()
-	return BudgetView{b.turns, b.maxTurns, b.tokens, b.maxTokens}
+	return BudgetView{b.turns + b.childTurns, b.maxTurns, b.tokens + b.childTokens, b.maxTokens}
 }
 
 // spent returns the budget.exhausted record when another model turn would
@@ -227,12 +243,12 @@ func (b *budget) spent() *facts.BudgetExhausted {
 	if b == nil {
 		return nil
 	}
-	b.count()
+	v := b.View()
 	switch {
-	case b.maxTurns > 0 && b.turns >= b.maxTurns:
-		return &facts.BudgetExhausted{Resource: "turns", Limit: int64(b.maxTurns), Used: int64(b.turns)}
-	case b.maxTokens > 0 && b.tokens >= b.maxTokens:
-		return &facts.BudgetExhausted{Resource: "tokens", Limit: b.maxTokens, Used: b.tokens}
+	case b.maxTurns > 0 && v.Turns >= b.maxTurns:
+		return &facts.BudgetExhausted{Resource: "turns", Limit: int64(b.maxTurns), Used: int64(v.Turns)}
+	case b.maxTokens > 0 && v.Tokens >= b.maxTokens:
+		return &facts.BudgetExhausted{Resource: "tokens", Limit: b.maxTokens, Used: v.Tokens}
 	}
 	return nil
 }
@@ -305,10 +321,12 @@ func (schedulerPart) add(a *assembly, prefix string) {
 				}
 				return scheduler.Policy{Confirm: confirms(t), Capability: t.Capability()}
 			},
-			Granted: func(c action.Capability) bool { return slices.Contains(a.cfg.Grants, c) },
-			Budget:  func() *facts.BudgetExhausted { return k.budget.spent() },
-			Actor:   a.cfg.Actor,
-			Scope:   strings.TrimSuffix(strings.ReplaceAll(prefix, "/", "-"), "-"),
+			Granted:  func(c action.Capability) bool { return slices.Contains(a.cfg.Grants, c) },
+			Budget:   func() *facts.BudgetExhausted { return k.budget.spent() },
+			Actor:    a.cfg.Actor,
+			Scope:    strings.TrimSuffix(strings.ReplaceAll(prefix, "/", "-"), "-"),
+			Delegate: a.delegate.calls(),
+			Spawn:    a.delegate.spawner(a, k),
 		})
 		if k.scheduler == nil {
 			k.scheduler = s

@@ -23,6 +23,9 @@ type Actor struct {
 	Name string
 	// New returns fresh components, in projection order.
 	New func() []fold.Component[Services]
+	// spec is what Compose made the actor of (nil for an actor built by
+	// hand): what a delegation checks a child's actor against.
+	spec *actorSpec
 }
 
 // Status is how a Resume ended.
@@ -54,7 +57,8 @@ type Outcome struct {
 	Waits []fold.Wait
 	// Reason says why the thread failed or stopped.
 	Reason string
-	// Steps is the number of transitions this call ran.
+	// Steps is the number of transitions this call ran (in the thread,
+	// and in the children it drove).
 	Steps int
 	// Seq is the thread's head after the call.
 	Seq uint64
@@ -117,6 +121,9 @@ type Thread struct {
 	actor Actor
 	id    string
 	st    *state // nil until the log is first read, and after a fold failed
+	// kids are the children this thread drove (see tend), kept with
+	// their folds; never iterated.
+	kids map[string]*Thread
 }
 
 // Thread returns the thread id of the runtime, folded by the actor's
@@ -408,12 +415,23 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 			retried = true
 			p.Enabled = []fold.Enabled[Services]{*p.Retry}
 		case p.Stop != nil || len(p.Enabled) == 0:
+			// A thread that waits on its children drives them first
+			// (see tend); their reports move it on.
+			if moved, err := t.tend(ctx, st, p, &out); err != nil || moved {
+				if err != nil {
+					return out, err
+				}
+				continue
+			}
+			if out.Status != "" {
+				return out, nil // a child stopped the tree (see tend)
+			}
 			out.Status = StatusOf(p)
 			switch {
 			case p.Stop != nil:
 				out.Reason = p.Stop.Reason
 			case out.Status == StatusParked:
-				out.Waits = p.Waits
+				out.Waits = append(p.Waits, out.Waits...)
 			}
 			return out, nil
 		case out.Steps >= rt.Config.MaxSteps:

@@ -163,11 +163,12 @@ func (s *system) Restore(data []byte, p fold.Prefix) error {
 	return d.Finish()
 }
 
-// SnapshotVersion is the version of the budget's snapshots.
-func (b *budget) SnapshotVersion() uint32 { return 1 }
+// SnapshotVersion is the version of the budget's snapshots: 2 keeps what
+// the thread's children reported too.
+func (b *budget) SnapshotVersion() uint32 { return 2 }
 
-// Snapshot keeps the turns and tokens counted; a turn it could not count
-// keeps none.
+// Snapshot keeps the turns and tokens counted, the thread's own and its
+// children's; a turn it could not count keeps none.
 func (b *budget) Snapshot() ([]byte, error) {
 	b.count()
 	if b.err != nil {
@@ -176,6 +177,8 @@ func (b *budget) Snapshot() ([]byte, error) {
 	var e fold.Encoder
 	e.Uint(uint64(b.turns))
 	e.Int(b.tokens)
+	e.Uint(uint64(b.childTurns))
+	e.Int(b.childTokens)
 	return e.Data(), nil
 }
 
@@ -183,6 +186,7 @@ func (b *budget) Snapshot() ([]byte, error) {
 func (b *budget) Restore(data []byte, p fold.Prefix) error {
 	d := fold.NewDecoder(p.Thread(), data)
 	b.turns, b.tokens, b.thread = int(d.Uint()), d.Int(), p.Thread()
+	b.childTurns, b.childTokens = int(d.Uint()), d.Int()
 	return d.Finish()
 }
 

@@ -44,6 +44,9 @@ type View struct {
 	Turn scheduler.Reading
 	// Budget is what the budget part counted, when the actor has one.
 	Budget *BudgetView
+	// Lineage is the thread's place in a tree: a child's link to its
+	// parent and its end, and a stop (see Delegate).
+	Lineage Lineage
 }
 
 // StatusOf is the status a projection gives a thread: stopped or failed
@@ -137,6 +140,8 @@ func ViewOf(id string, f *fold.Fold[Services]) (View, error) {
 		case *budget:
 			b := c.View()
 			v.Budget = &b
+		case *lineage:
+			v.Lineage = c.view()
 		}
 	}
 	return v, nil

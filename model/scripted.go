@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/seed-7cc7a084/harness/facts"
@@ -24,6 +25,14 @@ import (
 // "fail" lists errors to return, by class, on the first attempts at that
 // turn before the decision is returned; it lets a script rehearse retries.
 // Attempts are counted per thread and turn in this process.
+//
+// "thread" gives a line to some threads only — the child threads of a
+// delegation, say: a line whose "thread" is X is for the thread X and the
+// threads whose id ends with "." followed by X (a child is
+// "<parent>.<turn>-<call id>", so "1-d1" names the child that the call d1
+// of turn 1 spawned, whatever its parent's id). A thread some line names
+// takes those lines, in order; every other thread takes the lines that
+// name none.
 type Scripted struct {
 	name  string
 	turns []scriptLine
@@ -34,7 +43,8 @@ type Scripted struct {
 
 type scriptLine struct {
 	Decision
-	Fail []facts.ErrorClass `json:"fail,omitempty"`
+	Fail   []facts.ErrorClass `json:"fail,omitempty"`
+	Thread string             `json:"thread,omitempty"`
 }
 
 // ParseScript reads a script (see Scripted). A line that is not a decision
@@ -88,17 +98,35 @@ func LoadScript(path string) (*Scripted, error) {
 // Len is the number of decisions in the script.
 func (s *Scripted) Len() int { return len(s.turns) }
 
+// linesFor are the lines for thread id (see Scripted).
+func (s *Scripted) linesFor(id string) []scriptLine {
+	var named, plain []scriptLine
+	for _, l := range s.turns {
+		switch {
+		case l.Thread == "":
+			plain = append(plain, l)
+		case l.Thread == id || strings.HasSuffix(id, "."+l.Thread):
+			named = append(named, l)
+		}
+	}
+	if len(named) > 0 {
+		return named
+	}
+	return plain
+}
+
 // Turn returns the decision for req.Turn. A turn past the end of the
 // script is an invalid_output error naming the script.
 func (s *Scripted) Turn(ctx context.Context, req Request) (Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return Decision{}, err
 	}
-	if req.Turn < 1 || req.Turn > len(s.turns) {
+	lines := s.linesFor(req.Thread)
+	if req.Turn < 1 || req.Turn > len(lines) {
 		return Decision{}, &Error{Class: facts.ClassInvalidOutput,
-			Err: fmt.Errorf("script %s has %d decisions; turn %d asked", s.name, len(s.turns), req.Turn)}
+			Err: fmt.Errorf("script %s has %d decisions for thread %s; turn %d asked", s.name, len(lines), req.Thread, req.Turn)}
 	}
-	l := s.turns[req.Turn-1]
+	l := lines[req.Turn-1]
 	s.mu.Lock()
 	k := fmt.Sprintf("%s\x00%d", req.Thread, req.Turn)
 	attempt := s.attempts[k]

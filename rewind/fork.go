@@ -26,6 +26,12 @@ func ForkID(from string, at uint64) string {
 // are the fork's own). The whole fork is one append: it exists completely
 // or not at all. The workspace is not forked: actions resumed in the fork
 // act on the workspace as it is.
+//
+// In a tree of threads (see harness.Delegate), a child the thread had
+// spawned and not heard from by seq at is spawned anew for the fork (the
+// fork's resume runs a child of its own); a child that had reported is
+// shared, its log being history both threads have. A child thread is not
+// forked itself: fork its parent.
 func Fork(ctx context.Context, store thread.Store, from string, at uint64, to string) (thread.Head, error) {
 	if err := thread.ValidateID(to); err != nil {
 		return thread.Head{}, fmt.Errorf("fork %s: new thread id: %w", from, err)
@@ -54,6 +60,9 @@ func Fork(ctx context.Context, store thread.Store, from string, at uint64, to st
 			break
 		}
 		drafts = append(drafts, facts.Draft{Kind: f.Kind, Cause: f.Cause, Data: f.Data})
+	}
+	if drafts, err = forkTree(from, to, drafts); err != nil {
+		return thread.Head{}, err
 	}
 	d, err := facts.NewDraft(facts.KindThreadForked, facts.IngressCause("fork-"+from+"-"+strconv.FormatUint(at, 10)),
 		facts.ThreadForked{From: from, At: at})

@@ -125,6 +125,13 @@ type UndoPlan struct {
 // that part of its mode where the log recorded it — or whose earlier
 // bytes were not kept by blobs, or that was a symlink before. It changes
 // nothing.
+//
+// In a tree of threads (see harness.Delegate) the changes of the children
+// the thread spawned count as the thread's: each child's, its own
+// children's included, where its report is in the thread's log (an
+// unreported child's after the thread's last fact), so an undo of a parent
+// puts back what its children did too, in the order it was done. actor is
+// the tree root's.
 func PlanUndo(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id string, to uint64) (UndoPlan, error) {
 	plan, _, err := planUndo(ctx, rt, actor, id, to)
 	return plan, err
@@ -251,7 +258,10 @@ func planUndo(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id 
 	if svc.Observer == nil || svc.Workspace == "" {
 		return plan, nil, fmt.Errorf("undo %s: no workspace observer: nothing can say what the files hold now", id)
 	}
-	th := rt.Thread(actor, id)
+	th, err := rt.Open(ctx, actor, id)
+	if err != nil {
+		return plan, nil, fmt.Errorf("undo %s: %w", id, err)
+	}
 	v, err := th.View(ctx)
 	if err != nil {
 		return plan, nil, fmt.Errorf("undo %s: %w", id, err)
@@ -291,7 +301,14 @@ func planUndo(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id 
 			ch.seqs = append(ch.seqs, seq)
 		}
 	}
-	for _, c := range changesAfter(whole, to) {
+	changes := changesAfter(whole, to)
+	kids, err := treeChanges(ctx, rt, actor, th, to, v.Head.Seq)
+	if err != nil {
+		return plan, nil, fmt.Errorf("undo %s: %w", id, err)
+	}
+	changes = append(changes, kids...)
+	sortChanges(changes)
+	for _, c := range changes {
 		note(c.seq, c.paths)
 	}
 	snap, err := svc.Observer.Observe(ctx)
@@ -404,8 +421,14 @@ func changesAfter(r scheduler.Reading, to uint64) []change {
 			out = append(out, change{u.Seq, u.Restored})
 		}
 	}
-	slices.SortFunc(out, func(a, b change) int { return cmp.Compare(a.seq, b.seq) })
+	sortChanges(out)
 	return out
+}
+
+// sortChanges orders changes by seq, keeping the order of those at one
+// seq (a child's, which land at its report).
+func sortChanges(cs []change) {
+	slices.SortStableFunc(cs, func(a, b change) int { return cmp.Compare(a.seq, b.seq) })
 }
 
 // short is a digest shortened for a person.

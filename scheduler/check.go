@@ -68,6 +68,12 @@ func (s *state[S]) accept(d facts.Draft) error {
 		case !a.Open():
 			return fmt.Errorf("effect %q is not open (its effect state is %s): %w", p.ActionID, effectState(a), ErrUnknownRequest)
 		}
+	case facts.KindChildReported:
+		p, err := facts.Decode[facts.ChildReported](f)
+		if err != nil {
+			return err
+		}
+		return s.acceptReport(p)
 	}
 	return nil
 }
@@ -113,6 +119,8 @@ func (s *state[S]) check(f facts.Fact) error {
 		return checkWith(f, s.checkCheckRecorded)
 	case facts.KindActionInterrupted:
 		return checkWith(f, s.checkActionInterrupted)
+	case facts.KindChildSpawned:
+		return checkWith(f, s.checkChildSpawned)
 	}
 	return nil
 }

@@ -12,6 +12,11 @@
 //	user.message → model.turn (question) → question.asked              → parked
 //	    question.answered → model.turn (the answer is in its request) …
 //
+// A call may also be a delegation (Env.Delegate): its spawn transition
+// records child.spawned, and the thread waits on the child (a wait of kind
+// fold.WaitChild) until child.reported arrives, which the model is shown
+// as the call's result (see delegate.go).
+//
 // While parked the scheduler enables nothing: the thread waits for an answer
 // fact, with no timer anywhere. Answers name the request they answer; each
 // tool call of a model turn is its own request. An approval binds what runs:

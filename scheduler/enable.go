@@ -53,7 +53,16 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 	// confirmations and the recovery of an action in doubt are records,
 	// not effects, and are made for all calls at once.
 	earlierOpen := false
+	// A delegation waits only for the actions before it: the children of
+	// one turn run at once, each its own thread.
+	earlierActionOpen := false
+	children := childWaits{}
 	for _, c := range s.calls {
+		if s.delegated(c) {
+			s.outputChild(c, v, out, earlierActionOpen, &children)
+			earlierOpen = earlierOpen || !c.settled()
+			continue
+		}
 		a := c.last()
 		switch {
 		case a == nil:
@@ -84,12 +93,19 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 			ran = true
 		}
 		earlierOpen = earlierOpen || !c.settled()
+		earlierActionOpen = earlierActionOpen || !c.settled()
+	}
+	ran = ran || children.reported > 0
+	if t, ok := s.budgetSpentWhileWaiting(children); ok {
+		out.Transitions = append(out.Transitions, t)
 	}
 	switch {
 	case len(out.Transitions) > 0:
 		v.Phase = PhaseTool
 	case reconcile:
 		v.Phase = PhaseReconcile
+	case len(v.Waits) > 0 && len(v.Waits) == children.waiting:
+		v.Phase = PhaseChildren
 	case len(v.Waits) > 0:
 		v.Phase = PhaseConfirm
 	case ran || s.userAfterTurn:

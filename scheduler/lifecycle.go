@@ -125,6 +125,9 @@ type Call struct {
 	ConfirmationSeq, AnswerSeq uint64
 	// Actions are its attempts, in order.
 	Actions []Action
+	// Child is the child thread of a delegation (a call that asked for
+	// one), once spawned; a delegation has no actions.
+	Child *Child
 }
 
 // Denied reports whether a person (or a policy) denied the call.

@@ -27,6 +27,8 @@ const (
 	PhaseTool Phase = "tool"
 	// PhaseReconcile: an effect nobody can vouch for waits for a person.
 	PhaseReconcile Phase = "reconcile"
+	// PhaseChildren: the turn waits on the child threads it delegated to.
+	PhaseChildren Phase = "children"
 	// PhaseDone: the turn is complete; nothing is enabled or awaited.
 	PhaseDone Phase = "done"
 	// PhaseFailed: a step failed for good, or a budget ran out.
@@ -101,6 +103,15 @@ type Env[S any] struct {
 	// makes ("<scope>-1-call_1"), so that a scheduler nested beside
 	// another (see fold.Prefixed) is answered on its own requests.
 	Scope string
+	// Delegate, when set, says whether a call asks for a child thread (a
+	// delegation; see delegate.go) rather than an action. It is asked
+	// once, before anything is recorded for the call: what was recorded
+	// (child.spawned, or action.requested) decides ever after.
+	Delegate func(call facts.ToolCall) bool
+	// Spawn describes deciding a delegation's child — its id, task, tools
+	// and budget, or why it is refused — from the parent's log; it must
+	// be set when Delegate is.
+	Spawn func(req SpawnRequest) effect.Effect[S, facts.ChildSpawned]
 }
 
 // The keys of the transitions this component enables. ref is
@@ -113,7 +124,7 @@ func executeKey(id string) string  { return "tool/execute/" + id }
 func recoverKey(id string) string  { return "tool/recover/" + id }
 func askKey(turn int) string       { return "question/ask/" + strconv.Itoa(turn) }
 
-var ownPrefixes = []string{"infer/turn/", "confirm/", "tool/", "question/ask/"}
+var ownPrefixes = []string{"infer/turn/", "confirm/", "tool/", "question/ask/", "delegate/"}
 
 // Digest identifies a tool call exactly: the tool's name and its
 // arguments, byte for byte.

@@ -22,6 +22,7 @@ type call struct {
 	askedSeq uint64
 	answerAt uint64
 	attempts []*Action
+	child    *Child // a delegation's child, once spawned (see delegate.go)
 }
 
 func (c *call) last() *Action {
@@ -36,6 +37,9 @@ func (c *call) denied() bool            { return c.needsConfirmation() && c.answ
 
 // settled reports whether nothing more happens to the call.
 func (c *call) settled() bool {
+	if c.child != nil {
+		return c.child.settled()
+	}
 	if c.denied() {
 		return true
 	}
@@ -56,6 +60,10 @@ func (c *call) reading() Call {
 	out.Actions = make([]Action, len(c.attempts))
 	for i, a := range c.attempts {
 		out.Actions[i] = *a
+	}
+	if c.child != nil {
+		ch := *c.child
+		out.Child = &ch
 	}
 	return out
 }
@@ -88,6 +96,7 @@ type state[S any] struct {
 	byRef     map[string]*call
 	byRequest map[string]*call   // confirmation request id → call
 	byAction  map[string]*call   // action id → call
+	byChild   map[string]*call   // child thread id → call
 	done      map[string]*Action // idempotency key → attempt that completed it
 	question  *Question          // of the latest model turn
 	questions []*Question
@@ -105,7 +114,7 @@ type state[S any] struct {
 
 func newState[S any](env Env[S]) *state[S] {
 	return &state[S]{env: env, byRef: map[string]*call{}, byRequest: map[string]*call{},
-		byAction: map[string]*call{}, done: map[string]*Action{}}
+		byAction: map[string]*call{}, byChild: map[string]*call{}, done: map[string]*Action{}}
 }
 
 // attemptOf returns the call and attempt of an action id.
@@ -165,6 +174,10 @@ func (s *state[S]) apply(f facts.Fact) error {
 		return with(f, s.transitionFailed)
 	case facts.KindWorkspaceRestored:
 		return with(f, s.workspaceRestored)
+	case facts.KindChildSpawned:
+		return with(f, s.childSpawned)
+	case facts.KindChildReported:
+		return with(f, s.childReported)
 	}
 	return nil
 }
@@ -188,7 +201,7 @@ func folded(k facts.Kind) bool {
 		facts.KindActionRequested, facts.KindActionStarted, facts.KindActionCompleted,
 		facts.KindActionInterrupted, facts.KindCheckRecorded, facts.KindEffectReconciled,
 		facts.KindContextCompacted, facts.KindBudgetExhausted, facts.KindTransitionFailed,
-		facts.KindWorkspaceRestored:
+		facts.KindWorkspaceRestored, facts.KindChildSpawned, facts.KindChildReported:
 		return true
 	}
 	return false
@@ -201,7 +214,7 @@ var transitionKinds = map[facts.Kind]bool{
 	facts.KindModelTurn: true, facts.KindConfirmationRequested: true, facts.KindQuestionAsked: true,
 	facts.KindActionRequested: true, facts.KindActionStarted: true, facts.KindActionCompleted: true,
 	facts.KindActionInterrupted: true, facts.KindCheckRecorded: true, facts.KindBudgetExhausted: true,
-	facts.KindTransitionFailed: true,
+	facts.KindTransitionFailed: true, facts.KindChildSpawned: true,
 }
 
 func (s *state[S]) systemConfigured(_ facts.Fact, p facts.SystemConfigured) {

@@ -414,7 +414,8 @@ func openModel(spec string, opts ...model.Option) (model.Model, error) {
 }
 
 // Stock is the stock coding harness of a workspace: the built-in tools of
-// package tools confined to the root, CodingActor over them, and services
+// package tools confined to the root, DelegatingActor over them (a model
+// may delegate to child threads of the same tools), and services
 // whose observer watches the root. Every command that folds or resumes a
 // thread of the workspace builds the same Stock, so the thread's log folds
 // the same way in every process.
@@ -524,7 +525,7 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	if err != nil {
 		return fail(err)
 	}
-	actor, err := harness.CodingActor(cfg, tb)
+	actor, err := harness.DelegatingActor(cfg, tb)
 	if err != nil {
 		return fail(err)
 	}

@@ -170,7 +170,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person).`,
 		a.runCmd(), a.resumeCmd(),
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
 		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.effectsCmd(),
-		a.forkCmd(), a.undoCmd(), a.demoCmd(), a.mcpCmd(),
+		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.demoCmd(), a.mcpCmd(),
 		a.submitCmd(), a.workerCmd(), a.migrateCmd(),
 	)
 	return root

@@ -163,6 +163,9 @@ func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, 
 	}
 	dr := a.newDriver(s, id, approval, &f.drive)
 	dr.retry = true
+	if err := dr.openTree(ctx); err != nil {
+		return err
+	}
 	ans, err := drive.Answer(ctx, dr.th, kind, request, func(p drive.Pending) (facts.Draft, error) {
 		d, err := build(p)
 		return d, asUsage(err)
@@ -220,6 +223,9 @@ func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f 
 func (a *app) postIn(ctx context.Context, s *session, approval drive.Approval, id string, d facts.Draft, key string, f *answerFlags) error {
 	dr := a.newDriver(s, id, approval, &f.drive)
 	dr.retry = true
+	if err := dr.openTree(ctx); err != nil {
+		return err
+	}
 	p, err := drive.PostAnswer(ctx, dr.th, d, key)
 	if err != nil {
 		return err

@@ -102,7 +102,11 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		if draft.Kind == "" {
 			continue // skipped
 		}
-		p, err := drive.PostAnswer(ctx, d.th, draft, drive.AnswerKey(draft.Kind, w.RequestID))
+		to, err := drive.Target(ctx, d.th, w) // a child's request goes to the child
+		if err != nil {
+			return answered, err
+		}
+		p, err := drive.PostAnswer(ctx, to, draft, drive.AnswerKey(draft.Kind, w.RequestID))
 		if err != nil {
 			return answered, err
 		}
@@ -118,7 +122,7 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 
 func (d *driver) askConfirmation(ctx context.Context, w drive.Pending, by string) (facts.Draft, error) {
 	for {
-		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Approve %s (%s)? [y]es, [n]o, [s]kip: ", present.EscapeLine(w.RequestID), present.EscapeLine(w.Tool)))
+		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Approve %s (%s)? [y]es, [n]o, [s]kip: ", present.EscapeLine(drive.Ref(w)), present.EscapeLine(w.Tool)))
 		if err != nil {
 			return facts.Draft{}, err
 		}
@@ -162,7 +166,7 @@ func (d *driver) askQuestion(ctx context.Context, w drive.Pending, by string) (f
 
 func (d *driver) askReconcile(ctx context.Context, w drive.Pending, by string) (facts.Draft, error) {
 	for {
-		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Settle %s? [a]ccept it happened, [r]etry, a[b]andon, [s]kip: ", present.EscapeLine(w.RequestID)))
+		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Settle %s? [a]ccept it happened, [r]etry, a[b]andon, [s]kip: ", present.EscapeLine(drive.Ref(w))))
 		if err != nil {
 			return facts.Draft{}, err
 		}

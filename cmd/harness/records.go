@@ -44,6 +44,7 @@ func (a *app) threadsCmd() *cobra.Command {
 			defer s.Close()
 			type row struct {
 				Thread       string         `json:"thread"`
+				Parent       string         `json:"parent,omitempty"`
 				Status       harness.Status `json:"status"`
 				Waits        []string       `json:"waits,omitempty"`
 				InDoubt      []string       `json:"in_doubt,omitempty"`
@@ -69,20 +70,31 @@ func (a *app) threadsCmd() *cobra.Command {
 					break
 				}
 				for _, h := range heads {
-					st, err := drive.Inspect(ctx, rt.Thread(s.stock.Actor, h.Thread))
+					th, err := rt.Open(ctx, s.stock.Actor, h.Thread)
+					if err != nil {
+						return err
+					}
+					st, err := drive.Inspect(ctx, th)
 					if err != nil {
 						return err
 					}
 					if status != "" && st.Status != harness.Status(status) {
 						continue
 					}
-					r := row{Thread: h.Thread, Status: st.Status, InDoubt: st.InDoubt, Running: st.Running, Reason: st.Reason, Retry: st.Retry, Facts: h.Seq, LastActivity: h.At, Workspace: cmpOr(st.Workspace, s.place.Root)}
+					r := row{Thread: h.Thread, Parent: parentOf(st), Status: st.Status, InDoubt: st.InDoubt, Running: st.Running, Reason: st.Reason, Retry: st.Retry, Facts: h.Seq, LastActivity: h.At, Workspace: cmpOr(st.Workspace, s.place.Root)}
 					for _, w := range st.Waits {
-						r.Waits = append(r.Waits, string(w.Kind)+" "+w.RequestID)
+						r.Waits = append(r.Waits, string(w.Kind)+" "+drive.Ref(w))
 					}
 					rows = append(rows, r)
 				}
 				page.After = heads[len(heads)-1].Thread
+			}
+			// A tree's threads are listed as a tree: each child under
+			// its parent, indented.
+			ordered, depth := treeOrder(rowsOf(rows, func(r row) (string, string) { return r.Thread, r.Parent }))
+			rows = rows[:0]
+			for _, o := range ordered {
+				rows = append(rows, o.v)
 			}
 			if a.jsonOut() {
 				return a.printJSON(rows)
@@ -94,7 +106,7 @@ func (a *app) threadsCmd() *cobra.Command {
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "THREAD\tSTATUS\tWAITS FOR\tFACTS\tLAST ACTIVITY")
-			for _, r := range rows {
+			for i, r := range rows {
 				waits := strings.Join(r.Waits, ", ")
 				switch {
 				case len(r.InDoubt) > 0:
@@ -108,7 +120,7 @@ func (a *app) threadsCmd() *cobra.Command {
 				case waits == "":
 					waits = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Thread, r.Status, waits, r.Facts, r.LastActivity.Local().Format("2006-01-02 15:04:05"))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", strings.Repeat("  ", depth[i])+r.Thread, r.Status, waits, r.Facts, r.LastActivity.Local().Format("2006-01-02 15:04:05"))
 			}
 			return tw.Flush()
 		}),
@@ -204,7 +216,8 @@ runtime's observation. The first failure is named and the exit is 1.
 			if verify {
 				verr = audit.VerifyLog(ctx, s.store, s.stock.Actor, id)
 			}
-			record, err := audit.Replay(ctx, s.store, s.stock.Actor, id)
+			tree, err := audit.ReplayTree(ctx, s.store, s.stock.Actor, id)
+			record := tree.Audit
 			if err != nil && verr == nil {
 				return err
 			}
@@ -213,9 +226,18 @@ runtime's observation. The first failure is named and the exit is 1.
 			}
 			if err == nil {
 				a.printAudit(record)
+				a.printTree(tree.Children, "")
 			}
 			if verify {
-				return a.printVerified(id, record, verr)
+				if err := a.printVerified(id, record, verr); err != nil || len(tree.Children) == 0 {
+					return err
+				}
+				n, verbs := treeSize(tree.Children), "threads verify"
+				if n == 1 {
+					verbs = "thread verifies"
+				}
+				fmt.Fprintf(a.stdout, "%s the tree: %d child %s, each spawn has its child, and each report names its child's final head\n",
+					a.paint("green", "verified:"), n, verbs)
 			}
 			return nil
 		}),
@@ -534,7 +556,11 @@ The workspace is not forked: what the fork runs acts on the files as they are.`,
 			if err != nil {
 				return err
 			}
-			st, err := drive.Inspect(ctx, rt.Thread(s.stock.Actor, as))
+			th, err := rt.Open(ctx, s.stock.Actor, as)
+			if err != nil {
+				return err
+			}
+			st, err := drive.Inspect(ctx, th)
 			if err != nil {
 				return err
 			}

@@ -385,6 +385,9 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	}
 	d := a.newDriver(s, id, approval, f)
 	d.retry = true
+	if err := d.openTree(ctx); err != nil {
+		return err
+	}
 	return d.finish(ctx)
 }
 
@@ -476,7 +479,11 @@ type driver struct {
 	// appended are the facts appended by this command, for -o json.
 	appended []facts.Fact
 	// warned: the sandbox's absence was said.
-	warned   bool
+	warned bool
+	// first is the thread of the first fact appended, when id is not
+	// known yet (a run picking the next id): the facts of other threads
+	// are its children's.
+	first    string
 	prompter *prompter
 }
 
@@ -574,7 +581,7 @@ func (d *driver) show(f facts.Fact, err error) {
 	}
 	d.appended = append(d.appended, f)
 	if !d.a.jsonOut() {
-		fmt.Fprintln(d.a.stdout, d.a.factLine(f))
+		fmt.Fprintln(d.a.stdout, d.lineOf(f))
 	}
 }
 
@@ -696,6 +703,7 @@ func (d *driver) finish(ctx context.Context) error {
 type waitJSON struct {
 	Kind          fold.WaitKind            `json:"kind"`
 	RequestID     string                   `json:"request_id"`
+	Thread        string                   `json:"thread,omitempty"`
 	Summary       string                   `json:"summary,omitempty"`
 	Tool          string                   `json:"tool,omitempty"`
 	Args          json.RawMessage          `json:"args,omitempty"`
@@ -728,7 +736,7 @@ func (a *app) report(st drive.State, appended []facts.Fact, root string) error {
 			r.Facts = []facts.Fact{}
 		}
 		for _, w := range st.Waits {
-			wj := waitJSON{Kind: w.Kind, RequestID: w.RequestID, Summary: w.Summary, Tool: w.Tool, Preview: tools.Preview(root, w.Tool, w.Args),
+			wj := waitJSON{Kind: w.Kind, RequestID: w.RequestID, Thread: w.Thread, Summary: w.Summary, Tool: w.Tool, Preview: tools.Preview(root, w.Tool, w.Args),
 				Options: w.Options, AllowFreeText: w.AllowFreeText, Completion: w.Completion, Interrupted: w.Interrupted,
 				Answer: answerHint(st.Thread, w)}
 			if w.Action != nil {
@@ -776,6 +784,7 @@ func (a *app) printState(st drive.State, root string) {
 			fmt.Fprintf(w, "    once the cause is fixed, `harness resume %s` tries %s again\n", st.Thread, st.Retry)
 		}
 	}
+	a.printChildren(st, "  ")
 	// The open requests, whatever else the thread can do.
 	for _, p := range st.Waits {
 		a.printPending(p, root)
@@ -792,7 +801,7 @@ func (a *app) printPending(p drive.Pending, root string) {
 	esc := present.EscapeLine
 	switch p.Kind {
 	case fold.WaitConfirmation:
-		fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(p.RequestID), esc(p.Tool), esc(p.Args))
+		fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(drive.Ref(p)), esc(p.Tool), esc(p.Args))
 		if diff := tools.Preview(root, p.Tool, p.Args); diff != "" {
 			for _, line := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
 				color := ""
@@ -820,7 +829,7 @@ func (a *app) printPending(p drive.Pending, root string) {
 			fmt.Fprintf(w, "    %s\n", sb)
 		}
 	case fold.WaitQuestion:
-		fmt.Fprintf(w, "  question %s: %s\n", esc(p.RequestID), esc(p.Summary))
+		fmt.Fprintf(w, "  question %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
 		if len(p.Options) > 0 {
 			fmt.Fprintf(w, "    options: %s", esc(strings.Join(p.Options, " | ")))
 			if p.AllowFreeText {
@@ -829,7 +838,7 @@ func (a *app) printPending(p drive.Pending, root string) {
 			fmt.Fprintln(w)
 		}
 	case fold.WaitReconcile:
-		fmt.Fprintf(w, "  reconcile %s: %s\n", esc(p.RequestID), esc(p.Summary))
+		fmt.Fprintf(w, "  reconcile %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
 		switch {
 		case p.Interrupted != nil:
 			fmt.Fprintf(w, "    %s\n", present.Describe(interruptedFact(p.Interrupted)))
@@ -856,14 +865,22 @@ func interruptedFact(p *facts.ActionInterrupted) facts.Fact {
 	return facts.Fact{Kind: d.Kind, Data: d.Data}
 }
 
-// answerHint is the command that answers an open request.
+// answerHint is the command that answers an open request: through the
+// thread id, also when the request is one of its children's.
 func answerHint(id string, p drive.Pending) string {
+	ref := drive.Ref(p)
 	switch p.Kind {
 	case fold.WaitConfirmation:
-		return fmt.Sprintf("answer: harness approve %s %s --resume   (or: harness deny %s %s --reason '…' --resume)", id, p.RequestID, id, p.RequestID)
+		return fmt.Sprintf("answer: harness approve %s %s --resume   (or: harness deny %s %s --reason '…' --resume)", id, ref, id, ref)
 	case fold.WaitQuestion:
+		if p.Thread != "" {
+			return fmt.Sprintf("answer: harness answer %s '…' --request %s --resume", id, ref)
+		}
 		return fmt.Sprintf("answer: harness answer %s '…' --resume", id)
 	case fold.WaitReconcile:
+		if p.Thread != "" {
+			return fmt.Sprintf(`settle: harness post %s effect.reconciled --data '{"action_id": "%s", "decision": "accept"}', then harness resume %s   (accept, retry or abandon)`, p.Thread, p.RequestID, id)
+		}
 		return fmt.Sprintf(`settle: harness post %s effect.reconciled --data '{"action_id": "%s", "decision": "accept"}' --resume   (accept, retry or abandon)`, id, p.RequestID)
 	}
 	return ""

@@ -227,6 +227,11 @@ const (
 	errWrongLastSeq         = 10071 // an expected sequence did not hold
 	errWrongLastSeqConstant = 10164 // the same, or the subject was busy with another publish
 	errJSNotAvailable       = 10008 // JetStream not available (an election, say)
+	// errDuplicateInProcess: a message with the same id is being stored
+	// (a clustered stream): another writer's append of the same first
+	// cause at the same head, racing this one. Asked again, the server
+	// answers as for a duplicate, and the record that landed decides.
+	errDuplicateInProcess = 10158
 )
 
 func (e *refusedError) expectation() bool {
@@ -235,7 +240,9 @@ func (e *refusedError) expectation() bool {
 
 // transient reports whether the server refused for now only: no leader,
 // say.
-func (e *refusedError) transient() bool { return e.code == 503 || e.errCode == errJSNotAvailable }
+func (e *refusedError) transient() bool {
+	return e.code == 503 || e.errCode == errJSNotAvailable || e.errCode == errDuplicateInProcess
+}
 
 // errUnknown: a publish got no answer in time; it may have been stored.
 var errUnknown = errors.New("no answer in time (the outcome is unknown: read the thread)")

@@ -135,6 +135,17 @@ func (ix *index) getLeaf(ctx context.Context, name string) (leaf, uint64, error)
 			return leaf{}, 0, fmt.Errorf("make the first leaf: %w", err)
 		}
 		e, err = retry(ctx, func() (jetstream.KeyValueEntry, error) { return ix.kv.Get(ctx, "leaf."+name) })
+		// Made by another writer racing this one, whose create a
+		// clustered stream refuses this one's for before it is applied:
+		// it is there in a moment.
+		for wait := time.Millisecond; errors.Is(err, jetstream.ErrKeyNotFound) && wait < time.Second; wait *= 2 {
+			select {
+			case <-ctx.Done():
+				return leaf{}, 0, fmt.Errorf("leaf %s: %w", name, ctx.Err())
+			case <-time.After(wait):
+			}
+			e, err = retry(ctx, func() (jetstream.KeyValueEntry, error) { return ix.kv.Get(ctx, "leaf."+name) })
+		}
 	}
 	if err != nil {
 		return leaf{}, 0, fmt.Errorf("leaf %s: %w", name, err)

@@ -49,6 +49,7 @@ func Run(t *testing.T, o Opener) {
 		{"ConcurrentAppendersLoseNothing", testConcurrentAppendersLoseNothing},
 		{"DuplicateCause", testDuplicateCause},
 		{"CausesWithinOneAppend", testCausesWithinOneAppend},
+		{"CreateOnce", testCreateOnce},
 		{"CausesBelongToTheirThread", testCausesBelongToTheirThread},
 		{"Verify", testVerify},
 		{"UnknownThread", testUnknownThread},
@@ -405,6 +406,45 @@ func testCausesWithinOneAppend(t *testing.T, s thread.Store) {
 		var d *thread.DuplicateCauseError
 		require.ErrorAs(t, err, &d, cause)
 		require.Equal(t, seq, d.Seq, "cause %s is at its first fact", cause)
+	}
+}
+
+// testCreateOnce: writers racing to create one thread with the same
+// first facts of different causes (a child thread's spawn record and its
+// task, appended by every runtime that finds the child missing) create it
+// once: one append wins, the others are refused as a conflict or a
+// duplicate cause, and the thread holds the winner's facts alone.
+func testCreateOnce(t *testing.T, s thread.Store) {
+	ctx := context.Background()
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	ready := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-ready
+			_, errs[i] = s.Append(ctx, "p.1-d1", 0, msg(t, "ingress/spawn", fmt.Sprint(i)), msg(t, "ingress/start", fmt.Sprint(i)))
+		})
+	}
+	close(ready)
+	wg.Wait()
+	won := -1
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			require.Equal(t, -1, won, "two creations succeeded")
+			won = i
+		default:
+			require.True(t, errors.Is(err, thread.ErrConflict) || errors.Is(err, thread.ErrDuplicateCause), "creation %d: %v", i, err)
+		}
+	}
+	require.GreaterOrEqual(t, won, 0, "one creation succeeded")
+	fs := readAll(t, s, "p.1-d1", 1)
+	require.Len(t, fs, 2)
+	for _, f := range fs {
+		m, err := facts.Decode[facts.UserMessage](f)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprint(won), m.Text, "the winner's facts alone")
 	}
 }
 

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
+)
+
+// openTree makes the driver's thread the one its tree's actor folds: a
+// child thread is folded by the actor its parent's delegation composes.
+func (d *driver) openTree(ctx context.Context) error {
+	th, err := d.rt.Open(ctx, d.s.stock.Actor, d.id)
+	if err != nil {
+		return err
+	}
+	d.th = th
+	return nil
+}
+
+// lineOf is a fact appended while the command drives its thread: a fact
+// of one of its children says whose it is.
+func (d *driver) lineOf(f facts.Fact) string {
+	root := d.id
+	if root == "" {
+		if d.first == "" {
+			d.first = f.Thread
+		}
+		root = d.first
+	}
+	if f.Thread == root {
+		return d.a.factLine(f)
+	}
+	return "  " + d.a.paint("dim", f.Thread) + " " + d.a.factLine(f)
+}
+
+// printChildren tells, under a thread's state, how each child it waits on
+// stands, and their children's, indented.
+func (a *app) printChildren(st drive.State, indent string) {
+	for _, c := range st.Children {
+		line := fmt.Sprintf("%schild %s: %s", indent, c.Thread, c.Status)
+		if c.Reason != "" {
+			line += ": " + present.EscapeLine(c.Reason)
+		}
+		fmt.Fprintln(a.stdout, line)
+		a.printChildren(c, indent+"  ")
+	}
+}
+
+// stopCmd stops a thread, and the children it waits on.
+func (a *app) stopCmd() *cobra.Command {
+	var by, reason string
+	cmd := &cobra.Command{
+		Use:   "stop THREAD [--reason TEXT]",
+		Short: "Stop a thread: nothing more runs in it, and the children it waits on are stopped too",
+		Long: `Stop a thread: thread.stopped is appended (once), nothing more runs in it, and
+the child threads it waits on (see the delegate tool) are stopped and report
+so, each recorded in the child and in its parent.`,
+		Args: args(1, 1, "THREAD"),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			id := args[0]
+			s, err := a.openThread(ctx, id)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			rt, err := s.runtime()
+			if err != nil {
+				return err
+			}
+			var appended []facts.Fact
+			rt.Store = harness.Watch(rt.Store, func(f facts.Fact, err error) {
+				if err != nil {
+					fmt.Fprintf(a.stderr, "harness: %v\n", err)
+					return
+				}
+				appended = append(appended, f)
+				if !a.jsonOut() {
+					line := a.factLine(f)
+					if f.Thread != id {
+						line = "  " + a.paint("dim", f.Thread) + " " + line
+					}
+					fmt.Fprintln(a.stdout, line)
+				}
+			})
+			th, err := rt.Open(ctx, s.stock.Actor, id)
+			if err != nil {
+				return err
+			}
+			out, err := th.Stop(ctx, a.whoami(by), reason)
+			if err != nil {
+				return err
+			}
+			st, err := drive.Inspect(ctx, th)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut() {
+				return a.printJSON(struct {
+					Thread string         `json:"thread"`
+					Status harness.Status `json:"status"`
+					Reason string         `json:"reason,omitempty"`
+					Seq    uint64         `json:"seq"`
+					Facts  []facts.Fact   `json:"facts"`
+				}{id, st.Status, st.Reason, out.Seq, append([]facts.Fact{}, appended...)})
+			}
+			fmt.Fprintf(a.stdout, "%s thread %s (seq %d): %s\n", a.paint("yellow", "stopped:"), id, st.Head.Seq, present.EscapeLine(st.Reason))
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&by, "by", "", "who stops it (default: you)")
+	cmd.Flags().StringVar(&reason, "reason", "", "why, for the record")
+	return cmd
+}
+
+// printTree tells the records of a tree's children after their parent's,
+// each indented under a line that says where it was spawned.
+func (a *app) printTree(kids []audit.TreeAudit, indent string) {
+	for _, k := range kids {
+		sp := k.Spawn
+		head := fmt.Sprintf("%schild %s", indent, k.Thread)
+		if sp != nil && sp.Child != nil {
+			head += fmt.Sprintf(" (call %s, spawned at seq %d", sp.Ref, sp.Child.SpawnedSeq)
+			if sp.Child.Reported != nil {
+				head += fmt.Sprintf(", reported at seq %d", sp.Child.ReportedSeq)
+			}
+			head += ")"
+		}
+		fmt.Fprintln(a.stdout, a.paint("bold", head))
+		saved := a.stdout
+		a.stdout = &indented{w: saved, prefix: indent + "    "}
+		a.printAudit(k.Audit)
+		a.printTree(k.Children, "")
+		a.stdout = saved
+	}
+}
+
+// treeSize counts the threads below a tree's root.
+func treeSize(kids []audit.TreeAudit) int {
+	n := len(kids)
+	for _, k := range kids {
+		n += treeSize(k.Children)
+	}
+	return n
+}
+
+// indented is a writer that begins every line with prefix.
+type indented struct {
+	w      io.Writer
+	prefix string
+	mid    bool
+}
+
+func (in *indented) Write(p []byte) (int, error) {
+	var b bytes.Buffer
+	for _, line := range bytes.SplitAfter(p, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		if !in.mid {
+			b.WriteString(in.prefix)
+		}
+		b.Write(line)
+		in.mid = line[len(line)-1] != '\n'
+	}
+	if _, err := in.w.Write(b.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// treeRow is a row with its place in a tree.
+type treeRow interface {
+	id() string
+	parent() string
+}
+
+// treeOrder orders rows as their trees: each root in the order given,
+// each child after its parent (and its parent's earlier children's
+// subtrees), with its depth.
+func treeOrder[R treeRow](rows []R) ([]R, []int) {
+	byID := map[string]bool{}
+	kids := map[string][]R{}
+	for _, r := range rows {
+		byID[r.id()] = true
+	}
+	var roots []R
+	for _, r := range rows {
+		if p := r.parent(); p != "" && byID[p] {
+			kids[p] = append(kids[p], r)
+			continue
+		}
+		roots = append(roots, r)
+	}
+	var out []R
+	var depth []int
+	var walk func(r R, d int)
+	walk = func(r R, d int) {
+		out = append(out, r)
+		depth = append(depth, d)
+		cs := kids[r.id()]
+		slices.SortStableFunc(cs, func(x, y R) int { return strings.Compare(x.id(), y.id()) })
+		for _, c := range cs {
+			walk(c, d+1)
+		}
+	}
+	for _, r := range roots {
+		walk(r, 0)
+	}
+	return out, depth
+}
+
+// rowOf is a row of threads with its place in a tree.
+type rowOf[V any] struct {
+	v          V
+	self, from string
+}
+
+func (r rowOf[V]) id() string     { return r.self }
+func (r rowOf[V]) parent() string { return r.from }
+
+// rowsOf wraps rows with their ids and parents.
+func rowsOf[V any](rows []V, ids func(V) (string, string)) []rowOf[V] {
+	out := make([]rowOf[V], len(rows))
+	for i, r := range rows {
+		self, from := ids(r)
+		out[i] = rowOf[V]{r, self, from}
+	}
+	return out
+}
+
+// parentOf is the parent of a thread that is a child, from its view.
+func parentOf(st drive.State) string {
+	if sp := st.View.Lineage.Spawn; sp != nil {
+		return sp.Parent
+	}
+	return ""
+}

@@ -1,0 +1,88 @@
+package drive
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
+)
+
+// stateOfTree is the state of th as its tree tr stands: its own view's,
+// with the tree's status, and the open requests of the whole tree.
+func stateOfTree(ctx context.Context, th *harness.Thread, tr harness.Tree) (State, error) {
+	st, err := stateOf(ctx, th.Store(), tr.View)
+	if err != nil {
+		return st, err
+	}
+	if len(tr.Children) == 0 {
+		return st, nil
+	}
+	st.Status, st.Reason, st.Retry = tr.Status, tr.Reason, tr.Retry
+	own := st.Waits[:0:0]
+	for _, w := range st.Waits {
+		if w.Kind != fold.WaitChild {
+			own = append(own, w)
+		}
+	}
+	st.Waits = own
+	for _, ct := range tr.Children {
+		if ct.View.Head.Seq == 0 {
+			// Not created yet: a resume creates it.
+			st.Children = append(st.Children, State{Thread: ct.View.Thread, Status: ct.Status})
+			continue
+		}
+		kid, err := th.Open(ctx, ct.View.Thread)
+		if err != nil {
+			return st, err
+		}
+		cst, err := stateOfTree(ctx, kid, ct)
+		if err != nil {
+			return st, err
+		}
+		st.Children = append(st.Children, cst)
+		if ct.Status != harness.StatusParked {
+			continue
+		}
+		for _, w := range cst.Waits {
+			if w.Thread == "" {
+				w.Thread = cst.Thread
+			}
+			st.Waits = append(st.Waits, w)
+		}
+	}
+	return st, nil
+}
+
+// Target is the thread a pending request belongs to: th, or — a request
+// of a child, named by Pending.Thread — the thread of th's tree it names,
+// through which an answer is posted.
+func Target(ctx context.Context, th *harness.Thread, p Pending) (*harness.Thread, error) {
+	if p.Thread == "" || p.Thread == th.ID() {
+		return th, nil
+	}
+	kid, err := th.Open(ctx, p.Thread)
+	if err != nil {
+		return nil, fmt.Errorf("the request %s of %s: %w", p.RequestID, p.Thread, err)
+	}
+	return kid, nil
+}
+
+// Ref is how a person names a pending request: its id, or for a child's,
+// "<thread>/<id>".
+func Ref(p Pending) string {
+	if p.Thread == "" {
+		return p.RequestID
+	}
+	return p.Thread + "/" + p.RequestID
+}
+
+// matches reports whether a request named as a person names it (an id, or
+// "<thread>/<id>") is p.
+func matches(p Pending, named string) bool {
+	if thread, id, ok := strings.Cut(named, "/"); ok {
+		return p.Thread == thread && p.RequestID == id
+	}
+	return p.RequestID == named
+}

@@ -1,0 +1,471 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/seed-7cc7a084/harness/effect"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/scheduler"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// DelegateTool is the name of the built-in tool through which a model
+// delegates a task to a child thread (see Delegate).
+const DelegateTool = "delegate"
+
+// delegateSchema is what the model is told of the delegate tool.
+var delegateSchema = facts.ToolSchema{
+	Name: DelegateTool,
+	Description: "Delegate a task to a child agent. It works in a thread of its own, with the tools you name " +
+		"(by default all of yours but this one; name delegate too to let it delegate in turn) and at most the budget " +
+		"you give it (never more than you have left). Its writes and commands ask for confirmation as yours do. " +
+		"You get its outcome and its last word when it ends; several delegations in one turn run at once.",
+	Schema: facts.RawJSON(`{"type":"object","properties":{` +
+		`"task":{"type":"string","description":"what the child is to do, on its own: it sees nothing else"},` +
+		`"tools":{"type":"array","items":{"type":"string"},"description":"the tools it may use: some of yours"},` +
+		`"max_turns":{"type":"integer","minimum":0,"description":"its model turns at most"},` +
+		`"max_tokens":{"type":"integer","minimum":0,"description":"its tokens at most"}},` +
+		`"required":["task"],"additionalProperties":false}`),
+}
+
+// Child is what a delegation gives the child thread it spawned, for the
+// function that composes the child's actor (see Delegate): the child's id,
+// its task, the part of the parent's configuration it may use — the
+// parent's tools that the delegation named, the parent's grants, a budget
+// no larger than the parent had left — and the record of its spawn.
+type Child struct {
+	// ID is the child thread's id, derived from the parent's (ChildID).
+	ID string
+	// Parent is the parent thread's id.
+	Parent string
+	// Task is what the child is to do: its thread's first message.
+	Task string
+	// Config is the parent's configuration with the child's budget
+	// (MaxTurns, MaxTokens). Compose the child's actor with it (or with
+	// something narrower: a grant fewer, a smaller budget, another
+	// system prompt).
+	Config Config
+	// Tools are the parent's tools the delegation named: the child's
+	// tools. Compose the child's actor with exactly this toolbox: its
+	// calls run on it, whatever else an actor offers.
+	Tools *Toolbox
+	// Delegate is true when the delegation named the delegate tool: the
+	// child may delegate in turn (compose it with a Delegate part).
+	Delegate bool
+	// Spawn is the child's first fact: the link to its parent.
+	Spawn facts.ThreadSpawned
+}
+
+// Actor is the stock composition of a child: CodingActor of the child's
+// configuration and tools, with a Delegate part of its own when the child
+// may delegate.
+func (c Child) Actor() (Actor, error) {
+	parts := []Part{System(), Tools(c.Tools), Budget(), Compact(), Infer(Scheduler())}
+	if c.Delegate {
+		parts = append(parts, Delegate(nil))
+	}
+	return Compose(c.Config, parts...)
+}
+
+// DelegatingActor is CodingActor with a Delegate part that composes each
+// child the stock way (Child.Actor): the stock harness's actor.
+func DelegatingActor(cfg Config, tools *Toolbox) (Actor, error) {
+	return Compose(cfg, System(), Tools(tools), Budget(), Compact(), Infer(Scheduler()), Delegate(nil))
+}
+
+// ErrChildPolicy: the actor composed for a child is wider than its parent
+// allows — other tools, a grant the parent lacks, a larger budget — or
+// was not made by Compose.
+var ErrChildPolicy = errors.New("the child's actor is wider than its parent allows")
+
+// Delegate gives the actor's model the delegate tool: a call spawns a
+// child thread for a task, the calling thread waits on it as it waits for
+// a person (its view enables nothing until the child's outcome is
+// posted), and a Resume of the parent drives the children it waits on.
+// compose makes a child's actor from what the delegation gives it (see
+// Child); nil composes Child.Actor. The actor compose returns must be
+// made by Compose with the child's toolbox, and be no wider than the
+// child's configuration: the same grants or fewer, a budget no larger
+// (and a Budget part when the child has a budget). A Delegate part adds
+// no component of its own; the scheduler reads delegations as calls.
+func Delegate(compose func(c Child) (Actor, error)) Part { return delegatePart{compose} }
+
+type delegatePart struct {
+	compose func(Child) (Actor, error)
+}
+
+func (p delegatePart) add(a *assembly, _ string) {
+	compose := p.compose
+	if compose == nil {
+		compose = Child.Actor
+	}
+	a.delegate = &delegation{compose: compose}
+}
+
+// delegation is what the Delegate part gives an assembly.
+type delegation struct {
+	compose func(Child) (Actor, error)
+}
+
+// actorSpec is what Compose made an actor of.
+type actorSpec struct {
+	cfg      Config
+	tools    *Toolbox
+	budgeted bool
+	delegate *delegation
+}
+
+// check refuses an assembly whose parts cannot work together.
+func (a *assembly) check() error {
+	if a.delegate != nil {
+		if _, ok := a.toolbox.Lookup(DelegateTool); ok {
+			return fmt.Errorf("compose: a tool is named %q, the name of the delegation tool", DelegateTool)
+		}
+	}
+	return nil
+}
+
+// schemas are the tools the model is told of: the toolbox's, and the
+// delegate tool when the actor delegates.
+func (a *assembly) schemas() []facts.ToolSchema {
+	s := a.toolbox.Schemas()
+	if a.delegate != nil {
+		s = append(s, delegateSchema)
+	}
+	return s
+}
+
+// calls is the scheduler's Env.Delegate: nil without a delegation.
+func (d *delegation) calls() func(facts.ToolCall) bool {
+	if d == nil {
+		return nil
+	}
+	return func(c facts.ToolCall) bool { return c.Name == DelegateTool }
+}
+
+// spawner is the scheduler's Env.Spawn: nil without a delegation.
+func (d *delegation) spawner(a *assembly, k *kit) func(scheduler.SpawnRequest) effect.Effect[Services, facts.ChildSpawned] {
+	if d == nil {
+		return nil
+	}
+	return func(req scheduler.SpawnRequest) effect.Effect[Services, facts.ChildSpawned] {
+		return effect.Succeed[Services](decideSpawn(a.cfg, k.budget, req))
+	}
+}
+
+// delegateArgs are the delegate tool's arguments.
+type delegateArgs struct {
+	Task      string   `json:"task"`
+	Tools     []string `json:"tools"`
+	MaxTurns  *int     `json:"max_turns"`
+	MaxTokens *int64   `json:"max_tokens"`
+}
+
+// decideSpawn decides a delegation's child from the parent's log alone:
+// the call's arguments, the tools system.configured recorded, and what
+// the budget counted. A delegation that cannot be is refused, saying why.
+func decideSpawn(cfg Config, b *budget, req scheduler.SpawnRequest) facts.ChildSpawned {
+	p := facts.ChildSpawned{CallID: req.Ref}
+	refuse := func(format string, args ...any) facts.ChildSpawned {
+		p.Refused = fmt.Sprintf(format, args...)
+		p.Child, p.Task, p.Tools, p.MaxTurns, p.MaxTokens = "", "", nil, 0, 0
+		return p
+	}
+	if err := facts.CheckJSON([]byte(req.Call.Args)); err != nil {
+		return refuse("the arguments of %s are refused: %v", DelegateTool, err)
+	}
+	var args delegateArgs
+	dec := json.NewDecoder(bytes.NewReader([]byte(req.Call.Args)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&args); err != nil {
+		return refuse("the arguments of %s are refused: %v (want {\"task\": TEXT, \"tools\": [NAME…], \"max_turns\": N, \"max_tokens\": N})", DelegateTool, err)
+	}
+	if strings.TrimSpace(args.Task) == "" {
+		return refuse("no task: a delegation names what the child is to do")
+	}
+	var offered []string // the parent's tools, as its log records them
+	for _, t := range req.System.Tools {
+		offered = append(offered, t.Name)
+	}
+	if !slices.Contains(offered, DelegateTool) {
+		return refuse("this thread was not offered the %s tool", DelegateTool)
+	}
+	p.Task = args.Task
+	if args.Tools == nil {
+		for _, t := range offered {
+			if t != DelegateTool {
+				p.Tools = append(p.Tools, t)
+			}
+		}
+	} else {
+		seen := map[string]bool{}
+		for _, t := range args.Tools {
+			switch {
+			case !slices.Contains(offered, t):
+				return refuse("tool %q is not one of this thread's (%s): a child has some of its parent's tools, no others", t, strings.Join(offered, ", "))
+			case seen[t]:
+				return refuse("tool %q is named twice", t)
+			}
+			seen[t] = true
+			p.Tools = append(p.Tools, t)
+		}
+	}
+	// The budget: what was asked, never more than the parent has left.
+	var used BudgetView
+	if b != nil {
+		used = b.View()
+	}
+	turns, tokens := 0, int64(0)
+	if args.MaxTurns != nil {
+		turns = *args.MaxTurns
+	}
+	if args.MaxTokens != nil {
+		tokens = *args.MaxTokens
+	}
+	if turns < 0 || tokens < 0 {
+		return refuse("a budget is a number ≥ 0 (max_turns %d, max_tokens %d)", turns, tokens)
+	}
+	if cfg.MaxTurns > 0 {
+		left := cfg.MaxTurns - used.Turns
+		if left <= 0 {
+			return refuse("no model turns are left to give a child (%d used of %d)", used.Turns, cfg.MaxTurns)
+		}
+		if turns == 0 || turns > left {
+			turns = left
+		}
+	}
+	if cfg.MaxTokens > 0 {
+		left := cfg.MaxTokens - used.Tokens
+		if left <= 0 {
+			return refuse("no tokens are left to give a child (%d used of %d)", used.Tokens, cfg.MaxTokens)
+		}
+		if tokens == 0 || tokens > left {
+			tokens = left
+		}
+	}
+	p.MaxTurns, p.MaxTokens = turns, tokens
+	p.Child = ChildID(req.Thread, req.Ref)
+	return p
+}
+
+// ChildID is the id of the child a thread spawns for the call ref:
+// "<parent>.<ref>", or, where that is not a valid thread id or too long
+// (a deep tree), the parent's id shortened and a digest of both. It is
+// derived from the log alone, so a spawn run again names the same child.
+func ChildID(parent, ref string) string {
+	id := parent + "." + ref
+	if thread.ValidateID(id) == nil {
+		return id
+	}
+	sum := sha256.Sum256([]byte(parent + "\x00" + ref))
+	head := parent
+	if len(head) > 64 {
+		head = head[:64]
+	}
+	head = strings.TrimRight(head, ".")
+	return head + "." + hex.EncodeToString(sum[:12])
+}
+
+// childOf composes the actor of the child a spawn record names, from the
+// parent's actor, and checks it is no wider than the parent allows. It
+// returns the actor and the child's toolbox (its services' tools).
+func childOf(parent Actor, spawn facts.ThreadSpawned, id string) (Actor, *Toolbox, error) {
+	ps := parent.spec
+	if ps == nil || ps.delegate == nil {
+		return Actor{}, nil, fmt.Errorf("thread %s is a child of %s, whose actor does not delegate (compose it with a Delegate part)", id, spawn.Parent)
+	}
+	c := Child{ID: id, Parent: spawn.Parent, Task: spawn.Task, Config: ps.cfg, Spawn: spawn}
+	c.Config.MaxTurns, c.Config.MaxTokens = spawn.MaxTurns, spawn.MaxTokens
+	var adapters []ToolAdapter
+	for _, name := range spawn.Tools {
+		if name == DelegateTool {
+			c.Delegate = true
+			continue
+		}
+		t, ok := ps.tools.Lookup(name)
+		if !ok {
+			return Actor{}, nil, fmt.Errorf("child %s: its spawn names tool %q, which its parent's actor does not have", id, name)
+		}
+		adapters = append(adapters, t)
+	}
+	tb, err := NewToolbox(adapters...)
+	if err != nil {
+		return Actor{}, nil, fmt.Errorf("child %s: %w", id, err)
+	}
+	c.Tools = tb
+	a, err := ps.delegate.compose(c)
+	if err != nil {
+		return Actor{}, nil, fmt.Errorf("compose the actor of child %s: %w", id, err)
+	}
+	if err := c.allows(a); err != nil {
+		return Actor{}, nil, fmt.Errorf("child %s: %w", id, err)
+	}
+	return a, tb, nil
+}
+
+// allows checks the child's actor against what the delegation gave it.
+func (c Child) allows(a Actor) error {
+	s := a.spec
+	switch {
+	case s == nil:
+		return fmt.Errorf("%w: it was not made by Compose", ErrChildPolicy)
+	case s.tools != c.Tools:
+		return fmt.Errorf("%w: compose it with the child's toolbox (Child.Tools), not another", ErrChildPolicy)
+	case s.delegate != nil && !c.Delegate:
+		return fmt.Errorf("%w: it delegates, but its delegation did not name the %s tool", ErrChildPolicy, DelegateTool)
+	}
+	for _, g := range s.cfg.Grants {
+		if !slices.Contains(c.Config.Grants, g) {
+			return fmt.Errorf("%w: it is granted %s, which its parent is not", ErrChildPolicy, g)
+		}
+	}
+	if c.Config.MaxTurns > 0 && (!s.budgeted || s.cfg.MaxTurns == 0 || s.cfg.MaxTurns > c.Config.MaxTurns) {
+		return fmt.Errorf("%w: its budget is %d model turns; compose it with a Budget part and MaxTurns 1 to %d", ErrChildPolicy, s.cfg.MaxTurns, c.Config.MaxTurns)
+	}
+	if c.Config.MaxTokens > 0 && (!s.budgeted || s.cfg.MaxTokens == 0 || s.cfg.MaxTokens > c.Config.MaxTokens) {
+		return fmt.Errorf("%w: its budget is %d tokens; compose it with a Budget part and MaxTokens 1 to %d", ErrChildPolicy, s.cfg.MaxTokens, c.Config.MaxTokens)
+	}
+	return nil
+}
+
+// child decodes a child.reported fact into the budget's count.
+func (b *budget) child(f facts.Fact) {
+	p, err := facts.Decode[facts.ChildReported](f)
+	if err != nil {
+		if b.err == nil {
+			b.err = err
+		}
+		return
+	}
+	b.childTurns += p.Turns
+	b.childTokens += p.Tokens
+}
+
+// ErrNotInTree: a thread named as a descendant of another is not one.
+var ErrNotInTree = errors.New("not a thread of the tree")
+
+// ErrNotChild: a child thread's id is taken by a thread that is not the
+// child of the spawn that names it, or a thread claims a parent whose log
+// does not record its spawn.
+var ErrNotChild = errors.New("not the child its spawn names")
+
+// Open is the thread id of the runtime, folded by the actor that folds
+// it: actor for a thread it began, and for a child thread (whose first
+// fact is thread.spawned) the child actor its ancestors' delegations
+// compose, each link checked (the parent's log records the spawn, with
+// the hash the child names). A thread with no facts is the actor's.
+func (rt *Runtime) Open(ctx context.Context, actor Actor, id string) (*Thread, error) {
+	spawn, ok, err := spawnOf(ctx, rt.Store, id)
+	if err != nil || !ok {
+		return rt.Thread(actor, id), err
+	}
+	parent, err := rt.Open(ctx, actor, spawn.Parent)
+	if err != nil {
+		return nil, err
+	}
+	return parent.child(ctx, id, spawn)
+}
+
+// Open is the thread id of this thread's tree — itself, a child, a child's
+// child — folded by the actor its delegations compose (see Runtime.Open).
+// A thread that does not descend from this one is ErrNotInTree.
+func (t *Thread) Open(ctx context.Context, id string) (*Thread, error) {
+	if id == t.id {
+		return t, nil
+	}
+	spawn, ok, err := spawnOf(ctx, t.rt.Store, id)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, fmt.Errorf("thread %s in the tree of %s: %w", id, t.id, ErrNotInTree)
+	}
+	parent, err := t.Open(ctx, spawn.Parent)
+	if err != nil {
+		return nil, err
+	}
+	return parent.child(ctx, id, spawn)
+}
+
+// child is the child id of t, spawned as spawn says: its link to t
+// checked, its actor composed, its runtime t's with the child's tools.
+func (t *Thread) child(ctx context.Context, id string, spawn facts.ThreadSpawned) (*Thread, error) {
+	if err := checkLink(ctx, t.rt.Store, id, spawn); err != nil {
+		return nil, err
+	}
+	return t.linked(id, spawn)
+}
+
+// linked is the child id of t whose link to t is checked.
+func (t *Thread) linked(id string, spawn facts.ThreadSpawned) (*Thread, error) {
+	actor, tools, err := childOf(t.actor, spawn, id)
+	if err != nil {
+		return nil, err
+	}
+	crt := *t.rt
+	crt.Services.Tools = tools
+	return &Thread{rt: &crt, actor: actor, id: id}, nil
+}
+
+// spawnOf reads a thread's first fact: its spawn record when it is a
+// child.
+func spawnOf(ctx context.Context, store thread.Store, id string) (facts.ThreadSpawned, bool, error) {
+	for f, err := range store.Read(ctx, id, 1) {
+		if err != nil {
+			return facts.ThreadSpawned{}, false, fmt.Errorf("read %s: %w", id, err)
+		}
+		if f.Kind != facts.KindThreadSpawned {
+			return facts.ThreadSpawned{}, false, nil
+		}
+		p, err := facts.Decode[facts.ThreadSpawned](f)
+		if err != nil {
+			return p, false, fmt.Errorf("thread %s: %w", id, err)
+		}
+		return p, true, nil
+	}
+	return facts.ThreadSpawned{}, false, nil
+}
+
+// checkLink checks that the parent's log records the spawn of child id as
+// the child's first fact says: a child.spawned at the seq, with the hash,
+// under the key, naming the child.
+func checkLink(ctx context.Context, store thread.Store, id string, spawn facts.ThreadSpawned) error {
+	f, err := factAt(ctx, store, spawn.Parent, spawn.Seq)
+	if err != nil {
+		return fmt.Errorf("thread %s names its spawn at seq %d of %s: %w: %w", id, spawn.Seq, spawn.Parent, ErrNotChild, err)
+	}
+	if f.Kind != facts.KindChildSpawned || f.Hash().String() != spawn.Hash || f.Cause != spawn.Key {
+		return fmt.Errorf("thread %s names its spawn at seq %d of %s (hash %.12s, key %s), but that fact is %s (hash %.12s, cause %s): %w",
+			id, spawn.Seq, spawn.Parent, spawn.Hash, spawn.Key, f.Kind, f.Hash().String(), f.Cause, ErrNotChild)
+	}
+	p, err := facts.Decode[facts.ChildSpawned](f)
+	if err != nil {
+		return fmt.Errorf("thread %s: its spawn in %s: %w", id, spawn.Parent, err)
+	}
+	if p.Child != id {
+		return fmt.Errorf("thread %s names its spawn at seq %d of %s, which spawned %s: %w", id, spawn.Seq, spawn.Parent, p.Child, ErrNotChild)
+	}
+	return nil
+}
+
+// factAt reads the fact of thread id at seq.
+func factAt(ctx context.Context, store thread.Store, id string, seq uint64) (facts.Fact, error) {
+	for f, err := range store.Read(ctx, id, seq) {
+		if err != nil {
+			return facts.Fact{}, fmt.Errorf("read %s at seq %d: %w", id, seq, err)
+		}
+		if f.Seq != seq {
+			break
+		}
+		return f, nil
+	}
+	return facts.Fact{}, fmt.Errorf("thread %s has no seq %d", id, seq)
+}
