@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,12 +61,37 @@ type Cluster struct {
 
 // StartCluster starts a cluster of three nodes keeping their data under
 // dir, and waits until JetStream answers on it.
+//
+// The nodes' route ports are picked before the nodes start (each node
+// must know the others'), so another process may take one in between:
+// a cluster whose route listener did not open is shut down and started
+// again on fresh ports, up to three times.
 func StartCluster(dir string) (*Cluster, error) {
+	var err error
+	for range 3 {
+		var c *Cluster
+		var retry bool
+		if c, retry, err = startCluster(dir); err == nil {
+			return c, nil
+		}
+		if !retry {
+			return nil, err
+		}
+		for i := range 3 {
+			_ = os.RemoveAll(filepath.Join(dir, fmt.Sprintf("node%d", i)))
+		}
+	}
+	return nil, err
+}
+
+// startCluster makes one attempt at StartCluster; retry says a port was
+// taken and fresh ports may do.
+func startCluster(dir string) (c *Cluster, retry bool, err error) {
 	ports := make([]int, 3)
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 		_ = l.Close()
@@ -74,7 +100,7 @@ func StartCluster(dir string) (*Cluster, error) {
 	for _, p := range ports {
 		routes = append(routes, &url.URL{Scheme: "nats-route", Host: fmt.Sprintf("127.0.0.1:%d", p)})
 	}
-	c := &Cluster{}
+	c = &Cluster{}
 	for i := range 3 {
 		o := &server.Options{
 			ServerName: fmt.Sprintf("node%d", i),
@@ -91,22 +117,26 @@ func StartCluster(dir string) (*Cluster, error) {
 		s, err := server.NewServer(o)
 		if err != nil {
 			c.Shutdown()
-			return nil, fmt.Errorf("start node %d: %w", i, err)
+			return nil, false, fmt.Errorf("start node %d: %w", i, err)
 		}
 		s.Start()
 		c.Nodes = append(c.Nodes, s)
 	}
 	for i, s := range c.Nodes {
 		if !s.ReadyForConnections(10 * time.Second) {
+			taken := s.ClusterAddr() == nil
 			c.Shutdown()
-			return nil, fmt.Errorf("node %d not ready after 10s", i)
+			if taken {
+				return nil, true, fmt.Errorf("node %d: its route port %d did not open (taken?)", i, ports[i])
+			}
+			return nil, false, fmt.Errorf("node %d not ready after 10s", i)
 		}
 	}
 	if err := c.waitForJetStream(30 * time.Second); err != nil {
 		c.Shutdown()
-		return nil, err
+		return nil, false, err
 	}
-	return c, nil
+	return c, false, nil
 }
 
 // NewCluster starts a cluster for the test, in its temporary directory,
