@@ -217,7 +217,14 @@ const chunkSize = 1024
 
 func (l *factLog) add(f facts.Fact) {
 	if l.n%chunkSize == 0 {
-		l.chunks = append(l.chunks, make([]facts.Fact, 0, chunkSize))
+		// The first chunk grows as the log does (most threads are short,
+		// and a server keeps the folds of thousands); the next ones, of a
+		// log known to be long, are made whole.
+		var c []facts.Fact
+		if l.n > 0 {
+			c = make([]facts.Fact, 0, chunkSize)
+		}
+		l.chunks = append(l.chunks, c)
 	}
 	last := &l.chunks[len(l.chunks)-1]
 	*last = append(*last, f)

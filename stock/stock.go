@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/seed-7cc7a084/harness/model/anthropic"
 	"github.com/seed-7cc7a084/harness/model/openai"
 	"github.com/seed-7cc7a084/harness/sandbox"
+	"github.com/seed-7cc7a084/harness/serve/socket"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
 	"github.com/seed-7cc7a084/harness/tools"
@@ -194,25 +197,40 @@ const lockPoll = 100 * time.Millisecond
 // store is ErrNoStore and nothing is created; with create true, the store
 // directory is made, with a .gitignore that keeps it out of git.
 //
-// If another process has the store open, OpenStore tries again until wait
-// has passed (0 tries once) or ctx is done, then fails with an error that
+// When a process serves the store (a harness server, see package
+// serve/socket), OpenStore returns a client of it: a store that reads,
+// appends, keeps blobs and holds threads through that process, so that
+// any number of processes use the store while one holds it. Otherwise it
+// opens the store itself (see HoldStore).
+//
+// If another process has the store open and serves nobody, OpenStore
+// tries again — a server that starts meanwhile is used — until wait has
+// passed (0 tries once) or ctx is done, then fails with an error that
 // wraps thread.ErrLocked and says what to do.
 //
 // A remote store (Place.Remote) is a JetStream stream on a NATS server,
 // shared by every process that names it: OpenStore connects, making the
 // stream on first use, and neither create nor wait applies.
 func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (thread.Store, error) {
-	return p.open(ctx, wait, create)
+	return p.open(ctx, wait, create, true)
 }
 
 // OpenStoreReadOnly opens the place's existing store for reading only
 // (thread.ReadOnly: it writes nothing, so it opens and reads on a full
-// disk); a write fails with thread.ErrReadOnly. As OpenStore otherwise.
+// disk); a write fails with thread.ErrReadOnly. As OpenStore otherwise:
+// while a server holds the store, it reads through the server.
 func (p Place) OpenStoreReadOnly(ctx context.Context, wait time.Duration) (thread.Store, error) {
-	return p.open(ctx, wait, false, thread.ReadOnly())
+	return p.open(ctx, wait, false, true, thread.ReadOnly())
 }
 
-func (p Place) open(ctx context.Context, wait time.Duration, create bool, opts ...thread.Option) (thread.Store, error) {
+// HoldStore opens the place's store as OpenStore does, but always in this
+// process, never through a server: the way for the process that is to
+// serve it. While it is open, other processes cannot open it themselves.
+func (p Place) HoldStore(ctx context.Context, wait time.Duration, create bool) (thread.Store, error) {
+	return p.open(ctx, wait, create, false)
+}
+
+func (p Place) open(ctx context.Context, wait time.Duration, create, viaServer bool, opts ...thread.Option) (thread.Store, error) {
 	if p.Remote != "" {
 		var nopts []natsstore.Option
 		if p.Replicas > 0 {
@@ -240,6 +258,15 @@ func (p Place) open(ctx context.Context, wait time.Duration, create bool, opts .
 	}
 	deadline := time.Now().Add(wait)
 	for {
+		if viaServer {
+			c, err := socket.Dial(ctx, p.Store)
+			if err == nil {
+				return c, nil
+			}
+			if !errors.Is(err, socket.ErrNoServer) {
+				return nil, fmt.Errorf("open the store: %w", err)
+			}
+		}
 		s, err := thread.OpenPebble(p.DB(), opts...)
 		if err == nil {
 			return s, nil
@@ -261,6 +288,16 @@ func (p Place) open(ctx context.Context, wait time.Duration, create bool, opts .
 		case <-t.C:
 		}
 	}
+}
+
+// Served reports whether store is a client of a server that holds the
+// store (see OpenStore), and what the server says of itself.
+func Served(store thread.Store) (socket.Info, bool) {
+	c, ok := store.(*socket.Client)
+	if !ok {
+		return socket.Info{}, false
+	}
+	return c.Info(), true
 }
 
 // Settings are a workspace's defaults, kept in <store>/config.json. Flags
@@ -291,11 +328,88 @@ type Settings struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// Network lets commands use the network.
 	Network bool `json:"network,omitempty"`
+	// Serve configures the server that holds the store for every other
+	// process (package serve).
+	Serve *ServeSettings `json:"serve,omitempty"`
 	// MCPServers are MCP servers whose tools the model is offered as
 	// mcp__<server>__<tool>, in the shape of Claude Code's .mcp.json (see
 	// package mcp). Their calls ask a person by default; patterns such as
 	// "mcp__github__*" answer for them as for any tool.
 	MCPServers mcp.Servers `json:"mcpServers,omitempty"`
+}
+
+// ServeSettings configure the server of a workspace:
+//
+//	"serve": {
+//	  "addr": "127.0.0.1:8470",
+//	  "tokens": [{"name": "ana", "token": "a long random secret"}],
+//	  "auto": true
+//	}
+type ServeSettings struct {
+	// Addr is where the server listens for HTTP: a loopback address
+	// (127.0.0.1:PORT, [::1]:PORT, localhost:PORT). An address beyond
+	// loopback is for the command line alone, never for a file.
+	Addr string `json:"addr,omitempty"`
+	// Tokens are who may use the server's page and API: each token, and
+	// the name that what is done with it (an approval, an answer) records.
+	Tokens []ServeToken `json:"tokens,omitempty"`
+	// Auto asks the first command that needs the store to start a server
+	// in the background, so that the commands after it share the store.
+	Auto bool `json:"auto,omitempty"`
+}
+
+// ServeToken is one token of the server and the person it names.
+type ServeToken struct {
+	Name  string `json:"name"`
+	Token string `json:"token"`
+}
+
+// MinTokenLen is the shortest token the server accepts.
+const MinTokenLen = 16
+
+// validate checks the serve settings of the file named file.
+func (s *ServeSettings) validate(file string) error {
+	if s == nil {
+		return nil
+	}
+	if s.Addr != "" {
+		if err := LoopbackAddr(s.Addr); err != nil {
+			return fmt.Errorf("settings %s: serve.addr: %w", file, err)
+		}
+	}
+	seen := map[string]bool{}
+	for i, t := range s.Tokens {
+		switch {
+		case strings.TrimSpace(t.Name) == "":
+			return fmt.Errorf("settings %s: serve.tokens[%d]: no name (the person the token names)", file, i)
+		case len(t.Token) < MinTokenLen:
+			return fmt.Errorf("settings %s: serve.tokens[%d] (%s): a token of %d characters; want at least %d", file, i, t.Name, len(t.Token), MinTokenLen)
+		case seen[t.Token]:
+			return fmt.Errorf("settings %s: serve.tokens[%d] (%s): the same token as another", file, i, t.Name)
+		}
+		seen[t.Token] = true
+	}
+	return nil
+}
+
+// ErrNotLoopback: an address beyond the machine's loopback where only a
+// loopback one may be given.
+var ErrNotLoopback = errors.New("not a loopback address")
+
+// LoopbackAddr returns nil if addr (host:port) listens on loopback only:
+// a loopback IP, or localhost.
+func LoopbackAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("address %q: %w", addr, ErrNotLoopback)
 }
 
 // LoadSettings reads the place's settings file; a missing file is empty
@@ -313,13 +427,16 @@ func (p Place) LoadSettings() (Settings, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return s, fmt.Errorf("settings %s: %w (want {\"model\", \"approve\", \"allow\", \"deny\", \"max_turns\", \"sandbox\", \"network\", \"mcpServers\"})", p.SettingsFile(), err)
+		return s, fmt.Errorf("settings %s: %w (want {\"model\", \"approve\", \"allow\", \"deny\", \"max_turns\", \"sandbox\", \"network\", \"mcpServers\", \"serve\"})", p.SettingsFile(), err)
 	}
 	if err := s.MCPServers.Validate(); err != nil {
 		return s, fmt.Errorf("settings %s: mcpServers: %w", p.SettingsFile(), err)
 	}
 	if _, err := sandbox.ParseMode(s.Sandbox); err != nil && s.Sandbox != "" {
 		return s, fmt.Errorf("settings %s: sandbox: %w", p.SettingsFile(), err)
+	}
+	if err := s.Serve.validate(p.SettingsFile()); err != nil {
+		return s, err
 	}
 	if s.MaxTurns != nil && *s.MaxTurns < 0 {
 		return s, fmt.Errorf("settings %s: max_turns %d: want a number of model turns, or 0 for no bound", p.SettingsFile(), *s.MaxTurns)
@@ -489,6 +606,14 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		return nil, fmt.Errorf("the sandbox of %s: %w", place.Root, err)
 	}
 	spec.Mode, spec.Network = o.mode, o.network
+	// A server's socket lets whoever reaches it append: where it is not
+	// in the store directory (a path too long for a socket), its
+	// directory is hidden as the store is.
+	if store != "" {
+		if d := filepath.Dir(socket.Path(store)); d != filepath.Clean(store) && !slices.Contains(spec.Hidden, d) {
+			spec.Hidden = append(spec.Hidden, d)
+		}
+	}
 	// The file tools never write the store, whatever it is called: the
 	// observer skips it, so a write there would be an effect nobody saw.
 	opts := []tools.Option{tools.WithSandbox(spec)}

@@ -170,7 +170,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person).`,
 		a.runCmd(), a.resumeCmd(),
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
 		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.effectsCmd(),
-		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.demoCmd(), a.mcpCmd(),
+		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.demoCmd(), a.mcpCmd(), a.serveCmd(),
 		a.submitCmd(), a.workerCmd(), a.migrateCmd(),
 	)
 	return root
@@ -253,11 +253,11 @@ func (a *app) paint(color, s string) string {
 	return "\x1b[" + codes[color] + "m" + s + "\x1b[0m"
 }
 
-// whoami is who answers, for the record: --by, else the login name.
-func (a *app) whoami(by string) string {
-	if by != "" {
-		return by
-	}
+// whoami is who answers, for the record: the local user's login name. An
+// answer names who gave it from a channel the agent cannot reach — the
+// account the command runs as (or, through a server's page, the person
+// its token names) — never a name given as text.
+func (a *app) whoami() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return u.Username
 	}
@@ -265,6 +265,16 @@ func (a *app) whoami(by string) string {
 		return u
 	}
 	return "someone"
+}
+
+// checkBy refuses a --by that names anyone but the local user: the record
+// says who answered, and a name typed on the command line would let
+// anything that can run harness say it is anyone.
+func (a *app) checkBy(by string) error {
+	if by == "" || by == a.whoami() {
+		return nil
+	}
+	return usageError("--by %q: an answer records who gives it, and you are %s; it cannot name someone else (leave --by out; to answer as another person, use a server's page with their token)", by, a.whoami())
 }
 
 // session is an open store and the stock harness of its workspace.
@@ -334,6 +344,23 @@ func (a *app) open(ctx context.Context, create bool, opts ...harness.Option) (*s
 }
 
 func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings, create bool, so []stock.Option, opts ...harness.Option) (*session, error) {
+	if err := a.autoServe(ctx, p, settings, create); err != nil {
+		return nil, err
+	}
+	return a.openWith(ctx, p, settings, create, so, func(ctx context.Context) (thread.Store, error) {
+		if a.readOnly {
+			return p.OpenStoreReadOnly(ctx, a.wait)
+		}
+		return p.OpenStore(ctx, a.wait, create)
+	}, opts...)
+}
+
+// harnessOption configures the harness of a session.
+type harnessOption = harness.Option
+
+// openWith is openAt with the store opened by open: through a server
+// when one runs (OpenStore), or held by this process (HoldStore).
+func (a *app) openWith(ctx context.Context, p stock.Place, settings stock.Settings, create bool, so []stock.Option, open func(context.Context) (thread.Store, error), opts ...harness.Option) (*session, error) {
 	cfg, err := harness.NewConfig(append([]harness.Option{harness.WithVersion("harness/" + version())}, opts...)...)
 	if err != nil {
 		return nil, err
@@ -348,13 +375,7 @@ func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings
 	if err != nil {
 		return nil, err
 	}
-	open := p.OpenStore
-	if a.readOnly {
-		open = func(ctx context.Context, wait time.Duration, _ bool) (thread.Store, error) {
-			return p.OpenStoreReadOnly(ctx, wait)
-		}
-	}
-	store, err := open(ctx, a.wait, create)
+	store, err := open(ctx)
 	if err != nil {
 		st.Close() // the MCP servers it started, if any
 	}
@@ -364,7 +385,7 @@ func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings
 	case errors.Is(err, thread.ErrLocked) && a.wait > 0:
 		return nil, fmt.Errorf("%w; wait longer with a larger --wait", err)
 	case errors.Is(err, thread.ErrLocked):
-		return nil, fmt.Errorf("%w; wait for the other harness command to finish, or pass --wait DURATION (e.g. --wait 30s) to wait for it", err)
+		return nil, fmt.Errorf("%w; wait for the other harness command to finish, or pass --wait DURATION (e.g. --wait 30s) to wait for it; `harness serve` (or run --serve) holds the store so that every command can use it at once", err)
 	case errors.Is(err, natsstore.ErrOldLayout):
 		return nil, fmt.Errorf("%w; the command: harness migrate, with the same --store", err)
 	case err != nil:

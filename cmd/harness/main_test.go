@@ -35,6 +35,8 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("USER", "tester")
+			// Who answers is the login name (the record's, not a --by).
+			env.Setenv("WHO", (&app{getenv: os.Getenv}).whoami())
 			// The seeded corruptions at the repo root, for replay --verify --file.
 			root, err := filepath.Abs("../../testdata")
 			if err != nil {

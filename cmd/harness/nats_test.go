@@ -49,6 +49,8 @@ func TestNATSScripts(t *testing.T) {
 			}
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("USER", "tester")
+			// Who answers is the login name (the record's, not a --by).
+			env.Setenv("WHO", (&app{getenv: os.Getenv}).whoami())
 			env.Setenv("NATS_URL", srv.ClientURL())
 			return os.MkdirAll(filepath.Join(env.WorkDir, "other"), 0o755)
 		},

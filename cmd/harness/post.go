@@ -31,7 +31,7 @@ type answerFlags struct {
 }
 
 func (f *answerFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.by, "by", "", "who answers, for the record (default: your login name)")
+	cmd.Flags().StringVar(&f.by, "by", "", "who answers, for the record: your login name, and only it (the default)")
 	cmd.Flags().BoolVar(&f.resume, "resume", false, "resume the thread at once after posting")
 	f.drive.add(cmd)
 }
@@ -70,7 +70,10 @@ answer given twice is appended once.`,
 			if err != nil {
 				return asUsage(err)
 			}
-			d, req, err := draftFrom(kind, raw, a.whoami(f.by))
+			if err := a.checkBy(f.by); err != nil {
+				return err
+			}
+			d, req, err := draftFrom(kind, raw, a.whoami())
 			if err != nil {
 				return asUsage(err)
 			}
@@ -110,13 +113,16 @@ func (a *app) approveCmd(approve bool) *cobra.Command {
 			if err := checkID(id); err != nil {
 				return err
 			}
+			if err := a.checkBy(f.by); err != nil {
+				return err
+			}
 			var request string
 			if len(args) == 2 {
 				request = args[1]
 			}
 			return a.answerRequest(ctx, id, fold.WaitConfirmation, request, &f, func(p drive.Pending) (facts.Draft, error) {
 				return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{
-					RequestID: p.RequestID, Approved: approve, By: a.whoami(f.by), Reason: reason, Digest: p.Digest,
+					RequestID: p.RequestID, Approved: approve, By: a.whoami(), Reason: reason, Digest: p.Digest,
 				})
 			})
 		}),
@@ -140,8 +146,11 @@ func (a *app) answerCmd() *cobra.Command {
 			if err := checkID(id); err != nil {
 				return err
 			}
+			if err := a.checkBy(f.by); err != nil {
+				return err
+			}
 			return a.answerRequest(cmd.Context(), id, fold.WaitQuestion, request, &f, func(p drive.Pending) (facts.Draft, error) {
-				return facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: p.RequestID, Text: text, By: a.whoami(f.by)})
+				return facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: p.RequestID, Text: text, By: a.whoami()})
 			})
 		}),
 	}
@@ -274,8 +283,9 @@ func readData(v string, stdin io.Reader) ([]byte, error) {
 }
 
 // draftFrom parses raw as the payload of kind, strictly: one JSON object
-// of the kind's fields, no others, valid for the kind. An answer with no
-// "by" is by who. It returns the request the payload answers, if any.
+// of the kind's fields, no others, valid for the kind. An answer is by
+// who: a "by" that names someone else is refused. It returns the request
+// the payload answers, if any.
 func draftFrom(kind facts.Kind, raw []byte, who string) (facts.Draft, string, error) {
 	t, ok := facts.Registered(kind)
 	if !ok {
@@ -291,17 +301,30 @@ func draftFrom(kind facts.Kind, raw []byte, who string) (facts.Draft, string, er
 		return facts.Draft{}, "", fmt.Errorf("--data for %s: more than one JSON value", kind)
 	}
 	var req string
+	var err error
+	by := func(given string) (string, error) {
+		if given != "" && given != who {
+			return "", fmt.Errorf("--data for %s: \"by\": %q names someone else; an answer records who gives it (%s): leave \"by\" out", kind, given, who)
+		}
+		return who, nil
+	}
 	switch p := v.Interface().(type) {
 	case *facts.ConfirmationAnswered:
-		p.By, req = cmpOr(p.By, who), p.RequestID
+		p.By, err = by(p.By)
+		req = p.RequestID
 	case *facts.QuestionAnswered:
-		p.By, req = cmpOr(p.By, who), p.RequestID
+		p.By, err = by(p.By)
+		req = p.RequestID
 	case *facts.EffectReconciled:
-		p.By, req = cmpOr(p.By, who), p.ActionID
+		p.By, err = by(p.By)
+		req = p.ActionID
 	case *facts.UserMessage:
 		if strings.TrimSpace(p.Text) == "" {
 			return facts.Draft{}, "", fmt.Errorf("--data for %s: the text is empty; say something, e.g. %s", kind, example(kind))
 		}
+	}
+	if err != nil {
+		return facts.Draft{}, "", err
 	}
 	d, err := facts.NewDraft(kind, "", v.Elem().Interface())
 	if err != nil {

@@ -114,10 +114,10 @@ func TestKilledDuringATool(t *testing.T) {
 	require.Zero(t, code, stderr)
 	require.Regexp(t, `t1 +1-c +run_command +- +interrupted +- +cache.toml, runs.txt +open`, stdout)
 
-	stdout, stderr, code = harnessIn(t, dir, "post", "t1", "effect.reconciled", "--by", "ana",
+	stdout, stderr, code = harnessIn(t, dir, "post", "t1", "effect.reconciled",
 		"--data", `{"action_id": "1-c", "decision": "accept", "note": "the migration finished; checked by hand"}`, "--resume")
 	require.Zero(t, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
-	require.Contains(t, stdout, "effect.reconciled      1-c accept by ana")
+	require.Contains(t, stdout, "effect.reconciled      1-c accept by "+(&app{getenv: os.Getenv}).whoami())
 	require.Contains(t, stdout, "done: thread t1")
 
 	stdout, stderr, code = harnessIn(t, dir, "replay", "t1", "--verify")
@@ -304,7 +304,7 @@ func TestPromptLeavesTheStoreFree(t *testing.T) {
 	stdout, stderr, code := harnessIn(t, dir, "threads")
 	require.Zero(t, code, stderr)
 	require.Regexp(t, `t1 +parked +confirmation 1-call_1`, stdout)
-	_, stderr, code = harnessIn(t, dir, "approve", "t1", "--by", "bob")
+	_, stderr, code = harnessIn(t, dir, "approve", "t1")
 	require.Zero(t, code, stderr)
 
 	tm.send("y")
@@ -312,6 +312,6 @@ func TestPromptLeavesTheStoreFree(t *testing.T) {
 	require.Contains(t, tm.output(), "(already answered at seq 6)")
 	require.Contains(t, tm.output(), "done: thread t1")
 	stdout, _, _ = harnessIn(t, dir, "log", "t1")
-	require.Contains(t, stdout, "1-call_1 approved by bob")
+	require.Contains(t, stdout, "1-call_1 approved by "+(&app{getenv: os.Getenv}).whoami())
 	require.Equal(t, 1, strings.Count(stdout, "confirmation.answered"))
 }

@@ -70,7 +70,7 @@ func (p *prompter) ask(ctx context.Context, question string) (string, error) {
 // the person thinks.
 func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error) {
 	answered := 0
-	by := d.a.whoami("")
+	by := d.a.whoami()
 	for _, w := range waits {
 		fmt.Fprintln(d.a.stdout)
 		d.a.printPending(w, d.s.place.Root)

@@ -603,6 +603,9 @@ left there.`,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id := args[0]
+			if err := a.checkBy(by); err != nil {
+				return err
+			}
 			s, err := a.openThread(ctx, id)
 			if err != nil {
 				return err
@@ -619,7 +622,7 @@ left there.`,
 			if dryRun {
 				plan, err = rewind.PlanUndo(ctx, rt, s.stock.Actor, id, to)
 			} else {
-				plan, err = rewind.Undo(ctx, rt, s.stock.Actor, id, to, a.whoami(by))
+				plan, err = rewind.Undo(ctx, rt, s.stock.Actor, id, to, a.whoami())
 			}
 			if err != nil {
 				return err
@@ -669,7 +672,7 @@ left there.`,
 	}
 	cmd.Flags().Uint64Var(&to, "to", 0, "undo the changes after this seq (default 0: every change of the thread)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be restored, and change nothing")
-	cmd.Flags().StringVar(&by, "by", "", "who undoes, for the record (default: your login name)")
+	cmd.Flags().StringVar(&by, "by", "", "who undoes, for the record: your login name, and only it (the default)")
 	return cmd
 }
 

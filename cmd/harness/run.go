@@ -206,6 +206,8 @@ func (f *driveFlags) approval(s stock.Settings) (drive.Approval, error) {
 
 func (a *app) runCmd() *cobra.Command {
 	var f driveFlags
+	var sf serveFlags
+	var serving bool
 	var id string
 	var detach bool
 	cmd := &cobra.Command{
@@ -241,6 +243,9 @@ With neither, it is the current directory. The store is created there.`,
 				// For the workers: record the prompt, run nothing.
 				if err := detachRefuses(&f); err != nil {
 					return err
+				}
+				if serving {
+					return usageError("run --detach --serve: a detached thread runs on the workers, not here; drop one of them")
 				}
 				return a.submit(ctx, id, prompt)
 			}
@@ -288,60 +293,83 @@ With neither, it is the current directory. The store is created there.`,
 			if err != nil {
 				return err
 			}
+			if serving {
+				// The page answers: the command asks nobody at the prompt.
+				f.noInput, f.loaded = true, m
+				var th *harness.Thread
+				return a.serve(ctx, &f, sf, serveHooks{
+					run: func(s *session, approval drive.Approval) error {
+						var err error
+						th, err = a.runThread(ctx, s, id, prompt, approval, &f, m)
+						return err
+					},
+					last: func(s *session) error { return a.lastState(s, th) },
+				}, harness.WithModelName(spec))
+			}
 			s, err := a.openAt(ctx, p, settings, true, a.withMCP(ctx, so, settings), harness.WithModelName(spec), budget)
 			if err != nil {
 				return err
 			}
 			a.mcpStarted(s.stock)
 			defer s.Close()
-			exists := func() error {
-				return usageError("thread %s already exists; continue it with `harness resume %s`, or add a message with `harness post %s user.message --data '{\"text\": \"...\"}' --resume`", id, id, id)
-			}
-			f.loaded = m
-			var d *driver
-			var out harness.Outcome
-			if id != "" {
-				if _, err := s.store.Head(ctx, id); err == nil {
-					return exists()
-				}
-				d = a.newDriver(s, id, approval, &f)
-				d.warnSandbox()
-				a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, s.place.Root)
-				out, err = d.th.StartNew(ctx, prompt)
-				if errors.Is(err, harness.ErrThreadExists) {
-					return exists() // another process (on a shared store) started it first
-				}
-			} else {
-				d = a.newDriver(s, "", approval, &f)
-				d.warnSandbox()
-				var th *harness.Thread
-				th, out, err = drive.StartNext(ctx, d.rt, s.stock.Actor, prompt, func(next, taken string) {
-					if taken != "" {
-						a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
-					}
-					a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, s.place.Root)
-				})
-				if th != nil {
-					d.th, d.id, id = th, th.ID(), th.ID()
-				}
-			}
-			if err != nil && !errors.Is(err, harness.ErrDefect) {
-				return d.interrupted(ctx, err)
-			}
-			if out.Status == harness.StatusStepLimit {
-				st, err := drive.StepLimited(ctx, d.th, out)
-				if err != nil {
-					return err
-				}
-				return a.report(d.stepLimit(st), d.appended, s.place.Root)
-			}
-			return d.finish(ctx)
+			_, err = a.runThread(ctx, s, id, prompt, approval, &f, m)
+			return err
 		}),
 	}
 	f.add(cmd)
 	cmd.Flags().StringVar(&id, "thread", "", "the new thread's id (default: t1, t2, … the next free one)")
 	cmd.Flags().BoolVar(&detach, "detach", false, "start the thread for the workers (harness worker) and run nothing, as harness submit does")
+	cmd.Flags().BoolVar(&serving, "serve", false, "serve the workspace's store while the thread runs, and after, until interrupted, as harness serve does: the page answers what the thread waits for")
+	sf.add(cmd)
 	return cmd
+}
+
+// runThread starts a thread with prompt on the session's store and
+// drives it (see run), and returns it.
+func (a *app) runThread(ctx context.Context, s *session, id, prompt string, approval drive.Approval, f *driveFlags, m model.Model) (*harness.Thread, error) {
+	exists := func() error {
+		return usageError("thread %s already exists; continue it with `harness resume %s`, or add a message with `harness post %s user.message --data '{\"text\": \"...\"}' --resume`", id, id, id)
+	}
+	f.loaded = m
+	var d *driver
+	var out harness.Outcome
+	var err error
+	if id != "" {
+		if _, err := s.store.Head(ctx, id); err == nil {
+			return nil, exists()
+		}
+		d = a.newDriver(s, id, approval, f)
+		d.warnSandbox()
+		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, s.place.Root)
+		out, err = d.th.StartNew(ctx, prompt)
+		if errors.Is(err, harness.ErrThreadExists) {
+			return nil, exists() // another process (on a shared store) started it first
+		}
+	} else {
+		d = a.newDriver(s, "", approval, f)
+		d.warnSandbox()
+		var th *harness.Thread
+		th, out, err = drive.StartNext(ctx, d.rt, s.stock.Actor, prompt, func(next, taken string) {
+			if taken != "" {
+				a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
+			}
+			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, s.place.Root)
+		})
+		if th != nil {
+			d.th, d.id, id = th, th.ID(), th.ID()
+		}
+	}
+	if err != nil && !errors.Is(err, harness.ErrDefect) {
+		return d.th, d.interrupted(ctx, err)
+	}
+	if out.Status == harness.StatusStepLimit {
+		st, err := drive.StepLimited(ctx, d.th, out)
+		if err != nil {
+			return d.th, err
+		}
+		return d.th, a.report(d.stepLimit(st), d.appended, s.place.Root)
+	}
+	return d.th, d.finish(ctx)
 }
 
 func (a *app) resumeCmd() *cobra.Command {

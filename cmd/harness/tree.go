@@ -70,6 +70,9 @@ so, each recorded in the child and in its parent.`,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id := args[0]
+			if err := a.checkBy(by); err != nil {
+				return err
+			}
 			s, err := a.openThread(ctx, id)
 			if err != nil {
 				return err
@@ -98,7 +101,7 @@ so, each recorded in the child and in its parent.`,
 			if err != nil {
 				return err
 			}
-			out, err := th.Stop(ctx, a.whoami(by), reason)
+			out, err := th.Stop(ctx, a.whoami(), reason)
 			if err != nil {
 				return err
 			}
@@ -119,7 +122,7 @@ so, each recorded in the child and in its parent.`,
 			return nil
 		}),
 	}
-	cmd.Flags().StringVar(&by, "by", "", "who stops it (default: you)")
+	cmd.Flags().StringVar(&by, "by", "", "who stops it: only you, the login name of the account the command runs as (the default)")
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the record")
 	return cmd
 }

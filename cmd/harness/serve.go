@@ -1,0 +1,426 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/serve"
+	"github.com/seed-7cc7a084/harness/serve/socket"
+	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// defaultServeAddr is where a server listens for HTTP when nothing says
+// otherwise; if that port is taken, it takes any free one.
+const defaultServeAddr = "127.0.0.1:8470"
+
+// serveFile is the file, in the store directory, where a running server
+// says where it is (its address with its token: mode 0600, as a Jupyter
+// runtime file).
+const serveFile = "serve.json"
+
+// serveFlags are the flags of the commands that serve.
+type serveFlags struct {
+	addr string
+	idle time.Duration
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	var f driveFlags
+	var sf serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [--addr HOST:PORT]",
+		Short: "Hold the workspace's store and serve it: to the other harness commands, a web page, an HTTP API",
+		Long: `Hold the workspace's store in this process and serve it until interrupted:
+
+  - every other harness command of the workspace (threads, log, approve, run,
+    resume, undo, …) reads and appends through a local socket in the store
+    directory (.harness/serve.sock, mode 0600: only you), so none of them is
+    told the store is in use;
+  - a web page and an HTTP JSON API at the address printed, with its token:
+    the threads, each thread's facts as they are appended, its actions with
+    report, observation, effect state, check and sandbox side by side, and
+    forms to approve, deny, answer and reconcile. An answer given there records
+    the name the token names, and the server then resumes the thread (with the
+    model it recorded, and --approve/--allow/--deny as run takes them).
+
+The page's address carries a fresh token naming you (your login name);
+settings may add tokens naming others ("serve": {"tokens": [{"name": "bob",
+"token": "…"}]} in .harness/config.json). The server listens on loopback
+(127.0.0.1:8470, or any free port); --addr names another address, and only
+--addr may name one beyond loopback.
+
+On a NATS store (--store nats://…) the server shows every thread of the
+server, with the workspace each works in; it resumes only this workspace's.
+
+The API:
+  GET  /api/threads, /api/threads/ID, /api/threads/ID/facts?from=SEQ
+  GET  /api/threads/ID/stream            (Server-Sent Events, one per fact)
+  POST /api/threads/ID/answer            {"kind": "confirmation", "request_id": "1-call_1", "approved": true, "digest": "…"}
+  POST /api/threads/ID/resume
+  GET  /api/threads/ID/replay, /api/threads/ID/undo?to=SEQ, /api/threads/ID/fork?at=SEQ, /api/effects
+with the token as "Authorization: Bearer TOKEN".`,
+		Example: `  harness serve
+  harness serve --addr 127.0.0.1:9000 --approve writes
+  curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8470/api/threads`,
+		Args: args(0, 0, "no arguments"),
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			return a.serve(cmd.Context(), &f, sf, serveHooks{})
+		}),
+	}
+	f.add(cmd)
+	fl := cmd.Flags()
+	_ = fl.MarkHidden("no-input")
+	_ = fl.MarkHidden("model")
+	sf.add(cmd)
+	return cmd
+}
+
+func (sf *serveFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&sf.addr, "addr", "", "listen for HTTP at `HOST:PORT` (default "+defaultServeAddr+", or a free port, or the settings' serve.addr, which may only name loopback); only this flag may name an address beyond loopback")
+	fl.DurationVar(&sf.idle, "idle", 0, "stop once nobody has used the server for this long (default: serve until interrupted)")
+}
+
+// serveHooks are what a command that serves does with the server up: run
+// (run --serve drives its thread), and last, once serving stops, before
+// the store closes.
+type serveHooks struct {
+	run  func(*session, drive.Approval) error
+	last func(*session) error
+}
+
+// served is a server this process runs: its page and API, its socket.
+type served struct {
+	srv    *serve.Server
+	http   *http.Server
+	sock   *socket.Server
+	url    string // with the token
+	file   string // the serve file, removed when it stops
+	last   atomic.Int64
+	active atomic.Int64
+	done   chan error
+}
+
+// startServer serves the session's store: the page and the API on addr
+// (or the settings' address, or the default), and, for a store in a
+// directory, the socket every other command of the workspace goes
+// through. The session's store becomes the server's, so that its streams
+// see what this process appends.
+func (a *app) startServer(ctx context.Context, s *session, approval drive.Approval, addr string) (*served, error) {
+	p := s.place
+	explicit := addr != ""
+	if addr == "" && s.settings.Serve != nil {
+		addr = s.settings.Serve.Addr
+	}
+	if addr == "" {
+		addr = defaultServeAddr
+	}
+	if err := stock.LoopbackAddr(addr); err != nil && !explicit {
+		return nil, usageError("serve address %s: only --addr may name an address beyond loopback", addr)
+	}
+	me := a.whoami()
+	secret := serve.NewToken()
+	tokens := []stock.ServeToken{{Name: me, Token: secret}}
+	if s.settings.Serve != nil {
+		tokens = append(tokens, s.settings.Serve.Tokens...)
+	}
+	poll := time.Duration(0)
+	if p.Remote != "" {
+		poll = time.Second // other processes append to the store directly
+	}
+	sv := &served{done: make(chan error, 2)}
+	sv.last.Store(time.Now().UnixNano())
+	var err error
+	sv.srv, err = serve.New(serve.Options{
+		Store: s.store, Stock: s.stock, Tokens: tokens, Approval: approval, Poll: poll,
+		Logf: func(format string, args ...any) { fmt.Fprintf(a.stderr, "harness serve: "+format+"\n", args...) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil && !explicit && addr == defaultServeAddr {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		sv.srv.Close()
+		return nil, fmt.Errorf("serve: listen at %s: %w", addr, err)
+	}
+	if err := stock.LoopbackAddr(ln.Addr().String()); err != nil {
+		fmt.Fprintf(a.stderr, "harness: serving beyond loopback at %s: anyone who reaches it with a token acts as the person the token names\n", ln.Addr())
+	}
+	sv.url = serve.URL(ln.Addr(), secret)
+	sv.http = sv.srv.HTTPServer()
+	h := sv.http.Handler
+	sv.http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sv.active.Add(1)
+		defer func() { sv.active.Add(-1); sv.last.Store(time.Now().UnixNano()) }()
+		h.ServeHTTP(w, r)
+	})
+	go func() { sv.done <- sv.http.Serve(ln) }()
+	s.store = sv.srv.Store()
+	if p.Remote == "" {
+		sl, err := socket.Listen(p.Store)
+		if err != nil {
+			sv.stop()
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		sv.sock = socket.NewServer(s.store, socket.WithURL(serve.URL(ln.Addr(), "")))
+		go func() { sv.done <- sv.sock.Serve(sl) }()
+		sv.file = filepath.Join(p.Store, serveFile)
+		b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "url": sv.url, "socket": socket.Path(p.Store)})
+		if err := os.WriteFile(sv.file, append(b, '\n'), 0o600); err != nil {
+			sv.stop()
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+	}
+	return sv, nil
+}
+
+// idleSince is since when nobody has used the server (the zero time while
+// someone does).
+func (sv *served) idleSince() time.Time {
+	if sv.active.Load() > 0 {
+		return time.Time{}
+	}
+	last := time.Unix(0, sv.last.Load())
+	if sv.sock != nil {
+		n, since := sv.sock.Clients()
+		if n > 0 {
+			return time.Time{}
+		}
+		if since.After(last) {
+			last = since
+		}
+	}
+	return last
+}
+
+// stop stops serving: the resumes and streams first, then the page and
+// the API, then the socket. The store stays open.
+func (sv *served) stop() {
+	if sv.file != "" {
+		os.Remove(sv.file)
+	}
+	sv.srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	sv.http.Shutdown(ctx)
+	if sv.sock != nil {
+		sv.sock.Close()
+	}
+}
+
+// serve holds the workspace's store and serves it until ctx is done (or,
+// with an idle bound, nobody used it for that long). then, when set, runs
+// with the server up (run --serve) before the serving goes on.
+func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks serveHooks, opts ...harnessOption) (err error) {
+	p, err := a.place()
+	if err != nil {
+		return err
+	}
+	settings, err := p.LoadSettings()
+	if err != nil {
+		return err
+	}
+	approval, err := f.approval(settings)
+	if err != nil {
+		return err
+	}
+	budget, err := f.budget(settings)
+	if err != nil {
+		return err
+	}
+	so, err := f.stockOptions(settings)
+	if err != nil {
+		return err
+	}
+	if p.Remote == "" {
+		if c, err := socket.Dial(ctx, p.Store); err == nil {
+			info := c.Info()
+			c.Close()
+			return fmt.Errorf("a harness server already holds the store %s (pid %d%s); every command goes through it", p.Store, info.PID, orEmpty(", ", info.URL))
+		}
+	}
+	s, err := a.hold(ctx, p, settings, a.withMCP(ctx, so, settings), append([]harnessOption{budget}, opts...)...)
+	if err != nil {
+		return err
+	}
+	a.mcpStarted(s.stock)
+	defer s.Close()
+	sv, err := a.startServer(ctx, s, approval, sf.addr)
+	if err != nil {
+		return err
+	}
+	defer sv.stop()
+	if hooks.last != nil {
+		defer func() {
+			if lerr := hooks.last(s); err == nil {
+				err = lerr
+			}
+		}()
+	}
+	if a.jsonOut() && hooks.run == nil {
+		a.printJSON(map[string]any{"url": sv.url, "pid": os.Getpid(), "workspace": p.Root, "store": p.Where(), "socket": socketOf(p)})
+	} else {
+		fmt.Fprintf(a.stderr, "%s serving %s (workspace %s)\n", a.paint("bold", "harness:"), p.Where(), p.Root)
+		fmt.Fprintf(a.stderr, "    %s\n", sv.url)
+		if p.Remote == "" {
+			fmt.Fprintf(a.stderr, "    every harness command of the workspace goes through this process (%s)\n", socket.Path(p.Store))
+		}
+	}
+	if hooks.run != nil {
+		if err := hooks.run(s, approval); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stderr, "harness: still serving %s until interrupted (Ctrl-C)\n", sv.url)
+	}
+	var idle <-chan time.Time
+	if sf.idle > 0 {
+		t := time.NewTicker(min(sf.idle/4+time.Millisecond, time.Second))
+		defer t.Stop()
+		idle = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-sv.done:
+			if err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("serve: %w", err)
+			}
+			return nil
+		case <-idle:
+			if since := sv.idleSince(); !since.IsZero() && time.Since(since) > sf.idle {
+				fmt.Fprintf(a.stderr, "harness: nobody used the server for %v; stopping\n", sf.idle)
+				return nil
+			}
+		}
+	}
+}
+
+func socketOf(p stock.Place) string {
+	if p.Remote != "" {
+		return ""
+	}
+	return socket.Path(p.Store)
+}
+
+func orEmpty(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
+}
+
+// hold opens the place's store in this process (never through a server),
+// creating it if need be, with the stock harness of the workspace.
+func (a *app) hold(ctx context.Context, p stock.Place, settings stock.Settings, so []stock.Option, more ...harnessOption) (*session, error) {
+	s, err := a.openWith(ctx, p, settings, true, so, func(ctx context.Context) (thread.Store, error) {
+		return p.HoldStore(ctx, a.wait, true)
+	}, more...)
+	if errors.Is(err, thread.ErrLocked) {
+		return nil, fmt.Errorf("%w; a server holds the store while it runs: stop the other harness command first", err)
+	}
+	return s, err
+}
+
+// autoServe starts a server of the workspace in the background when the
+// settings ask for one ("serve": {"auto": true}) and none runs, so that
+// this command and the ones after it share the store. It waits until the
+// server answers.
+func (a *app) autoServe(ctx context.Context, p stock.Place, settings stock.Settings, create bool) error {
+	if settings.Serve == nil || !settings.Serve.Auto || p.Remote != "" || (!p.Exists && !create) {
+		return nil
+	}
+	if c, err := socket.Dial(ctx, p.Store); err == nil {
+		c.Close()
+		return nil
+	}
+	self, err := exec.LookPath(os.Args[0])
+	if err != nil {
+		return fmt.Errorf("start a server: %w", err)
+	}
+	log, err := os.OpenFile(filepath.Join(p.Store, "serve.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("start a server: %w", err)
+	}
+	defer log.Close()
+	args := []string{"serve", "--idle", "30m"}
+	if a.storeDir != "" {
+		args = append(args, "--store", a.storeDir)
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Dir = p.Root
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start a server: %w", err)
+	}
+	pid := cmd.Process.Pid
+	cmd.Process.Release()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := socket.Dial(ctx, p.Store); err == nil {
+			c.Close()
+			if b, err := os.ReadFile(filepath.Join(p.Store, serveFile)); err == nil {
+				var info struct{ URL string }
+				if json.Unmarshal(b, &info) == nil && info.URL != "" {
+					fmt.Fprintf(a.stderr, "harness: started a server of this workspace (pid %d): %s\n", pid, info.URL)
+				}
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("start a server: it did not answer within 10s; see %s", filepath.Join(p.Store, "serve.log"))
+}
+
+// lastState says how the thread run --serve started stands once the
+// serving stops (the page may have moved it on), and sets the exit code
+// as run does. With -o json, run's own report was the JSON document.
+func (a *app) lastState(s *session, th *harness.Thread) error {
+	if th == nil || th.ID() == "" {
+		return nil
+	}
+	rt, err := s.runtime()
+	if err != nil {
+		return err
+	}
+	st, err := drive.Inspect(context.Background(), rt.Thread(s.stock.Actor, th.ID()))
+	if err != nil {
+		return err
+	}
+	if a.jsonOut() {
+		a.code = exitOK
+		switch st.Status {
+		case harness.StatusParked:
+			a.code = exitParked
+		case harness.StatusDone, harness.StatusResumable:
+		default:
+			a.code = exitError
+		}
+		return nil
+	}
+	a.code = exitOK
+	return a.report(st, nil, s.place.Root)
+}

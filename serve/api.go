@@ -1,0 +1,602 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/rewind"
+	"github.com/seed-7cc7a084/harness/scheduler"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// routes are the page's and the API's. Every one of them is behind
+// authenticate.
+//
+//	GET  /api/threads                    the threads: status, what each waits for (?after=ID&limit=N)
+//	GET  /api/threads/{id}               one thread: where it stands, its open requests, its actions
+//	GET  /api/threads/{id}/facts         its facts (?from=SEQ)
+//	GET  /api/threads/{id}/stream        its facts as they are appended (Server-Sent Events; ?from=SEQ or Last-Event-ID)
+//	POST /api/threads/{id}/answer        answer an open request (JSON: see AnswerRequest)
+//	POST /api/threads/{id}/resume        have the server resume it
+//	GET  /api/threads/{id}/replay        the record told back, and replay --verify's verdict
+//	GET  /api/threads/{id}/undo?to=SEQ   what an undo to SEQ would restore
+//	GET  /api/threads/{id}/fork?at=SEQ   what a fork at SEQ would be
+//	GET  /api/effects                    every action of every thread, with its effect state
+func (s *Server) routes() {
+	mux := http.NewServeMux()
+	api := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
+		mux.Handle(pattern, s.authenticate(s.apiHandler(h)))
+	}
+	api("GET /api/threads", s.apiThreads)
+	api("GET /api/threads/{id}", s.apiThread)
+	api("GET /api/threads/{id}/facts", s.apiFacts)
+	api("GET /api/threads/{id}/stream", s.apiStream)
+	api("POST /api/threads/{id}/answer", s.apiAnswer)
+	api("POST /api/threads/{id}/resume", s.apiResume)
+	api("GET /api/threads/{id}/replay", s.apiReplay)
+	api("GET /api/threads/{id}/undo", s.apiUndo)
+	api("GET /api/threads/{id}/fork", s.apiFork)
+	api("GET /api/effects", s.apiEffects)
+	mux.Handle("/api/", s.authenticate(s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+		return &httpError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no API at %s %s", r.Method, r.URL.Path)}
+	})))
+	s.pageRoutes(mux)
+	s.mux = mux
+}
+
+// httpError is an error with the status it answers.
+type httpError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func badRequest(format string, args ...any) error {
+	return &httpError{status: http.StatusBadRequest, code: "bad_request", msg: fmt.Sprintf(format, args...)}
+}
+
+// statusOf is the status and code an error answers.
+func statusOf(err error) (int, string) {
+	var he *httpError
+	var mb *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+		return he.status, he.code
+	case errors.As(err, &mb):
+		return http.StatusRequestEntityTooLarge, "too_large"
+	case errors.Is(err, harness.ErrUnknownThread), errors.Is(err, thread.ErrNotFound):
+		return http.StatusNotFound, "unknown_thread"
+	case errors.Is(err, thread.ErrBadThreadID):
+		return http.StatusBadRequest, "bad_thread_id"
+	case errors.Is(err, drive.ErrAnswerDiffers):
+		return http.StatusConflict, "answer_differs"
+	case errors.Is(err, scheduler.ErrDigest):
+		return http.StatusConflict, "digest_differs"
+	case errors.Is(err, drive.ErrNoRequest), errors.Is(err, scheduler.ErrUnknownRequest):
+		return http.StatusConflict, "no_such_request"
+	case errors.Is(err, drive.ErrWhichRequest):
+		return http.StatusBadRequest, "which_request"
+	case errors.Is(err, scheduler.ErrNotAnOption):
+		return http.StatusUnprocessableEntity, "not_an_option"
+	case errors.Is(err, facts.ErrPayload), errors.Is(err, facts.ErrInvalid):
+		return http.StatusBadRequest, "bad_payload"
+	case errors.Is(err, ErrNotHere):
+		return http.StatusConflict, "not_here"
+	case errors.Is(err, rewind.ErrUndoRefused):
+		return http.StatusConflict, "undo_refused"
+	case errors.Is(err, context.Canceled):
+		return 499, "cancelled"
+	}
+	return http.StatusInternalServerError, "internal"
+}
+
+// apiHandler runs an API handler with its writes bounded in time and its
+// error answered as JSON.
+func (s *Server) apiHandler(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w = s.timed(w)
+		if err := h(w, r); err != nil {
+			status, code := statusOf(err)
+			if status == http.StatusInternalServerError {
+				s.opts.Logf("%s %s: %v", r.Method, r.URL.Path, err)
+			}
+			writeError(w, r, true, status, code, err.Error())
+		}
+	})
+}
+
+// timedWriter bounds each write to the client in time (Options.
+// WriteTimeout): a client that stops reading is let go, however long the
+// answer took to make, and a stream may last.
+type timedWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (s *Server) timed(w http.ResponseWriter) http.ResponseWriter {
+	return &timedWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout}
+}
+
+// Write writes within the timeout.
+func (t *timedWriter) Write(p []byte) (int, error) {
+	t.rc.SetWriteDeadline(time.Now().Add(t.timeout))
+	return t.ResponseWriter.Write(p)
+}
+
+// Unwrap is the writer it bounds, for http.ResponseController.
+func (t *timedWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// writeJSON answers v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeError answers an error: JSON {"error", "code"} for the API, a
+// line of text otherwise.
+func writeError(w http.ResponseWriter, _ *http.Request, api bool, status int, code, msg string) {
+	if api {
+		writeJSON(w, status, map[string]string{"error": msg, "code": code})
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	io.WriteString(w, msg+"\n")
+}
+
+// threadID is the request's thread id, checked.
+func threadID(r *http.Request) (string, error) {
+	id := r.PathValue("id")
+	if err := thread.ValidateID(id); err != nil {
+		return "", &httpError{status: http.StatusNotFound, code: "unknown_thread", msg: err.Error()}
+	}
+	return id, nil
+}
+
+// seqParam reads a seq from the query; def when absent.
+func seqParam(r *http.Request, name string, def uint64) (uint64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, badRequest("?%s=%q: want a seq (a number from 1)", name, v)
+	}
+	return n, nil
+}
+
+func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request) error {
+	limit := 1000
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return badRequest("?limit=%q: want a number from 1", v)
+		}
+		limit = n
+	}
+	list, next, err := s.threads(r.Context(), r.URL.Query().Get("after"), limit)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"threads": list, "next": next})
+}
+
+func (s *Server) apiThread(w http.ResponseWriter, r *http.Request) error {
+	id, err := threadID(r)
+	if err != nil {
+		return err
+	}
+	d, err := s.detail(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, d)
+}
+
+// maxFacts bounds one answer of facts; ?from= pages on.
+const maxFacts = 10000
+
+func (s *Server) apiFacts(w http.ResponseWriter, r *http.Request) error {
+	id, err := threadID(r)
+	if err != nil {
+		return err
+	}
+	from, err := seqParam(r, "from", 1)
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.Head(r.Context(), id); err != nil {
+		return err
+	}
+	out := []facts.Fact{}
+	for f, err := range s.store.Read(r.Context(), id, from) {
+		if err != nil {
+			return err
+		}
+		out = append(out, f)
+		if len(out) == maxFacts {
+			break
+		}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// AnswerRequest is the body of an answer posted to the API:
+//
+//	{"kind": "confirmation", "request_id": "1-call_1", "approved": true, "digest": "…"}
+//	{"kind": "confirmation", "request_id": "1-call_1", "approved": false, "reason": "not now", "digest": "…"}
+//	{"kind": "question", "request_id": "q-1", "text": "cache.toml"}
+//	{"kind": "reconcile", "request_id": "1-call_1", "decision": "accept", "note": "checked"}
+//
+// An approval or denial must name the digest of the call (from the
+// thread's pending request): one given for another call is refused. The
+// server resumes the thread afterwards unless "resume" is false. Who
+// answered is the person the request's token names.
+type AnswerRequest struct {
+	Kind      fold.WaitKind `json:"kind"`
+	RequestID string        `json:"request_id"`
+	Approved  *bool         `json:"approved,omitempty"`
+	Reason    string        `json:"reason,omitempty"`
+	Digest    string        `json:"digest,omitempty"`
+	Text      *string       `json:"text,omitempty"`
+	Decision  string        `json:"decision,omitempty"`
+	Note      string        `json:"note,omitempty"`
+	Resume    *bool         `json:"resume,omitempty"`
+}
+
+// AnswerResult says what an answer did.
+type AnswerResult struct {
+	Thread    string `json:"thread"`
+	RequestID string `json:"request_id"`
+	// Seq is where the answer is in the log; Duplicate is true when it
+	// was given before (nothing was appended).
+	Seq       uint64 `json:"seq"`
+	Duplicate bool   `json:"duplicate"`
+	// By is who the answer records.
+	By string `json:"by"`
+	// Resuming is true when the server resumes the thread now.
+	Resuming bool `json:"resuming"`
+	// NotResumed says why the thread was not resumed, when it was asked.
+	NotResumed string `json:"not_resumed,omitempty"`
+}
+
+// answer posts a person's answer to the thread's open request, as
+// drive.Answer does, recording who as the one who gave it; then resumes
+// the thread if asked.
+func (s *Server) answer(ctx context.Context, who Identity, id string, a AnswerRequest) (AnswerResult, error) {
+	if a.RequestID == "" {
+		return AnswerResult{}, badRequest("an answer names its request (request_id)")
+	}
+	build, err := answerBuilder(a, who.Name)
+	if err != nil {
+		return AnswerResult{}, err
+	}
+	c := s.cachedThread(id)
+	c.mu.Lock()
+	ans, err := drive.Answer(ctx, c.th, a.Kind, a.RequestID, build)
+	c.mu.Unlock()
+	if errors.Is(err, harness.ErrUnknownThread) {
+		s.forget(id)
+	}
+	if err != nil {
+		return AnswerResult{}, err
+	}
+	res := AnswerResult{Thread: id, RequestID: ans.Request.RequestID, Seq: ans.Posted.Seq, Duplicate: ans.Posted.Duplicate, By: who.Name}
+	if a.Resume == nil || *a.Resume {
+		if err := s.Resume(ctx, id); err != nil {
+			res.NotResumed = err.Error()
+		} else {
+			res.Resuming = true
+		}
+	}
+	return res, nil
+}
+
+// answerBuilder checks an answer and returns how to make its fact.
+func answerBuilder(a AnswerRequest, by string) (func(drive.Pending) (facts.Draft, error), error) {
+	switch a.Kind {
+	case fold.WaitConfirmation:
+		if a.Approved == nil {
+			return nil, badRequest("a confirmation's answer says whether it is approved (approved: true or false)")
+		}
+		if a.Digest == "" {
+			return nil, badRequest("an approval names the digest of the call it approves (digest, from the pending request)")
+		}
+		return func(p drive.Pending) (facts.Draft, error) {
+			return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{
+				RequestID: p.RequestID, Approved: *a.Approved, By: by, Reason: a.Reason, Digest: a.Digest})
+		}, nil
+	case fold.WaitQuestion:
+		if a.Text == nil || strings.TrimSpace(*a.Text) == "" {
+			return nil, badRequest("a question's answer has text")
+		}
+		return func(p drive.Pending) (facts.Draft, error) {
+			return facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: p.RequestID, Text: *a.Text, By: by})
+		}, nil
+	case fold.WaitReconcile:
+		d := facts.Decision(a.Decision)
+		if err := d.Validate(); err != nil {
+			return nil, badRequest("decision %q: want accept, retry or abandon", a.Decision)
+		}
+		return func(p drive.Pending) (facts.Draft, error) {
+			return facts.NewDraft(facts.KindEffectReconciled, "", facts.EffectReconciled{ActionID: p.RequestID, Decision: d, By: by, Note: a.Note})
+		}, nil
+	}
+	return nil, badRequest("kind %q: want confirmation, question or reconcile", a.Kind)
+}
+
+// decodeJSON reads the request's body as exactly one value of v's type,
+// no unknown fields, at most Options.MaxBody bytes.
+func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		return &httpError{status: http.StatusUnsupportedMediaType, code: "bad_content_type", msg: fmt.Sprintf("the body is %s; want application/json", ct)}
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return &httpError{status: http.StatusRequestEntityTooLarge, code: "too_large", msg: fmt.Sprintf("the body is larger than %d bytes", mb.Limit)}
+		}
+		return badRequest("the body is not a JSON answer: %v", err)
+	}
+	if dec.More() {
+		return badRequest("the body holds more than one JSON value")
+	}
+	return nil
+}
+
+func (s *Server) apiAnswer(w http.ResponseWriter, r *http.Request) error {
+	id, err := threadID(r)
+	if err != nil {
+		return err
+	}
+	var a AnswerRequest
+	if err := s.decodeJSON(w, r, &a); err != nil {
+		return err
+	}
+	who, _ := IdentityOf(r.Context())
+	res, err := s.answer(r.Context(), who, id, a)
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if res.Duplicate {
+		status = http.StatusOK
+	}
+	return writeJSON(w, status, res)
+}
+
+func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) error {
+	id, err := threadID(r)
+	if err != nil {
+		return err
+	}
+	if err := s.Resume(r.Context(), id); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusAccepted, map[string]any{"thread": id, "resuming": true})
+}
+
+// Replay is the record told back, with replay --verify's verdict.
+type Replay struct {
+	Thread   string         `json:"thread"`
+	Status   harness.Status `json:"status"`
+	Entries  []ReplayEntry  `json:"entries"`
+	Verified bool           `json:"verified"`
+	// Verdict says what was checked, or what failed where.
+	Verdict string `json:"verdict"`
+	// Children are the child threads of its tree (see the delegate tool),
+	// each after its parent; the verdict covers them and their links.
+	Children []string `json:"children,omitempty"`
+}
+
+// ReplayEntry is one fact of the record, with its action's audit on an
+// action's completion.
+type ReplayEntry struct {
+	Fact   facts.Fact         `json:"fact"`
+	Line   string             `json:"line"`
+	Action *audit.ActionAudit `json:"action,omitempty"`
+}
+
+// replay tells the thread's record back and verifies it.
+func (s *Server) replay(ctx context.Context, id string) (Replay, error) {
+	actor := s.opts.Stock.Actor
+	tree, err := audit.ReplayTree(ctx, s.store, actor, id)
+	if err != nil {
+		return Replay{}, err
+	}
+	record := tree.Audit
+	out := Replay{Thread: id, Status: record.Status, Children: childrenOf(tree.Children, nil)}
+	for _, e := range record.Entries {
+		out.Entries = append(out.Entries, ReplayEntry{Fact: e.Fact, Line: describe(e.Fact), Action: e.Action})
+	}
+	if verr := audit.VerifyLog(ctx, s.store, actor, id); verr != nil {
+		out.Verdict = verr.Error()
+	} else {
+		out.Verified = true
+		out.Verdict = fmt.Sprintf("%d facts: the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent", len(record.Entries))
+		switch n := len(out.Children); {
+		case n == 1:
+			out.Verdict += "; the tree: 1 child thread verifies, its spawn has its child, and its report names the child's final head"
+		case n > 1:
+			out.Verdict += fmt.Sprintf("; the tree: %d child threads verify, each spawn has its child, and each report names its child's final head", n)
+		}
+	}
+	return out, nil
+}
+
+// childrenOf appends the threads of a tree's children to ids, each after
+// its parent.
+func childrenOf(kids []audit.TreeAudit, ids []string) []string {
+	for _, k := range kids {
+		ids = append(ids, k.Thread)
+		ids = childrenOf(k.Children, ids)
+	}
+	return ids
+}
+
+func (s *Server) apiReplay(w http.ResponseWriter, r *http.Request) error {
+	id, err := threadID(r)
+	if err != nil {
+		return err
+	}
+	rep, err := s.replay(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, rep)
+}
+
+// undoPlan is rewind.PlanUndo's plan of an undo to seq to.
+func (s *Server) undoPlan(ctx context.Context, id string, to uint64) (rewind.UndoPlan, error) {
+	st, err := s.inspect(ctx, id)
+	if err != nil {
+		return rewind.UndoPlan{}, err
+	}
+	if !s.here(st.Workspace) {
+		return rewind.UndoPlan{}, fmt.Errorf("thread %s works in %s: %w; its files are there", id, st.Workspace, ErrNotHere)
+	}
+	svc, err := s.opts.Stock.Services(nil, s.blobs)
+	if err != nil {
+		return rewind.UndoPlan{}, err
+	}
+	if c, ok := svc.Observer.(io.Closer); ok {
+		defer c.Close()
+	}
+	rt, err := harness.NewRuntime(s.store, svc, s.opts.Stock.Config)
+	if err != nil {
+		return rewind.UndoPlan{}, err
+	}
+	return rewind.PlanUndo(ctx, rt, s.opts.Stock.Actor, id, to)
+}
+
+func (s *Server) apiUndo(w http.ResponseWriter, r *http.Request) error {
+	id, err := threadID(r)
+	if err != nil {
+		return err
+	}
+	to, err := seqParam(r, "to", 0)
+	if err != nil {
+		return err
+	}
+	plan, err := s.undoPlan(r.Context(), id, to)
+	var ue *rewind.UndoError
+	if errors.As(err, &ue) {
+		return writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "code": "undo_refused", "plan": plan, "conflicts": ue.Conflicts})
+	}
+	if err != nil {
+		return badRequestIf(err)
+	}
+	return writeJSON(w, http.StatusOK, plan)
+}
+
+// badRequestIf makes an error of bad input a bad request; others pass.
+func badRequestIf(err error) error {
+	if status, _ := statusOf(err); status == http.StatusInternalServerError && strings.Contains(err.Error(), "past the thread's last fact") {
+		return badRequest("%v", err)
+	}
+	return err
+}
+
+// ForkPreview is what a fork at a seq would be: its id, and the view of
+// the log up to there — the one a fork starts from.
+type ForkPreview struct {
+	Thread string         `json:"thread"`
+	At     uint64         `json:"at"`
+	Fork   string         `json:"fork"`
+	Status harness.Status `json:"status"`
+	Waits  []WaitSummary  `json:"waits,omitempty"`
+	// Exists is true when a thread with the fork's id exists already.
+	Exists bool `json:"exists"`
+}
+
+// forkPreview folds the thread's log up to at through the actor, as the
+// fork would fold it.
+func (s *Server) forkPreview(ctx context.Context, id string, at uint64) (ForkPreview, error) {
+	h, err := s.store.Head(ctx, id)
+	if err != nil {
+		return ForkPreview{}, err
+	}
+	if at < 1 || at > h.Seq {
+		return ForkPreview{}, badRequest("?at=%d: want a seq from 1 to %d", at, h.Seq)
+	}
+	fd := fold.New(s.opts.Stock.Actor.New()...)
+	for f, err := range s.store.Read(ctx, id, 1) {
+		if err != nil {
+			return ForkPreview{}, err
+		}
+		if f.Seq > at {
+			break
+		}
+		if err := fd.Step(f); err != nil {
+			return ForkPreview{}, err
+		}
+	}
+	v, err := harness.ViewOf(id, fd)
+	if err != nil {
+		return ForkPreview{}, err
+	}
+	p := ForkPreview{Thread: id, At: at, Fork: rewind.ForkID(id, at), Status: v.Status}
+	for _, w := range v.Waits {
+		p.Waits = append(p.Waits, WaitSummary{Kind: w.Kind, RequestID: w.RequestID, Summary: w.Summary})
+	}
+	if _, err := s.store.Head(ctx, p.Fork); err == nil {
+		p.Exists = true
+	}
+	return p, nil
+}
+
+func (s *Server) apiFork(w http.ResponseWriter, r *http.Request) error {
+	id, err := threadID(r)
+	if err != nil {
+		return err
+	}
+	at, err := seqParam(r, "at", 0)
+	if err != nil {
+		return err
+	}
+	p, err := s.forkPreview(r.Context(), id, at)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, p)
+}
+
+func (s *Server) apiEffects(w http.ResponseWriter, r *http.Request) error {
+	es, err := audit.Effects(r.Context(), s.reader, s.opts.Stock.Actor)
+	if err != nil {
+		return err
+	}
+	if es == nil {
+		es = []audit.Effect{}
+	}
+	return writeJSON(w, http.StatusOK, es)
+}

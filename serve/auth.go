@@ -1,0 +1,152 @@
+package serve
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// token is one token the server accepts, and the person it names.
+type token struct {
+	name   string
+	secret string
+}
+
+// Identity is who a request acts as: the person its token names.
+type Identity struct {
+	// Name is the name the token names: what an approval records.
+	Name string
+	// secret is the token itself; cookie says it came in a cookie (a
+	// browser's: posts must carry the CSRF token).
+	secret string
+	cookie bool
+}
+
+type identityKey struct{}
+
+// IdentityOf is who the request acts as, once the server let it in.
+func IdentityOf(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(Identity)
+	return id, ok
+}
+
+// lookup returns the identity of a token, comparing in constant time
+// against every token.
+func (s *Server) lookup(secret string) (Identity, bool) {
+	var found Identity
+	ok := 0
+	for _, t := range s.tokens {
+		if subtle.ConstantTimeCompare([]byte(t.secret), []byte(secret)) == 1 {
+			found, ok = Identity{Name: t.name, secret: t.secret}, 1
+		}
+	}
+	return found, ok == 1
+}
+
+// csrf is the CSRF token of a page shown to the holder of secret.
+func (s *Server) csrf(secret string) string {
+	m := hmac.New(sha256.New, s.key[:])
+	m.Write([]byte("csrf\x00" + secret))
+	return hex.EncodeToString(m.Sum(nil))[:32]
+}
+
+// authenticate lets a request in if it carries a token: a bearer token,
+// the cookie a browser got, or ?token= on a GET (which sets the cookie
+// and sends the browser on without the token in its address). A post
+// with the cookie must carry the page's CSRF token and come from the
+// server's own pages. Nothing else gets past it.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		api := strings.HasPrefix(r.URL.Path, "/api/")
+		if q := r.URL.Query().Get("token"); q != "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			id, ok := s.lookup(q)
+			if !ok {
+				s.unauthorized(w, r, api, "the token in the address is not one this server accepts")
+				return
+			}
+			http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: id.secret, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			rest := r.URL.Query()
+			rest.Del("token")
+			u := url.URL{Path: r.URL.Path, RawQuery: rest.Encode()}
+			http.Redirect(w, r, u.String(), http.StatusSeeOther)
+			return
+		}
+		var id Identity
+		var ok bool
+		switch auth := r.Header.Get("Authorization"); {
+		case auth != "":
+			secret, found := strings.CutPrefix(auth, "Bearer ")
+			if !found {
+				s.unauthorized(w, r, api, "the Authorization header must be Bearer TOKEN")
+				return
+			}
+			id, ok = s.lookup(strings.TrimSpace(secret))
+		default:
+			c, err := r.Cookie(s.cookie)
+			if err != nil {
+				s.unauthorized(w, r, api, "no token: open the address the server printed, with its token")
+				return
+			}
+			id, ok = s.lookup(c.Value)
+			id.cookie = true
+		}
+		if !ok {
+			s.unauthorized(w, r, api, "the token is not one this server accepts")
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if why := s.crossSite(w, r, id); why != "" {
+				writeError(w, r, api, http.StatusForbidden, "forbidden", why)
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, id)))
+	})
+}
+
+// crossSite says why a post may not be the person's own doing, or "": a
+// browser that says the post comes from another site, or one that
+// authenticates with its cookie but does not carry the page's CSRF token.
+func (s *Server) crossSite(w http.ResponseWriter, r *http.Request, id Identity) string {
+	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+		return "a post from another site is refused"
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		if u, err := url.Parse(o); err != nil || u.Host != r.Host {
+			return "a post from another origin is refused"
+		}
+	}
+	if !id.cookie {
+		return "" // a bearer token: no browser adds it by itself
+	}
+	got := r.Header.Get("X-CSRF-Token")
+	if got == "" {
+		// A form's field. The body is bounded before it is parsed.
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+		got = r.PostFormValue("csrf")
+	}
+	if got == "" {
+		return "the post carries no CSRF token (reload the page)"
+	}
+	if !hmac.Equal([]byte(got), []byte(s.csrf(id.secret))) {
+		return "the post's CSRF token is not this page's (reload the page)"
+	}
+	return ""
+}
+
+// unauthorized refuses a request that carries no token the server knows.
+func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, api bool, why string) {
+	if api {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
+		writeError(w, r, true, http.StatusUnauthorized, "unauthorized", why)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusUnauthorized)
+	s.render(w, "login", map[string]any{"Why": why})
+}

@@ -1,0 +1,440 @@
+package serve
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/rewind"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// The page's templates, style and script, in the binary.
+//
+//go:embed assets
+var assets embed.FS
+
+var pages = template.Must(template.New("").Funcs(template.FuncMap{
+	"diffLines": diffLines,
+	"line":      present.EscapeLine,
+	"text":      present.EscapeText,
+	"short":     func(s string) string { return shorten(present.EscapeLine(s), 100) },
+	"kindClass": func(k facts.Kind) string { return strings.ReplaceAll(string(k), ".", "-") },
+	"when":      func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+	"waits":     waitsText,
+	"pathEsc":   url.PathEscape,
+	"dict":      dict,
+}).ParseFS(assets, "assets/*.tmpl"))
+
+// dict makes a map of key, value pairs, for a template's argument.
+func dict(kv ...any) map[string]any {
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		k, _ := kv[i].(string)
+		m[k] = kv[i+1]
+	}
+	return m
+}
+
+// shorten cuts s to n runes, marking the cut.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// describe is a fact in one line, for a person.
+func describe(f facts.Fact) string { return present.Describe(f) }
+
+// waitsText says what a thread of the list waits for.
+func waitsText(t ThreadSummary) string {
+	switch {
+	case len(t.InDoubt) > 0:
+		return "in doubt: " + strings.Join(t.InDoubt, ", ")
+	case len(t.Running) > 0:
+		return "running: " + strings.Join(t.Running, ", ")
+	case len(t.Waits) > 0:
+		parts := make([]string, len(t.Waits))
+		for i, w := range t.Waits {
+			parts[i] = string(w.Kind) + " " + w.Ref
+		}
+		return strings.Join(parts, ", ")
+	case t.Reason != "":
+		return present.EscapeLine(t.Reason)
+	}
+	return "–"
+}
+
+// render writes the template name of data, whole or not at all.
+func (s *Server) render(w http.ResponseWriter, name string, data any) error {
+	var b bytes.Buffer
+	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+		s.opts.Logf("render %s: %v", name, err)
+		return err
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// page answers a page: the template name of data, or the error as a page.
+func (s *Server) page(h func(http.ResponseWriter, *http.Request) (string, any, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w = s.timed(w)
+		name, data, err := h(w, r)
+		if name == "" && err == nil {
+			return // answered already (a redirect)
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if err != nil {
+			status, _ := statusOf(err)
+			if status == http.StatusInternalServerError {
+				s.opts.Logf("%s %s: %v", r.Method, r.URL.Path, err)
+			}
+			w.WriteHeader(status)
+			s.render(w, "error", map[string]any{"Status": status, "Error": err.Error(), "Who": who(r)})
+			return
+		}
+		var b bytes.Buffer
+		if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+			s.opts.Logf("render %s: %v", name, err)
+			http.Error(w, "the page could not be made", http.StatusInternalServerError)
+			return
+		}
+		w.Write(b.Bytes())
+	})
+}
+
+func who(r *http.Request) string {
+	id, _ := IdentityOf(r.Context())
+	return id.Name
+}
+
+func (s *Server) pageRoutes(mux *http.ServeMux) {
+	page := func(pattern string, h func(http.ResponseWriter, *http.Request) (string, any, error)) {
+		mux.Handle(pattern, s.authenticate(s.page(h)))
+	}
+	page("GET /{$}", s.listPage)
+	page("GET /list", s.listRows)
+	page("GET /t/{id}", s.threadPage)
+	page("GET /t/{id}/panel", s.panel)
+	page("POST /t/{id}/answer", s.pageAnswer)
+	page("POST /t/{id}/resume", s.pageResume)
+	page("GET /t/{id}/undo", s.undoPage)
+	page("GET /t/{id}/fork", s.forkPage)
+	mux.Handle("GET /events", s.authenticate(s.apiHandler(s.streamList)))
+	mux.Handle("GET /t/{id}/events", s.authenticate(s.apiHandler(s.pageEvents)))
+	static, _ := fs.Sub(assets, "assets")
+	files := http.FileServerFS(static)
+	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".tmpl") {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		files.ServeHTTP(w, r)
+	})))
+	page("/", func(w http.ResponseWriter, r *http.Request) (string, any, error) {
+		return "", nil, &httpError{status: http.StatusNotFound, code: "not_found", msg: "no page at " + r.URL.Path}
+	})
+}
+
+// listData is the list page's.
+type listData struct {
+	Who, Workspace, Where, CSRF string
+	Threads                     []ThreadSummary
+	After, Next                 string
+}
+
+func (s *Server) listData(r *http.Request) (listData, error) {
+	after := r.URL.Query().Get("after")
+	list, next, err := s.threads(r.Context(), after, 500)
+	if err != nil {
+		return listData{}, err
+	}
+	id, _ := IdentityOf(r.Context())
+	return listData{Who: id.Name, Workspace: s.opts.Stock.Config.Workspace, Where: s.opts.Stock.Place.Where(), CSRF: s.csrf(id.secret),
+		Threads: list, After: after, Next: next}, nil
+}
+
+func (s *Server) listPage(w http.ResponseWriter, r *http.Request) (string, any, error) {
+	d, err := s.listData(r)
+	return "list", d, err
+}
+
+func (s *Server) listRows(w http.ResponseWriter, r *http.Request) (string, any, error) {
+	d, err := s.listData(r)
+	return "rows", d, err
+}
+
+// threadData is the thread page's.
+type threadData struct {
+	D      ThreadDetail
+	Replay Replay
+	Facts  []factRow
+	Who    string
+	CSRF   string
+	Flash  *flash
+}
+
+type flash struct {
+	Text, Class string
+}
+
+// factRow is one fact of the timeline.
+type factRow struct {
+	Thread string
+	Seq    uint64
+	Kind   facts.Kind
+	Line   string
+	At     time.Time
+	Cause  string
+	Flag   string
+}
+
+func rowOf(f facts.Fact) factRow {
+	return factRow{Thread: f.Thread, Seq: f.Seq, Kind: f.Kind, Line: describe(f), At: f.At, Cause: f.Cause}
+}
+
+func (s *Server) threadData(r *http.Request, id string, timeline bool) (threadData, error) {
+	d, err := s.detail(r.Context(), id)
+	if err != nil {
+		return threadData{}, err
+	}
+	rep, err := s.replay(r.Context(), id)
+	if err != nil {
+		return threadData{}, err
+	}
+	who, _ := IdentityOf(r.Context())
+	td := threadData{D: d, Replay: rep, Who: who.Name, CSRF: s.csrf(who.secret)}
+	if timeline {
+		for _, e := range rep.Entries {
+			row := rowOf(e.Fact)
+			if e.Action != nil {
+				row.Flag = e.Action.Flag
+			}
+			td.Facts = append(td.Facts, row)
+		}
+		// The replay read the log after the detail: the page's head is the
+		// last fact it shows, so the live stream starts after it.
+		if n := len(td.Facts); n > 0 {
+			td.D.Facts = td.Facts[n-1].Seq
+		}
+	}
+	return td, nil
+}
+
+func (s *Server) threadPage(w http.ResponseWriter, r *http.Request) (string, any, error) {
+	id, err := threadID(r)
+	if err != nil {
+		return "", nil, err
+	}
+	td, err := s.threadData(r, id, true)
+	if err != nil {
+		return "", nil, err
+	}
+	q := r.URL.Query()
+	if seq := q.Get("answered"); seq != "" {
+		if n, err := strconv.ParseUint(seq, 10, 64); err == nil {
+			td.Flash = &flash{Text: fmt.Sprintf("answered (seq %d)", n), Class: "ok"}
+			if q.Get("duplicate") == "1" {
+				td.Flash.Text = fmt.Sprintf("already answered (seq %d): nothing appended", n)
+			}
+		}
+	}
+	return "thread", td, nil
+}
+
+func (s *Server) panel(w http.ResponseWriter, r *http.Request) (string, any, error) {
+	id, err := threadID(r)
+	if err != nil {
+		return "", nil, err
+	}
+	td, err := s.threadData(r, id, false)
+	return "panel", td, err
+}
+
+// wantsJSON reports whether the post came from the page's script, which
+// takes the answer as JSON.
+func wantsJSON(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "application/json")
+}
+
+// formAnswer reads the page's answer form.
+func formAnswer(r *http.Request) (AnswerRequest, error) {
+	f := r.PostForm
+	a := AnswerRequest{Kind: fold.WaitKind(f.Get("kind")), RequestID: f.Get("request"), Digest: f.Get("digest"), Reason: f.Get("reason"), Note: f.Get("note"), Decision: f.Get("decision")}
+	switch a.Kind {
+	case fold.WaitConfirmation:
+		switch f.Get("answer") {
+		case "approve":
+			a.Approved = new(true)
+		case "deny":
+			a.Approved = new(false)
+		default:
+			return a, badRequest("answer %q: want approve or deny", f.Get("answer"))
+		}
+	case fold.WaitQuestion:
+		text := f.Get("option")
+		if text == "" {
+			text = f.Get("text")
+		}
+		a.Text = &text
+	}
+	return a, nil
+}
+
+func (s *Server) pageAnswer(w http.ResponseWriter, r *http.Request) (string, any, error) {
+	id, err := threadID(r)
+	if err != nil {
+		return "", nil, err
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+	if err := r.ParseForm(); err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return "", nil, &httpError{status: http.StatusRequestEntityTooLarge, code: "too_large", msg: fmt.Sprintf("the form is larger than %d bytes", mb.Limit)}
+		}
+		return "", nil, badRequest("the form does not read: %v", err)
+	}
+	a, err := formAnswer(r)
+	var res AnswerResult
+	if err == nil {
+		who, _ := IdentityOf(r.Context())
+		res, err = s.answer(r.Context(), who, id, a)
+	}
+	if wantsJSON(r) {
+		if err != nil {
+			status, code := statusOf(err)
+			writeError(w, r, true, status, code, err.Error())
+		} else {
+			writeJSON(w, http.StatusOK, res)
+		}
+		return "", nil, nil
+	}
+	if err != nil {
+		return s.pageWithError(r, id, err)
+	}
+	q := url.Values{"answered": {strconv.FormatUint(res.Seq, 10)}}
+	if res.Duplicate {
+		q.Set("duplicate", "1")
+	}
+	http.Redirect(w, r, "/t/"+url.PathEscape(id)+"?"+q.Encode(), http.StatusSeeOther)
+	return "", nil, nil
+}
+
+// pageWithError is the thread page with what went wrong said at its top.
+func (s *Server) pageWithError(r *http.Request, id string, err error) (string, any, error) {
+	td, terr := s.threadData(r, id, true)
+	if terr != nil {
+		return "", nil, err
+	}
+	td.Flash = &flash{Text: err.Error(), Class: "error"}
+	return "thread", td, nil
+}
+
+func (s *Server) pageResume(w http.ResponseWriter, r *http.Request) (string, any, error) {
+	id, err := threadID(r)
+	if err != nil {
+		return "", nil, err
+	}
+	err = s.Resume(r.Context(), id)
+	if wantsJSON(r) {
+		if err != nil {
+			status, code := statusOf(err)
+			writeError(w, r, true, status, code, err.Error())
+		} else {
+			writeJSON(w, http.StatusAccepted, map[string]any{"thread": id, "resuming": true})
+		}
+		return "", nil, nil
+	}
+	if err != nil {
+		return s.pageWithError(r, id, err)
+	}
+	http.Redirect(w, r, "/t/"+url.PathEscape(id), http.StatusSeeOther)
+	return "", nil, nil
+}
+
+// pageEvents is the thread page's live stream: each fact as the
+// timeline's row of it.
+func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) error {
+	id, err := threadID(r)
+	if err != nil {
+		return err
+	}
+	from, err := streamFrom(r)
+	if err != nil {
+		return err
+	}
+	return s.streamThread(w, r, id, from, "html", func(f facts.Fact) (string, error) {
+		var b bytes.Buffer
+		if err := pages.ExecuteTemplate(&b, "fact", rowOf(f)); err != nil {
+			return "", err
+		}
+		return jsonLine(map[string]any{"seq": f.Seq, "kind": f.Kind, "html": b.String()}), nil
+	})
+}
+
+// undoData is the undo preview's.
+type undoData struct {
+	Thread string
+	To     uint64
+	Plan   rewind.UndoPlan
+	Error  string
+	Who    string
+}
+
+func (s *Server) undoPage(w http.ResponseWriter, r *http.Request) (string, any, error) {
+	id, err := threadID(r)
+	if err != nil {
+		return "", nil, err
+	}
+	to, err := seqParam(r, "to", 0)
+	if err != nil {
+		return "", nil, err
+	}
+	d := undoData{Thread: id, To: to, Who: who(r)}
+	d.Plan, err = s.undoPlan(r.Context(), id, to)
+	var ue *rewind.UndoError
+	switch {
+	case errors.As(err, &ue):
+		d.Error = err.Error()
+	case errors.Is(err, thread.ErrNotFound), errors.Is(err, ErrNotHere):
+		return "", nil, err
+	case err != nil:
+		return "", nil, badRequestIf(err)
+	}
+	return "undo", d, nil
+}
+
+func (s *Server) forkPage(w http.ResponseWriter, r *http.Request) (string, any, error) {
+	id, err := threadID(r)
+	if err != nil {
+		return "", nil, err
+	}
+	at, err := seqParam(r, "at", 0)
+	if err != nil {
+		return "", nil, err
+	}
+	p, err := s.forkPreview(r.Context(), id, at)
+	if err != nil {
+		return "", nil, err
+	}
+	return "fork", map[string]any{"P": p, "Who": who(r)}, nil
+}

@@ -1,0 +1,243 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Store is the store the server holds (or, on NATS, shares).
+	Store thread.Store
+	// Stock is the stock harness of the server's workspace: its actor
+	// folds every thread; its tools and observer run the threads of this
+	// workspace the server resumes.
+	Stock *stock.Stock
+	// Tokens are who may use the page and the API: at least one.
+	Tokens []stock.ServeToken
+	// Approval answers the confirmations it decides when the server
+	// resumes a thread; the rest wait for a person.
+	Approval drive.Approval
+	// LoadModel loads the model a thread recorded when the server resumes
+	// it; nil is stock.LoadModel.
+	LoadModel func(spec string) (model.Model, error)
+	// Poll is how often the server looks for facts other processes
+	// appended to the store without it (a shared store); 0 for a store
+	// only this process appends to, itself or for its socket's clients.
+	Poll time.Duration
+	// Logf says what the server does (a resume, its end, an error); nil
+	// says nothing.
+	Logf func(format string, args ...any)
+	// MaxBody bounds a post's body (default 64 KiB).
+	MaxBody int64
+	// WriteTimeout bounds each write to a client, so that one that stops
+	// reading is let go (default 10s); KeepAlive is how often a quiet
+	// stream says it is alive (default 15s).
+	WriteTimeout, KeepAlive time.Duration
+}
+
+// Server serves a store's threads to people and programs. Its Handler is
+// the page and the API; its Store is the store to give everything else
+// the server's process runs (the socket's server, the runtimes it
+// resumes threads with), so that the streams see every append.
+type Server struct {
+	opts   Options
+	store  thread.Store // notifies the hub of every append
+	blobs  action.Blobs
+	hub    *hub
+	reader *harness.Runtime
+	tokens []token
+	key    [32]byte // the CSRF tokens' key
+	cookie string
+	mux    *http.ServeMux
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	kept   map[string]*cached
+	runs   map[string]*run
+	closed bool
+}
+
+// cached is a thread whose fold the server keeps between requests.
+type cached struct {
+	mu sync.Mutex
+	th *harness.Thread
+}
+
+// ErrNoToken: a server with no token would let anyone act.
+var ErrNoToken = errors.New("a server needs at least one token")
+
+// New returns a server of opts.Store.
+func New(opts Options) (*Server, error) {
+	if opts.Store == nil || opts.Stock == nil {
+		return nil, errors.New("serve: a store and a stock harness are needed")
+	}
+	if len(opts.Tokens) == 0 {
+		return nil, ErrNoToken
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = 64 << 10
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 10 * time.Second
+	}
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = 15 * time.Second
+	}
+	if opts.LoadModel == nil {
+		opts.LoadModel = func(spec string) (model.Model, error) { return stock.LoadModel(spec) }
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	s := &Server{opts: opts, kept: map[string]*cached{}, runs: map[string]*run{}}
+	s.blobs = stock.BlobsOf(opts.Store)
+	s.hub = newHub()
+	s.store = notifyAppends(opts.Store, s.hub)
+	names := sha256.New()
+	for _, t := range opts.Tokens {
+		if len(t.Token) < stock.MinTokenLen || t.Name == "" {
+			return nil, fmt.Errorf("serve: token of %q: want a name and at least %d characters", t.Name, stock.MinTokenLen)
+		}
+		s.tokens = append(s.tokens, token{name: t.Name, secret: t.Token})
+		names.Write([]byte(t.Token + "\x00"))
+	}
+	// The cookie's name is the servers' own: two servers on one host
+	// (cookies ignore ports) do not overwrite each other's.
+	s.cookie = "harness-" + hex.EncodeToString(names.Sum(nil))[:12]
+	if _, err := rand.Read(s.key[:]); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	rt, err := harness.NewRuntime(s.store, harness.Services{Tools: opts.Stock.Toolbox, Workspace: opts.Stock.Place.Root, Blobs: s.blobs}, opts.Stock.Config)
+	if err != nil {
+		return nil, err
+	}
+	s.reader = rt
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.routes()
+	if opts.Poll > 0 {
+		s.wg.Add(1)
+		go s.poll(opts.Poll)
+	}
+	return s, nil
+}
+
+// NewToken returns a fresh random token for a server to print.
+func NewToken() string {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // the system's randomness is gone
+	}
+	return hex.EncodeToString(b)
+}
+
+// Store is the store the server's process should use for everything it
+// runs on the held store (the socket's server, its own runtimes): the
+// held store, with every append seen by the server's streams.
+func (s *Server) Store() thread.Store { return s.store }
+
+// Handler is the page and the API.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Close stops the server's resumes (a transition in progress is
+// interrupted, its thread stays resumable), ends its streams and waits
+// for them. It does not close the store.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	return nil
+}
+
+// HTTPServer returns an http.Server of the handler with the timeouts a
+// server facing slow or idle clients needs: a request's headers within
+// 10s and its body within 30s, idle connections closed after 2 minutes.
+// Writes are bounded per write (Options.WriteTimeout) rather than per
+// response, so that a live stream may last.
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    32 << 10,
+		BaseContext:       func(net.Listener) context.Context { return s.ctx },
+	}
+}
+
+// URL is the address a person opens: the server's page at addr, with the
+// token that lets them in.
+func URL(addr net.Addr, token string) string {
+	host := addr.String()
+	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+		host = net.JoinHostPort("127.0.0.1", fmt.Sprint(ta.Port))
+	}
+	u := url.URL{Scheme: "http", Host: host, Path: "/"}
+	if token != "" {
+		u.RawQuery = url.Values{"token": {token}}.Encode()
+	}
+	return u.String()
+}
+
+// cachedThread is the server's kept fold of the thread id; the id must be
+// valid.
+func (s *Server) cachedThread(id string) *cached {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.kept[id]
+	if c == nil {
+		c = &cached{th: s.reader.Thread(s.opts.Stock.Actor, id)}
+		s.kept[id] = c
+	}
+	return c
+}
+
+// forget drops the kept fold of a thread that turned out not to exist.
+func (s *Server) forget(id string) {
+	s.mu.Lock()
+	delete(s.kept, id)
+	s.mu.Unlock()
+}
+
+// inspect is drive.Inspect of the thread, from its kept fold.
+func (s *Server) inspect(ctx context.Context, id string) (drive.State, error) {
+	c := s.cachedThread(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, err := drive.Inspect(ctx, c.th)
+	if errors.Is(err, harness.ErrUnknownThread) {
+		s.forget(id)
+	}
+	return st, err
+}
+
+// here reports whether a thread recorded as working in workspace works in
+// the server's own (or recorded none): the server resumes only those.
+func (s *Server) here(workspace string) bool {
+	return workspace == "" || workspace == s.opts.Stock.Config.Workspace
+}

@@ -1,0 +1,57 @@
+package socket
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+)
+
+// listenPrivate listens on a Unix socket at p that no other user can ever
+// connect to: it is bound in a fresh directory of mode 0700 beside p,
+// made 0600, and only then renamed into place.
+func listenPrivate(p string) (net.Listener, error) {
+	tmp, err := os.MkdirTemp(filepath.Dir(p), ".sock-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o700); err != nil {
+		return nil, err
+	}
+	bound := filepath.Join(tmp, "s")
+	ln, err := net.Listen("unix", bound)
+	if err != nil {
+		return nil, err
+	}
+	ul := ln.(*net.UnixListener)
+	// The listener must not remove the path it was bound to when it
+	// closes: the socket lives at p now.
+	ul.SetUnlinkOnClose(false)
+	fail := func(err error) (net.Listener, error) {
+		ln.Close()
+		return nil, err
+	}
+	if err := os.Chmod(bound, 0o600); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(bound, p); err != nil {
+		return fail(fmt.Errorf("put the socket in place: %w", err))
+	}
+	return &unlinking{UnixListener: ul, path: p}, nil
+}
+
+// unlinking removes its socket file when it is closed. No other server
+// can have replaced the file meanwhile: a server listens only while it
+// holds the store, and this one still does.
+type unlinking struct {
+	*net.UnixListener
+	path string
+}
+
+// Close stops listening and removes the socket.
+func (l *unlinking) Close() error {
+	err := l.UnixListener.Close()
+	os.Remove(l.path)
+	return err
+}
