@@ -3,10 +3,12 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 )
@@ -26,6 +28,14 @@ func (w *Worker) work(id string, s *slot) {
 	if w.followed(id, s) {
 		return
 	}
+	// A child thread (the delegate tool) runs only as its parent drives
+	// it: an answer to a child's request, or a child that ended, moves its
+	// tree, so the worker drives the tree's root. The slot stays the
+	// child's, for its jobs.
+	slotID := id
+	if root, err := w.rootOf(w.hard, id); err == nil {
+		id = root
+	}
 	held, release, err := w.take(id)
 	if err != nil {
 		w.mu.Lock()
@@ -40,7 +50,7 @@ func (w *Worker) work(id string, s *slot) {
 		default:
 			w.log(Event{Kind: EventError, Thread: id, Err: err, Later: delay})
 		}
-		w.giveBack(id, s, nil, delay)
+		w.giveBack(slotID, s, nil, delay)
 		return
 	}
 	defer release()
@@ -58,7 +68,7 @@ func (w *Worker) work(id string, s *slot) {
 		switch {
 		case errors.Is(err, errDraining), w.hard.Err() != nil:
 			w.log(Event{Kind: EventHandedOver, Thread: id})
-			w.giveBack(id, s, w.taken(&covered), 0)
+			w.giveBack(slotID, s, w.taken(&covered), 0)
 			return
 		case errors.Is(err, harness.ErrUnknownThread):
 			// No facts: nothing to drive, now or later.
@@ -66,7 +76,7 @@ func (w *Worker) work(id string, s *slot) {
 			jobs := w.taken(&covered)
 			delay := w.later(jobs)
 			w.log(Event{Kind: EventError, Thread: id, Err: err, Later: delay})
-			w.giveBack(id, s, jobs, delay)
+			w.giveBack(slotID, s, jobs, delay)
 			return
 		case st.Status == harness.StatusStepLimit:
 			// Still resumable: the model's turns are bounded by the
@@ -78,12 +88,47 @@ func (w *Worker) work(id string, s *slot) {
 		for _, j := range w.taken(&covered) {
 			_ = j.Done()
 		}
-		if w.done(id, s) {
+		if w.done(slotID, s) {
 			return
 		}
 		// Jobs joined while the thread was driven: their appends may have
 		// come after its last look. Look once more.
 	}
+}
+
+// maxTreeDepth bounds the walk from a child up to the root of its tree.
+const maxTreeDepth = 64
+
+// rootOf is the root of the tree the thread is in: the thread itself
+// unless its first fact is a thread.spawned naming a parent, and then its
+// parent's root. Each step is a read of one fact.
+func (w *Worker) rootOf(ctx context.Context, id string) (string, error) {
+	for range maxTreeDepth {
+		parent, err := w.parentOf(ctx, id)
+		if err != nil || parent == "" {
+			return id, err
+		}
+		id = parent
+	}
+	return "", fmt.Errorf("thread %s: more than %d parents above it", id, maxTreeDepth)
+}
+
+// parentOf is the parent a child thread's first fact names, or "".
+func (w *Worker) parentOf(ctx context.Context, id string) (string, error) {
+	for f, err := range w.o.Store.Read(ctx, id, 1) {
+		if err != nil {
+			return "", fmt.Errorf("thread %s: its first fact: %w", id, err)
+		}
+		if f.Kind != facts.KindThreadSpawned {
+			return "", nil
+		}
+		sp, err := facts.Decode[facts.ThreadSpawned](f)
+		if err != nil {
+			return "", fmt.Errorf("thread %s: its thread.spawned: %w", id, err)
+		}
+		return sp.Parent, nil
+	}
+	return "", nil
 }
 
 // followed finishes the jobs of the slot that were given out for the

@@ -287,7 +287,7 @@ func (a *app) workerEvent(e worker.Event) {
 			}
 			fmt.Fprintf(w, "%s %s %s for %s (seq %d)\n", at, id, a.paint("yellow", "parked"), present.EscapeLine(strings.Join(waits, ", ")), st.Head.Seq)
 			for _, p := range st.Waits {
-				fmt.Fprintf(w, "    %s\n", present.EscapeLine(answerHint(st.Thread, p)))
+				fmt.Fprintf(w, "    %s\n", present.EscapeLine(workerHint(st.Thread, p)))
 			}
 		default:
 			fmt.Fprintf(w, "%s %s %s (seq %d): %s\n", at, id, a.paint("red", string(st.Status)), st.Head.Seq, oneLine(st.Reason))
@@ -419,4 +419,19 @@ versions can no longer append to the store.`,
 			return nil
 		}),
 	}
+}
+
+// workerHint is answerHint for a thread the workers drive: the answer
+// alone wakes it on a worker, so the hint names no resume (a resume here
+// would drive the thread in this command instead).
+func workerHint(id string, p drive.Pending) string {
+	h := answerHint(id, p)
+	if i := strings.Index(h, ", then harness resume "); i >= 0 {
+		j := strings.Index(h[i:], "   ")
+		if j < 0 {
+			j = len(h) - i
+		}
+		h = h[:i] + h[i+j:]
+	}
+	return strings.ReplaceAll(h, " --resume", "")
 }
