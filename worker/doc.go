@@ -55,6 +55,13 @@
 // and one look — the lease, the log read through, the fold — per start
 // or answer that no runtime went on from.
 //
+// A child thread (one the delegate tool spawned; its first fact is a
+// thread.spawned) runs only as its parent drives it: a job for a child's
+// append is worked on as a job of the root of its tree (its parent's
+// parent, and so on: one read of a first fact per step), whose drive
+// drives the children it waits on. So an answer given through a parent,
+// which lands in the child's log, wakes the whole tree.
+//
 // A thread a person drives (harness run, resume) is that process's: the
 // runtime appends right after the start or the answer, so the workers
 // leave it alone; should that process die, the thread waits for its next
