@@ -95,11 +95,12 @@ func (b *Boundary) Finish(ctx context.Context, req Request, bg Begun, adapter Ad
 	after, afterErr := b.observe(ctx)
 	c := facts.ActionCompleted{ActionID: req.ActionID, Report: report}
 	c.Observation, c.Observation.Changed = observation(bg.before, bg.beforeE, after, afterErr)
-	c.EffectState = State(req.Capability, c.Report, c.Observation)
 	if req.Check == nil {
+		c.EffectState = State(req.Capability, c.Report, c.Observation)
 		return c, nil
 	}
 	check := Decide(ctx, req.ActionID, *req.Check, CheckEnv{Root: b.Root, Changed: c.Observation.Changed, Observed: c.Observation.Available})
+	c.EffectState = StateChecked(req.Capability, c.Report, c.Observation, &check)
 	return c, &check
 }
 
@@ -236,6 +237,21 @@ func State(c Capability, r facts.Report, o facts.Observation) facts.EffectState 
 	default:
 		return facts.EffectNone
 	}
+}
+
+// StateChecked is State for an action whose declared check was decided
+// (check; nil when none was declared): a write that reported success,
+// changed nothing the observer saw, and whose check passed is none, not
+// unknown — what it was to make already held (a file written with the
+// content it had), the check says so, and no person need settle it. The
+// record keeps the truth side by side: nothing observed changed, and the
+// check passed. Anything else is State.
+func StateChecked(c Capability, r facts.Report, o facts.Observation, check *facts.CheckRecorded) facts.EffectState {
+	s := State(c, r, o)
+	if s == facts.EffectUnknown && check != nil && check.Verdict == facts.VerdictPass {
+		return facts.EffectNone
+	}
+	return s
 }
 
 // Replay returns the completion recorded for an earlier action with the

@@ -310,3 +310,41 @@ func TestStateDependsOnWhatTheActionWasFor(t *testing.T) {
 		require.Equal(t, tc.want, action.State(tc.c, tc.r, tc.o), "%s %s %+v", tc.c, tc.r.Status, tc.o)
 	}
 }
+
+// A write of what the file already holds changes nothing, and its check
+// passes: what it was to make holds, so the effect is none, not unknown —
+// nobody need settle it. The record says both: no change, check pass.
+func TestAnIdenticalWriteWhoseCheckPassesIsNotOpen(t *testing.T) {
+	root := workspace(t)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "cache.toml"), []byte(want), 0o644))
+	w := &worker{name: "worker", do: writes("cache.toml", want), root: root}
+	done, check := run(t, observed(t, root), w)
+	require.Equal(t, facts.StatusSucceeded, done.Report.Status)
+	require.Equal(t, done.Observation.Before, done.Observation.After, "nothing observed changed")
+	require.Empty(t, done.Observation.Changed)
+	require.Equal(t, facts.VerdictPass, check.Verdict, check.Reason)
+	require.Equal(t, facts.EffectNone, done.EffectState)
+}
+
+func TestStateChecked(t *testing.T) {
+	unchanged := facts.Observation{Available: true, Before: "h1", After: "h1"}
+	changed := facts.Observation{Available: true, Before: "h1", After: "h2", Changed: []facts.PathChange{{Path: "a"}}}
+	ok := facts.Report{Status: facts.StatusSucceeded}
+	pass := &facts.CheckRecorded{Verdict: facts.VerdictPass}
+	fail := &facts.CheckRecorded{Verdict: facts.VerdictFail}
+	cases := []struct {
+		name  string
+		o     facts.Observation
+		check *facts.CheckRecorded
+		want  facts.EffectState
+	}{
+		{"unchanged, check passes: what it was to make holds", unchanged, pass, facts.EffectNone},
+		{"unchanged, check fails: open", unchanged, fail, facts.EffectUnknown},
+		{"unchanged, no check: open", unchanged, nil, facts.EffectUnknown},
+		{"changed, check passes", changed, pass, facts.EffectObserved},
+		{"nobody looked, check passes", facts.Observation{}, pass, facts.EffectReported},
+	}
+	for _, tc := range cases {
+		require.Equal(t, tc.want, action.StateChecked(action.Write, ok, tc.o, tc.check), tc.name)
+	}
+}

@@ -75,7 +75,7 @@ func VerifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error
 
 func verifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error], snaps *snapshotCheck) error {
 	v := verifier{id: id, fold: fold.New(actor.New()...), pending: map[string]bool{}, started: map[string]facts.ActionStarted{},
-		needs: map[string]action.Capability{}}
+		needs: map[string]action.Capability{}, declared: map[string]bool{}}
 	var (
 		seq  uint64
 		prev facts.Hash
@@ -111,6 +111,10 @@ func verifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error
 	if seq == 0 {
 		return fmt.Errorf("verify %s: %w", id, harness.ErrUnknownThread)
 	}
+	if v.held != "" {
+		return &VerifyError{Thread: id, Seq: v.last.Seq, Kind: v.last.Kind, Cause: v.last.Cause,
+			Reason: fmt.Sprintf("the log ends here, but action %s's effect state none needs its check to pass with it", v.held)}
+	}
 	for _, c := range v.fold.Components() {
 		if ch, ok := c.(fold.Checker); ok {
 			if err := ch.CheckEnd(); err != nil {
@@ -145,6 +149,11 @@ type verifier struct {
 	pending map[string]bool
 	started map[string]facts.ActionStarted
 	needs   map[string]action.Capability // action id → the capability its request names
+	// declared are the actions whose request declares a check; held is
+	// the action whose completion says none where its report and
+	// observation say unknown: its check, next, must pass.
+	declared map[string]bool
+	held     string
 }
 
 // check returns why f could not have been appended where it is, or "".
@@ -233,6 +242,7 @@ var (
 	answerKinds = map[facts.Kind]bool{
 		facts.KindUserMessage: true, facts.KindConfirmationAnswered: true, facts.KindQuestionAnswered: true,
 		facts.KindEffectReconciled: true, facts.KindThreadForked: true, facts.KindWorkspaceRestored: true,
+		facts.KindPolicySet: true,
 	}
 )
 
@@ -251,6 +261,15 @@ func failedKey(f facts.Fact) (string, bool) {
 
 // consistent checks an action record against itself and its start.
 func (v *verifier) consistent(f facts.Fact) string {
+	if held := v.held; held != "" {
+		// A write that changed nothing is none only with its check passed
+		// (action.StateChecked), recorded with it.
+		v.held = ""
+		c, err := facts.Decode[facts.CheckRecorded](f)
+		if f.Kind != facts.KindCheckRecorded || err != nil || c.ActionID != held || c.Verdict != facts.VerdictPass {
+			return fmt.Sprintf("action %s's effect state is none though its write changed nothing, but no passing check was recorded with it", held)
+		}
+	}
 	switch f.Kind {
 	case facts.KindActionRequested:
 		r, err := facts.Decode[facts.ActionRequested](f)
@@ -258,6 +277,7 @@ func (v *verifier) consistent(f facts.Fact) string {
 			return err.Error()
 		}
 		v.needs[r.ActionID] = action.Capability(r.Capability)
+		v.declared[r.ActionID] = r.Check != nil
 	case facts.KindActionStarted:
 		s, err := facts.Decode[facts.ActionStarted](f)
 		if err != nil {
@@ -273,7 +293,13 @@ func (v *verifier) consistent(f facts.Fact) string {
 		if s, ok := v.started[c.ActionID]; ok && o.Available && s.ObservedBefore != "" && o.Before != s.ObservedBefore {
 			return fmt.Sprintf("the observation before (%s) is not the one action.started recorded (%s)", short(o.Before), short(s.ObservedBefore))
 		}
-		if want := action.State(v.needs[c.ActionID], c.Report, o); c.EffectState != want {
+		switch want := action.State(v.needs[c.ActionID], c.Report, o); {
+		case c.EffectState == want:
+		case want == facts.EffectUnknown && c.EffectState == facts.EffectNone && v.declared[c.ActionID]:
+			// What the write was to make already held, if its check,
+			// which must come next, passed.
+			v.held = c.ActionID
+		default:
 			return fmt.Sprintf("effect state %s, but the report and the observation give %s", c.EffectState, want)
 		}
 		if o.Available && o.Before == o.After && len(o.Changed) > 0 {

@@ -51,7 +51,10 @@ func TestVerifyLogAcceptsWhatTheRuntimeWrote(t *testing.T) {
 	require.Equal(t, harness.StatusDone, o.StartApproved("done").Status)
 	require.NoError(t, audit.VerifyLog(ctx, o.Store, o.Actor, "done"))
 
+	// An idle worker on a file that does not hold what it claims to have
+	// written: unknown, open.
 	o.Write = harnesstest.Idle
+	require.NoError(t, os.WriteFile(filepath.Join(o.Root, "cache.toml"), []byte("ttl_seconds = 60\n"), 0o644))
 	require.Equal(t, harness.StatusParked, o.StartApproved("open").Status)
 	require.NoError(t, audit.VerifyLog(ctx, o.Store, o.Actor, "open"))
 	_, err := o.Post("open", facts.KindEffectReconciled, facts.EffectReconciled{ActionID: "1-c", Decision: facts.DecisionRetry, By: "ana"}, "r")
@@ -270,4 +273,44 @@ func TestVerifyRefusesACompletionAfterAnInterruption(t *testing.T) {
 	require.ErrorAs(t, err, &ve, "%v", err)
 	require.Equal(t, h.Seq, ve.Seq)
 	require.Contains(t, ve.Reason, "completed after it was recorded as interrupted")
+}
+
+// A write of what the file already holds changes nothing and its check
+// passes: its effect is none, the thread goes on, and the record verifies
+// — but only with the passing check beside it. A log written before this
+// rule (unknown, then a person's reconciliation) verifies as it did.
+func TestVerifyAnIdenticalWrite(t *testing.T) {
+	o := harnesstest.NewObserved(t, harnesstest.WriteScript)
+	require.NoError(t, os.WriteFile(filepath.Join(o.Root, "cache.toml"), []byte("ttl_seconds = 300\n"), 0o644))
+	require.Equal(t, harness.StatusDone, o.StartApproved("same").Status, "nobody is asked to settle it")
+	require.Equal(t, facts.EffectNone, o.Completion("same").EffectState)
+	good := readAll(t, o, "same")
+	require.NoError(t, audit.VerifyFacts(o.Actor, "same", seq2(good)))
+	i := slices.IndexFunc(good, func(f facts.Fact) bool { return f.Kind == facts.KindCheckRecorded })
+	require.Greater(t, i, 0)
+
+	t.Run("with its check turned to a fail", func(t *testing.T) {
+		fs := slices.Clone(good)
+		c, _ := facts.Decode[facts.CheckRecorded](fs[i])
+		c.Verdict = facts.VerdictFail
+		d, _ := facts.NewDraft(facts.KindCheckRecorded, fs[i].Cause, c)
+		fs[i].Data = d.Data
+		err := audit.VerifyFacts(o.Actor, "same", seq2(relink(fs)))
+		require.ErrorContains(t, err, "no passing check was recorded with it")
+	})
+	t.Run("cut before its check", func(t *testing.T) {
+		err := audit.VerifyFacts(o.Actor, "same", seq2(good[:i]))
+		require.ErrorContains(t, err, "needs its check to pass")
+	})
+	t.Run("as written before: unknown, open until reconciled", func(t *testing.T) {
+		fs := slices.Clone(good[:i+1])
+		c, _ := facts.Decode[facts.ActionCompleted](fs[i-1])
+		require.Equal(t, facts.KindActionCompleted, fs[i-1].Kind)
+		c.EffectState = facts.EffectUnknown
+		d, _ := facts.NewDraft(facts.KindActionCompleted, fs[i-1].Cause, c)
+		fs[i-1].Data = d.Data
+		r, _ := facts.NewDraft(facts.KindEffectReconciled, facts.IngressCause("reconcile-1-c"), facts.EffectReconciled{ActionID: "1-c", Decision: facts.DecisionAccept, By: "ana"})
+		fs = append(fs, facts.Fact{Thread: "same", Kind: r.Kind, Cause: r.Cause, Data: r.Data, At: fs[i].At})
+		require.NoError(t, audit.VerifyFacts(o.Actor, "same", seq2(relink(fs))))
+	})
 }

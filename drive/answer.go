@@ -60,7 +60,10 @@ func PostAnswer(ctx context.Context, th *harness.Thread, d facts.Draft, key stri
 			return p, fmt.Errorf("post %s to %s: key %q is seq %d: %w", d.Kind, id, key, p.Seq, err)
 		}
 		if !SameAnswer(f, d) {
-			return p, &answerDiffers{msg: fmt.Sprintf("key %q was already used at seq %d for another answer (%s); nothing appended", key, p.Seq, sayAnswer(f.Kind, f.Data))}
+			if f.Kind == d.Kind && AnsweredRequest(f) != "" {
+				return p, &answerDiffers{msg: fmt.Sprintf("already answered at seq %d (%s); nothing appended", p.Seq, sayAnswer(f.Kind, f.Data))}
+			}
+			return p, &answerDiffers{msg: fmt.Sprintf("key %q was already used at seq %d for another fact (%s); nothing appended", key, p.Seq, sayAnswer(f.Kind, f.Data))}
 		}
 		return p, nil
 	case errors.Is(err, scheduler.ErrAnswered):

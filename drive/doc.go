@@ -3,7 +3,9 @@
 // until it is done or waits for someone (Drive), answers the confirmations
 // an approval policy decides (Approval, ApplyApproval) and posts a
 // person's answers so that giving one twice is harmless and a
-// contradiction is refused (PostAnswer, Answer). The command line is one
+// contradiction is refused (PostAnswer, Answer). A thread's approval
+// policy is a fact of the thread (policy.set: SetPolicy, ThreadPolicy),
+// which Drive follows (Options.FollowPolicy). The command line is one
 // such front end; a web page or a chat bot is another, and needs nothing
 // the command has.
 //

@@ -19,6 +19,12 @@ type Options struct {
 	// Approval answers the confirmations it decides (see ApplyApproval);
 	// the zero Approval decides none.
 	Approval Approval
+	// FollowPolicy: the thread's own policy (its latest policy.set, read
+	// at each look, so that a change made while the thread is driven — a
+	// person's "always" at the prompt — applies at once) decides instead
+	// of Approval's mode and patterns; Approval's Root and Resolve are
+	// kept. A thread that records no policy is decided by Approval.
+	FollowPolicy bool
 	// Retry: a failed thread whose failed transition can be run again
 	// (State.Retry, a model turn) is resumed once more, once per Drive.
 	// Set it when the call is a person's word that the cause (a key, a
@@ -101,6 +107,7 @@ func Drive(ctx context.Context, th *harness.Thread, opts Options) (State, error)
 	}
 	retried := false
 	idle := 0 // resumes in a row that ran nothing
+	var policy policyReader
 	for {
 		st, err := Inspect(ctx, th)
 		if err != nil {
@@ -144,7 +151,20 @@ func Drive(ctx context.Context, th *harness.Thread, opts Options) (State, error)
 		default:
 			return st, nil
 		}
-		ask, posted, err := ApplyApproval(ctx, th, opts.Approval, st.Waits)
+		approval := opts.Approval
+		if opts.FollowPolicy {
+			p, _, ok, err := policy.read(ctx, th)
+			if err != nil {
+				return st, err
+			}
+			if ok {
+				if approval, err = ApprovalOf(p); err != nil {
+					return st, fmt.Errorf("thread %s: its policy: %w", th.ID(), err)
+				}
+				approval.Root, approval.Resolve = opts.Approval.Root, opts.Approval.Resolve
+			}
+		}
+		ask, posted, err := ApplyApproval(ctx, th, approval, st.Waits)
 		if err != nil && !errors.Is(err, scheduler.ErrAnswered) {
 			return st, err
 		}

@@ -372,7 +372,8 @@ const PolicyBy = "policy"
 
 // ApplyApproval answers the pending confirmations the approval decides,
 // posting confirmation.answered to the thread (by PolicyBy, with the rule
-// as the reason, under AnswerKey) — or, for a child's request, to the
+// as the reason, under AnswerKey; a denial tells the model, and the
+// thread goes on: facts.DenyContinue) — or, for a child's request, to the
 // child (see Target) — and returns the pending requests that still need a
 // person. posted counts the answers appended.
 func ApplyApproval(ctx context.Context, th *harness.Thread, a Approval, waits []Pending) (needPerson []Pending, posted int, err error) {
@@ -394,9 +395,12 @@ func ApplyApproval(ctx context.Context, th *harness.Thread, a Approval, waits []
 			needPerson = append(needPerson, w)
 			continue
 		}
-		d, err := facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{
-			RequestID: w.RequestID, Approved: dec.Approved, By: PolicyBy, Reason: dec.Rule, Digest: w.Digest,
-		})
+		ans := facts.ConfirmationAnswered{RequestID: w.RequestID, Approved: dec.Approved, By: PolicyBy, Reason: dec.Rule, Digest: w.Digest}
+		if !dec.Approved {
+			// The model is told the rule said no, and goes on.
+			ans.Then = facts.DenyContinue
+		}
+		d, err := facts.NewDraft(facts.KindConfirmationAnswered, "", ans)
 		if err != nil {
 			return nil, posted, err
 		}

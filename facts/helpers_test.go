@@ -33,6 +33,7 @@ var decoders = map[facts.Kind]func(facts.Fact) (any, error){
 	facts.KindTransitionFailed:      dec[facts.TransitionFailed],
 	facts.KindThreadForked:          dec[facts.ThreadForked],
 	facts.KindWorkspaceRestored:     dec[facts.WorkspaceRestored],
+	facts.KindPolicySet:             dec[facts.PolicySet],
 	facts.KindChildSpawned:          dec[facts.ChildSpawned],
 	facts.KindThreadSpawned:         dec[facts.ThreadSpawned],
 	facts.KindThreadEnded:           dec[facts.ThreadEnded],

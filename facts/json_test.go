@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ func roundTripFacts(t testing.TB) []facts.Fact {
 	out := sampleFacts(t)
 	prev := out[len(out)-1].Hash()
 	next := func(kind facts.Kind, data []byte) {
-		f := facts.Fact{Thread: "t1", Seq: uint64(len(out) + 1), Kind: kind, Cause: "ingress/k" + string(rune('a'+len(out))),
+		f := facts.Fact{Thread: "t1", Seq: uint64(len(out) + 1), Kind: kind, Cause: "ingress/k" + strconv.Itoa(len(out)),
 			At: time.Date(2025, 3, 2, 0, 0, 0, len(out), time.UTC), Data: data, Prev: prev}
 		prev = f.Hash()
 		out = append(out, f)

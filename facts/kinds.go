@@ -53,6 +53,11 @@ const (
 	// thread's actions (WorkspaceRestored). It is appended from outside the
 	// runtime, as an ingress fact; no component acts on it.
 	KindWorkspaceRestored Kind = "workspace.restored"
+	// KindPolicySet: the approval policy the thread is driven by from here
+	// on (PolicySet), posted from outside when the thread starts and when a
+	// person changes it. No component acts on it; a front end that drives
+	// the thread applies the latest one.
+	KindPolicySet Kind = "policy.set"
 )
 
 func init() {
@@ -74,6 +79,7 @@ func init() {
 	Register[TransitionFailed](KindTransitionFailed)
 	Register[ThreadForked](KindThreadForked)
 	Register[WorkspaceRestored](KindWorkspaceRestored)
+	Register[PolicySet](KindPolicySet)
 }
 
 // UserMessage is the payload of user.message.
@@ -221,10 +227,47 @@ type ConfirmationAnswered struct {
 	// answer whose digest differs from the request's is refused, so an
 	// approval cannot approve something else.
 	Digest string `msgpack:"digest,omitempty" json:"digest,omitempty"`
+	// Then, on a denial, says what the thread does next (see AfterDenial);
+	// "" on an approval, and on a denial recorded before denials said.
+	Then AfterDenial `msgpack:"then,omitempty" json:"then,omitempty"`
 }
 
-// Validate requires a request id.
-func (p ConfirmationAnswered) Validate() error { return required("request_id", p.RequestID) }
+// Validate requires a request id, and a known Then on a denial only.
+func (p ConfirmationAnswered) Validate() error {
+	if err := required("request_id", p.RequestID); err != nil {
+		return err
+	}
+	switch {
+	case p.Then == "":
+	case p.Approved:
+		return fmt.Errorf("then %q: only a denial says what follows it", p.Then)
+	default:
+		return p.Then.Validate()
+	}
+	return nil
+}
+
+// AfterDenial is what a thread does after a person denies a tool call.
+type AfterDenial string
+
+// What follows a denial.
+const (
+	// DenyContinue: the model is told the call was denied (and why), and
+	// the thread goes on with its next model turn.
+	DenyContinue AfterDenial = "continue"
+	// DenyStop: the thread stops here: no other call of the turn runs (each
+	// is completed as denied, unrun) and no model turn follows, until a
+	// person writes to the thread again.
+	DenyStop AfterDenial = "stop"
+)
+
+// A denial with no Then was recorded before denials said what follows
+// them; it folds as it did then: a turn whose every call was denied is
+// complete without a tool, and a denial beside a call that ran is shown
+// to the model in its next turn.
+
+// Validate accepts continue and stop.
+func (a AfterDenial) Validate() error { return oneOf("then", a, DenyContinue, DenyStop) }
 
 // QuestionAsked is the payload of question.asked.
 type QuestionAsked struct {
@@ -628,6 +671,37 @@ func (p WorkspaceRestored) Validate() error {
 	for i, c := range p.Restored {
 		if c.Path == "" {
 			return fmt.Errorf("restored[%d]: missing path", i)
+		}
+	}
+	return nil
+}
+
+// PolicySet is the payload of policy.set: which confirmations are
+// answered without asking a person, from this fact on. It replaces the
+// policy set before it.
+type PolicySet struct {
+	// Approve is the approval mode: ask, writes or all ("" is ask).
+	Approve string `msgpack:"approve,omitempty" json:"approve,omitempty"`
+	// Allow and Deny are tool patterns ("TOOL" or "TOOL:GLOB"); deny wins.
+	Allow []string `msgpack:"allow,omitempty" json:"allow,omitempty"`
+	Deny  []string `msgpack:"deny,omitempty" json:"deny,omitempty"`
+	// By is who set the policy.
+	By string `msgpack:"by,omitempty" json:"by,omitempty"`
+}
+
+// Validate accepts the approval modes and requires every pattern to name
+// a tool.
+func (p PolicySet) Validate() error {
+	if p.Approve != "" {
+		if err := oneOf("approve", p.Approve, "ask", "writes", "all"); err != nil {
+			return err
+		}
+	}
+	for _, ps := range [][]string{p.Allow, p.Deny} {
+		for i, s := range ps {
+			if s == "" || strings.HasPrefix(s, ":") {
+				return fmt.Errorf("pattern %d %q: name a tool (or *), as in write_file:docs/*", i, s)
+			}
 		}
 	}
 	return nil

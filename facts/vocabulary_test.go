@@ -19,7 +19,7 @@ import (
 // wrote (a JSON export round-trips, a fact hashes the same).
 var vocabulary = map[string]bool{
 	"Kind": true, "EffectState": true, "ReportStatus": true, "Verdict": true,
-	"Decision": true, "ErrorClass": true,
+	"Decision": true, "ErrorClass": true, "AfterDenial": true,
 }
 
 // TestVocabularyLivesInFacts fails when a package other than facts

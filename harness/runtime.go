@@ -260,6 +260,7 @@ var IngressKinds = []facts.Kind{
 	facts.KindConfirmationAnswered,
 	facts.KindQuestionAnswered,
 	facts.KindEffectReconciled,
+	facts.KindPolicySet,
 }
 
 // ErrNotIngress: Post of a kind that only the runtime appends.

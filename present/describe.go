@@ -133,10 +133,19 @@ func describe(f facts.Fact) (string, error) {
 			verb = "approved"
 		}
 		s := fmt.Sprintf("%s %s by %s", p.RequestID, verb, orNone(p.By))
+		if p.Then == facts.DenyStop {
+			s += ", who stopped the thread"
+		}
 		if p.Reason != "" {
 			s += ": " + quote(p.Reason, 80)
 		}
+		if p.Then == facts.DenyContinue {
+			s += " (the model is told)"
+		}
 		return s, err
+	case facts.KindPolicySet:
+		p, err := facts.Decode[facts.PolicySet](f)
+		return DescribePolicy(p), err
 	case facts.KindQuestionAsked:
 		p, err := facts.Decode[facts.QuestionAsked](f)
 		s := fmt.Sprintf("%s %s", p.RequestID, quote(p.Text, 100))
@@ -207,6 +216,27 @@ func describe(f facts.Fact) (string, error) {
 	}
 	b, err := f.MarshalJSON()
 	return shorten(string(b), 120), err
+}
+
+// DescribePolicy says an approval policy in a line: "approve writes;
+// allow run_command:go test *; deny write_file:.github/* (set by ana)".
+func DescribePolicy(p facts.PolicySet) string {
+	mode := p.Approve
+	if mode == "" {
+		mode = "ask"
+	}
+	parts := []string{"approve " + mode}
+	if len(p.Allow) > 0 {
+		parts = append(parts, "allow "+strings.Join(p.Allow, ", "))
+	}
+	if len(p.Deny) > 0 {
+		parts = append(parts, "deny "+strings.Join(p.Deny, ", "))
+	}
+	s := strings.Join(parts, "; ")
+	if p.By != "" {
+		s += " (set by " + p.By + ")"
+	}
+	return EscapeLine(s)
 }
 
 // Sandbox says in a few words where a command may reach: "in the sandbox
@@ -385,4 +415,15 @@ func shorten(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// CommandLines shows a shell command verbatim, over as many lines as it
+// has, each escaped (see EscapeLine): what the shell will read, not a JSON
+// string of it. A command with no text is one empty line.
+func CommandLines(command string) []string {
+	lines := strings.Split(strings.TrimSuffix(command, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = EscapeLine(l)
+	}
+	return lines
 }

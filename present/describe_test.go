@@ -32,3 +32,40 @@ func TestDescribeEscapesControlCharacters(t *testing.T) {
 	got := present.DescribeObservation(facts.Observation{Available: true, Before: "b", After: "a", Changed: []facts.PathChange{{Path: "p\x1b", After: "2"}}})
 	require.Equal(t, `observed p\x1b (added)`, got)
 }
+
+// A denial says what followed it; a policy says its rules.
+func TestDescribeDenialsAndPolicies(t *testing.T) {
+	for _, c := range []struct {
+		kind    facts.Kind
+		payload any
+		want    string
+	}{
+		{facts.KindConfirmationAnswered, facts.ConfirmationAnswered{RequestID: "1-c", By: "ana", Reason: "not there"}, `1-c denied by ana: "not there"`},
+		{facts.KindConfirmationAnswered, facts.ConfirmationAnswered{RequestID: "1-c", By: "ana", Reason: "not there", Then: facts.DenyContinue}, `1-c denied by ana: "not there" (the model is told)`},
+		{facts.KindConfirmationAnswered, facts.ConfirmationAnswered{RequestID: "1-c", By: "ana", Then: facts.DenyStop}, `1-c denied by ana, who stopped the thread`},
+		{facts.KindPolicySet, facts.PolicySet{Approve: "writes", Allow: []string{"run_command:go test *"}, Deny: []string{"write_file:.github/*", "run_command:rm *"}, By: "ana"},
+			`approve writes; allow run_command:go test *; deny write_file:.github/*, run_command:rm * (set by ana)`},
+		{facts.KindPolicySet, facts.PolicySet{Allow: []string{"write_file:a\x1b[2K"}}, `approve ask; allow write_file:a\x1b[2K`},
+	} {
+		d, err := facts.NewDraft(c.kind, "", c.payload)
+		require.NoError(t, err)
+		require.Equal(t, c.want, present.Describe(facts.Fact{Kind: d.Kind, Data: d.Data}))
+	}
+}
+
+func TestReason(t *testing.T) {
+	for in, want := range map[string]string{
+		"infer/turn/2 failed (business): openai: 400 bad request": "model turn 2 failed: openai: 400 bad request",
+		"infer/turn/1 failed (permission): key\x1b[2K":            `model turn 1 failed: key\x1b[2K`,
+		"tool/execute/1-c failed and is still enabled: disk full": "action 1-c failed: disk full",
+		"turns budget exhausted: 50 used of 50":                   "turns budget exhausted: 50 used of 50",
+		"infer2/infer/turn/1 failed (transient): 429 too many":    "infer2/infer/turn/1 failed: 429 too many",
+	} {
+		require.Equal(t, want, present.Reason(in), in)
+	}
+}
+
+func TestCommandLines(t *testing.T) {
+	require.Equal(t, []string{"go test ./... \\", "  -run TestX", `echo "\x1b[2K"`}, present.CommandLines("go test ./... \\\n  -run TestX\necho \"\x1b[2K\"\n"))
+	require.Equal(t, []string{"ls\t-la"}, present.CommandLines("ls\t-la"))
+}

@@ -34,6 +34,9 @@ func (s *state[S]) accept(d facts.Draft) error {
 			return fmt.Errorf("confirmation %q: %w%w", p.RequestID, ErrUnknownRequest, notAddressed)
 		case c.answer != nil:
 			return fmt.Errorf("confirmation %q: %w", p.RequestID, ErrAnswered)
+		case c.last() != nil && c.last().Completed != nil:
+			// Completed unasked: a denial of another call stopped the turn.
+			return fmt.Errorf("confirmation %q: its call was completed without it (%s): %w", p.RequestID, c.last().Completed.Report.Error, ErrAnswered)
 		case p.Digest != "" && c.asked != nil && p.Digest != c.asked.Digest:
 			return fmt.Errorf("confirmation %q: digest %s, request has %s: %w", p.RequestID, p.Digest, c.asked.Digest, ErrDigest)
 		}

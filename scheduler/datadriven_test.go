@@ -32,6 +32,8 @@ var update = flag.Bool("update", false, "rewrite the expected output of schedule
 //	check  the log but its last fact is folded; out: whether the last fact
 //	       may come next (Check), and, if it may, whether the log may end
 //	       there (CheckEnd)
+//	accept the log but its last fact is folded; out: whether the last fact,
+//	       posted from outside, is accepted (Accept)
 //	read   the log is folded; out: its reading — every call, with its
 //	       actions and their stages, and every question
 //
@@ -111,6 +113,16 @@ func runDataCase(t *testing.T, file string, c dataCase) string {
 			return "ok; the log cannot end here: " + err.Error()
 		}
 		return "ok"
+	case "accept":
+		require.NotEmpty(t, log)
+		for _, f := range log[:len(log)-1] {
+			require.NoError(t, s.Step(f))
+		}
+		last := log[len(log)-1]
+		if err := s.Accept(facts.Draft{Kind: last.Kind, Cause: last.Cause, Data: last.Data}); err != nil {
+			return "refused: " + err.Error()
+		}
+		return "accepted"
 	case "read":
 		for _, f := range log {
 			require.NoError(t, s.Step(f))
@@ -119,7 +131,7 @@ func runDataCase(t *testing.T, file string, c dataCase) string {
 		require.NoError(t, err)
 		return describeReading(r)
 	}
-	t.Fatalf("%s:%d: unknown command %q (want fold, check or read)", file, c.line, c.command)
+	t.Fatalf("%s:%d: unknown command %q (want fold, check, accept or read)", file, c.line, c.command)
 	return ""
 }
 

@@ -8,9 +8,14 @@
 //	user.message → model.turn (tool calls) → confirmation.requested    → parked
 //	    confirmation.answered (approved) → action.requested → action.completed
 //	    → model.turn …
-//	    confirmation.answered (denied, every call)                     → done
+//	    confirmation.answered (denied, then continue) → model.turn …   (the model is told)
+//	    confirmation.answered (denied, then stop)                      → done
+//	        (the turn's other calls that have not started are completed unrun)
 //	user.message → model.turn (question) → question.asked              → parked
 //	    question.answered → model.turn (the answer is in its request) …
+//
+// A denial recorded before denials said what follows them (no then) folds
+// as it did: a turn whose every call was denied is done.
 //
 // A call may also be a delegation (Env.Delegate): its spawn transition
 // records child.spawned, and the thread waits on the child (a wait of kind

@@ -53,12 +53,20 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 	// confirmations and the recovery of an action in doubt are records,
 	// not effects, and are made for all calls at once.
 	earlierOpen := false
+	// A denial that stopped the thread: no other call of the turn starts;
+	// each is completed as denied, unrun, and no model turn follows.
+	stop := s.stopped()
 	// A delegation waits only for the actions before it: the children of
 	// one turn run at once, each its own thread.
 	earlierActionOpen := false
 	children := childWaits{}
 	for _, c := range s.calls {
 		if s.delegated(c) {
+			if stop != nil && c.child == nil {
+				// A stop refuses a delegation not yet spawned: no child runs.
+				out.Transitions = append(out.Transitions, s.refuseSpawn(c, stop))
+				continue
+			}
 			s.outputChild(c, v, out, earlierActionOpen, &children)
 			earlierOpen = earlierOpen || !c.settled()
 			continue
@@ -67,6 +75,10 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 		switch {
 		case a == nil:
 			out.Transitions = append(out.Transitions, s.request(c, c.ref))
+		case stop != nil && c != stop && a.Started == nil && a.Completed == nil:
+			out.Transitions = append(out.Transitions, s.halt(c, a, stop))
+		case stop != nil && c != stop && a.Started == nil:
+			// Completed unrun by the stop.
 		case c.needsConfirmation() && c.asked == nil:
 			out.Transitions = append(out.Transitions, s.confirm(c))
 		case c.needsConfirmation() && c.answer == nil:
@@ -108,13 +120,19 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 		v.Phase = PhaseChildren
 	case len(v.Waits) > 0:
 		v.Phase = PhaseConfirm
-	case ran || s.userAfterTurn:
-		// Every call is settled and at least one ran: the model sees the
-		// results (and the denials) in its next turn.
+	case stop != nil && !s.userAfterTurn:
+		// A person denied a call and stopped: the turn ends here, until
+		// someone writes to the thread again.
+		v.Phase = PhaseDone
+	case ran || s.goesOn() || s.userAfterTurn:
+		// Every call is settled and at least one ran, or a person denied
+		// one and told the model: the model sees the results (and the
+		// denials) in its next turn.
 		v.Phase = PhaseInfer
 		out.Transitions = append(out.Transitions, s.infer())
 	default:
-		// Every call was denied: the turn is complete without a tool.
+		// Every call was denied, as denials were recorded before they
+		// said what follows them: the turn is complete without a tool.
 		v.Phase = PhaseDone
 	}
 }
@@ -355,6 +373,33 @@ func (s *state[S]) refuse(c *call, a *Action) fold.Transition[S] {
 		func(done facts.ActionCompleted) effect.Effect[S, []facts.Draft] {
 			return drafts[S](facts.KindActionCompleted, done)
 		})}
+}
+
+// halt completes, unrun, an attempt of a call that had not started when
+// a person denied another call of the turn and stopped the thread.
+func (s *state[S]) halt(c *call, a *Action, stop *call) fold.Transition[S] {
+	by := stop.answer.By
+	if by == "" {
+		by = "a person"
+	}
+	why := fmt.Sprintf("not run: %s stopped the thread when denying %s", by, stop.ref)
+	return fold.Transition[S]{Key: executeKey(a.ID), Effect: effect.AndThen(s.env.Refuse(action.FromFact(a.Requested), why),
+		func(done facts.ActionCompleted) effect.Effect[S, []facts.Draft] {
+			return drafts[S](facts.KindActionCompleted, done)
+		})}
+}
+
+// refuseSpawn records that a delegation after a stopping denial spawns no
+// child: the call ends with the stop as its reason.
+func (s *state[S]) refuseSpawn(c *call, stop *call) fold.Transition[S] {
+	by := stop.answer.By
+	if by == "" {
+		by = "a person"
+	}
+	return fold.Transition[S]{Key: spawnKey(c.ref), Effect: drafts[S](facts.KindChildSpawned, facts.ChildSpawned{
+		CallID:  c.ref,
+		Refused: fmt.Sprintf("not run: %s stopped the thread when denying %s", by, stop.ref),
+	})}
 }
 
 func (s *state[S]) recover(a *Action) fold.Transition[S] {

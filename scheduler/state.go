@@ -275,12 +275,54 @@ func (s *state[S]) confirmationAnswered(f facts.Fact, p facts.ConfirmationAnswer
 	}
 	c.answer, c.answerAt = &p, f.Seq
 	if !p.Approved {
-		text := "A person denied this tool call; it did not run."
-		if p.Reason != "" {
-			text += " Reason: " + p.Reason
-		}
-		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: text, Seq: f.Seq})
+		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: denialResult(p), Seq: f.Seq})
 	}
+}
+
+// denialResult is what the model is shown for a denied call.
+func denialResult(p facts.ConfirmationAnswered) string {
+	by := p.By
+	if by == "" {
+		by = "a person"
+	}
+	var text string
+	switch p.Then {
+	case facts.DenyContinue:
+		text = fmt.Sprintf("Denied by %s: this tool call did not run.", by)
+	case facts.DenyStop:
+		text = fmt.Sprintf("Denied by %s, who stopped the thread here: this tool call did not run, nor any call after it.", by)
+	default:
+		text = "A person denied this tool call; it did not run."
+	}
+	if p.Reason != "" {
+		text += " Reason: " + p.Reason
+	}
+	if p.Then == facts.DenyContinue {
+		text += " Go on without it: do what was asked another way, or say what you need."
+	}
+	return text
+}
+
+// stopped returns the call of the latest turn whose denial stopped the
+// thread (facts.DenyStop), or nil.
+func (s *state[S]) stopped() *call {
+	for _, c := range s.calls {
+		if c.denied() && c.answer.Then == facts.DenyStop {
+			return c
+		}
+	}
+	return nil
+}
+
+// goesOn reports whether a call of the latest turn was denied with the
+// model to be told and the thread to go on (facts.DenyContinue).
+func (s *state[S]) goesOn() bool {
+	for _, c := range s.calls {
+		if c.denied() && c.answer.Then == facts.DenyContinue {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *state[S]) actionRequested(f facts.Fact, p facts.ActionRequested) {

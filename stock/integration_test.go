@@ -206,27 +206,31 @@ func TestFork(t *testing.T) {
 	require.Equal(t, "t-at5", rewind.ForkID("t", 5))
 }
 
-func TestEffectsOpenFirst(t *testing.T) {
+func TestEffectsOfAWriteOfWhatIsThere(t *testing.T) {
 	e := harnesstest.NewStock(t, harnesstest.StockScript)
 	require.Equal(t, harness.StatusDone, e.RunApproved("a").Status)
 	// A second thread writes what is already there: success reported,
-	// nothing changed — unknown, open.
+	// nothing changed, and its check passes — what it was to make holds,
+	// so its effect is none, and nobody is asked to settle it.
 	st := e.RunApproved("b")
-	require.Equal(t, harness.StatusParked, st.Status)
-	require.Equal(t, fold.WaitReconcile, st.Waits[0].Kind)
-	require.NotNil(t, st.Waits[0].Completion)
+	require.Equal(t, harness.StatusDone, st.Status)
 
 	es, err := audit.Effects(ctx, e.RT, e.Stock.Actor)
 	require.NoError(t, err)
 	require.Len(t, es, 4)
-	require.True(t, es[0].Open)
-	require.Equal(t, "b", es[0].Thread)
-	require.Equal(t, facts.EffectUnknown, es[0].State)
-	for _, x := range es[1:] {
-		require.False(t, x.Open)
+	for _, x := range es {
+		require.False(t, x.Open, "%s %s", x.Thread, x.ActionID)
 	}
-	require.Equal(t, []string{"cache.toml"}, es[1].Changed)
-	require.Equal(t, facts.VerdictPass, es[1].Check)
+	var b []audit.Effect
+	for _, x := range es {
+		if x.Thread == "b" && x.Tool == "write_file" {
+			b = append(b, x)
+		}
+	}
+	require.Len(t, b, 1)
+	require.Equal(t, facts.EffectNone, b[0].State)
+	require.Empty(t, b[0].Changed)
+	require.Equal(t, facts.VerdictPass, b[0].Check)
 }
 
 func TestDescribe(t *testing.T) {

@@ -1,13 +1,9 @@
 package stock
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -35,8 +31,9 @@ import (
 //
 //	<root>/.harness/            the store directory
 //	<root>/.harness/db/         the Pebble store of the threads (thread.OpenPebble)
-//	<root>/.harness/config.json optional settings (Settings), written by a person
-//	<root>/.harness/.gitignore  "*", so git ignores the store
+//	<root>/.harness/config.json optional settings (Settings), this checkout's own
+//	<root>/.harness/project.json optional settings, committed: the project's
+//	<root>/.harness/.gitignore  so git ignores the store (but not project.json)
 //
 // Locate finds the root the way git finds .git: it walks up from the
 // current directory to the first directory holding a store (a .harness
@@ -163,9 +160,6 @@ func exists(p string) bool {
 // DB is the directory of the Pebble store.
 func (p Place) DB() string { return filepath.Join(p.Store, "db") }
 
-// SettingsFile is the path of the optional settings file.
-func (p Place) SettingsFile() string { return filepath.Join(p.Store, "config.json") }
-
 // storeInRoot returns the store directory relative to the root, slash
 // separated, when it lies inside the workspace but is not <root>/.harness
 // (which the observer skips anyway): the observer must not watch the
@@ -251,7 +245,7 @@ func (p Place) open(ctx context.Context, wait time.Duration, create, viaServer b
 		}
 		ignore := filepath.Join(p.Store, ".gitignore")
 		if !exists(ignore) {
-			if err := os.WriteFile(ignore, []byte("# The harness store: threads and kept file contents.\n*\n"), 0o644); err != nil {
+			if err := os.WriteFile(ignore, []byte("# The harness store: threads and kept file contents (project.json, the\n# committed settings, is not ignored).\n*\n!project.json\n"), 0o644); err != nil {
 				return nil, fmt.Errorf("create store: %w", err)
 			}
 		}
@@ -288,166 +282,6 @@ func (p Place) open(ctx context.Context, wait time.Duration, create, viaServer b
 		case <-t.C:
 		}
 	}
-}
-
-// Served reports whether store is a client of a server that holds the
-// store (see OpenStore), and what the server says of itself.
-func Served(store thread.Store) (socket.Info, bool) {
-	c, ok := store.(*socket.Client)
-	if !ok {
-		return socket.Info{}, false
-	}
-	return c.Info(), true
-}
-
-// Settings are a workspace's defaults, kept in <store>/config.json. Flags
-// given on a command line add to them: patterns from both apply, and a
-// flag's mode or model replaces the file's.
-//
-//	{
-//	  "model": "scripted:script.jsonl",
-//	  "approve": "writes",
-//	  "allow": ["run_command:go test *"],
-//	  "deny": ["run_command:rm *", "write_file:.github/*"],
-//	  "max_turns": 100,
-//	  "mcpServers": {"fs": {"command": "mcp-server-filesystem", "args": ["."]}}
-//	}
-type Settings struct {
-	// Model is the model spec used when a command names none.
-	Model string `json:"model,omitempty"`
-	// Approve is the approval mode: ask, writes or all (see ApproveMode).
-	Approve string `json:"approve,omitempty"`
-	// Allow and Deny are tool patterns (see ParsePattern).
-	Allow []string `json:"allow,omitempty"`
-	Deny  []string `json:"deny,omitempty"`
-	// MaxTurns bounds the model turns of a thread a command drives
-	// (harness.Config.MaxTurns; 0 is no bound); nil leaves it to the command.
-	MaxTurns *int `json:"max_turns,omitempty"`
-	// Sandbox is the mode of the sandbox commands run in: workspace-write
-	// (the default), read-only or off (see package sandbox).
-	Sandbox string `json:"sandbox,omitempty"`
-	// Network lets commands use the network.
-	Network bool `json:"network,omitempty"`
-	// Serve configures the server that holds the store for every other
-	// process (package serve).
-	Serve *ServeSettings `json:"serve,omitempty"`
-	// MCPServers are MCP servers whose tools the model is offered as
-	// mcp__<server>__<tool>, in the shape of Claude Code's .mcp.json (see
-	// package mcp). Their calls ask a person by default; patterns such as
-	// "mcp__github__*" answer for them as for any tool.
-	MCPServers mcp.Servers `json:"mcpServers,omitempty"`
-}
-
-// ServeSettings configure the server of a workspace:
-//
-//	"serve": {
-//	  "addr": "127.0.0.1:8470",
-//	  "tokens": [{"name": "ana", "token": "a long random secret"}],
-//	  "auto": true
-//	}
-type ServeSettings struct {
-	// Addr is where the server listens for HTTP: a loopback address
-	// (127.0.0.1:PORT, [::1]:PORT, localhost:PORT). An address beyond
-	// loopback is for the command line alone, never for a file.
-	Addr string `json:"addr,omitempty"`
-	// Tokens are who may use the server's page and API: each token, and
-	// the name that what is done with it (an approval, an answer) records.
-	Tokens []ServeToken `json:"tokens,omitempty"`
-	// Auto asks the first command that needs the store to start a server
-	// in the background, so that the commands after it share the store.
-	Auto bool `json:"auto,omitempty"`
-}
-
-// ServeToken is one token of the server and the person it names.
-type ServeToken struct {
-	Name  string `json:"name"`
-	Token string `json:"token"`
-}
-
-// MinTokenLen is the shortest token the server accepts.
-const MinTokenLen = 16
-
-// validate checks the serve settings of the file named file.
-func (s *ServeSettings) validate(file string) error {
-	if s == nil {
-		return nil
-	}
-	if s.Addr != "" {
-		if err := LoopbackAddr(s.Addr); err != nil {
-			return fmt.Errorf("settings %s: serve.addr: %w", file, err)
-		}
-	}
-	seen := map[string]bool{}
-	for i, t := range s.Tokens {
-		switch {
-		case strings.TrimSpace(t.Name) == "":
-			return fmt.Errorf("settings %s: serve.tokens[%d]: no name (the person the token names)", file, i)
-		case len(t.Token) < MinTokenLen:
-			return fmt.Errorf("settings %s: serve.tokens[%d] (%s): a token of %d characters; want at least %d", file, i, t.Name, len(t.Token), MinTokenLen)
-		case seen[t.Token]:
-			return fmt.Errorf("settings %s: serve.tokens[%d] (%s): the same token as another", file, i, t.Name)
-		}
-		seen[t.Token] = true
-	}
-	return nil
-}
-
-// ErrNotLoopback: an address beyond the machine's loopback where only a
-// loopback one may be given.
-var ErrNotLoopback = errors.New("not a loopback address")
-
-// LoopbackAddr returns nil if addr (host:port) listens on loopback only:
-// a loopback IP, or localhost.
-func LoopbackAddr(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("address %q: %w", addr, err)
-	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	return fmt.Errorf("address %q: %w", addr, ErrNotLoopback)
-}
-
-// LoadSettings reads the place's settings file; a missing file is empty
-// settings. A file that is not a Settings object — malformed, or with a
-// field this program does not know — is an error naming the file.
-func (p Place) LoadSettings() (Settings, error) {
-	var s Settings
-	b, err := os.ReadFile(p.SettingsFile())
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
-		return s, fmt.Errorf("read settings: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		return s, fmt.Errorf("settings %s: %w (want {\"model\", \"approve\", \"allow\", \"deny\", \"max_turns\", \"sandbox\", \"network\", \"mcpServers\", \"serve\"})", p.SettingsFile(), err)
-	}
-	if err := s.MCPServers.Validate(); err != nil {
-		return s, fmt.Errorf("settings %s: mcpServers: %w", p.SettingsFile(), err)
-	}
-	if _, err := sandbox.ParseMode(s.Sandbox); err != nil && s.Sandbox != "" {
-		return s, fmt.Errorf("settings %s: sandbox: %w", p.SettingsFile(), err)
-	}
-	if err := s.Serve.validate(p.SettingsFile()); err != nil {
-		return s, err
-	}
-	if s.MaxTurns != nil && *s.MaxTurns < 0 {
-		return s, fmt.Errorf("settings %s: max_turns %d: want a number of model turns, or 0 for no bound", p.SettingsFile(), *s.MaxTurns)
-	}
-	if s.Model != "" {
-		// A relative script path in the file is relative to the workspace.
-		if path, ok := strings.CutPrefix(s.Model, scriptedScheme); ok && path != "" && !filepath.IsAbs(path) {
-			s.Model = scriptedScheme + filepath.Join(p.Root, path)
-		}
-	}
-	return s, nil
 }
 
 // scriptedScheme is the model spec scheme of a scripted model.

@@ -114,21 +114,71 @@ func TestParseModelSpec(t *testing.T) {
 
 func TestLoadSettings(t *testing.T) {
 	root := t.TempDir()
+	env := func(string) string { return "" } // no user file
 	p := stock.Place{Root: root, Store: filepath.Join(root, ".harness")}
-	s, err := p.LoadSettings()
+	l, err := p.LoadLayered(env)
 	require.NoError(t, err, "no file is no settings")
-	require.Zero(t, s)
+	require.Zero(t, l.Settings)
 
 	require.NoError(t, os.MkdirAll(p.Store, 0o755))
 	require.NoError(t, os.WriteFile(p.SettingsFile(), []byte(`{"model": "scripted:s.jsonl", "approve": "writes", "allow": ["read_file"], "deny": ["run_command:rm *"]}`), 0o644))
-	s, err = p.LoadSettings()
+	l, err = p.LoadLayered(env)
 	require.NoError(t, err)
-	require.Equal(t, stock.Settings{Model: "scripted:" + filepath.Join(root, "s.jsonl"), Approve: "writes", Allow: []string{"read_file"}, Deny: []string{"run_command:rm *"}}, s)
+	require.Equal(t, stock.Settings{Model: "scripted:" + filepath.Join(root, "s.jsonl"), Approve: "writes", Allow: []string{"read_file"}, Deny: []string{"run_command:rm *"}}, l.Settings)
 
-	require.NoError(t, os.WriteFile(p.SettingsFile(), []byte(`{"aprove": "all"}`), 0o644))
-	_, err = p.LoadSettings()
-	require.ErrorContains(t, err, `unknown field "aprove"`)
+	// An unknown key is named, with the file; the rest is read.
+	require.NoError(t, os.WriteFile(p.SettingsFile(), []byte(`{"aprove": "all", "deny": ["run_command"]}`), 0o644))
+	l, err = p.LoadLayered(env)
+	require.ErrorIs(t, err, stock.ErrUnknownSetting)
+	require.ErrorContains(t, err, `unknown setting "aprove"`)
 	require.ErrorContains(t, err, "config.json")
+	require.Equal(t, []string{"run_command"}, l.Settings.Deny)
+
+	// A value of the wrong kind is an error, and the file is left out.
+	for _, bad := range []string{`{"max_turns": -1}`, `{"approve": "most"}`, `{"sandbox": "jail"}`, `{"max_steps": 0}`, `{"allow": "read_file"}`, `[]`, `{} {}`} {
+		require.NoError(t, os.WriteFile(p.SettingsFile(), []byte(bad), 0o644))
+		l, err = p.LoadLayered(env)
+		require.Error(t, err, bad)
+		require.NotErrorIs(t, err, stock.ErrUnknownSetting, bad)
+		require.ErrorContains(t, err, p.SettingsFile(), bad)
+		require.Zero(t, l.Settings, bad)
+	}
+}
+
+// Three files, weakest first: the user's, the project's (committed), the
+// store's own. A value from a stronger one wins; patterns add up; each key
+// says where it came from.
+func TestLayeredSettings(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	env := func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return home
+		}
+		return ""
+	}
+	p := stock.Place{Root: root, Store: filepath.Join(root, ".harness")}
+	require.Equal(t, filepath.Join(home, "harness", "config.json"), stock.UserSettingsFile(env))
+	require.Equal(t, "/h/.config/harness/config.json", stock.UserSettingsFile(func(k string) string { return map[string]string{"HOME": "/h"}[k] }))
+	write := func(path, body string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	}
+	write(stock.UserSettingsFile(env), `{"model": "openai:gpt-4o-mini", "approve": "ask", "deny": ["run_command:rm *"], "max_turns": 10}`)
+	write(p.ProjectSettingsFile(), `{"approve": "writes", "allow": ["run_command:go test *"], "network": true}`)
+	write(p.SettingsFile(), `{"max_turns": 30, "deny": ["write_file:.github/*"]}`)
+	l, err := p.LoadLayered(env)
+	require.NoError(t, err)
+	thirty := 30
+	require.Equal(t, stock.Settings{Model: "openai:gpt-4o-mini", Approve: "writes", Allow: []string{"run_command:go test *"},
+		Deny: []string{"run_command:rm *", "write_file:.github/*"}, MaxTurns: &thirty, Network: true}, l.Settings)
+	require.Equal(t, map[string][]stock.Scope{
+		"model": {stock.ScopeUser}, "approve": {stock.ScopeProject}, "allow": {stock.ScopeProject},
+		"deny": {stock.ScopeUser, stock.ScopeLocal}, "max_turns": {stock.ScopeLocal}, "network": {stock.ScopeProject},
+	}, l.From)
+	require.Len(t, l.Sources, 3)
+	for _, s := range l.Sources {
+		require.True(t, s.Exists, s.Path)
+	}
 }
 
 // A NATS server named as the store: the place is remote, exists (the
@@ -148,4 +198,24 @@ func TestLocateARemoteStore(t *testing.T) {
 	require.NotContains(t, p.Where(), "s3cret")
 	require.Contains(t, p.Where(), "ana:xxxxx@localhost:4222")
 	require.False(t, stock.IsRemoteStore("natsdir"))
+}
+
+// MCP servers from several files add up by name; a stronger file's server
+// of a name replaces a weaker one's.
+func TestLayeredMCPServers(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	env := func(k string) string { return map[string]string{"XDG_CONFIG_HOME": home}[k] }
+	p := stock.Place{Root: root, Store: filepath.Join(root, ".harness")}
+	write := func(path, body string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	}
+	write(stock.UserSettingsFile(env), `{"mcpServers": {"a": {"command": "user-a"}, "b": {"command": "user-b"}}}`)
+	write(p.SettingsFile(), `{"mcpServers": {"b": {"command": "local-b"}}}`)
+	l, err := p.LoadLayered(env)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, l.Settings.MCPServers.Names())
+	require.Equal(t, "user-a", l.Settings.MCPServers["a"].Command)
+	require.Equal(t, "local-b", l.Settings.MCPServers["b"].Command)
+	require.Equal(t, []stock.Scope{stock.ScopeUser, stock.ScopeLocal}, l.From["mcpServers"])
 }

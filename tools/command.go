@@ -248,8 +248,9 @@ func runCommand(ctx context.Context, dir, command string, spec sandbox.Spec, tim
 	defer proc.release() // after the command has ended: every return below waits for it
 	stdout, stderr := &capped{limit: outputCap}, &capped{limit: outputCap}
 	var drain sync.WaitGroup
-	drain.Go(func() { _, _ = io.Copy(stdout, outR) })
-	drain.Go(func() { _, _ = io.Copy(stderr, errR) })
+	live := outputOf(ctx)
+	drain.Go(func() { _, _ = io.Copy(teeTo(stdout, live, "stdout"), outR) })
+	drain.Go(func() { _, _ = io.Copy(teeTo(stderr, live, "stderr"), errR) })
 
 	type ended struct {
 		exit exitInfo
@@ -409,3 +410,37 @@ func sandboxSpec(root string, spec *sandbox.Spec) (sandbox.Spec, error) {
 	}
 	return s, nil
 }
+
+// outputKey carries the function WithOutput sets.
+type outputKey struct{}
+
+// WithOutput returns a context under which run_command gives its
+// command's output to show as it comes: each piece read from the
+// command's stdout or stderr (stream is "stdout" or "stderr"), raw — it
+// is the command's, and may hold anything; escape it before it reaches a
+// terminal. show is called from the goroutines that read the output, one
+// per stream, and must return quickly. The report keeps the output as
+// always.
+func WithOutput(ctx context.Context, show func(stream string, p []byte)) context.Context {
+	return context.WithValue(ctx, outputKey{}, show)
+}
+
+func outputOf(ctx context.Context) func(string, []byte) {
+	f, _ := ctx.Value(outputKey{}).(func(string, []byte))
+	return f
+}
+
+// teeTo writes to w, and gives what it writes to show as stream.
+func teeTo(w io.Writer, show func(string, []byte), stream string) io.Writer {
+	if show == nil {
+		return w
+	}
+	return writerFunc(func(p []byte) (int, error) {
+		show(stream, p)
+		return w.Write(p)
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -320,4 +321,49 @@ func testTimeoutKillsAShellThatLeftTheGroup(t *testing.T, opts ...tools.Option) 
 		require.Equal(t, facts.StatusFailed, rep.Status, command)
 		require.Contains(t, rep.Error, "timed out after 500ms", command)
 	}
+}
+
+// WithOutput gives the command's output as it comes: the first line is
+// seen while the command still runs, and the report keeps it all.
+func TestRunCommandShowsItsOutput(t *testing.T) {
+	s, _ := workspace(t, map[string]string{}, offSandbox)
+	first := make(chan struct{})
+	var mu sync.Mutex
+	var got strings.Builder
+	ctx := tools.WithOutput(context.Background(), func(stream string, p []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(&got, "%s:%s", stream, p)
+		if strings.Contains(got.String(), "one") {
+			select {
+			case <-first:
+			default:
+				close(first)
+			}
+		}
+	})
+	tool, ok := s.Lookup(tools.RunCommand)
+	require.True(t, ok)
+	done := make(chan facts.Report, 1)
+	go func() {
+		// The command waits until its first line was seen: output is given
+		// while the command runs, not once it ended.
+		rep, err := tool.Execute(ctx, action.Request{Adapter: tools.RunCommand, Payload: json.RawMessage(js(t, map[string]string{
+			"command": "echo one; while [ ! -e go ]; do sleep 0.01; done; echo two >&2"}))})
+		require.NoError(t, err)
+		done <- rep
+	}()
+	select {
+	case <-first:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first line was not shown while the command ran")
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(s.Root(), "go"), nil, 0o644))
+	rep := <-done
+	require.Equal(t, facts.StatusSucceeded, rep.Status, rep.Error)
+	require.Equal(t, "one\n", rep.Stdout)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Contains(t, got.String(), "stdout:one\n")
+	require.Contains(t, got.String(), "stderr:two\n")
 }

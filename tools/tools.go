@@ -175,6 +175,7 @@ type Set struct {
 	ws      *workspace
 	tools   []Tool
 	sandbox sandbox.Spec
+	limits  Limits
 }
 
 // New returns the tools for the workspace directory root. Every path a tool
@@ -206,7 +207,7 @@ func New(root string, opts ...Option) (*Set, error) {
 			return nil, fmt.Errorf("tools: WithConfirm names %q, which is not a tool", name)
 		}
 	}
-	s := &Set{ws: ws, sandbox: spec}
+	s := &Set{ws: ws, sandbox: spec, limits: lim}
 	for _, t := range ts {
 		if c.all != nil {
 			t.confirm = *c.all
@@ -221,6 +222,9 @@ func New(root string, opts ...Option) (*Set, error) {
 
 // Root is the workspace directory, absolute.
 func (s *Set) Root() string { return s.ws.dir }
+
+// Limits are the limits the tools work under, defaults filled in.
+func (s *Set) Limits() Limits { return s.limits }
 
 // Sandbox is the sandbox run_command runs commands in; its Record is what
 // system.configured and a command's action.requested record.

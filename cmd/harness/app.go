@@ -10,9 +10,11 @@ import (
 	"os/signal"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -34,6 +36,9 @@ const (
 	exitError  = 1
 	exitUsage  = 2
 	exitParked = 3
+	// exitInterrupted is an interrupt's (SIGINT, Ctrl-C: 128+2); SIGTERM's
+	// is 143 (128+15), as a shell reports them.
+	exitInterrupted = 130
 )
 
 // exitErr ends the command with a code; err, when set, is printed.
@@ -84,6 +89,13 @@ type app struct {
 	finally []io.Closer
 	// noticed: the nested store was named once.
 	noticed bool
+	// printed: a JSON document is on stdout already.
+	printed bool
+	// commandTimeout is run_command's default timeout in the workspace
+	// open, to show with a command.
+	commandTimeout time.Duration
+	// signal is the signal that interrupted the command, if one did.
+	signal atomic.Value
 	// readOnly: the command being opened only reads the store.
 	readOnly bool
 }
@@ -91,8 +103,19 @@ type app struct {
 // run runs the command line args and returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case sig := <-sigs:
+			a.signal.Store(sig)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	// Spans go where the environment says (OTEL_EXPORTER_OTLP_ENDPOINT,
 	// HARNESS_TRACE=stdout), or nowhere.
 	tp, shutdown, err := tracing.Setup(ctx)
@@ -111,20 +134,110 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, c := range a.finally {
 		c.Close()
 	}
+	code, err := a.exitOf(err)
+	if sig, ok := a.signal.Load().(os.Signal); ok && code != exitOK {
+		// Interrupted: whatever stopped, it stopped because of the signal.
+		code = exitInterrupted
+		if sig == syscall.SIGTERM {
+			code = 128 + int(syscall.SIGTERM)
+		}
+		if err == nil {
+			err = errors.New("interrupted")
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "harness: %s\n", personError(err))
+		if code == exitUsage && isCobraError(err) {
+			fmt.Fprintln(stderr, "Run 'harness help' for usage.")
+		}
+	}
+	if code != exitOK && code != exitParked && !a.printed && wantsJSON(a.output, args) {
+		// -o json: stdout is always one document, a failure's too.
+		a.printJSON(errorDoc(code, err))
+	}
+	return code
+}
+
+// exitOf is the exit code of the error a command returned, and the error
+// to print (nil when there is nothing to say, or it was said).
+func (a *app) exitOf(err error) (int, error) {
 	if err == nil {
-		return a.code
+		return a.code, nil
 	}
 	var ee *exitErr
 	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintf(stderr, "harness: %v\n", ee.err)
-		}
-		return ee.code
+		return ee.code, ee.err
 	}
 	// Cobra's own errors: an unknown command or flag, a wrong number of
 	// arguments.
-	fmt.Fprintf(stderr, "harness: %v\nRun 'harness help' for usage.\n", err)
-	return exitUsage
+	return exitUsage, cobraError{err}
+}
+
+// cobraError is an error of the command line that cobra found.
+type cobraError struct{ error }
+
+func (e cobraError) Unwrap() error { return e.error }
+
+func isCobraError(err error) bool {
+	var ce cobraError
+	return errors.As(err, &ce)
+}
+
+// wantsJSON reports whether the command line asks for -o json, read from
+// the flag when it was parsed, else from the arguments (a command line
+// cobra could not parse still gets its document).
+func wantsJSON(output string, args []string) bool {
+	if output == "json" {
+		return true
+	}
+	for i, arg := range args {
+		switch {
+		case arg == "--":
+			return false
+		case arg == "-ojson", arg == "-o=json", arg == "--output=json":
+			return true
+		case (arg == "-o" || arg == "--output") && i+1 < len(args) && args[i+1] == "json":
+			return true
+		}
+	}
+	return false
+}
+
+// errorJSON is what -o json prints for a command that failed: stable keys,
+// whatever the failure.
+type errorJSON struct {
+	Error struct {
+		// Kind is usage (a bad command line; nothing changed), interrupted,
+		// or error.
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Exit int `json:"exit"`
+}
+
+func errorDoc(code int, err error) errorJSON {
+	var d errorJSON
+	d.Exit = code
+	switch {
+	case code == exitUsage:
+		d.Error.Kind = "usage"
+	case code >= 128:
+		d.Error.Kind = "interrupted"
+	default:
+		d.Error.Kind = "error"
+	}
+	if err != nil {
+		d.Error.Message = personError(err)
+	} else {
+		d.Error.Message = fmt.Sprintf("exit %d", code)
+	}
+	return d
+}
+
+// personError is err's message for a person: its control characters
+// escaped (an error can quote what a model wrote).
+func personError(err error) string {
+	return present.EscapeLine(err.Error())
 }
 
 // rootCmd is the command tree.
@@ -141,10 +254,11 @@ HARNESS_REPLICAS=3 gives a NATS store made on a cluster 3 replicas).
 A tool call that asks for confirmation parks the thread until a person answers:
 at the prompt on a terminal, or with approve, deny, answer or post.
 
-Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person).`,
+Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person),
+130 interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version(),
+		Version:       versionLine(),
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			switch a.output {
 			case "text", "json":
@@ -161,18 +275,20 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person).`,
 			return nil
 		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(cobraError{err}) })
+	root.SetVersionTemplate("{{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.output, "output", "o", "text", "output format: text or json (json: stdout is pure JSON; logs go to stderr)")
 	pf.StringVar(&a.storeDir, "store", "", "the store directory, or a NATS server nats://HOST:PORT (default: .harness at the workspace root; or $HARNESS_STORE)")
 	pf.DurationVar(&a.wait, "wait", 0, "wait this long for a store another harness process is using (e.g. 30s)")
 	root.AddCommand(
-		a.runCmd(), a.resumeCmd(),
+		a.runCmd(), a.resumeCmd(), a.continueCmd(),
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
-		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.effectsCmd(),
-		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.demoCmd(), a.mcpCmd(), a.serveCmd(),
+		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.showCmd(), a.effectsCmd(),
+		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.configCmd(), a.demoCmd(), a.mcpCmd(), a.serveCmd(),
 		a.submitCmd(), a.workerCmd(), a.migrateCmd(),
 	)
+	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "jsonl"}, cobra.ShellCompDirectiveNoFileComp))
 	return root
 }
 
@@ -192,13 +308,20 @@ func runE(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, 
 // args checks the number of positional arguments, as a usage error.
 func args(min, max int, names string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if len(args) < min || (max >= 0 && len(args) > max) {
-			return usageError("%s: want %s (got %d argument(s)); see 'harness %s --help'", cmd.Name(), names, len(args), cmd.Name())
-		}
-		return nil
+		return argsN(cmd, args, min, max, names)
 	}
 }
 
+// argsN checks that there are min to max arguments (max < 0: no bound).
+func argsN(cmd *cobra.Command, args []string, min, max int, names string) error {
+	if len(args) < min || (max >= 0 && len(args) > max) {
+		return usageError("%s: want %s (got %d argument(s)); see 'harness %s --help'", cmd.Name(), names, len(args), cmd.Name())
+	}
+	return nil
+}
+
+// version is the program's version: the module's, as the build records
+// it, or "dev" for a build from a checkout.
 func version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
@@ -206,11 +329,45 @@ func version() string {
 	return "dev"
 }
 
+// commit is the commit the program was built from when the build
+// records none (-buildvcs=false, a build outside the checkout): set it
+// with -ldflags "-X main.commit=$(git rev-parse HEAD)".
+var commit = ""
+
+// versionLine says the version, the commit it was built from (with
+// "modified" when the checkout had changes), and the Go it was built with.
+func versionLine() string {
+	commit, when, modified := cmpOr(commit, "unknown"), "", false
+	goVersion := runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		goVersion = bi.GoVersion
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.time":
+				when = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	line := fmt.Sprintf("harness %s (commit %s", version(), commit)
+	if when != "" {
+		line += ", " + when
+	}
+	if modified {
+		line += ", modified"
+	}
+	return line + "; " + goVersion + ")"
+}
+
 // jsonOut reports whether stdout is JSON.
 func (a *app) jsonOut() bool { return a.output == "json" }
 
 // printJSON writes v to stdout as one JSON document.
 func (a *app) printJSON(v any) error {
+	a.printed = true
 	enc := json.NewEncoder(a.stdout)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
@@ -283,6 +440,10 @@ type session struct {
 	settings stock.Settings
 	store    thread.Store
 	stock    *stock.Stock
+	// cfg and so are what the stock was made with, to make it again in
+	// another workspace (enter).
+	cfg harness.Config
+	so  []stock.Option
 	// closers are closed with the store: the observers of runtimes on it.
 	closers []io.Closer
 }
@@ -319,9 +480,9 @@ func (a *app) openRead(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	settings, err := p.LoadSettings()
+	settings, err := a.loadSettings(p)
 	if err != nil {
-		return nil, err
+		fmt.Fprintf(a.stderr, "harness: warning: %s; going on without it\n", personError(err))
 	}
 	a.readOnly = true
 	defer func() { a.readOnly = false }()
@@ -336,11 +497,19 @@ func (a *app) open(ctx context.Context, create bool, opts ...harness.Option) (*s
 	if err != nil {
 		return nil, err
 	}
-	settings, err := p.LoadSettings()
+	// A command that only reads (or reads and undoes) uses no setting: a
+	// settings file it cannot read is said, and the command goes on.
+	settings, err := a.loadSettings(p)
 	if err != nil {
-		return nil, err
+		fmt.Fprintf(a.stderr, "harness: warning: %s; going on without it\n", personError(err))
 	}
 	return a.openAt(ctx, p, settings, create, nil, opts...)
+}
+
+// loadSettings reads the place's settings files (see stock.LoadLayered).
+func (a *app) loadSettings(p stock.Place) (stock.Settings, error) {
+	l, err := p.LoadLayered(a.getenv)
+	return l.Settings, err
 }
 
 func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings, create bool, so []stock.Option, opts ...harness.Option) (*session, error) {
@@ -392,7 +561,8 @@ func (a *app) openWith(ctx context.Context, p stock.Place, settings stock.Settin
 		return nil, err
 	}
 	p.Exists = true
-	return &session{place: p, settings: settings, store: store, stock: st}, nil
+	a.commandTimeout = st.Tools.Limits().CommandTimeout
+	return &session{place: p, settings: settings, store: store, stock: st, cfg: cfg, so: so}, nil
 }
 
 // runtime is a runtime of the session's stock harness on its store, with

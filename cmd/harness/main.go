@@ -11,7 +11,9 @@
 //
 // Exit codes: 0 done, 1 error (or a thread that failed), 2 usage (a bad
 // flag, argument or payload; nothing was changed), 3 parked (the thread
-// waits for a person).
+// waits for a person), 130 interrupted (143 on SIGTERM). With -o json,
+// stdout is one JSON document whatever happens: on a failure
+// {"error": {"kind", "message"}, "exit"}.
 //
 // The command is thin: what it does is in package harness.
 package main

@@ -66,7 +66,7 @@ or failed and why. Exit 1 when a server failed.`,
 			if err != nil {
 				return err
 			}
-			settings, err := p.LoadSettings()
+			settings, err := a.loadSettings(p)
 			if err != nil {
 				return err
 			}
@@ -234,7 +234,7 @@ func (w *mcpWorkspace) Open(ctx context.Context, req mcp.OpenRequest) (*mcp.Open
 	if err != nil {
 		return nil, err
 	}
-	settings, err := p.LoadSettings()
+	settings, err := a.loadSettings(p)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +242,7 @@ func (w *mcpWorkspace) Open(ctx context.Context, req mcp.OpenRequest) (*mcp.Open
 	if err != nil {
 		return nil, err
 	}
-	budget, err := f.budget(settings)
+	bounds, err := f.bounds(settings)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ func (w *mcpWorkspace) Open(ctx context.Context, req mcp.OpenRequest) (*mcp.Open
 	if req.Drive {
 		so = a.withMCP(ctx, so, settings)
 	}
-	opts := []harness.Option{budget}
+	opts := bounds
 	if req.Create {
 		spec := req.Model
 		if spec == "" {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -55,6 +56,15 @@ answer given twice is appended once.`,
   harness post t1 effect.reconciled --data '{"action_id": "1-call_1", "decision": "accept", "note": "checked"}' --resume
   harness post t1 user.message --data '{"text": "Also update the docs"}' --key docs-1 --resume`,
 		Args: args(2, 2, "THREAD and KIND"),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) == 0 {
+				return a.threadIDs(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
+			}
+			if len(args) == 1 {
+				return strings.Split(kindList(), ", "), cobra.ShellCompDirectiveNoFileComp
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			id, kind := args[0], facts.Kind(args[1])
 			if err := checkID(id); err != nil {
@@ -99,14 +109,25 @@ answer given twice is appended once.`,
 func (a *app) approveCmd(approve bool) *cobra.Command {
 	var f answerFlags
 	var reason string
-	use, short := "approve THREAD [REQUEST]", "Approve a tool call the thread waits on (the only open one, if REQUEST is left out)"
+	var all, stop bool
+	use, short := "approve THREAD [REQUEST] [--all]", "Approve a tool call the thread waits on (the only open one, if REQUEST is left out; every one with --all)"
+	long := `Approve a tool call the thread waits on: it runs when the thread is resumed
+(--resume resumes it at once). Approving what was approved already appends
+nothing and says so; a request denied already is not approved.`
 	if !approve {
-		use, short = "deny THREAD [REQUEST] [--reason TEXT]", "Deny a tool call the thread waits on: it does not run, and the model is told"
+		use, short = "deny THREAD [REQUEST] [--all] [--reason TEXT] [--stop]", "Deny a tool call the thread waits on: it does not run, the model is told, and the thread goes on (--stop: it stops)"
+		long = `Deny a tool call the thread waits on: it does not run. The model is told (with
+the reason) and the thread goes on with its next model turn; with --stop, no
+other call of the turn runs and no model turn follows, until a person writes to
+the thread again (harness continue). Denying what was denied already appends
+nothing and says so; a request approved already is not denied.`
 	}
 	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  args(1, 2, "THREAD and optionally REQUEST"),
+		Use:               use,
+		Short:             short,
+		Long:              long,
+		Args:              args(1, 2, "THREAD and optionally REQUEST"),
+		ValidArgsFunction: a.completeRequests(fold.WaitConfirmation),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id := args[0]
@@ -120,15 +141,31 @@ func (a *app) approveCmd(approve bool) *cobra.Command {
 			if len(args) == 2 {
 				request = args[1]
 			}
-			return a.answerRequest(ctx, id, fold.WaitConfirmation, request, &f, func(p drive.Pending) (facts.Draft, error) {
+			if all && request != "" {
+				return usageError("name a REQUEST or pass --all, not both")
+			}
+			var then facts.AfterDenial
+			if !approve {
+				then = facts.DenyContinue
+				if stop {
+					then = facts.DenyStop
+				}
+			}
+			build := func(p drive.Pending) (facts.Draft, error) {
 				return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{
-					RequestID: p.RequestID, Approved: approve, By: a.whoami(), Reason: reason, Digest: p.Digest,
+					RequestID: p.RequestID, Approved: approve, By: a.whoami(), Reason: reason, Digest: p.Digest, Then: then,
 				})
-			})
+			}
+			if all {
+				return a.answerAll(ctx, id, &f, build)
+			}
+			return a.answerRequest(ctx, id, fold.WaitConfirmation, request, &f, build)
 		}),
 	}
+	cmd.Flags().BoolVar(&all, "all", false, "answer every confirmation the thread waits on")
 	if !approve {
 		cmd.Flags().StringVar(&reason, "reason", "", "why, for the record and the model")
+		cmd.Flags().BoolVar(&stop, "stop", false, "deny and stop: no other call of the turn runs and no model turn follows")
 	}
 	f.add(cmd)
 	return cmd
@@ -138,9 +175,12 @@ func (a *app) answerCmd() *cobra.Command {
 	var f answerFlags
 	var request string
 	cmd := &cobra.Command{
-		Use:   "answer THREAD TEXT",
-		Short: "Answer the question the thread waits on",
-		Args:  args(2, 2, "THREAD and TEXT"),
+		Use:   "answer THREAD TEXT|N",
+		Short: "Answer the question the thread waits on (N: its Nth option)",
+		Long: `Answer the question the thread waits on with TEXT, or with its Nth option (as
+the prompt numbers them) when TEXT is a number and not an option itself.`,
+		Args:              args(2, 2, "THREAD and TEXT"),
+		ValidArgsFunction: a.completeThreads,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			id, text := args[0], args[1]
 			if err := checkID(id); err != nil {
@@ -150,7 +190,7 @@ func (a *app) answerCmd() *cobra.Command {
 				return err
 			}
 			return a.answerRequest(cmd.Context(), id, fold.WaitQuestion, request, &f, func(p drive.Pending) (facts.Draft, error) {
-				return facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: p.RequestID, Text: text, By: a.whoami()})
+				return facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: p.RequestID, Text: optionOf(p, text), By: a.whoami()})
 			})
 		}),
 	}
@@ -159,18 +199,46 @@ func (a *app) answerCmd() *cobra.Command {
 	return cmd
 }
 
+// optionOf is the answer text to a question: its Nth option when text is
+// N, a number within the options that is not itself an option.
+func optionOf(p drive.Pending, text string) string {
+	if n, err := strconv.Atoi(strings.TrimSpace(text)); err == nil && n >= 1 && n <= len(p.Options) && !slices.Contains(p.Options, text) {
+		return p.Options[n-1]
+	}
+	return text
+}
+
+// openAnswering opens the store to answer the thread id, in the workspace
+// the thread records when the answer resumes it (an answer alone may be
+// given from anywhere).
+func (a *app) openAnswering(ctx context.Context, id string, f *answerFlags) (*session, drive.Approval, error) {
+	s, approval, err := a.openDrive(ctx, &f.drive)
+	if err != nil {
+		return nil, approval, err
+	}
+	if err := s.threadExists(ctx, id); err != nil {
+		s.Close()
+		return nil, approval, err
+	}
+	if err := a.enter(ctx, s, id); err != nil && f.resume {
+		s.Close()
+		return nil, approval, err
+	}
+	return s, approval, nil
+}
+
 // answerRequest answers an open request of kind: the one named, or the
 // only open one.
 func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, request string, f *answerFlags, build func(drive.Pending) (facts.Draft, error)) error {
-	s, approval, err := a.openDrive(ctx, &f.drive)
+	s, approval, err := a.openAnswering(ctx, id, f)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if err := s.threadExists(ctx, id); err != nil {
+	dr := a.newDriver(s, id, approval, &f.drive)
+	if err := dr.setPolicy(ctx, &f.drive); err != nil {
 		return err
 	}
-	dr := a.newDriver(s, id, approval, &f.drive)
 	dr.retry = true
 	if err := dr.openTree(ctx); err != nil {
 		return err
@@ -182,16 +250,73 @@ func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, 
 	var rerr *drive.RequestError
 	switch {
 	case errors.As(err, &rerr) && errors.Is(err, drive.ErrWhichRequest):
+		if kind == fold.WaitConfirmation {
+			return usageError("%v (or pass --all)", err)
+		}
 		return usageError("%v", err)
 	case errors.As(err, &rerr) && rerr.Named == "":
+		if last, ok, lerr := drive.LastAnswer(ctx, s.store, id, answerKindOf(kind)); lerr == nil && ok {
+			return fmt.Errorf("%w: the last answer was %s (seq %d); nothing appended", err, present.Describe(last), last.Seq)
+		}
 		return fmt.Errorf("%w; `harness log %s` shows its record", err, id)
 	case err != nil:
 		return err
-	case ans.Repeat != nil:
-		a.printf("already answered: %s (seq %d); nothing appended\n", present.Describe(*ans.Repeat), ans.Repeat.Seq)
-		return nil
 	}
-	return dr.posted(ctx, ans.Posted, drive.AnswerKey(answerKindOf(kind), ans.Request.RequestID), f)
+	return dr.posted(ctx, ans.Posted, f)
+}
+
+// answerAll answers every open confirmation of the thread with the draft
+// build makes for it, then resumes it if asked.
+func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, build func(drive.Pending) (facts.Draft, error)) error {
+	s, approval, err := a.openAnswering(ctx, id, f)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	dr := a.newDriver(s, id, approval, &f.drive)
+	if err := dr.setPolicy(ctx, &f.drive); err != nil {
+		return err
+	}
+	dr.retry = true
+	if err := dr.openTree(ctx); err != nil {
+		return err
+	}
+	st, err := drive.Inspect(ctx, dr.th)
+	if err != nil {
+		return err
+	}
+	last := harness.Posted{Duplicate: true}
+	n := 0
+	for _, w := range st.Waits {
+		if w.Kind != fold.WaitConfirmation {
+			continue
+		}
+		d, err := build(w)
+		if err != nil {
+			return asUsage(err)
+		}
+		to, err := drive.Target(ctx, dr.th, w) // a child's request goes to the child
+		if err != nil {
+			return err
+		}
+		p, err := drive.PostAnswer(ctx, to, d, drive.AnswerKey(d.Kind, w.RequestID))
+		if err != nil {
+			return err
+		}
+		if p.Duplicate {
+			dr.sayGiven(ctx, p.Seq)
+		} else {
+			last = p
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("thread %s waits for no confirmation (it is %s); `harness log %s` shows its record", id, st.Status, id)
+	}
+	if last.Duplicate {
+		last.Seq = st.Head.Seq
+	}
+	return dr.posted(ctx, last, f)
 }
 
 // answerKindOf is the kind of fact that answers a request of kind k.
@@ -208,7 +333,7 @@ func answerKindOf(k fold.WaitKind) facts.Kind {
 func requestIDs(ps []drive.Pending) string {
 	ids := make([]string, len(ps))
 	for i, p := range ps {
-		ids[i] = p.RequestID
+		ids[i] = drive.Ref(p)
 	}
 	return strings.Join(ids, ", ")
 }
@@ -216,14 +341,11 @@ func requestIDs(ps []drive.Pending) string {
 // post opens the store and posts d. The flags, --model's model included,
 // are checked before anything is posted.
 func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f *answerFlags) error {
-	s, approval, err := a.openDrive(ctx, &f.drive)
+	s, approval, err := a.openAnswering(ctx, id, f)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if err := s.threadExists(ctx, id); err != nil {
-		return err
-	}
 	return a.postIn(ctx, s, approval, id, d, key, f)
 }
 
@@ -231,22 +353,26 @@ func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f 
 // person's word to go on, so a failed model turn is run once more.
 func (a *app) postIn(ctx context.Context, s *session, approval drive.Approval, id string, d facts.Draft, key string, f *answerFlags) error {
 	dr := a.newDriver(s, id, approval, &f.drive)
+	if err := dr.setPolicy(ctx, &f.drive); err != nil {
+		return err
+	}
 	dr.retry = true
 	if err := dr.openTree(ctx); err != nil {
 		return err
 	}
 	p, err := drive.PostAnswer(ctx, dr.th, d, key)
 	if err != nil {
-		return err
+		return refused(err, id, d.Kind)
 	}
-	return dr.posted(ctx, p, key, f)
+	return dr.posted(ctx, p, f)
 }
 
-// posted says what a post did, and resumes the thread if asked.
-func (dr *driver) posted(ctx context.Context, p harness.Posted, key string, f *answerFlags) error {
+// posted says what a post did — appended, or already there (nothing
+// appended) — and resumes the thread if asked.
+func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) error {
 	a, id := dr.a, dr.id
-	if p.Duplicate {
-		a.printf("already posted: key %q is seq %d of %s; nothing appended\n", key, p.Seq, id)
+	if p.Duplicate && p.Seq != 0 {
+		dr.sayGiven(ctx, p.Seq)
 	}
 	if f.resume {
 		return dr.finish(ctx)
@@ -259,8 +385,28 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, key string, f *a
 			Facts     []facts.Fact `json:"facts"`
 		}{id, p.Seq, p.Duplicate, append([]facts.Fact{}, dr.appended...)})
 	}
-	a.printf("posted to %s; continue with: harness resume %s\n", id, id)
+	if !p.Duplicate {
+		a.printf("posted to %s; continue with: harness resume %s\n", id, id)
+	}
 	return nil
+}
+
+// sayGiven says that what a post would append is in the log already, at
+// seq: "already answered: 1-call_1 approved by ana (seq 6); nothing
+// appended".
+func (dr *driver) sayGiven(ctx context.Context, seq uint64) {
+	what := "already posted"
+	desc := fmt.Sprintf("seq %d", seq)
+	for f, err := range dr.s.store.Read(ctx, dr.id, seq) {
+		if err == nil && f.Seq == seq {
+			if drive.AnsweredRequest(f) != "" {
+				what = "already answered"
+			}
+			desc = fmt.Sprintf("%s (seq %d)", present.Describe(f), seq)
+		}
+		break
+	}
+	dr.a.printf("%s: %s; nothing appended\n", what, desc)
 }
 
 // readData reads a --data value: JSON, @FILE, or - for stdin.
@@ -312,6 +458,11 @@ func draftFrom(kind facts.Kind, raw []byte, who string) (facts.Draft, string, er
 	case *facts.ConfirmationAnswered:
 		p.By, err = by(p.By)
 		req = p.RequestID
+		if !p.Approved && p.Then == "" {
+			p.Then = facts.DenyContinue // the model is told, as deny does
+		}
+	case *facts.PolicySet:
+		p.By, err = by(p.By)
 	case *facts.QuestionAnswered:
 		p.By, err = by(p.By)
 		req = p.RequestID
@@ -351,6 +502,8 @@ func example(kind facts.Kind) string {
 		return `'{"action_id": "1-call_1", "decision": "accept", "note": "checked by hand"}' (decision: accept, retry or abandon)`
 	case facts.KindUserMessage:
 		return `'{"text": "Also update the docs"}'`
+	case facts.KindPolicySet:
+		return `'{"approve": "writes", "allow": ["run_command:go test *"], "deny": ["write_file:.github/*"]}'`
 	}
 	return "{}"
 }
@@ -369,3 +522,26 @@ func randomKey(prefix string) string {
 	_, _ = rand.Read(b)
 	return prefix + "-" + hex.EncodeToString(b)
 }
+
+// refused says a fact the thread's fold would not take plainly: "thread
+// t1 does not take this confirmation.answered: confirmation "x": no such
+// request", not the layers the refusal came through.
+func refused(err error, id string, kind facts.Kind) error {
+	if !errors.Is(err, fold.ErrRefused) {
+		return err
+	}
+	msg := err.Error()
+	if _, rest, ok := strings.Cut(msg, fold.ErrRefused.Error()+": "+string(kind)+": "); ok {
+		msg = rest
+	}
+	return &plainError{msg: fmt.Sprintf("thread %s does not take this %s: %s", id, kind, msg), err: err}
+}
+
+// plainError is err said for a person, still matching what err matches.
+type plainError struct {
+	msg string
+	err error
+}
+
+func (e *plainError) Error() string { return e.msg }
+func (e *plainError) Unwrap() error { return e.err }

@@ -4,6 +4,8 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -93,7 +95,7 @@ func TestKilledDuringATool(t *testing.T) {
 
 	stdout, stderr, code := harnessIn(t, dir, "threads")
 	require.Zero(t, code, stderr)
-	require.Regexp(t, `t1 +resumable +in doubt: 1-c`, stdout)
+	require.Regexp(t, `t1 +in doubt +1-c `, stdout)
 
 	stdout, stderr, code = harnessIn(t, dir, "resume", "t1")
 	require.Equal(t, exitParked, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
@@ -201,17 +203,30 @@ const writeScript = `{"text": "I'll set the TTL to 300.", "tool_calls": [{"id": 
 {"text": "Done."}
 `
 
+// twoWrites writes cache.toml in two turns: an "always" at the first
+// approves the second by the thread's policy.
+const twoWrites = `{"text": "I'll set the TTL to 300.", "tool_calls": [{"id": "call_1", "name": "write_file", "args": "{\"path\":\"cache.toml\",\"content\":\"ttl_seconds = 300\\n\"}"}]}
+{"text": "And to 400.", "tool_calls": [{"id": "call_2", "name": "write_file", "args": "{\"path\":\"cache.toml\",\"content\":\"ttl_seconds = 400\\n\"}"}]}
+{"text": "Done."}
+`
+
+// thePrompt is what the prompt asks of writeScript's call.
+const thePrompt = "Approve 1-call_1 (write_file)? [y]es, [a]lways for this thread (write_file:cache.toml), [n]o and tell the model, [d]eny and stop, [s]kip: "
+
 // TestPromptOnATerminal drives the prompt through a pseudo-terminal: the
 // answer typed is posted as the same fact harness post would append, and
 // the thread goes on; with --no-input it parks as it would headless.
 func TestPromptOnATerminal(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
+		script  string
 		env     []string
 		args    []string
 		typed   []string
 		code    int
 		want    []string
+		not     []string
 		content string
 	}{
 		{
@@ -222,17 +237,34 @@ func TestPromptOnATerminal(t *testing.T) {
 			content: "ttl_seconds = 300\n",
 		},
 		{
-			name:    "deny at the prompt, with a reason",
+			name:    "no, and tell the model: the thread goes on",
 			env:     []string{"NO_COLOR=1"},
 			typed:   []string{"n", "not today"},
-			want:    []string{`1-call_1 denied by `, `: "not today"`, "report denied", "done: thread t1"},
+			want:    []string{`1-call_1 denied by `, `: "not today" (the model is told)`, "report denied", `model.turn             turn 2: "Done."`, "done: thread t1"},
 			content: "ttl_seconds = 60\n",
 		},
 		{
-			name:    "an unclear answer is asked again",
+			name:    "deny and stop: no model turn follows",
+			env:     []string{"NO_COLOR=1"},
+			typed:   []string{"d", "wrong approach"},
+			want:    []string{`who stopped the thread: "wrong approach"`, "report denied", "done: thread t1"},
+			not:     []string{"turn 2"},
+			content: "ttl_seconds = 60\n",
+		},
+		{
+			name:    "always: the thread's policy approves the next one",
+			script:  twoWrites,
+			env:     []string{"NO_COLOR=1"},
+			typed:   []string{"a"},
+			want:    []string{"policy.set             approve ask; allow write_file:cache.toml (set by ", `1-call_1 approved by `, `"always: write_file:cache.toml"`, `2-call_2 approved by policy: "allow write_file:cache.toml"`, "done: thread t1"},
+			not:     []string{"Approve 2-call_2"},
+			content: "ttl_seconds = 400\n",
+		},
+		{
+			name:    "an unclear answer says so and is asked again",
 			env:     []string{"NO_COLOR=1"},
 			typed:   []string{"perhaps", "yes"},
-			want:    []string{"approved by", "done: thread t1"},
+			want:    []string{`"perhaps" is not an answer: type y, a, n, d or s`, "approved by", "done: thread t1"},
 			content: "ttl_seconds = 300\n",
 		},
 		{
@@ -252,10 +284,10 @@ func TestPromptOnATerminal(t *testing.T) {
 			content: "ttl_seconds = 60\n",
 		},
 		{
-			name:    "Ctrl-C at the prompt leaves it parked",
+			name:    "Ctrl-C at the prompt leaves it parked, and exits 130",
 			env:     []string{"NO_COLOR=1"},
 			typed:   []string{"\x03"},
-			code:    exitError,
+			code:    exitInterrupted,
 			want:    []string{"interrupted at the prompt; thread t1 still waits"},
 			content: "ttl_seconds = 60\n",
 		},
@@ -269,12 +301,14 @@ func TestPromptOnATerminal(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := workspace(t, map[string]string{"script.jsonl": writeScript})
+			t.Parallel()
+			script := cmp.Or(tc.script, writeScript)
+			dir := workspace(t, map[string]string{"script.jsonl": script})
 			env := append([]string{"NO_COLOR=", "HARNESS_STORE="}, tc.env...)
 			args := append(append([]string{"run", "--model", "scripted:script.jsonl"}, tc.args...), "Set the cache TTL to 300")
 			tm := startTerminal(t, dir, env, args...)
 			if len(tc.typed) > 0 {
-				tm.expect("Approve 1-call_1 (write_file)? [y]es, [n]o, [s]kip: ")
+				tm.expect(thePrompt)
 				for _, line := range tc.typed {
 					tm.send(line)
 				}
@@ -282,6 +316,9 @@ func TestPromptOnATerminal(t *testing.T) {
 			require.Equal(t, tc.code, tm.exit(), tm.output())
 			for _, w := range tc.want {
 				require.Contains(t, tm.output(), w)
+			}
+			for _, w := range tc.not {
+				require.NotContains(t, tm.output(), w)
 			}
 			got, err := os.ReadFile(filepath.Join(dir, "cache.toml"))
 			require.NoError(t, err)
@@ -293,13 +330,39 @@ func TestPromptOnATerminal(t *testing.T) {
 	}
 }
 
+// TestCommandOutputIsLive: a command's output shows on the terminal while
+// it runs, under a spinner with the time taken; after it, its tail, its
+// exit code and its time stay.
+func TestCommandOutputIsLive(t *testing.T) {
+	t.Parallel()
+	const script = `{"text": "Running it.", "tool_calls": [{"id": "c", "name": "run_command", "args": "{\"command\":\"echo first line; while [ ! -e go ]; do sleep 0.05; done; echo second line\"}"}]}
+{"text": "Done."}
+`
+	dir := workspace(t, map[string]string{"script.jsonl": script})
+	tm := startTerminal(t, dir, []string{"NO_COLOR=1", "HARNESS_STORE="}, "run", "--model", "scripted:script.jsonl", "--approve", "all", "--sandbox", "off", "Run it")
+	// While the command waits, its first line is on the terminal, under
+	// the spinner.
+	tm.expect("      │ first line")
+	tm.expect("running 1-c · ")
+	require.NotContains(t, tm.output(), "action.completed")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go"), nil, 0o644))
+	require.Zero(t, tm.exit(), tm.output())
+	out := tm.output()
+	require.Contains(t, out, "action.completed       1-c report succeeded")
+	tail := out[strings.Index(out, "action.completed       1-c"):]
+	require.Contains(t, tail, "│ first line")
+	require.Contains(t, tail, "│ second line")
+	require.Regexp(t, `exit 0 after [0-9.]+m?s`, tail)
+	require.Contains(t, out, "done: thread t1")
+}
+
 // TestPromptLeavesTheStoreFree: while the prompt waits for a person, other
 // harness commands can use the store — even answer from another terminal;
 // the prompt's own answer, the same, is then appended once.
 func TestPromptLeavesTheStoreFree(t *testing.T) {
 	dir := workspace(t, map[string]string{"script.jsonl": writeScript})
 	tm := startTerminal(t, dir, []string{"NO_COLOR=1", "HARNESS_STORE="}, "run", "--model", "scripted:script.jsonl", "Set the cache TTL to 300")
-	tm.expect("Approve 1-call_1 (write_file)? [y]es, [n]o, [s]kip: ")
+	tm.expect(thePrompt)
 
 	stdout, stderr, code := harnessIn(t, dir, "threads")
 	require.Zero(t, code, stderr)
@@ -314,4 +377,38 @@ func TestPromptLeavesTheStoreFree(t *testing.T) {
 	stdout, _, _ = harnessIn(t, dir, "log", "t1")
 	require.Contains(t, stdout, "1-call_1 approved by "+(&app{getenv: os.Getenv}).whoami())
 	require.Equal(t, 1, strings.Count(stdout, "confirmation.answered"))
+}
+
+// TestInterruptExits130: SIGINT while a command runs stops the harness with
+// exit 130, the thread resumable; with -o json, stdout is still one
+// document, saying so.
+func TestInterruptExits130(t *testing.T) {
+	t.Parallel()
+	const script = `{"text": "Waiting.", "tool_calls": [{"id": "c", "name": "run_command", "args": "{\"command\":\"touch started; sleep 30\"}"}]}
+{"text": "Done."}
+`
+	dir := workspace(t, map[string]string{"script.jsonl": script})
+	cmd := exec.Command(harnessBin(t), "run", "-o", "json", "--model", "scripted:script.jsonl", "--approve", "all", "--sandbox", "off", "Wait")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "HARNESS_STORE=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "started"))
+		return err == nil
+	}, 30*time.Second, 10*time.Millisecond, "the command never started")
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stderr: %s", errb.String())
+	require.Equal(t, exitInterrupted, ee.ExitCode(), "stderr: %s", errb.String())
+	var doc struct {
+		Error struct{ Kind, Message string }
+		Exit  int
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &doc), "stdout: %s", out.String())
+	require.Equal(t, "interrupted", doc.Error.Kind)
+	require.Equal(t, exitInterrupted, doc.Exit)
+	require.Contains(t, doc.Error.Message, "thread t1 is resumable")
 }

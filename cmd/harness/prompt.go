@@ -74,18 +74,18 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 	for _, w := range waits {
 		fmt.Fprintln(d.a.stdout)
 		d.a.printPending(w, d.s.place.Root)
-		var draft facts.Draft
+		var ans answer
 		if err := d.release(); err != nil {
 			return answered, err
 		}
 		var err error
 		switch w.Kind {
 		case fold.WaitConfirmation:
-			draft, err = d.askConfirmation(ctx, w, by)
+			ans, err = d.askConfirmation(ctx, w, by)
 		case fold.WaitQuestion:
-			draft, err = d.askQuestion(ctx, w, by)
+			ans.draft, err = d.askQuestion(ctx, w, by)
 		case fold.WaitReconcile:
-			draft, err = d.askReconcile(ctx, w, by)
+			ans.draft, err = d.askReconcile(ctx, w, by)
 		}
 		if ctx.Err() != nil {
 			return answered, fmt.Errorf("interrupted at the prompt; thread %s still waits: `harness resume %s` asks again", d.id, d.id)
@@ -99,14 +99,20 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		if err != nil {
 			return answered, err
 		}
-		if draft.Kind == "" {
+		if ans.draft.Kind == "" {
 			continue // skipped
+		}
+		if ans.always != nil {
+			// The rule first: the rest of the thread is decided by it.
+			if err := d.always(ctx, *ans.always); err != nil {
+				return answered, err
+			}
 		}
 		to, err := drive.Target(ctx, d.th, w) // a child's request goes to the child
 		if err != nil {
 			return answered, err
 		}
-		p, err := drive.PostAnswer(ctx, to, draft, drive.AnswerKey(draft.Kind, w.RequestID))
+		p, err := drive.PostAnswer(ctx, to, ans.draft, drive.AnswerKey(ans.draft.Kind, w.RequestID))
 		if err != nil {
 			return answered, err
 		}
@@ -116,28 +122,66 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 			fmt.Fprintf(d.a.stdout, "(already answered at seq %d)\n", p.Seq)
 		}
 		answered++
+		if ans.stop || ans.always != nil {
+			// Stopped: nothing else of the turn runs, so nothing else is
+			// asked. Always: the new rule may answer the rest.
+			break
+		}
 	}
 	return answered, nil
 }
 
-func (d *driver) askConfirmation(ctx context.Context, w drive.Pending, by string) (facts.Draft, error) {
+// answer is what a person said at the prompt: the fact to post, and, for
+// "always", the pattern to add to the thread's policy first; stop is a
+// denial that stops the thread.
+type answer struct {
+	draft  facts.Draft
+	always *drive.Pattern
+	stop   bool
+}
+
+// confirmKeys are the answers to a confirmation.
+const confirmKeys = "y, a, n, d or s"
+
+func (d *driver) askConfirmation(ctx context.Context, w drive.Pending, by string) (answer, error) {
+	pattern := drive.Always(d.s.place.Root, w.Tool, w.Args)
+	question := fmt.Sprintf("Approve %s (%s)? [y]es, [a]lways for this thread (%s), [n]o and tell the model, [d]eny and stop, [s]kip: ",
+		present.EscapeLine(drive.Ref(w)), present.EscapeLine(w.Tool), present.EscapeLine(pattern.String()))
 	for {
-		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Approve %s (%s)? [y]es, [n]o, [s]kip: ", present.EscapeLine(drive.Ref(w)), present.EscapeLine(w.Tool)))
+		reply, err := d.prompter.ask(ctx, question)
 		if err != nil {
-			return facts.Draft{}, err
+			return answer{}, err
 		}
+		ans := facts.ConfirmationAnswered{RequestID: w.RequestID, By: by, Digest: w.Digest}
 		switch strings.ToLower(reply) {
 		case "y", "yes":
-			return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{RequestID: w.RequestID, Approved: true, By: by, Digest: w.Digest})
+			ans.Approved = true
+		case "a", "always":
+			ans.Approved, ans.Reason = true, "always: "+pattern.String()
+			draft, err := facts.NewDraft(facts.KindConfirmationAnswered, "", ans)
+			return answer{draft: draft, always: &pattern}, err
 		case "n", "no":
-			reason, err := d.prompter.ask(ctx, "Reason (optional, the model is told): ")
+			reason, err := d.prompter.ask(ctx, "Reason (optional; the model is told, and goes on): ")
 			if err != nil {
-				return facts.Draft{}, err
+				return answer{}, err
 			}
-			return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{RequestID: w.RequestID, Approved: false, By: by, Reason: reason, Digest: w.Digest})
+			ans.Reason, ans.Then = reason, facts.DenyContinue
+		case "d", "deny":
+			reason, err := d.prompter.ask(ctx, "Reason (optional, for the record; the thread stops here): ")
+			if err != nil {
+				return answer{}, err
+			}
+			ans.Reason, ans.Then = reason, facts.DenyStop
+			draft, err := facts.NewDraft(facts.KindConfirmationAnswered, "", ans)
+			return answer{draft: draft, stop: true}, err
 		case "s", "skip":
-			return facts.Draft{}, nil
+			return answer{}, nil
+		default:
+			fmt.Fprintf(d.a.stdout, "    %q is not an answer: type %s\n", present.EscapeLine(reply), confirmKeys)
+			continue
 		}
+		draft, err := facts.NewDraft(facts.KindConfirmationAnswered, "", ans)
+		return answer{draft: draft}, err
 	}
 }
 
@@ -181,6 +225,7 @@ func (d *driver) askReconcile(ctx context.Context, w drive.Pending, by string) (
 		case "s", "skip":
 			return facts.Draft{}, nil
 		default:
+			fmt.Fprintf(d.a.stdout, "    %q is not an answer: type a, r, b or s\n", present.EscapeLine(reply))
 			continue
 		}
 		note, err := d.prompter.ask(ctx, "Note (optional): ")

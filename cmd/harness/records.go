@@ -21,113 +21,7 @@ import (
 	"github.com/seed-7cc7a084/harness/rewind"
 	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/stock"
-	"github.com/seed-7cc7a084/harness/thread"
 )
-
-func (a *app) threadsCmd() *cobra.Command {
-	var status string
-	cmd := &cobra.Command{
-		Use:   "threads [--status parked|done|failed|stopped|resumable]",
-		Short: "List the threads of this workspace: status, what each waits for, last activity",
-		Args:  args(0, 0, "no arguments"),
-		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			switch harness.Status(status) {
-			case "", harness.StatusParked, harness.StatusDone, harness.StatusFailed, harness.StatusStopped, harness.StatusResumable:
-			default:
-				return usageError("--status %q: want parked, done, failed, stopped or resumable", status)
-			}
-			s, err := a.openRead(ctx)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			type row struct {
-				Thread       string         `json:"thread"`
-				Parent       string         `json:"parent,omitempty"`
-				Status       harness.Status `json:"status"`
-				Waits        []string       `json:"waits,omitempty"`
-				InDoubt      []string       `json:"in_doubt,omitempty"`
-				Running      []string       `json:"running,omitempty"`
-				Reason       string         `json:"reason,omitempty"`
-				Retry        string         `json:"retry,omitempty"`
-				Facts        uint64         `json:"facts"`
-				LastActivity time.Time      `json:"last_activity"`
-				Workspace    string         `json:"workspace"`
-			}
-			rt, err := s.runtime()
-			if err != nil {
-				return err
-			}
-			rows := []row{}
-			page := thread.ThreadsPage{}
-			for {
-				heads, err := s.store.Threads(ctx, page)
-				if err != nil {
-					return err
-				}
-				if len(heads) == 0 {
-					break
-				}
-				for _, h := range heads {
-					th, err := rt.Open(ctx, s.stock.Actor, h.Thread)
-					if err != nil {
-						return err
-					}
-					st, err := drive.Inspect(ctx, th)
-					if err != nil {
-						return err
-					}
-					if status != "" && st.Status != harness.Status(status) {
-						continue
-					}
-					r := row{Thread: h.Thread, Parent: parentOf(st), Status: st.Status, InDoubt: st.InDoubt, Running: st.Running, Reason: st.Reason, Retry: st.Retry, Facts: h.Seq, LastActivity: h.At, Workspace: cmpOr(st.Workspace, s.place.Root)}
-					for _, w := range st.Waits {
-						r.Waits = append(r.Waits, string(w.Kind)+" "+drive.Ref(w))
-					}
-					rows = append(rows, r)
-				}
-				page.After = heads[len(heads)-1].Thread
-			}
-			// A tree's threads are listed as a tree: each child under
-			// its parent, indented.
-			ordered, depth := treeOrder(rowsOf(rows, func(r row) (string, string) { return r.Thread, r.Parent }))
-			rows = rows[:0]
-			for _, o := range ordered {
-				rows = append(rows, o.v)
-			}
-			if a.jsonOut() {
-				return a.printJSON(rows)
-			}
-			fmt.Fprintf(a.stdout, "workspace %s (store %s)\n", s.place.Root, s.place.Where())
-			if len(rows) == 0 {
-				fmt.Fprintln(a.stdout, "no threads")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "THREAD\tSTATUS\tWAITS FOR\tFACTS\tLAST ACTIVITY")
-			for i, r := range rows {
-				waits := strings.Join(r.Waits, ", ")
-				switch {
-				case len(r.InDoubt) > 0:
-					waits = "in doubt: " + strings.Join(r.InDoubt, ", ")
-				case len(r.Running) > 0:
-					waits = "running: " + strings.Join(r.Running, ", ")
-				case waits == "" && r.Reason != "" && r.Retry != "":
-					waits = oneLine(r.Reason) + " (resume tries it again)"
-				case waits == "" && r.Reason != "":
-					waits = oneLine(r.Reason)
-				case waits == "":
-					waits = "-"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", strings.Repeat("  ", depth[i])+r.Thread, r.Status, waits, r.Facts, r.LastActivity.Local().Format("2006-01-02 15:04:05"))
-			}
-			return tw.Flush()
-		}),
-	}
-	cmd.Flags().StringVar(&status, "status", "", "only threads with this status: parked, done, failed, stopped or resumable")
-	return cmd
-}
 
 func (a *app) logCmd() *cobra.Command {
 	var from uint64
@@ -137,7 +31,8 @@ func (a *app) logCmd() *cobra.Command {
 		Long: `Print a thread's facts from seq N (default 1). -o jsonl writes them as JSON
 Lines, losslessly: every field, the payload as JSON and each fact's hash, so an
 export parsed back has the same hashes (replay --verify --file checks one).`,
-		Args: args(1, 1, "THREAD"),
+		Args:              args(1, 1, "THREAD"),
+		ValidArgsFunction: a.completeThreads,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id := args[0]
@@ -190,7 +85,8 @@ that action records are consistent — a worker's report cannot stand in for the
 runtime's observation. The first failure is named and the exit is 1.
 
 --file verifies a JSON Lines export (harness log -o jsonl) instead of the store.`,
-		Args: args(0, 1, "THREAD"),
+		Args:              args(0, 1, "THREAD"),
+		ValidArgsFunction: a.completeThreads,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if file != "" {
@@ -277,6 +173,12 @@ func (a *app) printAudit(record audit.Audit) {
 			}
 		}
 		fmt.Fprintf(tw, "      \tcheck\t%s\n", check)
+		if out := commandSummary(act.Report, liveLines); len(out) > 0 {
+			fmt.Fprintf(tw, "      \tcommand\t%s\n", out[len(out)-1])
+			for _, line := range out[:len(out)-1] {
+				fmt.Fprintf(tw, "      \t\t%s\n", line)
+			}
+		}
 		if act.Flag != "" {
 			fmt.Fprintf(tw, "      \t%s\t%s\n", a.paint("yellow", "⚑ flag"), act.Flag)
 		}
@@ -518,7 +420,8 @@ different answer to the fork and resume it to see what would have happened.
 The workspace is not forked: what the fork runs acts on the files as they are.`,
 		Example: `  harness fork t1 --at 5          # t1-at5: t1 as it was when it asked to confirm
   harness deny t1-at5 --resume     # ... and what happens when that is denied`,
-		Args: args(1, 1, "THREAD"),
+		Args:              args(1, 1, "THREAD"),
+		ValidArgsFunction: a.completeThreads,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id := args[0]
@@ -599,7 +502,8 @@ earlier mode back too, and a change of mode alone (chmod +x) is undone
 permission bits changed since by someone else are kept. It refuses, naming
 the paths and changing nothing, when a file no longer holds what the thread
 left there.`,
-		Args: args(1, 1, "THREAD"),
+		Args:              args(1, 1, "THREAD"),
+		ValidArgsFunction: a.completeThreads,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id := args[0]
@@ -611,6 +515,9 @@ left there.`,
 				return err
 			}
 			defer s.Close()
+			if err := a.enter(ctx, s, id); err != nil {
+				return err
+			}
 			if head, err := s.store.Head(ctx, id); err == nil && to > head.Seq {
 				return fmt.Errorf("undo %s: --to %d is past the thread's last fact (seq %d)", id, to, head.Seq)
 			}

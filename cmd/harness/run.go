@@ -35,6 +35,7 @@ type driveFlags struct {
 	deny     []string
 	noInput  bool
 	maxTurns int
+	maxSteps int
 	sandbox  string
 	network  bool
 	fs       *pflag.FlagSet
@@ -44,49 +45,67 @@ type driveFlags struct {
 }
 
 // boundsHelp says how far one command drives a thread.
-const boundsHelp = `A command drives a thread at most 100 steps in one go: a thread that is still
-going then (a model looping on a tool that needs no confirmation, say) ends the
-command with status step_limit and exit 1; resume to go on. A thread takes at
-most --max-turns model turns in all (default 50, or the settings file's
-"max_turns"; 0 is no bound): the next turn is recorded as budget.exhausted and
-the thread stops for good (fork it, and resume the fork with a larger
---max-turns, to go on).`
+const boundsHelp = `A command drives a thread at most --max-steps steps in one go (default 100, or
+the settings' "max_steps"): a thread that is still going then (a model looping
+on a tool that needs no confirmation, say) ends the command with status
+step_limit and exit 1; resume to go on. A thread takes at most --max-turns
+model turns in all (default 50, or the settings' "max_turns"; 0 is no bound):
+the next turn is recorded as budget.exhausted and the thread stops for good;
+to go on, fork it before that fact and resume the fork with a larger
+--max-turns (the command that stops says how).`
 
-// defaultMaxTurns bounds the model turns of a thread driven by a command
-// when neither --max-turns nor the settings file says otherwise.
-const defaultMaxTurns = 50
+// Defaults of the bounds when neither a flag nor the settings say.
+const (
+	defaultMaxTurns = 50
+	defaultMaxSteps = 100
+)
 
 func (f *driveFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.model, "model", "", "the model: scripted:FILE, a JSON Lines script of decisions (default: the one the thread recorded, or the settings file's)")
-	fl.StringVar(&f.approve, "approve", "", "which confirmations are approved without asking: ask, writes or all (default ask, or the settings file's)")
+	fl.StringVar(&f.model, "model", "", "the model: scripted:FILE (a JSON Lines script of decisions), openai:MODEL or anthropic:MODEL (default: the one the thread recorded, or the settings')")
+	fl.StringVar(&f.approve, "approve", "", "which confirmations are approved without asking: ask, writes or all (default ask, or the settings'); recorded as the thread's policy")
 	fl.StringArrayVar(&f.allow, "allow", nil, "approve calls matching `PATTERN` without asking: TOOL or TOOL:GLOB, e.g. 'run_command:go test *' (repeatable); a path matches as the cleaned workspace-relative path, and in a command * never matches ; & | $ ` < > ( ) or a line break")
-	fl.StringArrayVar(&f.deny, "deny", nil, "deny calls matching `PATTERN` without asking; deny wins over allow and --approve (repeatable); on run_command only a hint, as a shell can spell a command many ways")
+	fl.StringArrayVar(&f.deny, "deny", nil, "deny calls matching `PATTERN` without asking (the model is told); deny wins over allow and --approve (repeatable); on run_command only a hint, as a shell can spell a command many ways")
 	fl.BoolVar(&f.noInput, "no-input", false, "never ask at the prompt: park the thread (exit 3) when a person must answer")
-	fl.StringVar(&f.sandbox, "sandbox", "", "where commands may reach: workspace-write (write the workspace only; the default, or the settings file's \"sandbox\"), read-only, or off (no sandbox: your full authority; recorded, and shown at every approval)")
-	fl.BoolVar(&f.network, "network", false, "let commands use the network (default: none but loopback, or the settings file's \"network\")")
-	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop the thread (budget.exhausted; for good) before its model turn `N`+1, counting all its turns; 0 is no bound (default: the settings file's max_turns, else 50)")
+	fl.StringVar(&f.sandbox, "sandbox", "", "where commands may reach: workspace-write (write the workspace only; the default, or the settings' \"sandbox\"), read-only, or off (no sandbox: your full authority; recorded, and shown at every approval)")
+	fl.BoolVar(&f.network, "network", false, "let commands use the network (default: none but loopback, or the settings' \"network\")")
+	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop the thread (budget.exhausted; for good) before its model turn `N`+1, counting all its turns; 0 is no bound (default: the settings' max_turns, else 50)")
+	fl.IntVar(&f.maxSteps, "max-steps", 0, "run at most `N` steps in this command before stopping with the thread resumable (default: the settings' max_steps, else 100)")
 	f.fs = fl
+	completeDriveFlags(cmd)
 }
 
-// budget is the model-turn bound: --max-turns, else the settings file's
-// max_turns, else defaultMaxTurns. A negative bound is a usage error.
-func (f *driveFlags) budget(s stock.Settings) (harness.Option, error) {
-	n := defaultMaxTurns
+// changed reports whether the flag name was given.
+func (f *driveFlags) changed(name string) bool { return f.fs != nil && f.fs.Changed(name) }
+
+// bounds are the model-turn budget and the step limit: the flags, else
+// the settings, else the defaults. A bound out of range is a usage error.
+func (f *driveFlags) bounds(s stock.Settings) ([]harness.Option, error) {
+	turns, steps := defaultMaxTurns, defaultMaxSteps
 	switch {
-	case f.fs != nil && f.fs.Changed("max-turns"):
-		n = f.maxTurns
+	case f.changed("max-turns"):
+		turns = f.maxTurns
 	case s.MaxTurns != nil:
-		n = *s.MaxTurns
+		turns = *s.MaxTurns
 	}
-	if n < 0 {
-		return nil, usageError("--max-turns %d: want a number of model turns, or 0 for no bound", n)
+	switch {
+	case f.changed("max-steps"):
+		steps = f.maxSteps
+	case s.MaxSteps != nil:
+		steps = *s.MaxSteps
 	}
-	return harness.WithBudget(n, 0), nil
+	if turns < 0 {
+		return nil, usageError("--max-turns %d: want a number of model turns, or 0 for no bound", turns)
+	}
+	if steps < 1 {
+		return nil, usageError("--max-steps %d: want a number of steps, at least 1", steps)
+	}
+	return []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps)}, nil
 }
 
-// stockOptions are the sandbox the flags and the settings file ask for:
-// --sandbox over the file's "sandbox", --network or the file's "network".
+// stockOptions are the sandbox the flags and the settings ask for:
+// --sandbox over the settings' "sandbox", --network or the settings'
+// "network".
 func (f *driveFlags) stockOptions(s stock.Settings) ([]stock.Option, error) {
 	name := f.sandbox
 	if name == "" {
@@ -122,41 +141,6 @@ func (f *driveFlags) loadModel() error {
 	return nil
 }
 
-// openDrive opens the workspace's existing store for a command that may
-// drive a thread with the flags f: the flags are checked first, and the
-// harness is configured with their budget.
-func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.Approval, error) {
-	p, err := a.place()
-	if err != nil {
-		return nil, drive.Approval{}, err
-	}
-	settings, err := p.LoadSettings()
-	if err != nil {
-		return nil, drive.Approval{}, err
-	}
-	approval, err := f.approval(settings)
-	if err != nil {
-		return nil, approval, err
-	}
-	budget, err := f.budget(settings)
-	if err != nil {
-		return nil, approval, err
-	}
-	if err := f.loadModel(); err != nil {
-		return nil, approval, err
-	}
-	so, err := f.stockOptions(settings)
-	if err != nil {
-		return nil, approval, err
-	}
-	s, err := a.openAt(ctx, p, settings, false, a.withMCP(ctx, so, settings), budget)
-	if err != nil {
-		return nil, approval, err
-	}
-	a.mcpStarted(s.stock)
-	return s, approval, nil
-}
-
 // withMCP adds the settings' MCP servers to the stock options: a command
 // that may run a thread starts (or reaches) them, and offers their tools.
 func (a *app) withMCP(ctx context.Context, so []stock.Option, settings stock.Settings) []stock.Option {
@@ -190,8 +174,8 @@ func (a *app) warnMCP(st *stock.Stock) {
 	}
 }
 
-// approval merges the flags with the settings file: patterns from both,
-// the flag's mode over the file's.
+// approval merges the flags with the settings: patterns from both, the
+// flag's mode over the settings'.
 func (f *driveFlags) approval(s stock.Settings) (drive.Approval, error) {
 	mode := f.approve
 	if mode == "" {
@@ -204,6 +188,69 @@ func (f *driveFlags) approval(s stock.Settings) (drive.Approval, error) {
 	return a, nil
 }
 
+// policyGiven reports whether the flags name an approval policy.
+func (f *driveFlags) policyGiven() bool {
+	return f.approve != "" || len(f.allow) > 0 || len(f.deny) > 0
+}
+
+// openDrive opens the workspace's existing store for a command that may
+// drive a thread with the flags f: the flags are checked first, and the
+// harness is configured with their bounds.
+func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.Approval, error) {
+	p, err := a.place()
+	if err != nil {
+		return nil, drive.Approval{}, err
+	}
+	settings, err := a.loadSettings(p)
+	if err != nil {
+		return nil, drive.Approval{}, err
+	}
+	approval, err := f.approval(settings)
+	if err != nil {
+		return nil, approval, err
+	}
+	bounds, err := f.bounds(settings)
+	if err != nil {
+		return nil, approval, err
+	}
+	if err := f.loadModel(); err != nil {
+		return nil, approval, err
+	}
+	so, err := f.stockOptions(settings)
+	if err != nil {
+		return nil, approval, err
+	}
+	s, err := a.openAt(ctx, p, settings, false, a.withMCP(ctx, so, settings), bounds...)
+	if err != nil {
+		return nil, approval, err
+	}
+	a.mcpStarted(s.stock)
+	return s, approval, nil
+}
+
+// readPrompt is the prompt of run or continue: the arguments joined, or
+// stdin when the one argument is "-".
+func (a *app) readPrompt(args []string) (string, error) {
+	if len(args) == 1 && args[0] == "-" {
+		b, err := io.ReadAll(io.LimitReader(a.stdin, 1<<20+1))
+		if err != nil {
+			return "", fmt.Errorf("read the prompt from stdin: %w", err)
+		}
+		if len(b) > 1<<20 {
+			return "", usageError("the prompt on stdin is over 1 MiB")
+		}
+		if strings.TrimSpace(string(b)) == "" {
+			return "", usageError("the prompt on stdin is empty")
+		}
+		return strings.TrimRight(string(b), "\n"), nil
+	}
+	prompt := strings.Join(args, " ")
+	if strings.TrimSpace(prompt) == "" {
+		return "", usageError("the prompt is empty")
+	}
+	return prompt, nil
+}
+
 func (a *app) runCmd() *cobra.Command {
 	var f driveFlags
 	var sf serveFlags
@@ -211,34 +258,40 @@ func (a *app) runCmd() *cobra.Command {
 	var id string
 	var detach bool
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] PROMPT|-",
 		Short: "Start a thread in this workspace and run it until it is done or waits for a person",
-		Long: `Start a thread with PROMPT as the user's message and run it, printing each fact
-as it is appended. On a terminal, a confirmation or question is asked at the
-prompt and the answer is posted as 'harness post' would; with --no-input, or
-without a terminal, the thread parks (exit 3) and says what it waits for.
+		Long: `Start a thread with PROMPT as the user's message (- reads it from stdin) and run
+it, printing each fact as it is appended. On a terminal, a confirmation or
+question is asked at the prompt and the answer is posted as 'harness post'
+would; with --no-input, or without a terminal, the thread parks (exit 3) and
+says what it waits for.
 
-Patterns (--allow, --deny, and the settings file's) match a path as the cleaned
-path inside the workspace ("./a/../b" is "b"); a path that leaves the workspace
-is always put to a person. In an --allow pattern for a command, * and ? never
-match the shell's control characters ; & | $ ` + "`" + ` < > ( ) or a line break, so
-'run_command:go test *' does not approve "go test ./... ; rm -rf ~". A --deny
-pattern on run_command is only a hint: a shell can always spell a command
-another way; to keep commands from running, leave them to a person.
+The approval policy (--approve, --allow, --deny and the settings') is recorded
+as the thread's own (policy.set): later commands on the thread apply it, and a
+flag they give is recorded as a change of it.
+
+Patterns match a path as the cleaned path inside the workspace ("./a/../b" is
+"b"); a path that leaves the workspace is always put to a person. In an --allow
+pattern for a command, * and ? never match the shell's control characters
+; & | $ ` + "`" + ` < > ( ) or a line break, so 'run_command:go test *' does not
+approve "go test ./... ; rm -rf ~". A --deny pattern on run_command is only a
+hint: a shell can always spell a command another way; to keep commands from
+running, leave them to a person.
 
 ` + boundsHelp + `
 
 The workspace is the nearest directory, from here upwards, that holds a store
 (.harness/db) or is a git repository's top directory (holds .git): the search
 never passes a repository's top, so a .harness above it is not this workspace's.
-With neither, it is the current directory. The store is created there.`,
+With neither, it is the current directory. The store is created there. The
+thread records it (host:directory), and every later command acts there.`,
 		Example: `  harness run --model scripted:script.jsonl "Set the cache TTL to 300"
-  harness run --model scripted:script.jsonl --approve writes --deny 'write_file:.github/*' "Fix the tests"
+  harness run --model openai:gpt-4o-mini --approve writes --deny 'write_file:.github/*' "Fix the tests"
+  git diff | harness run --model anthropic:claude-sonnet-4-5 -
   harness run --detach --store nats://localhost:4222 "Fix the tests"   # for the workers`,
 		Args: args(1, -1, "a PROMPT"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			prompt := strings.Join(args, " ")
 			if detach {
 				// For the workers: record the prompt, run nothing.
 				if err := detachRefuses(&f); err != nil {
@@ -247,10 +300,11 @@ With neither, it is the current directory. The store is created there.`,
 				if serving {
 					return usageError("run --detach --serve: a detached thread runs on the workers, not here; drop one of them")
 				}
+				prompt, err := a.readPrompt(args)
+				if err != nil {
+					return err
+				}
 				return a.submit(ctx, id, prompt)
-			}
-			if strings.TrimSpace(prompt) == "" {
-				return usageError("run: the prompt is empty")
 			}
 			if id != "" {
 				if err := checkID(id); err != nil {
@@ -261,7 +315,7 @@ With neither, it is the current directory. The store is created there.`,
 			if err != nil {
 				return err
 			}
-			settings, err := p.LoadSettings()
+			settings, err := a.loadSettings(p)
 			if err != nil {
 				return err
 			}
@@ -269,7 +323,7 @@ With neither, it is the current directory. The store is created there.`,
 			if err != nil {
 				return err
 			}
-			budget, err := f.budget(settings)
+			bounds, err := f.bounds(settings)
 			if err != nil {
 				return err
 			}
@@ -293,6 +347,10 @@ With neither, it is the current directory. The store is created there.`,
 			if err != nil {
 				return err
 			}
+			prompt, err := a.readPrompt(args)
+			if err != nil {
+				return err
+			}
 			if serving {
 				// The page answers: the command asks nobody at the prompt.
 				f.noInput, f.loaded = true, m
@@ -306,7 +364,7 @@ With neither, it is the current directory. The store is created there.`,
 					last: func(s *session) error { return a.lastState(s, th) },
 				}, harness.WithModelName(spec))
 			}
-			s, err := a.openAt(ctx, p, settings, true, a.withMCP(ctx, so, settings), harness.WithModelName(spec), budget)
+			s, err := a.openAt(ctx, p, settings, true, a.withMCP(ctx, so, settings), append(bounds, harness.WithModelName(spec))...)
 			if err != nil {
 				return err
 			}
@@ -325,23 +383,26 @@ With neither, it is the current directory. The store is created there.`,
 }
 
 // runThread starts a thread with prompt on the session's store and
-// drives it (see run), and returns it.
+// drives it (see run), and returns it. The policy the thread starts with
+// is recorded in it.
 func (a *app) runThread(ctx context.Context, s *session, id, prompt string, approval drive.Approval, f *driveFlags, m model.Model) (*harness.Thread, error) {
 	exists := func() error {
-		return usageError("thread %s already exists; continue it with `harness resume %s`, or add a message with `harness post %s user.message --data '{\"text\": \"...\"}' --resume`", id, id, id)
+		return usageError("thread %s already exists; continue it with `harness continue %s \"...\"` or `harness resume %s`", id, id, id)
 	}
 	f.loaded = m
 	var d *driver
 	var out harness.Outcome
 	var err error
+	workspace := present.EscapeLine(s.stock.Config.Workspace)
 	if id != "" {
 		if _, err := s.store.Head(ctx, id); err == nil {
 			return nil, exists()
 		}
 		d = a.newDriver(s, id, approval, f)
 		d.warnSandbox()
-		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, s.place.Root)
-		out, err = d.th.StartNew(ctx, prompt)
+		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, workspace)
+		out, err = d.th.StartNew(d.watching(ctx), prompt)
+		d.live.stop()
 		if errors.Is(err, harness.ErrThreadExists) {
 			return nil, exists() // another process (on a shared store) started it first
 		}
@@ -349,14 +410,25 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		d = a.newDriver(s, "", approval, f)
 		d.warnSandbox()
 		var th *harness.Thread
-		th, out, err = drive.StartNext(ctx, d.rt, s.stock.Actor, prompt, func(next, taken string) {
+		th, out, err = drive.StartNext(d.watching(ctx), d.rt, s.stock.Actor, prompt, func(next, taken string) {
 			if taken != "" {
 				a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
 			}
-			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, s.place.Root)
+			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
 		})
+		d.live.stop()
 		if th != nil {
 			d.th, d.id, id = th, th.ID(), th.ID()
+		}
+	}
+	if d.th != nil && d.id != "" && (err == nil || errors.Is(err, harness.ErrDefect) || ctx.Err() != nil) {
+		// The policy the thread starts with is its own, recorded: later
+		// commands apply it. The default (ask, no rule) is what a thread
+		// without one has.
+		if st := s.settings; f.policyGiven() || st.Approve != "" || len(st.Allow) > 0 || len(st.Deny) > 0 {
+			if _, perr := drive.SetPolicy(context.WithoutCancel(ctx), d.th, approval.Policy(a.whoami())); perr != nil {
+				return d.th, perr
+			}
 		}
 	}
 	if err != nil && !errors.Is(err, harness.ErrDefect) {
@@ -367,51 +439,157 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		if err != nil {
 			return d.th, err
 		}
-		return d.th, a.report(d.stepLimit(st), d.appended, s.place.Root)
+		return d.th, a.report(d.stepLimit(st), d.appended, s)
 	}
 	return d.th, d.finish(ctx)
 }
 
 func (a *app) resumeCmd() *cobra.Command {
 	var f driveFlags
+	var last bool
 	cmd := &cobra.Command{
-		Use:   "resume THREAD",
-		Short: "Continue a thread; on a parked one, say what it waits for (exit 3) and run nothing",
+		Use:   "resume THREAD | resume --last",
+		Short: "Continue a thread; on a parked one, ask (on a terminal) or say what it waits for (exit 3)",
 		Long: `Continue a thread from its log: run what its view enables until it is done or
 waits for a person. A parked thread is not changed: resume says what it waits
 for and exits 3 (a terminal asks at the prompt, as run does). An action found in
 doubt (its process died while it ran) is never run again: resume records what
-it observes and parks on reconcile.
+it observes and parks on reconcile. --last takes the thread of the store that
+was active last.
+
+The thread runs in the workspace it records, whatever directory resume is run
+from, under its own approval policy; --approve, --allow and --deny change that
+policy, and the change is recorded.
 
 A thread whose model turn failed (a bad key, a quota, a service down) is tried
 once more: fix the cause, then resume (with --model to use another model). If
 the turn fails again, resume ends with exit 1 and the reason.
 
 ` + boundsHelp,
-		Args: args(1, 1, "THREAD"),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if last {
+				return argsN(cmd, args, 0, 0, "no THREAD with --last")
+			}
+			return argsN(cmd, args, 1, 1, "THREAD (or --last)")
+		},
+		ValidArgsFunction: a.completeThreads,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			return a.resume(cmd.Context(), args[0], &f)
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			}
+			return a.resume(cmd.Context(), id, &f)
 		}),
 	}
 	f.add(cmd)
+	cmd.Flags().BoolVar(&last, "last", false, "resume the thread that was active last")
 	return cmd
 }
 
-// resume drives a thread with the flags f. A failed model turn is run once
-// more: a resume is a person's word that its cause is fixed.
+func (a *app) continueCmd() *cobra.Command {
+	var f driveFlags
+	var key string
+	cmd := &cobra.Command{
+		Use:   "continue THREAD MESSAGE|-",
+		Short: "Write to a thread (a user.message; - reads it from stdin) and run it on",
+		Long: `Add a message to a thread — what to do next, or what to do instead after a
+denial or a stop — and resume it: the model's next turn sees it. The thread
+runs in the workspace it records, under its own policy (see resume).
+
+The message is posted once: --key names it (default: one derived from the
+message and where the thread stands), so running the same command again
+appends nothing.`,
+		Example: `  harness continue t1 "Also update the docs"
+  harness continue t1 - < notes.md`,
+		Args:              args(2, -1, "THREAD and a MESSAGE"),
+		ValidArgsFunction: a.completeThreads,
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			id := args[0]
+			if err := checkID(id); err != nil {
+				return err
+			}
+			msg, err := a.readPrompt(args[1:])
+			if err != nil {
+				return err
+			}
+			d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: msg})
+			if err != nil {
+				return asUsage(err)
+			}
+			s, approval, err := a.openDrive(ctx, &f)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.threadExists(ctx, id); err != nil {
+				return err
+			}
+			if err := a.enter(ctx, s, id); err != nil {
+				return err
+			}
+			if key == "" {
+				head, err := s.store.Head(ctx, id)
+				if err != nil {
+					return err
+				}
+				key = messageKey(head.Seq, msg)
+			}
+			if err := facts.ValidateCause(facts.IngressCause(key)); err != nil {
+				return usageError("--key %q: %v", key, err)
+			}
+			dr := a.newDriver(s, id, approval, &f)
+			if err := dr.setPolicy(ctx, &f); err != nil {
+				return err
+			}
+			dr.retry = true
+			if _, err := drive.PostAnswer(ctx, dr.th, d, key); err != nil {
+				return err
+			}
+			return dr.finish(ctx)
+		}),
+	}
+	f.add(cmd)
+	cmd.Flags().StringVar(&key, "key", "", "the idempotency key: a message with a key already used appends nothing")
+	return cmd
+}
+
+// messageKey is the key of a message written to a thread whose head is
+// seq: the same message at the same point is posted once.
+func messageKey(seq uint64, msg string) string {
+	return fmt.Sprintf("message-%d-%s", seq, shortSum(msg))
+}
+
+// resume drives a thread with the flags f (id "" is the thread active
+// last). A failed model turn is run once more: a resume is a person's word
+// that its cause is fixed.
 func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
-	if err := checkID(id); err != nil {
-		return err
+	if id != "" {
+		if err := checkID(id); err != nil {
+			return err
+		}
 	}
 	s, approval, err := a.openDrive(ctx, f)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if id == "" {
+		if id, err = lastThread(ctx, s); err != nil {
+			return err
+		}
+		a.printf("%s thread %s (active last)\n", a.paint("bold", "harness:"), id)
+	}
 	if err := s.threadExists(ctx, id); err != nil {
 		return err
 	}
+	if err := a.enter(ctx, s, id); err != nil {
+		return err
+	}
 	d := a.newDriver(s, id, approval, f)
+	if err := d.setPolicy(ctx, f); err != nil {
+		return err
+	}
 	d.retry = true
 	if err := d.openTree(ctx); err != nil {
 		return err
@@ -513,6 +691,10 @@ type driver struct {
 	// are its children's.
 	first    string
 	prompter *prompter
+	// live shows a running action's output on a terminal.
+	live *live
+	// policyGiven: this command's flags set the thread's policy (setPolicy).
+	flags *driveFlags
 }
 
 func (a *app) newDriver(s *session, id string, approval drive.Approval, f *driveFlags) *driver {
@@ -521,7 +703,8 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 		// symlinks, as the tools would write it.
 		approval.Resolve = s.stock.Tools.Resolve
 	}
-	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(f.noInput), loaded: f.loaded, spec: f.model}
+	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(f.noInput), loaded: f.loaded, spec: f.model,
+		live: newLive(a.stdout, !a.jsonOut() && isTerminal(a.stdout)), flags: f}
 	d.build()
 	d.th = d.rt.Thread(s.stock.Actor, id)
 	return d
@@ -601,16 +784,42 @@ func (d *driver) modelWait(_ int, wait time.Duration, err error) {
 	d.a.printf("%s %v: %s\n", d.a.paint("yellow", "waiting"), wait, present.EscapeLine(model.Reason(err)))
 }
 
-// show prints a fact as it is appended, one line.
+// show prints a fact as it is appended, one line; under an action's
+// completion, what its command printed (the tail), its exit code and time.
+// While an action runs, a terminal shows its output live.
 func (d *driver) show(f facts.Fact, err error) {
 	if err != nil {
-		fmt.Fprintf(d.a.stderr, "harness: %v\n", err)
+		fmt.Fprintf(d.a.stderr, "harness: %s\n", personError(err))
 		return
 	}
 	d.appended = append(d.appended, f)
-	if !d.a.jsonOut() {
-		fmt.Fprintln(d.a.stdout, d.lineOf(f))
+	if d.a.jsonOut() {
+		return
 	}
+	if f.Kind == facts.KindActionCompleted {
+		d.live.stop()
+	}
+	fmt.Fprintln(d.a.stdout, d.lineOf(f))
+	switch f.Kind {
+	case facts.KindActionStarted:
+		if p, err := facts.Decode[facts.ActionStarted](f); err == nil {
+			d.live.start("running " + present.EscapeLine(p.ActionID))
+		}
+	case facts.KindActionCompleted:
+		if p, err := facts.Decode[facts.ActionCompleted](f); err == nil {
+			for _, line := range commandSummary(p.Report, liveLines) {
+				fmt.Fprintf(d.a.stdout, "        %s\n", line)
+			}
+		}
+	}
+}
+
+// watching is ctx under which a command's output is shown live.
+func (d *driver) watching(ctx context.Context) context.Context {
+	if d.live == nil || !d.live.on {
+		return ctx
+	}
+	return tools.WithOutput(ctx, d.live.output)
 }
 
 // factLine is one fact, for a person.
@@ -645,7 +854,8 @@ func (d *driver) loadModel(recorded string) (model.Model, error) {
 // resumeOnce runs one Resume of the thread; an error that stopped it
 // (other than a defect, which the log records) is explained.
 func (d *driver) resumeOnce(ctx context.Context, th *harness.Thread) (harness.Outcome, error) {
-	out, err := th.Resume(ctx)
+	out, err := th.Resume(d.watching(ctx))
+	d.live.stop()
 	if err != nil && !errors.Is(err, harness.ErrDefect) {
 		return out, d.interrupted(ctx, err)
 	}
@@ -666,14 +876,15 @@ func (d *driver) stepLimit(st drive.State) drive.State {
 // only when a turn is due, and what happens is told as it happens.
 func (d *driver) options() drive.Options {
 	o := drive.Options{
-		Approval:  d.approval,
-		Retry:     d.retry,
-		LoadModel: d.loadModel,
+		Approval:     d.approval,
+		FollowPolicy: true,
+		Retry:        d.retry,
+		LoadModel:    d.loadModel,
 		Resume: func(ctx context.Context, th *harness.Thread, _ drive.State) (harness.Outcome, error) {
 			return d.resumeOnce(ctx, th)
 		},
 		OnRetry: func(st drive.State) {
-			d.a.printf("%s %s; trying it once more\n", d.a.paint("yellow", "retry:"), present.EscapeLine(st.Reason))
+			d.a.printf("%s %s; trying it once more\n", d.a.paint("yellow", "retry:"), present.Reason(st.Reason))
 		},
 		OnInDoubt: func(st drive.State) {
 			for _, id := range st.InDoubt {
@@ -721,10 +932,11 @@ func (d *driver) warnSandbox() {
 func (d *driver) finish(ctx context.Context) error {
 	d.warnSandbox()
 	st, err := drive.Drive(ctx, d.th, d.options())
+	d.live.stop()
 	if err != nil {
 		return err
 	}
-	return d.a.report(d.stepLimit(st), d.appended, d.s.place.Root)
+	return d.a.report(d.stepLimit(st), d.appended, d.s)
 }
 
 // waitJSON is an open request, for -o json.
@@ -751,15 +963,24 @@ type resultJSON struct {
 	Seq       uint64         `json:"seq"`
 	Reason    string         `json:"reason,omitempty"`
 	Retry     string         `json:"retry,omitempty"`
+	Hint      string         `json:"hint,omitempty"`
 	Workspace string         `json:"workspace"`
+	Turns     int            `json:"turns"`
+	Tokens    int64          `json:"tokens"`
 	Waits     []waitJSON     `json:"waits,omitempty"`
 	Facts     []facts.Fact   `json:"facts"`
 }
 
-// report prints how a thread stands and sets the exit code.
-func (a *app) report(st drive.State, appended []facts.Fact, root string) error {
+// report prints how a thread stands and sets the exit code. A failure is
+// said once: on stdout, with the state (the exit code says it failed).
+func (a *app) report(st drive.State, appended []facts.Fact, s *session) error {
+	root := s.place.Root
 	if a.jsonOut() {
-		r := resultJSON{Thread: st.Thread, Status: st.Status, Seq: st.Head.Seq, Reason: st.Reason, Retry: st.Retry, Workspace: root, Facts: appended}
+		r := resultJSON{Thread: st.Thread, Status: st.Status, Seq: st.Head.Seq, Reason: st.Reason, Retry: st.Retry, Hint: goOnHint(st),
+			Workspace: cmpOr(st.Workspace, s.stock.Config.Workspace), Facts: appended}
+		if b := st.View.Budget; b != nil {
+			r.Turns, r.Tokens = b.Turns, b.Tokens
+		}
 		if r.Facts == nil {
 			r.Facts = []facts.Fact{}
 		}
@@ -790,26 +1011,76 @@ func (a *app) report(st drive.State, appended []facts.Fact, root string) error {
 	case harness.StatusResumable:
 		return nil
 	}
-	return &exitErr{code: exitError, err: fmt.Errorf("thread %s %s: %s", st.Thread, st.Status, st.Reason)}
+	return &exitErr{code: exitError} // said above
+}
+
+// usage says a thread's model turns and tokens: "2 model turns, 980 tokens".
+func usage(st drive.State) string {
+	b := st.View.Budget
+	if b == nil || b.Turns == 0 {
+		return ""
+	}
+	turns := "model turns"
+	if b.Turns == 1 {
+		turns = "model turn"
+	}
+	if b.Tokens == 0 {
+		return fmt.Sprintf("%d %s", b.Turns, turns) // a model that counts none
+	}
+	return fmt.Sprintf("%d %s, %s tokens", b.Turns, turns, tokenCount(b.Tokens))
+}
+
+// tokenCount says a number of tokens briefly: 980, 12.3k, 1.2M.
+func tokenCount(n int64) string {
+	switch {
+	case n < 10_000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
+}
+
+// goOnHint says how to go on with a thread a budget stopped: fork it
+// before the budget.exhausted fact and resume the fork with a larger
+// bound; "" for any other state.
+func goOnHint(st drive.State) string {
+	if st.Status != harness.StatusStopped || st.Head.Kind != facts.KindBudgetExhausted || st.Head.Seq < 2 {
+		return ""
+	}
+	at := st.Head.Seq - 1
+	more := 2 * defaultMaxTurns
+	if b := st.View.Budget; b != nil && b.MaxTurns > 0 {
+		more = 2 * b.MaxTurns
+	}
+	fork := fmt.Sprintf("%s-at%d", st.Thread, at)
+	return fmt.Sprintf("to go on: harness fork %s --at %d, then harness resume %s --max-turns %d", st.Thread, at, fork, more)
 }
 
 // printState tells how a thread stands, and for a parked one what it
 // waits for and how to answer.
 func (a *app) printState(st drive.State, root string) {
 	w := a.stdout
+	tail := ""
+	if u := usage(st); u != "" {
+		tail = " · " + u
+	}
 	switch st.Status {
 	case harness.StatusDone:
-		fmt.Fprintf(w, "%s thread %s (seq %d)\n", a.paint("green", "done:"), st.Thread, st.Head.Seq)
+		fmt.Fprintf(w, "%s thread %s (seq %d)%s\n", a.paint("green", "done:"), st.Thread, st.Head.Seq, tail)
 	case harness.StatusResumable:
-		fmt.Fprintf(w, "%s thread %s (seq %d): harness resume %s\n", a.paint("yellow", "resumable:"), st.Thread, st.Head.Seq, st.Thread)
+		fmt.Fprintf(w, "%s thread %s (seq %d)%s: harness resume %s\n", a.paint("yellow", "resumable:"), st.Thread, st.Head.Seq, tail, st.Thread)
 	case harness.StatusParked:
-		fmt.Fprintf(w, "%s thread %s waits for a person (seq %d)\n", a.paint("yellow", "parked:"), st.Thread, st.Head.Seq)
+		fmt.Fprintf(w, "%s thread %s waits for a person (seq %d)%s\n", a.paint("yellow", "parked:"), st.Thread, st.Head.Seq, tail)
 	case harness.StatusStepLimit:
-		fmt.Fprintf(w, "%s thread %s (seq %d): %s\n", a.paint("yellow", "step limit:"), st.Thread, st.Head.Seq, st.Reason)
+		fmt.Fprintf(w, "%s thread %s (seq %d)%s: %s\n", a.paint("yellow", "step limit:"), st.Thread, st.Head.Seq, tail, st.Reason)
 	default:
-		fmt.Fprintf(w, "%s thread %s (seq %d): %s\n", a.paint("red", string(st.Status)+":"), st.Thread, st.Head.Seq, present.EscapeLine(st.Reason))
+		fmt.Fprintf(w, "%s thread %s (seq %d)%s: %s\n", a.paint("red", string(st.Status)+":"), st.Thread, st.Head.Seq, tail, present.Reason(st.Reason))
 		if st.Retry != "" {
-			fmt.Fprintf(w, "    once the cause is fixed, `harness resume %s` tries %s again\n", st.Thread, st.Retry)
+			fmt.Fprintf(w, "    once the cause is fixed, `harness resume %s` tries %s again\n", st.Thread, present.Step(st.Retry))
+		}
+		if hint := goOnHint(st); hint != "" {
+			fmt.Fprintf(w, "    %s\n", hint)
 		}
 	}
 	a.printChildren(st, "  ")
@@ -821,15 +1092,23 @@ func (a *app) printState(st drive.State, root string) {
 }
 
 // printPending describes one open request: for a confirmation the tool,
-// its arguments and the diff a write would make. What the model or a file
-// wrote is shown with its control characters escaped, so nothing in it can
-// hide a line from the person deciding.
+// its arguments (a command as the shell will read it, with its timeout
+// and sandbox) and the diff a write would make. What the model or a file
+// wrote is shown with its control characters escaped, so nothing in it
+// can hide a line from the person deciding.
 func (a *app) printPending(p drive.Pending, root string) {
 	w := a.stdout
 	esc := present.EscapeLine
 	switch p.Kind {
 	case fold.WaitConfirmation:
-		fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(drive.Ref(p)), esc(p.Tool), esc(p.Args))
+		if c, ok := a.commandOf(p.Tool, p.Args, a.commandTimeout); ok {
+			fmt.Fprintf(w, "  confirmation %s: %s, %s\n", esc(drive.Ref(p)), esc(p.Tool), c.timeout())
+			for _, line := range c.lines() {
+				fmt.Fprintf(w, "    %s %s\n", a.paint("bold", "│"), line)
+			}
+		} else {
+			fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(drive.Ref(p)), esc(p.Tool), esc(p.Args))
+		}
 		if diff := tools.Preview(root, p.Tool, p.Args); diff != "" {
 			for _, line := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
 				color := ""

@@ -242,7 +242,7 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 	if err != nil {
 		return err
 	}
-	budget, err := f.budget(settings)
+	bounds, err := f.bounds(settings)
 	if err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 			return fmt.Errorf("a harness server already holds the store %s (pid %d%s); every command goes through it", p.Store, info.PID, orEmpty(", ", info.URL))
 		}
 	}
-	s, err := a.hold(ctx, p, settings, a.withMCP(ctx, so, settings), append([]harnessOption{budget}, opts...)...)
+	s, err := a.hold(ctx, p, settings, a.withMCP(ctx, so, settings), append(bounds, opts...)...)
 	if err != nil {
 		return err
 	}
@@ -422,5 +422,5 @@ func (a *app) lastState(s *session, th *harness.Thread) error {
 		return nil
 	}
 	a.code = exitOK
-	return a.report(st, nil, s.place.Root)
+	return a.report(st, nil, s)
 }

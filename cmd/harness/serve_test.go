@@ -109,7 +109,7 @@ func TestThreadsWhileRunWorks(t *testing.T) {
 
 	stdout, stderr, code := harnessIn(t, dir, "threads")
 	require.Zero(t, code, stderr)
-	require.Regexp(t, `t1 +resumable +running: 1-c`, stdout, "running, not in doubt: the run holds it through the server")
+	require.Regexp(t, `t1 +running +1-c +just now`, stdout, "running, not in doubt: the run holds it through the server")
 	stdout, stderr, code = harnessIn(t, dir, "log", "t1")
 	require.Zero(t, code, stderr)
 	require.Contains(t, stdout, "action.started")

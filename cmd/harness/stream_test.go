@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,4 +55,50 @@ func TestStreamedTextIsEscaped(t *testing.T) {
 	for _, raw := range []string{"\x1b[8m", "\x1b]0;", "\x07", "\u202e"} {
 		require.NotContains(t, out, raw, "a control sequence reached the terminal raw")
 	}
+}
+
+// droppingOpenAI streams a turn whose first attempt drops before it is
+// complete (no finish reason, the connection closed); the second attempt
+// streams it whole.
+func droppingOpenAI(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var calls atomic.Int64
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			http.NotFound(w, r)
+			return
+		}
+		n := calls.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(delta map[string]any, finish any) {
+			b, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "fake",
+				"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+			fmt.Fprintf(w, "data: %s\n\n", b)
+			w.(http.Flusher).Flush()
+		}
+		chunk(map[string]any{"role": "assistant", "content": "The TTL "}, nil)
+		if n == 1 {
+			// Dropped: the server goes away mid-turn.
+			panic(http.ErrAbortHandler)
+		}
+		chunk(map[string]any{"content": "is 60 seconds."}, nil)
+		chunk(map[string]any{}, "stop")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	})), &calls
+}
+
+// A stream that drops before its turn is complete is tried again, saying
+// so on the terminal; the turn recorded is the whole second one.
+func TestDroppedStreamIsRetried(t *testing.T) {
+	srv, calls := droppingOpenAI(t)
+	defer srv.Close()
+	dir := workspace(t, map[string]string{})
+	tm := startTerminal(t, dir, []string{"NO_COLOR=1", "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + srv.URL + "/v1", "HARNESS_STORE="},
+		"run", "--model", "openai:fake", "What is the TTL?")
+	require.Zero(t, tm.exit(), tm.output())
+	out := tm.output()
+	require.Contains(t, out, "(the stream stopped: the text above is not kept)")
+	require.Regexp(t, `(?m)^waiting [0-9.]+m?s: the stream from openai was cut off\r?$`, out, "the wait before the retry is said, and why")
+	require.Contains(t, out, `turn 1: "The TTL is 60 seconds."`)
+	require.Equal(t, 1, strings.Count(out, "model.turn"), "one turn recorded")
+	require.EqualValues(t, 2, calls.Load())
 }

@@ -47,8 +47,8 @@ the workers nothing.
 A thread's model is the one it recorded; --model is the model of threads that
 recorded none yet (or the settings file's "model").
 
-A worker that dies leaves its threads to the others once its leases run out
-(15s): an action it was running is then in doubt, recorded as interrupted and
+A worker that dies leaves its threads to the others once its jobs are given out
+again (after 30s) and its leases have run out (15s): an action it was running is then in doubt, recorded as interrupted and
 never run again, and its thread parks on reconcile. SIGTERM or Ctrl-C drains:
 no new threads; each drive stops before its next step (a tool that is running
 runs to its end) and is handed over at once. What has not stopped after --drain
@@ -95,7 +95,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	if p.Remote == "" {
 		return usageError("worker: the store is the directory %s, which one process opens at a time; workers share a NATS server's store: pass --store nats://HOST:PORT (or set HARNESS_STORE)", p.Store)
 	}
-	settings, err := p.LoadSettings()
+	settings, err := a.loadSettings(p)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	if err != nil {
 		return err
 	}
-	budget, err := f.budget(settings)
+	bounds, err := f.bounds(settings)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	if spec == "" {
 		spec = settings.Model
 	}
-	opts := []harness.Option{budget}
+	opts := bounds
 	if spec != "" {
 		cwd, _ := os.Getwd()
 		if spec, err = stock.ParseModelSpec(spec, cwd); err != nil {
@@ -308,17 +308,21 @@ func (a *app) workerEvent(e worker.Event) {
 func (a *app) submitCmd() *cobra.Command {
 	var id string
 	cmd := &cobra.Command{
-		Use:   "submit [--thread ID] PROMPT",
+		Use:   "submit [--thread ID] PROMPT|-",
 		Short: "Start a thread for the workers: record the prompt and run nothing",
-		Long: `Start a thread with PROMPT as the user's message and run nothing: a worker
-(harness worker, on the same NATS store) takes it up, under its own settings
-(--model, --approve, ...). 'harness run --detach' does the same.
+		Long: `Start a thread with PROMPT as the user's message (- reads it from stdin) and
+run nothing: a worker (harness worker, on the same NATS store) takes it up,
+under its own settings (--model, --approve, ...). 'harness run --detach' does the same.
 
 On a store in a directory no worker can reach; harness resume runs the thread.`,
 		Example: `  harness submit --store nats://localhost:4222 "Set the cache TTL to 300"`,
 		Args:    args(1, -1, "a PROMPT"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			return a.submit(cmd.Context(), id, strings.Join(args, " "))
+			prompt, err := a.readPrompt(args)
+			if err != nil {
+				return err
+			}
+			return a.submit(cmd.Context(), id, prompt)
 		}),
 	}
 	cmd.Flags().StringVar(&id, "thread", "", "the new thread's id (default: t1, t2, … the next free one)")
@@ -376,7 +380,7 @@ func (a *app) submit(ctx context.Context, id, prompt string) error {
 // detachRefuses refuses run --detach with the flags that say how to drive
 // the thread: the workers drive it, under their own.
 func detachRefuses(f *driveFlags) error {
-	for _, name := range []string{"model", "approve", "allow", "deny", "no-input", "max-turns", "sandbox", "network"} {
+	for _, name := range []string{"model", "approve", "allow", "deny", "no-input", "max-turns", "max-steps", "sandbox", "network"} {
 		if f.fs != nil && f.fs.Changed(name) {
 			return usageError("run --detach --%s: a detached thread is driven by the workers, under their settings (harness worker --%s); drop --%s", name, name, name)
 		}

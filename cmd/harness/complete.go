@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// Shell completion (cobra's: `harness completion bash|zsh|fish|powershell`
+// prints the script; the shell calls `harness __complete ARGS…`): thread
+// ids, with their status and title, the requests a thread waits on, and
+// the values of flags that take one of a few. Completing never waits for
+// a store another command holds, and never writes.
+
+// completionWait bounds the look at the store a completion takes.
+const completionWait = 2 * time.Second
+
+// quietSession opens the store for a completion: nothing created, no
+// waiting, nothing said on stderr.
+func (a *app) quietSession(ctx context.Context) (*session, error) {
+	p, err := a.place()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := harness.NewConfig()
+	if err != nil {
+		return nil, err
+	}
+	st, err := stock.NewStock(p, cfg)
+	if err != nil {
+		return nil, err
+	}
+	store, err := p.OpenStoreReadOnly(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &session{place: p, store: store, stock: st, cfg: cfg}, nil
+}
+
+func completionContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return context.WithTimeout(ctx, completionWait)
+}
+
+// completeThreads completes a first argument that is a thread id.
+func (a *app) completeThreads(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return a.threadIDs(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// threadIDs are the store's thread ids that start with prefix, the one
+// active last first, each described by its status and title.
+func (a *app) threadIDs(cmd *cobra.Command, prefix string) []cobra.Completion {
+	ctx, cancel := completionContext(cmd)
+	defer cancel()
+	s, err := a.quietSession(ctx)
+	if err != nil {
+		return nil
+	}
+	defer s.Close()
+	rows, err := a.threadRows(ctx, s, "")
+	if err != nil {
+		return nil
+	}
+	var out []cobra.Completion
+	for _, r := range rows {
+		if strings.HasPrefix(r.Thread, prefix) {
+			out = append(out, cobra.CompletionWithDesc(r.Thread, string(r.Status)+": "+cut(oneLine(r.Title), 60)))
+		}
+	}
+	return out
+}
+
+// completeRequests completes THREAD, then a request of kind it waits on.
+func (a *app) completeRequests(kind fold.WaitKind) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		switch len(args) {
+		case 0:
+			return a.threadIDs(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
+		case 1:
+		default:
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := completionContext(cmd)
+		defer cancel()
+		if thread.ValidateID(args[0]) != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		s, err := a.quietSession(ctx)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		defer s.Close()
+		rt, err := s.runtime()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		th, err := rt.Open(ctx, s.stock.Actor, args[0]) // a parent's tree: its children's requests too
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		st, err := drive.Inspect(ctx, th)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, w := range st.Waits {
+			if ref := drive.Ref(w); w.Kind == kind && strings.HasPrefix(ref, toComplete) {
+				out = append(out, cobra.CompletionWithDesc(ref, cut(oneLine(w.Tool+" "+w.Args), 60)))
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeFlag completes the flag name of cmd with one of values.
+func completeFlag(cmd *cobra.Command, name string, values ...string) {
+	_ = cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// completeDriveFlags completes the values of the flags that drive a thread.
+func completeDriveFlags(cmd *cobra.Command) {
+	completeFlag(cmd, "approve", "ask", "writes", "all")
+	completeFlag(cmd, "sandbox", "workspace-write", "read-only", "off")
+	_ = cmd.RegisterFlagCompletionFunc("model", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if strings.HasPrefix(toComplete, "scripted:") {
+			return nil, cobra.ShellCompDirectiveDefault // a file after the prefix
+		}
+		return []cobra.Completion{"scripted:", "openai:", "anthropic:"}, cobra.ShellCompDirectiveNoSpace
+	})
+}

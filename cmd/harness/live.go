@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/present"
+)
+
+// What a command does is shown as it does it: on a terminal, while an
+// action runs, the last lines of its output under a spinner with the time
+// it has taken; after it, wherever the output goes, the tail of what it
+// printed, its exit code and its time. A command's output is its own —
+// the model's, in the end — and is escaped before it is shown.
+
+// liveLines is how many lines of a running command's output are shown.
+const liveLines = 5
+
+// live shows the output of the action running, on a terminal.
+type live struct {
+	w  io.Writer
+	on bool // the output is a terminal
+
+	mu      sync.Mutex
+	label   string
+	started time.Time
+	lines   []string // the last complete lines, escaped
+	partial []byte
+	drawn   int // lines drawn under the last fact line
+	done    chan struct{}
+	ended   chan struct{}
+}
+
+func newLive(w io.Writer, on bool) *live { return &live{w: w, on: on} }
+
+// start shows label while an action runs, from now until stop.
+func (l *live) start(label string) {
+	if l == nil || !l.on {
+		return
+	}
+	l.stop()
+	l.mu.Lock()
+	l.label, l.started, l.lines, l.partial, l.drawn = label, time.Now(), nil, nil, 0
+	l.done, l.ended = make(chan struct{}), make(chan struct{})
+	done, ended := l.done, l.ended
+	l.mu.Unlock()
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		wait := time.NewTimer(250 * time.Millisecond) // a quick action shows nothing
+		defer wait.Stop()
+		shown := false
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			case <-wait.C:
+				shown = true
+			case <-t.C:
+			}
+			if shown {
+				l.draw(i)
+			}
+		}
+	}()
+}
+
+// output is given a running command's output (tools.WithOutput).
+func (l *live) output(_ string, p []byte) {
+	if l == nil || !l.on {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			break
+		}
+		l.lines = append(l.lines, present.EscapeLine(strings.TrimRight(string(l.partial[:i]), "\r")))
+		l.partial = l.partial[i+1:]
+	}
+	if len(l.lines) > liveLines {
+		l.lines = l.lines[len(l.lines)-liveLines:]
+	}
+	if len(l.partial) > 4096 {
+		l.partial = l.partial[len(l.partial)-4096:]
+	}
+}
+
+var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// draw redraws the lines and the spinner in place of what was drawn.
+func (l *live) draw(frame int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	l.erase(&b)
+	show := l.lines
+	if len(l.partial) > 0 {
+		show = append(append([]string(nil), show...), present.EscapeLine(string(l.partial)))
+		if len(show) > liveLines {
+			show = show[len(show)-liveLines:]
+		}
+	}
+	for _, line := range show {
+		fmt.Fprintf(&b, "      │ %s\n", cut(line, 110))
+	}
+	fmt.Fprintf(&b, "%s %s · %s\n", spinnerFrames[frame%len(spinnerFrames)], l.label, elapsed(time.Since(l.started)))
+	l.drawn = len(show) + 1
+	io.WriteString(l.w, b.String())
+}
+
+// erase moves up over what was drawn and clears it.
+func (l *live) erase(b *strings.Builder) {
+	if l.drawn > 0 {
+		fmt.Fprintf(b, "\x1b[%dF\x1b[J", l.drawn)
+		l.drawn = 0
+	}
+}
+
+// stop ends the display and erases it.
+func (l *live) stop() {
+	if l == nil || !l.on {
+		return
+	}
+	l.mu.Lock()
+	done, ended := l.done, l.ended
+	l.done, l.ended = nil, nil
+	l.mu.Unlock()
+	if done == nil {
+		return
+	}
+	close(done)
+	<-ended
+	l.mu.Lock()
+	var b strings.Builder
+	l.erase(&b)
+	io.WriteString(l.w, b.String())
+	l.mu.Unlock()
+}
+
+// elapsed says a duration briefly: 15ms, 0.4s, 12.3s, 2m05s.
+func elapsed(d time.Duration) string {
+	if d < 100*time.Millisecond {
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// cut shortens an escaped line to n runes.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// commandSummary is what a command did, in a few lines under its
+// completion: the tail of its output and its exit code and time. It is
+// empty for a report that ran no command.
+func commandSummary(r facts.Report, tail int) []string {
+	if !strings.HasPrefix(r.Transcript, "$ ") {
+		return nil
+	}
+	var out []string
+	for _, s := range []struct{ name, text string }{{"", r.Stdout}, {"stderr ", r.Stderr}} {
+		lines := strings.Split(strings.TrimRight(s.text, "\n"), "\n")
+		if s.text == "" {
+			continue
+		}
+		if len(lines) > tail {
+			out = append(out, fmt.Sprintf("%s… %d lines above", s.name, len(lines)-tail))
+			lines = lines[len(lines)-tail:]
+		}
+		for _, line := range lines {
+			out = append(out, s.name+"│ "+present.EscapeLine(strings.TrimRight(line, "\r")))
+		}
+	}
+	out = append(out, exitLine(r))
+	return out
+}
+
+// took is how long the adapter of a report ran, "" when it did not say.
+func took(r facts.Report) string {
+	start, err := time.Parse(time.RFC3339Nano, r.StartedAt)
+	if err != nil {
+		return ""
+	}
+	end, err := time.Parse(time.RFC3339Nano, r.EndedAt)
+	if err != nil {
+		return ""
+	}
+	return elapsed(end.Sub(start))
+}
+
+// exitLine says how a command ended: "exit 0 after 1.2s".
+func exitLine(r facts.Report) string {
+	took := took(r)
+	if took != "" {
+		took = " after " + took
+	}
+	switch {
+	case r.Status == facts.StatusSucceeded:
+		return fmt.Sprintf("exit 0%s", took)
+	case r.ExitCode != 0:
+		return fmt.Sprintf("exit %d%s", r.ExitCode, took)
+	case r.Error != "":
+		return present.EscapeLine(r.Error)
+	}
+	return "ended" + took
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/present"
+)
+
+// setPolicy records a change of the thread's approval policy that the
+// flags f make: --approve replaces the mode, --allow and --deny add
+// patterns, on the thread's own policy — or, for a thread that records
+// none, on the policy the settings give. Flags that name no policy change
+// nothing.
+func (d *driver) setPolicy(ctx context.Context, f *driveFlags) error {
+	if !f.policyGiven() {
+		return nil
+	}
+	cur, _, ok, err := drive.ThreadPolicy(ctx, d.th)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		// No policy of its own: it was driven by the settings and flags
+		// of each command; what this one says becomes its own.
+		_, err := drive.SetPolicy(ctx, d.th, d.approval.Policy(d.a.whoami()))
+		return err
+	}
+	next := drive.Amend(cur, f.approve, f.allow, f.deny, d.a.whoami())
+	if _, err := drive.ApprovalOf(next); err != nil {
+		return asUsage(err)
+	}
+	_, err = drive.SetPolicy(ctx, d.th, next)
+	return err
+}
+
+// always records, for the rest of the thread, the allow pattern of a call
+// a person approved "always": on the thread's policy, or on the one the
+// settings give when it has none.
+func (d *driver) always(ctx context.Context, p drive.Pattern) error {
+	cur, _, ok, err := drive.ThreadPolicy(ctx, d.th)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		cur = d.approval.Policy("")
+	}
+	_, err = drive.SetPolicy(ctx, d.th, drive.Amend(cur, "", []string{p.String()}, nil, d.a.whoami()))
+	return err
+}
+
+// shownCommand is a run_command call as a person reads it.
+type shownCommand struct {
+	text    string
+	seconds *float64
+	def     time.Duration
+}
+
+// commandOf reads a run_command call's arguments; ok is false for another
+// tool, or arguments that do not read as a command.
+func (a *app) commandOf(tool, args string, def time.Duration) (shownCommand, bool) {
+	if tool != "run_command" {
+		return shownCommand{}, false
+	}
+	var c struct {
+		Command *string  `json:"command"`
+		Timeout *float64 `json:"timeout_seconds"`
+	}
+	if json.Unmarshal([]byte(args), &c) != nil || c.Command == nil {
+		return shownCommand{}, false
+	}
+	return shownCommand{text: *c.Command, seconds: c.Timeout, def: def}, true
+}
+
+// timeout says how long the command may run.
+func (c shownCommand) timeout() string {
+	if c.seconds != nil {
+		return "timeout " + strconv.FormatFloat(*c.seconds, 'g', -1, 64) + "s"
+	}
+	if c.def > 0 {
+		return "timeout " + strconv.FormatFloat(c.def.Seconds(), 'g', -1, 64) + "s (the default)"
+	}
+	return "the default timeout"
+}
+
+// lines are the command, verbatim, escaped.
+func (c shownCommand) lines() []string { return present.CommandLines(c.text) }
+
+// shortSum is a short digest of s, for keys.
+func shortSum(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:6])
+}

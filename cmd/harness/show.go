@@ -1,0 +1,454 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/scheduler"
+	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/tools"
+)
+
+func (a *app) showCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "show THREAD SEQ|ACTION",
+		Short: "Show one action whole (request, sandbox, report, output, observation, diffs, check), or one model turn with its kept request and response",
+		Long: `Show one step of a thread whole. SEQ is a fact's seq; ACTION an action id
+(1-call_1, as the log names it).
+
+An action: the call and its arguments (a command as the shell reads it, with
+its timeout), the sandbox it ran in, the confirmation and who answered it, the
+report (status, exit code, time, error), the whole stdout and stderr, the
+runtime's own observation with each changed path and its diff (from the
+contents the store kept), the effect state and the check.
+
+A model turn: its text and calls, its tokens, and the exact request and
+response bytes the provider exchanged, as kept in the store.
+
+Any other fact: its payload.`,
+		Args:              args(2, 2, "THREAD and a SEQ or ACTION"),
+		ValidArgsFunction: a.completeShow,
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			id, what := args[0], args[1]
+			s, err := a.openThreadRead(ctx, id)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			rt, err := s.runtime()
+			if err != nil {
+				return err
+			}
+			r, err := rt.Thread(s.stock.Actor, id).Reading(ctx)
+			if err != nil {
+				return err
+			}
+			sh := shower{a: a, s: s, id: id, r: r}
+			if seq, err := strconv.ParseUint(what, 10, 64); err == nil {
+				return sh.seq(ctx, seq)
+			}
+			act, ok := r.Action(what)
+			if !ok {
+				if c, found := r.Call(what); found && len(c.Actions) > 0 {
+					act, ok = c.Actions[len(c.Actions)-1], true
+				}
+			}
+			if !ok {
+				return fmt.Errorf("thread %s has no action %q nor seq; `harness effects` lists its actions, `harness log %s` its seqs", id, present.EscapeLine(what), id)
+			}
+			return sh.action(ctx, act)
+		}),
+	}
+	return cmd
+}
+
+// completeShow completes THREAD, then the thread's action ids.
+func (a *app) completeShow(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return a.threadIDs(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
+	}
+	if len(args) > 1 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := completionContext(cmd)
+	defer cancel()
+	s, err := a.quietSession(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer s.Close()
+	rt, err := s.runtime()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	r, err := rt.Thread(s.stock.Actor, args[0]).Reading(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, act := range r.Actions() {
+		if strings.HasPrefix(act.ID, toComplete) {
+			out = append(out, cobra.CompletionWithDesc(act.ID, act.Requested.Adapter+" at seq "+strconv.FormatUint(act.RequestedSeq, 10)))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// shower shows steps of one thread.
+type shower struct {
+	a  *app
+	s  *session
+	id string
+	r  scheduler.Reading
+}
+
+// seq shows the fact at seq: its action whole, its model turn, or itself.
+func (sh shower) seq(ctx context.Context, seq uint64) error {
+	var f facts.Fact
+	found := false
+	for g, err := range sh.s.store.Read(ctx, sh.id, seq) {
+		if err != nil {
+			return err
+		}
+		f, found = g, g.Seq == seq
+		break
+	}
+	if !found {
+		head, _ := sh.s.store.Head(ctx, sh.id)
+		return fmt.Errorf("thread %s has no seq %d (it has facts 1 to %d)", sh.id, seq, head.Seq)
+	}
+	for _, act := range sh.r.Actions() {
+		if seq == act.RequestedSeq || seq == act.StartedSeq || seq == act.CompletedSeq || seq == act.CheckSeq || seq == act.InterruptedSeq || seq == act.ReconciledSeq {
+			return sh.action(ctx, act)
+		}
+	}
+	for _, c := range sh.r.Calls {
+		if c.Confirmation != nil && (seq == c.ConfirmationSeq || seq == c.AnswerSeq) && len(c.Actions) > 0 {
+			return sh.action(ctx, c.Actions[len(c.Actions)-1])
+		}
+	}
+	if f.Kind == facts.KindModelTurn {
+		return sh.turn(ctx, f)
+	}
+	if sh.a.jsonOut() {
+		return sh.a.printJSON(struct {
+			Fact facts.Fact `json:"fact"`
+		}{f})
+	}
+	w := sh.a.stdout
+	fmt.Fprintln(w, sh.a.factLine(f))
+	fmt.Fprintf(w, "  cause  %s\n  at     %s\n", present.EscapeLine(f.Cause), f.At.Local().Format(time.RFC3339))
+	b, err := f.MarshalJSON()
+	if err == nil {
+		var v struct {
+			Data json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal(b, &v) == nil && len(v.Data) > 0 {
+			fmt.Fprintln(w, "  data")
+			writeBlock(w, "    ", prettyJSON(v.Data))
+		}
+	}
+	return nil
+}
+
+// turn shows a model turn with the request and response bytes kept.
+func (sh shower) turn(ctx context.Context, f facts.Fact) error {
+	mt, err := facts.Decode[facts.ModelTurn](f)
+	if err != nil {
+		return fmt.Errorf("thread %s at seq %d: %w", sh.id, f.Seq, err)
+	}
+	var req, resp []byte
+	var reqErr, respErr error
+	if x := mt.Exchange; x != nil {
+		req, reqErr = sh.blob(ctx, x.Request)
+		resp, respErr = sh.blob(ctx, x.Response)
+	}
+	if sh.a.jsonOut() {
+		out := struct {
+			Fact     facts.Fact      `json:"fact"`
+			Turn     facts.ModelTurn `json:"turn"`
+			Request  string          `json:"request,omitempty"`
+			Response string          `json:"response,omitempty"`
+		}{Fact: f, Turn: mt, Request: string(req), Response: string(resp)}
+		return sh.a.printJSON(out)
+	}
+	w := sh.a.stdout
+	fmt.Fprintf(w, "model turn %d of thread %s (seq %d, %s)\n", mt.Turn, sh.id, f.Seq, f.At.Local().Format(time.RFC3339))
+	if mt.Text != "" {
+		fmt.Fprintln(w, "  text")
+		writeBlock(w, "    ", mt.Text)
+	}
+	for _, c := range mt.ToolCalls {
+		fmt.Fprintf(w, "  call %s: %s\n", present.EscapeLine(c.ID), present.EscapeLine(c.Name))
+		writeBlock(w, "    ", prettyJSON([]byte(c.Args)))
+	}
+	if q := mt.Question; q != nil {
+		fmt.Fprintf(w, "  asks %s\n", present.EscapeLine(q.Text))
+	}
+	fmt.Fprintf(w, "  tokens  %d in, %d out\n", mt.Usage.InputTokens, mt.Usage.OutputTokens)
+	x := mt.Exchange
+	if x == nil {
+		fmt.Fprintln(w, "  exchange  none kept (a scripted model, or a provider that exposes no bytes)")
+		return nil
+	}
+	fmt.Fprintf(w, "  exchange  %s %s → %d, %d bytes\n", present.EscapeLine(x.Provider), present.EscapeLine(x.URL), x.Status, x.Size)
+	for _, part := range []struct {
+		name string
+		b    []byte
+		err  error
+	}{{"request", req, reqErr}, {"response", resp, respErr}} {
+		if part.err != nil {
+			fmt.Fprintf(w, "  %s  %s\n", part.name, present.EscapeLine(part.err.Error()))
+			continue
+		}
+		fmt.Fprintf(w, "  %s (%d bytes)\n", part.name, len(part.b))
+		writeBlock(w, "    ", prettyJSON(part.b))
+	}
+	return nil
+}
+
+// fileDiff is one changed path with its diff, as show gives it.
+type fileDiff struct {
+	facts.PathChange
+	Kind string `json:"change"`
+	Diff string `json:"diff,omitempty"`
+	// Note says why there is no diff: contents not kept, or not text.
+	Note string `json:"note,omitempty"`
+}
+
+// action shows one action whole.
+func (sh shower) action(ctx context.Context, act scheduler.Action) error {
+	call, _ := sh.r.Call(act.Call)
+	var changed []facts.PathChange
+	switch {
+	case act.Completed != nil:
+		changed = act.Completed.Observation.Changed
+	case act.Interrupted != nil:
+		changed = act.Interrupted.Changed
+	}
+	diffs := make([]fileDiff, 0, len(changed))
+	for _, c := range changed {
+		diffs = append(diffs, sh.diff(ctx, c))
+	}
+	if sh.a.jsonOut() {
+		out := struct {
+			Thread       string                       `json:"thread"`
+			ActionID     string                       `json:"action_id"`
+			Call         facts.ToolCall               `json:"call"`
+			Turn         int                          `json:"turn"`
+			Requested    facts.ActionRequested        `json:"requested"`
+			RequestedSeq uint64                       `json:"requested_seq"`
+			Confirmation *facts.ConfirmationRequested `json:"confirmation,omitempty"`
+			Answer       *facts.ConfirmationAnswered  `json:"answer,omitempty"`
+			AnswerSeq    uint64                       `json:"answer_seq,omitempty"`
+			Started      *facts.ActionStarted         `json:"started,omitempty"`
+			Completed    *facts.ActionCompleted       `json:"completed,omitempty"`
+			CompletedSeq uint64                       `json:"completed_seq,omitempty"`
+			Check        *facts.CheckRecorded         `json:"check,omitempty"`
+			Interrupted  *facts.ActionInterrupted     `json:"interrupted,omitempty"`
+			Reconciled   *facts.EffectReconciled      `json:"reconciled,omitempty"`
+			Diffs        []fileDiff                   `json:"diffs"`
+		}{Thread: sh.id, ActionID: act.ID, Call: call.Call, Turn: call.Turn, Requested: act.Requested, RequestedSeq: act.RequestedSeq,
+			Confirmation: call.Confirmation, Answer: call.Answer, AnswerSeq: call.AnswerSeq, Started: act.Started, Completed: act.Completed,
+			CompletedSeq: act.CompletedSeq, Check: act.Check, Interrupted: act.Interrupted, Reconciled: act.Reconciled, Diffs: diffs}
+		return sh.a.printJSON(out)
+	}
+	w := sh.a.stdout
+	esc := present.EscapeLine
+	req := act.Requested
+	fmt.Fprintf(w, "action %s of thread %s: %s (%s), requested by %s at seq %d\n", esc(act.ID), sh.id, esc(req.Adapter), esc(req.Capability), esc(req.RequestedBy), act.RequestedSeq)
+	if call.Ref != "" {
+		fmt.Fprintf(w, "  call         %s of model turn %d (seq %d)\n", esc(call.Call.ID), call.Turn, call.TurnSeq)
+	}
+	args := string(req.Payload)
+	if args == "" {
+		args = call.Call.Args
+	}
+	if c, ok := sh.a.commandOf(req.Adapter, args, sh.s.stock.Tools.Limits().CommandTimeout); ok {
+		fmt.Fprintf(w, "  command      %s\n", c.timeout())
+		for _, line := range c.lines() {
+			fmt.Fprintf(w, "    │ %s\n", line)
+		}
+	} else {
+		fmt.Fprintln(w, "  arguments")
+		writeBlock(w, "    ", prettyJSON([]byte(args)))
+	}
+	if req.Sandbox != nil {
+		fmt.Fprintf(w, "  sandbox      %s\n", present.SandboxDetail(*req.Sandbox))
+	}
+	if req.Check != nil {
+		fmt.Fprintf(w, "  declares     %s %s\n", esc(req.Check.Name), esc(req.Check.Target))
+	}
+	if req.Refused != "" {
+		fmt.Fprintf(w, "  refused      %s (nobody was asked)\n", esc(req.Refused))
+	}
+	if call.Confirmation != nil {
+		fmt.Fprintf(w, "  confirmation asked at seq %d", call.ConfirmationSeq)
+		if a := call.Answer; a != nil {
+			verb := "denied"
+			if a.Approved {
+				verb = "approved"
+			}
+			fmt.Fprintf(w, "; %s by %s at seq %d", verb, esc(a.By), call.AnswerSeq)
+			if a.Reason != "" {
+				fmt.Fprintf(w, ": %s", esc(a.Reason))
+			}
+			if a.Then != "" {
+				fmt.Fprintf(w, " (then %s)", a.Then)
+			}
+		} else {
+			fmt.Fprint(w, "; not answered")
+		}
+		fmt.Fprintln(w)
+	}
+	if st := act.Started; st != nil {
+		fmt.Fprintf(w, "  started      seq %d · observed before %s\n", act.StartedSeq, esc(st.ObservedBefore))
+	}
+	if c := act.Completed; c != nil {
+		rep := c.Report
+		fmt.Fprintf(w, "  report       %s, seq %d", rep.Status, act.CompletedSeq)
+		switch {
+		case strings.HasPrefix(rep.Transcript, "$ "):
+			fmt.Fprintf(w, " · %s", exitLine(rep))
+		case took(rep) != "":
+			fmt.Fprintf(w, " · took %s", took(rep))
+		}
+		fmt.Fprintln(w)
+		if rep.Error != "" {
+			fmt.Fprintf(w, "    error      %s\n", esc(rep.Error))
+		}
+		if rep.ClaimedState != "" {
+			fmt.Fprintf(w, "    claims     %s\n", esc(rep.ClaimedState))
+		}
+		for _, part := range []struct{ name, text string }{{"stdout", rep.Stdout}, {"stderr", rep.Stderr}, {"transcript", rep.Transcript}} {
+			if part.text == "" {
+				continue
+			}
+			fmt.Fprintf(w, "  %-12s %d bytes\n", part.name, len(part.text))
+			for _, line := range strings.Split(strings.TrimSuffix(part.text, "\n"), "\n") {
+				fmt.Fprintf(w, "    │ %s\n", esc(line))
+			}
+		}
+		o := c.Observation
+		fmt.Fprintf(w, "  observation  %s", present.DescribeObservation(o))
+		if o.Available {
+			fmt.Fprintf(w, " · before %s, after %s", shortHash(o.Before), shortHash(o.After))
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "  effect       %s\n", c.EffectState)
+	}
+	if in := act.Interrupted; in != nil {
+		fmt.Fprintf(w, "  in doubt     seq %d: %s\n", act.InterruptedSeq, present.Describe(interruptedFact(in)))
+	}
+	for _, d := range diffs {
+		fmt.Fprintf(w, "  changed      %s (%s)\n", esc(d.Path), d.Kind)
+		if d.Note != "" {
+			fmt.Fprintf(w, "    %s\n", esc(d.Note))
+		}
+		if d.Diff != "" {
+			writeBlock(w, "    ", d.Diff)
+		}
+	}
+	if ch := act.Check; ch != nil {
+		fmt.Fprintf(w, "  check        %s %s: %s, seq %d", esc(ch.Check.Name), esc(ch.Check.Target), ch.Verdict, act.CheckSeq)
+		if ch.Reason != "" {
+			fmt.Fprintf(w, " — %s", esc(ch.Reason))
+		}
+		fmt.Fprintln(w)
+	}
+	if rc := act.Reconciled; rc != nil {
+		fmt.Fprintf(w, "  reconciled   %s by %s at seq %d", rc.Decision, esc(rc.By), act.ReconciledSeq)
+		if rc.Note != "" {
+			fmt.Fprintf(w, ": %s", esc(rc.Note))
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+// diff is the diff of a changed path, from the contents the store kept.
+func (sh shower) diff(ctx context.Context, c facts.PathChange) fileDiff {
+	d := fileDiff{PathChange: c, Kind: present.ChangeKind(c)}
+	if c.Before == c.After {
+		return d // the mode alone
+	}
+	var before, after []byte
+	for _, side := range []struct {
+		digest string
+		into   *[]byte
+	}{{c.Before, &before}, {c.After, &after}} {
+		if side.digest == "" {
+			continue
+		}
+		b, err := sh.blob(ctx, side.digest)
+		if err != nil {
+			d.Note = err.Error()
+			return d
+		}
+		*side.into = b
+	}
+	if !utf8.Valid(before) || !utf8.Valid(after) || bytes.IndexByte(before, 0) >= 0 || bytes.IndexByte(after, 0) >= 0 {
+		d.Note = fmt.Sprintf("not text (%d → %d bytes)", len(before), len(after))
+		return d
+	}
+	from, to := "a/"+c.Path, "b/"+c.Path
+	if c.Before == "" {
+		from = "/dev/null"
+	}
+	if c.After == "" {
+		to = "/dev/null"
+	}
+	d.Diff = tools.UnifiedDiff(from, to, string(before), string(after))
+	return d
+}
+
+// blob reads kept bytes.
+func (sh shower) blob(ctx context.Context, digest string) ([]byte, error) {
+	blobs := stock.BlobsOf(sh.s.store)
+	if blobs == nil {
+		return nil, errors.New("this store keeps no contents")
+	}
+	b, err := blobs.GetBlob(ctx, digest)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("the content %s was not kept (larger than %d bytes, or never read)", shortHash(digest), action.DefaultBlobCap)
+	}
+	return b, err
+}
+
+// prettyJSON indents JSON; anything else is returned as it is.
+func prettyJSON(b []byte) string {
+	var out bytes.Buffer
+	if json.Indent(&out, b, "", "  ") == nil {
+		return out.String()
+	}
+	return string(b)
+}
+
+// writeBlock writes text line by line under indent, escaped.
+func writeBlock(w io.Writer, indent, text string) {
+	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		fmt.Fprintf(w, "%s%s\n", indent, present.EscapeLine(line))
+	}
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
