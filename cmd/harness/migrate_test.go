@@ -61,7 +61,10 @@ func TestMigrateAnOldStore(t *testing.T) {
 
 	code, stdout, stderr = harness("threads")
 	require.Equal(t, exitOK, code, stderr)
-	require.Regexp(t, `(?m)^t1 +resumable +- +1 `, stdout)
+	require.Regexp(t, `(?m)^t1 +resumable +- .*Set the cache TTL to 300$`, stdout)
+	code, stdout, stderr = harness("replay", "t1", "--verify")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stdout, "verified: 1 facts")
 	code, stdout, _ = harness("migrate")
 	require.Equal(t, exitOK, code)
 	require.Contains(t, stdout, "is in the current layout: nothing to migrate")
