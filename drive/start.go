@@ -45,19 +45,40 @@ func NextID(ctx context.Context, store thread.Store) (string, error) {
 // with the id taken meanwhile by another ("" the first time). It returns
 // the thread, kept folded, and how its Resume ended.
 func StartNext(ctx context.Context, rt *harness.Runtime, actor harness.Actor, message string, picked func(id, taken string)) (*harness.Thread, harness.Outcome, error) {
+	var out harness.Outcome
+	th, err := startNext(ctx, rt, actor, picked, func(th *harness.Thread) (err error) {
+		out, err = th.StartNew(ctx, message)
+		return err
+	})
+	return th, out, err
+}
+
+// SubmitNext is StartNext without the Resume: it starts a new thread with
+// the message under the next free id (harness.Thread.Submit) and runs
+// nothing, leaving the thread for a worker.
+func SubmitNext(ctx context.Context, rt *harness.Runtime, actor harness.Actor, message string, picked func(id, taken string)) (*harness.Thread, error) {
+	return startNext(ctx, rt, actor, picked, func(th *harness.Thread) error {
+		_, err := th.Submit(ctx, message)
+		return err
+	})
+}
+
+// startNext starts the thread of the next free id with start, taking the
+// next one while another process takes the one it picked.
+func startNext(ctx context.Context, rt *harness.Runtime, actor harness.Actor, picked func(id, taken string), start func(*harness.Thread) error) (*harness.Thread, error) {
 	taken := ""
 	for {
 		id, err := NextID(ctx, rt.Store)
 		if err != nil {
-			return nil, harness.Outcome{}, err
+			return nil, err
 		}
 		if picked != nil {
 			picked(id, taken)
 		}
 		th := rt.Thread(actor, id)
-		out, err := th.StartNew(ctx, message)
+		err = start(th)
 		if !errors.Is(err, harness.ErrThreadExists) {
-			return th, out, err
+			return th, err
 		}
 		taken = id
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -135,4 +136,46 @@ func TestResumeLeasesThroughAWrapper(t *testing.T) {
 	_, err = rt.Start(ctx, e.Actor, "t", "Hello")
 	require.NoError(t, err)
 	require.True(t, store.Took(), "Resume took the lease through the wrapper")
+}
+
+// A holder that keeps a thread across calls (a worker, from one look to
+// the next) calls Resume under the context it holds the thread with: the
+// Resume's own Hold sees the thread held by that context and waits for no
+// one, Free says the thread is free of anyone but the holder, and to
+// everyone else the thread stays held until the holder lets go.
+func TestHoldUnderItsOwnContext(t *testing.T) {
+	e := harnesstest.New(t, `{"text": "Hello."}`)
+	held, release, err := harness.Hold(ctx, e.Store, "t")
+	require.NoError(t, err)
+
+	bounded, cancel := context.WithTimeout(held, 5*time.Second)
+	defer cancel()
+	again, releaseAgain, err := harness.Hold(bounded, e.Store, "t")
+	require.NoError(t, err, "a Hold under the holder's context does not wait for the holder")
+	releaseAgain() // lets go of nothing
+	require.NoError(t, again.Err())
+
+	free, err := harness.Free(held, e.Store, "t")
+	require.NoError(t, err)
+	require.True(t, free, "the holder asks: nobody else holds it")
+	free, err = harness.Free(ctx, e.Store, "t")
+	require.NoError(t, err)
+	require.False(t, free, "anyone else: the thread is held")
+
+	out, err := e.RT.Start(bounded, e.Actor, "t", "Hello")
+	require.NoError(t, err, "Resume under the holder's context")
+	require.Equal(t, harness.StatusDone, out.Status)
+
+	other, cancelOther := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancelOther()
+	_, _, err = harness.Hold(other, e.Store, "t")
+	require.ErrorIs(t, err, context.DeadlineExceeded, "still held for everyone else")
+	_, releaseU, err := harness.Hold(held, e.Store, "u")
+	require.NoError(t, err, "another thread is not held by the context")
+	releaseU()
+
+	release()
+	free, err = harness.Free(ctx, e.Store, "t")
+	require.NoError(t, err)
+	require.True(t, free)
 }

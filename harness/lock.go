@@ -136,7 +136,18 @@ func layers(s thread.Store) iter.Seq[thread.Store] {
 // then, on a shared store, the thread's lease. It waits while another
 // holds either, and returns the context to act under (ended if the lease
 // is lost) and the function that lets go of both.
+//
+// The context Hold returns holds the thread: a Hold of the same thread
+// (on the same backing store) under it, or under a context derived from
+// it, returns at once, holding nothing more, and its release does
+// nothing. So a caller that holds a thread for longer than one call — a
+// worker driving it from one look to the next — can call Resume, which
+// holds the thread itself, under the context it holds it with.
 func Hold(ctx context.Context, store thread.Store, id string) (context.Context, func(), error) {
+	k, reentrant := heldKeyOf(store, id)
+	if reentrant && ctx.Value(k) != nil {
+		return ctx, func() {}, nil
+	}
 	unlock, err := resuming.lock(ctx, store, id, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("waiting for another holder of the thread: %w", err)
@@ -146,7 +157,21 @@ func Hold(ctx context.Context, store thread.Store, id string) (context.Context, 
 		unlock()
 		return nil, nil, fmt.Errorf("waiting for the thread's lease: %w", err)
 	}
+	if reentrant {
+		held = context.WithValue(held, k, true)
+	}
 	return held, func() { release(); unlock() }, nil
+}
+
+// heldKey marks the context of a Hold: the thread is held under it.
+type heldKey lockKey
+
+// heldKeyOf is the mark of a Hold of the thread id of store; a store whose
+// type cannot be a map key has none (a Hold under a Hold of it waits, as
+// before, rather than mistake another store's thread for this one).
+func heldKeyOf(store thread.Store, id string) (heldKey, bool) {
+	b := backing(store)
+	return heldKey{b, id}, b != nil
 }
 
 // freeProbe bounds the wait of Free for a lease: a lease that is free is
@@ -158,7 +183,15 @@ const freeProbe = 300 * time.Millisecond
 // without waiting (a lease for at most a moment) and gives them back at
 // once. An action that started and has no completion is in doubt only if
 // the thread is free: otherwise its holder may still be running it.
+//
+// Under a context that holds the thread (see Hold) the caller is its
+// holder, and no one else can hold it: Free reports true, since an action
+// started and not completed is then no call of the caller's own that is
+// still running (a holder looks between its calls).
 func Free(ctx context.Context, store thread.Store, id string) (bool, error) {
+	if k, ok := heldKeyOf(store, id); ok && ctx.Value(k) != nil {
+		return true, nil
+	}
 	unlock, err := resuming.lock(ctx, store, id, false)
 	if errors.Is(err, errHeld) {
 		return false, nil

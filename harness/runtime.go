@@ -232,6 +232,18 @@ func (t *Thread) StartNew(ctx context.Context, message string) (Outcome, error) 
 	return t.start(ctx, message, postNew)
 }
 
+// Submit is StartNew without the Resume: it begins the thread with the
+// user's message, appended under StartKey, and runs nothing, leaving the
+// thread for a worker (package worker) to run. A thread that already has
+// facts is ErrThreadExists, and nothing is appended.
+func (t *Thread) Submit(ctx context.Context, message string) (Posted, error) {
+	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: message})
+	if err != nil {
+		return Posted{}, err
+	}
+	return t.post(ctx, d, StartKey, postNew)
+}
+
 // Posted says what a Post did.
 type Posted struct {
 	// Seq is the seq of the posted fact, or of the fact that an earlier

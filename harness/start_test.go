@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -60,4 +61,27 @@ func TestStartNew(t *testing.T) {
 	again, err := store.Head(ctx, "t1")
 	require.NoError(t, err)
 	require.Equal(t, h.Seq, again.Seq)
+}
+
+// Submit starts a thread and runs nothing: the thread holds the user's
+// message alone, is resumable (for a worker), and a second Submit of the
+// id appends nothing.
+func TestSubmit(t *testing.T) {
+	e := harnesstest.New(t, `{"text": "Hello."}`)
+	th := e.Thread("t1")
+	p, err := th.Submit(ctx, "Say hello")
+	require.NoError(t, err)
+	require.EqualValues(t, 1, p.Seq)
+	require.Zero(t, e.Model.Calls(), "nothing ran")
+	v, err := th.View(ctx)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusResumable, v.Status)
+
+	_, err = e.Thread("t1").Submit(ctx, "Again")
+	require.ErrorIs(t, err, harness.ErrThreadExists)
+	require.Len(t, e.Log("t1"), 1)
+
+	out, err := th.Resume(ctx)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status)
 }

@@ -71,6 +71,10 @@ type Place struct {
 	// of a Pebble store in Store (see package thread/natsstore); Store then
 	// holds only the settings file, if any.
 	Remote string
+	// Replicas is how many replicas the stream and buckets of a remote
+	// store get when this place's OpenStore is the first to make them (0:
+	// natsstore's default, one). A store that exists keeps its own.
+	Replicas int
 }
 
 // IsRemoteStore reports whether a store named on the command line or in
@@ -222,7 +226,11 @@ func (p Place) HoldStore(ctx context.Context, wait time.Duration, create bool) (
 
 func (p Place) open(ctx context.Context, wait time.Duration, create, viaServer bool, opts ...thread.Option) (thread.Store, error) {
 	if p.Remote != "" {
-		s, err := natsstore.Dial(ctx, p.Remote)
+		var nopts []natsstore.Option
+		if p.Replicas > 0 {
+			nopts = append(nopts, natsstore.WithReplicas(p.Replicas))
+		}
+		s, err := natsstore.Dial(ctx, p.Remote, nopts...)
 		if err != nil {
 			return nil, fmt.Errorf("open the store: %w", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -25,6 +26,7 @@ import (
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/natsstore"
 	"github.com/seed-7cc7a084/harness/tracing"
 )
 
@@ -246,7 +248,8 @@ func (a *app) rootCmd() *cobra.Command {
 		Long: `harness runs coding agents as threads: append-only logs of facts kept in the
 workspace's store (.harness/ at the workspace root, found from the current
 directory as git finds .git; --store or HARNESS_STORE name another directory,
-or a NATS server, nats://HOST:PORT, whose JetStream keeps the threads).
+or a NATS server, nats://HOST:PORT, whose JetStream keeps the threads;
+HARNESS_REPLICAS=3 gives a NATS store made on a cluster 3 replicas).
 
 A tool call that asks for confirmation parks the thread until a person answers:
 at the prompt on a terminal, or with approve, deny, answer or post.
@@ -283,6 +286,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person),
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
 		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.showCmd(), a.effectsCmd(),
 		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.configCmd(), a.demoCmd(), a.mcpCmd(), a.serveCmd(),
+		a.submitCmd(), a.workerCmd(), a.migrateCmd(),
 	)
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "jsonl"}, cobra.ShellCompDirectiveNoFileComp))
 	return root
@@ -454,7 +458,18 @@ func (a *app) place() (stock.Place, error) {
 	if override == "" {
 		override = a.getenv("HARNESS_STORE")
 	}
-	return stock.Locate(cwd, override)
+	p, err := stock.Locate(cwd, override)
+	if err != nil || p.Remote == "" {
+		return p, err
+	}
+	if r := a.getenv("HARNESS_REPLICAS"); r != "" {
+		n, err := strconv.Atoi(r)
+		if err != nil || n < 1 || n > 5 {
+			return p, usageError("HARNESS_REPLICAS=%q: want the replicas of a NATS store made on first use, 1 to 5 (3 on a cluster)", r)
+		}
+		p.Replicas = n
+	}
+	return p, nil
 }
 
 // openRead opens the workspace's store for a command that only reads it
@@ -540,6 +555,8 @@ func (a *app) openWith(ctx context.Context, p stock.Place, settings stock.Settin
 		return nil, fmt.Errorf("%w; wait longer with a larger --wait", err)
 	case errors.Is(err, thread.ErrLocked):
 		return nil, fmt.Errorf("%w; wait for the other harness command to finish, or pass --wait DURATION (e.g. --wait 30s) to wait for it; `harness serve` (or run --serve) holds the store so that every command can use it at once", err)
+	case errors.Is(err, natsstore.ErrOldLayout):
+		return nil, fmt.Errorf("%w; the command: harness migrate, with the same --store", err)
 	case err != nil:
 		return nil, err
 	}

@@ -1,42 +1,52 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/stretchr/testify/require"
 )
 
 // TestNATSScripts runs the scripts in testdata/nats against a real NATS
-// server with JetStream, embedded in the test: HARNESS_STORE names it, as a
-// user whose threads outgrew one machine would.
+// server with JetStream, embedded in the test, one for each script:
+// HARNESS_STORE names it, as a user whose threads outgrew one machine
+// would.
 func TestNATSScripts(t *testing.T) {
-	srv, err := server.NewServer(&server.Options{
-		ServerName: "harness-cli-test",
-		Host:       "127.0.0.1",
-		Port:       -1,
-		JetStream:  true,
-		StoreDir:   t.TempDir(),
-		NoLog:      true,
-		NoSigs:     true,
-	})
-	require.NoError(t, err)
-	srv.Start()
-	t.Cleanup(func() {
-		srv.Shutdown()
-		srv.WaitForShutdown()
-	})
-	require.True(t, srv.ReadyForConnections(10*time.Second), "the NATS server did not start")
-
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/nats",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
+			dir, err := os.MkdirTemp("", "harness-nats-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { _ = os.RemoveAll(dir) })
+			srv, err := server.NewServer(&server.Options{
+				ServerName: "harness-cli-test",
+				Host:       "127.0.0.1",
+				Port:       -1,
+				JetStream:  true,
+				StoreDir:   dir, // outside the workspace, which the runs observe
+				NoLog:      true,
+				NoSigs:     true,
+			})
+			if err != nil {
+				return err
+			}
+			srv.Start()
+			env.Defer(func() {
+				srv.Shutdown()
+				srv.WaitForShutdown()
+			})
+			if !srv.ReadyForConnections(10 * time.Second) {
+				return errors.New("the NATS server did not start")
+			}
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("USER", "tester")
 			// Who answers is the login name (the record's, not a --by).
@@ -45,8 +55,31 @@ func TestNATSScripts(t *testing.T) {
 			return os.MkdirAll(filepath.Join(env.WorkDir, "other"), 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":     cmdExits,
-			"validjson": cmdValidJSON,
+			"exits":      cmdExits,
+			"validjson":  cmdValidJSON,
+			"eventually": cmdEventually,
 		},
 	})
+}
+
+// cmdEventually runs a command again and again until its stdout matches a
+// pattern, for up to 30 seconds: eventually PATTERN command args...
+func cmdEventually(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: eventually PATTERN command [args...]")
+	}
+	re, err := regexp.Compile("(?m)" + args[0])
+	ts.Check(err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := ts.Exec(args[1], args[2:]...)
+		out := ts.ReadFile("stdout")
+		if err == nil && re.MatchString(out) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("after 30s, %s %v still does not print %q (last: %v)\n%s", args[1], args[2:], args[0], err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -269,6 +269,7 @@ func (a *app) runCmd() *cobra.Command {
 	var sf serveFlags
 	var serving bool
 	var id string
+	var detach bool
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT|-",
 		Short: "Start a thread in this workspace and run it until it is done or waits for a person",
@@ -299,10 +300,25 @@ With neither, it is the current directory. The store is created there. The
 thread records it (host:directory), and every later command acts there.`,
 		Example: `  harness run --model scripted:script.jsonl "Set the cache TTL to 300"
   harness run --model openai:gpt-4o-mini --approve writes --deny 'write_file:.github/*' "Fix the tests"
-  git diff | harness run --model anthropic:claude-sonnet-4-5 -`,
+  git diff | harness run --model anthropic:claude-sonnet-4-5 -
+  harness run --detach --store nats://localhost:4222 "Fix the tests"   # for the workers`,
 		Args: args(1, -1, "a PROMPT"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if detach {
+				// For the workers: record the prompt, run nothing.
+				if err := detachRefuses(&f); err != nil {
+					return err
+				}
+				if serving {
+					return usageError("run --detach --serve: a detached thread runs on the workers, not here; drop one of them")
+				}
+				prompt, err := a.readPrompt(args)
+				if err != nil {
+					return err
+				}
+				return a.submit(ctx, id, prompt)
+			}
 			if id != "" {
 				if err := checkID(id); err != nil {
 					return err
@@ -373,6 +389,7 @@ thread records it (host:directory), and every later command acts there.`,
 	}
 	f.add(cmd)
 	cmd.Flags().StringVar(&id, "thread", "", "the new thread's id (default: t1, t2, … the next free one)")
+	cmd.Flags().BoolVar(&detach, "detach", false, "start the thread for the workers (harness worker) and run nothing, as harness submit does")
 	cmd.Flags().BoolVar(&serving, "serve", false, "serve the workspace's store while the thread runs, and after, until interrupted, as harness serve does: the page answers what the thread waits for")
 	sf.add(cmd)
 	return cmd

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,87 +18,25 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
+	"github.com/seed-7cc7a084/harness/thread/natsstore/natstest"
 	"github.com/seed-7cc7a084/harness/thread/storetest"
 )
 
 // testCluster is three embedded nats-server nodes in this process, routed
 // to each other on loopback, each with JetStream and a store directory of
-// its own.
+// its own (natstest.Cluster).
 type testCluster struct {
 	nodes []*server.Server
-	opts  []*server.Options
 }
 
 // startCluster starts a cluster of three nodes keeping their data under
 // dir and waits until JetStream answers on it.
 func startCluster(dir string) (*testCluster, error) {
-	ports := make([]int, 3)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-	}
-	var routes []*url.URL
-	for _, p := range ports {
-		routes = append(routes, &url.URL{Scheme: "nats-route", Host: fmt.Sprintf("127.0.0.1:%d", p)})
-	}
-	c := &testCluster{}
-	for i := range 3 {
-		o := &server.Options{
-			ServerName: fmt.Sprintf("node%d", i),
-			Host:       "127.0.0.1",
-			Port:       -1,
-			JetStream:  true,
-			StoreDir:   fmt.Sprintf("%s/node%d", dir, i),
-			MaxPayload: maxPayload,
-			Cluster:    server.ClusterOpts{Name: "harness-test", Host: "127.0.0.1", Port: ports[i]},
-			Routes:     routes,
-			NoLog:      true,
-			NoSigs:     true,
-		}
-		s, err := server.NewServer(o)
-		if err != nil {
-			c.shutdown()
-			return nil, fmt.Errorf("start node %d: %w", i, err)
-		}
-		s.Start()
-		c.nodes, c.opts = append(c.nodes, s), append(c.opts, o)
-	}
-	for i, s := range c.nodes {
-		if !s.ReadyForConnections(10 * time.Second) {
-			c.shutdown()
-			return nil, fmt.Errorf("node %d not ready after 10s", i)
-		}
-	}
-	// Wait for a meta leader: until then JetStream requests fail.
-	nc, err := nats.Connect(c.url())
+	c, err := natstest.StartCluster(dir)
 	if err != nil {
-		c.shutdown()
 		return nil, err
 	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		c.shutdown()
-		return nil, err
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_, err := js.AccountInfo(ctx)
-		cancel()
-		if err == nil {
-			return c, nil
-		}
-		if time.Now().After(deadline) {
-			c.shutdown()
-			return nil, fmt.Errorf("the cluster has no JetStream after 30s: %w", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return &testCluster{nodes: c.Nodes}, nil
 }
 
 // url lists the client URLs of the nodes still running.

@@ -12,7 +12,9 @@
 // Beside the threads, the store leases each thread to one resumer at a time
 // across processes (a thread.Leaser, in a key-value bucket), keeps the
 // contents the workspace observer reads (an action.Blobs, in an object
-// store), and lists the threads in order (a key-value bucket).
+// store), lists the threads in order (a key-value bucket), and hands the
+// appends out as work to the processes that drive threads (Work, a
+// durable consumer of the stream; see package worker).
 //
 // # Layout
 //
@@ -28,6 +30,9 @@
 //	                    (JetStream stream OBJ_<stream>_BLOBS)
 //	<stream>_THREADS    key-value bucket: the thread index
 //	                    (JetStream stream KV_<stream>_THREADS)
+//	workers             durable consumer of <stream>'s thread subjects,
+//	                    headers only: the queue of work (Work), made by
+//	                    the first Work
 //
 // Open creates whichever does not exist yet (file storage, WithReplicas
 // replicas). A bucket's name is letters, digits, '_' and '-', so the
@@ -149,6 +154,14 @@
 //     bytes another process is putting at the same moment replaces that
 //     process's chunks, so a GetBlob reading the first copy meanwhile may
 //     fail; trying again reads the copy that stayed.
+//   - Work makes (or updates) the durable consumer WorkConsumer on
+//     <prefix>.t.>: deliver all, explicit acks, the ack wait of
+//     WithAckWait, no limit on deliveries, headers only. Take is one pull
+//     request of up to n jobs; a job's thread is its subject's, its cause
+//     the first cause in its Nats-Msg-Id. Done acks, Later naks (with a
+//     delay), Working says in progress; Followed is one get of the
+//     thread's last record. A job not acked within the ack wait is given
+//     to another process.
 //
 // # Causes and crashes
 //

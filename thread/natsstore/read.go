@@ -36,17 +36,32 @@ const consumerIdle = 30 * time.Second
 // getMsg gets one message of the stream: the last on subject (last), the
 // first on subject at or after seq (next), or the one at seq. It returns nil
 // if there is none.
+//
+// A get that has no answer within getAttempt is sent again (a get changes
+// nothing): a request sent while the stream elects a leader is answered
+// by no one, and would otherwise wait out the whole timeout.
 func (s *Store) getMsg(ctx context.Context, subject string, seq uint64, last bool) (*jetstream.RawStreamMsg, error) {
 	ctx, cancel := s.requestContext(ctx)
 	defer cancel()
 	m, err := retry(ctx, func() (*jetstream.RawStreamMsg, error) {
+		actx, cancel := context.WithTimeout(ctx, getAttempt)
+		defer cancel()
+		var (
+			m   *jetstream.RawStreamMsg
+			err error
+		)
 		switch {
 		case last:
-			return s.stream.GetLastMsgForSubject(ctx, subject)
+			m, err = s.stream.GetLastMsgForSubject(actx, subject)
 		case subject != "":
-			return s.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+			m, err = s.stream.GetMsg(actx, seq, jetstream.WithGetMsgSubject(subject))
+		default:
+			m, err = s.stream.GetMsg(actx, seq)
 		}
-		return s.stream.GetMsg(ctx, seq)
+		if err != nil && actx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("%w: %w", errNoAnswerYet, err)
+		}
+		return m, err
 	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, nil
@@ -59,6 +74,13 @@ func (s *Store) getMsg(ctx context.Context, subject string, seq uint64, last boo
 	}
 	return m, nil
 }
+
+// getAttempt bounds one attempt of a get (see getMsg).
+const getAttempt = 2 * time.Second
+
+// errNoAnswerYet: an attempt of a request that nobody answered in time; it
+// may be sent again.
+var errNoAnswerYet = errors.New("no answer yet")
 
 // corrupt returns a *thread.CorruptError of id at seq.
 func corrupt(id string, seq uint64, format string, args ...any) error {

@@ -488,7 +488,7 @@ func (s *Store) requestContext(ctx context.Context) (context.Context, context.Ca
 // be sent again.
 func transient(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, errNoAnswerYet) ||
 		errors.As(err, &apiErr) && (apiErr.Code == 503 || apiErr.ErrorCode == errJSNotAvailable)
 }
 

@@ -1,0 +1,441 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/thread/natsstore"
+	"github.com/seed-7cc7a084/harness/worker"
+)
+
+func (a *app) workerCmd() *cobra.Command {
+	var (
+		f           driveFlags
+		concurrency int
+		drain       time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "worker --store nats://HOST:PORT [flags]",
+		Short: "Drive the runnable threads of a NATS store, with the other workers on it, until stopped",
+		Long: `Drive the threads of a store that machines share (a NATS server, or a cluster:
+--store nats://a:4222,nats://b:4222,nats://c:4222): those started for the
+workers (harness submit, or run --detach), answered (approve, deny, answer,
+post), or handed over by a worker that stopped or died. Each runs under its
+lease, on one worker at a time, in this workspace; --concurrency threads at once.
+
+Nobody is asked anything: --approve, --allow and --deny (and the settings file)
+answer what they decide, and a thread that needs a person parks until someone
+answers it from anywhere, then a worker takes it up again. A parked thread costs
+the workers nothing.
+
+A thread's model is the one it recorded; --model is the model of threads that
+recorded none yet (or the settings file's "model").
+
+A worker that dies leaves its threads to the others once its jobs are given out
+again (after 30s) and its leases have run out (15s): an action it was running is then in doubt, recorded as interrupted and
+never run again, and its thread parks on reconcile. SIGTERM or Ctrl-C drains:
+no new threads; each drive stops before its next step (a tool that is running
+runs to its end) and is handed over at once. What has not stopped after --drain
+is interrupted; a second signal interrupts at once.
+
+Each event is a line on stdout (with -o json, a JSON object per line).
+
+Threads driven at once share the workspace: their commands act in it side by
+side, and the observation of one action may include another thread's changes.`,
+		Example: `  harness worker --store nats://localhost:4222 --model openai:gpt-4o-mini --approve writes
+  harness worker --store nats://a:4222,nats://b:4222,nats://c:4222 --concurrency 4 --allow 'run_command:go test *'`,
+		Args: args(0, 0, "no arguments"),
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			if concurrency < 1 {
+				return usageError("--concurrency %d: want 1 or more threads at once", concurrency)
+			}
+			if drain < 0 {
+				return usageError("--drain %v: want a duration ≥ 0, such as 30s", drain)
+			}
+			return a.worker(cmd.Context(), &f, concurrency, drain)
+		}),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.model, "model", "", "the model of threads that recorded none yet: scripted:FILE, openai:MODEL or anthropic:MODEL (default: the settings file's)")
+	fl.StringVar(&f.approve, "approve", "", "which confirmations are approved without asking: ask, writes or all (default ask, or the settings file's); the rest wait for a person")
+	fl.StringArrayVar(&f.allow, "allow", nil, "approve calls matching `PATTERN`: TOOL or TOOL:GLOB, e.g. 'run_command:go test *' (repeatable; see harness run --help)")
+	fl.StringArrayVar(&f.deny, "deny", nil, "deny calls matching `PATTERN`; deny wins (repeatable; on run_command only a hint)")
+	fl.StringVar(&f.sandbox, "sandbox", "", "where commands may reach: workspace-write (default, or the settings file's), read-only, or off")
+	fl.BoolVar(&f.network, "network", false, "let commands use the network (default: none but loopback, or the settings file's)")
+	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop a thread before its model turn `N`+1; 0 is no bound (default: the settings file's max_turns, else 50)")
+	fl.IntVar(&concurrency, "concurrency", worker.DefaultConcurrency, "how many threads to drive at once")
+	fl.DurationVar(&drain, "drain", worker.DefaultDrain, "on SIGTERM or Ctrl-C, how long to wait for the threads driven to reach a point where they can stop before interrupting them")
+	f.fs = fl
+	return cmd
+}
+
+// worker runs a worker on the workspace's NATS store until the command's
+// context ends (a signal), then drains.
+func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain time.Duration) error {
+	p, err := a.place()
+	if err != nil {
+		return err
+	}
+	if p.Remote == "" {
+		return usageError("worker: the store is the directory %s, which one process opens at a time; workers share a NATS server's store: pass --store nats://HOST:PORT (or set HARNESS_STORE)", p.Store)
+	}
+	settings, err := a.loadSettings(p)
+	if err != nil {
+		return err
+	}
+	approval, err := f.approval(settings)
+	if err != nil {
+		return err
+	}
+	bounds, err := f.bounds(settings)
+	if err != nil {
+		return err
+	}
+	so, err := f.stockOptions(settings)
+	if err != nil {
+		return err
+	}
+	spec := f.model
+	if spec == "" {
+		spec = settings.Model
+	}
+	opts := bounds
+	if spec != "" {
+		cwd, _ := os.Getwd()
+		if spec, err = stock.ParseModelSpec(spec, cwd); err != nil {
+			return asUsage(fmt.Errorf("--model: %w", err))
+		}
+		if _, err := stock.LoadModel(spec); err != nil {
+			return asUsage(fmt.Errorf("--model: %w", err))
+		}
+		opts = append(opts, harness.WithModelName(spec))
+	}
+	s, err := a.openAt(ctx, p, settings, false, so, opts...)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ns, ok := s.store.(*natsstore.Store)
+	if !ok {
+		return fmt.Errorf("worker: the store of %s is no NATS store", p.Where())
+	}
+	work, err := ns.Work(ctx)
+	if err != nil {
+		return err
+	}
+	if approval.Resolve == nil {
+		approval.Resolve = s.stock.Tools.Resolve
+	}
+	w, err := worker.New(worker.Options{
+		Store:  s.store,
+		Queue:  worker.FromWork(work),
+		Actor:  s.stock.Actor,
+		Config: s.stock.Config,
+		Services: func(string) (harness.Services, func(), error) {
+			svc, err := s.stock.Services(nil, stock.BlobsOf(s.store))
+			if err != nil {
+				return svc, nil, err
+			}
+			return svc, func() {
+				if c, ok := svc.Observer.(io.Closer); ok {
+					c.Close()
+				}
+			}, nil
+		},
+		LoadModel:   modelLoader(spec),
+		Approval:    approval,
+		Concurrency: concurrency,
+		Drain:       drain,
+		Log:         a.workerEvent,
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.stock.Sandbox.Check(); err != nil {
+		fmt.Fprintf(a.stderr, "harness: %s: commands are refused; to run them without a sandbox, pass --sandbox off (it is recorded)\n", present.EscapeLine(err.Error()))
+	}
+	model := spec
+	if model == "" {
+		model = "none (threads that recorded none wait)"
+	}
+	fmt.Fprintf(a.stderr, "harness worker: driving the threads of %s in %s, %d at a time (model %s); SIGTERM or Ctrl-C drains\n",
+		s.place.Where(), s.place.Root, concurrency, model)
+
+	// A second signal, while draining, interrupts at once.
+	ran := make(chan struct{})
+	defer close(ran)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-ran:
+			return
+		}
+		again := make(chan os.Signal, 1)
+		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(again)
+		select {
+		case <-again:
+			w.Interrupt()
+		case <-ran:
+		}
+	}()
+	if err := w.Run(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintln(a.stderr, "harness worker: drained")
+	return nil
+}
+
+// modelLoader loads the model of a thread's turn: the one the thread
+// recorded, else spec; each spec once.
+func modelLoader(spec string) func(recorded string) (model.Model, error) {
+	var (
+		mu     sync.Mutex
+		models = map[string]model.Model{}
+	)
+	return func(recorded string) (model.Model, error) {
+		use := recorded
+		if use == "" {
+			use = spec
+		}
+		if use == "" {
+			return nil, errors.New("the thread needs a model turn and records no model; start the worker with --model (or set the settings file's model)")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if m := models[use]; m != nil {
+			return m, nil
+		}
+		m, err := stock.LoadModel(use)
+		if err != nil {
+			return nil, err
+		}
+		models[use] = m
+		return m, nil
+	}
+}
+
+// workerEventJSON is a worker's event, for -o json: one a line.
+type workerEventJSON struct {
+	Time    time.Time      `json:"time"`
+	Event   string         `json:"event"`
+	Thread  string         `json:"thread,omitempty"`
+	Status  harness.Status `json:"status,omitempty"`
+	Seq     uint64         `json:"seq,omitempty"`
+	Reason  string         `json:"reason,omitempty"`
+	Waits   []string       `json:"waits,omitempty"`
+	InDoubt []string       `json:"in_doubt,omitempty"`
+	Error   string         `json:"error,omitempty"`
+	AgainIn string         `json:"again_in,omitempty"`
+}
+
+// workerEvent prints what the worker did: a line of text, or of JSON.
+func (a *app) workerEvent(e worker.Event) {
+	now := time.Now()
+	if a.jsonOut() {
+		j := workerEventJSON{Time: now.UTC(), Event: string(e.Kind), Thread: e.Thread, InDoubt: e.State.InDoubt}
+		if e.Kind == worker.EventStopped {
+			j.Status, j.Seq, j.Reason = e.State.Status, e.State.Head.Seq, e.State.Reason
+			for _, w := range e.State.Waits {
+				j.Waits = append(j.Waits, string(w.Kind)+" "+w.RequestID)
+			}
+		}
+		if e.Err != nil {
+			j.Error = e.Err.Error()
+		}
+		if e.Later > 0 {
+			j.AgainIn = e.Later.String()
+		}
+		b, _ := json.Marshal(j)
+		fmt.Fprintln(a.stdout, string(b))
+		return
+	}
+	at := now.Format("15:04:05")
+	id := present.EscapeLine(e.Thread)
+	w := a.stdout
+	switch e.Kind {
+	case worker.EventTook:
+		fmt.Fprintf(w, "%s %s taken\n", at, id)
+	case worker.EventInDoubt:
+		fmt.Fprintf(w, "%s %s %s %s: its holder died while it ran; recorded as interrupted, not run again; the thread parks on reconcile\n",
+			at, id, a.paint("yellow", "in doubt:"), strings.Join(e.State.InDoubt, ", "))
+	case worker.EventStopped:
+		st := e.State
+		switch st.Status {
+		case harness.StatusDone:
+			fmt.Fprintf(w, "%s %s %s (seq %d)\n", at, id, a.paint("green", "done"), st.Head.Seq)
+		case harness.StatusParked:
+			var waits []string
+			for _, p := range st.Waits {
+				waits = append(waits, string(p.Kind)+" "+p.RequestID)
+			}
+			fmt.Fprintf(w, "%s %s %s for %s (seq %d)\n", at, id, a.paint("yellow", "parked"), present.EscapeLine(strings.Join(waits, ", ")), st.Head.Seq)
+			for _, p := range st.Waits {
+				fmt.Fprintf(w, "    %s\n", present.EscapeLine(workerHint(st.Thread, p)))
+			}
+		default:
+			fmt.Fprintf(w, "%s %s %s (seq %d): %s\n", at, id, a.paint("red", string(st.Status)), st.Head.Seq, oneLine(st.Reason))
+		}
+	case worker.EventPutOff:
+		fmt.Fprintf(w, "%s %s put off: another holds it; again in %v\n", at, id, e.Later)
+	case worker.EventError:
+		what := id
+		if what == "" {
+			what = "worker"
+		}
+		fmt.Fprintf(w, "%s %s %s %s; again in %v\n", at, what, a.paint("red", "error:"), oneLine(e.Err.Error()), e.Later.Round(time.Millisecond))
+	case worker.EventHandedOver:
+		fmt.Fprintf(w, "%s %s handed over: this worker stops\n", at, id)
+	}
+}
+
+func (a *app) submitCmd() *cobra.Command {
+	var id string
+	cmd := &cobra.Command{
+		Use:   "submit [--thread ID] PROMPT|-",
+		Short: "Start a thread for the workers: record the prompt and run nothing",
+		Long: `Start a thread with PROMPT as the user's message (- reads it from stdin) and
+run nothing: a worker (harness worker, on the same NATS store) takes it up,
+under its own settings (--model, --approve, ...). 'harness run --detach' does the same.
+
+On a store in a directory no worker can reach; harness resume runs the thread.`,
+		Example: `  harness submit --store nats://localhost:4222 "Set the cache TTL to 300"`,
+		Args:    args(1, -1, "a PROMPT"),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			prompt, err := a.readPrompt(args)
+			if err != nil {
+				return err
+			}
+			return a.submit(cmd.Context(), id, prompt)
+		}),
+	}
+	cmd.Flags().StringVar(&id, "thread", "", "the new thread's id (default: t1, t2, … the next free one)")
+	return cmd
+}
+
+// submit starts a thread and runs nothing.
+func (a *app) submit(ctx context.Context, id, prompt string) error {
+	if strings.TrimSpace(prompt) == "" {
+		return usageError("submit: the prompt is empty")
+	}
+	if id != "" {
+		if err := checkID(id); err != nil {
+			return err
+		}
+	}
+	s, err := a.open(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	rt, err := s.runtime()
+	if err != nil {
+		return err
+	}
+	var seq uint64
+	if id != "" {
+		p, err := rt.Thread(s.stock.Actor, id).Submit(ctx, prompt)
+		if errors.Is(err, harness.ErrThreadExists) {
+			return usageError("thread %s already exists; add a message with `harness post %s user.message --data '{\"text\": \"...\"}'`", id, id)
+		}
+		if err != nil {
+			return err
+		}
+		seq = p.Seq
+	} else {
+		th, err := drive.SubmitNext(ctx, rt, s.stock.Actor, prompt, nil)
+		if err != nil {
+			return err
+		}
+		id, seq = th.ID(), 1
+	}
+	if a.jsonOut() {
+		return a.printJSON(map[string]any{"thread": id, "status": "submitted", "seq": seq, "store": s.place.Where()})
+	}
+	fmt.Fprintf(a.stdout, "%s thread %s (seq %d) in %s\n", a.paint("bold", "submitted:"), id, seq, s.place.Where())
+	if s.place.Remote == "" {
+		fmt.Fprintf(a.stdout, "    no worker reaches a store in a directory (workers share a NATS store); run it with: harness resume %s\n", id)
+	} else {
+		fmt.Fprintf(a.stdout, "    a worker on the store takes it up (harness worker); follow it with: harness log %s\n", id)
+	}
+	return nil
+}
+
+// detachRefuses refuses run --detach with the flags that say how to drive
+// the thread: the workers drive it, under their own.
+func detachRefuses(f *driveFlags) error {
+	for _, name := range []string{"model", "approve", "allow", "deny", "no-input", "max-turns", "max-steps", "sandbox", "network"} {
+		if f.fs != nil && f.fs.Changed(name) {
+			return usageError("run --detach --%s: a detached thread is driven by the workers, under their settings (harness worker --%s); drop --%s", name, name, name)
+		}
+	}
+	return nil
+}
+
+func (a *app) migrateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate --store nats://HOST:PORT",
+		Short: "Copy the threads of a NATS store kept in an older layout into the current one",
+		Long: `Copy the threads of a NATS store written by an older version (a subject per
+fact) into the current layout (a subject per thread), in the same stream, fact
+for fact: seqs, times and hashes are kept. Other commands refuse such a store
+until it is migrated. Stopped halfway, migrate goes on where it stopped when
+run again; a store in the current layout is left alone. While it runs, old
+versions can no longer append to the store.`,
+		Example: `  harness migrate --store nats://localhost:4222`,
+		Args:    args(0, 0, "no arguments"),
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			p, err := a.place()
+			if err != nil {
+				return err
+			}
+			if p.Remote == "" {
+				return usageError("migrate: the store is the directory %s, which needs no migration; migrate copies a NATS store: pass --store nats://HOST:PORT", p.Store)
+			}
+			m, err := natsstore.Migrate(cmd.Context(), p.Remote)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut() {
+				return a.printJSON(map[string]any{"store": p.Where(), "already": m.Already, "threads": m.Threads, "facts": m.Facts})
+			}
+			if m.Already {
+				fmt.Fprintf(a.stdout, "%s is in the current layout: nothing to migrate\n", p.Where())
+				return nil
+			}
+			fmt.Fprintf(a.stdout, "migrated %s: %d threads, %d facts copied\n", p.Where(), m.Threads, m.Facts)
+			return nil
+		}),
+	}
+}
+
+// workerHint is answerHint for a thread the workers drive: the answer
+// alone wakes it on a worker, so the hint names no resume (a resume here
+// would drive the thread in this command instead).
+func workerHint(id string, p drive.Pending) string {
+	h := answerHint(id, p)
+	if i := strings.Index(h, ", then harness resume "); i >= 0 {
+		j := strings.Index(h[i:], "   ")
+		if j < 0 {
+			j = len(h) - i
+		}
+		h = h[:i] + h[i+j:]
+	}
+	return strings.ReplaceAll(h, " --resume", "")
+}

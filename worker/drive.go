@@ -1,0 +1,324 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/model"
+)
+
+// errBusy: another holds the thread.
+var errBusy = errors.New("another holds the thread")
+
+// errDraining: the worker is draining; the drive stopped before its next
+// step.
+var errDraining = errors.New("the worker is draining")
+
+// work drives the thread of the slot s under its lease, until it is done,
+// parked, failed or stopped and no job joined meanwhile, and finishes the
+// jobs; a thread another holds, a drive that fails or a drain gives the
+// jobs back.
+func (w *Worker) work(id string, s *slot) {
+	if w.followed(id, s) {
+		return
+	}
+	// A child thread (the delegate tool) runs only as its parent drives
+	// it: an answer to a child's request, or a child that ended, moves its
+	// tree, so the worker drives the tree's root. The slot stays the
+	// child's, for its jobs.
+	slotID := id
+	if root, err := w.rootOf(w.hard, id); err == nil {
+		id = root
+	}
+	held, release, err := w.take(id)
+	if err != nil {
+		w.mu.Lock()
+		delay := w.later(s.jobs)
+		w.mu.Unlock()
+		switch {
+		case w.hard.Err() != nil:
+			w.log(Event{Kind: EventHandedOver, Thread: id})
+			delay = 0
+		case errors.Is(err, errBusy):
+			w.log(Event{Kind: EventPutOff, Thread: id, Later: delay})
+		default:
+			w.log(Event{Kind: EventError, Thread: id, Err: err, Later: delay})
+		}
+		w.giveBack(slotID, s, nil, delay)
+		return
+	}
+	defer release()
+	var covered []Job // the jobs the look in progress answers for
+	keepCtx, stopKeep := context.WithCancel(held)
+	defer stopKeep()
+	go w.keep(keepCtx, s, &covered)
+	w.log(Event{Kind: EventTook, Thread: id})
+	for {
+		w.mu.Lock()
+		covered = append(covered, s.jobs...)
+		s.jobs = nil
+		w.mu.Unlock()
+		st, err := w.look(held, id)
+		switch {
+		case errors.Is(err, errDraining), w.hard.Err() != nil:
+			w.log(Event{Kind: EventHandedOver, Thread: id})
+			w.giveBack(slotID, s, w.taken(&covered), 0)
+			return
+		case errors.Is(err, harness.ErrUnknownThread):
+			// No facts: nothing to drive, now or later.
+		case err != nil:
+			jobs := w.taken(&covered)
+			delay := w.later(jobs)
+			w.log(Event{Kind: EventError, Thread: id, Err: err, Later: delay})
+			w.giveBack(slotID, s, jobs, delay)
+			return
+		case st.Status == harness.StatusStepLimit:
+			// Still resumable: the model's turns are bounded by the
+			// thread's budget, so go on.
+			continue
+		default:
+			w.log(Event{Kind: EventStopped, Thread: id, State: st})
+		}
+		for _, j := range w.taken(&covered) {
+			_ = j.Done()
+		}
+		if w.done(slotID, s) {
+			return
+		}
+		// Jobs joined while the thread was driven: their appends may have
+		// come after its last look. Look once more.
+	}
+}
+
+// maxTreeDepth bounds the walk from a child up to the root of its tree.
+const maxTreeDepth = 64
+
+// rootOf is the root of the tree the thread is in: the thread itself
+// unless its first fact is a thread.spawned naming a parent, and then its
+// parent's root. Each step is a read of one fact.
+func (w *Worker) rootOf(ctx context.Context, id string) (string, error) {
+	for range maxTreeDepth {
+		parent, err := w.parentOf(ctx, id)
+		if err != nil || parent == "" {
+			return id, err
+		}
+		id = parent
+	}
+	return "", fmt.Errorf("thread %s: more than %d parents above it", id, maxTreeDepth)
+}
+
+// parentOf is the parent a child thread's first fact names, or "".
+func (w *Worker) parentOf(ctx context.Context, id string) (string, error) {
+	for f, err := range w.o.Store.Read(ctx, id, 1) {
+		if err != nil {
+			return "", fmt.Errorf("thread %s: its first fact: %w", id, err)
+		}
+		if f.Kind != facts.KindThreadSpawned {
+			return "", nil
+		}
+		sp, err := facts.Decode[facts.ThreadSpawned](f)
+		if err != nil {
+			return "", fmt.Errorf("thread %s: its thread.spawned: %w", id, err)
+		}
+		return sp.Parent, nil
+	}
+	return "", nil
+}
+
+// followed finishes the jobs of the slot that were given out for the
+// first time and whose appends the thread has an append after — made by
+// a runtime that had folded them (or by a later post, with a job of its
+// own): that runtime went on from them, and it held the thread under a
+// job of its own that is given out again should it die. It reports
+// whether the slot is done with; otherwise the jobs left are to look at.
+func (w *Worker) followed(id string, s *slot) bool {
+	for {
+		w.mu.Lock()
+		jobs := s.jobs
+		w.mu.Unlock()
+		for _, j := range jobs {
+			if j.Delivered() > 1 {
+				// Given out before: the worker that had it may have died
+				// driving the thread.
+				return false
+			}
+			if f, err := j.Followed(w.hard); err != nil || !f {
+				return false
+			}
+		}
+		w.mu.Lock()
+		s.jobs = s.jobs[len(jobs):]
+		w.mu.Unlock()
+		for _, j := range jobs {
+			_ = j.Done()
+		}
+		if w.done(id, s) {
+			return true
+		}
+	}
+}
+
+// taken returns the jobs *covered and empties it, under the worker's lock
+// (the keeper reads it).
+func (w *Worker) taken(covered *[]Job) []Job {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	jobs := *covered
+	*covered = nil
+	return jobs
+}
+
+// done removes the thread's slot and reports true, unless jobs joined it
+// meanwhile.
+func (w *Worker) done(id string, s *slot) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(s.jobs) > 0 {
+		return false
+	}
+	delete(w.active, id)
+	select {
+	case w.freed <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// keep says, every Queue.KeepEvery until ctx ends, that the jobs of the
+// slot are still being worked on.
+func (w *Worker) keep(ctx context.Context, s *slot, covered *[]Job) {
+	every := w.o.Queue.KeepEvery()
+	if every <= 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		w.mu.Lock()
+		jobs := append(append([]Job(nil), *covered...), s.jobs...)
+		w.mu.Unlock()
+		for _, j := range jobs {
+			_ = j.Working()
+		}
+	}
+}
+
+// take holds the thread (harness.Hold: this process's lock and the
+// thread's lease) if it can within Options.LeaseWait, under the worker's
+// hard context: the context it returns holds the thread until release.
+// A thread another holds is errBusy.
+func (w *Worker) take(id string) (context.Context, func(), error) {
+	ctx, cancel := context.WithCancelCause(w.hard)
+	t := time.AfterFunc(w.o.LeaseWait, func() { cancel(errBusy) })
+	held, release, err := harness.Hold(ctx, w.o.Store, id)
+	if !t.Stop() {
+		// The wait ran out, perhaps as the lease was taken: let go.
+		if err == nil {
+			release()
+		}
+		cancel(nil)
+		return nil, nil, errBusy
+	}
+	if err != nil {
+		cancel(nil)
+		return nil, nil, err
+	}
+	return held, func() { release(); cancel(nil) }, nil
+}
+
+// look drives the thread once with package drive, under ctx (which holds
+// it), on a runtime of its own: until it is done, parked, failed, stopped
+// or at the step limit, answering what the approval decides and asking
+// nobody.
+func (w *Worker) look(ctx context.Context, id string) (drive.State, error) {
+	svc, free, err := w.o.Services(id)
+	if err != nil {
+		return drive.State{Thread: id}, err
+	}
+	defer free()
+	rt, err := harness.NewRuntime(w.o.Store, svc, w.o.Config)
+	if err != nil {
+		return drive.State{Thread: id}, err
+	}
+	g := &gate{w: w}
+	return drive.Drive(ctx, rt.Thread(w.o.Actor, id), drive.Options{
+		Approval: w.o.Approval,
+		LoadModel: func(recorded string) (model.Model, error) {
+			m, err := w.o.LoadModel(recorded)
+			if err != nil {
+				return nil, err
+			}
+			return gated{Model: m, g: g}, nil
+		},
+		Resume: func(ctx context.Context, th *harness.Thread, _ drive.State) (harness.Outcome, error) {
+			if w.draining.Load() {
+				return harness.Outcome{Thread: id}, errDraining
+			}
+			rctx, cancel := context.WithCancelCause(ctx)
+			defer cancel(nil)
+			g.arm(cancel)
+			defer g.arm(nil)
+			out, err := th.Resume(rctx)
+			if errors.Is(context.Cause(rctx), errDraining) {
+				return out, errDraining
+			}
+			return out, err
+		},
+		OnInDoubt: func(st drive.State) { w.log(Event{Kind: EventInDoubt, Thread: id, State: st}) },
+	})
+}
+
+// gate stops a Resume at its next model turn once the worker drains: the
+// turn is not taken, nothing is recorded for it, and the thread stays
+// resumable for the worker it is handed over to.
+type gate struct {
+	w      *Worker
+	mu     sync.Mutex
+	cancel context.CancelCauseFunc // the Resume in progress
+}
+
+func (g *gate) arm(cancel context.CancelCauseFunc) {
+	g.mu.Lock()
+	g.cancel = cancel
+	g.mu.Unlock()
+}
+
+// stop reports whether the worker drains, and if so cancels the Resume in
+// progress.
+func (g *gate) stop() bool {
+	if !g.w.draining.Load() {
+		return false
+	}
+	g.mu.Lock()
+	cancel := g.cancel
+	g.mu.Unlock()
+	if cancel != nil {
+		cancel(errDraining)
+	}
+	return true
+}
+
+// gated is a thread's model behind its gate.
+type gated struct {
+	model.Model
+	g *gate
+}
+
+// Turn takes the turn, unless the worker drains.
+func (m gated) Turn(ctx context.Context, req model.Request) (model.Decision, error) {
+	if m.g.stop() {
+		return model.Decision{}, errDraining
+	}
+	return m.Model.Turn(ctx, req)
+}
