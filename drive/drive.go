@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/scheduler"
@@ -25,6 +26,12 @@ type Options struct {
 	// of Approval's mode and patterns; Approval's Root and Resolve are
 	// kept. A thread that records no policy is decided by Approval.
 	FollowPolicy bool
+	// AmendPolicy, when set with FollowPolicy, is applied to the thread's
+	// policy before it decides, and is not recorded: what a caller's own
+	// flags add to the thread's (a worker's --approve, --allow and --deny,
+	// combined as Amend combines a command's). A thread that records no
+	// policy is still decided by Approval alone.
+	AmendPolicy func(facts.PolicySet) facts.PolicySet
 	// Retry: a failed thread whose failed transition can be run again
 	// (State.Retry, a model turn) is resumed once more, once per Drive.
 	// Set it when the call is a person's word that the cause (a key, a
@@ -158,6 +165,9 @@ func Drive(ctx context.Context, th *harness.Thread, opts Options) (State, error)
 				return st, err
 			}
 			if ok {
+				if opts.AmendPolicy != nil {
+					p = opts.AmendPolicy(p)
+				}
 				if approval, err = ApprovalOf(p); err != nil {
 					return st, fmt.Errorf("thread %s: its policy: %w", th.ID(), err)
 				}

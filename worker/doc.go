@@ -70,9 +70,15 @@
 // # Drive
 //
 // Each thread is driven by drive.Drive on a runtime of its own (the
-// services Options.Services makes for it), with Options.Approval answering
-// the confirmations it decides and no Ask: what the policy leaves to a
-// person parks the thread. The model is loaded only when a turn is due,
+// services Options.Services makes for it), under the thread's own
+// approval policy — its latest policy.set (harness run's, submit's, a
+// person's "always for this thread"), read at each look, with what
+// Options.AmendPolicy adds — or, on a thread that records none, under
+// Options.Approval; and no Ask: what the policy leaves to a person parks
+// the thread. A worker thus decides as harness resume with the same flags
+// would (the flags change the thread's policy: --approve replaces its
+// mode, --allow and --deny add patterns), but records no change: the
+// flags are the worker's, not the thread's. The model is loaded only when a turn is due,
 // from the model the thread recorded, or what Options.LoadModel chooses.
 // A worker does not run a failed model turn again: a person resumes a
 // failed thread.

@@ -239,8 +239,8 @@ func (w *Worker) take(id string) (context.Context, func(), error) {
 
 // look drives the thread once with package drive, under ctx (which holds
 // it), on a runtime of its own: until it is done, parked, failed, stopped
-// or at the step limit, answering what the approval decides and asking
-// nobody.
+// or at the step limit, answering what the thread's policy (or, if it
+// records none, the worker's approval) decides and asking nobody.
 func (w *Worker) look(ctx context.Context, id string) (drive.State, error) {
 	svc, free, err := w.o.Services(id)
 	if err != nil {
@@ -253,7 +253,9 @@ func (w *Worker) look(ctx context.Context, id string) (drive.State, error) {
 	}
 	g := &gate{w: w}
 	return drive.Drive(ctx, rt.Thread(w.o.Actor, id), drive.Options{
-		Approval: w.o.Approval,
+		Approval:     w.o.Approval,
+		FollowPolicy: true,
+		AmendPolicy:  w.o.AmendPolicy,
 		LoadModel: func(recorded string) (model.Model, error) {
 			m, err := w.o.LoadModel(recorded)
 			if err != nil {

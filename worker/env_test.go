@@ -68,6 +68,11 @@ type scenario struct {
 	// AckLog, when set, is a file the worker appends every acknowledged
 	// append to: "thread seq hash", one a line.
 	AckLog string
+	// FlagApprove, FlagAllow and FlagDeny are the worker's own flags: what
+	// it adds to a thread's policy (Options.AmendPolicy, as harness worker
+	// gives it), when any is set.
+	FlagApprove         string
+	FlagAllow, FlagDeny []string
 }
 
 // childEnv carries a scenario to a worker process.
@@ -181,8 +186,15 @@ func (sc scenario) options(store thread.Store, q worker.Queue, log func(worker.E
 	if err != nil {
 		return worker.Options{}, err
 	}
+	var amend func(facts.PolicySet) facts.PolicySet
+	if sc.FlagApprove != "" || len(sc.FlagAllow) > 0 || len(sc.FlagDeny) > 0 {
+		amend = func(p facts.PolicySet) facts.PolicySet {
+			return drive.Amend(p, sc.FlagApprove, sc.FlagAllow, sc.FlagDeny, p.By)
+		}
+	}
 	return worker.Options{
 		Store: store, Queue: q, Actor: actor, Config: cfg,
+		AmendPolicy: amend,
 		Services: func(id string) (harness.Services, func(), error) {
 			tb, err := harness.NewToolbox(sc.appendLine(id))
 			return harness.Services{Tools: tb}, func() {}, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -43,9 +44,20 @@ type Options struct {
 	// thread recorded ("" before one was); it is called only when a turn
 	// is due (see drive.Options.LoadModel).
 	LoadModel func(recorded string) (model.Model, error)
-	// Approval answers the confirmations it decides; every other request
-	// leaves the thread parked until a person answers it.
+	// Approval answers the confirmations it decides, on a thread that
+	// records no policy of its own; every other request leaves the thread
+	// parked until a person answers it. A thread that records one (its
+	// latest policy.set: what it was started or submitted with, a
+	// person's "always for this thread") is decided by that policy, read
+	// at each look, as AmendPolicy changes it; Approval's Root and Resolve
+	// are kept. So a worker decides as a resume with the same flags would.
 	Approval drive.Approval
+	// AmendPolicy, when set, is what the worker's own flags add to a
+	// thread's policy before it decides (see drive.Options.AmendPolicy),
+	// without recording it: harness worker gives drive.Amend of its
+	// --approve (which replaces the mode when given), --allow and --deny
+	// (which add patterns), as harness resume records them.
+	AmendPolicy func(facts.PolicySet) facts.PolicySet
 	// Concurrency is how many threads the worker drives at once (default
 	// DefaultConcurrency).
 	Concurrency int
