@@ -317,7 +317,7 @@ thread records it (host:directory), and every later command acts there.`,
 				if err != nil {
 					return err
 				}
-				return a.submit(ctx, id, prompt)
+				return a.submit(ctx, id, prompt, &f)
 			}
 			if id != "" {
 				if err := checkID(id); err != nil {
@@ -389,7 +389,7 @@ thread records it (host:directory), and every later command acts there.`,
 	}
 	f.add(cmd)
 	cmd.Flags().StringVar(&id, "thread", "", "the new thread's id (default: t1, t2, … the next free one)")
-	cmd.Flags().BoolVar(&detach, "detach", false, "start the thread for the workers (harness worker) and run nothing, as harness submit does")
+	cmd.Flags().BoolVar(&detach, "detach", false, "start the thread for the workers (harness worker) and run nothing, as harness submit does (its --approve, --allow and --deny are recorded as the thread's policy)")
 	cmd.Flags().BoolVar(&serving, "serve", false, "serve the workspace's store while the thread runs, and after, until interrupted, as harness serve does: the page answers what the thread waits for")
 	sf.add(cmd)
 	return cmd

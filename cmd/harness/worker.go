@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
@@ -39,8 +40,12 @@ workers (harness submit, or run --detach), answered (approve, deny, answer,
 post), or handed over by a worker that stopped or died. Each runs under its
 lease, on one worker at a time, in this workspace; --concurrency threads at once.
 
-Nobody is asked anything: --approve, --allow and --deny (and the settings file)
-answer what they decide, and a thread that needs a person parks until someone
+Nobody is asked anything. A thread that records a policy of its own (what it was
+started or submitted with, a person's "always for this thread") is decided by it,
+and this worker's flags change it as they would for harness resume: --approve
+replaces its mode, --allow and --deny add patterns (not recorded: the flags are
+the worker's). A thread that records none is decided by --approve, --allow and
+--deny and the settings file. A thread that needs a person parks until someone
 answers it from anywhere, then a worker takes it up again. A parked thread costs
 the workers nothing.
 
@@ -73,9 +78,9 @@ side, and the observation of one action may include another thread's changes.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.model, "model", "", "the model of threads that recorded none yet: scripted:FILE, openai:MODEL or anthropic:MODEL (default: the settings file's)")
-	fl.StringVar(&f.approve, "approve", "", "which confirmations are approved without asking: ask, writes or all (default ask, or the settings file's); the rest wait for a person")
-	fl.StringArrayVar(&f.allow, "allow", nil, "approve calls matching `PATTERN`: TOOL or TOOL:GLOB, e.g. 'run_command:go test *' (repeatable; see harness run --help)")
-	fl.StringArrayVar(&f.deny, "deny", nil, "deny calls matching `PATTERN`; deny wins (repeatable; on run_command only a hint)")
+	fl.StringVar(&f.approve, "approve", "", "which confirmations are approved without asking: ask, writes or all (default ask, or the settings file's); replaces the mode of a thread's own policy; the rest wait for a person")
+	fl.StringArrayVar(&f.allow, "allow", nil, "approve calls matching `PATTERN`: TOOL or TOOL:GLOB, e.g. 'run_command:go test *' (repeatable; added to a thread's own policy; see harness run --help)")
+	fl.StringArrayVar(&f.deny, "deny", nil, "deny calls matching `PATTERN`; deny wins (repeatable; added to a thread's own policy; on run_command only a hint)")
 	fl.StringVar(&f.sandbox, "sandbox", "", "where commands may reach: workspace-write (default, or the settings file's), read-only, or off")
 	fl.BoolVar(&f.network, "network", false, "let commands use the network (default: none but loopback, or the settings file's)")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop a thread before its model turn `N`+1; 0 is no bound (default: the settings file's max_turns, else 50)")
@@ -158,8 +163,13 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 				}
 			}, nil
 		},
-		LoadModel:   modelLoader(spec),
-		Approval:    approval,
+		LoadModel: modelLoader(spec),
+		Approval:  approval,
+		// A thread's own policy, with this worker's flags on it, as a
+		// resume with them records it (see setPolicy).
+		AmendPolicy: func(p facts.PolicySet) facts.PolicySet {
+			return drive.Amend(p, f.approve, f.allow, f.deny, p.By)
+		},
 		Concurrency: concurrency,
 		Drain:       drain,
 		Log:         a.workerEvent,
@@ -307,30 +317,43 @@ func (a *app) workerEvent(e worker.Event) {
 
 func (a *app) submitCmd() *cobra.Command {
 	var id string
+	var f driveFlags
 	cmd := &cobra.Command{
-		Use:   "submit [--thread ID] PROMPT|-",
+		Use:   "submit [--thread ID] [--approve MODE] [--allow PATTERN] [--deny PATTERN] PROMPT|-",
 		Short: "Start a thread for the workers: record the prompt and run nothing",
 		Long: `Start a thread with PROMPT as the user's message (- reads it from stdin) and
 run nothing: a worker (harness worker, on the same NATS store) takes it up,
-under its own settings (--model, --approve, ...). 'harness run --detach' does the same.
+with its own --model and sandbox. 'harness run --detach' does the same.
+
+The approval policy (--approve, --allow, --deny and the settings') is recorded
+as the thread's own, as harness run records it: the workers decide the thread's
+confirmations by it, with what each worker's own flags add (see harness worker).
+Without any, the thread records none and each worker's own policy decides.
 
 On a store in a directory no worker can reach; harness resume runs the thread.`,
-		Example: `  harness submit --store nats://localhost:4222 "Set the cache TTL to 300"`,
-		Args:    args(1, -1, "a PROMPT"),
+		Example: `  harness submit --store nats://localhost:4222 "Set the cache TTL to 300"
+  harness submit --approve writes --allow 'run_command:go test *' "Fix the tests"`,
+		Args: args(1, -1, "a PROMPT"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			prompt, err := a.readPrompt(args)
 			if err != nil {
 				return err
 			}
-			return a.submit(cmd.Context(), id, prompt)
+			return a.submit(cmd.Context(), id, prompt, &f)
 		}),
 	}
-	cmd.Flags().StringVar(&id, "thread", "", "the new thread's id (default: t1, t2, … the next free one)")
+	fl := cmd.Flags()
+	fl.StringVar(&id, "thread", "", "the new thread's id (default: t1, t2, … the next free one)")
+	fl.StringVar(&f.approve, "approve", "", "which confirmations are approved without asking: ask, writes or all (default ask, or the settings'); recorded as the thread's policy")
+	fl.StringArrayVar(&f.allow, "allow", nil, "approve calls matching `PATTERN`: TOOL or TOOL:GLOB (repeatable; see harness run --help)")
+	fl.StringArrayVar(&f.deny, "deny", nil, "deny calls matching `PATTERN`; deny wins (repeatable; on run_command only a hint)")
+	f.fs = fl
 	return cmd
 }
 
-// submit starts a thread and runs nothing.
-func (a *app) submit(ctx context.Context, id, prompt string) error {
+// submit starts a thread and runs nothing. The policy the flags f and the
+// settings give is recorded as the thread's own, as run records it.
+func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) error {
 	if strings.TrimSpace(prompt) == "" {
 		return usageError("submit: the prompt is empty")
 	}
@@ -344,11 +367,19 @@ func (a *app) submit(ctx context.Context, id, prompt string) error {
 		return err
 	}
 	defer s.Close()
+	// The policy is checked before anything is recorded.
+	approval, err := f.approval(s.settings)
+	if err != nil {
+		return err
+	}
+	st := s.settings
+	recordPolicy := f.policyGiven() || st.Approve != "" || len(st.Allow) > 0 || len(st.Deny) > 0
 	rt, err := s.runtime()
 	if err != nil {
 		return err
 	}
 	var seq uint64
+	var th *harness.Thread
 	if id != "" {
 		p, err := rt.Thread(s.stock.Actor, id).Submit(ctx, prompt)
 		if errors.Is(err, harness.ErrThreadExists) {
@@ -357,13 +388,20 @@ func (a *app) submit(ctx context.Context, id, prompt string) error {
 		if err != nil {
 			return err
 		}
-		seq = p.Seq
+		th, seq = rt.Thread(s.stock.Actor, id), p.Seq
 	} else {
-		th, err := drive.SubmitNext(ctx, rt, s.stock.Actor, prompt, nil)
-		if err != nil {
+		if th, err = drive.SubmitNext(ctx, rt, s.stock.Actor, prompt, nil); err != nil {
 			return err
 		}
 		id, seq = th.ID(), 1
+	}
+	if recordPolicy {
+		// Its own from the start: the workers decide by it. (Right after
+		// the prompt, not with it: a worker that looks in between decides
+		// by its own policy until this lands, and looks again then.)
+		if _, err := drive.SetPolicy(context.WithoutCancel(ctx), th, approval.Policy(a.whoami())); err != nil {
+			return err
+		}
 	}
 	if a.jsonOut() {
 		return a.printJSON(map[string]any{"thread": id, "status": "submitted", "seq": seq, "store": s.place.Where()})
@@ -378,9 +416,10 @@ func (a *app) submit(ctx context.Context, id, prompt string) error {
 }
 
 // detachRefuses refuses run --detach with the flags that say how to drive
-// the thread: the workers drive it, under their own.
+// the thread: the workers drive it, under their own. The approval policy
+// is the thread's, recorded (see submit).
 func detachRefuses(f *driveFlags) error {
-	for _, name := range []string{"model", "approve", "allow", "deny", "no-input", "max-turns", "max-steps", "sandbox", "network"} {
+	for _, name := range []string{"model", "no-input", "max-turns", "max-steps", "sandbox", "network"} {
 		if f.fs != nil && f.fs.Changed(name) {
 			return usageError("run --detach --%s: a detached thread is driven by the workers, under their settings (harness worker --%s); drop --%s", name, name, name)
 		}
