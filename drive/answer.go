@@ -61,7 +61,7 @@ func PostAnswer(ctx context.Context, th *harness.Thread, d facts.Draft, key stri
 		}
 		if !SameAnswer(f, d) {
 			if f.Kind == d.Kind && AnsweredRequest(f) != "" {
-				return p, &answerDiffers{msg: fmt.Sprintf("already answered at seq %d (%s); nothing appended", p.Seq, sayAnswer(f.Kind, f.Data))}
+				return p, &answerDiffers{msg: fmt.Sprintf("already answered: %s (seq %d); nothing appended", sayAnswer(f.Kind, f.Data), p.Seq)}
 			}
 			return p, &answerDiffers{msg: fmt.Sprintf("key %q was already used at seq %d for another fact (%s); nothing appended", key, p.Seq, sayAnswer(f.Kind, f.Data))}
 		}
@@ -78,7 +78,7 @@ func PostAnswer(ctx context.Context, th *harness.Thread, d facts.Draft, key stri
 		if _, want, ok := answerOf(d.Kind, d.Data); ok && want == given {
 			return harness.Posted{Seq: seq, Duplicate: true}, nil
 		}
-		return p, &answerDiffers{msg: fmt.Sprintf("already answered at seq %d (%s); nothing appended", seq, said), cause: err}
+		return p, &answerDiffers{msg: fmt.Sprintf("already answered: %s (seq %d); nothing appended", said, seq), cause: err}
 	}
 	return p, err
 }

@@ -94,13 +94,13 @@ func TestPostAnswerDiffers(t *testing.T) {
 		_, err := drive.PostAnswer(ctx, e.Thread("t"), confirm(t, req, true, "ana"), "k2")
 		require.ErrorIs(t, err, drive.ErrAnswerDiffers)
 		require.ErrorIs(t, err, scheduler.ErrAnswered, "the refusal stays in the chain")
-		require.EqualError(t, err, fmt.Sprintf("already answered at seq %d (%s denied by ana); nothing appended", p.Seq, req))
+		require.EqualError(t, err, fmt.Sprintf("already answered: %s denied by ana (seq %d); nothing appended", req, p.Seq))
 		require.Equal(t, seq, head(e, "t"), "nothing appended")
 	})
 	t.Run("the same key", func(t *testing.T) {
 		_, err := drive.PostAnswer(ctx, e.Thread("t"), confirm(t, req, true, "ana"), drive.AnswerKey(facts.KindConfirmationAnswered, req))
 		require.ErrorIs(t, err, drive.ErrAnswerDiffers)
-		require.ErrorContains(t, err, fmt.Sprintf(`already answered at seq %d (%s denied by ana`, p.Seq, req))
+		require.ErrorContains(t, err, fmt.Sprintf(`already answered: %s denied by ana (seq %d)`, req, p.Seq))
 		require.Equal(t, seq, head(e, "t"), "nothing appended")
 	})
 }

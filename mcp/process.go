@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -194,7 +193,7 @@ func (p *process) startUnsandboxed(s Server, spec sandbox.Spec, env []string, st
 		Env: spec.Environ(env, tmp), Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	}
-	unlock, err := startLocked(cmd)
+	unlock, err := sandbox.StartLocked(cmd)
 	if err != nil {
 		unlock()
 		os.RemoveAll(tmp)
@@ -228,23 +227,6 @@ func lookPath(name string, env []string) (string, error) {
 		}
 	}
 	return "", exec.ErrNotFound
-}
-
-// startLocked starts cmd from an OS thread that stays until unlock: the
-// parent-death signal follows the thread that started the child.
-func startLocked(cmd *exec.Cmd) (unlock func(), err error) {
-	started := make(chan error, 1)
-	done := make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		err := cmd.Start()
-		started <- err
-		if err == nil {
-			<-done
-		}
-	}()
-	return sync.OnceFunc(func() { close(done) }), <-started
 }
 
 // exited reports whether the server has ended, and how.

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -121,26 +120,6 @@ func helperEnviron(mode string) []string {
 		race = r + " " + race
 	}
 	return []string{helperEnv + "=" + mode, "GORACE=" + race}
-}
-
-// startLocked starts cmd from an OS thread locked to a goroutine that
-// stays until unlock is called: the parent-death signal is sent when the
-// thread that started the child ends, not the process, and the Go runtime
-// ends a thread when a goroutine locked to it exits. unlock is never nil
-// and must be called, whether or not the start failed.
-func startLocked(cmd *exec.Cmd) (unlock func(), err error) {
-	started := make(chan error, 1)
-	done := make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		err := cmd.Start()
-		started <- err
-		if err == nil {
-			<-done
-		}
-	}()
-	return sync.OnceFunc(func() { close(done) }), <-started
 }
 
 // Start starts the command: it checks the spec (Check), makes the
@@ -264,7 +243,7 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 		_, _ = reqW.Write(body)
 		reqW.Close()
 	}()
-	unlock, err := startLocked(h)
+	unlock, err := StartLocked(h)
 	p.unlock = unlock
 	// The helper has its own copies now: the harness keeps none of its
 	// ends, or it would never see the status pipe's end of file.
@@ -464,7 +443,7 @@ func trialHelper() error {
 	var out strings.Builder
 	h.Stderr = &out
 	h.WaitDelay = 5 * time.Second
-	unlock, err := startLocked(h)
+	unlock, err := StartLocked(h)
 	defer unlock()
 	if err != nil {
 		return fmt.Errorf("a process cannot be started in new user, PID, mount and network namespaces: %w "+

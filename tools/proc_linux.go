@@ -2,9 +2,9 @@ package tools
 
 import (
 	"os/exec"
-	"runtime"
-	"sync"
 	"syscall"
+
+	"github.com/seed-7cc7a084/harness/sandbox"
 )
 
 // startShell starts cmd, a command's shell, with a parent-death signal:
@@ -17,24 +17,13 @@ import (
 // The signal is sent when the thread that started the child ends, not the
 // process, and the Go runtime ends a thread when a goroutine locked to it
 // exits. So the start is made on a thread locked to a goroutine that stays
-// until unlock is called, after the shell has exited; no other goroutine
-// can run on that thread, or end it, meanwhile. unlock is never nil and
+// until unlock is called, after the shell has exited (sandbox.StartLocked);
+// no other goroutine can run on that thread, or end it, meanwhile. unlock is never nil and
 // must be called, whether or not the start failed.
 func startShell(cmd *exec.Cmd) (unlock func(), err error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	started := make(chan error, 1)
-	done := make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		err := cmd.Start()
-		started <- err
-		if err == nil {
-			<-done
-		}
-	}()
-	return sync.OnceFunc(func() { close(done) }), <-started
+	return sandbox.StartLocked(cmd)
 }

@@ -234,22 +234,11 @@ func (w *mcpWorkspace) Open(ctx context.Context, req mcp.OpenRequest) (*mcp.Open
 	if err != nil {
 		return nil, err
 	}
-	settings, err := a.loadSettings(p)
+	ds, err := f.setup(a, p)
 	if err != nil {
 		return nil, err
 	}
-	approval, err := f.approval(settings)
-	if err != nil {
-		return nil, err
-	}
-	bounds, err := f.bounds(settings)
-	if err != nil {
-		return nil, err
-	}
-	so, err := f.stockOptions(settings)
-	if err != nil {
-		return nil, err
-	}
+	settings, approval, bounds, so := ds.settings, ds.approval, ds.bounds, ds.stock
 	if req.Drive {
 		so = a.withMCP(ctx, so, settings)
 	}

@@ -206,6 +206,34 @@ func (f *driveFlags) policyGiven() bool {
 	return f.approve != "" || len(f.allow) > 0 || len(f.deny) > 0
 }
 
+// driveSetup is what a command that drives threads takes from its flags
+// and the workspace's settings, each checked: the settings, the approval,
+// the bounds and the stock's sandbox.
+type driveSetup struct {
+	settings stock.Settings
+	approval drive.Approval
+	bounds   []harness.Option
+	stock    []stock.Option
+}
+
+// setup reads the place's settings and lays the flags over them; a flag
+// or setting that cannot work is the error.
+func (f *driveFlags) setup(a *app, p stock.Place) (driveSetup, error) {
+	var d driveSetup
+	var err error
+	if d.settings, err = a.loadSettings(p); err != nil {
+		return d, err
+	}
+	if d.approval, err = f.approval(d.settings); err != nil {
+		return d, err
+	}
+	if d.bounds, err = f.bounds(d.settings); err != nil {
+		return d, err
+	}
+	d.stock, err = f.stockOptions(d.settings)
+	return d, err
+}
+
 // openDrive opens the workspace's existing store for a command that may
 // drive a thread with the flags f: the flags are checked first, and the
 // harness is configured with their bounds.
@@ -214,31 +242,19 @@ func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.App
 	if err != nil {
 		return nil, drive.Approval{}, err
 	}
-	settings, err := a.loadSettings(p)
+	d, err := f.setup(a, p)
 	if err != nil {
-		return nil, drive.Approval{}, err
-	}
-	approval, err := f.approval(settings)
-	if err != nil {
-		return nil, approval, err
-	}
-	bounds, err := f.bounds(settings)
-	if err != nil {
-		return nil, approval, err
+		return nil, d.approval, err
 	}
 	if err := f.loadModel(); err != nil {
-		return nil, approval, err
+		return nil, d.approval, err
 	}
-	so, err := f.stockOptions(settings)
+	s, err := a.openAt(ctx, p, d.settings, false, a.withMCP(ctx, d.stock, d.settings), d.bounds...)
 	if err != nil {
-		return nil, approval, err
-	}
-	s, err := a.openAt(ctx, p, settings, false, a.withMCP(ctx, so, settings), bounds...)
-	if err != nil {
-		return nil, approval, err
+		return nil, d.approval, err
 	}
 	a.mcpStarted(s.stock)
-	return s, approval, nil
+	return s, d.approval, nil
 }
 
 // readPrompt is the prompt of run or continue: the arguments joined, or
@@ -328,21 +344,13 @@ thread records it (host:directory), and every later command acts there.`,
 			if err != nil {
 				return err
 			}
-			settings, err := a.loadSettings(p)
-			if err != nil {
-				return err
-			}
-			approval, err := f.approval(settings)
-			if err != nil {
-				return err
-			}
-			bounds, err := f.bounds(settings)
+			d, err := f.setup(a, p)
 			if err != nil {
 				return err
 			}
 			spec := f.model
 			if spec == "" {
-				spec = settings.Model
+				spec = d.settings.Model
 			}
 			cwd, _ := os.Getwd()
 			if spec == "" {
@@ -355,10 +363,6 @@ thread records it (host:directory), and every later command acts there.`,
 			m, err := stock.LoadModel(spec)
 			if err != nil {
 				return asUsage(fmt.Errorf("--model: %w", err))
-			}
-			so, err := f.stockOptions(settings)
-			if err != nil {
-				return err
 			}
 			prompt, err := a.readPrompt(args)
 			if err != nil {
@@ -377,13 +381,13 @@ thread records it (host:directory), and every later command acts there.`,
 					last: func(s *session) error { return a.lastState(s, th) },
 				}, harness.WithModelName(spec))
 			}
-			s, err := a.openAt(ctx, p, settings, true, a.withMCP(ctx, so, settings), append(bounds, harness.WithModelName(spec))...)
+			s, err := a.openAt(ctx, p, d.settings, true, a.withMCP(ctx, d.stock, d.settings), append(d.bounds, harness.WithModelName(spec))...)
 			if err != nil {
 				return err
 			}
 			a.mcpStarted(s.stock)
 			defer s.Close()
-			_, err = a.runThread(ctx, s, id, prompt, approval, &f, m)
+			_, err = a.runThread(ctx, s, id, prompt, d.approval, &f, m)
 			return err
 		}),
 	}

@@ -234,22 +234,11 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 	if err != nil {
 		return err
 	}
-	settings, err := p.LoadSettings()
+	d, err := f.setup(a, p)
 	if err != nil {
 		return err
 	}
-	approval, err := f.approval(settings)
-	if err != nil {
-		return err
-	}
-	bounds, err := f.bounds(settings)
-	if err != nil {
-		return err
-	}
-	so, err := f.stockOptions(settings)
-	if err != nil {
-		return err
-	}
+	settings, approval, bounds, so := d.settings, d.approval, d.bounds, d.stock
 	if p.Remote == "" {
 		if c, err := socket.Dial(ctx, p.Store); err == nil {
 			info := c.Info()
