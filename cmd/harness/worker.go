@@ -348,6 +348,7 @@ On a store in a directory no worker can reach; harness resume runs the thread.`,
 	fl.StringArrayVar(&f.allow, "allow", nil, "approve calls matching `PATTERN`: TOOL or TOOL:GLOB (repeatable; see harness run --help)")
 	fl.StringArrayVar(&f.deny, "deny", nil, "deny calls matching `PATTERN`; deny wins (repeatable; on run_command only a hint)")
 	f.fs = fl
+	completeFlag(cmd, "approve", "ask", "writes", "all")
 	return cmd
 }
 
