@@ -55,10 +55,11 @@ func StartNext(ctx context.Context, rt *harness.Runtime, actor harness.Actor, me
 
 // SubmitNext is StartNext without the Resume: it starts a new thread with
 // the message under the next free id (harness.Thread.Submit) and runs
-// nothing, leaving the thread for a worker.
-func SubmitNext(ctx context.Context, rt *harness.Runtime, actor harness.Actor, message string, picked func(id, taken string)) (*harness.Thread, error) {
+// nothing, leaving the thread for a worker; also are appended with the
+// message, as Submit does.
+func SubmitNext(ctx context.Context, rt *harness.Runtime, actor harness.Actor, message string, picked func(id, taken string), also ...harness.Ingress) (*harness.Thread, error) {
 	return startNext(ctx, rt, actor, picked, func(th *harness.Thread) error {
-		_, err := th.Submit(ctx, message)
+		_, err := th.Submit(ctx, message, also...)
 		return err
 	})
 }

@@ -104,13 +104,32 @@ func SetPolicy(ctx context.Context, th *harness.Thread, p facts.PolicySet) (harn
 	if ok && SamePolicy(cur, p) {
 		return harness.Posted{Seq: seq, Duplicate: true}, nil
 	}
-	d, err := facts.NewDraft(facts.KindPolicySet, "", p)
+	in, err := policyIngress(p, seq)
 	if err != nil {
 		return harness.Posted{}, fmt.Errorf("policy of %s: %w", th.ID(), err)
 	}
+	return th.Post(ctx, in.Draft, in.Key)
+}
+
+// StartingPolicy is the policy.set a thread starts with, to be posted with
+// its first message (harness.Thread.Submit's also), so that no runtime
+// ever reads the thread without it. p is checked as SetPolicy checks it.
+func StartingPolicy(p facts.PolicySet) (harness.Ingress, error) {
+	if _, err := ApprovalOf(p); err != nil {
+		return harness.Ingress{}, fmt.Errorf("policy: %w", err)
+	}
+	return policyIngress(p, 0)
+}
+
+// policyIngress is the policy.set of p under its key: the seq of the
+// policy it follows (0 for none) and a digest of p.
+func policyIngress(p facts.PolicySet, after uint64) (harness.Ingress, error) {
+	d, err := facts.NewDraft(facts.KindPolicySet, "", p)
+	if err != nil {
+		return harness.Ingress{}, err
+	}
 	sum := sha256.Sum256(d.Data)
-	key := "policy-" + strconv.FormatUint(seq, 10) + "-" + hex.EncodeToString(sum[:6])
-	return th.Post(ctx, d, key)
+	return harness.Ingress{Draft: d, Key: "policy-" + strconv.FormatUint(after, 10) + "-" + hex.EncodeToString(sum[:6])}, nil
 }
 
 // Amend is the policy p with a mode and patterns a person adds: mode

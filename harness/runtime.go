@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -236,12 +237,23 @@ func (t *Thread) StartNew(ctx context.Context, message string) (Outcome, error) 
 // user's message, appended under StartKey, and runs nothing, leaving the
 // thread for a worker (package worker) to run. A thread that already has
 // facts is ErrThreadExists, and nothing is appended.
-func (t *Thread) Submit(ctx context.Context, message string) (Posted, error) {
+//
+// also are ingress facts appended with the message, in the same atomic
+// append, each under its own key: the policy the thread starts with, say,
+// so that no worker ever reads the thread without it. Each is checked as
+// Post checks it; a refused one appends nothing at all.
+func (t *Thread) Submit(ctx context.Context, message string, also ...Ingress) (Posted, error) {
 	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: message})
 	if err != nil {
 		return Posted{}, err
 	}
-	return t.post(ctx, d, StartKey, postNew)
+	return t.post(ctx, d, StartKey, postNew, also...)
+}
+
+// Ingress is a fact to post, with its idempotency key (see Post).
+type Ingress struct {
+	Draft facts.Draft
+	Key   string
 }
 
 // Posted says what a Post did.
@@ -280,6 +292,22 @@ func (t *Thread) Post(ctx context.Context, d facts.Draft, key string) (Posted, e
 	return t.post(ctx, d, key, postExisting)
 }
 
+// ingress checks that d is a kind Post accepts and gives it the cause of
+// key.
+func ingress(id string, d facts.Draft, key string) (facts.Draft, error) {
+	if key == "" {
+		return d, errors.New("post: an idempotency key is required")
+	}
+	if !slices.Contains(IngressKinds, d.Kind) {
+		return d, fmt.Errorf("post %s to %s: %w (post one of %v)", d.Kind, id, ErrNotIngress, IngressKinds)
+	}
+	d.Cause = facts.IngressCause(key)
+	if err := facts.ValidateCause(d.Cause); err != nil {
+		return d, fmt.Errorf("post: key %q: %w", key, err)
+	}
+	return d, nil
+}
+
 // What a post may do about the thread: post to an existing one, create it
 // if need be (Start), or only create it (StartNew).
 const (
@@ -288,21 +316,22 @@ const (
 	postNew
 )
 
-func (t *Thread) post(ctx context.Context, d facts.Draft, key string, mode int) (Posted, error) {
+func (t *Thread) post(ctx context.Context, d facts.Draft, key string, mode int, also ...Ingress) (Posted, error) {
 	rt, id := t.rt, t.id
-	if key == "" {
-		return Posted{}, errors.New("post: an idempotency key is required")
+	d, err := ingress(id, d, key)
+	if err != nil {
+		return Posted{}, err
 	}
-	ingress := false
-	for _, k := range IngressKinds {
-		ingress = ingress || k == d.Kind
-	}
-	if !ingress {
-		return Posted{}, fmt.Errorf("post %s to %s: %w (post one of %v)", d.Kind, id, ErrNotIngress, IngressKinds)
-	}
-	d.Cause = facts.IngressCause(key)
-	if err := facts.ValidateCause(d.Cause); err != nil {
-		return Posted{}, fmt.Errorf("post: key %q: %w", key, err)
+	batch := []facts.Draft{d}
+	for _, in := range also {
+		x, err := ingress(id, in.Draft, in.Key)
+		if err != nil {
+			return Posted{}, err
+		}
+		if slices.ContainsFunc(batch, func(b facts.Draft) bool { return b.Cause == x.Cause }) {
+			return Posted{}, fmt.Errorf("post to %s: key %q given twice", id, in.Key)
+		}
+		batch = append(batch, x)
 	}
 	st, err := t.load(ctx)
 	if err != nil {
@@ -321,13 +350,15 @@ func (t *Thread) post(ctx context.Context, d facts.Draft, key string, mode int) 
 		} else if ok {
 			return Posted{Seq: seq, Duplicate: true}, nil
 		}
-		if err := st.fold.Accept(d); err != nil {
-			return Posted{}, fmt.Errorf("post to %s: %w", id, err)
+		for _, b := range batch {
+			if err := st.fold.Accept(b); err != nil {
+				return Posted{}, fmt.Errorf("post to %s: %w", id, err)
+			}
 		}
-		head, err := rt.Store.Append(ctx, id, st.fold.Seq(), d)
+		head, err := rt.Store.Append(ctx, id, st.fold.Seq(), batch...)
 		switch {
 		case err == nil:
-			return Posted{Seq: head.Seq}, nil
+			return Posted{Seq: head.Seq - uint64(len(batch)-1)}, nil
 		case mode == postNew && (errors.Is(err, thread.ErrConflict) || errors.Is(err, thread.ErrDuplicateCause)):
 			return Posted{}, fmt.Errorf("start %s: another process started it first: %w", id, ErrThreadExists)
 		case errors.Is(err, thread.ErrConflict), errors.Is(err, thread.ErrDuplicateCause):

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/model"
@@ -84,4 +86,42 @@ func TestSubmit(t *testing.T) {
 	out, err := th.Resume(ctx)
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, out.Status)
+}
+
+// Submit's also are appended with the message, in one append: a reader
+// never finds the thread without them. A fact that is not ingress, or a
+// key given twice, appends nothing.
+func TestSubmitWithIngress(t *testing.T) {
+	e := harnesstest.New(t, `{"text": "Hello."}`)
+	policy := func(mode string) harness.Ingress {
+		d, err := facts.NewDraft(facts.KindPolicySet, "", facts.PolicySet{Approve: mode, By: "ana"})
+		require.NoError(t, err)
+		return harness.Ingress{Draft: d, Key: "policy-0-" + mode}
+	}
+	p, err := e.Thread("t1").Submit(ctx, "Say hello", policy("all"))
+	require.NoError(t, err)
+	require.EqualValues(t, 1, p.Seq, "the seq of the message")
+	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindPolicySet}, e.Kinds("t1"))
+	log := e.Log("t1")
+	require.Equal(t, log[0].At, log[1].At, "one append")
+	require.Equal(t, "ingress/policy-0-all", log[1].Cause)
+
+	turn, err := facts.NewDraft(facts.KindModelTurn, "", facts.ModelTurn{Text: "forged"})
+	require.NoError(t, err)
+	for name, also := range map[string][]harness.Ingress{
+		"not ingress":     {{Draft: turn, Key: "k"}},
+		"key twice":       {policy("all"), policy("all")},
+		"start key again": {{Draft: policy("all").Draft, Key: harness.StartKey}},
+		"no key":          {{Draft: policy("all").Draft}},
+	} {
+		_, err := e.Thread("t2").Submit(ctx, "Say hello", also...)
+		require.Error(t, err, name)
+		_, herr := e.Store.Head(ctx, "t2")
+		require.ErrorIs(t, herr, thread.ErrNotFound, "%s: nothing appended", name)
+	}
+
+	out, err := e.Thread("t1").Resume(ctx)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status)
+	require.NoError(t, audit.VerifyLog(ctx, e.Store, e.Actor, "t1"))
 }

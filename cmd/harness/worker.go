@@ -379,30 +379,32 @@ func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) erro
 	if err != nil {
 		return err
 	}
+	var also []harness.Ingress
+	if recordPolicy {
+		// Its own from the start, in the same append as the prompt: the
+		// workers decide by it, and none reads the thread without it.
+		in, err := drive.StartingPolicy(approval.Policy(a.whoami()))
+		if err != nil {
+			return err
+		}
+		also = append(also, in)
+	}
 	var seq uint64
-	var th *harness.Thread
 	if id != "" {
-		p, err := rt.Thread(s.stock.Actor, id).Submit(ctx, prompt)
+		p, err := rt.Thread(s.stock.Actor, id).Submit(ctx, prompt, also...)
 		if errors.Is(err, harness.ErrThreadExists) {
 			return usageError("thread %s already exists; add a message with `harness post %s user.message --data '{\"text\": \"...\"}'`", id, id)
 		}
 		if err != nil {
 			return err
 		}
-		th, seq = rt.Thread(s.stock.Actor, id), p.Seq
+		seq = p.Seq
 	} else {
-		if th, err = drive.SubmitNext(ctx, rt, s.stock.Actor, prompt, nil); err != nil {
+		th, err := drive.SubmitNext(ctx, rt, s.stock.Actor, prompt, nil, also...)
+		if err != nil {
 			return err
 		}
 		id, seq = th.ID(), 1
-	}
-	if recordPolicy {
-		// Its own from the start: the workers decide by it. (Right after
-		// the prompt, not with it: a worker that looks in between decides
-		// by its own policy until this lands, and looks again then.)
-		if _, err := drive.SetPolicy(context.WithoutCancel(ctx), th, approval.Policy(a.whoami())); err != nil {
-			return err
-		}
 	}
 	if a.jsonOut() {
 		return a.printJSON(map[string]any{"thread": id, "status": "submitted", "seq": seq, "store": s.place.Where()})
