@@ -175,6 +175,30 @@ func TestCmdStartCancelled(t *testing.T) {
 	require.ErrorContains(t, err, "not started")
 }
 
+// A Start cancelled at any moment either fails with the context's error,
+// and then the command never ran, or succeeds: a command that ran is never
+// reported as not started.
+func TestCmdStartCancelledMidway(t *testing.T) {
+	spec := defaultSpec(t)
+	var failed, started int
+	for i := range 40 {
+		ran := filepath.Join(spec.Workspace, fmt.Sprintf("ran%d", i))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%20)*500*time.Microsecond)
+		c := &sandbox.Cmd{Spec: spec, Line: "touch " + filepath.Base(ran)}
+		err := c.Start(ctx)
+		cancel()
+		if err != nil {
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			require.NoFileExists(t, ran, "a command reported as not started ran")
+			failed++
+			continue
+		}
+		_, _ = c.Wait()
+		started++
+	}
+	t.Logf("%d starts cancelled, %d started", failed, started)
+}
+
 // A sandbox that cannot be set up is an error that says what failed; the
 // command does not run.
 func TestCmdSetupFails(t *testing.T) {

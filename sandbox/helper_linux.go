@@ -85,17 +85,15 @@ func helperMain() int {
 		say(message{Error: err.Error()})
 		return 1
 	}
-	pid, gate, err := startShell(req)
+	// The harness hears that the command started before any of it runs:
+	// the helper says so just before it forks the shell. A Start
+	// cancelled meanwhile therefore never takes a command that ran for one
+	// that did not; a fork that fails after it is an error Wait reports.
+	pid, err := startShell(req, func() { say(message{Started: true}) })
 	if err != nil {
 		say(message{Error: err.Error()})
 		return 1
 	}
-	// The harness hears that the command started before any of it runs:
-	// the shell waits at its gate until then. A Start cancelled meanwhile
-	// therefore never takes a command that ran for one that did not.
-	say(message{Started: true})
-	_, _ = gate.Write([]byte("\n"))
-	gate.Close()
 	for {
 		var ws unix.WaitStatus
 		wpid, err := unix.Wait4(-1, &ws, 0, nil)
@@ -271,30 +269,22 @@ func loopbackUp() error {
 // domain, no capabilities. The child inherits that thread's credentials;
 // the thread is never handed back to the Go runtime (the goroutine ends
 // locked to it, which ends the thread), so the helper's other threads
-// keep theirs.
-func startShell(req request) (int, *os.File, error) {
+// keep theirs. starting is called once nothing but the fork is left.
+func startShell(req request, starting func()) (int, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
-		return 0, nil, fmt.Errorf("open %s: %w", os.DevNull, err)
+		return 0, fmt.Errorf("open %s: %w", os.DevNull, err)
 	}
 	defer devnull.Close()
 	stdin := devnull.Fd()
 	if req.Stdin {
 		stdin = 0 // the helper's own: Cmd.Stdin
 	}
-	// The gate: the shell reads a line from it before it runs the
-	// command, and gives up (exit 125) if it ends first.
-	gateR, gateW, err := os.Pipe()
-	if err != nil {
-		return 0, nil, fmt.Errorf("gate pipe: %w", err)
-	}
-	defer gateR.Close()
 	// Nothing of the helper's but stdin, stdout and stderr reaches the
 	// shell: not the request, the lifeline, the status pipe, nor what the
 	// harness inherited without close-on-exec (a terminal, say).
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		gateW.Close()
-		return 0, nil, fmt.Errorf("close-on-exec: %w", err)
+		return 0, fmt.Errorf("close-on-exec: %w", err)
 	}
 	type started struct {
 		pid int
@@ -315,12 +305,11 @@ func startShell(req request) (int, *os.File, error) {
 			ch <- started{err: fmt.Errorf("drop capabilities: %w", err)}
 			return
 		}
-		// sh -c GATE gate LINE: wait at the gate (fd 3), close it, then run
-		// LINE as sh -c LINE would, with $0 "sh".
-		pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", gateScript, "gate", req.Line}, &syscall.ProcAttr{
+		starting()
+		pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", req.Line}, &syscall.ProcAttr{
 			Dir:   req.Dir,
 			Env:   req.Env,
-			Files: []uintptr{stdin, 1, 2, gateR.Fd()},
+			Files: []uintptr{stdin, 1, 2},
 			// In the helper's session and group, not a group leader: as
 			// an unsandboxed shell is in its watcher's group, so that a
 			// command sees the same (setsid does not fork; "kill 0"
@@ -332,17 +321,8 @@ func startShell(req request) (int, *os.File, error) {
 		ch <- started{pid, err}
 	}()
 	s := <-ch
-	if s.err != nil {
-		gateW.Close()
-		return 0, nil, s.err
-	}
-	return s.pid, gateW, nil
+	return s.pid, s.err
 }
-
-// gateScript is what the shell runs first: it waits for the helper's line
-// on fd 3 (exit 125, running nothing, if the helper is gone first), closes
-// fd 3, and replaces itself with the command's own shell.
-const gateScript = `read -r _ <&3 || exit 125; exec 3<&-; exec /bin/sh -c "$1" sh`
 
 // The secure bits that keep uid 0 from regaining capabilities at exec
 // (linux/securebits.h): noroot, no_setuid_fixup, keep_caps and
