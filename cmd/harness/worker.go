@@ -100,22 +100,11 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	if p.Remote == "" {
 		return usageError("worker: the store is the directory %s, which one process opens at a time; workers share a NATS server's store: pass --store nats://HOST:PORT (or set HARNESS_STORE)", p.Store)
 	}
-	settings, err := a.loadSettings(p)
+	d, err := f.setup(a, p)
 	if err != nil {
 		return err
 	}
-	approval, err := f.approval(settings)
-	if err != nil {
-		return err
-	}
-	bounds, err := f.bounds(settings)
-	if err != nil {
-		return err
-	}
-	so, err := f.stockOptions(settings)
-	if err != nil {
-		return err
-	}
+	settings, approval, bounds, so := d.settings, d.approval, d.bounds, d.stock
 	spec := f.model
 	if spec == "" {
 		spec = settings.Model
