@@ -25,10 +25,11 @@ import (
 
 func (a *app) showCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "show THREAD SEQ|ACTION",
+		Use:   "show THREAD [CHILD/]SEQ|ACTION",
 		Short: "Show one action whole (request, sandbox, report, output, observation, diffs, check), or one model turn with its kept request and response",
 		Long: `Show one step of a thread whole. SEQ is a fact's seq; ACTION an action id
-(1-call_1, as the log names it).
+(1-call_1, as the log names it). CHILD/ACTION (t1.1-d1/1-w, as the parent's
+prompt and threads name a child's request) is a step of a thread of the tree.
 
 An action: the call and its arguments (a command as the shell reads it, with
 its timeout), the sandbox it ran in, the confirmation and who answered it, the
@@ -45,6 +46,12 @@ Any other fact: its payload.`,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id, what := args[0], args[1]
+			if child, step, ok := strings.Cut(what, "/"); ok {
+				if !strings.HasPrefix(child, id+".") {
+					return fmt.Errorf("%s is not a thread of %s's tree (a child of %s is named %s.<turn>-<call>)", present.EscapeLine(child), id, id, id)
+				}
+				id, what = child, step
+			}
 			s, err := a.openThreadRead(ctx, id)
 			if err != nil {
 				return err
