@@ -261,3 +261,17 @@ func TestCmdHiddenFilesAndLinks(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "SECRET", string(data))
 }
+
+// A .git file a command writes cannot widen the next command's roots: the
+// worktree directories it names are not writable, though they are made
+// read-only where they exist.
+func TestCmdPlantedGitFileWidensNothing(t *testing.T) {
+	spec := defaultSpec(t)
+	outside := t.TempDir()
+	_, e := run(t, spec, "printf 'gitdir: %s\\n' '"+outside+"' > .git")
+	require.Equal(t, 0, e.Code)
+	out, e := run(t, spec, "touch '"+filepath.Join(outside, "planted")+"'")
+	require.NotEqual(t, 0, e.Code, "%s", out)
+	require.NoFileExists(t, filepath.Join(outside, "planted"))
+	require.NotContains(t, spec.Record().Writable, outside)
+}

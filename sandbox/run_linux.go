@@ -169,7 +169,7 @@ func (s Spec) prepare(line string, env []string, abi int) (request, string, erro
 			return request{}, "", fmt.Errorf("%w: the Go build cache: %v", ErrSetup, err)
 		}
 	}
-	g := GitPathsOf(s.Workspace)
+	g := s.git()
 	if s.Mode == WorkspaceWrite && g.Pin != "" {
 		// Hooks and config must exist to be made read-only: git init makes
 		// both, and a repository without them gets them, empty.

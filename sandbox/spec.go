@@ -80,9 +80,17 @@ type Spec struct {
 	// Writable is more absolute directories the command may write.
 	Writable []string
 	// ReadOnly is absolute paths inside writable roots that the command
-	// may read but not change (bind-mounted read-only). The workspace's
-	// .git/hooks and .git/config are always added (see GitPaths).
+	// may read but not change (bind-mounted read-only). Git's are added
+	// (see Git).
 	ReadOnly []string
+	// Git is the workspace's git paths as Default found them, before any
+	// command ran: its hooks and config are read-only, its .git pinned, a
+	// worktree's git directories writable. Only these may widen what a
+	// command writes: a .git a command wrote later is trusted to narrow it
+	// (its hooks and config read-only too) but never to add a root, or a
+	// command could name any directory in a .git file and the next one
+	// would write there.
+	Git GitPaths
 	// Hidden is absolute paths the command cannot see: each is covered by
 	// an empty, read-only directory (a file by /dev/null). A path that does
 	// not exist when the command starts is skipped. Hidden paths must not
@@ -164,6 +172,7 @@ func Default(workspace, store string) (Spec, error) {
 	if cache, err := DefaultGoCache(); err == nil {
 		s.GoCache = cache
 	}
+	s.Git = GitPathsOf(ws)
 	return s, nil
 }
 
@@ -264,7 +273,7 @@ func (s Spec) writableRoots() []string {
 	var out []string
 	if s.Mode == WorkspaceWrite {
 		out = append(out, s.Workspace)
-		out = append(out, GitPathsOf(s.Workspace).Writable...)
+		out = append(out, s.git().Writable...)
 	}
 	if s.GoCache != "" {
 		out = append(out, s.GoCache)
@@ -282,13 +291,30 @@ func (s Spec) writableRoots() []string {
 func (s Spec) readOnlyPaths() []string {
 	out := slices.Clone(s.ReadOnly)
 	if s.Mode == WorkspaceWrite {
-		for _, p := range GitPathsOf(s.Workspace).ReadOnly {
+		for _, p := range s.git().ReadOnly {
 			if !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		}
 	}
 	return out
+}
+
+// git is what the sandbox does for the workspace's git now: Git, with what
+// the workspace's .git says now made read-only and pinned too, and no other
+// writable root.
+func (s Spec) git() GitPaths {
+	now := GitPathsOf(s.Workspace)
+	g := GitPaths{ReadOnly: slices.Clone(s.Git.ReadOnly), Pin: s.Git.Pin, Writable: s.Git.Writable}
+	for _, p := range now.ReadOnly {
+		if !slices.Contains(g.ReadOnly, p) {
+			g.ReadOnly = append(g.ReadOnly, p)
+		}
+	}
+	if g.Pin == "" {
+		g.Pin = now.Pin
+	}
+	return g
 }
 
 // GitPaths is what the sandbox does for the git repository of a
@@ -471,5 +497,6 @@ func (s Spec) Clone() Spec {
 	s.HiddenNames = slices.Clone(s.HiddenNames)
 	s.Env = slices.Clone(s.Env)
 	s.SimulateMissing = slices.Clone(s.SimulateMissing)
+	s.Git.ReadOnly, s.Git.Writable = slices.Clone(s.Git.ReadOnly), slices.Clone(s.Git.Writable)
 	return s
 }
