@@ -3,6 +3,7 @@ package drive
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/seed-7cc7a084/harness/fold"
@@ -42,17 +43,26 @@ func stateOfTree(ctx context.Context, th *harness.Thread, tr harness.Tree) (Stat
 			return st, err
 		}
 		st.Children = append(st.Children, cst)
-		if ct.Status != harness.StatusParked {
-			continue
-		}
 		for _, w := range cst.Waits {
 			if w.Thread == "" {
 				w.Thread = cst.Thread
 			}
-			st.Waits = append(st.Waits, w)
+			// The tree says which of a child's requests it waits on (none
+			// of a stopped or failed parent's); this only adds what a
+			// person needs to answer them.
+			if treeWaits(tr, w) {
+				st.Waits = append(st.Waits, w)
+			}
 		}
 	}
 	return st, nil
+}
+
+// treeWaits reports whether the tree tr waits on the child's request w.
+func treeWaits(tr harness.Tree, w Pending) bool {
+	return slices.ContainsFunc(tr.Waits, func(tw fold.Wait) bool {
+		return tw.Thread == w.Thread && tw.RequestID == w.RequestID && tw.Kind == w.Kind
+	})
 }
 
 // Target is the thread a pending request belongs to: th, or — a request
