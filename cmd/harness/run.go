@@ -1191,8 +1191,22 @@ func interruptedFact(p *facts.ActionInterrupted) facts.Fact {
 
 // answerHint is the command that answers an open request: through the
 // thread id, also when the request is one of its children's.
+// shellWord is s as one word of a shell command: as it is when it holds
+// only characters no shell treats specially, else in single quotes.
+func shellWord(s string) string {
+	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/:@%+=,-", r))
+	}) < 0
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 func answerHint(id string, p drive.Pending) string {
-	ref := drive.Ref(p)
+	// A request id holds the model's call id, which may be anything: each
+	// word of a suggested command is quoted as a shell needs it.
+	id, ref := shellWord(id), shellWord(drive.Ref(p))
 	switch p.Kind {
 	case fold.WaitConfirmation:
 		return fmt.Sprintf("answer: harness approve %s %s --resume   (or: harness deny %s %s --reason '…' --resume)", id, ref, id, ref)
@@ -1202,10 +1216,12 @@ func answerHint(id string, p drive.Pending) string {
 		}
 		return fmt.Sprintf("answer: harness answer %s '…' --resume", id)
 	case fold.WaitReconcile:
+		action, _ := json.Marshal(p.RequestID)
+		data := shellWord(fmt.Sprintf(`{"action_id": %s, "decision": "accept"}`, action))
 		if p.Thread != "" {
-			return fmt.Sprintf(`settle: harness post %s effect.reconciled --data '{"action_id": "%s", "decision": "accept"}', then harness resume %s   (accept, retry or abandon)`, p.Thread, p.RequestID, id)
+			return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s, then harness resume %s   (accept, retry or abandon)`, shellWord(p.Thread), data, id)
 		}
-		return fmt.Sprintf(`settle: harness post %s effect.reconciled --data '{"action_id": "%s", "decision": "accept"}' --resume   (accept, retry or abandon)`, id, p.RequestID)
+		return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s --resume   (accept, retry or abandon)`, id, data)
 	}
 	return ""
 }
