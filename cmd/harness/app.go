@@ -538,7 +538,7 @@ func (a *app) openWith(ctx context.Context, p stock.Place, settings stock.Settin
 		// Never adopt a nested store silently: it may have been planted.
 		a.noticed = true
 		fmt.Fprintf(a.stderr, "harness: using the store %s of %s, nested inside the repository %s (not %s)\n",
-			p.Store, p.Root, p.Within, filepath.Join(p.Within, stock.StoreDir))
+			present.EscapeLine(p.Store), present.EscapeLine(p.Root), present.EscapeLine(p.Within), present.EscapeLine(filepath.Join(p.Within, stock.StoreDir)))
 	}
 	st, err := stock.NewStock(p, cfg, so...)
 	if err != nil {

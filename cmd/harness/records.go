@@ -167,7 +167,7 @@ func (a *app) printAudit(record audit.Audit) {
 		fmt.Fprintf(tw, "      \teffect\t%s\n", act.EffectState)
 		check := "none declared"
 		if act.Check != nil {
-			check = fmt.Sprintf("%s %s: %s", act.Check.Check.Name, oneLine(act.Check.Check.Target), act.Check.Verdict)
+			check = fmt.Sprintf("%s %s: %s", oneLine(string(act.Check.Check.Name)), oneLine(act.Check.Check.Target), act.Check.Verdict)
 			if act.Check.Reason != "" {
 				check += " — " + oneLine(act.Check.Reason)
 			}
@@ -180,7 +180,7 @@ func (a *app) printAudit(record audit.Audit) {
 			}
 		}
 		if act.Flag != "" {
-			fmt.Fprintf(tw, "      \t%s\t%s\n", a.paint("yellow", "⚑ flag"), act.Flag)
+			fmt.Fprintf(tw, "      \t%s\t%s\n", a.paint("yellow", "⚑ flag"), present.EscapeLine(act.Flag))
 		}
 		tw.Flush()
 	}
@@ -391,8 +391,8 @@ come first; --open lists only those.`,
 				case e.Decision != "":
 					openCol = "settled: " + string(e.Decision)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Thread, e.ActionID, e.Tool, dash(string(e.Report)), state,
-					dash(string(e.Check)), dash(strings.Join(e.Changed, ", ")), openCol)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Thread, oneLine(e.ActionID), oneLine(e.Tool), dash(string(e.Report)), state,
+					dash(string(e.Check)), dash(oneLine(strings.Join(e.Changed, ", "))), openCol)
 			}
 			return tw.Flush()
 		}),
@@ -569,7 +569,7 @@ left there.`,
 				for i, q := range st.Seqs {
 					seqs[i] = strconv.FormatUint(q, 10)
 				}
-				fmt.Fprintf(a.stdout, "  %-8s %s (%schanged at seq %s)\n", undoVerb(st), st.Path, undoModeNote(st), strings.Join(seqs, ", "))
+				fmt.Fprintf(a.stdout, "  %-8s %s (%schanged at seq %s)\n", undoVerb(st), present.EscapeLine(st.Path), undoModeNote(st), strings.Join(seqs, ", "))
 			}
 			if dryRun {
 				fmt.Fprintln(a.stdout, "dry run: nothing was changed")

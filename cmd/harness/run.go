@@ -906,7 +906,7 @@ func (d *driver) options() drive.Options {
 		OnInDoubt: func(st drive.State) {
 			for _, id := range st.InDoubt {
 				d.a.printf("%s action %s was in progress when its process died: it is in doubt and will not be run again; recording what the workspace shows now\n",
-					d.a.paint("yellow", "in doubt:"), id)
+					d.a.paint("yellow", "in doubt:"), present.EscapeLine(id))
 			}
 		},
 	}

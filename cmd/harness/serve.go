@@ -18,6 +18,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/serve"
 	"github.com/seed-7cc7a084/harness/serve/socket"
 	"github.com/seed-7cc7a084/harness/stock"
@@ -148,7 +149,11 @@ func (a *app) startServer(ctx context.Context, s *session, approval drive.Approv
 	var err error
 	sv.srv, err = serve.New(serve.Options{
 		Store: s.store, Stock: s.stock, Tokens: tokens, Approval: approval, Poll: poll,
-		Logf: func(format string, args ...any) { fmt.Fprintf(a.stderr, "harness serve: "+format+"\n", args...) },
+		// A request's path comes from anyone who reaches the address, an
+		// error may quote the model: one escaped line each.
+		Logf: func(format string, args ...any) {
+			fmt.Fprintln(a.stderr, "harness serve: "+present.EscapeLine(fmt.Sprintf(format, args...)))
+		},
 	})
 	if err != nil {
 		return nil, err

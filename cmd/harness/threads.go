@@ -75,13 +75,14 @@ func (a *app) threadsCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "THREAD\tSTATUS\tWAITS FOR\tLAST ACTIVITY\tTOKENS\tMODEL\tTITLE")
 			for i, r := range rows {
-				waits := strings.Join(r.Waits, ", ")
+				// Request and action ids hold the model's call ids.
+				waits := oneLine(strings.Join(r.Waits, ", "))
 				st := string(r.Status)
 				switch {
 				case len(r.InDoubt) > 0:
-					st, waits = "in doubt", strings.Join(r.InDoubt, ", ")
+					st, waits = "in doubt", oneLine(strings.Join(r.InDoubt, ", "))
 				case len(r.Running) > 0:
-					st, waits = "running", strings.Join(r.Running, ", ")
+					st, waits = "running", oneLine(strings.Join(r.Running, ", "))
 				case waits == "" && r.Reason != "" && r.Retry != "":
 					waits = cut(present.Reason(r.Reason), 50) + " (resume tries it again)"
 				case waits == "" && r.Reason != "":

@@ -85,7 +85,7 @@ so, each recorded in the child and in its parent.`,
 			var appended []facts.Fact
 			rt.Store = harness.Watch(rt.Store, func(f facts.Fact, err error) {
 				if err != nil {
-					fmt.Fprintf(a.stderr, "harness: %v\n", err)
+					fmt.Fprintf(a.stderr, "harness: %s\n", personError(err))
 					return
 				}
 				appended = append(appended, f)
@@ -134,7 +134,7 @@ func (a *app) printTree(kids []audit.TreeAudit, indent string) {
 		sp := k.Spawn
 		head := fmt.Sprintf("%schild %s", indent, k.Thread)
 		if sp != nil && sp.Child != nil {
-			head += fmt.Sprintf(" (call %s, spawned at seq %d", sp.Ref, sp.Child.SpawnedSeq)
+			head += fmt.Sprintf(" (call %s, spawned at seq %d", present.EscapeLine(sp.Ref), sp.Child.SpawnedSeq)
 			if sp.Child.Reported != nil {
 				head += fmt.Sprintf(", reported at seq %d", sp.Child.ReportedSeq)
 			}

@@ -273,7 +273,7 @@ func (a *app) workerEvent(e worker.Event) {
 		fmt.Fprintf(w, "%s %s taken\n", at, id)
 	case worker.EventInDoubt:
 		fmt.Fprintf(w, "%s %s %s %s: its holder died while it ran; recorded as interrupted, not run again; the thread parks on reconcile\n",
-			at, id, a.paint("yellow", "in doubt:"), strings.Join(e.State.InDoubt, ", "))
+			at, id, a.paint("yellow", "in doubt:"), present.EscapeLine(strings.Join(e.State.InDoubt, ", ")))
 	case worker.EventStopped:
 		st := e.State
 		switch st.Status {
