@@ -33,10 +33,16 @@ func (w *Worker) work(id string, s *slot) {
 	// tree, so the worker drives the tree's root. The slot stays the
 	// child's, for its jobs.
 	slotID := id
-	if root, err := w.rootOf(w.hard, id); err == nil {
+	// A root that cannot be found is an error as a lease not taken is:
+	// the child is never driven on its own, by the top-level actor rather
+	// than the one its delegation composes.
+	root, err := w.rootOf(w.hard, id)
+	var held context.Context
+	var release func()
+	if err == nil {
 		id = root
+		held, release, err = w.take(id)
 	}
-	held, release, err := w.take(id)
 	if err != nil {
 		w.mu.Lock()
 		delay := w.later(s.jobs)
