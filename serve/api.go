@@ -298,7 +298,7 @@ func (s *Server) answer(ctx context.Context, who Identity, id string, a AnswerRe
 	if err != nil {
 		return AnswerResult{}, err
 	}
-	c := s.cachedThread(id)
+	c := s.cachedThread(ctx, id)
 	c.mu.Lock()
 	ans, err := drive.Answer(ctx, c.th, a.Kind, a.RequestID, build)
 	c.mu.Unlock()

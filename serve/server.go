@@ -205,15 +205,28 @@ func URL(addr net.Addr, token string) string {
 }
 
 // cachedThread is the server's kept fold of the thread id; the id must be
-// valid.
-func (s *Server) cachedThread(id string) *cached {
+// valid. A child is folded by the actor its delegation composes, as its
+// own runtime folds it (harness.Runtime.Open).
+func (s *Server) cachedThread(ctx context.Context, id string) *cached {
+	s.mu.Lock()
+	c := s.kept[id]
+	s.mu.Unlock()
+	if c != nil {
+		return c
+	}
+	th, err := s.reader.Open(ctx, s.opts.Stock.Actor, id)
+	if err != nil {
+		// Not kept: a thread not there yet says so at its first read, and
+		// the next call opens it again.
+		return &cached{th: s.reader.Thread(s.opts.Stock.Actor, id)}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.kept[id]
-	if c == nil {
-		c = &cached{th: s.reader.Thread(s.opts.Stock.Actor, id)}
-		s.kept[id] = c
+	if c := s.kept[id]; c != nil {
+		return c
 	}
+	c = &cached{th: th}
+	s.kept[id] = c
 	return c
 }
 
@@ -226,7 +239,7 @@ func (s *Server) forget(id string) {
 
 // inspect is drive.Inspect of the thread, from its kept fold.
 func (s *Server) inspect(ctx context.Context, id string) (drive.State, error) {
-	c := s.cachedThread(id)
+	c := s.cachedThread(ctx, id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st, err := drive.Inspect(ctx, c.th)

@@ -187,7 +187,7 @@ func (s *Server) threads(ctx context.Context, after string, limit int) ([]Thread
 
 // detail is the thread's detail, from its view and its whole reading.
 func (s *Server) detail(ctx context.Context, id string) (ThreadDetail, error) {
-	c := s.cachedThread(id)
+	c := s.cachedThread(ctx, id)
 	c.mu.Lock()
 	st, err := drive.Inspect(ctx, c.th)
 	var r scheduler.Reading
