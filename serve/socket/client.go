@@ -96,6 +96,13 @@ func (c *Client) dial(ctx context.Context) (*clientConn, error) {
 	default:
 		return nil, fmt.Errorf("connect to the harness server at %s: %w", c.path, err)
 	}
+	// The listener must be this user's (or root's) too: a socket another
+	// user put at the path (the fallback directory in /tmp, say) would
+	// take the appends and answer with facts of its choosing.
+	if err := checkPeer(conn); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("the harness server at %s: %w", c.path, err)
+	}
 	cc := &clientConn{c: conn, r: bufio.NewReader(conn), w: bufio.NewWriter(conn)}
 	cc.dec = msgpack.NewDecoder(cc.r)
 	cc.enc = msgpack.NewEncoder(cc.w)

@@ -8,9 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// checkPeer refuses a connection from another user than the server's
-// (root excepted): the socket's mode already keeps them out, and this
-// says so plainly if the mode was changed.
+// checkPeer refuses a connection whose other end is another user than
+// this process's (root excepted): on the server, a client (the socket's
+// mode already keeps them out; this says so plainly if the mode was
+// changed); on a client, the listener.
 func checkPeer(c net.Conn) error {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
