@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -520,7 +521,7 @@ func (s *conn) relist(ctx context.Context) error {
 		offered[t.remote] = t.digest
 	}
 	s.current = now
-	s.changed = !mapsEqual(now, offered)
+	s.changed = !maps.Equal(now, offered)
 	s.mu.Unlock()
 	return nil
 }
@@ -536,18 +537,6 @@ func (s *conn) definition(ctx context.Context, remote string) (digest string, ok
 	defer s.mu.Unlock()
 	digest, ok = s.current[remote]
 	return digest, ok, nil
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *conn) status() Status {

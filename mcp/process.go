@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -275,9 +274,6 @@ func (p *process) closed() bool {
 	defer p.mu.Unlock()
 	return p.closing
 }
-
-// errExited: the server's process has ended.
-var errExited = errors.New("the server's process has ended")
 
 // oneLine squashes s onto one line of at most n bytes.
 func oneLine(s string, n int) string {

@@ -330,14 +330,6 @@ func answerKindOf(k fold.WaitKind) facts.Kind {
 	return facts.KindConfirmationAnswered
 }
 
-func requestIDs(ps []drive.Pending) string {
-	ids := make([]string, len(ps))
-	for i, p := range ps {
-		ids[i] = drive.Ref(p)
-	}
-	return strings.Join(ids, ", ")
-}
-
 // post opens the store and posts d. The flags, --model's model included,
 // are checked before anything is posted.
 func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f *answerFlags) error {

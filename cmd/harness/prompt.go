@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -200,7 +201,7 @@ func (d *driver) askQuestion(ctx context.Context, w drive.Pending, by string) (f
 		switch {
 		case reply == "":
 			continue
-		case len(w.Options) > 0 && !w.AllowFreeText && !contains(w.Options, reply):
+		case len(w.Options) > 0 && !w.AllowFreeText && !slices.Contains(w.Options, reply):
 			fmt.Fprintf(d.a.stdout, "    answer one of the options (1-%d)\n", len(w.Options))
 			continue
 		}
@@ -234,13 +235,4 @@ func (d *driver) askReconcile(ctx context.Context, w drive.Pending, by string) (
 		}
 		return facts.NewDraft(facts.KindEffectReconciled, "", facts.EffectReconciled{ActionID: w.RequestID, Decision: dec, By: by, Note: note})
 	}
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -354,7 +354,7 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 		o := c.Observation
 		fmt.Fprintf(w, "  observation  %s", present.DescribeObservation(o))
 		if o.Available {
-			fmt.Fprintf(w, " · before %s, after %s", shortHash(o.Before), shortHash(o.After))
+			fmt.Fprintf(w, " · before %s, after %s", shortDigest(o.Before), shortDigest(o.After))
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "  effect       %s\n", c.EffectState)
@@ -432,7 +432,7 @@ func (sh shower) blob(ctx context.Context, digest string) ([]byte, error) {
 	}
 	b, err := blobs.GetBlob(ctx, digest)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("the content %s was not kept (larger than %d bytes, or never read)", shortHash(digest), action.DefaultBlobCap)
+		return nil, fmt.Errorf("the content %s was not kept (larger than %d bytes, or never read)", shortDigest(digest), action.DefaultBlobCap)
 	}
 	return b, err
 }
@@ -451,11 +451,4 @@ func writeBlock(w io.Writer, indent, text string) {
 	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 		fmt.Fprintf(w, "%s%s\n", indent, present.EscapeLine(line))
 	}
-}
-
-func shortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }
