@@ -352,17 +352,23 @@ func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) erro
 			return err
 		}
 	}
-	s, err := a.open(ctx, true)
+	// The settings and the policy are checked before anything is
+	// recorded: a settings file that cannot be read is an error, as for
+	// run, never a policy recorded without its deny patterns.
+	p, err := a.place()
+	if err != nil {
+		return err
+	}
+	d, err := f.setup(a, p)
+	if err != nil {
+		return err
+	}
+	s, err := a.openAt(ctx, p, d.settings, true, nil)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	// The policy is checked before anything is recorded.
-	approval, err := f.approval(s.settings)
-	if err != nil {
-		return err
-	}
-	st := s.settings
+	approval, st := d.approval, d.settings
 	recordPolicy := f.policyGiven() || st.Approve != "" || len(st.Allow) > 0 || len(st.Deny) > 0
 	rt, err := s.runtime()
 	if err != nil {
