@@ -1203,25 +1203,38 @@ func shellWord(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-func answerHint(id string, p drive.Pending) string {
-	// A request id holds the model's call id, which may be anything: each
-	// word of a suggested command is quoted as a shell needs it.
+func answerHint(id string, p drive.Pending) string { return hintFor(id, p, true) }
+
+// hintFor is the command that answers p in the thread id: with resume,
+// one that also resumes the thread here (--resume, or a resume after a
+// child's reconciliation); without, the answer alone (a worker resumes).
+func hintFor(id string, p drive.Pending, resume bool) string {
+	// A request id holds the model's call id: each word of a suggested
+	// command is quoted as a shell needs it.
 	id, ref := shellWord(id), shellWord(drive.Ref(p))
+	r := ""
+	if resume {
+		r = " --resume"
+	}
 	switch p.Kind {
 	case fold.WaitConfirmation:
-		return fmt.Sprintf("answer: harness approve %s %s --resume   (or: harness deny %s %s --reason '…' --resume)", id, ref, id, ref)
+		return fmt.Sprintf("answer: harness approve %s %s%s   (or: harness deny %s %s --reason '…'%s)", id, ref, r, id, ref, r)
 	case fold.WaitQuestion:
 		if p.Thread != "" {
-			return fmt.Sprintf("answer: harness answer %s '…' --request %s --resume", id, ref)
+			return fmt.Sprintf("answer: harness answer %s '…' --request %s%s", id, ref, r)
 		}
-		return fmt.Sprintf("answer: harness answer %s '…' --resume", id)
+		return fmt.Sprintf("answer: harness answer %s '…'%s", id, r)
 	case fold.WaitReconcile:
 		action, _ := json.Marshal(p.RequestID)
 		data := shellWord(fmt.Sprintf(`{"action_id": %s, "decision": "accept"}`, action))
 		if p.Thread != "" {
-			return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s, then harness resume %s   (accept, retry or abandon)`, shellWord(p.Thread), data, id)
+			then := ""
+			if resume {
+				then = ", then harness resume " + id
+			}
+			return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s%s   (accept, retry or abandon)`, shellWord(p.Thread), data, then)
 		}
-		return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s --resume   (accept, retry or abandon)`, id, data)
+		return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s%s   (accept, retry or abandon)`, id, data, r)
 	}
 	return ""
 }

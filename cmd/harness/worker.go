@@ -465,14 +465,4 @@ versions can no longer append to the store.`,
 // workerHint is answerHint for a thread the workers drive: the answer
 // alone wakes it on a worker, so the hint names no resume (a resume here
 // would drive the thread in this command instead).
-func workerHint(id string, p drive.Pending) string {
-	h := answerHint(id, p)
-	if i := strings.Index(h, ", then harness resume "); i >= 0 {
-		j := strings.Index(h[i:], "   ")
-		if j < 0 {
-			j = len(h) - i
-		}
-		h = h[:i] + h[i+j:]
-	}
-	return strings.ReplaceAll(h, " --resume", "")
-}
+func workerHint(id string, p drive.Pending) string { return hintFor(id, p, false) }
