@@ -500,7 +500,12 @@ func (t *Thread) appendIngress(ctx context.Context, d facts.Draft, key string) (
 func (t *Thread) appendTo(ctx context.Context, st *state, d facts.Draft, key string) (bool, error) {
 	d.Cause = facts.IngressCause(key)
 	for {
-		if _, ok := st.fold.Used(d.Cause); ok {
+		// Cause, not Used: a restored fold whose cause index fails must
+		// say so, not append again and again against a store that knows
+		// the cause.
+		if _, ok, err := st.fold.Cause(d.Cause); err != nil {
+			return false, fmt.Errorf("%s to %s: %w", d.Kind, t.id, err)
+		} else if ok {
 			return false, nil
 		}
 		if err := st.fold.Accept(d); err != nil {
