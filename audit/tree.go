@@ -102,7 +102,7 @@ func verifyTree(ctx context.Context, store thread.Store, actor harness.Actor, id
 		bad := func(seq uint64, kind facts.Kind, reason string) error {
 			return &VerifyError{Thread: id, Seq: seq, Kind: kind, Cause: "", Reason: reason}
 		}
-		spawn, ok, err := firstSpawn(ctx, store, ch.ID())
+		spawn, ok, err := harness.SpawnOf(ctx, store, ch.ID())
 		switch {
 		case err != nil:
 			return err
@@ -172,21 +172,6 @@ func forkedFrom(ctx context.Context, store thread.Store, id string) (string, uin
 		}
 	}
 	return "", 0, false, nil
-}
-
-// firstSpawn reads a thread's spawn record: its first fact, if it is one.
-func firstSpawn(ctx context.Context, store thread.Store, id string) (facts.ThreadSpawned, bool, error) {
-	for f, err := range store.Read(ctx, id, 1) {
-		if err != nil {
-			return facts.ThreadSpawned{}, false, err
-		}
-		if f.Kind != facts.KindThreadSpawned {
-			return facts.ThreadSpawned{}, false, nil
-		}
-		p, err := facts.Decode[facts.ThreadSpawned](f)
-		return p, err == nil, err
-	}
-	return facts.ThreadSpawned{}, false, nil
 }
 
 // endMatches checks a report against the child's log: its final head is
@@ -273,7 +258,7 @@ func replayTree(ctx context.Context, store thread.Store, actor harness.Actor, id
 		return t, err
 	}
 	for _, c := range r.Children() {
-		sp, ok, err := firstSpawn(ctx, store, c.Child.ID())
+		sp, ok, err := harness.SpawnOf(ctx, store, c.Child.ID())
 		if err != nil {
 			return t, err
 		}

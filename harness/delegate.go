@@ -363,7 +363,7 @@ var ErrNotChild = errors.New("not the child its spawn names")
 // compose, each link checked (the parent's log records the spawn, with
 // the hash the child names). A thread with no facts is the actor's.
 func (rt *Runtime) Open(ctx context.Context, actor Actor, id string) (*Thread, error) {
-	spawn, ok, err := spawnOf(ctx, rt.Store, id)
+	spawn, ok, err := SpawnOf(ctx, rt.Store, id)
 	if err != nil || !ok {
 		return rt.Thread(actor, id), err
 	}
@@ -381,7 +381,7 @@ func (t *Thread) Open(ctx context.Context, id string) (*Thread, error) {
 	if id == t.id {
 		return t, nil
 	}
-	spawn, ok, err := spawnOf(ctx, t.rt.Store, id)
+	spawn, ok, err := SpawnOf(ctx, t.rt.Store, id)
 	switch {
 	case err != nil:
 		return nil, err
@@ -415,9 +415,9 @@ func (t *Thread) linked(id string, spawn facts.ThreadSpawned) (*Thread, error) {
 	return &Thread{rt: &crt, actor: actor, id: id}, nil
 }
 
-// spawnOf reads a thread's first fact: its spawn record when it is a
-// child.
-func spawnOf(ctx context.Context, store thread.Store, id string) (facts.ThreadSpawned, bool, error) {
+// SpawnOf reads a thread's first fact: its spawn record, and true, when
+// it is a child (see Delegate).
+func SpawnOf(ctx context.Context, store thread.Store, id string) (facts.ThreadSpawned, bool, error) {
 	for f, err := range store.Read(ctx, id, 1) {
 		if err != nil {
 			return facts.ThreadSpawned{}, false, fmt.Errorf("read %s: %w", id, err)
@@ -432,6 +432,23 @@ func spawnOf(ctx context.Context, store thread.Store, id string) (facts.ThreadSp
 		return p, true, nil
 	}
 	return facts.ThreadSpawned{}, false, nil
+}
+
+// MaxTreeDepth bounds the walk from a child up to the root of its tree.
+const MaxTreeDepth = 64
+
+// RootOf is the root of the tree the thread id belongs to: id itself when
+// it is no child, else its parent's root. A walk of more than MaxTreeDepth
+// parents is an error.
+func RootOf(ctx context.Context, store thread.Store, id string) (string, error) {
+	for range MaxTreeDepth {
+		spawn, ok, err := SpawnOf(ctx, store, id)
+		if err != nil || !ok {
+			return id, err
+		}
+		id = spawn.Parent
+	}
+	return "", fmt.Errorf("thread %s: more than %d parents above it", id, MaxTreeDepth)
 }
 
 // checkLink checks that the parent's log records the spawn of child id as

@@ -22,9 +22,6 @@ type run struct {
 	failed string // how the last one failed, for the page
 }
 
-// maxTreeDepth bounds the walk from a child up to the root of its tree.
-const maxTreeDepth = 64
-
 // ErrNotHere: the server resumes only the threads of its own workspace.
 var ErrNotHere = errors.New("the thread works in another workspace")
 
@@ -41,8 +38,8 @@ func (s *Server) Resume(ctx context.Context, id string) error {
 		return err
 	}
 	for depth := 0; st.View.Lineage.Spawn != nil; depth++ {
-		if depth == maxTreeDepth {
-			return fmt.Errorf("thread %s: more than %d parents above it", id, maxTreeDepth)
+		if depth == harness.MaxTreeDepth {
+			return fmt.Errorf("thread %s: more than %d parents above it", id, harness.MaxTreeDepth)
 		}
 		parent := st.View.Lineage.Spawn.Parent
 		if st, err = s.inspect(ctx, parent); err != nil {

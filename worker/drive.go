@@ -3,12 +3,10 @@ package worker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/seed-7cc7a084/harness/drive"
-	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 )
@@ -36,7 +34,7 @@ func (w *Worker) work(id string, s *slot) {
 	// A root that cannot be found is an error as a lease not taken is:
 	// the child is never driven on its own, by the top-level actor rather
 	// than the one its delegation composes.
-	root, err := w.rootOf(w.hard, id)
+	root, err := harness.RootOf(w.hard, w.o.Store, id)
 	var held context.Context
 	var release func()
 	if err == nil {
@@ -100,41 +98,6 @@ func (w *Worker) work(id string, s *slot) {
 		// Jobs joined while the thread was driven: their appends may have
 		// come after its last look. Look once more.
 	}
-}
-
-// maxTreeDepth bounds the walk from a child up to the root of its tree.
-const maxTreeDepth = 64
-
-// rootOf is the root of the tree the thread is in: the thread itself
-// unless its first fact is a thread.spawned naming a parent, and then its
-// parent's root. Each step is a read of one fact.
-func (w *Worker) rootOf(ctx context.Context, id string) (string, error) {
-	for range maxTreeDepth {
-		parent, err := w.parentOf(ctx, id)
-		if err != nil || parent == "" {
-			return id, err
-		}
-		id = parent
-	}
-	return "", fmt.Errorf("thread %s: more than %d parents above it", id, maxTreeDepth)
-}
-
-// parentOf is the parent a child thread's first fact names, or "".
-func (w *Worker) parentOf(ctx context.Context, id string) (string, error) {
-	for f, err := range w.o.Store.Read(ctx, id, 1) {
-		if err != nil {
-			return "", fmt.Errorf("thread %s: its first fact: %w", id, err)
-		}
-		if f.Kind != facts.KindThreadSpawned {
-			return "", nil
-		}
-		sp, err := facts.Decode[facts.ThreadSpawned](f)
-		if err != nil {
-			return "", fmt.Errorf("thread %s: its thread.spawned: %w", id, err)
-		}
-		return sp.Parent, nil
-	}
-	return "", nil
 }
 
 // followed finishes the jobs of the slot that were given out for the
