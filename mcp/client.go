@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -594,8 +595,43 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(k, v)
 		}
 	}
-	return h.base.RoundTrip(r)
+	res, err := h.base.RoundTrip(r)
+	if err == nil && res.Body != nil {
+		// The SDK reads a JSON answer whole: a server sends at most this
+		// much in one response.
+		res.Body = &bounded{rc: res.Body, left: MaxResponseBytes}
+	}
+	return res, err
 }
+
+// MaxResponseBytes bounds one HTTP response of a remote MCP server (a
+// stream's too); past it the read fails and the call with it.
+const MaxResponseBytes = 64 << 20
+
+// bounded is a response body that fails past its bound.
+type bounded struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (b *bounded) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// At the bound: the end of the body is fine, one byte more is not.
+		var one [1]byte
+		if n, err := b.rc.Read(one[:]); n == 0 {
+			return 0, err
+		}
+		return 0, fmt.Errorf("the MCP server's response is over %d bytes", MaxResponseBytes)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *bounded) Close() error { return b.rc.Close() }
 
 func shorten(s string, n int) string {
 	if len(s) <= n {
