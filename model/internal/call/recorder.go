@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/model"
 )
 
@@ -84,7 +85,27 @@ type teeBody struct {
 	r  *Recorder
 }
 
+// MaxResponseBytes bounds what one model turn's response may hold (a
+// stream's whole): what the SDK reads, and the copy kept. Past it the turn
+// fails with class invalid_output: a provider that never ends a stream
+// cannot fill the harness's memory.
+const MaxResponseBytes = 32 << 20
+
 func (t *teeBody) Read(p []byte) (int, error) {
+	t.r.mu.Lock()
+	left := MaxResponseBytes - t.r.resp.Len()
+	t.r.mu.Unlock()
+	if left <= 0 {
+		var one [1]byte
+		if n, err := t.rc.Read(one[:]); n == 0 {
+			return 0, err
+		}
+		return 0, &model.Error{Class: facts.ClassInvalidOutput,
+			Err: fmt.Errorf("the response is over %d bytes", MaxResponseBytes)}
+	}
+	if len(p) > left {
+		p = p[:left]
+	}
 	n, err := t.rc.Read(p)
 	if n > 0 {
 		t.r.mu.Lock()

@@ -1,11 +1,17 @@
 package call
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/model"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -42,5 +48,29 @@ func TestRetryAfter(t *testing.T) {
 			}
 			require.Equal(t, tc.want, retryAfter(h, now))
 		})
+	}
+}
+
+// A response is read up to MaxResponseBytes; one byte more fails the
+// read with class invalid_output, and the copy kept stops at the bound.
+func TestRecorderBoundsTheResponse(t *testing.T) {
+	for _, size := range []int{MaxResponseBytes, MaxResponseBytes + 1} {
+		r := NewRecorder("test")
+		req := httptest.NewRequest(http.MethodPost, "http://model.test/v1", strings.NewReader("{}"))
+		res, err := r.Middleware(req, func(*http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Header: http.Header{},
+				Body: io.NopCloser(io.LimitReader(strings.NewReader(strings.Repeat("x", size)), int64(size)))}, nil
+		})
+		require.NoError(t, err)
+		n, err := io.Copy(io.Discard, res.Body)
+		require.EqualValues(t, MaxResponseBytes, n)
+		require.Len(t, r.Exchange().Response, MaxResponseBytes)
+		if size == MaxResponseBytes {
+			require.NoError(t, err)
+			continue
+		}
+		class, ok := model.Classify(err)
+		require.True(t, ok, "%v", err)
+		require.Equal(t, facts.ClassInvalidOutput, class)
 	}
 }
