@@ -29,7 +29,7 @@ type Options struct {
 	// AmendPolicy, when set with FollowPolicy, is applied to the thread's
 	// policy before it decides, and is not recorded: what a caller's own
 	// flags add to the thread's (a worker's --approve, --allow and --deny,
-	// combined as Amend combines a command's). A thread that records no
+	// combined as stock.Amend combines a command's). A thread that records no
 	// policy is still decided by Approval alone.
 	AmendPolicy func(facts.PolicySet) facts.PolicySet
 	// Retry: a failed thread whose failed transition can be run again

@@ -132,30 +132,6 @@ func policyIngress(p facts.PolicySet, after uint64) (harness.Ingress, error) {
 	return harness.Ingress{Draft: d, Key: "policy-" + strconv.FormatUint(after, 10) + "-" + hex.EncodeToString(sum[:6])}, nil
 }
 
-// Amend is the policy p with a mode and patterns a person adds: mode
-// replaces p's mode unless it is "", and the patterns are added to p's
-// (each once, in order).
-func Amend(p facts.PolicySet, mode string, allow, deny []string, by string) facts.PolicySet {
-	out := facts.PolicySet{Approve: p.Approve, Allow: slices.Clone(p.Allow), Deny: slices.Clone(p.Deny), By: by}
-	if mode != "" {
-		out.Approve = mode
-		if mode == string(ApproveAsk) {
-			out.Approve = ""
-		}
-	}
-	for _, s := range allow {
-		if !slices.Contains(out.Allow, s) {
-			out.Allow = append(out.Allow, s)
-		}
-	}
-	for _, s := range deny {
-		if !slices.Contains(out.Deny, s) {
-			out.Deny = append(out.Deny, s)
-		}
-	}
-	return out
-}
-
 // Always is the allow pattern that approves, from now on, calls like this
 // one of tool with args — what a person means by "always, for this
 // thread": a command exactly as it is written ("run_command:go test

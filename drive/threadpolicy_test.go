@@ -142,11 +142,3 @@ func TestAlways(t *testing.T) {
 	p := drive.Always("/ws", "write_file", `{"path":"../x"}`)
 	require.False(t, p.Match("write_file", `{"path":"../x"}`))
 }
-
-func TestAmend(t *testing.T) {
-	p := facts.PolicySet{Approve: "writes", Allow: []string{"a"}, Deny: []string{"d"}, By: "ana"}
-	got := drive.Amend(p, "", []string{"a", "b"}, []string{"e"}, "bob")
-	require.Equal(t, facts.PolicySet{Approve: "writes", Allow: []string{"a", "b"}, Deny: []string{"d", "e"}, By: "bob"}, got)
-	require.Equal(t, "", drive.Amend(p, "ask", nil, nil, "bob").Approve)
-	require.True(t, drive.SamePolicy(facts.PolicySet{}, facts.PolicySet{Approve: "ask"}))
-}

@@ -122,6 +122,43 @@ type SystemConfigured struct {
 	// before the bounds were recorded. The record, not a later process's
 	// configuration, decides, so a replay folds as the run did.
 	Context *ContextBounds `msgpack:"context,omitempty" json:"context,omitempty"`
+	// Settings are where the configuration came from: each scope that
+	// set something (a settings file, with its path and content digest,
+	// or the command line), the keys it set and the keys left out as
+	// untrusted; nil in logs written before sources were recorded.
+	Settings []SettingsSource `msgpack:"settings,omitempty" json:"settings,omitempty"`
+}
+
+// SettingsSource is one scope of settings as a thread records it: who
+// set which keys, and which keys of an untrusted file were ignored.
+type SettingsSource struct {
+	// Scope is user, project, local or flag (the command line).
+	Scope string `msgpack:"scope" json:"scope"`
+	// Path and Digest (SHA-256 of the content, hex) name a file; empty for
+	// the command line.
+	Path   string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Digest string `msgpack:"digest,omitempty" json:"digest,omitempty"`
+	// Trusted reports whether the file widens with the person's trust: a
+	// file outside the workspace, or one inside whose content the person
+	// trusted (harness trust).
+	Trusted bool `msgpack:"trusted,omitempty" json:"trusted,omitempty"`
+	// Keys are the keys it set that took effect.
+	Keys []string `msgpack:"keys,omitempty" json:"keys,omitempty"`
+	// Ignored are the keys it set that would widen authority and were left
+	// out, its content not being trusted.
+	Ignored []string `msgpack:"ignored,omitempty" json:"ignored,omitempty"`
+}
+
+// RuleSource says where one rule of a policy came from: Rule is
+// "approve:MODE", "allow:PATTERN" or "deny:PATTERN"; Scope is user,
+// project, local, flag, answer (a person's "always" at a prompt) or thread
+// (carried from a policy recorded before sources were); a file's Path and
+// Digest name its content.
+type RuleSource struct {
+	Rule   string `msgpack:"rule" json:"rule"`
+	Scope  string `msgpack:"scope" json:"scope"`
+	Path   string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Digest string `msgpack:"digest,omitempty" json:"digest,omitempty"`
 }
 
 // ContextBounds say when a thread's conversation is compacted (see
@@ -717,8 +754,15 @@ type PolicySet struct {
 	// Allow and Deny are tool patterns ("TOOL" or "TOOL:GLOB"); deny wins.
 	Allow []string `msgpack:"allow,omitempty" json:"allow,omitempty"`
 	Deny  []string `msgpack:"deny,omitempty" json:"deny,omitempty"`
-	// By is who set the policy.
+	// By is who set the policy: the person whose command or answer
+	// posted it. Where each rule came from is in Sources.
 	By string `msgpack:"by,omitempty" json:"by,omitempty"`
+	// Sources say where each rule came from (see RuleSource); nil in logs
+	// written before sources were recorded.
+	Sources []RuleSource `msgpack:"sources,omitempty" json:"sources,omitempty"`
+	// Ignored are the settings files whose approval rules were left out,
+	// their content not being trusted: the file and the keys.
+	Ignored []SettingsSource `msgpack:"ignored,omitempty" json:"ignored,omitempty"`
 }
 
 // Validate accepts the approval modes and requires every pattern to name

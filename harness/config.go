@@ -57,6 +57,10 @@ type Config struct {
 	// action needing another is denied without invoking its adapter, and
 	// without asking a person.
 	Grants []action.Capability
+	// Settings are where the configuration came from (each settings file
+	// and the command line, with the keys left out as untrusted), for the
+	// record: system.configured carries them.
+	Settings []facts.SettingsSource
 }
 
 // Option sets a field of a Config.
@@ -115,6 +119,11 @@ func WithActor(name string) Option { return func(c *Config) { c.Actor = name } }
 // WithGrants sets Config.Grants.
 func WithGrants(caps ...action.Capability) Option {
 	return func(c *Config) { c.Grants = slices.Clone(caps) }
+}
+
+// WithSettings sets Config.Settings.
+func WithSettings(src []facts.SettingsSource) Option {
+	return func(c *Config) { c.Settings = slices.Clone(src) }
 }
 
 // WithVersion sets Config.Version.

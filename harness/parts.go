@@ -114,6 +114,7 @@ func (s *system) Output() fold.Output[Services] {
 		Workspace: s.a.cfg.Workspace,
 		Sandbox:   s.a.toolbox.sandbox(),
 		Context:   s.a.cfg.contextBounds(),
+		Settings:  s.a.cfg.Settings,
 	})
 	e := effect.Succeed[Services]([]facts.Draft{d})
 	if err != nil {

@@ -106,6 +106,9 @@ func describe(f facts.Fact) (string, error) {
 		if c := p.Context; c != nil {
 			s += describeBounds(*c)
 		}
+		if len(p.Settings) > 0 {
+			s += "; " + SettingsSources(p.Settings)
+		}
 		return s, err
 	case facts.KindModelTurn:
 		p, err := facts.Decode[facts.ModelTurn](f)
@@ -239,7 +242,52 @@ func DescribePolicy(p facts.PolicySet) string {
 	if p.By != "" {
 		s += " (set by " + p.By + ")"
 	}
+	if len(p.Sources) > 0 {
+		from := make([]string, len(p.Sources))
+		for i, r := range p.Sources {
+			from[i] = r.Rule + " from " + sourceName(r.Scope, r.Path, r.Digest)
+		}
+		s += "; " + strings.Join(from, ", ")
+	}
+	for _, ig := range p.Ignored {
+		s += "; ignored, not trusted: " + sourceName(ig.Scope, ig.Path, ig.Digest) + " " + strings.Join(ig.Ignored, ", ")
+	}
 	return EscapeLine(s)
+}
+
+// SettingsSources says where a thread's configuration came from, in a
+// line: "settings user ~/.config/harness/config.json@1a2b3c4d5e6f (model),
+// flag (approve); ignored, not trusted: project
+// /w/.harness/project.json@… (allow, mcpServers)".
+func SettingsSources(srcs []facts.SettingsSource) string {
+	var set, ignored []string
+	for _, src := range srcs {
+		name := sourceName(src.Scope, src.Path, src.Digest)
+		if len(src.Keys) > 0 {
+			set = append(set, name+" ("+strings.Join(src.Keys, ", ")+")")
+		}
+		if len(src.Ignored) > 0 {
+			ignored = append(ignored, name+" ("+strings.Join(src.Ignored, ", ")+")")
+		}
+	}
+	s := "settings " + orNone(strings.Join(set, ", "))
+	if len(ignored) > 0 {
+		s += "; ignored, not trusted: " + strings.Join(ignored, ", ")
+	}
+	return EscapeLine(s)
+}
+
+// sourceName names a scope of settings: "flag", or "project
+// /w/.harness/project.json@1a2b3c4d5e6f".
+func sourceName(scope, path, digest string) string {
+	s := scope
+	if path != "" {
+		s += " " + path
+	}
+	if digest != "" {
+		s += "@" + shortDigest(digest)
+	}
+	return s
 }
 
 // Sandbox says in a few words where a command may reach: "in the sandbox

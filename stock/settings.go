@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/sandbox"
 )
@@ -76,10 +78,10 @@ type Settings struct {
 	Serve *ServeSettings `json:"serve,omitempty"`
 }
 
-// Scope names a settings file by whom it serves.
+// Scope names a layer of settings by whom it serves.
 type Scope string
 
-// The settings files, weakest first.
+// The layers of settings, weakest first.
 const (
 	// ScopeUser is the user's own file, for every workspace:
 	// $XDG_CONFIG_HOME/harness/config.json (~/.config/harness/config.json).
@@ -90,39 +92,74 @@ const (
 	// ScopeLocal is the file in the store: <store>/config.json, this
 	// checkout's own (the store is not committed).
 	ScopeLocal Scope = "local"
+	// ScopeFlag is the command line: what a person typed.
+	ScopeFlag Scope = "flag"
+	// ScopeAnswer is a person's answer at a prompt ("always").
+	ScopeAnswer Scope = "answer"
+	// ScopeThread is a thread's own recorded policy, as a layer a command
+	// amends (see Amend).
+	ScopeThread Scope = "thread"
 )
 
 // ProjectFile is the name, in the workspace's .harness directory, of the
 // committed settings file.
 const ProjectFile = "project.json"
 
+// The bounds a command applies when no layer sets them.
+const (
+	DefaultMaxTurns = 50
+	DefaultMaxSteps = 100
+)
+
 // ErrUnknownSetting: a settings file names a key this program does not
 // know (a typo, or a newer program's). The other keys are read.
 var ErrUnknownSetting = errors.New("unknown setting")
 
-// SettingsSource is one settings file and what it says.
+// SettingsSource is one layer of settings — a file, or the command line —
+// and what it says.
 type SettingsSource struct {
 	Scope Scope
-	Path  string
+	// Path is the file; "" for the command line.
+	Path string
 	// Exists reports whether the file is there.
 	Exists bool
-	// Settings are what the file says; Set the keys it sets.
+	// Digest is the SHA-256 of the file's content as read, hex.
+	Digest string
+	// Inside reports whether the file lies inside the workspace (where it
+	// is named, or where a symlink leads): anyone who could write the
+	// workspace could have written it.
+	Inside bool
+	// Trusted reports whether what the layer widens applies: the user's
+	// file, a file outside the workspace, the command line, or a file
+	// inside whose content the person trusted (harness trust).
+	Trusted bool
+	// Settings are what the layer says; Set the keys it sets.
 	Settings Settings
 	Set      []string
+	// Values are the keys it sets as the file writes them.
+	Values map[string]json.RawMessage
 	// Unknown are the keys it holds that this program does not know.
 	Unknown []string
 	// Err is why the file could not be read, if it could not.
 	Err error
+	// Widens are the keys it sets that widen authority beyond what the
+	// weaker layers (and the defaults) give; Applied the keys that took
+	// effect; Ignored the widening keys left out, the layer not being
+	// trusted. The merge sets them.
+	Widens, Applied, Ignored []string
 }
 
-// Layered are a place's settings: each file, weakest first, and what they
-// say together.
+// Layered are a place's settings: each layer, weakest first, and what
+// they say together.
 type Layered struct {
 	Settings Settings
 	Sources  []SettingsSource
 	// From says, for each key set, the scopes that set it: the last one for
 	// a single value, every one that added for a pattern list.
 	From map[string][]Scope
+	// recorded are the sources of the rules of a recorded policy, for the
+	// ScopeThread layer (see Amend).
+	recorded []facts.RuleSource
 }
 
 // SettingsFile is the path of the store's own settings file (ScopeLocal).
@@ -156,15 +193,17 @@ func (p Place) LoadSettings() (Settings, error) {
 }
 
 // LoadLayered reads the user's file (found from getenv: see
-// UserSettingsFile), the project's and the store's, and merges them. A
-// missing file is no settings. A file that names keys this program does
-// not know is read for the rest, and the error wraps ErrUnknownSetting,
-// naming the file and the keys: a command that only reads may warn and go
-// on with what was read. Any other fault — a file that is not one JSON
-// object, a value of the wrong type or out of range — is an error naming
-// the file and the key; that file is left out.
+// UserSettingsFile), the project's and the store's, and merges them (see
+// Merge): what a file inside the workspace widens applies only if the
+// person trusted its content (the trust file, see TrustFile). A missing
+// file is no settings. A file that names keys this program does not know
+// is read for the rest, and the error wraps ErrUnknownSetting, naming the
+// file and the keys: a command that only reads may warn and go on with
+// what was read. Any other fault — a file that is not one JSON object, a
+// value of the wrong type or out of range — is an error naming the file
+// and the key; that file is left out. A trust file that cannot be read is
+// an error too (wrapping ErrTrustFile), and nothing is trusted.
 func (p Place) LoadLayered(getenv func(string) string) (Layered, error) {
-	l := Layered{From: map[string][]Scope{}}
 	files := []struct {
 		scope Scope
 		path  string
@@ -178,6 +217,12 @@ func (p Place) LoadLayered(getenv func(string) string) (Layered, error) {
 		files = slices.Delete(files, 1, 2) // a store named .harness/project.json is a stretch; read it once
 	}
 	var errs []error
+	trust, err := LoadTrust(TrustFile(getenv))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	root := resolved(p.Root)
+	var srcs []SettingsSource
 	for _, f := range files {
 		if f.path == "" {
 			continue
@@ -187,31 +232,84 @@ func (p Place) LoadLayered(getenv func(string) string) (Layered, error) {
 			rel = filepath.Dir(f.path)
 		}
 		src := readSettings(f.scope, f.path, rel)
-		l.Sources = append(l.Sources, src)
+		// The user's own file is the person's; any other inside the
+		// workspace is trusted only as the person said, by its content.
+		src.Inside = f.scope != ScopeUser && (f.scope == ScopeProject || inWorkspace(p.Root, f.path))
+		src.Trusted = !src.Inside || (src.Exists && trust.Has(root, trustKey(f.path), src.Digest))
 		if src.Err != nil {
 			errs = append(errs, src.Err)
 		}
-		if src.Err != nil && !errors.Is(src.Err, ErrUnknownSetting) {
-			continue
-		}
-		l.merge(src)
+		srcs = append(srcs, src)
 	}
-	return l, errors.Join(errs...)
+	return Merge(srcs...), errors.Join(errs...)
 }
 
-// merge lays src over what l says.
-func (l *Layered) merge(src SettingsSource) {
+// FlagSource is the command line as a layer of settings: s, of which the
+// keys in set were given. It is trusted: a person typed it.
+func FlagSource(s Settings, set ...string) SettingsSource {
+	return SettingsSource{Scope: ScopeFlag, Trusted: true, Settings: s, Set: slices.Clone(set)}
+}
+
+// Merge lays the layers over each other, weakest first: the one place
+// where settings combine, for files, flags and a thread's recorded policy
+// alike. A value a stronger layer gives replaces a weaker one's; patterns
+// (allow, deny) and MCP servers add up, so a deny anywhere applies. A
+// layer that is not Trusted applies only the keys that narrow authority
+// (see Widens); the keys it would widen are left out, and each such
+// source's Ignored names them. A layer whose Err is other than
+// ErrUnknownSetting is left out whole.
+func Merge(layers ...SettingsSource) Layered {
+	var l Layered
+	for _, src := range layers {
+		l = l.Over(src)
+	}
+	return l
+}
+
+// Over is l with one more layer over it, through the same merge as Merge;
+// l is not changed.
+func (l Layered) Over(src SettingsSource) Layered {
+	out := Layered{Settings: l.Settings.clone(), Sources: slices.Clone(l.Sources), From: map[string][]Scope{}, recorded: l.recorded}
+	for k, v := range l.From {
+		out.From[k] = slices.Clone(v)
+	}
+	src.Widens, src.Applied, src.Ignored = nil, nil, nil
+	if src.Err == nil || errors.Is(src.Err, ErrUnknownSetting) {
+		out.merge(&src)
+	}
+	out.Sources = append(out.Sources, src)
+	return out
+}
+
+// clone is s with its lists and maps its own.
+func (s Settings) clone() Settings {
+	s.Allow, s.Deny = slices.Clone(s.Allow), slices.Clone(s.Deny)
+	s.MCPServers = maps.Clone(s.MCPServers)
+	return s
+}
+
+// merge lays src over what l says, leaving out what src widens unless it
+// is trusted, and notes on src what it widens, applied and left out.
+func (l *Layered) merge(src *SettingsSource) {
 	s, into := src.Settings, &l.Settings
 	for _, key := range src.Set {
+		if Widens(key, *into, s) {
+			src.Widens = append(src.Widens, key)
+			if !src.Trusted {
+				src.Ignored = append(src.Ignored, key)
+				continue
+			}
+		}
+		src.Applied = append(src.Applied, key)
 		switch key {
 		case "model":
 			into.Model = s.Model
 		case "approve":
 			into.Approve = s.Approve
 		case "allow":
-			into.Allow = append(into.Allow, s.Allow...)
+			into.Allow = addNew(into.Allow, s.Allow)
 		case "deny":
-			into.Deny = append(into.Deny, s.Deny...)
+			into.Deny = addNew(into.Deny, s.Deny)
 		case "max_turns":
 			into.MaxTurns = s.MaxTurns
 		case "max_steps":
@@ -236,6 +334,254 @@ func (l *Layered) merge(src SettingsSource) {
 			l.From[key] = []Scope{src.Scope}
 		}
 	}
+}
+
+// addNew is list with each of more not in it already appended, in order.
+func addNew(list, more []string) []string {
+	for _, s := range more {
+		if !slices.Contains(list, s) {
+			list = append(list, s)
+		}
+	}
+	return list
+}
+
+// Widens reports whether key, as s gives it, would widen authority over
+// cur (what the weaker layers give, and the defaults where they give
+// nothing). Narrowing — a deny pattern, a stricter sandbox, network off, a
+// lower bound, a stricter approval mode — and giving what cur gives already
+// do not widen. Everything else does: allow patterns not given already, a
+// looser approval mode or sandbox, network on, any MCP server or serve
+// setting not given already, a model other than a script (it spends the
+// person's key with a provider), a raised bound or context window. A key
+// this program does not classify widens.
+func Widens(key string, cur, s Settings) bool {
+	switch key {
+	case "model":
+		return s.Model != cur.Model && !strings.HasPrefix(s.Model, scriptedScheme)
+	case "approve":
+		return approveRank(s.Approve) > approveRank(cur.Approve)
+	case "allow":
+		return slices.ContainsFunc(s.Allow, func(p string) bool { return !slices.Contains(cur.Allow, p) })
+	case "deny":
+		return false
+	case "max_turns":
+		return turnsBound(s.MaxTurns) > turnsBound(cur.MaxTurns)
+	case "max_steps":
+		return bound(s.MaxSteps, DefaultMaxSteps) > bound(cur.MaxSteps, DefaultMaxSteps)
+	case "context_window":
+		// A window not known (0) compacts by size alone; a window the
+		// weaker layers do not give, or a larger one, widens.
+		n, c := bound(s.ContextWindow, 0), bound(cur.ContextWindow, 0)
+		return !(n == c || (c > 0 && n > 0 && n < c))
+	case "sandbox":
+		return sandboxRank(s.Sandbox) < sandboxRank(cur.Sandbox)
+	case "network":
+		return s.Network && !cur.Network
+	case "mcpServers":
+		for name, srv := range s.MCPServers {
+			if have, ok := cur.MCPServers[name]; !ok || !reflect.DeepEqual(have, srv) {
+				return true
+			}
+		}
+		return false
+	case "serve":
+		return s.Serve != nil && !reflect.DeepEqual(s.Serve, cur.Serve)
+	}
+	return true
+}
+
+func bound(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// turnsBound is a max_turns as a number to compare: 0 is no bound.
+func turnsBound(p *int) int {
+	n := bound(p, DefaultMaxTurns)
+	if n == 0 {
+		return int(^uint(0) >> 1)
+	}
+	return n
+}
+
+func approveRank(mode string) int {
+	switch mode {
+	case "writes":
+		return 1
+	case "all":
+		return 2
+	}
+	return 0
+}
+
+// sandboxRank orders the sandbox modes by strictness: off, workspace-write
+// (the default), read-only.
+func sandboxRank(mode string) int {
+	switch mode {
+	case string(sandbox.Off):
+		return 0
+	case string(sandbox.ReadOnly):
+		return 2
+	}
+	return 1
+}
+
+// Untrusted are the layers that left keys out, not being trusted.
+func (l Layered) Untrusted() []SettingsSource {
+	var out []SettingsSource
+	for _, s := range l.Sources {
+		if len(s.Ignored) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Notice is the one line that says what untrusted files widen and was
+// left out, and how to trust them; "" when nothing was.
+func (l Layered) Notice() string {
+	var parts []string
+	for _, s := range l.Untrusted() {
+		parts = append(parts, fmt.Sprintf("%s (%s)", s.Path, strings.Join(s.Ignored, ", ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "ignoring what untrusted settings would widen: " + strings.Join(parts, "; ") + "; to review and trust them: harness trust"
+}
+
+// Record is the layers as a thread records them (system.configured):
+// each layer that set something, with its file's path and digest, the
+// keys applied and the keys left out.
+func (l Layered) Record() []facts.SettingsSource {
+	var out []facts.SettingsSource
+	for _, s := range l.Sources {
+		if len(s.Applied) == 0 && len(s.Ignored) == 0 {
+			continue
+		}
+		out = append(out, facts.SettingsSource{Scope: string(s.Scope), Path: s.Path, Digest: s.Digest, Trusted: s.Trusted && s.Path != "",
+			Keys: slices.Clone(s.Applied), Ignored: slices.Clone(s.Ignored)})
+	}
+	return out
+}
+
+// Policy is the approval policy the layers give, as a policy.set payload
+// set by by: each rule with its source, and the files whose approval rules
+// were left out as untrusted. A mode or pattern that does not parse is the
+// error.
+func (l Layered) Policy(by string) (facts.PolicySet, error) {
+	a, err := drive.NewApproval(l.Settings.Approve, l.Settings.Allow, l.Settings.Deny)
+	if err != nil {
+		return facts.PolicySet{}, err
+	}
+	p := a.Policy(by)
+	// Each rule's source: the layer that set it (the last one for the
+	// mode, the first one that added it for a pattern).
+	from := map[string]facts.RuleSource{}
+	note := func(rule string, s SettingsSource, last bool) {
+		if _, ok := from[rule]; ok && !last {
+			return
+		}
+		rs := facts.RuleSource{Rule: rule, Scope: string(s.Scope), Path: s.Path, Digest: s.Digest}
+		if s.Scope == ScopeThread {
+			rs = facts.RuleSource{Rule: rule, Scope: string(ScopeThread)}
+			for _, r := range l.recorded {
+				if r.Rule == rule {
+					rs = r
+				}
+			}
+		}
+		from[rule] = rs
+	}
+	for _, s := range l.Sources {
+		for _, key := range s.Applied {
+			switch key {
+			case "approve":
+				if s.Settings.Approve != "" && s.Settings.Approve != string(drive.ApproveAsk) {
+					note("approve:"+s.Settings.Approve, s, true)
+				}
+			case "allow":
+				for _, x := range s.Settings.Allow {
+					note("allow:"+patternString(x), s, false)
+				}
+			case "deny":
+				for _, x := range s.Settings.Deny {
+					note("deny:"+patternString(x), s, false)
+				}
+			}
+		}
+		if ig := policyKeys(s.Ignored); len(ig) > 0 {
+			p.Ignored = append(p.Ignored, facts.SettingsSource{Scope: string(s.Scope), Path: s.Path, Digest: s.Digest, Ignored: ig})
+		}
+	}
+	if p.Approve != "" {
+		if rs, ok := from["approve:"+p.Approve]; ok {
+			p.Sources = append(p.Sources, rs)
+		}
+	}
+	for _, x := range p.Allow {
+		if rs, ok := from["allow:"+x]; ok {
+			p.Sources = append(p.Sources, rs)
+		}
+	}
+	for _, x := range p.Deny {
+		if rs, ok := from["deny:"+x]; ok {
+			p.Sources = append(p.Sources, rs)
+		}
+	}
+	return p, nil
+}
+
+// policyKeys are the keys of an approval policy among keys.
+func policyKeys(keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if k == "approve" || k == "allow" || k == "deny" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// patternString is a pattern as a policy records it.
+func patternString(s string) string {
+	if p, err := drive.ParsePattern(s); err == nil {
+		return p.String()
+	}
+	return s
+}
+
+// Amend is the recorded policy p with a layer a person adds (the command
+// line's flags, or an answer's "always" pattern), through the one merge: a
+// mode replaces p's, patterns are added to p's (each once, in order); each
+// rule keeps its source, a new one gets the layer's. by is who sets the
+// result. A mode or pattern that does not parse is the error.
+func Amend(p facts.PolicySet, layer SettingsSource, by string) (facts.PolicySet, error) {
+	rec := SettingsSource{Scope: ScopeThread, Trusted: true, Settings: Settings{Approve: p.Approve, Allow: p.Allow, Deny: p.Deny}}
+	for key, set := range map[string]bool{"approve": p.Approve != "", "allow": len(p.Allow) > 0, "deny": len(p.Deny) > 0} {
+		if set {
+			rec.Set = append(rec.Set, key)
+		}
+	}
+	slices.Sort(rec.Set) // map order is no order
+	l := Layered{recorded: p.Sources}.Over(rec)
+	// Only the policy's keys of the layer are the policy's.
+	layer.Set = policyKeys(layer.Set)
+	out, err := l.Over(layer).Policy(by)
+	if err != nil {
+		return out, err
+	}
+	out.Ignored = p.Ignored
+	return out, nil
+}
+
+// AnswerSource is a person's "always" at a prompt as a layer: the allow
+// pattern they approved for the rest of the thread.
+func AnswerSource(allow string) SettingsSource {
+	return SettingsSource{Scope: ScopeAnswer, Trusted: true, Settings: Settings{Allow: []string{allow}}, Set: []string{"allow"}}
 }
 
 // SettingKeys are the keys a settings file may hold, in the order Settings
@@ -263,6 +609,7 @@ func readSettings(scope Scope, path, rel string) SettingsSource {
 		src.Err = fmt.Errorf("read settings %s: %w", path, err)
 		return src
 	}
+	src.Digest = digestOf(b)
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&raw); err != nil || raw == nil || dec.More() {
@@ -280,9 +627,11 @@ func readSettings(scope Scope, path, rel string) SettingsSource {
 		}
 	}
 	slices.Sort(src.Unknown)
+	src.Values = map[string]json.RawMessage{}
 	for _, key := range known {
-		if _, ok := raw[key]; ok {
+		if v, ok := raw[key]; ok {
 			src.Set = append(src.Set, key)
+			src.Values[key] = v
 		}
 	}
 	rest, _ := json.Marshal(raw)

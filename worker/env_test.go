@@ -26,6 +26,7 @@ import (
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
 	"github.com/seed-7cc7a084/harness/worker"
@@ -189,7 +190,21 @@ func (sc scenario) options(store thread.Store, q worker.Queue, log func(worker.E
 	var amend func(facts.PolicySet) facts.PolicySet
 	if sc.FlagApprove != "" || len(sc.FlagAllow) > 0 || len(sc.FlagDeny) > 0 {
 		amend = func(p facts.PolicySet) facts.PolicySet {
-			return drive.Amend(p, sc.FlagApprove, sc.FlagAllow, sc.FlagDeny, p.By)
+			var set []string
+			if sc.FlagApprove != "" {
+				set = append(set, "approve")
+			}
+			if len(sc.FlagAllow) > 0 {
+				set = append(set, "allow")
+			}
+			if len(sc.FlagDeny) > 0 {
+				set = append(set, "deny")
+			}
+			out, err := stock.Amend(p, stock.FlagSource(stock.Settings{Approve: sc.FlagApprove, Allow: sc.FlagAllow, Deny: sc.FlagDeny}, set...), p.By)
+			if err != nil {
+				panic(err) // the scenario's flags are checked
+			}
+			return out
 		}
 	}
 	return worker.Options{

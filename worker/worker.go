@@ -54,7 +54,7 @@ type Options struct {
 	Approval drive.Approval
 	// AmendPolicy, when set, is what the worker's own flags add to a
 	// thread's policy before it decides (see drive.Options.AmendPolicy),
-	// without recording it: harness worker gives drive.Amend of its
+	// without recording it: harness worker gives stock.Amend of its
 	// --approve (which replaces the mode when given), --allow and --deny
 	// (which add patterns), as harness resume records them.
 	AmendPolicy func(facts.PolicySet) facts.PolicySet

@@ -89,6 +89,11 @@ type app struct {
 	finally []io.Closer
 	// noticed: the nested store was named once.
 	noticed bool
+	// layered are the settings read last, with the flags over them when
+	// a command drives threads (driveFlags.setup): the record names their
+	// sources. trustNoticed: what they left out as untrusted was said.
+	layered      stock.Layered
+	trustNoticed bool
 	// printed: a JSON document is on stdout already.
 	printed bool
 	// commandTimeout is run_command's default timeout in the workspace
@@ -285,7 +290,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person),
 		a.runCmd(), a.resumeCmd(), a.continueCmd(),
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
 		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.showCmd(), a.effectsCmd(),
-		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.configCmd(), a.demoCmd(), a.mcpCmd(), a.serveCmd(),
+		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.configCmd(), a.trustCmd(), a.demoCmd(), a.mcpCmd(), a.serveCmd(),
 		a.submitCmd(), a.workerCmd(), a.migrateCmd(),
 	)
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "jsonl"}, cobra.ShellCompDirectiveNoFileComp))
@@ -506,10 +511,23 @@ func (a *app) open(ctx context.Context, create bool, opts ...harness.Option) (*s
 	return a.openAt(ctx, p, settings, create, nil, opts...)
 }
 
-// loadSettings reads the place's settings files (see stock.LoadLayered).
+// loadSettings reads the place's settings files (see loadLayered).
 func (a *app) loadSettings(p stock.Place) (stock.Settings, error) {
-	l, err := p.LoadLayered(a.getenv)
+	l, err := a.loadLayered(p)
 	return l.Settings, err
+}
+
+// loadLayered reads the place's settings files (see stock.LoadLayered),
+// keeps them for the record (system.configured), and says once, in one
+// line, what untrusted files would widen and was left out. It never asks.
+func (a *app) loadLayered(p stock.Place) (stock.Layered, error) {
+	l, err := p.LoadLayered(a.getenv)
+	a.layered = l
+	if n := l.Notice(); n != "" && !a.trustNoticed {
+		a.trustNoticed = true
+		fmt.Fprintf(a.stderr, "harness: %s\n", present.EscapeLine(n))
+	}
+	return l, err
 }
 
 func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings, create bool, so []stock.Option, opts ...harness.Option) (*session, error) {
@@ -530,7 +548,7 @@ type harnessOption = harness.Option
 // openWith is openAt with the store opened by open: through a server
 // when one runs (OpenStore), or held by this process (HoldStore).
 func (a *app) openWith(ctx context.Context, p stock.Place, settings stock.Settings, create bool, so []stock.Option, open func(context.Context) (thread.Store, error), opts ...harness.Option) (*session, error) {
-	cfg, err := harness.NewConfig(append([]harness.Option{harness.WithVersion("harness/" + version())}, opts...)...)
+	cfg, err := harness.NewConfig(append([]harness.Option{harness.WithVersion("harness/" + version()), harness.WithSettings(a.layered.Record())}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

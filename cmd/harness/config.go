@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -25,7 +26,12 @@ Three files are read, weakest first:
 A value from a stronger file replaces a weaker one's; allow and deny patterns
 add up. Flags on a command line are stronger still. Keys: ` + strings.Join(stock.SettingKeys(), ", ") + `.
 An unknown key is named (a command that only reads goes on; one that runs a
-thread stops, so that a mistyped "deny" never goes unnoticed).`,
+thread stops, so that a mistyped "deny" never goes unnoticed). Each key says
+the scope that set it; a key a file inside the workspace would widen, left out
+because you have not trusted that file's content, is shown as ignored (see
+harness trust).
+
+` + trustHelp,
 		Args: args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			p, err := a.place()
@@ -38,7 +44,12 @@ thread stops, so that a mistyped "deny" never goes unnoticed).`,
 					Scope   stock.Scope `json:"scope"`
 					Path    string      `json:"path"`
 					Exists  bool        `json:"exists"`
+					Digest  string      `json:"sha256,omitempty"`
+					Inside  bool        `json:"inside_workspace,omitempty"`
+					Trusted bool        `json:"trusted"`
 					Set     []string    `json:"set,omitempty"`
+					Applied []string    `json:"applied,omitempty"`
+					Ignored []string    `json:"ignored,omitempty"`
 					Unknown []string    `json:"unknown,omitempty"`
 					Error   string      `json:"error,omitempty"`
 				}
@@ -48,7 +59,8 @@ thread stops, so that a mistyped "deny" never goes unnoticed).`,
 					Files    []fileJSON               `json:"files"`
 				}{l.Settings, l.From, []fileJSON{}}
 				for _, s := range l.Sources {
-					f := fileJSON{Scope: s.Scope, Path: s.Path, Exists: s.Exists, Set: s.Set, Unknown: s.Unknown}
+					f := fileJSON{Scope: s.Scope, Path: s.Path, Exists: s.Exists, Digest: s.Digest, Inside: s.Inside, Trusted: s.Trusted,
+						Set: s.Set, Applied: s.Applied, Ignored: s.Ignored, Unknown: s.Unknown}
 					if s.Err != nil {
 						f.Error = s.Err.Error()
 					}
@@ -65,6 +77,10 @@ thread stops, so that a mistyped "deny" never goes unnoticed).`,
 					state = "error: " + personError(s.Err)
 				case s.Exists && len(s.Set) == 0:
 					state = "sets nothing"
+				case s.Exists && len(s.Ignored) > 0:
+					state = "sets " + dash(strings.Join(s.Applied, ", ")) + "; ignored, not trusted: " + strings.Join(s.Ignored, ", ")
+				case s.Exists && s.Inside && s.Trusted && len(s.Widens) > 0:
+					state = "sets " + strings.Join(s.Set, ", ") + " (trusted)"
 				case s.Exists:
 					state = "sets " + strings.Join(s.Set, ", ")
 				}
@@ -98,7 +114,19 @@ thread stops, so that a mistyped "deny" never goes unnoticed).`,
 					}
 					from = strings.Join(names, " + ")
 				}
+				for _, src := range l.Sources {
+					if slices.Contains(src.Ignored, kv.key) {
+						from += "; " + string(src.Scope) + "'s ignored: not trusted"
+					}
+				}
 				fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", kv.key, dash(present.EscapeLine(kv.value)), from)
+			}
+			for _, key := range []string{"mcpServers", "serve"} {
+				for _, src := range l.Sources {
+					if slices.Contains(src.Ignored, key) {
+						fmt.Fprintf(tw, "  %s\t%s\t(%s's ignored: not trusted)\n", key, "-", src.Scope)
+					}
+				}
 			}
 			if err := tw.Flush(); err != nil {
 				return err

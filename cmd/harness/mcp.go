@@ -66,14 +66,13 @@ or failed and why. Exit 1 when a server failed.`,
 			if err != nil {
 				return err
 			}
-			settings, err := a.loadSettings(p)
+			// The servers of the merged settings: an untrusted file's are
+			// left out, never started or reached (harness trust).
+			d, err := f.setup(a, p)
 			if err != nil {
 				return err
 			}
-			so, err := f.stockOptions(settings)
-			if err != nil {
-				return err
-			}
+			settings, so := d.settings, d.stock
 			cfg, err := harness.NewConfig(harness.WithVersion("harness/" + version()))
 			if err != nil {
 				return err

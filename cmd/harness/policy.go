@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/stock"
 )
 
 // setPolicy records a change of the thread's approval policy that the
@@ -28,11 +29,19 @@ func (d *driver) setPolicy(ctx context.Context, f *driveFlags) error {
 	if !ok {
 		// No policy of its own: it was driven by the settings and flags
 		// of each command; what this one says becomes its own.
-		_, err := drive.SetPolicy(ctx, d.th, d.approval.Policy(d.a.whoami()))
+		pol, _, err := d.a.startingPolicy(f)
+		if err != nil {
+			return err
+		}
+		_, err = drive.SetPolicy(ctx, d.th, pol)
 		return err
 	}
-	next := drive.Amend(cur, f.approve, f.allow, f.deny, d.a.whoami())
-	if _, err := drive.ApprovalOf(next); err != nil {
+	flags, err := f.layer()
+	if err != nil {
+		return err
+	}
+	next, err := stock.Amend(cur, flags, d.a.whoami())
+	if err != nil {
 		return asUsage(err)
 	}
 	_, err = drive.SetPolicy(ctx, d.th, next)
@@ -48,9 +57,15 @@ func (d *driver) always(ctx context.Context, p drive.Pattern) error {
 		return err
 	}
 	if !ok {
-		cur = d.approval.Policy("")
+		if cur, err = d.a.layered.Policy(""); err != nil {
+			return err
+		}
 	}
-	_, err = drive.SetPolicy(ctx, d.th, drive.Amend(cur, "", []string{p.String()}, nil, d.a.whoami()))
+	next, err := stock.Amend(cur, stock.AnswerSource(p.String()), d.a.whoami())
+	if err != nil {
+		return err
+	}
+	_, err = drive.SetPolicy(ctx, d.th, next)
 	return err
 }
 

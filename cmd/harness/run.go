@@ -57,8 +57,8 @@ to go on, fork it before that fact and resume the fork with a larger
 
 // Defaults of the bounds when neither a flag nor the settings say.
 const (
-	defaultMaxTurns = 50
-	defaultMaxSteps = 100
+	defaultMaxTurns = stock.DefaultMaxTurns
+	defaultMaxSteps = stock.DefaultMaxSteps
 )
 
 func (f *driveFlags) add(cmd *cobra.Command) {
@@ -80,31 +80,63 @@ func (f *driveFlags) add(cmd *cobra.Command) {
 // changed reports whether the flag name was given.
 func (f *driveFlags) changed(name string) bool { return f.fs != nil && f.fs.Changed(name) }
 
-// bounds are the model-turn budget and the step limit: the flags, else
-// the settings, else the defaults. A bound out of range is a usage error.
-func (f *driveFlags) bounds(s stock.Settings) ([]harness.Option, error) {
-	turns, steps := defaultMaxTurns, defaultMaxSteps
-	switch {
-	case f.changed("max-turns"):
-		turns = f.maxTurns
-	case s.MaxTurns != nil:
+// layer is the flags as a layer of settings (stock.FlagSource): the keys
+// of the flags given. A sandbox mode that does not parse is a usage error.
+func (f *driveFlags) layer() (stock.SettingsSource, error) {
+	var s stock.Settings
+	var set []string
+	if f.model != "" {
+		s.Model, set = f.model, append(set, "model")
+	}
+	if f.approve != "" {
+		s.Approve, set = f.approve, append(set, "approve")
+	}
+	if len(f.allow) > 0 {
+		s.Allow, set = f.allow, append(set, "allow")
+	}
+	if len(f.deny) > 0 {
+		s.Deny, set = f.deny, append(set, "deny")
+	}
+	if f.changed("max-turns") {
+		s.MaxTurns, set = &f.maxTurns, append(set, "max_turns")
+	}
+	if f.changed("max-steps") {
+		s.MaxSteps, set = &f.maxSteps, append(set, "max_steps")
+	}
+	if f.changed("context-window") {
+		s.ContextWindow, set = &f.window, append(set, "context_window")
+	}
+	if f.sandbox != "" {
+		if _, err := sandbox.ParseMode(f.sandbox); err != nil {
+			return stock.SettingsSource{}, usageError("--sandbox: %v", err)
+		}
+		s.Sandbox, set = f.sandbox, append(set, "sandbox")
+	}
+	if f.network || f.changed("network") {
+		s.Network, set = f.network, append(set, "network")
+	}
+	return stock.FlagSource(s, set...), nil
+}
+
+// bounds are the model-turn budget and the step limit the merged layers
+// give, else the defaults. A bound out of range (a flag's) is a usage
+// error.
+func bounds(s stock.Settings) ([]harness.Option, error) {
+	turns, steps, window := defaultMaxTurns, defaultMaxSteps, 0
+	if s.MaxTurns != nil {
 		turns = *s.MaxTurns
 	}
-	switch {
-	case f.changed("max-steps"):
-		steps = f.maxSteps
-	case s.MaxSteps != nil:
+	if s.MaxSteps != nil {
 		steps = *s.MaxSteps
+	}
+	if s.ContextWindow != nil {
+		window = *s.ContextWindow
 	}
 	if turns < 0 {
 		return nil, usageError("--max-turns %d: want a number of model turns, or 0 for no bound", turns)
 	}
 	if steps < 1 {
 		return nil, usageError("--max-steps %d: want a number of steps, at least 1", steps)
-	}
-	window := f.window
-	if !f.changed("context-window") && s.ContextWindow != nil {
-		window = *s.ContextWindow
 	}
 	if window < 0 {
 		return nil, usageError("--context-window %d: want the model's context window in tokens, or 0 for not known", window)
@@ -116,23 +148,17 @@ func (f *driveFlags) bounds(s stock.Settings) ([]harness.Option, error) {
 	return opts, nil
 }
 
-// stockOptions are the sandbox the flags and the settings ask for:
-// --sandbox over the settings' "sandbox", --network or the settings'
-// "network".
-func (f *driveFlags) stockOptions(s stock.Settings) ([]stock.Option, error) {
-	name := f.sandbox
-	if name == "" {
-		name = s.Sandbox
-	}
+// stockOptions are the sandbox the merged layers ask for.
+func stockOptions(s stock.Settings) ([]stock.Option, error) {
 	mode := sandbox.WorkspaceWrite
-	if name != "" {
-		m, err := sandbox.ParseMode(name)
+	if s.Sandbox != "" {
+		m, err := sandbox.ParseMode(s.Sandbox)
 		if err != nil {
 			return nil, usageError("--sandbox: %v", err)
 		}
 		mode = m
 	}
-	return []stock.Option{stock.WithSandbox(mode, f.network || s.Network)}, nil
+	return []stock.Option{stock.WithSandbox(mode, s.Network)}, nil
 }
 
 // loadModel loads the model the --model flag names, if any, so that a bad
@@ -187,18 +213,15 @@ func (a *app) warnMCP(st *stock.Stock) {
 	}
 }
 
-// approval merges the flags with the settings: patterns from both, the
-// flag's mode over the settings'.
-func (f *driveFlags) approval(s stock.Settings) (drive.Approval, error) {
-	mode := f.approve
-	if mode == "" {
-		mode = s.Approve
-	}
-	a, err := drive.NewApproval(mode, append(append([]string(nil), s.Allow...), f.allow...), append(append([]string(nil), s.Deny...), f.deny...))
+// startingPolicy is the policy a new thread records, from the merged
+// layers, each rule with its source; ok is false when none is to be
+// recorded (no layer names a rule, and none was left out as untrusted).
+func (a *app) startingPolicy(f *driveFlags) (facts.PolicySet, bool, error) {
+	pol, err := a.layered.Policy(a.whoami())
 	if err != nil {
-		return a, asUsage(err)
+		return pol, false, asUsage(err)
 	}
-	return a, nil
+	return pol, f.policyGiven() || len(pol.Sources) > 0 || len(pol.Ignored) > 0, nil
 }
 
 // policyGiven reports whether the flags name an approval policy.
@@ -210,27 +233,39 @@ func (f *driveFlags) policyGiven() bool {
 // and the workspace's settings, each checked: the settings, the approval,
 // the bounds and the stock's sandbox.
 type driveSetup struct {
+	// layered are the settings files and the flags, merged (stock.Merge);
+	// settings what they say together.
+	layered  stock.Layered
 	settings stock.Settings
 	approval drive.Approval
 	bounds   []harness.Option
 	stock    []stock.Option
 }
 
-// setup reads the place's settings and lays the flags over them; a flag
-// or setting that cannot work is the error.
+// setup reads the place's settings and lays the flags over them, as one
+// more layer of the one merge (stock.Layered.Over); a flag or setting that
+// cannot work is the error.
 func (f *driveFlags) setup(a *app, p stock.Place) (driveSetup, error) {
 	var d driveSetup
-	var err error
-	if d.settings, err = a.loadSettings(p); err != nil {
+	l, err := a.loadLayered(p)
+	if err != nil {
 		return d, err
 	}
-	if d.approval, err = f.approval(d.settings); err != nil {
+	flags, err := f.layer()
+	if err != nil {
 		return d, err
 	}
-	if d.bounds, err = f.bounds(d.settings); err != nil {
+	d.layered = l.Over(flags)
+	a.layered = d.layered
+	d.settings = d.layered.Settings
+	s := d.settings
+	if d.approval, err = drive.NewApproval(s.Approve, s.Allow, s.Deny); err != nil {
+		return d, asUsage(err)
+	}
+	if d.bounds, err = bounds(s); err != nil {
 		return d, err
 	}
-	d.stock, err = f.stockOptions(d.settings)
+	d.stock, err = stockOptions(s)
 	return d, err
 }
 
@@ -442,8 +477,10 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		// The policy the thread starts with is its own, recorded: later
 		// commands apply it. The default (ask, no rule) is what a thread
 		// without one has.
-		if st := s.settings; f.policyGiven() || st.Approve != "" || len(st.Allow) > 0 || len(st.Deny) > 0 {
-			if _, perr := drive.SetPolicy(context.WithoutCancel(ctx), d.th, approval.Policy(a.whoami())); perr != nil {
+		if pol, ok, perr := a.startingPolicy(f); perr != nil {
+			return d.th, perr
+		} else if ok {
+			if _, perr := drive.SetPolicy(context.WithoutCancel(ctx), d.th, pol); perr != nil {
 				return d.th, perr
 			}
 		}

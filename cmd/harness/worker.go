@@ -105,6 +105,10 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 		return err
 	}
 	settings, approval, bounds, so := d.settings, d.approval, d.bounds, d.stock
+	flags, err := f.layer()
+	if err != nil {
+		return err
+	}
 	spec := f.model
 	if spec == "" {
 		spec = settings.Model
@@ -157,7 +161,11 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 		// A thread's own policy, with this worker's flags on it, as a
 		// resume with them records it (see setPolicy).
 		AmendPolicy: func(p facts.PolicySet) facts.PolicySet {
-			return drive.Amend(p, f.approve, f.allow, f.deny, p.By)
+			out, err := stock.Amend(p, flags, p.By)
+			if err != nil {
+				return p // the flags were checked above, with the settings
+			}
+			return out
 		},
 		Concurrency: concurrency,
 		Drain:       drain,
@@ -368,8 +376,10 @@ func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) erro
 		return err
 	}
 	defer s.Close()
-	approval, st := d.approval, d.settings
-	recordPolicy := f.policyGiven() || st.Approve != "" || len(st.Allow) > 0 || len(st.Deny) > 0
+	pol, recordPolicy, err := a.startingPolicy(f)
+	if err != nil {
+		return err
+	}
 	rt, err := s.runtime()
 	if err != nil {
 		return err
@@ -378,7 +388,7 @@ func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) erro
 	if recordPolicy {
 		// Its own from the start, in the same append as the prompt: the
 		// workers decide by it, and none reads the thread without it.
-		in, err := drive.StartingPolicy(approval.Policy(a.whoami()))
+		in, err := drive.StartingPolicy(pol)
 		if err != nil {
 			return err
 		}

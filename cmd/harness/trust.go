@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/stock"
+)
+
+// trustHelp says what trust is, for trust's help and config's.
+const trustHelp = `A settings file inside the workspace (.harness/project.json, and the store's
+config.json when the store is inside the workspace) may have been written by
+anyone who could write the workspace: a cloned repository's authors, or a
+command the agent ran. What it says applies without asking only where it
+narrows authority: deny patterns, a stricter sandbox, network off, a stricter
+approval mode, lower max_turns, max_steps or context_window. The keys that
+widen authority — approve (looser), allow, sandbox (looser), network,
+mcpServers (and their trusted, network, timeout, ${VAR}s), serve (tokens,
+auto, addr), model (a provider's, not a script), raised max_turns, max_steps
+or context_window — apply only once you trust that file's exact content. Until
+then every command leaves them out and says so in one line; none asks, no
+${VAR} in the file is expanded and no server it declares is started or
+reached. Trust is remembered in your own configuration directory
+($XDG_CONFIG_HOME/harness/trusted.json, outside every workspace) by the
+workspace, the file and the SHA-256 of its content: a file that changes is
+untrusted again. Your own file ($XDG_CONFIG_HOME/harness/config.json), a store
+outside the workspace, and flags are yours: they apply as they are.`
+
+// trustFileJSON is a settings file of harness trust -o json.
+type trustFileJSON struct {
+	Scope   stock.Scope                `json:"scope"`
+	Path    string                     `json:"path"`
+	Digest  string                     `json:"sha256"`
+	Trusted bool                       `json:"trusted"`
+	Widens  []string                   `json:"widens"`
+	Values  map[string]json.RawMessage `json:"values,omitempty"`
+	Error   string                     `json:"error,omitempty"`
+}
+
+func (a *app) trustCmd() *cobra.Command {
+	var yes, revoke bool
+	cmd := &cobra.Command{
+		Use:   "trust [FILE...]",
+		Short: "Review the workspace's settings files and trust what they widen (asks per file)",
+		Long: `Show each settings file inside this workspace (or the FILEs named), the keys in
+it that widen authority with their values as the file writes them, and whether
+you trust its content; then, on a terminal, ask per file not trusted yet:
+Trust this content? [y/N]. Only "y" or "yes" trusts it.
+
+Without a terminal nothing is asked and nothing is trusted, unless --yes says
+that you trust every file listed as it is now (the content listed, by its
+digest: a file changed after the listing is not trusted). -o json only lists,
+and never trusts. --revoke forgets the trust in the workspace's files (or the
+FILEs named): their widening keys are left out again.
+
+` + trustHelp,
+		Example: `  harness trust                           # review and answer per file
+  harness trust -o json                   # list what each file widens; trusts nothing
+  harness trust --yes .harness/project.json   # trust that file's current content, no prompt
+  harness trust --revoke                  # forget the trust in this workspace's files`,
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			if a.jsonOut() && (yes || revoke) {
+				return usageError("trust -o json only lists; drop -o json to trust (--yes) or to forget (--revoke)")
+			}
+			if yes && revoke {
+				return usageError("trust --yes --revoke: pick one")
+			}
+			p, err := a.place()
+			if err != nil {
+				return err
+			}
+			l, lerr := p.LoadLayered(a.getenv)
+			if lerr != nil && errors.Is(lerr, stock.ErrTrustFile) {
+				fmt.Fprintf(a.stderr, "harness: %s\n", personError(lerr))
+			}
+			files, err := trustFiles(l, args)
+			if err != nil {
+				return err
+			}
+			if revoke {
+				return a.revokeTrust(p, files, args)
+			}
+			if a.jsonOut() {
+				out := []trustFileJSON{}
+				for _, s := range files {
+					f := trustFileJSON{Scope: s.Scope, Path: s.Path, Digest: s.Digest, Trusted: s.Trusted, Widens: s.Widens, Values: map[string]json.RawMessage{}}
+					if f.Widens == nil {
+						f.Widens = []string{}
+					}
+					for _, k := range s.Widens {
+						f.Values[k] = s.Values[k]
+					}
+					if s.Err != nil {
+						f.Error = s.Err.Error()
+					}
+					out = append(out, f)
+				}
+				return a.printJSON(out)
+			}
+			if len(files) == 0 {
+				fmt.Fprintln(a.stdout, "no settings file inside this workspace: nothing to trust")
+				return nil
+			}
+			ask := a.interactive(false)
+			var p2 *prompter
+			pending := 0
+			for _, s := range files {
+				a.printTrustFile(s)
+				if s.Trusted || len(s.Widens) == 0 || s.Err != nil && !errors.Is(s.Err, stock.ErrUnknownSetting) {
+					continue
+				}
+				grant := yes
+				if !yes && ask {
+					if p2 == nil {
+						p2 = newPrompter(a.stdin, a.stdout)
+					}
+					answer, err := p2.ask(cmd.Context(), fmt.Sprintf("Trust this content of %s? [y/N] ", present.EscapeLine(s.Path)))
+					if err != nil && !errors.Is(err, errNoAnswer) {
+						return err
+					}
+					grant = strings.EqualFold(answer, "y") || strings.EqualFold(answer, "yes")
+				}
+				if !grant {
+					pending++
+					if ask {
+						fmt.Fprintf(a.stdout, "  not trusted: its widening keys stay left out\n")
+					}
+					continue
+				}
+				if err := p.TrustSource(a.getenv, s); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "  trusted: sha256 %s (a change to the file makes it untrusted again)\n", shortDigest(s.Digest))
+			}
+			if pending > 0 && !ask {
+				fmt.Fprintf(a.stderr, "harness: not a terminal: nothing asked, nothing trusted; to trust the content listed above, pass --yes\n")
+				return &exitErr{code: exitError}
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "trust every file listed, as it is now, without asking (for scripts: you have read what it widens)")
+	cmd.Flags().BoolVar(&revoke, "revoke", false, "forget the trust in the workspace's settings files (or the FILEs named)")
+	return cmd
+}
+
+// trustFiles are the layers of l that trust applies to: files inside the
+// workspace that exist, those named by names only (when any is given).
+func trustFiles(l stock.Layered, names []string) ([]stock.SettingsSource, error) {
+	var out []stock.SettingsSource
+	for _, s := range l.Sources {
+		if s.Inside && s.Exists {
+			out = append(out, s)
+		}
+	}
+	if len(names) == 0 {
+		return out, nil
+	}
+	var picked []stock.SettingsSource
+	for _, n := range names {
+		abs, err := filepath.Abs(n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		i := slices.IndexFunc(out, func(s stock.SettingsSource) bool { return s.Path == abs })
+		if i < 0 {
+			return nil, usageError("%s: not a settings file inside this workspace (they are .harness/project.json and the store's config.json)", n)
+		}
+		picked = append(picked, out[i])
+	}
+	return picked, nil
+}
+
+// printTrustFile shows one file for trust: where it is, its digest,
+// whether it is trusted, and what it widens, with the values as written
+// (escaped: the file is data).
+func (a *app) printTrustFile(s stock.SettingsSource) {
+	w := a.stdout
+	state := "not trusted"
+	switch {
+	case s.Err != nil && !errors.Is(s.Err, stock.ErrUnknownSetting):
+		state = "error: " + personError(s.Err)
+	case len(s.Widens) == 0:
+		state = "widens nothing: applies as it is"
+	case s.Trusted:
+		state = "trusted"
+	}
+	fmt.Fprintf(w, "%s %s (sha256 %s): %s\n", s.Scope, present.EscapeLine(s.Path), shortDigest(s.Digest), state)
+	if len(s.Widens) > 0 {
+		fmt.Fprintf(w, "  widens: %s\n", strings.Join(s.Widens, ", "))
+		for _, k := range s.Widens {
+			fmt.Fprintf(w, "    %-15s %s\n", k, present.EscapeLine(compactJSON(s.Values[k])))
+		}
+	}
+}
+
+// compactJSON is raw on one line.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// revokeTrust forgets the trust in files (every file of the workspace
+// when no names are given).
+func (a *app) revokeTrust(p stock.Place, files []stock.SettingsSource, names []string) error {
+	if len(names) == 0 {
+		ok, err := p.RevokeTrust(a.getenv, "")
+		if err != nil {
+			return err
+		}
+		if ok {
+			fmt.Fprintf(a.stdout, "forgot the trust in the settings files of %s\n", present.EscapeLine(p.Root))
+		} else {
+			fmt.Fprintf(a.stdout, "no settings file of %s was trusted\n", present.EscapeLine(p.Root))
+		}
+		return nil
+	}
+	for _, s := range files {
+		ok, err := p.RevokeTrust(a.getenv, s.Path)
+		if err != nil {
+			return err
+		}
+		if ok {
+			fmt.Fprintf(a.stdout, "forgot the trust in %s\n", present.EscapeLine(s.Path))
+		} else {
+			fmt.Fprintf(a.stdout, "%s was not trusted\n", present.EscapeLine(s.Path))
+		}
+	}
+	return nil
+}
