@@ -1,7 +1,9 @@
 // Package stock is the stock harness of a directory: where its store is
 // (Locate, Place, OpenStore — a Pebble store in .harness/, or a NATS
 // JetStream server), its settings (Settings, from the user's, the
-// project's and the store's files: LoadLayered), the built-in tools of
+// project's and the store's files: LoadLayered, merged with the flags in
+// one place, a file inside the workspace widening only once trusted:
+// Merge, Widens, TrustFile), the built-in tools of
 // package tools confined to it with the coding actor over them (NewStock),
 // the services whose observer watches it (Stock.Services), and the models
 // a spec names (LoadModel: scripted, OpenAI-compatible, Anthropic). It is

@@ -29,7 +29,12 @@ import (
 // A setting a stronger file gives replaces a weaker file's; patterns
 // (allow, deny) add up, so a deny anywhere applies. Flags given on a
 // command line are stronger still: patterns from both apply, and a flag's
-// mode or model replaces the files'.
+// mode or model replaces the files'. Files, flags and a thread's recorded
+// policy combine in one merge (Merge, Layered.Over, Amend).
+//
+// A file inside the workspace (the project's; the store's when the store
+// is there) is untrusted: what it narrows applies, what it widens (see
+// Widens) only once the person trusted its content (see TrustFile).
 //
 //	{
 //	  "model": "scripted:script.jsonl",
