@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -124,7 +125,13 @@ func (a *app) printServers(p stock.Place, status []mcp.Status) {
 	w := a.stdout
 	esc := present.EscapeLine
 	if len(status) == 0 {
-		fmt.Fprintf(w, "no MCP servers in %s (add \"mcpServers\", as in Claude Code's .mcp.json)\n", p.SettingsFile())
+		for _, src := range a.layered.Untrusted() {
+			if slices.Contains(src.Ignored, "mcpServers") {
+				fmt.Fprintf(w, "no MCP servers started: those of %s are left out until you trust it (harness trust)\n", esc(src.Path))
+				return
+			}
+		}
+		fmt.Fprintf(w, "no MCP servers in %s (add \"mcpServers\", as in Claude Code's .mcp.json)\n", esc(p.SettingsFile()))
 		return
 	}
 	for i, s := range status {
