@@ -27,10 +27,10 @@ func TestSettingsMCPServers(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			root := t.TempDir()
-			require.NoError(t, os.MkdirAll(filepath.Join(root, ".harness"), 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(root, ".harness", "config.json"), []byte(c.json), 0o644))
-			p, err := stock.Locate(root, "")
+			// The store outside the workspace: its file is the person's.
+			root, store := t.TempDir(), t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(store, "config.json"), []byte(c.json), 0o644))
+			p, err := stock.Locate(root, store)
 			require.NoError(t, err)
 			s, err := p.LoadSettings()
 			if c.err != "" {

@@ -106,10 +106,10 @@ func TestServeSettings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			require.NoError(t, os.MkdirAll(filepath.Join(root, ".harness"), 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(root, ".harness", "config.json"), []byte(tc.file), 0o644))
-			p, err := stock.Locate(root, "")
+			// The store outside the workspace: its file is the person's.
+			root, store := t.TempDir(), t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(store, "config.json"), []byte(tc.file), 0o644))
+			p, err := stock.Locate(root, store)
 			require.NoError(t, err)
 			s, err := p.LoadSettings()
 			if tc.err != "" {

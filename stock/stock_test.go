@@ -115,7 +115,8 @@ func TestParseModelSpec(t *testing.T) {
 func TestLoadSettings(t *testing.T) {
 	root := t.TempDir()
 	env := func(string) string { return "" } // no user file
-	p := stock.Place{Root: root, Store: filepath.Join(root, ".harness")}
+	// The store outside the workspace: its file is the person's.
+	p := stock.Place{Root: root, Store: filepath.Join(t.TempDir(), ".harness")}
 	l, err := p.LoadLayered(env)
 	require.NoError(t, err, "no file is no settings")
 	require.Zero(t, l.Settings)
@@ -168,6 +169,15 @@ func TestLayeredSettings(t *testing.T) {
 	write(p.SettingsFile(), `{"max_turns": 30, "deny": ["write_file:.github/*"]}`)
 	l, err := p.LoadLayered(env)
 	require.NoError(t, err)
+	// The project's file and the store's are inside the workspace: what
+	// they widen applies once trusted.
+	require.Equal(t, "ask", l.Settings.Approve)
+	require.Equal(t, 10, *l.Settings.MaxTurns)
+	for _, s := range l.Sources[1:] {
+		require.NoError(t, p.TrustSource(env, s))
+	}
+	l, err = p.LoadLayered(env)
+	require.NoError(t, err)
 	thirty := 30
 	require.Equal(t, stock.Settings{Model: "openai:gpt-4o-mini", Approve: "writes", Allow: []string{"run_command:go test *"},
 		Deny: []string{"run_command:rm *", "write_file:.github/*"}, MaxTurns: &thirty, Network: true}, l.Settings)
@@ -213,6 +223,10 @@ func TestLayeredMCPServers(t *testing.T) {
 	write(stock.UserSettingsFile(env), `{"mcpServers": {"a": {"command": "user-a"}, "b": {"command": "user-b"}}}`)
 	write(p.SettingsFile(), `{"mcpServers": {"b": {"command": "local-b"}}}`)
 	l, err := p.LoadLayered(env)
+	require.NoError(t, err)
+	require.Equal(t, "user-b", l.Settings.MCPServers["b"].Command, "the store's file is inside the workspace: not trusted yet")
+	require.NoError(t, p.TrustSource(env, l.Sources[2]))
+	l, err = p.LoadLayered(env)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b"}, l.Settings.MCPServers.Names())
 	require.Equal(t, "user-a", l.Settings.MCPServers["a"].Command)
