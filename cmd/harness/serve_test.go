@@ -215,12 +215,22 @@ func TestRunServe(t *testing.T) {
 
 // TestAutoServe: with "serve": {"auto": true} in the settings, the first
 // command starts a server in the background, and the commands after it
-// go through it.
+// go through it. From a file inside the workspace, only once the person
+// trusts it: before, nothing is started.
 func TestAutoServe(t *testing.T) {
 	dir := workspace(t, map[string]string{"script.jsonl": writeScript})
+	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(t.TempDir(), "config")}
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".harness"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".harness", "config.json"), []byte(`{"serve": {"auto": true, "addr": "127.0.0.1:0"}}`), 0o644))
-	_, stderr, code := harnessIn(t, dir, "run", "--model", "scripted:script.jsonl", "--no-input", "Set the cache TTL to 300")
+	_, stderr, code := harnessEnv(t, dir, env, "run", "--model", "scripted:script.jsonl", "--no-input", "Set the cache TTL to 300")
+	require.Equal(t, exitParked, code, stderr)
+	require.Contains(t, stderr, "config.json (serve); to review and trust them: harness trust")
+	require.NotContains(t, stderr, "started a server")
+	require.NoFileExists(t, filepath.Join(dir, ".harness", "serve.json"))
+
+	_, stderr, code = harnessEnv(t, dir, env, "trust", "--yes")
+	require.Zero(t, code, stderr)
+	_, stderr, code = harnessEnv(t, dir, env, "run", "--model", "scripted:script.jsonl", "--no-input", "Set the cache TTL to 300")
 	require.Equal(t, exitParked, code, stderr)
 	require.Regexp(t, `started a server of this workspace \(pid (\d+)\): http://127.0.0.1:\d+/\?token=`, stderr)
 	var info struct{ PID int }
@@ -232,9 +242,9 @@ func TestAutoServe(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "it holds a token")
 
-	stdout, stderr, code := harnessIn(t, dir, "threads")
+	stdout, stderr, code := harnessEnv(t, dir, env, "threads")
 	require.Zero(t, code, stderr)
-	require.Regexp(t, `t1 +parked`, stdout)
+	require.Regexp(t, `t2 +parked`, stdout)
 	require.NotContains(t, stderr, "started a server", "the one running serves it")
 	require.NoError(t, syscall.Kill(info.PID, syscall.SIGINT))
 	require.Eventually(t, func() bool { return syscall.Kill(info.PID, 0) != nil }, 10*time.Second, 10*time.Millisecond)
