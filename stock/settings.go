@@ -222,9 +222,13 @@ func (p Place) LoadLayered(getenv func(string) string) (Layered, error) {
 		files = slices.Delete(files, 1, 2) // a store named .harness/project.json is a stretch; read it once
 	}
 	var errs []error
-	trust, err := LoadTrust(TrustFile(getenv))
-	if err != nil {
-		errs = append(errs, err)
+	var trust Trust
+	if tf, err := p.trustFileOf(getenv); err == nil {
+		// A trust file inside the workspace is never read: a command
+		// could have written it. Nothing is trusted then.
+		if trust, err = LoadTrust(tf); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	root := resolved(p.Root)
 	var srcs []SettingsSource

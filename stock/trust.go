@@ -33,6 +33,11 @@ const TrustFileName = "trusted.json"
 // trust in ($XDG_CONFIG_HOME and $HOME are both unset).
 var ErrNoUserConfig = errors.New("no user configuration directory ($XDG_CONFIG_HOME and $HOME are unset)")
 
+// ErrTrustInWorkspace: the file that remembers trust lies inside the
+// workspace, where a command could write it; trust is neither read from
+// it nor written to it there.
+var ErrTrustInWorkspace = errors.New("the trust file lies inside the workspace, where a command could write it")
+
 // ErrTrustFile: the file that remembers trust cannot be read as one.
 var ErrTrustFile = errors.New("bad trust file")
 
@@ -181,20 +186,33 @@ func within(dir, path string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
-// inWorkspace reports whether the settings file at path lies inside the
-// workspace root: where it is named (its directory resolved), or where it
-// leads (a symlink's target), either way.
+// inWorkspace reports whether the file at path lies inside the workspace
+// root: where it is named (as written, or its directory resolved), or
+// where it leads (a symlink's target), any way.
 func inWorkspace(root, path string) bool {
 	r := resolved(root)
-	return within(r, trustKey(path)) || within(r, resolved(path))
+	return within(filepath.Clean(root), filepath.Clean(path)) || within(r, trustKey(path)) || within(r, resolved(path))
+}
+
+// trustFileOf is the trust file for the place: "" and ErrTrustInWorkspace
+// when it lies inside the workspace (a $XDG_CONFIG_HOME there).
+func (p Place) trustFileOf(getenv func(string) string) (string, error) {
+	path := TrustFile(getenv)
+	if path == "" {
+		return "", ErrNoUserConfig
+	}
+	if inWorkspace(p.Root, path) {
+		return "", fmt.Errorf("%w: %s (workspace %s); run harness with $XDG_CONFIG_HOME outside it", ErrTrustInWorkspace, path, p.Root)
+	}
+	return path, nil
 }
 
 // TrustSource trusts the content src was read with (its Digest), in the
 // trust file getenv finds. Only a file inside the workspace needs it.
 func (p Place) TrustSource(getenv func(string) string, src SettingsSource) error {
-	path := TrustFile(getenv)
-	if path == "" {
-		return ErrNoUserConfig
+	path, err := p.trustFileOf(getenv)
+	if err != nil {
+		return err
 	}
 	if !src.Exists || src.Digest == "" {
 		return fmt.Errorf("trust %s: the file is not there", src.Path)
@@ -211,9 +229,9 @@ func (p Place) TrustSource(getenv func(string) string, src SettingsSource) error
 // file at path alone, unless path is ""); it reports whether any was
 // remembered.
 func (p Place) RevokeTrust(getenv func(string) string, path string) (bool, error) {
-	tf := TrustFile(getenv)
-	if tf == "" {
-		return false, ErrNoUserConfig
+	tf, err := p.trustFileOf(getenv)
+	if err != nil {
+		return false, err
 	}
 	t, err := LoadTrust(tf)
 	if err != nil && !errors.Is(err, ErrTrustFile) {

@@ -217,6 +217,28 @@ func TestLoadLayeredTrust(t *testing.T) {
 	l, _ = p.LoadLayered(env)
 	require.Equal(t, "", l.Settings.Approve)
 
+	// A trust file inside the workspace is never read, nor written.
+	inside := func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return filepath.Join(root, ".config")
+		}
+		return ""
+	}
+	l, _ = p.LoadLayered(inside)
+	proj = slices.IndexFunc(l.Sources, func(s stock.SettingsSource) bool { return s.Scope == stock.ScopeProject })
+	require.ErrorIs(t, p.TrustSource(inside, l.Sources[proj]), stock.ErrTrustInWorkspace)
+	d := l.Sources[proj].Digest
+	planted := `{"trusted": [{"workspace": "` + l.Sources[proj].Path[:len(l.Sources[proj].Path)-len("/.harness/project.json")] + `", "file": "` + l.Sources[proj].Path + `", "sha256": "` + d + `"}]}`
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".config", "harness"), 0o755))
+	write(stock.TrustFile(inside), planted)
+	l, _ = p.LoadLayered(inside)
+	require.Equal(t, "", l.Settings.Approve, "a planted trust file is not read")
+	// The same entry outside the workspace is honoured: the plant was
+	// well formed.
+	write(stock.TrustFile(env), planted)
+	l, _ = p.LoadLayered(env)
+	require.Equal(t, "all", l.Settings.Approve)
+
 	// A trust file that is not one is an error, and trusts nothing.
 	write(stock.TrustFile(env), `{"trusted": "everything"}`)
 	_, err = p.LoadLayered(env)

@@ -43,6 +43,14 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("TESTDATA", root)
+			// The user's configuration directory, outside the workspace
+			// ($WORK): trust (harness trust) is remembered there.
+			xdg, err := os.MkdirTemp("", "harness-xdg-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { os.RemoveAll(xdg) })
+			env.Setenv("XDG_CONFIG_HOME", xdg)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
