@@ -69,3 +69,19 @@ func TestCommandLines(t *testing.T) {
 	require.Equal(t, []string{"go test ./... \\", "  -run TestX", `echo "\x1b[2K"`}, present.CommandLines("go test ./... \\\n  -run TestX\necho \"\x1b[2K\"\n"))
 	require.Equal(t, []string{"ls\t-la"}, present.CommandLines("ls\t-la"))
 }
+
+// A policy and a configuration say where each rule came from, and what an
+// untrusted file was left out for; a hostile path is escaped.
+func TestDescribeSources(t *testing.T) {
+	p := facts.PolicySet{Approve: "writes", Deny: []string{"run_command:rm *"}, By: "ana",
+		Sources: []facts.RuleSource{{Rule: "approve:writes", Scope: "flag"}, {Rule: "deny:run_command:rm *", Scope: "project", Path: "/w/.harness/project.json", Digest: "0123456789abcdef0123"}},
+		Ignored: []facts.SettingsSource{{Scope: "local", Path: "/w/.harness/config\x1b[8m.json", Digest: "abcdef", Ignored: []string{"allow"}}}}
+	require.Equal(t, `approve writes; deny run_command:rm * (set by ana); approve:writes from flag, deny:run_command:rm * from project /w/.harness/project.json@0123456789ab; ignored, not trusted: local /w/.harness/config\x1b[8m.json@abcdef allow`,
+		present.DescribePolicy(p))
+	s := present.SettingsSources([]facts.SettingsSource{
+		{Scope: "user", Path: "/u/config.json", Digest: "aaaa", Trusted: true, Keys: []string{"model"}},
+		{Scope: "project", Path: "/w/p.json", Digest: "bbbb", Keys: []string{"deny"}, Ignored: []string{"approve", "mcpServers"}},
+		{Scope: "flag", Keys: []string{"sandbox"}},
+	})
+	require.Equal(t, "settings user /u/config.json@aaaa (model), project /w/p.json@bbbb (deny), flag (sandbox); ignored, not trusted: project /w/p.json@bbbb (approve, mcpServers)", s)
+}
