@@ -163,7 +163,9 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 		AmendPolicy: func(p facts.PolicySet) facts.PolicySet {
 			out, err := stock.Amend(p, flags, p.By)
 			if err != nil {
-				return p // the flags were checked above, with the settings
+				// The flags were checked above: it is p's own rules that
+				// do not parse, and drive refuses p for the same reason.
+				return p
 			}
 			return out
 		},
