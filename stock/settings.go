@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -609,7 +611,7 @@ func SettingKeys() []string {
 // relative to rel.
 func readSettings(scope Scope, path, rel string) SettingsSource {
 	src := SettingsSource{Scope: scope, Path: path}
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, MaxSettingsSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return src
 	}
@@ -667,6 +669,49 @@ func readSettings(scope Scope, path, rel string) SettingsSource {
 		src.Err = fmt.Errorf("settings %s: %w %s (known: %s)", path, ErrUnknownSetting, quoteAll(src.Unknown), strings.Join(SettingKeys(), ", "))
 	}
 	return src
+}
+
+// MaxSettingsSize is the largest settings file read.
+const MaxSettingsSize = 1 << 20
+
+// ErrSettingsFile: a settings file that is not a regular file (a device, a
+// pipe: a cloned repository may link one there) or is over
+// MaxSettingsSize.
+var ErrSettingsFile = errors.New("not a settings file")
+
+// readBounded reads the regular file at path, at most max bytes.
+func readBounded(path string, max int64) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		kind := "special file"
+		switch m := fi.Mode(); {
+		case m.IsDir():
+			kind = "directory"
+		case m&fs.ModeDevice != 0:
+			kind = "device"
+		case m&fs.ModeNamedPipe != 0:
+			kind = "named pipe"
+		case m&fs.ModeSocket != 0:
+			kind = "socket"
+		}
+		return nil, fmt.Errorf("%w: %s is a %s, not a regular file", ErrSettingsFile, path, kind)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%w: %s is over %d bytes", ErrSettingsFile, path, max)
+	}
+	return b, nil
 }
 
 // check refuses values that cannot work.

@@ -244,3 +244,21 @@ func TestLoadLayeredTrust(t *testing.T) {
 	_, err = p.LoadLayered(env)
 	require.ErrorIs(t, err, stock.ErrTrustFile)
 }
+
+// A settings file that a repository links to a device or a pipe, or that
+// is too large, is refused, never read without end.
+func TestSettingsFileNotRegular(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".harness"), 0o755))
+	p := stock.Place{Root: root, Store: filepath.Join(root, ".harness")}
+	env := func(string) string { return "" }
+	require.NoError(t, os.Symlink("/dev/zero", p.ProjectSettingsFile()))
+	_, err := p.LoadLayered(env)
+	require.ErrorIs(t, err, stock.ErrSettingsFile)
+	require.ErrorContains(t, err, "is a device")
+	require.NoError(t, os.Remove(p.ProjectSettingsFile()))
+	big := append([]byte(`{"deny": ["`), make([]byte, stock.MaxSettingsSize)...)
+	require.NoError(t, os.WriteFile(p.ProjectSettingsFile(), big, 0o644))
+	_, err = p.LoadLayered(env)
+	require.ErrorIs(t, err, stock.ErrSettingsFile)
+}
