@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -339,4 +340,43 @@ func TestCmdCannotCreateTheWorkspaceHarness(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(ws, ".harness"))
 	require.NoError(t, err)
 	require.Empty(t, entries, "the .harness made is empty")
+}
+
+// In a linked worktree, whose git directory is a writable root outside the
+// workspace (where no observer looks), git commit works but the commondir
+// that says where the config is cannot be changed, nor the common
+// directory's config, hooks or info.
+func TestCmdWorktreeCommondirReadOnly(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	main := t.TempDir()
+	git := func(dir string, args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	git(main, "init", "-q")
+	git(main, "commit", "-q", "--allow-empty", "-m", "one")
+	wt := filepath.Join(t.TempDir(), "wt")
+	git(main, "worktree", "add", "-q", wt)
+	spec, err := sandbox.Default(wt, "")
+	require.NoError(t, err)
+	gitdir := filepath.Join(main, ".git/worktrees/wt")
+	got, e := run(t, spec, strings.Join([]string{
+		"echo ../../../evil > " + gitdir + "/commondir",
+		"echo '[core] fsmonitor = x' >> " + main + "/.git/config",
+		"echo '* filter=x' > " + main + "/.git/info/attributes",
+		"touch f && git add f && git -c user.name=t -c user.email=t@example.com commit -q -m two && echo committed",
+	}, "; "))
+	require.Equal(t, 0, e.Code, got)
+	require.Contains(t, got, "committed")
+	data, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
+	require.NoError(t, err)
+	require.Equal(t, "../..\n", string(data))
+	require.NoFileExists(t, filepath.Join(main, ".git/info/attributes"))
+	cfg, err := os.ReadFile(filepath.Join(main, ".git/config"))
+	require.NoError(t, err)
+	require.NotContains(t, string(cfg), "fsmonitor")
 }

@@ -392,7 +392,10 @@ func GitPathsOf(ws string) GitPaths {
 			common = real
 		}
 		g.ReadOnly = append(g.ReadOnly, controlOf(common)...)
-		g.ReadOnly = append(g.ReadOnly, filepath.Join(gitdir, "config.worktree"))
+		// The worktree's git directory is a writable root outside the
+		// workspace, where the observer does not look: its commondir, which
+		// says where the config is, is read-only too.
+		g.ReadOnly = append(g.ReadOnly, filepath.Join(gitdir, "config.worktree"), filepath.Join(gitdir, "commondir"))
 	}
 	g.ReadOnly = append(g.ReadOnly, modulesOf(common)...)
 	for _, d := range []string{gitdir, common} {

@@ -231,14 +231,15 @@ func TestGitPathsOfAWorktree(t *testing.T) {
 	gitdir := filepath.Join(main, ".git", "worktrees", "wt")
 	common := filepath.Join(main, ".git")
 	require.Equal(t, []string{
-		filepath.Join(wt, ".git"), filepath.Join(gitdir, "hooks"), filepath.Join(gitdir, "config"),
-		filepath.Join(common, "hooks"), filepath.Join(common, "config"), filepath.Join(gitdir, "config.worktree"),
+		filepath.Join(wt, ".git"), filepath.Join(gitdir, "hooks"), filepath.Join(gitdir, "config"), filepath.Join(gitdir, "info"),
+		filepath.Join(common, "hooks"), filepath.Join(common, "config"), filepath.Join(common, "info"),
+		filepath.Join(gitdir, "config.worktree"), filepath.Join(gitdir, "commondir"),
 	}, g.ReadOnly)
 	require.Equal(t, []string{gitdir, common}, g.Writable)
 	require.Empty(t, g.Pin)
 
 	g = sandbox.GitPathsOf(main)
-	require.Equal(t, []string{filepath.Join(main, ".git/hooks"), filepath.Join(main, ".git/config")}, g.ReadOnly)
+	require.Equal(t, []string{filepath.Join(main, ".git/hooks"), filepath.Join(main, ".git/config"), filepath.Join(main, ".git/info")}, g.ReadOnly)
 	require.Equal(t, filepath.Join(main, ".git"), g.Pin)
 	require.Empty(t, g.Writable)
 
