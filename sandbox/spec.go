@@ -413,16 +413,27 @@ func controlOf(dir string) []string {
 	return []string{filepath.Join(dir, "hooks"), filepath.Join(dir, "config"), filepath.Join(dir, "info")}
 }
 
+// maxModuleDirs bounds how many directories modulesOf lists, so that a
+// tree planted under .git/modules cannot slow every command's start. What
+// lies past it is not made read-only; the observer still records what a
+// command writes there.
+const maxModuleDirs = 4096
+
 // modulesOf is the control paths (controlOf) of every submodule's git
 // directory under dir/modules: each directory there that holds a HEAD.
 // Their objects, refs and logs are not searched; a submodule's name may
-// hold "/", so every other directory is.
+// hold "/", so every other directory is, up to maxModuleDirs.
 func modulesOf(dir string) []string {
 	var out []string
+	listed := 0
 	var walk func(d string, depth int)
 	walk = func(d string, depth int) {
+		if depth > 32 || listed >= maxModuleDirs {
+			return
+		}
+		listed++
 		entries, err := os.ReadDir(d)
-		if err != nil || depth > 32 {
+		if err != nil {
 			return
 		}
 		gitdir := false
