@@ -29,6 +29,10 @@ import "strings"
 //   - anywhere: a file whose name ends in ".lock" (git's lock files; what
 //     a lock becomes when git renames it is observed under its own name).
 //
+// A nested repository's HEAD (in a ".git" below the top of the workspace)
+// is observed too: it is what makes git take the directory for a
+// repository, so a new one is an effect even before it has a config.
+//
 // Observed anyway, wherever they are: a file named config,
 // config.worktree, commondir or gitdir, and anything with a hooks
 // directory on its path. Everything else below a git dir is observed:
@@ -55,9 +59,9 @@ const (
 
 // guardOf returns the metadata directory the path rel (slash-separated)
 // lies in: the innermost ".git" or ".harness" among its parent
-// directories, and rel's path below it.
-func guardOf(rel string) (guard, string) {
-	g, sub := guardNone, ""
+// directories, rel's path below it, and whether that directory is at the
+// top of the workspace.
+func guardOf(rel string) (g guard, sub string, top bool) {
 	start := 0
 	for i := 0; i <= len(rel); i++ {
 		if i < len(rel) && rel[i] != '/' {
@@ -68,13 +72,13 @@ func guardOf(rel string) (guard, string) {
 		}
 		switch rel[start:i] {
 		case ".git":
-			g, sub = guardGit, rel[i+1:]
+			g, sub, top = guardGit, rel[i+1:], start == 0
 		case ".harness":
-			g, sub = guardStore, rel[i+1:]
+			g, sub, top = guardStore, rel[i+1:], start == 0
 		}
 		start = i + 1
 	}
-	return g, sub
+	return g, sub, top
 }
 
 // isGuarded reports whether a snapshot path lies in a metadata directory

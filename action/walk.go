@@ -469,9 +469,9 @@ func (wk *walk) skip(rel, name string, st *sysStat) bool {
 	if wk.w.skipPaths[rel] {
 		return true
 	}
-	switch g, sub := guardOf(rel); g {
+	switch g, sub, top := guardOf(rel); g {
 	case guardGit:
-		if gitWorkingData(sub, dir) {
+		if gitWorkingData(sub, dir) && (top || sub != "HEAD") {
 			return true
 		}
 	case guardStore:

@@ -144,7 +144,7 @@ func TestWorkspaceListsFilesAndLinksAndGuardedMetadata(t *testing.T) {
 		for _, p := range []string{".git/HEAD", ".git/ORIG_HEAD", ".git/index", ".git/index.lock", ".git/packed-refs",
 			".git/COMMIT_EDITMSG", ".git/objects/aa/bb", ".git/refs/heads/main", ".git/logs/HEAD", ".git/BISECT_LOG",
 			".git/modules/m/HEAD", ".git/modules/m/objects/pack/p.pack", ".git/modules/m/refs/heads/main",
-			".git/worktrees/w/index", ".git/hooks/pre-commit.lock", "vendor/lib/.git/HEAD"} {
+			".git/worktrees/w/index", ".git/hooks/pre-commit.lock", "vendor/lib/.git/index", "vendor/lib/.git/objects/x"} {
 			put(t, root, p, "data", 0o644)
 		}
 		// What can make git run a program, or send it elsewhere: observed.
@@ -158,6 +158,7 @@ func TestWorkspaceListsFilesAndLinksAndGuardedMetadata(t *testing.T) {
 		put(t, root, ".git/modules/a/objects/config", "a submodule named a/objects\n", 0o644)
 		put(t, root, ".git/worktrees/w/commondir", "../..\n", 0o644)
 		put(t, root, "vendor/lib/.git/config", "nested repository metadata", 0o644)
+		put(t, root, "vendor/lib/.git/HEAD", "ref: refs/heads/main\n", 0o644) // a nested repository's HEAD: observed
 		put(t, root, "vendor/lib/lib.go", "package lib\n", 0o644)
 		put(t, root, "worktree/.git", "gitdir: /elsewhere\n", 0o644)
 		put(t, root, "worktree/main.go", "package main\n", 0o644)
@@ -181,7 +182,7 @@ func TestWorkspaceListsFilesAndLinksAndGuardedMetadata(t *testing.T) {
 			".git/rebase-merge/git-rebase-todo", ".git/worktrees/w/commondir",
 			".gitignore", ".harness/project.json", "README.md", "a.txt", "a/b.txt", "bin/run.sh",
 			"docs/.harness", "ignored.log", "link-dangling", "link-dir", "link-in", "link-out",
-			"sub/.harness/config.json", "vendor/lib/.git/config", "vendor/lib/lib.go", "worktree/.git", "worktree/main.go",
+			"sub/.harness/config.json", "vendor/lib/.git/HEAD", "vendor/lib/.git/config", "vendor/lib/lib.go", "worktree/.git", "worktree/main.go",
 		}, paths(s))
 
 		readme, _ := file(s, "README.md")
