@@ -185,11 +185,12 @@ func (s Spec) prepare(line string, env []string, abi int) (request, string, erro
 		// none (the store lives elsewhere), an empty one is made, so that a
 		// command cannot create .harness/project.json, which the next run
 		// would read as settings. (Landlock cannot deny one name in a
-		// directory it lets the command write.)
+		// directory it lets the command write.) Where it cannot be made
+		// (a workspace the user may not write), the command, which has the
+		// user's uid, cannot make it either; one made meanwhile by another
+		// is covered as well.
 		if _, err := os.Lstat(dot); errors.Is(err, fs.ErrNotExist) {
-			if err := os.Mkdir(dot, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-				return request{}, "", fmt.Errorf("%w: the workspace's %s: %v", ErrSetup, StoreName, err)
-			}
+			_ = os.Mkdir(dot, 0o755)
 		}
 	}
 	tmp, err := os.MkdirTemp("", TempPattern)
