@@ -111,6 +111,12 @@ func TestWorkspaceModesAgreeWithAFreshReading(t *testing.T) {
 				put(t, root, ".git/index", "index", 0o644)
 				put(t, root, "d3/.harness/db/1.log", "log", 0o644)
 			}},
+			{"a commondir, a hook and a nested repository are planted", func(t *testing.T) {
+				put(t, root, ".git/commondir", "../d3", 0o644)
+				put(t, root, ".git/hooks/post-checkout", "#!/bin/sh\n", 0o755)
+				put(t, root, "d2/.git/config", "[core]\n\tfsmonitor = ./x\n", 0o644)
+				put(t, root, "d3/.harness/project.json", "{}", 0o644)
+			}},
 			{"a pipe appears", func(t *testing.T) { require.NoError(t, syscall.Mkfifo(p("d3/pipe"), 0o644)) }},
 			{"remove a tree", func(t *testing.T) { require.NoError(t, os.RemoveAll(p("d1"))) }},
 			{"the tree comes back, other contents", func(t *testing.T) { put(t, root, "d1/e1/f01.go", "back", 0o644) }},

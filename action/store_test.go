@@ -73,7 +73,7 @@ func TestWorkspaceNeverObservesTheStore(t *testing.T) {
 				}
 				after := observe(t, w)
 				require.Empty(t, Diff(before, after), "the store changed, the workspace did not")
-				require.Equal(t, []string{"db", "main.go"}, paths(after), "db is a link, recorded and not followed")
+				require.Equal(t, []string{".harness", "db", "main.go"}, paths(after), ".harness and db are links, recorded and not followed")
 			})
 		})
 	}

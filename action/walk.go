@@ -466,10 +466,23 @@ func gone(err error) bool {
 // skip reports whether the entry rel, described by st, is out of scope.
 func (wk *walk) skip(rel, name string, st *sysStat) bool {
 	dir := st.mode.IsDir()
-	if name == ".git" || name == ".harness" || wk.w.skipPaths[rel] {
+	if wk.w.skipPaths[rel] {
 		return true
 	}
-	if dir || st.mode.IsRegular() {
+	switch g, sub, top := guardOf(rel); g {
+	case guardGit:
+		if gitWorkingData(sub, dir) && (top || sub != "HEAD") {
+			return true
+		}
+	case guardStore:
+		if storeOwn(sub) {
+			return true
+		}
+	}
+	// A directory named .harness is entered by name, even when it is the
+	// store itself: what is not the store's own there is observed (see
+	// guard.go). Any other path to the store is left out whole.
+	if (dir && name != ".harness") || st.mode.IsRegular() {
 		for i := range wk.skipIDs {
 			if sameFile(wk.skipIDs[i], *st) {
 				return true

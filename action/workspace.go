@@ -25,8 +25,13 @@ const DefaultBlobCap int64 = 1 << 20
 // file's mtime and ctime must be for the file to be remembered as clean.
 const DefaultRacyWindow = 2 * time.Second
 
-// hashHeader opens the canonical byte layout of a workspace hash.
-const hashHeader = "harness.workspace.v1\x00"
+// hashHeader opens the canonical byte layout of a workspace hash;
+// hashHeaderV2 opens it instead when a path in it lies in a ".git" or a
+// ".harness" (see "Hash" in the Workspace's documentation).
+const (
+	hashHeader   = "harness.workspace.v1\x00"
+	hashHeaderV2 = "harness.workspace.v2\x00"
+)
 
 // Workspace observes a directory tree: an [Observer] whose snapshot lists
 // every regular file and symlink under the root with its SHA-256 and mode.
@@ -43,14 +48,19 @@ const hashHeader = "harness.workspace.v1\x00"
 //
 // Every regular file and symlink under the root, recursively, except:
 //
-//   - any entry named exactly ".git", at any depth and of any type: a
-//     repository's (or a submodule's, or a nested repository's) metadata
-//     directory, or the ".git" file a worktree or submodule keeps instead —
-//     never workspace content, and git itself refuses to track such a path;
-//   - any entry named exactly ".harness", at any depth and of any type: a
-//     runtime's store, or a link to one (a nested store is never content,
-//     and the tools refuse to write such a path);
-//   - the store itself, wherever it is and whatever leads to it: the
+//   - git's working data in a ".git" directory at any depth (objects,
+//     refs, logs, the index, HEAD, lock files: see guard.go for the exact
+//     list). What in a ".git" can make a later git run a program is
+//     observed: its config, hooks/, info/, modules/*/config, a commondir,
+//     anything git does not write in its ordinary work; and a ".git" file
+//     or link is observed as any file or link, so a nested repository, a
+//     gitlink's ".git" or a planted one is an effect;
+//   - the store's own files in a ".harness" directory at any depth: its
+//     database (db/) and serve.sock, serve.json and serve.log. Anything
+//     else there (project.json, config.json) is observed, so a settings
+//     file a command plants is an effect;
+//   - the store itself when it is reached other than as a ".harness"
+//     directory, wherever it is and whatever leads to it: the
 //     directories [WithStorePaths] names (and the directory of a [Blobs]
 //     that has one), recognised by device and inode, so a store reached
 //     through a link to a directory inside the workspace is still left
@@ -73,7 +83,8 @@ const hashHeader = "harness.workspace.v1\x00"
 //
 // [Snapshot.Hash] is the lower-case hex SHA-256 of this byte string:
 //
-//	"harness.workspace.v1\x00"
+//	"harness.workspace.v1\x00", or "harness.workspace.v2\x00" when an
+//	    entry's path has a component ".git" or ".harness"
 //	then, for each entry in path order:
 //	    class   one byte: 'f' regular file, 'x' executable regular file,
 //	            'l' symlink
@@ -89,6 +100,15 @@ const hashHeader = "harness.workspace.v1\x00"
 // permission bits (group/other, read/write) and times do not, so two
 // checkouts of one tree under different umasks hash alike. Nothing else —
 // no time, size or inode — goes into the hash.
+//
+// Version 1 is the hash of an observation that left every ".git" and
+// ".harness" out, as earlier versions of this observer did; a workspace
+// with nothing observed in either still hashes as it did then. Version 2
+// has the same layout and says that such entries are in it. A recorded
+// hash is never recomputed from the workspace (an audit compares recorded
+// hashes with each other), so old logs verify as they did; the first
+// observation of a repository by this version differs from the last by an
+// older one, by the .git entries it now sees.
 //
 // # Incremental observation
 //
@@ -314,7 +334,7 @@ func WithChangeFeed(on bool) WorkspaceOption {
 
 // WithSkipPaths leaves out the entries at these paths (slash-separated,
 // relative to the root) and, for a directory, everything under it, in
-// addition to ".git" and ".harness".
+// addition to what the scope leaves out.
 func WithSkipPaths(paths ...string) WorkspaceOption {
 	return func(w *Workspace) error {
 		for _, p := range paths {
@@ -328,7 +348,7 @@ func WithSkipPaths(paths ...string) WorkspaceOption {
 }
 
 // WithSkipFunc leaves out every entry for which skip returns true, in
-// addition to ".git" and ".harness". path is slash-separated and relative
+// addition to what the scope leaves out. path is slash-separated and relative
 // to the root; dir says whether the entry is a directory, whose contents
 // are then not visited. skip is called from several goroutines, and must
 // give the same answer for the same path each time.
@@ -596,7 +616,14 @@ func modeClass(m fs.FileMode) byte {
 func hashFiles(files []FileState) string {
 	h := sha256.New()
 	buf := make([]byte, 0, 64<<10)
-	buf = append(buf, hashHeader...)
+	header := hashHeader
+	for _, f := range files {
+		if isGuarded(f.Path) {
+			header = hashHeaderV2
+			break
+		}
+	}
+	buf = append(buf, header...)
 	for _, f := range files {
 		buf = append(buf, modeClass(f.Mode), ' ')
 		buf = append(buf, f.Digest...)

@@ -126,7 +126,9 @@ func file(s Snapshot, p string) (FileState, bool) {
 	return FileState{}, false
 }
 
-func TestWorkspaceListsFilesAndLinksAndSkipsGitAndHarness(t *testing.T) {
+// What a .git or a .harness holds is observed, but for git's working data
+// and the store's own files (guard.go).
+func TestWorkspaceListsFilesAndLinksAndGuardedMetadata(t *testing.T) {
 	forModes(t, func(t *testing.T, m testMode) {
 		root := t.TempDir()
 		outside := t.TempDir()
@@ -138,15 +140,35 @@ func TestWorkspaceListsFilesAndLinksAndSkipsGitAndHarness(t *testing.T) {
 		put(t, root, "a/b.txt", "b", 0o644) // "a.txt" < "a/b.txt" in byte order
 		put(t, root, ".gitignore", "*.log\n", 0o644)
 		put(t, root, "ignored.log", "an ignored file is still content\n", 0o644)
-		put(t, root, ".git/HEAD", "ref: refs/heads/main\n", 0o644)
-		put(t, root, ".git/objects/aa/bb", "object", 0o644)
+		// git's working data: not observed.
+		for _, p := range []string{".git/HEAD", ".git/ORIG_HEAD", ".git/index", ".git/index.lock", ".git/packed-refs",
+			".git/COMMIT_EDITMSG", ".git/objects/aa/bb", ".git/refs/heads/main", ".git/logs/HEAD", ".git/BISECT_LOG",
+			".git/modules/m/HEAD", ".git/modules/m/objects/pack/p.pack", ".git/modules/m/refs/heads/main",
+			".git/worktrees/w/index", ".git/hooks/pre-commit.lock", "vendor/lib/.git/index", "vendor/lib/.git/objects/x"} {
+			put(t, root, p, "data", 0o644)
+		}
+		// What can make git run a program, or send it elsewhere: observed.
+		put(t, root, ".git/config", "[core]\n", 0o644)
+		put(t, root, ".git/hooks/pre-commit", "#!/bin/sh\n", 0o755)
+		put(t, root, ".git/info/attributes", "* filter=x\n", 0o644)
+		put(t, root, ".git/commondir", "../elsewhere\n", 0o644)
+		put(t, root, ".git/rebase-merge/git-rebase-todo", "exec sh\n", 0o644)
+		put(t, root, ".git/modules/m/config", "[core]\n", 0o644)
+		put(t, root, ".git/modules/m/hooks/post-checkout", "#!/bin/sh\n", 0o755)
+		put(t, root, ".git/modules/a/objects/config", "a submodule named a/objects\n", 0o644)
+		put(t, root, ".git/worktrees/w/commondir", "../..\n", 0o644)
 		put(t, root, "vendor/lib/.git/config", "nested repository metadata", 0o644)
+		put(t, root, "vendor/lib/.git/HEAD", "ref: refs/heads/main\n", 0o644) // a nested repository's HEAD: observed
 		put(t, root, "vendor/lib/lib.go", "package lib\n", 0o644)
 		put(t, root, "worktree/.git", "gitdir: /elsewhere\n", 0o644)
 		put(t, root, "worktree/main.go", "package main\n", 0o644)
-		put(t, root, ".harness/store/000001.log", "the store", 0o644)
-		put(t, root, "docs/.harness", "a .harness at any depth is skipped", 0o644)
+		// The store's own files: not observed; anything else in a .harness is.
+		put(t, root, ".harness/db/000001.log", "the store", 0o644)
+		put(t, root, ".harness/serve.json", "{}", 0o600)
+		put(t, root, ".harness/project.json", "{}", 0o644)
+		put(t, root, "docs/.harness", "a .harness that is a file", 0o644)
 		put(t, root, "sub/.harness/db/000001.log", "a nested store", 0o644)
+		put(t, root, "sub/.harness/config.json", "{}", 0o644)
 		require.NoError(t, os.MkdirAll(filepath.Join(root, "empty/dir"), 0o755))
 		symlink(t, root, "link-in", "README.md")
 		symlink(t, root, "link-out", filepath.Join(outside, "secret.txt"))
@@ -155,8 +177,12 @@ func TestWorkspaceListsFilesAndLinksAndSkipsGitAndHarness(t *testing.T) {
 
 		s := observe(t, m.settled(t, root))
 		require.Equal(t, []string{
-			".gitignore", "README.md", "a.txt", "a/b.txt", "bin/run.sh", "ignored.log",
-			"link-dangling", "link-dir", "link-in", "link-out", "vendor/lib/lib.go", "worktree/main.go",
+			".git/commondir", ".git/config", ".git/hooks/pre-commit", ".git/info/attributes",
+			".git/modules/a/objects/config", ".git/modules/m/config", ".git/modules/m/hooks/post-checkout",
+			".git/rebase-merge/git-rebase-todo", ".git/worktrees/w/commondir",
+			".gitignore", ".harness/project.json", "README.md", "a.txt", "a/b.txt", "bin/run.sh",
+			"docs/.harness", "ignored.log", "link-dangling", "link-dir", "link-in", "link-out",
+			"sub/.harness/config.json", "vendor/lib/.git/HEAD", "vendor/lib/.git/config", "vendor/lib/lib.go", "worktree/.git", "worktree/main.go",
 		}, paths(s))
 
 		readme, _ := file(s, "README.md")
@@ -203,6 +229,19 @@ func TestWorkspaceHashLayout(t *testing.T) {
 		empty := observe(t, m.settled(t, t.TempDir()))
 		require.Equal(t, sum("harness.workspace.v1\x00"), empty.Hash)
 		require.Empty(t, empty.Files)
+
+		// With an entry in a .git or a .harness, the header says version 2;
+		// git's working data alone leaves version 1.
+		repo := t.TempDir()
+		put(t, repo, "a", "a", 0o644)
+		put(t, repo, ".git/HEAD", "ref: refs/heads/main\n", 0o644)
+		require.Equal(t, sum(fmt.Sprintf("harness.workspace.v1\x00f %s a\x00", sum("a"))), observe(t, m.settled(t, repo)).Hash)
+		put(t, repo, ".git/config", "[core]\n", 0o644)
+		want.Reset()
+		want.WriteString("harness.workspace.v2\x00")
+		fmt.Fprintf(&want, "f %s .git/config\x00", sum("[core]\n"))
+		fmt.Fprintf(&want, "f %s a\x00", sum("a"))
+		require.Equal(t, sum(want.String()), observe(t, m.settled(t, repo)).Hash)
 	})
 }
 
@@ -282,15 +321,36 @@ func TestWorkspaceSeesChanges(t *testing.T) {
 				want: []facts.PathChange{{Path: "conf", Before: sum("target"), After: sum("target"), BeforeMode: 0o644}},
 			},
 			{
-				name: "a file under .git or .harness changes: nothing observed",
+				name: "git's working data and the store's own files change: nothing observed",
 				setup: func(t *testing.T, root string) {
 					put(t, root, ".git/index", "1", 0o644)
-					put(t, root, ".harness/log", "1", 0o644)
+					put(t, root, ".git/refs/heads/main", "1", 0o644)
+					put(t, root, ".harness/db/000001.log", "1", 0o644)
+					put(t, root, ".harness/serve.log", "1", 0o644)
 				},
 				change: func(t *testing.T, root string) {
 					put(t, root, ".git/index", "2", 0o644)
-					put(t, root, ".harness/log", "2", 0o644)
+					put(t, root, ".git/refs/heads/main", "2", 0o644)
+					put(t, root, ".git/index.lock", "2", 0o644)
+					put(t, root, ".harness/db/000001.log", "2", 0o644)
+					put(t, root, ".harness/serve.log", "2", 0o644)
 				},
+			},
+			{
+				name:  "a commondir planted in .git: observed",
+				setup: func(t *testing.T, root string) { put(t, root, ".git/HEAD", "ref: refs/heads/main\n", 0o644) },
+				change: func(t *testing.T, root string) {
+					put(t, root, ".git/commondir", "../evil", 0o644)
+				},
+				want: []facts.PathChange{{Path: ".git/commondir", After: sum("../evil"), AfterMode: 0o644}},
+			},
+			{
+				name:  "a settings file created in .harness: observed",
+				setup: func(t *testing.T, root string) { put(t, root, ".harness/db/000001.log", "1", 0o644) },
+				change: func(t *testing.T, root string) {
+					put(t, root, ".harness/project.json", `{"approve":"all"}`, 0o644)
+				},
+				want: []facts.PathChange{{Path: ".harness/project.json", After: sum(`{"approve":"all"}`), AfterMode: 0o644}},
 			},
 			{
 				name:   "other permission bits: nothing observed",

@@ -6,10 +6,10 @@ import "fmt"
 const (
 	// SandboxWorkspaceWrite: a command reads the file system and writes
 	// only its writable roots (the workspace, its private temporary
-	// directory, the harness's Go build cache).
+	// directory, the workspace's Go build cache).
 	SandboxWorkspaceWrite = "workspace-write"
 	// SandboxReadOnly: a command writes only its private temporary
-	// directory and the harness's Go build cache, not the workspace.
+	// directory and the workspace's Go build cache, not the workspace.
 	SandboxReadOnly = "read-only"
 	// SandboxOff: no sandbox; the command runs with the user's authority
 	// (and the allow-listed environment).
@@ -28,7 +28,7 @@ type Sandbox struct {
 	// the command has a network namespace of its own with only loopback.
 	Network bool `msgpack:"network,omitempty" json:"network,omitempty"`
 	// Writable is the absolute directories the command may write: the
-	// workspace (in workspace-write), the harness's Go build cache, and
+	// workspace (in workspace-write), the workspace's Go build cache, and
 	// any more roots the configuration names.
 	Writable []string `msgpack:"writable,omitempty" json:"writable,omitempty"`
 	// Temp is where the command's private temporary directory ($TMPDIR) is
@@ -36,7 +36,7 @@ type Sandbox struct {
 	// by it alone, removed when it ends.
 	Temp string `msgpack:"temp,omitempty" json:"temp,omitempty"`
 	// ReadOnly is the paths inside writable roots that the command cannot
-	// change (the workspace's .git/hooks and .git/config).
+	// change (the workspace's .git/hooks, .git/config and .git/info).
 	ReadOnly []string `msgpack:"read_only,omitempty" json:"read_only,omitempty"`
 	// Hidden is the paths the command cannot see at all (the store, as it
 	// resolves); HiddenNames are names hidden wherever they occur under

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -274,4 +275,108 @@ func TestCmdPlantedGitFileWidensNothing(t *testing.T) {
 	require.NotEqual(t, 0, e.Code, "%s", out)
 	require.NoFileExists(t, filepath.Join(outside, "planted"))
 	require.NotContains(t, spec.Record().Writable, outside)
+}
+
+// A repository's info/ and each submodule's hooks, config and info are
+// read-only, as its own hooks and config are; .git itself stays writable
+// (git's lock files and renames), and so do objects and refs.
+func TestCmdGitInfoAndModulesReadOnly(t *testing.T) {
+	spec := defaultSpec(t)
+	ws := spec.Workspace
+	for _, d := range []string{".git/hooks", ".git/objects", ".git/refs/heads", ".git/modules/lib/hooks", ".git/modules/lib/objects", ".git/modules/a/b/info"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	for _, f := range []string{".git/HEAD", ".git/config", ".git/modules/lib/HEAD", ".git/modules/lib/config", ".git/modules/a/b/HEAD", ".git/modules/a/b/config"} {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, f), []byte("x\n"), 0o644))
+	}
+	got, e := run(t, spec, strings.Join([]string{
+		"echo '* filter=evil' > .git/info/attributes",
+		"echo '[core] fsmonitor = ./evil' >> .git/modules/lib/config",
+		"echo 'touch PWNED' > .git/modules/lib/hooks/post-checkout",
+		"echo '[core] fsmonitor = ./evil' >> .git/modules/a/b/config",
+		"echo '*' > .git/modules/a/b/info/exclude",
+		"mkdir .git/modules/new && echo '[core]' > .git/modules/new/config",
+		"touch .git/index.lock .git/objects/o .git/refs/heads/main .git/modules/lib/objects/o",
+		"echo done",
+	}, "; "))
+	require.Equal(t, 0, e.Code, got)
+	require.Contains(t, got, "Read-only file system")
+	require.Contains(t, got, "done")
+	require.NoFileExists(t, filepath.Join(ws, ".git/info/attributes"))
+	require.NoFileExists(t, filepath.Join(ws, ".git/modules/lib/hooks/post-checkout"))
+	require.NoFileExists(t, filepath.Join(ws, ".git/modules/a/b/info/exclude"))
+	for _, f := range []string{".git/modules/lib/config", ".git/modules/a/b/config"} {
+		data, err := os.ReadFile(filepath.Join(ws, f))
+		require.NoError(t, err)
+		require.Equal(t, "x\n", string(data), f)
+	}
+	require.DirExists(t, filepath.Join(ws, ".git/info"), "made, empty, to be made read-only")
+	// A new submodule directory is not refused: the observer records it.
+	require.FileExists(t, filepath.Join(ws, ".git/modules/new/config"))
+	for _, f := range []string{".git/index.lock", ".git/objects/o", ".git/refs/heads/main", ".git/modules/lib/objects/o"} {
+		require.FileExists(t, filepath.Join(ws, f))
+	}
+}
+
+// In a workspace whose store lives elsewhere, a command cannot create
+// .harness/project.json: an empty .harness is made before it starts and
+// covered as the store is, in workspace-write; the store given elsewhere
+// is hidden too.
+func TestCmdCannotCreateTheWorkspaceHarness(t *testing.T) {
+	ws := t.TempDir()
+	store := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(store, "config.json"), []byte("SECRET"), 0o644))
+	spec, err := sandbox.Default(ws, store)
+	require.NoError(t, err)
+	for _, mode := range []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.ReadOnly} {
+		spec.Mode = mode
+		got, e := run(t, spec, fmt.Sprintf(`mkdir -p .harness; echo '{"approve":"all"}' > .harness/project.json; cat %s/config.json; mv .harness h2; rmdir .harness; echo done`, store))
+		require.Equal(t, 0, e.Code, got)
+		require.Contains(t, got, "done")
+		require.NotContains(t, got, "SECRET", mode)
+		require.NoFileExists(t, filepath.Join(ws, ".harness/project.json"), mode)
+		require.NoDirExists(t, filepath.Join(ws, "h2"), mode)
+	}
+	entries, err := os.ReadDir(filepath.Join(ws, ".harness"))
+	require.NoError(t, err)
+	require.Empty(t, entries, "the .harness made is empty")
+}
+
+// In a linked worktree, whose git directory is a writable root outside the
+// workspace (where no observer looks), git commit works but the commondir
+// that says where the config is cannot be changed, nor the common
+// directory's config, hooks or info.
+func TestCmdWorktreeCommondirReadOnly(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	main := t.TempDir()
+	git := func(dir string, args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	git(main, "init", "-q")
+	git(main, "commit", "-q", "--allow-empty", "-m", "one")
+	wt := filepath.Join(t.TempDir(), "wt")
+	git(main, "worktree", "add", "-q", wt)
+	spec, err := sandbox.Default(wt, "")
+	require.NoError(t, err)
+	gitdir := filepath.Join(main, ".git/worktrees/wt")
+	got, e := run(t, spec, strings.Join([]string{
+		"echo ../../../evil > " + gitdir + "/commondir",
+		"echo '[core] fsmonitor = x' >> " + main + "/.git/config",
+		"echo '* filter=x' > " + main + "/.git/info/attributes",
+		"touch f && git add f && git -c user.name=t -c user.email=t@example.com commit -q -m two && echo committed",
+	}, "; "))
+	require.Equal(t, 0, e.Code, got)
+	require.Contains(t, got, "committed")
+	data, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
+	require.NoError(t, err)
+	require.Equal(t, "../..\n", string(data))
+	require.NoFileExists(t, filepath.Join(main, ".git/info/attributes"))
+	cfg, err := os.ReadFile(filepath.Join(main, ".git/config"))
+	require.NoError(t, err)
+	require.NotContains(t, string(cfg), "fsmonitor")
 }

@@ -14,7 +14,7 @@
 // # Modes
 //
 //	workspace-write  read the file system; write the workspace, the command's
-//	                 private $TMPDIR and the harness's Go build cache (the default)
+//	                 private $TMPDIR and the workspace's Go build cache (the default)
 //	read-only        the same, but not the workspace
 //	off              no sandbox: the user's authority (explicit, and recorded)
 //
@@ -24,27 +24,40 @@
 // harness's environment less a deny-list: a provider's key, a token, a
 // header or a base URL with a password in it does not reach a command, its
 // output, the log or the model, whatever it is called. TMPDIR is a directory
-// made for the command and removed after it. GOCACHE is the harness's own
-// build cache ([DefaultGoCache], os.UserCacheDir()/harness/go-build), a
+// made for the command and removed after it. GOCACHE is the workspace's
+// own build cache ([WorkspaceGoCache],
+// os.UserCacheDir()/harness/workspaces/<hash of the path>/go-build), a
 // writable root: go test and go vet work, and the user's own cache, which
 // a hostile command could fill with poisoned build results for the user's
-// next build, is only read. The module cache is read-only: what is not
-// already downloaded cannot be (there is no network either).
+// next build, is only read; no other workspace's commands share it. A
+// command in mode off gets the user's own GOCACHE (or go's default), never
+// a cache a sandboxed command could write. No other cache is writable: the
+// module cache, HOME and XDG_CACHE_HOME are read-only (what is not already
+// downloaded cannot be; there is no network either).
 //
 // # What a sandboxed command can and cannot do
 //
 // It reads the file system as the user can, but for what is hidden; it runs
 // what it can read. It writes only its writable roots. Inside them, the
-// workspace's .git/hooks and .git/config are read-only and .git cannot be
-// renamed away (it is a mount point), so no hook or core.hooksPath of the
-// command's choosing runs in the person's next git command, while git add
-// and git commit work (objects, refs and the index stay writable; for a
-// worktree, its git directory and the common directory are writable roots,
-// their hooks and config read-only). It cannot see the store: the
-// workspace's .harness as it resolves, any nested .harness under the
-// workspace (found when the command starts), and a store given elsewhere
-// are covered by an empty directory no one may list, so a command can
-// neither read the log nor append an answer only a person may give. It
+// workspace's .git/hooks, .git/config and .git/info, and the same of
+// each submodule's git directory under .git/modules, are read-only and
+// .git cannot be renamed away (it is a mount point), so no hook,
+// core.hooksPath, core.fsmonitor or filter of the command's choosing runs
+// in the person's next git command, while git add and git commit work
+// (objects, refs and the index stay writable; for a worktree, its git
+// directory and the common directory are writable roots, their hooks,
+// config and info read-only). Landlock grants rights per directory, so
+// .git itself stays writable for git's lock files and renames: what else
+// a command creates there (a commondir, a config.worktree) or anywhere in
+// a nested .git is not refused but observed (package action), as an
+// effect the person sees. It cannot see the store: the workspace's
+// .harness as it resolves, any nested .harness under the workspace (found
+// when the command starts), and a store given elsewhere are covered by an
+// empty directory no one may list, so a command can neither read the log
+// nor append an answer only a person may give. In workspace-write, a
+// workspace without a .harness (its store elsewhere) gets an empty one
+// before the command starts, covered the same way, so a command cannot
+// create a .harness/project.json the next run would read. It
 // cannot write outside its roots by any route: go test -exec, -toolexec or
 // -c -o ../x run and write inside the same sandbox.
 //
@@ -108,13 +121,15 @@
 //   - Named Unix sockets below ABI 9: a command can connect to one it can
 //     name (an ssh-agent's, a Docker daemon's); with Spec.Network, any
 //     network.
-//   - A .harness that does not exist when the command starts: the command
-//     may create one (the harness never adopts a store it did not make
-//     without saying so). Nested stores are found by walking the workspace
-//     (not .git) at each start.
-//   - Other repositories' hooks: only the workspace's own git directory is
-//     protected, not a nested repository's or a submodule's.
+//   - A nested .harness that does not exist when the command starts: the
+//     command may create one (the harness never adopts a store it did not
+//     make without saying so, and the observer records what is written
+//     there). Nested stores are found by walking the workspace (not .git)
+//     at each start.
+//   - Other repositories' hooks: only the workspace's own git directory and
+//     its submodules' are protected, not a nested repository's (whose
+//     .git the observer records).
 //   - Resources: CPU, memory and disk are not limited, beyond run_command's
-//     timeout; the harness's Go build cache is shared by its commands.
+//     timeout; the workspace's Go build cache is shared by its commands.
 //   - Other systems: only Linux; elsewhere, mode off.
 package sandbox

@@ -146,7 +146,11 @@ func setup(req request) error {
 		}
 	}
 	hidden := slices.Clone(req.Hidden)
-	hidden = append(hidden, nested(req.Dir, req.HiddenNames, append([]string{req.Dir}, req.Writable...))...)
+	for _, p := range nested(req.Dir, req.HiddenNames, append([]string{req.Dir}, req.Writable...)) {
+		if !slices.Contains(hidden, p) { // the workspace's own .harness: covered once
+			hidden = append(hidden, p)
+		}
+	}
 	for _, p := range hidden {
 		if err := hide(p); err != nil && !errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("hide %s: %w", p, err)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -171,11 +172,25 @@ func (s Spec) prepare(line string, env []string, abi int) (request, string, erro
 	}
 	g := s.git()
 	if s.Mode == WorkspaceWrite && g.Pin != "" {
-		// Hooks and config must exist to be made read-only: git init makes
-		// both, and a repository without them gets them, empty.
+		// Hooks, config and info must exist to be made read-only: git init
+		// makes all three, and a repository without them gets them, empty.
 		_ = os.Mkdir(g.ReadOnly[0], 0o755)
 		if f, err := os.OpenFile(g.ReadOnly[1], os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
 			f.Close()
+		}
+		_ = os.Mkdir(g.ReadOnly[2], 0o755)
+	}
+	if dot := filepath.Join(s.Workspace, StoreName); s.Mode == WorkspaceWrite && (slices.Contains(s.Hidden, dot) || slices.Contains(s.HiddenNames, StoreName)) {
+		// The workspace's .harness must exist to be covered: where there is
+		// none (the store lives elsewhere), an empty one is made, so that a
+		// command cannot create .harness/project.json, which the next run
+		// would read as settings. (Landlock cannot deny one name in a
+		// directory it lets the command write.) Where it cannot be made
+		// (a workspace the user may not write), the command, which has the
+		// user's uid, cannot make it either; one made meanwhile by another
+		// is covered as well.
+		if _, err := os.Lstat(dot); errors.Is(err, fs.ErrNotExist) {
+			_ = os.Mkdir(dot, 0o755)
 		}
 	}
 	tmp, err := os.MkdirTemp("", TempPattern)

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -18,7 +20,8 @@ type Mode string
 const (
 	// WorkspaceWrite, the default: read the file system, write only the
 	// workspace, the command's private temporary directory and the
-	// harness's Go build cache; never the store, .git/hooks or .git/config;
+	// workspace's Go build cache; never the store, .git/hooks, .git/config
+	// or .git/info;
 	// no network unless Spec.Network.
 	WorkspaceWrite Mode = facts.SandboxWorkspaceWrite
 	// ReadOnly: as WorkspaceWrite, but the workspace is not writable
@@ -106,9 +109,12 @@ type Spec struct {
 	// variable it is a prefix of.
 	Env []string
 	// GoCache is the directory a command gets as GOCACHE, a writable root:
-	// a build cache of the harness's own, so that go test works without
-	// making the user's cache writable. "" leaves GOCACHE unset (and go
-	// cannot build, since the user's cache is read-only).
+	// the workspace's own build cache (WorkspaceGoCache), so that go test
+	// works without making the user's cache, or another workspace's,
+	// writable. "" leaves GOCACHE unset (and go cannot build, since the
+	// user's cache is read-only). Mode off ignores it: such a command gets
+	// the user's own GOCACHE, if any, never one a sandboxed command could
+	// write.
 	GoCache string
 	// SimulateMissing makes the sandbox behave as if the system lacked
 	// these features, for tests of the fallback (see also the environment
@@ -135,8 +141,9 @@ const SimulateEnv = "HARNESS_SANDBOX_SIMULATE_MISSING"
 // EnvAllowList is the environment a command gets from the harness's: the
 // names, and the prefixes ending in "*", that pass. Everything else — the
 // providers' keys, tokens, *_BASE_URL, whatever the person's shell holds
-// — does not. TMPDIR and GOCACHE are not taken from the harness: a command
-// gets its private temporary directory and the harness's Go build cache.
+// — does not. TMPDIR is not taken from the harness: a command gets its
+// private temporary directory. Nor is GOCACHE in the sandbox, where a
+// command gets the workspace's Go build cache; in mode off it passes.
 var EnvAllowList = []string{
 	"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_*", "TERM", "TZ",
 	"GOPATH", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOSUMDB", "CGO_ENABLED",
@@ -145,8 +152,8 @@ var EnvAllowList = []string{
 // Default returns the default spec of the workspace directory and its
 // store: WorkspaceWrite, no network, the store hidden (the workspace's
 // .harness as it resolves, and store when it is given and lies elsewhere),
-// every nested .harness hidden, and the harness's Go build cache
-// (DefaultGoCache) as GOCACHE. store may be "".
+// every nested .harness hidden, and the workspace's own Go build cache
+// (WorkspaceGoCache) as GOCACHE. store may be "".
 func Default(workspace, store string) (Spec, error) {
 	ws, err := resolveDir("workspace", workspace)
 	if err != nil {
@@ -169,25 +176,31 @@ func Default(workspace, store string) (Spec, error) {
 			s.Hidden = append(s.Hidden, h)
 		}
 	}
-	if cache, err := DefaultGoCache(); err == nil {
+	if cache, err := WorkspaceGoCache(ws); err == nil {
 		s.GoCache = cache
 	}
 	s.Git = GitPathsOf(ws)
 	return s, nil
 }
 
-// DefaultGoCache is the harness's own Go build cache:
-// os.UserCacheDir()/harness/go-build. It is shared by the commands of
-// every workspace and never the user's own GOCACHE, which a hostile
-// command could otherwise fill with poisoned build results for the
-// user's next build. (A command can still poison this one for the next
-// command; that stays inside the sandbox.)
-func DefaultGoCache() (string, error) {
+// WorkspaceGoCache is the Go build cache of the commands of the
+// workspace ws (an absolute path, as resolved):
+// os.UserCacheDir()/harness/workspaces/<the first 16 hex digits of the
+// SHA-256 of ws>/go-build. It is never the user's own GOCACHE, nor one
+// another workspace's commands share, nor inside a store: a command can
+// poison it (a build result that runs its code), and only a later command
+// of the same workspace, in the sandbox, ever uses it. A command in mode
+// off gets none (see Spec.Environ).
+func WorkspaceGoCache(ws string) (string, error) {
+	if !filepath.IsAbs(ws) {
+		return "", fmt.Errorf("%w: workspace %q is not an absolute path", ErrInvalidSpec, ws)
+	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("the harness's Go build cache: %w", err)
+		return "", fmt.Errorf("the Go build cache of %s: %w", ws, err)
 	}
-	return filepath.Join(dir, "harness", "go-build"), nil
+	sum := sha256.Sum256([]byte(filepath.Clean(ws)))
+	return filepath.Join(dir, "harness", "workspaces", hex.EncodeToString(sum[:8]), "go-build"), nil
 }
 
 func resolveDir(what, dir string) (string, error) {
@@ -322,9 +335,10 @@ func (s Spec) git() GitPaths {
 // a later git of the person's runs (a hook, a config's core.hooksPath or
 // core.fsmonitor) can be planted.
 type GitPaths struct {
-	// ReadOnly: the hooks directory and the config file of the git
-	// directory (for a worktree, of its common directory too, and the
-	// workspace's .git file itself).
+	// ReadOnly: the hooks directory, the config file and the info
+	// directory of the git directory (for a worktree, of its common
+	// directory too, and the workspace's .git file itself), and the same
+	// of every submodule's git directory under modules/.
 	ReadOnly []string
 	// Pin is the workspace's .git directory, bind-mounted onto itself so
 	// that it cannot be renamed away and replaced by a directory with
@@ -344,10 +358,7 @@ func GitPathsOf(ws string) GitPaths {
 		return GitPaths{}
 	}
 	if fi.IsDir() {
-		return GitPaths{
-			ReadOnly: []string{filepath.Join(dotgit, "hooks"), filepath.Join(dotgit, "config")},
-			Pin:      dotgit,
-		}
+		return GitPaths{ReadOnly: append(controlOf(dotgit), modulesOf(dotgit)...), Pin: dotgit}
 	}
 	if !fi.Mode().IsRegular() {
 		return GitPaths{}
@@ -370,7 +381,7 @@ func GitPathsOf(ws string) GitPaths {
 	if real, err := filepath.EvalSymlinks(gitdir); err == nil {
 		gitdir = real
 	}
-	g := GitPaths{ReadOnly: []string{dotgit, filepath.Join(gitdir, "hooks"), filepath.Join(gitdir, "config")}}
+	g := GitPaths{ReadOnly: append([]string{dotgit}, controlOf(gitdir)...)}
 	common := gitdir
 	if data, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
 		c := strings.TrimSpace(string(data))
@@ -380,14 +391,73 @@ func GitPathsOf(ws string) GitPaths {
 		if real, err := filepath.EvalSymlinks(c); err == nil {
 			common = real
 		}
-		g.ReadOnly = append(g.ReadOnly, filepath.Join(common, "hooks"), filepath.Join(common, "config"), filepath.Join(gitdir, "config.worktree"))
+		g.ReadOnly = append(g.ReadOnly, controlOf(common)...)
+		// The worktree's git directory is a writable root outside the
+		// workspace, where the observer does not look: its commondir, which
+		// says where the config is, is read-only too.
+		g.ReadOnly = append(g.ReadOnly, filepath.Join(gitdir, "config.worktree"), filepath.Join(gitdir, "commondir"))
 	}
+	g.ReadOnly = append(g.ReadOnly, modulesOf(common)...)
 	for _, d := range []string{gitdir, common} {
 		if !within(d, ws) && !slices.Contains(g.Writable, d) {
 			g.Writable = append(g.Writable, d)
 		}
 	}
 	return g
+}
+
+// controlOf is what in the git directory dir can make git run a program
+// and is made read-only: hooks/, config and info/ (attributes, which pick
+// filters and diff drivers), in that order.
+func controlOf(dir string) []string {
+	return []string{filepath.Join(dir, "hooks"), filepath.Join(dir, "config"), filepath.Join(dir, "info")}
+}
+
+// maxModuleDirs bounds how many directories modulesOf lists, so that a
+// tree planted under .git/modules cannot slow every command's start. What
+// lies past it is not made read-only; the observer still records what a
+// command writes there.
+const maxModuleDirs = 4096
+
+// modulesOf is the control paths (controlOf) of every submodule's git
+// directory under dir/modules: each directory there that holds a HEAD.
+// Their objects, refs and logs are not searched; a submodule's name may
+// hold "/", so every other directory is, up to maxModuleDirs.
+func modulesOf(dir string) []string {
+	var out []string
+	listed := 0
+	var walk func(d string, depth int)
+	walk = func(d string, depth int) {
+		if depth > 32 || listed >= maxModuleDirs {
+			return
+		}
+		listed++
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			return
+		}
+		gitdir := false
+		for _, e := range entries {
+			if e.Name() == "HEAD" && e.Type().IsRegular() {
+				gitdir = true
+				out = append(out, controlOf(d)...)
+			}
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			switch e.Name() {
+			case "objects", "refs", "logs", "hooks", "info":
+				if gitdir {
+					continue
+				}
+			}
+			walk(filepath.Join(d, e.Name()), depth+1)
+		}
+	}
+	walk(filepath.Join(dir, "modules"), 0)
+	return out
 }
 
 // allowList is EnvAllowList and Env.
@@ -402,10 +472,10 @@ func (s Spec) allowList() []string {
 }
 
 // EnvNames is the names a command of s may get ("LC_*" a prefix): the
-// allow-list, Env, TMPDIR and, with a GoCache, GOCACHE.
+// allow-list, Env, TMPDIR and, with a GoCache or in mode off, GOCACHE.
 func (s Spec) EnvNames() []string {
 	out := append(s.allowList(), "TMPDIR")
-	if s.GoCache != "" {
+	if s.GoCache != "" || s.Mode == Off {
 		out = append(out, "GOCACHE")
 	}
 	return out
@@ -415,12 +485,19 @@ func (s Spec) EnvNames() []string {
 // ("NAME=value" entries, as os.Environ returns): the variables the
 // allow-list names (EnvAllowList and Spec.Env; names compared exactly, as
 // Linux does), TMPDIR set to tmp, and GOCACHE set to Spec.GoCache when it
-// is given. It is the same in every mode, Off included.
+// is given. It is the same in every mode but for GOCACHE: in mode off, a
+// command runs with the user's authority and gets the user's own GOCACHE
+// from env (or none, and go's default), never Spec.GoCache, which a
+// sandboxed command could have written.
 func (s Spec) Environ(env []string, tmp string) []string {
 	allow := s.allowList()
+	off := s.Mode == Off
 	passes := func(name string) bool {
-		if name == "TMPDIR" || name == "GOCACHE" {
+		if name == "TMPDIR" || (name == "GOCACHE" && !off) {
 			return false
+		}
+		if name == "GOCACHE" {
+			return true
 		}
 		for _, a := range allow {
 			if p, ok := strings.CutSuffix(a, "*"); ok {
@@ -446,7 +523,7 @@ func (s Spec) Environ(env []string, tmp string) []string {
 	if tmp != "" {
 		out = append(out, "TMPDIR="+tmp)
 	}
-	if s.GoCache != "" {
+	if s.GoCache != "" && !off {
 		out = append(out, "GOCACHE="+s.GoCache)
 	}
 	return out

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -39,7 +38,7 @@ func TestParseMode(t *testing.T) {
 
 // Default hides the store as it resolves — a symlinked .harness, and a
 // store given elsewhere — and every nested one by name; it writes the
-// workspace and gives commands the harness's own Go build cache.
+// workspace and gives commands the workspace's own Go build cache.
 func TestDefault(t *testing.T) {
 	ws := t.TempDir()
 	store := filepath.Join(t.TempDir(), "store")
@@ -54,11 +53,21 @@ func TestDefault(t *testing.T) {
 	require.Equal(t, ws, spec.Workspace)
 	require.Equal(t, []string{store, elsewhere}, spec.Hidden, "the .harness symlink's target, and the store given")
 	require.Equal(t, []string{sandbox.StoreName}, spec.HiddenNames)
-	cache, err := sandbox.DefaultGoCache()
+	cache, err := sandbox.WorkspaceGoCache(ws)
 	require.NoError(t, err)
 	require.Equal(t, cache, spec.GoCache)
-	require.True(t, strings.HasSuffix(cache, filepath.Join("harness", "go-build")), cache)
+	require.Regexp(t, `/harness/workspaces/[0-9a-f]{16}/go-build$`, cache)
 	require.NoError(t, spec.Validate())
+
+	// Another workspace has a cache of its own; none is the user's.
+	other, err := sandbox.Default(t.TempDir(), "")
+	require.NoError(t, err)
+	require.NotEqual(t, spec.GoCache, other.GoCache)
+	user, err := os.UserCacheDir()
+	require.NoError(t, err)
+	require.NotEqual(t, filepath.Join(user, "go-build"), spec.GoCache)
+	_, err = sandbox.WorkspaceGoCache("relative")
+	require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
 
 	// The same store given twice is hidden once.
 	spec, err = sandbox.Default(ws, filepath.Join(ws, sandbox.StoreName))
@@ -134,6 +143,14 @@ func TestEnviron(t *testing.T) {
 		"TMPDIR=/tmp/harness-cmd-1", "GOCACHE=/cache/go-build",
 	}, got)
 
+	// Mode off: the user's own GOCACHE passes (or none), never the one
+	// sandboxed commands write.
+	spec.Mode = sandbox.Off
+	require.Equal(t, []string{"GOCACHE=/mine", "TMPDIR=/t"}, spec.Environ([]string{"GOCACHE=/mine", "SECRET=x"}, "/t"))
+	require.Equal(t, []string{"TMPDIR=/t"}, spec.Environ([]string{"SECRET=x"}, "/t"))
+	require.Contains(t, spec.EnvNames(), "GOCACHE")
+
+	spec.Mode = sandbox.WorkspaceWrite
 	spec.GoCache = ""
 	require.Equal(t, []string{"TMPDIR=/t"}, spec.Environ([]string{"GOCACHE=/mine", "SECRET=x"}, "/t"), "no GoCache: GOCACHE is not passed")
 }
@@ -157,10 +174,23 @@ func TestRecord(t *testing.T) {
 	require.NotContains(t, r.Env, "OPENAI_API_KEY")
 	require.Empty(t, r.ReadOnly, "no git repository")
 
-	// A git repository: its hooks and config are read-only.
+	// A git repository: its hooks, config and info are read-only, and
+	// those of each submodule's git directory (a name may hold "/"), but
+	// not what is in their objects.
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
 	r = spec.Record()
-	require.Equal(t, []string{filepath.Join(ws, ".git/hooks"), filepath.Join(ws, ".git/config")}, r.ReadOnly)
+	require.Equal(t, []string{filepath.Join(ws, ".git/hooks"), filepath.Join(ws, ".git/config"), filepath.Join(ws, ".git/info")}, r.ReadOnly)
+	for _, m := range []string{"lib", "nested/name", "lib/modules/inner"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git/modules", m, "objects/pack"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, ".git/modules", m, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".git/modules/lib/objects/HEAD"), nil, 0o644))
+	r = spec.Record()
+	var want []string
+	for _, d := range []string{".git", ".git/modules/lib", ".git/modules/lib/modules/inner", ".git/modules/nested/name"} {
+		want = append(want, filepath.Join(ws, d, "hooks"), filepath.Join(ws, d, "config"), filepath.Join(ws, d, "info"))
+	}
+	require.Equal(t, want, r.ReadOnly)
 
 	spec.Mode = sandbox.ReadOnly
 	spec.Network = true
@@ -201,14 +231,15 @@ func TestGitPathsOfAWorktree(t *testing.T) {
 	gitdir := filepath.Join(main, ".git", "worktrees", "wt")
 	common := filepath.Join(main, ".git")
 	require.Equal(t, []string{
-		filepath.Join(wt, ".git"), filepath.Join(gitdir, "hooks"), filepath.Join(gitdir, "config"),
-		filepath.Join(common, "hooks"), filepath.Join(common, "config"), filepath.Join(gitdir, "config.worktree"),
+		filepath.Join(wt, ".git"), filepath.Join(gitdir, "hooks"), filepath.Join(gitdir, "config"), filepath.Join(gitdir, "info"),
+		filepath.Join(common, "hooks"), filepath.Join(common, "config"), filepath.Join(common, "info"),
+		filepath.Join(gitdir, "config.worktree"), filepath.Join(gitdir, "commondir"),
 	}, g.ReadOnly)
 	require.Equal(t, []string{gitdir, common}, g.Writable)
 	require.Empty(t, g.Pin)
 
 	g = sandbox.GitPathsOf(main)
-	require.Equal(t, []string{filepath.Join(main, ".git/hooks"), filepath.Join(main, ".git/config")}, g.ReadOnly)
+	require.Equal(t, []string{filepath.Join(main, ".git/hooks"), filepath.Join(main, ".git/config"), filepath.Join(main, ".git/info")}, g.ReadOnly)
 	require.Equal(t, filepath.Join(main, ".git"), g.Pin)
 	require.Empty(t, g.Writable)
 

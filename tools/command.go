@@ -42,7 +42,7 @@ const drainGrace = 2 * time.Second
 // The command runs in the workspace directory with no stdin, in the
 // sandbox of spec (package sandbox): by default workspace-write — it reads
 // the file system, writes only the workspace, its private $TMPDIR and the
-// harness's Go build cache, never the store, .git/hooks or .git/config;
+// workspace's Go build cache, never the store, .git/hooks, .git/config or .git/info;
 // no network; it sees only its own processes, cannot signal the harness,
 // has no terminal. Its environment is the allow-list (sandbox.EnvAllowList
 // and the spec's Env), never the harness's whole environment: no

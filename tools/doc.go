@@ -84,8 +84,8 @@
 // Every command runs in the Set's sandbox (package sandbox; [WithSandbox],
 // by default sandbox.Default(root, "")): in workspace-write it reads the
 // file system and writes only the workspace, its private $TMPDIR and the
-// harness's Go build cache — never the store (.harness, wherever it
-// resolves, and any nested one), .git/hooks or .git/config; it has no
+// workspace's Go build cache — never the store (.harness, wherever it
+// resolves, and any nested one), .git/hooks, .git/config or .git/info; it has no
 // network (only loopback), sees only its own processes, cannot signal the
 // harness and has no terminal. read-only also keeps the workspace from
 // being written. Where this system lacks what the sandbox needs (Linux

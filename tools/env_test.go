@@ -54,7 +54,8 @@ var modes = []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.ReadOnly, sandbox.Off
 // The environment is an allow-list, in every mode: a command gets PATH,
 // HOME, the locale, the Go toolchain's variables — and nothing else of the
 // harness's, whatever it is called. TMPDIR is the command's own, and
-// GOCACHE the harness's build cache, not what the harness has.
+// GOCACHE the workspace's build cache in the sandbox, the user's own in
+// mode off.
 func TestRunCommandEnvAllowList(t *testing.T) {
 	secrets := secretEnv(t)
 	t.Setenv("LANG", "C.UTF-8")
@@ -82,7 +83,11 @@ func TestRunCommandEnvAllowList(t *testing.T) {
 			require.Equal(t, os.Getenv("HOME"), vars["HOME"])
 			require.Equal(t, "C.UTF-8", vars["LC_ALL"], "LC_* passes")
 			require.Equal(t, "-count=1", vars["GOFLAGS"])
-			require.Equal(t, s.Sandbox().GoCache, vars["GOCACHE"], "the harness's build cache, not the user's")
+			if mode == sandbox.Off {
+				require.Equal(t, "/the/users/own/cache", vars["GOCACHE"], "off: the user's own cache, never one a sandboxed command writes")
+			} else {
+				require.Equal(t, s.Sandbox().GoCache, vars["GOCACHE"], "the workspace's build cache, not the user's")
+			}
 			tmp := vars["TMPDIR"]
 			require.Regexp(t, `/harness-cmd-\d+$`, tmp, "a private temporary directory")
 			require.NoDirExists(t, tmp, "removed after the command")

@@ -157,12 +157,12 @@ func goModule(t *testing.T, dir string) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "m_test.go"), []byte("package m\n\nimport \"testing\"\n\nfunc TestM(t *testing.T) {}\n"), 0o644))
 }
 
-// go test works in the sandbox — with the harness's own build cache, as
+// go test works in the sandbox — with the workspace's own build cache, as
 // GOCACHE — and what it runs or writes stays in the workspace: the -exec
 // of the forged approval, and -c -o outside.
 func TestSandboxGoTest(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the testing package into the harness's build cache once (slow when cold)")
+		t.Skip("builds the testing package into the workspace's build cache (slow when cold)")
 	}
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Fatalf("this test needs go: %v", err)

@@ -229,8 +229,10 @@ func gitInit(ctx context.Context, root string) bool {
 		{"add", "-A"},
 		{"-c", "user.name=harness demo", "-c", "user.email=demo@harness.invalid", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "cache: ttl 60s"},
 	} {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = root
+		cmd, err := gitCommand(ctx, root, args...)
+		if err != nil {
+			return false
+		}
 		if err := cmd.Run(); err != nil {
 			return false
 		}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// hostileRepo makes a repository whose config and hooks run programs —
+// an fsmonitor, hooks, a clean filter every file passes through (required),
+// an external diff, a pager — each of which creates a file in marks.
+func hostileRepo(t *testing.T) (root, marks string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	root, marks = t.TempDir(), t.TempDir()
+	git := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	git("init", "-q")
+	prog := func(name string) string {
+		p := filepath.Join(marks, name+".sh")
+		require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\ntouch '"+filepath.Join(marks, name)+"'\ncat\n"), 0o755))
+		return p
+	}
+	for _, kv := range [][2]string{
+		{"core.fsmonitor", prog("fsmonitor")},
+		{"filter.evil.clean", prog("clean")},
+		{"filter.evil.smudge", prog("smudge")},
+		{"filter.evil.required", "true"},
+		{"diff.external", prog("extdiff")},
+		{"core.pager", prog("pager")},
+	} {
+		git("config", kv[0], kv[1])
+	}
+	for _, h := range []string{"pre-commit", "commit-msg", "post-commit", "post-index-change"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".git/hooks", h), []byte("#!/bin/sh\ntouch '"+filepath.Join(marks, h)+"'\n"), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".gitattributes"), []byte("* filter=evil\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\n"), 0o644))
+	return root, marks
+}
+
+func marksIn(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) != ".sh" {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// The harness's own git calls run nothing a repository's config names:
+// the same calls through plain git run the fsmonitor, the filter and the
+// hooks (so the plant is live), through gitCommand none of them.
+func TestGitCommandRunsNothingTheRepositoryNames(t *testing.T) {
+	ctx := context.Background()
+	steps := [][]string{
+		{"add", "-A"},
+		{"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "x"},
+		{"status", "--porcelain"},
+		{"diff", "HEAD~0"},
+		{"log", "-p", "-1"},
+	}
+
+	root, marks := hostileRepo(t)
+	for _, args := range steps {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		_ = cmd.Run()
+	}
+	require.Subset(t, marksIn(t, marks), []string{"fsmonitor", "clean", "pre-commit", "post-commit"}, "plain git runs what the repository names")
+
+	root, marks = hostileRepo(t)
+	for _, args := range steps {
+		cmd, err := gitCommand(ctx, root, args...)
+		require.NoError(t, err)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	require.Empty(t, marksIn(t, marks), "the harness's git ran a program the repository named")
+}
+
+// A filter whose name holds "=" cannot be switched off with -c: the call
+// is refused rather than made.
+func TestGitCommandRefusesWhatItCannotName(t *testing.T) {
+	root, marks := hostileRepo(t)
+	cmd := exec.Command("git", "config", "filter.a=b.clean", filepath.Join(marks, "clean.sh"))
+	cmd.Dir = root
+	require.NoError(t, cmd.Run())
+	_, err := gitCommand(context.Background(), root, "add", "-A")
+	require.ErrorIs(t, err, errUnsafeGit)
+	require.ErrorContains(t, err, `filter named "filter.a=b.clean"`)
+}
