@@ -208,6 +208,13 @@ func describe(f facts.Fact) (string, error) {
 	case facts.KindThreadForked:
 		p, err := facts.Decode[facts.ThreadForked](f)
 		return fmt.Sprintf("continues thread %s as it was up to seq %d", p.From, p.At), err
+	case facts.KindWorkspaceChanged:
+		p, err := facts.Decode[facts.WorkspaceChanged](f)
+		what := "the workspace changed (" + shortDigest(p.Before) + " → " + shortDigest(p.After) + ")"
+		if len(p.Changed) > 0 {
+			what = describeChanges(p.Changed) + " changed"
+		}
+		return fmt.Sprintf("%s since seq %d, before %s, by %s: not the action's", what, p.Since, p.ActionID, orNone(p.By)), err
 	case facts.KindWorkspaceRestored:
 		p, err := facts.Decode[facts.WorkspaceRestored](f)
 		return fmt.Sprintf("undo by %s restored %s to how they were at seq %d", orNone(p.By), describeChanges(p.Restored), p.To), err

@@ -168,6 +168,16 @@ type Reading struct {
 	Questions []Question
 	// Restored are the undos of the thread's workspace changes, in order.
 	Restored []Restored
+	// Changed are the changes of the workspace found between two actions
+	// of the thread, made by nobody the record knows, in order.
+	Changed []Changed
+}
+
+// Changed is a change of the workspace recorded in the thread at Seq:
+// found before an action, and not the action's.
+type Changed struct {
+	Seq uint64
+	facts.WorkspaceChanged
 }
 
 // Action returns the action with the id.
