@@ -108,3 +108,20 @@ func TestPreviewOfAFileLargerThanAPreviewReads(t *testing.T) {
 	got = tools.Preview(root, tools.EditFile, js(t, map[string]string{"path": "huge.txt", "old": "aa", "new": "b"}))
 	require.Equal(t, fmt.Sprintf("(no preview: huge.txt is 33554433 bytes, sha256 %s, more than the 33554432 bytes a preview reads)", sha(old)), got)
 }
+
+// Long lines that differ only at their end, as many as a preview diffs:
+// every line changed is one hunk, too long to show, and the preview is
+// made in moments (lines are compared by number, not byte by byte n×m
+// times: 36 GB of comparisons here).
+func TestPreviewOfLongLookalikeLines(t *testing.T) {
+	root := t.TempDir()
+	var old, content strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&old, "%s%05d\n", strings.Repeat("x", 4096), i)
+		fmt.Fprintf(&content, "%s%05d\n", strings.Repeat("x", 4096), 3000+i)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "same.txt"), []byte(old.String()), 0o644))
+	got := tools.Preview(root, tools.WriteFile, js(t, map[string]string{"path": "same.txt", "content": content.String()}))
+	require.Contains(t, got, "(not shown: the diff is ")
+	require.Contains(t, got, "in 1 hunk")
+}

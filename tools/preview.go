@@ -332,15 +332,34 @@ type diffOp struct {
 }
 
 // diffLines is a longest-common-subsequence line diff.
+//
+// Lines are compared as small integers, each distinct line numbered once:
+// n×m comparisons of long lines that differ only at their end (a model
+// can write those) would cost the preview a person waits for n×m times
+// their length.
 func diffLines(a, b []string) []diffOp {
 	n, m := len(a), len(b)
+	ids := make(map[string]int32, n+m)
+	number := func(lines []string) []int32 {
+		out := make([]int32, len(lines))
+		for i, l := range lines {
+			id, ok := ids[l]
+			if !ok {
+				id = int32(len(ids))
+				ids[l] = id
+			}
+			out[i] = id
+		}
+		return out
+	}
+	ai, bi := number(a), number(b)
 	lcs := make([][]int32, n+1)
 	for i := range lcs {
 		lcs[i] = make([]int32, m+1)
 	}
 	for i := n - 1; i >= 0; i-- {
 		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
+			if ai[i] == bi[j] {
 				lcs[i][j] = lcs[i+1][j+1] + 1
 			} else {
 				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
@@ -351,7 +370,7 @@ func diffLines(a, b []string) []diffOp {
 	i, j := 0, 0
 	for i < n || j < m {
 		switch {
-		case i < n && j < m && a[i] == b[j]:
+		case i < n && j < m && ai[i] == bi[j]:
 			ops = append(ops, diffOp{' ', a[i], i, j})
 			i, j = i+1, j+1
 		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
