@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -433,4 +434,77 @@ func lastOf(t *testing.T, log []facts.Fact, kind facts.Kind) facts.Fact {
 	}
 	t.Fatalf("no %s", kind)
 	return facts.Fact{}
+}
+
+// replay --verify checks a workspace.changed: a copy of a thread whose
+// record was altered — a change that does not start from the thread's
+// last observation, or one not followed by its action's start — does not
+// verify, and says why.
+func TestWorkspaceChangedIsVerified(t *testing.T) {
+	spec := newChangedSpec(t)
+	e := openChanged(t, spec)
+	e.toSecondApproval()
+	require.NoError(t, os.WriteFile(filepath.Join(spec.Root, "notes.txt"), []byte("by hand\n"), 0o644))
+	e.approve("2-b")
+	require.Equal(t, harness.StatusDone, e.resume().Status)
+	require.NoError(t, audit.VerifyLog(ctx, e.store, e.actor, spec.Thread))
+
+	// copyAs appends the thread's facts to thread id, passing each
+	// through alter (nil drops it).
+	copyAs := func(id string, alter func(f facts.Fact) *facts.Draft) {
+		var seq uint64
+		var batch []facts.Draft // the facts of one append share its cause
+		flush := func() {
+			if len(batch) > 0 {
+				h, err := e.store.Append(ctx, id, seq, batch...)
+				require.NoError(t, err)
+				seq, batch = h.Seq, nil
+			}
+		}
+		for _, f := range e.log() {
+			if len(batch) > 0 && batch[0].Cause != f.Cause {
+				flush()
+			}
+			if d := alter(f); d != nil {
+				batch = append(batch, *d)
+			}
+		}
+		flush()
+	}
+	same := func(f facts.Fact) *facts.Draft { return &facts.Draft{Kind: f.Kind, Cause: f.Cause, Data: f.Data} }
+	for _, tc := range []struct {
+		name, want string
+		alter      func(f facts.Fact) *facts.Draft
+	}{
+		{"from another state", "starts from", func(f facts.Fact) *facts.Draft {
+			if f.Kind != facts.KindWorkspaceChanged {
+				return same(f)
+			}
+			c, err := facts.Decode[facts.WorkspaceChanged](f)
+			require.NoError(t, err)
+			c.Before = strings.Repeat("0", 64)
+			d, err := facts.NewDraft(f.Kind, f.Cause, c)
+			require.NoError(t, err)
+			return &d
+		}},
+		{"to another state", "but the action's reading before is", func(f facts.Fact) *facts.Draft {
+			if f.Kind != facts.KindWorkspaceChanged {
+				return same(f)
+			}
+			c, err := facts.Decode[facts.WorkspaceChanged](f)
+			require.NoError(t, err)
+			c.After = strings.Repeat("0", 64)
+			d, err := facts.NewDraft(f.Kind, f.Cause, c)
+			require.NoError(t, err)
+			return &d
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := "copy-" + strings.ReplaceAll(tc.name, " ", "-")
+			copyAs(id, tc.alter)
+			err := audit.VerifyLog(ctx, e.store, e.actor, id)
+			require.Error(t, err)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
 }
