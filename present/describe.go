@@ -351,6 +351,11 @@ func describeObservation(o facts.Observation) string {
 	return "observed " + describeChanges(o.Changed)
 }
 
+// DescribeChanges says a changed-path inventory in a line: each path with
+// what happened to it ("notes.txt (added), a.go (modified)"), the first
+// five and how many more; "no paths" for none.
+func DescribeChanges(cs []facts.PathChange) string { return EscapeLine(describeChanges(cs)) }
+
 func describeChanges(cs []facts.PathChange) string {
 	if len(cs) == 0 {
 		return "no paths"

@@ -176,7 +176,7 @@ type Reading struct {
 // Changed is a change of the workspace recorded in the thread at Seq:
 // found before an action, and not the action's.
 type Changed struct {
-	Seq uint64
+	Seq uint64 `json:"seq"`
 	facts.WorkspaceChanged
 }
 
