@@ -49,40 +49,47 @@ type Observed struct {
 // records one: action.started (the reading before), action.completed (the
 // reading after, when there was one), action.interrupted (the reading
 // when it was found in doubt) and workspace.changed (the new state). The
-// last such fact of a log is the thread's last observation.
+// last such fact of a log is the thread's last observation. A fold that
+// has decoded the payload already asks Observation instead.
 func ObservedIn(f facts.Fact) (Observed, bool, error) {
-	o := Observed{Seq: f.Seq}
+	var p any
+	var err error
 	switch f.Kind {
 	case facts.KindActionStarted:
-		p, err := facts.Decode[facts.ActionStarted](f)
-		if err != nil {
-			return Observed{}, false, err
-		}
-		o.Hash, o.Manifest = p.ObservedBefore, p.Manifest
+		p, err = facts.Decode[facts.ActionStarted](f)
 	case facts.KindActionCompleted:
-		p, err := facts.Decode[facts.ActionCompleted](f)
-		if err != nil {
-			return Observed{}, false, err
-		}
-		if p.Observation.Available {
-			o.Hash, o.Manifest = p.Observation.After, p.Observation.Manifest
-		}
+		p, err = facts.Decode[facts.ActionCompleted](f)
 	case facts.KindActionInterrupted:
-		p, err := facts.Decode[facts.ActionInterrupted](f)
-		if err != nil {
-			return Observed{}, false, err
-		}
-		o.Hash, o.Manifest = p.ObservedNow, p.Manifest
+		p, err = facts.Decode[facts.ActionInterrupted](f)
 	case facts.KindWorkspaceChanged:
-		p, err := facts.Decode[facts.WorkspaceChanged](f)
-		if err != nil {
-			return Observed{}, false, err
-		}
-		o.Hash = p.After
+		p, err = facts.Decode[facts.WorkspaceChanged](f)
 	default:
 		return Observed{}, false, nil
 	}
-	return o, o.Hash != "", nil
+	if err != nil {
+		return Observed{}, false, err
+	}
+	o, ok := Observation(f.Seq, p)
+	return o, ok, nil
+}
+
+// Observation is ObservedIn of a payload already decoded, at seq: false
+// for a payload that records no reading of the workspace.
+func Observation(seq uint64, payload any) (Observed, bool) {
+	o := Observed{Seq: seq}
+	switch p := payload.(type) {
+	case facts.ActionStarted:
+		o.Hash, o.Manifest = p.ObservedBefore, p.Manifest
+	case facts.ActionCompleted:
+		if p.Observation.Available {
+			o.Hash, o.Manifest = p.Observation.After, p.Observation.Manifest
+		}
+	case facts.ActionInterrupted:
+		o.Hash, o.Manifest = p.ObservedNow, p.Manifest
+	case facts.WorkspaceChanged:
+		o.Hash = p.After
+	}
+	return o, o.Hash != ""
 }
 
 // Begun is an action allowed to start: the record of action.started, and

@@ -145,16 +145,16 @@ func (s *state[S]) attemptOf(id string) (*call, *Action) {
 // apply folds one fact: one method per kind, each decoding its payload.
 func (s *state[S]) apply(f facts.Fact) error {
 	s.thread = f.Thread
-	// The workspace is every scheduler's: its last observation is read
-	// from any scheduler's facts.
-	if o, ok, err := action.ObservedIn(f); err != nil {
-		return err
-	} else if ok {
-		s.lastObs = o
-	}
 	if transitionKinds[f.Kind] && !owns(f.Cause) {
 		// Another component's: a scheduler nested beside this one (its
-		// keys prefixed) keeps its own turns, calls and failures.
+		// keys prefixed) keeps its own turns, calls and failures. The
+		// workspace is every scheduler's, though: its last observation
+		// is read from any scheduler's facts.
+		if o, ok, err := action.ObservedIn(f); err != nil {
+			return err
+		} else if ok {
+			s.lastObs = o
+		}
 		return nil
 	}
 	switch f.Kind {
@@ -210,6 +210,14 @@ func with[T any](f facts.Fact, apply func(facts.Fact, T)) error {
 	}
 	apply(f, p)
 	return nil
+}
+
+// sawWorkspace notes the reading of the workspace a payload records, if any
+// (see action.ObservedIn).
+func (s *state[S]) sawWorkspace(f facts.Fact, payload any) {
+	if o, ok := action.Observation(f.Seq, payload); ok {
+		s.lastObs = o
+	}
 }
 
 // folded reports whether state.apply reads facts of kind k.
@@ -362,12 +370,14 @@ func (s *state[S]) actionRequested(f facts.Fact, p facts.ActionRequested) {
 // workspaceChanged notes a change of the workspace found before an
 // action: informational, it enables and waits for nothing.
 func (s *state[S]) workspaceChanged(f facts.Fact, p facts.WorkspaceChanged) {
+	s.sawWorkspace(f, p)
 	s.changes = append(s.changes, Changed{Seq: f.Seq, WorkspaceChanged: p})
 	s.unstarted = &p
 }
 
 func (s *state[S]) actionStarted(f facts.Fact, p facts.ActionStarted) {
 	s.unstarted = nil
+	s.sawWorkspace(f, p)
 	if _, a := s.attemptOf(p.ActionID); a != nil {
 		a.Started, a.StartedSeq, a.At = &p, f.Seq, f.At
 	} else {
@@ -377,6 +387,7 @@ func (s *state[S]) actionStarted(f facts.Fact, p facts.ActionStarted) {
 
 func (s *state[S]) actionCompleted(f facts.Fact, p facts.ActionCompleted) {
 	s.unstarted = nil
+	s.sawWorkspace(f, p)
 	c, a := s.attemptOf(p.ActionID)
 	if a == nil {
 		s.missed = true
@@ -417,6 +428,7 @@ func (s *state[S]) checkRecorded(f facts.Fact, p facts.CheckRecorded) {
 }
 
 func (s *state[S]) actionInterrupted(f facts.Fact, p facts.ActionInterrupted) {
+	s.sawWorkspace(f, p)
 	if _, a := s.attemptOf(p.ActionID); a != nil {
 		a.Interrupted, a.InterruptedSeq, a.At = &p, f.Seq, f.At
 	} else {
