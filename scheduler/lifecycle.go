@@ -18,6 +18,9 @@ import (
 //	→ confirmation.requested      when the policy asks a person
 //	→ confirmation.answered       a person (or a policy on their behalf)
 //	     denied → action.completed (denied: the adapter is not invoked)
+//	  [workspace.changed]         in the same append, before it, when the
+//	                              workspace changed since the thread last
+//	                              observed it (by nobody it knows)
 //	→ action.started              the claim, just before the adapter runs
 //	→ action.completed            the report, the observation, the effect
 //	  [+ check.recorded]          in the same append, when a check was declared
