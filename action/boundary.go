@@ -22,15 +22,84 @@ type Boundary struct {
 	Granted []Capability
 	// Root is the workspace directory checks resolve paths in.
 	Root string
-	// Blobs, when set, keeps the listing of each observation before, so a
-	// resume after a crash can say which paths changed.
+	// Blobs, when set, keeps the listing of each observation, so a resume
+	// after a crash can say which paths changed, and so can the next action
+	// when the workspace changed between two.
 	Blobs Blobs
+	// Since is the thread's last observation of the workspace, as its log
+	// records it (see ObservedIn); zero when it records none. When the
+	// reading before an action differs from it, the workspace changed while
+	// no action of the thread ran: Begin, Deny and the refusals return that
+	// change as a workspace.changed record, to be appended before the
+	// action's own, so that the action's observation starts from the new
+	// state and the change is not blamed on it.
+	Since Observed
+}
+
+// Observed is a reading of the workspace that a thread's log records: the
+// seq of the fact, the hash, and the digest of its kept listing ("" when
+// none was kept).
+type Observed struct {
+	Seq      uint64
+	Hash     string
+	Manifest string
+}
+
+// ObservedIn returns the reading of the workspace that f records, if it
+// records one: action.started (the reading before), action.completed (the
+// reading after, when there was one), action.interrupted (the reading
+// when it was found in doubt) and workspace.changed (the new state). The
+// last such fact of a log is the thread's last observation. A fold that
+// has decoded the payload already asks Observation instead.
+func ObservedIn(f facts.Fact) (Observed, bool, error) {
+	var p any
+	var err error
+	switch f.Kind {
+	case facts.KindActionStarted:
+		p, err = facts.Decode[facts.ActionStarted](f)
+	case facts.KindActionCompleted:
+		p, err = facts.Decode[facts.ActionCompleted](f)
+	case facts.KindActionInterrupted:
+		p, err = facts.Decode[facts.ActionInterrupted](f)
+	case facts.KindWorkspaceChanged:
+		p, err = facts.Decode[facts.WorkspaceChanged](f)
+	default:
+		return Observed{}, false, nil
+	}
+	if err != nil {
+		return Observed{}, false, err
+	}
+	o, ok := Observation(f.Seq, p)
+	return o, ok, nil
+}
+
+// Observation is ObservedIn of a payload already decoded, at seq: false
+// for a payload that records no reading of the workspace.
+func Observation(seq uint64, payload any) (Observed, bool) {
+	o := Observed{Seq: seq}
+	switch p := payload.(type) {
+	case facts.ActionStarted:
+		o.Hash, o.Manifest = p.ObservedBefore, p.Manifest
+	case facts.ActionCompleted:
+		if p.Observation.Available {
+			o.Hash, o.Manifest = p.Observation.After, p.Observation.Manifest
+		}
+	case facts.ActionInterrupted:
+		o.Hash, o.Manifest = p.ObservedNow, p.Manifest
+	case facts.WorkspaceChanged:
+		o.Hash = p.After
+	}
+	return o, o.Hash != ""
 }
 
 // Begun is an action allowed to start: the record of action.started, and
-// the observation before, which Finish needs.
+// the observation before, which Finish needs. Changed, when set, is a
+// change of the workspace since the thread's last observation (see
+// Boundary.Since), to be recorded before action.started — or, when the
+// action may not start, before its completion.
 type Begun struct {
 	Started facts.ActionStarted
+	Changed *facts.WorkspaceChanged
 	before  *Snapshot
 	beforeE error
 }
@@ -41,22 +110,30 @@ type Begun struct {
 // precondition (an expected state hash that differs from the observed one
 // ends it as failed). When the action may not run, Begin returns its
 // completion, to be recorded instead of action.started.
+//
+// When the workspace changed since the thread's last observation, the
+// returned Begun's Changed says how, whether the action may start or not.
 func (b *Boundary) Begin(ctx context.Context, req Request) (Begun, *facts.ActionCompleted) {
 	if !slices.Contains(b.Granted, req.Capability) {
-		return Begun{}, b.refuse(ctx, req, facts.StatusDenied,
+		c, changed := b.refuse(ctx, req, facts.StatusDenied,
 			fmt.Sprintf("capability %q was not granted to this thread (granted: %v)", req.Capability, b.Granted))
+		return Begun{Changed: changed}, c
 	}
 	before, err := b.observe(ctx)
+	var changed *facts.WorkspaceChanged
+	if before != nil {
+		changed = b.changedSince(ctx, req.ActionID, *before)
+	}
 	if req.Precondition != "" && before != nil && before.Hash != req.Precondition {
-		obs := facts.Observation{Available: true, Before: before.Hash, After: before.Hash}
+		obs := facts.Observation{Available: true, Before: before.Hash, After: before.Hash, Manifest: b.keepManifest(ctx, *before)}
 		c := &facts.ActionCompleted{ActionID: req.ActionID, Observation: obs, Report: facts.Report{
 			Status: facts.StatusFailed,
 			Error:  fmt.Sprintf("precondition: the request expects state %s, the workspace is at %s; the adapter was not invoked", req.Precondition, before.Hash),
 		}}
 		c.EffectState = State(req.Capability, c.Report, c.Observation)
-		return Begun{}, c
+		return Begun{Changed: changed}, c
 	}
-	bg := Begun{Started: facts.ActionStarted{ActionID: req.ActionID}, before: before, beforeE: err}
+	bg := Begun{Started: facts.ActionStarted{ActionID: req.ActionID}, Changed: changed, before: before, beforeE: err}
 	if before != nil {
 		bg.Started.ObservedBefore = before.Hash
 		bg.Started.Manifest = b.keepManifest(ctx, *before)
@@ -65,21 +142,47 @@ func (b *Boundary) Begin(ctx context.Context, req Request) (Begun, *facts.Action
 }
 
 // Deny completes an action a person refused: the adapter is not invoked.
-func (b *Boundary) Deny(ctx context.Context, req Request, why string) facts.ActionCompleted {
-	return *b.refuse(ctx, req, facts.StatusDenied, why)
+// The change, when set, is how the workspace changed since the thread's
+// last observation (see Boundary.Since), to be recorded before the
+// completion.
+func (b *Boundary) Deny(ctx context.Context, req Request, why string) (facts.ActionCompleted, *facts.WorkspaceChanged) {
+	c, changed := b.refuse(ctx, req, facts.StatusDenied, why)
+	return *c, changed
 }
 
 // refuse completes an action that was not allowed to run. Nothing ran, so
 // one reading stands for before and after.
-func (b *Boundary) refuse(ctx context.Context, req Request, status facts.ReportStatus, why string) *facts.ActionCompleted {
+func (b *Boundary) refuse(ctx context.Context, req Request, status facts.ReportStatus, why string) (*facts.ActionCompleted, *facts.WorkspaceChanged) {
 	c := &facts.ActionCompleted{ActionID: req.ActionID, Report: facts.Report{Status: status, Error: why}}
+	var changed *facts.WorkspaceChanged
 	if snap, err := b.observe(ctx); snap != nil {
-		c.Observation = facts.Observation{Available: true, Before: snap.Hash, After: snap.Hash}
+		changed = b.changedSince(ctx, req.ActionID, *snap)
+		c.Observation = facts.Observation{Available: true, Before: snap.Hash, After: snap.Hash, Manifest: b.keepManifest(ctx, *snap)}
 	} else if err != nil {
 		c.Observation.Error = err.Error()
 	}
 	c.EffectState = State(req.Capability, c.Report, c.Observation)
-	return c
+	return c, changed
+}
+
+// changedSince returns the record of a change between the thread's last
+// observation (Since) and now, or nil when there is none to record: no
+// earlier observation, or the same hash. The paths are listed when the
+// earlier listing was kept and can be read; a listing that cannot be read
+// leaves the inventory empty, and the hashes still say that something
+// changed.
+func (b *Boundary) changedSince(ctx context.Context, actionID string, now Snapshot) *facts.WorkspaceChanged {
+	since := b.Since
+	if since.Hash == "" || since.Seq == 0 || since.Hash == now.Hash {
+		return nil
+	}
+	rec := &facts.WorkspaceChanged{ActionID: actionID, By: facts.ByUnknown, Since: since.Seq, Before: since.Hash, After: now.Hash}
+	if since.Manifest != "" && b.Blobs != nil {
+		if prev, err := LoadManifest(ctx, b.Blobs, since.Manifest); err == nil && prev.Hash == since.Hash {
+			rec.Changed = Diff(prev, now)
+		}
+	}
+	return rec
 }
 
 // Finish invokes the adapter and completes the action: the adapter's
@@ -95,6 +198,9 @@ func (b *Boundary) Finish(ctx context.Context, req Request, bg Begun, adapter Ad
 	after, afterErr := b.observe(ctx)
 	c := facts.ActionCompleted{ActionID: req.ActionID, Report: report}
 	c.Observation, c.Observation.Changed = observation(bg.before, bg.beforeE, after, afterErr)
+	if after != nil && c.Observation.Available {
+		c.Observation.Manifest = b.keepManifest(ctx, *after)
+	}
 	if req.Check == nil {
 		c.EffectState = State(req.Capability, c.Report, c.Observation)
 		return c, nil
@@ -203,6 +309,7 @@ func (b *Boundary) Interrupted(ctx context.Context, started facts.ActionStarted)
 		return rec
 	}
 	rec.ObservedNow = now.Hash
+	rec.Manifest = b.keepManifest(ctx, *now)
 	if started.Manifest == "" || b.Blobs == nil {
 		return rec
 	}

@@ -10,7 +10,12 @@
 //  2. the authority: a capability the thread was not granted ends the
 //     action as denied, and the adapter is not invoked;
 //  3. action.started, with the runtime's own observation before, appended
-//     immediately before the adapter is invoked;
+//     immediately before the adapter is invoked. When that reading
+//     differs from the thread's last observation (Boundary.Since), the
+//     workspace changed while no action of the thread ran — a person, a
+//     process, a server never called: a workspace.changed record (by
+//     unknown, with the changed paths) goes first, in the same append, so
+//     the change is never folded into the action's observation;
 //  4. the adapter's report: its status, its claimed resulting state, its
 //     transcript and output. A panic or an error becomes a failed report;
 //  5. the runtime's own observation after, through an [Observer] the

@@ -44,6 +44,11 @@ type Effect struct {
 	Open bool
 	// Decision is how a person settled it, if they did.
 	Decision facts.Decision
+	// By is set on a change of the workspace that no action of the thread
+	// made (workspace.changed): who made it, as far as the record knows —
+	// "unknown". ActionID is then the action before which it was found,
+	// Seq where it was recorded, State observed, and Tool empty.
+	By string
 }
 
 // Effects lists the actions of every thread in the runtime's store, with
@@ -82,7 +87,8 @@ func Effects(ctx context.Context, rt *harness.Runtime, actor harness.Actor) ([]E
 }
 
 // ThreadEffects lists the actions of one thread, in the order they were
-// requested.
+// requested, each after the changes of the workspace that no action made
+// and that were found just before it (see Effect.By).
 func ThreadEffects(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id string) ([]Effect, error) {
 	th, err := rt.Open(ctx, actor, id) // a child, by its own actor
 	if err != nil {
@@ -95,6 +101,16 @@ func ThreadEffects(ctx context.Context, rt *harness.Runtime, actor harness.Actor
 	var out []Effect
 	var asked, free bool // whether nobody holds the thread, once asked
 	for _, a := range r.Actions() {
+		for _, c := range r.Changed {
+			if c.ActionID != a.ID {
+				continue
+			}
+			e := Effect{Thread: id, ActionID: a.ID, Seq: c.Seq, At: a.At, State: facts.EffectObserved, By: c.By}
+			for _, p := range c.Changed {
+				e.Changed = append(e.Changed, p.Path)
+			}
+			out = append(out, e)
+		}
 		e := Effect{Thread: id, ActionID: a.ID, Tool: a.Requested.Adapter, Seq: a.Seq(), At: a.At, Stage: a.Stage(), Open: a.Open()}
 		if c := a.Completed; c != nil {
 			e.State, e.Report = c.EffectState, c.Report.Status

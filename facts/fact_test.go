@@ -65,6 +65,8 @@ var samples = []struct {
 	{facts.KindTransitionFailed, facts.TransitionFailed{Key: "infer/turn/3", Class: facts.ClassTransient, Message: "429", Attempt: 2}},
 	{facts.KindThreadForked, facts.ThreadForked{From: "t0", At: 12}},
 	{facts.KindWorkspaceRestored, facts.WorkspaceRestored{To: 3, By: "ana", Restored: []facts.PathChange{{Path: "cache.toml", Before: "sha256:02", After: "sha256:01", BeforeMode: 0o644, AfterMode: 0o644}}}},
+	{facts.KindWorkspaceChanged, facts.WorkspaceChanged{ActionID: "1-w", By: facts.ByUnknown, Since: 9, Before: "sha256:01", After: "sha256:02",
+		Changed: []facts.PathChange{{Path: "notes.txt", Before: "sha256:0a", After: "sha256:0b", BeforeMode: 0o644, AfterMode: 0o644}}}},
 	{facts.KindPolicySet, facts.PolicySet{Approve: "writes", Allow: []string{"run_command:go test *"}, Deny: []string{"write_file:.github/*"}, By: "ana"}},
 	{facts.KindChildSpawned, facts.ChildSpawned{Child: "t1.1-d1", CallID: "1-d1", Task: "Review cache.toml", Tools: []string{"read_file"}, MaxTurns: 5, MaxTokens: 9000}},
 	{facts.KindThreadSpawned, facts.ThreadSpawned{Parent: "t1", Seq: 4, Hash: strings.Repeat("ab", 32), Key: "delegate/spawn/1-d1",

@@ -53,6 +53,12 @@ const (
 	// thread's actions (WorkspaceRestored). It is appended from outside the
 	// runtime, as an ingress fact; no component acts on it.
 	KindWorkspaceRestored Kind = "workspace.restored"
+	// KindWorkspaceChanged: the workspace an action was about to act on
+	// differed from what the thread last observed — a change no action of
+	// the thread made, by nobody it knows (WorkspaceChanged). It is
+	// appended with the action's start (or its completion, when it may not
+	// start), before it, so that the change is not the action's.
+	KindWorkspaceChanged Kind = "workspace.changed"
 	// KindPolicySet: the approval policy the thread is driven by from here
 	// on (PolicySet), posted from outside when the thread starts and when a
 	// person changes it. No component acts on it; a front end that drives
@@ -79,6 +85,7 @@ func init() {
 	Register[TransitionFailed](KindTransitionFailed)
 	Register[ThreadForked](KindThreadForked)
 	Register[WorkspaceRestored](KindWorkspaceRestored)
+	Register[WorkspaceChanged](KindWorkspaceChanged)
 	Register[PolicySet](KindPolicySet)
 }
 
@@ -502,6 +509,11 @@ type Observation struct {
 	After     string       `msgpack:"after,omitempty" json:"after,omitempty"`
 	Changed   []PathChange `msgpack:"changed,omitempty" json:"changed,omitempty"`
 	Error     string       `msgpack:"error,omitempty" json:"error,omitempty"`
+	// Manifest is the digest of the kept listing of the reading after (see
+	// ActionStarted.Manifest), "" when none was kept: the next action's
+	// reading before is compared with it, path by path, to say what
+	// changed in between (see WorkspaceChanged).
+	Manifest string `msgpack:"manifest,omitempty" json:"manifest,omitempty"`
 }
 
 // EffectState is what the runtime concludes from a report and an
@@ -554,6 +566,9 @@ type ActionInterrupted struct {
 	ObservedBefore string       `msgpack:"observed_before,omitempty" json:"observed_before,omitempty"`
 	ObservedNow    string       `msgpack:"observed_now,omitempty" json:"observed_now,omitempty"`
 	Changed        []PathChange `msgpack:"changed,omitempty" json:"changed,omitempty"`
+	// Manifest is the digest of the kept listing of the reading now, ""
+	// when none was kept (see Observation.Manifest).
+	Manifest string `msgpack:"manifest,omitempty" json:"manifest,omitempty"`
 }
 
 // Validate requires an action id.
@@ -743,6 +758,46 @@ func (p WorkspaceRestored) Validate() error {
 		}
 	}
 	return nil
+}
+
+// WorkspaceChanged is the payload of workspace.changed: between the
+// thread's last observation of the workspace (at seq Since, hash Before)
+// and the reading before action ActionID (hash After), the workspace
+// changed, and no action of the thread was running: a person editing, a
+// process outside harness, a server that was never called. By is who made
+// the change as far as the record knows: "unknown". Changed is the
+// inventory, as an action's observation has it (see Observation.Changed);
+// it is empty when the earlier listing was not kept, and the hashes still
+// say that something changed.
+type WorkspaceChanged struct {
+	ActionID string       `msgpack:"action_id,omitempty" json:"action_id,omitempty"`
+	By       string       `msgpack:"by,omitempty" json:"by,omitempty"`
+	Since    uint64       `msgpack:"since,omitempty" json:"since,omitempty"`
+	Before   string       `msgpack:"before,omitempty" json:"before,omitempty"`
+	After    string       `msgpack:"after,omitempty" json:"after,omitempty"`
+	Changed  []PathChange `msgpack:"changed,omitempty" json:"changed,omitempty"`
+}
+
+// ByUnknown is who made a change the record cannot attribute.
+const ByUnknown = "unknown"
+
+// Validate requires the action, who (for now only "unknown"), the seq of
+// the earlier observation, two different hashes and named paths.
+func (p WorkspaceChanged) Validate() error {
+	err := errors.Join(required("action_id", p.ActionID), oneOf("by", p.By, ByUnknown),
+		required("before", p.Before), required("after", p.After))
+	if p.Since == 0 {
+		err = errors.Join(err, errors.New("missing since"))
+	}
+	if p.Before != "" && p.Before == p.After {
+		err = errors.Join(err, fmt.Errorf("before and after are the same hash %s: nothing changed", p.Before))
+	}
+	for i, c := range p.Changed {
+		if c.Path == "" {
+			err = errors.Join(err, fmt.Errorf("changed[%d]: missing path", i))
+		}
+	}
+	return err
 }
 
 // PolicySet is the payload of policy.set: which confirmations are

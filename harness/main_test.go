@@ -1,6 +1,7 @@
 package harness_test
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -10,5 +11,13 @@ import (
 // the runtimes raced in the tests, and the readers of crash children's
 // output, must all have ended.
 func TestMain(m *testing.M) {
+	// The test binary re-executed as a process of a test (see
+	// changed_test.go).
+	if trigger := os.Getenv(changedServerEnv); trigger != "" {
+		os.Exit(runChangedServer(trigger))
+	}
+	if spec := os.Getenv(changedChildEnv); spec != "" {
+		os.Exit(runChangedChild(spec))
+	}
 	goleak.VerifyTestMain(m)
 }

@@ -301,12 +301,15 @@ func (schedulerPart) add(a *assembly, prefix string) {
 				}
 				return nil
 			},
-			Act: func(req action.Request, j fold.Journal) effect.Effect[Services, []facts.Draft] {
-				return act(a.cfg, req, j)
+			Act: func(req action.Request, since action.Observed, j fold.Journal) effect.Effect[Services, []facts.Draft] {
+				return act(a.cfg, req, since, j)
 			},
-			Refuse: func(req action.Request, why string) effect.Effect[Services, facts.ActionCompleted] {
-				return effect.FromAsync(func(ctx context.Context, svc Services) (facts.ActionCompleted, error) {
-					return svc.boundary(a.cfg).Deny(ctx, req, why), nil
+			Refuse: func(req action.Request, since action.Observed, why string) effect.Effect[Services, []facts.Draft] {
+				return effect.FromAsync(func(ctx context.Context, svc Services) ([]facts.Draft, error) {
+					b := svc.boundary(a.cfg)
+					b.Since = since
+					done, changed := b.Deny(ctx, req, why)
+					return completion(changed, done)
 				})
 			},
 			Recover: func(started facts.ActionStarted) effect.Effect[Services, facts.ActionInterrupted] {
@@ -381,13 +384,40 @@ func precheck(call facts.ToolCall) effect.Effect[Services, string] {
 	})
 }
 
+// completion returns the drafts of a completion of an action that did not
+// run: after the record of a change of the workspace found before it,
+// when there is one.
+func completion(changed *facts.WorkspaceChanged, done facts.ActionCompleted) ([]facts.Draft, error) {
+	var out []facts.Draft
+	if changed != nil {
+		d, err := facts.NewDraft(facts.KindWorkspaceChanged, "", *changed)
+		if err != nil {
+			return nil, effect.Defect(err)
+		}
+		out = append(out, d)
+	}
+	d, err := facts.NewDraft(facts.KindActionCompleted, "", done)
+	if err != nil {
+		return nil, effect.Defect(err)
+	}
+	return append(out, d), nil
+}
+
 // act describes a request carried through the effect boundary: authority
 // and precondition (Begin); action.started recorded through the journal
 // immediately before the adapter runs; the adapter, the observation after,
 // the effect state and the check (Finish).
-func act(cfg Config, req action.Request, j fold.Journal) effect.Effect[Services, []facts.Draft] {
+//
+// A change of the workspace since the thread's last observation (since),
+// which no action of the thread made, is recorded as workspace.changed in
+// the same append as action.started (or the completion of an action that
+// may not start), before it: one append, under the transition's claim
+// key, so a crash leaves both or neither, and a resume that finds them
+// does not record the change again.
+func act(cfg Config, req action.Request, since action.Observed, j fold.Journal) effect.Effect[Services, []facts.Draft] {
 	return effect.FromAsync(func(ctx context.Context, svc Services) ([]facts.Draft, error) {
 		b := svc.boundary(cfg)
+		b.Since = since
 		var adapter action.Adapter
 		if t, ok := svc.Tools.Lookup(req.Adapter); ok {
 			adapter = t
@@ -399,14 +429,21 @@ func act(cfg Config, req action.Request, j fold.Journal) effect.Effect[Services,
 		}
 		bg, refused := b.Begin(ctx, req)
 		if refused != nil {
-			d, err := facts.NewDraft(facts.KindActionCompleted, "", *refused)
-			return []facts.Draft{d}, err
+			return completion(bg.Changed, *refused)
+		}
+		var claim []facts.Draft
+		if bg.Changed != nil {
+			d, err := facts.NewDraft(facts.KindWorkspaceChanged, "", *bg.Changed)
+			if err != nil {
+				return nil, effect.Defect(err)
+			}
+			claim = append(claim, d)
 		}
 		started, err := facts.NewDraft(facts.KindActionStarted, "", bg.Started)
 		if err != nil {
 			return nil, effect.Defect(err)
 		}
-		if err := j.Record(ctx, started); err != nil {
+		if err := j.Record(ctx, append(claim, started)...); err != nil {
 			return nil, err
 		}
 		done, check := b.Finish(ctx, req, bg, adapter)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -47,13 +48,18 @@ type scriptLine struct {
 	Thread string             `json:"thread,omitempty"`
 }
 
+// maxScriptLine is the longest line of a script: one decision, its
+// tool calls' arguments included. A longer line is an error, never cut.
+const maxScriptLine = 16 << 20
+
 // ParseScript reads a script (see Scripted). A line that is not a decision
 // is an error naming the script and the line number.
 func ParseScript(name string, data []byte) (*Scripted, error) {
 	s := &Scripted{name: name, attempts: make(map[string]int)}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for n := 1; sc.Scan(); n++ {
+	sc.Buffer(make([]byte, 64<<10), maxScriptLine)
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 || line[0] == '#' {
 			continue
@@ -77,7 +83,9 @@ func ParseScript(name string, data []byte) (*Scripted, error) {
 		}
 		s.turns = append(s.turns, l)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("script %s line %d: longer than the %d bytes (%d MiB) a line may be: %w", name, n, maxScriptLine, maxScriptLine>>20, err)
+	} else if err != nil {
 		return nil, fmt.Errorf("script %s: %w", name, err)
 	}
 	if len(s.turns) == 0 {

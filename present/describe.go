@@ -211,6 +211,13 @@ func describe(f facts.Fact) (string, error) {
 	case facts.KindThreadForked:
 		p, err := facts.Decode[facts.ThreadForked](f)
 		return fmt.Sprintf("continues thread %s as it was up to seq %d", p.From, p.At), err
+	case facts.KindWorkspaceChanged:
+		p, err := facts.Decode[facts.WorkspaceChanged](f)
+		what := "the workspace changed (" + shortDigest(p.Before) + " → " + shortDigest(p.After) + ")"
+		if len(p.Changed) > 0 {
+			what = describeChanges(p.Changed) + " changed"
+		}
+		return fmt.Sprintf("%s since seq %d, before %s, by %s: not the action's", what, p.Since, p.ActionID, orNone(p.By)), err
 	case facts.KindWorkspaceRestored:
 		p, err := facts.Decode[facts.WorkspaceRestored](f)
 		return fmt.Sprintf("undo by %s restored %s to how they were at seq %d", orNone(p.By), describeChanges(p.Restored), p.To), err
@@ -391,6 +398,11 @@ func describeObservation(o facts.Observation) string {
 	}
 	return "observed " + describeChanges(o.Changed)
 }
+
+// DescribeChanges says a changed-path inventory in a line: each path with
+// what happened to it ("notes.txt (added), a.go (modified)"), the first
+// five and how many more; "no paths" for none.
+func DescribeChanges(cs []facts.PathChange) string { return EscapeLine(describeChanges(cs)) }
 
 func describeChanges(cs []facts.PathChange) string {
 	if len(cs) == 0 {

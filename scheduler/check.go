@@ -106,10 +106,17 @@ func (s *state[S]) check(f facts.Fact) error {
 		return fmt.Errorf("action %s declared a check (%s) that was not recorded with its completion at seq %d",
 			a.ID, a.Requested.Check.Name, a.CompletedSeq)
 	}
+	if c := s.unstarted; c != nil {
+		if err := s.follows(f, c); err != nil {
+			return err
+		}
+	}
 	if !transitionKinds[f.Kind] || !owns(f.Cause) {
 		return nil
 	}
 	switch f.Kind {
+	case facts.KindWorkspaceChanged:
+		return checkWith(f, s.checkWorkspaceChanged)
 	case facts.KindConfirmationRequested:
 		return checkWith(f, s.checkConfirmationRequested)
 	case facts.KindActionRequested:
@@ -133,6 +140,60 @@ func (s *state[S]) checkEnd() error {
 	if a := s.unchecked; a != nil {
 		return fmt.Errorf("action %s declared a check (%s) that was not recorded with its completion at seq %d",
 			a.ID, a.Requested.Check.Name, a.CompletedSeq)
+	}
+	if c := s.unstarted; c != nil {
+		return fmt.Errorf("a workspace.changed found before action %s is not followed by its start or completion", c.ActionID)
+	}
+	return nil
+}
+
+// follows returns why f cannot follow the workspace.changed c: the next
+// fact must be the start, or the completion, of the action c names, whose
+// reading before is c's new state.
+func (s *state[S]) follows(f facts.Fact, c *facts.WorkspaceChanged) error {
+	var id, before string
+	switch f.Kind {
+	case facts.KindActionStarted:
+		p, err := facts.Decode[facts.ActionStarted](f)
+		if err != nil {
+			return err
+		}
+		id, before = p.ActionID, p.ObservedBefore
+	case facts.KindActionCompleted:
+		p, err := facts.Decode[facts.ActionCompleted](f)
+		if err != nil {
+			return err
+		}
+		id, before = p.ActionID, p.Observation.Before
+	default:
+		return fmt.Errorf("a workspace.changed found before action %s must be followed by its start or completion, not a %s", c.ActionID, f.Kind)
+	}
+	switch {
+	case id != c.ActionID:
+		return fmt.Errorf("a workspace.changed found before action %s is followed by a %s of action %s", c.ActionID, f.Kind, id)
+	case before != c.After:
+		return fmt.Errorf("a workspace.changed found before action %s says the workspace was at %s, but the action's reading before is %s", c.ActionID, c.After, before)
+	}
+	return nil
+}
+
+// checkWorkspaceChanged checks a change found before an action: the
+// action was requested and has not started or completed, and the change
+// starts from the thread's last observation.
+func (s *state[S]) checkWorkspaceChanged(p facts.WorkspaceChanged) error {
+	_, a := s.attemptOf(p.ActionID)
+	switch {
+	case a == nil:
+		return fmt.Errorf("a workspace.changed before action %s, which was never requested", p.ActionID)
+	case a.Started != nil:
+		return fmt.Errorf("a workspace.changed before action %s, which started at seq %d", p.ActionID, a.StartedSeq)
+	case a.Completed != nil:
+		return fmt.Errorf("a workspace.changed before action %s, which completed at seq %d", p.ActionID, a.CompletedSeq)
+	case s.lastObs.Seq == 0:
+		return fmt.Errorf("a workspace.changed before action %s, but the thread observed the workspace nowhere before it", p.ActionID)
+	case p.Since != s.lastObs.Seq || p.Before != s.lastObs.Hash:
+		return fmt.Errorf("a workspace.changed before action %s starts from %s at seq %d, but the thread last observed %s at seq %d",
+			p.ActionID, p.Before, p.Since, s.lastObs.Hash, s.lastObs.Seq)
 	}
 	return nil
 }

@@ -146,11 +146,11 @@ func dataEnv() scheduler.Env[S] {
 		Declare: func(call facts.ToolCall) effect.Effect[S, *facts.CheckSpec] {
 			return effect.Succeed[S]((*facts.CheckSpec)(nil))
 		},
-		Act: func(action.Request, fold.Journal) effect.Effect[S, []facts.Draft] {
+		Act: func(action.Request, action.Observed, fold.Journal) effect.Effect[S, []facts.Draft] {
 			return effect.Succeed[S]([]facts.Draft(nil))
 		},
-		Refuse: func(action.Request, string) effect.Effect[S, facts.ActionCompleted] {
-			return effect.Succeed[S](facts.ActionCompleted{})
+		Refuse: func(action.Request, action.Observed, string) effect.Effect[S, []facts.Draft] {
+			return effect.Succeed[S]([]facts.Draft(nil))
 		},
 		Recover: func(facts.ActionStarted) effect.Effect[S, facts.ActionInterrupted] {
 			return effect.Succeed[S](facts.ActionInterrupted{})

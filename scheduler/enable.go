@@ -356,8 +356,35 @@ func (s *state[S]) execute(c *call, a *Action) fold.Transition[S] {
 	}
 	id := a.ID
 	return fold.Transition[S]{Key: executeKey(id), ClaimKey: startKey(id), Staged: func(j fold.Journal) effect.Effect[S, []facts.Draft] {
-		return s.env.Act(req, j)
+		// The thread's last observation is looked up only when the
+		// transition runs, not at every projection.
+		since, err := s.since()
+		if err != nil {
+			return effect.Die[S, []facts.Draft](err)
+		}
+		return s.env.Act(req, since, j)
 	}}
+}
+
+// since is the thread's last observation of the workspace, as the whole
+// log records it (see action.ObservedIn).
+func (s *state[S]) since() (action.Observed, error) {
+	if s.observed != nil {
+		return s.observed()
+	}
+	return s.lastObs, nil
+}
+
+// refused describes completing, unrun, a request that was denied, with
+// the thread's last observation looked up when it runs.
+func (s *state[S]) refused(a *Action, why string) effect.Effect[S, []facts.Draft] {
+	return effect.AndThen(effect.Succeed[S](struct{}{}), func(struct{}) effect.Effect[S, []facts.Draft] {
+		since, err := s.since()
+		if err != nil {
+			return effect.Die[S, []facts.Draft](err)
+		}
+		return s.env.Refuse(action.FromFact(a.Requested), since, why)
+	})
 }
 
 // refuse completes the request of a call a person denied.
@@ -369,10 +396,7 @@ func (s *state[S]) refuse(c *call, a *Action) fold.Transition[S] {
 	if c.answer.Reason != "" {
 		why += ": " + c.answer.Reason
 	}
-	return fold.Transition[S]{Key: executeKey(a.ID), Effect: effect.AndThen(s.env.Refuse(action.FromFact(a.Requested), why),
-		func(done facts.ActionCompleted) effect.Effect[S, []facts.Draft] {
-			return drafts[S](facts.KindActionCompleted, done)
-		})}
+	return fold.Transition[S]{Key: executeKey(a.ID), Effect: s.refused(a, why)}
 }
 
 // halt completes, unrun, an attempt of a call that had not started when
@@ -383,10 +407,7 @@ func (s *state[S]) halt(c *call, a *Action, stop *call) fold.Transition[S] {
 		by = "a person"
 	}
 	why := fmt.Sprintf("not run: %s stopped the thread when denying %s", by, stop.ref)
-	return fold.Transition[S]{Key: executeKey(a.ID), Effect: effect.AndThen(s.env.Refuse(action.FromFact(a.Requested), why),
-		func(done facts.ActionCompleted) effect.Effect[S, []facts.Draft] {
-			return drafts[S](facts.KindActionCompleted, done)
-		})}
+	return fold.Transition[S]{Key: executeKey(a.ID), Effect: s.refused(a, why)}
 }
 
 // refuseSpawn records that a delegation after a stopping denial spawns no

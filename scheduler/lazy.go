@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 )
@@ -41,8 +42,11 @@ type Scheduler[S any] struct {
 	// to say what is enabled: log[:held] are the snapshot's, from its
 	// latest model turn on (and the first system.configured); the facts
 	// before are read again from prefix when the whole log is needed.
-	prefix     fold.Prefix // nil for a scheduler that stepped every fact
-	held       int
+	prefix fold.Prefix // nil for a scheduler that stepped every fact
+	held   int
+	// heldObs is the last observation of the workspace in the facts
+	// before the held ones (see lastObserved).
+	heldObs    action.Observed
 	odd        bool // an action.requested folded names another action's idempotency key
 	oddScanned int  // log[:oddScanned] are scanned for odd
 	conv       *convFold[S]
@@ -75,6 +79,24 @@ func (s *Scheduler[S]) Step(f facts.Fact) error {
 	return nil
 }
 
+// lastObserved is the thread's last observation of the workspace: the
+// latest fact that records one (see action.ObservedIn), whichever
+// scheduler's, looked for from the end of the log; for a scheduler
+// restored from a snapshot, the snapshot's when none of the facts it holds
+// records one.
+func (s *Scheduler[S]) lastObserved() (action.Observed, error) {
+	for i := s.log.len() - 1; i >= 0; i-- {
+		o, ok, err := action.ObservedIn(s.log.at(i))
+		if err != nil {
+			return action.Observed{}, fmt.Errorf("scheduler: seq %d: %w", s.log.at(i).Seq, err)
+		}
+		if ok {
+			return o, nil
+		}
+	}
+	return s.heldObs, nil
+}
+
 // whole returns the fold of the whole log, brought up to date.
 func (s *Scheduler[S]) whole() *state[S] {
 	if s.full == nil {
@@ -95,6 +117,7 @@ func (s *Scheduler[S]) now() *state[S] {
 	if s.current == nil || s.currentFrom != s.turnStart {
 		s.current = newState(s.env)
 		s.current.whole = s.whole
+		s.current.observed = s.lastObserved
 		if s.prefix != nil {
 			s.current.talk, s.current.prior = s.talk, s.prior
 		}

@@ -18,6 +18,9 @@ import (
 //	→ confirmation.requested      when the policy asks a person
 //	→ confirmation.answered       a person (or a policy on their behalf)
 //	     denied → action.completed (denied: the adapter is not invoked)
+//	  [workspace.changed]         in the same append, before it, when the
+//	                              workspace changed since the thread last
+//	                              observed it (by nobody it knows)
 //	→ action.started              the claim, just before the adapter runs
 //	→ action.completed            the report, the observation, the effect
 //	  [+ check.recorded]          in the same append, when a check was declared
@@ -168,6 +171,16 @@ type Reading struct {
 	Questions []Question
 	// Restored are the undos of the thread's workspace changes, in order.
 	Restored []Restored
+	// Changed are the changes of the workspace found between two actions
+	// of the thread, made by nobody the record knows, in order.
+	Changed []Changed
+}
+
+// Changed is a change of the workspace recorded in the thread at Seq:
+// found before an action, and not the action's.
+type Changed struct {
+	Seq uint64 `json:"seq"`
+	facts.WorkspaceChanged
 }
 
 // Action returns the action with the id.

@@ -81,11 +81,15 @@ type Env[S any] struct {
 	// it must record action.started through j immediately before invoking
 	// the adapter, and return the action.completed (and check.recorded)
 	// drafts. An action that may not start returns its completion without
-	// recording anything.
-	Act func(req action.Request, j fold.Journal) effect.Effect[S, []facts.Draft]
+	// recording anything. since is the thread's last observation of the
+	// workspace (see action.ObservedIn; zero when there is none): when the
+	// workspace differs from it, a workspace.changed record goes first,
+	// in the same append as action.started (or the completion).
+	Act func(req action.Request, since action.Observed, j fold.Journal) effect.Effect[S, []facts.Draft]
 	// Refuse describes completing a request a person denied, without
-	// invoking its adapter.
-	Refuse func(req action.Request, why string) effect.Effect[S, facts.ActionCompleted]
+	// invoking its adapter: the drafts of action.completed, after a
+	// workspace.changed when the workspace differs from since (see Act).
+	Refuse func(req action.Request, since action.Observed, why string) effect.Effect[S, []facts.Draft]
 	// Recover describes observing an action found in doubt.
 	Recover func(started facts.ActionStarted) effect.Effect[S, facts.ActionInterrupted]
 	// Policy says whether a call needs confirmation and what it needs.

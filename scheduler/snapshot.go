@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 )
@@ -43,13 +44,19 @@ import (
 //     whole fold, unless a fact after it names a call, request or action
 //     it does not know (state.missed) — then the whole log is folded.
 //
-// Its encoding, version 1:
+// It also keeps the thread's last observation of the workspace (see
+// action.ObservedIn) when no fact it holds records one, so that the next
+// action compares its reading with it without reading the log again.
+//
+// Its encoding, version 2:
 //
 //	system      bool; when true, the first system.configured (a fact)
 //	held        count, then the facts from the latest own model turn on
 //	odd         bool
 //	convFrom, lastTurnSeq, prevTurnSeq, upTo   uvarints
-const snapshotVersion = 1
+//	observed    uvarint seq (0: none), then, when not 0, the hash and the
+//	            manifest digest (strings)
+const snapshotVersion = 2
 
 // SnapshotVersion is the version of the scheduler's snapshots.
 func (s *Scheduler[S]) SnapshotVersion() uint32 { return snapshotVersion }
@@ -83,6 +90,15 @@ func (s *Scheduler[S]) Snapshot() ([]byte, error) {
 	e.Uint(s.lastTurnSeq)
 	e.Uint(s.prevTurnSeq)
 	e.Uint(s.upTo)
+	obs, err := s.lastObserved()
+	if err != nil {
+		return nil, err
+	}
+	e.Uint(obs.Seq)
+	if obs.Seq != 0 {
+		e.String(obs.Hash)
+		e.String(obs.Manifest)
+	}
 	return e.Data(), nil
 }
 
@@ -105,6 +121,10 @@ func (s *Scheduler[S]) Restore(data []byte, prefix fold.Prefix) error {
 	}
 	odd := d.Bool()
 	convFrom, lastTurn, prevTurn, upTo := d.Uint(), d.Uint(), d.Uint(), d.Uint()
+	obs := action.Observed{Seq: d.Uint()}
+	if obs.Seq != 0 {
+		obs.Hash, obs.Manifest = d.String(), d.String()
+	}
 	if err := d.Finish(); err != nil {
 		return err
 	}
@@ -137,6 +157,10 @@ func (s *Scheduler[S]) Restore(data []byte, prefix fold.Prefix) error {
 	// reach as far as they know; the snapshot's say what came before.
 	s.odd, s.convFrom, s.lastTurnSeq, s.prevTurnSeq, s.upTo = odd, convFrom, lastTurn, prevTurn, upTo
 	s.prefix, s.held, s.oddScanned = prefix, s.log.len(), s.log.len()
+	if obs.Seq > prefix.Seq() {
+		return fmt.Errorf("scheduler: a snapshot's last observation is at seq %d, after the snapshot's seq %d", obs.Seq, prefix.Seq())
+	}
+	s.heldObs = obs
 	return nil
 }
 

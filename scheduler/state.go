@@ -110,6 +110,17 @@ type state[S any] struct {
 	// unchecked is the action whose completion was just recorded by its
 	// boundary run with a check declared: its check.recorded must follow.
 	unchecked *Action
+	// lastObs is the last observation of the workspace the facts folded
+	// record, whichever scheduler's (see action.ObservedIn); observed,
+	// when set, answers it for the whole log in place of lastObs (a fold
+	// of the latest turn on does not see the facts before it).
+	lastObs  action.Observed
+	observed func() (action.Observed, error)
+	// changes are the workspace.changed records folded, in order;
+	// unstarted is the latest, until the action it names starts or
+	// completes, as it must next.
+	changes   []Changed
+	unstarted *facts.WorkspaceChanged
 }
 
 func newState[S any](env Env[S]) *state[S] {
@@ -136,7 +147,14 @@ func (s *state[S]) apply(f facts.Fact) error {
 	s.thread = f.Thread
 	if transitionKinds[f.Kind] && !owns(f.Cause) {
 		// Another component's: a scheduler nested beside this one (its
-		// keys prefixed) keeps its own turns, calls and failures.
+		// keys prefixed) keeps its own turns, calls and failures. The
+		// workspace is every scheduler's, though: its last observation
+		// is read from any scheduler's facts.
+		if o, ok, err := action.ObservedIn(f); err != nil {
+			return err
+		} else if ok {
+			s.lastObs = o
+		}
 		return nil
 	}
 	switch f.Kind {
@@ -178,6 +196,8 @@ func (s *state[S]) apply(f facts.Fact) error {
 		return with(f, s.childSpawned)
 	case facts.KindChildReported:
 		return with(f, s.childReported)
+	case facts.KindWorkspaceChanged:
+		return with(f, s.workspaceChanged)
 	}
 	return nil
 }
@@ -192,6 +212,14 @@ func with[T any](f facts.Fact, apply func(facts.Fact, T)) error {
 	return nil
 }
 
+// sawWorkspace notes the reading of the workspace a payload records, if any
+// (see action.ObservedIn).
+func (s *state[S]) sawWorkspace(f facts.Fact, payload any) {
+	if o, ok := action.Observation(f.Seq, payload); ok {
+		s.lastObs = o
+	}
+}
+
 // folded reports whether state.apply reads facts of kind k.
 func folded(k facts.Kind) bool {
 	switch k {
@@ -201,7 +229,8 @@ func folded(k facts.Kind) bool {
 		facts.KindActionRequested, facts.KindActionStarted, facts.KindActionCompleted,
 		facts.KindActionInterrupted, facts.KindCheckRecorded, facts.KindEffectReconciled,
 		facts.KindContextCompacted, facts.KindBudgetExhausted, facts.KindTransitionFailed,
-		facts.KindWorkspaceRestored, facts.KindChildSpawned, facts.KindChildReported:
+		facts.KindWorkspaceRestored, facts.KindChildSpawned, facts.KindChildReported,
+		facts.KindWorkspaceChanged:
 		return true
 	}
 	return false
@@ -214,7 +243,7 @@ var transitionKinds = map[facts.Kind]bool{
 	facts.KindModelTurn: true, facts.KindConfirmationRequested: true, facts.KindQuestionAsked: true,
 	facts.KindActionRequested: true, facts.KindActionStarted: true, facts.KindActionCompleted: true,
 	facts.KindActionInterrupted: true, facts.KindCheckRecorded: true, facts.KindBudgetExhausted: true,
-	facts.KindTransitionFailed: true, facts.KindChildSpawned: true,
+	facts.KindTransitionFailed: true, facts.KindChildSpawned: true, facts.KindWorkspaceChanged: true,
 }
 
 func (s *state[S]) systemConfigured(_ facts.Fact, p facts.SystemConfigured) {
@@ -338,7 +367,17 @@ func (s *state[S]) actionRequested(f facts.Fact, p facts.ActionRequested) {
 	}
 }
 
+// workspaceChanged notes a change of the workspace found before an
+// action: informational, it enables and waits for nothing.
+func (s *state[S]) workspaceChanged(f facts.Fact, p facts.WorkspaceChanged) {
+	s.sawWorkspace(f, p)
+	s.changes = append(s.changes, Changed{Seq: f.Seq, WorkspaceChanged: p})
+	s.unstarted = &p
+}
+
 func (s *state[S]) actionStarted(f facts.Fact, p facts.ActionStarted) {
+	s.unstarted = nil
+	s.sawWorkspace(f, p)
 	if _, a := s.attemptOf(p.ActionID); a != nil {
 		a.Started, a.StartedSeq, a.At = &p, f.Seq, f.At
 	} else {
@@ -347,6 +386,8 @@ func (s *state[S]) actionStarted(f facts.Fact, p facts.ActionStarted) {
 }
 
 func (s *state[S]) actionCompleted(f facts.Fact, p facts.ActionCompleted) {
+	s.unstarted = nil
+	s.sawWorkspace(f, p)
 	c, a := s.attemptOf(p.ActionID)
 	if a == nil {
 		s.missed = true
@@ -387,6 +428,7 @@ func (s *state[S]) checkRecorded(f facts.Fact, p facts.CheckRecorded) {
 }
 
 func (s *state[S]) actionInterrupted(f facts.Fact, p facts.ActionInterrupted) {
+	s.sawWorkspace(f, p)
 	if _, a := s.attemptOf(p.ActionID); a != nil {
 		a.Interrupted, a.InterruptedSeq, a.At = &p, f.Seq, f.At
 	} else {
@@ -457,7 +499,7 @@ func (s *state[S]) workspaceRestored(f facts.Fact, p facts.WorkspaceRestored) {
 
 // reading returns the state as a Reading.
 func (s *state[S]) reading() Reading {
-	r := Reading{Thread: s.thread, Turns: s.turns, Restored: slices.Clone(s.restored)}
+	r := Reading{Thread: s.thread, Turns: s.turns, Restored: slices.Clone(s.restored), Changed: slices.Clone(s.changes)}
 	if s.hasSystem {
 		sys := s.system
 		r.System = &sys

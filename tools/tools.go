@@ -42,6 +42,10 @@ var (
 	ErrProtected = errors.New("protected path")
 	// ErrUnknownTool: a call names no tool of the Set.
 	ErrUnknownTool = errors.New("no such tool")
+	// ErrTooLarge: write_file's content, or the file edit_file would
+	// leave, is larger than Limits.FileBytes; nothing is written, and
+	// nothing is cut.
+	ErrTooLarge = errors.New("content too large")
 )
 
 // Tool is one built-in tool: an [action.Adapter] that also describes itself
@@ -74,9 +78,11 @@ type Limits struct {
 	// when a call names no max_bytes (default 128 KiB).
 	ReadBytes int
 	// FileBytes is the most of one file read_file reads (it counts the
-	// lines of that much and says when it stopped) and the largest file
-	// edit_file edits (default 32 MiB): a regular file can be as large as
-	// the disk.
+	// lines of that much and says when it stopped), the largest file
+	// edit_file edits or leaves, and the largest content write_file
+	// writes (default 32 MiB): a regular file can be as large as the
+	// disk. A call past it fails, naming the limit and the size; nothing
+	// is ever cut to fit.
 	FileBytes int
 	// ListEntries is the most paths list_files returns (default 1000); it
 	// still counts every match.
@@ -200,7 +206,7 @@ func New(root string, opts ...Option) (*Set, error) {
 	}
 	lim := c.limits.withDefaults()
 	ts := []*tool{
-		readTool(ws, lim), listTool(ws, lim), writeTool(ws), editTool(ws, lim), commandTool(ws, lim, spec),
+		readTool(ws, lim), listTool(ws, lim), writeTool(ws, lim), editTool(ws, lim), commandTool(ws, lim, spec),
 	}
 	for name := range c.confirm {
 		if !slices.ContainsFunc(ts, func(t *tool) bool { return t.name == name }) {
@@ -291,7 +297,8 @@ func (s *Set) Resolve(path string) (string, error) {
 //     workspace is now (ErrOutsideWorkspace);
 //   - write_file or edit_file names a path at or under a .git or .harness
 //     (at any depth) or a WithProtected path, as written or where it
-//     leads now (ErrProtected).
+//     leads now (ErrProtected);
+//   - write_file's content is larger than Limits.FileBytes (ErrTooLarge).
 //
 // It uses the tool's own code for each, so it refuses nothing the tool
 // would not: any error it returns is the error (prefixed with the tool's
@@ -323,7 +330,7 @@ func (t *tool) Precheck(args []byte) error {
 		known, required := schemaFields(t.schema)
 		err = checkObject(args, known, required)
 	}
-	if err == nil || !errors.Is(err, ErrInvalidArgs) && !errors.Is(err, ErrOutsideWorkspace) && !errors.Is(err, ErrProtected) {
+	if err == nil || !errors.Is(err, ErrInvalidArgs) && !errors.Is(err, ErrOutsideWorkspace) && !errors.Is(err, ErrProtected) && !errors.Is(err, ErrTooLarge) {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", t.name, err)

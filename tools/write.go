@@ -33,11 +33,25 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-func writeTool(ws *workspace) *tool {
+// tooLarge is the error of a content of size bytes, past the limit of
+// what tool writes.
+func tooLarge(tool, what string, size, limit int) error {
+	bound := plural(limit, "byte", "bytes")
+	if limit >= 1<<20 && limit%(1<<20) == 0 {
+		bound += fmt.Sprintf(" (%d MiB)", limit>>20)
+	}
+	return fmt.Errorf("%w: %s is %s, more than the %s %s writes; nothing was written, and nothing is cut to fit",
+		ErrTooLarge, what, plural(size, "byte", "bytes"), bound, tool)
+}
+
+func writeTool(ws *workspace, lim Limits) *tool {
 	parse := func(raw json.RawMessage) (writeArgs, string, error) {
 		var a writeArgs
 		if err := decodeArgs(raw, &a, "path", "content"); err != nil {
 			return a, "", err
+		}
+		if len(a.Content) > lim.FileBytes {
+			return a, "", tooLarge(WriteFile, "the content", len(a.Content), lim.FileBytes)
 		}
 		rel, err := ws.rel(a.Path)
 		if err != nil {
@@ -202,6 +216,9 @@ func editTool(ws *workspace, lim Limits) *tool {
 			return edit{}, rel, err
 		}
 		e, err := planEdit(rel, data, a.Old, a.New)
+		if err == nil && len(e.result) > lim.FileBytes {
+			err = tooLarge(EditFile, "the file it would leave", len(e.result), lim.FileBytes)
+		}
 		return e, rel, err
 	}
 	return &tool{
@@ -260,6 +277,9 @@ func editTool(ws *workspace, lim Limits) *tool {
 				return failed(EditFile, err), nil
 			}
 			e, err := planEdit(rel, data, a.Old, a.New)
+			if err == nil && len(e.result) > lim.FileBytes {
+				err = tooLarge(EditFile, "the file it would leave", len(e.result), lim.FileBytes)
+			}
 			if err != nil {
 				return failed(EditFile, err), nil
 			}

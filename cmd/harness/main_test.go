@@ -57,6 +57,8 @@ func TestScripts(t *testing.T) {
 			"exits":     cmdExits,
 			"waitfile":  cmdWaitfile,
 			"validjson": cmdValidJSON,
+			"bigfile":   cmdBigfile,
+			"bigwrite":  cmdBigwrite,
 		},
 	})
 }
@@ -113,4 +115,43 @@ func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	ts.Fatalf("%s did not appear within 30s", args[0])
+}
+
+// cmdBigfile writes a large file of numbered lines, 64 bytes each:
+// bigfile FILE BYTES [TAIL] — the first BYTES bytes of the lines (a
+// multiple of 64), then TAIL and a newline, if given.
+func cmdBigfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: bigfile FILE BYTES [TAIL]")
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil || n < 0 || n%64 != 0 {
+		ts.Fatalf("bigfile: BYTES %q: want a multiple of 64", args[1])
+	}
+	var b strings.Builder
+	for i := range n / 64 {
+		l := "line " + strconv.Itoa(i) + " "
+		b.WriteString(l + strings.Repeat("x", 63-len(l)) + "\n")
+	}
+	if len(args) == 3 {
+		b.WriteString(args[2] + "\n")
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
+}
+
+// cmdBigwrite writes a model script whose first turn calls write_file on
+// PATH with the content of a file, and whose second is done: bigwrite
+// SCRIPT PATH CONTENTFILE.
+func cmdBigwrite(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: bigwrite SCRIPT PATH CONTENTFILE")
+	}
+	content, err := os.ReadFile(ts.MkAbs(args[2]))
+	ts.Check(err)
+	call, err := json.Marshal(map[string]string{"path": args[1], "content": string(content)})
+	ts.Check(err)
+	first, err := json.Marshal(map[string]any{"text": "Writing it whole.",
+		"tool_calls": []map[string]string{{"id": "w", "name": "write_file", "args": string(call)}}})
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), append(first, "\n{\"text\": \"Done.\"}\n"...), 0o644))
 }

@@ -326,7 +326,9 @@ func (a *app) effectsCmd() *cobra.Command {
 (observed, reported, unknown, none; or running, or in doubt when it started and
 its process died), the check's verdict and the paths the runtime saw change.
 Open effects — unknown, or found in doubt, and not yet reconciled by a person —
-come first; --open lists only those.`,
+come first; --open lists only those. A change of the workspace that no action
+made (found between two actions: a person's edit, another process) is listed
+before the action it was found before, by unknown.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -361,10 +363,11 @@ come first; --open lists only those.`,
 					Changed  []string           `json:"changed,omitempty"`
 					Open     bool               `json:"open"`
 					Decision facts.Decision     `json:"decision,omitempty"`
+					By       string             `json:"by,omitempty"`
 				}
 				out := []effectJSON{}
 				for _, e := range es {
-					out = append(out, effectJSON{e.Thread, e.ActionID, e.Tool, e.Seq, e.At, e.Stage, e.State, e.InDoubt, e.Report, e.Check, e.Changed, e.Open, e.Decision})
+					out = append(out, effectJSON{e.Thread, e.ActionID, e.Tool, e.Seq, e.At, e.Stage, e.State, e.InDoubt, e.Report, e.Check, e.Changed, e.Open, e.Decision, e.By})
 				}
 				return a.printJSON(out)
 			}
@@ -383,6 +386,12 @@ come first; --open lists only those.`,
 					state = "running"
 				case state == "":
 					state = string(e.Stage)
+				}
+				if e.By != "" {
+					// A change no action made, found before action e.ActionID.
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Thread, "before "+oneLine(e.ActionID), "by "+oneLine(e.By), "-", state,
+						"-", dash(oneLine(strings.Join(e.Changed, ", "))), "-")
+					continue
 				}
 				openCol := "-"
 				switch {

@@ -239,6 +239,18 @@ type fileDiff struct {
 }
 
 // action shows one action whole.
+// changedBefore are the changes of the workspace no action made that were
+// found just before action id.
+func changedBefore(r scheduler.Reading, id string) []scheduler.Changed {
+	var out []scheduler.Changed
+	for _, c := range r.Changed {
+		if c.ActionID == id {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 	call, _ := sh.r.Call(act.Call)
 	var changed []facts.PathChange
@@ -270,9 +282,13 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 			Interrupted  *facts.ActionInterrupted     `json:"interrupted,omitempty"`
 			Reconciled   *facts.EffectReconciled      `json:"reconciled,omitempty"`
 			Diffs        []fileDiff                   `json:"diffs"`
+			// ChangedBefore are the changes of the workspace no action
+			// made, found just before this one (workspace.changed).
+			ChangedBefore []scheduler.Changed `json:"changed_before,omitempty"`
 		}{Thread: sh.id, ActionID: act.ID, Call: call.Call, Turn: call.Turn, Requested: act.Requested, RequestedSeq: act.RequestedSeq,
 			Confirmation: call.Confirmation, Answer: call.Answer, AnswerSeq: call.AnswerSeq, Started: act.Started, Completed: act.Completed,
-			CompletedSeq: act.CompletedSeq, Check: act.Check, Interrupted: act.Interrupted, Reconciled: act.Reconciled, Diffs: diffs}
+			CompletedSeq: act.CompletedSeq, Check: act.Check, Interrupted: act.Interrupted, Reconciled: act.Reconciled, Diffs: diffs,
+			ChangedBefore: changedBefore(sh.r, act.ID)}
 		return sh.a.printJSON(out)
 	}
 	w := sh.a.stdout
@@ -322,6 +338,9 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 			fmt.Fprint(w, "; not answered")
 		}
 		fmt.Fprintln(w)
+	}
+	for _, c := range changedBefore(sh.r, act.ID) {
+		fmt.Fprintf(w, "  before it    the workspace changed (seq %d), by %s, not this action: %s\n", c.Seq, esc(c.By), esc(present.DescribeChanges(c.Changed)))
 	}
 	if st := act.Started; st != nil {
 		fmt.Fprintf(w, "  started      seq %d · observed before %s\n", act.StartedSeq, esc(st.ObservedBefore))

@@ -1,0 +1,20 @@
+package model_test
+
+import (
+	"bufio"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/model"
+)
+
+// A script line longer than a line may be is an error naming the line and
+// the limit: a decision is never cut to fit.
+func TestScriptLineTooLong(t *testing.T) {
+	script := `{"text": "one"}` + "\n" + `{"text": "` + strings.Repeat("x", 16<<20) + `"}` + "\n"
+	_, err := model.ParseScript("big", []byte(script))
+	require.ErrorIs(t, err, bufio.ErrTooLong)
+	require.ErrorContains(t, err, "script big line 2: longer than the 16777216 bytes (16 MiB) a line may be")
+}
