@@ -167,7 +167,17 @@ func TestSandboxGoTest(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Fatalf("this test needs go: %v", err)
 	}
-	s, root := sandboxRepo(t)
+	root := repo(t)
+	spec, err := sandbox.Default(root, "")
+	require.NoError(t, err)
+	// Each workspace has a build cache of its own, cold in a new one: the
+	// test gives its workspaces one cache that outlives them, so that the
+	// standard library is built once per machine, not once per run.
+	cache, err := os.UserCacheDir()
+	require.NoError(t, err)
+	spec.GoCache = filepath.Join(cache, "harness", "test-go-build")
+	s, err := tools.New(root, tools.WithSandbox(spec))
+	require.NoError(t, err)
 	goModule(t, root)
 	parent := filepath.Dir(root)
 
