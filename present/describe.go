@@ -483,6 +483,25 @@ func orNone(s string) string {
 	return s
 }
 
+// Clip is s cut to its first n runes when it is longer, with the cut
+// marked and the whole length said ("…" and "(9437184 bytes in all)"), so
+// that a model's megabytes of arguments never flood the line a person
+// reads to decide. Escape the result as any model text.
+func Clip(s string, n int) string {
+	if n < 1 || len(s) <= n || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	cut := 0
+	for i := range s {
+		if n == 0 {
+			cut = i
+			break
+		}
+		n--
+	}
+	return s[:cut] + "… (" + strconv.Itoa(len(s)) + " bytes in all)"
+}
+
 // quote quotes s, shortened to about n runes.
 func quote(s string, n int) string { return strconv.Quote(shorten(s, n)) }
 

@@ -85,3 +85,11 @@ func TestDescribeSources(t *testing.T) {
 	})
 	require.Equal(t, "settings user /u/config.json@aaaa (model), project /w/p.json@bbbb (deny), flag (sandbox); ignored, not trusted: project /w/p.json@bbbb (approve, mcpServers)", s)
 }
+
+func TestClipSaysTheWholeLength(t *testing.T) {
+	require.Equal(t, "abc", present.Clip("abc", 3))
+	require.Equal(t, "ab… (5 bytes in all)", present.Clip("abcde", 2))
+	require.Equal(t, "é… (6 bytes in all)", present.Clip("ééé", 1), "cut on a rune, never inside one")
+	big := strings.Repeat("x", 9<<20)
+	require.Equal(t, 400+len("… (9437184 bytes in all)"), len(present.Clip(big, 400)))
+}

@@ -1145,6 +1145,11 @@ func (a *app) printState(st drive.State, root string) {
 	}
 }
 
+// pendingArgsRunes is how much of a call's arguments a confirmation line
+// shows; the preview below it shows what a write would change, whole or
+// with its size and digest.
+const pendingArgsRunes = 400
+
 // printPending describes one open request: for a confirmation the tool,
 // its arguments (a command as the shell will read it, with its timeout
 // and sandbox) and the diff a write would make. What the model or a file
@@ -1161,7 +1166,7 @@ func (a *app) printPending(p drive.Pending, root string) {
 				fmt.Fprintf(w, "    %s %s\n", a.paint("bold", "│"), line)
 			}
 		} else {
-			fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(drive.Ref(p)), esc(p.Tool), esc(p.Args))
+			fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(drive.Ref(p)), esc(p.Tool), esc(present.Clip(p.Args, pendingArgsRunes)))
 		}
 		if diff := tools.Preview(root, p.Tool, p.Args); diff != "" {
 			for _, line := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
