@@ -44,7 +44,10 @@
 // workspace's .harness as it resolves, any nested .harness under the
 // workspace (found when the command starts), and a store given elsewhere
 // are covered by an empty directory no one may list, so a command can
-// neither read the log nor append an answer only a person may give. It
+// neither read the log nor append an answer only a person may give. Nor
+// can it see the user's harness runtime directory ([RuntimeDir]), where
+// the server of every workspace keeps its socket and its token, so it
+// cannot answer through another workspace's server either. It
 // cannot write outside its roots by any route: go test -exec, -toolexec or
 // -c -o ../x run and write inside the same sandbox.
 //
@@ -107,7 +110,9 @@
 //     Spec.Hidden.
 //   - Named Unix sockets below ABI 9: a command can connect to one it can
 //     name (an ssh-agent's, a Docker daemon's); with Spec.Network, any
-//     network.
+//     network. The harness's own are out of its sight (RuntimeDir is
+//     hidden), and their server refuses a process of another user
+//     namespace.
 //   - A .harness that does not exist when the command starts: the command
 //     may create one (the harness never adopts a store it did not make
 //     without saying so). Nested stores are found by walking the workspace
