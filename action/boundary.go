@@ -25,6 +25,9 @@ type Boundary struct {
 	// Blobs, when set, keeps the listing of each observation before, so a
 	// resume after a crash can say which paths changed.
 	Blobs Blobs
+	// Commands runs the commands of declared checks (command_succeeds), in
+	// the sandbox each request recorded; nil decides no such check.
+	Commands CheckCommands
 }
 
 // Begun is an action allowed to start: the record of action.started, and
@@ -99,7 +102,8 @@ func (b *Boundary) Finish(ctx context.Context, req Request, bg Begun, adapter Ad
 		c.EffectState = State(req.Capability, c.Report, c.Observation)
 		return c, nil
 	}
-	check := Decide(ctx, req.ActionID, *req.Check, CheckEnv{Root: b.Root, Changed: c.Observation.Changed, Observed: c.Observation.Available})
+	check := Decide(ctx, req.ActionID, *req.Check, CheckEnv{Root: b.Root, Changed: c.Observation.Changed, Observed: c.Observation.Available,
+		Sandbox: req.Sandbox, Commands: b.Commands})
 	c.EffectState = StateChecked(req.Capability, c.Report, c.Observation, &check)
 	return c, &check
 }
