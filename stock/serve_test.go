@@ -1,6 +1,7 @@
 package stock_test
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,5 +141,36 @@ func TestSocketOutsideTheStoreIsHidden(t *testing.T) {
 		require.NotContains(t, sock, root)
 		require.True(t, strings.HasPrefix(sock, sandbox.RuntimeDirPath()+"/"))
 		require.Contains(t, st.Sandbox.Hidden, sandbox.RuntimeDirPath())
+	}
+}
+
+// TestOlderServerIsNamed: a server of an older version listened in the
+// store directory, where no client dials any more (a sandboxed command of
+// another workspace could reach it there): a command finds the store in
+// use and is told what holds it, rather than going through that socket.
+func TestOlderServerIsNamed(t *testing.T) {
+	p, err := stock.Locate(t.TempDir(), "")
+	require.NoError(t, err)
+	held, err := p.HoldStore(ctx, 0, true)
+	require.NoError(t, err)
+	defer held.Close()
+	old, err := net.Listen("unix", filepath.Join(p.Store, socket.SocketName))
+	require.NoError(t, err)
+	defer old.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := old.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	p.Exists = true
+	_, err = p.OpenStore(ctx, 0, false)
+	require.ErrorIs(t, err, thread.ErrLocked)
+	require.Contains(t, err.Error(), "a harness server of an older version may hold it")
+	select {
+	case <-accepted:
+		t.Fatal("a client dialed the old socket in the store directory")
+	default:
 	}
 }
