@@ -48,9 +48,12 @@ type unlinking struct {
 	path string
 }
 
-// Close stops listening and removes the socket.
+// Close stops listening and removes the socket, and the store's runtime
+// directory if nothing else is left in it (a background server's log
+// stays, and the directory with it).
 func (l *unlinking) Close() error {
 	err := l.UnixListener.Close()
 	os.Remove(l.path)
+	os.Remove(filepath.Dir(l.path)) // only if empty
 	return err
 }

@@ -224,6 +224,8 @@ func TestNoServer(t *testing.T) {
 	s.stop()
 	_, err = os.Stat(socket.Path(dir))
 	require.ErrorIs(t, err, fs.ErrNotExist, "a server that stops takes its socket away")
+	_, err = os.Stat(filepath.Dir(socket.Path(dir)))
+	require.ErrorIs(t, err, fs.ErrNotExist, "and its empty runtime directory")
 	_, err = c.Head(context.Background(), "t1")
 	require.ErrorIs(t, err, socket.ErrServerGone)
 }
