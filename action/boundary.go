@@ -34,6 +34,9 @@ type Boundary struct {
 	// action's own, so that the action's observation starts from the new
 	// state and the change is not blamed on it.
 	Since Observed
+	// Commands runs the commands of declared checks (command_succeeds), in
+	// the sandbox each request recorded; nil decides no such check.
+	Commands CheckCommands
 }
 
 // Observed is a reading of the workspace that a thread's log records: the
@@ -205,7 +208,8 @@ func (b *Boundary) Finish(ctx context.Context, req Request, bg Begun, adapter Ad
 		c.EffectState = State(req.Capability, c.Report, c.Observation)
 		return c, nil
 	}
-	check := Decide(ctx, req.ActionID, *req.Check, CheckEnv{Root: b.Root, Changed: c.Observation.Changed, Observed: c.Observation.Available})
+	check := Decide(ctx, req.ActionID, *req.Check, CheckEnv{Root: b.Root, Changed: c.Observation.Changed, Observed: c.Observation.Available,
+		Sandbox: req.Sandbox, Commands: b.Commands})
 	c.EffectState = StateChecked(req.Capability, c.Report, c.Observation, &check)
 	return c, &check
 }

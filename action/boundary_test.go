@@ -12,6 +12,8 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/sandbox"
+	"github.com/seed-7cc7a084/harness/tools"
 )
 
 // worker is an adapter whose behaviour is a function; it counts its calls.
@@ -259,6 +261,8 @@ func TestChecksStayInTheWorkspace(t *testing.T) {
 func TestBuiltInChecks(t *testing.T) {
 	root := workspace(t)
 	changed := []facts.PathChange{{Path: "cache.toml", Before: "a", After: "b"}, {Path: "notes.md", After: "c"}}
+	commands, err := tools.New(root, tools.WithSandbox(sandbox.Spec{Mode: sandbox.Off}))
+	require.NoError(t, err)
 	cases := []struct {
 		spec facts.CheckSpec
 		env  action.CheckEnv
@@ -269,8 +273,9 @@ func TestBuiltInChecks(t *testing.T) {
 		{action.FileEquals("missing.toml", []byte(want)), action.CheckEnv{Root: root}, facts.VerdictFail},
 		{action.FileContains("cache.toml", "ttl_seconds"), action.CheckEnv{Root: root}, facts.VerdictPass},
 		{action.FileContains("cache.toml", "300"), action.CheckEnv{Root: root}, facts.VerdictFail},
-		{action.CommandSucceeds("true"), action.CheckEnv{Root: root}, facts.VerdictPass},
-		{action.CommandSucceeds("sh", "-c", "exit 3"), action.CheckEnv{Root: root}, facts.VerdictFail},
+		{action.CommandSucceeds("true"), action.CheckEnv{Root: root, Commands: commands}, facts.VerdictPass},
+		{action.CommandSucceeds("sh", "-c", "exit 3"), action.CheckEnv{Root: root, Commands: commands}, facts.VerdictFail},
+		{action.CommandSucceeds("true"), action.CheckEnv{Root: root}, facts.VerdictFail}, // nowhere to run it: not decided
 		{action.OnlyPathsChanged("cache.toml", "notes.md"), action.CheckEnv{Root: root, Changed: changed, Observed: true}, facts.VerdictPass},
 		{action.OnlyPathsChanged("cache.toml"), action.CheckEnv{Root: root, Changed: changed, Observed: true}, facts.VerdictFail},
 		{action.OnlyPathsChanged("cache.toml"), action.CheckEnv{Root: root}, facts.VerdictFail},

@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -38,7 +37,8 @@ const (
 )
 
 // CheckEnv is what a check may look at: the workspace root and the paths
-// the observer saw change.
+// the observer saw change; and, for a check that runs a command, where
+// and how it runs.
 type CheckEnv struct {
 	// Root is the workspace directory paths are relative to.
 	Root string
@@ -47,6 +47,45 @@ type CheckEnv struct {
 	Changed []facts.PathChange
 	// Observed is false when no observation was possible.
 	Observed bool
+	// Sandbox is the sandbox the action's request recorded (nil when it
+	// recorded none): a check's command runs in it, as the action's
+	// commands do.
+	Sandbox *facts.Sandbox
+	// Commands runs a check's command (command_succeeds); nil runs none,
+	// and such a check is not decided.
+	Commands CheckCommands
+}
+
+// CheckCommands runs the command of a declared check (command_succeeds):
+// in the sandbox the action's request recorded, the way the action's own
+// commands run, never with more authority than they have. Package tools
+// has one (tools.Set).
+type CheckCommands interface {
+	// RunCheck runs argv in the workspace, in the sandbox rec records
+	// (nil: the runner's own), and returns the command's report and the
+	// record of the sandbox it ran in. The report says how the command
+	// ended (StatusSucceeded only for exit 0); an error means it could
+	// not be run.
+	RunCheck(ctx context.Context, argv []string, rec *facts.Sandbox) (facts.Report, *facts.Sandbox, error)
+}
+
+// ErrNoCheckCommands: a check runs a command, and nothing was given to
+// run it in a sandbox (CheckEnv.Commands): it is not decided, never run
+// with the harness's own authority.
+var ErrNoCheckCommands = errors.New("no sandbox to run a check's command in")
+
+// ranIn remembers the sandbox a check's command ran in, for its record.
+type ranIn struct {
+	CheckCommands
+	sandbox *facts.Sandbox
+}
+
+func (r *ranIn) RunCheck(ctx context.Context, argv []string, rec *facts.Sandbox) (facts.Report, *facts.Sandbox, error) {
+	rep, sb, err := r.CheckCommands.RunCheck(ctx, argv, rec)
+	if sb != nil {
+		r.sandbox = sb
+	}
+	return rep, sb, err
 }
 
 // CheckFunc decides a check. A returned error means the check could not be
@@ -75,7 +114,8 @@ func RegisterCheck(name string, f CheckFunc) {
 // ErrUnknownCheck: a spec names no registered check.
 var ErrUnknownCheck = errors.New("unknown check")
 
-// Decide runs the check a spec declares and returns its record.
+// Decide runs the check a spec declares and returns its record; a check
+// that ran a command through env.Commands records the sandbox it ran in.
 func Decide(ctx context.Context, actionID string, spec facts.CheckSpec, env CheckEnv) facts.CheckRecorded {
 	rec := facts.CheckRecorded{ActionID: actionID, Check: spec, Verdict: facts.VerdictFail}
 	checksMu.RLock()
@@ -85,7 +125,15 @@ func Decide(ctx context.Context, actionID string, spec facts.CheckSpec, env Chec
 		rec.Reason = fmt.Sprintf("%s: %v", spec.Name, ErrUnknownCheck)
 		return rec
 	}
+	var ran *ranIn
+	if env.Commands != nil {
+		ran = &ranIn{CheckCommands: env.Commands}
+		env.Commands = ran
+	}
 	pass, reason, err := f(ctx, spec, env)
+	if ran != nil {
+		rec.Sandbox = ran.sandbox
+	}
 	switch {
 	case err != nil:
 		rec.Reason = "could not decide: " + err.Error()
@@ -131,7 +179,9 @@ type commandArgs struct {
 	Argv []string `json:"argv"`
 }
 
-// CommandSucceeds declares that argv, run in the workspace, exits 0.
+// CommandSucceeds declares that argv, run in the workspace, exits 0. It
+// runs in the sandbox the action's request recorded, through
+// CheckEnv.Commands (see CheckCommands); without one it is not decided.
 func CommandSucceeds(argv ...string) facts.CheckSpec {
 	return spec(CheckCommandSucceeds, strings.Join(argv, " "), commandArgs{Argv: argv})
 }
@@ -321,19 +371,21 @@ func init() {
 		if len(a.Argv) == 0 {
 			return false, "", errors.New("command_succeeds: empty argv")
 		}
-		cmd := exec.CommandContext(ctx, a.Argv[0], a.Argv[1:]...)
-		cmd.Dir = env.Root
-		out := &lastBytes{keep: 4 << 10} // the reason shows the end; a chatty command's output is not kept
-		cmd.Stdout, cmd.Stderr = out, out
-		err := cmd.Run()
-		var exit *exec.ExitError
-		switch {
-		case errors.As(err, &exit):
-			return false, fmt.Sprintf("%s exited %d: %s", spec.Target, exit.ExitCode(), tail(out.buf)), nil
-		case err != nil:
+		if env.Commands == nil {
+			return false, "", fmt.Errorf("command_succeeds: %w", ErrNoCheckCommands)
+		}
+		rep, _, err := env.Commands.RunCheck(ctx, a.Argv, env.Sandbox)
+		if err != nil {
 			return false, "", err
 		}
-		return true, spec.Target + " exited 0", nil
+		out := tail([]byte(rep.Stderr + rep.Stdout))
+		switch {
+		case rep.Status == facts.StatusSucceeded:
+			return true, spec.Target + " exited 0", nil
+		case rep.ExitCode > 0:
+			return false, fmt.Sprintf("%s exited %d: %s", spec.Target, rep.ExitCode, out), nil
+		}
+		return false, fmt.Sprintf("%s: %s: %s", spec.Target, rep.Error, out), nil
 	})
 	RegisterCheck(CheckOnlyPathsChanged, func(_ context.Context, spec facts.CheckSpec, env CheckEnv) (bool, string, error) {
 		var a onlyPathsArgs
@@ -395,24 +447,6 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
-}
-
-// lastBytes keeps the last keep bytes written to it.
-type lastBytes struct {
-	keep int
-	buf  []byte
-}
-
-func (l *lastBytes) Write(p []byte) (int, error) {
-	n := len(p)
-	if len(p) > l.keep {
-		p = p[len(p)-l.keep:]
-	}
-	l.buf = append(l.buf, p...)
-	if over := len(l.buf) - l.keep; over > 0 {
-		l.buf = append(l.buf[:0], l.buf[over:]...)
-	}
-	return n, nil
 }
 
 // tail returns the last line or so of a command's output, for a reason.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/tools"
 )
 
 // decide decides spec in root, failing the test if deciding blocks (a
@@ -21,6 +22,8 @@ import (
 // the record and how many bytes the Go heap handed out meanwhile.
 func decide(t *testing.T, root string, spec facts.CheckSpec) (facts.CheckRecorded, uint64) {
 	t.Helper()
+	commands, err := tools.New(root)
+	require.NoError(t, err)
 	type result struct {
 		rec   facts.CheckRecorded
 		alloc uint64
@@ -29,7 +32,7 @@ func decide(t *testing.T, root string, spec facts.CheckSpec) (facts.CheckRecorde
 	go func() {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		rec := action.Decide(context.Background(), "a1", spec, action.CheckEnv{Root: root})
+		rec := action.Decide(context.Background(), "a1", spec, action.CheckEnv{Root: root, Commands: commands})
 		runtime.ReadMemStats(&after)
 		done <- result{rec, after.TotalAlloc - before.TotalAlloc}
 	}()

@@ -43,10 +43,10 @@ import "strings"
 // observed as any file or link is, at any depth.
 //
 // Below a ".harness" directory (a store, or what would be read as one),
-// the store's own files are not observed: its database (db/, whole) and
-// serve.sock, serve.json and serve.log at its top. Everything else —
-// project.json, config.json, .gitignore, anything a command creates — is
-// observed. A ".harness" that is a file or a link is observed as one.
+// the store's own files are not observed: its database (db/, whole).
+// Everything else — project.json, config.json, .gitignore, a serve.json,
+// anything a command creates — is observed (a server's socket, token and
+// log live in the user's runtime directory, never here). A ".harness" that is a file or a link is observed as one.
 
 // guard is the kind of metadata directory a path lies in.
 type guard uint8
@@ -158,13 +158,11 @@ func gitWorkingData(sub string, dir bool) bool {
 	return false
 }
 
-// storeOwnFiles are the files at the top of a store directory that are
-// the store's own.
-var storeOwnFiles = map[string]bool{"serve.sock": true, "serve.json": true, "serve.log": true}
-
 // storeOwn reports whether sub, a path below a ".harness" directory, is
-// the store's own (its database, its server's socket, token and log).
+// the store's own: its database. (A server's socket, token and log live in
+// the user's runtime directory, not in the store, so a serve.json or
+// serve.log written under .harness is content like any other.)
 func storeOwn(sub string) bool {
-	first, _, below := strings.Cut(sub, "/")
-	return first == "db" || (!below && storeOwnFiles[first])
+	first, _, _ := strings.Cut(sub, "/")
+	return first == "db"
 }

@@ -56,9 +56,9 @@ const (
 //     or link is observed as any file or link, so a nested repository, a
 //     gitlink's ".git" or a planted one is an effect;
 //   - the store's own files in a ".harness" directory at any depth: its
-//     database (db/) and serve.sock, serve.json and serve.log. Anything
-//     else there (project.json, config.json) is observed, so a settings
-//     file a command plants is an effect;
+//     database (db/). Anything else there (project.json, config.json, a
+//     serve.json) is observed, so a settings or token file a command
+//     plants is an effect;
 //   - the store itself when it is reached other than as a ".harness"
 //     directory, wherever it is and whatever leads to it: the
 //     directories [WithStorePaths] names (and the directory of a [Blobs]

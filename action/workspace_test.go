@@ -164,7 +164,6 @@ func TestWorkspaceListsFilesAndLinksAndGuardedMetadata(t *testing.T) {
 		put(t, root, "worktree/main.go", "package main\n", 0o644)
 		// The store's own files: not observed; anything else in a .harness is.
 		put(t, root, ".harness/db/000001.log", "the store", 0o644)
-		put(t, root, ".harness/serve.json", "{}", 0o600)
 		put(t, root, ".harness/project.json", "{}", 0o644)
 		put(t, root, "docs/.harness", "a .harness that is a file", 0o644)
 		put(t, root, "sub/.harness/db/000001.log", "a nested store", 0o644)
@@ -326,14 +325,12 @@ func TestWorkspaceSeesChanges(t *testing.T) {
 					put(t, root, ".git/index", "1", 0o644)
 					put(t, root, ".git/refs/heads/main", "1", 0o644)
 					put(t, root, ".harness/db/000001.log", "1", 0o644)
-					put(t, root, ".harness/serve.log", "1", 0o644)
 				},
 				change: func(t *testing.T, root string) {
 					put(t, root, ".git/index", "2", 0o644)
 					put(t, root, ".git/refs/heads/main", "2", 0o644)
 					put(t, root, ".git/index.lock", "2", 0o644)
 					put(t, root, ".harness/db/000001.log", "2", 0o644)
-					put(t, root, ".harness/serve.log", "2", 0o644)
 				},
 			},
 			{

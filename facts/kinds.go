@@ -592,11 +592,21 @@ type CheckRecorded struct {
 	Check    CheckSpec `msgpack:"check,omitempty" json:"check,omitzero"`
 	Verdict  Verdict   `msgpack:"verdict,omitempty" json:"verdict,omitempty"`
 	Reason   string    `msgpack:"reason,omitempty" json:"reason,omitempty"`
+	// Sandbox, for a check that ran a command (command_succeeds), is where
+	// that command could reach: the sandbox the action's request recorded,
+	// with the workspace read-only (a check looks; what it wrote would be
+	// in no observation).
+	Sandbox *Sandbox `msgpack:"sandbox,omitempty" json:"sandbox,omitempty"`
 }
 
-// Validate requires an action id and a verdict.
+// Validate requires an action id and a verdict, and a valid sandbox when
+// there is one.
 func (p CheckRecorded) Validate() error {
-	return errors.Join(required("action_id", p.ActionID), p.Verdict.Validate())
+	err := errors.Join(required("action_id", p.ActionID), p.Verdict.Validate())
+	if p.Sandbox != nil {
+		err = errors.Join(err, p.Sandbox.Validate())
+	}
+	return err
 }
 
 // Decision is how a person settles an open effect.

@@ -363,11 +363,21 @@ var ErrNotChild = errors.New("not the child its spawn names")
 // compose, each link checked (the parent's log records the spawn, with
 // the hash the child names). A thread with no facts is the actor's.
 func (rt *Runtime) Open(ctx context.Context, actor Actor, id string) (*Thread, error) {
+	return rt.open(ctx, actor, id, 0)
+}
+
+// open is Open of a thread depth links below the one first asked for: a
+// walk of more than MaxTreeDepth parents (spawn records that name each
+// other, written by hand) is ErrNotInTree, not a walk without end.
+func (rt *Runtime) open(ctx context.Context, actor Actor, id string, depth int) (*Thread, error) {
 	spawn, ok, err := SpawnOf(ctx, rt.Store, id)
 	if err != nil || !ok {
 		return rt.Thread(actor, id), err
 	}
-	parent, err := rt.Open(ctx, actor, spawn.Parent)
+	if depth >= MaxTreeDepth {
+		return nil, fmt.Errorf("thread %s: no root within %d parents: %w", id, MaxTreeDepth, ErrNotInTree)
+	}
+	parent, err := rt.open(ctx, actor, spawn.Parent, depth+1)
 	if err != nil {
 		return nil, err
 	}
@@ -378,6 +388,12 @@ func (rt *Runtime) Open(ctx context.Context, actor Actor, id string) (*Thread, e
 // child — folded by the actor its delegations compose (see Runtime.Open).
 // A thread that does not descend from this one is ErrNotInTree.
 func (t *Thread) Open(ctx context.Context, id string) (*Thread, error) {
+	return t.open(ctx, id, 0)
+}
+
+// open is Open of a thread depth links below the one first asked for,
+// cut after MaxTreeDepth parents as Runtime.Open's walk is.
+func (t *Thread) open(ctx context.Context, id string, depth int) (*Thread, error) {
 	if id == t.id {
 		return t, nil
 	}
@@ -387,8 +403,10 @@ func (t *Thread) Open(ctx context.Context, id string) (*Thread, error) {
 		return nil, err
 	case !ok:
 		return nil, fmt.Errorf("thread %s in the tree of %s: %w", id, t.id, ErrNotInTree)
+	case depth >= MaxTreeDepth:
+		return nil, fmt.Errorf("thread %s in the tree of %s: not within %d parents: %w", id, t.id, MaxTreeDepth, ErrNotInTree)
 	}
-	parent, err := t.Open(ctx, spawn.Parent)
+	parent, err := t.open(ctx, spawn.Parent, depth+1)
 	if err != nil {
 		return nil, err
 	}

@@ -293,6 +293,12 @@ func (schedulerPart) add(a *assembly, prefix string) {
 				}
 				return nil
 			},
+			CheckSandbox: func(check facts.CheckSpec) *facts.Sandbox {
+				if check.Name != action.CheckCommandSucceeds {
+					return nil
+				}
+				return a.toolbox.sandbox()
+			},
 			MCP: func(call facts.ToolCall, offered *facts.ToolSchema) *facts.MCPCall {
 				if t, ok := a.toolbox.Lookup(call.Name); ok {
 					if m, ok := t.(mcpCaller); ok {

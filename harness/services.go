@@ -55,7 +55,7 @@ func (s Services) TracerProvider() trace.TracerProvider {
 
 // boundary is the effect boundary of these services under cfg's grants.
 func (s Services) boundary(cfg Config) *action.Boundary {
-	return &action.Boundary{Observer: s.Observer, Granted: cfg.Grants, Root: s.Workspace, Blobs: s.Blobs}
+	return &action.Boundary{Observer: s.Observer, Granted: cfg.Grants, Root: s.Workspace, Blobs: s.Blobs, Commands: s.Tools.checkCommands()}
 }
 
 // ToolAdapter is a tool a model can call: an action adapter with the
@@ -204,6 +204,22 @@ type sandboxer interface{ Sandbox() *facts.Sandbox }
 func sandboxOf(t ToolAdapter) *facts.Sandbox {
 	if s, ok := t.(sandboxer); ok {
 		return s.Sandbox()
+	}
+	return nil
+}
+
+// checkCommands runs the commands of declared checks: the first tool that
+// runs commands in a sandbox and can run a check's (action.CheckCommands,
+// as run_command of package tools does); nil when none can, and such a
+// check is not decided.
+func (b *Toolbox) checkCommands() action.CheckCommands {
+	if b == nil {
+		return nil
+	}
+	for _, t := range b.tools {
+		if c, ok := t.(action.CheckCommands); ok && sandboxOf(t) != nil {
+			return c
+		}
 	}
 	return nil
 }

@@ -50,14 +50,19 @@ type UndoConflict struct {
 	Reason string
 }
 
-// Error names every refused path.
-func (e *UndoError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "undo %s refused; nothing was changed:", e.Thread)
+// Error names every refused path, one a line (see Lines).
+func (e *UndoError) Error() string { return strings.Join(e.Lines(), "\n") }
+
+// Lines is the error as a person reads it: what was refused, then each
+// refused path and why, indented, one a line. A path is the workspace's,
+// and may hold any character: escape each line before it reaches a
+// terminal.
+func (e *UndoError) Lines() []string {
+	lines := []string{fmt.Sprintf("undo %s refused; nothing was changed:", e.Thread)}
 	for _, c := range e.Conflicts {
-		fmt.Fprintf(&b, "\n  %s: %s", c.Path, c.Reason)
+		lines = append(lines, fmt.Sprintf("  %s: %s", c.Path, c.Reason))
 	}
-	return b.String()
+	return lines
 }
 
 // Is reports whether target is ErrUndoRefused.

@@ -57,7 +57,10 @@
 // nor append an answer only a person may give. In workspace-write, a
 // workspace without a .harness (its store elsewhere) gets an empty one
 // before the command starts, covered the same way, so a command cannot
-// create a .harness/project.json the next run would read. It
+// create a .harness/project.json the next run would read. Nor can it see
+// the user's harness runtime directory ([RuntimeDir]), where the server
+// of every workspace keeps its socket and its token, so it cannot answer
+// through another workspace's server either. It
 // cannot write outside its roots by any route: go test -exec, -toolexec or
 // -c -o ../x run and write inside the same sandbox.
 //
@@ -120,7 +123,9 @@
 //     Spec.Hidden.
 //   - Named Unix sockets below ABI 9: a command can connect to one it can
 //     name (an ssh-agent's, a Docker daemon's); with Spec.Network, any
-//     network.
+//     network. The harness's own are out of its sight (RuntimeDir is
+//     hidden), and their server refuses a process of another user
+//     namespace.
 //   - A nested .harness that does not exist when the command starts: the
 //     command may create one (the harness never adopts a store it did not
 //     make without saying so, and the observer records what is written

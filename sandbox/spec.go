@@ -152,8 +152,10 @@ var EnvAllowList = []string{
 // Default returns the default spec of the workspace directory and its
 // store: WorkspaceWrite, no network, the store hidden (the workspace's
 // .harness as it resolves, and store when it is given and lies elsewhere),
-// every nested .harness hidden, and the workspace's own Go build cache
-// (WorkspaceGoCache) as GOCACHE. store may be "".
+// every nested .harness hidden, the user's harness runtime directory
+// hidden (RuntimeDir: every workspace's server socket and token), and the
+// workspace's own Go build cache (WorkspaceGoCache) as GOCACHE. store may
+// be "".
 func Default(workspace, store string) (Spec, error) {
 	ws, err := resolveDir("workspace", workspace)
 	if err != nil {
@@ -175,6 +177,15 @@ func Default(workspace, store string) (Spec, error) {
 		if !slices.Contains(s.Hidden, h) {
 			s.Hidden = append(s.Hidden, h)
 		}
+	}
+	// The user's runtime directory holds every workspace's server socket
+	// and token: hidden too, and made now if it is missing, so that a
+	// server that starts while the command runs is hidden all the same.
+	// (Only a directory: a link planted in a shared /tmp is not followed.)
+	rd := RuntimeDirPath()
+	_ = PrivateDir(rd)
+	if fi, err := os.Lstat(rd); err == nil && fi.IsDir() && !slices.Contains(s.Hidden, rd) {
+		s.Hidden = append(s.Hidden, rd)
 	}
 	if cache, err := WorkspaceGoCache(ws); err == nil {
 		s.GoCache = cache

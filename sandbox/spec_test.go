@@ -51,7 +51,8 @@ func TestDefault(t *testing.T) {
 	require.Equal(t, sandbox.WorkspaceWrite, spec.Mode)
 	require.False(t, spec.Network)
 	require.Equal(t, ws, spec.Workspace)
-	require.Equal(t, []string{store, elsewhere}, spec.Hidden, "the .harness symlink's target, and the store given")
+	rd := sandbox.RuntimeDirPath()
+	require.Equal(t, []string{store, elsewhere, rd}, spec.Hidden, "the .harness symlink's target, the store given, the runtime directory")
 	require.Equal(t, []string{sandbox.StoreName}, spec.HiddenNames)
 	cache, err := sandbox.WorkspaceGoCache(ws)
 	require.NoError(t, err)
@@ -72,7 +73,7 @@ func TestDefault(t *testing.T) {
 	// The same store given twice is hidden once.
 	spec, err = sandbox.Default(ws, filepath.Join(ws, sandbox.StoreName))
 	require.NoError(t, err)
-	require.Equal(t, []string{store}, spec.Hidden)
+	require.Equal(t, []string{store, rd}, spec.Hidden)
 
 	for _, bad := range []string{"", filepath.Join(ws, "missing"), filepath.Join(ws, "file")} {
 		require.NoError(t, os.WriteFile(filepath.Join(ws, "file"), nil, 0o644))
@@ -164,7 +165,7 @@ func TestRecord(t *testing.T) {
 	require.Equal(t, facts.SandboxWorkspaceWrite, r.Mode)
 	require.False(t, r.Network)
 	require.Equal(t, []string{ws, spec.GoCache}, r.Writable)
-	require.Equal(t, []string{filepath.Join(ws, ".harness")}, r.Hidden)
+	require.Equal(t, []string{filepath.Join(ws, ".harness"), sandbox.RuntimeDirPath()}, r.Hidden)
 	require.Equal(t, []string{".harness"}, r.HiddenNames)
 	require.Equal(t, filepath.Join(os.TempDir(), "harness-cmd-*"), r.Temp)
 	require.Contains(t, r.Env, "PATH")

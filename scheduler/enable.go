@@ -299,6 +299,9 @@ func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Polic
 	}
 	return effect.AndThen(declare, func(check *facts.CheckSpec) effect.Effect[S, []facts.Draft] {
 		req.Check = check
+		if check != nil && req.Sandbox == nil && s.env.CheckSandbox != nil {
+			req.Sandbox = s.env.CheckSandbox(*check)
+		}
 		f := req.Fact()
 		f.Confirm = policy.Confirm
 		return drafts[S](facts.KindActionRequested, f)

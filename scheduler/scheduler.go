@@ -72,6 +72,12 @@ type Env[S any] struct {
 	// a call that runs none): it is recorded on the call's request, so the
 	// person asked to approve it, and a replay, see it.
 	Sandbox func(call facts.ToolCall) *facts.Sandbox
+	// CheckSandbox, when set, returns where the command of a declared
+	// check may reach (nil for a check that runs none): recorded on the
+	// request of a call whose tool runs no command itself, so that the
+	// check runs where the request says, and the person approving the
+	// call sees it.
+	CheckSandbox func(check facts.CheckSpec) *facts.Sandbox
 	// MCP, when set, returns what the request of a call to a tool of an
 	// MCP server records (nil for a call to any other tool): offered is
 	// the tool's schema as the thread's system.configured offered it to

@@ -81,6 +81,10 @@ func statusOf(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, "too_large"
 	case errors.Is(err, harness.ErrUnknownThread), errors.Is(err, thread.ErrNotFound):
 		return http.StatusNotFound, "unknown_thread"
+	case errors.Is(err, harness.ErrNotInTree), errors.Is(err, harness.ErrNotChild):
+		// A request named as another thread's that is not in this
+		// thread's tree: nothing of this tree goes by that name.
+		return http.StatusNotFound, "not_in_tree"
 	case errors.Is(err, thread.ErrBadThreadID):
 		return http.StatusBadRequest, "bad_thread_id"
 	case errors.Is(err, drive.ErrAnswerDiffers):

@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -124,4 +125,45 @@ func TestDelegatedThreadPage(t *testing.T) {
 	require.True(t, a.Approved)
 	require.Equal(t, "ana", a.By)
 	f.waitFor("t1", "done", func(d serve.ThreadDetail) bool { return d.Status == harness.StatusDone && !d.Resuming })
+}
+
+// TestAnswerOutsideTheTree: an answer that names a request of a thread
+// outside the tree of the thread it is posted to — one that does not
+// exist, or the parent named from its child — is a 404 that says so, not
+// a server error, and appends nothing.
+func TestAnswerOutsideTheTree(t *testing.T) {
+	f := newFixture(t, delegateScript)
+	require.Equal(t, harness.StatusParked, f.start("t1").Status)
+	p := f.detail("t1").Pending[0]
+	before, parent := f.head("t1.1-d1"), f.head("t1")
+	for _, tc := range []struct{ id, ref string }{
+		{"t1", "t9/1-w"},
+		{"t1.1-d1", "t1/1-w"},
+		{"t1", "t1.1-d1.x/1-w"},
+	} {
+		body := `{"kind": "confirmation", "request_id": "` + tc.ref + `", "approved": true, "digest": "` + p.Digest + `"}`
+		resp, b := f.do("POST", "/api/threads/"+tc.id+"/answer", body)
+		require.Equal(t, http.StatusNotFound, resp.StatusCode, "%s on %s: %s", tc.ref, tc.id, b)
+		var e struct{ Error, Code string }
+		require.NoError(t, json.Unmarshal(b, &e))
+		require.Equal(t, "not_in_tree", e.Code)
+		require.Contains(t, e.Error, "not a thread of the tree")
+	}
+	// Two threads whose spawn records name each other (a store written by
+	// hand): a walk up from either never ends at the root, and is cut.
+	for id, parent := range map[string]string{"x": "y", "y": "x"} {
+		d, err := facts.NewDraft(facts.KindThreadSpawned, "spawn/"+id, facts.ThreadSpawned{Parent: parent, Seq: 1, Hash: "00", Key: "k"})
+		require.NoError(t, err)
+		_, err = f.store.Append(context.Background(), id, 0, d)
+		require.NoError(t, err)
+	}
+	body := `{"kind": "confirmation", "request_id": "x/1-w", "approved": true, "digest": "` + p.Digest + `"}`
+	resp, b := f.do("POST", "/api/threads/t1/answer", body)
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, string(b))
+	require.Contains(t, string(b), "not_in_tree")
+	resp, b = f.do("GET", "/api/threads/x", "")
+	require.Less(t, resp.StatusCode, 500, "the server still answers: %s", b)
+	require.Equal(t, before, f.head("t1.1-d1"), "nothing appended")
+	require.Equal(t, parent, f.head("t1"))
+	require.Len(t, f.detail("t1").Pending, 1)
 }

@@ -1,6 +1,7 @@
 package stock_test
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/sandbox"
 	"github.com/seed-7cc7a084/harness/serve/socket"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -122,25 +124,53 @@ func TestServeSettings(t *testing.T) {
 	}
 }
 
-// TestSocketOutsideTheStoreIsHidden: a store directory too deep for a
-// socket address has its server's socket elsewhere; the sandbox hides
-// that directory from commands as it hides the store.
+// TestSocketOutsideTheStoreIsHidden: a server's socket is never in the
+// store or the workspace but in the user's runtime directory, which the
+// sandbox of every workspace hides, however deep the store is.
 func TestSocketOutsideTheStoreIsHidden(t *testing.T) {
-	root := filepath.Join(t.TempDir(), strings.Repeat("w", 90))
-	require.NoError(t, os.MkdirAll(root, 0o755))
-	p, err := stock.Locate(root, "")
-	require.NoError(t, err)
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	cfg, err := harness.NewConfig()
 	require.NoError(t, err)
-	st, err := stock.NewStock(p, cfg)
-	require.NoError(t, err)
-	sock := socket.Path(p.Store)
-	require.NotContains(t, sock, p.Store)
-	require.Contains(t, st.Sandbox.Hidden, filepath.Dir(sock))
+	for _, root := range []string{t.TempDir(), filepath.Join(t.TempDir(), strings.Repeat("w", 90))} {
+		require.NoError(t, os.MkdirAll(root, 0o755))
+		p, err := stock.Locate(root, "")
+		require.NoError(t, err)
+		st, err := stock.NewStock(p, cfg)
+		require.NoError(t, err)
+		sock := socket.Path(p.Store)
+		require.NotContains(t, sock, root)
+		require.True(t, strings.HasPrefix(sock, sandbox.RuntimeDirPath()+"/"))
+		require.Contains(t, st.Sandbox.Hidden, sandbox.RuntimeDirPath())
+	}
+}
 
-	short, err := stock.Locate(t.TempDir(), "")
+// TestOlderServerIsNamed: a server of an older version listened in the
+// store directory, where no client dials any more (a sandboxed command of
+// another workspace could reach it there): a command finds the store in
+// use and is told what holds it, rather than going through that socket.
+func TestOlderServerIsNamed(t *testing.T) {
+	p, err := stock.Locate(t.TempDir(), "")
 	require.NoError(t, err)
-	st, err = stock.NewStock(short, cfg)
+	held, err := p.HoldStore(ctx, 0, true)
 	require.NoError(t, err)
-	require.NotContains(t, st.Sandbox.Hidden, filepath.Dir(sock), "a socket in the store directory is hidden with it")
+	defer held.Close()
+	old, err := net.Listen("unix", filepath.Join(p.Store, socket.SocketName))
+	require.NoError(t, err)
+	defer old.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := old.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	p.Exists = true
+	_, err = p.OpenStore(ctx, 0, false)
+	require.ErrorIs(t, err, thread.ErrLocked)
+	require.Contains(t, err.Error(), "a harness server of an older version may hold it")
+	select {
+	case <-accepted:
+		t.Fatal("a client dialed the old socket in the store directory")
+	default:
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -152,6 +151,11 @@ func isDir(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
+func isSocket(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode().Type() == os.ModeSocket
+}
+
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
@@ -269,6 +273,11 @@ func (p Place) open(ctx context.Context, wait time.Duration, create, viaServer b
 			return nil, err
 		}
 		if !time.Now().Before(deadline) {
+			if old := filepath.Join(p.Store, socket.SocketName); viaServer && isSocket(old) {
+				// A server of an older version listens in the store
+				// directory, where no client looks any more.
+				err = fmt.Errorf("%w; a harness server of an older version may hold it (its socket is %s): stop it and start it again", err, old)
+			}
 			if wait > 0 {
 				return nil, fmt.Errorf("%w (still in use after waiting %v)", err, wait)
 			}
@@ -440,14 +449,6 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		return nil, fmt.Errorf("the sandbox of %s: %w", place.Root, err)
 	}
 	spec.Mode, spec.Network = o.mode, o.network
-	// A server's socket lets whoever reaches it append: where it is not
-	// in the store directory (a path too long for a socket), its
-	// directory is hidden as the store is.
-	if store != "" {
-		if d := filepath.Dir(socket.Path(store)); d != filepath.Clean(store) && !slices.Contains(spec.Hidden, d) {
-			spec.Hidden = append(spec.Hidden, d)
-		}
-	}
 	// The file tools never write the store, whatever it is called: the
 	// observer skips it, so a write there would be an effect nobody saw.
 	opts := []tools.Option{tools.WithSandbox(spec)}

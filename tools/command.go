@@ -100,7 +100,45 @@ func commandTool(ws *workspace, lim Limits, spec sandbox.Spec) *tool {
 			}
 			return runCommand(ctx, ws.dir, a.Command, run, timeout, lim.OutputBytes)
 		},
+		runCheck: func(ctx context.Context, argv []string, recorded *facts.Sandbox) (facts.Report, *facts.Sandbox, error) {
+			run, err := checkSandbox(spec, recorded)
+			if err != nil {
+				return facts.Report{}, nil, err
+			}
+			rec := run.Record()
+			rep, err := runCommand(ctx, ws.dir, shellQuote(argv), run, lim.CommandTimeout, lim.OutputBytes)
+			rep.Error = strings.TrimPrefix(rep.Error, RunCommand+": ")
+			return rep, &rec, err
+		},
 	}
+}
+
+// checkSandbox is the sandbox a declared check's command runs in: the one
+// its request recorded (see asRecorded), with the workspace read-only. A
+// check runs after the action's observation: what it wrote would be in no
+// record, so it writes nothing the observer watches (its $TMPDIR and the
+// Go build cache stay writable, for go test). A request recorded with
+// mode off runs its check as its commands ran: unsandboxed.
+func checkSandbox(spec sandbox.Spec, recorded *facts.Sandbox) (sandbox.Spec, error) {
+	run, err := asRecorded(spec, recorded)
+	if err != nil {
+		return run, err
+	}
+	run = run.Clone()
+	if run.Mode == sandbox.WorkspaceWrite {
+		run.Mode = sandbox.ReadOnly
+	}
+	return run, nil
+}
+
+// shellQuote is argv as one shell command line that runs it as it is:
+// each word single-quoted, exec'd.
+func shellQuote(argv []string) string {
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		words[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return "exec " + strings.Join(words, " ")
 }
 
 // asRecorded is the sandbox a command runs in: the one its request

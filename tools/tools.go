@@ -382,6 +382,33 @@ type tool struct {
 	precheck func(args json.RawMessage) error
 	// sandbox, for a tool that runs commands, is where they may reach.
 	sandbox *sandbox.Spec
+	// runCheck, for a tool that runs commands, runs a declared check's
+	// command (see RunCheck).
+	runCheck func(ctx context.Context, argv []string, recorded *facts.Sandbox) (facts.Report, *facts.Sandbox, error)
+}
+
+// RunCheck runs the command of a declared check (command_succeeds; see
+// action.CheckCommands) as run_command runs a command: in the sandbox the
+// action's request recorded (nil: the tools' own), but with the workspace
+// read-only — a check looks, and what it wrote would be in no
+// observation — and with run_command's default timeout. Only run_command
+// runs checks; any other tool refuses.
+func (t *tool) RunCheck(ctx context.Context, argv []string, recorded *facts.Sandbox) (facts.Report, *facts.Sandbox, error) {
+	if t.runCheck == nil {
+		return facts.Report{}, nil, fmt.Errorf("%s runs no commands: %w", t.name, action.ErrNoCheckCommands)
+	}
+	return t.runCheck(ctx, argv, recorded)
+}
+
+// RunCheck runs the command of a declared check in the sandbox of the
+// tools' commands, as run_command's RunCheck does: the Set is the
+// action.CheckCommands of a boundary over these tools.
+func (s *Set) RunCheck(ctx context.Context, argv []string, recorded *facts.Sandbox) (facts.Report, *facts.Sandbox, error) {
+	t, ok := s.lookup(RunCommand)
+	if !ok {
+		return facts.Report{}, nil, action.ErrNoCheckCommands
+	}
+	return t.RunCheck(ctx, argv, recorded)
 }
 
 // Sandbox is the record of where the tool's commands may reach, for the

@@ -24,6 +24,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/rewind"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
@@ -240,8 +241,21 @@ func errorDoc(code int, err error) errorJSON {
 }
 
 // personError is err's message for a person: its control characters
-// escaped (an error can quote what a model wrote).
+// escaped (an error can quote what a model wrote). An undo's refusal is
+// shown as the lines it is made of (rewind.UndoError.Lines), each escaped
+// on its own: a path's line feed cannot start a line of its own.
 func personError(err error) string {
+	var ue *rewind.UndoError
+	if errors.As(err, &ue) {
+		lines := ue.Lines()
+		if prefix, ok := strings.CutSuffix(err.Error(), ue.Error()); ok {
+			lines[0] = prefix + lines[0]
+			for i, l := range lines {
+				lines[i] = present.EscapeLine(l)
+			}
+			return strings.Join(lines, "\n")
+		}
+	}
 	return present.EscapeLine(err.Error())
 }
 

@@ -29,10 +29,17 @@ import (
 // otherwise; if that port is taken, it takes any free one.
 const defaultServeAddr = "127.0.0.1:8470"
 
-// serveFile is the file, in the store directory, where a running server
-// says where it is (its address with its token: mode 0600, as a Jupyter
-// runtime file).
-const serveFile = "serve.json"
+// serveFile is the file where a running server says where it is (its
+// address with its token: mode 0600, as a Jupyter runtime file), and
+// serveLog the log of a server started in the background. Both are in the
+// store's runtime directory (socket.RunDir) beside the socket, never in
+// the store or the workspace: the sandbox hides that directory from every
+// command of every workspace. (Servers before this one wrote them in the
+// store directory; a server that starts removes what they left there.)
+const (
+	serveFile = "serve.json"
+	serveLog  = "serve.log"
+)
 
 // serveFlags are the flags of the commands that serve.
 type serveFlags struct {
@@ -49,9 +56,10 @@ func (a *app) serveCmd() *cobra.Command {
 		Long: `Hold the workspace's store in this process and serve it until interrupted:
 
   - every other harness command of the workspace (threads, log, approve, run,
-    resume, undo, …) reads and appends through a local socket in the store
-    directory (.harness/serve.sock, mode 0600: only you), so none of them is
-    told the store is in use;
+    resume, undo, …) reads and appends through a local socket (mode 0600: only
+    you) in your harness runtime directory ($XDG_RUNTIME_DIR/harness, else
+    $TMPDIR/harness-UID), never in the workspace, so none of them is told the
+    store is in use; no sandboxed command of any workspace can reach it;
   - a web page and an HTTP JSON API at the address printed, with its token:
     the threads, each thread's facts as they are appended, its actions with
     report, observation, effect state, check and sandbox side by side, and
@@ -187,7 +195,15 @@ func (a *app) startServer(ctx context.Context, s *session, approval drive.Approv
 		}
 		sv.sock = socket.NewServer(s.store, socket.WithURL(serve.URL(ln.Addr(), "")))
 		go func() { sv.done <- sv.sock.Serve(sl) }()
-		sv.file = filepath.Join(p.Store, serveFile)
+		// An older server's token file in the store directory is stale:
+		// this process holds the store.
+		os.Remove(filepath.Join(p.Store, serveFile))
+		run, err := socket.RunDir(p.Store)
+		if err != nil {
+			sv.stop()
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		sv.file = filepath.Join(run, serveFile)
 		b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "url": sv.url, "socket": socket.Path(p.Store)})
 		if err := os.WriteFile(sv.file, append(b, '\n'), 0o600); err != nil {
 			sv.stop()
@@ -350,7 +366,12 @@ func (a *app) autoServe(ctx context.Context, p stock.Place, settings stock.Setti
 	if err != nil {
 		return fmt.Errorf("start a server: %w", err)
 	}
-	log, err := os.OpenFile(filepath.Join(p.Store, "serve.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	run, err := socket.RunDir(p.Store)
+	if err != nil {
+		return fmt.Errorf("start a server: %w", err)
+	}
+	logPath := filepath.Join(run, serveLog)
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("start a server: %w", err)
 	}
@@ -372,7 +393,7 @@ func (a *app) autoServe(ctx context.Context, p stock.Place, settings stock.Setti
 	for time.Now().Before(deadline) {
 		if c, err := socket.Dial(ctx, p.Store); err == nil {
 			c.Close()
-			if b, err := os.ReadFile(filepath.Join(p.Store, serveFile)); err == nil {
+			if b, err := os.ReadFile(filepath.Join(run, serveFile)); err == nil {
 				var info struct{ URL string }
 				if json.Unmarshal(b, &info) == nil && info.URL != "" {
 					fmt.Fprintf(a.stderr, "harness: started a server of this workspace (pid %d): %s\n", pid, info.URL)
@@ -386,7 +407,7 @@ func (a *app) autoServe(ctx context.Context, p stock.Place, settings stock.Setti
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("start a server: it did not answer within 10s; see %s", filepath.Join(p.Store, "serve.log"))
+	return fmt.Errorf("start a server: it did not answer within 10s; see %s", logPath)
 }
 
 // lastState says how the thread run --serve started stands once the

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/serve/socket"
 )
 
 // serving is a harness process that serves a workspace: harness serve, or
@@ -58,7 +60,7 @@ func startServer(t *testing.T, dir string, args ...string) *serving {
 		s.cmd.Wait()
 	})
 	require.Eventually(t, func() bool {
-		_, err := os.Stat(filepath.Join(dir, ".harness", "serve.sock"))
+		_, err := os.Stat(socket.Path(filepath.Join(dir, ".harness")))
 		return err == nil && servedURL.MatchString(s.output())
 	}, 30*time.Second, 10*time.Millisecond, "the server never served:\n%s", s.output())
 	return s
@@ -124,7 +126,7 @@ func TestThreadsWhileRunWorks(t *testing.T) {
 	require.Equal(t, "ran\n", string(runs))
 
 	require.Zero(t, srv.stop(), srv.output())
-	_, err = os.Stat(filepath.Join(dir, ".harness", "serve.sock"))
+	_, err = os.Stat(socket.Path(filepath.Join(dir, ".harness")))
 	require.ErrorIs(t, err, os.ErrNotExist, "the server takes its socket with it")
 	_, stderr, code = harnessIn(t, dir, "threads")
 	require.Zero(t, code, "with the server gone, a command opens the store itself: %s", stderr)
@@ -234,13 +236,17 @@ func TestAutoServe(t *testing.T) {
 	require.Equal(t, exitParked, code, stderr)
 	require.Regexp(t, `started a server of this workspace \(pid (\d+)\): http://127.0.0.1:\d+/\?token=`, stderr)
 	var info struct{ PID int }
-	b, err := os.ReadFile(filepath.Join(dir, ".harness", "serve.json"))
+	run, err := socket.RunDir(filepath.Join(dir, ".harness"))
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(run, "serve.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &info))
 	t.Cleanup(func() { syscall.Kill(info.PID, syscall.SIGINT) })
-	fi, err := os.Stat(filepath.Join(dir, ".harness", "serve.json"))
+	fi, err := os.Stat(filepath.Join(run, "serve.json"))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "it holds a token")
+	require.NoFileExists(t, filepath.Join(dir, ".harness", "serve.json"), "the token is never in the workspace")
+	require.FileExists(t, filepath.Join(run, "serve.log"))
 
 	stdout, stderr, code := harnessEnv(t, dir, env, "threads")
 	require.Zero(t, code, stderr)
@@ -283,6 +289,6 @@ func TestServeIdle(t *testing.T) {
 		t.Fatalf("the idle server never stopped:\n%s", srv.output())
 	}
 	require.Contains(t, srv.output(), "nobody used the server for 300ms; stopping")
-	_, err := os.Stat(filepath.Join(dir, ".harness", "serve.sock"))
+	_, err := os.Stat(socket.Path(filepath.Join(dir, ".harness")))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }

@@ -49,7 +49,12 @@ const maxIdle = 4
 // server that is gone — and with ErrRefused or ErrProtocol when the
 // server will not serve this process.
 func Dial(ctx context.Context, storeDir string) (*Client, error) {
-	c := &Client{path: Path(storeDir), leases: map[*clientConn]struct{}{}}
+	return dialAt(ctx, Path(storeDir))
+}
+
+// dialAt connects to the server listening at the socket path.
+func dialAt(ctx context.Context, path string) (*Client, error) {
+	c := &Client{path: path, leases: map[*clientConn]struct{}{}}
 	cc, err := c.dial(ctx)
 	if err != nil {
 		return nil, err
@@ -99,7 +104,7 @@ func (c *Client) dial(ctx context.Context) (*clientConn, error) {
 	// The listener must be this user's (or root's) too: a socket another
 	// user put at the path (the fallback directory in /tmp, say) would
 	// take the appends and answer with facts of its choosing.
-	if err := checkPeer(conn); err != nil {
+	if err := checkListener(conn); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("the harness server at %s: %w", c.path, err)
 	}
@@ -108,6 +113,9 @@ func (c *Client) dial(ctx context.Context) (*clientConn, error) {
 	cc.enc = msgpack.NewEncoder(cc.w)
 	return cc, nil
 }
+
+// checkListener is how a client checks the listener it reached.
+var checkListener = checkPeer
 
 // get returns an idle connection, or a new one.
 func (c *Client) get(ctx context.Context) (*clientConn, error) {

@@ -4,8 +4,8 @@
 // every other process of the workspace reads and appends through it.
 //
 // The process that holds the store listens (Listen, then Server.Serve)
-// on the socket of the store's directory (Path); any other process dials
-// it (Dial) and gets a *Client, a thread.Store that does what the held
+// on the socket of the store's directory (Path, in the store's runtime
+// directory, RunDir); any other process dials it (Dial) and gets a *Client, a thread.Store that does what the held
 // store does: the same appends with the same expected-head checks, the
 // same reads, the same errors (a *thread.ConflictError carries the actual
 // head, a *thread.DuplicateCauseError its seq), and the held store's
@@ -27,9 +27,19 @@
 //
 // # Who may connect
 //
-// The socket is created with mode 0600 in the store's directory: only
-// the user who runs the server (and root) can open it. On Linux the
-// server also reads the peer's credentials and refuses any other user.
+// The socket is not in the store's directory, which may lie in a
+// workspace that another workspace's sandboxed command can read, but in
+// the store's runtime directory: a directory of mode 0700, named after
+// the digest of the store's resolved path, in the user's harness runtime
+// directory (sandbox.RuntimeDir: $XDG_RUNTIME_DIR/harness, else
+// harness-<uid> in the temporary directory), which every sandbox hides.
+// The socket's mode is 0600: only the user who runs the server (and root)
+// can open it. On Linux each side also reads the other's credentials
+// (SO_PEERCRED, and a pidfd, SO_PEERPIDFD, where the kernel has one, so
+// that a pid reused meanwhile is not taken for the peer) and refuses
+// another user, and a process of another user namespace: the sandbox
+// runs every command in a user namespace of its own, so a sandboxed
+// command that reached a socket would be refused all the same.
 //
 // # Protocol
 //

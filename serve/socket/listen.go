@@ -1,25 +1,23 @@
 package socket
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
 )
 
-// listenPrivate listens on a Unix socket at p that no other user can ever
-// connect to: it is bound in a fresh directory of mode 0700 beside p,
-// made 0600, and only then renamed into place.
+// listenPrivate listens on a Unix socket at p, in a directory of the
+// user's own (mode 0700), that no other user could connect to even were
+// the directory opened: it is bound beside p under a name of this
+// process's, made 0600, and only then renamed into place.
 func listenPrivate(p string) (net.Listener, error) {
-	tmp, err := os.MkdirTemp(filepath.Dir(p), ".sock-")
-	if err != nil {
+	bound := filepath.Join(filepath.Dir(p), fmt.Sprintf(".%d.sock", os.Getpid()))
+	if err := os.Remove(bound); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	if err := os.Chmod(tmp, 0o700); err != nil {
-		return nil, err
-	}
-	bound := filepath.Join(tmp, "s")
 	ln, err := net.Listen("unix", bound)
 	if err != nil {
 		return nil, err
@@ -30,6 +28,7 @@ func listenPrivate(p string) (net.Listener, error) {
 	ul.SetUnlinkOnClose(false)
 	fail := func(err error) (net.Listener, error) {
 		ln.Close()
+		os.Remove(bound)
 		return nil, err
 	}
 	if err := os.Chmod(bound, 0o600); err != nil {
@@ -49,9 +48,12 @@ type unlinking struct {
 	path string
 }
 
-// Close stops listening and removes the socket.
+// Close stops listening and removes the socket, and the store's runtime
+// directory if nothing else is left in it (a background server's log
+// stays, and the directory with it).
 func (l *unlinking) Close() error {
 	err := l.UnixListener.Close()
 	os.Remove(l.path)
+	os.Remove(filepath.Dir(l.path)) // only if empty
 	return err
 }

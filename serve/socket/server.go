@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,23 +20,24 @@ import (
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// Listen makes the socket of the store directory storeDir (see Path) and
+// Listen makes the socket of the store directory storeDir (see Path), in
+// the store's runtime directory (made if need be, see RunDir), and
 // listens on it. Only the process that holds the store may call it: a
 // socket file already there was left by a server that is gone (it held
-// the store, which is now this process's), and is replaced. The socket's
-// mode is 0600.
+// the store, which is now this process's), and is replaced; so is one an
+// older server left in the store directory itself. The socket's mode is
+// 0600, and the server refuses a process of another user or of another
+// user namespace (a sandboxed command) all the same (see Server.Serve).
 func Listen(storeDir string) (net.Listener, error) {
-	p := Path(storeDir)
-	if dir := filepath.Dir(p); dir != filepath.Clean(storeDir) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("listen for %s: %w", storeDir, err)
-		}
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("listen for %s: %w", storeDir, err)
-		}
+	dir, err := RunDir(storeDir)
+	if err != nil {
+		return nil, fmt.Errorf("listen for %s: %w", storeDir, err)
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("listen for %s: remove the old socket: %w", storeDir, err)
+	p := filepath.Join(dir, SocketName)
+	for _, old := range []string{p, filepath.Join(storeDir, SocketName)} {
+		if err := removeSocket(old); err != nil {
+			return nil, fmt.Errorf("listen for %s: remove the old socket: %w", storeDir, err)
+		}
 	}
 	// The socket is made with the umask's mode: make it private from the
 	// start, so no other user ever connects between bind and chmod.
@@ -44,6 +46,25 @@ func Listen(storeDir string) (net.Listener, error) {
 		return nil, fmt.Errorf("listen for %s: %w", storeDir, err)
 	}
 	return ln, nil
+}
+
+// removeSocket removes the socket file at p, if there is one; anything
+// else there is left alone.
+func removeSocket(p string) error {
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Type() != fs.ModeSocket {
+		return nil
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // Server serves one store to the clients that dial its socket.

@@ -25,6 +25,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/sandbox"
 	"github.com/seed-7cc7a084/harness/serve/socket"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/storetest"
@@ -203,6 +204,8 @@ func TestNoServer(t *testing.T) {
 	require.ErrorIs(t, err, socket.ErrNoServer)
 
 	// A socket file nobody listens on.
+	_, err = socket.RunDir(dir)
+	require.NoError(t, err)
 	ln, err := net.Listen("unix", socket.Path(dir))
 	require.NoError(t, err)
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
@@ -221,27 +224,51 @@ func TestNoServer(t *testing.T) {
 	s.stop()
 	_, err = os.Stat(socket.Path(dir))
 	require.ErrorIs(t, err, fs.ErrNotExist, "a server that stops takes its socket away")
+	_, err = os.Stat(filepath.Dir(socket.Path(dir)))
+	require.ErrorIs(t, err, fs.ErrNotExist, "and its empty runtime directory")
 	_, err = c.Head(context.Background(), "t1")
 	require.ErrorIs(t, err, socket.ErrServerGone)
 }
 
-// TestLongStorePath: a store directory too deep for a socket address gets
-// its socket elsewhere, the same for every process.
-func TestLongStorePath(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 60), strings.Repeat("e", 60))
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	p := socket.Path(dir)
-	require.NotContains(t, p, dir)
-	require.Less(t, len(p), 104)
-	s := serveDir(t, dir)
-	c := dial(t, dir)
-	_, err := c.Append(context.Background(), "t1", 0, msg(t, "ingress/a", "x"))
-	require.NoError(t, err)
-	_, err = s.store.Head(context.Background(), "t1")
-	require.NoError(t, err)
-	fi, err := os.Stat(filepath.Dir(p))
-	require.NoError(t, err)
-	require.Equal(t, fs.ModeDir|0o700, fi.Mode())
+// TestSocketOutsideTheStore: the socket is in the user's runtime
+// directory, never in the store directory (which may be in a workspace
+// another workspace's sandboxed command can read), the same for every
+// process however it names the store, and private; a deep store directory
+// makes no longer a path. A stale socket an older server left in the store
+// directory is removed.
+func TestSocketOutsideTheStore(t *testing.T) {
+	for _, dir := range []string{t.TempDir(), filepath.Join(t.TempDir(), strings.Repeat("d", 60), strings.Repeat("e", 60))} {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		old, err := net.Listen("unix", filepath.Join(t.TempDir(), "old.sock"))
+		require.NoError(t, err)
+		old.(*net.UnixListener).SetUnlinkOnClose(false)
+		old.Close()
+		if len(filepath.Join(dir, socket.SocketName)) < 100 {
+			require.NoError(t, os.Rename(old.Addr().String(), filepath.Join(dir, socket.SocketName)))
+		}
+		p := socket.Path(dir)
+		require.NotContains(t, p, dir)
+		require.True(t, strings.HasPrefix(p, sandbox.RuntimeDirPath()+"/"), p)
+		require.Less(t, len(p), 104)
+		link := filepath.Join(t.TempDir(), "link")
+		require.NoError(t, os.Symlink(dir, link))
+		require.Equal(t, p, socket.Path(link), "the store is known by its resolved path")
+		require.Equal(t, p, socket.Path(dir+"/."))
+
+		s := serveDir(t, dir)
+		require.NoFileExists(t, filepath.Join(dir, socket.SocketName), "the old socket is gone")
+		c := dial(t, link)
+		_, err = c.Append(context.Background(), "t1", 0, msg(t, "ingress/a", "x"))
+		require.NoError(t, err)
+		_, err = s.store.Head(context.Background(), "t1")
+		require.NoError(t, err)
+		for _, d := range []string{filepath.Dir(p), sandbox.RuntimeDirPath()} {
+			fi, err := os.Stat(d)
+			require.NoError(t, err)
+			require.Equal(t, fs.ModeDir|0o700, fi.Mode(), d)
+		}
+		s.stop()
+	}
 }
 
 // TestLeaseIsTheServersHold: a client's lease is a hold in the server's
@@ -303,11 +330,23 @@ func TestLeaseLostWhenTheServerStops(t *testing.T) {
 	require.ErrorIs(t, context.Cause(held), thread.ErrLeaseLost)
 }
 
+// helpers are the processes the tests start, by the environment
+// variable that names each: each is given its value, and exits.
+var helpers = map[string]func(string){}
+
 // The helper process: with HARNESS_SOCKET_HELPER set, the test binary
 // dials the server of that directory, leases t1, says so, and waits to
 // be killed.
 func TestMain(m *testing.M) {
+	for name, h := range helpers {
+		if v := os.Getenv(name); v != "" {
+			h(v)
+		}
+	}
 	if dir := os.Getenv("HARNESS_SOCKET_HELPER"); dir != "" {
+		if os.Getenv("HARNESS_SOCKET_HOSTILE") != "" {
+			socket.TrustAnyListener()
+		}
 		c, err := socket.Dial(context.Background(), dir)
 		if err != nil {
 			fmt.Println("dial:", err)
@@ -321,7 +360,17 @@ func TestMain(m *testing.M) {
 		time.Sleep(time.Minute)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// Servers' sockets go to a runtime directory of the tests' own, which
+	// the helper processes inherit.
+	rt, err := os.MkdirTemp("", "rt")
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(2)
+	}
+	os.Setenv("XDG_RUNTIME_DIR", rt)
+	code := m.Run()
+	os.RemoveAll(rt)
+	os.Exit(code)
 }
 
 // helper starts the helper process on dir; cred, when set, runs it as
@@ -391,7 +440,11 @@ func TestOtherUsersAreRefused(t *testing.T) {
 	cmd.Wait()
 	require.Contains(t, string(b), "permission denied", "the socket's mode keeps other users out")
 
+	for _, d := range []string{filepath.Dir(sandbox.RuntimeDirPath()), sandbox.RuntimeDirPath(), filepath.Dir(socket.Path(dir))} {
+		require.NoError(t, os.Chmod(d, 0o755))
+	}
 	require.NoError(t, os.Chmod(socket.Path(dir), 0o666))
+	t.Setenv("HARNESS_SOCKET_HOSTILE", "1") // its client would refuse the server: it cannot see root's namespace
 	cmd, out = helper(t, s.dir, nobody, bin)
 	b, _ = io.ReadAll(out)
 	cmd.Wait()

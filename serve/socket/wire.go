@@ -7,12 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/sandbox"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -20,32 +19,52 @@ import (
 // versions refuse each other at the first call.
 const Version = 1
 
-// SocketName is the socket's file name in the store directory.
+// SocketName is the socket's file name in the store's runtime directory
+// (RunDir). Servers before this one put it in the store directory itself,
+// where a sandboxed command of another workspace could reach it: Listen
+// removes such a stale socket, and no client dials it.
 const SocketName = "serve.sock"
 
-// maxSocketPath is the longest socket path this package uses in place: a
-// Unix socket's address holds at most 107 bytes on Linux (103 on the BSDs).
-const maxSocketPath = 100
-
 // Path is where the server of the store directory storeDir listens:
-// <storeDir>/serve.sock, or, where that path is too long for a socket
-// address, a socket named after the directory's digest in a directory of
-// the user's own (mode 0700) under the system's temporary directory.
-// Every process computes the same path for the same directory.
+// serve.sock in the store's runtime directory (see RunDir), which lies in
+// the user's harness runtime directory (sandbox.RuntimeDir), never in the
+// store or the workspace. Every process of the user computes the same
+// path for the same directory, however it names it (the directory is
+// known by its resolved path). Path makes nothing.
 func Path(storeDir string) string {
-	storeDir = filepath.Clean(storeDir)
-	p := filepath.Join(storeDir, SocketName)
-	if len(p) <= maxSocketPath {
-		return p
-	}
-	sum := sha256.Sum256([]byte(storeDir))
-	return filepath.Join(fallbackDir(), hex.EncodeToString(sum[:12])+".sock")
+	return filepath.Join(runDir(storeDir), SocketName)
 }
 
-// fallbackDir is the directory of the sockets whose place in the store
-// directory is too long.
-func fallbackDir() string {
-	return filepath.Join(os.TempDir(), "harness-"+strconv.Itoa(os.Getuid()))
+// runDir is the store's runtime directory, made or not.
+func runDir(storeDir string) string {
+	abs, err := filepath.Abs(storeDir)
+	if err != nil {
+		abs = filepath.Clean(storeDir)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(sandbox.RuntimeDirPath(), hex.EncodeToString(sum[:12]))
+}
+
+// RunDir returns the runtime directory of the store directory storeDir,
+// made if it is missing: a directory of the user's own (mode 0700) in the
+// user's harness runtime directory, named after the digest of the store's
+// resolved path, where its server keeps its socket (Path), and the
+// harness command the file that names the server's address and token and
+// the server's log. Every sandbox hides the runtime directory, so no
+// command of any workspace reaches them. An unsafe directory (another
+// user's, a symbolic link) is an error wrapping sandbox.ErrRuntimeDir.
+func RunDir(storeDir string) (string, error) {
+	if _, err := sandbox.RuntimeDir(); err != nil {
+		return "", err
+	}
+	d := runDir(storeDir)
+	if err := sandbox.PrivateDir(d); err != nil {
+		return "", err
+	}
+	return d, nil
 }
 
 // The sentinel errors of this package.
@@ -60,7 +79,8 @@ var (
 	// ErrProtocol: the other side speaks another version, or sent
 	// something this side cannot read.
 	ErrProtocol = errors.New("harness socket protocol error")
-	// ErrRefused: the server refused the connection (another user's).
+	// ErrRefused: the other side of the connection is not of this user,
+	// or not in this process's user namespace (a sandboxed command's).
 	ErrRefused = errors.New("refused by the harness server")
 )
 
