@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -449,6 +450,15 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		return nil, fmt.Errorf("the sandbox of %s: %w", place.Root, err)
 	}
 	spec.Mode, spec.Network = o.mode, o.network
+	// The user's harness settings (their serve tokens) and the trust they
+	// gave are the person's: no command reads them. (Where they lie in the
+	// workspace they are not the person's either: see ErrTrustInWorkspace.)
+	if f := UserSettingsFile(os.Getenv); f != "" {
+		dir := resolved(filepath.Dir(f))
+		if ws := resolved(place.Root); isDir(dir) && !within(dir, ws) && !within(ws, dir) && !slices.Contains(spec.Hidden, dir) {
+			spec.Hidden = append(spec.Hidden, dir)
+		}
+	}
 	// The file tools never write the store, whatever it is called: the
 	// observer skips it, so a write there would be an effect nobody saw.
 	opts := []tools.Option{tools.WithSandbox(spec)}

@@ -1,0 +1,61 @@
+package stock_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/sandbox"
+	"github.com/seed-7cc7a084/harness/stock"
+)
+
+// A command never reads the person's harness settings (serve tokens) or
+// the trust they gave: the user-scope directory is hidden in its sandbox,
+// while the workspace reads as ever.
+func TestSandboxHidesTheUserScope(t *testing.T) {
+	if err := sandbox.Probe().Err(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	config := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", config)
+	dir := filepath.Join(config, "harness")
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	secret := filepath.Join(dir, "config.json")
+	require.NoError(t, os.WriteFile(secret, []byte(`{"serve": {"tokens": {"ana": "s3cret"}}}`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, stock.TrustFileName), []byte(`{}`), 0o600))
+
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.txt"), []byte("alpha\n"), 0o644))
+	place, err := stock.Locate(root, "")
+	require.NoError(t, err)
+	cfg, err := harness.NewConfig()
+	require.NoError(t, err)
+	st, err := stock.NewStock(place, cfg)
+	require.NoError(t, err)
+	real, err := filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+	require.Contains(t, st.Sandbox.Hidden, real)
+
+	run := func(line string) (int, string) {
+		f, err := os.CreateTemp(t.TempDir(), "out")
+		require.NoError(t, err)
+		defer f.Close()
+		c := &sandbox.Cmd{Spec: st.Sandbox, Line: line, Stdout: f, Stderr: f}
+		require.NoError(t, c.Start(ctx))
+		e, err := c.Wait()
+		require.NoError(t, err)
+		out, err := os.ReadFile(f.Name())
+		require.NoError(t, err)
+		return e.Code, string(out)
+	}
+	code, out := run("cat a.txt")
+	require.Equal(t, 0, code, out)
+	require.Equal(t, "alpha\n", out)
+	code, out = run("cat " + secret + "; ls " + dir)
+	require.NotEqual(t, 0, code, out)
+	require.NotContains(t, out, "s3cret")
+	require.NotContains(t, out, stock.TrustFileName)
+}
