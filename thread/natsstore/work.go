@@ -94,9 +94,11 @@ func (s *Store) Work(ctx context.Context, opts ...WorkOption) (*Work, error) {
 		FilterSubject: s.l.prefix + ".t.>",
 		HeadersOnly:   true,
 	}
-	rctx, cancel := s.requestContext(ctx)
-	defer cancel()
-	c, err := retry(rctx, func() (jetstream.Consumer, error) { return s.stream.CreateOrUpdateConsumer(rctx, cfg) })
+	// Made through the cluster's meta leader: right after a node died, an
+	// election may be under way.
+	c, err := untilLeader(ctx, time.Now(), s.openWait, "consumer "+WorkConsumer, func(ctx context.Context) (jetstream.Consumer, error) {
+		return s.stream.CreateOrUpdateConsumer(ctx, cfg)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("work of %s: consumer %s: %w", s.name, WorkConsumer, err)
 	}
