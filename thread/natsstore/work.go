@@ -70,7 +70,8 @@ type Work struct {
 }
 
 // Work opens the stream's queue of work (see Work), creating its consumer
-// the first time.
+// the first time. While the cluster elects a leader (a node died), it
+// waits as Open does, up to WithOpenWait; Close ends the wait.
 func (s *Store) Work(ctx context.Context, opts ...WorkOption) (*Work, error) {
 	o := workOptions{ackWait: DefaultAckWait}
 	for _, opt := range opts {
@@ -95,7 +96,10 @@ func (s *Store) Work(ctx context.Context, opts ...WorkOption) (*Work, error) {
 		HeadersOnly:   true,
 	}
 	// Made through the cluster's meta leader: right after a node died, an
-	// election may be under way.
+	// election may be under way. Close ends the wait.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.closing, cancel)()
 	c, err := untilLeader(ctx, time.Now(), s.openWait, "consumer "+WorkConsumer, func(ctx context.Context) (jetstream.Consumer, error) {
 		return s.stream.CreateOrUpdateConsumer(ctx, cfg)
 	})
