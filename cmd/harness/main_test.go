@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/seed-7cc7a084/harness/thread/natsstore/natstest"
 )
 
 // TestMain makes the test binary the harness command when it is run as
@@ -19,6 +21,7 @@ import (
 // scripts, and the tests that start processes, drive the real command as a
 // user would.
 func TestMain(m *testing.M) {
+	natstest.ServeNodeIfAsked() // a node of a natstest.ProcessCluster: never returns
 	testscript.Main(m, map[string]func(){
 		"harness":       func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		"mcptestserver": func() { os.Exit(mcpTestServer()) },

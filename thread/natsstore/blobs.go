@@ -42,7 +42,17 @@ func bindBlobs(ctx context.Context, js jetstream.JetStream, o options) (jetstrea
 			obs, err = js.ObjectStore(ctx, name) // created meanwhile by another store
 		}
 	}
-	return obs, err
+	if err != nil {
+		return nil, err
+	}
+	st, err := js.Stream(ctx, "OBJ_"+name)
+	if err != nil {
+		return nil, err
+	}
+	if err := hasLeader(st.CachedInfo()); err != nil {
+		return nil, err
+	}
+	return obs, nil
 }
 
 // objectDigest is the object store's digest of bytes whose SHA-256 is sum.

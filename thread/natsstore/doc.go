@@ -240,6 +240,15 @@
 // made the same way (nats.ReconnectBufSize(-1)). Dial may list every node
 // of a cluster, comma-separated.
 //
+// Opening waits for the stream and each bucket to have a leader: after a
+// node dies, the nodes left elect new leaders within seconds, and a
+// request sent meanwhile is answered by nobody. Open (and Work) send each
+// request again while it has no answer after half a second, keeping the
+// earlier ones waiting, and again after a pause while the answer is that
+// there is no leader yet, for up to WithOpenWait (20s); past it they fail
+// with an error matching ErrNoLeader that says what to check. A store opens
+// within about half a second of the election's end.
+//
 // The buckets are stored the same way, and a blob is stored when PutBlob
 // returns. Should a lease's key be lost with a server's data, its holder
 // learns it at its next renewal, within a third of the TTL, and another

@@ -58,3 +58,11 @@ func AfterMigrating(f func(id string)) { migrated = f }
 // StallConsumers makes the consumers of s's reads stall once they are n
 // stream seqs past where they started (0: never).
 func StallConsumers(s *Store, n int64) { s.stallAfter.Store(n) }
+
+// UntilLeader is untilLeader, for the tests of how it tries again.
+func UntilLeader(ctx context.Context, wait time.Duration, f func(context.Context) (int, error)) (int, error) {
+	return untilLeader(ctx, time.Now(), wait, "test", f)
+}
+
+// NoAnswerYet is an error untilLeader takes as transient.
+var NoAnswerYet = errNoAnswerYet

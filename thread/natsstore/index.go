@@ -414,6 +414,9 @@ func leaderGets(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyVal
 	if err != nil {
 		return nil, err
 	}
+	if err := hasLeader(st.CachedInfo()); err != nil {
+		return nil, err
+	}
 	cfg := st.CachedInfo().Config
 	if !cfg.AllowDirect {
 		return kv, nil

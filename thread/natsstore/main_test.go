@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
+	"github.com/seed-7cc7a084/harness/thread/natsstore/natstest"
 )
 
 // shared is the embedded server most tests use; each opens a stream of its
@@ -20,6 +21,7 @@ import (
 var shared *server.Server
 
 func TestMain(m *testing.M) {
+	natstest.ServeNodeIfAsked() // a node of a ProcessCluster: never returns
 	if dir := os.Getenv(serverChildEnv); dir != "" {
 		serverChild(dir) // never returns
 	}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -100,7 +101,7 @@ func migrate(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, o optio
 	if err := checkStreamConfig(cfg); err != nil {
 		return Migration{}, err
 	}
-	s, err := openOn(ctx, nc, js, stream, o)
+	s, err := openOn(ctx, nc, js, stream, o, time.Now())
 	if err != nil {
 		return Migration{}, err
 	}

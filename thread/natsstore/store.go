@@ -31,6 +31,8 @@ type Store struct {
 	clock   func() time.Time
 	wall    func() time.Time // the clock a holder checks its lease by (tests jump it)
 	timeout time.Duration
+	// openWait bounds the wait for a leader when opening (WithOpenWait).
+	openWait time.Duration
 
 	leases   jetstream.KeyValue    // the leases bucket, see lease.go
 	leaseTTL time.Duration         // how long a lease lasts unrenewed
@@ -66,11 +68,17 @@ const (
 	DefaultSubjects = "harness"
 	DefaultTimeout  = 10 * time.Second
 	DefaultLeaseTTL = 15 * time.Second
+	DefaultOpenWait = 20 * time.Second
 )
 
 // ErrTooLarge: an append whose record would not fit one message even with
 // its facts in parts (more than about max_payload/45 parts).
 var ErrTooLarge = errors.New("append too large for one record")
+
+// ErrNoLeader: Open (or Work) found no leader to answer for the stream or
+// one of its buckets within its wait (WithOpenWait): the cluster has lost
+// more than half of the nodes holding it, or they cannot reach each other.
+var ErrNoLeader = errors.New("no leader answered")
 
 // ErrOldLayout: the stream holds threads in the layout of an older
 // version of this package (a subject per fact, a marker per cause). Migrate
@@ -102,6 +110,7 @@ type options struct {
 	clock    func() time.Time
 	timeout  time.Duration
 	leaseTTL time.Duration
+	openWait time.Duration
 	cache    int
 }
 
@@ -127,6 +136,16 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.clock 
 // bounds the wait for an append's acknowledgement once the append was sent,
 // which is not cut short by the context so that its outcome is known.
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithOpenWait bounds how long Open, Dial and Work try again while the
+// stream or one of its buckets has no leader — a cluster electing one after
+// a node died, which takes a few seconds (nats-server's raft elects within
+// 4 to 9 s of the last word from the old leader) — before they fail with an
+// error matching ErrNoLeader (default DefaultOpenWait). A context deadline
+// that comes first ends the wait too. d is at least 500ms.
+func WithOpenWait(d time.Duration) Option {
+	return func(o *options) { o.openWait = max(d, openAttempt) }
+}
 
 // WithLeaseTTL sets how long a thread's lease lasts if its holder stops
 // renewing it (default DefaultLeaseTTL): how long a thread whose resumer
@@ -278,16 +297,19 @@ func Open(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", o.stream, err)
 	}
 	l := layout{prefix: o.prefix}
-	stream, err := bindStream(ctx, js, o, l)
+	since := time.Now()
+	stream, err := untilLeader(ctx, since, o.openWait, "stream "+o.stream, func(ctx context.Context) (jetstream.Stream, error) {
+		return bindStream(ctx, js, o, l)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", o.stream, err)
 	}
-	return openOn(ctx, nc, js, stream, o)
+	return openOn(ctx, nc, js, stream, o, since)
 }
 
 // openOptions applies opts to the defaults and checks the names.
 func openOptions(opts []Option) (options, error) {
-	o := options{stream: DefaultStream, prefix: DefaultSubjects, replicas: 1, clock: time.Now, timeout: DefaultTimeout, leaseTTL: DefaultLeaseTTL, cache: DefaultCache}
+	o := options{stream: DefaultStream, prefix: DefaultSubjects, replicas: 1, clock: time.Now, timeout: DefaultTimeout, leaseTTL: DefaultLeaseTTL, openWait: DefaultOpenWait, cache: DefaultCache}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -300,23 +322,30 @@ func openOptions(opts []Option) (options, error) {
 	return o, nil
 }
 
-// openOn binds the buckets of o's stream and makes the store.
-func openOn(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, stream jetstream.Stream, o options) (*Store, error) {
-	leases, err := bindLeases(ctx, js, o)
+// openOn binds the buckets of o's stream and makes the store; the open
+// began at since (see WithOpenWait).
+func openOn(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, stream jetstream.Stream, o options, since time.Time) (*Store, error) {
+	leases, err := untilLeader(ctx, since, o.openWait, "bucket "+leaseBucket(o.stream), func(ctx context.Context) (jetstream.KeyValue, error) {
+		return bindLeases(ctx, js, o)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: leases: %w", o.stream, err)
 	}
-	blobs, err := bindBlobs(ctx, js, o)
+	blobs, err := untilLeader(ctx, since, o.openWait, "bucket "+blobBucket(o.stream), func(ctx context.Context) (jetstream.ObjectStore, error) {
+		return bindBlobs(ctx, js, o)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: blobs: %w", o.stream, err)
 	}
-	ix, err := bindIndex(ctx, js, o)
+	ix, err := untilLeader(ctx, since, o.openWait, "bucket "+indexBucket(o.stream), func(ctx context.Context) (*index, error) {
+		return bindIndex(ctx, js, o)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: threads: %w", o.stream, err)
 	}
 	closing, shut := context.WithCancel(context.Background())
 	return &Store{
-		nc: nc, js: js, stream: stream, name: o.stream, l: layout{prefix: o.prefix}, clock: o.clock, wall: time.Now, timeout: o.timeout,
+		nc: nc, js: js, stream: stream, name: o.stream, l: layout{prefix: o.prefix}, clock: o.clock, wall: time.Now, timeout: o.timeout, openWait: o.openWait,
 		leases: leases, leaseTTL: o.leaseTTL, leasePre: "$KV." + leases.Bucket() + ".", blobs: blobs,
 		index: ix, cache: newCache(o.cache),
 		closing: closing, shut: shut,
@@ -347,6 +376,9 @@ func bindStream(ctx context.Context, js jetstream.JetStream, o options, l layout
 		}
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := hasLeader(stream.CachedInfo()); err != nil {
 		return nil, err
 	}
 	cfg := stream.CachedInfo().Config
@@ -506,4 +538,112 @@ func retry[T any](ctx context.Context, f func() (T, error)) (T, error) {
 		case <-time.After(pause):
 		}
 	}
+}
+
+// While opening, a request with no answer after openAttempt is sent again
+// without giving up the first: up to openHedges attempts are out at once,
+// each waiting up to openHedges×openAttempt for its answer.
+//
+// The requests of a healthy cluster are answered within milliseconds; one
+// sent while a stream elects a leader is answered by nobody (the old
+// leader is gone, the others wait for the new one), so the first sent
+// after the election is what opens the store: opening lags the election
+// by at most about openAttempt. A slow link or a slow creation still gets
+// its answer, from an attempt still waiting.
+const (
+	openAttempt = 500 * time.Millisecond
+	openHedges  = 8
+)
+
+// untilLeader calls f until one call succeeds or fails for good, while
+// what f binds has no leader to answer: it calls f again when no call has
+// an answer after openAttempt (see openHedges), or after a pause when a
+// call fails with a transient error (see transient; a stream that answers
+// with no leader is one). It gives up wait after since (when the open
+// began: one wait bounds all its binds), or when ctx is done,
+// with an error matching ErrNoLeader that says what it tried for how
+// long, and what to check; a cancelled ctx ends it with ctx's error.
+func untilLeader[T any](ctx context.Context, since time.Time, wait time.Duration, what string, f func(context.Context) (T, error)) (T, error) {
+	wctx, cancel := context.WithDeadline(ctx, since.Add(wait))
+	defer cancel() // ends the calls still out
+	type result struct {
+		v   T
+		err error
+	}
+	var (
+		zero     T
+		last     error
+		tries    int
+		out      int
+		results  = make(chan result, openHedges) // never blocks a call
+		each     = openHedges * openAttempt
+		pause    = 10 * time.Millisecond
+		next     = time.NewTimer(0)
+		canceled = func() error { return fmt.Errorf("%s: %w", what, ctx.Err()) }
+	)
+	defer next.Stop()
+	for {
+		select {
+		case <-next.C:
+			if out < openHedges {
+				tries++
+				out++
+				go func() {
+					actx, acancel := context.WithTimeout(wctx, each)
+					defer acancel()
+					v, err := f(actx)
+					if err != nil && actx.Err() != nil && wctx.Err() == nil {
+						err = fmt.Errorf("%w in %s: %w", errNoAnswerYet, each, err)
+					}
+					results <- result{v, err}
+				}()
+			}
+			next.Reset(openAttempt)
+		case r := <-results:
+			out--
+			switch {
+			case r.err == nil:
+				return r.v, nil
+			case errors.Is(ctx.Err(), context.Canceled):
+				return zero, canceled()
+			case wctx.Err() == nil && !transient(r.err) && !reconnecting(r.err):
+				return zero, r.err
+			}
+			if wctx.Err() == nil || last == nil {
+				last = r.err
+			}
+			if out == 0 && wctx.Err() == nil {
+				// Answered, with no leader yet: ask again after a pause.
+				next.Reset(pause)
+				pause = min(2*pause, 250*time.Millisecond)
+			}
+		case <-wctx.Done():
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return zero, canceled()
+			}
+			answer := "none answered"
+			if last != nil {
+				answer = "last: " + last.Error()
+			}
+			return zero, fmt.Errorf("%s: %w for %s (%d tries, one more every %s while none was answered; %s): a stream and its buckets answer through their leader, which a cluster elects only while more than half of its nodes are up and routed to each other (2 of 3): check the nodes (nats server report jetstream lists them and the leaders), then try again",
+				what, ErrNoLeader, time.Since(since).Round(100*time.Millisecond), tries, openAttempt, answer)
+		}
+	}
+}
+
+// reconnecting reports whether err means the connection was down when a
+// request was to be sent (its node went away): sent to no one.
+func reconnecting(err error) bool {
+	return errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrReconnectBufExceeded)
+}
+
+// hasLeader fails with a transient error if info says its stream has no
+// leader: a node answers for a stream whose group lost its leader from
+// what it knows, but nothing can be appended or got until one is elected.
+// A stream of a server that is no cluster has the server for its leader.
+func hasLeader(info *jetstream.StreamInfo) error {
+	if info != nil && info.Cluster != nil && info.Cluster.Leader == "" {
+		return fmt.Errorf("%w: stream %s has no leader", errNoAnswerYet, info.Config.Name)
+	}
+	return nil
 }

@@ -70,7 +70,8 @@ type Work struct {
 }
 
 // Work opens the stream's queue of work (see Work), creating its consumer
-// the first time.
+// the first time. While the cluster elects a leader (a node died), it
+// waits as Open does, up to WithOpenWait; Close ends the wait.
 func (s *Store) Work(ctx context.Context, opts ...WorkOption) (*Work, error) {
 	o := workOptions{ackWait: DefaultAckWait}
 	for _, opt := range opts {
@@ -94,9 +95,14 @@ func (s *Store) Work(ctx context.Context, opts ...WorkOption) (*Work, error) {
 		FilterSubject: s.l.prefix + ".t.>",
 		HeadersOnly:   true,
 	}
-	rctx, cancel := s.requestContext(ctx)
+	// Made through the cluster's meta leader: right after a node died, an
+	// election may be under way. Close ends the wait.
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c, err := retry(rctx, func() (jetstream.Consumer, error) { return s.stream.CreateOrUpdateConsumer(rctx, cfg) })
+	defer context.AfterFunc(s.closing, cancel)()
+	c, err := untilLeader(ctx, time.Now(), s.openWait, "consumer "+WorkConsumer, func(ctx context.Context) (jetstream.Consumer, error) {
+		return s.stream.CreateOrUpdateConsumer(ctx, cfg)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("work of %s: consumer %s: %w", s.name, WorkConsumer, err)
 	}

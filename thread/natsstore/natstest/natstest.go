@@ -102,18 +102,8 @@ func startCluster(dir string) (c *Cluster, retry bool, err error) {
 	}
 	c = &Cluster{}
 	for i := range 3 {
-		o := &server.Options{
-			ServerName: fmt.Sprintf("node%d", i),
-			Host:       "127.0.0.1",
-			Port:       -1,
-			JetStream:  true,
-			StoreDir:   filepath.Join(dir, fmt.Sprintf("node%d", i)),
-			MaxPayload: MaxPayload,
-			Cluster:    server.ClusterOpts{Name: "natstest", Host: "127.0.0.1", Port: ports[i]},
-			Routes:     routes,
-			NoLog:      true,
-			NoSigs:     true,
-		}
+		o := nodeOptions(fmt.Sprintf("node%d", i), filepath.Join(dir, fmt.Sprintf("node%d", i)), ports[i])
+		o.Routes = routes
 		s, err := server.NewServer(o)
 		if err != nil {
 			c.Shutdown()
@@ -132,7 +122,7 @@ func startCluster(dir string) (c *Cluster, retry bool, err error) {
 			return nil, false, fmt.Errorf("node %d not ready after 10s", i)
 		}
 	}
-	if err := c.waitForJetStream(30 * time.Second); err != nil {
+	if err := waitForJetStream(c.URL(), 30*time.Second); err != nil {
 		c.Shutdown()
 		return nil, false, err
 	}
@@ -151,10 +141,10 @@ func NewCluster(t testing.TB) *Cluster {
 	return c
 }
 
-// waitForJetStream waits for a meta leader: until there is one, JetStream
-// requests fail.
-func (c *Cluster) waitForJetStream(wait time.Duration) error {
-	nc, err := nats.Connect(c.URL())
+// waitForJetStream waits for a meta leader of the servers at url: until
+// there is one, JetStream requests fail.
+func waitForJetStream(url string, wait time.Duration) error {
+	nc, err := nats.Connect(url)
 	if err != nil {
 		return err
 	}
