@@ -193,32 +193,7 @@ func (c *Cluster) Node(name string) *server.Server {
 // Leader returns the name of the node leading the stream, waiting up to
 // wait for the stream to have one.
 func (c *Cluster) Leader(stream string, wait time.Duration) (string, error) {
-	nc, err := nats.Connect(c.URL())
-	if err != nil {
-		return "", err
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return "", err
-	}
-	deadline := time.Now().Add(wait)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		st, err := js.Stream(ctx, stream)
-		if err == nil {
-			var info *jetstream.StreamInfo
-			if info, err = st.Info(ctx); err == nil && info.Cluster != nil && info.Cluster.Leader != "" {
-				cancel()
-				return info.Cluster.Leader, nil
-			}
-		}
-		cancel()
-		if time.Now().After(deadline) {
-			return "", fmt.Errorf("stream %s has no leader after %v (%v)", stream, wait, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return StreamLeader(c.URL(), stream, "", wait)
 }
 
 // Shutdown shuts every node down and waits for them.
