@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -95,13 +96,38 @@ func ParseScript(name string, data []byte) (*Scripted, error) {
 }
 
 // LoadScript reads a script from a file.
+//
+// The file must be a regular file of at most MaxScriptBytes: a path that
+// names a device, a pipe or a directory is an error, never a read that
+// does not end.
 func LoadScript(path string) (*Scripted, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load script: %w", err)
 	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("load script: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("load script %s: not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if fi.Size() > MaxScriptBytes {
+		return nil, fmt.Errorf("load script %s: %d bytes, more than the %d a script may hold", path, fi.Size(), MaxScriptBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxScriptBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("load script: %w", err)
+	}
+	if len(data) > MaxScriptBytes {
+		return nil, fmt.Errorf("load script %s: more than the %d bytes a script may hold", path, MaxScriptBytes)
+	}
 	return ParseScript(path, data)
 }
+
+// MaxScriptBytes is the largest script LoadScript reads.
+const MaxScriptBytes = 256 << 20
 
 // Len is the number of decisions in the script.
 func (s *Scripted) Len() int { return len(s.turns) }

@@ -18,3 +18,12 @@ func TestScriptLineTooLong(t *testing.T) {
 	require.ErrorIs(t, err, bufio.ErrTooLong)
 	require.ErrorContains(t, err, "script big line 2: longer than the 16777216 bytes (16 MiB) a line may be")
 }
+
+// A script path that names a device or a directory is an error at once,
+// never a read that does not end.
+func TestLoadScriptReadsOnlyARegularFile(t *testing.T) {
+	for _, path := range []string{"/dev/zero", t.TempDir()} {
+		_, err := model.LoadScript(path)
+		require.ErrorContains(t, err, "not a regular file", path)
+	}
+}

@@ -243,9 +243,12 @@ func (p Place) LoadLayered(getenv func(string) string) (Layered, error) {
 			rel = filepath.Dir(f.path)
 		}
 		src := readSettings(f.scope, f.path, rel)
-		// The user's own file is the person's; any other inside the
-		// workspace is trusted only as the person said, by its content.
-		src.Inside = f.scope != ScopeUser && (f.scope == ScopeProject || inWorkspace(p.Root, f.path))
+		// A file inside the workspace is trusted only as the person said,
+		// by its content: the project's always, the store's when the store
+		// is there, and the user's own too when the workspace holds it
+		// (harness run in $HOME, or in a dotfiles repository), since a
+		// command could have written it.
+		src.Inside = f.scope == ScopeProject || inWorkspace(p.Root, f.path)
 		src.Trusted = !src.Inside || (src.Exists && trust.Has(root, trustKey(f.path), src.Digest))
 		if src.Err != nil {
 			errs = append(errs, src.Err)
@@ -363,13 +366,16 @@ func addNew(list, more []string) []string {
 // lower bound, a stricter approval mode — and giving what cur gives already
 // do not widen. Everything else does: allow patterns not given already, a
 // looser approval mode or sandbox, network on, any MCP server or serve
-// setting not given already, a model other than a script (it spends the
-// person's key with a provider), a raised bound or context window. A key
+// setting not given already, another model (a provider's spends the
+// person's key; a script decides every call), a raised bound or context window. A key
 // this program does not classify widens.
 func Widens(key string, cur, s Settings) bool {
 	switch key {
 	case "model":
-		return s.Model != cur.Model && !strings.HasPrefix(s.Model, scriptedScheme)
+		// Any other model widens, a script included: it decides every
+		// call in the person's name (a repository's script can write what
+		// "approve writes" lets through and say the tests pass).
+		return s.Model != cur.Model
 	case "approve":
 		return approveRank(s.Approve) > approveRank(cur.Approve)
 	case "allow":

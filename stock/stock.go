@@ -451,11 +451,18 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	}
 	spec.Mode, spec.Network = o.mode, o.network
 	// The user's harness settings (their serve tokens) and the trust they
-	// gave are the person's: no command reads them. (Where they lie in the
-	// workspace they are not the person's either: see ErrTrustInWorkspace.)
+	// gave are the person's: no command reads or writes them, and no file
+	// tool either where the workspace holds them (harness run in $HOME).
+	// (What lies there is then untrusted all the same: see LoadLayered.)
+	var protected []string
 	if f := UserSettingsFile(os.Getenv); f != "" {
 		dir := resolved(filepath.Dir(f))
-		if ws := resolved(place.Root); isDir(dir) && !within(dir, ws) && !within(ws, dir) && !slices.Contains(spec.Hidden, dir) {
+		ws := resolved(place.Root)
+		if within(ws, dir) && dir != ws {
+			rel, _ := filepath.Rel(ws, dir)
+			protected = append(protected, filepath.ToSlash(rel))
+		}
+		if isDir(dir) && !within(dir, ws) && !slices.Contains(spec.Hidden, dir) {
 			spec.Hidden = append(spec.Hidden, dir)
 		}
 	}
@@ -463,7 +470,10 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	// observer skips it, so a write there would be an effect nobody saw.
 	opts := []tools.Option{tools.WithSandbox(spec)}
 	if rel, ok := place.storeInRoot(); ok {
-		opts = append(opts, tools.WithProtected(rel))
+		protected = append(protected, rel)
+	}
+	if len(protected) > 0 {
+		opts = append(opts, tools.WithProtected(protected...))
 	}
 	set, err := tools.New(place.Root, opts...)
 	if err != nil {

@@ -58,7 +58,8 @@ func TestWidens(t *testing.T) {
 		{"serve tokens", "serve", none, stock.Settings{Serve: &stock.ServeSettings{Tokens: []stock.ServeToken{{Name: "m", Token: "0123456789abcdef"}}}}, true},
 		{"serve auto", "serve", none, stock.Settings{Serve: &stock.ServeSettings{Auto: true}}, true},
 		{"a provider's model", "model", none, stock.Settings{Model: "openai:gpt-4o"}, true},
-		{"a script", "model", none, stock.Settings{Model: "scripted:/w/s.jsonl"}, false},
+		{"a script: it decides every call", "model", none, stock.Settings{Model: "scripted:/w/s.jsonl"}, true},
+		{"the model already given", "model", stock.Settings{Model: "openai:gpt-4o"}, stock.Settings{Model: "openai:gpt-4o"}, false},
 		{"a key not classified", "hooks", none, none, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/sandbox"
 	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/tools"
 )
 
 // A command never reads the person's harness settings (serve tokens) or
@@ -58,4 +59,38 @@ func TestSandboxHidesTheUserScope(t *testing.T) {
 	require.NotEqual(t, 0, code, out)
 	require.NotContains(t, out, "s3cret")
 	require.NotContains(t, out, stock.TrustFileName)
+}
+
+// harness run in $HOME (or in a dotfiles repository) has the user's own
+// settings inside the workspace, where a command could have written them:
+// what they widen needs trust as a project's does, the sandbox hides them
+// all the same, and the file tools refuse to write them.
+func TestUserScopeInsideTheWorkspace(t *testing.T) {
+	if err := sandbox.Probe().Err(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	root := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, ".config"))
+	dir := filepath.Join(root, ".config", "harness")
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"approve": "all", "sandbox": "off", "deny": ["run_command:rm *"]}`), 0o600))
+
+	place, err := stock.Locate(root, "")
+	require.NoError(t, err)
+	l, err := place.LoadLayered(os.Getenv)
+	require.NoError(t, err)
+	require.Empty(t, l.Settings.Approve, "a widening key of a user file inside the workspace is left out")
+	require.Empty(t, l.Settings.Sandbox)
+	require.Equal(t, []string{"run_command:rm *"}, l.Settings.Deny, "what narrows applies")
+	require.Contains(t, l.Notice(), "config.json")
+
+	cfg, err := harness.NewConfig()
+	require.NoError(t, err)
+	st, err := stock.NewStock(place, cfg)
+	require.NoError(t, err)
+	real, err := filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+	require.Contains(t, st.Sandbox.Hidden, real)
+	err = st.Tools.Precheck(tools.WriteFile, []byte(`{"path": ".config/harness/config.json", "content": "{\"approve\": \"all\"}"}`))
+	require.ErrorIs(t, err, tools.ErrProtected)
 }
