@@ -114,7 +114,6 @@ func Drive(ctx context.Context, th *harness.Thread, opts Options) (State, error)
 	}
 	retried := false
 	idle := 0 // resumes in a row that ran nothing
-	var policy policyReader
 	for {
 		st, err := Inspect(ctx, th)
 		if err != nil {
@@ -160,7 +159,7 @@ func Drive(ctx context.Context, th *harness.Thread, opts Options) (State, error)
 		}
 		approval := opts.Approval
 		if opts.FollowPolicy {
-			p, _, ok, err := policy.read(ctx, th)
+			p, _, ok, err := st.View.Own.Policy()
 			if err != nil {
 				return st, err
 			}
