@@ -190,3 +190,23 @@ func (o *own) restore(d *fold.Decoder, seq uint64) error {
 	}
 	return nil
 }
+
+// check reads the log's fact at the seq of the policy a restored snapshot
+// names: the policy widens or narrows what runs unasked, so a snapshot
+// stands for it only when it is the log's fact at that seq, hash for
+// hash. It costs one read.
+func (o *own) check(p fold.Prefix) error {
+	if o.policy == nil {
+		return nil
+	}
+	for f, err := range p.Read(o.policy.Seq) {
+		if err != nil {
+			return fmt.Errorf("lineage: read the policy at seq %d: %w", o.policy.Seq, err)
+		}
+		if f.Seq != o.policy.Seq || f.Hash() != o.policy.Hash() {
+			return fmt.Errorf("lineage: a snapshot's policy at seq %d is not the log's fact there", o.policy.Seq)
+		}
+		return nil
+	}
+	return fmt.Errorf("lineage: a snapshot's policy at seq %d is not in the log", o.policy.Seq)
+}

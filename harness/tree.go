@@ -760,5 +760,8 @@ func (l *lineage) Restore(data []byte, p fold.Prefix) error {
 	if err := l.own.restore(d, l.seen); err != nil {
 		return err
 	}
-	return d.Finish()
+	if err := d.Finish(); err != nil {
+		return err
+	}
+	return l.own.check(p)
 }
