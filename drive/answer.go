@@ -190,25 +190,24 @@ func AnsweredRequest(f facts.Fact) string {
 	return r
 }
 
-// LastAnswer returns the thread's last fact of kind, provided nothing else
-// was posted after it (facts the runtime appended since do not count):
-// the answer a command repeated now would repeat. ok is false when there
-// is none. A caller that finds nothing open to answer can build its answer
-// to AnsweredRequest of the fact and, if SameAnswer holds, report it as
-// already given.
-func LastAnswer(ctx context.Context, store thread.Store, id string, kind facts.Kind) (f facts.Fact, ok bool, err error) {
-	for g, rerr := range store.Read(ctx, id, 1) {
-		if rerr != nil {
-			return facts.Fact{}, false, fmt.Errorf("read %s: %w", id, rerr)
-		}
-		switch {
-		case g.Kind == kind:
-			f = g
-		case facts.IsIngress(g.Cause):
-			f = facts.Fact{} // something else was posted since
-		}
+// LastAnswer returns the thread's last fact of kind (an answer: a
+// confirmation's, a question's, a reconciliation, or a user.message),
+// provided nothing else was posted after it (facts the runtime appended
+// since do not count): the answer a command repeated now would repeat. ok
+// is false when there is none. A caller that finds nothing open to answer
+// can build its answer to AnsweredRequest of the fact and, if SameAnswer
+// holds, report it as already given. It is read from the thread's view
+// (harness.View.Own), never from a scan of the log.
+func LastAnswer(ctx context.Context, th *harness.Thread, kind facts.Kind) (f facts.Fact, ok bool, err error) {
+	v, err := th.View(ctx)
+	if errors.Is(err, harness.ErrUnknownThread) {
+		return facts.Fact{}, false, nil
 	}
-	return f, f.Seq != 0, nil
+	if err != nil {
+		return facts.Fact{}, false, err
+	}
+	f, ok = v.Own.LastAnswer(kind)
+	return f, ok, nil
 }
 
 // readFact reads the thread's fact at seq.
@@ -343,7 +342,7 @@ func Answer(ctx context.Context, th *harness.Thread, kind fold.WaitKind, request
 		return Answered{}, rerr
 	default:
 		// Answering again what was just answered is harmless: say so.
-		f, ok, err := LastAnswer(ctx, th.Store(), th.ID(), answerKind(kind))
+		f, ok, err := LastAnswer(ctx, th, answerKind(kind))
 		if err != nil {
 			return Answered{}, err
 		}

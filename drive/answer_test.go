@@ -156,7 +156,7 @@ func TestPostAnswerMessage(t *testing.T) {
 
 func TestLastAnswer(t *testing.T) {
 	e, req := parkedOn(t, harnesstest.ToolScript)
-	_, ok, err := drive.LastAnswer(ctx, e.Store, "t", facts.KindConfirmationAnswered)
+	_, ok, err := drive.LastAnswer(ctx, e.Thread("t"), facts.KindConfirmationAnswered)
 	require.NoError(t, err)
 	require.False(t, ok, "nothing answered yet")
 
@@ -167,7 +167,7 @@ func TestLastAnswer(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, out.Seq, p.Seq)
 
-	f, ok, err := drive.LastAnswer(ctx, e.Store, "t", facts.KindConfirmationAnswered)
+	f, ok, err := drive.LastAnswer(ctx, e.Thread("t"), facts.KindConfirmationAnswered)
 	require.NoError(t, err)
 	require.True(t, ok, "what the runtime appended since does not count")
 	require.Equal(t, p.Seq, f.Seq)
@@ -178,7 +178,7 @@ func TestLastAnswer(t *testing.T) {
 
 	_, err = drive.PostAnswer(ctx, e.Thread("t"), draft(t, facts.KindUserMessage, facts.UserMessage{Text: "Thanks"}), "m1")
 	require.NoError(t, err)
-	_, ok, err = drive.LastAnswer(ctx, e.Store, "t", facts.KindConfirmationAnswered)
+	_, ok, err = drive.LastAnswer(ctx, e.Thread("t"), facts.KindConfirmationAnswered)
 	require.NoError(t, err)
 	require.False(t, ok, "something else was posted since")
 }

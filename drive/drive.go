@@ -20,9 +20,10 @@ type Options struct {
 	// Approval answers the confirmations it decides (see ApplyApproval);
 	// the zero Approval decides none.
 	Approval Approval
-	// FollowPolicy: the thread's own policy (its latest policy.set, read
-	// at each look, so that a change made while the thread is driven — a
-	// person's "always" at the prompt — applies at once) decides instead
+	// FollowPolicy: the thread's own policy (its latest policy.set, as
+	// each look's view reads it — harness.View.Own — so that a change made
+	// while the thread is driven, a person's "always" at the prompt,
+	// applies at once) decides instead
 	// of Approval's mode and patterns; Approval's Root and Resolve are
 	// kept. A thread that records no policy is decided by Approval.
 	FollowPolicy bool
@@ -114,7 +115,6 @@ func Drive(ctx context.Context, th *harness.Thread, opts Options) (State, error)
 	}
 	retried := false
 	idle := 0 // resumes in a row that ran nothing
-	var policy policyReader
 	for {
 		st, err := Inspect(ctx, th)
 		if err != nil {
@@ -160,7 +160,7 @@ func Drive(ctx context.Context, th *harness.Thread, opts Options) (State, error)
 		}
 		approval := opts.Approval
 		if opts.FollowPolicy {
-			p, _, ok, err := policy.read(ctx, th)
+			p, _, ok, err := st.View.Own.Policy()
 			if err != nil {
 				return st, err
 			}

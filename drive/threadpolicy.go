@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -52,39 +53,17 @@ func SamePolicy(a, b facts.PolicySet) bool {
 }
 
 // ThreadPolicy is the thread's latest policy.set and its seq; ok is false
-// when the thread records none.
+// when the thread records none (or has no facts). It is read from the
+// thread's view (harness.View.Own), never from a scan of the log.
 func ThreadPolicy(ctx context.Context, th *harness.Thread) (p facts.PolicySet, seq uint64, ok bool, err error) {
-	var r policyReader
-	return r.read(ctx, th)
-}
-
-// policyReader reads a thread's latest policy.set as its log grows, each
-// fact once.
-type policyReader struct {
-	next   uint64 // the next seq to read; 0 is 1
-	latest facts.PolicySet
-	seq    uint64
-}
-
-func (r *policyReader) read(ctx context.Context, th *harness.Thread) (facts.PolicySet, uint64, bool, error) {
-	if r.next == 0 {
-		r.next = 1
+	v, err := th.View(ctx)
+	if errors.Is(err, harness.ErrUnknownThread) {
+		return facts.PolicySet{}, 0, false, nil
 	}
-	for f, err := range th.Store().Read(ctx, th.ID(), r.next) {
-		if err != nil {
-			return facts.PolicySet{}, 0, false, fmt.Errorf("read the policy of %s: %w", th.ID(), err)
-		}
-		r.next = f.Seq + 1
-		if f.Kind != facts.KindPolicySet {
-			continue
-		}
-		p, err := facts.Decode[facts.PolicySet](f)
-		if err != nil {
-			return facts.PolicySet{}, 0, false, fmt.Errorf("the policy of %s at seq %d: %w", th.ID(), f.Seq, err)
-		}
-		r.latest, r.seq = p, f.Seq
+	if err != nil {
+		return facts.PolicySet{}, 0, false, fmt.Errorf("read the policy of %s: %w", th.ID(), err)
 	}
-	return r.latest, r.seq, r.seq != 0, nil
+	return v.Own.Policy()
 }
 
 // SetPolicy records p as the thread's policy from now on, unless the

@@ -54,6 +54,8 @@ type lineage struct {
 	stopped    *facts.ThreadStopped
 	stoppedSeq uint64
 	err        error
+	// own is what the thread records of itself (see own.go).
+	own own
 }
 
 // Lineage is the lineage component's view: a child's link to its parent
@@ -73,6 +75,7 @@ func (l *lineage) Name() string { return "lineage" }
 
 func (l *lineage) Step(f facts.Fact) error {
 	l.seen = f.Seq
+	l.own.step(f)
 	var err error
 	switch f.Kind {
 	case facts.KindThreadSpawned:
@@ -666,8 +669,9 @@ func (t *Thread) Tree(ctx context.Context) (Tree, error) {
 
 // SnapshotVersion is the version of the lineage's snapshots: the seq of
 // the last fact folded, then, each as a flag and its payload (and seq):
-// the spawn record, the end, the stop.
-func (l *lineage) SnapshotVersion() uint32 { return 1 }
+// the spawn record, the end, the stop; then what the thread records of
+// itself (version 2; see own.snapshot).
+func (l *lineage) SnapshotVersion() uint32 { return 2 }
 
 // Snapshot keeps what the lineage read; a record it could not read keeps
 // none.
@@ -715,6 +719,9 @@ func (l *lineage) Snapshot() ([]byte, error) {
 			e.Bytes(data)
 		}
 	}
+	if err := l.own.snapshot(&e); err != nil {
+		return nil, err
+	}
 	return e.Data(), nil
 }
 
@@ -750,5 +757,11 @@ func (l *lineage) Restore(data []byte, p fold.Prefix) error {
 		}
 		l.stopped, l.stoppedSeq = &ts, seq
 	}
-	return d.Finish()
+	if err := l.own.restore(d, l.seen); err != nil {
+		return err
+	}
+	if err := d.Finish(); err != nil {
+		return err
+	}
+	return l.own.check(p)
 }

@@ -47,6 +47,9 @@ type View struct {
 	// Lineage is the thread's place in a tree: a child's link to its
 	// parent and its end, and a stop (see Delegate).
 	Lineage Lineage
+	// Own is what the thread records of itself: its title, its
+	// workspace, its policy, the answers posted to it (see Own).
+	Own Own
 }
 
 // StatusOf is the status a projection gives a thread: stopped or failed
@@ -141,7 +144,7 @@ func ViewOf(id string, f *fold.Fold[Services]) (View, error) {
 			b := c.View()
 			v.Budget = &b
 		case *lineage:
-			v.Lineage = c.view()
+			v.Lineage, v.Own = c.view(), c.own.Own
 		}
 	}
 	return v, nil

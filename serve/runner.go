@@ -33,20 +33,18 @@ var ErrNotHere = errors.New("the thread works in another workspace")
 // tool) runs only as its parent drives it: resuming one resumes the root
 // of its tree.
 func (s *Server) Resume(ctx context.Context, id string) error {
-	st, err := s.inspect(ctx, id)
+	root, err := harness.RootOf(ctx, s.store, id)
 	if err != nil {
 		return err
 	}
-	for depth := 0; st.View.Lineage.Spawn != nil; depth++ {
-		if depth == harness.MaxTreeDepth {
-			return fmt.Errorf("thread %s: more than %d parents above it", id, harness.MaxTreeDepth)
-		}
-		parent := st.View.Lineage.Spawn.Parent
-		if st, err = s.inspect(ctx, parent); err != nil {
-			return fmt.Errorf("the parent %s of %s: %w", parent, id, err)
-		}
+	st, err := s.inspect(ctx, root)
+	if err != nil && root != id {
+		return fmt.Errorf("the root %s of %s: %w", root, id, err)
 	}
-	id = st.Thread
+	if err != nil {
+		return err
+	}
+	id = root
 	if !s.here(st.Workspace) {
 		return fmt.Errorf("thread %s works in %s, not here (%s): %w; a command or a server there resumes it", id, st.Workspace, s.opts.Stock.Config.Workspace, ErrNotHere)
 	}

@@ -255,7 +255,7 @@ func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, 
 		}
 		return usageError("%v", err)
 	case errors.As(err, &rerr) && rerr.Named == "":
-		if last, ok, lerr := drive.LastAnswer(ctx, s.store, id, answerKindOf(kind)); lerr == nil && ok {
+		if last, ok, lerr := drive.LastAnswer(ctx, dr.th, answerKindOf(kind)); lerr == nil && ok {
 			return fmt.Errorf("%w: the last answer was %s (seq %d); nothing appended", err, present.Describe(last), last.Seq)
 		}
 		return fmt.Errorf("%w; `harness log %s` shows its record", err, id)

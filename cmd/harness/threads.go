@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/drive"
-	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -137,7 +136,7 @@ func (a *app) threadRows(ctx context.Context, s *session, status harness.Status)
 			if b := st.View.Budget; b != nil {
 				r.Turns, r.Tokens = b.Turns, b.Tokens
 			}
-			if r.Title, err = title(ctx, s.store, h.Thread); err != nil {
+			if r.Title, err = st.View.Own.Title(); err != nil {
 				return nil, err
 			}
 			for _, w := range st.Waits {
@@ -160,31 +159,6 @@ func (a *app) threadRows(ctx context.Context, s *session, status harness.Status)
 		rows = append(rows, o.v)
 	}
 	return rows, nil
-}
-
-// title is the message that started the thread.
-func title(ctx context.Context, store thread.Store, id string) (string, error) {
-	for f, err := range store.Read(ctx, id, 1) {
-		if err != nil {
-			return "", fmt.Errorf("read %s: %w", id, err)
-		}
-		if f.Kind == facts.KindThreadSpawned { // a child: its task
-			sp, err := facts.Decode[facts.ThreadSpawned](f)
-			if err != nil {
-				return "", fmt.Errorf("thread %s at seq %d: %w", id, f.Seq, err)
-			}
-			return sp.Task, nil
-		}
-		if f.Kind == facts.KindUserMessage {
-			m, err := facts.Decode[facts.UserMessage](f)
-			if err != nil {
-				return "", fmt.Errorf("thread %s at seq %d: %w", id, f.Seq, err)
-			}
-			return m.Text, nil
-		}
-		return "", nil
-	}
-	return "", nil
 }
 
 // lastThread is the store's thread active last that is not a child (a
@@ -210,7 +184,7 @@ func lastThread(ctx context.Context, s *session) (string, error) {
 		return naturalCompare(y.Thread, x.Thread)
 	})
 	for _, h := range heads {
-		child, err := isChild(ctx, s.store, h.Thread)
+		_, child, err := harness.SpawnOf(ctx, s.store, h.Thread)
 		if err != nil {
 			return "", err
 		}
@@ -219,17 +193,6 @@ func lastThread(ctx context.Context, s *session) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no threads in %s; start one with `harness run`", s.place.Where())
-}
-
-// isChild reports whether a thread was spawned by a parent.
-func isChild(ctx context.Context, store thread.Store, id string) (bool, error) {
-	for f, err := range store.Read(ctx, id, 1) {
-		if err != nil {
-			return false, fmt.Errorf("read %s: %w", id, err)
-		}
-		return f.Kind == facts.KindThreadSpawned, nil
-	}
-	return false, nil
 }
 
 // naturalCompare orders ids with their numbers as numbers: t2 before t10.
