@@ -43,6 +43,11 @@ type Sandbox struct {
 	// the workspace (".harness": any nested store).
 	Hidden      []string `msgpack:"hidden,omitempty" json:"hidden,omitempty"`
 	HiddenNames []string `msgpack:"hidden_names,omitempty" json:"hidden_names,omitempty"`
+	// GitRefused, when set, says which git directory the workspace's .git
+	// file names and why it is not writable (it is not verifiably a linked
+	// worktree's or a submodule's of the workspace): git in the workspace
+	// cannot write its metadata there.
+	GitRefused string `msgpack:"git_refused,omitempty" json:"git_refused,omitempty"`
 	// Env is the allow-list of the environment: the names a command may
 	// get from the harness's environment ("LC_*" is a prefix). Nothing
 	// else is passed; values are not recorded.

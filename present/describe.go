@@ -344,6 +344,9 @@ func SandboxDetail(s facts.Sandbox) string {
 	if len(s.ReadOnly) > 0 {
 		d += "; read-only: " + strings.Join(s.ReadOnly, ", ")
 	}
+	if s.GitRefused != "" {
+		d += "; .git: " + s.GitRefused + " (git cannot write its metadata there)"
+	}
 	if strings.HasPrefix(s.Mechanism, "unavailable") {
 		d += "; " + s.Mechanism
 	}

@@ -275,6 +275,37 @@ func TestCmdPlantedGitFileWidensNothing(t *testing.T) {
 	require.NotEqual(t, 0, e.Code, "%s", out)
 	require.NoFileExists(t, filepath.Join(outside, "planted"))
 	require.NotContains(t, spec.Record().Writable, outside)
+
+	// Nor does the spec a later process computes from the workspace as it
+	// now is: the planted .git is refused, and said to be.
+	later, err := sandbox.Default(spec.Workspace, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{spec.Workspace, spec.GoCache}, later.Record().Writable)
+	require.Contains(t, later.Record().GitRefused, outside)
+	out, e = run(t, later, "touch '"+filepath.Join(outside, "planted")+"'")
+	require.NotEqual(t, 0, e.Code, "%s", out)
+	require.Contains(t, out, "Permission denied")
+	require.NoFileExists(t, filepath.Join(outside, "planted"))
+}
+
+// A FIFO where a .git file or a worktree's commondir should be cannot
+// stall the start of a command: it is not read.
+func TestGitPathsOfAFIFO(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	dir := filepath.Join(ws, "fake", "worktrees", "x")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "gitdir"), []byte(filepath.Join(ws, ".git")+"\n"), 0o644))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "commondir"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".git"), []byte("gitdir: fake/worktrees/x\n"), 0o644))
+	g := sandbox.GitPathsOf(ws)
+	require.Contains(t, g.Refused, "commondir is not a regular file")
+	require.Empty(t, g.Writable)
+
+	require.NoError(t, os.Remove(filepath.Join(ws, ".git")))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(ws, ".git"), 0o644))
+	require.Equal(t, sandbox.GitPaths{}, sandbox.GitPathsOf(ws))
 }
 
 // A repository's info/ and each submodule's hooks, config and info are

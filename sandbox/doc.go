@@ -44,9 +44,15 @@
 // .git cannot be renamed away (it is a mount point), so no hook,
 // core.hooksPath, core.fsmonitor or filter of the command's choosing runs
 // in the person's next git command, while git add and git commit work
-// (objects, refs and the index stay writable; for a worktree, its git
-// directory and the common directory are writable roots, their hooks,
-// config and info read-only). Landlock grants rights per directory, so
+// (objects, refs and the index stay writable; for a linked worktree or a
+// submodule, its git directory and the common directory are writable
+// roots, their hooks, config and info read-only). A .git file names its
+// git directory, and anyone who writes the workspace can write one: what
+// it names is a writable root only when it verifiably belongs to the
+// workspace (a worktree's back-link and commondir, a submodule's
+// core.worktree; see GitPathsOf), and never when it holds the workspace
+// or the user's home. Otherwise git in the workspace cannot write its
+// metadata, and the record says why (GitRefused). Landlock grants rights per directory, so
 // .git itself stays writable for git's lock files and renames: what else
 // a command creates there (a commondir, a config.worktree) or anywhere in
 // a nested .git is not refused but observed (package action), as an

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,6 +56,10 @@ var (
 	// or a Landlock rule failed); the command did not run.
 	ErrSetup = errors.New("sandbox setup failed")
 )
+
+// errGitdir begins GitPaths.Refused: the git directory a .git file names
+// is not made writable.
+var errGitdir = errors.New("not writable: the git directory")
 
 // StoreName is the name of a workspace's store directory. Every directory
 // of this name under the workspace is hidden from commands (see
@@ -329,7 +334,10 @@ func (s Spec) readOnlyPaths() []string {
 // writable root.
 func (s Spec) git() GitPaths {
 	now := GitPathsOf(s.Workspace)
-	g := GitPaths{ReadOnly: slices.Clone(s.Git.ReadOnly), Pin: s.Git.Pin, Writable: s.Git.Writable}
+	g := GitPaths{ReadOnly: slices.Clone(s.Git.ReadOnly), Pin: s.Git.Pin, Writable: s.Git.Writable, Refused: s.Git.Refused}
+	if g.Refused == "" {
+		g.Refused = now.Refused
+	}
 	for _, p := range now.ReadOnly {
 		if !slices.Contains(g.ReadOnly, p) {
 			g.ReadOnly = append(g.ReadOnly, p)
@@ -355,13 +363,35 @@ type GitPaths struct {
 	// that it cannot be renamed away and replaced by a directory with
 	// hooks of the command's choosing.
 	Pin string
-	// Writable: for a worktree, its git directory and the common
-	// directory, which lie outside the workspace (objects, refs, index).
+	// Writable: for a linked worktree or a submodule, its git directory
+	// and the common directory, which lie outside the workspace (objects,
+	// refs, index). Only a git directory that verifiably belongs to the
+	// workspace is here (see GitPathsOf).
 	Writable []string
+	// Refused, when set, says which git directory the workspace's .git
+	// file names and why it is not writable: git in the workspace cannot
+	// write its metadata there.
+	Refused string
 }
 
 // GitPathsOf returns the git paths of the workspace ws: none when it has
 // no .git.
+//
+// A .git file ("gitdir: DIR") is a linked worktree's or a submodule's,
+// or a plant: anyone who can write the workspace (a command, a tarball)
+// can name any directory in it. So DIR and its common directory are
+// writable roots only when DIR verifiably belongs to ws:
+//
+//   - a linked worktree: DIR is REPO/worktrees/NAME (REPO a git
+//     directory, with HEAD and objects/), its "gitdir" file leads back to
+//     ws/.git and its "commondir" to REPO;
+//   - a submodule: DIR lies under some .git/modules/, holds HEAD, has no
+//     commondir, and its config's core.worktree leads to ws.
+//
+// And never a directory that holds ws, the user's home directory, or the
+// user's configuration, cache or harness runtime directory. Anything else
+// is refused (see GitPaths.Refused): the .git file and DIR's hooks and
+// config are read-only, as any .git's, and DIR is not writable.
 func GitPathsOf(ws string) GitPaths {
 	dotgit := filepath.Join(ws, ".git")
 	fi, err := os.Lstat(dotgit)
@@ -374,11 +404,9 @@ func GitPathsOf(ws string) GitPaths {
 	if !fi.Mode().IsRegular() {
 		return GitPaths{}
 	}
-	// A worktree or a submodule: ".git" says "gitdir: DIR", and DIR's
-	// "commondir" names the repository's own git directory.
-	data, err := os.ReadFile(dotgit)
+	data, err := readSmall(dotgit)
 	if err != nil {
-		return GitPaths{}
+		return GitPaths{ReadOnly: []string{dotgit}}
 	}
 	line, _, _ := strings.Cut(string(data), "\n")
 	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
@@ -393,20 +421,18 @@ func GitPathsOf(ws string) GitPaths {
 		gitdir = real
 	}
 	g := GitPaths{ReadOnly: append([]string{dotgit}, controlOf(gitdir)...)}
-	common := gitdir
-	if data, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
-		c := strings.TrimSpace(string(data))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(gitdir, c)
-		}
-		if real, err := filepath.EvalSymlinks(c); err == nil {
-			common = real
-		}
+	common, err := gitdirOf(ws, gitdir)
+	if err != nil {
+		g.Refused = err.Error()
+		return g
+	}
+	if common != gitdir {
 		g.ReadOnly = append(g.ReadOnly, controlOf(common)...)
 		// The worktree's git directory is a writable root outside the
 		// workspace, where the observer does not look: its commondir, which
-		// says where the config is, is read-only too.
-		g.ReadOnly = append(g.ReadOnly, filepath.Join(gitdir, "config.worktree"), filepath.Join(gitdir, "commondir"))
+		// says where the config is, is read-only too, and so is its gitdir,
+		// the back-link that makes it this workspace's.
+		g.ReadOnly = append(g.ReadOnly, filepath.Join(gitdir, "config.worktree"), filepath.Join(gitdir, "commondir"), filepath.Join(gitdir, "gitdir"))
 	}
 	g.ReadOnly = append(g.ReadOnly, modulesOf(common)...)
 	for _, d := range []string{gitdir, common} {
@@ -415,6 +441,203 @@ func GitPathsOf(ws string) GitPaths {
 		}
 	}
 	return g
+}
+
+// gitdirOf returns the common directory of gitdir, the resolved directory
+// the .git file of the workspace ws names, when gitdir is a linked
+// worktree's or a submodule's git directory of ws (see GitPathsOf), and
+// may be a writable root; an error wrapping errGitdir that says why not
+// otherwise.
+func gitdirOf(ws, gitdir string) (string, error) {
+	refuse := func(format string, args ...any) (string, error) {
+		return "", fmt.Errorf("%w %s: %s", errGitdir, gitdir, fmt.Sprintf(format, args...))
+	}
+	if fi, err := os.Stat(gitdir); err != nil || !fi.IsDir() {
+		return refuse("not a directory")
+	}
+	if !isGitDir(gitdir) {
+		return refuse("not a git directory (no HEAD)")
+	}
+	var common string
+	if parent := filepath.Dir(gitdir); filepath.Base(parent) == "worktrees" {
+		// A linked worktree: REPO/worktrees/NAME.
+		repo := filepath.Dir(parent)
+		back, err := readLink(gitdir, "gitdir")
+		if err != nil {
+			return refuse("not a linked worktree of this workspace: %v", err)
+		}
+		if back != filepath.Join(ws, ".git") {
+			return refuse("a linked worktree of %s, not of this workspace", filepath.Dir(back))
+		}
+		c, err := readLink(gitdir, "commondir")
+		if err != nil {
+			return refuse("a linked worktree without a common directory: %v", err)
+		}
+		if c != repo {
+			return refuse("its commondir names %s, not %s", c, repo)
+		}
+		if fi, err := os.Stat(filepath.Join(repo, "objects")); !isGitDir(repo) || err != nil || !fi.IsDir() {
+			return refuse("%s is not a git directory", repo)
+		}
+		common = repo
+	} else {
+		// A submodule: .../.git/modules/NAME..., its core.worktree ws.
+		if !underModules(gitdir) {
+			return refuse("neither a linked worktree's git directory (REPO/worktrees/NAME) nor a submodule's (.git/modules/NAME)")
+		}
+		if _, err := os.Lstat(filepath.Join(gitdir, "commondir")); err == nil {
+			return refuse("a submodule's git directory with a commondir")
+		}
+		wt, ok := configWorktree(filepath.Join(gitdir, "config"))
+		if !ok {
+			return refuse("a submodule's git directory whose config names no core.worktree")
+		}
+		if !filepath.IsAbs(wt) {
+			wt = filepath.Join(gitdir, wt)
+		}
+		if real, err := filepath.EvalSymlinks(wt); err == nil {
+			wt = real
+		}
+		if wt != ws {
+			return refuse("a submodule's git directory whose core.worktree is %s, not this workspace", wt)
+		}
+		common = gitdir
+	}
+	for _, d := range []string{gitdir, common} {
+		if within(ws, d) {
+			return refuse("%s holds the workspace", d)
+		}
+		for _, p := range protectedDirs() {
+			if within(p, d) {
+				return refuse("%s holds %s", d, p)
+			}
+		}
+	}
+	return common, nil
+}
+
+// isGitDir reports whether dir holds a HEAD file.
+func isGitDir(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, "HEAD"))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// readLink returns the path the file name in the git directory dir holds
+// (a "gitdir" or "commondir" file), resolved against dir and through
+// symbolic links.
+func readLink(dir, name string) (string, error) {
+	data, err := readSmall(filepath.Join(dir, name))
+	if err != nil {
+		return "", fmt.Errorf("no %s file: %v", name, err)
+	}
+	p := strings.TrimSpace(string(data))
+	if p == "" || strings.ContainsRune(p, '\n') {
+		return "", fmt.Errorf("its %s file does not hold one path", name)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("its %s file names %s, which does not exist", name, p)
+	}
+	return real, nil
+}
+
+// maxGitFile bounds the git files GitPathsOf reads (.git, gitdir,
+// commondir, config).
+const maxGitFile = 1 << 20
+
+// readSmall reads the file path when it is a regular file, not a link, of
+// at most maxGitFile bytes: a FIFO or a link to /dev/zero planted in the
+// workspace cannot stall or swell the start of every command.
+func readSmall(path string) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() > maxGitFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxGitFile)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return io.ReadAll(io.LimitReader(f, maxGitFile))
+}
+
+// underModules reports whether the absolute path dir lies beneath a
+// .git/modules directory.
+func underModules(dir string) bool {
+	parts := strings.Split(dir, string(filepath.Separator))
+	for i := 0; i+2 < len(parts); i++ {
+		if parts[i] == ".git" && parts[i+1] == "modules" {
+			return true
+		}
+	}
+	return false
+}
+
+// configWorktree returns the last core.worktree the git config file
+// names. It reads the plain form git writes ("[core]", then
+// "worktree = VALUE", optionally quoted); what it cannot read counts as
+// none, which refuses the directory.
+func configWorktree(file string) (string, bool) {
+	data, err := readSmall(file)
+	if err != nil {
+		return "", false
+	}
+	var value string
+	found, core := false, false
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			core = strings.EqualFold(line, "[core]")
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !core || !ok || !strings.EqualFold(strings.TrimSpace(k), "worktree") {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			v = v[1 : len(v)-1]
+		}
+		if v == "" || strings.ContainsAny(v, "\\\";#") {
+			found = false
+			continue
+		}
+		value, found = v, true
+	}
+	return value, found
+}
+
+// protectedDirs is what a git directory that holds it is never writable
+// for: the user's home directory and configuration, cache and harness
+// runtime directories, as they resolve.
+func protectedDirs() []string {
+	var out []string
+	add := func(d string, err error) {
+		if err != nil || d == "" || !filepath.IsAbs(d) {
+			return
+		}
+		out = append(out, filepath.Clean(d))
+		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
+			out = append(out, real)
+		}
+	}
+	add(os.UserHomeDir())
+	add(os.UserConfigDir())
+	add(os.UserCacheDir())
+	add(RuntimeDirPath(), nil)
+	return out
 }
 
 // controlOf is what in the git directory dir can make git run a program
@@ -556,6 +779,9 @@ func (s Spec) Record() facts.Sandbox {
 	}
 	r.Writable = s.writableRoots()
 	r.ReadOnly = s.readOnlyPaths()
+	if s.Mode == WorkspaceWrite {
+		r.GitRefused = s.git().Refused
+	}
 	r.Hidden = slices.Clone(s.Hidden)
 	r.HiddenNames = slices.Clone(s.HiddenNames)
 	sup := Probe(s.SimulateMissing...)

@@ -234,7 +234,7 @@ func TestGitPathsOfAWorktree(t *testing.T) {
 	require.Equal(t, []string{
 		filepath.Join(wt, ".git"), filepath.Join(gitdir, "hooks"), filepath.Join(gitdir, "config"), filepath.Join(gitdir, "info"),
 		filepath.Join(common, "hooks"), filepath.Join(common, "config"), filepath.Join(common, "info"),
-		filepath.Join(gitdir, "config.worktree"), filepath.Join(gitdir, "commondir"),
+		filepath.Join(gitdir, "config.worktree"), filepath.Join(gitdir, "commondir"), filepath.Join(gitdir, "gitdir"),
 	}, g.ReadOnly)
 	require.Equal(t, []string{gitdir, common}, g.Writable)
 	require.Empty(t, g.Pin)
@@ -254,4 +254,175 @@ func TestClone(t *testing.T) {
 	require.Equal(t, []string{"/a"}, s.Writable)
 	require.Equal(t, []string{"/h"}, s.Hidden)
 	require.Equal(t, []string{"E"}, s.Env)
+}
+
+// gitRepo makes a git repository with one commit in a new temporary
+// directory and returns it as it resolves, and a function that runs git in
+// a directory.
+func gitRepo(t *testing.T) (string, func(dir string, args ...string)) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatalf("this test needs git: %v", err)
+	}
+	run := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "protocol.file.allow=always"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	dir := realTemp(t)
+	run(dir, "init", "-q")
+	run(dir, "commit", "-q", "--allow-empty", "-m", "one")
+	return dir, run
+}
+
+func realTemp(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	return d
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+}
+
+// A .git file names its git directory, and anyone who can write the
+// workspace (a command, a tarball) can write it: the directory it names is
+// a writable root only when it is verifiably a linked worktree's or a
+// submodule's of this workspace. Each plant here is refused, and said to
+// be; the workspace is the only root left.
+func TestGitPathsOfAPlantedGitFile(t *testing.T) {
+	home, err := os.UserHomeDir()
+	require.NoError(t, err)
+	main, run := gitRepo(t)
+	other := filepath.Join(realTemp(t), "other")
+	run(main, "worktree", "add", "-q", other)
+	otherGitdir := filepath.Join(main, ".git", "worktrees", "other")
+
+	super, _ := gitRepo(t)
+	run(super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", main, "lib")
+	module := filepath.Join(super, ".git", "modules", "lib")
+
+	for _, tc := range []struct {
+		name   string
+		gitdir string
+		setup  func(ws string)
+		why    string
+	}{
+		{"the root", "/", nil, "not a git directory"},
+		{"home", home, nil, "not writable: the git directory " + home},
+		{"the parent", "..", nil, "not a git directory"},
+		{"a repository", main, nil, "not a git directory (no HEAD)"},
+		{"its .git", filepath.Join(main, ".git"), nil, "neither a linked worktree's git directory"},
+		{"another workspace's worktree", otherGitdir, nil, "a linked worktree of " + other + ", not of this workspace"},
+		{"another workspace's submodule", module, nil, "whose core.worktree is " + filepath.Join(super, "lib") + ", not this workspace"},
+		{"a missing directory", "/nonexistent/x", nil, "not a directory"},
+		{"a fake worktree in the workspace leading out", "fake/worktrees/x", func(ws string) {
+			// All a real worktree has, but its commondir leads to a
+			// real repository outside.
+			writeFile(t, filepath.Join(ws, "fake/worktrees/x/HEAD"), "ref: refs/heads/main\n")
+			writeFile(t, filepath.Join(ws, "fake/worktrees/x/gitdir"), filepath.Join(ws, ".git")+"\n")
+			writeFile(t, filepath.Join(ws, "fake/worktrees/x/commondir"), filepath.Join(main, ".git")+"\n")
+		}, "its commondir names " + filepath.Join(main, ".git") + ", not "},
+		{"a fake submodule leading to the root", "fake/.git/modules/x", func(ws string) {
+			writeFile(t, filepath.Join(ws, "fake/.git/modules/x/HEAD"), "ref: refs/heads/main\n")
+			writeFile(t, filepath.Join(ws, "fake/.git/modules/x/config"), "[core]\n\tworktree = /\n")
+		}, "whose core.worktree is /, not this workspace"},
+		{"a back-link to /dev/zero", "fake/worktrees/x", func(ws string) {
+			writeFile(t, filepath.Join(ws, "fake/worktrees/x/HEAD"), "ref: refs/heads/main\n")
+			require.NoError(t, os.Symlink("/dev/zero", filepath.Join(ws, "fake/worktrees/x/gitdir")))
+		}, "gitdir is not a regular file"},
+		{"a link to the root", "link", func(ws string) {
+			require.NoError(t, os.Symlink("/", filepath.Join(ws, "link")))
+		}, "not a git directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := realTemp(t)
+			if tc.setup != nil {
+				tc.setup(ws)
+			}
+			writeFile(t, filepath.Join(ws, ".git"), "gitdir: "+tc.gitdir+"\n")
+			g := sandbox.GitPathsOf(ws)
+			require.Empty(t, g.Writable)
+			require.Contains(t, g.Refused, tc.why)
+			require.Contains(t, g.ReadOnly, filepath.Join(ws, ".git"))
+
+			spec, err := sandbox.Default(ws, "")
+			require.NoError(t, err)
+			r := spec.Record()
+			require.Equal(t, []string{ws, spec.GoCache}, r.Writable)
+			require.Equal(t, g.Refused, r.GitRefused)
+		})
+	}
+}
+
+// A fake worktree directory inside the workspace, well formed, is taken
+// for what it claims, but it lies in the workspace: no root beyond it.
+func TestGitPathsOfAFakeWorktreeInside(t *testing.T) {
+	ws := realTemp(t)
+	writeFile(t, filepath.Join(ws, "fake/HEAD"), "ref: refs/heads/main\n")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "fake/objects"), 0o755))
+	writeFile(t, filepath.Join(ws, "fake/worktrees/x/HEAD"), "ref: refs/heads/main\n")
+	writeFile(t, filepath.Join(ws, "fake/worktrees/x/gitdir"), filepath.Join(ws, ".git")+"\n")
+	writeFile(t, filepath.Join(ws, "fake/worktrees/x/commondir"), "../..\n")
+	writeFile(t, filepath.Join(ws, ".git"), "gitdir: fake/worktrees/x\n")
+	g := sandbox.GitPathsOf(ws)
+	require.Empty(t, g.Refused)
+	require.Empty(t, g.Writable)
+	require.Contains(t, g.ReadOnly, filepath.Join(ws, "fake/config"))
+}
+
+// A real linked worktree (whose back-link may be relative) and a real
+// submodule get their git directories writable; a real worktree whose
+// common directory would hold the user's home directory, or the
+// workspace, does not.
+func TestGitPathsOfRealWorktreesAndSubmodules(t *testing.T) {
+	main, run := gitRepo(t)
+	wt := filepath.Join(realTemp(t), "wt")
+	run(main, "worktree", "add", "-q", wt)
+	gitdir := filepath.Join(main, ".git", "worktrees", "wt")
+	common := filepath.Join(main, ".git")
+	require.Equal(t, []string{gitdir, common}, sandbox.GitPathsOf(wt).Writable)
+
+	// git's relative form (worktree.useRelativePaths): the same.
+	rel, err := filepath.Rel(gitdir, filepath.Join(wt, ".git"))
+	require.NoError(t, err)
+	writeFile(t, filepath.Join(gitdir, "gitdir"), rel+"\n")
+	rel, err = filepath.Rel(wt, gitdir)
+	require.NoError(t, err)
+	writeFile(t, filepath.Join(wt, ".git"), "gitdir: "+rel+"\n")
+	g := sandbox.GitPathsOf(wt)
+	require.Empty(t, g.Refused)
+	require.Equal(t, []string{gitdir, common}, g.Writable)
+
+	// The common directory is the user's home: refused.
+	t.Setenv("HOME", common)
+	g = sandbox.GitPathsOf(wt)
+	require.Empty(t, g.Writable)
+	require.Contains(t, g.Refused, common+" holds "+common)
+	t.Setenv("HOME", realTemp(t))
+
+	// A worktree inside the repository's .git: the common directory holds
+	// the workspace.
+	inside := filepath.Join(common, "inside")
+	run(main, "worktree", "add", "-q", inside)
+	g = sandbox.GitPathsOf(inside)
+	require.Empty(t, g.Writable)
+	require.Contains(t, g.Refused, common+" holds the workspace")
+
+	super, _ := gitRepo(t)
+	run(super, "submodule", "add", "-q", main, "lib")
+	run(super, "submodule", "add", "-q", main, "nested/deep/lib")
+	g = sandbox.GitPathsOf(filepath.Join(super, "lib"))
+	require.Empty(t, g.Refused)
+	require.Equal(t, []string{filepath.Join(super, ".git", "modules", "lib")}, g.Writable)
+	require.Equal(t, filepath.Join(super, "lib", ".git"), g.ReadOnly[0])
+	require.Contains(t, g.ReadOnly, filepath.Join(super, ".git", "modules", "lib", "config"))
+	g = sandbox.GitPathsOf(filepath.Join(super, "nested/deep/lib"))
+	require.Empty(t, g.Refused)
+	require.Equal(t, []string{filepath.Join(super, ".git", "modules", "nested/deep/lib")}, g.Writable)
 }
