@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -96,8 +98,17 @@ func newTestServer(dir string) (*sdk.Server, *serverCalls) {
 	sdk.AddTool(srv, &sdk.Tool{Name: "slow", Description: "Never answer."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, _ noArgs) (*sdk.CallToolResult, any, error) {
 			count()
-			<-ctx.Done()
-			return nil, nil, ctx.Err()
+			// Not forever: the SDK's session close (the client's DELETE)
+			// waits for running handlers, and this one's context is ended
+			// only by the client's cancellation, which a loaded machine can
+			// deliver after the DELETE — a deadlock until the test's own
+			// timeout. Far past every timeout the tests give a call.
+			select {
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			case <-time.After(20 * time.Second):
+				return nil, nil, errors.New("slow: gave up waiting to be cancelled")
+			}
 		})
 	sdk.AddTool(srv, &sdk.Tool{Name: "crash", Description: "Die."},
 		func(context.Context, *sdk.CallToolRequest, noArgs) (*sdk.CallToolResult, any, error) {
