@@ -66,7 +66,11 @@
 // create a .harness/project.json the next run would read. Nor can it see
 // the user's harness runtime directory ([RuntimeDir]), where the server
 // of every workspace keeps its socket and its token, so it cannot answer
-// through another workspace's server either. It
+// through another workspace's server either. That directory is one fixed
+// place per user, /run/user/<uid>/harness or /tmp/harness-<uid>, which no
+// environment variable moves, and both places are hidden: a server
+// started from a shell with another $XDG_RUNTIME_DIR or $TMPDIR is out of
+// sight all the same. It
 // cannot write outside its roots by any route: go test -exec, -toolexec or
 // -c -o ../x run and write inside the same sandbox.
 //

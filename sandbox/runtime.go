@@ -14,29 +14,81 @@ import (
 // enter.
 var ErrRuntimeDir = errors.New("unsafe harness runtime directory")
 
-// maxRuntimeDir is the longest runtime directory path RuntimeDirPath
-// returns but for its last resort: a server's socket,
-// <dir>/<24 hex digits>/serve.sock, must fit in a socket address (107
-// bytes on Linux, 103 on the BSDs; 100 is the bound kept).
-const maxRuntimeDir = 64
+// The roots of the two places the runtime directory may be. They are
+// fixed: no environment variable, flag or setting moves them, so that
+// every process of the user — a desktop shell, cron, ssh, tmux, an IDE,
+// whatever $XDG_RUNTIME_DIR and $TMPDIR it sees — names the same
+// directory, and the sandbox of every one of them hides it. Only this
+// package's tests change them (export_test.go).
+var (
+	runUserRoot = "/run/user"
+	tmpRoot     = "/tmp"
+)
 
 // RuntimeDirPath is where the user's harness runtime directory is (see
-// RuntimeDir), made or not: $XDG_RUNTIME_DIR/harness when that variable
-// names an absolute directory, else harness-<uid> in the system's
-// temporary directory; where either is too long for a socket address
-// beneath it, /tmp/harness-<uid>. Every process of the user with the same
-// environment names the same directory.
+// RuntimeDir), made or not: /run/user/<uid>/harness when /run/user/<uid>
+// is as systemd makes it (a directory, not a symbolic link, of this
+// user's own, that no one else may enter), else /tmp/harness-<uid>. It
+// never reads $XDG_RUNTIME_DIR or $TMPDIR: a server and a command whose
+// processes see different ones must still agree on it (Default hides it;
+// a directory named by an environment variable would be hidden only from
+// the commands of the processes that share that variable). Both are short
+// enough for a socket beneath them (<dir>/<24 hex digits>/serve.sock is
+// at most 64 bytes, well within a socket address).
 func RuntimeDirPath() string {
-	name := "harness-" + strconv.Itoa(os.Getuid())
-	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
-		if d := filepath.Join(x, "harness"); len(d) <= maxRuntimeDir {
-			return d
+	if d, ok := runUserDir(); ok {
+		return filepath.Join(d, "harness")
+	}
+	return tmpRuntimeDir()
+}
+
+// tmpRuntimeDir is /tmp/harness-<uid>, the runtime directory where there
+// is no /run/user/<uid>.
+func tmpRuntimeDir() string {
+	return filepath.Join(tmpRoot, "harness-"+strconv.Itoa(os.Getuid()))
+}
+
+// runUserDir is /run/user/<uid>, and whether it is fit to hold the
+// runtime directory: a directory (a symbolic link is not followed), owned
+// by this user, with no access for group or others (systemd-logind makes
+// it so, mode 0700).
+func runUserDir() (string, bool) {
+	d := filepath.Join(runUserRoot, strconv.Itoa(os.Getuid()))
+	fi, err := os.Lstat(d)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 {
+		return d, false
+	}
+	if uid, ok := ownerOf(fi); !ok || uid != os.Getuid() {
+		return d, false
+	}
+	return d, true
+}
+
+// runtimeDirs are the places a server of this user may keep its socket
+// and token, of this layout or an older one, that Default hides: the
+// runtime directory first (made if it is missing, so that a server that
+// starts while a command runs is hidden all the same), then the other
+// fixed place, /tmp/harness-<uid> (made too: a process that finds no
+// /run/user/<uid>, one started before a login, say, serves there) or
+// /run/user/<uid>/harness where /run/user/<uid> exists. Only directories
+// are returned: a symbolic link planted in a shared /tmp is not followed.
+func runtimeDirs() []string {
+	tmp := tmpRuntimeDir()
+	_ = PrivateDir(tmp)
+	cands := []string{tmp}
+	if ru, ok := runUserDir(); ok {
+		_ = PrivateDir(filepath.Join(ru, "harness"))
+		cands = []string{filepath.Join(ru, "harness"), tmp}
+	} else if fi, err := os.Lstat(ru); err == nil && fi.IsDir() {
+		cands = append(cands, filepath.Join(ru, "harness"))
+	}
+	var out []string
+	for _, d := range cands {
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+			out = append(out, d)
 		}
 	}
-	if d := filepath.Join(os.TempDir(), name); len(d) <= maxRuntimeDir {
-		return d
-	}
-	return filepath.Join("/tmp", name)
+	return out
 }
 
 // RuntimeDir returns the user's harness runtime directory, made if it is

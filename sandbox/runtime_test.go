@@ -13,22 +13,56 @@ import (
 	"github.com/seed-7cc7a084/harness/sandbox"
 )
 
-// TestRuntimeDirPath: $XDG_RUNTIME_DIR/harness when it is absolute and
-// short enough for a socket beneath it; else harness-<uid> in the
-// temporary directory; else in /tmp.
+// TestRuntimeDirPath: /run/user/<uid>/harness where /run/user/<uid> is
+// as systemd makes it, else /tmp/harness-<uid>; never a place
+// $XDG_RUNTIME_DIR or $TMPDIR names, so a server and a command whose
+// processes see different ones agree on it. Either is short enough for a
+// server's socket beneath it.
 func TestRuntimeDirPath(t *testing.T) {
-	uid := "harness-" + strconv.Itoa(os.Getuid())
-	short := t.TempDir()
-	t.Setenv("TMPDIR", short)
-	t.Setenv("XDG_RUNTIME_DIR", "/run/user/7")
-	require.Equal(t, "/run/user/7/harness", sandbox.RuntimeDirPath())
-	t.Setenv("XDG_RUNTIME_DIR", "relative/dir")
-	require.Equal(t, filepath.Join(short, uid), sandbox.RuntimeDirPath(), "a relative XDG_RUNTIME_DIR is ignored")
-	t.Setenv("XDG_RUNTIME_DIR", "/"+strings.Repeat("x", 80))
-	require.Equal(t, filepath.Join(short, uid), sandbox.RuntimeDirPath(), "too long for a socket")
-	t.Setenv("XDG_RUNTIME_DIR", "")
-	t.Setenv("TMPDIR", "/"+strings.Repeat("y", 80))
-	require.Equal(t, "/tmp/"+uid, sandbox.RuntimeDirPath())
+	uid := strconv.Itoa(os.Getuid())
+	envs := [][2]string{{"", ""}, {"/run/user/7", t.TempDir()}, {t.TempDir(), "/var/tmp"}, {"relative/dir", "/" + strings.Repeat("y", 80)}}
+	real := sandbox.RuntimeDirPath()
+	require.Contains(t, []string{"/run/user/" + uid + "/harness", "/tmp/harness-" + uid}, real)
+	for _, e := range envs {
+		t.Setenv("XDG_RUNTIME_DIR", e[0])
+		t.Setenv("TMPDIR", e[1])
+		require.Equal(t, real, sandbox.RuntimeDirPath(), "XDG_RUNTIME_DIR=%q TMPDIR=%q", e[0], e[1])
+	}
+	for _, d := range []string{"/run/user/4294967295/harness", "/tmp/harness-4294967295"} {
+		require.LessOrEqual(t, len(d+"/0123456789abcdef01234567/serve.sock"), 100, "a socket address holds it")
+	}
+
+	runUser, tmp := t.TempDir(), t.TempDir()
+	sandbox.SetRuntimeRoots(t, runUser, tmp)
+	ru := filepath.Join(runUser, uid)
+	check := func(want, why string) {
+		t.Helper()
+		for _, e := range envs {
+			t.Setenv("XDG_RUNTIME_DIR", e[0])
+			t.Setenv("TMPDIR", e[1])
+			require.Equal(t, want, sandbox.RuntimeDirPath(), "%s (XDG_RUNTIME_DIR=%q TMPDIR=%q)", why, e[0], e[1])
+		}
+	}
+	check(filepath.Join(tmp, "harness-"+uid), "no /run/user/<uid>")
+	require.NoError(t, os.Mkdir(ru, 0o700))
+	check(filepath.Join(ru, "harness"), "/run/user/<uid> as systemd makes it")
+	require.NoError(t, os.Chmod(ru, 0o755))
+	check(filepath.Join(tmp, "harness-"+uid), "/run/user/<uid> others may enter")
+	require.NoError(t, os.Remove(ru))
+	other := t.TempDir()
+	require.NoError(t, os.Chmod(other, 0o700))
+	require.NoError(t, os.Symlink(other, ru))
+	check(filepath.Join(tmp, "harness-"+uid), "/run/user/<uid> a symbolic link")
+	require.NoError(t, os.Remove(ru))
+	require.NoError(t, os.WriteFile(ru, nil, 0o600))
+	check(filepath.Join(tmp, "harness-"+uid), "/run/user/<uid> a file")
+	if runtime.GOOS == "windows" || os.Getuid() != 0 {
+		return // giving a directory to another user needs root
+	}
+	require.NoError(t, os.Remove(ru))
+	require.NoError(t, os.Mkdir(ru, 0o700))
+	require.NoError(t, os.Chown(ru, 65534, 65534))
+	check(filepath.Join(tmp, "harness-"+uid), "/run/user/<uid> another user's")
 }
 
 // TestRuntimeDirIsPrivate: the directory is made 0700; one of the user's
@@ -36,10 +70,10 @@ func TestRuntimeDirPath(t *testing.T) {
 // user's directory is refused, never used.
 func TestRuntimeDirIsPrivate(t *testing.T) {
 	base := t.TempDir()
-	t.Setenv("XDG_RUNTIME_DIR", base)
+	sandbox.SetRuntimeRoots(t, t.TempDir(), base)
 	d, err := sandbox.RuntimeDir()
 	require.NoError(t, err)
-	require.Equal(t, filepath.Join(base, "harness"), d)
+	require.Equal(t, filepath.Join(base, "harness-"+strconv.Itoa(os.Getuid())), d)
 	fi, err := os.Stat(d)
 	require.NoError(t, err)
 	require.Equal(t, os.ModeDir|0o700, fi.Mode())
@@ -74,14 +108,46 @@ func TestRuntimeDirIsPrivate(t *testing.T) {
 }
 
 // TestDefaultHidesTheRuntimeDir: every workspace's sandbox hides the
-// user's runtime directory, made if it was missing, so that a server that
-// starts while a command runs is hidden too.
+// user's runtime directory in both of the places it may be, whatever the
+// environment names: made if missing, so that a server that starts while
+// a command runs is hidden too; /run/user/<uid>/harness only where
+// /run/user/<uid> exists (an older server's there is hidden even where
+// /run/user/<uid> is not fit for this one's); a symbolic link planted at
+// /tmp/harness-<uid> is never followed.
 func TestDefaultHidesTheRuntimeDir(t *testing.T) {
+	uid := strconv.Itoa(os.Getuid())
+	runUser, tmp := t.TempDir(), t.TempDir()
+	sandbox.SetRuntimeRoots(t, runUser, tmp)
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
-	spec, err := sandbox.Default(t.TempDir(), "")
-	require.NoError(t, err)
-	require.Contains(t, spec.Hidden, sandbox.RuntimeDirPath())
-	require.DirExists(t, sandbox.RuntimeDirPath())
-	require.Contains(t, spec.Record().Hidden, sandbox.RuntimeDirPath(), "and the record says so")
-	require.NoError(t, spec.Validate())
+	t.Setenv("TMPDIR", t.TempDir())
+	ru, th := filepath.Join(runUser, uid), filepath.Join(tmp, "harness-"+uid)
+	hidden := func() []string {
+		t.Helper()
+		spec, err := sandbox.Default(t.TempDir(), "")
+		require.NoError(t, err)
+		require.NoError(t, spec.Validate())
+		require.Equal(t, spec.Hidden, spec.Record().Hidden, "the record says so")
+		return spec.Hidden[1:] // after the workspace's own .harness
+	}
+
+	require.Equal(t, []string{th}, hidden(), "no /run/user/<uid>: only /tmp/harness-<uid>")
+	require.DirExists(t, th, "made, for a server that starts later")
+	require.NoDirExists(t, filepath.Join(ru, "harness"))
+
+	require.NoError(t, os.Mkdir(ru, 0o700))
+	require.NoError(t, os.Remove(th))
+	require.Equal(t, []string{filepath.Join(ru, "harness"), th}, hidden(), "both")
+	require.DirExists(t, filepath.Join(ru, "harness"))
+	require.DirExists(t, th)
+	require.Equal(t, filepath.Join(ru, "harness"), sandbox.RuntimeDirPath())
+
+	require.NoError(t, os.Chmod(ru, 0o755))
+	require.Equal(t, []string{th, filepath.Join(ru, "harness")}, hidden(), "an older server's under an unfit /run/user/<uid>: hidden")
+	require.NoError(t, os.Remove(filepath.Join(ru, "harness")))
+	require.Equal(t, []string{th}, hidden(), "nothing made under an unfit /run/user/<uid>")
+	require.NoDirExists(t, filepath.Join(ru, "harness"))
+
+	require.NoError(t, os.Remove(th))
+	require.NoError(t, os.Symlink(t.TempDir(), th))
+	require.Empty(t, hidden(), "a planted link is neither followed nor hidden")
 }

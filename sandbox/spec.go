@@ -158,7 +158,9 @@ var EnvAllowList = []string{
 // store: WorkspaceWrite, no network, the store hidden (the workspace's
 // .harness as it resolves, and store when it is given and lies elsewhere),
 // every nested .harness hidden, the user's harness runtime directory
-// hidden (RuntimeDir: every workspace's server socket and token), and the
+// hidden (RuntimeDir: every workspace's server socket and token; both
+// /run/user/<uid>/harness and /tmp/harness-<uid>, whichever this process
+// would use, and whatever its environment says), and the
 // workspace's own Go build cache (WorkspaceGoCache) as GOCACHE. store may
 // be "".
 func Default(workspace, store string) (Spec, error) {
@@ -184,13 +186,13 @@ func Default(workspace, store string) (Spec, error) {
 		}
 	}
 	// The user's runtime directory holds every workspace's server socket
-	// and token: hidden too, and made now if it is missing, so that a
-	// server that starts while the command runs is hidden all the same.
-	// (Only a directory: a link planted in a shared /tmp is not followed.)
-	rd := RuntimeDirPath()
-	_ = PrivateDir(rd)
-	if fi, err := os.Lstat(rd); err == nil && fi.IsDir() && !slices.Contains(s.Hidden, rd) {
-		s.Hidden = append(s.Hidden, rd)
+	// and token: hidden too, in both of the places it may be, made now
+	// if missing so that a server that starts while the command runs is
+	// hidden all the same (see runtimeDirs).
+	for _, rd := range runtimeDirs() {
+		if !slices.Contains(s.Hidden, rd) {
+			s.Hidden = append(s.Hidden, rd)
+		}
 	}
 	if cache, err := WorkspaceGoCache(ws); err == nil {
 		s.GoCache = cache

@@ -46,6 +46,7 @@ func TestDefault(t *testing.T) {
 	require.NoError(t, os.Symlink(store, filepath.Join(ws, sandbox.StoreName)))
 	elsewhere := t.TempDir()
 
+	sandbox.SetRuntimeRoots(t, t.TempDir(), t.TempDir()) // no /run/user/<uid>
 	spec, err := sandbox.Default(ws, elsewhere)
 	require.NoError(t, err)
 	require.Equal(t, sandbox.WorkspaceWrite, spec.Mode)
@@ -158,6 +159,7 @@ func TestEnviron(t *testing.T) {
 
 func TestRecord(t *testing.T) {
 	ws := t.TempDir()
+	sandbox.SetRuntimeRoots(t, t.TempDir(), t.TempDir()) // no /run/user/<uid>
 	spec, err := sandbox.Default(ws, "")
 	require.NoError(t, err)
 	r := spec.Record()

@@ -57,9 +57,10 @@ func (a *app) serveCmd() *cobra.Command {
 
   - every other harness command of the workspace (threads, log, approve, run,
     resume, undo, …) reads and appends through a local socket (mode 0600: only
-    you) in your harness runtime directory ($XDG_RUNTIME_DIR/harness, else
-    $TMPDIR/harness-UID), never in the workspace, so none of them is told the
-    store is in use; no sandboxed command of any workspace can reach it;
+    you) in your harness runtime directory (/run/user/UID/harness, else
+    /tmp/harness-UID; no environment variable moves it), never in the
+    workspace, so none of them is told the store is in use; no sandboxed
+    command of any workspace can reach it;
   - a web page and an HTTP JSON API at the address printed, with its token:
     the threads, each thread's facts as they are appended, its actions with
     report, observation, effect state, check and sandbox side by side, and

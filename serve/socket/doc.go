@@ -31,8 +31,10 @@
 // workspace that another workspace's sandboxed command can read, but in
 // the store's runtime directory: a directory of mode 0700, named after
 // the digest of the store's resolved path, in the user's harness runtime
-// directory (sandbox.RuntimeDir: $XDG_RUNTIME_DIR/harness, else
-// harness-<uid> in the temporary directory), which every sandbox hides.
+// directory (sandbox.RuntimeDir: /run/user/<uid>/harness, else
+// /tmp/harness-<uid>; never moved by $XDG_RUNTIME_DIR or $TMPDIR, so a
+// server and its clients agree on it whatever environment each sees),
+// which every sandbox hides.
 // The socket's mode is 0600: only the user who runs the server (and root)
 // can open it. On Linux each side also reads the other's credentials
 // (SO_PEERCRED, and a pidfd, SO_PEERPIDFD, where the kernel has one, so

@@ -112,6 +112,38 @@ func TestSandboxedCommandIsRefused(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// TestServerOfAnotherEnvironmentIsHidden: a server started by a process
+// whose $XDG_RUNTIME_DIR and $TMPDIR are one thing (a desktop shell) and a
+// command run by a process that sees others (cron, ssh, an IDE) still
+// agree on the runtime directory, which no environment moves: the
+// command's sandbox hides the server's token file and its socket, where
+// the server's environment would have put them too.
+func TestServerOfAnotherEnvironmentIsHidden(t *testing.T) {
+	xdg := shortDir(t) // short enough for a socket beneath it, as a real one is
+	t.Setenv("XDG_RUNTIME_DIR", xdg)
+	t.Setenv("TMPDIR", shortDir(t))
+	s := serveDir(t, t.TempDir())
+	run, err := socket.RunDir(s.dir)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(run, "serve.json"), []byte(`{"url": "http://127.0.0.1:1/?token=secret"}`), 0o600))
+
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	os.Unsetenv("XDG_RUNTIME_DIR")
+	t.Setenv("TMPDIR", shortDir(t))
+	bin, err := os.Executable()
+	require.NoError(t, err)
+	out := sandboxed(t, t.TempDir(), fmt.Sprintf("cat %q %q/harness/*/serve.json %q/harness-*/*/serve.json; HARNESS_SOCKET_DIAL=%q exec %q -test.run='^$'",
+		filepath.Join(run, "serve.json"), xdg, os.Getenv("TMPDIR"), filepath.Join(run, socket.SocketName), bin))
+	require.NotContains(t, out, "secret")
+	require.Contains(t, out, "cat: "+filepath.Join(run, "serve.json")+": ")
+	require.Contains(t, out, "dial: ")
+	require.NotContains(t, out, "another user namespace", "not refused by the server: never connected")
+	require.NotContains(t, out, "appended")
+	_, err = s.store.Head(context.Background(), "t1")
+	require.ErrorIs(t, err, thread.ErrNotFound, "nothing was appended")
+	require.NotContains(t, run, xdg, "the server's environment did not move it")
+}
+
 // TestListenerInASandboxIsRefused: a client outside the sandbox refuses a
 // listener a sandboxed command bound (a server of its own at a path the
 // client dials), before it sends anything.
@@ -128,6 +160,15 @@ func TestListenerInASandboxIsRefused(t *testing.T) {
 	require.Contains(t, err.Error(), "another user namespace")
 	out := <-done
 	require.NotContains(t, out, "got a call", "the client sent nothing")
+}
+
+// shortDir is a fresh directory with a short path, removed after the test.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("/tmp", "rt")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
 }
 
 func mustExecutable(t *testing.T) string {

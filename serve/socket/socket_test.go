@@ -46,6 +46,7 @@ func serveDir(t *testing.T, dir string) *served {
 	require.NoError(t, err)
 	ln, err := socket.Listen(dir)
 	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(socket.Path(dir))) }) // after stop
 	s := &served{dir: dir, store: store, server: socket.NewServer(store), done: make(chan error, 1)}
 	go func() { s.done <- s.server.Serve(ln) }()
 	t.Cleanup(s.stop)
@@ -335,8 +336,8 @@ func TestLeaseLostWhenTheServerStops(t *testing.T) {
 var helpers = map[string]func(string){}
 
 // The helper process: with HARNESS_SOCKET_HELPER set, the test binary
-// dials the server of that directory, leases t1, says so, and waits to
-// be killed.
+// dials the server of that directory (or the socket HARNESS_SOCKET_AT
+// names), leases t1, says so, and waits to be killed.
 func TestMain(m *testing.M) {
 	for name, h := range helpers {
 		if v := os.Getenv(name); v != "" {
@@ -347,7 +348,11 @@ func TestMain(m *testing.M) {
 		if os.Getenv("HARNESS_SOCKET_HOSTILE") != "" {
 			socket.TrustAnyListener()
 		}
-		c, err := socket.Dial(context.Background(), dir)
+		dial := func() (*socket.Client, error) { return socket.Dial(context.Background(), dir) }
+		if at := os.Getenv("HARNESS_SOCKET_AT"); at != "" {
+			dial = func() (*socket.Client, error) { return socket.DialAt(context.Background(), at) }
+		}
+		c, err := dial()
 		if err != nil {
 			fmt.Println("dial:", err)
 			os.Exit(2)
@@ -360,17 +365,10 @@ func TestMain(m *testing.M) {
 		time.Sleep(time.Minute)
 		os.Exit(0)
 	}
-	// Servers' sockets go to a runtime directory of the tests' own, which
-	// the helper processes inherit.
-	rt, err := os.MkdirTemp("", "rt")
-	if err != nil {
-		fmt.Println(err)
-		os.Exit(2)
-	}
-	os.Setenv("XDG_RUNTIME_DIR", rt)
-	code := m.Run()
-	os.RemoveAll(rt)
-	os.Exit(code)
+	// Servers' sockets go to the user's own runtime directory (no
+	// environment moves it), each in the directory of its store, which
+	// is the test's own: serveDir removes it after.
+	os.Exit(m.Run())
 }
 
 // helper starts the helper process on dir; cred, when set, runs it as
@@ -414,7 +412,8 @@ func TestLeaseEndsWithItsProcess(t *testing.T) {
 }
 
 // TestOtherUsersAreRefused: the socket is the owner's: another user cannot
-// open it, and, should its mode be widened, the server refuses them.
+// reach it in the owner's runtime directory, and, should a socket of the
+// server be in their reach, the server refuses them.
 func TestOtherUsersAreRefused(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("running a process as another user needs root")
@@ -435,16 +434,22 @@ func TestOtherUsersAreRefused(t *testing.T) {
 	s := serveDir(t, dir)
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
 
+	t.Setenv("HARNESS_SOCKET_AT", socket.Path(dir)) // root's socket: theirs is elsewhere
 	cmd, out := helper(t, s.dir, nobody, bin)
 	b, _ := io.ReadAll(out)
 	cmd.Wait()
-	require.Contains(t, string(b), "permission denied", "the socket's mode keeps other users out")
+	require.Contains(t, string(b), "permission denied", "the runtime directory's mode keeps other users out")
 
-	for _, d := range []string{filepath.Dir(sandbox.RuntimeDirPath()), sandbox.RuntimeDirPath(), filepath.Dir(socket.Path(dir))} {
-		require.NoError(t, os.Chmod(d, 0o755))
-	}
-	require.NoError(t, os.Chmod(socket.Path(dir), 0o666))
+	// A socket of the server that they can reach (not the one in the
+	// runtime directory, which is the user's own, shared with every other
+	// test and server of the user, and made private again by each).
+	open := filepath.Join(bindir, "open.sock")
+	ln, err := net.Listen("unix", open)
+	require.NoError(t, err)
+	go s.server.Serve(ln)
+	require.NoError(t, os.Chmod(open, 0o666))
 	t.Setenv("HARNESS_SOCKET_HOSTILE", "1") // its client would refuse the server: it cannot see root's namespace
+	t.Setenv("HARNESS_SOCKET_AT", open)
 	cmd, out = helper(t, s.dir, nobody, bin)
 	b, _ = io.ReadAll(out)
 	cmd.Wait()
