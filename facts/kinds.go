@@ -238,6 +238,11 @@ type ModelTurn struct {
 	// Exchange names the exact bytes of the provider call, kept as blobs in
 	// the store, when the provider exposes them.
 	Exchange *ExchangeRef `msgpack:"exchange,omitempty" json:"exchange,omitempty"`
+	// StopReason is why the model stopped, as its provider said it
+	// ("stop", "tool_calls", "end_turn"); none from a scripted model or a
+	// log written before it was recorded. An answer cut off at a limit is
+	// never a model.turn: its turn fails.
+	StopReason string `msgpack:"stop_reason,omitempty" json:"stop_reason,omitempty"`
 }
 
 // ExchangeRef points at the kept bytes of one call to a model provider.

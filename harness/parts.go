@@ -443,7 +443,7 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 		if err := d.Validate(); err != nil {
 			return facts.ModelTurn{}, &model.Error{Class: facts.ClassInvalidOutput, Err: err}
 		}
-		mt := facts.ModelTurn{Text: d.Text, ToolCalls: d.ToolCalls, Question: d.Question, Usage: d.Usage}
+		mt := facts.ModelTurn{Text: d.Text, ToolCalls: d.ToolCalls, Question: d.Question, Usage: d.Usage, StopReason: d.StopReason}
 		if x := d.Exchange; x != nil && svc.Blobs != nil {
 			ref, err := keepExchange(ctx, svc.Blobs, x)
 			if err != nil {

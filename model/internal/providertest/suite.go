@@ -111,6 +111,8 @@ func CheckDecision(t *testing.T, p Provider, reply Reply, want model.Decision) {
 	require.Equal(t, p.Name, d.Exchange.Provider)
 	require.True(t, strings.HasPrefix(d.Exchange.URL, f.Server.URL), d.Exchange.URL)
 	d.Exchange = nil
+	require.NotEmpty(t, d.StopReason, "the provider's stop reason is kept")
+	d.StopReason = ""
 	want.Usage = p.Usage
 	require.Equal(t, want, d)
 }
