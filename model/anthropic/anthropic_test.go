@@ -2,6 +2,7 @@ package anthropic_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,8 +39,16 @@ var provider = providertest.Provider{
 		}
 		return providertest.Reply{Events: anStream(pieces, cs, complete)}
 	},
-	ErrBody:           anError,
-	ErrEvent:          func(typ, msg string) string { return "event: error\ndata: " + anError(typ, msg) },
+	ErrBody:  anError,
+	ErrEvent: func(typ, msg string) string { return "event: error\ndata: " + anError(typ, msg) },
+	Cut: func(r providertest.Reply) providertest.Reply {
+		rp := strings.NewReplacer(`"stop_reason":"end_turn"`, `"stop_reason":"max_tokens"`, `"stop_reason":"tool_use"`, `"stop_reason":"max_tokens"`)
+		r.Body = rp.Replace(r.Body)
+		for i, e := range r.Events {
+			r.Events[i] = rp.Replace(e)
+		}
+		return r
+	},
 	Usage:             facts.Usage{InputTokens: 23, OutputTokens: 7},
 	LastCallAndResult: lastCallAndResult,
 }

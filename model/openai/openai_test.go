@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,6 +42,15 @@ var provider = providertest.Provider{
 	ErrBody: oaError,
 	ErrEvent: func(typ, msg string) string {
 		return providertest.SSE("", map[string]any{"error": map[string]any{"type": typ, "message": msg}})
+	},
+	Cut: func(r providertest.Reply) providertest.Reply {
+		// llama-server's and OpenAI's shape of a turn stopped at -n or
+		// max_completion_tokens.
+		r.Body = strings.NewReplacer(`"finish_reason":"stop"`, `"finish_reason":"length"`, `"finish_reason":"tool_calls"`, `"finish_reason":"length"`).Replace(r.Body)
+		for i, e := range r.Events {
+			r.Events[i] = strings.NewReplacer(`"finish_reason":"stop"`, `"finish_reason":"length"`, `"finish_reason":"tool_calls"`, `"finish_reason":"length"`).Replace(e)
+		}
+		return r
 	},
 	Usage:             facts.Usage{InputTokens: 12, OutputTokens: 5},
 	LastCallAndResult: lastCallAndResult,

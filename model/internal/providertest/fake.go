@@ -152,6 +152,13 @@ func (f *Fake) Header(n int) http.Header {
 	return f.headers[n]
 }
 
+// Responded reports how many responses the server has finished writing.
+func (f *Fake) Responded() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.sent)
+}
+
 // Response returns the nth response body written, byte for byte.
 func (f *Fake) Response(n int) []byte {
 	f.mu.Lock()

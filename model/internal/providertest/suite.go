@@ -34,6 +34,10 @@ type Provider struct {
 	Stream   func(pieces []string, complete bool, calls ...[3]string) Reply
 	ErrBody  func(typ, msg string) string
 	ErrEvent func(typ, msg string) string
+	// Cut makes a reply of Text, Calls or Stream one the server stopped at
+	// its output limit (finish_reason "length", stop_reason
+	// "max_tokens").
+	Cut func(r Reply) Reply
 	// Usage is what the replies of Text and Calls report, as a Decision's.
 	Usage facts.Usage
 	// LastCallAndResult reads a request's last tool call and tool result.
@@ -81,6 +85,7 @@ func Run(t *testing.T, p Provider) {
 		{"Stream", stream},
 		{"AskToolOffered", askToolOffered},
 		{"RetryAfter", retryAfter},
+		{"CutOff", cutOff},
 		{"EndToEnd", endToEnd},
 		{"EndToEndQuestion", endToEndQuestion},
 		{"EndToEndPermission", endToEndPermission},
@@ -427,6 +432,53 @@ func Environment(t *testing.T, p Provider, open func(opts ...model.Option) (mode
 			require.NoError(t, err)
 			require.Equal(t, "hi", d.Text)
 			require.Equal(t, tc.Auth, f.Header(0).Get("Authorization"))
+		})
+	}
+}
+
+// cutOff: an answer the server stopped at its limit — text, or a tool
+// call cut mid-arguments, streamed or not — is no decision: the turn
+// fails with class invalid_output, matching model.ErrCutOff, and keeps
+// the exchange.
+func cutOff(t *testing.T, p Provider) {
+	const cut = `{"path":"cache.toml","content":"ttl_sec`
+	tests := []struct {
+		name  string
+		reply Reply
+		calls int
+	}{
+		{"text", p.Cut(p.Text("The TTL is set in cache.toml, under")), 0},
+		// Not streamed, Anthropic's API sends the input it could parse:
+		// a valid object, missing what was cut.
+		{"tool call", p.Cut(p.Calls("", [3]string{"call_1", "write_file", `{"path":"cache.toml"}`})), 1},
+		{"streamed text", p.Cut(p.Stream([]string{"The TTL ", "is set in"}, true)), 0},
+		{"streamed tool call", p.Cut(p.Stream([]string{"Writing."}, true, [3]string{"call_1", "write_file", cut})), 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := NewFake(t, p.Path, tc.reply)
+			var opts []model.Option
+			if len(tc.reply.Events) > 0 {
+				opts = append(opts, model.WithStream(func(string) {}))
+			}
+			d, err := p.Open(t, f, opts...).Turn(context.Background(), SimpleRequest())
+			require.Error(t, err, "a cut answer is no decision: %+v", d)
+			require.ErrorIs(t, err, model.ErrCutOff)
+			class, ok := model.Classify(err)
+			require.True(t, ok)
+			require.Equal(t, facts.ClassInvalidOutput, class)
+			var ce *model.CutOffError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, tc.calls, ce.ToolCalls)
+			require.NotEmpty(t, ce.Reason)
+			require.Contains(t, err.Error(), ce.Reason, "the message names the stop reason")
+			require.Contains(t, err.Error(), "resume", "the message says what to do")
+			ex := model.ExchangeOf(err)
+			require.NotNil(t, ex, "the cut answer's exchange is kept")
+			// A client that read to the end of the stream may be done
+			// before the server's handler has returned.
+			require.Eventually(t, func() bool { return f.Responded() > 0 }, 10*time.Second, 5*time.Millisecond)
+			require.Equal(t, f.Response(0), ex.Response)
 		})
 	}
 }
