@@ -1,7 +1,8 @@
-package providertest
+package harness_test
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -15,9 +16,40 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/internal/providertest"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/thread"
 )
+
+// TestProviderEndToEnd runs threads through the runtime against fake
+// servers that speak each provider's API. It lives beside the runtime:
+// the providers' own suites (internal/providertest) import nothing above
+// the model packages.
+func TestProviderEndToEnd(t *testing.T) {
+	for _, p := range []providertest.Provider{providertest.OpenAI, providertest.Anthropic} {
+		t.Run(p.Name, func(t *testing.T) {
+			t.Parallel()
+			for _, part := range []struct {
+				name string
+				run  func(t *testing.T, p providertest.Provider)
+			}{
+				{"EndToEnd", endToEnd},
+				{"EndToEndQuestion", endToEndQuestion},
+				{"EndToEndPermission", endToEndPermission},
+				{"EndToEndRetryAfter", endToEndRetryAfter},
+				{"EndToEndRetryAfterPastTheCap", endToEndRetryAfterPastTheCap},
+				{"EndToEndStreamCut", endToEndStreamCut},
+				{"EndToEndStreamKeepsDropping", endToEndStreamKeepsDropping},
+				{"EndToEndCutOff", endToEndCutOff},
+			} {
+				t.Run(part.name, func(t *testing.T) {
+					t.Parallel()
+					part.run(t, p)
+				})
+			}
+		})
+	}
+}
 
 // run is a harness runtime on a real Pebble store, with a provider as its
 // model and one write tool that records its calls.
@@ -48,7 +80,7 @@ func newRun(t *testing.T, m model.Model, opts ...harness.Option) *run {
 	r.store, err = thread.OpenPebble(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, r.store.Close()) })
-	tb, err := harness.NewToolbox(harness.Tool{Spec: WriteSchema, Needs: action.Write,
+	tb, err := harness.NewToolbox(harness.Tool{Spec: providertest.WriteSchema, Needs: action.Write,
 		Run: func(_ context.Context, args json.RawMessage) (facts.Report, error) {
 			r.mu.Lock()
 			r.writes = append(r.writes, string(args))
@@ -111,7 +143,7 @@ func kinds(fs []facts.Fact) []facts.Kind {
 // the harness, the model calls the write tool, the thread parks on the
 // confirmation, a person approves, the tool runs, the model sees its
 // result and finishes.
-func endToEnd(t *testing.T, p Provider) {
+func endToEnd(t *testing.T, p providertest.Provider) {
 	const args = `{"path":"cache.toml","content":"ttl_seconds = 300\n"}`
 	for _, streamed := range []bool{false, true} {
 		name := "plain"
@@ -129,7 +161,7 @@ func endToEnd(t *testing.T, p Provider) {
 				first = p.Stream([]string{"Setting ", "the TTL."}, true, [3]string{"", "write_file", args})
 				second = p.Stream([]string{"Done: ", "the TTL is 300."}, true)
 			}
-			f := NewFake(t, p.Path, Reply{Status: 429, Body: p.ErrBody("rate_limit_error", "slow down")}, first, second)
+			f := providertest.NewFake(t, p.Path, providertest.Reply{Status: 429, Body: p.ErrBody("rate_limit_error", "slow down")}, first, second)
 			var streamedText []string
 			var opts []model.Option
 			if streamed {
@@ -188,8 +220,8 @@ func endToEnd(t *testing.T, p Provider) {
 
 // endToEndQuestion: the model asks through ask_person; the thread parks
 // on the question; the answer is the next message the model sees.
-func endToEndQuestion(t *testing.T, p Provider) {
-	f := NewFake(t, p.Path, p.Calls("", [3]string{"c1", model.AskTool, `{"text":"Which file?","options":["a.toml","b.toml"]}`}), p.Text("Using b.toml."))
+func endToEndQuestion(t *testing.T, p providertest.Provider) {
+	f := providertest.NewFake(t, p.Path, p.Calls("", [3]string{"c1", model.AskTool, `{"text":"Which file?","options":["a.toml","b.toml"]}`}), p.Text("Using b.toml."))
 	r := newRun(t, p.Open(t, f))
 	ctx := context.Background()
 	out, err := r.rt.Start(ctx, r.actor, "t", "Fix the config")
@@ -207,8 +239,8 @@ func endToEndQuestion(t *testing.T, p Provider) {
 
 // endToEndPermission: a 401 fails the turn with class permission and a
 // message naming the key; nothing is retried.
-func endToEndPermission(t *testing.T, p Provider) {
-	f := NewFake(t, p.Path, Reply{Status: 401, Body: p.ErrBody("authentication_error", "invalid api key")}, p.Text("Hello."))
+func endToEndPermission(t *testing.T, p providertest.Provider) {
+	f := providertest.NewFake(t, p.Path, providertest.Reply{Status: 401, Body: p.ErrBody("authentication_error", "invalid api key")}, p.Text("Hello."))
 	r := newRun(t, p.Open(t, f))
 	out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
 	require.NoError(t, err)
@@ -222,6 +254,46 @@ func endToEndPermission(t *testing.T, p Provider) {
 	require.Contains(t, out.Reason, "check "+p.KeyVar, "the reason a person reads names the key")
 }
 
+// endToEndCutOff: an answer the server stopped at its limit is never the
+// thread's answer: no model.turn is recorded, the turn fails with class
+// invalid_output naming the stop reason, and the thread is failed, not
+// done. A whole answer's model.turn records its stop reason.
+func endToEndCutOff(t *testing.T, p providertest.Provider) {
+	for _, streamed := range []bool{false, true} {
+		t.Run(fmt.Sprint("streamed=", streamed), func(t *testing.T) {
+			t.Parallel()
+			cut, whole := p.Cut(p.Text("The TTL is in")), p.Text("Done.")
+			var opts []model.Option
+			if streamed {
+				cut, whole = p.Cut(p.Stream([]string{"The TTL ", "is in"}, true)), p.Stream([]string{"Done."}, true)
+				opts = append(opts, model.WithStream(func(string) {}))
+			}
+			f := providertest.NewFake(t, p.Path, cut, whole)
+			r := newRun(t, p.Open(t, f, opts...))
+			out, err := r.rt.Start(context.Background(), r.actor, "t", "Where is the TTL?")
+			require.NoError(t, err)
+			require.Equal(t, harness.StatusFailed, out.Status, out.Reason)
+			require.Len(t, f.Requests(), 1, "a cut answer is not retried as if it were transient")
+			require.NotContains(t, kinds(r.facts("t")), facts.KindModelTurn, "a cut answer is not recorded as the model's")
+			failed := r.lastFailure("t")
+			require.Equal(t, facts.ClassInvalidOutput, failed.Class)
+			require.Contains(t, failed.Message, "cut off")
+			require.Contains(t, out.Reason, "cut off", "the reason a person reads says the answer was cut off")
+
+			// Once the limit is raised (here: the server answers whole),
+			// resuming takes the turn again.
+			out, err = r.rt.Resume(context.Background(), r.actor, "t")
+			require.NoError(t, err)
+			require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+			log := r.facts("t")
+			last, err := facts.Decode[facts.ModelTurn](log[len(log)-1])
+			require.NoError(t, err)
+			require.Equal(t, "Done.", last.Text)
+			require.NotEmpty(t, last.StopReason, "model.turn records the provider's stop reason")
+		})
+	}
+}
+
 // lastFailure decodes the thread's last fact as a transition.failed.
 func (r *run) lastFailure(id string) facts.TransitionFailed {
 	log := r.facts(id)
@@ -232,8 +304,8 @@ func (r *run) lastFailure(id string) facts.TransitionFailed {
 }
 
 // rateLimited is a 429 whose header says name: value, pair by pair.
-func rateLimited(p Provider, h ...string) Reply {
-	r := Reply{Status: 429, Body: p.ErrBody("rate_limit_error", "slow down"), Header: make(map[string][]string)}
+func rateLimited(p providertest.Provider, h ...string) providertest.Reply {
+	r := providertest.Reply{Status: 429, Body: p.ErrBody("rate_limit_error", "slow down"), Header: make(map[string][]string)}
 	for i := 0; i+1 < len(h); i += 2 {
 		r.Header.Set(h[i], h[i+1])
 	}
@@ -242,9 +314,9 @@ func rateLimited(p Provider, h ...string) Reply {
 
 // endToEndRetryAfter: the harness waits as long as the server asks, in each
 // of the forms it asks in, even with no backoff of its own, and says so.
-func endToEndRetryAfter(t *testing.T, p Provider) {
+func endToEndRetryAfter(t *testing.T, p providertest.Provider) {
 	date := time.Now().UTC().Truncate(time.Second)
-	f := NewFake(t, p.Path,
+	f := providertest.NewFake(t, p.Path,
 		rateLimited(p, "Retry-After-Ms", "300"),
 		rateLimited(p, "Retry-After", "1"),
 		rateLimited(p, "Date", date.Format(http.TimeFormat), "Retry-After", date.Add(time.Second).Format(http.TimeFormat)),
@@ -274,7 +346,7 @@ func endToEndRetryAfter(t *testing.T, p Provider) {
 // endToEndRetryAfterPastTheCap: a server asking for a longer wait than
 // Config.ModelMaxWait fails the turn at once, as transient, saying how long
 // it asked.
-func endToEndRetryAfterPastTheCap(t *testing.T, p Provider) {
+func endToEndRetryAfterPastTheCap(t *testing.T, p providertest.Provider) {
 	tests := []struct {
 		name   string
 		opts   []harness.Option
@@ -287,7 +359,7 @@ func endToEndRetryAfterPastTheCap(t *testing.T, p Provider) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := NewFake(t, p.Path, rateLimited(p, "Retry-After", tc.after), p.Text("never"))
+			f := providertest.NewFake(t, p.Path, rateLimited(p, "Retry-After", tc.after), p.Text("never"))
 			r := newRun(t, p.Open(t, f), tc.opts...)
 			start := time.Now()
 			out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
@@ -308,13 +380,13 @@ func endToEndRetryAfterPastTheCap(t *testing.T, p Provider) {
 // that completes: the turn is tried again each time, the consumer of the
 // streamed text is told of each restart, and the decision has the last
 // stream's text only.
-func endToEndStreamCut(t *testing.T, p Provider) {
+func endToEndStreamCut(t *testing.T, p providertest.Provider) {
 	var mu sync.Mutex
 	var shown []string
 	show := func(s string) { mu.Lock(); shown = append(shown, s); mu.Unlock() }
 	cut := p.Stream([]string{"Setting "}, false)
 	cut.Abort = true
-	f := NewFake(t, p.Path, p.Stream([]string{"Setting ", "the"}, false), cut, p.Stream([]string{"Setting ", "the TTL."}, true))
+	f := providertest.NewFake(t, p.Path, p.Stream([]string{"Setting ", "the"}, false), cut, p.Stream([]string{"Setting ", "the TTL."}, true))
 	r := newRun(t, p.Open(t, f, model.WithStream(show)))
 	r.mark = func() { show("<restart>") }
 	out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
@@ -343,10 +415,10 @@ func endToEndStreamCut(t *testing.T, p Provider) {
 
 // endToEndStreamKeepsDropping: a stream cut off at every attempt fails the
 // turn as transient once the attempts are spent, and records no turn.
-func endToEndStreamKeepsDropping(t *testing.T, p Provider) {
+func endToEndStreamKeepsDropping(t *testing.T, p providertest.Provider) {
 	cut := p.Stream([]string{"Setting "}, false)
 	cut.Abort = true
-	f := NewFake(t, p.Path, cut)
+	f := providertest.NewFake(t, p.Path, cut)
 	var shown strings.Builder
 	r := newRun(t, p.Open(t, f, model.WithStream(func(s string) { shown.WriteString(s) })), harness.WithModelAttempts(3))
 	out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")

@@ -86,13 +86,6 @@ func Run(t *testing.T, p Provider) {
 		{"AskToolOffered", askToolOffered},
 		{"RetryAfter", retryAfter},
 		{"CutOff", cutOff},
-		{"EndToEnd", endToEnd},
-		{"EndToEndQuestion", endToEndQuestion},
-		{"EndToEndPermission", endToEndPermission},
-		{"EndToEndRetryAfter", endToEndRetryAfter},
-		{"EndToEndRetryAfterPastTheCap", endToEndRetryAfterPastTheCap},
-		{"EndToEndStreamCut", endToEndStreamCut},
-		{"EndToEndStreamKeepsDropping", endToEndStreamKeepsDropping},
 	} {
 		t.Run(part.name, func(t *testing.T) {
 			t.Parallel()
