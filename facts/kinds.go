@@ -682,12 +682,15 @@ const (
 	ClassBusiness ErrorClass = "business"
 	// ClassCancelled: stop.
 	ClassCancelled ErrorClass = "cancelled"
+	// ClassContextOverflow: the model's server refused a conversation
+	// longer than its context; compact it and try once more.
+	ClassContextOverflow ErrorClass = "context_overflow"
 )
 
 // Validate accepts the known classes.
 func (c ErrorClass) Validate() error {
 	return oneOf("class", c, ClassTransient, ClassTimeout, ClassTransport, ClassPermission,
-		ClassNotFound, ClassInvalidOutput, ClassBusiness, ClassCancelled)
+		ClassNotFound, ClassInvalidOutput, ClassBusiness, ClassCancelled, ClassContextOverflow)
 }
 
 // TransitionFailed is the payload of transition.failed.

@@ -56,6 +56,11 @@ type compactor struct {
 	decoded    bool
 	unreadable bool // its payload could not be decoded
 	compactSeq uint64
+	// overflowSeq is the latest own model turn that failed because the
+	// conversation did not fit the model's context; compacted counts the
+	// compactions since the latest own model turn.
+	overflowSeq uint64
+	compacted   int
 	// bounds are the thread's, once its system.configured recorded them
 	// (recorded); until then, or in a log that recorded none, Config's.
 	bounds   facts.ContextBounds
@@ -77,8 +82,14 @@ func (c *compactor) Step(f facts.Fact) error {
 	switch {
 	case f.Kind == facts.KindModelTurn && strings.HasPrefix(f.Cause, c.prefix+"infer/turn/"):
 		c.turnSeq, c.turnFact, c.decoded, c.unreadable = f.Seq, f, false, false
+		c.compacted = 0
 	case f.Kind == facts.KindContextCompacted:
 		c.compactSeq = f.Seq
+		c.compacted++
+	case f.Kind == facts.KindTransitionFailed && strings.HasPrefix(f.Cause, c.prefix+"infer/turn/"):
+		if tf, err := facts.Decode[facts.TransitionFailed](f); err == nil && tf.Class == facts.ClassContextOverflow {
+			c.overflowSeq = f.Seq
+		}
 	case f.Kind == facts.KindSystemConfigured && f.Cause == c.prefix+"system/configure":
 		// A log written before the bounds were recorded has none, and
 		// goes by Config.
@@ -152,7 +163,11 @@ func (c *compactor) Output() fold.Output[Services] {
 	s := c.k.scheduler
 	lim := c.limits()
 	window := lim.Window
-	if (lim.CompactAt <= 0 && window <= 0) || s == nil {
+	// A turn the server refused as longer than its context is compacted
+	// for once, whatever the bounds: a second refusal after it stops the
+	// run.
+	overflowed := c.overflowSeq > c.compactSeq && c.compacted == 0
+	if (!overflowed && lim.CompactAt <= 0 && window <= 0) || s == nil {
 		return fold.Output[Services]{}
 	}
 	if v, ok := s.Output().View.(scheduler.View); !ok || v.Phase != scheduler.PhaseInfer {
@@ -168,7 +183,7 @@ func (c *compactor) Output() fold.Output[Services] {
 	if fraction == 0 {
 		fraction = DefaultCompactFraction
 	}
-	size.Due = (lim.CompactAt > 0 && size.Approx > lim.CompactAt) ||
+	size.Due = overflowed || (lim.CompactAt > 0 && size.Approx > lim.CompactAt) ||
 		(window > 0 && float64(size.Estimate) >= fraction*float64(window))
 	if !size.Due || len(msgs) < 2 {
 		size.Due = false
@@ -236,7 +251,9 @@ func compaction(cfg Config, thread string, older []facts.Message, upTo uint64, b
 	// A model that cannot summarize (its answer is not one: a scripted
 	// model has no compaction turns) leaves the extractive summary, said.
 	fallback := effect.CatchFail(retried, func(err error) effect.Effect[Services, facts.ContextCompacted] {
-		if c, ok := model.Classify(err); !ok || c != facts.ClassInvalidOutput {
+		// A conversation too long for the model's context to summarize
+		// is summarized without it.
+		if c, ok := model.Classify(err); !ok || (c != facts.ClassInvalidOutput && c != facts.ClassContextOverflow) {
 			return effect.Fail[Services, facts.ContextCompacted](err)
 		}
 		summary, _ := Extract(context.Background(), older)

@@ -41,6 +41,7 @@ func TestProviderEndToEnd(t *testing.T) {
 				{"EndToEndStreamCut", endToEndStreamCut},
 				{"EndToEndStreamKeepsDropping", endToEndStreamKeepsDropping},
 				{"EndToEndCutOff", endToEndCutOff},
+				{"EndToEndContextOverflow", endToEndContextOverflow},
 			} {
 				t.Run(part.name, func(t *testing.T) {
 					t.Parallel()
@@ -290,6 +291,57 @@ func endToEndCutOff(t *testing.T, p providertest.Provider) {
 			require.NoError(t, err)
 			require.Equal(t, "Done.", last.Text)
 			require.NotEmpty(t, last.StopReason, "model.turn records the provider's stop reason")
+		})
+	}
+}
+
+// endToEndContextOverflow: a turn the server refuses as longer than its
+// context compacts the conversation and is tried once more, in the same
+// run; refused again after that, the run stops failed, with one
+// compaction, and a later resume tries again.
+func endToEndContextOverflow(t *testing.T, p providertest.Provider) {
+	for _, twice := range []bool{false, true} {
+		t.Run(fmt.Sprint("refused twice=", twice), func(t *testing.T) {
+			t.Parallel()
+			over := p.Overflow[0]
+			replies := []providertest.Reply{p.Text("Hello."), over, p.Text("Done.")}
+			if twice {
+				replies = []providertest.Reply{p.Text("Hello."), over, over, p.Text("Done.")}
+			}
+			f := providertest.NewFake(t, p.Path, replies...)
+			r := newRun(t, p.Open(t, f))
+			ctx := context.Background()
+			out, err := r.rt.Start(ctx, r.actor, "t", "Say hello.")
+			require.NoError(t, err)
+			require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+			r.post("t", facts.KindUserMessage, facts.UserMessage{Text: "Now set the TTL to 300."}, "m2")
+			out, err = r.rt.Resume(ctx, r.actor, "t")
+			require.NoError(t, err)
+			log := r.facts("t")
+			want := []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn, facts.KindUserMessage,
+				facts.KindTransitionFailed, facts.KindContextCompacted}
+			if twice {
+				require.Equal(t, harness.StatusFailed, out.Status)
+				require.Contains(t, out.Reason, "context size")
+				require.Equal(t, append(want, facts.KindTransitionFailed), kinds(log), "one compaction, then the run stops")
+				require.Len(t, f.Requests(), 3)
+				out, err = r.rt.Resume(ctx, r.actor, "t")
+				require.NoError(t, err)
+				log = r.facts("t")
+				want = append(want, facts.KindTransitionFailed)
+			} else {
+				require.Len(t, f.Requests(), 3)
+			}
+			require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+			require.Equal(t, append(want, facts.KindModelTurn), kinds(log))
+			failed, err := facts.Decode[facts.TransitionFailed](log[4])
+			require.NoError(t, err)
+			require.Equal(t, facts.ClassContextOverflow, failed.Class)
+			// The turn after the compaction sends the summary, not the
+			// conversation it covers.
+			body := string(f.Requests()[len(f.Requests())-1])
+			require.Contains(t, body, "Summary of the conversation so far")
+			require.Equal(t, 1, strings.Count(body, "Hello."), "the model's answer is only in the summary")
 		})
 	}
 }

@@ -501,6 +501,12 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 			if len(drafts) == 1 && drafts[0].Kind == facts.KindTransitionFailed {
 				failedHere[t.Key] = true
 			}
+			if slices.ContainsFunc(drafts, func(d facts.Draft) bool { return d.Kind == facts.KindContextCompacted }) {
+				// A compaction changes what a model turn is sent: a
+				// turn refused as too long may run again (the compactor
+				// compacts for a refusal once).
+				clear(failedHere)
+			}
 		}
 		if died != nil && appended {
 			out.Seq = st.fold.Seq()

@@ -119,6 +119,8 @@ func (e *CallError) Reason() string {
 	switch s := e.Status; {
 	case errors.Is(e.Err, ErrStreamCut):
 		return "the stream from " + p + " was cut off"
+	case errors.Is(e.Err, ErrContextOverflow):
+		return "the conversation is over " + p + "'s context size"
 	case s == http.StatusTooManyRequests:
 		return fmt.Sprintf("rate limited by %s (%d)", p, s)
 	case s == 529:

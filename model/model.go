@@ -134,3 +134,11 @@ func (e *CutOffError) Error() string {
 
 // Unwrap returns ErrCutOff.
 func (e *CutOffError) Unwrap() error { return ErrCutOff }
+
+// ErrContextOverflow matches the error of a turn the server refused
+// because the conversation is longer than its context (llama.cpp's
+// "exceeds the available context size", OpenAI's and vLLM's "maximum
+// context length", Anthropic's "prompt is too long", a 413). Its class is
+// context_overflow: the runtime compacts the conversation and tries the
+// turn once more.
+var ErrContextOverflow = errors.New("the conversation is longer than the model's context")

@@ -441,6 +441,14 @@ func (s *state[S]) transitionFailed(_ facts.Fact, p facts.TransitionFailed) {
 	if !owns(p.Key) {
 		return
 	}
+	if p.Class == facts.ClassContextOverflow && strings.HasPrefix(p.Key, "infer/turn/") {
+		// The conversation did not fit the model's context: the turn
+		// stays due, once the compactor (when the actor has one) has
+		// shortened the conversation. A turn that fails so again in the
+		// same run stops the run (the runtime does not run a key that
+		// failed in it twice).
+		return
+	}
 	s.failure = fmt.Sprintf("%s failed (%s): %s", p.Key, p.Class, p.Message)
 	s.retry = ""
 	if !p.Defect && strings.HasPrefix(p.Key, "infer/turn/") {

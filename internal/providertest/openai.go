@@ -50,6 +50,14 @@ var OpenAI = Provider{
 		}
 		return r
 	},
+	Overflow: []Reply{
+		// llama.cpp's llama-server, past -c.
+		{Status: 400, Body: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5127,"n_ctx":4096}}`},
+		// OpenAI.
+		{Status: 400, Body: `{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130415 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`},
+		// vLLM.
+		{Status: 400, Body: `{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5200 tokens (5000 in the messages, 200 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}`},
+	},
 	Usage:             facts.Usage{InputTokens: 12, OutputTokens: 5},
 	LastCallAndResult: openAICallAndResult,
 }

@@ -3,6 +3,7 @@ package providertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -38,6 +39,9 @@ type Provider struct {
 	// its output limit (finish_reason "length", stop_reason
 	// "max_tokens").
 	Cut func(r Reply) Reply
+	// Overflow is the server's refusal of a conversation longer than the
+	// model's context, byte for byte as its servers send it.
+	Overflow []Reply
 	// Usage is what the replies of Text and Calls report, as a Decision's.
 	Usage facts.Usage
 	// LastCallAndResult reads a request's last tool call and tool result.
@@ -86,6 +90,7 @@ func Run(t *testing.T, p Provider) {
 		{"AskToolOffered", askToolOffered},
 		{"RetryAfter", retryAfter},
 		{"CutOff", cutOff},
+		{"ContextOverflow", contextOverflow},
 	} {
 		t.Run(part.name, func(t *testing.T) {
 			t.Parallel()
@@ -474,4 +479,31 @@ func cutOff(t *testing.T, p Provider) {
 			require.Equal(t, f.Response(0), ex.Response)
 		})
 	}
+}
+
+// contextOverflow: a server's refusal of a conversation longer than its
+// context has class context_overflow and matches model.ErrContextOverflow,
+// streamed or not; a 400 that says something else stays business.
+func contextOverflow(t *testing.T, p Provider) {
+	require.NotEmpty(t, p.Overflow)
+	for i, reply := range p.Overflow {
+		for _, streamed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d streamed=%v", i, streamed), func(t *testing.T) {
+				f := NewFake(t, p.Path, reply)
+				var opts []model.Option
+				if streamed {
+					opts = append(opts, model.WithStream(func(string) {}))
+				}
+				_, err := p.Open(t, f, opts...).Turn(context.Background(), SimpleRequest())
+				require.ErrorIs(t, err, model.ErrContextOverflow)
+				class, _ := model.Classify(err)
+				require.Equal(t, facts.ClassContextOverflow, class)
+				require.Contains(t, model.Reason(err), "context size")
+				require.Len(t, f.Requests(), 1, "the provider does not retry it itself")
+			})
+		}
+	}
+	f := NewFake(t, p.Path, Reply{Status: 400, Body: p.ErrBody("invalid_request_error", "tools: too many")})
+	_, err := p.Open(t, f).Turn(context.Background(), SimpleRequest())
+	require.NotErrorIs(t, err, model.ErrContextOverflow)
 }
