@@ -58,6 +58,11 @@ const (
 	// person changes it. No component acts on it; a front end that drives
 	// the thread applies the latest one.
 	KindPolicySet Kind = "policy.set"
+	// KindContextBoundsSet: the bounds the conversation is kept within
+	// from here on (ContextBoundsSet), posted from outside when a person
+	// changes them on a thread; they replace those system.configured
+	// recorded.
+	KindContextBoundsSet Kind = "context.bounds_set"
 )
 
 func init() {
@@ -80,6 +85,7 @@ func init() {
 	Register[ThreadForked](KindThreadForked)
 	Register[WorkspaceRestored](KindWorkspaceRestored)
 	Register[PolicySet](KindPolicySet)
+	Register[ContextBoundsSet](KindContextBoundsSet)
 }
 
 // UserMessage is the payload of user.message.
@@ -169,6 +175,16 @@ type ContextBounds struct {
 	Fraction  float64 `msgpack:"fraction,omitempty" json:"fraction,omitempty"`
 	CompactAt int     `msgpack:"compact_at,omitempty" json:"compact_at,omitempty"`
 }
+
+// ContextBoundsSet is the payload of context.bounds_set.
+type ContextBoundsSet struct {
+	Bounds ContextBounds `msgpack:"bounds" json:"bounds"`
+	// By is who set them: the person whose command posted them.
+	By string `msgpack:"by,omitempty" json:"by,omitempty"`
+}
+
+// Validate checks the bounds.
+func (p ContextBoundsSet) Validate() error { return p.Bounds.Validate() }
 
 // Validate requires bounds that are not negative and a fraction in [0, 1].
 func (b ContextBounds) Validate() error {

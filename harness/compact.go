@@ -96,6 +96,11 @@ func (c *compactor) Step(f facts.Fact) error {
 		if sc, err := facts.Decode[facts.SystemConfigured](f); err == nil && sc.Context != nil {
 			c.bounds, c.recorded = *sc.Context, true
 		}
+	case f.Kind == facts.KindContextBoundsSet:
+		// A person's later word replaces the bounds recorded at the start.
+		if b, err := facts.Decode[facts.ContextBoundsSet](f); err == nil {
+			c.bounds, c.recorded = b.Bounds, true
+		}
 	}
 	return nil
 }

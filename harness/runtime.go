@@ -273,6 +273,7 @@ var IngressKinds = []facts.Kind{
 	facts.KindQuestionAnswered,
 	facts.KindEffectReconciled,
 	facts.KindPolicySet,
+	facts.KindContextBoundsSet,
 }
 
 // ErrNotIngress: Post of a kind that only the runtime appends.

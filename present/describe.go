@@ -152,6 +152,19 @@ func describe(f facts.Fact) (string, error) {
 	case facts.KindPolicySet:
 		p, err := facts.Decode[facts.PolicySet](f)
 		return DescribePolicy(p), err
+	case facts.KindContextBoundsSet:
+		p, err := facts.Decode[facts.ContextBoundsSet](f)
+		s := fmt.Sprintf("context window %d", p.Bounds.Window)
+		if p.Bounds.Window == 0 {
+			s = "context window not known"
+		}
+		if p.Bounds.CompactAt > 0 {
+			s += fmt.Sprintf(", compact past %d", p.Bounds.CompactAt)
+		}
+		if p.By != "" {
+			s += " by " + quote(p.By, 40)
+		}
+		return s, err
 	case facts.KindQuestionAsked:
 		p, err := facts.Decode[facts.QuestionAsked](f)
 		s := fmt.Sprintf("%s %s", p.RequestID, quote(p.Text, 100))

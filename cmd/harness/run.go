@@ -644,6 +644,16 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	if err := d.setPolicy(ctx, f); err != nil {
 		return err
 	}
+	if f.changed("context-window") {
+		// The bounds a thread recorded when it started win over the
+		// settings of each command; a flag given now is a person's word
+		// that they change, and it is recorded as such.
+		cfg := d.th.Runtime().Config
+		b := facts.ContextBounds{Window: cfg.ContextWindow, Fraction: cfg.CompactFraction, CompactAt: cfg.CompactAt}
+		if _, err := drive.SetContextBounds(ctx, d.th, b, a.whoami()); err != nil {
+			return err
+		}
+	}
 	d.retry = true
 	if err := d.openTree(ctx); err != nil {
 		return err
