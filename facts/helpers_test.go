@@ -34,6 +34,7 @@ var decoders = map[facts.Kind]func(facts.Fact) (any, error){
 	facts.KindThreadForked:          dec[facts.ThreadForked],
 	facts.KindWorkspaceRestored:     dec[facts.WorkspaceRestored],
 	facts.KindPolicySet:             dec[facts.PolicySet],
+	facts.KindContextBoundsSet:      dec[facts.ContextBoundsSet],
 	facts.KindChildSpawned:          dec[facts.ChildSpawned],
 	facts.KindThreadSpawned:         dec[facts.ThreadSpawned],
 	facts.KindThreadEnded:           dec[facts.ThreadEnded],

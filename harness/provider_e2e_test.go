@@ -41,6 +41,7 @@ func TestProviderEndToEnd(t *testing.T) {
 				{"EndToEndStreamCut", endToEndStreamCut},
 				{"EndToEndStreamKeepsDropping", endToEndStreamKeepsDropping},
 				{"EndToEndCutOff", endToEndCutOff},
+				{"EndToEndRestart", endToEndRestart},
 				{"EndToEndContextOverflow", endToEndContextOverflow},
 			} {
 				t.Run(part.name, func(t *testing.T) {
@@ -462,6 +463,36 @@ func endToEndStreamCut(t *testing.T, p providertest.Provider) {
 		require.ErrorIs(t, w.err, model.ErrStreamCut)
 		require.True(t, model.IsTransient(w.err))
 		require.Equal(t, "the stream from "+p.Name+" was cut off", model.Reason(w.err))
+	}
+}
+
+// endToEndRestart: a server that refuses connections while it restarts is
+// tried again, streamed or not, and the turn goes on once it listens; the
+// wait is told.
+func endToEndRestart(t *testing.T, p providertest.Provider) {
+	for _, streamed := range []bool{false, true} {
+		t.Run(fmt.Sprint("streamed=", streamed), func(t *testing.T) {
+			reply := p.Text("Back.")
+			var opts []model.Option
+			if streamed {
+				reply = p.Stream([]string{"Back."}, true)
+				opts = append(opts, model.WithStream(func(string) {}))
+			}
+			f := providertest.NewFake(t, p.Path, reply)
+			m := p.Open(t, f, opts...)
+			up := f.Down(t)
+			r := newRun(t, m)
+			var once sync.Once
+			r.mark = func() { once.Do(up) }
+			out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
+			require.NoError(t, err)
+			require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+			require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn}, kinds(r.facts("t")))
+			told := r.told()
+			require.Len(t, told, 1)
+			require.True(t, model.IsTransient(told[0].err))
+			require.Contains(t, model.Reason(told[0].err), "is the server running?")
+		})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -150,6 +151,22 @@ func (f *Fake) Header(n int) http.Header {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.headers[n]
+}
+
+// Down closes the server, so that a connection to it is refused, and
+// returns what starts it again on the same address — a server restarting.
+func (f *Fake) Down(t testing.TB) (up func()) {
+	addr := f.Server.Listener.Addr().String()
+	f.Server.Close()
+	return func() {
+		l, err := net.Listen("tcp", addr)
+		require.NoError(t, err, "listen again on %s", addr)
+		s := httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
+		s.Listener.Close()
+		s.Listener = l
+		s.Start()
+		t.Cleanup(s.Close)
+	}
 }
 
 // Responded reports how many responses the server has finished writing.

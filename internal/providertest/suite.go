@@ -165,7 +165,9 @@ func errorClasses(t *testing.T, p Provider) {
 		{"400 is business", Reply{Status: 400, Body: p.ErrBody("invalid_request_error", "messages: too long")}, facts.ClassBusiness, "messages: too long", 400},
 		{"malformed JSON is invalid_output", Reply{Body: `{"id": "x", "choices": [`}, facts.ClassInvalidOutput, "not a valid", 200},
 		{"JSON of another shape is invalid_output", Reply{Body: `{"hello": "world"}`}, facts.ClassInvalidOutput, "not a valid", 200},
-		{"a connection cut before the response is transport", Reply{Abort: true}, facts.ClassTransport, "the connection failed", 0},
+		{"a connection cut before the response is transient", Reply{Abort: true}, facts.ClassTransient, "the connection failed", 0},
+		// A server that dies mid-body: the length it promised never comes.
+		{"a body cut mid-JSON is transient", Reply{Body: `{"id": "x", "choi`, Header: http.Header{"Content-Length": {"4000"}}}, facts.ClassTransient, "was cut off", 200},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,13 +193,13 @@ func errorClasses(t *testing.T, p Provider) {
 }
 
 func errorsWithoutAServer(t *testing.T, p Provider) {
-	t.Run("connection refused is transport", func(t *testing.T) {
+	t.Run("connection refused is transient", func(t *testing.T) {
 		f := NewFake(t, p.Path, p.Text("never"))
 		m := p.Open(t, f)
 		f.Server.Close()
 		_, err := m.Turn(context.Background(), SimpleRequest())
 		class, _ := model.Classify(err)
-		require.Equal(t, facts.ClassTransport, class, "%v", err)
+		require.Equal(t, facts.ClassTransient, class, "%v", err)
 		require.Contains(t, err.Error(), "is the server running?")
 	})
 	t.Run("a call past its timeout is timeout", func(t *testing.T) {

@@ -105,7 +105,10 @@ func (e Endpoint) classify(ctx context.Context, ce *model.CallError, err error, 
 		} else {
 			ce.Message = "no response from " + e.BaseURL + ": the connection failed"
 		}
-		return facts.ClassTransport
+		// A model turn changes nothing in the world: a call that got no
+		// response — refused (a server restarting), or reset — is made
+		// again, as a cut stream is.
+		return facts.ClassTransient
 	}
 	// A 2xx response came and could not be used.
 	if typ, msg, ok := e.streamError(err); ok {
@@ -126,16 +129,16 @@ func (e Endpoint) classify(ctx context.Context, ce *model.CallError, err error, 
 		return facts.ClassTimeout
 	case errors.Is(err, model.ErrStreamCut), errors.Is(err, io.ErrUnexpectedEOF), isNetError(err),
 		strings.Contains(err.Error(), "error reading response body"):
-		if stream {
-			// A model turn changes nothing in the world, and nothing of a
-			// cut stream is recorded: the turn can run again.
-			if !errors.Is(err, model.ErrStreamCut) {
-				ce.Err = fmt.Errorf("%w: %w", model.ErrStreamCut, err)
-			}
-			return facts.ClassTransient
+		// A model turn changes nothing in the world, and nothing of a
+		// cut response is recorded: the turn can run again, streamed or
+		// not.
+		if stream && !errors.Is(err, model.ErrStreamCut) {
+			ce.Err = fmt.Errorf("%w: %w", model.ErrStreamCut, err)
 		}
-		// Cut off mid-response: the turn is not known.
-		return facts.ClassTransport
+		if !stream {
+			ce.Message = "the response from " + e.BaseURL + " was cut off"
+		}
+		return facts.ClassTransient
 	}
 	// Not JSON, or not the shape the API sends.
 	ce.Message = "the response is not a valid " + e.Provider + " response"
