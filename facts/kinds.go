@@ -259,7 +259,30 @@ type ModelTurn struct {
 	// log written before it was recorded. An answer cut off at a limit is
 	// never a model.turn: its turn fails.
 	StopReason string `msgpack:"stop_reason,omitempty" json:"stop_reason,omitempty"`
+	// Attempts are the calls of this turn that failed before the one
+	// that answered (a 500, a refused connection, a cut stream), in
+	// order; none in a log written before they were recorded.
+	Attempts []ModelAttempt `msgpack:"attempts,omitempty" json:"attempts,omitempty"`
 }
+
+// ModelAttempt is one failed call of a model turn.
+type ModelAttempt struct {
+	// Attempt counts the turn's calls, from 1.
+	Attempt int        `msgpack:"attempt,omitempty" json:"attempt,omitempty"`
+	Class   ErrorClass `msgpack:"class,omitempty" json:"class,omitempty"`
+	// Status is the HTTP status; 0 when no response came.
+	Status  int    `msgpack:"status,omitempty" json:"status,omitempty"`
+	Message string `msgpack:"message,omitempty" json:"message,omitempty"`
+	// Body is the start of the response's body, at most MaxAttemptBody
+	// bytes.
+	Body string `msgpack:"body,omitempty" json:"body,omitempty"`
+	// WaitMS is how long the runtime waited before the next call, in
+	// milliseconds; 0 after the last.
+	WaitMS int64 `msgpack:"wait_ms,omitempty" json:"wait_ms,omitempty"`
+}
+
+// MaxAttemptBody bounds the body a ModelAttempt keeps.
+const MaxAttemptBody = 1024
 
 // ExchangeRef points at the kept bytes of one call to a model provider.
 type ExchangeRef struct {
@@ -719,6 +742,9 @@ type TransitionFailed struct {
 	Attempt int        `msgpack:"attempt,omitempty" json:"attempt,omitempty"`
 	// Defect is true for a panic or an error marked as a bug.
 	Defect bool `msgpack:"defect,omitempty" json:"defect,omitempty"`
+	// Attempts are the failed calls of a model turn, every one, when the
+	// transition is one; none in a log written before they were recorded.
+	Attempts []ModelAttempt `msgpack:"attempts,omitempty" json:"attempts,omitempty"`
 }
 
 // Validate requires a key, and a known class when one is set.

@@ -278,6 +278,12 @@ func compaction(cfg Config, thread string, older []facts.Message, upTo uint64, b
 // model turn is retried: up to Config.ModelAttempts, after the backoff or
 // the wait the server asked for.
 func modelRetry[A any](cfg Config, call effect.Effect[Services, A]) effect.Effect[Services, A] {
+	return retryNoting(cfg, call, nil)
+}
+
+// retryNoting is modelRetry, telling waited (when set) each wait it
+// decides on.
+func retryNoting[A any](cfg Config, call effect.Effect[Services, A], waited func(time.Duration)) effect.Effect[Services, A] {
 	// The services are read first, so that their OnModelWait hears of the
 	// retries' waits.
 	services := effect.FromAsync(func(_ context.Context, svc Services) (Services, error) { return svc, nil })
@@ -289,7 +295,11 @@ func modelRetry[A any](cfg Config, call effect.Effect[Services, A]) effect.Effec
 			Jitter:      0.2,
 			RetryIf:     model.IsTransient,
 			Wait: func(err error, _ int, planned time.Duration) (time.Duration, error) {
-				return modelWait(cfg, err, planned)
+				d, werr := modelWait(cfg, err, planned)
+				if werr == nil && waited != nil {
+					waited(d)
+				}
+				return d, werr
 			},
 			OnWait: svc.OnModelWait,
 		})

@@ -42,6 +42,7 @@ func TestProviderEndToEnd(t *testing.T) {
 				{"EndToEndStreamKeepsDropping", endToEndStreamKeepsDropping},
 				{"EndToEndCutOff", endToEndCutOff},
 				{"EndToEndRestart", endToEndRestart},
+				{"EndToEndAttempts", endToEndAttempts},
 				{"EndToEndContextOverflow", endToEndContextOverflow},
 			} {
 				t.Run(part.name, func(t *testing.T) {
@@ -494,6 +495,45 @@ func endToEndRestart(t *testing.T, p providertest.Provider) {
 			require.Contains(t, model.Reason(told[0].err), "is the server running?")
 		})
 	}
+}
+
+// endToEndAttempts: every failed call of a turn is in the log — two 500s
+// then an answer leave both on the model.turn, with their class, status,
+// body and wait; a turn whose every call fails keeps them all on its
+// transition.failed.
+func endToEndAttempts(t *testing.T, p providertest.Provider) {
+	boom := providertest.Reply{Status: 500, Body: p.ErrBody("api_error", "boom")}
+	t.Run("then an answer", func(t *testing.T) {
+		f := providertest.NewFake(t, p.Path, boom, boom, p.Text("Fine."))
+		r := newRun(t, p.Open(t, f), harness.WithModelBackoff(20*time.Millisecond))
+		out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+		log := r.facts("t")
+		turn, err := facts.Decode[facts.ModelTurn](log[len(log)-1])
+		require.NoError(t, err)
+		require.Len(t, turn.Attempts, 2)
+		for i, a := range turn.Attempts {
+			require.Equal(t, i+1, a.Attempt)
+			require.Equal(t, facts.ClassTransient, a.Class)
+			require.Equal(t, 500, a.Status)
+			require.Contains(t, a.Body, "boom")
+			require.Contains(t, a.Message, "boom")
+			require.GreaterOrEqual(t, a.WaitMS, int64(10), "the wait before the next call is kept")
+		}
+		require.Len(t, f.Requests(), 3)
+	})
+	t.Run("none answers", func(t *testing.T) {
+		f := providertest.NewFake(t, p.Path, boom)
+		r := newRun(t, p.Open(t, f))
+		out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusFailed, out.Status)
+		failed := r.lastFailure("t")
+		require.Len(t, failed.Attempts, 3, "the default is three calls")
+		require.Equal(t, 500, failed.Attempts[2].Status)
+		require.Zero(t, failed.Attempts[2].WaitMS, "no wait after the last")
+	})
 }
 
 // endToEndStreamKeepsDropping: a stream cut off at every attempt fails the

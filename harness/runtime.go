@@ -545,6 +545,10 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 			return nil, nil, ex.Err()
 		}
 		tf.Class, tf.Message = classOf(ex.Err()), ex.Err().Error()
+		var ma interface{ ModelAttempts() []facts.ModelAttempt }
+		if errors.As(ex.Err(), &ma) {
+			tf.Attempts = ma.ModelAttempts()
+		}
 	case effect.OutcomeDie:
 		died = ex.Err()
 	}

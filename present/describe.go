@@ -371,7 +371,26 @@ func describeTurn(p facts.ModelTurn) string {
 	if p.Usage != (facts.Usage{}) {
 		s += fmt.Sprintf(" · %d in / %d out tokens", p.Usage.InputTokens, p.Usage.OutputTokens)
 	}
+	if n := len(p.Attempts); n > 0 {
+		calls := "calls"
+		if n == 1 {
+			calls = "call"
+		}
+		s += fmt.Sprintf(" · after %d failed %s: %s", n, calls, describeAttempts(p.Attempts))
+	}
 	return s
+}
+
+// describeAttempts says what each failed call of a model turn met.
+func describeAttempts(as []facts.ModelAttempt) string {
+	parts := make([]string, len(as))
+	for i, a := range as {
+		parts[i] = string(a.Class)
+		if a.Status != 0 {
+			parts[i] += " " + strconv.Itoa(a.Status)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func describeReport(r facts.Report) string {
