@@ -34,6 +34,9 @@ type Reply struct {
 	Abort bool
 	// Delay holds the reply back.
 	Delay time.Duration
+	// Stall holds the connection open after the events, sending nothing
+	// (until the client goes).
+	Stall time.Duration
 }
 
 // Fake is a hand-written server speaking one provider's API at one path.
@@ -103,6 +106,12 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 			sent.WriteString(chunk)
 			io.WriteString(w, chunk)
 			fl.Flush()
+		}
+		if rp.Stall > 0 {
+			select {
+			case <-time.After(rp.Stall):
+			case <-r.Context().Done():
+			}
 		}
 		if rp.Abort {
 			panic(http.ErrAbortHandler)

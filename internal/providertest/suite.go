@@ -91,6 +91,7 @@ func Run(t *testing.T, p Provider) {
 		{"RetryAfter", retryAfter},
 		{"CutOff", cutOff},
 		{"ContextOverflow", contextOverflow},
+		{"StreamStalls", streamStalls},
 	} {
 		t.Run(part.name, func(t *testing.T) {
 			t.Parallel()
@@ -508,4 +509,19 @@ func contextOverflow(t *testing.T, p Provider) {
 	f := NewFake(t, p.Path, Reply{Status: 400, Body: p.ErrBody("invalid_request_error", "tools: too many")})
 	_, err := p.Open(t, f).Turn(context.Background(), SimpleRequest())
 	require.NotErrorIs(t, err, model.ErrContextOverflow)
+}
+
+// streamStalls: a stream that stops sending without closing is cut off
+// once nothing came for the idle bound: transient, the turn runs again.
+func streamStalls(t *testing.T, p Provider) {
+	stall := p.Stream([]string{"The TTL "}, false)
+	stall.Stall = time.Minute
+	f := NewFake(t, p.Path, stall)
+	start := time.Now()
+	_, err := p.Open(t, f, model.WithStream(func(string) {}), model.WithStreamIdle(200*time.Millisecond)).
+		Turn(context.Background(), SimpleRequest())
+	require.Less(t, time.Since(start), 30*time.Second, "the stall is not waited out")
+	require.ErrorIs(t, err, model.ErrStreamCut)
+	require.True(t, model.IsTransient(err), "%v", err)
+	require.Contains(t, err.Error(), "nothing came for 200ms")
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync/atomic"
+	"time"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/model"
@@ -95,11 +97,39 @@ func (l Loop[P, R, E]) Stream(ctx context.Context, req model.Request, onText fun
 	defer cancel()
 	stream := l.Open(cctx, p, rec.Middleware)
 	defer stream.Close()
+	idle := l.Options.StreamIdle
+	if idle == 0 {
+		idle = model.DefaultStreamIdle
+	}
+	// A server that stops sending without closing the stream would hold
+	// the turn for ever: past idle with nothing new, the call is
+	// cancelled and the stream counts as cut off.
+	var stalled atomic.Bool
+	var watch *time.Timer
+	if idle > 0 {
+		watch = time.AfterFunc(idle, func() { stalled.Store(true); cancel() })
+		defer watch.Stop()
+	}
 	acc := l.NewAccumulator()
 	for stream.Next() {
+		if watch != nil && !watch.Stop() {
+			break // it fired: the call is being cancelled
+		}
 		acc.Add(stream.Current(), onText)
+		if watch != nil {
+			watch.Reset(idle)
+		}
 	}
-	if err := stream.Err(); err != nil {
+	return l.end(ctx, rec, stream.Err(), acc, asks, stalled.Load(), idle)
+}
+
+// end is the end of a stream: its error, a stall, a stream that ended
+// before the turn did, or the turn.
+func (l Loop[P, R, E]) end(ctx context.Context, rec *Recorder, err error, acc Accumulator[E], asks, stalled bool, idle time.Duration) (model.Decision, error) {
+	if stalled {
+		return model.Decision{}, l.Endpoint.FailStream(ctx, rec, fmt.Errorf("%w: nothing came for %v", model.ErrStreamCut, idle))
+	}
+	if err != nil {
 		return model.Decision{}, l.Endpoint.FailStream(ctx, rec, err)
 	}
 	if !acc.Finished() {
