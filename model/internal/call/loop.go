@@ -149,7 +149,7 @@ func (l Loop[P, R, E]) finish(rec *Recorder, d model.Decision, asks bool) (model
 		if ce.Exchange != nil {
 			ce.Status = ce.Exchange.Status
 		}
-		ce.Message = cutHint(l.Endpoint.Provider, l.Options.MaxTokens)
+		ce.Message = err.Error() + "; " + cutHint(l.Endpoint.Provider, l.Options.MaxTokens)
 		return model.Decision{}, &model.Error{Class: facts.ClassInvalidOutput, Err: ce}
 	}
 	d = model.AsQuestion(d, asks)
