@@ -263,6 +263,11 @@ type ModelTurn struct {
 	// that answered (a 500, a refused connection, a cut stream), in
 	// order; none in a log written before they were recorded.
 	Attempts []ModelAttempt `msgpack:"attempts,omitempty" json:"attempts,omitempty"`
+	// ToolsUnseen is set when the server counted fewer input tokens than
+	// the tool schemas alone take: it left the tools out of the prompt
+	// (a chat template without tool support), and the model cannot call
+	// them.
+	ToolsUnseen bool `msgpack:"tools_unseen,omitempty" json:"tools_unseen,omitempty"`
 }
 
 // ModelAttempt is one failed call of a model turn.

@@ -452,6 +452,8 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 				return facts.ModelTurn{}, err
 			}
 			mt := facts.ModelTurn{Text: d.Text, ToolCalls: d.ToolCalls, Question: d.Question, Usage: d.Usage, StopReason: d.StopReason}
+			// Only a real server's count says what its prompt held.
+			mt.ToolsUnseen = d.Exchange != nil && toolsUnseen(req.System.Tools, d.Usage)
 			if x := d.Exchange; x != nil && svc.Blobs != nil {
 				ref, err := keepExchange(ctx, svc.Blobs, x)
 				if err != nil {
@@ -473,6 +475,20 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 			return effect.Fail[Services, facts.ModelTurn](&attemptsError{err: err, attempts: log.list()})
 		})
 	})
+}
+
+// toolsUnseen reports whether a turn's usage shows that the server left
+// the tools out of the prompt: it counted fewer input tokens than half of
+// what their schemas alone take (at four bytes a token).
+func toolsUnseen(tools []facts.ToolSchema, u facts.Usage) bool {
+	if len(tools) == 0 || u.InputTokens <= 0 {
+		return false
+	}
+	n := 0
+	for _, t := range tools {
+		n += len(t.Name) + len(t.Description) + len(t.Schema)
+	}
+	return u.InputTokens < int64(n/4/2)
 }
 
 // attemptLog keeps the failed calls of one model turn as they happen.

@@ -371,6 +371,9 @@ func describeTurn(p facts.ModelTurn) string {
 	if p.Usage != (facts.Usage{}) {
 		s += fmt.Sprintf(" · %d in / %d out tokens", p.Usage.InputTokens, p.Usage.OutputTokens)
 	}
+	if p.ToolsUnseen {
+		s += " · the server counted fewer input tokens than the tool schemas take: it left the tools out of the prompt (a chat template without tool support?)"
+	}
 	if n := len(p.Attempts); n > 0 {
 		calls := "calls"
 		if n == 1 {
