@@ -66,6 +66,10 @@ func preview(root, tool, args string) string {
 	if !existed {
 		from = "/dev/null"
 	}
+	if !existed && after == "" {
+		// An empty file where there is none is a change: the file is made.
+		return "(creates " + shown + ", empty)"
+	}
 	if before == after {
 		return "(no change: " + shown + " already holds this content)"
 	}
