@@ -44,6 +44,7 @@ func TestProviderEndToEnd(t *testing.T) {
 				{"EndToEndRestart", endToEndRestart},
 				{"EndToEndAttempts", endToEndAttempts},
 				{"EndToEndContextOverflow", endToEndContextOverflow},
+				{"EndToEndFirstTurnOverflow", endToEndFirstTurnOverflow},
 			} {
 				t.Run(part.name, func(t *testing.T) {
 					t.Parallel()
@@ -346,6 +347,23 @@ func endToEndContextOverflow(t *testing.T, p providertest.Provider) {
 			require.Equal(t, 1, strings.Count(body, "Hello."), "the model's answer is only in the summary")
 		})
 	}
+}
+
+// endToEndFirstTurnOverflow: a first message too long for the model's
+// context leaves nothing to compact: the thread fails at once, as any turn
+// does, and is not left resumable (a worker would call again and again).
+func endToEndFirstTurnOverflow(t *testing.T, p providertest.Provider) {
+	f := providertest.NewFake(t, p.Path, p.Overflow[0])
+	r := newRun(t, p.Open(t, f))
+	out, err := r.rt.Start(context.Background(), r.actor, "t", "A very long first message.")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusFailed, out.Status)
+	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindTransitionFailed}, kinds(r.facts("t")))
+	require.Equal(t, facts.ClassContextOverflow, r.lastFailure("t").Class)
+	v, err := r.rt.View(context.Background(), r.actor, "t")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusFailed, v.Status)
+	require.Len(t, f.Requests(), 1)
 }
 
 // lastFailure decodes the thread's last fact as a transition.failed.

@@ -90,7 +90,7 @@ func (e Endpoint) classify(ctx context.Context, ce *model.CallError, err error, 
 			return facts.ClassTransient
 		case overflow(status, ce.Type, ce.Message):
 			ce.Err = model.ErrContextOverflow
-			ce.Message = join(ce.Message, "the conversation is over the context size of "+e.BaseURL+"; it is compacted and the turn tried once more (set a context window a little under the server's so that it compacts before it fills)")
+			ce.Message = join(ce.Message, "the conversation is over the context size of "+e.BaseURL+"; a thread compacts it and tries the turn once more (set a context window a little under the server's so that it compacts before it fills, or raise the server's)")
 			return facts.ClassContextOverflow
 		}
 		return facts.ClassBusiness
