@@ -243,7 +243,7 @@ var (
 	answerKinds = map[facts.Kind]bool{
 		facts.KindUserMessage: true, facts.KindConfirmationAnswered: true, facts.KindQuestionAnswered: true,
 		facts.KindEffectReconciled: true, facts.KindThreadForked: true, facts.KindWorkspaceRestored: true,
-		facts.KindPolicySet: true,
+		facts.KindPolicySet: true, facts.KindContextBoundsSet: true,
 	}
 )
 

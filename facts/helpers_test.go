@@ -35,6 +35,7 @@ var decoders = map[facts.Kind]func(facts.Fact) (any, error){
 	facts.KindWorkspaceRestored:     dec[facts.WorkspaceRestored],
 	facts.KindPolicySet:             dec[facts.PolicySet],
 	facts.KindWorkspaceChanged:      dec[facts.WorkspaceChanged],
+	facts.KindContextBoundsSet:      dec[facts.ContextBoundsSet],
 	facts.KindChildSpawned:          dec[facts.ChildSpawned],
 	facts.KindThreadSpawned:         dec[facts.ThreadSpawned],
 	facts.KindThreadEnded:           dec[facts.ThreadEnded],

@@ -64,6 +64,11 @@ const (
 	// person changes it. No component acts on it; a front end that drives
 	// the thread applies the latest one.
 	KindPolicySet Kind = "policy.set"
+	// KindContextBoundsSet: the bounds the conversation is kept within
+	// from here on (ContextBoundsSet), posted from outside when a person
+	// changes them on a thread; they replace those system.configured
+	// recorded.
+	KindContextBoundsSet Kind = "context.bounds_set"
 )
 
 func init() {
@@ -87,6 +92,7 @@ func init() {
 	Register[WorkspaceRestored](KindWorkspaceRestored)
 	Register[WorkspaceChanged](KindWorkspaceChanged)
 	Register[PolicySet](KindPolicySet)
+	Register[ContextBoundsSet](KindContextBoundsSet)
 }
 
 // UserMessage is the payload of user.message.
@@ -177,6 +183,16 @@ type ContextBounds struct {
 	CompactAt int     `msgpack:"compact_at,omitempty" json:"compact_at,omitempty"`
 }
 
+// ContextBoundsSet is the payload of context.bounds_set.
+type ContextBoundsSet struct {
+	Bounds ContextBounds `msgpack:"bounds" json:"bounds"`
+	// By is who set them: the person whose command posted them.
+	By string `msgpack:"by,omitempty" json:"by,omitempty"`
+}
+
+// Validate checks the bounds.
+func (p ContextBoundsSet) Validate() error { return p.Bounds.Validate() }
+
 // Validate requires bounds that are not negative and a fraction in [0, 1].
 func (b ContextBounds) Validate() error {
 	switch {
@@ -245,7 +261,40 @@ type ModelTurn struct {
 	// Exchange names the exact bytes of the provider call, kept as blobs in
 	// the store, when the provider exposes them.
 	Exchange *ExchangeRef `msgpack:"exchange,omitempty" json:"exchange,omitempty"`
+	// StopReason is why the model stopped, as its provider said it
+	// ("stop", "tool_calls", "end_turn"); none from a scripted model or a
+	// log written before it was recorded. An answer cut off at a limit is
+	// never a model.turn: its turn fails.
+	StopReason string `msgpack:"stop_reason,omitempty" json:"stop_reason,omitempty"`
+	// Attempts are the calls of this turn that failed before the one
+	// that answered (a 500, a refused connection, a cut stream), in
+	// order; none in a log written before they were recorded.
+	Attempts []ModelAttempt `msgpack:"attempts,omitempty" json:"attempts,omitempty"`
+	// ToolsUnseen is set when the server counted fewer input tokens than
+	// the tool schemas alone take: it left the tools out of the prompt
+	// (a chat template without tool support), and the model cannot call
+	// them.
+	ToolsUnseen bool `msgpack:"tools_unseen,omitempty" json:"tools_unseen,omitempty"`
 }
+
+// ModelAttempt is one failed call of a model turn.
+type ModelAttempt struct {
+	// Attempt counts the turn's calls, from 1.
+	Attempt int        `msgpack:"attempt,omitempty" json:"attempt,omitempty"`
+	Class   ErrorClass `msgpack:"class,omitempty" json:"class,omitempty"`
+	// Status is the HTTP status; 0 when no response came.
+	Status  int    `msgpack:"status,omitempty" json:"status,omitempty"`
+	Message string `msgpack:"message,omitempty" json:"message,omitempty"`
+	// Body is the start of the response's body, at most MaxAttemptBody
+	// bytes.
+	Body string `msgpack:"body,omitempty" json:"body,omitempty"`
+	// WaitMS is how long the runtime waited before the next call, in
+	// milliseconds; 0 after the last.
+	WaitMS int64 `msgpack:"wait_ms,omitempty" json:"wait_ms,omitempty"`
+}
+
+// MaxAttemptBody bounds the body a ModelAttempt keeps.
+const MaxAttemptBody = 1024
 
 // ExchangeRef points at the kept bytes of one call to a model provider.
 type ExchangeRef struct {
@@ -702,12 +751,15 @@ const (
 	ClassBusiness ErrorClass = "business"
 	// ClassCancelled: stop.
 	ClassCancelled ErrorClass = "cancelled"
+	// ClassContextOverflow: the model's server refused a conversation
+	// longer than its context; compact it and try once more.
+	ClassContextOverflow ErrorClass = "context_overflow"
 )
 
 // Validate accepts the known classes.
 func (c ErrorClass) Validate() error {
 	return oneOf("class", c, ClassTransient, ClassTimeout, ClassTransport, ClassPermission,
-		ClassNotFound, ClassInvalidOutput, ClassBusiness, ClassCancelled)
+		ClassNotFound, ClassInvalidOutput, ClassBusiness, ClassCancelled, ClassContextOverflow)
 }
 
 // TransitionFailed is the payload of transition.failed.
@@ -720,6 +772,9 @@ type TransitionFailed struct {
 	Attempt int        `msgpack:"attempt,omitempty" json:"attempt,omitempty"`
 	// Defect is true for a panic or an error marked as a bug.
 	Defect bool `msgpack:"defect,omitempty" json:"defect,omitempty"`
+	// Attempts are the failed calls of a model turn, every one, when the
+	// transition is one; none in a log written before they were recorded.
+	Attempts []ModelAttempt `msgpack:"attempts,omitempty" json:"attempts,omitempty"`
 }
 
 // Validate requires a key, and a known class when one is set.

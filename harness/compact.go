@@ -56,6 +56,11 @@ type compactor struct {
 	decoded    bool
 	unreadable bool // its payload could not be decoded
 	compactSeq uint64
+	// overflowSeq is the latest own model turn that failed because the
+	// conversation did not fit the model's context; compacted counts the
+	// compactions since the latest own model turn.
+	overflowSeq uint64
+	compacted   int
 	// bounds are the thread's, once its system.configured recorded them
 	// (recorded); until then, or in a log that recorded none, Config's.
 	bounds   facts.ContextBounds
@@ -77,13 +82,24 @@ func (c *compactor) Step(f facts.Fact) error {
 	switch {
 	case f.Kind == facts.KindModelTurn && strings.HasPrefix(f.Cause, c.prefix+"infer/turn/"):
 		c.turnSeq, c.turnFact, c.decoded, c.unreadable = f.Seq, f, false, false
+		c.compacted = 0
 	case f.Kind == facts.KindContextCompacted:
 		c.compactSeq = f.Seq
+		c.compacted++
+	case f.Kind == facts.KindTransitionFailed && strings.HasPrefix(f.Cause, c.prefix+"infer/turn/"):
+		if tf, err := facts.Decode[facts.TransitionFailed](f); err == nil && tf.Class == facts.ClassContextOverflow {
+			c.overflowSeq = f.Seq
+		}
 	case f.Kind == facts.KindSystemConfigured && f.Cause == c.prefix+"system/configure":
 		// A log written before the bounds were recorded has none, and
 		// goes by Config.
 		if sc, err := facts.Decode[facts.SystemConfigured](f); err == nil && sc.Context != nil {
 			c.bounds, c.recorded = *sc.Context, true
+		}
+	case f.Kind == facts.KindContextBoundsSet:
+		// A person's later word replaces the bounds recorded at the start.
+		if b, err := facts.Decode[facts.ContextBoundsSet](f); err == nil {
+			c.bounds, c.recorded = b.Bounds, true
 		}
 	}
 	return nil
@@ -152,7 +168,11 @@ func (c *compactor) Output() fold.Output[Services] {
 	s := c.k.scheduler
 	lim := c.limits()
 	window := lim.Window
-	if (lim.CompactAt <= 0 && window <= 0) || s == nil {
+	// A turn the server refused as longer than its context is compacted
+	// for once, whatever the bounds: a second refusal after it stops the
+	// run.
+	overflowed := c.overflowSeq > c.compactSeq && c.compacted == 0
+	if (!overflowed && lim.CompactAt <= 0 && window <= 0) || s == nil {
 		return fold.Output[Services]{}
 	}
 	if v, ok := s.Output().View.(scheduler.View); !ok || v.Phase != scheduler.PhaseInfer {
@@ -168,7 +188,7 @@ func (c *compactor) Output() fold.Output[Services] {
 	if fraction == 0 {
 		fraction = DefaultCompactFraction
 	}
-	size.Due = (lim.CompactAt > 0 && size.Approx > lim.CompactAt) ||
+	size.Due = overflowed || (lim.CompactAt > 0 && size.Approx > lim.CompactAt) ||
 		(window > 0 && float64(size.Estimate) >= fraction*float64(window))
 	if !size.Due || len(msgs) < 2 {
 		size.Due = false
@@ -236,7 +256,9 @@ func compaction(cfg Config, thread string, older []facts.Message, upTo uint64, b
 	// A model that cannot summarize (its answer is not one: a scripted
 	// model has no compaction turns) leaves the extractive summary, said.
 	fallback := effect.CatchFail(retried, func(err error) effect.Effect[Services, facts.ContextCompacted] {
-		if c, ok := model.Classify(err); !ok || c != facts.ClassInvalidOutput {
+		// A conversation too long for the model's context to summarize
+		// is summarized without it.
+		if c, ok := model.Classify(err); !ok || (c != facts.ClassInvalidOutput && c != facts.ClassContextOverflow) {
 			return effect.Fail[Services, facts.ContextCompacted](err)
 		}
 		summary, _ := Extract(context.Background(), older)
@@ -256,6 +278,12 @@ func compaction(cfg Config, thread string, older []facts.Message, upTo uint64, b
 // model turn is retried: up to Config.ModelAttempts, after the backoff or
 // the wait the server asked for.
 func modelRetry[A any](cfg Config, call effect.Effect[Services, A]) effect.Effect[Services, A] {
+	return retryNoting(cfg, call, nil)
+}
+
+// retryNoting is modelRetry, telling waited (when set) each wait it
+// decides on.
+func retryNoting[A any](cfg Config, call effect.Effect[Services, A], waited func(time.Duration)) effect.Effect[Services, A] {
 	// The services are read first, so that their OnModelWait hears of the
 	// retries' waits.
 	services := effect.FromAsync(func(_ context.Context, svc Services) (Services, error) { return svc, nil })
@@ -267,7 +295,11 @@ func modelRetry[A any](cfg Config, call effect.Effect[Services, A]) effect.Effec
 			Jitter:      0.2,
 			RetryIf:     model.IsTransient,
 			Wait: func(err error, _ int, planned time.Duration) (time.Duration, error) {
-				return modelWait(cfg, err, planned)
+				d, werr := modelWait(cfg, err, planned)
+				if werr == nil && waited != nil {
+					waited(d)
+				}
+				return d, werr
 			},
 			OnWait: svc.OnModelWait,
 		})

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/seed-7cc7a084/harness/action"
@@ -471,33 +472,128 @@ func act(cfg Config, req action.Request, since action.Observed, j fold.Journal) 
 
 // inferTurn describes one model turn: the model is asked, transient
 // failures are retried, and a decision that does not hold together is an
-// invalid_output failure.
+// invalid_output failure. Every failed call is kept: on the turn's
+// model.turn when a later call answers, on its transition.failed when
+// none does.
 func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.ModelTurn] {
-	call := effect.FromAsync(func(ctx context.Context, svc Services) (facts.ModelTurn, error) {
-		if svc.Model == nil {
-			return facts.ModelTurn{}, effect.Defect(fmt.Errorf("no model service"))
-		}
-		d, err := svc.Model.Turn(ctx, model.Request{
-			Thread: req.Thread, Turn: req.Turn, System: req.System.Prompt, Tools: req.System.Tools, Messages: req.Messages,
-		})
-		if err != nil {
-			return facts.ModelTurn{}, err
-		}
-		if err := d.Validate(); err != nil {
-			return facts.ModelTurn{}, &model.Error{Class: facts.ClassInvalidOutput, Err: err}
-		}
-		mt := facts.ModelTurn{Text: d.Text, ToolCalls: d.ToolCalls, Question: d.Question, Usage: d.Usage}
-		if x := d.Exchange; x != nil && svc.Blobs != nil {
-			ref, err := keepExchange(ctx, svc.Blobs, x)
-			if err != nil {
-				return facts.ModelTurn{}, fmt.Errorf("keep the model exchange: %w", err)
+	fresh := effect.FromAsync(func(context.Context, Services) (*attemptLog, error) { return &attemptLog{}, nil })
+	return effect.AndThen(fresh, func(log *attemptLog) effect.Effect[Services, facts.ModelTurn] {
+		call := effect.FromAsync(func(ctx context.Context, svc Services) (facts.ModelTurn, error) {
+			if svc.Model == nil {
+				return facts.ModelTurn{}, effect.Defect(fmt.Errorf("no model service"))
 			}
-			mt.Exchange = ref
-		}
-		return mt, nil
+			d, err := svc.Model.Turn(ctx, model.Request{
+				Thread: req.Thread, Turn: req.Turn, System: req.System.Prompt, Tools: req.System.Tools, Messages: req.Messages,
+			})
+			if err != nil {
+				log.failed(err)
+				return facts.ModelTurn{}, err
+			}
+			if err := d.Validate(); err != nil {
+				err = &model.Error{Class: facts.ClassInvalidOutput, Err: err}
+				log.failed(err)
+				return facts.ModelTurn{}, err
+			}
+			mt := facts.ModelTurn{Text: d.Text, ToolCalls: d.ToolCalls, Question: d.Question, Usage: d.Usage, StopReason: d.StopReason}
+			// Only a real server's count says what its prompt held.
+			mt.ToolsUnseen = d.Exchange != nil && toolsUnseen(req.System.Tools, d.Usage)
+			if x := d.Exchange; x != nil && svc.Blobs != nil {
+				ref, err := keepExchange(ctx, svc.Blobs, x)
+				if err != nil {
+					return facts.ModelTurn{}, fmt.Errorf("keep the model exchange: %w", err)
+				}
+				mt.Exchange = ref
+			}
+			return mt, nil
+		})
+		retried := retryNoting(cfg, call, log.waited)
+		kept := effect.Map(retried, func(mt facts.ModelTurn) facts.ModelTurn {
+			mt.Attempts = log.list()
+			return mt
+		})
+		return effect.CatchFail(kept, func(err error) effect.Effect[Services, facts.ModelTurn] {
+			if len(log.list()) == 0 {
+				return effect.Fail[Services, facts.ModelTurn](err)
+			}
+			return effect.Fail[Services, facts.ModelTurn](&attemptsError{err: err, attempts: log.list()})
+		})
 	})
-	return modelRetry(cfg, call)
 }
+
+// toolsUnseen reports whether a turn's usage shows that the server left
+// the tools out of the prompt: it counted fewer input tokens than half of
+// what their schemas alone take (at four bytes a token).
+func toolsUnseen(tools []facts.ToolSchema, u facts.Usage) bool {
+	if len(tools) == 0 || u.InputTokens <= 0 {
+		return false
+	}
+	n := 0
+	for _, t := range tools {
+		n += len(t.Name) + len(t.Description) + len(t.Schema)
+	}
+	return u.InputTokens < int64(n/4/2)
+}
+
+// attemptLog keeps the failed calls of one model turn as they happen.
+type attemptLog struct {
+	mu       sync.Mutex // guards attempts
+	attempts []facts.ModelAttempt
+}
+
+// failed keeps a failed call.
+func (l *attemptLog) failed(err error) {
+	a := facts.ModelAttempt{Message: err.Error()}
+	a.Class, _ = model.Classify(err)
+	if a.Class == "" {
+		a.Class = facts.ClassBusiness
+	}
+	if x := model.ExchangeOf(err); x != nil {
+		a.Status = x.Status
+		body := x.Response
+		if len(body) > facts.MaxAttemptBody {
+			body = body[:facts.MaxAttemptBody]
+		}
+		a.Body = strings.ToValidUTF8(string(body), "\ufffd")
+	}
+	if len(a.Message) > facts.MaxAttemptBody {
+		a.Message = a.Message[:facts.MaxAttemptBody] + "…"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a.Attempt = len(l.attempts) + 1
+	l.attempts = append(l.attempts, a)
+}
+
+// waited notes the wait after the latest failed call.
+func (l *attemptLog) waited(d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.attempts); n > 0 {
+		l.attempts[n-1].WaitMS = d.Milliseconds()
+	}
+}
+
+// list returns the failed calls kept so far.
+func (l *attemptLog) list() []facts.ModelAttempt {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.attempts)
+}
+
+// attemptsError is a model turn's failure with every failed call of it,
+// which its transition.failed keeps.
+type attemptsError struct {
+	err      error
+	attempts []facts.ModelAttempt
+}
+
+func (e *attemptsError) Error() string { return e.err.Error() }
+
+// Unwrap returns the last call's error.
+func (e *attemptsError) Unwrap() error { return e.err }
+
+// ModelAttempts returns the failed calls.
+func (e *attemptsError) ModelAttempts() []facts.ModelAttempt { return e.attempts }
 
 // modelWait is the wait before a model turn is tried again: the backoff's,
 // or longer when the server asked so (Retry-After), up to

@@ -273,6 +273,7 @@ var IngressKinds = []facts.Kind{
 	facts.KindQuestionAnswered,
 	facts.KindEffectReconciled,
 	facts.KindPolicySet,
+	facts.KindContextBoundsSet,
 }
 
 // ErrNotIngress: Post of a kind that only the runtime appends.
@@ -501,6 +502,12 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 			if len(drafts) == 1 && drafts[0].Kind == facts.KindTransitionFailed {
 				failedHere[t.Key] = true
 			}
+			if slices.ContainsFunc(drafts, func(d facts.Draft) bool { return d.Kind == facts.KindContextCompacted }) {
+				// A compaction changes what a model turn is sent: a
+				// turn refused as too long may run again (the compactor
+				// compacts for a refusal once).
+				clear(failedHere)
+			}
 		}
 		if died != nil && appended {
 			out.Seq = st.fold.Seq()
@@ -538,6 +545,10 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 			return nil, nil, ex.Err()
 		}
 		tf.Class, tf.Message = classOf(ex.Err()), ex.Err().Error()
+		var ma interface{ ModelAttempts() []facts.ModelAttempt }
+		if errors.As(ex.Err(), &ma) {
+			tf.Attempts = ma.ModelAttempts()
+		}
 	case effect.OutcomeDie:
 		died = ex.Err()
 	}

@@ -192,11 +192,13 @@ func (b *budget) Restore(data []byte, p fold.Prefix) error {
 }
 
 // SnapshotVersion is the version of the compactor's snapshots: 2 keeps
-// the thread's recorded bounds.
-func (c *compactor) SnapshotVersion() uint32 { return 2 }
+// the thread's recorded bounds, 3 the latest turn refused as too long for
+// the context and the compactions since the latest turn.
+func (c *compactor) SnapshotVersion() uint32 { return 3 }
 
 // Snapshot keeps the latest own model turn's seq and usage, the latest
-// compaction's seq, and the bounds the thread recorded.
+// compaction's seq, the bounds the thread recorded, the latest refusal of
+// a turn as too long and the compactions since the latest turn.
 func (c *compactor) Snapshot() ([]byte, error) {
 	var e fold.Encoder
 	u, ok := c.lastUsage()
@@ -209,6 +211,8 @@ func (c *compactor) Snapshot() ([]byte, error) {
 	e.Int(int64(c.bounds.Window))
 	e.Int(int64(c.bounds.CompactAt))
 	e.Uint(math.Float64bits(c.bounds.Fraction))
+	e.Uint(c.overflowSeq)
+	e.Uint(uint64(c.compacted))
 	return e.Data(), nil
 }
 
@@ -223,6 +227,8 @@ func (c *compactor) Restore(data []byte, p fold.Prefix) error {
 	c.bounds.Window = int(d.Int())
 	c.bounds.CompactAt = int(d.Int())
 	c.bounds.Fraction = math.Float64frombits(d.Uint())
+	c.overflowSeq = d.Uint()
+	c.compacted = int(d.Uint())
 	// A turn that could not be read when the snapshot was made still
 	// cannot.
 	c.unreadable = c.turnSeq != 0 && !c.decoded

@@ -59,9 +59,13 @@ func ExchangeOf(err error) *Exchange {
 //	other 4xx, other error events                  business: the API said no
 //	a 2xx body that is not JSON, or not the
 //	  API's shape                                  invalid_output
-//	no response: connection refused or reset       transport
+//	a 400 or 413 saying the conversation is longer
+//	  than the model's context                     context_overflow (ErrContextOverflow): compact, try once more
+//	an answer cut off at a limit (finish_reason
+//	  "length", stop_reason "max_tokens")          invalid_output (ErrCutOff): not recorded as the answer
+//	no response: connection refused or reset       transient: a model turn changes nothing; it runs again
 //	a stream cut off, or ending before the turn    transient (ErrStreamCut): nothing is recorded; the turn runs again
-//	a response body cut off (not streamed)         transport
+//	a response body cut off (not streamed)         transient, as a cut stream
 //	past WithTimeout, or the caller's deadline     timeout
 //	the caller's context cancelled                 cancelled (errors.Is context.Canceled)
 //
@@ -119,6 +123,8 @@ func (e *CallError) Reason() string {
 	switch s := e.Status; {
 	case errors.Is(e.Err, ErrStreamCut):
 		return "the stream from " + p + " was cut off"
+	case errors.Is(e.Err, ErrContextOverflow):
+		return "the conversation is over " + p + "'s context size"
 	case s == http.StatusTooManyRequests:
 		return fmt.Sprintf("rate limited by %s (%d)", p, s)
 	case s == 529:

@@ -37,6 +37,11 @@ type Decision struct {
 	ToolCalls []facts.ToolCall `json:"tool_calls,omitempty"`
 	Question  *facts.Question  `json:"question,omitempty"`
 	Usage     facts.Usage      `json:"usage,omitzero"`
+	// StopReason is why the model stopped, as the provider said it
+	// ("stop", "tool_calls", "end_turn"); "" from a scripted model. A
+	// provider never returns a decision whose answer was cut off at a
+	// limit: that is a CutOffError.
+	StopReason string `json:"stop_reason,omitempty"`
 	// Exchange is the HTTP exchange of the turn, byte for byte, from a
 	// real provider (nil from a scripted one). It is not part of the
 	// decision's JSON.
@@ -99,3 +104,41 @@ func IsTransient(err error) bool {
 	c, _ := Classify(err)
 	return c == facts.ClassTransient
 }
+
+// ErrCutOff matches the error of a turn whose answer the server cut off
+// at a limit — its output limit, or the context filling up (OpenAI's
+// finish_reason "length", Anthropic's stop_reason "max_tokens") — text or
+// a tool call alike. Such an answer is not recorded as the model's: the
+// turn fails with class invalid_output (see CutOffError).
+var ErrCutOff = errors.New("the answer was cut off at a limit before it was complete")
+
+// CutOffError is an answer cut off at a limit: why the server stopped,
+// and how much had come. It matches ErrCutOff.
+type CutOffError struct {
+	// Reason is the provider's stop reason ("length", "max_tokens").
+	Reason string
+	// Text is the text that came before the cut.
+	Text string
+	// ToolCalls is how many tool calls had begun; the last of them is
+	// cut off mid-arguments.
+	ToolCalls int
+}
+
+func (e *CutOffError) Error() string {
+	what := "the answer"
+	if e.ToolCalls > 0 {
+		what = "a tool call"
+	}
+	return fmt.Sprintf("%s was cut off at a limit before it was complete (stop reason %q, %d bytes of text)", what, e.Reason, len(e.Text))
+}
+
+// Unwrap returns ErrCutOff.
+func (e *CutOffError) Unwrap() error { return ErrCutOff }
+
+// ErrContextOverflow matches the error of a turn the server refused
+// because the conversation is longer than its context (llama.cpp's
+// "exceeds the available context size", OpenAI's and vLLM's "maximum
+// context length", Anthropic's "prompt is too long", a 413). Its class is
+// context_overflow: the runtime compacts the conversation and tries the
+// turn once more.
+var ErrContextOverflow = errors.New("the conversation is longer than the model's context")

@@ -49,6 +49,11 @@ type Options struct {
 	// Timeout bounds one call, from sending the request to the last byte
 	// of the response; 0 leaves it to the caller's context.
 	Timeout time.Duration
+	// StreamIdle bounds the wait between two events of a streamed turn
+	// (and for the first after the response began); past it the stream
+	// counts as cut off (ErrStreamCut: transient, the turn runs again).
+	// 0 is DefaultStreamIdle; negative is no bound.
+	StreamIdle time.Duration
 	// NoAskTool stops offering the AskTool pseudo-tool.
 	NoAskTool bool
 	// LookupEnv is where environment variables are read from.
@@ -127,6 +132,16 @@ func WithMaxTokens(n int64) Option { return func(o *Options) { o.MaxTokens = n }
 // of the response. A call that runs out of time fails with class timeout.
 // By default only the caller's context bounds a call.
 func WithTimeout(d time.Duration) Option { return func(o *Options) { o.Timeout = d } }
+
+// DefaultStreamIdle is the longest wait between two events of a streamed
+// turn when WithStreamIdle does not say: a server that stalls longer is
+// taken as gone.
+const DefaultStreamIdle = 5 * time.Minute
+
+// WithStreamIdle sets Options.StreamIdle: the longest wait between two
+// events of a streamed turn before the stream counts as cut off; negative
+// is no bound.
+func WithStreamIdle(d time.Duration) Option { return func(o *Options) { o.StreamIdle = d } }
 
 // WithoutAskTool stops offering the AskTool pseudo-tool: the model can
 // then only ask a question in its text.

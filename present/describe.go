@@ -152,6 +152,19 @@ func describe(f facts.Fact) (string, error) {
 	case facts.KindPolicySet:
 		p, err := facts.Decode[facts.PolicySet](f)
 		return DescribePolicy(p), err
+	case facts.KindContextBoundsSet:
+		p, err := facts.Decode[facts.ContextBoundsSet](f)
+		s := fmt.Sprintf("context window %d", p.Bounds.Window)
+		if p.Bounds.Window == 0 {
+			s = "context window not known"
+		}
+		if p.Bounds.CompactAt > 0 {
+			s += fmt.Sprintf(", compact past %d", p.Bounds.CompactAt)
+		}
+		if p.By != "" {
+			s += " by " + quote(p.By, 40)
+		}
+		return s, err
 	case facts.KindQuestionAsked:
 		p, err := facts.Decode[facts.QuestionAsked](f)
 		s := fmt.Sprintf("%s %s", p.RequestID, quote(p.Text, 100))
@@ -368,7 +381,29 @@ func describeTurn(p facts.ModelTurn) string {
 	if p.Usage != (facts.Usage{}) {
 		s += fmt.Sprintf(" · %d in / %d out tokens", p.Usage.InputTokens, p.Usage.OutputTokens)
 	}
+	if p.ToolsUnseen {
+		s += " · the server counted fewer input tokens than the tool schemas take: it left the tools out of the prompt (a chat template without tool support?)"
+	}
+	if n := len(p.Attempts); n > 0 {
+		calls := "calls"
+		if n == 1 {
+			calls = "call"
+		}
+		s += fmt.Sprintf(" · after %d failed %s: %s", n, calls, describeAttempts(p.Attempts))
+	}
 	return s
+}
+
+// describeAttempts says what each failed call of a model turn met.
+func describeAttempts(as []facts.ModelAttempt) string {
+	parts := make([]string, len(as))
+	for i, a := range as {
+		parts[i] = string(a.Class)
+		if a.Status != 0 {
+			parts[i] += " " + strconv.Itoa(a.Status)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func describeReport(r facts.Report) string {

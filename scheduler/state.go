@@ -73,6 +73,11 @@ func (c *call) reading() Call {
 // the latest model turn on (the current state, for what is enabled now).
 type state[S any] struct {
 	env Env[S]
+	// sawTurn is set once an own model turn is folded; compactedSince
+	// when a compaction came after the latest one: a turn refused as too
+	// long for the model's context then stays due once (see
+	// transitionFailed).
+	sawTurn, compactedSince bool
 	// whole, when set, answers what only the whole log knows: the
 	// conversation, and which idempotency keys were completed.
 	whole func() *state[S]
@@ -256,6 +261,7 @@ func (s *state[S]) userMessage(f facts.Fact, p facts.UserMessage) {
 }
 
 func (s *state[S]) modelTurn(f facts.Fact, p facts.ModelTurn) {
+	s.sawTurn, s.compactedSince = true, false
 	s.failure, s.retry = "", ""
 	s.turns = p.Turn
 	s.userAfterTurn = false
@@ -468,6 +474,7 @@ func (s *state[S]) questionAnswered(f facts.Fact, p facts.QuestionAnswered) {
 
 // contextCompacted replaces the messages a summary covers with the summary.
 func (s *state[S]) contextCompacted(_ facts.Fact, p facts.ContextCompacted) {
+	s.compactedSince = true
 	kept := []facts.Message{{Role: facts.RoleUser, Text: "Summary of the conversation so far:\n" + p.Summary, Seq: p.UpTo}}
 	for _, m := range s.messages {
 		if m.Seq > p.UpTo {
@@ -481,6 +488,14 @@ func (s *state[S]) budgetExhausted(_ facts.Fact, p facts.BudgetExhausted) { s.ex
 
 func (s *state[S]) transitionFailed(_ facts.Fact, p facts.TransitionFailed) {
 	if !owns(p.Key) {
+		return
+	}
+	if p.Class == facts.ClassContextOverflow && strings.HasPrefix(p.Key, "infer/turn/") && s.sawTurn && !s.compactedSince {
+		// The conversation did not fit the model's context, and there is
+		// a conversation to compact (a turn and what came after it): the
+		// turn stays due, for the compactor to shorten the conversation
+		// first. Refused again after a compaction, or with nothing to
+		// compact, it fails as any turn does.
 		return
 	}
 	s.failure = fmt.Sprintf("%s failed (%s): %s", p.Key, p.Class, p.Message)

@@ -93,6 +93,10 @@ func preview(root, tool, args string) string {
 		from = "/dev/null"
 	}
 	to := "b/" + shown
+	if !before.existed && after == "" {
+		// An empty file where there is none is a change: the file is made.
+		return "(creates " + shown + ", empty)"
+	}
 	if !before.whole || len(after) > PreviewBytes {
 		why := fmt.Sprintf("not diffed: larger than the %d bytes a preview reads", PreviewBytes)
 		return summary(from, to, why, before, sideOf(after))

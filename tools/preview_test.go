@@ -33,6 +33,7 @@ func TestUnifiedDiff(t *testing.T) {
 func TestPreview(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "cache.toml"), []byte("ttl_seconds = 60\nsize = 10\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "was-empty.txt"), nil, 0o644))
 	cases := []struct {
 		name, tool, args, want string
 	}{
@@ -43,6 +44,8 @@ func TestPreview(t *testing.T) {
 			"--- a/cache.toml\n+++ b/cache.toml\n@@ -1,2 +1,2 @@\n ttl_seconds = 60\n-size = 10\n+size = 20\n"},
 		{"an edit that does not apply", "edit_file", `{"path":"cache.toml","old":"nope","new":"x"}`, "(the edit does not apply: the old text is not in cache.toml)"},
 		{"no change", "write_file", `{"path":"cache.toml","content":"ttl_seconds = 60\nsize = 10\n"}`, "(no change: cache.toml already holds this content)"},
+		{"an empty file written empty is no change", "write_file", `{"path":"was-empty.txt","content":""}`, "(no change: was-empty.txt already holds this content)"},
+		{"an empty new file is made, not no change", "write_file", `{"path":"empty.txt","content":""}`, "(creates empty.txt, empty)"},
 		{"a path outside the workspace", "write_file", `{"path":"../x","content":"x"}`, ""},
 		{"a command has no preview", "run_command", `{"command":"ls"}`, ""},
 	}

@@ -3,11 +3,15 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,6 +66,7 @@ func TestScripts(t *testing.T) {
 			"validjson": cmdValidJSON,
 			"bigfile":   cmdBigfile,
 			"bigwrite":  cmdBigwrite,
+			"fakemodel": cmdFakeModel,
 		},
 	})
 }
@@ -157,4 +162,53 @@ func cmdBigwrite(ts *testscript.TestScript, neg bool, args []string) {
 		"tool_calls": []map[string]string{{"id": "w", "name": "write_file", "args": string(call)}}})
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), append(first, "\n{\"text\": \"Done.\"}\n"...), 0o644))
+}
+
+// cmdFakeModel serves an OpenAI-compatible chat completions API for the
+// rest of the script, answering each request with the next line of a
+// replies file (the last repeats) — {"status": 400, "body": {...}}, the
+// status 200 when left out — and sets OPENAI_BASE_URL to it. Each request
+// body is appended to requests.jsonl in $WORK, a line each.
+//
+//	fakemodel REPLIES.jsonl
+func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: fakemodel REPLIES.jsonl")
+	}
+	type reply struct {
+		Status int             `json:"status"`
+		Body   json.RawMessage `json:"body"`
+	}
+	var replies []reply
+	for i, line := range strings.Split(strings.TrimSpace(ts.ReadFile(args[0])), "\n") {
+		var r reply
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			ts.Fatalf("%s line %d: %v", args[0], i+1, err)
+		}
+		replies = append(replies, r)
+	}
+	if len(replies) == 0 {
+		ts.Fatalf("%s: no replies", args[0])
+	}
+	log := ts.MkAbs("requests.jsonl")
+	var mu sync.Mutex // guards n and the requests file
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		rp := replies[min(n, len(replies)-1)]
+		n++
+		if f, err := os.OpenFile(log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+			f.Write(append(body, '\n'))
+			f.Close()
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if rp.Status != 0 {
+			w.WriteHeader(rp.Status)
+		}
+		w.Write(rp.Body)
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
 }

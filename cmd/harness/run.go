@@ -37,9 +37,12 @@ type driveFlags struct {
 	maxTurns int
 	maxSteps int
 	window   int
-	sandbox  string
-	network  bool
-	fs       *pflag.FlagSet
+	// maxOutput bounds the tokens the model writes in one turn; 0 is the
+	// provider's default.
+	maxOutput int64
+	sandbox   string
+	network   bool
+	fs        *pflag.FlagSet
 	// loaded is the model the --model flag names, once loadModel has
 	// loaded it; model is then its spec as recorded.
 	loaded model.Model
@@ -73,8 +76,17 @@ func (f *driveFlags) add(cmd *cobra.Command) {
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop the thread (budget.exhausted; for good) before its model turn `N`+1, counting all its turns; 0 is no bound (default: the settings' max_turns, else 50)")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "run at most `N` steps in this command before stopping with the thread resumable (default: the settings' max_steps, else 100)")
 	fl.IntVar(&f.window, "context-window", 0, "the model's context window in `TOKENS`: past 80% of it, as the provider counts usage, older turns are summarized by the model (a compaction turn, recorded as context.compacted); 0 is not known (default: the settings' context_window)")
+	fl.Int64Var(&f.maxOutput, "max-output-tokens", 0, "bound the tokens the model writes in one turn to `N`; an answer cut off there fails its turn (resume once it is raised); 0 is the provider's default (anthropic 4096; an OpenAI-compatible server its own, llama-server's -n)")
 	f.fs = fl
 	completeDriveFlags(cmd)
+}
+
+// modelOptions are the options the flags give a real provider.
+func (f *driveFlags) modelOptions() []model.Option {
+	if f == nil || f.maxOutput <= 0 {
+		return nil
+	}
+	return []model.Option{model.WithMaxTokens(f.maxOutput)}
 }
 
 // changed reports whether the flag name was given.
@@ -172,7 +184,10 @@ func (f *driveFlags) loadModel() error {
 	if err != nil {
 		return asUsage(err)
 	}
-	m, err := stock.LoadModel(spec)
+	if f.maxOutput < 0 {
+		return usageError("--max-output-tokens %d: want a number of tokens, or 0 for the provider's default", f.maxOutput)
+	}
+	m, err := stock.LoadModel(spec, f.modelOptions()...)
 	if err != nil {
 		return asUsage(fmt.Errorf("--model: %w", err))
 	}
@@ -395,7 +410,10 @@ thread records it (host:directory), and every later command acts there.`,
 			if err != nil {
 				return asUsage(err)
 			}
-			m, err := stock.LoadModel(spec)
+			if f.maxOutput < 0 {
+				return usageError("--max-output-tokens %d: want a number of tokens, or 0 for the provider's default", f.maxOutput)
+			}
+			m, err := stock.LoadModel(spec, f.modelOptions()...)
 			if err != nil {
 				return asUsage(fmt.Errorf("--model: %w", err))
 			}
@@ -643,6 +661,16 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	d := a.newDriver(s, id, approval, f)
 	if err := d.setPolicy(ctx, f); err != nil {
 		return err
+	}
+	if f.changed("context-window") {
+		// The bounds a thread recorded when it started win over the
+		// settings of each command; a flag given now is a person's word
+		// that they change, and it is recorded as such.
+		cfg := d.th.Runtime().Config
+		b := facts.ContextBounds{Window: cfg.ContextWindow, Fraction: cfg.CompactFraction, CompactAt: cfg.CompactAt}
+		if _, err := drive.SetContextBounds(ctx, d.th, b, a.whoami()); err != nil {
+			return err
+		}
 	}
 	d.retry = true
 	if err := d.openTree(ctx); err != nil {
@@ -898,7 +926,7 @@ func (d *driver) loadModel(recorded string) (model.Model, error) {
 	if spec == "" {
 		return nil, usageError("thread %s needs a model turn and records no model; pass --model scripted:FILE", d.id)
 	}
-	m, err := stock.LoadModel(spec)
+	m, err := stock.LoadModel(spec, d.flags.modelOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("thread %s: %w; pass --model to use another", d.id, err)
 	}

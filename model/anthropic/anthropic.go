@@ -96,57 +96,44 @@ func (m *Model) Name() string { return m.model }
 // Turn takes one model turn. With model.WithStream it streams (see
 // Stream).
 func (m *Model) Turn(ctx context.Context, req model.Request) (model.Decision, error) {
-	if m.opts.OnText != nil {
-		return m.Stream(ctx, req, m.opts.OnText)
-	}
-	params, asks, err := m.params(req)
-	if err != nil {
-		return model.Decision{}, err
-	}
-	rec := call.NewRecorder("anthropic")
-	cctx, cancel := m.opts.CallContext(ctx)
-	defer cancel()
-	res, err := m.client.Messages.New(cctx, params, option.WithMiddleware(rec.Middleware))
-	if err != nil {
-		return model.Decision{}, m.ep.Fail(ctx, rec, err)
-	}
-	d, err := decision(res)
-	if err != nil {
-		return model.Decision{}, m.ep.Fail(ctx, rec, err)
-	}
-	d = model.AsQuestion(d, asks)
-	d.Exchange = rec.Exchange()
-	return d, nil
+	return m.loop().Turn(ctx, req)
 }
 
 // Stream takes one model turn as a stream of server-sent events, calling
 // onText with each piece of text as it arrives. The decision is returned
 // at message_stop; a stream that is cut off or ends before it is a
 // transient error matching model.ErrStreamCut, and an error event ends the
-// turn with the error's class (overloaded: transient).
+// turn with the error's class (overloaded: transient). An answer cut off
+// at a limit (stop_reason "max_tokens") is an error matching
+// model.ErrCutOff.
 func (m *Model) Stream(ctx context.Context, req model.Request, onText func(string)) (model.Decision, error) {
-	params, asks, err := m.params(req)
-	if err != nil {
-		return model.Decision{}, err
+	return m.loop().Stream(ctx, req, onText)
+}
+
+// loop is a turn of this model: the shared loop, with the messages API's
+// own pieces.
+func (m *Model) loop() call.Loop[sdk.MessageNewParams, *sdk.Message, sdk.MessageStreamEventUnion] {
+	return call.Loop[sdk.MessageNewParams, *sdk.Message, sdk.MessageStreamEventUnion]{
+		Endpoint: m.ep,
+		Options:  m.opts,
+		Params:   m.params,
+		Send: func(ctx context.Context, p sdk.MessageNewParams, mw call.Middleware) (*sdk.Message, error) {
+			return m.client.Messages.New(ctx, p, option.WithMiddleware(mw))
+		},
+		Decode: decision,
+		Open: func(ctx context.Context, p sdk.MessageNewParams, mw call.Middleware) call.Events[sdk.MessageStreamEventUnion] {
+			return m.client.Messages.NewStreaming(ctx, p, option.WithMiddleware(mw))
+		},
+		NewAccumulator: func() call.Accumulator[sdk.MessageStreamEventUnion] { return &events{} },
+		CutOff:         cutOff,
 	}
-	rec := call.NewRecorder("anthropic")
-	cctx, cancel := m.opts.CallContext(ctx)
-	defer cancel()
-	stream := m.client.Messages.NewStreaming(cctx, params, option.WithMiddleware(rec.Middleware))
-	defer stream.Close()
-	var acc events
-	for stream.Next() {
-		acc.add(stream.Current(), onText)
-	}
-	if err := stream.Err(); err != nil {
-		return model.Decision{}, m.ep.FailStream(ctx, rec, err)
-	}
-	if !acc.stopped {
-		return model.Decision{}, m.ep.FailStream(ctx, rec, model.ErrStreamCut)
-	}
-	d := model.AsQuestion(acc.decision(), asks)
-	d.Exchange = rec.Exchange()
-	return d, nil
+}
+
+// cutOff: stop_reason "max_tokens" is an answer stopped at the output
+// limit; "model_context_window_exceeded" one stopped at the end of the
+// context.
+func cutOff(reason string) bool {
+	return reason == "max_tokens" || reason == "model_context_window_exceeded"
 }
 
 // turnMessage is one message of the request, before it is an SDK value.
@@ -286,7 +273,7 @@ func decision(res *sdk.Message) (model.Decision, error) {
 	if res == nil || !res.JSON.Content.Valid() {
 		return model.Decision{}, fmt.Errorf("%w: no content", call.ErrMalformed)
 	}
-	d := model.Decision{Usage: usage(res.Usage)}
+	d := model.Decision{Usage: usage(res.Usage), StopReason: string(res.StopReason)}
 	var text strings.Builder
 	for _, b := range res.Content {
 		switch b.Type {
@@ -305,6 +292,7 @@ type events struct {
 	blocks  []*streamBlock
 	usage   facts.Usage
 	stopped bool
+	reason  string // message_delta's stop_reason
 }
 
 type streamBlock struct {
@@ -326,7 +314,8 @@ func (a *events) block(index int64) *streamBlock {
 	return nil
 }
 
-func (a *events) add(ev sdk.MessageStreamEventUnion, onText func(string)) {
+// Add folds one event in.
+func (a *events) Add(ev sdk.MessageStreamEventUnion, onText func(string)) {
 	switch ev.Type {
 	case "message_start":
 		a.usage = usage(ev.Message.Usage)
@@ -353,6 +342,9 @@ func (a *events) add(ev sdk.MessageStreamEventUnion, onText func(string)) {
 			b.partial.WriteString(ev.Delta.PartialJSON)
 		}
 	case "message_delta":
+		if r := ev.Delta.StopReason; r != "" {
+			a.reason = string(r)
+		}
 		if u := ev.Usage; u.InputTokens != 0 || u.OutputTokens != 0 {
 			if in := u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens; in != 0 {
 				a.usage.InputTokens = in
@@ -364,8 +356,12 @@ func (a *events) add(ev sdk.MessageStreamEventUnion, onText func(string)) {
 	}
 }
 
-func (a *events) decision() model.Decision {
-	d := model.Decision{Usage: a.usage}
+// Finished reports whether message_stop came.
+func (a *events) Finished() bool { return a.stopped }
+
+// Decision is the turn the events made.
+func (a *events) Decision() model.Decision {
+	d := model.Decision{Usage: a.usage, StopReason: a.reason}
 	var text strings.Builder
 	for _, b := range a.blocks {
 		switch b.kind {

@@ -3,15 +3,15 @@ package anthropic_test
 import (
 	"testing"
 
+	"github.com/seed-7cc7a084/harness/internal/providertest"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/model/anthropic"
-	"github.com/seed-7cc7a084/harness/model/internal/providertest"
 )
 
 // TestEnvironment: ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL are used, and
 // options win over them.
 func TestEnvironment(t *testing.T) {
-	providertest.Environment(t, provider, func(opts ...model.Option) (model.Model, error) { return anthropic.New("m", opts...) },
+	providertest.Environment(t, providertest.Anthropic, func(opts ...model.Option) (model.Model, error) { return anthropic.New("m", opts...) },
 		[]providertest.EnvCase{
 			{Name: "ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL",
 				Env: func(f *providertest.Fake) map[string]string {

@@ -7,15 +7,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/internal/providertest"
 	"github.com/seed-7cc7a084/harness/model"
-	"github.com/seed-7cc7a084/harness/model/internal/providertest"
 	"github.com/seed-7cc7a084/harness/model/openai"
 )
 
 // TestEnvironment: OPENAI_API_KEY and OPENAI_BASE_URL are used, options
 // win over them, and a local server needs no key.
 func TestEnvironment(t *testing.T) {
-	providertest.Environment(t, provider, func(opts ...model.Option) (model.Model, error) { return openai.New("m", opts...) },
+	providertest.Environment(t, providertest.OpenAI, func(opts ...model.Option) (model.Model, error) { return openai.New("m", opts...) },
 		[]providertest.EnvCase{
 			{Name: "OPENAI_BASE_URL without a key (Ollama)",
 				Env: func(f *providertest.Fake) map[string]string {
@@ -68,7 +68,7 @@ func requireNoReal(t *testing.T, f *providertest.Fake, n int) {
 // nor on a stream.
 func TestOpenAIIgnoresProcessEnvironment(t *testing.T) {
 	setRealOpenAIEnv(t)
-	f := providertest.NewFake(t, "/v1/chat/completions", provider.Text("hi"))
+	f := providertest.NewFake(t, "/v1/chat/completions", providertest.OpenAI.Text("hi"))
 	m, err := openai.New("m",
 		model.WithLookupEnv(func(string) (string, bool) { return "", false }),
 		model.WithBaseURL(f.Server.URL+"/v1"))
@@ -77,7 +77,7 @@ func TestOpenAIIgnoresProcessEnvironment(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "hi", d.Text)
 
-	fs := providertest.NewFake(t, "/v1/chat/completions", provider.Stream([]string{"h", "i"}, true))
+	fs := providertest.NewFake(t, "/v1/chat/completions", providertest.OpenAI.Stream([]string{"h", "i"}, true))
 	ms, err := openai.New("m",
 		model.WithLookupEnv(func(string) (string, bool) { return "", false }),
 		model.WithBaseURL(fs.Server.URL+"/v1"))
@@ -97,7 +97,7 @@ func TestOpenAIEmptyAPIKeyOption(t *testing.T) {
 	t.Setenv("OPENAI_ORG_ID", "")
 	t.Setenv("OPENAI_PROJECT_ID", "")
 	t.Setenv("OPENAI_CUSTOM_HEADERS", "")
-	f := providertest.NewFake(t, "/v1/chat/completions", provider.Text("hi"))
+	f := providertest.NewFake(t, "/v1/chat/completions", providertest.OpenAI.Text("hi"))
 	m, err := openai.New("m", model.WithAPIKey(""), model.WithBaseURL(f.Server.URL+"/v1"))
 	require.NoError(t, err)
 	_, err = m.Turn(context.Background(), providertest.SimpleRequest())
@@ -109,7 +109,7 @@ func TestOpenAIEmptyAPIKeyOption(t *testing.T) {
 // headers still apply, read through WithLookupEnv.
 func TestOpenAILookupEnvSettings(t *testing.T) {
 	setRealOpenAIEnv(t)
-	f := providertest.NewFake(t, "/v1/chat/completions", provider.Text("hi"))
+	f := providertest.NewFake(t, "/v1/chat/completions", providertest.OpenAI.Text("hi"))
 	env := map[string]string{
 		"OPENAI_API_KEY":        "sk-lookup",
 		"OPENAI_BASE_URL":       f.Server.URL + "/v1",

@@ -133,59 +133,42 @@ func (m *Model) Name() string { return m.model }
 // Turn takes one model turn. With model.WithStream it streams (see
 // Stream).
 func (m *Model) Turn(ctx context.Context, req model.Request) (model.Decision, error) {
-	if m.opts.OnText != nil {
-		return m.Stream(ctx, req, m.opts.OnText)
-	}
-	params, asks, err := m.params(req)
-	if err != nil {
-		return model.Decision{}, err
-	}
-	rec := call.NewRecorder("openai")
-	cctx, cancel := m.opts.CallContext(ctx)
-	defer cancel()
-	res, err := m.chat.New(cctx, params, option.WithMiddleware(rec.Middleware))
-	if err != nil {
-		return model.Decision{}, m.ep.Fail(ctx, rec, err)
-	}
-	d, err := decision(res)
-	if err != nil {
-		return model.Decision{}, m.ep.Fail(ctx, rec, err)
-	}
-	d = model.AsQuestion(d, asks)
-	d.Exchange = rec.Exchange()
-	return d, nil
+	return m.loop().Turn(ctx, req)
 }
 
 // Stream takes one model turn as a stream of server-sent events, calling
 // onText with each piece of text as it arrives. The decision is returned
 // when the stream says the turn is complete (a choice with a finish
 // reason); a stream that is cut off or ends before that is a transient
-// error matching model.ErrStreamCut.
+// error matching model.ErrStreamCut. An answer cut off at a limit
+// (finish_reason "length") is an error matching model.ErrCutOff.
 func (m *Model) Stream(ctx context.Context, req model.Request, onText func(string)) (model.Decision, error) {
-	params, asks, err := m.params(req)
-	if err != nil {
-		return model.Decision{}, err
-	}
-	params.StreamOptions.IncludeUsage = sdk.Bool(true)
-	rec := call.NewRecorder("openai")
-	cctx, cancel := m.opts.CallContext(ctx)
-	defer cancel()
-	stream := m.chat.NewStreaming(cctx, params, option.WithMiddleware(rec.Middleware))
-	defer stream.Close()
-	var acc chunks
-	for stream.Next() {
-		acc.add(stream.Current(), onText)
-	}
-	if err := stream.Err(); err != nil {
-		return model.Decision{}, m.ep.FailStream(ctx, rec, err)
-	}
-	if !acc.finished {
-		return model.Decision{}, m.ep.FailStream(ctx, rec, model.ErrStreamCut)
-	}
-	d := model.AsQuestion(acc.decision(), asks)
-	d.Exchange = rec.Exchange()
-	return d, nil
+	return m.loop().Stream(ctx, req, onText)
 }
+
+// loop is a turn of this model: the shared loop, with the chat
+// completions API's own pieces.
+func (m *Model) loop() call.Loop[sdk.ChatCompletionNewParams, *sdk.ChatCompletion, sdk.ChatCompletionChunk] {
+	return call.Loop[sdk.ChatCompletionNewParams, *sdk.ChatCompletion, sdk.ChatCompletionChunk]{
+		Endpoint: m.ep,
+		Options:  m.opts,
+		Params:   m.params,
+		Send: func(ctx context.Context, p sdk.ChatCompletionNewParams, mw call.Middleware) (*sdk.ChatCompletion, error) {
+			return m.chat.New(ctx, p, option.WithMiddleware(mw))
+		},
+		Decode: decision,
+		Open: func(ctx context.Context, p sdk.ChatCompletionNewParams, mw call.Middleware) call.Events[sdk.ChatCompletionChunk] {
+			p.StreamOptions.IncludeUsage = sdk.Bool(true)
+			return m.chat.NewStreaming(ctx, p, option.WithMiddleware(mw))
+		},
+		NewAccumulator: func() call.Accumulator[sdk.ChatCompletionChunk] { return &chunks{} },
+		CutOff:         cutOff,
+	}
+}
+
+// cutOff: finish_reason "length" is an answer stopped at the output
+// limit, or at the end of the server's context.
+func cutOff(reason string) bool { return reason == "length" }
 
 // params is the request a turn sends.
 func (m *Model) params(req model.Request) (sdk.ChatCompletionNewParams, bool, error) {
@@ -255,8 +238,9 @@ func decision(res *sdk.ChatCompletion) (model.Decision, error) {
 	}
 	msg := res.Choices[0].Message
 	d := model.Decision{
-		Text:  msg.Content,
-		Usage: facts.Usage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens},
+		Text:       msg.Content,
+		Usage:      facts.Usage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens},
+		StopReason: string(res.Choices[0].FinishReason),
 	}
 	if d.Text == "" {
 		d.Text = msg.Refusal
@@ -288,6 +272,7 @@ type chunks struct {
 	calls    []*streamCall
 	usage    facts.Usage
 	finished bool
+	reason   string // the finish reason
 }
 
 type streamCall struct {
@@ -297,7 +282,8 @@ type streamCall struct {
 	args  strings.Builder
 }
 
-func (a *chunks) add(c sdk.ChatCompletionChunk, onText func(string)) {
+// Add folds one chunk in.
+func (a *chunks) Add(c sdk.ChatCompletionChunk, onText func(string)) {
 	if c.Usage.PromptTokens != 0 || c.Usage.CompletionTokens != 0 {
 		a.usage = facts.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
 	}
@@ -346,7 +332,7 @@ func (a *chunks) add(c sdk.ChatCompletionChunk, onText func(string)) {
 			}
 		}
 		if ch.FinishReason != "" {
-			a.finished = true
+			a.finished, a.reason = true, ch.FinishReason
 		}
 	}
 }
@@ -360,8 +346,12 @@ func (a *chunks) find(match func(*streamCall) bool) *streamCall {
 	return nil
 }
 
-func (a *chunks) decision() model.Decision {
-	d := model.Decision{Text: a.text.String(), Usage: a.usage}
+// Finished reports whether a chunk gave a finish reason.
+func (a *chunks) Finished() bool { return a.finished }
+
+// Decision is the turn the chunks made.
+func (a *chunks) Decision() model.Decision {
+	d := model.Decision{Text: a.text.String(), Usage: a.usage, StopReason: a.reason}
 	for _, c := range a.calls {
 		d.ToolCalls = append(d.ToolCalls, facts.ToolCall{ID: c.id, Name: c.name, Args: c.args.String()})
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/internal/providertest"
 	"github.com/seed-7cc7a084/harness/model"
-	"github.com/seed-7cc7a084/harness/model/internal/providertest"
 )
 
 // roundTrip decodes JSON text into plain Go values, for comparing.
@@ -21,7 +21,7 @@ func roundTrip(t *testing.T, s string) any {
 
 // TestRequest: the request a turn sends, byte for byte in JSON.
 func TestRequest(t *testing.T) {
-	p := provider
+	p := providertest.OpenAI
 	f := providertest.NewFake(t, p.Path, p.Text("ok"))
 	_, err := p.Open(t, f).Turn(context.Background(), providertest.Conversation())
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/seed-7cc7a084/harness/facts"
@@ -87,6 +88,10 @@ func (e Endpoint) classify(ctx context.Context, ce *model.CallError, err error, 
 			return facts.ClassNotFound
 		case transientStatus(status):
 			return facts.ClassTransient
+		case overflow(status, ce.Type, ce.Message):
+			ce.Err = model.ErrContextOverflow
+			ce.Message = join(ce.Message, "the conversation is over the context size of "+e.BaseURL+"; a thread compacts it and tries the turn once more (set a context window a little under the server's so that it compacts before it fills, or raise the server's)")
+			return facts.ClassContextOverflow
 		}
 		return facts.ClassBusiness
 	case status == 0:
@@ -100,7 +105,10 @@ func (e Endpoint) classify(ctx context.Context, ce *model.CallError, err error, 
 		} else {
 			ce.Message = "no response from " + e.BaseURL + ": the connection failed"
 		}
-		return facts.ClassTransport
+		// A model turn changes nothing in the world: a call that got no
+		// response — refused (a server restarting), or reset — is made
+		// again, as a cut stream is.
+		return facts.ClassTransient
 	}
 	// A 2xx response came and could not be used.
 	if typ, msg, ok := e.streamError(err); ok {
@@ -121,20 +129,47 @@ func (e Endpoint) classify(ctx context.Context, ce *model.CallError, err error, 
 		return facts.ClassTimeout
 	case errors.Is(err, model.ErrStreamCut), errors.Is(err, io.ErrUnexpectedEOF), isNetError(err),
 		strings.Contains(err.Error(), "error reading response body"):
-		if stream {
-			// A model turn changes nothing in the world, and nothing of a
-			// cut stream is recorded: the turn can run again.
-			if !errors.Is(err, model.ErrStreamCut) {
-				ce.Err = fmt.Errorf("%w: %w", model.ErrStreamCut, err)
-			}
-			return facts.ClassTransient
+		// A model turn changes nothing in the world, and nothing of a
+		// cut response is recorded: the turn can run again, streamed or
+		// not.
+		if stream && !errors.Is(err, model.ErrStreamCut) {
+			ce.Err = fmt.Errorf("%w: %w", model.ErrStreamCut, err)
 		}
-		// Cut off mid-response: the turn is not known.
-		return facts.ClassTransport
+		if !stream {
+			ce.Message = "the response from " + e.BaseURL + " was cut off"
+		}
+		return facts.ClassTransient
 	}
 	// Not JSON, or not the shape the API sends.
 	ce.Message = "the response is not a valid " + e.Provider + " response"
 	return facts.ClassInvalidOutput
+}
+
+// overflowTypes and overflowPhrases are how servers say a conversation is
+// longer than the model's context: llama.cpp's llama-server, OpenAI, vLLM,
+// Ollama, Anthropic.
+var (
+	overflowTypes   = []string{"exceed_context_size_error", "context_length_exceeded", "request_too_large"}
+	overflowPhrases = []string{"exceeds the available context size", "maximum context length", "context length",
+		"context window", "context_length_exceeded", "prompt is too long", "too many tokens in the prompt"}
+)
+
+// overflow: a refusal that says the conversation does not fit the
+// model's context.
+func overflow(status int, typ, msg string) bool {
+	if status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge {
+		return false
+	}
+	if status == http.StatusRequestEntityTooLarge || slices.Contains(overflowTypes, typ) {
+		return true
+	}
+	msg = strings.ToLower(msg)
+	for _, p := range overflowPhrases {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // transientStatus: the server did not take the request on, and may later.

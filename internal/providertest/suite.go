@@ -3,6 +3,7 @@ package providertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -34,6 +35,13 @@ type Provider struct {
 	Stream   func(pieces []string, complete bool, calls ...[3]string) Reply
 	ErrBody  func(typ, msg string) string
 	ErrEvent func(typ, msg string) string
+	// Cut makes a reply of Text, Calls or Stream one the server stopped at
+	// its output limit (finish_reason "length", stop_reason
+	// "max_tokens").
+	Cut func(r Reply) Reply
+	// Overflow is the server's refusal of a conversation longer than the
+	// model's context, byte for byte as its servers send it.
+	Overflow []Reply
 	// Usage is what the replies of Text and Calls report, as a Decision's.
 	Usage facts.Usage
 	// LastCallAndResult reads a request's last tool call and tool result.
@@ -81,13 +89,9 @@ func Run(t *testing.T, p Provider) {
 		{"Stream", stream},
 		{"AskToolOffered", askToolOffered},
 		{"RetryAfter", retryAfter},
-		{"EndToEnd", endToEnd},
-		{"EndToEndQuestion", endToEndQuestion},
-		{"EndToEndPermission", endToEndPermission},
-		{"EndToEndRetryAfter", endToEndRetryAfter},
-		{"EndToEndRetryAfterPastTheCap", endToEndRetryAfterPastTheCap},
-		{"EndToEndStreamCut", endToEndStreamCut},
-		{"EndToEndStreamKeepsDropping", endToEndStreamKeepsDropping},
+		{"CutOff", cutOff},
+		{"ContextOverflow", contextOverflow},
+		{"StreamStalls", streamStalls},
 	} {
 		t.Run(part.name, func(t *testing.T) {
 			t.Parallel()
@@ -111,6 +115,8 @@ func CheckDecision(t *testing.T, p Provider, reply Reply, want model.Decision) {
 	require.Equal(t, p.Name, d.Exchange.Provider)
 	require.True(t, strings.HasPrefix(d.Exchange.URL, f.Server.URL), d.Exchange.URL)
 	d.Exchange = nil
+	require.NotEmpty(t, d.StopReason, "the provider's stop reason is kept")
+	d.StopReason = ""
 	want.Usage = p.Usage
 	require.Equal(t, want, d)
 }
@@ -160,7 +166,9 @@ func errorClasses(t *testing.T, p Provider) {
 		{"400 is business", Reply{Status: 400, Body: p.ErrBody("invalid_request_error", "messages: too long")}, facts.ClassBusiness, "messages: too long", 400},
 		{"malformed JSON is invalid_output", Reply{Body: `{"id": "x", "choices": [`}, facts.ClassInvalidOutput, "not a valid", 200},
 		{"JSON of another shape is invalid_output", Reply{Body: `{"hello": "world"}`}, facts.ClassInvalidOutput, "not a valid", 200},
-		{"a connection cut before the response is transport", Reply{Abort: true}, facts.ClassTransport, "the connection failed", 0},
+		{"a connection cut before the response is transient", Reply{Abort: true}, facts.ClassTransient, "the connection failed", 0},
+		// A server that dies mid-body: the length it promised never comes.
+		{"a body cut mid-JSON is transient", Reply{Body: `{"id": "x", "choi`, Header: http.Header{"Content-Length": {"4000"}}}, facts.ClassTransient, "was cut off", 200},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -186,13 +194,13 @@ func errorClasses(t *testing.T, p Provider) {
 }
 
 func errorsWithoutAServer(t *testing.T, p Provider) {
-	t.Run("connection refused is transport", func(t *testing.T) {
+	t.Run("connection refused is transient", func(t *testing.T) {
 		f := NewFake(t, p.Path, p.Text("never"))
 		m := p.Open(t, f)
 		f.Server.Close()
 		_, err := m.Turn(context.Background(), SimpleRequest())
 		class, _ := model.Classify(err)
-		require.Equal(t, facts.ClassTransport, class, "%v", err)
+		require.Equal(t, facts.ClassTransient, class, "%v", err)
 		require.Contains(t, err.Error(), "is the server running?")
 	})
 	t.Run("a call past its timeout is timeout", func(t *testing.T) {
@@ -427,4 +435,93 @@ func Environment(t *testing.T, p Provider, open func(opts ...model.Option) (mode
 			require.Equal(t, tc.Auth, f.Header(0).Get("Authorization"))
 		})
 	}
+}
+
+// cutOff: an answer the server stopped at its limit — text, or a tool
+// call cut mid-arguments, streamed or not — is no decision: the turn
+// fails with class invalid_output, matching model.ErrCutOff, and keeps
+// the exchange.
+func cutOff(t *testing.T, p Provider) {
+	const cut = `{"path":"cache.toml","content":"ttl_sec`
+	tests := []struct {
+		name  string
+		reply Reply
+		calls int
+	}{
+		{"text", p.Cut(p.Text("The TTL is set in cache.toml, under")), 0},
+		// Not streamed, Anthropic's API sends the input it could parse:
+		// a valid object, missing what was cut.
+		{"tool call", p.Cut(p.Calls("", [3]string{"call_1", "write_file", `{"path":"cache.toml"}`})), 1},
+		{"streamed text", p.Cut(p.Stream([]string{"The TTL ", "is set in"}, true)), 0},
+		{"streamed tool call", p.Cut(p.Stream([]string{"Writing."}, true, [3]string{"call_1", "write_file", cut})), 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := NewFake(t, p.Path, tc.reply)
+			var opts []model.Option
+			if len(tc.reply.Events) > 0 {
+				opts = append(opts, model.WithStream(func(string) {}))
+			}
+			d, err := p.Open(t, f, opts...).Turn(context.Background(), SimpleRequest())
+			require.Error(t, err, "a cut answer is no decision: %+v", d)
+			require.ErrorIs(t, err, model.ErrCutOff)
+			class, ok := model.Classify(err)
+			require.True(t, ok)
+			require.Equal(t, facts.ClassInvalidOutput, class)
+			var ce *model.CutOffError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, tc.calls, ce.ToolCalls)
+			require.NotEmpty(t, ce.Reason)
+			require.Contains(t, err.Error(), ce.Reason, "the message names the stop reason")
+			require.Contains(t, err.Error(), "resume", "the message says what to do")
+			ex := model.ExchangeOf(err)
+			require.NotNil(t, ex, "the cut answer's exchange is kept")
+			// A client that read to the end of the stream may be done
+			// before the server's handler has returned.
+			require.Eventually(t, func() bool { return f.Responded() > 0 }, 10*time.Second, 5*time.Millisecond)
+			require.Equal(t, f.Response(0), ex.Response)
+		})
+	}
+}
+
+// contextOverflow: a server's refusal of a conversation longer than its
+// context has class context_overflow and matches model.ErrContextOverflow,
+// streamed or not; a 400 that says something else stays business.
+func contextOverflow(t *testing.T, p Provider) {
+	require.NotEmpty(t, p.Overflow)
+	for i, reply := range p.Overflow {
+		for _, streamed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d streamed=%v", i, streamed), func(t *testing.T) {
+				f := NewFake(t, p.Path, reply)
+				var opts []model.Option
+				if streamed {
+					opts = append(opts, model.WithStream(func(string) {}))
+				}
+				_, err := p.Open(t, f, opts...).Turn(context.Background(), SimpleRequest())
+				require.ErrorIs(t, err, model.ErrContextOverflow)
+				class, _ := model.Classify(err)
+				require.Equal(t, facts.ClassContextOverflow, class)
+				require.Contains(t, model.Reason(err), "context size")
+				require.Len(t, f.Requests(), 1, "the provider does not retry it itself")
+			})
+		}
+	}
+	f := NewFake(t, p.Path, Reply{Status: 400, Body: p.ErrBody("invalid_request_error", "tools: too many")})
+	_, err := p.Open(t, f).Turn(context.Background(), SimpleRequest())
+	require.NotErrorIs(t, err, model.ErrContextOverflow)
+}
+
+// streamStalls: a stream that stops sending without closing is cut off
+// once nothing came for the idle bound: transient, the turn runs again.
+func streamStalls(t *testing.T, p Provider) {
+	stall := p.Stream([]string{"The TTL "}, false)
+	stall.Stall = time.Minute
+	f := NewFake(t, p.Path, stall)
+	start := time.Now()
+	_, err := p.Open(t, f, model.WithStream(func(string) {}), model.WithStreamIdle(200*time.Millisecond)).
+		Turn(context.Background(), SimpleRequest())
+	require.Less(t, time.Since(start), 30*time.Second, "the stall is not waited out")
+	require.ErrorIs(t, err, model.ErrStreamCut)
+	require.True(t, model.IsTransient(err), "%v", err)
+	require.Contains(t, err.Error(), "nothing came for 200ms")
 }

@@ -1,8 +1,9 @@
-package providertest
+package harness_test
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -15,9 +16,44 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/internal/providertest"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/thread"
 )
+
+// TestProviderEndToEnd runs threads through the runtime against fake
+// servers that speak each provider's API. It lives beside the runtime:
+// the providers' own suites (internal/providertest) import nothing above
+// the model packages.
+func TestProviderEndToEnd(t *testing.T) {
+	for _, p := range []providertest.Provider{providertest.OpenAI, providertest.Anthropic} {
+		t.Run(p.Name, func(t *testing.T) {
+			t.Parallel()
+			for _, part := range []struct {
+				name string
+				run  func(t *testing.T, p providertest.Provider)
+			}{
+				{"EndToEnd", endToEnd},
+				{"EndToEndQuestion", endToEndQuestion},
+				{"EndToEndPermission", endToEndPermission},
+				{"EndToEndRetryAfter", endToEndRetryAfter},
+				{"EndToEndRetryAfterPastTheCap", endToEndRetryAfterPastTheCap},
+				{"EndToEndStreamCut", endToEndStreamCut},
+				{"EndToEndStreamKeepsDropping", endToEndStreamKeepsDropping},
+				{"EndToEndCutOff", endToEndCutOff},
+				{"EndToEndRestart", endToEndRestart},
+				{"EndToEndAttempts", endToEndAttempts},
+				{"EndToEndContextOverflow", endToEndContextOverflow},
+				{"EndToEndFirstTurnOverflow", endToEndFirstTurnOverflow},
+			} {
+				t.Run(part.name, func(t *testing.T) {
+					t.Parallel()
+					part.run(t, p)
+				})
+			}
+		})
+	}
+}
 
 // run is a harness runtime on a real Pebble store, with a provider as its
 // model and one write tool that records its calls.
@@ -48,7 +84,7 @@ func newRun(t *testing.T, m model.Model, opts ...harness.Option) *run {
 	r.store, err = thread.OpenPebble(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, r.store.Close()) })
-	tb, err := harness.NewToolbox(harness.Tool{Spec: WriteSchema, Needs: action.Write,
+	tb, err := harness.NewToolbox(harness.Tool{Spec: providertest.WriteSchema, Needs: action.Write,
 		Run: func(_ context.Context, args json.RawMessage) (facts.Report, error) {
 			r.mu.Lock()
 			r.writes = append(r.writes, string(args))
@@ -111,7 +147,7 @@ func kinds(fs []facts.Fact) []facts.Kind {
 // the harness, the model calls the write tool, the thread parks on the
 // confirmation, a person approves, the tool runs, the model sees its
 // result and finishes.
-func endToEnd(t *testing.T, p Provider) {
+func endToEnd(t *testing.T, p providertest.Provider) {
 	const args = `{"path":"cache.toml","content":"ttl_seconds = 300\n"}`
 	for _, streamed := range []bool{false, true} {
 		name := "plain"
@@ -129,7 +165,7 @@ func endToEnd(t *testing.T, p Provider) {
 				first = p.Stream([]string{"Setting ", "the TTL."}, true, [3]string{"", "write_file", args})
 				second = p.Stream([]string{"Done: ", "the TTL is 300."}, true)
 			}
-			f := NewFake(t, p.Path, Reply{Status: 429, Body: p.ErrBody("rate_limit_error", "slow down")}, first, second)
+			f := providertest.NewFake(t, p.Path, providertest.Reply{Status: 429, Body: p.ErrBody("rate_limit_error", "slow down")}, first, second)
 			var streamedText []string
 			var opts []model.Option
 			if streamed {
@@ -188,8 +224,8 @@ func endToEnd(t *testing.T, p Provider) {
 
 // endToEndQuestion: the model asks through ask_person; the thread parks
 // on the question; the answer is the next message the model sees.
-func endToEndQuestion(t *testing.T, p Provider) {
-	f := NewFake(t, p.Path, p.Calls("", [3]string{"c1", model.AskTool, `{"text":"Which file?","options":["a.toml","b.toml"]}`}), p.Text("Using b.toml."))
+func endToEndQuestion(t *testing.T, p providertest.Provider) {
+	f := providertest.NewFake(t, p.Path, p.Calls("", [3]string{"c1", model.AskTool, `{"text":"Which file?","options":["a.toml","b.toml"]}`}), p.Text("Using b.toml."))
 	r := newRun(t, p.Open(t, f))
 	ctx := context.Background()
 	out, err := r.rt.Start(ctx, r.actor, "t", "Fix the config")
@@ -207,8 +243,8 @@ func endToEndQuestion(t *testing.T, p Provider) {
 
 // endToEndPermission: a 401 fails the turn with class permission and a
 // message naming the key; nothing is retried.
-func endToEndPermission(t *testing.T, p Provider) {
-	f := NewFake(t, p.Path, Reply{Status: 401, Body: p.ErrBody("authentication_error", "invalid api key")}, p.Text("Hello."))
+func endToEndPermission(t *testing.T, p providertest.Provider) {
+	f := providertest.NewFake(t, p.Path, providertest.Reply{Status: 401, Body: p.ErrBody("authentication_error", "invalid api key")}, p.Text("Hello."))
 	r := newRun(t, p.Open(t, f))
 	out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
 	require.NoError(t, err)
@@ -222,6 +258,114 @@ func endToEndPermission(t *testing.T, p Provider) {
 	require.Contains(t, out.Reason, "check "+p.KeyVar, "the reason a person reads names the key")
 }
 
+// endToEndCutOff: an answer the server stopped at its limit is never the
+// thread's answer: no model.turn is recorded, the turn fails with class
+// invalid_output naming the stop reason, and the thread is failed, not
+// done. A whole answer's model.turn records its stop reason.
+func endToEndCutOff(t *testing.T, p providertest.Provider) {
+	for _, streamed := range []bool{false, true} {
+		t.Run(fmt.Sprint("streamed=", streamed), func(t *testing.T) {
+			t.Parallel()
+			cut, whole := p.Cut(p.Text("The TTL is in")), p.Text("Done.")
+			var opts []model.Option
+			if streamed {
+				cut, whole = p.Cut(p.Stream([]string{"The TTL ", "is in"}, true)), p.Stream([]string{"Done."}, true)
+				opts = append(opts, model.WithStream(func(string) {}))
+			}
+			f := providertest.NewFake(t, p.Path, cut, whole)
+			r := newRun(t, p.Open(t, f, opts...))
+			out, err := r.rt.Start(context.Background(), r.actor, "t", "Where is the TTL?")
+			require.NoError(t, err)
+			require.Equal(t, harness.StatusFailed, out.Status, out.Reason)
+			require.Len(t, f.Requests(), 1, "a cut answer is not retried as if it were transient")
+			require.NotContains(t, kinds(r.facts("t")), facts.KindModelTurn, "a cut answer is not recorded as the model's")
+			failed := r.lastFailure("t")
+			require.Equal(t, facts.ClassInvalidOutput, failed.Class)
+			require.Contains(t, failed.Message, "cut off")
+			require.Contains(t, out.Reason, "cut off", "the reason a person reads says the answer was cut off")
+
+			// Once the limit is raised (here: the server answers whole),
+			// resuming takes the turn again.
+			out, err = r.rt.Resume(context.Background(), r.actor, "t")
+			require.NoError(t, err)
+			require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+			log := r.facts("t")
+			last, err := facts.Decode[facts.ModelTurn](log[len(log)-1])
+			require.NoError(t, err)
+			require.Equal(t, "Done.", last.Text)
+			require.NotEmpty(t, last.StopReason, "model.turn records the provider's stop reason")
+		})
+	}
+}
+
+// endToEndContextOverflow: a turn the server refuses as longer than its
+// context compacts the conversation and is tried once more, in the same
+// run; refused again after that, the run stops failed, with one
+// compaction, and a later resume tries again.
+func endToEndContextOverflow(t *testing.T, p providertest.Provider) {
+	for _, twice := range []bool{false, true} {
+		t.Run(fmt.Sprint("refused twice=", twice), func(t *testing.T) {
+			t.Parallel()
+			over := p.Overflow[0]
+			replies := []providertest.Reply{p.Text("Hello."), over, p.Text("Done.")}
+			if twice {
+				replies = []providertest.Reply{p.Text("Hello."), over, over, p.Text("Done.")}
+			}
+			f := providertest.NewFake(t, p.Path, replies...)
+			r := newRun(t, p.Open(t, f))
+			ctx := context.Background()
+			out, err := r.rt.Start(ctx, r.actor, "t", "Say hello.")
+			require.NoError(t, err)
+			require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+			r.post("t", facts.KindUserMessage, facts.UserMessage{Text: "Now set the TTL to 300."}, "m2")
+			out, err = r.rt.Resume(ctx, r.actor, "t")
+			require.NoError(t, err)
+			log := r.facts("t")
+			want := []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn, facts.KindUserMessage,
+				facts.KindTransitionFailed, facts.KindContextCompacted}
+			if twice {
+				require.Equal(t, harness.StatusFailed, out.Status)
+				require.Contains(t, out.Reason, "context size")
+				require.Equal(t, append(want, facts.KindTransitionFailed), kinds(log), "one compaction, then the run stops")
+				require.Len(t, f.Requests(), 3)
+				out, err = r.rt.Resume(ctx, r.actor, "t")
+				require.NoError(t, err)
+				log = r.facts("t")
+				want = append(want, facts.KindTransitionFailed)
+			} else {
+				require.Len(t, f.Requests(), 3)
+			}
+			require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+			require.Equal(t, append(want, facts.KindModelTurn), kinds(log))
+			failed, err := facts.Decode[facts.TransitionFailed](log[4])
+			require.NoError(t, err)
+			require.Equal(t, facts.ClassContextOverflow, failed.Class)
+			// The turn after the compaction sends the summary, not the
+			// conversation it covers.
+			body := string(f.Requests()[len(f.Requests())-1])
+			require.Contains(t, body, "Summary of the conversation so far")
+			require.Equal(t, 1, strings.Count(body, "Hello."), "the model's answer is only in the summary")
+		})
+	}
+}
+
+// endToEndFirstTurnOverflow: a first message too long for the model's
+// context leaves nothing to compact: the thread fails at once, as any turn
+// does, and is not left resumable (a worker would call again and again).
+func endToEndFirstTurnOverflow(t *testing.T, p providertest.Provider) {
+	f := providertest.NewFake(t, p.Path, p.Overflow[0])
+	r := newRun(t, p.Open(t, f))
+	out, err := r.rt.Start(context.Background(), r.actor, "t", "A very long first message.")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusFailed, out.Status)
+	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindTransitionFailed}, kinds(r.facts("t")))
+	require.Equal(t, facts.ClassContextOverflow, r.lastFailure("t").Class)
+	v, err := r.rt.View(context.Background(), r.actor, "t")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusFailed, v.Status)
+	require.Len(t, f.Requests(), 1)
+}
+
 // lastFailure decodes the thread's last fact as a transition.failed.
 func (r *run) lastFailure(id string) facts.TransitionFailed {
 	log := r.facts(id)
@@ -232,8 +376,8 @@ func (r *run) lastFailure(id string) facts.TransitionFailed {
 }
 
 // rateLimited is a 429 whose header says name: value, pair by pair.
-func rateLimited(p Provider, h ...string) Reply {
-	r := Reply{Status: 429, Body: p.ErrBody("rate_limit_error", "slow down"), Header: make(map[string][]string)}
+func rateLimited(p providertest.Provider, h ...string) providertest.Reply {
+	r := providertest.Reply{Status: 429, Body: p.ErrBody("rate_limit_error", "slow down"), Header: make(map[string][]string)}
 	for i := 0; i+1 < len(h); i += 2 {
 		r.Header.Set(h[i], h[i+1])
 	}
@@ -242,9 +386,9 @@ func rateLimited(p Provider, h ...string) Reply {
 
 // endToEndRetryAfter: the harness waits as long as the server asks, in each
 // of the forms it asks in, even with no backoff of its own, and says so.
-func endToEndRetryAfter(t *testing.T, p Provider) {
+func endToEndRetryAfter(t *testing.T, p providertest.Provider) {
 	date := time.Now().UTC().Truncate(time.Second)
-	f := NewFake(t, p.Path,
+	f := providertest.NewFake(t, p.Path,
 		rateLimited(p, "Retry-After-Ms", "300"),
 		rateLimited(p, "Retry-After", "1"),
 		rateLimited(p, "Date", date.Format(http.TimeFormat), "Retry-After", date.Add(time.Second).Format(http.TimeFormat)),
@@ -274,7 +418,7 @@ func endToEndRetryAfter(t *testing.T, p Provider) {
 // endToEndRetryAfterPastTheCap: a server asking for a longer wait than
 // Config.ModelMaxWait fails the turn at once, as transient, saying how long
 // it asked.
-func endToEndRetryAfterPastTheCap(t *testing.T, p Provider) {
+func endToEndRetryAfterPastTheCap(t *testing.T, p providertest.Provider) {
 	tests := []struct {
 		name   string
 		opts   []harness.Option
@@ -287,7 +431,7 @@ func endToEndRetryAfterPastTheCap(t *testing.T, p Provider) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := NewFake(t, p.Path, rateLimited(p, "Retry-After", tc.after), p.Text("never"))
+			f := providertest.NewFake(t, p.Path, rateLimited(p, "Retry-After", tc.after), p.Text("never"))
 			r := newRun(t, p.Open(t, f), tc.opts...)
 			start := time.Now()
 			out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
@@ -308,13 +452,13 @@ func endToEndRetryAfterPastTheCap(t *testing.T, p Provider) {
 // that completes: the turn is tried again each time, the consumer of the
 // streamed text is told of each restart, and the decision has the last
 // stream's text only.
-func endToEndStreamCut(t *testing.T, p Provider) {
+func endToEndStreamCut(t *testing.T, p providertest.Provider) {
 	var mu sync.Mutex
 	var shown []string
 	show := func(s string) { mu.Lock(); shown = append(shown, s); mu.Unlock() }
 	cut := p.Stream([]string{"Setting "}, false)
 	cut.Abort = true
-	f := NewFake(t, p.Path, p.Stream([]string{"Setting ", "the"}, false), cut, p.Stream([]string{"Setting ", "the TTL."}, true))
+	f := providertest.NewFake(t, p.Path, p.Stream([]string{"Setting ", "the"}, false), cut, p.Stream([]string{"Setting ", "the TTL."}, true))
 	r := newRun(t, p.Open(t, f, model.WithStream(show)))
 	r.mark = func() { show("<restart>") }
 	out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
@@ -341,12 +485,81 @@ func endToEndStreamCut(t *testing.T, p Provider) {
 	}
 }
 
+// endToEndRestart: a server that refuses connections while it restarts is
+// tried again, streamed or not, and the turn goes on once it listens; the
+// wait is told.
+func endToEndRestart(t *testing.T, p providertest.Provider) {
+	for _, streamed := range []bool{false, true} {
+		t.Run(fmt.Sprint("streamed=", streamed), func(t *testing.T) {
+			reply := p.Text("Back.")
+			var opts []model.Option
+			if streamed {
+				reply = p.Stream([]string{"Back."}, true)
+				opts = append(opts, model.WithStream(func(string) {}))
+			}
+			f := providertest.NewFake(t, p.Path, reply)
+			m := p.Open(t, f, opts...)
+			up := f.Down(t)
+			r := newRun(t, m)
+			var once sync.Once
+			r.mark = func() { once.Do(up) }
+			out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
+			require.NoError(t, err)
+			require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+			require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn}, kinds(r.facts("t")))
+			told := r.told()
+			require.Len(t, told, 1)
+			require.True(t, model.IsTransient(told[0].err))
+			require.Contains(t, model.Reason(told[0].err), "is the server running?")
+		})
+	}
+}
+
+// endToEndAttempts: every failed call of a turn is in the log — two 500s
+// then an answer leave both on the model.turn, with their class, status,
+// body and wait; a turn whose every call fails keeps them all on its
+// transition.failed.
+func endToEndAttempts(t *testing.T, p providertest.Provider) {
+	boom := providertest.Reply{Status: 500, Body: p.ErrBody("api_error", "boom")}
+	t.Run("then an answer", func(t *testing.T) {
+		f := providertest.NewFake(t, p.Path, boom, boom, p.Text("Fine."))
+		r := newRun(t, p.Open(t, f), harness.WithModelBackoff(20*time.Millisecond))
+		out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+		log := r.facts("t")
+		turn, err := facts.Decode[facts.ModelTurn](log[len(log)-1])
+		require.NoError(t, err)
+		require.Len(t, turn.Attempts, 2)
+		for i, a := range turn.Attempts {
+			require.Equal(t, i+1, a.Attempt)
+			require.Equal(t, facts.ClassTransient, a.Class)
+			require.Equal(t, 500, a.Status)
+			require.Contains(t, a.Body, "boom")
+			require.Contains(t, a.Message, "boom")
+			require.GreaterOrEqual(t, a.WaitMS, int64(10), "the wait before the next call is kept")
+		}
+		require.Len(t, f.Requests(), 3)
+	})
+	t.Run("none answers", func(t *testing.T) {
+		f := providertest.NewFake(t, p.Path, boom)
+		r := newRun(t, p.Open(t, f))
+		out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusFailed, out.Status)
+		failed := r.lastFailure("t")
+		require.Len(t, failed.Attempts, 3, "the default is three calls")
+		require.Equal(t, 500, failed.Attempts[2].Status)
+		require.Zero(t, failed.Attempts[2].WaitMS, "no wait after the last")
+	})
+}
+
 // endToEndStreamKeepsDropping: a stream cut off at every attempt fails the
 // turn as transient once the attempts are spent, and records no turn.
-func endToEndStreamKeepsDropping(t *testing.T, p Provider) {
+func endToEndStreamKeepsDropping(t *testing.T, p providertest.Provider) {
 	cut := p.Stream([]string{"Setting "}, false)
 	cut.Abort = true
-	f := NewFake(t, p.Path, cut)
+	f := providertest.NewFake(t, p.Path, cut)
 	var shown strings.Builder
 	r := newRun(t, p.Open(t, f, model.WithStream(func(s string) { shown.WriteString(s) })), harness.WithModelAttempts(3))
 	out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -33,6 +34,9 @@ type Reply struct {
 	Abort bool
 	// Delay holds the reply back.
 	Delay time.Duration
+	// Stall holds the connection open after the events, sending nothing
+	// (until the client goes).
+	Stall time.Duration
 }
 
 // Fake is a hand-written server speaking one provider's API at one path.
@@ -103,6 +107,12 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, chunk)
 			fl.Flush()
 		}
+		if rp.Stall > 0 {
+			select {
+			case <-time.After(rp.Stall):
+			case <-r.Context().Done():
+			}
+		}
 		if rp.Abort {
 			panic(http.ErrAbortHandler)
 		}
@@ -150,6 +160,29 @@ func (f *Fake) Header(n int) http.Header {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.headers[n]
+}
+
+// Down closes the server, so that a connection to it is refused, and
+// returns what starts it again on the same address — a server restarting.
+func (f *Fake) Down(t testing.TB) (up func()) {
+	addr := f.Server.Listener.Addr().String()
+	f.Server.Close()
+	return func() {
+		l, err := net.Listen("tcp", addr)
+		require.NoError(t, err, "listen again on %s", addr)
+		s := httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
+		s.Listener.Close()
+		s.Listener = l
+		s.Start()
+		t.Cleanup(s.Close)
+	}
+}
+
+// Responded reports how many responses the server has finished writing.
+func (f *Fake) Responded() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.sent)
 }
 
 // Response returns the nth response body written, byte for byte.
