@@ -185,11 +185,25 @@ func (f *Fake) Responded() int {
 	return len(f.sent)
 }
 
-// Response returns the nth response body written, byte for byte.
+// Response returns the nth response body written, byte for byte. The
+// handler records a body once it has written it whole, which may be a
+// moment after the client has read it all: Response waits up to 10s for
+// it, then panics naming n.
 func (f *Fake) Response(n int) []byte {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.sent[n]
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.mu.Lock()
+		if n < len(f.sent) {
+			b := f.sent[n]
+			f.mu.Unlock()
+			return b
+		}
+		f.mu.Unlock()
+		if time.Now().After(deadline) {
+			panic(fmt.Sprintf("providertest: response %d was never written", n))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // SSE formats one server-sent event: data alone, or an event name and data.
