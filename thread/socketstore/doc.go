@@ -1,4 +1,4 @@
-// Package socket serves a thread.Store to the other processes of one
+// Package socketstore serves a thread.Store to the other processes of one
 // machine over a Unix socket, so that one process can hold a store that
 // opens in one process at a time (the Pebble store's directory lock) while
 // every other process of the workspace reads and appends through it.
@@ -48,4 +48,4 @@
 // (facts.Encode, checksummed), so what a client reads is byte for byte
 // what the store holds. Connections are kept and reused; a lease has a
 // connection of its own for as long as it is held.
-package socket
+package socketstore
