@@ -132,11 +132,6 @@ var upArrows = map[string]string{
 	"mcp -> fold":      "issue 22",
 	"mcp -> harness":   "issue 22",
 	"mcp -> scheduler": "issue 22",
-	// The socket store holds a thread for a client with harness.Hold, and
-	// serves the held store's blobs and meta space (action.Blobs,
-	// action.Meta); issue 22 passes both in from above.
-	"thread/socketstore -> action":  "issue 22",
-	"thread/socketstore -> harness": "issue 22",
 }
 
 // mayImport returns, for each package of the table, the set of packages

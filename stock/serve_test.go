@@ -26,7 +26,7 @@ func serveStore(t *testing.T, p stock.Place) thread.Store {
 	require.NoError(t, err)
 	ln, err := socketstore.Listen(p.Store)
 	require.NoError(t, err)
-	srv := socketstore.NewServer(held)
+	srv := socketstore.NewServer(held, harness.Hold)
 	done := make(chan struct{})
 	go func() { srv.Serve(ln); close(done) }()
 	t.Cleanup(func() { srv.Close(); <-done; held.Close() })
@@ -81,7 +81,7 @@ func TestOpenStoreWaitsForAServer(t *testing.T) {
 
 	ln, err := socketstore.Listen(p.Store)
 	require.NoError(t, err)
-	srv := socketstore.NewServer(held)
+	srv := socketstore.NewServer(held, harness.Hold)
 	go func() {
 		time.Sleep(150 * time.Millisecond) // the command is waiting by now
 		srv.Serve(ln)

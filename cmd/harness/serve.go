@@ -193,7 +193,7 @@ func (a *app) startServer(ctx context.Context, s *session, approval drive.Approv
 			sv.stop()
 			return nil, fmt.Errorf("serve: %w", err)
 		}
-		sv.sock = socketstore.NewServer(s.store, socketstore.WithURL(serve.URL(ln.Addr(), "")))
+		sv.sock = socketstore.NewServer(s.store, harness.Hold, socketstore.WithURL(serve.URL(ln.Addr(), "")))
 		go func() { sv.done <- sv.sock.Serve(sl) }()
 		// An older server's token file in the store directory is stale:
 		// this process holds the store.

@@ -16,10 +16,11 @@
 // Within one process, harness.Hold keeps two runtimes from acting on one
 // thread at once, and a started action with no completion seen by the
 // holder is one whose process died. Across the processes of a served
-// store, the Client is a thread.Leaser: Lease asks the server to
-// harness.Hold the thread on the client's behalf, in the server's
-// process, where every client's hold and the server's own meet in one
-// lock. The hold lasts while the lease's connection is open: a client
+// store, the Client is a thread.Leaser: Lease asks the server to hold
+// the thread on the client's behalf, in the server's process, with the
+// function the server was made with (HoldFunc: harness.Hold, in a
+// harness server), where every client's hold and the server's own meet
+// in one lock. The hold lasts while the lease's connection is open: a client
 // that releases, or dies, lets go; a server that goes away ends the
 // lease's context with thread.ErrLeaseLost. Two clients resuming one
 // thread therefore never both act, and harness.Free, asked by any of

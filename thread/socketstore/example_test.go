@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/socketstore"
 )
@@ -29,7 +30,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	srv := socketstore.NewServer(store)
+	srv := socketstore.NewServer(store, harness.Hold)
 	go srv.Serve(ln)
 	defer srv.Close()
 

@@ -46,7 +46,7 @@ func serveDir(t *testing.T, dir string) *served {
 	require.NoError(t, err)
 	ln, err := socketstore.Listen(dir)
 	require.NoError(t, err)
-	s := &served{dir: dir, store: store, server: socketstore.NewServer(store), done: make(chan error, 1)}
+	s := &served{dir: dir, store: store, server: socketstore.NewServer(store, harness.Hold), done: make(chan error, 1)}
 	go func() { s.done <- s.server.Serve(ln) }()
 	t.Cleanup(s.stop)
 	return s
@@ -523,4 +523,25 @@ func TestTwoClientsResumingOneThread(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, started)
+}
+
+// TestLeaseWithoutHoldIsRefused: a server made with no HoldFunc leases
+// nothing, and says so; the client's store works all the same.
+func TestLeaseWithoutHoldIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	store, err := thread.OpenPebble(filepath.Join(dir, "db"))
+	require.NoError(t, err)
+	defer store.Close()
+	ln, err := socketstore.Listen(dir)
+	require.NoError(t, err)
+	srv := socketstore.NewServer(store, nil)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	defer func() { srv.Close(); <-done }()
+
+	c := dial(t, dir)
+	_, _, err = c.Lease(context.Background(), "t1")
+	require.ErrorIs(t, err, socketstore.ErrNoHold)
+	_, err = c.Head(context.Background(), "t1")
+	require.ErrorIs(t, err, thread.ErrNotFound)
 }
