@@ -78,7 +78,7 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards closed, lns, conns and last
 	closed  bool
 	lns     map[net.Listener]struct{}
 	conns   map[*serverConn]struct{}
@@ -249,7 +249,7 @@ type serverConn struct {
 	dec *msgpack.Decoder
 	enc *msgpack.Encoder
 
-	mu   sync.Mutex
+	mu   sync.Mutex // guards busy
 	busy bool
 }
 
