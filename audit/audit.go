@@ -2,7 +2,6 @@ package audit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"strings"
@@ -13,26 +12,6 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/thread"
 )
-
-// ErrUnverified: a thread's log fails an audit. The error is a
-// *VerifyError naming the first fact that fails.
-var ErrUnverified = errors.New("log does not verify")
-
-// VerifyError names the first fact of a log that fails verification.
-type VerifyError struct {
-	Thread string
-	Seq    uint64
-	Kind   facts.Kind
-	Cause  string
-	Reason string
-}
-
-func (e *VerifyError) Error() string {
-	return fmt.Sprintf("verify %s: seq %d (%s, cause %s): %s: %v", e.Thread, e.Seq, e.Kind, e.Cause, e.Reason, ErrUnverified)
-}
-
-// Is reports whether target is ErrUnverified.
-func (e *VerifyError) Is(target error) bool { return target == ErrUnverified }
 
 // VerifyLog audits a thread's log against the actor that wrote it:
 //
@@ -53,7 +32,7 @@ func (e *VerifyError) Is(target error) bool { return target == ErrUnverified }
 //     another version is not checked (a resume ignores it too).
 //
 // It returns nil, a *VerifyError naming the first failing fact, a
-// *SnapshotError naming the first snapshot that is not the fold at its
+// *SnapshotMismatchError naming the first snapshot that is not the fold at its
 // seq (when the log itself verifies), or the store's error (a
 // *thread.CorruptError names the first broken link).
 //

@@ -13,35 +13,13 @@ import (
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// ErrBadSnapshot: a snapshot kept beside a thread's log is not the fold of
-// the log at its seq — damaged, or made by a fold that read the log
-// otherwise. A resume never uses a damaged one (it folds the log
-// instead); one that reads but is wrong, only a verifier can tell. The
-// error is a *SnapshotError.
-var ErrBadSnapshot = errors.New("snapshot is not the fold of the log")
-
-// SnapshotError names a snapshot that is not the fold of its thread's log
-// at its seq.
-type SnapshotError struct {
-	Thread string
-	Seq    uint64
-	Reason string
-}
-
-func (e *SnapshotError) Error() string {
-	return fmt.Sprintf("verify %s: the snapshot at seq %d: %s: %v", e.Thread, e.Seq, e.Reason, ErrBadSnapshot)
-}
-
-// Is reports whether target is ErrBadSnapshot.
-func (e *SnapshotError) Is(target error) bool { return target == ErrBadSnapshot }
-
 // snapshotCheck compares the snapshots a store keeps of a thread with the
 // fold of its log, as the fold reaches each one's seq. A nil check checks
 // nothing.
 type snapshotCheck struct {
 	thread string
 	kept   map[uint64]thread.Snapshot // by seq; membership only
-	first  *SnapshotError             // the first that fails, by seq
+	first  *SnapshotMismatchError     // the first that fails, by seq
 }
 
 // keptSnapshots lists the thread's snapshots; a damaged record is a
@@ -68,7 +46,7 @@ func keptSnapshots(ctx context.Context, store thread.Store, id string) (*snapsho
 
 func (c *snapshotCheck) fail(seq uint64, reason string) {
 	if c.first == nil || seq < c.first.Seq {
-		c.first = &SnapshotError{Thread: c.thread, Seq: seq, Reason: reason}
+		c.first = &SnapshotMismatchError{Thread: c.thread, Seq: seq, Reason: reason}
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/harness/harnesstest"
+	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -95,9 +95,9 @@ func TestVerifyReportsABadSnapshot(t *testing.T) {
 			seqs := snapshotSeqs(t, e)
 			at := spoil(t, e, seqs)
 			err := audit.VerifyLog(ctx, e.Store, e.Actor, "t")
-			var se *audit.SnapshotError
+			var se *audit.SnapshotMismatchError
 			require.ErrorAs(t, err, &se, "%v", err)
-			require.ErrorIs(t, err, audit.ErrBadSnapshot)
+			require.ErrorIs(t, err, audit.ErrSnapshotMismatch)
 			require.Equal(t, at, se.Seq)
 			t.Log(err)
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/harness/harnesstest"
+	"github.com/seed-7cc7a084/harness/harnesstest"
 )
 
 // SubmitNext starts threads under the next free ids and runs none of

@@ -1,12 +1,19 @@
 package harness_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"io/fs"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,4 +64,177 @@ func TestLibraryErrorsNameNoFlags(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Empty(t, found, "library strings name parameters, not the command's flags or commands")
+}
+
+// module is the import path of this module; the layers below name its
+// packages relative to it.
+const module = "github.com/seed-7cc7a084/harness"
+
+// layers is the package table of DESIGN.md ("Packages"), foundations
+// first: each package of the module and the packages of the module it may
+// import. A package may import what its row names and, through them,
+// everything below them: "harness and below" is harness and everything
+// harness may import. "*" is anything. A package missing from the table
+// is an error: a new package gets its row here and in DESIGN.md.
+var layers = []struct {
+	pkg string
+	may []string
+}{
+	{"facts", nil},
+	{"thread", []string{"facts"}},
+	{"thread/storetest", []string{"thread"}},
+	{"thread/natsstore", []string{"thread"}},
+	{"thread/natsstore/natstest", nil},
+	{"effect", nil},
+	{"fold", []string{"facts", "effect"}},
+	{"action", []string{"facts", "effect"}},
+	{"sandbox", []string{"facts"}},
+	// The socket store: sandbox for the user's runtime directory, which
+	// every sandbox hides and where the socket lives.
+	{"thread/socketstore", []string{"thread", "sandbox"}},
+	{"scheduler", []string{"fold", "action"}},
+	{"model", []string{"facts"}},
+	{"model/internal/call", []string{"model"}},
+	{"model/openai", []string{"model", "model/internal/call"}},
+	{"model/anthropic", []string{"model", "model/internal/call"}},
+	// The providers' wire-format suite, for their tests only (the
+	// end-to-end runs under the runtime live in package harness's tests).
+	{"internal/providertest", []string{"model/openai", "model/anthropic", "effect"}},
+	{"present", []string{"facts"}},
+	{"tools", []string{"action", "sandbox", "present"}},
+	{"mcp", []string{"action", "facts", "sandbox"}},
+	{"tracing", nil},
+	{"harness", []string{"thread", "fold", "action", "scheduler", "model"}},
+	{"drive", []string{"harness"}},
+	{"audit", []string{"harness"}},
+	{"rewind", []string{"harness"}},
+	{"stock", []string{"drive", "audit", "rewind", "present", "tools", "mcp", "tracing",
+		"model/openai", "model/anthropic", "thread/natsstore", "thread/socketstore"}},
+	{"serve", []string{"drive", "stock"}},
+	{"mcpserver", []string{"drive", "stock"}},
+	{"worker", []string{"drive", "stock"}},
+	{"harnesstest", []string{"*"}},
+	{"cmd/harness", []string{"*"}},
+}
+
+// upArrows are the imports known to run up the table, each to be removed
+// by the change its comment names; a new one fails the test. An entry
+// that no longer holds is reported, so that it can be deleted here.
+var upArrows = map[string]string{
+	// The MCP client's tools are harness.ToolAdapters (Client.Tools) and
+	// record the approval digest of a call (scheduler.Digest); the
+	// built-in tools (package tools) manage without either.
+	"mcp -> harness":   "issue 22",
+	"mcp -> scheduler": "issue 22",
+}
+
+// mayImport returns, for each package of the table, the set of packages
+// it may import: its row and, transitively, theirs.
+func mayImport(t *testing.T) map[string]map[string]bool {
+	rows := map[string][]string{}
+	for _, l := range layers {
+		require.NotContains(t, rows, l.pkg, "the table has two rows for %s", l.pkg)
+		for _, m := range l.may {
+			_, ok := rows[m]
+			require.True(t, ok || m == "*", "row %s names %s, which has no row above it: foundations come first", l.pkg, m)
+		}
+		rows[l.pkg] = l.may
+	}
+	may := map[string]map[string]bool{}
+	for _, l := range layers { // foundations first, so every row it names is done
+		set := map[string]bool{}
+		for _, m := range l.may {
+			set[m] = true
+			for below := range may[m] {
+				set[below] = true
+			}
+		}
+		may[l.pkg] = set
+	}
+	return may
+}
+
+// listedPackage is what go list says of a package of the module.
+type listedPackage struct {
+	ImportPath string
+	Imports    []string
+	Error      *struct{ Err string }
+}
+
+// TestImportsPointDownTheTable fails when a package of the module imports
+// one that its row of the package table (layers, DESIGN.md) does not
+// allow, naming the arrow, and when a package that is not a test imports
+// the test kit. What go list reports for the packages themselves is
+// checked; their tests may import anything.
+func TestImportsPointDownTheTable(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list the packages with")
+	}
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	cmd := exec.Command(goCmd, "list", "-e", "-json=ImportPath,Imports,Error", "./...")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list: %s", stderr.String())
+
+	may := mayImport(t)
+	var arrows, seen []string
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else {
+			require.NoError(t, err)
+		}
+		require.Nil(t, p.Error, "go list %s", p.ImportPath)
+		from, ok := strings.CutPrefix(p.ImportPath, module+"/")
+		require.True(t, ok, "%s is not a package of %s", p.ImportPath, module)
+		allowed, ok := may[from]
+		if !ok {
+			arrows = append(arrows, fmt.Sprintf("%s has no row in the package table: give it one (here and in DESIGN.md)", from))
+		}
+		for _, imp := range p.Imports {
+			to, ours := strings.CutPrefix(imp, module+"/")
+			if !ours {
+				continue
+			}
+			if to == "harnesstest" || strings.HasPrefix(to, "harnesstest/") {
+				if !strings.HasPrefix(from, "harnesstest") {
+					arrows = append(arrows, fmt.Sprintf("%s -> %s: only tests import the test kit", from, to))
+				}
+				continue
+			}
+			if !ok || allowed["*"] || allowed[to] {
+				continue
+			}
+			arrow := from + " -> " + to
+			if _, known := upArrows[arrow]; known {
+				seen = append(seen, arrow)
+				continue
+			}
+			arrows = append(arrows, fmt.Sprintf("%s: runs up the package table (%s may import %s)", arrow, from, strings.Join(sortedKeys(allowed), ", ")))
+		}
+	}
+	for arrow, by := range upArrows {
+		if !slices.Contains(seen, arrow) {
+			t.Logf("%s no longer runs up the table (%s): delete it from upArrows", arrow, by)
+		}
+	}
+	if len(arrows) > 0 {
+		t.Errorf("imports run up the package table of DESIGN.md:\n%s", strings.Join(arrows, "\n"))
+	}
+}
+
+// sortedKeys returns the keys of set in order.
+func sortedKeys(set map[string]bool) []string {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

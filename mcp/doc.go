@@ -41,15 +41,4 @@
 // The tool list a thread was offered is its system.configured's tools:
 // replay knows what the model saw, and each request names the offered
 // definition by its digest.
-//
-// # harness as an MCP server
-//
-// [NewServer] offers harness's threads to another agent over MCP
-// (harness mcp serve speaks it on stdio): tools to start a thread, read
-// where it stands and its facts, answer what it waits for, resume it, and
-// replay and verify its log. Approvals stay with a person: a thread runs
-// under the workspace's approval policy only, the server approves nothing
-// on its caller's behalf, and an approval posted through it must name the
-// digest of the exact call, and is refused unless the server was told its
-// client's answers are a person's ([ServerOptions.ClientApproves]).
 package mcp

@@ -94,7 +94,7 @@ func runtimeDirs() []string {
 // RuntimeDir returns the user's harness runtime directory, made if it is
 // missing: where the harness keeps what no command may reach — the
 // sockets of the servers of every workspace, and the files with their
-// tokens (see package serve/socket). It is outside every workspace and
+// tokens (see package thread/socketstore). It is outside every workspace and
 // store, and every sandbox hides it (Default), so a command can neither
 // dial another workspace's server nor read its token; below Landlock ABI
 // 9, which scopes connects to named Unix sockets, hiding is what keeps a

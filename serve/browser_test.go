@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/harness/harnesstest"
+	"github.com/seed-7cc7a084/harness/harnesstest"
 )
 
 // browser finds Debian's chromium (or another Chrome). CI installs it

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/harness/harnesstest"
+	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/serve"
 )
 

@@ -1,6 +1,6 @@
 // Package serve is the server of a workspace's store: one process holds
 // the store and serves it to everyone else — the other harness commands
-// of the workspace through a local socket (package serve/socket), people
+// of the workspace through a local socket (package thread/socketstore), people
 // through a web page, and programs through an HTTP JSON API with a live
 // stream of each thread's facts (Server-Sent Events).
 //

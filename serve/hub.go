@@ -16,6 +16,8 @@ import (
 // stream that took the channel before it read cannot miss an append; any
 // is closed at every append.
 type hub struct {
+	// mu guards threads, any, lists and the ch, watchers and seq of every
+	// watched thread (its tail has a lock of its own).
 	mu      sync.Mutex
 	threads map[string]*watched
 	any     chan struct{}
@@ -55,8 +57,8 @@ func (h *hub) watch(id string) (*tail, func()) {
 // streams: the first stream that needs a new fact reads it from the
 // store, and the others get it, and what it is encoded as, from here.
 type tail struct {
-	mu      sync.Mutex
-	entries []*entry // seqs lo, lo+1, …
+	mu      sync.Mutex // guards entries and lo
+	entries []*entry   // seqs lo, lo+1, …
 	lo      uint64
 }
 
@@ -66,7 +68,7 @@ const tailMax = 256
 // entry is one fact of a tail, with its encodings made once.
 type entry struct {
 	fact facts.Fact
-	mu   sync.Mutex
+	mu   sync.Mutex // guards enc
 	enc  map[string]string
 }
 

@@ -71,6 +71,9 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	// mu guards kept, runs, the fields of every run in runs, and closed:
+	// the server's bookkeeping, never held across a read of the store or
+	// a resume. A kept thread's fold has a lock of its own (cached.mu).
 	mu     sync.Mutex
 	kept   map[string]*cached
 	runs   map[string]*run
@@ -79,7 +82,7 @@ type Server struct {
 
 // cached is a thread whose fold the server keeps between requests.
 type cached struct {
-	mu sync.Mutex
+	mu sync.Mutex // guards th: one request reads or answers through it at a time
 	th *harness.Thread
 }
 

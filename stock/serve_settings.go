@@ -6,16 +6,16 @@ import (
 	"net"
 	"strings"
 
-	"github.com/seed-7cc7a084/harness/serve/socket"
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/socketstore"
 )
 
 // Served reports whether store is a client of a server that holds the
 // store (see OpenStore), and what the server says of itself.
-func Served(store thread.Store) (socket.Info, bool) {
-	c, ok := store.(*socket.Client)
+func Served(store thread.Store) (socketstore.Info, bool) {
+	c, ok := store.(*socketstore.Client)
 	if !ok {
-		return socket.Info{}, false
+		return socketstore.Info{}, false
 	}
 	return c.Info(), true
 }

@@ -13,9 +13,9 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/sandbox"
-	"github.com/seed-7cc7a084/harness/serve/socket"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/socketstore"
 )
 
 // serveStore holds the place's store and serves it on its socket, as a
@@ -24,9 +24,9 @@ func serveStore(t *testing.T, p stock.Place) thread.Store {
 	t.Helper()
 	held, err := p.HoldStore(ctx, 0, true)
 	require.NoError(t, err)
-	ln, err := socket.Listen(p.Store)
+	ln, err := socketstore.Listen(p.Store)
 	require.NoError(t, err)
-	srv := socket.NewServer(held)
+	srv := socketstore.NewServer(held, harness.Hold)
 	done := make(chan struct{})
 	go func() { srv.Serve(ln); close(done) }()
 	t.Cleanup(func() { srv.Close(); <-done; held.Close() })
@@ -79,9 +79,9 @@ func TestOpenStoreWaitsForAServer(t *testing.T) {
 	_, err = p.OpenStore(ctx, 0, false)
 	require.ErrorIs(t, err, thread.ErrLocked)
 
-	ln, err := socket.Listen(p.Store)
+	ln, err := socketstore.Listen(p.Store)
 	require.NoError(t, err)
-	srv := socket.NewServer(held)
+	srv := socketstore.NewServer(held, harness.Hold)
 	go func() {
 		time.Sleep(150 * time.Millisecond) // the command is waiting by now
 		srv.Serve(ln)
@@ -136,7 +136,7 @@ func TestSocketOutsideTheStoreIsHidden(t *testing.T) {
 		require.NoError(t, err)
 		st, err := stock.NewStock(p, cfg)
 		require.NoError(t, err)
-		sock := socket.Path(p.Store)
+		sock := socketstore.Path(p.Store)
 		require.NotContains(t, sock, root)
 		require.True(t, strings.HasPrefix(sock, sandbox.RuntimeDirPath()+"/"))
 		require.Contains(t, st.Sandbox.Hidden, sandbox.RuntimeDirPath())
@@ -153,7 +153,7 @@ func TestOlderServerIsNamed(t *testing.T) {
 	held, err := p.HoldStore(ctx, 0, true)
 	require.NoError(t, err)
 	defer held.Close()
-	old, err := net.Listen("unix", filepath.Join(p.Store, socket.SocketName))
+	old, err := net.Listen("unix", filepath.Join(p.Store, socketstore.SocketName))
 	require.NoError(t, err)
 	defer old.Close()
 	accepted := make(chan struct{}, 1)

@@ -18,9 +18,9 @@ import (
 	"github.com/seed-7cc7a084/harness/model/anthropic"
 	"github.com/seed-7cc7a084/harness/model/openai"
 	"github.com/seed-7cc7a084/harness/sandbox"
-	"github.com/seed-7cc7a084/harness/serve/socket"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
+	"github.com/seed-7cc7a084/harness/thread/socketstore"
 	"github.com/seed-7cc7a084/harness/tools"
 )
 
@@ -197,7 +197,7 @@ const lockPoll = 100 * time.Millisecond
 // directory is made, with a .gitignore that keeps it out of git.
 //
 // When a process serves the store (a harness server, see package
-// serve/socket), OpenStore returns a client of it: a store that reads,
+// thread/socketstore), OpenStore returns a client of it: a store that reads,
 // appends, keeps blobs and holds threads through that process, so that
 // any number of processes use the store while one holds it. Otherwise it
 // opens the store itself (see HoldStore).
@@ -258,11 +258,11 @@ func (p Place) open(ctx context.Context, wait time.Duration, create, viaServer b
 	deadline := time.Now().Add(wait)
 	for {
 		if viaServer {
-			c, err := socket.Dial(ctx, p.Store)
+			c, err := socketstore.Dial(ctx, p.Store)
 			if err == nil {
 				return c, nil
 			}
-			if !errors.Is(err, socket.ErrNoServer) {
+			if !errors.Is(err, socketstore.ErrNoServer) {
 				return nil, fmt.Errorf("open the store: %w", err)
 			}
 		}
@@ -274,7 +274,7 @@ func (p Place) open(ctx context.Context, wait time.Duration, create, viaServer b
 			return nil, err
 		}
 		if !time.Now().Before(deadline) {
-			if old := filepath.Join(p.Store, socket.SocketName); viaServer && isSocket(old) {
+			if old := filepath.Join(p.Store, socketstore.SocketName); viaServer && isSocket(old) {
 				// A server of an older version listens in the store
 				// directory, where no client looks any more.
 				err = fmt.Errorf("%w; a harness server of an older version may hold it (its socket is %s): stop it and start it again", err, old)

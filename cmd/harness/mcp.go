@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/mcp"
+	"github.com/seed-7cc7a084/harness/mcpserver"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 )
@@ -210,7 +211,7 @@ Add it to Claude Code:  claude mcp add harness -- harness mcp serve`,
 				inner.wait = 30 * time.Second
 			}
 			ws := &mcpWorkspace{a: &inner, f: &f}
-			srv := mcp.NewServer(ws, mcp.ServerOptions{ClientApproves: clientApproves, Version: version()})
+			srv := mcpserver.NewServer(ws, mcpserver.ServerOptions{ClientApproves: clientApproves, Version: version()})
 			err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}})
 			if ctx.Err() != nil {
 				return nil
@@ -234,7 +235,7 @@ type mcpWorkspace struct {
 	f *driveFlags
 }
 
-func (w *mcpWorkspace) Open(ctx context.Context, req mcp.OpenRequest) (*mcp.Opened, error) {
+func (w *mcpWorkspace) Open(ctx context.Context, req mcpserver.OpenRequest) (*mcpserver.Opened, error) {
 	a, f := w.a, *w.f
 	p, err := a.place()
 	if err != nil {
@@ -282,7 +283,7 @@ func (w *mcpWorkspace) Open(ctx context.Context, req mcp.OpenRequest) (*mcp.Open
 	a.warnMCP(s.stock)
 	d := a.newDriver(s, "", approval, &f)
 	o := d.options()
-	return &mcp.Opened{Runtime: d.rt, Actor: s.stock.Actor, Drive: o, Close: func() error {
+	return &mcpserver.Opened{Runtime: d.rt, Actor: s.stock.Actor, Drive: o, Close: func() error {
 		s.stock.Close()
 		return s.Close()
 	}}, nil

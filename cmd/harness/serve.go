@@ -20,9 +20,9 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/serve"
-	"github.com/seed-7cc7a084/harness/serve/socket"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/socketstore"
 )
 
 // defaultServeAddr is where a server listens for HTTP when nothing says
@@ -32,7 +32,7 @@ const defaultServeAddr = "127.0.0.1:8470"
 // serveFile is the file where a running server says where it is (its
 // address with its token: mode 0600, as a Jupyter runtime file), and
 // serveLog the log of a server started in the background. Both are in the
-// store's runtime directory (socket.RunDir) beside the socket, never in
+// store's runtime directory (socketstore.RunDir) beside the socket, never in
 // the store or the workspace: the sandbox hides that directory from every
 // command of every workspace. (Servers before this one wrote them in the
 // store directory; a server that starts removes what they left there.)
@@ -118,7 +118,7 @@ type serveHooks struct {
 type served struct {
 	srv    *serve.Server
 	http   *http.Server
-	sock   *socket.Server
+	sock   *socketstore.Server
 	url    string // with the token
 	file   string // the serve file, removed when it stops
 	last   atomic.Int64
@@ -189,23 +189,23 @@ func (a *app) startServer(ctx context.Context, s *session, approval drive.Approv
 	go func() { sv.done <- sv.http.Serve(ln) }()
 	s.store = sv.srv.Store()
 	if p.Remote == "" {
-		sl, err := socket.Listen(p.Store)
+		sl, err := socketstore.Listen(p.Store)
 		if err != nil {
 			sv.stop()
 			return nil, fmt.Errorf("serve: %w", err)
 		}
-		sv.sock = socket.NewServer(s.store, socket.WithURL(serve.URL(ln.Addr(), "")))
+		sv.sock = socketstore.NewServer(s.store, harness.Hold, socketstore.WithURL(serve.URL(ln.Addr(), "")))
 		go func() { sv.done <- sv.sock.Serve(sl) }()
 		// An older server's token file in the store directory is stale:
 		// this process holds the store.
 		os.Remove(filepath.Join(p.Store, serveFile))
-		run, err := socket.RunDir(p.Store)
+		run, err := socketstore.RunDir(p.Store)
 		if err != nil {
 			sv.stop()
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 		sv.file = filepath.Join(run, serveFile)
-		b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "url": sv.url, "socket": socket.Path(p.Store)})
+		b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "url": sv.url, "socket": socketstore.Path(p.Store)})
 		if err := os.WriteFile(sv.file, append(b, '\n'), 0o600); err != nil {
 			sv.stop()
 			return nil, fmt.Errorf("serve: %w", err)
@@ -262,7 +262,7 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 	}
 	settings, approval, bounds, so := d.settings, d.approval, d.bounds, d.stock
 	if p.Remote == "" {
-		if c, err := socket.Dial(ctx, p.Store); err == nil {
+		if c, err := socketstore.Dial(ctx, p.Store); err == nil {
 			info := c.Info()
 			c.Close()
 			return fmt.Errorf("a harness server already holds the store %s (pid %d%s); every command goes through it", p.Store, info.PID, orEmpty(", ", info.URL))
@@ -292,7 +292,7 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		fmt.Fprintf(a.stderr, "%s serving %s (workspace %s)\n", a.paint("bold", "harness:"), p.Where(), p.Root)
 		fmt.Fprintf(a.stderr, "    %s\n", sv.url)
 		if p.Remote == "" {
-			fmt.Fprintf(a.stderr, "    every harness command of the workspace goes through this process (%s)\n", socket.Path(p.Store))
+			fmt.Fprintf(a.stderr, "    every harness command of the workspace goes through this process (%s)\n", socketstore.Path(p.Store))
 		}
 	}
 	if hooks.run != nil {
@@ -329,7 +329,7 @@ func socketOf(p stock.Place) string {
 	if p.Remote != "" {
 		return ""
 	}
-	return socket.Path(p.Store)
+	return socketstore.Path(p.Store)
 }
 
 func orEmpty(prefix, s string) string {
@@ -359,7 +359,7 @@ func (a *app) autoServe(ctx context.Context, p stock.Place, settings stock.Setti
 	if settings.Serve == nil || !settings.Serve.Auto || p.Remote != "" || (!p.Exists && !create) {
 		return nil
 	}
-	if c, err := socket.Dial(ctx, p.Store); err == nil {
+	if c, err := socketstore.Dial(ctx, p.Store); err == nil {
 		c.Close()
 		return nil
 	}
@@ -367,7 +367,7 @@ func (a *app) autoServe(ctx context.Context, p stock.Place, settings stock.Setti
 	if err != nil {
 		return fmt.Errorf("start a server: %w", err)
 	}
-	run, err := socket.RunDir(p.Store)
+	run, err := socketstore.RunDir(p.Store)
 	if err != nil {
 		return fmt.Errorf("start a server: %w", err)
 	}
@@ -392,7 +392,7 @@ func (a *app) autoServe(ctx context.Context, p stock.Place, settings stock.Setti
 	cmd.Process.Release()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if c, err := socket.Dial(ctx, p.Store); err == nil {
+		if c, err := socketstore.Dial(ctx, p.Store); err == nil {
 			c.Close()
 			if b, err := os.ReadFile(filepath.Join(run, serveFile)); err == nil {
 				var info struct{ URL string }

@@ -20,7 +20,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/seed-7cc7a084/harness/serve/socket"
+	"github.com/seed-7cc7a084/harness/thread/socketstore"
 )
 
 // serving is a harness process that serves a workspace: harness serve, or
@@ -60,7 +60,7 @@ func startServer(t *testing.T, dir string, args ...string) *serving {
 		s.cmd.Wait()
 	})
 	require.Eventually(t, func() bool {
-		_, err := os.Stat(socket.Path(filepath.Join(dir, ".harness")))
+		_, err := os.Stat(socketstore.Path(filepath.Join(dir, ".harness")))
 		return err == nil && servedURL.MatchString(s.output())
 	}, 30*time.Second, 10*time.Millisecond, "the server never served:\n%s", s.output())
 	return s
@@ -126,7 +126,7 @@ func TestThreadsWhileRunWorks(t *testing.T) {
 	require.Equal(t, "ran\n", string(runs))
 
 	require.Zero(t, srv.stop(), srv.output())
-	_, err = os.Stat(socket.Path(filepath.Join(dir, ".harness")))
+	_, err = os.Stat(socketstore.Path(filepath.Join(dir, ".harness")))
 	require.ErrorIs(t, err, os.ErrNotExist, "the server takes its socket with it")
 	_, stderr, code = harnessIn(t, dir, "threads")
 	require.Zero(t, code, "with the server gone, a command opens the store itself: %s", stderr)
@@ -236,7 +236,7 @@ func TestAutoServe(t *testing.T) {
 	require.Equal(t, exitParked, code, stderr)
 	require.Regexp(t, `started a server of this workspace \(pid (\d+)\): http://127.0.0.1:\d+/\?token=`, stderr)
 	var info struct{ PID int }
-	run, err := socket.RunDir(filepath.Join(dir, ".harness"))
+	run, err := socketstore.RunDir(filepath.Join(dir, ".harness"))
 	require.NoError(t, err)
 	b, err := os.ReadFile(filepath.Join(run, "serve.json"))
 	require.NoError(t, err)
@@ -289,6 +289,6 @@ func TestServeIdle(t *testing.T) {
 		t.Fatalf("the idle server never stopped:\n%s", srv.output())
 	}
 	require.Contains(t, srv.output(), "nobody used the server for 300ms; stopping")
-	_, err := os.Stat(socket.Path(filepath.Join(dir, ".harness")))
+	_, err := os.Stat(socketstore.Path(filepath.Join(dir, ".harness")))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }

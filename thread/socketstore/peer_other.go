@@ -1,6 +1,6 @@
 //go:build !linux
 
-package socket
+package socketstore
 
 import "net"
 

@@ -1,4 +1,4 @@
-package socket_test
+package socketstore_test
 
 import (
 	"bufio"
@@ -26,8 +26,8 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/sandbox"
-	"github.com/seed-7cc7a084/harness/serve/socket"
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/socketstore"
 	"github.com/seed-7cc7a084/harness/thread/storetest"
 )
 
@@ -36,7 +36,7 @@ import (
 type served struct {
 	dir    string // the store directory
 	store  *thread.PebbleStore
-	server *socket.Server
+	server *socketstore.Server
 	done   chan error
 }
 
@@ -44,10 +44,10 @@ func serveDir(t *testing.T, dir string) *served {
 	t.Helper()
 	store, err := thread.OpenPebble(filepath.Join(dir, "db"))
 	require.NoError(t, err)
-	ln, err := socket.Listen(dir)
+	ln, err := socketstore.Listen(dir)
 	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(socket.Path(dir))) }) // after stop
-	s := &served{dir: dir, store: store, server: socket.NewServer(store), done: make(chan error, 1)}
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(socketstore.Path(dir))) }) // after stop
+	s := &served{dir: dir, store: store, server: socketstore.NewServer(store, harness.Hold), done: make(chan error, 1)}
 	go func() { s.done <- s.server.Serve(ln) }()
 	t.Cleanup(s.stop)
 	return s
@@ -64,9 +64,9 @@ func (s *served) stop() {
 	s.server = nil
 }
 
-func dial(t *testing.T, dir string) *socket.Client {
+func dial(t *testing.T, dir string) *socketstore.Client {
 	t.Helper()
-	c, err := socket.Dial(context.Background(), dir)
+	c, err := socketstore.Dial(context.Background(), dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -79,7 +79,7 @@ func TestConformance(t *testing.T) {
 	var mu sync.Mutex
 	open := func(t *testing.T, dir string) thread.Store {
 		s := serveDir(t, dir)
-		c, err := socket.Dial(context.Background(), dir)
+		c, err := socketstore.Dial(context.Background(), dir)
 		require.NoError(t, err)
 		mu.Lock()
 		servers[c] = s
@@ -201,34 +201,34 @@ func TestBlobsAndMeta(t *testing.T) {
 // left behind, are ErrNoServer; a server that starts later is found.
 func TestNoServer(t *testing.T) {
 	dir := t.TempDir()
-	_, err := socket.Dial(context.Background(), dir)
-	require.ErrorIs(t, err, socket.ErrNoServer)
+	_, err := socketstore.Dial(context.Background(), dir)
+	require.ErrorIs(t, err, socketstore.ErrNoServer)
 
 	// A socket file nobody listens on.
-	_, err = socket.RunDir(dir)
+	_, err = socketstore.RunDir(dir)
 	require.NoError(t, err)
-	ln, err := net.Listen("unix", socket.Path(dir))
+	ln, err := net.Listen("unix", socketstore.Path(dir))
 	require.NoError(t, err)
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
 	require.NoError(t, ln.Close())
-	_, err = os.Stat(socket.Path(dir))
+	_, err = os.Stat(socketstore.Path(dir))
 	require.NoError(t, err, "the stale socket is there")
-	_, err = socket.Dial(context.Background(), dir)
-	require.ErrorIs(t, err, socket.ErrNoServer)
+	_, err = socketstore.Dial(context.Background(), dir)
+	require.ErrorIs(t, err, socketstore.ErrNoServer)
 
 	s := serveDir(t, dir)
-	fi, err := os.Stat(socket.Path(dir))
+	fi, err := os.Stat(socketstore.Path(dir))
 	require.NoError(t, err)
 	require.Equal(t, fs.ModeSocket|0o600, fi.Mode(), "only the owner may connect")
 	c := dial(t, dir)
 	require.Equal(t, os.Getpid(), c.Info().PID)
 	s.stop()
-	_, err = os.Stat(socket.Path(dir))
+	_, err = os.Stat(socketstore.Path(dir))
 	require.ErrorIs(t, err, fs.ErrNotExist, "a server that stops takes its socket away")
-	_, err = os.Stat(filepath.Dir(socket.Path(dir)))
+	_, err = os.Stat(filepath.Dir(socketstore.Path(dir)))
 	require.ErrorIs(t, err, fs.ErrNotExist, "and its empty runtime directory")
 	_, err = c.Head(context.Background(), "t1")
-	require.ErrorIs(t, err, socket.ErrServerGone)
+	require.ErrorIs(t, err, socketstore.ErrServerGone)
 }
 
 // TestSocketOutsideTheStore: the socket is in the user's runtime
@@ -244,20 +244,20 @@ func TestSocketOutsideTheStore(t *testing.T) {
 		require.NoError(t, err)
 		old.(*net.UnixListener).SetUnlinkOnClose(false)
 		old.Close()
-		if len(filepath.Join(dir, socket.SocketName)) < 100 {
-			require.NoError(t, os.Rename(old.Addr().String(), filepath.Join(dir, socket.SocketName)))
+		if len(filepath.Join(dir, socketstore.SocketName)) < 100 {
+			require.NoError(t, os.Rename(old.Addr().String(), filepath.Join(dir, socketstore.SocketName)))
 		}
-		p := socket.Path(dir)
+		p := socketstore.Path(dir)
 		require.NotContains(t, p, dir)
 		require.True(t, strings.HasPrefix(p, sandbox.RuntimeDirPath()+"/"), p)
 		require.Less(t, len(p), 104)
 		link := filepath.Join(t.TempDir(), "link")
 		require.NoError(t, os.Symlink(dir, link))
-		require.Equal(t, p, socket.Path(link), "the store is known by its resolved path")
-		require.Equal(t, p, socket.Path(dir+"/."))
+		require.Equal(t, p, socketstore.Path(link), "the store is known by its resolved path")
+		require.Equal(t, p, socketstore.Path(dir+"/."))
 
 		s := serveDir(t, dir)
-		require.NoFileExists(t, filepath.Join(dir, socket.SocketName), "the old socket is gone")
+		require.NoFileExists(t, filepath.Join(dir, socketstore.SocketName), "the old socket is gone")
 		c := dial(t, link)
 		_, err = c.Append(context.Background(), "t1", 0, msg(t, "ingress/a", "x"))
 		require.NoError(t, err)
@@ -346,11 +346,11 @@ func TestMain(m *testing.M) {
 	}
 	if dir := os.Getenv("HARNESS_SOCKET_HELPER"); dir != "" {
 		if os.Getenv("HARNESS_SOCKET_HOSTILE") != "" {
-			socket.TrustAnyListener()
+			socketstore.TrustAnyListener()
 		}
-		dial := func() (*socket.Client, error) { return socket.Dial(context.Background(), dir) }
+		dial := func() (*socketstore.Client, error) { return socketstore.Dial(context.Background(), dir) }
 		if at := os.Getenv("HARNESS_SOCKET_AT"); at != "" {
-			dial = func() (*socket.Client, error) { return socket.DialAt(context.Background(), at) }
+			dial = func() (*socketstore.Client, error) { return socketstore.DialAt(context.Background(), at) }
 		}
 		c, err := dial()
 		if err != nil {
@@ -434,7 +434,7 @@ func TestOtherUsersAreRefused(t *testing.T) {
 	s := serveDir(t, dir)
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
 
-	t.Setenv("HARNESS_SOCKET_AT", socket.Path(dir)) // root's socket: theirs is elsewhere
+	t.Setenv("HARNESS_SOCKET_AT", socketstore.Path(dir)) // root's socket: theirs is elsewhere
 	cmd, out := helper(t, s.dir, nobody, bin)
 	b, _ := io.ReadAll(out)
 	cmd.Wait()
@@ -528,4 +528,25 @@ func TestTwoClientsResumingOneThread(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, started)
+}
+
+// TestLeaseWithoutHoldIsRefused: a server made with no HoldFunc leases
+// nothing, and says so; the client's store works all the same.
+func TestLeaseWithoutHoldIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	store, err := thread.OpenPebble(filepath.Join(dir, "db"))
+	require.NoError(t, err)
+	defer store.Close()
+	ln, err := socketstore.Listen(dir)
+	require.NoError(t, err)
+	srv := socketstore.NewServer(store, nil)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	defer func() { srv.Close(); <-done }()
+
+	c := dial(t, dir)
+	_, _, err = c.Lease(context.Background(), "t1")
+	require.ErrorIs(t, err, socketstore.ErrNoHold)
+	_, err = c.Head(context.Background(), "t1")
+	require.ErrorIs(t, err, thread.ErrNotFound)
 }

@@ -1,4 +1,4 @@
-package socket_test
+package socketstore_test
 
 import (
 	"bytes"
@@ -14,17 +14,17 @@ import (
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/sandbox"
-	"github.com/seed-7cc7a084/harness/serve/socket"
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/socketstore"
 )
 
 // dialFromSandbox is what the sandboxed command of
 // TestSandboxedCommandIsRefused runs: a hostile client, which skips the
 // client's own check of the listener, dials the socket at p and appends.
 func dialFromSandbox(p string) {
-	socket.TrustAnyListener()
+	socketstore.TrustAnyListener()
 	ctx := context.Background()
-	c, err := socket.DialAt(ctx, p)
+	c, err := socketstore.DialAt(ctx, p)
 	if err != nil {
 		fmt.Println("dial:", err)
 		os.Exit(3)
@@ -75,7 +75,7 @@ func sandboxed(t *testing.T, ws, line string) string {
 // is appended.
 func TestSandboxedCommandIsRefused(t *testing.T) {
 	s := serveDir(t, t.TempDir())
-	run, err := socket.RunDir(s.dir)
+	run, err := socketstore.RunDir(s.dir)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(run, "serve.json"), []byte(`{"url": "http://127.0.0.1:1/?token=secret"}`), 0o600))
 	ws := t.TempDir()
@@ -88,7 +88,7 @@ func TestSandboxedCommandIsRefused(t *testing.T) {
 
 	// The server's own socket: not there for the command.
 	out := sandboxed(t, ws, fmt.Sprintf("ls -A %q; cat %q; HARNESS_SOCKET_DIAL=%q exec %q -test.run='^$'",
-		sandbox.RuntimeDirPath(), filepath.Join(run, "serve.json"), socket.Path(s.dir), bin))
+		sandbox.RuntimeDirPath(), filepath.Join(run, "serve.json"), socketstore.Path(s.dir), bin))
 	require.NotContains(t, out, "secret")
 	require.NotContains(t, out, "serve.json\n", "the directory cannot be listed")
 	require.Contains(t, out, "cat: "+filepath.Join(run, "serve.json")+": ")
@@ -105,7 +105,7 @@ func TestSandboxedCommandIsRefused(t *testing.T) {
 
 	// The same client outside the sandbox is served: the refusal was the
 	// namespace's.
-	c, err := socket.DialAt(context.Background(), visible)
+	c, err := socketstore.DialAt(context.Background(), visible)
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = c.Append(context.Background(), "t1", 0, msg(t, "ingress/a", "x"))
@@ -123,7 +123,7 @@ func TestServerOfAnotherEnvironmentIsHidden(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", xdg)
 	t.Setenv("TMPDIR", shortDir(t))
 	s := serveDir(t, t.TempDir())
-	run, err := socket.RunDir(s.dir)
+	run, err := socketstore.RunDir(s.dir)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(run, "serve.json"), []byte(`{"url": "http://127.0.0.1:1/?token=secret"}`), 0o600))
 
@@ -133,7 +133,7 @@ func TestServerOfAnotherEnvironmentIsHidden(t *testing.T) {
 	bin, err := os.Executable()
 	require.NoError(t, err)
 	out := sandboxed(t, t.TempDir(), fmt.Sprintf("cat %q %q/harness/*/serve.json %q/harness-*/*/serve.json; HARNESS_SOCKET_DIAL=%q exec %q -test.run='^$'",
-		filepath.Join(run, "serve.json"), xdg, os.Getenv("TMPDIR"), filepath.Join(run, socket.SocketName), bin))
+		filepath.Join(run, "serve.json"), xdg, os.Getenv("TMPDIR"), filepath.Join(run, socketstore.SocketName), bin))
 	require.NotContains(t, out, "secret")
 	require.Contains(t, out, "cat: "+filepath.Join(run, "serve.json")+": ")
 	require.Contains(t, out, "dial: ")
@@ -155,8 +155,8 @@ func TestListenerInASandboxIsRefused(t *testing.T) {
 		done <- sandboxed(t, ws, fmt.Sprintf("HARNESS_SOCKET_SERVE=%q exec %q -test.run='^$'", p, mustExecutable(t)))
 	}()
 	require.Eventually(t, func() bool { _, err := os.Stat(p); return err == nil }, 30*time.Second, 20*time.Millisecond)
-	_, err := socket.DialAt(context.Background(), p)
-	require.ErrorIs(t, err, socket.ErrRefused)
+	_, err := socketstore.DialAt(context.Background(), p)
+	require.ErrorIs(t, err, socketstore.ErrRefused)
 	require.Contains(t, err.Error(), "another user namespace")
 	out := <-done
 	require.NotContains(t, out, "got a call", "the client sent nothing")

@@ -1,4 +1,4 @@
-package socket
+package socketstore
 
 import (
 	"bufio"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,9 +15,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -70,15 +69,16 @@ func removeSocket(p string) error {
 // Server serves one store to the clients that dial its socket.
 type Server struct {
 	store   thread.Store
-	blobs   action.Blobs
-	checker action.BlobChecker
-	meta    action.Meta
+	hold    HoldFunc
+	blobs   Blobs
+	checker blobChecker
+	meta    metaSpace
 	info    Info
 
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards closed, lns, conns and last
 	closed  bool
 	lns     map[net.Listener]struct{}
 	conns   map[*serverConn]struct{}
@@ -96,18 +96,51 @@ func WithURL(url string) Option { return func(s *Server) { s.info.URL = url } }
 // WithBlobs serves b as the held store's blobs (and meta space, if b has
 // one) where the store itself does not say it keeps them: a store that
 // wraps another.
-func WithBlobs(b action.Blobs) Option {
+func WithBlobs(b Blobs) Option {
 	return func(s *Server) { s.setBlobs(b) }
 }
 
-// NewServer returns a server of store. The store's blobs and meta space
-// (action.Blobs, action.Meta, action.BlobChecker, if it or its backing
-// store keeps them) are served too.
-func NewServer(store thread.Store, opts ...Option) *Server {
-	s := &Server{store: store, lns: map[net.Listener]struct{}{}, conns: map[*serverConn]struct{}{}, last: time.Now()}
+// HoldFunc holds thread id of store in the server's process until the
+// context it returns ends or release is called. The server leases a
+// thread to a client with it, so a server passes the function its
+// process's runtimes hold threads with (harness.Hold): then a client's
+// lease and the process's own runtimes meet in one lock.
+type HoldFunc func(ctx context.Context, store thread.Store, id string) (held context.Context, release func(), err error)
+
+// Blobs is a store's content-addressed blobs as the server serves them:
+// the methods of action.Blobs, which every such store has, declared here
+// so that a store package imports nothing above thread.
+type Blobs interface {
+	PutBlob(ctx context.Context, data []byte) (digest string, err error)
+	GetBlob(ctx context.Context, digest string) ([]byte, error)
+}
+
+// blobChecker is action.BlobChecker, as served.
+type blobChecker interface {
+	HasBlob(ctx context.Context, digest string) (bool, error)
+}
+
+// metaSpace is action.Meta, as served.
+type metaSpace interface {
+	GetMeta(ctx context.Context, ns string, key []byte) ([]byte, error)
+	PutMeta(ctx context.Context, ns string, kv iter.Seq2[[]byte, []byte]) error
+}
+
+// holdNone is the HoldFunc of a server made without one: it holds
+// nothing.
+func holdNone(context.Context, thread.Store, string) (context.Context, func(), error) {
+	return nil, nil, ErrNoHold
+}
+
+// NewServer returns a server of store that leases threads to its clients
+// with hold (see HoldFunc). The store's blobs and meta space (Blobs, and
+// action.Meta and action.BlobChecker, if it or its backing store keeps
+// them) are served too.
+func NewServer(store thread.Store, hold HoldFunc, opts ...Option) *Server {
+	s := &Server{store: store, hold: hold, lns: map[net.Listener]struct{}{}, conns: map[*serverConn]struct{}{}, last: time.Now()}
 	s.info = Info{Version: Version, PID: os.Getpid()}
 	for _, cand := range []any{store, store.Backing()} {
-		if b, ok := cand.(action.Blobs); ok && s.blobs == nil {
+		if b, ok := cand.(Blobs); ok && s.blobs == nil {
 			s.setBlobs(b)
 		}
 	}
@@ -118,10 +151,10 @@ func NewServer(store thread.Store, opts ...Option) *Server {
 	return s
 }
 
-func (s *Server) setBlobs(b action.Blobs) {
+func (s *Server) setBlobs(b Blobs) {
 	s.blobs = b
-	s.checker, _ = b.(action.BlobChecker)
-	s.meta, _ = b.(action.Meta)
+	s.checker, _ = b.(blobChecker)
+	s.meta, _ = b.(metaSpace)
 	s.info.Blobs, s.info.Meta = b != nil, s.meta != nil
 }
 
@@ -216,7 +249,7 @@ type serverConn struct {
 	dec *msgpack.Decoder
 	enc *msgpack.Encoder
 
-	mu   sync.Mutex
+	mu   sync.Mutex // guards busy
 	busy bool
 }
 
@@ -434,9 +467,9 @@ func (c *serverConn) read(ctx context.Context, req request) bool {
 	return c.send(response{End: true}) == nil
 }
 
-// lease holds the thread for the client, as harness.Hold holds it in this
-// process, until the client releases it (sends release, or closes the
-// connection) or the server closes. The client learns it holds the
+// lease holds the thread for the client with the server's HoldFunc, as
+// the runtimes of this process hold it, until the client releases it
+// (sends release, or closes the connection) or the server closes. The client learns it holds the
 // thread from one response, and that it let go from a second.
 func (c *serverConn) lease(id string) {
 	if err := thread.ValidateID(id); err != nil {
@@ -453,7 +486,11 @@ func (c *serverConn) lease(id string) {
 		c.dec.Decode(&req)
 		cancel()
 	}()
-	held, release, err := harness.Hold(ctx, c.s.store, id)
+	hold := c.s.hold
+	if hold == nil {
+		hold = holdNone
+	}
+	held, release, err := hold(ctx, c.s.store, id)
 	if err != nil {
 		c.send(response{Err: errOut(fmt.Errorf("lease %s: %w", id, err))})
 		c.w.Flush()

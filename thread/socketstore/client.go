@@ -1,4 +1,4 @@
-package socket
+package socketstore
 
 import (
 	"bufio"
@@ -29,7 +29,7 @@ type Client struct {
 	path string
 	info Info
 
-	mu     sync.Mutex
+	mu     sync.Mutex // guards idle, leases and closed
 	idle   []*clientConn
 	leases map[*clientConn]struct{}
 	closed bool

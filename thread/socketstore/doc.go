@@ -1,4 +1,4 @@
-// Package socket serves a thread.Store to the other processes of one
+// Package socketstore serves a thread.Store to the other processes of one
 // machine over a Unix socket, so that one process can hold a store that
 // opens in one process at a time (the Pebble store's directory lock) while
 // every other process of the workspace reads and appends through it.
@@ -16,10 +16,11 @@
 // Within one process, harness.Hold keeps two runtimes from acting on one
 // thread at once, and a started action with no completion seen by the
 // holder is one whose process died. Across the processes of a served
-// store, the Client is a thread.Leaser: Lease asks the server to
-// harness.Hold the thread on the client's behalf, in the server's
-// process, where every client's hold and the server's own meet in one
-// lock. The hold lasts while the lease's connection is open: a client
+// store, the Client is a thread.Leaser: Lease asks the server to hold
+// the thread on the client's behalf, in the server's process, with the
+// function the server was made with (HoldFunc: harness.Hold, in a
+// harness server), where every client's hold and the server's own meet
+// in one lock. The hold lasts while the lease's connection is open: a client
 // that releases, or dies, lets go; a server that goes away ends the
 // lease's context with thread.ErrLeaseLost. Two clients resuming one
 // thread therefore never both act, and harness.Free, asked by any of
@@ -50,4 +51,4 @@
 // (facts.Encode, checksummed), so what a client reads is byte for byte
 // what the store holds. Connections are kept and reused; a lease has a
 // connection of its own for as long as it is held.
-package socket
+package socketstore

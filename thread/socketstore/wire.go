@@ -1,4 +1,4 @@
-package socket
+package socketstore
 
 import (
 	"context"
@@ -82,6 +82,9 @@ var (
 	// ErrRefused: the other side of the connection is not of this user,
 	// or not in this process's user namespace (a sandboxed command's).
 	ErrRefused = errors.New("refused by the harness server")
+	// ErrNoHold: the server was made with no HoldFunc, so it leases no
+	// thread to a client.
+	ErrNoHold = errors.New("the harness server holds no threads for its clients")
 )
 
 // The operations.
@@ -216,6 +219,7 @@ var sentinels = []struct {
 	{"unsupported", errUnsupported},
 	{"protocol", ErrProtocol},
 	{"refused", ErrRefused},
+	{"no_hold", ErrNoHold},
 }
 
 // errOut is err as the server sends it.

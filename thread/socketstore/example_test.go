@@ -1,4 +1,4 @@
-package socket_test
+package socketstore_test
 
 import (
 	"context"
@@ -8,8 +8,9 @@ import (
 	"path/filepath"
 
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/serve/socket"
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/socketstore"
 )
 
 // One process holds a Pebble store and serves it; another reads and
@@ -25,16 +26,16 @@ func Example() {
 		panic(err)
 	}
 	defer store.Close()
-	ln, err := socket.Listen(dir)
+	ln, err := socketstore.Listen(dir)
 	if err != nil {
 		panic(err)
 	}
-	srv := socket.NewServer(store)
+	srv := socketstore.NewServer(store, harness.Hold)
 	go srv.Serve(ln)
 	defer srv.Close()
 
 	// Anyone else.
-	c, err := socket.Dial(ctx, dir)
+	c, err := socketstore.Dial(ctx, dir)
 	if err != nil {
 		panic(err)
 	}
