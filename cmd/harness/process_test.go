@@ -45,19 +45,7 @@ func workspace(t *testing.T, files map[string]string) string {
 // harnessIn runs the command in dir and returns its output and exit code.
 func harnessIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(harnessBin(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
-	return out.String(), errb.String(), code
+	return harnessEnv(t, dir, []string{"NO_COLOR=1"}, args...)
 }
 
 const slowScript = `{"text": "Running the migration.", "tool_calls": [{"id": "c", "name": "run_command", "args": "{\"command\":\"echo 'ttl_seconds = 300' > cache.toml && echo ran >> runs.txt && sleep 3\"}"}]}
