@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -80,7 +81,7 @@ func TestCommandsAfterTheLeaderIsKilled(t *testing.T) {
 	w := exec.Command(harnessBin(t), "worker", "--store", c.AllURLs(), "--model", "scripted:script.jsonl")
 	w.Dir = dir
 	w.Env = append(os.Environ(), "NO_COLOR=1")
-	var werr bytes.Buffer
+	var werr lockedBuffer // read while the worker writes it
 	w.Stderr = &werr
 	stdout, err := w.StdoutPipe()
 	require.NoError(t, err)
@@ -108,7 +109,9 @@ func TestCommandsAfterTheLeaderIsKilled(t *testing.T) {
 	for !done["t1"] || !done["t2"] {
 		select {
 		case line, ok := <-lines:
-			require.True(t, ok, "the worker exited: %s", werr.String())
+			if !ok {
+				t.Fatalf("the worker exited: %s", werr.String())
+			}
 			t.Logf("worker: %s", line)
 			if f := strings.Fields(line); len(f) >= 3 && f[2] == "done" {
 				done[f[1]] = true
@@ -121,4 +124,23 @@ func TestCommandsAfterTheLeaderIsKilled(t *testing.T) {
 	for range lines { // to the end of its output
 	}
 	require.NoError(t, w.Wait(), werr.String())
+}
+
+// lockedBuffer is a bytes.Buffer that a process's output is copied into
+// while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex // guards buf
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
