@@ -165,6 +165,14 @@ func exists(p string) bool {
 // DB is the directory of the Pebble store.
 func (p Place) DB() string { return filepath.Join(p.Store, "db") }
 
+// StoreInside reports whether the place's store lies inside its workspace
+// (where it resolves): such a store may have come with the workspace —
+// copied with it, or committed — so its threads, and the policies they
+// record, are not necessarily anyone's here. A remote store is not.
+func (p Place) StoreInside() bool {
+	return p.Remote == "" && within(resolved(p.Root), resolved(p.Store))
+}
+
 // storeInRoot returns the store directory relative to the root, slash
 // separated, when it lies inside the workspace but is not <root>/.harness
 // (which the observer skips anyway): the observer must not watch the

@@ -76,11 +76,8 @@ func (a *app) enter(ctx context.Context, s *session, id string) error {
 	if root == s.place.Root {
 		return nil // the same directory, recorded without a host
 	}
-	if s.place.Remote == "" && inside(s.place.Root, s.place.Store) {
-		// A store inside this workspace may have come with it (copied, or
-		// committed to the repository): its threads, and the policies they
-		// record, were not necessarily anyone's here. It never acts in
-		// another directory.
+	if s.place.StoreInside() {
+		// It never acts in another directory (see stock.Place.StoreInside).
 		return fmt.Errorf("thread %s works in %s, but its store is %s, inside this workspace (%s): a store that came with a workspace never acts in another; run the command in %s with that workspace's own store, or name a store with --store",
 			id, present.EscapeLine(w), present.EscapeLine(s.place.Store), present.EscapeLine(here), present.EscapeLine(root))
 	}
@@ -97,12 +94,6 @@ func (a *app) enter(ctx context.Context, s *session, id string) error {
 	a.mcpStarted(st)
 	s.place, s.stock = p, st
 	return nil
-}
-
-// inside reports whether path lies in dir (or is dir), as written.
-func inside(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 func isDir(p string) bool {
