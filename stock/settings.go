@@ -446,6 +446,18 @@ func sandboxRank(mode string) int {
 	return 1
 }
 
+// Trustable are the layers trust applies to: the files inside the
+// workspace that exist, weakest first.
+func (l Layered) Trustable() []SettingsSource {
+	var out []SettingsSource
+	for _, s := range l.Sources {
+		if s.Inside && s.Exists {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Untrusted are the layers that left keys out, not being trusted.
 func (l Layered) Untrusted() []SettingsSource {
 	var out []SettingsSource

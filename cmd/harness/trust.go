@@ -155,12 +155,7 @@ FILEs named): their widening keys are left out again.
 // trustFiles are the layers of l that trust applies to: files inside the
 // workspace that exist, those named by names only (when any is given).
 func trustFiles(l stock.Layered, names []string) ([]stock.SettingsSource, error) {
-	var out []stock.SettingsSource
-	for _, s := range l.Sources {
-		if s.Inside && s.Exists {
-			out = append(out, s)
-		}
-	}
+	out := l.Trustable()
 	if len(names) == 0 {
 		return out, nil
 	}
