@@ -262,10 +262,15 @@ type ModelTurn struct {
 	// the store, when the provider exposes them.
 	Exchange *ExchangeRef `msgpack:"exchange,omitempty" json:"exchange,omitempty"`
 	// StopReason is why the model stopped, as its provider said it
-	// ("stop", "tool_calls", "end_turn"); none from a scripted model or a
-	// log written before it was recorded. An answer cut off at a limit is
-	// never a model.turn: its turn fails.
+	// ("stop", "tool_calls", "end_turn", "length"); none from a scripted
+	// model or a log written before it was recorded.
 	StopReason string `msgpack:"stop_reason,omitempty" json:"stop_reason,omitempty"`
+	// Cut is set when the answer stopped at a limit (the output limit, or
+	// the context filling up) before it was complete. Text is what came;
+	// the tool calls that had begun are not in ToolCalls — their
+	// arguments are incomplete, and they never run — but named in Cut.
+	// A cut turn is not the model's answer: the model is asked to go on.
+	Cut *Cut `msgpack:"cut,omitempty" json:"cut,omitempty"`
 	// Attempts are the calls of this turn that failed before the one
 	// that answered (a 500, a refused connection, a cut stream), in
 	// order; none in a log written before they were recorded.
@@ -275,6 +280,16 @@ type ModelTurn struct {
 	// (a chat template without tool support), and the model cannot call
 	// them.
 	ToolsUnseen bool `msgpack:"tools_unseen,omitempty" json:"tools_unseen,omitempty"`
+}
+
+// Cut is how a model turn's answer was cut off at a limit.
+type Cut struct {
+	// Calls names, in order, the tool calls that had begun when the
+	// answer was cut; none of them runs.
+	Calls []string `msgpack:"calls,omitempty" json:"calls,omitempty"`
+	// InARow counts the turns cut one after another, this one included,
+	// since the latest turn that was not cut or the latest user message.
+	InARow int `msgpack:"in_a_row,omitempty" json:"in_a_row,omitempty"`
 }
 
 // ModelAttempt is one failed call of a model turn.

@@ -494,7 +494,7 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 				log.failed(err)
 				return facts.ModelTurn{}, err
 			}
-			mt := facts.ModelTurn{Text: d.Text, ToolCalls: d.ToolCalls, Question: d.Question, Usage: d.Usage, StopReason: d.StopReason}
+			mt := facts.ModelTurn{Text: d.Text, ToolCalls: d.ToolCalls, Question: d.Question, Usage: d.Usage, StopReason: d.StopReason, Cut: d.Cut}
 			// Only a real server's count says what its prompt held.
 			mt.ToolsUnseen = d.Exchange != nil && toolsUnseen(req.System.Tools, d.Usage)
 			if x := d.Exchange; x != nil && svc.Blobs != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/internal/providertest"
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -259,43 +260,76 @@ func endToEndPermission(t *testing.T, p providertest.Provider) {
 }
 
 // endToEndCutOff: an answer the server stopped at its limit is never the
-// thread's answer: no model.turn is recorded, the turn fails with class
-// invalid_output naming the stop reason, and the thread is failed, not
-// done. A whole answer's model.turn records its stop reason.
+// thread's answer. It is recorded as a cut model.turn (its stop reason, its
+// text) and the model is asked to go on in the next turn, which sees what
+// came and the notice; a tool call cut mid-arguments never runs, and the
+// model is told so. Cut off MaxCutInARow turns in a row, the thread fails
+// (invalid_output), never done, and a resume tries once more.
 func endToEndCutOff(t *testing.T, p providertest.Provider) {
 	for _, streamed := range []bool{false, true} {
 		t.Run(fmt.Sprint("streamed=", streamed), func(t *testing.T) {
 			t.Parallel()
 			cut, whole := p.Cut(p.Text("The TTL is in")), p.Text("Done.")
+			cutCall := p.Cut(p.Calls("", [3]string{"call_1", "write_file", `{"path":"cache.toml"}`}))
 			var opts []model.Option
 			if streamed {
 				cut, whole = p.Cut(p.Stream([]string{"The TTL ", "is in"}, true)), p.Stream([]string{"Done."}, true)
+				cutCall = p.Cut(p.Stream(nil, true, [3]string{"call_1", "write_file", `{"path":"cache.toml","content":"tt`}))
 				opts = append(opts, model.WithStream(func(string) {}))
 			}
-			f := providertest.NewFake(t, p.Path, cut, whole)
+			f := providertest.NewFake(t, p.Path, cut, cutCall, whole)
 			r := newRun(t, p.Open(t, f, opts...))
 			out, err := r.rt.Start(context.Background(), r.actor, "t", "Where is the TTL?")
 			require.NoError(t, err)
-			require.Equal(t, harness.StatusFailed, out.Status, out.Reason)
-			require.Len(t, f.Requests(), 1, "a cut answer is not retried as if it were transient")
-			require.NotContains(t, kinds(r.facts("t")), facts.KindModelTurn, "a cut answer is not recorded as the model's")
-			failed := r.lastFailure("t")
-			require.Equal(t, facts.ClassInvalidOutput, failed.Class)
-			require.Contains(t, failed.Message, "cut off")
-			require.Contains(t, out.Reason, "cut off", "the reason a person reads says the answer was cut off")
-
-			// Once the limit is raised (here: the server answers whole),
-			// resuming takes the turn again.
-			out, err = r.rt.Resume(context.Background(), r.actor, "t")
-			require.NoError(t, err)
 			require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+			require.Len(t, f.Requests(), 3, "each cut answer is followed by one more turn")
 			log := r.facts("t")
-			last, err := facts.Decode[facts.ModelTurn](log[len(log)-1])
+			require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn, facts.KindModelTurn, facts.KindModelTurn}, kinds(log))
+			first, err := facts.Decode[facts.ModelTurn](log[2])
+			require.NoError(t, err)
+			require.Equal(t, "The TTL is in", first.Text)
+			require.NotNil(t, first.Cut)
+			require.Equal(t, 1, first.Cut.InARow)
+			require.NotEmpty(t, first.StopReason, "model.turn records the provider's stop reason")
+			second, err := facts.Decode[facts.ModelTurn](log[3])
+			require.NoError(t, err)
+			require.NotNil(t, second.Cut)
+			require.Equal(t, []string{"write_file"}, second.Cut.Calls)
+			require.Empty(t, second.ToolCalls, "a call cut mid-arguments is not recorded as one to run")
+			require.Equal(t, 2, second.Cut.InARow)
+			// The turn after each cut sees what came and is told.
+			require.Contains(t, string(f.Requests()[1]), "The TTL is in")
+			require.Contains(t, string(f.Requests()[1]), "Continue exactly where it stopped")
+			require.Contains(t, string(f.Requests()[2]), "did not run")
+			last, err := facts.Decode[facts.ModelTurn](log[4])
 			require.NoError(t, err)
 			require.Equal(t, "Done.", last.Text)
-			require.NotEmpty(t, last.StopReason, "model.turn records the provider's stop reason")
+			require.Nil(t, last.Cut)
 		})
 	}
+	t.Run("cut every turn", func(t *testing.T) {
+		t.Parallel()
+		cut := p.Cut(p.Text("The TTL is in"))
+		f := providertest.NewFake(t, p.Path, cut, cut, cut, p.Text("Done."))
+		r := newRun(t, p.Open(t, f))
+		out, err := r.rt.Start(context.Background(), r.actor, "t", "Where is the TTL?")
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusFailed, out.Status, "a thread whose answers keep being cut is never done")
+		require.Contains(t, out.Reason, "cut off")
+		require.Contains(t, out.Reason, string(facts.ClassInvalidOutput))
+		require.Contains(t, out.Reason, "resume", "the reason says what to do")
+		require.Len(t, f.Requests(), scheduler.MaxCutInARow)
+
+		// Once the limit is raised (here: the server answers whole),
+		// resuming takes the next turn.
+		out, err = r.rt.Resume(context.Background(), r.actor, "t")
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusDone, out.Status, out.Reason)
+		log := r.facts("t")
+		last, err := facts.Decode[facts.ModelTurn](log[len(log)-1])
+		require.NoError(t, err)
+		require.Equal(t, "Done.", last.Text)
+	})
 }
 
 // endToEndContextOverflow: a turn the server refuses as longer than its

@@ -61,8 +61,6 @@ func ExchangeOf(err error) *Exchange {
 //	  API's shape                                  invalid_output
 //	a 400 or 413 saying the conversation is longer
 //	  than the model's context                     context_overflow (ErrContextOverflow): compact, try once more
-//	an answer cut off at a limit (finish_reason
-//	  "length", stop_reason "max_tokens")          invalid_output (ErrCutOff): not recorded as the answer
 //	no response: connection refused or reset       transient: a model turn changes nothing; it runs again
 //	a stream cut off, or ending before the turn    transient (ErrStreamCut): nothing is recorded; the turn runs again
 //	a response body cut off (not streamed)         transient, as a cut stream

@@ -38,10 +38,16 @@ type Decision struct {
 	Question  *facts.Question  `json:"question,omitempty"`
 	Usage     facts.Usage      `json:"usage,omitzero"`
 	// StopReason is why the model stopped, as the provider said it
-	// ("stop", "tool_calls", "end_turn"); "" from a scripted model. A
-	// provider never returns a decision whose answer was cut off at a
-	// limit: that is a CutOffError.
+	// ("stop", "tool_calls", "end_turn", "length"); "" from a scripted
+	// model.
 	StopReason string `json:"stop_reason,omitempty"`
+	// Cut is set when the server cut the answer off at a limit (OpenAI's
+	// finish_reason "length", Anthropic's stop_reason "max_tokens") before
+	// it was complete: Text is what came, and the tool calls that had
+	// begun are named in Cut, not in ToolCalls (their arguments are
+	// incomplete). Such an answer is no decision to act on; the runtime
+	// asks the model to go on.
+	Cut *facts.Cut `json:"cut,omitempty"`
 	// Exchange is the HTTP exchange of the turn, byte for byte, from a
 	// real provider (nil from a scripted one). It is not part of the
 	// decision's JSON.
@@ -56,6 +62,9 @@ func (d Decision) Validate() error {
 		return errors.New("a decision asks a question and calls tools at once")
 	case d.Question != nil && d.Question.Text == "":
 		return errors.New("a question with no text")
+	case d.Cut != nil && (d.Question != nil || len(d.ToolCalls) > 0):
+		return errors.New("a decision cut off at a limit carries tool calls or a question to act on")
+	case d.Cut != nil:
 	case d.Text == "" && d.Question == nil && len(d.ToolCalls) == 0:
 		return errors.New("an empty decision: no text, tool call or question")
 	}
@@ -104,36 +113,6 @@ func IsTransient(err error) bool {
 	c, _ := Classify(err)
 	return c == facts.ClassTransient
 }
-
-// ErrCutOff matches the error of a turn whose answer the server cut off
-// at a limit — its output limit, or the context filling up (OpenAI's
-// finish_reason "length", Anthropic's stop_reason "max_tokens") — text or
-// a tool call alike. Such an answer is not recorded as the model's: the
-// turn fails with class invalid_output (see CutOffError).
-var ErrCutOff = errors.New("the answer was cut off at a limit before it was complete")
-
-// CutOffError is an answer cut off at a limit: why the server stopped,
-// and how much had come. It matches ErrCutOff.
-type CutOffError struct {
-	// Reason is the provider's stop reason ("length", "max_tokens").
-	Reason string
-	// Text is the text that came before the cut.
-	Text string
-	// ToolCalls is how many tool calls had begun; the last of them is
-	// cut off mid-arguments.
-	ToolCalls int
-}
-
-func (e *CutOffError) Error() string {
-	what := "the answer"
-	if e.ToolCalls > 0 {
-		what = "a tool call"
-	}
-	return fmt.Sprintf("%s was cut off at a limit before it was complete (stop reason %q, %d bytes of text)", what, e.Reason, len(e.Text))
-}
-
-// Unwrap returns ErrCutOff.
-func (e *CutOffError) Unwrap() error { return ErrCutOff }
 
 // ErrContextOverflow matches the error of a turn the server refused
 // because the conversation is longer than its context (llama.cpp's

@@ -377,6 +377,17 @@ func describeTurn(p facts.ModelTurn) string {
 	if p.Question != nil {
 		parts = append(parts, "asks "+quote(p.Question.Text, 80))
 	}
+	if c := p.Cut; c != nil {
+		cut := fmt.Sprintf("cut off at a limit (stop reason %s", quote(p.StopReason, 40))
+		if c.InARow > 1 {
+			cut += fmt.Sprintf(", %d turns in a row", c.InARow)
+		}
+		cut += ")"
+		if len(c.Calls) > 0 {
+			cut += fmt.Sprintf(" while calling %s, which did not run", shorten(strings.Join(c.Calls, ", "), 80))
+		}
+		parts = append(parts, cut+", not a whole answer")
+	}
 	s := fmt.Sprintf("turn %d: %s", p.Turn, strings.Join(parts, " · "))
 	if p.Usage != (facts.Usage{}) {
 		s += fmt.Sprintf(" · %d in / %d out tokens", p.Usage.InputTokens, p.Usage.OutputTokens)

@@ -172,6 +172,11 @@ func (s *state[S]) infer() fold.Transition[S] {
 	req := Request{Thread: s.thread, Turn: turn, System: s.system, Messages: s.conversation()}
 	return fold.Transition[S]{Key: key, Effect: effect.AndThen(s.env.Infer(req), func(mt facts.ModelTurn) effect.Effect[S, []facts.Draft] {
 		mt.Turn = turn
+		if mt.Cut != nil {
+			c := *mt.Cut
+			c.InARow = s.cutInARow + 1
+			mt.Cut = &c
+		}
 		mt.ToolCalls = uniqueIDs(mt.ToolCalls)
 		if mt.Question != nil && mt.Question.ID == "" {
 			q := *mt.Question

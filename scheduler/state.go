@@ -109,9 +109,12 @@ type state[S any] struct {
 	// userAfterTurn is true when a user message came after the latest
 	// model turn (or before the first): a model turn is due.
 	userAfterTurn bool
-	failure       string
-	retry         string // the failed key a new resume may run again
-	exhausted     *facts.BudgetExhausted
+	// cutInARow counts the turns cut off at a limit one after another,
+	// up to the latest, since a user message (see facts.Cut.InARow).
+	cutInARow int
+	failure   string
+	retry     string // the failed key a new resume may run again
+	exhausted *facts.BudgetExhausted
 	// unchecked is the action whose completion was just recorded by its
 	// boundary run with a check declared: its check.recorded must follow.
 	unchecked *Action
@@ -258,6 +261,7 @@ func (s *state[S]) systemConfigured(_ facts.Fact, p facts.SystemConfigured) {
 func (s *state[S]) userMessage(f facts.Fact, p facts.UserMessage) {
 	s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: p.Text, Seq: f.Seq})
 	s.userAfterTurn = true
+	s.cutInARow = 0
 }
 
 func (s *state[S]) modelTurn(f facts.Fact, p facts.ModelTurn) {
@@ -274,7 +278,14 @@ func (s *state[S]) modelTurn(f facts.Fact, p facts.ModelTurn) {
 		}
 		text += p.Question.Text
 	}
-	s.messages = append(s.messages, facts.Message{Role: facts.RoleAssistant, Text: text, ToolCalls: p.ToolCalls, Seq: f.Seq})
+	if p.Cut == nil || text != "" {
+		// (A turn cut off before any text came says nothing to show.)
+		s.messages = append(s.messages, facts.Message{Role: facts.RoleAssistant, Text: text, ToolCalls: p.ToolCalls, Seq: f.Seq})
+	}
+	s.cutInARow = 0
+	if p.Cut != nil {
+		s.cutTurn(f, p)
+	}
 	for _, tc := range p.ToolCalls {
 		// The call's policy is not decided here, from today's
 		// configuration, but when it is requested, and read back from
@@ -288,6 +299,37 @@ func (s *state[S]) modelTurn(f facts.Fact, p facts.ModelTurn) {
 		s.question = &Question{Turn: p.Turn, Question: *p.Question}
 		s.questions = append(s.questions, s.question)
 	}
+}
+
+// MaxCutInARow is how many turns in a row may be cut off at a limit
+// before the thread stops: each cut turn is followed by another that
+// asks the model to go on, and a model that keeps running into the limit
+// would otherwise loop for as long as the budget lasts.
+const MaxCutInARow = 3
+
+// cutTurn folds a turn cut off at a limit: it is not the model's answer.
+// The model is told what was cut and asked to go on, in the next turn;
+// after MaxCutInARow cut turns in a row the thread fails (class
+// invalid_output) until a person raises the limit and resumes, which
+// tries the next turn once more.
+func (s *state[S]) cutTurn(f facts.Fact, p facts.ModelTurn) {
+	s.cutInARow = max(p.Cut.InARow, 1)
+	s.userAfterTurn = true
+	s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: cutNotice(p), Seq: f.Seq})
+	if s.cutInARow >= MaxCutInARow {
+		s.failure = fmt.Sprintf("%s failed (%s): the answer was cut off at a limit %d turns in a row (stop reason %q): raise the output limit (--max-output-tokens, or the server's own) or the server's context size, then resume the thread",
+			inferKey(p.Turn), facts.ClassInvalidOutput, s.cutInARow, p.StopReason)
+		s.retry = inferKey(p.Turn + 1)
+	}
+}
+
+// cutNotice is what the model is told after a turn cut off at a limit.
+func cutNotice(p facts.ModelTurn) string {
+	if len(p.Cut.Calls) > 0 {
+		return fmt.Sprintf("[harness] Your answer was cut off at the output limit (stop reason %q) while you were writing a call to %s; its arguments were incomplete, so it did not run, nor did any call in that answer. Make the call again with less in it: split a large file or edit into several smaller calls.",
+			p.StopReason, strings.Join(p.Cut.Calls, ", "))
+	}
+	return fmt.Sprintf("[harness] Your answer was cut off at the output limit (stop reason %q). Continue exactly where it stopped, without repeating what you already wrote.", p.StopReason)
 }
 
 func (s *state[S]) confirmationRequested(f facts.Fact, p facts.ConfirmationRequested) {

@@ -438,22 +438,24 @@ func Environment(t *testing.T, p Provider, open func(opts ...model.Option) (mode
 }
 
 // cutOff: an answer the server stopped at its limit — text, or a tool
-// call cut mid-arguments, streamed or not — is no decision: the turn
-// fails with class invalid_output, matching model.ErrCutOff, and keeps
-// the exchange.
+// call cut mid-arguments, streamed or not — is a decision marked cut: its
+// text kept, the calls that had begun named in Cut and not returned as
+// calls (nothing acts on incomplete arguments), the stop reason and the
+// exchange kept.
 func cutOff(t *testing.T, p Provider) {
 	const cut = `{"path":"cache.toml","content":"ttl_sec`
 	tests := []struct {
 		name  string
 		reply Reply
-		calls int
+		text  string
+		calls []string
 	}{
-		{"text", p.Cut(p.Text("The TTL is set in cache.toml, under")), 0},
+		{"text", p.Cut(p.Text("The TTL is set in cache.toml, under")), "The TTL is set in cache.toml, under", nil},
 		// Not streamed, Anthropic's API sends the input it could parse:
 		// a valid object, missing what was cut.
-		{"tool call", p.Cut(p.Calls("", [3]string{"call_1", "write_file", `{"path":"cache.toml"}`})), 1},
-		{"streamed text", p.Cut(p.Stream([]string{"The TTL ", "is set in"}, true)), 0},
-		{"streamed tool call", p.Cut(p.Stream([]string{"Writing."}, true, [3]string{"call_1", "write_file", cut})), 1},
+		{"tool call", p.Cut(p.Calls("", [3]string{"call_1", "write_file", `{"path":"cache.toml"}`})), "", []string{"write_file"}},
+		{"streamed text", p.Cut(p.Stream([]string{"The TTL ", "is set in"}, true)), "The TTL is set in", nil},
+		{"streamed tool call", p.Cut(p.Stream([]string{"Writing."}, true, [3]string{"call_1", "write_file", cut})), "Writing.", []string{"write_file"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -463,23 +465,19 @@ func cutOff(t *testing.T, p Provider) {
 				opts = append(opts, model.WithStream(func(string) {}))
 			}
 			d, err := p.Open(t, f, opts...).Turn(context.Background(), SimpleRequest())
-			require.Error(t, err, "a cut answer is no decision: %+v", d)
-			require.ErrorIs(t, err, model.ErrCutOff)
-			class, ok := model.Classify(err)
-			require.True(t, ok)
-			require.Equal(t, facts.ClassInvalidOutput, class)
-			var ce *model.CutOffError
-			require.ErrorAs(t, err, &ce)
-			require.Equal(t, tc.calls, ce.ToolCalls)
-			require.NotEmpty(t, ce.Reason)
-			require.Contains(t, err.Error(), ce.Reason, "the message names the stop reason")
-			require.Contains(t, err.Error(), "resume", "the message says what to do")
-			ex := model.ExchangeOf(err)
-			require.NotNil(t, ex, "the cut answer's exchange is kept")
+			require.NoError(t, err)
+			require.NotNil(t, d.Cut, "a cut answer is marked cut: %+v", d)
+			require.NoError(t, d.Validate())
+			require.Equal(t, tc.text, d.Text)
+			require.Equal(t, tc.calls, d.Cut.Calls)
+			require.Empty(t, d.ToolCalls, "a call cut mid-arguments is never returned to act on")
+			require.Nil(t, d.Question)
+			require.NotEmpty(t, d.StopReason)
+			require.NotNil(t, d.Exchange, "the cut answer's exchange is kept")
 			// A client that read to the end of the stream may be done
 			// before the server's handler has returned.
 			require.Eventually(t, func() bool { return f.Responded() > 0 }, 10*time.Second, 5*time.Millisecond)
-			require.Equal(t, f.Response(0), ex.Response)
+			require.Equal(t, f.Response(0), d.Exchange.Response)
 		})
 	}
 }

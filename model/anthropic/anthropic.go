@@ -104,8 +104,7 @@ func (m *Model) Turn(ctx context.Context, req model.Request) (model.Decision, er
 // at message_stop; a stream that is cut off or ends before it is a
 // transient error matching model.ErrStreamCut, and an error event ends the
 // turn with the error's class (overloaded: transient). An answer cut off
-// at a limit (stop_reason "max_tokens") is an error matching
-// model.ErrCutOff.
+// at a limit (stop_reason "max_tokens") is a decision with Cut set.
 func (m *Model) Stream(ctx context.Context, req model.Request, onText func(string)) (model.Decision, error) {
 	return m.loop().Stream(ctx, req, onText)
 }

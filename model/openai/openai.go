@@ -141,7 +141,7 @@ func (m *Model) Turn(ctx context.Context, req model.Request) (model.Decision, er
 // when the stream says the turn is complete (a choice with a finish
 // reason); a stream that is cut off or ends before that is a transient
 // error matching model.ErrStreamCut. An answer cut off at a limit
-// (finish_reason "length") is an error matching model.ErrCutOff.
+// (finish_reason "length") is a decision with Cut set.
 func (m *Model) Stream(ctx context.Context, req model.Request, onText func(string)) (model.Decision, error) {
 	return m.loop().Stream(ctx, req, onText)
 }

@@ -139,28 +139,21 @@ func (l Loop[P, R, E]) end(ctx context.Context, rec *Recorder, err error, acc Ac
 }
 
 // finish is the end of every turn that came whole: an answer cut off at a
-// limit is not an answer (it fails with class invalid_output, the
-// exchange kept on the error); any other becomes the decision, with the
-// AskTool call read as a question and the exchange attached.
+// limit is returned as cut — its text kept, the tool calls that had begun
+// named and not returned as calls (their arguments are incomplete) — so
+// that the runtime records it and asks the model to go on; any other
+// becomes the decision, with the AskTool call read as a question. The
+// exchange is attached either way.
 func (l Loop[P, R, E]) finish(rec *Recorder, d model.Decision, asks bool) (model.Decision, error) {
 	if l.CutOff != nil && l.CutOff(d.StopReason) {
-		err := &model.CutOffError{Reason: d.StopReason, Text: d.Text, ToolCalls: len(d.ToolCalls)}
-		ce := &model.CallError{Provider: l.Endpoint.Provider, Exchange: rec.Exchange(), Err: err}
-		if ce.Exchange != nil {
-			ce.Status = ce.Exchange.Status
+		cut := &facts.Cut{}
+		for _, c := range d.ToolCalls {
+			cut.Calls = append(cut.Calls, c.Name)
 		}
-		ce.Message = err.Error() + "; " + cutHint(l.Endpoint.Provider, l.Options.MaxTokens)
-		return model.Decision{}, &model.Error{Class: facts.ClassInvalidOutput, Err: ce}
+		d.ToolCalls, d.Question, d.Cut = nil, nil, cut
+	} else {
+		d = model.AsQuestion(d, asks)
 	}
-	d = model.AsQuestion(d, asks)
 	d.Exchange = rec.Exchange()
 	return d, nil
-}
-
-// cutHint says what to do about an answer cut off at its limit.
-func cutHint(provider string, maxTokens int64) string {
-	if maxTokens > 0 {
-		return fmt.Sprintf("the output limit is %d tokens a turn; raise it (or the server's own limit, or its context size) and resume the thread", maxTokens)
-	}
-	return "raise the " + provider + " server's output limit (or its context size), or set an output limit a turn can finish within, and resume the thread"
 }
