@@ -213,7 +213,7 @@ func (v *verifier) check(f facts.Fact) string {
 // cause was not written by this program.
 var (
 	runtimeKinds = map[facts.Kind]bool{
-		facts.KindSystemConfigured: true, facts.KindModelTurn: true, facts.KindConfirmationRequested: true,
+		facts.KindSystemConfigured: true, facts.KindModelTurn: true, facts.KindModelCallFailed: true, facts.KindConfirmationRequested: true,
 		facts.KindQuestionAsked: true, facts.KindActionRequested: true, facts.KindActionStarted: true,
 		facts.KindActionCompleted: true, facts.KindActionInterrupted: true, facts.KindCheckRecorded: true,
 		facts.KindContextCompacted: true, facts.KindBudgetExhausted: true, facts.KindTransitionFailed: true,
@@ -227,8 +227,14 @@ var (
 )
 
 // failedKey returns the key a transition.failed fact names, checking that
-// its cause is that key's failure record.
+// its cause is that key's failure record. A model.call_failed that opens
+// a failure record (the model turn's failed calls come before its
+// transition.failed) names the key of its cause.
 func failedKey(f facts.Fact) (string, bool) {
+	if f.Kind == facts.KindModelCallFailed {
+		key, _, ok := strings.Cut(f.Cause, "/failed/")
+		return key, ok
+	}
 	if f.Kind != facts.KindTransitionFailed {
 		return "", false
 	}

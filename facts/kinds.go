@@ -15,6 +15,11 @@ const (
 	KindSystemConfigured Kind = "system.configured"
 	// KindModelTurn: what the model answered in one turn (ModelTurn).
 	KindModelTurn Kind = "model.turn"
+	// KindModelCallFailed: one call of a model turn failed — a 500, a
+	// refused connection, a cut stream — before the turn was retried or
+	// failed (ModelAttempt). It is appended with the turn's model.turn, or
+	// with its transition.failed, in order, under the same cause.
+	KindModelCallFailed Kind = "model.call_failed"
 	// KindConfirmationRequested: a tool call waits for a person's approval
 	// (ConfirmationRequested).
 	KindConfirmationRequested Kind = "confirmation.requested"
@@ -75,6 +80,7 @@ func init() {
 	Register[UserMessage](KindUserMessage)
 	Register[SystemConfigured](KindSystemConfigured)
 	Register[ModelTurn](KindModelTurn)
+	Register[ModelAttempt](KindModelCallFailed)
 	Register[ConfirmationRequested](KindConfirmationRequested)
 	Register[ConfirmationAnswered](KindConfirmationAnswered)
 	Register[QuestionAsked](KindQuestionAsked)
@@ -272,8 +278,8 @@ type ModelTurn struct {
 	// A cut turn is not the model's answer: the model is asked to go on.
 	Cut *Cut `msgpack:"cut,omitempty" json:"cut,omitempty"`
 	// Attempts are the calls of this turn that failed before the one
-	// that answered (a 500, a refused connection, a cut stream), in
-	// order; none in a log written before they were recorded.
+	// that answered, as logs written before each was a fact of its own
+	// (model.call_failed) kept them; a turn now records none here.
 	Attempts []ModelAttempt `msgpack:"attempts,omitempty" json:"attempts,omitempty"`
 	// ToolsUnseen is set when the server counted fewer input tokens than
 	// the tool schemas alone take: it left the tools out of the prompt
@@ -292,8 +298,11 @@ type Cut struct {
 	InARow int `msgpack:"in_a_row,omitempty" json:"in_a_row,omitempty"`
 }
 
-// ModelAttempt is one failed call of a model turn.
+// ModelAttempt is one failed call of a model turn: the payload of
+// model.call_failed.
 type ModelAttempt struct {
+	// Turn is the model turn the call was for.
+	Turn int `msgpack:"turn,omitempty" json:"turn,omitempty"`
 	// Attempt counts the turn's calls, from 1.
 	Attempt int        `msgpack:"attempt,omitempty" json:"attempt,omitempty"`
 	Class   ErrorClass `msgpack:"class,omitempty" json:"class,omitempty"`
@@ -787,8 +796,9 @@ type TransitionFailed struct {
 	Attempt int        `msgpack:"attempt,omitempty" json:"attempt,omitempty"`
 	// Defect is true for a panic or an error marked as a bug.
 	Defect bool `msgpack:"defect,omitempty" json:"defect,omitempty"`
-	// Attempts are the failed calls of a model turn, every one, when the
-	// transition is one; none in a log written before they were recorded.
+	// Attempts are the failed calls of a model turn, as logs written
+	// before each was a fact of its own (model.call_failed) kept them; a
+	// failure now records none here.
 	Attempts []ModelAttempt `msgpack:"attempts,omitempty" json:"attempts,omitempty"`
 }
 

@@ -476,7 +476,7 @@ func act(cfg Config, req action.Request, since action.Observed, j fold.Journal) 
 // model.turn when a later call answers, on its transition.failed when
 // none does.
 func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.ModelTurn] {
-	fresh := effect.FromAsync(func(context.Context, Services) (*attemptLog, error) { return &attemptLog{}, nil })
+	fresh := effect.FromAsync(func(context.Context, Services) (*attemptLog, error) { return &attemptLog{turn: req.Turn}, nil })
 	return effect.AndThen(fresh, func(log *attemptLog) effect.Effect[Services, facts.ModelTurn] {
 		call := effect.FromAsync(func(ctx context.Context, svc Services) (facts.ModelTurn, error) {
 			if svc.Model == nil {
@@ -536,13 +536,14 @@ func toolsUnseen(tools []facts.ToolSchema, u facts.Usage) bool {
 
 // attemptLog keeps the failed calls of one model turn as they happen.
 type attemptLog struct {
+	turn     int
 	mu       sync.Mutex // guards attempts
 	attempts []facts.ModelAttempt
 }
 
 // failed keeps a failed call.
 func (l *attemptLog) failed(err error) {
-	a := facts.ModelAttempt{Message: err.Error()}
+	a := facts.ModelAttempt{Turn: l.turn, Message: err.Error()}
 	a.Class, _ = model.Classify(err)
 	if a.Class == "" {
 		a.Class = facts.ClassBusiness
@@ -581,7 +582,7 @@ func (l *attemptLog) list() []facts.ModelAttempt {
 }
 
 // attemptsError is a model turn's failure with every failed call of it,
-// which its transition.failed keeps.
+// each recorded as a model.call_failed before its transition.failed.
 type attemptsError struct {
 	err      error
 	attempts []facts.ModelAttempt

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
@@ -192,11 +193,11 @@ func endToEnd(t *testing.T, p providertest.Provider) {
 
 			log := r.facts("t")
 			require.Equal(t, []facts.Kind{
-				facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn, facts.KindActionRequested,
+				facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelCallFailed, facts.KindModelTurn, facts.KindActionRequested,
 				facts.KindConfirmationRequested, facts.KindConfirmationAnswered, facts.KindActionStarted,
 				facts.KindActionCompleted, facts.KindModelTurn,
-			}, kinds(log), "no transition.failed: the retry is inside the turn")
-			turn1, err := facts.Decode[facts.ModelTurn](log[2])
+			}, kinds(log), "no transition.failed: the retry is inside the turn, its failed call a fact before it")
+			turn1, err := facts.Decode[facts.ModelTurn](log[3])
 			require.NoError(t, err)
 			require.Equal(t, "Setting the TTL.", turn1.Text)
 			require.Len(t, turn1.ToolCalls, 1)
@@ -356,22 +357,22 @@ func endToEndContextOverflow(t *testing.T, p providertest.Provider) {
 			require.NoError(t, err)
 			log := r.facts("t")
 			want := []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn, facts.KindUserMessage,
-				facts.KindTransitionFailed, facts.KindContextCompacted}
+				facts.KindModelCallFailed, facts.KindTransitionFailed, facts.KindContextCompacted}
 			if twice {
 				require.Equal(t, harness.StatusFailed, out.Status)
 				require.Contains(t, out.Reason, "context size")
-				require.Equal(t, append(want, facts.KindTransitionFailed), kinds(log), "one compaction, then the run stops")
+				require.Equal(t, append(want, facts.KindModelCallFailed, facts.KindTransitionFailed), kinds(log), "one compaction, then the run stops")
 				require.Len(t, f.Requests(), 3)
 				out, err = r.rt.Resume(ctx, r.actor, "t")
 				require.NoError(t, err)
 				log = r.facts("t")
-				want = append(want, facts.KindTransitionFailed)
+				want = append(want, facts.KindModelCallFailed, facts.KindTransitionFailed)
 			} else {
 				require.Len(t, f.Requests(), 3)
 			}
 			require.Equal(t, harness.StatusDone, out.Status, out.Reason)
 			require.Equal(t, append(want, facts.KindModelTurn), kinds(log))
-			failed, err := facts.Decode[facts.TransitionFailed](log[4])
+			failed, err := facts.Decode[facts.TransitionFailed](log[5])
 			require.NoError(t, err)
 			require.Equal(t, facts.ClassContextOverflow, failed.Class)
 			// The turn after the compaction sends the summary, not the
@@ -392,7 +393,7 @@ func endToEndFirstTurnOverflow(t *testing.T, p providertest.Provider) {
 	out, err := r.rt.Start(context.Background(), r.actor, "t", "A very long first message.")
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusFailed, out.Status)
-	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindTransitionFailed}, kinds(r.facts("t")))
+	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelCallFailed, facts.KindTransitionFailed}, kinds(r.facts("t")))
 	require.Equal(t, facts.ClassContextOverflow, r.lastFailure("t").Class)
 	v, err := r.rt.View(context.Background(), r.actor, "t")
 	require.NoError(t, err)
@@ -431,8 +432,9 @@ func endToEndRetryAfter(t *testing.T, p providertest.Provider) {
 	out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, out.Status, out.Reason)
-	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn}, kinds(r.facts("t")),
-		"the waits are inside the turn")
+	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured,
+		facts.KindModelCallFailed, facts.KindModelCallFailed, facts.KindModelCallFailed, facts.KindModelTurn}, kinds(r.facts("t")),
+		"the waits are inside the turn, each failed call a fact before it")
 
 	told := r.told()
 	want := []time.Duration{300 * time.Millisecond, time.Second, time.Second}
@@ -501,9 +503,9 @@ func endToEndStreamCut(t *testing.T, p providertest.Provider) {
 	require.Len(t, f.Requests(), 3)
 
 	log := r.facts("t")
-	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn}, kinds(log),
-		"nothing of a cut stream is recorded")
-	turn, err := facts.Decode[facts.ModelTurn](log[2])
+	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelCallFailed, facts.KindModelCallFailed, facts.KindModelTurn}, kinds(log),
+		"nothing of a cut stream is recorded but that it was cut")
+	turn, err := facts.Decode[facts.ModelTurn](log[4])
 	require.NoError(t, err)
 	require.Equal(t, "Setting the TTL.", turn.Text, "the text is not doubled")
 
@@ -540,7 +542,9 @@ func endToEndRestart(t *testing.T, p providertest.Provider) {
 			out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
 			require.NoError(t, err)
 			require.Equal(t, harness.StatusDone, out.Status, out.Reason)
-			require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindModelTurn}, kinds(r.facts("t")))
+			require.Equal(t, facts.KindModelTurn, kinds(r.facts("t"))[len(r.facts("t"))-1])
+			require.NotContains(t, kinds(r.facts("t")), facts.KindTransitionFailed)
+			require.Contains(t, kinds(r.facts("t")), facts.KindModelCallFailed, "the refused call is in the log")
 			told := r.told()
 			require.Len(t, told, 1)
 			require.True(t, model.IsTransient(told[0].err))
@@ -549,12 +553,23 @@ func endToEndRestart(t *testing.T, p providertest.Provider) {
 	}
 }
 
-// endToEndAttempts: every failed call of a turn is in the log — two 500s
-// then an answer leave both on the model.turn, with their class, status,
-// body and wait; a turn whose every call fails keeps them all on its
-// transition.failed.
+// endToEndAttempts: every failed call of a turn is a fact of its own —
+// two 500s then an answer leave two model.call_failed then the model.turn
+// (three facts, one cause), with their class, status, body and wait; a
+// turn whose every call fails leaves each before its transition.failed,
+// and replay --verify accepts both.
 func endToEndAttempts(t *testing.T, p providertest.Provider) {
 	boom := providertest.Reply{Status: 500, Body: p.ErrBody("api_error", "boom")}
+	calls := func(log []facts.Fact) (out []facts.ModelAttempt, causes []string) {
+		for _, f := range log {
+			if f.Kind == facts.KindModelCallFailed {
+				a, err := facts.Decode[facts.ModelAttempt](f)
+				require.NoError(t, err)
+				out, causes = append(out, a), append(causes, f.Cause)
+			}
+		}
+		return out, causes
+	}
 	t.Run("then an answer", func(t *testing.T) {
 		f := providertest.NewFake(t, p.Path, boom, boom, p.Text("Fine."))
 		r := newRun(t, p.Open(t, f), harness.WithModelBackoff(20*time.Millisecond))
@@ -562,10 +577,16 @@ func endToEndAttempts(t *testing.T, p providertest.Provider) {
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusDone, out.Status, out.Reason)
 		log := r.facts("t")
+		require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured,
+			facts.KindModelCallFailed, facts.KindModelCallFailed, facts.KindModelTurn}, kinds(log))
 		turn, err := facts.Decode[facts.ModelTurn](log[len(log)-1])
 		require.NoError(t, err)
-		require.Len(t, turn.Attempts, 2)
-		for i, a := range turn.Attempts {
+		require.Empty(t, turn.Attempts, "the failed calls are facts of their own")
+		as, causes := calls(log)
+		require.Len(t, as, 2)
+		for i, a := range as {
+			require.Equal(t, "infer/turn/1", causes[i])
+			require.Equal(t, 1, a.Turn)
 			require.Equal(t, i+1, a.Attempt)
 			require.Equal(t, facts.ClassTransient, a.Class)
 			require.Equal(t, 500, a.Status)
@@ -574,6 +595,7 @@ func endToEndAttempts(t *testing.T, p providertest.Provider) {
 			require.GreaterOrEqual(t, a.WaitMS, int64(10), "the wait before the next call is kept")
 		}
 		require.Len(t, f.Requests(), 3)
+		require.NoError(t, audit.VerifyLog(context.Background(), r.store, r.actor, "t"))
 	})
 	t.Run("none answers", func(t *testing.T) {
 		f := providertest.NewFake(t, p.Path, boom)
@@ -581,10 +603,15 @@ func endToEndAttempts(t *testing.T, p providertest.Provider) {
 		out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusFailed, out.Status)
-		failed := r.lastFailure("t")
-		require.Len(t, failed.Attempts, 3, "the default is three calls")
-		require.Equal(t, 500, failed.Attempts[2].Status)
-		require.Zero(t, failed.Attempts[2].WaitMS, "no wait after the last")
+		log := r.facts("t")
+		require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured,
+			facts.KindModelCallFailed, facts.KindModelCallFailed, facts.KindModelCallFailed, facts.KindTransitionFailed}, kinds(log))
+		as, causes := calls(log)
+		require.Len(t, as, 3, "the default is three calls")
+		require.Equal(t, "infer/turn/1/failed/1", causes[0])
+		require.Equal(t, 500, as[2].Status)
+		require.Zero(t, as[2].WaitMS, "no wait after the last")
+		require.NoError(t, audit.VerifyLog(context.Background(), r.store, r.actor, "t"))
 	})
 }
 
@@ -602,7 +629,8 @@ func endToEndStreamKeepsDropping(t *testing.T, p providertest.Provider) {
 	require.Len(t, f.Requests(), 3, "tried as often as ModelAttempts says")
 	require.Len(t, r.told(), 2)
 	require.Equal(t, "Setting Setting Setting ", shown.String())
-	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured, facts.KindTransitionFailed}, kinds(r.facts("t")))
+	require.Equal(t, []facts.Kind{facts.KindUserMessage, facts.KindSystemConfigured,
+		facts.KindModelCallFailed, facts.KindModelCallFailed, facts.KindModelCallFailed, facts.KindTransitionFailed}, kinds(r.facts("t")))
 	failed := r.lastFailure("t")
 	require.Equal(t, facts.ClassTransient, failed.Class)
 	require.Contains(t, failed.Message, model.ErrStreamCut.Error())

@@ -528,6 +528,7 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 		attribute.String("harness.thread", st.id), attribute.String("harness.transition", t.Key))
 	ex := effect.Run(ctx, e, rt.Services)
 	tf := facts.TransitionFailed{Key: t.Key, Attempt: effect.Attempts(ex.Err())}
+	var attempts []facts.ModelAttempt // a model turn's failed calls
 	switch ex.Outcome() {
 	case effect.OutcomeSuccess:
 		drafts, _ = ex.Value()
@@ -547,7 +548,7 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 		tf.Class, tf.Message = classOf(ex.Err()), ex.Err().Error()
 		var ma interface{ ModelAttempts() []facts.ModelAttempt }
 		if errors.As(ex.Err(), &ma) {
-			tf.Attempts = ma.ModelAttempts()
+			attempts = ma.ModelAttempts()
 		}
 	case effect.OutcomeDie:
 		died = ex.Err()
@@ -556,11 +557,21 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 		tf.Defect, tf.Message = true, died.Error()
 	}
 	failures, _ := st.fold.Failures(t.Key)
-	d, err := facts.NewDraft(facts.KindTransitionFailed, fmt.Sprintf("%s/failed/%d", t.Key, failures+1), tf)
+	cause := fmt.Sprintf("%s/failed/%d", t.Key, failures+1)
+	// A model turn's failed calls are facts of their own, in order,
+	// before the failure they ended in.
+	for _, a := range attempts {
+		d, err := facts.NewDraft(facts.KindModelCallFailed, cause, a)
+		if err != nil {
+			return nil, nil, err
+		}
+		drafts = append(drafts, d)
+	}
+	d, err := facts.NewDraft(facts.KindTransitionFailed, cause, tf)
 	if err != nil {
 		return nil, nil, err
 	}
-	return []facts.Draft{d}, died, nil
+	return append(drafts, d), died, nil
 }
 
 // classOf is the class recorded for an expected failure.

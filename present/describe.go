@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/seed-7cc7a084/harness/facts"
@@ -221,6 +222,17 @@ func describe(f facts.Fact) (string, error) {
 			return fmt.Sprintf("%s died (a defect): %s", p.Key, shorten(p.Message, 120)), err
 		}
 		return fmt.Sprintf("%s failed (%s, attempt %d): %s", p.Key, p.Class, p.Attempt, shorten(p.Message, 120)), err
+	case facts.KindModelCallFailed:
+		p, err := facts.Decode[facts.ModelAttempt](f)
+		s := fmt.Sprintf("turn %d, call %d: %s", p.Turn, p.Attempt, p.Class)
+		if p.Status != 0 {
+			s += fmt.Sprintf(" (HTTP %d)", p.Status)
+		}
+		s += ": " + shorten(p.Message, 120)
+		if p.WaitMS > 0 {
+			s += fmt.Sprintf(" · waited %v before the next call", time.Duration(p.WaitMS)*time.Millisecond)
+		}
+		return s, err
 	case facts.KindThreadForked:
 		p, err := facts.Decode[facts.ThreadForked](f)
 		return fmt.Sprintf("continues thread %s as it was up to seq %d", p.From, p.At), err

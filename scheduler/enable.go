@@ -183,7 +183,23 @@ func (s *state[S]) infer() fold.Transition[S] {
 			q.ID = "q-" + strconv.Itoa(turn)
 			mt.Question = &q
 		}
-		return drafts[S](facts.KindModelTurn, mt)
+		// Each call of the turn that failed before this one answered is a
+		// fact of its own, before the turn.
+		out := make([]facts.Draft, 0, len(mt.Attempts)+1)
+		for _, a := range mt.Attempts {
+			a.Turn = turn
+			d, err := facts.NewDraft(facts.KindModelCallFailed, "", a)
+			if err != nil {
+				return effect.Die[S, []facts.Draft](err)
+			}
+			out = append(out, d)
+		}
+		mt.Attempts = nil
+		d, err := facts.NewDraft(facts.KindModelTurn, "", mt)
+		if err != nil {
+			return effect.Die[S, []facts.Draft](err)
+		}
+		return effect.Succeed[S](append(out, d))
 	})}
 }
 
