@@ -76,7 +76,7 @@ func (f *driveFlags) add(cmd *cobra.Command) {
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop the thread (budget.exhausted; for good) before its model turn `N`+1, counting all its turns; 0 is no bound (default: the settings' max_turns, else 50)")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "run at most `N` steps in this command before stopping with the thread resumable (default: the settings' max_steps, else 100)")
 	fl.IntVar(&f.window, "context-window", 0, "the model's context window in `TOKENS`: past 80% of it, as the provider counts usage, older turns are summarized by the model (a compaction turn, recorded as context.compacted); 0 is not known (default: the settings' context_window)")
-	fl.Int64Var(&f.maxOutput, "max-output-tokens", 0, "bound the tokens the model writes in one turn to `N`; an answer cut off there fails its turn (resume once it is raised); 0 is the provider's default (anthropic 4096; an OpenAI-compatible server its own, llama-server's -n)")
+	fl.Int64Var(&f.maxOutput, "max-output-tokens", 0, "bound the tokens the model writes in one turn to `N`; an answer cut off there is recorded as cut and the model asked to go on (three cuts in a row fail the thread; resume once it is raised); 0 is the provider's default (anthropic 4096; an OpenAI-compatible server its own, llama-server's -n)")
 	f.fs = fl
 	completeDriveFlags(cmd)
 }
