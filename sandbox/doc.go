@@ -139,8 +139,12 @@
 //   - A nested .harness that does not exist when the command starts: the
 //     command may create one (the harness never adopts a store it did not
 //     make without saying so, and the observer records what is written
-//     there). Nested stores are found by walking the workspace (not .git)
-//     at each start.
+//     there). Nested stores are found when the command starts: by a
+//     walk of the workspace (not .git), or, with Spec.Nested, from the
+//     runtime observer's reading of the whole workspace taken after the
+//     last command ended (the runtime reads before every action), which
+//     sees a .harness whatever it holds; a store another process makes
+//     between that reading and the start is found at the next.
 //   - Other repositories' hooks: only the workspace's own git directory and
 //     its submodules' are protected, not a nested repository's (whose
 //     .git the observer records).

@@ -75,6 +75,7 @@ type process struct {
 	helper   *exec.Cmd
 	lifeline *os.File
 	unlock   func()
+	ended    func() // tells Spec.Nested the command has ended
 	tmp      string
 	msgs     <-chan message // the helper's messages, closed when it is gone
 	waitOnce sync.Once
@@ -150,7 +151,22 @@ func (c *Cmd) Start(ctx context.Context) error {
 		return err
 	}
 	req.Stdin = c.Stdin != nil
-	p := &process{tmp: tmp, unlock: func() {}}
+	p := &process{tmp: tmp, unlock: func() {}, ended: func() {}}
+	if s.Nested != nil && len(req.HiddenNames) > 0 {
+		// The nested stores from the observer's reading taken since the
+		// last command ended, when there is one; else the helper walks.
+		rels, ok := s.Nested.begin(req.HiddenNames)
+		p.ended = sync.OnceFunc(s.Nested.end)
+		if ok {
+			keep := append([]string{req.Dir}, req.Writable...)
+			for _, h := range nestedTargets(req.Dir, rels, keep) {
+				if !slices.Contains(req.Hidden, h) {
+					req.Hidden = append(req.Hidden, h)
+				}
+			}
+			req.HiddenNames = nil
+		}
+	}
 	if err := p.start(ctx, c, req); err != nil {
 		p.cleanup()
 		return err
@@ -345,6 +361,7 @@ func (p *process) cleanup() {
 		p.lifeline.Close()
 	}
 	p.unlock()
+	p.ended()
 	removeAll(p.tmp)
 }
 
