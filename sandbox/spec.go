@@ -807,7 +807,11 @@ func mechanism(s Spec, sup Support) string {
 	if !s.Network {
 		ns += ", network"
 	}
-	return fmt.Sprintf("linux namespaces (%s) and landlock ABI %d; re-executed helper as pid 1; no capabilities, no_new_privs", ns, min(sup.LandlockABI, maxABI))
+	helper := "re-executed helper"
+	if _, small := helperProgram(); small {
+		helper = "helper " + HelperName
+	}
+	return fmt.Sprintf("linux namespaces (%s) and landlock ABI %d; %s as pid 1; no capabilities, no_new_privs", ns, min(sup.LandlockABI, maxABI), helper)
 }
 
 // Clone returns a copy of s that shares no slice with it.
