@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -220,6 +221,9 @@ type Workspace struct {
 	epoch   uint64   // the feed's generation: a directory watched in another is not vouched for
 	feedErr error    // why there is no feed although one was wanted
 	closed  bool
+	reading uint64 // the number of the last reading that succeeded (see Named); 0: none
+
+	readings atomic.Uint64 // how many readings were started (see Readings)
 
 	putMu sync.Mutex // serializes PutBlob calls
 
@@ -462,6 +466,7 @@ func (w *Workspace) Observe(ctx context.Context) (Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return Snapshot{}, fmt.Errorf("observe %s: %w", w.root, err)
 	}
+	n := w.readings.Add(1)
 	wk := &walk{
 		w:     w,
 		since: w.now().Add(-w.racyWindow).UnixNano(),
@@ -485,6 +490,7 @@ func (w *Workspace) Observe(ctx context.Context) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("observe %s: %w", w.root, err)
 	}
 	w.needAll = false
+	w.reading = n
 	if wk.feedErr != nil {
 		w.feedErr = wk.feedErr
 		w.stopFeed()

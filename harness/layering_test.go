@@ -88,7 +88,10 @@ var layers = []struct {
 	{"effect", nil},
 	{"fold", []string{"facts", "effect"}},
 	{"action", []string{"facts", "effect"}},
-	{"sandbox", []string{"facts"}},
+	// The sandbox's helper process, and the small program that runs it.
+	{"sandbox/internal/helper", nil},
+	{"sandbox/cmd/harness-sandbox", []string{"sandbox/internal/helper"}},
+	{"sandbox", []string{"facts", "sandbox/internal/helper"}},
 	// The socket store: sandbox for the user's runtime directory, which
 	// every sandbox hides and where the socket lives.
 	{"thread/socketstore", []string{"thread", "sandbox"}},

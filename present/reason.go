@@ -3,25 +3,31 @@ package present
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // failedKey matches a failure as the fold says it: "KEY failed (CLASS):
 // MESSAGE", or the runtime's "KEY failed and is still enabled: MESSAGE".
-var failedKey = regexp.MustCompile(`^(\S+) failed(?: \(([a-z_]*)\)| and is still enabled)?: (.*)$`)
+// Compiled at first use, not at every start of the program.
+var failedKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\S+) failed(?: \(([a-z_]*)\)| and is still enabled)?: (.*)$`)
+})
 
 // modelClass matches a model error's prefix: "model: CLASS: ".
-var modelClass = regexp.MustCompile(`^model: (transient|timeout|transport|permission|not_found|invalid_output|business|cancelled): `)
+var modelClass = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^model: (transient|timeout|transport|permission|not_found|invalid_output|business|cancelled): `)
+})
 
 // Reason says why a thread failed or stopped, for a person: a transition's
 // key as the step it names ("model turn 3", "action 1-call_1") and the
 // message, without the error class the record keeps for programs
 // ("(business)", "model: transient: "). Control characters are escaped (see EscapeLine).
 func Reason(s string) string {
-	m := failedKey.FindStringSubmatch(s)
+	m := failedKey().FindStringSubmatch(s)
 	if m == nil {
 		return EscapeLine(s)
 	}
-	return EscapeLine(Step(m[1]) + " failed: " + modelClass.ReplaceAllString(m[3], ""))
+	return EscapeLine(Step(m[1]) + " failed: " + modelClass().ReplaceAllString(m[3], ""))
 }
 
 // Step names a transition key for a person: "infer/turn/3" is "model turn

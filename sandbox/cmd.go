@@ -6,6 +6,11 @@ import (
 	"syscall"
 )
 
+// HelperName is the name of the sandbox's helper program
+// (sandbox/cmd/harness-sandbox), looked for beside the running program's
+// executable.
+const HelperName = "harness-sandbox"
+
 // Cmd is one shell command line run in a sandbox: sh -c Line in
 // Spec.Workspace, with no stdin (unless Stdin is given) and the
 // allow-listed environment. It runs

@@ -96,13 +96,23 @@
 //
 // # How (Linux)
 //
-// The harness re-executes itself (/proc/self/exe) as the helper, in new
-// user, PID, mount and (without Spec.Network) network namespaces, with the
-// harness's uid and gid mapped to themselves. The helper takes over before
-// the program's main runs — package sandbox's init recognises it — in any
-// program that imports this package: the harness command, a test binary, a
-// program of one's own. Its environment holds only the variable that says
-// so, removed at once; the command line and the spec arrive over a pipe,
+// The helper is a small program of its own, harness-sandbox
+// (sandbox/cmd/harness-sandbox, installed beside the harness), started
+// in new user, PID, mount and (without Spec.Network) network namespaces,
+// with the harness's uid and gid mapped to themselves. It is looked for
+// once per process, beside the executable, and used only when it is a
+// regular file of the user's (or root's) that no one else may write, in
+// a directory no one else may write, and passes a trial run; it is then
+// copied into a sealed memory file and executed from there, so nothing
+// written to its path afterwards (by a command, where the harness lives
+// in a workspace) ever runs. Without one, the program re-executes itself
+// (/proc/self/exe) as the helper, which takes over before the program's
+// main runs — package sandbox's init recognises it — in any program that
+// imports this package: a test binary, a program of one's own; that
+// costs the start of the whole program at every command. The record's
+// mechanism says which. Either way the helper's environment holds only
+// the variable that says what it is (and the protocol it must speak),
+// removed at once; the command line and the spec arrive over a pipe,
 // never in an environment or an argv. It makes its mounts private, mounts a
 // fresh /proc, pins .git, bind-mounts the read-only paths read-only, covers
 // the hidden ones, brings up loopback, and then, on an OS thread of its own,
@@ -139,8 +149,12 @@
 //   - A nested .harness that does not exist when the command starts: the
 //     command may create one (the harness never adopts a store it did not
 //     make without saying so, and the observer records what is written
-//     there). Nested stores are found by walking the workspace (not .git)
-//     at each start.
+//     there). Nested stores are found when the command starts: by a
+//     walk of the workspace (not .git), or, with Spec.Nested, from the
+//     runtime observer's reading of the whole workspace taken after the
+//     last command ended (the runtime reads before every action), which
+//     sees a .harness whatever it holds; a store another process makes
+//     between that reading and the start is found at the next.
 //   - Other repositories' hooks: only the workspace's own git directory and
 //     its submodules' are protected, not a nested repository's (whose
 //     .git the observer records).

@@ -10,3 +10,11 @@ func SetRuntimeRoots(t testing.TB, runUser, tmp string) {
 	runUserRoot, tmpRoot = runUser, tmp
 	t.Cleanup(func() { runUserRoot, tmpRoot = oldRun, oldTmp })
 }
+
+// NestedBegin and NestedEnd are what a command's start and end tell n:
+// the tests of the rules that decide when a reading may stand in for the
+// walk.
+func NestedBegin(n *Nested, names []string) ([]string, bool) { return n.begin(names) }
+
+// NestedEnd: see NestedBegin.
+func NestedEnd(n *Nested) { n.end() }

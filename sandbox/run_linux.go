@@ -18,63 +18,25 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/seed-7cc7a084/harness/sandbox/internal/helper"
 )
 
-// The helper is this very program, re-executed (/proc/self/exe) as the
-// first process of new namespaces, told so by helperEnv in its otherwise
-// empty environment. Package sandbox's init recognises the variable and
-// runs the helper before main, in any program that imports the package.
-// Its files:
-//
-//	fd 0        /dev/null, or the command's stdin (Cmd.Stdin)
-//	fd 1, 2     the command's stdout and stderr
-//	fd 3        the request (JSON), which the harness writes and closes
-//	fd 4        the lifeline: the harness holds the write end; its end of
-//	            file means the harness is gone
-//	fd 5        messages to the harness (JSON lines): started or error,
-//	            then the shell's exit
-const (
-	helperEnv = "HARNESS_SANDBOX_HELPER"
-	helperRun = "run"
-	// helperProbe: only set up the namespaces and a /proc, then exit.
-	helperProbe = "probe"
-
-	fdRequest  = 3
-	fdLifeline = 4
-	fdStatus   = 5
+// The helper is harness-sandbox beside the program (see helperProgram)
+// or, without one, this very program, re-executed (/proc/self/exe): the
+// first process of new namespaces, told so by helper.Env in its otherwise
+// empty environment. Its files and what it is told are package helper's.
+type (
+	request = helper.Request
+	message = helper.Message
 )
-
-// request is what the harness tells its helper: everything already
-// resolved but the nested hidden names, which the helper finds.
-type request struct {
-	Line        string   `json:"line"`
-	Dir         string   `json:"dir"`
-	Env         []string `json:"env"`
-	Writable    []string `json:"writable"`
-	ReadOnly    []string `json:"read_only"`
-	Pin         string   `json:"pin,omitempty"`
-	Hidden      []string `json:"hidden"`
-	HiddenNames []string `json:"hidden_names"`
-	Network     bool     `json:"network"`
-	ABI         int      `json:"abi"`
-	// Stdin: the shell gets the helper's stdin (Cmd.Stdin), not /dev/null.
-	Stdin bool `json:"stdin,omitempty"`
-}
-
-// message is one line the helper writes on fd 5.
-type message struct {
-	Started bool   `json:"started,omitempty"`
-	Error   string `json:"error,omitempty"`
-	Exited  bool   `json:"exited,omitempty"`
-	Code    int    `json:"code,omitempty"`
-	Signal  int    `json:"signal,omitempty"`
-}
 
 // process is a started helper.
 type process struct {
 	helper   *exec.Cmd
 	lifeline *os.File
 	unlock   func()
+	ended    func() // tells Spec.Nested the command has ended
 	tmp      string
 	msgs     <-chan message // the helper's messages, closed when it is gone
 	waitOnce sync.Once
@@ -95,9 +57,15 @@ func cloneFlags(network bool) uintptr {
 // uid and gid mapped to themselves, a session of its own (no controlling
 // terminal), and SIGKILL when the harness's starting thread ends.
 func helperCmd(mode string, network bool) *exec.Cmd {
+	exe, _ := helperProgram()
+	return helperCmdOf(exe, mode, network)
+}
+
+// helperCmdOf is helperCmd of the program exe.
+func helperCmdOf(exe, mode string, network bool) *exec.Cmd {
 	uid, gid := os.Getuid(), os.Getgid()
 	return &exec.Cmd{
-		Path: "/proc/self/exe",
+		Path: exe,
 		Args: []string{"harness-sandbox"},
 		Env:  helperEnviron(mode),
 		Dir:  "/",
@@ -120,7 +88,7 @@ func helperEnviron(mode string) []string {
 	if r := os.Getenv("GORACE"); r != "" {
 		race = r + " " + race
 	}
-	return []string{helperEnv + "=" + mode, "GORACE=" + race}
+	return []string{helper.Env + "=" + helper.Value(mode), "GORACE=" + race}
 }
 
 // Start starts the command: it checks the spec (Check), makes the
@@ -150,7 +118,22 @@ func (c *Cmd) Start(ctx context.Context) error {
 		return err
 	}
 	req.Stdin = c.Stdin != nil
-	p := &process{tmp: tmp, unlock: func() {}}
+	p := &process{tmp: tmp, unlock: func() {}, ended: func() {}}
+	if s.Nested != nil && len(req.HiddenNames) > 0 {
+		// The nested stores from the observer's reading taken since the
+		// last command ended, when there is one; else the helper walks.
+		rels, ok := s.Nested.begin(req.HiddenNames)
+		p.ended = sync.OnceFunc(s.Nested.end)
+		if ok {
+			keep := append([]string{req.Dir}, req.Writable...)
+			for _, h := range nestedTargets(req.Dir, rels, keep) {
+				if !slices.Contains(req.Hidden, h) {
+					req.Hidden = append(req.Hidden, h)
+				}
+			}
+			req.HiddenNames = nil
+		}
+	}
 	if err := p.start(ctx, c, req); err != nil {
 		p.cleanup()
 		return err
@@ -239,7 +222,7 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 		ends[2*i], ends[2*i+1] = r, w
 	}
 	reqR, reqW, lifeR, lifeW, statR, statW := ends[0], ends[1], ends[2], ends[3], ends[4], ends[5]
-	h := helperCmd(helperRun, req.Network)
+	h := helperCmd(helper.Run, req.Network)
 	if c.Stdout != nil {
 		h.Stdout = c.Stdout
 	}
@@ -345,6 +328,7 @@ func (p *process) cleanup() {
 		p.lifeline.Close()
 	}
 	p.unlock()
+	p.ended()
 	removeAll(p.tmp)
 }
 
@@ -443,7 +427,17 @@ func probeKernel() Support {
 	default:
 		s.LandlockABI = int(abi)
 	}
-	if err := trialHelper(); err != nil {
+	// The helper program first: a harness-sandbox beside the executable
+	// that passes the trial, else this program (tried then).
+	var trial error
+	chooseHelper(func(exe string) error {
+		trial = trialHelper(exe)
+		return trial
+	})
+	if exe, small := helperProgram(); !small {
+		trial = trialHelper(exe)
+	}
+	if err := trial; err != nil {
 		s.Missing = append(s.Missing, "user namespaces: "+err.Error())
 	} else {
 		s.UserNamespaces = true
@@ -453,8 +447,8 @@ func probeKernel() Support {
 
 // trialHelper starts a helper in new user, PID, mount and network
 // namespaces that only mounts a /proc, and reports why it failed.
-func trialHelper() error {
-	h := helperCmd(helperProbe, false)
+func trialHelper(exe string) error {
+	h := helperCmdOf(exe, helper.Probe, false)
 	var out strings.Builder
 	h.Stderr = &out
 	h.WaitDelay = 5 * time.Second

@@ -34,3 +34,6 @@ func (c *Cmd) Pid() int { return 0 }
 func probeSystem() Support {
 	return Support{Missing: []string{fmt.Sprintf("the sandbox needs Linux (user namespaces and Landlock); this is %s", runtime.GOOS)}}
 }
+
+// helperProgram: there is no helper here.
+func helperProgram() (string, bool) { return "", false }

@@ -109,6 +109,11 @@ type Spec struct {
 	// An entry that is a symlink hides where it leads, unless that holds
 	// the workspace or a writable root.
 	HiddenNames []string
+	// Nested, when set, finds the nested stores (HiddenNames) from the
+	// runtime's last reading of the workspace instead of a walk at each
+	// command's start, when that reading is as fresh as the walk would be
+	// (see Nested). Copies of the Spec share it.
+	Nested *Nested
 	// Env is more environment variable names a command gets, beside the
 	// allow-list (see EnvAllowList); a name ending in "*" passes every
 	// variable it is a prefix of.
@@ -802,7 +807,11 @@ func mechanism(s Spec, sup Support) string {
 	if !s.Network {
 		ns += ", network"
 	}
-	return fmt.Sprintf("linux namespaces (%s) and landlock ABI %d; re-executed helper as pid 1; no capabilities, no_new_privs", ns, min(sup.LandlockABI, maxABI))
+	helper := "re-executed helper"
+	if _, small := helperProgram(); small {
+		helper = "helper " + HelperName
+	}
+	return fmt.Sprintf("linux namespaces (%s) and landlock ABI %d; %s as pid 1; no capabilities, no_new_privs", ns, min(sup.LandlockABI, maxABI), helper)
 }
 
 // Clone returns a copy of s that shares no slice with it.

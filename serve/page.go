@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/seed-7cc7a084/harness/facts"
@@ -25,17 +26,21 @@ import (
 //go:embed assets
 var assets embed.FS
 
-var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"diffLines": diffLines,
-	"line":      present.EscapeLine,
-	"text":      present.EscapeText,
-	"short":     func(s string) string { return shorten(present.EscapeLine(s), 100) },
-	"kindClass": func(k facts.Kind) string { return strings.ReplaceAll(string(k), ".", "-") },
-	"when":      func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
-	"waits":     waitsText,
-	"pathEsc":   url.PathEscape,
-	"dict":      dict,
-}).ParseFS(assets, "assets/*.tmpl"))
+// pages is the page's templates, parsed at the first page served, not
+// at every start of the program (the command line links this package).
+var pages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"diffLines": diffLines,
+		"line":      present.EscapeLine,
+		"text":      present.EscapeText,
+		"short":     func(s string) string { return shorten(present.EscapeLine(s), 100) },
+		"kindClass": func(k facts.Kind) string { return strings.ReplaceAll(string(k), ".", "-") },
+		"when":      func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+		"waits":     waitsText,
+		"pathEsc":   url.PathEscape,
+		"dict":      dict,
+	}).ParseFS(assets, "assets/*.tmpl"))
+})
 
 // dict makes a map of key, value pairs, for a template's argument.
 func dict(kv ...any) map[string]any {
@@ -81,7 +86,7 @@ func waitsText(t ThreadSummary) string {
 // render writes the template name of data, whole or not at all.
 func (s *Server) render(w http.ResponseWriter, name string, data any) error {
 	var b bytes.Buffer
-	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+	if err := pages().ExecuteTemplate(&b, name, data); err != nil {
 		s.opts.Logf("render %s: %v", name, err)
 		return err
 	}
@@ -111,7 +116,7 @@ func (s *Server) page(h func(http.ResponseWriter, *http.Request) (string, any, e
 			return
 		}
 		var b bytes.Buffer
-		if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+		if err := pages().ExecuteTemplate(&b, name, data); err != nil {
 			s.opts.Logf("render %s: %v", name, err)
 			http.Error(w, "the page could not be made", http.StatusInternalServerError)
 			return
@@ -384,7 +389,7 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	return s.streamThread(w, r, id, from, "html", func(f facts.Fact) (string, error) {
 		var b bytes.Buffer
-		if err := pages.ExecuteTemplate(&b, "fact", rowOf(f)); err != nil {
+		if err := pages().ExecuteTemplate(&b, "fact", rowOf(f)); err != nil {
 			return "", err
 		}
 		return jsonLine(map[string]any{"seq": f.Seq, "kind": f.Kind, "html": b.String()}), nil

@@ -458,6 +458,9 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		return nil, fmt.Errorf("the sandbox of %s: %w", place.Root, err)
 	}
 	spec.Mode, spec.Network = o.mode, o.network
+	// Each command's nested stores come from the observer's reading
+	// before it (Services), not from a walk of the workspace.
+	spec.Nested = &sandbox.Nested{}
 	// The user's harness settings (their serve tokens) and the trust they
 	// gave are the person's: no command reads or writes them, and no file
 	// tool either where the workspace holds them (harness run in $HOME).
@@ -497,7 +500,12 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		client, err = mcp.Connect(ctx, o.mcpServers, mcp.Options{Workspace: place.Root, Sandbox: spec, Version: cfg.Version})
+		// A server runs for as long as the stock: its start walks for the
+		// nested stores (it runs beside the commands, so no reading taken
+		// between two commands can vouch for what it made).
+		mspec := spec.Clone()
+		mspec.Nested = nil
+		client, err = mcp.Connect(ctx, o.mcpServers, mcp.Options{Workspace: place.Root, Sandbox: mspec, Version: cfg.Version})
 		if err != nil {
 			return nil, err
 		}
@@ -548,6 +556,9 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs, more ...action.Works
 	ws, err := action.NewWorkspace(s.Place.Root, append(opts, more...)...)
 	if err != nil {
 		return harness.Services{}, fmt.Errorf("workspace observer: %w", err)
+	}
+	if s.Sandbox.Nested != nil {
+		s.Sandbox.Nested.From(ws)
 	}
 	if s.MCP != nil && blobs != nil {
 		s.MCP.KeepBlobs(blobs)

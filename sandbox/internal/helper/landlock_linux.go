@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"errors"
@@ -48,7 +48,7 @@ const fileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRI
 //
 // A Landlock domain also forbids mount and umount, so the command cannot
 // uncover what hides the store. The caller has set no_new_privs.
-func restrict(req request) error {
+func restrict(req Request) error {
 	h := handledFS(req.ABI)
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: h}
 	if req.ABI >= 6 {

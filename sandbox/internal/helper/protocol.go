@@ -1,0 +1,69 @@
+package helper
+
+import "strconv"
+
+// Protocol is the version of what the harness and its helper say to
+// each other (the request, the messages, the files). A helper told
+// another version refuses to run: a harness-sandbox installed from
+// another build of harness is never half understood.
+const Protocol = 1
+
+// Env names the variable that makes a process the helper: its value is
+// the mode and the protocol, "run:1" or "probe:1" (see Value).
+const Env = "HARNESS_SANDBOX_HELPER"
+
+// The modes.
+const (
+	// Run: set up the sandbox and run the request's command.
+	Run = "run"
+	// Probe: only set up the namespaces and a /proc, then exit.
+	Probe = "probe"
+)
+
+// The helper's files (fds 0, 1 and 2 are the command's stdin, stdout and
+// stderr):
+//
+//	fd 3        the request (JSON), which the harness writes and closes
+//	fd 4        the lifeline: the harness holds the write end; its end of
+//	            file means the harness is gone
+//	fd 5        messages to the harness (JSON lines): started or error,
+//	            then the shell's exit
+const (
+	FDRequest  = 3
+	FDLifeline = 4
+	FDStatus   = 5
+)
+
+// ExitProtocol is the helper's exit code when it was told a protocol it
+// does not speak, or a mode it does not know.
+const ExitProtocol = 2
+
+// Value is Env's value for mode at this Protocol.
+func Value(mode string) string { return mode + ":" + strconv.Itoa(Protocol) }
+
+// Request is what the harness tells its helper: everything already
+// resolved but the nested hidden names, which the helper finds by a walk
+// when HiddenNames is not empty.
+type Request struct {
+	Line        string   `json:"line"`
+	Dir         string   `json:"dir"`
+	Env         []string `json:"env"`
+	Writable    []string `json:"writable"`
+	ReadOnly    []string `json:"read_only"`
+	Pin         string   `json:"pin,omitempty"`
+	Hidden      []string `json:"hidden"`
+	HiddenNames []string `json:"hidden_names"`
+	Network     bool     `json:"network"`
+	ABI         int      `json:"abi"`
+	// Stdin: the shell gets the helper's stdin (Cmd.Stdin), not /dev/null.
+	Stdin bool `json:"stdin,omitempty"`
+}
+
+// Message is one line the helper writes on fd 5.
+type Message struct {
+	Started bool   `json:"started,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Exited  bool   `json:"exited,omitempty"`
+	Code    int    `json:"code,omitempty"`
+	Signal  int    `json:"signal,omitempty"`
+}
