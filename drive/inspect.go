@@ -3,6 +3,7 @@ package drive
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/seed-7cc7a084/harness/facts"
@@ -31,7 +32,8 @@ type State struct {
 	Title string `json:"title"`
 	// Parent is the thread that spawned this one as a child (see
 	// harness.Delegate), "" for a thread a person started; Root is the
-	// root of its tree (the thread itself when it is no child).
+	// root of its tree (the thread itself when it is no child; "" when its
+	// spawn records lead to no root).
 	Parent string `json:"parent,omitempty"`
 	Root   string `json:"root"`
 	// Waits are the open requests of the thread, with what a person needs
@@ -201,8 +203,14 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 	if sp := v.Lineage.Spawn; sp != nil {
 		// A child: its root is up its spawn records (one first fact
 		// each), through the one tree walk (harness.RootOf).
+		// Spawn records that name each other (a log written by hand) have
+		// no root: Root stays "", and the thread is still read.
 		st.Parent = sp.Parent
-		if st.Root, err = harness.RootOf(ctx, store, v.Thread); err != nil {
+		st.Root, err = harness.RootOf(ctx, store, v.Thread)
+		switch {
+		case errors.Is(err, harness.ErrNotInTree):
+			st.Root = ""
+		case err != nil:
 			return st, fmt.Errorf("thread %s: %w", v.Thread, err)
 		}
 	}

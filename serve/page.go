@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/present"
@@ -35,6 +36,9 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"waits":     waitsText,
 	"pathEsc":   url.PathEscape,
 	"dict":      dict,
+	"ref":       drive.Ref,
+	"said":      said,
+	"sandbox":   present.SandboxDetail,
 }).ParseFS(assets, "assets/*.tmpl"))
 
 // dict makes a map of key, value pairs, for a template's argument.
@@ -69,7 +73,7 @@ func waitsText(t ThreadSummary) string {
 	case len(t.Waits) > 0:
 		parts := make([]string, len(t.Waits))
 		for i, w := range t.Waits {
-			parts[i] = string(w.Kind) + " " + w.Ref
+			parts[i] = string(w.Kind) + " " + drive.Ref(w)
 		}
 		return strings.Join(parts, ", ")
 	case t.Reason != "":
@@ -234,7 +238,7 @@ func (s *Server) threadData(r *http.Request, id string, timeline bool) (threadDa
 		// The replay read the log after the detail: the page's head is the
 		// last fact it shows, so the live stream starts after it.
 		if n := len(td.Facts); n > 0 {
-			td.D.Facts = td.Facts[n-1].Seq
+			td.D.Head.Seq = td.Facts[n-1].Seq
 		}
 	}
 	return td, nil
