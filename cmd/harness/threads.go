@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -137,11 +138,11 @@ func lastThread(ctx context.Context, s *session) (string, error) {
 		return naturalCompare(y.Thread, x.Thread)
 	})
 	for _, h := range heads {
-		_, child, err := harness.SpawnOf(ctx, s.store, h.Thread)
-		if err != nil {
+		root, err := harness.RootOf(ctx, s.store, h.Thread)
+		if err != nil && !errors.Is(err, harness.ErrNotInTree) {
 			return "", err
 		}
-		if !child {
+		if root == h.Thread {
 			return h.Thread, nil
 		}
 	}
