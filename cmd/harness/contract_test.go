@@ -30,9 +30,28 @@ func stateOf(t *testing.T, what string, doc []byte) (string, drive.State) {
 
 // The command line (-o json), the HTTP API and the MCP server give the
 // same State document of the same parked thread: drive.State, as it is,
-// whatever each puts beside it.
+// whatever each puts beside it — of a thread that waits on two calls, and
+// of one whose child waits.
 func TestOneStateDocument(t *testing.T) {
-	dir := workspace(t, map[string]string{"script.jsonl": contractScript})
+	t.Run("two calls", func(t *testing.T) {
+		st := oneStateDocument(t, contractScript, 2)
+		require.NotEmpty(t, st.Waits[0].Preview, "the write is previewed")
+		require.NotNil(t, st.Waits[1].Sandbox, "the command's sandbox is told")
+	})
+	t.Run("a child", func(t *testing.T) {
+		st := oneStateDocument(t, delegateTerminalScript, 1)
+		require.Len(t, st.Children, 1)
+		require.Equal(t, "t1.1-d1", st.Waits[0].Thread, "the child's request, named by the child")
+		require.Equal(t, "t1", st.Children[0].Parent)
+		require.Equal(t, "t1", st.Children[0].Root)
+	})
+}
+
+// oneStateDocument parks a thread of script in a fresh workspace and
+// checks that every front end gives the same state of it, which it
+// returns; the thread waits for n requests.
+func oneStateDocument(t *testing.T, script string, n int) drive.State {
+	dir := workspace(t, map[string]string{"script.jsonl": script})
 	_, stderr, code := harnessIn(t, dir, "run", "-o", "json", "--model", "scripted:script.jsonl", "Set the TTL and say hi")
 	require.Equal(t, exitParked, code, stderr)
 
@@ -41,9 +60,7 @@ func TestOneStateDocument(t *testing.T) {
 	require.Equal(t, exitParked, code, stderr)
 	want, st := stateOf(t, "harness resume -o json", []byte(cli))
 	require.Equal(t, "parked", string(st.Status))
-	require.Len(t, st.Waits, 2)
-	require.NotEmpty(t, st.Waits[0].Preview, "the write is previewed")
-	require.NotNil(t, st.Waits[1].Sandbox, "the command's sandbox is told")
+	require.Len(t, st.Waits, n)
 	var extra map[string]any
 	require.NoError(t, json.Unmarshal([]byte(cli), &extra))
 	require.Contains(t, extra, "answers", "the command's own keys stand beside the state")
@@ -84,24 +101,22 @@ func TestOneStateDocument(t *testing.T) {
 	unpreviewed := func(s string) string {
 		var st drive.State
 		require.NoError(t, json.Unmarshal([]byte(s), &st))
-		for i := range st.Waits {
-			st.Waits[i].Preview = ""
-		}
+		st.Preview("", func(string, string, string) string { return "" })
 		b, err := json.Marshal(st)
 		require.NoError(t, err)
 		return string(b)
 	}
 	var list struct{ Threads []json.RawMessage }
 	require.NoError(t, json.Unmarshal(get("/api/threads"), &list))
-	require.Len(t, list.Threads, 1)
 	row, _ := stateOf(t, "GET threads", list.Threads[0])
 	require.JSONEq(t, unpreviewed(want), row)
 	out, stderr, code := harnessIn(t, dir, "threads", "-o", "json")
 	require.Zero(t, code, stderr)
 	var rows []json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(out), &rows))
-	require.Len(t, rows, 1)
+	require.Len(t, rows, len(list.Threads), "the same threads, a child among them")
 	cliRow, _ := stateOf(t, "harness threads -o json", rows[0])
 	require.JSONEq(t, unpreviewed(want), cliRow)
 	require.Zero(t, srv.stop(), srv.output())
+	return st
 }
