@@ -25,7 +25,7 @@ import (
 // routes are the page's and the API's. Every one of them is behind
 // authenticate.
 //
-//	GET  /api/threads                    the threads: status, what each waits for (?after=ID&limit=N)
+//	GET  /api/threads                    the threads, each its state (?after=ID&limit=N; ?status=S, ?root=ID, ?workspace=HOST:ROOT keep some)
 //	GET  /api/threads/{id}               one thread: where it stands, its open requests, its actions
 //	GET  /api/threads/{id}/state         where it stands: the one document every front end gives (drive.State)
 //	GET  /api/threads/{id}/facts         its facts (?from=SEQ)
@@ -209,7 +209,19 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	list, next, err := s.threads(r.Context(), r.URL.Query().Get("after"), limit)
+	q := r.URL.Query()
+	o := drive.ListOptions{After: q.Get("after"), Limit: limit, Status: harness.Status(q.Get("status")), Root: q.Get("root"), Workspace: q.Get("workspace")}
+	switch o.Status {
+	case "", harness.StatusParked, harness.StatusDone, harness.StatusFailed, harness.StatusStopped, harness.StatusResumable:
+	default:
+		return badRequest("?status=%q: want parked, done, failed, stopped or resumable", o.Status)
+	}
+	if o.Root != "" {
+		if err := thread.ValidateID(o.Root); err != nil {
+			return badRequest("?root=%q: %v", o.Root, err)
+		}
+	}
+	list, next, err := s.threads(r.Context(), o)
 	if err != nil {
 		return err
 	}

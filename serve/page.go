@@ -168,7 +168,7 @@ type listData struct {
 
 func (s *Server) listData(r *http.Request) (listData, error) {
 	after := r.URL.Query().Get("after")
-	list, next, err := s.threads(r.Context(), after, 500)
+	list, next, err := s.threads(r.Context(), drive.ListOptions{After: after, Limit: 500})
 	if err != nil {
 		return listData{}, err
 	}

@@ -57,6 +57,18 @@ func TestDelegatedThread(t *testing.T) {
 			require.Equal(t, "t1.1-d1", list[1].Thread)
 			require.Equal(t, "t1", list[1].Parent)
 			require.Equal(t, "t1.1-d1/1-w", drive.Ref(list[0].Waits[0]))
+			// The list's filters: a tree, a status; bad ones are refused.
+			for q, want := range map[string]int{"?root=t1": 2, "?root=t9": 0, "?status=parked": 2, "?status=done": 0, "?root=t1&limit=1": 1} {
+				resp, b := f.do("GET", "/api/threads"+q, "")
+				require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+				var l struct{ Threads []serve.ThreadSummary }
+				require.NoError(t, json.Unmarshal(b, &l))
+				require.Len(t, l.Threads, want, q)
+			}
+			for _, q := range []string{"?status=sleepy", "?root=..%2Fx"} {
+				resp, b := f.do("GET", "/api/threads"+q, "")
+				require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %s", q, b)
+			}
 
 			id, ref := "t1", drive.Ref(p)
 			if through == "child" {

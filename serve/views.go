@@ -96,9 +96,11 @@ func (s *Server) summaryOf(st drive.State) ThreadSummary {
 	return ThreadSummary{State: st, Here: s.here(st.Workspace), Resuming: s.resuming(st.Thread)}
 }
 
-// threads lists the store's threads, each from its kept view (drive.List).
-func (s *Server) threads(ctx context.Context, after string, limit int) ([]ThreadSummary, string, error) {
-	sts, next, err := drive.List(ctx, s.reader, s.opts.Stock.Actor, drive.ListOptions{After: after, Limit: limit, Inspect: s.inspect})
+// threads lists the store's threads the options keep, each from its kept
+// view (drive.List); a thread that records no workspace is the server's.
+func (s *Server) threads(ctx context.Context, o drive.ListOptions) ([]ThreadSummary, string, error) {
+	o.Inspect, o.Default = s.inspect, s.opts.Stock.Config.Workspace
+	sts, next, err := drive.List(ctx, s.reader, s.opts.Stock.Actor, o)
 	if err != nil {
 		return nil, "", err
 	}
