@@ -293,18 +293,22 @@ type Answered struct {
 	Repeat *facts.Fact
 }
 
-// Answer answers the thread's open request of kind — the one named, or
-// the only one open when request is "" — with the draft build makes for
-// it, posted with PostAnswer under AnswerKey: the way a person's word
-// reaches a thread from a front end. The requests of the children a
-// thread waits on are its own (see Inspect): an answer to one is posted
-// to the child; request may name one "<child>/<id>" (see Ref) when its id
-// alone names several. When no request of the kind is open
-// and the last answer posted is the one build makes again, the answer is
-// a repeat: nothing is posted, and Answered.Repeat says so. Otherwise a
-// request that cannot be found is a *RequestError (ErrNoRequest,
-// ErrWhichRequest); build's error is returned as it is.
-func Answer(ctx context.Context, th *harness.Thread, kind fold.WaitKind, request string, build func(Pending) (facts.Draft, error)) (Answered, error) {
+// Answer gives the reply to the thread's open request of r.Kind — the one
+// r.Request names, or the only one open when it names none — posted with
+// PostAnswer under AnswerKey: the way a person's word reaches a thread
+// from a front end. The requests of the children a thread waits on are
+// its own (see Inspect): an answer to one is posted to the child;
+// r.Request may name one "<child>/<id>" (see Ref) when its id alone
+// names several. When no request of the kind is open and the last answer
+// posted is the one the reply makes again, the answer is a repeat:
+// nothing is posted, and Answered.Repeat says so. Otherwise a request
+// that cannot be found is a *RequestError (ErrNoRequest,
+// ErrWhichRequest); a reply that does not fit is ErrBadReply.
+func Answer(ctx context.Context, th *harness.Thread, r Reply) (Answered, error) {
+	if err := r.Check(); err != nil {
+		return Answered{}, err
+	}
+	kind, request := r.Kind, r.Request
 	st, err := Inspect(ctx, th)
 	if err != nil {
 		return Answered{}, err
@@ -342,42 +346,23 @@ func Answer(ctx context.Context, th *harness.Thread, kind fold.WaitKind, request
 		return Answered{}, rerr
 	default:
 		// Answering again what was just answered is harmless: say so.
-		f, ok, err := LastAnswer(ctx, th, answerKind(kind))
+		f, ok, err := LastAnswer(ctx, th, AnswerKind(kind))
 		if err != nil {
 			return Answered{}, err
 		}
-		if r := AnsweredRequest(f); ok && r != "" {
-			p := Pending{Wait: fold.Wait{Kind: kind, RequestID: r}}
-			if again, err := build(p); err == nil && SameAnswer(f, again) {
+		if req := AnsweredRequest(f); ok && req != "" {
+			p := Pending{Wait: fold.Wait{Kind: kind, RequestID: req}}
+			if again, err := r.Draft(p); err == nil && SameAnswer(f, again) {
 				return Answered{Request: p, Posted: harness.Posted{Seq: f.Seq, Duplicate: true}, Repeat: &f}, nil
 			}
 		}
 		return Answered{}, rerr
 	}
-	d, err := build(target)
-	if err != nil {
-		return Answered{}, err
-	}
-	to, err := Target(ctx, th, target)
-	if err != nil {
-		return Answered{}, err
-	}
-	p, err := PostAnswer(ctx, to, d, AnswerKey(d.Kind, target.RequestID))
+	p, err := AnswerPending(ctx, th, target, r)
 	if errors.Is(err, scheduler.ErrUnknownRequest) {
 		return Answered{}, rerr
 	}
 	return Answered{Request: target, Posted: p}, err
-}
-
-// answerKind is the kind of fact that answers a wait of kind k.
-func answerKind(k fold.WaitKind) facts.Kind {
-	switch k {
-	case fold.WaitQuestion:
-		return facts.KindQuestionAnswered
-	case fold.WaitReconcile:
-		return facts.KindEffectReconciled
-	}
-	return facts.KindConfirmationAnswered
 }
 
 func countFunc[T any](xs []T, f func(T) bool) int {

@@ -1,9 +1,11 @@
 // Package drive takes a thread on for a person or a front end: it says
-// where the thread stands (Inspect, from the thread's one view), runs it
-// until it is done or waits for someone (Drive), answers the confirmations
-// an approval policy decides (Approval, ApplyApproval) and posts a
-// person's answers so that giving one twice is harmless and a
-// contradiction is refused (PostAnswer, Answer). A thread's approval
+// where the thread stands (Inspect, from the thread's one view, as the
+// one State document every front end gives), lists a store's threads
+// (List), runs a thread until it is done or waits for someone (Drive),
+// answers the confirmations an approval policy decides (Approval,
+// ApplyApproval) and posts a person's Reply — the one way a person's word
+// becomes an answer fact — so that giving one twice is harmless and a
+// contradiction is refused (Answer, AnswerAll, AnswerPending). A thread's approval
 // policy is a fact of the thread (policy.set: SetPolicy, ThreadPolicy),
 // which Drive follows (Options.FollowPolicy). The command line is one
 // such front end; a web page or a chat bot is another, and needs nothing

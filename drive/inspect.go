@@ -2,6 +2,8 @@ package drive
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/seed-7cc7a084/harness/facts"
@@ -14,68 +16,158 @@ import (
 // State is where a thread stands for a person or a front end: its view
 // (harness.View), with each open request spelled out and every action
 // that started and has no end told apart — running, or in doubt.
+//
+// State is the one document every front end gives of a thread: the
+// command line's -o json, the HTTP API and the MCP server encode it as it
+// is (encoding/json, with the tags below), so that a program reads one
+// shape wherever it asks. A front end may put its own keys beside it (a
+// command's hint, the facts it appended), never change its keys.
 type State struct {
-	Thread string
+	Thread string `json:"thread"`
 	// Status is done, parked, failed, stopped or resumable (a resume would
 	// run something: an approved call nobody resumed, an action in doubt),
 	// or step_limit when Drive stopped a thread that is still resumable.
-	Status harness.Status
+	Status harness.Status `json:"status"`
+	// Title is the message that started the thread (a child's task).
+	Title string `json:"title"`
+	// Parent is the thread that spawned this one as a child (see
+	// harness.Delegate), "" for a thread a person started; Root is the
+	// root of its tree (the thread itself when it is no child; "" when its
+	// spawn records lead to no root).
+	Parent string `json:"parent,omitempty"`
+	Root   string `json:"root"`
 	// Waits are the open requests of the thread, with what a person needs
 	// to answer them: all of a parked thread's, and those still open while
 	// something else can run.
-	Waits []Pending
+	Waits []Pending `json:"waits,omitempty"`
 	// Reason says why a thread failed or stopped.
-	Reason string
+	Reason string `json:"reason,omitempty"`
 	// Retry, on a failed thread, is the key of the failed transition a
 	// resume runs once more (a model turn: its cause, a key or a service,
 	// can be fixed); "" when the failure is for good.
-	Retry string
+	Retry string `json:"retry,omitempty"`
 	// Next is the key of the transition a resume would run first.
-	Next string
+	Next string `json:"next,omitempty"`
 	// InDoubt are the actions that started and never completed nor were
 	// recorded as interrupted, while nobody holds the thread: their
 	// process died. A resume records them as interrupted and parks on
 	// reconcile; it never runs them again.
-	InDoubt []string
+	InDoubt []string `json:"in_doubt,omitempty"`
 	// Running are the actions that started and have no end yet while a
 	// runtime (in this process, or another holding the thread's lease)
 	// holds the thread: they are in progress, not in doubt.
-	Running []string
-	// Head is the thread's last fact.
-	Head thread.Head
+	Running []string `json:"running,omitempty"`
+	// Head is the thread's last fact: its seq (the number of facts), hash,
+	// kind and time (the thread's last activity).
+	Head thread.Head `json:"head"`
 	// Model is the model recorded on system.configured, "" before one was.
-	Model string
+	Model string `json:"model,omitempty"`
 	// Workspace is the workspace recorded on system.configured (see
 	// harness.Config.Workspace), "" before one was or where none was
 	// recorded.
-	Workspace string
+	Workspace string `json:"workspace,omitempty"`
+	// Turns and Tokens are what the thread's budget counted: its model
+	// turns and the tokens they used (0 when the actor counts none).
+	Turns  int   `json:"turns"`
+	Tokens int64 `json:"tokens"`
 	// View is the whole view the state was read from.
-	View harness.View
+	View harness.View `json:"-"`
 	// Children are the states of the children the thread waits on (see
 	// harness.Delegate), in call order; their requests are among Waits,
 	// each naming its thread (Pending.Thread).
-	Children []State
+	Children []State `json:"children,omitempty"`
 }
 
 // Pending is an open request with what the thread's view says about it.
 type Pending struct {
 	fold.Wait
 	// Tool and Args are the call to confirm (a confirmation), or the tool
-	// of the open action (a reconcile).
-	Tool, Args string
-	// Digest identifies the call to confirm exactly.
-	Digest string
+	// of the open action (a reconcile). Args are JSON as the model wrote
+	// them; in a document they are that JSON when it parses, else a
+	// string.
+	Tool string `json:"tool,omitempty"`
+	Args string `json:"-"`
+	// Digest identifies the call to confirm exactly: an approval names it.
+	Digest string `json:"digest,omitempty"`
 	// Options and AllowFreeText are the question's.
-	Options       []string
-	AllowFreeText bool
+	Options       []string `json:"options,omitempty"`
+	AllowFreeText bool     `json:"allow_free_text,omitempty"`
+	// Sandbox is where the call's command may reach, as its request
+	// recorded it; MCP the server and tool of a call to an MCP server.
+	Sandbox *facts.Sandbox `json:"sandbox,omitempty"`
+	MCP     *facts.MCPCall `json:"mcp,omitempty"`
 	// Completion is the open action's record, when it completed (a
 	// reconcile of an unknown effect); Interrupted when it was found in
 	// doubt.
-	Completion  *facts.ActionCompleted
-	Interrupted *facts.ActionInterrupted
+	Completion  *facts.ActionCompleted   `json:"completion,omitempty"`
+	Interrupted *facts.ActionInterrupted `json:"interrupted,omitempty"`
+	// Preview is the diff the call would make to the workspace as it is
+	// now. The front end that shows the request fills it (see
+	// State.Preview), when the thread works in its workspace; Inspect
+	// leaves it empty.
+	Preview string `json:"preview,omitempty"`
 	// Action is the open action (a reconcile) or, for a confirmation, the
 	// request recorded for the call; nil where there is none.
-	Action *scheduler.Action
+	Action *scheduler.Action `json:"-"`
+}
+
+// pendingDoc is Pending as a document: Args as JSON, and Ref.
+type pendingDoc struct {
+	plainPending
+	Ref  string          `json:"ref"`
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+type plainPending Pending
+
+// MarshalJSON writes the request as the State document has it: its
+// fields, Ref (how a person names it), and Args as JSON when they parse
+// (a string otherwise).
+func (p Pending) MarshalJSON() ([]byte, error) {
+	d := pendingDoc{plainPending: plainPending(p), Ref: Ref(p)}
+	switch {
+	case p.Args == "":
+	case json.Valid([]byte(p.Args)):
+		d.Args = json.RawMessage(p.Args)
+	default:
+		b, err := json.Marshal(p.Args)
+		if err != nil {
+			return nil, err
+		}
+		d.Args = b
+	}
+	return json.Marshal(d)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote. Args written as a string
+// (arguments that were no JSON) are read back as that string.
+func (p *Pending) UnmarshalJSON(b []byte) error {
+	var d pendingDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		return err
+	}
+	*p = Pending(d.plainPending)
+	p.Args = string(d.Args)
+	var s string
+	if len(d.Args) > 0 && d.Args[0] == '"' && json.Unmarshal(d.Args, &s) == nil {
+		p.Args = s
+	}
+	return nil
+}
+
+// Preview fills Pending.Preview of every confirmation the state waits on
+// (its children's too) with preview(root, tool, args): the diff the call
+// would make to the workspace at root as it is now (tools.Preview). A
+// front end calls it for a thread that works in its own workspace.
+func (st *State) Preview(root string, preview func(root, tool, args string) string) {
+	for i, w := range st.Waits {
+		if w.Kind == fold.WaitConfirmation {
+			st.Waits[i].Preview = preview(root, w.Tool, w.Args)
+		}
+	}
+	for i := range st.Children {
+		st.Children[i].Preview(root, preview)
+	}
 }
 
 // Inspect reads the thread (harness.Thread.View) and says where it
@@ -96,9 +188,31 @@ func Inspect(ctx context.Context, th *harness.Thread) (State, error) {
 
 // stateOf is the state of the view v of a thread of store.
 func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, error) {
-	st := State{Thread: v.Thread, Status: v.Status, Reason: v.Reason, Retry: v.Retry, Next: v.Next, Head: v.Head, View: v}
+	st := State{Thread: v.Thread, Root: v.Thread, Status: v.Status, Reason: v.Reason, Retry: v.Retry, Next: v.Next, Head: v.Head, View: v}
 	if sys := v.Turn.System; sys != nil {
 		st.Model, st.Workspace = sys.Model, sys.Workspace
+	}
+	if b := v.Budget; b != nil {
+		st.Turns, st.Tokens = b.Turns, b.Tokens
+	}
+	title, err := v.Own.Title()
+	if err != nil {
+		return st, err
+	}
+	st.Title = title
+	if sp := v.Lineage.Spawn; sp != nil {
+		// A child: its root is up its spawn records (one first fact
+		// each), through the one tree walk (harness.RootOf).
+		// Spawn records that name each other (a log written by hand) have
+		// no root: Root stays "", and the thread is still read.
+		st.Parent = sp.Parent
+		st.Root, err = harness.RootOf(ctx, store, v.Thread)
+		switch {
+		case errors.Is(err, harness.ErrNotInTree):
+			st.Root = ""
+		case err != nil:
+			return st, fmt.Errorf("thread %s: %w", v.Thread, err)
+		}
 	}
 	var started []string
 	for _, a := range v.Turn.Actions() {
@@ -134,6 +248,7 @@ func pending(r scheduler.Reading, w fold.Wait) Pending {
 			if len(c.Actions) > 0 {
 				a := c.Actions[len(c.Actions)-1]
 				pd.Action = &a
+				pd.Sandbox, pd.MCP = a.Requested.Sandbox, a.Requested.MCP
 			}
 		}
 	case fold.WaitQuestion:
@@ -144,6 +259,7 @@ func pending(r scheduler.Reading, w fold.Wait) Pending {
 		if a, ok := r.Action(w.RequestID); ok {
 			pd.Tool, pd.Args = a.Requested.Adapter, string(a.Requested.Payload)
 			pd.Completion, pd.Interrupted, pd.Action = a.Completed, a.Interrupted, &a
+			pd.Sandbox, pd.MCP = a.Requested.Sandbox, a.Requested.MCP
 		}
 	}
 	return pd

@@ -395,12 +395,9 @@ func ApplyApproval(ctx context.Context, th *harness.Thread, a Approval, waits []
 			needPerson = append(needPerson, w)
 			continue
 		}
-		ans := facts.ConfirmationAnswered{RequestID: w.RequestID, Approved: dec.Approved, By: PolicyBy, Reason: dec.Rule, Digest: w.Digest}
-		if !dec.Approved {
-			// The model is told the rule said no, and goes on.
-			ans.Then = facts.DenyContinue
-		}
-		d, err := facts.NewDraft(facts.KindConfirmationAnswered, "", ans)
+		// A denial tells the model the rule said no, and it goes on.
+		r := Reply{Kind: fold.WaitConfirmation, Request: Ref(w), Approved: dec.Approved, By: PolicyBy, Reason: dec.Rule, Then: facts.DenyContinue}
+		d, err := r.Draft(w)
 		if err != nil {
 			return nil, posted, err
 		}

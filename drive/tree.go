@@ -31,7 +31,7 @@ func stateOfTree(ctx context.Context, th *harness.Thread, tr harness.Tree) (Stat
 	for _, ct := range tr.Children {
 		if ct.View.Head.Seq == 0 {
 			// Not created yet: a resume creates it.
-			st.Children = append(st.Children, State{Thread: ct.View.Thread, Status: ct.Status})
+			st.Children = append(st.Children, State{Thread: ct.View.Thread, Status: ct.Status, Parent: st.Thread, Root: st.Root})
 			continue
 		}
 		kid, err := th.Open(ctx, ct.View.Thread)

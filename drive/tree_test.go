@@ -37,9 +37,7 @@ func TestTreeInspectAnswerDrive(t *testing.T) {
 	require.Len(t, st.Children, 1)
 	require.Equal(t, harness.StatusParked, st.Children[0].Status)
 
-	ans, err := drive.Answer(ctx, th, fold.WaitConfirmation, "", func(p drive.Pending) (facts.Draft, error) {
-		return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{RequestID: p.RequestID, Approved: true, By: "ana", Digest: p.Digest})
-	})
+	ans, err := drive.Answer(ctx, th, drive.Reply{Kind: fold.WaitConfirmation, Approved: true, By: "ana"})
 	require.NoError(t, err)
 	require.False(t, ans.Posted.Duplicate)
 	require.Equal(t, facts.KindConfirmationAnswered, harnesstest.LastFact(t, e.Store, "p.1-d1").Kind, "posted to the child")

@@ -60,15 +60,15 @@ const (
 
 // Wait is one request a view waits on a person to answer.
 type Wait struct {
-	Kind WaitKind
+	Kind WaitKind `json:"kind"`
 	// RequestID is the id an answer must name.
-	RequestID string
+	RequestID string `json:"request_id"`
 	// Summary says in one line what is asked, for a person.
-	Summary string
+	Summary string `json:"summary,omitempty"`
 	// Thread, when set, is the thread whose request it is, when that is
 	// not the waiting thread itself: a child's, waited on through its
 	// parent. An answer goes to that thread.
-	Thread string
+	Thread string `json:"thread,omitempty"`
 }
 
 // Stop is a view's word that the thread has ended without being done.

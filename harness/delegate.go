@@ -457,7 +457,7 @@ const MaxTreeDepth = 64
 
 // RootOf is the root of the tree the thread id belongs to: id itself when
 // it is no child, else its parent's root. A walk of more than MaxTreeDepth
-// parents is an error.
+// parents (spawn records that name each other) is ErrNotInTree.
 func RootOf(ctx context.Context, store thread.Store, id string) (string, error) {
 	for range MaxTreeDepth {
 		spawn, ok, err := SpawnOf(ctx, store, id)
@@ -466,7 +466,7 @@ func RootOf(ctx context.Context, store thread.Store, id string) (string, error) 
 		}
 		id = spawn.Parent
 	}
-	return "", fmt.Errorf("thread %s: more than %d parents above it", id, MaxTreeDepth)
+	return "", fmt.Errorf("thread %s: more than %d parents above it: %w", id, MaxTreeDepth, ErrNotInTree)
 }
 
 // checkLink checks that the parent's log records the spawn of child id as

@@ -14,6 +14,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/tools"
 )
 
 // Workspace is where the threads a server offers live. The server opens
@@ -133,40 +134,17 @@ type AnswerArgs struct {
 	Resume   *bool  `json:"resume,omitempty" jsonschema:"run the thread on after the answer (default true)"`
 }
 
-// ThreadView is where a thread stands, for a client.
+// ThreadView is where a thread stands, for a client: its state — the one
+// document every front end gives of a thread (drive.State) — with how to
+// answer each request it waits for with this server's answer tool.
 type ThreadView struct {
-	Thread string `json:"thread"`
-	// Status is done, parked, failed, stopped, resumable or step_limit.
-	Status string `json:"status"`
-	Seq    uint64 `json:"seq"`
-	Reason string `json:"reason,omitempty"`
-	// Waits are the open requests, with what answers them.
-	Waits []WaitView `json:"waits,omitempty"`
-	// InDoubt are actions whose process died while they ran: a resume
-	// records them and parks on reconcile, never runs them again.
-	InDoubt []string `json:"in_doubt,omitempty"`
-	Model   string   `json:"model,omitempty"`
+	drive.State
+	// Answers say, for each open request (by its ref), how the answer
+	// tool answers it.
+	Answers map[string]string `json:"answers,omitempty"`
 	// Posted, after an answer, says whether it was appended (false: the
 	// same answer had been given).
 	Posted *bool `json:"posted,omitempty"`
-}
-
-// WaitView is an open request of a thread.
-type WaitView struct {
-	Kind      string `json:"kind" jsonschema:"confirmation, question or reconcile"`
-	RequestID string `json:"request_id"`
-	Summary   string `json:"summary,omitempty"`
-	// A confirmation: the call, and its digest an approval must name.
-	Tool   string `json:"tool,omitempty"`
-	Args   string `json:"args,omitempty"`
-	Digest string `json:"digest,omitempty"`
-	// A local command's or server's sandbox, as the request recorded it.
-	Sandbox string `json:"sandbox,omitempty"`
-	// A question's.
-	Options       []string `json:"options,omitempty"`
-	AllowFreeText bool     `json:"allow_free_text,omitempty"`
-	// How to answer it.
-	Answer string `json:"answer"`
 }
 
 // ReplayView is a thread's record told back and verified.
@@ -203,49 +181,55 @@ func (s *server) open(ctx context.Context, req OpenRequest) (*Opened, error) {
 	return o, nil
 }
 
-func (s *server) start(ctx context.Context, _ *sdk.CallToolRequest, a StartArgs) (*sdk.CallToolResult, ThreadView, error) {
+func (s *server) start(ctx context.Context, _ *sdk.CallToolRequest, a StartArgs) (*sdk.CallToolResult, any, error) {
 	if strings.TrimSpace(a.Task) == "" {
-		return nil, ThreadView{}, errors.New("task is empty: say what the coding agent is to do")
+		return nil, nil, errors.New("task is empty: say what the coding agent is to do")
 	}
 	o, err := s.open(ctx, OpenRequest{Drive: true, Create: true, Model: a.Model})
 	if err != nil {
-		return nil, ThreadView{}, err
+		return nil, nil, err
 	}
 	defer o.Close()
 	var th *harness.Thread
 	if a.Thread != "" {
 		th = o.Runtime.Thread(o.Actor, a.Thread)
 		if _, err := th.StartNew(ctx, a.Task); err != nil {
-			return nil, ThreadView{}, fmt.Errorf("start thread %s: %w", a.Thread, err)
+			return nil, nil, fmt.Errorf("start thread %s: %w", a.Thread, err)
 		}
 	} else {
 		th, _, err = drive.StartNext(ctx, o.Runtime, o.Actor, a.Task, nil)
 		if err != nil {
-			return nil, ThreadView{}, fmt.Errorf("start a thread: %w", err)
+			return nil, nil, fmt.Errorf("start a thread: %w", err)
 		}
 	}
-	return s.drive(ctx, o, th)
+	v, err := s.drive(ctx, o, th)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, v, nil
 }
 
-func (s *server) drive(ctx context.Context, o *Opened, th *harness.Thread) (*sdk.CallToolResult, ThreadView, error) {
+// drive drives the thread on as the workspace says (Opened.Drive) and
+// says where it then stands.
+func (s *server) drive(ctx context.Context, o *Opened, th *harness.Thread) (ThreadView, error) {
 	st, err := drive.Drive(ctx, th, o.Drive)
 	if err != nil {
-		return nil, ThreadView{}, fmt.Errorf("thread %s: %w", th.ID(), err)
+		return ThreadView{}, fmt.Errorf("thread %s: %w", th.ID(), err)
 	}
-	return nil, viewOf(st), nil
+	return viewOf(o, st), nil
 }
 
-func (s *server) view(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArgs) (*sdk.CallToolResult, ThreadView, error) {
+func (s *server) view(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArgs) (*sdk.CallToolResult, any, error) {
 	o, th, err := s.thread(ctx, a.Thread, false)
 	if err != nil {
-		return nil, ThreadView{}, err
+		return nil, nil, err
 	}
 	defer o.Close()
 	st, err := drive.Inspect(ctx, th)
 	if err != nil {
-		return nil, ThreadView{}, err
+		return nil, nil, err
 	}
-	return nil, viewOf(st), nil
+	return nil, viewOf(o, st), nil
 }
 
 // thread opens the workspace and names an existing thread of it.
@@ -301,83 +285,88 @@ func (s *server) facts(ctx context.Context, _ *sdk.CallToolRequest, a FactsArgs)
 // server was not told answers for one.
 var ErrPersonOnly = errors.New("approvals stay with a person")
 
-func (s *server) answer(ctx context.Context, req *sdk.CallToolRequest, a AnswerArgs) (*sdk.CallToolResult, ThreadView, error) {
+func (s *server) answer(ctx context.Context, req *sdk.CallToolRequest, a AnswerArgs) (*sdk.CallToolResult, any, error) {
 	if a.RequestID == "" {
-		return nil, ThreadView{}, errors.New("name the open request (request_id), as view shows it")
+		return nil, nil, errors.New("name the open request (request_id), as view shows it")
 	}
 	resume := a.Resume == nil || *a.Resume
 	o, th, err := s.thread(ctx, a.Thread, resume)
 	if err != nil {
-		return nil, ThreadView{}, err
+		return nil, nil, err
 	}
 	defer o.Close()
 	by := s.by(req, a.By)
 	st, err := drive.Inspect(ctx, th)
 	if err != nil {
-		return nil, ThreadView{}, err
+		return nil, nil, err
 	}
-	var kind fold.WaitKind
-	for _, w := range st.Waits {
-		if w.RequestID == a.RequestID {
-			kind = w.Kind
+	var p *drive.Pending
+	for i, w := range st.Waits {
+		if drive.Ref(w) == a.RequestID || w.RequestID == a.RequestID {
+			p = &st.Waits[i]
 		}
 	}
-	if kind == "" {
-		return nil, ThreadView{}, fmt.Errorf("thread %s has no open request %q (open: %s)", a.Thread, a.RequestID, openIDs(st))
+	if p == nil {
+		return nil, nil, fmt.Errorf("thread %s has no open request %q (open: %s)", a.Thread, a.RequestID, openIDs(st))
 	}
-	ans, err := drive.Answer(ctx, th, kind, a.RequestID, func(p drive.Pending) (facts.Draft, error) {
-		return s.draft(p, a, by)
-	})
+	reply, err := s.reply(*p, a, by)
 	if err != nil {
-		return nil, ThreadView{}, err
+		return nil, nil, err
+	}
+	ans, err := drive.Answer(ctx, th, reply)
+	if err != nil {
+		return nil, nil, err
 	}
 	posted := ans.Repeat == nil && !ans.Posted.Duplicate
+	var v ThreadView
 	if resume {
-		_, v, err := s.drive(ctx, o, th)
-		v.Posted = &posted
-		return nil, v, err
+		v, err = s.drive(ctx, o, th)
+	} else {
+		st, err = drive.Inspect(ctx, th)
+		v = viewOf(o, st)
 	}
-	st, err = drive.Inspect(ctx, th)
 	if err != nil {
-		return nil, ThreadView{}, err
+		return nil, nil, err
 	}
-	v := viewOf(st)
 	v.Posted = &posted
 	return nil, v, nil
 }
 
-// draft is the answer a's arguments give to the open request p.
-func (s *server) draft(p drive.Pending, a AnswerArgs, by string) (facts.Draft, error) {
+// reply is the reply a's arguments give to the open request p. Only a
+// client whose answers are a person's (ServerOptions.ClientApproves) may
+// approve a call or settle an effect.
+func (s *server) reply(p drive.Pending, a AnswerArgs, by string) (drive.Reply, error) {
+	r := drive.Reply{Kind: p.Kind, Request: a.RequestID, By: by, Reason: a.Reason}
 	switch p.Kind {
 	case fold.WaitConfirmation:
 		switch {
 		case a.Approve == nil:
-			return facts.Draft{}, fmt.Errorf("%s is a confirmation: answer it with approve (true or false) and the digest %s", p.RequestID, p.Digest)
+			return r, fmt.Errorf("%s is a confirmation: answer it with approve (true or false) and the digest %s", p.RequestID, p.Digest)
 		case a.Digest == "":
-			return facts.Draft{}, fmt.Errorf("%s: name the digest of the call you answer (%s for %s %s): an answer is bound to the exact call", p.RequestID, p.Digest, p.Tool, p.Args)
+			return r, fmt.Errorf("%s: name the digest of the call you answer (%s for %s %s): an answer is bound to the exact call", p.RequestID, p.Digest, p.Tool, p.Args)
 		case a.Digest != p.Digest:
-			return facts.Draft{}, fmt.Errorf("%s: digest %s is not the call's (%s): the call waiting is %s %s", p.RequestID, a.Digest, p.Digest, p.Tool, p.Args)
+			return r, fmt.Errorf("%s: digest %s is not the call's (%s): the call waiting is %s %s", p.RequestID, a.Digest, p.Digest, p.Tool, p.Args)
 		case *a.Approve && !s.opts.ClientApproves:
-			return facts.Draft{}, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot approve %s %s; a person approves it at harness's own prompt or command (approve %s %s), or denies it here", ErrPersonOnly, p.Tool, p.Args, p.RequestID, p.Digest)
+			return r, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot approve %s %s; a person approves it at harness's own prompt or command (approve %s %s), or denies it here", ErrPersonOnly, p.Tool, p.Args, p.RequestID, p.Digest)
 		}
-		return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{
-			RequestID: p.RequestID, Approved: *a.Approve, By: by, Reason: a.Reason, Digest: a.Digest})
+		r.Approved, r.Digest = *a.Approve, a.Digest
 	case fold.WaitQuestion:
 		if a.Text == "" {
-			return facts.Draft{}, fmt.Errorf("%s is a question (%s): answer it with text", p.RequestID, p.Summary)
+			return r, fmt.Errorf("%s is a question (%s): answer it with text", p.RequestID, p.Summary)
 		}
-		return facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: p.RequestID, Text: a.Text, By: by})
+		r.Text = a.Text
 	case fold.WaitReconcile:
-		d := facts.Decision(a.Decision)
-		if err := d.Validate(); err != nil {
-			return facts.Draft{}, fmt.Errorf("%s is an open effect (%s): answer it with decision accept, retry or abandon: %w", p.RequestID, p.Summary, err)
+		r.Decision = facts.Decision(a.Decision)
+		if err := r.Decision.Validate(); err != nil {
+			return r, fmt.Errorf("%s is an open effect (%s): answer it with decision accept, retry or abandon: %w", p.RequestID, p.Summary, err)
 		}
 		if !s.opts.ClientApproves {
-			return facts.Draft{}, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot settle %s; a person settles it with harness's own commands", ErrPersonOnly, p.RequestID)
+			return r, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot settle %s; a person settles it with harness's own commands", ErrPersonOnly, p.RequestID)
 		}
-		return facts.NewDraft(facts.KindEffectReconciled, "", facts.EffectReconciled{ActionID: p.RequestID, Decision: d, By: by, Note: a.Reason})
+	default:
+		return r, fmt.Errorf("%s: a %s cannot be answered here", p.RequestID, p.Kind)
 	}
-	return facts.Draft{}, fmt.Errorf("%s: a %s cannot be answered here", p.RequestID, p.Kind)
+	return r, nil
 }
 
 // by is who an answer is recorded as given by: the name given, and the
@@ -395,14 +384,18 @@ func (s *server) by(req *sdk.CallToolRequest, given string) string {
 	return given + " (via mcp:" + client + ")"
 }
 
-func (s *server) resume(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArgs) (*sdk.CallToolResult, ThreadView, error) {
+func (s *server) resume(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArgs) (*sdk.CallToolResult, any, error) {
 	o, th, err := s.thread(ctx, a.Thread, true)
 	if err != nil {
-		return nil, ThreadView{}, err
+		return nil, nil, err
 	}
 	defer o.Close()
 	o.Drive.Retry = true // a resume asked for is a word to go on
-	return s.drive(ctx, o, th)
+	v, err := s.drive(ctx, o, th)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, v, nil
 }
 
 func (s *server) replay(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArgs) (*sdk.CallToolResult, ReplayView, error) {
@@ -440,28 +433,31 @@ func (s *server) replay(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArg
 	return nil, v, nil
 }
 
-// viewOf is a thread's state as a client sees it.
-func viewOf(st drive.State) ThreadView {
-	v := ThreadView{Thread: st.Thread, Status: string(st.Status), Seq: st.Head.Seq, Reason: st.Reason, InDoubt: st.InDoubt, Model: st.Model}
+// viewOf is a thread's state as a client sees it: the state, with the
+// preview of each call to confirm when the thread works in the
+// workspace o opened, and how to answer each request.
+func viewOf(o *Opened, st drive.State) ThreadView {
+	if rt := o.Runtime; st.Workspace == "" || st.Workspace == rt.Config.Workspace {
+		st.Preview(rt.Services.Workspace, tools.Preview)
+	}
+	v := ThreadView{State: st}
 	for _, w := range st.Waits {
-		wv := WaitView{Kind: string(w.Kind), RequestID: w.RequestID, Summary: w.Summary, Tool: w.Tool, Args: w.Args, Digest: w.Digest,
-			Options: w.Options, AllowFreeText: w.AllowFreeText}
-		if w.Action != nil && w.Action.Requested.Sandbox != nil {
-			sb := w.Action.Requested.Sandbox
-			wv.Sandbox = sb.Mode
-			if sb.Network {
-				wv.Sandbox += ", network"
-			}
-		}
+		ref := drive.Ref(w)
+		how := ""
 		switch w.Kind {
 		case fold.WaitConfirmation:
-			wv.Answer = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "approve": true|false, "digest": %q}`, st.Thread, w.RequestID, w.Digest)
+			how = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "approve": true|false, "digest": %q}`, st.Thread, ref, w.Digest)
 		case fold.WaitQuestion:
-			wv.Answer = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "text": "…"}`, st.Thread, w.RequestID)
+			how = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "text": "…"}`, st.Thread, ref)
 		case fold.WaitReconcile:
-			wv.Answer = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "decision": "accept|retry|abandon"}`, st.Thread, w.RequestID)
+			how = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "decision": "accept|retry|abandon"}`, st.Thread, ref)
+		default:
+			continue
 		}
-		v.Waits = append(v.Waits, wv)
+		if v.Answers == nil {
+			v.Answers = map[string]string{}
+		}
+		v.Answers[ref] = how
 	}
 	return v
 }
@@ -472,7 +468,7 @@ func openIDs(st drive.State) string {
 	}
 	ids := make([]string, len(st.Waits))
 	for i, w := range st.Waits {
-		ids[i] = w.RequestID
+		ids[i] = drive.Ref(w)
 	}
 	return strings.Join(ids, ", ")
 }

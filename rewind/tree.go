@@ -75,7 +75,7 @@ func treeChanges(ctx context.Context, rt *harness.Runtime, actor harness.Actor, 
 		if land <= to {
 			continue
 		}
-		kid, err := rt.Open(ctx, actor, ch.ID())
+		kid, err := th.Open(ctx, ch.ID())
 		if err != nil {
 			return nil, fmt.Errorf("child %s: %w", ch.ID(), err)
 		}

@@ -25,8 +25,9 @@ import (
 // routes are the page's and the API's. Every one of them is behind
 // authenticate.
 //
-//	GET  /api/threads                    the threads: status, what each waits for (?after=ID&limit=N)
+//	GET  /api/threads                    the threads, each its state (?after=ID&limit=N; ?status=S, ?root=ID, ?workspace=HOST:ROOT keep some)
 //	GET  /api/threads/{id}               one thread: where it stands, its open requests, its actions
+//	GET  /api/threads/{id}/state         where it stands: the one document every front end gives (drive.State)
 //	GET  /api/threads/{id}/facts         its facts (?from=SEQ)
 //	GET  /api/threads/{id}/stream        its facts as they are appended (Server-Sent Events; ?from=SEQ or Last-Event-ID)
 //	POST /api/threads/{id}/answer        answer an open request (JSON: see AnswerRequest)
@@ -42,6 +43,7 @@ func (s *Server) routes() {
 	}
 	api("GET /api/threads", s.apiThreads)
 	api("GET /api/threads/{id}", s.apiThread)
+	api("GET /api/threads/{id}/state", s.apiState)
 	api("GET /api/threads/{id}/facts", s.apiFacts)
 	api("GET /api/threads/{id}/stream", s.apiStream)
 	api("POST /api/threads/{id}/answer", s.apiAnswer)
@@ -95,6 +97,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusConflict, "no_such_request"
 	case errors.Is(err, drive.ErrWhichRequest):
 		return http.StatusBadRequest, "which_request"
+	case errors.Is(err, drive.ErrBadReply):
+		return http.StatusBadRequest, "bad_request"
 	case errors.Is(err, scheduler.ErrNotAnOption):
 		return http.StatusUnprocessableEntity, "not_an_option"
 	case errors.Is(err, facts.ErrPayload), errors.Is(err, facts.ErrInvalid):
@@ -205,7 +209,19 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	list, next, err := s.threads(r.Context(), r.URL.Query().Get("after"), limit)
+	q := r.URL.Query()
+	o := drive.ListOptions{After: q.Get("after"), Limit: limit, Status: harness.Status(q.Get("status")), Root: q.Get("root"), Workspace: q.Get("workspace")}
+	switch o.Status {
+	case "", harness.StatusParked, harness.StatusDone, harness.StatusFailed, harness.StatusStopped, harness.StatusResumable:
+	default:
+		return badRequest("?status=%q: want parked, done, failed, stopped or resumable", o.Status)
+	}
+	if o.Root != "" {
+		if err := thread.ValidateID(o.Root); err != nil {
+			return badRequest("?root=%q: %v", o.Root, err)
+		}
+	}
+	list, next, err := s.threads(r.Context(), o)
 	if err != nil {
 		return err
 	}
@@ -222,6 +238,18 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, d)
+}
+
+func (s *Server) apiState(w http.ResponseWriter, r *http.Request) error {
+	id, err := threadID(r)
+	if err != nil {
+		return err
+	}
+	st, err := s.state(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, st)
 }
 
 // maxFacts bounds one answer of facts; ?from= pages on.
@@ -298,13 +326,13 @@ func (s *Server) answer(ctx context.Context, who Identity, id string, a AnswerRe
 	if a.RequestID == "" {
 		return AnswerResult{}, badRequest("an answer names its request (request_id)")
 	}
-	build, err := answerBuilder(a, who.Name)
+	reply, err := replyOf(a, who.Name)
 	if err != nil {
 		return AnswerResult{}, err
 	}
 	c := s.cachedThread(ctx, id)
 	c.mu.Lock()
-	ans, err := drive.Answer(ctx, c.th, a.Kind, a.RequestID, build)
+	ans, err := drive.Answer(ctx, c.th, reply)
 	c.mu.Unlock()
 	if errors.Is(err, harness.ErrUnknownThread) {
 		s.forget(id)
@@ -323,37 +351,32 @@ func (s *Server) answer(ctx context.Context, who Identity, id string, a AnswerRe
 	return res, nil
 }
 
-// answerBuilder checks an answer and returns how to make its fact.
-func answerBuilder(a AnswerRequest, by string) (func(drive.Pending) (facts.Draft, error), error) {
+// replyOf checks an answer and makes it the reply it is, by who.
+func replyOf(a AnswerRequest, by string) (drive.Reply, error) {
+	r := drive.Reply{Kind: a.Kind, Request: a.RequestID, By: by}
 	switch a.Kind {
 	case fold.WaitConfirmation:
 		if a.Approved == nil {
-			return nil, badRequest("a confirmation's answer says whether it is approved (approved: true or false)")
+			return r, badRequest("a confirmation's answer says whether it is approved (approved: true or false)")
 		}
 		if a.Digest == "" {
-			return nil, badRequest("an approval names the digest of the call it approves (digest, from the pending request)")
+			return r, badRequest("an approval names the digest of the call it approves (digest, from the pending request)")
 		}
-		return func(p drive.Pending) (facts.Draft, error) {
-			return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{
-				RequestID: p.RequestID, Approved: *a.Approved, By: by, Reason: a.Reason, Digest: a.Digest})
-		}, nil
+		r.Approved, r.Digest, r.Reason = *a.Approved, a.Digest, a.Reason
 	case fold.WaitQuestion:
 		if a.Text == nil || strings.TrimSpace(*a.Text) == "" {
-			return nil, badRequest("a question's answer has text")
+			return r, badRequest("a question's answer has text")
 		}
-		return func(p drive.Pending) (facts.Draft, error) {
-			return facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: p.RequestID, Text: *a.Text, By: by})
-		}, nil
+		r.Text = *a.Text
 	case fold.WaitReconcile:
-		d := facts.Decision(a.Decision)
-		if err := d.Validate(); err != nil {
-			return nil, badRequest("decision %q: want accept, retry or abandon", a.Decision)
+		r.Decision, r.Reason = facts.Decision(a.Decision), a.Note
+		if err := r.Decision.Validate(); err != nil {
+			return r, badRequest("decision %q: want accept, retry or abandon", a.Decision)
 		}
-		return func(p drive.Pending) (facts.Draft, error) {
-			return facts.NewDraft(facts.KindEffectReconciled, "", facts.EffectReconciled{ActionID: p.RequestID, Decision: d, By: by, Note: a.Note})
-		}, nil
+	default:
+		return r, badRequest("kind %q: want confirmation, question or reconcile", a.Kind)
 	}
-	return nil, badRequest("kind %q: want confirmation, question or reconcile", a.Kind)
+	return r, nil
 }
 
 // decodeJSON reads the request's body as exactly one value of v's type,

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/present"
@@ -39,6 +40,9 @@ var pages = sync.OnceValue(func() *template.Template {
 		"waits":     waitsText,
 		"pathEsc":   url.PathEscape,
 		"dict":      dict,
+		"ref":       drive.Ref,
+		"said":      said,
+		"sandbox":   present.SandboxDetail,
 	}).ParseFS(assets, "assets/*.tmpl"))
 })
 
@@ -74,7 +78,7 @@ func waitsText(t ThreadSummary) string {
 	case len(t.Waits) > 0:
 		parts := make([]string, len(t.Waits))
 		for i, w := range t.Waits {
-			parts[i] = string(w.Kind) + " " + w.Ref
+			parts[i] = string(w.Kind) + " " + drive.Ref(w)
 		}
 		return strings.Join(parts, ", ")
 	case t.Reason != "":
@@ -169,7 +173,7 @@ type listData struct {
 
 func (s *Server) listData(r *http.Request) (listData, error) {
 	after := r.URL.Query().Get("after")
-	list, next, err := s.threads(r.Context(), after, 500)
+	list, next, err := s.threads(r.Context(), drive.ListOptions{After: after, Limit: 500})
 	if err != nil {
 		return listData{}, err
 	}
@@ -239,7 +243,7 @@ func (s *Server) threadData(r *http.Request, id string, timeline bool) (threadDa
 		// The replay read the log after the detail: the page's head is the
 		// last fact it shows, so the live stream starts after it.
 		if n := len(td.Facts); n > 0 {
-			td.D.Facts = td.Facts[n-1].Seq
+			td.D.Head.Seq = td.Facts[n-1].Seq
 		}
 	}
 	return td, nil

@@ -225,7 +225,7 @@ func (f *fixture) waitFor(id string, what string, ok func(serve.ThreadDetail) bo
 }
 
 func approveBody(d serve.ThreadDetail, approved bool, resume bool) string {
-	return fmt.Sprintf(`{"kind": "confirmation", "request_id": %q, "approved": %t, "digest": %q, "resume": %t}`, d.Pending[0].RequestID, approved, d.Pending[0].Digest, resume)
+	return fmt.Sprintf(`{"kind": "confirmation", "request_id": %q, "approved": %t, "digest": %q, "resume": %t}`, d.Waits[0].RequestID, approved, d.Waits[0].Digest, resume)
 }
 
 // TestListAndDetail: the list says each thread's status and what it
@@ -249,8 +249,8 @@ func TestListAndDetail(t *testing.T) {
 	require.True(t, list.Threads[0].Here)
 
 	d := f.detail("t1")
-	require.Len(t, d.Pending, 1)
-	p := d.Pending[0]
+	require.Len(t, d.Waits, 1)
+	p := d.Waits[0]
 	require.Equal(t, "write_file", p.Tool)
 	require.NotEmpty(t, p.Digest)
 	require.Contains(t, p.Preview, "-ttl_seconds = 60\n+ttl_seconds = 300")
@@ -283,7 +283,7 @@ func TestApproveTwiceAppendsOnce(t *testing.T) {
 	a, err := facts.Decode[facts.ConfirmationAnswered](f.last("t1", facts.KindConfirmationAnswered))
 	require.NoError(t, err)
 	require.Equal(t, "ana", a.By, "the token's name, never one the request gives")
-	require.Equal(t, d.Pending[0].Digest, a.Digest)
+	require.Equal(t, d.Waits[0].Digest, a.Digest)
 
 	// A request cannot name who answers.
 	resp, b = f.do("POST", "/api/threads/t1/answer", `{"kind": "confirmation", "request_id": "1-call_1", "approved": true, "digest": "x", "by": "mallory"}`)
@@ -298,7 +298,7 @@ func TestContradictingAnswerRefused(t *testing.T) {
 	f.start("t1")
 	d := f.detail("t1")
 
-	bad := strings.Replace(approveBody(d, true, false), d.Pending[0].Digest, strings.Repeat("0", len(d.Pending[0].Digest)), 1)
+	bad := strings.Replace(approveBody(d, true, false), d.Waits[0].Digest, strings.Repeat("0", len(d.Waits[0].Digest)), 1)
 	resp, b := f.do("POST", "/api/threads/t1/answer", bad)
 	require.Equal(t, http.StatusConflict, resp.StatusCode, string(b))
 	require.Contains(t, string(b), "digest_differs")
@@ -362,9 +362,9 @@ func TestAnswerAQuestion(t *testing.T) {
 	f := newFixture(t, harnesstest.QuestionScript)
 	require.Equal(t, harness.StatusParked, f.start("t1").Status)
 	d := f.detail("t1")
-	require.Equal(t, "question", string(d.Pending[0].Kind))
-	require.Equal(t, []string{"a.toml", "b.toml"}, d.Pending[0].Options)
-	body := fmt.Sprintf(`{"kind": "question", "request_id": %q, "text": "b.toml"}`, d.Pending[0].RequestID)
+	require.Equal(t, "question", string(d.Waits[0].Kind))
+	require.Equal(t, []string{"a.toml", "b.toml"}, d.Waits[0].Options)
+	body := fmt.Sprintf(`{"kind": "question", "request_id": %q, "text": "b.toml"}`, d.Waits[0].RequestID)
 	resp, b := f.do("POST", "/api/threads/t1/answer", body)
 	require.Equal(t, http.StatusCreated, resp.StatusCode, string(b))
 	q, err := facts.Decode[facts.QuestionAnswered](f.last("t1", facts.KindQuestionAnswered))
@@ -605,7 +605,7 @@ func TestPageWithoutJavaScript(t *testing.T) {
 	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(page)
 	require.NotNil(t, m)
 	d := f.detail("t1")
-	form := url.Values{"csrf": {m[1]}, "kind": {"confirmation"}, "request": {"1-call_1"}, "digest": {d.Pending[0].Digest}, "answer": {"deny"}, "reason": {"not <now>"}}
+	form := url.Values{"csrf": {m[1]}, "kind": {"confirmation"}, "request": {"1-call_1"}, "digest": {d.Waits[0].Digest}, "answer": {"deny"}, "reason": {"not <now>"}}
 	resp, err := c.PostForm(f.http.URL+"/t/t1/answer", form)
 	require.NoError(t, err)
 	b, _ := io.ReadAll(resp.Body)
@@ -655,7 +655,7 @@ func TestOtherWorkspaceIsNotResumed(t *testing.T) {
 	d := f.detail("far")
 	require.Equal(t, "elsewhere:/srv/app", d.Workspace)
 	require.False(t, d.Here)
-	require.Empty(t, d.Pending[0].Preview, "no preview of files that are elsewhere")
+	require.Empty(t, d.Waits[0].Preview, "no preview of files that are elsewhere")
 	resp, b := f.do("POST", "/api/threads/far/answer", approveBody(d, true, true))
 	require.Equal(t, http.StatusCreated, resp.StatusCode, string(b))
 	require.Contains(t, string(b), "works in elsewhere:/srv/app, not here")

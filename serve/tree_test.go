@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/serve"
@@ -39,11 +40,11 @@ func TestDelegatedThread(t *testing.T) {
 			require.Equal(t, harness.StatusParked, out.Status)
 
 			d := f.detail("t1")
-			require.Len(t, d.Pending, 1)
-			p := d.Pending[0]
+			require.Len(t, d.Waits, 1)
+			p := d.Waits[0]
 			require.Equal(t, "t1.1-d1", p.Thread)
 			require.Equal(t, "1-w", p.RequestID)
-			require.Equal(t, "t1.1-d1/1-w", p.Ref)
+			require.Equal(t, "t1.1-d1/1-w", drive.Ref(p))
 			require.Contains(t, p.Preview, "+ttl_seconds = 300", "the child's write, previewed")
 
 			resp, b := f.do("GET", "/api/threads", "")
@@ -55,12 +56,24 @@ func TestDelegatedThread(t *testing.T) {
 			require.Equal(t, "t1", list[0].Thread)
 			require.Equal(t, "t1.1-d1", list[1].Thread)
 			require.Equal(t, "t1", list[1].Parent)
-			require.Equal(t, "t1.1-d1/1-w", list[0].Waits[0].Ref)
+			require.Equal(t, "t1.1-d1/1-w", drive.Ref(list[0].Waits[0]))
+			// The list's filters: a tree, a status; bad ones are refused.
+			for q, want := range map[string]int{"?root=t1": 2, "?root=t9": 0, "?status=parked": 2, "?status=done": 0, "?root=t1&limit=1": 1} {
+				resp, b := f.do("GET", "/api/threads"+q, "")
+				require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+				var l struct{ Threads []serve.ThreadSummary }
+				require.NoError(t, json.Unmarshal(b, &l))
+				require.Len(t, l.Threads, want, q)
+			}
+			for _, q := range []string{"?status=sleepy", "?root=..%2Fx"} {
+				resp, b := f.do("GET", "/api/threads"+q, "")
+				require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %s", q, b)
+			}
 
-			id, ref := "t1", p.Ref
+			id, ref := "t1", drive.Ref(p)
 			if through == "child" {
 				id, ref = "t1.1-d1", "1-w"
-				require.Equal(t, "1-w", f.detail(id).Pending[0].Ref)
+				require.Equal(t, "1-w", drive.Ref(f.detail(id).Waits[0]))
 			}
 			body := `{"kind": "confirmation", "request_id": "` + ref + `", "approved": true, "digest": "` + p.Digest + `"}`
 			resp, b = f.do("POST", "/api/threads/"+id+"/answer", body)
@@ -114,7 +127,7 @@ func TestDelegatedThreadPage(t *testing.T) {
 	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(page)
 	require.NotNil(t, m)
 	d := f.detail("t1")
-	form := url.Values{"csrf": {m[1]}, "kind": {"confirmation"}, "request": {"t1.1-d1/1-w"}, "digest": {d.Pending[0].Digest}, "answer": {"approve"}}
+	form := url.Values{"csrf": {m[1]}, "kind": {"confirmation"}, "request": {"t1.1-d1/1-w"}, "digest": {d.Waits[0].Digest}, "answer": {"approve"}}
 	resp, err := c.PostForm(f.http.URL+"/t/t1/answer", form)
 	require.NoError(t, err)
 	b, _ := io.ReadAll(resp.Body)
@@ -134,7 +147,7 @@ func TestDelegatedThreadPage(t *testing.T) {
 func TestAnswerOutsideTheTree(t *testing.T) {
 	f := newFixture(t, delegateScript)
 	require.Equal(t, harness.StatusParked, f.start("t1").Status)
-	p := f.detail("t1").Pending[0]
+	p := f.detail("t1").Waits[0]
 	before, parent := f.head("t1.1-d1"), f.head("t1")
 	for _, tc := range []struct{ id, ref string }{
 		{"t1", "t9/1-w"},
@@ -165,5 +178,5 @@ func TestAnswerOutsideTheTree(t *testing.T) {
 	require.Less(t, resp.StatusCode, 500, "the server still answers: %s", b)
 	require.Equal(t, before, f.head("t1.1-d1"), "nothing appended")
 	require.Equal(t, parent, f.head("t1"))
-	require.Len(t, f.detail("t1").Pending, 1)
+	require.Len(t, f.detail("t1").Waits, 1)
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -14,27 +13,14 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/scheduler"
-	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/tools"
 )
 
-// ThreadSummary is a thread as the list shows it: its status and what it
-// waits for, from its view.
+// ThreadSummary is a thread as the list shows it: its state (the one
+// document every front end gives, drive.State), and where the server
+// stands with it.
 type ThreadSummary struct {
-	Thread string `json:"thread"`
-	// Parent is the thread that delegated this one to a child (see the
-	// delegate tool), "" for a thread a person started.
-	Parent       string         `json:"parent,omitempty"`
-	Status       harness.Status `json:"status"`
-	Waits        []WaitSummary  `json:"waits,omitempty"`
-	InDoubt      []string       `json:"in_doubt,omitempty"`
-	Running      []string       `json:"running,omitempty"`
-	Reason       string         `json:"reason,omitempty"`
-	Facts        uint64         `json:"facts"`
-	LastActivity time.Time      `json:"last_activity"`
-	// Workspace is the workspace the thread works in (host:root), as it
-	// recorded it.
-	Workspace string `json:"workspace,omitempty"`
+	drive.State
 	// Here is true for a thread of the server's own workspace: one the
 	// server resumes.
 	Here bool `json:"here"`
@@ -42,7 +28,7 @@ type ThreadSummary struct {
 	Resuming bool `json:"resuming,omitempty"`
 }
 
-// WaitSummary is one request a thread waits on.
+// WaitSummary is one request a fork would wait on (see ForkPreview).
 type WaitSummary struct {
 	Kind      fold.WaitKind `json:"kind"`
 	RequestID string        `json:"request_id"`
@@ -54,57 +40,17 @@ type WaitSummary struct {
 	Summary string `json:"summary,omitempty"`
 }
 
-// ThreadDetail is one thread: where it stands, each open request with
-// what a person needs to answer it, and every action with its report,
-// observation, effect state, check and sandbox side by side.
+// ThreadDetail is one thread: where it stands (its state, whose Waits are
+// each open request with what a person needs to answer it, the preview of
+// a write to this server's workspace among it), and every action with its
+// report, observation, effect state, check and sandbox side by side.
 type ThreadDetail struct {
 	ThreadSummary
-	Model string `json:"model,omitempty"`
-	// Head is the thread's last fact: its seq and hash.
-	HeadHash string `json:"head_hash"`
-	Next     string `json:"next,omitempty"`
-	Retry    string `json:"retry,omitempty"`
-	// Pending are the open requests.
-	Pending []Pending `json:"pending,omitempty"`
 	// Actions are every action, in the order they were requested.
 	Actions []Action `json:"actions"`
 	// LastResume says how the server's last resume of the thread failed,
 	// if it did.
 	LastResume string `json:"last_resume,omitempty"`
-}
-
-// Pending is an open request and what answering it needs.
-type Pending struct {
-	Kind      fold.WaitKind `json:"kind"`
-	RequestID string        `json:"request_id"`
-	// Thread is the child thread whose request it is, when it is one of a
-	// child's; Ref names it for an answer posted to this thread: the
-	// request's id, or "<child>/<id>".
-	Thread  string `json:"thread,omitempty"`
-	Ref     string `json:"ref"`
-	Summary string `json:"summary,omitempty"`
-	// Tool and Args are the call to confirm (or the open action's).
-	Tool string          `json:"tool,omitempty"`
-	Args json.RawMessage `json:"args,omitempty"`
-	// ArgsText is Args as text, for a person.
-	ArgsText string `json:"-"`
-	// Digest identifies the call exactly: an approval must name it.
-	Digest string `json:"digest,omitempty"`
-	// Preview is the diff a write would make to the workspace as it is
-	// now (threads of the server's workspace only).
-	Preview string         `json:"preview,omitempty"`
-	Sandbox *facts.Sandbox `json:"sandbox,omitempty"`
-	// SandboxText says where a command may reach, for a person.
-	SandboxText string `json:"sandbox_text,omitempty"`
-	// MCP is the MCP server and tool of a call to one, with the digest of
-	// its description.
-	MCP           *facts.MCPCall           `json:"mcp,omitempty"`
-	Options       []string                 `json:"options,omitempty"`
-	AllowFreeText bool                     `json:"allow_free_text,omitempty"`
-	Completion    *facts.ActionCompleted   `json:"completion,omitempty"`
-	Interrupted   *facts.ActionInterrupted `json:"interrupted,omitempty"`
-	// Said is the open action's record, for a person.
-	Said string `json:"said,omitempty"`
 }
 
 // Action is one action of a thread, as its view records it.
@@ -147,42 +93,35 @@ type FileChange struct {
 
 // summaryOf is the list's row of a state.
 func (s *Server) summaryOf(st drive.State) ThreadSummary {
-	ts := ThreadSummary{Thread: st.Thread, Status: st.Status, InDoubt: st.InDoubt, Running: st.Running, Reason: st.Reason,
-		Facts: st.Head.Seq, LastActivity: st.Head.At, Workspace: st.Workspace, Here: s.here(st.Workspace), Resuming: s.resuming(st.Thread)}
-	if sp := st.View.Lineage.Spawn; sp != nil {
-		ts.Parent = sp.Parent
-	}
-	for _, w := range st.Waits {
-		ts.Waits = append(ts.Waits, WaitSummary{Kind: w.Kind, RequestID: w.RequestID, Thread: w.Thread, Ref: drive.Ref(w), Summary: w.Summary})
-	}
-	return ts
+	return ThreadSummary{State: st, Here: s.here(st.Workspace), Resuming: s.resuming(st.Thread)}
 }
 
-// threads lists the store's threads, each from its view.
-func (s *Server) threads(ctx context.Context, after string, limit int) ([]ThreadSummary, string, error) {
-	out := []ThreadSummary{}
-	page := thread.ThreadsPage{After: after, Limit: min(limit, thread.DefaultPageLimit)}
-	for len(out) < limit {
-		heads, err := s.store.Threads(ctx, page)
-		if err != nil {
-			return nil, "", err
-		}
-		if len(heads) == 0 {
-			return out, "", nil
-		}
-		for _, h := range heads {
-			st, err := s.inspect(ctx, h.Thread)
-			if err != nil {
-				return nil, "", err
-			}
-			out = append(out, s.summaryOf(st))
-			if len(out) == limit {
-				return out, h.Thread, nil
-			}
-		}
-		page.After = heads[len(heads)-1].Thread
+// threads lists the store's threads the options keep, each from its kept
+// view (drive.List); a thread that records no workspace is the server's.
+func (s *Server) threads(ctx context.Context, o drive.ListOptions) ([]ThreadSummary, string, error) {
+	o.Inspect, o.Default = s.inspect, s.opts.Stock.Config.Workspace
+	sts, next, err := drive.List(ctx, s.reader, s.opts.Stock.Actor, o)
+	if err != nil {
+		return nil, "", err
 	}
-	return out, page.After, nil
+	out := make([]ThreadSummary, len(sts))
+	for i, st := range sts {
+		out[i] = s.summaryOf(st)
+	}
+	return out, next, nil
+}
+
+// state is the thread's state as the API gives it: with the preview of
+// each confirmation's call, for a thread of the server's workspace.
+func (s *Server) state(ctx context.Context, id string) (drive.State, error) {
+	st, err := s.inspect(ctx, id)
+	if err != nil {
+		return st, err
+	}
+	if s.here(st.Workspace) {
+		st.Preview(s.opts.Stock.Place.Root, tools.Preview)
+	}
+	return st, nil
 }
 
 // detail is the thread's detail, from its view and its whole reading.
@@ -201,40 +140,25 @@ func (s *Server) detail(ctx context.Context, id string) (ThreadDetail, error) {
 	if err != nil {
 		return ThreadDetail{}, err
 	}
-	d := ThreadDetail{ThreadSummary: s.summaryOf(st), Model: st.Model, HeadHash: st.Head.Hash.String(), Next: st.Next, Retry: st.Retry,
-		LastResume: s.lastResume(id), Actions: []Action{}}
-	for _, p := range st.Waits {
-		d.Pending = append(d.Pending, s.pendingOf(p, d.Here))
+	if s.here(st.Workspace) {
+		st.Preview(s.opts.Stock.Place.Root, tools.Preview)
 	}
+	d := ThreadDetail{ThreadSummary: s.summaryOf(st), LastResume: s.lastResume(id), Actions: []Action{}}
 	for _, a := range r.Actions() {
 		d.Actions = append(d.Actions, s.actionOf(ctx, a))
 	}
 	return d, nil
 }
 
-func (s *Server) pendingOf(p drive.Pending, here bool) Pending {
-	out := Pending{Kind: p.Kind, RequestID: p.RequestID, Thread: p.Thread, Ref: drive.Ref(p), Summary: p.Summary, Tool: p.Tool, ArgsText: p.Args, Digest: p.Digest,
-		Options: p.Options, AllowFreeText: p.AllowFreeText, Completion: p.Completion, Interrupted: p.Interrupted}
-	if json.Valid([]byte(p.Args)) {
-		out.Args = json.RawMessage(p.Args)
-	}
-	if p.Action != nil && p.Action.Requested.Sandbox != nil {
-		out.Sandbox = p.Action.Requested.Sandbox
-		out.SandboxText = present.SandboxDetail(*out.Sandbox)
-	}
-	if p.Action != nil {
-		out.MCP = p.Action.Requested.MCP
-	}
-	if p.Kind == fold.WaitConfirmation && here {
-		out.Preview = tools.Preview(s.opts.Stock.Place.Root, p.Tool, p.Args)
-	}
+// said is what an open action's record says, for a person.
+func said(p drive.Pending) string {
 	switch {
 	case p.Interrupted != nil:
-		out.Said = present.Describe(draftFact(facts.KindActionInterrupted, *p.Interrupted))
+		return present.Describe(draftFact(facts.KindActionInterrupted, *p.Interrupted))
 	case p.Completion != nil:
-		out.Said = "report " + string(p.Completion.Report.Status) + "; " + present.DescribeObservation(p.Completion.Observation)
+		return "report " + string(p.Completion.Report.Status) + "; " + present.DescribeObservation(p.Completion.Observation)
 	}
-	return out
+	return ""
 }
 
 // draftFact wraps a payload in a fact, to describe it.

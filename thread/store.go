@@ -78,15 +78,15 @@ type Store interface {
 
 // Head is the position of a thread's last fact.
 type Head struct {
-	Thread string
+	Thread string `json:"thread"`
 	// Seq is the last fact's seq: the number of facts in the thread.
-	Seq uint64
+	Seq uint64 `json:"seq"`
 	// Hash is the last fact's hash, the Prev of the next fact.
-	Hash facts.Hash
+	Hash facts.Hash `json:"hash"`
 	// Kind is the last fact's kind.
-	Kind facts.Kind
+	Kind facts.Kind `json:"kind"`
 	// At is when the last fact was appended.
-	At time.Time
+	At time.Time `json:"at"`
 }
 
 // ThreadsPage selects a page of Store.Threads.

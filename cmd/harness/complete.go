@@ -71,7 +71,7 @@ func (a *app) threadIDs(cmd *cobra.Command, prefix string) []cobra.Completion {
 		return nil
 	}
 	defer s.Close()
-	rows, err := a.threadRows(ctx, s, "")
+	rows, _, err := a.threadRows(ctx, s, drive.ListOptions{})
 	if err != nil {
 		return nil
 	}

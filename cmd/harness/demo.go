@@ -186,12 +186,8 @@ type demoJSON struct {
 	Replay    []string     `json:"audit"`
 }
 
-type stateJSON struct {
-	Thread string         `json:"thread"`
-	Status harness.Status `json:"status"`
-	Seq    uint64         `json:"seq"`
-	Waits  []waitJSON     `json:"waits,omitempty"`
-}
+// stateJSON is a thread's state, the one document of it (drive.State).
+type stateJSON = drive.State
 
 type workerJSON struct {
 	Name        string               `json:"name"`
@@ -204,13 +200,7 @@ type workerJSON struct {
 	Status      harness.Status       `json:"status"`
 }
 
-func toStateJSON(st drive.State) *stateJSON {
-	s := &stateJSON{Thread: st.Thread, Status: st.Status, Seq: st.Head.Seq}
-	for _, w := range st.Waits {
-		s.Waits = append(s.Waits, waitJSON{Kind: w.Kind, RequestID: w.RequestID, Summary: w.Summary, Tool: w.Tool})
-	}
-	return s
-}
+func toStateJSON(st drive.State) *stateJSON { return &st }
 
 func (j *demoJSON) Workspace(root string, git bool) { j.Root, j.Git = root, git }
 

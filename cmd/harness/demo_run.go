@@ -174,13 +174,7 @@ func Demo(ctx context.Context, opts DemoOptions, r DemoReporter) (string, error)
 
 	// A person approves exactly what they were shown; the thread goes on.
 	w := st.Waits[0]
-	d, err := facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{
-		RequestID: w.RequestID, Approved: true, By: "you (the demo answers for you)", Digest: w.Digest,
-	})
-	if err != nil {
-		return root, err
-	}
-	if _, err := th.Post(ctx, d, drive.AnswerKey(d.Kind, w.RequestID)); err != nil {
+	if _, err := drive.AnswerPending(ctx, th, w, drive.Reply{Kind: w.Kind, Approved: true, By: "you (the demo answers for you)"}); err != nil {
 		return root, fmt.Errorf("demo: %w", err)
 	}
 	if st, err = drive.Inspect(ctx, th); err != nil {

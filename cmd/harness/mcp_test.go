@@ -84,16 +84,18 @@ func callTool(t *testing.T, cs *sdk.ClientSession, name string, args map[string]
 type tourView struct {
 	Thread string `json:"thread"`
 	Status string `json:"status"`
-	Seq    uint64 `json:"seq"`
-	Waits  []struct {
-		Kind      string `json:"kind"`
-		RequestID string `json:"request_id"`
-		Tool      string `json:"tool"`
-		Args      string `json:"args"`
-		Digest    string `json:"digest"`
-		Answer    string `json:"answer"`
+	Head   struct {
+		Seq uint64 `json:"seq"`
+	} `json:"head"`
+	Waits []struct {
+		Kind      string          `json:"kind"`
+		RequestID string          `json:"request_id"`
+		Tool      string          `json:"tool"`
+		Args      json.RawMessage `json:"args"`
+		Digest    string          `json:"digest"`
 	} `json:"waits"`
-	Posted *bool `json:"posted"`
+	Answers map[string]string `json:"answers"`
+	Posted  *bool             `json:"posted"`
 }
 
 type tourReplay struct {
@@ -137,7 +139,7 @@ func TestMCPServeTour(t *testing.T) {
 	require.Equal(t, "confirmation", w.Kind)
 	require.Equal(t, "write_file", w.Tool)
 	require.NotEmpty(t, w.Digest)
-	require.Contains(t, w.Answer, w.Digest)
+	require.Contains(t, v.Answers[w.RequestID], w.Digest)
 	require.Equal(t, "ttl_seconds = 60\n", readFile(t, dir, "cache.toml"), "nothing ran before the answer")
 
 	// An answer that names another digest is refused, and appends nothing.
@@ -177,7 +179,7 @@ func TestMCPServeTour(t *testing.T) {
 	text, isErr = callTool(t, cs, "view", map[string]any{"thread": "t1"}, &v)
 	require.False(t, isErr, text)
 	require.Equal(t, "done", v.Status)
-	require.EqualValues(t, 10, v.Seq)
+	require.EqualValues(t, 10, v.Head.Seq)
 	stdout, _, code := harnessIn(t, dir, "replay", "t1", "--verify")
 	require.Equal(t, 0, code)
 	require.Contains(t, stdout, "verified: 10 facts")

@@ -144,22 +144,17 @@ nothing and says so; a request approved already is not denied.`
 			if all && request != "" {
 				return usageError("name a REQUEST or pass --all, not both")
 			}
-			var then facts.AfterDenial
+			r := drive.Reply{Kind: fold.WaitConfirmation, Request: request, Approved: approve, By: a.whoami(), Reason: reason}
 			if !approve {
-				then = facts.DenyContinue
+				r.Then = facts.DenyContinue
 				if stop {
-					then = facts.DenyStop
+					r.Then = facts.DenyStop
 				}
 			}
-			build := func(p drive.Pending) (facts.Draft, error) {
-				return facts.NewDraft(facts.KindConfirmationAnswered, "", facts.ConfirmationAnswered{
-					RequestID: p.RequestID, Approved: approve, By: a.whoami(), Reason: reason, Digest: p.Digest, Then: then,
-				})
-			}
 			if all {
-				return a.answerAll(ctx, id, &f, build)
+				return a.answerAll(ctx, id, &f, r)
 			}
-			return a.answerRequest(ctx, id, fold.WaitConfirmation, request, &f, build)
+			return a.answerRequest(ctx, id, r, &f)
 		}),
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "answer every confirmation the thread waits on")
@@ -189,23 +184,16 @@ the prompt numbers them) when TEXT is a number and not an option itself.`,
 			if err := a.checkBy(f.by); err != nil {
 				return err
 			}
-			return a.answerRequest(cmd.Context(), id, fold.WaitQuestion, request, &f, func(p drive.Pending) (facts.Draft, error) {
-				return facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: p.RequestID, Text: optionOf(p, text), By: a.whoami()})
-			})
+			r := drive.Reply{Kind: fold.WaitQuestion, Request: request, Text: text, By: a.whoami()}
+			if n, err := strconv.Atoi(strings.TrimSpace(text)); err == nil {
+				r.Option = n // the Nth option, unless TEXT is an option itself
+			}
+			return a.answerRequest(cmd.Context(), id, r, &f)
 		}),
 	}
 	cmd.Flags().StringVar(&request, "request", "", "the question's request id (default: the open one)")
 	f.add(cmd)
 	return cmd
-}
-
-// optionOf is the answer text to a question: its Nth option when text is
-// N, a number within the options that is not itself an option.
-func optionOf(p drive.Pending, text string) string {
-	if n, err := strconv.Atoi(strings.TrimSpace(text)); err == nil && n >= 1 && n <= len(p.Options) && !slices.Contains(p.Options, text) {
-		return p.Options[n-1]
-	}
-	return text
 }
 
 // openAnswering opens the store to answer the thread id, in the workspace
@@ -227,9 +215,9 @@ func (a *app) openAnswering(ctx context.Context, id string, f *answerFlags) (*se
 	return s, approval, nil
 }
 
-// answerRequest answers an open request of kind: the one named, or the
-// only open one.
-func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, request string, f *answerFlags, build func(drive.Pending) (facts.Draft, error)) error {
+// answerRequest gives the reply to an open request of its kind: the one
+// it names, or the only open one.
+func (a *app) answerRequest(ctx context.Context, id string, r drive.Reply, f *answerFlags) error {
 	s, approval, err := a.openAnswering(ctx, id, f)
 	if err != nil {
 		return err
@@ -243,19 +231,18 @@ func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, 
 	if err := dr.openTree(ctx); err != nil {
 		return err
 	}
-	ans, err := drive.Answer(ctx, dr.th, kind, request, func(p drive.Pending) (facts.Draft, error) {
-		d, err := build(p)
-		return d, asUsage(err)
-	})
+	ans, err := drive.Answer(ctx, dr.th, r)
 	var rerr *drive.RequestError
 	switch {
+	case errors.Is(err, drive.ErrBadReply):
+		return asUsage(err)
 	case errors.As(err, &rerr) && errors.Is(err, drive.ErrWhichRequest):
-		if kind == fold.WaitConfirmation {
+		if r.Kind == fold.WaitConfirmation {
 			return usageError("%v (or pass --all)", err)
 		}
 		return usageError("%v", err)
 	case errors.As(err, &rerr) && rerr.Named == "":
-		if last, ok, lerr := drive.LastAnswer(ctx, dr.th, answerKindOf(kind)); lerr == nil && ok {
+		if last, ok, lerr := drive.LastAnswer(ctx, dr.th, drive.AnswerKind(r.Kind)); lerr == nil && ok {
 			return fmt.Errorf("%w: the last answer was %s (seq %d); nothing appended", err, present.Describe(last), last.Seq)
 		}
 		return fmt.Errorf("%w; `harness log %s` shows its record", err, id)
@@ -265,9 +252,9 @@ func (a *app) answerRequest(ctx context.Context, id string, kind fold.WaitKind, 
 	return dr.posted(ctx, ans.Posted, f)
 }
 
-// answerAll answers every open confirmation of the thread with the draft
-// build makes for it, then resumes it if asked.
-func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, build func(drive.Pending) (facts.Draft, error)) error {
+// answerAll gives the reply to every open request of its kind
+// (drive.AnswerAll), then resumes the thread if asked.
+func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, r drive.Reply) error {
 	s, approval, err := a.openAnswering(ctx, id, f)
 	if err != nil {
 		return err
@@ -281,53 +268,34 @@ func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, build fu
 	if err := dr.openTree(ctx); err != nil {
 		return err
 	}
-	st, err := drive.Inspect(ctx, dr.th)
+	answered, err := drive.AnswerAll(ctx, dr.th, r)
+	var rerr *drive.RequestError
+	switch {
+	case errors.Is(err, drive.ErrBadReply):
+		return asUsage(err)
+	case errors.As(err, &rerr):
+		return fmt.Errorf("thread %s waits for no %s (it is %s); `harness log %s` shows its record", id, r.Kind, rerr.Status, id)
+	}
+	last := harness.Posted{Duplicate: true}
+	for _, ans := range answered {
+		if ans.Posted.Duplicate {
+			dr.sayGiven(ctx, ans.Posted.Seq)
+		} else {
+			last = ans.Posted
+		}
+	}
 	if err != nil {
 		return err
 	}
-	last := harness.Posted{Duplicate: true}
-	n := 0
-	for _, w := range st.Waits {
-		if w.Kind != fold.WaitConfirmation {
-			continue
-		}
-		d, err := build(w)
-		if err != nil {
-			return asUsage(err)
-		}
-		to, err := drive.Target(ctx, dr.th, w) // a child's request goes to the child
-		if err != nil {
-			return err
-		}
-		p, err := drive.PostAnswer(ctx, to, d, drive.AnswerKey(d.Kind, w.RequestID))
-		if err != nil {
-			return err
-		}
-		if p.Duplicate {
-			dr.sayGiven(ctx, p.Seq)
-		} else {
-			last = p
-		}
-		n++
-	}
-	if n == 0 {
-		return fmt.Errorf("thread %s waits for no confirmation (it is %s); `harness log %s` shows its record", id, st.Status, id)
-	}
 	if last.Duplicate {
-		last.Seq = st.Head.Seq
+		// Nothing appended: the document names the head.
+		h, err := dr.s.store.Head(ctx, id)
+		if err != nil {
+			return err
+		}
+		last.Seq = h.Seq
 	}
 	return dr.posted(ctx, last, f)
-}
-
-// answerKindOf is the kind of fact that answers a request of kind k.
-func answerKindOf(k fold.WaitKind) facts.Kind {
-	switch k {
-	case fold.WaitQuestion:
-		return facts.KindQuestionAnswered
-	case fold.WaitReconcile:
-		return facts.KindEffectReconciled
-	}
-	return facts.KindConfirmationAnswered
 }
 
 // post opens the store and posts d. The flags, --model's model included,

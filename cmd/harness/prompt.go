@@ -84,9 +84,9 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		case fold.WaitConfirmation:
 			ans, err = d.askConfirmation(ctx, w, by)
 		case fold.WaitQuestion:
-			ans.draft, err = d.askQuestion(ctx, w, by)
+			ans.reply, err = d.askQuestion(ctx, w, by)
 		case fold.WaitReconcile:
-			ans.draft, err = d.askReconcile(ctx, w, by)
+			ans.reply, err = d.askReconcile(ctx, w, by)
 		}
 		if ctx.Err() != nil {
 			return answered, fmt.Errorf("interrupted at the prompt; thread %s still waits: `harness resume %s` asks again", d.id, d.id)
@@ -100,7 +100,7 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		if err != nil {
 			return answered, err
 		}
-		if ans.draft.Kind == "" {
+		if ans.reply == nil {
 			continue // skipped
 		}
 		if ans.always != nil {
@@ -109,11 +109,8 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 				return answered, err
 			}
 		}
-		to, err := drive.Target(ctx, d.th, w) // a child's request goes to the child
-		if err != nil {
-			return answered, err
-		}
-		p, err := drive.PostAnswer(ctx, to, ans.draft, drive.AnswerKey(ans.draft.Kind, w.RequestID))
+		// A child's request goes to the child.
+		p, err := drive.AnswerPending(ctx, d.th, w, *ans.reply)
 		if err != nil {
 			return answered, err
 		}
@@ -132,11 +129,11 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 	return answered, nil
 }
 
-// answer is what a person said at the prompt: the fact to post, and, for
-// "always", the pattern to add to the thread's policy first; stop is a
-// denial that stops the thread.
+// answer is what a person said at the prompt: the reply (nil: skipped),
+// and, for "always", the pattern to add to the thread's policy first;
+// stop is a denial that stops the thread.
 type answer struct {
-	draft  facts.Draft
+	reply  *drive.Reply
 	always *drive.Pattern
 	stop   bool
 }
@@ -153,47 +150,44 @@ func (d *driver) askConfirmation(ctx context.Context, w drive.Pending, by string
 		if err != nil {
 			return answer{}, err
 		}
-		ans := facts.ConfirmationAnswered{RequestID: w.RequestID, By: by, Digest: w.Digest}
+		r := drive.Reply{Kind: fold.WaitConfirmation, Request: drive.Ref(w), By: by}
 		switch strings.ToLower(reply) {
 		case "y", "yes":
-			ans.Approved = true
+			r.Approved = true
 		case "a", "always":
-			ans.Approved, ans.Reason = true, "always: "+pattern.String()
-			draft, err := facts.NewDraft(facts.KindConfirmationAnswered, "", ans)
-			return answer{draft: draft, always: &pattern}, err
+			r.Approved, r.Reason = true, "always: "+pattern.String()
+			return answer{reply: &r, always: &pattern}, nil
 		case "n", "no":
 			reason, err := d.prompter.ask(ctx, "Reason (optional; the model is told, and goes on): ")
 			if err != nil {
 				return answer{}, err
 			}
-			ans.Reason, ans.Then = reason, facts.DenyContinue
+			r.Reason, r.Then = reason, facts.DenyContinue
 		case "d", "deny":
 			reason, err := d.prompter.ask(ctx, "Reason (optional, for the record; the thread stops here): ")
 			if err != nil {
 				return answer{}, err
 			}
-			ans.Reason, ans.Then = reason, facts.DenyStop
-			draft, err := facts.NewDraft(facts.KindConfirmationAnswered, "", ans)
-			return answer{draft: draft, stop: true}, err
+			r.Reason, r.Then = reason, facts.DenyStop
+			return answer{reply: &r, stop: true}, nil
 		case "s", "skip":
 			return answer{}, nil
 		default:
 			fmt.Fprintf(d.a.stdout, "    %q is not an answer: type %s\n", present.EscapeLine(reply), confirmKeys)
 			continue
 		}
-		draft, err := facts.NewDraft(facts.KindConfirmationAnswered, "", ans)
-		return answer{draft: draft}, err
+		return answer{reply: &r}, nil
 	}
 }
 
-func (d *driver) askQuestion(ctx context.Context, w drive.Pending, by string) (facts.Draft, error) {
+func (d *driver) askQuestion(ctx context.Context, w drive.Pending, by string) (*drive.Reply, error) {
 	for i, o := range w.Options {
 		fmt.Fprintf(d.a.stdout, "    %d) %s\n", i+1, present.EscapeLine(o))
 	}
 	for {
 		reply, err := d.prompter.ask(ctx, "Answer: ")
 		if err != nil {
-			return facts.Draft{}, err
+			return nil, err
 		}
 		if n, err := strconv.Atoi(reply); err == nil && n >= 1 && n <= len(w.Options) {
 			reply = w.Options[n-1]
@@ -205,15 +199,15 @@ func (d *driver) askQuestion(ctx context.Context, w drive.Pending, by string) (f
 			fmt.Fprintf(d.a.stdout, "    answer one of the options (1-%d)\n", len(w.Options))
 			continue
 		}
-		return facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: w.RequestID, Text: reply, By: by})
+		return &drive.Reply{Kind: fold.WaitQuestion, Request: drive.Ref(w), Text: reply, By: by}, nil
 	}
 }
 
-func (d *driver) askReconcile(ctx context.Context, w drive.Pending, by string) (facts.Draft, error) {
+func (d *driver) askReconcile(ctx context.Context, w drive.Pending, by string) (*drive.Reply, error) {
 	for {
 		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Settle %s? [a]ccept it happened, [r]etry, a[b]andon, [s]kip: ", present.EscapeLine(drive.Ref(w))))
 		if err != nil {
-			return facts.Draft{}, err
+			return nil, err
 		}
 		var dec facts.Decision
 		switch strings.ToLower(reply) {
@@ -224,15 +218,15 @@ func (d *driver) askReconcile(ctx context.Context, w drive.Pending, by string) (
 		case "b", "abandon":
 			dec = facts.DecisionAbandon
 		case "s", "skip":
-			return facts.Draft{}, nil
+			return nil, nil
 		default:
 			fmt.Fprintf(d.a.stdout, "    %q is not an answer: type a, r, b or s\n", present.EscapeLine(reply))
 			continue
 		}
 		note, err := d.prompter.ask(ctx, "Note (optional): ")
 		if err != nil {
-			return facts.Draft{}, err
+			return nil, err
 		}
-		return facts.NewDraft(facts.KindEffectReconciled, "", facts.EffectReconciled{ActionID: w.RequestID, Decision: dec, By: by, Note: note})
+		return &drive.Reply{Kind: fold.WaitReconcile, Request: drive.Ref(w), Decision: dec, Reason: note, By: by}, nil
 	}
 }

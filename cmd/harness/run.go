@@ -1021,64 +1021,12 @@ func (d *driver) finish(ctx context.Context) error {
 	return d.a.report(d.stepLimit(st), d.appended, d.s)
 }
 
-// waitJSON is an open request, for -o json.
-type waitJSON struct {
-	Kind          fold.WaitKind            `json:"kind"`
-	RequestID     string                   `json:"request_id"`
-	Thread        string                   `json:"thread,omitempty"`
-	Summary       string                   `json:"summary,omitempty"`
-	Tool          string                   `json:"tool,omitempty"`
-	Args          json.RawMessage          `json:"args,omitempty"`
-	Preview       string                   `json:"preview,omitempty"`
-	Options       []string                 `json:"options,omitempty"`
-	AllowFreeText bool                     `json:"allow_free_text,omitempty"`
-	Completion    *facts.ActionCompleted   `json:"completion,omitempty"`
-	Interrupted   *facts.ActionInterrupted `json:"interrupted,omitempty"`
-	Answer        string                   `json:"answer,omitempty"`
-	Sandbox       *facts.Sandbox           `json:"sandbox,omitempty"`
-}
-
-// resultJSON is how a command left a thread, for -o json.
-type resultJSON struct {
-	Thread    string         `json:"thread"`
-	Status    harness.Status `json:"status"`
-	Seq       uint64         `json:"seq"`
-	Reason    string         `json:"reason,omitempty"`
-	Retry     string         `json:"retry,omitempty"`
-	Hint      string         `json:"hint,omitempty"`
-	Workspace string         `json:"workspace"`
-	Turns     int            `json:"turns"`
-	Tokens    int64          `json:"tokens"`
-	Waits     []waitJSON     `json:"waits,omitempty"`
-	Facts     []facts.Fact   `json:"facts"`
-}
-
 // report prints how a thread stands and sets the exit code. A failure is
 // said once: on stdout, with the state (the exit code says it failed).
 func (a *app) report(st drive.State, appended []facts.Fact, s *session) error {
 	root := s.place.Root
 	if a.jsonOut() {
-		r := resultJSON{Thread: st.Thread, Status: st.Status, Seq: st.Head.Seq, Reason: st.Reason, Retry: st.Retry, Hint: goOnHint(st),
-			Workspace: cmpOr(st.Workspace, s.stock.Config.Workspace), Facts: appended}
-		if b := st.View.Budget; b != nil {
-			r.Turns, r.Tokens = b.Turns, b.Tokens
-		}
-		if r.Facts == nil {
-			r.Facts = []facts.Fact{}
-		}
-		for _, w := range st.Waits {
-			wj := waitJSON{Kind: w.Kind, RequestID: w.RequestID, Thread: w.Thread, Summary: w.Summary, Tool: w.Tool, Preview: tools.Preview(root, w.Tool, w.Args),
-				Options: w.Options, AllowFreeText: w.AllowFreeText, Completion: w.Completion, Interrupted: w.Interrupted,
-				Answer: answerHint(st.Thread, w)}
-			if w.Action != nil {
-				wj.Sandbox = w.Action.Requested.Sandbox
-			}
-			if json.Valid([]byte(w.Args)) {
-				wj.Args = json.RawMessage(w.Args)
-			}
-			r.Waits = append(r.Waits, wj)
-		}
-		if err := a.printJSON(r); err != nil {
+		if err := a.printStateJSON(st, appended, s); err != nil {
 			return err
 		}
 	} else {

@@ -194,7 +194,7 @@ func TestRunServe(t *testing.T) {
 	}
 	code, d := call("GET", "/api/threads/t1", "")
 	require.Equal(t, http.StatusOK, code)
-	pending := d["pending"].([]any)[0].(map[string]any)
+	pending := d["waits"].([]any)[0].(map[string]any)
 	body := fmt.Sprintf(`{"kind": "confirmation", "request_id": %q, "approved": true, "digest": %q}`, pending["request_id"], pending["digest"])
 	code, res := call("POST", "/api/threads/t1/answer", body)
 	require.Equal(t, http.StatusCreated, code, res)

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -20,29 +21,10 @@ import (
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// threadRow is one thread, as threads lists it.
-type threadRow struct {
-	Thread       string         `json:"thread"`
-	Parent       string         `json:"parent,omitempty"`
-	Status       harness.Status `json:"status"`
-	Title        string         `json:"title"`
-	Model        string         `json:"model,omitempty"`
-	Turns        int            `json:"turns"`
-	Tokens       int64          `json:"tokens"`
-	Waits        []string       `json:"waits,omitempty"`
-	InDoubt      []string       `json:"in_doubt,omitempty"`
-	Running      []string       `json:"running,omitempty"`
-	Reason       string         `json:"reason,omitempty"`
-	Retry        string         `json:"retry,omitempty"`
-	Facts        uint64         `json:"facts"`
-	LastActivity time.Time      `json:"last_activity"`
-	Workspace    string         `json:"workspace"`
-}
-
 func (a *app) threadsCmd() *cobra.Command {
-	var status string
+	var status, tree string
 	cmd := &cobra.Command{
-		Use:   "threads [--status parked|done|failed|stopped|resumable]",
+		Use:   "threads [--status parked|done|failed|stopped|resumable] [--tree ROOT]",
 		Short: "List the threads of the store, the one active last first: status, what each waits for, title, model, tokens",
 		Args:  args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -57,7 +39,12 @@ func (a *app) threadsCmd() *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			rows, err := a.threadRows(ctx, s, harness.Status(status))
+			if tree != "" {
+				if err := checkID(tree); err != nil {
+					return err
+				}
+			}
+			rows, depth, err := a.threadRows(ctx, s, drive.ListOptions{Status: harness.Status(status), Root: tree})
 			if err != nil {
 				return err
 			}
@@ -69,13 +56,16 @@ func (a *app) threadsCmd() *cobra.Command {
 				fmt.Fprintln(a.stdout, "no threads")
 				return nil
 			}
-			depth := threadDepths(rows)
 			now := time.Now()
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "THREAD\tSTATUS\tWAITS FOR\tLAST ACTIVITY\tTOKENS\tMODEL\tTITLE")
 			for i, r := range rows {
 				// Request and action ids hold the model's call ids.
-				waits := oneLine(strings.Join(r.Waits, ", "))
+				var ws []string
+				for _, w := range r.Waits {
+					ws = append(ws, string(w.Kind)+" "+drive.Ref(w))
+				}
+				waits := oneLine(strings.Join(ws, ", "))
 				st := string(r.Status)
 				switch {
 				case len(r.InDoubt) > 0:
@@ -91,74 +81,38 @@ func (a *app) threadsCmd() *cobra.Command {
 				if r.Tokens > 0 {
 					tokens = tokenCount(r.Tokens)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", strings.Repeat("  ", depth[i])+r.Thread, st, dash(waits), ago(now, r.LastActivity),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", strings.Repeat("  ", depth[i])+r.Thread, st, dash(waits), ago(now, r.Head.At),
 					tokens, dash(shortModel(r.Model)), cut(oneLine(r.Title), 50))
 			}
 			return tw.Flush()
 		}),
 	}
 	cmd.Flags().StringVar(&status, "status", "", "only threads with this status: parked, done, failed, stopped or resumable")
+	cmd.Flags().StringVar(&tree, "tree", "", "only the threads of the tree of this root thread")
 	completeFlag(cmd, "status", "parked", "done", "failed", "stopped", "resumable")
 	return cmd
 }
 
-// threadRows are the store's threads with the status wanted ("" for
-// all), the one active last first (ties by id, numbers as numbers).
-func (a *app) threadRows(ctx context.Context, s *session, status harness.Status) ([]threadRow, error) {
+// threadRows are the store's threads the options keep (drive.List), the
+// one active last first (ties by id, numbers as numbers), each child under
+// its parent, with how deep each stands in its tree.
+func (a *app) threadRows(ctx context.Context, s *session, o drive.ListOptions) ([]drive.State, []int, error) {
 	rt, err := s.runtime()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	rows := []threadRow{}
-	page := thread.ThreadsPage{}
-	for {
-		heads, err := s.store.Threads(ctx, page)
-		if err != nil {
-			return nil, err
-		}
-		if len(heads) == 0 {
-			break
-		}
-		for _, h := range heads {
-			th, err := rt.Open(ctx, s.stock.Actor, h.Thread)
-			if err != nil {
-				return nil, err
-			}
-			st, err := drive.Inspect(ctx, th)
-			if err != nil {
-				return nil, err
-			}
-			if status != "" && st.Status != status {
-				continue
-			}
-			r := threadRow{Thread: h.Thread, Parent: parentOf(st), Status: st.Status, Model: st.Model, InDoubt: st.InDoubt, Running: st.Running, Reason: st.Reason, Retry: st.Retry,
-				Facts: h.Seq, LastActivity: h.At, Workspace: cmpOr(st.Workspace, s.stock.Config.Workspace)}
-			if b := st.View.Budget; b != nil {
-				r.Turns, r.Tokens = b.Turns, b.Tokens
-			}
-			if r.Title, err = st.View.Own.Title(); err != nil {
-				return nil, err
-			}
-			for _, w := range st.Waits {
-				r.Waits = append(r.Waits, string(w.Kind)+" "+drive.Ref(w))
-			}
-			rows = append(rows, r)
-		}
-		page.After = heads[len(heads)-1].Thread
+	rows, _, err := drive.List(ctx, rt, s.stock.Actor, o)
+	if err != nil {
+		return nil, nil, err
 	}
-	slices.SortStableFunc(rows, func(x, y threadRow) int {
-		if c := y.LastActivity.Compare(x.LastActivity); c != 0 {
+	slices.SortStableFunc(rows, func(x, y drive.State) int {
+		if c := y.Head.At.Compare(x.Head.At); c != 0 {
 			return c
 		}
 		return naturalCompare(x.Thread, y.Thread)
 	})
-	// A tree's threads are listed as a tree: each child under its parent.
-	ordered, _ := treeOrder(rowsOf(rows, func(r threadRow) (string, string) { return r.Thread, r.Parent }))
-	rows = rows[:0]
-	for _, o := range ordered {
-		rows = append(rows, o.v)
-	}
-	return rows, nil
+	rows, depth := drive.InTreeOrder(rows)
+	return rows, depth, nil
 }
 
 // lastThread is the store's thread active last that is not a child (a
@@ -184,11 +138,11 @@ func lastThread(ctx context.Context, s *session) (string, error) {
 		return naturalCompare(y.Thread, x.Thread)
 	})
 	for _, h := range heads {
-		_, child, err := harness.SpawnOf(ctx, s.store, h.Thread)
-		if err != nil {
+		root, err := harness.RootOf(ctx, s.store, h.Thread)
+		if err != nil && !errors.Is(err, harness.ErrNotInTree) {
 			return "", err
 		}
-		if !child {
+		if root == h.Thread {
 			return h.Thread, nil
 		}
 	}
@@ -253,18 +207,4 @@ func shortModel(spec string) string {
 		return "scripted:" + filepath.Base(p)
 	}
 	return present.EscapeLine(spec)
-}
-
-// threadDepths is how deep each row stands in its tree, rows as
-// threadRows ordered them (each child after its parent).
-func threadDepths(rows []threadRow) []int {
-	at := map[string]int{}
-	depth := make([]int, len(rows))
-	for i, r := range rows {
-		if d, ok := at[r.Parent]; ok && r.Parent != "" {
-			depth[i] = d + 1
-		}
-		at[r.Thread] = depth[i]
-	}
-	return depth
 }

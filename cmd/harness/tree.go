@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -181,72 +179,4 @@ func (in *indented) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
-}
-
-// treeRow is a row with its place in a tree.
-type treeRow interface {
-	id() string
-	parent() string
-}
-
-// treeOrder orders rows as their trees: each root in the order given,
-// each child after its parent (and its parent's earlier children's
-// subtrees), with its depth.
-func treeOrder[R treeRow](rows []R) ([]R, []int) {
-	byID := map[string]bool{}
-	kids := map[string][]R{}
-	for _, r := range rows {
-		byID[r.id()] = true
-	}
-	var roots []R
-	for _, r := range rows {
-		if p := r.parent(); p != "" && byID[p] {
-			kids[p] = append(kids[p], r)
-			continue
-		}
-		roots = append(roots, r)
-	}
-	var out []R
-	var depth []int
-	var walk func(r R, d int)
-	walk = func(r R, d int) {
-		out = append(out, r)
-		depth = append(depth, d)
-		cs := kids[r.id()]
-		slices.SortStableFunc(cs, func(x, y R) int { return strings.Compare(x.id(), y.id()) })
-		for _, c := range cs {
-			walk(c, d+1)
-		}
-	}
-	for _, r := range roots {
-		walk(r, 0)
-	}
-	return out, depth
-}
-
-// rowOf is a row of threads with its place in a tree.
-type rowOf[V any] struct {
-	v          V
-	self, from string
-}
-
-func (r rowOf[V]) id() string     { return r.self }
-func (r rowOf[V]) parent() string { return r.from }
-
-// rowsOf wraps rows with their ids and parents.
-func rowsOf[V any](rows []V, ids func(V) (string, string)) []rowOf[V] {
-	out := make([]rowOf[V], len(rows))
-	for i, r := range rows {
-		self, from := ids(r)
-		out[i] = rowOf[V]{r, self, from}
-	}
-	return out
-}
-
-// parentOf is the parent of a thread that is a child, from its view.
-func parentOf(st drive.State) string {
-	if sp := st.View.Lineage.Spawn; sp != nil {
-		return sp.Parent
-	}
-	return ""
 }
