@@ -270,7 +270,8 @@ type conn struct {
 
 	// listing is held while the tool list is read again.
 	listing sync.Mutex
-	mu      sync.Mutex
+	// mu guards current, stale, changed, err and closed.
+	mu sync.Mutex
 	// current is the server's listing now: the definition digest of each
 	// tool by its remote name. stale says a list_changed notification came
 	// since it was read.
