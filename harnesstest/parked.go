@@ -44,6 +44,11 @@ type Parked struct {
 // Append appends the thread id to s, in batches of 1,000, and fails t
 // unless every fact was appended.
 func (p Parked) Append(t testing.TB, s thread.Store, id string) {
+	least := 5
+	if p.Policy != nil {
+		least = 6
+	}
+	require.GreaterOrEqual(t, p.Facts, least, "a parked thread has at least its task, configuration, last turn, request and confirmation")
 	ctx := context.Background()
 	var batch []facts.Draft
 	var head uint64
