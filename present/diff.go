@@ -77,7 +77,7 @@ func DiffOf(ctx context.Context, c facts.PathChange, kept Kept) FileDiff {
 		b, err := kept.GetBlob(ctx, side.digest)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			d.Note = fmt.Sprintf("the content %s was not kept (too large, or never read)", shortDigest(side.digest))
+			d.Note = EscapeLine(fmt.Sprintf("the content %s was not kept (too large, or never read)", shortDigest(side.digest)))
 			return d
 		case err != nil:
 			d.Note = EscapeLine(fmt.Sprintf("the content %s could not be read: %v", shortDigest(side.digest), err))

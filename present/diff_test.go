@@ -93,6 +93,8 @@ func TestDiffOf(t *testing.T) {
 			note: []string{"this store keeps no contents"}, noDiff: true},
 		{name: "not kept", change: facts.PathChange{Path: "a", Before: old, After: "feedfacecafe0000"}, kept: k,
 			note: []string{"the content feedfacecafe was not kept"}, noDiff: true},
+		{name: "a digest that is not one", change: facts.PathChange{Path: "a", Before: old, After: "\x1b[2J\x1b[H\r"}, kept: k,
+			note: []string{`the content \x1b[2J\x1b[H\r was not kept`}, noDiff: true},
 		{name: "a reading that fails, hostile error text", change: facts.PathChange{Path: "a", Before: "broken", After: new}, kept: k,
 			note: []string{`could not be read: disk on fire\x1b[2J`}, noDiff: true},
 		{name: "binary", change: facts.PathChange{Path: "b.bin", Before: old, After: k.put("a\x00b")}, kept: k,
