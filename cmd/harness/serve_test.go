@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -91,7 +90,7 @@ func TestThreadsWhileRunWorks(t *testing.T) {
 	run := exec.Command(harnessBin(t), "run", "--model", "scripted:script.jsonl", "--approve", "all", "Migrate the cache")
 	run.Dir = dir
 	run.Env = append(os.Environ(), "NO_COLOR=1")
-	var out bytes.Buffer
+	var out harnesstest.LockedBuffer // read while the process writes it
 	run.Stdout, run.Stderr = &out, &out
 	require.NoError(t, run.Start())
 	require.Eventually(t, func() bool {
