@@ -93,7 +93,7 @@ func (r *ranIn) RunCheck(ctx context.Context, argv []string, rec *facts.Sandbox)
 type CheckFunc func(ctx context.Context, spec facts.CheckSpec, env CheckEnv) (pass bool, reason string, err error)
 
 var (
-	checksMu sync.RWMutex
+	checksMu sync.RWMutex // guards checks
 	checks   = map[string]CheckFunc{}
 )
 

@@ -40,6 +40,8 @@ type feed struct {
 	// taken: a test hook that lets the kernel's queue overflow.
 	hold *sync.RWMutex
 
+	// mu guards pending, broken and marked, which the event loop writes
+	// and sync reads; next is sync's alone.
 	mu      sync.Mutex
 	pending map[string]change // path relative to root → what happened
 	broken  error             // the feed lost events: an overflow, a read error

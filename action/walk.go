@@ -298,11 +298,11 @@ type walk struct {
 	skipIDs []sysStat
 	rootSt  sysStat
 
-	feedMu  sync.Mutex
-	feedErr error // the first watch that could not be added
+	feedMu  sync.Mutex // guards feedErr
+	feedErr error      // the first watch that could not be added
 
 	// The work pool: jobs waiting for an idle worker.
-	poolMu sync.Mutex
+	poolMu sync.Mutex // guards jobs, idle, busy and done; wake's lock
 	wake   *sync.Cond
 	jobs   []func() error
 	idle   int // workers waiting for a job
@@ -337,7 +337,7 @@ type node struct {
 	changed, dirty atomic.Bool
 	dropped        []entry // directories the listing no longer has
 
-	mu   sync.Mutex
+	mu   sync.Mutex // guards kids
 	kids []*kid
 }
 

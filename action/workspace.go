@@ -556,7 +556,7 @@ func (w *Workspace) plan(wk *walk) error {
 // feedBox holds the running feed apart from the Workspace, so that a
 // cleanup attached to the Workspace can close it.
 type feedBox struct {
-	mu sync.Mutex
+	mu sync.Mutex // guards f
 	f  *feed
 }
 

@@ -25,7 +25,7 @@ type snapshotCheck struct {
 // keptSnapshots lists the thread's snapshots; a damaged record is a
 // failure of the check at its seq.
 func keptSnapshots(ctx context.Context, store thread.Store, id string) (*snapshotCheck, error) {
-	snaps := harness.SnapshotsOf(store)
+	snaps := thread.SnapshotsOf(store)
 	if snaps == nil {
 		return nil, nil
 	}

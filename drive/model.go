@@ -15,7 +15,7 @@ import (
 type lazy struct {
 	load func(recorded string) (model.Model, error)
 
-	mu       sync.Mutex
+	mu       sync.Mutex // guards m, recorded, cancel and err
 	m        model.Model
 	recorded string                  // the model the thread recorded, for load
 	cancel   context.CancelCauseFunc // stops the Resume in progress

@@ -85,8 +85,8 @@ func race[S, A any](r *runner, s S, racers []Effect[S, A]) Exit[A] {
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	var (
-		mu       sync.Mutex
-		decided  = -1 // the first racer to succeed or die
+		mu       sync.Mutex // guards decided and exits
+		decided  = -1       // the first racer to succeed or die
 		exits    = make([]Exit[A], len(racers))
 		wg       sync.WaitGroup
 		finished = func(i int, ex Exit[A]) {

@@ -1,6 +1,8 @@
 package facts
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -365,6 +367,17 @@ type ConfirmationRequested struct {
 
 // Validate requires a request id.
 func (p ConfirmationRequested) Validate() error { return required("request_id", p.RequestID) }
+
+// CallDigest identifies a tool call exactly: the tool's name and its
+// arguments, byte for byte (SHA-256, hex). It is the Digest a
+// confirmation.requested, its answer and an MCPCall record.
+func CallDigest(tool, args string) string {
+	h := sha256.New()
+	h.Write([]byte(tool))
+	h.Write([]byte{0})
+	h.Write([]byte(args))
+	return hex.EncodeToString(h.Sum(nil))
+}
 
 // ConfirmationAnswered is the payload of confirmation.answered.
 type ConfirmationAnswered struct {

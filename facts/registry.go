@@ -54,7 +54,7 @@ var (
 	// registry is the current kindTable. Readers load it without locking; a
 	// registration copies it under registerMu and swaps the copy in.
 	registry   atomic.Pointer[kindTable]
-	registerMu sync.Mutex
+	registerMu sync.Mutex // serializes registrations: each copies registry and swaps the copy in
 )
 
 func lookup(kind Kind) *entry {

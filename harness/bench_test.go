@@ -5,19 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/effect"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/model"
-	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -56,7 +54,7 @@ func benchResumeParked(b *testing.B, shape string) {
 	ctx := context.Background()
 	s := openBenchStore(b)
 	const id = "long"
-	buildParked(b, s, id, shape, benchFacts)
+	parkedThread(b, s, id, shape, benchFacts)
 
 	calls := 0
 	m := modelFunc(func(context.Context, model.Request) (model.Decision, error) {
@@ -106,86 +104,14 @@ func benchResumeParked(b *testing.B, shape string) {
 	b.ReportMetric(readT.Seconds()/resumeT.Seconds(), "ratio")
 }
 
-// buildParked appends a parked coding thread of benchFacts facts (at
-// least 5) of the given shape to s, in batches of 1,000, as the runtime
-// would have written it. Whether the runtime reads it so — parked, nothing
-// to run — the benchmarks check on every resume.
-func buildParked(b testing.TB, s thread.Store, id, shape string, benchFacts int) {
-	ctx := context.Background()
-	var batch []facts.Draft
-	var head uint64
-	n := 0 // facts added
-	add := func(kind facts.Kind, cause string, payload any) {
-		d, err := facts.NewDraft(kind, cause, payload)
-		require.NoError(b, err)
-		batch = append(batch, d)
-		n++
-		if len(batch) == 1000 || n == benchFacts {
-			h, err := s.Append(ctx, id, head, batch...)
-			require.NoError(b, err)
-			head, batch = h.Seq, batch[:0]
-		}
-	}
-	// request adds the action.requested of a model's call, as the
-	// scheduler records it before anything runs or anyone is asked.
-	request := func(ref, callID, tool string, needs action.Capability, args string) {
-		add(facts.KindActionRequested, "tool/request/"+ref, facts.ActionRequested{
-			ActionID: ref, CallID: callID, Capability: string(needs), Instruction: tool + " " + args,
-			IdempotencyKey: "tool/execute/" + ref, RequestedBy: "coding-actor", ActorID: "coding-actor", Adapter: tool,
-			Payload: facts.RawJSON(args), Confirm: needs != action.Read,
-		})
-	}
-	add(facts.KindUserMessage, facts.IngressCause(harness.StartKey), facts.UserMessage{Text: "Find why the session cache expires early and fix it."})
-	add(facts.KindSystemConfigured, "system/configure", facts.SystemConfigured{
-		Prompt: harness.DefaultSystemPrompt, Model: "bench", Version: "bench",
-		Tools: []facts.ToolSchema{{Name: "write_file"}, {Name: "read_file"}, {Name: "run_command"}},
-	})
-	// The last model turn, its request and the confirmation it waits for.
-	const tail = 3
-	turn := 0
-	switch shape {
-	case "tool-loop":
-		for benchFacts-tail-n >= 4 {
-			turn++
-			ref := fmt.Sprintf("%d-call_1", turn)
-			args := fmt.Sprintf(`{"path":"internal/auth/file%05d.go"}`, turn)
-			add(facts.KindModelTurn, "infer/turn/"+strconv.Itoa(turn), facts.ModelTurn{
-				Turn:      turn,
-				Text:      "Reading the next file to find where the session expires.",
-				ToolCalls: []facts.ToolCall{{ID: "call_1", Name: "read_file", Args: args}},
-				Usage:     facts.Usage{InputTokens: 18000, OutputTokens: 200},
-			})
-			request(ref, "call_1", "read_file", action.Read, args)
-			add(facts.KindActionStarted, "tool/start/"+ref, facts.ActionStarted{ActionID: ref})
-			add(facts.KindActionCompleted, "tool/execute/"+ref, facts.ActionCompleted{
-				ActionID:    ref,
-				Report:      facts.Report{Status: facts.StatusSucceeded, Stdout: strings.Repeat("func expire(s *Session) { s.ttl = 0 }\n", 5)},
-				EffectState: facts.EffectReported,
-			})
-		}
-		// The person added remarks while the agent read.
-		for i := 1; benchFacts-tail-n > 0; i++ {
-			add(facts.KindUserMessage, facts.IngressCause("remark-"+strconv.Itoa(i)), facts.UserMessage{Text: "Look at the refresh path too."})
-		}
-	case "notes":
-		for i := 1; benchFacts-tail-n > 0; i++ {
-			add("app.note", "note/"+strconv.Itoa(i), map[string]any{"text": "build 4711 is green", "n": i})
-		}
-	default:
+// parkedThread appends a parked coding thread of n facts of the given
+// shape to s (see harnesstest.Parked). Whether the runtime reads it so —
+// parked, nothing to run — the benchmarks check on every resume.
+func parkedThread(b testing.TB, s thread.Store, id, shape string, n int) {
+	if shape != "tool-loop" && shape != "notes" {
 		b.Fatalf("unknown shape %q", shape)
 	}
-	turn++
-	ref := fmt.Sprintf("%d-call_1", turn)
-	args := `{"path":"internal/auth/session.go","content":"ttl = 300"}`
-	add(facts.KindModelTurn, "infer/turn/"+strconv.Itoa(turn), facts.ModelTurn{
-		Turn: turn, Text: "Setting the TTL.", ToolCalls: []facts.ToolCall{{ID: "call_1", Name: "write_file", Args: args}},
-	})
-	request(ref, "call_1", "write_file", action.Write, args)
-	add(facts.KindConfirmationRequested, "confirm/"+ref, facts.ConfirmationRequested{
-		RequestID: ref, CallID: ref, Tool: "write_file", Args: args, Digest: scheduler.Digest("write_file", args),
-	})
-	require.Empty(b, batch, "every fact is appended")
-	require.EqualValues(b, benchFacts, head)
+	harnesstest.Parked{Facts: n, Notes: shape == "notes", InputTokens: 18000}.Append(b, s, id)
 }
 
 // modelFunc is a model made of a function.

@@ -195,7 +195,11 @@ func TestWorkspaceChangedBetweenActions(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { client.Close() })
 			require.Equal(t, mcp.Connected, client.Status()[0].State, "%+v", client.Status()[0])
-			return client.Tools(), func() {
+			var adapters []harness.ToolAdapter
+			for _, t := range client.Tools() {
+				adapters = append(adapters, t)
+			}
+			return adapters, func() {
 				// The server looks for the trigger on a timer, and then
 				// writes the workspace by itself.
 				require.NoError(t, os.WriteFile(trigger, nil, 0o644))

@@ -25,9 +25,9 @@ import (
 // model sees in their place from then on. The log keeps everything.
 //
 // With a ContextWindow the summary is the model's: a compaction turn asks
-// it (CompactPrompt), and its request and response are kept, as for any
+// it (compactPrompt), and its request and response are kept, as for any
 // turn; when it answers with no summary, or there is no model, or no
-// window is configured, the summary is the extractive one (Extract), which
+// window is configured, the summary is the extractive one (extract), which
 // calls nothing — or Services.Summarize's, when set. A compaction turn
 // that fails (its provider down) fails like a model turn, and runs again
 // on the next Resume; a process that dies during it leaves nothing in the
@@ -123,8 +123,8 @@ func (c *compactor) lastUsage() (facts.Usage, bool) {
 	return c.usage, true
 }
 
-// ApproxTokens estimates the tokens of a conversation: four bytes a token.
-func ApproxTokens(msgs []facts.Message) int {
+// approxTokens estimates the tokens of a conversation: four bytes a token.
+func approxTokens(msgs []facts.Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += len(m.Text)
@@ -135,9 +135,9 @@ func ApproxTokens(msgs []facts.Message) int {
 	return n / 4
 }
 
-// ContextSize is what the compactor reckons of the conversation the next
+// contextSize is what the compactor reckons of the conversation the next
 // model turn would be sent: its View.
-type ContextSize struct {
+type contextSize struct {
 	// Approx is the conversation's size in approximate tokens.
 	Approx int
 	// Estimate is the tokens the next turn's context is reckoned to hold:
@@ -159,7 +159,7 @@ func (c *compactor) estimate(msgs []facts.Message, approx int) int64 {
 	i := slices.IndexFunc(msgs, func(m facts.Message) bool { return m.Seq > c.turnSeq })
 	after := 0
 	if i >= 0 {
-		after = ApproxTokens(msgs[i:])
+		after = approxTokens(msgs[i:])
 	}
 	return u.InputTokens + u.OutputTokens + int64(after)
 }
@@ -179,14 +179,14 @@ func (c *compactor) Output() fold.Output[Services] {
 		return fold.Output[Services]{}
 	}
 	msgs := s.Messages()
-	size := ContextSize{Approx: ApproxTokens(msgs)}
+	size := contextSize{Approx: approxTokens(msgs)}
 	size.Estimate = int64(size.Approx)
 	if window > 0 {
 		size.Estimate = c.estimate(msgs, size.Approx)
 	}
 	fraction := lim.Fraction
 	if fraction == 0 {
-		fraction = DefaultCompactFraction
+		fraction = defaultCompactFraction
 	}
 	size.Due = overflowed || (lim.CompactAt > 0 && size.Approx > lim.CompactAt) ||
 		(window > 0 && float64(size.Estimate) >= fraction*float64(window))
@@ -205,17 +205,17 @@ func (c *compactor) Output() fold.Output[Services] {
 	return fold.Output[Services]{View: size, Transitions: []fold.Transition[Services]{{Key: key, Effect: e}}}
 }
 
-// CompactPrompt is the system prompt of a compaction turn: the model is
-// shown the conversation to summarize, then CompactRequest.
-const CompactPrompt = "You are summarizing the conversation of a coding agent with its user and its tools, " +
+// compactPrompt is the system prompt of a compaction turn: the model is
+// shown the conversation to summarize, then compactRequest.
+const compactPrompt = "You are summarizing the conversation of a coding agent with its user and its tools, " +
 	"so that the agent can go on with the work from your summary alone: it will no longer see the conversation itself. " +
 	"Keep what the agent needs: the user's goal and every instruction or constraint they gave; " +
 	"what was decided and why; the files read and changed, with what was found in them and what was changed; " +
 	"the commands run and what they showed; errors met and how they were handled; and what remains to do. " +
 	"Keep exact paths, names, numbers and error messages. Write plain prose and lists, no tool calls."
 
-// CompactRequest is the last message of a compaction turn's request.
-const CompactRequest = "Summarize the conversation above as the system prompt says. Answer with the summary only."
+// compactRequest is the last message of a compaction turn's request.
+const compactRequest = "Summarize the conversation above as the system prompt says. Answer with the summary only."
 
 // compaction describes one compaction of the conversation up to the fact
 // upTo: the summary of older, recorded as context.compacted.
@@ -228,11 +228,11 @@ func compaction(cfg Config, thread string, older []facts.Message, upTo uint64, b
 			cc.Summary = text
 			return cc, err
 		case !byModel || svc.Model == nil:
-			cc.Summary, _ = Extract(ctx, older)
+			cc.Summary, _ = extract(ctx, older)
 			return cc, nil
 		}
-		req := model.Request{Thread: thread, System: CompactPrompt,
-			Messages: append(slices.Clone(older), facts.Message{Role: facts.RoleUser, Text: CompactRequest})}
+		req := model.Request{Thread: thread, System: compactPrompt,
+			Messages: append(slices.Clone(older), facts.Message{Role: facts.RoleUser, Text: compactRequest})}
 		d, err := svc.Model.Turn(ctx, req)
 		if err != nil {
 			return cc, err
@@ -247,7 +247,7 @@ func compaction(cfg Config, thread string, older []facts.Message, upTo uint64, b
 		}
 		cc.Summary = strings.TrimSpace(d.Text)
 		if cc.Summary == "" {
-			cc.Summary, _ = Extract(ctx, older)
+			cc.Summary, _ = extract(ctx, older)
 			cc.Fallback = "the model's answer held no summary"
 		}
 		return cc, nil
@@ -261,7 +261,7 @@ func compaction(cfg Config, thread string, older []facts.Message, upTo uint64, b
 		if c, ok := model.Classify(err); !ok || (c != facts.ClassInvalidOutput && c != facts.ClassContextOverflow) {
 			return effect.Fail[Services, facts.ContextCompacted](err)
 		}
-		summary, _ := Extract(context.Background(), older)
+		summary, _ := extract(context.Background(), older)
 		return effect.Succeed[Services](facts.ContextCompacted{UpTo: upTo, Messages: len(older), Summary: summary,
 			Fallback: "the model could not summarize: " + err.Error()})
 	})
@@ -306,9 +306,9 @@ func retryNoting[A any](cfg Config, call effect.Effect[Services, A], waited func
 	})
 }
 
-// Extract is the summary that calls nothing: each message's role and first
+// extract is the summary that calls nothing: each message's role and first
 // line, shortened. It is deterministic, so a compaction replays the same.
-func Extract(_ context.Context, msgs []facts.Message) (string, error) {
+func extract(_ context.Context, msgs []facts.Message) (string, error) {
 	var b strings.Builder
 	for _, m := range msgs {
 		line, _, _ := strings.Cut(strings.TrimSpace(m.Text), "\n")

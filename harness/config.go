@@ -51,7 +51,7 @@ type Config struct {
 	// known, and no such compaction.
 	ContextWindow int
 	// CompactFraction is the share of ContextWindow past which a
-	// compaction is due; 0 is DefaultCompactFraction.
+	// compaction is due; 0 is 0.8.
 	CompactFraction float64
 	// Grants are the capabilities the actor's threads are granted; an
 	// action needing another is denied without invoking its adapter, and
@@ -104,14 +104,14 @@ func WithContextWindow(tokens int, fraction float64) Option {
 func (c Config) contextBounds() *facts.ContextBounds {
 	b := &facts.ContextBounds{Window: c.ContextWindow, Fraction: c.CompactFraction, CompactAt: c.CompactAt}
 	if b.Window > 0 && b.Fraction == 0 {
-		b.Fraction = DefaultCompactFraction // recorded as it applies
+		b.Fraction = defaultCompactFraction // recorded as it applies
 	}
 	return b
 }
 
-// DefaultCompactFraction is the share of the context window past which a
+// defaultCompactFraction is the share of the context window past which a
 // compaction is due when Config.CompactFraction says none.
-const DefaultCompactFraction = 0.8
+const defaultCompactFraction = 0.8
 
 // WithActor sets Config.Actor.
 func WithActor(name string) Option { return func(c *Config) { c.Actor = name } }
@@ -175,7 +175,7 @@ func (c Config) Validate() error {
 	case c.ContextWindow < 0:
 		return fmt.Errorf("config: ContextWindow is %d: want ≥ 0 (0 is not known)", c.ContextWindow)
 	case c.CompactFraction < 0 || c.CompactFraction > 1 || c.CompactFraction != c.CompactFraction:
-		return fmt.Errorf("config: CompactFraction is %v: want a share of the window, above 0 and at most 1 (0 is %v)", c.CompactFraction, DefaultCompactFraction)
+		return fmt.Errorf("config: CompactFraction is %v: want a share of the window, above 0 and at most 1 (0 is %v)", c.CompactFraction, defaultCompactFraction)
 	}
 	for _, g := range c.Grants {
 		if err := g.Validate(); err != nil {

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,13 +16,13 @@ import (
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// DelegateTool is the name of the built-in tool through which a model
+// delegateTool is the name of the built-in tool through which a model
 // delegates a task to a child thread (see Delegate).
-const DelegateTool = "delegate"
+const delegateTool = "delegate"
 
 // delegateSchema is what the model is told of the delegate tool.
 var delegateSchema = facts.ToolSchema{
-	Name: DelegateTool,
+	Name: delegateTool,
 	Description: "Delegate a task to a child agent. It works in a thread of its own, with the tools you name " +
 		"(by default all of yours but this one; name delegate too to let it delegate in turn) and at most the budget " +
 		"you give it (never more than you have left). Its writes and commands ask for confirmation as yours do. " +
@@ -81,11 +80,6 @@ func DelegatingActor(cfg Config, tools *Toolbox) (Actor, error) {
 	return Compose(cfg, System(), Tools(tools), Budget(), Compact(), Infer(Scheduler()), Delegate(nil))
 }
 
-// ErrChildPolicy: the actor composed for a child is wider than its parent
-// allows — other tools, a grant the parent lacks, a larger budget — or
-// was not made by Compose.
-var ErrChildPolicy = errors.New("the child's actor is wider than its parent allows")
-
 // Delegate gives the actor's model the delegate tool: a call spawns a
 // child thread for a task, the calling thread waits on it as it waits for
 // a person (its view enables nothing until the child's outcome is
@@ -126,8 +120,8 @@ type actorSpec struct {
 // check refuses an assembly whose parts cannot work together.
 func (a *assembly) check() error {
 	if a.delegate != nil {
-		if _, ok := a.toolbox.Lookup(DelegateTool); ok {
-			return fmt.Errorf("compose: a tool is named %q, the name of the delegation tool", DelegateTool)
+		if _, ok := a.toolbox.Lookup(delegateTool); ok {
+			return fmt.Errorf("compose: a tool is named %q, the name of the delegation tool", delegateTool)
 		}
 	}
 	return nil
@@ -148,7 +142,7 @@ func (d *delegation) calls() func(facts.ToolCall) bool {
 	if d == nil {
 		return nil
 	}
-	return func(c facts.ToolCall) bool { return c.Name == DelegateTool }
+	return func(c facts.ToolCall) bool { return c.Name == delegateTool }
 }
 
 // spawner is the scheduler's Env.Spawn: nil without a delegation.
@@ -180,13 +174,13 @@ func decideSpawn(cfg Config, b *budget, req scheduler.SpawnRequest) facts.ChildS
 		return p
 	}
 	if err := facts.CheckJSON([]byte(req.Call.Args)); err != nil {
-		return refuse("the arguments of %s are refused: %v", DelegateTool, err)
+		return refuse("the arguments of %s are refused: %v", delegateTool, err)
 	}
 	var args delegateArgs
 	dec := json.NewDecoder(bytes.NewReader([]byte(req.Call.Args)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&args); err != nil {
-		return refuse("the arguments of %s are refused: %v (want {\"task\": TEXT, \"tools\": [NAME…], \"max_turns\": N, \"max_tokens\": N})", DelegateTool, err)
+		return refuse("the arguments of %s are refused: %v (want {\"task\": TEXT, \"tools\": [NAME…], \"max_turns\": N, \"max_tokens\": N})", delegateTool, err)
 	}
 	if strings.TrimSpace(args.Task) == "" {
 		return refuse("no task: a delegation names what the child is to do")
@@ -195,13 +189,13 @@ func decideSpawn(cfg Config, b *budget, req scheduler.SpawnRequest) facts.ChildS
 	for _, t := range req.System.Tools {
 		offered = append(offered, t.Name)
 	}
-	if !slices.Contains(offered, DelegateTool) {
-		return refuse("this thread was not offered the %s tool", DelegateTool)
+	if !slices.Contains(offered, delegateTool) {
+		return refuse("this thread was not offered the %s tool", delegateTool)
 	}
 	p.Task = args.Task
 	if args.Tools == nil {
 		for _, t := range offered {
-			if t != DelegateTool {
+			if t != delegateTool {
 				p.Tools = append(p.Tools, t)
 			}
 		}
@@ -286,7 +280,7 @@ func childOf(parent Actor, spawn facts.ThreadSpawned, id string) (Actor, *Toolbo
 	c.Config.MaxTurns, c.Config.MaxTokens = spawn.MaxTurns, spawn.MaxTokens
 	var adapters []ToolAdapter
 	for _, name := range spawn.Tools {
-		if name == DelegateTool {
+		if name == delegateTool {
 			c.Delegate = true
 			continue
 		}
@@ -320,7 +314,7 @@ func (c Child) allows(a Actor) error {
 	case s.tools != c.Tools:
 		return fmt.Errorf("%w: compose it with the child's toolbox (Child.Tools), not another", ErrChildPolicy)
 	case s.delegate != nil && !c.Delegate:
-		return fmt.Errorf("%w: it delegates, but its delegation did not name the %s tool", ErrChildPolicy, DelegateTool)
+		return fmt.Errorf("%w: it delegates, but its delegation did not name the %s tool", ErrChildPolicy, delegateTool)
 	}
 	for _, g := range s.cfg.Grants {
 		if !slices.Contains(c.Config.Grants, g) {
@@ -349,14 +343,6 @@ func (b *budget) child(f facts.Fact) {
 	b.childTokens += p.Tokens
 }
 
-// ErrNotInTree: a thread named as a descendant of another is not one.
-var ErrNotInTree = errors.New("not a thread of the tree")
-
-// ErrNotChild: a child thread's id is taken by a thread that is not the
-// child of the spawn that names it, or a thread claims a parent whose log
-// does not record its spawn.
-var ErrNotChild = errors.New("not the child its spawn names")
-
 // Open is the thread id of the runtime, folded by the actor that folds
 // it: actor for a thread it began, and for a child thread (whose first
 // fact is thread.spawned) the child actor its ancestors' delegations
@@ -367,15 +353,15 @@ func (rt *Runtime) Open(ctx context.Context, actor Actor, id string) (*Thread, e
 }
 
 // open is Open of a thread depth links below the one first asked for: a
-// walk of more than MaxTreeDepth parents (spawn records that name each
+// walk of more than maxTreeDepth parents (spawn records that name each
 // other, written by hand) is ErrNotInTree, not a walk without end.
 func (rt *Runtime) open(ctx context.Context, actor Actor, id string, depth int) (*Thread, error) {
 	spawn, ok, err := SpawnOf(ctx, rt.Store, id)
 	if err != nil || !ok {
 		return rt.Thread(actor, id), err
 	}
-	if depth >= MaxTreeDepth {
-		return nil, fmt.Errorf("thread %s: no root within %d parents: %w", id, MaxTreeDepth, ErrNotInTree)
+	if depth >= maxTreeDepth {
+		return nil, fmt.Errorf("thread %s: no root within %d parents: %w", id, maxTreeDepth, ErrNotInTree)
 	}
 	parent, err := rt.open(ctx, actor, spawn.Parent, depth+1)
 	if err != nil {
@@ -392,7 +378,7 @@ func (t *Thread) Open(ctx context.Context, id string) (*Thread, error) {
 }
 
 // open is Open of a thread depth links below the one first asked for,
-// cut after MaxTreeDepth parents as Runtime.Open's walk is.
+// cut after maxTreeDepth parents as Runtime.Open's walk is.
 func (t *Thread) open(ctx context.Context, id string, depth int) (*Thread, error) {
 	if id == t.id {
 		return t, nil
@@ -403,8 +389,8 @@ func (t *Thread) open(ctx context.Context, id string, depth int) (*Thread, error
 		return nil, err
 	case !ok:
 		return nil, fmt.Errorf("thread %s in the tree of %s: %w", id, t.id, ErrNotInTree)
-	case depth >= MaxTreeDepth:
-		return nil, fmt.Errorf("thread %s in the tree of %s: not within %d parents: %w", id, t.id, MaxTreeDepth, ErrNotInTree)
+	case depth >= maxTreeDepth:
+		return nil, fmt.Errorf("thread %s in the tree of %s: not within %d parents: %w", id, t.id, maxTreeDepth, ErrNotInTree)
 	}
 	parent, err := t.open(ctx, spawn.Parent, depth+1)
 	if err != nil {
@@ -452,21 +438,21 @@ func SpawnOf(ctx context.Context, store thread.Store, id string) (facts.ThreadSp
 	return facts.ThreadSpawned{}, false, nil
 }
 
-// MaxTreeDepth bounds the walk from a child up to the root of its tree.
-const MaxTreeDepth = 64
+// maxTreeDepth bounds the walk from a child up to the root of its tree.
+const maxTreeDepth = 64
 
 // RootOf is the root of the tree the thread id belongs to: id itself when
-// it is no child, else its parent's root. A walk of more than MaxTreeDepth
+// it is no child, else its parent's root. A walk of more than 64
 // parents (spawn records that name each other) is ErrNotInTree.
 func RootOf(ctx context.Context, store thread.Store, id string) (string, error) {
-	for range MaxTreeDepth {
+	for range maxTreeDepth {
 		spawn, ok, err := SpawnOf(ctx, store, id)
 		if err != nil || !ok {
 			return id, err
 		}
 		id = spawn.Parent
 	}
-	return "", fmt.Errorf("thread %s: more than %d parents above it: %w", id, MaxTreeDepth, ErrNotInTree)
+	return "", fmt.Errorf("thread %s: more than %d parents above it: %w", id, maxTreeDepth, ErrNotInTree)
 }
 
 // checkLink checks that the parent's log records the spawn of child id as

@@ -144,7 +144,7 @@ func TestDelegateConfirmationThroughTheParent(t *testing.T) {
 	// keeps one, the lineage included), and a tree read anew from them
 	// stands where the logs say.
 	for _, id := range []string{"p", child} {
-		snap, err := harness.SnapshotsOf(e.store).LatestSnapshot(ctx, id)
+		snap, err := thread.SnapshotsOf(e.store).LatestSnapshot(ctx, id)
 		require.NoError(t, err, id)
 		h, err := e.store.Head(ctx, id)
 		require.NoError(t, err)

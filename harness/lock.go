@@ -39,7 +39,7 @@ type threadLock struct {
 }
 
 type threadLocks struct {
-	mu sync.Mutex
+	mu sync.Mutex // guards m and the refs of every entry
 	m  map[lockKey]*threadLock
 }
 

@@ -73,8 +73,8 @@ func BenchmarkResumeSnapshot(b *testing.B) {
 
 func benchResumeSnapshotTime(b *testing.B) {
 	s := openBenchStore(b)
-	buildParked(b, s, "long", "tool-loop", benchFacts)
-	buildParked(b, s, "short", "tool-loop", 5)
+	parkedThread(b, s, "long", "tool-loop", benchFacts)
+	parkedThread(b, s, "short", "tool-loop", 5)
 	rt, actor := parkedRuntime(b, s)
 	// The Resumes that park them keep their snapshots.
 	resumeParked(b, rt, actor, "long", benchFacts)
@@ -179,7 +179,7 @@ func benchResumeSnapshotRSS(b *testing.B) {
 	dir := b.TempDir()
 	s, err := thread.OpenPebble(dir)
 	require.NoError(b, err)
-	buildParked(b, s, "long", "tool-loop", benchFacts)
+	parkedThread(b, s, "long", "tool-loop", benchFacts)
 	rt, actor := parkedRuntime(b, s)
 	resumeParked(b, rt, actor, "long", benchFacts)
 	require.NoError(b, s.Close())

@@ -65,16 +65,6 @@ type Outcome struct {
 	Seq uint64
 }
 
-// ErrDefect: a transition died (panicked, or returned an error marked as a
-// defect). The defect is recorded in the thread and the thread stops.
-var ErrDefect = errors.New("transition died")
-
-// ErrThreadExists: a thread that must be new already has facts.
-var ErrThreadExists = errors.New("thread already exists")
-
-// ErrUnknownThread: a Resume or Post of a thread with no facts.
-var ErrUnknownThread = errors.New("unknown thread")
-
 // Runtime runs actors' threads on a store, with the Services.
 type Runtime struct {
 	Store    thread.Store
@@ -276,9 +266,6 @@ var IngressKinds = []facts.Kind{
 	facts.KindContextBoundsSet,
 }
 
-// ErrNotIngress: Post of a kind that only the runtime appends.
-var ErrNotIngress = errors.New("not a kind that can be posted")
-
 // Post appends d to an existing thread as an ingress fact under the
 // idempotency key: its cause is "ingress/"+key. The same key twice appends
 // once; the second Post reports Duplicate. The actor's components check the
@@ -459,7 +446,7 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 			if out.Status != "" {
 				return out, nil // a child stopped the tree (see tend)
 			}
-			out.Status = StatusOf(p)
+			out.Status = statusOf(p)
 			switch {
 			case p.Stop != nil:
 				out.Reason = p.Stop.Reason

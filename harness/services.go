@@ -31,7 +31,8 @@ type Services struct {
 	// Blobs keeps observed contents and listings by digest; nil keeps none.
 	Blobs action.Blobs
 	// Summarize writes the summary a compaction records; nil uses
-	// Extract, which calls nothing.
+	// the extractive summary, which calls nothing: each message's role and
+	// first line.
 	Summarize func(ctx context.Context, messages []facts.Message) (string, error)
 	// Tracing receives the spans of transitions; nil is the global
 	// OpenTelemetry provider.

@@ -28,28 +28,10 @@ import (
 // for the conversation of a thread never compacted (a compacted one is
 // read from the compaction on).
 
-// SnapshotsOf returns the snapshots a store keeps: its own, or its
-// backing store's (a wrapper that counts or watches the calls of a Pebble
-// store keeps the Pebble store's snapshots); nil when it keeps none.
-func SnapshotsOf(s thread.Store) thread.Snapshots {
-	if s == nil {
-		return nil
-	}
-	if sn, ok := s.(thread.Snapshots); ok {
-		return sn
-	}
-	if b := s.Backing(); b != nil && b != s {
-		if sn, ok := b.(thread.Snapshots); ok {
-			return sn
-		}
-	}
-	return nil
-}
-
 // restore returns the thread's state restored from its latest snapshot,
 // or nil when there is none that fits.
 func (t *Thread) restore(ctx context.Context) *state {
-	snaps := SnapshotsOf(t.rt.Store)
+	snaps := thread.SnapshotsOf(t.rt.Store)
 	if snaps == nil {
 		return nil
 	}
@@ -84,7 +66,7 @@ func (t *Thread) keep(ctx context.Context, st *state) error {
 	if st.kept == st.fold.Seq() || st.fold.Seq() == 0 {
 		return nil
 	}
-	snaps := SnapshotsOf(t.rt.Store)
+	snaps := thread.SnapshotsOf(t.rt.Store)
 	if snaps == nil {
 		return nil
 	}
@@ -132,7 +114,7 @@ func (p *prefix) Read(from uint64) iter.Seq2[facts.Fact, error] {
 
 // Cause asks the store's cause index.
 func (p *prefix) Cause(key string) (uint64, bool, error) {
-	snaps := SnapshotsOf(p.t.rt.Store)
+	snaps := thread.SnapshotsOf(p.t.rt.Store)
 	if snaps == nil {
 		err := errors.New("the store keeps no cause index of the facts before the snapshot")
 		p.st.broken = err

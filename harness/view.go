@@ -52,11 +52,11 @@ type View struct {
 	Own Own
 }
 
-// StatusOf is the status a projection gives a thread: stopped or failed
+// statusOf is the status a projection gives a thread: stopped or failed
 // when a component stopped it, resumable when something is enabled,
 // parked when it waits for a person, done otherwise. It is how a Resume
 // ends and how every reader says where a thread stands.
-func StatusOf[S any](p fold.Projection[S]) Status {
+func statusOf[S any](p fold.Projection[S]) Status {
 	switch {
 	case p.Stop != nil:
 		return Status(p.Stop.Status)
@@ -122,7 +122,7 @@ func ViewOf(id string, f *fold.Fold[Services]) (View, error) {
 	if err != nil {
 		return v, fmt.Errorf("thread %s at seq %d: %w", id, f.Seq(), err)
 	}
-	v.Status, v.Waits = StatusOf(p), p.Waits
+	v.Status, v.Waits = statusOf(p), p.Waits
 	switch {
 	case p.Stop != nil:
 		v.Reason = p.Stop.Reason

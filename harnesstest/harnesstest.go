@@ -54,7 +54,7 @@ const (
 // Recording is a model that answers from a script and keeps every request.
 type Recording struct {
 	Script *model.Scripted
-	mu     sync.Mutex
+	mu     sync.Mutex // guards reqs
 	reqs   []model.Request
 }
 
@@ -92,7 +92,7 @@ type Env struct {
 	Actor   harness.Actor
 	Toolbox *harness.Toolbox
 
-	mu   sync.Mutex
+	mu   sync.Mutex // guards args
 	args []string
 }
 
@@ -403,7 +403,7 @@ func LastFact(t *testing.T, s thread.Store, id string) facts.Fact {
 // away — as a lease that could not be renewed in time is.
 type Leased struct {
 	*thread.PebbleStore
-	mu   sync.Mutex
+	mu   sync.Mutex // guards lose
 	lose context.CancelCauseFunc
 	// LoseOnAppend loses the lease held when an append begins.
 	LoseOnAppend bool

@@ -14,6 +14,11 @@ import (
 	"github.com/seed-7cc7a084/harness/mcp"
 )
 
+// An MCP tool is a tool of the runtime's toolbox: package mcp names no
+// harness type (it sits below the runtime in the package table), so this
+// says its Tool still fits.
+var _ harness.ToolAdapter = mcp.Tool(nil)
+
 // transport is a test server reached one way: its settings, and how many
 // calls it carried out.
 type transport struct {

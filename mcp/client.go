@@ -24,7 +24,6 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/sandbox"
 )
 
@@ -202,11 +201,28 @@ func (c *Client) blobStore() action.Blobs {
 	return nil
 }
 
-// Tools returns the tools of the connected servers, as adapters for a
-// harness.Toolbox: server by server in name order, each server's tools in
-// its own order.
-func (c *Client) Tools() []harness.ToolAdapter {
-	var out []harness.ToolAdapter
+// Tool is one tool of a connected server, an adapter for the runtime's
+// toolbox (it is a harness.ToolAdapter, with every optional method the
+// runtime asks of one): it names the capability it needs, asks a person
+// unless it is a trusted server's read-only tool, says where a local
+// server runs and what a call records of its server, that a remote
+// server's effects cannot be observed, and the check the settings declare.
+type Tool interface {
+	action.Adapter
+	Schema() facts.ToolSchema
+	Capability() action.Capability
+	Confirm() bool
+	Sandbox() *facts.Sandbox
+	Unobserved() bool
+	MCPCall(args string, offered *facts.ToolSchema) *facts.MCPCall
+	Check(args json.RawMessage) (*facts.CheckSpec, error)
+}
+
+// Tools returns the tools of the connected servers, for the runtime's
+// toolbox: server by server in name order, each server's tools in its own
+// order.
+func (c *Client) Tools() []Tool {
+	var out []Tool
 	for _, s := range c.servers {
 		s.mu.Lock()
 		for _, t := range s.tools {
@@ -254,7 +270,8 @@ type conn struct {
 
 	// listing is held while the tool list is read again.
 	listing sync.Mutex
-	mu      sync.Mutex
+	// mu guards current, stale, changed, err and closed.
+	mu sync.Mutex
 	// current is the server's listing now: the definition digest of each
 	// tool by its remote name. stale says a list_changed notification came
 	// since it was read.

@@ -1,5 +1,5 @@
 // Package mcp puts the tools of MCP servers through harness's effect
-// boundary, and offers harness itself as an MCP server.
+// boundary. (Harness itself as an MCP server is package mcpserver.)
 //
 // # Tools from MCP servers
 //
@@ -8,7 +8,7 @@
 // to over stdio, or {url, headers} for a remote one over streamable
 // HTTP). [Connect] starts or reaches each and lists its tools; each tool
 // is offered to the model as mcp__<server>__<tool> with its input schema,
-// as a harness.ToolAdapter ([Client.Tools]) that goes in the toolbox
+// as a [Tool] ([Client.Tools]) that goes in the runtime's toolbox
 // beside the built-in tools. A call of one is an action like any other:
 //
 //   - action.requested, before anything runs, records the server, its

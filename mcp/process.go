@@ -30,7 +30,7 @@ type process struct {
 	stderr *tail
 	// closing is set when the harness closes the server: its end is then
 	// no surprise.
-	mu      sync.Mutex
+	mu      sync.Mutex // guards closing
 	closing bool
 }
 
@@ -39,7 +39,7 @@ const tailSize = 4 << 10
 
 // tail keeps the last bytes written to it.
 type tail struct {
-	mu  sync.Mutex
+	mu  sync.Mutex // guards buf
 	buf []byte
 }
 

@@ -15,10 +15,9 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/scheduler"
 )
 
-// tool is one tool of a server as a harness.ToolAdapter: a call is an
+// tool is one tool of a server, a Tool: a call is an
 // action like any other, requested, confirmed by the same policy, run
 // through the boundary and reported with the server's answer kept whole.
 type tool struct {
@@ -77,7 +76,7 @@ func (t *tool) Unobserved() bool { return t.c.transport == facts.MCPHTTP }
 // MCPCall is what a call's request records (see facts.MCPCall).
 func (t *tool) MCPCall(args string, offered *facts.ToolSchema) *facts.MCPCall {
 	c := &facts.MCPCall{Server: t.c.name, Tool: t.remote, Transport: t.c.transport, Endpoint: t.c.endpoint,
-		Digest: scheduler.Digest(t.name, args), ReadOnly: t.readOnly}
+		Digest: facts.CallDigest(t.name, args), ReadOnly: t.readOnly}
 	if offered != nil {
 		c.Offered = DefinitionDigest(*offered)
 	}

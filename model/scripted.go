@@ -39,7 +39,7 @@ type Scripted struct {
 	name  string
 	turns []scriptLine
 
-	mu       sync.Mutex
+	mu       sync.Mutex     // guards attempts
 	attempts map[string]int // "thread\x00turn" → attempts so far; never iterated
 }
 

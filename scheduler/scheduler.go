@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"strconv"
 
@@ -137,14 +135,8 @@ func askKey(turn int) string       { return "question/ask/" + strconv.Itoa(turn)
 var ownPrefixes = []string{"infer/turn/", "confirm/", "tool/", "question/ask/", "delegate/"}
 
 // Digest identifies a tool call exactly: the tool's name and its
-// arguments, byte for byte.
-func Digest(tool, args string) string {
-	h := sha256.New()
-	h.Write([]byte(tool))
-	h.Write([]byte{0})
-	h.Write([]byte(args))
-	return hex.EncodeToString(h.Sum(nil))
-}
+// arguments, byte for byte (facts.CallDigest).
+func Digest(tool, args string) string { return facts.CallDigest(tool, args) }
 
 // Errors of Accept, wrapped with the request id.
 var (

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,15 +79,17 @@ type Action struct {
 	Changes []FileChange `json:"changes,omitempty"`
 }
 
-// FileChange is one path an action changed.
-type FileChange struct {
-	Path   string `json:"path"`
-	Change string `json:"change"`
-	// Diff is the unified diff of the kept contents ("" when they were
-	// not kept, or are not text).
-	Diff string `json:"diff,omitempty"`
-	// Note says why there is no diff.
-	Note string `json:"note,omitempty"`
+// FileChange is one path an action changed, rendered as the terminal
+// renders it (present.DiffOf); the page escapes it for HTML.
+type FileChange = present.FileDiff
+
+// contents is where the store keeps contents, for a diff; nil when it keeps
+// none.
+func (s *Server) contents() present.Kept {
+	if s.blobs == nil {
+		return nil
+	}
+	return s.blobs
 }
 
 // summaryOf is the list's row of a state.
@@ -170,11 +171,8 @@ func draftFact(kind facts.Kind, payload any) facts.Fact {
 	return facts.Fact{Kind: d.Kind, Data: d.Data}
 }
 
-// Bounds of the diffs a detail shows.
-const (
-	maxDiffFiles = 20
-	maxDiffBytes = 256 << 10
-)
+// maxDiffFiles bounds the diffs a detail shows.
+const maxDiffFiles = 20
 
 func (s *Server) actionOf(ctx context.Context, a scheduler.Action) Action {
 	req := a.Requested
@@ -200,46 +198,9 @@ func (s *Server) actionOf(ctx context.Context, a scheduler.Action) Action {
 			out.Changes = append(out.Changes, FileChange{Path: "…", Note: "more files changed than are shown"})
 			break
 		}
-		out.Changes = append(out.Changes, s.changeOf(ctx, pc))
+		out.Changes = append(out.Changes, present.DiffOf(ctx, pc, s.contents()))
 	}
 	return out
-}
-
-// changeOf is one changed path with the diff of its kept contents.
-func (s *Server) changeOf(ctx context.Context, pc facts.PathChange) FileChange {
-	fc := FileChange{Path: pc.Path, Change: present.ChangeKind(pc)}
-	if s.blobs == nil {
-		fc.Note = "the store keeps no contents"
-		return fc
-	}
-	get := func(digest string) (string, bool) {
-		if digest == "" {
-			return "", true
-		}
-		b, err := s.blobs.GetBlob(ctx, digest)
-		if err != nil || len(b) > maxDiffBytes || bytes.IndexByte(b, 0) >= 0 {
-			return "", false
-		}
-		return string(b), true
-	}
-	before, ok1 := get(pc.Before)
-	after, ok2 := get(pc.After)
-	if !ok1 || !ok2 {
-		fc.Note = "contents not kept (too large, not text, or not read)"
-		return fc
-	}
-	from, to := "a/"+pc.Path, "b/"+pc.Path
-	if pc.Before == "" {
-		from = "/dev/null"
-	}
-	if pc.After == "" {
-		to = "/dev/null"
-	}
-	fc.Diff = present.EscapeText(tools.UnifiedDiff(from, to, before, after))
-	if fc.Diff == "" && pc.ModeChanged() {
-		fc.Note = "mode changed only"
-	}
-	return fc
 }
 
 // diffLine is one line of a diff with how to show it.

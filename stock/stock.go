@@ -509,7 +509,9 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		if err != nil {
 			return nil, err
 		}
-		adapters = append(adapters, client.Tools()...)
+		for _, t := range client.Tools() {
+			adapters = append(adapters, t)
+		}
 	}
 	fail := func(err error) (*Stock, error) {
 		if client != nil {

@@ -27,7 +27,7 @@ const hotAfter = 8
 // committed and dropped when a commit fails, so it never runs ahead of the
 // database. Reads other than Append's (Head, Threads, Verify) go to Pebble.
 type hotThreads struct {
-	mu   sync.Mutex
+	mu   sync.Mutex // guards m (each entry is its appender's alone)
 	m    map[string]*hotThread
 	seed maphash.Seed
 }

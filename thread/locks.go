@@ -10,7 +10,7 @@ import (
 // for each other. An entry lives only while someone holds or waits for it,
 // so the map stays as small as the number of threads being appended to.
 type threadLocks struct {
-	mu sync.Mutex
+	mu sync.Mutex // guards m and the refs of every entry
 	m  map[string]*threadLock
 }
 

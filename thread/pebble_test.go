@@ -344,7 +344,9 @@ func withCRC(b []byte) []byte {
 }
 
 // lockedBuffer is a bytes.Buffer a child process can write to while the
-// test reads it.
+// test reads it. (harnesstest.LockedBuffer is the same for the tests above
+// the runtime; thread's tests do not import the test kit, which would link
+// every package of the module into them.)
 type lockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer

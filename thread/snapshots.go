@@ -56,6 +56,24 @@ type Snapshots interface {
 	CauseSeq(ctx context.Context, thread, cause string) (uint64, bool, error)
 }
 
+// SnapshotsOf returns the snapshots a store keeps: its own, or its
+// backing store's (a wrapper that counts or watches the calls of a Pebble
+// store keeps the Pebble store's snapshots); nil when it keeps none.
+func SnapshotsOf(s Store) Snapshots {
+	if s == nil {
+		return nil
+	}
+	if sn, ok := s.(Snapshots); ok {
+		return sn
+	}
+	if b := s.Backing(); b != nil && b != s {
+		if sn, ok := b.(Snapshots); ok {
+			return sn
+		}
+	}
+	return nil
+}
+
 // KeptSnapshots is how many snapshots of a thread the Pebble store keeps:
 // the newest, for resume, and a few before it, for a verifier to check.
 const KeptSnapshots = 4

@@ -11,25 +11,6 @@ import (
 	"github.com/seed-7cc7a084/harness/tools"
 )
 
-func TestUnifiedDiff(t *testing.T) {
-	cases := []struct {
-		name, a, b, want string
-	}{
-		{"equal", "x\n", "x\n", ""},
-		{"one line changed", "a\nb\nc\n", "a\nB\nc\n", "--- a\n+++ b\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"},
-		{"a new file", "", "x\ny\n", "--- a\n+++ b\n@@ -0,0 +1,2 @@\n+x\n+y\n"},
-		{"a line added at the end, no newline", "a\n", "a\nb", "--- a\n+++ b\n@@ -1 +1,2 @@\n a\n+b\n\\ No newline at end of file\n"},
-		{"far apart changes make two hunks",
-			"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "X\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\nY\n",
-			"--- a\n+++ b\n@@ -1,4 +1,4 @@\n-1\n+X\n 2\n 3\n 4\n@@ -9,4 +9,4 @@\n 9\n 10\n 11\n-12\n+Y\n"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, tools.UnifiedDiff("a", "b", tc.a, tc.b))
-		})
-	}
-}
-
 func TestPreview(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "cache.toml"), []byte("ttl_seconds = 60\nsize = 10\n"), 0o644))

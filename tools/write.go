@@ -44,79 +44,147 @@ func tooLarge(tool, what string, size, limit int) error {
 		ErrTooLarge, what, plural(size, "byte", "bytes"), bound, tool)
 }
 
+// fileTool is the body write_file and edit_file share: a call names one
+// file of the workspace and the whole content it is to hold, which the
+// tool makes from the arguments and, for an edit, the file as it is. Both
+// refuse what writable refuses, declare FileEquals on the content they
+// mean to leave, and replace the file atomically where one walk found it
+// (writeFile).
+type fileTool struct {
+	name string
+	// parse decodes and checks the arguments, without the file: the path
+	// they name, as written, and how to make the new content.
+	parse func(raw json.RawMessage) (path string, content contentOf, err error)
+	// checkMode is how the declared check walks to the file (it makes
+	// nothing); runMode how the run does.
+	checkMode, runMode walkMode
+}
+
+// contentOf makes the content a file is to hold from where a walk found
+// it (sp), and says what the write did, given whether it created the file
+// and the file's previous size.
+type contentOf func(sp *spot) (data []byte, said func(created bool, prev int64) string, err error)
+
+// target parses a call's arguments and resolves the path they name.
+func (f fileTool) target(ws *workspace, raw json.RawMessage) (string, contentOf, error) {
+	path, content, err := f.parse(raw)
+	if err != nil {
+		return "", nil, err
+	}
+	rel, err := ws.rel(path)
+	if err != nil {
+		return "", nil, err
+	}
+	return rel, content, ws.refuseProtected(rel)
+}
+
+// precheck refuses a call that would be refused as the workspace is now.
+func (f fileTool) precheck(ws *workspace, raw json.RawMessage) error {
+	rel, _, err := f.target(ws, raw)
+	if err != nil {
+		return err
+	}
+	return ws.writableNow(rel)
+}
+
+// check declares FileEquals on the content the call would leave, made
+// from the file as it is when the request is made.
+func (f fileTool) check(ws *workspace, raw json.RawMessage) (*facts.CheckSpec, error) {
+	rel, content, err := f.target(ws, raw)
+	if err != nil {
+		return nil, err
+	}
+	root, err := ws.open()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	sp, err := ws.writable(root, rel, f.checkMode)
+	if err != nil {
+		return nil, err
+	}
+	defer sp.close()
+	data, _, err := content(sp)
+	if err != nil {
+		return nil, err
+	}
+	spec := action.FileEquals(rel, data)
+	return &spec, nil
+}
+
+// run carries out a call: everything about it is in the report; an error
+// only when the workspace cannot be opened.
+func (f fileTool) run(ws *workspace, raw json.RawMessage) (facts.Report, error) {
+	rel, content, err := f.target(ws, raw)
+	if err != nil {
+		return failed(f.name, err), nil
+	}
+	root, err := ws.open()
+	if err != nil {
+		return failed(f.name, err), fmt.Errorf("%s: %w", f.name, err)
+	}
+	defer root.Close()
+	sp, err := ws.writable(root, rel, f.runMode)
+	if err != nil {
+		return failed(f.name, err), nil
+	}
+	defer sp.close()
+	data, said, err := content(sp)
+	if err != nil {
+		return failed(f.name, err), nil
+	}
+	created, prev, err := writeFile(sp, data)
+	if err != nil {
+		return failed(f.name, err), nil
+	}
+	return facts.Report{Status: facts.StatusSucceeded, Transcript: said(created, prev), ClaimedState: claim(data)}, nil
+}
+
+// tool is f with its description and schema, asking for confirmation.
+func (f fileTool) tool(ws *workspace, description string, schema json.RawMessage) *tool {
+	return &tool{
+		name:        f.name,
+		description: description,
+		schema:      schema,
+		capability:  action.Write,
+		confirm:     true,
+		precheck:    func(raw json.RawMessage) error { return f.precheck(ws, raw) },
+		check:       func(raw json.RawMessage) (*facts.CheckSpec, error) { return f.check(ws, raw) },
+		run: func(_ context.Context, raw json.RawMessage, _ *facts.Sandbox) (facts.Report, error) {
+			return f.run(ws, raw)
+		},
+	}
+}
+
+// writeTool is write_file. Its declared check is FileEquals on the
+// target: after the write, the file holds exactly content.
 func writeTool(ws *workspace, lim Limits) *tool {
-	parse := func(raw json.RawMessage) (writeArgs, string, error) {
+	f := fileTool{name: WriteFile, checkMode: resolveOnly, runMode: forWrite}
+	f.parse = func(raw json.RawMessage) (string, contentOf, error) {
 		var a writeArgs
 		if err := decodeArgs(raw, &a, "path", "content"); err != nil {
-			return a, "", err
+			return "", nil, err
 		}
 		if len(a.Content) > lim.FileBytes {
-			return a, "", tooLarge(WriteFile, "the content", len(a.Content), lim.FileBytes)
+			return "", nil, tooLarge(WriteFile, "the content", len(a.Content), lim.FileBytes)
 		}
-		rel, err := ws.rel(a.Path)
-		if err != nil {
-			return a, "", err
-		}
-		return a, rel, ws.refuseProtected(rel)
+		return a.Path, func(sp *spot) ([]byte, func(bool, int64) string, error) {
+			data := []byte(a.Content)
+			return data, func(created bool, prev int64) string {
+				if created {
+					return fmt.Sprintf("created %s with %s", sp.rel, plural(len(data), "byte", "bytes"))
+				}
+				return fmt.Sprintf("replaced %s (%s) with %s", sp.rel, plural(int(prev), "byte", "bytes"), plural(len(data), "byte", "bytes"))
+			}, nil
+		}, nil
 	}
-	return &tool{
-		name: WriteFile,
-		description: "Write a file in the workspace: create it (and its missing directories) or replace " +
-			"its whole content. The file is replaced atomically and keeps its permissions. To change part " +
-			"of a file, use edit_file.",
-		schema: objectSchema(map[string]prop{
+	return f.tool(ws, "Write a file in the workspace: create it (and its missing directories) or replace "+
+		"its whole content. The file is replaced atomically and keeps its permissions. To change part "+
+		"of a file, use edit_file.",
+		objectSchema(map[string]prop{
 			"path":    {"type": "string", "description": "The file, relative to the workspace root."},
 			"content": {"type": "string", "description": "The file's whole new content."},
-		}, "path", "content"),
-		capability: action.Write,
-		confirm:    true,
-		precheck: func(raw json.RawMessage) error {
-			_, rel, err := parse(raw)
-			if err != nil {
-				return err
-			}
-			return ws.writableNow(rel)
-		},
-		// The declared check is FileEquals on the target: after the write,
-		// the file holds exactly content.
-		check: func(raw json.RawMessage) (*facts.CheckSpec, error) {
-			a, rel, err := parse(raw)
-			if err != nil {
-				return nil, err
-			}
-			if err := ws.writableNow(rel); err != nil {
-				return nil, err
-			}
-			spec := action.FileEquals(rel, []byte(a.Content))
-			return &spec, nil
-		},
-		run: func(ctx context.Context, raw json.RawMessage, _ *facts.Sandbox) (facts.Report, error) {
-			a, rel, err := parse(raw)
-			if err != nil {
-				return failed(WriteFile, err), nil
-			}
-			root, err := ws.open()
-			if err != nil {
-				return failed(WriteFile, err), fmt.Errorf("%s: %w", WriteFile, err)
-			}
-			defer root.Close()
-			sp, err := ws.writable(root, rel, forWrite)
-			if err != nil {
-				return failed(WriteFile, err), nil
-			}
-			defer sp.close()
-			data := []byte(a.Content)
-			created, prev, err := writeFile(sp, data)
-			if err != nil {
-				return failed(WriteFile, err), nil
-			}
-			what := fmt.Sprintf("created %s with %s", rel, plural(len(data), "byte", "bytes"))
-			if !created {
-				what = fmt.Sprintf("replaced %s (%s) with %s", rel, plural(int(prev), "byte", "bytes"), plural(len(data), "byte", "bytes"))
-			}
-			return facts.Report{Status: facts.StatusSucceeded, Transcript: what, ClaimedState: claim(data)}, nil
-		},
-	}
+		}, "path", "content"))
 }
 
 type editArgs struct {
@@ -180,118 +248,49 @@ func planEdit(rel string, data []byte, oldText, newText string) (edit, error) {
 	}, nil
 }
 
+// editTool is edit_file. Its declared check is FileEquals on the whole
+// file the edit is expected to produce, computed from the file as it is
+// when the request is made. FileContains(path, new) would pass when the
+// edit landed in the wrong place, when old was left in as well, or when
+// new was already in the file and nothing happened; FileEquals fails in
+// each of those. It also fails when something else changed the file
+// between the request and the run — the file is then not what the person
+// confirmed, and the check says so.
 func editTool(ws *workspace, lim Limits) *tool {
-	parse := func(raw json.RawMessage) (editArgs, string, error) {
+	f := fileTool{name: EditFile, checkMode: forEdit, runMode: forEdit}
+	f.parse = func(raw json.RawMessage) (string, contentOf, error) {
 		var a editArgs
 		if err := decodeArgs(raw, &a, "path", "old", "new"); err != nil {
-			return a, "", err
+			return "", nil, err
 		}
 		if a.Old == "" {
-			return a, "", fmt.Errorf("%w: field \"old\" is empty; to create a file, use write_file", ErrInvalidArgs)
+			return "", nil, fmt.Errorf("%w: field \"old\" is empty; to create a file, use write_file", ErrInvalidArgs)
 		}
-		rel, err := ws.rel(a.Path)
-		if err != nil {
-			return a, "", err
-		}
-		return a, rel, ws.refuseProtected(rel)
-	}
-	// plan reads the file as it is now and plans the edit.
-	plan := func(raw json.RawMessage) (edit, string, error) {
-		a, rel, err := parse(raw)
-		if err != nil {
-			return edit{}, rel, err
-		}
-		root, err := ws.open()
-		if err != nil {
-			return edit{}, rel, err
-		}
-		defer root.Close()
-		sp, err := ws.writable(root, rel, forEdit)
-		if err != nil {
-			return edit{}, rel, err
-		}
-		defer sp.close()
-		data, err := sp.readAll(int64(lim.FileBytes))
-		if err != nil {
-			return edit{}, rel, err
-		}
-		e, err := planEdit(rel, data, a.Old, a.New)
-		if err == nil && len(e.result) > lim.FileBytes {
-			err = tooLarge(EditFile, "the file it would leave", len(e.result), lim.FileBytes)
-		}
-		return e, rel, err
-	}
-	return &tool{
-		name: EditFile,
-		description: "Edit a file in the workspace by replacing one exact piece of text with another. " +
-			"old must occur exactly once in the file, matched byte for byte (whitespace and line endings " +
-			"included); if it occurs nowhere or more than once, nothing is changed and the error says how " +
-			"often it occurs. Include enough surrounding lines to make old unique.",
-		schema: objectSchema(map[string]prop{
-			"path": {"type": "string", "description": "The file, relative to the workspace root."},
-			"old":  {"type": "string", "minLength": 1, "description": "The exact text to replace; it must occur exactly once."},
-			"new":  {"type": "string", "description": "The text to put in its place (may be empty to delete)."},
-		}, "path", "old", "new"),
-		capability: action.Write,
-		confirm:    true,
-		precheck: func(raw json.RawMessage) error {
-			_, rel, err := parse(raw)
-			if err != nil {
-				return err
-			}
-			return ws.writableNow(rel)
-		},
-		// The declared check is FileEquals on the whole file the edit is
-		// expected to produce, computed from the file as it is when the
-		// request is made. FileContains(path, new) would pass when the
-		// edit landed in the wrong place, when old was left in as well, or
-		// when new was already in the file and nothing happened; FileEquals
-		// fails in each of those. It also fails when something else
-		// changed the file between the request and the run — the file is
-		// then not what the person confirmed, and the check says so.
-		check: func(raw json.RawMessage) (*facts.CheckSpec, error) {
-			e, rel, err := plan(raw)
-			if err != nil {
-				return nil, err
-			}
-			spec := action.FileEquals(rel, e.result)
-			return &spec, nil
-		},
-		run: func(ctx context.Context, raw json.RawMessage, _ *facts.Sandbox) (facts.Report, error) {
-			a, rel, err := parse(raw)
-			if err != nil {
-				return failed(EditFile, err), nil
-			}
-			root, err := ws.open()
-			if err != nil {
-				return failed(EditFile, err), fmt.Errorf("%s: %w", EditFile, err)
-			}
-			defer root.Close()
-			sp, err := ws.writable(root, rel, forEdit)
-			if err != nil {
-				return failed(EditFile, err), nil
-			}
-			defer sp.close()
+		return a.Path, func(sp *spot) ([]byte, func(bool, int64) string, error) {
 			data, err := sp.readAll(int64(lim.FileBytes))
 			if err != nil {
-				return failed(EditFile, err), nil
+				return nil, nil, err
 			}
-			e, err := planEdit(rel, data, a.Old, a.New)
+			e, err := planEdit(sp.rel, data, a.Old, a.New)
 			if err == nil && len(e.result) > lim.FileBytes {
 				err = tooLarge(EditFile, "the file it would leave", len(e.result), lim.FileBytes)
 			}
 			if err != nil {
-				return failed(EditFile, err), nil
+				return nil, nil, err
 			}
-			if _, _, err := writeFile(sp, e.result); err != nil {
-				return failed(EditFile, err), nil
-			}
-			return facts.Report{
-				Status: facts.StatusSucceeded,
-				Transcript: fmt.Sprintf("edited %s at line %d: replaced %s with %s (%d → %d bytes)",
-					rel, e.line, plural(e.oldLines, "line", "lines"), plural(e.newLines, "line", "lines"), e.prevLength, len(e.result)),
-				ClaimedState: claim(e.result),
+			return e.result, func(bool, int64) string {
+				return fmt.Sprintf("edited %s at line %d: replaced %s with %s (%d → %d bytes)",
+					sp.rel, e.line, plural(e.oldLines, "line", "lines"), plural(e.newLines, "line", "lines"), e.prevLength, len(e.result))
 			}, nil
-		},
+		}, nil
 	}
+	return f.tool(ws, "Edit a file in the workspace by replacing one exact piece of text with another. "+
+		"old must occur exactly once in the file, matched byte for byte (whitespace and line endings "+
+		"included); if it occurs nowhere or more than once, nothing is changed and the error says how "+
+		"often it occurs. Include enough surrounding lines to make old unique.",
+		objectSchema(map[string]prop{
+			"path": {"type": "string", "description": "The file, relative to the workspace root."},
+			"old":  {"type": "string", "minLength": 1, "description": "The exact text to replace; it must occur exactly once."},
+			"new":  {"type": "string", "description": "The text to put in its place (may be empty to delete)."},
+		}, "path", "old", "new"))
 }

@@ -255,7 +255,7 @@ func (w *Worker) look(ctx context.Context, id string) (drive.State, error) {
 // resumable for the worker it is handed over to.
 type gate struct {
 	w      *Worker
-	mu     sync.Mutex
+	mu     sync.Mutex              // guards cancel
 	cancel context.CancelCauseFunc // the Resume in progress
 }
 

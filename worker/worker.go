@@ -125,10 +125,10 @@ type Event struct {
 type Worker struct {
 	o Options
 
-	mu     sync.Mutex
+	mu     sync.Mutex       // guards active and the jobs of every slot in it
 	active map[string]*slot // thread → its drive here
 	freed  chan struct{}    // a slot freed (buffered, 1)
-	logMu  sync.Mutex
+	logMu  sync.Mutex       // serializes the calls of Options.Log: one event at a time
 
 	draining  atomic.Bool
 	hard      context.Context // ended when the drain runs out: drives are interrupted

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/thread/natsstore/natstest"
 )
 
@@ -81,7 +81,7 @@ func TestCommandsAfterTheLeaderIsKilled(t *testing.T) {
 	w := exec.Command(harnessBin(t), "worker", "--store", c.AllURLs(), "--model", "scripted:script.jsonl")
 	w.Dir = dir
 	w.Env = append(os.Environ(), "NO_COLOR=1")
-	var werr lockedBuffer // read while the worker writes it
+	var werr harnesstest.LockedBuffer // read while the worker writes it
 	w.Stderr = &werr
 	stdout, err := w.StdoutPipe()
 	require.NoError(t, err)
@@ -124,23 +124,4 @@ func TestCommandsAfterTheLeaderIsKilled(t *testing.T) {
 	for range lines { // to the end of its output
 	}
 	require.NoError(t, w.Wait(), werr.String())
-}
-
-// lockedBuffer is a bytes.Buffer that a process's output is copied into
-// while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -27,6 +27,8 @@ type live struct {
 	w  io.Writer
 	on bool // the output is a terminal
 
+	// mu guards what follows: what is drawn, and the channels of the
+	// drawing in progress.
 	mu      sync.Mutex
 	label   string
 	started time.Time

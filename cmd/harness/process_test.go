@@ -12,13 +12,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
 	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/harnesstest"
 )
 
 // These tests start the harness command as real processes: TestMain put it
@@ -60,7 +61,7 @@ func TestKilledDuringATool(t *testing.T) {
 	cmd := exec.Command(harnessBin(t), "run", "--model", "scripted:script.jsonl", "--approve", "all", "Migrate the cache")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	var out bytes.Buffer
+	var out harnesstest.LockedBuffer // read while the process writes it
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
 
@@ -120,8 +121,7 @@ type terminal struct {
 	t   *testing.T
 	f   *os.File
 	cmd *exec.Cmd
-	mu  sync.Mutex
-	out bytes.Buffer
+	out harnesstest.LockedBuffer // what the terminal shows
 	eof chan struct{}
 }
 
@@ -138,9 +138,7 @@ func startTerminal(t *testing.T, dir string, env []string, args ...string) *term
 		buf := make([]byte, 4096)
 		for {
 			n, err := f.Read(buf)
-			tm.mu.Lock()
 			tm.out.Write(buf[:n])
-			tm.mu.Unlock()
 			if err != nil {
 				return // io.EOF, or EIO once the process has exited
 			}
@@ -154,11 +152,7 @@ func startTerminal(t *testing.T, dir string, env []string, args ...string) *term
 	return tm
 }
 
-func (tm *terminal) output() string {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	return tm.out.String()
-}
+func (tm *terminal) output() string { return tm.out.String() }
 
 // expect waits until the output holds s.
 func (tm *terminal) expect(s string) {

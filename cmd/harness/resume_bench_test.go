@@ -5,22 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/seed-7cc7a084/harness/action"
-	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/scheduler"
+	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -41,8 +36,16 @@ func BenchmarkCLIResume(b *testing.B) {
 	store, err := thread.OpenPebble(place.DB())
 	require.NoError(b, err)
 	const long = 100_000
-	buildParkedCLI(b, store, "long", stock.WorkspaceName(dir), long)
-	buildParkedCLI(b, store, "short", stock.WorkspaceName(dir), 6)
+	// Both threads as the stock harness records them: the task with its
+	// policy (as harness run posts it), the configuration in the
+	// workspace, then turns that read files, and a write waiting for a
+	// confirmation.
+	parked := harnesstest.Parked{Model: "scripted:none.jsonl", Workspace: stock.WorkspaceName(dir), InputTokens: 1800,
+		Policy: &facts.PolicySet{Allow: []string{"read_file"}, By: "tester"}}
+	parked.Facts = long
+	parked.Append(b, store, "long")
+	parked.Facts = 6
+	parked.Append(b, store, "short")
 	parkCLI(b, place, store, "long", long)
 	parkCLI(b, place, store, "short", 6)
 	require.NoError(b, store.Close())
@@ -98,79 +101,4 @@ func parkCLI(b testing.TB, place stock.Place, store thread.Store, id string, n i
 	require.NoError(b, err)
 	require.Equal(b, harness.StatusParked, out.Status, out.Reason)
 	require.EqualValues(b, n, out.Seq)
-}
-
-// buildParkedCLI appends a coding thread of n facts (n ≥ 6) to store, in
-// batches of a thousand, with the kinds and causes the stock harness
-// records: its task, its policy (with the task, as harness run posts it),
-// its configuration in workspace, then model turns each reading a file
-// (the turn, the request, the start, the completion), and last a turn
-// whose write waits for a person's confirmation.
-func buildParkedCLI(b testing.TB, store thread.Store, id, workspace string, n int) {
-	ctx := context.Background()
-	var batch []facts.Draft
-	var head uint64
-	added := 0
-	add := func(kind facts.Kind, cause string, payload any) {
-		d, err := facts.NewDraft(kind, cause, payload)
-		require.NoError(b, err)
-		batch = append(batch, d)
-		added++
-		if len(batch) == 1000 || added == n {
-			h, err := store.Append(ctx, id, head, batch...)
-			require.NoError(b, err)
-			head, batch = h.Seq, batch[:0]
-		}
-	}
-	request := func(ref, tool string, needs action.Capability, args string) {
-		add(facts.KindActionRequested, "tool/request/"+ref, facts.ActionRequested{
-			ActionID: ref, CallID: "call_1", Capability: string(needs), Instruction: tool + " " + args,
-			IdempotencyKey: "tool/execute/" + ref, RequestedBy: "coding-actor", ActorID: "coding-actor", Adapter: tool,
-			Payload: facts.RawJSON(args), Confirm: needs != action.Read,
-		})
-	}
-	add(facts.KindUserMessage, facts.IngressCause(harness.StartKey), facts.UserMessage{Text: "Find why the session cache expires early and fix it."})
-	pol, err := drive.StartingPolicy(facts.PolicySet{Allow: []string{"read_file"}, By: "tester"})
-	require.NoError(b, err)
-	pol.Draft.Cause = facts.IngressCause(pol.Key)
-	batch = append(batch, pol.Draft)
-	added++
-	add(facts.KindSystemConfigured, "system/configure", facts.SystemConfigured{
-		Prompt: harness.DefaultSystemPrompt, Model: "scripted:none.jsonl", Version: "bench", Workspace: workspace,
-		Tools: []facts.ToolSchema{{Name: "write_file"}, {Name: "read_file"}, {Name: "run_command"}},
-	})
-	const tail = 3
-	turn := 0
-	for n-tail-added >= 4 {
-		turn++
-		ref := fmt.Sprintf("%d-call_1", turn)
-		args := fmt.Sprintf(`{"path":"internal/auth/file%05d.go"}`, turn)
-		add(facts.KindModelTurn, "infer/turn/"+strconv.Itoa(turn), facts.ModelTurn{
-			Turn: turn, Text: "Reading the next file to find where the session expires.",
-			ToolCalls: []facts.ToolCall{{ID: "call_1", Name: "read_file", Args: args}},
-			Usage:     facts.Usage{InputTokens: 1800, OutputTokens: 200},
-		})
-		request(ref, "read_file", action.Read, args)
-		add(facts.KindActionStarted, "tool/start/"+ref, facts.ActionStarted{ActionID: ref})
-		add(facts.KindActionCompleted, "tool/execute/"+ref, facts.ActionCompleted{
-			ActionID:    ref,
-			Report:      facts.Report{Status: facts.StatusSucceeded, Stdout: strings.Repeat("func expire(s *Session) { s.ttl = 0 }\n", 5)},
-			EffectState: facts.EffectReported,
-		})
-	}
-	for i := 1; n-tail-added > 0; i++ {
-		add(facts.KindUserMessage, facts.IngressCause("remark-"+strconv.Itoa(i)), facts.UserMessage{Text: "Look at the refresh path too."})
-	}
-	turn++
-	ref := fmt.Sprintf("%d-call_1", turn)
-	args := `{"path":"internal/auth/session.go","content":"ttl = 300"}`
-	add(facts.KindModelTurn, "infer/turn/"+strconv.Itoa(turn), facts.ModelTurn{
-		Turn: turn, Text: "Setting the TTL.", ToolCalls: []facts.ToolCall{{ID: "call_1", Name: "write_file", Args: args}},
-	})
-	request(ref, "write_file", action.Write, args)
-	add(facts.KindConfirmationRequested, "confirm/"+ref, facts.ConfirmationRequested{
-		RequestID: ref, CallID: ref, Tool: "write_file", Args: args, Digest: scheduler.Digest("write_file", args),
-	})
-	require.Empty(b, batch, "every fact is appended")
-	require.EqualValues(b, n, head)
 }

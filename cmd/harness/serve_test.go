@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/thread/socketstore"
 )
 
@@ -28,21 +28,10 @@ import (
 type serving struct {
 	t   *testing.T
 	cmd *exec.Cmd
-	mu  sync.Mutex
-	out bytes.Buffer
+	out harnesstest.LockedBuffer // its stdout and stderr
 }
 
-func (s *serving) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.out.Write(p)
-}
-
-func (s *serving) output() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.out.String()
-}
+func (s *serving) output() string { return s.out.String() }
 
 var servedURL = regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?token=([0-9a-f]+)`)
 
@@ -53,7 +42,7 @@ func startServer(t *testing.T, dir string, args ...string) *serving {
 	s := &serving{t: t, cmd: exec.Command(harnessBin(t), args...)}
 	s.cmd.Dir = dir
 	s.cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	s.cmd.Stdout, s.cmd.Stderr = s, s
+	s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.out
 	require.NoError(t, s.cmd.Start())
 	t.Cleanup(func() {
 		s.cmd.Process.Signal(syscall.SIGKILL)
@@ -101,7 +90,7 @@ func TestThreadsWhileRunWorks(t *testing.T) {
 	run := exec.Command(harnessBin(t), "run", "--model", "scripted:script.jsonl", "--approve", "all", "Migrate the cache")
 	run.Dir = dir
 	run.Env = append(os.Environ(), "NO_COLOR=1")
-	var out bytes.Buffer
+	var out harnesstest.LockedBuffer // read while the process writes it
 	run.Stdout, run.Stderr = &out, &out
 	require.NoError(t, run.Start())
 	require.Eventually(t, func() bool {

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -20,7 +19,6 @@ import (
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/stock"
-	"github.com/seed-7cc7a084/harness/tools"
 )
 
 func (a *app) showCmd() *cobra.Command {
@@ -233,6 +231,7 @@ func (sh shower) turn(ctx context.Context, f facts.Fact) error {
 type fileDiff struct {
 	facts.PathChange
 	Kind string `json:"change"`
+	// Diff and Note are present.DiffOf's: escaped, bounded.
 	Diff string `json:"diff,omitempty"`
 	// Note says why there is no diff: contents not kept, or not text.
 	Note string `json:"note,omitempty"`
@@ -384,7 +383,7 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 	for _, d := range diffs {
 		fmt.Fprintf(w, "  changed      %s (%s)\n", esc(d.Path), d.Kind)
 		if d.Note != "" {
-			fmt.Fprintf(w, "    %s\n", esc(d.Note))
+			fmt.Fprintf(w, "    %s\n", d.Note)
 		}
 		if d.Diff != "" {
 			writeBlock(w, "    ", d.Diff)
@@ -409,38 +408,12 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 
 // diff is the diff of a changed path, from the contents the store kept.
 func (sh shower) diff(ctx context.Context, c facts.PathChange) fileDiff {
-	d := fileDiff{PathChange: c, Kind: present.ChangeKind(c)}
-	if c.Before == c.After {
-		return d // the mode alone
+	var kept present.Kept
+	if blobs := stock.BlobsOf(sh.s.store); blobs != nil {
+		kept = blobs
 	}
-	var before, after []byte
-	for _, side := range []struct {
-		digest string
-		into   *[]byte
-	}{{c.Before, &before}, {c.After, &after}} {
-		if side.digest == "" {
-			continue
-		}
-		b, err := sh.blob(ctx, side.digest)
-		if err != nil {
-			d.Note = err.Error()
-			return d
-		}
-		*side.into = b
-	}
-	if !utf8.Valid(before) || !utf8.Valid(after) || bytes.IndexByte(before, 0) >= 0 || bytes.IndexByte(after, 0) >= 0 {
-		d.Note = fmt.Sprintf("not text (%d → %d bytes)", len(before), len(after))
-		return d
-	}
-	from, to := "a/"+c.Path, "b/"+c.Path
-	if c.Before == "" {
-		from = "/dev/null"
-	}
-	if c.After == "" {
-		to = "/dev/null"
-	}
-	d.Diff = tools.UnifiedDiff(from, to, string(before), string(after))
-	return d
+	d := present.DiffOf(ctx, c, kept)
+	return fileDiff{PathChange: c, Kind: d.Change, Diff: d.Diff, Note: d.Note}
 }
 
 // blob reads kept bytes.

@@ -215,7 +215,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 // recorded, else spec; each spec once.
 func modelLoader(spec string) func(recorded string) (model.Model, error) {
 	var (
-		mu     sync.Mutex
+		mu     sync.Mutex // guards models
 		models = map[string]model.Model{}
 	)
 	return func(recorded string) (model.Model, error) {

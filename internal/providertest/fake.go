@@ -46,6 +46,8 @@ type Fake struct {
 	// Server is the test server; its URL is the base of the API.
 	Server *httptest.Server
 
+	// mu guards what follows: the replies left, and what arrived and
+	// was sent.
 	mu      sync.Mutex
 	replies []Reply
 	bodies  [][]byte

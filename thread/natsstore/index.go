@@ -87,8 +87,8 @@ type index struct {
 	leafSize int
 	timeout  time.Duration
 
-	mu   sync.Mutex
-	root rootHint // as last read
+	mu   sync.Mutex // guards root
+	root rootHint   // as last read
 
 	reads atomic.Int64 // keys read, for the tests of what a page costs
 }

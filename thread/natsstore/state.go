@@ -119,7 +119,7 @@ type tstate struct {
 // cache holds the views of the threads most recently used, up to limit
 // facts in all (and always the one in use).
 type cache struct {
-	mu    sync.Mutex
+	mu    sync.Mutex // guards m, lru, facts and every tstate's elem
 	m     map[string]*tstate
 	lru   list.List // of *tstate, most recent first
 	facts int

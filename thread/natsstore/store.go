@@ -214,7 +214,7 @@ func connect(ctx context.Context, url string) (*nats.Conn, error) {
 // connection it made when ctx ends before Dial is done with it; once
 // connected, it dials reconnections without ctx.
 type ctxDialer struct {
-	mu    sync.Mutex
+	mu    sync.Mutex      // guards ctx and stops
 	ctx   context.Context // nil once connected
 	stops []func() bool
 	net   net.Dialer

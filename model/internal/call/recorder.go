@@ -23,6 +23,8 @@ type Recorder struct {
 	provider string
 	now      func() time.Time
 
+	// mu guards what follows: the exchange of the call, recorded as the
+	// SDK sends and reads it.
 	mu         sync.Mutex
 	url        string
 	status     int

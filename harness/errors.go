@@ -1,0 +1,34 @@
+package harness
+
+import "errors"
+
+// The errors of the runtime, wrapped with the thread or call they concern;
+// check them with errors.Is.
+var (
+	// ErrDefect: a transition died (panicked, or returned an error marked
+	// as a defect). The defect is recorded in the thread and the thread
+	// stops.
+	ErrDefect = errors.New("transition died")
+
+	// ErrThreadExists: a thread that must be new already has facts.
+	ErrThreadExists = errors.New("thread already exists")
+
+	// ErrUnknownThread: a Resume or Post of a thread with no facts.
+	ErrUnknownThread = errors.New("unknown thread")
+
+	// ErrNotIngress: Post of a kind that only the runtime appends.
+	ErrNotIngress = errors.New("not a kind that can be posted")
+
+	// ErrChildPolicy: the actor composed for a child is wider than its
+	// parent allows — other tools, a grant the parent lacks, a larger
+	// budget — or was not made by Compose.
+	ErrChildPolicy = errors.New("the child's actor is wider than its parent allows")
+
+	// ErrNotInTree: a thread named as a descendant of another is not one.
+	ErrNotInTree = errors.New("not a thread of the tree")
+
+	// ErrNotChild: a child thread's id is taken by a thread that is not
+	// the child of the spawn that names it, or a thread claims a parent
+	// whose log does not record its spawn.
+	ErrNotChild = errors.New("not the child its spawn names")
+)

@@ -1,0 +1,10 @@
+package harness
+
+// Names the package's tests use that a person composing a harness does not
+// need.
+const (
+	// CompactPrompt is the system prompt of a compaction turn.
+	CompactPrompt = compactPrompt
+	// DelegateTool is the name of the delegation tool.
+	DelegateTool = delegateTool
+)
