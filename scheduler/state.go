@@ -317,7 +317,7 @@ func (s *state[S]) cutTurn(f facts.Fact, p facts.ModelTurn) {
 	s.userAfterTurn = true
 	s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: cutNotice(p), Seq: f.Seq})
 	if s.cutInARow >= MaxCutInARow {
-		s.failure = fmt.Sprintf("%s failed (%s): the answer was cut off at a limit %d turns in a row (stop reason %q): raise the output limit (--max-output-tokens, or the server's own) or the server's context size, then resume the thread",
+		s.failure = fmt.Sprintf("%s failed (%s): the answer was cut off at a limit %d turns in a row (stop reason %q): raise the output limit a turn is given (or the server's own) or the server's context size, then resume the thread",
 			inferKey(p.Turn), facts.ClassInvalidOutput, s.cutInARow, p.StopReason)
 		s.retry = inferKey(p.Turn + 1)
 	}
