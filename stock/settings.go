@@ -118,10 +118,6 @@ const (
 	DefaultMaxSteps = 100
 )
 
-// ErrUnknownSetting: a settings file names a key this program does not
-// know (a typo, or a newer program's). The other keys are read.
-var ErrUnknownSetting = errors.New("unknown setting")
-
 // SettingsSource is one layer of settings — a file, or the command line —
 // and what it says.
 type SettingsSource struct {
@@ -691,11 +687,6 @@ func readSettings(scope Scope, path, rel string) SettingsSource {
 
 // MaxSettingsSize is the largest settings file read.
 const MaxSettingsSize = 1 << 20
-
-// ErrSettingsFile: a settings file that is not a regular file (a device, a
-// pipe: a cloned repository may link one there) or is over
-// MaxSettingsSize.
-var ErrSettingsFile = errors.New("not a settings file")
 
 // readBounded reads the regular file at path, at most max bytes.
 func readBounded(path string, max int64) ([]byte, error) {

@@ -47,9 +47,6 @@ import (
 // directory.
 const StoreDir = ".harness"
 
-// ErrNoStore: no store was found and none is to be created.
-var ErrNoStore = errors.New("no harness store")
-
 // Place is where a command works: a workspace root and its store.
 type Place struct {
 	// Root is the workspace: the directory the tools are confined to and
@@ -304,9 +301,6 @@ func (p Place) open(ctx context.Context, wait time.Duration, create, viaServer b
 
 // scriptedScheme is the model spec scheme of a scripted model.
 const scriptedScheme = "scripted:"
-
-// ErrModelSpec: a model spec this program cannot load.
-var ErrModelSpec = errors.New("bad model spec")
 
 // ParseModelSpec checks a model spec without loading anything and returns
 // it in the form to record: "scripted:FILE" with FILE absolute (relative to
