@@ -62,10 +62,12 @@ type Server struct {
 	blobs  action.Blobs
 	hub    *hub
 	reader *harness.Runtime
-	tokens []token
-	key    [32]byte // the CSRF tokens' key
-	cookie string
-	mux    *http.ServeMux
+	// session builds every runtime the server runs, on store.
+	session *stock.Session
+	tokens  []token
+	key     [32]byte // the CSRF tokens' key
+	cookie  string
+	mux     *http.ServeMux
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -130,7 +132,8 @@ func New(opts Options) (*Server, error) {
 	if _, err := rand.Read(s.key[:]); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	rt, err := harness.NewRuntime(s.store, harness.Services{Tools: opts.Stock.Toolbox, Workspace: opts.Stock.Place.Root, Blobs: s.blobs}, opts.Stock.Config)
+	s.session = stock.Over(s.store, opts.Stock)
+	rt, _, err := s.session.Runtime(stock.WithoutObserver())
 	if err != nil {
 		return nil, err
 	}

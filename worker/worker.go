@@ -31,15 +31,14 @@ type Options struct {
 	Store thread.Store
 	// Queue is where the worker learns of threads to look at.
 	Queue Queue
-	// Actor folds and drives every thread, and Config configures the
-	// runtime of each.
-	Actor  harness.Actor
-	Config harness.Config
-	// Services returns the services to drive the thread id with, and the
-	// function that frees them (closes an observer), once per drive: each
-	// drive has a runtime of its own. Their Model is replaced (see
-	// LoadModel).
-	Services func(id string) (harness.Services, func(), error)
+	// Actor folds and drives every thread.
+	Actor harness.Actor
+	// Runtime builds the runtime to drive the thread id with, on Store,
+	// and the function that frees it (closes its observer), once per
+	// drive: each drive has a runtime of its own. harness worker gives
+	// stock.Session.Runtime, as every front end builds its runtimes. The
+	// runtime's Model is replaced (see LoadModel).
+	Runtime func(id string) (*harness.Runtime, func(), error)
 	// LoadModel loads the model for a thread's turn, given the model the
 	// thread recorded ("" before one was); it is called only when a turn
 	// is due (see drive.Options.LoadModel).
@@ -153,15 +152,12 @@ func New(o Options) (*Worker, error) {
 		return nil, errors.New("worker: no queue of work")
 	case o.Actor.New == nil:
 		return nil, errors.New("worker: no actor")
-	case o.Services == nil:
-		return nil, errors.New("worker: no services")
+	case o.Runtime == nil:
+		return nil, errors.New("worker: no way to build a runtime")
 	case o.LoadModel == nil:
 		return nil, errors.New("worker: no way to load a model")
 	case o.Concurrency < 0:
 		return nil, fmt.Errorf("worker: concurrency %d: want 1 or more", o.Concurrency)
-	}
-	if err := o.Config.Validate(); err != nil {
-		return nil, fmt.Errorf("worker: %w", err)
 	}
 	for _, d := range []struct {
 		name string

@@ -168,7 +168,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}{
 		{"no store", func(o *worker.Options) { o.Store = nil }, "no store"},
 		{"no queue", func(o *worker.Options) { o.Queue = nil }, "no queue"},
-		{"no services", func(o *worker.Options) { o.Services = nil }, "no services"},
+		{"no runtime", func(o *worker.Options) { o.Runtime = nil }, "no way to build a runtime"},
 		{"no model", func(o *worker.Options) { o.LoadModel = nil }, "no way to load a model"},
 		{"negative concurrency", func(o *worker.Options) { o.Concurrency = -1 }, "concurrency -1"},
 		{"negative retry", func(o *worker.Options) { o.Retry = -time.Second }, "retry -1s"},

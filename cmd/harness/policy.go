@@ -29,7 +29,7 @@ func (d *driver) setPolicy(ctx context.Context, f *driveFlags) error {
 	if !ok {
 		// No policy of its own: it was driven by the settings and flags
 		// of each command; what this one says becomes its own.
-		pol, _, err := d.a.startingPolicy(f)
+		pol, _, err := d.a.startingPolicy(d.s, f)
 		if err != nil {
 			return err
 		}
@@ -57,7 +57,7 @@ func (d *driver) always(ctx context.Context, p drive.Pattern) error {
 		return err
 	}
 	if !ok {
-		if cur, err = d.a.layered.Policy(""); err != nil {
+		if cur, err = d.s.Layered.Policy(""); err != nil {
 			return err
 		}
 	}

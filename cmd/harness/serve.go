@@ -89,7 +89,7 @@ with the token as "Authorization: Bearer TOKEN".`,
   curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8470/api/threads`,
 		Args: args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			return a.serve(cmd.Context(), &f, sf, serveHooks{})
+			return a.serve(cmd.Context(), &f, sf, serveHooks{}, driving(cmd.Context()))
 		}),
 	}
 	f.add(cmd)
@@ -106,12 +106,14 @@ func (sf *serveFlags) add(cmd *cobra.Command) {
 	fl.DurationVar(&sf.idle, "idle", 0, "stop once nobody has used the server for this long (default: serve until interrupted)")
 }
 
-// serveHooks are what a command that serves does with the server up: run
-// (run --serve drives its thread), and last, once serving stops, before
-// the store closes.
+// serveHooks are what a command that serves does: opened, once the
+// session is made, before its store is held (run --serve loads its
+// model); run, with the server up (run --serve drives its thread); and
+// last, once serving stops, before the store closes.
 type serveHooks struct {
-	run  func(*session, drive.Approval) error
-	last func(*session) error
+	opened func(*session) error
+	run    func(*session, drive.Approval) error
+	last   func(*session) error
 }
 
 // served is a server this process runs: its page and API, its socket.
@@ -251,16 +253,11 @@ func (sv *served) stop() {
 // serve holds the workspace's store and serves it until ctx is done (or,
 // with an idle bound, nobody used it for that long). then, when set, runs
 // with the server up (run --serve) before the serving goes on.
-func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks serveHooks, opts ...harnessOption) (err error) {
+func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks serveHooks, o stock.SessionOptions) (err error) {
 	p, err := a.place()
 	if err != nil {
 		return err
 	}
-	d, err := f.setup(a, p)
-	if err != nil {
-		return err
-	}
-	settings, approval, bounds, so := d.settings, d.approval, d.bounds, d.stock
 	if p.Remote == "" {
 		if c, err := socketstore.Dial(ctx, p.Store); err == nil {
 			info := c.Info()
@@ -268,12 +265,25 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 			return fmt.Errorf("a harness server already holds the store %s (pid %d%s); every command goes through it", p.Store, info.PID, orEmpty(", ", info.URL))
 		}
 	}
-	s, err := a.hold(ctx, p, settings, a.withMCP(ctx, so, settings), append(bounds, opts...)...)
+	o.Hold, o.Create = true, true
+	s, err := a.newSession(p, f, o)
 	if err != nil {
 		return err
 	}
-	a.mcpStarted(s.stock)
 	defer s.Close()
+	if hooks.opened != nil {
+		if err := hooks.opened(s); err != nil {
+			return err
+		}
+	}
+	if err := a.openStore(ctx, s); err != nil {
+		if errors.Is(err, thread.ErrLocked) {
+			return fmt.Errorf("%w; a server holds the store while it runs: stop the other harness command first", err)
+		}
+		return err
+	}
+	a.warnMCP(s.stock)
+	approval := s.Approval
 	sv, err := a.startServer(ctx, s, approval, sf.addr)
 	if err != nil {
 		return err
@@ -337,18 +347,6 @@ func orEmpty(prefix, s string) string {
 		return ""
 	}
 	return prefix + s
-}
-
-// hold opens the place's store in this process (never through a server),
-// creating it if need be, with the stock harness of the workspace.
-func (a *app) hold(ctx context.Context, p stock.Place, settings stock.Settings, so []stock.Option, more ...harnessOption) (*session, error) {
-	s, err := a.openWith(ctx, p, settings, true, so, func(ctx context.Context) (thread.Store, error) {
-		return p.HoldStore(ctx, a.wait, true)
-	}, more...)
-	if errors.Is(err, thread.ErrLocked) {
-		return nil, fmt.Errorf("%w; a server holds the store while it runs: stop the other harness command first", err)
-	}
-	return s, err
 }
 
 // autoServe starts a server of the workspace in the background when the

@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -100,35 +98,31 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	if p.Remote == "" {
 		return usageError("worker: the store is the directory %s, which one process opens at a time; workers share a NATS server's store: pass --store nats://HOST:PORT (or set HARNESS_STORE)", p.Store)
 	}
-	d, err := f.setup(a, p)
-	if err != nil {
-		return err
-	}
-	settings, approval, bounds, so := d.settings, d.approval, d.bounds, d.stock
 	flags, err := f.layer()
 	if err != nil {
 		return err
 	}
-	spec := f.model
-	if spec == "" {
-		spec = settings.Model
-	}
-	opts := bounds
-	if spec != "" {
-		cwd, _ := os.Getwd()
-		if spec, err = stock.ParseModelSpec(spec, cwd); err != nil {
-			return asUsage(fmt.Errorf("--model: %w", err))
-		}
-		if _, err := stock.LoadModel(spec); err != nil {
-			return asUsage(fmt.Errorf("--model: %w", err))
-		}
-		opts = append(opts, harness.WithModelName(spec))
-	}
-	s, err := a.openAt(ctx, p, settings, false, so, opts...)
+	cwd, _ := os.Getwd()
+	s, err := a.newSession(p, f, stock.SessionOptions{Drive: true, Model: stock.ModelIfAny, ModelSpec: f.model, ModelDir: cwd})
 	if err != nil {
+		if errors.Is(err, stock.ErrModelSpec) {
+			return asUsage(fmt.Errorf("--model: %w", err))
+		}
 		return err
 	}
 	defer s.Close()
+	spec := s.Model
+	if spec != "" {
+		if _, err := stock.LoadModel(spec); err != nil {
+			return asUsage(fmt.Errorf("--model: %w", err))
+		}
+	}
+	if err := a.autoServe(ctx, p, s.settings, false); err != nil {
+		return err
+	}
+	if err := a.openStore(ctx, s); err != nil {
+		return err
+	}
 	ns, ok := s.store.(*natsstore.Store)
 	if !ok {
 		return fmt.Errorf("worker: the store of %s is no NATS store", p.Where())
@@ -137,27 +131,15 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	if err != nil {
 		return err
 	}
-	if approval.Resolve == nil {
-		approval.Resolve = s.stock.Tools.Resolve
-	}
 	w, err := worker.New(worker.Options{
-		Store:  s.store,
-		Queue:  worker.FromWork(work),
-		Actor:  s.stock.Actor,
-		Config: s.stock.Config,
-		Services: func(string) (harness.Services, func(), error) {
-			svc, err := s.stock.Services(nil, stock.BlobsOf(s.store))
-			if err != nil {
-				return svc, nil, err
-			}
-			return svc, func() {
-				if c, ok := svc.Observer.(io.Closer); ok {
-					c.Close()
-				}
-			}, nil
+		Store: s.store,
+		Queue: worker.FromWork(work),
+		Actor: s.stock.Actor,
+		Runtime: func(string) (*harness.Runtime, func(), error) {
+			return s.Runtime()
 		},
-		LoadModel: modelLoader(spec),
-		Approval:  approval,
+		LoadModel: workerModels(spec),
+		Approval:  s.Approval,
 		// A thread's own policy, with this worker's flags on it, as a
 		// resume with them records it (see setPolicy).
 		AmendPolicy: func(p facts.PolicySet) facts.PolicySet {
@@ -211,32 +193,16 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	return nil
 }
 
-// modelLoader loads the model of a thread's turn: the one the thread
-// recorded, else spec; each spec once.
-func modelLoader(spec string) func(recorded string) (model.Model, error) {
-	var (
-		mu     sync.Mutex
-		models = map[string]model.Model{}
-	)
+// workerModels loads the model of a thread's turn (see stock.Models),
+// saying how to give one where none is.
+func workerModels(spec string) func(string) (model.Model, error) {
+	load := stock.Models(spec)
 	return func(recorded string) (model.Model, error) {
-		use := recorded
-		if use == "" {
-			use = spec
+		m, err := load(recorded)
+		if errors.Is(err, stock.ErrNoModel) {
+			return nil, fmt.Errorf("%w; start the worker with --model (or set the settings file's model)", err)
 		}
-		if use == "" {
-			return nil, errors.New("the thread needs a model turn and records no model; start the worker with --model (or set the settings file's model)")
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if m := models[use]; m != nil {
-			return m, nil
-		}
-		m, err := stock.LoadModel(use)
-		if err != nil {
-			return nil, err
-		}
-		models[use] = m
-		return m, nil
+		return m, err
 	}
 }
 
@@ -365,20 +331,12 @@ func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) erro
 	// The settings and the policy are checked before anything is
 	// recorded: a settings file that cannot be read is an error, as for
 	// run, never a policy recorded without its deny patterns.
-	p, err := a.place()
-	if err != nil {
-		return err
-	}
-	d, err := f.setup(a, p)
-	if err != nil {
-		return err
-	}
-	s, err := a.openAt(ctx, p, d.settings, true, nil)
+	s, err := a.openSession(ctx, f, stock.SessionOptions{Create: true})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	pol, recordPolicy, err := a.startingPolicy(f)
+	pol, recordPolicy, err := a.startingPolicy(s, f)
 	if err != nil {
 		return err
 	}
