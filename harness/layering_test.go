@@ -113,6 +113,7 @@ var layers = []struct {
 	{"serve", []string{"drive", "stock"}},
 	{"mcpserver", []string{"drive", "stock"}},
 	{"worker", []string{"drive", "stock"}},
+	{"demo", []string{"drive", "stock"}},
 	{"harnesstest", []string{"*"}},
 	{"cmd/harness", []string{"*"}},
 }

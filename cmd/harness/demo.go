@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/demo"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
@@ -56,7 +57,7 @@ cd into it and try harness threads, log, replay, effects.`,
 			} else {
 				r = &demoText{a: a}
 			}
-			root, err := Demo(ctx, DemoOptions{Dir: dir, Version: "harness/" + version()}, r)
+			root, err := demo.Run(ctx, demo.Options{Dir: dir, Version: "harness/" + version(), Git: gitCommand}, r)
 			if err != nil {
 				return err
 			}
@@ -76,7 +77,7 @@ cd into it and try harness threads, log, replay, effects.`,
 	return cmd
 }
 
-type demoReporter interface{ DemoReporter }
+type demoReporter interface{ demo.Reporter }
 
 // demoText narrates the demo for a person.
 type demoText struct {
@@ -142,7 +143,7 @@ func (t *demoText) Done(st drive.State, audit audit.Audit) {
 	t.quiet = true
 }
 
-func (t *demoText) Workers(ws []DemoWorker) {
+func (t *demoText) Workers(ws []demo.Worker) {
 	w := t.a.stdout
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKER\tREALLY\tREPORT\tOBSERVATION\tEFFECT\tCHECK\tTHREAD")
@@ -162,7 +163,7 @@ func (t *demoText) Workers(ws []DemoWorker) {
 	fmt.Fprintln(w, "Every worker said it succeeded. The observation tells diligent and busy from idle (unknown: open until a")
 	fmt.Fprintln(w, "person reconciles it) and unwatched (reported: nobody looked); only the declared check tells diligent from busy.")
 	t.quiet = false
-	t.section("5. harness replay --verify " + DemoThread)
+	t.section("5. harness replay --verify " + demo.Thread)
 }
 
 func (t *demoText) Verified(audit audit.Audit, err error) {
@@ -223,7 +224,7 @@ func (j *demoJSON) Fact(f facts.Fact) {
 func (j *demoJSON) Parked(st drive.State)              { j.ParkedAt = toStateJSON(st) }
 func (j *demoJSON) Answered(drive.State)               {}
 func (j *demoJSON) Done(st drive.State, _ audit.Audit) { j.DoneAt = toStateJSON(st) }
-func (j *demoJSON) Workers(ws []DemoWorker) {
+func (j *demoJSON) Workers(ws []demo.Worker) {
 	for _, w := range ws {
 		j.WorkerRec = append(j.WorkerRec, workerJSON{w.Name, w.Does, w.Thread, w.Report, w.Observation, w.EffectState, w.Check, w.Status})
 	}
