@@ -582,3 +582,61 @@ func Models(fallback string, opts ...model.Option) func(recorded string) (model.
 		return m, nil
 	}
 }
+
+// AmendPolicy records on the thread th its approval policy with layer
+// over it (see Amend), set by by: the policy the thread records, or, for
+// a thread that records none, the one the session's settings give (which
+// the command line's layer is part of already). It is how a person's
+// flags on a later command, or their "always" at a prompt, change a
+// thread's policy. A rule that does not parse wraps ErrBadSettings.
+func (s *Session) AmendPolicy(ctx context.Context, th *harness.Thread, layer SettingsSource, by string) error {
+	cur, _, ok, err := drive.ThreadPolicy(ctx, th)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if cur, err = s.Layered.Policy(by); err != nil {
+			return badSettings(err)
+		}
+	}
+	next, err := Amend(cur, layer, by)
+	if err != nil {
+		return badSettings(err)
+	}
+	_, err = drive.SetPolicy(ctx, th, next)
+	return err
+}
+
+// Submit starts a thread with prompt and runs nothing (a worker takes it
+// up): the prompt is recorded with policy, when given, as the thread's own
+// in the same append, so that no worker reads the thread without it. id
+// "" takes the next free id (see drive.SubmitNext); an id that is taken is
+// harness.ErrThreadExists. It returns the thread's id and the seq of its
+// last fact.
+func (s *Session) Submit(ctx context.Context, id, prompt string, policy *facts.PolicySet) (string, uint64, error) {
+	rt, free, err := s.Runtime(WithoutObserver())
+	if err != nil {
+		return "", 0, err
+	}
+	defer free()
+	var also []harness.Ingress
+	if policy != nil {
+		in, err := drive.StartingPolicy(*policy)
+		if err != nil {
+			return "", 0, err
+		}
+		also = append(also, in)
+	}
+	if id != "" {
+		p, err := rt.Thread(s.Stock.Actor, id).Submit(ctx, prompt, also...)
+		if err != nil {
+			return "", 0, err
+		}
+		return id, p.Seq, nil
+	}
+	th, err := drive.SubmitNext(ctx, rt, s.Stock.Actor, prompt, nil, also...)
+	if err != nil {
+		return "", 0, err
+	}
+	return th.ID(), 1, nil
+}

@@ -340,37 +340,18 @@ func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) erro
 	if err != nil {
 		return err
 	}
-	rt, err := s.runtime()
+	var own *facts.PolicySet
+	if recordPolicy {
+		own = &pol // the thread's own from the start: the workers decide by it
+	}
+	got, seq, err := s.Submit(ctx, id, prompt, own)
+	if errors.Is(err, harness.ErrThreadExists) {
+		return usageError("thread %s already exists; add a message with `harness post %s user.message --data '{\"text\": \"...\"}'`", id, id)
+	}
 	if err != nil {
 		return err
 	}
-	var also []harness.Ingress
-	if recordPolicy {
-		// Its own from the start, in the same append as the prompt: the
-		// workers decide by it, and none reads the thread without it.
-		in, err := drive.StartingPolicy(pol)
-		if err != nil {
-			return err
-		}
-		also = append(also, in)
-	}
-	var seq uint64
-	if id != "" {
-		p, err := rt.Thread(s.stock.Actor, id).Submit(ctx, prompt, also...)
-		if errors.Is(err, harness.ErrThreadExists) {
-			return usageError("thread %s already exists; add a message with `harness post %s user.message --data '{\"text\": \"...\"}'`", id, id)
-		}
-		if err != nil {
-			return err
-		}
-		seq = p.Seq
-	} else {
-		th, err := drive.SubmitNext(ctx, rt, s.stock.Actor, prompt, nil, also...)
-		if err != nil {
-			return err
-		}
-		id, seq = th.ID(), 1
-	}
+	id = got
 	if a.jsonOut() {
 		return a.printJSON(map[string]any{"thread": id, "status": "submitted", "seq": seq, "store": s.place.Where()})
 	}
