@@ -515,7 +515,9 @@ func (s *Session) Enter(ctx context.Context, id string) (Entered, bool, error) {
 	switch {
 	case host != "" && thisHost != "" && host != thisHost:
 		return Entered{}, false, fmt.Errorf("thread %s works in %s, %w (this is %s)", id, w, ErrOtherMachine, here)
-	case !isDir(root):
+	case !filepath.IsAbs(root) || !isDir(root):
+		// A relative root would be found from wherever the session was
+		// opened: never entered.
 		return Entered{}, false, fmt.Errorf("thread %s works in %s, %w (this command is in %s)", id, w, ErrNoWorkspace, here)
 	}
 	if root == s.Place.Root {

@@ -163,6 +163,7 @@ func TestSessionEntersTheThreadsWorkspace(t *testing.T) {
 	start(ws1, "t1")
 	start(ws1, "far", harness.WithWorkspace("elsewhere.example:/srv/app"))
 	start(ws1, "gone", harness.WithWorkspace(stock.WorkspaceName(filepath.Join(dir, "gone"))))
+	start(ws1, "relative", harness.WithWorkspace("ws1")) // found from the current directory, it would be
 
 	// From another directory, with the same store: the thread's own
 	// workspace is entered, its tools confined there.
@@ -194,6 +195,9 @@ func TestSessionEntersTheThreadsWorkspace(t *testing.T) {
 	require.ErrorContains(t, err, "thread far works in elsewhere.example:/srv/app")
 	_, _, err = s.Enter(ctx, "gone")
 	require.ErrorIs(t, err, stock.ErrNoWorkspace)
+	t.Chdir(dir)
+	_, _, err = s.Enter(ctx, "relative")
+	require.ErrorIs(t, err, stock.ErrNoWorkspace, "a relative workspace is never entered")
 	require.Equal(t, ws1, s.Place.Root, "a refused Enter leaves the session where it was")
 	// A thread that is not there is the view's error.
 	_, _, err = s.Enter(ctx, "nobody")
