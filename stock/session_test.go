@@ -268,3 +268,51 @@ func TestSessionRuntimesAfterClose(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close())
 }
+
+func TestSessionSubmitsAndAmendsAThreadsPolicy(t *testing.T) {
+	root := t.TempDir()
+	place, err := stock.Locate(root, "")
+	require.NoError(t, err)
+	flags := stock.FlagSource(stock.Settings{Allow: []string{"run_command:go test *"}}, "allow")
+	s, err := stock.OpenSession(ctx, place, stock.SessionOptions{Getenv: sessionEnv(t, ""), Flags: flags, Create: true})
+	require.NoError(t, err)
+	defer s.Close()
+	pol, given, err := s.Policy("ana")
+	require.NoError(t, err)
+	require.True(t, given)
+
+	id, seq, err := s.Submit(ctx, "", "Fix the tests", &pol)
+	require.NoError(t, err)
+	require.Equal(t, "t1", id)
+	require.Equal(t, uint64(1), seq, "the policy is in the prompt's append")
+	_, _, err = s.Submit(ctx, "t1", "Again", nil)
+	require.ErrorIs(t, err, harness.ErrThreadExists)
+
+	rt, free, err := s.Runtime(stock.WithoutObserver())
+	require.NoError(t, err)
+	defer free()
+	th := rt.Thread(s.Stock.Actor, id)
+	own, _, ok, err := drive.ThreadPolicy(ctx, th)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []string{"run_command:go test *"}, own.Allow)
+
+	// A person's "always" adds to the thread's own policy, with its source.
+	require.NoError(t, s.AmendPolicy(ctx, th, stock.AnswerSource("write_file:docs/*"), "ana"))
+	own, _, _, err = drive.ThreadPolicy(ctx, th)
+	require.NoError(t, err)
+	require.Equal(t, []string{"run_command:go test *", "write_file:docs/*"}, own.Allow)
+	require.Equal(t, "ana", own.By)
+	var sources []string
+	for _, src := range own.Sources {
+		sources = append(sources, src.Rule+" "+src.Scope)
+	}
+	require.Equal(t, []string{"allow:run_command:go test * flag", "allow:write_file:docs/* answer"}, sources)
+
+	// A rule that does not parse changes nothing.
+	err = s.AmendPolicy(ctx, th, stock.AnswerSource(":docs/*"), "ana")
+	require.ErrorIs(t, err, stock.ErrBadSettings)
+	after, _, _, err := drive.ThreadPolicy(ctx, th)
+	require.NoError(t, err)
+	require.Equal(t, own, after)
+}
