@@ -119,6 +119,41 @@ type Event struct {
 	Later time.Duration
 }
 
+// EventRecord is an Event as one JSON object, for machines (harness
+// worker -o json prints one a line).
+type EventRecord struct {
+	Time    time.Time      `json:"time"`
+	Event   string         `json:"event"`
+	Thread  string         `json:"thread,omitempty"`
+	Status  harness.Status `json:"status,omitempty"`
+	Seq     uint64         `json:"seq,omitempty"`
+	Reason  string         `json:"reason,omitempty"`
+	Waits   []string       `json:"waits,omitempty"`
+	InDoubt []string       `json:"in_doubt,omitempty"`
+	Error   string         `json:"error,omitempty"`
+	AgainIn string         `json:"again_in,omitempty"`
+}
+
+// Record is the event as it happened at at: a stopped thread's status,
+// seq, reason and waits (each "kind request_id"); the actions in doubt;
+// the error; when the job is given out again.
+func (e Event) Record(at time.Time) EventRecord {
+	r := EventRecord{Time: at, Event: string(e.Kind), Thread: e.Thread, InDoubt: e.State.InDoubt}
+	if e.Kind == EventStopped {
+		r.Status, r.Seq, r.Reason = e.State.Status, e.State.Head.Seq, e.State.Reason
+		for _, w := range e.State.Waits {
+			r.Waits = append(r.Waits, string(w.Kind)+" "+w.RequestID)
+		}
+	}
+	if e.Err != nil {
+		r.Error = e.Err.Error()
+	}
+	if e.Later > 0 {
+		r.AgainIn = e.Later.String()
+	}
+	return r
+}
+
 // Worker drives the runnable threads of a shared store, with others
 // like it, in this process and in others (see the package comment).
 type Worker struct {

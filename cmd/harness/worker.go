@@ -206,38 +206,11 @@ func workerModels(spec string) func(string) (model.Model, error) {
 	}
 }
 
-// workerEventJSON is a worker's event, for -o json: one a line.
-type workerEventJSON struct {
-	Time    time.Time      `json:"time"`
-	Event   string         `json:"event"`
-	Thread  string         `json:"thread,omitempty"`
-	Status  harness.Status `json:"status,omitempty"`
-	Seq     uint64         `json:"seq,omitempty"`
-	Reason  string         `json:"reason,omitempty"`
-	Waits   []string       `json:"waits,omitempty"`
-	InDoubt []string       `json:"in_doubt,omitempty"`
-	Error   string         `json:"error,omitempty"`
-	AgainIn string         `json:"again_in,omitempty"`
-}
-
 // workerEvent prints what the worker did: a line of text, or of JSON.
 func (a *app) workerEvent(e worker.Event) {
 	now := time.Now()
 	if a.jsonOut() {
-		j := workerEventJSON{Time: now.UTC(), Event: string(e.Kind), Thread: e.Thread, InDoubt: e.State.InDoubt}
-		if e.Kind == worker.EventStopped {
-			j.Status, j.Seq, j.Reason = e.State.Status, e.State.Head.Seq, e.State.Reason
-			for _, w := range e.State.Waits {
-				j.Waits = append(j.Waits, string(w.Kind)+" "+w.RequestID)
-			}
-		}
-		if e.Err != nil {
-			j.Error = e.Err.Error()
-		}
-		if e.Later > 0 {
-			j.AgainIn = e.Later.String()
-		}
-		b, _ := json.Marshal(j)
+		b, _ := json.Marshal(e.Record(now.UTC()))
 		fmt.Fprintln(a.stdout, string(b))
 		return
 	}
