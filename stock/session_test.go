@@ -316,3 +316,23 @@ func TestSessionSubmitsAndAmendsAThreadsPolicy(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, own, after)
 }
+
+func TestLayeredFiles(t *testing.T) {
+	root := t.TempDir()
+	project := writeProject(t, root, `{"approve": "all", "deny": ["run_command:rm *"], "colour": "blue"}`)
+	place, err := stock.Locate(root, "")
+	require.NoError(t, err)
+	l, err := place.LoadLayered(sessionEnv(t, ""))
+	require.ErrorIs(t, err, stock.ErrUnknownSetting)
+	files := l.Files()
+	require.Len(t, files, 3) // user, project, local
+	p := files[1]
+	require.Equal(t, stock.ScopeProject, p.Scope)
+	require.Equal(t, project, p.Path)
+	require.True(t, p.Exists && p.Inside && !p.Trusted)
+	require.Equal(t, []string{"deny"}, p.Applied)
+	require.Equal(t, []string{"approve"}, p.Ignored)
+	require.Equal(t, []string{"colour"}, p.Unknown)
+	require.Contains(t, p.Error, "colour")
+	require.False(t, files[2].Exists)
+}

@@ -254,6 +254,37 @@ func (p Place) LoadLayered(getenv func(string) string) (Layered, error) {
 	return Merge(srcs...), errors.Join(errs...)
 }
 
+// SourceRecord is a layer of settings as a front end shows it (harness
+// config -o json): the file, whether it is there and trusted, its keys set,
+// applied, left out as untrusted and unknown, and its error.
+type SourceRecord struct {
+	Scope   Scope    `json:"scope"`
+	Path    string   `json:"path"`
+	Exists  bool     `json:"exists"`
+	Digest  string   `json:"sha256,omitempty"`
+	Inside  bool     `json:"inside_workspace,omitempty"`
+	Trusted bool     `json:"trusted"`
+	Set     []string `json:"set,omitempty"`
+	Applied []string `json:"applied,omitempty"`
+	Ignored []string `json:"ignored,omitempty"`
+	Unknown []string `json:"unknown,omitempty"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// Files are the layers as a front end shows them, weakest first.
+func (l Layered) Files() []SourceRecord {
+	out := []SourceRecord{}
+	for _, s := range l.Sources {
+		f := SourceRecord{Scope: s.Scope, Path: s.Path, Exists: s.Exists, Digest: s.Digest, Inside: s.Inside, Trusted: s.Trusted,
+			Set: s.Set, Applied: s.Applied, Ignored: s.Ignored, Unknown: s.Unknown}
+		if s.Err != nil {
+			f.Error = s.Err.Error()
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // FlagSource is the command line as a layer of settings: s, of which the
 // keys in set were given. It is trusted: a person typed it.
 func FlagSource(s Settings, set ...string) SettingsSource {
