@@ -8,6 +8,9 @@ var (
 	// ErrNoStore: no store was found and none is to be created.
 	ErrNoStore = errors.New("no harness store")
 
+	// ErrReplicas: a replica count for a NATS store that is not 1 to 5.
+	ErrReplicas = errors.New("bad replica count")
+
 	// ErrModelSpec: a model spec this program cannot load.
 	ErrModelSpec = errors.New("bad model spec")
 

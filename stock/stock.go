@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -127,6 +128,28 @@ func Locate(dir, override string) (Place, error) {
 		p.Store = filepath.Clean(override)
 	}
 	p.Exists = isDir(p.DB())
+	return p, nil
+}
+
+// LocateFrom is Locate with the environment getenv reads: the store is
+// override, else $HARNESS_STORE; a NATS store made on first use gets
+// $HARNESS_REPLICAS replicas (1 to 5), when set. A replica count that is
+// not one of those wraps ErrReplicas.
+func LocateFrom(dir, override string, getenv func(string) string) (Place, error) {
+	if override == "" {
+		override = getenv("HARNESS_STORE")
+	}
+	p, err := Locate(dir, override)
+	if err != nil || p.Remote == "" {
+		return p, err
+	}
+	if r := getenv("HARNESS_REPLICAS"); r != "" {
+		n, err := strconv.Atoi(r)
+		if err != nil || n < 1 || n > 5 {
+			return p, fmt.Errorf("HARNESS_REPLICAS=%q: want the replicas of a NATS store made on first use, 1 to 5 (3 on a cluster): %w", r, ErrReplicas)
+		}
+		p.Replicas = n
+	}
 	return p, nil
 }
 

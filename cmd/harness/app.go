@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -467,22 +466,11 @@ func (a *app) place() (stock.Place, error) {
 	if err != nil {
 		return stock.Place{}, fmt.Errorf("current directory: %w", err)
 	}
-	override := a.storeDir
-	if override == "" {
-		override = a.getenv("HARNESS_STORE")
+	p, err := stock.LocateFrom(cwd, a.storeDir, a.getenv)
+	if errors.Is(err, stock.ErrReplicas) {
+		return p, asUsage(err)
 	}
-	p, err := stock.Locate(cwd, override)
-	if err != nil || p.Remote == "" {
-		return p, err
-	}
-	if r := a.getenv("HARNESS_REPLICAS"); r != "" {
-		n, err := strconv.Atoi(r)
-		if err != nil || n < 1 || n > 5 {
-			return p, usageError("HARNESS_REPLICAS=%q: want the replicas of a NATS store made on first use, 1 to 5 (3 on a cluster)", r)
-		}
-		p.Replicas = n
-	}
-	return p, nil
+	return p, err
 }
 
 // openRead opens the workspace's store for a command that only reads it
