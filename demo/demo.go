@@ -157,7 +157,7 @@ func Run(ctx context.Context, opts Options, r Reporter) (string, error) {
 	if err != nil {
 		return root, err
 	}
-	session := stock.Over(store, st0)
+	session := stock.SessionOf(store, st0)
 	closeStore = nil
 	defer session.Close()
 	var readErr error
@@ -334,7 +334,7 @@ func runWorkers(ctx context.Context, store thread.Store, storeDir, dir, version 
 		if !w.watched {
 			opts = append(opts, stock.WithoutObserver())
 		}
-		rt, free, err := stock.Over(store, own).Runtime(opts...)
+		rt, free, err := stock.SessionOf(store, own).Runtime(opts...)
 		if err != nil {
 			return nil, err
 		}

@@ -137,7 +137,7 @@ func New(opts Options) (*Server, error) {
 	if _, err := rand.Read(s.key[:]); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	s.session = stock.Over(s.store, opts.Stock)
+	s.session = stock.SessionOf(s.store, opts.Stock)
 	rt, _, err := s.session.Runtime(stock.WithoutObserver())
 	if err != nil {
 		return nil, err

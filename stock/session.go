@@ -31,7 +31,7 @@ import (
 // A session is made in two steps: NewSession reads and checks the
 // settings and makes the stock harness (a front end may look at both —
 // start a server, say — before the store is opened), and Open opens the
-// store. OpenSession does both. Over makes a session of a store and a
+// store. OpenSession does both. SessionOf makes a session of a store and a
 // stock harness opened already.
 //
 // Runtime and Services may be called from several goroutines (a server's
@@ -209,12 +209,12 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 	return s, nil
 }
 
-// Over is a session of a store and a stock harness made already (a
+// SessionOf is a session of a store and a stock harness made already (a
 // server's store, wrapped so that its streams see every append; a
 // harness composed in Go): its runtimes run on store under st.Config,
 // with st's tools and observer. Its settings are none; Close closes the
 // runtimes' observers and the store, not st.
-func Over(store thread.Store, st *Stock) *Session {
+func SessionOf(store thread.Store, st *Stock) *Session {
 	s := &Session{Place: st.Place, Stock: st, Store: store, cfg: st.Config, stockClosed: true}
 	s.resolve()
 	return s
