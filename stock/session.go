@@ -289,6 +289,15 @@ func (s *Session) Open(ctx context.Context) error {
 // Settings are what the session's settings say together.
 func (s *Session) Settings() Settings { return s.Layered.Settings }
 
+// Notice is the one line that says what untrusted settings files would
+// widen and was left out, and how to trust them (see Layered.Notice); ""
+// when nothing was.
+func (s *Session) Notice() string { return s.Layered.Notice() }
+
+// Ignored are the settings layers that left keys out, not being trusted;
+// each one's Ignored names the keys.
+func (s *Session) Ignored() []SettingsSource { return s.Layered.Untrusted() }
+
 // Config is the configuration of the session's runtimes.
 func (s *Session) Config() harness.Config { return s.Stock.Config }
 

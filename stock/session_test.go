@@ -102,7 +102,9 @@ func TestSessionLeavesOutWhatAnUntrustedFileWidens(t *testing.T) {
 	require.Equal(t, drive.ApproveAsk, s.Approval.Mode)
 	require.Equal(t, stock.DefaultMaxTurns, s.Config().MaxTurns)
 	require.Equal(t, sandbox.WorkspaceWrite, s.Stock.Sandbox.Mode)
-	require.Contains(t, s.Layered.Notice(), project)
+	require.Contains(t, s.Notice(), project)
+	require.Len(t, s.Ignored(), 1)
+	require.ElementsMatch(t, []string{"approve", "allow", "sandbox", "max_turns"}, s.Ignored()[0].Ignored)
 	// The policy a thread would record names the file and what it left out.
 	pol, given, err := s.Policy("ana")
 	require.NoError(t, err)

@@ -512,7 +512,7 @@ func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (
 		return nil, err
 	}
 	a.layered = ss.Layered
-	if n := ss.Layered.Notice(); n != "" && !a.trustNoticed {
+	if n := ss.Notice(); n != "" && !a.trustNoticed {
 		a.trustNoticed = true
 		fmt.Fprintf(a.stderr, "harness: %s\n", present.EscapeLine(n))
 	}
