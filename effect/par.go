@@ -128,6 +128,9 @@ func checked[S, A any](effects []Effect[S, A]) ([]Effect[S, A], error) {
 // many started. It is the machinery of [All]
 // and [Race]: one cancel for all branches, every goroutine awaited.
 func fan(r *runner, n, limit int, body func(run *runner, i int) (stop bool)) int {
+	if n == 0 {
+		return 0
+	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	if limit <= 0 || limit > n {
@@ -150,10 +153,14 @@ func fan(r *runner, n, limit int, body func(run *runner, i int) (stop bool)) int
 			}
 		}
 	}
-	for range limit - 1 {
-		wg.Go(func() { worker(&runner{ctx: ctx}) })
+	// One allocation for the runners of every worker.
+	runners := make([]runner, limit)
+	for k := 1; k < limit; k++ {
+		runners[k].ctx = ctx
+		wg.Go(func() { worker(&runners[k]) })
 	}
-	worker(&runner{ctx: ctx, depth: r.depth})
+	runners[0] = runner{ctx: ctx, depth: r.depth}
+	worker(&runners[0])
 	wg.Wait()
 	return int(started.Load())
 }
