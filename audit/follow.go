@@ -81,6 +81,11 @@ func (fl *Follower) Update(ctx context.Context) (seq uint64, verdict, err error)
 	return fl.v.Seq(), fl.snapErr, nil
 }
 
+// Tree reports whether the thread is one of a tree of threads (a parent,
+// a child) or a fork, whose verdict covers its links and children too,
+// as far as the last Update read.
+func (fl *Follower) Tree() bool { return fl.v != nil && fl.v.tree }
+
 // start checks the store's own record of the thread and opens it.
 func (fl *Follower) start(ctx context.Context) error {
 	if err := fl.store.Verify(ctx, fl.id); err != nil {
