@@ -10,6 +10,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -91,8 +92,7 @@ type Verifier struct {
 // NewVerifier returns a verifier of the log of thread id, written by
 // actor (in a tree, the actor that folds this thread: see VerifyLog).
 func NewVerifier(actor harness.Actor, id string) *Verifier {
-	return &Verifier{actor: actor, v: verifier{id: id, fold: fold.New(actor.New()...), pending: map[string]bool{},
-		started: map[string]facts.ActionStarted{}, needs: map[string]action.Capability{}, declared: map[string]bool{}}}
+	return &Verifier{actor: actor, v: verifier{id: id, fold: fold.New(actor.New()...), pending: map[string]bool{}}}
 }
 
 // Seq is the seq of the last fact added (0 for none).
@@ -185,13 +185,11 @@ type verifier struct {
 	// pending are staged transitions whose claim is in the log: their own
 	// key may follow, after other facts.
 	pending map[string]bool
-	started map[string]facts.ActionStarted
-	needs   map[string]action.Capability // action id → the capability its request names
-	// declared are the actions whose request declares a check; held is
-	// the action whose completion says none where its report and
-	// observation say unknown: its check, next, must pass.
-	declared map[string]bool
-	held     string
+	// held is the action whose completion says none where its report and
+	// observation say unknown: its check, next, must pass. (What an
+	// action requested and how it started are read from the thread's
+	// view: see action.)
+	held string
 }
 
 // check returns why f could not have been appended where it is, or "".
@@ -310,31 +308,24 @@ func (v *verifier) consistent(f facts.Fact) string {
 		}
 	}
 	switch f.Kind {
-	case facts.KindActionRequested:
-		r, err := facts.Decode[facts.ActionRequested](f)
-		if err != nil {
-			return err.Error()
-		}
-		v.needs[r.ActionID] = action.Capability(r.Capability)
-		v.declared[r.ActionID] = r.Check != nil
-	case facts.KindActionStarted:
-		s, err := facts.Decode[facts.ActionStarted](f)
-		if err != nil {
-			return err.Error()
-		}
-		v.started[s.ActionID] = s
 	case facts.KindActionCompleted:
 		c, err := facts.Decode[facts.ActionCompleted](f)
 		if err != nil {
 			return err.Error()
 		}
+		// The action's request and start as the thread's view has them
+		// (one reading: the scheduler's), before this completion.
+		a, err := v.action(c.ActionID)
+		if err != nil {
+			return "the fold could not read its action: " + err.Error()
+		}
 		o := c.Observation
-		if s, ok := v.started[c.ActionID]; ok && o.Available && s.ObservedBefore != "" && o.Before != s.ObservedBefore {
+		if s := a.Started; s != nil && o.Available && s.ObservedBefore != "" && o.Before != s.ObservedBefore {
 			return fmt.Sprintf("the observation before (%s) is not the one action.started recorded (%s)", short(o.Before), short(s.ObservedBefore))
 		}
-		switch want := action.State(v.needs[c.ActionID], c.Report, o); {
+		switch want := action.State(action.Capability(a.Requested.Capability), c.Report, o); {
 		case c.EffectState == want:
-		case want == facts.EffectUnknown && c.EffectState == facts.EffectNone && v.declared[c.ActionID]:
+		case want == facts.EffectUnknown && c.EffectState == facts.EffectNone && a.Requested.Check != nil:
 			// What the write was to make already held, if its check,
 			// which must come next, passed.
 			v.held = c.ActionID
@@ -349,6 +340,26 @@ func (v *verifier) consistent(f facts.Fact) string {
 		}
 	}
 	return ""
+}
+
+// action is the action id as the thread's view reads it where the
+// verifier stands: of its latest turn, where an action's records come,
+// or else of the whole thread. An action it does not know is the zero
+// Action (nothing requested, nothing started).
+func (v *verifier) action(id string) (scheduler.Action, error) {
+	view, err := harness.ViewOf(v.id, v.fold)
+	if err != nil {
+		return scheduler.Action{}, err
+	}
+	if a, ok := view.Turn.Action(id); ok {
+		return a, nil
+	}
+	r, err := harness.ReadingOf(v.id, v.fold)
+	if err != nil {
+		return scheduler.Action{}, err
+	}
+	a, _ := r.Action(id)
+	return a, nil
 }
 
 func short(h string) string {
