@@ -262,6 +262,9 @@ func (v *verifier) check(f facts.Fact) string {
 	for i, t := range enabled {
 		keys[i] = t.Key
 	}
+	if len(keys) == 0 {
+		return fmt.Sprintf("the fold never enabled %s here (nothing was enabled: the thread waited or was done)", f.Cause)
+	}
 	return fmt.Sprintf("the fold never enabled %s here (enabled: %s)", f.Cause, strings.Join(keys, ", "))
 }
 
