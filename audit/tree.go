@@ -140,38 +140,21 @@ func (o origins) has(id string, seq uint64) bool {
 	return ok && seq <= at
 }
 
-// forkOrigins follows a thread's thread.forked records back.
+// forkOrigins follows a thread's thread.forked records back
+// (harness.ForkOf), at most harness.MaxTreeDepth of them.
 func forkOrigins(ctx context.Context, store thread.Store, id string) (origins, error) {
 	o := origins{id: ^uint64(0)}
 	limit := ^uint64(0)
-	for cur := id; ; {
-		from, at, ok, err := forkedFrom(ctx, store, cur)
-		if _, seen := o[from]; err != nil || !ok || seen {
+	for cur, n := id, 0; n < harness.MaxTreeDepth; n++ {
+		fk, ok, err := harness.ForkOf(ctx, store, cur)
+		if _, seen := o[fk.From]; err != nil || !ok || seen {
 			return o, err
 		}
-		limit = min(limit, at)
-		o[from] = limit
-		cur = from
+		limit = min(limit, fk.At)
+		o[fk.From] = limit
+		cur = fk.From
 	}
-}
-
-// forkedFrom reads a thread's thread.forked record, if it is a fork.
-func forkedFrom(ctx context.Context, store thread.Store, id string) (string, uint64, bool, error) {
-	for f, err := range store.Read(ctx, id, 1) {
-		if err != nil {
-			return "", 0, false, err
-		}
-		if f.Kind == facts.KindThreadForked && facts.IsIngress(f.Cause) {
-			p, err := facts.Decode[facts.ThreadForked](f)
-			if err != nil {
-				return "", 0, false, err
-			}
-			if f.Seq == p.At+1 {
-				return p.From, p.At, true, nil
-			}
-		}
-	}
-	return "", 0, false, nil
+	return o, nil
 }
 
 // endMatches checks a report against the child's log: its final head is

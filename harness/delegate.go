@@ -452,6 +452,28 @@ func SpawnOf(ctx context.Context, store thread.Store, id string) (facts.ThreadSp
 	return facts.ThreadSpawned{}, false, nil
 }
 
+// ForkOf reads a thread's fork record (see rewind.Fork): the thread and
+// seq it was forked from, and true, when it is a fork — its
+// thread.forked, posted right after the facts copied (at seq At+1).
+func ForkOf(ctx context.Context, store thread.Store, id string) (facts.ThreadForked, bool, error) {
+	for f, err := range store.Read(ctx, id, 1) {
+		if err != nil {
+			return facts.ThreadForked{}, false, fmt.Errorf("read %s: %w", id, err)
+		}
+		if f.Kind != facts.KindThreadForked || !facts.IsIngress(f.Cause) {
+			continue
+		}
+		p, err := facts.Decode[facts.ThreadForked](f)
+		if err != nil {
+			return p, false, fmt.Errorf("thread %s: %w", id, err)
+		}
+		if f.Seq == p.At+1 {
+			return p, true, nil
+		}
+	}
+	return facts.ThreadForked{}, false, nil
+}
+
 // MaxTreeDepth bounds the walk from a child up to the root of its tree.
 const MaxTreeDepth = 64
 
