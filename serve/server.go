@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
@@ -89,8 +90,11 @@ type Server struct {
 
 // cached is a thread whose fold the server keeps between requests.
 type cached struct {
-	mu sync.Mutex // guards th: one request reads or answers through it at a time
+	mu sync.Mutex // guards th and record: one request reads or answers through them at a time
 	th *harness.Thread
+	// record is the thread's verdict kept by the page's panel (see
+	// panel.go), nil until a panel asks.
+	record *audit.Follower
 }
 
 // ErrNoToken: a server with no token would let anyone act.
