@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -30,8 +31,11 @@ func BenchmarkCLIReplayVerify(b *testing.B) {
 	store, err := thread.OpenPebble(place.DB())
 	require.NoError(b, err)
 	const long, short = 100_000, 1_000
-	buildParkedCLI(b, store, "long", stock.WorkspaceName(dir), long)
-	buildParkedCLI(b, store, "short", stock.WorkspaceName(dir), short)
+	parked := harnesstest.Parked{Model: "scripted:none.jsonl", Workspace: stock.WorkspaceName(dir), InputTokens: 1800}
+	parked.Facts = long
+	parked.Append(b, store, "long")
+	parked.Facts = short
+	parked.Append(b, store, "short")
 	logBytes := 0
 	for f, err := range store.Read(b.Context(), "long", 1) {
 		require.NoError(b, err)
