@@ -198,18 +198,26 @@ func (rt *Runtime) catchUp(ctx context.Context, st *state) error {
 const StartKey = "start"
 
 // Start begins the thread id with the user's message, appended as an
-// ingress fact under StartKey, and resumes it. Starting a thread that was
-// already started appends nothing and resumes it.
-func (rt *Runtime) Start(ctx context.Context, actor Actor, id, message string) (Outcome, error) {
-	return rt.Thread(actor, id).Start(ctx, message)
+// ingress fact under StartKey, and resumes it. The thread must be new: if
+// it already has facts — it was started before, or another process
+// started it first — Start returns ErrThreadExists and appends nothing (a
+// caller choosing ids, t1, t2, …, tries the next one). With OrResume, an
+// existing thread is resumed instead, and the message is not appended: a
+// start retried after a crash goes on where the first left off.
+func (rt *Runtime) Start(ctx context.Context, actor Actor, id, message string, opts ...StartOption) (Outcome, error) {
+	return rt.Thread(actor, id).Start(ctx, message, opts...)
 }
 
 // Start is Runtime.Start of this thread.
-func (t *Thread) Start(ctx context.Context, message string) (Outcome, error) {
-	return t.start(ctx, message, postCreate)
-}
-
-func (t *Thread) start(ctx context.Context, message string, mode int) (Outcome, error) {
+func (t *Thread) Start(ctx context.Context, message string, opts ...StartOption) (Outcome, error) {
+	var o startOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	mode := postNew
+	if o.orResume {
+		mode = postCreate
+	}
 	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: message})
 	if err != nil {
 		return Outcome{}, err
@@ -220,21 +228,16 @@ func (t *Thread) start(ctx context.Context, message string, mode int) (Outcome, 
 	return t.Resume(ctx)
 }
 
-// StartNew is Start of a thread that must be new: if the thread already
-// has facts — it was started before, or another process started it first
-// — it returns ErrThreadExists and appends nothing. A caller choosing ids
-// (t1, t2, …) tries the next one, where Start would have resumed the other
-// thread.
-func (rt *Runtime) StartNew(ctx context.Context, actor Actor, id, message string) (Outcome, error) {
-	return rt.Thread(actor, id).StartNew(ctx, message)
-}
+// A StartOption changes what Start does.
+type StartOption func(*startOptions)
 
-// StartNew is Runtime.StartNew of this thread.
-func (t *Thread) StartNew(ctx context.Context, message string) (Outcome, error) {
-	return t.start(ctx, message, postNew)
-}
+type startOptions struct{ orResume bool }
 
-// Submit is StartNew without the Resume: it begins the thread with the
+// OrResume makes Start of a thread that already has facts resume it,
+// appending nothing, rather than fail with ErrThreadExists.
+func OrResume() StartOption { return func(o *startOptions) { o.orResume = true } }
+
+// Submit is Start without the Resume: it begins the thread with the
 // user's message, appended under StartKey, and runs nothing, leaving the
 // thread for a worker (package worker) to run. A thread that already has
 // facts is ErrThreadExists, and nothing is appended.
@@ -311,7 +314,7 @@ func ingress(id string, d facts.Draft, key string) (facts.Draft, error) {
 }
 
 // What a post may do about the thread: post to an existing one, create it
-// if need be (Start), or only create it (StartNew).
+// if need be (Start with OrResume), or only create it (Start).
 const (
 	postExisting = iota
 	postCreate
