@@ -285,7 +285,9 @@ func (s *state[S]) request(c *call, id string) fold.Transition[S] {
 }
 
 // requested describes recording the request of a call: with the check its
-// tool declares, or — refused — with the refusal and no confirmation.
+// tool declares, or — refused — with the refusal and no confirmation. A
+// declared check whose name no check is registered under refuses the
+// call, as a refusal of its arguments does.
 func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Policy, refusal string) effect.Effect[S, []facts.Draft] {
 	var sandbox *facts.Sandbox
 	if s.env.Sandbox != nil {
@@ -305,6 +307,16 @@ func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Polic
 		declare = s.env.Declare(tc)
 	}
 	return effect.AndThen(declare, func(check *facts.CheckSpec) effect.Effect[S, []facts.Draft] {
+		if check != nil {
+			if err := action.ValidateCheck(*check); err != nil {
+				// A check nobody can decide would be found unknown only
+				// after the effect, which a person approved for it:
+				// refused now, before anyone is asked.
+				f := req.Fact()
+				f.Refused = fmt.Sprintf("%s declares a check that cannot be decided: %v", tc.Name, err)
+				return drafts[S](facts.KindActionRequested, f)
+			}
+		}
 		req.Check = check
 		if check != nil && req.Sandbox == nil && s.env.CheckSandbox != nil {
 			req.Sandbox = s.env.CheckSandbox(*check)
