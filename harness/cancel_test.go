@@ -268,3 +268,61 @@ func TestResumeCancelledAfterAChange(t *testing.T) {
 	require.Len(t, e.model.requests(), 1, "the model is not asked while the effect is open")
 	require.NoError(t, audit.VerifyLog(context.Background(), e.store, e.actor, "t1"))
 }
+
+// remoteTool is a tool whose effects nobody can observe (a remote
+// server's): it works until its context is cancelled.
+type remoteTool struct{ started chan struct{} }
+
+func (remoteTool) Name() string                  { return "remote" }
+func (remoteTool) Schema() facts.ToolSchema      { return facts.ToolSchema{Name: "remote"} }
+func (remoteTool) Capability() action.Capability { return action.Read }
+func (remoteTool) Unobserved() bool              { return true }
+func (r remoteTool) Execute(ctx context.Context, _ action.Request) (facts.Report, error) {
+	close(r.started)
+	<-ctx.Done()
+	return facts.Report{}, ctx.Err()
+}
+
+// A cancelled call whose effect nobody can look at (a remote tool's) is
+// one the runtime cannot call harmless: recorded as interrupted, it parks
+// the thread on reconcile, as after a crash.
+func TestResumeCancelledUnobservedParks(t *testing.T) {
+	ctx := context.Background()
+	remote := remoteTool{started: make(chan struct{})}
+	tb, err := harness.NewToolbox(remote)
+	require.NoError(t, err)
+	store, err := thread.OpenPebble(t.TempDir())
+	require.NoError(t, err)
+	defer store.Close()
+	script, err := model.ParseScript("test", []byte(`{"tool_calls": [{"id": "r", "name": "remote", "args": "{}"}]}
+{"text": "Done."}
+`))
+	require.NoError(t, err)
+	root := t.TempDir()
+	ws, err := action.NewWorkspace(root)
+	require.NoError(t, err)
+	cfg, err := harness.NewConfig(harness.WithModelBackoff(0))
+	require.NoError(t, err)
+	actor, err := harness.CodingActor(cfg, tb)
+	require.NoError(t, err)
+	rt, err := harness.NewRuntime(store, harness.Services{Model: script, Tools: tb, Observer: ws, Workspace: root}, cfg)
+	require.NoError(t, err)
+
+	cctx, cancel := context.WithCancel(ctx)
+	go func() {
+		<-remote.started
+		cancel()
+	}()
+	_, err = rt.Start(cctx, actor, "t1", "Call it")
+	require.ErrorIs(t, err, context.Canceled)
+	in := interruptedOf(t, store, "t1")
+	require.True(t, in.Cancelled)
+	require.Empty(t, in.ObservedNow, "nobody looked")
+
+	out, err := rt.Resume(ctx, actor, "t1")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, out.Status)
+	require.Len(t, out.Waits, 1)
+	require.Equal(t, fold.WaitReconcile, out.Waits[0].Kind)
+	require.Contains(t, out.Waits[0].Summary, "could not be observed")
+}
