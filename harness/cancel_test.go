@@ -106,8 +106,10 @@ func newCancelEnv(t *testing.T, command func(out string) string) *cancelEnv {
 
 // hostPid is the pid, in this process's PID namespace, of the process of
 // the sandboxed command whose command line holds marker and whose pid in
-// the command's own namespace is inner (as the command wrote it).
-func hostPid(t *testing.T, marker string, inner int) int {
+// the command's own namespace is inner (as the command wrote it); false
+// when there is none (yet: while the shell execs, its command line may
+// read empty).
+func hostPid(t *testing.T, marker string, inner int) (int, bool) {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	require.NoError(t, err)
@@ -128,13 +130,12 @@ func hostPid(t *testing.T, marker string, inner int) int {
 			if ns, ok := strings.CutPrefix(line, "NSpid:"); ok {
 				f := strings.Fields(ns)
 				if len(f) > 1 && f[len(f)-1] == strconv.Itoa(inner) {
-					return pid
+					return pid, true
 				}
 			}
 		}
 	}
-	t.Fatalf("no process with %q in its command line has pid %d in its namespace", marker, inner)
-	return 0
+	return 0, false
 }
 
 // cancelMidCommand starts the thread, waits until the command has written
@@ -159,7 +160,12 @@ func (e *cancelEnv) cancelMidCommand(t *testing.T, marker string) (error, int) {
 		inner, err = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil
 	}, 60*time.Second, 10*time.Millisecond, "the command never wrote its pid file")
-	pid := hostPid(t, marker, inner)
+	var pid int
+	require.Eventually(t, func() bool {
+		var ok bool
+		pid, ok = hostPid(t, marker, inner)
+		return ok
+	}, 30*time.Second, 10*time.Millisecond, "no process with %q in its command line has pid %d in its namespace", marker, inner)
 	require.NoError(t, syscall.Kill(pid, 0), "the command runs before the cancel")
 	cancel()
 	select {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +27,8 @@ func TestInterruptMidCommandIsRecorded(t *testing.T) {
 	dir := workspace(t, map[string]string{"script.jsonl": script})
 	tm := startTerminal(t, dir, []string{"NO_COLOR=1", "HARNESS_STORE="}, "run", "--model", "scripted:script.jsonl", "--approve", "all", "Wait")
 	tm.expect("│ ready-to-stop")
-	require.NotEmpty(t, procsWith(t, marker), "the command runs")
+	// The shell may still be exec'ing sleep when its line shows.
+	require.Eventually(t, func() bool { return len(procsWith(t, marker)) > 0 }, 30*time.Second, 10*time.Millisecond, "the command runs")
 	require.NoError(t, tm.cmd.Process.Signal(os.Interrupt))
 	require.Equal(t, exitInterrupted, tm.exit(), tm.output())
 	require.Empty(t, procsWith(t, marker), "the command's process outlived the harness")
