@@ -188,13 +188,40 @@ func (b *Boundary) changedSince(ctx context.Context, actionID string, now Snapsh
 	return rec
 }
 
-// Finish invokes the adapter and completes the action: the adapter's
-// report (a panic or an error becomes a failed report), the runtime's own
-// observation after, the effect state, and — when the request declares one
-// — the check's verdict. A completion is always returned: an observer that
-// fails leaves the observation unavailable, with its error kept.
-func (b *Boundary) Finish(ctx context.Context, req Request, bg Begun, adapter Adapter) (facts.ActionCompleted, *facts.CheckRecorded) {
+// Ended is how an action that started ended: Completed (with the check's
+// verdict when the request declared one), or Interrupted — never both.
+type Ended struct {
+	Completed *facts.ActionCompleted
+	Check     *facts.CheckRecorded
+	// Interrupted: ctx was cancelled while the adapter worked and it did
+	// not report success. It was stopped (the adapter honours ctx: a
+	// command gets SIGTERM, then SIGKILL), the runtime observed the
+	// workspace, and no check ran: the call did not finish, so there is
+	// nothing to check it against.
+	Interrupted *facts.ActionInterrupted
+}
+
+// observeAfterCancel bounds the observation of an action interrupted by
+// a cancelled context: the caller asked to stop, and waits. A reading not
+// made within it is not recorded, and the effect is not known.
+const observeAfterCancel = 10 * time.Second
+
+// Finish invokes the adapter and ends the action. It completes it — the
+// adapter's report (a panic or an error becomes a failed report), the
+// runtime's own observation after, the effect state, and, when the
+// request declares one, the check's verdict; an observer that fails
+// leaves the observation unavailable, with its error kept. Or, when ctx
+// was cancelled while the adapter worked and the adapter did not report
+// success, Finish records it as interrupted (see Ended): what the runtime
+// observed then, and what the adapter said before it stopped — a failure
+// that the cancellation caused is not the action's result. (A success
+// reported despite the cancellation is the action's result, as an effect
+// that returns no error is a success: the work was done.)
+func (b *Boundary) Finish(ctx context.Context, req Request, bg Begun, adapter Adapter) Ended {
 	report := invoke(ctx, adapter, req)
+	if ctx.Err() != nil && report.Status != facts.StatusSucceeded {
+		return Ended{Interrupted: b.cancelled(ctx, bg, report)}
+	}
 	// The record must be completed even when the run was cancelled while
 	// the adapter worked: look, and check, regardless.
 	ctx = context.WithoutCancel(ctx)
@@ -206,12 +233,31 @@ func (b *Boundary) Finish(ctx context.Context, req Request, bg Begun, adapter Ad
 	}
 	if req.Check == nil {
 		c.EffectState = State(req.Capability, c.Report, c.Observation)
-		return c, nil
+		return Ended{Completed: &c}
 	}
 	check := Decide(ctx, req.ActionID, *req.Check, CheckEnv{Root: b.Root, Changed: c.Observation.Changed, Observed: c.Observation.Available,
 		Sandbox: req.Sandbox, Commands: b.Commands})
 	c.EffectState = StateChecked(req.Capability, c.Report, c.Observation, &check)
-	return c, &check
+	return Ended{Completed: &c, Check: &check}
+}
+
+// cancelled records an action whose run was cancelled while its adapter
+// worked: the adapter has returned, so it stopped; the runtime looks now,
+// within observeAfterCancel, and compares with the reading before.
+func (b *Boundary) cancelled(ctx context.Context, bg Begun, report facts.Report) *facts.ActionInterrupted {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), observeAfterCancel)
+	defer cancel()
+	rec := facts.ActionInterrupted{ActionID: bg.Started.ActionID, ObservedBefore: bg.Started.ObservedBefore, Cancelled: true, Report: &report}
+	now, err := b.observe(ctx)
+	if err != nil || now == nil {
+		return &rec
+	}
+	rec.ObservedNow = now.Hash
+	rec.Manifest = b.keepManifest(ctx, *now)
+	if bg.before != nil {
+		rec.Changed = Diff(*bg.before, *now)
+	}
+	return &rec
 }
 
 // observation puts two readings side by side. It is unavailable unless both
@@ -303,7 +349,8 @@ func (b *Boundary) keepManifest(ctx context.Context, s Snapshot) string {
 }
 
 // Interrupted records an action found in doubt: started, never completed,
-// because the process died while it ran. It observes now and compares with
+// because the process died while it ran (Finish records one whose run was
+// cancelled). It observes now and compares with
 // the observation before (when its listing was kept). It never invokes the
 // adapter.
 func (b *Boundary) Interrupted(ctx context.Context, started facts.ActionStarted) facts.ActionInterrupted {

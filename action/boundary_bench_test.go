@@ -54,7 +54,7 @@ func BenchmarkBoundaryOverhead(b *testing.B) {
 		if refused != nil {
 			b.Fatal(refused.Report.Error)
 		}
-		done, _ := bd.Finish(ctx, req, bg, noop{})
+		done := *bd.Finish(ctx, req, bg, noop{}).Completed
 		if done.EffectState != facts.EffectUnknown {
 			b.Fatalf("effect %s", done.EffectState)
 		}

@@ -63,7 +63,9 @@ func run(t *testing.T, b *action.Boundary, w *worker) (facts.ActionCompleted, *f
 	req := request()
 	bg, refused := b.Begin(context.Background(), req)
 	require.Nil(t, refused)
-	return b.Finish(context.Background(), req, bg, w)
+	end := b.Finish(context.Background(), req, bg, w)
+	require.Nil(t, end.Interrupted)
+	return *end.Completed, end.Check
 }
 
 func observed(t *testing.T, root string) *action.Boundary {
@@ -352,4 +354,91 @@ func TestStateChecked(t *testing.T) {
 	for _, tc := range cases {
 		require.Equal(t, tc.want, action.StateChecked(action.Write, ok, tc.o, tc.check), tc.name)
 	}
+}
+
+// cancelledAdapter writes its file (when it has one), then works until its
+// context is cancelled and returns the context's error, with what it said
+// so far.
+type cancelledAdapter struct {
+	root, path string
+	started    chan struct{}
+}
+
+func (cancelledAdapter) Name() string { return "worker" }
+
+func (a cancelledAdapter) Execute(ctx context.Context, _ action.Request) (facts.Report, error) {
+	if a.path != "" {
+		if err := os.WriteFile(filepath.Join(a.root, a.path), []byte(want), 0o644); err != nil {
+			return facts.Report{}, err
+		}
+	}
+	close(a.started)
+	<-ctx.Done()
+	return facts.Report{Status: facts.StatusFailed, Stdout: "so far"}, ctx.Err()
+}
+
+// A run cancelled while the adapter works ends the action as interrupted,
+// never completed with the cancellation as its failure: what the runtime
+// observed once the adapter stopped, what the adapter said, and no check
+// (the call did not finish).
+func TestFinishCancelledIsInterrupted(t *testing.T) {
+	for _, tc := range []struct {
+		name, path string
+		unchanged  bool
+	}{
+		{"nothing changed", "", true},
+		{"a file written before the cancel", "cache.toml", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := workspace(t)
+			b := observed(t, root)
+			req := request()
+			bg, refused := b.Begin(context.Background(), req)
+			require.Nil(t, refused)
+			ctx, cancel := context.WithCancel(context.Background())
+			a := cancelledAdapter{root: root, path: tc.path, started: make(chan struct{})}
+			go func() {
+				<-a.started
+				cancel()
+			}()
+			end := b.Finish(ctx, req, bg, a)
+			require.Nil(t, end.Completed)
+			require.Nil(t, end.Check, "no check of a call that did not finish")
+			in := end.Interrupted
+			require.NotNil(t, in)
+			require.NoError(t, in.Validate())
+			require.True(t, in.Cancelled)
+			require.Equal(t, "a1", in.ActionID)
+			require.Equal(t, bg.Started.ObservedBefore, in.ObservedBefore)
+			require.NotEmpty(t, in.ObservedNow)
+			require.Equal(t, tc.unchanged, in.Unchanged())
+			require.NotNil(t, in.Report)
+			require.Equal(t, "so far", in.Report.Stdout)
+			require.Contains(t, in.Report.Error, "context canceled")
+			if tc.unchanged {
+				require.Empty(t, in.Changed)
+				return
+			}
+			require.Len(t, in.Changed, 1)
+			require.Equal(t, "cache.toml", in.Changed[0].Path)
+		})
+	}
+}
+
+// An adapter that reports success although the run was cancelled did its
+// work: the action is completed, as an effect that returns no error
+// succeeds.
+func TestFinishCancelledButSucceeded(t *testing.T) {
+	root := workspace(t)
+	b := observed(t, root)
+	req := request()
+	bg, refused := b.Begin(context.Background(), req)
+	require.Nil(t, refused)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	end := b.Finish(ctx, req, bg, &worker{name: "worker", root: root, do: writes("cache.toml", want)})
+	require.Nil(t, end.Interrupted)
+	require.NotNil(t, end.Completed)
+	require.Equal(t, facts.StatusSucceeded, end.Completed.Report.Status)
+	require.Equal(t, facts.VerdictPass, end.Check.Verdict)
 }

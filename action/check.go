@@ -114,6 +114,26 @@ func RegisterCheck(name string, f CheckFunc) {
 // ErrUnknownCheck: a spec names no registered check.
 var ErrUnknownCheck = errors.New("unknown check")
 
+// ValidateCheck returns an error wrapping ErrUnknownCheck when spec names
+// no registered check: what a request is refused for before anyone is
+// asked to approve it, rather than a check found unknown after the effect.
+func ValidateCheck(spec facts.CheckSpec) error {
+	checksMu.RLock()
+	_, ok := checks[spec.Name]
+	names := make([]string, 0, len(checks))
+	if !ok {
+		for name := range checks {
+			names = append(names, name)
+		}
+	}
+	checksMu.RUnlock()
+	if ok {
+		return nil
+	}
+	slices.Sort(names)
+	return fmt.Errorf("check %q: %w (the checks are %s)", spec.Name, ErrUnknownCheck, strings.Join(names, ", "))
+}
+
 // Decide runs the check a spec declares and returns its record; a check
 // that ran a command through env.Commands records the sandbox it ran in.
 func Decide(ctx context.Context, actionID string, spec facts.CheckSpec, env CheckEnv) facts.CheckRecorded {

@@ -44,5 +44,10 @@
 // An unknown effect is open: a person settles it with effect.reconciled
 // (accept, retry, abandon). A process that dies between action.started and
 // action.completed leaves the action in doubt; it is never run again by
-// itself.
+// itself. A run cancelled while the adapter works ends the action as
+// interrupted (Finish, Ended.Interrupted): the adapter stopped, the
+// runtime observed, and no check ran — the caller's cancel is not the
+// action's failure. A declared check must name a registered check
+// (ValidateCheck): a call that declares another is refused when it is
+// requested, before anyone is asked.
 package action

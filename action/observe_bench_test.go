@@ -171,7 +171,7 @@ func BenchmarkObservedAction(b *testing.B) {
 					if refused != nil {
 						b.Fatal(refused.Report.Error)
 					}
-					done, _ := bd.Finish(ctx, req, bg, ad)
+					done := *bd.Finish(ctx, req, bg, ad).Completed
 					if done.EffectState != facts.EffectObserved || len(done.Observation.Changed) != 1 {
 						b.Fatalf("effect %s, changed %v, %s", done.EffectState, done.Observation.Changed, done.Observation.Error)
 					}

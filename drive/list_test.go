@@ -16,9 +16,9 @@ import (
 // one ended.
 func TestList(t *testing.T) {
 	e := harnesstest.NewDelegating(t, harnesstest.DelegateScript)
-	_, err := e.Thread("p").StartNew(ctx, "Delegate it")
+	_, err := e.Thread("p").Start(ctx, "Delegate it")
 	require.NoError(t, err)
-	_, err = e.Thread("q").StartNew(ctx, "Delegate it too")
+	_, err = e.Thread("q").Start(ctx, "Delegate it too")
 	require.NoError(t, err)
 
 	all, next, err := drive.List(ctx, e.RT, e.Actor, drive.ListOptions{})

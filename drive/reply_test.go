@@ -122,7 +122,7 @@ func TestAnswerReply(t *testing.T) {
 func TestAnswerAll(t *testing.T) {
 	e := harnesstest.NewDelegating(t, harnesstest.DelegateScript)
 	th := e.Thread("p")
-	_, err := th.StartNew(ctx, "Delegate it")
+	_, err := th.Start(ctx, "Delegate it")
 	require.NoError(t, err)
 	st, err := drive.Inspect(ctx, th)
 	require.NoError(t, err)

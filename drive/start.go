@@ -38,7 +38,7 @@ func NextID(ctx context.Context, store thread.Store) (string, error) {
 }
 
 // StartNext starts a new thread with the message under the next free id
-// (NextID), and resumes it: harness.Thread.StartNew of that id. When
+// (NextID), and resumes it: harness.Thread.Start of that id. When
 // another process (on a store several share) starts the id it picked
 // first, it takes the next one, so two machines never start one thread
 // with two prompts. picked, when set, is told each id before it is tried,
@@ -47,7 +47,7 @@ func NextID(ctx context.Context, store thread.Store) (string, error) {
 func StartNext(ctx context.Context, rt *harness.Runtime, actor harness.Actor, message string, picked func(id, taken string)) (*harness.Thread, harness.Outcome, error) {
 	var out harness.Outcome
 	th, err := startNext(ctx, rt, actor, picked, func(th *harness.Thread) (err error) {
-		out, err = th.StartNew(ctx, message)
+		out, err = th.Start(ctx, message)
 		return err
 	})
 	return th, out, err

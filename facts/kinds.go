@@ -39,8 +39,10 @@ const (
 	// KindActionCompleted: the adapter's report beside the runtime's own
 	// observation, and the effect state (ActionCompleted).
 	KindActionCompleted Kind = "action.completed"
-	// KindActionInterrupted: a process died while the action ran; what
-	// resume observed (ActionInterrupted).
+	// KindActionInterrupted: the action started and never completed — a
+	// process died while it ran, and resume observed this; or the run was
+	// cancelled while its adapter worked, and the runtime stopped the
+	// adapter and observed this (ActionInterrupted).
 	KindActionInterrupted Kind = "action.interrupted"
 	// KindCheckRecorded: the declared check's verdict (CheckRecorded).
 	KindCheckRecorded Kind = "check.recorded"
@@ -645,8 +647,13 @@ func (p ActionCompleted) Validate() error {
 	return err
 }
 
-// ActionInterrupted is the payload of action.interrupted: the process died
-// between action.started and action.completed, and resume observed this.
+// ActionInterrupted is the payload of action.interrupted: the action
+// started and never completed. Either the process died between
+// action.started and action.completed, and resume found it in doubt and
+// observed this; or (Cancelled) the caller cancelled the run while the
+// adapter worked: the runtime stopped the adapter (a command gets SIGTERM,
+// then SIGKILL) and observed at once. A cancellation is the one fact a
+// runtime appends after its context is done.
 type ActionInterrupted struct {
 	ActionID       string       `msgpack:"action_id,omitempty" json:"action_id,omitempty"`
 	ObservedBefore string       `msgpack:"observed_before,omitempty" json:"observed_before,omitempty"`
@@ -655,10 +662,26 @@ type ActionInterrupted struct {
 	// Manifest is the digest of the kept listing of the reading now, ""
 	// when none was kept (see Observation.Manifest).
 	Manifest string `msgpack:"manifest,omitempty" json:"manifest,omitempty"`
+	// Cancelled: the run was cancelled while the adapter worked, and the
+	// adapter was stopped before this was recorded (false: a process died
+	// and nobody knows when the adapter stopped).
+	Cancelled bool `msgpack:"cancelled,omitempty" json:"cancelled,omitempty"`
+	// Report is what the stopped adapter said, when it was cancelled and
+	// returned a report (a command's output so far). It is a report, not
+	// evidence: the observation above is the runtime's.
+	Report *Report `msgpack:"report,omitempty" json:"report,omitempty"`
 }
 
 // Validate requires an action id.
 func (p ActionInterrupted) Validate() error { return required("action_id", p.ActionID) }
+
+// Unchanged reports whether the runtime saw, for sure, that the workspace
+// did not change while the action ran: a reading before and one after,
+// the same. Only then is an interrupted action known to have had no
+// effect that the runtime can see.
+func (p ActionInterrupted) Unchanged() bool {
+	return p.ObservedBefore != "" && p.ObservedNow == p.ObservedBefore
+}
 
 // Verdict is a check's result.
 type Verdict string

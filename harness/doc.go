@@ -15,7 +15,9 @@
 // facts; a Fail appends transition.failed with the error's class, and the
 // view decides what next; a Die appends transition.failed marked as a
 // defect and stops the thread; an Interrupt appends nothing and leaves the
-// thread resumable.
+// thread resumable — but for an action whose adapter the cancellation
+// stopped, which is recorded as action.interrupted with what the runtime
+// observed (see Runtime.Resume).
 //
 // A [Thread] keeps a thread's fold between calls, so that a front end
 // that looks at a thread, answers it and resumes it, turn after turn,

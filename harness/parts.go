@@ -413,7 +413,9 @@ func completion(changed *facts.WorkspaceChanged, done facts.ActionCompleted) ([]
 // act describes a request carried through the effect boundary: authority
 // and precondition (Begin); action.started recorded through the journal
 // immediately before the adapter runs; the adapter, the observation after,
-// the effect state and the check (Finish).
+// the effect state and the check (Finish) — or, when the run is cancelled
+// while the adapter works, action.interrupted with what the runtime
+// observed once the adapter stopped.
 //
 // A change of the workspace since the thread's last observation (since),
 // which no action of the thread made, is recorded as workspace.changed in
@@ -453,13 +455,23 @@ func act(cfg Config, req action.Request, since action.Observed, j fold.Journal) 
 		if err := j.Record(ctx, append(claim, started)...); err != nil {
 			return nil, err
 		}
-		done, check := b.Finish(ctx, req, bg, adapter)
-		d, err := facts.NewDraft(facts.KindActionCompleted, "", done)
+		end := b.Finish(ctx, req, bg, adapter)
+		if end.Interrupted != nil {
+			// The run was cancelled while the adapter worked: the act
+			// is recorded as interrupted (the runtime appends it after
+			// the cancellation; see Runtime.Resume), never as a failure.
+			d, err := facts.NewDraft(facts.KindActionInterrupted, "", *end.Interrupted)
+			if err != nil {
+				return nil, effect.Defect(err)
+			}
+			return []facts.Draft{d}, nil
+		}
+		d, err := facts.NewDraft(facts.KindActionCompleted, "", *end.Completed)
 		if err != nil {
 			return nil, effect.Defect(err)
 		}
 		out := []facts.Draft{d}
-		if check != nil {
+		if check := end.Check; check != nil {
 			c, err := facts.NewDraft(facts.KindCheckRecorded, "", *check)
 			if err != nil {
 				return nil, effect.Defect(err)

@@ -137,7 +137,7 @@ func TestEightRuntimesResumeOneThread(t *testing.T) {
 
 	r := newRaceRig(t, racers, turns, 2*time.Millisecond)
 	outs, errs := r.all(func(rt *harness.Runtime) (harness.Outcome, error) {
-		return rt.Start(ctx, r.actor, id, "Make the changes.")
+		return startOrResume(ctx, rt, r.actor, id, "Make the changes.")
 	})
 	phases := 0
 	for {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -187,43 +188,29 @@ func (rt *Runtime) catchUp(ctx context.Context, st *state) error {
 const StartKey = "start"
 
 // Start begins the thread id with the user's message, appended as an
-// ingress fact under StartKey, and resumes it. Starting a thread that was
-// already started appends nothing and resumes it.
+// ingress fact under StartKey, and resumes it. The thread must be new: if
+// it already has facts — it was started before, or another process
+// started it first — Start returns ErrThreadExists and appends nothing (a
+// caller choosing ids, t1, t2, …, tries the next one; a start retried
+// after a crash resumes the thread instead, and the message is not
+// appended twice).
 func (rt *Runtime) Start(ctx context.Context, actor Actor, id, message string) (Outcome, error) {
 	return rt.Thread(actor, id).Start(ctx, message)
 }
 
 // Start is Runtime.Start of this thread.
 func (t *Thread) Start(ctx context.Context, message string) (Outcome, error) {
-	return t.start(ctx, message, postCreate)
-}
-
-func (t *Thread) start(ctx context.Context, message string, mode int) (Outcome, error) {
 	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: message})
 	if err != nil {
 		return Outcome{}, err
 	}
-	if _, err := t.post(ctx, d, StartKey, mode); err != nil {
+	if _, err := t.post(ctx, d, StartKey, postNew); err != nil {
 		return Outcome{}, err
 	}
 	return t.Resume(ctx)
 }
 
-// StartNew is Start of a thread that must be new: if the thread already
-// has facts — it was started before, or another process started it first
-// — it returns ErrThreadExists and appends nothing. A caller choosing ids
-// (t1, t2, …) tries the next one, where Start would have resumed the other
-// thread.
-func (rt *Runtime) StartNew(ctx context.Context, actor Actor, id, message string) (Outcome, error) {
-	return rt.Thread(actor, id).StartNew(ctx, message)
-}
-
-// StartNew is Runtime.StartNew of this thread.
-func (t *Thread) StartNew(ctx context.Context, message string) (Outcome, error) {
-	return t.start(ctx, message, postNew)
-}
-
-// Submit is StartNew without the Resume: it begins the thread with the
+// Submit is Start without the Resume: it begins the thread with the
 // user's message, appended under StartKey, and runs nothing, leaving the
 // thread for a worker (package worker) to run. A thread that already has
 // facts is ErrThreadExists, and nothing is appended.
@@ -296,11 +283,10 @@ func ingress(id string, d facts.Draft, key string) (facts.Draft, error) {
 	return d, nil
 }
 
-// What a post may do about the thread: post to an existing one, create it
-// if need be (Start), or only create it (StartNew).
+// What a post may do about the thread: post to an existing one, or only
+// create it (Start, Submit).
 const (
 	postExisting = iota
-	postCreate
 	postNew
 )
 
@@ -363,7 +349,20 @@ func (t *Thread) post(ctx context.Context, d facts.Draft, key string, mode int, 
 // Resume runs the thread's enabled transitions until it is done, parked,
 // failed or stopped, or Config.MaxSteps transitions have run. A cancelled
 // context interrupts the transition running, appends nothing for it, and
-// returns the context's error; the thread stays resumable.
+// returns the context's error (errors.Is(err, context.Canceled)); the
+// thread stays resumable.
+//
+// One fact is appended after the cancellation: when the transition
+// running had started an action (action.started is in the log) and its
+// adapter was stopped by the cancellation — a command gets SIGTERM, then
+// SIGKILL 500 ms later — the runtime observes the workspace and appends
+// action.interrupted with what it saw, under a context of its own bounded
+// by a few seconds. The act was claimed, so something must say how it
+// ended; a failed report would blame the action for the caller's cancel,
+// and no record at all would leave it in doubt as after a crash. The next
+// Resume tells the model the call was interrupted and what was observed;
+// where the effect is not known (something changed, or nobody could
+// look) the thread parks on reconcile, as after a crash.
 func (rt *Runtime) Resume(ctx context.Context, actor Actor, id string) (out Outcome, err error) {
 	return rt.Thread(actor, id).Resume(ctx)
 }
@@ -501,6 +500,13 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 			out.Status, out.Reason = StatusFailed, died.Error()
 			return out, fmt.Errorf("resume %s: %s: %w: %w", id, t.Key, ErrDefect, died)
 		}
+		if cerr := ctx.Err(); cerr != nil {
+			// Cancelled while the transition ran, which still ended (an
+			// action interrupted, a turn that answered): its facts are
+			// in, and nothing more runs.
+			out.Seq = st.fold.Seq()
+			return out, fmt.Errorf("resume %s: after %s: %w", id, t.Key, cerr)
+		}
 	}
 }
 
@@ -592,11 +598,22 @@ func classOf(err error) facts.ErrorClass {
 // doubt. The record is then appended only where nothing was appended since
 // the act began; otherwise it is dropped, with an error, and the act is
 // the new holder's to reconcile.
+//
+// The record of a claimed act is appended under a context that the
+// caller's cancel does not end; when ctx is already done, it is bounded
+// by recordAfterCancel, so that a cancelled Resume returns soon even when
+// the store does not answer. A record that is not appended leaves the act
+// in doubt: the next Resume observes it and parks on reconcile.
 func (rt *Runtime) append(ctx context.Context, st *state, j *journal, drafts []facts.Draft) (bool, error) {
 	after := st.fold.Seq()
 	held := ctx
 	if j.recorded {
 		ctx, after = context.WithoutCancel(ctx), j.seq
+		if held.Err() != nil {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, recordAfterCancel)
+			defer cancel()
+		}
 	}
 	for {
 		_, err := rt.Store.Append(ctx, st.id, after, drafts...)
@@ -620,6 +637,10 @@ func (rt *Runtime) append(ctx context.Context, st *state, j *journal, drafts []f
 		after = st.fold.Seq()
 	}
 }
+
+// recordAfterCancel bounds the append of a claimed act's record once the
+// Resume was cancelled (see append).
+const recordAfterCancel = 5 * time.Second
 
 // journal is the fold.Journal of one transition's run: it appends claims at
 // the head the transition was projected at.

@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -15,10 +16,11 @@ import (
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// StartNew starts a thread only if it is new: of racing starts of one id
+// Start starts a thread only if it is new: of racing starts of one id
 // exactly one wins and the others are told ErrThreadExists, appending
-// nothing — where Start would have resumed the winner's thread.
-func TestStartNew(t *testing.T) {
+// nothing. With OrResume, a start of the existing thread resumes it and
+// appends no second message.
+func TestStartExisting(t *testing.T) {
 	ctx := context.Background()
 	store, err := thread.OpenPebble(t.TempDir())
 	require.NoError(t, err)
@@ -42,7 +44,7 @@ func TestStartNew(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range racers {
 		rt := runtime()
-		wg.Go(func() { _, errs[i] = rt.StartNew(ctx, actor, "t1", "Say hello") })
+		wg.Go(func() { _, errs[i] = rt.Start(ctx, actor, "t1", "Say hello") })
 	}
 	wg.Wait()
 	won := 0
@@ -58,11 +60,39 @@ func TestStartNew(t *testing.T) {
 	require.NoError(t, err)
 
 	// Later, too: nothing appended, nothing run.
-	_, err = runtime().StartNew(ctx, actor, "t1", "Say hello again")
+	_, err = runtime().Start(ctx, actor, "t1", "Say hello again")
 	require.ErrorIs(t, err, harness.ErrThreadExists)
 	again, err := store.Head(ctx, "t1")
 	require.NoError(t, err)
 	require.Equal(t, h.Seq, again.Seq)
+
+	// A start retried after a crash resumes the thread instead (done:
+	// nothing to run) and drops nothing silently: the thread keeps its
+	// one first message.
+	out, err := startOrResume(ctx, runtime(), actor, "t1", "Say hello again")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status)
+	again, err = store.Head(ctx, "t1")
+	require.NoError(t, err)
+	require.Equal(t, h.Seq, again.Seq)
+	n := 0
+	for f, err := range store.Read(ctx, "t1", 1) {
+		require.NoError(t, err)
+		if f.Kind == facts.KindUserMessage {
+			n++
+		}
+	}
+	require.Equal(t, 1, n)
+}
+
+// startOrResume starts thread id, or resumes it if it was started: the
+// idiom of a start that may be retried.
+func startOrResume(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id, message string) (harness.Outcome, error) {
+	out, err := rt.Start(ctx, actor, id, message)
+	if errors.Is(err, harness.ErrThreadExists) {
+		return rt.Resume(ctx, actor, id)
+	}
+	return out, err
 }
 
 // Submit starts a thread and runs nothing: the thread holds the user's

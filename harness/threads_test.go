@@ -94,7 +94,7 @@ func answerKey(w fold.Wait) string { return string(w.Kind) + "-" + w.RequestID }
 // again, and resumes, until the thread is done, failed or stopped. A
 // question is an error: nobody here answers questions.
 func drive(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id, message string) (harness.Outcome, error) {
-	out, err := rt.Start(ctx, actor, id, message)
+	out, err := startOrResume(ctx, rt, actor, id, message)
 	for {
 		if err != nil {
 			return out, err

@@ -121,7 +121,7 @@ func BenchmarkCall(b *testing.B) {
 		if refused != nil {
 			b.Fatal(refused.Report.Error)
 		}
-		done, _ := bd.Finish(ctx, req, bg, echo)
+		done := *bd.Finish(ctx, req, bg, echo).Completed
 		if done.Report.Status != facts.StatusSucceeded || done.EffectState != facts.EffectNone {
 			b.Fatalf("%s %s", done.Report.Error, done.EffectState)
 		}

@@ -193,7 +193,7 @@ func (s *server) start(ctx context.Context, _ *sdk.CallToolRequest, a StartArgs)
 	var th *harness.Thread
 	if a.Thread != "" {
 		th = o.Runtime.Thread(o.Actor, a.Thread)
-		if _, err := th.StartNew(ctx, a.Task); err != nil {
+		if _, err := th.Start(ctx, a.Task); err != nil {
 			return nil, nil, fmt.Errorf("start thread %s: %w", a.Thread, err)
 		}
 	} else {

@@ -185,6 +185,9 @@ func describe(f facts.Fact) (string, error) {
 	case facts.KindActionInterrupted:
 		p, err := facts.Decode[facts.ActionInterrupted](f)
 		s := fmt.Sprintf("%s in doubt: started, never completed (the process died) · ", p.ActionID)
+		if p.Cancelled {
+			s = fmt.Sprintf("%s interrupted: the run was cancelled while it ran, and it was stopped · ", p.ActionID)
+		}
 		switch {
 		case p.ObservedNow == "":
 			s += "nothing could be observed"

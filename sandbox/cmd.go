@@ -17,7 +17,8 @@ const HelperName = "harness-sandbox"
 // the modes WorkspaceWrite and ReadOnly; mode Off is run by the caller
 // (package tools runs it under its process-group watcher).
 //
-// A Cmd is used once: Start, then Wait, with Kill at any time between.
+// A Cmd is used once: Start, then Wait, with Terminate and Kill at any
+// time between.
 type Cmd struct {
 	// Spec is the sandbox.
 	Spec Spec

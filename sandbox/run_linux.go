@@ -390,6 +390,18 @@ func (c *Cmd) Kill() {
 	}
 }
 
+// Terminate asks the command to stop: SIGTERM to every process it
+// started, whatever session or group it has (its helper, the first
+// process of the command's PID namespace, passes the signal on; it is
+// sent to the helper, never to a process id that may have been reused).
+// A command may ignore it: Kill is what ends it for sure. It does
+// nothing after the command ended, or before it started.
+func (c *Cmd) Terminate() {
+	if c.proc != nil && c.proc.helper != nil && c.proc.helper.Process != nil {
+		_ = c.proc.helper.Process.Signal(syscall.SIGTERM)
+	}
+}
+
 // Pid is the helper's process id (in the harness's PID namespace), 0
 // before Start.
 func (c *Cmd) Pid() int {

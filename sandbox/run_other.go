@@ -27,6 +27,9 @@ func (c *Cmd) Wait() (Exit, error) { return Exit{Code: -1}, errors.New("sandbox:
 // Kill does nothing.
 func (c *Cmd) Kill() {}
 
+// Terminate does nothing.
+func (c *Cmd) Terminate() {}
+
 // Pid is 0.
 func (c *Cmd) Pid() int { return 0 }
 

@@ -138,6 +138,13 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 }
 
 func openSummary(c *call, a *Action) string {
+	if in := a.Interrupted; in != nil && in.Cancelled {
+		what := "the workspace could not be observed"
+		if in.ObservedNow != "" {
+			what = "the workspace changed"
+		}
+		return fmt.Sprintf("%s %s was stopped when its run was cancelled, and %s: did it happen?", c.call.Name, a.ID, what)
+	}
 	if a.Interrupted != nil {
 		return fmt.Sprintf("%s %s was in progress when the process died: did it happen?", c.call.Name, a.ID)
 	}
@@ -307,7 +314,9 @@ func (s *state[S]) request(c *call, id string) fold.Transition[S] {
 }
 
 // requested describes recording the request of a call: with the check its
-// tool declares, or — refused — with the refusal and no confirmation.
+// tool declares, or — refused — with the refusal and no confirmation. A
+// declared check whose name no check is registered under refuses the
+// call, as a refusal of its arguments does.
 func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Policy, refusal string) effect.Effect[S, []facts.Draft] {
 	var sandbox *facts.Sandbox
 	if s.env.Sandbox != nil {
@@ -327,6 +336,16 @@ func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Polic
 		declare = s.env.Declare(tc)
 	}
 	return effect.AndThen(declare, func(check *facts.CheckSpec) effect.Effect[S, []facts.Draft] {
+		if check != nil {
+			if err := action.ValidateCheck(*check); err != nil {
+				// A check nobody can decide would be found unknown only
+				// after the effect, which a person approved for it:
+				// refused now, before anyone is asked.
+				f := req.Fact()
+				f.Refused = fmt.Sprintf("%s declares a check that cannot be decided: %v", tc.Name, err)
+				return drafts[S](facts.KindActionRequested, f)
+			}
+		}
 		req.Check = check
 		if check != nil && req.Sandbox == nil && s.env.CheckSandbox != nil {
 			req.Sandbox = s.env.CheckSandbox(*check)
@@ -515,9 +534,31 @@ func ToolResult(p facts.ActionCompleted, check *facts.CheckRecorded) string {
 	return b.String()
 }
 
+// InterruptedResult is the text a model is shown for a call whose run
+// was cancelled while it ran, stopped before it finished, when the
+// runtime saw that nothing changed: an interruption, not a failure of the
+// call, with what it said before it stopped.
+func InterruptedResult(p facts.ActionInterrupted) string {
+	var b strings.Builder
+	b.WriteString("interrupted: the run was cancelled while this call ran, and the call was stopped before it finished (a command gets SIGTERM, then SIGKILL); it did not fail")
+	if r := p.Report; r != nil {
+		if r.Stdout != "" {
+			b.WriteString("\noutput before it stopped:\n" + r.Stdout)
+		}
+		if r.Stderr != "" {
+			b.WriteString("\nstderr before it stopped:\n" + r.Stderr)
+		}
+	}
+	b.WriteString("\nobserved by the runtime: nothing changed in the workspace")
+	return b.String()
+}
+
 func reconciledResult(a *Action, p facts.EffectReconciled) string {
 	what := "reported success but the runtime observed no change"
-	if a.Interrupted != nil {
+	switch {
+	case a.Interrupted != nil && a.Interrupted.Cancelled:
+		what = "was stopped when its run was cancelled, and the workspace changed or could not be observed"
+	case a.Interrupted != nil:
 		what = "was interrupted when the process died"
 	}
 	text := fmt.Sprintf("The action %s; a person (%s) decided: %s.", what, p.By, p.Decision)

@@ -24,9 +24,11 @@ import (
 //	→ action.started              the claim, just before the adapter runs
 //	→ action.completed            the report, the observation, the effect
 //	  [+ check.recorded]          in the same append, when a check was declared
-//	| action.interrupted          found in doubt: its process died
+//	| action.interrupted          found in doubt: its process died; or the
+//	                              run was cancelled and the adapter stopped
 //	→ effect.reconciled           a person, when the effect is open (an
-//	                              unknown effect, or an interrupted action)
+//	                              unknown effect, or an interrupted action
+//	                              whose effect the runtime cannot rule out)
 //	     retry → action.requested attempt n+1 (id "<ref>.<n+1>") …
 //
 // A completion may also come without a start, when nothing ran: a request
@@ -51,8 +53,10 @@ const (
 	StageStarted Stage = "started"
 	// StageCompleted: action.completed is recorded.
 	StageCompleted Stage = "completed"
-	// StageInterrupted: found in doubt and recorded as interrupted; open
-	// until a person reconciles it.
+	// StageInterrupted: recorded as interrupted — found in doubt after a
+	// crash, or stopped by a cancelled run. Open until a person reconciles
+	// it, unless the run was cancelled and the runtime saw that nothing
+	// changed (see Open).
 	StageInterrupted Stage = "interrupted"
 	// StageReconciled: a person settled its open effect.
 	StageReconciled Stage = "reconciled"
@@ -94,14 +98,23 @@ func (a Action) Stage() Stage {
 }
 
 // Open reports whether a person must settle the action: its effect is
-// unknown (a success reported, nothing observed changed), or it was found
-// in doubt — and nobody reconciled it yet.
+// unknown (a success reported, nothing observed changed), or it was
+// interrupted — found in doubt, or stopped by a cancelled run — and the
+// runtime cannot rule out an effect; and nobody reconciled it yet. An
+// action stopped by a cancelled run while the runtime saw nothing change
+// is not open: the model is told it was interrupted.
 func (a Action) Open() bool {
 	if a.Reconciled != nil {
 		return false
 	}
-	return a.Interrupted != nil || (a.Completed != nil && a.Completed.EffectState == facts.EffectUnknown)
+	if in := a.Interrupted; in != nil {
+		return !in.Cancelled || !in.Unchanged()
+	}
+	return a.Completed != nil && a.Completed.EffectState == facts.EffectUnknown
 }
+
+// Ended reports whether the action has an end: completed, or interrupted.
+func (a Action) Ended() bool { return a.Completed != nil || a.Interrupted != nil }
 
 // Seq is the seq of the action's latest record.
 func (a Action) Seq() uint64 {

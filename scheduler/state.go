@@ -50,7 +50,7 @@ func (c *call) settled() bool {
 	if a.Reconciled != nil {
 		return a.Reconciled.Decision != facts.DecisionRetry
 	}
-	return a.Completed != nil && !a.Open()
+	return a.Ended() && !a.Open()
 }
 
 // reading returns the call as a Call, its actions copied.
@@ -486,10 +486,16 @@ func (s *state[S]) checkRecorded(f facts.Fact, p facts.CheckRecorded) {
 
 func (s *state[S]) actionInterrupted(f facts.Fact, p facts.ActionInterrupted) {
 	s.sawWorkspace(f, p)
-	if _, a := s.attemptOf(p.ActionID); a != nil {
-		a.Interrupted, a.InterruptedSeq, a.At = &p, f.Seq, f.At
-	} else {
+	c, a := s.attemptOf(p.ActionID)
+	if a == nil {
 		s.missed = true
+		return
+	}
+	a.Interrupted, a.InterruptedSeq, a.At = &p, f.Seq, f.At
+	if !a.Open() && !c.denied() {
+		// Stopped by a cancelled run, and nothing changed: the model is
+		// told so, as it is told a completion.
+		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: InterruptedResult(p), Seq: f.Seq})
 	}
 }
 

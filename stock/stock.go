@@ -437,6 +437,7 @@ type stockOptions struct {
 	network    bool
 	mcpCtx     context.Context
 	mcpServers mcp.Servers
+	tools      []harness.ToolAdapter // WithTools
 }
 
 // WithMCP starts (or reaches) the MCP servers, within ctx, and offers
@@ -511,6 +512,7 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	for _, t := range set.Tools() {
 		adapters = append(adapters, t)
 	}
+	adapters = append(adapters, o.tools...)
 	var client *mcp.Client
 	if len(o.mcpServers) > 0 {
 		ctx := o.mcpCtx

@@ -31,7 +31,8 @@ func TestCheckCommandIsSandboxed(t *testing.T) {
 	req := action.Request{ActionID: "a1", Capability: action.Read, Adapter: "noop", Check: &check, Sandbox: &rec}
 	bg, done := b.Begin(context.Background(), req)
 	require.Nil(t, done)
-	c, got := b.Finish(context.Background(), req, bg, noop{})
+	end := b.Finish(context.Background(), req, bg, noop{})
+	c, got := end.Completed, end.Check
 	require.NotNil(t, got)
 	require.Equal(t, facts.VerdictFail, got.Verdict, got.Reason)
 	require.Contains(t, got.Reason, "exited 1")
@@ -51,12 +52,12 @@ func TestCheckCommandIsSandboxed(t *testing.T) {
 	// A passing check passes; mode off, as recorded, runs unsandboxed.
 	ok := action.CommandSucceeds("test", "-f", "a.txt")
 	req.Check = &ok
-	_, got = b.Finish(context.Background(), req, bg, noop{})
+	got = b.Finish(context.Background(), req, bg, noop{}).Check
 	require.Equal(t, facts.VerdictPass, got.Verdict, got.Reason)
 	off := rec
 	off.Mode = facts.SandboxOff
 	req.Sandbox = &off
-	_, got = b.Finish(context.Background(), req, bg, noop{})
+	got = b.Finish(context.Background(), req, bg, noop{}).Check
 	require.Equal(t, facts.VerdictPass, got.Verdict, got.Reason)
 	require.Equal(t, facts.SandboxOff, got.Sandbox.Mode)
 	require.Equal(t, sandbox.Off, sandbox.Mode(got.Sandbox.Mode))

@@ -24,6 +24,11 @@ type commandArgs struct {
 	TimeoutSeconds *float64 `json:"timeout_seconds"`
 }
 
+// stopGrace is how long a cancelled command has between SIGTERM and
+// SIGKILL: time to remove a lock file or flush what it writes, not to
+// go on working.
+const stopGrace = 500 * time.Millisecond
+
 // drainGrace is how long run_command waits, after the command has ended,
 // for its output pipes to close. In a sandbox they close at once: every
 // process of the command is dead when its helper is. Unsandboxed, only a
@@ -50,8 +55,10 @@ const drainGrace = 2 * time.Second
 // log or the model. If the sandbox is unavailable here, the call fails
 // with the reason; only mode off runs a command unsandboxed.
 //
-// When the timeout passes or ctx is done, every process of the command is
-// killed (SIGKILL); when the shell exits by itself, whatever it left
+// When the timeout passes, every process of the command is killed
+// (SIGKILL). When ctx is done — the run was cancelled — they are sent
+// SIGTERM first, and SIGKILL stopGrace (500 ms) later; the call returns
+// ctx's error with the report of what ran. When the shell exits by itself, whatever it left
 // running is killed too — run_command is not for starting servers in the
 // background, and nothing it started keeps changing the workspace after
 // the runtime has observed it. In a sandbox that is the kernel's work:
@@ -186,8 +193,11 @@ type running interface {
 	// wait waits for the command's shell (and, sandboxed, every process of
 	// the command) to end. err says the sandbox failed, not the command.
 	wait() (exitInfo, error)
-	// kill kills every process of the command it can reach; it may be
-	// called at any time after the start, also after wait returned.
+	// terminate sends SIGTERM to the processes of the command it can
+	// reach, asking them to stop; kill kills every process of the command
+	// it can reach. Both may be called at any time after the start, also
+	// after wait returned.
+	terminate()
 	kill()
 	// release is called once, after wait returned.
 	release()
@@ -200,8 +210,9 @@ func (s sandboxed) wait() (exitInfo, error) {
 	e, err := s.c.Wait()
 	return exitInfo{code: e.Code, desc: e.String()}, err
 }
-func (s sandboxed) kill()    { s.c.Kill() }
-func (s sandboxed) release() {}
+func (s sandboxed) terminate() { s.c.Terminate() }
+func (s sandboxed) kill()      { s.c.Kill() }
+func (s sandboxed) release()   {}
 
 // unsandboxed is a command of mode off, run by startCommand.
 type unsandboxed struct {
@@ -215,7 +226,8 @@ func (u unsandboxed) wait() (exitInfo, error) {
 	state := u.cmd.ProcessState
 	return exitInfo{code: state.ExitCode(), desc: state.String()}, nil
 }
-func (u unsandboxed) kill() { u.group.kill() }
+func (u unsandboxed) terminate() { u.group.terminate() }
+func (u unsandboxed) kill()      { u.group.kill() }
 func (u unsandboxed) release() {
 	u.group.release()
 	_ = os.RemoveAll(u.tmp)
@@ -308,9 +320,18 @@ func runCommand(ctx context.Context, dir, command string, spec sandbox.Spec, tim
 		proc.kill()
 		end = <-waited
 	case <-ctx.Done():
+		// Asked to stop, not timed out: SIGTERM first, so that the
+		// command may leave things tidy, then SIGKILL after stopGrace.
 		cancelled = true
-		proc.kill()
-		end = <-waited
+		proc.terminate()
+		grace := time.NewTimer(stopGrace)
+		select {
+		case end = <-waited:
+		case <-grace.C:
+			proc.kill()
+			end = <-waited
+		}
+		grace.Stop()
 	}
 	elapsed := time.Since(started)
 	proc.kill() // what the command left running in its group, and the watcher
@@ -335,7 +356,7 @@ func runCommand(ctx context.Context, dir, command string, spec sandbox.Spec, tim
 	case timedOut:
 		rep.Error = fmt.Sprintf("%s: timed out after %s; the command and its process group were killed", RunCommand, timeout)
 	case cancelled:
-		rep.Error = fmt.Sprintf("%s: cancelled after %s; the command and its process group were killed", RunCommand, elapsed.Round(time.Millisecond))
+		rep.Error = fmt.Sprintf("%s: cancelled after %s; the command and its processes were sent SIGTERM, then SIGKILL after %s", RunCommand, elapsed.Round(time.Millisecond), stopGrace)
 	case end.err != nil:
 		rep.Error = fmt.Sprintf("%s: %v", RunCommand, end.err)
 	case exit.code == 0:

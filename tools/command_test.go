@@ -243,6 +243,58 @@ func TestRunCommandCancelled(t *testing.T) {
 	}
 }
 
+// A cancelled command is asked to stop first: its processes get SIGTERM
+// (a trap sees it and tidies up), and only one that ignores it is killed,
+// with SIGKILL, after the grace of 500 ms.
+func TestRunCommandCancelledTermThenKill(t *testing.T) {
+	for _, sb := range sandboxes {
+		for _, tc := range []struct {
+			name, trap string
+			tidied     bool
+		}{
+			{"a trap tidies up", `trap 'echo term > tidied; exit 143' TERM`, true},
+			{"TERM ignored", `trap '' TERM`, false},
+		} {
+			t.Run(sb.name+"/"+tc.name, func(t *testing.T) {
+				s, root := workspace(t, nil, sb.opts...)
+				tool, _ := s.Lookup(tools.RunCommand)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				sleep := marker()
+				done := make(chan struct{})
+				var rep facts.Report
+				var err error
+				go func() {
+					defer close(done)
+					rep, err = tool.Execute(ctx, action.Request{Payload: json.RawMessage(js(t, map[string]string{
+						"command": tc.trap + "; sleep " + sleep + " & touch started; wait"}))})
+				}()
+				require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(root, "started")); return err == nil },
+					30*time.Second, 10*time.Millisecond)
+				cancelled := time.Now()
+				cancel()
+				select {
+				case <-done:
+				case <-time.After(30 * time.Second):
+					t.Fatal("a cancelled command was not stopped")
+				}
+				require.ErrorIs(t, err, context.Canceled)
+				require.Contains(t, rep.Error, "sent SIGTERM, then SIGKILL after 500ms")
+				gone(t, sleep, "the sleep")
+				if tc.tidied {
+					b, rerr := os.ReadFile(filepath.Join(root, "tidied"))
+					require.NoError(t, rerr, "the trap never ran: no SIGTERM came before the kill")
+					require.Equal(t, "term\n", string(b))
+					return
+				}
+				require.NoFileExists(t, filepath.Join(root, "tidied"))
+				require.GreaterOrEqual(t, time.Since(cancelled), 500*time.Millisecond,
+					"a command that ignores SIGTERM is killed only after the grace")
+			})
+		}
+	}
+}
+
 func TestRunCommandOutputCaps(t *testing.T) {
 	s, _ := workspace(t, nil, tools.WithLimits(tools.Limits{OutputBytes: 64}))
 	for _, tc := range []struct {

@@ -28,5 +28,8 @@ func startCommand(cmd *exec.Cmd) (*processGroup, error) {
 // kill kills the command.
 func (g *processGroup) kill() { _ = g.cmd.Process.Kill() }
 
+// terminate kills the command: there is no SIGTERM here.
+func (g *processGroup) terminate() { _ = g.cmd.Process.Kill() }
+
 // release does nothing here.
 func (g *processGroup) release() {}

@@ -172,6 +172,15 @@ func (g *processGroup) kill() {
 	}
 }
 
+// terminate sends SIGTERM to the group and to the shell, wherever it is
+// (see kill). The watcher ignores it; so may the command.
+func (g *processGroup) terminate() {
+	_ = syscall.Kill(-g.watcher.Process.Pid, syscall.SIGTERM)
+	if g.shell != nil {
+		_ = g.shell.Signal(syscall.SIGTERM)
+	}
+}
+
 // release is called once, after the command's shell has exited: it kills
 // what is left of the group, the watcher included, closes the lifeline
 // (were the watcher still alive, it would kill the group itself at that

@@ -214,7 +214,8 @@ func New(o Options) (*Worker, error) {
 
 // Interrupt stops Run at once, draining or not: it takes no more jobs and
 // interrupts the drives in progress as if Options.Drain had run out (a
-// tool then running is stopped, and its action is in doubt for the next
+// tool then running is stopped and its action recorded as interrupted,
+// or, if even that record cannot be appended, left in doubt for the next
 // holder). It may be called from any goroutine, any number of times.
 func (w *Worker) Interrupt() {
 	w.once.Do(func() { close(w.interrupt) })
@@ -231,7 +232,9 @@ var ErrRunning = errors.New("worker: Run is called once")
 // handed over: the lease is released and the job given back, for another
 // worker to go on at once. A drive that has not stopped within
 // Options.Drain is interrupted (its context is cancelled): a tool then
-// running is stopped, and its action is in doubt for the next holder.
+// running is stopped and its action recorded as interrupted with what the
+// runtime observed (see harness.Runtime.Resume), or, if even that record
+// cannot be appended, left in doubt for the next holder.
 //
 // Run returns nil after a drain, or the error that kept it from taking
 // jobs at all.

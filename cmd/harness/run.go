@@ -398,7 +398,7 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 	d.warnSandbox()
 	if id != "" {
 		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, workspace)
-		out, err = d.th.StartNew(d.watching(ctx), prompt)
+		out, err = d.th.Start(d.watching(ctx), prompt)
 		d.live.stop()
 		if errors.Is(err, harness.ErrThreadExists) {
 			return nil, exists() // another process (on a shared store) started it first

@@ -378,7 +378,11 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 		fmt.Fprintf(w, "  effect       %s\n", c.EffectState)
 	}
 	if in := act.Interrupted; in != nil {
-		fmt.Fprintf(w, "  in doubt     seq %d: %s\n", act.InterruptedSeq, present.Describe(interruptedFact(in)))
+		label := "in doubt   "
+		if in.Cancelled {
+			label = "interrupted"
+		}
+		fmt.Fprintf(w, "  %s  seq %d: %s\n", label, act.InterruptedSeq, present.Describe(interruptedFact(in)))
 	}
 	for _, d := range diffs {
 		fmt.Fprintf(w, "  changed      %s (%s)\n", esc(d.Path), d.Kind)

@@ -70,11 +70,20 @@ func helperMain() int {
 	// for older kernels. (Handled signals are reset to default in the
 	// shell at exec; ignored ones would not be. Notify with no signal
 	// would also do, but costs a millisecond.)
+	//
+	// SIGTERM alone is passed on, to every process of the namespace (kill
+	// -1 from its first process spares only the helper): it is how the
+	// harness asks the command to stop before it kills it (Cmd.Terminate).
+	// A command that sends it here gains nothing: it could signal its own
+	// processes itself.
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGILL,
 		syscall.SIGTRAP, syscall.SIGABRT, syscall.SIGSYS, syscall.SIGSTKFLT)
 	go func() {
-		for range sigs {
+		for s := range sigs {
+			if s == syscall.SIGTERM {
+				_ = unix.Kill(-1, unix.SIGTERM)
+			}
 		}
 	}()
 	// The lifeline: its end of file means the harness is gone (its
