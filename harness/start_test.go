@@ -18,8 +18,8 @@ import (
 
 // Start starts a thread only if it is new: of racing starts of one id
 // exactly one wins and the others are told ErrThreadExists, appending
-// nothing. With OrResume, a start of the existing thread resumes it and
-// appends no second message.
+// nothing. A start retried that resumes on ErrThreadExists appends no
+// second message.
 func TestStartExisting(t *testing.T) {
 	ctx := context.Background()
 	store, err := thread.OpenPebble(t.TempDir())
