@@ -289,6 +289,15 @@ func (s *Session) Open(ctx context.Context) error {
 // Settings are what the session's settings say together.
 func (s *Session) Settings() Settings { return s.Layered.Settings }
 
+// ModelOptions are the options the settings give a real provider: the
+// output limit of a turn (max_output_tokens), when they set one.
+func (s *Session) ModelOptions() []model.Option {
+	if n := s.Settings().MaxOutputTokens; n != nil && *n > 0 {
+		return []model.Option{model.WithMaxTokens(*n)}
+	}
+	return nil
+}
+
 // Notice is the one line that says what untrusted settings files would
 // widen and was left out, and how to trust them (see Layered.Notice); ""
 // when nothing was.

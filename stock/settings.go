@@ -46,6 +46,7 @@ import (
 //	  "max_turns": 100,
 //	  "max_steps": 200,
 //	  "context_window": 200000,
+//	  "max_output_tokens": 8192,
 //	  "mcpServers": {"fs": {"command": "mcp-server-filesystem", "args": ["."]}}
 //	}
 type Settings struct {
@@ -68,6 +69,11 @@ type Settings struct {
 	// usage counts say, older turns are summarized by the model. nil or 0
 	// is a window not known: only the size bound compacts, extractively.
 	ContextWindow *int `json:"context_window,omitempty"`
+	// MaxOutputTokens bounds the tokens the model writes in one turn
+	// (model.WithMaxTokens); nil or 0 is the provider's default. An
+	// answer cut off there is recorded as cut and the model asked to go
+	// on.
+	MaxOutputTokens *int64 `json:"max_output_tokens,omitempty"`
 	// Sandbox is the mode of the sandbox commands run in: workspace-write
 	// (the default), read-only or off (see package sandbox).
 	Sandbox string `json:"sandbox,omitempty"`
@@ -357,6 +363,8 @@ func (l *Layered) merge(src *SettingsSource) {
 			into.MaxSteps = s.MaxSteps
 		case "context_window":
 			into.ContextWindow = s.ContextWindow
+		case "max_output_tokens":
+			into.MaxOutputTokens = s.MaxOutputTokens
 		case "sandbox":
 			into.Sandbox = s.Sandbox
 		case "network":
@@ -418,6 +426,11 @@ func Widens(key string, cur, s Settings) bool {
 		// weaker layers do not give, or a larger one, widens.
 		n, c := bound(s.ContextWindow, 0), bound(cur.ContextWindow, 0)
 		return !(n == c || (c > 0 && n > 0 && n < c))
+	case "max_output_tokens":
+		// Like a context window: a bound the weaker layers do not give
+		// (the provider's default may be lower), or a higher one, widens.
+		n, c := bound64(s.MaxOutputTokens), bound64(cur.MaxOutputTokens)
+		return !(n == c || (c > 0 && n > 0 && n < c))
 	case "sandbox":
 		return sandboxRank(s.Sandbox) < sandboxRank(cur.Sandbox)
 	case "network":
@@ -438,6 +451,13 @@ func Widens(key string, cur, s Settings) bool {
 func bound(p *int, def int) int {
 	if p == nil {
 		return def
+	}
+	return *p
+}
+
+func bound64(p *int64) int64 {
+	if p == nil {
+		return 0
 	}
 	return *p
 }
@@ -778,6 +798,9 @@ func (s Settings) check() error {
 	}
 	if s.ContextWindow != nil && *s.ContextWindow < 0 {
 		return fmt.Errorf("context_window %d: want the model's context window in tokens, or 0 for not known", *s.ContextWindow)
+	}
+	if s.MaxOutputTokens != nil && *s.MaxOutputTokens < 0 {
+		return fmt.Errorf("max_output_tokens %d: want a number of tokens, or 0 for the provider's default", *s.MaxOutputTokens)
 	}
 	return nil
 }

@@ -76,7 +76,7 @@ func (f *driveFlags) add(cmd *cobra.Command) {
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop the thread (budget.exhausted; for good) before its model turn `N`+1, counting all its turns; 0 is no bound (default: the settings' max_turns, else 50)")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "run at most `N` steps in this command before stopping with the thread resumable (default: the settings' max_steps, else 100)")
 	fl.IntVar(&f.window, "context-window", 0, "the model's context window in `TOKENS`: past 80% of it, as the provider counts usage, older turns are summarized by the model (a compaction turn, recorded as context.compacted); 0 is not known (default: the settings' context_window)")
-	fl.Int64Var(&f.maxOutput, "max-output-tokens", 0, "bound the tokens the model writes in one turn to `N`; an answer cut off there is recorded as cut and the model asked to go on (three cuts in a row fail the thread; resume once it is raised); 0 is the provider's default (anthropic 4096; an OpenAI-compatible server its own, llama-server's -n)")
+	fl.Int64Var(&f.maxOutput, "max-output-tokens", 0, "bound the tokens the model writes in one turn to `N`; an answer cut off there is recorded as cut and the model asked to go on (three cuts in a row fail the thread; resume once it is raised); 0 is the provider's default (anthropic 4096; an OpenAI-compatible server its own, llama-server's -n) (default: the settings' max_output_tokens)")
 	f.fs = fl
 	completeDriveFlags(cmd)
 }
@@ -136,8 +136,11 @@ func (f *driveFlags) layer() (stock.SettingsSource, error) {
 	if f.network || f.changed("network") {
 		s.Network, set = f.network, append(set, "network")
 	}
-	if f.maxOutput < 0 {
-		return stock.SettingsSource{}, usageError("--max-output-tokens %d: want a number of tokens, or 0 for the provider's default", f.maxOutput)
+	if f.changed("max-output-tokens") {
+		if f.maxOutput < 0 {
+			return stock.SettingsSource{}, usageError("--max-output-tokens %d: want a number of tokens, or 0 for the provider's default", f.maxOutput)
+		}
+		s.MaxOutputTokens, set = &f.maxOutput, append(set, "max_output_tokens")
 	}
 	return stock.FlagSource(s, set...), nil
 }
@@ -211,6 +214,13 @@ func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.App
 	s, err := a.openSession(ctx, f, driving(ctx))
 	if err != nil {
 		return nil, drive.Approval{}, err
+	}
+	if f.loaded != nil && !f.changed("max-output-tokens") && s.ModelOptions() != nil {
+		// The settings bound the model's output: load it again with them.
+		if f.loaded, err = stock.LoadModel(f.model, s.ModelOptions()...); err != nil {
+			s.Close()
+			return nil, drive.Approval{}, asUsage(fmt.Errorf("--model: %w", err))
+		}
 	}
 	a.warnMCP(s.stock)
 	// Path rules resolve through the workspace the command acts in, once
@@ -368,7 +378,7 @@ func runModelErr(err error) error {
 // (the --model flag's, else the settings'), so that a bad one is a usage
 // error before anything is run.
 func (a *app) runModel(s *session, f *driveFlags) error {
-	m, err := stock.LoadModel(s.Model, f.modelOptions()...)
+	m, err := stock.LoadModel(s.Model, s.ModelOptions()...)
 	if err != nil {
 		return asUsage(fmt.Errorf("--model: %w", err))
 	}
@@ -853,7 +863,7 @@ func (d *driver) loadModel(recorded string) (model.Model, error) {
 	if spec == "" {
 		return nil, usageError("thread %s needs a model turn and records no model; pass --model scripted:FILE", d.id)
 	}
-	m, err := stock.LoadModel(spec, d.flags.modelOptions()...)
+	m, err := stock.LoadModel(spec, d.s.ModelOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("thread %s: %w; pass --model to use another", d.id, err)
 	}
