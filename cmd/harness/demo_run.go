@@ -266,7 +266,6 @@ func demoWorkers(ctx context.Context, store thread.Store, dir, version string, r
 			r.Fact(f)
 		}
 	})
-	no := false
 	var out []DemoWorker
 	for _, w := range demoWorkerSet {
 		root := filepath.Join(dir, w.name)
@@ -280,7 +279,7 @@ func demoWorkers(ctx context.Context, store thread.Store, dir, version string, r
 			Spec: facts.ToolSchema{Name: "set_ttl", Description: "Write a file (the demo's worker " + w.name + ").",
 				Schema: facts.RawJSON(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`)},
 			Needs: action.Write,
-			Ask:   &no,
+			Ask:   action.AskNever,
 			Run: func(context.Context, json.RawMessage) (facts.Report, error) {
 				if err := w.do(root); err != nil {
 					return facts.Report{}, err
