@@ -262,7 +262,7 @@ func (v *verifier) consistent(f facts.Fact) string {
 		if err != nil {
 			return err.Error()
 		}
-		v.needs[r.ActionID] = action.Capability(r.Capability)
+		v.needs[r.ActionID] = r.Capability
 		v.declared[r.ActionID] = r.Check != nil
 	case facts.KindActionStarted:
 		s, err := facts.Decode[facts.ActionStarted](f)

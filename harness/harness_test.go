@@ -98,7 +98,7 @@ func TestConfirmationFlow(t *testing.T) {
 	ar, err := facts.Decode[facts.ActionRequested](e.Last("t", facts.KindActionRequested))
 	require.NoError(t, err)
 	require.Equal(t, "coding-actor", ar.RequestedBy)
-	require.Equal(t, string(action.Write), ar.Capability)
+	require.Equal(t, action.Write, ar.Capability)
 	ca, err := facts.Decode[facts.ConfirmationAnswered](e.Last("t", facts.KindConfirmationAnswered))
 	require.NoError(t, err)
 	require.Equal(t, "ana", ca.By)
