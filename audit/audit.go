@@ -10,6 +10,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -53,55 +54,113 @@ func VerifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error
 }
 
 func verifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error], snaps *snapshotCheck) error {
-	v := verifier{id: id, fold: fold.New(actor.New()...), pending: map[string]bool{}, started: map[string]facts.ActionStarted{},
-		needs: map[string]action.Capability{}, declared: map[string]bool{}}
-	var (
-		seq  uint64
-		prev facts.Hash
-	)
+	v := NewVerifier(actor, id)
+	v.snaps = snaps
 	for f, err := range log {
 		if err != nil {
 			return err
 		}
-		switch {
-		case f.Thread != id:
-			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: fmt.Sprintf("a fact of thread %q", f.Thread)}
-		case f.Seq != seq+1:
-			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: fmt.Sprintf("seq %d follows seq %d: a fact is missing or out of order", f.Seq, seq)}
-		case f.Prev != prev:
-			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: "its prev is not the hash of the fact before: the chain is broken here"}
+		if err := v.Add(f); err != nil {
+			return err
 		}
-		seq, prev = f.Seq, f.Hash()
-		if reason := firstFacts(f, v.last); reason != "" {
-			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: reason}
-		}
-		if reason := v.check(f); reason != "" {
-			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: reason}
-		}
-		if err := v.lifecycle(f); err != nil {
-			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: err.Error()}
-		}
-		if err := v.fold.Step(f); err != nil {
-			return &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: err.Error()}
-		}
-		v.prevCause, v.last = f.Cause, f
-		snaps.check(actor, v.fold, f)
 	}
-	if seq == 0 {
+	if v.seq == 0 {
 		return fmt.Errorf("verify %s: %w", id, harness.ErrUnknownThread)
 	}
-	if v.held != "" {
-		return &VerifyError{Thread: id, Seq: v.last.Seq, Kind: v.last.Kind, Cause: v.last.Cause,
-			Reason: fmt.Sprintf("the log ends here, but action %s's effect state none needs its check to pass with it", v.held)}
+	if err := v.End(); err != nil {
+		return err
 	}
-	for _, c := range v.fold.Components() {
+	return snaps.result(v.seq)
+}
+
+// Verifier checks a thread's log fact by fact as VerifyFacts does, and
+// is kept: a reader that follows a thread as it grows (a page) verifies
+// each new fact once instead of the whole log again. Make one with
+// NewVerifier; it is not safe for concurrent use.
+type Verifier struct {
+	actor harness.Actor
+	v     verifier
+	seq   uint64
+	prev  facts.Hash
+	err   error          // the first failure; Add adds nothing after it
+	snaps *snapshotCheck // the kept snapshots to check on the way, if any
+	// tree is set once a fact of a tree of threads was added (a spawn,
+	// a child's record): its links are checked by VerifyLog alone.
+	tree bool
+}
+
+// NewVerifier returns a verifier of the log of thread id, written by
+// actor (in a tree, the actor that folds this thread: see VerifyLog).
+func NewVerifier(actor harness.Actor, id string) *Verifier {
+	return &Verifier{actor: actor, v: verifier{id: id, fold: fold.New(actor.New()...), pending: map[string]bool{}}}
+}
+
+// Seq is the seq of the last fact added (0 for none).
+func (v *Verifier) Seq() uint64 { return v.seq }
+
+// Add checks f as the next fact of the log: its place in the chain, that
+// the fold enabled or accepted it there, that its records hold together.
+// It returns a *VerifyError naming f if not; after a failure, Add returns
+// that failure again and checks nothing more.
+func (v *Verifier) Add(f facts.Fact) error {
+	if v.err != nil {
+		return v.err
+	}
+	id := v.v.id
+	bad := func(reason string) error {
+		v.err = &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: reason}
+		return v.err
+	}
+	switch {
+	case f.Thread != id:
+		return bad(fmt.Sprintf("a fact of thread %q", f.Thread))
+	case f.Seq != v.seq+1:
+		return bad(fmt.Sprintf("seq %d follows seq %d: a fact is missing or out of order", f.Seq, v.seq))
+	case f.Prev != v.prev:
+		return bad("its prev is not the hash of the fact before: the chain is broken here")
+	}
+	v.seq, v.prev = f.Seq, f.Hash()
+	if reason := firstFacts(f, v.v.last); reason != "" {
+		return bad(reason)
+	}
+	if reason := v.v.check(f); reason != "" {
+		return bad(reason)
+	}
+	if err := v.v.lifecycle(f); err != nil {
+		return bad(err.Error())
+	}
+	if err := v.v.fold.Step(f); err != nil {
+		return bad(err.Error())
+	}
+	v.v.prevCause, v.v.last = f.Cause, f
+	switch f.Kind {
+	case facts.KindThreadSpawned, facts.KindChildSpawned, facts.KindChildReported, facts.KindThreadEnded, facts.KindThreadForked:
+		v.tree = true
+	}
+	v.snaps.check(v.actor, v.v.fold, f)
+	return nil
+}
+
+// End returns why the log cannot end where it is, or the first failure
+// of Add, or nil: the log so far verifies. It changes nothing, so more
+// facts may be added after.
+func (v *Verifier) End() error {
+	if v.err != nil {
+		return v.err
+	}
+	last := v.v.last
+	if v.v.held != "" {
+		return &VerifyError{Thread: v.v.id, Seq: last.Seq, Kind: last.Kind, Cause: last.Cause,
+			Reason: fmt.Sprintf("the log ends here, but action %s's effect state none needs its check to pass with it", v.v.held)}
+	}
+	for _, c := range v.v.fold.Components() {
 		if ch, ok := c.(fold.Checker); ok {
 			if err := ch.CheckEnd(); err != nil {
-				return &VerifyError{Thread: id, Seq: v.last.Seq, Kind: v.last.Kind, Cause: v.last.Cause, Reason: "the log ends here, but " + err.Error()}
+				return &VerifyError{Thread: v.v.id, Seq: last.Seq, Kind: last.Kind, Cause: last.Cause, Reason: "the log ends here, but " + err.Error()}
 			}
 		}
 	}
-	return snaps.result(seq)
+	return nil
 }
 
 // lifecycle asks every component that checks facts (fold.Checker, as the
@@ -126,13 +185,11 @@ type verifier struct {
 	// pending are staged transitions whose claim is in the log: their own
 	// key may follow, after other facts.
 	pending map[string]bool
-	started map[string]facts.ActionStarted
-	needs   map[string]action.Capability // action id → the capability its request names
-	// declared are the actions whose request declares a check; held is
-	// the action whose completion says none where its report and
-	// observation say unknown: its check, next, must pass.
-	declared map[string]bool
-	held     string
+	// held is the action whose completion says none where its report and
+	// observation say unknown: its check, next, must pass. (What an
+	// action requested and how it started are read from the thread's
+	// view: see action.)
+	held string
 }
 
 // check returns why f could not have been appended where it is, or "".
@@ -205,6 +262,9 @@ func (v *verifier) check(f facts.Fact) string {
 	for i, t := range enabled {
 		keys[i] = t.Key
 	}
+	if len(keys) == 0 {
+		return fmt.Sprintf("the fold never enabled %s here (nothing was enabled: the thread waited or was done)", f.Cause)
+	}
 	return fmt.Sprintf("the fold never enabled %s here (enabled: %s)", f.Cause, strings.Join(keys, ", "))
 }
 
@@ -257,31 +317,24 @@ func (v *verifier) consistent(f facts.Fact) string {
 		}
 	}
 	switch f.Kind {
-	case facts.KindActionRequested:
-		r, err := facts.Decode[facts.ActionRequested](f)
-		if err != nil {
-			return err.Error()
-		}
-		v.needs[r.ActionID] = r.Capability
-		v.declared[r.ActionID] = r.Check != nil
-	case facts.KindActionStarted:
-		s, err := facts.Decode[facts.ActionStarted](f)
-		if err != nil {
-			return err.Error()
-		}
-		v.started[s.ActionID] = s
 	case facts.KindActionCompleted:
 		c, err := facts.Decode[facts.ActionCompleted](f)
 		if err != nil {
 			return err.Error()
 		}
+		// The action's request and start as the thread's view has them
+		// (one reading: the scheduler's), before this completion.
+		a, err := v.action(c.ActionID)
+		if err != nil {
+			return "the fold could not read its action: " + err.Error()
+		}
 		o := c.Observation
-		if s, ok := v.started[c.ActionID]; ok && o.Available && s.ObservedBefore != "" && o.Before != s.ObservedBefore {
+		if s := a.Started; s != nil && o.Available && s.ObservedBefore != "" && o.Before != s.ObservedBefore {
 			return fmt.Sprintf("the observation before (%s) is not the one action.started recorded (%s)", short(o.Before), short(s.ObservedBefore))
 		}
-		switch want := action.State(v.needs[c.ActionID], c.Report, o); {
+		switch want := action.State(action.Capability(a.Requested.Capability), c.Report, o); {
 		case c.EffectState == want:
-		case want == facts.EffectUnknown && c.EffectState == facts.EffectNone && v.declared[c.ActionID]:
+		case want == facts.EffectUnknown && c.EffectState == facts.EffectNone && a.Requested.Check != nil:
 			// What the write was to make already held, if its check,
 			// which must come next, passed.
 			v.held = c.ActionID
@@ -296,6 +349,26 @@ func (v *verifier) consistent(f facts.Fact) string {
 		}
 	}
 	return ""
+}
+
+// action is the action id as the thread's view reads it where the
+// verifier stands: of its latest turn, where an action's records come,
+// or else of the whole thread. An action it does not know is the zero
+// Action (nothing requested, nothing started).
+func (v *verifier) action(id string) (scheduler.Action, error) {
+	view, err := harness.ViewOf(v.id, v.fold)
+	if err != nil {
+		return scheduler.Action{}, err
+	}
+	if a, ok := view.Turn.Action(id); ok {
+		return a, nil
+	}
+	r, err := harness.ReadingOf(v.id, v.fold)
+	if err != nil {
+		return scheduler.Action{}, err
+	}
+	a, _ := r.Action(id)
+	return a, nil
 }
 
 func short(h string) string {

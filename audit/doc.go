@@ -12,7 +12,9 @@
 // and then its task). In a tree of threads VerifyLog checks the links both
 // ways too — each spawn has its child, each report names its child's final
 // head — and verifies the children; ReplayTree tells a thread and its
-// children.
+// children. A Verifier checks a log fact by fact and is kept; a Follower
+// keeps a thread's verdict up to date as the log grows, reading only the
+// new facts (the page's verdict).
 //
 // Everything here reads the thread's one view (harness.View): the rules
 // that decide what a thread does next are the rules the audit applies.

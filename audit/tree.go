@@ -140,38 +140,21 @@ func (o origins) has(id string, seq uint64) bool {
 	return ok && seq <= at
 }
 
-// forkOrigins follows a thread's thread.forked records back.
+// forkOrigins follows a thread's thread.forked records back
+// (forkOf), at most maxForkDepth of them.
 func forkOrigins(ctx context.Context, store thread.Store, id string) (origins, error) {
 	o := origins{id: ^uint64(0)}
 	limit := ^uint64(0)
-	for cur := id; ; {
-		from, at, ok, err := forkedFrom(ctx, store, cur)
-		if _, seen := o[from]; err != nil || !ok || seen {
+	for cur, n := id, 0; n < maxForkDepth; n++ {
+		fk, ok, err := forkOf(ctx, store, cur)
+		if _, seen := o[fk.From]; err != nil || !ok || seen {
 			return o, err
 		}
-		limit = min(limit, at)
-		o[from] = limit
-		cur = from
+		limit = min(limit, fk.At)
+		o[fk.From] = limit
+		cur = fk.From
 	}
-}
-
-// forkedFrom reads a thread's thread.forked record, if it is a fork.
-func forkedFrom(ctx context.Context, store thread.Store, id string) (string, uint64, bool, error) {
-	for f, err := range store.Read(ctx, id, 1) {
-		if err != nil {
-			return "", 0, false, err
-		}
-		if f.Kind == facts.KindThreadForked && facts.IsIngress(f.Cause) {
-			p, err := facts.Decode[facts.ThreadForked](f)
-			if err != nil {
-				return "", 0, false, err
-			}
-			if f.Seq == p.At+1 {
-				return p.From, p.At, true, nil
-			}
-		}
-	}
-	return "", 0, false, nil
+	return o, nil
 }
 
 // endMatches checks a report against the child's log: its final head is
@@ -273,4 +256,30 @@ func replayTree(ctx context.Context, store thread.Store, actor harness.Actor, id
 		t.Children = append(t.Children, kid)
 	}
 	return t, nil
+}
+
+// maxForkDepth bounds the walk from a fork up to the thread it began as,
+// as harness bounds the walk up a tree.
+const maxForkDepth = 64
+
+// forkOf reads a thread's fork record (see rewind.Fork): the thread and
+// seq it was forked from, and true, when it is a fork — its
+// thread.forked, posted right after the facts copied (at seq At+1).
+func forkOf(ctx context.Context, store thread.Store, id string) (facts.ThreadForked, bool, error) {
+	for f, err := range store.Read(ctx, id, 1) {
+		if err != nil {
+			return facts.ThreadForked{}, false, fmt.Errorf("read %s: %w", id, err)
+		}
+		if f.Kind != facts.KindThreadForked || !facts.IsIngress(f.Cause) {
+			continue
+		}
+		p, err := facts.Decode[facts.ThreadForked](f)
+		if err != nil {
+			return p, false, fmt.Errorf("thread %s: %w", id, err)
+		}
+		if f.Seq == p.At+1 {
+			return p, true, nil
+		}
+	}
+	return facts.ThreadForked{}, false, nil
 }

@@ -139,6 +139,32 @@ func BenchmarkZipPar100(b *testing.B) {
 		func() { sink, _ = effect.Run(context.Background(), e, S{}).Value() })
 }
 
+// BenchmarkAll100: All of 100 effects against 100 goroutines and a
+// WaitGroup filling a slice of results (errgroup without the error).
+// Unit: one effect.
+func BenchmarkAll100(b *testing.B) {
+	const n = 100
+	es := make([]effect.Effect[S, int], n)
+	for i := range es {
+		es[i] = effect.FromAsync(func(context.Context, S) (int, error) { return work(i), nil })
+	}
+	e := effect.All(es...)
+	compare(b, n,
+		func() {
+			var wg sync.WaitGroup
+			results := make([]int, n)
+			for i := range n {
+				wg.Go(func() { results[i] = work(i) })
+			}
+			wg.Wait()
+			sink = results[n-1]
+		},
+		func() {
+			v, _ := effect.Run(context.Background(), e, S{}).Value()
+			sink = v[n-1]
+		})
+}
+
 // BenchmarkRace100: a Race of 100 effects against 100 goroutines sending to
 // a channel, the first result taken and all awaited. Unit: one racer.
 func BenchmarkRace100(b *testing.B) {

@@ -436,6 +436,133 @@ func TestRace(t *testing.T) {
 	})
 }
 
+func TestAll(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	value := func(v int) effect.Effect[S, int] {
+		return effect.FromAsync(func(context.Context, S) (int, error) { return v, nil })
+	}
+	waitForCancel := func(returned *atomic.Int64) effect.Effect[S, int] {
+		return effect.FromAsync(func(ctx context.Context, _ S) (int, error) {
+			defer returned.Add(1)
+			<-ctx.Done()
+			return 0, ctx.Err()
+		})
+	}
+	t.Run("the values come in the order of the effects", func(t *testing.T) {
+		es := make([]effect.Effect[S, int], 50)
+		for i := range es {
+			es[i] = value(i * i)
+		}
+		for _, limit := range []int{0, 1, 3, 50, 99} {
+			v, err := effect.Run(context.Background(), effect.AllLimit(limit, es...), S{}).Get()
+			require.NoError(t, err, "limit %d", limit)
+			require.Len(t, v, 50)
+			for i := range v {
+				require.Equal(t, i*i, v[i], "limit %d", limit)
+			}
+		}
+	})
+	t.Run("they run at once", func(t *testing.T) {
+		var started sync.WaitGroup
+		started.Add(5)
+		es := make([]effect.Effect[S, int], 5)
+		for i := range es {
+			es[i] = effect.FromAsync(func(context.Context, S) (int, error) {
+				started.Done()
+				started.Wait() // returns only when all five run at once
+				return i, nil
+			})
+		}
+		v, err := effect.Run(context.Background(), effect.All(es...), S{}).Get()
+		require.NoError(t, err)
+		require.Equal(t, []int{0, 1, 2, 3, 4}, v)
+	})
+	t.Run("no effects succeed with none", func(t *testing.T) {
+		v, err := effect.Run(context.Background(), effect.All[S, int](), S{}).Get()
+		require.NoError(t, err)
+		require.Empty(t, v)
+	})
+	t.Run("the first failure interrupts the rest, which are awaited", func(t *testing.T) {
+		var returned atomic.Int64
+		started := make(chan struct{}, 3)
+		wait := effect.FromAsync(func(ctx context.Context, _ S) (int, error) {
+			started <- struct{}{}
+			defer returned.Add(1)
+			<-ctx.Done()
+			return 0, ctx.Err()
+		})
+		fail := effect.FromAsync(func(context.Context, S) (int, error) {
+			for range 3 {
+				<-started
+			}
+			return 0, errBoom
+		})
+		ex := effect.Run(context.Background(), effect.All(wait, wait, fail, wait), S{})
+		require.True(t, ex.IsFail(), "the siblings' interruption is not a failure: %v", ex)
+		require.Equal(t, []error{errBoom}, ex.Failures())
+		require.EqualValues(t, 3, returned.Load(), "every sibling returned before All did")
+	})
+	t.Run("with a limit, what was not started after a failure never starts", func(t *testing.T) {
+		var n atomic.Int64
+		ex := effect.Run(context.Background(), effect.AllLimit(1, runs(&n, func(context.Context) (int, error) { return 1, nil }),
+			runs(&n, failing), runs(&n, failing), runs(&n, func(context.Context) (int, error) { return 1, nil })), S{})
+		require.True(t, ex.IsFail())
+		require.Equal(t, []error{errBoom}, ex.Failures())
+		require.EqualValues(t, 2, n.Load())
+	})
+	t.Run("no more than the limit run at once", func(t *testing.T) {
+		var running, most atomic.Int64
+		es := make([]effect.Effect[S, int], 40)
+		for i := range es {
+			es[i] = effect.FromAsync(func(context.Context, S) (int, error) {
+				now := running.Add(1)
+				for {
+					m := most.Load()
+					if now <= m || most.CompareAndSwap(m, now) {
+						break
+					}
+				}
+				time.Sleep(100 * time.Microsecond)
+				running.Add(-1)
+				return i, nil
+			})
+		}
+		v, err := effect.Run(context.Background(), effect.AllLimit(3, es...), S{}).Get()
+		require.NoError(t, err)
+		require.Len(t, v, 40)
+		require.LessOrEqual(t, most.Load(), int64(3))
+	})
+	t.Run("a Die wins, and the Fail stays visible", func(t *testing.T) {
+		// A failure after the first, of an effect whose context the first
+		// cancelled, is that effect's interruption; a panic is kept.
+		started := make(chan struct{})
+		ex := effect.Run(context.Background(), effect.All(
+			effect.FromAsync(func(context.Context, S) (int, error) { <-started; return 0, errBoom }),
+			effect.FromAsync(func(ctx context.Context, _ S) (int, error) { close(started); <-ctx.Done(); panic("bug") })), S{})
+		require.True(t, ex.IsDie(), "%v", ex)
+		require.Len(t, ex.Failures(), 1)
+		require.Len(t, ex.Defects(), 1)
+	})
+	t.Run("a panic on a goroutine is a Die, not a crash", func(t *testing.T) {
+		ex := effect.Run(context.Background(), effect.All(value(1), effect.FromAsync(func(context.Context, S) (int, error) { panic("on the goroutine") })), S{})
+		require.True(t, ex.IsDie())
+		require.ErrorContains(t, ex.Err(), "on the goroutine")
+	})
+	t.Run("the parent's cancellation is an Interrupt", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var returned atomic.Int64
+		time.AfterFunc(5*time.Millisecond, cancel)
+		ex := effect.Run(ctx, effect.AllLimit(2, waitForCancel(&returned), waitForCancel(&returned), value(3)), S{})
+		require.True(t, ex.IsInterrupt(), "%v", ex)
+		require.EqualValues(t, 2, returned.Load())
+		ex = effect.Run(ctx, effect.All(value(1)), S{})
+		require.True(t, ex.IsInterrupt(), "cancelled before it runs")
+	})
+	t.Run("a zero effect is a Die", func(t *testing.T) {
+		require.True(t, effect.Run(context.Background(), effect.All(value(1), effect.Effect[S, int]{}), S{}).IsDie())
+	})
+}
+
 func TestBracket(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	type record struct {

@@ -19,14 +19,14 @@
 //     work whose context was already cancelled counts as an interruption,
 //     not a failure, so it is not retried either.
 //
-// Fourteen functions build effects: [Succeed], [Fail], [Die], [FromAsync],
+// Sixteen functions build effects: [Succeed], [Fail], [Die], [FromAsync],
 // [Map], [AndThen], [CatchFail], [Retry], [Timeout], [WithSpan], [ZipPar],
-// [Race], [Bracket] and [Provide]. Combinators that change the success type
+// [All], [AllLimit], [Race], [Bracket] and [Provide]. Combinators that change the success type
 // are functions rather than methods because Go methods cannot take type
 // parameters.
 //
 // Concurrency is structured, in the manner of errgroup: every goroutine that
-// [Timeout], [ZipPar] or [Race] starts is awaited before the combinator
+// [Timeout], [ZipPar], [All] or [Race] starts is awaited before the combinator
 // returns, a failing side cancels its siblings, and a panic in such a
 // goroutine becomes a Die instead of killing the process.
 //

@@ -121,6 +121,27 @@ func ExampleZipPar() {
 	// fail no such user
 }
 
+// All runs many effects at once and gives their values in order; the
+// first failure interrupts the rest. AllLimit bounds how many run at once.
+func ExampleAll() {
+	fetch := func(page int) effect.Effect[struct{}, string] {
+		return effect.FromAsync(func(ctx context.Context, _ struct{}) (string, error) {
+			if page == 3 {
+				return "", fmt.Errorf("page %d: not found", page)
+			}
+			return fmt.Sprintf("page %d", page), nil
+		})
+	}
+	pages, err := effect.Run(context.Background(), effect.AllLimit(2, fetch(1), fetch(2)), struct{}{}).Get()
+	fmt.Println(pages, err)
+
+	exit := effect.Run(context.Background(), effect.All(fetch(1), fetch(2), fetch(3)), struct{}{})
+	fmt.Println(exit.Outcome(), exit.Err())
+	// Output:
+	// [page 1 page 2] <nil>
+	// fail page 3: not found
+}
+
 // Provide swaps services at the edge: the program names what it needs.
 func ExampleProvide() {
 	type App struct{ Weather Weather }

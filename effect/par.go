@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // Pair holds the values of the two sides of [ZipPar].
@@ -54,6 +55,116 @@ func ZipPar[S, A, B any](a Effect[S, A], b Effect[S, B]) Effect[S, Pair[A, B]] {
 	}}
 }
 
+// All describes the effects run concurrently, succeeding with their
+// values in the order the effects were given — errgroup with results.
+//
+// The effects share one cancel: the first to fail or die interrupts the
+// rest (their context is cancelled) and All returns once every one that
+// started has ended. As with [ZipPar], no failure is lost: every Fail and
+// Die is kept in the Exit, an effect interrupted by a sibling's failure is
+// not counted as failing, and a Die anywhere makes the whole Exit a Die.
+// All of no effects succeeds with an empty slice.
+//
+// The first effect runs on the caller's goroutine and each other on a
+// goroutine of its own; [AllLimit] bounds how many run at once.
+func All[S, A any](effects ...Effect[S, A]) Effect[S, []A] {
+	return AllLimit(0, effects...)
+}
+
+// AllLimit is [All] with at most limit effects running at once (limit ≤ 0:
+// no bound). The effects start in order, each when one before it has
+// ended; after a failure, those not started yet never start.
+func AllLimit[S, A any](limit int, effects ...Effect[S, A]) Effect[S, []A] {
+	es, err := checked(effects)
+	if err != nil {
+		return Die[S, []A](err)
+	}
+	return Effect[S, []A]{run: func(r *runner, s S) Exit[[]A] {
+		if r.interrupted() {
+			return interruptExit[[]A](r.ctx, nil)
+		}
+		exits := make([]Exit[A], len(es))
+		ran := fan(r, len(es), limit, func(run *runner, i int) bool {
+			exits[i] = runProtected(run, es[i], s)
+			return exits[i].c != nil
+		})
+		var c *cause
+		for _, ex := range exits {
+			c = merge(c, ex.c)
+		}
+		if c == nil && ran < len(es) {
+			// Effects were left unstarted, and nothing failed: the
+			// caller's context was cancelled.
+			c = interruptExit[[]A](r.ctx, nil).c
+		}
+		if c != nil {
+			return failed[[]A](c)
+		}
+		values := make([]A, len(es))
+		for i, ex := range exits {
+			values[i] = ex.value
+		}
+		return Exit[[]A]{value: values}
+	}}
+}
+
+// checked is effects copied, or ErrNilEffect when one is the zero Effect.
+func checked[S, A any](effects []Effect[S, A]) ([]Effect[S, A], error) {
+	es := make([]Effect[S, A], len(effects))
+	for i, e := range effects {
+		if e.run == nil {
+			return nil, ErrNilEffect
+		}
+		es[i] = e
+	}
+	return es, nil
+}
+
+// fan runs body(runner, i) for i in [0, n) concurrently, at most limit at
+// once (limit ≤ 0: all), under one context derived from r's: the branch 0
+// on the caller's goroutine, the others on goroutines of their own. A body
+// that returns true cancels that context; a branch not started by then is
+// never started. fan returns, when every branch started has ended, how
+// many started. It is the machinery of [All]
+// and [Race]: one cancel for all branches, every goroutine awaited.
+func fan(r *runner, n, limit int, body func(run *runner, i int) (stop bool)) int {
+	if n == 0 {
+		return 0
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	if limit <= 0 || limit > n {
+		limit = n
+	}
+	var (
+		next    atomic.Int64 // the next branch to start
+		started atomic.Int64
+		wg      sync.WaitGroup
+	)
+	worker := func(run *runner) {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n || ctx.Err() != nil {
+				return
+			}
+			started.Add(1)
+			if body(run, i) {
+				cancel()
+			}
+		}
+	}
+	// One allocation for the runners of every worker.
+	runners := make([]runner, limit)
+	for k := 1; k < limit; k++ {
+		runners[k].ctx = ctx
+		wg.Go(func() { worker(&runners[k]) })
+	}
+	runners[0] = runner{ctx: ctx, depth: r.depth}
+	worker(&runners[0])
+	wg.Wait()
+	return int(started.Load())
+}
+
 // Race describes the effects run concurrently, succeeding with the first
 // success. The losers are interrupted and awaited before Race returns. If
 // none succeeds, every failure is reported (joined, as [ZipPar] does). A
@@ -61,16 +172,14 @@ func ZipPar[S, A, B any](a Effect[S, A], b Effect[S, B]) Effect[S, Pair[A, B]] {
 // Die at once, interrupting the rest.
 //
 // Race with no effects describes a programming error and ends with a Die.
+// It shares its machinery with [All]: one cancel for all branches.
 func Race[S, A any](effects ...Effect[S, A]) Effect[S, A] {
 	if len(effects) == 0 {
 		return Die[S, A](errors.New("effect.Race: no effects"))
 	}
-	racers := make([]Effect[S, A], len(effects))
-	for i, e := range effects {
-		if e.run == nil {
-			return Die[S, A](ErrNilEffect)
-		}
-		racers[i] = e
+	racers, err := checked(effects)
+	if err != nil {
+		return Die[S, A](err)
 	}
 	if len(racers) == 1 {
 		return racers[0]
@@ -82,37 +191,23 @@ func race[S, A any](r *runner, s S, racers []Effect[S, A]) Exit[A] {
 	if r.interrupted() {
 		return interruptExit[A](r.ctx, nil)
 	}
-	ctx, cancel := context.WithCancel(r.ctx)
-	defer cancel()
-	var (
-		mu       sync.Mutex // guards decided and exits
-		decided  = -1       // the first racer to succeed or die
-		exits    = make([]Exit[A], len(racers))
-		wg       sync.WaitGroup
-		finished = func(i int, ex Exit[A]) {
-			mu.Lock()
-			exits[i] = ex
-			if decided < 0 && (ex.c == nil || ex.c.outcome() == OutcomeDie) {
-				decided = i
-				cancel()
-			}
-			mu.Unlock()
-		}
-	)
-	for i, racer := range racers[1:] {
-		wg.Go(func() { finished(i+1, runProtected(&runner{ctx: ctx}, racer, s)) })
-	}
-	finished(0, runProtected(&runner{ctx: ctx, depth: r.depth}, racers[0], s))
-	wg.Wait()
-	if decided >= 0 && exits[decided].c == nil {
-		return exits[decided]
+	var decided atomic.Int64 // 1 + the first racer to succeed or die; 0 while none has
+	exits := make([]Exit[A], len(racers))
+	fan(r, len(racers), 0, func(run *runner, i int) bool {
+		ex := runProtected(run, racers[i], s)
+		exits[i] = ex
+		return (ex.c == nil || ex.c.outcome() == OutcomeDie) && decided.CompareAndSwap(0, int64(i)+1)
+	})
+	d := int(decided.Load()) - 1
+	if d >= 0 && exits[d].c == nil {
+		return exits[d]
 	}
 	var c *cause
-	if decided >= 0 {
-		c = exits[decided].c
+	if d >= 0 {
+		c = exits[d].c
 	}
 	for i, ex := range exits {
-		if i != decided {
+		if i != d {
 			c = merge(c, ex.c)
 		}
 	}

@@ -18,6 +18,7 @@ var decoders = map[facts.Kind]func(facts.Fact) (any, error){
 	facts.KindUserMessage:           dec[facts.UserMessage],
 	facts.KindSystemConfigured:      dec[facts.SystemConfigured],
 	facts.KindModelTurn:             dec[facts.ModelTurn],
+	facts.KindModelCallFailed:       dec[facts.ModelAttempt],
 	facts.KindConfirmationRequested: dec[facts.ConfirmationRequested],
 	facts.KindConfirmationAnswered:  dec[facts.ConfirmationAnswered],
 	facts.KindQuestionAsked:         dec[facts.QuestionAsked],

@@ -254,7 +254,7 @@ func TestModelFailures(t *testing.T) {
 		require.Equal(t, 1, out.Steps)
 		require.Equal(t, 2, e.Model.Calls())
 		kinds := e.Kinds("t")
-		require.Equal(t, []facts.Kind{facts.KindTransitionFailed, facts.KindTransitionFailed}, kinds[len(kinds)-2:])
+		require.Equal(t, []facts.Kind{facts.KindModelCallFailed, facts.KindTransitionFailed, facts.KindModelCallFailed, facts.KindTransitionFailed}, kinds[len(kinds)-4:])
 		require.NoError(t, audit.VerifyLog(ctx, e.Store, e.Actor, "t"))
 	})
 	t.Run("permission failures are not retried", func(t *testing.T) {

@@ -128,6 +128,7 @@ var layers = []struct {
 	{"serve", []string{"drive", "stock"}},
 	{"mcpserver", []string{"drive", "stock"}},
 	{"worker", []string{"drive", "stock"}},
+	{"demo", []string{"drive", "stock"}},
 	// The public test kit: anything, and only tests import it (testKits).
 	{"harnesstest", []string{"*"}},
 	{"cmd/harness", []string{"*"}},

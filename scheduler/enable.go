@@ -169,8 +169,16 @@ func (s *state[S]) infer() fold.Transition[S] {
 			return fold.Transition[S]{Key: key, Effect: drafts[S](facts.KindBudgetExhausted, *spent)}
 		}
 	}
+	// The conversation is lent (see conversation): projecting costs no
+	// copy of it, and a turn that runs gives the model its own copy, made
+	// when it runs.
 	req := Request{Thread: s.thread, Turn: turn, System: s.system, Messages: s.conversation()}
-	return fold.Transition[S]{Key: key, Effect: effect.AndThen(s.env.Infer(req), func(mt facts.ModelTurn) effect.Effect[S, []facts.Draft] {
+	ask := effect.AndThen(effect.Succeed[S](struct{}{}), func(struct{}) effect.Effect[S, facts.ModelTurn] {
+		own := req
+		own.Messages = slices.Clone(req.Messages)
+		return s.env.Infer(own)
+	})
+	return fold.Transition[S]{Key: key, Effect: effect.AndThen(ask, func(mt facts.ModelTurn) effect.Effect[S, []facts.Draft] {
 		mt.Turn = turn
 		if mt.Cut != nil {
 			c := *mt.Cut

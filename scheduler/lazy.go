@@ -3,6 +3,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -199,12 +200,13 @@ func (s *Scheduler[S]) CheckEnd() error {
 	return st.checkEnd()
 }
 
-// Messages returns the conversation the next model turn would see.
+// Messages returns the conversation the next model turn would see: the
+// caller's own copy.
 func (s *Scheduler[S]) Messages() []facts.Message {
 	if s.prefix != nil {
-		return s.talk()
+		return slices.Clone(s.talk())
 	}
-	return s.whole().conversation()
+	return slices.Clone(s.whole().conversation())
 }
 
 // Accept checks an answer against the requests of the whole log.

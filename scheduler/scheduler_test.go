@@ -84,3 +84,40 @@ func TestOutputFoldsOnlyTheLatestTurn(t *testing.T) {
 		require.Len(t, msgs, 4, "user, turn 1, its result, turn 2")
 	}
 }
+
+// A model turn's request is the conversation where it was projected, the
+// model's own copy: what is folded after, and what the model does to its
+// messages, change neither that request nor the fold's conversation.
+func TestTurnRequestIsTheConversationAtItsProjection(t *testing.T) {
+	var got []scheduler.Request
+	var saw []string
+	e := env()
+	e.Infer = func(req scheduler.Request) effect.Effect[S, facts.ModelTurn] {
+		got = append(got, req)
+		saw = append(saw, req.Messages[0].Text)
+		req.Messages[0].Text = "the model scribbled here"
+		return effect.Succeed[S](facts.ModelTurn{Text: "ok"})
+	}
+	s := scheduler.New(e)
+	log := thread(t, false)
+	require.NoError(t, s.Step(log[0]))
+	out := s.Output()
+	require.Len(t, out.Transitions, 1)
+	turn := out.Transitions[0]
+	require.Equal(t, "infer/turn/1", turn.Key)
+	require.Empty(t, got, "projecting asks nothing of the model")
+	for _, f := range log[1:] {
+		require.NoError(t, s.Step(f))
+	}
+	require.Len(t, s.Messages(), 4)
+	for range 2 {
+		ex := effect.Run(t.Context(), turn.Effect, S{})
+		require.True(t, ex.IsSuccess(), "%v", ex)
+	}
+	require.Len(t, got, 2)
+	for _, req := range got {
+		require.Len(t, req.Messages, 1, "the conversation at the projection")
+	}
+	require.Equal(t, []string{"write twice", "write twice"}, saw, "each run gives the model its own copy")
+	require.Equal(t, "write twice", s.Messages()[0].Text, "the fold's conversation is untouched")
+}

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -263,5 +262,5 @@ func (s *Scheduler[S]) talk() []facts.Message {
 	if c.st.missed || s.err != nil {
 		return s.whole().conversation()
 	}
-	return slices.Clone(c.st.messages)
+	return c.st.conversation()
 }

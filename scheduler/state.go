@@ -94,7 +94,13 @@ type state[S any] struct {
 	thread    string
 	system    facts.SystemConfigured
 	hasSystem bool
+	// messages are the conversation so far. conversation lends them out
+	// without a copy, capped at their length (an append by either side
+	// does not reach the other): messages[:lent] were lent, and one of
+	// them is changed in place (see checkRecorded) only after a copy, so
+	// what was lent never changes.
 	messages  []facts.Message
+	lent      int
 	turns     int
 	calls     []*call // of the latest model turn
 	all       []*call // of every turn, in order
@@ -317,7 +323,7 @@ func (s *state[S]) cutTurn(f facts.Fact, p facts.ModelTurn) {
 	s.userAfterTurn = true
 	s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: cutNotice(p), Seq: f.Seq})
 	if s.cutInARow >= MaxCutInARow {
-		s.failure = fmt.Sprintf("%s failed (%s): the answer was cut off at a limit %d turns in a row (stop reason %q): raise the output limit (--max-output-tokens, or the server's own) or the server's context size, then resume the thread",
+		s.failure = fmt.Sprintf("%s failed (%s): the answer was cut off at a limit %d turns in a row (stop reason %q): raise the output limit a turn is given (or the server's own) or the server's context size, then resume the thread",
 			inferKey(p.Turn), facts.ClassInvalidOutput, s.cutInARow, p.StopReason)
 		s.retry = inferKey(p.Turn + 1)
 	}
@@ -468,8 +474,11 @@ func (s *state[S]) checkRecorded(f facts.Fact, p facts.CheckRecorded) {
 	}
 	// The check comes with its completion: show the model both.
 	for i := len(s.messages) - 1; i >= 0; i-- {
-		if m := &s.messages[i]; m.Role == facts.RoleTool && a.Completed != nil && m.Seq == a.CompletedSeq {
-			m.Text = ToolResult(*a.Completed, &p)
+		if m := s.messages[i]; m.Role == facts.RoleTool && a.Completed != nil && m.Seq == a.CompletedSeq {
+			if i < s.lent {
+				s.messages, s.lent = slices.Clone(s.messages), 0
+			}
+			s.messages[i].Text = ToolResult(*a.Completed, &p)
 			break
 		}
 	}
@@ -523,7 +532,7 @@ func (s *state[S]) contextCompacted(_ facts.Fact, p facts.ContextCompacted) {
 			kept = append(kept, m)
 		}
 	}
-	s.messages = kept
+	s.messages, s.lent = kept, 0
 }
 
 func (s *state[S]) budgetExhausted(_ facts.Fact, p facts.BudgetExhausted) { s.exhausted = &p }
@@ -608,7 +617,11 @@ func owns(key string) bool {
 	return slices.ContainsFunc(ownPrefixes, func(p string) bool { return strings.HasPrefix(key, p) })
 }
 
-// conversation returns the conversation the whole log gives.
+// conversation returns the conversation the whole log gives, lent: the
+// caller must not change its messages (appending to it copies). It costs
+// nothing, so a projection may make a model turn's request at every fact
+// (a verifier projects at every cause) and the log is copied only for a
+// turn that runs (see infer).
 func (s *state[S]) conversation() []facts.Message {
 	if s.talk != nil {
 		return s.talk()
@@ -616,5 +629,6 @@ func (s *state[S]) conversation() []facts.Message {
 	if s.whole != nil {
 		return s.whole().conversation()
 	}
-	return slices.Clone(s.messages)
+	s.lent = len(s.messages)
+	return s.messages[:s.lent:s.lent]
 }

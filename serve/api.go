@@ -511,17 +511,11 @@ func (s *Server) undoPlan(ctx context.Context, id string, to uint64) (rewind.Und
 	if !s.here(st.Workspace) {
 		return rewind.UndoPlan{}, fmt.Errorf("thread %s works in %s: %w; its files are there", id, st.Workspace, ErrNotHere)
 	}
-	svc, err := s.opts.Stock.Services(nil, s.blobs)
+	rt, free, err := s.session.Runtime()
 	if err != nil {
 		return rewind.UndoPlan{}, err
 	}
-	if c, ok := svc.Observer.(io.Closer); ok {
-		defer c.Close()
-	}
-	rt, err := harness.NewRuntime(s.store, svc, s.opts.Stock.Config)
-	if err != nil {
-		return rewind.UndoPlan{}, err
-	}
+	defer free()
 	return rewind.PlanUndo(ctx, rt, s.opts.Stock.Actor, id, to)
 }
 

@@ -247,3 +247,36 @@ func BenchmarkMemory1000Threads(b *testing.B) {
 	b.ReportMetric(float64(list)/float64(b.N)/float64(time.Millisecond), "ms-list")
 	b.ReportMetric(float64(held)/float64(bare), "ratio")
 }
+
+// BenchmarkPanel asks for the thread page's panel (GET /t/{id}/panel: the
+// status, what waits, the verdict on the record) of a parked thread of
+// 10,000 facts and of one of 100, in one store, alternating op by op, each
+// asked once before the timer starts (as a page asks again after each new
+// fact). ratio is the panel's time at 10,000 facts over its time at 100
+// (aim: ≤ 2).
+func BenchmarkPanel(b *testing.B) {
+	f := newFixtureTB(b, harnesstest.TextScript)
+	const long, short = 10_000, 100
+	harnesstest.AppendToolLoop(b, f.store, "long", long)
+	harnesstest.AppendToolLoop(b, f.store, "short", short)
+	panel := func(id string) time.Duration {
+		start := time.Now()
+		resp, body := f.do("GET", "/t/"+id+"/panel", "")
+		d := time.Since(start)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "verified") {
+			b.Fatalf("panel of %s: %d\n%s", id, resp.StatusCode, body)
+		}
+		return d
+	}
+	panel("long")
+	panel("short")
+	var longT, shortT time.Duration
+	for b.Loop() {
+		longT += panel("long")
+		shortT += panel("short")
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(longT)/n/float64(time.Millisecond), "ms/panel@10k")
+	b.ReportMetric(float64(shortT)/n/float64(time.Millisecond), "ms/panel@100")
+	b.ReportMetric(float64(longT)/float64(shortT), "ratio")
+}

@@ -221,12 +221,22 @@ func rowOf(f facts.Fact) factRow {
 	return factRow{Thread: f.Thread, Seq: f.Seq, Kind: f.Kind, Line: describe(f), At: f.At, Cause: f.Cause}
 }
 
+// threadData is the thread page's data, with its timeline and actions
+// when timeline is set; without them, the panel's (see panel.go): the
+// thread's view and its kept verdict, which cost what the view does, not
+// the log.
 func (s *Server) threadData(r *http.Request, id string, timeline bool) (threadData, error) {
-	d, err := s.detail(r.Context(), id)
+	d, err := s.detailOf(r.Context(), id, timeline)
 	if err != nil {
 		return threadData{}, err
 	}
-	rep, err := s.replay(r.Context(), id)
+	var rep Replay
+	if timeline {
+		rep, err = s.replay(r.Context(), id)
+	} else {
+		rep.Thread, rep.Status = id, d.Status
+		rep.Verified, rep.Verdict, err = s.verdict(r.Context(), id)
+	}
 	if err != nil {
 		return threadData{}, err
 	}
@@ -381,7 +391,8 @@ func (s *Server) pageResume(w http.ResponseWriter, r *http.Request) (string, any
 }
 
 // pageEvents is the thread page's live stream: each fact as the
-// timeline's row of it.
+// timeline's row of it and, for a fact of an action, the actions table's
+// row of that action (see panel.go).
 func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) error {
 	id, err := threadID(r)
 	if err != nil {
@@ -396,7 +407,11 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) error {
 		if err := pages().ExecuteTemplate(&b, "fact", rowOf(f)); err != nil {
 			return "", err
 		}
-		return jsonLine(map[string]any{"seq": f.Seq, "kind": f.Kind, "html": b.String()}), nil
+		ev := map[string]any{"seq": f.Seq, "kind": f.Kind, "html": b.String()}
+		if aid, row, ok := s.actionRow(r.Context(), f); ok {
+			ev["action"] = map[string]string{"id": aid, "html": row}
+		}
+		return jsonLine(ev), nil
 	})
 }
 

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/stock"
 )
 
 // run is the server's resume of one thread: one at a time per thread; a
@@ -117,17 +117,11 @@ func (s *Server) resumeLoop(id string, r *run) {
 // recorded (loaded when a turn is due), the server's approval policy.
 func (s *Server) drive(ctx context.Context, id string) (drive.State, error) {
 	st := s.opts.Stock
-	svc, err := st.Services(nil, s.blobs, action.WithChangeFeed(true))
+	rt, free, err := s.session.Runtime(stock.WithObserver(action.WithChangeFeed(true)))
 	if err != nil {
 		return drive.State{}, err
 	}
-	if c, ok := svc.Observer.(io.Closer); ok {
-		defer c.Close()
-	}
-	rt, err := harness.NewRuntime(s.store, svc, st.Config)
-	if err != nil {
-		return drive.State{}, err
-	}
+	defer free()
 	approval := s.opts.Approval
 	if approval.Resolve == nil && st.Tools != nil {
 		approval.Resolve = st.Tools.Resolve

@@ -487,6 +487,12 @@ func TestRefusedPosts(t *testing.T) {
 	require.Equal(t, http.SameSiteStrictMode, cs[0].SameSite)
 	cookie := cs[0].Name + "=" + cs[0].Value
 	csrf := pageCSRF(t, f, cookie)
+	// Another page's token: the page's with its last digit changed (to
+	// one it is not: a token ending in "0" would otherwise be let in).
+	other := csrf[:31] + "0"
+	if csrf[31] == '0' {
+		other = csrf[:31] + "1"
+	}
 
 	cases := []struct {
 		name   string
@@ -498,7 +504,7 @@ func TestRefusedPosts(t *testing.T) {
 		{"not a bearer token", http.StatusUnauthorized, []string{"Authorization", "Basic " + token}},
 		{"the cookie without a CSRF token", http.StatusForbidden, []string{"Authorization", "", "Cookie", cookie}},
 		{"the cookie with a bad CSRF token", http.StatusForbidden, []string{"Authorization", "", "Cookie", cookie, "X-CSRF-Token", strings.Repeat("f", 32)}},
-		{"the cookie with another page's CSRF token", http.StatusForbidden, []string{"Authorization", "", "Cookie", cookie, "X-CSRF-Token", csrf[:31] + "0"}},
+		{"the cookie with another page's CSRF token", http.StatusForbidden, []string{"Authorization", "", "Cookie", cookie, "X-CSRF-Token", other}},
 		{"from another site", http.StatusForbidden, []string{"Authorization", "", "Cookie", cookie, "X-CSRF-Token", csrf, "Sec-Fetch-Site", "cross-site"}},
 		{"from another origin", http.StatusForbidden, []string{"Origin", "http://evil.example"}},
 	}

@@ -5,20 +5,26 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/socketstore"
 )
 
 // Options configure a Server.
@@ -62,10 +68,12 @@ type Server struct {
 	blobs  action.Blobs
 	hub    *hub
 	reader *harness.Runtime
-	tokens []token
-	key    [32]byte // the CSRF tokens' key
-	cookie string
-	mux    *http.ServeMux
+	// session builds every runtime the server runs, on store.
+	session *stock.Session
+	tokens  []token
+	key     [32]byte // the CSRF tokens' key
+	cookie  string
+	mux     *http.ServeMux
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -82,8 +90,11 @@ type Server struct {
 
 // cached is a thread whose fold the server keeps between requests.
 type cached struct {
-	mu sync.Mutex // guards th: one request reads or answers through it at a time
+	mu sync.Mutex // guards th and record: one request reads or answers through them at a time
 	th *harness.Thread
+	// record is the thread's verdict kept by the page's panel (see
+	// panel.go), nil until a panel asks.
+	record *audit.Follower
 }
 
 // ErrNoToken: a server with no token would let anyone act.
@@ -130,7 +141,8 @@ func New(opts Options) (*Server, error) {
 	if _, err := rand.Read(s.key[:]); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	rt, err := harness.NewRuntime(s.store, harness.Services{Tools: opts.Stock.Toolbox, Workspace: opts.Stock.Place.Root, Blobs: s.blobs}, opts.Stock.Config)
+	s.session = stock.SessionOf(s.store, opts.Stock)
+	rt, _, err := s.session.Runtime(stock.WithoutObserver())
 	if err != nil {
 		return nil, err
 	}
@@ -256,4 +268,141 @@ func (s *Server) inspect(ctx context.Context, id string) (drive.State, error) {
 // the server's own (or recorded none): the server resumes only those.
 func (s *Server) here(workspace string) bool {
 	return workspace == "" || workspace == s.opts.Stock.Config.Workspace
+}
+
+// DefaultAddr is where a server listens for HTTP when nothing says
+// otherwise.
+const DefaultAddr = "127.0.0.1:8470"
+
+// InfoFile is the file where a running server says where it is (its
+// address with its token: mode 0600, as a Jupyter runtime file), and
+// LogFile the log of a server started in the background. Both are in the
+// store's runtime directory (socketstore.RunDir) beside the socket, never
+// in the store or the workspace: the sandbox hides that directory from
+// every command of every workspace. (Servers before this one wrote the
+// info file in the store directory; Host removes what they left there.)
+const (
+	InfoFile = "serve.json"
+	LogFile  = "serve.log"
+)
+
+// Hosted is a server a process runs on a place's store (see Host): its
+// page and API listening, and, for a store in a directory, the socket
+// every other process of the workspace goes through.
+type Hosted struct {
+	*Server
+	// URL is the page's address with the first token.
+	URL  string
+	addr net.Addr
+	http *http.Server
+	sock *socketstore.Server
+	file string // the info file, removed when it stops
+	// last is when a request last ended (unix nanoseconds), active how
+	// many are in progress: for IdleSince.
+	last, active atomic.Int64
+	done         chan error
+}
+
+// Host serves the store o.Store of the place p: the page and the API at
+// addr ("" is DefaultAddr; with anyPort, an address that is taken is
+// replaced by any free port of loopback), and, for a store in a
+// directory, the socket every other process of the workspace reads and
+// appends through (see package thread/socketstore), with the info file
+// beside it. Its Store is the one the process is to use from now on. Stop
+// stops it; the store stays open.
+func Host(p stock.Place, o Options, addr string, anyPort bool) (*Hosted, error) {
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	srv, err := New(o)
+	if err != nil {
+		return nil, err
+	}
+	h := &Hosted{Server: srv, done: make(chan error, 2)}
+	h.last.Store(time.Now().UnixNano())
+	ln, err := net.Listen("tcp", addr)
+	if err != nil && anyPort {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		srv.Close()
+		return nil, fmt.Errorf("serve: listen at %s: %w", addr, err)
+	}
+	h.addr, h.URL = ln.Addr(), URL(ln.Addr(), o.Tokens[0].Token)
+	h.http = srv.HTTPServer()
+	handler := h.http.Handler
+	h.http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.active.Add(1)
+		defer func() { h.active.Add(-1); h.last.Store(time.Now().UnixNano()) }()
+		handler.ServeHTTP(w, r)
+	})
+	go func() { h.done <- h.http.Serve(ln) }()
+	if p.Remote != "" {
+		return h, nil
+	}
+	fail := func(err error) (*Hosted, error) {
+		h.Stop()
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	sl, err := socketstore.Listen(p.Store)
+	if err != nil {
+		return fail(err)
+	}
+	h.sock = socketstore.NewServer(srv.Store(), harness.Hold, socketstore.WithURL(URL(ln.Addr(), "")))
+	go func() { h.done <- h.sock.Serve(sl) }()
+	// An older server's info file in the store directory is stale: this
+	// process holds the store.
+	os.Remove(filepath.Join(p.Store, InfoFile))
+	run, err := socketstore.RunDir(p.Store)
+	if err != nil {
+		return fail(err)
+	}
+	h.file = filepath.Join(run, InfoFile)
+	b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "url": h.URL, "socket": socketstore.Path(p.Store)})
+	if err := os.WriteFile(h.file, append(b, '\n'), 0o600); err != nil {
+		return fail(err)
+	}
+	return h, nil
+}
+
+// Addr is where the page and the API listen.
+func (h *Hosted) Addr() net.Addr { return h.addr }
+
+// Done receives the error that stopped the page and the API, or the
+// socket, if one does (http.ErrServerClosed once Stop stopped them).
+func (h *Hosted) Done() <-chan error { return h.done }
+
+// IdleSince is since when nobody has used the server — a request, a
+// client of the socket — (the zero time while someone does).
+func (h *Hosted) IdleSince() time.Time {
+	if h.active.Load() > 0 {
+		return time.Time{}
+	}
+	last := time.Unix(0, h.last.Load())
+	if h.sock != nil {
+		n, since := h.sock.Clients()
+		if n > 0 {
+			return time.Time{}
+		}
+		if since.After(last) {
+			last = since
+		}
+	}
+	return last
+}
+
+// Stop stops serving: the resumes and streams first, then the page and
+// the API, then the socket; the info file is removed. The store stays
+// open.
+func (h *Hosted) Stop() {
+	if h.file != "" {
+		os.Remove(h.file)
+	}
+	h.Server.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h.http.Shutdown(ctx)
+	if h.sock != nil {
+		h.sock.Close()
+	}
 }

@@ -127,11 +127,18 @@ func (s *Server) state(ctx context.Context, id string) (drive.State, error) {
 
 // detail is the thread's detail, from its view and its whole reading.
 func (s *Server) detail(ctx context.Context, id string) (ThreadDetail, error) {
+	return s.detailOf(ctx, id, true)
+}
+
+// detailOf is detail with its actions when actions is set; without them
+// it reads the thread's view only, and costs what the view does, not
+// what the log holds (the page's panel).
+func (s *Server) detailOf(ctx context.Context, id string, actions bool) (ThreadDetail, error) {
 	c := s.cachedThread(ctx, id)
 	c.mu.Lock()
 	st, err := drive.Inspect(ctx, c.th)
 	var r scheduler.Reading
-	if err == nil {
+	if err == nil && actions {
 		r, err = c.th.Reading(ctx)
 	}
 	c.mu.Unlock()

@@ -6,7 +6,11 @@
 // Merge, Widens, TrustFile), the built-in tools of
 // package tools confined to it with the coding actor over them (NewStock),
 // the services whose observer watches it (Stock.Services), and the models
-// a spec names (LoadModel: scripted, OpenAI-compatible, Anthropic). It is
+// a spec names (LoadModel: scripted, OpenAI-compatible, Anthropic), and
+// Session: a workspace opened for a front end with the command line's
+// settings over its files, the one place every front end builds its
+// runtimes (Session.Runtime) and enters a thread's workspace
+// (Session.Enter). It is
 // the one package that links the vendor SDKs and the NATS client; a
 // harness composed in Go without them imports harness and below instead.
 package stock

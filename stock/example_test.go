@@ -62,3 +62,44 @@ func ExampleNewStock() {
 	// +ttl_seconds = 300
 	// done: ttl_seconds = 300
 }
+
+// A front end opens its workspace once, with the command line's settings
+// over the files', and builds every runtime from the session.
+func ExampleOpenSession() {
+	ctx := context.Background()
+	root, _ := os.MkdirTemp("", "harness-session")
+	defer os.RemoveAll(root)
+	config, _ := os.MkdirTemp("", "harness-config") // the user's settings: none
+	defer os.RemoveAll(config)
+
+	place, _ := stock.Locate(root, "")
+	turns := 5
+	s, err := stock.OpenSession(ctx, place, stock.SessionOptions{
+		Getenv: func(k string) string {
+			if k == "XDG_CONFIG_HOME" {
+				return config
+			}
+			return ""
+		},
+		Flags:  stock.FlagSource(stock.Settings{Approve: "writes", MaxTurns: &turns}, "approve", "max_turns"),
+		Drive:  true,
+		Create: true,
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+
+	script, _ := model.ParseScript("done", []byte(`{"text": "Nothing to do."}`))
+	rt, free, err := s.Runtime(stock.WithModel(script))
+	if err != nil {
+		panic(err)
+	}
+	defer free()
+	out, err := rt.Start(ctx, s.Stock.Actor, "t1", "Check the cache TTL")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(out.Status, s.Approval.Mode, s.Config().MaxTurns)
+	// Output: done writes 5
+}

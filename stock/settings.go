@@ -118,10 +118,6 @@ const (
 	DefaultMaxSteps = 100
 )
 
-// ErrUnknownSetting: a settings file names a key this program does not
-// know (a typo, or a newer program's). The other keys are read.
-var ErrUnknownSetting = errors.New("unknown setting")
-
 // SettingsSource is one layer of settings — a file, or the command line —
 // and what it says.
 type SettingsSource struct {
@@ -256,6 +252,37 @@ func (p Place) LoadLayered(getenv func(string) string) (Layered, error) {
 		srcs = append(srcs, src)
 	}
 	return Merge(srcs...), errors.Join(errs...)
+}
+
+// SourceRecord is a layer of settings as a front end shows it (harness
+// config -o json): the file, whether it is there and trusted, its keys set,
+// applied, left out as untrusted and unknown, and its error.
+type SourceRecord struct {
+	Scope   Scope    `json:"scope"`
+	Path    string   `json:"path"`
+	Exists  bool     `json:"exists"`
+	Digest  string   `json:"sha256,omitempty"`
+	Inside  bool     `json:"inside_workspace,omitempty"`
+	Trusted bool     `json:"trusted"`
+	Set     []string `json:"set,omitempty"`
+	Applied []string `json:"applied,omitempty"`
+	Ignored []string `json:"ignored,omitempty"`
+	Unknown []string `json:"unknown,omitempty"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// Files are the layers as a front end shows them, weakest first.
+func (l Layered) Files() []SourceRecord {
+	out := []SourceRecord{}
+	for _, s := range l.Sources {
+		f := SourceRecord{Scope: s.Scope, Path: s.Path, Exists: s.Exists, Digest: s.Digest, Inside: s.Inside, Trusted: s.Trusted,
+			Set: s.Set, Applied: s.Applied, Ignored: s.Ignored, Unknown: s.Unknown}
+		if s.Err != nil {
+			f.Error = s.Err.Error()
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // FlagSource is the command line as a layer of settings: s, of which the
@@ -691,11 +718,6 @@ func readSettings(scope Scope, path, rel string) SettingsSource {
 
 // MaxSettingsSize is the largest settings file read.
 const MaxSettingsSize = 1 << 20
-
-// ErrSettingsFile: a settings file that is not a regular file (a device, a
-// pipe: a cloned repository may link one there) or is over
-// MaxSettingsSize.
-var ErrSettingsFile = errors.New("not a settings file")
 
 // readBounded reads the regular file at path, at most max bytes.
 func readBounded(path string, max int64) ([]byte, error) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,9 +47,6 @@ import (
 // place, not the workspace's: the root is still found from the current
 // directory.
 const StoreDir = ".harness"
-
-// ErrNoStore: no store was found and none is to be created.
-var ErrNoStore = errors.New("no harness store")
 
 // Place is where a command works: a workspace root and its store.
 type Place struct {
@@ -130,6 +128,28 @@ func Locate(dir, override string) (Place, error) {
 		p.Store = filepath.Clean(override)
 	}
 	p.Exists = isDir(p.DB())
+	return p, nil
+}
+
+// LocateFrom is Locate with the environment getenv reads: the store is
+// override, else $HARNESS_STORE; a NATS store made on first use gets
+// $HARNESS_REPLICAS replicas (1 to 5), when set. A replica count that is
+// not one of those wraps ErrReplicas.
+func LocateFrom(dir, override string, getenv func(string) string) (Place, error) {
+	if override == "" {
+		override = getenv("HARNESS_STORE")
+	}
+	p, err := Locate(dir, override)
+	if err != nil || p.Remote == "" {
+		return p, err
+	}
+	if r := getenv("HARNESS_REPLICAS"); r != "" {
+		n, err := strconv.Atoi(r)
+		if err != nil || n < 1 || n > 5 {
+			return p, fmt.Errorf("HARNESS_REPLICAS=%q: want the replicas of a NATS store made on first use, 1 to 5 (3 on a cluster): %w", r, ErrReplicas)
+		}
+		p.Replicas = n
+	}
 	return p, nil
 }
 
@@ -304,9 +324,6 @@ func (p Place) open(ctx context.Context, wait time.Duration, create, viaServer b
 
 // scriptedScheme is the model spec scheme of a scripted model.
 const scriptedScheme = "scripted:"
-
-// ErrModelSpec: a model spec this program cannot load.
-var ErrModelSpec = errors.New("bad model spec")
 
 // ParseModelSpec checks a model spec without loading anything and returns
 // it in the form to record: "scripted:FILE" with FILE absolute (relative to

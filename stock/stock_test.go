@@ -233,3 +233,28 @@ func TestLayeredMCPServers(t *testing.T) {
 	require.Equal(t, "local-b", l.Settings.MCPServers["b"].Command)
 	require.Equal(t, []stock.Scope{stock.ScopeUser, stock.ScopeLocal}, l.From["mcpServers"])
 }
+
+func TestLocateFrom(t *testing.T) {
+	root := t.TempDir()
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	p, err := stock.LocateFrom(root, "", getenv)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(root, stock.StoreDir), p.Store)
+	env["HARNESS_STORE"] = "elsewhere"
+	p, err = stock.LocateFrom(root, "", getenv)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(root, "elsewhere"), p.Store)
+	p, err = stock.LocateFrom(root, "given", getenv)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(root, "given"), p.Store, "the command's store wins over the environment's")
+	env["HARNESS_STORE"], env["HARNESS_REPLICAS"] = "nats://127.0.0.1:4222", "3"
+	p, err = stock.LocateFrom(root, "", getenv)
+	require.NoError(t, err)
+	require.Equal(t, 3, p.Replicas)
+	for _, bad := range []string{"three", "0", "6", "-1"} {
+		env["HARNESS_REPLICAS"] = bad
+		_, err = stock.LocateFrom(root, "", getenv)
+		require.ErrorIs(t, err, stock.ErrReplicas, bad)
+	}
+}

@@ -211,15 +211,11 @@ func (w *Worker) take(id string) (context.Context, func(), error) {
 // or at the step limit, answering what the thread's policy (or, if it
 // records none, the worker's approval) decides and asking nobody.
 func (w *Worker) look(ctx context.Context, id string) (drive.State, error) {
-	svc, free, err := w.o.Services(id)
+	rt, free, err := w.o.Runtime(id)
 	if err != nil {
 		return drive.State{Thread: id}, err
 	}
 	defer free()
-	rt, err := harness.NewRuntime(w.o.Store, svc, w.o.Config)
-	if err != nil {
-		return drive.State{Thread: id}, err
-	}
 	g := &gate{w: w}
 	return drive.Drive(ctx, rt.Thread(w.o.Actor, id), drive.Options{
 		Approval:     w.o.Approval,

@@ -208,11 +208,15 @@ func (sc scenario) options(store thread.Store, q worker.Queue, log func(worker.E
 		}
 	}
 	return worker.Options{
-		Store: store, Queue: q, Actor: actor, Config: cfg,
+		Store: store, Queue: q, Actor: actor,
 		AmendPolicy: amend,
-		Services: func(id string) (harness.Services, func(), error) {
+		Runtime: func(id string) (*harness.Runtime, func(), error) {
 			tb, err := harness.NewToolbox(sc.appendLine(id))
-			return harness.Services{Tools: tb}, func() {}, err
+			if err != nil {
+				return nil, nil, err
+			}
+			rt, err := harness.NewRuntime(store, harness.Services{Tools: tb}, cfg)
+			return rt, func() {}, err
 		},
 		LoadModel:   func(string) (model.Model, error) { return script, nil },
 		Approval:    approval,

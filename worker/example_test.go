@@ -46,9 +46,10 @@ func Example() {
 	}
 	ctx, stop := context.WithCancel(ctx)
 	w, err := worker.New(worker.Options{
-		Store: store, Queue: worker.FromWork(work), Actor: actor, Config: cfg,
-		Services: func(id string) (harness.Services, func(), error) {
-			return harness.Services{Tools: tools}, func() {}, nil
+		Store: store, Queue: worker.FromWork(work), Actor: actor,
+		Runtime: func(id string) (*harness.Runtime, func(), error) {
+			rt, err := harness.NewRuntime(store, harness.Services{Tools: tools}, cfg)
+			return rt, func() {}, err
 		},
 		LoadModel: func(recorded string) (model.Model, error) { return script, nil },
 		Log: func(e worker.Event) {

@@ -31,15 +31,14 @@ type Options struct {
 	Store thread.Store
 	// Queue is where the worker learns of threads to look at.
 	Queue Queue
-	// Actor folds and drives every thread, and Config configures the
-	// runtime of each.
-	Actor  harness.Actor
-	Config harness.Config
-	// Services returns the services to drive the thread id with, and the
-	// function that frees them (closes an observer), once per drive: each
-	// drive has a runtime of its own. Their Model is replaced (see
-	// LoadModel).
-	Services func(id string) (harness.Services, func(), error)
+	// Actor folds and drives every thread.
+	Actor harness.Actor
+	// Runtime builds the runtime to drive the thread id with, on Store,
+	// and the function that frees it (closes its observer), once per
+	// drive: each drive has a runtime of its own. harness worker gives
+	// stock.Session.Runtime, as every front end builds its runtimes. The
+	// runtime's Model is replaced (see LoadModel).
+	Runtime func(id string) (*harness.Runtime, func(), error)
 	// LoadModel loads the model for a thread's turn, given the model the
 	// thread recorded ("" before one was); it is called only when a turn
 	// is due (see drive.Options.LoadModel).
@@ -120,6 +119,41 @@ type Event struct {
 	Later time.Duration
 }
 
+// EventRecord is an Event as one JSON object, for machines (harness
+// worker -o json prints one a line).
+type EventRecord struct {
+	Time    time.Time      `json:"time"`
+	Event   string         `json:"event"`
+	Thread  string         `json:"thread,omitempty"`
+	Status  harness.Status `json:"status,omitempty"`
+	Seq     uint64         `json:"seq,omitempty"`
+	Reason  string         `json:"reason,omitempty"`
+	Waits   []string       `json:"waits,omitempty"`
+	InDoubt []string       `json:"in_doubt,omitempty"`
+	Error   string         `json:"error,omitempty"`
+	AgainIn string         `json:"again_in,omitempty"`
+}
+
+// Record is the event as it happened at at: a stopped thread's status,
+// seq, reason and waits (each "kind request_id"); the actions in doubt;
+// the error; when the job is given out again.
+func (e Event) Record(at time.Time) EventRecord {
+	r := EventRecord{Time: at, Event: string(e.Kind), Thread: e.Thread, InDoubt: e.State.InDoubt}
+	if e.Kind == EventStopped {
+		r.Status, r.Seq, r.Reason = e.State.Status, e.State.Head.Seq, e.State.Reason
+		for _, w := range e.State.Waits {
+			r.Waits = append(r.Waits, string(w.Kind)+" "+w.RequestID)
+		}
+	}
+	if e.Err != nil {
+		r.Error = e.Err.Error()
+	}
+	if e.Later > 0 {
+		r.AgainIn = e.Later.String()
+	}
+	return r
+}
+
 // Worker drives the runnable threads of a shared store, with others
 // like it, in this process and in others (see the package comment).
 type Worker struct {
@@ -153,15 +187,12 @@ func New(o Options) (*Worker, error) {
 		return nil, errors.New("worker: no queue of work")
 	case o.Actor.New == nil:
 		return nil, errors.New("worker: no actor")
-	case o.Services == nil:
-		return nil, errors.New("worker: no services")
+	case o.Runtime == nil:
+		return nil, errors.New("worker: no way to build a runtime")
 	case o.LoadModel == nil:
 		return nil, errors.New("worker: no way to load a model")
 	case o.Concurrency < 0:
 		return nil, fmt.Errorf("worker: concurrency %d: want 1 or more", o.Concurrency)
-	}
-	if err := o.Config.Validate(); err != nil {
-		return nil, fmt.Errorf("worker: %w", err)
 	}
 	for _, d := range []struct {
 		name string

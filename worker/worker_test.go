@@ -2,6 +2,8 @@ package worker_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -14,6 +16,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore/natstest"
 	"github.com/seed-7cc7a084/harness/worker"
 )
@@ -168,7 +171,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}{
 		{"no store", func(o *worker.Options) { o.Store = nil }, "no store"},
 		{"no queue", func(o *worker.Options) { o.Queue = nil }, "no queue"},
-		{"no services", func(o *worker.Options) { o.Services = nil }, "no services"},
+		{"no runtime", func(o *worker.Options) { o.Runtime = nil }, "no way to build a runtime"},
 		{"no model", func(o *worker.Options) { o.LoadModel = nil }, "no way to load a model"},
 		{"negative concurrency", func(o *worker.Options) { o.Concurrency = -1 }, "concurrency -1"},
 		{"negative retry", func(o *worker.Options) { o.Retry = -time.Second }, "retry -1s"},
@@ -187,4 +190,20 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	cancel()
 	require.NoError(t, w.Run(ctx))
 	require.ErrorIs(t, w.Run(ctx), worker.ErrRunning)
+}
+
+func TestEventRecord(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	stopped := worker.Event{Kind: worker.EventStopped, Thread: "t1", State: drive.State{
+		Thread: "t1", Status: harness.StatusParked, Head: thread.Head{Seq: 7}, InDoubt: []string{"1-c"},
+		Waits: []drive.Pending{{Wait: fold.Wait{Kind: fold.WaitConfirmation, RequestID: "1-w"}}},
+	}}
+	b, err := json.Marshal(stopped.Record(at))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"time": "2026-01-02T03:04:05Z", "event": "stopped", "thread": "t1", "status": "parked", "seq": 7,
+		"waits": ["confirmation 1-w"], "in_doubt": ["1-c"]}`, string(b))
+	failed := worker.Event{Kind: worker.EventError, Thread: "t2", Err: errors.New("no lease"), Later: 2 * time.Second}
+	b, err = json.Marshal(failed.Record(at))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"time": "2026-01-02T03:04:05Z", "event": "error", "thread": "t2", "error": "no lease", "again_in": "2s"}`, string(b))
 }

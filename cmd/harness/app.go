@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -85,9 +84,6 @@ type app struct {
 	// code is the exit code of a command that ended without an error
 	// (parked: 3).
 	code int
-	// finally are closed when the command ends: the MCP servers its
-	// stock harness started.
-	finally []io.Closer
 	// noticed: the nested store was named once.
 	noticed bool
 	// layered are the settings read last, with the flags over them when
@@ -102,8 +98,6 @@ type app struct {
 	commandTimeout time.Duration
 	// signal is the signal that interrupted the command, if one did.
 	signal atomic.Value
-	// readOnly: the command being opened only reads the store.
-	readOnly bool
 }
 
 // run runs the command line args and returns the exit code.
@@ -137,9 +131,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err = root.ExecuteContext(ctx)
-	for _, c := range a.finally {
-		c.Close()
-	}
 	code, err := a.exitOf(err)
 	if sig, ok := a.signal.Load().(os.Signal); ok && code != exitOK {
 		// Interrupted: whatever stopped, it stopped because of the signal.
@@ -453,18 +444,20 @@ func (a *app) checkBy(by string) error {
 	return usageError("--by %q: an answer records who gives it, and you are %s; it cannot name someone else (leave --by out; to answer as another person, use a server's page with their token)", by, a.whoami())
 }
 
-// session is an open store and the stock harness of its workspace.
+// session is a workspace the command opened (a stock.Session); place,
+// settings, store and stock are its fields as the commands read them,
+// kept in step by sync.
 type session struct {
+	*stock.Session
 	place    stock.Place
 	settings stock.Settings
 	store    thread.Store
 	stock    *stock.Stock
-	// cfg and so are what the stock was made with, to make it again in
-	// another workspace (enter).
-	cfg harness.Config
-	so  []stock.Option
-	// closers are closed with the store: the observers of runtimes on it.
-	closers []io.Closer
+}
+
+// sync mirrors the stock.Session's fields.
+func (s *session) sync() {
+	s.place, s.settings, s.store, s.stock = s.Place, s.Settings(), s.Store, s.Stock
 }
 
 // place locates the workspace of the current directory.
@@ -473,156 +466,127 @@ func (a *app) place() (stock.Place, error) {
 	if err != nil {
 		return stock.Place{}, fmt.Errorf("current directory: %w", err)
 	}
-	override := a.storeDir
-	if override == "" {
-		override = a.getenv("HARNESS_STORE")
+	p, err := stock.LocateFrom(cwd, a.storeDir, a.getenv)
+	if errors.Is(err, stock.ErrReplicas) {
+		return p, asUsage(err)
 	}
-	p, err := stock.Locate(cwd, override)
-	if err != nil || p.Remote == "" {
-		return p, err
-	}
-	if r := a.getenv("HARNESS_REPLICAS"); r != "" {
-		n, err := strconv.Atoi(r)
-		if err != nil || n < 1 || n > 5 {
-			return p, usageError("HARNESS_REPLICAS=%q: want the replicas of a NATS store made on first use, 1 to 5 (3 on a cluster)", r)
-		}
-		p.Replicas = n
-	}
-	return p, nil
+	return p, err
 }
 
 // openRead opens the workspace's store for a command that only reads it
 // (threads, log, replay, effects): read-only, so that it works on a full
 // disk.
 func (a *app) openRead(ctx context.Context) (*session, error) {
-	p, err := a.place()
-	if err != nil {
-		return nil, err
-	}
-	settings, err := a.loadSettings(p)
-	if err != nil {
-		fmt.Fprintf(a.stderr, "harness: warning: %s; going on without it\n", personError(err))
-	}
-	a.readOnly = true
-	defer func() { a.readOnly = false }()
-	return a.openAt(ctx, p, settings, false, nil)
+	return a.openSession(ctx, nil, stock.SessionOptions{Lenient: true, ReadOnly: true})
 }
 
 // open opens the workspace's store. create false refuses a workspace
-// with no store, creating nothing. opts configure the harness (the model
-// name, for the record).
-func (a *app) open(ctx context.Context, create bool, opts ...harness.Option) (*session, error) {
+// with no store, creating nothing. A command that only reads (or reads
+// and undoes) uses no setting: a settings file it cannot read is said,
+// and the command goes on.
+func (a *app) open(ctx context.Context, create bool) (*session, error) {
+	return a.openSession(ctx, nil, stock.SessionOptions{Lenient: true, Create: create})
+}
+
+// newSession reads the place's settings with the flags f laid over them
+// (nil: none), checks them and makes the stock harness (see
+// stock.NewSession), saying what untrusted files were left out and, for
+// a lenient session, which file could not be read. The store is not
+// opened yet.
+func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (*session, error) {
+	if f != nil {
+		flags, err := f.layer()
+		if err != nil {
+			return nil, err
+		}
+		o.Flags = flags
+	}
+	o.Getenv = a.getenv
+	o.Wait = a.wait
+	o.Harness = append([]harness.Option{harness.WithVersion("harness/" + version())}, o.Harness...)
+	ss, err := stock.NewSession(p, o)
+	switch {
+	case errors.Is(err, stock.ErrBadSettings), errors.Is(err, stock.ErrModelSpec):
+		return nil, asUsage(err)
+	case err != nil:
+		return nil, err
+	}
+	a.layered = ss.Layered
+	if n := ss.Notice(); n != "" && !a.trustNoticed {
+		a.trustNoticed = true
+		fmt.Fprintf(a.stderr, "harness: %s\n", present.EscapeLine(n))
+	}
+	if ss.SettingsErr != nil {
+		fmt.Fprintf(a.stderr, "harness: warning: %s; going on without it\n", personError(ss.SettingsErr))
+	}
+	a.commandTimeout = ss.Stock.Tools.Limits().CommandTimeout
+	s := &session{Session: ss}
+	s.sync()
+	return s, nil
+}
+
+// openSession opens the workspace's store as o says, with the flags f
+// (nil: none) over its settings (see newSession); a server is started
+// first when the settings ask for one (autoServe).
+func (a *app) openSession(ctx context.Context, f *driveFlags, o stock.SessionOptions) (*session, error) {
 	p, err := a.place()
 	if err != nil {
 		return nil, err
 	}
-	// A command that only reads (or reads and undoes) uses no setting: a
-	// settings file it cannot read is said, and the command goes on.
-	settings, err := a.loadSettings(p)
-	if err != nil {
-		fmt.Fprintf(a.stderr, "harness: warning: %s; going on without it\n", personError(err))
-	}
-	return a.openAt(ctx, p, settings, create, nil, opts...)
-}
-
-// loadSettings reads the place's settings files (see loadLayered).
-func (a *app) loadSettings(p stock.Place) (stock.Settings, error) {
-	l, err := a.loadLayered(p)
-	return l.Settings, err
-}
-
-// loadLayered reads the place's settings files (see stock.LoadLayered),
-// keeps them for the record (system.configured), and says once, in one
-// line, what untrusted files would widen and was left out. It never asks.
-func (a *app) loadLayered(p stock.Place) (stock.Layered, error) {
-	l, err := p.LoadLayered(a.getenv)
-	a.layered = l
-	if n := l.Notice(); n != "" && !a.trustNoticed {
-		a.trustNoticed = true
-		fmt.Fprintf(a.stderr, "harness: %s\n", present.EscapeLine(n))
-	}
-	return l, err
-}
-
-func (a *app) openAt(ctx context.Context, p stock.Place, settings stock.Settings, create bool, so []stock.Option, opts ...harness.Option) (*session, error) {
-	if err := a.autoServe(ctx, p, settings, create); err != nil {
-		return nil, err
-	}
-	return a.openWith(ctx, p, settings, create, so, func(ctx context.Context) (thread.Store, error) {
-		if a.readOnly {
-			return p.OpenStoreReadOnly(ctx, a.wait)
-		}
-		return p.OpenStore(ctx, a.wait, create)
-	}, opts...)
-}
-
-// harnessOption configures the harness of a session.
-type harnessOption = harness.Option
-
-// openWith is openAt with the store opened by open: through a server
-// when one runs (OpenStore), or held by this process (HoldStore).
-func (a *app) openWith(ctx context.Context, p stock.Place, settings stock.Settings, create bool, so []stock.Option, open func(context.Context) (thread.Store, error), opts ...harness.Option) (*session, error) {
-	cfg, err := harness.NewConfig(append([]harness.Option{harness.WithVersion("harness/" + version()), harness.WithSettings(a.layered.Record())}, opts...)...)
+	s, err := a.newSession(p, f, o)
 	if err != nil {
 		return nil, err
 	}
+	if err := a.autoServe(ctx, p, s.settings, o.Create); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := a.openStore(ctx, s); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openStore opens the session's store, saying what to do when it cannot.
+func (a *app) openStore(ctx context.Context, s *session) error {
+	p := s.place
 	if p.Within != "" && p.Exists && p.Remote == "" && !a.noticed {
 		// Never adopt a nested store silently: it may have been planted.
 		a.noticed = true
 		fmt.Fprintf(a.stderr, "harness: using the store %s of %s, nested inside the repository %s (not %s)\n",
 			present.EscapeLine(p.Store), present.EscapeLine(p.Root), present.EscapeLine(p.Within), present.EscapeLine(filepath.Join(p.Within, stock.StoreDir)))
 	}
-	st, err := stock.NewStock(p, cfg, so...)
-	if err != nil {
-		return nil, err
-	}
-	store, err := open(ctx)
-	if err != nil {
-		st.Close() // the MCP servers it started, if any
-	}
+	err := s.Open(ctx)
 	switch {
 	case errors.Is(err, stock.ErrNoStore):
-		return nil, fmt.Errorf("%w; start a thread with `harness run`, or name a store with --store", err)
+		return fmt.Errorf("%w; start a thread with `harness run`, or name a store with --store", err)
 	case errors.Is(err, thread.ErrLocked) && a.wait > 0:
-		return nil, fmt.Errorf("%w; wait longer with a larger --wait", err)
+		return fmt.Errorf("%w; wait longer with a larger --wait", err)
 	case errors.Is(err, thread.ErrLocked):
-		return nil, fmt.Errorf("%w; wait for the other harness command to finish, or pass --wait DURATION (e.g. --wait 30s) to wait for it; `harness serve` (or run --serve) holds the store so that every command can use it at once", err)
+		return fmt.Errorf("%w; wait for the other harness command to finish, or pass --wait DURATION (e.g. --wait 30s) to wait for it; `harness serve` (or run --serve) holds the store so that every command can use it at once", err)
 	case errors.Is(err, natsstore.ErrOldLayout):
-		return nil, fmt.Errorf("%w; the command: harness migrate, with the same --store", err)
+		return fmt.Errorf("%w; the command: harness migrate, with the same --store", err)
 	case err != nil:
-		return nil, err
+		return err
 	}
-	p.Exists = true
-	a.commandTimeout = st.Tools.Limits().CommandTimeout
-	return &session{place: p, settings: settings, store: store, stock: st, cfg: cfg, so: so}, nil
+	s.sync()
+	return nil
 }
 
 // runtime is a runtime of the session's stock harness on its store, with
 // no model: for reading threads (their views), undoing their changes, and
-// posting answers.
+// posting answers. Its observer is closed with the session.
 func (s *session) runtime() (*harness.Runtime, error) {
-	svc, err := s.stock.Services(nil, stock.BlobsOf(s.store))
-	if err != nil {
-		return nil, err
-	}
-	if c, ok := svc.Observer.(io.Closer); ok {
-		s.closers = append(s.closers, c)
-	}
-	return harness.NewRuntime(s.store, svc, s.stock.Config)
+	rt, _, err := s.Runtime()
+	return rt, err
 }
 
-// Close closes the store, and the observers of runtimes on it; closing a
-// closed session does nothing.
+// Close closes the store, the observers of runtimes on it, and the MCP
+// servers the session started; closing a closed session does nothing.
 func (s *session) Close() error {
-	for _, c := range s.closers {
-		c.Close()
-	}
-	s.closers = nil
-	if s.store == nil {
-		return nil
-	}
-	err := s.store.Close()
-	s.store = nil
+	err := s.Session.Close()
+	s.sync()
 	return err
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/fold"
-	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -30,19 +29,13 @@ func (a *app) quietSession(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := harness.NewConfig()
+	ss, err := stock.OpenSession(ctx, p, stock.SessionOptions{Getenv: a.getenv, Lenient: true, ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
-	st, err := stock.NewStock(p, cfg)
-	if err != nil {
-		return nil, err
-	}
-	store, err := p.OpenStoreReadOnly(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &session{place: p, store: store, stock: st, cfg: cfg}, nil
+	s := &session{Session: ss}
+	s.sync()
+	return s, nil
 }
 
 func completionContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {

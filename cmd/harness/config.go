@@ -40,32 +40,11 @@ harness trust).
 			}
 			l, lerr := p.LoadLayered(a.getenv)
 			if a.jsonOut() {
-				type fileJSON struct {
-					Scope   stock.Scope `json:"scope"`
-					Path    string      `json:"path"`
-					Exists  bool        `json:"exists"`
-					Digest  string      `json:"sha256,omitempty"`
-					Inside  bool        `json:"inside_workspace,omitempty"`
-					Trusted bool        `json:"trusted"`
-					Set     []string    `json:"set,omitempty"`
-					Applied []string    `json:"applied,omitempty"`
-					Ignored []string    `json:"ignored,omitempty"`
-					Unknown []string    `json:"unknown,omitempty"`
-					Error   string      `json:"error,omitempty"`
-				}
 				out := struct {
 					Settings stock.Settings           `json:"settings"`
 					From     map[string][]stock.Scope `json:"from"`
-					Files    []fileJSON               `json:"files"`
-				}{l.Settings, l.From, []fileJSON{}}
-				for _, s := range l.Sources {
-					f := fileJSON{Scope: s.Scope, Path: s.Path, Exists: s.Exists, Digest: s.Digest, Inside: s.Inside, Trusted: s.Trusted,
-						Set: s.Set, Applied: s.Applied, Ignored: s.Ignored, Unknown: s.Unknown}
-					if s.Err != nil {
-						f.Error = s.Err.Error()
-					}
-					out.Files = append(out.Files, f)
-				}
+					Files    []stock.SourceRecord     `json:"files"`
+				}{l.Settings, l.From, l.Files()}
 				return a.printJSON(out)
 			}
 			w := a.stdout

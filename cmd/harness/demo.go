@@ -3,15 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/demo"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 )
 
@@ -50,19 +49,16 @@ cd into it and try harness threads, log, replay, effects.`,
 					return usageError("--dir %s is not empty; the demo needs an empty or new directory", dir)
 				}
 			}
-			var r demoReporter
+			var r demo.Reporter = &demoText{a: a}
 			if a.jsonOut() {
-				r = &demoJSON{}
-			} else {
-				r = &demoText{a: a}
+				r = &demo.Record{}
 			}
-			root, err := Demo(ctx, DemoOptions{Dir: dir, Version: "harness/" + version()}, r)
+			root, err := demo.Run(ctx, demo.Options{Dir: dir, Version: "harness/" + version(), Git: gitCommand}, r)
 			if err != nil {
 				return err
 			}
-			if j, ok := r.(*demoJSON); ok {
-				j.Root = root
-				j.Kept = keep
+			if j, ok := r.(*demo.Record); ok {
+				j.Root, j.Kept = root, keep
 				return a.printJSON(j)
 			}
 			if keep {
@@ -75,8 +71,6 @@ cd into it and try harness threads, log, replay, effects.`,
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temporary workspace and say where it is")
 	return cmd
 }
-
-type demoReporter interface{ DemoReporter }
 
 // demoText narrates the demo for a person.
 type demoText struct {
@@ -142,7 +136,7 @@ func (t *demoText) Done(st drive.State, audit audit.Audit) {
 	t.quiet = true
 }
 
-func (t *demoText) Workers(ws []DemoWorker) {
+func (t *demoText) Workers(ws []demo.Worker) {
 	w := t.a.stdout
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKER\tREALLY\tREPORT\tOBSERVATION\tEFFECT\tCHECK\tTHREAD")
@@ -162,68 +156,12 @@ func (t *demoText) Workers(ws []DemoWorker) {
 	fmt.Fprintln(w, "Every worker said it succeeded. The observation tells diligent and busy from idle (unknown: open until a")
 	fmt.Fprintln(w, "person reconciles it) and unwatched (reported: nobody looked); only the declared check tells diligent from busy.")
 	t.quiet = false
-	t.section("5. harness replay --verify " + DemoThread)
+	t.section("5. harness replay --verify " + demo.Thread)
 }
 
 func (t *demoText) Verified(audit audit.Audit, err error) {
 	t.a.printAudit(audit)
 	if verr := t.a.printVerified(audit.Thread, audit, err); verr != nil {
 		fmt.Fprintln(t.a.stdout, "(the demo's own record should verify: this is a bug)")
-	}
-}
-
-// demoJSON collects the demo for -o json.
-type demoJSON struct {
-	Root      string       `json:"workspace"`
-	Kept      bool         `json:"kept"`
-	Git       bool         `json:"git"`
-	Facts     []facts.Fact `json:"facts"`
-	ParkedAt  *stateJSON   `json:"parked"`
-	DoneAt    *stateJSON   `json:"done"`
-	WorkerRec []workerJSON `json:"workers"`
-	OK        bool         `json:"verified"`
-	VerifyErr string       `json:"verify_error,omitempty"`
-	Replay    []string     `json:"audit"`
-}
-
-// stateJSON is a thread's state, the one document of it (drive.State).
-type stateJSON = drive.State
-
-type workerJSON struct {
-	Name        string               `json:"name"`
-	Does        string               `json:"does"`
-	Thread      string               `json:"thread"`
-	Report      facts.Report         `json:"report"`
-	Observation facts.Observation    `json:"observation"`
-	EffectState facts.EffectState    `json:"effect_state"`
-	Check       *facts.CheckRecorded `json:"check,omitempty"`
-	Status      harness.Status       `json:"status"`
-}
-
-func toStateJSON(st drive.State) *stateJSON { return &st }
-
-func (j *demoJSON) Workspace(root string, git bool) { j.Root, j.Git = root, git }
-
-func (j *demoJSON) Fact(f facts.Fact) {
-	if strings.HasPrefix(f.Thread, "worker-") {
-		return
-	}
-	j.Facts = append(j.Facts, f)
-}
-func (j *demoJSON) Parked(st drive.State)              { j.ParkedAt = toStateJSON(st) }
-func (j *demoJSON) Answered(drive.State)               {}
-func (j *demoJSON) Done(st drive.State, _ audit.Audit) { j.DoneAt = toStateJSON(st) }
-func (j *demoJSON) Workers(ws []DemoWorker) {
-	for _, w := range ws {
-		j.WorkerRec = append(j.WorkerRec, workerJSON{w.Name, w.Does, w.Thread, w.Report, w.Observation, w.EffectState, w.Check, w.Status})
-	}
-}
-func (j *demoJSON) Verified(record audit.Audit, err error) {
-	j.OK = err == nil
-	if err != nil {
-		j.VerifyErr = err.Error()
-	}
-	for _, e := range record.Entries {
-		j.Replay = append(j.Replay, fmt.Sprintf("%d %s %s", e.Fact.Seq, e.Fact.Kind, present.Describe(e.Fact)))
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -11,7 +12,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/mcpserver"
 	"github.com/seed-7cc7a084/harness/present"
@@ -70,20 +70,12 @@ or failed and why. Exit 1 when a server failed.`,
 			}
 			// The servers of the merged settings: an untrusted file's are
 			// left out, never started or reached (harness trust).
-			d, err := f.setup(a, p)
+			s, err := a.newSession(p, &f, driving(ctx))
 			if err != nil {
 				return err
 			}
-			settings, so := d.settings, d.stock
-			cfg, err := harness.NewConfig(harness.WithVersion("harness/" + version()))
-			if err != nil {
-				return err
-			}
-			st, err := stock.NewStock(p, cfg, append(so, stock.WithMCP(ctx, settings.MCPServers))...)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
+			defer s.Close()
+			st := s.stock
 			var status []mcp.Status
 			if st.MCP != nil {
 				status = st.MCP.Status()
@@ -237,54 +229,53 @@ type mcpWorkspace struct {
 
 func (w *mcpWorkspace) Open(ctx context.Context, req mcpserver.OpenRequest) (*mcpserver.Opened, error) {
 	a, f := w.a, *w.f
-	p, err := a.place()
-	if err != nil {
-		return nil, err
-	}
-	ds, err := f.setup(a, p)
-	if err != nil {
-		return nil, err
-	}
-	settings, approval, bounds, so := ds.settings, ds.approval, ds.bounds, ds.stock
+	o := stock.SessionOptions{Drive: true, Create: req.Create}
 	if req.Drive {
-		so = a.withMCP(ctx, so, settings)
+		o.MCP = ctx
 	}
-	opts := bounds
 	if req.Create {
-		spec := req.Model
-		if spec == "" {
-			spec = f.model
+		o.Model, o.ModelSpec = stock.ModelNeeded, req.Model
+		if o.ModelSpec == "" {
+			o.ModelSpec = f.model
 		}
-		if spec == "" {
-			spec = settings.Model
-		}
-		if spec == "" {
-			return nil, fmt.Errorf("no model given: name one (model: openai:MODEL, anthropic:MODEL or scripted:FILE), or set \"model\" in %s", p.SettingsFile())
-		}
-		spec, err = stock.ParseModelSpec(spec, p.Root)
-		if err != nil {
-			return nil, err
-		}
-		m, err := stock.LoadModel(spec)
-		if err != nil {
-			return nil, fmt.Errorf("model: %w", err)
-		}
-		f.model, f.loaded = spec, m
-		opts = append(opts, harness.WithModelName(spec))
 	} else if f.model != "" {
 		if err := f.loadModel(); err != nil {
 			return nil, err
 		}
 	}
-	s, err := a.openAt(ctx, p, settings, req.Create, so, opts...)
+	p, err := a.place()
 	if err != nil {
 		return nil, err
 	}
+	o.ModelDir = p.Root
+	s, err := a.newSession(p, &f, o)
+	if errors.Is(err, stock.ErrNoModel) {
+		return nil, fmt.Errorf("no model given: name one (model: openai:MODEL, anthropic:MODEL or scripted:FILE), or set \"model\" in %s", p.SettingsFile())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if req.Create {
+		m, err := stock.LoadModel(s.Model)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("model: %w", err)
+		}
+		f.model, f.loaded = s.Model, m
+	}
+	if err := a.autoServe(ctx, p, s.settings, req.Create); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := a.openStore(ctx, s); err != nil {
+		s.Close()
+		return nil, err
+	}
 	a.warnMCP(s.stock)
-	d := a.newDriver(s, "", approval, &f)
-	o := d.options()
-	return &mcpserver.Opened{Runtime: d.rt, Actor: s.stock.Actor, Drive: o, Close: func() error {
-		s.stock.Close()
-		return s.Close()
-	}}, nil
+	d, err := a.newDriver(s, "", s.Approval, &f)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return &mcpserver.Opened{Runtime: d.rt, Actor: s.stock.Actor, Drive: d.options(), Close: s.Close}, nil
 }

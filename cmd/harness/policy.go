@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"time"
 
@@ -16,57 +17,29 @@ import (
 // setPolicy records a change of the thread's approval policy that the
 // flags f make: --approve replaces the mode, --allow and --deny add
 // patterns, on the thread's own policy — or, for a thread that records
-// none, on the policy the settings give. Flags that name no policy change
-// nothing.
+// none, on the policy the settings give (see stock.Session.AmendPolicy).
+// Flags that name no policy change nothing.
 func (d *driver) setPolicy(ctx context.Context, f *driveFlags) error {
 	if !f.policyGiven() {
 		return nil
-	}
-	cur, _, ok, err := drive.ThreadPolicy(ctx, d.th)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		// No policy of its own: it was driven by the settings and flags
-		// of each command; what this one says becomes its own.
-		pol, _, err := d.a.startingPolicy(f)
-		if err != nil {
-			return err
-		}
-		_, err = drive.SetPolicy(ctx, d.th, pol)
-		return err
 	}
 	flags, err := f.layer()
 	if err != nil {
 		return err
 	}
-	next, err := stock.Amend(cur, flags, d.a.whoami())
-	if err != nil {
+	if err := d.s.AmendPolicy(ctx, d.th, flags, d.a.whoami()); errors.Is(err, stock.ErrBadSettings) {
 		return asUsage(err)
+	} else if err != nil {
+		return err
 	}
-	_, err = drive.SetPolicy(ctx, d.th, next)
-	return err
+	return nil
 }
 
 // always records, for the rest of the thread, the allow pattern of a call
 // a person approved "always": on the thread's policy, or on the one the
 // settings give when it has none.
 func (d *driver) always(ctx context.Context, p drive.Pattern) error {
-	cur, _, ok, err := drive.ThreadPolicy(ctx, d.th)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		if cur, err = d.a.layered.Policy(""); err != nil {
-			return err
-		}
-	}
-	next, err := stock.Amend(cur, stock.AnswerSource(p.String()), d.a.whoami())
-	if err != nil {
-		return err
-	}
-	_, err = drive.SetPolicy(ctx, d.th, next)
-	return err
+	return d.s.AmendPolicy(ctx, d.th, stock.AnswerSource(p.String()), d.a.whoami())
 }
 
 // shownCommand is a run_command call as a person reads it.

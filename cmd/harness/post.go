@@ -223,7 +223,10 @@ func (a *app) answerRequest(ctx context.Context, id string, r drive.Reply, f *an
 		return err
 	}
 	defer s.Close()
-	dr := a.newDriver(s, id, approval, &f.drive)
+	dr, err := a.newDriver(s, id, approval, &f.drive)
+	if err != nil {
+		return err
+	}
 	if err := dr.setPolicy(ctx, &f.drive); err != nil {
 		return err
 	}
@@ -260,7 +263,10 @@ func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, r drive.
 		return err
 	}
 	defer s.Close()
-	dr := a.newDriver(s, id, approval, &f.drive)
+	dr, err := a.newDriver(s, id, approval, &f.drive)
+	if err != nil {
+		return err
+	}
 	if err := dr.setPolicy(ctx, &f.drive); err != nil {
 		return err
 	}
@@ -312,7 +318,10 @@ func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f 
 // postIn posts d to the thread under key, and resumes it if asked: a
 // person's word to go on, so a failed model turn is run once more.
 func (a *app) postIn(ctx context.Context, s *session, approval drive.Approval, id string, d facts.Draft, key string, f *answerFlags) error {
-	dr := a.newDriver(s, id, approval, &f.drive)
+	dr, err := a.newDriver(s, id, approval, &f.drive)
+	if err != nil {
+		return err
+	}
 	if err := dr.setPolicy(ctx, &f.drive); err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func (f *driveFlags) modelOptions() []model.Option {
 func (f *driveFlags) changed(name string) bool { return f.fs != nil && f.fs.Changed(name) }
 
 // layer is the flags as a layer of settings (stock.FlagSource): the keys
-// of the flags given. A sandbox mode that does not parse is a usage error.
+// of the flags given. A flag value that cannot work is a usage error.
 func (f *driveFlags) layer() (stock.SettingsSource, error) {
 	var s stock.Settings
 	var set []string
@@ -110,12 +110,21 @@ func (f *driveFlags) layer() (stock.SettingsSource, error) {
 		s.Deny, set = f.deny, append(set, "deny")
 	}
 	if f.changed("max-turns") {
+		if f.maxTurns < 0 {
+			return stock.SettingsSource{}, usageError("--max-turns %d: want a number of model turns, or 0 for no bound", f.maxTurns)
+		}
 		s.MaxTurns, set = &f.maxTurns, append(set, "max_turns")
 	}
 	if f.changed("max-steps") {
+		if f.maxSteps < 1 {
+			return stock.SettingsSource{}, usageError("--max-steps %d: want a number of steps, at least 1", f.maxSteps)
+		}
 		s.MaxSteps, set = &f.maxSteps, append(set, "max_steps")
 	}
 	if f.changed("context-window") {
+		if f.window < 0 {
+			return stock.SettingsSource{}, usageError("--context-window %d: want the model's context window in tokens, or 0 for not known", f.window)
+		}
 		s.ContextWindow, set = &f.window, append(set, "context_window")
 	}
 	if f.sandbox != "" {
@@ -127,50 +136,10 @@ func (f *driveFlags) layer() (stock.SettingsSource, error) {
 	if f.network || f.changed("network") {
 		s.Network, set = f.network, append(set, "network")
 	}
+	if f.maxOutput < 0 {
+		return stock.SettingsSource{}, usageError("--max-output-tokens %d: want a number of tokens, or 0 for the provider's default", f.maxOutput)
+	}
 	return stock.FlagSource(s, set...), nil
-}
-
-// bounds are the model-turn budget and the step limit the merged layers
-// give, else the defaults. A bound out of range (a flag's) is a usage
-// error.
-func bounds(s stock.Settings) ([]harness.Option, error) {
-	turns, steps, window := defaultMaxTurns, defaultMaxSteps, 0
-	if s.MaxTurns != nil {
-		turns = *s.MaxTurns
-	}
-	if s.MaxSteps != nil {
-		steps = *s.MaxSteps
-	}
-	if s.ContextWindow != nil {
-		window = *s.ContextWindow
-	}
-	if turns < 0 {
-		return nil, usageError("--max-turns %d: want a number of model turns, or 0 for no bound", turns)
-	}
-	if steps < 1 {
-		return nil, usageError("--max-steps %d: want a number of steps, at least 1", steps)
-	}
-	if window < 0 {
-		return nil, usageError("--context-window %d: want the model's context window in tokens, or 0 for not known", window)
-	}
-	opts := []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps)}
-	if window > 0 {
-		opts = append(opts, harness.WithContextWindow(window, 0))
-	}
-	return opts, nil
-}
-
-// stockOptions are the sandbox the merged layers ask for.
-func stockOptions(s stock.Settings) ([]stock.Option, error) {
-	mode := sandbox.WorkspaceWrite
-	if s.Sandbox != "" {
-		m, err := sandbox.ParseMode(s.Sandbox)
-		if err != nil {
-			return nil, usageError("--sandbox: %v", err)
-		}
-		mode = m
-	}
-	return []stock.Option{stock.WithSandbox(mode, s.Network)}, nil
 }
 
 // loadModel loads the model the --model flag names, if any, so that a bad
@@ -195,27 +164,8 @@ func (f *driveFlags) loadModel() error {
 	return nil
 }
 
-// withMCP adds the settings' MCP servers to the stock options: a command
-// that may run a thread starts (or reaches) them, and offers their tools.
-func (a *app) withMCP(ctx context.Context, so []stock.Option, settings stock.Settings) []stock.Option {
-	if len(settings.MCPServers) == 0 {
-		return so
-	}
-	return append(so, stock.WithMCP(ctx, settings.MCPServers))
-}
-
-// mcpStarted has the stock's MCP servers ended with the command, and says
-// which could not be started or reached: their tools are not offered.
-func (a *app) mcpStarted(st *stock.Stock) {
-	if st.MCP == nil {
-		return
-	}
-	a.finally = append(a.finally, st)
-	a.warnMCP(st)
-}
-
 // warnMCP says which of the stock's MCP servers could not be started or
-// reached.
+// reached: their tools are not offered.
 func (a *app) warnMCP(st *stock.Stock) {
 	if st.MCP == nil {
 		return
@@ -231,12 +181,12 @@ func (a *app) warnMCP(st *stock.Stock) {
 // startingPolicy is the policy a new thread records, from the merged
 // layers, each rule with its source; ok is false when none is to be
 // recorded (no layer names a rule, and none was left out as untrusted).
-func (a *app) startingPolicy(f *driveFlags) (facts.PolicySet, bool, error) {
-	pol, err := a.layered.Policy(a.whoami())
+func (a *app) startingPolicy(s *session, f *driveFlags) (facts.PolicySet, bool, error) {
+	pol, given, err := s.Policy(a.whoami())
 	if err != nil {
 		return pol, false, asUsage(err)
 	}
-	return pol, f.policyGiven() || len(pol.Sources) > 0 || len(pol.Ignored) > 0, nil
+	return pol, given || f.policyGiven(), nil
 }
 
 // policyGiven reports whether the flags name an approval policy.
@@ -244,67 +194,30 @@ func (f *driveFlags) policyGiven() bool {
 	return f.approve != "" || len(f.allow) > 0 || len(f.deny) > 0
 }
 
-// driveSetup is what a command that drives threads takes from its flags
-// and the workspace's settings, each checked: the settings, the approval,
-// the bounds and the stock's sandbox.
-type driveSetup struct {
-	// layered are the settings files and the flags, merged (stock.Merge);
-	// settings what they say together.
-	layered  stock.Layered
-	settings stock.Settings
-	approval drive.Approval
-	bounds   []harness.Option
-	stock    []stock.Option
-}
-
-// setup reads the place's settings and lays the flags over them, as one
-// more layer of the one merge (stock.Layered.Over); a flag or setting that
-// cannot work is the error.
-func (f *driveFlags) setup(a *app, p stock.Place) (driveSetup, error) {
-	var d driveSetup
-	l, err := a.loadLayered(p)
-	if err != nil {
-		return d, err
-	}
-	flags, err := f.layer()
-	if err != nil {
-		return d, err
-	}
-	d.layered = l.Over(flags)
-	a.layered = d.layered
-	d.settings = d.layered.Settings
-	s := d.settings
-	if d.approval, err = drive.NewApproval(s.Approve, s.Allow, s.Deny); err != nil {
-		return d, asUsage(err)
-	}
-	if d.bounds, err = bounds(s); err != nil {
-		return d, err
-	}
-	d.stock, err = stockOptions(s)
-	return d, err
+// driving is how a command that may drive a thread opens its session:
+// the flags and settings checked strictly, their bounds and sandbox
+// applied, their MCP servers started within ctx.
+func driving(ctx context.Context) stock.SessionOptions {
+	return stock.SessionOptions{Drive: true, MCP: ctx}
 }
 
 // openDrive opens the workspace's existing store for a command that may
 // drive a thread with the flags f: the flags are checked first, and the
 // harness is configured with their bounds.
 func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.Approval, error) {
-	p, err := a.place()
+	if err := f.loadModel(); err != nil {
+		return nil, drive.Approval{}, err
+	}
+	s, err := a.openSession(ctx, f, driving(ctx))
 	if err != nil {
 		return nil, drive.Approval{}, err
 	}
-	d, err := f.setup(a, p)
-	if err != nil {
-		return nil, d.approval, err
-	}
-	if err := f.loadModel(); err != nil {
-		return nil, d.approval, err
-	}
-	s, err := a.openAt(ctx, p, d.settings, false, a.withMCP(ctx, d.stock, d.settings), d.bounds...)
-	if err != nil {
-		return nil, d.approval, err
-	}
-	a.mcpStarted(s.stock)
-	return s, d.approval, nil
+	a.warnMCP(s.stock)
+	// Path rules resolve through the workspace the command acts in, once
+	// it entered the thread's (newDriver).
+	approval := s.Approval
+	approval.Resolve = nil
+	return s, approval, nil
 }
 
 // readPrompt is the prompt of run or continue: the arguments joined, or
@@ -390,57 +303,47 @@ thread records it (host:directory), and every later command acts there.`,
 					return err
 				}
 			}
-			p, err := a.place()
-			if err != nil {
-				return err
-			}
-			d, err := f.setup(a, p)
-			if err != nil {
-				return err
-			}
-			spec := f.model
-			if spec == "" {
-				spec = d.settings.Model
-			}
-			cwd, _ := os.Getwd()
-			if spec == "" {
-				return usageError("no model given; pass --model scripted:FILE, openai:MODEL or anthropic:MODEL")
-			}
-			spec, err = stock.ParseModelSpec(spec, cwd)
-			if err != nil {
-				return asUsage(err)
-			}
-			if f.maxOutput < 0 {
-				return usageError("--max-output-tokens %d: want a number of tokens, or 0 for the provider's default", f.maxOutput)
-			}
-			m, err := stock.LoadModel(spec, f.modelOptions()...)
-			if err != nil {
-				return asUsage(fmt.Errorf("--model: %w", err))
-			}
 			prompt, err := a.readPrompt(args)
 			if err != nil {
 				return err
 			}
+			cwd, _ := os.Getwd()
+			o := driving(ctx)
+			o.Create, o.Model, o.ModelSpec, o.ModelDir = true, stock.ModelNeeded, f.model, cwd
 			if serving {
 				// The page answers: the command asks nobody at the prompt.
-				f.noInput, f.loaded = true, m
+				f.noInput = true
 				var th *harness.Thread
-				return a.serve(ctx, &f, sf, serveHooks{
+				return runModelErr(a.serve(ctx, &f, sf, serveHooks{
+					opened: func(s *session) error { return a.runModel(s, &f) },
 					run: func(s *session, approval drive.Approval) error {
 						var err error
-						th, err = a.runThread(ctx, s, id, prompt, approval, &f, m)
+						th, err = a.runThread(ctx, s, id, prompt, approval, &f, f.loaded)
 						return err
 					},
 					last: func(s *session) error { return a.lastState(s, th) },
-				}, harness.WithModelName(spec))
+				}, o))
 			}
-			s, err := a.openAt(ctx, p, d.settings, true, a.withMCP(ctx, d.stock, d.settings), append(d.bounds, harness.WithModelName(spec))...)
+			p, err := a.place()
 			if err != nil {
 				return err
 			}
-			a.mcpStarted(s.stock)
+			s, err := a.newSession(p, &f, o)
+			if err != nil {
+				return runModelErr(err)
+			}
 			defer s.Close()
-			_, err = a.runThread(ctx, s, id, prompt, d.approval, &f, m)
+			if err := a.runModel(s, &f); err != nil {
+				return err
+			}
+			if err := a.autoServe(ctx, p, s.settings, true); err != nil {
+				return err
+			}
+			if err := a.openStore(ctx, s); err != nil {
+				return err
+			}
+			a.warnMCP(s.stock)
+			_, err = a.runThread(ctx, s, id, prompt, s.Approval, &f, f.loaded)
 			return err
 		}),
 	}
@@ -452,6 +355,27 @@ thread records it (host:directory), and every later command acts there.`,
 	return cmd
 }
 
+// runModelErr says how to name a model when neither the command nor the
+// settings do.
+func runModelErr(err error) error {
+	if errors.Is(err, stock.ErrNoModel) {
+		return usageError("no model given; pass --model scripted:FILE, openai:MODEL or anthropic:MODEL")
+	}
+	return err
+}
+
+// runModel loads the model a session records for the thread it starts
+// (the --model flag's, else the settings'), so that a bad one is a usage
+// error before anything is run.
+func (a *app) runModel(s *session, f *driveFlags) error {
+	m, err := stock.LoadModel(s.Model, f.modelOptions()...)
+	if err != nil {
+		return asUsage(fmt.Errorf("--model: %w", err))
+	}
+	f.loaded = m
+	return nil
+}
+
 // runThread starts a thread with prompt on the session's store and
 // drives it (see run), and returns it. The policy the thread starts with
 // is recorded in it.
@@ -460,16 +384,19 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		return usageError("thread %s already exists; continue it with `harness continue %s \"...\"` or `harness resume %s`", id, id, id)
 	}
 	f.loaded = m
-	var d *driver
 	var out harness.Outcome
-	var err error
 	workspace := present.EscapeLine(s.stock.Config.Workspace)
 	if id != "" {
 		if _, err := s.store.Head(ctx, id); err == nil {
 			return nil, exists()
 		}
-		d = a.newDriver(s, id, approval, f)
-		d.warnSandbox()
+	}
+	d, err := a.newDriver(s, id, approval, f)
+	if err != nil {
+		return nil, err
+	}
+	d.warnSandbox()
+	if id != "" {
 		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, workspace)
 		out, err = d.th.StartNew(d.watching(ctx), prompt)
 		d.live.stop()
@@ -477,8 +404,6 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 			return nil, exists() // another process (on a shared store) started it first
 		}
 	} else {
-		d = a.newDriver(s, "", approval, f)
-		d.warnSandbox()
 		var th *harness.Thread
 		th, out, err = drive.StartNext(d.watching(ctx), d.rt, s.stock.Actor, prompt, func(next, taken string) {
 			if taken != "" {
@@ -495,7 +420,7 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		// The policy the thread starts with is its own, recorded: later
 		// commands apply it. The default (ask, no rule) is what a thread
 		// without one has.
-		if pol, ok, perr := a.startingPolicy(f); perr != nil {
+		if pol, ok, perr := a.startingPolicy(s, f); perr != nil {
 			return d.th, perr
 		} else if ok {
 			if _, perr := drive.SetPolicy(context.WithoutCancel(ctx), d.th, pol); perr != nil {
@@ -610,7 +535,10 @@ appends nothing.`,
 			if err := facts.ValidateCause(facts.IngressCause(key)); err != nil {
 				return usageError("--key %q: %v", key, err)
 			}
-			dr := a.newDriver(s, id, approval, &f)
+			dr, err := a.newDriver(s, id, approval, &f)
+			if err != nil {
+				return err
+			}
 			if err := dr.setPolicy(ctx, &f); err != nil {
 				return err
 			}
@@ -658,7 +586,10 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	if err := a.enter(ctx, s, id); err != nil {
 		return err
 	}
-	d := a.newDriver(s, id, approval, f)
+	d, err := a.newDriver(s, id, approval, f)
+	if err != nil {
+		return err
+	}
 	if err := d.setPolicy(ctx, f); err != nil {
 		return err
 	}
@@ -779,7 +710,7 @@ type driver struct {
 	flags *driveFlags
 }
 
-func (a *app) newDriver(s *session, id string, approval drive.Approval, f *driveFlags) *driver {
+func (a *app) newDriver(s *session, id string, approval drive.Approval, f *driveFlags) (*driver, error) {
 	if approval.Resolve == nil {
 		// Path rules match where a path leads, through the workspace's
 		// symlinks, as the tools would write it.
@@ -787,9 +718,11 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 	}
 	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(f.noInput), loaded: f.loaded, spec: f.model,
 		live: newLive(a.stdout, !a.jsonOut() && isTerminal(a.stdout)), flags: f}
-	d.build()
+	if err := d.build(); err != nil {
+		return nil, err
+	}
 	d.th = d.rt.Thread(s.stock.Actor, id)
-	return d
+	return d, nil
 }
 
 // model returns m as the runtime uses it: on a terminal, its turns show.
@@ -803,7 +736,7 @@ func (d *driver) model(m model.Model) model.Model {
 // build makes the runtime on the session's open store. Built again (the
 // store was reopened), the runtime is the same one on the new store: a
 // drive.Drive in progress goes on with it.
-func (d *driver) build() {
+func (d *driver) build() error {
 	var m model.Model
 	if d.rt != nil {
 		m = d.rt.Services.Model // a drive in progress keeps its model
@@ -819,22 +752,16 @@ func (d *driver) build() {
 			opts = append(opts, action.WithOwnFiles(f))
 		}
 	}
-	svc, err := d.s.stock.Services(m, stock.BlobsOf(d.s.store), opts...)
+	rt, _, err := d.s.Runtime(stock.WithModel(m), stock.WithObserver(opts...), stock.Watching(d.show), stock.WithModelWait(d.modelWait))
 	if err != nil {
-		panic(err) // the root was just opened by the stock's tools
+		return err
 	}
-	if c, ok := svc.Observer.(io.Closer); ok {
-		d.s.closers = append(d.s.closers, c)
-	}
-	svc.OnModelWait = d.modelWait
 	if d.rt != nil {
-		d.rt.Store, d.rt.Services = harness.Watch(d.s.store, d.show), svc
-		return
+		d.rt.Store, d.rt.Services = rt.Store, rt.Services
+		return nil
 	}
-	d.rt, err = harness.NewRuntime(harness.Watch(d.s.store, d.show), svc, d.s.stock.Config)
-	if err != nil {
-		panic(err) // NewConfig validated the config
-	}
+	d.rt = rt
+	return nil
 }
 
 // release closes the store while a person thinks at the prompt, so that
@@ -842,17 +769,17 @@ func (d *driver) build() {
 // terminal) are not locked out meanwhile; reacquire opens it again,
 // waiting while another command has it.
 func (d *driver) release() error {
-	return d.s.Close()
+	err := d.s.Release()
+	d.s.sync()
+	return err
 }
 
 func (d *driver) reacquire(ctx context.Context) error {
-	store, err := d.s.place.OpenStore(ctx, time.Hour, false)
-	if err != nil {
+	if err := d.s.Reopen(ctx, time.Hour); err != nil {
 		return err
 	}
-	d.s.store = store
-	d.build()
-	return nil
+	d.s.sync()
+	return d.build()
 }
 
 // modelWait says that a model turn waits before it is tried again, and

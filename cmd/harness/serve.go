@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,22 +21,6 @@ import (
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/socketstore"
-)
-
-// defaultServeAddr is where a server listens for HTTP when nothing says
-// otherwise; if that port is taken, it takes any free one.
-const defaultServeAddr = "127.0.0.1:8470"
-
-// serveFile is the file where a running server says where it is (its
-// address with its token: mode 0600, as a Jupyter runtime file), and
-// serveLog the log of a server started in the background. Both are in the
-// store's runtime directory (socketstore.RunDir) beside the socket, never in
-// the store or the workspace: the sandbox hides that directory from every
-// command of every workspace. (Servers before this one wrote them in the
-// store directory; a server that starts removes what they left there.)
-const (
-	serveFile = "serve.json"
-	serveLog  = "serve.log"
 )
 
 // serveFlags are the flags of the commands that serve.
@@ -89,7 +71,7 @@ with the token as "Authorization: Bearer TOKEN".`,
   curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8470/api/threads`,
 		Args: args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			return a.serve(cmd.Context(), &f, sf, serveHooks{})
+			return a.serve(cmd.Context(), &f, sf, serveHooks{}, driving(cmd.Context()))
 		}),
 	}
 	f.add(cmd)
@@ -102,28 +84,18 @@ with the token as "Authorization: Bearer TOKEN".`,
 
 func (sf *serveFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&sf.addr, "addr", "", "listen for HTTP at `HOST:PORT` (default "+defaultServeAddr+", or a free port, or the settings' serve.addr, which may only name loopback); only this flag may name an address beyond loopback")
+	fl.StringVar(&sf.addr, "addr", "", "listen for HTTP at `HOST:PORT` (default "+serve.DefaultAddr+", or a free port, or the settings' serve.addr, which may only name loopback); only this flag may name an address beyond loopback")
 	fl.DurationVar(&sf.idle, "idle", 0, "stop once nobody has used the server for this long (default: serve until interrupted)")
 }
 
-// serveHooks are what a command that serves does with the server up: run
-// (run --serve drives its thread), and last, once serving stops, before
-// the store closes.
+// serveHooks are what a command that serves does: opened, once the
+// session is made, before its store is held (run --serve loads its
+// model); run, with the server up (run --serve drives its thread); and
+// last, once serving stops, before the store closes.
 type serveHooks struct {
-	run  func(*session, drive.Approval) error
-	last func(*session) error
-}
-
-// served is a server this process runs: its page and API, its socket.
-type served struct {
-	srv    *serve.Server
-	http   *http.Server
-	sock   *socketstore.Server
-	url    string // with the token
-	file   string // the serve file, removed when it stops
-	last   atomic.Int64
-	active atomic.Int64
-	done   chan error
+	opened func(*session) error
+	run    func(*session, drive.Approval) error
+	last   func(*session) error
 }
 
 // startServer serves the session's store: the page and the API on addr
@@ -131,136 +103,52 @@ type served struct {
 // directory, the socket every other command of the workspace goes
 // through. The session's store becomes the server's, so that its streams
 // see what this process appends.
-func (a *app) startServer(ctx context.Context, s *session, approval drive.Approval, addr string) (*served, error) {
-	p := s.place
+func (a *app) startServer(s *session, approval drive.Approval, addr string) (*serve.Hosted, error) {
 	explicit := addr != ""
 	if addr == "" && s.settings.Serve != nil {
 		addr = s.settings.Serve.Addr
 	}
 	if addr == "" {
-		addr = defaultServeAddr
+		addr = serve.DefaultAddr
 	}
 	if err := stock.LoopbackAddr(addr); err != nil && !explicit {
 		return nil, usageError("serve address %s: only --addr may name an address beyond loopback", addr)
 	}
-	me := a.whoami()
-	secret := serve.NewToken()
-	tokens := []stock.ServeToken{{Name: me, Token: secret}}
+	tokens := []stock.ServeToken{{Name: a.whoami(), Token: serve.NewToken()}}
 	if s.settings.Serve != nil {
 		tokens = append(tokens, s.settings.Serve.Tokens...)
 	}
 	poll := time.Duration(0)
-	if p.Remote != "" {
+	if s.place.Remote != "" {
 		poll = time.Second // other processes append to the store directly
 	}
-	sv := &served{done: make(chan error, 2)}
-	sv.last.Store(time.Now().UnixNano())
-	var err error
-	sv.srv, err = serve.New(serve.Options{
+	h, err := serve.Host(s.place, serve.Options{
 		Store: s.store, Stock: s.stock, Tokens: tokens, Approval: approval, Poll: poll,
 		// A request's path comes from anyone who reaches the address, an
 		// error may quote the model: one escaped line each.
 		Logf: func(format string, args ...any) {
 			fmt.Fprintln(a.stderr, "harness serve: "+present.EscapeLine(fmt.Sprintf(format, args...)))
 		},
-	})
+	}, addr, !explicit && addr == serve.DefaultAddr)
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil && !explicit && addr == defaultServeAddr {
-		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	if err := stock.LoopbackAddr(h.Addr().String()); err != nil {
+		fmt.Fprintf(a.stderr, "harness: serving beyond loopback at %s: anyone who reaches it with a token acts as the person the token names\n", h.Addr())
 	}
-	if err != nil {
-		sv.srv.Close()
-		return nil, fmt.Errorf("serve: listen at %s: %w", addr, err)
-	}
-	if err := stock.LoopbackAddr(ln.Addr().String()); err != nil {
-		fmt.Fprintf(a.stderr, "harness: serving beyond loopback at %s: anyone who reaches it with a token acts as the person the token names\n", ln.Addr())
-	}
-	sv.url = serve.URL(ln.Addr(), secret)
-	sv.http = sv.srv.HTTPServer()
-	h := sv.http.Handler
-	sv.http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sv.active.Add(1)
-		defer func() { sv.active.Add(-1); sv.last.Store(time.Now().UnixNano()) }()
-		h.ServeHTTP(w, r)
-	})
-	go func() { sv.done <- sv.http.Serve(ln) }()
-	s.store = sv.srv.Store()
-	if p.Remote == "" {
-		sl, err := socketstore.Listen(p.Store)
-		if err != nil {
-			sv.stop()
-			return nil, fmt.Errorf("serve: %w", err)
-		}
-		sv.sock = socketstore.NewServer(s.store, harness.Hold, socketstore.WithURL(serve.URL(ln.Addr(), "")))
-		go func() { sv.done <- sv.sock.Serve(sl) }()
-		// An older server's token file in the store directory is stale:
-		// this process holds the store.
-		os.Remove(filepath.Join(p.Store, serveFile))
-		run, err := socketstore.RunDir(p.Store)
-		if err != nil {
-			sv.stop()
-			return nil, fmt.Errorf("serve: %w", err)
-		}
-		sv.file = filepath.Join(run, serveFile)
-		b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "url": sv.url, "socket": socketstore.Path(p.Store)})
-		if err := os.WriteFile(sv.file, append(b, '\n'), 0o600); err != nil {
-			sv.stop()
-			return nil, fmt.Errorf("serve: %w", err)
-		}
-	}
-	return sv, nil
-}
-
-// idleSince is since when nobody has used the server (the zero time while
-// someone does).
-func (sv *served) idleSince() time.Time {
-	if sv.active.Load() > 0 {
-		return time.Time{}
-	}
-	last := time.Unix(0, sv.last.Load())
-	if sv.sock != nil {
-		n, since := sv.sock.Clients()
-		if n > 0 {
-			return time.Time{}
-		}
-		if since.After(last) {
-			last = since
-		}
-	}
-	return last
-}
-
-// stop stops serving: the resumes and streams first, then the page and
-// the API, then the socket. The store stays open.
-func (sv *served) stop() {
-	if sv.file != "" {
-		os.Remove(sv.file)
-	}
-	sv.srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	sv.http.Shutdown(ctx)
-	if sv.sock != nil {
-		sv.sock.Close()
-	}
+	s.Store = h.Store()
+	s.sync()
+	return h, nil
 }
 
 // serve holds the workspace's store and serves it until ctx is done (or,
 // with an idle bound, nobody used it for that long). then, when set, runs
 // with the server up (run --serve) before the serving goes on.
-func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks serveHooks, opts ...harnessOption) (err error) {
+func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks serveHooks, o stock.SessionOptions) (err error) {
 	p, err := a.place()
 	if err != nil {
 		return err
 	}
-	d, err := f.setup(a, p)
-	if err != nil {
-		return err
-	}
-	settings, approval, bounds, so := d.settings, d.approval, d.bounds, d.stock
 	if p.Remote == "" {
 		if c, err := socketstore.Dial(ctx, p.Store); err == nil {
 			info := c.Info()
@@ -268,17 +156,30 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 			return fmt.Errorf("a harness server already holds the store %s (pid %d%s); every command goes through it", p.Store, info.PID, orEmpty(", ", info.URL))
 		}
 	}
-	s, err := a.hold(ctx, p, settings, a.withMCP(ctx, so, settings), append(bounds, opts...)...)
+	o.Hold, o.Create = true, true
+	s, err := a.newSession(p, f, o)
 	if err != nil {
 		return err
 	}
-	a.mcpStarted(s.stock)
 	defer s.Close()
-	sv, err := a.startServer(ctx, s, approval, sf.addr)
+	if hooks.opened != nil {
+		if err := hooks.opened(s); err != nil {
+			return err
+		}
+	}
+	if err := a.openStore(ctx, s); err != nil {
+		if errors.Is(err, thread.ErrLocked) {
+			return fmt.Errorf("%w; a server holds the store while it runs: stop the other harness command first", err)
+		}
+		return err
+	}
+	a.warnMCP(s.stock)
+	approval := s.Approval
+	sv, err := a.startServer(s, approval, sf.addr)
 	if err != nil {
 		return err
 	}
-	defer sv.stop()
+	defer sv.Stop()
 	if hooks.last != nil {
 		defer func() {
 			if lerr := hooks.last(s); err == nil {
@@ -287,10 +188,10 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		}()
 	}
 	if a.jsonOut() && hooks.run == nil {
-		a.printJSON(map[string]any{"url": sv.url, "pid": os.Getpid(), "workspace": p.Root, "store": p.Where(), "socket": socketOf(p)})
+		a.printJSON(map[string]any{"url": sv.URL, "pid": os.Getpid(), "workspace": p.Root, "store": p.Where(), "socket": socketOf(p)})
 	} else {
 		fmt.Fprintf(a.stderr, "%s serving %s (workspace %s)\n", a.paint("bold", "harness:"), p.Where(), p.Root)
-		fmt.Fprintf(a.stderr, "    %s\n", sv.url)
+		fmt.Fprintf(a.stderr, "    %s\n", sv.URL)
 		if p.Remote == "" {
 			fmt.Fprintf(a.stderr, "    every harness command of the workspace goes through this process (%s)\n", socketstore.Path(p.Store))
 		}
@@ -299,7 +200,7 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		if err := hooks.run(s, approval); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.stderr, "harness: still serving %s until interrupted (Ctrl-C)\n", sv.url)
+		fmt.Fprintf(a.stderr, "harness: still serving %s until interrupted (Ctrl-C)\n", sv.URL)
 	}
 	var idle <-chan time.Time
 	if sf.idle > 0 {
@@ -311,13 +212,13 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		select {
 		case <-ctx.Done():
 			return nil
-		case err := <-sv.done:
+		case err := <-sv.Done():
 			if err != nil && !errors.Is(err, http.ErrServerClosed) {
 				return fmt.Errorf("serve: %w", err)
 			}
 			return nil
 		case <-idle:
-			if since := sv.idleSince(); !since.IsZero() && time.Since(since) > sf.idle {
+			if since := sv.IdleSince(); !since.IsZero() && time.Since(since) > sf.idle {
 				fmt.Fprintf(a.stderr, "harness: nobody used the server for %v; stopping\n", sf.idle)
 				return nil
 			}
@@ -337,18 +238,6 @@ func orEmpty(prefix, s string) string {
 		return ""
 	}
 	return prefix + s
-}
-
-// hold opens the place's store in this process (never through a server),
-// creating it if need be, with the stock harness of the workspace.
-func (a *app) hold(ctx context.Context, p stock.Place, settings stock.Settings, so []stock.Option, more ...harnessOption) (*session, error) {
-	s, err := a.openWith(ctx, p, settings, true, so, func(ctx context.Context) (thread.Store, error) {
-		return p.HoldStore(ctx, a.wait, true)
-	}, more...)
-	if errors.Is(err, thread.ErrLocked) {
-		return nil, fmt.Errorf("%w; a server holds the store while it runs: stop the other harness command first", err)
-	}
-	return s, err
 }
 
 // autoServe starts a server of the workspace in the background when the
@@ -371,7 +260,7 @@ func (a *app) autoServe(ctx context.Context, p stock.Place, settings stock.Setti
 	if err != nil {
 		return fmt.Errorf("start a server: %w", err)
 	}
-	logPath := filepath.Join(run, serveLog)
+	logPath := filepath.Join(run, serve.LogFile)
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("start a server: %w", err)
@@ -394,7 +283,7 @@ func (a *app) autoServe(ctx context.Context, p stock.Place, settings stock.Setti
 	for time.Now().Before(deadline) {
 		if c, err := socketstore.Dial(ctx, p.Store); err == nil {
 			c.Close()
-			if b, err := os.ReadFile(filepath.Join(run, serveFile)); err == nil {
+			if b, err := os.ReadFile(filepath.Join(run, serve.InfoFile)); err == nil {
 				var info struct{ URL string }
 				if json.Unmarshal(b, &info) == nil && info.URL != "" {
 					fmt.Fprintf(a.stderr, "harness: started a server of this workspace (pid %d): %s\n", pid, info.URL)

@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -100,35 +98,31 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	if p.Remote == "" {
 		return usageError("worker: the store is the directory %s, which one process opens at a time; workers share a NATS server's store: pass --store nats://HOST:PORT (or set HARNESS_STORE)", p.Store)
 	}
-	d, err := f.setup(a, p)
-	if err != nil {
-		return err
-	}
-	settings, approval, bounds, so := d.settings, d.approval, d.bounds, d.stock
 	flags, err := f.layer()
 	if err != nil {
 		return err
 	}
-	spec := f.model
-	if spec == "" {
-		spec = settings.Model
-	}
-	opts := bounds
-	if spec != "" {
-		cwd, _ := os.Getwd()
-		if spec, err = stock.ParseModelSpec(spec, cwd); err != nil {
-			return asUsage(fmt.Errorf("--model: %w", err))
-		}
-		if _, err := stock.LoadModel(spec); err != nil {
-			return asUsage(fmt.Errorf("--model: %w", err))
-		}
-		opts = append(opts, harness.WithModelName(spec))
-	}
-	s, err := a.openAt(ctx, p, settings, false, so, opts...)
+	cwd, _ := os.Getwd()
+	s, err := a.newSession(p, f, stock.SessionOptions{Drive: true, Model: stock.ModelIfAny, ModelSpec: f.model, ModelDir: cwd})
 	if err != nil {
+		if errors.Is(err, stock.ErrModelSpec) {
+			return asUsage(fmt.Errorf("--model: %w", err))
+		}
 		return err
 	}
 	defer s.Close()
+	spec := s.Model
+	if spec != "" {
+		if _, err := stock.LoadModel(spec); err != nil {
+			return asUsage(fmt.Errorf("--model: %w", err))
+		}
+	}
+	if err := a.autoServe(ctx, p, s.settings, false); err != nil {
+		return err
+	}
+	if err := a.openStore(ctx, s); err != nil {
+		return err
+	}
 	ns, ok := s.store.(*natsstore.Store)
 	if !ok {
 		return fmt.Errorf("worker: the store of %s is no NATS store", p.Where())
@@ -137,27 +131,15 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	if err != nil {
 		return err
 	}
-	if approval.Resolve == nil {
-		approval.Resolve = s.stock.Tools.Resolve
-	}
 	w, err := worker.New(worker.Options{
-		Store:  s.store,
-		Queue:  worker.FromWork(work),
-		Actor:  s.stock.Actor,
-		Config: s.stock.Config,
-		Services: func(string) (harness.Services, func(), error) {
-			svc, err := s.stock.Services(nil, stock.BlobsOf(s.store))
-			if err != nil {
-				return svc, nil, err
-			}
-			return svc, func() {
-				if c, ok := svc.Observer.(io.Closer); ok {
-					c.Close()
-				}
-			}, nil
+		Store: s.store,
+		Queue: worker.FromWork(work),
+		Actor: s.stock.Actor,
+		Runtime: func(string) (*harness.Runtime, func(), error) {
+			return s.Runtime()
 		},
-		LoadModel: modelLoader(spec),
-		Approval:  approval,
+		LoadModel: workerModels(spec),
+		Approval:  s.Approval,
 		// A thread's own policy, with this worker's flags on it, as a
 		// resume with them records it (see setPolicy).
 		AmendPolicy: func(p facts.PolicySet) facts.PolicySet {
@@ -211,67 +193,24 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	return nil
 }
 
-// modelLoader loads the model of a thread's turn: the one the thread
-// recorded, else spec; each spec once.
-func modelLoader(spec string) func(recorded string) (model.Model, error) {
-	var (
-		mu     sync.Mutex // guards models
-		models = map[string]model.Model{}
-	)
+// workerModels loads the model of a thread's turn (see stock.Models),
+// saying how to give one where none is.
+func workerModels(spec string) func(string) (model.Model, error) {
+	load := stock.Models(spec)
 	return func(recorded string) (model.Model, error) {
-		use := recorded
-		if use == "" {
-			use = spec
+		m, err := load(recorded)
+		if errors.Is(err, stock.ErrNoModel) {
+			return nil, fmt.Errorf("%w; start the worker with --model (or set the settings file's model)", err)
 		}
-		if use == "" {
-			return nil, errors.New("the thread needs a model turn and records no model; start the worker with --model (or set the settings file's model)")
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if m := models[use]; m != nil {
-			return m, nil
-		}
-		m, err := stock.LoadModel(use)
-		if err != nil {
-			return nil, err
-		}
-		models[use] = m
-		return m, nil
+		return m, err
 	}
-}
-
-// workerEventJSON is a worker's event, for -o json: one a line.
-type workerEventJSON struct {
-	Time    time.Time      `json:"time"`
-	Event   string         `json:"event"`
-	Thread  string         `json:"thread,omitempty"`
-	Status  harness.Status `json:"status,omitempty"`
-	Seq     uint64         `json:"seq,omitempty"`
-	Reason  string         `json:"reason,omitempty"`
-	Waits   []string       `json:"waits,omitempty"`
-	InDoubt []string       `json:"in_doubt,omitempty"`
-	Error   string         `json:"error,omitempty"`
-	AgainIn string         `json:"again_in,omitempty"`
 }
 
 // workerEvent prints what the worker did: a line of text, or of JSON.
 func (a *app) workerEvent(e worker.Event) {
 	now := time.Now()
 	if a.jsonOut() {
-		j := workerEventJSON{Time: now.UTC(), Event: string(e.Kind), Thread: e.Thread, InDoubt: e.State.InDoubt}
-		if e.Kind == worker.EventStopped {
-			j.Status, j.Seq, j.Reason = e.State.Status, e.State.Head.Seq, e.State.Reason
-			for _, w := range e.State.Waits {
-				j.Waits = append(j.Waits, string(w.Kind)+" "+w.RequestID)
-			}
-		}
-		if e.Err != nil {
-			j.Error = e.Err.Error()
-		}
-		if e.Later > 0 {
-			j.AgainIn = e.Later.String()
-		}
-		b, _ := json.Marshal(j)
+		b, _ := json.Marshal(e.Record(now.UTC()))
 		fmt.Fprintln(a.stdout, string(b))
 		return
 	}
@@ -365,54 +304,27 @@ func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) erro
 	// The settings and the policy are checked before anything is
 	// recorded: a settings file that cannot be read is an error, as for
 	// run, never a policy recorded without its deny patterns.
-	p, err := a.place()
-	if err != nil {
-		return err
-	}
-	d, err := f.setup(a, p)
-	if err != nil {
-		return err
-	}
-	s, err := a.openAt(ctx, p, d.settings, true, nil)
+	s, err := a.openSession(ctx, f, stock.SessionOptions{Create: true})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	pol, recordPolicy, err := a.startingPolicy(f)
+	pol, recordPolicy, err := a.startingPolicy(s, f)
 	if err != nil {
 		return err
 	}
-	rt, err := s.runtime()
-	if err != nil {
-		return err
-	}
-	var also []harness.Ingress
+	var own *facts.PolicySet
 	if recordPolicy {
-		// Its own from the start, in the same append as the prompt: the
-		// workers decide by it, and none reads the thread without it.
-		in, err := drive.StartingPolicy(pol)
-		if err != nil {
-			return err
-		}
-		also = append(also, in)
+		own = &pol // the thread's own from the start: the workers decide by it
 	}
-	var seq uint64
-	if id != "" {
-		p, err := rt.Thread(s.stock.Actor, id).Submit(ctx, prompt, also...)
-		if errors.Is(err, harness.ErrThreadExists) {
-			return usageError("thread %s already exists; add a message with `harness post %s user.message --data '{\"text\": \"...\"}'`", id, id)
-		}
-		if err != nil {
-			return err
-		}
-		seq = p.Seq
-	} else {
-		th, err := drive.SubmitNext(ctx, rt, s.stock.Actor, prompt, nil, also...)
-		if err != nil {
-			return err
-		}
-		id, seq = th.ID(), 1
+	got, seq, err := s.Submit(ctx, id, prompt, own)
+	if errors.Is(err, harness.ErrThreadExists) {
+		return usageError("thread %s already exists; add a message with `harness post %s user.message --data '{\"text\": \"...\"}'`", id, id)
 	}
+	if err != nil {
+		return err
+	}
+	id = got
 	if a.jsonOut() {
 		return a.printJSON(map[string]any{"thread": id, "status": "submitted", "seq": seq, "store": s.place.Where()})
 	}

@@ -1,7 +1,10 @@
 // The page works without this script: forms post, and the server answers
 // with the page again. With it, the page follows the thread as its facts
-// are appended (an event stream from the server), and the forms post in
-// place. Everything it inserts was rendered, and escaped, by the server.
+// are appended (an event stream from the server): each fact comes with its
+// timeline row and, for a fact of an action, that action's row of the
+// actions table, which the page applies; only the panel (the status, what
+// waits, the verdict) is asked for again. The forms post in place.
+// Everything it inserts was rendered, and escaped, by the server.
 "use strict";
 (function () {
   const body = document.body;
@@ -35,6 +38,21 @@
     return es;
   }
 
+  // applyAction puts an action's row, as the server rendered it with a
+  // fact of the action, in place of the one the table has, or adds it.
+  function applyAction(a) {
+    const old = document.getElementById("action-" + a.id);
+    if (old) {
+      old.outerHTML = a.html;
+      return;
+    }
+    const table = document.getElementById("actions");
+    if (!table) return;
+    table.insertAdjacentHTML("beforeend", a.html);
+    const none = document.getElementById("no-actions");
+    if (none) none.remove();
+  }
+
   const panel = document.getElementById("panel");
   if (thread) {
     const timeline = document.getElementById("timeline");
@@ -48,6 +66,7 @@
       timeline.insertAdjacentHTML("beforeend", d.html);
       const row = document.getElementById("f" + d.seq);
       if (row) row.classList.add("new");
+      if (d.action) applyAction(d.action);
       later(() => fetchInto(base + "/panel", panel));
     }, "fact");
   } else if (body.dataset.list !== undefined) {

@@ -1,4 +1,11 @@
-package main
+// Package demo is the harness's main job end to end, offline: a coding
+// thread on the embedded store with a scripted model parks on the
+// confirmation of a write, is answered as a person would, and resumes; the
+// runtime's observation and the declared check are recorded; four workers
+// each report success for the same change, and their records show what the
+// runtime could and could not confirm; last, the thread is replayed and
+// verified. harness demo narrates it; Run gives every step to a Reporter.
+package demo
 
 import (
 	"context"
@@ -24,10 +31,10 @@ const (
 	demoFile   = "cache.toml"
 	demoBefore = "ttl_seconds = 60\n"
 	demoWant   = "ttl_seconds = 300\n"
-	// DemoThread is the id of the demo's coding thread.
-	DemoThread = "demo"
-	// DemoPrompt is what the demo's user asks.
-	DemoPrompt = "Set the cache TTL in cache.toml to 300 seconds."
+	// Thread is the id of the demo's coding thread.
+	Thread = "demo"
+	// Prompt is what the demo's user asks.
+	Prompt = "Set the cache TTL in cache.toml to 300 seconds."
 )
 
 // demoScript is the demo thread's scripted model: it writes the file, then
@@ -41,9 +48,9 @@ const workerScript = `{"text": "Setting the TTL.", "tool_calls": [{"id": "call_1
 {"text": "Done.", "usage": {"input_tokens": 340, "output_tokens": 4}}
 `
 
-// DemoReporter receives what the demo does, as it happens. Everything it
+// Reporter receives what the demo does, as it happens. Everything it
 // is given comes from the log: appended facts, folds of the log, audits.
-type DemoReporter interface {
+type Reporter interface {
 	// Workspace: the demo's workspace is ready; git tells whether it is a
 	// git repository (git was found).
 	Workspace(root string, git bool)
@@ -57,14 +64,14 @@ type DemoReporter interface {
 	// Done: the demo thread is done.
 	Done(st drive.State, record audit.Audit)
 	// Workers: the four workers' records, from their logs.
-	Workers(ws []DemoWorker)
+	Workers(ws []Worker)
 	// Verified: the demo thread's replay and its verification (nil when it
 	// verifies).
 	Verified(record audit.Audit, err error)
 }
 
-// DemoWorker is one of the four workers of the demo, as its log records it.
-type DemoWorker struct {
+// Worker is one of the four workers of the demo, as its log records it.
+type Worker struct {
 	// Name is diligent, busy, idle or unwatched.
 	Name string
 	// Does says what the worker really does.
@@ -83,17 +90,21 @@ type DemoWorker struct {
 	Waits  []drive.Pending
 }
 
-// DemoOptions configure Demo.
-type DemoOptions struct {
+// Options configure Demo.
+type Options struct {
 	// Dir is an empty (or missing) directory to make the demo in; the
 	// workspace is Dir/workspace and the workers' workspaces are under
 	// Dir/workers.
 	Dir string
 	// Version names the program, for the record.
 	Version string
+	// Git, when set, is how the demo runs git to make its workspace a
+	// repository with its file committed (harness demo gives the harness's
+	// own safe git command); nil makes no repository.
+	Git func(ctx context.Context, dir string, args ...string) (*exec.Cmd, error)
 }
 
-// Demo is the harness's main job, end to end, on the embedded store with a
+// Run is the harness's main job, end to end, on the embedded store with a
 // scripted model and no network. In a git workspace holding cache.toml
 // (ttl_seconds = 60) it starts a thread asking for 300, which parks on the
 // confirmation of write_file; it answers the confirmation as a person
@@ -103,7 +114,7 @@ type DemoOptions struct {
 // and unwatched — and their records show what the runtime could and could
 // not confirm. Last, the demo thread is replayed and verified. It returns
 // the workspace root; the store is at root/.harness.
-func Demo(ctx context.Context, opts DemoOptions, r DemoReporter) (string, error) {
+func Run(ctx context.Context, opts Options, r Reporter) (string, error) {
 	root := filepath.Join(opts.Dir, "workspace")
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("demo: %w", err)
@@ -111,7 +122,7 @@ func Demo(ctx context.Context, opts DemoOptions, r DemoReporter) (string, error)
 	if err := os.WriteFile(filepath.Join(root, demoFile), []byte(demoBefore), 0o644); err != nil {
 		return "", fmt.Errorf("demo: %w", err)
 	}
-	git := gitInit(ctx, root)
+	git := gitInit(ctx, root, opts.Git)
 	r.Workspace(root, git)
 
 	place := stock.Place{Root: root, Store: filepath.Join(root, stock.StoreDir)}
@@ -119,7 +130,12 @@ func Demo(ctx context.Context, opts DemoOptions, r DemoReporter) (string, error)
 	if err != nil {
 		return root, fmt.Errorf("demo: %w", err)
 	}
-	defer store.Close()
+	closeStore := store.Close // until the session has it
+	defer func() {
+		if closeStore != nil {
+			closeStore()
+		}
+	}()
 	scriptPath := filepath.Join(place.Store, "demo-script.jsonl")
 	if err := os.WriteFile(scriptPath, []byte(demoScript), 0o644); err != nil {
 		return root, fmt.Errorf("demo: %w", err)
@@ -141,26 +157,24 @@ func Demo(ctx context.Context, opts DemoOptions, r DemoReporter) (string, error)
 	if err != nil {
 		return root, err
 	}
-	svc, err := st0.Services(script, stock.BlobsOf(store))
-	if err != nil {
-		return root, err
-	}
+	session := stock.SessionOf(store, st0)
+	closeStore = nil
+	defer session.Close()
 	var readErr error
-	watched := harness.Watch(store, func(f facts.Fact, err error) {
+	rt, _, err := session.Runtime(stock.WithModel(script), stock.Watching(func(f facts.Fact, err error) {
 		if err != nil {
 			readErr = err
 			return
 		}
 		r.Fact(f)
-	})
-	rt, err := harness.NewRuntime(watched, svc, cfg)
+	}))
 	if err != nil {
 		return root, err
 	}
 
 	// The thread asks for 300 and parks on the confirmation.
-	th := rt.Thread(st0.Actor, DemoThread)
-	if _, err := th.Start(ctx, DemoPrompt); err != nil {
+	th := rt.Thread(st0.Actor, Thread)
+	if _, err := th.Start(ctx, Prompt); err != nil {
 		return root, fmt.Errorf("demo: %w", err)
 	}
 	st, err := drive.Inspect(ctx, th)
@@ -187,22 +201,22 @@ func Demo(ctx context.Context, opts DemoOptions, r DemoReporter) (string, error)
 	if st, err = drive.Inspect(ctx, th); err != nil {
 		return root, err
 	}
-	record, err := audit.Replay(ctx, store, st0.Actor, DemoThread)
+	record, err := audit.Replay(ctx, store, st0.Actor, Thread)
 	if err != nil {
 		return root, err
 	}
 	r.Done(st, record)
 
 	// Four workers report success for the same change.
-	workers, err := demoWorkers(ctx, store, filepath.Join(opts.Dir, "workers"), version, r)
+	workers, err := runWorkers(ctx, store, place.Store, filepath.Join(opts.Dir, "workers"), version, r)
 	if err != nil {
 		return root, err
 	}
 	r.Workers(workers)
 
 	// The demo thread's record, told back and checked.
-	verr := audit.VerifyLog(ctx, store, st0.Actor, DemoThread)
-	if record, err = audit.Replay(ctx, store, st0.Actor, DemoThread); err != nil {
+	verr := audit.VerifyLog(ctx, store, st0.Actor, Thread)
+	if record, err = audit.Replay(ctx, store, st0.Actor, Thread); err != nil {
 		return root, err
 	}
 	r.Verified(record, verr)
@@ -213,8 +227,11 @@ func Demo(ctx context.Context, opts DemoOptions, r DemoReporter) (string, error)
 }
 
 // gitInit makes root a git repository with its files committed, if git is
-// installed; the demo works without it.
-func gitInit(ctx context.Context, root string) bool {
+// installed and the demo may run it; the demo works without it.
+func gitInit(ctx context.Context, root string, gitCommand func(context.Context, string, ...string) (*exec.Cmd, error)) bool {
+	if gitCommand == nil {
+		return false
+	}
 	if _, err := exec.LookPath("git"); err != nil {
 		return false
 	}
@@ -254,19 +271,20 @@ var demoWorkerSet = []demoWorker{
 	}},
 }
 
-// demoWorkers runs a thread per worker, each in its own workspace, and
-// reads back what each log records.
-func demoWorkers(ctx context.Context, store thread.Store, dir, version string, r DemoReporter) ([]DemoWorker, error) {
+// runWorkers runs a thread per worker, each in its own workspace, on the
+// demo's store (in the directory storeDir), and reads back what each log
+// records.
+func runWorkers(ctx context.Context, store thread.Store, storeDir, dir, version string, r Reporter) ([]Worker, error) {
 	cfg, err := harness.NewConfig(harness.WithModelName("scripted:workers"), harness.WithVersion(version), harness.WithModelBackoff(0))
 	if err != nil {
 		return nil, err
 	}
-	watched := harness.Watch(store, func(f facts.Fact, err error) {
+	watch := stock.Watching(func(f facts.Fact, err error) {
 		if err == nil {
 			r.Fact(f)
 		}
 	})
-	var out []DemoWorker
+	var out []Worker
 	for _, w := range demoWorkerSet {
 		root := filepath.Join(dir, w.name)
 		if err := os.MkdirAll(root, 0o755); err != nil {
@@ -303,23 +321,22 @@ func demoWorkers(ctx context.Context, store thread.Store, dir, version string, r
 		if err != nil {
 			return nil, err
 		}
-		svc := harness.Services{Model: script, Tools: tb, Workspace: root}
-		if w.watched {
-			ws, err := action.NewWorkspace(root)
-			if err != nil {
-				return nil, err
-			}
-			svc.Observer = ws
+		// The worker's own harness: its one tool, over its workspace.
+		own := &stock.Stock{Place: stock.Place{Root: root, Store: storeDir, Exists: true}, Config: cfg, Toolbox: tb, Actor: actor}
+		opts := []stock.RuntimeOption{stock.WithModel(script), watch}
+		if !w.watched {
+			opts = append(opts, stock.WithoutObserver())
 		}
-		rt, err := harness.NewRuntime(watched, svc, cfg)
+		rt, free, err := stock.SessionOf(store, own).Runtime(opts...)
 		if err != nil {
 			return nil, err
 		}
+		defer free()
 		id := "worker-" + w.name
 		if _, err := rt.Start(ctx, actor, id, "Set cache.toml to ttl_seconds = 300."); err != nil {
 			return nil, fmt.Errorf("demo worker %s: %w", w.name, err)
 		}
-		rec := DemoWorker{Name: w.name, Does: w.does, Thread: id}
+		rec := Worker{Name: w.name, Does: w.does, Thread: id}
 		st, err := drive.Inspect(ctx, rt.Thread(actor, id))
 		if err != nil {
 			return nil, err

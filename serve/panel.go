@@ -1,0 +1,111 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/scheduler"
+)
+
+// The thread page follows its thread without asking for what it has
+// again. Each new fact comes on the page's stream with its timeline row
+// and, for a fact of an action, that action's row of the actions table as
+// it stands then: the page applies both. What it asks for again after new
+// facts is the panel — the status, what waits, the verdict on the
+// record — which reads the thread's kept view and extends the thread's
+// kept verification (an audit.Follower) by the new facts: its cost does
+// not grow with the log.
+
+// verdict is the verdict on the thread's record: its kept follower
+// brought up to date.
+func (s *Server) verdict(ctx context.Context, id string) (bool, string, error) {
+	c := s.cachedThread(ctx, id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.record == nil {
+		c.record = audit.Follow(s.store, s.opts.Stock.Actor, id)
+	}
+	seq, bad, err := c.record.Update(ctx)
+	switch {
+	case err != nil:
+		return false, "", err
+	case bad != nil:
+		return false, bad.Error(), nil
+	}
+	text := fmt.Sprintf("%d facts: the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent", seq)
+	if c.record.Tree() {
+		text += "; the tree: its child threads verify, each spawn has its child, and each report names its child's final head"
+	}
+	return true, text, nil
+}
+
+// actionOfFact returns the id of the action a fact records, if it
+// records one.
+func actionOfFact(f facts.Fact) (string, bool) {
+	var id string
+	var err error
+	switch f.Kind {
+	case facts.KindActionRequested:
+		var p facts.ActionRequested
+		p, err = facts.Decode[facts.ActionRequested](f)
+		id = p.ActionID
+	case facts.KindActionStarted:
+		var p facts.ActionStarted
+		p, err = facts.Decode[facts.ActionStarted](f)
+		id = p.ActionID
+	case facts.KindActionCompleted:
+		var p facts.ActionCompleted
+		p, err = facts.Decode[facts.ActionCompleted](f)
+		id = p.ActionID
+	case facts.KindActionInterrupted:
+		var p facts.ActionInterrupted
+		p, err = facts.Decode[facts.ActionInterrupted](f)
+		id = p.ActionID
+	case facts.KindCheckRecorded:
+		var p facts.CheckRecorded
+		p, err = facts.Decode[facts.CheckRecorded](f)
+		id = p.ActionID
+	case facts.KindEffectReconciled:
+		var p facts.EffectReconciled
+		p, err = facts.Decode[facts.EffectReconciled](f)
+		id = p.ActionID
+	default:
+		return "", false
+	}
+	return id, err == nil && id != ""
+}
+
+// actionRow is the actions table's row of the action fact f records, as
+// the thread's kept view has the action now (ok false for a fact of no
+// action, or one the view does not know).
+func (s *Server) actionRow(ctx context.Context, f facts.Fact) (id, html string, ok bool) {
+	id, ok = actionOfFact(f)
+	if !ok {
+		return "", "", false
+	}
+	c := s.cachedThread(ctx, f.Thread)
+	c.mu.Lock()
+	v, err := c.th.View(ctx)
+	a, found := v.Turn.Action(id)
+	if err == nil && !found {
+		// An action of an earlier turn (a reconciliation comes in the
+		// turn it stopped, so rarely): the whole reading has it.
+		var r scheduler.Reading
+		if r, err = c.th.Reading(ctx); err == nil {
+			a, found = r.Action(id)
+		}
+	}
+	c.mu.Unlock()
+	if err != nil || !found {
+		return "", "", false
+	}
+	var b bytes.Buffer
+	if err := pages().ExecuteTemplate(&b, "action", s.actionOf(ctx, a)); err != nil {
+		s.opts.Logf("render action %s of %s: %v", id, f.Thread, err)
+		return "", "", false
+	}
+	return id, b.String(), true
+}

@@ -1,0 +1,53 @@
+package stock
+
+import "errors"
+
+// The errors of package stock, checked with errors.Is. (The trust file's
+// are beside it, in trust.go.)
+var (
+	// ErrNoStore: no store was found and none is to be created.
+	ErrNoStore = errors.New("no harness store")
+
+	// ErrReplicas: a replica count for a NATS store that is not 1 to 5.
+	ErrReplicas = errors.New("bad replica count")
+
+	// ErrModelSpec: a model spec this program cannot load.
+	ErrModelSpec = errors.New("bad model spec")
+
+	// ErrUnknownSetting: a settings file names a key this program does
+	// not know (a typo, or a newer program's). The other keys are read.
+	ErrUnknownSetting = errors.New("unknown setting")
+
+	// ErrSettingsFile: a settings file that is not a regular file (a
+	// device, a pipe: a cloned repository may link one there) or is over
+	// MaxSettingsSize.
+	ErrSettingsFile = errors.New("not a settings file")
+
+	// ErrBadSettings: the settings a session is opened with — the files
+	// and the command line's layer, merged — cannot work: an approval
+	// mode or pattern that does not parse, a bound out of range, a
+	// sandbox mode unknown. Nothing was opened.
+	ErrBadSettings = errors.New("bad settings")
+
+	// ErrNoModel: a thread needs a model and neither the command nor the
+	// settings name one.
+	ErrNoModel = errors.New("no model given")
+
+	// ErrOtherMachine: the thread records a workspace on another host;
+	// a session never acts there.
+	ErrOtherMachine = errors.New("on another machine")
+
+	// ErrNoWorkspace: the workspace the thread records is not a
+	// directory on this machine.
+	ErrNoWorkspace = errors.New("which is not a directory here")
+
+	// ErrStoreCameWith: the session's store lies inside its workspace,
+	// so it may have come with it (copied, or committed), and a thread
+	// of it that records another workspace is not entered: such a store
+	// never acts in another directory (see Place.StoreInside).
+	ErrStoreCameWith = errors.New("a store that came with a workspace never acts in another")
+
+	// ErrSessionClosed: the session's store was closed (Session.Close,
+	// Session.Release) and not opened again.
+	ErrSessionClosed = errors.New("the session's store is closed")
+)
