@@ -218,7 +218,7 @@ func (c Config) backoff() time.Duration { return max(c.resolved().ModelBackoff, 
 // field as it applies (a zero one set to its default). It refuses a
 // configuration that cannot run, naming the field.
 func NewConfig(opts ...Option) (Config, error) {
-	c := defaults.resolved()
+	c := Config{}.resolved()
 	for _, o := range opts {
 		o(&c)
 	}

@@ -182,3 +182,12 @@ func TestConfigRefusesWhatCannotRun(t *testing.T) {
 		require.ErrorContains(t, err, field)
 	}
 }
+
+func TestNewConfigSharesNoDefaults(t *testing.T) {
+	a, err := harness.NewConfig()
+	require.NoError(t, err)
+	a.Grants[0] = action.Execute
+	b, err := harness.NewConfig()
+	require.NoError(t, err)
+	require.Equal(t, []action.Capability{action.Read, action.Write, action.Execute}, b.Grants)
+}
