@@ -9,8 +9,9 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 )
 
-// Capability is what an action needs the thread to have been granted.
-type Capability string
+// Capability is what an action needs the thread to have been granted:
+// the one type of it, facts.Capability, as the facts record it.
+type Capability = facts.Capability
 
 // The capabilities.
 const (
@@ -18,15 +19,6 @@ const (
 	Write   Capability = "write"
 	Execute Capability = "execute"
 )
-
-// Validate accepts read, write and execute.
-func (c Capability) Validate() error {
-	switch c {
-	case Read, Write, Execute:
-		return nil
-	}
-	return fmt.Errorf("capability %q: want read, write or execute", string(c))
-}
 
 // Request is a request to act, recorded before anything runs.
 type Request struct {
@@ -80,7 +72,7 @@ func (r Request) AdapterKey() string {
 // Fact returns the request as the payload of action.requested.
 func (r Request) Fact() facts.ActionRequested {
 	return facts.ActionRequested{
-		ActionID: r.ActionID, CallID: r.CallID, Capability: string(r.Capability), Instruction: r.Instruction,
+		ActionID: r.ActionID, CallID: r.CallID, Capability: r.Capability, Instruction: r.Instruction,
 		Precondition: r.Precondition, IdempotencyKey: r.IdempotencyKey, RequestedBy: r.Requester(),
 		ActorID: r.ActorID, Adapter: r.AdapterKey(), Payload: facts.RawJSON(r.Payload), Check: r.Check, Sandbox: r.Sandbox, MCP: r.MCP,
 	}
@@ -89,7 +81,7 @@ func (r Request) Fact() facts.ActionRequested {
 // FromFact returns the request recorded in an action.requested payload.
 func FromFact(p facts.ActionRequested) Request {
 	return Request{
-		ActionID: p.ActionID, CallID: p.CallID, Capability: Capability(p.Capability), Instruction: p.Instruction,
+		ActionID: p.ActionID, CallID: p.CallID, Capability: p.Capability, Instruction: p.Instruction,
 		Precondition: p.Precondition, IdempotencyKey: p.IdempotencyKey, RequestedBy: p.RequestedBy,
 		ActorID: p.ActorID, Adapter: p.Adapter, Payload: json.RawMessage(p.Payload), Check: p.Check, Sandbox: p.Sandbox, MCP: p.MCP,
 	}

@@ -284,7 +284,6 @@ func runWorkers(ctx context.Context, store thread.Store, storeDir, dir, version 
 			r.Fact(f)
 		}
 	})
-	no := false
 	var out []Worker
 	for _, w := range demoWorkerSet {
 		root := filepath.Join(dir, w.name)
@@ -298,7 +297,7 @@ func runWorkers(ctx context.Context, store thread.Store, storeDir, dir, version 
 			Spec: facts.ToolSchema{Name: "set_ttl", Description: "Write a file (the demo's worker " + w.name + ").",
 				Schema: facts.RawJSON(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`)},
 			Needs: action.Write,
-			Ask:   &no,
+			Ask:   action.AskNever,
 			Run: func(context.Context, json.RawMessage) (facts.Report, error) {
 				if err := w.do(root); err != nil {
 					return facts.Report{}, err

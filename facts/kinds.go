@@ -469,8 +469,8 @@ type ActionRequested struct {
 	// CallID is the model's tool call this action serves, if any.
 	CallID string `msgpack:"call_id,omitempty" json:"call_id,omitempty"`
 	// Capability is what the thread must have been granted.
-	Capability  string `msgpack:"capability,omitempty" json:"capability,omitempty"`
-	Instruction string `msgpack:"instruction,omitempty" json:"instruction,omitempty"`
+	Capability  Capability `msgpack:"capability,omitempty" json:"capability,omitempty"`
+	Instruction string     `msgpack:"instruction,omitempty" json:"instruction,omitempty"`
 	// Precondition is the observed state hash at request time.
 	Precondition   string `msgpack:"precondition,omitempty" json:"precondition,omitempty"`
 	IdempotencyKey string `msgpack:"idempotency_key,omitempty" json:"idempotency_key,omitempty"`

@@ -290,8 +290,8 @@ func retryNoting[A any](cfg Config, call effect.Effect[Services, A], waited func
 	return effect.AndThen(services, func(svc Services) effect.Effect[Services, A] {
 		return effect.Retry(call, effect.Policy{
 			MaxAttempts: cfg.ModelAttempts,
-			Backoff:     cfg.ModelBackoff,
-			MaxBackoff:  30 * cfg.ModelBackoff,
+			Backoff:     cfg.backoff(),
+			MaxBackoff:  30 * cfg.backoff(),
 			Jitter:      0.2,
 			RetryIf:     model.IsTransient,
 			Wait: func(err error, _ int, planned time.Duration) (time.Duration, error) {

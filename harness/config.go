@@ -9,31 +9,37 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 )
 
-// Config is how a coding actor and its runtime behave. Make one with
-// NewConfig, which fills in defaults and refuses values that cannot work.
+// Config is how a coding actor and its runtime behave. Its zero value is
+// the defaults, field by field (each field says its own); NewConfig
+// returns them with options applied, and Validate refuses values that
+// cannot work. A bound is lifted with NoBound where a field says so.
 type Config struct {
 	// MaxSteps bounds the transitions one Resume runs; a thread that needs
-	// more returns StatusStepLimit and resumes where it stopped.
+	// more returns StatusStepLimit and resumes where it stopped. 0 is 100;
+	// NoBound (any negative value) is no bound.
 	MaxSteps int
 	// ModelAttempts is how many times a model turn is tried when it fails
-	// transiently (a 429, a 503).
+	// transiently (a 429, a 503); 0 is 3.
 	ModelAttempts int
-	// ModelBackoff is the first wait between model attempts.
+	// ModelBackoff is the first wait between model attempts; 0 is 500ms,
+	// and a negative one retries at once.
 	ModelBackoff time.Duration
 	// ModelMaxWait is the longest wait before a model attempt that a
 	// server may ask for (Retry-After); one asking longer fails the turn,
-	// as transient, saying how long it asked.
+	// as transient, saying how long it asked. 0 is a minute; NoBound (any
+	// negative value) waits as long as the server asks.
 	ModelMaxWait time.Duration
-	// SystemPrompt is what the model is told before the conversation.
+	// SystemPrompt is what the model is told before the conversation;
+	// "" is DefaultSystemPrompt.
 	SystemPrompt string
 	// ModelName names the model, for the record.
 	ModelName string
-	// Version names the program, for the record.
+	// Version names the program, for the record; "" is "harness/dev".
 	Version string
 	// Workspace names where threads work (host and directory), for the
 	// record; NewStock sets it to the host and the workspace root.
 	Workspace string
-	// Actor names the actor in action requests.
+	// Actor names the actor in action requests; "" is "coding-actor".
 	Actor string
 	// MaxTurns bounds the model turns of a thread; 0 is no bound.
 	MaxTurns int
@@ -55,7 +61,8 @@ type Config struct {
 	CompactFraction float64
 	// Grants are the capabilities the actor's threads are granted; an
 	// action needing another is denied without invoking its adapter, and
-	// without asking a person.
+	// without asking a person. nil is read, write and execute; an empty,
+	// non-nil slice (WithGrants()) grants none.
 	Grants []action.Capability
 	// Settings are where the configuration came from (each settings file
 	// and the command line, with the keys left out as untrusted), for the
@@ -66,16 +73,28 @@ type Config struct {
 // Option sets a field of a Config.
 type Option func(*Config)
 
-// WithMaxSteps sets Config.MaxSteps.
+// WithMaxSteps sets Config.MaxSteps (NoBound for none).
 func WithMaxSteps(n int) Option { return func(c *Config) { c.MaxSteps = n } }
 
 // WithModelAttempts sets Config.ModelAttempts.
 func WithModelAttempts(n int) Option { return func(c *Config) { c.ModelAttempts = n } }
 
-// WithModelBackoff sets Config.ModelBackoff.
-func WithModelBackoff(d time.Duration) Option { return func(c *Config) { c.ModelBackoff = d } }
+// WithModelBackoff sets Config.ModelBackoff; 0 here, as a negative
+// Config.ModelBackoff, retries at once: an option names the wait, not the
+// default.
+func WithModelBackoff(d time.Duration) Option {
+	return func(c *Config) {
+		if d == 0 {
+			d = noWait
+		}
+		c.ModelBackoff = d
+	}
+}
 
-// WithModelMaxWait sets Config.ModelMaxWait.
+// noWait is the ModelBackoff of retrying at once.
+const noWait time.Duration = -1
+
+// WithModelMaxWait sets Config.ModelMaxWait (NoBound for none).
 func WithModelMaxWait(d time.Duration) Option { return func(c *Config) { c.ModelMaxWait = d } }
 
 // WithSystemPrompt sets Config.SystemPrompt.
@@ -116,9 +135,9 @@ const defaultCompactFraction = 0.8
 // WithActor sets Config.Actor.
 func WithActor(name string) Option { return func(c *Config) { c.Actor = name } }
 
-// WithGrants sets Config.Grants.
+// WithGrants sets Config.Grants; with no capabilities it grants none.
 func WithGrants(caps ...action.Capability) Option {
-	return func(c *Config) { c.Grants = slices.Clone(caps) }
+	return func(c *Config) { c.Grants = append([]action.Capability{}, caps...) }
 }
 
 // WithSettings sets Config.Settings.
@@ -132,40 +151,86 @@ func WithVersion(v string) Option { return func(c *Config) { c.Version = v } }
 // WithWorkspace sets Config.Workspace.
 func WithWorkspace(w string) Option { return func(c *Config) { c.Workspace = w } }
 
-// DefaultSystemPrompt is the system prompt of a Config that sets none.
-const DefaultSystemPrompt = "You are a careful coding agent working in the user's repository. " +
-	"Use the tools to read and change files and to run commands. Say plainly what you did."
+// Values a Config names.
+const (
+	// DefaultSystemPrompt is the system prompt of a Config that sets none.
+	DefaultSystemPrompt = "You are a careful coding agent working in the user's repository. " +
+		"Use the tools to read and change files and to run commands. Say plainly what you did."
+	// NoBound, as Config.MaxSteps or Config.ModelMaxWait, lifts the
+	// bound: a zero one is the default bound.
+	NoBound = -1
+)
 
-// NewConfig returns the default configuration with opts applied. It
-// refuses a configuration that cannot run, naming the field.
-func NewConfig(opts ...Option) (Config, error) {
-	c := Config{
-		MaxSteps:      100,
-		ModelAttempts: 3,
-		ModelBackoff:  500 * time.Millisecond,
-		ModelMaxWait:  time.Minute,
-		SystemPrompt:  DefaultSystemPrompt,
-		Version:       "harness/dev",
-		Actor:         "coding-actor",
-		Grants:        []action.Capability{action.Read, action.Write, action.Execute},
+// defaults are the values of a Config's zero fields.
+var defaults = Config{
+	MaxSteps:      100,
+	ModelAttempts: 3,
+	ModelBackoff:  500 * time.Millisecond,
+	ModelMaxWait:  time.Minute,
+	SystemPrompt:  DefaultSystemPrompt,
+	Version:       "harness/dev",
+	Actor:         "coding-actor",
+	Grants:        []action.Capability{action.Read, action.Write, action.Execute},
+}
+
+// resolved is c with its zero fields set to the defaults; a negative
+// bound stays negative (no bound), and readers say what it means.
+func (c Config) resolved() Config {
+	set := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
 	}
+	set(&c.MaxSteps, defaults.MaxSteps)
+	set(&c.ModelAttempts, defaults.ModelAttempts)
+	if c.ModelBackoff == 0 {
+		c.ModelBackoff = defaults.ModelBackoff
+	}
+	if c.ModelMaxWait == 0 {
+		c.ModelMaxWait = defaults.ModelMaxWait
+	}
+	if c.SystemPrompt == "" {
+		c.SystemPrompt = defaults.SystemPrompt
+	}
+	if c.Version == "" {
+		c.Version = defaults.Version
+	}
+	if c.Actor == "" {
+		c.Actor = defaults.Actor
+	}
+	if c.Grants == nil {
+		c.Grants = slices.Clone(defaults.Grants)
+	}
+	return c
+}
+
+// stepLimit reports whether a Resume that ran steps transitions has
+// reached Config.MaxSteps.
+func (c Config) stepLimit(steps int) bool {
+	n := c.resolved().MaxSteps
+	return n > 0 && steps >= n
+}
+
+// backoff is Config.ModelBackoff as a wait: a negative one is none.
+func (c Config) backoff() time.Duration { return max(c.resolved().ModelBackoff, 0) }
+
+// NewConfig returns the default configuration with opts applied, every
+// field as it applies (a zero one set to its default). It refuses a
+// configuration that cannot run, naming the field.
+func NewConfig(opts ...Option) (Config, error) {
+	c := Config{}.resolved()
 	for _, o := range opts {
 		o(&c)
 	}
-	return c, c.Validate()
+	return c.resolved(), c.Validate()
 }
 
-// Validate names the first field that cannot work.
+// Validate names the first field that cannot work. Zero fields are the
+// defaults, and valid.
 func (c Config) Validate() error {
 	switch {
-	case c.MaxSteps < 1:
-		return fmt.Errorf("config: MaxSteps is %d: a runtime must be allowed at least 1 step", c.MaxSteps)
-	case c.ModelAttempts < 1:
-		return fmt.Errorf("config: ModelAttempts is %d: a model turn must be tried at least once", c.ModelAttempts)
-	case c.ModelBackoff < 0:
-		return fmt.Errorf("config: ModelBackoff is %v: want ≥ 0", c.ModelBackoff)
-	case c.ModelMaxWait < 0:
-		return fmt.Errorf("config: ModelMaxWait is %v: want ≥ 0", c.ModelMaxWait)
+	case c.ModelAttempts < 0:
+		return fmt.Errorf("config: ModelAttempts is %d: a model turn must be tried at least once (0 is %d)", c.ModelAttempts, defaults.ModelAttempts)
 	case c.MaxTurns < 0:
 		return fmt.Errorf("config: MaxTurns is %d: want ≥ 0 (0 is no bound)", c.MaxTurns)
 	case c.MaxTokens < 0:

@@ -98,7 +98,7 @@ func TestConfirmationFlow(t *testing.T) {
 	ar, err := facts.Decode[facts.ActionRequested](e.Last("t", facts.KindActionRequested))
 	require.NoError(t, err)
 	require.Equal(t, "coding-actor", ar.RequestedBy)
-	require.Equal(t, string(action.Write), ar.Capability)
+	require.Equal(t, action.Write, ar.Capability)
 	ca, err := facts.Decode[facts.ConfirmationAnswered](e.Last("t", facts.KindConfirmationAnswered))
 	require.NoError(t, err)
 	require.Equal(t, "ana", ca.By)
@@ -340,11 +340,12 @@ func TestInterruptAppendsNothing(t *testing.T) {
 
 func TestNewConfigRefusesWhatCannotRun(t *testing.T) {
 	for field, opt := range map[string]harness.Option{
-		"MaxSteps":      harness.WithMaxSteps(0),
-		"ModelAttempts": harness.WithModelAttempts(0),
-		"ModelMaxWait":  harness.WithModelMaxWait(-1),
-		"MaxTurns":      harness.WithBudget(-1, 0),
-		"CompactAt":     harness.WithCompactAt(-5),
+		"ModelAttempts":   harness.WithModelAttempts(-1),
+		"MaxTurns":        harness.WithBudget(-1, 0),
+		"MaxTokens":       harness.WithBudget(0, -1),
+		"CompactAt":       harness.WithCompactAt(-5),
+		"ContextWindow":   harness.WithContextWindow(-1, 0),
+		"CompactFraction": harness.WithContextWindow(1000, 1.5),
 	} {
 		_, err := harness.NewConfig(opt)
 		require.ErrorContains(t, err, field)

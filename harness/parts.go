@@ -49,6 +49,7 @@ func Compose(cfg Config, parts ...Part) (Actor, error) {
 	if err := cfg.Validate(); err != nil {
 		return Actor{}, err
 	}
+	cfg = cfg.resolved()
 	a := &assembly{cfg: cfg}
 	for _, p := range parts {
 		p.add(a, "")
@@ -616,7 +617,7 @@ func modelWait(cfg Config, err error, planned time.Duration) (time.Duration, err
 	switch {
 	case !ok || asked <= planned:
 		return planned, nil
-	case asked > cfg.ModelMaxWait:
+	case cfg.ModelMaxWait >= 0 && asked > cfg.ModelMaxWait:
 		return 0, fmt.Errorf("%w; the server asked to wait %v before a retry, longer than Config.ModelMaxWait (%v)", err, asked, cfg.ModelMaxWait)
 	}
 	return asked, nil

@@ -77,7 +77,8 @@ type Runtime struct {
 	Tracer trace.TracerProvider
 }
 
-// NewRuntime returns a runtime; config must be valid.
+// NewRuntime returns a runtime; config must be valid (its zero fields
+// are the defaults, and Runtime.Config holds them as they apply).
 func NewRuntime(store thread.Store, services Services, config Config) (*Runtime, error) {
 	if store == nil {
 		return nil, errors.New("harness: nil store")
@@ -85,7 +86,7 @@ func NewRuntime(store thread.Store, services Services, config Config) (*Runtime,
 	if err := config.Validate(); err != nil {
 		return nil, err
 	}
-	return &Runtime{Store: store, Services: services, Config: config}, nil
+	return &Runtime{Store: store, Services: services, Config: config.resolved()}, nil
 }
 
 // state is a Thread's fold of its log, and what its snapshots need.
@@ -453,7 +454,7 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 				out.Waits = append(p.Waits, out.Waits...)
 			}
 			return out, nil
-		case out.Steps >= rt.Config.MaxSteps:
+		case rt.Config.stepLimit(out.Steps):
 			out.Status = StatusStepLimit
 			return out, nil
 		}

@@ -83,8 +83,9 @@ type Tool struct {
 	Spec facts.ToolSchema
 	// Needs is the capability: action.Read, action.Write or action.Execute.
 	Needs action.Capability
-	// Ask overrides the default confirmation (writes and commands ask).
-	Ask *bool
+	// Ask says whether a call asks a person first; the zero value,
+	// action.AskDefault, asks for writes and commands.
+	Ask action.Ask
 	// Run runs a call with the model's arguments.
 	Run func(ctx context.Context, args json.RawMessage) (facts.Report, error)
 	// Declare, when set, declares the check of a call.
@@ -101,12 +102,7 @@ func (t Tool) Schema() facts.ToolSchema { return t.Spec }
 func (t Tool) Capability() action.Capability { return t.Needs }
 
 // Confirm reports whether a call asks a person first.
-func (t Tool) Confirm() bool {
-	if t.Ask != nil {
-		return *t.Ask
-	}
-	return t.Needs != action.Read
-}
+func (t Tool) Confirm() bool { return t.Ask.Asks(t.Needs) }
 
 // Check declares the check of a call.
 func (t Tool) Check(args json.RawMessage) (*facts.CheckSpec, error) {
@@ -138,6 +134,16 @@ func NewToolbox(tools ...ToolAdapter) (*Toolbox, error) {
 			return nil, fmt.Errorf("toolbox: two tools named %q", name)
 		}
 		if err := t.Capability().Validate(); err != nil {
+			return nil, fmt.Errorf("toolbox: tool %q: %w", name, err)
+		}
+		var ask action.Ask
+		switch tool := t.(type) {
+		case Tool:
+			ask = tool.Ask
+		case *Tool:
+			ask = tool.Ask
+		}
+		if err := ask.Validate(); err != nil {
 			return nil, fmt.Errorf("toolbox: tool %q: %w", name, err)
 		}
 		seen[name] = true
@@ -176,7 +182,7 @@ func confirms(t ToolAdapter) bool {
 	if c, ok := t.(confirmer); ok {
 		return c.Confirm()
 	}
-	return t.Capability() != action.Read
+	return action.AskDefault.Asks(t.Capability())
 }
 
 // mcpCaller is a tool of an MCP server: it says what the request of a

@@ -66,7 +66,7 @@ func AppendToolLoop(tb testing.TB, store thread.Store, id string, n int) {
 	}
 	request := func(ref, tool string, needs action.Capability, args string) {
 		add(facts.KindActionRequested, "tool/request/"+ref, facts.ActionRequested{
-			ActionID: ref, CallID: "call_1", Capability: string(needs), Instruction: tool + " " + args,
+			ActionID: ref, CallID: "call_1", Capability: needs, Instruction: tool + " " + args,
 			IdempotencyKey: "tool/execute/" + ref, RequestedBy: "coding-actor", ActorID: "coding-actor", Adapter: tool,
 			Payload: facts.RawJSON(args), Confirm: needs != action.Read,
 		})

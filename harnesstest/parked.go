@@ -71,7 +71,7 @@ func (p Parked) Append(t testing.TB, s thread.Store, id string) {
 	// scheduler records it before anything runs or anyone is asked.
 	request := func(ref, tool string, needs action.Capability, args string) {
 		add(facts.KindActionRequested, "tool/request/"+ref, facts.ActionRequested{
-			ActionID: ref, CallID: "call_1", Capability: string(needs), Instruction: tool + " " + args,
+			ActionID: ref, CallID: "call_1", Capability: needs, Instruction: tool + " " + args,
 			IdempotencyKey: "tool/execute/" + ref, RequestedBy: "coding-actor", ActorID: "coding-actor", Adapter: tool,
 			Payload: facts.RawJSON(args), Confirm: needs != action.Read,
 		})

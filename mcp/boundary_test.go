@@ -65,7 +65,7 @@ func TestApprovedRunsOnce(t *testing.T) {
 			require.NotEmpty(t, req[0].MCP.Offered)
 			require.JSONEq(t, `{"path":"out.txt","content":"hello\n"}`, string(req[0].Payload))
 			require.True(t, req[0].Confirm)
-			require.Equal(t, "execute", req[0].Capability)
+			require.Equal(t, facts.Capability("execute"), req[0].Capability)
 			sys := all[facts.SystemConfigured](e, "t1", facts.KindSystemConfigured)[0]
 			var offered *facts.ToolSchema
 			for i := range sys.Tools {

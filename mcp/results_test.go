@@ -126,14 +126,14 @@ func TestReadOnlyHintOnlyWhenTrusted(t *testing.T) {
 		if !trusted {
 			require.Equal(t, harness.StatusParked, st.Status, "an untrusted server's hint is ignored")
 			require.True(t, req.Confirm)
-			require.Equal(t, string(action.Execute), req.Capability)
+			require.Equal(t, action.Execute, req.Capability)
 			require.False(t, req.MCP.ReadOnly)
 			require.True(t, echo.Confirm)
 			continue
 		}
 		require.Equal(t, harness.StatusDone, st.Status)
 		require.False(t, req.Confirm)
-		require.Equal(t, string(action.Read), req.Capability)
+		require.Equal(t, action.Read, req.Capability)
 		require.True(t, req.MCP.ReadOnly)
 		require.Empty(t, all[facts.ConfirmationRequested](e, "t1", facts.KindConfirmationRequested))
 		require.Contains(t, e.completion("t1").Report.Stdout, "echo: hi")

@@ -54,12 +54,12 @@ type ThreadDetail struct {
 
 // Action is one action of a thread, as its view records it.
 type Action struct {
-	ID         string          `json:"id"`
-	Tool       string          `json:"tool"`
-	Stage      scheduler.Stage `json:"stage"`
-	Capability string          `json:"capability,omitempty"`
-	Args       json.RawMessage `json:"args,omitempty"`
-	ArgsText   string          `json:"-"`
+	ID         string           `json:"id"`
+	Tool       string           `json:"tool"`
+	Stage      scheduler.Stage  `json:"stage"`
+	Capability facts.Capability `json:"capability,omitempty"`
+	Args       json.RawMessage  `json:"args,omitempty"`
+	ArgsText   string           `json:"-"`
 	// Seq is where it was requested.
 	Seq         uint64                   `json:"seq"`
 	Sandbox     *facts.Sandbox           `json:"sandbox,omitempty"`

@@ -293,7 +293,7 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 	w := sh.a.stdout
 	esc := present.EscapeLine
 	req := act.Requested
-	fmt.Fprintf(w, "action %s of thread %s: %s (%s), requested by %s at seq %d\n", esc(act.ID), sh.id, esc(req.Adapter), esc(req.Capability), esc(req.RequestedBy), act.RequestedSeq)
+	fmt.Fprintf(w, "action %s of thread %s: %s (%s), requested by %s at seq %d\n", esc(act.ID), sh.id, esc(req.Adapter), esc(string(req.Capability)), esc(req.RequestedBy), act.RequestedSeq)
 	if call.Ref != "" {
 		fmt.Fprintf(w, "  call         %s of model turn %d (seq %d)\n", esc(call.Call.ID), call.Turn, call.TurnSeq)
 	}
