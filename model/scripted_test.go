@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/model"
 )
 
@@ -26,4 +27,15 @@ func TestLoadScriptReadsOnlyARegularFile(t *testing.T) {
 		_, err := model.LoadScript(path)
 		require.ErrorContains(t, err, "not a regular file", path)
 	}
+}
+
+// A decision cut off at a limit carries no call or question to act on:
+// Validate refuses one that does, and accepts one with only its text (or
+// none).
+func TestValidateCutDecision(t *testing.T) {
+	cut := &facts.Cut{Calls: []string{"write_file"}, InARow: 1}
+	require.NoError(t, model.Decision{Cut: cut}.Validate())
+	require.NoError(t, model.Decision{Text: "The TTL is", Cut: cut}.Validate())
+	require.Error(t, model.Decision{Cut: cut, ToolCalls: []facts.ToolCall{{ID: "c", Name: "write_file", Args: "{}"}}}.Validate())
+	require.Error(t, model.Decision{Cut: cut, Question: &facts.Question{Text: "which?"}}.Validate())
 }

@@ -22,6 +22,10 @@ func TestDescribeEscapesControlCharacters(t *testing.T) {
 		{facts.KindActionCompleted, facts.ActionCompleted{ActionID: "1-c", Report: facts.Report{Status: facts.StatusFailed, Error: "boom\x1b[1A"},
 			Observation: facts.Observation{Available: true, Before: "b", After: "a", Changed: []facts.PathChange{{Path: "x\r\x1b[2Ky", Before: "1", After: "2"}}}, EffectState: facts.EffectObserved}, `x\r\x1b[2Ky (modified)`},
 		{facts.KindTransitionFailed, facts.TransitionFailed{Key: "infer/turn/1", Class: facts.ClassPermission, Attempt: 1, Message: "denied\x1b]0;title\x07"}, `denied\x1b]0;title\x07`},
+		{facts.KindModelTurn, facts.ModelTurn{Turn: 2, Text: "half\x1b[2J", StopReason: "length\r", Cut: &facts.Cut{Calls: []string{"write\x1b[1Afile"}, InARow: 2}},
+			`while calling write\x1b[1Afile, which did not run`},
+		{facts.KindModelCallFailed, facts.ModelAttempt{Turn: 1, Attempt: 2, Class: facts.ClassTransient, Status: 503, Message: "busy\x1b[31m", WaitMS: 500},
+			`turn 1, call 2: transient (HTTP 503): busy\x1b[31m · waited 500ms`},
 	} {
 		d, err := facts.NewDraft(c.kind, "", c.payload)
 		require.NoError(t, err)
