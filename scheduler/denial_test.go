@@ -44,4 +44,3 @@ func TestDenialReasonIsASentence(t *testing.T) {
 		require.NotContains(t, last.Text, "..", "reason %q", tc.reason)
 	}
 }
-
