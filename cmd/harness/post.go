@@ -505,3 +505,16 @@ type plainError struct {
 
 func (e *plainError) Error() string { return e.msg }
 func (e *plainError) Unwrap() error { return e.err }
+
+// personAnswers is the command with which a person answers the request p
+// of the thread id at a terminal, for the MCP server to name when it
+// leaves the answer to a person: the answer alone, as the client resumes.
+func personAnswers(id string, p drive.Pending) string {
+	if p.Kind == fold.WaitConfirmation {
+		return fmt.Sprintf("harness approve %s %s", shellWord(id), shellWord(drive.Ref(p)))
+	}
+	// "settle: COMMAND   (accept, retry or abandon)": the command alone.
+	_, cmd, _ := strings.Cut(hintFor(id, p, false), ": ")
+	cmd, _, _ = strings.Cut(cmd, "   (")
+	return cmd
+}
