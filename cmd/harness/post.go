@@ -345,8 +345,14 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 			Facts     []facts.Fact `json:"facts"`
 		}{id, p.Seq, p.Duplicate, append([]facts.Fact{}, dr.appended...)})
 	}
-	if !p.Duplicate {
-		a.printf("posted to %s; continue with: harness resume %s\n", id, id)
+	switch {
+	case p.Duplicate:
+	case dr.s.place.Remote != "":
+		// A shared store: a worker takes an answered thread up, and a
+		// resume here would race it.
+		a.printf("posted to %s; a worker on the store takes it up (harness worker); follow it with: harness log -f %s\n", id, shellWord(id))
+	default:
+		a.printf("posted to %s; continue with: harness resume %s\n", id, shellWord(id))
 	}
 	return nil
 }
