@@ -47,6 +47,8 @@ type follower struct {
 	stamp string
 	// looked is set once the thread's state was read.
 	looked bool
+	// rt reads the thread's state, on the store open now (nil: none yet).
+	rt *harness.Runtime
 }
 
 // follow prints the thread's facts from f.next on, as log does, and then
@@ -80,6 +82,7 @@ func (f *follower) follow(ctx context.Context) error {
 			}
 			if direct {
 				// Let go of it: the process that drives the thread needs it.
+				f.rt = nil
 				if err := f.s.Close(); err != nil {
 					return err
 				}
@@ -133,11 +136,13 @@ func (f *follower) look(ctx context.Context) (st *drive.State, grew bool, err er
 		return nil, false, nil
 	}
 	f.looked = true
-	rt, err := f.s.runtime()
-	if err != nil {
-		return nil, grew, err
+	if f.rt == nil {
+		// One runtime for as long as the store is open.
+		if f.rt, err = f.s.runtime(); err != nil {
+			return nil, grew, err
+		}
 	}
-	th, err := rt.Open(ctx, f.s.stock.Actor, f.id)
+	th, err := f.rt.Open(ctx, f.s.stock.Actor, f.id)
 	if err != nil {
 		return nil, grew, err
 	}
