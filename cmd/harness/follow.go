@@ -173,8 +173,9 @@ func (f *follower) reopen(ctx context.Context) (ok bool, err error) {
 }
 
 // dbStamp says what the files of the database in dir look like: their
-// names, sizes and times. A read-only open writes nothing, so the stamp
-// changes only when a writer wrote.
+// names, sizes and times, but for the lock file, which every open touches.
+// A read-only open writes nothing else, so the stamp changes only when a
+// writer wrote.
 func dbStamp(dir string) string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -182,6 +183,9 @@ func dbStamp(dir string) string {
 	}
 	var stamp []byte
 	for _, e := range entries {
+		if e.Name() == "LOCK" {
+			continue // every open touches it, a read-only one too
+		}
 		info, err := e.Info()
 		if err != nil {
 			continue // removed meanwhile: the next stamp differs anyway
