@@ -92,7 +92,7 @@ func TestAPolicyDenialGoesOn(t *testing.T) {
 }
 
 // A person's denial: "no, and tell the model" goes on to a model turn;
-// "deny and stop" ends the thread there.
+// "deny and stop" ends the thread there, stopped (not done).
 func TestDenials(t *testing.T) {
 	for _, tc := range []struct {
 		then   facts.AfterDenial
@@ -100,7 +100,7 @@ func TestDenials(t *testing.T) {
 		status harness.Status
 	}{
 		{facts.DenyContinue, 2, harness.StatusDone},
-		{facts.DenyStop, 1, harness.StatusDone},
+		{facts.DenyStop, 1, harness.StatusStopped},
 	} {
 		t.Run(string(tc.then), func(t *testing.T) {
 			e := harnesstest.New(t, harnesstest.ToolScript)

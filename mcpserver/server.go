@@ -60,6 +60,11 @@ type ServerOptions struct {
 	ClientApproves bool
 	// Version names the harness to clients.
 	Version string
+	// PersonAnswers, when set, is how a person answers the open request p
+	// of thread outside this server (the front end that runs the server
+	// knows its commands): what a refusal to approve or settle tells the
+	// client to have its person do. Nil names no command.
+	PersonAnswers func(thread string, p drive.Pending) string
 }
 
 // NewServer is harness as an MCP server: its tools start a thread, say
@@ -309,7 +314,7 @@ func (s *server) answer(ctx context.Context, req *sdk.CallToolRequest, a AnswerA
 	if p == nil {
 		return nil, nil, fmt.Errorf("thread %s has no open request %q (open: %s)", a.Thread, a.RequestID, openIDs(st))
 	}
-	reply, err := s.reply(*p, a, by)
+	reply, err := s.reply(a.Thread, *p, a, by)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -335,8 +340,15 @@ func (s *server) answer(ctx context.Context, req *sdk.CallToolRequest, a AnswerA
 // reply is the reply a's arguments give to the open request p. Only a
 // client whose answers are a person's (ServerOptions.ClientApproves) may
 // approve a call or settle an effect.
-func (s *server) reply(p drive.Pending, a AnswerArgs, by string) (drive.Reply, error) {
+func (s *server) reply(thread string, p drive.Pending, a AnswerArgs, by string) (drive.Reply, error) {
 	r := drive.Reply{Kind: p.Kind, Request: a.RequestID, By: by, Reason: a.Reason}
+	// how a person answers p instead: a command that works, or none.
+	how := "at harness's own prompt, page or commands"
+	if s.opts.PersonAnswers != nil {
+		if c := s.opts.PersonAnswers(thread, p); c != "" {
+			how = "with: " + c
+		}
+	}
 	switch p.Kind {
 	case fold.WaitConfirmation:
 		switch {
@@ -347,7 +359,7 @@ func (s *server) reply(p drive.Pending, a AnswerArgs, by string) (drive.Reply, e
 		case a.Digest != p.Digest:
 			return r, fmt.Errorf("%s: digest %s is not the call's (%s): the call waiting is %s %s", p.RequestID, a.Digest, p.Digest, p.Tool, p.Args)
 		case *a.Approve && !s.opts.ClientApproves:
-			return r, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot approve %s %s; a person approves it at harness's own prompt or command (approve %s %s), or denies it here", ErrPersonOnly, p.Tool, p.Args, p.RequestID, p.Digest)
+			return r, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot approve %s %s; a person approves it %s (then resume it here), or it is denied here", ErrPersonOnly, p.Tool, p.Args, how)
 		}
 		r.Approved, r.Digest = *a.Approve, a.Digest
 	case fold.WaitQuestion:
@@ -361,7 +373,7 @@ func (s *server) reply(p drive.Pending, a AnswerArgs, by string) (drive.Reply, e
 			return r, fmt.Errorf("%s is an open effect (%s): answer it with decision accept, retry or abandon: %w", p.RequestID, p.Summary, err)
 		}
 		if !s.opts.ClientApproves {
-			return r, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot settle %s; a person settles it with harness's own commands", ErrPersonOnly, p.RequestID)
+			return r, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot settle %s; a person settles it %s (then resume it here)", ErrPersonOnly, p.RequestID, how)
 		}
 	default:
 		return r, fmt.Errorf("%s: a %s cannot be answered here", p.RequestID, p.Kind)

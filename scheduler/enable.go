@@ -121,9 +121,11 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 	case len(v.Waits) > 0:
 		v.Phase = PhaseConfirm
 	case stop != nil && !s.userAfterTurn:
-		// A person denied a call and stopped: the turn ends here, until
-		// someone writes to the thread again.
+		// A person denied a call and stopped: the thread stops here, until
+		// someone writes to the thread again. Its status is stopped, as
+		// for any other stop, not done: nothing finished.
 		v.Phase = PhaseDone
+		out.Stop = &fold.Stop{Status: fold.StatusStopped, Reason: stopReason(stop)}
 	case ran || s.goesOn() || s.userAfterTurn:
 		// Every call is settled and at least one ran, or a person denied
 		// one and told the model: the model sees the results (and the
@@ -135,6 +137,20 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 		// said what follows them: the turn is complete without a tool.
 		v.Phase = PhaseDone
 	}
+}
+
+// stopReason says why a denial stopped the thread: who denied which call,
+// and the reason they gave.
+func stopReason(stop *call) string {
+	by := stop.answer.By
+	if by == "" {
+		by = "a person"
+	}
+	why := fmt.Sprintf("%s denied %s and stopped the thread", by, stop.ref)
+	if stop.answer.Reason != "" {
+		why += ": " + stop.answer.Reason
+	}
+	return why
 }
 
 func openSummary(c *call, a *Action) string {

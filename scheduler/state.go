@@ -377,8 +377,13 @@ func denialResult(p facts.ConfirmationAnswered) string {
 	default:
 		text = "A person denied this tool call; it did not run."
 	}
-	if p.Reason != "" {
-		text += " Reason: " + p.Reason
+	if reason := strings.TrimSpace(p.Reason); reason != "" {
+		// The reason is a sentence of its own: ended, so that what follows
+		// does not read as part of it.
+		if !strings.HasSuffix(reason, ".") && !strings.HasSuffix(reason, "!") && !strings.HasSuffix(reason, "?") {
+			reason += "."
+		}
+		text += " Reason: " + reason
 	}
 	if p.Then == facts.DenyContinue {
 		text += " Go on without it: do what was asked another way, or say what you need."

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"os/user"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -286,9 +285,13 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person),
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(cobraError{err}) })
-	root.SetVersionTemplate("{{.Version}}\n")
+	// The flag is made before parsing, so that "--version -o json" parses
+	// as two flags; the template prints the line or the JSON (versionText).
+	root.InitDefaultVersionFlag()
+	root.SetVersionTemplate("{{harnessVersion .}}")
 	pf := root.PersistentFlags()
-	pf.StringVarP(&a.output, "output", "o", "text", "output format: text or json (json: stdout is pure JSON; logs go to stderr)")
+	a.output = "text"
+	pf.VarP(outputFlag{&a.output}, "output", "o", "output format: text or json (json: stdout is pure JSON; logs go to stderr)")
 	pf.StringVar(&a.storeDir, "store", "", "the store directory, or a NATS server nats://HOST:PORT (default: .harness at the workspace root; or $HARNESS_STORE)")
 	pf.DurationVar(&a.wait, "wait", 0, "wait this long for a store another harness process is using (e.g. 30s)")
 	root.AddCommand(
@@ -347,29 +350,7 @@ var commit = ""
 // versionLine says the version, the commit it was built from (with
 // "modified" when the checkout had changes), and the Go it was built with.
 func versionLine() string {
-	commit, when, modified := cmpOr(commit, "unknown"), "", false
-	goVersion := runtime.Version()
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		goVersion = bi.GoVersion
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				commit = s.Value
-			case "vcs.time":
-				when = s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			}
-		}
-	}
-	line := fmt.Sprintf("harness %s (commit %s", version(), commit)
-	if when != "" {
-		line += ", " + when
-	}
-	if modified {
-		line += ", modified"
-	}
-	return line + "; " + goVersion + ")"
+	return readVersion().line()
 }
 
 // jsonOut reports whether stdout is JSON.

@@ -203,7 +203,7 @@ Add it to Claude Code:  claude mcp add harness -- harness mcp serve`,
 				inner.wait = 30 * time.Second
 			}
 			ws := &mcpWorkspace{a: &inner, f: &f}
-			srv := mcpserver.NewServer(ws, mcpserver.ServerOptions{ClientApproves: clientApproves, Version: version()})
+			srv := mcpserver.NewServer(ws, mcpserver.ServerOptions{ClientApproves: clientApproves, Version: version(), PersonAnswers: personAnswers})
 			err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}})
 			if ctx.Err() != nil {
 				return nil

@@ -203,7 +203,13 @@ func TestMCPServeApprovalsStayWithAPerson(t *testing.T) {
 	require.Contains(t, text, "approvals stay with a person")
 	require.Equal(t, "ttl_seconds = 60\n", readFile(t, dir, "cache.toml"))
 
-	_, stderr, code := harnessIn(t, dir, "approve", "t1", w.RequestID)
+	// The refusal names the command a person runs, and it works as named.
+	_, hint, ok := strings.Cut(text, "a person approves it with: ")
+	require.True(t, ok, text)
+	hint, _, ok = strings.Cut(hint, " (then resume it here)")
+	require.True(t, ok, text)
+	require.Equal(t, "harness approve t1 "+w.RequestID, hint)
+	_, stderr, code := harnessIn(t, dir, strings.Fields(hint)[1:]...)
 	require.Equal(t, 0, code, stderr)
 	text, isErr = callTool(t, cs, "resume", map[string]any{"thread": "t1"}, &v)
 	require.False(t, isErr, text)

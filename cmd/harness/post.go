@@ -354,8 +354,14 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 			Facts     []facts.Fact `json:"facts"`
 		}{id, p.Seq, p.Duplicate, append([]facts.Fact{}, dr.appended...)})
 	}
-	if !p.Duplicate {
-		a.printf("posted to %s; continue with: harness resume %s\n", id, id)
+	switch {
+	case p.Duplicate:
+	case dr.s.place.Remote != "":
+		// A shared store: a worker takes an answered thread up, and a
+		// resume here would race it.
+		a.printf("posted to %s; a worker on the store takes it up (harness worker); follow it with: harness log -f %s\n", id, shellWord(id))
+	default:
+		a.printf("posted to %s; continue with: harness resume %s\n", id, shellWord(id))
 	}
 	return nil
 }
@@ -514,3 +520,16 @@ type plainError struct {
 
 func (e *plainError) Error() string { return e.msg }
 func (e *plainError) Unwrap() error { return e.err }
+
+// personAnswers is the command with which a person answers the request p
+// of the thread id at a terminal, for the MCP server to name when it
+// leaves the answer to a person: the answer alone, as the client resumes.
+func personAnswers(id string, p drive.Pending) string {
+	if p.Kind == fold.WaitConfirmation {
+		return fmt.Sprintf("harness approve %s %s", shellWord(id), shellWord(drive.Ref(p)))
+	}
+	// "settle: COMMAND   (accept, retry or abandon)": the command alone.
+	_, cmd, _ := strings.Cut(hintFor(id, p, false), ": ")
+	cmd, _, _ = strings.Cut(cmd, "   (")
+	return cmd
+}

@@ -229,8 +229,9 @@ func TestPromptOnATerminal(t *testing.T) {
 			name:    "deny and stop: no model turn follows",
 			env:     []string{"NO_COLOR=1"},
 			typed:   []string{"d", "wrong approach"},
-			want:    []string{`who stopped the thread: "wrong approach"`, "report denied", "done: thread t1"},
-			not:     []string{"turn 2"},
+			code:    exitError,
+			want:    []string{`who stopped the thread: "wrong approach"`, "report denied", "stopped: thread t1"},
+			not:     []string{"turn 2", "done: thread t1"},
 			content: "ttl_seconds = 60\n",
 		},
 		{

@@ -25,22 +25,37 @@ import (
 
 func (a *app) logCmd() *cobra.Command {
 	var from uint64
+	var follow bool
 	cmd := &cobra.Command{
-		Use:   "log THREAD [--from N] [-o text|json|jsonl]",
-		Short: "Print a thread's facts: one line each, or losslessly as JSON Lines (-o jsonl)",
+		Use:   "log THREAD [--from N] [-f] [-o text|json|jsonl]",
+		Short: "Print a thread's facts: one line each, or losslessly as JSON Lines (-o jsonl); -f follows them",
 		Long: `Print a thread's facts from seq N (default 1). -o jsonl writes them as JSON
 Lines, losslessly: every field, the payload as JSON and each fact's hash, so an
-export parsed back has the same hashes (replay --verify --file checks one).`,
+export parsed back has the same hashes (replay --verify --file checks one).
+
+--follow (-f) goes on printing facts as they are appended, by whatever process
+drives the thread, until the thread ends: done, parked, failed or stopped. It
+then says so (in text) and exits as run would: 0 done, 3 parked, 1 failed or
+stopped; Ctrl-C leaves it (130). With -o jsonl each fact is one line as soon as
+it is appended. A store in a directory is read only when it changed, and let go
+of at once, so that the process driving the thread can open it.`,
 		Args:              args(1, 1, "THREAD"),
 		ValidArgsFunction: a.completeThreads,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id := args[0]
+			if follow && a.output == "json" {
+				return usageError("log --follow prints facts as they come: use -o jsonl (one JSON fact a line), not -o json")
+			}
 			s, err := a.openThreadRead(ctx, id)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			if follow {
+				f := &follower{a: a, s: s, id: id, next: max(from, 1), print: a.printFact}
+				return f.follow(ctx)
+			}
 			log := s.store.Read(ctx, id, from)
 			switch a.output {
 			case "jsonl":
@@ -59,13 +74,31 @@ export parsed back has the same hashes (replay --verify --file checks one).`,
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(a.stdout, "%s  %s  %s\n", a.factLine(f), a.paint("dim", f.At.Local().Format("15:04:05")), a.paint("dim", f.Cause))
+				if err := a.printFact(f); err != nil {
+					return err
+				}
 			}
 			return nil
 		}),
 	}
 	cmd.Flags().Uint64Var(&from, "from", 1, "the first seq to print")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "go on printing facts as they are appended, until the thread ends (exit code as run's)")
 	return cmd
+}
+
+// printFact prints a fact as log does: a line, or with -o jsonl the fact
+// as one line of JSON.
+func (a *app) printFact(f facts.Fact) error {
+	if a.output == "jsonl" {
+		line, err := f.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		_, err = a.stdout.Write(append(line, '\n'))
+		return err
+	}
+	_, err := fmt.Fprintf(a.stdout, "%s  %s  %s\n", a.factLine(f), a.paint("dim", f.At.Local().Format("15:04:05")), a.paint("dim", f.Cause))
+	return err
 }
 
 func (a *app) replayCmd() *cobra.Command {

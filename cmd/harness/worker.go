@@ -332,7 +332,7 @@ func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) erro
 	if s.place.Remote == "" {
 		fmt.Fprintf(a.stdout, "    no worker reaches a store in a directory (workers share a NATS store); run it with: harness resume %s\n", id)
 	} else {
-		fmt.Fprintf(a.stdout, "    a worker on the store takes it up (harness worker); follow it with: harness log %s\n", id)
+		fmt.Fprintf(a.stdout, "    a worker on the store takes it up (harness worker); follow it with: harness log -f %s\n", id)
 	}
 	return nil
 }
