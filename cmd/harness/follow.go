@@ -83,7 +83,9 @@ func (f *follower) follow(ctx context.Context) error {
 			if direct {
 				// Let go of it: the process that drives the thread needs it.
 				f.rt = nil
-				if err := f.s.Close(); err != nil {
+				err := f.s.Release()
+				f.s.sync()
+				if err != nil {
 					return err
 				}
 				open = false
@@ -161,14 +163,15 @@ func (f *follower) reopen(ctx context.Context) (ok bool, err error) {
 	if stamp == f.stamp {
 		return false, nil
 	}
-	store, err := f.s.place.OpenStoreReadOnly(ctx, 0)
+	err = f.s.Reopen(ctx, 0)
+	f.s.sync()
 	if errors.Is(err, thread.ErrLocked) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	f.s.store, f.stamp = store, stamp
+	f.stamp = stamp
 	return true, nil
 }
 
