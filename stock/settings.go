@@ -654,6 +654,21 @@ func Amend(p facts.PolicySet, layer SettingsSource, by string) (facts.PolicySet,
 	return out, nil
 }
 
+// Amender is Amend of each policy with layer, by who set the policy, as
+// drive.Options.AmendPolicy wants it: a worker's flags over each thread's
+// own policy. A policy whose own rules do not parse is returned as it is
+// (drive refuses it for the same reason); check layer's rules first (Amend
+// of an empty policy) for the error to be the layer's.
+func Amender(layer SettingsSource) func(facts.PolicySet) facts.PolicySet {
+	return func(p facts.PolicySet) facts.PolicySet {
+		out, err := Amend(p, layer, p.By)
+		if err != nil {
+			return p
+		}
+		return out
+	}
+}
+
 // AnswerSource is a person's "always" at a prompt as a layer: the allow
 // pattern they approved for the rest of the thread.
 func AnswerSource(allow string) SettingsSource {

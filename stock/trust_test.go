@@ -144,6 +144,18 @@ func TestAmend(t *testing.T) {
 	require.Error(t, err)
 }
 
+// Amender amends each policy by its own setter; a policy whose own rules
+// do not parse is left as it is.
+func TestAmender(t *testing.T) {
+	amend := stock.Amender(stock.FlagSource(stock.Settings{Deny: []string{"run_command:rm *"}}, "deny"))
+	got := amend(facts.PolicySet{Approve: "writes", By: "ana"})
+	require.Equal(t, "writes", got.Approve)
+	require.Equal(t, []string{"run_command:rm *"}, got.Deny)
+	require.Equal(t, "ana", got.By)
+	bad := facts.PolicySet{Approve: "most", By: "eve"}
+	require.Equal(t, bad, amend(bad))
+}
+
 // Which files are inside the workspace, and trust by content: the
 // project's file always is; the store's when the store is there, or when
 // its file leads there through a symlink; a store elsewhere is the

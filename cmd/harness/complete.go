@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -71,7 +72,7 @@ func (a *app) threadIDs(cmd *cobra.Command, prefix string) []cobra.Completion {
 	var out []cobra.Completion
 	for _, r := range rows {
 		if strings.HasPrefix(r.Thread, prefix) {
-			out = append(out, cobra.CompletionWithDesc(r.Thread, string(r.Status)+": "+cut(oneLine(r.Title), 60)))
+			out = append(out, cobra.CompletionWithDesc(r.Thread, string(r.Status)+": "+present.Cut(oneLine(r.Title), 60)))
 		}
 	}
 	return out
@@ -112,7 +113,7 @@ func (a *app) completeRequests(kind fold.WaitKind) cobra.CompletionFunc {
 		var out []cobra.Completion
 		for _, w := range st.Waits {
 			if ref := drive.Ref(w); w.Kind == kind && strings.HasPrefix(ref, toComplete) {
-				out = append(out, cobra.CompletionWithDesc(ref, cut(oneLine(w.Tool+" "+w.Args), 60)))
+				out = append(out, cobra.CompletionWithDesc(ref, present.Cut(oneLine(w.Tool+" "+w.Args), 60)))
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp

@@ -7,9 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
-	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/present"
 )
 
@@ -116,7 +114,7 @@ func (l *live) draw(frame int) {
 	for _, line := range show {
 		fmt.Fprintf(&b, "      │ %s\n", cut(line, 110))
 	}
-	fmt.Fprintf(&b, "%s %s · %s\n", spinnerFrames[frame%len(spinnerFrames)], l.label, elapsed(time.Since(l.started)))
+	fmt.Fprintf(&b, "%s %s · %s\n", spinnerFrames[frame%len(spinnerFrames)], l.label, present.Elapsed(time.Since(l.started)))
 	l.drawn = len(show) + 1
 	io.WriteString(l.w, b.String())
 }
@@ -150,76 +148,10 @@ func (l *live) stop() {
 	l.mu.Unlock()
 }
 
-// elapsed says a duration briefly: 15ms, 0.4s, 12.3s, 2m05s.
-func elapsed(d time.Duration) string {
-	if d < 100*time.Millisecond {
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	}
-	if d < time.Minute {
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	}
-	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-}
-
-// cut shortens an escaped line to n runes.
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
-}
-
-// commandSummary is what a command did, in a few lines under its
-// completion: the tail of its output and its exit code and time. It is
-// empty for a report that ran no command.
-func commandSummary(r facts.Report, tail int) []string {
-	if !strings.HasPrefix(r.Transcript, "$ ") {
-		return nil
-	}
-	var out []string
-	for _, s := range []struct{ name, text string }{{"", r.Stdout}, {"stderr ", r.Stderr}} {
-		lines := strings.Split(strings.TrimRight(s.text, "\n"), "\n")
-		if s.text == "" {
-			continue
-		}
-		if len(lines) > tail {
-			out = append(out, fmt.Sprintf("%s… %d lines above", s.name, len(lines)-tail))
-			lines = lines[len(lines)-tail:]
-		}
-		for _, line := range lines {
-			out = append(out, s.name+"│ "+present.EscapeLine(strings.TrimRight(line, "\r")))
-		}
-	}
-	out = append(out, exitLine(r))
-	return out
-}
-
-// took is how long the adapter of a report ran, "" when it did not say.
-func took(r facts.Report) string {
-	start, err := time.Parse(time.RFC3339Nano, r.StartedAt)
-	if err != nil {
-		return ""
-	}
-	end, err := time.Parse(time.RFC3339Nano, r.EndedAt)
-	if err != nil {
-		return ""
-	}
-	return elapsed(end.Sub(start))
-}
-
-// exitLine says how a command ended: "exit 0 after 1.2s".
-func exitLine(r facts.Report) string {
-	took := took(r)
-	if took != "" {
-		took = " after " + took
-	}
-	switch {
-	case r.Status == facts.StatusSucceeded:
-		return fmt.Sprintf("exit 0%s", took)
-	case r.ExitCode != 0:
-		return fmt.Sprintf("exit %d%s", r.ExitCode, took)
-	case r.Error != "":
-		return present.EscapeLine(r.Error)
-	}
-	return "ended" + took
-}
+// The renderings of present that records.go and threads.go call by
+// these names.
+var (
+	cut            = present.Cut
+	commandSummary = present.CommandSummary
+	tokenCount     = present.TokenCount
+)

@@ -826,7 +826,7 @@ func (d *driver) show(f facts.Fact, err error) {
 		}
 	case facts.KindActionCompleted:
 		if p, err := facts.Decode[facts.ActionCompleted](f); err == nil {
-			for _, line := range commandSummary(p.Report, liveLines) {
+			for _, line := range present.CommandSummary(p.Report, liveLines) {
 				fmt.Fprintf(d.a.stdout, "        %s\n", line)
 			}
 		}
@@ -994,18 +994,7 @@ func usage(st drive.State) string {
 	if b.Tokens == 0 {
 		return fmt.Sprintf("%d %s", b.Turns, turns) // a model that counts none
 	}
-	return fmt.Sprintf("%d %s, %s tokens", b.Turns, turns, tokenCount(b.Tokens))
-}
-
-// tokenCount says a number of tokens briefly: 980, 12.3k, 1.2M.
-func tokenCount(n int64) string {
-	switch {
-	case n < 10_000:
-		return fmt.Sprint(n)
-	case n < 1_000_000:
-		return fmt.Sprintf("%.1fk", float64(n)/1000)
-	}
-	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
+	return fmt.Sprintf("%d %s, %s tokens", b.Turns, turns, present.TokenCount(b.Tokens))
 }
 
 // goOnHint says how to go on with a thread a budget stopped: fork it

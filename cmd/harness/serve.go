@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -248,56 +245,27 @@ func (a *app) autoServe(ctx context.Context, p stock.Place, settings stock.Setti
 	if settings.Serve == nil || !settings.Serve.Auto || p.Remote != "" || (!p.Exists && !create) {
 		return nil
 	}
-	if c, err := socketstore.Dial(ctx, p.Store); err == nil {
-		c.Close()
+	if serve.Running(ctx, p.Store) {
 		return nil
 	}
 	self, err := exec.LookPath(os.Args[0])
 	if err != nil {
 		return fmt.Errorf("start a server: %w", err)
 	}
-	run, err := socketstore.RunDir(p.Store)
-	if err != nil {
-		return fmt.Errorf("start a server: %w", err)
-	}
-	logPath := filepath.Join(run, serve.LogFile)
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("start a server: %w", err)
-	}
-	defer log.Close()
 	args := []string{"serve", "--idle", "30m"}
 	if a.storeDir != "" {
 		args = append(args, "--store", a.storeDir)
 	}
 	cmd := exec.Command(self, args...)
 	cmd.Dir = p.Root
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start a server: %w", err)
+	pid, url, err := serve.StartBackground(ctx, p.Store, cmd, 10*time.Second)
+	if err != nil {
+		return err
 	}
-	pid := cmd.Process.Pid
-	cmd.Process.Release()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := socketstore.Dial(ctx, p.Store); err == nil {
-			c.Close()
-			if b, err := os.ReadFile(filepath.Join(run, serve.InfoFile)); err == nil {
-				var info struct{ URL string }
-				if json.Unmarshal(b, &info) == nil && info.URL != "" {
-					fmt.Fprintf(a.stderr, "harness: started a server of this workspace (pid %d): %s\n", pid, info.URL)
-				}
-			}
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+	if url != "" {
+		fmt.Fprintf(a.stderr, "harness: started a server of this workspace (pid %d): %s\n", pid, url)
 	}
-	return fmt.Errorf("start a server: it did not answer within 10s; see %s", logPath)
+	return nil
 }
 
 // lastState says how the thread run --serve started stands once the

@@ -349,9 +349,9 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 		fmt.Fprintf(w, "  report       %s, seq %d", rep.Status, act.CompletedSeq)
 		switch {
 		case strings.HasPrefix(rep.Transcript, "$ "):
-			fmt.Fprintf(w, " · %s", exitLine(rep))
-		case took(rep) != "":
-			fmt.Fprintf(w, " · took %s", took(rep))
+			fmt.Fprintf(w, " · %s", present.ExitLine(rep))
+		case present.Took(rep) != "":
+			fmt.Fprintf(w, " · took %s", present.Took(rep))
 		}
 		fmt.Fprintln(w)
 		if rep.Error != "" {

@@ -142,15 +142,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 		Approval:  s.Approval,
 		// A thread's own policy, with this worker's flags on it, as a
 		// resume with them records it (see setPolicy).
-		AmendPolicy: func(p facts.PolicySet) facts.PolicySet {
-			out, err := stock.Amend(p, flags, p.By)
-			if err != nil {
-				// The flags were checked above: it is p's own rules that
-				// do not parse, and drive refuses p for the same reason.
-				return p
-			}
-			return out
-		},
+		AmendPolicy: stock.Amender(flags), // the flags were checked above
 		Concurrency: concurrency,
 		Drain:       drain,
 		Log:         a.workerEvent,
