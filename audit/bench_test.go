@@ -29,8 +29,8 @@ func BenchmarkVerifyLog(b *testing.B) {
 	s, err := thread.OpenPebble(b.TempDir())
 	require.NoError(b, err)
 	b.Cleanup(func() { s.Close() })
-	harnesstest.AppendToolLoop(b, s, "long", long)
-	harnesstest.AppendToolLoop(b, s, "short", short)
+	harnesstest.Parked{Facts: long, InputTokens: 1800}.Append(b, s, "long")
+	harnesstest.Parked{Facts: short, InputTokens: 1800}.Append(b, s, "short")
 	actor := harnesstest.LoopActor(b)
 	logBytes := 0
 	for f, err := range s.Read(ctx, "long", 1) {

@@ -257,8 +257,8 @@ func BenchmarkMemory1000Threads(b *testing.B) {
 func BenchmarkPanel(b *testing.B) {
 	f := newFixtureTB(b, harnesstest.TextScript)
 	const long, short = 10_000, 100
-	harnesstest.AppendToolLoop(b, f.store, "long", long)
-	harnesstest.AppendToolLoop(b, f.store, "short", short)
+	harnesstest.Parked{Facts: long, InputTokens: 1800}.Append(b, f.store, "long")
+	harnesstest.Parked{Facts: short, InputTokens: 1800}.Append(b, f.store, "short")
 	panel := func(id string) time.Duration {
 		start := time.Now()
 		resp, body := f.do("GET", "/t/"+id+"/panel", "")
