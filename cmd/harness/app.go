@@ -425,20 +425,10 @@ func (a *app) checkBy(by string) error {
 	return usageError("--by %q: an answer records who gives it, and you are %s; it cannot name someone else (leave --by out; to answer as another person, use a server's page with their token)", by, a.whoami())
 }
 
-// session is a workspace the command opened (a stock.Session); place,
-// settings, store and stock are its fields as the commands read them,
-// kept in step by sync.
+// session is a workspace the command opened: a stock.Session, with the
+// command's own ways to open and read it.
 type session struct {
 	*stock.Session
-	place    stock.Place
-	settings stock.Settings
-	store    thread.Store
-	stock    *stock.Stock
-}
-
-// sync mirrors the stock.Session's fields.
-func (s *session) sync() {
-	s.place, s.settings, s.store, s.stock = s.Place, s.Settings(), s.Store, s.Stock
 }
 
 // place locates the workspace of the current directory.
@@ -502,7 +492,6 @@ func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (
 	}
 	a.commandTimeout = ss.Stock.Tools.Limits().CommandTimeout
 	s := &session{Session: ss}
-	s.sync()
 	return s, nil
 }
 
@@ -518,7 +507,7 @@ func (a *app) openSession(ctx context.Context, f *driveFlags, o stock.SessionOpt
 	if err != nil {
 		return nil, err
 	}
-	if err := a.autoServe(ctx, p, s.settings, o.Create); err != nil {
+	if err := a.autoServe(ctx, p, s.Settings(), o.Create); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -531,7 +520,7 @@ func (a *app) openSession(ctx context.Context, f *driveFlags, o stock.SessionOpt
 
 // openStore opens the session's store, saying what to do when it cannot.
 func (a *app) openStore(ctx context.Context, s *session) error {
-	p := s.place
+	p := s.Place
 	if p.Within != "" && p.Exists && p.Remote == "" && !a.noticed {
 		// Never adopt a nested store silently: it may have been planted.
 		a.noticed = true
@@ -551,7 +540,6 @@ func (a *app) openStore(ctx context.Context, s *session) error {
 	case err != nil:
 		return err
 	}
-	s.sync()
 	return nil
 }
 
@@ -567,7 +555,6 @@ func (s *session) runtime() (*harness.Runtime, error) {
 // servers the session started; closing a closed session does nothing.
 func (s *session) Close() error {
 	err := s.Session.Close()
-	s.sync()
 	return err
 }
 
@@ -606,8 +593,8 @@ func (s *session) threadExists(ctx context.Context, id string) error {
 	if err := thread.ValidateID(id); err != nil {
 		return asUsage(err)
 	}
-	if _, err := s.store.Head(ctx, id); errors.Is(err, thread.ErrNotFound) {
-		return fmt.Errorf("thread %q: %w in %s; `harness threads` lists the threads", id, harness.ErrUnknownThread, s.place.Where())
+	if _, err := s.Store.Head(ctx, id); errors.Is(err, thread.ErrNotFound) {
+		return fmt.Errorf("thread %q: %w in %s; `harness threads` lists the threads", id, harness.ErrUnknownThread, s.Place.Where())
 	} else if err != nil {
 		return err
 	}

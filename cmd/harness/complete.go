@@ -35,7 +35,6 @@ func (a *app) quietSession(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	s := &session{Session: ss}
-	s.sync()
 	return s, nil
 }
 
@@ -102,7 +101,7 @@ func (a *app) completeRequests(kind fold.WaitKind) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		th, err := rt.Open(ctx, s.stock.Actor, args[0]) // a parent's tree: its children's requests too
+		th, err := rt.Open(ctx, s.Stock.Actor, args[0]) // a parent's tree: its children's requests too
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

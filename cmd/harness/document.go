@@ -33,8 +33,8 @@ type resultJSON struct {
 // the preview of each call to confirm when the thread works in this
 // workspace, how to answer each request, and the facts appended.
 func (a *app) printStateJSON(st drive.State, appended []facts.Fact, s *session) error {
-	if st.Workspace == "" || st.Workspace == s.stock.Config.Workspace {
-		st.Preview(s.place.Root, tools.Preview)
+	if st.Workspace == "" || st.Workspace == s.Stock.Config.Workspace {
+		st.Preview(s.Place.Root, tools.Preview)
 	}
 	r := resultJSON{State: st, Hint: goOnHint(st), Facts: appended}
 	if r.Facts == nil {

@@ -55,9 +55,9 @@ type follower struct {
 // the facts appended after them, until the thread ends; it returns what
 // run returns for how it ended. A done ctx (Ctrl-C) leaves it.
 func (f *follower) follow(ctx context.Context) error {
-	_, direct := f.s.store.(*thread.PebbleStore)
+	_, direct := f.s.Store.(*thread.PebbleStore)
 	if direct {
-		f.stamp = dbStamp(f.s.place.DB())
+		f.stamp = dbStamp(f.s.Place.DB())
 	}
 	open, wait := true, followPollMin
 	var pending *drive.State // parked, or failed to be retried: an end if it stays so
@@ -84,7 +84,6 @@ func (f *follower) follow(ctx context.Context) error {
 				// Let go of it: the process that drives the thread needs it.
 				f.rt = nil
 				err := f.s.Release()
-				f.s.sync()
 				if err != nil {
 					return err
 				}
@@ -96,7 +95,7 @@ func (f *follower) follow(ctx context.Context) error {
 		}
 		// (A store in a directory that changed since follow read it is
 		// being written, by the process that holds it now: no end yet.)
-		if pending != nil && time.Since(pending.Head.At) >= followSettle && (!direct || dbStamp(f.s.place.DB()) == f.stamp) {
+		if pending != nil && time.Since(pending.Head.At) >= followSettle && (!direct || dbStamp(f.s.Place.DB()) == f.stamp) {
 			return f.end(*pending)
 		}
 		t := time.NewTimer(wait)
@@ -121,7 +120,7 @@ func (f *follower) follow(ctx context.Context) error {
 // when nothing was appended.
 func (f *follower) look(ctx context.Context) (st *drive.State, grew bool, err error) {
 	first := f.next
-	for fact, err := range f.s.store.Read(ctx, f.id, f.next) {
+	for fact, err := range f.s.Store.Read(ctx, f.id, f.next) {
 		if err != nil {
 			return nil, false, err
 		}
@@ -144,7 +143,7 @@ func (f *follower) look(ctx context.Context) (st *drive.State, grew bool, err er
 			return nil, grew, err
 		}
 	}
-	th, err := f.rt.Open(ctx, f.s.stock.Actor, f.id)
+	th, err := f.rt.Open(ctx, f.s.Stock.Actor, f.id)
 	if err != nil {
 		return nil, grew, err
 	}
@@ -159,12 +158,11 @@ func (f *follower) look(ctx context.Context) (st *drive.State, grew bool, err er
 // the last look; ok false when they did not, or another process holds
 // the store (it is appending: look again later).
 func (f *follower) reopen(ctx context.Context) (ok bool, err error) {
-	stamp := dbStamp(f.s.place.DB())
+	stamp := dbStamp(f.s.Place.DB())
 	if stamp == f.stamp {
 		return false, nil
 	}
 	err = f.s.Reopen(ctx, 0)
-	f.s.sync()
 	if errors.Is(err, thread.ErrLocked) {
 		return false, nil
 	}
@@ -202,7 +200,7 @@ func dbStamp(dir string) string {
 // for it.
 func (f *follower) end(st drive.State) error {
 	if f.a.output == "text" {
-		f.a.printState(st, f.s.place.Root)
+		f.a.printState(st, f.s.Place.Root)
 	}
 	switch st.Status {
 	case harness.StatusDone:

@@ -75,7 +75,7 @@ or failed and why. Exit 1 when a server failed.`,
 				return err
 			}
 			defer s.Close()
-			st := s.stock
+			st := s.Stock
 			var status []mcp.Status
 			if st.MCP != nil {
 				status = st.MCP.Status()
@@ -263,7 +263,7 @@ func (w *mcpWorkspace) Open(ctx context.Context, req mcpserver.OpenRequest) (*mc
 		}
 		f.model, f.loaded = s.Model, m
 	}
-	if err := a.autoServe(ctx, p, s.settings, req.Create); err != nil {
+	if err := a.autoServe(ctx, p, s.Settings(), req.Create); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -271,11 +271,11 @@ func (w *mcpWorkspace) Open(ctx context.Context, req mcpserver.OpenRequest) (*mc
 		s.Close()
 		return nil, err
 	}
-	a.warnMCP(s.stock)
+	a.warnMCP(s.Stock)
 	d, err := a.newDriver(s, "", s.Approval, &f)
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
-	return &mcpserver.Opened{Runtime: d.rt, Actor: s.stock.Actor, Drive: d.options(), Close: s.Close}, nil
+	return &mcpserver.Opened{Runtime: d.rt, Actor: s.Stock.Actor, Drive: d.options(), Close: s.Close}, nil
 }

@@ -295,7 +295,7 @@ func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, r drive.
 	}
 	if last.Duplicate {
 		// Nothing appended: the document names the head.
-		h, err := dr.s.store.Head(ctx, id)
+		h, err := dr.s.Store.Head(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -356,7 +356,7 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 	}
 	switch {
 	case p.Duplicate:
-	case dr.s.place.Remote != "":
+	case dr.s.Place.Remote != "":
 		// A shared store: a worker takes an answered thread up, and a
 		// resume here would race it.
 		a.printf("posted to %s; a worker on the store takes it up (harness worker); follow it with: harness log -f %s\n", id, shellWord(id))
@@ -372,7 +372,7 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 func (dr *driver) sayGiven(ctx context.Context, seq uint64) {
 	what := "already posted"
 	desc := fmt.Sprintf("seq %d", seq)
-	for f, err := range dr.s.store.Read(ctx, dr.id, seq) {
+	for f, err := range dr.s.Store.Read(ctx, dr.id, seq) {
 		if err == nil && f.Seq == seq {
 			if drive.AnsweredRequest(f) != "" {
 				what = "already answered"

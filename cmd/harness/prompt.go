@@ -74,7 +74,7 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 	by := d.a.whoami()
 	for _, w := range waits {
 		fmt.Fprintln(d.a.stdout)
-		d.a.printPending(w, d.s.place.Root)
+		d.a.printPending(w, d.s.Place.Root)
 		var ans answer
 		if err := d.release(); err != nil {
 			return answered, err
@@ -142,7 +142,7 @@ type answer struct {
 const confirmKeys = "y, a, n, d or s"
 
 func (d *driver) askConfirmation(ctx context.Context, w drive.Pending, by string) (answer, error) {
-	pattern := drive.Always(d.s.place.Root, w.Tool, w.Args)
+	pattern := drive.Always(d.s.Place.Root, w.Tool, w.Args)
 	question := fmt.Sprintf("Approve %s (%s)? [y]es, [a]lways for this thread (%s), [n]o and tell the model, [d]eny and stop, [s]kip: ",
 		present.EscapeLine(drive.Ref(w)), present.EscapeLine(w.Tool), present.EscapeLine(pattern.String()))
 	for {

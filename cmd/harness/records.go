@@ -56,7 +56,7 @@ of at once, so that the process driving the thread can open it.`,
 				f := &follower{a: a, s: s, id: id, next: max(from, 1), print: a.printFact}
 				return f.follow(ctx)
 			}
-			log := s.store.Read(ctx, id, from)
+			log := s.Store.Read(ctx, id, from)
 			switch a.output {
 			case "jsonl":
 				return facts.WriteJSONSeq(a.stdout, log)
@@ -143,9 +143,9 @@ runtime's observation. The first failure is named and the exit is 1.
 			defer s.Close()
 			var verr error
 			if verify {
-				verr = audit.VerifyLog(ctx, s.store, s.stock.Actor, id)
+				verr = audit.VerifyLog(ctx, s.Store, s.Stock.Actor, id)
 			}
-			tree, err := audit.ReplayTree(ctx, s.store, s.stock.Actor, id)
+			tree, err := audit.ReplayTree(ctx, s.Store, s.Stock.Actor, id)
 			record := tree.Audit
 			if err != nil && verr == nil {
 				return err
@@ -374,7 +374,7 @@ before the action it was found before, by unknown.`,
 			if err != nil {
 				return err
 			}
-			es, err := audit.Effects(ctx, rt, s.stock.Actor)
+			es, err := audit.Effects(ctx, rt, s.Stock.Actor)
 			if err != nil {
 				return err
 			}
@@ -487,10 +487,10 @@ The workspace is not forked: what the fork runs acts on the files as they are.`,
 			if err := s.threadExists(ctx, id); err != nil {
 				return err
 			}
-			if head, err := s.store.Head(ctx, id); err == nil && (at < 1 || at > head.Seq) {
+			if head, err := s.Store.Head(ctx, id); err == nil && (at < 1 || at > head.Seq) {
 				return fmt.Errorf("fork %s: --at %d is not a seq of the thread (it has facts 1 to %d)", id, at, head.Seq)
 			}
-			h, err := rewind.Fork(ctx, s.store, id, at, as)
+			h, err := rewind.Fork(ctx, s.Store, id, at, as)
 			if errors.Is(err, harness.ErrThreadExists) {
 				return fmt.Errorf("%w; name another with --as", err)
 			}
@@ -501,7 +501,7 @@ The workspace is not forked: what the fork runs acts on the files as they are.`,
 			if err != nil {
 				return err
 			}
-			th, err := rt.Open(ctx, s.stock.Actor, as)
+			th, err := rt.Open(ctx, s.Stock.Actor, as)
 			if err != nil {
 				return err
 			}
@@ -519,7 +519,7 @@ The workspace is not forked: what the fork runs acts on the files as they are.`,
 				}{as, id, at, h.Seq, st.Status})
 			}
 			fmt.Fprintf(a.stdout, "forked %s at seq %d into %s (%d facts)\n", id, at, as, h.Seq)
-			a.printState(st, s.place.Root)
+			a.printState(st, s.Place.Root)
 			return nil
 		}),
 	}
@@ -560,7 +560,7 @@ left there.`,
 			if err := a.enter(ctx, s, id); err != nil {
 				return err
 			}
-			if head, err := s.store.Head(ctx, id); err == nil && to > head.Seq {
+			if head, err := s.Store.Head(ctx, id); err == nil && to > head.Seq {
 				return fmt.Errorf("undo %s: --to %d is past the thread's last fact (seq %d)", id, to, head.Seq)
 			}
 			rt, err := s.runtime()
@@ -569,9 +569,9 @@ left there.`,
 			}
 			var plan rewind.UndoPlan
 			if dryRun {
-				plan, err = rewind.PlanUndo(ctx, rt, s.stock.Actor, id, to)
+				plan, err = rewind.PlanUndo(ctx, rt, s.Stock.Actor, id, to)
 			} else {
-				plan, err = rewind.Undo(ctx, rt, s.stock.Actor, id, to, a.whoami())
+				plan, err = rewind.Undo(ctx, rt, s.Stock.Actor, id, to, a.whoami())
 			}
 			if err != nil {
 				return err

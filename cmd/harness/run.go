@@ -222,7 +222,7 @@ func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.App
 			return nil, drive.Approval{}, asUsage(fmt.Errorf("--model: %w", err))
 		}
 	}
-	a.warnMCP(s.stock)
+	a.warnMCP(s.Stock)
 	// Path rules resolve through the workspace the command acts in, once
 	// it entered the thread's (newDriver).
 	approval := s.Approval
@@ -346,13 +346,13 @@ thread records it (host:directory), and every later command acts there.`,
 			if err := a.runModel(s, &f); err != nil {
 				return err
 			}
-			if err := a.autoServe(ctx, p, s.settings, true); err != nil {
+			if err := a.autoServe(ctx, p, s.Settings(), true); err != nil {
 				return err
 			}
 			if err := a.openStore(ctx, s); err != nil {
 				return err
 			}
-			a.warnMCP(s.stock)
+			a.warnMCP(s.Stock)
 			_, err = a.runThread(ctx, s, id, prompt, s.Approval, &f, f.loaded)
 			return err
 		}),
@@ -395,9 +395,9 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 	}
 	f.loaded = m
 	var out harness.Outcome
-	workspace := present.EscapeLine(s.stock.Config.Workspace)
+	workspace := present.EscapeLine(s.Stock.Config.Workspace)
 	if id != "" {
-		if _, err := s.store.Head(ctx, id); err == nil {
+		if _, err := s.Store.Head(ctx, id); err == nil {
 			return nil, exists()
 		}
 	}
@@ -415,7 +415,7 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		}
 	} else {
 		var th *harness.Thread
-		th, out, err = drive.StartNext(d.watching(ctx), d.rt, s.stock.Actor, prompt, func(next, taken string) {
+		th, out, err = drive.StartNext(d.watching(ctx), d.rt, s.Stock.Actor, prompt, func(next, taken string) {
 			if taken != "" {
 				a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
 			}
@@ -536,7 +536,7 @@ appends nothing.`,
 				return err
 			}
 			if key == "" {
-				head, err := s.store.Head(ctx, id)
+				head, err := s.Store.Head(ctx, id)
 				if err != nil {
 					return err
 				}
@@ -724,14 +724,14 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 	if approval.Resolve == nil {
 		// Path rules match where a path leads, through the workspace's
 		// symlinks, as the tools would write it.
-		approval.Resolve = s.stock.Tools.Resolve
+		approval.Resolve = s.Stock.Tools.Resolve
 	}
 	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(f.noInput), loaded: f.loaded, spec: f.model,
 		live: newLive(a.stdout, !a.jsonOut() && isTerminal(a.stdout)), flags: f}
 	if err := d.build(); err != nil {
 		return nil, err
 	}
-	d.th = d.rt.Thread(s.stock.Actor, id)
+	d.th = d.rt.Thread(s.Stock.Actor, id)
 	return d, nil
 }
 
@@ -780,7 +780,6 @@ func (d *driver) build() error {
 // waiting while another command has it.
 func (d *driver) release() error {
 	err := d.s.Release()
-	d.s.sync()
 	return err
 }
 
@@ -788,7 +787,6 @@ func (d *driver) reacquire(ctx context.Context) error {
 	if err := d.s.Reopen(ctx, time.Hour); err != nil {
 		return err
 	}
-	d.s.sync()
 	return d.build()
 }
 
@@ -858,7 +856,7 @@ func (d *driver) loadModel(recorded string) (model.Model, error) {
 		spec = recorded
 	}
 	if spec == "" {
-		spec = d.s.settings.Model
+		spec = d.s.Settings().Model
 	}
 	if spec == "" {
 		return nil, usageError("thread %s needs a model turn and records no model; pass --model scripted:FILE", d.id)
@@ -940,7 +938,7 @@ func (d *driver) warnSandbox() {
 		return
 	}
 	d.warned = true
-	if err := d.s.stock.Sandbox.Check(); err != nil {
+	if err := d.s.Stock.Sandbox.Check(); err != nil {
 		fmt.Fprintf(d.a.stderr, "harness: %s: commands are refused; to run them without a sandbox, with your full authority, pass --sandbox off (it is recorded)\n",
 			present.EscapeLine(err.Error()))
 	}
@@ -961,7 +959,7 @@ func (d *driver) finish(ctx context.Context) error {
 // report prints how a thread stands and sets the exit code. A failure is
 // said once: on stdout, with the state (the exit code says it failed).
 func (a *app) report(st drive.State, appended []facts.Fact, s *session) error {
-	root := s.place.Root
+	root := s.Place.Root
 	if a.jsonOut() {
 		if err := a.printStateJSON(st, appended, s); err != nil {
 			return err

@@ -102,8 +102,8 @@ type serveHooks struct {
 // see what this process appends.
 func (a *app) startServer(s *session, approval drive.Approval, addr string) (*serve.Hosted, error) {
 	explicit := addr != ""
-	if addr == "" && s.settings.Serve != nil {
-		addr = s.settings.Serve.Addr
+	if addr == "" && s.Settings().Serve != nil {
+		addr = s.Settings().Serve.Addr
 	}
 	if addr == "" {
 		addr = serve.DefaultAddr
@@ -112,15 +112,15 @@ func (a *app) startServer(s *session, approval drive.Approval, addr string) (*se
 		return nil, usageError("serve address %s: only --addr may name an address beyond loopback", addr)
 	}
 	tokens := []stock.ServeToken{{Name: a.whoami(), Token: serve.NewToken()}}
-	if s.settings.Serve != nil {
-		tokens = append(tokens, s.settings.Serve.Tokens...)
+	if s.Settings().Serve != nil {
+		tokens = append(tokens, s.Settings().Serve.Tokens...)
 	}
 	poll := time.Duration(0)
-	if s.place.Remote != "" {
+	if s.Place.Remote != "" {
 		poll = time.Second // other processes append to the store directly
 	}
-	h, err := serve.Host(s.place, serve.Options{
-		Store: s.store, Stock: s.stock, Tokens: tokens, Approval: approval, Poll: poll,
+	h, err := serve.Host(s.Place, serve.Options{
+		Store: s.Store, Stock: s.Stock, Tokens: tokens, Approval: approval, Poll: poll,
 		// A request's path comes from anyone who reaches the address, an
 		// error may quote the model: one escaped line each.
 		Logf: func(format string, args ...any) {
@@ -134,7 +134,6 @@ func (a *app) startServer(s *session, approval drive.Approval, addr string) (*se
 		fmt.Fprintf(a.stderr, "harness: serving beyond loopback at %s: anyone who reaches it with a token acts as the person the token names\n", h.Addr())
 	}
 	s.Store = h.Store()
-	s.sync()
 	return h, nil
 }
 
@@ -170,7 +169,7 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		}
 		return err
 	}
-	a.warnMCP(s.stock)
+	a.warnMCP(s.Stock)
 	approval := s.Approval
 	sv, err := a.startServer(s, approval, sf.addr)
 	if err != nil {
@@ -279,7 +278,7 @@ func (a *app) lastState(s *session, th *harness.Thread) error {
 	if err != nil {
 		return err
 	}
-	st, err := drive.Inspect(context.Background(), rt.Thread(s.stock.Actor, th.ID()))
+	st, err := drive.Inspect(context.Background(), rt.Thread(s.Stock.Actor, th.ID()))
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ Any other fact: its payload.`,
 			if err != nil {
 				return err
 			}
-			r, err := rt.Thread(s.stock.Actor, id).Reading(ctx)
+			r, err := rt.Thread(s.Stock.Actor, id).Reading(ctx)
 			if err != nil {
 				return err
 			}
@@ -101,7 +101,7 @@ func (a *app) completeShow(cmd *cobra.Command, args []string, toComplete string)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	r, err := rt.Thread(s.stock.Actor, args[0]).Reading(ctx)
+	r, err := rt.Thread(s.Stock.Actor, args[0]).Reading(ctx)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -126,7 +126,7 @@ type shower struct {
 func (sh shower) seq(ctx context.Context, seq uint64) error {
 	var f facts.Fact
 	found := false
-	for g, err := range sh.s.store.Read(ctx, sh.id, seq) {
+	for g, err := range sh.s.Store.Read(ctx, sh.id, seq) {
 		if err != nil {
 			return err
 		}
@@ -134,7 +134,7 @@ func (sh shower) seq(ctx context.Context, seq uint64) error {
 		break
 	}
 	if !found {
-		head, _ := sh.s.store.Head(ctx, sh.id)
+		head, _ := sh.s.Store.Head(ctx, sh.id)
 		return fmt.Errorf("thread %s has no seq %d (it has facts 1 to %d)", sh.id, seq, head.Seq)
 	}
 	for _, act := range sh.r.Actions() {
@@ -301,7 +301,7 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 	if args == "" {
 		args = call.Call.Args
 	}
-	if c, ok := sh.a.commandOf(req.Adapter, args, sh.s.stock.Tools.Limits().CommandTimeout); ok {
+	if c, ok := sh.a.commandOf(req.Adapter, args, sh.s.Stock.Tools.Limits().CommandTimeout); ok {
 		fmt.Fprintf(w, "  command      %s\n", c.timeout())
 		for _, line := range c.lines() {
 			fmt.Fprintf(w, "    │ %s\n", line)
@@ -413,7 +413,7 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 // diff is the diff of a changed path, from the contents the store kept.
 func (sh shower) diff(ctx context.Context, c facts.PathChange) fileDiff {
 	var kept present.Kept
-	if blobs := stock.BlobsOf(sh.s.store); blobs != nil {
+	if blobs := stock.BlobsOf(sh.s.Store); blobs != nil {
 		kept = blobs
 	}
 	d := present.DiffOf(ctx, c, kept)
@@ -422,7 +422,7 @@ func (sh shower) diff(ctx context.Context, c facts.PathChange) fileDiff {
 
 // blob reads kept bytes.
 func (sh shower) blob(ctx context.Context, digest string) ([]byte, error) {
-	blobs := stock.BlobsOf(sh.s.store)
+	blobs := stock.BlobsOf(sh.s.Store)
 	if blobs == nil {
 		return nil, errors.New("this store keeps no contents")
 	}

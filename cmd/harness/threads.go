@@ -51,7 +51,7 @@ func (a *app) threadsCmd() *cobra.Command {
 			if a.jsonOut() {
 				return a.printJSON(rows)
 			}
-			fmt.Fprintf(a.stdout, "workspace %s (store %s)\n", present.EscapeLine(s.stock.Config.Workspace), s.place.Where())
+			fmt.Fprintf(a.stdout, "workspace %s (store %s)\n", present.EscapeLine(s.Stock.Config.Workspace), s.Place.Where())
 			if len(rows) == 0 {
 				fmt.Fprintln(a.stdout, "no threads")
 				return nil
@@ -101,7 +101,7 @@ func (a *app) threadRows(ctx context.Context, s *session, o drive.ListOptions) (
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, _, err := drive.List(ctx, rt, s.stock.Actor, o)
+	rows, _, err := drive.List(ctx, rt, s.Stock.Actor, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -121,7 +121,7 @@ func lastThread(ctx context.Context, s *session) (string, error) {
 	var heads []thread.Head
 	page := thread.ThreadsPage{}
 	for {
-		hs, err := s.store.Threads(ctx, page)
+		hs, err := s.Store.Threads(ctx, page)
 		if err != nil {
 			return "", err
 		}
@@ -138,7 +138,7 @@ func lastThread(ctx context.Context, s *session) (string, error) {
 		return naturalCompare(y.Thread, x.Thread)
 	})
 	for _, h := range heads {
-		root, err := harness.RootOf(ctx, s.store, h.Thread)
+		root, err := harness.RootOf(ctx, s.Store, h.Thread)
 		if err != nil && !errors.Is(err, harness.ErrNotInTree) {
 			return "", err
 		}
@@ -146,7 +146,7 @@ func lastThread(ctx context.Context, s *session) (string, error) {
 			return h.Thread, nil
 		}
 	}
-	return "", fmt.Errorf("no threads in %s; start one with `harness run`", s.place.Where())
+	return "", fmt.Errorf("no threads in %s; start one with `harness run`", s.Place.Where())
 }
 
 // naturalCompare orders ids with their numbers as numbers: t2 before t10.

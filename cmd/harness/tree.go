@@ -18,7 +18,7 @@ import (
 // openTree makes the driver's thread the one its tree's actor folds: a
 // child thread is folded by the actor its parent's delegation composes.
 func (d *driver) openTree(ctx context.Context) error {
-	th, err := d.rt.Open(ctx, d.s.stock.Actor, d.id)
+	th, err := d.rt.Open(ctx, d.s.Stock.Actor, d.id)
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ so, each recorded in the child and in its parent.`,
 					fmt.Fprintln(a.stdout, line)
 				}
 			})
-			th, err := rt.Open(ctx, s.stock.Actor, id)
+			th, err := rt.Open(ctx, s.Stock.Actor, id)
 			if err != nil {
 				return err
 			}

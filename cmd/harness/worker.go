@@ -117,13 +117,13 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 			return asUsage(fmt.Errorf("--model: %w", err))
 		}
 	}
-	if err := a.autoServe(ctx, p, s.settings, false); err != nil {
+	if err := a.autoServe(ctx, p, s.Settings(), false); err != nil {
 		return err
 	}
 	if err := a.openStore(ctx, s); err != nil {
 		return err
 	}
-	ns, ok := s.store.(*natsstore.Store)
+	ns, ok := s.Store.(*natsstore.Store)
 	if !ok {
 		return fmt.Errorf("worker: the store of %s is no NATS store", p.Where())
 	}
@@ -132,9 +132,9 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 		return err
 	}
 	w, err := worker.New(worker.Options{
-		Store: s.store,
+		Store: s.Store,
 		Queue: worker.FromWork(work),
-		Actor: s.stock.Actor,
+		Actor: s.Stock.Actor,
 		Runtime: func(string) (*harness.Runtime, func(), error) {
 			return s.Runtime()
 		},
@@ -150,7 +150,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	if err != nil {
 		return err
 	}
-	if err := s.stock.Sandbox.Check(); err != nil {
+	if err := s.Stock.Sandbox.Check(); err != nil {
 		fmt.Fprintf(a.stderr, "harness: %s: commands are refused; to run them without a sandbox, pass --sandbox off (it is recorded)\n", present.EscapeLine(err.Error()))
 	}
 	model := spec
@@ -158,7 +158,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 		model = "none (threads that recorded none wait)"
 	}
 	fmt.Fprintf(a.stderr, "harness worker: driving the threads of %s in %s, %d at a time (model %s); SIGTERM or Ctrl-C drains\n",
-		s.place.Where(), s.place.Root, concurrency, model)
+		s.Place.Where(), s.Place.Root, concurrency, model)
 
 	// A second signal, while draining, interrupts at once.
 	ran := make(chan struct{})
@@ -318,10 +318,10 @@ func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) erro
 	}
 	id = got
 	if a.jsonOut() {
-		return a.printJSON(map[string]any{"thread": id, "status": "submitted", "seq": seq, "store": s.place.Where()})
+		return a.printJSON(map[string]any{"thread": id, "status": "submitted", "seq": seq, "store": s.Place.Where()})
 	}
-	fmt.Fprintf(a.stdout, "%s thread %s (seq %d) in %s\n", a.paint("bold", "submitted:"), id, seq, s.place.Where())
-	if s.place.Remote == "" {
+	fmt.Fprintf(a.stdout, "%s thread %s (seq %d) in %s\n", a.paint("bold", "submitted:"), id, seq, s.Place.Where())
+	if s.Place.Remote == "" {
 		fmt.Fprintf(a.stdout, "    no worker reaches a store in a directory (workers share a NATS store); run it with: harness resume %s\n", id)
 	} else {
 		fmt.Fprintf(a.stdout, "    a worker on the store takes it up (harness worker); follow it with: harness log -f %s\n", id)

@@ -24,8 +24,7 @@ func (a *app) enter(ctx context.Context, s *session, id string) error {
 	case err != nil || !ok:
 		return err
 	}
-	s.sync()
 	fmt.Fprintf(a.stderr, "harness: thread %s works in %s; acting there (not in %s)\n", id, present.EscapeLine(moved.To), present.EscapeLine(moved.From))
-	a.warnMCP(s.stock)
+	a.warnMCP(s.Stock)
 	return nil
 }
