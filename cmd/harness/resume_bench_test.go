@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/harnesstest"
@@ -62,11 +63,8 @@ func BenchmarkCLIResume(b *testing.B) {
 		if err != nil && !errors.As(err, &ee) {
 			b.Fatal(err)
 		}
-		var res struct {
-			Status harness.Status `json:"status"`
-			Seq    int            `json:"seq"`
-		}
-		if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Status != harness.StatusParked || res.Seq != seq {
+		var res drive.State // the one document of a thread
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Status != harness.StatusParked || res.Head.Seq != uint64(seq) {
 			b.Fatalf("resume %s: %+v (%v), want parked at seq %d\nstdout: %s\nstderr: %s", id, res, err, seq, out.String(), errb.String())
 		}
 		return d
