@@ -45,37 +45,27 @@ func (s *Server) verdict(ctx context.Context, id string) (bool, string, error) {
 // actionOfFact returns the id of the action a fact records, if it
 // records one.
 func actionOfFact(f facts.Fact) (string, bool) {
-	var id string
-	var err error
 	switch f.Kind {
 	case facts.KindActionRequested:
-		var p facts.ActionRequested
-		p, err = facts.Decode[facts.ActionRequested](f)
-		id = p.ActionID
+		return actionID(f, func(p facts.ActionRequested) string { return p.ActionID })
 	case facts.KindActionStarted:
-		var p facts.ActionStarted
-		p, err = facts.Decode[facts.ActionStarted](f)
-		id = p.ActionID
+		return actionID(f, func(p facts.ActionStarted) string { return p.ActionID })
 	case facts.KindActionCompleted:
-		var p facts.ActionCompleted
-		p, err = facts.Decode[facts.ActionCompleted](f)
-		id = p.ActionID
+		return actionID(f, func(p facts.ActionCompleted) string { return p.ActionID })
 	case facts.KindActionInterrupted:
-		var p facts.ActionInterrupted
-		p, err = facts.Decode[facts.ActionInterrupted](f)
-		id = p.ActionID
+		return actionID(f, func(p facts.ActionInterrupted) string { return p.ActionID })
 	case facts.KindCheckRecorded:
-		var p facts.CheckRecorded
-		p, err = facts.Decode[facts.CheckRecorded](f)
-		id = p.ActionID
+		return actionID(f, func(p facts.CheckRecorded) string { return p.ActionID })
 	case facts.KindEffectReconciled:
-		var p facts.EffectReconciled
-		p, err = facts.Decode[facts.EffectReconciled](f)
-		id = p.ActionID
-	default:
-		return "", false
+		return actionID(f, func(p facts.EffectReconciled) string { return p.ActionID })
 	}
-	return id, err == nil && id != ""
+	return "", false
+}
+
+// actionID decodes f's payload as a T and returns the action id it names.
+func actionID[T any](f facts.Fact, id func(T) string) (string, bool) {
+	p, err := facts.Decode[T](f)
+	return id(p), err == nil && id(p) != ""
 }
 
 // actionRow is the actions table's row of the action fact f records, as
