@@ -30,12 +30,7 @@ import (
 // that resume kept, as the Resume that parks a thread keeps one. ratio is the 100,000-fact resume's time over the
 // 6-fact one's (aim: ≤ 3).
 func BenchmarkCLIResume(b *testing.B) {
-	bin, err := exec.LookPath("harness")
-	require.NoError(b, err, "TestMain puts harness on $PATH")
-	dir := b.TempDir()
-	place := stock.Place{Root: dir, Store: filepath.Join(dir, ".harness")}
-	store, err := thread.OpenPebble(place.DB())
-	require.NoError(b, err)
+	bin, dir, place, store := benchWorkspace(b)
 	const long = 100_000
 	// Both threads as the stock harness records them: the task with its
 	// policy (as harness run posts it), the configuration in the
@@ -99,4 +94,18 @@ func parkCLI(b testing.TB, place stock.Place, store thread.Store, id string, n i
 	require.NoError(b, err)
 	require.Equal(b, harness.StatusParked, out.Status, out.Reason)
 	require.EqualValues(b, n, out.Seq)
+}
+
+// benchWorkspace is the built harness and a fresh workspace with its store
+// open in this process, for a benchmark to fill and then close before the
+// command runs.
+func benchWorkspace(b *testing.B) (bin, dir string, place stock.Place, store thread.Store) {
+	b.Helper()
+	bin, err := exec.LookPath("harness")
+	require.NoError(b, err, "TestMain puts harness on $PATH")
+	dir = b.TempDir()
+	place = stock.Place{Root: dir, Store: filepath.Join(dir, ".harness")}
+	store, err = thread.OpenPebble(place.DB())
+	require.NoError(b, err)
+	return bin, dir, place, store
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/stock"
-	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // BenchmarkCLIReplayVerify runs `harness replay --verify` — a new
@@ -24,12 +22,7 @@ import (
 // per-fact time at 1,000 (aim: ≤ 1.2); rss/log is the process's peak
 // resident set at 100,000 over the log's stored bytes (aim: ≤ 2).
 func BenchmarkCLIReplayVerify(b *testing.B) {
-	bin, err := exec.LookPath("harness")
-	require.NoError(b, err, "TestMain puts harness on $PATH")
-	dir := b.TempDir()
-	place := stock.Place{Root: dir, Store: filepath.Join(dir, ".harness")}
-	store, err := thread.OpenPebble(place.DB())
-	require.NoError(b, err)
+	bin, dir, _, store := benchWorkspace(b)
 	const long, short = 100_000, 1_000
 	parked := harnesstest.Parked{Model: "scripted:none.jsonl", Workspace: stock.WorkspaceName(dir), InputTokens: 1800}
 	parked.Facts = long
