@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-7cc7a084/harness/audit"
@@ -14,6 +15,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/tools"
 )
 
@@ -78,10 +80,16 @@ func NewServer(ws Workspace, opts ServerOptions) *sdk.Server {
 		version = "dev"
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "harness", Version: version}, &sdk.ServerOptions{
+		// Declared exactly as served: tools (a list that never changes)
+		// and logging (a thread's facts as they are appended, see
+		// logFacts). No prompts, resources or completions: those methods
+		// are not found (served).
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Logging: &sdk.LoggingCapabilities{}},
 		Instructions: "harness runs coding agents as durable, audited threads in this workspace. Start a thread with start; " +
 			"a tool call that needs a person parks the thread: view shows what it waits for, with the digest of the exact call. " +
 			"Answers go through answer (an approval must name that digest); resume goes on; replay verifies the log.",
 	})
+	srv.AddReceivingMiddleware(served)
 	s := &server{ws: ws, opts: opts}
 	yes, no := true, false
 	sdk.AddTool(srv, &sdk.Tool{Name: "start", Description: "Start a thread with a task for the coding agent and run it until it is done or waits for a person (a confirmation, a question). Returns where it stands.",
@@ -176,21 +184,76 @@ type ActionView struct {
 	Flag     string   `json:"flag,omitempty"`
 }
 
-// open opens the workspace for one request.
-func (s *server) open(ctx context.Context, req OpenRequest) (*Opened, error) {
+// served lets through only the methods of what the server declares: a
+// method of prompts, resources or completion is not found (-32601), as
+// for any other method the server does not have.
+func served(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		for _, undeclared := range []string{"prompts/", "resources/", "completion/"} {
+			if strings.HasPrefix(method, undeclared) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+					Message: fmt.Sprintf("method %q not found: this server offers tools and logging only", method)}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// open opens the workspace for one request of the session ss (nil: none
+// to tell): what the request appends is told to the session's client as
+// log messages (logFacts).
+func (s *server) open(ctx context.Context, req OpenRequest, ss *sdk.ServerSession) (*Opened, error) {
 	o, err := s.ws.Open(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	o.Drive.Ask = nil // nobody is at a prompt here
+	if ss != nil && o.Runtime != nil {
+		o.Runtime.Store = harness.Watch(o.Runtime.Store, logFacts(ctx, ss))
+	}
 	return o, nil
 }
 
-func (s *server) start(ctx context.Context, _ *sdk.CallToolRequest, a StartArgs) (*sdk.CallToolResult, any, error) {
+// logFacts tells the client of ss each fact appended as a log message
+// (notifications/message, logger "harness"), at the level the client
+// set (logging/setLevel; none is sent before it sets one): a fact at
+// info, a failure or an interruption at warning. Its data is the fact's
+// thread, seq and kind, and the fact told in one line for a person.
+// It is told also after the call's context ends: what a cancelled call
+// appended (action.interrupted) is news too.
+func logFacts(ctx context.Context, ss *sdk.ServerSession) func(facts.Fact, error) {
+	ctx = context.WithoutCancel(ctx)
+	return func(f facts.Fact, err error) {
+		if err != nil {
+			_ = ss.Log(ctx, &sdk.LoggingMessageParams{Level: "warning", Logger: "harness", Data: err.Error()})
+			return
+		}
+		level := sdk.LoggingLevel("info")
+		if k := string(f.Kind); strings.HasSuffix(k, ".failed") || strings.HasSuffix(k, ".interrupted") {
+			level = "warning"
+		}
+		// A client that went away misses the rest; the thread's log keeps it.
+		_ = ss.Log(ctx, &sdk.LoggingMessageParams{Level: level, Logger: "harness", Data: FactLog{
+			Thread: f.Thread, Seq: f.Seq, Kind: string(f.Kind), Text: present.Describe(f)}})
+	}
+}
+
+// FactLog is the data of the log message that tells a client of a fact
+// appended while it waits for a call (or, with no kind, how a thread
+// stands after its call was cancelled).
+type FactLog struct {
+	Thread string `json:"thread"`
+	Seq    uint64 `json:"seq,omitempty"`
+	Kind   string `json:"kind,omitempty"`
+	// Text is the fact told for a person, in one line.
+	Text string `json:"text"`
+}
+
+func (s *server) start(ctx context.Context, req *sdk.CallToolRequest, a StartArgs) (*sdk.CallToolResult, any, error) {
 	if strings.TrimSpace(a.Task) == "" {
 		return nil, nil, errors.New("task is empty: say what the coding agent is to do")
 	}
-	o, err := s.open(ctx, OpenRequest{Drive: true, Create: true, Model: a.Model})
+	o, err := s.open(ctx, OpenRequest{Drive: true, Create: true, Model: a.Model}, session(req))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,7 +270,7 @@ func (s *server) start(ctx context.Context, _ *sdk.CallToolRequest, a StartArgs)
 			return nil, nil, fmt.Errorf("start a thread: %w", err)
 		}
 	}
-	v, err := s.drive(ctx, o, th)
+	v, err := s.drive(ctx, o, th, session(req))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -215,17 +278,24 @@ func (s *server) start(ctx context.Context, _ *sdk.CallToolRequest, a StartArgs)
 }
 
 // drive drives the thread on as the workspace says (Opened.Drive) and
-// says where it then stands.
-func (s *server) drive(ctx context.Context, o *Opened, th *harness.Thread) (ThreadView, error) {
+// says where it then stands. A drive the client cancelled gets no
+// response: the client of ss is told in a log message how the thread
+// stands (resumable) instead.
+func (s *server) drive(ctx context.Context, o *Opened, th *harness.Thread, ss *sdk.ServerSession) (ThreadView, error) {
 	st, err := drive.Drive(ctx, th, o.Drive)
 	if err != nil {
-		return ThreadView{}, fmt.Errorf("thread %s: %w", th.ID(), err)
+		err = fmt.Errorf("thread %s: %w", th.ID(), err)
+		if ctx.Err() != nil && ss != nil {
+			_ = ss.Log(context.WithoutCancel(ctx), &sdk.LoggingMessageParams{Level: "warning", Logger: "harness",
+				Data: FactLog{Thread: th.ID(), Text: err.Error() + " (or with the resume tool)"}})
+		}
+		return ThreadView{}, err
 	}
 	return viewOf(o, st), nil
 }
 
 func (s *server) view(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArgs) (*sdk.CallToolResult, any, error) {
-	o, th, err := s.thread(ctx, a.Thread, false)
+	o, th, err := s.thread(ctx, a.Thread, false, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -238,11 +308,11 @@ func (s *server) view(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArgs)
 }
 
 // thread opens the workspace and names an existing thread of it.
-func (s *server) thread(ctx context.Context, id string, driving bool) (*Opened, *harness.Thread, error) {
+func (s *server) thread(ctx context.Context, id string, driving bool, ss *sdk.ServerSession) (*Opened, *harness.Thread, error) {
 	if id == "" {
 		return nil, nil, errors.New("name the thread (thread), as start returned it")
 	}
-	o, err := s.open(ctx, OpenRequest{Drive: driving})
+	o, err := s.open(ctx, OpenRequest{Drive: driving}, ss)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -254,7 +324,7 @@ func (s *server) thread(ctx context.Context, id string, driving bool) (*Opened, 
 }
 
 func (s *server) facts(ctx context.Context, _ *sdk.CallToolRequest, a FactsArgs) (*sdk.CallToolResult, any, error) {
-	o, _, err := s.thread(ctx, a.Thread, false)
+	o, _, err := s.thread(ctx, a.Thread, false, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -295,7 +365,7 @@ func (s *server) answer(ctx context.Context, req *sdk.CallToolRequest, a AnswerA
 		return nil, nil, errors.New("name the open request (request_id), as view shows it")
 	}
 	resume := a.Resume == nil || *a.Resume
-	o, th, err := s.thread(ctx, a.Thread, resume)
+	o, th, err := s.thread(ctx, a.Thread, resume, session(req))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -325,7 +395,7 @@ func (s *server) answer(ctx context.Context, req *sdk.CallToolRequest, a AnswerA
 	posted := ans.Repeat == nil && !ans.Posted.Duplicate
 	var v ThreadView
 	if resume {
-		v, err = s.drive(ctx, o, th)
+		v, err = s.drive(ctx, o, th, session(req))
 	} else {
 		st, err = drive.Inspect(ctx, th)
 		v = viewOf(o, st)
@@ -381,6 +451,14 @@ func (s *server) reply(thread string, p drive.Pending, a AnswerArgs, by string) 
 	return r, nil
 }
 
+// session is the session a call came in on, or nil.
+func session(req *sdk.CallToolRequest) *sdk.ServerSession {
+	if req == nil {
+		return nil
+	}
+	return req.Session
+}
+
 // by is who an answer is recorded as given by: the name given, and the
 // client it came through.
 func (s *server) by(req *sdk.CallToolRequest, given string) string {
@@ -396,14 +474,14 @@ func (s *server) by(req *sdk.CallToolRequest, given string) string {
 	return given + " (via mcp:" + client + ")"
 }
 
-func (s *server) resume(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArgs) (*sdk.CallToolResult, any, error) {
-	o, th, err := s.thread(ctx, a.Thread, true)
+func (s *server) resume(ctx context.Context, req *sdk.CallToolRequest, a ThreadArgs) (*sdk.CallToolResult, any, error) {
+	o, th, err := s.thread(ctx, a.Thread, true, session(req))
 	if err != nil {
 		return nil, nil, err
 	}
 	defer o.Close()
 	o.Drive.Retry = true // a resume asked for is a word to go on
-	v, err := s.drive(ctx, o, th)
+	v, err := s.drive(ctx, o, th, session(req))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -411,7 +489,7 @@ func (s *server) resume(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArg
 }
 
 func (s *server) replay(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArgs) (*sdk.CallToolResult, ReplayView, error) {
-	o, _, err := s.thread(ctx, a.Thread, false)
+	o, _, err := s.thread(ctx, a.Thread, false, nil)
 	if err != nil {
 		return nil, ReplayView{}, err
 	}

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -70,10 +69,8 @@ type Server struct {
 	reader *harness.Runtime
 	// session builds every runtime the server runs, on store.
 	session *stock.Session
-	tokens  []token
-	key     [32]byte // the CSRF tokens' key
-	cookie  string
-	mux     *http.ServeMux
+	*Guard
+	mux *http.ServeMux
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -105,11 +102,12 @@ func New(opts Options) (*Server, error) {
 	if opts.Store == nil || opts.Stock == nil {
 		return nil, errors.New("serve: a store and a stock harness are needed")
 	}
-	if len(opts.Tokens) == 0 {
-		return nil, ErrNoToken
-	}
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = 64 << 10
+	}
+	guard, err := NewGuard(opts.Tokens, opts.MaxBody)
+	if err != nil {
+		return nil, err
 	}
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = 10 * time.Second
@@ -123,24 +121,10 @@ func New(opts Options) (*Server, error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	s := &Server{opts: opts, kept: map[string]*cached{}, runs: map[string]*run{}}
+	s := &Server{opts: opts, kept: map[string]*cached{}, runs: map[string]*run{}, Guard: guard}
 	s.blobs = stock.BlobsOf(opts.Store)
 	s.hub = newHub()
 	s.store = notifyAppends(opts.Store, s.hub)
-	names := sha256.New()
-	for _, t := range opts.Tokens {
-		if len(t.Token) < stock.MinTokenLen || t.Name == "" {
-			return nil, fmt.Errorf("serve: token of %q: want a name and at least %d characters", t.Name, stock.MinTokenLen)
-		}
-		s.tokens = append(s.tokens, token{name: t.Name, secret: t.Token})
-		names.Write([]byte(t.Token + "\x00"))
-	}
-	// The cookie's name is the servers' own: two servers on one host
-	// (cookies ignore ports) do not overwrite each other's.
-	s.cookie = "harness-" + hex.EncodeToString(names.Sum(nil))[:12]
-	if _, err := rand.Read(s.key[:]); err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
-	}
 	s.session = stock.SessionOf(s.store, opts.Stock)
 	rt, _, err := s.session.Runtime(stock.WithoutObserver())
 	if err != nil {

@@ -5,16 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/mcpserver"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/serve"
 	"github.com/seed-7cc7a084/harness/stock"
 )
 
@@ -169,8 +172,9 @@ func (a *app) printServers(p stock.Place, status []mcp.Status) {
 func (a *app) mcpServeCmd() *cobra.Command {
 	var f driveFlags
 	var clientApproves bool
+	var httpAddr string
 	cmd := &cobra.Command{
-		Use:   "serve",
+		Use:   "serve [--http HOST:PORT]",
 		Short: "Speak MCP on stdin and stdout: let another agent start, read, answer, resume and verify this workspace's threads",
 		Long: `Serve this workspace's threads over MCP on stdin and stdout, for another agent
 (Claude Code, Codex) to delegate durable, audited work to harness. Its tools:
@@ -203,9 +207,13 @@ Add it to Claude Code:  claude mcp add harness -- harness mcp serve`,
 				inner.wait = 30 * time.Second
 			}
 			ws := &mcpWorkspace{a: &inner, f: &f}
-			srv := mcpserver.NewServer(ws, mcpserver.ServerOptions{ClientApproves: clientApproves, Version: version(), PersonAnswers: personAnswers})
-			err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}})
-			if ctx.Err() != nil {
+			opts := mcpserver.ServerOptions{ClientApproves: clientApproves, Version: version(), PersonAnswers: personAnswers}
+			if httpAddr != "" {
+				return a.mcpServeHTTP(ctx, &f, httpAddr, mcpserver.HTTPHandler(ws, opts))
+			}
+			srv := mcpserver.NewServer(ws, opts)
+			err := srv.Run(ctx, &mcpserver.StdioTransport{In: a.stdin, Out: a.stdout})
+			if ctx.Err() != nil || errors.Is(err, io.EOF) {
 				return nil
 			}
 			return err
@@ -213,12 +221,64 @@ Add it to Claude Code:  claude mcp add harness -- harness mcp serve`,
 	}
 	f.add(cmd)
 	cmd.Flags().BoolVar(&clientApproves, "client-approves", false, "the client's answers are a person's: let them approve calls and settle open effects")
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at `HOST:PORT` (path /mcp; port 0: any free port) instead of stdio, with the page's tokens")
 	return cmd
 }
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
+// mcpServeHTTP serves h, the MCP server over streamable HTTP, at addr
+// until ctx is done, behind the tokens and Origin rules of harness
+// serve's page (serve.Guard): a fresh token naming the person, and the
+// settings' serve tokens.
+func (a *app) mcpServeHTTP(ctx context.Context, f *driveFlags, addr string, h http.Handler) error {
+	p, err := a.place()
+	if err != nil {
+		return err
+	}
+	s, err := a.newSession(p, f, stock.SessionOptions{Lenient: true})
+	if err != nil {
+		return err
+	}
+	tokens := []stock.ServeToken{{Name: a.whoami(), Token: serve.NewToken()}}
+	if st := s.Settings().Serve; st != nil {
+		tokens = append(tokens, st.Tokens...)
+	}
+	s.Close()
+	guard, err := serve.NewGuard(tokens, 64<<10)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return usageError("--http %s: %v", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", guard.Bearer(h))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 32 << 10}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	u := serve.URL(ln.Addr(), "")
+	u = strings.TrimSuffix(u, "/") + "/mcp"
+	if err := stock.LoopbackAddr(ln.Addr().String()); err != nil {
+		fmt.Fprintf(a.stderr, "harness: serving MCP beyond loopback at %s: anyone who reaches it with a token acts as the person the token names\n", ln.Addr())
+	}
+	if a.jsonOut() {
+		a.printJSON(map[string]any{"url": u, "token": tokens[0].Token, "pid": os.Getpid(), "workspace": p.Root})
+	} else {
+		fmt.Fprintf(a.stderr, "%s serving MCP (streamable HTTP) for %s\n", a.paint("bold", "harness:"), p.Root)
+		fmt.Fprintf(a.stderr, "    %s\n", u)
+		fmt.Fprintf(a.stderr, "    with the header  Authorization: Bearer %s\n", tokens[0].Token)
+		fmt.Fprintf(a.stderr, "    or, for a client that takes only an address:  %s?token=%s\n", u, tokens[0].Token)
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	return nil
+}
 
 // mcpWorkspace opens this workspace for one request of harness mcp
 // serve, as the command line's own commands open it.

@@ -439,7 +439,7 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		}
 	}
 	if err != nil && !errors.Is(err, harness.ErrDefect) {
-		return d.th, d.interrupted(ctx, err)
+		return d.th, d.interrupted(ctx, d.id, err)
 	}
 	if out.Status == harness.StatusStepLimit {
 		st, err := drive.StepLimited(ctx, d.th, out)
@@ -874,7 +874,7 @@ func (d *driver) resumeOnce(ctx context.Context, th *harness.Thread) (harness.Ou
 	out, err := th.Resume(d.watching(ctx))
 	d.live.stop()
 	if err != nil && !errors.Is(err, harness.ErrDefect) {
-		return out, d.interrupted(ctx, err)
+		return out, d.interrupted(ctx, th.ID(), err)
 	}
 	return out, nil
 }
@@ -921,11 +921,13 @@ func (d *driver) options() drive.Options {
 	return o
 }
 
-// interrupted explains an error that stopped a resume: a cancelled
-// context leaves the thread resumable.
-func (d *driver) interrupted(ctx context.Context, err error) error {
+// interrupted explains an error that stopped a resume of the thread id:
+// a cancelled context leaves the thread resumable. The id is the
+// thread's, not the driver's: a driver made for many threads (harness
+// mcp serve's) names none.
+func (d *driver) interrupted(ctx context.Context, id string, err error) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted; thread %s is resumable: harness resume %s", d.id, d.id)
+		return fmt.Errorf("interrupted; thread %s is resumable: harness resume %s", id, shellWord(id))
 	}
 	return err
 }
