@@ -8,5 +8,13 @@
 // of the exact call, and is refused unless the server was told its
 // client's answers are a person's ([ServerOptions.ClientApproves]).
 //
+// It speaks protocol revision 2025-11-25 on stdio ([StdioTransport]: a
+// connection that answers malformed lines itself and never ends on one)
+// or streamable HTTP ([HTTPHandler], for a front end to put behind its
+// tokens). It declares what it serves, tools and logging, and nothing
+// else; a thread's facts reach the client as log messages while a call
+// appends them, and a call the client cancels is interrupted, unanswered,
+// its thread left resumable.
+//
 // Tools from MCP servers, for harness's own threads, are package mcp.
 package mcpserver

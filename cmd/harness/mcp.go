@@ -195,6 +195,12 @@ otherwise); without it a person approves at a terminal (harness approve) while
 the client waits, and the client may still deny calls and answer questions.
 The store is opened for each request and closed after it.
 
+On stdio a malformed line is answered (-32700, -32600) and the server goes on;
+only the end of its input ends it. With --http HOST:PORT it serves streamable
+HTTP at /mcp instead, with a fresh token naming you (and the settings' serve
+tokens), printed on start: sent as "Authorization: Bearer TOKEN", or as
+?token=TOKEN in the address; a post from another origin is refused.
+
 Add it to Claude Code:  claude mcp add harness -- harness mcp serve`,
 		Args: args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
