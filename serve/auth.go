@@ -141,14 +141,21 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.unauthorized(w, r, api, "the token is not one this server accepts")
 			return
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if why := s.crossSite(w, r, id); why != "" {
-				writeError(w, r, api, http.StatusForbidden, "forbidden", why)
-				return
-			}
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, id)))
+		s.let(w, r, next, id, api)
 	})
+}
+
+// let lets a request that carries the token of id through to next, as
+// id, unless it is a post that may not be the person's own doing
+// (crossSite): that is refused with 403.
+func (g *Guard) let(w http.ResponseWriter, r *http.Request, next http.Handler, id Identity, api bool) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if why := g.crossSite(w, r, id); why != "" {
+			writeError(w, r, api, http.StatusForbidden, "forbidden", why)
+			return
+		}
+	}
+	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, id)))
 }
 
 // crossSite says why a post may not be the person's own doing, or "": a
@@ -207,16 +214,12 @@ func (g *Guard) Bearer(next http.Handler) http.Handler {
 			g.refuse(w, r, "the token is not one this server accepts")
 			return
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if why := g.crossSite(w, r, id); why != "" {
-				writeError(w, r, true, http.StatusForbidden, "forbidden", why)
-				return
-			}
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, id)))
+		g.let(w, r, next, id, true)
 	})
 }
 
+// refuse refuses a program's request that carries no token the guard
+// knows: 401, saying how to send one.
 func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, why string) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
 	writeError(w, r, true, http.StatusUnauthorized, "unauthorized", why)
