@@ -31,6 +31,10 @@ const MaxLine = 4 << 20
 // connection: only the end of In does. A request the client cancelled
 // (notifications/cancelled) gets no response, as the cancellation
 // utility says, though the handler's context is cancelled as usual.
+//
+// One goroutine reads In; closing the connection does not interrupt a
+// read in progress: that goroutine ends when In ends (a process's stdin
+// ends with the process).
 type StdioTransport struct {
 	In  io.Reader
 	Out io.Writer
