@@ -67,6 +67,11 @@ type ServerOptions struct {
 	// knows its commands): what a refusal to approve or settle tells the
 	// client to have its person do. Nil names no command.
 	PersonAnswers func(thread string, p drive.Pending) string
+	// Person, when set, is the person a call comes from as the front end
+	// knows it (over HTTP: the name the request's token names), or "".
+	// An answer is then recorded as that person's, through the client,
+	// never under a name the call gives.
+	Person func(req *sdk.CallToolRequest) string
 }
 
 // NewServer is harness as an MCP server: its tools start a thread, say
@@ -459,13 +464,19 @@ func session(req *sdk.CallToolRequest) *sdk.ServerSession {
 	return req.Session
 }
 
-// by is who an answer is recorded as given by: the name given, and the
-// client it came through.
+// by is who an answer is recorded as given by: the person the front end
+// knows the call comes from (ServerOptions.Person), else the name given,
+// and the client it came through.
 func (s *server) by(req *sdk.CallToolRequest, given string) string {
 	client := "an MCP client"
 	if req != nil && req.Session != nil {
 		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
 			client = p.ClientInfo.Name
+		}
+	}
+	if s.opts.Person != nil {
+		if p := s.opts.Person(req); p != "" {
+			given = p
 		}
 	}
 	if given == "" {

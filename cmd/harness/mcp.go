@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/mcp"
@@ -215,6 +216,12 @@ Add it to Claude Code:  claude mcp add harness -- harness mcp serve`,
 			ws := &mcpWorkspace{a: &inner, f: &f}
 			opts := mcpserver.ServerOptions{ClientApproves: clientApproves, Version: version(), PersonAnswers: personAnswers}
 			if httpAddr != "" {
+				opts.Person = func(req *sdk.CallToolRequest) string {
+					if req == nil || req.Extra == nil {
+						return ""
+					}
+					return req.Extra.Header.Get(personHeader)
+				}
 				return a.mcpServeHTTP(ctx, &f, httpAddr, mcpserver.HTTPHandler(ws, opts))
 			}
 			srv := mcpserver.NewServer(ws, opts)
@@ -230,6 +237,11 @@ Add it to Claude Code:  claude mcp add harness -- harness mcp serve`,
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at `HOST:PORT` (path /mcp; port 0: any free port) instead of stdio, with the page's tokens")
 	return cmd
 }
+
+// personHeader carries, from the guard to the MCP server, the name the
+// token of a request names: set by mcpServeHTTP, never taken from the
+// client.
+const personHeader = "X-Harness-Person"
 
 // mcpServeHTTP serves h, the MCP server over streamable HTTP, at addr
 // until ctx is done, behind the tokens and Origin rules of harness
@@ -258,7 +270,15 @@ func (a *app) mcpServeHTTP(ctx context.Context, f *driveFlags, addr string, h ht
 		return usageError("--http %s: %v", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", guard.Bearer(h))
+	mux.Handle("/mcp", guard.Bearer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Who the token names, for the server to record an answer as
+		// theirs; never what the client says.
+		r.Header.Del(personHeader)
+		if id, ok := serve.IdentityOf(r.Context()); ok {
+			r.Header.Set(personHeader, id.Name)
+		}
+		h.ServeHTTP(w, r)
+	})))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 32 << 10}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -285,12 +285,23 @@ func TestMCPServeHTTP(t *testing.T) {
 	dir := workspace(t, map[string]string{"script.jsonl": tourScript})
 	url, token := serveHTTP(t, dir, "--model", "scripted:script.jsonl")
 
-	cs := httpClient(t, url, token)
+	// A client that claims to be someone else, in the header the server
+	// uses and in the answer's by.
+	cs := httpClient(t, url, token, "X-Harness-Person", "mallory")
 	var v tourView
 	text, isErr := callTool(t, cs, "start", map[string]any{"task": "Set the cache TTL to 300"}, &v)
 	require.False(t, isErr, text)
 	require.Equal(t, "parked", v.Status)
-	require.Equal(t, "confirmation", v.Waits[0].Kind)
+	w := v.Waits[0]
+	require.Equal(t, "confirmation", w.Kind)
+	text, isErr = callTool(t, cs, "answer", map[string]any{"thread": "t1", "request_id": w.RequestID, "approve": false, "digest": w.Digest, "by": "mallory"}, &v)
+	require.False(t, isErr, text)
+	require.Equal(t, "done", v.Status)
+	text, isErr = callTool(t, cs, "facts", map[string]any{"thread": "t1"}, nil)
+	require.False(t, isErr, text)
+	who := (&app{getenv: os.Getenv}).whoami()
+	require.Contains(t, text, `"by":"`+who+` (via mcp:http-client)"`, "the answer is the token's person's")
+	require.NotContains(t, text, "mallory")
 
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	post := func(header map[string]string) (int, string) {
@@ -370,19 +381,31 @@ func serveHTTP(t testing.TB, dir string, args ...string) (url, token string) {
 	return started.URL, started.Token
 }
 
-// bearer adds the token to each request of a client.
-type bearer struct{ token string }
+// bearer adds the token to each request of a client, and, a client
+// that lies, other headers.
+type bearer struct {
+	token string
+	lie   map[string]string
+}
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
+	for k, v := range b.lie {
+		r.Header.Set(k, v)
+	}
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// httpClient connects a go-sdk client to url with the token.
-func httpClient(t testing.TB, url, token string) *sdk.ClientSession {
+// httpClient connects a go-sdk client to url with the token (and the
+// headers of lie).
+func httpClient(t testing.TB, url, token string, lie ...string) *sdk.ClientSession {
 	t.Helper()
-	tr := &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}}
+	b := bearer{token: token, lie: map[string]string{}}
+	for i := 0; i+1 < len(lie); i += 2 {
+		b.lie[lie[i]] = lie[i+1]
+	}
+	tr := &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: b}}
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "http-client", Version: "1"}, nil).Connect(context.Background(), tr, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
