@@ -113,6 +113,9 @@ type SessionOptions struct {
 	// process holds.
 	Create, ReadOnly, Hold bool
 	Wait                   time.Duration
+	// OnUnsealed, when set, is told of a thread's head that could not be
+	// sealed (see Stock.Sealer), and why: a front end says so.
+	OnUnsealed func(head thread.Head, err error)
 }
 
 // ModelUse says whether a session's runtimes record a model (see
@@ -204,6 +207,9 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 	}
 	if s.Stock, err = NewStock(place, s.cfg, s.so...); err != nil {
 		return nil, err
+	}
+	if o.Drive {
+		s.Stock.Sealer, s.Stock.Unsealed = place.Sealer(o.Getenv)
 	}
 	s.resolve()
 	return s, nil
@@ -419,6 +425,9 @@ func (s *Session) Runtime(opts ...RuntimeOption) (rt *harness.Runtime, free func
 	if err != nil {
 		free()
 		return nil, nil, err
+	}
+	if s.Stock.Sealer != nil {
+		rt.Sealer = sealing{s.Stock.Sealer, s.opts.OnUnsealed}
 	}
 	return rt, free, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/seed-7cc7a084/harness/model/anthropic"
 	"github.com/seed-7cc7a084/harness/model/openai"
 	"github.com/seed-7cc7a084/harness/sandbox"
+	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
 	"github.com/seed-7cc7a084/harness/thread/socketstore"
@@ -419,6 +420,12 @@ type Stock struct {
 	// holds beside the built-in ones (WithMCP); nil when there are none.
 	// Close ends them.
 	MCP *mcp.Client
+	// Sealer, when set, seals the heads of the threads the session's
+	// runtimes leave parked or ended (harness.Runtime.Sealer): a stock
+	// made for a session that drives threads has the person's (see
+	// Place.Sealer). Unsealed says why one that drives has none.
+	Sealer   *seal.Sealer
+	Unsealed error
 }
 
 // Close ends the MCP servers the stock started or reached, if any.
@@ -485,6 +492,18 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	// (What lies there is then untrusted all the same: see LoadLayered.)
 	var protected []string
 	if f := UserSettingsFile(os.Getenv); f != "" {
+		// The seal directory (the person's key and witness log) is made
+		// now, so that it is there to be hidden: a key made later, on
+		// first use, is never in sight of a command. Hidden on its own
+		// too, for a workspace that holds the configuration directory.
+		sd := SealDir(os.Getenv)
+		if !inWorkspace(place.Root, sd) {
+			if err := os.MkdirAll(sd, 0o700); err == nil {
+				if r := resolved(sd); !within(r, resolved(place.Root)) && !slices.Contains(spec.Hidden, r) {
+					spec.Hidden = append(spec.Hidden, r)
+				}
+			}
+		}
 		dir := resolved(filepath.Dir(f))
 		ws := resolved(place.Root)
 		if within(ws, dir) && dir != ws {

@@ -58,6 +58,14 @@ func TestScripts(t *testing.T) {
 			}
 			env.Defer(func() { os.RemoveAll(xdg) })
 			env.Setenv("XDG_CONFIG_HOME", xdg)
+			// Someone else's configuration directory, outside the
+			// workspace too: their key and witness log (seal.txtar).
+			other, err := os.MkdirTemp("", "harness-xdg-other-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { os.RemoveAll(other) })
+			env.Setenv("OTHER_CONFIG_HOME", other)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -67,6 +75,7 @@ func TestScripts(t *testing.T) {
 			"bigfile":   cmdBigfile,
 			"bigwrite":  cmdBigwrite,
 			"fakemodel": cmdFakeModel,
+			"forge":     cmdForge,
 		},
 	})
 }
