@@ -19,7 +19,7 @@ import (
 var ctx = context.Background()
 
 // store is a real Pebble store with thread t of n facts.
-func store(t *testing.T, n int) *thread.PebbleStore {
+func store(t testing.TB, n int) *thread.PebbleStore {
 	t.Helper()
 	s, err := thread.OpenPebble(filepath.Join(t.TempDir(), "db"))
 	require.NoError(t, err)
@@ -33,7 +33,7 @@ func store(t *testing.T, n int) *thread.PebbleStore {
 	return s
 }
 
-func sealer(t *testing.T, dir string) *seal.Sealer {
+func sealer(t testing.TB, dir string) *seal.Sealer {
 	t.Helper()
 	k, made, err := seal.OpenKey(filepath.Join(dir, seal.KeyFile))
 	require.NoError(t, err)
