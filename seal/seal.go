@@ -198,7 +198,7 @@ func Check(ctx context.Context, store thread.Store, id string, found []Found, o 
 		case !slices.Contains(trusted, e.Key):
 			v.Status, v.Reason = StatusUnknownKey, "signed by a key not named: not checked"
 		case e.Root != root:
-			v.Status, v.Reason = StatusBroken, fmt.Sprintf("the log's first fact hashes to %s, not %s as sealed: the log was rewritten from its first fact", root, e.Root)
+			v.Status, v.Reason = StatusBroken, fmt.Sprintf("the log's first fact hashes to %s, not %s as sealed: the log was rewritten from its first fact (or the store was made anew, and this is another thread of the same id)", root, e.Root)
 		case e.Seq > head.Seq:
 			v.Status, v.Reason = StatusBroken, fmt.Sprintf("the log ends at seq %d, but it was sealed at seq %d: its tail was cut", head.Seq, e.Seq)
 		default:
