@@ -25,5 +25,6 @@
 // someone who can rewrite the person's configuration directory can rewrite
 // the witness log with it. Anchoring the witness log's latest entry
 // somewhere else — a transparency log, a colleague's witness — is where
-// that ends; this package leaves it to an [Anchor] of the caller's.
+// that ends; this package leaves it to the caller, through the Sealer's
+// Anchor hook (nothing fills it in yet).
 package seal

@@ -33,11 +33,7 @@ var ErrKeyInWorkspace = errors.New("the seal directory lies inside the workspace
 // SealDir is the directory of the person's key and witness log, beside
 // the user's settings file (see UserSettingsFile); "" when there is none.
 func SealDir(getenv func(string) string) string {
-	u := UserSettingsFile(getenv)
-	if u == "" {
-		return ""
-	}
-	return filepath.Join(filepath.Dir(u), SealDirName)
+	return besideUserSettings(getenv, SealDirName)
 }
 
 // UserKey is the person's signing key, made on first use (see
