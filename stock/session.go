@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -205,14 +206,36 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 	if s.cfg, err = harness.NewConfig(opts...); err != nil {
 		return nil, err
 	}
-	if s.Stock, err = NewStock(place, s.cfg, s.so...); err != nil {
+	if s.Stock, err = s.stockOf(place); err != nil {
 		return nil, err
-	}
-	if o.Drive {
-		s.Stock.Sealer, s.Stock.Unsealed = place.Sealer(o.Getenv)
 	}
 	s.resolve()
 	return s, nil
+}
+
+// stockOf makes the stock harness of p with the session's options and,
+// for a session that drives threads, the person's sealer: its seal
+// directory made (and hidden) with the stock, its key on first use after.
+func (s *Session) stockOf(p Place) (*Stock, error) {
+	so := s.so
+	var unsealed error
+	if s.opts.Drive {
+		var sd string
+		if sd, unsealed = p.sealDirOf(s.opts.Getenv); unsealed == nil {
+			so = append(slices.Clip(so), WithSealDir(sd))
+		}
+	}
+	st, err := NewStock(p, s.cfg, so...)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.Drive {
+		st.Unsealed = unsealed
+		if unsealed == nil {
+			st.Sealer, st.Unsealed = p.Sealer(s.opts.Getenv)
+		}
+	}
+	return st, nil
 }
 
 // SessionOf is a session of a store and a stock harness made already (a
@@ -556,7 +579,7 @@ func (s *Session) Enter(ctx context.Context, id string) (Entered, bool, error) {
 	}
 	p := s.Place
 	p.Root, p.Within = root, ""
-	st, err := NewStock(p, s.cfg, s.so...)
+	st, err := s.stockOf(p)
 	if err != nil {
 		return Entered{}, false, fmt.Errorf("thread %s works in %s: %w", id, w, err)
 	}

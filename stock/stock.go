@@ -445,6 +445,15 @@ type stockOptions struct {
 	mcpCtx     context.Context
 	mcpServers mcp.Servers
 	tools      []harness.ToolAdapter // WithTools
+	sealDir    string                // WithSealDir
+}
+
+// WithSealDir makes the person's seal directory dir (their key and
+// witness log; see SealDir) now, if it is not there, and hides it from
+// every command the tools run, as it hides the user's settings: the
+// stock of a session that seals the threads it drives.
+func WithSealDir(dir string) Option {
+	return func(o *stockOptions) { o.sealDir = dir }
 }
 
 // WithMCP starts (or reaches) the MCP servers, within ctx, and offers
@@ -492,18 +501,6 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	// (What lies there is then untrusted all the same: see LoadLayered.)
 	var protected []string
 	if f := UserSettingsFile(os.Getenv); f != "" {
-		// The seal directory (the person's key and witness log) is made
-		// now, so that it is there to be hidden: a key made later, on
-		// first use, is never in sight of a command. Hidden on its own
-		// too, for a workspace that holds the configuration directory.
-		sd := SealDir(os.Getenv)
-		if !inWorkspace(place.Root, sd) {
-			if err := os.MkdirAll(sd, 0o700); err == nil {
-				if r := resolved(sd); !within(r, resolved(place.Root)) && !slices.Contains(spec.Hidden, r) {
-					spec.Hidden = append(spec.Hidden, r)
-				}
-			}
-		}
 		dir := resolved(filepath.Dir(f))
 		ws := resolved(place.Root)
 		if within(ws, dir) && dir != ws {
@@ -512,6 +509,19 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		}
 		if isDir(dir) && !within(dir, ws) && !slices.Contains(spec.Hidden, dir) {
 			spec.Hidden = append(spec.Hidden, dir)
+		}
+	}
+	// The person's seal directory (their key and witness log: see
+	// WithSealDir) is made now, so that it is there to be hidden: a key
+	// made later, on first use, is never in sight of a command. Hidden
+	// on its own too, for a workspace that holds the configuration
+	// directory (its seal directory is then refused: see Place.Sealer).
+	if sd := o.sealDir; sd != "" {
+		if err := os.MkdirAll(sd, 0o700); err != nil {
+			return nil, fmt.Errorf("the seal directory: %w", err)
+		}
+		if r := resolved(sd); !within(r, resolved(place.Root)) && !slices.Contains(spec.Hidden, r) {
+			spec.Hidden = append(spec.Hidden, r)
 		}
 	}
 	// The file tools never write the store, whatever it is called: the

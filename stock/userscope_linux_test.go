@@ -96,8 +96,8 @@ func TestUserScopeInsideTheWorkspace(t *testing.T) {
 	require.ErrorIs(t, err, tools.ErrProtected)
 }
 
-// The person's key is made on first use — after the stock, its sandbox
-// spec made, in a configuration directory that did not exist before —
+// A session that drives threads makes the person's key on first use, in
+// a configuration directory that did not exist before its stock was made,
 // and no command can read it, nor the witness log beside it.
 func TestSandboxHidesTheKey(t *testing.T) {
 	if err := sandbox.Probe().Err(); err != nil {
@@ -108,12 +108,11 @@ func TestSandboxHidesTheKey(t *testing.T) {
 	root := t.TempDir()
 	place, err := stock.Locate(root, "")
 	require.NoError(t, err)
-	cfg, err := harness.NewConfig()
+	s, err := stock.NewSession(place, stock.SessionOptions{Drive: true})
 	require.NoError(t, err)
-	st, err := stock.NewStock(place, cfg)
-	require.NoError(t, err)
-	sl, err := place.Sealer(os.Getenv)
-	require.NoError(t, err)
+	defer s.Close()
+	st, sl := s.Stock, s.Stock.Sealer
+	require.NoError(t, st.Unsealed)
 	key := filepath.Join(stock.SealDir(os.Getenv), seal.KeyFile)
 	require.FileExists(t, key)
 	require.NoError(t, os.WriteFile(sl.Witness.Path, []byte("{}\n"), 0o600))
@@ -141,6 +140,11 @@ func TestNoKeyInTheWorkspace(t *testing.T) {
 	require.NoError(t, err)
 	_, err = place.Sealer(os.Getenv)
 	require.ErrorIs(t, err, stock.ErrKeyInWorkspace)
+	s, err := stock.NewSession(place, stock.SessionOptions{Drive: true})
+	require.NoError(t, err)
+	require.Nil(t, s.Stock.Sealer)
+	require.ErrorIs(t, s.Stock.Unsealed, stock.ErrKeyInWorkspace)
+	require.NoError(t, s.Close())
 	require.NoDirExists(t, stock.SealDir(os.Getenv))
 
 	// Nor inside a store kept elsewhere.
