@@ -77,6 +77,11 @@ func (p Place) sealDirOf(getenv func(string) string) (string, error) {
 	if dir == "" {
 		return "", ErrNoUserConfig
 	}
+	if !filepath.IsAbs(dir) {
+		// A relative $XDG_CONFIG_HOME is relative to wherever a command
+		// runs: in the workspace, as likely as not.
+		return "", fmt.Errorf("%w: %s is not an absolute path", ErrKeyInWorkspace, dir)
+	}
 	if inWorkspace(p.Root, dir) || (p.Remote == "" && inWorkspace(p.Store, dir)) {
 		return "", fmt.Errorf("%w: %s (workspace %s, store %s); run harness with $XDG_CONFIG_HOME outside them", ErrKeyInWorkspace, dir, p.Root, p.Store)
 	}

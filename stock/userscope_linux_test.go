@@ -147,6 +147,11 @@ func TestNoKeyInTheWorkspace(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.NoDirExists(t, stock.SealDir(os.Getenv))
 
+	// Nor where a relative $XDG_CONFIG_HOME leads.
+	t.Setenv("XDG_CONFIG_HOME", "cfg")
+	_, err = place.Sealer(os.Getenv)
+	require.ErrorIs(t, err, stock.ErrKeyInWorkspace)
+
 	// Nor inside a store kept elsewhere.
 	store := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(store, "config"))
