@@ -16,11 +16,14 @@ import (
 // stopped, or at the step limit — the fold's views are kept beside the
 // log (fold.Fold.Snapshot), on a store that keeps snapshots
 // (thread.Snapshots). A Thread that reads the thread for the first time
-// starts from the latest one, if its hash is the hash of the log's fact at
-// its seq and every component restores it (the same version of each), and
-// folds only the facts after it; otherwise it folds the log from the
-// first fact, as it always could. A snapshot is a cache: losing one, or
-// finding one damaged or of another version, costs a fold.
+// starts from the latest one, if every component restores it (the same
+// version of each), and folds only the facts after it, checking that each
+// links to the one before; otherwise it folds the log from the first
+// fact, as it always could. A snapshot is a cache: losing one, or finding
+// one damaged or of another version, costs a fold. One whose hash is not
+// the hash of the log's fact at its seq is not of this log — the store
+// refuses to keep such a one — and is refused, with the store (see
+// restore).
 //
 // The causes of the facts a snapshot stands for are asked of the store's
 // cause index; the facts themselves are read again only when a component
