@@ -210,6 +210,9 @@ func (a *app) printSeals(r seal.Report, err error) error {
 				a.paint("yellow", "note:"), v.Seq, v.At.Local().Format(time.DateTime), present.EscapeLine(v.Witness), v.Line, present.EscapeLine(string(v.Key)))
 		}
 	}
+	if r.Elsewhere > 0 {
+		fmt.Fprintf(a.stdout, "%s %d seals of a thread %s in another store (another first fact) were not checked\n", a.paint("dim", "note:"), r.Elsewhere, r.Thread)
+	}
 	if err != nil {
 		var be *seal.BrokenError
 		if errors.As(err, &be) {
