@@ -214,12 +214,15 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 }
 
 // stockOf makes the stock harness of p with the session's options and,
-// for a session that drives threads, the person's sealer: its seal
-// directory made (and hidden) with the stock, its key on first use after.
+// for a session that may append (any but a read-only one: one that
+// drives threads, and one that stops them), the person's sealer: its
+// seal directory made (and hidden) with the stock, its key on first use
+// after.
 func (s *Session) stockOf(p Place) (*Stock, error) {
 	so := s.so
 	var unsealed error
-	if s.opts.Drive {
+	seals := !s.opts.ReadOnly
+	if seals {
 		var sd string
 		if sd, unsealed = p.sealDirOf(s.opts.Getenv); unsealed == nil {
 			so = append(slices.Clip(so), WithSealDir(sd))
@@ -229,7 +232,7 @@ func (s *Session) stockOf(p Place) (*Stock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.opts.Drive {
+	if seals {
 		st.Unsealed = unsealed
 		if unsealed == nil {
 			st.Sealer, st.Unsealed = p.Sealer(s.opts.Getenv)

@@ -422,8 +422,8 @@ type Stock struct {
 	MCP *mcp.Client
 	// Sealer, when set, seals the heads of the threads the session's
 	// runtimes leave parked or ended (harness.Runtime.Sealer): a stock
-	// made for a session that drives threads has the person's (see
-	// Place.Sealer). Unsealed says why one that drives has none.
+	// made for a session that is not read-only has the person's (see
+	// Place.Sealer). Unsealed says why such a one has none.
 	Sealer   *seal.Sealer
 	Unsealed error
 }
