@@ -265,3 +265,33 @@ func TestAnchor(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []seal.Entry{e}, got)
 }
+
+// A last line longer than the few KiB read first is read whole (up to
+// the bound of a line); one past the bound is refused, not half read.
+func TestWitnessLongLastLine(t *testing.T) {
+	s := store(t, 1)
+	sl := sealer(t, t.TempDir())
+	head, err := s.Head(ctx, "t")
+	require.NoError(t, err)
+	e, err := sl.Seal(ctx, s, head)
+	require.NoError(t, err)
+	b, err := os.ReadFile(sl.Witness.Path)
+	require.NoError(t, err)
+
+	// The last entry's store name makes its line 10 KiB long.
+	long := *sl
+	long.Store = strings.Repeat("s", 10<<10)
+	_, err = long.Seal(ctx, s, head)
+	require.NoError(t, err)
+	next, err := sl.Seal(ctx, s, thread.Head{Thread: "t", Seq: 1, Hash: facts.Hash{9}})
+	require.NoError(t, err)
+	found, err := sl.Witness.Read()
+	require.NoError(t, err)
+	require.Len(t, found, 3)
+	require.Equal(t, next.Prev, found[2].Prev)
+	require.Equal(t, e, found[0].Entry)
+
+	require.NoError(t, os.WriteFile(sl.Witness.Path, append(b, strings.Repeat("x", 70<<10)+"\n"...), 0o600))
+	_, err = sl.Seal(ctx, s, head)
+	require.ErrorIs(t, err, seal.ErrWitnessBroken)
+}

@@ -144,8 +144,9 @@ func (w *Witness) Append(ctx context.Context, e Entry, k Key) (Entry, error) {
 	return e, nil
 }
 
-// tail returns the last whole line of the locked file f (nil for none).
-// A last line with no newline is a write torn by a crash: nothing was
+// tail returns the last whole line of the locked file f (nil for none),
+// reading a few KiB from its end (up to maxLine for a long line). A last
+// line with no newline is a write torn by a crash: nothing was
 // acknowledged of it, and it is cut off before the next append.
 func (w *Witness) tail(f *os.File) ([]byte, error) {
 	fi, err := f.Stat()
@@ -153,33 +154,42 @@ func (w *Witness) tail(f *os.File) ([]byte, error) {
 		return nil, fmt.Errorf("seal: %w", err)
 	}
 	size := fi.Size()
-	if size == 0 {
-		return nil, nil
-	}
-	start := max(0, size-maxLine)
-	buf := make([]byte, size-start)
-	if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("seal: read %s: %w", w.Path, err)
-	}
-	if buf[len(buf)-1] != '\n' {
-		cut := bytes.LastIndexByte(buf, '\n') + 1
-		if cut == 0 && start > 0 {
-			return nil, &WitnessError{Path: w.Path, Line: -1, Reason: "its last line is longer than any entry"}
-		}
-		if err := f.Truncate(start + int64(cut)); err != nil {
-			return nil, fmt.Errorf("seal: cut the torn line of %s: %w", w.Path, err)
-		}
-		buf = buf[:cut]
-		if len(buf) == 0 {
+	tooLong := &WitnessError{Path: w.Path, Line: -1, Reason: "its last line is longer than any entry"}
+	for window := int64(4 << 10); ; window = maxLine {
+		if size == 0 {
 			return nil, nil
 		}
+		start := max(0, size-window)
+		buf := make([]byte, size-start)
+		if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("seal: read %s: %w", w.Path, err)
+		}
+		if buf[len(buf)-1] != '\n' {
+			cut := bytes.LastIndexByte(buf, '\n') + 1
+			if cut == 0 && start > 0 {
+				if window < maxLine {
+					continue
+				}
+				return nil, tooLong
+			}
+			if err := f.Truncate(start + int64(cut)); err != nil {
+				return nil, fmt.Errorf("seal: cut the torn line of %s: %w", w.Path, err)
+			}
+			size, buf = start+int64(cut), buf[:cut]
+			if len(buf) == 0 {
+				return nil, nil
+			}
+		}
+		body := buf[:len(buf)-1]
+		from := bytes.LastIndexByte(body, '\n') + 1
+		if from == 0 && start > 0 {
+			if window < maxLine {
+				continue
+			}
+			return nil, tooLong
+		}
+		return body[from:], nil
 	}
-	buf = buf[:len(buf)-1]
-	from := bytes.LastIndexByte(buf, '\n') + 1
-	if from == 0 && start > 0 {
-		return nil, &WitnessError{Path: w.Path, Line: -1, Reason: "its last line is longer than any entry"}
-	}
-	return buf[from:], nil
 }
 
 func lineHash(line []byte) string {
