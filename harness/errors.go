@@ -31,4 +31,11 @@ var (
 	// the child of the spawn that names it, or a thread claims a parent
 	// whose log does not record its spawn.
 	ErrNotChild = errors.New("not the child its spawn names")
+
+	// ErrNotItsSnapshot: the snapshot a thread would resume from is not
+	// of its log — the fact at its seq has another hash, the log ends
+	// before it, or a fact after it does not link to it. The store or the
+	// snapshot was changed since it was kept; the error wraps a
+	// *thread.CorruptError naming the seq, and nothing resumes.
+	ErrNotItsSnapshot = errors.New("the log is not the one its snapshot was made of")
 )

@@ -89,6 +89,10 @@ var layers = []struct {
 	// The stores beside the Pebble one: like thread, they may import
 	// thread and facts.
 	{"thread/natsstore", []string{"thread"}},
+	// Sealed heads: a person's key, signed heads, the witness log, and
+	// the check of a log against them. The runtime seals through its own
+	// interface (harness.Sealer); the stock harness makes the sealer.
+	{"seal", []string{"thread"}},
 	{"effect", nil},
 	{"fold", []string{"facts", "effect"}},
 	{"action", []string{"facts", "effect"}},
@@ -122,7 +126,7 @@ var layers = []struct {
 	{"audit", []string{"harness"}},
 	{"rewind", []string{"harness"}},
 	{"stock", []string{"drive", "audit", "rewind", "present", "tools", "mcp", "tracing",
-		"model/openai", "model/anthropic", "thread/natsstore", "thread/socketstore"}},
+		"model/openai", "model/anthropic", "thread/natsstore", "thread/socketstore", "seal"}},
 	// The front ends: the page and HTTP API, harness as an MCP server,
 	// the workers.
 	{"serve", []string{"drive", "stock"}},

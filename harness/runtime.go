@@ -75,6 +75,18 @@ type Runtime struct {
 	// services' tracer does (Services.TracerProvider). Transitions are
 	// traced through the services.
 	Tracer trace.TracerProvider
+	// Sealer, when set, seals the head of a thread a Resume leaves
+	// parked, done, failed or stopped (not one stopped at the step
+	// limit), while the thread is still held: every front end's drive
+	// passes through Resume. A seal that cannot be made is not an error
+	// of the Resume (its facts are appended): the Sealer reports it.
+	Sealer Sealer
+}
+
+// Sealer signs a thread's head and keeps the seal where the store's
+// writer cannot rewrite it (package seal).
+type Sealer interface {
+	SealHead(ctx context.Context, store thread.Store, head thread.Head) error
 }
 
 // NewRuntime returns a runtime; config must be valid (its zero fields
@@ -101,6 +113,10 @@ type state struct {
 	// it. broken is the error of such a read: the fold is then dropped.
 	ctx    context.Context
 	broken error
+	// linked, when not zero, is the hash of the fold's last fact, whose
+	// link the next fact read must keep: a state restored from a snapshot
+	// checks the chain of the facts after it as it first folds them.
+	linked facts.Hash
 }
 
 // Thread is one thread of a runtime, with its fold kept between calls:
@@ -146,7 +162,11 @@ func (t *Thread) load(ctx context.Context) (*state, error) {
 		t.st = nil // it could not read what it stands for: fold anew
 	}
 	if t.st == nil {
-		t.st = t.restore(ctx)
+		st, err := t.restore(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t.st = st
 	}
 	if t.st == nil {
 		st := &state{id: t.id, fold: fold.New(t.actor.New()...)}
@@ -177,10 +197,17 @@ func (rt *Runtime) catchUp(ctx context.Context, st *state) error {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", st.id, err)
 		}
+		if !st.linked.IsZero() {
+			if f.Prev != st.linked {
+				return &thread.CorruptError{Thread: st.id, Seq: f.Seq, Err: fmt.Errorf("%w: its prev is not the hash of seq %d, after the snapshot at seq %d", ErrNotItsSnapshot, f.Seq-1, st.kept)}
+			}
+			st.linked = f.Hash()
+		}
 		if err := st.fold.Step(f); err != nil {
 			return err
 		}
 	}
+	st.linked = facts.Hash{}
 	return nil
 }
 
@@ -400,6 +427,9 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 		if err == nil && t.st != nil {
 			if kerr := t.keep(held, t.st); kerr != nil {
 				span.AddEvent("snapshot not kept", trace.WithAttributes(attribute.String("harness.error", kerr.Error())))
+			}
+			if serr := t.seal(held, out); serr != nil {
+				span.AddEvent("head not sealed", trace.WithAttributes(attribute.String("harness.error", serr.Error())))
 			}
 		}
 	}()

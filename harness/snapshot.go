@@ -16,11 +16,14 @@ import (
 // stopped, or at the step limit — the fold's views are kept beside the
 // log (fold.Fold.Snapshot), on a store that keeps snapshots
 // (thread.Snapshots). A Thread that reads the thread for the first time
-// starts from the latest one, if its hash is the hash of the log's fact at
-// its seq and every component restores it (the same version of each), and
-// folds only the facts after it; otherwise it folds the log from the
-// first fact, as it always could. A snapshot is a cache: losing one, or
-// finding one damaged or of another version, costs a fold.
+// starts from the latest one, if every component restores it (the same
+// version of each), and folds only the facts after it, checking that each
+// links to the one before; otherwise it folds the log from the first
+// fact, as it always could. A snapshot is a cache: losing one, or finding
+// one damaged or of another version, costs a fold. One whose hash is not
+// the hash of the log's fact at its seq is not of this log — the store
+// refuses to keep such a one — and is refused, with the store (see
+// restore).
 //
 // The causes of the facts a snapshot stands for are asked of the store's
 // cause index; the facts themselves are read again only when a component
@@ -29,34 +32,47 @@ import (
 // read from the compaction on).
 
 // restore returns the thread's state restored from its latest snapshot,
-// or nil when there is none that fits.
-func (t *Thread) restore(ctx context.Context) *state {
+// or nil when there is none that fits (none kept, a damaged record, one
+// of another version). A snapshot whose hash is not the hash of the log's
+// fact at its seq, or whose seq is past the log's end, is one the store
+// could not have kept of this log (PutSnapshot refuses it): the log, or
+// the snapshot, was changed since. That is an error naming the seq
+// (thread.ErrCorrupt), not a fold from the first fact that would carry on
+// over it. The facts after the snapshot have their links checked as they
+// are first folded (see catchUp); the facts before it are not read, so a
+// resume costs what the log grew by: they are replay's verifier's to
+// check, and a seal's.
+func (t *Thread) restore(ctx context.Context) (*state, error) {
 	snaps := thread.SnapshotsOf(t.rt.Store)
 	if snaps == nil {
-		return nil
+		return nil, nil
 	}
 	snap, err := snaps.LatestSnapshot(ctx, t.id)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var last facts.Fact
 	for f, err := range t.rt.Store.Read(ctx, t.id, snap.Seq) {
-		if err == nil {
-			last = f
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", t.id, err)
 		}
+		last = f
 		break
 	}
-	if last.Seq != snap.Seq || last.Hash() != snap.Hash {
-		return nil // a log that is not the one the snapshot was made of
+	switch {
+	case last.Seq != snap.Seq:
+		return nil, &thread.CorruptError{Thread: t.id, Seq: snap.Seq, Err: fmt.Errorf("%w: the log has no fact at seq %d, where its snapshot was kept: its tail was cut", ErrNotItsSnapshot, snap.Seq)}
+	case last.Hash() != snap.Hash:
+		return nil, &thread.CorruptError{Thread: t.id, Seq: snap.Seq, Err: fmt.Errorf("%w: the fact at seq %d hashes to %s, but the snapshot kept there was made of a fact hashing to %s: the log, or the snapshot, was changed since", ErrNotItsSnapshot, snap.Seq, last.Hash(), snap.Hash)}
 	}
-	st := &state{id: t.id, ctx: ctx}
+	st := &state{id: t.id, ctx: ctx, linked: snap.Hash}
 	p := &prefix{t: t, st: st, seq: snap.Seq}
 	f, err := fold.Restore(t.actor.New(), snap.Data, last, p, p)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	st.fold, st.kept = f, snap.Seq
-	return st
+	return st, nil
 }
 
 // keep keeps the state's fold as the thread's snapshot, unless one at its
@@ -215,4 +231,17 @@ func (c *compactor) Restore(data []byte, p fold.Prefix) error {
 	// cannot.
 	c.unreadable = c.turnSeq != 0 && !c.decoded
 	return d.Finish()
+}
+
+// seal has the runtime's Sealer seal the head a Resume left the thread at,
+// when it left it parked or ended.
+func (t *Thread) seal(ctx context.Context, out Outcome) error {
+	switch {
+	case t.rt.Sealer == nil || t.st == nil || t.st.fold.Seq() == 0:
+		return nil
+	case out.Status != StatusParked && out.Status != StatusDone && out.Status != StatusFailed && out.Status != StatusStopped:
+		return nil
+	}
+	last := t.st.fold.Last()
+	return t.rt.Sealer.SealHead(ctx, t.rt.Store, thread.Head{Thread: t.id, Seq: last.Seq, Hash: last.Hash(), Kind: last.Kind, At: last.At})
 }

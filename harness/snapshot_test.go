@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/stretchr/testify/require"
@@ -152,9 +153,9 @@ func withVersioned(a harness.Actor, version uint32) harness.Actor {
 
 // A snapshot that does not fit is ignored, and the log is folded from its
 // first fact: one of an older version of the fold or of a part, one whose
-// record is damaged, one copied from another thread (its hash is not the
-// hash of this log's fact at its seq), one made at another seq. The
-// thread reads the same whatever the snapshot.
+// record is damaged, one made at another seq. The thread reads the same
+// whatever the snapshot. (One that is not of this log is refused: see
+// TestSnapshotThatDisagreesIsRefused.)
 func TestSnapshotThatDoesNotFitIsIgnored(t *testing.T) {
 	cases := []struct {
 		name string
@@ -177,15 +178,6 @@ func TestSnapshotThatDoesNotFitIsIgnored(t *testing.T) {
 				rec := slices.Clone(v)
 				require.NoError(t, closer.Close())
 				rec[len(rec)/2] ^= 0x20
-				require.NoError(t, db.Set(harnesstest.SnapshotKey("t", seq), rec, pebble.Sync))
-			})
-		}},
-		{name: "another thread's", spoil: func(t *testing.T, e *harnesstest.Env, seq uint64) {
-			e.Raw(func(db *pebble.DB) {
-				v, closer, err := db.Get(harnesstest.SnapshotKey("other", seq))
-				require.NoError(t, err)
-				rec := slices.Clone(v)
-				require.NoError(t, closer.Close())
 				require.NoError(t, db.Set(harnesstest.SnapshotKey("t", seq), rec, pebble.Sync))
 			})
 		}},
@@ -243,6 +235,83 @@ func TestSnapshotThatDoesNotFitIsIgnored(t *testing.T) {
 			_, err = again.View(ctx)
 			require.NoError(t, err)
 			require.Equal(t, []uint64{latest.Seq, latest.Seq + 1}, r.reads(), "a snapshot that fits again")
+		})
+	}
+}
+
+// A snapshot that disagrees with the log is refused, naming the seq: one
+// whose hash is not the hash of the log's fact at its seq (copied from
+// another thread, or the log rewritten before it with every hash
+// recomputed), or one a fact after which does not link to it. Nothing
+// resumes, and no fold from the first fact carries on over it.
+func TestSnapshotThatDisagreesIsRefused(t *testing.T) {
+	cases := []struct {
+		name string
+		// spoil changes the store; it returns the seq the refusal names.
+		spoil func(t *testing.T, e *harnesstest.Env, snaps []thread.Snapshot) uint64
+	}{
+		{name: "another thread's", spoil: func(t *testing.T, e *harnesstest.Env, snaps []thread.Snapshot) uint64 {
+			seq := snaps[len(snaps)-1].Seq
+			e.Raw(func(db *pebble.DB) {
+				v, closer, err := db.Get(harnesstest.SnapshotKey("other", seq))
+				require.NoError(t, err)
+				rec := slices.Clone(v)
+				require.NoError(t, closer.Close())
+				require.NoError(t, db.Set(harnesstest.SnapshotKey("t", seq), rec, pebble.Sync))
+			})
+			return seq
+		}},
+		{name: "a fact after it changed", spoil: func(t *testing.T, e *harnesstest.Env, snaps []thread.Snapshot) uint64 {
+			// The earliest snapshot is the latest left; the fact after it
+			// is changed in place, so the one after that no longer links.
+			seq := snaps[0].Seq
+			log := e.Log("t")
+			require.Greater(t, len(log), int(seq)+1)
+			e.Raw(func(db *pebble.DB) {
+				for _, s := range snaps[1:] {
+					require.NoError(t, db.Delete(harnesstest.SnapshotKey("t", s.Seq), pebble.Sync))
+				}
+				f := log[seq] // seq+1
+				f.At = f.At.Add(time.Nanosecond)
+				b, err := facts.Encode(f)
+				require.NoError(t, err)
+				require.NoError(t, db.Set(harnesstest.FactKey("t", f.Seq), b, pebble.Sync))
+			})
+			return seq + 2
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := harnesstest.New(t, compactScript, harness.WithMaxSteps(3))
+			for _, id := range []string{"t", "other"} {
+				out, err := e.RT.Start(ctx, e.Actor, id, "Read a and b, then write c.")
+				require.NoError(t, err)
+				for out.Status == harness.StatusStepLimit {
+					out, err = e.RT.Resume(ctx, e.Actor, id)
+					require.NoError(t, err)
+				}
+				require.Equal(t, harness.StatusParked, out.Status)
+			}
+			var snaps []thread.Snapshot
+			for s, err := range e.Store.ListSnapshots(ctx, "t") {
+				require.NoError(t, err)
+				snaps = append(snaps, s)
+			}
+			require.Greater(t, len(snaps), 1)
+			seq := tc.spoil(t, e, snaps)
+			head := e.Log("t")[len(e.Log("t"))-1].Seq
+
+			rt, err := harness.NewRuntime(e.Store, e.RT.Services, e.RT.Config)
+			require.NoError(t, err)
+			_, err = rt.Resume(ctx, e.Actor, "t")
+			require.ErrorIs(t, err, harness.ErrNotItsSnapshot)
+			require.ErrorIs(t, err, thread.ErrCorrupt)
+			var ce *thread.CorruptError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, seq, ce.Seq, "the refusal names the seq: %v", err)
+			_, err = rt.Thread(e.Actor, "t").View(ctx)
+			require.ErrorIs(t, err, harness.ErrNotItsSnapshot)
+			require.Equal(t, head, e.Log("t")[len(e.Log("t"))-1].Seq, "nothing was appended")
 		})
 	}
 }

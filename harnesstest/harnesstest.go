@@ -464,6 +464,13 @@ func SnapshotKey(id string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(append(append([]byte{'s'}, id...), 0), seq)
 }
 
+// FactKey is the key of the thread's fact at seq, as thread's package
+// comment documents it: 'f', the thread id, 0x00, the seq as 8 bytes
+// big-endian. Its value is facts.Encode of the fact.
+func FactKey(id string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(append([]byte{'f'}, id...), 0), seq)
+}
+
 // quiet is a Pebble logger that says nothing but a fatal error.
 type quiet struct{}
 

@@ -2,6 +2,7 @@ package stock_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -10,6 +11,16 @@ import (
 var ctx = context.Background()
 
 // TestMain fails the package's tests if any leaves a goroutine running.
+// The user's configuration directory is one of the tests' own: a session
+// that drives seals with a key made there.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	dir, err := os.MkdirTemp("", "stock-test-config-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CONFIG_HOME", dir)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}))
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -113,6 +114,9 @@ type SessionOptions struct {
 	// process holds.
 	Create, ReadOnly, Hold bool
 	Wait                   time.Duration
+	// OnUnsealed, when set, is told of a thread's head that could not be
+	// sealed (see Stock.Sealer), and why: a front end says so.
+	OnUnsealed func(head thread.Head, err error)
 }
 
 // ModelUse says whether a session's runtimes record a model (see
@@ -202,11 +206,39 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 	if s.cfg, err = harness.NewConfig(opts...); err != nil {
 		return nil, err
 	}
-	if s.Stock, err = NewStock(place, s.cfg, s.so...); err != nil {
+	if s.Stock, err = s.stockOf(place); err != nil {
 		return nil, err
 	}
 	s.resolve()
 	return s, nil
+}
+
+// stockOf makes the stock harness of p with the session's options and,
+// for a session that may append (any but a read-only one: one that
+// drives threads, and one that stops them), the person's sealer: its
+// seal directory made (and hidden) with the stock, its key on first use
+// after.
+func (s *Session) stockOf(p Place) (*Stock, error) {
+	so := s.so
+	var unsealed error
+	seals := !s.opts.ReadOnly
+	if seals {
+		var sd string
+		if sd, unsealed = p.sealDirOf(s.opts.Getenv); unsealed == nil {
+			so = append(slices.Clip(so), WithSealDir(sd))
+		}
+	}
+	st, err := NewStock(p, s.cfg, so...)
+	if err != nil {
+		return nil, err
+	}
+	if seals {
+		st.Unsealed = unsealed
+		if unsealed == nil {
+			st.Sealer, st.Unsealed = p.Sealer(s.opts.Getenv)
+		}
+	}
+	return st, nil
 }
 
 // SessionOf is a session of a store and a stock harness made already (a
@@ -420,6 +452,9 @@ func (s *Session) Runtime(opts ...RuntimeOption) (rt *harness.Runtime, free func
 		free()
 		return nil, nil, err
 	}
+	if s.Stock.Sealer != nil {
+		rt.Sealer = sealing{s.Stock.Sealer, s.opts.OnUnsealed}
+	}
 	return rt, free, nil
 }
 
@@ -547,7 +582,7 @@ func (s *Session) Enter(ctx context.Context, id string) (Entered, bool, error) {
 	}
 	p := s.Place
 	p.Root, p.Within = root, ""
-	st, err := NewStock(p, s.cfg, s.so...)
+	st, err := s.stockOf(p)
 	if err != nil {
 		return Entered{}, false, fmt.Errorf("thread %s works in %s: %w", id, w, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/seed-7cc7a084/harness/model/anthropic"
 	"github.com/seed-7cc7a084/harness/model/openai"
 	"github.com/seed-7cc7a084/harness/sandbox"
+	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
 	"github.com/seed-7cc7a084/harness/thread/socketstore"
@@ -419,6 +420,12 @@ type Stock struct {
 	// holds beside the built-in ones (WithMCP); nil when there are none.
 	// Close ends them.
 	MCP *mcp.Client
+	// Sealer, when set, seals the heads of the threads the session's
+	// runtimes leave parked or ended (harness.Runtime.Sealer): a stock
+	// made for a session that is not read-only has the person's (see
+	// Place.Sealer). Unsealed says why such a one has none.
+	Sealer   *seal.Sealer
+	Unsealed error
 }
 
 // Close ends the MCP servers the stock started or reached, if any.
@@ -438,6 +445,15 @@ type stockOptions struct {
 	mcpCtx     context.Context
 	mcpServers mcp.Servers
 	tools      []harness.ToolAdapter // WithTools
+	sealDir    string                // WithSealDir
+}
+
+// WithSealDir makes the person's seal directory dir (their key and
+// witness log; see SealDir) now, if it is not there, and hides it from
+// every command the tools run, as it hides the user's settings: the
+// stock of a session that seals the threads it drives.
+func WithSealDir(dir string) Option {
+	return func(o *stockOptions) { o.sealDir = dir }
 }
 
 // WithMCP starts (or reaches) the MCP servers, within ctx, and offers
@@ -493,6 +509,19 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		}
 		if isDir(dir) && !within(dir, ws) && !slices.Contains(spec.Hidden, dir) {
 			spec.Hidden = append(spec.Hidden, dir)
+		}
+	}
+	// The person's seal directory (their key and witness log: see
+	// WithSealDir) is made now, so that it is there to be hidden: a key
+	// made later, on first use, is never in sight of a command. Hidden
+	// on its own too, for a workspace that holds the configuration
+	// directory (its seal directory is then refused: see Place.Sealer).
+	if sd := o.sealDir; sd != "" {
+		if err := os.MkdirAll(sd, 0o700); err != nil {
+			return nil, fmt.Errorf("the seal directory: %w", err)
+		}
+		if r := resolved(sd); !within(r, resolved(place.Root)) && !slices.Contains(spec.Hidden, r) {
+			spec.Hidden = append(spec.Hidden, r)
 		}
 	}
 	// The file tools never write the store, whatever it is called: the

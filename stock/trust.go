@@ -44,11 +44,17 @@ var ErrTrustFile = errors.New("bad trust file")
 // TrustFile is the path of the file that remembers trust, beside the
 // user's settings file (see UserSettingsFile); "" when there is none.
 func TrustFile(getenv func(string) string) string {
+	return besideUserSettings(getenv, TrustFileName)
+}
+
+// besideUserSettings is the path of name in the directory of the user's
+// settings file (the user scope); "" when there is none.
+func besideUserSettings(getenv func(string) string, name string) string {
 	u := UserSettingsFile(getenv)
 	if u == "" {
 		return ""
 	}
-	return filepath.Join(filepath.Dir(u), TrustFileName)
+	return filepath.Join(filepath.Dir(u), name)
 }
 
 // TrustEntry is the person's trust in one settings file's content.

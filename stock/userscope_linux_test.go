@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/sandbox"
+	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tools"
 )
@@ -93,4 +94,69 @@ func TestUserScopeInsideTheWorkspace(t *testing.T) {
 	require.Contains(t, st.Sandbox.Hidden, real)
 	err = st.Tools.Precheck(tools.WriteFile, []byte(`{"path": ".config/harness/config.json", "content": "{\"approve\": \"all\"}"}`))
 	require.ErrorIs(t, err, tools.ErrProtected)
+}
+
+// A session that drives threads makes the person's key on first use, in
+// a configuration directory that did not exist before its stock was made,
+// and no command can read it, nor the witness log beside it.
+func TestSandboxHidesTheKey(t *testing.T) {
+	if err := sandbox.Probe().Err(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	config := filepath.Join(t.TempDir(), "fresh")
+	t.Setenv("XDG_CONFIG_HOME", config)
+	root := t.TempDir()
+	place, err := stock.Locate(root, "")
+	require.NoError(t, err)
+	s, err := stock.NewSession(place, stock.SessionOptions{Drive: true})
+	require.NoError(t, err)
+	defer s.Close()
+	st, sl := s.Stock, s.Stock.Sealer
+	require.NoError(t, st.Unsealed)
+	key := filepath.Join(stock.SealDir(os.Getenv), seal.KeyFile)
+	require.FileExists(t, key)
+	require.NoError(t, os.WriteFile(sl.Witness.Path, []byte("{}\n"), 0o600))
+
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	require.NoError(t, err)
+	defer f.Close()
+	c := &sandbox.Cmd{Spec: st.Sandbox, Line: "cat " + key + "; cat " + sl.Witness.Path + "; ls " + filepath.Dir(key), Stdout: f, Stderr: f}
+	require.NoError(t, c.Start(ctx))
+	e, err := c.Wait()
+	require.NoError(t, err)
+	out, err := os.ReadFile(f.Name())
+	require.NoError(t, err)
+	require.NotEqual(t, 0, e.Code, string(out))
+	require.NotContains(t, string(out), "PRIVATE KEY")
+	require.NotRegexp(t, `(?m)^key\.pem$`, string(out))
+}
+
+// A configuration directory inside the workspace (harness run in $HOME)
+// holds no key: nothing is sealed with one a command could have read.
+func TestNoKeyInTheWorkspace(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, ".config"))
+	place, err := stock.Locate(root, "")
+	require.NoError(t, err)
+	_, err = place.Sealer(os.Getenv)
+	require.ErrorIs(t, err, stock.ErrKeyInWorkspace)
+	s, err := stock.NewSession(place, stock.SessionOptions{Drive: true})
+	require.NoError(t, err)
+	require.Nil(t, s.Stock.Sealer)
+	require.ErrorIs(t, s.Stock.Unsealed, stock.ErrKeyInWorkspace)
+	require.NoError(t, s.Close())
+	require.NoDirExists(t, stock.SealDir(os.Getenv))
+
+	// Nor where a relative $XDG_CONFIG_HOME leads.
+	t.Setenv("XDG_CONFIG_HOME", "cfg")
+	_, err = place.Sealer(os.Getenv)
+	require.ErrorIs(t, err, stock.ErrKeyInWorkspace)
+
+	// Nor inside a store kept elsewhere.
+	store := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(store, "config"))
+	place, err = stock.Locate(t.TempDir(), store)
+	require.NoError(t, err)
+	_, err = place.Sealer(os.Getenv)
+	require.ErrorIs(t, err, stock.ErrKeyInWorkspace)
 }

@@ -298,7 +298,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person),
 		a.runCmd(), a.resumeCmd(), a.continueCmd(),
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
 		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.showCmd(), a.effectsCmd(),
-		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.configCmd(), a.trustCmd(), a.demoCmd(), a.mcpCmd(), a.serveCmd(),
+		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.configCmd(), a.trustCmd(), a.keyCmd(), a.sealCmd(), a.demoCmd(), a.mcpCmd(), a.serveCmd(),
 		a.submitCmd(), a.workerCmd(), a.migrateCmd(),
 	)
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "jsonl"}, cobra.ShellCompDirectiveNoFileComp))
@@ -474,6 +474,11 @@ func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (
 	}
 	o.Getenv = a.getenv
 	o.Wait = a.wait
+	if o.OnUnsealed == nil {
+		o.OnUnsealed = func(head thread.Head, err error) {
+			fmt.Fprintf(a.stderr, "harness: warning: thread %s at seq %d is not sealed: %s\n", head.Thread, head.Seq, personError(err))
+		}
+	}
 	o.Harness = append([]harness.Option{harness.WithVersion("harness/" + version())}, o.Harness...)
 	ss, err := stock.NewSession(p, o)
 	switch {
@@ -489,6 +494,9 @@ func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (
 	}
 	if ss.SettingsErr != nil {
 		fmt.Fprintf(a.stderr, "harness: warning: %s; going on without it\n", personError(ss.SettingsErr))
+	}
+	if ss.Stock.Unsealed != nil {
+		fmt.Fprintf(a.stderr, "harness: warning: threads are not sealed: %s\n", personError(ss.Stock.Unsealed))
 	}
 	a.commandTimeout = ss.Stock.Tools.Limits().CommandTimeout
 	s := &session{Session: ss}

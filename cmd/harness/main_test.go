@@ -26,10 +26,25 @@ import (
 // user would.
 func TestMain(m *testing.M) {
 	natstest.ServeNodeIfAsked() // a node of a natstest.ProcessCluster: never returns
-	testscript.Main(m, map[string]func(){
+	testscript.Main(ownConfig{m}, map[string]func(){
 		"harness":       func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		"mcptestserver": func() { os.Exit(mcpTestServer()) },
 	})
+}
+
+// ownConfig runs the tests with a user configuration directory of their
+// own (the scripts set theirs): the commands the tests start seal the
+// threads they drive with a key made there, not in the person's.
+type ownConfig struct{ m *testing.M }
+
+func (o ownConfig) Run() int {
+	dir, err := os.MkdirTemp("", "harness-test-config-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("XDG_CONFIG_HOME", dir)
+	return o.m.Run()
 }
 
 // TestScripts runs the scripts in testdata/script: each drives the built
@@ -58,6 +73,14 @@ func TestScripts(t *testing.T) {
 			}
 			env.Defer(func() { os.RemoveAll(xdg) })
 			env.Setenv("XDG_CONFIG_HOME", xdg)
+			// Someone else's configuration directory, outside the
+			// workspace too: their key and witness log (seal.txtar).
+			other, err := os.MkdirTemp("", "harness-xdg-other-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { os.RemoveAll(other) })
+			env.Setenv("OTHER_CONFIG_HOME", other)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -67,6 +90,7 @@ func TestScripts(t *testing.T) {
 			"bigfile":   cmdBigfile,
 			"bigwrite":  cmdBigwrite,
 			"fakemodel": cmdFakeModel,
+			"forge":     cmdForge,
 		},
 	})
 }

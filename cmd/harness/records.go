@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"iter"
@@ -20,6 +21,7 @@ import (
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/rewind"
 	"github.com/seed-7cc7a084/harness/scheduler"
+	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/stock"
 )
 
@@ -104,6 +106,7 @@ func (a *app) printFact(f facts.Fact) error {
 func (a *app) replayCmd() *cobra.Command {
 	var verify bool
 	var file string
+	var sf sealFlags
 	cmd := &cobra.Command{
 		Use:   "replay THREAD [--verify] | replay --verify --file LOG.jsonl",
 		Short: "Tell a thread's record in order; --verify checks the hash chain and that the fold enabled every step",
@@ -115,16 +118,34 @@ success reported with nothing changed.
 --verify also checks the record: the hash chain, that every caused fact was
 enabled by the fold at its position (and every posted one accepted there), and
 that action records are consistent — a worker's report cannot stand in for the
-runtime's observation. The first failure is named and the exit is 1.
+runtime's observation. The first failure is named and the exit is 1. It then
+checks the thread's seals (see below) in your witness log and in those named
+with --witness: a seal the log fails is named and the exit is 1; a log with no
+seal verifies as ever, and is said to be unsealed. Your own key's seals are
+trusted; --key KEY (or a file of keys, one a line) trusts someone else's, and
+at least one of their seals must hold. A seal by a key not named is reported
+and proves nothing; one whose signature does not verify fails.
+
+` + sealHelp + `
 
 --file verifies a JSON Lines export (harness log -o jsonl) instead of the store.`,
 		Args:              args(0, 1, "THREAD"),
 		ValidArgsFunction: a.completeThreads,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if !verify && (len(sf.keys) > 0 || len(sf.witnesses) > 0) {
+				return usageError("--key and --witness check seals: pass --verify too")
+			}
+			check, err := sf.check()
+			if err != nil {
+				return err
+			}
 			if file != "" {
 				if !verify {
 					return usageError("--file verifies an export: pass --verify too")
+				}
+				if len(sf.keys) > 0 || len(sf.witnesses) > 0 {
+					return usageError("--file verifies an export's chain; seals are checked against a store")
 				}
 				id := ""
 				if len(args) == 1 {
@@ -141,9 +162,11 @@ runtime's observation. The first failure is named and the exit is 1.
 				return err
 			}
 			defer s.Close()
-			var verr error
+			var verr, serr error
+			var seals seal.Report
 			if verify {
 				verr = audit.VerifyLog(ctx, s.Store, s.Stock.Actor, id)
+				seals, serr = s.Place.VerifySeals(ctx, a.getenv, s.Store, id, check)
 			}
 			tree, err := audit.ReplayTree(ctx, s.Store, s.Stock.Actor, id)
 			record := tree.Audit
@@ -151,15 +174,23 @@ runtime's observation. The first failure is named and the exit is 1.
 				return err
 			}
 			if a.jsonOut() {
-				return a.printAuditJSON(record, verify, verr)
+				var sj *sealsJSON
+				if verify {
+					sj = sealsJSONOf(seals, serr)
+				}
+				return a.printAuditJSON(record, verify, verr, sj)
 			}
 			if err == nil {
 				a.printAudit(record)
 				a.printTree(tree.Children, "")
 			}
 			if verify {
-				if err := a.printVerified(id, record, verr); err != nil || len(tree.Children) == 0 {
-					return err
+				verified := a.printVerified(id, record, verr)
+				if err := a.printSeals(seals, serr); err != nil || verified != nil {
+					return cmp.Or(verified, err)
+				}
+				if len(tree.Children) == 0 {
+					return nil
 				}
 				n, verbs := treeSize(tree.Children), "threads verify"
 				if n == 1 {
@@ -173,6 +204,8 @@ runtime's observation. The first failure is named and the exit is 1.
 	}
 	cmd.Flags().BoolVar(&verify, "verify", false, "check the hash chain and that every caused fact was enabled by the fold at its position")
 	cmd.Flags().StringVar(&file, "file", "", "verify this JSON Lines export instead of the store (with --verify)")
+	cmd.Flags().StringArrayVar(&sf.keys, "key", nil, "trust seals by this public key (ed25519:…), or by the keys in this file; repeatable (with --verify)")
+	cmd.Flags().StringArrayVar(&sf.witnesses, "witness", nil, "read seals from this witness log too (someone else's witness.jsonl); repeatable (with --verify)")
 	return cmd
 }
 
@@ -273,7 +306,7 @@ func (a *app) verifyFile(id, file string) error {
 		err = audit.VerifyFacts(st.Actor, id, sliceSeq(fs))
 	}
 	if a.jsonOut() {
-		return a.printAuditJSON(audit.Audit{Thread: id}, true, err)
+		return a.printAuditJSON(audit.Audit{Thread: id}, true, err, nil)
 	}
 	return a.printVerified(id, audit.Audit{Thread: id, Entries: make([]audit.AuditEntry, len(fs))}, err)
 }
@@ -289,7 +322,7 @@ func sliceSeq(fs []facts.Fact) iter.Seq2[facts.Fact, error] {
 }
 
 // printAuditJSON writes the audit and the verification as JSON.
-func (a *app) printAuditJSON(record audit.Audit, verify bool, verr error) error {
+func (a *app) printAuditJSON(record audit.Audit, verify bool, verr error, seals *sealsJSON) error {
 	type actionJSON struct {
 		ActionID    string               `json:"action_id"`
 		Tool        string               `json:"tool,omitempty"`
@@ -314,6 +347,8 @@ func (a *app) printAuditJSON(record audit.Audit, verify bool, verr error) error 
 		Kind   facts.Kind `json:"kind,omitempty"`
 		Cause  string     `json:"cause,omitempty"`
 		Reason string     `json:"reason,omitempty"`
+		// Seals are the verdicts on the thread's seals (not of an export).
+		Seals *sealsJSON `json:"seals,omitempty"`
 	}
 	out := struct {
 		Thread  string         `json:"thread"`
@@ -339,6 +374,7 @@ func (a *app) printAuditJSON(record audit.Audit, verify bool, verr error) error 
 				v.Seq, v.Kind, v.Cause, v.Reason = ve.Seq, ve.Kind, ve.Cause, ve.Reason
 			}
 		}
+		v.Seals = seals
 		out.Verify = v
 	}
 	if err := a.printJSON(out); err != nil {
@@ -346,6 +382,9 @@ func (a *app) printAuditJSON(record audit.Audit, verify bool, verr error) error 
 	}
 	if verr != nil {
 		return &exitErr{code: exitError, err: verr}
+	}
+	if seals != nil && !seals.OK {
+		return &exitErr{code: exitError, err: errors.New(seals.Error)}
 	}
 	return nil
 }

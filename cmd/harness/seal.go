@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/seal"
+	"github.com/seed-7cc7a084/harness/stock"
+)
+
+// sealHelp says what a seal is, for key's, seal's and replay's help.
+const sealHelp = `Seals: you have an ed25519 key, made on first use in your own configuration
+directory ($XDG_CONFIG_HOME/harness/seal/key.pem, mode 0600; never in a
+workspace or a store, and hidden from every command the agent runs). When a
+thread parks, is done, fails or is stopped — whichever command, server or
+worker drove it — its head (thread, seq, hash) is signed and appended to your
+witness log beside the key (witness.jsonl: hash-chained, appended to only).
+replay --verify checks every seal it finds: a log rewritten with every hash
+recomputed, a cut tail or a history forked after a sealed head fails, naming
+the seal.`
+
+func (a *app) keyCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "key",
+		Short: "Print your public key, which signs the heads of your threads (made on first use)",
+		Long: `Print your public key (ed25519:BASE64), making your key first if you have none.
+Give it to whoever verifies your seals: harness replay --verify THREAD --key
+KEY (or a file of keys), with your witness log (--witness FILE).
+
+` + sealHelp,
+		Example: `  harness key > ana.pub                 # share it
+  harness key -o json                   # the key, its file and your witness log`,
+		Args: args(0, 0, ""),
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			k, path, made, err := stock.UserKey(a.getenv)
+			if err != nil {
+				return err
+			}
+			w, err := stock.UserWitness(a.getenv)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut() {
+				return a.printJSON(struct {
+					Key     seal.PublicKey `json:"key"`
+					Path    string         `json:"path"`
+					Witness string         `json:"witness"`
+					Made    bool           `json:"made"`
+				}{k.Public(), path, w.Path, made})
+			}
+			if made {
+				fmt.Fprintf(a.stderr, "harness: made your key in %s\n", present.EscapeLine(path))
+			}
+			_, err = fmt.Fprintln(a.stdout, k.Public())
+			return err
+		}),
+	}
+}
+
+func (a *app) sealCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "seal THREAD",
+		Short: "Sign the thread's head now, into your witness log (after verifying its log)",
+		Long: `Verify the thread's log as replay --verify does, then sign its head (thread,
+seq, hash) with your key and append the seal to your witness log. A thread is
+sealed on its own whenever it parks or ends; seal is for a head you want to
+vouch for now. A log that does not verify is not sealed.
+
+` + sealHelp,
+		Args:              args(1, 1, "THREAD"),
+		ValidArgsFunction: a.completeThreads,
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			id := args[0]
+			s, err := a.openThreadRead(ctx, id)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := audit.VerifyLog(ctx, s.Store, s.Stock.Actor, id); err != nil {
+				return fmt.Errorf("not sealed: %w", err)
+			}
+			sl, err := s.Place.Sealer(a.getenv)
+			if err != nil {
+				return err
+			}
+			head, err := s.Store.Head(ctx, id)
+			if err != nil {
+				return err
+			}
+			e, err := sl.Seal(ctx, s.Store, head)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut() {
+				return a.printJSON(sealJSONOf(seal.Verdict{Found: seal.Found{Entry: e, Witness: sl.Witness.Path}, Status: seal.StatusHolds}))
+			}
+			_, err = fmt.Fprintf(a.stdout, "%s thread %s at seq %d (%s) by %s, in %s\n", a.paint("green", "sealed:"), id, e.Seq, e.Hash.String()[:12], e.Key, present.EscapeLine(sl.Witness.Path))
+			return err
+		}),
+	}
+}
+
+// sealFlags are replay --verify's: whose seals to trust, and where else
+// to look for them.
+type sealFlags struct {
+	keys      []string
+	witnesses []string
+}
+
+// check parses the flags: each --key is a public key, or a file of them
+// (one a line; # starts a comment).
+func (f sealFlags) check() (stock.SealCheck, error) {
+	var c stock.SealCheck
+	for _, k := range f.keys {
+		if strings.HasPrefix(k, "ed25519:") {
+			pk, err := seal.ParsePublicKey(k)
+			if err != nil {
+				return c, asUsage(fmt.Errorf("--key: %w", err))
+			}
+			c.Keys = append(c.Keys, pk)
+			continue
+		}
+		file, err := os.Open(k)
+		if err != nil {
+			return c, asUsage(fmt.Errorf("--key %s: neither a key (ed25519:…) nor a file of keys: %w", k, err))
+		}
+		sc := bufio.NewScanner(file)
+		n := 0
+		for sc.Scan() {
+			n++
+			line, _, _ := strings.Cut(sc.Text(), "#")
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			pk, err := seal.ParsePublicKey(line)
+			if err != nil {
+				file.Close()
+				return c, asUsage(fmt.Errorf("--key %s line %d: %w", k, n, err))
+			}
+			c.Keys = append(c.Keys, pk)
+		}
+		file.Close()
+		if err := sc.Err(); err != nil {
+			return c, asUsage(fmt.Errorf("--key %s: %w", k, err))
+		}
+	}
+	for _, w := range f.witnesses {
+		if _, err := os.Stat(w); err != nil {
+			return c, asUsage(fmt.Errorf("--witness: %w", err))
+		}
+		c.Witnesses = append(c.Witnesses, w)
+	}
+	return c, nil
+}
+
+// sealJSON is a seal in replay --verify -o json (and seal -o json).
+type sealJSON struct {
+	Seq     uint64         `json:"seq"`
+	Hash    facts.Hash     `json:"hash"`
+	At      time.Time      `json:"at"`
+	Key     seal.PublicKey `json:"key"`
+	Witness string         `json:"witness"`
+	Line    int            `json:"line,omitempty"`
+	Verdict seal.Status    `json:"verdict"`
+	Reason  string         `json:"reason,omitempty"`
+}
+
+func sealJSONOf(v seal.Verdict) sealJSON {
+	return sealJSON{Seq: v.Seq, Hash: v.Hash, At: v.At, Key: v.Key, Witness: v.Witness, Line: v.Line, Verdict: v.Status, Reason: v.Reason}
+}
+
+// sealsJSON is the seal verdicts of replay --verify -o json.
+type sealsJSON struct {
+	// Sealed: a trusted seal holds; false is "unsealed" when no seal
+	// failed.
+	Sealed    bool       `json:"sealed"`
+	OK        bool       `json:"ok"`
+	Error     string     `json:"error,omitempty"`
+	Seals     []sealJSON `json:"seals"`
+	Elsewhere int        `json:"elsewhere,omitempty"`
+}
+
+func sealsJSONOf(r seal.Report, err error) *sealsJSON {
+	out := &sealsJSON{Sealed: r.Sealed(), OK: err == nil, Seals: []sealJSON{}, Elsewhere: r.Elsewhere}
+	if err != nil {
+		out.Error = err.Error()
+	}
+	for _, v := range r.Seals {
+		out.Seals = append(out.Seals, sealJSONOf(v))
+	}
+	return out
+}
+
+// printSeals says what the seals of the thread say of its log; a broken
+// seal, a broken witness log or a named key that sealed nothing is exit 1.
+func (a *app) printSeals(r seal.Report, err error) error {
+	for _, v := range r.Seals {
+		if v.Status == seal.StatusUnknownKey {
+			fmt.Fprintf(a.stdout, "%s the seal at seq %d (%s, %s line %d) is by %s, a key not named (--key): not checked\n",
+				a.paint("yellow", "note:"), v.Seq, v.At.Local().Format(time.DateTime), present.EscapeLine(v.Witness), v.Line, present.EscapeLine(string(v.Key)))
+		}
+	}
+	if r.Elsewhere > 0 {
+		fmt.Fprintf(a.stdout, "%s %d seals of a thread %s in another store (another first fact) were not checked\n", a.paint("dim", "note:"), r.Elsewhere, r.Thread)
+	}
+	if err != nil {
+		var be *seal.BrokenError
+		if errors.As(err, &be) {
+			fmt.Fprintf(a.stdout, "%s thread %s: the seal at seq %d (sealed %s by %s, %s line %d): %s\n", a.paint("red", "verification failed:"),
+				be.Thread, be.Seq, be.At.Local().Format(time.DateTime), present.EscapeLine(string(be.Key)), present.EscapeLine(be.Witness), be.Line, oneLine(be.Reason))
+		} else {
+			fmt.Fprintf(a.stdout, "%s %s\n", a.paint("red", "verification failed:"), oneLine(err.Error()))
+		}
+		return &exitErr{code: exitError}
+	}
+	latest, ok := r.Latest()
+	if !ok {
+		fmt.Fprintf(a.stdout, "%s thread %s: no seal of its log in the witness logs read; the hash chain alone catches an edit, not a rewrite or a cut tail\n", a.paint("yellow", "unsealed:"), r.Thread)
+		return nil
+	}
+	n := 0
+	for _, v := range r.Seals {
+		if v.Status == seal.StatusHolds {
+			n++
+		}
+	}
+	fmt.Fprintf(a.stdout, "%s %d of its seals hold; the latest at seq %d of %d (%s by %s)\n", a.paint("green", "sealed:"), n, latest.Seq, r.Head,
+		latest.At.Local().Format(time.DateTime), present.EscapeLine(string(latest.Key)))
+	return nil
+}

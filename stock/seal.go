@@ -1,0 +1,176 @@
+package stock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/seed-7cc7a084/harness/seal"
+	"github.com/seed-7cc7a084/harness/thread"
+)
+
+// Seals (package seal): each person's signing key and witness log live in
+// their own configuration directory, beside their settings and the trust
+// they gave — SealDir, $XDG_CONFIG_HOME/harness/seal — never in a
+// workspace or a store, and hidden from every sandboxed command (see
+// NewStock). A session that drives threads seals the head of each thread
+// a Resume leaves parked or ended (harness.Runtime.Sealer).
+
+// SealDirName is the name, beside the user's settings file, of the
+// directory that holds the person's key and witness log.
+const SealDirName = "seal"
+
+// ErrKeyInWorkspace: the person's seal directory lies inside the
+// workspace or the store, where a command or the store's writer could
+// read the key or rewrite the witness log; nothing is sealed with it.
+var ErrKeyInWorkspace = errors.New("the seal directory lies inside the workspace or the store")
+
+// SealDir is the directory of the person's key and witness log, beside
+// the user's settings file (see UserSettingsFile); "" when there is none.
+func SealDir(getenv func(string) string) string {
+	return besideUserSettings(getenv, SealDirName)
+}
+
+// UserKey is the person's signing key, made on first use (see
+// seal.OpenKey), and the path of its file.
+func UserKey(getenv func(string) string) (k seal.Key, path string, made bool, err error) {
+	dir := SealDir(getenv)
+	if dir == "" {
+		return seal.Key{}, "", false, ErrNoUserConfig
+	}
+	path = filepath.Join(dir, seal.KeyFile)
+	k, made, err = seal.OpenKey(path)
+	return k, path, made, err
+}
+
+// UserWitness is the person's witness log (its file may not exist yet).
+func UserWitness(getenv func(string) string) (*seal.Witness, error) {
+	dir := SealDir(getenv)
+	if dir == "" {
+		return nil, ErrNoUserConfig
+	}
+	return &seal.Witness{Path: filepath.Join(dir, seal.WitnessFile)}, nil
+}
+
+// StoreName names the place's store in a seal: the server of a remote
+// store (without credentials), else the store's directory, resolved.
+func (p Place) StoreName() string {
+	if p.Remote != "" {
+		if u, err := url.Parse(p.Remote); err == nil {
+			u.User = nil
+			return u.String()
+		}
+		return p.Remote
+	}
+	return resolved(p.Store)
+}
+
+// sealDirOf is the place's person's seal directory, refused
+// (ErrKeyInWorkspace) when it lies inside the workspace or the store.
+func (p Place) sealDirOf(getenv func(string) string) (string, error) {
+	dir := SealDir(getenv)
+	if dir == "" {
+		return "", ErrNoUserConfig
+	}
+	if !filepath.IsAbs(dir) {
+		// A relative $XDG_CONFIG_HOME is relative to wherever a command
+		// runs: in the workspace, as likely as not.
+		return "", fmt.Errorf("%w: %s is not an absolute path", ErrKeyInWorkspace, dir)
+	}
+	if inWorkspace(p.Root, dir) || (p.Remote == "" && inWorkspace(p.Store, dir)) {
+		return "", fmt.Errorf("%w: %s (workspace %s, store %s); run harness with $XDG_CONFIG_HOME outside them", ErrKeyInWorkspace, dir, p.Root, p.Store)
+	}
+	return dir, nil
+}
+
+// Sealer is the person's sealer of the place's store's threads: their
+// key (made on first use) and witness log.
+func (p Place) Sealer(getenv func(string) string) (*seal.Sealer, error) {
+	dir, err := p.sealDirOf(getenv)
+	if err != nil {
+		return nil, err
+	}
+	k, _, err := seal.OpenKey(filepath.Join(dir, seal.KeyFile))
+	if err != nil {
+		return nil, err
+	}
+	return &seal.Sealer{Key: k, Witness: &seal.Witness{Path: filepath.Join(dir, seal.WitnessFile)}, Store: p.StoreName()}, nil
+}
+
+// SealCheck says whose seals VerifySeals checks, and where else it looks
+// for them.
+type SealCheck struct {
+	// Keys are other people's keys to trust: at least one of them must
+	// have sealed the thread.
+	Keys []seal.PublicKey
+	// Witnesses are more witness logs to read (someone else's), beside
+	// the person's own.
+	Witnesses []string
+}
+
+// VerifySeals checks the thread's log in store against the seals of it in
+// the person's witness log and in c.Witnesses (see seal.Check). The
+// person's own key, if they have one, is trusted (none is made), and so
+// are c.Keys. A witness log whose chain is broken is an error wrapping
+// seal.ErrWitnessBroken; its entries before the break are checked still.
+func (p Place) VerifySeals(ctx context.Context, getenv func(string) string, store thread.Store, id string, c SealCheck) (seal.Report, error) {
+	var trusted []seal.PublicKey
+	var paths []string
+	own := ""
+	if dir := SealDir(getenv); dir != "" {
+		k, err := seal.LoadKey(filepath.Join(dir, seal.KeyFile))
+		switch {
+		case err == nil:
+			trusted = append(trusted, k.Public())
+		case !errors.Is(err, fs.ErrNotExist):
+			return seal.Report{Thread: id}, err
+		}
+		own = filepath.Join(dir, seal.WitnessFile)
+		paths = append(paths, own)
+	}
+	for _, w := range c.Witnesses {
+		if !slices.Contains(paths, w) {
+			paths = append(paths, w)
+		}
+	}
+	var found []seal.Found
+	var broken []error
+	for _, path := range paths {
+		if _, err := os.Stat(path); err != nil && path != own {
+			return seal.Report{Thread: id}, fmt.Errorf("witness log: %w", err)
+		}
+		fs, err := (&seal.Witness{Path: path}).Read()
+		found = append(found, fs...)
+		if err != nil {
+			if !errors.Is(err, seal.ErrWitnessBroken) {
+				return seal.Report{Thread: id}, err
+			}
+			broken = append(broken, err)
+		}
+	}
+	r, err := seal.Check(ctx, store, id, found, seal.CheckOptions{Store: p.StoreName(), Trusted: trusted, Require: c.Keys})
+	if err != nil {
+		return r, err
+	}
+	return r, errors.Join(append([]error{r.Err()}, broken...)...)
+}
+
+// sealing is a runtime's sealer: the stock's, telling a front end of a
+// head it could not seal.
+type sealing struct {
+	s        *seal.Sealer
+	unsealed func(thread.Head, error)
+}
+
+func (s sealing) SealHead(ctx context.Context, store thread.Store, head thread.Head) error {
+	err := s.s.SealHead(ctx, store, head)
+	if err != nil && s.unsealed != nil {
+		s.unsealed(head, err)
+	}
+	return err
+}
