@@ -72,6 +72,12 @@ type State struct {
 	Tokens int64 `json:"tokens"`
 	// View is the whole view the state was read from.
 	View harness.View `json:"-"`
+	// Instructions are the instruction files (AGENTS.md) the thread's
+	// latest turn was given, as recorded (instructions.read, at seq
+	// InstructionsSeq): each file's scope, path, size and digest, or why
+	// it was left out.
+	Instructions    []facts.InstructionFile `json:"instructions,omitempty"`
+	InstructionsSeq uint64                  `json:"instructions_seq,omitempty"`
 	// Children are the states of the children the thread waits on (see
 	// harness.Delegate), in call order; their requests are among Waits,
 	// each naming its thread (Pending.Thread).
@@ -194,6 +200,9 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 	}
 	if b := v.Budget; b != nil {
 		st.Turns, st.Tokens = b.Turns, b.Tokens
+	}
+	if in := v.Instructions; in != nil && in.Seq > 0 {
+		st.Instructions, st.InstructionsSeq = in.Latest.Files, in.Seq
 	}
 	title, err := v.Own.Title()
 	if err != nil {

@@ -41,6 +41,7 @@ type assembly struct {
 type kit struct {
 	budget    *budget
 	scheduler *scheduler.Scheduler[Services]
+	system    *system // whose fold decides a turn's instructions
 }
 
 // Compose builds a coding actor from parts, in order; the order is the
@@ -79,13 +80,19 @@ func CodingActor(cfg Config, tools *Toolbox) (Actor, error) {
 // System records what the model is told — the system prompt, the tool
 // schemas, the model's name and the program's version — as a
 // system.configured fact before the first model turn, so a replay shows it.
+// It also folds what decides each turn's instruction files (see
+// InstructionReader): the ones recorded last, and the paths touched.
 func System() Part { return systemPart{} }
 
 type systemPart struct{}
 
 func (systemPart) add(a *assembly, prefix string) {
-	a.build = append(a.build, func(*kit) fold.Component[Services] {
-		return &system{a: a, key: prefix + "system/configure"}
+	a.build = append(a.build, func(k *kit) fold.Component[Services] {
+		s := &system{a: a, key: prefix + "system/configure"}
+		if k.system == nil {
+			k.system = s
+		}
+		return s
 	})
 }
 
@@ -93,6 +100,7 @@ type system struct {
 	a          *assembly
 	key        string
 	configured bool
+	ins        instructions
 }
 
 func (s *system) Name() string { return "system" }
@@ -101,6 +109,7 @@ func (s *system) Step(f facts.Fact) error {
 	if f.Kind == facts.KindSystemConfigured {
 		s.configured = true
 	}
+	s.ins.step(f)
 	return nil
 }
 
@@ -287,6 +296,7 @@ func (schedulerPart) add(a *assembly, prefix string) {
 	a.build = append(a.build, func(k *kit) fold.Component[Services] {
 		s := scheduler.New(scheduler.Env[Services]{
 			Infer:    func(req scheduler.Request) effect.Effect[Services, facts.ModelTurn] { return inferTurn(a.cfg, req) },
+			Prepare:  func(req scheduler.Request) effect.Effect[Services, scheduler.Prepared] { return prepare(k.system, req) },
 			Declare:  declareCheck,
 			Precheck: precheck,
 			Sandbox: func(call facts.ToolCall) *facts.Sandbox {

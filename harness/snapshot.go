@@ -129,13 +129,18 @@ func (p *prefix) Cause(key string) (uint64, bool, error) {
 
 // The parts' snapshots. Each keeps what it counted, not the facts.
 
-// SnapshotVersion is the version of the system part's snapshots.
-func (s *system) SnapshotVersion() uint32 { return 1 }
+// SnapshotVersion is the version of the system part's snapshots: 2 keeps
+// the instructions recorded last and the paths touched.
+func (s *system) SnapshotVersion() uint32 { return 2 }
 
-// Snapshot keeps whether the thread is configured.
+// Snapshot keeps whether the thread is configured, and what decides its
+// next turn's instructions.
 func (s *system) Snapshot() ([]byte, error) {
 	var e fold.Encoder
 	e.Bool(s.configured)
+	if err := s.ins.snapshot(&e); err != nil {
+		return nil, fmt.Errorf("system: %w", err)
+	}
 	return e.Data(), nil
 }
 
@@ -143,6 +148,7 @@ func (s *system) Snapshot() ([]byte, error) {
 func (s *system) Restore(data []byte, p fold.Prefix) error {
 	d := fold.NewDecoder(p.Thread(), data)
 	s.configured = d.Bool()
+	s.ins.restore(d)
 	return d.Finish()
 }
 
