@@ -278,11 +278,12 @@ var (
 		facts.KindActionCompleted: true, facts.KindActionInterrupted: true, facts.KindCheckRecorded: true,
 		facts.KindContextCompacted: true, facts.KindBudgetExhausted: true, facts.KindTransitionFailed: true,
 		facts.KindWorkspaceChanged: true, facts.KindInstructionsRead: true,
+		facts.KindPlanRecorded: true,
 	}
 	answerKinds = map[facts.Kind]bool{
 		facts.KindUserMessage: true, facts.KindConfirmationAnswered: true, facts.KindQuestionAnswered: true,
 		facts.KindEffectReconciled: true, facts.KindThreadForked: true, facts.KindWorkspaceRestored: true,
-		facts.KindPolicySet: true, facts.KindContextBoundsSet: true,
+		facts.KindPolicySet: true, facts.KindContextBoundsSet: true, facts.KindPlanModeSet: true,
 	}
 )
 

@@ -78,10 +78,23 @@ type State struct {
 	// it was left out.
 	Instructions    []facts.InstructionFile `json:"instructions,omitempty"`
 	InstructionsSeq uint64                  `json:"instructions_seq,omitempty"`
+	// Plan says whether the thread plans (plan mode) and its latest plan;
+	// nil for a thread that never planned.
+	Plan *Plan `json:"plan,omitempty"`
 	// Children are the states of the children the thread waits on (see
 	// harness.Delegate), in call order; their requests are among Waits,
 	// each naming its thread (Pending.Thread).
 	Children []State `json:"children,omitempty"`
+}
+
+// Plan is plan mode as a thread's state has it: whether the thread plans,
+// the model turn of its latest plan and the plan (0 and "" for none), and
+// whether it waits for a person to act on it.
+type Plan struct {
+	On      bool   `json:"on"`
+	Turn    int    `json:"turn,omitempty"`
+	Text    string `json:"text,omitempty"`
+	Waiting bool   `json:"waiting,omitempty"`
 }
 
 // Pending is an open request with what the thread's view says about it.
@@ -200,6 +213,9 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 	}
 	if b := v.Budget; b != nil {
 		st.Turns, st.Tokens = b.Turns, b.Tokens
+	}
+	if p := v.Plan; p != nil && (p.On || p.Turn > 0) {
+		st.Plan = &Plan{On: p.On, Turn: p.Turn, Text: p.Text, Waiting: p.Waiting}
 	}
 	if in := v.Instructions; in != nil && in.Seq > 0 {
 		st.Instructions, st.InstructionsSeq = in.Latest.Files, in.Seq

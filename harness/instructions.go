@@ -177,10 +177,19 @@ func (in *instructions) view() InstructionsView {
 // prepare describes readying a turn's request: the instructions read now,
 // given to the model in the system prompt, and recorded (their bytes
 // kept as blobs) when they differ from the ones recorded last.
-func prepare(sys *system, req scheduler.Request) effect.Effect[Services, scheduler.Prepared] {
+func prepare(tb *Toolbox, sys *system, req scheduler.Request) effect.Effect[Services, scheduler.Prepared] {
 	return effect.FromAsync(func(ctx context.Context, svc Services) (scheduler.Prepared, error) {
 		out := scheduler.Prepared{Request: req}
-		if sys == nil || svc.Instructions == nil {
+		if sys == nil {
+			return out, nil
+		}
+		if sys.plan.on {
+			// Plan mode: no tool that writes is offered, and the model is
+			// asked for a plan.
+			out.Request.System.Tools = planTools(tb, req.System.Tools)
+			out.Request.System.Prompt += "\n\n" + PlanPrompt
+		}
+		if svc.Instructions == nil {
 			return out, nil
 		}
 		if sys.ins.err != nil {
@@ -217,7 +226,7 @@ func prepare(sys *system, req scheduler.Request) effect.Effect[Services, schedul
 			}
 			out.Record = []facts.Draft{d}
 		}
-		out.Request.System.Prompt = WithInstructions(req.System.Prompt, read)
+		out.Request.System.Prompt = WithInstructions(out.Request.System.Prompt, read)
 		return out, nil
 	})
 }

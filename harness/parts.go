@@ -101,6 +101,7 @@ type system struct {
 	key        string
 	configured bool
 	ins        instructions
+	plan       planning
 }
 
 func (s *system) Name() string { return "system" }
@@ -110,12 +111,23 @@ func (s *system) Step(f facts.Fact) error {
 		s.configured = true
 	}
 	s.ins.step(f)
+	s.plan.step(f)
 	return nil
 }
 
+// Accept checks a posted plan.mode_set (see planning.accept); it takes
+// every other fact.
+func (s *system) Accept(d facts.Draft) error { return s.plan.accept(d) }
+
 func (s *system) Output() fold.Output[Services] {
 	if s.configured {
-		return fold.Output[Services]{View: "configured"}
+		out := fold.Output[Services]{View: "configured"}
+		if s.plan.err != nil {
+			out.Stop = &fold.Stop{Status: fold.StatusFailed, Reason: "system: " + s.plan.err.Error()}
+			return out
+		}
+		s.plan.output(strings.TrimSuffix(s.key, "system/configure"), &out)
+		return out
 	}
 	d, err := facts.NewDraft(facts.KindSystemConfigured, "", facts.SystemConfigured{
 		Prompt:    s.a.cfg.SystemPrompt,
@@ -294,9 +306,9 @@ type schedulerPart struct{}
 
 func (schedulerPart) add(a *assembly, prefix string) {
 	a.build = append(a.build, func(k *kit) fold.Component[Services] {
-		s := scheduler.New(scheduler.Env[Services]{
+		env := scheduler.Env[Services]{
 			Infer:    func(req scheduler.Request) effect.Effect[Services, facts.ModelTurn] { return inferTurn(a.cfg, req) },
-			Prepare:  func(req scheduler.Request) effect.Effect[Services, scheduler.Prepared] { return prepare(k.system, req) },
+			Prepare:  func(req scheduler.Request) effect.Effect[Services, scheduler.Prepared] { return prepare(a.toolbox, k.system, req) },
 			Declare:  declareCheck,
 			Precheck: precheck,
 			Sandbox: func(call facts.ToolCall) *facts.Sandbox {
@@ -350,7 +362,9 @@ func (schedulerPart) add(a *assembly, prefix string) {
 			Scope:    strings.TrimSuffix(strings.ReplaceAll(prefix, "/", "-"), "-"),
 			Delegate: a.delegate.calls(),
 			Spawn:    a.delegate.spawner(a, k),
-		})
+		}
+		planEnv(a, k, &env)
+		s := scheduler.New(env)
 		if k.scheduler == nil {
 			k.scheduler = s
 		}

@@ -130,7 +130,7 @@ func (p *prefix) Cause(key string) (uint64, bool, error) {
 // The parts' snapshots. Each keeps what it counted, not the facts.
 
 // SnapshotVersion is the version of the system part's snapshots: 2 keeps
-// the instructions recorded last and the paths touched.
+// the instructions recorded last and the paths touched, and plan mode.
 func (s *system) SnapshotVersion() uint32 { return 2 }
 
 // Snapshot keeps whether the thread is configured, and what decides its
@@ -141,6 +141,9 @@ func (s *system) Snapshot() ([]byte, error) {
 	if err := s.ins.snapshot(&e); err != nil {
 		return nil, fmt.Errorf("system: %w", err)
 	}
+	if err := s.plan.snapshot(&e); err != nil {
+		return nil, fmt.Errorf("system: %w", err)
+	}
 	return e.Data(), nil
 }
 
@@ -149,6 +152,7 @@ func (s *system) Restore(data []byte, p fold.Prefix) error {
 	d := fold.NewDecoder(p.Thread(), data)
 	s.configured = d.Bool()
 	s.ins.restore(d)
+	s.plan.restore(d)
 	return d.Finish()
 }
 

@@ -54,6 +54,9 @@ type View struct {
 	// given as recorded (see InstructionReader), when the actor has a
 	// System part.
 	Instructions *InstructionsView
+	// Plan is whether the thread plans, and its latest plan (see plan
+	// mode), when the actor has a System part.
+	Plan *PlanView
 }
 
 // statusOf is the status a projection gives a thread: stopped or failed
@@ -149,8 +152,8 @@ func ViewOf(id string, f *fold.Fold[Services]) (View, error) {
 			v.Budget = &b
 		case *system:
 			if v.Instructions == nil {
-				in := c.ins.view()
-				v.Instructions = &in
+				in, pl := c.ins.view(), c.plan.view()
+				v.Instructions, v.Plan = &in, &pl
 			}
 		case *lineage:
 			v.Lineage, v.Own = c.view(), c.own.Own

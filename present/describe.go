@@ -246,6 +246,22 @@ func describe(f facts.Fact) (string, error) {
 			what = describeChanges(p.Changed) + " changed"
 		}
 		return fmt.Sprintf("%s since seq %d, before %s, by %s: not the action's", what, p.Since, p.ActionID, orNone(p.By)), err
+	case facts.KindPlanModeSet:
+		p, err := facts.Decode[facts.PlanModeSet](f)
+		s := "plan mode off"
+		if p.On {
+			s = "plan mode on: no tool that writes, commands read-only"
+		}
+		if p.Acts > 0 {
+			s += fmt.Sprintf(", to act on the plan of turn %d", p.Acts)
+		}
+		if p.By != "" {
+			s += " by " + quote(p.By, 40)
+		}
+		return s, err
+	case facts.KindPlanRecorded:
+		p, err := facts.Decode[facts.PlanRecorded](f)
+		return fmt.Sprintf("turn %d's answer is the plan: %s · waits for a person to act on it", p.Turn, quote(p.Text, 80)), err
 	case facts.KindInstructionsRead:
 		p, err := facts.Decode[facts.InstructionsRead](f)
 		return DescribeInstructions(p), err
