@@ -307,8 +307,10 @@ type schedulerPart struct{}
 func (schedulerPart) add(a *assembly, prefix string) {
 	a.build = append(a.build, func(k *kit) fold.Component[Services] {
 		env := scheduler.Env[Services]{
-			Infer:    func(req scheduler.Request) effect.Effect[Services, facts.ModelTurn] { return inferTurn(a.cfg, req) },
-			Prepare:  func(req scheduler.Request) effect.Effect[Services, scheduler.Prepared] { return prepare(a.toolbox, k.system, req) },
+			Infer: func(req scheduler.Request) effect.Effect[Services, facts.ModelTurn] { return inferTurn(a.cfg, req) },
+			Prepare: func(req scheduler.Request) effect.Effect[Services, scheduler.Prepared] {
+				return prepare(a.toolbox, k.system, req)
+			},
 			Declare:  declareCheck,
 			Precheck: precheck,
 			Sandbox: func(call facts.ToolCall) *facts.Sandbox {
