@@ -32,7 +32,10 @@ const PlanPrompt = "# Plan mode\n\n" +
 
 // planning is the system part's fold of plan mode.
 type planning struct {
-	on      bool
+	on bool
+	// onSeq is the seq of the plan.mode_set that switched plan mode on:
+	// only a turn after it was asked for a plan.
+	onSeq   uint64
 	userSeq uint64 // of the latest user.message
 	// The latest model turn: its number, seq and text, and whether it is
 	// a final answer (no calls, no question, not cut off).
@@ -52,6 +55,9 @@ func (p *planning) step(f facts.Fact) {
 		if err != nil {
 			p.err = fmt.Errorf("plan mode at seq %d: %w", f.Seq, err)
 			return
+		}
+		if m.On && !p.on {
+			p.onSeq = f.Seq
 		}
 		p.on = m.On
 	case facts.KindUserMessage:
@@ -80,6 +86,7 @@ func (p *planning) snapshot(e *fold.Encoder) error {
 		return p.err
 	}
 	e.Bool(p.on)
+	e.Uint(p.onSeq)
 	e.Uint(p.userSeq)
 	e.Int(int64(p.turn))
 	e.Uint(p.turnSeq)
@@ -92,7 +99,7 @@ func (p *planning) snapshot(e *fold.Encoder) error {
 
 // restore reads what snapshot wrote.
 func (p *planning) restore(d *fold.Decoder) {
-	p.on, p.userSeq = d.Bool(), d.Uint()
+	p.on, p.onSeq, p.userSeq = d.Bool(), d.Uint(), d.Uint()
 	p.turn, p.turnSeq = int(d.Int()), d.Uint()
 	p.final, p.text = d.Bool(), d.String()
 	p.planned, p.planSeq = int(d.Int()), d.Uint()
@@ -101,7 +108,8 @@ func (p *planning) restore(d *fold.Decoder) {
 // output adds what plan mode enables or waits for: the plan's record
 // after a final answer, then a person's word on it.
 func (p *planning) output(key string, out *fold.Output[Services]) {
-	if !p.on || p.turn == 0 || p.turnSeq < p.userSeq {
+	if !p.on || p.turn == 0 || p.turnSeq < p.userSeq || p.turnSeq < p.onSeq {
+		// No turn answered in plan mode since the person last wrote.
 		return
 	}
 	switch {
