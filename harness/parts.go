@@ -115,8 +115,8 @@ func (s *system) Step(f facts.Fact) error {
 	return nil
 }
 
-// Accept checks a posted plan.mode_set (see planning.accept); it takes
-// every other fact.
+// Accept checks a posted plan.mode_set (see planning.accept); every other
+// fact is not addressed to it.
 func (s *system) Accept(d facts.Draft) error { return s.plan.accept(d) }
 
 func (s *system) Output() fold.Output[Services] {

@@ -145,10 +145,11 @@ func planDraft(p facts.PlanRecorded) effect.Effect[Services, []facts.Draft] {
 }
 
 // accept checks a posted plan.mode_set: acting on a plan names the plan
-// the thread waits on.
+// the thread waits on. Any other fact is not addressed to plan mode (the
+// scheduler checks answers).
 func (p *planning) accept(d facts.Draft) error {
 	if d.Kind != facts.KindPlanModeSet {
-		return nil
+		return fmt.Errorf("%w: %s", fold.ErrNotAddressed, d.Kind)
 	}
 	m, err := facts.Decode[facts.PlanModeSet](facts.Fact{Kind: d.Kind, Data: d.Data})
 	if err != nil {
