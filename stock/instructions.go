@@ -120,6 +120,12 @@ func (in Instructions) readUser() (harness.Instruction, bool) {
 	if err != nil {
 		return r, false // not there
 	}
+	return in.read(r, real)
+}
+
+// read reads the file real resolves to into r; ok is false when it is
+// not there.
+func (in Instructions) read(r harness.Instruction, real string) (harness.Instruction, bool) {
 	text, size, why, ok := readInstructionFile(real, in.max())
 	if !ok {
 		return r, false
@@ -145,26 +151,18 @@ func (in Instructions) readProject(root, dir string) (harness.Instruction, bool)
 		r.File.Skipped = "a symlink that leads nowhere readable"
 		return r, true
 	}
-	inside, err := filepath.Rel(root, real)
-	if err != nil || inside == ".." || strings.HasPrefix(inside, ".."+string(filepath.Separator)) || filepath.IsAbs(inside) {
+	if !within(root, real) {
 		r.File.Skipped = "a symlink that leads out of the workspace: not followed"
 		return r, true
 	}
+	inside, _ := filepath.Rel(root, real)
 	if slices.ContainsFunc(strings.Split(filepath.ToSlash(inside), "/"), func(part string) bool {
 		return part == StoreDir || part == ".git"
 	}) {
 		r.File.Skipped = "it leads into a .harness or a .git: not read"
 		return r, true
 	}
-	text, size, why, ok := readInstructionFile(real, in.max())
-	if !ok {
-		return r, false
-	}
-	r.File.Size, r.File.Skipped, r.Text = size, why, text
-	if why == "" {
-		r.File.Digest = facts.ContentDigest(text)
-	}
-	return r, true
+	return in.read(r, real)
 }
 
 // readInstructionFile reads a regular file of at most max bytes, not

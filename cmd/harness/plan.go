@@ -35,24 +35,11 @@ run the thread on, as resume does ("on" too, when something is to run).
 			if what != "on" && what != "off" && what != "act" {
 				return usageError("plan %s: want on, off or act", what)
 			}
-			s, approval, err := a.openDrive(ctx, &f)
+			s, dr, err := a.driveThread(ctx, id, &f)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.threadExists(ctx, id); err != nil {
-				return err
-			}
-			if err := a.enter(ctx, s, id); err != nil {
-				return err
-			}
-			dr, err := a.newDriver(s, id, approval, &f)
-			if err != nil {
-				return err
-			}
-			if err := dr.setPolicy(ctx, &f); err != nil {
-				return err
-			}
 			switch what {
 			case "act":
 				_, err = drive.ActOnPlan(ctx, dr.th, a.whoami())

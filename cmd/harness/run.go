@@ -538,33 +538,22 @@ appends nothing.`,
 			if err != nil {
 				return asUsage(err)
 			}
-			s, approval, err := a.openDrive(ctx, &f)
+			if key != "" {
+				if err := facts.ValidateCause(facts.IngressCause(key)); err != nil {
+					return usageError("--key %q: %v", key, err)
+				}
+			}
+			s, dr, err := a.driveThread(ctx, id, &f)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.threadExists(ctx, id); err != nil {
-				return err
-			}
-			if err := a.enter(ctx, s, id); err != nil {
-				return err
-			}
 			if key == "" {
 				head, err := s.Store.Head(ctx, id)
 				if err != nil {
 					return err
 				}
 				key = messageKey(head.Seq, msg)
-			}
-			if err := facts.ValidateCause(facts.IngressCause(key)); err != nil {
-				return usageError("--key %q: %v", key, err)
-			}
-			dr, err := a.newDriver(s, id, approval, &f)
-			if err != nil {
-				return err
-			}
-			if err := dr.setPolicy(ctx, &f); err != nil {
-				return err
 			}
 			dr.retry = true
 			if _, err := drive.PostAnswer(ctx, dr.th, d, key); err != nil {
@@ -576,6 +565,35 @@ appends nothing.`,
 	f.add(cmd)
 	cmd.Flags().StringVar(&key, "key", "", "the idempotency key: a message with a key already used appends nothing")
 	return cmd
+}
+
+// driveThread opens the workspace to drive the existing thread id with
+// the flags f, enters the workspace it records, and records the policy
+// the flags change: what a command that writes to a thread does before
+// it posts. The caller closes the session.
+func (a *app) driveThread(ctx context.Context, id string, f *driveFlags) (*session, *driver, error) {
+	s, approval, err := a.openDrive(ctx, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	dr, err := func() (*driver, error) {
+		if err := s.threadExists(ctx, id); err != nil {
+			return nil, err
+		}
+		if err := a.enter(ctx, s, id); err != nil {
+			return nil, err
+		}
+		dr, err := a.newDriver(s, id, approval, f)
+		if err != nil {
+			return nil, err
+		}
+		return dr, dr.setPolicy(ctx, f)
+	}()
+	if err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return s, dr, nil
 }
 
 // messageKey is the key of a message written to a thread whose head is
