@@ -32,6 +32,10 @@ the scope that set it; a key a file inside the workspace would widen, left out
 because you have not trusted that file's content, is shown as ignored (see
 harness trust).
 
+It also lists the instruction files in force here (AGENTS.md: yours beside
+your settings, the workspace root's), each with its size and digest, or why
+it is left out; a thread adds those on the way to the paths its calls name.
+
 ` + trustHelp,
 		Args: args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
