@@ -277,12 +277,13 @@ var (
 		facts.KindQuestionAsked: true, facts.KindActionRequested: true, facts.KindActionStarted: true,
 		facts.KindActionCompleted: true, facts.KindActionInterrupted: true, facts.KindCheckRecorded: true,
 		facts.KindContextCompacted: true, facts.KindBudgetExhausted: true, facts.KindTransitionFailed: true,
-		facts.KindWorkspaceChanged: true,
+		facts.KindWorkspaceChanged: true, facts.KindInstructionsRead: true,
+		facts.KindPlanRecorded: true,
 	}
 	answerKinds = map[facts.Kind]bool{
 		facts.KindUserMessage: true, facts.KindConfirmationAnswered: true, facts.KindQuestionAnswered: true,
 		facts.KindEffectReconciled: true, facts.KindThreadForked: true, facts.KindWorkspaceRestored: true,
-		facts.KindPolicySet: true, facts.KindContextBoundsSet: true,
+		facts.KindPolicySet: true, facts.KindContextBoundsSet: true, facts.KindPlanModeSet: true,
 	}
 )
 

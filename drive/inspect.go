@@ -72,10 +72,29 @@ type State struct {
 	Tokens int64 `json:"tokens"`
 	// View is the whole view the state was read from.
 	View harness.View `json:"-"`
+	// Instructions are the instruction files (AGENTS.md) the thread's
+	// latest turn was given, as recorded (instructions.read, at seq
+	// InstructionsSeq): each file's scope, path, size and digest, or why
+	// it was left out.
+	Instructions    []facts.InstructionFile `json:"instructions,omitempty"`
+	InstructionsSeq uint64                  `json:"instructions_seq,omitempty"`
+	// Plan says whether the thread plans (plan mode) and its latest plan;
+	// nil for a thread that never planned.
+	Plan *Plan `json:"plan,omitempty"`
 	// Children are the states of the children the thread waits on (see
 	// harness.Delegate), in call order; their requests are among Waits,
 	// each naming its thread (Pending.Thread).
 	Children []State `json:"children,omitempty"`
+}
+
+// Plan is plan mode as a thread's state has it: whether the thread plans,
+// the model turn of its latest plan and the plan (0 and "" for none), and
+// whether it waits for a person to act on it.
+type Plan struct {
+	On      bool   `json:"on"`
+	Turn    int    `json:"turn,omitempty"`
+	Text    string `json:"text,omitempty"`
+	Waiting bool   `json:"waiting,omitempty"`
 }
 
 // Pending is an open request with what the thread's view says about it.
@@ -194,6 +213,12 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 	}
 	if b := v.Budget; b != nil {
 		st.Turns, st.Tokens = b.Turns, b.Tokens
+	}
+	if p := v.Plan; p != nil && (p.On || p.Turn > 0) {
+		st.Plan = &Plan{On: p.On, Turn: p.Turn, Text: p.Text, Waiting: p.Waiting}
+	}
+	if in := v.Instructions; in != nil && in.Seq > 0 {
+		st.Instructions, st.InstructionsSeq = in.Latest.Files, in.Seq
 	}
 	title, err := v.Own.Title()
 	if err != nil {

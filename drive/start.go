@@ -42,12 +42,13 @@ func NextID(ctx context.Context, store thread.Store) (string, error) {
 // another process (on a store several share) starts the id it picked
 // first, it takes the next one, so two machines never start one thread
 // with two prompts. picked, when set, is told each id before it is tried,
-// with the id taken meanwhile by another ("" the first time). It returns
+// with the id taken meanwhile by another ("" the first time); also are
+// appended with the message (harness.Thread.Start). It returns
 // the thread, kept folded, and how its Resume ended.
-func StartNext(ctx context.Context, rt *harness.Runtime, actor harness.Actor, message string, picked func(id, taken string)) (*harness.Thread, harness.Outcome, error) {
+func StartNext(ctx context.Context, rt *harness.Runtime, actor harness.Actor, message string, picked func(id, taken string), also ...harness.Ingress) (*harness.Thread, harness.Outcome, error) {
 	var out harness.Outcome
 	th, err := startNext(ctx, rt, actor, picked, func(th *harness.Thread) (err error) {
-		out, err = th.Start(ctx, message)
+		out, err = th.Start(ctx, message, also...)
 		return err
 	})
 	return th, out, err

@@ -56,6 +56,9 @@ const (
 	WaitReconcile    WaitKind = "reconcile"
 	// WaitChild: a child thread's outcome; RequestID is the child's id.
 	WaitChild WaitKind = "child"
+	// WaitPlan: a person's word on a plan the thread made in plan mode:
+	// act on it, or ask for another.
+	WaitPlan WaitKind = "plan"
 )
 
 // Wait is one request a view waits on a person to answer.

@@ -24,6 +24,10 @@ var (
 	// budget — or was not made by Compose.
 	ErrChildPolicy = errors.New("the child's actor is wider than its parent allows")
 
+	// ErrNoPlan: a person acting on a plan the thread does not wait on
+	// (see plan mode, PlanRequest).
+	ErrNoPlan = errors.New("no such plan")
+
 	// ErrNotInTree: a thread named as a descendant of another is not one.
 	ErrNotInTree = errors.New("not a thread of the tree")
 

@@ -41,6 +41,7 @@ type assembly struct {
 type kit struct {
 	budget    *budget
 	scheduler *scheduler.Scheduler[Services]
+	system    *system // whose fold decides a turn's instructions
 }
 
 // Compose builds a coding actor from parts, in order; the order is the
@@ -79,13 +80,19 @@ func CodingActor(cfg Config, tools *Toolbox) (Actor, error) {
 // System records what the model is told — the system prompt, the tool
 // schemas, the model's name and the program's version — as a
 // system.configured fact before the first model turn, so a replay shows it.
+// It also folds what decides each turn's instruction files (see
+// InstructionReader): the ones recorded last, and the paths touched.
 func System() Part { return systemPart{} }
 
 type systemPart struct{}
 
 func (systemPart) add(a *assembly, prefix string) {
-	a.build = append(a.build, func(*kit) fold.Component[Services] {
-		return &system{a: a, key: prefix + "system/configure"}
+	a.build = append(a.build, func(k *kit) fold.Component[Services] {
+		s := &system{a: a, key: prefix + "system/configure"}
+		if k.system == nil {
+			k.system = s
+		}
+		return s
 	})
 }
 
@@ -93,6 +100,8 @@ type system struct {
 	a          *assembly
 	key        string
 	configured bool
+	ins        instructions
+	plan       planning
 }
 
 func (s *system) Name() string { return "system" }
@@ -101,12 +110,24 @@ func (s *system) Step(f facts.Fact) error {
 	if f.Kind == facts.KindSystemConfigured {
 		s.configured = true
 	}
+	s.ins.step(f)
+	s.plan.step(f)
 	return nil
 }
 
+// Accept checks a posted plan.mode_set (see planning.accept); every other
+// fact is not addressed to it.
+func (s *system) Accept(d facts.Draft) error { return s.plan.accept(d) }
+
 func (s *system) Output() fold.Output[Services] {
 	if s.configured {
-		return fold.Output[Services]{View: "configured"}
+		out := fold.Output[Services]{View: "configured"}
+		if s.plan.err != nil {
+			out.Stop = &fold.Stop{Status: fold.StatusFailed, Reason: "system: " + s.plan.err.Error()}
+			return out
+		}
+		s.plan.output(strings.TrimSuffix(s.key, "system/configure"), &out)
+		return out
 	}
 	d, err := facts.NewDraft(facts.KindSystemConfigured, "", facts.SystemConfigured{
 		Prompt:    s.a.cfg.SystemPrompt,
@@ -285,8 +306,11 @@ type schedulerPart struct{}
 
 func (schedulerPart) add(a *assembly, prefix string) {
 	a.build = append(a.build, func(k *kit) fold.Component[Services] {
-		s := scheduler.New(scheduler.Env[Services]{
-			Infer:    func(req scheduler.Request) effect.Effect[Services, facts.ModelTurn] { return inferTurn(a.cfg, req) },
+		env := scheduler.Env[Services]{
+			Infer: func(req scheduler.Request) effect.Effect[Services, facts.ModelTurn] { return inferTurn(a.cfg, req) },
+			Prepare: func(req scheduler.Request) effect.Effect[Services, scheduler.Prepared] {
+				return prepare(a.toolbox, k.system, req)
+			},
 			Declare:  declareCheck,
 			Precheck: precheck,
 			Sandbox: func(call facts.ToolCall) *facts.Sandbox {
@@ -340,7 +364,9 @@ func (schedulerPart) add(a *assembly, prefix string) {
 			Scope:    strings.TrimSuffix(strings.ReplaceAll(prefix, "/", "-"), "-"),
 			Delegate: a.delegate.calls(),
 			Spawn:    a.delegate.spawner(a, k),
-		})
+		}
+		planEnv(a, k, &env)
+		s := scheduler.New(env)
 		if k.scheduler == nil {
 			k.scheduler = s
 		}

@@ -226,13 +226,15 @@ func (rt *Runtime) Start(ctx context.Context, actor Actor, id, message string) (
 	return rt.Thread(actor, id).Start(ctx, message)
 }
 
-// Start is Runtime.Start of this thread.
-func (t *Thread) Start(ctx context.Context, message string) (Outcome, error) {
+// Start is Runtime.Start of this thread; also are ingress facts appended
+// with the message, in the same append, as Submit appends them (plan mode
+// switched on, say, so that the first turn already plans).
+func (t *Thread) Start(ctx context.Context, message string, also ...Ingress) (Outcome, error) {
 	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: message})
 	if err != nil {
 		return Outcome{}, err
 	}
-	if _, err := t.post(ctx, d, StartKey, postNew); err != nil {
+	if _, err := t.post(ctx, d, StartKey, postNew, also...); err != nil {
 		return Outcome{}, err
 	}
 	return t.Resume(ctx)
@@ -279,6 +281,7 @@ var IngressKinds = []facts.Kind{
 	facts.KindEffectReconciled,
 	facts.KindPolicySet,
 	facts.KindContextBoundsSet,
+	facts.KindPlanModeSet,
 }
 
 // Post appends d to an existing thread as an ingress fact under the

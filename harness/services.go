@@ -30,6 +30,10 @@ type Services struct {
 	Workspace string
 	// Blobs keeps observed contents and listings by digest; nil keeps none.
 	Blobs action.Blobs
+	// Instructions reads the instruction files (AGENTS.md) given to the
+	// model before each turn, and recorded when they change (see
+	// InstructionReader); nil reads none.
+	Instructions InstructionReader
 	// Summarize writes the summary a compaction records; nil uses
 	// the extractive summary, which calls nothing: each message's role and
 	// first line.

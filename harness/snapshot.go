@@ -145,13 +145,21 @@ func (p *prefix) Cause(key string) (uint64, bool, error) {
 
 // The parts' snapshots. Each keeps what it counted, not the facts.
 
-// SnapshotVersion is the version of the system part's snapshots.
-func (s *system) SnapshotVersion() uint32 { return 1 }
+// SnapshotVersion is the version of the system part's snapshots: 2 keeps
+// the instructions recorded last and the paths touched, and plan mode.
+func (s *system) SnapshotVersion() uint32 { return 2 }
 
-// Snapshot keeps whether the thread is configured.
+// Snapshot keeps whether the thread is configured, and what decides its
+// next turn's instructions.
 func (s *system) Snapshot() ([]byte, error) {
 	var e fold.Encoder
 	e.Bool(s.configured)
+	if err := s.ins.snapshot(&e); err != nil {
+		return nil, fmt.Errorf("system: %w", err)
+	}
+	if err := s.plan.snapshot(&e); err != nil {
+		return nil, fmt.Errorf("system: %w", err)
+	}
 	return e.Data(), nil
 }
 
@@ -159,6 +167,8 @@ func (s *system) Snapshot() ([]byte, error) {
 func (s *system) Restore(data []byte, p fold.Prefix) error {
 	d := fold.NewDecoder(p.Thread(), data)
 	s.configured = d.Bool()
+	s.ins.restore(d)
+	s.plan.restore(d)
 	return d.Finish()
 }
 

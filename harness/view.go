@@ -50,6 +50,13 @@ type View struct {
 	// Own is what the thread records of itself: its title, its
 	// workspace, its policy, the answers posted to it (see Own).
 	Own Own
+	// Instructions are the instruction files the thread's latest turn was
+	// given as recorded (see InstructionReader), when the actor has a
+	// System part.
+	Instructions *InstructionsView
+	// Plan is whether the thread plans, and its latest plan (see plan
+	// mode), when the actor has a System part.
+	Plan *PlanView
 }
 
 // statusOf is the status a projection gives a thread: stopped or failed
@@ -143,6 +150,11 @@ func ViewOf(id string, f *fold.Fold[Services]) (View, error) {
 		case *budget:
 			b := c.View()
 			v.Budget = &b
+		case *system:
+			if v.Instructions == nil {
+				in, pl := c.ins.view(), c.plan.view()
+				v.Instructions, v.Plan = &in, &pl
+			}
 		case *lineage:
 			v.Lineage, v.Own = c.view(), c.own.Own
 		}

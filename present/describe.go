@@ -246,6 +246,25 @@ func describe(f facts.Fact) (string, error) {
 			what = describeChanges(p.Changed) + " changed"
 		}
 		return fmt.Sprintf("%s since seq %d, before %s, by %s: not the action's", what, p.Since, p.ActionID, orNone(p.By)), err
+	case facts.KindPlanModeSet:
+		p, err := facts.Decode[facts.PlanModeSet](f)
+		s := "plan mode off"
+		if p.On {
+			s = "plan mode on: no tool that writes, commands read-only"
+		}
+		if p.Acts > 0 {
+			s += fmt.Sprintf(", to act on the plan of turn %d", p.Acts)
+		}
+		if p.By != "" {
+			s += " by " + quote(p.By, 40)
+		}
+		return s, err
+	case facts.KindPlanRecorded:
+		p, err := facts.Decode[facts.PlanRecorded](f)
+		return fmt.Sprintf("turn %d's answer is the plan: %s · waits for a person to act on it", p.Turn, quote(p.Text, 80)), err
+	case facts.KindInstructionsRead:
+		p, err := facts.Decode[facts.InstructionsRead](f)
+		return DescribeInstructions(p), err
 	case facts.KindWorkspaceRestored:
 		p, err := facts.Decode[facts.WorkspaceRestored](f)
 		return fmt.Sprintf("undo by %s restored %s to how they were at seq %d", orNone(p.By), describeChanges(p.Restored), p.To), err
@@ -588,4 +607,21 @@ func CommandLines(command string) []string {
 		lines[i] = EscapeLine(l)
 	}
 	return lines
+}
+
+// DescribeInstructions says which instruction files a turn was given, with
+// their sizes and digests, and which were left out and why.
+func DescribeInstructions(p facts.InstructionsRead) string {
+	if len(p.Files) == 0 {
+		return fmt.Sprintf("turn %d: no instruction files (those read before are gone)", p.Turn)
+	}
+	parts := make([]string, len(p.Files))
+	for i, f := range p.Files {
+		if f.Skipped != "" {
+			parts[i] = fmt.Sprintf("%s %s left out: %s", f.Scope, quote(f.Path, 80), shorten(f.Skipped, 120))
+			continue
+		}
+		parts[i] = fmt.Sprintf("%s %s (%d bytes, %s)", f.Scope, quote(f.Path, 80), f.Size, shortDigest(f.Digest))
+	}
+	return fmt.Sprintf("turn %d instructions: %s", p.Turn, strings.Join(parts, "; "))
 }

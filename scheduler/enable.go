@@ -196,12 +196,19 @@ func (s *state[S]) infer() fold.Transition[S] {
 	// copy of it, and a turn that runs gives the model its own copy, made
 	// when it runs.
 	req := Request{Thread: s.thread, Turn: turn, System: s.system, Messages: s.conversation()}
-	ask := effect.AndThen(effect.Succeed[S](struct{}{}), func(struct{}) effect.Effect[S, facts.ModelTurn] {
+	ask := effect.AndThen(effect.Succeed[S](struct{}{}), func(struct{}) effect.Effect[S, asked] {
 		own := req
 		own.Messages = slices.Clone(req.Messages)
-		return s.env.Infer(own)
+		prepare := effect.Succeed[S](Prepared{Request: own})
+		if s.env.Prepare != nil {
+			prepare = s.env.Prepare(own)
+		}
+		return effect.AndThen(prepare, func(p Prepared) effect.Effect[S, asked] {
+			return effect.Map(s.env.Infer(p.Request), func(mt facts.ModelTurn) asked { return asked{mt, p.Record} })
+		})
 	})
-	return fold.Transition[S]{Key: key, Effect: effect.AndThen(ask, func(mt facts.ModelTurn) effect.Effect[S, []facts.Draft] {
+	return fold.Transition[S]{Key: key, Effect: effect.AndThen(ask, func(a asked) effect.Effect[S, []facts.Draft] {
+		mt := a.turn
 		mt.Turn = turn
 		if mt.Cut != nil {
 			c := *mt.Cut
@@ -216,7 +223,8 @@ func (s *state[S]) infer() fold.Transition[S] {
 		}
 		// Each call of the turn that failed before this one answered is a
 		// fact of its own, before the turn.
-		out := make([]facts.Draft, 0, len(mt.Attempts)+1)
+		out := make([]facts.Draft, 0, len(a.record)+len(mt.Attempts)+1)
+		out = append(out, a.record...)
 		for _, a := range mt.Attempts {
 			a.Turn = turn
 			d, err := facts.NewDraft(facts.KindModelCallFailed, "", a)
@@ -232,6 +240,13 @@ func (s *state[S]) infer() fold.Transition[S] {
 		}
 		return effect.Succeed[S](append(out, d))
 	})}
+}
+
+// asked is a model turn's answer and the drafts its request's
+// preparation records before it (see Env.Prepare).
+type asked struct {
+	turn   facts.ModelTurn
+	record []facts.Draft
 }
 
 // uniqueIDs gives every call of a turn an id that is unique within the

@@ -120,6 +120,19 @@ type Env[S any] struct {
 	// and budget, or why it is refused — from the parent's log; it must
 	// be set when Delegate is.
 	Spawn func(req SpawnRequest) effect.Effect[S, facts.ChildSpawned]
+	// Prepare, when set, describes readying a model turn's request before
+	// the model is asked: the request as it is to be sent (a system prompt
+	// with the project's instructions, say) and the facts to record
+	// first, under the turn's key, before its model.turn. Nil sends the
+	// request as the log gives it.
+	Prepare func(req Request) effect.Effect[S, Prepared]
+}
+
+// Prepared is a model turn's request readied (see Env.Prepare): the
+// request to send, and the drafts recorded before the turn.
+type Prepared struct {
+	Request Request
+	Record  []facts.Draft
 }
 
 // The keys of the transitions this component enables. ref is

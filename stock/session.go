@@ -203,6 +203,7 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 			s.so = append(s.so, WithMCP(o.MCP, set.MCPServers))
 		}
 	}
+	s.so = append(s.so, WithInstructions(InstructionsOf(place, set, o.Getenv)))
 	if s.cfg, err = harness.NewConfig(opts...); err != nil {
 		return nil, err
 	}
@@ -437,7 +438,7 @@ func (s *Session) Runtime(opts ...RuntimeOption) (rt *harness.Runtime, free func
 	}
 	var svc harness.Services
 	if o.noObserver {
-		svc = harness.Services{Model: o.model, Tools: s.Stock.Toolbox, Workspace: s.Stock.Place.Root, Blobs: BlobsOf(s.Store)}
+		svc = harness.Services{Model: o.model, Tools: s.Stock.Toolbox, Workspace: s.Stock.Place.Root, Blobs: BlobsOf(s.Store), Instructions: s.Stock.Instructions}
 	} else if svc, err = s.Services(o.model, o.observe...); err != nil {
 		return nil, nil, err
 	}

@@ -47,6 +47,7 @@ import (
 //	  "max_steps": 200,
 //	  "context_window": 200000,
 //	  "max_output_tokens": 8192,
+//	  "instructions_max_bytes": 65536,
 //	  "mcpServers": {"fs": {"command": "mcp-server-filesystem", "args": ["."]}}
 //	}
 type Settings struct {
@@ -89,6 +90,10 @@ type Settings struct {
 	// Serve configures the server that holds the store for every other
 	// process (package serve). A stronger file's replaces a weaker one's.
 	Serve *ServeSettings `json:"serve,omitempty"`
+	// InstructionsMaxBytes bounds each instruction file (AGENTS.md) given
+	// to the model; nil is DefaultInstructionsMax. A larger file is left
+	// out, and the record says so.
+	InstructionsMaxBytes *int64 `json:"instructions_max_bytes,omitempty"`
 }
 
 // Scope names a layer of settings by whom it serves.
@@ -365,6 +370,8 @@ func (l *Layered) merge(src *SettingsSource) {
 			into.ContextWindow = s.ContextWindow
 		case "max_output_tokens":
 			into.MaxOutputTokens = s.MaxOutputTokens
+		case "instructions_max_bytes":
+			into.InstructionsMaxBytes = s.InstructionsMaxBytes
 		case "sandbox":
 			into.Sandbox = s.Sandbox
 		case "network":
@@ -431,6 +438,17 @@ func Widens(key string, cur, s Settings) bool {
 		// (the provider's default may be lower), or a higher one, widens.
 		n, c := bound64(s.MaxOutputTokens), bound64(cur.MaxOutputTokens)
 		return !(n == c || (c > 0 && n > 0 && n < c))
+	case "instructions_max_bytes":
+		// A raised bound: more of the repository's text in every request
+		// (the person's tokens).
+		n, c := bound64(s.InstructionsMaxBytes), bound64(cur.InstructionsMaxBytes)
+		if n == 0 {
+			n = DefaultInstructionsMax
+		}
+		if c == 0 {
+			c = DefaultInstructionsMax
+		}
+		return n > c
 	case "sandbox":
 		return sandboxRank(s.Sandbox) < sandboxRank(cur.Sandbox)
 	case "network":
@@ -813,6 +831,9 @@ func (s Settings) check() error {
 	}
 	if s.ContextWindow != nil && *s.ContextWindow < 0 {
 		return fmt.Errorf("context_window %d: want the model's context window in tokens, or 0 for not known", *s.ContextWindow)
+	}
+	if s.InstructionsMaxBytes != nil && *s.InstructionsMaxBytes < 1 {
+		return fmt.Errorf("instructions_max_bytes %d: want a number of bytes, at least 1", *s.InstructionsMaxBytes)
 	}
 	if s.MaxOutputTokens != nil && *s.MaxOutputTokens < 0 {
 		return fmt.Errorf("max_output_tokens %d: want a number of tokens, or 0 for the provider's default", *s.MaxOutputTokens)

@@ -426,6 +426,10 @@ type Stock struct {
 	// Place.Sealer). Unsealed says why such a one has none.
 	Sealer   *seal.Sealer
 	Unsealed error
+	// Instructions reads the instruction files (AGENTS.md) the model is
+	// given before each turn (WithInstructions; by default the
+	// workspace's, with no user file).
+	Instructions Instructions
 }
 
 // Close ends the MCP servers the stock started or reached, if any.
@@ -446,6 +450,7 @@ type stockOptions struct {
 	mcpServers mcp.Servers
 	tools      []harness.ToolAdapter // WithTools
 	sealDir    string                // WithSealDir
+	ins        *Instructions         // WithInstructions
 }
 
 // WithSealDir makes the person's seal directory dir (their key and
@@ -454,6 +459,12 @@ type stockOptions struct {
 // stock of a session that seals the threads it drives.
 func WithSealDir(dir string) Option {
 	return func(o *stockOptions) { o.sealDir = dir }
+}
+
+// WithInstructions sets how the stock reads instruction files (see
+// Instructions); its Root is the place's.
+func WithInstructions(in Instructions) Option {
+	return func(o *stockOptions) { o.ins = &in }
 }
 
 // WithMCP starts (or reaches) the MCP servers, within ctx, and offers
@@ -575,7 +586,12 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	if err != nil {
 		return fail(err)
 	}
-	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client}, nil
+	ins := Instructions{}
+	if o.ins != nil {
+		ins = *o.ins
+	}
+	ins.Root = place.Root
+	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client, Instructions: ins}, nil
 }
 
 // BlobsOf returns the store's content-addressed blobs when it keeps them
@@ -613,5 +629,5 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs, more ...action.Works
 	if s.MCP != nil && blobs != nil {
 		s.MCP.KeepBlobs(blobs)
 	}
-	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs}, nil
+	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions}, nil
 }

@@ -422,6 +422,21 @@ func (t *tool) Sandbox() *facts.Sandbox {
 	return &r
 }
 
+// ReadOnlySandbox is the record of the tool's sandbox with the workspace
+// read-only, for the requests of a thread in plan mode: a command then
+// runs read-only whatever the tools' own mode. nil for a tool that runs no
+// command, and for commands that run unsandboxed (mode off): they cannot
+// be made read-only.
+func (t *tool) ReadOnlySandbox() *facts.Sandbox {
+	if t.sandbox == nil || t.sandbox.Mode == sandbox.Off {
+		return nil
+	}
+	spec := t.sandbox.Clone()
+	spec.Mode = sandbox.ReadOnly
+	r := spec.Record()
+	return &r
+}
+
 func (t *tool) Name() string                  { return t.name }
 func (t *tool) Capability() action.Capability { return t.capability }
 func (t *tool) Confirm() bool                 { return t.confirm }

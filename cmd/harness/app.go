@@ -295,7 +295,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person),
 	pf.StringVar(&a.storeDir, "store", "", "the store directory, or a NATS server nats://HOST:PORT (default: .harness at the workspace root; or $HARNESS_STORE)")
 	pf.DurationVar(&a.wait, "wait", 0, "wait this long for a store another harness process is using (e.g. 30s)")
 	root.AddCommand(
-		a.runCmd(), a.resumeCmd(), a.continueCmd(),
+		a.runCmd(), a.resumeCmd(), a.continueCmd(), a.planCmd(),
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
 		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.showCmd(), a.effectsCmd(),
 		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.configCmd(), a.trustCmd(), a.keyCmd(), a.sealCmd(), a.demoCmd(), a.mcpCmd(), a.serveCmd(),

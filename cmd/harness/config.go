@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 )
@@ -31,6 +32,10 @@ the scope that set it; a key a file inside the workspace would widen, left out
 because you have not trusted that file's content, is shown as ignored (see
 harness trust).
 
+It also lists the instruction files in force here (AGENTS.md: yours beside
+your settings, the workspace root's), each with its size and digest, or why
+it is left out; a thread adds those on the way to the paths its calls name.
+
 ` + trustHelp,
 		Args: args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -39,12 +44,21 @@ harness trust).
 				return err
 			}
 			l, lerr := p.LoadLayered(a.getenv)
+			read, ierr := stock.InstructionsOf(p, l.Settings, a.getenv).ReadInstructions(cmd.Context(), nil)
+			if ierr != nil {
+				return ierr
+			}
+			ins := make([]facts.InstructionFile, len(read))
+			for i, r := range read {
+				ins[i] = r.File
+			}
 			if a.jsonOut() {
 				out := struct {
-					Settings stock.Settings           `json:"settings"`
-					From     map[string][]stock.Scope `json:"from"`
-					Files    []stock.SourceRecord     `json:"files"`
-				}{l.Settings, l.From, l.Files()}
+					Settings     stock.Settings           `json:"settings"`
+					From         map[string][]stock.Scope `json:"from"`
+					Files        []stock.SourceRecord     `json:"files"`
+					Instructions []facts.InstructionFile  `json:"instructions"`
+				}{l.Settings, l.From, l.Files(), ins}
 				return a.printJSON(out)
 			}
 			w := a.stdout
@@ -75,6 +89,10 @@ harness trust).
 			if st.MaxSteps != nil {
 				steps = fmt.Sprint(*st.MaxSteps)
 			}
+			insMax := fmt.Sprint(stock.DefaultInstructionsMax)
+			if st.InstructionsMaxBytes != nil {
+				insMax = fmt.Sprint(*st.InstructionsMaxBytes)
+			}
 			window := "not known"
 			if st.ContextWindow != nil && *st.ContextWindow > 0 {
 				window = fmt.Sprint(*st.ContextWindow)
@@ -84,6 +102,7 @@ harness trust).
 				{"allow", strings.Join(st.Allow, ", ")}, {"deny", strings.Join(st.Deny, ", ")},
 				{"max_turns", turns}, {"max_steps", steps}, {"context_window", window},
 				{"sandbox", cmpOr(st.Sandbox, "workspace-write")}, {"network", fmt.Sprint(st.Network)},
+				{"instructions_max_bytes", insMax},
 			} {
 				from := "default"
 				if scopes, ok := l.From[kv.key]; ok {
@@ -109,6 +128,17 @@ harness trust).
 			}
 			if err := tw.Flush(); err != nil {
 				return err
+			}
+			fmt.Fprintln(w, "instructions (given to the model before each turn, as the project's text; a thread adds the AGENTS.md on the way to the paths it touches):")
+			if len(ins) == 0 {
+				fmt.Fprintf(w, "  none: no %s at the workspace root, nor the user's (%s)\n", stock.InstructionsName, present.EscapeLine(dash(stock.UserInstructionsFile(a.getenv))))
+			}
+			for _, f := range ins {
+				if f.Skipped != "" {
+					fmt.Fprintf(w, "  %-8s %s: left out — %s\n", f.Scope, present.EscapeLine(f.Path), present.EscapeLine(f.Skipped))
+					continue
+				}
+				fmt.Fprintf(w, "  %-8s %s: %d bytes, sha256 %s\n", f.Scope, present.EscapeLine(f.Path), f.Size, f.Digest[:12])
 			}
 			if lerr != nil {
 				return &exitErr{code: exitError} // said above, with the file

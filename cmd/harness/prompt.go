@@ -80,7 +80,10 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 			return answered, err
 		}
 		var err error
+		act := false
 		switch w.Kind {
+		case fold.WaitPlan:
+			act, err = d.askPlan(ctx, w)
 		case fold.WaitConfirmation:
 			ans, err = d.askConfirmation(ctx, w, by)
 		case fold.WaitQuestion:
@@ -99,6 +102,13 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		}
 		if err != nil {
 			return answered, err
+		}
+		if act {
+			if _, err := drive.ActOnPlan(ctx, d.th, by); err != nil {
+				return answered, err
+			}
+			answered++
+			continue
 		}
 		if ans.reply == nil {
 			continue // skipped
@@ -200,6 +210,27 @@ func (d *driver) askQuestion(ctx context.Context, w drive.Pending, by string) (*
 			continue
 		}
 		return &drive.Reply{Kind: fold.WaitQuestion, Request: drive.Ref(w), Text: reply, By: by}, nil
+	}
+}
+
+// askPlan asks whether to act on the plan the thread waits on (plan
+// mode); a child's plan is answered through its own thread.
+func (d *driver) askPlan(ctx context.Context, w drive.Pending) (bool, error) {
+	if w.Thread != "" {
+		return false, nil
+	}
+	for {
+		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Act on the plan %s? [y]es: plan mode off, and the model carries it out; [s]kip (or write to the thread for another plan): ", present.EscapeLine(drive.Ref(w))))
+		if err != nil {
+			return false, err
+		}
+		switch strings.ToLower(reply) {
+		case "y", "yes":
+			return true, nil
+		case "s", "skip":
+			return false, nil
+		}
+		fmt.Fprintf(d.a.stdout, "    %q is not an answer: type y or s\n", present.EscapeLine(reply))
 	}
 }
 

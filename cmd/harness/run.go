@@ -29,6 +29,8 @@ import (
 
 // driveFlags are the flags of the commands that run a thread on.
 type driveFlags struct {
+	// plan starts a thread in plan mode (run --plan).
+	plan     bool
 	model    string
 	approve  string
 	allow    []string
@@ -302,6 +304,9 @@ thread records it (host:directory), and every later command acts there.`,
 				if serving {
 					return usageError("run --detach --serve: a detached thread runs on the workers, not here; drop one of them")
 				}
+				if f.plan {
+					return usageError("run --detach --plan: start it with harness run --plan, or switch a submitted thread with harness plan THREAD on")
+				}
 				prompt, err := a.readPrompt(args)
 				if err != nil {
 					return err
@@ -359,6 +364,7 @@ thread records it (host:directory), and every later command acts there.`,
 	}
 	f.add(cmd)
 	cmd.Flags().StringVar(&id, "thread", "", "the new thread's id (default: t1, t2, … the next free one)")
+	cmd.Flags().BoolVar(&f.plan, "plan", false, "start the thread in plan mode: no tool that writes is offered, commands run with the workspace read-only, and the model's plan waits for you to act on it (harness plan THREAD act)")
 	cmd.Flags().BoolVar(&detach, "detach", false, "start the thread for the workers (harness worker) and run nothing, as harness submit does (its --approve, --allow and --deny are recorded as the thread's policy)")
 	cmd.Flags().BoolVar(&serving, "serve", false, "serve the workspace's store while the thread runs, and after, until interrupted, as harness serve does: the page answers what the thread waits for")
 	sf.add(cmd)
@@ -406,9 +412,17 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		return nil, err
 	}
 	d.warnSandbox()
+	var also []harness.Ingress
+	if f.plan {
+		on, err := drive.PlanOn(a.whoami())
+		if err != nil {
+			return nil, err
+		}
+		also = append(also, on)
+	}
 	if id != "" {
 		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, workspace)
-		out, err = d.th.Start(d.watching(ctx), prompt)
+		out, err = d.th.Start(d.watching(ctx), prompt, also...)
 		d.live.stop()
 		if errors.Is(err, harness.ErrThreadExists) {
 			return nil, exists() // another process (on a shared store) started it first
@@ -420,7 +434,7 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 				a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
 			}
 			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
-		})
+		}, also...)
 		d.live.stop()
 		if th != nil {
 			d.th, d.id, id = th, th.ID(), th.ID()
@@ -524,33 +538,22 @@ appends nothing.`,
 			if err != nil {
 				return asUsage(err)
 			}
-			s, approval, err := a.openDrive(ctx, &f)
+			if key != "" {
+				if err := facts.ValidateCause(facts.IngressCause(key)); err != nil {
+					return usageError("--key %q: %v", key, err)
+				}
+			}
+			s, dr, err := a.driveThread(ctx, id, &f)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.threadExists(ctx, id); err != nil {
-				return err
-			}
-			if err := a.enter(ctx, s, id); err != nil {
-				return err
-			}
 			if key == "" {
 				head, err := s.Store.Head(ctx, id)
 				if err != nil {
 					return err
 				}
 				key = messageKey(head.Seq, msg)
-			}
-			if err := facts.ValidateCause(facts.IngressCause(key)); err != nil {
-				return usageError("--key %q: %v", key, err)
-			}
-			dr, err := a.newDriver(s, id, approval, &f)
-			if err != nil {
-				return err
-			}
-			if err := dr.setPolicy(ctx, &f); err != nil {
-				return err
 			}
 			dr.retry = true
 			if _, err := drive.PostAnswer(ctx, dr.th, d, key); err != nil {
@@ -562,6 +565,35 @@ appends nothing.`,
 	f.add(cmd)
 	cmd.Flags().StringVar(&key, "key", "", "the idempotency key: a message with a key already used appends nothing")
 	return cmd
+}
+
+// driveThread opens the workspace to drive the existing thread id with
+// the flags f, enters the workspace it records, and records the policy
+// the flags change: what a command that writes to a thread does before
+// it posts. The caller closes the session.
+func (a *app) driveThread(ctx context.Context, id string, f *driveFlags) (*session, *driver, error) {
+	s, approval, err := a.openDrive(ctx, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	dr, err := func() (*driver, error) {
+		if err := s.threadExists(ctx, id); err != nil {
+			return nil, err
+		}
+		if err := a.enter(ctx, s, id); err != nil {
+			return nil, err
+		}
+		dr, err := a.newDriver(s, id, approval, f)
+		if err != nil {
+			return nil, err
+		}
+		return dr, dr.setPolicy(ctx, f)
+	}()
+	if err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return s, dr, nil
 }
 
 // messageKey is the key of a message written to a thread whose head is
@@ -1105,6 +1137,8 @@ func (a *app) printPending(p drive.Pending, root string) {
 			}
 			fmt.Fprintln(w)
 		}
+	case fold.WaitPlan:
+		fmt.Fprintf(w, "  plan %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
 	case fold.WaitReconcile:
 		fmt.Fprintf(w, "  reconcile %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
 		switch {
@@ -1168,6 +1202,11 @@ func hintFor(id string, p drive.Pending, resume bool) string {
 			return fmt.Sprintf("answer: harness answer %s '…' --request %s%s", id, ref, r)
 		}
 		return fmt.Sprintf("answer: harness answer %s '…'%s", id, r)
+	case fold.WaitPlan:
+		if p.Thread != "" {
+			return fmt.Sprintf("act on it: harness plan %s act, then harness resume %s   (or ask for another: harness continue %s '…')", shellWord(p.Thread), id, shellWord(p.Thread))
+		}
+		return fmt.Sprintf("act on it: harness plan %s act   (or ask for another plan: harness continue %s '…')", id, id)
 	case fold.WaitReconcile:
 		action, _ := json.Marshal(p.RequestID)
 		data := shellWord(fmt.Sprintf(`{"action_id": %s, "decision": "accept"}`, action))

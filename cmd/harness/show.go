@@ -147,8 +147,11 @@ func (sh shower) seq(ctx context.Context, seq uint64) error {
 			return sh.action(ctx, c.Actions[len(c.Actions)-1])
 		}
 	}
-	if f.Kind == facts.KindModelTurn {
+	switch f.Kind {
+	case facts.KindModelTurn:
 		return sh.turn(ctx, f)
+	case facts.KindInstructionsRead:
+		return sh.instructions(ctx, f)
 	}
 	if sh.a.jsonOut() {
 		return sh.a.printJSON(struct {
@@ -223,6 +226,57 @@ func (sh shower) turn(ctx context.Context, f facts.Fact) error {
 		}
 		fmt.Fprintf(w, "  %s (%d bytes)\n", part.name, len(part.b))
 		writeBlock(w, "    ", prettyJSON(part.b))
+	}
+	return nil
+}
+
+// instructions shows the instruction files a turn was given, each with
+// the text kept under its digest, and those left out with why.
+func (sh shower) instructions(ctx context.Context, f facts.Fact) error {
+	p, err := facts.Decode[facts.InstructionsRead](f)
+	if err != nil {
+		return fmt.Errorf("thread %s at seq %d: %w", sh.id, f.Seq, err)
+	}
+	type file struct {
+		facts.InstructionFile
+		Text string `json:"text,omitempty"`
+		Note string `json:"note,omitempty"`
+	}
+	files := make([]file, len(p.Files))
+	for i, fl := range p.Files {
+		files[i].InstructionFile = fl
+		if fl.Skipped != "" {
+			continue
+		}
+		if b, err := sh.blob(ctx, fl.Digest); err != nil {
+			files[i].Note = err.Error()
+		} else {
+			files[i].Text = string(b)
+		}
+	}
+	if sh.a.jsonOut() {
+		return sh.a.printJSON(struct {
+			Fact  facts.Fact `json:"fact"`
+			Turn  int        `json:"turn"`
+			Files []file     `json:"files"`
+		}{f, p.Turn, files})
+	}
+	w := sh.a.stdout
+	fmt.Fprintf(w, "instructions of thread %s for turn %d (seq %d): the project's text, given to the model in its system prompt\n", sh.id, p.Turn, f.Seq)
+	if len(files) == 0 {
+		fmt.Fprintln(w, "  none: the files read before are gone")
+	}
+	for _, fl := range files {
+		if fl.Skipped != "" {
+			fmt.Fprintf(w, "  %-7s %s: left out — %s\n", fl.Scope, present.EscapeLine(fl.Path), present.EscapeLine(fl.Skipped))
+			continue
+		}
+		fmt.Fprintf(w, "  %-7s %s: %d bytes, sha256:%s\n", fl.Scope, present.EscapeLine(fl.Path), fl.Size, fl.Digest)
+		if fl.Note != "" {
+			fmt.Fprintf(w, "    %s\n", present.EscapeLine(fl.Note))
+			continue
+		}
+		writeBlock(w, "    │ ", fl.Text)
 	}
 	return nil
 }
