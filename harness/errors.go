@@ -24,6 +24,11 @@ var (
 	// budget — or was not made by Compose.
 	ErrChildPolicy = errors.New("the child's actor is wider than its parent allows")
 
+	// ErrHookNotInForce: a hook the thread records is not in force now —
+	// its settings changed, or are no longer trusted — so it is not run
+	// (HookRunner); its run is recorded as failed.
+	ErrHookNotInForce = errors.New("the hook is not in force")
+
 	// ErrNotInTree: a thread named as a descendant of another is not one.
 	ErrNotInTree = errors.New("not a thread of the tree")
 

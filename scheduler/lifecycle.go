@@ -76,6 +76,8 @@ type Action struct {
 	Check       *facts.CheckRecorded
 	Interrupted *facts.ActionInterrupted
 	Reconciled  *facts.EffectReconciled
+	// Hooks are the after_tool hooks' runs for it, in order.
+	Hooks []facts.HookRan
 
 	RequestedSeq, StartedSeq, CompletedSeq, CheckSeq, InterruptedSeq, ReconciledSeq uint64
 	// At is when the latest record was appended.

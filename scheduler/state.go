@@ -23,6 +23,7 @@ type call struct {
 	answerAt uint64
 	attempts []*Action
 	child    *Child // a delegation's child, once spawned (see delegate.go)
+	hooks    []facts.HookRan // the before_tool hooks' runs (see hook.go)
 }
 
 func (c *call) last() *Action {
@@ -32,7 +33,21 @@ func (c *call) last() *Action {
 	return c.attempts[len(c.attempts)-1]
 }
 
-func (c *call) needsConfirmation() bool { return c.policy.Confirm }
+func (c *call) needsConfirmation() bool { return c.policy.Confirm || c.hookAsked() }
+
+// hookAsked reports whether a before_tool hook asked for a person's
+// confirmation of the call.
+func (c *call) hookAsked() bool {
+	return slices.ContainsFunc(c.hooks, func(r facts.HookRan) bool { return r.Decision == facts.HookAsk })
+}
+
+// hookDenied reports whether a before_tool hook denied the call (or
+// failed, which denies it).
+func (c *call) hookDenied() bool {
+	return slices.ContainsFunc(c.hooks, func(r facts.HookRan) bool {
+		return r.Decision == facts.HookDeny || r.Decision == facts.HookFailed
+	})
+}
 func (c *call) denied() bool            { return c.needsConfirmation() && c.answer != nil && !c.answer.Approved }
 
 // settled reports whether nothing more happens to the call.
@@ -212,6 +227,8 @@ func (s *state[S]) apply(f facts.Fact) error {
 		return with(f, s.childReported)
 	case facts.KindWorkspaceChanged:
 		return with(f, s.workspaceChanged)
+	case facts.KindHookRan:
+		return with(f, s.hookRan)
 	}
 	return nil
 }
@@ -244,7 +261,7 @@ func folded(k facts.Kind) bool {
 		facts.KindActionInterrupted, facts.KindCheckRecorded, facts.KindEffectReconciled,
 		facts.KindContextCompacted, facts.KindBudgetExhausted, facts.KindTransitionFailed,
 		facts.KindWorkspaceRestored, facts.KindChildSpawned, facts.KindChildReported,
-		facts.KindWorkspaceChanged:
+		facts.KindWorkspaceChanged, facts.KindHookRan:
 		return true
 	}
 	return false
@@ -258,6 +275,7 @@ var transitionKinds = map[facts.Kind]bool{
 	facts.KindActionRequested: true, facts.KindActionStarted: true, facts.KindActionCompleted: true,
 	facts.KindActionInterrupted: true, facts.KindCheckRecorded: true, facts.KindBudgetExhausted: true,
 	facts.KindTransitionFailed: true, facts.KindChildSpawned: true, facts.KindWorkspaceChanged: true,
+	facts.KindHookRan: true,
 }
 
 func (s *state[S]) systemConfigured(_ facts.Fact, p facts.SystemConfigured) {

@@ -419,6 +419,8 @@ type Stock struct {
 	// holds beside the built-in ones (WithMCP); nil when there are none.
 	// Close ends them.
 	MCP *mcp.Client
+	// Hooks runs the hooks in force (WithHooks) in the tools' sandbox.
+	Hooks harness.HookRunner
 }
 
 // Close ends the MCP servers the stock started or reached, if any.
@@ -438,6 +440,13 @@ type stockOptions struct {
 	mcpCtx     context.Context
 	mcpServers mcp.Servers
 	tools      []harness.ToolAdapter // WithTools
+	hooks      []HookInForce         // WithHooks
+}
+
+// WithHooks gives the stock the hooks in force: those Trusted run, in the
+// tools' sandbox (see HookSpec), when a thread's record names them.
+func WithHooks(h []HookInForce) Option {
+	return func(o *stockOptions) { o.hooks = h }
 }
 
 // WithMCP starts (or reaches) the MCP servers, within ctx, and offers
@@ -546,7 +555,8 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	if err != nil {
 		return fail(err)
 	}
-	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client}, nil
+	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client,
+		Hooks: newHookRunner(place.Root, spec, o.hooks)}, nil
 }
 
 // BlobsOf returns the store's content-addressed blobs when it keeps them
@@ -584,5 +594,5 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs, more ...action.Works
 	if s.MCP != nil && blobs != nil {
 		s.MCP.KeepBlobs(blobs)
 	}
-	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs}, nil
+	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Hooks: s.Hooks}, nil
 }

@@ -44,7 +44,8 @@ harness trust).
 					Settings stock.Settings           `json:"settings"`
 					From     map[string][]stock.Scope `json:"from"`
 					Files    []stock.SourceRecord     `json:"files"`
-				}{l.Settings, l.From, l.Files()}
+					Hooks    []stock.HookView         `json:"hooks"`
+				}{l.Settings, l.From, l.Files(), l.HookViews()}
 				return a.printJSON(out)
 			}
 			w := a.stdout
@@ -109,6 +110,25 @@ harness trust).
 			}
 			if err := tw.Flush(); err != nil {
 				return err
+			}
+			if hooks := l.HookViews(); len(hooks) > 0 {
+				fmt.Fprintln(w, "hooks, in the order they run:")
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				for _, h := range hooks {
+					state := "trusted"
+					if !h.Trusted {
+						state = "not trusted: does not run (harness trust)"
+					}
+					more := fmt.Sprintf("timeout %gs, %s", h.Timeout, h.Sandbox)
+					if h.Matcher != "" {
+						more = "tools " + h.Matcher + ", " + more
+					}
+					fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t(%s)\n", h.Event, present.EscapeLine(h.Name), h.Scope, state,
+						present.EscapeLine(h.Command), present.EscapeLine(more))
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
 			}
 			if lerr != nil {
 				return &exitErr{code: exitError} // said above, with the file
