@@ -61,7 +61,9 @@ type HookResult struct {
 	Text     string             `json:"text"`
 }
 
-func hookKey(event, of string, i int) string { return "hook/" + event + "/" + of + "/" + strconv.Itoa(i) }
+func hookKey(event, of string, i int) string {
+	return "hook/" + event + "/" + of + "/" + strconv.Itoa(i)
+}
 
 // MatchHook reports whether a hook's matcher takes a call of tool: ""
 // and "*" every tool, else any of its '|'-separated globs ("write_file|

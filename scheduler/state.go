@@ -22,7 +22,7 @@ type call struct {
 	askedSeq uint64
 	answerAt uint64
 	attempts []*Action
-	child    *Child // a delegation's child, once spawned (see delegate.go)
+	child    *Child          // a delegation's child, once spawned (see delegate.go)
 	hooks    []facts.HookRan // the before_tool hooks' runs (see hook.go)
 }
 
@@ -48,7 +48,7 @@ func (c *call) hookDenied() bool {
 		return r.Decision == facts.HookDeny || r.Decision == facts.HookFailed
 	})
 }
-func (c *call) denied() bool            { return c.needsConfirmation() && c.answer != nil && !c.answer.Approved }
+func (c *call) denied() bool { return c.needsConfirmation() && c.answer != nil && !c.answer.Approved }
 
 // settled reports whether nothing more happens to the call.
 func (c *call) settled() bool {

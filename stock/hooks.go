@@ -124,7 +124,9 @@ func (h HookInForce) Timeout() time.Duration {
 
 // Unsandboxed reports whether the hook runs outside the sandbox: only a
 // user-scope hook that says so. Another's "sandbox": "off" is ignored.
-func (h HookInForce) Unsandboxed() bool { return h.Scope == ScopeUser && h.Spec.Sandbox == string(sandbox.Off) }
+func (h HookInForce) Unsandboxed() bool {
+	return h.Scope == ScopeUser && h.Spec.Sandbox == string(sandbox.Off)
+}
 
 // Record is the hook as a thread records it.
 func (h HookInForce) Record() facts.Hook {
