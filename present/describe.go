@@ -139,7 +139,14 @@ func describe(f facts.Fact) (string, error) {
 		return s, err
 	case facts.KindConfirmationRequested:
 		p, err := facts.Decode[facts.ConfirmationRequested](f)
-		return fmt.Sprintf("%s waits for a person: %s %s", p.RequestID, p.Tool, shorten(p.Args, 100)), err
+		s := fmt.Sprintf("%s waits for a person: %s %s", p.RequestID, p.Tool, shorten(p.Args, 100))
+		if p.Hook != "" {
+			s += " · " + shorten(p.Hook, 160)
+		}
+		if p.ApprovedBy != "" {
+			s += " · approved by your hook " + p.ApprovedBy
+		}
+		return s, err
 	case facts.KindConfirmationAnswered:
 		p, err := facts.Decode[facts.ConfirmationAnswered](f)
 		verb := "denied"
