@@ -61,7 +61,7 @@ func TestWidens(t *testing.T) {
 		{"a hook", "hooks", none, stock.Settings{Hooks: stock.HookSettings{"before_tool": {{Command: "true"}}}}, true},
 		{"a script: it decides every call", "model", none, stock.Settings{Model: "scripted:/w/s.jsonl"}, true},
 		{"the model already given", "model", stock.Settings{Model: "openai:gpt-4o"}, stock.Settings{Model: "openai:gpt-4o"}, false},
-		{"a key not classified", "hooks", none, none, true},
+		{"a key not classified", "plugins", none, none, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			require.Equal(t, c.want, stock.Widens(c.key, c.cur, c.s))
