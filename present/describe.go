@@ -280,8 +280,11 @@ func describe(f facts.Fact) (string, error) {
 // for 1-c1 run_command: deny, exit 2 after 4ms — rm -rf is not allowed".
 func DescribeHook(p facts.HookRan) string {
 	s := fmt.Sprintf("%s %s (%s)", p.Event, p.Name, p.Scope)
-	if p.Call != "" {
+	switch {
+	case p.Tool != "":
 		s += " for " + p.Call + " " + p.Tool
+	case p.Call != "" && p.Call != "thread":
+		s += " for " + p.Call
 	}
 	s += fmt.Sprintf(": %s, exit %d after %v", p.Decision, p.Exit, time.Duration(p.DurationMS)*time.Millisecond)
 	if p.Reason != "" {

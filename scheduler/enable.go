@@ -42,6 +42,7 @@ func (s *state[S]) output() fold.Output[S] {
 	}
 	out.View = v
 	out.Waits = v.Waits
+	s.threadHooks(&out, v)
 	return out
 }
 

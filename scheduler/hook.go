@@ -30,6 +30,12 @@ import (
 //	→ hook.ran after_tool       one per matching hook: what it adds is shown
 //	                            to the model with the call's result
 //
+// and around the thread: session_start before its first model turn (what
+// a hook adds is shown to the model after the task), parked once for each
+// request it waits on (a notification: its decision is not read), and
+// thread_end each time it is done (once per model turn it ended at). Their
+// keys name the thread ("thread"), the request, or the turn ("turn-N").
+//
 // A hook's key is "hook/<event>/<call or action>/<index>": a hook recorded
 // is not run again for that call. A process that dies after a hook exited
 // and before its fact was appended runs that one hook again on resume.
@@ -45,7 +51,12 @@ type HookInput struct {
 	Tool   string          `json:"tool_name,omitempty"`
 	Args   json.RawMessage `json:"tool_input,omitempty"`
 	Result *HookResult     `json:"tool_result,omitempty"`
-	Cwd    string          `json:"cwd,omitempty"`
+	// Wait is what a parked thread waits for (event parked).
+	Wait *fold.Wait `json:"wait,omitempty"`
+	// Turns is the thread's model turns so far (session_start, parked,
+	// thread_end).
+	Turns int    `json:"turns,omitempty"`
+	Cwd   string `json:"cwd,omitempty"`
 }
 
 // HookResult is a completed call as an after_tool hook reads it: the
@@ -191,6 +202,53 @@ func argsJSON(args string) json.RawMessage {
 	return b
 }
 
+// threadHooks adds to out the hooks of the thread's own events that are
+// due: session_start in place of the first model turn, parked when the
+// thread waits and nothing is enabled, thread_end when it is done.
+func (s *state[S]) threadHooks(out *fold.Output[S], v View) {
+	if len(s.system.Hooks) == 0 {
+		return
+	}
+	in := HookInput{Thread: s.thread, Seq: s.head, Turns: s.turns}
+	switch {
+	case v.Phase == PhaseInfer && s.turns == 0 && !s.sawTurn && out.Stop == nil:
+		if i := s.nextHook(facts.HookSessionStart, "", s.runsOf(facts.HookSessionStart, "thread")); i >= 0 {
+			in.Event, in.Call = facts.HookSessionStart, "thread"
+			out.Transitions = []fold.Transition[S]{s.hookRun(hookKey(in.Event, in.Call, i), i, in)}
+		}
+	case len(out.Transitions) > 0:
+	case len(out.Waits) > 0:
+		for _, w := range out.Waits {
+			if w.Kind == fold.WaitChild {
+				continue // the child parks, and its hooks say so
+			}
+			if i := s.nextHook(facts.HookParked, "", s.runsOf(facts.HookParked, w.RequestID)); i >= 0 {
+				in.Event, in.Call = facts.HookParked, w.RequestID
+				wait := w
+				in.Wait = &wait
+				out.Transitions = append(out.Transitions, s.hookRun(hookKey(in.Event, in.Call, i), i, in))
+			}
+		}
+	case out.Stop == nil && v.Phase == PhaseDone:
+		call := "turn-" + strconv.Itoa(s.turns)
+		if i := s.nextHook(facts.HookThreadEnd, "", s.runsOf(facts.HookThreadEnd, call)); i >= 0 {
+			in.Event, in.Call = facts.HookThreadEnd, call
+			out.Transitions = append(out.Transitions, s.hookRun(hookKey(in.Event, in.Call, i), i, in))
+		}
+	}
+}
+
+// runsOf are the recorded runs of the thread's own event for call.
+func (s *state[S]) runsOf(event, call string) []facts.HookRan {
+	var out []facts.HookRan
+	for _, r := range s.ownHooks {
+		if r.Event == event && r.Call == call {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // hookRan folds a hook's run: before a call, its decision gates the
 // call; after one, what it adds is shown to the model with the result.
 func (s *state[S]) hookRan(f facts.Fact, p facts.HookRan) {
@@ -212,6 +270,13 @@ func (s *state[S]) hookRan(f facts.Fact, p facts.HookRan) {
 		if note := hookNote(p); note != "" && a.Completed != nil {
 			s.addToResult(c, a.CompletedSeq, note)
 		}
+	default:
+		s.ownHooks = append(s.ownHooks, p)
+		if p.Event == facts.HookSessionStart {
+			if note := hookNote(p); note != "" {
+				s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: note, Seq: f.Seq})
+			}
+		}
 	}
 }
 
@@ -219,6 +284,8 @@ func (s *state[S]) hookRan(f facts.Fact, p facts.HookRan) {
 func hookNote(p facts.HookRan) string {
 	who := fmt.Sprintf("hook %s (%s)", p.Name, p.Scope)
 	switch {
+	case p.Decision == facts.HookFailed && p.Event == facts.HookSessionStart:
+		return ""
 	case p.Decision == facts.HookFailed:
 		return fmt.Sprintf("[%s failed: %s]", who, p.Reason)
 	case p.Decision == facts.HookDeny && p.Reason != "":
@@ -268,6 +335,8 @@ func (s *state[S]) checkHookRan(p facts.HookRan) error {
 			return fmt.Errorf("hook.ran after action %s, which did not complete", p.Call)
 		}
 		ran = a.Hooks
+	default:
+		ran = s.runsOf(p.Event, p.Call)
 	}
 	for _, r := range ran {
 		if r.Hook == p.Hook {

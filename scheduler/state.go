@@ -150,6 +150,11 @@ type state[S any] struct {
 	// completes, as it must next.
 	changes   []Changed
 	unstarted *facts.WorkspaceChanged
+	// head is the seq of the latest fact folded; ownHooks the runs of the
+	// hooks of the thread's own events (session_start, parked,
+	// thread_end), in order.
+	head     uint64
+	ownHooks []facts.HookRan
 }
 
 func newState[S any](env Env[S]) *state[S] {
@@ -173,7 +178,7 @@ func (s *state[S]) attemptOf(id string) (*call, *Action) {
 
 // apply folds one fact: one method per kind, each decoding its payload.
 func (s *state[S]) apply(f facts.Fact) error {
-	s.thread = f.Thread
+	s.thread, s.head = f.Thread, f.Seq
 	if transitionKinds[f.Kind] && !owns(f.Cause) {
 		// Another component's: a scheduler nested beside this one (its
 		// keys prefixed) keeps its own turns, calls and failures. The
