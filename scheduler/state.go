@@ -71,7 +71,7 @@ func (c *call) settled() bool {
 // reading returns the call as a Call, its actions copied.
 func (c *call) reading() Call {
 	out := Call{Ref: c.ref, Turn: c.turn, TurnSeq: c.turnSeq, Call: c.call, Policy: c.policy,
-		Confirmation: c.asked, Answer: c.answer, ConfirmationSeq: c.askedSeq, AnswerSeq: c.answerAt}
+		Confirmation: c.asked, Answer: c.answer, ConfirmationSeq: c.askedSeq, AnswerSeq: c.answerAt, Hooks: c.hooks}
 	out.Actions = make([]Action, len(c.attempts))
 	for i, a := range c.attempts {
 		out.Actions[i] = *a
