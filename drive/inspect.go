@@ -115,6 +115,11 @@ type Pending struct {
 	// recorded it; MCP the server and tool of a call to an MCP server.
 	Sandbox *facts.Sandbox `json:"sandbox,omitempty"`
 	MCP     *facts.MCPCall `json:"mcp,omitempty"`
+	// Hook is what a before_tool hook said of a confirmation: that it
+	// asks a person ("hook NAME (scope) asks: reason"); HookApproved the
+	// user-scope hook that approved the call.
+	Hook         string `json:"hook,omitempty"`
+	HookApproved string `json:"hook_approved,omitempty"`
 	// Completion is the open action's record, when it completed (a
 	// reconcile of an unknown effect); Interrupted when it was found in
 	// doubt.
@@ -270,6 +275,7 @@ func pending(r scheduler.Reading, w fold.Wait) Pending {
 	case fold.WaitConfirmation:
 		if c, ok := r.Call(w.RequestID); ok && c.Confirmation != nil {
 			pd.Tool, pd.Args, pd.Digest = c.Confirmation.Tool, c.Confirmation.Args, c.Confirmation.Digest
+			pd.Hook, pd.HookApproved = c.Confirmation.Hook, c.Confirmation.ApprovedBy
 			if len(c.Actions) > 0 {
 				a := c.Actions[len(c.Actions)-1]
 				pd.Action = &a

@@ -391,6 +391,16 @@ func ApplyApproval(ctx context.Context, th *harness.Thread, a Approval, waits []
 			capability = t.Capability()
 		}
 		dec := a.Decide(w.Tool, capability, w.Args)
+		switch {
+		case dec.Approved && w.Hook != "":
+			// A hook asked a person: no allow rule or mode answers for
+			// them (a deny rule still does).
+			dec = Decision{Ask: true}
+		case dec.Ask && w.HookApproved != "" && w.Hook == "":
+			// Your own (user-scope) hook approved it, as an allow rule
+			// would; a deny rule, checked first, still wins.
+			dec = Decision{Approved: true, Rule: "hook " + w.HookApproved + " (user) approved"}
+		}
 		if dec.Ask {
 			needPerson = append(needPerson, w)
 			continue

@@ -83,6 +83,9 @@ var samples = []struct {
 	{facts.KindChildReported, facts.ChildReported{Child: "t1.1-d1", CallID: "1-d1", Seq: 7, Hash: strings.Repeat("cd", 32),
 		Status: facts.EndStopped, Reason: "turns budget exhausted", Result: "partial", Turns: 5, Tokens: 900}},
 	{facts.KindThreadStopped, facts.ThreadStopped{By: "ana", Reason: "enough"}},
+	{facts.KindHookRan, facts.HookRan{Event: facts.HookBeforeTool, Hook: 0, Name: "no-rm", Scope: "project", Digest: "ab12",
+		Call: "1-c", Tool: "run_command", Input: strings.Repeat("ef", 32), Exit: 2, Decision: facts.HookDeny, Reason: "rm -rf is not allowed",
+		DurationMS: 4, Stderr: "rm -rf is not allowed"}},
 }
 
 // sampleFacts chains a fact of every sample kind into one thread.

@@ -150,6 +150,9 @@ type SystemConfigured struct {
 	// or the command line), the keys it set and the keys left out as
 	// untrusted; nil in logs written before sources were recorded.
 	Settings []SettingsSource `msgpack:"settings,omitempty" json:"settings,omitempty"`
+	// Hooks are the hooks in force when the thread was configured, in
+	// the order they run (see Hook); the fold runs these and no others.
+	Hooks []Hook `msgpack:"hooks,omitempty" json:"hooks,omitempty"`
 }
 
 // SettingsSource is one scope of settings as a thread records it: who
@@ -365,6 +368,13 @@ type ConfirmationRequested struct {
 	// Digest identifies exactly what is being approved (the tool and its
 	// arguments), so an answer cannot approve something else.
 	Digest string `msgpack:"digest,omitempty" json:"digest,omitempty"`
+	// Hook, when set, is the before_tool hook that asked for this
+	// confirmation and its reason ("hook NAME (scope): reason").
+	Hook string `msgpack:"hook,omitempty" json:"hook,omitempty"`
+	// ApprovedBy, when set, names the user-scope before_tool hook that
+	// approved the call: a front end's policy answers it as it would an
+	// allow rule (a deny rule still wins).
+	ApprovedBy string `msgpack:"approved_by,omitempty" json:"approved_by,omitempty"`
 }
 
 // Validate requires a request id.

@@ -65,6 +65,10 @@ type compactor struct {
 	// (recorded); until then, or in a log that recorded none, Config's.
 	bounds   facts.ContextBounds
 	recorded bool
+	// hooks are the thread's recorded hooks; ran the runs of its
+	// before_compaction hooks (see compactHook).
+	hooks []facts.Hook
+	ran   []facts.HookRan
 }
 
 // limits are the bounds the compactor goes by: the recorded ones, else
@@ -93,8 +97,16 @@ func (c *compactor) Step(f facts.Fact) error {
 	case f.Kind == facts.KindSystemConfigured && f.Cause == c.prefix+"system/configure":
 		// A log written before the bounds were recorded has none, and
 		// goes by Config.
-		if sc, err := facts.Decode[facts.SystemConfigured](f); err == nil && sc.Context != nil {
+		sc, err := facts.Decode[facts.SystemConfigured](f)
+		if err == nil && sc.Context != nil {
 			c.bounds, c.recorded = *sc.Context, true
+		}
+		if err == nil {
+			c.hooks = sc.Hooks
+		}
+	case f.Kind == facts.KindHookRan && strings.HasPrefix(f.Cause, c.prefix+"hook/"+facts.HookBeforeCompaction+"/"):
+		if r, err := facts.Decode[facts.HookRan](f); err == nil {
+			c.ran = append(c.ran, r)
 		}
 	case f.Kind == facts.KindContextBoundsSet:
 		// A person's later word replaces the bounds recorded at the start.
@@ -201,8 +213,35 @@ func (c *compactor) Output() fold.Output[Services] {
 	if r, err := s.Current(); err == nil {
 		thread = r.Thread
 	}
+	if t, ok := c.compactHook(thread, upTo); ok {
+		return fold.Output[Services]{View: size, Transitions: []fold.Transition[Services]{t}}
+	}
 	e := compaction(c.cfg, thread, older, upTo, window > 0)
 	return fold.Output[Services]{View: size, Transitions: []fold.Transition[Services]{{Key: key, Effect: e}}}
+}
+
+// compactHook is the run of the next before_compaction hook due before
+// the compaction of the conversation up to seq upTo, if one is: each runs
+// once for it, and what it says is for the record (a notification; it
+// cannot stop the compaction).
+func (c *compactor) compactHook(thread string, upTo uint64) (fold.Transition[Services], bool) {
+	call := "upto-" + strconv.FormatUint(upTo, 10)
+	for i, h := range c.hooks {
+		if h.Event != facts.HookBeforeCompaction || slices.ContainsFunc(c.ran, func(r facts.HookRan) bool { return r.Call == call && r.Hook == i }) {
+			continue
+		}
+		in := scheduler.HookInput{Event: h.Event, Thread: thread, Seq: upTo, Call: call}
+		e := effect.AndThen(runHook(i, h, in), func(p facts.HookRan) effect.Effect[Services, []facts.Draft] {
+			p.Event, p.Hook, p.Name, p.Scope, p.Digest, p.Call = h.Event, i, h.Name, h.Scope, h.Digest, call
+			d, err := facts.NewDraft(facts.KindHookRan, "", p)
+			if err != nil {
+				return effect.Die[Services, []facts.Draft](err)
+			}
+			return effect.Succeed[Services]([]facts.Draft{d})
+		})
+		return fold.Transition[Services]{Key: c.prefix + "hook/" + h.Event + "/" + call + "/" + strconv.Itoa(i), Effect: e}, true
+	}
+	return fold.Transition[Services]{}, false
 }
 
 // compactPrompt is the system prompt of a compaction turn: the model is

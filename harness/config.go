@@ -68,6 +68,10 @@ type Config struct {
 	// and the command line, with the keys left out as untrusted), for the
 	// record: system.configured carries them.
 	Settings []facts.SettingsSource
+	// Hooks are the hooks in force, in the order they run (see
+	// Services.Hooks): system.configured records them, and the thread
+	// runs those.
+	Hooks []facts.Hook
 }
 
 // Option sets a field of a Config.
@@ -143,6 +147,11 @@ func WithGrants(caps ...action.Capability) Option {
 // WithSettings sets Config.Settings.
 func WithSettings(src []facts.SettingsSource) Option {
 	return func(c *Config) { c.Settings = slices.Clone(src) }
+}
+
+// WithHooks sets Config.Hooks.
+func WithHooks(h []facts.Hook) Option {
+	return func(c *Config) { c.Hooks = slices.Clone(h) }
 }
 
 // WithVersion sets Config.Version.

@@ -27,6 +27,10 @@ var (
 	// ErrNoPlan: a person acting on a plan the thread does not wait on
 	// (see plan mode, PlanRequest).
 	ErrNoPlan = errors.New("no such plan")
+	// ErrHookNotInForce: a hook the thread records is not in force now —
+	// its settings changed, or are no longer trusted — so it is not run
+	// (HookRunner); its run is recorded as failed.
+	ErrHookNotInForce = errors.New("the hook is not in force")
 
 	// ErrNotInTree: a thread named as a descendant of another is not one.
 	ErrNotInTree = errors.New("not a thread of the tree")

@@ -138,6 +138,7 @@ func (s *system) Output() fold.Output[Services] {
 		Sandbox:   s.a.toolbox.sandbox(),
 		Context:   s.a.cfg.contextBounds(),
 		Settings:  s.a.cfg.Settings,
+		Hooks:     s.a.cfg.Hooks,
 	})
 	e := effect.Succeed[Services]([]facts.Draft{d})
 	if err != nil {
@@ -364,6 +365,7 @@ func (schedulerPart) add(a *assembly, prefix string) {
 			Scope:    strings.TrimSuffix(strings.ReplaceAll(prefix, "/", "-"), "-"),
 			Delegate: a.delegate.calls(),
 			Spawn:    a.delegate.spawner(a, k),
+			Hook:     runHook,
 		}
 		planEnv(a, k, &env)
 		s := scheduler.New(env)

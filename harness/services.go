@@ -48,6 +48,9 @@ type Services struct {
 	// that text already streamed is not kept and the turn streams again
 	// from its start.
 	OnModelWait func(attempt int, wait time.Duration, err error)
+	// Hooks runs the commands of the hooks a thread records; nil runs
+	// none, and each hook due is recorded as failed (see HookRunner).
+	Hooks HookRunner
 }
 
 // TracerProvider makes Services an effect.Traced.

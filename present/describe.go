@@ -110,6 +110,13 @@ func describe(f facts.Fact) (string, error) {
 		if len(p.Settings) > 0 {
 			s += "; " + SettingsSources(p.Settings)
 		}
+		if len(p.Hooks) > 0 {
+			hooks := make([]string, len(p.Hooks))
+			for i, h := range p.Hooks {
+				hooks[i] = fmt.Sprintf("%s %s (%s)", h.Event, h.Name, h.Scope)
+			}
+			s += "; hooks " + strings.Join(hooks, ", ")
+		}
 		return s, err
 	case facts.KindModelTurn:
 		p, err := facts.Decode[facts.ModelTurn](f)
@@ -132,7 +139,14 @@ func describe(f facts.Fact) (string, error) {
 		return s, err
 	case facts.KindConfirmationRequested:
 		p, err := facts.Decode[facts.ConfirmationRequested](f)
-		return fmt.Sprintf("%s waits for a person: %s %s", p.RequestID, p.Tool, shorten(p.Args, 100)), err
+		s := fmt.Sprintf("%s waits for a person: %s %s", p.RequestID, p.Tool, shorten(p.Args, 100))
+		if p.Hook != "" {
+			s += " · " + shorten(p.Hook, 160)
+		}
+		if p.ApprovedBy != "" {
+			s += " · approved by your hook " + p.ApprovedBy
+		}
+		return s, err
 	case facts.KindConfirmationAnswered:
 		p, err := facts.Decode[facts.ConfirmationAnswered](f)
 		verb := "denied"
@@ -268,6 +282,9 @@ func describe(f facts.Fact) (string, error) {
 	case facts.KindWorkspaceRestored:
 		p, err := facts.Decode[facts.WorkspaceRestored](f)
 		return fmt.Sprintf("undo by %s restored %s to how they were at seq %d", orNone(p.By), describeChanges(p.Restored), p.To), err
+	case facts.KindHookRan:
+		p, err := facts.Decode[facts.HookRan](f)
+		return DescribeHook(p), err
 	case facts.KindChildSpawned, facts.KindThreadSpawned, facts.KindThreadEnded, facts.KindChildReported, facts.KindThreadStopped:
 		return describeTree(f)
 	}
@@ -276,6 +293,29 @@ func describe(f facts.Fact) (string, error) {
 	}
 	b, err := f.MarshalJSON()
 	return shorten(string(b), 120), err
+}
+
+// DescribeHook says a hook's run in a line: "before_tool no-rm (project)
+// for 1-c1 run_command: deny, exit 2 after 4ms — rm -rf is not allowed".
+func DescribeHook(p facts.HookRan) string {
+	s := fmt.Sprintf("%s %s (%s)", p.Event, p.Name, p.Scope)
+	switch {
+	case p.Tool != "":
+		s += " for " + p.Call + " " + p.Tool
+	case p.Call != "" && p.Call != "thread":
+		s += " for " + p.Call
+	}
+	s += fmt.Sprintf(": %s, exit %d after %v", p.Decision, p.Exit, time.Duration(p.DurationMS)*time.Millisecond)
+	if p.Reason != "" {
+		s += " — " + shorten(p.Reason, 160)
+	}
+	if p.Refused != "" {
+		s += " · refused: " + shorten(p.Refused, 120)
+	}
+	if p.Context != "" {
+		s += " · adds context " + quote(p.Context, 60)
+	}
+	return s
 }
 
 // DescribePolicy says an approval policy in a line: "approve writes;

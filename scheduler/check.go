@@ -131,6 +131,8 @@ func (s *state[S]) check(f facts.Fact) error {
 		return checkWith(f, s.checkActionInterrupted)
 	case facts.KindChildSpawned:
 		return checkWith(f, s.checkChildSpawned)
+	case facts.KindHookRan:
+		return checkWith(f, s.checkHookRan)
 	}
 	return nil
 }
@@ -266,6 +268,8 @@ func (s *state[S]) checkActionStarted(p facts.ActionStarted) error {
 		return fmt.Errorf("action %s started before a person answered its confirmation", p.ActionID)
 	case c.denied():
 		return fmt.Errorf("action %s started, but its call was denied at seq %d", p.ActionID, c.answerAt)
+	case c.hookDenied():
+		return fmt.Errorf("action %s started, but a before_tool hook denied its call", p.ActionID)
 	}
 	return nil
 }

@@ -164,6 +164,9 @@ func dataEnv() scheduler.Env[S] {
 			}
 			return scheduler.Policy{Confirm: true, Capability: action.Write}
 		},
+		Hook: func(int, facts.Hook, scheduler.HookInput) effect.Effect[S, facts.HookRan] {
+			return effect.Succeed[S](facts.HookRan{Input: "x", Decision: facts.HookAllow})
+		},
 		Actor: "actor",
 	}
 }
@@ -187,6 +190,7 @@ var payloads = map[facts.Kind]func([]byte) (any, error){
 	facts.KindBudgetExhausted:       fromJSON[facts.BudgetExhausted],
 	facts.KindTransitionFailed:      fromJSON[facts.TransitionFailed],
 	facts.KindWorkspaceRestored:     fromJSON[facts.WorkspaceRestored],
+	facts.KindHookRan:               fromJSON[facts.HookRan],
 }
 
 func fromJSON[T any](raw []byte) (any, error) {

@@ -90,7 +90,18 @@ func (s *state[S]) outputChild(c *call, v *View, out *fold.Output[S], earlierAct
 	case ch == nil && earlierActionOpen:
 		// Waiting its turn: the actions before it take effect first.
 	case ch == nil:
-		out.Transitions = append(out.Transitions, s.spawn(c))
+		// The before_tool hooks gate a delegation as they gate any call.
+		// There is no confirmation of a delegation: a hook's ask refuses it.
+		switch g := s.gate(c); {
+		case g.pending >= 0:
+			out.Transitions = append(out.Transitions, s.beforeHook(c, g.pending, c.turnSeq))
+		case g.deny != "":
+			out.Transitions = append(out.Transitions, s.refuseSpawnFor(c, g.deny))
+		case g.ask != "":
+			out.Transitions = append(out.Transitions, s.refuseSpawnFor(c, g.ask+"; a delegation is not put to a person, so it is refused"))
+		default:
+			out.Transitions = append(out.Transitions, s.spawn(c))
+		}
 	case ch.Waiting():
 		n.waiting++
 		v.Waits = append(v.Waits, fold.Wait{Kind: fold.WaitChild, RequestID: ch.ID(),
@@ -108,6 +119,11 @@ func (s *state[S]) spawn(c *call) fold.Transition[S] {
 		p.CallID = c.ref
 		return drafts[S](facts.KindChildSpawned, p)
 	})}
+}
+
+// refuseSpawnFor records that a delegation spawns no child, and why.
+func (s *state[S]) refuseSpawnFor(c *call, why string) fold.Transition[S] {
+	return fold.Transition[S]{Key: spawnKey(c.ref), Effect: drafts[S](facts.KindChildSpawned, facts.ChildSpawned{CallID: c.ref, Refused: why})}
 }
 
 // budgetSpentWhileWaiting enables the end of a budget that a child's

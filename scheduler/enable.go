@@ -42,6 +42,7 @@ func (s *state[S]) output() fold.Output[S] {
 	}
 	out.View = v
 	out.Waits = v.Waits
+	s.threadHooks(&out, v)
 	return out
 }
 
@@ -79,6 +80,16 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 			out.Transitions = append(out.Transitions, s.halt(c, a, stop))
 		case stop != nil && c != stop && a.Started == nil:
 			// Completed unrun by the stop.
+		case len(c.attempts) == 1 && a.Requested.Refused == "" && a.Started == nil && a.Completed == nil && c.asked == nil &&
+			s.gate(c).pending >= 0:
+			// The before_tool hooks run first, one at a time: a call is
+			// put to a person, or run, only once they all said.
+			out.Transitions = append(out.Transitions, s.beforeHook(c, s.gate(c).pending, a.RequestedSeq))
+		case c.hookDenied() && a.Started == nil && a.Completed == nil:
+			out.Transitions = append(out.Transitions, fold.Transition[S]{Key: executeKey(a.ID), Effect: s.refused(a, s.gate(c).deny)})
+		case c.hookDenied():
+			// Completed unrun, denied by a hook: the model is told why.
+			ran = true
 		case c.needsConfirmation() && c.asked == nil:
 			out.Transitions = append(out.Transitions, s.confirm(c))
 		case c.needsConfirmation() && c.answer == nil:
@@ -102,6 +113,11 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 			reconcile = true
 			v.Waits = append(v.Waits, fold.Wait{Kind: fold.WaitReconcile, RequestID: a.ID, Summary: openSummary(c, a)})
 		default:
+			if a.Started != nil && a.Completed != nil {
+				if i := s.nextHook(facts.HookAfterTool, c.call.Name, a.Hooks); i >= 0 {
+					out.Transitions = append(out.Transitions, s.afterHook(c, a, i))
+				}
+			}
 			ran = true
 		}
 		earlierOpen = earlierOpen || !c.settled()
@@ -400,12 +416,15 @@ func (s *state[S]) offered(name string) *facts.ToolSchema {
 }
 
 func (s *state[S]) confirm(c *call) fold.Transition[S] {
+	g := s.gate(c)
 	return fold.Transition[S]{Key: confirmKey(c.ref), Effect: drafts[S](facts.KindConfirmationRequested, facts.ConfirmationRequested{
-		RequestID: c.ref,
-		CallID:    c.ref,
-		Tool:      c.call.Name,
-		Args:      c.call.Args,
-		Digest:    Digest(c.call.Name, c.call.Args),
+		RequestID:  c.ref,
+		CallID:     c.ref,
+		Tool:       c.call.Name,
+		Args:       c.call.Args,
+		Digest:     Digest(c.call.Name, c.call.Args),
+		Hook:       g.ask,
+		ApprovedBy: g.approvedBy,
 	})}
 }
 

@@ -76,6 +76,8 @@ type Action struct {
 	Check       *facts.CheckRecorded
 	Interrupted *facts.ActionInterrupted
 	Reconciled  *facts.EffectReconciled
+	// Hooks are the after_tool hooks' runs for it, in order.
+	Hooks []facts.HookRan
 
 	RequestedSeq, StartedSeq, CompletedSeq, CheckSeq, InterruptedSeq, ReconciledSeq uint64
 	// At is when the latest record was appended.
@@ -144,10 +146,14 @@ type Call struct {
 	// Child is the child thread of a delegation (a call that asked for
 	// one), once spawned; a delegation has no actions.
 	Child *Child
+	// Hooks are the runs of its before_tool hooks, in order (see hook.go).
+	Hooks []facts.HookRan
 }
 
 // Denied reports whether a person (or a policy) denied the call.
-func (c Call) Denied() bool { return c.Policy.Confirm && c.Answer != nil && !c.Answer.Approved }
+func (c Call) Denied() bool {
+	return (c.Policy.Confirm || c.Confirmation != nil && c.Confirmation.Hook != "") && c.Answer != nil && !c.Answer.Approved
+}
 
 // Question is a question the model asked a person.
 type Question struct {

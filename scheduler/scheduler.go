@@ -126,6 +126,11 @@ type Env[S any] struct {
 	// first, under the turn's key, before its model.turn. Nil sends the
 	// request as the log gives it.
 	Prepare func(req Request) effect.Effect[S, Prepared]
+	// Hook describes running hook i of the thread's recorded hooks (h)
+	// with in on its stdin, and deciding what it said (see hook.go); the
+	// scheduler fills in which hook and call the record names. Nil runs
+	// none: each hook due is recorded as failed.
+	Hook func(i int, h facts.Hook, in HookInput) effect.Effect[S, facts.HookRan]
 }
 
 // Prepared is a model turn's request readied (see Env.Prepare): the
@@ -145,7 +150,7 @@ func executeKey(id string) string  { return "tool/execute/" + id }
 func recoverKey(id string) string  { return "tool/recover/" + id }
 func askKey(turn int) string       { return "question/ask/" + strconv.Itoa(turn) }
 
-var ownPrefixes = []string{"infer/turn/", "confirm/", "tool/", "question/ask/", "delegate/"}
+var ownPrefixes = []string{"infer/turn/", "confirm/", "tool/", "question/ask/", "delegate/", "hook/"}
 
 // Digest identifies a tool call exactly: the tool's name and its
 // arguments, byte for byte (facts.CallDigest).

@@ -22,7 +22,8 @@ type call struct {
 	askedSeq uint64
 	answerAt uint64
 	attempts []*Action
-	child    *Child // a delegation's child, once spawned (see delegate.go)
+	child    *Child          // a delegation's child, once spawned (see delegate.go)
+	hooks    []facts.HookRan // the before_tool hooks' runs (see hook.go)
 }
 
 func (c *call) last() *Action {
@@ -32,8 +33,22 @@ func (c *call) last() *Action {
 	return c.attempts[len(c.attempts)-1]
 }
 
-func (c *call) needsConfirmation() bool { return c.policy.Confirm }
-func (c *call) denied() bool            { return c.needsConfirmation() && c.answer != nil && !c.answer.Approved }
+func (c *call) needsConfirmation() bool { return c.policy.Confirm || c.hookAsked() }
+
+// hookAsked reports whether a before_tool hook asked for a person's
+// confirmation of the call.
+func (c *call) hookAsked() bool {
+	return slices.ContainsFunc(c.hooks, func(r facts.HookRan) bool { return r.Decision == facts.HookAsk })
+}
+
+// hookDenied reports whether a before_tool hook denied the call (or
+// failed, which denies it).
+func (c *call) hookDenied() bool {
+	return slices.ContainsFunc(c.hooks, func(r facts.HookRan) bool {
+		return r.Decision == facts.HookDeny || r.Decision == facts.HookFailed
+	})
+}
+func (c *call) denied() bool { return c.needsConfirmation() && c.answer != nil && !c.answer.Approved }
 
 // settled reports whether nothing more happens to the call.
 func (c *call) settled() bool {
@@ -56,7 +71,7 @@ func (c *call) settled() bool {
 // reading returns the call as a Call, its actions copied.
 func (c *call) reading() Call {
 	out := Call{Ref: c.ref, Turn: c.turn, TurnSeq: c.turnSeq, Call: c.call, Policy: c.policy,
-		Confirmation: c.asked, Answer: c.answer, ConfirmationSeq: c.askedSeq, AnswerSeq: c.answerAt}
+		Confirmation: c.asked, Answer: c.answer, ConfirmationSeq: c.askedSeq, AnswerSeq: c.answerAt, Hooks: c.hooks}
 	out.Actions = make([]Action, len(c.attempts))
 	for i, a := range c.attempts {
 		out.Actions[i] = *a
@@ -135,6 +150,11 @@ type state[S any] struct {
 	// completes, as it must next.
 	changes   []Changed
 	unstarted *facts.WorkspaceChanged
+	// head is the seq of the latest fact folded; ownHooks the runs of the
+	// hooks of the thread's own events (session_start, parked,
+	// thread_end), in order.
+	head     uint64
+	ownHooks []facts.HookRan
 }
 
 func newState[S any](env Env[S]) *state[S] {
@@ -158,7 +178,7 @@ func (s *state[S]) attemptOf(id string) (*call, *Action) {
 
 // apply folds one fact: one method per kind, each decoding its payload.
 func (s *state[S]) apply(f facts.Fact) error {
-	s.thread = f.Thread
+	s.thread, s.head = f.Thread, f.Seq
 	if transitionKinds[f.Kind] && !owns(f.Cause) {
 		// Another component's: a scheduler nested beside this one (its
 		// keys prefixed) keeps its own turns, calls and failures. The
@@ -212,6 +232,8 @@ func (s *state[S]) apply(f facts.Fact) error {
 		return with(f, s.childReported)
 	case facts.KindWorkspaceChanged:
 		return with(f, s.workspaceChanged)
+	case facts.KindHookRan:
+		return with(f, s.hookRan)
 	}
 	return nil
 }
@@ -244,7 +266,7 @@ func folded(k facts.Kind) bool {
 		facts.KindActionInterrupted, facts.KindCheckRecorded, facts.KindEffectReconciled,
 		facts.KindContextCompacted, facts.KindBudgetExhausted, facts.KindTransitionFailed,
 		facts.KindWorkspaceRestored, facts.KindChildSpawned, facts.KindChildReported,
-		facts.KindWorkspaceChanged:
+		facts.KindWorkspaceChanged, facts.KindHookRan:
 		return true
 	}
 	return false
@@ -258,6 +280,7 @@ var transitionKinds = map[facts.Kind]bool{
 	facts.KindActionRequested: true, facts.KindActionStarted: true, facts.KindActionCompleted: true,
 	facts.KindActionInterrupted: true, facts.KindCheckRecorded: true, facts.KindBudgetExhausted: true,
 	facts.KindTransitionFailed: true, facts.KindChildSpawned: true, facts.KindWorkspaceChanged: true,
+	facts.KindHookRan: true,
 }
 
 func (s *state[S]) systemConfigured(_ facts.Fact, p facts.SystemConfigured) {

@@ -177,7 +177,8 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 			return nil, badSettings(err)
 		}
 	}
-	opts := append([]harness.Option{harness.WithSettings(l.Record())}, o.Harness...)
+	opts := append([]harness.Option{harness.WithSettings(l.Record()), harness.WithHooks(l.HookRecord())}, o.Harness...)
+	s.so = append(s.so, WithHooks(l.Hooks))
 	if o.Model != NoModel {
 		if s.Model, err = s.ModelSpec(o.ModelSpec, o.ModelDir); err != nil && (o.Model == ModelNeeded || !errors.Is(err, ErrNoModel)) {
 			return nil, err
@@ -438,7 +439,7 @@ func (s *Session) Runtime(opts ...RuntimeOption) (rt *harness.Runtime, free func
 	}
 	var svc harness.Services
 	if o.noObserver {
-		svc = harness.Services{Model: o.model, Tools: s.Stock.Toolbox, Workspace: s.Stock.Place.Root, Blobs: BlobsOf(s.Store), Instructions: s.Stock.Instructions}
+		svc = harness.Services{Model: o.model, Tools: s.Stock.Toolbox, Workspace: s.Stock.Place.Root, Blobs: BlobsOf(s.Store), Instructions: s.Stock.Instructions, Hooks: s.Stock.Hooks}
 	} else if svc, err = s.Services(o.model, o.observe...); err != nil {
 		return nil, nil, err
 	}

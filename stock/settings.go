@@ -94,6 +94,10 @@ type Settings struct {
 	// to the model; nil is DefaultInstructionsMax. A larger file is left
 	// out, and the record says so.
 	InstructionsMaxBytes *int64 `json:"instructions_max_bytes,omitempty"`
+	// Hooks are commands run at events of every thread (see HookSettings):
+	// before and after each tool call, and so on. Hooks from several files
+	// add up, the weaker file's first.
+	Hooks HookSettings `json:"hooks,omitempty"`
 }
 
 // Scope names a layer of settings by whom it serves.
@@ -174,6 +178,9 @@ type Layered struct {
 	// recorded are the sources of the rules of a recorded policy, for the
 	// ScopeThread layer (see Amend).
 	recorded []facts.RuleSource
+	// Hooks are the hooks the layers declare, weakest first: those of an
+	// untrusted layer too, not Trusted, which do not run.
+	Hooks []HookInForce
 }
 
 // SettingsFile is the path of the store's own settings file (ScopeLocal).
@@ -321,7 +328,8 @@ func Merge(layers ...SettingsSource) Layered {
 // Over is l with one more layer over it, through the same merge as Merge;
 // l is not changed.
 func (l Layered) Over(src SettingsSource) Layered {
-	out := Layered{Settings: l.Settings.clone(), Sources: slices.Clone(l.Sources), From: map[string][]Scope{}, recorded: l.recorded}
+	out := Layered{Settings: l.Settings.clone(), Sources: slices.Clone(l.Sources), From: map[string][]Scope{}, recorded: l.recorded,
+		Hooks: slices.Clone(l.Hooks)}
 	for k, v := range l.From {
 		out.From[k] = slices.Clone(v)
 	}
@@ -337,6 +345,7 @@ func (l Layered) Over(src SettingsSource) Layered {
 func (s Settings) clone() Settings {
 	s.Allow, s.Deny = slices.Clone(s.Allow), slices.Clone(s.Deny)
 	s.MCPServers = maps.Clone(s.MCPServers)
+	s.Hooks = maps.Clone(s.Hooks)
 	return s
 }
 
@@ -349,6 +358,9 @@ func (l *Layered) merge(src *SettingsSource) {
 			src.Widens = append(src.Widens, key)
 			if !src.Trusted {
 				src.Ignored = append(src.Ignored, key)
+				if key == "hooks" {
+					l.Hooks = append(l.Hooks, hooksOf(src, false)...)
+				}
 				continue
 			}
 		}
@@ -383,8 +395,16 @@ func (l *Layered) merge(src *SettingsSource) {
 				into.MCPServers = mcp.Servers{}
 			}
 			maps.Copy(into.MCPServers, s.MCPServers)
+		case "hooks":
+			l.Hooks = append(l.Hooks, hooksOf(src, true)...)
+			if into.Hooks == nil {
+				into.Hooks = HookSettings{}
+			}
+			for event, list := range s.Hooks {
+				into.Hooks[event] = append(slices.Clone(into.Hooks[event]), list...)
+			}
 		}
-		if key == "allow" || key == "deny" || key == "mcpServers" {
+		if key == "allow" || key == "deny" || key == "mcpServers" || key == "hooks" {
 			l.From[key] = append(l.From[key], src.Scope)
 		} else {
 			l.From[key] = []Scope{src.Scope}
@@ -408,7 +428,7 @@ func addNew(list, more []string) []string {
 // lower bound, a stricter approval mode — and giving what cur gives already
 // do not widen. Everything else does: allow patterns not given already, a
 // looser approval mode or sandbox, network on, any MCP server or serve
-// setting not given already, another model (a provider's spends the
+// setting not given already, any hook, another model (a provider's spends the
 // person's key; a script decides every call), a raised bound or context window. A key
 // this program does not classify widens.
 func Widens(key string, cur, s Settings) bool {
@@ -462,6 +482,9 @@ func Widens(key string, cur, s Settings) bool {
 		return false
 	case "serve":
 		return s.Serve != nil && !reflect.DeepEqual(s.Serve, cur.Serve)
+	case "hooks":
+		// A hook runs code: any hook widens.
+		return len(s.Hooks) > 0
 	}
 	return true
 }
@@ -810,6 +833,9 @@ func readBounded(path string, max int64) ([]byte, error) {
 // check refuses values that cannot work.
 func (s Settings) check() error {
 	if err := s.Serve.validate(); err != nil {
+		return err
+	}
+	if err := s.Hooks.validate(); err != nil {
 		return err
 	}
 	if err := s.MCPServers.Validate(); err != nil {

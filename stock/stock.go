@@ -430,6 +430,8 @@ type Stock struct {
 	// given before each turn (WithInstructions; by default the
 	// workspace's, with no user file).
 	Instructions Instructions
+	// Hooks runs the hooks in force (WithHooks) in the tools' sandbox.
+	Hooks harness.HookRunner
 }
 
 // Close ends the MCP servers the stock started or reached, if any.
@@ -451,6 +453,7 @@ type stockOptions struct {
 	tools      []harness.ToolAdapter // WithTools
 	sealDir    string                // WithSealDir
 	ins        *Instructions         // WithInstructions
+	hooks      []HookInForce         // WithHooks
 }
 
 // WithSealDir makes the person's seal directory dir (their key and
@@ -465,6 +468,12 @@ func WithSealDir(dir string) Option {
 // Instructions); its Root is the place's.
 func WithInstructions(in Instructions) Option {
 	return func(o *stockOptions) { o.ins = &in }
+}
+
+// WithHooks gives the stock the hooks in force: those Trusted run, in the
+// tools' sandbox (see HookSpec), when a thread's record names them.
+func WithHooks(h []HookInForce) Option {
+	return func(o *stockOptions) { o.hooks = h }
 }
 
 // WithMCP starts (or reaches) the MCP servers, within ctx, and offers
@@ -591,7 +600,8 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		ins = *o.ins
 	}
 	ins.Root = place.Root
-	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client, Instructions: ins}, nil
+	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client, Instructions: ins,
+		Hooks: newHookRunner(place.Root, spec, o.hooks)}, nil
 }
 
 // BlobsOf returns the store's content-addressed blobs when it keeps them
@@ -629,5 +639,5 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs, more ...action.Works
 	if s.MCP != nil && blobs != nil {
 		s.MCP.KeepBlobs(blobs)
 	}
-	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions}, nil
+	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions, Hooks: s.Hooks}, nil
 }

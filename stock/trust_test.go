@@ -58,9 +58,10 @@ func TestWidens(t *testing.T) {
 		{"serve tokens", "serve", none, stock.Settings{Serve: &stock.ServeSettings{Tokens: []stock.ServeToken{{Name: "m", Token: "0123456789abcdef"}}}}, true},
 		{"serve auto", "serve", none, stock.Settings{Serve: &stock.ServeSettings{Auto: true}}, true},
 		{"a provider's model", "model", none, stock.Settings{Model: "openai:gpt-4o"}, true},
+		{"a hook", "hooks", none, stock.Settings{Hooks: stock.HookSettings{"before_tool": {{Command: "true"}}}}, true},
 		{"a script: it decides every call", "model", none, stock.Settings{Model: "scripted:/w/s.jsonl"}, true},
 		{"the model already given", "model", stock.Settings{Model: "openai:gpt-4o"}, stock.Settings{Model: "openai:gpt-4o"}, false},
-		{"a key not classified", "hooks", none, none, true},
+		{"a key not classified", "plugins", none, none, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			require.Equal(t, c.want, stock.Widens(c.key, c.cur, c.s))

@@ -236,9 +236,9 @@ func (u unsandboxed) release() {
 // start starts command in spec's sandbox (ctx bounds the sandbox's set-up),
 // or, in mode off, in a watched process group with the allow-listed
 // environment and a private temporary directory.
-func start(ctx context.Context, dir, command string, spec sandbox.Spec, stdout, stderr *os.File) (running, error) {
+func start(ctx context.Context, dir, command string, spec sandbox.Spec, stdin, stdout, stderr *os.File) (running, error) {
 	if spec.Mode != sandbox.Off {
-		c := &sandbox.Cmd{Spec: spec, Line: command, Stdout: stdout, Stderr: stderr}
+		c := &sandbox.Cmd{Spec: spec, Line: command, Stdin: stdin, Stdout: stdout, Stderr: stderr}
 		if err := c.Start(ctx); err != nil {
 			return nil, err
 		}
@@ -253,6 +253,9 @@ func start(ctx context.Context, dir, command string, spec sandbox.Spec, stdout, 
 	cmd.Dir = dir
 	cmd.Env = spec.Environ(os.Environ(), tmp)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
 	group, err := startCommand(cmd)
 	if err != nil {
 		_ = os.RemoveAll(tmp)
@@ -262,36 +265,116 @@ func start(ctx context.Context, dir, command string, spec sandbox.Spec, stdout, 
 }
 
 func runCommand(ctx context.Context, dir, command string, spec sandbox.Spec, timeout time.Duration, outputCap int) (facts.Report, error) {
+	r := runProcess(ctx, dir, command, spec, timeout, outputCap, nil)
+	if r.startErr != nil {
+		switch {
+		case ctx.Err() != nil:
+			rep := failed(RunCommand, fmt.Errorf("not started: %w", ctx.Err()))
+			return rep, fmt.Errorf("%s: %w", RunCommand, ctx.Err())
+		case errors.Is(r.startErr, context.DeadlineExceeded):
+			return failed(RunCommand, fmt.Errorf("timed out after %s while the sandbox was set up; the command did not run", timeout)), nil
+		}
+		return failed(RunCommand, r.startErr), nil
+	}
+	stdout, stderr, timedOut, cancelled, end, elapsed := r.stdout, r.stderr, r.timedOut, r.cancelled, r.end, r.elapsed
+	exit := end.exit
+	rep := facts.Report{Status: facts.StatusFailed, Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: exit.code}
+	var lines []string
+	lines = append(lines, "$ "+command)
+	switch {
+	case timedOut:
+		rep.Error = fmt.Sprintf("%s: timed out after %s; the command and its process group were killed", RunCommand, timeout)
+	case cancelled:
+		rep.Error = fmt.Sprintf("%s: cancelled after %s; the command and its processes were sent SIGTERM, then SIGKILL after %s", RunCommand, elapsed.Round(time.Millisecond), stopGrace)
+	case end.err != nil:
+		rep.Error = fmt.Sprintf("%s: %v", RunCommand, end.err)
+	case exit.code == 0:
+		rep.Status = facts.StatusSucceeded
+	case exit.code > 0:
+		rep.Error = fmt.Sprintf("%s: exited with code %d", RunCommand, exit.code)
+	default:
+		rep.Error = fmt.Sprintf("%s: ended by %s", RunCommand, exit.desc)
+	}
+	if !timedOut && !cancelled {
+		lines = append(lines, fmt.Sprintf("exit code %d after %s", exit.code, elapsed.Round(time.Millisecond)))
+	}
+	for _, s := range []struct {
+		name string
+		c    *capped
+	}{{"stdout", stdout}, {"stderr", stderr}} {
+		if cut := s.c.cut(); cut > 0 {
+			lines = append(lines, fmt.Sprintf("%s: %d bytes, %d cut from the middle", s.name, s.c.total, cut))
+		}
+	}
+	rep.Transcript = strings.Join(lines, "\n")
+	if cancelled {
+		return rep, fmt.Errorf("%s: %w", RunCommand, ctx.Err())
+	}
+	return rep, nil
+}
+
+// ran is how a process runProcess ran ended.
+type ran struct {
+	startErr            error // it did not start
+	stdout, stderr      *capped
+	timedOut, cancelled bool
+	end                 ended
+	elapsed             time.Duration
+}
+
+// ended is a process's exit, as its wait returned it.
+type ended struct {
+	exit exitInfo
+	err  error
+}
+
+// runProcess runs command as runCommand says, with stdin (nil: none) on
+// its standard input, and returns how it ended.
+func runProcess(ctx context.Context, dir, command string, spec sandbox.Spec, timeout time.Duration, outputCap int, stdin []byte) ran {
 	// The pipes are made here rather than by exec, so that the wait
 	// returns when the command ends, not when the last holder of a pipe
 	// does; the pipes are drained then.
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return failed(RunCommand, fmt.Errorf("stdout pipe: %w", err)), nil
+		return ran{startErr: fmt.Errorf("stdout pipe: %w", err)}
 	}
 	defer outR.Close()
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outW.Close()
-		return failed(RunCommand, fmt.Errorf("stderr pipe: %w", err)), nil
+		return ran{startErr: fmt.Errorf("stderr pipe: %w", err)}
 	}
 	defer errR.Close()
 	started := time.Now()
 	deadline := started.Add(timeout)
 	startCtx, cancelStart := context.WithDeadline(ctx, deadline) // the timeout bounds the sandbox's set-up too
-	proc, err := start(startCtx, dir, command, spec, outW, errW)
+	var inR *os.File
+	if stdin != nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			cancelStart()
+			outW.Close()
+			errW.Close()
+			return ran{startErr: fmt.Errorf("stdin pipe: %w", err)}
+		}
+		inR = r
+		defer r.Close()
+		go func() {
+			// A command that does not read its input ends, and closing
+			// the read end then ends this write.
+			_, _ = w.Write(stdin)
+			w.Close()
+		}()
+	}
+	proc, err := start(startCtx, dir, command, spec, inR, outW, errW)
 	cancelStart()
 	outW.Close()
 	errW.Close()
+	if inR != nil {
+		inR.Close()
+	}
 	if err != nil {
-		switch {
-		case ctx.Err() != nil:
-			rep := failed(RunCommand, fmt.Errorf("not started: %w", ctx.Err()))
-			return rep, fmt.Errorf("%s: %w", RunCommand, ctx.Err())
-		case errors.Is(err, context.DeadlineExceeded):
-			return failed(RunCommand, fmt.Errorf("timed out after %s while the sandbox was set up; the command did not run", timeout)), nil
-		}
-		return failed(RunCommand, err), nil
+		return ran{startErr: err}
 	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
@@ -302,10 +385,6 @@ func runCommand(ctx context.Context, dir, command string, spec sandbox.Spec, tim
 	drain.Go(func() { _, _ = io.Copy(teeTo(stdout, live, "stdout"), outR) })
 	drain.Go(func() { _, _ = io.Copy(teeTo(stderr, live, "stderr"), errR) })
 
-	type ended struct {
-		exit exitInfo
-		err  error
-	}
 	waited := make(chan ended, 1)
 	go func() {
 		e, err := proc.wait()
@@ -347,41 +426,7 @@ func runCommand(ctx context.Context, dir, command string, spec sandbox.Spec, tim
 		errR.Close()
 		<-drained
 	}
-
-	exit := end.exit
-	rep := facts.Report{Status: facts.StatusFailed, Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: exit.code}
-	var lines []string
-	lines = append(lines, "$ "+command)
-	switch {
-	case timedOut:
-		rep.Error = fmt.Sprintf("%s: timed out after %s; the command and its process group were killed", RunCommand, timeout)
-	case cancelled:
-		rep.Error = fmt.Sprintf("%s: cancelled after %s; the command and its processes were sent SIGTERM, then SIGKILL after %s", RunCommand, elapsed.Round(time.Millisecond), stopGrace)
-	case end.err != nil:
-		rep.Error = fmt.Sprintf("%s: %v", RunCommand, end.err)
-	case exit.code == 0:
-		rep.Status = facts.StatusSucceeded
-	case exit.code > 0:
-		rep.Error = fmt.Sprintf("%s: exited with code %d", RunCommand, exit.code)
-	default:
-		rep.Error = fmt.Sprintf("%s: ended by %s", RunCommand, exit.desc)
-	}
-	if !timedOut && !cancelled {
-		lines = append(lines, fmt.Sprintf("exit code %d after %s", exit.code, elapsed.Round(time.Millisecond)))
-	}
-	for _, s := range []struct {
-		name string
-		c    *capped
-	}{{"stdout", stdout}, {"stderr", stderr}} {
-		if cut := s.c.cut(); cut > 0 {
-			lines = append(lines, fmt.Sprintf("%s: %d bytes, %d cut from the middle", s.name, s.c.total, cut))
-		}
-	}
-	rep.Transcript = strings.Join(lines, "\n")
-	if cancelled {
-		return rep, fmt.Errorf("%s: %w", RunCommand, ctx.Err())
-	}
-	return rep, nil
+	return ran{stdout: stdout, stderr: stderr, timedOut: timedOut, cancelled: cancelled, end: end, elapsed: elapsed}
 }
 
 // capped keeps the head and the tail of a stream, each half of limit

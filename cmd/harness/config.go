@@ -58,7 +58,8 @@ it is left out; a thread adds those on the way to the paths its calls name.
 					From         map[string][]stock.Scope `json:"from"`
 					Files        []stock.SourceRecord     `json:"files"`
 					Instructions []facts.InstructionFile  `json:"instructions"`
-				}{l.Settings, l.From, l.Files(), ins}
+					Hooks        []stock.HookView         `json:"hooks"`
+				}{l.Settings, l.From, l.Files(), ins, l.HookViews()}
 				return a.printJSON(out)
 			}
 			w := a.stdout
@@ -139,6 +140,25 @@ it is left out; a thread adds those on the way to the paths its calls name.
 					continue
 				}
 				fmt.Fprintf(w, "  %-8s %s: %d bytes, sha256 %s\n", f.Scope, present.EscapeLine(f.Path), f.Size, f.Digest[:12])
+			}
+			if hooks := l.HookViews(); len(hooks) > 0 {
+				fmt.Fprintln(w, "hooks, in the order they run:")
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				for _, h := range hooks {
+					state := "trusted"
+					if !h.Trusted {
+						state = "not trusted: does not run (harness trust)"
+					}
+					more := fmt.Sprintf("timeout %gs, %s", h.Timeout, h.Sandbox)
+					if h.Matcher != "" {
+						more = "tools " + h.Matcher + ", " + more
+					}
+					fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t(%s)\n", h.Event, present.EscapeLine(h.Name), h.Scope, state,
+						present.EscapeLine(h.Command), present.EscapeLine(more))
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
 			}
 			if lerr != nil {
 				return &exitErr{code: exitError} // said above, with the file

@@ -1117,6 +1117,9 @@ func (a *app) printPending(p drive.Pending, root string) {
 				fmt.Fprintf(w, "    %s\n", line)
 			}
 		}
+		if p.Hook != "" {
+			fmt.Fprintf(w, "    %s\n", a.paint("yellow", esc(p.Hook)))
+		}
 		if p.Action != nil && p.Action.Requested.MCP != nil {
 			m := p.Action.Requested.MCP
 			fmt.Fprintf(w, "    MCP server %s (%s %s): tool %s · digest %s\n", esc(m.Server), m.Transport, esc(m.Endpoint), esc(m.Tool), shortDigest(m.Digest))

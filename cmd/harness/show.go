@@ -373,6 +373,9 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 	if req.Refused != "" {
 		fmt.Fprintf(w, "  refused      %s (nobody was asked)\n", esc(req.Refused))
 	}
+	for _, h := range call.Hooks {
+		fmt.Fprintf(w, "  hook         %s\n", present.EscapeLine(present.DescribeHook(h)))
+	}
 	if call.Confirmation != nil {
 		fmt.Fprintf(w, "  confirmation asked at seq %d", call.ConfirmationSeq)
 		if a := call.Answer; a != nil {
@@ -453,6 +456,9 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 			fmt.Fprintf(w, " — %s", esc(ch.Reason))
 		}
 		fmt.Fprintln(w)
+	}
+	for _, h := range act.Hooks {
+		fmt.Fprintf(w, "  hook after   %s\n", present.EscapeLine(present.DescribeHook(h)))
 	}
 	if rc := act.Reconciled; rc != nil {
 		fmt.Fprintf(w, "  reconciled   %s by %s at seq %d", rc.Decision, esc(rc.By), act.ReconciledSeq)

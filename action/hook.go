@@ -1,0 +1,128 @@
+package action
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// HookExit is how a hook's command ended: its exit code (-1 when it did
+// not exit by itself), what it wrote, how long it took, and, when it did
+// not exit by itself, why (a timeout, a command that could not start).
+type HookExit struct {
+	Code           int
+	Stdout, Stderr string
+	Took           time.Duration
+	Failure        string
+}
+
+// hookOutput is what a hook may answer on stdout: Claude Code's hook
+// output, the convention users know. A decision at the top ("deny",
+// "block", "ask", "approve") or as hookSpecificOutput.permissionDecision
+// ("deny", "ask", "allow" — which approves), with its reason, and context
+// for the model.
+type hookOutput struct {
+	Decision          string `json:"decision"`
+	Reason            string `json:"reason"`
+	AdditionalContext string `json:"additionalContext"`
+	Specific          *struct {
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+		AdditionalContext        string `json:"additionalContext"`
+	} `json:"hookSpecificOutput"`
+}
+
+// DecideHook reads what a hook's run said, for event, from a hook of
+// scope:
+//
+//   - it did not exit by itself (a timeout, a command that could not
+//     start): failed;
+//   - exit 2: deny, its stderr the reason;
+//   - any other non-zero exit: failed;
+//   - exit 0: its stdout, when not empty, must be one JSON object (else
+//     failed); its decision, if any, is deny (or block), ask or approve
+//     (or allow); none is allow — no objection.
+//
+// Only a user-scope hook may approve, and only before a tool: another's
+// approve is recorded as allow with Refused saying why. After a tool
+// there is nothing to ask or approve: an ask or approve is left out the
+// same way. The record's stdout and stderr are cut at
+// facts.MaxHookOutput bytes.
+func DecideHook(event, scope string, x HookExit) facts.HookRan {
+	r := facts.HookRan{Exit: x.Code, DurationMS: x.Took.Milliseconds(),
+		Stdout: cut(x.Stdout, facts.MaxHookOutput), Stderr: cut(x.Stderr, facts.MaxHookOutput)}
+	stderr := strings.TrimSpace(cut(x.Stderr, 1024))
+	switch {
+	case x.Failure != "":
+		r.Exit, r.Decision, r.Reason = -1, facts.HookFailed, x.Failure
+		return r
+	case x.Code == 2:
+		r.Decision, r.Reason = facts.HookDeny, stderr
+		return r
+	case x.Code != 0:
+		r.Decision, r.Reason = facts.HookFailed, fmt.Sprintf("exited with code %d", x.Code)
+		if stderr != "" {
+			r.Reason += ": " + stderr
+		}
+		return r
+	}
+	r.Decision = facts.HookAllow
+	out := bytes.TrimSpace([]byte(x.Stdout))
+	if len(out) == 0 {
+		return r
+	}
+	var o hookOutput
+	dec := json.NewDecoder(bytes.NewReader(out))
+	if err := dec.Decode(&o); err != nil || dec.More() || out[0] != '{' {
+		if err == nil {
+			err = fmt.Errorf("want one JSON object")
+		}
+		r.Decision, r.Reason = facts.HookFailed, fmt.Sprintf("its output is not one JSON object: %v", err)
+		return r
+	}
+	decision, reason, context := o.Decision, o.Reason, o.AdditionalContext
+	if s := o.Specific; s != nil {
+		if s.PermissionDecision != "" {
+			decision, reason = s.PermissionDecision, s.PermissionDecisionReason
+		}
+		if s.AdditionalContext != "" {
+			context = s.AdditionalContext
+		}
+	}
+	r.Reason, r.Context = cut(reason, facts.MaxHookOutput), cut(context, facts.MaxHookOutput)
+	switch decision {
+	case "":
+	case "deny", "block":
+		r.Decision = facts.HookDeny
+	case "ask":
+		r.Decision = facts.HookAsk
+	case "approve", "allow":
+		r.Decision = facts.HookApprove
+	default:
+		r.Decision, r.Reason = facts.HookFailed, fmt.Sprintf("its decision %q is none of deny, block, ask, approve, allow", decision)
+		return r
+	}
+	switch {
+	case (r.Decision == facts.HookAsk || r.Decision == facts.HookApprove) && event != facts.HookBeforeTool:
+		r.Refused = fmt.Sprintf("%s: only a before_tool hook may ask or approve", r.Decision)
+		r.Decision = facts.HookAllow
+	case r.Decision == facts.HookApprove && scope != "user":
+		r.Refused = fmt.Sprintf("approve: a hook from %s settings may deny or ask, never approve; only your own (user) settings may", scope)
+		r.Decision = facts.HookAllow
+	}
+	return r
+}
+
+// cut is s cut to at most n bytes, on a UTF-8 boundary, marked when cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	s = s[:n-len(mark)]
+	return strings.ToValidUTF8(s, "") + mark
+}
