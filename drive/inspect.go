@@ -70,6 +70,9 @@ type State struct {
 	// turns and the tokens they used (0 when the actor counts none).
 	Turns  int   `json:"turns"`
 	Tokens int64 `json:"tokens"`
+	// Cost is what the thread's model turns cost, its children's
+	// included; nil when no turn was priced nor left unpriced.
+	Cost *Cost `json:"cost,omitempty"`
 	// View is the whole view the state was read from.
 	View harness.View `json:"-"`
 	// Children are the states of the children the thread waits on (see
@@ -194,6 +197,7 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 	}
 	if b := v.Budget; b != nil {
 		st.Turns, st.Tokens = b.Turns, b.Tokens
+		st.Cost = costOf(b)
 	}
 	title, err := v.Own.Title()
 	if err != nil {
@@ -263,4 +267,25 @@ func pending(r scheduler.Reading, w fold.Wait) Pending {
 		}
 	}
 	return pd
+}
+
+// Cost is what a thread's model turns cost (see harness.Config.Prices).
+type Cost struct {
+	// USD is what the priced turns cost, in US dollars: the thread's own
+	// and those its children reported.
+	USD float64 `json:"usd"`
+	// Tables are the versions of the price tables that priced them.
+	Tables []string `json:"tables,omitempty"`
+	// UnpricedTurns are the thread's own turns that record no cost: a
+	// model the table does not price (they count tokens only), or a log
+	// written before costs were recorded.
+	UnpricedTurns int `json:"unpriced_turns,omitempty"`
+}
+
+// costOf is the cost a budget view counts, nil when it counts no turn.
+func costOf(b *harness.BudgetView) *Cost {
+	if b.USD == 0 && len(b.Tables) == 0 && b.Unpriced == 0 {
+		return nil
+	}
+	return &Cost{USD: b.USD, Tables: b.Tables, UnpricedTurns: b.Unpriced}
 }

@@ -53,6 +53,8 @@ type Result struct {
 	// children's included.
 	Turns  int   `json:"turns"`
 	Tokens int64 `json:"tokens"`
+	// Cost is what the thread's turns cost (State.Cost).
+	Cost *Cost `json:"cost,omitempty"`
 	// Text is the text of the last model turn the command ran, "" when it
 	// ran none.
 	Text string `json:"text,omitempty"`
@@ -65,7 +67,7 @@ type Result struct {
 // ResultOf is the result of a drive that ended in st; text is the text
 // of the last model turn it ran.
 func ResultOf(st State, exit int, text string) Result {
-	r := Result{Thread: st.Thread, Status: string(st.Status), Exit: exit, Turns: st.Turns, Tokens: st.Tokens, Text: text, State: &st}
+	r := Result{Thread: st.Thread, Status: string(st.Status), Exit: exit, Turns: st.Turns, Tokens: st.Tokens, Cost: st.Cost, Text: text, State: &st}
 	for _, w := range st.Waits {
 		r.WaitsFor = append(r.WaitsFor, w.Kind)
 	}

@@ -258,6 +258,21 @@ type Question struct {
 type Usage struct {
 	InputTokens  int64 `msgpack:"input_tokens,omitempty" json:"input_tokens,omitempty"`
 	OutputTokens int64 `msgpack:"output_tokens,omitempty" json:"output_tokens,omitempty"`
+	// CacheReadTokens and CacheWriteTokens are the input tokens the
+	// provider read from its prompt cache and wrote to it, when it says
+	// (OpenAI's cached_tokens, Anthropic's cache_read_input_tokens and
+	// cache_creation_input_tokens): parts of InputTokens, priced apart.
+	CacheReadTokens  int64 `msgpack:"cache_read_tokens,omitempty" json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `msgpack:"cache_write_tokens,omitempty" json:"cache_write_tokens,omitempty"`
+}
+
+// TurnCost is what a model turn cost, by a price table.
+type TurnCost struct {
+	// USD is the turn's cost in US dollars.
+	USD float64 `msgpack:"usd" json:"usd"`
+	// Table names the price table and its version ("harness-2025-11", or
+	// the user's settings' with their digest).
+	Table string `msgpack:"table,omitempty" json:"table,omitempty"`
 }
 
 // ModelTurn is the payload of model.turn.
@@ -268,6 +283,10 @@ type ModelTurn struct {
 	ToolCalls []ToolCall `msgpack:"tool_calls,omitempty" json:"tool_calls,omitempty"`
 	Question  *Question  `msgpack:"question,omitempty" json:"question,omitempty"`
 	Usage     Usage      `msgpack:"usage,omitempty" json:"usage,omitzero"`
+	// Cost is what the turn cost by the price table named, when the table
+	// prices the thread's model; none in a log written before it was
+	// recorded, or for a model the table does not price.
+	Cost *TurnCost `msgpack:"cost,omitempty" json:"cost,omitempty"`
 	// Exchange names the exact bytes of the provider call, kept as blobs in
 	// the store, when the provider exposes them.
 	Exchange *ExchangeRef `msgpack:"exchange,omitempty" json:"exchange,omitempty"`

@@ -173,7 +173,7 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 			return nil, badSettings(err)
 		}
 	}
-	opts := append([]harness.Option{harness.WithSettings(l.Record())}, o.Harness...)
+	opts := append([]harness.Option{harness.WithSettings(l.Record()), harness.WithPrices(l.Prices())}, o.Harness...)
 	if o.Model != NoModel {
 		if s.Model, err = s.ModelSpec(o.ModelSpec, o.ModelDir); err != nil && (o.Model == ModelNeeded || !errors.Is(err, ErrNoModel)) {
 			return nil, err

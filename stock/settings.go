@@ -18,6 +18,7 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/mcp"
+	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/sandbox"
 )
 
@@ -89,6 +90,12 @@ type Settings struct {
 	// Serve configures the server that holds the store for every other
 	// process (package serve). A stronger file's replaces a weaker one's.
 	Serve *ServeSettings `json:"serve,omitempty"`
+	// Prices override the shipped price table (model.DefaultPrices),
+	// model by model: "openai:gpt-4o": {"input": 2.5, "output": 10,
+	// "cache_read": 1.25}, in US dollars per million tokens. Only the
+	// user's own file sets them: what a turn cost is the person's
+	// account, not something a repository may say.
+	Prices map[string]model.Price `json:"prices,omitempty"`
 }
 
 // Scope names a layer of settings by whom it serves.
@@ -169,6 +176,14 @@ type Layered struct {
 	// recorded are the sources of the rules of a recorded policy, for the
 	// ScopeThread layer (see Amend).
 	recorded []facts.RuleSource
+}
+
+// Prices is the price table model turns are priced by: the shipped one,
+// with the user's own prices over it (its version then names their
+// digest: the first 12 digits of the SHA-256 of their JSON, keys sorted).
+func (l *Layered) Prices() model.Prices {
+	b, _ := json.Marshal(l.Settings.Prices) // a map's keys are sorted
+	return model.DefaultPrices().With("user:"+digestOf(b)[:12], l.Settings.Prices)
 }
 
 // SettingsFile is the path of the store's own settings file (ScopeLocal).
@@ -340,6 +355,12 @@ func (s Settings) clone() Settings {
 func (l *Layered) merge(src *SettingsSource) {
 	s, into := src.Settings, &l.Settings
 	for _, key := range src.Set {
+		if key == "prices" && src.Scope != ScopeUser {
+			// Prices are the person's: no other file says what a turn
+			// cost, however trusted (a repository would hide its spend).
+			src.Ignored = append(src.Ignored, key)
+			continue
+		}
 		if Widens(key, *into, s) {
 			src.Widens = append(src.Widens, key)
 			if !src.Trusted {
@@ -371,6 +392,8 @@ func (l *Layered) merge(src *SettingsSource) {
 			into.Network = s.Network
 		case "serve":
 			into.Serve = s.Serve
+		case "prices":
+			into.Prices = s.Prices
 		case "mcpServers":
 			if into.MCPServers == nil {
 				into.MCPServers = mcp.Servers{}
@@ -444,6 +467,8 @@ func Widens(key string, cur, s Settings) bool {
 		return false
 	case "serve":
 		return s.Serve != nil && !reflect.DeepEqual(s.Serve, cur.Serve)
+	case "prices":
+		return false // no authority; only the user's file sets them (merge)
 	}
 	return true
 }
@@ -796,6 +821,11 @@ func (s Settings) check() error {
 	}
 	if err := s.MCPServers.Validate(); err != nil {
 		return fmt.Errorf("mcpServers: %w", err)
+	}
+	for name, p := range s.Prices {
+		if p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 {
+			return fmt.Errorf("prices %q: a price below 0", name)
+		}
 	}
 	if _, err := sandbox.ParseMode(s.Sandbox); err != nil && s.Sandbox != "" {
 		return fmt.Errorf("sandbox: %w", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -257,4 +258,42 @@ func TestLocateFrom(t *testing.T) {
 		_, err = stock.LocateFrom(root, "", getenv)
 		require.ErrorIs(t, err, stock.ErrReplicas, bad)
 	}
+}
+
+// Prices come from the user's own file only: a project's, or the store's,
+// is ignored even once trusted (a repository would hide what it spends),
+// and the table's version names the user file's digest.
+func TestPricesOnlyFromTheUser(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	env := func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return home
+		}
+		return ""
+	}
+	p := stock.Place{Root: root, Store: filepath.Join(root, ".harness")}
+	write := func(path, body string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	}
+	write(stock.UserSettingsFile(env), `{"prices": {"openai:my-model": {"input": 1, "output": 2}}}`)
+	write(p.ProjectSettingsFile(), `{"prices": {"openai:gpt-4o": {"input": 0, "output": 0}, "openai:my-model": {"input": 0, "output": 0}}}`)
+	l, err := p.LoadLayered(env)
+	require.NoError(t, err)
+	for _, s := range l.Sources[1:] {
+		if s.Exists {
+			require.NoError(t, p.TrustSource(env, s))
+		}
+	}
+	l, err = p.LoadLayered(env)
+	require.NoError(t, err)
+	prices := l.Prices()
+	require.Equal(t, model.Price{Input: 1, Output: 2}, prices.Models["openai:my-model"])
+	require.Equal(t, model.DefaultPrices().Models["openai:gpt-4o"], prices.Models["openai:gpt-4o"], "the project's price is not applied")
+	require.Contains(t, prices.Version, model.PricesVersion+"+user:")
+	require.Contains(t, l.Sources[1].Ignored, "prices")
+
+	write(stock.UserSettingsFile(env), `{"prices": {"openai:my-model": {"input": -1, "output": 2}}}`)
+	_, err = p.LoadLayered(env)
+	require.ErrorContains(t, err, "a price below 0")
 }

@@ -993,7 +993,23 @@ func usage(st drive.State) string {
 	if b.Tokens == 0 {
 		return fmt.Sprintf("%d %s", b.Turns, turns) // a model that counts none
 	}
-	return fmt.Sprintf("%d %s, %s tokens", b.Turns, turns, present.TokenCount(b.Tokens))
+	return fmt.Sprintf("%d %s, %s tokens%s", b.Turns, turns, present.TokenCount(b.Tokens), costNote(st))
+}
+
+// costNote says what a thread's turns cost (", $0.0123"), or, once, that
+// its model is not in the price table (tokens only). A scripted model
+// costs nothing and is not said.
+func costNote(st drive.State) string {
+	c := st.Cost
+	switch {
+	case c == nil:
+		return ""
+	case len(c.Tables) > 0:
+		return ", " + present.USD(c.USD)
+	case c.UnpricedTurns > 0 && st.Model != "" && !strings.HasPrefix(st.Model, "scripted:"):
+		return fmt.Sprintf(" (no price for %s in the price table: tokens only)", present.EscapeLine(st.Model))
+	}
+	return ""
 }
 
 // goOnHint says how to go on with a thread a budget stopped: fork it
