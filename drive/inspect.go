@@ -92,6 +92,9 @@ type Pending struct {
 	Args string `json:"-"`
 	// Digest identifies the call to confirm exactly: an approval names it.
 	Digest string `json:"digest,omitempty"`
+	// Reason, when set, says why a person is asked though no rule asks
+	// (the loop guard); no approval policy answers such a confirmation.
+	Reason string `json:"reason,omitempty"`
 	// Options and AllowFreeText are the question's.
 	Options       []string `json:"options,omitempty"`
 	AllowFreeText bool     `json:"allow_free_text,omitempty"`
@@ -248,7 +251,7 @@ func pending(r scheduler.Reading, w fold.Wait) Pending {
 	switch w.Kind {
 	case fold.WaitConfirmation:
 		if c, ok := r.Call(w.RequestID); ok && c.Confirmation != nil {
-			pd.Tool, pd.Args, pd.Digest = c.Confirmation.Tool, c.Confirmation.Args, c.Confirmation.Digest
+			pd.Tool, pd.Args, pd.Digest, pd.Reason = c.Confirmation.Tool, c.Confirmation.Args, c.Confirmation.Digest, c.Confirmation.Reason
 			if len(c.Actions) > 0 {
 				a := c.Actions[len(c.Actions)-1]
 				pd.Action = &a

@@ -384,6 +384,10 @@ type ConfirmationRequested struct {
 	// Digest identifies exactly what is being approved (the tool and its
 	// arguments), so an answer cannot approve something else.
 	Digest string `msgpack:"digest,omitempty" json:"digest,omitempty"`
+	// Reason, when set, says why a person is asked though no rule asks
+	// (the loop guard: ActionRequested.Repeats); no approval policy
+	// answers such a request.
+	Reason string `msgpack:"reason,omitempty" json:"reason,omitempty"`
 }
 
 // Validate requires a request id.
@@ -503,6 +507,11 @@ type ActionRequested struct {
 	// runs, as the tool's policy said when it was requested, so a later
 	// fold does not depend on today's configuration.
 	Confirm bool `msgpack:"confirm,omitempty" json:"confirm,omitempty"`
+	// Repeats, when set, is how many times in a row the thread's model
+	// made this same call (the tool and its arguments, byte for byte),
+	// this one included: past the loop guard's bound, a person confirms
+	// it whatever the policy says (ConfirmationRequested.Reason).
+	Repeats int `msgpack:"repeats,omitempty" json:"repeats,omitempty"`
 	// Refused, when set, says why the call was refused before anyone was
 	// asked about it — arguments that are not one JSON object, a key named
 	// twice, a path the tool would refuse anyway. Nothing runs: the action

@@ -356,12 +356,13 @@ func (schedulerPart) add(a *assembly, prefix string) {
 				}
 				return scheduler.Policy{Confirm: confirms(t), Capability: t.Capability()}
 			},
-			Granted:  func(c action.Capability) bool { return slices.Contains(a.cfg.Grants, c) },
-			Budget:   func() *facts.BudgetExhausted { return k.budget.spent() },
-			Actor:    a.cfg.Actor,
-			Scope:    strings.TrimSuffix(strings.ReplaceAll(prefix, "/", "-"), "-"),
-			Delegate: a.delegate.calls(),
-			Spawn:    a.delegate.spawner(a, k),
+			Granted:   func(c action.Capability) bool { return slices.Contains(a.cfg.Grants, c) },
+			Budget:    func() *facts.BudgetExhausted { return k.budget.spent() },
+			Actor:     a.cfg.Actor,
+			LoopGuard: a.cfg.LoopGuard,
+			Scope:     strings.TrimSuffix(strings.ReplaceAll(prefix, "/", "-"), "-"),
+			Delegate:  a.delegate.calls(),
+			Spawn:     a.delegate.spawner(a, k),
 		})
 		if k.scheduler == nil {
 			k.scheduler = s

@@ -259,7 +259,11 @@ func boundsOf(s Settings) ([]harness.Option, error) {
 	case window < 0:
 		return nil, badSettings(fmt.Errorf("context_window %d: want the model's context window in tokens, or 0 for not known", window))
 	}
-	opts := []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps)}
+	guard := DefaultLoopGuard
+	if s.LoopGuard != nil {
+		guard = *s.LoopGuard
+	}
+	opts := []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps), harness.WithLoopGuard(guard)}
 	if window > 0 {
 		opts = append(opts, harness.WithContextWindow(window, 0))
 	}

@@ -96,6 +96,10 @@ type Settings struct {
 	// user's own file sets them: what a turn cost is the person's
 	// account, not something a repository may say.
 	Prices map[string]model.Price `json:"prices,omitempty"`
+	// LoopGuard is how many times in a row the model may make the same
+	// tool call before the next waits for a person (harness.Config.
+	// LoopGuard); 0 is no guard; nil is DefaultLoopGuard.
+	LoopGuard *int `json:"loop_guard,omitempty"`
 }
 
 // Scope names a layer of settings by whom it serves.
@@ -129,6 +133,9 @@ const ProjectFile = "project.json"
 const (
 	DefaultMaxTurns = 50
 	DefaultMaxSteps = 100
+	// DefaultLoopGuard is the loop guard's bound (harness.Config.LoopGuard)
+	// when no settings say.
+	DefaultLoopGuard = 3
 )
 
 // SettingsSource is one layer of settings — a file, or the command line —
@@ -394,6 +401,8 @@ func (l *Layered) merge(src *SettingsSource) {
 			into.Serve = s.Serve
 		case "prices":
 			into.Prices = s.Prices
+		case "loop_guard":
+			into.LoopGuard = s.LoopGuard
 		case "mcpServers":
 			if into.MCPServers == nil {
 				into.MCPServers = mcp.Servers{}
@@ -469,6 +478,10 @@ func Widens(key string, cur, s Settings) bool {
 		return s.Serve != nil && !reflect.DeepEqual(s.Serve, cur.Serve)
 	case "prices":
 		return false // no authority; only the user's file sets them (merge)
+	case "loop_guard":
+		// A guard off (0), or one that lets more repeats through, widens.
+		n, c := bound(s.LoopGuard, DefaultLoopGuard), bound(cur.LoopGuard, DefaultLoopGuard)
+		return !(n == c || (c > 0 && n > 0 && n < c))
 	}
 	return true
 }
@@ -821,6 +834,9 @@ func (s Settings) check() error {
 	}
 	if err := s.MCPServers.Validate(); err != nil {
 		return fmt.Errorf("mcpServers: %w", err)
+	}
+	if s.LoopGuard != nil && *s.LoopGuard < 0 {
+		return fmt.Errorf("loop_guard %d: want a number of calls, or 0 for no guard", *s.LoopGuard)
 	}
 	for name, p := range s.Prices {
 		if p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 {

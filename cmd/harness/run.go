@@ -1085,6 +1085,9 @@ func (a *app) printPending(p drive.Pending, root string) {
 		} else {
 			fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(drive.Ref(p)), esc(p.Tool), esc(present.Clip(p.Args, pendingArgsRunes)))
 		}
+		if p.Reason != "" {
+			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "asked because"), esc(p.Reason))
+		}
 		if diff := tools.Preview(root, p.Tool, p.Args); diff != "" {
 			for _, line := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
 				color := ""

@@ -24,7 +24,8 @@ func BenchmarkCLIStreamJSON(b *testing.B) {
 	const turns = 250
 	var script strings.Builder
 	for i := range turns {
-		fmt.Fprintf(&script, `{"text": "Reading it again (%d).", "tool_calls": [{"id": "c%d", "name": "read_file", "args": "{\"path\":\"a.txt\"}"}]}`+"\n", i, i)
+		// Each call is another (its limit), so that the loop guard lets it run.
+		fmt.Fprintf(&script, `{"text": "Reading it again (%d).", "tool_calls": [{"id": "c%d", "name": "read_file", "args": "{\"path\":\"a.txt\",\"limit\":%d}"}]}`+"\n", i, i, i+1)
 	}
 	script.WriteString(`{"text": "Done."}` + "\n")
 	require.NoError(b, os.WriteFile(filepath.Join(dir, "script.jsonl"), []byte(script.String()), 0o644))
