@@ -293,3 +293,20 @@ func TestPricesOnlyFromTheUser(t *testing.T) {
 	_, err = p.LoadLayered(env)
 	require.ErrorContains(t, err, "a price below 0")
 }
+
+// A workspace's file may tighten the loop guard freely, but not turn it
+// off or loosen it without trust.
+func TestLoopGuardFromTheWorkspace(t *testing.T) {
+	p, env, write := settingsPlace(t)
+	write(p.ProjectSettingsFile(), `{"loop_guard": 0}`)
+	l, err := p.LoadLayered(env)
+	require.NoError(t, err)
+	require.Nil(t, l.Settings.LoopGuard, "off is a widening, left out untrusted")
+	write(p.ProjectSettingsFile(), `{"loop_guard": 2}`)
+	l, err = p.LoadLayered(env)
+	require.NoError(t, err)
+	require.Equal(t, 2, *l.Settings.LoopGuard, "a tighter guard narrows")
+	write(p.ProjectSettingsFile(), `{"loop_guard": -1}`)
+	_, err = p.LoadLayered(env)
+	require.ErrorContains(t, err, "loop_guard -1")
+}
