@@ -72,6 +72,11 @@ type Options struct {
 	// while a person thinks, so that others can use it, and opens it
 	// again.
 	Ask func(ctx context.Context, th *harness.Thread, waits []Pending) (answered int, err error)
+	// Progress, when set, is told what the thread does as it does it (see
+	// Event): the runtime's model is made Live, and every Resume runs
+	// under WithProgress. Its events are ephemeral; the facts are the
+	// record.
+	Progress Progress
 }
 
 // Drive runs the thread on until it is done, failed or stopped, or
@@ -112,6 +117,11 @@ func Drive(ctx context.Context, th *harness.Thread, opts Options) (State, error)
 			}
 			return out, err
 		}
+	}
+	if opts.Progress != nil {
+		ctx = WithProgress(ctx, opts.Progress)
+		svc := &th.Runtime().Services
+		svc.Model = Live(svc.Model)
 	}
 	retried := false
 	idle := 0 // resumes in a row that ran nothing

@@ -70,6 +70,9 @@ type State struct {
 	// turns and the tokens they used (0 when the actor counts none).
 	Turns  int   `json:"turns"`
 	Tokens int64 `json:"tokens"`
+	// Cost is what the thread's model turns cost, its children's
+	// included; nil when no turn was priced nor left unpriced.
+	Cost *Cost `json:"cost,omitempty"`
 	// View is the whole view the state was read from.
 	View harness.View `json:"-"`
 	// Instructions are the instruction files (AGENTS.md) the thread's
@@ -108,6 +111,9 @@ type Pending struct {
 	Args string `json:"-"`
 	// Digest identifies the call to confirm exactly: an approval names it.
 	Digest string `json:"digest,omitempty"`
+	// Reason, when set, says why a person is asked though no rule asks
+	// (the loop guard); no approval policy answers such a confirmation.
+	Reason string `json:"reason,omitempty"`
 	// Options and AllowFreeText are the question's.
 	Options       []string `json:"options,omitempty"`
 	AllowFreeText bool     `json:"allow_free_text,omitempty"`
@@ -218,6 +224,7 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 	}
 	if b := v.Budget; b != nil {
 		st.Turns, st.Tokens = b.Turns, b.Tokens
+		st.Cost = costOf(b)
 	}
 	if p := v.Plan; p != nil && (p.On || p.Turn > 0) {
 		st.Plan = &Plan{On: p.On, Turn: p.Turn, Text: p.Text, Waiting: p.Waiting}
@@ -274,7 +281,7 @@ func pending(r scheduler.Reading, w fold.Wait) Pending {
 	switch w.Kind {
 	case fold.WaitConfirmation:
 		if c, ok := r.Call(w.RequestID); ok && c.Confirmation != nil {
-			pd.Tool, pd.Args, pd.Digest = c.Confirmation.Tool, c.Confirmation.Args, c.Confirmation.Digest
+			pd.Tool, pd.Args, pd.Digest, pd.Reason = c.Confirmation.Tool, c.Confirmation.Args, c.Confirmation.Digest, c.Confirmation.Reason
 			pd.Hook, pd.HookApproved = c.Confirmation.Hook, c.Confirmation.ApprovedBy
 			if len(c.Actions) > 0 {
 				a := c.Actions[len(c.Actions)-1]
@@ -294,4 +301,25 @@ func pending(r scheduler.Reading, w fold.Wait) Pending {
 		}
 	}
 	return pd
+}
+
+// Cost is what a thread's model turns cost (see harness.Config.Prices).
+type Cost struct {
+	// USD is what the priced turns cost, in US dollars: the thread's own
+	// and those its children reported.
+	USD float64 `json:"usd"`
+	// Tables are the versions of the price tables that priced them.
+	Tables []string `json:"tables,omitempty"`
+	// UnpricedTurns are the thread's own turns that record no cost: a
+	// model the table does not price (they count tokens only), or a log
+	// written before costs were recorded.
+	UnpricedTurns int `json:"unpriced_turns,omitempty"`
+}
+
+// costOf is the cost a budget view counts, nil when it counts no turn.
+func costOf(b *harness.BudgetView) *Cost {
+	if b.USD == 0 && len(b.Tables) == 0 && b.Unpriced == 0 {
+		return nil
+	}
+	return &Cost{USD: b.USD, Tables: b.Tables, UnpricedTurns: b.Unpriced}
 }

@@ -65,3 +65,16 @@ func (l *lazy) Turn(ctx context.Context, req model.Request) (model.Decision, err
 	}
 	return m.Turn(ctx, req)
 }
+
+// Stream takes the turn with the model, loading it first if need be,
+// streaming its text when the model can (see model.Streamer).
+func (l *lazy) Stream(ctx context.Context, req model.Request, onText func(string)) (model.Decision, error) {
+	m, err := l.get()
+	if err != nil {
+		return model.Decision{}, err
+	}
+	if st, ok := m.(model.Streamer); ok {
+		return st.Stream(ctx, req, onText)
+	}
+	return m.Turn(ctx, req)
+}

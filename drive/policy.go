@@ -386,6 +386,11 @@ func ApplyApproval(ctx context.Context, th *harness.Thread, a Approval, waits []
 			needPerson = append(needPerson, w)
 			continue
 		}
+		if w.Reason != "" {
+			// Asked for a reason no rule decides (the loop guard).
+			needPerson = append(needPerson, w)
+			continue
+		}
 		var capability action.Capability
 		if t, ok := rt.Services.Tools.Lookup(w.Tool); ok {
 			capability = t.Capability()

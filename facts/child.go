@@ -159,9 +159,11 @@ type ThreadEnded struct {
 	// Result is the child's last word to its parent: the text of its last
 	// model turn.
 	Result string `msgpack:"result,omitempty" json:"result,omitempty"`
-	// Turns and Tokens are what the child used.
-	Turns  int   `msgpack:"turns,omitempty" json:"turns,omitempty"`
-	Tokens int64 `msgpack:"tokens,omitempty" json:"tokens,omitempty"`
+	// Turns and Tokens are what the child used; USD what its priced turns
+	// cost (see ModelTurn.Cost), its own children's included.
+	Turns  int     `msgpack:"turns,omitempty" json:"turns,omitempty"`
+	Tokens int64   `msgpack:"tokens,omitempty" json:"tokens,omitempty"`
+	USD    float64 `msgpack:"usd,omitempty" json:"usd,omitempty"`
 }
 
 // Validate requires a known status.
@@ -181,6 +183,7 @@ type ChildReported struct {
 	Result string    `msgpack:"result,omitempty" json:"result,omitempty"`
 	Turns  int       `msgpack:"turns,omitempty" json:"turns,omitempty"`
 	Tokens int64     `msgpack:"tokens,omitempty" json:"tokens,omitempty"`
+	USD    float64   `msgpack:"usd,omitempty" json:"usd,omitempty"`
 }
 
 // Validate requires the child, its head and a known status.

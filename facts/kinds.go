@@ -261,6 +261,21 @@ type Question struct {
 type Usage struct {
 	InputTokens  int64 `msgpack:"input_tokens,omitempty" json:"input_tokens,omitempty"`
 	OutputTokens int64 `msgpack:"output_tokens,omitempty" json:"output_tokens,omitempty"`
+	// CacheReadTokens and CacheWriteTokens are the input tokens the
+	// provider read from its prompt cache and wrote to it, when it says
+	// (OpenAI's cached_tokens, Anthropic's cache_read_input_tokens and
+	// cache_creation_input_tokens): parts of InputTokens, priced apart.
+	CacheReadTokens  int64 `msgpack:"cache_read_tokens,omitempty" json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `msgpack:"cache_write_tokens,omitempty" json:"cache_write_tokens,omitempty"`
+}
+
+// TurnCost is what a model turn cost, by a price table.
+type TurnCost struct {
+	// USD is the turn's cost in US dollars.
+	USD float64 `msgpack:"usd" json:"usd"`
+	// Table names the price table and its version ("harness-2025-11", or
+	// the user's settings' with their digest).
+	Table string `msgpack:"table,omitempty" json:"table,omitempty"`
 }
 
 // ModelTurn is the payload of model.turn.
@@ -271,6 +286,10 @@ type ModelTurn struct {
 	ToolCalls []ToolCall `msgpack:"tool_calls,omitempty" json:"tool_calls,omitempty"`
 	Question  *Question  `msgpack:"question,omitempty" json:"question,omitempty"`
 	Usage     Usage      `msgpack:"usage,omitempty" json:"usage,omitzero"`
+	// Cost is what the turn cost by the price table named, when the table
+	// prices the thread's model; none in a log written before it was
+	// recorded, or for a model the table does not price.
+	Cost *TurnCost `msgpack:"cost,omitempty" json:"cost,omitempty"`
 	// Exchange names the exact bytes of the provider call, kept as blobs in
 	// the store, when the provider exposes them.
 	Exchange *ExchangeRef `msgpack:"exchange,omitempty" json:"exchange,omitempty"`
@@ -375,6 +394,10 @@ type ConfirmationRequested struct {
 	// approved the call: a front end's policy answers it as it would an
 	// allow rule (a deny rule still wins).
 	ApprovedBy string `msgpack:"approved_by,omitempty" json:"approved_by,omitempty"`
+	// Reason, when set, says why a person is asked though no rule asks
+	// (the loop guard: ActionRequested.Repeats); no approval policy
+	// answers such a request.
+	Reason string `msgpack:"reason,omitempty" json:"reason,omitempty"`
 }
 
 // Validate requires a request id.
@@ -494,6 +517,11 @@ type ActionRequested struct {
 	// runs, as the tool's policy said when it was requested, so a later
 	// fold does not depend on today's configuration.
 	Confirm bool `msgpack:"confirm,omitempty" json:"confirm,omitempty"`
+	// Repeats, when set, is how many times in a row the thread's model
+	// made this same call (the tool and its arguments, byte for byte),
+	// this one included: past the loop guard's bound, a person confirms
+	// it whatever the policy says (ConfirmationRequested.Reason).
+	Repeats int `msgpack:"repeats,omitempty" json:"repeats,omitempty"`
 	// Refused, when set, says why the call was refused before anyone was
 	// asked about it — arguments that are not one JSON object, a key named
 	// twice, a path the tool would refuse anyway. Nothing runs: the action

@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/model"
 )
 
 // Config is how a coding actor and its runtime behave. Its zero value is
@@ -34,6 +35,16 @@ type Config struct {
 	SystemPrompt string
 	// ModelName names the model, for the record.
 	ModelName string
+	// LoopGuard, when above 0, is how many times in a row the model may
+	// make the same tool call (the tool and its arguments) before the
+	// next one waits for a person's confirmation, whatever the approval
+	// policy (scheduler.Env.LoopGuard); 0 is no guard.
+	LoopGuard int
+	// Prices, when set, prices each model turn by the model the thread
+	// recorded: the turn's cost and the table's version are recorded on
+	// its model.turn. A model the table does not price records tokens
+	// only.
+	Prices *model.Prices
 	// Version names the program, for the record; "" is "harness/dev".
 	Version string
 	// Workspace names where threads work (host and directory), for the
@@ -103,6 +114,12 @@ func WithModelMaxWait(d time.Duration) Option { return func(c *Config) { c.Model
 
 // WithSystemPrompt sets Config.SystemPrompt.
 func WithSystemPrompt(p string) Option { return func(c *Config) { c.SystemPrompt = p } }
+
+// WithLoopGuard sets Config.LoopGuard.
+func WithLoopGuard(n int) Option { return func(c *Config) { c.LoopGuard = n } }
+
+// WithPrices sets Config.Prices.
+func WithPrices(p model.Prices) Option { return func(c *Config) { c.Prices = &p } }
 
 // WithModelName sets Config.ModelName.
 func WithModelName(name string) Option { return func(c *Config) { c.ModelName = name } }

@@ -341,6 +341,7 @@ func (b *budget) child(f facts.Fact) {
 	}
 	b.childTurns += p.Turns
 	b.childTokens += p.Tokens
+	b.childUSD += p.USD
 }
 
 // Open is the thread id of the runtime, folded by the actor that folds

@@ -184,17 +184,30 @@ type budget struct {
 	turns     int
 	tokens    int64
 	err       error
-	// childTurns and childTokens are what the thread's children reported.
+	// childTurns, childTokens and childUSD are what the thread's
+	// children reported.
 	childTurns  int
 	childTokens int64
+	childUSD    float64
+	// usd is what the priced turns cost; tables the price tables that
+	// priced them, in the order first used; unpriced the turns with no
+	// cost recorded (an unknown model, or a log from before costs).
+	usd      float64
+	tables   []string
+	unpriced int
 }
 
 // BudgetView is the budget component's view. Turns and Tokens count the
 // thread's own model turns and those its children reported: a budget
-// bounds a thread and what it delegated.
+// bounds a thread and what it delegated. USD is what the priced turns of
+// both cost, by the tables named in Tables; Unpriced counts the thread's
+// own turns that record no cost.
 type BudgetView struct {
 	Turns, MaxTurns   int
 	Tokens, MaxTokens int64
+	USD               float64
+	Tables            []string
+	Unpriced          int
 }
 
 func (b *budget) Name() string { return "budget" }
@@ -240,6 +253,14 @@ func (b *budget) count() {
 			}
 			b.turns++
 			u = mt.Usage
+			if c := mt.Cost; c != nil {
+				b.usd += c.USD
+				if !slices.Contains(b.tables, c.Table) {
+					b.tables = append(b.tables, c.Table)
+				}
+			} else {
+				b.unpriced++
+			}
 		}
 		b.tokens += u.InputTokens + u.OutputTokens
 	}
@@ -260,7 +281,8 @@ func (b *budget) Output() fold.Output[Services] {
 // View reports the turns and tokens used so far, and the bounds.
 func (b *budget) View() BudgetView {
 	b.count()
-	return BudgetView{b.turns + b.childTurns, b.maxTurns, b.tokens + b.childTokens, b.maxTokens}
+	return BudgetView{Turns: b.turns + b.childTurns, MaxTurns: b.maxTurns, Tokens: b.tokens + b.childTokens, MaxTokens: b.maxTokens,
+		USD: b.usd + b.childUSD, Tables: slices.Clone(b.tables), Unpriced: b.unpriced}
 }
 
 // spent returns the budget.exhausted record when another model turn would
@@ -359,13 +381,14 @@ func (schedulerPart) add(a *assembly, prefix string) {
 				}
 				return scheduler.Policy{Confirm: confirms(t), Capability: t.Capability()}
 			},
-			Granted:  func(c action.Capability) bool { return slices.Contains(a.cfg.Grants, c) },
-			Budget:   func() *facts.BudgetExhausted { return k.budget.spent() },
-			Actor:    a.cfg.Actor,
-			Scope:    strings.TrimSuffix(strings.ReplaceAll(prefix, "/", "-"), "-"),
-			Delegate: a.delegate.calls(),
-			Spawn:    a.delegate.spawner(a, k),
-			Hook:     runHook,
+			Granted:   func(c action.Capability) bool { return slices.Contains(a.cfg.Grants, c) },
+			Budget:    func() *facts.BudgetExhausted { return k.budget.spent() },
+			Actor:     a.cfg.Actor,
+			LoopGuard: a.cfg.LoopGuard,
+			Scope:     strings.TrimSuffix(strings.ReplaceAll(prefix, "/", "-"), "-"),
+			Delegate:  a.delegate.calls(),
+			Spawn:     a.delegate.spawner(a, k),
+			Hook:      runHook,
 		}
 		planEnv(a, k, &env)
 		s := scheduler.New(env)
@@ -536,6 +559,11 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 				return facts.ModelTurn{}, err
 			}
 			mt := facts.ModelTurn{Text: d.Text, ToolCalls: d.ToolCalls, Question: d.Question, Usage: d.Usage, StopReason: d.StopReason, Cut: d.Cut}
+			if cfg.Prices != nil {
+				if c, ok := cfg.Prices.Cost(req.System.Model, d.Usage); ok {
+					mt.Cost = &c
+				}
+			}
 			// Only a real server's count says what its prompt held.
 			mt.ToolsUnseen = d.Exchange != nil && toolsUnseen(req.System.Tools, d.Usage)
 			if x := d.Exchange; x != nil && svc.Blobs != nil {

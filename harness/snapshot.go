@@ -173,11 +173,11 @@ func (s *system) Restore(data []byte, p fold.Prefix) error {
 }
 
 // SnapshotVersion is the version of the budget's snapshots: 2 keeps what
-// the thread's children reported too.
-func (b *budget) SnapshotVersion() uint32 { return 2 }
+// the children reported, 3 the costs.
+func (b *budget) SnapshotVersion() uint32 { return 3 }
 
-// Snapshot keeps the turns and tokens counted, the thread's own and its
-// children's; a turn it could not count keeps none.
+// Snapshot keeps the turns, tokens and costs counted, the thread's own
+// and its children's; a turn it could not count keeps none.
 func (b *budget) Snapshot() ([]byte, error) {
 	b.count()
 	if b.err != nil {
@@ -188,6 +188,13 @@ func (b *budget) Snapshot() ([]byte, error) {
 	e.Int(b.tokens)
 	e.Uint(uint64(b.childTurns))
 	e.Int(b.childTokens)
+	e.Uint(math.Float64bits(b.usd))
+	e.Uint(math.Float64bits(b.childUSD))
+	e.Uint(uint64(b.unpriced))
+	e.Uint(uint64(len(b.tables)))
+	for _, t := range b.tables {
+		e.String(t)
+	}
 	return e.Data(), nil
 }
 
@@ -196,6 +203,12 @@ func (b *budget) Restore(data []byte, p fold.Prefix) error {
 	d := fold.NewDecoder(p.Thread(), data)
 	b.turns, b.tokens, b.thread = int(d.Uint()), d.Int(), p.Thread()
 	b.childTurns, b.childTokens = int(d.Uint()), d.Int()
+	b.usd, b.childUSD = math.Float64frombits(d.Uint()), math.Float64frombits(d.Uint())
+	b.unpriced = int(d.Uint())
+	b.tables = nil
+	for n := d.Count(); n > 0; n-- {
+		b.tables = append(b.tables, d.String())
+	}
 	return d.Finish()
 }
 

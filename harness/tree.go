@@ -449,7 +449,7 @@ func (t *Thread) end(ctx context.Context) error {
 		te.Status = facts.EndFailed
 	}
 	if v.Budget != nil {
-		te.Turns, te.Tokens = v.Budget.Turns, v.Budget.Tokens
+		te.Turns, te.Tokens, te.USD = v.Budget.Turns, v.Budget.Tokens, v.Budget.USD
 	} else {
 		te.Turns = v.Turn.Turns
 	}
@@ -478,7 +478,7 @@ func (t *Thread) report(ctx context.Context, st *state, c scheduler.Call, kid *T
 	}
 	hash := last.Hash().String()
 	rep := facts.ChildReported{Child: kid.id, CallID: c.Ref, Seq: last.Seq, Hash: hash, Status: te.Status,
-		Reason: te.Reason, Result: te.Result, Turns: te.Turns, Tokens: te.Tokens}
+		Reason: te.Reason, Result: te.Result, Turns: te.Turns, Tokens: te.Tokens, USD: te.USD}
 	d, err := facts.NewDraft(facts.KindChildReported, "", rep)
 	if err != nil {
 		return false, err

@@ -43,6 +43,18 @@ func TokenCount(n int64) string {
 	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
 }
 
+// USD is an amount of US dollars for people: "$1.23", or to four places
+// under a cent ("$0.0042"), "$0" for nothing.
+func USD(x float64) string {
+	switch {
+	case x == 0:
+		return "$0"
+	case x < 0.01:
+		return fmt.Sprintf("$%.4f", x)
+	}
+	return fmt.Sprintf("$%.2f", x)
+}
+
 // CommandSummary is what a command did, in a few lines under its
 // completion: the last tail lines of its stdout and of its stderr
 // (escaped), then its exit code and time (ExitLine). It is empty for a

@@ -324,6 +324,10 @@ func (s *state[S]) request(c *call, id string) fold.Transition[S] {
 	}
 	if len(c.attempts) > 0 {
 		policy = c.policy
+	} else if s.env.LoopGuard > 0 {
+		if n := s.repeats(c); n >= s.env.LoopGuard {
+			policy.Confirm, policy.Repeats = true, n
+		}
 	}
 	req := action.Request{
 		ActionID:       id,
@@ -398,7 +402,7 @@ func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Polic
 			req.Sandbox = s.env.CheckSandbox(*check)
 		}
 		f := req.Fact()
-		f.Confirm = policy.Confirm
+		f.Confirm, f.Repeats = policy.Confirm, policy.Repeats
 		return drafts[S](facts.KindActionRequested, f)
 	})
 }
@@ -417,15 +421,47 @@ func (s *state[S]) offered(name string) *facts.ToolSchema {
 
 func (s *state[S]) confirm(c *call) fold.Transition[S] {
 	g := s.gate(c)
+	reason := ""
+	if n := c.policy.Repeats; n > 0 {
+		reason = fmt.Sprintf("the model made this same call %d times in a row (is it looping?): a person decides whether it runs again", n)
+	}
 	return fold.Transition[S]{Key: confirmKey(c.ref), Effect: drafts[S](facts.KindConfirmationRequested, facts.ConfirmationRequested{
 		RequestID:  c.ref,
 		CallID:     c.ref,
 		Tool:       c.call.Name,
 		Args:       c.call.Args,
 		Digest:     Digest(c.call.Name, c.call.Args),
+		Reason:     reason,
 		Hook:       g.ask,
 		ApprovedBy: g.approvedBy,
 	})}
+}
+
+// repeats is how many times in a row, up to and including c, the thread's
+// model made c's call (the same tool and arguments), across its turns, as
+// the log says. The latest turn's calls answer when an other call comes
+// before c among them; else the whole log is read.
+func (s *state[S]) repeats(c *call) int {
+	n, reached := repeatsIn(s.all, c)
+	if reached && s.whole != nil {
+		n, _ = repeatsIn(s.whole().all, c)
+	}
+	return n
+}
+
+// repeatsIn is repeats among calls; reached reports that the run of the
+// same call goes back to the first of them.
+func repeatsIn(calls []*call, c *call) (n int, reached bool) {
+	at := slices.IndexFunc(calls, func(o *call) bool { return o.ref == c.ref })
+	if at < 0 {
+		return 0, true
+	}
+	n = 1
+	i := at - 1
+	for ; i >= 0 && calls[i].call.Name == c.call.Name && calls[i].call.Args == c.call.Args; i-- {
+		n++
+	}
+	return n, i < 0
 }
 
 // execute carries out an attempt: through the boundary, or — when its

@@ -49,6 +49,10 @@ type Policy struct {
 	Confirm bool
 	// Capability is what running the tool needs.
 	Capability action.Capability
+	// Repeats, when set, is how many times in a row the same call was
+	// made, this one included: the loop guard made it need confirmation
+	// (see Env.LoopGuard).
+	Repeats int
 }
 
 // Env supplies the effects the scheduler enables. S is the services the
@@ -107,6 +111,12 @@ type Env[S any] struct {
 	Budget func() *facts.BudgetExhausted
 	// Actor names the actor in action requests.
 	Actor string
+	// LoopGuard, when above 0, is the loop guard's bound: a call that is
+	// the LoopGuard-th in a row of the same call (the tool and its
+	// arguments, byte for byte, across turns) waits for a person's
+	// confirmation, whatever Policy says, with a reason no approval
+	// policy answers. The count is read from the log.
+	LoopGuard int
 	// Scope, when set, begins every request and action id this scheduler
 	// makes ("<scope>-1-call_1"), so that a scheduler nested beside
 	// another (see fold.Prefixed) is answered on its own requests.

@@ -445,7 +445,7 @@ func (s *state[S]) actionRequested(f facts.Fact, p facts.ActionRequested) {
 	c.attempts = append(c.attempts, &Action{ID: p.ActionID, Call: c.ref, Requested: p, RequestedSeq: f.Seq, At: f.At})
 	s.byAction[p.ActionID] = c
 	if len(c.attempts) == 1 {
-		c.policy = Policy{Confirm: p.Confirm, Capability: p.Capability}
+		c.policy = Policy{Confirm: p.Confirm, Capability: p.Capability, Repeats: p.Repeats}
 	}
 }
 

@@ -177,7 +177,7 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 			return nil, badSettings(err)
 		}
 	}
-	opts := append([]harness.Option{harness.WithSettings(l.Record()), harness.WithHooks(l.HookRecord())}, o.Harness...)
+	opts := append([]harness.Option{harness.WithSettings(l.Record()), harness.WithHooks(l.HookRecord()), harness.WithPrices(l.Prices())}, o.Harness...)
 	s.so = append(s.so, WithHooks(l.Hooks))
 	if o.Model != NoModel {
 		if s.Model, err = s.ModelSpec(o.ModelSpec, o.ModelDir); err != nil && (o.Model == ModelNeeded || !errors.Is(err, ErrNoModel)) {
@@ -293,7 +293,11 @@ func boundsOf(s Settings) ([]harness.Option, error) {
 	case window < 0:
 		return nil, badSettings(fmt.Errorf("context_window %d: want the model's context window in tokens, or 0 for not known", window))
 	}
-	opts := []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps)}
+	guard := DefaultLoopGuard
+	if s.LoopGuard != nil {
+		guard = *s.LoopGuard
+	}
+	opts := []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps), harness.WithLoopGuard(guard)}
 	if window > 0 {
 		opts = append(opts, harness.WithContextWindow(window, 0))
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/mcp"
+	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/sandbox"
 )
 
@@ -98,6 +99,16 @@ type Settings struct {
 	// before and after each tool call, and so on. Hooks from several files
 	// add up, the weaker file's first.
 	Hooks HookSettings `json:"hooks,omitempty"`
+	// Prices override the shipped price table (model.DefaultPrices),
+	// model by model: "openai:gpt-4o": {"input": 2.5, "output": 10,
+	// "cache_read": 1.25}, in US dollars per million tokens. Only the
+	// user's own file sets them: what a turn cost is the person's
+	// account, not something a repository may say.
+	Prices map[string]model.Price `json:"prices,omitempty"`
+	// LoopGuard is how many times in a row the model may make the same
+	// tool call before the next waits for a person (harness.Config.
+	// LoopGuard); 0 is no guard; nil is DefaultLoopGuard.
+	LoopGuard *int `json:"loop_guard,omitempty"`
 }
 
 // Scope names a layer of settings by whom it serves.
@@ -131,6 +142,9 @@ const ProjectFile = "project.json"
 const (
 	DefaultMaxTurns = 50
 	DefaultMaxSteps = 100
+	// DefaultLoopGuard is the loop guard's bound (harness.Config.LoopGuard)
+	// when no settings say.
+	DefaultLoopGuard = 3
 )
 
 // SettingsSource is one layer of settings — a file, or the command line —
@@ -181,6 +195,14 @@ type Layered struct {
 	// Hooks are the hooks the layers declare, weakest first: those of an
 	// untrusted layer too, not Trusted, which do not run.
 	Hooks []HookInForce
+}
+
+// Prices is the price table model turns are priced by: the shipped one,
+// with the user's own prices over it (its version then names their
+// digest: the first 12 digits of the SHA-256 of their JSON, keys sorted).
+func (l *Layered) Prices() model.Prices {
+	b, _ := json.Marshal(l.Settings.Prices) // a map's keys are sorted
+	return model.DefaultPrices().With("user:"+digestOf(b)[:12], l.Settings.Prices)
 }
 
 // SettingsFile is the path of the store's own settings file (ScopeLocal).
@@ -354,6 +376,12 @@ func (s Settings) clone() Settings {
 func (l *Layered) merge(src *SettingsSource) {
 	s, into := src.Settings, &l.Settings
 	for _, key := range src.Set {
+		if key == "prices" && src.Scope != ScopeUser {
+			// Prices are the person's: no other file says what a turn
+			// cost, however trusted (a repository would hide its spend).
+			src.Ignored = append(src.Ignored, key)
+			continue
+		}
 		if Widens(key, *into, s) {
 			src.Widens = append(src.Widens, key)
 			if !src.Trusted {
@@ -390,6 +418,10 @@ func (l *Layered) merge(src *SettingsSource) {
 			into.Network = s.Network
 		case "serve":
 			into.Serve = s.Serve
+		case "prices":
+			into.Prices = s.Prices
+		case "loop_guard":
+			into.LoopGuard = s.LoopGuard
 		case "mcpServers":
 			if into.MCPServers == nil {
 				into.MCPServers = mcp.Servers{}
@@ -485,6 +517,12 @@ func Widens(key string, cur, s Settings) bool {
 	case "hooks":
 		// A hook runs code: any hook widens.
 		return len(s.Hooks) > 0
+	case "prices":
+		return false // no authority; only the user's file sets them (merge)
+	case "loop_guard":
+		// A guard off (0), or one that lets more repeats through, widens.
+		n, c := bound(s.LoopGuard, DefaultLoopGuard), bound(cur.LoopGuard, DefaultLoopGuard)
+		return !(n == c || (c > 0 && n > 0 && n < c))
 	}
 	return true
 }
@@ -840,6 +878,14 @@ func (s Settings) check() error {
 	}
 	if err := s.MCPServers.Validate(); err != nil {
 		return fmt.Errorf("mcpServers: %w", err)
+	}
+	if s.LoopGuard != nil && *s.LoopGuard < 0 {
+		return fmt.Errorf("loop_guard %d: want a number of calls, or 0 for no guard", *s.LoopGuard)
+	}
+	for name, p := range s.Prices {
+		if p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 {
+			return fmt.Errorf("prices %q: a price below 0", name)
+		}
 	}
 	if _, err := sandbox.ParseMode(s.Sandbox); err != nil && s.Sandbox != "" {
 		return fmt.Errorf("sandbox: %w", err)

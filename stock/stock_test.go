@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -150,20 +151,9 @@ func TestLoadSettings(t *testing.T) {
 // store's own. A value from a stronger one wins; patterns add up; each key
 // says where it came from.
 func TestLayeredSettings(t *testing.T) {
-	root, home := t.TempDir(), t.TempDir()
-	env := func(k string) string {
-		if k == "XDG_CONFIG_HOME" {
-			return home
-		}
-		return ""
-	}
-	p := stock.Place{Root: root, Store: filepath.Join(root, ".harness")}
-	require.Equal(t, filepath.Join(home, "harness", "config.json"), stock.UserSettingsFile(env))
+	p, env, write := settingsPlace(t)
+	require.Equal(t, filepath.Join(env("XDG_CONFIG_HOME"), "harness", "config.json"), stock.UserSettingsFile(env))
 	require.Equal(t, "/h/.config/harness/config.json", stock.UserSettingsFile(func(k string) string { return map[string]string{"HOME": "/h"}[k] }))
-	write := func(path, body string) {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
-	}
 	write(stock.UserSettingsFile(env), `{"model": "openai:gpt-4o-mini", "approve": "ask", "deny": ["run_command:rm *"], "max_turns": 10}`)
 	write(p.ProjectSettingsFile(), `{"approve": "writes", "allow": ["run_command:go test *"], "network": true}`)
 	write(p.SettingsFile(), `{"max_turns": 30, "deny": ["write_file:.github/*"]}`)
@@ -257,4 +247,66 @@ func TestLocateFrom(t *testing.T) {
 		_, err = stock.LocateFrom(root, "", getenv)
 		require.ErrorIs(t, err, stock.ErrReplicas, bad)
 	}
+}
+
+// settingsPlace is a workspace and a user configuration directory of
+// their own: the place, an environment naming the directory, and a
+// function that writes a settings file.
+func settingsPlace(t *testing.T) (stock.Place, func(string) string, func(path, body string)) {
+	root, home := t.TempDir(), t.TempDir()
+	env := func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return home
+		}
+		return ""
+	}
+	write := func(path, body string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	}
+	return stock.Place{Root: root, Store: filepath.Join(root, ".harness")}, env, write
+}
+
+// Prices come from the user's own file only: a project's, or the store's,
+// is ignored even once trusted (a repository would hide what it spends),
+// and the table's version names the user file's digest.
+func TestPricesOnlyFromTheUser(t *testing.T) {
+	p, env, write := settingsPlace(t)
+	write(stock.UserSettingsFile(env), `{"prices": {"openai:my-model": {"input": 1, "output": 2}}}`)
+	write(p.ProjectSettingsFile(), `{"prices": {"openai:gpt-4o": {"input": 0, "output": 0}, "openai:my-model": {"input": 0, "output": 0}}}`)
+	l, err := p.LoadLayered(env)
+	require.NoError(t, err)
+	for _, s := range l.Sources[1:] {
+		if s.Exists {
+			require.NoError(t, p.TrustSource(env, s))
+		}
+	}
+	l, err = p.LoadLayered(env)
+	require.NoError(t, err)
+	prices := l.Prices()
+	require.Equal(t, model.Price{Input: 1, Output: 2}, prices.Models["openai:my-model"])
+	require.Equal(t, model.DefaultPrices().Models["openai:gpt-4o"], prices.Models["openai:gpt-4o"], "the project's price is not applied")
+	require.Contains(t, prices.Version, model.PricesVersion+"+user:")
+	require.Contains(t, l.Sources[1].Ignored, "prices")
+
+	write(stock.UserSettingsFile(env), `{"prices": {"openai:my-model": {"input": -1, "output": 2}}}`)
+	_, err = p.LoadLayered(env)
+	require.ErrorContains(t, err, "a price below 0")
+}
+
+// A workspace's file may tighten the loop guard freely, but not turn it
+// off or loosen it without trust.
+func TestLoopGuardFromTheWorkspace(t *testing.T) {
+	p, env, write := settingsPlace(t)
+	write(p.ProjectSettingsFile(), `{"loop_guard": 0}`)
+	l, err := p.LoadLayered(env)
+	require.NoError(t, err)
+	require.Nil(t, l.Settings.LoopGuard, "off is a widening, left out untrusted")
+	write(p.ProjectSettingsFile(), `{"loop_guard": 2}`)
+	l, err = p.LoadLayered(env)
+	require.NoError(t, err)
+	require.Equal(t, 2, *l.Settings.LoopGuard, "a tighter guard narrows")
+	write(p.ProjectSettingsFile(), `{"loop_guard": -1}`)
+	_, err = p.LoadLayered(env)
+	require.ErrorContains(t, err, "loop_guard -1")
 }

@@ -515,22 +515,22 @@ func sandboxSpec(root string, spec *sandbox.Spec) (sandbox.Spec, error) {
 	return s, nil
 }
 
-// outputKey carries the function WithOutput sets.
-type outputKey struct{}
+// liveKey carries the output function of the action running (liveFor).
+type liveKey struct{}
 
-// WithOutput returns a context under which run_command gives its
-// command's output to show as it comes: each piece read from the
-// command's stdout or stderr (stream is "stdout" or "stderr"), raw — it
-// is the command's, and may hold anything; escape it before it reaches a
-// terminal. show is called from the goroutines that read the output, one
-// per stream, and must return quickly. The report keeps the output as
-// always.
-func WithOutput(ctx context.Context, show func(stream string, p []byte)) context.Context {
-	return context.WithValue(ctx, outputKey{}, show)
+// liveFor returns ctx under which run_command gives its output, as it
+// comes, to the action.Output of ctx (action.WithOutput) as the action's
+// actionID.
+func liveFor(ctx context.Context, actionID string) context.Context {
+	show := action.OutputOf(ctx)
+	if show == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, liveKey{}, func(stream string, p []byte) { show(actionID, stream, p) })
 }
 
 func outputOf(ctx context.Context) func(string, []byte) {
-	f, _ := ctx.Value(outputKey{}).(func(string, []byte))
+	f, _ := ctx.Value(liveKey{}).(func(string, []byte))
 	return f
 }
 

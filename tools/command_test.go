@@ -375,17 +375,18 @@ func testTimeoutKillsAShellThatLeftTheGroup(t *testing.T, opts ...tools.Option) 
 	}
 }
 
-// WithOutput gives the command's output as it comes: the first line is
-// seen while the command still runs, and the report keeps it all.
+// action.WithOutput gives the command's output as it comes, under its
+// action's id: the first line is seen while the command still runs, and
+// the report keeps it all.
 func TestRunCommandShowsItsOutput(t *testing.T) {
 	s, _ := workspace(t, map[string]string{}, offSandbox)
 	first := make(chan struct{})
 	var mu sync.Mutex
 	var got strings.Builder
-	ctx := tools.WithOutput(context.Background(), func(stream string, p []byte) {
+	ctx := action.WithOutput(context.Background(), func(id, stream string, p []byte) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(&got, "%s:%s", stream, p)
+		fmt.Fprintf(&got, "%s:%s:%s", id, stream, p)
 		if strings.Contains(got.String(), "one") {
 			select {
 			case <-first:
@@ -400,7 +401,7 @@ func TestRunCommandShowsItsOutput(t *testing.T) {
 	go func() {
 		// The command waits until its first line was seen: output is given
 		// while the command runs, not once it ended.
-		rep, err := tool.Execute(ctx, action.Request{Adapter: tools.RunCommand, Payload: json.RawMessage(js(t, map[string]string{
+		rep, err := tool.Execute(ctx, action.Request{ActionID: "a1", Adapter: tools.RunCommand, Payload: json.RawMessage(js(t, map[string]string{
 			"command": "echo one; while [ ! -e go ]; do sleep 0.01; done; echo two >&2"}))})
 		require.NoError(t, err)
 		done <- rep
@@ -416,6 +417,6 @@ func TestRunCommandShowsItsOutput(t *testing.T) {
 	require.Equal(t, "one\n", rep.Stdout)
 	mu.Lock()
 	defer mu.Unlock()
-	require.Contains(t, got.String(), "stdout:one\n")
-	require.Contains(t, got.String(), "stderr:two\n")
+	require.Contains(t, got.String(), "a1:stdout:one\n")
+	require.Contains(t, got.String(), "a1:stderr:two\n")
 }

@@ -23,7 +23,7 @@ func RunHook(ctx context.Context, dir, line string, argv []string, spec sandbox.
 	if input == nil {
 		input = []byte{}
 	}
-	quiet := context.WithValue(ctx, outputKey{}, (func(string, []byte))(nil))
+	quiet := action.WithOutput(ctx, nil)
 	start := time.Now()
 	r := runProcess(quiet, dir, line, spec, timeout, outputCap, input)
 	x := action.HookExit{Code: -1, Took: time.Since(start)}

@@ -468,7 +468,7 @@ func (t *tool) Execute(ctx context.Context, req action.Request) (facts.Report, e
 		return facts.Report{Status: facts.StatusFailed, Error: t.name + ": not started: " + err.Error()},
 			fmt.Errorf("%s: %w", t.name, err)
 	}
-	return t.run(ctx, req.Payload, req.Sandbox)
+	return t.run(liveFor(ctx, req.ActionID), req.Payload, req.Sandbox)
 }
 
 // failed is the report of a call that did not do what it was asked.

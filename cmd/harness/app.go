@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"golang.org/x/term"
 
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/rewind"
@@ -97,11 +99,19 @@ type app struct {
 	commandTimeout time.Duration
 	// signal is the signal that interrupted the command, if one did.
 	signal atomic.Value
+	// streamMu guards stdout while stream lines are written to it (-o
+	// stream-json, log -f -o jsonl): progress comes from several
+	// goroutines, and a line is written whole.
+	streamMu *sync.Mutex
+	// resulted: the stream's result line is written.
+	resulted bool
+	// followLog: the command is log --follow (with -o jsonl, the stream).
+	followLog bool
 }
 
 // run runs the command line args and returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, streamMu: new(sync.Mutex)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 1)
@@ -146,6 +156,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if code == exitUsage && isCobraError(err) {
 			fmt.Fprintln(stderr, "Run 'harness help' for usage.")
 		}
+	}
+	if a.streamOut() && !a.resulted && code != exitOK && code != exitParked {
+		// -o stream-json: the stream ends with a result line, a
+		// failure's too.
+		a.streamResult(drive.Result{Status: failedStatus(code), Exit: code, Error: errorDoc(code, err).Error.Message})
 	}
 	if code != exitOK && code != exitParked && !a.printed && wantsJSON(a.output, args) {
 		// -o json: stdout is always one document, a failure's too.
@@ -275,6 +290,10 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person),
 				if cmd.Name() != "log" {
 					return usageError("-o jsonl is for `harness log`; use -o text or -o json")
 				}
+			case "stream-json":
+				if err := streamRefuses(cmd); err != nil {
+					return err
+				}
 			default:
 				return usageError("-o %q: want text or json", a.output)
 			}
@@ -291,7 +310,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person),
 	root.SetVersionTemplate("{{harnessVersion .}}")
 	pf := root.PersistentFlags()
 	a.output = "text"
-	pf.VarP(outputFlag{&a.output}, "output", "o", "output format: text or json (json: stdout is pure JSON; logs go to stderr)")
+	pf.VarP(outputFlag{&a.output}, "output", "o", "output format: text or json (json: stdout is pure JSON; logs go to stderr); stream-json for run, resume, continue and the answers with --resume: JSON Lines as it happens")
 	pf.StringVar(&a.storeDir, "store", "", "the store directory, or a NATS server nats://HOST:PORT (default: .harness at the workspace root; or $HARNESS_STORE)")
 	pf.DurationVar(&a.wait, "wait", 0, "wait this long for a store another harness process is using (e.g. 30s)")
 	root.AddCommand(
@@ -301,7 +320,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person),
 		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.configCmd(), a.trustCmd(), a.keyCmd(), a.sealCmd(), a.demoCmd(), a.mcpCmd(), a.serveCmd(),
 		a.submitCmd(), a.workerCmd(), a.migrateCmd(),
 	)
-	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "jsonl"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "jsonl", "stream-json"}, cobra.ShellCompDirectiveNoFileComp))
 	return root
 }
 
@@ -356,6 +375,9 @@ func versionLine() string {
 // jsonOut reports whether stdout is JSON.
 func (a *app) jsonOut() bool { return a.output == "json" }
 
+// textOut reports whether stdout is for people (-o text).
+func (a *app) textOut() bool { return a.output == "text" }
+
 // printJSON writes v to stdout as one JSON document.
 func (a *app) printJSON(v any) error {
 	a.printed = true
@@ -368,7 +390,7 @@ func (a *app) printJSON(v any) error {
 // printf writes text to stdout, unless stdout is JSON (then to stderr).
 func (a *app) printf(format string, args ...any) {
 	w := a.stdout
-	if a.jsonOut() {
+	if a.jsonOut() || a.streamOut() {
 		w = a.stderr
 	}
 	fmt.Fprintf(w, format, args...)
@@ -383,13 +405,13 @@ func isTerminal(f any) bool {
 // interactive reports whether the command may ask at the prompt: text
 // output, stdin and stdout both terminals, and not --no-input.
 func (a *app) interactive(noInput bool) bool {
-	return !noInput && !a.jsonOut() && isTerminal(a.stdin) && isTerminal(a.stdout)
+	return !noInput && a.textOut() && isTerminal(a.stdin) && isTerminal(a.stdout)
 }
 
 // colored reports whether to colour the output: a terminal, text, and
 // neither NO_COLOR nor TERM=dumb.
 func (a *app) colored() bool {
-	return !a.jsonOut() && a.getenv("NO_COLOR") == "" && a.getenv("TERM") != "dumb" && isTerminal(a.stdout)
+	return a.textOut() && a.getenv("NO_COLOR") == "" && a.getenv("TERM") != "dumb" && isTerminal(a.stdout)
 }
 
 // paint wraps s in an ANSI colour when colouring.

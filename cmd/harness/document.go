@@ -125,14 +125,14 @@ func (o outputFlag) String() string { return *o.s }
 // Type names the flag's values in the help.
 func (o outputFlag) Type() string { return "string" }
 
-// Set takes text, json or jsonl.
+// Set takes text, json, jsonl or stream-json.
 func (o outputFlag) Set(v string) error {
 	switch v {
-	case "text", "json", "jsonl":
+	case "text", "json", "jsonl", "stream-json":
 		*o.s = v
 		return nil
 	}
-	return errors.New("want text or json (or jsonl, for harness log)")
+	return errors.New("want text or json (or jsonl, for harness log; stream-json, for the commands that drive a thread)")
 }
 
 func init() {

@@ -49,6 +49,17 @@ type follower struct {
 	looked bool
 	// rt reads the thread's state, on the store open now (nil: none yet).
 	rt *harness.Runtime
+	// text is the text of the last model turn printed, for the stream's
+	// result line.
+	text string
+}
+
+// streamFact writes a fact as a line of the stream.
+func (f *follower) streamFact(fact facts.Fact) error {
+	if fact.Kind == facts.KindModelTurn {
+		f.text = drive.LastText([]facts.Fact{fact})
+	}
+	return f.a.streamFact(fact)
 }
 
 // follow prints the thread's facts from f.next on, as log does, and then
@@ -199,7 +210,12 @@ func dbStamp(dir string) string {
 // end says how the thread ended, as run does, and returns run's result
 // for it.
 func (f *follower) end(st drive.State) error {
-	if f.a.output == "text" {
+	switch {
+	case f.a.streamOut():
+		if err := f.a.streamResult(drive.ResultOf(st, statusExit(st.Status), f.text)); err != nil {
+			return err
+		}
+	case f.a.textOut():
 		f.a.printState(st, f.s.Place.Root)
 	}
 	switch st.Status {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"os"
 	"os/exec"
@@ -12,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harnesstest"
 )
 
@@ -71,18 +70,14 @@ func (f *following) exit(t *testing.T) int {
 	return 0
 }
 
-// facts parses the lines the process printed with -o jsonl.
-func (f *following) facts(t *testing.T) []facts.Fact {
+// facts parses the lines the process printed with -o jsonl (the
+// stream's, checked against its schema by streamLines) and returns the
+// facts' JSON, the seq of the first and the result.
+func (f *following) facts(t *testing.T) (map[uint64]string, uint64, drive.Result) {
 	t.Helper()
-	var out []facts.Fact
-	sc := bufio.NewScanner(strings.NewReader(f.out.String()))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var fact facts.Fact
-		require.NoError(t, fact.UnmarshalJSON(sc.Bytes()), "a line of log -f -o jsonl: %s", sc.Text())
-		out = append(out, fact)
-	}
-	return out
+	got, first, _, result, err := streamLines(f.out.String())
+	require.NoError(t, err)
+	return got, first, result
 }
 
 // followLive submits a thread, follows it with log -f -o jsonl, and has
@@ -128,19 +123,19 @@ func followLive(t *testing.T, dir string, live bool) {
 	}
 	require.Equal(t, 0, f.exit(t), "done: exit 0 as run's; stderr: %s", f.errb.String())
 
-	got := f.facts(t)
-	require.NotEmpty(t, got)
-	for i, fact := range got {
-		require.Equal(t, uint64(i+1), fact.Seq, "every fact once, in order")
-	}
-	last := got[len(got)-1]
-	require.Equal(t, facts.KindModelTurn, last.Kind)
-	require.Contains(t, string(last.Data), "Done.")
-	require.NotContains(t, f.out.String(), "done:", "-o jsonl: facts only")
+	got, first, result := f.facts(t)
+	require.Equal(t, uint64(1), first, "every fact once, in order, from the first")
+	require.NotContains(t, f.out.String(), "done:", "-o jsonl: lines only")
+	require.Equal(t, "done", result.Status)
+	require.Equal(t, "Done.", result.Text)
 	// The log as log prints it after the fact is the same.
 	all, stderr, code := harnessIn(t, dir, "log", "-o", "jsonl", "t1")
 	require.Equal(t, 0, code, stderr)
-	require.Equal(t, all, f.out.String())
+	lines := strings.Split(strings.TrimSuffix(all, "\n"), "\n")
+	require.Len(t, got, len(lines))
+	for i, line := range lines {
+		require.Equal(t, line, got[uint64(i+1)], "fact %d as log -o jsonl prints it", i+1)
+	}
 }
 
 // TestLogFollowLeavesOnCtrlC: following a thread nobody runs goes on

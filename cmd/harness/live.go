@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/present"
 )
 
@@ -72,7 +73,7 @@ func (l *live) start(label string) {
 	}()
 }
 
-// output is given a running command's output (tools.WithOutput).
+// output is given a running command's output (drive.EventOutput).
 func (l *live) output(_ string, p []byte) {
 	if l == nil || !l.on {
 		return
@@ -93,6 +94,51 @@ func (l *live) output(_ string, p []byte) {
 	}
 	if len(l.partial) > 4096 {
 		l.partial = l.partial[len(l.partial)-4096:]
+	}
+}
+
+// turnShow shows model turns on a terminal: a spinner while the model
+// works, and its text as it streams (escaped: the model's text is data,
+// and a terminal must not be steered by it). The model.turn fact is
+// appended (and printed) only once the turn is complete.
+type turnShow struct {
+	w io.Writer
+
+	// mu guards what follows: the turn shown now.
+	mu       sync.Mutex
+	stop     func() // the spinner's; nil when none runs
+	text     *present.Writer
+	streamed bool
+}
+
+// event shows a turn's progress; output events are live's.
+func (t *turnShow) event(e drive.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stop != nil {
+		t.stop()
+		t.stop = nil
+	}
+	switch e.Kind {
+	case drive.EventTurnStarted:
+		t.stop = spinner(t.w, fmt.Sprintf("model turn %d…", e.Turn))
+		t.text, t.streamed = present.NewWriter(t.w), false
+	case drive.EventText:
+		if t.text == nil {
+			t.text = present.NewWriter(t.w)
+		}
+		t.streamed = true
+		t.text.Write([]byte(e.Text))
+	case drive.EventTurnEnded:
+		if t.streamed {
+			t.text.Flush()
+			fmt.Fprintln(t.w)
+			if e.Error != "" {
+				// The turn is tried again from its start, or fails.
+				fmt.Fprintln(t.w, "(the stream stopped: the text above is not kept)")
+			}
+		}
+		t.text, t.streamed = nil, false
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/seed-7cc7a084/harness/internal/providertest"
 	"github.com/seed-7cc7a084/harness/thread/natsstore/natstest"
 )
 
@@ -84,13 +85,14 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":     cmdExits,
-			"waitfile":  cmdWaitfile,
-			"validjson": cmdValidJSON,
-			"bigfile":   cmdBigfile,
-			"bigwrite":  cmdBigwrite,
-			"fakemodel": cmdFakeModel,
-			"forge":     cmdForge,
+			"exits":       cmdExits,
+			"waitfile":    cmdWaitfile,
+			"validjson":   cmdValidJSON,
+			"bigfile":     cmdBigfile,
+			"bigwrite":    cmdBigwrite,
+			"fakemodel":   cmdFakeModel,
+			"streamcheck": cmdStreamCheck,
+			"forge":       cmdForge,
 		},
 	})
 }
@@ -191,7 +193,9 @@ func cmdBigwrite(ts *testscript.TestScript, neg bool, args []string) {
 // cmdFakeModel serves an OpenAI-compatible chat completions API for the
 // rest of the script, answering each request with the next line of a
 // replies file (the last repeats) — {"status": 400, "body": {...}}, the
-// status 200 when left out — and sets OPENAI_BASE_URL to it. Each request
+// status 200 when left out; or {"turn": {"text": ["pie", "ces"], "calls":
+// [["id", "tool", "args"]]}}, streamed when the request asks for a stream
+// — and sets OPENAI_BASE_URL to it. Each request
 // body is appended to requests.jsonl in $WORK, a line each.
 //
 //	fakemodel REPLIES.jsonl
@@ -202,6 +206,12 @@ func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 	type reply struct {
 		Status int             `json:"status"`
 		Body   json.RawMessage `json:"body"`
+		// Turn is a turn given as the request asks it: streamed
+		// (server-sent events, the text in these pieces) or whole.
+		Turn *struct {
+			Text  []string    `json:"text"`
+			Calls [][3]string `json:"calls"`
+		} `json:"turn"`
 	}
 	var replies []reply
 	for i, line := range strings.Split(strings.TrimSpace(ts.ReadFile(args[0])), "\n") {
@@ -227,6 +237,19 @@ func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 			f.Close()
 		}
 		mu.Unlock()
+		if t := rp.Turn; t != nil {
+			var req struct{ Stream bool }
+			_ = json.Unmarshal(body, &req)
+			if req.Stream {
+				w.Header().Set("Content-Type", "text/event-stream")
+				for _, e := range providertest.OpenAI.Stream(t.Text, true, t.Calls...).Events {
+					io.WriteString(w, e+"\n\n")
+					w.(http.Flusher).Flush()
+				}
+				return
+			}
+			rp.Body = json.RawMessage(providertest.OpenAI.Calls(strings.Join(t.Text, ""), t.Calls...).Body)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		if rp.Status != 0 {
 			w.WriteHeader(rp.Status)

@@ -38,8 +38,9 @@ export parsed back has the same hashes (replay --verify --file checks one).
 --follow (-f) goes on printing facts as they are appended, by whatever process
 drives the thread, until the thread ends: done, parked, failed or stopped. It
 then says so (in text) and exits as run would: 0 done, 3 parked, 1 failed or
-stopped; Ctrl-C leaves it (130). With -o jsonl each fact is one line as soon as
-it is appended. A store in a directory is read only when it changed, and let go
+stopped; Ctrl-C leaves it (130). With -o jsonl it writes the lines of run's
+-o stream-json: each fact as soon as it is appended ({"type":"fact","fact":…},
+the fact as -o jsonl writes it), then a result line. A store in a directory is read only when it changed, and let go
 of at once, so that the process driving the thread can open it.`,
 		Args:              args(1, 1, "THREAD"),
 		ValidArgsFunction: a.completeThreads,
@@ -47,7 +48,7 @@ of at once, so that the process driving the thread can open it.`,
 			ctx := cmd.Context()
 			id := args[0]
 			if follow && a.output == "json" {
-				return usageError("log --follow prints facts as they come: use -o jsonl (one JSON fact a line), not -o json")
+				return usageError("log --follow prints facts as they come: use -o jsonl (a JSON line each, as run -o stream-json writes them), not -o json")
 			}
 			s, err := a.openThreadRead(ctx, id)
 			if err != nil {
@@ -56,6 +57,9 @@ of at once, so that the process driving the thread can open it.`,
 			defer s.Close()
 			if follow {
 				f := &follower{a: a, s: s, id: id, next: max(from, 1), print: a.printFact}
+				if a.followLog = true; a.streamOut() {
+					f.print = f.streamFact
+				}
 				return f.follow(ctx)
 			}
 			log := s.Store.Read(ctx, id, from)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -652,42 +651,6 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	return d.finish(ctx)
 }
 
-// onTerminal is a model whose turns show on a terminal: a spinner while
-// the model works, and its text as it streams (escaped: the model's text
-// is data, and a terminal must not be steered by it). The model.turn fact
-// is appended (and printed) only once the turn is complete.
-type onTerminal struct {
-	model.Model
-	w io.Writer
-}
-
-// Turn takes the turn, showing it as it goes.
-func (m onTerminal) Turn(ctx context.Context, req model.Request) (model.Decision, error) {
-	stop := spinner(m.w, fmt.Sprintf("model turn %d…", req.Turn))
-	st, ok := m.Model.(model.Streamer)
-	if !ok {
-		defer stop()
-		return m.Model.Turn(ctx, req)
-	}
-	var once sync.Once
-	streamed := false
-	text := present.NewWriter(m.w)
-	d, err := st.Stream(ctx, req, func(delta string) {
-		once.Do(func() { stop(); streamed = true })
-		text.Write([]byte(delta))
-	})
-	once.Do(stop)
-	if streamed {
-		text.Flush()
-		fmt.Fprintln(m.w)
-		if err != nil {
-			// The turn is tried again from its start, or fails.
-			fmt.Fprintln(m.w, "(the stream stopped: the text above is not kept)")
-		}
-	}
-	return d, err
-}
-
 // spinner shows a spinner on w after a moment, until stop is called; stop
 // erases it.
 func spinner(w io.Writer, label string) (stop func()) {
@@ -748,6 +711,9 @@ type driver struct {
 	prompter *prompter
 	// live shows a running action's output on a terminal.
 	live *live
+	// progress is where the thread's progress goes (drive.Progress): a
+	// terminal, the stream (-o stream-json), or nowhere (nil).
+	progress drive.Progress
 	// policyGiven: this command's flags set the thread's policy (setPolicy).
 	flags *driveFlags
 }
@@ -759,7 +725,8 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 		approval.Resolve = s.Stock.Tools.Resolve
 	}
 	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(f.noInput), loaded: f.loaded, spec: f.model,
-		live: newLive(a.stdout, !a.jsonOut() && isTerminal(a.stdout)), flags: f}
+		live: newLive(a.stdout, a.textOut() && isTerminal(a.stdout)), flags: f}
+	d.progress = d.progressSink()
 	if err := d.build(); err != nil {
 		return nil, err
 	}
@@ -767,12 +734,25 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 	return d, nil
 }
 
-// model returns m as the runtime uses it: on a terminal, its turns show.
-func (d *driver) model(m model.Model) model.Model {
-	if m != nil && !d.a.jsonOut() && isTerminal(d.a.stdout) {
-		return onTerminal{Model: m, w: d.a.stdout}
+// progressSink is where this command shows what the thread does between
+// its facts: the stream's progress lines (-o stream-json); on a
+// terminal, the model's text as it streams and a running command's
+// output; else nowhere.
+func (d *driver) progressSink() drive.Progress {
+	switch {
+	case d.a.streamOut():
+		return d.a.streamProgress
+	case d.live.on:
+		turns := &turnShow{w: d.a.stdout}
+		return func(e drive.Event) {
+			if e.Kind == drive.EventOutput {
+				d.live.output(e.Stream, []byte(e.Text))
+				return
+			}
+			turns.event(e)
+		}
 	}
-	return m
+	return nil
 }
 
 // build makes the runtime on the session's open store. Built again (the
@@ -783,7 +763,7 @@ func (d *driver) build() error {
 	if d.rt != nil {
 		m = d.rt.Services.Model // a drive in progress keeps its model
 	} else {
-		m = d.model(d.loaded)
+		m = drive.Live(d.loaded)
 	}
 	// The observer watches the workspace through a change feed where the
 	// system has one, and leaves out this command's own output, should it
@@ -842,6 +822,12 @@ func (d *driver) show(f facts.Fact, err error) {
 		return
 	}
 	d.appended = append(d.appended, f)
+	if d.a.streamOut() {
+		if err := d.a.streamFact(f); err != nil {
+			fmt.Fprintf(d.a.stderr, "harness: %s\n", personError(err))
+		}
+		return
+	}
 	if d.a.jsonOut() {
 		return
 	}
@@ -863,12 +849,10 @@ func (d *driver) show(f facts.Fact, err error) {
 	}
 }
 
-// watching is ctx under which a command's output is shown live.
+// watching is ctx under which the thread's progress is shown (see
+// progressSink), for a start; Drive does the same with Options.Progress.
 func (d *driver) watching(ctx context.Context) context.Context {
-	if d.live == nil || !d.live.on {
-		return ctx
-	}
-	return tools.WithOutput(ctx, d.live.output)
+	return drive.WithProgress(ctx, d.progress)
 }
 
 // factLine is one fact, for a person.
@@ -881,7 +865,7 @@ func (a *app) factLine(f facts.Fact) string {
 // the settings file's.
 func (d *driver) loadModel(recorded string) (model.Model, error) {
 	if d.loaded != nil {
-		return d.model(d.loaded), nil
+		return d.loaded, nil
 	}
 	spec := d.spec
 	if spec == "" {
@@ -903,7 +887,7 @@ func (d *driver) loadModel(recorded string) (model.Model, error) {
 // resumeOnce runs one Resume of the thread; an error that stopped it
 // (other than a defect, which the log records) is explained.
 func (d *driver) resumeOnce(ctx context.Context, th *harness.Thread) (harness.Outcome, error) {
-	out, err := th.Resume(d.watching(ctx))
+	out, err := th.Resume(ctx) // under Options.Progress
 	d.live.stop()
 	if err != nil && !errors.Is(err, harness.ErrDefect) {
 		return out, d.interrupted(ctx, th.ID(), err)
@@ -929,6 +913,7 @@ func (d *driver) options() drive.Options {
 		FollowPolicy: true,
 		Retry:        d.retry,
 		LoadModel:    d.loadModel,
+		Progress:     d.progress,
 		Resume: func(ctx context.Context, th *harness.Thread, _ drive.State) (harness.Outcome, error) {
 			return d.resumeOnce(ctx, th)
 		},
@@ -994,23 +979,39 @@ func (d *driver) finish(ctx context.Context) error {
 // said once: on stdout, with the state (the exit code says it failed).
 func (a *app) report(st drive.State, appended []facts.Fact, s *session) error {
 	root := s.Place.Root
-	if a.jsonOut() {
+	switch {
+	case a.streamOut():
+		if err := a.streamResult(drive.ResultOf(st, statusExit(st.Status), drive.LastText(appended))); err != nil {
+			return err
+		}
+	case a.jsonOut():
 		if err := a.printStateJSON(st, appended, s); err != nil {
 			return err
 		}
-	} else {
+	default:
 		a.printState(st, root)
 	}
-	switch st.Status {
-	case harness.StatusDone:
+	switch code := statusExit(st.Status); code {
+	case exitOK:
 		return nil
-	case harness.StatusParked:
+	case exitParked:
 		a.code = exitParked
 		return nil
-	case harness.StatusResumable:
-		return nil
+	default:
+		return &exitErr{code: code} // said above
 	}
-	return &exitErr{code: exitError} // said above
+}
+
+// statusExit is the exit code of a command that leaves a thread in status:
+// 0 done (or resumable), 3 parked, 1 otherwise.
+func statusExit(status harness.Status) int {
+	switch status {
+	case harness.StatusDone, harness.StatusResumable:
+		return exitOK
+	case harness.StatusParked:
+		return exitParked
+	}
+	return exitError
 }
 
 // usage says a thread's model turns and tokens: "2 model turns, 980 tokens".
@@ -1026,7 +1027,23 @@ func usage(st drive.State) string {
 	if b.Tokens == 0 {
 		return fmt.Sprintf("%d %s", b.Turns, turns) // a model that counts none
 	}
-	return fmt.Sprintf("%d %s, %s tokens", b.Turns, turns, present.TokenCount(b.Tokens))
+	return fmt.Sprintf("%d %s, %s tokens%s", b.Turns, turns, present.TokenCount(b.Tokens), costNote(st))
+}
+
+// costNote says what a thread's turns cost (", $0.0123"), or, once, that
+// its model is not in the price table (tokens only). A scripted model
+// costs nothing and is not said.
+func costNote(st drive.State) string {
+	c := st.Cost
+	switch {
+	case c == nil:
+		return ""
+	case len(c.Tables) > 0:
+		return ", " + present.USD(c.USD)
+	case c.UnpricedTurns > 0 && st.Model != "" && !strings.HasPrefix(st.Model, "scripted:"):
+		return fmt.Sprintf(" (no price for %s in the price table: tokens only)", present.EscapeLine(st.Model))
+	}
+	return ""
 }
 
 // goOnHint says how to go on with a thread a budget stopped: fork it
@@ -1101,6 +1118,9 @@ func (a *app) printPending(p drive.Pending, root string) {
 			}
 		} else {
 			fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(drive.Ref(p)), esc(p.Tool), esc(present.Clip(p.Args, pendingArgsRunes)))
+		}
+		if p.Reason != "" {
+			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "asked because"), esc(p.Reason))
 		}
 		if diff := tools.Preview(root, p.Tool, p.Args); diff != "" {
 			for _, line := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {

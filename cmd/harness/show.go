@@ -208,7 +208,14 @@ func (sh shower) turn(ctx context.Context, f facts.Fact) error {
 	if q := mt.Question; q != nil {
 		fmt.Fprintf(w, "  asks %s\n", present.EscapeLine(q.Text))
 	}
-	fmt.Fprintf(w, "  tokens  %d in, %d out\n", mt.Usage.InputTokens, mt.Usage.OutputTokens)
+	fmt.Fprintf(w, "  tokens  %d in, %d out", mt.Usage.InputTokens, mt.Usage.OutputTokens)
+	if u := mt.Usage; u.CacheReadTokens > 0 || u.CacheWriteTokens > 0 {
+		fmt.Fprintf(w, " (of the input, %d read from the cache, %d written to it)", u.CacheReadTokens, u.CacheWriteTokens)
+	}
+	fmt.Fprintln(w)
+	if c := mt.Cost; c != nil {
+		fmt.Fprintf(w, "  cost  %s (USD %g, price table %s)\n", present.USD(c.USD), c.USD, present.EscapeLine(c.Table))
+	}
 	x := mt.Exchange
 	if x == nil {
 		fmt.Fprintln(w, "  exchange  none kept (a scripted model, or a provider that exposes no bytes)")

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/internal/providertest"
 )
 
 // hostileText is what a hostile model streams: a fake prompt, then a
@@ -101,4 +103,30 @@ func TestDroppedStreamIsRetried(t *testing.T) {
 	require.Contains(t, out, `turn 1: "The TTL is 60 seconds."`)
 	require.Equal(t, 1, strings.Count(out, "model.turn"), "one turn recorded")
 	require.EqualValues(t, 2, calls.Load())
+}
+
+// Every command that drives a thread shows the model's text as it
+// streams on a terminal, not only run: a thread parked by run, approved
+// with resume, streams its next turn, and the command's output is shown.
+// The streamed text is printed as it came (its line break a line break),
+// where a fact's line would quote it ("\n").
+func TestResumeStreamsOnATerminal(t *testing.T) {
+	f := providertest.NewFake(t, providertest.OpenAI.Path,
+		providertest.OpenAI.Stream([]string{"Running ", "it."}, true, [3]string{"c1", "run_command", `{"command":"echo out-$((40+2))"}`}),
+		providertest.OpenAI.Stream([]string{"All done.\n", "second-line-marker"}, true))
+	dir := workspace(t, map[string]string{})
+	env := []string{"NO_COLOR=1", "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + f.Server.URL + "/v1", "HARNESS_STORE="}
+	tm := startTerminal(t, dir, env, "run", "--no-input", "--sandbox", "off", "--model", "openai:fake", "Run it")
+	require.Equal(t, exitParked, tm.exit(), tm.output())
+	tm = startTerminal(t, dir, env, "resume", "t1", "--approve", "all")
+	require.Zero(t, tm.exit(), tm.output())
+	out := strings.ReplaceAll(tm.output(), "\r\n", "\n")
+	require.Regexp(t, `(?m)^second-line-marker$`, out, "the turn's text streamed on resume")
+	require.Contains(t, out, "out-42", "the command's output")
+	var bodies []string
+	for _, b := range f.Requests() {
+		bodies = append(bodies, string(b))
+	}
+	require.Len(t, bodies, 2)
+	require.Contains(t, bodies[1], `"stream":true`, "resume asks for a stream")
 }

@@ -81,6 +81,10 @@ func (a *app) threadsCmd() *cobra.Command {
 				if r.Tokens > 0 {
 					tokens = tokenCount(r.Tokens)
 				}
+				if r.Cost != nil && len(r.Cost.Tables) > 0 {
+					// The tree's: a child's is in its parent's once it reported.
+					tokens += " " + present.USD(r.Cost.USD)
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", strings.Repeat("  ", depth[i])+r.Thread, st, dash(waits), ago(now, r.Head.At),
 					tokens, dash(shortModel(r.Model)), cut(oneLine(r.Title), 50))
 			}

@@ -52,7 +52,7 @@ var Anthropic = Provider{
 		{Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210344 tokens > 200000 maximum"}}`},
 		{Status: 413, Body: `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`},
 	},
-	Usage:             facts.Usage{InputTokens: 23, OutputTokens: 7},
+	Usage:             facts.Usage{InputTokens: 23, OutputTokens: 7, CacheReadTokens: 3},
 	LastCallAndResult: anthropicCallAndResult,
 }
 

@@ -262,8 +262,10 @@ func inputArgs(raw string) string {
 
 func usage(u sdk.Usage) facts.Usage {
 	return facts.Usage{
-		InputTokens:  u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
-		OutputTokens: u.OutputTokens,
+		InputTokens:      u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+		OutputTokens:     u.OutputTokens,
+		CacheReadTokens:  u.CacheReadInputTokens,
+		CacheWriteTokens: u.CacheCreationInputTokens,
 	}
 }
 
@@ -347,6 +349,7 @@ func (a *events) Add(ev sdk.MessageStreamEventUnion, onText func(string)) {
 		if u := ev.Usage; u.InputTokens != 0 || u.OutputTokens != 0 {
 			if in := u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens; in != 0 {
 				a.usage.InputTokens = in
+				a.usage.CacheReadTokens, a.usage.CacheWriteTokens = u.CacheReadInputTokens, u.CacheCreationInputTokens
 			}
 			a.usage.OutputTokens = u.OutputTokens
 		}

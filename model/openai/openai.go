@@ -239,7 +239,7 @@ func decision(res *sdk.ChatCompletion) (model.Decision, error) {
 	msg := res.Choices[0].Message
 	d := model.Decision{
 		Text:       msg.Content,
-		Usage:      facts.Usage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens},
+		Usage:      usage(res.Usage),
 		StopReason: string(res.Choices[0].FinishReason),
 	}
 	if d.Text == "" {
@@ -285,7 +285,7 @@ type streamCall struct {
 // Add folds one chunk in.
 func (a *chunks) Add(c sdk.ChatCompletionChunk, onText func(string)) {
 	if c.Usage.PromptTokens != 0 || c.Usage.CompletionTokens != 0 {
-		a.usage = facts.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+		a.usage = usage(c.Usage)
 	}
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
@@ -356,4 +356,10 @@ func (a *chunks) Decision() model.Decision {
 		d.ToolCalls = append(d.ToolCalls, facts.ToolCall{ID: c.id, Name: c.name, Args: c.args.String()})
 	}
 	return d
+}
+
+// usage is a response's usage: the prompt's tokens (the cached ones among
+// them, when the server says) and the completion's.
+func usage(u sdk.CompletionUsage) facts.Usage {
+	return facts.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CacheReadTokens: u.PromptTokensDetails.CachedTokens}
 }

@@ -1,0 +1,26 @@
+package action
+
+import "context"
+
+// Output is given an adapter's output as it comes, while the action runs:
+// each piece read from a command's stdout or stderr (stream is "stdout"
+// or "stderr"), raw — it is the command's, and may hold anything; escape
+// it before it reaches a terminal. It is called from the goroutines that
+// read the output, one per stream, and must return quickly. What is given
+// is ephemeral: the report keeps the output as always.
+type Output func(actionID, stream string, p []byte)
+
+// outputKey carries the Output WithOutput sets.
+type outputKey struct{}
+
+// WithOutput returns a context under which an adapter that can (the
+// built-in run_command) gives its output to show as it comes.
+func WithOutput(ctx context.Context, show Output) context.Context {
+	return context.WithValue(ctx, outputKey{}, show)
+}
+
+// OutputOf returns the Output of ctx (WithOutput), nil when none.
+func OutputOf(ctx context.Context) Output {
+	f, _ := ctx.Value(outputKey{}).(Output)
+	return f
+}

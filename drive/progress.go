@@ -1,0 +1,126 @@
+package drive
+
+import (
+	"context"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/model"
+)
+
+// What a thread does between two facts is shown as it happens: the
+// model's text as it streams, a running command's output as it comes.
+// These are progress events, ephemeral: nothing of them is recorded (the
+// model.turn and action.completed facts keep what is kept), and a front
+// end that misses one misses nothing of the record. Every front end gets
+// them through one sink, Progress (Options.Progress, WithProgress).
+
+// EventKind says what a progress Event tells.
+type EventKind string
+
+// The kinds of progress events.
+const (
+	// EventTurnStarted: a model turn was sent (Turn is its number).
+	EventTurnStarted EventKind = "turn_started"
+	// EventText: a piece of the model's text, as it streamed (Text).
+	EventText EventKind = "text"
+	// EventTurnEnded: the turn's answer is complete, or (Error set) the
+	// turn stopped before it was: the text streamed since its start is
+	// not kept, and the turn is tried again from its start or fails.
+	EventTurnEnded EventKind = "turn_ended"
+	// EventOutput: a piece of a running command's output (ActionID,
+	// Stream, Text).
+	EventOutput EventKind = "output"
+)
+
+// Event is one progress event. Text is the model's or the command's,
+// raw: data that may hold anything, to be escaped before a terminal
+// shows it. A command's output is cut where its pipe was read, not at
+// line or character boundaries; bytes that are not UTF-8 become U+FFFD
+// in JSON.
+type Event struct {
+	Kind EventKind `json:"event"`
+	// Thread is the thread of a model turn ("" for a command's output:
+	// its action.started fact names the thread of ActionID).
+	Thread string `json:"thread,omitempty"`
+	// Turn is the model turn's number, counting the thread's turns from 1.
+	Turn int `json:"turn,omitempty"`
+	// ActionID and Stream ("stdout" or "stderr") say whose output Text is.
+	ActionID string `json:"action_id,omitempty"`
+	Stream   string `json:"stream,omitempty"`
+	Text     string `json:"text,omitempty"`
+	// Error says why a turn ended without an answer (EventTurnEnded).
+	Error string `json:"error,omitempty"`
+}
+
+// Progress receives a thread's progress events as they happen. It is
+// called from the goroutine of the model turn (in order, for one turn)
+// and from the goroutines that read a command's output (one per stream),
+// so it must be safe for concurrent use and return quickly.
+type Progress func(Event)
+
+// progressKey carries the Progress of WithProgress.
+type progressKey struct{}
+
+// WithProgress returns ctx under which the progress of a thread run with
+// it goes to p: the text of the model turns of a model made Live, and
+// the output of the commands its actions run. Drive does this itself
+// with Options.Progress; a front end that starts a thread (Thread.Start,
+// StartNext) before it drives it runs the start under WithProgress, with
+// its runtime's model made Live.
+func WithProgress(ctx context.Context, p Progress) context.Context {
+	if p == nil {
+		return ctx
+	}
+	ctx = context.WithValue(ctx, progressKey{}, p)
+	return action.WithOutput(ctx, func(id, stream string, b []byte) {
+		p(Event{Kind: EventOutput, ActionID: id, Stream: stream, Text: string(b)})
+	})
+}
+
+func progressOf(ctx context.Context) Progress {
+	p, _ := ctx.Value(progressKey{}).(Progress)
+	return p
+}
+
+// Live returns m such that its turns, under a context of WithProgress,
+// are streamed (when m is a model.Streamer) and told to the Progress:
+// the turn's start, its text as it comes, its end. Under any other
+// context a turn is m's as it is. Live of a Live model is that model.
+func Live(m model.Model) model.Model {
+	if m == nil {
+		return nil
+	}
+	if l, ok := m.(live); ok {
+		return l
+	}
+	return live{m}
+}
+
+// live is a model made Live.
+type live struct{ m model.Model }
+
+// Turn takes the turn with the model, telling its progress.
+func (l live) Turn(ctx context.Context, req model.Request) (model.Decision, error) {
+	p := progressOf(ctx)
+	if p == nil {
+		return l.m.Turn(ctx, req)
+	}
+	p(Event{Kind: EventTurnStarted, Thread: req.Thread, Turn: req.Turn})
+	var d model.Decision
+	var err error
+	if st, ok := l.m.(model.Streamer); ok {
+		d, err = st.Stream(ctx, req, func(delta string) {
+			if delta != "" {
+				p(Event{Kind: EventText, Thread: req.Thread, Turn: req.Turn, Text: delta})
+			}
+		})
+	} else {
+		d, err = l.m.Turn(ctx, req)
+	}
+	end := Event{Kind: EventTurnEnded, Thread: req.Thread, Turn: req.Turn}
+	if err != nil {
+		end.Error = err.Error()
+	}
+	p(end)
+	return d, err
+}
