@@ -49,12 +49,12 @@ func fxOf(i int) fxThread {
 
 // The seqs of a fixture thread's facts.
 const (
-	seqConfigured = iota + 1
-	seqMessage
+	seqMessage = iota + 1
+	seqConfigured
 	seqTurn
+	seqRequested
 	seqConfirm
 	seqAnswer
-	seqRequested
 	seqStarted
 	seqCompleted
 	seqCheck
@@ -63,7 +63,8 @@ const (
 )
 
 // drafts are the facts of fixture thread x, as the runtime appends them
-// for one approved tool call.
+// for one approved tool call (the action's request before its
+// confirmation, which names the action).
 func (x fxThread) drafts(tb testing.TB) []facts.Draft {
 	args, err := json.Marshal(map[string]string{"path": x.path, "content": "x"})
 	require.NoError(tb, err)
@@ -73,18 +74,18 @@ func (x fxThread) drafts(tb testing.TB) []facts.Draft {
 		return dr
 	}
 	return []facts.Draft{
-		d(facts.KindSystemConfigured, facts.SystemConfigured{Model: x.model, Prompt: "You are a coding agent."}),
 		d(facts.KindUserMessage, facts.UserMessage{Text: "Please fix the " + x.topic + " bug."}),
+		d(facts.KindSystemConfigured, facts.SystemConfigured{Model: x.model, Prompt: "You are a coding agent."}),
 		d(facts.KindModelTurn, facts.ModelTurn{Turn: 1, Text: "Looking at the " + x.topic + " code.", ToolCalls: []facts.ToolCall{{ID: "call_1", Name: x.tool, Args: string(args)}}}),
-		d(facts.KindConfirmationRequested, facts.ConfirmationRequested{RequestID: "req_1", CallID: "call_1", Tool: x.tool, Args: string(args)}),
-		d(facts.KindConfirmationAnswered, facts.ConfirmationAnswered{RequestID: "req_1", Approved: true, By: x.by}),
-		d(facts.KindActionRequested, facts.ActionRequested{ActionID: "act_1", CallID: "call_1", Adapter: x.tool, Payload: facts.RawJSON(args)}),
-		d(facts.KindActionStarted, facts.ActionStarted{ActionID: "act_1"}),
-		d(facts.KindActionCompleted, facts.ActionCompleted{ActionID: "act_1",
+		d(facts.KindActionRequested, facts.ActionRequested{ActionID: "1-call_1", CallID: "call_1", Adapter: x.tool, Payload: facts.RawJSON(args), Confirm: true}),
+		d(facts.KindConfirmationRequested, facts.ConfirmationRequested{RequestID: "1-call_1", CallID: "1-call_1", Tool: x.tool, Args: string(args)}),
+		d(facts.KindConfirmationAnswered, facts.ConfirmationAnswered{RequestID: "1-call_1", Approved: true, By: x.by}),
+		d(facts.KindActionStarted, facts.ActionStarted{ActionID: "1-call_1"}),
+		d(facts.KindActionCompleted, facts.ActionCompleted{ActionID: "1-call_1",
 			Report:      facts.Report{Status: facts.StatusSucceeded, Stdout: "wrote it " + x.word},
 			Observation: facts.Observation{Available: true, Changed: []facts.PathChange{{Path: x.path, After: "abc"}}},
 			EffectState: x.effect}),
-		d(facts.KindCheckRecorded, facts.CheckRecorded{ActionID: "act_1", Check: facts.CheckSpec{Name: "file_equals", Target: x.path}, Verdict: x.check}),
+		d(facts.KindCheckRecorded, facts.CheckRecorded{ActionID: "1-call_1", Check: facts.CheckSpec{Name: "file_equals", Target: x.path}, Verdict: x.check}),
 		d(facts.KindModelTurn, facts.ModelTurn{Turn: 2, Text: "Done with the " + x.topic + "."}),
 	}
 }

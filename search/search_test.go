@@ -81,12 +81,15 @@ func when(ok bool, seqs ...uint64) []uint64 {
 }
 
 // The facts of a call from the fixture's answer on, which carry who answered.
-var answered = []uint64{seqAnswer, seqRequested, seqStarted, seqCompleted, seqCheck}
+var answered = []uint64{seqAnswer, seqStarted, seqCompleted, seqCheck}
 
 // The facts of the fixture's call: the turn that made it and every fact after.
-var callFacts = []uint64{seqTurn, seqConfirm, seqAnswer, seqRequested, seqStarted, seqCompleted, seqCheck}
+var callFacts = []uint64{seqTurn, seqRequested, seqConfirm, seqAnswer, seqStarted, seqCompleted, seqCheck}
 
 var allSeqs = []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+
+// The facts after system.configured, which carry the model.
+var configured = allSeqs[seqConfigured-1:]
 
 var queries = []struct {
 	query string
@@ -103,8 +106,8 @@ var queries = []struct {
 	{"effect:unknown", func(_ int, x fxThread) []uint64 { return when(x.effect == facts.EffectUnknown, seqCompleted, seqCheck) }},
 	{"check:fail", func(_ int, x fxThread) []uint64 { return when(x.check == facts.VerdictFail, seqCheck) }},
 	{"check:file_equals", func(int, fxThread) []uint64 { return []uint64{seqCheck} }},
-	{"model:claude-test", func(_ int, x fxThread) []uint64 { return when(x.model == "anthropic:claude-test", allSeqs...) }},
-	{"model:openai:gpt-test", func(_ int, x fxThread) []uint64 { return when(x.model == "openai:gpt-test", allSeqs...) }},
+	{"model:claude-test", func(_ int, x fxThread) []uint64 { return when(x.model == "anthropic:claude-test", configured...) }},
+	{"model:openai:gpt-test", func(_ int, x fxThread) []uint64 { return when(x.model == "openai:gpt-test", configured...) }},
 	{"thread:t-00007", func(i int, _ fxThread) []uint64 { return when(i == 7, allSeqs...) }},
 	{"zebra7", func(i int, _ fxThread) []uint64 { return when(i == 7, seqCompleted) }},
 	{"LOGIN Bug", func(_ int, x fxThread) []uint64 { return when(x.topic == "login", seqMessage) }},
@@ -178,7 +181,7 @@ func TestUpdateIndexesOnlyWhatWasAppended(t *testing.T) {
 
 	// bob reconciles thread 3's call, after it was indexed: the new fact
 	// is indexed alone, and carries what the call said before it.
-	d, err := facts.NewDraft(facts.KindEffectReconciled, facts.IngressCause("r"), facts.EffectReconciled{ActionID: "act_1", Decision: facts.DecisionAccept, By: "zed", Note: "looked fine to me"})
+	d, err := facts.NewDraft(facts.KindEffectReconciled, facts.IngressCause("r"), facts.EffectReconciled{ActionID: "1-call_1", Decision: facts.DecisionAccept, By: "zed", Note: "looked fine to me"})
 	require.NoError(t, err)
 	_, err = store.Append(ctx, fxOf(3).id, fxFacts, d)
 	require.NoError(t, err)

@@ -294,7 +294,12 @@ func (c *carry) index(f facts.Fact) posting {
 		}
 	case facts.KindConfirmationRequested:
 		if p, err := facts.Decode[facts.ConfirmationRequested](f); err == nil {
-			key := p.CallID
+			// A confirmation names the action it asks about (its call_id is
+			// the action's id); one that names a model's call, that call.
+			key, ok := c.link(nameAct + p.CallID)
+			if !ok {
+				key = p.CallID
+			}
 			if key == "" {
 				key = "request/" + p.RequestID
 			}
