@@ -478,8 +478,10 @@ func (ix *Index) Search(ctx context.Context, store thread.Store, q Query, o Opti
 	}
 	page := Page{Hits: []Hit{}}
 	kept := map[string]bool{}
-	var seek []byte
-	for len(page.Hits) < o.Limit {
+	var seek, last []byte
+	// One hit past the page is looked for, so that Next is given only
+	// when there is a next page.
+	for {
 		if err := ctx.Err(); err != nil {
 			return Page{}, fmt.Errorf("search: %w", err)
 		}
@@ -493,7 +495,7 @@ func (ix *Index) Search(ctx context.Context, store thread.Store, q Query, o Opti
 			}
 			s := it.Key()[len(prefixes[i]):]
 			if stop != nil && bytes.Compare(s[:min(8, len(s))], stop) >= 0 {
-				return page, nil
+				return page, it.Error()
 			}
 			if !bytes.Equal(s, target) {
 				target = slices.Clone(s)
@@ -509,11 +511,12 @@ func (ix *Index) Search(ctx context.Context, store thread.Store, q Query, o Opti
 			return Page{}, err
 		}
 		switch {
+		case ok && len(page.Hits) == o.Limit:
+			page.Next = hex.EncodeToString(last)
+			return page, nil
 		case ok:
 			page.Hits = append(page.Hits, hit)
-			if len(page.Hits) == o.Limit {
-				page.Next = hex.EncodeToString(target)
-			}
+			last = slices.Clone(target)
 		case hit.Fact.Seq != 0:
 			// A thread the caller does not keep: not a drop.
 		default:
@@ -521,7 +524,6 @@ func (ix *Index) Search(ctx context.Context, store thread.Store, q Query, o Opti
 		}
 		target = append(target, sep)
 	}
-	return page, nil
 }
 
 // confirm reads the hit at the posting suffix s from the log and checks
