@@ -183,21 +183,62 @@ func (ix *Index) Update(ctx context.Context, store thread.Store) (Stats, error) 
 			if marks.Valid() && bytes.Equal(marks.Key(), key) {
 				m, _ = decodeMark(marks.Value())
 			}
-			if m.seq == h.Seq && m.hash == h.Hash {
-				continue
-			}
-			n, rewritten, err := ix.indexThread(ctx, store, h, m)
-			if err != nil {
+			if err := ix.catchUp(ctx, store, h, m, &st); err != nil {
 				return st, fmt.Errorf("update search index: %w", err)
-			}
-			st.Threads++
-			st.Facts += n
-			if rewritten {
-				st.Rewritten++
 			}
 		}
 		page.After = heads[len(heads)-1].Thread
 	}
+}
+
+// UpdateThread brings the index up to date with one thread of store, as
+// Update does for all: the call for a process that has just appended to
+// it, so that a search finds the facts without indexing them first.
+func (ix *Index) UpdateThread(ctx context.Context, store thread.Store, id string) (Stats, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var st Stats
+	if ix.closed {
+		return st, ErrClosed
+	}
+	h, err := store.Head(ctx, id)
+	if errors.Is(err, thread.ErrNotFound) {
+		return st, nil
+	}
+	if err != nil {
+		return st, fmt.Errorf("update search index for %s: %w", id, err)
+	}
+	var m mark
+	v, closer, err := ix.db.Get(markKey(id))
+	switch {
+	case err == nil:
+		m, _ = decodeMark(v)
+		closer.Close()
+	case !errors.Is(err, pebble.ErrNotFound):
+		return st, fmt.Errorf("update search index for %s: %w", id, err)
+	}
+	if err := ix.catchUp(ctx, store, h, m, &st); err != nil {
+		return st, fmt.Errorf("update search index for %s: %w", id, err)
+	}
+	return st, nil
+}
+
+// catchUp indexes h's thread past its mark m, if the head is not the
+// mark, counting in st. The caller holds mu.
+func (ix *Index) catchUp(ctx context.Context, store thread.Store, h thread.Head, m mark, st *Stats) error {
+	if m.seq == h.Seq && m.hash == h.Hash {
+		return nil
+	}
+	n, rewritten, err := ix.indexThread(ctx, store, h, m)
+	if err != nil {
+		return err
+	}
+	st.Threads++
+	st.Facts += n
+	if rewritten {
+		st.Rewritten++
+	}
+	return nil
 }
 
 // Reindex empties the index and builds it again from every log of store.

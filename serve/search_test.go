@@ -1,0 +1,53 @@
+package serve_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/harnesstest"
+)
+
+// GET /api/search answers the one search document, the command's -o json.
+func TestAPISearch(t *testing.T) {
+	f := newFixture(t, harnesstest.ToolScript)
+	require.Equal(t, harness.StatusParked, f.start("t1").Status)
+	require.Equal(t, harness.StatusParked, f.start("t2").Status)
+
+	get := func(query string, more string) (int, drive.SearchResult, string) {
+		resp, b := f.do("GET", "/api/search?q="+url.QueryEscape(query)+more, "")
+		var res drive.SearchResult
+		if resp.StatusCode == http.StatusOK {
+			require.NoError(t, json.Unmarshal(b, &res))
+		}
+		return resp.StatusCode, res, string(b)
+	}
+	code, res, body := get("kind:confirmation.requested status:parked path:cache.toml", "")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Len(t, res.Hits, 2)
+	require.Equal(t, "t2", res.Hits[0].Thread, "newest first")
+	require.Equal(t, "kind:confirmation.requested status:parked path:cache.toml", res.Query)
+
+	code, res, body = get("kind:confirmation.requested", "&limit=1")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Len(t, res.Hits, 1)
+	require.NotEmpty(t, res.Next)
+	code, res, body = get("kind:confirmation.requested", "&limit=1&page="+res.Next)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, "t1", res.Hits[0].Thread)
+	require.Empty(t, res.Next)
+
+	code, _, body = get("colour:red", "")
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, body, `term 1 \"colour:red\": no field`)
+	require.Contains(t, body, "bad_query")
+	code, _, _ = get("ttl", "&limit=0")
+	require.Equal(t, http.StatusBadRequest, code)
+	code, _, _ = get("ttl", "&page=zz")
+	require.Equal(t, http.StatusBadRequest, code)
+}
