@@ -1,16 +1,19 @@
 package serve_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/harnesstest"
+	"github.com/seed-7cc7a084/harness/search"
 )
 
 // GET /api/search answers the one search document, the command's -o json.
@@ -50,4 +53,26 @@ func TestAPISearch(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, code)
 	code, _, _ = get("ttl", "&page=zz")
 	require.Equal(t, http.StatusBadRequest, code)
+}
+
+// The server indexes what is appended through it, without waiting for a
+// search: the index, read as it is (no update), soon has the thread.
+func TestServerIndexesAppends(t *testing.T) {
+	f := newFixture(t, harnesstest.ToolScript)
+	require.Equal(t, harness.StatusParked, f.start("t1").Status)
+	q, err := search.Parse("kind:confirmation.requested thread:t1", time.Now())
+	require.NoError(t, err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ix, err := f.place.OpenSearch(context.Background(), 10*time.Second)
+		require.NoError(t, err)
+		p, err := ix.Search(context.Background(), f.store, q, search.Options{})
+		require.NoError(t, ix.Close())
+		require.NoError(t, err)
+		if len(p.Hits) == 1 {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "the server never indexed t1")
+		time.Sleep(20 * time.Millisecond)
+	}
 }
