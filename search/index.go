@@ -51,6 +51,11 @@ const layoutVersion = 1
 // lockPoll is how often Open tries again an index another process has.
 const lockPoll = 50 * time.Millisecond
 
+// DefaultWait is how long a search should wait for the index while
+// another process reads or updates it: an update is short, a rebuild
+// of a large store is not.
+const DefaultWait = 10 * time.Second
+
 // Open opens the index in dir, making an empty one if there is none. If
 // another process has it open, Open tries again until wait has passed (0
 // tries once) or ctx is done, then fails with ErrLocked.

@@ -629,10 +629,6 @@ func (s *Server) apiEffects(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, es)
 }
 
-// searchWait is how long a search waits for the index while another
-// process (a harness search) reads or updates it.
-const searchWait = 10 * time.Second
-
 // apiSearch answers a search (drive.Search) with the one search document.
 // The index is opened for the request and closed after it, so that a
 // harness search run beside the server can open it too.
@@ -646,7 +642,7 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 		}
 		o.Limit = n
 	}
-	ix, err := s.opts.Stock.Place.OpenSearch(r.Context(), searchWait)
+	ix, err := s.opts.Stock.Place.OpenSearch(r.Context(), search.DefaultWait)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -13,10 +12,6 @@ import (
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/search"
 )
-
-// searchWait is how long a search waits for the index another harness
-// process is reading or updating, at least.
-const searchWait = 10 * time.Second
 
 func (a *app) searchCmd() *cobra.Command {
 	var limit int
@@ -65,7 +60,7 @@ the log says the same. --reindex builds it again from the logs.
 				return err
 			}
 			defer s.Close()
-			ix, err := s.Place.OpenSearch(ctx, max(a.wait, searchWait))
+			ix, err := s.Place.OpenSearch(ctx, max(a.wait, search.DefaultWait))
 			if err != nil {
 				return err
 			}
