@@ -19,6 +19,9 @@ var (
 	ErrIndexVersion = errors.New("search index of another layout version")
 	// ErrClosed: the index is closed.
 	ErrClosed = errors.New("search index is closed")
+	// ErrNotDir: the index's place is a link or a file, not a directory
+	// (a repository may have put it there): nothing is written through it.
+	ErrNotDir = errors.New("search index is not a directory")
 )
 
 // QueryError is a query term that does not parse.

@@ -59,9 +59,18 @@ const DefaultWait = 10 * time.Second
 // Open opens the index in dir, making an empty one if there is none. If
 // another process has it open, Open tries again until wait has passed (0
 // tries once) or ctx is done, then fails with ErrLocked.
+//
+// dir must be a directory, or not be there: a link or a file in its
+// place is ErrNotDir, and nothing is written through it.
 func Open(ctx context.Context, dir string, wait time.Duration) (*Index, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("open search index: %w", err)
+	}
+	if err := checkDir(dir); err != nil { // made meanwhile by another
+		return nil, err
 	}
 	deadline := time.Now().Add(wait)
 	for {
@@ -84,6 +93,56 @@ func Open(ctx context.Context, dir string, wait time.Duration) (*Index, error) {
 		case <-t.C:
 		}
 	}
+}
+
+// checkDir refuses a dir that is there and is not a directory, or holds
+// anything but files: Pebble would write through a link it holds.
+func checkDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("search index %s: %w (%s)", dir, ErrNotDir, fi.Mode().Type())
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("search index %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			return fmt.Errorf("search index %s: %w: it holds %s, which is not a file (%s)", dir, ErrNotDir, e.Name(), e.Type())
+		}
+	}
+	return nil
+}
+
+// Rebuild opens the index in dir and builds it again from store's logs
+// (Reindex). An index that does not open — of another layout version,
+// damaged, or holding a link — is removed first and made anew: it holds
+// nothing the logs do not. One another process has open is waited for, as Open does.
+func Rebuild(ctx context.Context, dir string, wait time.Duration, store thread.Store) (*Index, Stats, error) {
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		return nil, Stats{}, fmt.Errorf("search index %s: %w (%s)", dir, ErrNotDir, fi.Mode().Type())
+	}
+	ix, err := Open(ctx, dir, wait)
+	if err != nil && !errors.Is(err, ErrLocked) && ctx.Err() == nil {
+		// dir is a directory (or gone): RemoveAll removes the links it
+		// holds, never what they point at.
+		if rmErr := os.RemoveAll(dir); rmErr != nil {
+			return nil, Stats{}, fmt.Errorf("rebuild search index: %w (removing the old one: %v)", err, rmErr)
+		}
+		ix, err = Open(ctx, dir, wait)
+	}
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	st, err := ix.Reindex(ctx, store)
+	if err != nil {
+		ix.Close()
+		return nil, Stats{}, err
+	}
+	return ix, st, nil
 }
 
 func open(dir string, lock *pebble.Lock) (*Index, error) {

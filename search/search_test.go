@@ -340,3 +340,46 @@ func TestParseRefusesNamingTheTerm(t *testing.T) {
 	_, err = Parse(fmt.Sprint(slices.Repeat([]string{"a1"}, MaxQueryTerms+1)), fxBase)
 	require.ErrorIs(t, err, ErrQuery)
 }
+
+// An index a repository brought along — a link where the index would be,
+// a link inside it, another layout — is not written through: Open
+// refuses the first two; Rebuild refuses the first and makes the others
+// anew.
+func TestAnIndexPlantedIsNotWrittenThrough(t *testing.T) {
+	ctx := context.Background()
+	store := fixture(t, 2)
+	elsewhere := t.TempDir()
+	root := t.TempDir()
+
+	link := root + "/link"
+	require.NoError(t, os.Symlink(elsewhere, link))
+	_, err := Open(ctx, link, 0)
+	require.ErrorIs(t, err, ErrNotDir)
+	_, _, err = Rebuild(ctx, link, 0, store)
+	require.ErrorIs(t, err, ErrNotDir)
+
+	holding := root + "/holding"
+	require.NoError(t, os.Mkdir(holding, 0o755))
+	require.NoError(t, os.Symlink(elsewhere+"/victim", holding+"/000002.log"))
+	_, err = Open(ctx, holding, 0)
+	require.ErrorIs(t, err, ErrNotDir)
+	ix, st, err := Rebuild(ctx, holding, 0, store)
+	require.NoError(t, err)
+	require.Equal(t, 2*fxFacts, st.Facts)
+	require.NoError(t, ix.Close())
+
+	old := root + "/old"
+	ix, err = Open(ctx, old, 0)
+	require.NoError(t, err)
+	require.NoError(t, ix.db.Set([]byte{tableVersion}, []byte{99}, pebble.Sync))
+	require.NoError(t, ix.Close())
+	_, err = Open(ctx, old, 0)
+	require.ErrorIs(t, err, ErrIndexVersion)
+	ix, _, err = Rebuild(ctx, old, 0, store)
+	require.NoError(t, err)
+	require.NoError(t, ix.Close())
+
+	entries, err := os.ReadDir(elsewhere)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing was written through a link")
+}

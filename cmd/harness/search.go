@@ -60,16 +60,15 @@ the log says the same. --reindex builds it again from the logs.
 				return err
 			}
 			defer s.Close()
-			ix, err := s.Place.OpenSearch(ctx, max(a.wait, search.DefaultWait))
-			if err != nil {
-				return err
-			}
-			defer ix.Close()
+			wait := max(a.wait, search.DefaultWait)
+			var ix *search.Index
 			if reindex {
-				st, err := ix.Reindex(ctx, s.Store)
+				var st search.Stats
+				ix, st, err = search.Rebuild(ctx, s.Place.SearchDir(), wait, s.Store)
 				if err != nil {
 					return err
 				}
+				defer ix.Close()
 				if text == "" {
 					if a.jsonOut() {
 						return a.printJSON(st)
@@ -77,6 +76,11 @@ the log says the same. --reindex builds it again from the logs.
 					fmt.Fprintf(a.stdout, "indexed %d facts of %d threads\n", st.Facts, st.Threads)
 					return nil
 				}
+			} else {
+				if ix, err = s.Place.OpenSearch(ctx, wait); err != nil {
+					return err
+				}
+				defer ix.Close()
 			}
 			rt, err := s.runtime()
 			if err != nil {
