@@ -630,11 +630,9 @@ func (s *Server) apiEffects(w http.ResponseWriter, r *http.Request) error {
 }
 
 // apiSearch answers a search (drive.Search) with the one search document.
-// The index is opened for the request and closed after it, so that a
-// harness search run beside the server can open it too.
 func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	o := drive.SearchOptions{Cursor: q.Get("page"), Inspect: s.inspect}
+	o := drive.SearchOptions{Cursor: q.Get("page")}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > search.MaxLimit {
@@ -642,14 +640,22 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 		}
 		o.Limit = n
 	}
-	ix, err := s.opts.Stock.Place.OpenSearch(r.Context(), search.DefaultWait)
-	if err != nil {
-		return err
-	}
-	defer ix.Close()
-	res, err := drive.Search(r.Context(), s.reader, s.opts.Stock.Actor, ix, q.Get("q"), o)
+	res, err := s.search(r.Context(), q.Get("q"), o)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, res)
+}
+
+// search is drive.Search on the server's store, each thread's status read
+// from its kept fold. The index is opened for the search and closed after
+// it, so that a harness search beside the server can open it too.
+func (s *Server) search(ctx context.Context, query string, o drive.SearchOptions) (drive.SearchResult, error) {
+	ix, err := s.opts.Stock.Place.OpenSearch(ctx, search.DefaultWait)
+	if err != nil {
+		return drive.SearchResult{}, err
+	}
+	defer ix.Close()
+	o.Inspect = s.inspect
+	return drive.Search(ctx, s.reader, s.opts.Stock.Actor, ix, query, o)
 }

@@ -76,3 +76,26 @@ func TestServerIndexesAppends(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// The page's search box: hits linked to their facts, a query that does
+// not parse said on the page.
+func TestPageSearch(t *testing.T) {
+	f := newFixture(t, harnesstest.ToolScript)
+	require.Equal(t, harness.StatusParked, f.start("t1").Status)
+	resp, b := f.do("GET", "/", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(b), `action="/search"`)
+
+	resp, b = f.do("GET", "/search?q="+url.QueryEscape("kind:confirmation.requested <script>"), "")
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	require.Contains(t, string(b), "no facts found")
+	require.NotContains(t, string(b), "<script>")
+
+	resp, b = f.do("GET", "/search?q="+url.QueryEscape("kind:confirmation.requested path:cache.toml"), "")
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	require.Contains(t, string(b), `href="/t/t1#f`)
+
+	resp, b = f.do("GET", "/search?q="+url.QueryEscape("colour:red"), "")
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	require.Contains(t, string(b), "no field &#34;colour&#34;")
+}
