@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -65,6 +66,9 @@ const DefaultWait = 10 * time.Second
 func Open(ctx context.Context, dir string, wait time.Duration) (*Index, error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("open search index: %w", err)
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("open search index: %w", err)

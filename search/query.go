@@ -201,8 +201,20 @@ func isFieldName(s string) bool {
 	return true
 }
 
-// parseWhen reads a date, a time or a duration back from now.
+// parseWhen reads a date, a time or a duration back from now, between
+// 1970 and 2262 (a fact's time is Unix nanoseconds).
 func parseWhen(v string, now time.Time) (time.Time, error) {
+	t, err := whenOf(v, now)
+	if err != nil {
+		return t, err
+	}
+	if t.Year() < 1970 || t.Year() > 2261 {
+		return time.Time{}, fmt.Errorf("%s is before 1970 or after 2261", t.Format(time.RFC3339))
+	}
+	return t, nil
+}
+
+func whenOf(v string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, v); err == nil {
 		return t.UTC(), nil
 	}

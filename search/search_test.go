@@ -324,6 +324,9 @@ func TestParseRefusesNamingTheTerm(t *testing.T) {
 		{"!!! ---", `term 1 "!!!": no word to look for`},
 		{"since:2026-03-02 until:2026-03-01", "is not before until"},
 		{"status:parked status:done", "a second status"},
+		{"since:0001-01-01", "before 1970"},
+		{"until:9999-01-01", "after 2261"},
+		{"since:100000d", "before 1970"},
 	} {
 		_, err := Parse(c.query, fxBase)
 		require.ErrorIs(t, err, ErrQuery, c.query)
@@ -366,6 +369,12 @@ func TestAnIndexPlantedIsNotWrittenThrough(t *testing.T) {
 	ix, st, err := Rebuild(ctx, holding, 0, store)
 	require.NoError(t, err)
 	require.Equal(t, 2*fxFacts, st.Facts)
+	require.NoError(t, ix.Close())
+
+	// A directory whose parent is not there yet (a NATS store's
+	// workspace with no .harness) is made.
+	ix, err = Open(ctx, root+"/no/such/search", 0)
+	require.NoError(t, err)
 	require.NoError(t, ix.Close())
 
 	old := root + "/old"
