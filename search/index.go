@@ -316,7 +316,15 @@ func (ix *Index) Reindex(ctx context.Context, store thread.Store) (Stats, error)
 		ix.mu.Unlock()
 		return Stats{}, ErrClosed
 	}
-	err := ix.db.DeleteRange([]byte{tableMark}, []byte{0xff}, pebble.Sync)
+	// Everything but the layout version: the postings, the marks and what
+	// was carried.
+	b := ix.db.NewBatch()
+	err := errors.Join(b.DeleteRange([]byte{0}, []byte{tableVersion}, nil),
+		b.DeleteRange([]byte{tableVersion + 1}, []byte{0xff}, nil))
+	if err == nil {
+		err = b.Commit(pebble.Sync)
+	}
+	b.Close()
 	ix.mu.Unlock()
 	if err != nil {
 		return Stats{}, fmt.Errorf("reindex: %w", err)
