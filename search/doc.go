@@ -22,8 +22,8 @@
 //	'w' thread                           watermark: seq (8, big-endian), hash (32)
 //	'x' thread 0x00 name                 what the indexer carries along a thread:
 //	                                     "m" its model, "c"+call the fields of a
-//	                                     tool call, "r"+request and "a"+action the
-//	                                     call they belong to
+//	                                     tool call, "r"+request, "a"+action and
+//	                                     "t"+model call id the call they name
 //	'p' term 0x00 ^at thread 0x00 ^seq   a posting: the fact's hash (32) and the
 //	                                     seqs of the facts that gave it fields
 //	                                     (uvarint count, then uvarints)

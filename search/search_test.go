@@ -398,3 +398,31 @@ func TestAnIndexPlantedIsNotWrittenThrough(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing was written through a link")
 }
+
+// A model that names its calls call_1 in every turn: each turn's call
+// keeps its own tool and paths.
+func TestCallsOfTheSameIDInTwoTurnsAreTwoCalls(t *testing.T) {
+	ctx := context.Background()
+	store := fixture(t, 0)
+	x := fxOf(0)
+	first := x.drafts(t)
+	x.tool, x.path = "edit_file", "later.txt"
+	second := x.drafts(t)[2:] // the turn and its call, under the same ids
+	for i := range second {
+		second[i].Cause += "/again"
+	}
+	_, err := store.Append(ctx, x.id, 0, append(first, second...)...)
+	require.NoError(t, err)
+	ix := openIndex(t, t.TempDir())
+	seqs := func(query string) []uint64 {
+		var out []uint64
+		for _, r := range find(t, ix, store, query, 50) {
+			out = append(out, r.Seq)
+		}
+		return out
+	}
+	again := func(s uint64) uint64 { return s + fxFacts - 2 }
+	require.Equal(t, []uint64{seqCheck, seqCompleted, seqStarted, seqAnswer, seqConfirm, seqRequested, seqTurn}, seqs("path:"+fxOf(0).path))
+	require.Equal(t, []uint64{again(seqCheck), again(seqCompleted), again(seqStarted), again(seqAnswer), again(seqConfirm), again(seqRequested), again(seqTurn)}, seqs("path:later.txt"))
+	require.Equal(t, []uint64{again(seqCompleted)}, seqs("tool:edit_file kind:action.completed"))
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -117,7 +118,20 @@ const (
 	nameCall  = "c"
 	nameReq   = "r"
 	nameAct   = "a"
+	nameTurn  = "t"
 )
+
+// modelCall is the call a model's call id names now: the latest turn's
+// call of that id, or the id itself when no turn named it ("" for "").
+func (c *carry) modelCall(id string) string {
+	if id == "" {
+		return ""
+	}
+	if key, ok := c.link(nameTurn + id); ok {
+		return key
+	}
+	return id
+}
 
 func (c *carry) getModel() *modelOf {
 	if c.model == nil && c.load != nil {
@@ -282,12 +296,17 @@ func (c *carry) index(f facts.Fact) posting {
 					add(termPath + pt)
 				}
 				if tc.ID != "" {
-					cl := c.call(tc.ID)
+					// A model may name a call as it named one in an
+					// earlier turn (call_1 every turn): the call is this
+					// turn's, and the id names it until the next turn.
+					key := "turn" + strconv.FormatUint(f.Seq, 10) + "/" + tc.ID
+					c.setLink(nameTurn+tc.ID, key)
+					cl := c.call(key)
 					if len(cl.Src) < maxSources && !slices.Contains(cl.Src, f.Seq) {
 						cl.Tool = addTo(cl.Tool, 4, tc.Name)
 						cl.Paths = addTo(cl.Paths, maxPaths, ps...)
 						cl.Src = append(cl.Src, f.Seq)
-						c.changed(tc.ID)
+						c.changed(key)
 					}
 				}
 			}
@@ -298,7 +317,7 @@ func (c *carry) index(f facts.Fact) posting {
 			// the action's id); one that names a model's call, that call.
 			key, ok := c.link(nameAct + p.CallID)
 			if !ok {
-				key = p.CallID
+				key = c.modelCall(p.CallID)
 			}
 			if key == "" {
 				key = "request/" + p.RequestID
@@ -320,7 +339,7 @@ func (c *carry) index(f facts.Fact) posting {
 		}
 	case facts.KindActionRequested:
 		if p, err := facts.Decode[facts.ActionRequested](f); err == nil {
-			key := p.CallID
+			key := c.modelCall(p.CallID)
 			if key == "" {
 				key = "action/" + p.ActionID
 			}
