@@ -424,23 +424,21 @@ func decodePostingValue(b []byte) (facts.Hash, []uint64, bool) {
 // batchFacts is how many facts one batch of an update indexes.
 const batchFacts = 1000
 
-// indexThread indexes h's thread from the fact after m.
+// errRewritten: the log's fact after a thread's mark does not link to the
+// fact the mark names.
+var errRewritten = errors.New("the log is not the one indexed")
+
+// indexThread indexes h's thread from the fact after m. A log that no
+// longer holds what the index read of it — shorter, or whose next fact
+// does not link to the mark's hash — is indexed again from its start.
 func (ix *Index) indexThread(ctx context.Context, store thread.Store, h thread.Head, m mark) (n int, rewritten bool, err error) {
-	from := m.seq + 1
-	if m.seq > 0 {
-		rewritten = h.Seq <= m.seq // the same seq with another hash, or a shorter log
-		if !rewritten {
-			rewritten = true
-			for f, err := range store.Read(ctx, h.Thread, m.seq) {
-				if err != nil {
-					return 0, false, err
-				}
-				rewritten = f.Seq != m.seq || f.Hash() != m.hash
-				break
-			}
+	if m.seq > 0 && h.Seq > m.seq {
+		n, err = ix.indexFrom(ctx, store, h.Thread, m)
+		if !errors.Is(err, errRewritten) {
+			return n, false, err
 		}
 	}
-	if rewritten {
+	if m.seq > 0 {
 		// What the index carried along the log is not this log's: start
 		// again. Its old postings stay, and are dropped by every search
 		// (their hashes are not the log's) until a reindex removes them.
@@ -449,9 +447,15 @@ func (ix *Index) indexThread(ctx context.Context, store thread.Store, h thread.H
 		if err := ix.db.DeleteRange(prefix, upper, pebble.NoSync); err != nil {
 			return 0, false, err
 		}
-		from = 1
 	}
-	prefix := carryPrefix(h.Thread)
+	n, err = ix.indexFrom(ctx, store, h.Thread, mark{})
+	return n, m.seq > 0, err
+}
+
+// indexFrom indexes the thread id from the fact after m, checking first
+// that it links to m (errRewritten, nothing written, if not).
+func (ix *Index) indexFrom(ctx context.Context, store thread.Store, id string, m mark) (n int, err error) {
+	prefix := carryPrefix(id)
 	c := newCarry(func(name string) ([]byte, bool) {
 		v, closer, err := ix.db.Get(append(slices.Clip(prefix), name...))
 		if err != nil {
@@ -464,7 +468,7 @@ func (ix *Index) indexThread(ctx context.Context, store thread.Store, h thread.H
 	defer func() { b.Close() }()
 	var key, val []byte
 	pending := 0
-	var last mark
+	last := m
 	flush := func() error {
 		for name, v := range c.records {
 			if err := b.Set(append(slices.Clip(prefix), name...), v, nil); err != nil {
@@ -472,7 +476,7 @@ func (ix *Index) indexThread(ctx context.Context, store thread.Store, h thread.H
 			}
 		}
 		clear(c.dirty)
-		if err := b.Set(markKey(h.Thread), encodeMark(last), nil); err != nil {
+		if err := b.Set(markKey(id), encodeMark(last), nil); err != nil {
 			return err
 		}
 		if err := b.Commit(pebble.NoSync); err != nil {
@@ -483,9 +487,12 @@ func (ix *Index) indexThread(ctx context.Context, store thread.Store, h thread.H
 		pending = 0
 		return nil
 	}
-	for f, err := range store.Read(ctx, h.Thread, from) {
+	for f, err := range store.Read(ctx, id, m.seq+1) {
 		if err != nil {
-			return n, rewritten, err
+			return n, err
+		}
+		if f.Seq == m.seq+1 && f.Prev != m.hash {
+			return n, errRewritten
 		}
 		p := c.index(f)
 		hash := f.Hash()
@@ -493,23 +500,23 @@ func (ix *Index) indexThread(ctx context.Context, store thread.Store, h thread.H
 		for _, t := range p.terms {
 			key = postingKey(key, t, f)
 			if err := b.Set(key, val, nil); err != nil {
-				return n, rewritten, err
+				return n, err
 			}
 		}
 		last = mark{seq: f.Seq, hash: hash}
 		n++
 		if pending++; pending >= batchFacts {
 			if err := flush(); err != nil {
-				return n, rewritten, err
+				return n, err
 			}
 		}
 	}
 	if pending > 0 {
 		if err := flush(); err != nil {
-			return n, rewritten, err
+			return n, err
 		}
 	}
-	return n, rewritten, nil
+	return n, nil
 }
 
 // Options page through a search.

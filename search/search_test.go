@@ -308,9 +308,15 @@ func TestARewrittenLogIsIndexedAgain(t *testing.T) {
 	x.word = "okapi"
 	_, err = second.Append(ctx, x.id, 0, x.drafts(t)...)
 	require.NoError(t, err)
+	// Longer than the log indexed, too: its fact after the mark does not
+	// link to the fact the mark names.
+	more, err := facts.NewDraft(facts.KindUserMessage, "ingress/more", facts.UserMessage{Text: "more"})
+	require.NoError(t, err)
+	_, err = second.Append(ctx, x.id, fxFacts, more)
+	require.NoError(t, err)
 	st, err := ix.Update(ctx, second)
 	require.NoError(t, err)
-	require.Equal(t, Stats{Threads: 1, Facts: fxFacts, Rewritten: 1}, st)
+	require.Equal(t, Stats{Threads: 1, Facts: fxFacts + 1, Rewritten: 1}, st)
 	require.Empty(t, findDropping(t, ix, second, "zebra1", 1))
 	require.Equal(t, []ref{{x.id, seqCompleted}}, findDropping(t, ix, second, "okapi", 0))
 }
