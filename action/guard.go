@@ -43,7 +43,9 @@ import "strings"
 // observed as any file or link is, at any depth.
 //
 // Below a ".harness" directory (a store, or what would be read as one),
-// the store's own files are not observed: its database (db/, whole).
+// the store's own files are not observed: its database (db/, whole) and
+// its search index (search/, whole: derived from the database, rebuilt at
+// will, and never trusted over it).
 // Everything else — project.json, config.json, .gitignore, a serve.json,
 // anything a command creates — is observed (a server's socket, token and
 // log live in the user's runtime directory, never here). A ".harness" that is a file or a link is observed as one.
@@ -159,10 +161,10 @@ func gitWorkingData(sub string, dir bool) bool {
 }
 
 // storeOwn reports whether sub, a path below a ".harness" directory, is
-// the store's own: its database. (A server's socket, token and log live in
+// the store's own: its database, or its search index. (A server's socket, token and log live in
 // the user's runtime directory, not in the store, so a serve.json or
 // serve.log written under .harness is content like any other.)
 func storeOwn(sub string) bool {
 	first, _, _ := strings.Cut(sub, "/")
-	return first == "db"
+	return first == "db" || first == "search"
 }

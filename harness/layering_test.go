@@ -113,6 +113,10 @@ var layers = []struct {
 	// harness's tests).
 	{"internal/providertest", []string{"model/openai", "model/anthropic", "effect"}},
 	{"present", []string{"facts"}},
+	// Search across threads: an index of the store's logs, beside it,
+	// whose hits are read back from the logs; excerpts are escaped
+	// (present).
+	{"search", []string{"thread", "present"}},
 	// The built-in tools, with present beside DESIGN.md's "action,
 	// sandbox": a preview is a diff escaped for the terminal it is
 	// approved on (present.UnifiedDiff, present.EscapeText); present
@@ -122,7 +126,7 @@ var layers = []struct {
 	{"mcp", []string{"action", "facts", "sandbox"}},
 	{"tracing", nil},
 	{"harness", []string{"thread", "fold", "action", "scheduler", "model"}},
-	{"drive", []string{"harness"}},
+	{"drive", []string{"harness", "search"}},
 	{"audit", []string{"harness"}},
 	{"rewind", []string{"harness"}},
 	{"stock", []string{"drive", "audit", "rewind", "present", "tools", "mcp", "tracing",

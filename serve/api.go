@@ -19,6 +19,7 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/rewind"
 	"github.com/seed-7cc7a084/harness/scheduler"
+	"github.com/seed-7cc7a084/harness/search"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -36,6 +37,7 @@ import (
 //	GET  /api/threads/{id}/undo?to=SEQ   what an undo to SEQ would restore
 //	GET  /api/threads/{id}/fork?at=SEQ   what a fork at SEQ would be
 //	GET  /api/effects                    every action of every thread, with its effect state
+//	GET  /api/search?q=QUERY             facts across every thread (drive.SearchResult; ?limit=N&page=CURSOR)
 func (s *Server) routes() {
 	mux := http.NewServeMux()
 	api := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
@@ -52,6 +54,7 @@ func (s *Server) routes() {
 	api("GET /api/threads/{id}/undo", s.apiUndo)
 	api("GET /api/threads/{id}/fork", s.apiFork)
 	api("GET /api/effects", s.apiEffects)
+	api("GET /api/search", s.apiSearch)
 	mux.Handle("/api/", s.authenticate(s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
 		return &httpError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no API at %s %s", r.Method, r.URL.Path)}
 	})))
@@ -107,6 +110,10 @@ func statusOf(err error) (int, string) {
 		return http.StatusConflict, "not_here"
 	case errors.Is(err, rewind.ErrUndoRefused):
 		return http.StatusConflict, "undo_refused"
+	case errors.Is(err, search.ErrQuery), errors.Is(err, search.ErrCursor):
+		return http.StatusBadRequest, "bad_query"
+	case errors.Is(err, search.ErrLocked):
+		return http.StatusServiceUnavailable, "busy"
 	case errors.Is(err, context.Canceled):
 		return 499, "cancelled"
 	}
@@ -620,4 +627,35 @@ func (s *Server) apiEffects(w http.ResponseWriter, r *http.Request) error {
 		es = []audit.Effect{}
 	}
 	return writeJSON(w, http.StatusOK, es)
+}
+
+// apiSearch answers a search (drive.Search) with the one search document.
+func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	o := drive.SearchOptions{Cursor: q.Get("page")}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > search.MaxLimit {
+			return badRequest("?limit=%q: want a number from 1 to %d", v, search.MaxLimit)
+		}
+		o.Limit = n
+	}
+	res, err := s.search(r.Context(), q.Get("q"), o)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
+}
+
+// search is drive.Search on the server's store, each thread's status read
+// from its kept fold. The index is opened for the search and closed after
+// it, so that a harness search beside the server can open it too.
+func (s *Server) search(ctx context.Context, query string, o drive.SearchOptions) (drive.SearchResult, error) {
+	ix, err := s.opts.Stock.Place.OpenSearch(ctx, search.DefaultWait)
+	if err != nil {
+		return drive.SearchResult{}, err
+	}
+	defer ix.Close()
+	o.Inspect = s.inspect
+	return drive.Search(ctx, s.reader, s.opts.Stock.Actor, ix, query, o)
 }

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"hash/fnv"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,14 +15,16 @@ import (
 // hub tells the server's streams that a thread moved. Each watched thread
 // has a channel that is closed at its next append (and replaced), so a
 // stream that took the channel before it read cannot miss an append; any
-// is closed at every append.
+// is closed at every append. moved collects the threads appended to
+// since the search indexer last took them (see indexAppends).
 type hub struct {
-	// mu guards threads, any, lists and the ch, watchers and seq of every
-	// watched thread (its tail has a lock of its own).
+	// mu guards threads, any, lists, moved and the ch, watchers and seq
+	// of every watched thread (its tail has a lock of its own).
 	mu      sync.Mutex
 	threads map[string]*watched
 	any     chan struct{}
 	lists   int // streams of the thread list
+	moved   map[string]bool
 }
 
 type watched struct {
@@ -31,7 +34,34 @@ type watched struct {
 	tail     tail
 }
 
-func newHub() *hub { return &hub{threads: map[string]*watched{}, any: make(chan struct{})} }
+func newHub() *hub {
+	return &hub{threads: map[string]*watched{}, any: make(chan struct{}), moved: map[string]bool{}}
+}
+
+// takeMoved returns the threads appended to since it was last called.
+func (h *hub) takeMoved() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ids := make([]string, 0, len(h.moved))
+	for id := range h.moved {
+		ids = append(ids, id)
+	}
+	clear(h.moved)
+	slices.Sort(ids)
+	return ids
+}
+
+// putMoved gives back threads takeMoved returned and the indexer could
+// not index.
+func (h *hub) putMoved(ids []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range ids {
+		if len(h.moved) < maxMoved {
+			h.moved[id] = true
+		}
+	}
+}
 
 // watch counts a stream of the thread in, and returns the thread's tail
 // and the function that counts the stream out.
@@ -150,6 +180,9 @@ func (h *hub) anyChanged() <-chan struct{} {
 func (h *hub) notify(id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(h.moved) < maxMoved {
+		h.moved[id] = true
+	}
 	if w := h.threads[id]; w != nil {
 		close(w.ch)
 		w.ch = make(chan struct{})

@@ -19,6 +19,7 @@ import (
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/rewind"
+	"github.com/seed-7cc7a084/harness/search"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -146,6 +147,7 @@ func (s *Server) pageRoutes(mux *http.ServeMux) {
 	page("POST /t/{id}/resume", s.pageResume)
 	page("GET /t/{id}/undo", s.undoPage)
 	page("GET /t/{id}/fork", s.forkPage)
+	page("GET /search", s.searchPage)
 	mux.Handle("GET /events", s.authenticate(s.apiHandler(s.streamList)))
 	mux.Handle("GET /t/{id}/events", s.authenticate(s.apiHandler(s.pageEvents)))
 	static, _ := fs.Sub(assets, "assets")
@@ -190,6 +192,32 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request) (string, any, 
 func (s *Server) listRows(w http.ResponseWriter, r *http.Request) (string, any, error) {
 	d, err := s.listData(r)
 	return "rows", d, err
+}
+
+// searchData is the search page's: the query, and its hits or why it
+// does not parse.
+type searchData struct {
+	Who, Query, Problem string
+	Result              drive.SearchResult
+}
+
+// searchPage is the page's search box and what it found: a query that
+// does not parse is said on the page, under the box.
+func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) (string, any, error) {
+	q := r.URL.Query()
+	d := searchData{Who: who(r), Query: q.Get("q")}
+	if strings.TrimSpace(d.Query) == "" {
+		return "search", d, nil
+	}
+	res, err := s.search(r.Context(), d.Query, drive.SearchOptions{Cursor: q.Get("page")})
+	switch {
+	case errors.Is(err, search.ErrQuery), errors.Is(err, search.ErrCursor):
+		d.Problem = err.Error()
+	case err != nil:
+		return "", nil, err
+	}
+	d.Result = res
+	return "search", d, nil
 }
 
 // threadData is the thread page's.

@@ -133,6 +133,8 @@ func New(opts Options) (*Server, error) {
 	s.reader = rt
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.routes()
+	s.wg.Add(1)
+	go s.indexAppends()
 	if opts.Poll > 0 {
 		s.wg.Add(1)
 		go s.poll(opts.Poll)

@@ -19,6 +19,7 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/sandbox"
+	"github.com/seed-7cc7a084/harness/search"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -700,4 +701,25 @@ func (s *Session) Submit(ctx context.Context, id, prompt string, policy *facts.P
 		return "", 0, err
 	}
 	return th.ID(), 1, nil
+}
+
+// IndexThread brings the place's search index up to date with the thread
+// id (search.Index.UpdateThread): what a command that appended to the
+// thread does last, so that the next search finds its facts without
+// indexing them first. An index another process has open (a server's, a
+// search's) is left alone: the next search brings it up to date.
+func (s *Session) IndexThread(ctx context.Context, id string) error {
+	if s.Store == nil {
+		return nil
+	}
+	ix, err := s.Place.OpenSearch(ctx, 0)
+	if errors.Is(err, search.ErrLocked) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	_, err = ix.UpdateThread(ctx, s.Store, id)
+	return err
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/seed-7cc7a084/harness/model/openai"
 	"github.com/seed-7cc7a084/harness/sandbox"
 	"github.com/seed-7cc7a084/harness/seal"
+	"github.com/seed-7cc7a084/harness/search"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
 	"github.com/seed-7cc7a084/harness/thread/socketstore"
@@ -33,6 +34,9 @@ import (
 //
 //	<root>/.harness/            the store directory
 //	<root>/.harness/db/         the Pebble store of the threads (thread.OpenPebble)
+//	<root>/.harness/search/     the search index of the threads (search.Open),
+//	                            derived from db/ (for a NATS store, from its
+//	                            stream), rebuilt at will
 //	<root>/.harness/config.json optional settings (Settings), this checkout's own
 //	<root>/.harness/project.json optional settings, committed: the project's
 //	<root>/.harness/.gitignore  so git ignores the store (but not project.json)
@@ -185,6 +189,17 @@ func exists(p string) bool {
 
 // DB is the directory of the Pebble store.
 func (p Place) DB() string { return filepath.Join(p.Store, "db") }
+
+// SearchDir is the directory of the store's search index (package
+// search). It is kept on this machine whatever the store: a NATS store's
+// index is built here from its stream.
+func (p Place) SearchDir() string { return filepath.Join(p.Store, "search") }
+
+// OpenSearch opens the place's search index, made empty on first use,
+// waiting up to wait for another process that has it open.
+func (p Place) OpenSearch(ctx context.Context, wait time.Duration) (*search.Index, error) {
+	return search.Open(ctx, p.SearchDir(), wait)
+}
 
 // StoreInside reports whether the place's store lies inside its workspace
 // (where it resolves): such a store may have come with the workspace —

@@ -972,6 +972,11 @@ func (d *driver) finish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if ctx.Err() == nil {
+		if err := d.s.IndexThread(ctx, d.th.ID()); err != nil {
+			fmt.Fprintf(d.a.stderr, "harness: %s (a search brings the index up to date)\n", present.EscapeLine(err.Error()))
+		}
+	}
 	return d.a.report(d.stepLimit(st), d.appended, d.s)
 }
 
