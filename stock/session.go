@@ -236,6 +236,9 @@ func (s *Session) stockOf(p Place) (*Stock, error) {
 		return nil, err
 	}
 	if seals {
+		if unsealed == nil {
+			unsealed = st.Unsealed // the directory could not be made
+		}
 		st.Unsealed = unsealed
 		if unsealed == nil {
 			st.Sealer, st.Unsealed = p.Sealer(s.opts.Getenv)

@@ -551,11 +551,14 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	// made later, on first use, is never in sight of a command. Hidden
 	// on its own too, for a workspace that holds the configuration
 	// directory (its seal directory is then refused: see Place.Sealer).
+	// A seal directory that cannot be made (a read-only home, say) does
+	// not stop the session: its threads are not sealed, and it says so
+	// (Stock.Unsealed).
+	var unsealed error
 	if sd := o.sealDir; sd != "" {
 		if err := os.MkdirAll(sd, 0o700); err != nil {
-			return nil, fmt.Errorf("the seal directory: %w", err)
-		}
-		if r := resolved(sd); !within(r, resolved(place.Root)) && !slices.Contains(spec.Hidden, r) {
+			unsealed = fmt.Errorf("the seal directory: %w", err)
+		} else if r := resolved(sd); !within(r, resolved(place.Root)) && !slices.Contains(spec.Hidden, r) {
 			spec.Hidden = append(spec.Hidden, r)
 		}
 	}
@@ -615,7 +618,7 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		ins = *o.ins
 	}
 	ins.Root = place.Root
-	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client, Instructions: ins,
+	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client, Instructions: ins, Unsealed: unsealed,
 		Hooks: newHookRunner(place.Root, spec, o.hooks)}, nil
 }
 
