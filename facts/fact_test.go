@@ -78,6 +78,7 @@ var samples = []struct {
 	{facts.KindChildReported, facts.ChildReported{Child: "t1.1-d1", CallID: "1-d1", Seq: 7, Hash: strings.Repeat("cd", 32),
 		Status: facts.EndStopped, Reason: "turns budget exhausted", Result: "partial", Turns: 5, Tokens: 900}},
 	{facts.KindThreadStopped, facts.ThreadStopped{By: "ana", Reason: "enough"}},
+	{facts.KindStopRequested, facts.StopRequested{By: "ana", Reason: "enough"}},
 }
 
 // sampleFacts chains a fact of every sample kind into one thread.

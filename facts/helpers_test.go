@@ -42,6 +42,7 @@ var decoders = map[facts.Kind]func(facts.Fact) (any, error){
 	facts.KindThreadEnded:           dec[facts.ThreadEnded],
 	facts.KindChildReported:         dec[facts.ChildReported],
 	facts.KindThreadStopped:         dec[facts.ThreadStopped],
+	facts.KindStopRequested:         dec[facts.StopRequested],
 }
 
 // decodeAny decodes f's payload into its registered type.

@@ -145,6 +145,14 @@ func (e *cancelEnv) cancelMidCommand(t *testing.T, marker string) (error, int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	return e.midCommand(t, ctx, marker, cancel)
+}
+
+// midCommand starts the thread under ctx, waits until the command has
+// written its pid file, finds the command's process, calls interrupt, and
+// returns the Start's error with the command's host pid.
+func (e *cancelEnv) midCommand(t *testing.T, ctx context.Context, marker string, interrupt func()) (error, int) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() {
 		_, err := e.rt.Start(ctx, e.actor, "t1", "Run the long command")
@@ -167,12 +175,12 @@ func (e *cancelEnv) cancelMidCommand(t *testing.T, marker string) (error, int) {
 		return ok
 	}, 30*time.Second, 10*time.Millisecond, "no process with %q in its command line has pid %d in its namespace", marker, inner)
 	require.NoError(t, syscall.Kill(pid, 0), "the command runs before the cancel")
-	cancel()
+	interrupt()
 	select {
 	case err := <-done:
 		return err, pid
 	case <-time.After(60 * time.Second):
-		t.Fatal("the cancelled Resume did not return")
+		t.Fatal("the interrupted Resume did not return")
 		return nil, 0
 	}
 }

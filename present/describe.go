@@ -249,7 +249,7 @@ func describe(f facts.Fact) (string, error) {
 	case facts.KindWorkspaceRestored:
 		p, err := facts.Decode[facts.WorkspaceRestored](f)
 		return fmt.Sprintf("undo by %s restored %s to how they were at seq %d", orNone(p.By), describeChanges(p.Restored), p.To), err
-	case facts.KindChildSpawned, facts.KindThreadSpawned, facts.KindThreadEnded, facts.KindChildReported, facts.KindThreadStopped:
+	case facts.KindChildSpawned, facts.KindThreadSpawned, facts.KindThreadEnded, facts.KindChildReported, facts.KindThreadStopped, facts.KindStopRequested:
 		return describeTree(f)
 	}
 	if len(f.Data) == 0 {

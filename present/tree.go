@@ -50,6 +50,13 @@ func describeTree(f facts.Fact) (string, error) {
 			s += ": " + quote(p.Reason, 80)
 		}
 		return s, err
+	case facts.KindStopRequested:
+		p, err := facts.Decode[facts.StopRequested](f)
+		s := "stop asked by " + orNone(p.By)
+		if p.Reason != "" {
+			s += ": " + quote(p.Reason, 80)
+		}
+		return s, err
 	}
 	return "", nil
 }
