@@ -63,7 +63,7 @@ type cancelEnv struct {
 	actor     harness.Actor
 }
 
-func newCancelEnv(t *testing.T, command func(out string) string) *cancelEnv {
+func newCancelEnv(t testing.TB, command func(out string) string) *cancelEnv {
 	t.Helper()
 	e := &cancelEnv{root: t.TempDir(), out: t.TempDir()}
 	root, err := filepath.EvalSymlinks(e.root)
@@ -109,7 +109,7 @@ func newCancelEnv(t *testing.T, command func(out string) string) *cancelEnv {
 // the command's own namespace is inner (as the command wrote it); false
 // when there is none (yet: while the shell execs, its command line may
 // read empty).
-func hostPid(t *testing.T, marker string, inner int) (int, bool) {
+func hostPid(t testing.TB, marker string, inner int) (int, bool) {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	require.NoError(t, err)
@@ -151,7 +151,7 @@ func (e *cancelEnv) cancelMidCommand(t *testing.T, marker string) (error, int) {
 // midCommand starts the thread under ctx, waits until the command has
 // written its pid file, finds the command's process, calls interrupt, and
 // returns the Start's error with the command's host pid.
-func (e *cancelEnv) midCommand(t *testing.T, ctx context.Context, marker string, interrupt func()) (error, int) {
+func (e *cancelEnv) midCommand(t testing.TB, ctx context.Context, marker string, interrupt func()) (error, int) {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
@@ -187,7 +187,7 @@ func (e *cancelEnv) midCommand(t *testing.T, ctx context.Context, marker string,
 
 // gonePid requires that pid is gone, or is another process now (one
 // whose command line does not hold marker).
-func gonePid(t *testing.T, pid int, marker string) {
+func gonePid(t testing.TB, pid int, marker string) {
 	t.Helper()
 	err := syscall.Kill(pid, 0)
 	if errors.Is(err, syscall.ESRCH) {

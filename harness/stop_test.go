@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,4 +113,38 @@ func TestStopDuringAModelTurn(t *testing.T) {
 	require.NotContains(t, kinds, facts.KindModelTurn)
 	require.NotContains(t, kinds, facts.KindTransitionFailed)
 	require.NoError(t, audit.VerifyLog(ctx, store, actor, "t1"))
+}
+
+// BenchmarkStopLatency: from Stop (asked of another runtime that runs a
+// sleeping command in the sandbox) to the command's process gone and the
+// stop recorded, against a bare SIGTERM to a sleeping child process and
+// its reaping. The stop waits for the runtime's next look at the log
+// (stopPoll), the kill, an observation of the workspace and two appends.
+func BenchmarkStopLatency(b *testing.B) {
+	var stop, term time.Duration
+	for i := 0; b.Loop(); i++ {
+		marker := fmt.Sprintf("3600.%d%03d", os.Getpid()%100000, cancelMarkers.Add(1))
+		e := newCancelEnv(b, func(out string) string { return fmt.Sprintf("echo $$ > %s/pid; exec sleep %s", out, marker) })
+		var took time.Duration
+		_, pid := e.midCommand(b, context.Background(), marker, func() {
+			begin := time.Now()
+			out, err := e.rt.Thread(e.actor, "t1").Stop(context.Background(), "ana", "")
+			took = time.Since(begin)
+			require.NoError(b, err)
+			require.Equal(b, harness.StatusStopped, out.Status)
+		})
+		gonePid(b, pid, marker)
+		stop += took
+
+		cmd := exec.Command("sleep", "3600")
+		require.NoError(b, cmd.Start())
+		begin := time.Now()
+		require.NoError(b, cmd.Process.Signal(syscall.SIGTERM))
+		_ = cmd.Wait()
+		term += time.Since(begin)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(stop)/n/1e6, "stop-ms/op")
+	b.ReportMetric(float64(term)/n/1e6, "sigterm-ms/op")
+	b.ReportMetric(float64(stop)/float64(term), "stop/sigterm")
 }
