@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
@@ -147,4 +149,59 @@ func BenchmarkStopLatency(b *testing.B) {
 	b.ReportMetric(float64(stop)/n/1e6, "stop-ms/op")
 	b.ReportMetric(float64(term)/n/1e6, "sigterm-ms/op")
 	b.ReportMetric(float64(stop)/float64(term), "stop/sigterm")
+}
+
+// A stop of a parent asked for while its child runs a call reaches the
+// call: it is recorded as interrupted in the child, then the parent is
+// stopped and stops the child, which ends and reports; the tree verifies.
+func TestStopReachesAChildsCall(t *testing.T) {
+	ctx := context.Background()
+	store, err := thread.OpenPebble(t.TempDir())
+	require.NoError(t, err)
+	defer store.Close()
+	started := make(chan struct{})
+	tools, err := harness.NewToolbox(harness.Tool{Spec: facts.ToolSchema{Name: "wait"}, Needs: action.Read,
+		Run: func(ctx context.Context, _ json.RawMessage) (facts.Report, error) {
+			close(started)
+			<-ctx.Done()
+			return facts.Report{}, ctx.Err()
+		}})
+	require.NoError(t, err)
+	m, err := model.ParseScript("tree", []byte(`{"text": "A helper waits.", "tool_calls": [{"id": "d1", "name": "delegate", "args": "{\"task\":\"Wait\"}"}]}
+{"text": "Done."}
+{"thread": "1-d1", "tool_calls": [{"id": "w", "name": "wait", "args": "{}"}]}
+{"thread": "1-d1", "text": "Waited."}
+`))
+	require.NoError(t, err)
+	cfg, err := harness.NewConfig(harness.WithModelBackoff(0))
+	require.NoError(t, err)
+	actor, err := harness.Compose(cfg, harness.System(), harness.Tools(tools), harness.Budget(), harness.Infer(harness.Scheduler()), harness.Delegate(nil))
+	require.NoError(t, err)
+	rt, err := harness.NewRuntime(store, harness.Services{Model: m, Tools: tools}, cfg)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	var out harness.Outcome
+	go func() {
+		var err error
+		out, err = rt.Start(ctx, actor, "p", "go")
+		done <- err
+	}()
+	select {
+	case <-started:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the child's call never started")
+	}
+	stopped, err := rt.Thread(actor, "p").Stop(ctx, "ana", "enough")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusStopped, stopped.Status)
+	require.NoError(t, <-done)
+	require.Equal(t, harness.StatusStopped, out.Status)
+
+	child := kindsOf(readLog(t, store, "p.1-d1"))
+	require.Equal(t, []facts.Kind{facts.KindActionStarted, facts.KindActionInterrupted, facts.KindThreadStopped, facts.KindThreadEnded},
+		child[len(child)-4:], "%v", child)
+	require.NotContains(t, child, facts.KindActionCompleted)
+	parent := kindsOf(readLog(t, store, "p"))
+	require.Equal(t, []facts.Kind{facts.KindStopRequested, facts.KindThreadStopped, facts.KindChildReported}, parent[len(parent)-3:], "%v", parent)
+	require.NoError(t, audit.VerifyTree(ctx, store, actor, "p"))
 }

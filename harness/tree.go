@@ -271,8 +271,20 @@ func (t *Thread) tend(ctx context.Context, st *state, p fold.Projection[Services
 				return moved, err
 			}
 		}
-		kout, err := kid.Resume(ctx)
+		// While a child runs, a stop of this thread asked for elsewhere
+		// (see Thread.Stop) cuts it off as a caller's cancel would: what
+		// it runs is recorded as interrupted, in the child.
+		kctx, unwatch := ctx, func() bool { return false }
+		if p.Stop == nil {
+			kctx, unwatch = t.rt.watchStop(ctx, t.id, st.fold.Seq())
+		}
+		kout, err := kid.Resume(kctx)
 		out.Steps += kout.Steps // this call ran them
+		if unwatch() && ctx.Err() == nil {
+			// Fold the stop: the thread is stopped, and its next look
+			// records it and stops the children.
+			return true, t.rt.catchUp(ctx, st)
+		}
 		if err != nil && !errors.Is(err, ErrDefect) {
 			return moved, fmt.Errorf("child %s of %s: %w", kid.id, t.id, err)
 		}
