@@ -253,6 +253,19 @@ func (e *events) count(kind worker.EventKind) int {
 	return n
 }
 
+// ends is the number of events that said thread id ended done.
+func (e *events) ends(id string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, ev := range e.all {
+		if ev.Kind == worker.EventStopped && ev.Thread == id && ev.State.Status == harness.StatusDone {
+			n++
+		}
+	}
+	return n
+}
+
 // startWorker runs a worker of the scenario in this process, on a store
 // of its own, until the test ends (or stop is called); it returns its
 // events and the function that drains it and waits for Run to return.

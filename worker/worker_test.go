@@ -42,6 +42,10 @@ func TestWorkersDriveSubmittedThreads(t *testing.T) {
 	verifyAll(t, sc, store, ids)
 	require.Positive(t, ev1.count(worker.EventTook), "both workers took threads")
 	require.Positive(t, ev2.count(worker.EventTook), "both workers took threads")
+	// Each thread's end is said once, though a worker may look again.
+	for _, id := range ids {
+		require.Equal(t, 1, ev1.ends(id)+ev2.ends(id), id)
+	}
 }
 
 // A thread that waits for a person costs a worker nothing while it
