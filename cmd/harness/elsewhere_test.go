@@ -50,21 +50,39 @@ func TestPromptNoticesAnAnswerGivenElsewhere(t *testing.T) {
 	}
 }
 
-// TestPromptDropsALateKey: a line typed before a request was put (for one
-// that was answered elsewhere meanwhile) does not answer it; a line typed
-// after does, and the lines of one request may be typed ahead.
+// TestPromptDropsALateKey: input typed before a question was put (a key
+// typed late for one that was answered elsewhere meanwhile) does not
+// answer it; input typed after does, and an Enter after a key is the
+// key's.
 func TestPromptDropsALateKey(t *testing.T) {
-	lines := make(chan line, 3)
+	chunks := make(chan chunk, 3)
 	var out bytes.Buffer
-	p := &prompter{out: &out, lines: lines}
-	lines <- line{text: "n\n", at: time.Now().Add(-time.Second)}
-	p.fresh()
-	lines <- line{text: "y\n", at: time.Now()}
-	lines <- line{text: "because\n", at: time.Now()}
-	got, err := p.ask(context.Background(), "Approve? ")
+	p := &prompter{out: &out, chunks: chunks, fd: -1}
+	chunks <- chunk{data: []byte("n\n"), at: time.Now().Add(-time.Second)}
+	chunks <- chunk{data: []byte("y\n"), at: time.Now().Add(time.Hour)} // after the question is put
+	got, err := p.askKey(context.Background(), "Approve? ")
 	require.NoError(t, err)
 	require.Equal(t, "y", got, "the late n answers nothing")
+	p.pending = append(p.pending, typed{'\r', time.Now().Add(time.Hour)}, typed{'o', time.Now().Add(time.Hour)}, typed{'k', time.Now().Add(time.Hour)}, typed{'\r', time.Now().Add(time.Hour)})
+	p.swallow = true
 	got, err = p.ask(context.Background(), "Reason: ")
 	require.NoError(t, err)
-	require.Equal(t, "because", got)
+	require.Equal(t, "ok", got, "the Enter after the key is the key's")
+}
+
+// TestPromptTakesOneKey: on a terminal a confirmation is answered by one
+// key, no Enter; the key is echoed, and the thread goes on.
+func TestPromptTakesOneKey(t *testing.T) {
+	t.Parallel()
+	dir := workspace(t, map[string]string{"script.jsonl": writeScript})
+	tm := startTerminal(t, dir, []string{"NO_COLOR=1", "HARNESS_STORE="}, "run", "--model", "scripted:script.jsonl", "Set the cache TTL to 300")
+	tm.expect(thePrompt)
+	_, err := tm.f.WriteString("y")
+	require.NoError(t, err)
+	require.Equal(t, exitOK, tm.exit(), tm.output())
+	require.Contains(t, tm.output(), thePrompt+"y\r\n")
+	require.Contains(t, tm.output(), "done: thread t1")
+	got, err := os.ReadFile(filepath.Join(dir, "cache.toml"))
+	require.NoError(t, err)
+	require.Equal(t, "ttl_seconds = 300\n", string(got))
 }

@@ -206,6 +206,7 @@ func TestPromptOnATerminal(t *testing.T) {
 		env     []string
 		args    []string
 		typed   []string
+		asked   []string // what is asked before each line typed after the first
 		code    int
 		want    []string
 		not     []string
@@ -222,6 +223,7 @@ func TestPromptOnATerminal(t *testing.T) {
 			name:    "no, and tell the model: the thread goes on",
 			env:     []string{"NO_COLOR=1"},
 			typed:   []string{"n", "not today"},
+			asked:   []string{"Reason (optional; the model is told"},
 			want:    []string{`1-call_1 denied by `, `: "not today" (the model is told)`, "report denied", `model.turn             turn 2: "Done."`, "done: thread t1"},
 			content: "ttl_seconds = 60\n",
 		},
@@ -229,6 +231,7 @@ func TestPromptOnATerminal(t *testing.T) {
 			name:    "deny and stop: no model turn follows",
 			env:     []string{"NO_COLOR=1"},
 			typed:   []string{"d", "wrong approach"},
+			asked:   []string{"Reason (optional, for the record"},
 			code:    exitError,
 			want:    []string{`who stopped the thread: "wrong approach"`, "report denied", "stopped: thread t1"},
 			not:     []string{"turn 2", "done: thread t1"},
@@ -244,10 +247,12 @@ func TestPromptOnATerminal(t *testing.T) {
 			content: "ttl_seconds = 400\n",
 		},
 		{
-			name:    "an unclear answer says so and is asked again",
+			name:    "an unclear key says so and is asked again, as a line",
 			env:     []string{"NO_COLOR=1"},
 			typed:   []string{"perhaps", "yes"},
-			want:    []string{`"perhaps" is not an answer: type y, a, n, d or s`, "approved by", "done: thread t1"},
+			asked:   []string{`"p" is not an answer: type y, a, n, d or s, then Enter`},
+			want:    []string{"approved by", "done: thread t1"},
+			not:     []string{"always"},
 			content: "ttl_seconds = 300\n",
 		},
 		{
@@ -292,7 +297,10 @@ func TestPromptOnATerminal(t *testing.T) {
 			tm := startTerminal(t, dir, env, args...)
 			if len(tc.typed) > 0 {
 				tm.expect(thePrompt)
-				for _, line := range tc.typed {
+				for i, line := range tc.typed {
+					if i > 0 {
+						tm.expect(tc.asked[i-1])
+					}
 					tm.send(line)
 				}
 			}
