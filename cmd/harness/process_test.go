@@ -25,7 +25,7 @@ import (
 // These tests start the harness command as real processes: TestMain put it
 // on $PATH.
 
-func harnessBin(t *testing.T) string {
+func harnessBin(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("harness")
 	require.NoError(t, err, "TestMain puts harness on $PATH")
@@ -33,7 +33,7 @@ func harnessBin(t *testing.T) string {
 }
 
 // workspace makes a workspace holding cache.toml and the files given.
-func workspace(t *testing.T, files map[string]string) string {
+func workspace(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	files["cache.toml"] = "ttl_seconds = 60\n"
@@ -44,7 +44,7 @@ func workspace(t *testing.T, files map[string]string) string {
 }
 
 // harnessIn runs the command in dir and returns its output and exit code.
-func harnessIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+func harnessIn(t testing.TB, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	return harnessEnv(t, dir, []string{"NO_COLOR=1"}, args...)
 }

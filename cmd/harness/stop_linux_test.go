@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func stopScript(marker string) string {
 // gone when stop returns, the run ends stopped (exit 1), and the log
 // records the interruption between the stop asked for and the stop, with
 // no completion.
-func stopMidCommand(t *testing.T, stop func(t *testing.T, dir string, srv *serving)) {
+func stopMidCommand(t testing.TB, stop func(t testing.TB, dir string, srv *serving)) time.Duration {
 	marker := fmt.Sprintf("3600.%d%d", os.Getpid()%100000, time.Now().UnixNano()%1000)
 	dir := workspace(t, map[string]string{"script.jsonl": stopScript(marker)})
 	srv := startServer(t, dir, "serve", "--addr", "127.0.0.1:0")
@@ -62,6 +63,7 @@ func stopMidCommand(t *testing.T, stop func(t *testing.T, dir string, srv *servi
 		t.Fatalf("the run never ended: %s", out.String())
 	}
 	require.Contains(t, out.String(), "stopped: thread t1")
+	require.NotContains(t, out.String(), "\x1b[2J", "the run shows the stop's reason escaped")
 	require.NoFileExists(t, filepath.Join(dir, "late.txt"))
 
 	stdout, stderr, code := harnessIn(t, dir, "log", "-o", "jsonl", "t1")
@@ -78,16 +80,19 @@ func stopMidCommand(t *testing.T, stop func(t *testing.T, dir string, srv *servi
 	require.NotContains(t, kinds, facts.KindActionCompleted)
 	stdout, stderr, code = harnessIn(t, dir, "replay", "t1", "--verify")
 	require.Zero(t, code, stdout+stderr)
+	return took
 }
 
 // TestStopReachesARunningRun: harness stop in one terminal stops the
 // command a harness run runs in another.
 func TestStopReachesARunningRun(t *testing.T) {
-	stopMidCommand(t, func(t *testing.T, dir string, _ *serving) {
-		stdout, stderr, code := harnessIn(t, dir, "stop", "t1", "--reason", "enough")
+	stopMidCommand(t, func(t testing.TB, dir string, _ *serving) {
+		// A reason is a person's text, shown escaped wherever it goes.
+		stdout, stderr, code := harnessIn(t, dir, "stop", "t1", "--reason", "enough\x1b[2J")
 		require.Zero(t, code, stdout+stderr)
 		require.Contains(t, stdout, "stop.requested")
-		require.Regexp(t, `(?m)^stopped: thread t1 \(seq \d+\): stopped by \S+: enough$`, stdout)
+		require.NotContains(t, stdout, "\x1b[2J")
+		require.Regexp(t, `(?m)^stopped: thread t1 \(seq \d+\): stopped by \S+: enough\\x1b\[2J$`, stdout)
 	})
 }
 
@@ -95,7 +100,7 @@ func TestStopReachesARunningRun(t *testing.T) {
 // the command a harness run (a client of the server) runs, and answers
 // with the stopped state.
 func TestStopThroughTheAPI(t *testing.T) {
-	stopMidCommand(t, func(t *testing.T, dir string, srv *serving) {
+	stopMidCommand(t, func(t testing.TB, dir string, srv *serving) {
 		base, token := srv.url()
 		req, err := http.NewRequest("POST", base+"/api/threads/t1/stop", strings.NewReader(`{"reason": "from the page"}`))
 		require.NoError(t, err)
@@ -111,4 +116,28 @@ func TestStopThroughTheAPI(t *testing.T) {
 		require.Equal(t, "stopped", st["status"], string(b))
 		require.Contains(t, st["reason"], "from the page")
 	})
+}
+
+// BenchmarkStopCommand: from harness stop (a process of its own, as a
+// person runs it) to the command a harness run runs (through harness
+// serve) gone, the stop recorded and stop returned — against a bare
+// SIGTERM to a sleeping child and its reaping.
+func BenchmarkStopCommand(b *testing.B) {
+	var stop, term time.Duration
+	for b.Loop() {
+		stop += stopMidCommand(b, func(t testing.TB, dir string, _ *serving) {
+			stdout, stderr, code := harnessIn(t, dir, "stop", "t1")
+			require.Zero(t, code, stdout+stderr)
+		})
+		cmd := exec.Command("sleep", "3600")
+		require.NoError(b, cmd.Start())
+		begin := time.Now()
+		require.NoError(b, cmd.Process.Signal(syscall.SIGTERM))
+		_ = cmd.Wait()
+		term += time.Since(begin)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(stop)/n/1e6, "stop-ms/op")
+	b.ReportMetric(float64(term)/n/1e6, "sigterm-ms/op")
+	b.ReportMetric(float64(stop)/float64(term), "stop/sigterm")
 }
