@@ -60,6 +60,8 @@ type scenario struct {
 	// Dir/release exists.
 	Block   int
 	Release bool
+	// Stoppable: a blocked call ends when its run is cancelled (a stop).
+	Stoppable bool
 	// Pause: each call sleeps up to this long before and after it writes
 	// its line, so that kills land in the middle of calls.
 	Pause       time.Duration
@@ -144,6 +146,9 @@ func (sc scenario) appendLine(id string) harness.Tool {
 					return facts.Report{}, err
 				}
 				for !sc.Release || !exists(filepath.Join(sc.Dir, "release")) {
+					if sc.Stoppable && ctx.Err() != nil {
+						return facts.Report{}, ctx.Err()
+					}
 					time.Sleep(10 * time.Millisecond)
 				}
 			}
