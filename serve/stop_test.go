@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"regexp"
 	"testing"
@@ -51,17 +50,7 @@ func TestStop(t *testing.T) {
 func TestPageStop(t *testing.T) {
 	f := newFixture(t, harnesstest.ToolScript)
 	f.start("t1")
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar}
-	get := func(path string) string {
-		resp, err := c.Get(f.http.URL + path)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
-		return string(b)
-	}
+	c, get := f.browser(t)
 	get("/?token=" + token)
 	page := get("/t/t1")
 	require.Contains(t, page, `action="/t/t1/stop"`)
