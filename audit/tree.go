@@ -13,9 +13,10 @@ import (
 
 func init() {
 	// A delegation's records: the spawn is a transition's; a child's
-	// first and last facts, its report and a stop come from outside.
+	// first and last facts, its report, a stop and a stop asked for come
+	// from outside.
 	runtimeKinds[facts.KindChildSpawned] = true
-	for _, k := range []facts.Kind{facts.KindThreadSpawned, facts.KindThreadEnded, facts.KindChildReported, facts.KindThreadStopped} {
+	for _, k := range []facts.Kind{facts.KindThreadSpawned, facts.KindThreadEnded, facts.KindChildReported, facts.KindThreadStopped, facts.KindStopRequested} {
 		answerKinds[k] = true
 	}
 }

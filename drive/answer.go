@@ -91,14 +91,20 @@ func answerIn(r scheduler.Reading, d facts.Draft) (seq uint64, answer, said stri
 	if !ok || req == "" {
 		return 0, "", "", false
 	}
+	return answerTo(r, d.Kind, req)
+}
+
+// answerTo finds, in the thread's reading, the answer of kind given to
+// the request req: as answerIn.
+func answerTo(r scheduler.Reading, kind facts.Kind, req string) (seq uint64, answer, said string, ok bool) {
 	say := func(answer, by string) string {
-		s := req + " " + sayGiven(d.Kind, answer)
+		s := req + " " + sayGiven(kind, answer)
 		if by != "" {
 			s += " by " + by
 		}
 		return s
 	}
-	switch d.Kind {
+	switch kind {
 	case facts.KindConfirmationAnswered:
 		if c, ok := r.Call(req); ok && c.Answer != nil {
 			a := fmt.Sprint(c.Answer.Approved)

@@ -7,7 +7,10 @@
 // becomes an answer fact — so that giving one twice is harmless and a
 // contradiction is refused (Answer, AnswerAll, AnswerPending). A thread's approval
 // policy is a fact of the thread (policy.set: SetPolicy, ThreadPolicy),
-// which Drive follows (Options.FollowPolicy). The command line is one
+// which Drive follows (Options.FollowPolicy). Stop stops a thread
+// wherever it runs (the process that drives it cuts off what it runs),
+// and WatchAnswer lets a prompt see its request answered elsewhere: the
+// log, not the prompt, decides. The command line is one
 // such front end; a web page or a chat bot is another, and needs nothing
 // the command has.
 //

@@ -41,6 +41,12 @@ const (
 	// KindThreadStopped: a person, or a parent, stopped the thread
 	// (ThreadStopped): nothing more runs in it. Posted from outside.
 	KindThreadStopped Kind = "thread.stopped"
+	// KindStopRequested: a person asked to stop the thread while another
+	// process drove it (StopRequested). Posted from outside; nothing new
+	// runs after it, the driving process cuts off what it runs (an
+	// action's record, action.interrupted or its completion, may follow),
+	// and whoever holds the thread next appends thread.stopped.
+	KindStopRequested Kind = "stop.requested"
 )
 
 func init() {
@@ -49,6 +55,7 @@ func init() {
 	Register[ThreadEnded](KindThreadEnded)
 	Register[ChildReported](KindChildReported)
 	Register[ThreadStopped](KindThreadStopped)
+	Register[StopRequested](KindStopRequested)
 }
 
 // EndKey is the idempotency key of a child's thread.ended: its cause is
@@ -197,6 +204,13 @@ func (p ChildReported) Validate() error {
 
 // ThreadStopped is the payload of thread.stopped.
 type ThreadStopped struct {
+	By     string `msgpack:"by,omitempty" json:"by,omitempty"`
+	Reason string `msgpack:"reason,omitempty" json:"reason,omitempty"`
+}
+
+// StopRequested is the payload of stop.requested: who asked and why, as
+// the thread.stopped that carries it out will say.
+type StopRequested struct {
 	By     string `msgpack:"by,omitempty" json:"by,omitempty"`
 	Reason string `msgpack:"reason,omitempty" json:"reason,omitempty"`
 }

@@ -86,6 +86,7 @@ var samples = []struct {
 	{facts.KindHookRan, facts.HookRan{Event: facts.HookBeforeTool, Hook: 0, Name: "no-rm", Scope: "project", Digest: "ab12",
 		Call: "1-c", Tool: "run_command", Input: strings.Repeat("ef", 32), Exit: 2, Decision: facts.HookDeny, Reason: "rm -rf is not allowed",
 		DurationMS: 4, Stderr: "rm -rf is not allowed"}},
+	{facts.KindStopRequested, facts.StopRequested{By: "ana", Reason: "enough"}},
 }
 
 // sampleFacts chains a fact of every sample kind into one thread.

@@ -46,6 +46,7 @@ var decoders = map[facts.Kind]func(facts.Fact) (any, error){
 	facts.KindChildReported:         dec[facts.ChildReported],
 	facts.KindThreadStopped:         dec[facts.ThreadStopped],
 	facts.KindHookRan:               dec[facts.HookRan],
+	facts.KindStopRequested:         dec[facts.StopRequested],
 }
 
 // decodeAny decodes f's payload into its registered type.

@@ -63,7 +63,7 @@ type cancelEnv struct {
 	actor     harness.Actor
 }
 
-func newCancelEnv(t *testing.T, command func(out string) string) *cancelEnv {
+func newCancelEnv(t testing.TB, command func(out string) string) *cancelEnv {
 	t.Helper()
 	e := &cancelEnv{root: t.TempDir(), out: t.TempDir()}
 	root, err := filepath.EvalSymlinks(e.root)
@@ -109,7 +109,7 @@ func newCancelEnv(t *testing.T, command func(out string) string) *cancelEnv {
 // the command's own namespace is inner (as the command wrote it); false
 // when there is none (yet: while the shell execs, its command line may
 // read empty).
-func hostPid(t *testing.T, marker string, inner int) (int, bool) {
+func hostPid(t testing.TB, marker string, inner int) (int, bool) {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	require.NoError(t, err)
@@ -145,6 +145,14 @@ func (e *cancelEnv) cancelMidCommand(t *testing.T, marker string) (error, int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	return e.midCommand(t, ctx, marker, cancel)
+}
+
+// midCommand starts the thread under ctx, waits until the command has
+// written its pid file, finds the command's process, calls interrupt, and
+// returns the Start's error with the command's host pid.
+func (e *cancelEnv) midCommand(t testing.TB, ctx context.Context, marker string, interrupt func()) (error, int) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() {
 		_, err := e.rt.Start(ctx, e.actor, "t1", "Run the long command")
@@ -167,19 +175,19 @@ func (e *cancelEnv) cancelMidCommand(t *testing.T, marker string) (error, int) {
 		return ok
 	}, 30*time.Second, 10*time.Millisecond, "no process with %q in its command line has pid %d in its namespace", marker, inner)
 	require.NoError(t, syscall.Kill(pid, 0), "the command runs before the cancel")
-	cancel()
+	interrupt()
 	select {
 	case err := <-done:
 		return err, pid
 	case <-time.After(60 * time.Second):
-		t.Fatal("the cancelled Resume did not return")
+		t.Fatal("the interrupted Resume did not return")
 		return nil, 0
 	}
 }
 
 // gonePid requires that pid is gone, or is another process now (one
 // whose command line does not hold marker).
-func gonePid(t *testing.T, pid int, marker string) {
+func gonePid(t testing.TB, pid int, marker string) {
 	t.Helper()
 	err := syscall.Kill(pid, 0)
 	if errors.Is(err, syscall.ESRCH) {

@@ -10,6 +10,11 @@ var (
 	// stops.
 	ErrDefect = errors.New("transition died")
 
+	// ErrStopRequested is the cause of the context of a transition cut
+	// off because a stop of its thread was asked for (stop.requested, or
+	// thread.stopped, appended while it ran); see Thread.Stop.
+	ErrStopRequested = errors.New("a stop of the thread was asked for")
+
 	// ErrThreadExists: a thread that must be new already has facts.
 	ErrThreadExists = errors.New("thread already exists")
 

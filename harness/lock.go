@@ -214,3 +214,44 @@ func Free(ctx context.Context, store thread.Store, id string) (bool, error) {
 	}
 	return false, fmt.Errorf("look at the thread's lease: %w", err)
 }
+
+// tryHold is Hold without waiting for another holder: ok is false, and
+// nothing is held, when another runtime of this process or (on a shared
+// store) another process holds the thread. A lease is waited for at most
+// freeProbe, as Free waits.
+func tryHold(ctx context.Context, store thread.Store, id string) (held context.Context, release func(), ok bool, err error) {
+	k, reentrant := heldKeyOf(store, id)
+	if reentrant && ctx.Value(k) != nil {
+		return ctx, func() {}, true, nil
+	}
+	unlock, err := resuming.lock(ctx, store, id, false)
+	if errors.Is(err, errHeld) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	// The probe's bound must not end the lease once it is taken: the
+	// timer cancels the probe only while the lease is waited for.
+	probe, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(freeProbe, cancel)
+	held, releaseLease, err := lease(probe, store, id)
+	if !timer.Stop() || err != nil {
+		if err == nil {
+			releaseLease() // taken as the probe ran out: its context is ended
+		}
+		cancel()
+		unlock()
+		switch {
+		case ctx.Err() != nil:
+			return nil, nil, false, ctx.Err()
+		case err == nil, errors.Is(err, context.Canceled):
+			return nil, nil, false, nil
+		}
+		return nil, nil, false, fmt.Errorf("take the thread's lease: %w", err)
+	}
+	if reentrant {
+		held = context.WithValue(held, k, true)
+	}
+	return held, func() { releaseLease(); cancel(); unlock() }, true, nil
+}

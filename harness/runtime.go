@@ -468,6 +468,14 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 			retried = true
 			p.Enabled = []fold.Enabled[Services]{*p.Retry}
 		case p.Stop != nil || len(p.Enabled) == 0:
+			// A stop asked for while the thread ran is recorded by its
+			// holder, now that nothing runs (see Thread.Stop).
+			if moved, err := t.carryOutStop(ctx, st); err != nil || moved {
+				if err != nil {
+					return out, err
+				}
+				continue
+			}
 			// A thread that waits on its children drives them first
 			// (see tend); their reports move it on.
 			if moved, err := t.tend(ctx, st, p, &out); err != nil || moved {
@@ -501,7 +509,18 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 			return out, nil
 		}
 		j := &journal{store: rt.Store, id: id, key: t.ClaimKey, seq: st.fold.Seq()}
-		drafts, died, err := rt.run(ctx, st, t, j)
+		watched, unwatch := rt.watchStop(ctx, id, st.fold.Seq())
+		drafts, died, err := rt.run(watched, st, t, j)
+		if unwatch() && ctx.Err() == nil && !j.recorded {
+			// A stop was asked for while it ran, and it had claimed no
+			// act: nothing of it is recorded. Fold the stop and decide
+			// again (the thread is stopped). An act it claimed is
+			// recorded as it ended, interrupted or not, below.
+			if err := rt.catchUp(ctx, st); err != nil {
+				return out, err
+			}
+			continue
+		}
 		if errors.Is(err, fold.ErrClaimLost) {
 			// Another writer moved the thread before this transition could
 			// claim its act: fold what they wrote and decide again.

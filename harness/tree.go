@@ -53,6 +53,10 @@ type lineage struct {
 	endedSeq   uint64
 	stopped    *facts.ThreadStopped
 	stoppedSeq uint64
+	// request is the first stop.requested, at requestSeq: the thread is
+	// stopped from there, and thread.stopped carries it out.
+	request    *facts.StopRequested
+	requestSeq uint64
 	err        error
 	// own is what the thread records of itself (see own.go).
 	own own
@@ -69,6 +73,11 @@ type Lineage struct {
 	// Stopped is the stop a person or a parent posted, at StoppedSeq.
 	Stopped    *facts.ThreadStopped
 	StoppedSeq uint64
+	// Requested is the stop a person asked for while another process
+	// drove the thread, at RequestedSeq; Stopped, once set, carries it
+	// out (see Thread.Stop).
+	Requested    *facts.StopRequested
+	RequestedSeq uint64
 }
 
 func (l *lineage) Name() string { return "lineage" }
@@ -93,6 +102,11 @@ func (l *lineage) Step(f facts.Fact) error {
 			p, derr := facts.Decode[facts.ThreadStopped](f)
 			l.stopped, l.stoppedSeq, err = &p, f.Seq, derr
 		}
+	case facts.KindStopRequested:
+		if l.request == nil {
+			p, derr := facts.Decode[facts.StopRequested](f)
+			l.request, l.requestSeq, err = &p, f.Seq, derr
+		}
 	}
 	if err != nil && l.err == nil {
 		l.err = fmt.Errorf("lineage: seq %d: %w", f.Seq, err)
@@ -101,11 +115,12 @@ func (l *lineage) Step(f facts.Fact) error {
 }
 
 func (l *lineage) view() Lineage {
-	return Lineage{Spawn: l.spawned, Ended: l.ended, EndedSeq: l.endedSeq, Stopped: l.stopped, StoppedSeq: l.stoppedSeq}
+	return Lineage{Spawn: l.spawned, Ended: l.ended, EndedSeq: l.endedSeq, Stopped: l.stopped, StoppedSeq: l.stoppedSeq,
+		Requested: l.request, RequestedSeq: l.requestSeq}
 }
 
 // Output stops a child that ended failed or stopped, and a stopped
-// thread: nothing more runs in either.
+// thread, or one whose stop was asked for: nothing more runs in any.
 func (l *lineage) Output() fold.Output[Services] {
 	out := fold.Output[Services]{View: l.view()}
 	switch {
@@ -123,6 +138,8 @@ func (l *lineage) Output() fold.Output[Services] {
 		out.Stop = &fold.Stop{Status: status, Reason: reason}
 	case l.stopped != nil:
 		out.Stop = &fold.Stop{Status: fold.StatusStopped, Reason: stoppedReason(*l.stopped)}
+	case l.request != nil:
+		out.Stop = &fold.Stop{Status: fold.StatusStopped, Reason: stoppedReason(facts.ThreadStopped(*l.request))}
 	}
 	return out
 }
@@ -166,7 +183,7 @@ func (l *lineage) Accept(d facts.Draft) error {
 			return errors.New("the thread is no child: it has no parent to report to")
 		}
 		return nil
-	case facts.KindThreadStopped:
+	case facts.KindThreadStopped, facts.KindStopRequested:
 		if l.stopped != nil {
 			return fmt.Errorf("the thread was stopped at seq %d", l.stoppedSeq)
 		}
@@ -254,8 +271,20 @@ func (t *Thread) tend(ctx context.Context, st *state, p fold.Projection[Services
 				return moved, err
 			}
 		}
-		kout, err := kid.Resume(ctx)
+		// While a child runs, a stop of this thread asked for elsewhere
+		// (see Thread.Stop) cuts it off as a caller's cancel would: what
+		// it runs is recorded as interrupted, in the child.
+		kctx, unwatch := ctx, func() bool { return false }
+		if p.Stop == nil {
+			kctx, unwatch = t.rt.watchStop(ctx, t.id, st.fold.Seq())
+		}
+		kout, err := kid.Resume(kctx)
 		out.Steps += kout.Steps // this call ran them
+		if unwatch() && ctx.Err() == nil {
+			// Fold the stop: the thread is stopped, and its next look
+			// records it and stops the children.
+			return true, t.rt.catchUp(ctx, st)
+		}
 		if err != nil && !errors.Is(err, ErrDefect) {
 			return moved, fmt.Errorf("child %s of %s: %w", kid.id, t.id, err)
 		}
@@ -547,24 +576,6 @@ func lastText(f *fold.Fold[Services]) string {
 	return ""
 }
 
-// Stop stops the thread: thread.stopped, by whom and why, posted once (a
-// second stop appends nothing); nothing more runs in it. A thread that waits on children stops them at its next Resume,
-// which Stop runs, so that they are stopped and report now: the outcome
-// is that Resume's.
-func (t *Thread) Stop(ctx context.Context, by, reason string) (Outcome, error) {
-	d, err := facts.NewDraft(facts.KindThreadStopped, "", facts.ThreadStopped{By: by, Reason: reason})
-	if err != nil {
-		return Outcome{Thread: t.id}, err
-	}
-	if _, err := t.folded(ctx); err != nil {
-		return Outcome{Thread: t.id}, err
-	}
-	if _, err := t.appendIngress(ctx, d, "stop"); err != nil {
-		return Outcome{Thread: t.id}, err
-	}
-	return t.Resume(ctx)
-}
-
 // Tree is a thread and the children it waits on, each read as its own
 // view says, and what the whole tree waits for: the reading a front end
 // shows of a parent whose children work.
@@ -669,9 +680,9 @@ func (t *Thread) Tree(ctx context.Context) (Tree, error) {
 
 // SnapshotVersion is the version of the lineage's snapshots: the seq of
 // the last fact folded, then, each as a flag and its payload (and seq):
-// the spawn record, the end, the stop; then what the thread records of
-// itself (version 2; see own.snapshot).
-func (l *lineage) SnapshotVersion() uint32 { return 2 }
+// the spawn record, the end, the stop, the stop requested (version 3);
+// then what the thread records of itself (version 2; see own.snapshot).
+func (l *lineage) SnapshotVersion() uint32 { return 3 }
 
 // Snapshot keeps what the lineage read; a record it could not read keeps
 // none.
@@ -685,7 +696,7 @@ func (l *lineage) Snapshot() ([]byte, error) {
 		kind    facts.Kind
 		payload any
 		seq     uint64
-	}{{facts.KindThreadSpawned, l.spawned, 1}, {facts.KindThreadEnded, l.ended, l.endedSeq}, {facts.KindThreadStopped, l.stopped, l.stoppedSeq}} {
+	}{{facts.KindThreadSpawned, l.spawned, 1}, {facts.KindThreadEnded, l.ended, l.endedSeq}, {facts.KindThreadStopped, l.stopped, l.stoppedSeq}, {facts.KindStopRequested, l.request, l.requestSeq}} {
 		var data []byte
 		switch p := r.payload.(type) {
 		case *facts.ThreadSpawned:
@@ -705,6 +716,14 @@ func (l *lineage) Snapshot() ([]byte, error) {
 				data = d.Data
 			}
 		case *facts.ThreadStopped:
+			if p != nil {
+				d, err := facts.NewDraft(r.kind, "", *p)
+				if err != nil {
+					return nil, err
+				}
+				data = d.Data
+			}
+		case *facts.StopRequested:
 			if p != nil {
 				d, err := facts.NewDraft(r.kind, "", *p)
 				if err != nil {
@@ -756,6 +775,13 @@ func (l *lineage) Restore(data []byte, p fold.Prefix) error {
 			return err
 		}
 		l.stopped, l.stoppedSeq = &ts, seq
+	}
+	if seq, f, ok := read(facts.KindStopRequested); ok {
+		sr, err := facts.Decode[facts.StopRequested](f)
+		if err != nil {
+			return err
+		}
+		l.request, l.requestSeq = &sr, seq
 	}
 	if err := l.own.restore(d, l.seen); err != nil {
 		return err

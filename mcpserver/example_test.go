@@ -40,5 +40,6 @@ func ExampleNewServer() {
 	// replay
 	// resume
 	// start
+	// stop
 	// view
 }

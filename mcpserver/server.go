@@ -107,6 +107,8 @@ func NewServer(ws Workspace, opts ServerOptions) *sdk.Server {
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.answer)
 	sdk.AddTool(srv, &sdk.Tool{Name: "resume", Description: "Run a thread on until it is done or waits for a person. A parked thread runs nothing.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.resume)
+	sdk.AddTool(srv, &sdk.Tool{Name: "stop", Description: "Stop a thread: nothing more runs in it. A command it runs now, here or in another process, is cut off (SIGTERM, then SIGKILL) and recorded as interrupted. Returns where it stands.",
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.stop)
 	sdk.AddTool(srv, &sdk.Tool{Name: "replay", Description: "Tell a thread's record back (for each action its report, the runtime's own observation, the effect state and the check) and verify the log: the hash chain, and that every step was one the fold enabled.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.replay)
 	return srv
@@ -497,6 +499,28 @@ func (s *server) resume(ctx context.Context, req *sdk.CallToolRequest, a ThreadA
 		return nil, nil, err
 	}
 	return nil, v, nil
+}
+
+// StopArgs are the stop tool's.
+type StopArgs struct {
+	Thread string `json:"thread" jsonschema:"the thread's id"`
+	Reason string `json:"reason,omitempty" jsonschema:"why (recorded with the stop)"`
+	By     string `json:"by,omitempty" jsonschema:"who stops it (recorded; default: the MCP client's name)"`
+}
+
+// stop stops the thread (drive.Stop): stopping narrows what runs, so a
+// client may do it without a person.
+func (s *server) stop(ctx context.Context, req *sdk.CallToolRequest, a StopArgs) (*sdk.CallToolResult, any, error) {
+	o, th, err := s.thread(ctx, a.Thread, false, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer o.Close()
+	st, err := drive.Stop(ctx, th, s.by(req, a.By), a.Reason)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, viewOf(o, st), nil
 }
 
 func (s *server) replay(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArgs) (*sdk.CallToolResult, ReplayView, error) {

@@ -285,7 +285,7 @@ func describe(f facts.Fact) (string, error) {
 	case facts.KindHookRan:
 		p, err := facts.Decode[facts.HookRan](f)
 		return DescribeHook(p), err
-	case facts.KindChildSpawned, facts.KindThreadSpawned, facts.KindThreadEnded, facts.KindChildReported, facts.KindThreadStopped:
+	case facts.KindChildSpawned, facts.KindThreadSpawned, facts.KindThreadEnded, facts.KindChildReported, facts.KindThreadStopped, facts.KindStopRequested:
 		return describeTree(f)
 	}
 	if len(f.Data) == 0 {

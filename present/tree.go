@@ -45,13 +45,21 @@ func describeTree(f facts.Fact) (string, error) {
 		return s, err
 	case facts.KindThreadStopped:
 		p, err := facts.Decode[facts.ThreadStopped](f)
-		s := "stopped by " + orNone(p.By)
-		if p.Reason != "" {
-			s += ": " + quote(p.Reason, 80)
-		}
-		return s, err
+		return stopLine("stopped", p.By, p.Reason), err
+	case facts.KindStopRequested:
+		p, err := facts.Decode[facts.StopRequested](f)
+		return stopLine("stop asked", p.By, p.Reason), err
 	}
 	return "", nil
+}
+
+// stopLine says a stop, or a stop asked for: by whom, and why.
+func stopLine(what, by, reason string) string {
+	s := what + " by " + orNone(by)
+	if reason != "" {
+		s += ": " + quote(reason, 80)
+	}
+	return s
 }
 
 func budgetWords(turns int, tokens int64) string {

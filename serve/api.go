@@ -33,6 +33,7 @@ import (
 //	GET  /api/threads/{id}/stream        its facts as they are appended (Server-Sent Events; ?from=SEQ or Last-Event-ID)
 //	POST /api/threads/{id}/answer        answer an open request (JSON: see AnswerRequest)
 //	POST /api/threads/{id}/resume        have the server resume it
+//	POST /api/threads/{id}/stop          stop it, cutting off what runs in it wherever it runs (JSON, optional: see StopRequest)
 //	GET  /api/threads/{id}/replay        the record told back, and replay --verify's verdict
 //	GET  /api/threads/{id}/undo?to=SEQ   what an undo to SEQ would restore
 //	GET  /api/threads/{id}/fork?at=SEQ   what a fork at SEQ would be
@@ -50,6 +51,7 @@ func (s *Server) routes() {
 	api("GET /api/threads/{id}/stream", s.apiStream)
 	api("POST /api/threads/{id}/answer", s.apiAnswer)
 	api("POST /api/threads/{id}/resume", s.apiResume)
+	api("POST /api/threads/{id}/stop", s.apiStop)
 	api("GET /api/threads/{id}/replay", s.apiReplay)
 	api("GET /api/threads/{id}/undo", s.apiUndo)
 	api("GET /api/threads/{id}/fork", s.apiFork)
@@ -437,6 +439,48 @@ func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusAccepted, map[string]any{"thread": id, "resuming": true})
+}
+
+// StopRequest is the optional body of POST /api/threads/{id}/stop:
+//
+//	{"reason": "wrong branch"}
+//
+// Who stopped the thread is the person the request's token names.
+type StopRequest struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// apiStop stops the thread (drive.Stop): a command it runs, here or in
+// another process, is cut off. It answers once the thread is stopped,
+// with its state.
+func (s *Server) apiStop(w http.ResponseWriter, r *http.Request) error {
+	id, err := threadID(r)
+	if err != nil {
+		return err
+	}
+	var req StopRequest
+	if r.ContentLength != 0 {
+		if err := s.decodeJSON(w, r, &req); err != nil {
+			return err
+		}
+	}
+	who, _ := IdentityOf(r.Context())
+	st, err := s.stop(r.Context(), who.Name, id, req.Reason)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, st)
+}
+
+// stop is drive.Stop of the thread, on a Thread of its own (a stop waits
+// for whoever drives the thread to let go; the kept fold stays free for
+// readers meanwhile).
+func (s *Server) stop(ctx context.Context, by, id, reason string) (drive.State, error) {
+	th, err := s.reader.Open(ctx, s.opts.Stock.Actor, id)
+	if err != nil {
+		return drive.State{Thread: id}, err
+	}
+	return drive.Stop(ctx, th, by, reason)
 }
 
 // Replay is the record told back, with replay --verify's verdict.

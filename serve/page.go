@@ -145,6 +145,7 @@ func (s *Server) pageRoutes(mux *http.ServeMux) {
 	page("GET /t/{id}/panel", s.panel)
 	page("POST /t/{id}/answer", s.pageAnswer)
 	page("POST /t/{id}/resume", s.pageResume)
+	page("POST /t/{id}/stop", s.pageStop)
 	page("GET /t/{id}/undo", s.undoPage)
 	page("GET /t/{id}/fork", s.forkPage)
 	page("GET /search", s.searchPage)
@@ -408,6 +409,32 @@ func (s *Server) pageResume(w http.ResponseWriter, r *http.Request) (string, any
 			writeError(w, r, true, status, code, err.Error())
 		} else {
 			writeJSON(w, http.StatusAccepted, map[string]any{"thread": id, "resuming": true})
+		}
+		return "", nil, nil
+	}
+	if err != nil {
+		return s.pageWithError(r, id, err)
+	}
+	http.Redirect(w, r, "/t/"+url.PathEscape(id), http.StatusSeeOther)
+	return "", nil, nil
+}
+
+// pageStop is the page's Stop: the thread is stopped as the API's stop
+// stops it (a command running anywhere is cut off), by the page's
+// person.
+func (s *Server) pageStop(w http.ResponseWriter, r *http.Request) (string, any, error) {
+	id, err := threadID(r)
+	if err != nil {
+		return "", nil, err
+	}
+	who, _ := IdentityOf(r.Context())
+	st, err := s.stop(r.Context(), who.Name, id, "")
+	if wantsJSON(r) {
+		if err != nil {
+			status, code := statusOf(err)
+			writeError(w, r, true, status, code, err.Error())
+		} else {
+			writeJSON(w, http.StatusOK, map[string]any{"thread": id, "stopped": true, "status": st.Status, "reason": st.Reason})
 		}
 		return "", nil, nil
 	}

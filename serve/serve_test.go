@@ -584,14 +584,14 @@ func TestBadInput(t *testing.T) {
 
 // TestPageWithoutJavaScript: the page reads without a script, and its
 // forms post and come back; what the model wrote is escaped.
-func TestPageWithoutJavaScript(t *testing.T) {
-	hostile := `{"text": "<script>alert(1)</script>\u001b[2J", "tool_calls": [{"id": "call_1", "name": "write_file", "args": "{\"path\":\"cache.toml\",\"content\":\"<img src=x onerror=alert(1)>\\n\"}"}]}
-{"text": "Done."}`
-	f := newFixture(t, hostile)
-	f.start("t1")
+// browser is a client that keeps cookies, as a browser does, and a GET
+// through it that requires 200 and returns the body.
+func (f *fixture) browser(t *testing.T) (*http.Client, func(path string) string) {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
-	get := func(path string) string {
+	return c, func(path string) string {
+		t.Helper()
 		resp, err := c.Get(f.http.URL + path)
 		require.NoError(t, err)
 		defer resp.Body.Close()
@@ -600,6 +600,14 @@ func TestPageWithoutJavaScript(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
 		return string(b)
 	}
+}
+
+func TestPageWithoutJavaScript(t *testing.T) {
+	hostile := `{"text": "<script>alert(1)</script>\u001b[2J", "tool_calls": [{"id": "call_1", "name": "write_file", "args": "{\"path\":\"cache.toml\",\"content\":\"<img src=x onerror=alert(1)>\\n\"}"}]}
+{"text": "Done."}`
+	f := newFixture(t, hostile)
+	f.start("t1")
+	c, get := f.browser(t)
 	list := get("/?token=" + token)
 	require.Contains(t, list, `<a href="/t/t1">t1</a>`)
 	require.Contains(t, list, "confirmation 1-call_1")

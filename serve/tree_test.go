@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -106,17 +105,7 @@ func TestDelegatedThread(t *testing.T) {
 func TestDelegatedThreadPage(t *testing.T) {
 	f := newFixture(t, delegateScript)
 	f.start("t1")
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar}
-	get := func(path string) string {
-		resp, err := c.Get(f.http.URL + path)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
-		return string(b)
-	}
+	c, get := f.browser(t)
 	list := get("/?token=" + token)
 	require.Contains(t, list, "confirmation t1.1-d1/1-w")
 	require.Contains(t, list, `child of <a href="/t/t1">t1</a>`)

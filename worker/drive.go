@@ -63,6 +63,7 @@ func (w *Worker) work(id string, s *slot) {
 	defer stopKeep()
 	go w.keep(keepCtx, s, &covered)
 	w.log(Event{Kind: EventTook, Thread: id})
+	var told *drive.State // the end last logged: a look that finds the same says nothing
 	for {
 		w.mu.Lock()
 		covered = append(covered, s.jobs...)
@@ -86,8 +87,12 @@ func (w *Worker) work(id string, s *slot) {
 			// Still resumable: the model's turns are bounded by the
 			// thread's budget, so go on.
 			continue
+		case told != nil && told.Status == st.Status && told.Head.Seq == st.Head.Seq:
+			// Looked again (jobs joined meanwhile) and found the thread
+			// as it was: one end, said once.
 		default:
 			w.log(Event{Kind: EventStopped, Thread: id, State: st})
+			told = &st
 		}
 		for _, j := range w.taken(&covered) {
 			_ = j.Done()

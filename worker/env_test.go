@@ -60,6 +60,8 @@ type scenario struct {
 	// Dir/release exists.
 	Block   int
 	Release bool
+	// Stoppable: a blocked call ends when its run is cancelled (a stop).
+	Stoppable bool
 	// Pause: each call sleeps up to this long before and after it writes
 	// its line, so that kills land in the middle of calls.
 	Pause       time.Duration
@@ -144,6 +146,9 @@ func (sc scenario) appendLine(id string) harness.Tool {
 					return facts.Report{}, err
 				}
 				for !sc.Release || !exists(filepath.Join(sc.Dir, "release")) {
+					if sc.Stoppable && ctx.Err() != nil {
+						return facts.Report{}, ctx.Err()
+					}
 					time.Sleep(10 * time.Millisecond)
 				}
 			}
@@ -247,6 +252,19 @@ func (e *events) count(kind worker.EventKind) int {
 	n := 0
 	for _, ev := range e.all {
 		if ev.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// ends is the number of events that said thread id ended done.
+func (e *events) ends(id string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, ev := range e.all {
+		if ev.Kind == worker.EventStopped && ev.Thread == id && ev.State.Status == harness.StatusDone {
 			n++
 		}
 	}

@@ -92,7 +92,8 @@ const (
 	EventInDoubt EventKind = "in_doubt"
 	// EventStopped: a drive ended with the thread done, parked, failed or
 	// stopped (State says which, and what it waits for); its jobs are
-	// finished.
+	// finished. A look again, while the worker still holds the thread,
+	// that finds it as it was says nothing: one end, one event.
 	EventStopped EventKind = "stopped"
 	// EventPutOff: another holds the thread; the job is given back, to be
 	// given out again after Later.

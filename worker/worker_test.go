@@ -42,6 +42,10 @@ func TestWorkersDriveSubmittedThreads(t *testing.T) {
 	verifyAll(t, sc, store, ids)
 	require.Positive(t, ev1.count(worker.EventTook), "both workers took threads")
 	require.Positive(t, ev2.count(worker.EventTook), "both workers took threads")
+	// Each thread's end is said once, though a worker may look again.
+	for _, id := range ids {
+		require.Equal(t, 1, ev1.ends(id)+ev2.ends(id), id)
+	}
 }
 
 // A thread that waits for a person costs a worker nothing while it
@@ -206,4 +210,47 @@ func TestEventRecord(t *testing.T) {
 	b, err = json.Marshal(failed.Record(at))
 	require.NoError(t, err)
 	require.JSONEq(t, `{"time": "2026-01-02T03:04:05Z", "event": "error", "thread": "t2", "error": "no lease", "again_in": "2s"}`, string(b))
+}
+
+// A stop asked for from elsewhere while a worker runs a call of the
+// thread reaches the worker: the call is cut off and recorded as
+// interrupted, the worker records the stop and says the thread stopped,
+// and Stop returns once it has let go.
+func TestStopReachesAWorker(t *testing.T) {
+	srv := natstest.Server(t)
+	sc := newScenario(t, srv.ClientURL(), twoCalls)
+	sc.Block, sc.Stoppable = 1, true
+	store := sc.dial(t)
+	ev, _ := startWorker(t, sc)
+	ids := submit(t, sc, store, "t", 1)
+	require.Eventually(t, func() bool { return exists(filepath.Join(sc.Dir, "running")) }, 20*time.Second, 10*time.Millisecond)
+
+	actor, cfg, err := sc.parts()
+	require.NoError(t, err)
+	rt, err := harness.NewRuntime(store, harness.Services{}, cfg)
+	require.NoError(t, err)
+	out, err := rt.Thread(actor, ids[0]).Stop(context.Background(), "ana", "enough")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusStopped, out.Status)
+	require.Equal(t, "stopped by ana: enough", out.Reason)
+
+	var kinds []facts.Kind
+	for f, err := range store.Read(context.Background(), ids[0], 1) {
+		require.NoError(t, err)
+		kinds = append(kinds, f.Kind)
+	}
+	require.Equal(t, []facts.Kind{facts.KindActionStarted, facts.KindStopRequested, facts.KindActionInterrupted, facts.KindThreadStopped},
+		kinds[len(kinds)-4:], "%v", kinds)
+	require.NotContains(t, kinds, facts.KindActionCompleted)
+	require.Eventually(t, func() bool {
+		ev.mu.Lock()
+		defer ev.mu.Unlock()
+		for _, e := range ev.all {
+			if e.Kind == worker.EventStopped && e.State.Status == harness.StatusStopped {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 10*time.Millisecond, "the worker says the thread stopped")
+	verifyAll(t, sc, store, ids)
 }

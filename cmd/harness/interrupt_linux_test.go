@@ -51,7 +51,7 @@ func TestInterruptMidCommandIsRecorded(t *testing.T) {
 
 // procsWith returns the pids of the live processes whose command line
 // holds the argument arg, in whatever PID namespace they run.
-func procsWith(t *testing.T, arg string) []int {
+func procsWith(t testing.TB, arg string) []int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	require.NoError(t, err)

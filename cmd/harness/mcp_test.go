@@ -127,7 +127,7 @@ func TestMCPServeTour(t *testing.T) {
 		require.NoError(t, err)
 		names = append(names, tool.Name)
 	}
-	require.Equal(t, []string{"answer", "facts", "replay", "resume", "start", "view"}, sorted(names))
+	require.Equal(t, []string{"answer", "facts", "replay", "resume", "start", "stop", "view"}, sorted(names))
 
 	var v tourView
 	text, isErr := callTool(t, cs, "start", map[string]any{"task": "Set the cache TTL to 300"}, &v)
@@ -229,6 +229,14 @@ func TestMCPServeApprovalsStayWithAPerson(t *testing.T) {
 	require.False(t, isErr)
 	require.True(t, r.Verified, r.Problem)
 	require.Equal(t, "denied", r.Actions[0].Report)
+
+	// The client may stop a thread (stopping widens nothing); who stopped
+	// it is recorded as the client.
+	text, isErr = callTool(t, cs, "stop", map[string]any{"thread": "again", "reason": "enough"}, &v)
+	require.False(t, isErr, text)
+	require.Equal(t, "stopped", v.Status)
+	log, _, _ := harnessIn(t, dir, "log", "again")
+	require.Regexp(t, `thread\.stopped +stopped by "?mcp:`, log)
 
 	text, isErr = callTool(t, cs, "view", map[string]any{"thread": "nosuch"}, nil)
 	require.True(t, isErr)

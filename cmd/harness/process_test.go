@@ -25,7 +25,7 @@ import (
 // These tests start the harness command as real processes: TestMain put it
 // on $PATH.
 
-func harnessBin(t *testing.T) string {
+func harnessBin(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("harness")
 	require.NoError(t, err, "TestMain puts harness on $PATH")
@@ -33,7 +33,7 @@ func harnessBin(t *testing.T) string {
 }
 
 // workspace makes a workspace holding cache.toml and the files given.
-func workspace(t *testing.T, files map[string]string) string {
+func workspace(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	files["cache.toml"] = "ttl_seconds = 60\n"
@@ -44,7 +44,7 @@ func workspace(t *testing.T, files map[string]string) string {
 }
 
 // harnessIn runs the command in dir and returns its output and exit code.
-func harnessIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+func harnessIn(t testing.TB, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	return harnessEnv(t, dir, []string{"NO_COLOR=1"}, args...)
 }
@@ -206,6 +206,7 @@ func TestPromptOnATerminal(t *testing.T) {
 		env     []string
 		args    []string
 		typed   []string
+		asked   []string // what is asked before each line typed after the first
 		code    int
 		want    []string
 		not     []string
@@ -222,6 +223,7 @@ func TestPromptOnATerminal(t *testing.T) {
 			name:    "no, and tell the model: the thread goes on",
 			env:     []string{"NO_COLOR=1"},
 			typed:   []string{"n", "not today"},
+			asked:   []string{"Reason (optional; the model is told"},
 			want:    []string{`1-call_1 denied by `, `: "not today" (the model is told)`, "report denied", `model.turn             turn 2: "Done."`, "done: thread t1"},
 			content: "ttl_seconds = 60\n",
 		},
@@ -229,6 +231,7 @@ func TestPromptOnATerminal(t *testing.T) {
 			name:    "deny and stop: no model turn follows",
 			env:     []string{"NO_COLOR=1"},
 			typed:   []string{"d", "wrong approach"},
+			asked:   []string{"Reason (optional, for the record"},
 			code:    exitError,
 			want:    []string{`who stopped the thread: "wrong approach"`, "report denied", "stopped: thread t1"},
 			not:     []string{"turn 2", "done: thread t1"},
@@ -244,10 +247,12 @@ func TestPromptOnATerminal(t *testing.T) {
 			content: "ttl_seconds = 400\n",
 		},
 		{
-			name:    "an unclear answer says so and is asked again",
+			name:    "an unclear key says so and is asked again, as a line",
 			env:     []string{"NO_COLOR=1"},
 			typed:   []string{"perhaps", "yes"},
-			want:    []string{`"perhaps" is not an answer: type y, a, n, d or s`, "approved by", "done: thread t1"},
+			asked:   []string{`"p" is not an answer: type y, a, n, d or s, then Enter`},
+			want:    []string{"approved by", "done: thread t1"},
+			not:     []string{"always"},
 			content: "ttl_seconds = 300\n",
 		},
 		{
@@ -292,7 +297,10 @@ func TestPromptOnATerminal(t *testing.T) {
 			tm := startTerminal(t, dir, env, args...)
 			if len(tc.typed) > 0 {
 				tm.expect(thePrompt)
-				for _, line := range tc.typed {
+				for i, line := range tc.typed {
+					if i > 0 {
+						tm.expect(tc.asked[i-1])
+					}
 					tm.send(line)
 				}
 			}
@@ -341,7 +349,8 @@ func TestCommandOutputIsLive(t *testing.T) {
 
 // TestPromptLeavesTheStoreFree: while the prompt waits for a person, other
 // harness commands can use the store — even answer from another terminal;
-// the prompt's own answer, the same, is then appended once.
+// the prompt then stops asking (or, typed before it noticed, its own
+// answer, the same, is appended once).
 func TestPromptLeavesTheStoreFree(t *testing.T) {
 	dir := workspace(t, map[string]string{"script.jsonl": writeScript})
 	tm := startTerminal(t, dir, []string{"NO_COLOR=1", "HARNESS_STORE="}, "run", "--model", "scripted:script.jsonl", "Set the cache TTL to 300")
@@ -355,7 +364,7 @@ func TestPromptLeavesTheStoreFree(t *testing.T) {
 
 	tm.send("y")
 	require.Zero(t, tm.exit(), tm.output())
-	require.Contains(t, tm.output(), "(already answered at seq 6)")
+	require.Regexp(t, `\(already answered at seq 6\)|answered elsewhere: 1-call_1 approved by .* \(seq 6\)`, tm.output())
 	require.Contains(t, tm.output(), "done: thread t1")
 	stdout, _, _ = harnessIn(t, dir, "log", "t1")
 	require.Contains(t, stdout, "1-call_1 approved by "+(&app{getenv: os.Getenv}).whoami())

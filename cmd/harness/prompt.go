@@ -1,42 +1,76 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// prompter asks a person at the terminal. Lines are read by one
-// goroutine, so that an interrupt (Ctrl-C) ends a wait for an answer.
+// prompter asks a person at the terminal. Input is read by one
+// goroutine, so that an interrupt (Ctrl-C), or an answer given elsewhere,
+// ends a wait for an answer. A choice (askKey) is one key: the terminal is
+// put in raw mode while it waits for it, and Enter after the key is still
+// accepted; text (ask) is a line, edited as the terminal edits lines.
+// Only what is typed after a question is put answers it: a key typed
+// ahead, or late for a question that is gone, answers nothing.
 type prompter struct {
-	out   io.Writer
-	lines chan line
+	out    io.Writer
+	chunks chan chunk
+	// fd is the input's terminal, or -1: keys are then read from lines.
+	fd int
+	// The state of the goroutine that asks (no one else reads it):
+	// pending is input read and not yet taken, each byte with when it
+	// was read; since: input read before it answers nothing (the time
+	// the question being asked was put);
+	// swallow: a key was just taken, so an Enter that follows it is the
+	// key's, not an answer of its own; eof: the input ended.
+	pending []typed
+	since   time.Time
+	swallow bool
+	eof     bool
 }
 
-type line struct {
-	text string
+// chunk is what one read of the input gave.
+type chunk struct {
+	data []byte
 	err  error
+	at   time.Time
+}
+
+// typed is one byte of input, and when it was read.
+type typed struct {
+	b  byte
+	at time.Time
 }
 
 func newPrompter(in io.Reader, out io.Writer) *prompter {
-	p := &prompter{out: out, lines: make(chan line)}
+	p := &prompter{out: out, chunks: make(chan chunk), fd: -1}
+	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.fd = int(f.Fd())
+	}
 	go func() {
-		r := bufio.NewReader(in)
+		buf := make([]byte, 512)
 		for {
-			text, err := r.ReadString('\n')
-			p.lines <- line{text, err}
+			n, err := in.Read(buf)
+			p.chunks <- chunk{bytes.Clone(buf[:n]), err, time.Now()}
 			if err != nil {
-				close(p.lines)
+				close(p.chunks)
 				return
 			}
 		}
@@ -47,21 +81,124 @@ func newPrompter(in io.Reader, out io.Writer) *prompter {
 // errNoAnswer: the input ended before an answer.
 var errNoAnswer = errors.New("no answer")
 
+// fresh puts a new question: input typed before now — a key typed ahead,
+// or late for a request that was answered elsewhere while the person
+// typed — answers nothing, and is dropped.
+func (p *prompter) fresh() { p.since = time.Now() }
+
+// next takes the next byte typed for the request being asked; ok is
+// false when the input ended.
+func (p *prompter) next(ctx context.Context) (b byte, ok bool, err error) {
+	for {
+		for len(p.pending) > 0 {
+			t := p.pending[0]
+			p.pending = p.pending[1:]
+			if t.at.Before(p.since) {
+				continue // typed for a request that is gone
+			}
+			return t.b, true, nil
+		}
+		if p.eof {
+			return 0, false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, false, ctx.Err()
+		case c, open := <-p.chunks:
+			for _, b := range c.data {
+				p.pending = append(p.pending, typed{b, c.at})
+			}
+			if !open || c.err != nil {
+				p.eof = true
+			}
+		}
+	}
+}
+
+// isEnter reports whether b ends a line (a terminal in raw mode sends
+// Enter as a carriage return).
+func isEnter(b byte) bool { return b == '\n' || b == '\r' }
+
 // ask prints question and returns the line typed, trimmed. An interrupt
 // returns the context's error.
 func (p *prompter) ask(ctx context.Context, question string) (string, error) {
+	p.fresh()
 	fmt.Fprint(p.out, question)
-	select {
-	case <-ctx.Done():
-		fmt.Fprintln(p.out)
-		return "", ctx.Err()
-	case l, ok := <-p.lines:
-		if !ok || (l.err != nil && l.text == "") {
+	var line []byte
+	for {
+		b, ok, err := p.next(ctx)
+		if err != nil {
 			fmt.Fprintln(p.out)
-			return "", errNoAnswer
+			return "", err
 		}
-		return strings.TrimSpace(l.text), nil
+		if !ok {
+			if len(line) == 0 {
+				fmt.Fprintln(p.out)
+				return "", errNoAnswer
+			}
+			return strings.TrimSpace(string(line)), nil
+		}
+		if p.swallow {
+			p.swallow = false
+			if isEnter(b) {
+				continue // the Enter after the key just taken
+			}
+		}
+		if isEnter(b) {
+			return strings.TrimSpace(string(line)), nil
+		}
+		line = append(line, b)
 	}
+}
+
+// askKey prints question and returns the one key typed, lower case, ""
+// for Enter alone. On a terminal it reads the key in raw mode, so that it
+// needs no Enter (an Enter typed after it is the key's). Ctrl-C
+// interrupts, as at a line. Off a terminal it reads a line.
+func (p *prompter) askKey(ctx context.Context, question string) (string, error) {
+	if p.fd < 0 {
+		return p.ask(ctx, question)
+	}
+	p.fresh()
+	fmt.Fprint(p.out, question)
+	old, err := term.MakeRaw(p.fd)
+	if err != nil {
+		return "", fmt.Errorf("read a key: %w", err)
+	}
+	var b byte
+	var ok bool
+	for {
+		b, ok, err = p.next(ctx)
+		if ok && p.swallow && isEnter(b) {
+			p.swallow = false
+			continue
+		}
+		break
+	}
+	_ = term.Restore(p.fd, old)
+	switch {
+	case err != nil:
+		fmt.Fprintln(p.out)
+		return "", err
+	case !ok || b == 4: // Ctrl-D
+		fmt.Fprintln(p.out)
+		return "", errNoAnswer
+	case b == 3: // Ctrl-C: raw mode makes it a key; make it the interrupt it is
+		fmt.Fprintln(p.out)
+		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+			return "", err
+		}
+		<-ctx.Done()
+		return "", ctx.Err()
+	}
+	if isEnter(b) {
+		fmt.Fprintln(p.out)
+		return "", nil
+	}
+	p.swallow = true // an Enter after the key is the key's
+	key := strings.ToLower(present.EscapeLine(string(b)))
+	fmt.Fprintln(p.out, key)
+	return key, nil
 }
 
 // prompt asks a person each open request and posts the answers as harness
@@ -69,33 +206,53 @@ func (p *prompter) ask(ctx context.Context, question string) (string, error) {
 // meanwhile counts); a request left unanswered (the input ended, or the
 // person skipped it) leaves the thread parked. The store is closed while
 // the person thinks.
+//
+// The log decides (drive.WatchAnswer): a request answered elsewhere while
+// it is asked — on the page, through the API, from another terminal — or
+// a thread stopped meanwhile ends the question; the prompt says what was
+// answered by whom, and the thread goes on from the log.
 func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error) {
 	answered := 0
 	by := d.a.whoami()
 	for _, w := range waits {
 		fmt.Fprintln(d.a.stdout)
 		d.a.printPending(w, d.s.Place.Root)
-		var ans answer
-		if err := d.release(); err != nil {
+		d.prompter.fresh()
+		peek, unpeek := d.peeker()
+		asked, done, err := drive.WatchAnswer(ctx, d.th, w, peek)
+		if err != nil {
 			return answered, err
 		}
-		var err error
+		var ans answer
+		if err := d.release(); err != nil {
+			done()
+			unpeek()
+			return answered, err
+		}
 		act := false
 		switch w.Kind {
 		case fold.WaitPlan:
 			act, err = d.askPlan(ctx, w)
 		case fold.WaitConfirmation:
-			ans, err = d.askConfirmation(ctx, w, by)
+			ans, err = d.askConfirmation(asked, w, by)
 		case fold.WaitQuestion:
-			ans.reply, err = d.askQuestion(ctx, w, by)
+			ans.reply, err = d.askQuestion(asked, w, by)
 		case fold.WaitReconcile:
-			ans.reply, err = d.askReconcile(ctx, w, by)
+			ans.reply, err = d.askReconcile(asked, w, by)
 		}
+		gone := done()
+		unpeek()
 		if ctx.Err() != nil {
 			return answered, fmt.Errorf("interrupted at the prompt; thread %s still waits: `harness resume %s` asks again", d.id, d.id)
 		}
 		if rerr := d.reacquire(ctx); rerr != nil {
 			return answered, rerr
+		}
+		if gone != nil {
+			// Not asked any more: the log moved on without this prompt.
+			d.saidElsewhere(gone)
+			answered++
+			break
 		}
 		if errors.Is(err, errNoAnswer) {
 			return answered, nil
@@ -121,6 +278,15 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		}
 		// A child's request goes to the child.
 		p, err := drive.AnswerPending(ctx, d.th, w, *ans.reply)
+		if errors.Is(err, drive.ErrAnswerDiffers) {
+			// Answered elsewhere in the moment between the last look
+			// and this post: that answer stands, this one is not
+			// recorded, and the person is told so before anything runs.
+			fmt.Fprintf(d.a.stdout, "%s your answer to %s was not recorded: %s\n", d.a.paint("yellow", "answered elsewhere:"),
+				present.EscapeLine(drive.Ref(w)), present.EscapeLine(err.Error()))
+			answered++
+			break
+		}
 		if err != nil {
 			return answered, err
 		}
@@ -139,6 +305,65 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 	return answered, nil
 }
 
+// saidElsewhere tells the person that the request they were asked was
+// answered elsewhere (or the thread stopped), by whom, and where it is.
+func (d *driver) saidElsewhere(e *drive.Elsewhere) {
+	where := ""
+	if e.Fact.Seq != 0 {
+		where = fmt.Sprintf(" (seq %d)", e.Fact.Seq)
+	}
+	fmt.Fprintf(d.a.stdout, "%s %s%s; not asking any more\n", d.a.paint("yellow", "answered elsewhere:"), present.EscapeLine(e.Said), where)
+}
+
+// peeker reads the store for a watch of the thread while the prompt has
+// let go of it (see drive.Peek). A store in a directory is opened, read
+// only, only when its database's files changed since the last look
+// (someone wrote; before the first, since the prompt let go: what came
+// before, the watch read while the prompt held the store — call peeker
+// before letting go), and closed at once:
+// the process that answers needs it; while another process holds it, the
+// watch looks again later. A store others share (a server's, NATS) is
+// opened at the first look and kept until done is called.
+func (d *driver) peeker() (peek drive.Peek, done func()) {
+	_, direct := d.s.Store.(*thread.PebbleStore)
+	var (
+		stamp string
+		kept  thread.Store
+	)
+	if direct {
+		stamp = dbStamp(d.s.Place.DB())
+	}
+	peek = func(ctx context.Context, look func(thread.Store) error) error {
+		if kept != nil {
+			return look(kept)
+		}
+		if direct {
+			now := dbStamp(d.s.Place.DB())
+			if now == stamp {
+				return nil
+			}
+			s, err := d.s.Place.OpenStoreReadOnly(ctx, 0)
+			if err != nil {
+				return nil // held by another process: it is writing; later
+			}
+			defer s.Close()
+			stamp = now
+			return look(s)
+		}
+		s, err := d.s.Place.OpenStoreReadOnly(ctx, 0)
+		if err != nil {
+			return nil
+		}
+		kept = s
+		return look(s)
+	}
+	return peek, func() {
+		if kept != nil {
+			kept.Close()
+		}
+	}
+}
+
 // answer is what a person said at the prompt: the reply (nil: skipped),
 // and, for "always", the pattern to add to the thread's policy first;
 // stop is a denial that stops the thread.
@@ -155,8 +380,11 @@ func (d *driver) askConfirmation(ctx context.Context, w drive.Pending, by string
 	pattern := drive.Always(d.s.Place.Root, w.Tool, w.Args)
 	question := fmt.Sprintf("Approve %s (%s)? [y]es, [a]lways for this thread (%s), [n]o and tell the model, [d]eny and stop, [s]kip: ",
 		present.EscapeLine(drive.Ref(w)), present.EscapeLine(w.Tool), present.EscapeLine(pattern.String()))
+	// One key; after a key that is no answer, a line: the rest of a word
+	// typed whole must not answer key by key ("perhaps" holds an a).
+	ask := d.prompter.askKey
 	for {
-		reply, err := d.prompter.ask(ctx, question)
+		reply, err := ask(ctx, question)
 		if err != nil {
 			return answer{}, err
 		}
@@ -183,7 +411,8 @@ func (d *driver) askConfirmation(ctx context.Context, w drive.Pending, by string
 		case "s", "skip":
 			return answer{}, nil
 		default:
-			fmt.Fprintf(d.a.stdout, "    %q is not an answer: type %s\n", present.EscapeLine(reply), confirmKeys)
+			fmt.Fprintf(d.a.stdout, "    %q is not an answer: type %s, then Enter\n", present.EscapeLine(reply), confirmKeys)
+			ask = d.prompter.ask
 			continue
 		}
 		return answer{reply: &r}, nil
@@ -235,8 +464,9 @@ func (d *driver) askPlan(ctx context.Context, w drive.Pending) (bool, error) {
 }
 
 func (d *driver) askReconcile(ctx context.Context, w drive.Pending, by string) (*drive.Reply, error) {
+	ask := d.prompter.askKey // one key; after an unclear one, a line
 	for {
-		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Settle %s? [a]ccept it happened, [r]etry, a[b]andon, [s]kip: ", present.EscapeLine(drive.Ref(w))))
+		reply, err := ask(ctx, fmt.Sprintf("Settle %s? [a]ccept it happened, [r]etry, a[b]andon, [s]kip: ", present.EscapeLine(drive.Ref(w))))
 		if err != nil {
 			return nil, err
 		}
@@ -251,7 +481,8 @@ func (d *driver) askReconcile(ctx context.Context, w drive.Pending, by string) (
 		case "s", "skip":
 			return nil, nil
 		default:
-			fmt.Fprintf(d.a.stdout, "    %q is not an answer: type a, r, b or s\n", present.EscapeLine(reply))
+			fmt.Fprintf(d.a.stdout, "    %q is not an answer: type a, r, b or s, then Enter\n", present.EscapeLine(reply))
+			ask = d.prompter.ask
 			continue
 		}
 		note, err := d.prompter.ask(ctx, "Note (optional): ")

@@ -26,7 +26,7 @@ import (
 // serving is a harness process that serves a workspace: harness serve, or
 // harness run --serve.
 type serving struct {
-	t   *testing.T
+	t   testing.TB
 	cmd *exec.Cmd
 	out harnesstest.LockedBuffer // its stdout and stderr
 }
@@ -37,7 +37,7 @@ var servedURL = regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?token=([0-9a-f]+)`
 
 // startServer starts harness with args in dir and waits until it serves:
 // its socket is there and it printed its address.
-func startServer(t *testing.T, dir string, args ...string) *serving {
+func startServer(t testing.TB, dir string, args ...string) *serving {
 	t.Helper()
 	s := &serving{t: t, cmd: exec.Command(harnessBin(t), args...)}
 	s.cmd.Dir = dir

@@ -19,6 +19,7 @@ import (
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/tools"
 )
 
 func (a *app) showCmd() *cobra.Command {
@@ -324,6 +325,17 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 	for _, c := range changed {
 		diffs = append(diffs, sh.diff(ctx, c))
 	}
+	args := string(act.Requested.Payload)
+	if args == "" {
+		args = call.Call.Args
+	}
+	// A call that never ran (it waits for a confirmation, or was denied
+	// or refused) changed nothing: what it proposes is the diff it would
+	// make to the workspace as it is now.
+	var proposed string
+	if act.Started == nil {
+		proposed = tools.Preview(sh.s.Place.Root, act.Requested.Adapter, args)
+	}
 	if sh.a.jsonOut() {
 		out := struct {
 			Thread       string                       `json:"thread"`
@@ -342,13 +354,16 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 			Interrupted  *facts.ActionInterrupted     `json:"interrupted,omitempty"`
 			Reconciled   *facts.EffectReconciled      `json:"reconciled,omitempty"`
 			Diffs        []fileDiff                   `json:"diffs"`
+			// Proposed, for a call that never ran, is the diff it would
+			// make to the workspace as it is now (escaped, bounded).
+			Proposed string `json:"proposed_diff,omitempty"`
 			// ChangedBefore are the changes of the workspace no action
 			// made, found just before this one (workspace.changed).
 			ChangedBefore []scheduler.Changed `json:"changed_before,omitempty"`
 		}{Thread: sh.id, ActionID: act.ID, Call: call.Call, Turn: call.Turn, Requested: act.Requested, RequestedSeq: act.RequestedSeq,
 			Confirmation: call.Confirmation, Answer: call.Answer, AnswerSeq: call.AnswerSeq, Started: act.Started, Completed: act.Completed,
 			CompletedSeq: act.CompletedSeq, Check: act.Check, Interrupted: act.Interrupted, Reconciled: act.Reconciled, Diffs: diffs,
-			ChangedBefore: changedBefore(sh.r, act.ID)}
+			Proposed: proposed, ChangedBefore: changedBefore(sh.r, act.ID)}
 		return sh.a.printJSON(out)
 	}
 	w := sh.a.stdout
@@ -357,10 +372,6 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 	fmt.Fprintf(w, "action %s of thread %s: %s (%s), requested by %s at seq %d\n", esc(act.ID), sh.id, esc(req.Adapter), esc(string(req.Capability)), esc(req.RequestedBy), act.RequestedSeq)
 	if call.Ref != "" {
 		fmt.Fprintf(w, "  call         %s of model turn %d (seq %d)\n", esc(call.Call.ID), call.Turn, call.TurnSeq)
-	}
-	args := string(req.Payload)
-	if args == "" {
-		args = call.Call.Args
 	}
 	if c, ok := sh.a.commandOf(req.Adapter, args, sh.s.Stock.Tools.Limits().CommandTimeout); ok {
 		fmt.Fprintf(w, "  command      %s\n", c.timeout())
@@ -447,6 +458,10 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 			label = "interrupted"
 		}
 		fmt.Fprintf(w, "  %s  seq %d: %s\n", label, act.InterruptedSeq, present.Describe(interruptedFact(in)))
+	}
+	if proposed != "" {
+		fmt.Fprintln(w, "  proposed     not run: the change it would make to the workspace as it is now")
+		writeBlock(w, "    ", proposed)
 	}
 	for _, d := range diffs {
 		fmt.Fprintf(w, "  changed      %s (%s)\n", esc(d.Path), d.Kind)

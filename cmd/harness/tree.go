@@ -63,7 +63,14 @@ func (a *app) stopCmd() *cobra.Command {
 		Short: "Stop a thread: nothing more runs in it, and the children it waits on are stopped too",
 		Long: `Stop a thread: thread.stopped is appended (once), nothing more runs in it, and
 the child threads it waits on (see the delegate tool) are stopped and report
-so, each recorded in the child and in its parent.`,
+so, each recorded in the child and in its parent.
+
+While another process drives the thread (a run or resume in a terminal, a
+server, a worker: the store is shared through harness serve or NATS), stop
+asks it to stop through the log (stop.requested): it cuts off what it runs — a
+command gets SIGTERM, then SIGKILL after 500 ms, and is recorded as
+action.interrupted with what the runtime observed — records thread.stopped,
+and ends stopped (a run exits 1). stop returns once it has.`,
 		Args: args(1, 1, "THREAD"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -99,11 +106,7 @@ so, each recorded in the child and in its parent.`,
 			if err != nil {
 				return err
 			}
-			out, err := th.Stop(ctx, a.whoami(), reason)
-			if err != nil {
-				return err
-			}
-			st, err := drive.Inspect(ctx, th)
+			st, err := drive.Stop(ctx, th, a.whoami(), reason)
 			if err != nil {
 				return err
 			}
@@ -114,7 +117,7 @@ so, each recorded in the child and in its parent.`,
 					Reason string         `json:"reason,omitempty"`
 					Seq    uint64         `json:"seq"`
 					Facts  []facts.Fact   `json:"facts"`
-				}{id, st.Status, st.Reason, out.Seq, append([]facts.Fact{}, appended...)})
+				}{id, st.Status, st.Reason, st.Head.Seq, append([]facts.Fact{}, appended...)})
 			}
 			fmt.Fprintf(a.stdout, "%s thread %s (seq %d): %s\n", a.paint("yellow", "stopped:"), id, st.Head.Seq, present.EscapeLine(st.Reason))
 			return nil

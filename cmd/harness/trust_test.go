@@ -62,7 +62,7 @@ func trustWorkspace(t *testing.T, files map[string]string) (dir string, env []st
 }
 
 // harnessEnv runs the command in dir with env added, stdin empty.
-func harnessEnv(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, code int) {
+func harnessEnv(t testing.TB, dir string, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(harnessBin(t), args...)
 	cmd.Dir = dir

@@ -97,6 +97,8 @@
           if (j.resuming) text += "; the server resumes the thread";
           else if (j.not_resumed) text += "; not resumed: " + j.not_resumed;
           say(text, "ok");
+        } else if (j.stopped) {
+          say("stopped: " + (j.reason || j.status), "ok");
         } else {
           say("the server resumes the thread", "ok");
         }
