@@ -48,6 +48,11 @@ type Instructions struct {
 	User string
 	// Max bounds each file, in bytes; 0 is DefaultInstructionsMax.
 	Max int64
+	// Hidden are the paths the tools' sandbox hides (the store, the
+	// user's configuration and seal directories, …): a project file that
+	// leads into one is not read, for the runtime reads what no command
+	// may. NewStock sets them from its sandbox.
+	Hidden []string
 }
 
 // InstructionsOf is the place's instruction reader under the settings:
@@ -160,6 +165,21 @@ func (in Instructions) readProject(root, dir string) (harness.Instruction, bool)
 		return part == StoreDir || part == ".git"
 	}) {
 		r.File.Skipped = "it leads into a .harness or a .git: not read"
+		return r, true
+	}
+	if slices.ContainsFunc(in.Hidden, func(h string) bool {
+		if rh, err := filepath.EvalSymlinks(h); err == nil {
+			h = rh
+		}
+		return within(h, real)
+	}) {
+		r.File.Skipped = "it leads into a place hidden from commands (the store, the user's configuration): not read"
+		return r, true
+	}
+	if filepath.Base(real) != InstructionsName && !strings.EqualFold(filepath.Ext(real), ".md") {
+		// A symlink may give another Markdown file (CLAUDE.md, say) as
+		// the instructions, not any file the workspace holds.
+		r.File.Skipped = "a symlink to a file that is not Markdown (.md): not followed"
 		return r, true
 	}
 	return in.read(r, real)

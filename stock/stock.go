@@ -534,9 +534,10 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	// gave are the person's: no command reads or writes them, and no file
 	// tool either where the workspace holds them (harness run in $HOME).
 	// (What lies there is then untrusted all the same: see LoadLayered.)
-	var protected []string
+	var protected, userDirs []string
 	if f := UserSettingsFile(os.Getenv); f != "" {
 		dir := resolved(filepath.Dir(f))
+		userDirs = append(userDirs, dir)
 		ws := resolved(place.Root)
 		if within(ws, dir) && dir != ws {
 			rel, _ := filepath.Rel(ws, dir)
@@ -618,6 +619,7 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		ins = *o.ins
 	}
 	ins.Root = place.Root
+	ins.Hidden = append(slices.Clone(spec.Hidden), userDirs...)
 	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client, Instructions: ins, Unsealed: unsealed,
 		Hooks: newHookRunner(place.Root, spec, o.hooks)}, nil
 }
