@@ -156,6 +156,7 @@ var payloads = map[facts.Kind]func([]byte) (any, error){
 	facts.KindActionCompleted:      fromJSON[facts.ActionCompleted],
 	facts.KindCheckRecorded:        fromJSON[facts.CheckRecorded],
 	facts.KindEffectReconciled:     fromJSON[facts.EffectReconciled],
+	facts.KindHookRan:              fromJSON[facts.HookRan],
 }
 
 func fromJSON[T any](raw []byte) (any, error) {
