@@ -376,9 +376,11 @@ func (s Settings) clone() Settings {
 func (l *Layered) merge(src *SettingsSource) {
 	s, into := src.Settings, &l.Settings
 	for _, key := range src.Set {
-		if key == "prices" && src.Scope != ScopeUser {
+		if key == "prices" && (src.Scope != ScopeUser || !src.Trusted) {
 			// Prices are the person's: no other file says what a turn
-			// cost, however trusted (a repository would hide its spend).
+			// cost, however trusted (a repository would hide its spend);
+			// nor the user's own file where the workspace holds it
+			// (harness run in $HOME) until the person trusts it.
 			src.Ignored = append(src.Ignored, key)
 			continue
 		}

@@ -294,6 +294,28 @@ func TestPricesOnlyFromTheUser(t *testing.T) {
 	require.ErrorContains(t, err, "a price below 0")
 }
 
+// The user's own file inside the workspace (harness run in $HOME: a
+// command could have written it) sets no price until the person trusts
+// that content — which it cannot, there.
+func TestPricesFromAUserFileInTheWorkspace(t *testing.T) {
+	p, _, write := settingsPlace(t)
+	env := func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return filepath.Join(p.Root, ".config")
+		}
+		return ""
+	}
+	write(stock.UserSettingsFile(env), `{"prices": {"openai:gpt-4o": {"input": 0, "output": 0}}}`)
+	l, err := p.LoadLayered(env)
+	require.NoError(t, err)
+	require.Equal(t, model.DefaultPrices().Models["openai:gpt-4o"], l.Prices().Models["openai:gpt-4o"], "untrusted: not applied")
+	require.Equal(t, stock.ScopeUser, l.Sources[0].Scope)
+	require.Contains(t, l.Sources[0].Ignored, "prices")
+	// Nor can it be trusted there: the trust file would lie in the
+	// workspace too.
+	require.Error(t, p.TrustSource(env, l.Sources[0]))
+}
+
 // A workspace's file may tighten the loop guard freely, but not turn it
 // off or loosen it without trust.
 func TestLoopGuardFromTheWorkspace(t *testing.T) {
