@@ -346,7 +346,10 @@ func (s *state[S]) request(c *call, id string) fold.Transition[S] {
 	}
 	if len(c.attempts) > 0 {
 		// A retry of a call that was asked and approved: what was
-		// approved runs, and is not checked again.
+		// approved runs, and is not checked again — in the sandbox it
+		// was approved in (plan mode may have ended since: a command the
+		// person let run read-only is not run again writable).
+		req.Sandbox = c.attempts[0].Requested.Sandbox
 		return fold.Transition[S]{Key: requestKey(id), Effect: s.requested(tc, req, policy, "")}
 	}
 	if err := facts.CheckJSON([]byte(tc.Args)); err != nil {
@@ -369,11 +372,10 @@ func (s *state[S]) request(c *call, id string) fold.Transition[S] {
 // declared check whose name no check is registered under refuses the
 // call, as a refusal of its arguments does.
 func (s *state[S]) requested(tc facts.ToolCall, req action.Request, policy Policy, refusal string) effect.Effect[S, []facts.Draft] {
-	var sandbox *facts.Sandbox
-	if s.env.Sandbox != nil {
-		sandbox = s.env.Sandbox(tc)
+	if req.Sandbox == nil && s.env.Sandbox != nil {
+		// (A retry carries the sandbox its call was approved in.)
+		req.Sandbox = s.env.Sandbox(tc)
 	}
-	req.Sandbox = sandbox
 	if s.env.MCP != nil {
 		req.MCP = s.env.MCP(tc, s.offered(tc.Name))
 	}
@@ -458,10 +460,27 @@ func repeatsIn(calls []*call, c *call) (n int, reached bool) {
 	}
 	n = 1
 	i := at - 1
-	for ; i >= 0 && calls[i].call.Name == c.call.Name && calls[i].call.Args == c.call.Args; i-- {
+	args := canonicalArgs(c.call.Args)
+	for ; i >= 0 && calls[i].call.Name == c.call.Name && canonicalArgs(calls[i].call.Args) == args; i-- {
 		n++
 	}
 	return n, i < 0
+}
+
+// canonicalArgs is a call's arguments as the loop guard compares them:
+// the same JSON value spelled another way (spaces, key order, escapes)
+// is the same call, so a looping model cannot step round the guard by
+// respelling it. Arguments that are not JSON are compared as written.
+func canonicalArgs(args string) string {
+	var v any
+	if err := json.Unmarshal([]byte(args), &v); err != nil {
+		return args
+	}
+	b, err := json.Marshal(v) // object keys sorted
+	if err != nil {
+		return args
+	}
+	return string(b)
 }
 
 // execute carries out an attempt: through the boundary, or — when its
