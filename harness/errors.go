@@ -35,7 +35,7 @@ var (
 	// ErrHookNotInForce: a hook the thread records is not in force now —
 	// its settings changed, or are no longer trusted — so it is not run
 	// (HookRunner); its run is recorded as failed.
-	ErrHookNotInForce = errors.New("the hook is not in force (its settings file changed, or is no longer trusted: `harness trust` it again, or start a new thread)")
+	ErrHookNotInForce = errors.New("the hook is not in force (its settings file changed, or is no longer trusted: trust it again, or start a new thread)")
 
 	// ErrNotInTree: a thread named as a descendant of another is not one.
 	ErrNotInTree = errors.New("not a thread of the tree")
