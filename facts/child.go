@@ -108,10 +108,35 @@ type ChildSpawned struct {
 	// MaxTurns and MaxTokens are the child's budget; 0 is no bound.
 	MaxTurns  int   `msgpack:"max_turns,omitempty" json:"max_turns,omitempty"`
 	MaxTokens int64 `msgpack:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	// Agent, when set, is the agent file the delegation named, as the
+	// runtime read it: the child's tools and budget are within it.
+	Agent *AgentFile `msgpack:"agent,omitempty" json:"agent,omitempty"`
 	// Refused, when set, says why no child was spawned: the call's
 	// arguments, a tool the parent does not have, a spent budget. The
 	// call then ends with this reason.
 	Refused string `msgpack:"refused,omitempty" json:"refused,omitempty"`
+}
+
+// AgentFile is the record of an agent file a delegation named: its name,
+// where it was read (scope and path), the digest of its bytes, and its
+// instructions, which the child's model is given after the system prompt.
+// A replay reads this record, never the file.
+type AgentFile struct {
+	Name string `msgpack:"name,omitempty" json:"name,omitempty"`
+	// Scope is "project" (.harness/agents in the workspace) or "user".
+	Scope  string `msgpack:"scope,omitempty" json:"scope,omitempty"`
+	Path   string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Digest string `msgpack:"digest,omitempty" json:"digest,omitempty"`
+	// Instructions are the file's body.
+	Instructions string `msgpack:"instructions,omitempty" json:"instructions,omitempty"`
+}
+
+// Validate requires a name and a digest.
+func (a *AgentFile) Validate() error {
+	if a == nil {
+		return nil
+	}
+	return errors.Join(required("agent.name", a.Name), required("agent.digest", a.Digest))
 }
 
 // Validate requires a call id, and a child and a task unless refused.
@@ -128,7 +153,7 @@ func (p ChildSpawned) Validate() error {
 			err = errors.Join(err, fmt.Errorf("tools[%d]: missing name", i))
 		}
 	}
-	return err
+	return errors.Join(err, p.Agent.Validate())
 }
 
 // ThreadSpawned is the payload of thread.spawned, a child's first fact:
@@ -147,11 +172,13 @@ type ThreadSpawned struct {
 	Tools     []string `msgpack:"tools,omitempty" json:"tools,omitempty"`
 	MaxTurns  int      `msgpack:"max_turns,omitempty" json:"max_turns,omitempty"`
 	MaxTokens int64    `msgpack:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	// Agent is the agent file of the spawn, as its parent recorded it.
+	Agent *AgentFile `msgpack:"agent,omitempty" json:"agent,omitempty"`
 }
 
 // Validate requires the parent, the spawn fact's seq and hash, and the key.
 func (p ThreadSpawned) Validate() error {
-	err := errors.Join(required("parent", p.Parent), required("hash", p.Hash), required("key", p.Key))
+	err := errors.Join(required("parent", p.Parent), required("hash", p.Hash), required("key", p.Key), p.Agent.Validate())
 	if p.Seq == 0 {
 		err = errors.Join(err, errors.New("missing seq"))
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,6 +30,7 @@ var delegateSchema = facts.ToolSchema{
 		"You get its outcome and its last word when it ends; several delegations in one turn run at once.",
 	Schema: facts.RawJSON(`{"type":"object","properties":{` +
 		`"task":{"type":"string","description":"what the child is to do, on its own: it sees nothing else"},` +
+		`"agent":{"type":"string","description":"an agent (a file of instructions and bounds) the child is to be; it has at most the agent's tools and turns"},` +
 		`"tools":{"type":"array","items":{"type":"string"},"description":"the tools it may use: some of yours"},` +
 		`"max_turns":{"type":"integer","minimum":0,"description":"its model turns at most"},` +
 		`"max_tokens":{"type":"integer","minimum":0,"description":"its tokens at most"}},` +
@@ -151,8 +153,59 @@ func (d *delegation) spawner(a *assembly, k *kit) func(scheduler.SpawnRequest) e
 		return nil
 	}
 	return func(req scheduler.SpawnRequest) effect.Effect[Services, facts.ChildSpawned] {
-		return effect.Succeed[Services](decideSpawn(a.cfg, k.budget, req))
+		var used BudgetView
+		if k.budget != nil {
+			used = k.budget.View()
+		}
+		name := agentOf(req.Call.Args)
+		if name == "" || !ValidAgentName(name) {
+			return effect.Succeed[Services](decideSpawn(a.cfg, used, req, nil))
+		}
+		// The agent file is read by the runtime, once: what it read is
+		// recorded on child.spawned, which a replay reads instead.
+		return effect.FromAsync(func(ctx context.Context, s Services) (facts.ChildSpawned, error) {
+			ag, err := readAgent(ctx, s.Agents, name)
+			if err != nil {
+				return facts.ChildSpawned{CallID: req.Ref, Refused: err.Error()}, nil
+			}
+			return decideSpawn(a.cfg, used, req, &ag), nil
+		})
 	}
+}
+
+// agentOf is the agent a delegate call's arguments name, "" for none (or
+// arguments decideSpawn refuses anyway).
+func agentOf(args string) string {
+	var a struct {
+		Agent string `json:"agent"`
+	}
+	if json.Unmarshal([]byte(args), &a) != nil {
+		return ""
+	}
+	return a.Agent
+}
+
+// readAgent reads the agent name through r, saying in the error what the
+// model is to be told.
+func readAgent(ctx context.Context, r AgentReader, name string) (Agent, error) {
+	if r == nil {
+		return Agent{}, fmt.Errorf("no agent %q: this harness reads no agent files", name)
+	}
+	ag, err := r.ReadAgent(ctx, name)
+	if errors.Is(err, ErrUnknownAgent) {
+		names, lerr := r.AgentNames(ctx)
+		switch {
+		case lerr != nil:
+			return Agent{}, fmt.Errorf("no agent %q (and the agents cannot be listed: %v)", name, lerr)
+		case len(names) == 0:
+			return Agent{}, fmt.Errorf("no agent %q: there are no agent files", name)
+		}
+		return Agent{}, fmt.Errorf("no agent %q: the agents are %s", name, strings.Join(names, ", "))
+	}
+	if err != nil {
+		return Agent{}, fmt.Errorf("agent %q cannot be used: %w", name, err)
+	}
+	return ag, nil
 }
 
 // delegateArgs are the delegate tool's arguments.
@@ -161,16 +214,19 @@ type delegateArgs struct {
 	Tools     []string `json:"tools"`
 	MaxTurns  *int     `json:"max_turns"`
 	MaxTokens *int64   `json:"max_tokens"`
+	Agent     string   `json:"agent"`
 }
 
 // decideSpawn decides a delegation's child from the parent's log alone:
-// the call's arguments, the tools system.configured recorded, and what
-// the budget counted. A delegation that cannot be is refused, saying why.
-func decideSpawn(cfg Config, b *budget, req scheduler.SpawnRequest) facts.ChildSpawned {
+// the call's arguments, the tools system.configured recorded, what the
+// budget counted (used), and the agent file the call named as the runtime
+// read it (ag, nil for none). A delegation that cannot be is refused,
+// saying why.
+func decideSpawn(cfg Config, used BudgetView, req scheduler.SpawnRequest, ag *Agent) facts.ChildSpawned {
 	p := facts.ChildSpawned{CallID: req.Ref}
 	refuse := func(format string, args ...any) facts.ChildSpawned {
 		p.Refused = fmt.Sprintf(format, args...)
-		p.Child, p.Task, p.Tools, p.MaxTurns, p.MaxTokens = "", "", nil, 0, 0
+		p.Child, p.Task, p.Tools, p.MaxTurns, p.MaxTokens, p.Agent = "", "", nil, 0, 0, nil
 		return p
 	}
 	if err := facts.CheckJSON([]byte(req.Call.Args)); err != nil {
@@ -180,7 +236,15 @@ func decideSpawn(cfg Config, b *budget, req scheduler.SpawnRequest) facts.ChildS
 	dec := json.NewDecoder(bytes.NewReader([]byte(req.Call.Args)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&args); err != nil {
-		return refuse("the arguments of %s are refused: %v (want {\"task\": TEXT, \"tools\": [NAME…], \"max_turns\": N, \"max_tokens\": N})", delegateTool, err)
+		return refuse("the arguments of %s are refused: %v (want {\"task\": TEXT, \"agent\": NAME, \"tools\": [NAME…], \"max_turns\": N, \"max_tokens\": N})", delegateTool, err)
+	}
+	switch {
+	case args.Agent != "" && !ValidAgentName(args.Agent):
+		return refuse("agent %q: a name is 1 to 64 of a-z, 0-9, '-' and '_'", args.Agent)
+	case args.Agent != "" && (ag == nil || ag.Name != args.Agent):
+		return refuse("agent %q was not read", args.Agent)
+	case args.Agent == "":
+		ag = nil
 	}
 	if strings.TrimSpace(args.Task) == "" {
 		return refuse("no task: a delegation names what the child is to do")
@@ -193,18 +257,29 @@ func decideSpawn(cfg Config, b *budget, req scheduler.SpawnRequest) facts.ChildS
 		return refuse("this thread was not offered the %s tool", delegateTool)
 	}
 	p.Task = args.Task
-	if args.Tools == nil {
+	switch {
+	case args.Tools == nil && ag != nil && ag.Tools != nil:
+		// The agent's tools that the parent has: a file naming a tool
+		// the parent lacks does not give it.
+		for _, t := range ag.Tools {
+			if slices.Contains(offered, t) && !slices.Contains(p.Tools, t) {
+				p.Tools = append(p.Tools, t)
+			}
+		}
+	case args.Tools == nil:
 		for _, t := range offered {
 			if t != delegateTool {
 				p.Tools = append(p.Tools, t)
 			}
 		}
-	} else {
+	default:
 		seen := map[string]bool{}
 		for _, t := range args.Tools {
 			switch {
 			case !slices.Contains(offered, t):
 				return refuse("tool %q is not one of this thread's (%s): a child has some of its parent's tools, no others", t, strings.Join(offered, ", "))
+			case ag != nil && ag.Tools != nil && !slices.Contains(ag.Tools, t):
+				return refuse("tool %q is not one of agent %s's tools (%s): a child of an agent has some of the agent's tools, no others", t, ag.Name, strings.Join(ag.Tools, ", "))
 			case seen[t]:
 				return refuse("tool %q is named twice", t)
 			}
@@ -212,11 +287,8 @@ func decideSpawn(cfg Config, b *budget, req scheduler.SpawnRequest) facts.ChildS
 			p.Tools = append(p.Tools, t)
 		}
 	}
-	// The budget: what was asked, never more than the parent has left.
-	var used BudgetView
-	if b != nil {
-		used = b.View()
-	}
+	// The budget: what was asked, never more than the agent allows or
+	// the parent has left.
 	turns, tokens := 0, int64(0)
 	if args.MaxTurns != nil {
 		turns = *args.MaxTurns
@@ -226,6 +298,9 @@ func decideSpawn(cfg Config, b *budget, req scheduler.SpawnRequest) facts.ChildS
 	}
 	if turns < 0 || tokens < 0 {
 		return refuse("a budget is a number ≥ 0 (max_turns %d, max_tokens %d)", turns, tokens)
+	}
+	if ag != nil && ag.MaxTurns > 0 && (turns == 0 || turns > ag.MaxTurns) {
+		turns = ag.MaxTurns
 	}
 	if cfg.MaxTurns > 0 {
 		left := cfg.MaxTurns - used.Turns
@@ -246,6 +321,9 @@ func decideSpawn(cfg Config, b *budget, req scheduler.SpawnRequest) facts.ChildS
 		}
 	}
 	p.MaxTurns, p.MaxTokens = turns, tokens
+	if ag != nil {
+		p.Agent = &facts.AgentFile{Name: ag.Name, Scope: ag.Scope, Path: ag.Path, Digest: ag.Digest, Instructions: ag.Instructions}
+	}
 	p.Child = ChildID(req.Thread, req.Ref)
 	return p
 }
@@ -278,6 +356,9 @@ func childOf(parent Actor, spawn facts.ThreadSpawned, id string) (Actor, *Toolbo
 	}
 	c := Child{ID: id, Parent: spawn.Parent, Task: spawn.Task, Config: ps.cfg, Spawn: spawn}
 	c.Config.MaxTurns, c.Config.MaxTokens = spawn.MaxTurns, spawn.MaxTokens
+	if spawn.Agent != nil && spawn.Agent.Instructions != "" {
+		c.Config.SystemPrompt = agentPrompt(c.Config.SystemPrompt, *spawn.Agent)
+	}
 	var adapters []ToolAdapter
 	for _, name := range spawn.Tools {
 		if name == delegateTool {
@@ -303,6 +384,15 @@ func childOf(parent Actor, spawn facts.ThreadSpawned, id string) (Actor, *Toolbo
 		return Actor{}, nil, fmt.Errorf("child %s: %w", id, err)
 	}
 	return a, tb, nil
+}
+
+// agentPrompt is the system prompt of a child of an agent: its parent's
+// (base, "" for DefaultSystemPrompt) and then the agent's instructions.
+func agentPrompt(base string, ag facts.AgentFile) string {
+	if base == "" {
+		base = DefaultSystemPrompt
+	}
+	return base + "\n\n# Instructions of agent " + ag.Name + " (" + ag.Scope + ")\n\n" + ag.Instructions
 }
 
 // allows checks the child's actor against what the delegation gave it.

@@ -24,6 +24,9 @@ var (
 	// ErrNotIngress: Post of a kind that only the runtime appends.
 	ErrNotIngress = errors.New("not a kind that can be posted")
 
+	// ErrUnknownAgent: a delegation names an agent there is no file of.
+	ErrUnknownAgent = errors.New("no such agent")
+
 	// ErrChildPolicy: the actor composed for a child is wider than its
 	// parent allows — other tools, a grant the parent lacks, a larger
 	// budget — or was not made by Compose.

@@ -34,6 +34,10 @@ type Services struct {
 	// model before each turn, and recorded when they change (see
 	// InstructionReader); nil reads none.
 	Instructions InstructionReader
+	// Agents reads the agent files a delegation may name (see
+	// AgentReader); nil reads none, and a delegation naming an agent is
+	// refused.
+	Agents AgentReader
 	// Summarize writes the summary a compaction records; nil uses
 	// the extractive summary, which calls nothing: each message's role and
 	// first line.

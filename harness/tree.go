@@ -366,7 +366,7 @@ func (t *Thread) kid(ctx context.Context, c scheduler.Call, create bool) (*Threa
 	}
 	sp := c.Child.Spawned
 	spawn := facts.ThreadSpawned{Parent: t.id, Seq: f.Seq, Hash: f.Hash().String(), Key: f.Cause,
-		CallID: c.Ref, Task: sp.Task, Tools: sp.Tools, MaxTurns: sp.MaxTurns, MaxTokens: sp.MaxTokens}
+		CallID: c.Ref, Task: sp.Task, Tools: sp.Tools, MaxTurns: sp.MaxTurns, MaxTokens: sp.MaxTokens, Agent: sp.Agent}
 	have, ok, err := SpawnOf(ctx, t.rt.Store, id)
 	switch {
 	case err != nil:

@@ -16,8 +16,12 @@ func describeTree(f facts.Fact) (string, error) {
 		if p.Refused != "" {
 			return fmt.Sprintf("%s delegation refused: %s", p.CallID, shorten(p.Refused, 100)), err
 		}
-		return fmt.Sprintf("%s spawned child %s: %s · tools %s%s", p.CallID, p.Child, quote(p.Task, 80),
-			orNone(strings.Join(p.Tools, ", ")), budgetWords(p.MaxTurns, p.MaxTokens)), err
+		s := fmt.Sprintf("%s spawned child %s: %s · tools %s%s", p.CallID, p.Child, quote(p.Task, 80),
+			orNone(strings.Join(p.Tools, ", ")), budgetWords(p.MaxTurns, p.MaxTokens))
+		if p.Agent != nil {
+			s += fmt.Sprintf(" · agent %s (%s %s, digest %s)", p.Agent.Name, p.Agent.Scope, p.Agent.Path, shortHash(p.Agent.Digest))
+		}
+		return s, err
 	case facts.KindThreadSpawned:
 		p, err := facts.Decode[facts.ThreadSpawned](f)
 		return fmt.Sprintf("child of %s, spawned at its seq %d (%s, hash %s)", p.Parent, p.Seq, p.Key, shortHash(p.Hash)), err

@@ -5,6 +5,13 @@ import "errors"
 // The errors of package stock, checked with errors.Is. (The trust file's
 // are beside it, in trust.go.)
 var (
+	// ErrAgentName: an agent's name is not 1 to 64 of a-z, 0-9, '-', '_'.
+	ErrAgentName = errors.New("bad agent name")
+
+	// ErrAgentFile: an agent file cannot be used: its front matter, its
+	// size, or where it leads.
+	ErrAgentFile = errors.New("bad agent file")
+
 	// ErrNoStore: no store was found and none is to be created.
 	ErrNoStore = errors.New("no harness store")
 

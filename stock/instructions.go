@@ -147,42 +147,59 @@ func (in Instructions) read(r harness.Instruction, real string) (harness.Instruc
 func (in Instructions) readProject(root, dir string) (harness.Instruction, bool) {
 	rel := path.Join(dir, InstructionsName)
 	r := harness.Instruction{File: facts.InstructionFile{Scope: facts.InstructionsProject, Path: rel}}
-	name := filepath.Join(in.Root, filepath.FromSlash(rel))
+	real, why, ok := projectFile(in.Root, root, rel, in.Hidden, "")
+	switch {
+	case !ok:
+		return r, false
+	case why != "":
+		r.File.Skipped = why
+		return r, true
+	}
+	return in.read(r, real)
+}
+
+// projectFile resolves the file rel (slash-separated) of the workspace at
+// ws, whose resolved root is root, for the runtime to read: real is where
+// it leads; why, when set, says why it is not to be read — a symlink that
+// leads out of the workspace, into a .git or a .harness, into a place
+// hidden from commands, or to a file that is neither of rel's name nor
+// Markdown; ok is false when there is nothing there. A file that leads
+// straight into the directory home (slash-separated from the root; "" for
+// none) is read though home is hidden: .harness/agents is such a place,
+// which commands cannot write.
+func projectFile(ws, root, rel string, hidden []string, home string) (real, why string, ok bool) {
+	name := filepath.Join(ws, filepath.FromSlash(rel))
 	if _, err := os.Lstat(name); err != nil {
-		return r, false // not there (or under a file: not there either)
+		return "", "", false // not there (or under a file: not there either)
 	}
 	real, err := filepath.EvalSymlinks(name)
 	if err != nil {
-		r.File.Skipped = "a symlink that leads nowhere readable"
-		return r, true
+		return "", "a symlink that leads nowhere readable", true
 	}
 	if !within(root, real) {
-		r.File.Skipped = "a symlink that leads out of the workspace: not followed"
-		return r, true
+		return "", "a symlink that leads out of the workspace: not followed", true
 	}
 	inside, _ := filepath.Rel(root, real)
-	if slices.ContainsFunc(strings.Split(filepath.ToSlash(inside), "/"), func(part string) bool {
+	atHome := home != "" && path.Dir(filepath.ToSlash(inside)) == home
+	if !atHome && slices.ContainsFunc(strings.Split(filepath.ToSlash(inside), "/"), func(part string) bool {
 		return part == StoreDir || part == ".git"
 	}) {
-		r.File.Skipped = "it leads into a .harness or a .git: not read"
-		return r, true
+		return "", "it leads into a .harness or a .git: not read", true
 	}
-	if slices.ContainsFunc(in.Hidden, func(h string) bool {
+	if !atHome && slices.ContainsFunc(hidden, func(h string) bool {
 		if rh, err := filepath.EvalSymlinks(h); err == nil {
 			h = rh
 		}
 		return within(h, real)
 	}) {
-		r.File.Skipped = "it leads into a place hidden from commands (the store, the user's configuration): not read"
-		return r, true
+		return "", "it leads into a place hidden from commands (the store, the user's configuration): not read", true
 	}
-	if filepath.Base(real) != InstructionsName && !strings.EqualFold(filepath.Ext(real), ".md") {
+	if filepath.Base(real) != path.Base(rel) && !strings.EqualFold(filepath.Ext(real), ".md") {
 		// A symlink may give another Markdown file (CLAUDE.md, say) as
-		// the instructions, not any file the workspace holds.
-		r.File.Skipped = "a symlink to a file that is not Markdown (.md): not followed"
-		return r, true
+		// the file, not any file the workspace holds.
+		return "", "a symlink to a file that is not Markdown (.md): not followed", true
 	}
-	return in.read(r, real)
+	return real, "", true
 }
 
 // readInstructionFile reads a regular file of at most max bytes, not

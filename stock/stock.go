@@ -445,6 +445,9 @@ type Stock struct {
 	// given before each turn (WithInstructions; by default the
 	// workspace's, with no user file).
 	Instructions Instructions
+	// Agents reads the agent files a delegation may name: the
+	// workspace's and the user's, beside the instruction files (AgentsOf).
+	Agents Agents
 	// Hooks runs the hooks in force (WithHooks) in the tools' sandbox.
 	Hooks harness.HookRunner
 }
@@ -620,7 +623,7 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	}
 	ins.Root = place.Root
 	ins.Hidden = append(slices.Clone(spec.Hidden), userDirs...)
-	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client, Instructions: ins, Unsealed: unsealed,
+	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client, Instructions: ins, Agents: AgentsOf(ins), Unsealed: unsealed,
 		Hooks: newHookRunner(place.Root, spec, o.hooks)}, nil
 }
 
@@ -659,5 +662,5 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs, more ...action.Works
 	if s.MCP != nil && blobs != nil {
 		s.MCP.KeepBlobs(blobs)
 	}
-	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions, Hooks: s.Hooks}, nil
+	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions, Agents: s.Agents, Hooks: s.Hooks}, nil
 }

@@ -1,0 +1,46 @@
+package harness
+
+import (
+	"context"
+	"regexp"
+)
+
+// Agent is an agent file as the runtime read it (see AgentReader): what a
+// delegation that names it gives its child — instructions, and bounds on
+// its tools and budget that narrow what the parent would give.
+type Agent struct {
+	// Name is the file's name without ".md".
+	Name string
+	// Scope is "project" or "user"; Path is where the file was read.
+	Scope, Path string
+	// Digest is the digest of the file's bytes (facts.ContentDigest).
+	Digest string
+	// Description says what the agent is for.
+	Description string
+	// Tools, when not nil, are the tools a child of this agent may have
+	// at most: those of them its parent has.
+	Tools []string
+	// MaxTurns, when > 0, bounds the child's model turns.
+	MaxTurns int
+	// Instructions are the file's body: given to the child's model after
+	// the system prompt.
+	Instructions string
+}
+
+// AgentReader reads agent files for the runtime when a delegation names
+// one. It reads as the runtime, not through a sandboxed tool; what it
+// read is recorded on child.spawned, and a replay reads that record.
+type AgentReader interface {
+	// ReadAgent reads the agent of that name; one that is not there is
+	// ErrUnknownAgent.
+	ReadAgent(ctx context.Context, name string) (Agent, error)
+	// AgentNames are the names of the agents there are, sorted.
+	AgentNames(ctx context.Context) ([]string, error)
+}
+
+// agentName is what an agent's name may be.
+var agentName = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
+
+// ValidAgentName reports whether name may name an agent: 1 to 64 of
+// a-z, 0-9, '-' and '_'.
+func ValidAgentName(name string) bool { return agentName.MatchString(name) }

@@ -1,0 +1,244 @@
+package stock
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
+)
+
+// AgentsDir is where agent files are, under the workspace's .harness and
+// beside the user's settings: NAME.md, one agent each.
+const AgentsDir = "agents"
+
+// Agent scopes: where an agent file was read.
+const (
+	AgentsProject = "project"
+	AgentsUser    = "user"
+)
+
+// Agents reads agent files for the runtime (a harness.AgentReader): the
+// workspace's .harness/agents/NAME.md, then the user's
+// $XDG_CONFIG_HOME/harness/agents/NAME.md; a project file of a name hides
+// the user's. A file is a front matter of "key: value" lines between two
+// "---" lines — description, tools (a list), max_turns — and a body, the
+// child's instructions. What a file declares only narrows: a child of an
+// agent has at most the agent's tools and turns, and at most its
+// parent's. model and sandbox are not supported yet: a file that sets
+// either is refused, so that nothing a file says is silently dropped.
+// Files are bounded (Max), and a project file that leads out of the
+// workspace or into a hidden place is not read (the rules of
+// Instructions).
+type Agents struct {
+	// Root is the workspace root.
+	Root string
+	// User is the user's agents directory, "" for none.
+	User string
+	// Max bounds each file, in bytes; 0 is DefaultInstructionsMax.
+	Max int64
+	// Hidden are the paths the tools' sandbox hides (see
+	// Instructions.Hidden).
+	Hidden []string
+}
+
+// AgentsOf is the agent reader beside the instruction reader in: the
+// same workspace, bound and hidden places, and the user's agents
+// directory beside the user's instruction file.
+func AgentsOf(in Instructions) Agents {
+	a := Agents{Root: in.Root, Max: in.Max, Hidden: in.Hidden}
+	if in.User != "" {
+		a.User = filepath.Join(filepath.Dir(in.User), AgentsDir)
+	}
+	return a
+}
+
+func (a Agents) max() int64 {
+	if a.Max > 0 {
+		return a.Max
+	}
+	return DefaultInstructionsMax
+}
+
+// projectDir is the project's agents directory, slash-separated from the
+// root.
+var projectDir = path.Join(StoreDir, AgentsDir)
+
+// ReadAgent reads the agent name: the project's file, else the user's;
+// neither is harness.ErrUnknownAgent.
+func (a Agents) ReadAgent(ctx context.Context, name string) (harness.Agent, error) {
+	if !harness.ValidAgentName(name) {
+		return harness.Agent{}, fmt.Errorf("agent %q: %w", name, ErrAgentName)
+	}
+	if err := ctx.Err(); err != nil {
+		return harness.Agent{}, err
+	}
+	if a.Root != "" {
+		root, err := filepath.EvalSymlinks(a.Root)
+		if err != nil {
+			return harness.Agent{}, fmt.Errorf("the workspace %s: %w", a.Root, err)
+		}
+		rel := path.Join(projectDir, name+".md")
+		real, why, ok := projectFile(a.Root, root, rel, a.Hidden, projectDir)
+		switch {
+		case ok && why != "":
+			return harness.Agent{}, fmt.Errorf("%s: %s: %w", rel, why, ErrAgentFile)
+		case ok:
+			return a.read(name, AgentsProject, rel, real)
+		}
+	}
+	if a.User != "" {
+		p := filepath.Join(a.User, name+".md")
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return a.read(name, AgentsUser, p, real)
+		}
+	}
+	return harness.Agent{}, fmt.Errorf("agent %q: %w", name, harness.ErrUnknownAgent)
+}
+
+// read reads and parses the file real resolves to.
+func (a Agents) read(name, scope, where, real string) (harness.Agent, error) {
+	text, _, why, ok := readInstructionFile(real, a.max())
+	if !ok {
+		return harness.Agent{}, fmt.Errorf("agent %q: %w", name, harness.ErrUnknownAgent)
+	}
+	if why != "" {
+		return harness.Agent{}, fmt.Errorf("%s: %s: %w", where, strings.Replace(why, "instructions_max_bytes", "agent files", 1), ErrAgentFile)
+	}
+	ag, err := ParseAgent(text)
+	if err != nil {
+		return harness.Agent{}, fmt.Errorf("%s: %w", where, err)
+	}
+	ag.Name, ag.Scope, ag.Path, ag.Digest = name, scope, where, facts.ContentDigest(text)
+	return ag, nil
+}
+
+// AgentNames are the names of the agents of both scopes, sorted, each
+// once.
+func (a Agents) AgentNames(context.Context) ([]string, error) {
+	var names, dirs []string
+	if a.Root != "" {
+		dirs = append(dirs, filepath.Join(a.Root, filepath.FromSlash(projectDir)))
+	}
+	if a.User != "" {
+		dirs = append(dirs, a.User)
+	}
+	for _, dir := range dirs {
+		es, err := os.ReadDir(dir)
+		if err != nil {
+			continue // none there
+		}
+		for _, e := range es {
+			n, ok := strings.CutSuffix(e.Name(), ".md")
+			if ok && harness.ValidAgentName(n) && !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// AgentEntry is an agent as `harness agents` lists it: the agent, or why
+// its file cannot be used.
+type AgentEntry struct {
+	Name  string
+	Agent harness.Agent
+	Err   error
+}
+
+// List reads every agent there is (see AgentNames), each as ReadAgent
+// would.
+func (a Agents) List(ctx context.Context) ([]AgentEntry, error) {
+	names, err := a.AgentNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AgentEntry, 0, len(names))
+	for _, n := range names {
+		ag, err := a.ReadAgent(ctx, n)
+		out = append(out, AgentEntry{Name: n, Agent: ag, Err: err})
+	}
+	return out, nil
+}
+
+// ParseAgent parses an agent file: a front matter between "---" lines of
+// "key: value" lines (description, tools, max_turns), then the body. It
+// is parsed here rather than as YAML: the front matter is a few flat
+// keys, and a subset this small has no anchors, aliases, types or
+// multi-line forms to surprise anyone reading a hostile file. tools is a
+// list, "[a, b]" or "a, b"; an empty list gives no tools.
+func ParseAgent(text []byte) (harness.Agent, error) {
+	var ag harness.Agent
+	s := strings.ReplaceAll(string(text), "\r\n", "\n")
+	rest, ok := strings.CutPrefix(s, "---\n")
+	if !ok {
+		return ag, fmt.Errorf("no front matter: an agent file starts with a line \"---\": %w", ErrAgentFile)
+	}
+	head, body, ok := strings.Cut(rest, "\n---\n")
+	if !ok {
+		if h, found := strings.CutSuffix(rest, "\n---"); found {
+			head, body, ok = h, "", true
+		}
+	}
+	if !ok {
+		return ag, fmt.Errorf("the front matter has no closing line \"---\": %w", ErrAgentFile)
+	}
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(head))
+	for n := 2; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, val, ok := strings.Cut(line, ":")
+		key, val = strings.TrimSpace(key), unquote(strings.TrimSpace(val))
+		if !ok || key == "" {
+			return ag, fmt.Errorf("line %d: want key: value: %w", n, ErrAgentFile)
+		}
+		if seen[key] {
+			return ag, fmt.Errorf("line %d: %s is set twice: %w", n, key, ErrAgentFile)
+		}
+		seen[key] = true
+		switch key {
+		case "name":
+			// The file's name is the agent's; a name here is a label.
+		case "description":
+			ag.Description = val
+		case "tools":
+			ag.Tools = []string{}
+			for t := range strings.SplitSeq(strings.TrimSuffix(strings.TrimPrefix(val, "["), "]"), ",") {
+				if t = unquote(strings.TrimSpace(t)); t != "" {
+					ag.Tools = append(ag.Tools, t)
+				}
+			}
+		case "max_turns":
+			v, err := strconv.Atoi(val)
+			if err != nil || v < 1 {
+				return ag, fmt.Errorf("line %d: max_turns is a number ≥ 1, not %q: %w", n, val, ErrAgentFile)
+			}
+			ag.MaxTurns = v
+		case "model", "sandbox":
+			return ag, fmt.Errorf("line %d: %s is not supported yet in an agent file (a child runs with its parent's): %w", n, key, ErrAgentFile)
+		default:
+			return ag, fmt.Errorf("line %d: unknown key %q (want description, tools, max_turns): %w", n, key, ErrAgentFile)
+		}
+	}
+	ag.Instructions = strings.TrimSpace(body)
+	return ag, nil
+}
+
+// unquote takes one pair of matching quotes off s.
+func unquote(s string) string {
+	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
