@@ -1,0 +1,88 @@
+package stock_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/stock"
+)
+
+func TestParseAgent(t *testing.T) {
+	ag, err := stock.ParseAgent([]byte("---\r\ndescription: \"Reads.\"\r\ntools: read_file, 'list_files'\r\nmax_turns: 3\r\n---\r\nDo it.\r\n"))
+	require.NoError(t, err)
+	require.Equal(t, "Reads.", ag.Description)
+	require.Equal(t, []string{"read_file", "list_files"}, ag.Tools)
+	require.Equal(t, 3, ag.MaxTurns)
+	require.Equal(t, "Do it.", ag.Instructions)
+
+	ag, err = stock.ParseAgent([]byte("---\ntools: []\n---"))
+	require.NoError(t, err)
+	require.NotNil(t, ag.Tools, "an empty list gives no tools, not all")
+	require.Empty(t, ag.Tools)
+
+	for text, want := range map[string]string{
+		"no front matter":                       "no front matter",
+		"---\ndescription: x\n":                 "no closing line",
+		"---\nmax_turns: 0\n---\n":              "max_turns is a number ≥ 1",
+		"---\nmax_turns: -1\n---\n":             "max_turns is a number ≥ 1",
+		"---\nsandbox: danger-full-access\n---": "sandbox is not supported yet",
+		"---\nmodel: x\n---\n":                  "model is not supported yet",
+		"---\ntools: a\ntools: b\n---\n":        "tools is set twice",
+		"---\napprove: all\n---\n":              `unknown key "approve"`,
+		"---\njust words\n---\n":                "want key: value",
+	} {
+		_, err := stock.ParseAgent([]byte(text))
+		require.ErrorIs(t, err, stock.ErrAgentFile, text)
+		require.ErrorContains(t, err, want, text)
+	}
+}
+
+func TestAgentsRead(t *testing.T) {
+	ctx := context.Background()
+	root, user := t.TempDir(), t.TempDir()
+	dir := filepath.Join(root, ".harness", "agents")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
+	write := func(name, text string) { require.NoError(t, os.WriteFile(name, []byte(text), 0o644)) }
+	write(filepath.Join(dir, "a.md"), "---\ndescription: project a\n---\nA.")
+	write(filepath.Join(user, "a.md"), "---\ndescription: user a\n---\n")
+	write(filepath.Join(user, "b.md"), "---\ndescription: user b\n---\n")
+	write(filepath.Join(root, ".git", "config.md"), "---\n---\n")
+	require.NoError(t, os.Symlink(filepath.Join(root, ".git", "config.md"), filepath.Join(dir, "git.md")))
+	write(filepath.Join(root, "docs.md"), "---\ndescription: from docs\n---\n")
+	require.NoError(t, os.Symlink(filepath.Join(root, "docs.md"), filepath.Join(dir, "docs.md")))
+	write(filepath.Join(dir, "big.md"), "---\n---\n"+strings.Repeat("x", stock.DefaultInstructionsMax))
+	a := stock.Agents{Root: root, User: user}
+
+	ag, err := a.ReadAgent(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, "project a", ag.Description, "a project file hides the user's")
+	require.Equal(t, stock.AgentsProject, ag.Scope)
+	require.Equal(t, ".harness/agents/a.md", ag.Path)
+	require.Len(t, ag.Digest, 64)
+	ag, err = a.ReadAgent(ctx, "b")
+	require.NoError(t, err)
+	require.Equal(t, stock.AgentsUser, ag.Scope)
+	ag, err = a.ReadAgent(ctx, "docs")
+	require.NoError(t, err, "a symlink to a Markdown file in the workspace is followed")
+	require.Equal(t, "from docs", ag.Description)
+
+	_, err = a.ReadAgent(ctx, "git")
+	require.ErrorContains(t, err, "it leads into a .harness or a .git")
+	_, err = a.ReadAgent(ctx, "big")
+	require.ErrorContains(t, err, "over the limit")
+	_, err = a.ReadAgent(ctx, "nobody")
+	require.ErrorIs(t, err, harness.ErrUnknownAgent)
+	_, err = a.ReadAgent(ctx, "../a")
+	require.ErrorIs(t, err, stock.ErrAgentName)
+
+	names, err := a.AgentNames(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b", "big", "docs", "git"}, names)
+}
