@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -40,28 +41,15 @@ it cannot be used. A model delegates to one with {"agent": NAME}.`,
 				return err
 			}
 			l, _ := p.LoadLayered(a.getenv)
-			in := stock.InstructionsOf(p, l.Settings, a.getenv)
-			if u := stock.UserSettingsFile(a.getenv); u != "" {
-				in.Hidden = append(in.Hidden, filepath.Dir(u))
-			}
-			list, err := stock.AgentsOf(in).List(cmd.Context())
+			out, user, err := a.agents(cmd.Context(), p, l.Settings)
 			if err != nil {
 				return err
-			}
-			out := make([]agentJSON, len(list))
-			for i, e := range list {
-				j := agentJSON{Name: e.Name, Scope: e.Agent.Scope, Path: e.Agent.Path, Description: e.Agent.Description,
-					Tools: e.Agent.Tools, MaxTurns: e.Agent.MaxTurns, Digest: e.Agent.Digest}
-				if e.Err != nil {
-					j.Error = personError(e.Err)
-				}
-				out[i] = j
 			}
 			if a.jsonOut() {
 				return a.printJSON(out)
 			}
 			if len(out) == 0 {
-				fmt.Fprintln(a.stdout, "no agents: none in .harness/agents, nor yours ("+present.EscapeLine(dash(stock.AgentsOf(in).User))+")")
+				fmt.Fprintln(a.stdout, "no agents: none in .harness/agents, nor yours ("+present.EscapeLine(dash(user))+")")
 				return nil
 			}
 			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
@@ -88,4 +76,28 @@ it cannot be used. A model delegates to one with {"agent": NAME}.`,
 			return w.Flush()
 		}),
 	}
+}
+
+// agents reads the agents of the place p under the settings s, as the
+// runtime would, and the user's agents directory.
+func (a *app) agents(ctx context.Context, p stock.Place, s stock.Settings) ([]agentJSON, string, error) {
+	in := stock.InstructionsOf(p, s, a.getenv)
+	if u := stock.UserSettingsFile(a.getenv); u != "" {
+		in.Hidden = append(in.Hidden, filepath.Dir(u))
+	}
+	r := stock.AgentsOf(in)
+	list, err := r.List(ctx)
+	if err != nil {
+		return nil, r.User, err
+	}
+	out := make([]agentJSON, len(list))
+	for i, e := range list {
+		j := agentJSON{Name: e.Name, Scope: e.Agent.Scope, Path: e.Agent.Path, Description: e.Agent.Description,
+			Tools: e.Agent.Tools, MaxTurns: e.Agent.MaxTurns, Digest: e.Agent.Digest}
+		if e.Err != nil {
+			j.Error = personError(e.Err)
+		}
+		out[i] = j
+	}
+	return out, r.User, nil
 }

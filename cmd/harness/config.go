@@ -34,7 +34,8 @@ harness trust).
 
 It also lists the instruction files in force here (AGENTS.md: yours beside
 your settings, the workspace root's), each with its size and digest, or why
-it is left out; a thread adds those on the way to the paths its calls name.
+it is left out; a thread adds those on the way to the paths its calls name;
+and the agents defined in files (see harness agents).
 
 ` + trustHelp,
 		Args: args(0, 0, "no arguments"),
@@ -48,6 +49,10 @@ it is left out; a thread adds those on the way to the paths its calls name.
 			if ierr != nil {
 				return ierr
 			}
+			agents, _, aerr := a.agents(cmd.Context(), p, l.Settings)
+			if aerr != nil {
+				return aerr
+			}
 			ins := make([]facts.InstructionFile, len(read))
 			for i, r := range read {
 				ins[i] = r.File
@@ -59,7 +64,8 @@ it is left out; a thread adds those on the way to the paths its calls name.
 					Files        []stock.SourceRecord     `json:"files"`
 					Instructions []facts.InstructionFile  `json:"instructions"`
 					Hooks        []stock.HookView         `json:"hooks"`
-				}{l.Settings, l.From, l.Files(), ins, l.HookViews()}
+					Agents       []agentJSON              `json:"agents"`
+				}{l.Settings, l.From, l.Files(), ins, l.HookViews(), agents}
 				return a.printJSON(out)
 			}
 			w := a.stdout
@@ -140,6 +146,16 @@ it is left out; a thread adds those on the way to the paths its calls name.
 					continue
 				}
 				fmt.Fprintf(w, "  %-8s %s: %d bytes, sha256 %s\n", f.Scope, present.EscapeLine(f.Path), f.Size, f.Digest[:12])
+			}
+			if len(agents) > 0 {
+				fmt.Fprintln(w, "agents (a delegation may name one; harness agents says more):")
+				for _, ag := range agents {
+					if ag.Error != "" {
+						fmt.Fprintf(w, "  %s: cannot be used — %s\n", ag.Name, present.EscapeLine(ag.Error))
+						continue
+					}
+					fmt.Fprintf(w, "  %-8s %s: sha256 %.12s\n", ag.Scope, present.EscapeLine(ag.Path), ag.Digest)
+				}
 			}
 			if hooks := l.HookViews(); len(hooks) > 0 {
 				fmt.Fprintln(w, "hooks, in the order they run:")
