@@ -1,0 +1,49 @@
+package harness
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/scheduler"
+)
+
+// TestDecideSpawnAgent checks that a child of an agent has the
+// intersection of its parent's and the agent's authority.
+func TestDecideSpawnAgent(t *testing.T) {
+	sys := facts.SystemConfigured{Tools: []facts.ToolSchema{{Name: "read_file"}, {Name: "write_file"}, {Name: delegateTool}}}
+	req := func(args string) scheduler.SpawnRequest {
+		return scheduler.SpawnRequest{Thread: "t1", Ref: "1-d", Call: facts.ToolCall{Name: delegateTool, Args: args}, System: sys}
+	}
+	ag := &Agent{Name: "rev", Scope: "project", Path: ".harness/agents/rev.md", Digest: "d", Tools: []string{"read_file", "run_command"}, MaxTurns: 10, Instructions: "Review."}
+
+	// The agent's tools the parent has (run_command it lacks: not given);
+	// the agent's turns, cut to what the parent has left.
+	p := decideSpawn(Config{MaxTurns: 5}, BudgetView{Turns: 2}, req(`{"task":"x","agent":"rev"}`), ag)
+	require.Empty(t, p.Refused)
+	require.Equal(t, []string{"read_file"}, p.Tools)
+	require.Equal(t, 3, p.MaxTurns)
+	require.Equal(t, &facts.AgentFile{Name: "rev", Scope: "project", Path: ".harness/agents/rev.md", Digest: "d", Instructions: "Review."}, p.Agent)
+
+	// Asking for fewer turns than the agent's gives fewer.
+	p = decideSpawn(Config{}, BudgetView{}, req(`{"task":"x","agent":"rev","max_turns":4}`), ag)
+	require.Equal(t, 4, p.MaxTurns)
+	p = decideSpawn(Config{}, BudgetView{}, req(`{"task":"x","agent":"rev","max_turns":40}`), ag)
+	require.Equal(t, 10, p.MaxTurns)
+
+	// A tool of the parent's outside the agent's: refused.
+	p = decideSpawn(Config{}, BudgetView{}, req(`{"task":"x","agent":"rev","tools":["write_file"]}`), ag)
+	require.Contains(t, p.Refused, `tool "write_file" is not one of agent rev's tools`)
+	require.Nil(t, p.Agent)
+
+	// A name that is no agent's name, or an agent not read: refused.
+	p = decideSpawn(Config{}, BudgetView{}, req(`{"task":"x","agent":"../rev"}`), nil)
+	require.Contains(t, p.Refused, "a name is 1 to 64 of")
+	p = decideSpawn(Config{}, BudgetView{}, req(`{"task":"x","agent":"other"}`), ag)
+	require.Contains(t, p.Refused, `agent "other" was not read`)
+
+	// An agent that names no tools leaves the parent's.
+	p = decideSpawn(Config{}, BudgetView{}, req(`{"task":"x","agent":"rev"}`), &Agent{Name: "rev", Digest: "d"})
+	require.Equal(t, []string{"read_file", "write_file"}, p.Tools)
+}
