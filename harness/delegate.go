@@ -165,6 +165,9 @@ func (d *delegation) spawner(a *assembly, k *kit) func(scheduler.SpawnRequest) e
 		// recorded on child.spawned, which a replay reads instead.
 		return effect.FromAsync(func(ctx context.Context, s Services) (facts.ChildSpawned, error) {
 			ag, err := readAgent(ctx, s.Agents, name)
+			if cerr := ctx.Err(); cerr != nil {
+				return facts.ChildSpawned{}, cerr // interrupted: nothing is recorded
+			}
 			if err != nil {
 				return facts.ChildSpawned{CallID: req.Ref, Refused: err.Error()}, nil
 			}
