@@ -278,6 +278,9 @@ func childOf(parent Actor, spawn facts.ThreadSpawned, id string) (Actor, *Toolbo
 	}
 	c := Child{ID: id, Parent: spawn.Parent, Task: spawn.Task, Config: ps.cfg, Spawn: spawn}
 	c.Config.MaxTurns, c.Config.MaxTokens = spawn.MaxTurns, spawn.MaxTokens
+	// The output schema is the answer the person asked of the root; a
+	// child answers its parent, in words.
+	c.Config.OutputSchema = nil
 	var adapters []ToolAdapter
 	for _, name := range spawn.Tools {
 		if name == delegateTool {
