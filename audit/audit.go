@@ -278,7 +278,7 @@ var (
 		facts.KindActionCompleted: true, facts.KindActionInterrupted: true, facts.KindCheckRecorded: true,
 		facts.KindContextCompacted: true, facts.KindBudgetExhausted: true, facts.KindTransitionFailed: true,
 		facts.KindWorkspaceChanged: true, facts.KindInstructionsRead: true,
-		facts.KindPlanRecorded: true, facts.KindHookRan: true,
+		facts.KindPlanRecorded: true, facts.KindHookRan: true, facts.KindOutputChecked: true,
 	}
 	answerKinds = map[facts.Kind]bool{
 		facts.KindUserMessage: true, facts.KindConfirmationAnswered: true, facts.KindQuestionAnswered: true,

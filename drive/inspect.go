@@ -84,6 +84,10 @@ type State struct {
 	// Plan says whether the thread plans (plan mode) and its latest plan;
 	// nil for a thread that never planned.
 	Plan *Plan `json:"plan,omitempty"`
+	// Output is the thread's final answer, checked valid against the
+	// output schema it was started with (harness.WithOutputSchema), when
+	// it is done; nil otherwise.
+	Output facts.RawJSON `json:"output,omitempty"`
 	// Children are the states of the children the thread waits on (see
 	// harness.Delegate), in call order; their requests are among Waits,
 	// each naming its thread (Pending.Thread).
@@ -225,6 +229,9 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 	if b := v.Budget; b != nil {
 		st.Turns, st.Tokens = b.Turns, b.Tokens
 		st.Cost = costOf(b)
+	}
+	if v.Status == harness.StatusDone {
+		st.Output = v.Turn.Output
 	}
 	if p := v.Plan; p != nil && (p.On || p.Turn > 0) {
 		st.Plan = &Plan{On: p.On, Turn: p.Turn, Text: p.Text, Waiting: p.Waiting}

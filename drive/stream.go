@@ -58,6 +58,9 @@ type Result struct {
 	// Text is the text of the last model turn the command ran, "" when it
 	// ran none.
 	Text string `json:"text,omitempty"`
+	// Output is the final answer checked valid against the thread's
+	// output schema (State.Output), when it is done and has one.
+	Output facts.RawJSON `json:"output,omitempty"`
 	// Error says why the command failed, when it did.
 	Error string `json:"error,omitempty"`
 	// State is the thread's state document, when one was read.
@@ -67,7 +70,7 @@ type Result struct {
 // ResultOf is the result of a drive that ended in st; text is the text
 // of the last model turn it ran.
 func ResultOf(st State, exit int, text string) Result {
-	r := Result{Thread: st.Thread, Status: string(st.Status), Exit: exit, Turns: st.Turns, Tokens: st.Tokens, Cost: st.Cost, Text: text, State: &st}
+	r := Result{Thread: st.Thread, Status: string(st.Status), Exit: exit, Turns: st.Turns, Tokens: st.Tokens, Cost: st.Cost, Text: text, Output: st.Output, State: &st}
 	for _, w := range st.Waits {
 		r.WaitsFor = append(r.WaitsFor, w.Kind)
 	}

@@ -27,6 +27,9 @@ var samples = []struct {
 		Sandbox: &facts.Sandbox{Mode: facts.SandboxWorkspaceWrite, Writable: []string{"/ws", "/cache/go-build"},
 			Temp: "/tmp/harness-cmd-*", ReadOnly: []string{"/ws/.git/hooks", "/ws/.git/config"}, Hidden: []string{"/ws/.harness"},
 			HiddenNames: []string{".harness"}, Env: []string{"PATH", "LC_*"}, Mechanism: "linux namespaces and landlock", LandlockABI: 7},
+		// (The digest is of the stored form: the same before and after.)
+		Output: &facts.OutputSchema{Schema: facts.RawJSON(`{"type": "object", "required": ["ok"]}`), Source: "schema.json",
+			Digest: facts.SchemaDigest(facts.RawJSON(`{"type":"object","required":["ok"]}`))},
 	}},
 	{facts.KindModelTurn, facts.ModelTurn{
 		Turn: 3, Text: "Reading the file first.",
@@ -87,6 +90,7 @@ var samples = []struct {
 		Call: "1-c", Tool: "run_command", Input: strings.Repeat("ef", 32), Exit: 2, Decision: facts.HookDeny, Reason: "rm -rf is not allowed",
 		DurationMS: 4, Stderr: "rm -rf is not allowed"}},
 	{facts.KindStopRequested, facts.StopRequested{By: "ana", Reason: "enough"}},
+	{facts.KindOutputChecked, facts.OutputChecked{Turn: 2, Digest: "sha256:ab", Errors: []string{"at /ok: got string, want boolean"}, InARow: 1}},
 }
 
 // sampleFacts chains a fact of every sample kind into one thread.
@@ -269,6 +273,10 @@ func TestNewDraft(t *testing.T) {
 		{"an empty policy asks for everything", facts.KindPolicySet, "ingress/k", facts.PolicySet{}, nil},
 		{"a negative context window", facts.KindContextBoundsSet, "ingress/k", facts.ContextBoundsSet{Bounds: facts.ContextBounds{Window: -1}}, facts.ErrPayload},
 		{"acting on a plan with plan mode on", facts.KindPlanModeSet, "ingress/k", facts.PlanModeSet{On: true, Acts: 2}, facts.ErrPayload},
+		{"an output schema whose digest is not its own", facts.KindSystemConfigured, "system/configure", facts.SystemConfigured{Output: &facts.OutputSchema{Schema: facts.RawJSON(`{}`), Digest: "sha256:00"}}, facts.ErrPayload},
+		{"a valid answer without its output", facts.KindOutputChecked, "output/check/1", facts.OutputChecked{Turn: 1, Valid: true}, facts.ErrPayload},
+		{"an invalid answer without its errors", facts.KindOutputChecked, "output/check/1", facts.OutputChecked{Turn: 1}, facts.ErrPayload},
+		{"an answer with errors past the bound", facts.KindOutputChecked, "output/check/1", facts.OutputChecked{Turn: 1, Errors: make([]string, facts.MaxOutputErrors+1)}, facts.ErrPayload},
 		{"a plan of no turn", facts.KindPlanRecorded, "plan/record/0", facts.PlanRecorded{}, facts.ErrPayload},
 		{"an instruction file of no scope", facts.KindInstructionsRead, "infer/turn/1", facts.InstructionsRead{Files: []facts.InstructionFile{{Path: "AGENTS.md", Digest: "ab"}}}, facts.ErrPayload},
 		{"an instruction file given with no digest", facts.KindInstructionsRead, "infer/turn/1", facts.InstructionsRead{Files: []facts.InstructionFile{{Scope: facts.InstructionsProject, Path: "AGENTS.md"}}}, facts.ErrPayload},

@@ -47,6 +47,7 @@ var decoders = map[facts.Kind]func(facts.Fact) (any, error){
 	facts.KindThreadStopped:         dec[facts.ThreadStopped],
 	facts.KindHookRan:               dec[facts.HookRan],
 	facts.KindStopRequested:         dec[facts.StopRequested],
+	facts.KindOutputChecked:         dec[facts.OutputChecked],
 }
 
 // decodeAny decodes f's payload into its registered type.

@@ -1,8 +1,10 @@
 package facts
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -78,6 +80,10 @@ const (
 	// changes them on a thread; they replace those system.configured
 	// recorded.
 	KindContextBoundsSet Kind = "context.bounds_set"
+	// KindOutputChecked: the verdict on a final answer (a model turn with
+	// no tool calls) against the thread's output schema (OutputChecked).
+	// The scheduler's fold reads the verdict; it never validates again.
+	KindOutputChecked Kind = "output.checked"
 )
 
 func init() {
@@ -103,6 +109,7 @@ func init() {
 	Register[WorkspaceChanged](KindWorkspaceChanged)
 	Register[PolicySet](KindPolicySet)
 	Register[ContextBoundsSet](KindContextBoundsSet)
+	Register[OutputChecked](KindOutputChecked)
 }
 
 // UserMessage is the payload of user.message.
@@ -145,6 +152,10 @@ type SystemConfigured struct {
 	// before the bounds were recorded. The record, not a later process's
 	// configuration, decides, so a replay folds as the run did.
 	Context *ContextBounds `msgpack:"context,omitempty" json:"context,omitempty"`
+	// Output, when set, is the JSON Schema the thread's final answer
+	// must be valid against (harness run --output-schema): each answer is
+	// checked (output.checked) before the thread is done.
+	Output *OutputSchema `msgpack:"output,omitempty" json:"output,omitempty"`
 	// Settings are where the configuration came from: each scope that
 	// set something (a settings file, with its path and content digest,
 	// or the command line), the keys it set and the keys left out as
@@ -206,6 +217,91 @@ type ContextBoundsSet struct {
 // Validate checks the bounds.
 func (p ContextBoundsSet) Validate() error { return p.Bounds.Validate() }
 
+// OutputSchema is the JSON Schema a thread's final answer must be valid
+// against (system.configured records it; see OutputChecked).
+type OutputSchema struct {
+	// Schema is the JSON Schema, as the person gave it.
+	Schema RawJSON `msgpack:"schema" json:"schema"`
+	// Digest is "sha256:" and the hex digest of Schema as recorded.
+	Digest string `msgpack:"digest" json:"digest"`
+	// Source names where the schema came from (the file given).
+	Source string `msgpack:"source,omitempty" json:"source,omitempty"`
+}
+
+// Validate requires a schema whose digest is the one recorded.
+func (p OutputSchema) Validate() error {
+	if len(p.Schema) == 0 {
+		return errors.New("missing schema")
+	}
+	if want := SchemaDigest(p.Schema); p.Digest != want {
+		return fmt.Errorf("schema digest %q is not the schema's (%s)", p.Digest, want)
+	}
+	return nil
+}
+
+// SchemaDigest is the digest an OutputSchema records for schema: of its
+// meaning, not its spelling (object keys sorted, no space), so that it is
+// the same however the log that holds it is written out and read back.
+func SchemaDigest(schema RawJSON) string {
+	b := []byte(schema)
+	dec := json.NewDecoder(bytes.NewReader(schema))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err == nil {
+		if m, err := json.Marshal(v); err == nil {
+			b = m
+		}
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// MaxOutputErrors bounds the validation errors an output.checked keeps,
+// and MaxOutputError the length of each.
+const (
+	MaxOutputErrors = 10
+	MaxOutputError  = 500
+)
+
+// OutputChecked is the payload of output.checked.
+type OutputChecked struct {
+	// Turn is the model turn whose answer was checked.
+	Turn int `msgpack:"turn" json:"turn"`
+	// Digest is the digest of the schema it was checked against.
+	Digest string `msgpack:"digest" json:"digest"`
+	Valid  bool   `msgpack:"valid" json:"valid"`
+	// Output is the answer as a JSON document, when it is valid.
+	Output RawJSON `msgpack:"output,omitempty" json:"output,omitempty"`
+	// Errors say why it is not, at most MaxOutputErrors of them.
+	Errors []string `msgpack:"errors,omitempty" json:"errors,omitempty"`
+	// InARow counts the invalid answers one after another, this one
+	// included (0 when it is valid).
+	InARow int `msgpack:"in_a_row,omitempty" json:"in_a_row,omitempty"`
+}
+
+// Validate requires a turn, an output exactly when valid, and errors
+// within their bound exactly when not.
+func (p OutputChecked) Validate() error {
+	switch {
+	case p.Turn < 1:
+		return errors.New("missing turn")
+	case p.Valid && len(p.Output) == 0:
+		return errors.New("a valid answer without its output")
+	case p.Valid && len(p.Errors) > 0:
+		return errors.New("a valid answer with errors")
+	case !p.Valid && len(p.Errors) == 0:
+		return errors.New("an invalid answer without its errors")
+	case len(p.Errors) > MaxOutputErrors:
+		return fmt.Errorf("%d errors: at most %d are kept", len(p.Errors), MaxOutputErrors)
+	}
+	for _, e := range p.Errors {
+		if len(e) > MaxOutputError {
+			return fmt.Errorf("an error of %d bytes: at most %d", len(e), MaxOutputError)
+		}
+	}
+	return nil
+}
+
 // Validate requires bounds that are not negative and a fraction in [0, 1].
 func (b ContextBounds) Validate() error {
 	switch {
@@ -234,6 +330,11 @@ func (p SystemConfigured) Validate() error {
 	if p.Context != nil {
 		if err := p.Context.Validate(); err != nil {
 			return fmt.Errorf("context: %w", err)
+		}
+	}
+	if p.Output != nil {
+		if err := p.Output.Validate(); err != nil {
+			return fmt.Errorf("output: %w", err)
 		}
 	}
 	return nil

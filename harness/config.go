@@ -8,6 +8,7 @@ import (
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/scheduler"
 )
 
 // Config is how a coding actor and its runtime behave. Its zero value is
@@ -61,6 +62,10 @@ type Config struct {
 	// past which older turns are summarized before the next model turn;
 	// 0 never compacts.
 	CompactAt int
+	// OutputSchema, when set, is the JSON Schema a new thread's final
+	// answer must be valid against (system.configured records it; see
+	// scheduler.CheckOutput).
+	OutputSchema *facts.OutputSchema
 	// ContextWindow is the model's context window, in tokens. With it,
 	// older turns are summarized — by the model, in a compaction turn —
 	// before a model turn whose context would pass CompactFraction of
@@ -120,6 +125,15 @@ func WithLoopGuard(n int) Option { return func(c *Config) { c.LoopGuard = n } }
 
 // WithPrices sets Config.Prices.
 func WithPrices(p model.Prices) Option { return func(c *Config) { c.Prices = &p } }
+
+// WithOutputSchema sets Config.OutputSchema to schema, read from source
+// (a file's name, for the record).
+func WithOutputSchema(schema []byte, source string) Option {
+	return func(c *Config) {
+		raw := facts.RawJSON(schema)
+		c.OutputSchema = &facts.OutputSchema{Schema: raw, Digest: facts.SchemaDigest(raw), Source: source}
+	}
+}
 
 // WithModelName sets Config.ModelName.
 func WithModelName(name string) Option { return func(c *Config) { c.ModelName = name } }
@@ -271,6 +285,14 @@ func (c Config) Validate() error {
 	for _, g := range c.Grants {
 		if err := g.Validate(); err != nil {
 			return fmt.Errorf("config: Grants: %w", err)
+		}
+	}
+	if o := c.OutputSchema; o != nil {
+		if err := o.Validate(); err != nil {
+			return fmt.Errorf("config: OutputSchema: %w", err)
+		}
+		if _, err := scheduler.CompileOutputSchema(o.Schema); err != nil {
+			return fmt.Errorf("config: OutputSchema %s: %w", o.Source, err)
 		}
 	}
 	return nil

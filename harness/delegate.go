@@ -357,7 +357,11 @@ func childOf(parent Actor, spawn facts.ThreadSpawned, id string) (Actor, *Toolbo
 	if ps == nil || ps.delegate == nil {
 		return Actor{}, nil, fmt.Errorf("thread %s is a child of %s, whose actor does not delegate (compose it with a Delegate part)", id, spawn.Parent)
 	}
-	c := Child{ID: id, Parent: spawn.Parent, Task: spawn.Task, Config: ps.cfg, Spawn: spawn}
+	// The output schema is the answer the person asked of the root; a
+	// child answers its parent, in words.
+	cfg := ps.cfg
+	cfg.OutputSchema = nil
+	c := Child{ID: id, Parent: spawn.Parent, Task: spawn.Task, Config: cfg, Spawn: spawn}
 	c.Config.MaxTurns, c.Config.MaxTokens = spawn.MaxTurns, spawn.MaxTokens
 	if spawn.Agent != nil && spawn.Agent.Instructions != "" {
 		c.Config.SystemPrompt = agentPrompt(c.Config.SystemPrompt, *spawn.Agent)

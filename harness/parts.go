@@ -137,6 +137,7 @@ func (s *system) Output() fold.Output[Services] {
 		Workspace: s.a.cfg.Workspace,
 		Sandbox:   s.a.toolbox.sandbox(),
 		Context:   s.a.cfg.contextBounds(),
+		Output:    s.a.cfg.OutputSchema,
 		Settings:  s.a.cfg.Settings,
 		Hooks:     s.a.cfg.Hooks,
 	})

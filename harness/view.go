@@ -209,5 +209,8 @@ func merge(a, b scheduler.Reading) scheduler.Reading {
 	a.Calls = append(a.Calls, b.Calls...)
 	slices.SortStableFunc(a.Calls, func(x, y scheduler.Call) int { return cmp.Compare(x.TurnSeq, y.TurnSeq) })
 	a.Questions = append(a.Questions, b.Questions...)
+	if a.Output == nil {
+		a.Output = b.Output
+	}
 	return a
 }

@@ -285,6 +285,16 @@ func describe(f facts.Fact) (string, error) {
 	case facts.KindHookRan:
 		p, err := facts.Decode[facts.HookRan](f)
 		return DescribeHook(p), err
+	case facts.KindOutputChecked:
+		p, err := facts.Decode[facts.OutputChecked](f)
+		if p.Valid {
+			return fmt.Sprintf("turn %d: the answer is valid against the output schema", p.Turn), err
+		}
+		s := fmt.Sprintf("turn %d: the answer is not valid against the output schema (%d in a row)", p.Turn, p.InARow)
+		if len(p.Errors) > 0 {
+			s += ": " + quote(p.Errors[0], 120)
+		}
+		return s, err
 	case facts.KindChildSpawned, facts.KindThreadSpawned, facts.KindThreadEnded, facts.KindChildReported, facts.KindThreadStopped, facts.KindStopRequested:
 		return describeTree(f)
 	}

@@ -44,6 +44,8 @@ func Step(key string) string {
 		}
 	case strings.HasPrefix(key, "question/ask/"):
 		return "question of turn " + strings.TrimPrefix(key, "question/ask/")
+	case strings.HasPrefix(key, "output/check/"):
+		return "the output check of turn " + strings.TrimPrefix(key, "output/check/")
 	case key == "system/configure":
 		return "the thread's configuration"
 	}

@@ -191,6 +191,7 @@ var payloads = map[facts.Kind]func([]byte) (any, error){
 	facts.KindTransitionFailed:      fromJSON[facts.TransitionFailed],
 	facts.KindWorkspaceRestored:     fromJSON[facts.WorkspaceRestored],
 	facts.KindHookRan:               fromJSON[facts.HookRan],
+	facts.KindOutputChecked:         fromJSON[facts.OutputChecked],
 }
 
 func fromJSON[T any](raw []byte) (any, error) {
@@ -234,6 +235,9 @@ func describeOutput(out fold.Output[S]) string {
 	var b strings.Builder
 	if v, ok := out.View.(scheduler.View); ok {
 		fmt.Fprintf(&b, "phase: %s\nturns: %d\n", v.Phase, v.Turns)
+		if len(v.Output) > 0 {
+			fmt.Fprintf(&b, "output: %s\n", v.Output)
+		}
 	}
 	waits := []string{}
 	for _, w := range out.Waits {

@@ -34,11 +34,15 @@ func (s *state[S]) output() fold.Output[S] {
 		s.outputCalls(&v, &out)
 	case s.question != nil:
 		s.outputQuestion(&v, &out)
+	case s.answerTurn > 0 && s.checked == nil:
+		v.Phase = PhaseCheck
+		out.Transitions = append(out.Transitions, s.checkOutput())
 	case s.userAfterTurn:
 		v.Phase = PhaseInfer
 		out.Transitions = append(out.Transitions, s.infer())
 	default:
 		v.Phase = PhaseDone
+		v.Output = s.finalOutput()
 	}
 	out.View = v
 	out.Waits = v.Waits
@@ -212,6 +216,9 @@ func (s *state[S]) infer() fold.Transition[S] {
 	// copy of it, and a turn that runs gives the model its own copy, made
 	// when it runs.
 	req := Request{Thread: s.thread, Turn: turn, System: s.system, Messages: s.conversation()}
+	if o := s.system.Output; o != nil {
+		req.System.Prompt = strings.TrimSpace(req.System.Prompt + "\n\n" + outputInstruction(o))
+	}
 	ask := effect.AndThen(effect.Succeed[S](struct{}{}), func(struct{}) effect.Effect[S, asked] {
 		own := req
 		own.Messages = slices.Clone(req.Messages)

@@ -193,6 +193,10 @@ type Reading struct {
 	// Changed are the changes of the workspace found between two actions
 	// of the thread, made by nobody the record knows, in order.
 	Changed []Changed
+	// Output is the latest model turn's final answer when it was checked
+	// valid against the thread's output schema (output.checked), nil
+	// otherwise.
+	Output facts.RawJSON
 }
 
 // Changed is a change of the workspace recorded in the thread at Seq:

@@ -27,6 +27,9 @@ const (
 	PhaseReconcile Phase = "reconcile"
 	// PhaseChildren: the turn waits on the child threads it delegated to.
 	PhaseChildren Phase = "children"
+	// PhaseCheck: the final answer is to be checked against the output
+	// schema.
+	PhaseCheck Phase = "check"
 	// PhaseDone: the turn is complete; nothing is enabled or awaited.
 	PhaseDone Phase = "done"
 	// PhaseFailed: a step failed for good, or a budget ran out.
@@ -160,7 +163,7 @@ func executeKey(id string) string  { return "tool/execute/" + id }
 func recoverKey(id string) string  { return "tool/recover/" + id }
 func askKey(turn int) string       { return "question/ask/" + strconv.Itoa(turn) }
 
-var ownPrefixes = []string{"infer/turn/", "confirm/", "tool/", "question/ask/", "delegate/", "hook/"}
+var ownPrefixes = []string{"infer/turn/", "confirm/", "tool/", "question/ask/", "delegate/", "hook/", "output/check/"}
 
 // Digest identifies a tool call exactly: the tool's name and its
 // arguments, byte for byte (facts.CallDigest).
@@ -177,6 +180,9 @@ var (
 	ErrNotAnOption = errors.New("answer is not one of the options")
 	// ErrDigest: an approval names a digest other than the request's.
 	ErrDigest = errors.New("approval does not match the request's digest")
+	// ErrOutputSchema: an output schema that is not a JSON Schema (see
+	// CompileOutputSchema).
+	ErrOutputSchema = errors.New("invalid output schema")
 )
 
 // View is what the scheduler's Output says of the thread now: cheap to
@@ -195,4 +201,7 @@ type View struct {
 	Options []string
 	// Failure says why, when the phase is failed.
 	Failure string
+	// Output is the final answer checked valid against the thread's
+	// output schema, when the phase is done and the thread has one.
+	Output facts.RawJSON
 }

@@ -133,9 +133,17 @@ type state[S any] struct {
 	// cutInARow counts the turns cut off at a limit one after another,
 	// up to the latest, since a user message (see facts.Cut.InARow).
 	cutInARow int
-	failure   string
-	retry     string // the failed key a new resume may run again
-	exhausted *facts.BudgetExhausted
+	// answerTurn is the latest turn when it is a final answer to check
+	// against the output schema (answer its text), and checked its
+	// verdict once recorded; invalidInARow counts the invalid ones one
+	// after another since a user message (see facts.OutputChecked.InARow).
+	answerTurn    int
+	answer        string
+	checked       *facts.OutputChecked
+	invalidInARow int
+	failure       string
+	retry         string // the failed key a new resume may run again
+	exhausted     *facts.BudgetExhausted
 	// unchecked is the action whose completion was just recorded by its
 	// boundary run with a check declared: its check.recorded must follow.
 	unchecked *Action
@@ -234,6 +242,8 @@ func (s *state[S]) apply(f facts.Fact) error {
 		return with(f, s.workspaceChanged)
 	case facts.KindHookRan:
 		return with(f, s.hookRan)
+	case facts.KindOutputChecked:
+		return with(f, s.outputChecked)
 	}
 	return nil
 }
@@ -266,7 +276,7 @@ func folded(k facts.Kind) bool {
 		facts.KindActionInterrupted, facts.KindCheckRecorded, facts.KindEffectReconciled,
 		facts.KindContextCompacted, facts.KindBudgetExhausted, facts.KindTransitionFailed,
 		facts.KindWorkspaceRestored, facts.KindChildSpawned, facts.KindChildReported,
-		facts.KindWorkspaceChanged, facts.KindHookRan:
+		facts.KindWorkspaceChanged, facts.KindHookRan, facts.KindOutputChecked:
 		return true
 	}
 	return false
@@ -280,7 +290,7 @@ var transitionKinds = map[facts.Kind]bool{
 	facts.KindActionRequested: true, facts.KindActionStarted: true, facts.KindActionCompleted: true,
 	facts.KindActionInterrupted: true, facts.KindCheckRecorded: true, facts.KindBudgetExhausted: true,
 	facts.KindTransitionFailed: true, facts.KindChildSpawned: true, facts.KindWorkspaceChanged: true,
-	facts.KindHookRan: true,
+	facts.KindHookRan: true, facts.KindOutputChecked: true,
 }
 
 func (s *state[S]) systemConfigured(_ facts.Fact, p facts.SystemConfigured) {
@@ -290,7 +300,7 @@ func (s *state[S]) systemConfigured(_ facts.Fact, p facts.SystemConfigured) {
 func (s *state[S]) userMessage(f facts.Fact, p facts.UserMessage) {
 	s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: p.Text, Seq: f.Seq})
 	s.userAfterTurn = true
-	s.cutInARow = 0
+	s.cutInARow, s.invalidInARow = 0, 0
 }
 
 func (s *state[S]) modelTurn(f facts.Fact, p facts.ModelTurn) {
@@ -300,6 +310,10 @@ func (s *state[S]) modelTurn(f facts.Fact, p facts.ModelTurn) {
 	s.userAfterTurn = false
 	s.calls = nil
 	s.question = nil
+	s.answerTurn, s.answer, s.checked = 0, "", nil
+	if s.system.Output != nil && p.Cut == nil && p.Question == nil && len(p.ToolCalls) == 0 {
+		s.answerTurn, s.answer = p.Turn, p.Text
+	}
 	text := p.Text
 	if p.Question != nil {
 		if text != "" {
@@ -630,7 +644,16 @@ func (s *state[S]) current() Reading {
 	if s.question != nil {
 		r.Questions = []Question{*s.question}
 	}
+	r.Output = s.finalOutput()
 	return r
+}
+
+// finalOutput is the latest turn's final answer checked valid, or nil.
+func (s *state[S]) finalOutput() facts.RawJSON {
+	if s.checked == nil || !s.checked.Valid {
+		return nil
+	}
+	return s.checked.Output
 }
 
 func (s *state[S]) scope() string {

@@ -493,6 +493,13 @@ func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (
 			return nil, err
 		}
 		o.Flags = flags
+		schema, err := f.outputOption()
+		if err != nil {
+			return nil, err
+		}
+		if schema != nil {
+			o.Harness = append(o.Harness, schema)
+		}
 	}
 	o.Getenv = a.getenv
 	o.Wait = a.wait

@@ -43,7 +43,11 @@ type driveFlags struct {
 	maxOutput int64
 	sandbox   string
 	network   bool
-	fs        *pflag.FlagSet
+	// outputSchema is the file of the JSON Schema the final answer must
+	// be valid against (--output-schema); schema its content, once read.
+	outputSchema string
+	schema       []byte
+	fs           *pflag.FlagSet
 	// loaded is the model the --model flag names, once loadModel has
 	// loaded it; model is then its spec as recorded.
 	loaded model.Model
@@ -78,6 +82,7 @@ func (f *driveFlags) add(cmd *cobra.Command) {
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "run at most `N` steps in this command before stopping with the thread resumable (default: the settings' max_steps, else 100)")
 	fl.IntVar(&f.window, "context-window", 0, "the model's context window in `TOKENS`: past 80% of it, as the provider counts usage, older turns are summarized by the model (a compaction turn, recorded as context.compacted); 0 is not known (default: the settings' context_window)")
 	fl.Int64Var(&f.maxOutput, "max-output-tokens", 0, "bound the tokens the model writes in one turn to `N`; an answer cut off there is recorded as cut and the model asked to go on (three cuts in a row fail the thread; resume once it is raised); 0 is the provider's default (anthropic 4096; an OpenAI-compatible server its own, llama-server's -n) (default: the settings' max_output_tokens)")
+	fl.StringVar(&f.outputSchema, "output-schema", "", "the JSON Schema `FILE` the final answer must be valid against: the model is told it, each answer is checked (output.checked), an invalid one goes back to the model with the errors, and the third in a row fails the thread (invalid_output); the valid one is the result's \"output\". Recorded when the thread starts; a resume checks against that one")
 	f.fs = fl
 	completeDriveFlags(cmd)
 }
@@ -144,6 +149,54 @@ func (f *driveFlags) layer() (stock.SettingsSource, error) {
 		s.MaxOutputTokens, set = &f.maxOutput, append(set, "max_output_tokens")
 	}
 	return stock.FlagSource(s, set...), nil
+}
+
+// maxOutputSchema bounds the size of an --output-schema file.
+const maxOutputSchema = 1 << 20
+
+// outputOption reads and compiles the --output-schema file, if any: the
+// runtime option that records it on new threads (nil for none). A file
+// that cannot be read or is not a JSON Schema is a usage error.
+func (f *driveFlags) outputOption() (harness.Option, error) {
+	if f == nil || f.outputSchema == "" {
+		return nil, nil
+	}
+	if f.schema == nil {
+		fh, err := os.Open(f.outputSchema)
+		if err != nil {
+			return nil, usageError("--output-schema: %v", err)
+		}
+		defer fh.Close()
+		b, err := io.ReadAll(io.LimitReader(fh, maxOutputSchema+1))
+		if err != nil {
+			return nil, usageError("--output-schema %s: %v", f.outputSchema, err)
+		}
+		if len(b) > maxOutputSchema {
+			return nil, usageError("--output-schema %s: over 1 MiB", f.outputSchema)
+		}
+		f.schema = b
+	}
+	opt, err := drive.OutputSchema(f.schema, f.outputSchema)
+	if err != nil {
+		return nil, usageError("--output-schema %s: %v", f.outputSchema, err)
+	}
+	return opt, nil
+}
+
+// sameSchema checks that a thread driven on with --output-schema was
+// started with that schema: a usage error otherwise.
+func (f *driveFlags) sameSchema(ctx context.Context, th *harness.Thread) error {
+	if f == nil || f.outputSchema == "" {
+		return nil
+	}
+	v, err := th.View(ctx)
+	if err != nil {
+		return err
+	}
+	if err := drive.SameOutputSchema(v, f.schema); err != nil {
+		return usageError("--output-schema %s: %v", f.outputSchema, err)
+	}
+	return nil
 }
 
 // loadModel loads the model the --model flag names, if any, so that a bad
@@ -586,6 +639,9 @@ func (a *app) driveThread(ctx context.Context, id string, f *driveFlags) (*sessi
 		if err != nil {
 			return nil, err
 		}
+		if err := f.sameSchema(ctx, dr.th); err != nil {
+			return nil, err
+		}
 		return dr, dr.setPolicy(ctx, f)
 	}()
 	if err != nil {
@@ -629,6 +685,9 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	}
 	d, err := a.newDriver(s, id, approval, f)
 	if err != nil {
+		return err
+	}
+	if err := f.sameSchema(ctx, d.th); err != nil {
 		return err
 	}
 	if err := d.setPolicy(ctx, f); err != nil {

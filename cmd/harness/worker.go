@@ -338,6 +338,11 @@ func detachRefuses(f *driveFlags) error {
 			return usageError("run --detach --%s: a detached thread is driven by the workers, under their settings (harness worker --%s); drop --%s", name, name, name)
 		}
 	}
+	if f.outputSchema != "" {
+		// The worker that takes the thread configures it: the schema would
+		// not reach it, and the answer would go unchecked.
+		return usageError("run --detach --output-schema: a detached thread is configured by the worker that takes it, which does not carry an output schema; drop --detach to check the answer")
+	}
 	return nil
 }
 
