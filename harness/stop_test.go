@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -138,12 +137,7 @@ func BenchmarkStopLatency(b *testing.B) {
 		gonePid(b, pid, marker)
 		stop += took
 
-		cmd := exec.Command("sleep", "3600")
-		require.NoError(b, cmd.Start())
-		begin := time.Now()
-		require.NoError(b, cmd.Process.Signal(syscall.SIGTERM))
-		_ = cmd.Wait()
-		term += time.Since(begin)
+		term += harnesstest.SIGTERMTook(b)
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(stop)/n/1e6, "stop-ms/op")

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -129,12 +128,7 @@ func BenchmarkStopCommand(b *testing.B) {
 			stdout, stderr, code := harnessIn(t, dir, "stop", "t1")
 			require.Zero(t, code, stdout+stderr)
 		})
-		cmd := exec.Command("sleep", "3600")
-		require.NoError(b, cmd.Start())
-		begin := time.Now()
-		require.NoError(b, cmd.Process.Signal(syscall.SIGTERM))
-		_ = cmd.Wait()
-		term += time.Since(begin)
+		term += harnesstest.SIGTERMTook(b)
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(stop)/n/1e6, "stop-ms/op")
