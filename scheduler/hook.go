@@ -298,18 +298,9 @@ func hookNote(p facts.HookRan) string {
 
 // addToResult appends note to the tool message of call c recorded at seq.
 func (s *state[S]) addToResult(c *call, seq uint64, note string) {
-	for i := len(s.messages) - 1; i >= 0; i-- {
-		if m := s.messages[i]; m.Role == facts.RoleTool && m.ToolCallID == c.call.ID && m.Seq == seq {
-			if i < s.lent {
-				s.messages, s.lent = cloneMessages(s.messages), 0
-			}
-			s.messages[i].Text += "\n" + note
-			return
-		}
-	}
+	s.editToolMessage(func(m facts.Message) bool { return m.ToolCallID == c.call.ID && m.Seq == seq },
+		func(m *facts.Message) { m.Text += "\n" + note })
 }
-
-func cloneMessages(m []facts.Message) []facts.Message { return append([]facts.Message(nil), m...) }
 
 // checkHookRan is the verifier's question about a hook.ran: its hook is
 // one the thread recorded, for its event, and not run before for the

@@ -515,14 +515,9 @@ func (s *state[S]) checkRecorded(f facts.Fact, p facts.CheckRecorded) {
 		s.unchecked = nil
 	}
 	// The check comes with its completion: show the model both.
-	for i := len(s.messages) - 1; i >= 0; i-- {
-		if m := s.messages[i]; m.Role == facts.RoleTool && a.Completed != nil && m.Seq == a.CompletedSeq {
-			if i < s.lent {
-				s.messages, s.lent = slices.Clone(s.messages), 0
-			}
-			s.messages[i].Text = ToolResult(*a.Completed, &p)
-			break
-		}
+	if a.Completed != nil {
+		s.editToolMessage(func(m facts.Message) bool { return m.Seq == a.CompletedSeq },
+			func(m *facts.Message) { m.Text = ToolResult(*a.Completed, &p) })
 	}
 }
 
@@ -688,4 +683,18 @@ func (s *state[S]) conversation() []facts.Message {
 	}
 	s.lent = len(s.messages)
 	return s.messages[:s.lent:s.lent]
+}
+
+// editToolMessage edits the last tool message match accepts, in place,
+// first unsharing the conversation when a projection has it on loan.
+func (s *state[S]) editToolMessage(match func(facts.Message) bool, edit func(*facts.Message)) {
+	for i := len(s.messages) - 1; i >= 0; i-- {
+		if m := s.messages[i]; m.Role == facts.RoleTool && match(m) {
+			if i < s.lent {
+				s.messages, s.lent = slices.Clone(s.messages), 0
+			}
+			edit(&s.messages[i])
+			return
+		}
+	}
 }
