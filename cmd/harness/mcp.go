@@ -290,7 +290,7 @@ func (a *app) mcpServeHTTP(ctx context.Context, f *driveFlags, addr string, h ht
 	if a.jsonOut() {
 		a.printJSON(map[string]any{"url": u, "token": tokens[0].Token, "pid": os.Getpid(), "workspace": p.Root})
 	} else {
-		fmt.Fprintf(a.stderr, "%s serving MCP (streamable HTTP) for %s\n", a.paint("bold", "harness:"), p.Root)
+		fmt.Fprintf(a.stderr, "%s serving MCP (streamable HTTP) for %s\n", a.paint("bold", "harness:"), present.EscapeLine(p.Root))
 		fmt.Fprintf(a.stderr, "    %s\n", u)
 		fmt.Fprintf(a.stderr, "    with the header  Authorization: Bearer %s\n", tokens[0].Token)
 		fmt.Fprintf(a.stderr, "    or, for a client that takes only an address:  %s?token=%s\n", u, tokens[0].Token)

@@ -86,14 +86,21 @@ vouch for now. A log that does not verify is not sealed.
 				return err
 			}
 			defer s.Close()
-			if err := audit.VerifyLog(ctx, s.Store, s.Stock.Actor, id); err != nil {
-				return fmt.Errorf("not sealed: %w", err)
-			}
-			sl, err := s.Place.Sealer(a.getenv)
+			// The head signed is the head checked: read before the
+			// check, and the seal refused if the log moved meanwhile.
+			head, err := s.Store.Head(ctx, id)
 			if err != nil {
 				return err
 			}
-			head, err := s.Store.Head(ctx, id)
+			if err := audit.VerifyLog(ctx, s.Store, s.Stock.Actor, id); err != nil {
+				return fmt.Errorf("not sealed: %w", err)
+			}
+			if now, err := s.Store.Head(ctx, id); err != nil {
+				return err
+			} else if now != head {
+				return fmt.Errorf("not sealed: thread %s grew from seq %d to %d while its log was checked; seal it again", id, head.Seq, now.Seq)
+			}
+			sl, err := s.Place.Sealer(a.getenv)
 			if err != nil {
 				return err
 			}
