@@ -467,8 +467,8 @@ func repeatsIn(calls []*call, c *call) (n int, reached bool) {
 	}
 	n = 1
 	i := at - 1
-	args := canonicalArgs(c.call.Args)
-	for ; i >= 0 && calls[i].call.Name == c.call.Name && canonicalArgs(calls[i].call.Args) == args; i-- {
+	args := c.canonical()
+	for ; i >= 0 && calls[i].call.Name == c.call.Name && calls[i].canonical() == args; i-- {
 		n++
 	}
 	return n, i < 0

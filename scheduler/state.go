@@ -24,6 +24,17 @@ type call struct {
 	attempts []*Action
 	child    *Child          // a delegation's child, once spawned (see delegate.go)
 	hooks    []facts.HookRan // the before_tool hooks' runs (see hook.go)
+	canon    *string         // the arguments as the loop guard compares them, worked out when folded (canonical)
+}
+
+// canonical is c's arguments as the loop guard compares them
+// (canonicalArgs): worked out when the call was folded with a guard on,
+// else now (nothing is written: projections share calls).
+func (c *call) canonical() string {
+	if c.canon != nil {
+		return *c.canon
+	}
+	return canonicalArgs(c.call.Args)
 }
 
 func (c *call) last() *Action {
@@ -334,6 +345,10 @@ func (s *state[S]) modelTurn(f facts.Fact, p facts.ModelTurn) {
 		// configuration, but when it is requested, and read back from
 		// action.requested: a fold reads only the log.
 		c := &call{ref: s.scope() + strconv.Itoa(p.Turn) + "-" + tc.ID, turn: p.Turn, turnSeq: f.Seq, call: tc}
+		if s.env.LoopGuard > 0 {
+			a := canonicalArgs(tc.Args)
+			c.canon = &a
+		}
 		s.calls = append(s.calls, c)
 		s.all = append(s.all, c)
 		s.byRef[c.ref] = c
