@@ -702,6 +702,10 @@ type Report struct {
 	// MCP, for a call to a tool of an MCP server, is the server's answer
 	// kept whole (see MCPResult); nil for any other adapter.
 	MCP *MCPResult `msgpack:"mcp,omitempty" json:"mcp,omitempty"`
+	// Network, for a command with a network allow-list, is each
+	// connection it made through the harness's proxy (see Network); nil
+	// for any other.
+	Network *Network `msgpack:"network,omitempty" json:"network,omitempty"`
 }
 
 // PathChange is one path the observer saw change, with digests before and
@@ -781,6 +785,11 @@ func (p ActionCompleted) Validate() error {
 	if p.Report.MCP != nil {
 		if e := p.Report.MCP.Validate(); e != nil {
 			err = errors.Join(err, fmt.Errorf("report: mcp: %w", e))
+		}
+	}
+	if p.Report.Network != nil {
+		if e := p.Report.Network.Validate(); e != nil {
+			err = errors.Join(err, fmt.Errorf("report: network: %w", e))
 		}
 	}
 	return err

@@ -27,6 +27,10 @@ type Sandbox struct {
 	// Network reports whether the command may use the network. Without it
 	// the command has a network namespace of its own with only loopback.
 	Network bool `msgpack:"network,omitempty" json:"network,omitempty"`
+	// NetworkAllow, when set (and Network is not), is the allow-list of
+	// hosts the command reaches through the harness's proxy, its only
+	// route out ("github.com", "*.example.com:443", "127.0.0.1:8080").
+	NetworkAllow []string `msgpack:"network_allow,omitempty" json:"network_allow,omitempty"`
 	// Writable is the absolute directories the command may write: the
 	// workspace (in workspace-write), the workspace's Go build cache, and
 	// any more roots the configuration names.
@@ -69,7 +73,7 @@ func (s Sandbox) Validate() error {
 	for _, list := range []struct {
 		field string
 		items []string
-	}{{"writable", s.Writable}, {"read_only", s.ReadOnly}, {"hidden", s.Hidden}, {"hidden_names", s.HiddenNames}, {"env", s.Env}} {
+	}{{"writable", s.Writable}, {"read_only", s.ReadOnly}, {"hidden", s.Hidden}, {"hidden_names", s.HiddenNames}, {"env", s.Env}, {"network_allow", s.NetworkAllow}} {
 		for i, v := range list.items {
 			if v == "" {
 				return fmt.Errorf("%s[%d] is empty", list.field, i)

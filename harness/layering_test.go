@@ -99,7 +99,9 @@ var layers = []struct {
 	// The sandbox's helper process, and the small program that runs it.
 	{"sandbox/internal/helper", nil},
 	{"sandbox/cmd/harness-sandbox", []string{"sandbox/internal/helper"}},
-	{"sandbox", []string{"facts", "sandbox/internal/helper"}},
+	// The network allow-list's proxy: the standard library only.
+	{"sandbox/netproxy", nil},
+	{"sandbox", []string{"facts", "sandbox/internal/helper", "sandbox/netproxy"}},
 	// The socket store: sandbox for the user's runtime directory, which
 	// every sandbox hides and where the socket lives.
 	{"thread/socketstore", []string{"thread", "sandbox"}},

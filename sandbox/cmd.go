@@ -1,9 +1,13 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"os"
 	"syscall"
+
+	"github.com/seed-7cc7a084/harness/sandbox/netproxy"
 )
 
 // HelperName is the name of the sandbox's helper program
@@ -37,6 +41,11 @@ type Cmd struct {
 	// long-running server spoken to over its stdin and stdout); nil is
 	// /dev/null. It is given to the command as it is, like Stdout.
 	Stdin *os.File
+	// Resolver and Dial, when set, are the allow-list's proxy's (see
+	// netproxy.Proxy; nil is the system's): for tests, which resolve
+	// names through a table of their own.
+	Resolver netproxy.Resolver
+	Dial     func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	proc *process // the platform's running helper
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/sandbox/internal/helper"
+	"github.com/seed-7cc7a084/harness/sandbox/netproxy"
 )
 
 // The helper is harness-sandbox beside the program (see helperProgram)
@@ -42,6 +45,12 @@ type process struct {
 	waitOnce sync.Once
 	exit     Exit
 	err      error
+	// With an allow-list: the harness's end of the socket the helper
+	// sends the proxy's listener on, the proxy serving it, and, once the
+	// command has ended, its record.
+	proxyCh *os.File
+	proxy   *netproxy.Proxy
+	network *facts.Network
 }
 
 // cloneFlags are the namespaces of a command.
@@ -189,6 +198,7 @@ func (s Spec) prepare(line string, env []string, abi int) (request, string, erro
 		Hidden:      s.Hidden,
 		HiddenNames: s.HiddenNames,
 		Network:     s.Network,
+		Proxy:       s.Proxied(),
 		ABI:         min(abi, maxABI),
 	}
 	if s.Mode == WorkspaceWrite {
@@ -233,6 +243,18 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 		h.Stdin = c.Stdin
 	}
 	h.ExtraFiles = []*os.File{reqR, lifeR, statW} // fds 3, 4, 5
+	var proxyTheirs *os.File
+	if req.Proxy {
+		sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			for _, f := range ends {
+				f.Close()
+			}
+			return fmt.Errorf("%w: the proxy's socket pair: %v", ErrSetup, err)
+		}
+		p.proxyCh, proxyTheirs = os.NewFile(uintptr(sp[0]), "proxy"), os.NewFile(uintptr(sp[1]), "proxy")
+		h.ExtraFiles = append(h.ExtraFiles, proxyTheirs) // fd 6
+	}
 	// The request is in the pipe before the helper starts, so that it
 	// need not wait for it (a request larger than the pipe's buffer is
 	// written on as the helper reads). A helper that dies first ends the
@@ -248,6 +270,9 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 	reqR.Close()
 	lifeR.Close()
 	statW.Close()
+	if proxyTheirs != nil {
+		proxyTheirs.Close()
+	}
 	if err != nil {
 		lifeW.Close()
 		statR.Close()
@@ -275,6 +300,14 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 	}
 	switch {
 	case ok && first.Started:
+		if req.Proxy {
+			// The helper sent the listener before it said it started.
+			if err := p.serveProxy(c); err != nil {
+				p.kill()
+				p.reap()
+				return fmt.Errorf("%w: %v", ErrSetup, err)
+			}
+		}
 		return nil
 	case ok && first.Error != "":
 		p.kill()
@@ -321,11 +354,61 @@ func (p *process) reap() *os.ProcessState {
 	return p.helper.ProcessState
 }
 
-// cleanup closes the lifeline, lets go of the starting thread and
-// removes the temporary directory.
+// serveProxy takes the proxy's listening socket the helper made in the
+// command's network namespace and serves it, outside the sandbox.
+func (p *process) serveProxy(c *Cmd) error {
+	var oob [64]byte
+	var b [1]byte
+	n, oobn, _, _, err := unix.Recvmsg(int(p.proxyCh.Fd()), b[:], oob[:], unix.MSG_CMSG_CLOEXEC)
+	if err != nil || n != 1 {
+		return fmt.Errorf("receive the proxy's socket from the helper: %v", cmpErr(err, "none sent"))
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return fmt.Errorf("receive the proxy's socket from the helper: %v", cmpErr(err, "no socket"))
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return fmt.Errorf("receive the proxy's socket from the helper: %v", cmpErr(err, "not one socket"))
+	}
+	f := os.NewFile(uintptr(fds[0]), "proxy")
+	ln, err := net.FileListener(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("the proxy's socket: %v", err)
+	}
+	rules, err := netproxy.ParseRules(c.Spec.NetworkAllow)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	p.proxy = &netproxy.Proxy{Rules: rules, Resolver: c.Resolver, Dial: c.Dial}
+	go func() { _ = p.proxy.Serve(ln) }()
+	return nil
+}
+
+// cmpErr is err, or an error saying what when err is nil.
+func cmpErr(err error, what string) error {
+	if err != nil {
+		return err
+	}
+	return errors.New(what)
+}
+
+// cleanup closes the lifeline and the proxy, lets go of the starting
+// thread and removes the temporary directory.
 func (p *process) cleanup() {
 	if p.lifeline != nil {
 		p.lifeline.Close()
+	}
+	if p.proxy != nil {
+		p.proxy.Close()
+	}
+	if p.proxyCh != nil {
+		p.proxyCh.Close()
 	}
 	p.unlock()
 	p.ended()
@@ -376,6 +459,13 @@ func (c *Cmd) Wait() (Exit, error) {
 				p.err = fmt.Errorf("sandbox: the helper ended (%v) without the shell's exit", state)
 			}
 		}
+		if p.proxy != nil {
+			// Every process of the command is dead: what it had open
+			// through the proxy is closed, or closed now.
+			p.proxy.Close()
+			n := connectionsRecord(p.proxy.Log())
+			p.network = &n
+		}
 		p.cleanup()
 	})
 	return p.exit, p.err
@@ -400,6 +490,17 @@ func (c *Cmd) Terminate() {
 	if c.proc != nil && c.proc.helper != nil && c.proc.helper.Process != nil {
 		_ = c.proc.helper.Process.Signal(syscall.SIGTERM)
 	}
+}
+
+// Network is what the command did through its allow-list's proxy, once
+// Wait returned: nil for a command without an allow-list, or one Wait
+// has not returned for.
+func (c *Cmd) Network() *facts.Network {
+	if c.proc == nil || c.proc.network == nil {
+		return nil
+	}
+	n := *c.proc.network
+	return &n
 }
 
 // Pid is the helper's process id (in the harness's PID namespace), 0

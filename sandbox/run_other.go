@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+
+	"github.com/seed-7cc7a084/harness/facts"
 )
 
 // process stands for a running helper; there is none here.
@@ -29,6 +31,9 @@ func (c *Cmd) Kill() {}
 
 // Terminate does nothing.
 func (c *Cmd) Terminate() {}
+
+// Network is nil: nothing ran.
+func (c *Cmd) Network() *facts.Network { return nil }
 
 // Pid is 0.
 func (c *Cmd) Pid() int { return 0 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/sandbox/netproxy"
 )
 
 // Mode is how much a command may change.
@@ -82,6 +83,14 @@ type Spec struct {
 	// has a network namespace of its own with only a loopback interface
 	// (a test's local server works; nothing outside is reachable).
 	Network bool
+	// NetworkAllow, without Network, is an allow-list of hosts (see
+	// netproxy.ParseRule: "github.com", "*.example.com", "127.0.0.1:8080"):
+	// the command still has no network of its own, but a proxy the
+	// harness runs, outside the sandbox, on ProxyPort of its loopback,
+	// and HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (and their lower-case
+	// forms) name it. The proxy reaches only these hosts (see package
+	// netproxy). Ignored with Network, and in mode Off.
+	NetworkAllow []string
 	// Workspace is the absolute directory the command runs in, writable in
 	// WorkspaceWrite.
 	Workspace string
@@ -277,6 +286,9 @@ func (s Spec) Validate() error {
 		if strings.TrimSuffix(n, "*") == "" || strings.ContainsAny(n, "=\x00") {
 			return fmt.Errorf("%w: Env: %q is not a variable name or a prefix ending in *", ErrInvalidSpec, n)
 		}
+	}
+	if _, err := netproxy.ParseRules(s.NetworkAllow); err != nil {
+		return fmt.Errorf("%w: NetworkAllow: %v", ErrInvalidSpec, err)
 	}
 	for _, f := range s.SimulateMissing {
 		if f != UserNamespaces && f != Landlock {
@@ -719,6 +731,9 @@ func (s Spec) EnvNames() []string {
 	if s.GoCache != "" || s.Mode == Off {
 		out = append(out, "GOCACHE")
 	}
+	if s.Proxied() {
+		out = append(out, ProxyEnv...)
+	}
 	return out
 }
 
@@ -734,7 +749,7 @@ func (s Spec) Environ(env []string, tmp string) []string {
 	allow := s.allowList()
 	off := s.Mode == Off
 	passes := func(name string) bool {
-		if name == "TMPDIR" || (name == "GOCACHE" && !off) {
+		if name == "TMPDIR" || (name == "GOCACHE" && !off) || (s.Proxied() && slices.Contains(ProxyEnv, name)) {
 			return false
 		}
 		if name == "GOCACHE" {
@@ -767,6 +782,11 @@ func (s Spec) Environ(env []string, tmp string) []string {
 	if s.GoCache != "" && !off {
 		out = append(out, "GOCACHE="+s.GoCache)
 	}
+	if s.Proxied() {
+		for _, n := range ProxyEnv {
+			out = append(out, n+"="+ProxyURL)
+		}
+	}
 	return out
 }
 
@@ -791,6 +811,9 @@ func (s Spec) Record() facts.Sandbox {
 	}
 	r.Hidden = slices.Clone(s.Hidden)
 	r.HiddenNames = slices.Clone(s.HiddenNames)
+	if s.Proxied() {
+		r.NetworkAllow = slices.Clone(s.NetworkAllow)
+	}
 	sup := Probe(s.SimulateMissing...)
 	r.Mechanism = mechanism(s, sup)
 	if sup.Err() == nil {
@@ -807,6 +830,9 @@ func mechanism(s Spec, sup Support) string {
 	if !s.Network {
 		ns += ", network"
 	}
+	if s.Proxied() {
+		ns += "; the allow-list's proxy on " + ProxyAddr
+	}
 	helper := "re-executed helper"
 	if _, small := helperProgram(); small {
 		helper = "helper " + HelperName
@@ -821,6 +847,7 @@ func (s Spec) Clone() Spec {
 	s.Hidden = slices.Clone(s.Hidden)
 	s.HiddenNames = slices.Clone(s.HiddenNames)
 	s.Env = slices.Clone(s.Env)
+	s.NetworkAllow = slices.Clone(s.NetworkAllow)
 	s.SimulateMissing = slices.Clone(s.SimulateMissing)
 	s.Git.ReadOnly, s.Git.Writable = slices.Clone(s.Git.ReadOnly), slices.Clone(s.Git.Writable)
 	return s

@@ -178,6 +178,35 @@ func setup(req Request) error {
 			return fmt.Errorf("bring up the loopback interface: %w", err)
 		}
 	}
+	if req.Proxy && !req.Network {
+		if err := sendProxyListener(); err != nil {
+			return fmt.Errorf("the proxy's socket: %w", err)
+		}
+	}
+	return nil
+}
+
+// sendProxyListener listens on 127.0.0.1:ProxyPort of the command's
+// network namespace and sends the socket to the harness on FDProxy,
+// keeping no copy: the harness accepts on it, outside the sandbox, and
+// nothing of the command's can close it or listen there.
+func sendProxyListener() error {
+	ch := os.NewFile(FDProxy, "proxy")
+	defer ch.Close()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("socket: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: ProxyPort, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return fmt.Errorf("bind 127.0.0.1:%d: %w", ProxyPort, err)
+	}
+	if err := unix.Listen(fd, 128); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	if err := unix.Sendmsg(int(ch.Fd()), []byte{'L'}, unix.UnixRights(fd), nil, 0); err != nil {
+		return fmt.Errorf("send it to the harness: %w", err)
+	}
 	return nil
 }
 

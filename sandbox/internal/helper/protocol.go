@@ -6,7 +6,7 @@ import "strconv"
 // each other (the request, the messages, the files). A helper told
 // another version refuses to run: a harness-sandbox installed from
 // another build of harness is never half understood.
-const Protocol = 1
+const Protocol = 2
 
 // Env names the variable that makes a process the helper: its value is
 // the mode and the protocol, "run:1" or "probe:1" (see Value).
@@ -28,11 +28,19 @@ const (
 //	            file means the harness is gone
 //	fd 5        messages to the harness (JSON lines): started or error,
 //	            then the shell's exit
+//	fd 6        with Request.Proxy only: a Unix socket on which the helper
+//	            sends the proxy's listening socket (SCM_RIGHTS), made in
+//	            the command's network namespace, before it starts the shell
 const (
 	FDRequest  = 3
 	FDLifeline = 4
 	FDStatus   = 5
+	FDProxy    = 6
 )
+
+// ProxyPort is the port on the command's loopback where the helper makes
+// the proxy's listening socket.
+const ProxyPort = 3128
 
 // ExitProtocol is the helper's exit code when it was told a protocol it
 // does not speak, or a mode it does not know.
@@ -54,7 +62,10 @@ type Request struct {
 	Hidden      []string `json:"hidden"`
 	HiddenNames []string `json:"hidden_names"`
 	Network     bool     `json:"network"`
-	ABI         int      `json:"abi"`
+	// Proxy: listen on ProxyPort of the loopback and send the socket on
+	// FDProxy (see there).
+	Proxy bool `json:"proxy,omitempty"`
+	ABI   int  `json:"abi"`
 	// Stdin: the shell gets the helper's stdin (Cmd.Stdin), not /dev/null.
 	Stdin bool `json:"stdin,omitempty"`
 }
