@@ -401,8 +401,11 @@ func Sandbox(s facts.Sandbox) string {
 		return "unsandboxed (sandbox off)"
 	}
 	net := "no network"
-	if s.Network {
+	switch {
+	case s.Network:
 		net = "network"
+	case len(s.NetworkAllow) > 0:
+		net = "network only to " + strings.Join(s.NetworkAllow, ", ")
 	}
 	out := fmt.Sprintf("in the sandbox (%s, %s)", s.Mode, net)
 	if strings.HasPrefix(s.Mechanism, "unavailable") {
@@ -434,8 +437,11 @@ func SandboxDetail(s facts.Sandbox) string {
 		return "sandbox off: the command runs with your full authority (your files, your network); only its environment is cut down"
 	}
 	net := "no network"
-	if s.Network {
+	switch {
+	case s.Network:
 		net = "network allowed"
+	case len(s.NetworkAllow) > 0:
+		net = "no network but the harness's proxy, to " + strings.Join(s.NetworkAllow, ", ")
 	}
 	d := fmt.Sprintf("sandbox %s, %s; writes only %s", s.Mode, net, strings.Join(append(slices.Clone(s.Writable), "its own $TMPDIR"), ", "))
 	if len(s.ReadOnly) > 0 {

@@ -77,7 +77,37 @@ func CommandSummary(r facts.Report, tail int) []string {
 			out = append(out, s.name+"│ "+EscapeLine(strings.TrimRight(line, "\r")))
 		}
 	}
+	out = append(out, NetworkLines(r.Network)...)
 	out = append(out, ExitLine(r))
+	return out
+}
+
+// NetworkLines say each connection a command made through its
+// allow-list's proxy, one a line (escaped): "network: CONNECT
+// github.com:443 allowed, 512 bytes sent, 40960 received" or "network:
+// GET evil.test:80 refused: evil.test:80 is not in the network
+// allow-list". None for nil.
+func NetworkLines(n *facts.Network) []string {
+	if n == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range n.Connections {
+		l := fmt.Sprintf("network: %s %s:%d %s", c.Method, c.Host, c.Port, c.Verdict)
+		if c.Verdict == facts.ConnectionAllowed {
+			l += fmt.Sprintf(" via %s, %d bytes sent, %d received", c.Addr, c.Sent, c.Received)
+		}
+		if c.Reason != "" {
+			l += ": " + c.Reason
+		}
+		out = append(out, EscapeLine(l))
+	}
+	if n.Dropped > 0 {
+		out = append(out, fmt.Sprintf("network: %d more connections not listed", n.Dropped))
+	}
+	if len(out) == 0 {
+		out = append(out, "network: no connection through the proxy")
+	}
 	return out
 }
 

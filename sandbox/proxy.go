@@ -44,3 +44,27 @@ func connectionsRecord(log []netproxy.Conn, dropped int) facts.Network {
 	}
 	return n
 }
+
+// CheckAllow says why an allow-list entry cannot be read (see
+// netproxy.ParseRule), or nil.
+func CheckAllow(allow []string) error {
+	_, err := netproxy.ParseRules(allow)
+	return err
+}
+
+// AllowWithin reports whether every host next allows, cur allows too:
+// each rule of next is covered by one of cur's. An entry that cannot be
+// read is within nothing.
+func AllowWithin(next, cur []string) bool {
+	c, err := netproxy.ParseRules(cur)
+	if err != nil {
+		return false
+	}
+	for _, s := range next {
+		r, err := netproxy.ParseRule(s)
+		if err != nil || !netproxy.Covered(c, r) {
+			return false
+		}
+	}
+	return true
+}

@@ -200,7 +200,11 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 				return nil, badSettings(fmt.Errorf("sandbox: %w", err))
 			}
 		}
-		s.so = append(s.so, WithSandbox(mode, set.Network))
+		rule := NetworkRuleOf(set)
+		s.so = append(s.so, WithSandbox(mode, rule.Kind == NetworkOn))
+		if rule.Kind == NetworkAllowList {
+			s.so = append(s.so, WithNetworkAllow(rule.Allow))
+		}
 		if o.MCP != nil && len(set.MCPServers) > 0 {
 			s.so = append(s.so, WithMCP(o.MCP, set.MCPServers))
 		}

@@ -81,6 +81,13 @@ type Settings struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// Network lets commands use the network.
 	Network bool `json:"network,omitempty"`
+	// NetworkAllow is an allow-list of hosts ("github.com",
+	// "*.example.com", "proxy.golang.org:443", "127.0.0.1:8080"):
+	// commands have no network of their own but a proxy the harness runs
+	// that reaches only these (see NetworkRule and package
+	// sandbox/netproxy). A stronger layer's list replaces a weaker one's;
+	// a list that reaches a host the weaker layers do not widens.
+	NetworkAllow []string `json:"network_allow,omitempty"`
 	// MCPServers are MCP servers whose tools the model is offered as
 	// mcp__<server>__<tool>, in the shape of Claude Code's .mcp.json (see
 	// package mcp). Their calls ask a person by default; patterns such as
@@ -366,6 +373,7 @@ func (l Layered) Over(src SettingsSource) Layered {
 // clone is s with its lists and maps its own.
 func (s Settings) clone() Settings {
 	s.Allow, s.Deny = slices.Clone(s.Allow), slices.Clone(s.Deny)
+	s.NetworkAllow = slices.Clone(s.NetworkAllow)
 	s.MCPServers = maps.Clone(s.MCPServers)
 	s.Hooks = maps.Clone(s.Hooks)
 	return s
@@ -418,6 +426,13 @@ func (l *Layered) merge(src *SettingsSource) {
 			into.Sandbox = s.Sandbox
 		case "network":
 			into.Network = s.Network
+			if !slices.Contains(src.Set, "network_allow") {
+				// Network on opens it whole, off closes it: either way a
+				// weaker layer's list is no longer the rule.
+				into.NetworkAllow = nil
+			}
+		case "network_allow":
+			into.NetworkAllow = slices.Clone(s.NetworkAllow)
 		case "serve":
 			into.Serve = s.Serve
 		case "prices":
@@ -506,7 +521,11 @@ func Widens(key string, cur, s Settings) bool {
 	case "sandbox":
 		return sandboxRank(s.Sandbox) < sandboxRank(cur.Sandbox)
 	case "network":
-		return s.Network && !cur.Network
+		return s.Network && NetworkRuleOf(cur).Kind != NetworkOn
+	case "network_allow":
+		next := cur
+		next.NetworkAllow = s.NetworkAllow
+		return !NetworkRuleOf(next).Within(NetworkRuleOf(cur))
 	case "mcpServers":
 		for name, srv := range s.MCPServers {
 			if have, ok := cur.MCPServers[name]; !ok || !reflect.DeepEqual(have, srv) {
@@ -888,6 +907,9 @@ func (s Settings) check() error {
 		if p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 {
 			return fmt.Errorf("prices %q: a price below 0", name)
 		}
+	}
+	if err := sandbox.CheckAllow(s.NetworkAllow); err != nil {
+		return fmt.Errorf("network_allow: %w", err)
 	}
 	if _, err := sandbox.ParseMode(s.Sandbox); err != nil && s.Sandbox != "" {
 		return fmt.Errorf("sandbox: %w", err)

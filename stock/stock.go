@@ -464,14 +464,16 @@ func (s *Stock) Close() error {
 type Option func(*stockOptions)
 
 type stockOptions struct {
-	mode       sandbox.Mode
-	network    bool
-	mcpCtx     context.Context
-	mcpServers mcp.Servers
-	tools      []harness.ToolAdapter // WithTools
-	sealDir    string                // WithSealDir
-	ins        *Instructions         // WithInstructions
-	hooks      []HookInForce         // WithHooks
+	mode    sandbox.Mode
+	network bool
+	// networkAllow is the allow-list (WithNetworkAllow).
+	networkAllow []string
+	mcpCtx       context.Context
+	mcpServers   mcp.Servers
+	tools        []harness.ToolAdapter // WithTools
+	sealDir      string                // WithSealDir
+	ins          *Instructions         // WithInstructions
+	hooks        []HookInForce         // WithHooks
 }
 
 // WithSealDir makes the person's seal directory dir (their key and
@@ -530,6 +532,9 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		return nil, fmt.Errorf("the sandbox of %s: %w", place.Root, err)
 	}
 	spec.Mode, spec.Network = o.mode, o.network
+	if !o.network {
+		spec.NetworkAllow = slices.Clone(o.networkAllow)
+	}
 	// Each command's nested stores come from the observer's reading
 	// before it (Services), not from a walk of the workspace.
 	spec.Nested = &sandbox.Nested{}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/sandbox"
 )
 
@@ -161,6 +163,7 @@ func asRecorded(spec sandbox.Spec, recorded *facts.Sandbox) (sandbox.Spec, error
 	}
 	run := spec.Clone()
 	run.Mode, run.Network = mode, recorded.Network && mode != sandbox.Off
+	run.NetworkAllow = slices.Clone(recorded.NetworkAllow)
 	return run, nil
 }
 
@@ -175,7 +178,11 @@ func sandboxDescription(spec sandbox.Spec) string {
 	default:
 		env = "It runs in a sandbox: it can write only the workspace, $TMPDIR (private, removed after the command) and the Go build cache; .git/hooks, .git/config and the harness's store are out of reach. " + env
 	}
-	if !spec.Network {
+	switch {
+	case spec.Proxied():
+		env += " There is no network but loopback and an HTTP(S) proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set) that reaches only these hosts: " +
+			strings.Join(spec.NetworkAllow, ", ") + "; it refuses others with HTTP 403 and the reason."
+	case !spec.Network:
 		env += " There is no network (only loopback)."
 	}
 	return env
@@ -186,6 +193,9 @@ func sandboxDescription(spec sandbox.Spec) string {
 type exitInfo struct {
 	code int
 	desc string
+	// network is what the command did through its allow-list's proxy
+	// (sandbox.Cmd.Network): nil without an allow-list.
+	network *facts.Network
 }
 
 // running is a started command, sandboxed or not.
@@ -208,7 +218,7 @@ type sandboxed struct{ c *sandbox.Cmd }
 
 func (s sandboxed) wait() (exitInfo, error) {
 	e, err := s.c.Wait()
-	return exitInfo{code: e.Code, desc: e.String()}, err
+	return exitInfo{code: e.Code, desc: e.String(), network: s.c.Network()}, err
 }
 func (s sandboxed) terminate() { s.c.Terminate() }
 func (s sandboxed) kill()      { s.c.Kill() }
@@ -278,7 +288,7 @@ func runCommand(ctx context.Context, dir, command string, spec sandbox.Spec, tim
 	}
 	stdout, stderr, timedOut, cancelled, end, elapsed := r.stdout, r.stderr, r.timedOut, r.cancelled, r.end, r.elapsed
 	exit := end.exit
-	rep := facts.Report{Status: facts.StatusFailed, Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: exit.code}
+	rep := facts.Report{Status: facts.StatusFailed, Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: exit.code, Network: exit.network}
 	var lines []string
 	lines = append(lines, "$ "+command)
 	switch {
@@ -305,6 +315,9 @@ func runCommand(ctx context.Context, dir, command string, spec sandbox.Spec, tim
 		if cut := s.c.cut(); cut > 0 {
 			lines = append(lines, fmt.Sprintf("%s: %d bytes, %d cut from the middle", s.name, s.c.total, cut))
 		}
+	}
+	if exit.network != nil {
+		lines = append(lines, present.NetworkLines(exit.network)...)
 	}
 	rep.Transcript = strings.Join(lines, "\n")
 	if cancelled {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -65,7 +66,8 @@ and the agents defined in files (see harness agents).
 					Instructions []facts.InstructionFile  `json:"instructions"`
 					Hooks        []stock.HookView         `json:"hooks"`
 					Agents       []agentJSON              `json:"agents"`
-				}{l.Settings, l.From, l.Files(), ins, l.HookViews(), agents}
+					Network      stock.NetworkView        `json:"network"`
+				}{l.Settings, l.From, l.Files(), ins, l.HookViews(), agents, l.NetworkView()}
 				return a.printJSON(out)
 			}
 			w := a.stdout
@@ -108,7 +110,7 @@ and the agents defined in files (see harness agents).
 				{"model", st.Model}, {"approve", cmpOr(st.Approve, "ask")},
 				{"allow", strings.Join(st.Allow, ", ")}, {"deny", strings.Join(st.Deny, ", ")},
 				{"max_turns", turns}, {"max_steps", steps}, {"context_window", window},
-				{"sandbox", cmpOr(st.Sandbox, "workspace-write")}, {"network", fmt.Sprint(st.Network)},
+				{"sandbox", cmpOr(st.Sandbox, "workspace-write")}, {"network", fmt.Sprint(st.Network)}, {"network_allow", strings.Join(st.NetworkAllow, ", ")},
 				{"instructions_max_bytes", insMax},
 			} {
 				from := "default"
@@ -136,6 +138,7 @@ and the agents defined in files (see harness agents).
 			if err := tw.Flush(); err != nil {
 				return err
 			}
+			printNetwork(w, l.NetworkView())
 			fmt.Fprintln(w, "instructions (given to the model before each turn, as the project's text; a thread adds the AGENTS.md on the way to the paths it touches):")
 			if len(ins) == 0 {
 				fmt.Fprintf(w, "  none: no %s at the workspace root, nor the user's (%s)\n", stock.InstructionsName, present.EscapeLine(dash(stock.UserInstructionsFile(a.getenv))))
@@ -183,4 +186,31 @@ and the agents defined in files (see harness agents).
 		}),
 	}
 	return cmd
+}
+
+// printNetwork says the network rule in force and where each allowed
+// host comes from.
+func printNetwork(w io.Writer, v stock.NetworkView) {
+	switch v.Rule {
+	case stock.NetworkOn:
+		fmt.Fprintln(w, "network: on (commands use the network as you can)")
+	case stock.NetworkOff:
+		fmt.Fprintln(w, "network: off (commands have only their own loopback)")
+	default:
+		fmt.Fprintln(w, "network: allow-list (commands reach only these hosts, through the harness's proxy; each connection recorded):")
+	}
+	for _, a := range v.Allow {
+		fmt.Fprintf(w, "  %s\t(%s%s)\n", present.EscapeLine(a.Host), a.Scope, pathOf(a.Path))
+	}
+	for _, a := range v.Ignored {
+		fmt.Fprintf(w, "  %s\tignored: not trusted (%s%s)\n", present.EscapeLine(a.Host), a.Scope, pathOf(a.Path))
+	}
+}
+
+// pathOf is " PATH" escaped, or "" for none.
+func pathOf(p string) string {
+	if p == "" {
+		return ""
+	}
+	return " " + present.EscapeLine(p)
 }

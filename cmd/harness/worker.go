@@ -81,6 +81,7 @@ side, and the observation of one action may include another thread's changes.`,
 	fl.StringArrayVar(&f.deny, "deny", nil, "deny calls matching `PATTERN`; deny wins (repeatable; added to a thread's own policy; on run_command only a hint)")
 	fl.StringVar(&f.sandbox, "sandbox", "", "where commands may reach: workspace-write (default, or the settings file's), read-only, or off")
 	fl.BoolVar(&f.network, "network", false, "let commands use the network (default: none but loopback, or the settings file's)")
+	fl.StringSliceVar(&f.networkAllow, "network-allow", nil, networkAllowHelp)
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop a thread before its model turn `N`+1; 0 is no bound (default: the settings file's max_turns, else 50)")
 	fl.IntVar(&concurrency, "concurrency", worker.DefaultConcurrency, "how many threads to drive at once")
 	fl.DurationVar(&drain, "drain", worker.DefaultDrain, "on SIGTERM or Ctrl-C, how long to wait for the threads driven to reach a point where they can stop before interrupting them")
@@ -333,7 +334,7 @@ func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) erro
 // the thread: the workers drive it, under their own. The approval policy
 // is the thread's, recorded (see submit).
 func detachRefuses(f *driveFlags) error {
-	for _, name := range []string{"model", "no-input", "max-turns", "max-steps", "sandbox", "network"} {
+	for _, name := range []string{"model", "no-input", "max-turns", "max-steps", "sandbox", "network", "network-allow"} {
 		if f.fs != nil && f.fs.Changed(name) {
 			return usageError("run --detach --%s: a detached thread is driven by the workers, under their settings (harness worker --%s); drop --%s", name, name, name)
 		}
