@@ -93,6 +93,7 @@ func TestScripts(t *testing.T) {
 			"fakemodel":   cmdFakeModel,
 			"streamcheck": cmdStreamCheck,
 			"forge":       cmdForge,
+			"httpserve":   cmdHTTPServe,
 		},
 	})
 }

@@ -129,9 +129,10 @@ func Name(host string) (string, bool) {
 			}
 		}
 	}
-	// A name of digits and dots alone is an address in some other
-	// spelling (0x7f.1, 2130706433): not a name.
-	if strings.Trim(h, "0123456789.") == "" {
+	// A name whose last label begins with a digit is an address in some
+	// other spelling (2130706433, 0x7f.1, 1.0x7f, as inet_aton reads
+	// them); no top-level domain begins with one.
+	if last := h[strings.LastIndex(h, ".")+1:]; last[0] >= '0' && last[0] <= '9' {
 		return "", false
 	}
 	return h, true
