@@ -422,6 +422,7 @@ func (s *conn) offer(listed []*sdk.Tool) {
 		if s.transport == facts.MCPStdio {
 			spec := s.client.opts.Sandbox.Clone()
 			spec.Network = spec.Network || s.cfg.Network
+			spec.NetworkAllow = nil // as startProcess runs it
 			for k := range s.cfg.Env {
 				spec.Env = append(spec.Env, k)
 			}

@@ -104,6 +104,10 @@ func startProcess(ctx context.Context, s Server, spec sandbox.Spec, env []string
 		spec.Env = append(spec.Env, k)
 	}
 	spec.Network = spec.Network || s.Network
+	// The commands' network allow-list is not a server's: its proxy
+	// records each connection on a command's report, and a server that
+	// lives across calls has none. A server has the network or not.
+	spec.NetworkAllow = nil
 	full := environ(s.Env, env)
 	inR, inW, err := os.Pipe()
 	if err != nil {

@@ -366,7 +366,15 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, up net.Conn) (sent, receive
 		closeWrite(c)
 		done <- n
 	}()
-	sent, _ = io.Copy(up, br) // what the client sent after the request, then the rest
+	// What the client sent after the request, then the rest straight
+	// from the connection (spliced in the kernel where it can be).
+	if k := br.Buffered(); k > 0 {
+		b, _ := br.Peek(k)
+		n, _ := up.Write(b)
+		sent += int64(n)
+	}
+	n, _ := io.Copy(up, c)
+	sent += n
 	closeWrite(up)
 	received = <-done
 	return sent, received
