@@ -86,6 +86,18 @@
 // its own with only loopback up: a test's own local server works, nothing
 // else is reachable.
 //
+// With Spec.NetworkAllow (and not Spec.Network) it is in the same network
+// namespace, and one more thing is there: a socket listening on
+// 127.0.0.1:ProxyPort, which the helper makes in that namespace before the
+// command starts and hands to the harness over a Unix socket pair
+// (SCM_RIGHTS), keeping no copy. The harness accepts on it, outside the
+// sandbox, and serves a netproxy.Proxy that reaches only the allow-list's
+// hosts; HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and their lower-case forms
+// name it. The namespace has no route anywhere else, so a client that
+// ignores the variables reaches nothing; the command cannot close the
+// listener, nor listen on its port. Cmd.Network says, after Wait, each
+// connection the proxy allowed or refused.
+//
 // When the command ends, or is killed, everything it started ends: its
 // first process is the sandbox's helper, and when the first process of a
 // PID namespace ends the kernel kills every other, setsid daemons and double
