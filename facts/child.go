@@ -129,14 +129,23 @@ type AgentFile struct {
 	Digest string `msgpack:"digest,omitempty" json:"digest,omitempty"`
 	// Instructions are the file's body.
 	Instructions string `msgpack:"instructions,omitempty" json:"instructions,omitempty"`
+	// Sandbox is "read-only" when the file says so: the child is offered
+	// only the tools that read and those whose commands can run with the
+	// workspace read-only, and runs them so; "" is its parent's.
+	Sandbox string `msgpack:"sandbox,omitempty" json:"sandbox,omitempty"`
 }
 
-// Validate requires a name and a digest.
+// Validate requires a name and a digest, and a sandbox that is "" or
+// read-only.
 func (a *AgentFile) Validate() error {
 	if a == nil {
 		return nil
 	}
-	return errors.Join(required("agent.name", a.Name), required("agent.digest", a.Digest))
+	err := errors.Join(required("agent.name", a.Name), required("agent.digest", a.Digest))
+	if a.Sandbox != "" && a.Sandbox != SandboxReadOnly {
+		err = errors.Join(err, fmt.Errorf("agent.sandbox %q is not %q", a.Sandbox, SandboxReadOnly))
+	}
+	return err
 }
 
 // Validate requires a call id, and a child and a task unless refused.

@@ -25,6 +25,11 @@ type Agent struct {
 	// Instructions are the file's body: given to the child's model after
 	// the system prompt.
 	Instructions string
+	// Sandbox is facts.SandboxReadOnly for an agent that only reads: its
+	// child is offered only the tools plan mode offers (those that read,
+	// and commands run with the workspace read-only) and cannot delegate;
+	// "" is its parent's.
+	Sandbox string
 }
 
 // AgentReader reads agent files for the runtime when a delegation names

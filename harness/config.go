@@ -88,6 +88,11 @@ type Config struct {
 	// Services.Hooks): system.configured records them, and the thread
 	// runs those.
 	Hooks []facts.Hook
+
+	// readOnly: the thread is a child of a read-only agent (set by
+	// childOf from its spawn record): it is held to plan mode's rules of
+	// tools all along (see planEnv).
+	readOnly bool
 }
 
 // Option sets a field of a Config.

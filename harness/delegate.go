@@ -325,7 +325,7 @@ func decideSpawn(cfg Config, used BudgetView, req scheduler.SpawnRequest, ag *Ag
 	}
 	p.MaxTurns, p.MaxTokens = turns, tokens
 	if ag != nil {
-		p.Agent = &facts.AgentFile{Name: ag.Name, Scope: ag.Scope, Path: ag.Path, Digest: ag.Digest, Instructions: ag.Instructions}
+		p.Agent = &facts.AgentFile{Name: ag.Name, Scope: ag.Scope, Path: ag.Path, Digest: ag.Digest, Instructions: ag.Instructions, Sandbox: ag.Sandbox}
 	}
 	p.Child = ChildID(req.Thread, req.Ref)
 	return p
@@ -366,8 +366,16 @@ func childOf(parent Actor, spawn facts.ThreadSpawned, id string) (Actor, *Toolbo
 	if spawn.Agent != nil && spawn.Agent.Instructions != "" {
 		c.Config.SystemPrompt = agentPrompt(c.Config.SystemPrompt, *spawn.Agent)
 	}
+	readOnly := spawn.Agent != nil && spawn.Agent.Sandbox == facts.SandboxReadOnly
+	c.Config.readOnly = c.Config.readOnly || readOnly
 	var adapters []ToolAdapter
 	for _, name := range spawn.Tools {
+		if readOnly && planRefusal(ps.tools, name) != "" {
+			// A read-only agent's child has the tools plan mode offers:
+			// no delegate, no tool that writes, commands read-only (see
+			// planEnv).
+			continue
+		}
 		if name == delegateTool {
 			c.Delegate = true
 			continue

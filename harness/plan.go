@@ -235,7 +235,10 @@ func readOnlySandbox(t ToolAdapter) *facts.Sandbox {
 // read-only when it runs commands.
 func planEnv(a *assembly, k *kit, env *scheduler.Env[Services]) {
 	precheck, sandboxFor, delegates := env.Precheck, env.Sandbox, env.Delegate
-	planning := func() bool { return k.system != nil && k.system.plan.on }
+	// A read-only agent's child (Config.readOnly) is held to the same
+	// rules all along, whatever its plan mode.
+	readOnly := a.cfg.readOnly
+	planning := func() bool { return readOnly || (k.system != nil && k.system.plan.on) }
 	env.Precheck = func(call facts.ToolCall) effect.Effect[Services, string] {
 		if planning() {
 			if why := planRefusal(a.toolbox, call.Name); why != "" {

@@ -32,8 +32,11 @@ const (
 // "---" lines — description, tools (a list), max_turns — and a body, the
 // child's instructions. What a file declares only narrows: a child of an
 // agent has at most the agent's tools and turns, and at most its
-// parent's. model and sandbox are not supported yet: a file that sets
-// either is refused, so that nothing a file says is silently dropped.
+// parent's. "sandbox: read-only" holds the child to plan mode's tools
+// (those that read; commands with the workspace read-only; no delegate);
+// "sandbox: workspace-write" is the parent's, and any other value is
+// refused. model is not supported yet: a file that sets it is refused,
+// so that nothing a file says is silently dropped.
 // Files are bounded (Max), and a project file that leads out of the
 // workspace or into a hidden place is not read (the rules of
 // Instructions).
@@ -225,10 +228,21 @@ func ParseAgent(text []byte) (harness.Agent, error) {
 				return ag, fmt.Errorf("line %d: max_turns is a number ≥ 1, not %q: %w", n, val, ErrAgentFile)
 			}
 			ag.MaxTurns = v
-		case "model", "sandbox":
+		case "sandbox":
+			// Only narrowing: read-only, or the parent's as it is.
+			switch val {
+			case facts.SandboxReadOnly:
+				ag.Sandbox = facts.SandboxReadOnly
+			case facts.SandboxWorkspaceWrite:
+				// The parent's sandbox, no wider: nothing to narrow.
+			default:
+				return ag, fmt.Errorf("line %d: sandbox is %q or %q, not %q (a child never runs wider than its parent): %w",
+					n, facts.SandboxReadOnly, facts.SandboxWorkspaceWrite, val, ErrAgentFile)
+			}
+		case "model":
 			return ag, fmt.Errorf("line %d: %s is not supported yet in an agent file (a child runs with its parent's): %w", n, key, ErrAgentFile)
 		default:
-			return ag, fmt.Errorf("line %d: unknown key %q (want description, tools, max_turns): %w", n, key, ErrAgentFile)
+			return ag, fmt.Errorf("line %d: unknown key %q (want description, tools, max_turns, sandbox): %w", n, key, ErrAgentFile)
 		}
 	}
 	ag.Instructions = strings.TrimSpace(body)

@@ -26,12 +26,20 @@ func TestParseAgent(t *testing.T) {
 	require.NotNil(t, ag.Tools, "an empty list gives no tools, not all")
 	require.Empty(t, ag.Tools)
 
+	ag, err = stock.ParseAgent([]byte("---\nsandbox: read-only\n---\nRead."))
+	require.NoError(t, err)
+	require.Equal(t, "read-only", ag.Sandbox)
+	ag, err = stock.ParseAgent([]byte("---\nsandbox: 'workspace-write'\n---\nRead."))
+	require.NoError(t, err)
+	require.Empty(t, ag.Sandbox, "the parent's")
+
 	for text, want := range map[string]string{
 		"no front matter":                       "no front matter",
 		"---\ndescription: x\n":                 "no closing line",
 		"---\nmax_turns: 0\n---\n":              "max_turns is a number ≥ 1",
 		"---\nmax_turns: -1\n---\n":             "max_turns is a number ≥ 1",
-		"---\nsandbox: danger-full-access\n---": "sandbox is not supported yet",
+		"---\nsandbox: danger-full-access\n---": `sandbox is "read-only" or "workspace-write", not "danger-full-access"`,
+		"---\nsandbox: off\n---":                `not "off" (a child never runs wider than its parent)`,
 		"---\nmodel: x\n---\n":                  "model is not supported yet",
 		"---\ntools: a\ntools: b\n---\n":        "tools is set twice",
 		"---\napprove: all\n---\n":              `unknown key "approve"`,

@@ -22,6 +22,7 @@ type agentJSON struct {
 	Tools       []string `json:"tools"`
 	MaxTurns    int      `json:"max_turns,omitempty"`
 	Digest      string   `json:"digest,omitempty"`
+	Sandbox     string   `json:"sandbox,omitempty"`
 	Error       string   `json:"error,omitempty"`
 }
 
@@ -93,7 +94,7 @@ func (a *app) agents(ctx context.Context, p stock.Place, s stock.Settings) ([]ag
 	out := make([]agentJSON, len(list))
 	for i, e := range list {
 		j := agentJSON{Name: e.Name, Scope: e.Agent.Scope, Path: e.Agent.Path, Description: e.Agent.Description,
-			Tools: e.Agent.Tools, MaxTurns: e.Agent.MaxTurns, Digest: e.Agent.Digest}
+			Tools: e.Agent.Tools, MaxTurns: e.Agent.MaxTurns, Digest: e.Agent.Digest, Sandbox: e.Agent.Sandbox}
 		if e.Err != nil {
 			j.Error = personError(e.Err)
 		}
