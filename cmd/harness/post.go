@@ -22,6 +22,7 @@ import (
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // answerFlags are the flags every way of posting shares.
@@ -372,14 +373,11 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 func (dr *driver) sayGiven(ctx context.Context, seq uint64) {
 	what := "already posted"
 	desc := fmt.Sprintf("seq %d", seq)
-	for f, err := range dr.s.Store.Read(ctx, dr.id, seq) {
-		if err == nil && f.Seq == seq {
-			if drive.AnsweredRequest(f) != "" {
-				what = "already answered"
-			}
-			desc = fmt.Sprintf("%s (seq %d)", present.Describe(f), seq)
+	if f, err := thread.ReadAt(ctx, dr.s.Store, dr.id, seq); err == nil {
+		if drive.AnsweredRequest(f) != "" {
+			what = "already answered"
 		}
-		break
+		desc = fmt.Sprintf("%s (seq %d)", present.Describe(f), seq)
 	}
 	dr.a.printf("%s: %s; nothing appended\n", what, desc)
 }

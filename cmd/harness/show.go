@@ -19,6 +19,7 @@ import (
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/tools"
 )
 
@@ -125,18 +126,12 @@ type shower struct {
 
 // seq shows the fact at seq: its action whole, its model turn, or itself.
 func (sh shower) seq(ctx context.Context, seq uint64) error {
-	var f facts.Fact
-	found := false
-	for g, err := range sh.s.Store.Read(ctx, sh.id, seq) {
-		if err != nil {
-			return err
-		}
-		f, found = g, g.Seq == seq
-		break
-	}
-	if !found {
+	f, err := thread.ReadAt(ctx, sh.s.Store, sh.id, seq)
+	if errors.Is(err, thread.ErrNoSeq) {
 		head, _ := sh.s.Store.Head(ctx, sh.id)
 		return fmt.Errorf("thread %s has no seq %d (it has facts 1 to %d)", sh.id, seq, head.Seq)
+	} else if err != nil {
+		return err
 	}
 	for _, act := range sh.r.Actions() {
 		if seq == act.RequestedSeq || seq == act.StartedSeq || seq == act.CompletedSeq || seq == act.CheckSeq || seq == act.InterruptedSeq || seq == act.ReconciledSeq {
