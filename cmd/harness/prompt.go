@@ -19,7 +19,6 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // prompter asks a person at the terminal. Input is read by one
@@ -218,7 +217,7 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		fmt.Fprintln(d.a.stdout)
 		d.a.printPending(w, d.s.Place.Root)
 		d.prompter.fresh()
-		peek, unpeek := d.peeker()
+		peek, unpeek := d.s.Peeker()
 		asked, done, err := drive.WatchAnswer(ctx, d.th, w, peek)
 		if err != nil {
 			return answered, err
@@ -313,55 +312,6 @@ func (d *driver) saidElsewhere(e *drive.Elsewhere) {
 		where = fmt.Sprintf(" (seq %d)", e.Fact.Seq)
 	}
 	fmt.Fprintf(d.a.stdout, "%s %s%s; not asking any more\n", d.a.paint("yellow", "answered elsewhere:"), present.EscapeLine(e.Said), where)
-}
-
-// peeker reads the store for a watch of the thread while the prompt has
-// let go of it (see drive.Peek). A store in a directory is opened, read
-// only, only when its database's files changed since the last look
-// (someone wrote; before the first, since the prompt let go: what came
-// before, the watch read while the prompt held the store — call peeker
-// before letting go), and closed at once:
-// the process that answers needs it; while another process holds it, the
-// watch looks again later. A store others share (a server's, NATS) is
-// opened at the first look and kept until done is called.
-func (d *driver) peeker() (peek drive.Peek, done func()) {
-	_, direct := d.s.Store.(*thread.PebbleStore)
-	var (
-		stamp string
-		kept  thread.Store
-	)
-	if direct {
-		stamp = dbStamp(d.s.Place.DB())
-	}
-	peek = func(ctx context.Context, look func(thread.Store) error) error {
-		if kept != nil {
-			return look(kept)
-		}
-		if direct {
-			now := dbStamp(d.s.Place.DB())
-			if now == stamp {
-				return nil
-			}
-			s, err := d.s.Place.OpenStoreReadOnly(ctx, 0)
-			if err != nil {
-				return nil // held by another process: it is writing; later
-			}
-			defer s.Close()
-			stamp = now
-			return look(s)
-		}
-		s, err := d.s.Place.OpenStoreReadOnly(ctx, 0)
-		if err != nil {
-			return nil
-		}
-		kept = s
-		return look(s)
-	}
-	return peek, func() {
-		if kept != nil {
-			kept.Close()
-		}
-	}
 }
 
 // answer is what a person said at the prompt: the reply (nil: skipped),

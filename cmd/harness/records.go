@@ -56,11 +56,7 @@ of at once, so that the process driving the thread can open it.`,
 			}
 			defer s.Close()
 			if follow {
-				f := &follower{a: a, s: s, id: id, next: max(from, 1), print: a.printFact}
-				if a.followLog = true; a.streamOut() {
-					f.print = f.streamFact
-				}
-				return f.follow(ctx)
+				return a.follow(ctx, s, id, from)
 			}
 			log := s.Store.Read(ctx, id, from)
 			switch a.output {
