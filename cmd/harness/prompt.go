@@ -269,14 +269,9 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		if ans.reply == nil {
 			continue // skipped
 		}
-		if ans.always != nil {
-			// The rule first: the rest of the thread is decided by it.
-			if err := d.always(ctx, *ans.always); err != nil {
-				return answered, err
-			}
-		}
-		// A child's request goes to the child.
-		p, err := drive.AnswerPending(ctx, d.th, w, *ans.reply)
+		// A child's request goes to the child; an always-rule is the
+		// thread's first: the rest of the thread is decided by it.
+		p, err := d.s.AnswerPending(ctx, d.th, w, *ans.reply)
 		if errors.Is(err, drive.ErrAnswerDiffers) {
 			// Answered elsewhere in the moment between the last look
 			// and this post: that answer stands, this one is not
@@ -295,7 +290,7 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 			fmt.Fprintf(d.a.stdout, "(already answered at seq %d)\n", p.Seq)
 		}
 		answered++
-		if ans.stop || ans.always != nil {
+		if ans.stop || ans.reply.Always != "" {
 			// Stopped: nothing else of the turn runs, so nothing else is
 			// asked. Always: the new rule may answer the rest.
 			break
@@ -314,13 +309,11 @@ func (d *driver) saidElsewhere(e *drive.Elsewhere) {
 	fmt.Fprintf(d.a.stdout, "%s %s%s; not asking any more\n", d.a.paint("yellow", "answered elsewhere:"), present.EscapeLine(e.Said), where)
 }
 
-// answer is what a person said at the prompt: the reply (nil: skipped),
-// and, for "always", the pattern to add to the thread's policy first;
+// answer is what a person said at the prompt: the reply (nil: skipped);
 // stop is a denial that stops the thread.
 type answer struct {
-	reply  *drive.Reply
-	always *drive.Pattern
-	stop   bool
+	reply *drive.Reply
+	stop  bool
 }
 
 // confirmKeys are the answers to a confirmation.
@@ -343,8 +336,8 @@ func (d *driver) askConfirmation(ctx context.Context, w drive.Pending, by string
 		case "y", "yes":
 			r.Approved = true
 		case "a", "always":
-			r.Approved, r.Reason = true, "always: "+pattern.String()
-			return answer{reply: &r, always: &pattern}, nil
+			r.Approved, r.Always = true, pattern.String()
+			return answer{reply: &r}, nil
 		case "n", "no":
 			reason, err := d.prompter.ask(ctx, "Reason (optional; the model is told, and goes on): ")
 			if err != nil {
