@@ -111,10 +111,7 @@ func (a *app) startServer(s *session, approval drive.Approval, addr string) (*se
 	if err := stock.LoopbackAddr(addr); err != nil && !explicit {
 		return nil, usageError("serve address %s: only --addr may name an address beyond loopback", addr)
 	}
-	tokens := []stock.ServeToken{{Name: a.whoami(), Token: serve.NewToken()}}
-	if s.Settings().Serve != nil {
-		tokens = append(tokens, s.Settings().Serve.Tokens...)
-	}
+	tokens := serve.Tokens(a.whoami(), s.Settings())
 	poll := time.Duration(0)
 	if s.Place.Remote != "" {
 		poll = time.Second // other processes append to the store directly
