@@ -216,6 +216,22 @@ func (a *app) openAnswering(ctx context.Context, id string, f *answerFlags) (*se
 	return s, approval, nil
 }
 
+// answerer is the driver of a command that answers the thread id with
+// the flags f: the policy its flags change recorded first, the thread's
+// tree opened, and a failed model turn run once more should it resume (an
+// answer is a person's word to go on).
+func (a *app) answerer(ctx context.Context, s *session, approval drive.Approval, id string, f *answerFlags) (*driver, error) {
+	dr, err := a.newDriver(s, id, approval, &f.drive)
+	if err != nil {
+		return nil, err
+	}
+	if err := dr.setPolicy(ctx, &f.drive); err != nil {
+		return nil, err
+	}
+	dr.retry = true
+	return dr, dr.openTree(ctx)
+}
+
 // answerRequest gives the reply to an open request of its kind: the one
 // it names, or the only open one.
 func (a *app) answerRequest(ctx context.Context, id string, r drive.Reply, f *answerFlags) error {
@@ -224,15 +240,8 @@ func (a *app) answerRequest(ctx context.Context, id string, r drive.Reply, f *an
 		return err
 	}
 	defer s.Close()
-	dr, err := a.newDriver(s, id, approval, &f.drive)
+	dr, err := a.answerer(ctx, s, approval, id, f)
 	if err != nil {
-		return err
-	}
-	if err := dr.setPolicy(ctx, &f.drive); err != nil {
-		return err
-	}
-	dr.retry = true
-	if err := dr.openTree(ctx); err != nil {
 		return err
 	}
 	ans, err := drive.Answer(ctx, dr.th, r)
@@ -264,15 +273,8 @@ func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, r drive.
 		return err
 	}
 	defer s.Close()
-	dr, err := a.newDriver(s, id, approval, &f.drive)
+	dr, err := a.answerer(ctx, s, approval, id, f)
 	if err != nil {
-		return err
-	}
-	if err := dr.setPolicy(ctx, &f.drive); err != nil {
-		return err
-	}
-	dr.retry = true
-	if err := dr.openTree(ctx); err != nil {
 		return err
 	}
 	answered, err := drive.AnswerAll(ctx, dr.th, r)
@@ -319,15 +321,8 @@ func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f 
 // postIn posts d to the thread under key, and resumes it if asked: a
 // person's word to go on, so a failed model turn is run once more.
 func (a *app) postIn(ctx context.Context, s *session, approval drive.Approval, id string, d facts.Draft, key string, f *answerFlags) error {
-	dr, err := a.newDriver(s, id, approval, &f.drive)
+	dr, err := a.answerer(ctx, s, approval, id, f)
 	if err != nil {
-		return err
-	}
-	if err := dr.setPolicy(ctx, &f.drive); err != nil {
-		return err
-	}
-	dr.retry = true
-	if err := dr.openTree(ctx); err != nil {
 		return err
 	}
 	p, err := drive.PostAnswer(ctx, dr.th, d, key)
