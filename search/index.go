@@ -714,7 +714,7 @@ func readOne(ctx context.Context, store thread.Store, id string, seq uint64) (fa
 	case errors.Is(err, thread.ErrNoSeq), errors.Is(err, thread.ErrCorrupt), errors.Is(err, thread.ErrNotFound):
 		return facts.Fact{}, false, nil
 	case err != nil:
-		return facts.Fact{}, false, err
+		return facts.Fact{}, false, errors.Unwrap(err) // the store's own error
 	}
 	return f, true, nil
 }

@@ -127,7 +127,7 @@ func (sh shower) seq(ctx context.Context, seq uint64) error {
 		head, _ := sh.s.Store.Head(ctx, sh.id)
 		return fmt.Errorf("thread %s has no seq %d (it has facts 1 to %d)", sh.id, seq, head.Seq)
 	} else if err != nil {
-		return err
+		return errors.Unwrap(err) // the store's error names thread and seq
 	}
 	if act, ok := drive.ActionAt(sh.r, seq); ok {
 		return sh.action(ctx, act)
