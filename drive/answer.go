@@ -55,7 +55,7 @@ func PostAnswer(ctx context.Context, th *harness.Thread, d facts.Draft, key stri
 	p, err := th.Post(ctx, d, key)
 	switch {
 	case err == nil && p.Duplicate:
-		f, err := readFact(ctx, th.Store(), id, p.Seq)
+		f, err := thread.ReadAt(ctx, th.Store(), id, p.Seq)
 		if err != nil {
 			return p, fmt.Errorf("post %s to %s: key %q is seq %d: %w", d.Kind, id, key, p.Seq, err)
 		}
@@ -214,17 +214,6 @@ func LastAnswer(ctx context.Context, th *harness.Thread, kind facts.Kind) (f fac
 	}
 	f, ok = v.Own.LastAnswer(kind)
 	return f, ok, nil
-}
-
-// readFact reads the thread's fact at seq.
-func readFact(ctx context.Context, store thread.Store, id string, seq uint64) (facts.Fact, error) {
-	for f, err := range store.Read(ctx, id, seq) {
-		if err != nil {
-			return facts.Fact{}, fmt.Errorf("read %s at seq %d: %w", id, seq, err)
-		}
-		return f, nil
-	}
-	return facts.Fact{}, fmt.Errorf("thread %s has no seq %d", id, seq)
 }
 
 // answerOf is what an answer says: the request it answers and the answer.

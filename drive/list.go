@@ -1,11 +1,14 @@
 package drive
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -145,4 +148,89 @@ func InTreeOrder(states []State) ([]State, []int) {
 		walk(st, 0)
 	}
 	return out, depth
+}
+
+// ErrNoThreads: the store has no thread (LastActive).
+var ErrNoThreads = errors.New("no threads")
+
+// LastActive is the store's thread active last (its last fact the
+// latest; ties by id, the larger first, numbers as numbers) that is not
+// a child: a child is resumed through its parent. A store with no thread
+// is ErrNoThreads.
+func LastActive(ctx context.Context, store thread.Store) (string, error) {
+	var heads []thread.Head
+	page := thread.ThreadsPage{}
+	for {
+		hs, err := store.Threads(ctx, page)
+		if err != nil {
+			return "", err
+		}
+		if len(hs) == 0 {
+			break
+		}
+		heads = append(heads, hs...)
+		page.After = hs[len(hs)-1].Thread
+	}
+	slices.SortStableFunc(heads, func(x, y thread.Head) int {
+		if c := y.At.Compare(x.At); c != 0 {
+			return c
+		}
+		return naturalCompare(y.Thread, x.Thread)
+	})
+	for _, h := range heads {
+		root, err := harness.RootOf(ctx, store, h.Thread)
+		if err != nil && !errors.Is(err, harness.ErrNotInTree) {
+			return "", err
+		}
+		if root == h.Thread {
+			return h.Thread, nil
+		}
+	}
+	return "", ErrNoThreads
+}
+
+// naturalCompare orders ids with their numbers as numbers: t2 before t10.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := unicode.IsDigit(rune(a[0])), unicode.IsDigit(rune(b[0]))
+		if da && db {
+			na, ra := leadingDigits(a)
+			nb, rb := leadingDigits(b)
+			x, _ := strconv.ParseUint(na, 10, 64)
+			y, _ := strconv.ParseUint(nb, 10, 64)
+			if c := cmp.Compare(x, y); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			a, b = ra, rb
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func leadingDigits(s string) (digits, rest string) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+// ActiveFirst sorts states the one active last first (its head the
+// latest), ties by id, numbers as numbers (t2 before t10): the order in
+// which a person lists threads.
+func ActiveFirst(states []State) {
+	slices.SortStableFunc(states, func(x, y State) int {
+		if c := y.Head.At.Compare(x.Head.At); c != 0 {
+			return c
+		}
+		return naturalCompare(x.Thread, y.Thread)
+	})
 }

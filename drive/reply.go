@@ -51,6 +51,15 @@ type Reply struct {
 	Option int    `json:"option,omitempty"`
 	// Decision settles an open effect: accept, retry or abandon.
 	Decision facts.Decision `json:"decision,omitempty"`
+	// Always, on an approval, is a person's "always for this thread": a
+	// rule (a Pattern, such as Always gives for the call) added to the
+	// thread's own policy as an allow pattern before the approval is
+	// posted, so that what it matches is approved from then on. The
+	// approval's reason, when none is given, says it ("always: RULE").
+	// The rule is added through the settings' merge, which drive cannot
+	// read: stock.Session.AnswerPending posts such a reply; Draft refuses
+	// one that still carries its rule.
+	Always string `json:"always,omitempty"`
 }
 
 // ErrBadReply: a reply that does not fit the request it names (a
@@ -64,6 +73,9 @@ var ErrBadReply = errors.New("the reply does not fit the request")
 func (r Reply) Draft(p Pending) (facts.Draft, error) {
 	if r.Kind != p.Kind {
 		return facts.Draft{}, fmt.Errorf("%w: a %s reply to the %s %s", ErrBadReply, r.Kind, p.Kind, Ref(p))
+	}
+	if r.Always != "" {
+		return facts.Draft{}, fmt.Errorf("%w: the rule %q is added to the thread's policy before the approval is posted (stock.Session.AnswerPending)", ErrBadReply, r.Always)
 	}
 	switch p.Kind {
 	case fold.WaitConfirmation:
@@ -98,10 +110,18 @@ func (r Reply) Draft(p Pending) (facts.Draft, error) {
 // all, before any is looked up: a known kind, a question's text, a
 // reconciliation's decision. Draft checks it again against the request.
 func (r Reply) Check() error {
+	if r.Always != "" && (r.Kind != fold.WaitConfirmation || !r.Approved) {
+		return fmt.Errorf("%w: an always-rule comes with an approval", ErrBadReply)
+	}
 	switch r.Kind {
 	case fold.WaitConfirmation:
 		if r.Decision != "" || r.Text != "" {
 			return fmt.Errorf("%w: a confirmation is approved or denied", ErrBadReply)
+		}
+		if r.Always != "" {
+			if _, err := ParsePattern(r.Always); err != nil {
+				return fmt.Errorf("%w: %w", ErrBadReply, err)
+			}
 		}
 		if r.Then != "" {
 			if err := r.Then.Validate(); err != nil {

@@ -63,6 +63,7 @@ func TestReplyDraft(t *testing.T) {
 		{"another kind's reply", drive.Reply{Kind: fold.WaitQuestion, Text: "x"}, conf, nil, true},
 		{"an empty answer", drive.Reply{Kind: fold.WaitQuestion, Text: "  "}, q, nil, true},
 		{"no decision", drive.Reply{Kind: fold.WaitReconcile}, rec, nil, true},
+		{"an always-rule not yet added", drive.Reply{Kind: fold.WaitConfirmation, Approved: true, Always: "write_file"}, conf, nil, true},
 		{"an unknown decision", drive.Reply{Kind: fold.WaitReconcile, Decision: "shrug"}, rec, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,9 +83,13 @@ func TestReplyDraft(t *testing.T) {
 		{Kind: fold.WaitConfirmation, Then: "later"},
 		{Kind: fold.WaitQuestion},
 		{Kind: fold.WaitReconcile, Decision: "maybe"},
+		{Kind: fold.WaitConfirmation, Always: "write_file"},
+		{Kind: fold.WaitConfirmation, Approved: true, Always: ":docs/*"},
+		{Kind: fold.WaitQuestion, Text: "x", Always: "write_file"},
 	} {
 		require.ErrorIs(t, r.Check(), drive.ErrBadReply, "%+v", r)
 	}
+	require.NoError(t, drive.Reply{Kind: fold.WaitConfirmation, Approved: true, Always: "write_file:docs/*"}.Check())
 }
 
 // Answer posts a reply to the open request, once: the same reply again

@@ -135,9 +135,9 @@ func already(ctx context.Context, to *harness.Thread, v harness.View, p Pending,
 	if v.Status == harness.StatusStopped {
 		e := &Elsewhere{Thread: to.ID(), Request: ref, Said: v.Reason}
 		if s := v.Lineage.Stopped; s != nil {
-			e.Fact, _ = readFact(ctx, to.Store(), to.ID(), v.Lineage.StoppedSeq)
+			e.Fact, _ = thread.ReadAt(ctx, to.Store(), to.ID(), v.Lineage.StoppedSeq)
 		} else if v.Lineage.Requested != nil {
-			e.Fact, _ = readFact(ctx, to.Store(), to.ID(), v.Lineage.RequestedSeq)
+			e.Fact, _ = thread.ReadAt(ctx, to.Store(), to.ID(), v.Lineage.RequestedSeq)
 		}
 		return e, nil
 	}
@@ -156,7 +156,7 @@ func already(ctx context.Context, to *harness.Thread, v harness.View, p Pending,
 		// (its turn was stopped). The thread moved: look again.
 		return &Elsewhere{Thread: to.ID(), Request: ref, Said: fmt.Sprintf("%s is no longer open", ref)}, nil
 	}
-	f, err := readFact(ctx, to.Store(), to.ID(), seq)
+	f, err := thread.ReadAt(ctx, to.Store(), to.ID(), seq)
 	if err != nil {
 		return nil, err
 	}
@@ -167,31 +167,27 @@ func already(ctx context.Context, to *harness.Thread, v harness.View, p Pending,
 // and returns the first that answers request (of kind) or stops the
 // thread; nil when none does, or the store cannot be read now.
 func answerAfter(ctx context.Context, s thread.Store, id string, after *uint64, request, ref string, kind facts.Kind) *Elsewhere {
-	h, err := s.Head(ctx, id)
-	if err != nil || h.Seq <= *after {
-		return nil
-	}
-	for f, err := range s.Read(ctx, id, *after+1) {
-		if err != nil || f.Seq > h.Seq {
-			return nil
-		}
-		*after = f.Seq
+	var said string
+	f, ok := thread.FirstAfter(ctx, s, id, after, func(f facts.Fact) bool {
 		switch {
 		case f.Kind == kind && AnsweredRequest(f) == request:
-			return &Elsewhere{Thread: id, Request: ref, Fact: f, Said: sayAnswer(f.Kind, f.Data)}
+			said = sayAnswer(f.Kind, f.Data)
+			return true
 		case f.Kind == facts.KindThreadStopped:
 			p, err := facts.Decode[facts.ThreadStopped](f)
-			if err == nil {
-				return &Elsewhere{Thread: id, Request: ref, Fact: f, Said: sayStop(p.By, p.Reason)}
-			}
+			said = sayStop(p.By, p.Reason)
+			return err == nil
 		case f.Kind == facts.KindStopRequested:
 			p, err := facts.Decode[facts.StopRequested](f)
-			if err == nil {
-				return &Elsewhere{Thread: id, Request: ref, Fact: f, Said: sayStop(p.By, p.Reason)}
-			}
+			said = sayStop(p.By, p.Reason)
+			return err == nil
 		}
+		return false
+	})
+	if !ok {
+		return nil
 	}
-	return nil
+	return &Elsewhere{Thread: id, Request: ref, Fact: f, Said: said}
 }
 
 func sayStop(by, reason string) string {

@@ -140,18 +140,8 @@ func (rt *Runtime) watchStop(ctx context.Context, id string, after uint64) (cont
 // appended to the thread after *after, and moves *after to the last fact
 // it read. A store that cannot be read now is looked at again next time.
 func stopAppended(ctx context.Context, store thread.Store, id string, after *uint64) bool {
-	h, err := store.Head(ctx, id)
-	if err != nil || h.Seq <= *after {
-		return false
-	}
-	for f, err := range store.Read(ctx, id, *after+1) {
-		if err != nil || f.Seq > h.Seq {
-			break
-		}
-		*after = f.Seq
-		if f.Kind == facts.KindStopRequested || f.Kind == facts.KindThreadStopped {
-			return true
-		}
-	}
-	return false
+	_, ok := thread.FirstAfter(ctx, store, id, after, func(f facts.Fact) bool {
+		return f.Kind == facts.KindStopRequested || f.Kind == facts.KindThreadStopped
+	})
+	return ok
 }

@@ -704,19 +704,17 @@ func (ix *Index) confirm(ctx context.Context, store thread.Store, q Query, s, va
 	return Hit{Fact: f, Hash: hash}, true, nil
 }
 
-// readOne reads the fact at seq of a thread from the log: false if there
-// is none (a thread that is gone, or shorter). A damaged log is an error
-// only when the damage is not at that fact; a fact that does not read is
-// not confirmed.
+// readOne reads the fact at seq of a thread from the log (thread.ReadAt):
+// false if there is none (a thread that is gone, or shorter). A damaged
+// log is an error only when the damage is not at that fact; a fact that
+// does not read is not confirmed.
 func readOne(ctx context.Context, store thread.Store, id string, seq uint64) (facts.Fact, bool, error) {
-	for f, err := range store.Read(ctx, id, seq) {
-		if err != nil {
-			if errors.Is(err, thread.ErrCorrupt) || errors.Is(err, thread.ErrNotFound) {
-				return facts.Fact{}, false, nil
-			}
-			return facts.Fact{}, false, err
-		}
-		return f, f.Seq == seq, nil
+	f, err := thread.ReadAt(ctx, store, id, seq)
+	switch {
+	case errors.Is(err, thread.ErrNoSeq), errors.Is(err, thread.ErrCorrupt), errors.Is(err, thread.ErrNotFound):
+		return facts.Fact{}, false, nil
+	case err != nil:
+		return facts.Fact{}, false, errors.Unwrap(err) // the store's own error
 	}
-	return facts.Fact{}, false, nil
+	return f, true, nil
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread/socketstore"
 )
 
@@ -72,4 +73,27 @@ func StartBackground(ctx context.Context, store string, cmd *exec.Cmd, wait time
 		}
 	}
 	return pid, "", fmt.Errorf("start a server: %w within %v; see %s", ErrNoAnswer, wait, logPath)
+}
+
+// AutoStart starts a server of the place's store in the background
+// (StartBackground, waiting up to wait) when its settings ask for one
+// ("serve": {"auto": true}) and none answers, so that the command that
+// calls it and the ones after share the store: only for a store in a
+// directory, one that exists or is to be created (create). server makes
+// the server's command, its directory the workspace's root; it is called
+// only when a server is to start. started is false when none was.
+func AutoStart(ctx context.Context, p stock.Place, settings stock.Settings, create bool, server func() (*exec.Cmd, error), wait time.Duration) (pid int, url string, started bool, err error) {
+	if settings.Serve == nil || !settings.Serve.Auto || p.Remote != "" || (!p.Exists && !create) {
+		return 0, "", false, nil
+	}
+	if Running(ctx, p.Store) {
+		return 0, "", false, nil
+	}
+	cmd, err := server()
+	if err != nil {
+		return 0, "", false, fmt.Errorf("start a server: %w", err)
+	}
+	cmd.Dir = p.Root
+	pid, url, err = StartBackground(ctx, p.Store, cmd, wait)
+	return pid, url, err == nil, err
 }

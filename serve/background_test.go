@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/serve"
+	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/socketstore"
 )
@@ -65,4 +66,50 @@ func TestStartBackgroundAnswers(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, pid)
 	require.Equal(t, "http://127.0.0.1:1/#token", url)
+}
+
+// AutoStart starts a server only when the settings ask for one, for a
+// store in a directory that exists (or is to be made), and none answers;
+// the server runs in the workspace's root.
+func TestAutoStartOnlyWhenAsked(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	p := stock.Place{Root: root, Store: filepath.Join(root, stock.StoreDir), Exists: true}
+	t.Cleanup(func() {
+		if run, err := socketstore.RunDir(p.Store); err == nil {
+			os.RemoveAll(run)
+		}
+	})
+	auto := stock.Settings{Serve: &stock.ServeSettings{Auto: true}}
+	var made []*exec.Cmd
+	server := func() (*exec.Cmd, error) {
+		c := exec.Command("sh", "-c", "echo not a server")
+		made = append(made, c)
+		return c, nil
+	}
+	remote := p
+	remote.Remote = "nats://127.0.0.1:1"
+	missing := p
+	missing.Exists = false
+	for _, tc := range []struct {
+		name     string
+		p        stock.Place
+		settings stock.Settings
+		create   bool
+	}{
+		{"not asked", p, stock.Settings{}, true},
+		{"asked off", p, stock.Settings{Serve: &stock.ServeSettings{}}, true},
+		{"a NATS store", remote, auto, true},
+		{"no store, none to make", missing, auto, false},
+	} {
+		_, _, started, err := serve.AutoStart(ctx, tc.p, tc.settings, tc.create, server, time.Second)
+		require.NoError(t, err, tc.name)
+		require.False(t, started, tc.name)
+		require.Empty(t, made, tc.name)
+	}
+	_, _, started, err := serve.AutoStart(ctx, missing, auto, true, server, 300*time.Millisecond)
+	require.ErrorIs(t, err, serve.ErrNoAnswer)
+	require.False(t, started)
+	require.Len(t, made, 1)
+	require.Equal(t, root, made[0].Dir)
 }

@@ -3,6 +3,7 @@ package stock
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
 )
 
 // AgentsDir is where agent files are, under the workspace's .harness and
@@ -155,6 +157,42 @@ type AgentEntry struct {
 	Name  string
 	Agent harness.Agent
 	Err   error
+}
+
+// MarshalJSON writes the entry as every front end lists an agent: its
+// name, scope, path, description, tools (null: the parent's), turns at
+// most, digest and sandbox (read-only), or the error (escaped) that keeps it from use.
+func (e AgentEntry) MarshalJSON() ([]byte, error) {
+	j := struct {
+		Name        string   `json:"name"`
+		Scope       string   `json:"scope,omitempty"`
+		Path        string   `json:"path,omitempty"`
+		Description string   `json:"description,omitempty"`
+		Tools       []string `json:"tools"`
+		MaxTurns    int      `json:"max_turns,omitempty"`
+		Digest      string   `json:"digest,omitempty"`
+		Sandbox     string   `json:"sandbox,omitempty"`
+		Error       string   `json:"error,omitempty"`
+	}{Name: e.Name, Scope: e.Agent.Scope, Path: e.Agent.Path, Description: e.Agent.Description,
+		Tools: e.Agent.Tools, MaxTurns: e.Agent.MaxTurns, Digest: e.Agent.Digest, Sandbox: e.Agent.Sandbox}
+	if e.Err != nil {
+		j.Error = present.EscapeLine(e.Err.Error())
+	}
+	return json.Marshal(j)
+}
+
+// ListAgents reads the agents of the place p under the settings s, as the
+// runtime would (see Agents.List), the user's configuration directory
+// hidden from their files as from every turn's; user is the user's
+// agents directory ("" for none).
+func ListAgents(ctx context.Context, p Place, s Settings, getenv func(string) string) (list []AgentEntry, user string, err error) {
+	in := InstructionsOf(p, s, getenv)
+	if u := UserSettingsFile(getenv); u != "" {
+		in.Hidden = append(in.Hidden, filepath.Dir(u))
+	}
+	r := AgentsOf(in)
+	list, err = r.List(ctx)
+	return list, r.User, err
 }
 
 // List reads every agent there is (see AgentNames), each as ReadAgent

@@ -2,6 +2,7 @@ package stock_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,4 +94,40 @@ func TestAgentsRead(t *testing.T) {
 	names, err := a.AgentNames(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b", "big", "docs", "git"}, names)
+}
+
+// ListAgents lists every agent file of the workspace, as every front end
+// shows it: one that cannot be used says why, escaped, and an agent that
+// names no tools has the parent's (tools null).
+func TestListAgents(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, stock.StoreDir, stock.AgentsDir)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "rev.md"), []byte("---\ndescription: Reviews.\nmax_turns: 3\n---\nReview it.\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.md"), []byte("---\nevil\x1b[2J: x\n---\n"), 0o644))
+	p, err := stock.Locate(root, "")
+	require.NoError(t, err)
+	getenv := func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return filepath.Join(root, "config")
+		}
+		return ""
+	}
+	list, user, err := stock.ListAgents(ctx, p, stock.Settings{}, getenv)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(root, "config", "harness", stock.AgentsDir), user)
+	require.Len(t, list, 2)
+	b, err := json.Marshal(list)
+	require.NoError(t, err)
+	var got []map[string]any
+	require.NoError(t, json.Unmarshal(b, &got))
+	require.Equal(t, "bad", got[0]["name"])
+	require.Contains(t, got[0]["error"], `\x1b[2J`, "escaped")
+	require.NotContains(t, string(b), "\x1b")
+	require.Equal(t, "rev", got[1]["name"])
+	require.Equal(t, "Reviews.", got[1]["description"])
+	require.Equal(t, float64(3), got[1]["max_turns"])
+	require.Contains(t, got[1], "tools")
+	require.Nil(t, got[1]["tools"], "the parent's tools")
+	require.NotContains(t, got[1], "error")
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -173,4 +175,30 @@ func (s sealing) SealHead(ctx context.Context, store thread.Store, head thread.H
 		s.unsealed(head, err)
 	}
 	return err
+}
+
+// SealHead checks the log of thread id in store as replay's verification
+// does (audit.VerifyLog through actor), then signs the head it checked
+// with the person's key into their witness log (Sealer): a log that does
+// not verify is not sealed, nor one that grew while it was checked (seal
+// it again). It returns the seal and the witness log it is in.
+func (p Place) SealHead(ctx context.Context, getenv func(string) string, store thread.Store, actor harness.Actor, id string) (seal.Entry, string, error) {
+	head, err := store.Head(ctx, id)
+	if err != nil {
+		return seal.Entry{}, "", err
+	}
+	if err := audit.VerifyLog(ctx, store, actor, id); err != nil {
+		return seal.Entry{}, "", fmt.Errorf("not sealed: %w", err)
+	}
+	if now, err := store.Head(ctx, id); err != nil {
+		return seal.Entry{}, "", err
+	} else if now != head {
+		return seal.Entry{}, "", fmt.Errorf("not sealed: thread %s grew from seq %d to %d while its log was checked; seal it again", id, head.Seq, now.Seq)
+	}
+	sl, err := p.Sealer(getenv)
+	if err != nil {
+		return seal.Entry{}, "", err
+	}
+	e, err := sl.Seal(ctx, store, head)
+	return e, sl.Witness.Path, err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/sandbox"
@@ -729,4 +730,26 @@ func (s *Session) IndexThread(ctx context.Context, id string) error {
 	defer ix.Close()
 	_, err = ix.UpdateThread(ctx, s.Store, id)
 	return err
+}
+
+// AnswerPending posts the reply r to the open request p of th's tree, as
+// drive.AnswerPending does. A reply with an always-rule (Reply.Always) has
+// the rule added to th's own policy first (AmendPolicy, a person's answer,
+// by r.By), so that the rest of the thread is decided by it; the
+// approval's reason, when none is given, says so ("always: RULE"). It is
+// how every front end posts a person's "always for this thread".
+func (s *Session) AnswerPending(ctx context.Context, th *harness.Thread, p drive.Pending, r drive.Reply) (harness.Posted, error) {
+	if r.Always != "" {
+		if r.Kind != fold.WaitConfirmation || !r.Approved {
+			return harness.Posted{}, fmt.Errorf("%w: an always-rule comes with an approval", drive.ErrBadReply)
+		}
+		if err := s.AmendPolicy(ctx, th, AnswerSource(r.Always), r.By); err != nil {
+			return harness.Posted{}, err
+		}
+		if r.Reason == "" {
+			r.Reason = "always: " + r.Always
+		}
+		r.Always = ""
+	}
+	return drive.AnswerPending(ctx, th, p, r)
 }

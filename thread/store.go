@@ -131,7 +131,22 @@ var (
 	// ErrLeaseLost: a Leaser could not renew a lease in time; its holder
 	// must stop, since another may hold the thread now.
 	ErrLeaseLost = errors.New("thread lease lost")
+	// ErrNoSeq: the thread has no fact at the seq asked for (ReadAt). The
+	// error is a *SeqError naming thread and seq.
+	ErrNoSeq = errors.New("no such seq")
 )
+
+// SeqError is the error of a read of a seq the thread does not have.
+type SeqError struct {
+	Thread string
+	Seq    uint64
+}
+
+// Error names the thread and the seq.
+func (e *SeqError) Error() string { return fmt.Sprintf("thread %s has no seq %d", e.Thread, e.Seq) }
+
+// Is reports whether target is ErrNoSeq.
+func (e *SeqError) Is(target error) bool { return target == ErrNoSeq }
 
 // Leaser is implemented by a store that several processes share, such as
 // NATS JetStream. It leases a thread to one holder at a time, which is

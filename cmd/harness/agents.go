@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -12,19 +10,6 @@ import (
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 )
-
-// agentJSON is an agent as `harness agents -o json` lists it.
-type agentJSON struct {
-	Name        string   `json:"name"`
-	Scope       string   `json:"scope,omitempty"`
-	Path        string   `json:"path,omitempty"`
-	Description string   `json:"description,omitempty"`
-	Tools       []string `json:"tools"`
-	MaxTurns    int      `json:"max_turns,omitempty"`
-	Digest      string   `json:"digest,omitempty"`
-	Sandbox     string   `json:"sandbox,omitempty"`
-	Error       string   `json:"error,omitempty"`
-}
 
 func (a *app) agentsCmd() *cobra.Command {
 	return &cobra.Command{
@@ -42,7 +27,7 @@ it cannot be used. A model delegates to one with {"agent": NAME}.`,
 				return err
 			}
 			l, _ := p.LoadLayered(a.getenv)
-			out, user, err := a.agents(cmd.Context(), p, l.Settings)
+			out, user, err := stock.ListAgents(cmd.Context(), p, l.Settings, a.getenv)
 			if err != nil {
 				return err
 			}
@@ -55,11 +40,12 @@ it cannot be used. A model delegates to one with {"agent": NAME}.`,
 			}
 			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tSCOPE\tTOOLS\tTURNS\tDIGEST\tDESCRIPTION")
-			for _, j := range out {
-				if j.Error != "" {
-					fmt.Fprintf(w, "%s\t-\t-\t-\t-\terror: %s\n", j.Name, present.EscapeLine(j.Error))
+			for _, e := range out {
+				if e.Err != nil {
+					fmt.Fprintf(w, "%s\t-\t-\t-\t-\terror: %s\n", e.Name, present.EscapeLine(personError(e.Err)))
 					continue
 				}
+				j := e.Agent
 				tools := "(the parent's)"
 				if j.Tools != nil {
 					tools = dash(strings.Join(j.Tools, ","))
@@ -72,33 +58,9 @@ it cannot be used. A model delegates to one with {"agent": NAME}.`,
 				if len(digest) > 12 {
 					digest = digest[:12]
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", j.Name, j.Scope, present.EscapeLine(tools), turns, digest, present.EscapeLine(dash(j.Description)))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, j.Scope, present.EscapeLine(tools), turns, digest, present.EscapeLine(dash(j.Description)))
 			}
 			return w.Flush()
 		}),
 	}
-}
-
-// agents reads the agents of the place p under the settings s, as the
-// runtime would, and the user's agents directory.
-func (a *app) agents(ctx context.Context, p stock.Place, s stock.Settings) ([]agentJSON, string, error) {
-	in := stock.InstructionsOf(p, s, a.getenv)
-	if u := stock.UserSettingsFile(a.getenv); u != "" {
-		in.Hidden = append(in.Hidden, filepath.Dir(u))
-	}
-	r := stock.AgentsOf(in)
-	list, err := r.List(ctx)
-	if err != nil {
-		return nil, r.User, err
-	}
-	out := make([]agentJSON, len(list))
-	for i, e := range list {
-		j := agentJSON{Name: e.Name, Scope: e.Agent.Scope, Path: e.Agent.Path, Description: e.Agent.Description,
-			Tools: e.Agent.Tools, MaxTurns: e.Agent.MaxTurns, Digest: e.Agent.Digest, Sandbox: e.Agent.Sandbox}
-		if e.Err != nil {
-			j.Error = personError(e.Err)
-		}
-		out[i] = j
-	}
-	return out, r.User, nil
 }

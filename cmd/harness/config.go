@@ -50,7 +50,7 @@ and the agents defined in files (see harness agents).
 			if ierr != nil {
 				return ierr
 			}
-			agents, _, aerr := a.agents(cmd.Context(), p, l.Settings)
+			agents, _, aerr := stock.ListAgents(cmd.Context(), p, l.Settings, a.getenv)
 			if aerr != nil {
 				return aerr
 			}
@@ -65,7 +65,7 @@ and the agents defined in files (see harness agents).
 					Files        []stock.SourceRecord     `json:"files"`
 					Instructions []facts.InstructionFile  `json:"instructions"`
 					Hooks        []stock.HookView         `json:"hooks"`
-					Agents       []agentJSON              `json:"agents"`
+					Agents       []stock.AgentEntry       `json:"agents"`
 					Network      stock.NetworkView        `json:"network"`
 				}{l.Settings, l.From, l.Files(), ins, l.HookViews(), agents, l.NetworkView()}
 				return a.printJSON(out)
@@ -153,11 +153,11 @@ and the agents defined in files (see harness agents).
 			if len(agents) > 0 {
 				fmt.Fprintln(w, "agents (a delegation may name one; harness agents says more):")
 				for _, ag := range agents {
-					if ag.Error != "" {
-						fmt.Fprintf(w, "  %s: cannot be used — %s\n", ag.Name, present.EscapeLine(ag.Error))
+					if ag.Err != nil {
+						fmt.Fprintf(w, "  %s: cannot be used — %s\n", ag.Name, present.EscapeLine(personError(ag.Err)))
 						continue
 					}
-					fmt.Fprintf(w, "  %-8s %s: sha256 %.12s\n", ag.Scope, present.EscapeLine(ag.Path), ag.Digest)
+					fmt.Fprintf(w, "  %-8s %s: sha256 %.12s\n", ag.Agent.Scope, present.EscapeLine(ag.Agent.Path), ag.Agent.Digest)
 				}
 			}
 			if hooks := l.HookViews(); len(hooks) > 0 {

@@ -169,21 +169,3 @@ func TestLogFollowADirectoryStore(t *testing.T) {
 	dir := workspace(t, map[string]string{"script.jsonl": gatedScript})
 	followLive(t, dir, false)
 }
-
-// Reading a store in a directory leaves its stamp as it was: log -f opens
-// it again only when a writer wrote, not at every look.
-func TestDBStampIsStableUnderReads(t *testing.T) {
-	dir := workspace(t, map[string]string{"script.jsonl": gatedScript})
-	_, stderr, code := harnessIn(t, dir, "submit", "--thread", "t1", "Nobody runs this")
-	require.Equal(t, 0, code, stderr)
-	db := filepath.Join(dir, ".harness", "db")
-	before := dbStamp(db)
-	for _, args := range [][]string{{"log", "t1"}, {"log", "-o", "jsonl", "t1"}, {"show", "t1", "1"}} {
-		_, stderr, code := harnessIn(t, dir, args...)
-		require.Equal(t, 0, code, stderr)
-	}
-	require.Equal(t, before, dbStamp(db), "reads change nothing the stamp sees")
-	_, stderr, code = harnessIn(t, dir, "post", "t1", "user.message", "--data", `{"text": "more"}`)
-	require.Equal(t, 0, code, stderr)
-	require.NotEqual(t, before, dbStamp(db), "a write does")
-}

@@ -220,7 +220,7 @@ Add it to Claude Code:  claude mcp add harness -- harness mcp serve`,
 					if req == nil || req.Extra == nil {
 						return ""
 					}
-					return req.Extra.Header.Get(personHeader)
+					return req.Extra.Header.Get(serve.PersonHeader)
 				}
 				return a.mcpServeHTTP(ctx, &f, httpAddr, mcpserver.HTTPHandler(ws, opts))
 			}
@@ -238,15 +238,10 @@ Add it to Claude Code:  claude mcp add harness -- harness mcp serve`,
 	return cmd
 }
 
-// personHeader carries, from the guard to the MCP server, the name the
-// token of a request names: set by mcpServeHTTP, never taken from the
-// client.
-const personHeader = "X-Harness-Person"
-
 // mcpServeHTTP serves h, the MCP server over streamable HTTP, at addr
 // until ctx is done, behind the tokens and Origin rules of harness
-// serve's page (serve.Guard): a fresh token naming the person, and the
-// settings' serve tokens.
+// serve's page (serve.MCPHandler): a fresh token naming the person, and
+// the settings' serve tokens.
 func (a *app) mcpServeHTTP(ctx context.Context, f *driveFlags, addr string, h http.Handler) error {
 	p, err := a.place()
 	if err != nil {
@@ -256,12 +251,9 @@ func (a *app) mcpServeHTTP(ctx context.Context, f *driveFlags, addr string, h ht
 	if err != nil {
 		return err
 	}
-	tokens := []stock.ServeToken{{Name: a.whoami(), Token: serve.NewToken()}}
-	if st := s.Settings().Serve; st != nil {
-		tokens = append(tokens, st.Tokens...)
-	}
+	tokens := serve.Tokens(a.whoami(), s.Settings())
 	s.Close()
-	guard, err := serve.NewGuard(tokens, 64<<10)
+	guarded, err := serve.MCPHandler(h, tokens)
 	if err != nil {
 		return err
 	}
@@ -269,21 +261,7 @@ func (a *app) mcpServeHTTP(ctx context.Context, f *driveFlags, addr string, h ht
 	if err != nil {
 		return usageError("--http %s: %v", addr, err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", guard.Bearer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Who the token names, for the server to record an answer as
-		// theirs; never what the client says.
-		r.Header.Del(personHeader)
-		if id, ok := serve.IdentityOf(r.Context()); ok {
-			r.Header.Set(personHeader, id.Name)
-		}
-		h.ServeHTTP(w, r)
-	})))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 32 << 10}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	u := serve.URL(ln.Addr(), "")
-	u = strings.TrimSuffix(u, "/") + "/mcp"
+	u := serve.MCPURL(ln.Addr())
 	if err := stock.LoopbackAddr(ln.Addr().String()); err != nil {
 		fmt.Fprintf(a.stderr, "harness: serving MCP beyond loopback at %s: anyone who reaches it with a token acts as the person the token names\n", ln.Addr())
 	}
@@ -295,15 +273,7 @@ func (a *app) mcpServeHTTP(ctx context.Context, f *driveFlags, addr string, h ht
 		fmt.Fprintf(a.stderr, "    with the header  Authorization: Bearer %s\n", tokens[0].Token)
 		fmt.Fprintf(a.stderr, "    or, for a client that takes only an address:  %s?token=%s\n", u, tokens[0].Token)
 	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(sctx)
-	return nil
+	return serve.ServeUntil(ctx, ln, guarded)
 }
 
 // mcpWorkspace opens this workspace for one request of harness mcp

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 )
@@ -33,13 +32,6 @@ func (d *driver) setPolicy(ctx context.Context, f *driveFlags) error {
 		return err
 	}
 	return nil
-}
-
-// always records, for the rest of the thread, the allow pattern of a call
-// a person approved "always": on the thread's policy, or on the one the
-// settings give when it has none.
-func (d *driver) always(ctx context.Context, p drive.Pattern) error {
-	return d.s.AmendPolicy(ctx, d.th, stock.AnswerSource(p.String()), d.a.whoami())
 }
 
 // shownCommand is a run_command call as a person reads it.

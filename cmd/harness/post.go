@@ -22,6 +22,7 @@ import (
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // answerFlags are the flags every way of posting shares.
@@ -215,6 +216,22 @@ func (a *app) openAnswering(ctx context.Context, id string, f *answerFlags) (*se
 	return s, approval, nil
 }
 
+// answerer is the driver of a command that answers the thread id with
+// the flags f: the policy its flags change recorded first, the thread's
+// tree opened, and a failed model turn run once more should it resume (an
+// answer is a person's word to go on).
+func (a *app) answerer(ctx context.Context, s *session, approval drive.Approval, id string, f *answerFlags) (*driver, error) {
+	dr, err := a.newDriver(s, id, approval, &f.drive)
+	if err != nil {
+		return nil, err
+	}
+	if err := dr.setPolicy(ctx, &f.drive); err != nil {
+		return nil, err
+	}
+	dr.retry = true
+	return dr, dr.openTree(ctx)
+}
+
 // answerRequest gives the reply to an open request of its kind: the one
 // it names, or the only open one.
 func (a *app) answerRequest(ctx context.Context, id string, r drive.Reply, f *answerFlags) error {
@@ -223,15 +240,8 @@ func (a *app) answerRequest(ctx context.Context, id string, r drive.Reply, f *an
 		return err
 	}
 	defer s.Close()
-	dr, err := a.newDriver(s, id, approval, &f.drive)
+	dr, err := a.answerer(ctx, s, approval, id, f)
 	if err != nil {
-		return err
-	}
-	if err := dr.setPolicy(ctx, &f.drive); err != nil {
-		return err
-	}
-	dr.retry = true
-	if err := dr.openTree(ctx); err != nil {
 		return err
 	}
 	ans, err := drive.Answer(ctx, dr.th, r)
@@ -263,15 +273,8 @@ func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, r drive.
 		return err
 	}
 	defer s.Close()
-	dr, err := a.newDriver(s, id, approval, &f.drive)
+	dr, err := a.answerer(ctx, s, approval, id, f)
 	if err != nil {
-		return err
-	}
-	if err := dr.setPolicy(ctx, &f.drive); err != nil {
-		return err
-	}
-	dr.retry = true
-	if err := dr.openTree(ctx); err != nil {
 		return err
 	}
 	answered, err := drive.AnswerAll(ctx, dr.th, r)
@@ -318,15 +321,8 @@ func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f 
 // postIn posts d to the thread under key, and resumes it if asked: a
 // person's word to go on, so a failed model turn is run once more.
 func (a *app) postIn(ctx context.Context, s *session, approval drive.Approval, id string, d facts.Draft, key string, f *answerFlags) error {
-	dr, err := a.newDriver(s, id, approval, &f.drive)
+	dr, err := a.answerer(ctx, s, approval, id, f)
 	if err != nil {
-		return err
-	}
-	if err := dr.setPolicy(ctx, &f.drive); err != nil {
-		return err
-	}
-	dr.retry = true
-	if err := dr.openTree(ctx); err != nil {
 		return err
 	}
 	p, err := drive.PostAnswer(ctx, dr.th, d, key)
@@ -372,14 +368,11 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 func (dr *driver) sayGiven(ctx context.Context, seq uint64) {
 	what := "already posted"
 	desc := fmt.Sprintf("seq %d", seq)
-	for f, err := range dr.s.Store.Read(ctx, dr.id, seq) {
-		if err == nil && f.Seq == seq {
-			if drive.AnsweredRequest(f) != "" {
-				what = "already answered"
-			}
-			desc = fmt.Sprintf("%s (seq %d)", present.Describe(f), seq)
+	if f, err := thread.ReadAt(ctx, dr.s.Store, dr.id, seq); err == nil {
+		if drive.AnsweredRequest(f) != "" {
+			what = "already answered"
 		}
-		break
+		desc = fmt.Sprintf("%s (seq %d)", present.Describe(f), seq)
 	}
 	dr.a.printf("%s: %s; nothing appended\n", what, desc)
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // prompter asks a person at the terminal. Input is read by one
@@ -218,7 +217,7 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		fmt.Fprintln(d.a.stdout)
 		d.a.printPending(w, d.s.Place.Root)
 		d.prompter.fresh()
-		peek, unpeek := d.peeker()
+		peek, unpeek := d.s.Peeker()
 		asked, done, err := drive.WatchAnswer(ctx, d.th, w, peek)
 		if err != nil {
 			return answered, err
@@ -270,14 +269,9 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		if ans.reply == nil {
 			continue // skipped
 		}
-		if ans.always != nil {
-			// The rule first: the rest of the thread is decided by it.
-			if err := d.always(ctx, *ans.always); err != nil {
-				return answered, err
-			}
-		}
-		// A child's request goes to the child.
-		p, err := drive.AnswerPending(ctx, d.th, w, *ans.reply)
+		// A child's request goes to the child; an always-rule is the
+		// thread's first: the rest of the thread is decided by it.
+		p, err := d.s.AnswerPending(ctx, d.th, w, *ans.reply)
 		if errors.Is(err, drive.ErrAnswerDiffers) {
 			// Answered elsewhere in the moment between the last look
 			// and this post: that answer stands, this one is not
@@ -296,7 +290,7 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 			fmt.Fprintf(d.a.stdout, "(already answered at seq %d)\n", p.Seq)
 		}
 		answered++
-		if ans.stop || ans.always != nil {
+		if ans.stop || ans.reply.Always != "" {
 			// Stopped: nothing else of the turn runs, so nothing else is
 			// asked. Always: the new rule may answer the rest.
 			break
@@ -315,62 +309,11 @@ func (d *driver) saidElsewhere(e *drive.Elsewhere) {
 	fmt.Fprintf(d.a.stdout, "%s %s%s; not asking any more\n", d.a.paint("yellow", "answered elsewhere:"), present.EscapeLine(e.Said), where)
 }
 
-// peeker reads the store for a watch of the thread while the prompt has
-// let go of it (see drive.Peek). A store in a directory is opened, read
-// only, only when its database's files changed since the last look
-// (someone wrote; before the first, since the prompt let go: what came
-// before, the watch read while the prompt held the store — call peeker
-// before letting go), and closed at once:
-// the process that answers needs it; while another process holds it, the
-// watch looks again later. A store others share (a server's, NATS) is
-// opened at the first look and kept until done is called.
-func (d *driver) peeker() (peek drive.Peek, done func()) {
-	_, direct := d.s.Store.(*thread.PebbleStore)
-	var (
-		stamp string
-		kept  thread.Store
-	)
-	if direct {
-		stamp = dbStamp(d.s.Place.DB())
-	}
-	peek = func(ctx context.Context, look func(thread.Store) error) error {
-		if kept != nil {
-			return look(kept)
-		}
-		if direct {
-			now := dbStamp(d.s.Place.DB())
-			if now == stamp {
-				return nil
-			}
-			s, err := d.s.Place.OpenStoreReadOnly(ctx, 0)
-			if err != nil {
-				return nil // held by another process: it is writing; later
-			}
-			defer s.Close()
-			stamp = now
-			return look(s)
-		}
-		s, err := d.s.Place.OpenStoreReadOnly(ctx, 0)
-		if err != nil {
-			return nil
-		}
-		kept = s
-		return look(s)
-	}
-	return peek, func() {
-		if kept != nil {
-			kept.Close()
-		}
-	}
-}
-
-// answer is what a person said at the prompt: the reply (nil: skipped),
-// and, for "always", the pattern to add to the thread's policy first;
+// answer is what a person said at the prompt: the reply (nil: skipped);
 // stop is a denial that stops the thread.
 type answer struct {
-	reply  *drive.Reply
-	always *drive.Pattern
-	stop   bool
+	reply *drive.Reply
+	stop  bool
 }
 
 // confirmKeys are the answers to a confirmation.
@@ -393,8 +336,8 @@ func (d *driver) askConfirmation(ctx context.Context, w drive.Pending, by string
 		case "y", "yes":
 			r.Approved = true
 		case "a", "always":
-			r.Approved, r.Reason = true, "always: "+pattern.String()
-			return answer{reply: &r, always: &pattern}, nil
+			r.Approved, r.Always = true, pattern.String()
+			return answer{reply: &r}, nil
 		case "n", "no":
 			reason, err := d.prompter.ask(ctx, "Reason (optional; the model is told, and goes on): ")
 			if err != nil {

@@ -56,11 +56,7 @@ of at once, so that the process driving the thread can open it.`,
 			}
 			defer s.Close()
 			if follow {
-				f := &follower{a: a, s: s, id: id, next: max(from, 1), print: a.printFact}
-				if a.followLog = true; a.streamOut() {
-					f.print = f.streamFact
-				}
-				return f.follow(ctx)
+				return a.follow(ctx, s, id, from)
 			}
 			log := s.Store.Read(ctx, id, from)
 			switch a.output {
@@ -178,9 +174,10 @@ and proves nothing; one whose signature does not verify fails.
 				return err
 			}
 			if a.jsonOut() {
-				var sj *sealsJSON
+				var sj *seal.Summary
 				if verify {
-					sj = sealsJSONOf(seals, serr)
+					sum := seal.SummaryOf(seals, serr)
+					sj = &sum
 				}
 				return a.printAuditJSON(record, verify, verr, sj)
 			}
@@ -326,7 +323,7 @@ func sliceSeq(fs []facts.Fact) iter.Seq2[facts.Fact, error] {
 }
 
 // printAuditJSON writes the audit and the verification as JSON.
-func (a *app) printAuditJSON(record audit.Audit, verify bool, verr error, seals *sealsJSON) error {
+func (a *app) printAuditJSON(record audit.Audit, verify bool, verr error, seals *seal.Summary) error {
 	type actionJSON struct {
 		ActionID    string               `json:"action_id"`
 		Tool        string               `json:"tool,omitempty"`
@@ -352,7 +349,7 @@ func (a *app) printAuditJSON(record audit.Audit, verify bool, verr error, seals 
 		Cause  string     `json:"cause,omitempty"`
 		Reason string     `json:"reason,omitempty"`
 		// Seals are the verdicts on the thread's seals (not of an export).
-		Seals *sealsJSON `json:"seals,omitempty"`
+		Seals *seal.Summary `json:"seals,omitempty"`
 	}
 	out := struct {
 		Thread  string         `json:"thread"`

@@ -10,8 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-7cc7a084/harness/audit"
-	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/stock"
@@ -88,30 +86,14 @@ vouch for now. A log that does not verify is not sealed.
 			defer s.Close()
 			// The head signed is the head checked: read before the
 			// check, and the seal refused if the log moved meanwhile.
-			head, err := s.Store.Head(ctx, id)
-			if err != nil {
-				return err
-			}
-			if err := audit.VerifyLog(ctx, s.Store, s.Stock.Actor, id); err != nil {
-				return fmt.Errorf("not sealed: %w", err)
-			}
-			if now, err := s.Store.Head(ctx, id); err != nil {
-				return err
-			} else if now != head {
-				return fmt.Errorf("not sealed: thread %s grew from seq %d to %d while its log was checked; seal it again", id, head.Seq, now.Seq)
-			}
-			sl, err := s.Place.Sealer(a.getenv)
-			if err != nil {
-				return err
-			}
-			e, err := sl.Seal(ctx, s.Store, head)
+			e, witness, err := s.Place.SealHead(ctx, a.getenv, s.Store, s.Stock.Actor, id)
 			if err != nil {
 				return err
 			}
 			if a.jsonOut() {
-				return a.printJSON(sealJSONOf(seal.Verdict{Found: seal.Found{Entry: e, Witness: sl.Witness.Path}, Status: seal.StatusHolds}))
+				return a.printJSON(seal.Verdict{Found: seal.Found{Entry: e, Witness: witness}, Status: seal.StatusHolds})
 			}
-			_, err = fmt.Fprintf(a.stdout, "%s thread %s at seq %d (%s) by %s, in %s\n", a.paint("green", "sealed:"), id, e.Seq, e.Hash.String()[:12], e.Key, present.EscapeLine(sl.Witness.Path))
+			_, err = fmt.Fprintf(a.stdout, "%s thread %s at seq %d (%s) by %s, in %s\n", a.paint("green", "sealed:"), id, e.Seq, e.Hash.String()[:12], e.Key, present.EscapeLine(witness))
 			return err
 		}),
 	}
@@ -168,44 +150,6 @@ func (f sealFlags) check() (stock.SealCheck, error) {
 		c.Witnesses = append(c.Witnesses, w)
 	}
 	return c, nil
-}
-
-// sealJSON is a seal in replay --verify -o json (and seal -o json).
-type sealJSON struct {
-	Seq     uint64         `json:"seq"`
-	Hash    facts.Hash     `json:"hash"`
-	At      time.Time      `json:"at"`
-	Key     seal.PublicKey `json:"key"`
-	Witness string         `json:"witness"`
-	Line    int            `json:"line,omitempty"`
-	Verdict seal.Status    `json:"verdict"`
-	Reason  string         `json:"reason,omitempty"`
-}
-
-func sealJSONOf(v seal.Verdict) sealJSON {
-	return sealJSON{Seq: v.Seq, Hash: v.Hash, At: v.At, Key: v.Key, Witness: v.Witness, Line: v.Line, Verdict: v.Status, Reason: v.Reason}
-}
-
-// sealsJSON is the seal verdicts of replay --verify -o json.
-type sealsJSON struct {
-	// Sealed: a trusted seal holds; false is "unsealed" when no seal
-	// failed.
-	Sealed    bool       `json:"sealed"`
-	OK        bool       `json:"ok"`
-	Error     string     `json:"error,omitempty"`
-	Seals     []sealJSON `json:"seals"`
-	Elsewhere int        `json:"elsewhere,omitempty"`
-}
-
-func sealsJSONOf(r seal.Report, err error) *sealsJSON {
-	out := &sealsJSON{Sealed: r.Sealed(), OK: err == nil, Seals: []sealJSON{}, Elsewhere: r.Elsewhere}
-	if err != nil {
-		out.Error = err.Error()
-	}
-	for _, v := range r.Seals {
-		out.Seals = append(out.Seals, sealJSONOf(v))
-	}
-	return out
 }
 
 // printSeals says what the seals of the thread say of its log; a broken

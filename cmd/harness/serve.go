@@ -111,10 +111,7 @@ func (a *app) startServer(s *session, approval drive.Approval, addr string) (*se
 	if err := stock.LoopbackAddr(addr); err != nil && !explicit {
 		return nil, usageError("serve address %s: only --addr may name an address beyond loopback", addr)
 	}
-	tokens := []stock.ServeToken{{Name: a.whoami(), Token: serve.NewToken()}}
-	if s.Settings().Serve != nil {
-		tokens = append(tokens, s.Settings().Serve.Tokens...)
-	}
+	tokens := serve.Tokens(a.whoami(), s.Settings())
 	poll := time.Duration(0)
 	if s.Place.Remote != "" {
 		poll = time.Second // other processes append to the store directly
@@ -237,34 +234,24 @@ func orEmpty(prefix, s string) string {
 }
 
 // autoServe starts a server of the workspace in the background when the
-// settings ask for one ("serve": {"auto": true}) and none runs, so that
-// this command and the ones after it share the store. It waits until the
-// server answers.
+// settings ask for one (serve.AutoStart): this harness, serving until
+// nobody used it for 30 minutes.
 func (a *app) autoServe(ctx context.Context, p stock.Place, settings stock.Settings, create bool) error {
-	if settings.Serve == nil || !settings.Serve.Auto || p.Remote != "" || (!p.Exists && !create) {
-		return nil
-	}
-	if serve.Running(ctx, p.Store) {
-		return nil
-	}
-	self, err := exec.LookPath(os.Args[0])
-	if err != nil {
-		return fmt.Errorf("start a server: %w", err)
-	}
-	args := []string{"serve", "--idle", "30m"}
-	if a.storeDir != "" {
-		args = append(args, "--store", a.storeDir)
-	}
-	cmd := exec.Command(self, args...)
-	cmd.Dir = p.Root
-	pid, url, err := serve.StartBackground(ctx, p.Store, cmd, 10*time.Second)
-	if err != nil {
-		return err
-	}
-	if url != "" {
+	pid, url, started, err := serve.AutoStart(ctx, p, settings, create, func() (*exec.Cmd, error) {
+		self, err := exec.LookPath(os.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"serve", "--idle", "30m"}
+		if a.storeDir != "" {
+			args = append(args, "--store", a.storeDir)
+		}
+		return exec.Command(self, args...), nil
+	}, 10*time.Second)
+	if started && url != "" {
 		fmt.Fprintf(a.stderr, "harness: started a server of this workspace (pid %d): %s\n", pid, url)
 	}
-	return nil
+	return err
 }
 
 // lastState says how the thread run --serve started stands once the

@@ -15,10 +15,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/tools"
 )
 
@@ -68,12 +70,7 @@ Any other fact: its payload.`,
 			if seq, err := strconv.ParseUint(what, 10, 64); err == nil {
 				return sh.seq(ctx, seq)
 			}
-			act, ok := r.Action(what)
-			if !ok {
-				if c, found := r.Call(what); found && len(c.Actions) > 0 {
-					act, ok = c.Actions[len(c.Actions)-1], true
-				}
-			}
+			act, ok := drive.FindAction(r, what)
 			if !ok {
 				return fmt.Errorf("thread %s has no action %q nor seq; `harness effects` lists its actions, `harness log %s` its seqs", id, present.EscapeLine(what), id)
 			}
@@ -125,28 +122,15 @@ type shower struct {
 
 // seq shows the fact at seq: its action whole, its model turn, or itself.
 func (sh shower) seq(ctx context.Context, seq uint64) error {
-	var f facts.Fact
-	found := false
-	for g, err := range sh.s.Store.Read(ctx, sh.id, seq) {
-		if err != nil {
-			return err
-		}
-		f, found = g, g.Seq == seq
-		break
-	}
-	if !found {
+	f, err := thread.ReadAt(ctx, sh.s.Store, sh.id, seq)
+	if errors.Is(err, thread.ErrNoSeq) {
 		head, _ := sh.s.Store.Head(ctx, sh.id)
 		return fmt.Errorf("thread %s has no seq %d (it has facts 1 to %d)", sh.id, seq, head.Seq)
+	} else if err != nil {
+		return errors.Unwrap(err) // the store's error names thread and seq
 	}
-	for _, act := range sh.r.Actions() {
-		if seq == act.RequestedSeq || seq == act.StartedSeq || seq == act.CompletedSeq || seq == act.CheckSeq || seq == act.InterruptedSeq || seq == act.ReconciledSeq {
-			return sh.action(ctx, act)
-		}
-	}
-	for _, c := range sh.r.Calls {
-		if c.Confirmation != nil && (seq == c.ConfirmationSeq || seq == c.AnswerSeq) && len(c.Actions) > 0 {
-			return sh.action(ctx, c.Actions[len(c.Actions)-1])
-		}
+	if act, ok := drive.ActionAt(sh.r, seq); ok {
+		return sh.action(ctx, act)
 	}
 	switch f.Kind {
 	case facts.KindModelTurn:
@@ -289,83 +273,18 @@ func (sh shower) instructions(ctx context.Context, f facts.Fact) error {
 	return nil
 }
 
-// fileDiff is one changed path with its diff, as show gives it.
-type fileDiff struct {
-	facts.PathChange
-	Kind string `json:"change"`
-	// Diff and Note are present.DiffOf's: escaped, bounded.
-	Diff string `json:"diff,omitempty"`
-	// Note says why there is no diff: contents not kept, or not text.
-	Note string `json:"note,omitempty"`
-}
-
-// action shows one action whole.
-// changedBefore are the changes of the workspace no action made that were
-// found just before action id.
-func changedBefore(r scheduler.Reading, id string) []scheduler.Changed {
-	var out []scheduler.Changed
-	for _, c := range r.Changed {
-		if c.ActionID == id {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
+// action shows one action whole (drive.DescribeAction).
 func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 	call, _ := sh.r.Call(act.Call)
-	var changed []facts.PathChange
-	switch {
-	case act.Completed != nil:
-		changed = act.Completed.Observation.Changed
-	case act.Interrupted != nil:
-		changed = act.Interrupted.Changed
+	var kept present.Kept
+	if blobs := stock.BlobsOf(sh.s.Store); blobs != nil {
+		kept = blobs
 	}
-	diffs := make([]fileDiff, 0, len(changed))
-	for _, c := range changed {
-		diffs = append(diffs, sh.diff(ctx, c))
-	}
-	args := string(act.Requested.Payload)
-	if args == "" {
-		args = call.Call.Args
-	}
-	// A call that never ran (it waits for a confirmation, or was denied
-	// or refused) changed nothing: what it proposes is the diff it would
-	// make to the workspace as it is now.
-	var proposed string
-	if act.Started == nil {
-		proposed = tools.Preview(sh.s.Place.Root, act.Requested.Adapter, args)
-	}
+	doc := drive.DescribeAction(ctx, sh.id, sh.r, act, kept, sh.s.Place.Root, tools.Preview)
 	if sh.a.jsonOut() {
-		out := struct {
-			Thread       string                       `json:"thread"`
-			ActionID     string                       `json:"action_id"`
-			Call         facts.ToolCall               `json:"call"`
-			Turn         int                          `json:"turn"`
-			Requested    facts.ActionRequested        `json:"requested"`
-			RequestedSeq uint64                       `json:"requested_seq"`
-			Confirmation *facts.ConfirmationRequested `json:"confirmation,omitempty"`
-			Answer       *facts.ConfirmationAnswered  `json:"answer,omitempty"`
-			AnswerSeq    uint64                       `json:"answer_seq,omitempty"`
-			Started      *facts.ActionStarted         `json:"started,omitempty"`
-			Completed    *facts.ActionCompleted       `json:"completed,omitempty"`
-			CompletedSeq uint64                       `json:"completed_seq,omitempty"`
-			Check        *facts.CheckRecorded         `json:"check,omitempty"`
-			Interrupted  *facts.ActionInterrupted     `json:"interrupted,omitempty"`
-			Reconciled   *facts.EffectReconciled      `json:"reconciled,omitempty"`
-			Diffs        []fileDiff                   `json:"diffs"`
-			// Proposed, for a call that never ran, is the diff it would
-			// make to the workspace as it is now (escaped, bounded).
-			Proposed string `json:"proposed_diff,omitempty"`
-			// ChangedBefore are the changes of the workspace no action
-			// made, found just before this one (workspace.changed).
-			ChangedBefore []scheduler.Changed `json:"changed_before,omitempty"`
-		}{Thread: sh.id, ActionID: act.ID, Call: call.Call, Turn: call.Turn, Requested: act.Requested, RequestedSeq: act.RequestedSeq,
-			Confirmation: call.Confirmation, Answer: call.Answer, AnswerSeq: call.AnswerSeq, Started: act.Started, Completed: act.Completed,
-			CompletedSeq: act.CompletedSeq, Check: act.Check, Interrupted: act.Interrupted, Reconciled: act.Reconciled, Diffs: diffs,
-			Proposed: proposed, ChangedBefore: changedBefore(sh.r, act.ID)}
-		return sh.a.printJSON(out)
+		return sh.a.printJSON(doc)
 	}
+	args, proposed, diffs := doc.Args, doc.Proposed, doc.Diffs
 	w := sh.a.stdout
 	esc := present.EscapeLine
 	req := act.Requested
@@ -413,7 +332,7 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 		}
 		fmt.Fprintln(w)
 	}
-	for _, c := range changedBefore(sh.r, act.ID) {
+	for _, c := range doc.ChangedBefore {
 		fmt.Fprintf(w, "  before it    the workspace changed (seq %d), by %s, not this action: %s\n", c.Seq, esc(c.By), esc(present.DescribeChanges(c.Changed)))
 	}
 	if st := act.Started; st != nil {
@@ -490,16 +409,6 @@ func (sh shower) action(ctx context.Context, act scheduler.Action) error {
 		fmt.Fprintln(w)
 	}
 	return nil
-}
-
-// diff is the diff of a changed path, from the contents the store kept.
-func (sh shower) diff(ctx context.Context, c facts.PathChange) fileDiff {
-	var kept present.Kept
-	if blobs := stock.BlobsOf(sh.s.Store); blobs != nil {
-		kept = blobs
-	}
-	d := present.DiffOf(ctx, c, kept)
-	return fileDiff{PathChange: c, Kind: d.Change, Diff: d.Diff, Note: d.Note}
 }
 
 // blob reads kept bytes.

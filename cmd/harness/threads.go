@@ -1,24 +1,19 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/thread"
 )
 
 func (a *app) threadsCmd() *cobra.Command {
@@ -109,82 +104,9 @@ func (a *app) threadRows(ctx context.Context, s *session, o drive.ListOptions) (
 	if err != nil {
 		return nil, nil, err
 	}
-	slices.SortStableFunc(rows, func(x, y drive.State) int {
-		if c := y.Head.At.Compare(x.Head.At); c != 0 {
-			return c
-		}
-		return naturalCompare(x.Thread, y.Thread)
-	})
+	drive.ActiveFirst(rows)
 	rows, depth := drive.InTreeOrder(rows)
 	return rows, depth, nil
-}
-
-// lastThread is the store's thread active last that is not a child (a
-// child is resumed through its parent).
-func lastThread(ctx context.Context, s *session) (string, error) {
-	var heads []thread.Head
-	page := thread.ThreadsPage{}
-	for {
-		hs, err := s.Store.Threads(ctx, page)
-		if err != nil {
-			return "", err
-		}
-		if len(hs) == 0 {
-			break
-		}
-		heads = append(heads, hs...)
-		page.After = hs[len(hs)-1].Thread
-	}
-	slices.SortStableFunc(heads, func(x, y thread.Head) int {
-		if c := y.At.Compare(x.At); c != 0 {
-			return c
-		}
-		return naturalCompare(y.Thread, x.Thread)
-	})
-	for _, h := range heads {
-		root, err := harness.RootOf(ctx, s.Store, h.Thread)
-		if err != nil && !errors.Is(err, harness.ErrNotInTree) {
-			return "", err
-		}
-		if root == h.Thread {
-			return h.Thread, nil
-		}
-	}
-	return "", fmt.Errorf("no threads in %s; start one with `harness run`", s.Place.Where())
-}
-
-// naturalCompare orders ids with their numbers as numbers: t2 before t10.
-func naturalCompare(a, b string) int {
-	for a != "" && b != "" {
-		da, db := unicode.IsDigit(rune(a[0])), unicode.IsDigit(rune(b[0]))
-		if da && db {
-			na, ra := leadingDigits(a)
-			nb, rb := leadingDigits(b)
-			x, _ := strconv.ParseUint(na, 10, 64)
-			y, _ := strconv.ParseUint(nb, 10, 64)
-			if c := cmp.Compare(x, y); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(len(na), len(nb)); c != 0 {
-				return c
-			}
-			a, b = ra, rb
-			continue
-		}
-		if a[0] != b[0] {
-			return cmp.Compare(a[0], b[0])
-		}
-		a, b = a[1:], b[1:]
-	}
-	return cmp.Compare(len(a), len(b))
-}
-
-func leadingDigits(s string) (digits, rest string) {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return s[:i], s[i:]
 }
 
 // ago says when, for a person: "just now", "5m ago", "3h ago", "2d ago",
@@ -211,4 +133,14 @@ func shortModel(spec string) string {
 		return "scripted:" + filepath.Base(p)
 	}
 	return present.EscapeLine(spec)
+}
+
+// lastThread is the store's thread active last that is not a child
+// (drive.LastActive).
+func lastThread(ctx context.Context, s *session) (string, error) {
+	id, err := drive.LastActive(ctx, s.Store)
+	if errors.Is(err, drive.ErrNoThreads) {
+		return "", fmt.Errorf("no threads in %s; start one with `harness run`", s.Place.Where())
+	}
+	return id, err
 }
