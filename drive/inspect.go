@@ -60,6 +60,10 @@ type State struct {
 	// Head is the thread's last fact: its seq (the number of facts), hash,
 	// kind and time (the thread's last activity).
 	Head thread.Head `json:"head"`
+	// Unreadable, set only in a list (see List), says why the thread's
+	// state could not be read (a corrupt fact, a snapshot that disagrees
+	// with the log); the other fields but Thread and Head are then empty.
+	Unreadable string `json:"unreadable,omitempty"`
 	// Model is the model recorded on system.configured, "" before one was.
 	Model string `json:"model,omitempty"`
 	// Workspace is the workspace recorded on system.configured (see

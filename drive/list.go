@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -42,7 +43,9 @@ type ListOptions struct {
 // gives: its snapshot, and what was appended since — never a scan of its
 // whole log), and returns those the options keep, in id order, and the
 // After of the next page ("" when there is none). A child is read as its
-// tree's actor folds it (harness.Runtime.Open).
+// tree's actor folds it (harness.Runtime.Open). A thread whose state cannot
+// be read is listed with State.Unreadable saying why, not left out and
+// not an error for the whole list; only the context's end is.
 func List(ctx context.Context, rt *harness.Runtime, actor harness.Actor, o ListOptions) (states []State, next string, err error) {
 	if rt == nil || rt.Store == nil {
 		return nil, "", errors.New("list threads: no store")
@@ -66,7 +69,12 @@ func List(ctx context.Context, rt *harness.Runtime, actor harness.Actor, o ListO
 		for _, h := range heads {
 			st, err := o.inspect(ctx, rt, actor, h.Thread)
 			if err != nil {
-				return nil, "", err
+				if ctx.Err() != nil {
+					return nil, "", err
+				}
+				// One damaged thread does not hide the others: it is
+				// listed as unreadable, with why.
+				st = State{Thread: h.Thread, Head: h, Unreadable: present.EscapeLine(err.Error())}
 			}
 			if !o.keeps(st) {
 				continue
@@ -94,6 +102,11 @@ func (o ListOptions) inspect(ctx context.Context, rt *harness.Runtime, actor har
 
 // keeps reports whether the options keep the state.
 func (o ListOptions) keeps(st State) bool {
+	if st.Unreadable != "" {
+		// Its status, tree and workspace are unknown: kept unless
+		// another tree is asked for.
+		return o.Root == "" || st.Thread == o.Root
+	}
 	ws := st.Workspace
 	if ws == "" {
 		ws = o.Default

@@ -44,7 +44,10 @@ func (a *app) threadsCmd() *cobra.Command {
 				return err
 			}
 			if a.jsonOut() {
-				return a.printJSON(rows)
+				if err := a.printJSON(rows); err != nil {
+					return err
+				}
+				return unreadable(rows)
 			}
 			fmt.Fprintf(a.stdout, "workspace %s (store %s)\n", present.EscapeLine(s.Stock.Config.Workspace), s.Place.Where())
 			if len(rows) == 0 {
@@ -63,6 +66,8 @@ func (a *app) threadsCmd() *cobra.Command {
 				waits := oneLine(strings.Join(ws, ", "))
 				st := string(r.Status)
 				switch {
+				case r.Unreadable != "":
+					st, waits = "unreadable", cut(r.Unreadable, 60)
 				case len(r.InDoubt) > 0:
 					st, waits = "in doubt", oneLine(strings.Join(r.InDoubt, ", "))
 				case len(r.Running) > 0:
@@ -83,7 +88,10 @@ func (a *app) threadsCmd() *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", strings.Repeat("  ", depth[i])+r.Thread, st, dash(waits), ago(now, r.Head.At),
 					tokens, dash(shortModel(r.Model)), cut(oneLine(r.Title), 50))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			return unreadable(rows)
 		}),
 	}
 	cmd.Flags().StringVar(&status, "status", "", "only threads with this status: parked, done, failed, stopped or resumable")
@@ -143,4 +151,24 @@ func lastThread(ctx context.Context, s *session) (string, error) {
 		return "", fmt.Errorf("no threads in %s; start one with `harness run`", s.Place.Where())
 	}
 	return id, err
+}
+
+// unreadable is the error of a listing that holds threads it could not
+// read (listed as such, with the others): the first one's reason, and how
+// many there are. As ls does, the list is printed and the exit code says
+// it is not whole.
+func unreadable(rows []drive.State) error {
+	var bad []drive.State
+	for _, r := range rows {
+		if r.Unreadable != "" {
+			bad = append(bad, r)
+		}
+	}
+	switch len(bad) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("1 thread cannot be read: %s; harness replay %s --verify says more", bad[0].Unreadable, bad[0].Thread)
+	}
+	return fmt.Errorf("%d threads cannot be read, the first: %s; harness replay %s --verify says more", len(bad), bad[0].Unreadable, bad[0].Thread)
 }
