@@ -34,7 +34,9 @@ func (c *tally) Step(f facts.Fact) error {
 	return nil
 }
 
-func (c *tally) Output() fold.Output[harness.Services] { return fold.Output[harness.Services]{View: c.view} }
+func (c *tally) Output() fold.Output[harness.Services] {
+	return fold.Output[harness.Services]{View: c.view}
+}
 
 // TestComponentViewWithoutRefold: a component added with harness.Component
 // folds the thread with the stock parts, and ViewAs reads its view from
