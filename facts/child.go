@@ -3,6 +3,7 @@ package facts
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -130,6 +131,13 @@ type AgentFile struct {
 	// Instructions are the file's body.
 	Instructions string `msgpack:"instructions,omitempty" json:"instructions,omitempty"`
 }
+
+// agentName is what an agent's name may be.
+var agentName = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
+
+// ValidAgentName reports whether name may name an agent file: 1 to 64 of
+// a-z, 0-9, '-' and '_'.
+func ValidAgentName(name string) bool { return agentName.MatchString(name) }
 
 // Validate requires a name and a digest.
 func (a *AgentFile) Validate() error {

@@ -33,7 +33,7 @@ var (
 	ErrChildPolicy = errors.New("the child's actor is wider than its parent allows")
 
 	// ErrNoPlan: a person acting on a plan the thread does not wait on
-	// (see plan mode, PlanRequest).
+	// (see plan mode).
 	ErrNoPlan = errors.New("no such plan")
 	// ErrHookNotInForce: a hook the thread records is not in force now —
 	// its settings changed, or are no longer trusted — so it is not run

@@ -211,10 +211,6 @@ func (rt *Runtime) catchUp(ctx context.Context, st *state) error {
 	return nil
 }
 
-// StartKey is the idempotency key of the user message that starts a
-// thread: its cause is "ingress/start".
-const StartKey = "start"
-
 // Start begins the thread id with the user's message, appended as an
 // ingress fact under StartKey, and resumes it. The thread must be new: if
 // it already has facts — it was started before, or another process

@@ -16,6 +16,7 @@ import (
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/tools"
 )
 
@@ -216,7 +217,7 @@ func (s *server) open(ctx context.Context, req OpenRequest, ss *sdk.ServerSessio
 	}
 	o.Drive.Ask = nil // nobody is at a prompt here
 	if ss != nil && o.Runtime != nil {
-		o.Runtime.Store = harness.Watch(o.Runtime.Store, logFacts(ctx, ss))
+		o.Runtime.Store = thread.Watch(o.Runtime.Store, logFacts(ctx, ss))
 	}
 	return o, nil
 }
