@@ -370,9 +370,9 @@ func formAnswer(r *http.Request) (AnswerRequest, error) {
 	case fold.WaitConfirmation:
 		switch f.Get("answer") {
 		case "approve":
-			a.Approved = new(true)
+			a.Approved = drive.Yes
 		case "deny":
-			a.Approved = new(false)
+			a.Approved = drive.No
 		default:
 			return a, badRequest("answer %q: want approve or deny", f.Get("answer"))
 		}
@@ -381,7 +381,7 @@ func formAnswer(r *http.Request) (AnswerRequest, error) {
 		if text == "" {
 			text = f.Get("text")
 		}
-		a.Text = &text
+		a.Text = text
 	}
 	return a, nil
 }
