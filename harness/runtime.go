@@ -488,7 +488,7 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 			case p.Stop != nil:
 				out.Reason = p.Stop.Reason
 			case out.Status == StatusParked:
-				out.Waits = append(p.Waits, out.Waits...)
+				out.Waits = append(answerable(p.Waits, out.Waits), out.Waits...)
 			}
 			return out, nil
 		case rt.Config.stepLimit(out.Steps):
