@@ -236,7 +236,7 @@ func (b *Boundary) Finish(ctx context.Context, req Request, bg Begun, adapter Ad
 		return Ended{Completed: &c}
 	}
 	check := Decide(ctx, req.ActionID, *req.Check, CheckEnv{Root: b.Root, Changed: c.Observation.Changed, Observed: c.Observation.Available,
-		Sandbox: req.Sandbox, Commands: b.Commands})
+		Sandbox: req.Sandbox, Commands: b.Commands, Report: c.Report})
 	c.EffectState = StateChecked(req.Capability, c.Report, c.Observation, &check)
 	return Ended{Completed: &c, Check: &check}
 }

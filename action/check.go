@@ -54,6 +54,11 @@ type CheckEnv struct {
 	// Commands runs a check's command (command_succeeds); nil runs none,
 	// and such a check is not decided.
 	Commands CheckCommands
+	// Report is what the adapter said it did: a claim, hostile when the
+	// model or a remote wrote it. A check may read it (to say more in its
+	// reason) but decides from its bound target — the file, the command,
+	// the observed changes — never from the report alone.
+	Report facts.Report
 }
 
 // CheckCommands runs the command of a declared check (command_succeeds):
@@ -93,9 +98,31 @@ func (r *ranIn) RunCheck(ctx context.Context, argv []string, rec *facts.Sandbox)
 type CheckFunc func(ctx context.Context, spec facts.CheckSpec, env CheckEnv) (pass bool, reason string, err error)
 
 var (
-	checksMu sync.RWMutex // guards checks
+	checksMu sync.RWMutex // guards checks and validators
 	checks   = map[string]CheckFunc{}
+	// validators check a spec's target and args when a call declaring it
+	// is requested (see RegisterCheckArgs).
+	validators = map[string]func(facts.CheckSpec) error{}
 )
+
+// RegisterCheckArgs makes validate check the target and args of every
+// spec naming the registered check name when a call declaring it is
+// requested, before anyone is asked: a spec it refuses (its error
+// wrapped in ErrBadCheckArgs) refuses the request, rather than a check
+// that cannot be decided found after the effect. It panics if name is
+// not registered, already has a validator, or validate is nil: call it
+// from an init function, after RegisterCheck.
+func RegisterCheckArgs(name string, validate func(spec facts.CheckSpec) error) {
+	checksMu.Lock()
+	defer checksMu.Unlock()
+	if _, ok := checks[name]; !ok || validate == nil {
+		panic("action.RegisterCheckArgs: " + name + " is not a registered check, or nil function")
+	}
+	if _, dup := validators[name]; dup {
+		panic("action.RegisterCheckArgs: " + name + " validated twice")
+	}
+	validators[name] = validate
+}
 
 // RegisterCheck makes f decide the checks named name. It panics if name is
 // empty or already registered: call it from an init function.
@@ -114,12 +141,19 @@ func RegisterCheck(name string, f CheckFunc) {
 // ErrUnknownCheck: a spec names no registered check.
 var ErrUnknownCheck = errors.New("unknown check")
 
+// ErrBadCheckArgs: a spec's target or args are not what its check takes
+// (see RegisterCheckArgs).
+var ErrBadCheckArgs = errors.New("malformed check arguments")
+
 // ValidateCheck returns an error wrapping ErrUnknownCheck when spec names
-// no registered check: what a request is refused for before anyone is
-// asked to approve it, rather than a check found unknown after the effect.
+// no registered check, and one wrapping ErrBadCheckArgs when the check's
+// validator (RegisterCheckArgs) refuses its target or args: what a
+// request is refused for before anyone is asked to approve it, rather
+// than a check found undecidable after the effect.
 func ValidateCheck(spec facts.CheckSpec) error {
 	checksMu.RLock()
 	_, ok := checks[spec.Name]
+	validate := validators[spec.Name]
 	names := make([]string, 0, len(checks))
 	if !ok {
 		for name := range checks {
@@ -128,6 +162,12 @@ func ValidateCheck(spec facts.CheckSpec) error {
 	}
 	checksMu.RUnlock()
 	if ok {
+		if validate == nil {
+			return nil
+		}
+		if err := validate(spec); err != nil {
+			return fmt.Errorf("check %q: %w: %w", spec.Name, ErrBadCheckArgs, err)
+		}
 		return nil
 	}
 	slices.Sort(names)
@@ -425,6 +465,59 @@ func init() {
 			return false, "also changed: " + strings.Join(others, ", "), nil
 		}
 		return true, fmt.Sprintf("%d changed paths, all allowed", len(env.Changed)), nil
+	})
+}
+
+// The built-in checks' validators: the args are a JSON object that
+// decodes into the check's own (unknown fields refused), and a file
+// check's target is a path inside the workspace.
+func init() {
+	decodeArgs := func(spec facts.CheckSpec, v any) error {
+		if a := bytes.TrimSpace(spec.Args); len(a) == 0 || a[0] != '{' {
+			return fmt.Errorf("args %.40q: want a JSON object", spec.Args)
+		}
+		return decodeArgs(spec, v)
+	}
+	fileTarget := func(spec facts.CheckSpec) error {
+		rel := spec.Target
+		if rel == "" || filepath.IsAbs(rel) || !filepath.IsLocal(filepath.FromSlash(rel)) {
+			return fmt.Errorf("target %q is not a path inside the workspace", rel)
+		}
+		return nil
+	}
+	RegisterCheckArgs(CheckFileEquals, func(spec facts.CheckSpec) error {
+		var a fileEqualsArgs
+		if err := decodeArgs(spec, &a); err != nil {
+			return err
+		}
+		if a.Size < 0 {
+			return fmt.Errorf("size %d is negative", a.Size)
+		}
+		if b, err := hex.DecodeString(a.SHA256); err != nil || len(b) != sha256.Size {
+			return fmt.Errorf("sha256 %q is not a hex SHA-256 digest", a.SHA256)
+		}
+		return fileTarget(spec)
+	})
+	RegisterCheckArgs(CheckFileContains, func(spec facts.CheckSpec) error {
+		var a fileContainsArgs
+		if err := decodeArgs(spec, &a); err != nil {
+			return err
+		}
+		return fileTarget(spec)
+	})
+	RegisterCheckArgs(CheckCommandSucceeds, func(spec facts.CheckSpec) error {
+		var a commandArgs
+		if err := decodeArgs(spec, &a); err != nil {
+			return err
+		}
+		if len(a.Argv) == 0 || a.Argv[0] == "" {
+			return errors.New("empty argv")
+		}
+		return nil
+	})
+	RegisterCheckArgs(CheckOnlyPathsChanged, func(spec facts.CheckSpec) error {
+		var a onlyPathsArgs
+		return decodeArgs(spec, &a)
 	})
 }
 

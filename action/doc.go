@@ -48,6 +48,8 @@
 // interrupted (Finish, Ended.Interrupted): the adapter stopped, the
 // runtime observed, and no check ran — the caller's cancel is not the
 // action's failure. A declared check must name a registered check
-// (ValidateCheck): a call that declares another is refused when it is
-// requested, before anyone is asked.
+// with arguments its validator takes (ValidateCheck, RegisterCheckArgs):
+// a call that declares another, or malformed arguments, is refused when
+// it is requested, before anyone is asked. A check is given the
+// adapter's report (CheckEnv.Report) but decides from its bound target.
 package action

@@ -15,7 +15,7 @@ import (
 // each stretch of appends — snapshots kept on the way included — reading
 // only the new facts.
 func TestFollowerAgreesWithVerifyLog(t *testing.T) {
-	e := harnesstest.New(t, stepScript, harness.WithMaxSteps(3), harness.WithCompactAt(5))
+	e := harnesstest.New(t, stepScript, harness.WithMaxSteps(3), func(c *harness.Config) { c.CompactAt = 5 })
 	fl := audit.Follow(e.Store, e.Actor, "t")
 	same := func(where string) {
 		t.Helper()

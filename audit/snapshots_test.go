@@ -24,7 +24,7 @@ const stepScript = `{"text": "Reading a.", "tool_calls": [{"id": "r", "name": "r
 // snapshotted returns an env whose thread t is parked, with snapshots
 // kept along the way (some by Threads restored from the one before).
 func snapshotted(t *testing.T) *harnesstest.Env {
-	e := harnesstest.New(t, stepScript, harness.WithMaxSteps(3), harness.WithCompactAt(5))
+	e := harnesstest.New(t, stepScript, harness.WithMaxSteps(3), func(c *harness.Config) { c.CompactAt = 5 })
 	out, err := e.RT.Start(ctx, e.Actor, "t", "Read a and b, then write c.")
 	require.NoError(t, err)
 	for out.Status == harness.StatusStepLimit {

@@ -149,7 +149,7 @@ func Run(ctx context.Context, opts Options, r Reporter) (string, error) {
 	if version == "" {
 		version = "harness/demo"
 	}
-	cfg, err := harness.NewConfig(harness.WithModelName(spec), harness.WithVersion(version), harness.WithModelBackoff(0))
+	cfg, err := harness.NewConfig(harness.WithModelName(spec), func(c *harness.Config) { c.Version = version }, harness.WithModelBackoff(0))
 	if err != nil {
 		return root, err
 	}
@@ -275,7 +275,7 @@ var demoWorkerSet = []demoWorker{
 // demo's store (in the directory storeDir), and reads back what each log
 // records.
 func runWorkers(ctx context.Context, store thread.Store, storeDir, dir, version string, r Reporter) ([]Worker, error) {
-	cfg, err := harness.NewConfig(harness.WithModelName("scripted:workers"), harness.WithVersion(version), harness.WithModelBackoff(0))
+	cfg, err := harness.NewConfig(harness.WithModelName("scripted:workers"), func(c *harness.Config) { c.Version = version }, harness.WithModelBackoff(0))
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,9 @@ import (
 // used for another fact. Nothing is appended.
 var ErrAnswerDiffers = errors.New("a different answer was already given")
 
+// ErrNotYesNo: a YesNo's JSON is not true, false or null.
+var ErrNotYesNo = errors.New("want true, false or null")
+
 // answerDiffers is ErrAnswerDiffers with its message: what was already
 // given, and where. It also wraps the refusal that revealed it, if any.
 type answerDiffers struct {

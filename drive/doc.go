@@ -2,8 +2,8 @@
 // where the thread stands (Inspect, from the thread's one view, as the
 // one State document every front end gives), lists a store's threads
 // (List), runs a thread until it is done or waits for someone (Drive),
-// answers the confirmations an approval policy decides (Approval,
-// ApplyApproval) and posts a person's Reply — the one way a person's word
+// answers the confirmations a Policy decides (Approval, a mode and
+// patterns, or a Go policy: PolicyFunc; ApplyPolicy) and posts a person's Reply — the one way a person's word
 // becomes an answer fact — so that giving one twice is harmless and a
 // contradiction is refused (Answer, AnswerAll, AnswerPending). A thread's approval
 // policy is a fact of the thread (policy.set: SetPolicy, ThreadPolicy),

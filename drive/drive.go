@@ -20,12 +20,16 @@ type Options struct {
 	// Approval answers the confirmations it decides (see ApplyApproval);
 	// the zero Approval decides none.
 	Approval Approval
+	// Policy, when set, decides instead of Approval (see Policy): a Go
+	// policy, its answers recorded by its Name.
+	Policy Policy
 	// FollowPolicy: the thread's own policy (its latest policy.set, as
 	// each look's view reads it — harness.View.Own — so that a change made
 	// while the thread is driven, a person's "always" at the prompt,
 	// applies at once) decides instead
 	// of Approval's mode and patterns; Approval's Root and Resolve are
-	// kept. A thread that records no policy is decided by Approval.
+	// kept. A thread that records no policy is decided by Policy, or
+	// Approval.
 	FollowPolicy bool
 	// AmendPolicy, when set with FollowPolicy, is applied to the thread's
 	// policy before it decides, and is not recorded: what a caller's own
@@ -82,7 +86,7 @@ type Options struct {
 // Drive runs the thread on until it is done, failed or stopped, or
 // waits for a person nobody here answers, and returns how it then stands.
 // It repeats: look at the thread; a resumable one is resumed; a parked
-// one has its confirmations answered by opts.Approval, and the requests
+// one has its confirmations answered by opts.Policy (or opts.Approval), and the requests
 // left are put to opts.Ask; a failed one is resumed once more if
 // opts.Retry allows it. Anything else is returned. The thread's log is
 // folded once: every look and every resume goes on from where the last
@@ -168,7 +172,10 @@ func Drive(ctx context.Context, th *harness.Thread, opts Options) (State, error)
 		default:
 			return st, nil
 		}
-		approval := opts.Approval
+		var policy Policy = opts.Approval
+		if opts.Policy != nil {
+			policy = opts.Policy
+		}
 		if opts.FollowPolicy {
 			p, _, ok, err := st.View.Own.Policy()
 			if err != nil {
@@ -178,13 +185,15 @@ func Drive(ctx context.Context, th *harness.Thread, opts Options) (State, error)
 				if opts.AmendPolicy != nil {
 					p = opts.AmendPolicy(p)
 				}
-				if approval, err = ApprovalOf(p); err != nil {
+				approval, err := ApprovalOf(p)
+				if err != nil {
 					return st, fmt.Errorf("thread %s: its policy: %w", th.ID(), err)
 				}
 				approval.Root, approval.Resolve = opts.Approval.Root, opts.Approval.Resolve
+				policy = approval
 			}
 		}
-		ask, posted, err := ApplyApproval(ctx, th, approval, st.Waits)
+		ask, posted, err := ApplyPolicy(ctx, th, policy, st.Waits)
 		if err != nil && !errors.Is(err, scheduler.ErrAnswered) {
 			return st, err
 		}

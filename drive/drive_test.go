@@ -140,7 +140,7 @@ func TestDriveResumableToDone(t *testing.T) {
 
 func TestDriveRetriesAFailedTurnOnce(t *testing.T) {
 	failed := func(t *testing.T, script string) *harnesstest.Env {
-		e := harnesstest.New(t, script, harness.WithModelAttempts(5))
+		e := harnesstest.New(t, script, func(c *harness.Config) { c.ModelAttempts = 5 })
 		out, err := e.RT.Start(ctx, e.Actor, "t", "hi")
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusFailed, out.Status)
@@ -330,7 +330,7 @@ func ExampleDrive() {
 // failure after one Resume; it does not resume it again and again.
 func TestDriveStopsOnATransitionThatKeepsFailing(t *testing.T) {
 	e := harnesstest.New(t, `{"text": "Hello.", "usage": {"input_tokens": 50, "output_tokens": 5}}
-{"text": "Again."}`, harness.WithCompactAt(1))
+{"text": "Again."}`, func(c *harness.Config) { c.CompactAt = 1 })
 	e.RT.Services.Summarize = func(context.Context, []facts.Message) (string, error) {
 		return "", errors.New("summarizer quota exceeded")
 	}

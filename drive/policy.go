@@ -10,7 +10,6 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 )
 
@@ -370,63 +369,7 @@ func AnswerKey(kind facts.Kind, requestID string) string {
 // PolicyBy is who a policy's answer is recorded as given by.
 const PolicyBy = "policy"
 
-// ApplyApproval answers the pending confirmations the approval decides,
-// posting confirmation.answered to the thread (by PolicyBy, with the rule
-// as the reason, under AnswerKey; a denial tells the model, and the
-// thread goes on: facts.DenyContinue) — or, for a child's request, to the
-// child (see Target) — and returns the pending requests that still need a
-// person. posted counts the answers appended.
+// ApplyApproval is ApplyPolicy with the approval a.
 func ApplyApproval(ctx context.Context, th *harness.Thread, a Approval, waits []Pending) (needPerson []Pending, posted int, err error) {
-	rt := th.Runtime()
-	if a.Root == "" {
-		a.Root = rt.Services.Workspace
-	}
-	for _, w := range waits {
-		if w.Kind != fold.WaitConfirmation {
-			needPerson = append(needPerson, w)
-			continue
-		}
-		if w.Reason != "" {
-			// Asked for a reason no rule decides (the loop guard).
-			needPerson = append(needPerson, w)
-			continue
-		}
-		var capability action.Capability
-		if t, ok := rt.Services.Tools.Lookup(w.Tool); ok {
-			capability = t.Capability()
-		}
-		dec := a.Decide(w.Tool, capability, w.Args)
-		switch {
-		case dec.Approved && w.Hook != "":
-			// A hook asked a person: no allow rule or mode answers for
-			// them (a deny rule still does).
-			dec = Decision{Ask: true}
-		case dec.Ask && w.HookApproved != "" && w.Hook == "":
-			// Your own (user-scope) hook approved it, as an allow rule
-			// would; a deny rule, checked first, still wins.
-			dec = Decision{Approved: true, Rule: "hook " + w.HookApproved + " (user) approved"}
-		}
-		if dec.Ask {
-			needPerson = append(needPerson, w)
-			continue
-		}
-		// A denial tells the model the rule said no, and it goes on.
-		r := Reply{Kind: fold.WaitConfirmation, Request: Ref(w), Approved: dec.Approved, By: PolicyBy, Reason: dec.Rule, Then: facts.DenyContinue}
-		d, err := r.Draft(w)
-		if err != nil {
-			return nil, posted, err
-		}
-		target, err := Target(ctx, th, w)
-		if err != nil {
-			return nil, posted, err
-		}
-		p, err := target.Post(ctx, d, AnswerKey(facts.KindConfirmationAnswered, w.RequestID))
-		if err != nil {
-			return nil, posted, fmt.Errorf("answer %s by policy (%s): %w", w.RequestID, dec.Rule, err)
-		}
-		if !p.Duplicate {
-			posted++
-		}
-	}
-	return needPerson, posted, nil
+	return ApplyPolicy(ctx, th, a, waits)
 }

@@ -3,6 +3,7 @@ package facts
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -134,6 +135,13 @@ type AgentFile struct {
 	// workspace read-only, and runs them so; "" is its parent's.
 	Sandbox string `msgpack:"sandbox,omitempty" json:"sandbox,omitempty"`
 }
+
+// agentName is what an agent's name may be.
+var agentName = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
+
+// ValidAgentName reports whether name may name an agent file: 1 to 64 of
+// a-z, 0-9, '-' and '_'.
+func ValidAgentName(name string) bool { return agentName.MatchString(name) }
 
 // Validate requires a name and a digest, and a sandbox that is "" or
 // read-only.

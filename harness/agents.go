@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"regexp"
 )
 
 // Agent is an agent file as the runtime read it (see AgentReader): what a
@@ -42,10 +41,3 @@ type AgentReader interface {
 	// AgentNames are the names of the agents there are, sorted.
 	AgentNames(ctx context.Context) ([]string, error)
 }
-
-// agentName is what an agent's name may be.
-var agentName = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
-
-// ValidAgentName reports whether name may name an agent: 1 to 64 of
-// a-z, 0-9, '-' and '_'.
-func ValidAgentName(name string) bool { return agentName.MatchString(name) }

@@ -13,6 +13,7 @@ import (
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/harnesstest"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 func TestObservedWrite(t *testing.T) {
@@ -114,7 +115,7 @@ func TestReconcileIsChecked(t *testing.T) {
 }
 
 func TestCapabilityNotGrantedIsDeniedWithoutAsking(t *testing.T) {
-	o := harnesstest.NewObserved(t, harnesstest.WriteScript, harness.WithGrants(action.Read))
+	o := harnesstest.NewObserved(t, harnesstest.WriteScript, func(c *harness.Config) { c.Grants = []action.Capability{action.Read} })
 	out, err := o.RT.Start(ctx, o.Actor, "t", "Set the cache TTL to 300")
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, out.Status, "no confirmation asked")
@@ -198,13 +199,13 @@ func TestPostDuringAnActIsKept(t *testing.T) {
 	require.EqualValues(t, 1, o.Calls.Load())
 }
 
-// A runtime on a wrapped store (harness.Watch) and one on the store itself
+// A runtime on a wrapped store (thread.Watch) and one on the store itself
 // take the same lock: the second waits for the first's act to complete
 // instead of taking it for one whose process died.
 func TestWrappedStoreSharesTheLock(t *testing.T) {
 	o := harnesstest.NewObserved(t, harnesstest.WriteScript)
 	first, release := o.ResumeIntoTheWrite("t")
-	watched, err := harness.NewRuntime(harness.Watch(o.Store, func(facts.Fact, error) {}), o.RT.Services, o.RT.Config)
+	watched, err := harness.NewRuntime(thread.Watch(o.Store, func(facts.Fact, error) {}), o.RT.Services, o.RT.Config)
 	require.NoError(t, err)
 	second := make(chan error)
 	go func() { _, err := watched.Resume(ctx, o.Actor, "t"); second <- err }()
@@ -224,7 +225,7 @@ func TestWrappedStoreSharesTheLock(t *testing.T) {
 // safe, get ids of their own; the thread goes on.
 func TestUnsafeToolCallIDs(t *testing.T) {
 	o := harnesstest.NewObserved(t, `{"tool_calls": [{"id": "x.1", "name": "write_file", "args": "{\"path\":\"a.txt\",\"content\":\"a\"}"}, {"id": "x_1", "name": "write_file", "args": "{\"path\":\"b.txt\",\"content\":\"b\"}"}, {"id": "c\n1", "name": "write_file", "args": "{\"path\":\"c.txt\",\"content\":\"c\"}"}]}
-{"text": "done"}`, harness.WithGrants(action.Read, action.Write))
+{"text": "done"}`, func(c *harness.Config) { c.Grants = []action.Capability{action.Read, action.Write} })
 	out, err := o.RT.Start(ctx, o.Actor, "t", "three files")
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusParked, out.Status)

@@ -16,19 +16,32 @@ import (
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// A tool that declares a check nobody registered (a misspelled name) has
-// its call refused when it is requested: nobody is asked to approve it,
-// the tool never runs, and the model is told why — not an "unknown check"
-// recorded after an effect a person approved.
+// A tool that declares a check nobody registered (a misspelled name), or
+// a known check with arguments it cannot take, has its call refused when
+// it is requested: nobody is asked to approve it, the tool never runs,
+// and the model is told why — not an "unknown check" or "could not
+// decide" recorded after an effect a person approved.
 func TestUnknownCheckRefusedAtRequest(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, check string
 		refused     bool
+		// target and args of the spec ("": notes.md, {"text":"x"}), and
+		// what the refusal says.
+		target, args, want string
 	}{
-		{"misspelled", "file_equal", true},
-		{"empty", "", true},
-		{"registered", action.CheckFileContains, false},
+		{name: "misspelled", check: "file_equal", refused: true},
+		{name: "empty", check: "", refused: true},
+		{name: "registered", check: action.CheckFileContains},
+		{name: "unknown arg", check: action.CheckFileContains, refused: true, args: `{"txt":"x"}`, want: `unknown field "txt"`},
+		{name: "arg of another type", check: action.CheckFileContains, refused: true, args: `{"text":5}`, want: "malformed check arguments"},
+		{name: "no args", check: action.CheckFileContains, refused: true, args: `null`, want: "malformed check arguments"},
+		{name: "target outside", check: action.CheckFileContains, refused: true, target: "../../etc/passwd", want: "not a path inside the workspace"},
+		{name: "absolute target", check: action.CheckFileEquals, refused: true, target: "/etc/passwd", args: `{"sha256":"` + strings.Repeat("0", 64) + `","size":1}`, want: "not a path inside the workspace"},
+		{name: "bad digest", check: action.CheckFileEquals, refused: true, args: `{"sha256":"zz","size":1}`, want: "not a hex SHA-256 digest"},
+		{name: "negative size", check: action.CheckFileEquals, refused: true, args: `{"sha256":"` + strings.Repeat("0", 64) + `","size":-1}`, want: "negative"},
+		{name: "empty argv", check: action.CheckCommandSucceeds, refused: true, args: `{"argv":[]}`, want: "empty argv"},
+		{name: "good file_equals", check: action.CheckFileEquals, args: `{"sha256":"` + strings.Repeat("0", 64) + `","size":1}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ran atomic.Int64
@@ -39,7 +52,14 @@ func TestUnknownCheckRefusedAtRequest(t *testing.T) {
 					return facts.Report{Status: facts.StatusSucceeded}, nil
 				},
 				Declare: func(json.RawMessage) (*facts.CheckSpec, error) {
-					return &facts.CheckSpec{Name: tc.check, Target: "notes.md", Args: facts.RawJSON(`{"text":"x"}`)}, nil
+					spec := &facts.CheckSpec{Name: tc.check, Target: "notes.md", Args: facts.RawJSON(`{"text":"x"}`)}
+					if tc.target != "" {
+						spec.Target = tc.target
+					}
+					if tc.args != "" {
+						spec.Args = facts.RawJSON(tc.args)
+					}
+					return spec, nil
 				},
 			}
 			tb, err := harness.NewToolbox(tool)
@@ -76,8 +96,12 @@ func TestUnknownCheckRefusedAtRequest(t *testing.T) {
 					require.NoError(t, err)
 				}
 			}
-			require.Contains(t, req.Refused, "unknown check")
-			require.Contains(t, req.Refused, action.CheckFileEquals, "the refusal names the checks there are")
+			if tc.want != "" {
+				require.Contains(t, req.Refused, tc.want)
+			} else {
+				require.Contains(t, req.Refused, "unknown check")
+				require.Contains(t, req.Refused, action.CheckFileEquals, "the refusal names the checks there are")
+			}
 			reqs := m.requests()
 			require.Len(t, reqs, 2)
 			last := reqs[1].Messages[len(reqs[1].Messages)-1]

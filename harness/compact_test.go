@@ -151,7 +151,7 @@ func compactRuntime(t testing.TB, s thread.Store, url string, window int) (*harn
 	}
 	tools, err := harness.NewToolbox(read)
 	require.NoError(t, err)
-	cfg, err := harness.NewConfig(harness.WithModelBackoff(0), harness.WithMaxSteps(10_000), harness.WithContextWindow(window, 0), harness.WithModelName("openai:fake"))
+	cfg, err := harness.NewConfig(harness.WithModelBackoff(0), harness.WithMaxSteps(10_000), func(c *harness.Config) { c.ContextWindow, c.CompactFraction = window, 0 }, harness.WithModelName("openai:fake"))
 	require.NoError(t, err)
 	actor, err := harness.CodingActor(cfg, tools)
 	require.NoError(t, err)
@@ -230,7 +230,7 @@ func aroundCompaction(rs []sent) (before, after []int64) {
 func TestCompactionFallsBackToTheExtract(t *testing.T) {
 	long := strings.Repeat("the cache is slow; ", 40)
 	e := harnesstest.New(t, `{"tool_calls": [{"id": "r", "name": "read_file", "args": "{}"}], "text": "`+long+`", "usage": {"input_tokens": 900, "output_tokens": 100}}
-{"text": "done"}`, harness.WithContextWindow(1000, 0.5))
+{"text": "done"}`, func(c *harness.Config) { c.ContextWindow, c.CompactFraction = 1000, 0.5 })
 	out, err := e.RT.Start(ctx, e.Actor, "t", "look: "+long)
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, out.Status)
@@ -249,7 +249,7 @@ func TestCompactionFallsBackToTheExtract(t *testing.T) {
 func TestCompactionBoundsAreRecorded(t *testing.T) {
 	long := strings.Repeat("the cache is slow; ", 40)
 	e := harnesstest.New(t, `{"tool_calls": [{"id": "r", "name": "read_file", "args": "{}"}], "text": "`+long+`", "usage": {"input_tokens": 900, "output_tokens": 100}}
-{"text": "done"}`, harness.WithContextWindow(1000, 0.5))
+{"text": "done"}`, func(c *harness.Config) { c.ContextWindow, c.CompactFraction = 1000, 0.5 })
 	out, err := e.RT.Start(ctx, e.Actor, "t", "look: "+long)
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, out.Status)

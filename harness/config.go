@@ -78,7 +78,7 @@ type Config struct {
 	// Grants are the capabilities the actor's threads are granted; an
 	// action needing another is denied without invoking its adapter, and
 	// without asking a person. nil is read, write and execute; an empty,
-	// non-nil slice (WithGrants()) grants none.
+	// non-nil slice grants none.
 	Grants []action.Capability
 	// Settings are where the configuration came from (each settings file
 	// and the command line, with the keys left out as untrusted), for the
@@ -101,9 +101,6 @@ type Option func(*Config)
 // WithMaxSteps sets Config.MaxSteps (NoBound for none).
 func WithMaxSteps(n int) Option { return func(c *Config) { c.MaxSteps = n } }
 
-// WithModelAttempts sets Config.ModelAttempts.
-func WithModelAttempts(n int) Option { return func(c *Config) { c.ModelAttempts = n } }
-
 // WithModelBackoff sets Config.ModelBackoff; 0 here, as a negative
 // Config.ModelBackoff, retries at once: an option names the wait, not the
 // default.
@@ -118,18 +115,6 @@ func WithModelBackoff(d time.Duration) Option {
 
 // noWait is the ModelBackoff of retrying at once.
 const noWait time.Duration = -1
-
-// WithModelMaxWait sets Config.ModelMaxWait (NoBound for none).
-func WithModelMaxWait(d time.Duration) Option { return func(c *Config) { c.ModelMaxWait = d } }
-
-// WithSystemPrompt sets Config.SystemPrompt.
-func WithSystemPrompt(p string) Option { return func(c *Config) { c.SystemPrompt = p } }
-
-// WithLoopGuard sets Config.LoopGuard.
-func WithLoopGuard(n int) Option { return func(c *Config) { c.LoopGuard = n } }
-
-// WithPrices sets Config.Prices.
-func WithPrices(p model.Prices) Option { return func(c *Config) { c.Prices = &p } }
 
 // WithOutputSchema sets Config.OutputSchema to schema, read from source
 // (a file's name, for the record).
@@ -148,15 +133,6 @@ func WithBudget(turns int, tokens int64) Option {
 	return func(c *Config) { c.MaxTurns, c.MaxTokens = turns, tokens }
 }
 
-// WithCompactAt sets Config.CompactAt.
-func WithCompactAt(tokens int) Option { return func(c *Config) { c.CompactAt = tokens } }
-
-// WithContextWindow sets Config.ContextWindow and Config.CompactFraction
-// (0 keeps the default).
-func WithContextWindow(tokens int, fraction float64) Option {
-	return func(c *Config) { c.ContextWindow, c.CompactFraction = tokens, fraction }
-}
-
 // contextBounds are the compaction bounds system.configured records,
 // zero ones too: a log that records none is one written before they were
 // recorded, and goes by Config.
@@ -172,31 +148,10 @@ func (c Config) contextBounds() *facts.ContextBounds {
 // compaction is due when Config.CompactFraction says none.
 const defaultCompactFraction = 0.8
 
-// WithActor sets Config.Actor.
-func WithActor(name string) Option { return func(c *Config) { c.Actor = name } }
-
-// WithGrants sets Config.Grants; with no capabilities it grants none.
-func WithGrants(caps ...action.Capability) Option {
-	return func(c *Config) { c.Grants = append([]action.Capability{}, caps...) }
-}
-
-// WithSettings sets Config.Settings.
-func WithSettings(src []facts.SettingsSource) Option {
-	return func(c *Config) { c.Settings = slices.Clone(src) }
-}
-
-// WithHooks sets Config.Hooks.
-func WithHooks(h []facts.Hook) Option {
-	return func(c *Config) { c.Hooks = slices.Clone(h) }
-}
-
-// WithVersion sets Config.Version.
-func WithVersion(v string) Option { return func(c *Config) { c.Version = v } }
-
 // WithWorkspace sets Config.Workspace.
 func WithWorkspace(w string) Option { return func(c *Config) { c.Workspace = w } }
 
-// Values a Config names.
+// Values a Config and a thread name.
 const (
 	// DefaultSystemPrompt is the system prompt of a Config that sets none.
 	DefaultSystemPrompt = "You are a careful coding agent working in the user's repository. " +
@@ -204,6 +159,9 @@ const (
 	// NoBound, as Config.MaxSteps or Config.ModelMaxWait, lifts the
 	// bound: a zero one is the default bound.
 	NoBound = -1
+	// StartKey is the idempotency key of the user message that starts a
+	// thread: its cause is "ingress/start".
+	StartKey = "start"
 )
 
 // defaults are the values of a Config's zero fields.

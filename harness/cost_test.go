@@ -52,7 +52,7 @@ func TestModelTurnCost(t *testing.T) {
 			body := c.p.Text("Done.").Body
 			f := providertest.NewFake(t, c.p.Path, providertest.Reply{Body: withUsage(t, body, c.usage)})
 			prices := model.DefaultPrices().With("test", map[string]model.Price{c.tableKey: price})
-			r := newRun(t, c.p.Open(t, f), harness.WithModelName(c.spec), harness.WithPrices(prices))
+			r := newRun(t, c.p.Open(t, f), harness.WithModelName(c.spec), func(c *harness.Config) { p := prices; c.Prices = &p })
 			out, err := r.rt.Start(context.Background(), r.actor, "t", "Say done")
 			require.NoError(t, err)
 			require.Equal(t, harness.StatusDone, out.Status, out.Reason)

@@ -158,7 +158,7 @@ func (d *delegation) spawner(a *assembly, k *kit) func(scheduler.SpawnRequest) e
 			used = k.budget.View()
 		}
 		name := agentOf(req.Call.Args)
-		if name == "" || !ValidAgentName(name) {
+		if name == "" || !facts.ValidAgentName(name) {
 			return effect.Succeed[Services](decideSpawn(a.cfg, used, req, nil))
 		}
 		// The agent file is read by the runtime, once: what it read is
@@ -242,7 +242,7 @@ func decideSpawn(cfg Config, used BudgetView, req scheduler.SpawnRequest, ag *Ag
 		return refuse("the arguments of %s are refused: %v (want {\"task\": TEXT, \"agent\": NAME, \"tools\": [NAME…], \"max_turns\": N, \"max_tokens\": N})", delegateTool, err)
 	}
 	switch {
-	case args.Agent != "" && !ValidAgentName(args.Agent):
+	case args.Agent != "" && !facts.ValidAgentName(args.Agent):
 		return refuse("agent %q: a name is 1 to 64 of a-z, 0-9, '-' and '_'", args.Agent)
 	case args.Agent != "" && (ag == nil || ag.Name != args.Agent):
 		return refuse("agent %q was not read", args.Agent)

@@ -127,9 +127,8 @@ func TestDelegateConfirmationThroughTheParent(t *testing.T) {
 	require.Equal(t, harness.StatusParked, out.Status)
 	child := "p.1-d1"
 	require.Equal(t, []fold.Wait{
-		{Kind: fold.WaitChild, RequestID: child, Summary: "child p.1-d1: Set the TTL to 300"},
 		{Kind: fold.WaitConfirmation, RequestID: "1-w", Summary: `run write_file {"path":"cache.toml"}`, Thread: child},
-	}, out.Waits)
+	}, out.Waits, "the child's request, not the wait for the child nobody can answer")
 
 	// The child's first facts name the parent's spawn and its hash.
 	plog, clog := e.log("p"), e.log(child)

@@ -33,7 +33,7 @@ var (
 	ErrChildPolicy = errors.New("the child's actor is wider than its parent allows")
 
 	// ErrNoPlan: a person acting on a plan the thread does not wait on
-	// (see plan mode, PlanRequest).
+	// (see plan mode).
 	ErrNoPlan = errors.New("no such plan")
 	// ErrHookNotInForce: a hook the thread records is not in force now —
 	// its settings changed, or are no longer trusted — so it is not run
@@ -54,4 +54,11 @@ var (
 	// snapshot was changed since it was kept; the error wraps a
 	// *thread.CorruptError naming the seq, and nothing resumes.
 	ErrNotItsSnapshot = errors.New("the log is not the one its snapshot was made of")
+
+	// ErrNoComponent: ViewAs names a component the thread's actor does
+	// not have.
+	ErrNoComponent = errors.New("no component of that name")
+	// ErrViewType: ViewAs asks for a view of another type than the
+	// component's.
+	ErrViewType = errors.New("the view is of another type")
 )

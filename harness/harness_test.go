@@ -215,7 +215,7 @@ func TestPostBadInput(t *testing.T) {
 
 func TestModelFailures(t *testing.T) {
 	t.Run("transient failures are retried within ModelAttempts", func(t *testing.T) {
-		e := harnesstest.New(t, `{"fail": ["transient", "transient"], "text": "fine"}`, harness.WithModelAttempts(3))
+		e := harnesstest.New(t, `{"fail": ["transient", "transient"], "text": "fine"}`, func(c *harness.Config) { c.ModelAttempts = 3 })
 		out, err := e.RT.Start(ctx, e.Actor, "t", "hi")
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusDone, out.Status)
@@ -223,7 +223,7 @@ func TestModelFailures(t *testing.T) {
 		require.NotContains(t, e.Kinds("t"), facts.KindTransitionFailed)
 	})
 	t.Run("a Fail is recorded with its class and the thread fails visibly", func(t *testing.T) {
-		e := harnesstest.New(t, `{"fail": ["transient", "transient", "transient"], "text": "fine"}`, harness.WithModelAttempts(2))
+		e := harnesstest.New(t, `{"fail": ["transient", "transient", "transient"], "text": "fine"}`, func(c *harness.Config) { c.ModelAttempts = 2 })
 		out, err := e.RT.Start(ctx, e.Actor, "t", "hi")
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusFailed, out.Status)
@@ -244,7 +244,7 @@ func TestModelFailures(t *testing.T) {
 		require.NoError(t, audit.VerifyLog(ctx, e.Store, e.Actor, "t"))
 	})
 	t.Run("a resume retries a failed turn once, not in a loop", func(t *testing.T) {
-		e := harnesstest.New(t, `{"fail": ["permission", "permission", "permission"], "text": "fine"}`, harness.WithModelAttempts(5))
+		e := harnesstest.New(t, `{"fail": ["permission", "permission", "permission"], "text": "fine"}`, func(c *harness.Config) { c.ModelAttempts = 5 })
 		out, err := e.RT.Start(ctx, e.Actor, "t", "hi")
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusFailed, out.Status)
@@ -258,7 +258,7 @@ func TestModelFailures(t *testing.T) {
 		require.NoError(t, audit.VerifyLog(ctx, e.Store, e.Actor, "t"))
 	})
 	t.Run("permission failures are not retried", func(t *testing.T) {
-		e := harnesstest.New(t, `{"fail": ["permission"], "text": "fine"}`, harness.WithModelAttempts(5))
+		e := harnesstest.New(t, `{"fail": ["permission"], "text": "fine"}`, func(c *harness.Config) { c.ModelAttempts = 5 })
 		out, err := e.RT.Start(ctx, e.Actor, "t", "hi")
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusFailed, out.Status)
@@ -340,12 +340,12 @@ func TestInterruptAppendsNothing(t *testing.T) {
 
 func TestNewConfigRefusesWhatCannotRun(t *testing.T) {
 	for field, opt := range map[string]harness.Option{
-		"ModelAttempts":   harness.WithModelAttempts(-1),
+		"ModelAttempts":   func(c *harness.Config) { c.ModelAttempts = -1 },
 		"MaxTurns":        harness.WithBudget(-1, 0),
 		"MaxTokens":       harness.WithBudget(0, -1),
-		"CompactAt":       harness.WithCompactAt(-5),
-		"ContextWindow":   harness.WithContextWindow(-1, 0),
-		"CompactFraction": harness.WithContextWindow(1000, 1.5),
+		"CompactAt":       func(c *harness.Config) { c.CompactAt = -5 },
+		"ContextWindow":   func(c *harness.Config) { c.ContextWindow, c.CompactFraction = -1, 0 },
+		"CompactFraction": func(c *harness.Config) { c.ContextWindow, c.CompactFraction = 1000, 1.5 },
 	} {
 		_, err := harness.NewConfig(opt)
 		require.ErrorContains(t, err, field)
@@ -386,7 +386,7 @@ func TestBudget(t *testing.T) {
 func TestCompaction(t *testing.T) {
 	long := strings.Repeat("the cache is slow; ", 40)
 	e := harnesstest.New(t, `{"tool_calls": [{"id": "r", "name": "read_file", "args": "{}"}], "text": "`+long+`"}
-{"text": "done"}`, harness.WithCompactAt(50))
+{"text": "done"}`, func(c *harness.Config) { c.CompactAt = 50 })
 	out, err := e.RT.Start(ctx, e.Actor, "t", "look: "+long)
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, out.Status)

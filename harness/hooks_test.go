@@ -49,8 +49,10 @@ func hookRuntime(t *testing.T, store thread.Store, hooks harness.HookRunner) (*h
 			return facts.Report{Status: facts.StatusSucceeded}, nil
 		}})
 	require.NoError(t, err)
-	cfg, err := harness.NewConfig(harness.WithModelBackoff(0), harness.WithHooks([]facts.Hook{
-		{Name: "gate", Event: facts.HookBeforeTool, Scope: "project", Digest: "d1"}}))
+	cfg, err := harness.NewConfig(harness.WithModelBackoff(0), func(c *harness.Config) {
+		c.Hooks = []facts.Hook{
+			{Name: "gate", Event: facts.HookBeforeTool, Scope: "project", Digest: "d1"}}
+	})
 	require.NoError(t, err)
 	actor, err := harness.CodingActor(cfg, tb)
 	require.NoError(t, err)

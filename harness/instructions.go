@@ -45,9 +45,9 @@ type Instruction struct {
 	Text []byte
 }
 
-// MaxTouched bounds the directories a thread's tool calls add to those
+// maxTouched bounds the directories a thread's tool calls add to those
 // whose instruction files are read: the first ones named count.
-const MaxTouched = 64
+const maxTouched = 64
 
 // instructions is the system part's fold of what decides a turn's
 // instructions: the ones recorded last, and the directories touched.
@@ -110,7 +110,7 @@ func (in *instructions) touch(p string) {
 			return
 		}
 		dir = path.Join(dir, part)
-		if len(in.touched) >= MaxTouched {
+		if len(in.touched) >= maxTouched {
 			return
 		}
 		i, found := slices.BinarySearchFunc(in.touched, dir, func(a, b string) int { return cmp.Compare(touchKey(a), touchKey(b)) })
@@ -187,7 +187,7 @@ func prepare(tb *Toolbox, sys *system, req scheduler.Request) effect.Effect[Serv
 			// Plan mode: no tool that writes is offered, and the model is
 			// asked for a plan.
 			out.Request.System.Tools = planTools(tb, req.System.Tools)
-			out.Request.System.Prompt += "\n\n" + PlanPrompt
+			out.Request.System.Prompt += "\n\n" + planPrompt
 		}
 		if svc.Instructions == nil {
 			return out, nil
@@ -226,15 +226,15 @@ func prepare(tb *Toolbox, sys *system, req scheduler.Request) effect.Effect[Serv
 			}
 			out.Record = []facts.Draft{d}
 		}
-		out.Request.System.Prompt = WithInstructions(out.Request.System.Prompt, read)
+		out.Request.System.Prompt = withInstructions(out.Request.System.Prompt, read)
 		return out, nil
 	})
 }
 
-// WithInstructions is the system prompt with the instruction files'
+// withInstructions is the system prompt with the instruction files'
 // text after it, marked as the project's text: what the model is sent.
 // A file left out is named, with why.
-func WithInstructions(prompt string, read []Instruction) string {
+func withInstructions(prompt string, read []Instruction) string {
 	if len(read) == 0 {
 		return prompt
 	}

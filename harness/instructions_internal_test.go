@@ -12,7 +12,7 @@ import (
 
 // The directories whose instruction files a turn reads are decided from
 // the paths the log's calls named: inside the workspace only, never in a
-// .git or .harness, parents first, and at most MaxTouched of them however
+// .git or .harness, parents first, and at most maxTouched of them however
 // many a hostile model names.
 func TestTouchedDirectories(t *testing.T) {
 	var in instructions
@@ -34,7 +34,7 @@ func TestTouchedDirectories(t *testing.T) {
 		many[i] = fmt.Sprintf("d%03d/f.go", i)
 	}
 	turn(many...)
-	require.Len(t, in.touched, MaxTouched)
+	require.Len(t, in.touched, maxTouched)
 
 	// The snapshot keeps them, and what was recorded last.
 	in.latest = facts.InstructionsRead{Turn: 2, Files: []facts.InstructionFile{{Scope: facts.InstructionsProject, Path: "AGENTS.md", Digest: "ab", Size: 2}}}

@@ -131,7 +131,7 @@ func TestALostLeaseIsNamed(t *testing.T) {
 func TestResumeLeasesThroughAWrapper(t *testing.T) {
 	e := harnesstest.New(t, `{"text": "Hello."}`)
 	store := &harnesstest.Leased{PebbleStore: e.Store}
-	rt, err := harness.NewRuntime(harness.Watch(store, func(facts.Fact, error) {}), e.RT.Services, e.RT.Config)
+	rt, err := harness.NewRuntime(thread.Watch(store, func(facts.Fact, error) {}), e.RT.Services, e.RT.Config)
 	require.NoError(t, err)
 	_, err = rt.Start(ctx, e.Actor, "t", "Hello")
 	require.NoError(t, err)

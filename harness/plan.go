@@ -22,9 +22,9 @@ import (
 // switches plan mode off, naming the plan, and a message) lets it go on
 // with every tool; a message alone asks for another plan.
 
-// PlanPrompt is what a thread in plan mode is told after its system
+// planPrompt is what a thread in plan mode is told after its system
 // prompt.
-const PlanPrompt = "# Plan mode\n\n" +
+const planPrompt = "# Plan mode\n\n" +
 	"You are in plan mode: look, do not change anything. Only tools that read are offered, " +
 	"and commands run with the workspace read-only (a write fails). Investigate as much as you need, " +
 	"then give your plan as your final answer: what you would change, where, and how you would check it. " +
@@ -119,14 +119,14 @@ func (p *planning) output(key string, out *fold.Output[Services]) {
 			Effect: planDraft(facts.PlanRecorded{Turn: p.turn, Text: p.text}),
 		})
 	case p.planned == p.turn && p.planSeq > p.userSeq:
-		out.Waits = append(out.Waits, fold.Wait{Kind: fold.WaitPlan, RequestID: PlanRequest(p.turn),
+		out.Waits = append(out.Waits, fold.Wait{Kind: fold.WaitPlan, RequestID: planRequest(p.turn),
 			Summary: "act on this plan? " + firstLine(p.text)})
 	}
 }
 
-// PlanRequest is the request id of the wait for a person's word on the
+// planRequest is the request id of the wait for a person's word on the
 // plan of a model turn.
-func PlanRequest(turn int) string { return "plan-" + strconv.Itoa(turn) }
+func planRequest(turn int) string { return "plan-" + strconv.Itoa(turn) }
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

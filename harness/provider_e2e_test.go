@@ -428,7 +428,7 @@ func endToEndRetryAfter(t *testing.T, p providertest.Provider) {
 		rateLimited(p, "Retry-After", "1"),
 		rateLimited(p, "Date", date.Format(http.TimeFormat), "Retry-After", date.Add(time.Second).Format(http.TimeFormat)),
 		p.Text("Done."))
-	r := newRun(t, p.Open(t, f), harness.WithModelAttempts(4))
+	r := newRun(t, p.Open(t, f), func(c *harness.Config) { c.ModelAttempts = 4 })
 	out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, out.Status, out.Reason)
@@ -463,7 +463,7 @@ func endToEndRetryAfterPastTheCap(t *testing.T, p providertest.Provider) {
 		within time.Duration
 	}{
 		{"the default cap of a minute", nil, "120", "the server asked to wait 2m0s before a retry, longer than Config.ModelMaxWait (1m0s)", 0},
-		{"a cap set lower", []harness.Option{harness.WithModelMaxWait(500 * time.Millisecond)}, "1", "the server asked to wait 1s before a retry, longer than Config.ModelMaxWait (500ms)", 0},
+		{"a cap set lower", []harness.Option{func(c *harness.Config) { c.ModelMaxWait = 500 * time.Millisecond }}, "1", "the server asked to wait 1s before a retry, longer than Config.ModelMaxWait (500ms)", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -622,7 +622,7 @@ func endToEndStreamKeepsDropping(t *testing.T, p providertest.Provider) {
 	cut.Abort = true
 	f := providertest.NewFake(t, p.Path, cut)
 	var shown strings.Builder
-	r := newRun(t, p.Open(t, f, model.WithStream(func(s string) { shown.WriteString(s) })), harness.WithModelAttempts(3))
+	r := newRun(t, p.Open(t, f, model.WithStream(func(s string) { shown.WriteString(s) })), func(c *harness.Config) { c.ModelAttempts = 3 })
 	out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusFailed, out.Status)

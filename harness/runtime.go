@@ -211,10 +211,6 @@ func (rt *Runtime) catchUp(ctx context.Context, st *state) error {
 	return nil
 }
 
-// StartKey is the idempotency key of the user message that starts a
-// thread: its cause is "ingress/start".
-const StartKey = "start"
-
 // Start begins the thread id with the user's message, appended as an
 // ingress fact under StartKey, and resumes it. The thread must be new: if
 // it already has facts — it was started before, or another process
@@ -492,7 +488,7 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 			case p.Stop != nil:
 				out.Reason = p.Stop.Reason
 			case out.Status == StatusParked:
-				out.Waits = append(p.Waits, out.Waits...)
+				out.Waits = append(answerable(p.Waits, out.Waits), out.Waits...)
 			}
 			return out, nil
 		case rt.Config.stepLimit(out.Steps):

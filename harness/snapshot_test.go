@@ -76,7 +76,7 @@ func TestResumeFromSnapshot(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var opts []harness.Option
 			if compacted {
-				opts = append(opts, harness.WithCompactAt(5))
+				opts = append(opts, func(c *harness.Config) { c.CompactAt = 5 })
 			}
 			e := harnesstest.New(t, compactScript, opts...)
 			out, err := e.RT.Start(ctx, e.Actor, "t", "Read a and b, then write c.")

@@ -155,3 +155,34 @@ func TestSubmitWithIngress(t *testing.T) {
 	require.Equal(t, harness.StatusDone, out.Status)
 	require.NoError(t, audit.VerifyLog(ctx, e.Store, e.Actor, "t1"))
 }
+
+// StartOrResume: a start retried with the same message resumes the
+// thread (appending no second message); one with another message is
+// ErrThreadExists and appends nothing.
+func TestStartOrResume(t *testing.T) {
+	ctx := context.Background()
+	e := harnesstest.New(t, harnesstest.WriteScript)
+	th := e.Thread("t1")
+	out, err := th.StartOrResume(ctx, "Set the TTL")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, out.Status)
+	head := out.Seq
+
+	out, err = e.Thread("t1").StartOrResume(ctx, "Set the TTL")
+	require.NoError(t, err, "the same start again: resumed")
+	require.Equal(t, harness.StatusParked, out.Status)
+	require.Equal(t, head, out.Seq, "nothing appended")
+
+	_, err = e.Thread("t1").StartOrResume(ctx, "Something else")
+	require.ErrorIs(t, err, harness.ErrThreadExists)
+	require.Contains(t, err.Error(), "another message")
+	_, err = e.Thread("t1").Start(ctx, "Set the TTL")
+	require.ErrorIs(t, err, harness.ErrThreadExists, "Start itself never continues")
+	n := 0
+	for _, k := range e.Kinds("t1") {
+		if k == facts.KindUserMessage {
+			n++
+		}
+	}
+	require.Equal(t, 1, n)
+}

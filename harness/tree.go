@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
@@ -331,6 +333,25 @@ func (t *Thread) tend(ctx context.Context, st *state, p fold.Projection[Services
 		out.Waits = waits
 	}
 	return false, nil
+}
+
+// answerable are the waits of a parked thread that an Outcome lists,
+// given the waits of its children (kids, each naming its thread): a
+// wait for a child (fold.WaitChild), which nobody can answer, is left out
+// when the child's own requests stand for it; one whose child lists
+// nothing (it runs elsewhere) stays, so that a parked outcome names what
+// it waits on.
+func answerable(own, kids []fold.Wait) []fold.Wait {
+	var out []fold.Wait
+	for _, w := range own {
+		if w.Kind == fold.WaitChild && slices.ContainsFunc(kids, func(k fold.Wait) bool {
+			return k.Thread == w.RequestID || strings.HasPrefix(k.Thread, w.RequestID+".")
+		}) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // endable reports whether a child's view is an end: done, stopped, or

@@ -341,7 +341,7 @@ func NewStock(t *testing.T, script string) *Stock {
 	svc, err := e.Stock.Services(m, stock.BlobsOf(store))
 	require.NoError(t, err)
 	require.NotNil(t, svc.Blobs, "the Pebble store keeps contents")
-	e.RT, err = harness.NewRuntime(harness.Watch(store, func(f facts.Fact, err error) {
+	e.RT, err = harness.NewRuntime(thread.Watch(store, func(f facts.Fact, err error) {
 		require.NoError(t, err)
 		e.Watched = append(e.Watched, f)
 	}), svc, cfg)

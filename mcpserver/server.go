@@ -1,10 +1,13 @@
 package mcpserver
 
 import (
+	"reflect"
+
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/google/jsonschema-go/jsonschema"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -16,6 +19,7 @@ import (
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/tools"
 )
 
@@ -103,7 +107,7 @@ func NewServer(ws Workspace, opts ServerOptions) *sdk.Server {
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.view)
 	sdk.AddTool(srv, &sdk.Tool{Name: "facts", Description: "A thread's facts (its log), in order, as JSON: seq, kind, cause, time, data.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.facts)
-	sdk.AddTool(srv, &sdk.Tool{Name: "answer", Description: "Answer what a thread waits for: approve or deny a confirmation (naming the digest view shows), answer a question (text), or settle an open effect (decision: accept, retry, abandon). Then, unless resume is false, run the thread on.",
+	sdk.AddTool(srv, &sdk.Tool{Name: "answer", InputSchema: answerSchema, Description: "Answer what a thread waits for: approve or deny a confirmation (naming the digest view shows), answer a question (text), or settle an open effect (decision: accept, retry, abandon). Then, unless resume is false, run the thread on.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.answer)
 	sdk.AddTool(srv, &sdk.Tool{Name: "resume", Description: "Run a thread on until it is done or waits for a person. A parked thread runs nothing.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.resume)
@@ -113,6 +117,19 @@ func NewServer(ws Workspace, opts ServerOptions) *sdk.Server {
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.replay)
 	return srv
 }
+
+// answerSchema is the answer tool's input schema: AnswerArgs's, with a
+// drive.YesNo a JSON true, false or null (as a *bool would be), not the
+// integer its Go type would make it.
+var answerSchema = func() *jsonschema.Schema {
+	sc, err := jsonschema.For[AnswerArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[drive.YesNo](): {Types: []string{"null", "boolean"}},
+	}})
+	if err != nil {
+		panic(err) // AnswerArgs is a plain struct
+	}
+	return sc
+}()
 
 type server struct {
 	ws   Workspace
@@ -143,15 +160,15 @@ type AnswerArgs struct {
 	Thread    string `json:"thread" jsonschema:"the thread's id"`
 	RequestID string `json:"request_id" jsonschema:"the open request's id, as view shows it"`
 	// A confirmation's answer.
-	Approve *bool  `json:"approve,omitempty" jsonschema:"for a confirmation: true approves the call, false denies it"`
-	Digest  string `json:"digest,omitempty" jsonschema:"for a confirmation: the digest of the exact call, as view shows it; an approval of anything else is refused"`
-	Reason  string `json:"reason,omitempty" jsonschema:"why (recorded with the answer)"`
+	Approve drive.YesNo `json:"approve,omitempty" jsonschema:"for a confirmation: true approves the call, false denies it"`
+	Digest  string      `json:"digest,omitempty" jsonschema:"for a confirmation: the digest of the exact call, as view shows it; an approval of anything else is refused"`
+	Reason  string      `json:"reason,omitempty" jsonschema:"why (recorded with the answer)"`
 	// A question's answer.
 	Text string `json:"text,omitempty" jsonschema:"for a question: the answer"`
 	// A reconciliation.
-	Decision string `json:"decision,omitempty" jsonschema:"for an open effect: accept, retry or abandon"`
-	By       string `json:"by,omitempty" jsonschema:"who answers (recorded; default: the MCP client's name)"`
-	Resume   *bool  `json:"resume,omitempty" jsonschema:"run the thread on after the answer (default true)"`
+	Decision string      `json:"decision,omitempty" jsonschema:"for an open effect: accept, retry or abandon"`
+	By       string      `json:"by,omitempty" jsonschema:"who answers (recorded; default: the MCP client's name)"`
+	Resume   drive.YesNo `json:"resume,omitempty" jsonschema:"run the thread on after the answer (default true)"`
 }
 
 // ThreadView is where a thread stands, for a client: its state — the one
@@ -164,7 +181,7 @@ type ThreadView struct {
 	Answers map[string]string `json:"answers,omitempty"`
 	// Posted, after an answer, says whether it was appended (false: the
 	// same answer had been given).
-	Posted *bool `json:"posted,omitempty"`
+	Posted drive.YesNo `json:"posted,omitempty"`
 }
 
 // ReplayView is a thread's record told back and verified.
@@ -216,7 +233,7 @@ func (s *server) open(ctx context.Context, req OpenRequest, ss *sdk.ServerSessio
 	}
 	o.Drive.Ask = nil // nobody is at a prompt here
 	if ss != nil && o.Runtime != nil {
-		o.Runtime.Store = harness.Watch(o.Runtime.Store, logFacts(ctx, ss))
+		o.Runtime.Store = thread.Watch(o.Runtime.Store, logFacts(ctx, ss))
 	}
 	return o, nil
 }
@@ -371,7 +388,7 @@ func (s *server) answer(ctx context.Context, req *sdk.CallToolRequest, a AnswerA
 	if a.RequestID == "" {
 		return nil, nil, errors.New("name the open request (request_id), as view shows it")
 	}
-	resume := a.Resume == nil || *a.Resume
+	resume := a.Resume.Or(true)
 	o, th, err := s.thread(ctx, a.Thread, resume, session(req))
 	if err != nil {
 		return nil, nil, err
@@ -410,7 +427,7 @@ func (s *server) answer(ctx context.Context, req *sdk.CallToolRequest, a AnswerA
 	if err != nil {
 		return nil, nil, err
 	}
-	v.Posted = &posted
+	v.Posted = drive.YesNoOf(posted)
 	return nil, v, nil
 }
 
@@ -429,16 +446,16 @@ func (s *server) reply(thread string, p drive.Pending, a AnswerArgs, by string) 
 	switch p.Kind {
 	case fold.WaitConfirmation:
 		switch {
-		case a.Approve == nil:
+		case !a.Approve.Said():
 			return r, fmt.Errorf("%s is a confirmation: answer it with approve (true or false) and the digest %s", p.RequestID, p.Digest)
 		case a.Digest == "":
 			return r, fmt.Errorf("%s: name the digest of the call you answer (%s for %s %s): an answer is bound to the exact call", p.RequestID, p.Digest, p.Tool, p.Args)
 		case a.Digest != p.Digest:
 			return r, fmt.Errorf("%s: digest %s is not the call's (%s): the call waiting is %s %s", p.RequestID, a.Digest, p.Digest, p.Tool, p.Args)
-		case *a.Approve && !s.opts.ClientApproves:
+		case a.Approve == drive.Yes && !s.opts.ClientApproves:
 			return r, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot approve %s %s; a person approves it %s (then resume it here), or it is denied here", ErrPersonOnly, p.Tool, p.Args, how)
 		}
-		r.Approved, r.Digest = *a.Approve, a.Digest
+		r.Approved, r.Digest = a.Approve == drive.Yes, a.Digest
 	case fold.WaitQuestion:
 		if a.Text == "" {
 			return r, fmt.Errorf("%s is a question (%s): answer it with text", p.RequestID, p.Summary)

@@ -303,13 +303,13 @@ func (s *Server) apiFacts(w http.ResponseWriter, r *http.Request) error {
 type AnswerRequest struct {
 	Kind      fold.WaitKind `json:"kind"`
 	RequestID string        `json:"request_id"`
-	Approved  *bool         `json:"approved,omitempty"`
+	Approved  drive.YesNo   `json:"approved,omitempty"`
 	Reason    string        `json:"reason,omitempty"`
 	Digest    string        `json:"digest,omitempty"`
-	Text      *string       `json:"text,omitempty"`
+	Text      string        `json:"text,omitempty"`
 	Decision  string        `json:"decision,omitempty"`
 	Note      string        `json:"note,omitempty"`
-	Resume    *bool         `json:"resume,omitempty"`
+	Resume    drive.YesNo   `json:"resume,omitempty"`
 }
 
 // AnswerResult says what an answer did.
@@ -350,7 +350,7 @@ func (s *Server) answer(ctx context.Context, who Identity, id string, a AnswerRe
 		return AnswerResult{}, err
 	}
 	res := AnswerResult{Thread: id, RequestID: ans.Request.RequestID, Seq: ans.Posted.Seq, Duplicate: ans.Posted.Duplicate, By: who.Name}
-	if a.Resume == nil || *a.Resume {
+	if a.Resume.Or(true) {
 		if err := s.Resume(ctx, id); err != nil {
 			res.NotResumed = err.Error()
 		} else {
@@ -365,18 +365,18 @@ func replyOf(a AnswerRequest, by string) (drive.Reply, error) {
 	r := drive.Reply{Kind: a.Kind, Request: a.RequestID, By: by}
 	switch a.Kind {
 	case fold.WaitConfirmation:
-		if a.Approved == nil {
+		if !a.Approved.Said() {
 			return r, badRequest("a confirmation's answer says whether it is approved (approved: true or false)")
 		}
 		if a.Digest == "" {
 			return r, badRequest("an approval names the digest of the call it approves (digest, from the pending request)")
 		}
-		r.Approved, r.Digest, r.Reason = *a.Approved, a.Digest, a.Reason
+		r.Approved, r.Digest, r.Reason = a.Approved.Or(false), a.Digest, a.Reason
 	case fold.WaitQuestion:
-		if a.Text == nil || strings.TrimSpace(*a.Text) == "" {
+		if strings.TrimSpace(a.Text) == "" {
 			return r, badRequest("a question's answer has text")
 		}
-		r.Text = *a.Text
+		r.Text = a.Text
 	case fold.WaitReconcile:
 		r.Decision, r.Reason = facts.Decision(a.Decision), a.Note
 		if err := r.Decision.Validate(); err != nil {

@@ -114,8 +114,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: id.secret, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			rest := r.URL.Query()
 			rest.Del("token")
-			u := url.URL{Path: r.URL.Path, RawQuery: rest.Encode()}
-			http.Redirect(w, r, u.String(), http.StatusSeeOther)
+			// The same page without the token, named relative to this
+			// one ("./NAME?REST"): it stays under the prefix the page is
+			// mounted at (see rooted).
+			p := r.URL.EscapedPath()
+			loc := "./" + p[strings.LastIndexByte(p, '/')+1:]
+			if len(rest) > 0 {
+				loc += "?" + rest.Encode()
+			}
+			w.Header().Set("Location", loc)
+			w.WriteHeader(http.StatusSeeOther)
 			return
 		}
 		var id Identity
@@ -233,5 +241,5 @@ func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, api bool, 
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusUnauthorized)
-	s.render(w, "login", map[string]any{"Why": why})
+	s.render(w, r, "login", map[string]any{"Why": why})
 }

@@ -2,10 +2,13 @@ package serve_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,9 +35,45 @@ func browser(t *testing.T) string {
 // TestPageInABrowser drives the page in a real browser: open the address
 // the server prints, see the parked thread, approve it, watch the facts
 // arrive without a reload, see the check pass.
+//
+// Mounted under a path prefix (http.StripPrefix in one's own mux), the
+// same: every link, form, script, stream and redirect stays under it.
 func TestPageInABrowser(t *testing.T) {
-	f := newFixture(t, harnesstest.ToolScript)
-	f.start("t1")
+	for _, prefix := range []string{"", "/x"} {
+		t.Run("at "+prefix+"/", func(t *testing.T) {
+			f := newFixture(t, harnesstest.ToolScript)
+			f.start("t1")
+			base := f.http.URL
+			var (
+				mu      sync.Mutex // guards outside
+				outside []string
+			)
+			if prefix != "" {
+				mux := http.NewServeMux()
+				mux.Handle(prefix+"/", http.StripPrefix(prefix, f.srv.Handler()))
+				mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/favicon.ico" {
+						http.NotFound(w, r) // the browser's own asking
+						return
+					}
+					mu.Lock()
+					outside = append(outside, r.URL.Path)
+					mu.Unlock()
+					http.NotFound(w, r)
+				})
+				hs := httptest.NewServer(mux)
+				defer hs.Close()
+				base = hs.URL + prefix
+			}
+			pageInABrowser(t, f, base)
+			mu.Lock()
+			defer mu.Unlock()
+			require.Empty(t, outside, "requests outside the prefix")
+		})
+	}
+}
+
+func pageInABrowser(t *testing.T, f *fixture, base string) {
 
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(browser(t)),
@@ -69,8 +108,8 @@ func TestPageInABrowser(t *testing.T) {
 
 	// The list, from the address with the token.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Navigate(f.http.URL+"/?token="+token),
-		chromedp.WaitVisible(css(`a[href="/t/t1"]`)),
+		chromedp.Navigate(base+"/?token="+token),
+		chromedp.WaitVisible(css(`a[href="t/t1"]`)),
 	))
 	list := text(`#threads`)
 	require.Contains(t, list, "parked")
@@ -79,7 +118,7 @@ func TestPageInABrowser(t *testing.T) {
 	// The thread: the call, its diff, the approve button; live once the
 	// stream is open.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(css(`a[href="/t/t1"]`)),
+		chromedp.Click(css(`a[href="t/t1"]`)),
 		chromedp.WaitVisible(css(`button.approve`)),
 		chromedp.WaitVisible(css(`body.live`)),
 	))
@@ -89,6 +128,7 @@ func TestPageInABrowser(t *testing.T) {
 	location, err := chromedp.Run(ctx, chromedp.Location())
 	require.NoError(t, err)
 	require.NotContains(t, location, "token", "the token left the address")
+	require.Equal(t, base+"/t/t1", location)
 	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`window.notReloaded = true`))
 	require.NoError(t, err)
 

@@ -36,7 +36,11 @@
 // text, arguments, file contents, command output — is escaped by the
 // templates. The page reads without JavaScript (forms post and redirect);
 // with it, the timeline grows as facts are appended and the forms post in
-// place.
+// place. Every link, form, script and redirect of the page is relative
+// (the page's <base> is the path back to the server's root), so the page
+// and the API work mounted under a path prefix of one's own mux:
+//
+//	mux.Handle("/harness/", http.StripPrefix("/harness", srv.Handler()))
 //
 // # Resumes
 //

@@ -41,6 +41,7 @@ var pages = sync.OnceValue(func() *template.Template {
 		"waits":     waitsText,
 		"pathEsc":   url.PathEscape,
 		"dict":      dict,
+		"root":      func() string { return rootMark },
 		"ref":       drive.Ref,
 		"said":      said,
 		"sandbox":   present.SandboxDetail,
@@ -88,15 +89,52 @@ func waitsText(t ThreadSummary) string {
 	return "–"
 }
 
-// render writes the template name of data, whole or not at all.
-func (s *Server) render(w http.ResponseWriter, name string, data any) error {
+// render writes the template name of data, whole or not at all, as the
+// answer to r (see rooted).
+func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, data any) error {
 	var b bytes.Buffer
 	if err := pages().ExecuteTemplate(&b, name, data); err != nil {
 		s.opts.Logf("render %s: %v", name, err)
 		return err
 	}
-	_, err := w.Write(b.Bytes())
+	_, err := w.Write(rooted(b.Bytes(), r))
 	return err
+}
+
+// rootMark is what the page's <base href> says until rooted replaces it.
+const rootMark = "harness-page-root/"
+
+// rooted is a rendered page with its <base href> (the first rootMark, in
+// the page's head, before anything a thread wrote) made the relative
+// path from r's page to the server's root: "./" at the root, "../" on a
+// thread's page. Every link, form, script and redirect of the pages is
+// relative, so that the page works mounted under any path prefix
+// (http.StripPrefix): nothing names an absolute path.
+func rooted(page []byte, r *http.Request) []byte {
+	return bytes.Replace(page, []byte(`<base href="`+rootMark+`">`), []byte(`<base href="`+rootOf(r)+`">`), 1)
+}
+
+// rootOf is the relative path from r's page to the server's root.
+func rootOf(r *http.Request) string {
+	depth := strings.Count(r.URL.EscapedPath(), "/") - 1
+	if depth <= 0 {
+		return "./"
+	}
+	return strings.Repeat("../", depth)
+}
+
+// seeOther sends the browser to the thread id's page, relative to r's
+// page (/t/ID/answer, /t/ID/resume, /t/ID/stop), with query q: a Location
+// relative to the request, so that it stays under the prefix the page is
+// mounted at. (http.Redirect would make it absolute from the path the
+// server sees.)
+func seeOther(w http.ResponseWriter, id string, q url.Values) {
+	loc := "../" + url.PathEscape(id)
+	if len(q) > 0 {
+		loc += "?" + q.Encode()
+	}
+	w.Header().Set("Location", loc)
+	w.WriteHeader(http.StatusSeeOther)
 }
 
 // page answers a page: the template name of data, or the error as a page.
@@ -117,7 +155,7 @@ func (s *Server) page(h func(http.ResponseWriter, *http.Request) (string, any, e
 				s.opts.Logf("%s %s: %v", r.Method, r.URL.Path, err)
 			}
 			w.WriteHeader(status)
-			s.render(w, "error", map[string]any{"Status": status, "Error": err.Error(), "Who": who(r)})
+			s.render(w, r, "error", map[string]any{"Status": status, "Error": err.Error(), "Who": who(r)})
 			return
 		}
 		var b bytes.Buffer
@@ -126,7 +164,7 @@ func (s *Server) page(h func(http.ResponseWriter, *http.Request) (string, any, e
 			http.Error(w, "the page could not be made", http.StatusInternalServerError)
 			return
 		}
-		w.Write(b.Bytes())
+		w.Write(rooted(b.Bytes(), r))
 	})
 }
 
@@ -332,9 +370,9 @@ func formAnswer(r *http.Request) (AnswerRequest, error) {
 	case fold.WaitConfirmation:
 		switch f.Get("answer") {
 		case "approve":
-			a.Approved = new(true)
+			a.Approved = drive.Yes
 		case "deny":
-			a.Approved = new(false)
+			a.Approved = drive.No
 		default:
 			return a, badRequest("answer %q: want approve or deny", f.Get("answer"))
 		}
@@ -343,7 +381,7 @@ func formAnswer(r *http.Request) (AnswerRequest, error) {
 		if text == "" {
 			text = f.Get("text")
 		}
-		a.Text = &text
+		a.Text = text
 	}
 	return a, nil
 }
@@ -383,7 +421,7 @@ func (s *Server) pageAnswer(w http.ResponseWriter, r *http.Request) (string, any
 	if res.Duplicate {
 		q.Set("duplicate", "1")
 	}
-	http.Redirect(w, r, "/t/"+url.PathEscape(id)+"?"+q.Encode(), http.StatusSeeOther)
+	seeOther(w, id, q)
 	return "", nil, nil
 }
 
@@ -415,7 +453,7 @@ func (s *Server) pageResume(w http.ResponseWriter, r *http.Request) (string, any
 	if err != nil {
 		return s.pageWithError(r, id, err)
 	}
-	http.Redirect(w, r, "/t/"+url.PathEscape(id), http.StatusSeeOther)
+	seeOther(w, id, nil)
 	return "", nil, nil
 }
 
@@ -441,7 +479,7 @@ func (s *Server) pageStop(w http.ResponseWriter, r *http.Request) (string, any, 
 	if err != nil {
 		return s.pageWithError(r, id, err)
 	}
-	http.Redirect(w, r, "/t/"+url.PathEscape(id), http.StatusSeeOther)
+	seeOther(w, id, nil)
 	return "", nil, nil
 }
 

@@ -128,6 +128,7 @@ func (s *Server) drive(ctx context.Context, id string) (drive.State, error) {
 	}
 	return drive.Drive(ctx, rt.Thread(st.Actor, id), drive.Options{
 		Approval: approval,
+		Policy:   s.opts.Policy,
 		Retry:    true,
 		LoadModel: func(recorded string) (model.Model, error) {
 			if recorded == "" {

@@ -39,6 +39,9 @@ type Options struct {
 	// Approval answers the confirmations it decides when the server
 	// resumes a thread; the rest wait for a person.
 	Approval drive.Approval
+	// Policy, when set, decides instead of Approval: a Go policy (see
+	// drive.Policy), its answers recorded by its name.
+	Policy drive.Policy
 	// LoadModel loads the model a thread recorded when the server resumes
 	// it; nil is stock.LoadModel.
 	LoadModel func(spec string) (model.Model, error)

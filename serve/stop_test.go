@@ -53,7 +53,7 @@ func TestPageStop(t *testing.T) {
 	c, get := f.browser(t)
 	get("/?token=" + token)
 	page := get("/t/t1")
-	require.Contains(t, page, `action="/t/t1/stop"`)
+	require.Contains(t, page, `action="t/t1/stop"`)
 	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(page)
 	require.NotNil(t, m)
 	resp, err := c.PostForm(f.http.URL+"/t/t1/stop", url.Values{"csrf": {m[1]}})
@@ -62,6 +62,6 @@ func TestPageStop(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
 	require.Contains(t, string(b), "stopped by ana")
-	require.NotContains(t, string(b), `action="/t/t1/stop"`, "a stopped thread has no Stop")
+	require.NotContains(t, string(b), `action="t/t1/stop"`, "a stopped thread has no Stop")
 	require.Equal(t, harness.StatusStopped, f.detail("t1").Status)
 }

@@ -108,7 +108,7 @@ func TestDelegatedThreadPage(t *testing.T) {
 	c, get := f.browser(t)
 	list := get("/?token=" + token)
 	require.Contains(t, list, "confirmation t1.1-d1/1-w")
-	require.Contains(t, list, `child of <a href="/t/t1">t1</a>`)
+	require.Contains(t, list, `child of <a href="t/t1">t1</a>`)
 	page := get("/t/t1")
 	require.Contains(t, page, "Confirm <code>t1.1-d1/1-w</code>: write_file")
 	require.Contains(t, page, `name="request" value="t1.1-d1/1-w"`)

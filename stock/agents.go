@@ -79,7 +79,7 @@ var projectDir = path.Join(StoreDir, AgentsDir)
 // ReadAgent reads the agent name: the project's file, else the user's;
 // neither is harness.ErrUnknownAgent.
 func (a Agents) ReadAgent(ctx context.Context, name string) (harness.Agent, error) {
-	if !harness.ValidAgentName(name) {
+	if !facts.ValidAgentName(name) {
 		return harness.Agent{}, fmt.Errorf("agent %q: %w", name, ErrAgentName)
 	}
 	if err := ctx.Err(); err != nil {
@@ -142,7 +142,7 @@ func (a Agents) AgentNames(context.Context) ([]string, error) {
 		}
 		for _, e := range es {
 			n, ok := strings.CutSuffix(e.Name(), ".md")
-			if ok && harness.ValidAgentName(n) && !slices.Contains(names, n) {
+			if ok && facts.ValidAgentName(n) && !slices.Contains(names, n) {
 				names = append(names, n)
 			}
 		}

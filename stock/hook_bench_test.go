@@ -46,7 +46,7 @@ func hookBench(b *testing.B, root, userJSON string) (*stock.Stock, thread.Store,
 	st, err := p.OpenStore(context.Background(), 0, true)
 	require.NoError(b, err)
 	b.Cleanup(func() { require.NoError(b, st.Close()) })
-	cfg, err := harness.NewConfig(harness.WithModelBackoff(0), harness.WithHooks(l.HookRecord()))
+	cfg, err := harness.NewConfig(harness.WithModelBackoff(0), func(c *harness.Config) { c.Hooks = l.HookRecord() })
 	require.NoError(b, err)
 	s, err := stock.NewStock(p, cfg, stock.WithHooks(l.Hooks))
 	require.NoError(b, err)

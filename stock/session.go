@@ -179,7 +179,8 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 			return nil, badSettings(err)
 		}
 	}
-	opts := append([]harness.Option{harness.WithSettings(l.Record()), harness.WithHooks(l.HookRecord()), harness.WithPrices(l.Prices())}, o.Harness...)
+	prices := l.Prices()
+	opts := append([]harness.Option{func(c *harness.Config) { c.Settings, c.Hooks, c.Prices = l.Record(), l.HookRecord(), &prices }}, o.Harness...)
 	s.so = append(s.so, WithHooks(l.Hooks))
 	if o.Model != NoModel {
 		if s.Model, err = s.ModelSpec(o.ModelSpec, o.ModelDir); err != nil && (o.Model == ModelNeeded || !errors.Is(err, ErrNoModel)) {
@@ -306,9 +307,9 @@ func boundsOf(s Settings) ([]harness.Option, error) {
 	if s.LoopGuard != nil {
 		guard = *s.LoopGuard
 	}
-	opts := []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps), harness.WithLoopGuard(guard)}
+	opts := []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps), func(c *harness.Config) { c.LoopGuard = guard }}
 	if window > 0 {
-		opts = append(opts, harness.WithContextWindow(window, 0))
+		opts = append(opts, func(c *harness.Config) { c.ContextWindow, c.CompactFraction = window, 0 })
 	}
 	return opts, nil
 }
@@ -400,7 +401,7 @@ func WithModel(m model.Model) RuntimeOption {
 }
 
 // Watching has the runtime tell fn of every fact it appends and every
-// error of an append (see harness.Watch): a front end prints them.
+// error of an append (see thread.Watch): a front end prints them.
 func Watching(fn func(facts.Fact, error)) RuntimeOption {
 	return func(o *runtimeOptions) { o.watch = fn }
 }
@@ -460,7 +461,7 @@ func (s *Session) Runtime(opts ...RuntimeOption) (rt *harness.Runtime, free func
 	free = s.keep(svc.Observer)
 	store := s.Store
 	if o.watch != nil {
-		store = harness.Watch(store, o.watch)
+		store = thread.Watch(store, o.watch)
 	}
 	rt, err = harness.NewRuntime(store, svc, s.Stock.Config)
 	if err != nil {

@@ -224,6 +224,7 @@ func (w *Worker) look(ctx context.Context, id string) (drive.State, error) {
 	g := &gate{w: w}
 	return drive.Drive(ctx, rt.Thread(w.o.Actor, id), drive.Options{
 		Approval:     w.o.Approval,
+		Policy:       w.o.Policy,
 		FollowPolicy: true,
 		AmendPolicy:  w.o.AmendPolicy,
 		LoadModel: func(recorded string) (model.Model, error) {

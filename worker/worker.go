@@ -51,6 +51,9 @@ type Options struct {
 	// at each look, as AmendPolicy changes it; Approval's Root and Resolve
 	// are kept. So a worker decides as a resume with the same flags would.
 	Approval drive.Approval
+	// Policy, when set, decides instead of Approval on a thread that
+	// records no policy of its own (see drive.Policy).
+	Policy drive.Policy
 	// AmendPolicy, when set, is what the worker's own flags add to a
 	// thread's policy before it decides (see drive.Options.AmendPolicy),
 	// without recording it: harness worker gives stock.Amend of its

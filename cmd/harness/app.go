@@ -508,7 +508,7 @@ func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (
 			fmt.Fprintf(a.stderr, "harness: warning: thread %s at seq %d is not sealed: %s\n", head.Thread, head.Seq, personError(err))
 		}
 	}
-	o.Harness = append([]harness.Option{harness.WithVersion("harness/" + version())}, o.Harness...)
+	o.Harness = append([]harness.Option{func(c *harness.Config) { c.Version = "harness/" + version() }}, o.Harness...)
 	ss, err := stock.NewSession(p, o)
 	switch {
 	case errors.Is(err, stock.ErrBadSettings), errors.Is(err, stock.ErrModelSpec):

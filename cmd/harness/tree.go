@@ -13,6 +13,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // openTree makes the driver's thread the one its tree's actor folds: a
@@ -88,7 +89,7 @@ and ends stopped (a run exits 1). stop returns once it has.`,
 				return err
 			}
 			var appended []facts.Fact
-			rt.Store = harness.Watch(rt.Store, func(f facts.Fact, err error) {
+			rt.Store = thread.Watch(rt.Store, func(f facts.Fact, err error) {
 				if err != nil {
 					fmt.Fprintf(a.stderr, "harness: %s\n", personError(err))
 					return

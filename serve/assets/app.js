@@ -56,7 +56,7 @@
   const panel = document.getElementById("panel");
   if (thread) {
     const timeline = document.getElementById("timeline");
-    const base = "/t/" + encodeURIComponent(thread);
+    const base = "t/" + encodeURIComponent(thread);
     let head = Number(body.dataset.head || 0);
     follow(base + "/events?from=" + (head + 1), (ev) => {
       const d = JSON.parse(ev.data);
@@ -71,7 +71,7 @@
     }, "fact");
   } else if (body.dataset.list !== undefined) {
     const rows = document.getElementById("threads");
-    follow("/events", () => later(() => fetchInto("/list" + location.search, rows)), "threads");
+    follow("events", () => later(() => fetchInto("list" + location.search, rows)), "threads");
   }
 
   document.addEventListener("submit", (ev) => {
@@ -102,7 +102,7 @@
         } else {
           say("the server resumes the thread", "ok");
         }
-        if (panel && thread) return fetchInto("/t/" + encodeURIComponent(thread) + "/panel", panel);
+        if (panel && thread) return fetchInto("t/" + encodeURIComponent(thread) + "/panel", panel);
       })
       .catch((e) => say(String(e), "error"))
       .finally(() => buttons.forEach((b) => { b.disabled = false; }));

@@ -1,11 +1,10 @@
-package harness
+package thread
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // Watch returns store with every successful append reported to fn: the
@@ -15,23 +14,23 @@ import (
 //
 // fn gets an error instead of a fact if the appended facts cannot be read
 // back; the append itself has succeeded either way.
-func Watch(store thread.Store, fn func(facts.Fact, error)) thread.Store {
+func Watch(store Store, fn func(facts.Fact, error)) Store {
 	return &watched{Store: store, fn: fn}
 }
 
 type watched struct {
-	thread.Store
+	Store
 	fn func(facts.Fact, error)
 }
 
 // Unwrap returns the store being watched, so that a store it wraps that
-// leases threads is found (see Hold). Its Backing, embedded, is the
+// leases threads is found (see harness.Hold). Its Backing, embedded, is the
 // watched store's: a runtime on the watched store and one on the store
 // itself hold the same thread.
-func (w *watched) Unwrap() thread.Store { return w.Store }
+func (w *watched) Unwrap() Store { return w.Store }
 
 // Append appends through the store and reports what was appended.
-func (w *watched) Append(ctx context.Context, id string, after uint64, drafts ...facts.Draft) (thread.Head, error) {
+func (w *watched) Append(ctx context.Context, id string, after uint64, drafts ...facts.Draft) (Head, error) {
 	h, err := w.Store.Append(ctx, id, after, drafts...)
 	if err != nil {
 		return h, err
