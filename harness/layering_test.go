@@ -94,6 +94,10 @@ var layers = []struct {
 	// interface (harness.Sealer); the stock harness makes the sealer.
 	{"seal", []string{"thread"}},
 	{"effect", nil},
+	// git as the harness runs it itself, in a repository it does not
+	// trust; and a thread's own worktree of the workspace.
+	{"safegit", nil},
+	{"worktree", []string{"safegit"}},
 	{"fold", []string{"facts", "effect"}},
 	{"action", []string{"facts", "effect"}},
 	// The sandbox's helper process, and the small program that runs it.
@@ -129,7 +133,7 @@ var layers = []struct {
 	{"drive", []string{"harness", "search"}},
 	{"audit", []string{"harness"}},
 	{"rewind", []string{"harness"}},
-	{"stock", []string{"drive", "audit", "rewind", "present", "tools", "mcp", "tracing",
+	{"stock", []string{"drive", "audit", "rewind", "present", "tools", "mcp", "tracing", "worktree",
 		"model/openai", "model/anthropic", "thread/natsstore", "thread/socketstore", "seal"}},
 	// The front ends: the page and HTTP API, harness as an MCP server,
 	// the workers.
