@@ -164,6 +164,11 @@ type SystemConfigured struct {
 	// Hooks are the hooks in force when the thread was configured, in
 	// the order they run (see Hook); the fold runs these and no others.
 	Hooks []Hook `msgpack:"hooks,omitempty" json:"hooks,omitempty"`
+	// Worktrees is when the thread's children work in worktrees of
+	// their own (WorktreesParallel, WorktreesAlways, WorktreesOff); ""
+	// in logs written before worktrees, whose children share the
+	// workspace.
+	Worktrees string `msgpack:"worktrees,omitempty" json:"worktrees,omitempty"`
 }
 
 // SettingsSource is one scope of settings as a thread records it: who

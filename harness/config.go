@@ -88,6 +88,12 @@ type Config struct {
 	// Services.Hooks): system.configured records them, and the thread
 	// runs those.
 	Hooks []facts.Hook
+	// Worktrees is when a delegating thread's children work in git
+	// worktrees of their own (see Services.Worktrees):
+	// facts.WorktreesParallel (the default, ""), facts.WorktreesAlways or
+	// facts.WorktreesOff. system.configured records it, and the record
+	// decides.
+	Worktrees string
 }
 
 // Option sets a field of a Config.
@@ -185,6 +191,9 @@ func WithHooks(h []facts.Hook) Option {
 	return func(c *Config) { c.Hooks = slices.Clone(h) }
 }
 
+// WithWorktrees sets Config.Worktrees.
+func WithWorktrees(mode string) Option { return func(c *Config) { c.Worktrees = mode } }
+
 // WithVersion sets Config.Version.
 func WithVersion(v string) Option { return func(c *Config) { c.Version = v } }
 
@@ -281,6 +290,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("config: ContextWindow is %d: want ≥ 0 (0 is not known)", c.ContextWindow)
 	case c.CompactFraction < 0 || c.CompactFraction > 1 || c.CompactFraction != c.CompactFraction:
 		return fmt.Errorf("config: CompactFraction is %v: want a share of the window, above 0 and at most 1 (0 is %v)", c.CompactFraction, defaultCompactFraction)
+	}
+	switch c.Worktrees {
+	case "", facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff:
+	default:
+		return fmt.Errorf("config: Worktrees is %q: want %s, %s or %s", c.Worktrees, facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff)
 	}
 	for _, g := range c.Grants {
 		if err := g.Validate(); err != nil {

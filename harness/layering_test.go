@@ -40,7 +40,10 @@ func TestLibraryErrorsNameNoFlags(t *testing.T) {
 		}
 		if d.IsDir() {
 			name := d.Name()
-			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || path == filepath.Join(root, "cmd")) {
+			// safegit and worktree run git: their "--" strings are git's
+			// arguments, not the command line's flags.
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || path == filepath.Join(root, "cmd") ||
+				path == filepath.Join(root, "safegit") || path == filepath.Join(root, "worktree")) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -125,7 +128,7 @@ var layers = []struct {
 	// sandbox": a preview is a diff escaped for the terminal it is
 	// approved on (present.UnifiedDiff, present.EscapeText); present
 	// imports only facts.
-	{"tools", []string{"action", "sandbox", "present"}},
+	{"tools", []string{"action", "sandbox", "present", "worktree"}},
 	// The MCP client: what DESIGN.md says, and no more.
 	{"mcp", []string{"action", "facts", "sandbox"}},
 	{"tracing", nil},

@@ -133,6 +133,9 @@ type Thread struct {
 	// kids are the children this thread drove (see tend), kept with
 	// their folds; never iterated.
 	kids map[string]*Thread
+	// wt is the thread's own worktree when its spawn made one (its
+	// services are rooted there); nil for a thread in the workspace.
+	wt *facts.Worktree
 }
 
 // Thread returns the thread id of the runtime, folded by the actor's

@@ -55,6 +55,23 @@ type Services struct {
 	// Hooks runs the commands of the hooks a thread records; nil runs
 	// none, and each hook due is recorded as failed (see HookRunner).
 	Hooks HookRunner
+	// Worktrees makes the git worktrees children work in, when the
+	// thread's configuration says they do (Config.Worktrees); nil makes
+	// none, and children work in the workspace.
+	Worktrees Worktrees
+}
+
+// Worktrees gives threads git worktrees of their own: Create makes the
+// one named name (a child's id; made again, the same one), Finish
+// commits what the thread left there to its branch and removes it (keeps
+// it when keep is set: the thread failed), and In is the services s
+// rooted in the worktree w — its tools, its observer, its workspace — for
+// the thread that works there. The repository is untrusted: nothing its
+// config names may run.
+type Worktrees interface {
+	Create(ctx context.Context, name string) (facts.Worktree, error)
+	Finish(ctx context.Context, w facts.Worktree, name string, keep bool) (facts.WorktreeResult, error)
+	In(ctx context.Context, s Services, w facts.Worktree) (Services, error)
 }
 
 // TracerProvider makes Services an effect.Traced.

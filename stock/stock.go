@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/model"
@@ -450,6 +451,9 @@ type Stock struct {
 	Agents Agents
 	// Hooks runs the hooks in force (WithHooks) in the tools' sandbox.
 	Hooks harness.HookRunner
+	// Worktrees makes the worktrees children delegated in parallel work
+	// in (harness.Services.Worktrees); nil when Config.Worktrees is off.
+	Worktrees harness.Worktrees
 }
 
 // Close ends the MCP servers the stock started or reached, if any.
@@ -464,14 +468,21 @@ func (s *Stock) Close() error {
 type Option func(*stockOptions)
 
 type stockOptions struct {
-	mode       sandbox.Mode
-	network    bool
-	mcpCtx     context.Context
-	mcpServers mcp.Servers
-	tools      []harness.ToolAdapter // WithTools
-	sealDir    string                // WithSealDir
-	ins        *Instructions         // WithInstructions
-	hooks      []HookInForce         // WithHooks
+	mode        sandbox.Mode
+	network     bool
+	mcpCtx      context.Context
+	mcpServers  mcp.Servers
+	tools       []harness.ToolAdapter // WithTools
+	sealDir     string                // WithSealDir
+	ins         *Instructions         // WithInstructions
+	hooks       []HookInForce         // WithHooks
+	worktreeDir string                // WithWorktreeDir
+}
+
+// WithWorktreeDir sets the directory the worktrees of threads are made in
+// (outside the workspace); by default worktree.DefaultDir.
+func WithWorktreeDir(dir string) Option {
+	return func(o *stockOptions) { o.worktreeDir = dir }
 }
 
 // WithSealDir makes the person's seal directory dir (their key and
@@ -583,6 +594,12 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	for _, t := range set.Tools() {
 		adapters = append(adapters, t)
 	}
+	if cfg.Worktrees != facts.WorktreesOff {
+		// Children delegated in parallel work in worktrees of their own;
+		// their changes come back through this tool, which a person
+		// approves seeing the diff.
+		adapters = append(adapters, tools.MergeTool(place.Root))
+	}
 	adapters = append(adapters, o.tools...)
 	var client *mcp.Client
 	if len(o.mcpServers) > 0 {
@@ -623,8 +640,12 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	}
 	ins.Root = place.Root
 	ins.Hidden = append(slices.Clone(spec.Hidden), userDirs...)
+	var wts harness.Worktrees
+	if cfg.Worktrees != facts.WorktreesOff {
+		wts = newWorktrees(place, spec, store, o.worktreeDir)
+	}
 	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client, Instructions: ins, Agents: AgentsOf(ins), Unsealed: unsealed,
-		Hooks: newHookRunner(place.Root, spec, o.hooks)}, nil
+		Hooks: newHookRunner(place.Root, spec, o.hooks), Worktrees: wts}, nil
 }
 
 // BlobsOf returns the store's content-addressed blobs when it keeps them
@@ -662,5 +683,5 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs, more ...action.Works
 	if s.MCP != nil && blobs != nil {
 		s.MCP.KeepBlobs(blobs)
 	}
-	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions, Agents: s.Agents, Hooks: s.Hooks}, nil
+	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions, Agents: s.Agents, Hooks: s.Hooks, Worktrees: s.Worktrees}, nil
 }
