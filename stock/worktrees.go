@@ -71,7 +71,7 @@ func (w *worktrees) In(_ context.Context, s harness.Services, r facts.Worktree) 
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
-	if !within(r.Root, dir) || !within(r.Root, r.Path) {
+	if !within(dir, r.Root) || !within(r.Path, r.Root) {
 		return s, fmt.Errorf("worktree %s: not in %s, where worktrees are made", r.Root, dir)
 	}
 	spec, err := sandbox.Default(r.Root, w.store)
@@ -80,7 +80,7 @@ func (w *worktrees) In(_ context.Context, s harness.Services, r facts.Worktree) 
 	}
 	spec.Mode, spec.Network = w.spec.Mode, w.spec.Network
 	for _, h := range w.spec.Hidden {
-		if !within(h, w.place.Root) {
+		if !within(w.place.Root, h) {
 			spec.Hidden = append(spec.Hidden, h)
 		}
 	}
