@@ -575,7 +575,9 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 	}
 	e = effect.WithSpan(e, "transition "+t.Key,
 		attribute.String("harness.thread", st.id), attribute.String("harness.transition", t.Key))
-	ex := effect.Run(ctx, e, rt.Services)
+	svc := rt.Services
+	svc.thread = st.id
+	ex := effect.Run(ctx, e, svc)
 	tf := facts.TransitionFailed{Key: t.Key, Attempt: effect.Attempts(ex.Err())}
 	var attempts []facts.ModelAttempt // a model turn's failed calls
 	switch ex.Outcome() {

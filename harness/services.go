@@ -59,6 +59,15 @@ type Services struct {
 	// thread's configuration says they do (Config.Worktrees); nil makes
 	// none, and children work in the workspace.
 	Worktrees Worktrees
+	// Ledger, when set, is shared by every runtime whose threads work in
+	// this workspace at once (workers, children that share it): each
+	// action's observation then names the changes other threads' actions
+	// made (see action.Ledger).
+	Ledger *action.Ledger
+
+	// thread is the thread whose transition runs with these services
+	// (set by Runtime.run), for the ledger.
+	thread string
 }
 
 // Worktrees gives threads git worktrees of their own: Create makes the
@@ -84,7 +93,8 @@ func (s Services) TracerProvider() trace.TracerProvider {
 
 // boundary is the effect boundary of these services under cfg's grants.
 func (s Services) boundary(cfg Config) *action.Boundary {
-	return &action.Boundary{Observer: s.Observer, Granted: cfg.Grants, Root: s.Workspace, Blobs: s.Blobs, Commands: s.Tools.checkCommands()}
+	return &action.Boundary{Observer: s.Observer, Granted: cfg.Grants, Root: s.Workspace, Blobs: s.Blobs, Commands: s.Tools.checkCommands(),
+		Ledger: s.Ledger, Thread: s.thread}
 }
 
 // ToolAdapter is a tool a model can call: an action adapter with the

@@ -447,7 +447,7 @@ func (s *Session) Runtime(opts ...RuntimeOption) (rt *harness.Runtime, free func
 	}
 	var svc harness.Services
 	if o.noObserver {
-		svc = harness.Services{Model: o.model, Tools: s.Stock.Toolbox, Workspace: s.Stock.Place.Root, Blobs: BlobsOf(s.Store), Instructions: s.Stock.Instructions, Agents: s.Stock.Agents, Hooks: s.Stock.Hooks, Worktrees: s.Stock.Worktrees}
+		svc = harness.Services{Model: o.model, Tools: s.Stock.Toolbox, Workspace: s.Stock.Place.Root, Blobs: BlobsOf(s.Store), Instructions: s.Stock.Instructions, Agents: s.Stock.Agents, Hooks: s.Stock.Hooks, Worktrees: s.Stock.Worktrees, Ledger: s.Stock.Ledger}
 	} else if svc, err = s.Services(o.model, o.observe...); err != nil {
 		return nil, nil, err
 	}

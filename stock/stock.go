@@ -454,6 +454,10 @@ type Stock struct {
 	// Worktrees makes the worktrees children delegated in parallel work
 	// in (harness.Services.Worktrees); nil when Config.Worktrees is off.
 	Worktrees harness.Worktrees
+	// Ledger is shared by every runtime of the stock (harness.Services.Ledger):
+	// threads driven at once in its workspace tell each other's changes
+	// from their own.
+	Ledger *action.Ledger
 }
 
 // Close ends the MCP servers the stock started or reached, if any.
@@ -594,8 +598,10 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	for _, t := range set.Tools() {
 		adapters = append(adapters, t)
 	}
-	if cfg.Worktrees != facts.WorktreesOff {
-		// Children delegated in parallel work in worktrees of their own;
+	worktrees := cfg.Worktrees != facts.WorktreesOff && worktree.InRepository(place.Root)
+	if worktrees {
+		// Children delegated in parallel work in worktrees of their own
+		// (in a git repository: elsewhere they share the workspace);
 		// their changes come back through this tool, which a person
 		// approves seeing the diff.
 		adapters = append(adapters, tools.MergeTool(place.Root))
@@ -641,11 +647,11 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	ins.Root = place.Root
 	ins.Hidden = append(slices.Clone(spec.Hidden), userDirs...)
 	var wts harness.Worktrees
-	if cfg.Worktrees != facts.WorktreesOff {
+	if worktrees {
 		wts = newWorktrees(place, spec, store, o.worktreeDir)
 	}
 	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client, Instructions: ins, Agents: AgentsOf(ins), Unsealed: unsealed,
-		Hooks: newHookRunner(place.Root, spec, o.hooks), Worktrees: wts}, nil
+		Hooks: newHookRunner(place.Root, spec, o.hooks), Worktrees: wts, Ledger: &action.Ledger{}}, nil
 }
 
 // BlobsOf returns the store's content-addressed blobs when it keeps them
@@ -683,5 +689,5 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs, more ...action.Works
 	if s.MCP != nil && blobs != nil {
 		s.MCP.KeepBlobs(blobs)
 	}
-	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions, Agents: s.Agents, Hooks: s.Hooks, Worktrees: s.Worktrees}, nil
+	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions, Agents: s.Agents, Hooks: s.Hooks, Worktrees: s.Worktrees, Ledger: s.Ledger}, nil
 }

@@ -108,6 +108,7 @@ func (w *worktrees) In(_ context.Context, s harness.Services, r facts.Worktree) 
 	if err != nil {
 		return s, fmt.Errorf("the observer of worktree %s: %w", r.Root, err)
 	}
-	s.Tools, s.Observer, s.Workspace = tb, obs, r.Root
+	// The worktree is the thread's alone: no other thread's change to tell apart.
+	s.Tools, s.Observer, s.Workspace, s.Ledger = tb, obs, r.Root, nil
 	return s, nil
 }

@@ -272,3 +272,23 @@ func copyFile(from, to string) error {
 	}
 	return os.WriteFile(to, b, 0o600)
 }
+
+// InRepository reports whether dir seems to be in a git repository: it or
+// a directory above it holds a .git. It runs nothing (a front end asks
+// it as it starts); Create says for sure.
+func InRepository(dir string) bool {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return false
+		}
+		d = up
+	}
+}
