@@ -301,7 +301,7 @@ func boundsOf(s Settings) ([]harness.Option, error) {
 	if s.LoopGuard != nil {
 		guard = *s.LoopGuard
 	}
-	opts := []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps), harness.WithLoopGuard(guard)}
+	opts := []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps), harness.WithLoopGuard(guard), harness.WithWorktrees(s.Worktrees)}
 	if window > 0 {
 		opts = append(opts, harness.WithContextWindow(window, 0))
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
 	"github.com/seed-7cc7a084/harness/thread/socketstore"
 	"github.com/seed-7cc7a084/harness/tools"
+	"github.com/seed-7cc7a084/harness/worktree"
 )
 
 // Where a workspace keeps its store, and how one is found.
