@@ -17,6 +17,9 @@ type Worktree struct {
 	// workspace as it was, uncommitted files included).
 	Branch string `msgpack:"branch,omitempty" json:"branch,omitempty"`
 	Base   string `msgpack:"base,omitempty" json:"base,omitempty"`
+	// GitDir is the worktree's own git directory (in the repository's),
+	// named when it is finished rather than found through its .git file.
+	GitDir string `msgpack:"git_dir,omitempty" json:"git_dir,omitempty"`
 }
 
 // WorktreeResult is what a thread that worked in its own worktree left

@@ -40,7 +40,7 @@ func (w *worktrees) Create(ctx context.Context, name string) (facts.Worktree, er
 	if err != nil {
 		return facts.Worktree{}, err
 	}
-	return facts.Worktree{Repo: t.Repo, Workspace: t.Workspace, Path: t.Path, Root: t.Root, Branch: t.Branch, Base: t.Base}, nil
+	return facts.Worktree{Repo: t.Repo, Workspace: t.Workspace, Path: t.Path, Root: t.Root, Branch: t.Branch, Base: t.Base, GitDir: t.GitDir}, nil
 }
 
 // Finish commits what the thread left to its branch, and removes the
@@ -51,7 +51,7 @@ func (w *worktrees) Finish(ctx context.Context, r facts.Worktree, name string, k
 }
 
 func tree(r facts.Worktree) worktree.Tree {
-	return worktree.Tree{Repo: r.Repo, Workspace: r.Workspace, Path: r.Path, Root: r.Root, Branch: r.Branch, Base: r.Base}
+	return worktree.Tree{Repo: r.Repo, Workspace: r.Workspace, Path: r.Path, Root: r.Root, Branch: r.Branch, Base: r.Base, GitDir: r.GitDir}
 }
 
 // In is s rooted in the worktree r: the built-in tools of s made again

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -18,17 +19,30 @@ import (
 // Finished.Kept names it. The branch is never removed: it is the thread's
 // result until it is applied (Apply) or a person deletes it. Finishing a
 // tree that was finished before returns the same result.
-func Finish(ctx context.Context, t Tree, name string, keep bool) (Finished, error) {
-	f := Finished{Branch: t.Branch, Base: t.Base}
+func Finish(ctx context.Context, t Tree, name string, keep bool) (f Finished, err error) {
+	f = Finished{Branch: t.Branch, Base: t.Base}
+	defer func() {
+		// A tree that could not be finished stays, named: nothing in it
+		// is lost.
+		if _, serr := os.Stat(t.Path); err != nil && serr == nil {
+			f.Kept = t.Path
+		}
+	}()
 	if _, err := os.Stat(t.Path); err == nil {
-		if _, err := git(ctx, t.Path, identity, nil, "add", "-A", "--", "."); err != nil {
+		// The worktree's git directory and work tree are named, not
+		// found: its .git file is the thread's to rewrite.
+		var at []string
+		if t.GitDir != "" {
+			at = []string{"GIT_DIR=" + t.GitDir, "GIT_WORK_TREE=" + t.Path}
+		}
+		if _, err := git(ctx, t.Path, append(at, identity...), nil, "add", "-A", "--", "."); err != nil {
 			return f, fmt.Errorf("finish the worktree %s: %w", t.Path, err)
 		}
 		// Commit only when something is staged: diff --cached --quiet
 		// exits 1 when there is.
-		if _, err := git(ctx, t.Path, nil, nil, "diff", "--cached", "--quiet"); err != nil {
+		if _, err := git(ctx, t.Path, at, nil, "diff", "--cached", "--quiet"); err != nil {
 			msg := "harness: what " + name + " left in its worktree\n"
-			if _, err := git(ctx, t.Path, identity, strings.NewReader(msg), "commit", "-q", "--no-verify", "-F", "-"); err != nil {
+			if _, err := git(ctx, t.Path, append(at, identity...), strings.NewReader(msg), "commit", "-q", "--no-verify", "-F", "-"); err != nil {
 				return f, fmt.Errorf("finish the worktree %s: %w", t.Path, err)
 			}
 		}
@@ -51,11 +65,22 @@ func Finish(ctx context.Context, t Tree, name string, keep bool) (Finished, erro
 }
 
 // Remove removes t's worktree (and its bookkeeping), keeping its branch.
-// A tree already removed is no error.
+// A tree already removed is no error. The worktree's .git file is put
+// back first (the thread could have rewritten it); a tree git will not
+// remove (one holding a repository of its own) is removed from the disk,
+// and git forgets it.
 func Remove(ctx context.Context, t Tree) error {
 	if _, err := os.Stat(t.Path); err == nil {
+		if t.GitDir != "" {
+			_ = os.Remove(filepath.Join(t.Path, ".git"))
+			if err := os.WriteFile(filepath.Join(t.Path, ".git"), []byte("gitdir: "+t.GitDir+"\n"), 0o600); err != nil {
+				return fmt.Errorf("remove the worktree %s: %w", t.Path, err)
+			}
+		}
 		if _, err := safegit.Run(ctx, t.Repo, "worktree", "remove", "--force", t.Path); err != nil {
-			return fmt.Errorf("remove the worktree %s: %w", t.Path, err)
+			if rerr := os.RemoveAll(t.Path); rerr != nil {
+				return fmt.Errorf("remove the worktree %s: %w (and %w)", t.Path, err, rerr)
+			}
 		}
 	}
 	_ = os.Remove(t.Path + ".base")

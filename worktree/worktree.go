@@ -30,6 +30,10 @@ type Tree struct {
 	// Branch is the tree's branch (see Branch); Base the commit it began
 	// from: the workspace as it was, uncommitted files included.
 	Branch, Base string
+	// GitDir is the worktree's own git directory, in the repository's:
+	// Finish names it rather than follow the worktree's .git file, which
+	// the thread could have rewritten to lead elsewhere.
+	GitDir string
 }
 
 // Finished is what Finish left: the branch and its last commit, whether
@@ -143,7 +147,7 @@ func Create(ctx context.Context, workspace, name string, opts Options) (Tree, er
 	// Made before: the branch is there, and its worktree.
 	if base, ok := existing(ctx, t); ok {
 		t.Base = base
-		return t, nil
+		return t, t.gitDir(ctx)
 	}
 	base, err := snapshot(ctx, repo, path+".index", rel, opts.Exclude)
 	if err != nil {
@@ -161,7 +165,17 @@ func Create(ctx context.Context, workspace, name string, opts Options) (Tree, er
 	if _, err := safegit.Run(ctx, repo, "worktree", "add", "-q", "-b", branch, path, base); err != nil {
 		return Tree{}, fmt.Errorf("worktree %s: %w", name, err)
 	}
-	return t, nil
+	return t, t.gitDir(ctx)
+}
+
+// gitDir sets t.GitDir: the worktree's git directory as git just made it.
+func (t *Tree) gitDir(ctx context.Context) error {
+	out, err := safegit.Run(ctx, t.Path, "rev-parse", "--path-format=absolute", "--git-dir")
+	if err != nil {
+		return fmt.Errorf("worktree %s: %w", t.Path, err)
+	}
+	t.GitDir = strings.TrimSpace(string(out))
+	return nil
 }
 
 // existing reports whether t's worktree is there, on its branch, and the

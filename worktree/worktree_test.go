@@ -184,3 +184,26 @@ func TestHostileRepositoryRunsNothing(t *testing.T) {
 	}
 	require.Empty(t, ran, "a worktree's git ran what the repository named")
 }
+
+// A thread that rewrites its worktree's .git file to lead to a repository
+// it made (whose config names an fsmonitor) neither runs that program nor
+// moves its change there: Finish names the worktree's own git directory.
+func TestFinishIgnoresARewrittenGitFile(t *testing.T) {
+	ctx := context.Background()
+	ws := repo(t)
+	tr, err := worktree.Create(ctx, ws, "t", worktree.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	marks := t.TempDir()
+	fake := filepath.Join(tr.Path, "fake")
+	gitIn(t, tr.Path, "init", "-q", fake)
+	gitIn(t, fake, "commit", "-q", "--allow-empty", "-m", "fake")
+	prog := filepath.Join(marks, "fsmonitor.sh")
+	require.NoError(t, os.WriteFile(prog, []byte("#!/bin/sh\ntouch '"+filepath.Join(marks, "ran")+"'\n"), 0o755))
+	gitIn(t, fake, "config", "core.fsmonitor", prog)
+	write(t, tr.Path, ".git", "gitdir: "+filepath.Join(fake, ".git")+"\n")
+	write(t, tr.Root, "a.txt", "changed\n")
+	f, err := worktree.Finish(ctx, tr, "t", false)
+	require.NoError(t, err)
+	require.Contains(t, f.Changed, "a.txt", "the change is on the thread's own branch")
+	require.NoFileExists(t, filepath.Join(marks, "ran"))
+}
