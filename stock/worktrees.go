@@ -3,6 +3,7 @@ package stock
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/seed-7cc7a084/harness/action"
@@ -74,6 +75,11 @@ func (w *worktrees) In(_ context.Context, s harness.Services, r facts.Worktree) 
 	if !within(dir, r.Root) || !within(r.Path, r.Root) {
 		return s, fmt.Errorf("worktree %s: not in %s, where worktrees are made", r.Root, dir)
 	}
+	if _, err := os.Stat(r.Root); err != nil {
+		// Finished and removed (or removed by hand): the thread can be
+		// read, and a tool it calls fails; none runs in the workspace.
+		return gone(s, r)
+	}
 	spec, err := sandbox.Default(r.Root, w.store)
 	if err != nil {
 		return s, fmt.Errorf("the sandbox of %s: %w", r.Root, err)
@@ -111,4 +117,40 @@ func (w *worktrees) In(_ context.Context, s harness.Services, r facts.Worktree) 
 	// The worktree is the thread's alone: no other thread's change to tell apart.
 	s.Tools, s.Observer, s.Workspace, s.Ledger = tb, obs, r.Root, nil
 	return s, nil
+}
+
+// gone is s for a thread whose worktree r is no longer there: its
+// built-in tools fail saying so, and nobody observes.
+func gone(s harness.Services, r facts.Worktree) (harness.Services, error) {
+	var adapters []harness.ToolAdapter
+	for _, sc := range s.Tools.Schemas() {
+		t, _ := s.Tools.Lookup(sc.Name)
+		if _, builtin := builtinTools[sc.Name]; builtin {
+			t = goneTool{t, r.Path}
+		}
+		adapters = append(adapters, t)
+	}
+	tb, err := harness.NewToolbox(adapters...)
+	if err != nil {
+		return s, err
+	}
+	s.Tools, s.Observer, s.Workspace, s.Ledger = tb, nil, r.Root, nil
+	return s, nil
+}
+
+// builtinTools are the tools rooted in a thread's worktree.
+var builtinTools = map[string]struct{}{tools.ReadFile: {}, tools.ListFiles: {}, tools.WriteFile: {}, tools.EditFile: {}, tools.RunCommand: {}}
+
+// goneTool is a built-in tool of a thread whose worktree is gone.
+type goneTool struct {
+	harness.ToolAdapter
+	path string
+}
+
+// Confirm asks for nothing: the call runs nothing.
+func (g goneTool) Confirm() bool { return false }
+
+// Execute fails: there is no worktree to act in.
+func (g goneTool) Execute(context.Context, action.Request) (facts.Report, error) {
+	return facts.Report{Status: facts.StatusFailed, Error: fmt.Sprintf("%s: the thread's worktree %s is no longer there", g.Name(), g.path)}, nil
 }

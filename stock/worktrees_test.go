@@ -160,6 +160,19 @@ func TestParallelChildrenInWorktrees(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, diff, "+ttl = 600")
 	require.NoError(t, audit.VerifyLog(ctx, store, st.Actor, "p"))
+
+	// A finished child, whose worktree is gone, still opens and reads
+	// (its tree, a replay), through a runtime that only reads too.
+	for _, id := range []string{"p.1-d1", "p.1-d2"} {
+		kid, err := th.Open(ctx, id)
+		require.NoError(t, err)
+		kv, err := kid.View(ctx)
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusDone, kv.Status)
+	}
+	tree, err := th.Tree(ctx)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, tree.Status)
 }
 
 func read(t *testing.T, root, name string) string {
