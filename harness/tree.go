@@ -359,7 +359,7 @@ func (t *Thread) kid(ctx context.Context, c scheduler.Call, create bool) (*Threa
 		*k.rt = *t.rt
 		k.rt.Services.Tools = prev.Tools
 		if k.wt != nil { // its services are rooted in its worktree
-			k.rt.Services.Observer, k.rt.Services.Workspace = prev.Observer, prev.Workspace
+			k.rt.Services.Observer, k.rt.Services.Workspace, k.rt.Services.Ledger = prev.Observer, prev.Workspace, prev.Ledger
 		}
 		return k, nil
 	}

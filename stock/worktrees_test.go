@@ -131,6 +131,7 @@ func TestParallelChildrenInWorktrees(t *testing.T) {
 			paths = append(paths, ch.Path)
 		}
 		require.Equal(t, []string{"a.txt"}, paths, "child %s observes its own change and nothing else", c.id)
+		require.Nil(t, obs.Others, "nobody else works in its worktree")
 		end := decode[facts.ThreadEnded](t, log[len(log)-1])
 		require.NotNil(t, end.Worktree)
 		require.Equal(t, []string{"a.txt"}, end.Worktree.Changed)
