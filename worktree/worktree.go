@@ -130,6 +130,9 @@ func Create(ctx context.Context, workspace, name string, opts Options) (Tree, er
 			return Tree{}, err
 		}
 	}
+	if abs, err := filepath.Abs(dir); err == nil && (within(abs, ws) || within(abs, repo)) {
+		return Tree{}, fmt.Errorf("worktrees in %s: %w %s", abs, ErrInside, repo)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return Tree{}, fmt.Errorf("worktrees in %s: %w", dir, err)
 	}

@@ -134,6 +134,7 @@ func TestCreateRefusesInside(t *testing.T) {
 	ws := repo(t)
 	_, err := worktree.Create(context.Background(), ws, "t", worktree.Options{Dir: filepath.Join(ws, "trees")})
 	require.ErrorIs(t, err, worktree.ErrInside)
+	require.NoDirExists(t, filepath.Join(ws, "trees"), "nothing is made inside")
 	_, err = worktree.Create(context.Background(), t.TempDir(), "t", worktree.Options{Dir: t.TempDir()})
 	require.ErrorIs(t, err, worktree.ErrNotRepository)
 }
