@@ -37,6 +37,11 @@ type Boundary struct {
 	// Commands runs the commands of declared checks (command_succeeds), in
 	// the sandbox each request recorded; nil decides no such check.
 	Commands CheckCommands
+	// Ledger, when set, is shared by the threads that work in Root: an
+	// action's observation then names the changes other threads'
+	// actions made (see Ledger), Thread being this thread's id.
+	Ledger *Ledger
+	Thread string
 }
 
 // Observed is a reading of the workspace that a thread's log records: the
@@ -218,9 +223,17 @@ const observeAfterCancel = 10 * time.Second
 // reported despite the cancellation is the action's result, as an effect
 // that returns no error is a success: the work was done.)
 func (b *Boundary) Finish(ctx context.Context, req Request, bg Begun, adapter Adapter) Ended {
+	var entry *ledgerEntry
+	if b.Ledger != nil && b.Observer != nil {
+		entry = b.Ledger.begin(b.Thread, req)
+	}
 	report := invoke(ctx, adapter, req)
 	if ctx.Err() != nil && report.Status != facts.StatusSucceeded {
-		return Ended{Interrupted: b.cancelled(ctx, bg, report)}
+		in := b.cancelled(ctx, bg, report)
+		if entry != nil {
+			b.Ledger.end(entry, in.Changed)
+		}
+		return Ended{Interrupted: in}
 	}
 	// The record must be completed even when the run was cancelled while
 	// the adapter worked: look, and check, regardless.
@@ -228,6 +241,9 @@ func (b *Boundary) Finish(ctx context.Context, req Request, bg Begun, adapter Ad
 	after, afterErr := b.observe(ctx)
 	c := facts.ActionCompleted{ActionID: req.ActionID, Report: report}
 	c.Observation, c.Observation.Changed = observation(bg.before, bg.beforeE, after, afterErr)
+	if entry != nil {
+		c.Observation.Others, c.Observation.Unrecorded = b.Ledger.end(entry, c.Observation.Changed)
+	}
 	if after != nil && c.Observation.Available {
 		c.Observation.Manifest = b.keepManifest(ctx, *after)
 	}

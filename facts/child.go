@@ -112,6 +112,10 @@ type ChildSpawned struct {
 	// Agent, when set, is the agent file the delegation named, as the
 	// runtime read it: the child's tools and budget are within it.
 	Agent *AgentFile `msgpack:"agent,omitempty" json:"agent,omitempty"`
+	// Worktree, when set, is the child's own worktree of the workspace,
+	// made for it when it was spawned: it works there, not in the
+	// workspace.
+	Worktree *Worktree `msgpack:"worktree,omitempty" json:"worktree,omitempty"`
 	// Refused, when set, says why no child was spawned: the call's
 	// arguments, a tool the parent does not have, a spent budget. The
 	// call then ends with this reason.
@@ -191,6 +195,8 @@ type ThreadSpawned struct {
 	MaxTokens int64    `msgpack:"max_tokens,omitempty" json:"max_tokens,omitempty"`
 	// Agent is the agent file of the spawn, as its parent recorded it.
 	Agent *AgentFile `msgpack:"agent,omitempty" json:"agent,omitempty"`
+	// Worktree is the child's own worktree, as its parent recorded it.
+	Worktree *Worktree `msgpack:"worktree,omitempty" json:"worktree,omitempty"`
 }
 
 // Validate requires the parent, the spawn fact's seq and hash, and the key.
@@ -215,6 +221,9 @@ type ThreadEnded struct {
 	Turns  int     `msgpack:"turns,omitempty" json:"turns,omitempty"`
 	Tokens int64   `msgpack:"tokens,omitempty" json:"tokens,omitempty"`
 	USD    float64 `msgpack:"usd,omitempty" json:"usd,omitempty"`
+	// Worktree is what the child left in its own worktree, when it had
+	// one.
+	Worktree *WorktreeResult `msgpack:"worktree,omitempty" json:"worktree,omitempty"`
 }
 
 // Validate requires a known status.
@@ -235,6 +244,9 @@ type ChildReported struct {
 	Turns  int       `msgpack:"turns,omitempty" json:"turns,omitempty"`
 	Tokens int64     `msgpack:"tokens,omitempty" json:"tokens,omitempty"`
 	USD    float64   `msgpack:"usd,omitempty" json:"usd,omitempty"`
+	// Worktree is what the child left in its own worktree (its
+	// thread.ended's).
+	Worktree *WorktreeResult `msgpack:"worktree,omitempty" json:"worktree,omitempty"`
 }
 
 // Validate requires the child, its head and a known status.

@@ -164,6 +164,11 @@ type SystemConfigured struct {
 	// Hooks are the hooks in force when the thread was configured, in
 	// the order they run (see Hook); the fold runs these and no others.
 	Hooks []Hook `msgpack:"hooks,omitempty" json:"hooks,omitempty"`
+	// Worktrees is when the thread's children work in worktrees of
+	// their own (WorktreesParallel, WorktreesAlways, WorktreesOff); ""
+	// in logs written before worktrees, whose children share the
+	// workspace.
+	Worktrees string `msgpack:"worktrees,omitempty" json:"worktrees,omitempty"`
 }
 
 // SettingsSource is one scope of settings as a thread records it: who
@@ -745,6 +750,30 @@ type Observation struct {
 	// reading before is compared with it, path by path, to say what
 	// changed in between (see WorkspaceChanged).
 	Manifest string `msgpack:"manifest,omitempty" json:"manifest,omitempty"`
+	// Others are the changed paths that other threads' recorded actions
+	// made, each named by its thread and action: threads sharing the
+	// workspace ran at the same time. Their paths stay in Changed (undo
+	// reads it); nil in logs written before attribution, and where no
+	// other thread's action overlapped.
+	Others []OtherChange `msgpack:"others,omitempty" json:"others,omitempty"`
+	// Unrecorded are the changed paths that no recorded action names:
+	// neither this action's request (which names the paths it writes)
+	// nor another thread's. Set only for an action whose request names
+	// its paths; for one that does not (a command), what Others leaves is
+	// its own or nobody's.
+	Unrecorded []string `msgpack:"unrecorded,omitempty" json:"unrecorded,omitempty"`
+}
+
+// OtherChange is what another thread's action changed during an
+// observation: the thread, its action, the paths (each also in the
+// observation's Changed). Running says the other action had not finished
+// when this one was observed: its request named the paths, or it ran a
+// command while they changed.
+type OtherChange struct {
+	Thread  string   `msgpack:"thread" json:"thread"`
+	Action  string   `msgpack:"action" json:"action"`
+	Paths   []string `msgpack:"paths,omitempty" json:"paths,omitempty"`
+	Running bool     `msgpack:"running,omitempty" json:"running,omitempty"`
 }
 
 // EffectState is what the runtime concludes from a report and an

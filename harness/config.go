@@ -93,6 +93,13 @@ type Config struct {
 	// childOf from its spawn record): it is held to plan mode's rules of
 	// tools all along (see planEnv).
 	readOnly bool
+
+	// Worktrees is when a delegating thread's children work in git
+	// worktrees of their own (see Services.Worktrees):
+	// facts.WorktreesParallel (the default, ""), facts.WorktreesAlways or
+	// facts.WorktreesOff. system.configured records it, and the record
+	// decides.
+	Worktrees string
 }
 
 // Option sets a field of a Config.
@@ -244,6 +251,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("config: ContextWindow is %d: want ≥ 0 (0 is not known)", c.ContextWindow)
 	case c.CompactFraction < 0 || c.CompactFraction > 1 || c.CompactFraction != c.CompactFraction:
 		return fmt.Errorf("config: CompactFraction is %v: want a share of the window, above 0 and at most 1 (0 is %v)", c.CompactFraction, defaultCompactFraction)
+	}
+	switch c.Worktrees {
+	case "", facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff:
+	default:
+		return fmt.Errorf("config: Worktrees is %q: want %s, %s or %s", c.Worktrees, facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff)
 	}
 	for _, g := range c.Grants {
 		if err := g.Validate(); err != nil {

@@ -158,22 +158,67 @@ func (d *delegation) spawner(a *assembly, k *kit) func(scheduler.SpawnRequest) e
 			used = k.budget.View()
 		}
 		name := agentOf(req.Call.Args)
-		if name == "" || !facts.ValidAgentName(name) {
+		if (name == "" || !facts.ValidAgentName(name)) && !inWorktree(req) {
 			return effect.Succeed[Services](decideSpawn(a.cfg, used, req, nil))
 		}
-		// The agent file is read by the runtime, once: what it read is
-		// recorded on child.spawned, which a replay reads instead.
+		// The agent file is read by the runtime, once, and the child's
+		// worktree made once: what it read and made is recorded on
+		// child.spawned, which a replay reads instead.
 		return effect.FromAsync(func(ctx context.Context, s Services) (facts.ChildSpawned, error) {
-			ag, err := readAgent(ctx, s.Agents, name)
+			var ag *Agent
+			if name != "" && facts.ValidAgentName(name) {
+				read, err := readAgent(ctx, s.Agents, name)
+				if cerr := ctx.Err(); cerr != nil {
+					return facts.ChildSpawned{}, cerr // interrupted: nothing is recorded
+				}
+				if err != nil {
+					return facts.ChildSpawned{CallID: req.Ref, Refused: err.Error()}, nil
+				}
+				ag = &read
+			}
+			p := decideSpawn(a.cfg, used, req, ag)
+			if p.Refused != "" || !inWorktree(req) || s.Worktrees == nil {
+				return p, nil
+			}
+			w, err := s.Worktrees.Create(ctx, p.Child)
 			if cerr := ctx.Err(); cerr != nil {
-				return facts.ChildSpawned{}, cerr // interrupted: nothing is recorded
+				return facts.ChildSpawned{}, cerr
 			}
-			if err != nil {
-				return facts.ChildSpawned{CallID: req.Ref, Refused: err.Error()}, nil
+			if err == nil {
+				p.Worktree = &w
 			}
-			return decideSpawn(a.cfg, used, req, &ag), nil
+			// A workspace of which no worktree can be made (not a git
+			// repository) is shared: the child works in it, as the
+			// record (no worktree) says.
+			return p, nil
 		})
 	}
+}
+
+// inWorktree reports whether the child of req works in a worktree of its
+// own, as the parent's log records its configuration: always, or when
+// delegated in parallel (a log that records no mode shares the
+// workspace).
+func inWorktree(req scheduler.SpawnRequest) bool {
+	switch req.System.Worktrees {
+	case facts.WorktreesAlways:
+		return true
+	case facts.WorktreesParallel:
+		return req.Parallel
+	}
+	return false
+}
+
+// worktrees is the mode system.configured records: the configured one
+// for an actor that delegates, none for one that does not.
+func (a *assembly) worktrees() string {
+	if a.delegate == nil {
+		return ""
+	}
+	if a.cfg.Worktrees == "" {
+		return facts.WorktreesParallel
+	}
+	return a.cfg.Worktrees
 }
 
 // agentOf is the agent a delegate call's arguments name, "" for none (or
@@ -352,7 +397,7 @@ func ChildID(parent, ref string) string {
 // childOf composes the actor of the child a spawn record names, from the
 // parent's actor, and checks it is no wider than the parent allows. It
 // returns the actor and the child's toolbox (its services' tools).
-func childOf(parent Actor, spawn facts.ThreadSpawned, id string) (Actor, *Toolbox, error) {
+func childOf(parent Actor, spawn facts.ThreadSpawned, id string, rooted *Toolbox) (Actor, *Toolbox, error) {
 	ps := parent.spec
 	if ps == nil || ps.delegate == nil {
 		return Actor{}, nil, fmt.Errorf("thread %s is a child of %s, whose actor does not delegate (compose it with a Delegate part)", id, spawn.Parent)
@@ -381,6 +426,9 @@ func childOf(parent Actor, spawn facts.ThreadSpawned, id string) (Actor, *Toolbo
 			continue
 		}
 		t, ok := ps.tools.Lookup(name)
+		if r, in := rooted.Lookup(name); ok && in {
+			t = r // the same tool, rooted in the child's worktree
+		}
 		if !ok {
 			return Actor{}, nil, fmt.Errorf("child %s: its spawn names tool %q, which its parent's actor does not have", id, name)
 		}
@@ -511,18 +559,26 @@ func (t *Thread) child(ctx context.Context, id string, spawn facts.ThreadSpawned
 	if err := checkLink(ctx, t.rt.Store, id, spawn); err != nil {
 		return nil, err
 	}
-	return t.linked(id, spawn)
+	return t.linked(ctx, id, spawn)
 }
 
 // linked is the child id of t whose link to t is checked.
-func (t *Thread) linked(id string, spawn facts.ThreadSpawned) (*Thread, error) {
-	actor, tools, err := childOf(t.actor, spawn, id)
+func (t *Thread) linked(ctx context.Context, id string, spawn facts.ThreadSpawned) (*Thread, error) {
+	crt := *t.rt
+	var rooted *Toolbox
+	if w := spawn.Worktree; w != nil && crt.Services.Worktrees != nil {
+		svc, err := crt.Services.Worktrees.In(ctx, crt.Services, *w)
+		if err != nil {
+			return nil, fmt.Errorf("child %s: its worktree %s: %w", id, w.Path, err)
+		}
+		crt.Services, rooted = svc, svc.Tools
+	}
+	actor, tools, err := childOf(t.actor, spawn, id, rooted)
 	if err != nil {
 		return nil, err
 	}
-	crt := *t.rt
 	crt.Services.Tools = tools
-	return &Thread{rt: &crt, actor: actor, id: id}, nil
+	return &Thread{rt: &crt, actor: actor, id: id, wt: spawn.Worktree}, nil
 }
 
 // SpawnOf reads a thread's first fact: its spawn record, and true, when

@@ -40,7 +40,10 @@ func TestLibraryErrorsNameNoFlags(t *testing.T) {
 		}
 		if d.IsDir() {
 			name := d.Name()
-			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || path == filepath.Join(root, "cmd")) {
+			// safegit and worktree run git: their "--" strings are git's
+			// arguments, not the command line's flags.
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || path == filepath.Join(root, "cmd") ||
+				path == filepath.Join(root, "safegit") || path == filepath.Join(root, "worktree")) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -94,6 +97,10 @@ var layers = []struct {
 	// interface (harness.Sealer); the stock harness makes the sealer.
 	{"seal", []string{"thread"}},
 	{"effect", nil},
+	// git as the harness runs it itself, in a repository it does not
+	// trust; and a thread's own worktree of the workspace.
+	{"safegit", nil},
+	{"worktree", []string{"safegit"}},
 	{"fold", []string{"facts", "effect"}},
 	{"action", []string{"facts", "effect"}},
 	// The sandbox's helper process, and the small program that runs it.
@@ -123,7 +130,7 @@ var layers = []struct {
 	// sandbox": a preview is a diff escaped for the terminal it is
 	// approved on (present.UnifiedDiff, present.EscapeText); present
 	// imports only facts.
-	{"tools", []string{"action", "sandbox", "present"}},
+	{"tools", []string{"action", "sandbox", "present", "worktree"}},
 	// The MCP client: what DESIGN.md says, and no more.
 	{"mcp", []string{"action", "facts", "sandbox"}},
 	{"tracing", nil},
@@ -131,7 +138,7 @@ var layers = []struct {
 	{"drive", []string{"harness", "search"}},
 	{"audit", []string{"harness"}},
 	{"rewind", []string{"harness"}},
-	{"stock", []string{"drive", "audit", "rewind", "present", "tools", "mcp", "tracing",
+	{"stock", []string{"drive", "audit", "rewind", "present", "tools", "mcp", "tracing", "worktree",
 		"model/openai", "model/anthropic", "thread/natsstore", "thread/socketstore", "seal"}},
 	// The front ends: the page and HTTP API, harness as an MCP server,
 	// the workers.

@@ -140,6 +140,7 @@ func (s *system) Output() fold.Output[Services] {
 		Output:    s.a.cfg.OutputSchema,
 		Settings:  s.a.cfg.Settings,
 		Hooks:     s.a.cfg.Hooks,
+		Worktrees: s.a.worktrees(),
 	})
 	e := effect.Succeed[Services]([]facts.Draft{d})
 	if err != nil {

@@ -133,6 +133,9 @@ type Thread struct {
 	// kids are the children this thread drove (see tend), kept with
 	// their folds; never iterated.
 	kids map[string]*Thread
+	// wt is the thread's own worktree when its spawn made one (its
+	// services are rooted there); nil for a thread in the workspace.
+	wt *facts.Worktree
 }
 
 // Thread returns the thread id of the runtime, folded by the actor's
@@ -568,7 +571,9 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 	}
 	e = effect.WithSpan(e, "transition "+t.Key,
 		attribute.String("harness.thread", st.id), attribute.String("harness.transition", t.Key))
-	ex := effect.Run(ctx, e, rt.Services)
+	svc := rt.Services
+	svc.thread = st.id
+	ex := effect.Run(ctx, e, svc)
 	tf := facts.TransitionFailed{Key: t.Key, Attempt: effect.Attempts(ex.Err())}
 	var attempts []facts.ModelAttempt // a model turn's failed calls
 	switch ex.Outcome() {

@@ -55,6 +55,32 @@ type Services struct {
 	// Hooks runs the commands of the hooks a thread records; nil runs
 	// none, and each hook due is recorded as failed (see HookRunner).
 	Hooks HookRunner
+	// Worktrees makes the git worktrees children work in, when the
+	// thread's configuration says they do (Config.Worktrees); nil makes
+	// none, and children work in the workspace.
+	Worktrees Worktrees
+	// Ledger, when set, is shared by every runtime whose threads work in
+	// this workspace at once (workers, children that share it): each
+	// action's observation then names the changes other threads' actions
+	// made (see action.Ledger).
+	Ledger *action.Ledger
+
+	// thread is the thread whose transition runs with these services
+	// (set by Runtime.run), for the ledger.
+	thread string
+}
+
+// Worktrees gives threads git worktrees of their own: Create makes the
+// one named name (a child's id; made again, the same one), Finish
+// commits what the thread left there to its branch and removes it (keeps
+// it when keep is set: the thread failed), and In is the services s
+// rooted in the worktree w — its tools, its observer, its workspace — for
+// the thread that works there. The repository is untrusted: nothing its
+// config names may run.
+type Worktrees interface {
+	Create(ctx context.Context, name string) (facts.Worktree, error)
+	Finish(ctx context.Context, w facts.Worktree, name string, keep bool) (facts.WorktreeResult, error)
+	In(ctx context.Context, s Services, w facts.Worktree) (Services, error)
 }
 
 // TracerProvider makes Services an effect.Traced.
@@ -67,7 +93,8 @@ func (s Services) TracerProvider() trace.TracerProvider {
 
 // boundary is the effect boundary of these services under cfg's grants.
 func (s Services) boundary(cfg Config) *action.Boundary {
-	return &action.Boundary{Observer: s.Observer, Granted: cfg.Grants, Root: s.Workspace, Blobs: s.Blobs, Commands: s.Tools.checkCommands()}
+	return &action.Boundary{Observer: s.Observer, Granted: cfg.Grants, Root: s.Workspace, Blobs: s.Blobs, Commands: s.Tools.checkCommands(),
+		Ledger: s.Ledger, Thread: s.thread}
 }
 
 // ToolAdapter is a tool a model can call: an action adapter with the

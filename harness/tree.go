@@ -376,9 +376,12 @@ func endable(v View) bool {
 func (t *Thread) kid(ctx context.Context, c scheduler.Call, create bool) (*Thread, error) {
 	id := c.Child.ID()
 	if k := t.kids[id]; k != nil {
-		tools := k.rt.Services.Tools
+		prev := k.rt.Services
 		*k.rt = *t.rt
-		k.rt.Services.Tools = tools
+		k.rt.Services.Tools = prev.Tools
+		if k.wt != nil { // its services are rooted in its worktree
+			k.rt.Services.Observer, k.rt.Services.Workspace, k.rt.Services.Ledger = prev.Observer, prev.Workspace, prev.Ledger
+		}
 		return k, nil
 	}
 	f, err := factAt(ctx, t.rt.Store, t.id, c.Child.SpawnedSeq)
@@ -387,7 +390,8 @@ func (t *Thread) kid(ctx context.Context, c scheduler.Call, create bool) (*Threa
 	}
 	sp := c.Child.Spawned
 	spawn := facts.ThreadSpawned{Parent: t.id, Seq: f.Seq, Hash: f.Hash().String(), Key: f.Cause,
-		CallID: c.Ref, Task: sp.Task, Tools: sp.Tools, MaxTurns: sp.MaxTurns, MaxTokens: sp.MaxTokens, Agent: sp.Agent}
+		CallID: c.Ref, Task: sp.Task, Tools: sp.Tools, MaxTurns: sp.MaxTurns, MaxTokens: sp.MaxTokens, Agent: sp.Agent,
+		Worktree: sp.Worktree}
 	have, ok, err := SpawnOf(ctx, t.rt.Store, id)
 	switch {
 	case err != nil:
@@ -407,7 +411,7 @@ func (t *Thread) kid(ctx context.Context, c scheduler.Call, create bool) (*Threa
 			id, have.Seq, have.Parent, spawn.Seq, spawn.Parent, ErrNotChild)
 	}
 	// have is the spawn t's log records (read above): the link holds.
-	k, err := t.linked(id, have)
+	k, err := t.linked(ctx, id, have)
 	if err != nil {
 		return nil, err
 	}
@@ -503,6 +507,18 @@ func (t *Thread) end(ctx context.Context) error {
 	} else {
 		te.Turns = v.Turn.Turns
 	}
+	if w := t.wt; w != nil && t.rt.Services.Worktrees != nil {
+		// What the child left in its worktree goes to its branch; the
+		// worktree is removed, or kept when the child did not finish.
+		res, err := t.rt.Services.Worktrees.Finish(held, *w, t.id, te.Status != facts.EndDone)
+		if cerr := held.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			res.Error = err.Error()
+		}
+		te.Worktree = &res
+	}
 	d, err := facts.NewDraft(facts.KindThreadEnded, "", te)
 	if err != nil {
 		return err
@@ -528,7 +544,7 @@ func (t *Thread) report(ctx context.Context, st *state, c scheduler.Call, kid *T
 	}
 	hash := last.Hash().String()
 	rep := facts.ChildReported{Child: kid.id, CallID: c.Ref, Seq: last.Seq, Hash: hash, Status: te.Status,
-		Reason: te.Reason, Result: te.Result, Turns: te.Turns, Tokens: te.Tokens, USD: te.USD}
+		Reason: te.Reason, Result: te.Result, Turns: te.Turns, Tokens: te.Tokens, USD: te.USD, Worktree: te.Worktree}
 	d, err := facts.NewDraft(facts.KindChildReported, "", rep)
 	if err != nil {
 		return false, err

@@ -41,6 +41,9 @@ type SpawnRequest struct {
 	Key    string
 	Call   facts.ToolCall
 	System facts.SystemConfigured
+	// Parallel is true when another call of the same turn delegates too:
+	// the children of one turn run at once.
+	Parallel bool
 }
 
 // Child is a delegation's child thread as the parent's log records it:
@@ -68,6 +71,10 @@ func (c *Child) settled() bool { return !c.Waiting() }
 // ErrReportOrder: a child's outcome posted while a delegation before it in
 // its turn has not reported.
 var ErrReportOrder = errors.New("a child reports before the delegation before it")
+
+// MergeTool is the name of the tool that brings a child's worktree branch
+// into the workspace (see package tools).
+const MergeTool = "merge_worktree"
 
 func spawnKey(ref string) string { return "delegate/spawn/" + ref }
 func budgetKey(turn int) string  { return "delegate/budget/" + strconv.Itoa(turn) }
@@ -115,6 +122,11 @@ func (s *state[S]) outputChild(c *call, v *View, out *fold.Output[S], earlierAct
 func (s *state[S]) spawn(c *call) fold.Transition[S] {
 	key := spawnKey(c.ref)
 	req := SpawnRequest{Thread: s.thread, Ref: c.ref, Key: key, Call: c.call, System: s.system}
+	for _, o := range s.calls {
+		if o != c && o.turn == c.turn && s.delegated(o) {
+			req.Parallel = true
+		}
+	}
 	return fold.Transition[S]{Key: key, Effect: effect.AndThen(s.env.Spawn(req), func(p facts.ChildSpawned) effect.Effect[S, []facts.Draft] {
 		p.CallID = c.ref
 		return drafts[S](facts.KindChildSpawned, p)
@@ -182,6 +194,21 @@ func ChildResult(p facts.ChildReported) string {
 	fmt.Fprintf(&b, " (%d turns, %d tokens)", p.Turns, p.Tokens)
 	if p.Result != "" {
 		b.WriteString("\n" + p.Result)
+	}
+	if w := p.Worktree; w != nil {
+		fmt.Fprintf(&b, "\nIt worked in a worktree of its own: its changes are on branch %s (base %s)", w.Branch, w.Base)
+		if len(w.Changed) > 0 {
+			fmt.Fprintf(&b, ", changing %s; they are not in the workspace until merged (the %s tool, with that branch and base; a person approves it)", strings.Join(w.Changed, ", "), MergeTool)
+		} else {
+			b.WriteString(", which changes nothing")
+		}
+		if w.Kept != "" {
+			fmt.Fprintf(&b, "; its worktree is kept at %s", w.Kept)
+		}
+		if w.Error != "" {
+			b.WriteString("; " + w.Error)
+		}
+		b.WriteString(".")
 	}
 	return b.String()
 }

@@ -307,7 +307,7 @@ func boundsOf(s Settings) ([]harness.Option, error) {
 	if s.LoopGuard != nil {
 		guard = *s.LoopGuard
 	}
-	opts := []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps), func(c *harness.Config) { c.LoopGuard = guard }}
+	opts := []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps), func(c *harness.Config) { c.LoopGuard, c.Worktrees = guard, s.Worktrees }}
 	if window > 0 {
 		opts = append(opts, func(c *harness.Config) { c.ContextWindow, c.CompactFraction = window, 0 })
 	}
@@ -453,7 +453,7 @@ func (s *Session) Runtime(opts ...RuntimeOption) (rt *harness.Runtime, free func
 	}
 	var svc harness.Services
 	if o.noObserver {
-		svc = harness.Services{Model: o.model, Tools: s.Stock.Toolbox, Workspace: s.Stock.Place.Root, Blobs: BlobsOf(s.Store), Instructions: s.Stock.Instructions, Agents: s.Stock.Agents, Hooks: s.Stock.Hooks}
+		svc = harness.Services{Model: o.model, Tools: s.Stock.Toolbox, Workspace: s.Stock.Place.Root, Blobs: BlobsOf(s.Store), Instructions: s.Stock.Instructions, Agents: s.Stock.Agents, Hooks: s.Stock.Hooks, Worktrees: s.Stock.Worktrees, Ledger: s.Stock.Ledger}
 	} else if svc, err = s.Services(o.model, o.observe...); err != nil {
 		return nil, nil, err
 	}

@@ -116,6 +116,11 @@ type Settings struct {
 	// tool call before the next waits for a person (harness.Config.
 	// LoopGuard); 0 is no guard; nil is DefaultLoopGuard.
 	LoopGuard *int `json:"loop_guard,omitempty"`
+	// Worktrees is when children work in git worktrees of their own
+	// (harness.Config.Worktrees): "parallel" (the default: children
+	// delegated in parallel), "always" or "off" (they share the
+	// workspace). Fewer worktrees than a weaker layer says widens.
+	Worktrees string `json:"worktrees,omitempty"`
 }
 
 // Scope names a layer of settings by whom it serves.
@@ -439,6 +444,8 @@ func (l *Layered) merge(src *SettingsSource) {
 			into.Prices = s.Prices
 		case "loop_guard":
 			into.LoopGuard = s.LoopGuard
+		case "worktrees":
+			into.Worktrees = s.Worktrees
 		case "mcpServers":
 			if into.MCPServers == nil {
 				into.MCPServers = mcp.Servers{}
@@ -544,8 +551,24 @@ func Widens(key string, cur, s Settings) bool {
 		// A guard off (0), or one that lets more repeats through, widens.
 		n, c := bound(s.LoopGuard, DefaultLoopGuard), bound(cur.LoopGuard, DefaultLoopGuard)
 		return !(n == c || (c > 0 && n > 0 && n < c))
+	case "worktrees":
+		// Children sharing the workspace where they would have had their
+		// own worktree widens what each can touch.
+		return worktreesRank(s.Worktrees) < worktreesRank(cur.Worktrees)
 	}
 	return true
+}
+
+// worktreesRank orders the worktree modes by how apart they keep
+// children: off, parallel (the default), always.
+func worktreesRank(mode string) int {
+	switch mode {
+	case facts.WorktreesOff:
+		return 0
+	case facts.WorktreesAlways:
+		return 2
+	}
+	return 1
 }
 
 func bound(p *int, def int) int {
@@ -899,6 +922,11 @@ func (s Settings) check() error {
 	}
 	if err := s.MCPServers.Validate(); err != nil {
 		return fmt.Errorf("mcpServers: %w", err)
+	}
+	switch s.Worktrees {
+	case "", facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff:
+	default:
+		return fmt.Errorf("worktrees %q: want %s, %s or %s", s.Worktrees, facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff)
 	}
 	if s.LoopGuard != nil && *s.LoopGuard < 0 {
 		return fmt.Errorf("loop_guard %d: want a number of calls, or 0 for no guard", *s.LoopGuard)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/model"
@@ -25,6 +26,7 @@ import (
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
 	"github.com/seed-7cc7a084/harness/thread/socketstore"
 	"github.com/seed-7cc7a084/harness/tools"
+	"github.com/seed-7cc7a084/harness/worktree"
 )
 
 // Where a workspace keeps its store, and how one is found.
@@ -450,6 +452,13 @@ type Stock struct {
 	Agents Agents
 	// Hooks runs the hooks in force (WithHooks) in the tools' sandbox.
 	Hooks harness.HookRunner
+	// Worktrees makes the worktrees children delegated in parallel work
+	// in (harness.Services.Worktrees); nil when Config.Worktrees is off.
+	Worktrees harness.Worktrees
+	// Ledger is shared by every runtime of the stock (harness.Services.Ledger):
+	// threads driven at once in its workspace tell each other's changes
+	// from their own.
+	Ledger *action.Ledger
 }
 
 // Close ends the MCP servers the stock started or reached, if any.
@@ -474,6 +483,13 @@ type stockOptions struct {
 	sealDir      string                // WithSealDir
 	ins          *Instructions         // WithInstructions
 	hooks        []HookInForce         // WithHooks
+	worktreeDir  string                // WithWorktreeDir
+}
+
+// WithWorktreeDir sets the directory the worktrees of threads are made in
+// (outside the workspace); by default worktree.DefaultDir.
+func WithWorktreeDir(dir string) Option {
+	return func(o *stockOptions) { o.worktreeDir = dir }
 }
 
 // WithSealDir makes the person's seal directory dir (their key and
@@ -588,6 +604,14 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	for _, t := range set.Tools() {
 		adapters = append(adapters, t)
 	}
+	worktrees := cfg.Worktrees != facts.WorktreesOff && worktree.InRepository(place.Root)
+	if worktrees {
+		// Children delegated in parallel work in worktrees of their own
+		// (in a git repository: elsewhere they share the workspace);
+		// their changes come back through this tool, which a person
+		// approves seeing the diff.
+		adapters = append(adapters, tools.MergeTool(place.Root))
+	}
 	adapters = append(adapters, o.tools...)
 	var client *mcp.Client
 	if len(o.mcpServers) > 0 {
@@ -628,8 +652,12 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	}
 	ins.Root = place.Root
 	ins.Hidden = append(slices.Clone(spec.Hidden), userDirs...)
+	var wts harness.Worktrees
+	if worktrees {
+		wts = newWorktrees(place, spec, store, o.worktreeDir)
+	}
 	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client, Instructions: ins, Agents: AgentsOf(ins), Unsealed: unsealed,
-		Hooks: newHookRunner(place.Root, spec, o.hooks)}, nil
+		Hooks: newHookRunner(place.Root, spec, o.hooks), Worktrees: wts, Ledger: &action.Ledger{}}, nil
 }
 
 // BlobsOf returns the store's content-addressed blobs when it keeps them
@@ -667,5 +695,5 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs, more ...action.Works
 	if s.MCP != nil && blobs != nil {
 		s.MCP.KeepBlobs(blobs)
 	}
-	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions, Agents: s.Agents, Hooks: s.Hooks}, nil
+	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions, Agents: s.Agents, Hooks: s.Hooks, Worktrees: s.Worktrees, Ledger: s.Ledger}, nil
 }

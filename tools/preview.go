@@ -46,6 +46,8 @@ func Preview(root, tool, args string) string {
 func preview(root, tool, args string) string {
 	var path, after string
 	switch tool {
+	case MergeWorktree:
+		return mergePreview(root, args)
 	case WriteFile:
 		var a struct{ Path, Content string }
 		if err := json.Unmarshal([]byte(args), &a); err != nil || a.Path == "" {

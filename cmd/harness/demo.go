@@ -12,6 +12,7 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/safegit"
 )
 
 func (a *app) demoCmd() *cobra.Command {
@@ -53,7 +54,7 @@ cd into it and try harness threads, log, replay, effects.`,
 			if a.jsonOut() {
 				r = &demo.Record{}
 			}
-			root, err := demo.Run(ctx, demo.Options{Dir: dir, Version: "harness/" + version(), Git: gitCommand}, r)
+			root, err := demo.Run(ctx, demo.Options{Dir: dir, Version: "harness/" + version(), Git: safegit.Command}, r)
 			if err != nil {
 				return err
 			}

@@ -46,6 +46,8 @@ type driveFlags struct {
 	// networkAllow is --network-allow: the hosts commands reach through
 	// the harness's proxy.
 	networkAllow []string
+	// worktrees is when children work in worktrees of their own.
+	worktrees string
 	// outputSchema is the file of the JSON Schema the final answer must
 	// be valid against (--output-schema); schema its content, once read.
 	outputSchema string
@@ -70,6 +72,8 @@ to go on, fork it before that fact and resume the fork with a larger
 const networkAllowHelp = "commands get no network but an HTTP(S) proxy the harness runs (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) that reaches only these `HOSTS`: " +
 	"github.com, *.example.com (names under it), proxy.golang.org:443, 127.0.0.1:8080 (a loopback or private address only when named so); " +
 	"comma-separated or repeated; every connection is recorded (default: the settings' \"network_allow\")"
+// worktreesUsage is the help of --worktrees.
+const worktreesUsage = "when children work in git worktrees of their own (outside the workspace; their changes come back through merge_worktree, which a person approves seeing the diff): parallel (children delegated in one turn; the default, or the settings' \"worktrees\"), always, or off (they share the workspace)"
 
 // Defaults of the bounds when neither a flag nor the settings say.
 const (
@@ -87,6 +91,7 @@ func (f *driveFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.sandbox, "sandbox", "", "where commands may reach: workspace-write (write the workspace only; the default, or the settings' \"sandbox\"), read-only, or off (no sandbox: your full authority; recorded, and shown at every approval)")
 	fl.BoolVar(&f.network, "network", false, "let commands use the network (default: none but loopback, or the settings' \"network\")")
 	fl.StringSliceVar(&f.networkAllow, "network-allow", nil, networkAllowHelp)
+	fl.StringVar(&f.worktrees, "worktrees", "", worktreesUsage)
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop the thread (budget.exhausted; for good) before its model turn `N`+1, counting all its turns; 0 is no bound (default: the settings' max_turns, else 50)")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "run at most `N` steps in this command before stopping with the thread resumable (default: the settings' max_steps, else 100)")
 	fl.IntVar(&f.window, "context-window", 0, "the model's context window in `TOKENS`: past 80% of it, as the provider counts usage, older turns are summarized by the model (a compaction turn, recorded as context.compacted); 0 is not known (default: the settings' context_window)")
@@ -156,6 +161,14 @@ func (f *driveFlags) layer() (stock.SettingsSource, error) {
 			return stock.SettingsSource{}, usageError("--network-allow: %v", err)
 		}
 		s.NetworkAllow, set = f.networkAllow, append(set, "network_allow")
+	}
+	if f.worktrees != "" {
+		switch f.worktrees {
+		case facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff:
+		default:
+			return stock.SettingsSource{}, usageError("--worktrees %q: want parallel, always or off", f.worktrees)
+		}
+		s.Worktrees, set = f.worktrees, append(set, "worktrees")
 	}
 	if f.changed("max-output-tokens") {
 		if f.maxOutput < 0 {

@@ -60,7 +60,9 @@ is interrupted; a second signal interrupts at once.
 Each event is a line on stdout (with -o json, a JSON object per line).
 
 Threads driven at once share the workspace: their commands act in it side by
-side, and the observation of one action may include another thread's changes.`,
+side. The observation of each action names the changes other threads' actions
+made (by thread and action) apart from those no recorded action names. Children
+a thread delegates in parallel work in git worktrees of their own (--worktrees).`,
 		Example: `  harness worker --store nats://localhost:4222 --model openai:gpt-4o-mini --approve writes
   harness worker --store nats://a:4222,nats://b:4222,nats://c:4222 --concurrency 4 --allow 'run_command:go test *'`,
 		Args: args(0, 0, "no arguments"),
@@ -82,6 +84,7 @@ side, and the observation of one action may include another thread's changes.`,
 	fl.StringVar(&f.sandbox, "sandbox", "", "where commands may reach: workspace-write (default, or the settings file's), read-only, or off")
 	fl.BoolVar(&f.network, "network", false, "let commands use the network (default: none but loopback, or the settings file's)")
 	fl.StringSliceVar(&f.networkAllow, "network-allow", nil, networkAllowHelp)
+	fl.StringVar(&f.worktrees, "worktrees", "", worktreesUsage)
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop a thread before its model turn `N`+1; 0 is no bound (default: the settings file's max_turns, else 50)")
 	fl.IntVar(&concurrency, "concurrency", worker.DefaultConcurrency, "how many threads to drive at once")
 	fl.DurationVar(&drain, "drain", worker.DefaultDrain, "on SIGTERM or Ctrl-C, how long to wait for the threads driven to reach a point where they can stop before interrupting them")
@@ -334,7 +337,7 @@ func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) erro
 // the thread: the workers drive it, under their own. The approval policy
 // is the thread's, recorded (see submit).
 func detachRefuses(f *driveFlags) error {
-	for _, name := range []string{"model", "no-input", "max-turns", "max-steps", "sandbox", "network", "network-allow"} {
+	for _, name := range []string{"model", "no-input", "max-turns", "max-steps", "sandbox", "network", "network-allow", "worktrees"} {
 		if f.fs != nil && f.fs.Changed(name) {
 			return usageError("run --detach --%s: a detached thread is driven by the workers, under their settings (harness worker --%s); drop --%s", name, name, name)
 		}

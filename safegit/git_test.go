@@ -1,4 +1,4 @@
-package main
+package safegit_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/safegit"
 )
 
 // hostileRepo makes a repository whose config and hooks run programs —
@@ -64,7 +66,7 @@ func marksIn(t *testing.T, dir string) []string {
 
 // The harness's own git calls run nothing a repository's config names:
 // the same calls through plain git run the fsmonitor, the filter and the
-// hooks (so the plant is live), through gitCommand none of them.
+// hooks (so the plant is live), through safegit.Command none of them.
 func TestGitCommandRunsNothingTheRepositoryNames(t *testing.T) {
 	ctx := context.Background()
 	steps := [][]string{
@@ -85,7 +87,7 @@ func TestGitCommandRunsNothingTheRepositoryNames(t *testing.T) {
 
 	root, marks = hostileRepo(t)
 	for _, args := range steps {
-		cmd, err := gitCommand(ctx, root, args...)
+		cmd, err := safegit.Command(ctx, root, args...)
 		require.NoError(t, err)
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "git %v: %s", args, out)
@@ -100,7 +102,47 @@ func TestGitCommandRefusesWhatItCannotName(t *testing.T) {
 	cmd := exec.Command("git", "config", "filter.a=b.clean", filepath.Join(marks, "clean.sh"))
 	cmd.Dir = root
 	require.NoError(t, cmd.Run())
-	_, err := gitCommand(context.Background(), root, "add", "-A")
-	require.ErrorIs(t, err, errUnsafeGit)
-	require.ErrorContains(t, err, `filter named "filter.a=b.clean"`)
+	_, err := safegit.Command(context.Background(), root, "add", "-A")
+	require.ErrorIs(t, err, safegit.ErrUnsafe)
+	require.ErrorContains(t, err, `driver named "filter.a=b.clean"`)
+}
+
+// A merge driver the repository declares (and its attributes select) does
+// not run when the harness merges: plain git runs it.
+func TestGitCommandRunsNoMergeDriver(t *testing.T) {
+	run := func(plain bool) []string {
+		root, marks := hostileRepo(t)
+		git := func(args ...string) {
+			var cmd *exec.Cmd
+			if plain {
+				cmd = exec.Command("git", args...)
+				cmd.Dir = root
+			} else {
+				var err error
+				cmd, err = safegit.Command(context.Background(), root, args...)
+				require.NoError(t, err)
+			}
+			cmd.Env = append(safegit.Env(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
+			_, _ = cmd.CombinedOutput()
+		}
+		// Only the merge driver stays planted; the rest is the other tests'.
+		for _, k := range []string{"core.fsmonitor", "filter.evil.clean", "filter.evil.smudge", "filter.evil.required", "diff.external", "core.pager"} {
+			git("config", "--unset", k)
+		}
+		require.NoError(t, os.Remove(filepath.Join(root, ".gitattributes")))
+		git("config", "merge.evil.driver", "touch "+filepath.Join(marks, "merge")+"; false")
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".gitattributes"), []byte("a.txt merge=evil\n"), 0o644))
+		git("add", "-A")
+		git("commit", "-q", "-m", "base")
+		git("checkout", "-q", "-b", "other")
+		require.NoError(t, os.WriteFile(filepath.Join(root, "a.txt"), []byte("other\n"), 0o644))
+		git("commit", "-q", "-am", "other")
+		git("checkout", "-q", "-")
+		require.NoError(t, os.WriteFile(filepath.Join(root, "a.txt"), []byte("main\n"), 0o644))
+		git("commit", "-q", "-am", "main")
+		git("merge", "-q", "--no-edit", "other")
+		return marksIn(t, marks)
+	}
+	require.Contains(t, run(true), "merge", "plain git runs the merge driver (the plant is live)")
+	require.NotContains(t, run(false), "merge", "the harness's git ran the repository's merge driver")
 }

@@ -1,0 +1,50 @@
+package facts
+
+// Worktree is a thread's own git worktree of the workspace, as the
+// thread's spawn records it: where the thread works instead of the
+// workspace, on which branch, from which commit. A replay reads this
+// record; it never makes a worktree again.
+type Worktree struct {
+	// Repo is the top of the workspace's repository; Workspace the
+	// workspace the tree was made of.
+	Repo      string `msgpack:"repo,omitempty" json:"repo,omitempty"`
+	Workspace string `msgpack:"workspace,omitempty" json:"workspace,omitempty"`
+	// Path is the worktree's top, outside the workspace; Root where the
+	// thread works in it.
+	Path string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Root string `msgpack:"root,omitempty" json:"root,omitempty"`
+	// Branch is the tree's branch; Base the commit it began from (the
+	// workspace as it was, uncommitted files included).
+	Branch string `msgpack:"branch,omitempty" json:"branch,omitempty"`
+	Base   string `msgpack:"base,omitempty" json:"base,omitempty"`
+	// GitDir is the worktree's own git directory (in the repository's),
+	// named when it is finished rather than found through its .git file.
+	GitDir string `msgpack:"git_dir,omitempty" json:"git_dir,omitempty"`
+}
+
+// WorktreeResult is what a thread that worked in its own worktree left
+// there, as its end records it: the branch that holds it, the files it
+// changed, and the worktree when it was kept (the thread failed).
+type WorktreeResult struct {
+	Branch string `msgpack:"branch,omitempty" json:"branch,omitempty"`
+	Base   string `msgpack:"base,omitempty" json:"base,omitempty"`
+	Head   string `msgpack:"head,omitempty" json:"head,omitempty"`
+	// Changed are the files the branch changes since Base.
+	Changed []string `msgpack:"changed,omitempty" json:"changed,omitempty"`
+	// Kept is the worktree's path when it was kept; "" when removed.
+	Kept string `msgpack:"kept,omitempty" json:"kept,omitempty"`
+	// Error says why the worktree could not be finished (its branch
+	// then holds only what was committed before).
+	Error string `msgpack:"error,omitempty" json:"error,omitempty"`
+}
+
+// The worktree modes of a thread's configuration (SystemConfigured.Worktrees).
+const (
+	// WorktreesParallel (the default, ""): children delegated in parallel
+	// (two or more delegations in one turn) each work in a worktree.
+	WorktreesParallel = "parallel"
+	// WorktreesAlways: every child works in a worktree.
+	WorktreesAlways = "always"
+	// WorktreesOff: children work in the workspace itself.
+	WorktreesOff = "off"
+)

@@ -1,0 +1,144 @@
+package safegit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// safeConfig is what every call sets on its command line, where it
+// overrides every config file: nothing a repository's config (or a config
+// it includes, or one a planted commondir leads to) names runs. No
+// fsmonitor, no hook, no pager, no editor, no signing program; no
+// transport at all (so no ssh command, proxy, askpass or credential
+// helper); submodules are not entered (their configs are their own); no
+// background gc (gc.auto) and no maintenance. Filters and merge drivers
+// are emptied by name (Command).
+var safeConfig = []string{
+	"core.fsmonitor=false",
+	"core.hooksPath=/dev/null",
+	"core.pager=cat",
+	"core.editor=false",
+	"sequence.editor=false",
+	"commit.gpgSign=false",
+	"tag.gpgSign=false",
+	"protocol.allow=never",
+	"submodule.recurse=false",
+	"diff.ignoreSubmodules=all",
+	"status.submoduleSummary=false",
+	"gc.auto=0",
+	"maintenance.auto=false",
+	"core.splitIndex=false",
+	"core.untrackedCache=false",
+}
+
+// diffing are the subcommands that can run an external diff or a textconv
+// program: Command adds --no-ext-diff and --no-textconv.
+var diffing = map[string]bool{"diff": true, "log": true, "show": true}
+
+// Command is the one way the harness runs git itself: git with args in
+// dir, such that repository configuration that runs programs does not —
+// core.fsmonitor, core.hooksPath and the hooks, core.pager, the editors,
+// core.sshCommand and every transport, diff.external and textconv, the
+// clean, smudge and process commands of every filter and the driver of
+// every merge driver the repository declares. The environment is the
+// harness's without any GIT_* variable (GIT_DIR, GIT_EXTERNAL_DIFF,
+// GIT_SSH_COMMAND, GIT_CONFIG_PARAMETERS …), with GIT_CONFIG_NOSYSTEM and
+// no terminal prompt.
+//
+// It fails with ErrUnsafe when a filter's or merge driver's name holds
+// "=", which "-c" cannot name.
+func Command(ctx context.Context, dir string, args ...string) (*exec.Cmd, error) {
+	env := Env()
+	var full []string
+	for _, c := range safeConfig {
+		full = append(full, "-c", c)
+	}
+	for _, key := range driverKeys(ctx, dir, env) {
+		if strings.Contains(key, "=") {
+			return nil, fmt.Errorf("git in %s: the repository's config declares a driver named %q, which cannot be switched off: %w", dir, key, ErrUnsafe)
+		}
+		full = append(full, "-c", key+"=")
+	}
+	if len(args) > 0 && diffing[args[0]] {
+		args = append([]string{args[0], "--no-ext-diff", "--no-textconv"}, args[1:]...)
+	}
+	cmd := exec.CommandContext(ctx, "git", append(full, args...)...)
+	cmd.Dir = dir
+	cmd.Env = env
+	return cmd, nil
+}
+
+// Run runs Command(ctx, dir, args...) and returns its standard output; a
+// failure's error carries what git said on its standard error.
+func Run(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	cmd, err := Command(ctx, dir, args...)
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > 2000 {
+			msg = msg[:2000] + "…"
+		}
+		return out, fmt.Errorf("git %s in %s: %w: %s", strings.Join(args, " "), dir, err, msg)
+	}
+	return out, nil
+}
+
+// Env is the environment of the harness's git calls: its own without any
+// GIT_* variable, with no system config and no terminal prompt.
+func Env() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+}
+
+// driverKeys returns the keys of the program-running commands of the
+// filters and merge drivers the configuration git reads in dir declares
+// (filter.<driver>.clean, .smudge, .process and .required;
+// merge.<driver>.driver), to be emptied on the command line. git config
+// only reads files; it runs nothing.
+func driverKeys(ctx context.Context, dir string, env []string) []string {
+	cmd := exec.CommandContext(ctx, "git", "-c", "core.fsmonitor=false", "config", "--null", "--name-only", "--get-regexp", `^(filter|merge)\.`)
+	cmd.Dir = dir
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		return nil // none declared (exit 1), or no git config to read
+	}
+	var keys []string
+	seen := map[string]bool{}
+	add := func(k string) {
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	for key := range bytes.SplitSeq(out, []byte{0}) {
+		k := strings.TrimSpace(string(key))
+		i, j := strings.IndexByte(k, '.'), strings.LastIndexByte(k, '.')
+		if k == "" || i == j {
+			continue // filter.x or merge.renormalize: no driver
+		}
+		driver := k[:j]
+		if strings.HasPrefix(strings.ToLower(k), "merge.") {
+			add(driver + ".driver")
+			continue
+		}
+		for _, what := range []string{"clean", "smudge", "process", "required"} {
+			add(driver + "." + what)
+		}
+	}
+	return keys
+}

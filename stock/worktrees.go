@@ -1,0 +1,156 @@
+package stock
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/sandbox"
+	"github.com/seed-7cc7a084/harness/tools"
+	"github.com/seed-7cc7a084/harness/worktree"
+)
+
+// worktrees are the stock harness's harness.Worktrees: git worktrees of
+// the place's workspace in opts.Dir (outside it), without the store;
+// a thread working in one has the stock's built-in tools rooted there, in
+// a sandbox whose writable root is the worktree (the store and the
+// person's directories hidden as for the workspace), and an observer of
+// it.
+type worktrees struct {
+	place Place
+	opts  worktree.Options
+	spec  sandbox.Spec // the workspace's sandbox: mode, network, hidden
+	store string       // the store the sandbox hides ("" for a remote one)
+}
+
+func newWorktrees(place Place, spec sandbox.Spec, store, dir string) *worktrees {
+	w := &worktrees{place: place, spec: spec, store: store, opts: worktree.Options{Dir: dir}}
+	if rel, ok := place.storeInRoot(); ok {
+		w.opts.Exclude = []string{rel}
+	}
+	return w
+}
+
+// Create makes the worktree of the thread name.
+func (w *worktrees) Create(ctx context.Context, name string) (facts.Worktree, error) {
+	t, err := worktree.Create(ctx, w.place.Root, name, w.opts)
+	if err != nil {
+		return facts.Worktree{}, err
+	}
+	return facts.Worktree{Repo: t.Repo, Workspace: t.Workspace, Path: t.Path, Root: t.Root, Branch: t.Branch, Base: t.Base, GitDir: t.GitDir}, nil
+}
+
+// Finish commits what the thread left to its branch, and removes the
+// worktree unless keep.
+func (w *worktrees) Finish(ctx context.Context, r facts.Worktree, name string, keep bool) (facts.WorktreeResult, error) {
+	f, err := worktree.Finish(ctx, tree(r), name, keep)
+	return facts.WorktreeResult{Branch: f.Branch, Base: f.Base, Head: f.Head, Changed: f.Changed, Kept: f.Kept}, err
+}
+
+func tree(r facts.Worktree) worktree.Tree {
+	return worktree.Tree{Repo: r.Repo, Workspace: r.Workspace, Path: r.Path, Root: r.Root, Branch: r.Branch, Base: r.Base, GitDir: r.GitDir}
+}
+
+// In is s rooted in the worktree r: the built-in tools of s made again
+// for r's root (every other tool, an MCP server's, kept), an observer of
+// it, and declared checks run there. The record is the harness's own, but
+// a root outside the directory worktrees are made in is refused all the
+// same.
+func (w *worktrees) In(_ context.Context, s harness.Services, r facts.Worktree) (harness.Services, error) {
+	dir := w.opts.Dir
+	if dir == "" {
+		d, err := worktree.DefaultDir()
+		if err != nil {
+			return s, err
+		}
+		dir = d
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if !within(dir, r.Root) || !within(r.Path, r.Root) {
+		return s, fmt.Errorf("worktree %s: not in %s, where worktrees are made", r.Root, dir)
+	}
+	if _, err := os.Stat(r.Root); err != nil {
+		// Finished and removed (or removed by hand): the thread can be
+		// read, and a tool it calls fails; none runs in the workspace.
+		return gone(s, r)
+	}
+	spec, err := sandbox.Default(r.Root, w.store)
+	if err != nil {
+		return s, fmt.Errorf("the sandbox of %s: %w", r.Root, err)
+	}
+	spec.Mode, spec.Network = w.spec.Mode, w.spec.Network
+	for _, h := range w.spec.Hidden {
+		if !within(w.place.Root, h) {
+			spec.Hidden = append(spec.Hidden, h)
+		}
+	}
+	set, err := tools.New(r.Root, tools.WithSandbox(spec))
+	if err != nil {
+		return s, fmt.Errorf("the tools of worktree %s: %w", r.Root, err)
+	}
+	var adapters []harness.ToolAdapter
+	for _, sc := range s.Tools.Schemas() {
+		t, _ := s.Tools.Lookup(sc.Name)
+		if own, ok := set.Lookup(sc.Name); ok {
+			t = own
+		}
+		adapters = append(adapters, t)
+	}
+	tb, err := harness.NewToolbox(adapters...)
+	if err != nil {
+		return s, err
+	}
+	var opts []action.WorkspaceOption
+	if s.Blobs != nil {
+		opts = append(opts, action.WithBlobs(s.Blobs, 0))
+	}
+	obs, err := action.NewWorkspace(r.Root, opts...)
+	if err != nil {
+		return s, fmt.Errorf("the observer of worktree %s: %w", r.Root, err)
+	}
+	// The worktree is the thread's alone: no other thread's change to tell apart.
+	s.Tools, s.Observer, s.Workspace, s.Ledger = tb, obs, r.Root, nil
+	return s, nil
+}
+
+// gone is s for a thread whose worktree r is no longer there: its
+// built-in tools fail saying so, and nobody observes.
+func gone(s harness.Services, r facts.Worktree) (harness.Services, error) {
+	var adapters []harness.ToolAdapter
+	for _, sc := range s.Tools.Schemas() {
+		t, _ := s.Tools.Lookup(sc.Name)
+		if _, builtin := builtinTools[sc.Name]; builtin {
+			t = goneTool{t, r.Path}
+		}
+		adapters = append(adapters, t)
+	}
+	tb, err := harness.NewToolbox(adapters...)
+	if err != nil {
+		return s, err
+	}
+	s.Tools, s.Observer, s.Workspace, s.Ledger = tb, nil, r.Root, nil
+	return s, nil
+}
+
+// builtinTools are the tools rooted in a thread's worktree.
+var builtinTools = map[string]struct{}{tools.ReadFile: {}, tools.ListFiles: {}, tools.WriteFile: {}, tools.EditFile: {}, tools.RunCommand: {}}
+
+// goneTool is a built-in tool of a thread whose worktree is gone.
+type goneTool struct {
+	harness.ToolAdapter
+	path string
+}
+
+// Confirm asks for nothing: the call runs nothing.
+func (g goneTool) Confirm() bool { return false }
+
+// Execute fails: there is no worktree to act in.
+func (g goneTool) Execute(context.Context, action.Request) (facts.Report, error) {
+	return facts.Report{Status: facts.StatusFailed, Error: fmt.Sprintf("%s: the thread's worktree %s is no longer there", g.Name(), g.path)}, nil
+}

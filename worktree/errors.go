@@ -1,0 +1,19 @@
+package worktree
+
+import "errors"
+
+// Errors of this package, matched with errors.Is.
+var (
+	// ErrNotRepository: the workspace is not inside a git repository
+	// with a commit, so there is nothing to make a worktree of.
+	ErrNotRepository = errors.New("not a git repository with a commit")
+	// ErrConflict: the branch's change does not apply to the workspace as
+	// it is now; nothing was changed, and the branch is kept.
+	ErrConflict = errors.New("the change conflicts with the workspace")
+	// ErrInside: the directory for worktrees is inside the workspace,
+	// where the workspace's own threads would see and observe them.
+	ErrInside = errors.New("worktrees inside the workspace")
+	// ErrBranch: a branch is not one this package made (see Branch), or
+	// its base is not its ancestor.
+	ErrBranch = errors.New("not a thread's branch")
+)

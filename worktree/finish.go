@@ -1,0 +1,199 @@
+package worktree
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/seed-7cc7a084/harness/safegit"
+)
+
+// Finish commits what the thread left in its worktree (its own commits
+// stay) to the tree's branch, and removes the worktree — unless keep is
+// set (the thread failed): then the worktree stays where it is, and
+// Finished.Kept names it. The branch is never removed: it is the thread's
+// result until it is applied (Apply) or a person deletes it. Finishing a
+// tree that was finished before returns the same result.
+func Finish(ctx context.Context, t Tree, name string, keep bool) (f Finished, err error) {
+	f = Finished{Branch: t.Branch, Base: t.Base}
+	defer func() {
+		// A tree that could not be finished stays, named: nothing in it
+		// is lost.
+		if _, serr := os.Stat(t.Path); err != nil && serr == nil {
+			f.Kept = t.Path
+		}
+	}()
+	if _, err := os.Stat(t.Path); err == nil {
+		// The worktree's git directory and work tree are named, not
+		// found: its .git file is the thread's to rewrite.
+		var at []string
+		if t.GitDir != "" {
+			at = []string{"GIT_DIR=" + t.GitDir, "GIT_WORK_TREE=" + t.Path}
+		}
+		if _, err := git(ctx, t.Path, append(at, identity...), nil, "add", "-A", "--", "."); err != nil {
+			return f, fmt.Errorf("finish the worktree %s: %w", t.Path, err)
+		}
+		// Commit only when something is staged: diff --cached --quiet
+		// exits 1 when there is.
+		if _, err := git(ctx, t.Path, at, nil, "diff", "--cached", "--quiet"); err != nil {
+			msg := "harness: what " + name + " left in its worktree\n"
+			if _, err := git(ctx, t.Path, append(at, identity...), strings.NewReader(msg), "commit", "-q", "--no-verify", "-F", "-"); err != nil {
+				return f, fmt.Errorf("finish the worktree %s: %w", t.Path, err)
+			}
+		}
+	}
+	head, err := safegit.Run(ctx, t.Repo, "rev-parse", "--verify", "refs/heads/"+t.Branch+"^{commit}")
+	if err != nil {
+		return f, fmt.Errorf("finish the worktree of %s: %w", name, err)
+	}
+	f.Head = strings.TrimSpace(string(head))
+	if f.Changed, err = changed(ctx, t.Repo, t.Base, f.Head); err != nil {
+		return f, err
+	}
+	if keep {
+		if _, err := os.Stat(t.Path); err == nil {
+			f.Kept = t.Path
+		}
+		return f, nil
+	}
+	return f, Remove(ctx, t)
+}
+
+// Remove removes t's worktree (and its bookkeeping), keeping its branch.
+// A tree already removed is no error. The worktree's .git file is put
+// back first (the thread could have rewritten it); a tree git will not
+// remove (one holding a repository of its own) is removed from the disk,
+// and git forgets it.
+func Remove(ctx context.Context, t Tree) error {
+	if _, err := os.Stat(t.Path); err == nil {
+		if t.GitDir != "" {
+			_ = os.Remove(filepath.Join(t.Path, ".git"))
+			if err := os.WriteFile(filepath.Join(t.Path, ".git"), []byte("gitdir: "+t.GitDir+"\n"), 0o600); err != nil {
+				return fmt.Errorf("remove the worktree %s: %w", t.Path, err)
+			}
+		}
+		if _, err := safegit.Run(ctx, t.Repo, "worktree", "remove", "--force", t.Path); err != nil {
+			if rerr := os.RemoveAll(t.Path); rerr != nil {
+				return fmt.Errorf("remove the worktree %s: %w (and %w)", t.Path, err, rerr)
+			}
+		}
+	}
+	_ = os.Remove(t.Path + ".base")
+	_, err := safegit.Run(ctx, t.Repo, "worktree", "prune")
+	return err
+}
+
+// changed lists the files that differ between two commits.
+func changed(ctx context.Context, repo, from, to string) ([]string, error) {
+	out, err := safegit.Run(ctx, repo, "diff", "--name-only", "-z", "--no-renames", from, to, "--")
+	if err != nil {
+		return nil, fmt.Errorf("what changed from %.12s to %.12s: %w", from, to, err)
+	}
+	var files []string
+	for p := range bytes.SplitSeq(out, []byte{0}) {
+		if len(p) > 0 {
+			files = append(files, string(p))
+		}
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+// check refuses a branch this package did not make, or a base that is
+// not its ancestor: what a model names is untrusted.
+func check(ctx context.Context, repo, branch, base string) (string, error) {
+	if !strings.HasPrefix(branch, branchPrefix) || Branch(strings.TrimPrefix(branch, branchPrefix)) != branch {
+		return "", fmt.Errorf("branch %q: %w (a thread's branch begins %q)", branch, ErrBranch, branchPrefix)
+	}
+	if !commitID(base) {
+		return "", fmt.Errorf("base %q: %w (a base is a full commit id)", base, ErrBranch)
+	}
+	head, err := safegit.Run(ctx, repo, "rev-parse", "--verify", "refs/heads/"+branch+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("branch %q: %w: %w", branch, ErrBranch, err)
+	}
+	if _, err := safegit.Run(ctx, repo, "merge-base", "--is-ancestor", base, "refs/heads/"+branch); err != nil {
+		return "", fmt.Errorf("branch %q does not descend from %.12s: %w", branch, base, ErrBranch)
+	}
+	return strings.TrimSpace(string(head)), nil
+}
+
+// commitID reports whether s is a full hexadecimal object id.
+func commitID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// Diff is the change the branch made since base, as a unified diff of
+// text (binary files named, not shown), for a person to read.
+func Diff(ctx context.Context, workspace, branch, base string) (string, error) {
+	repo, err := top(ctx, workspace)
+	if err != nil {
+		return "", err
+	}
+	head, err := check(ctx, repo, branch, base)
+	if err != nil {
+		return "", err
+	}
+	out, err := safegit.Run(ctx, repo, "diff", "--no-color", "--no-renames", base, head, "--")
+	if err != nil {
+		return "", fmt.Errorf("diff of %s: %w", branch, err)
+	}
+	return string(out), nil
+}
+
+// Applied is what Apply brought into the workspace.
+type Applied struct {
+	Head    string
+	Changed []string
+}
+
+// Apply brings the change the branch made since base into the workspace's
+// files (not its index, nor HEAD): all of it, or — when any part does not
+// apply to the workspace as it is now — nothing, and an error matching
+// ErrConflict that names what git could not apply. The branch stays
+// either way.
+func Apply(ctx context.Context, workspace, branch, base string) (Applied, error) {
+	repo, err := top(ctx, workspace)
+	if err != nil {
+		return Applied{}, err
+	}
+	head, err := check(ctx, repo, branch, base)
+	if err != nil {
+		return Applied{}, err
+	}
+	patch, err := safegit.Run(ctx, repo, "diff", "--binary", "--full-index", "--no-renames", base, head, "--")
+	if err != nil {
+		return Applied{}, fmt.Errorf("apply %s: %w", branch, err)
+	}
+	files, err := changed(ctx, repo, base, head)
+	if err != nil {
+		return Applied{}, err
+	}
+	a := Applied{Head: head, Changed: files}
+	if len(patch) == 0 {
+		return a, nil
+	}
+	if _, err := git(ctx, repo, nil, bytes.NewReader(patch), "apply", "--check", "-"); err != nil {
+		return a, fmt.Errorf("apply %s to %s: %w: %w", branch, repo, ErrConflict, err)
+	}
+	if _, err := git(ctx, repo, nil, bytes.NewReader(patch), "apply", "-"); err != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return a, ctx.Err()
+		}
+		return a, fmt.Errorf("apply %s to %s: %w: %w", branch, repo, ErrConflict, err)
+	}
+	return a, nil
+}
