@@ -435,9 +435,11 @@ func replant(t testing.TB, w *Workspace, rel string, change func(*entry)) {
 		} else {
 			c.ents[j].dir = re(c.ents[j].dir, parts[1:])
 		}
+		c.finish(w.epoch)
 		return &c
 	}
 	w.tree = re(w.tree, strings.Split(rel, "/"))
+	w.hash = treeHash(w.tree.sum)
 }
 
 // TestPathKeyCompare: entries order as their paths do, a directory's name

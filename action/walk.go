@@ -63,10 +63,11 @@ type dirRec struct {
 	watch uint64  // the feed generation watching it; 0: none
 	ents  []entry // sorted by name
 	// Derived from the above by finish.
-	order   []int32 // ents in path order, when that is not name order
-	rechk   []int32 // entries to look at again whatever the feed says
-	recheck bool    // this directory or something under it must be looked at
-	files   int     // files and links in scope under it
+	order   []int32  // ents in path order, when that is not name order
+	rechk   []int32  // entries to look at again whatever the feed says
+	recheck bool     // this directory or something under it must be looked at
+	files   int      // files and links in scope under it
+	sum     [32]byte // the digest of what is in scope under it (see tree.go)
 }
 
 // finish computes the derived fields of r; epoch is the feed generation
@@ -107,6 +108,7 @@ func (r *dirRec) finish(epoch uint64) {
 		slices.SortFunc(r.order, func(a, b int32) int { return pathKeyCompare(&r.ents[a], &r.ents[b]) })
 	}
 	r.recheck = !r.clean || r.watch == 0 || r.watch != epoch || len(r.rechk) > 0
+	r.digest()
 }
 
 // pathKeyCompare orders entries as their paths sort: a directory's name
