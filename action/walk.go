@@ -494,15 +494,15 @@ func (wk *walk) skip(rel, name string, st *sysStat) bool {
 	return wk.w.skipFunc != nil && wk.w.skipFunc(rel, dir)
 }
 
-// watch adds the feed's watch on the directory rel, or records why it
-// could not be added: the feed then stops after this observation.
-func (wk *walk) watch(rel string) uint64 {
+// watch adds the feed's watch on the directory rel, open as d, or records
+// why it could not be added: the feed then stops after this observation.
+func (wk *walk) watch(rel string, d dirFD) uint64 {
 	var err error
 	if hook := wk.w.watchHook; hook != nil {
 		err = hook(rel)
 	}
 	if err == nil {
-		err = wk.feed.add(rel)
+		err = wk.feed.add(rel, d)
 	}
 	if err == nil {
 		return wk.epoch
@@ -575,7 +575,7 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 		if b != nil && b.watch == wk.epoch && b.key.ino == st.key.ino && !wk.rewatch(n.rel) {
 			n.watch = b.watch
 		} else {
-			n.watch = wk.watch(n.rel) // before listing: a change after it is reported
+			n.watch = wk.watch(n.rel, d) // before listing: a change after it is reported
 		}
 	}
 	n.clean = st.key.mtime < wk.since && st.key.ctime < wk.since

@@ -175,23 +175,32 @@ const (
 // # Change feed
 //
 // With [WithChangeFeed] on Linux, the Workspace watches every directory it
-// lists with inotify (through fsnotify) and, at the start of each
-// observation, takes the changes the kernel reported since the last one.
-// Only the directories and entries they name are looked at again, together
-// with everything the feed cannot vouch for: entries not remembered as
-// clean (racily clean, above), files with more than one hard link (a
-// change through a link outside the workspace is reported there, not
-// here), and directories on another file system than the root's. The feed
-// is used only on local file systems (ext4, XFS, btrfs, tmpfs, overlayfs
-// and the like): on a network or FUSE mount a change made elsewhere is
-// never reported. When the feed overflowed, or a watched directory was
-// moved (inotify's watches would then name stale paths), the next
-// observation stats everything and the watches are made again; when
-// watches cannot be added (the kernel's limits) or the feed cannot start,
-// the Workspace says why ([Workspace.Feed]) and walks, as without one.
-// [Workspace.Close] releases the feed. Changes made through a shared
-// memory mapping are not reported by inotify (nor do they always move a
-// file's mtime); a feed is no help there.
+// lists with inotify and, at the start of each observation, reads the
+// changes the kernel queued since the last one (the kernel queues an
+// event before the call that caused it returns, so nothing made before
+// the observation began is missed). Only the directories and entries
+// they name are looked at again, together with everything the feed cannot
+// vouch for: entries not remembered as clean (racily clean, above), files
+// with more than one hard link (a change through a link outside the
+// workspace is reported there, not here), and directories on another file
+// system than the root's. The feed is used only on local file systems
+// (ext4, XFS, btrfs, tmpfs, overlayfs and the like): on a network or FUSE
+// mount a change made elsewhere is never reported. When the kernel's
+// queue overflowed (fs.inotify.max_queued_events: nothing reads it
+// between observations, so a change of more entries than that overflows
+// it), or a watched directory was moved (its watch would then name a
+// stale path), the next observation stats everything and the watches are
+// made again; when watches cannot be added (the kernel's limits, or one
+// directory reached by two paths) or the feed cannot start, the Workspace
+// says why ([Workspace.Feed]) and walks, as without one.
+// [Workspace.Close] releases the feed.
+//
+// A write through a shared memory mapping raises no write event; the
+// mapping needs a descriptor opened for writing, whose close the feed
+// takes as a write, so a file mapped by a command that has ended is read
+// again. A mapping that outlives the observation — a process left running
+// that writes through it later — is seen only when something else makes
+// the file looked at again (its stat record, without a feed).
 type Workspace struct {
 	root       string
 	skipPaths  map[string]bool
@@ -618,17 +627,11 @@ func (w *Workspace) stopFeed() error {
 
 // skipIdentities are the files and directories no observation may
 // enter, wherever they are reached from: the store's directories as they
-// resolve now, the harness's own output files, and the feed's private
-// directory.
+// resolve now, and the harness's own output files.
 func (w *Workspace) skipIdentities() []sysStat {
 	ids := append([]sysStat(nil), w.own...)
 	for _, p := range w.storePaths {
 		if st, err := statPath(p); err == nil {
-			ids = append(ids, st)
-		}
-	}
-	if w.feed != nil {
-		if st, err := statPath(w.feed.sentinel); err == nil {
 			ids = append(ids, st)
 		}
 	}

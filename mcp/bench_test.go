@@ -24,7 +24,8 @@ import (
 // BenchmarkCall: one call of the test server's echo tool over stdio,
 // made directly with the go-sdk client (the baseline), through the
 // effect boundary (the MCP adapter run by action.Boundary with the
-// workspace observer looking before and after, in a 200-file workspace),
+// workspace observer looking before and after, in a 200-file workspace;
+// without and with the change feed: feed-ratio),
 // and as a step of a thread (the call requested, started, completed and
 // shown to the model: the facts appended and synced to a Pebble store,
 // with the model turns around it, scripted). Ratios are against the
@@ -83,14 +84,26 @@ func BenchmarkCall(b *testing.B) {
 	defer ws.Close()
 	time.Sleep(100 * time.Millisecond) // the files age out of the racy window
 	bd := &action.Boundary{Observer: ws, Granted: []action.Capability{action.Read, action.Execute}, Root: root}
+	// The same with the change feed on, as the CLI and serve observe.
+	wsFeed, err := action.NewWorkspace(root, action.WithRacyWindow(50*time.Millisecond), action.WithChangeFeed(true))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer wsFeed.Close()
+	bdFeed := &action.Boundary{Observer: wsFeed, Granted: bd.Granted, Root: root}
 	args := `{"text":"hi"}`
 	schema := echo.Schema()
 	req := action.Request{ActionID: "a", Capability: echo.Capability(), Adapter: echo.Name(), Payload: json.RawMessage(args),
 		MCP: echo.(interface {
 			MCPCall(string, *facts.ToolSchema) *facts.MCPCall
 		}).MCPCall(args, &schema)}
-	if _, err := ws.Observe(ctx); err != nil {
-		b.Fatal(err)
+	for _, w := range []*action.Workspace{ws, wsFeed} {
+		if _, err := w.Observe(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if on, why := wsFeed.Feed(); !on {
+		b.Fatalf("no change feed: %v", why)
 	}
 
 	// A thread whose turns alternate: a call of echo, then text.
@@ -116,16 +129,20 @@ func BenchmarkCall(b *testing.B) {
 			b.Fatal(err)
 		}
 	})
-	bounded := measure(b.N, func() {
-		bg, refused := bd.Begin(ctx, req)
-		if refused != nil {
-			b.Fatal(refused.Report.Error)
+	through := func(bd *action.Boundary) func() {
+		return func() {
+			bg, refused := bd.Begin(ctx, req)
+			if refused != nil {
+				b.Fatal(refused.Report.Error)
+			}
+			done := *bd.Finish(ctx, req, bg, echo).Completed
+			if done.Report.Status != facts.StatusSucceeded || done.EffectState != facts.EffectNone {
+				b.Fatalf("%s %s", done.Report.Error, done.EffectState)
+			}
 		}
-		done := *bd.Finish(ctx, req, bg, echo).Completed
-		if done.Report.Status != facts.StatusSucceeded || done.EffectState != facts.EffectNone {
-			b.Fatalf("%s %s", done.Report.Error, done.EffectState)
-		}
-	})
+	}
+	bounded := measure(b.N, through(bd))
+	feedBounded := measure(b.N, through(bdFeed))
 	i := 0
 	threaded := measure(b.N, func() {
 		i++
@@ -141,6 +158,8 @@ func BenchmarkCall(b *testing.B) {
 	b.ReportMetric(bounded/1e3, "boundary-µs/call")
 	b.ReportMetric(threaded/1e3, "thread-µs/call")
 	b.ReportMetric(bounded/direct, "ratio")
+	b.ReportMetric(feedBounded/1e3, "boundary-feed-µs/call")
+	b.ReportMetric(feedBounded/direct, "feed-ratio")
 	b.ReportMetric(threaded/direct, "thread-ratio")
 }
 
