@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,12 +124,12 @@ func BenchmarkCall(b *testing.B) {
 	}
 
 	b.ResetTimer()
-	direct := measure(b.N, func() {
+	call := func() {
 		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: json.RawMessage(args)})
 		if err != nil || res.IsError {
 			b.Fatal(err)
 		}
-	})
+	}
 	through := func(bd *action.Boundary) func() {
 		return func() {
 			bg, refused := bd.Begin(ctx, req)
@@ -141,8 +142,20 @@ func BenchmarkCall(b *testing.B) {
 			}
 		}
 	}
-	bounded := measure(b.N, through(bd))
-	feedBounded := measure(b.N, through(bdFeed))
+	// The three are interleaved, call by call, so that a change of the
+	// machine's load weighs on each alike.
+	var directs, boundeds, feeds []time.Duration
+	for range b.N {
+		for _, m := range []struct {
+			f   func()
+			out *[]time.Duration
+		}{{call, &directs}, {through(bd), &boundeds}, {through(bdFeed), &feeds}} {
+			start := time.Now()
+			m.f()
+			*m.out = append(*m.out, time.Since(start))
+		}
+	}
+	direct, bounded, feedBounded := mean(directs), mean(boundeds), mean(feeds)
 	i := 0
 	threaded := measure(b.N, func() {
 		i++
@@ -160,7 +173,25 @@ func BenchmarkCall(b *testing.B) {
 	b.ReportMetric(bounded/direct, "ratio")
 	b.ReportMetric(feedBounded/1e3, "boundary-feed-µs/call")
 	b.ReportMetric(feedBounded/direct, "feed-ratio")
+	b.ReportMetric(median(boundeds)/median(directs), "ratio-med")
+	b.ReportMetric(median(feeds)/median(directs), "feed-ratio-med")
 	b.ReportMetric(threaded/direct, "thread-ratio")
+}
+
+// mean is the mean of ds, in ns.
+func mean(ds []time.Duration) float64 {
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return float64(sum) / float64(max(len(ds), 1))
+}
+
+// median is the median of ds, in ns.
+func median(ds []time.Duration) float64 {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return float64(s[len(s)/2])
 }
 
 func measure(n int, f func()) float64 {
