@@ -27,7 +27,8 @@ import (
 //
 // A directory is watched through the descriptor the walk opened it by
 // (/proc/self/fd), so the watch is on the very directory that was listed,
-// never on what a path leads to a moment later. A directory reached by
+// never on what a path leads to a moment later (without /proc, by path,
+// not through a link). A directory reached by
 // two paths (a bind mount inside the workspace) gets one watch descriptor
 // from the kernel: the feed refuses that watch, and the workspace walks
 // without a feed, rather than report its changes under one path only.
@@ -74,6 +75,15 @@ var errSharedWatch = errors.New("the directory is reached by another path too (a
 // add watches the directory rel, open as d.
 func (f *feed) add(rel string, d dirFD) error {
 	wd, err := unix.InotifyAddWatch(f.fd, "/proc/self/fd/"+strconv.Itoa(d.fd), watchMask)
+	if errors.Is(err, unix.ENOENT) {
+		// No /proc: by path, never through a link (a link there now is
+		// refused, and the feed stops).
+		p := f.root
+		if rel != "." {
+			p += "/" + rel
+		}
+		wd, err = unix.InotifyAddWatch(f.fd, p, watchMask|unix.IN_DONT_FOLLOW)
+	}
 	if err != nil {
 		return err
 	}
@@ -176,7 +186,7 @@ func (f *feed) take(buf []byte, events map[string]change) error {
 	return nil
 }
 
-// closedFeed reports whether the feed was closed.
+// isClosed reports whether the feed was closed.
 func (f *feed) isClosed() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
