@@ -7,7 +7,6 @@ require (
 	github.com/chromedp/chromedp v0.23.1
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/creack/pty v1.1.24
-	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/jsonschema-go v0.4.3
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/nats-io/nats-server/v2 v2.15.2

@@ -112,6 +112,9 @@ type FileState struct {
 type Snapshot struct {
 	Hash  string
 	Files []FileState
+	// tree, in a snapshot a Workspace gave the Boundary, is the reading
+	// itself; Files is then nil (see Listing).
+	tree *dirRec
 }
 
 // Observer reads the world independently of any adapter. The runtime calls

@@ -186,6 +186,14 @@ func (b *Boundary) changedSince(ctx context.Context, actionID string, now Snapsh
 	}
 	rec := &facts.WorkspaceChanged{ActionID: actionID, By: facts.ByUnknown, Since: since.Seq, Before: since.Hash, After: now.Hash}
 	if since.Manifest != "" && b.Blobs != nil {
+		// A reading whose manifest the Workspace kept lately is compared
+		// as a tree; any other is loaded.
+		if w, ok := b.Observer.(*Workspace); ok && now.tree != nil && now.Files == nil {
+			if prev := w.keptReading(since.Manifest, since.Hash); prev != nil {
+				rec.Changed = treeDiff(prev, now.tree)
+				return rec
+			}
+		}
 		if prev, err := LoadManifest(ctx, b.Blobs, since.Manifest); err == nil && prev.Hash == since.Hash {
 			rec.Changed = Diff(prev, now)
 		}
@@ -331,11 +339,19 @@ func invoke(ctx context.Context, adapter Adapter, req Request) (r facts.Report) 
 	return r
 }
 
+// observe reads the workspace through the Observer: from a [Workspace],
+// as a tree without the listing (see Snapshot.Listing).
 func (b *Boundary) observe(ctx context.Context) (*Snapshot, error) {
 	if b.Observer == nil {
 		return nil, nil
 	}
-	snap, err := b.Observer.Observe(ctx)
+	var snap Snapshot
+	var err error
+	if t, ok := b.Observer.(treeObserver); ok {
+		snap, err = t.observeTree(ctx)
+	} else {
+		snap, err = b.Observer.Observe(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}

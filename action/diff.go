@@ -27,9 +27,14 @@ import (
 // listed. Digests are those of [FileState.Digest], so they are also the
 // keys under which [WithBlobs] kept the contents.
 //
-// The snapshots need not be sorted; neither is changed.
+// The snapshots need not be sorted; neither is changed. Two snapshots a
+// [Workspace] gave the [Boundary] are compared as trees: only directories
+// whose digests differ are looked into.
 func Diff(before, after Snapshot) []facts.PathChange {
-	b, a := sortedFiles(before.Files), sortedFiles(after.Files)
+	if before.tree != nil && after.tree != nil && before.Files == nil && after.Files == nil {
+		return treeDiff(before.tree, after.tree)
+	}
+	b, a := sortedFiles(before.Listing()), sortedFiles(after.Listing())
 	var out []facts.PathChange
 	i, j := 0, 0
 	for i < len(b) || j < len(a) {

@@ -3,212 +3,205 @@
 package action
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
-	"time"
+	"unsafe"
 
-	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sys/unix"
 )
 
-// feedSyncTimeout bounds how long a sync waits for its own mark to come
-// back through the feed; past it the feed is taken for broken.
-const feedSyncTimeout = 5 * time.Second
-
-// feed is the change feed of one workspace: an inotify instance (through
-// fsnotify) with a watch on every observed directory, and the events it
-// reported since the last sync, by path.
+// feed is the change feed of one workspace: an inotify instance with a
+// watch on every observed directory, read by the observation itself.
 //
-// Sync is what makes the events usable as a reading: the kernel queues an
-// event before the call that caused it returns, but fsnotify hands events
-// over from a goroutine of its own. So sync makes a mark of its own — a
-// link created in a private directory outside the workspace, watched by
-// the same instance — and waits for that event: the instance's events come
-// in order, so every change made before the sync has been handed over by
-// then.
+// The kernel queues an event before the call that caused it returns, so
+// every change made before a sync began is in the instance's queue when
+// sync reads it: sync reads the queue dry (the descriptor does not block)
+// and has them all, with no goroutine, no hand-over and no mark to wait
+// for. Nothing reads the queue between observations; a queue that fills
+// up overflows, which the next observation sees, and it then looks at
+// everything (as after any overflow).
+//
+// A directory is watched through the descriptor the walk opened it by
+// (/proc/self/fd), so the watch is on the very directory that was listed,
+// never on what a path leads to a moment later (without /proc, by path,
+// not through a link). A directory reached by
+// two paths (a bind mount inside the workspace) gets one watch descriptor
+// from the kernel: the feed refuses that watch, and the workspace walks
+// without a feed, rather than report its changes under one path only.
+//
+// Besides names that come, go or move, writes, and changes of mode or
+// times, the feed takes a file closed after it was opened for writing
+// (IN_CLOSE_WRITE) as a write: a change made through a shared memory
+// mapping is reported by no other event, and the mapping needs such a
+// descriptor.
 type feed struct {
-	watcher  *fsnotify.Watcher
-	root     string // the workspace root, as the watches name it
-	sentinel string // the private directory of the marks
+	fd   int
+	root string
 
-	// hold, when not nil, is read-locked before each event or error is
-	// taken: a test hook that lets the kernel's queue overflow.
+	// hold, when not nil, is read-locked before the queue is read: a test
+	// hook.
 	hold *sync.RWMutex
 
-	// mu guards pending, broken and marked, which the event loop writes
-	// and sync reads; next is sync's alone.
-	mu      sync.Mutex
-	pending map[string]change // path relative to root → what happened
-	broken  error             // the feed lost events: an overflow, a read error
-	marked  uint64            // the last mark seen
-	notify  chan struct{}
-	next    uint64 // the last mark made
-	done    chan struct{}
+	mu     sync.Mutex       // guards wds, dirs and closed
+	wds    map[int32]string // watch descriptor → directory, relative to root
+	dirs   map[string]int32 // the other way round
+	closed bool
+	buf    []byte // sync's alone
 }
+
+// watchMask is what a watch reports: every change to a directory's names
+// and to its entries' contents, modes and times.
+const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_DELETE_SELF | unix.IN_MODIFY | unix.IN_CLOSE_WRITE |
+	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_MOVE_SELF | unix.IN_ATTRIB | unix.IN_ONLYDIR
 
 // startFeed starts a feed that watches nothing yet; add watches
 // directories. hold is the test hook of the same name, nil but in tests.
 func startFeed(root string, hold *sync.RWMutex) (*feed, error) {
-	sentinel, err := os.MkdirTemp("", "harness-feed-")
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
-		return nil, fmt.Errorf("change feed: a private directory for its marks: %w", err)
-	}
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		os.Remove(sentinel)
 		return nil, fmt.Errorf("change feed: %w", err)
 	}
-	if err := w.Add(sentinel); err != nil {
-		w.Close()
-		os.Remove(sentinel)
-		return nil, fmt.Errorf("change feed: watch its marks: %w", err)
-	}
-	f := &feed{
-		watcher: w, root: root, sentinel: sentinel, hold: hold,
-		pending: map[string]change{},
-		notify:  make(chan struct{}, 1),
-		done:    make(chan struct{}),
-	}
-	go f.run()
-	return f, nil
+	return &feed{fd: fd, root: root, hold: hold, wds: map[int32]string{}, dirs: map[string]int32{},
+		buf: make([]byte, 64<<10)}, nil
 }
 
-// run hands events over until the watcher is closed.
-func (f *feed) run() {
-	defer close(f.done)
-	for {
-		if f.hold != nil {
-			f.hold.RLock()
-			f.hold.RUnlock() // a gate: it waits while a test holds the lock
-		}
-		select {
-		case ev, ok := <-f.watcher.Events:
-			if !ok {
-				return
-			}
-			f.event(ev)
-		case err, ok := <-f.watcher.Errors:
-			if !ok {
-				return
-			}
-			f.mu.Lock()
-			if f.broken == nil {
-				if errors.Is(err, fsnotify.ErrEventOverflow) {
-					err = fmt.Errorf("the kernel's event queue overflowed (fs.inotify.max_queued_events): %w", err)
-				}
-				f.broken = err
-			}
-			f.mu.Unlock()
-			f.wake()
-		}
-	}
-}
+// errSharedWatch: one directory reached by two paths.
+var errSharedWatch = errors.New("the directory is reached by another path too (a bind mount?), whose changes one watch cannot tell apart")
 
-func (f *feed) wake() {
-	select {
-	case f.notify <- struct{}{}:
-	default:
-	}
-}
-
-func (f *feed) event(ev fsnotify.Event) {
-	if dir, name := filepath.Split(ev.Name); filepath.Clean(dir) == f.sentinel {
-		if ev.Has(fsnotify.Create) {
-			if n, err := strconv.ParseUint(name, 10, 64); err == nil {
-				f.mu.Lock()
-				f.marked = max(f.marked, n)
-				f.mu.Unlock()
-				f.wake()
-			}
+// add watches the directory rel, open as d.
+func (f *feed) add(rel string, d dirFD) error {
+	wd, err := unix.InotifyAddWatch(f.fd, "/proc/self/fd/"+strconv.Itoa(d.fd), watchMask)
+	if errors.Is(err, unix.ENOENT) {
+		// No /proc: by path, never through a link (a link there now is
+		// refused, and the feed stops).
+		p := f.root
+		if rel != "." {
+			p += "/" + rel
 		}
-		return
+		wd, err = unix.InotifyAddWatch(f.fd, p, watchMask|unix.IN_DONT_FOLLOW)
 	}
-	var rel string
-	switch {
-	case ev.Name == f.root:
-		rel = "."
-	case strings.HasPrefix(ev.Name, f.root+"/"):
-		rel = ev.Name[len(f.root)+1:]
-	default:
-		return // not a path of this workspace
-	}
-	var c change
-	if ev.Has(fsnotify.Create) {
-		c |= chCreate
-	}
-	if ev.Has(fsnotify.Remove) {
-		c |= chRemove
-	}
-	if ev.Has(fsnotify.Rename) {
-		c |= chRename
-	}
-	if ev.Has(fsnotify.Write) {
-		c |= chWrite
-	}
-	if ev.Has(fsnotify.Chmod) {
-		c |= chChmod
+	if err != nil {
+		return err
 	}
 	f.mu.Lock()
-	f.pending[rel] |= c
-	f.mu.Unlock()
-}
-
-// add watches the directory rel.
-func (f *feed) add(rel string) error {
-	p := f.root
-	if rel != "." {
-		p += "/" + rel
+	defer f.mu.Unlock()
+	if f.closed {
+		return errors.New("change feed: closed")
 	}
-	return f.watcher.Add(p)
+	w := int32(wd)
+	if other, ok := f.wds[w]; ok && other != rel {
+		return fmt.Errorf("%w: %s", errSharedWatch, other)
+	}
+	if old, ok := f.dirs[rel]; ok && old != w {
+		delete(f.wds, old) // another directory by that name before
+	}
+	f.wds[w], f.dirs[rel] = rel, w
+	return nil
 }
 
-// sync returns the events reported since the last sync, or the error that
-// broke the feed.
+// sync returns the events reported since the last sync, by path relative
+// to the root, or the error that broke the feed (an overflow).
 func (f *feed) sync(ctx context.Context) (map[string]change, error) {
-	f.next++
-	mark := filepath.Join(f.sentinel, strconv.FormatUint(f.next, 10))
-	if err := os.Symlink(".", mark); err != nil {
-		return nil, fmt.Errorf("change feed: make a mark: %w", err)
+	if f.hold != nil {
+		f.hold.RLock()
+		defer f.hold.RUnlock()
 	}
-	defer os.Remove(mark)
-	timer := time.NewTimer(feedSyncTimeout)
-	defer timer.Stop()
+	events := map[string]change{}
 	for {
-		f.mu.Lock()
-		broken, marked := f.broken, f.marked
-		var events map[string]change
-		if broken == nil && marked >= f.next {
-			events, f.pending = f.pending, map[string]change{}
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		f.mu.Unlock()
+		n, err := unix.Read(f.fd, f.buf)
 		switch {
-		case broken != nil:
-			return nil, broken
-		case marked >= f.next:
+		case errors.Is(err, unix.EAGAIN):
 			return events, nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("change feed: read: %w", err)
+		case n <= 0:
+			return nil, errors.New("change feed: read nothing")
 		}
-		select {
-		case <-f.notify:
-		case <-f.done:
-			return nil, errors.New("change feed: closed")
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-timer.C:
-			return nil, fmt.Errorf("change feed: its mark did not come back within %v", feedSyncTimeout)
+		if err := f.take(f.buf[:n], events); err != nil {
+			return nil, err
 		}
 	}
 }
 
-// close stops the feed and removes its private directory.
+// take adds the events in buf to events.
+func (f *feed) take(buf []byte, events map[string]change) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+		end := off + unix.SizeofInotifyEvent + int(ev.Len)
+		if end > len(buf) {
+			return errors.New("change feed: a truncated event")
+		}
+		name := string(bytes.TrimRight(buf[off+unix.SizeofInotifyEvent:end], "\x00"))
+		off = end
+		switch {
+		case ev.Mask&unix.IN_Q_OVERFLOW != 0:
+			return errors.New("change feed: the kernel's event queue overflowed (fs.inotify.max_queued_events)")
+		case ev.Mask&unix.IN_UNMOUNT != 0:
+			return errors.New("change feed: a watched file system was unmounted")
+		}
+		dir, ok := f.wds[ev.Wd]
+		if !ok {
+			continue
+		}
+		if ev.Mask&unix.IN_IGNORED != 0 {
+			delete(f.wds, ev.Wd)
+			if f.dirs[dir] == ev.Wd {
+				delete(f.dirs, dir)
+			}
+			continue
+		}
+		rel := dir
+		if name != "" {
+			rel = join(dir, name)
+		}
+		var c change
+		if ev.Mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
+			c |= chCreate
+		}
+		if ev.Mask&(unix.IN_DELETE|unix.IN_DELETE_SELF) != 0 {
+			c |= chRemove
+		}
+		if ev.Mask&(unix.IN_MOVED_FROM|unix.IN_MOVE_SELF) != 0 {
+			c |= chRename
+		}
+		if ev.Mask&(unix.IN_MODIFY|unix.IN_CLOSE_WRITE) != 0 {
+			c |= chWrite
+		}
+		if ev.Mask&unix.IN_ATTRIB != 0 {
+			c |= chChmod
+		}
+		events[rel] |= c
+	}
+	return nil
+}
+
+// isClosed reports whether the feed was closed.
+func (f *feed) isClosed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+
+// close stops the feed.
 func (f *feed) close() error {
-	err := f.watcher.Close()
-	<-f.done
-	return errors.Join(err, os.RemoveAll(f.sentinel))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil
+	}
+	f.closed = true
+	return unix.Close(f.fd)
 }
 
 // feedSupported says whether this platform has a change feed.

@@ -378,8 +378,15 @@ func TestFeedIsOffWhereItCannotBeTrusted(t *testing.T) {
 	require.NoError(t, why, "none was wanted: nothing to explain")
 }
 
-// TestFeedCloseReleasesIt: Close stops the feed's goroutines and removes
-// its private directory; observing after Close is an error.
+// inotifyOpen reports whether descriptor fd of this process is an inotify
+// instance.
+func inotifyOpen(fd int) bool {
+	target, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	return err == nil && strings.Contains(target, "inotify")
+}
+
+// TestFeedCloseReleasesIt: Close releases the feed's inotify instance and
+// leaves no goroutine behind; observing after Close is an error.
 func TestFeedCloseReleasesIt(t *testing.T) {
 	if !feedSupported {
 		t.Skip("no change feed on this platform")
@@ -389,11 +396,12 @@ func TestFeedCloseReleasesIt(t *testing.T) {
 	w, err := NewWorkspace(root, WithChangeFeed(true))
 	require.NoError(t, err)
 	observe(t, w)
-	sentinel := w.feed.sentinel
-	require.DirExists(t, sentinel)
+	f := w.feed
+	require.True(t, inotifyOpen(f.fd))
 	require.NoError(t, w.Close())
 	require.NoError(t, w.Close(), "closing twice is harmless")
-	require.NoDirExists(t, sentinel)
+	require.True(t, f.isClosed())
+	require.False(t, inotifyOpen(f.fd))
 	_, err = w.Observe(context.Background())
 	require.ErrorIs(t, err, errClosed)
 }
@@ -406,18 +414,18 @@ func TestFeedOfAWorkspaceNeverClosed(t *testing.T) {
 	}
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	root := bigTree(t)
-	var sentinel string
+	var f *feed
 	func() {
 		w, err := NewWorkspace(root, WithChangeFeed(true))
 		require.NoError(t, err)
 		observe(t, w)
-		sentinel = w.feed.sentinel
+		f = w.feed
 	}()
 	require.Eventually(t, func() bool {
 		runtime.GC()
-		_, err := os.Stat(sentinel)
-		return os.IsNotExist(err)
-	}, 10*time.Second, 10*time.Millisecond, "the feed's private directory is removed")
+		return f.isClosed()
+	}, 10*time.Second, 10*time.Millisecond, "the feed is closed")
+	require.False(t, inotifyOpen(f.fd))
 }
 
 // replant changes what the workspace remembers of the entry at rel.
@@ -435,9 +443,11 @@ func replant(t testing.TB, w *Workspace, rel string, change func(*entry)) {
 		} else {
 			c.ents[j].dir = re(c.ents[j].dir, parts[1:])
 		}
+		c.finish(w.epoch)
 		return &c
 	}
 	w.tree = re(w.tree, strings.Split(rel, "/"))
+	w.hash = treeHash(w.tree.sum)
 }
 
 // TestPathKeyCompare: entries order as their paths do, a directory's name

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -41,9 +42,22 @@ import (
 
 const manifestHeader = "harness.manifest.v1\x00"
 
-// maxManifestDepth is how many deltas a chain holds before the next
-// manifest is kept whole again, bounding what a load reads.
-const maxManifestDepth = 64
+// minManifestDepth and maxManifestDepth bound how many deltas a chain
+// holds before the next manifest is kept whole again (see manifestDepth).
+const (
+	minManifestDepth = 64
+	maxManifestDepth = 1024
+)
+
+// manifestDepth is how many deltas a chain over a listing of n files may
+// hold: more for a bigger tree, whose whole manifest costs more, so that
+// keeping manifests costs what changed, the whole listing spread over
+// many actions. A chain is also kept whole again once its deltas list as
+// many entries as the tree has, so loading one costs at most about twice
+// a whole manifest.
+func manifestDepth(n int) int {
+	return min(max(n/128, minManifestDepth), maxManifestDepth)
+}
 
 // maxManifestChain bounds the chain LoadManifest follows.
 const maxManifestChain = 4096
@@ -60,8 +74,31 @@ type manifestBase struct {
 	blobs  Blobs
 	digest string
 	hash   string
-	files  []FileState
-	depth  int
+	tree   *dirRec     // the reading it lists, when it was kept from one
+	files  []FileState // else the listing, sorted
+	depth  int         // deltas since the last whole manifest
+	ops    int         // entries in those deltas
+	// recent are the last manifests kept from readings, oldest first.
+	recent []keptReading
+}
+
+// keptReading is a manifest kept from a reading: the manifest under
+// digest lists tree.
+type keptReading struct {
+	digest, hash string
+	tree         *dirRec
+}
+
+// recentManifests is how many kept manifests a Workspace remembers the
+// readings of (see Workspace.keptReading).
+const recentManifests = 16
+
+// listing is the base's listing, sorted.
+func (m *manifestBase) listing() []FileState {
+	if m.files == nil && m.tree != nil {
+		return m.tree.flatten(make([]FileState, 0, m.tree.files))
+	}
+	return m.files
 }
 
 // sameBlobs reports whether a and b are one store.
@@ -76,7 +113,9 @@ func sameBlobs(a, b Blobs) bool {
 // KeepManifest keeps the listing of s in b and returns its digest: a delta
 // against the last manifest this Workspace kept in b, when there is one
 // and its chain is not too long, else the whole listing. The snapshot of
-// an unchanged workspace gets the last manifest's digest again.
+// an unchanged workspace gets the last manifest's digest again. A
+// snapshot that carries its reading (the Boundary's) is compared with the
+// last one as trees, at the cost of what changed.
 func (w *Workspace) KeepManifest(ctx context.Context, b Blobs, s Snapshot) (string, error) {
 	if b == nil {
 		return "", errors.New("keep manifest: nil Blobs")
@@ -84,24 +123,63 @@ func (w *Workspace) KeepManifest(ctx context.Context, b Blobs, s Snapshot) (stri
 	w.manMu.Lock()
 	defer w.manMu.Unlock()
 	m := &w.man
-	files := sortedFiles(s.Files)
+	tree := s.tree
+	if s.Files != nil {
+		tree = nil
+	}
+	n := len(s.Files)
+	if tree != nil {
+		n = tree.files
+	}
 	var data []byte
-	depth := 0
-	if m.digest != "" && sameBlobs(m.blobs, b) && m.depth < maxManifestDepth {
-		ops := manifestOps(m.files, files)
-		if len(ops) == 0 && m.hash == s.Hash {
+	depth, ops := 0, 0
+	if m.digest != "" && sameBlobs(m.blobs, b) && m.depth < manifestDepth(n) && m.ops < max(n, minManifestDepth) {
+		var delta []manifestOp
+		if tree != nil && m.tree != nil {
+			if m.tree == tree && m.hash == s.Hash {
+				return m.digest, nil
+			}
+			delta = treeOps(m.tree, tree)
+		} else {
+			delta = manifestOps(m.listing(), sortedFiles(s.Listing()))
+		}
+		if len(delta) == 0 && m.hash == s.Hash {
 			return m.digest, nil
 		}
-		data, depth = encodeDelta(m.digest, s.Hash, ops), m.depth+1
+		data, depth, ops = encodeDelta(m.digest, s.Hash, delta), m.depth+1, m.ops+len(delta)
 	} else {
-		data = encodeWhole(s.Hash, files)
+		data = encodeWhole(s.Hash, sortedFiles(s.Listing()))
 	}
 	d, err := b.PutBlob(ctx, data)
 	if err != nil {
 		return "", fmt.Errorf("keep manifest: %w", err)
 	}
-	*m = manifestBase{blobs: b, digest: d, hash: s.Hash, files: files, depth: depth}
+	next := manifestBase{blobs: b, digest: d, hash: s.Hash, tree: tree, depth: depth, ops: ops, recent: m.recent}
+	if tree == nil {
+		next.files = sortedFiles(s.Files)
+	} else {
+		next.recent = append(next.recent, keptReading{digest: d, hash: s.Hash, tree: tree})
+		if len(next.recent) > recentManifests {
+			next.recent = slices.Delete(next.recent, 0, len(next.recent)-recentManifests)
+		}
+	}
+	*m = next
 	return d, nil
+}
+
+// keptReading returns the reading this Workspace kept the manifest digest
+// of, with the hash, when it is one of the last it kept; else nil. The
+// manifest under digest lists exactly that reading: a manifest is named
+// by its content.
+func (w *Workspace) keptReading(digest, hash string) *dirRec {
+	w.manMu.Lock()
+	defer w.manMu.Unlock()
+	for i := len(w.man.recent) - 1; i >= 0; i-- {
+		if r := w.man.recent[i]; r.digest == digest && r.hash == hash {
+			return r.tree
+		}
+	}
+	return nil
 }
 
 // keepWhole keeps the whole listing of s in b: how the Boundary keeps the
@@ -356,8 +434,21 @@ func LoadManifest(ctx context.Context, b Blobs, digest string) (Snapshot, error)
 	for i, op := range base.ops {
 		files[i] = op.entry
 	}
-	for i := len(chain) - 2; i >= 0; i-- {
-		files = apply(files, chain[i].ops)
+	if len(chain) > 1 {
+		// The newest delta that names a path says what it is now: apply
+		// those, all in one pass over the whole listing.
+		var ops []manifestOp
+		seen := map[string]bool{}
+		for _, m := range chain[:len(chain)-1] {
+			for _, op := range m.ops {
+				if !seen[op.entry.Path] {
+					seen[op.entry.Path] = true
+					ops = append(ops, op)
+				}
+			}
+		}
+		slices.SortFunc(ops, func(x, y manifestOp) int { return strings.Compare(x.entry.Path, y.entry.Path) })
+		files = apply(files, ops)
 	}
 	return Snapshot{Hash: chain[0].hash, Files: files}, nil
 }

@@ -17,52 +17,105 @@ import (
 // TestManifestsAreDeltas: each manifest a Workspace keeps loads back to its
 // snapshot exactly; after the first, each is a delta about the size of
 // what changed, not of the tree; an unchanged workspace keeps no new one;
-// and after maxManifestDepth deltas a whole one starts the chain again.
+// and after manifestDepth deltas a whole one starts the chain again —
+// whether the snapshots come as listings (Observe) or as the readings the
+// Boundary takes (observeTree).
 func TestManifestsAreDeltas(t *testing.T) {
+	for _, asTree := range []bool{false, true} {
+		t.Run(map[bool]string{false: "listing", true: "tree"}[asTree], func(t *testing.T) {
+			ctx := context.Background()
+			root := t.TempDir()
+			for i := range 1000 {
+				put(t, root, fmt.Sprintf("pkg%d/file%03d.go", i%10, i), fmt.Sprint("package p // ", i), 0o644)
+			}
+			blobs := &memBlobs{m: map[string][]byte{}}
+			w := testMode{}.settled(t, root)
+			snap := func() Snapshot {
+				if !asTree {
+					return observe(t, w)
+				}
+				s, err := w.observeTree(ctx)
+				require.NoError(t, err)
+				require.Nil(t, s.Files)
+				require.NotNil(t, s.tree)
+				return s
+			}
+			keep := func() (Snapshot, string, []byte) {
+				s := snap()
+				d, err := w.KeepManifest(ctx, blobs, s)
+				require.NoError(t, err)
+				back, err := LoadManifest(ctx, blobs, d)
+				require.NoError(t, err)
+				require.Equal(t, s.Hash, back.Hash)
+				require.Equal(t, s.Listing(), back.Files)
+				return s, d, blobs.m[d]
+			}
+			_, first, whole := keep()
+			require.Equal(t, byte('F'), whole[len(manifestHeader)])
+			require.Less(t, len(whole), 1000*60, "a whole manifest: under 60 bytes a file")
+
+			_, same, _ := keep()
+			require.Equal(t, first, same, "nothing changed: the last manifest stands")
+
+			require.NoError(t, os.Chmod(filepath.Join(root, "pkg3/file003.go"), 0o640))
+			_, perm, delta := keep()
+			require.NotEqual(t, first, perm, "a permission change the hash does not count is still kept")
+			require.Equal(t, byte('D'), delta[len(manifestHeader)])
+
+			for i := range manifestDepth(1000) - 1 {
+				put(t, root, fmt.Sprintf("pkg%d/file%03d.go", i%10, i*10), fmt.Sprint("changed ", i), 0o644)
+				if i%3 == 0 {
+					put(t, root, fmt.Sprintf("new/n%d", i), "new", 0o644)
+				}
+				if i%5 == 0 {
+					require.NoError(t, os.Remove(filepath.Join(root, fmt.Sprintf("pkg%d/file%03d.go", (991-i*10)%10, 991-i*10))))
+				}
+				_, _, delta := keep()
+				require.Equal(t, byte('D'), delta[len(manifestHeader)], "delta %d", i)
+				require.Less(t, len(delta), 400, "a delta is the size of the change")
+			}
+			put(t, root, "last", "last", 0o644)
+			_, _, again := keep()
+			require.Equal(t, byte('F'), again[len(manifestHeader)], "the chain starts again")
+
+			other := &memBlobs{m: map[string][]byte{}}
+			s := snap()
+			d, err := w.KeepManifest(ctx, other, s)
+			require.NoError(t, err)
+			require.Equal(t, byte('F'), other.m[d][len(manifestHeader)], "another store: whole")
+		})
+	}
+}
+
+// TestManifestChainOfBigChanges: deltas that together list as many
+// entries as the tree has start the chain again, so loading one never
+// costs much more than a whole manifest.
+func TestManifestChainOfBigChanges(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
-	for i := range 1000 {
-		put(t, root, fmt.Sprintf("pkg%d/file%03d.go", i%10, i), fmt.Sprint("package p // ", i), 0o644)
+	for i := range 200 {
+		put(t, root, fmt.Sprintf("d/f%03d", i), "v0", 0o644)
 	}
 	blobs := &memBlobs{m: map[string][]byte{}}
 	w := testMode{}.settled(t, root)
-	keep := func() (Snapshot, string, []byte) {
-		s := observe(t, w)
+	var kinds []byte
+	for round := range 6 {
+		for i := range 200 {
+			if i%2 == round%2 {
+				put(t, root, fmt.Sprintf("d/f%03d", i), fmt.Sprint("v", round), 0o644)
+			}
+		}
+		s, err := w.observeTree(ctx)
+		require.NoError(t, err)
 		d, err := w.KeepManifest(ctx, blobs, s)
 		require.NoError(t, err)
+		kinds = append(kinds, blobs.m[d][len(manifestHeader)])
 		back, err := LoadManifest(ctx, blobs, d)
 		require.NoError(t, err)
-		require.Equal(t, s, back)
-		return s, d, blobs.m[d]
+		require.Equal(t, s.Listing(), back.Files)
 	}
-	_, first, whole := keep()
-	require.Equal(t, byte('F'), whole[len(manifestHeader)])
-	require.Less(t, len(whole), 1000*60, "a whole manifest: under 60 bytes a file")
-
-	_, same, _ := keep()
-	require.Equal(t, first, same, "nothing changed: the last manifest stands")
-
-	for i := range maxManifestDepth {
-		put(t, root, fmt.Sprintf("pkg%d/file%03d.go", i%10, i*10), fmt.Sprint("changed ", i), 0o644)
-		if i%3 == 0 {
-			put(t, root, fmt.Sprintf("new/n%d", i), "new", 0o644)
-		}
-		if i%5 == 0 {
-			require.NoError(t, os.Remove(filepath.Join(root, fmt.Sprintf("pkg%d/file%03d.go", (991-i*10)%10, 991-i*10))))
-		}
-		_, _, delta := keep()
-		require.Equal(t, byte('D'), delta[len(manifestHeader)], "delta %d", i)
-		require.Less(t, len(delta), 400, "a delta is the size of the change")
-	}
-	put(t, root, "last", "last", 0o644)
-	_, _, again := keep()
-	require.Equal(t, byte('F'), again[len(manifestHeader)], "the chain starts again")
-
-	other := &memBlobs{m: map[string][]byte{}}
-	s := observe(t, w)
-	d, err := w.KeepManifest(ctx, other, s)
-	require.NoError(t, err)
-	require.Equal(t, byte('F'), other.m[d][len(manifestHeader)], "another store: whole")
+	// 200 files: whole, then deltas of 100 each until they list 200.
+	require.Equal(t, "FDDFDD", string(kinds))
 }
 
 func TestLoadManifest(t *testing.T) {

@@ -78,7 +78,7 @@ func observe(t testing.TB, w *Workspace) Snapshot {
 	m := modeOf(w)
 	if m.store && !m.feed {
 		w.mu.Lock()
-		w.tree, w.last = nil, Snapshot{}
+		w.tree, w.hash, w.listed, w.files = nil, "", nil, nil
 		w.mu.Unlock()
 	}
 	s, err := w.Observe(context.Background())
@@ -106,14 +106,14 @@ func plant(t testing.TB, w *Workspace, rel, digest string) {
 		} else {
 			c.ents[j].dir = replant(c.ents[j].dir, join(dir, parts[0]), parts[1:])
 		}
+		c.finish(w.epoch)
 		if w.meta != nil {
 			require.NoError(t, w.meta.PutMeta(context.Background(), statNamespace, one(w.recKey(dir), encodeRec(&c))))
 		}
 		return &c
 	}
 	w.tree = replant(w.tree, ".", strings.Split(rel, "/"))
-	files := w.tree.flatten(nil)
-	w.last = Snapshot{Hash: hashFiles(files), Files: files}
+	w.hash = treeHash(w.tree.sum)
 }
 
 func one(k, v []byte) iter.Seq2[[]byte, []byte] {

@@ -63,10 +63,11 @@ type dirRec struct {
 	watch uint64  // the feed generation watching it; 0: none
 	ents  []entry // sorted by name
 	// Derived from the above by finish.
-	order   []int32 // ents in path order, when that is not name order
-	rechk   []int32 // entries to look at again whatever the feed says
-	recheck bool    // this directory or something under it must be looked at
-	files   int     // files and links in scope under it
+	order   []int32  // ents in path order, when that is not name order
+	rechk   []int32  // entries to look at again whatever the feed says
+	recheck bool     // this directory or something under it must be looked at
+	files   int      // files and links in scope under it
+	sum     [32]byte // the digest of what is in scope under it (see tree.go)
 }
 
 // finish computes the derived fields of r; epoch is the feed generation
@@ -107,6 +108,7 @@ func (r *dirRec) finish(epoch uint64) {
 		slices.SortFunc(r.order, func(a, b int32) int { return pathKeyCompare(&r.ents[a], &r.ents[b]) })
 	}
 	r.recheck = !r.clean || r.watch == 0 || r.watch != epoch || len(r.rechk) > 0
+	r.digest()
 }
 
 // pathKeyCompare orders entries as their paths sort: a directory's name
@@ -492,15 +494,15 @@ func (wk *walk) skip(rel, name string, st *sysStat) bool {
 	return wk.w.skipFunc != nil && wk.w.skipFunc(rel, dir)
 }
 
-// watch adds the feed's watch on the directory rel, or records why it
-// could not be added: the feed then stops after this observation.
-func (wk *walk) watch(rel string) uint64 {
+// watch adds the feed's watch on the directory rel, open as d, or records
+// why it could not be added: the feed then stops after this observation.
+func (wk *walk) watch(rel string, d dirFD) uint64 {
 	var err error
 	if hook := wk.w.watchHook; hook != nil {
 		err = hook(rel)
 	}
 	if err == nil {
-		err = wk.feed.add(rel)
+		err = wk.feed.add(rel, d)
 	}
 	if err == nil {
 		return wk.epoch
@@ -573,7 +575,7 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 		if b != nil && b.watch == wk.epoch && b.key.ino == st.key.ino && !wk.rewatch(n.rel) {
 			n.watch = b.watch
 		} else {
-			n.watch = wk.watch(n.rel) // before listing: a change after it is reported
+			n.watch = wk.watch(n.rel, d) // before listing: a change after it is reported
 		}
 	}
 	n.clean = st.key.mtime < wk.since && st.key.ctime < wk.since

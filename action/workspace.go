@@ -2,8 +2,6 @@ package action
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -82,34 +80,41 @@ const (
 //
 // # Hash
 //
-// [Snapshot.Hash] is the lower-case hex SHA-256 of this byte string:
+// [Snapshot.Hash] is a hash tree. Each directory has a digest: the
+// SHA-256 of, for each entry it holds in scope, in byte order of the
+// entries' names,
 //
-//	"harness.workspace.v1\x00", or "harness.workspace.v2\x00" when an
-//	    entry's path has a component ".git" or ".harness"
-//	then, for each entry in path order:
-//	    class   one byte: 'f' regular file, 'x' executable regular file,
-//	            'l' symlink
-//	    ' '
-//	    digest  64 bytes: the entry's Digest, lower-case hex
-//	    ' '
-//	    path    the entry's Path, slash-separated, relative to the root
-//	    0x00    (a path never contains NUL, so the layout is unambiguous)
+//	class   one byte: 'f' regular file, 'x' executable regular file,
+//	        'l' symlink, 'd' directory
+//	' '
+//	digest  64 bytes, lower-case hex: the entry's Digest; for a
+//	        directory, its own digest
+//	' '
+//	name    the entry's name
+//	0x00    (a name never contains NUL, so the layout is unambiguous)
 //
-// Paths are sorted by byte order (Go's string order). The mode counts only
-// as that class: a file that gains or loses its owner execute bit (the bit
-// git records, 100644 vs 100755) or turns into a symlink has changed; other
-// permission bits (group/other, read/write) and times do not, so two
-// checkouts of one tree under different umasks hash alike. Nothing else —
-// no time, size or inode — goes into the hash.
+// A directory with no file or link in scope anywhere under it has no row
+// (an empty directory is not observed, as in git). The workspace hash is
+// the lower-case hex SHA-256 of "harness.workspace.v3\x00" followed by
+// the root directory's digest in lower-case hex. So a change rehashes
+// only the directories from it up to the root, and two readings differ
+// exactly in the directories whose digests differ ([Diff] looks only
+// there).
 //
-// Version 1 is the hash of an observation that left every ".git" and
-// ".harness" out, as earlier versions of this observer did; a workspace
-// with nothing observed in either still hashes as it did then. Version 2
-// has the same layout and says that such entries are in it. A recorded
-// hash is never recomputed from the workspace (an audit compares recorded
-// hashes with each other), so old logs verify as they did; the first
-// observation of a repository by this version differs from the last by an
-// older one, by the .git entries it now sees.
+// The mode counts only as that class: a file that gains or loses its
+// owner execute bit (the bit git records, 100644 vs 100755) or turns into
+// a symlink has changed; other permission bits (group/other, read/write)
+// and times do not, so two checkouts of one tree under different umasks
+// hash alike. Nothing else — no time, size or inode — goes into the hash.
+//
+// Earlier versions hashed the sorted list of paths instead
+// ("harness.workspace.v1" and "v2", SHA-256 over one row per file with
+// its whole path). A recorded hash is never recomputed from the workspace
+// (an audit compares recorded hashes with each other), so old logs verify
+// as they did; the first observation by this version of a workspace an
+// older one observed last has another hash for the same files, and the
+// thread's next action records that as a change of the workspace whose
+// inventory, taken from the kept listing, is empty.
 //
 // # Incremental observation
 //
@@ -170,23 +175,32 @@ const (
 // # Change feed
 //
 // With [WithChangeFeed] on Linux, the Workspace watches every directory it
-// lists with inotify (through fsnotify) and, at the start of each
-// observation, takes the changes the kernel reported since the last one.
-// Only the directories and entries they name are looked at again, together
-// with everything the feed cannot vouch for: entries not remembered as
-// clean (racily clean, above), files with more than one hard link (a
-// change through a link outside the workspace is reported there, not
-// here), and directories on another file system than the root's. The feed
-// is used only on local file systems (ext4, XFS, btrfs, tmpfs, overlayfs
-// and the like): on a network or FUSE mount a change made elsewhere is
-// never reported. When the feed overflowed, or a watched directory was
-// moved (inotify's watches would then name stale paths), the next
-// observation stats everything and the watches are made again; when
-// watches cannot be added (the kernel's limits) or the feed cannot start,
-// the Workspace says why ([Workspace.Feed]) and walks, as without one.
-// [Workspace.Close] releases the feed. Changes made through a shared
-// memory mapping are not reported by inotify (nor do they always move a
-// file's mtime); a feed is no help there.
+// lists with inotify and, at the start of each observation, reads the
+// changes the kernel queued since the last one (the kernel queues an
+// event before the call that caused it returns, so nothing made before
+// the observation began is missed). Only the directories and entries
+// they name are looked at again, together with everything the feed cannot
+// vouch for: entries not remembered as clean (racily clean, above), files
+// with more than one hard link (a change through a link outside the
+// workspace is reported there, not here), and directories on another file
+// system than the root's. The feed is used only on local file systems
+// (ext4, XFS, btrfs, tmpfs, overlayfs and the like): on a network or FUSE
+// mount a change made elsewhere is never reported. When the kernel's
+// queue overflowed (fs.inotify.max_queued_events: nothing reads it
+// between observations, so a change of more entries than that overflows
+// it), or a watched directory was moved (its watch would then name a
+// stale path), the next observation stats everything and the watches are
+// made again; when watches cannot be added (the kernel's limits, or one
+// directory reached by two paths) or the feed cannot start, the Workspace
+// says why ([Workspace.Feed]) and walks, as without one.
+// [Workspace.Close] releases the feed.
+//
+// A write through a shared memory mapping raises no write event; the
+// mapping needs a descriptor opened for writing, whose close the feed
+// takes as a write, so a file mapped by a command that has ended is read
+// again. A mapping that outlives the observation — a process left running
+// that writes through it later — is seen only when something else makes
+// the file looked at again (its stat record, without a feed).
 type Workspace struct {
 	root       string
 	skipPaths  map[string]bool
@@ -214,8 +228,10 @@ type Workspace struct {
 
 	mu      sync.Mutex // serializes Observe; guards what follows
 	tree    *dirRec    // the last reading; nil before the first
-	last    Snapshot   // the snapshot of tree
-	needAll bool       // the next observation must look at everything
+	hash    string     // the workspace hash of tree
+	listed  *dirRec    // the reading files lists (see Observe)
+	files   []FileState
+	needAll bool // the next observation must look at everything
 	feed    *feed
 	box     *feedBox // the feed again, for the cleanup of a Workspace never closed
 	epoch   uint64   // the feed's generation: a directory watched in another is not vouched for
@@ -456,8 +472,34 @@ var errClosed = errors.New("workspace observer is closed")
 // context's error.
 //
 // The snapshot's Files may be shared with the Workspace and with earlier
-// snapshots: do not modify them.
+// snapshots: do not modify them. Making that list costs time in the size
+// of the tree; the [Boundary] does not ask for it (see observeTree).
 func (w *Workspace) Observe(ctx context.Context) (Snapshot, error) {
+	s, err := w.observeTree(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.listed != s.tree {
+		w.files = s.Listing()
+		w.listed = s.tree
+	}
+	return Snapshot{Hash: s.Hash, Files: w.files}, nil
+}
+
+// treeObserver is an [Observer] that can also give its reading as a
+// tree, without the listing, so that what the Boundary does with it —
+// [Diff], [Workspace.KeepManifest] — costs what changed, not the size of
+// the workspace. [Workspace] is one.
+type treeObserver interface {
+	observeTree(ctx context.Context) (Snapshot, error)
+}
+
+// observeTree is Observe without the listing: the snapshot's Files is nil
+// and it carries the reading itself, which [Snapshot.Listing], [Diff] and
+// [Workspace.KeepManifest] read.
+func (w *Workspace) observeTree(ctx context.Context) (Snapshot, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -478,8 +520,16 @@ func (w *Workspace) Observe(ctx context.Context) (Snapshot, error) {
 	if err := w.plan(wk); err != nil {
 		return Snapshot{}, fmt.Errorf("observe %s: %w", w.root, err)
 	}
-	wk.skipIDs = w.skipIdentities()
-	tree, err := wk.run()
+	var tree *dirRec
+	var err error
+	if !wk.all && len(wk.marks) == 0 && w.tree != nil && !w.tree.recheck {
+		// The feed reported nothing, and the last reading vouches for
+		// every entry in it: it stands, with nothing opened.
+		tree = w.tree
+	} else {
+		wk.skipIDs = w.skipIdentities()
+		tree, err = wk.run()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
@@ -498,13 +548,11 @@ func (w *Workspace) Observe(ctx context.Context) (Snapshot, error) {
 	if w.meta != nil {
 		w.persist(ctx, wk)
 	}
-	if tree != w.tree || w.tree == nil {
-		files := make([]FileState, 0, tree.files)
-		files = tree.flatten(files)
-		w.last = Snapshot{Hash: hashFiles(files), Files: files}
+	if tree != w.tree || w.hash == "" {
+		w.hash = treeHash(tree.sum)
 		w.tree = tree
 	}
-	return w.last, nil
+	return Snapshot{Hash: w.hash, tree: w.tree}, nil
 }
 
 // plan decides what the walk wk looks at: everything, or, when the feed
@@ -587,17 +635,11 @@ func (w *Workspace) stopFeed() error {
 
 // skipIdentities are the files and directories no observation may
 // enter, wherever they are reached from: the store's directories as they
-// resolve now, the harness's own output files, and the feed's private
-// directory.
+// resolve now, and the harness's own output files.
 func (w *Workspace) skipIdentities() []sysStat {
 	ids := append([]sysStat(nil), w.own...)
 	for _, p := range w.storePaths {
 		if st, err := statPath(p); err == nil {
-			ids = append(ids, st)
-		}
-	}
-	if w.feed != nil {
-		if st, err := statPath(w.feed.sentinel); err == nil {
 			ids = append(ids, st)
 		}
 	}
@@ -615,34 +657,6 @@ func modeClass(m fs.FileMode) byte {
 		return 'x'
 	}
 	return 'f'
-}
-
-// hashFiles is the workspace hash over files sorted by path, in the layout
-// documented above.
-func hashFiles(files []FileState) string {
-	h := sha256.New()
-	buf := make([]byte, 0, 64<<10)
-	header := hashHeader
-	for _, f := range files {
-		if isGuarded(f.Path) {
-			header = hashHeaderV2
-			break
-		}
-	}
-	buf = append(buf, header...)
-	for _, f := range files {
-		buf = append(buf, modeClass(f.Mode), ' ')
-		buf = append(buf, f.Digest...)
-		buf = append(buf, ' ')
-		buf = append(buf, f.Path...)
-		buf = append(buf, 0)
-		if len(buf) > 60<<10 {
-			h.Write(buf)
-			buf = buf[:0]
-		}
-	}
-	h.Write(buf)
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // openFlags opens a file to read it. O_NONBLOCK, where there are named

@@ -208,39 +208,42 @@ func TestWorkspaceListsFilesAndLinksAndGuardedMetadata(t *testing.T) {
 	})
 }
 
+// TestWorkspaceHashLayout: the hash is the documented hash tree, by hand.
 func TestWorkspaceHashLayout(t *testing.T) {
 	forModes(t, func(t *testing.T, m testMode) {
 		root := t.TempDir()
 		put(t, root, "b/x", "x", 0o644)
 		put(t, root, "a", "a", 0o755)
+		put(t, root, "a.b", "ab", 0o644) // after "a", before "b": name order, not path order
 		symlink(t, root, "c", "b/x")
+		require.NoError(t, os.Mkdir(filepath.Join(root, "empty"), 0o755))
 
-		// The documented layout, by hand.
-		var want bytes.Buffer
-		want.WriteString("harness.workspace.v1\x00")
-		fmt.Fprintf(&want, "x %s a\x00", sum("a"))
-		fmt.Fprintf(&want, "f %s b/x\x00", sum("x"))
-		fmt.Fprintf(&want, "l %s c\x00", sum("b/x"))
-
+		dir := func(rows ...string) string { return sum(strings.Join(rows, "")) }
+		top := func(d string) string { return sum("harness.workspace.v3\x00" + d) }
+		b := dir(fmt.Sprintf("f %s x\x00", sum("x")))
+		want := top(dir(
+			fmt.Sprintf("x %s a\x00", sum("a")),
+			fmt.Sprintf("f %s a.b\x00", sum("ab")),
+			fmt.Sprintf("d %s b\x00", b),
+			fmt.Sprintf("l %s c\x00", sum("b/x")),
+		))
 		s := observe(t, m.settled(t, root))
-		require.Equal(t, sum(want.String()), s.Hash)
+		require.Equal(t, want, s.Hash)
+		require.Equal(t, want, hashFiles(s.Files), "a listing hashes as the reading does")
 
 		empty := observe(t, m.settled(t, t.TempDir()))
-		require.Equal(t, sum("harness.workspace.v1\x00"), empty.Hash)
+		require.Equal(t, top(sum("")), empty.Hash)
 		require.Empty(t, empty.Files)
 
-		// With an entry in a .git or a .harness, the header says version 2;
-		// git's working data alone leaves version 1.
+		// git's working data is out of scope; what else is in a .git counts.
 		repo := t.TempDir()
 		put(t, repo, "a", "a", 0o644)
 		put(t, repo, ".git/HEAD", "ref: refs/heads/main\n", 0o644)
-		require.Equal(t, sum(fmt.Sprintf("harness.workspace.v1\x00f %s a\x00", sum("a"))), observe(t, m.settled(t, repo)).Hash)
+		require.Equal(t, top(dir(fmt.Sprintf("f %s a\x00", sum("a")))), observe(t, m.settled(t, repo)).Hash)
 		put(t, repo, ".git/config", "[core]\n", 0o644)
-		want.Reset()
-		want.WriteString("harness.workspace.v2\x00")
-		fmt.Fprintf(&want, "f %s .git/config\x00", sum("[core]\n"))
-		fmt.Fprintf(&want, "f %s a\x00", sum("a"))
-		require.Equal(t, sum(want.String()), observe(t, m.settled(t, repo)).Hash)
+		git := dir(fmt.Sprintf("f %s config\x00", sum("[core]\n")))
+		require.Equal(t, top(dir(fmt.Sprintf("d %s .git\x00", git), fmt.Sprintf("f %s a\x00", sum("a")))),
+			observe(t, m.settled(t, repo)).Hash)
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,8 @@ import (
 // BenchmarkCall: one call of the test server's echo tool over stdio,
 // made directly with the go-sdk client (the baseline), through the
 // effect boundary (the MCP adapter run by action.Boundary with the
-// workspace observer looking before and after, in a 200-file workspace),
+// workspace observer looking before and after, in a 200-file workspace;
+// without and with the change feed: feed-ratio),
 // and as a step of a thread (the call requested, started, completed and
 // shown to the model: the facts appended and synced to a Pebble store,
 // with the model turns around it, scripted). Ratios are against the
@@ -83,14 +85,26 @@ func BenchmarkCall(b *testing.B) {
 	defer ws.Close()
 	time.Sleep(100 * time.Millisecond) // the files age out of the racy window
 	bd := &action.Boundary{Observer: ws, Granted: []action.Capability{action.Read, action.Execute}, Root: root}
+	// The same with the change feed on, as the CLI and serve observe.
+	wsFeed, err := action.NewWorkspace(root, action.WithRacyWindow(50*time.Millisecond), action.WithChangeFeed(true))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer wsFeed.Close()
+	bdFeed := &action.Boundary{Observer: wsFeed, Granted: bd.Granted, Root: root}
 	args := `{"text":"hi"}`
 	schema := echo.Schema()
 	req := action.Request{ActionID: "a", Capability: echo.Capability(), Adapter: echo.Name(), Payload: json.RawMessage(args),
 		MCP: echo.(interface {
 			MCPCall(string, *facts.ToolSchema) *facts.MCPCall
 		}).MCPCall(args, &schema)}
-	if _, err := ws.Observe(ctx); err != nil {
-		b.Fatal(err)
+	for _, w := range []*action.Workspace{ws, wsFeed} {
+		if _, err := w.Observe(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if on, why := wsFeed.Feed(); !on {
+		b.Fatalf("no change feed: %v", why)
 	}
 
 	// A thread whose turns alternate: a call of echo, then text.
@@ -110,22 +124,38 @@ func BenchmarkCall(b *testing.B) {
 	}
 
 	b.ResetTimer()
-	direct := measure(b.N, func() {
+	call := func() {
 		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: json.RawMessage(args)})
 		if err != nil || res.IsError {
 			b.Fatal(err)
 		}
-	})
-	bounded := measure(b.N, func() {
-		bg, refused := bd.Begin(ctx, req)
-		if refused != nil {
-			b.Fatal(refused.Report.Error)
+	}
+	through := func(bd *action.Boundary) func() {
+		return func() {
+			bg, refused := bd.Begin(ctx, req)
+			if refused != nil {
+				b.Fatal(refused.Report.Error)
+			}
+			done := *bd.Finish(ctx, req, bg, echo).Completed
+			if done.Report.Status != facts.StatusSucceeded || done.EffectState != facts.EffectNone {
+				b.Fatalf("%s %s", done.Report.Error, done.EffectState)
+			}
 		}
-		done := *bd.Finish(ctx, req, bg, echo).Completed
-		if done.Report.Status != facts.StatusSucceeded || done.EffectState != facts.EffectNone {
-			b.Fatalf("%s %s", done.Report.Error, done.EffectState)
+	}
+	// The three are interleaved, call by call, so that a change of the
+	// machine's load weighs on each alike.
+	var directs, boundeds, feeds []time.Duration
+	for range b.N {
+		for _, m := range []struct {
+			f   func()
+			out *[]time.Duration
+		}{{call, &directs}, {through(bd), &boundeds}, {through(bdFeed), &feeds}} {
+			start := time.Now()
+			m.f()
+			*m.out = append(*m.out, time.Since(start))
 		}
-	})
+	}
+	direct, bounded, feedBounded := mean(directs), mean(boundeds), mean(feeds)
 	i := 0
 	threaded := measure(b.N, func() {
 		i++
@@ -141,7 +171,27 @@ func BenchmarkCall(b *testing.B) {
 	b.ReportMetric(bounded/1e3, "boundary-µs/call")
 	b.ReportMetric(threaded/1e3, "thread-µs/call")
 	b.ReportMetric(bounded/direct, "ratio")
+	b.ReportMetric(feedBounded/1e3, "boundary-feed-µs/call")
+	b.ReportMetric(feedBounded/direct, "feed-ratio")
+	b.ReportMetric(median(boundeds)/median(directs), "ratio-med")
+	b.ReportMetric(median(feeds)/median(directs), "feed-ratio-med")
 	b.ReportMetric(threaded/direct, "thread-ratio")
+}
+
+// mean is the mean of ds, in ns.
+func mean(ds []time.Duration) float64 {
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return float64(sum) / float64(max(len(ds), 1))
+}
+
+// median is the median of ds, in ns.
+func median(ds []time.Duration) float64 {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return float64(s[len(s)/2])
 }
 
 func measure(n int, f func()) float64 {

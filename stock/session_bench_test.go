@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,32 +106,47 @@ func (s *session) run(b *testing.B, id string) time.Duration {
 // model turn, a write approved by policy, the write observed by the
 // stock harness with the change feed on — on a 10,000-file tree, against
 // the same session on a 10-file tree, in the same run: ratio is the big
-// tree's per-turn cost over the small one's (aim: within 2). Each session
-// is a new process's: a new observer, which starts from the stat cache
-// the store keeps; each tree has had one session before (untimed), as a
-// workspace in use has. cold-ms/turn@10k is that first session's, whose
-// observer reads every file.
+// tree's per-turn cost over the small one's (aim: within 1.5), and
+// ratio-min/-med/-max the spread of that ratio over the pairs of
+// sessions run back to back. Each session is a new process's: a new
+// observer, which starts from the stat cache the store keeps; each tree
+// has had one session before (untimed), as a workspace in use has.
+// cold-ms/turn@10k is that first session's on a fresh store, whose
+// observer reads and keeps every file, and cold-ratio its cost over the
+// first session's on the 10-file tree.
+//
+//	go test ./stock -run '^$' -bench StockSession -benchtime 5x
 func BenchmarkStockSession(b *testing.B) {
 	small := openSession(b, sessionTree(b, 10))
 	big := openSession(b, sessionTree(b, 10_000))
-	small.run(b, "warm")
+	coldSmall := small.run(b, "warm")
 	cold := big.run(b, "warm")
 	var smallT, bigT time.Duration
+	var ratios []float64
 	for i := 0; b.Loop(); i++ {
 		id := fmt.Sprintf("s%d", i)
+		var s, g time.Duration
 		if i%2 == 0 {
-			smallT += small.run(b, id)
-			bigT += big.run(b, id)
+			s = small.run(b, id)
+			g = big.run(b, id)
 		} else {
-			bigT += big.run(b, id)
-			smallT += small.run(b, id)
+			g = big.run(b, id)
+			s = small.run(b, id)
 		}
+		smallT += s
+		bigT += g
+		ratios = append(ratios, float64(g)/float64(s))
 	}
 	per := func(d time.Duration) float64 {
 		return float64(d) / float64(b.N) / sessionTurns / float64(time.Millisecond)
 	}
+	slices.Sort(ratios)
 	b.ReportMetric(per(smallT), "ms/turn@10")
 	b.ReportMetric(per(bigT), "ms/turn@10k")
 	b.ReportMetric(float64(cold)/sessionTurns/float64(time.Millisecond), "cold-ms/turn@10k")
+	b.ReportMetric(float64(cold)/float64(coldSmall), "cold-ratio")
 	b.ReportMetric(float64(bigT)/float64(smallT), "ratio")
+	b.ReportMetric(ratios[0], "ratio-min")
+	b.ReportMetric(ratios[len(ratios)/2], "ratio-med")
+	b.ReportMetric(ratios[len(ratios)-1], "ratio-max")
 }
