@@ -48,6 +48,12 @@ type Options struct {
 	// HTTPClient is what remote servers are reached with; nil is
 	// http.DefaultClient's transport.
 	HTTPClient *http.Client
+	// Tokens is where the tokens of remote servers a person logged in to
+	// are kept (Login). A remote server whose settings give no
+	// Authorization header is sent its kept token, refreshed when it
+	// expires; one that asks for authorization without a usable token
+	// fails, saying how to log in. Nil: no OAuth.
+	Tokens *TokenStore
 }
 
 // State is where a server stands.
@@ -313,7 +319,15 @@ func (s *conn) connect(ctx context.Context) error {
 			base = opts.HTTPClient.Transport
 		}
 		hc := &http.Client{Transport: headers{s.cfg.Headers, base}}
-		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: 2}
+		t := &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: 2}
+		if opts.Tokens != nil && !hasHeader(s.cfg.Headers, "Authorization") {
+			a, err := newStoredAuth(s.name, s.cfg.URL, *opts.Tokens, oauthClient(opts.HTTPClient))
+			if err != nil {
+				return err
+			}
+			t.OAuthHandler = a
+		}
+		transport = t
 	}
 	version := opts.Version
 	if version == "" {
@@ -597,6 +611,16 @@ func (s *conn) close() error {
 		err = nil // a local server's end is its process's: closing stdin is how it is told
 	}
 	return err
+}
+
+// hasHeader reports whether h sets the header name (any case).
+func hasHeader(h map[string]string, name string) bool {
+	for k := range h {
+		if strings.EqualFold(k, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // headers adds a remote server's headers to every request.

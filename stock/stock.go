@@ -595,7 +595,11 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		// between two commands can vouch for what it made).
 		mspec := spec.Clone()
 		mspec.Nested = nil
-		client, err = mcp.Connect(ctx, o.mcpServers, mcp.Options{Workspace: place.Root, Sandbox: mspec, Version: cfg.Version})
+		// The tokens of remote servers the person logged in to; none
+		// when their store cannot be used (a configuration directory in
+		// the workspace): such a server then says it needs a login.
+		tokens, _ := place.MCPTokens(os.Getenv)
+		client, err = mcp.Connect(ctx, o.mcpServers, mcp.Options{Workspace: place.Root, Sandbox: mspec, Version: cfg.Version, Tokens: tokens})
 		if err != nil {
 			return nil, err
 		}
