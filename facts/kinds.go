@@ -702,6 +702,13 @@ type Report struct {
 	// MCP, for a call to a tool of an MCP server, is the server's answer
 	// kept whole (see MCPResult); nil for any other adapter.
 	MCP *MCPResult `msgpack:"mcp,omitempty" json:"mcp,omitempty"`
+	// InDoubt: the adapter cannot tell whether its effect happened (an
+	// MCP call that got no answer within its timeout, or whose server or
+	// connection died during it). The action's effect is then unknown
+	// (unless it only reads): open until a person reconciles it, as an
+	// action found in doubt after a crash. Absent in logs written before
+	// it was recorded.
+	InDoubt bool `msgpack:"in_doubt,omitempty" json:"in_doubt,omitempty"`
 }
 
 // PathChange is one path the observer saw change, with digests before and

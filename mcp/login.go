@@ -162,7 +162,7 @@ func Login(ctx context.Context, name string, srv Server, opts LoginOptions) (*Lo
 				return nil, fmt.Errorf("%w: no answer from the browser: %v", ErrLogin, ctx.Err())
 			}
 			if e := q.Get("error"); e != "" {
-				return nil, fmt.Errorf("%w: the authorization server said %s: %s", ErrLogin, oneLine(e, 80), oneLine(q.Get("error_description"), 200))
+				return nil, fmt.Errorf("%w: the authorization server said %s: %s", ErrLogin, said(e, 80), said(q.Get("error_description"), 200))
 			}
 			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 		},

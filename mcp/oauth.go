@@ -312,7 +312,7 @@ func refreshToken(ctx context.Context, client *http.Client, c *Credential) (*oau
 		return nil, fmt.Errorf("the token endpoint's answer: %v", err)
 	}
 	if res.StatusCode != http.StatusOK || ans.Error != "" {
-		return nil, fmt.Errorf("the token endpoint refused (HTTP %d): %s %s", res.StatusCode, oneLine(ans.Error, 80), oneLine(ans.Description, 200))
+		return nil, fmt.Errorf("the token endpoint refused (HTTP %d): %s %s", res.StatusCode, said(ans.Error, 80), said(ans.Description, 200))
 	}
 	if ans.AccessToken == "" {
 		return nil, errors.New("the token endpoint's answer holds no access_token")
@@ -322,6 +322,19 @@ func refreshToken(ctx context.Context, client *http.Client, c *Credential) (*oau
 		tok.Expiry = time.Now().Add(time.Duration(ans.ExpiresIn) * time.Second)
 	}
 	return tok, nil
+}
+
+// said is what an authorization server said, for an error message: on
+// one line, without control characters (a terminal's escapes), cut to n
+// bytes.
+func said(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, s)
+	return oneLine(strings.ToValidUTF8(s, "?"), n)
 }
 
 // sameOrigin refuses a redirect to another origin (scheme, host, port)
