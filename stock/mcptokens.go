@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/mcp"
 )
 
@@ -30,4 +31,14 @@ func (p Place) MCPTokens(getenv func(string) string) (*mcp.TokenStore, error) {
 		return nil, fmt.Errorf("%w: %s lies in the workspace %s or its store; run harness with $XDG_CONFIG_HOME outside them", mcp.ErrTokenStore, dir, p.Root)
 	}
 	return &mcp.TokenStore{Dir: dir}, nil
+}
+
+// hasRemote reports whether servers declares a remote (http) server.
+func hasRemote(servers mcp.Servers) bool {
+	for _, s := range servers {
+		if s.Transport() == facts.MCPHTTP {
+			return true
+		}
+	}
+	return false
 }
