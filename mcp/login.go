@@ -199,7 +199,7 @@ func Login(ctx context.Context, name string, srv Server, opts LoginOptions) (*Lo
 	// the handler logs in, then the request goes again with the token.
 	transport := &sdk.StreamableClientTransport{Endpoint: ex.URL, HTTPClient: mc, OAuthHandler: handler, MaxRetries: 1}
 	cl := sdk.NewClient(&sdk.Implementation{Name: "harness", Version: version}, nil)
-	session, err := cl.Connect(ctx, transport, nil)
+	session, err := cl.Connect(ctx, transport, &sdk.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrLogin, endpointOf(ex), err)
 	}

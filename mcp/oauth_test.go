@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,11 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -185,6 +188,9 @@ type protectedServer struct {
 	*httptest.Server
 	prm  func(map[string]any)
 	hits atomic.Int64
+
+	mu      sync.Mutex // guards methods
+	methods []string   // the JSON-RPC methods posted, in order
 }
 
 func newProtectedServer(t *testing.T, as *authServer) *protectedServer {
@@ -204,6 +210,17 @@ func newProtectedServer(t *testing.T, as *authServer) *protectedServer {
 	})
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.hits.Add(1)
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var m struct {
+				Method string `json:"method"`
+			}
+			json.Unmarshal(body, &m)
+			p.mu.Lock()
+			p.methods = append(p.methods, m.Method)
+			p.mu.Unlock()
+		}
 		auth.RequireBearerToken(as.verify, &auth.RequireBearerTokenOptions{
 			ResourceMetadataURL: p.URL + "/.well-known/oauth-protected-resource/mcp", Scopes: []string{"tools"}})(h).ServeHTTP(w, r)
 	}))
@@ -258,8 +275,16 @@ func TestOAuthLogin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.opened.Load() != 1 || !res.Refreshable {
-		t.Fatalf("login: opened %d, refreshable %v", b.opened.Load(), res.Refreshable)
+	if b.opened.Load() != 1 || !res.Refreshable || res.Tools != 1 {
+		t.Fatalf("login: opened %d, refreshable %v, %d tools", b.opened.Load(), res.Refreshable, res.Tools)
+	}
+	// The pinned revision: initialize first, never the draft's
+	// server/discover.
+	ps.mu.Lock()
+	methods := slices.Clone(ps.methods)
+	ps.mu.Unlock()
+	if slices.Contains(methods, "server/discover") || methods[0] != "initialize" {
+		t.Fatalf("methods posted: %q", methods)
 	}
 	as.mu.Lock()
 	resources := as.resources
