@@ -153,7 +153,12 @@ func newAuthServer(t *testing.T) *authServer {
 		a.access[at], a.refresh[rt] = g, g
 		writeJSON(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": a.expiresIn, "refresh_token": rt, "scope": g.scope})
 	})
-	a.Server = httptest.NewServer(mux)
+	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Api-Key") != "" {
+			t.Errorf("the settings' headers reached the authorization server: %s %s", r.Method, r.URL.Path)
+		}
+		mux.ServeHTTP(w, r)
+	}))
 	t.Cleanup(a.Close)
 	return a
 }
@@ -262,7 +267,9 @@ func TestOAuthLogin(t *testing.T) {
 	as := newAuthServer(t)
 	ps := newProtectedServer(t, as)
 	store := &mcp.TokenStore{Dir: filepath.Join(t.TempDir(), "harness", "mcp-tokens")}
-	srv := mcp.Server{URL: ps.URL + "/mcp"}
+	// The settings' headers go to the server only, never to its
+	// authorization server.
+	srv := mcp.Server{URL: ps.URL + "/mcp", Headers: map[string]string{"X-Api-Key": "for-the-server-only"}}
 
 	// Before a login: the server refuses, and the status says how to log in.
 	st := connectRemote(t, srv.URL, store)
