@@ -175,8 +175,19 @@ func Login(ctx context.Context, name string, srv Server, opts LoginOptions) (*Lo
 			return oauth2.StaticTokenSource(tok), nil
 		},
 	}
-	if len(oa.Scopes) > 0 {
-		cfg.ScopeFilter = func([]string) []string { return slices.Clone(oa.Scopes) }
+	// The scopes: the settings' instead of the server's, and those the
+	// server said the last login's token lacked.
+	var need []string
+	if prev, err := opts.Store.Load(ex.URL); err == nil && prev != nil {
+		need = prev.NeedScopes
+	}
+	if len(oa.Scopes) > 0 || len(need) > 0 {
+		cfg.ScopeFilter = func(discovered []string) []string {
+			if len(oa.Scopes) > 0 {
+				discovered = oa.Scopes
+			}
+			return union(discovered, need)
+		}
 	}
 	if oa.ClientID != "" {
 		pre := &oauthex.ClientCredentials{ClientID: oa.ClientID}

@@ -14,10 +14,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 )
 
@@ -52,6 +54,10 @@ type Credential struct {
 	TokenType    string           `json:"token_type,omitempty"`
 	RefreshToken string           `json:"refresh_token,omitempty"`
 	Expiry       time.Time        `json:"expiry,omitzero"`
+	// NeedScopes are scopes the server said a request needs that the
+	// token was not granted (403 insufficient_scope): the next login asks
+	// for them too.
+	NeedScopes []string `json:"need_scopes,omitempty"`
 }
 
 // token is the credential's token, for an HTTP request.
@@ -209,6 +215,27 @@ func (a *storedAuth) Authorize(ctx context.Context, _ *http.Request, res *http.R
 	res.Body.Close()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if res.StatusCode == http.StatusForbidden {
+		// A token the server knows, short of a scope: a refresh gets the
+		// same scopes, so a person must log in again, asking for more.
+		chs, _ := oauthex.ParseWWWAuthenticate(res.Header.Values("WWW-Authenticate"))
+		for _, c := range chs {
+			if c.Scheme != "bearer" || c.Params["error"] != "insufficient_scope" {
+				continue
+			}
+			need := strings.Fields(c.Params["scope"])
+			if a.cred != nil && len(need) > 0 {
+				next := *a.cred
+				next.NeedScopes = union(next.NeedScopes, need)
+				if err := a.store.Save(a.url, &next); err != nil {
+					return err
+				}
+				a.cred = &next
+			}
+			return a.loginNeeded(fmt.Sprintf("it asks for scope %q, which the kept token was not granted (a new login asks for it)", said(strings.Join(need, " "), 200)))
+		}
+		return nil // another refusal: the request goes again, and fails as it fails
+	}
 	switch {
 	case a.cred == nil:
 		return a.loginNeeded("no token is kept for it")
@@ -221,6 +248,17 @@ func (a *storedAuth) Authorize(ctx context.Context, _ *http.Request, res *http.R
 
 func (a *storedAuth) loginNeeded(why string) error {
 	return fmt.Errorf("%w: %s; log in with: harness mcp login %s", ErrLoginNeeded, why, a.name)
+}
+
+// union is a with the elements of b it lacks, in order.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // MaxTokenResponse bounds the token endpoint's answer (and every other

@@ -194,8 +194,11 @@ type protectedServer struct {
 	prm  func(map[string]any)
 	hits atomic.Int64
 
-	mu      sync.Mutex // guards methods
+	mu      sync.Mutex // guards methods and need
 	methods []string   // the JSON-RPC methods posted, in order
+	// need, when set, is a scope every request's token must also hold:
+	// one without it is refused 403 insufficient_scope (step-up).
+	need string
 }
 
 func newProtectedServer(t *testing.T, as *authServer) *protectedServer {
@@ -215,6 +218,19 @@ func newProtectedServer(t *testing.T, as *authServer) *protectedServer {
 	})
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.hits.Add(1)
+		p.mu.Lock()
+		need := p.need
+		p.mu.Unlock()
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && need != "" {
+			as.mu.Lock()
+			g, known := as.access[tok]
+			as.mu.Unlock()
+			if known && !slices.Contains(strings.Fields(g.scope), need) {
+				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="tools %s", resource_metadata="%s"`, need, p.URL+"/.well-known/oauth-protected-resource/mcp"))
+				http.Error(w, "insufficient scope", http.StatusForbidden)
+				return
+			}
+		}
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -418,4 +434,41 @@ func redirectPRM(h http.Handler, to string) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// A server that asks for a scope the kept token was not granted (403
+// insufficient_scope, step-up) is not refreshed in vain: the connection
+// says a login is needed and which scope; the next login asks for it too.
+func TestOAuthStepUp(t *testing.T) {
+	as := newAuthServer(t)
+	ps := newProtectedServer(t, as)
+	store := &mcp.TokenStore{Dir: t.TempDir()}
+	srv := mcp.Server{URL: ps.URL + "/mcp"}
+	var b browser
+	if _, err := mcp.Login(context.Background(), "remote", srv, mcp.LoginOptions{Store: *store, Open: b.open, Timeout: 30 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	ps.mu.Lock()
+	ps.need = "admin"
+	ps.mu.Unlock()
+	st := connectRemote(t, srv.URL, store)
+	if st.State != mcp.Failed || !strings.Contains(st.Error, `asks for scope "tools admin"`) || !strings.Contains(st.Error, "harness mcp login remote") {
+		t.Fatalf("short of a scope: %s %q", st.State, st.Error)
+	}
+	as.mu.Lock()
+	refreshes := as.refreshes
+	as.mu.Unlock()
+	if refreshes != 0 {
+		t.Fatalf("%d refreshes for a missing scope", refreshes)
+	}
+	res, err := mcp.Login(context.Background(), "remote", srv, mcp.LoginOptions{Store: *store, Open: b.open, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(res.Scopes, "admin") {
+		t.Fatalf("the second login asked for %q", res.Scopes)
+	}
+	if st := connectRemote(t, srv.URL, store); st.State != mcp.Connected {
+		t.Fatalf("after the second login: %s %q", st.State, st.Error)
+	}
 }
