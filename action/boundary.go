@@ -416,8 +416,14 @@ func (b *Boundary) Interrupted(ctx context.Context, started facts.ActionStarted)
 //     a denial, or a read or a command that succeeded without changing the
 //     workspace. A command's result is its output and exit code, which the
 //     report keeps; only a declared check can say it did what was meant.
+//
+// A report in doubt (facts.Report.InDoubt) of anything but a read is
+// unknown, whatever was observed: the adapter does not know whether its
+// effect happened, and a person settles it.
 func State(c Capability, r facts.Report, o facts.Observation) facts.EffectState {
 	switch {
+	case r.InDoubt && c != Read:
+		return facts.EffectUnknown
 	case !o.Available || o.Before == "" || o.After == "":
 		return facts.EffectReported
 	case o.Before != o.After:
@@ -438,7 +444,7 @@ func State(c Capability, r facts.Report, o facts.Observation) facts.EffectState 
 // check passed. Anything else is State.
 func StateChecked(c Capability, r facts.Report, o facts.Observation, check *facts.CheckRecorded) facts.EffectState {
 	s := State(c, r, o)
-	if s == facts.EffectUnknown && check != nil && check.Verdict == facts.VerdictPass {
+	if s == facts.EffectUnknown && !r.InDoubt && check != nil && check.Verdict == facts.VerdictPass {
 		return facts.EffectNone
 	}
 	return s

@@ -467,6 +467,8 @@ func Replay(ctx context.Context, store thread.Store, actor harness.Actor, id str
 
 func flag(a *ActionAudit) string {
 	switch {
+	case a.EffectState == facts.EffectUnknown && a.Report.InDoubt:
+		return "in doubt: whether it happened is unknown"
 	case a.EffectState == facts.EffectUnknown:
 		return "success reported, nothing changed"
 	case a.Check != nil && a.Check.Verdict == facts.VerdictFail:

@@ -711,6 +711,13 @@ type Report struct {
 	// connection it made through the harness's proxy (see Network); nil
 	// for any other.
 	Network *Network `msgpack:"network,omitempty" json:"network,omitempty"`
+	// InDoubt: the adapter cannot tell whether its effect happened (an
+	// MCP call that got no answer within its timeout, or whose server or
+	// connection died during it). The action's effect is then unknown
+	// (unless it only reads): open until a person reconciles it, as an
+	// action found in doubt after a crash. Absent in logs written before
+	// it was recorded.
+	InDoubt bool `msgpack:"in_doubt,omitempty" json:"in_doubt,omitempty"`
 }
 
 // PathChange is one path the observer saw change, with digests before and

@@ -46,6 +46,9 @@ type MCPCall struct {
 	// the read capability without a confirmation, which only a server the
 	// settings trust may do.
 	ReadOnly bool `msgpack:"read_only,omitempty" json:"read_only,omitempty"`
+	// Protocol is the MCP protocol revision the server agreed to when the
+	// call was requested ("" in logs written before it was recorded).
+	Protocol string `msgpack:"protocol,omitempty" json:"protocol,omitempty"`
 }
 
 // Validate requires the server, the tool and a known transport.
@@ -72,6 +75,9 @@ type MCPResult struct {
 	// invalid_output (a malformed result), business (the server refused
 	// it: a JSON-RPC error), not_found (the tool is gone or changed).
 	Class ErrorClass `msgpack:"class,omitempty" json:"class,omitempty"`
+	// Restart says that the local server had ended (how) and was started
+	// again before this call was made; "" when it was running.
+	Restart string `msgpack:"restart,omitempty" json:"restart,omitempty"`
 }
 
 // Validate requires a known class when one is set, and a size that is

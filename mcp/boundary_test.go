@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/mcp"
 )
@@ -150,13 +151,14 @@ func TestFailures(t *testing.T) {
 		timeout     string
 		class       facts.ErrorClass
 		isError     bool
+		inDoubt     bool
 		errContains []string
 	}{
 		{name: "isError", tool: "fail", transports: []string{"stdio", "http"}, isError: true,
 			errContains: []string{"mcp__t__fail: the tool reported an error (isError): the widget is jammed"}},
-		{name: "timeout", tool: "slow", transports: []string{"stdio", "http"}, timeout: "300ms", class: facts.ClassTimeout,
+		{name: "timeout", tool: "slow", transports: []string{"stdio", "http"}, timeout: "300ms", class: facts.ClassTimeout, inDoubt: true,
 			errContains: []string{"no answer within 300ms", "whether the server carried it out is unknown"}},
-		{name: "crash", tool: "crash", transports: []string{"stdio"}, class: facts.ClassTransport,
+		{name: "crash", tool: "crash", transports: []string{"stdio"}, class: facts.ClassTransport, inDoubt: true,
 			errContains: []string{"the server died during the call", "exit status 3", "boom: the test server crashed on purpose"}},
 	}
 	for _, c := range cases {
@@ -170,8 +172,19 @@ func TestFailures(t *testing.T) {
 				srv.Timeout = c.timeout
 				e := newEnv(t, root, mcp.Servers{"t": srv}, call("mcp__t__"+c.tool, `{}`))
 				st := e.run("t1", drive.Approval{Allow: []drive.Pattern{{Tool: "mcp__t__*"}}})
-				require.Equal(t, harness.StatusDone, st.Status, st.Reason)
 				done := e.completion("t1")
+				require.Equal(t, c.inDoubt, done.Report.InDoubt)
+				if c.inDoubt {
+					// In doubt: an open effect a person settles, as after a
+					// crash, not a failure the model is shown.
+					require.Equal(t, harness.StatusParked, st.Status, st.Reason)
+					require.Len(t, st.Waits, 1)
+					require.Equal(t, fold.WaitReconcile, st.Waits[0].Kind)
+					require.Contains(t, st.Waits[0].Summary, "is in doubt")
+					require.Equal(t, facts.EffectUnknown, done.EffectState)
+					st = e.reconcile("t1", done.ActionID, facts.DecisionAbandon)
+				}
+				require.Equal(t, harness.StatusDone, st.Status, st.Reason)
 				require.Equal(t, facts.StatusFailed, done.Report.Status)
 				for _, s := range c.errContains {
 					require.Contains(t, done.Report.Error, s)
@@ -184,7 +197,10 @@ func TestFailures(t *testing.T) {
 					require.Contains(t, string(done.Report.MCP.Result), `"isError":true`)
 				}
 				want := facts.EffectNone
-				if tr.name == "http" {
+				switch {
+				case c.inDoubt:
+					want = facts.EffectUnknown
+				case tr.name == "http":
 					want = facts.EffectReported
 				}
 				require.Equal(t, want, done.EffectState)

@@ -48,6 +48,12 @@ type Options struct {
 	// HTTPClient is what remote servers are reached with; nil is
 	// http.DefaultClient's transport.
 	HTTPClient *http.Client
+	// Tokens is where the tokens of remote servers a person logged in to
+	// are kept (Login). A remote server whose settings give no
+	// Authorization header is sent its kept token, refreshed when it
+	// expires; one that asks for authorization without a usable token
+	// fails, saying how to log in. Nil: no OAuth.
+	Tokens *TokenStore
 }
 
 // State is where a server stands.
@@ -89,6 +95,13 @@ type Status struct {
 	// offered: a tool is gone, new, or defined otherwise. The calls of a
 	// tool that is gone or defined otherwise fail.
 	Changed bool
+	// Protocol is the MCP protocol revision the server agreed to (harness
+	// asks for ProtocolVersion).
+	Protocol string
+	// Restarts counts the times a local server that ended was started
+	// again (at most MaxRestarts); LastExit says how it last ended.
+	Restarts int
+	LastExit string
 }
 
 // ToolInfo is one tool of a server, as offered to the model.
@@ -263,15 +276,25 @@ type conn struct {
 	endpoint  string
 	timeout   time.Duration
 
-	session *sdk.ClientSession
-	proc    *process // a local server
-	tools   []*tool  // as offered, fixed at connect
+	tools   []*tool // as offered, fixed at connect
 	skipped []string
 
-	// listing is held while the tool list is read again.
-	listing sync.Mutex
-	// mu guards current, stale, changed, err and closed.
-	mu sync.Mutex
+	// reviving is held while a local server that ended is started again
+	// (revive); listing while the tool list is read (again), and while
+	// the session is opened.
+	reviving sync.Mutex
+	listing  sync.Mutex
+	// mu guards session, proc, protocol, restarts, lastExit, current,
+	// stale, changed, err and closed.
+	mu      sync.Mutex
+	session *sdk.ClientSession
+	proc    *process // a local server
+	// protocol is the protocol revision the server agreed to.
+	protocol string
+	// restarts counts the times a local server that ended was started
+	// again; lastExit says how it last ended.
+	restarts int
+	lastExit string
 	// current is the server's listing now: the definition digest of each
 	// tool by its remote name. stale says a list_changed notification came
 	// since it was read.
@@ -297,6 +320,25 @@ func (s *conn) fail(err error) {
 
 // connect starts or reaches the server, and lists its tools.
 func (s *conn) connect(ctx context.Context) error {
+	// A list_changed notification may come as soon as the session is up:
+	// its reading again waits until the tools are offered.
+	s.listing.Lock()
+	defer s.listing.Unlock()
+	if err := s.open(ctx); err != nil {
+		return err
+	}
+	listed, err := s.list(ctx)
+	if err != nil {
+		return s.explain("list its tools", err)
+	}
+	s.offer(listed)
+	return nil
+}
+
+// open starts (a local server) or reaches (a remote one) the server and
+// initializes a session with it, speaking ProtocolVersion; s.proc and
+// s.session are the new ones. s.listing is held.
+func (s *conn) open(ctx context.Context) error {
 	opts := s.client.opts
 	var transport sdk.Transport
 	switch s.transport {
@@ -305,7 +347,9 @@ func (s *conn) connect(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("start %s: %w", s.endpoint, err)
 		}
+		s.mu.Lock()
 		s.proc = p
+		s.mu.Unlock()
 		transport = &sdk.IOTransport{Reader: p.stdout, Writer: p.stdin}
 	case facts.MCPHTTP:
 		base := http.DefaultTransport
@@ -313,7 +357,15 @@ func (s *conn) connect(ctx context.Context) error {
 			base = opts.HTTPClient.Transport
 		}
 		hc := &http.Client{Transport: headers{s.cfg.Headers, base}}
-		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: 2}
+		t := &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: 2}
+		if opts.Tokens != nil && !hasHeader(s.cfg.Headers, "Authorization") {
+			a, err := newStoredAuth(s.name, s.cfg.URL, *opts.Tokens, oauthClient(opts.HTTPClient))
+			if err != nil {
+				return err
+			}
+			t.OAuthHandler = a
+		}
+		transport = t
 	}
 	version := opts.Version
 	if version == "" {
@@ -334,22 +386,16 @@ func (s *conn) connect(ctx context.Context) error {
 		// honours roots (server-filesystem does) works there.
 		cl.AddRoots(&sdk.Root{URI: (&url.URL{Scheme: "file", Path: opts.Workspace}).String(), Name: "workspace"})
 	}
-	// A list_changed notification may come as soon as the session is up:
-	// its reading again waits until the tools are offered.
-	s.listing.Lock()
-	defer s.listing.Unlock()
-	session, err := cl.Connect(ctx, transport, nil)
+	session, err := cl.Connect(ctx, transport, &sdk.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		return s.explain("connect", err)
 	}
 	s.mu.Lock()
 	s.session = session
-	s.mu.Unlock()
-	listed, err := s.list(ctx)
-	if err != nil {
-		return s.explain("list its tools", err)
+	if r := session.InitializeResult(); r != nil {
+		s.protocol = r.ProtocolVersion
 	}
-	s.offer(listed)
+	s.mu.Unlock()
 	return nil
 }
 
@@ -562,7 +608,7 @@ func (s *conn) status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Status{Name: s.name, Transport: s.transport, Endpoint: s.endpoint, State: Connected, Trusted: s.cfg.Trusted,
-		Skipped: slices.Clone(s.skipped), Changed: s.changed}
+		Skipped: slices.Clone(s.skipped), Changed: s.changed, Protocol: s.protocol, Restarts: s.restarts, LastExit: s.lastExit}
 	switch {
 	case s.err != nil:
 		st.State, st.Error = Failed, s.err.Error()
@@ -598,6 +644,16 @@ func (s *conn) close() error {
 		err = nil // a local server's end is its process's: closing stdin is how it is told
 	}
 	return err
+}
+
+// hasHeader reports whether h sets the header name (any case).
+func hasHeader(h map[string]string, name string) bool {
+	for k := range h {
+		if strings.EqualFold(k, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // headers adds a remote server's headers to every request.

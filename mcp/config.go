@@ -58,6 +58,27 @@ type Server struct {
 	// "path" argument names holds the call's "content" argument exactly
 	// (a write_file tool's arguments).
 	Checks map[string]string `json:"checks,omitempty"`
+	// OAuth is how a remote server that asks for authorization (the MCP
+	// authorization spec) is logged in to with harness mcp login: a
+	// client registered beforehand, scopes other than the ones the
+	// server names. Without it a client is registered dynamically where
+	// the authorization server offers that.
+	OAuth *OAuth `json:"oauth,omitempty"`
+}
+
+// OAuth is a remote server's settings for logging in (see Login).
+type OAuth struct {
+	// ClientID and ClientSecret name a client registered with the
+	// server's authorization server beforehand (ClientSecret may be a
+	// ${VAR}); without ClientID the client registers itself.
+	ClientID     string `json:"client_id,omitempty"`
+	ClientSecret string `json:"client_secret,omitempty"`
+	// Scopes replace the scopes the server asks for.
+	Scopes []string `json:"scopes,omitempty"`
+	// CallbackPort is the port of the local callback the browser is sent
+	// back to (http://127.0.0.1:PORT/callback); 0 is any free port (a
+	// client registered beforehand usually needs a fixed one).
+	CallbackPort int `json:"callback_port,omitempty"`
 }
 
 // Servers are the settings' "mcpServers": servers by name. A name is made
@@ -118,8 +139,8 @@ func (s Server) Validate(name string) error {
 		switch {
 		case strings.TrimSpace(s.Command) == "":
 			return bad(`a stdio server needs a "command"`)
-		case s.URL != "" || len(s.Headers) > 0:
-			return bad(`a stdio server takes "command", "args" and "env", not "url" or "headers"`)
+		case s.URL != "" || len(s.Headers) > 0 || s.OAuth != nil:
+			return bad(`a stdio server takes "command", "args" and "env", not "url", "headers" or "oauth"`)
 		}
 		for k := range s.Env {
 			if k == "" || strings.ContainsAny(k, "=\x00") {
@@ -134,6 +155,10 @@ func (s Server) Validate(name string) error {
 			return bad(`an http server takes "url" and "headers", not "command", "args" or "env"`)
 		case s.Network:
 			return bad(`"network" is for a stdio server (a remote server is reached over the network anyway)`)
+		case s.OAuth != nil && s.OAuth.ClientSecret != "" && s.OAuth.ClientID == "":
+			return bad(`oauth: a "client_secret" needs its "client_id"`)
+		case s.OAuth != nil && (s.OAuth.CallbackPort < 0 || s.OAuth.CallbackPort > 65535):
+			return bad("oauth: callback_port %d is not a port", s.OAuth.CallbackPort)
 		}
 		if !strings.Contains(s.URL, "${") {
 			if err := checkURL(s.URL); err != nil {
@@ -235,6 +260,12 @@ func (s Server) expanded(name string, lookup func(string) (string, bool)) (Serve
 	out.Headers = map[string]string{}
 	for k, v := range s.Headers {
 		out.Headers[k] = ex(v)
+	}
+	if s.OAuth != nil {
+		o := *s.OAuth
+		o.ClientID, o.ClientSecret = ex(o.ClientID), ex(o.ClientSecret)
+		o.Scopes = slices.Clone(o.Scopes)
+		out.OAuth = &o
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)

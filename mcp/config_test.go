@@ -28,7 +28,7 @@ func TestServerValidate(t *testing.T) {
 		{"bad name", mcp.Server{Command: "x"}, "the name may hold only letters"},
 		{"a__b", mcp.Server{Command: "x"}, `may not hold "__"`},
 		{"nocmd", mcp.Server{Args: []string{"x"}}, `a stdio server needs a "command"`},
-		{"both", mcp.Server{Command: "x", URL: "http://h/"}, `not "url" or "headers"`},
+		{"both", mcp.Server{Command: "x", URL: "http://h/"}, `not "url", "headers" or "oauth"`},
 		{"nourl", mcp.Server{Type: "http"}, `an http server needs a "url"`},
 		{"cmdhttp", mcp.Server{Type: "http", URL: "http://h/", Command: "x"}, `not "command", "args" or "env"`},
 		{"ftp", mcp.Server{URL: "ftp://h/"}, "want an http:// or https:// URL"},

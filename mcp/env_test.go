@@ -128,6 +128,21 @@ func (e *env) answer(id string, approved bool) drive.State {
 	return st
 }
 
+// reconcile settles the open action id with decision, as a person, and
+// drives the thread on.
+func (e *env) reconcile(id, actionID string, decision facts.Decision) drive.State {
+	e.t.Helper()
+	ctx := context.Background()
+	th := e.thread(id)
+	d, err := facts.NewDraft(facts.KindEffectReconciled, "", facts.EffectReconciled{ActionID: actionID, Decision: decision, By: "ana"})
+	require.NoError(e.t, err)
+	_, err = drive.PostAnswer(ctx, th, d, drive.AnswerKey(facts.KindEffectReconciled, actionID))
+	require.NoError(e.t, err)
+	st, err := drive.Drive(ctx, th, drive.Options{})
+	require.NoError(e.t, err)
+	return st
+}
+
 // log is the thread's facts.
 func (e *env) log(id string) []facts.Fact {
 	e.t.Helper()

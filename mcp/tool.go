@@ -75,8 +75,11 @@ func (t *tool) Unobserved() bool { return t.c.transport == facts.MCPHTTP }
 
 // MCPCall is what a call's request records (see facts.MCPCall).
 func (t *tool) MCPCall(args string, offered *facts.ToolSchema) *facts.MCPCall {
+	t.c.mu.Lock()
+	protocol := t.c.protocol
+	t.c.mu.Unlock()
 	c := &facts.MCPCall{Server: t.c.name, Tool: t.remote, Transport: t.c.transport, Endpoint: t.c.endpoint,
-		Digest: facts.CallDigest(t.name, args), ReadOnly: t.readOnly}
+		Digest: facts.CallDigest(t.name, args), ReadOnly: t.readOnly, Protocol: protocol}
 	if offered != nil {
 		c.Offered = DefinitionDigest(*offered)
 	}
@@ -127,23 +130,30 @@ func workspacePath(root, p string) (string, error) {
 // is the server's result kept whole; a server that is gone, does not
 // answer within its timeout, answers with an error or with a result that
 // does not parse is a failed report saying so, with the failure's class.
-func (t *tool) Execute(ctx context.Context, req action.Request) (facts.Report, error) {
+func (t *tool) Execute(ctx context.Context, req action.Request) (r facts.Report, _ error) {
 	if err := ctx.Err(); err != nil {
 		return t.failed(facts.ClassCancelled, "not called: %v", err), err
 	}
 	if why := t.refusal(req); why != "" {
 		return t.failed(facts.ClassNotFound, "not called: %s", why), nil
 	}
+	restarted, err := t.c.revive(ctx)
+	if err != nil {
+		return t.failed(facts.ClassTransport, "not called: %v", err), nil
+	}
+	if restarted != "" {
+		// The restart is the record of this call, whatever comes of it.
+		defer func() {
+			if r.MCP != nil {
+				r.MCP.Restart = restarted
+			}
+		}()
+	}
 	t.c.mu.Lock()
 	session := t.c.session
 	t.c.mu.Unlock()
 	if session == nil {
 		return t.failed(facts.ClassTransport, "not called: the server is not connected"), nil
-	}
-	if p := t.c.proc; p != nil {
-		if _, gone := p.exited(); gone {
-			return t.failed(facts.ClassTransport, "not called: the server is gone: %s", p.describeExit()), nil
-		}
 	}
 	current, ok, err := t.c.definition(ctx, t.remote)
 	switch {
@@ -163,9 +173,9 @@ func (t *tool) Execute(ctx context.Context, req action.Request) (facts.Report, e
 			return t.failed(facts.ClassCancelled, "the call was cancelled while the server worked on it: %v; whether it took effect is unknown", ctx.Err()), ctx.Err()
 		}
 		if callCtx.Err() != nil {
-			return t.failed(facts.ClassTimeout, "no answer within %v: the call was cancelled; whether the server carried it out is unknown", t.c.timeout), nil
+			return inDoubt(t.failed(facts.ClassTimeout, "no answer within %v: the call was cancelled; whether the server carried it out is unknown", t.c.timeout)), nil
 		}
-		return t.transportFailure(ctx, "", err), nil
+		return t.callFailure(ctx, err), nil
 	}
 	return t.report(ctx, res), nil
 }
@@ -210,7 +220,7 @@ func (t *tool) transportFailure(ctx context.Context, prefix string, err error) f
 	if errors.As(err, &wire) {
 		return say(facts.ClassBusiness, "the server answered with an error (code %d): %s", wire.Code, wire.Message)
 	}
-	if p := t.c.proc; p != nil {
+	if p := t.c.process(); p != nil {
 		// A broken pipe or an end of input is the server dying: wait a
 		// moment for its exit to say how.
 		select {
@@ -228,6 +238,24 @@ func (t *tool) transportFailure(ctx context.Context, prefix string, err error) f
 		return say(facts.ClassInvalidOutput, "the server's result is malformed: %v", err)
 	}
 	return say(facts.ClassTransport, "%v; whether the server carried the call out is unknown", err)
+}
+
+// callFailure is the report of a call that was made and got no result:
+// transportFailure's, in doubt (facts.Report.InDoubt) when the server
+// may have carried it out — its connection broke or it died during the
+// call — so that a person settles it, as after a crash.
+func (t *tool) callFailure(ctx context.Context, err error) facts.Report {
+	r := t.transportFailure(ctx, "", err)
+	if r.MCP != nil && r.MCP.Class == facts.ClassTransport {
+		r = inDoubt(r)
+	}
+	return r
+}
+
+// inDoubt marks r in doubt: whether the call took effect is unknown.
+func inDoubt(r facts.Report) facts.Report {
+	r.InDoubt = true
+	return r
 }
 
 // malformed reports whether err says a result could not be read.

@@ -590,6 +590,9 @@ func ChangeKind(c facts.PathChange) string {
 func describeState(p facts.ActionCompleted) string {
 	switch p.EffectState {
 	case facts.EffectUnknown:
+		if p.Report.InDoubt {
+			return "unknown — in doubt: whether it happened is unknown; open until a person reconciles it"
+		}
 		return "unknown — success reported, nothing observed changed: open until a person reconciles it"
 	case facts.EffectReported:
 		return "reported — nobody observed it; only the report says so"

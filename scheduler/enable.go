@@ -184,6 +184,13 @@ func openSummary(c *call, a *Action) string {
 	if a.Interrupted != nil {
 		return fmt.Sprintf("%s %s was in progress when the process died: did it happen?", c.call.Name, a.ID)
 	}
+	if done := a.Completed; done != nil && done.Report.InDoubt {
+		why := done.Report.Error
+		if len(why) > 200 {
+			why = why[:200] + "…"
+		}
+		return fmt.Sprintf("%s %s is in doubt: %s; did it happen? accept, retry or abandon?", c.call.Name, a.ID, why)
+	}
 	return fmt.Sprintf("%s %s reported success but nothing observed changed: accept, retry or abandon?", c.call.Name, a.ID)
 }
 
@@ -672,6 +679,8 @@ func reconciledResult(a *Action, p facts.EffectReconciled) string {
 		what = "was stopped when its run was cancelled, and the workspace changed or could not be observed"
 	case a.Interrupted != nil:
 		what = "was interrupted when the process died"
+	case a.Completed != nil && a.Completed.Report.InDoubt:
+		what = "was in doubt (no answer it could trust: " + a.Completed.Report.Error + ")"
 	}
 	text := fmt.Sprintf("The action %s; a person (%s) decided: %s.", what, p.By, p.Decision)
 	if p.Note != "" {

@@ -587,6 +587,18 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 			spec.Hidden = append(spec.Hidden, r)
 		}
 	}
+	// The tokens of remote MCP servers (harness mcp login): their
+	// directory is made now, when a remote server is declared, and hidden
+	// on its own, so that a login while the session runs is never in
+	// sight of its commands (the user's harness directory is hidden only
+	// if it was there when the session began).
+	if hasRemote(o.mcpServers) {
+		if ts, err := place.MCPTokens(os.Getenv); err == nil && os.MkdirAll(ts.Dir, 0o700) == nil {
+			if r := resolved(ts.Dir); !slices.Contains(spec.Hidden, r) {
+				spec.Hidden = append(spec.Hidden, r)
+			}
+		}
+	}
 	// The file tools never write the store, whatever it is called: the
 	// observer skips it, so a write there would be an effect nobody saw.
 	opts := []tools.Option{tools.WithSandbox(spec)}
@@ -624,7 +636,11 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		// between two commands can vouch for what it made).
 		mspec := spec.Clone()
 		mspec.Nested = nil
-		client, err = mcp.Connect(ctx, o.mcpServers, mcp.Options{Workspace: place.Root, Sandbox: mspec, Version: cfg.Version})
+		// The tokens of remote servers the person logged in to; none
+		// when their store cannot be used (a configuration directory in
+		// the workspace): such a server then says it needs a login.
+		tokens, _ := place.MCPTokens(os.Getenv)
+		client, err = mcp.Connect(ctx, o.mcpServers, mcp.Options{Workspace: place.Root, Sandbox: mspec, Version: cfg.Version, Tokens: tokens})
 		if err != nil {
 			return nil, err
 		}

@@ -38,7 +38,7 @@ action like any other: requested before it runs, confirmed by the same policy
 (--allow 'mcp__fs__*', --approve all; by default a person is asked), its result
 kept, a local server run in the sandbox with the workspace observed.`,
 	}
-	cmd.AddCommand(a.mcpListCmd(), a.mcpServeCmd())
+	cmd.AddCommand(a.mcpListCmd(), a.mcpServeCmd(), a.mcpLoginCmd(), a.mcpLogoutCmd())
 	return cmd
 }
 
@@ -53,6 +53,7 @@ type serverJSON struct {
 	Changed   bool           `json:"changed,omitempty"`
 	Tools     []mcp.ToolInfo `json:"tools"`
 	Skipped   []string       `json:"skipped,omitempty"`
+	Protocol  string         `json:"protocol,omitempty"`
 }
 
 func (a *app) mcpListCmd() *cobra.Command {
@@ -98,7 +99,7 @@ or failed and why. Exit 1 when a server failed.`,
 						tools = []mcp.ToolInfo{}
 					}
 					out = append(out, serverJSON{Name: s.Name, Transport: s.Transport, Endpoint: s.Endpoint, Status: s.State, Error: s.Error,
-						Trusted: s.Trusted, Changed: s.Changed, Tools: tools, Skipped: s.Skipped})
+						Trusted: s.Trusted, Changed: s.Changed, Tools: tools, Skipped: s.Skipped, Protocol: s.Protocol})
 				}
 				if err := a.printJSON(out); err != nil {
 					return err
@@ -146,7 +147,11 @@ func (a *app) printServers(p stock.Place, status []mcp.Status) {
 		if s.Trusted {
 			trust = " · trusted"
 		}
-		fmt.Fprintf(w, "%s  %s %s  %s%s\n", a.paint("bold", esc(s.Name)), s.Transport, esc(s.Endpoint), state, trust)
+		proto := ""
+		if s.Protocol != "" {
+			proto = " · MCP " + esc(s.Protocol)
+		}
+		fmt.Fprintf(w, "%s  %s %s  %s%s%s\n", a.paint("bold", esc(s.Name)), s.Transport, esc(s.Endpoint), state, trust, proto)
 		if s.Error != "" {
 			fmt.Fprintf(w, "    %s\n", esc(s.Error))
 		}

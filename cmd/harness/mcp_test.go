@@ -39,6 +39,15 @@ func mcpTestServer() int {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "noted"}}}, nil, nil
 		})
+	if slices.Contains(os.Args[1:], "slow") {
+		// mcptestserver slow: a tool that never answers (until the call
+		// is cancelled), for a server's timeout.
+		sdk.AddTool(srv, &sdk.Tool{Name: "wait", Description: "Never answer."},
+			func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+				<-ctx.Done()
+				return nil, nil, ctx.Err()
+			})
+	}
 	if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
