@@ -196,6 +196,9 @@ type budget struct {
 	usd      float64
 	tables   []string
 	unpriced int
+	// tree is the tree's shared budget in money and tokens (tree.go's
+	// budget.set, budget.raised and budget.shared; see treebudget.go).
+	tree treeBudget
 }
 
 // BudgetView is the budget component's view. Turns and Tokens count the
@@ -209,6 +212,9 @@ type BudgetView struct {
 	USD               float64
 	Tables            []string
 	Unpriced          int
+	// Tree is the tree's shared budget in money and tokens, as this
+	// thread knows it: its bounds and what the rest of the tree spent.
+	Tree TreeBudgetView
 }
 
 func (b *budget) Name() string { return "budget" }
@@ -220,6 +226,8 @@ func (b *budget) Step(f facts.Fact) error {
 		b.turnFacts = append(b.turnFacts, turnRef{f.Seq, f.Kind, f.Cause, f.Data})
 	case facts.KindChildReported:
 		b.child(f) // a child's turns and tokens are the parent's too
+	case facts.KindThreadSpawned, facts.KindBudgetSet, facts.KindBudgetRaised, facts.KindBudgetShared:
+		b.tree.step(f)
 	}
 	return nil
 }
@@ -276,6 +284,9 @@ func (b *budget) Output() fold.Output[Services] {
 	if b.err != nil {
 		return fold.Output[Services]{Stop: &fold.Stop{Status: fold.StatusFailed, Reason: "budget: " + b.err.Error()}}
 	}
+	if b.tree.err != nil {
+		return fold.Output[Services]{Stop: &fold.Stop{Status: fold.StatusFailed, Reason: "budget: " + b.tree.err.Error()}}
+	}
 	return fold.Output[Services]{}
 }
 
@@ -283,7 +294,7 @@ func (b *budget) Output() fold.Output[Services] {
 func (b *budget) View() BudgetView {
 	b.count()
 	return BudgetView{Turns: b.turns + b.childTurns, MaxTurns: b.maxTurns, Tokens: b.tokens + b.childTokens, MaxTokens: b.maxTokens,
-		USD: b.usd + b.childUSD, Tables: slices.Clone(b.tables), Unpriced: b.unpriced}
+		USD: b.usd + b.childUSD, Tables: slices.Clone(b.tables), Unpriced: b.unpriced, Tree: b.tree.view()}
 }
 
 // spent returns the budget.exhausted record when another model turn would
@@ -384,6 +395,7 @@ func (schedulerPart) add(a *assembly, prefix string) {
 			},
 			Granted:   func(c action.Capability) bool { return slices.Contains(a.cfg.Grants, c) },
 			Budget:    func() *facts.BudgetExhausted { return k.budget.spent() },
+			Hold:      func() string { return k.budget.hold() },
 			Actor:     a.cfg.Actor,
 			LoopGuard: a.cfg.LoopGuard,
 			Scope:     strings.TrimSuffix(strings.ReplaceAll(prefix, "/", "-"), "-"),

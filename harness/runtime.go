@@ -282,6 +282,8 @@ var IngressKinds = []facts.Kind{
 	facts.KindPolicySet,
 	facts.KindContextBoundsSet,
 	facts.KindPlanModeSet,
+	facts.KindBudgetSet,
+	facts.KindBudgetRaised,
 }
 
 // Post appends d to an existing thread as an ingress fact under the

@@ -274,6 +274,13 @@ func (t *Thread) tend(ctx context.Context, st *state, p fold.Projection[Services
 		// While a child runs, a stop of this thread asked for elsewhere
 		// (see Thread.Stop) cuts it off as a caller's cancel would: what
 		// it runs is recorded as interrupted, in the child.
+		if p.Stop == nil {
+			// What the tree's budget leaves the child, as the tree
+			// spent it so far (see treebudget.go).
+			if err := t.share(ctx, st, kids, c, kid); err != nil {
+				return moved, fmt.Errorf("child %s of %s: %w", kid.id, t.id, err)
+			}
+		}
 		kctx, unwatch := ctx, func() bool { return false }
 		if p.Stop == nil {
 			kctx, unwatch = t.rt.watchStop(ctx, t.id, st.fold.Seq())
