@@ -76,3 +76,19 @@ func answerBudget(ctx context.Context, th *harness.Thread, r Reply) (Answered, e
 	p, err := RaiseBudget(ctx, th, facts.Spend{USD: r.USD, Tokens: r.Tokens}, r.By)
 	return Answered{Request: Pending{Wait: fold.Wait{Kind: fold.WaitBudget, RequestID: "budget"}}, Posted: p}, err
 }
+
+// spentBelow is what the children of a tree (not reported yet) and
+// theirs spent, as their views count it.
+func spentBelow(kids []harness.Tree) facts.Spend {
+	var s facts.Spend
+	for _, k := range kids {
+		if b := k.View.Budget; b != nil {
+			s.USD += b.USD
+			s.Tokens += b.Tokens
+		}
+		below := spentBelow(k.Children)
+		s.USD += below.USD
+		s.Tokens += below.Tokens
+	}
+	return s
+}

@@ -659,6 +659,10 @@ func (t *Thread) Tree(ctx context.Context) (Tree, error) {
 		case ktr.Status == StatusFailed && failed == "":
 			failed = fmt.Sprintf("child %s %s", kid.id, ktr.Reason)
 			tr.Retry = ktr.Retry
+		case ktr.Status == StatusParked && budgetStale(v, ktr.View):
+			// The tree's budget changed since the child was told: a
+			// Resume tells it (treebudget.go), and it may go on.
+			resumable = true
 		case ktr.Status == StatusParked:
 			for _, w := range ktr.Waits {
 				if w.Thread == "" {

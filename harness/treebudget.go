@@ -292,3 +292,13 @@ func (t *Thread) spentBelow(ctx context.Context) (facts.Spend, error) {
 	}
 	return s, nil
 }
+
+// budgetStale reports whether the tree's bounds the parent's view knows
+// are not those its child's view was last shared: a budget raised or set
+// since, which a Resume of the parent shares.
+func budgetStale(parent, kid View) bool {
+	if parent.Budget == nil || kid.Budget == nil {
+		return false
+	}
+	return parent.Budget.Tree.Limit != kid.Budget.Tree.Limit
+}

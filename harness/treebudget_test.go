@@ -102,8 +102,15 @@ func TestTreeBudgetParksMidChildAndARaiseResumes(t *testing.T) {
 	_, err = kid.Post(ctx, raise, "raise-1")
 	require.ErrorIs(t, err, fold.ErrRefused)
 
+	tr, err := e.rt.Thread(e.actor, "p").Tree(ctx)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, tr.Status)
 	_, err = e.rt.Thread(e.actor, "p").Post(ctx, raise, "raise-1")
 	require.NoError(t, err)
+	// The raise is not the children's yet: a resume tells them.
+	tr, err = e.rt.Thread(e.actor, "p").Tree(ctx)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusResumable, tr.Status)
 	out, err = e.rt.Resume(ctx, e.actor, "p")
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, out.Status, out.Reason)
