@@ -254,6 +254,12 @@ func (b *budget) count() {
 				return
 			}
 			u = cc.Usage
+			if c := cc.Cost; c != nil {
+				b.usd += c.USD
+				if !slices.Contains(b.tables, c.Table) {
+					b.tables = append(b.tables, c.Table)
+				}
+			}
 		} else {
 			mt, err := facts.Decode[facts.ModelTurn](f)
 			if err != nil {
@@ -572,11 +578,7 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 				return facts.ModelTurn{}, err
 			}
 			mt := facts.ModelTurn{Text: d.Text, ToolCalls: d.ToolCalls, Question: d.Question, Usage: d.Usage, StopReason: d.StopReason, Cut: d.Cut}
-			if cfg.Prices != nil {
-				if c, ok := cfg.Prices.Cost(req.System.Model, d.Usage); ok {
-					mt.Cost = &c
-				}
-			}
+			mt.Cost, mt.Model = priced(cfg, req.System.Model, d)
 			// Only a real server's count says what its prompt held.
 			mt.ToolsUnseen = d.Exchange != nil && toolsUnseen(req.System.Tools, d.Usage)
 			if x := d.Exchange; x != nil && svc.Blobs != nil {
