@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/effect"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
@@ -574,7 +575,8 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 	}
 	e = effect.WithSpan(e, "transition "+t.Key,
 		attribute.String("harness.thread", st.id), attribute.String("harness.transition", t.Key))
-	ex := effect.Run(ctx, e, rt.Services)
+	// An action's live output says whose it is (a child's, in a tree).
+	ex := effect.Run(action.WithThread(ctx, st.id), e, rt.Services)
 	tf := facts.TransitionFailed{Key: t.Key, Attempt: effect.Attempts(ex.Err())}
 	var attempts []facts.ModelAttempt // a model turn's failed calls
 	switch ex.Outcome() {
