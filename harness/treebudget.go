@@ -44,7 +44,9 @@ type treeBudget struct {
 	shared *facts.BudgetShared
 	// raises counts the budget.raised facts folded.
 	raises int
-	err    error
+	// recorded is set once a budget was set (root) or shared (child).
+	recorded bool
+	err      error
 }
 
 // TreeBudgetView is the tree's budget as a thread of it knows it.
@@ -59,6 +61,9 @@ type TreeBudgetView struct {
 	Raises int `json:",omitempty"`
 	// Root is the root thread a child's bounds were shared from.
 	Root string `json:",omitempty"`
+	// Recorded is set when the thread records a budget (set, or shared
+	// with it), bounded or not.
+	Recorded bool `json:",omitempty"`
 }
 
 // Bounded reports whether the tree has a budget in money or tokens.
@@ -72,7 +77,7 @@ func (t *treeBudget) step(f facts.Fact) {
 	case facts.KindBudgetSet:
 		var p facts.BudgetSet
 		if p, err = facts.Decode[facts.BudgetSet](f); err == nil && !t.child {
-			t.limit = p.Limit
+			t.limit, t.recorded = p.Limit, true
 		}
 	case facts.KindBudgetRaised:
 		var p facts.BudgetRaised
@@ -89,7 +94,7 @@ func (t *treeBudget) step(f facts.Fact) {
 	case facts.KindBudgetShared:
 		var p facts.BudgetShared
 		if p, err = facts.Decode[facts.BudgetShared](f); err == nil && t.child {
-			t.shared = &p
+			t.shared, t.recorded = &p, true
 		}
 	}
 	if err != nil && t.err == nil {
@@ -98,7 +103,7 @@ func (t *treeBudget) step(f facts.Fact) {
 }
 
 func (t *treeBudget) view() TreeBudgetView {
-	v := TreeBudgetView{Limit: t.limit, Child: t.child, Raises: t.raises}
+	v := TreeBudgetView{Limit: t.limit, Child: t.child, Raises: t.raises, Recorded: t.recorded}
 	if t.child {
 		v.Limit = facts.Spend{}
 		if t.shared != nil {
@@ -137,6 +142,7 @@ func (t *treeBudget) snapshot(e *fold.Encoder) {
 	e.Bool(t.child)
 	spend(e, t.limit)
 	e.Uint(uint64(t.raises))
+	e.Bool(t.recorded)
 	e.Bool(t.shared != nil)
 	if t.shared != nil {
 		spend(e, t.shared.Limit)
@@ -149,6 +155,7 @@ func (t *treeBudget) restore(d *fold.Decoder) {
 	t.child = d.Bool()
 	t.limit = readSpend(d)
 	t.raises = int(d.Uint())
+	t.recorded = d.Bool()
 	t.shared = nil
 	if d.Bool() {
 		t.shared = &facts.BudgetShared{Limit: readSpend(d), Elsewhere: readSpend(d), Root: d.String()}
@@ -206,6 +213,9 @@ func (t *Thread) share(ctx context.Context, st *state, kids []scheduler.Call, c 
 		return nil
 	}
 	v := b.View()
+	if !v.Tree.Recorded {
+		return nil // no budget in this tree, ever: nothing to share
+	}
 	kst, err := kid.load(ctx)
 	if err != nil {
 		return err
