@@ -260,6 +260,7 @@ func (t *Thread) tend(ctx context.Context, st *state, p fold.Projection[Services
 	}
 	moved, blocked := false, false
 	var waits []fold.Wait
+	spent := map[string]facts.Spend{} // what each child spent, for share
 	for _, c := range kids {
 		kid, err := t.kid(ctx, c, true)
 		if err != nil {
@@ -277,7 +278,7 @@ func (t *Thread) tend(ctx context.Context, st *state, p fold.Projection[Services
 		if p.Stop == nil {
 			// What the tree's budget leaves the child, as the tree
 			// spent it so far (see treebudget.go).
-			if err := t.share(ctx, st, kids, c, kid); err != nil {
+			if err := t.share(ctx, st, kids, c, kid, spent); err != nil {
 				return moved, fmt.Errorf("child %s of %s: %w", kid.id, t.id, err)
 			}
 		}
@@ -286,6 +287,7 @@ func (t *Thread) tend(ctx context.Context, st *state, p fold.Projection[Services
 			kctx, unwatch = t.rt.watchStop(ctx, t.id, st.fold.Seq())
 		}
 		kout, err := kid.Resume(kctx)
+		delete(spent, c.Ref) // it may have spent
 		out.Steps += kout.Steps // this call ran them
 		if unwatch() && ctx.Err() == nil {
 			// Fold the stop: the thread is stopped, and its next look

@@ -207,7 +207,10 @@ func budgetOf(f *fold.Fold[Services]) *budget {
 // and the children that reported to it, and the other children it waits
 // on with theirs — when that is not what kid was last shared. A kid with
 // no budget part, or one that ended, is given nothing.
-func (t *Thread) share(ctx context.Context, st *state, kids []scheduler.Call, c scheduler.Call, kid *Thread) error {
+//
+// spent keeps, for one tend, what each child spent (by call ref): a child
+// spends only while it is driven, and tend forgets its entry then.
+func (t *Thread) share(ctx context.Context, st *state, kids []scheduler.Call, c scheduler.Call, kid *Thread, spent map[string]facts.Spend) error {
 	b := budgetOf(st.fold)
 	if b == nil {
 		return nil
@@ -236,16 +239,18 @@ func (t *Thread) share(ctx context.Context, st *state, kids []scheduler.Call, c 
 		if o.Ref == c.Ref {
 			continue
 		}
-		other, err := t.kid(ctx, o, false)
-		if err != nil {
-			return err
-		}
-		if other == nil {
-			continue // not created yet: it spent nothing
-		}
-		s, err := other.spentBelow(ctx)
-		if err != nil {
-			return err
+		s, ok := spent[o.Ref]
+		if !ok {
+			other, err := t.kid(ctx, o, false)
+			if err != nil {
+				return err
+			}
+			if other != nil { // one not created yet spent nothing
+				if s, err = other.spentBelow(ctx); err != nil {
+					return err
+				}
+			}
+			spent[o.Ref] = s
 		}
 		elsewhere.USD += s.USD
 		elsewhere.Tokens += s.Tokens
