@@ -287,7 +287,7 @@ func (t *Thread) tend(ctx context.Context, st *state, p fold.Projection[Services
 			kctx, unwatch = t.rt.watchStop(ctx, t.id, st.fold.Seq())
 		}
 		kout, err := kid.Resume(kctx)
-		delete(spent, c.Ref) // it may have spent
+		delete(spent, c.Ref)    // it may have spent
 		out.Steps += kout.Steps // this call ran them
 		if unwatch() && ctx.Err() == nil {
 			// Fold the stop: the thread is stopped, and its next look
