@@ -8,7 +8,9 @@ import "context"
 // it before it reaches a terminal. It is called from the goroutines that
 // read the output, one per stream, and must return quickly. What is given
 // is ephemeral: the report keeps the output as always.
-type Output func(actionID, stream string, p []byte)
+// thread is the thread whose action it is (see WithThread), "" when
+// the context names none.
+type Output func(thread, actionID, stream string, p []byte)
 
 // outputKey carries the Output WithOutput sets.
 type outputKey struct{}
@@ -17,6 +19,22 @@ type outputKey struct{}
 // built-in run_command) gives its output to show as it comes.
 func WithOutput(ctx context.Context, show Output) context.Context {
 	return context.WithValue(ctx, outputKey{}, show)
+}
+
+// threadKey carries the thread WithThread sets.
+type threadKey struct{}
+
+// WithThread returns a context that names the thread whose transition
+// runs under it (the runtime sets it): an Output is told whose output it
+// is given, also in a tree whose threads share one Output.
+func WithThread(ctx context.Context, thread string) context.Context {
+	return context.WithValue(ctx, threadKey{}, thread)
+}
+
+// ThreadOf returns the thread ctx names (WithThread), "" when none.
+func ThreadOf(ctx context.Context) string {
+	t, _ := ctx.Value(threadKey{}).(string)
+	return t
 }
 
 // OutputOf returns the Output of ctx (WithOutput), nil when none.

@@ -284,6 +284,7 @@ var (
 		facts.KindUserMessage: true, facts.KindConfirmationAnswered: true, facts.KindQuestionAnswered: true,
 		facts.KindEffectReconciled: true, facts.KindThreadForked: true, facts.KindWorkspaceRestored: true,
 		facts.KindPolicySet: true, facts.KindContextBoundsSet: true, facts.KindPlanModeSet: true,
+		facts.KindBudgetSet: true, facts.KindBudgetRaised: true, facts.KindBudgetShared: true,
 	}
 )
 

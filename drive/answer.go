@@ -306,6 +306,9 @@ func Answer(ctx context.Context, th *harness.Thread, r Reply) (Answered, error) 
 	if err := r.Check(); err != nil {
 		return Answered{}, err
 	}
+	if r.Kind == fold.WaitBudget {
+		return answerBudget(ctx, th, r)
+	}
 	kind, request := r.Kind, r.Request
 	st, err := Inspect(ctx, th)
 	if err != nil {

@@ -77,6 +77,9 @@ type State struct {
 	// Cost is what the thread's model turns cost, its children's
 	// included; nil when no turn was priced nor left unpriced.
 	Cost *Cost `json:"cost,omitempty"`
+	// Budget is the tree's budget in money and tokens, nil when it has
+	// none (see RaiseBudget).
+	Budget *Budget `json:"budget,omitempty"`
 	// View is the whole view the state was read from.
 	View harness.View `json:"-"`
 	// Instructions are the instruction files (AGENTS.md) the thread's
@@ -234,6 +237,7 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 		st.Turns, st.Tokens = b.Turns, b.Tokens
 		st.Cost = costOf(b)
 	}
+	st.Budget = budgetState(v)
 	if v.Status == harness.StatusDone {
 		st.Output = v.Turn.Output
 	}

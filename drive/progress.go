@@ -39,8 +39,8 @@ const (
 // in JSON.
 type Event struct {
 	Kind EventKind `json:"event"`
-	// Thread is the thread of a model turn ("" for a command's output:
-	// its action.started fact names the thread of ActionID).
+	// Thread is the thread of a model turn, or of the action whose
+	// command's output it is (in a tree, a child's).
 	Thread string `json:"thread,omitempty"`
 	// Turn is the model turn's number, counting the thread's turns from 1.
 	Turn int `json:"turn,omitempty"`
@@ -72,8 +72,8 @@ func WithProgress(ctx context.Context, p Progress) context.Context {
 		return ctx
 	}
 	ctx = context.WithValue(ctx, progressKey{}, p)
-	return action.WithOutput(ctx, func(id, stream string, b []byte) {
-		p(Event{Kind: EventOutput, ActionID: id, Stream: stream, Text: string(b)})
+	return action.WithOutput(ctx, func(thread, id, stream string, b []byte) {
+		p(Event{Kind: EventOutput, Thread: thread, ActionID: id, Stream: stream, Text: string(b)})
 	})
 }
 

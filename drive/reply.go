@@ -60,6 +60,10 @@ type Reply struct {
 	// read: stock.Session.AnswerPending posts such a reply; Draft refuses
 	// one that still carries its rule.
 	Always string `json:"always,omitempty"`
+	// USD and Tokens raise the tree's budget (a reply of kind budget,
+	// given to the root: see RaiseBudget).
+	USD    float64 `json:"usd,omitempty"`
+	Tokens int64   `json:"tokens,omitempty"`
 }
 
 // ErrBadReply: a reply that does not fit the request it names (a
@@ -102,6 +106,8 @@ func (r Reply) Draft(p Pending) (facts.Draft, error) {
 			return facts.Draft{}, fmt.Errorf("%w: the open effect %s is settled with accept, retry or abandon: %w", ErrBadReply, Ref(p), err)
 		}
 		return facts.NewDraft(facts.KindEffectReconciled, "", facts.EffectReconciled{ActionID: p.RequestID, Decision: r.Decision, By: r.By, Note: r.Reason})
+	case fold.WaitBudget:
+		return facts.NewDraft(facts.KindBudgetRaised, "", facts.BudgetRaised{Add: facts.Spend{USD: r.USD, Tokens: r.Tokens}, By: r.By})
 	}
 	return facts.Draft{}, fmt.Errorf("%w: a %s cannot be replied to", ErrBadReply, p.Kind)
 }
@@ -136,8 +142,12 @@ func (r Reply) Check() error {
 		if err := r.Decision.Validate(); err != nil {
 			return fmt.Errorf("%w: an open effect is settled with accept, retry or abandon: %w", ErrBadReply, err)
 		}
+	case fold.WaitBudget:
+		if err := (facts.BudgetRaised{Add: facts.Spend{USD: r.USD, Tokens: r.Tokens}}).Validate(); err != nil {
+			return fmt.Errorf("%w: a budget is raised by an amount: %w", ErrBadReply, err)
+		}
 	default:
-		return fmt.Errorf("%w: kind %q: want confirmation, question or reconcile", ErrBadReply, r.Kind)
+		return fmt.Errorf("%w: kind %q: want confirmation, question, reconcile or budget", ErrBadReply, r.Kind)
 	}
 	return nil
 }
@@ -149,6 +159,8 @@ func AnswerKind(k fold.WaitKind) facts.Kind {
 		return facts.KindQuestionAnswered
 	case fold.WaitReconcile:
 		return facts.KindEffectReconciled
+	case fold.WaitBudget:
+		return facts.KindBudgetRaised
 	}
 	return facts.KindConfirmationAnswered
 }
@@ -157,6 +169,11 @@ func AnswerKind(k fold.WaitKind) facts.Kind {
 // the child p names, see Target) with PostAnswer under AnswerKey: the way
 // to answer a request a person was shown, as the prompt does.
 func AnswerPending(ctx context.Context, th *harness.Thread, p Pending, r Reply) (harness.Posted, error) {
+	if p.Kind == fold.WaitBudget && r.Kind == fold.WaitBudget {
+		// A budget is the tree's: raised on th, its root, whichever
+		// thread of it waits.
+		return RaiseBudget(ctx, th, facts.Spend{USD: r.USD, Tokens: r.Tokens}, r.By)
+	}
 	d, err := r.Draft(p)
 	if err != nil {
 		return harness.Posted{}, err
@@ -181,6 +198,13 @@ func AnswerAll(ctx context.Context, th *harness.Thread, r Reply) ([]Answered, er
 	}
 	if err := r.Check(); err != nil {
 		return nil, err
+	}
+	if r.Kind == fold.WaitBudget {
+		a, err := answerBudget(ctx, th, r) // one raise, however many wait
+		if err != nil {
+			return nil, err
+		}
+		return []Answered{a}, nil
 	}
 	st, err := Inspect(ctx, th)
 	if err != nil {

@@ -21,6 +21,13 @@ func stateOfTree(ctx context.Context, th *harness.Thread, tr harness.Tree) (Stat
 		return st, nil
 	}
 	st.Status, st.Reason, st.Retry = tr.Status, tr.Reason, tr.Retry
+	if st.Budget != nil {
+		// The children still waited on spend from the tree's budget
+		// as they go; the view counts only those that reported.
+		below := spentBelow(tr.Children)
+		st.Budget.Spent.USD += below.USD
+		st.Budget.Spent.Tokens += below.Tokens
+	}
 	own := st.Waits[:0:0]
 	for _, w := range st.Waits {
 		if w.Kind != fold.WaitChild {

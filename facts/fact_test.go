@@ -3,6 +3,7 @@ package facts_test
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,9 @@ var samples = []struct {
 		DurationMS: 4, Stderr: "rm -rf is not allowed"}},
 	{facts.KindStopRequested, facts.StopRequested{By: "ana", Reason: "enough"}},
 	{facts.KindOutputChecked, facts.OutputChecked{Turn: 2, Digest: "sha256:ab", Errors: []string{"at /ok: got string, want boolean"}, InARow: 1}},
+	{facts.KindBudgetSet, facts.BudgetSet{Limit: facts.Spend{USD: 2.5, Tokens: 100000}, By: "ana", Source: "flag"}},
+	{facts.KindBudgetRaised, facts.BudgetRaised{Add: facts.Spend{USD: 5}, By: "ana"}},
+	{facts.KindBudgetShared, facts.BudgetShared{Limit: facts.Spend{USD: 2.5}, Elsewhere: facts.Spend{USD: 0.75, Tokens: 3000}, Root: "t1"}},
 }
 
 // sampleFacts chains a fact of every sample kind into one thread.
@@ -274,6 +278,9 @@ func TestNewDraft(t *testing.T) {
 		{"a negative context window", facts.KindContextBoundsSet, "ingress/k", facts.ContextBoundsSet{Bounds: facts.ContextBounds{Window: -1}}, facts.ErrPayload},
 		{"acting on a plan with plan mode on", facts.KindPlanModeSet, "ingress/k", facts.PlanModeSet{On: true, Acts: 2}, facts.ErrPayload},
 		{"an output schema whose digest is not its own", facts.KindSystemConfigured, "system/configure", facts.SystemConfigured{Output: &facts.OutputSchema{Schema: facts.RawJSON(`{}`), Digest: "sha256:00"}}, facts.ErrPayload},
+		{"a raise of nothing", facts.KindBudgetRaised, "ingress/k", facts.BudgetRaised{By: "ana"}, facts.ErrPayload},
+		{"a negative raise", facts.KindBudgetRaised, "ingress/k", facts.BudgetRaised{Add: facts.Spend{USD: -1, Tokens: 5}}, facts.ErrPayload},
+		{"a budget of infinite dollars", facts.KindBudgetSet, "ingress/k", facts.BudgetSet{Limit: facts.Spend{USD: math.Inf(1)}}, facts.ErrPayload},
 		{"a valid answer without its output", facts.KindOutputChecked, "output/check/1", facts.OutputChecked{Turn: 1, Valid: true}, facts.ErrPayload},
 		{"an invalid answer without its errors", facts.KindOutputChecked, "output/check/1", facts.OutputChecked{Turn: 1}, facts.ErrPayload},
 		{"an answer with errors past the bound", facts.KindOutputChecked, "output/check/1", facts.OutputChecked{Turn: 1, Errors: make([]string, facts.MaxOutputErrors+1)}, facts.ErrPayload},

@@ -396,6 +396,10 @@ type ModelTurn struct {
 	// prices the thread's model; none in a log written before it was
 	// recorded, or for a model the table does not price.
 	Cost *TurnCost `msgpack:"cost,omitempty" json:"cost,omitempty"`
+	// Model is the model spec that ran the turn when it is not the one
+	// system.configured recorded (resume --model other); the turn is
+	// priced by it. "" is the recorded one.
+	Model string `msgpack:"model,omitempty" json:"model,omitempty"`
 	// Exchange names the exact bytes of the provider call, kept as blobs in
 	// the store, when the provider exposes them.
 	Exchange *ExchangeRef `msgpack:"exchange,omitempty" json:"exchange,omitempty"`
@@ -944,6 +948,11 @@ type ContextCompacted struct {
 	By string `msgpack:"by,omitempty" json:"by,omitempty"`
 	// Usage is what the compaction turn cost, as the provider counted it.
 	Usage Usage `msgpack:"usage,omitempty" json:"usage,omitzero"`
+	// Cost is what the compaction turn cost by the price table named,
+	// when the table prices its model (Model, or the thread's recorded
+	// one when ""); nil otherwise, and in logs from before.
+	Cost  *TurnCost `msgpack:"cost,omitempty" json:"cost,omitempty"`
+	Model string    `msgpack:"model,omitempty" json:"model,omitempty"`
 	// Exchange names the exact bytes of the compaction turn's provider
 	// call, kept as blobs, when the provider exposes them.
 	Exchange *ExchangeRef `msgpack:"exchange,omitempty" json:"exchange,omitempty"`

@@ -59,6 +59,10 @@ const (
 	// WaitPlan: a person's word on a plan the thread made in plan mode:
 	// act on it, or ask for another.
 	WaitPlan WaitKind = "plan"
+	// WaitBudget: the tree's budget in money or tokens cannot cover the
+	// next model turn; a person raises it (or stops the thread).
+	// RequestID is "budget".
+	WaitBudget WaitKind = "budget"
 )
 
 // Wait is one request a view waits on a person to answer.

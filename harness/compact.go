@@ -216,7 +216,11 @@ func (c *compactor) Output() fold.Output[Services] {
 	if t, ok := c.compactHook(thread, upTo); ok {
 		return fold.Output[Services]{View: size, Transitions: []fold.Transition[Services]{t}}
 	}
-	e := compaction(c.cfg, thread, older, upTo, window > 0)
+	recorded := ""
+	if r, err := s.Current(); err == nil && r.System != nil {
+		recorded = r.System.Model
+	}
+	e := compaction(c.cfg, thread, recorded, older, upTo, window > 0)
 	return fold.Output[Services]{View: size, Transitions: []fold.Transition[Services]{{Key: key, Effect: e}}}
 }
 
@@ -258,7 +262,7 @@ const compactRequest = "Summarize the conversation above as the system prompt sa
 
 // compaction describes one compaction of the conversation up to the fact
 // upTo: the summary of older, recorded as context.compacted.
-func compaction(cfg Config, thread string, older []facts.Message, upTo uint64, byModel bool) effect.Effect[Services, []facts.Draft] {
+func compaction(cfg Config, thread, recorded string, older []facts.Message, upTo uint64, byModel bool) effect.Effect[Services, []facts.Draft] {
 	summarize := effect.FromAsync(func(ctx context.Context, svc Services) (facts.ContextCompacted, error) {
 		cc := facts.ContextCompacted{UpTo: upTo, Messages: len(older)}
 		switch {
@@ -277,6 +281,7 @@ func compaction(cfg Config, thread string, older []facts.Message, upTo uint64, b
 			return cc, err
 		}
 		cc.By, cc.Usage = facts.CompactedByModel, d.Usage
+		cc.Cost, cc.Model = priced(cfg, recorded, d)
 		if x := d.Exchange; x != nil && svc.Blobs != nil {
 			ref, err := keepExchange(ctx, svc.Blobs, x)
 			if err != nil {

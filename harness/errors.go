@@ -40,6 +40,10 @@ var (
 	// (HookRunner); its run is recorded as failed.
 	ErrHookNotInForce = errors.New("the hook is not in force (its settings file changed, or is no longer trusted: trust it again, or start a new thread)")
 
+	// ErrNotRoot: a tree's budget set or raised on a child thread; it is
+	// the root thread's (see treebudget.go).
+	ErrNotRoot = errors.New("not the root of its tree")
+
 	// ErrNotInTree: a thread named as a descendant of another is not one.
 	ErrNotInTree = errors.New("not a thread of the tree")
 

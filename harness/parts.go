@@ -197,6 +197,9 @@ type budget struct {
 	usd      float64
 	tables   []string
 	unpriced int
+	// tree is the tree's shared budget in money and tokens (tree.go's
+	// budget.set, budget.raised and budget.shared; see treebudget.go).
+	tree treeBudget
 }
 
 // BudgetView is the budget component's view. Turns and Tokens count the
@@ -210,6 +213,9 @@ type BudgetView struct {
 	USD               float64
 	Tables            []string
 	Unpriced          int
+	// Tree is the tree's shared budget in money and tokens, as this
+	// thread knows it: its bounds and what the rest of the tree spent.
+	Tree TreeBudgetView
 }
 
 func (b *budget) Name() string { return "budget" }
@@ -221,6 +227,8 @@ func (b *budget) Step(f facts.Fact) error {
 		b.turnFacts = append(b.turnFacts, turnRef{f.Seq, f.Kind, f.Cause, f.Data})
 	case facts.KindChildReported:
 		b.child(f) // a child's turns and tokens are the parent's too
+	case facts.KindThreadSpawned, facts.KindBudgetSet, facts.KindBudgetRaised, facts.KindBudgetShared:
+		b.tree.step(f)
 	}
 	return nil
 }
@@ -247,6 +255,12 @@ func (b *budget) count() {
 				return
 			}
 			u = cc.Usage
+			if c := cc.Cost; c != nil {
+				b.usd += c.USD
+				if !slices.Contains(b.tables, c.Table) {
+					b.tables = append(b.tables, c.Table)
+				}
+			}
 		} else {
 			mt, err := facts.Decode[facts.ModelTurn](f)
 			if err != nil {
@@ -277,6 +291,9 @@ func (b *budget) Output() fold.Output[Services] {
 	if b.err != nil {
 		return fold.Output[Services]{Stop: &fold.Stop{Status: fold.StatusFailed, Reason: "budget: " + b.err.Error()}}
 	}
+	if b.tree.err != nil {
+		return fold.Output[Services]{Stop: &fold.Stop{Status: fold.StatusFailed, Reason: "budget: " + b.tree.err.Error()}}
+	}
 	return fold.Output[Services]{}
 }
 
@@ -284,7 +301,7 @@ func (b *budget) Output() fold.Output[Services] {
 func (b *budget) View() BudgetView {
 	b.count()
 	return BudgetView{Turns: b.turns + b.childTurns, MaxTurns: b.maxTurns, Tokens: b.tokens + b.childTokens, MaxTokens: b.maxTokens,
-		USD: b.usd + b.childUSD, Tables: slices.Clone(b.tables), Unpriced: b.unpriced}
+		USD: b.usd + b.childUSD, Tables: slices.Clone(b.tables), Unpriced: b.unpriced, Tree: b.tree.view()}
 }
 
 // spent returns the budget.exhausted record when another model turn would
@@ -385,6 +402,7 @@ func (schedulerPart) add(a *assembly, prefix string) {
 			},
 			Granted:   func(c action.Capability) bool { return slices.Contains(a.cfg.Grants, c) },
 			Budget:    func() *facts.BudgetExhausted { return k.budget.spent() },
+			Hold:      func() string { return k.budget.hold() },
 			Actor:     a.cfg.Actor,
 			LoopGuard: a.cfg.LoopGuard,
 			Scope:     strings.TrimSuffix(strings.ReplaceAll(prefix, "/", "-"), "-"),
@@ -561,11 +579,7 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 				return facts.ModelTurn{}, err
 			}
 			mt := facts.ModelTurn{Text: d.Text, ToolCalls: d.ToolCalls, Question: d.Question, Usage: d.Usage, StopReason: d.StopReason, Cut: d.Cut}
-			if cfg.Prices != nil {
-				if c, ok := cfg.Prices.Cost(req.System.Model, d.Usage); ok {
-					mt.Cost = &c
-				}
-			}
+			mt.Cost, mt.Model = priced(cfg, req.System.Model, d)
 			// Only a real server's count says what its prompt held.
 			mt.ToolsUnseen = d.Exchange != nil && toolsUnseen(req.System.Tools, d.Usage)
 			if x := d.Exchange; x != nil && svc.Blobs != nil {

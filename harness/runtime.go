@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/effect"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
@@ -281,6 +282,8 @@ var IngressKinds = []facts.Kind{
 	facts.KindPolicySet,
 	facts.KindContextBoundsSet,
 	facts.KindPlanModeSet,
+	facts.KindBudgetSet,
+	facts.KindBudgetRaised,
 }
 
 // Post appends d to an existing thread as an ingress fact under the
@@ -573,7 +576,8 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 		attribute.String("harness.thread", st.id), attribute.String("harness.transition", t.Key))
 	svc := rt.Services
 	svc.thread = st.id
-	ex := effect.Run(ctx, e, svc)
+	// An action's live output says whose it is (a child's, in a tree).
+	ex := effect.Run(action.WithThread(ctx, st.id), e, svc)
 	tf := facts.TransitionFailed{Key: t.Key, Attempt: effect.Attempts(ex.Err())}
 	var attempts []facts.ModelAttempt // a model turn's failed calls
 	switch ex.Outcome() {

@@ -173,8 +173,8 @@ func (s *system) Restore(data []byte, p fold.Prefix) error {
 }
 
 // SnapshotVersion is the version of the budget's snapshots: 2 keeps what
-// the children reported, 3 the costs.
-func (b *budget) SnapshotVersion() uint32 { return 3 }
+// the children reported, 3 the costs, 4 the tree's budget.
+func (b *budget) SnapshotVersion() uint32 { return 4 }
 
 // Snapshot keeps the turns, tokens and costs counted, the thread's own
 // and its children's; a turn it could not count keeps none.
@@ -182,6 +182,9 @@ func (b *budget) Snapshot() ([]byte, error) {
 	b.count()
 	if b.err != nil {
 		return nil, fmt.Errorf("budget: %w", b.err)
+	}
+	if b.tree.err != nil {
+		return nil, fmt.Errorf("budget: %w", b.tree.err)
 	}
 	var e fold.Encoder
 	e.Uint(uint64(b.turns))
@@ -195,6 +198,7 @@ func (b *budget) Snapshot() ([]byte, error) {
 	for _, t := range b.tables {
 		e.String(t)
 	}
+	b.tree.snapshot(&e)
 	return e.Data(), nil
 }
 
@@ -209,6 +213,7 @@ func (b *budget) Restore(data []byte, p fold.Prefix) error {
 	for n := d.Count(); n > 0; n-- {
 		b.tables = append(b.tables, d.String())
 	}
+	b.tree.restore(d)
 	return d.Finish()
 }
 

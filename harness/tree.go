@@ -262,6 +262,7 @@ func (t *Thread) tend(ctx context.Context, st *state, p fold.Projection[Services
 	}
 	moved, blocked := false, false
 	var waits []fold.Wait
+	spent := map[string]facts.Spend{} // what each child spent, for share
 	for _, c := range kids {
 		kid, err := t.kid(ctx, c, true)
 		if err != nil {
@@ -276,11 +277,19 @@ func (t *Thread) tend(ctx context.Context, st *state, p fold.Projection[Services
 		// While a child runs, a stop of this thread asked for elsewhere
 		// (see Thread.Stop) cuts it off as a caller's cancel would: what
 		// it runs is recorded as interrupted, in the child.
+		if p.Stop == nil {
+			// What the tree's budget leaves the child, as the tree
+			// spent it so far (see treebudget.go).
+			if err := t.share(ctx, st, kids, c, kid, spent); err != nil {
+				return moved, fmt.Errorf("child %s of %s: %w", kid.id, t.id, err)
+			}
+		}
 		kctx, unwatch := ctx, func() bool { return false }
 		if p.Stop == nil {
 			kctx, unwatch = t.rt.watchStop(ctx, t.id, st.fold.Seq())
 		}
 		kout, err := kid.Resume(kctx)
+		delete(spent, c.Ref)    // it may have spent
 		out.Steps += kout.Steps // this call ran them
 		if unwatch() && ctx.Err() == nil {
 			// Fold the stop: the thread is stopped, and its next look
@@ -689,6 +698,10 @@ func (t *Thread) Tree(ctx context.Context) (Tree, error) {
 		case ktr.Status == StatusFailed && failed == "":
 			failed = fmt.Sprintf("child %s %s", kid.id, ktr.Reason)
 			tr.Retry = ktr.Retry
+		case ktr.Status == StatusParked && budgetStale(v, ktr.View):
+			// The tree's budget changed since the child was told: a
+			// Resume tells it (treebudget.go), and it may go on.
+			resumable = true
 		case ktr.Status == StatusParked:
 			for _, w := range ktr.Waits {
 				if w.Thread == "" {

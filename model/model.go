@@ -37,6 +37,9 @@ type Decision struct {
 	ToolCalls []facts.ToolCall `json:"tool_calls,omitempty"`
 	Question  *facts.Question  `json:"question,omitempty"`
 	Usage     facts.Usage      `json:"usage,omitzero"`
+	// Model, when set, is the model spec that answered ("anthropic:
+	// claude-sonnet-4-5"; see WithSpec): the turn is priced by it.
+	Model string `json:"model,omitempty"`
 	// StopReason is why the model stopped, as the provider said it
 	// ("stop", "tool_calls", "end_turn", "length"); "" from a scripted
 	// model.

@@ -230,6 +230,8 @@ func describe(f facts.Fact) (string, error) {
 	case facts.KindContextCompacted:
 		p, err := facts.Decode[facts.ContextCompacted](f)
 		return fmt.Sprintf("the conversation up to seq %d is summarized for the model (%d bytes)", p.UpTo, len(p.Summary)), err
+	case facts.KindBudgetSet, facts.KindBudgetRaised, facts.KindBudgetShared:
+		return describeBudget(f)
 	case facts.KindBudgetExhausted:
 		p, err := facts.Decode[facts.BudgetExhausted](f)
 		return fmt.Sprintf("%s budget exhausted: %d used of %d", p.Resource, p.Used, p.Limit), err

@@ -44,10 +44,34 @@ func (s *state[S]) output() fold.Output[S] {
 		v.Phase = PhaseDone
 		v.Output = s.finalOutput()
 	}
+	s.hold(&v, &out)
 	out.View = v
 	out.Waits = v.Waits
 	s.threadHooks(&out, v)
 	return out
+}
+
+// BudgetRequest is the request id of a wait for the tree's budget.
+const BudgetRequest = "budget"
+
+// hold replaces the next model turn, when one is enabled and the tree's
+// budget cannot cover it (Env.Hold), with a wait for a person.
+func (s *state[S]) hold(v *View, out *fold.Output[S]) {
+	if s.env.Hold == nil || out.Stop != nil {
+		return
+	}
+	key := inferKey(s.turns + 1)
+	i := slices.IndexFunc(out.Transitions, func(t fold.Transition[S]) bool { return t.Key == key })
+	if i < 0 || (s.env.Budget != nil && s.env.Budget() != nil) {
+		return // no turn due, or a budget.exhausted ends the thread
+	}
+	why := s.env.Hold()
+	if why == "" {
+		return
+	}
+	out.Transitions = slices.Delete(slices.Clone(out.Transitions), i, i+1)
+	v.Phase = PhaseBudget
+	v.Waits = append(v.Waits, fold.Wait{Kind: fold.WaitBudget, RequestID: BudgetRequest, Summary: why})
 }
 
 func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {

@@ -34,6 +34,9 @@ const (
 	PhaseDone Phase = "done"
 	// PhaseFailed: a step failed for good, or a budget ran out.
 	PhaseFailed Phase = "failed"
+	// PhaseBudget: a model turn is due, and the tree's budget in money or
+	// tokens cannot cover it: it waits for a person (see Env.Hold).
+	PhaseBudget Phase = "budget"
 )
 
 // Request is what a model turn is given: the turn number, the system
@@ -112,6 +115,11 @@ type Env[S any] struct {
 	// Budget, when set, is asked before each model turn; a non-nil answer
 	// stops the thread with that budget.exhausted fact instead of the turn.
 	Budget func() *facts.BudgetExhausted
+	// Hold, when set, is asked before each model turn that Budget lets
+	// run; a non-empty answer says why the tree's budget cannot cover it:
+	// the turn is not enabled, and the thread waits for a person (a wait
+	// of kind fold.WaitBudget) until the budget covers it again.
+	Hold func() string
 	// Actor names the actor in action requests.
 	Actor string
 	// LoopGuard, when above 0, is the loop guard's bound: a call that is

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -121,6 +122,14 @@ type Settings struct {
 	// delegated in parallel), "always" or "off" (they share the
 	// workspace). Fewer worktrees than a weaker layer says widens.
 	Worktrees string `json:"worktrees,omitempty"`
+	// MaxCost and MaxTokens are the budget of a thread's tree, in US
+	// dollars and in tokens (input and output), that a thread records
+	// when it starts (budget.set); nil or 0 is none. A tree whose budget
+	// cannot cover a model turn waits for a person to raise it. A file
+	// that is not trusted may lower them (or set one where there is
+	// none), never raise or remove one.
+	MaxCost   *float64 `json:"max_cost,omitempty"`
+	MaxTokens *int64   `json:"max_tokens,omitempty"`
 }
 
 // Scope names a layer of settings by whom it serves.
@@ -446,6 +455,10 @@ func (l *Layered) merge(src *SettingsSource) {
 			into.LoopGuard = s.LoopGuard
 		case "worktrees":
 			into.Worktrees = s.Worktrees
+		case "max_cost":
+			into.MaxCost = s.MaxCost
+		case "max_tokens":
+			into.MaxTokens = s.MaxTokens
 		case "mcpServers":
 			if into.MCPServers == nil {
 				into.MCPServers = mcp.Servers{}
@@ -547,6 +560,13 @@ func Widens(key string, cur, s Settings) bool {
 		return len(s.Hooks) > 0
 	case "prices":
 		return false // no authority; only the user's file sets them (merge)
+	case "max_cost":
+		// No budget (0), or a larger one, widens; a first one narrows.
+		n, c := costOf(s.MaxCost), costOf(cur.MaxCost)
+		return !(n == c || (n > 0 && (c == 0 || n < c)))
+	case "max_tokens":
+		n, c := bound64(s.MaxTokens), bound64(cur.MaxTokens)
+		return !(n == c || (n > 0 && (c == 0 || n < c)))
 	case "loop_guard":
 		// A guard off (0), or one that lets more repeats through, widens.
 		n, c := bound(s.LoopGuard, DefaultLoopGuard), bound(cur.LoopGuard, DefaultLoopGuard)
@@ -927,6 +947,12 @@ func (s Settings) check() error {
 	case "", facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff:
 	default:
 		return fmt.Errorf("worktrees %q: want %s, %s or %s", s.Worktrees, facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff)
+	}
+	if s.MaxCost != nil && (math.IsNaN(*s.MaxCost) || math.IsInf(*s.MaxCost, 0) || *s.MaxCost < 0) {
+		return fmt.Errorf("max_cost %v: want US dollars ≥ 0, or 0 for no budget", *s.MaxCost)
+	}
+	if s.MaxTokens != nil && *s.MaxTokens < 0 {
+		return fmt.Errorf("max_tokens %d: want a number of tokens ≥ 0, or 0 for no budget", *s.MaxTokens)
 	}
 	if s.LoopGuard != nil && *s.LoopGuard < 0 {
 		return fmt.Errorf("loop_guard %d: want a number of calls, or 0 for no guard", *s.LoopGuard)

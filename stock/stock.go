@@ -371,12 +371,17 @@ func ParseModelSpec(spec, dir string) (string, error) {
 // configure a real provider). A script is read and checked now, and a
 // provider's key looked up, so a bad spec fails before anything runs.
 func LoadModel(spec string, opts ...model.Option) (model.Model, error) {
-	if _, err := ParseModelSpec(spec, ""); err != nil && !strings.HasPrefix(spec, scriptedScheme) {
+	canon, err := ParseModelSpec(spec, "")
+	if err != nil && !strings.HasPrefix(spec, scriptedScheme) {
 		return nil, err
 	}
 	m, err := openModel(spec, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", spec, err)
+	}
+	if !strings.HasPrefix(spec, scriptedScheme) {
+		// Each turn says which model ran it, and is priced by it.
+		m = model.WithSpec(m, canon)
 	}
 	return m, nil
 }

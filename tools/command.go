@@ -539,7 +539,8 @@ func liveFor(ctx context.Context, actionID string) context.Context {
 	if show == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, liveKey{}, func(stream string, p []byte) { show(actionID, stream, p) })
+	thread := action.ThreadOf(ctx)
+	return context.WithValue(ctx, liveKey{}, func(stream string, p []byte) { show(thread, actionID, stream, p) })
 }
 
 func outputOf(ctx context.Context) func(string, []byte) {

@@ -383,7 +383,7 @@ func TestRunCommandShowsItsOutput(t *testing.T) {
 	first := make(chan struct{})
 	var mu sync.Mutex
 	var got strings.Builder
-	ctx := action.WithOutput(context.Background(), func(id, stream string, p []byte) {
+	ctx := action.WithOutput(context.Background(), func(_, id, stream string, p []byte) {
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(&got, "%s:%s:%s", id, stream, p)

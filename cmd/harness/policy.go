@@ -19,6 +19,9 @@ import (
 // none, on the policy the settings give (see stock.Session.AmendPolicy).
 // Flags that name no policy change nothing.
 func (d *driver) setPolicy(ctx context.Context, f *driveFlags) error {
+	if err := d.setBudget(ctx, f); err != nil {
+		return err
+	}
 	if !f.policyGiven() {
 		return nil
 	}

@@ -429,6 +429,10 @@ func draftFrom(kind facts.Kind, raw []byte, who string) (facts.Draft, string, er
 		if !p.Approved && p.Then == "" {
 			p.Then = facts.DenyContinue // the model is told, as deny does
 		}
+	case *facts.BudgetRaised:
+		p.By, err = by(p.By)
+	case *facts.BudgetSet:
+		p.By, err = by(p.By)
 	case *facts.PolicySet:
 		p.By, err = by(p.By)
 	case *facts.QuestionAnswered:

@@ -52,7 +52,9 @@ type driveFlags struct {
 	// be valid against (--output-schema); schema its content, once read.
 	outputSchema string
 	schema       []byte
-	fs           *pflag.FlagSet
+	// budget is --max-cost and --max-tokens (budget.go).
+	budget budgetFlags
+	fs     *pflag.FlagSet
 	// loaded is the model the --model flag names, once loadModel has
 	// loaded it; model is then its spec as recorded.
 	loaded model.Model
@@ -97,6 +99,7 @@ func (f *driveFlags) add(cmd *cobra.Command) {
 	fl.IntVar(&f.window, "context-window", 0, "the model's context window in `TOKENS`: past 80% of it, as the provider counts usage, older turns are summarized by the model (a compaction turn, recorded as context.compacted); 0 is not known (default: the settings' context_window)")
 	fl.Int64Var(&f.maxOutput, "max-output-tokens", 0, "bound the tokens the model writes in one turn to `N`; an answer cut off there is recorded as cut and the model asked to go on (three cuts in a row fail the thread; resume once it is raised); 0 is the provider's default (anthropic 4096; an OpenAI-compatible server its own, llama-server's -n) (default: the settings' max_output_tokens)")
 	fl.StringVar(&f.outputSchema, "output-schema", "", "the JSON Schema `FILE` the final answer must be valid against: the model is told it, each answer is checked (output.checked), an invalid one goes back to the model with the errors, and the third in a row fails the thread (invalid_output); the valid one is the result's \"output\". Recorded when the thread starts; a resume checks against that one")
+	f.budget.add(fl)
 	f.fs = fl
 	completeDriveFlags(cmd)
 }
@@ -175,6 +178,10 @@ func (f *driveFlags) layer() (stock.SettingsSource, error) {
 			return stock.SettingsSource{}, usageError("--max-output-tokens %d: want a number of tokens, or 0 for the provider's default", f.maxOutput)
 		}
 		s.MaxOutputTokens, set = &f.maxOutput, append(set, "max_output_tokens")
+	}
+	set, err := f.budget.layer(f.fs, &s, set)
+	if err != nil {
+		return stock.SettingsSource{}, err
 	}
 	return stock.FlagSource(s, set...), nil
 }
@@ -492,7 +499,10 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		return nil, err
 	}
 	d.warnSandbox()
-	var also []harness.Ingress
+	also, err := a.startingBudget(s)
+	if err != nil {
+		return nil, err
+	}
 	if f.plan {
 		on, err := drive.PlanOn(a.whoami())
 		if err != nil {
@@ -1254,6 +1264,8 @@ func (a *app) printPending(p drive.Pending, root string) {
 		}
 	case fold.WaitPlan:
 		fmt.Fprintf(w, "  plan %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
+	case fold.WaitBudget:
+		fmt.Fprintf(w, "  budget %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
 	case fold.WaitReconcile:
 		fmt.Fprintf(w, "  reconcile %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
 		switch {
@@ -1322,6 +1334,8 @@ func hintFor(id string, p drive.Pending, resume bool) string {
 			return fmt.Sprintf("act on it: harness plan %s act, then harness resume %s   (or ask for another: harness continue %s '…')", shellWord(p.Thread), id, shellWord(p.Thread))
 		}
 		return fmt.Sprintf("act on it: harness plan %s act   (or ask for another plan: harness continue %s '…')", id, id)
+	case fold.WaitBudget:
+		return budgetHint(id, r)
 	case fold.WaitReconcile:
 		action, _ := json.Marshal(p.RequestID)
 		data := shellWord(fmt.Sprintf(`{"action_id": %s, "decision": "accept"}`, action))

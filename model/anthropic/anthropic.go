@@ -180,12 +180,17 @@ func (m *Model) params(req model.Request) (sdk.MessageNewParams, bool, error) {
 		// The conversation must open with the user.
 		msgs = append([]turnMessage{{user: true, blocks: []sdk.ContentBlockParamUnion{sdk.NewTextBlock("(The conversation so far follows.)")}}}, msgs...)
 	}
-	for _, tm := range msgs {
+	for i, tm := range msgs {
 		if tm.user {
 			// Tool results come first in their message.
 			slices.SortStableFunc(tm.blocks, func(a, b sdk.ContentBlockParamUnion) int {
 				return boolInt(b.OfToolResult != nil) - boolInt(a.OfToolResult != nil)
 			})
+		}
+		if i == len(msgs)-1 {
+			cacheLast(tm.blocks)
+		}
+		if tm.user {
 			p.Messages = append(p.Messages, sdk.NewUserMessage(tm.blocks...))
 		} else {
 			p.Messages = append(p.Messages, sdk.NewAssistantMessage(tm.blocks...))
@@ -209,7 +214,36 @@ func (m *Model) params(req model.Request) (sdk.MessageNewParams, bool, error) {
 		}
 		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
 	}
+	cachePrefix(&p)
 	return p, asks, nil
+}
+
+// cachePrefix asks the API to cache the prompt's stable prefix (prompt
+// caching): a breakpoint after the system prompt — the tools come before
+// it, so both are cached — or after the last tool when there is no system
+// prompt, and one on the last block of the conversation, so that the next
+// turn, which repeats the conversation and adds to it, reads all of it
+// from the cache. Two of the four breakpoints the API allows; a prefix
+// shorter than the model's minimum is simply not cached. What was read
+// from and written to the cache comes back in the usage (and is priced:
+// see model.Prices).
+func cachePrefix(p *sdk.MessageNewParams) {
+	switch {
+	case len(p.System) > 0:
+		p.System[len(p.System)-1].CacheControl = sdk.NewCacheControlEphemeralParam()
+	case len(p.Tools) > 0 && p.Tools[len(p.Tools)-1].OfTool != nil:
+		p.Tools[len(p.Tools)-1].OfTool.CacheControl = sdk.NewCacheControlEphemeralParam()
+	}
+}
+
+// cacheLast marks the last block of the conversation as the end of the
+// prefix to cache (see cachePrefix).
+func cacheLast(blocks []sdk.ContentBlockParamUnion) {
+	if k := len(blocks); k > 0 {
+		if cc := blocks[k-1].GetCacheControl(); cc != nil {
+			*cc = sdk.NewCacheControlEphemeralParam()
+		}
+	}
 }
 
 func boolInt(b bool) int {

@@ -31,7 +31,9 @@ func TestRequest(t *testing.T) {
 	body := f.Request(t, 0)
 	require.Equal(t, "claude-test", body["model"])
 	require.EqualValues(t, anthropic.DefaultMaxTokens, body["max_tokens"])
-	require.Equal(t, roundTrip(t, `[{"type": "text", "text": "Be careful."}]`), body["system"])
+	// Prompt caching: the system prompt (after the tools) and the whole
+	// conversation are the cached prefix of the next turn.
+	require.Equal(t, roundTrip(t, `[{"type": "text", "text": "Be careful.", "cache_control": {"type": "ephemeral"}}]`), body["system"])
 	require.Equal(t, roundTrip(t, `[
 		{"role": "user", "content": [{"type": "text", "text": "Set the TTL to 300."}]},
 		{"role": "assistant", "content": [
@@ -42,9 +44,9 @@ func TestRequest(t *testing.T) {
 		{"role": "user", "content": [
 			{"type": "tool_result", "tool_use_id": "call_1", "content": [{"type": "text", "text": "succeeded"}], "is_error": false},
 			{"type": "tool_result", "tool_use_id": "call-2_", "content": [{"type": "text", "text": "the arguments are not valid JSON"}], "is_error": false},
-			{"type": "text", "text": "And keep comments."}
+			{"type": "text", "text": "And keep comments.", "cache_control": {"type": "ephemeral"}}
 		]}
-	]`), body["messages"], "the results of one message together, first in one user message")
+	]`), body["messages"], "the results of one message together, first in one user message; the last block marks the cached prefix")
 	tools := body["tools"].([]any)
 	require.Len(t, tools, 3)
 	require.Equal(t, roundTrip(t, `{"name": "write_file", "description": "Write a file.", "input_schema":

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/stock"
+)
+
+// budgetFlags are --max-cost and --max-tokens: the tree's budget in money
+// and tokens.
+type budgetFlags struct {
+	cost   float64
+	tokens int64
+}
+
+func (f *budgetFlags) add(fl *pflag.FlagSet) {
+	fl.Float64Var(&f.cost, "max-cost", 0, "the budget of the thread's tree in `USD` (its children spend from it as they go): a model turn it cannot cover waits for a person (harness budget THREAD raise); 0 is none (default: the settings' max_cost). Recorded when the thread starts; on a resume, sets it anew")
+	fl.Int64Var(&f.tokens, "max-tokens", 0, "the budget of the thread's tree in `TOKENS` (input and output, its children's included), as --max-cost; 0 is none (default: the settings' max_tokens)")
+}
+
+// layer adds the budget flags given to a layer of settings.
+func (f *budgetFlags) layer(fs *pflag.FlagSet, s *stock.Settings, set []string) ([]string, error) {
+	if fs == nil {
+		return set, nil
+	}
+	if fs.Changed("max-cost") {
+		if math.IsNaN(f.cost) || math.IsInf(f.cost, 0) || f.cost < 0 {
+			return set, usageError("--max-cost %v: want US dollars ≥ 0, or 0 for no budget", f.cost)
+		}
+		s.MaxCost, set = &f.cost, append(set, "max_cost")
+	}
+	if fs.Changed("max-tokens") {
+		if f.tokens < 0 {
+			return set, usageError("--max-tokens %d: want a number of tokens ≥ 0, or 0 for no budget", f.tokens)
+		}
+		s.MaxTokens, set = &f.tokens, append(set, "max_tokens")
+	}
+	return set, nil
+}
+
+// given reports whether a budget flag was given.
+func (f *budgetFlags) given(fs *pflag.FlagSet) bool {
+	return fs != nil && (fs.Changed("max-cost") || fs.Changed("max-tokens"))
+}
+
+// startingBudget is the budget.set a thread started with the session's
+// settings records, if they give one.
+func (a *app) startingBudget(s *session) ([]harness.Ingress, error) {
+	in, ok, err := s.StartingBudget(a.whoami())
+	if err != nil || !ok {
+		return nil, asUsage(err)
+	}
+	return []harness.Ingress{in}, nil
+}
+
+// setBudget records on the thread, a root, the budget the flags give, on
+// a command that drives a thread that exists: a person's word, which may
+// raise it. The bound a flag leaves out stays as recorded.
+func (d *driver) setBudget(ctx context.Context, f *driveFlags) error {
+	if !f.budget.given(f.fs) {
+		return nil
+	}
+	st, err := drive.Inspect(ctx, d.th)
+	if err != nil {
+		return err
+	}
+	if st.Parent != "" {
+		return usageError("--max-cost, --max-tokens: thread %s is a child; its budget is its tree's, set on %s", d.id, st.Root)
+	}
+	limit := facts.Spend{}
+	if st.Budget != nil {
+		limit = st.Budget.Limit
+	}
+	if f.fs.Changed("max-cost") {
+		limit.USD = f.budget.cost
+	}
+	if f.fs.Changed("max-tokens") {
+		limit.Tokens = f.budget.tokens
+	}
+	if st.Budget != nil && st.Budget.Limit == limit {
+		return nil
+	}
+	_, err = drive.SetBudget(ctx, d.th, limit, d.a.whoami(), "flag")
+	return err
+}
+
+// budgetCmd shows, raises or sets the budget of a thread's tree.
+func (a *app) budgetCmd() *cobra.Command {
+	var f answerFlags
+	var b budgetFlags
+	cmd := &cobra.Command{
+		Use:   "budget THREAD [raise|set] [--cost USD] [--tokens N] [--resume]",
+		Short: "Show, raise or set the budget in money and tokens that a thread's tree spends from",
+		Long: `A thread started with --max-cost or --max-tokens (or the settings' max_cost,
+max_tokens) records its budget (budget.set); its children spend from the same
+budget as they go. A model turn the budget cannot cover is not run: the thread
+(or the child) waits for a person, status parked, waiting for "budget".
+
+  harness budget t1                       what the tree spent, of what
+  harness budget t1 raise --cost 5        add $5 (budget.raised; who and how much)
+  harness budget t1 set --tokens 200000   set it anew
+  harness budget t1 raise --cost 5 --resume
+
+THREAD may be any thread of the tree: the budget is its root's.`,
+		Args: args(1, 2, "THREAD and optionally raise or set"),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			id, verb := args[0], ""
+			if len(args) == 2 {
+				verb = args[1]
+			}
+			if verb != "" && verb != "raise" && verb != "set" {
+				return usageError("budget %s %s: want raise or set", id, verb)
+			}
+			if err := a.checkBy(f.by); err != nil {
+				return err
+			}
+			amount := facts.Spend{USD: b.cost, Tokens: b.tokens}
+			if err := amount.Validate(); err != nil {
+				return usageError("budget: %v", err)
+			}
+			root, err := a.rootOf(ctx, id)
+			if err != nil {
+				return err
+			}
+			if verb == "" {
+				return a.showBudget(ctx, root)
+			}
+			if verb == "raise" && amount.IsZero() {
+				return usageError("budget %s raise: say by how much: --cost USD, --tokens N", id)
+			}
+			if verb == "set" && !cmd.Flags().Changed("cost") && !cmd.Flags().Changed("tokens") {
+				return usageError("budget %s set: say what to: --cost USD, --tokens N (0: none)", id)
+			}
+			s, approval, err := a.openAnswering(ctx, root, &f)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			dr, err := a.newDriver(s, root, approval, &f.drive)
+			if err != nil {
+				return err
+			}
+			dr.retry = true
+			if err := dr.openTree(ctx); err != nil {
+				return err
+			}
+			var p harness.Posted
+			if verb == "raise" {
+				p, err = drive.RaiseBudget(ctx, dr.th, amount, a.whoami())
+			} else {
+				st, ierr := drive.Inspect(ctx, dr.th)
+				if ierr != nil {
+					return ierr
+				}
+				limit := facts.Spend{}
+				if st.Budget != nil {
+					limit = st.Budget.Limit
+				}
+				if cmd.Flags().Changed("cost") {
+					limit.USD = b.cost
+				}
+				if cmd.Flags().Changed("tokens") {
+					limit.Tokens = b.tokens
+				}
+				p, err = drive.SetBudget(ctx, dr.th, limit, a.whoami(), "budget set")
+			}
+			if err != nil {
+				return refused(err, root, facts.KindBudgetRaised)
+			}
+			return dr.posted(ctx, p, &f)
+		}),
+	}
+	cmd.Flags().Float64Var(&b.cost, "cost", 0, "an amount in `USD`")
+	cmd.Flags().Int64Var(&b.tokens, "tokens", 0, "an amount of `TOKENS`")
+	f.add(cmd)
+	return cmd
+}
+
+// rootOf is the root of the tree of the thread id.
+func (a *app) rootOf(ctx context.Context, id string) (string, error) {
+	s, err := a.openThreadRead(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	return harness.RootOf(ctx, s.Store, id)
+}
+
+// showBudget prints the budget of the tree whose root is root.
+func (a *app) showBudget(ctx context.Context, root string) error {
+	s, err := a.openThreadRead(ctx, root)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	rt, err := s.runtime()
+	if err != nil {
+		return err
+	}
+	th, err := rt.Open(ctx, s.Stock.Actor, root)
+	if err != nil {
+		return err
+	}
+	st, err := drive.Inspect(ctx, th)
+	if err != nil {
+		return err
+	}
+	if a.jsonOut() {
+		return a.printJSON(struct {
+			Thread string        `json:"thread"`
+			Status string        `json:"status"`
+			Budget *drive.Budget `json:"budget"`
+		}{root, string(st.Status), st.Budget})
+	}
+	if st.Budget == nil {
+		fmt.Fprintf(a.stdout, "thread %s: no budget in money or tokens (start one with --max-cost, --max-tokens)\n", root)
+		return nil
+	}
+	bd := st.Budget
+	fmt.Fprintf(a.stdout, "thread %s (%s): spent %s of %s\n", root, st.Status, sayAmount(bd.Spent, bd.Limit), sayAmount(bd.Limit, bd.Limit))
+	return nil
+}
+
+// sayAmount says an amount, in the units limit bounds.
+func sayAmount(s, limit facts.Spend) string {
+	out := ""
+	if limit.USD > 0 {
+		out = fmt.Sprintf("$%.4f", s.USD)
+	}
+	if limit.Tokens > 0 {
+		if out != "" {
+			out += ", "
+		}
+		out += fmt.Sprintf("%d tokens", s.Tokens)
+	}
+	return out
+}
+
+// budgetHint is the command that answers a budget wait of the tree of the
+// thread id (a shell word already).
+func budgetHint(id, resume string) string {
+	return fmt.Sprintf("raise it: harness budget %s raise --cost USD --tokens N%s   (or stop: harness stop %s)", id, resume, id)
+}

@@ -1,0 +1,94 @@
+package drive
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
+)
+
+// Budget is a tree's budget in money and tokens as a thread of it knows
+// it (see harness's treebudget.go): the bounds (0: none), and what the
+// tree spent — the thread and its children, with what the rest of the
+// tree had spent when the bounds were last shared with it.
+type Budget struct {
+	Limit facts.Spend `json:"limit"`
+	Spent facts.Spend `json:"spent"`
+	// Root is the thread the budget is set and raised on.
+	Root string `json:"root"`
+}
+
+// budgetState is the tree's budget the view v knows, nil when it knows
+// none.
+func budgetState(v harness.View) *Budget {
+	b := v.Budget
+	if b == nil || !b.Tree.Bounded() {
+		return nil
+	}
+	root := b.Tree.Root
+	if root == "" {
+		root = v.Thread
+	}
+	return &Budget{Limit: b.Tree.Limit, Root: root,
+		Spent: facts.Spend{USD: b.USD + b.Tree.Elsewhere.USD, Tokens: b.Tokens + b.Tree.Elsewhere.Tokens}}
+}
+
+// RaiseBudget raises the budget of the tree whose root is th by add, as
+// by's word (budget.raised): the answer to a budget wait anywhere in the
+// tree, which the next resume of the root shares with its children. th
+// must be the root (a child's budget is its tree's: harness.ErrNotRoot).
+// The key is derived from the root's head, so a raise a person gives
+// once, from what they saw, is appended once however often it is sent.
+func RaiseBudget(ctx context.Context, th *harness.Thread, add facts.Spend, by string) (harness.Posted, error) {
+	d, err := facts.NewDraft(facts.KindBudgetRaised, "", facts.BudgetRaised{Add: add, By: by})
+	if err != nil {
+		return harness.Posted{}, fmt.Errorf("%w: %w", ErrBadReply, err)
+	}
+	st, err := Inspect(ctx, th)
+	if err != nil {
+		return harness.Posted{}, err
+	}
+	return th.Post(ctx, d, "raise-"+strconv.FormatUint(st.Head.Seq, 10))
+}
+
+// SetBudget sets the budget of the tree whose root is th (budget.set):
+// the bounds from here on, in place of those set or raised before. A
+// settings file may only lower a budget; it is the caller's to check
+// (stock.Session.BudgetChange).
+func SetBudget(ctx context.Context, th *harness.Thread, limit facts.Spend, by, source string) (harness.Posted, error) {
+	d, err := facts.NewDraft(facts.KindBudgetSet, "", facts.BudgetSet{Limit: limit, By: by, Source: source})
+	if err != nil {
+		return harness.Posted{}, fmt.Errorf("%w: %w", ErrBadReply, err)
+	}
+	st, err := Inspect(ctx, th)
+	if err != nil {
+		return harness.Posted{}, err
+	}
+	return th.Post(ctx, d, "budget-"+strconv.FormatUint(st.Head.Seq, 10))
+}
+
+// answerBudget is a Reply of kind budget: a raise of th's tree, th its
+// root, whichever thread of it waits.
+func answerBudget(ctx context.Context, th *harness.Thread, r Reply) (Answered, error) {
+	p, err := RaiseBudget(ctx, th, facts.Spend{USD: r.USD, Tokens: r.Tokens}, r.By)
+	return Answered{Request: Pending{Wait: fold.Wait{Kind: fold.WaitBudget, RequestID: "budget"}}, Posted: p}, err
+}
+
+// spentBelow is what the children of a tree (not reported yet) and
+// theirs spent, as their views count it.
+func spentBelow(kids []harness.Tree) facts.Spend {
+	var s facts.Spend
+	for _, k := range kids {
+		if b := k.View.Budget; b != nil {
+			s.USD += b.USD
+			s.Tokens += b.Tokens
+		}
+		below := spentBelow(k.Children)
+		s.USD += below.USD
+		s.Tokens += below.Tokens
+	}
+	return s
+}

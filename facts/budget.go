@@ -1,0 +1,102 @@
+package facts
+
+import (
+	"errors"
+	"math"
+)
+
+// The kinds of a tree's shared budget in money and tokens. The budget is
+// the root thread's: budget.set and budget.raised are posted to the root,
+// and the runtime tells each child what the tree leaves it with
+// budget.shared before it drives the child. A thread whose next model
+// turn the budget cannot cover waits for a person (a wait of kind
+// "budget"); it does not end.
+const (
+	// KindBudgetSet: the tree's budget from here on (BudgetSet), posted
+	// from outside when a thread starts with one, and when a person (or a
+	// settings file lowering it) sets it anew.
+	KindBudgetSet Kind = "budget.set"
+	// KindBudgetRaised: a person raised the tree's budget by an amount
+	// (BudgetRaised): the answer to a budget wait.
+	KindBudgetRaised Kind = "budget.raised"
+	// KindBudgetShared: what the tree's budget leaves a child (BudgetShared),
+	// posted into the child by the runtime that drives its tree, before
+	// it drives the child, whenever it changed.
+	KindBudgetShared Kind = "budget.shared"
+)
+
+func init() {
+	Register[BudgetSet](KindBudgetSet)
+	Register[BudgetRaised](KindBudgetRaised)
+	Register[BudgetShared](KindBudgetShared)
+}
+
+// Spend is an amount of money and tokens: a budget's bounds, or what was
+// spent. In a bound, 0 is no bound.
+type Spend struct {
+	// USD is in US dollars, as the price table prices turns.
+	USD float64 `msgpack:"usd,omitempty" json:"usd,omitempty"`
+	// Tokens counts input and output tokens, as the budget counts them.
+	Tokens int64 `msgpack:"tokens,omitempty" json:"tokens,omitempty"`
+}
+
+// IsZero reports whether s is no amount at all.
+func (s Spend) IsZero() bool { return s.USD == 0 && s.Tokens == 0 }
+
+// Validate requires amounts that are numbers ≥ 0.
+func (s Spend) Validate() error {
+	switch {
+	case math.IsNaN(s.USD) || math.IsInf(s.USD, 0) || s.USD < 0:
+		return errors.New("usd: want a number of US dollars ≥ 0")
+	case s.Tokens < 0:
+		return errors.New("tokens: want a number of tokens ≥ 0")
+	}
+	return nil
+}
+
+// BudgetSet is the payload of budget.set: the tree's bounds from here on,
+// replacing any set or raised before.
+type BudgetSet struct {
+	Limit Spend `msgpack:"limit,omitempty" json:"limit,omitzero"`
+	// By is who set it; Source where it came from ("flag", "settings",
+	// "project" …), for the record.
+	By     string `msgpack:"by,omitempty" json:"by,omitempty"`
+	Source string `msgpack:"source,omitempty" json:"source,omitempty"`
+}
+
+// Validate requires bounds that are numbers ≥ 0.
+func (p BudgetSet) Validate() error { return p.Limit.Validate() }
+
+// BudgetRaised is the payload of budget.raised: the tree's bounds grow by
+// By's amounts. A bound that is none stays none.
+type BudgetRaised struct {
+	Add Spend  `msgpack:"add,omitempty" json:"add,omitzero"`
+	By  string `msgpack:"by,omitempty" json:"by,omitempty"`
+}
+
+// Validate requires a raise: amounts ≥ 0, one of them above 0.
+func (p BudgetRaised) Validate() error {
+	if err := p.Add.Validate(); err != nil {
+		return err
+	}
+	if p.Add.IsZero() {
+		return errors.New("a raise adds money or tokens")
+	}
+	return nil
+}
+
+// BudgetShared is the payload of budget.shared: the tree's bounds (Limit)
+// and what the rest of the tree — every thread but this child and its
+// own children — had spent when the runtime drove the child (Elsewhere).
+// The child's next model turn waits when what it and its children spent,
+// with Elsewhere, reaches Limit.
+type BudgetShared struct {
+	Limit     Spend  `msgpack:"limit,omitempty" json:"limit,omitzero"`
+	Elsewhere Spend  `msgpack:"elsewhere,omitempty" json:"elsewhere,omitzero"`
+	Root      string `msgpack:"root,omitempty" json:"root,omitempty"`
+}
+
+// Validate requires amounts that are numbers ≥ 0.
+func (p BudgetShared) Validate() error {
+	return errors.Join(p.Limit.Validate(), p.Elsewhere.Validate())
+}
