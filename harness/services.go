@@ -55,6 +55,10 @@ type Services struct {
 	// Hooks runs the commands of the hooks a thread records; nil runs
 	// none, and each hook due is recorded as failed (see HookRunner).
 	Hooks HookRunner
+	// Rerun, when set, makes the runtime a rerun's: it compares each
+	// model turn with the original thread's and serves the original's
+	// recorded results for the calls that match (see Rerunner).
+	Rerun Rerunner
 }
 
 // TracerProvider makes Services an effect.Traced.
