@@ -144,8 +144,6 @@ func verdicts(r *rerun.Report) []string {
 	return out
 }
 
-
-
 // logOf is thread id's log.
 func logOf(t *testing.T, e *harnesstest.Stock, id string) []facts.Fact {
 	t.Helper()
@@ -156,4 +154,3 @@ func logOf(t *testing.T, e *harnesstest.Stock, id string) []facts.Fact {
 	}
 	return out
 }
-
