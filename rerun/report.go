@@ -37,6 +37,12 @@ type Report struct {
 	// and Divergence where and why.
 	DivergedAt int               `json:"diverged_at,omitempty"`
 	Divergence *facts.Divergence `json:"divergence,omitempty"`
+	// PromptChanged is set when the rerun's system prompt is not the
+	// original's (an override, or the configuration changed since).
+	PromptChanged bool `json:"prompt_changed,omitempty"`
+	// ToolsChanged is set when the tools offered differ from the
+	// original's (their names, descriptions or schemas).
+	ToolsChanged bool `json:"tools_changed,omitempty"`
 	// Served counts the calls served the original's results.
 	Served int        `json:"served"`
 	Turns  []TurnPair `json:"turns"`
@@ -120,6 +126,10 @@ func Compare(ctx context.Context, store thread.Store, id string, asks func(tool 
 	}
 	r := &Report{Original: orig.Thread, Rerun: id, Model: mine.Rerun.Model, Key: mine.Rerun.Key,
 		Overrides: mine.Rerun.Overrides, Live: mine.Rerun.Live, Turns: []TurnPair{}}
+	if orig.System != nil && mine.System != nil {
+		r.PromptChanged = orig.System.Prompt != mine.System.Prompt
+		r.ToolsChanged = !sameTools(orig.System.Tools, mine.System.Tools)
+	}
 	r.OriginalSide = side(orig.Turns)
 	r.RerunSide = side(mine.Turns)
 	if r.OriginalSide.Priced && r.RerunSide.Priced && r.OriginalSide.USD > 0 {
@@ -247,4 +257,17 @@ func approvals(m *Turn, verdict string, asks func(string) bool) []Approval {
 		out = append(out, a)
 	}
 	return out
+}
+
+// sameTools reports whether two offers of tools are the same.
+func sameTools(a, b []facts.ToolSchema) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || Canonical(string(a[i].Schema)) != Canonical(string(b[i].Schema)) {
+			return false
+		}
+	}
+	return true
 }

@@ -31,10 +31,12 @@ type Options struct {
 	// services the new model (and, live, the scratch workspace's tools).
 	// Run adds the Rerunner; the runtime itself is not changed.
 	Runtime *harness.Runtime
-	Actor   harness.Actor
-	// SystemPrompt, when set, is the system prompt the rerun offers (an
-	// override: name it in Overrides); else the original's.
-	SystemPrompt *string
+	// Actor is the actor the rerun runs as: its configuration is what the
+	// rerun's system.configured records — the model's name (which prices
+	// its turns), the system prompt, the tools offered. An override of
+	// the prompt or the tools is an actor composed with it (and named in
+	// Overrides).
+	Actor harness.Actor
 	// Asks, when set, says whether a call to the tool named would be put
 	// to a person: the report lists the calls the rerun made but did not
 	// run that would have needed an approval.
@@ -98,15 +100,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	svc := opts.Runtime.Services
 	svc.Rerun = s
-	cfg := opts.Runtime.Config
-	switch {
-	case opts.SystemPrompt != nil:
-		cfg.SystemPrompt = *opts.SystemPrompt
-	case orig.System != nil:
-		// The same conversation: the original's system prompt.
-		cfg.SystemPrompt = orig.System.Prompt
-	}
-	rt, err := harness.NewRuntime(store, svc, cfg)
+	rt, err := harness.NewRuntime(store, svc, opts.Runtime.Config)
 	if err != nil {
 		return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
 	}

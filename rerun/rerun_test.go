@@ -15,6 +15,7 @@ import (
 	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/rerun"
+	"github.com/seed-7cc7a084/harness/stock"
 )
 
 // scriptA reads notes.txt, sets the TTL, notes it, and is done.
@@ -59,27 +60,32 @@ func (m *countingModel) Turn(ctx context.Context, req model.Request) (model.Deci
 	return m.Model.Turn(ctx, req)
 }
 
-// rerunOn returns a runtime like e's whose model follows script and
-// whose tools count what they run.
-func rerunOn(t *testing.T, e *harnesstest.Stock, script string) (*harness.Runtime, *countingModel, *atomic.Int64) {
+// rerunOn returns a runtime on e's store and workspace, and its actor,
+// whose model follows script and whose tools count what they run; opts
+// configure the actor further.
+func rerunOn(t *testing.T, e *harnesstest.Stock, script string, opts ...harness.Option) (*harness.Runtime, harness.Actor, *countingModel, *atomic.Int64) {
 	t.Helper()
 	m, err := model.ParseScript("b", []byte(script))
 	require.NoError(t, err)
 	cm := &countingModel{Model: m}
+	cfg, err := harness.NewConfig(append([]harness.Option{harness.WithModelName("scripted:b"), harness.WithModelBackoff(0)}, opts...)...)
+	require.NoError(t, err)
+	st, err := stock.NewStock(e.Stock.Place, cfg)
+	require.NoError(t, err)
+	svc, err := st.Services(cm, stock.BlobsOf(e.Store))
+	require.NoError(t, err)
 	ran := &atomic.Int64{}
 	var tools []harness.ToolAdapter
-	for _, s := range e.RT.Services.Tools.Schemas() {
-		tl, ok := e.RT.Services.Tools.Lookup(s.Name)
+	for _, s := range svc.Tools.Schemas() {
+		tl, ok := svc.Tools.Lookup(s.Name)
 		require.True(t, ok)
 		tools = append(tools, counting{tl, ran})
 	}
-	tb, err := harness.NewToolbox(tools...)
+	svc.Tools, err = harness.NewToolbox(tools...)
 	require.NoError(t, err)
-	svc := e.RT.Services
-	svc.Model, svc.Tools = cm, tb
-	rt, err := harness.NewRuntime(e.Store, svc, e.RT.Config)
+	rt, err := harness.NewRuntime(e.Store, svc, cfg)
 	require.NoError(t, err)
-	return rt, cm, ran
+	return rt, st.Actor, cm, ran
 }
 
 func TestRerunDivergesAtTurnThree(t *testing.T) {
@@ -87,8 +93,8 @@ func TestRerunDivergesAtTurnThree(t *testing.T) {
 	require.Equal(t, harness.StatusDone, e.RunApproved("t").Status)
 	before := logOf(t, e, "t")
 
-	rt, cm, ran := rerunOn(t, e, scriptB)
-	rep, err := rerun.Run(ctx, rerun.Options{From: "t", Model: "scripted:b", Runtime: rt, Actor: e.Stock.Actor})
+	rt, actor, cm, ran := rerunOn(t, e, scriptB)
+	rep, err := rerun.Run(ctx, rerun.Options{From: "t", Model: "scripted:b", Runtime: rt, Actor: actor})
 	require.NoError(t, err)
 
 	require.Equal(t, rerun.VerdictDiverged, rep.Verdict)
@@ -126,7 +132,7 @@ func TestRerunDivergesAtTurnThree(t *testing.T) {
 	require.Equal(t, before, logOf(t, e, "t"))
 
 	// Again: the same rerun is found, not made twice.
-	again, err := rerun.Run(ctx, rerun.Options{From: "t", Model: "scripted:b", Runtime: rt, Actor: e.Stock.Actor})
+	again, err := rerun.Run(ctx, rerun.Options{From: "t", Model: "scripted:b", Runtime: rt, Actor: actor})
 	require.NoError(t, err)
 	require.Equal(t, rep.Rerun, again.Rerun)
 	require.Equal(t, int64(3), cm.n.Load())

@@ -80,14 +80,13 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 				}
 			}
 			var overrides []string
-			var prompt *string
+			so := stock.SessionOptions{Drive: true, Model: stock.ModelNeeded, ModelSpec: spec}
 			if promptFile != "" {
 				b, err := os.ReadFile(promptFile)
 				if err != nil {
 					return asUsage(fmt.Errorf("--system-prompt-file: %w", err))
 				}
-				text := string(b)
-				prompt = &text
+				so.Harness = append(so.Harness, harness.WithSystemPrompt(string(b)))
 				sum := sha256.Sum256(b)
 				overrides = append(overrides, "system_prompt=sha256:"+hex.EncodeToString(sum[:]))
 			}
@@ -96,7 +95,8 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 			if err != nil {
 				return err
 			}
-			s, err := a.newSession(p, nil, stock.SessionOptions{Drive: true, Model: stock.ModelNeeded, ModelSpec: spec, ModelDir: cwd})
+			so.ModelDir = cwd
+			s, err := a.newSession(p, nil, so)
 			if err != nil {
 				return err
 			}
@@ -114,7 +114,7 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 			}
 			defer free()
 			opts := rerun.Options{Model: s.Model, Overrides: overrides, Live: live, Runtime: rt, Actor: s.Stock.Actor,
-				SystemPrompt: prompt, Asks: asksOf(rt.Services.Tools)}
+				Asks: asksOf(rt.Services.Tools)}
 			if live {
 				return usageError("rerun: --live is not built yet: rerun without it to stop at the divergence")
 			}
@@ -206,6 +206,12 @@ func (a *app) printRerun(r *rerun.Report) {
 	fmt.Fprintln(a.stdout, head)
 	if d := r.Divergence; d != nil {
 		fmt.Fprintf(a.stdout, "  %s\n", e(d.Detail))
+	}
+	if r.PromptChanged {
+		fmt.Fprintln(a.stdout, "  the system prompt is not the original's")
+	}
+	if r.ToolsChanged {
+		fmt.Fprintln(a.stdout, "  the tools offered are not the original's")
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TURN\tORIGINAL\tRERUN\tVERDICT")
