@@ -16,6 +16,7 @@ import (
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/rerun"
 	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // scriptA reads notes.txt, sets the TTL, notes it, and is done.
@@ -63,16 +64,22 @@ func (m *countingModel) Turn(ctx context.Context, req model.Request) (model.Deci
 // rerunOn returns a runtime on e's store and workspace, and its actor,
 // whose model follows script and whose tools count what they run; opts
 // configure the actor further.
-func rerunOn(t *testing.T, e *harnesstest.Stock, script string, opts ...harness.Option) (*harness.Runtime, harness.Actor, *countingModel, *atomic.Int64) {
+func rerunOn(t testing.TB, e *harnesstest.Stock, script string, opts ...harness.Option) (*harness.Runtime, harness.Actor, *countingModel, *atomic.Int64) {
+	t.Helper()
+	return rerunIn(t, e.Stock.Place, e.Store, script, opts...)
+}
+
+// rerunIn is rerunOn of the workspace at p with its store.
+func rerunIn(t testing.TB, p stock.Place, store thread.Store, script string, opts ...harness.Option) (*harness.Runtime, harness.Actor, *countingModel, *atomic.Int64) {
 	t.Helper()
 	m, err := model.ParseScript("b", []byte(script))
 	require.NoError(t, err)
 	cm := &countingModel{Model: m}
 	cfg, err := harness.NewConfig(append([]harness.Option{harness.WithModelName("scripted:b"), harness.WithModelBackoff(0)}, opts...)...)
 	require.NoError(t, err)
-	st, err := stock.NewStock(e.Stock.Place, cfg)
+	st, err := stock.NewStock(p, cfg)
 	require.NoError(t, err)
-	svc, err := st.Services(cm, stock.BlobsOf(e.Store))
+	svc, err := st.Services(cm, stock.BlobsOf(store))
 	require.NoError(t, err)
 	ran := &atomic.Int64{}
 	var tools []harness.ToolAdapter
@@ -83,7 +90,7 @@ func rerunOn(t *testing.T, e *harnesstest.Stock, script string, opts ...harness.
 	}
 	svc.Tools, err = harness.NewToolbox(tools...)
 	require.NoError(t, err)
-	rt, err := harness.NewRuntime(e.Store, svc, cfg)
+	rt, err := harness.NewRuntime(store, svc, cfg)
 	require.NoError(t, err)
 	return rt, st.Actor, cm, ran
 }
