@@ -21,14 +21,19 @@ type server struct {
 	to    string
 	live  bool
 
-	mu       sync.Mutex // guards diverged
+	// restore, for a live rerun, undoes in the scratch copy the
+	// original's file effects after seq to.
+	restore func(ctx context.Context, to uint64) error
+
+	mu       sync.Mutex // guards diverged and liveErr
 	diverged bool       // the rerun diverged: later turns are compared with nothing
+	liveErr  error      // why the live rerun could not go on
 }
 
 // Compare returns the rerun.turn of the rerun's turn n: the calls served,
 // or where and why the turn diverged. After a divergence it records
 // nothing: a live rerun goes on as any thread does.
-func (s *server) Compare(_ context.Context, id string, n int, mt facts.ModelTurn) (*facts.RerunTurn, error) {
+func (s *server) Compare(ctx context.Context, id string, n int, mt facts.ModelTurn) (*facts.RerunTurn, error) {
 	if id != s.to {
 		return nil, nil // another thread: no rerun's
 	}
@@ -41,6 +46,19 @@ func (s *server) Compare(_ context.Context, id string, n int, mt facts.ModelTurn
 	if rt.Diverged != nil {
 		s.diverged = true
 		rt.Stop = !s.live
+		if s.live {
+			// The copy as the original's was when its turn n began (as it
+			// ended, when it has no turn n).
+			to := s.orig.Head
+			if rt.OriginalSeq > 0 {
+				to = rt.OriginalSeq
+			}
+			if err := s.restore(ctx, to); err != nil {
+				s.liveErr = err
+				rt.Stop = true
+				rt.Diverged.Detail += "; it does not go on live: " + err.Error()
+			}
+		}
 	}
 	return &rt, nil
 }

@@ -12,10 +12,11 @@ var (
 	// ErrOtherRerun: the thread a rerun would be written to exists, and
 	// is not that rerun (another thread, or a rerun under another key).
 	ErrOtherRerun = errors.New("the rerun's thread id is taken")
-	// ErrBlobMissing: a live rerun needs a kept content to undo the
-	// original's file effects in its scratch workspace, and the store
-	// does not hold it.
-	ErrBlobMissing = errors.New("a kept content needed to undo the original's effects is missing")
+	// ErrLiveRefused: a live rerun cannot go on past its divergence: the
+	// original's file effects cannot be undone in its scratch copy (a
+	// kept content is missing, or the workspace changed since), or it
+	// would act in the workspace itself rather than a copy.
+	ErrLiveRefused = errors.New("the live rerun is refused")
 	// ErrServe: the original holds no result at the seq a call is served
 	// from.
 	ErrServe = errors.New("no recorded result at that seq")

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/rewind"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -24,9 +26,21 @@ type Options struct {
 	// Overrides are the rerun's other changes as "name=value", recorded
 	// and digested with the model into the key.
 	Overrides []string
-	// Live goes on past a divergence, in the scratch workspace Runtime
-	// acts on (see Scratch); without it the rerun stops there.
+	// Live goes on past a divergence, for real, in the scratch workspace
+	// Runtime acts in (its Services.Workspace), never in Source: a new
+	// rerun copies Source there, and at the divergence the original's
+	// file effects after the diverging turn began are undone in the copy
+	// (refused, with ErrLiveRefused, when a kept content is missing).
+	// Without it the rerun stops at the divergence.
 	Live bool
+	// Approval, for a live rerun, answers the confirmations of the calls
+	// it runs past the divergence (drive.ApplyApproval); a call it does
+	// not approve parks the rerun, as any thread.
+	Approval *drive.Approval
+	// Source is the person's workspace a live rerun copies; Skip are the
+	// paths in it not copied (a store kept inside it).
+	Source string
+	Skip   []string
 	// Runtime drives the rerun: its store holds the original, and its
 	// services the new model (and, live, the scratch workspace's tools).
 	// Run adds the Rerunner; the runtime itself is not changed.
@@ -88,11 +102,30 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("rerun %s into itself: %w", opts.From, ErrOtherRerun)
 	}
 	link := facts.Rerun{Model: opts.Model, Key: key, Overrides: opts.Overrides, Live: opts.Live}
+	scratch := opts.Runtime.Services.Workspace
+	if opts.Live {
+		if err := checkScratch(opts.Source, scratch); err != nil {
+			return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
+		}
+	}
+	_, existed := store.Head(ctx, id)
 	mine, err := begin(ctx, store, orig, id, link)
 	if err != nil {
 		return nil, err
 	}
+	if opts.Live && existed != nil {
+		// Begun now: the scratch copy is the workspace as it is.
+		if err := CopyWorkspace(opts.Source, scratch, opts.Skip); err != nil {
+			return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
+		}
+	}
 	s := &server{store: store, orig: orig, to: id, live: opts.Live}
+	if opts.Live {
+		s.restore = func(ctx context.Context, to uint64) error {
+			_, err := rewind.RestoreIn(ctx, opts.Runtime, opts.Actor, orig.Thread, to)
+			return err
+		}
+	}
 	for _, t := range mine.Turns {
 		if t.Compared != nil && t.Compared.Diverged != nil {
 			s.diverged = true
@@ -105,7 +138,22 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
 	}
 	rt.Tracer, rt.Sealer = opts.Runtime.Tracer, opts.Runtime.Sealer
-	out, err := rt.Thread(opts.Actor, id).Resume(ctx)
+	th := rt.Thread(opts.Actor, id)
+	out, err := th.Resume(ctx)
+	for err == nil && out.Status == harness.StatusParked && opts.Live && opts.Approval != nil {
+		st, ierr := drive.Inspect(ctx, th)
+		if ierr != nil {
+			return nil, fmt.Errorf("rerun %s as %s: %w", opts.From, id, ierr)
+		}
+		_, posted, aerr := drive.ApplyApproval(ctx, th, *opts.Approval, st.Waits)
+		if aerr != nil {
+			return nil, fmt.Errorf("rerun %s as %s: %w", opts.From, id, aerr)
+		}
+		if posted == 0 {
+			break
+		}
+		out, err = th.Resume(ctx)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("rerun %s as %s: %w", opts.From, id, err)
 	}
@@ -115,6 +163,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	rep.Outcome = out.Status
 	rep.Reason = out.Reason
+	if s.liveErr != nil {
+		return rep, fmt.Errorf("rerun %s as %s: %w: %w", opts.From, id, ErrLiveRefused, s.liveErr)
+	}
 	return rep, nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/rerun"
@@ -21,7 +23,7 @@ import (
 
 func (a *app) rerunCmd() *cobra.Command {
 	var (
-		spec, as, status, query, promptFile string
+		spec, as, status, query, promptFile, approve string
 		all, live                           bool
 		concurrency                         int
 	)
@@ -68,6 +70,10 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 				return usageError("rerun: --status goes with --all")
 			case as != "" && len(ids) != 1:
 				return usageError("rerun: --as names the rerun of one thread")
+			case live && (len(ids) != 1 || all || query != ""):
+				return usageError("rerun: --live reruns one thread (each in its own scratch copy)")
+			case approve != "" && !live:
+				return usageError("rerun: --approve answers what a --live rerun runs; a rerun without it runs nothing")
 			case concurrency < 1:
 				return usageError("rerun: --concurrency %d: want 1 or more", concurrency)
 			}
@@ -116,7 +122,22 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 			opts := rerun.Options{Model: s.Model, Overrides: overrides, Live: live, Runtime: rt, Actor: s.Stock.Actor,
 				Asks: asksOf(rt.Services.Tools)}
 			if live {
-				return usageError("rerun: --live is not built yet: rerun without it to stop at the divergence")
+				approval, err := drive.NewApproval(cmp.Or(approve, "ask"), nil, nil)
+				if err != nil {
+					return asUsage(fmt.Errorf("--approve: %w", err))
+				}
+				scratch, err := os.MkdirTemp("", "harness-rerun-")
+				if err != nil {
+					return err
+				}
+				lrt, actor, lfree, err := s.RuntimeIn(scratch, stock.WithModel(m))
+				if err != nil {
+					return err
+				}
+				defer lfree()
+				opts.Runtime, opts.Actor, opts.Approval = lrt, actor, &approval
+				opts.Source, opts.Skip = s.Place.Root, []string{s.Place.Store}
+				fmt.Fprintf(a.stderr, "%s the live rerun acts in the scratch copy %s\n", a.paint("bold", "harness:"), present.EscapeLine(scratch))
 			}
 			if len(ids) == 1 && !all && query == "" {
 				if err := s.threadExists(ctx, ids[0]); err != nil {
@@ -124,14 +145,20 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 				}
 				opts.From, opts.As = ids[0], as
 				rep, err := rerun.Run(ctx, opts)
-				if err != nil {
+				if rep == nil {
 					return err
 				}
 				if a.jsonOut() {
-					return a.printJSON(rep)
+					if perr := a.printJSON(rep); perr != nil {
+						return perr
+					}
+				} else {
+					a.printRerun(rep)
 				}
-				a.printRerun(rep)
-				return nil
+				if err == nil && rep.Outcome == harness.StatusParked {
+					return &exitErr{code: exitParked, err: fmt.Errorf("the live rerun %s waits for a person (approve with --approve)", rep.Rerun)}
+				}
+				return err
 			}
 			switch {
 			case all:
@@ -173,7 +200,8 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 	fl := cmd.Flags()
 	fl.StringVar(&spec, "model", "", "the model to rerun on: scripted:FILE, openai:MODEL or anthropic:MODEL")
 	fl.StringVar(&as, "as", "", "the rerun's thread id, for one thread (default THREAD-rr-KEY)")
-	fl.BoolVar(&live, "live", false, "go on past the divergence, for real, in a scratch copy of the workspace")
+	fl.BoolVar(&live, "live", false, "go on past the divergence, for real, in a scratch copy of the workspace with the original's file effects after that point undone (refused if a kept content is missing); one thread")
+	fl.StringVar(&approve, "approve", "", "with --live: which confirmations of what the rerun runs are approved: ask (park), writes or all")
 	fl.BoolVar(&all, "all", false, "rerun every thread that is no rerun (with --status, of that status)")
 	fl.StringVar(&status, "status", "", "with --all: only the threads of this `STATUS` (done, parked, failed, stopped, resumable)")
 	fl.StringVar(&query, "query", "", "rerun the threads a search `QUERY` finds (harness search's syntax)")
@@ -225,6 +253,9 @@ func (a *app) printRerun(r *rerun.Report) {
 		r.OriginalSide.InputTokens, r.OriginalSide.OutputTokens, usd(r.OriginalSide),
 		r.RerunSide.InputTokens, r.RerunSide.OutputTokens, usd(r.RerunSide), ratio(r.CostRatio))
 	fmt.Fprintf(a.stdout, "served: %d calls from %s's log, nothing run\n", r.Served, r.Original)
+	if r.Live && r.Outcome != "" {
+		fmt.Fprintf(a.stdout, "live: the rerun is %s\n", r.Outcome)
+	}
 	if len(r.Approvals) == 0 {
 		fmt.Fprintln(a.stdout, "approvals the rerun would have needed: none")
 	}
@@ -241,7 +272,7 @@ func approvalWords(why string) string {
 	case "served":
 		return "the original asked for approval; its result was served"
 	case "asked":
-		return "asked"
+		return "asked in the rerun"
 	default:
 		return "not run; the tool asks first"
 	}
