@@ -39,7 +39,9 @@ func BenchmarkServedTurn(b *testing.B) {
 	// stock tools, observer and store.
 	base, baseActor, _, _ := rerunIn(b, p, store, script.String())
 	rt, actor, _, _ := rerunIn(b, p, store, script.String())
-	begin := func(id string) (harness.Outcome, error) { return base.Thread(baseActor, id).Start(ctx, "Read the notes ten times") }
+	begin := func(id string) (harness.Outcome, error) {
+		return base.Thread(baseActor, id).Start(ctx, "Read the notes ten times")
+	}
 	_, err = begin("orig")
 	require.NoError(b, err)
 

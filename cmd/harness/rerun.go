@@ -24,8 +24,8 @@ import (
 func (a *app) rerunCmd() *cobra.Command {
 	var (
 		spec, as, status, query, promptFile, approve string
-		all, live                           bool
-		concurrency                         int
+		all, live                                    bool
+		concurrency                                  int
 	)
 	cmd := &cobra.Command{
 		Use:   "rerun THREAD... --model SPEC | rerun --all [--status STATUS] --model SPEC | rerun --query QUERY --model SPEC",
