@@ -252,7 +252,11 @@ func (a *app) printRerun(r *rerun.Report) {
 	fmt.Fprintf(a.stdout, "tokens: original %d in, %d out%s; rerun %d in, %d out%s%s\n",
 		r.OriginalSide.InputTokens, r.OriginalSide.OutputTokens, usd(r.OriginalSide),
 		r.RerunSide.InputTokens, r.RerunSide.OutputTokens, usd(r.RerunSide), ratio(r.CostRatio))
-	fmt.Fprintf(a.stdout, "served: %d calls from %s's log, nothing run\n", r.Served, r.Original)
+	calls := "calls"
+	if r.Served == 1 {
+		calls = "call"
+	}
+	fmt.Fprintf(a.stdout, "served: %d %s from %s's log, nothing run\n", r.Served, calls, r.Original)
 	if r.Live && r.Outcome != "" {
 		fmt.Fprintf(a.stdout, "live: the rerun is %s\n", r.Outcome)
 	}
