@@ -641,7 +641,8 @@ type ActionRequested struct {
 	Served *Served `msgpack:"served,omitempty" json:"served,omitempty"`
 }
 
-// Validate requires an action id, and valid sandbox and MCP records.
+// Validate requires an action id, and valid sandbox, MCP and served
+// records.
 func (p ActionRequested) Validate() error {
 	if err := required("action_id", p.ActionID); err != nil {
 		return err
@@ -654,6 +655,11 @@ func (p ActionRequested) Validate() error {
 	if p.MCP != nil {
 		if err := p.MCP.Validate(); err != nil {
 			return fmt.Errorf("mcp: %w", err)
+		}
+	}
+	if p.Served != nil {
+		if err := p.Served.Validate(); err != nil {
+			return fmt.Errorf("served: %w", err)
 		}
 	}
 	return nil

@@ -70,8 +70,13 @@ func CallDigest(tool, args string) string {
 }
 
 // Canonical is arguments as canonical JSON, or as written when they are
-// not one JSON value.
+// not one JSON value — or name a key twice: such arguments are refused by
+// the runtime (facts.CheckJSON), and must not match the arguments their
+// last value spells.
 func Canonical(args string) string {
+	if facts.CheckJSON([]byte(args)) != nil {
+		return args
+	}
 	d := json.NewDecoder(strings.NewReader(args))
 	d.UseNumber()
 	var v any
