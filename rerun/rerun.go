@@ -108,12 +108,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
 		}
 	}
-	_, existed := store.Head(ctx, id)
+	_, headErr := store.Head(ctx, id)
 	mine, err := begin(ctx, store, orig, id, link)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Live && existed != nil {
+	if opts.Live && headErr != nil {
 		// Begun now: the scratch copy is the workspace as it is.
 		if err := CopyWorkspace(opts.Source, scratch, opts.Skip); err != nil {
 			return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
@@ -133,6 +133,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	svc := opts.Runtime.Services
 	svc.Rerun = s
+	if !opts.Live {
+		// Nothing runs: not the hooks of the thread's own events either
+		// (each due is recorded as not run).
+		svc.Hooks = nil
+	}
 	rt, err := harness.NewRuntime(store, svc, opts.Runtime.Config)
 	if err != nil {
 		return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
