@@ -74,3 +74,24 @@ func TestDivergesWhereTheOriginalWaits(t *testing.T) {
 	require.Equal(t, 1, rep.Served)
 	require.Equal(t, int64(0), ran.Load())
 }
+
+// A delegation is never served (its result is a child's report, not a
+// recorded completion) and never spawned by a rerun that stops: the
+// rerun diverges there, and no child runs.
+func TestADelegationIsNotServed(t *testing.T) {
+	const script = `{"text": "Delegating.", "tool_calls": [{"id": "d1", "name": "delegate", "args": "{\"task\":\"Note the TTL\"}"}]}
+{"thread": "1-d1", "text": "Noted."}
+{"text": "Done."}`
+	e := harnesstest.NewStock(t, script)
+	require.Equal(t, harness.StatusDone, e.RunApproved("t").Status)
+	rt, actor, cm, ran := rerunOn(t, e, script)
+	rep, err := rerun.Run(ctx, rerun.Options{From: "t", Model: "scripted:b", Runtime: rt, Actor: actor})
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.DivergedAt)
+	require.Equal(t, facts.DivergedUnserved, rep.Divergence.Why)
+	require.Equal(t, int64(1), cm.n.Load(), "no child was asked anything")
+	require.Equal(t, int64(0), ran.Load())
+	for _, f := range logOf(t, e, rep.Rerun) {
+		require.NotEqual(t, facts.KindChildSpawned, f.Kind)
+	}
+}
