@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -68,6 +69,8 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 				return usageError("rerun: name the threads one way: THREAD..., --all, or --query QUERY")
 			case cmd.Flags().Changed("status") && !all:
 				return usageError("rerun: --status goes with --all")
+			case status != "" && !slices.Contains(drive.Statuses, status):
+				return usageError("rerun: --status %s: want one of %s", status, strings.Join(drive.Statuses, ", "))
 			case as != "" && len(ids) != 1:
 				return usageError("rerun: --as names the rerun of one thread")
 			case live && (len(ids) != 1 || all || query != ""):
