@@ -279,6 +279,7 @@ var (
 		facts.KindContextCompacted: true, facts.KindBudgetExhausted: true, facts.KindTransitionFailed: true,
 		facts.KindWorkspaceChanged: true, facts.KindInstructionsRead: true,
 		facts.KindPlanRecorded: true, facts.KindHookRan: true, facts.KindOutputChecked: true,
+		facts.KindRerunTurn: true,
 	}
 	answerKinds = map[facts.Kind]bool{
 		facts.KindUserMessage: true, facts.KindConfirmationAnswered: true, facts.KindQuestionAnswered: true,

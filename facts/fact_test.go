@@ -95,6 +95,9 @@ var samples = []struct {
 	{facts.KindBudgetSet, facts.BudgetSet{Limit: facts.Spend{USD: 2.5, Tokens: 100000}, By: "ana", Source: "flag"}},
 	{facts.KindBudgetRaised, facts.BudgetRaised{Add: facts.Spend{USD: 5}, By: "ana"}},
 	{facts.KindBudgetShared, facts.BudgetShared{Limit: facts.Spend{USD: 2.5}, Elsewhere: facts.Spend{USD: 0.75, Tokens: 3000}, Root: "t1"}},
+	{facts.KindRerunTurn, facts.RerunTurn{Turn: 3, From: "t1", OriginalSeq: 14, Diverged: &facts.Divergence{Why: facts.DivergedTool,
+		Original: &facts.ToolCall{ID: "n", Name: "write_file", Args: `{"path":"notes.txt"}`}, Rerun: &facts.ToolCall{ID: "x3", Name: "read_file", Args: `{"path":"cache.toml"}`},
+		Detail: "call 1 is read_file where the original called write_file"}, Stop: true}},
 }
 
 // sampleFacts chains a fact of every sample kind into one thread.
@@ -284,6 +287,10 @@ func TestNewDraft(t *testing.T) {
 		{"a valid answer without its output", facts.KindOutputChecked, "output/check/1", facts.OutputChecked{Turn: 1, Valid: true}, facts.ErrPayload},
 		{"an invalid answer without its errors", facts.KindOutputChecked, "output/check/1", facts.OutputChecked{Turn: 1}, facts.ErrPayload},
 		{"an answer with errors past the bound", facts.KindOutputChecked, "output/check/1", facts.OutputChecked{Turn: 1, Errors: make([]string, facts.MaxOutputErrors+1)}, facts.ErrPayload},
+		{"a rerun's stop with no divergence", facts.KindRerunTurn, "infer/turn/1", facts.RerunTurn{Turn: 1, From: "t1", Stop: true}, facts.ErrPayload},
+		{"served results on a diverged turn", facts.KindRerunTurn, "infer/turn/1", facts.RerunTurn{Turn: 1, From: "t1",
+			Served: []facts.Served{{Thread: "t1", Seq: 5}}, Diverged: &facts.Divergence{Why: facts.DivergedArgs}}, facts.ErrPayload},
+		{"a result served from no seq", facts.KindRerunTurn, "infer/turn/1", facts.RerunTurn{Turn: 1, From: "t1", Served: []facts.Served{{Thread: "t1"}}}, facts.ErrPayload},
 		{"a plan of no turn", facts.KindPlanRecorded, "plan/record/0", facts.PlanRecorded{}, facts.ErrPayload},
 		{"an instruction file of no scope", facts.KindInstructionsRead, "infer/turn/1", facts.InstructionsRead{Files: []facts.InstructionFile{{Path: "AGENTS.md", Digest: "ab"}}}, facts.ErrPayload},
 		{"an instruction file given with no digest", facts.KindInstructionsRead, "infer/turn/1", facts.InstructionsRead{Files: []facts.InstructionFile{{Scope: facts.InstructionsProject, Path: "AGENTS.md"}}}, facts.ErrPayload},

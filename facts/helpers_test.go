@@ -51,6 +51,7 @@ var decoders = map[facts.Kind]func(facts.Fact) (any, error){
 	facts.KindHookRan:               dec[facts.HookRan],
 	facts.KindStopRequested:         dec[facts.StopRequested],
 	facts.KindOutputChecked:         dec[facts.OutputChecked],
+	facts.KindRerunTurn:             dec[facts.RerunTurn],
 }
 
 // decodeAny decodes f's payload into its registered type.

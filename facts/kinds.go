@@ -645,9 +645,13 @@ type ActionRequested struct {
 	// tool, the call's digest and the digest of the tool as the thread
 	// offered it; nil for any other action.
 	MCP *MCPCall `msgpack:"mcp,omitempty" json:"mcp,omitempty"`
+	// Served, in a rerun, names the original's recorded result this call
+	// is served: nothing runs and nobody is asked (see RerunTurn).
+	Served *Served `msgpack:"served,omitempty" json:"served,omitempty"`
 }
 
-// Validate requires an action id, and valid sandbox and MCP records.
+// Validate requires an action id, and valid sandbox, MCP and served
+// records.
 func (p ActionRequested) Validate() error {
 	if err := required("action_id", p.ActionID); err != nil {
 		return err
@@ -660,6 +664,11 @@ func (p ActionRequested) Validate() error {
 	if p.MCP != nil {
 		if err := p.MCP.Validate(); err != nil {
 			return fmt.Errorf("mcp: %w", err)
+		}
+	}
+	if p.Served != nil {
+		if err := p.Served.Validate(); err != nil {
+			return fmt.Errorf("served: %w", err)
 		}
 	}
 	return nil
@@ -816,6 +825,9 @@ type ActionCompleted struct {
 	Report      Report      `msgpack:"report,omitempty" json:"report,omitzero"`
 	Observation Observation `msgpack:"observation,omitempty" json:"observation,omitzero"`
 	EffectState EffectState `msgpack:"effect_state,omitempty" json:"effect_state,omitempty"`
+	// Served, in a rerun, names the original's action.completed this
+	// completion copies: nothing ran (see RerunTurn).
+	Served *Served `msgpack:"served,omitempty" json:"served,omitempty"`
 }
 
 // Validate requires an action id, a known report status and a known effect
@@ -1045,6 +1057,9 @@ func (p TransitionFailed) Validate() error {
 type ThreadForked struct {
 	From string `msgpack:"from,omitempty" json:"from,omitempty"`
 	At   uint64 `msgpack:"at,omitempty" json:"at,omitempty"`
+	// Rerun, when set, makes the fork a rerun of From against another
+	// model (see RerunTurn).
+	Rerun *Rerun `msgpack:"rerun,omitempty" json:"rerun,omitempty"`
 }
 
 // Validate requires the thread forked from.

@@ -15,6 +15,10 @@ var (
 	// thread.stopped, appended while it ran); see Thread.Stop.
 	ErrStopRequested = errors.New("a stop of the thread was asked for")
 
+	// ErrNotServed: a rerun's call is to be served a recorded result, but
+	// the services serve none (they are no rerun's: see Rerunner).
+	ErrNotServed = errors.New("no recorded results are served here")
+
 	// ErrThreadExists: a thread that must be new already has facts.
 	ErrThreadExists = errors.New("thread already exists")
 

@@ -138,6 +138,7 @@ var layers = []struct {
 	{"drive", []string{"harness", "search"}},
 	{"audit", []string{"harness"}},
 	{"rewind", []string{"harness"}},
+	{"rerun", []string{"drive", "audit", "rewind"}},
 	{"stock", []string{"drive", "audit", "rewind", "present", "tools", "mcp", "tracing", "worktree",
 		"model/openai", "model/anthropic", "thread/natsstore", "thread/socketstore", "seal"}},
 	// The front ends: the page and HTTP API, harness as an MCP server,

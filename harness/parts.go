@@ -409,6 +409,8 @@ func (schedulerPart) add(a *assembly, prefix string) {
 			Delegate:  a.delegate.calls(),
 			Spawn:     a.delegate.spawner(a, k),
 			Hook:      runHook,
+			Rerun:     compareRerun,
+			Serve:     serveRecorded,
 		}
 		planEnv(a, k, &env)
 		s := scheduler.New(env)

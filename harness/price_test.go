@@ -39,8 +39,8 @@ func TestCompactionIsPriced(t *testing.T) {
 		}}
 	tools, err := harness.NewToolbox(read)
 	require.NoError(t, err)
-	cfg, err := harness.NewConfig(harness.WithModelBackoff(0), harness.WithMaxSteps(10_000), harness.WithContextWindow(6000, 0),
-		harness.WithModelName("openai:fake"), harness.WithPrices(priceTable))
+	cfg, err := harness.NewConfig(harness.WithModelBackoff(0), harness.WithMaxSteps(10_000), func(c *harness.Config) { c.ContextWindow = 6000 },
+		harness.WithModelName("openai:fake"), func(c *harness.Config) { c.Prices = &priceTable })
 	require.NoError(t, err)
 	actor, err := harness.CodingActor(cfg, tools)
 	require.NoError(t, err)
@@ -81,7 +81,7 @@ func TestTurnPricedByTheModelThatRan(t *testing.T) {
 	script, err := model.ParseScript("s", []byte(`{"text": "done", "usage": {"input_tokens": 1000, "output_tokens": 100}}`))
 	require.NoError(t, err)
 	s := openBenchStore(t)
-	cfg, err := harness.NewConfig(harness.WithModelBackoff(0), harness.WithModelName("openai:fake"), harness.WithPrices(priceTable))
+	cfg, err := harness.NewConfig(harness.WithModelBackoff(0), harness.WithModelName("openai:fake"), func(c *harness.Config) { c.Prices = &priceTable })
 	require.NoError(t, err)
 	tools, err := harness.NewToolbox()
 	require.NoError(t, err)

@@ -64,6 +64,10 @@ type Services struct {
 	// action's observation then names the changes other threads' actions
 	// made (see action.Ledger).
 	Ledger *action.Ledger
+	// Rerun, when set, makes the runtime a rerun's: it compares each
+	// model turn with the original thread's and serves the original's
+	// recorded results for the calls that match (see Rerunner).
+	Rerun Rerunner
 
 	// thread is the thread whose transition runs with these services
 	// (set by Runtime.run), for the ledger.

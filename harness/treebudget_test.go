@@ -26,7 +26,8 @@ const budgetScript = `{"text": "Delegating.", "tool_calls": [{"id": "d1", "name"
 
 // budgetPrices prices a turn of 10 input tokens at $1.
 func budgetPrices() harness.Option {
-	return harness.WithPrices(model.Prices{Version: "test-1", Models: map[string]model.Price{"test:m": {Input: 100000, Output: 100000}}})
+	p := model.Prices{Version: "test-1", Models: map[string]model.Price{"test:m": {Input: 100000, Output: 100000}}}
+	return func(c *harness.Config) { c.Prices = &p }
 }
 
 func budgetSet(t *testing.T, usd float64, tokens int64) harness.Ingress {

@@ -136,6 +136,9 @@ func describe(f facts.Fact) (string, error) {
 		if p.Refused != "" {
 			s += " · refused without asking: " + shorten(p.Refused, 100)
 		}
+		if p.Served != nil {
+			s += fmt.Sprintf(" · served from %s seq %d: nothing runs, nobody is asked", p.Served.Thread, p.Served.Seq)
+		}
 		return s, err
 	case facts.KindConfirmationRequested:
 		p, err := facts.Decode[facts.ConfirmationRequested](f)
@@ -195,7 +198,12 @@ func describe(f facts.Fact) (string, error) {
 		return fmt.Sprintf("%s started · observed before %s", p.ActionID, shortDigest(p.ObservedBefore)), err
 	case facts.KindActionCompleted:
 		p, err := facts.Decode[facts.ActionCompleted](f)
-		return fmt.Sprintf("%s report %s · %s · effect %s", p.ActionID, describeReport(p.Report), describeObservation(p.Observation), describeState(p)), err
+		s := fmt.Sprintf("%s report %s · %s · effect %s", p.ActionID, describeReport(p.Report), describeObservation(p.Observation), describeState(p))
+		if p.Served != nil {
+			s = fmt.Sprintf("%s served from %s seq %d (nothing ran): report %s · %s · effect %s", p.ActionID, p.Served.Thread, p.Served.Seq,
+				describeReport(p.Report), describeObservation(p.Observation), describeState(p))
+		}
+		return s, err
 	case facts.KindActionInterrupted:
 		p, err := facts.Decode[facts.ActionInterrupted](f)
 		s := fmt.Sprintf("%s in doubt: started, never completed (the process died) · ", p.ActionID)
@@ -254,7 +262,18 @@ func describe(f facts.Fact) (string, error) {
 		return s, err
 	case facts.KindThreadForked:
 		p, err := facts.Decode[facts.ThreadForked](f)
-		return fmt.Sprintf("continues thread %s as it was up to seq %d", p.From, p.At), err
+		s := fmt.Sprintf("continues thread %s as it was up to seq %d", p.From, p.At)
+		if r := p.Rerun; r != nil {
+			s = fmt.Sprintf("reruns thread %s from seq %d on %s (key %s", p.From, p.At, shorten(r.Model, 80), shortDigest(r.Key))
+			if len(r.Overrides) > 0 {
+				s += "; " + shorten(strings.Join(r.Overrides, ", "), 80)
+			}
+			if r.Live {
+				s += "; live"
+			}
+			s += ")"
+		}
+		return s, err
 	case facts.KindWorkspaceChanged:
 		p, err := facts.Decode[facts.WorkspaceChanged](f)
 		what := "the workspace changed (" + shortDigest(p.Before) + " → " + shortDigest(p.After) + ")"
@@ -299,6 +318,19 @@ func describe(f facts.Fact) (string, error) {
 		return s, err
 	case facts.KindChildSpawned, facts.KindThreadSpawned, facts.KindThreadEnded, facts.KindChildReported, facts.KindThreadStopped, facts.KindStopRequested:
 		return describeTree(f)
+	case facts.KindRerunTurn:
+		p, err := facts.Decode[facts.RerunTurn](f)
+		if d := p.Diverged; d != nil {
+			s := fmt.Sprintf("turn %d diverges from %s's (%s): %s", p.Turn, p.From, d.Why, shorten(d.Detail, 160))
+			if p.Stop {
+				s += " · the rerun stops"
+			}
+			return s, err
+		}
+		if len(p.Served) == 0 {
+			return fmt.Sprintf("turn %d matches %s's (seq %d)", p.Turn, p.From, p.OriginalSeq), err
+		}
+		return fmt.Sprintf("turn %d matches %s's (seq %d): its results served (%d)", p.Turn, p.From, p.OriginalSeq, len(p.Served)), err
 	}
 	if len(f.Data) == 0 {
 		return "", nil

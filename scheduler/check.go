@@ -283,7 +283,7 @@ func (s *state[S]) checkActionCompleted(p facts.ActionCompleted) error {
 		return fmt.Errorf("action %s completed again (it completed at seq %d)", p.ActionID, a.CompletedSeq)
 	case a.Interrupted != nil:
 		return fmt.Errorf("action %s completed after it was recorded as interrupted at seq %d", p.ActionID, a.InterruptedSeq)
-	case a.Started == nil && p.Report.StartedAt != "" && !s.replayed(a):
+	case a.Started == nil && p.Report.StartedAt != "" && !s.replayed(a) && a.Requested.Served == nil:
 		return fmt.Errorf("action %s: its adapter ran (the report has a start time) but no action.started precedes its completion", p.ActionID)
 	}
 	return nil

@@ -26,6 +26,10 @@ func (s *state[S]) output() fold.Output[S] {
 		if s.retry != "" {
 			out.Transitions = append(out.Transitions, s.infer())
 		}
+	case s.halted != "":
+		// A rerun stopped where it diverged (see rerun.go).
+		v.Phase = PhaseDone
+		out.Stop = &fold.Stop{Status: fold.StatusStopped, Reason: s.halted}
 	case s.exhausted != nil:
 		v.Phase = PhaseFailed
 		v.Failure = fmt.Sprintf("%s budget exhausted: %d used of %d", s.exhausted.Resource, s.exhausted.Used, s.exhausted.Limit)
@@ -108,7 +112,7 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 			out.Transitions = append(out.Transitions, s.halt(c, a, stop))
 		case stop != nil && c != stop && a.Started == nil:
 			// Completed unrun by the stop.
-		case len(c.attempts) == 1 && a.Requested.Refused == "" && a.Started == nil && a.Completed == nil && c.asked == nil &&
+		case len(c.attempts) == 1 && a.Requested.Refused == "" && a.Requested.Served == nil && a.Started == nil && a.Completed == nil && c.asked == nil &&
 			s.gate(c).pending >= 0:
 			// The before_tool hooks run first, one at a time: a call is
 			// put to a person, or run, only once they all said.
@@ -258,7 +262,7 @@ func (s *state[S]) infer() fold.Transition[S] {
 			prepare = s.env.Prepare(own)
 		}
 		return effect.AndThen(prepare, func(p Prepared) effect.Effect[S, asked] {
-			return effect.Map(s.env.Infer(p.Request), func(mt facts.ModelTurn) asked { return asked{mt, p.Record} })
+			return effect.Map(s.env.Infer(p.Request), func(mt facts.ModelTurn) asked { return asked{turn: mt, record: p.Record} })
 		})
 	})
 	return fold.Transition[S]{Key: key, Effect: effect.AndThen(ask, func(a asked) effect.Effect[S, []facts.Draft] {
@@ -292,7 +296,7 @@ func (s *state[S]) infer() fold.Transition[S] {
 		if err != nil {
 			return effect.Die[S, []facts.Draft](err)
 		}
-		return effect.Succeed[S](append(out, d))
+		return s.compared(turn, mt, append(out, d))
 	})}
 }
 
@@ -344,6 +348,9 @@ func safeID(id string) string {
 // request records the action a call asks for, before anything runs. id is
 // the action id of the attempt.
 func (s *state[S]) request(c *call, id string) fold.Transition[S] {
+	if c.served != nil && len(c.attempts) == 0 {
+		return s.serveRequest(c, id)
+	}
 	tc := c.call
 	if c.asked != nil {
 		// The approved call is the one in the confirmation request: the
@@ -536,6 +543,9 @@ func (s *state[S]) execute(c *call, a *Action) fold.Transition[S] {
 	}
 	if prior != nil && prior.ID != a.ID {
 		return fold.Transition[S]{Key: executeKey(a.ID), Effect: drafts[S](facts.KindActionCompleted, action.Replay(req, *prior.Completed))}
+	}
+	if a.Requested.Served != nil {
+		return s.serve(a)
 	}
 	if refused := a.Requested.Refused; refused != "" || req.Payload == nil {
 		// The call was refused before anyone was asked, or the model's

@@ -33,9 +33,10 @@ import (
 //
 // A completion may also come without a start, when nothing ran: a request
 // the boundary refused (a capability not granted, a precondition that
-// does not hold), arguments that are not JSON, or an idempotency key an
+// does not hold), arguments that are not JSON, an idempotency key an
 // earlier attempt completed (its completion is returned; the adapter is
-// not invoked again). The calls of a turn take effect in the order the
+// not invoked again), or a rerun's call served the original's recorded
+// result (see rerun.go: its request names the result, and asks nobody). The calls of a turn take effect in the order the
 // model wrote them: a call starts only when every call before it is
 // settled.
 

@@ -152,6 +152,16 @@ type Env[S any] struct {
 	// scheduler fills in which hook and call the record names. Nil runs
 	// none: each hook due is recorded as failed.
 	Hook func(i int, h facts.Hook, in HookInput) effect.Effect[S, facts.HookRan]
+	// Rerun, when set, describes comparing a model turn of a rerun with
+	// the original's same turn (see rerun.go): the rerun.turn to record
+	// after the turn's model.turn, or nil to record none (a thread that is
+	// no rerun, or a rerun gone on live past its divergence).
+	Rerun func(thread string, turn int, mt facts.ModelTurn) effect.Effect[S, *facts.RerunTurn]
+	// Serve describes serving a call the recorded result a rerun.turn
+	// named for it: the drafts of its action.completed (a copy of the
+	// original's, naming it) and of its check.recorded, when it had one.
+	// Nothing runs. Nil fails such a call: nobody can serve it.
+	Serve func(req action.Request, from facts.Served) effect.Effect[S, []facts.Draft]
 }
 
 // Prepared is a model turn's request readied (see Env.Prepare): the

@@ -25,6 +25,7 @@ type call struct {
 	child    *Child          // a delegation's child, once spawned (see delegate.go)
 	hooks    []facts.HookRan // the before_tool hooks' runs (see hook.go)
 	canon    *string         // the arguments as the loop guard compares them, worked out when folded (canonical)
+	served   *facts.Served   // in a rerun, the recorded result the call is served (see rerun.go)
 }
 
 // canonical is c's arguments as the loop guard compares them
@@ -174,6 +175,8 @@ type state[S any] struct {
 	// thread_end), in order.
 	head     uint64
 	ownHooks []facts.HookRan
+	// halted is why a rerun stopped at a divergence (see rerun.go).
+	halted string
 }
 
 func newState[S any](env Env[S]) *state[S] {
@@ -255,6 +258,8 @@ func (s *state[S]) apply(f facts.Fact) error {
 		return with(f, s.hookRan)
 	case facts.KindOutputChecked:
 		return with(f, s.outputChecked)
+	case facts.KindRerunTurn:
+		return with(f, s.rerunTurn)
 	}
 	return nil
 }
@@ -287,7 +292,7 @@ func folded(k facts.Kind) bool {
 		facts.KindActionInterrupted, facts.KindCheckRecorded, facts.KindEffectReconciled,
 		facts.KindContextCompacted, facts.KindBudgetExhausted, facts.KindTransitionFailed,
 		facts.KindWorkspaceRestored, facts.KindChildSpawned, facts.KindChildReported,
-		facts.KindWorkspaceChanged, facts.KindHookRan, facts.KindOutputChecked:
+		facts.KindWorkspaceChanged, facts.KindHookRan, facts.KindOutputChecked, facts.KindRerunTurn:
 		return true
 	}
 	return false
@@ -301,7 +306,7 @@ var transitionKinds = map[facts.Kind]bool{
 	facts.KindActionRequested: true, facts.KindActionStarted: true, facts.KindActionCompleted: true,
 	facts.KindActionInterrupted: true, facts.KindCheckRecorded: true, facts.KindBudgetExhausted: true,
 	facts.KindTransitionFailed: true, facts.KindChildSpawned: true, facts.KindWorkspaceChanged: true,
-	facts.KindHookRan: true, facts.KindOutputChecked: true,
+	facts.KindHookRan: true, facts.KindOutputChecked: true, facts.KindRerunTurn: true,
 }
 
 func (s *state[S]) systemConfigured(_ facts.Fact, p facts.SystemConfigured) {

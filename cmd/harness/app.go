@@ -317,7 +317,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person),
 		a.runCmd(), a.resumeCmd(), a.continueCmd(), a.planCmd(),
 		a.postCmd(), a.approveCmd(true), a.approveCmd(false), a.answerCmd(),
 		a.threadsCmd(), a.logCmd(), a.replayCmd(), a.showCmd(), a.effectsCmd(),
-		a.forkCmd(), a.undoCmd(), a.stopCmd(), a.budgetCmd(), a.configCmd(), a.trustCmd(), a.keyCmd(), a.sealCmd(), a.demoCmd(), a.mcpCmd(), a.serveCmd(),
+		a.forkCmd(), a.rerunCmd(), a.undoCmd(), a.stopCmd(), a.budgetCmd(), a.configCmd(), a.trustCmd(), a.keyCmd(), a.sealCmd(), a.demoCmd(), a.mcpCmd(), a.serveCmd(),
 		a.submitCmd(), a.workerCmd(), a.migrateCmd(), a.searchCmd(), a.agentsCmd(),
 	)
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "jsonl", "stream-json"}, cobra.ShellCompDirectiveNoFileComp))

@@ -74,6 +74,7 @@ to go on, fork it before that fact and resume the fork with a larger
 const networkAllowHelp = "commands get no network but an HTTP(S) proxy the harness runs (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) that reaches only these `HOSTS`: " +
 	"github.com, *.example.com (names under it), proxy.golang.org:443, 127.0.0.1:8080 (a loopback or private address only when named so); " +
 	"comma-separated or repeated; every connection is recorded (default: the settings' \"network_allow\")"
+
 // worktreesUsage is the help of --worktrees.
 const worktreesUsage = "when children work in git worktrees of their own (outside the workspace; their changes come back through merge_worktree, which a person approves seeing the diff): parallel (children delegated in one turn; the default, or the settings' \"worktrees\"), always, or off (they share the workspace)"
 

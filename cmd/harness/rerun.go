@@ -1,0 +1,342 @@
+package main
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/rerun"
+	"github.com/seed-7cc7a084/harness/search"
+	"github.com/seed-7cc7a084/harness/stock"
+)
+
+func (a *app) rerunCmd() *cobra.Command {
+	var (
+		spec, as, status, query, promptFile, approve string
+		all, live                                    bool
+		concurrency                                  int
+	)
+	cmd := &cobra.Command{
+		Use:   "rerun THREAD... --model SPEC | rerun --all [--status STATUS] --model SPEC | rerun --query QUERY --model SPEC",
+		Short: "Re-run recorded threads against another model: where it diverges, what it would have done, what it costs",
+		Long: `Offer another model (or another system prompt) the conversation of a recorded
+thread, as a new thread linked to it (THREAD-rr-KEY, KEY the digest of the model
+spec and the overrides). While the new model makes the calls the original made
+(the same tools, the same arguments as JSON, in the same order) it is served the
+original's recorded results: nothing runs and nobody is asked; each served result
+names the seq it was copied from. At the first divergence the rerun stops, or,
+with --live, goes on for real in a scratch copy of the workspace with the
+original's file effects undone back to that point — never in your workspace.
+
+The comparison shows the turns side by side, where and why they diverged (another
+tool, other arguments and how, a call the original did not make, an earlier
+stop), the checks, tokens and cost on each side, and the approvals the rerun
+would have needed. The original is never changed; the rerun is a thread like any
+other (replay --verify, search, rerun it again).
+
+Several threads (ids, --all, or --query) are a suite: at most --concurrency at
+once, one table. A thread's rerun under the same key is never made twice: run the
+suite again after a stop and it resumes what was cut off and reruns nothing twice.`,
+		Example: `  harness rerun t1 --model openai:gpt-4.1-mini
+  harness rerun t1 --model scripted:b.jsonl -o json
+  harness rerun --all --status done --model anthropic:claude-sonnet-4-5
+  harness rerun --query 'write_file status:done' --model openai:gpt-4.1 --concurrency 4`,
+		ValidArgsFunction: a.completeThreads,
+		RunE: runE(func(cmd *cobra.Command, ids []string) error {
+			ctx := cmd.Context()
+			chosen := 0
+			for _, on := range []bool{len(ids) > 0, all, query != ""} {
+				if on {
+					chosen++
+				}
+			}
+			switch {
+			case spec == "":
+				return usageError("rerun: --model SPEC is required (the model to rerun on)")
+			case chosen != 1:
+				return usageError("rerun: name the threads one way: THREAD..., --all, or --query QUERY")
+			case cmd.Flags().Changed("status") && !all:
+				return usageError("rerun: --status goes with --all")
+			case status != "" && !slices.Contains(drive.Statuses, status):
+				return usageError("rerun: --status %s: want one of %s", status, strings.Join(drive.Statuses, ", "))
+			case as != "" && len(ids) != 1:
+				return usageError("rerun: --as names the rerun of one thread")
+			case live && (len(ids) != 1 || all || query != ""):
+				return usageError("rerun: --live reruns one thread (each in its own scratch copy)")
+			case approve != "" && !live:
+				return usageError("rerun: --approve answers what a --live rerun runs; a rerun without it runs nothing")
+			case concurrency < 1:
+				return usageError("rerun: --concurrency %d: want 1 or more", concurrency)
+			}
+			for _, id := range append(ids, as) {
+				if id == "" {
+					continue
+				}
+				if err := checkID(id); err != nil {
+					return err
+				}
+			}
+			var overrides []string
+			so := stock.SessionOptions{Drive: true, Model: stock.ModelNeeded, ModelSpec: spec}
+			if promptFile != "" {
+				b, err := os.ReadFile(promptFile)
+				if err != nil {
+					return asUsage(fmt.Errorf("--system-prompt-file: %w", err))
+				}
+				so.Harness = append(so.Harness, func(c *harness.Config) { c.SystemPrompt = string(b) })
+				sum := sha256.Sum256(b)
+				overrides = append(overrides, "system_prompt=sha256:"+hex.EncodeToString(sum[:]))
+			}
+			cwd, _ := os.Getwd()
+			p, err := a.place()
+			if err != nil {
+				return err
+			}
+			so.ModelDir = cwd
+			s, err := a.newSession(p, nil, so)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			m, err := stock.LoadModel(s.Model, s.ModelOptions()...)
+			if err != nil {
+				return asUsage(fmt.Errorf("--model: %w", err))
+			}
+			if err := a.openStore(ctx, s); err != nil {
+				return err
+			}
+			rt, free, err := s.Runtime(stock.WithModel(m))
+			if err != nil {
+				return err
+			}
+			defer free()
+			opts := rerun.Options{Model: s.Model, Overrides: overrides, Live: live, Runtime: rt, Actor: s.Stock.Actor,
+				Asks: asksOf(rt.Services.Tools)}
+			if live {
+				approval, err := drive.NewApproval(cmp.Or(approve, "ask"), nil, nil)
+				if err != nil {
+					return asUsage(fmt.Errorf("--approve: %w", err))
+				}
+				scratch, err := os.MkdirTemp("", "harness-rerun-")
+				if err != nil {
+					return err
+				}
+				lrt, actor, lfree, err := s.RuntimeIn(scratch, stock.WithModel(m))
+				if err != nil {
+					return err
+				}
+				defer lfree()
+				opts.Runtime, opts.Actor, opts.Approval = lrt, actor, &approval
+				opts.Source, opts.Skip = s.Place.Root, []string{s.Place.Store}
+				fmt.Fprintf(a.stderr, "%s the live rerun acts in the scratch copy %s\n", a.paint("bold", "harness:"), present.EscapeLine(scratch))
+			}
+			if len(ids) == 1 && !all && query == "" {
+				if err := s.threadExists(ctx, ids[0]); err != nil {
+					return err
+				}
+				opts.From, opts.As = ids[0], as
+				rep, err := rerun.Run(ctx, opts)
+				if rep == nil {
+					return err
+				}
+				if a.jsonOut() {
+					if perr := a.printJSON(rep); perr != nil {
+						return perr
+					}
+				} else {
+					a.printRerun(rep)
+				}
+				if err == nil && rep.Outcome == harness.StatusParked {
+					return &exitErr{code: exitParked, err: fmt.Errorf("the live rerun %s waits for a person (approve with --approve)", rep.Rerun)}
+				}
+				return err
+			}
+			switch {
+			case all:
+				ids, err = rerun.Select(ctx, rt, s.Stock.Actor, harness.Status(status))
+			case query != "":
+				var ix *search.Index
+				if ix, err = s.Place.OpenSearch(ctx, max(a.wait, search.DefaultWait)); err != nil {
+					return err
+				}
+				defer ix.Close()
+				ids, err = rerun.Find(ctx, rt, s.Stock.Actor, ix, query)
+				if errors.Is(err, search.ErrQuery) || errors.Is(err, search.ErrCursor) {
+					return asUsage(err)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			rows, err := rerun.Suite(ctx, rerun.SuiteOptions{Options: opts, Threads: ids, Concurrency: concurrency,
+				OnRow: func(r rerun.Row) {
+					if !a.jsonOut() {
+						fmt.Fprintf(a.stderr, "harness: reran %s\n", r.Thread)
+					}
+				}})
+			if err != nil {
+				return err
+			}
+			if a.jsonOut() {
+				return a.printJSON(struct {
+					Model string      `json:"model"`
+					Key   string      `json:"key"`
+					Rows  []rerun.Row `json:"rows"`
+				}{s.Model, rerun.Key(s.Model, overrides, live), rows})
+			}
+			a.printSuite(rows)
+			return nil
+		}),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&spec, "model", "", "the model to rerun on: scripted:FILE, openai:MODEL or anthropic:MODEL")
+	fl.StringVar(&as, "as", "", "the rerun's thread id, for one thread (default THREAD-rr-KEY)")
+	fl.BoolVar(&live, "live", false, "go on past the divergence, for real, in a scratch copy of the workspace with the original's file effects after that point undone (refused if a kept content is missing); one thread")
+	fl.StringVar(&approve, "approve", "", "with --live: which confirmations of what the rerun runs are approved: ask (park), writes or all")
+	fl.BoolVar(&all, "all", false, "rerun every thread that is no rerun (with --status, of that status)")
+	fl.StringVar(&status, "status", "", "with --all: only the threads of this `STATUS` (done, parked, failed, stopped, resumable)")
+	fl.StringVar(&query, "query", "", "rerun the threads a search `QUERY` finds (harness search's syntax)")
+	fl.StringVar(&promptFile, "system-prompt-file", "", "offer the system prompt in `FILE` instead of the original's (an override: part of the key)")
+	fl.IntVar(&concurrency, "concurrency", 2, "how many reruns of a suite run at once")
+	return cmd
+}
+
+// asksOf says whether a call to a tool of tb is put to a person.
+func asksOf(tb *harness.Toolbox) func(string) bool {
+	return func(name string) bool {
+		t, ok := tb.Lookup(name)
+		if !ok {
+			return false
+		}
+		if c, ok := t.(interface{ Confirm() bool }); ok {
+			return c.Confirm()
+		}
+		return action.AskDefault.Asks(t.Capability())
+	}
+}
+
+// printRerun prints one rerun beside its original.
+func (a *app) printRerun(r *rerun.Report) {
+	e := present.EscapeLine
+	head := fmt.Sprintf("rerun of %s as %s on %s: %s", r.Original, r.Rerun, e(r.Model), r.Verdict)
+	if r.DivergedAt > 0 {
+		head += fmt.Sprintf(" at turn %d (%s)", r.DivergedAt, r.Divergence.Why)
+	}
+	fmt.Fprintln(a.stdout, head)
+	if d := r.Divergence; d != nil {
+		fmt.Fprintf(a.stdout, "  %s\n", e(d.Detail))
+	}
+	if r.PromptChanged {
+		fmt.Fprintln(a.stdout, "  the system prompt is not the original's")
+	}
+	if r.ToolsChanged {
+		fmt.Fprintln(a.stdout, "  the tools offered are not the original's")
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TURN\tORIGINAL\tRERUN\tVERDICT")
+	for _, t := range r.Turns {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", t.N, sideWords(t.Original), sideWords(t.Rerun), t.Verdict)
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(a.stdout, "checks: original %d passed, %d failed; rerun %d passed, %d failed\n",
+		r.OriginalSide.ChecksPassed, r.OriginalSide.ChecksFailed, r.RerunSide.ChecksPassed, r.RerunSide.ChecksFailed)
+	fmt.Fprintf(a.stdout, "tokens: original %d in, %d out%s; rerun %d in, %d out%s%s\n",
+		r.OriginalSide.InputTokens, r.OriginalSide.OutputTokens, usd(r.OriginalSide),
+		r.RerunSide.InputTokens, r.RerunSide.OutputTokens, usd(r.RerunSide), ratio(r.CostRatio))
+	calls := "calls"
+	if r.Served == 1 {
+		calls = "call"
+	}
+	fmt.Fprintf(a.stdout, "served: %d %s from %s's log, nothing run\n", r.Served, calls, r.Original)
+	if r.Live && r.Outcome != "" {
+		fmt.Fprintf(a.stdout, "live: the rerun is %s\n", r.Outcome)
+	}
+	if len(r.Approvals) == 0 {
+		fmt.Fprintln(a.stdout, "approvals the rerun would have needed: none")
+	}
+	for i, ap := range r.Approvals {
+		if i == 0 {
+			fmt.Fprintln(a.stdout, "approvals the rerun would have needed:")
+		}
+		fmt.Fprintf(a.stdout, "  turn %d: %s %s (%s)\n", ap.Turn, e(ap.Tool), e(ap.Args), approvalWords(ap.Why))
+	}
+}
+
+func approvalWords(why string) string {
+	switch why {
+	case "served":
+		return "the original asked for approval; its result was served"
+	case "asked":
+		return "asked in the rerun"
+	default:
+		return "not run; the tool asks first"
+	}
+}
+
+func sideWords(t *rerun.TurnSide) string {
+	if t == nil {
+		return "-"
+	}
+	if len(t.Calls) == 0 {
+		return present.EscapeLine(clipWords("answer: "+t.Text, 48))
+	}
+	return present.EscapeLine(clipWords(strings.Join(t.Calls, "; "), 48))
+}
+
+func clipWords(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func usd(s rerun.Side) string {
+	if !s.Priced {
+		return ", cost not priced"
+	}
+	return fmt.Sprintf(", $%.4f", s.USD)
+}
+
+func ratio(r float64) string {
+	if r == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (cost ×%.2f)", r)
+}
+
+// printSuite prints a suite's table.
+func (a *app) printSuite(rows []rerun.Row) {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "THREAD\tRERUN\tVERDICT\tTURN\tSERVED\tCHECKS ORIG\tCHECKS RERUN\tCOST RATIO")
+	for _, r := range rows {
+		if r.Report == nil {
+			fmt.Fprintf(tw, "%s\t%s\terror\t-\t-\t-\t-\t%s\n", r.Thread, r.Rerun, present.EscapeLine(r.Err))
+			continue
+		}
+		p := r.Report
+		turn, cost := "-", "-"
+		if p.DivergedAt > 0 {
+			turn = fmt.Sprint(p.DivergedAt)
+		}
+		if p.CostRatio > 0 {
+			cost = fmt.Sprintf("%.2f", p.CostRatio)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t%d/%d\t%s\n", r.Thread, r.Rerun, p.Verdict, turn, p.Served,
+			p.OriginalSide.ChecksPassed, p.OriginalSide.ChecksPassed+p.OriginalSide.ChecksFailed,
+			p.RerunSide.ChecksPassed, p.RerunSide.ChecksPassed+p.RerunSide.ChecksFailed, cost)
+	}
+	_ = tw.Flush()
+}

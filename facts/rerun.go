@@ -1,0 +1,148 @@
+package facts
+
+import (
+	"errors"
+	"fmt"
+)
+
+// KindRerunTurn: how a model turn of a rerun compares with the same turn
+// of the thread it reruns (RerunTurn). It is appended by the model turn's
+// transition, with its model.turn, after it: it says which of the turn's
+// calls are served from the original's log, or where and why the rerun
+// diverged from it.
+const KindRerunTurn Kind = "rerun.turn"
+
+func init() {
+	Register[RerunTurn](KindRerunTurn)
+}
+
+// The reasons a rerun's turn diverges from the original's (see
+// Divergence.Why).
+const (
+	// DivergedTool: a call names another tool than the original's call in
+	// its place.
+	DivergedTool = "tool"
+	// DivergedArgs: a call names the same tool with other arguments (their
+	// canonical JSON differs).
+	DivergedArgs = "args"
+	// DivergedExtraCall: the turn makes a call the original's turn did
+	// not make (more calls, or calls where the original answered).
+	DivergedExtraCall = "extra_call"
+	// DivergedMissingCall: the turn makes fewer calls than the
+	// original's, and calls none (an earlier stop) or stops short of them.
+	DivergedMissingCall = "missing_call"
+	// DivergedEarlierStop: the turn answers with no call where the
+	// original's turn called tools.
+	DivergedEarlierStop = "earlier_stop"
+	// DivergedNoTurn: the original has no such turn (it ended, or stopped,
+	// before it).
+	DivergedNoTurn = "no_turn"
+	// DivergedQuestion: either turn asks a person a question; a rerun
+	// serves no answers.
+	DivergedQuestion = "question"
+	// DivergedUnserved: the calls match, but the original holds no
+	// completion to serve for one of them (it never completed, or its
+	// effect was left open).
+	DivergedUnserved = "unserved"
+)
+
+// Rerun is what a thread.forked of a rerun records: the thread is the
+// thread From offered to another model (or prompt, or tools), from its
+// first message.
+type Rerun struct {
+	// Model is the model spec the rerun runs on.
+	Model string `msgpack:"model,omitempty" json:"model,omitempty"`
+	// Key is the digest of the model spec and the overrides: a suite
+	// reruns a thread once per key.
+	Key string `msgpack:"key,omitempty" json:"key,omitempty"`
+	// Overrides are the other changes the rerun makes, as "name=value"
+	// (a system prompt, the tools offered), in order.
+	Overrides []string `msgpack:"overrides,omitempty" json:"overrides,omitempty"`
+	// Live is set when the rerun goes on, past a divergence, in a scratch
+	// copy of the workspace.
+	Live bool `msgpack:"live,omitempty" json:"live,omitempty"`
+}
+
+// Served names the recorded result a rerun serves for a call instead of
+// running it: the original thread's action.completed at seq Seq.
+type Served struct {
+	Thread string `msgpack:"thread,omitempty" json:"thread,omitempty"`
+	Seq    uint64 `msgpack:"seq,omitempty" json:"seq,omitempty"`
+	// Check is the check the original's request declared, served with
+	// it (its check.recorded at CheckSeq), if any.
+	Check    *CheckSpec `msgpack:"check,omitempty" json:"check,omitempty"`
+	CheckSeq uint64     `msgpack:"check_seq,omitempty" json:"check_seq,omitempty"`
+	// Asked is set when the original's call was put to a person: the
+	// approval the rerun would have needed, had it run the call.
+	Asked bool `msgpack:"asked,omitempty" json:"asked,omitempty"`
+	// Capability is what the original's request needed.
+	Capability Capability `msgpack:"capability,omitempty" json:"capability,omitempty"`
+}
+
+// Validate requires the thread and the seq served from.
+func (s Served) Validate() error {
+	err := required("thread", s.Thread)
+	if s.Seq == 0 {
+		err = errors.Join(err, errors.New("missing seq"))
+	}
+	if s.CheckSeq != 0 && s.Check == nil {
+		err = errors.Join(err, errors.New("a check seq with no check"))
+	}
+	return err
+}
+
+// Divergence is where and why a rerun's turn differs from the
+// original's.
+type Divergence struct {
+	// Why is one of the Diverged reasons.
+	Why string `msgpack:"why,omitempty" json:"why,omitempty"`
+	// Call is the index, from 0, of the first call that differs.
+	Call int `msgpack:"call,omitempty" json:"call,omitempty"`
+	// Original and Rerun are the calls in that place, when there are.
+	Original *ToolCall `msgpack:"original,omitempty" json:"original,omitempty"`
+	Rerun    *ToolCall `msgpack:"rerun,omitempty" json:"rerun,omitempty"`
+	// Detail says it in a sentence.
+	Detail string `msgpack:"detail,omitempty" json:"detail,omitempty"`
+}
+
+// RerunTurn is the payload of rerun.turn.
+type RerunTurn struct {
+	// Turn is the model turn compared.
+	Turn int `msgpack:"turn,omitempty" json:"turn,omitempty"`
+	// From is the thread rerun; OriginalSeq the seq of its model.turn
+	// compared (0 when it has no such turn).
+	From        string `msgpack:"from,omitempty" json:"from,omitempty"`
+	OriginalSeq uint64 `msgpack:"original_seq,omitempty" json:"original_seq,omitempty"`
+	// Served are the recorded results of the turn's calls, one per call
+	// in order, when the turn matched; none when it diverged.
+	Served []Served `msgpack:"served,omitempty" json:"served,omitempty"`
+	// Diverged says where and why, when the turn did not match.
+	Diverged *Divergence `msgpack:"diverged,omitempty" json:"diverged,omitempty"`
+	// Stop is set when the rerun stops here: it diverged, and the rerun
+	// does not go on live.
+	Stop bool `msgpack:"stop,omitempty" json:"stop,omitempty"`
+}
+
+// Validate requires a turn and the thread rerun; a divergence with a
+// reason, and served results with none.
+func (p RerunTurn) Validate() error {
+	err := required("from", p.From)
+	if p.Turn < 1 {
+		err = errors.Join(err, errors.New("missing turn"))
+	}
+	if p.Diverged != nil {
+		err = errors.Join(err, required("diverged.why", p.Diverged.Why))
+		if len(p.Served) > 0 {
+			err = errors.Join(err, errors.New("served results on a turn that diverged"))
+		}
+	}
+	if p.Stop && p.Diverged == nil {
+		err = errors.Join(err, errors.New("a stop with no divergence"))
+	}
+	for i, s := range p.Served {
+		if e := s.Validate(); e != nil {
+			err = errors.Join(err, fmt.Errorf("served %d: %w", i+1, e))
+		}
+	}
+	return err
+}
