@@ -103,7 +103,7 @@ func verifyTree(ctx context.Context, store thread.Store, actor harness.Actor, id
 		bad := func(seq uint64, kind facts.Kind, reason string) error {
 			return &VerifyError{Thread: id, Seq: seq, Kind: kind, Cause: "", Reason: reason}
 		}
-		spawn, ok, err := harness.SpawnOf(ctx, store, ch.ID())
+		spawn, ok, err := thread.SpawnOf(ctx, store, ch.ID())
 		switch {
 		case err != nil:
 			return err
@@ -242,7 +242,7 @@ func replayTree(ctx context.Context, store thread.Store, actor harness.Actor, id
 		return t, err
 	}
 	for _, c := range r.Children() {
-		sp, ok, err := harness.SpawnOf(ctx, store, c.Child.ID())
+		sp, ok, err := thread.SpawnOf(ctx, store, c.Child.ID())
 		if err != nil {
 			return t, err
 		}

@@ -3,8 +3,6 @@ package harness
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -372,26 +370,8 @@ func decideSpawn(cfg Config, used BudgetView, req scheduler.SpawnRequest, ag *Ag
 	if ag != nil {
 		p.Agent = &facts.AgentFile{Name: ag.Name, Scope: ag.Scope, Path: ag.Path, Digest: ag.Digest, Instructions: ag.Instructions, Sandbox: ag.Sandbox}
 	}
-	p.Child = ChildID(req.Thread, req.Ref)
+	p.Child = thread.ChildID(req.Thread, req.Ref)
 	return p
-}
-
-// ChildID is the id of the child a thread spawns for the call ref:
-// "<parent>.<ref>", or, where that is not a valid thread id or too long
-// (a deep tree), the parent's id shortened and a digest of both. It is
-// derived from the log alone, so a spawn run again names the same child.
-func ChildID(parent, ref string) string {
-	id := parent + "." + ref
-	if thread.ValidateID(id) == nil {
-		return id
-	}
-	sum := sha256.Sum256([]byte(parent + "\x00" + ref))
-	head := parent
-	if len(head) > 64 {
-		head = head[:64]
-	}
-	head = strings.TrimRight(head, ".")
-	return head + "." + hex.EncodeToString(sum[:12])
 }
 
 // childOf composes the actor of the child a spawn record names, from the
@@ -510,7 +490,7 @@ func (rt *Runtime) Open(ctx context.Context, actor Actor, id string) (*Thread, e
 // walk of more than maxTreeDepth parents (spawn records that name each
 // other, written by hand) is ErrNotInTree, not a walk without end.
 func (rt *Runtime) open(ctx context.Context, actor Actor, id string, depth int) (*Thread, error) {
-	spawn, ok, err := SpawnOf(ctx, rt.Store, id)
+	spawn, ok, err := thread.SpawnOf(ctx, rt.Store, id)
 	if err != nil || !ok {
 		return rt.Thread(actor, id), err
 	}
@@ -537,7 +517,7 @@ func (t *Thread) open(ctx context.Context, id string, depth int) (*Thread, error
 	if id == t.id {
 		return t, nil
 	}
-	spawn, ok, err := SpawnOf(ctx, t.rt.Store, id)
+	spawn, ok, err := thread.SpawnOf(ctx, t.rt.Store, id)
 	switch {
 	case err != nil:
 		return nil, err
@@ -581,25 +561,6 @@ func (t *Thread) linked(ctx context.Context, id string, spawn facts.ThreadSpawne
 	return &Thread{rt: &crt, actor: actor, id: id, wt: spawn.Worktree}, nil
 }
 
-// SpawnOf reads a thread's first fact: its spawn record, and true, when
-// it is a child (see Delegate).
-func SpawnOf(ctx context.Context, store thread.Store, id string) (facts.ThreadSpawned, bool, error) {
-	for f, err := range store.Read(ctx, id, 1) {
-		if err != nil {
-			return facts.ThreadSpawned{}, false, fmt.Errorf("read %s: %w", id, err)
-		}
-		if f.Kind != facts.KindThreadSpawned {
-			return facts.ThreadSpawned{}, false, nil
-		}
-		p, err := facts.Decode[facts.ThreadSpawned](f)
-		if err != nil {
-			return p, false, fmt.Errorf("thread %s: %w", id, err)
-		}
-		return p, true, nil
-	}
-	return facts.ThreadSpawned{}, false, nil
-}
-
 // maxTreeDepth bounds the walk from a child up to the root of its tree.
 const maxTreeDepth = 64
 
@@ -608,7 +569,7 @@ const maxTreeDepth = 64
 // parents (spawn records that name each other) is ErrNotInTree.
 func RootOf(ctx context.Context, store thread.Store, id string) (string, error) {
 	for range maxTreeDepth {
-		spawn, ok, err := SpawnOf(ctx, store, id)
+		spawn, ok, err := thread.SpawnOf(ctx, store, id)
 		if err != nil || !ok {
 			return id, err
 		}

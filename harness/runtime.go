@@ -273,19 +273,6 @@ type Posted struct {
 	Duplicate bool
 }
 
-// IngressKinds are the kinds Post accepts from outside the runtime.
-var IngressKinds = []facts.Kind{
-	facts.KindUserMessage,
-	facts.KindConfirmationAnswered,
-	facts.KindQuestionAnswered,
-	facts.KindEffectReconciled,
-	facts.KindPolicySet,
-	facts.KindContextBoundsSet,
-	facts.KindPlanModeSet,
-	facts.KindBudgetSet,
-	facts.KindBudgetRaised,
-}
-
 // Post appends d to an existing thread as an ingress fact under the
 // idempotency key: its cause is "ingress/"+key. The same key twice appends
 // once; the second Post reports Duplicate. The actor's components check the
@@ -306,8 +293,8 @@ func ingress(id string, d facts.Draft, key string) (facts.Draft, error) {
 	if key == "" {
 		return d, errors.New("post: an idempotency key is required")
 	}
-	if !slices.Contains(IngressKinds, d.Kind) {
-		return d, fmt.Errorf("post %s to %s: %w (post one of %v)", d.Kind, id, ErrNotIngress, IngressKinds)
+	if !slices.Contains(facts.IngressKinds, d.Kind) {
+		return d, fmt.Errorf("post %s to %s: %w (post one of %v)", d.Kind, id, ErrNotIngress, facts.IngressKinds)
 	}
 	d.Cause = facts.IngressCause(key)
 	if err := facts.ValidateCause(d.Cause); err != nil {

@@ -401,7 +401,7 @@ func (t *Thread) kid(ctx context.Context, c scheduler.Call, create bool) (*Threa
 	spawn := facts.ThreadSpawned{Parent: t.id, Seq: f.Seq, Hash: f.Hash().String(), Key: f.Cause,
 		CallID: c.Ref, Task: sp.Task, Tools: sp.Tools, MaxTurns: sp.MaxTurns, MaxTokens: sp.MaxTokens, Agent: sp.Agent,
 		Worktree: sp.Worktree}
-	have, ok, err := SpawnOf(ctx, t.rt.Store, id)
+	have, ok, err := thread.SpawnOf(ctx, t.rt.Store, id)
 	switch {
 	case err != nil:
 		return nil, err
@@ -448,7 +448,7 @@ func createChild(ctx context.Context, store thread.Store, id string, spawn facts
 	case err == nil:
 		return spawn, nil
 	case errors.Is(err, thread.ErrConflict), errors.Is(err, thread.ErrDuplicateCause):
-		have, ok, rerr := SpawnOf(ctx, store, id)
+		have, ok, rerr := thread.SpawnOf(ctx, store, id)
 		if rerr != nil {
 			return spawn, rerr
 		}

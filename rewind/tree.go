@@ -46,7 +46,7 @@ func forkTree(from, to string, drafts []facts.Draft) ([]facts.Draft, error) {
 		if p.Refused != "" || reported[p.Child] {
 			continue
 		}
-		p.Child = harness.ChildID(to, p.CallID)
+		p.Child = thread.ChildID(to, p.CallID)
 		nd, err := facts.NewDraft(d.Kind, d.Cause, p)
 		if err != nil {
 			return nil, fmt.Errorf("fork %s: %w", from, err)

@@ -71,7 +71,7 @@ answer given twice is appended once.`,
 			if err := checkID(id); err != nil {
 				return err
 			}
-			if !slices.Contains(harness.IngressKinds, kind) {
+			if !slices.Contains(facts.IngressKinds, kind) {
 				return usageError("kind %q cannot be posted; post one of %s", kind, kindList())
 			}
 			if data == "" {
@@ -481,8 +481,8 @@ func example(kind facts.Kind) string {
 }
 
 func kindList() string {
-	ks := make([]string, len(harness.IngressKinds))
-	for i, k := range harness.IngressKinds {
+	ks := make([]string, len(facts.IngressKinds))
+	for i, k := range facts.IngressKinds {
 		ks[i] = string(k)
 	}
 	return strings.Join(ks, ", ")
