@@ -754,3 +754,18 @@ func (s *Session) AnswerPending(ctx context.Context, th *harness.Thread, p drive
 	}
 	return drive.AnswerPending(ctx, th, p, r)
 }
+
+// Inspect is the state of the thread id (drive.Inspect), read through
+// the session's runtime as the session's actor folds it: a parent's tree
+// with its children's requests.
+func (s *Session) Inspect(ctx context.Context, id string) (drive.State, error) {
+	rt, _, err := s.Runtime()
+	if err != nil {
+		return drive.State{}, err
+	}
+	th, err := rt.Open(ctx, s.Stock.Actor, id)
+	if err != nil {
+		return drive.State{}, err
+	}
+	return drive.Inspect(ctx, th)
+}

@@ -202,15 +202,7 @@ func (a *app) showBudget(ctx context.Context, root string) error {
 		return err
 	}
 	defer s.Close()
-	rt, err := s.runtime()
-	if err != nil {
-		return err
-	}
-	th, err := rt.Open(ctx, s.Stock.Actor, root)
-	if err != nil {
-		return err
-	}
-	st, err := drive.Inspect(ctx, th)
+	st, err := s.Inspect(ctx, root)
 	if err != nil {
 		return err
 	}

@@ -97,15 +97,7 @@ func (a *app) completeRequests(kind fold.WaitKind) cobra.CompletionFunc {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		defer s.Close()
-		rt, err := s.runtime()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		th, err := rt.Open(ctx, s.Stock.Actor, args[0]) // a parent's tree: its children's requests too
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		st, err := drive.Inspect(ctx, th)
+		st, err := s.Inspect(ctx, args[0]) // a parent's tree: its children's requests too
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

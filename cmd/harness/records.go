@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/audit"
-	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
@@ -537,15 +536,7 @@ The workspace is not forked: what the fork runs acts on the files as they are.`,
 			if err != nil {
 				return err
 			}
-			rt, err := s.runtime()
-			if err != nil {
-				return err
-			}
-			th, err := rt.Open(ctx, s.Stock.Actor, as)
-			if err != nil {
-				return err
-			}
-			st, err := drive.Inspect(ctx, th)
+			st, err := s.Inspect(ctx, as)
 			if err != nil {
 				return err
 			}
