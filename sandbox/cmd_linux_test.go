@@ -411,3 +411,24 @@ func TestCmdWorktreeCommondirReadOnly(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(cfg), "fsmonitor")
 }
+
+// A workspace file cannot be hard-linked (or moved) into the temporary
+// directory or another writable root, where a write through the link
+// would be a change the workspace's feed does not see; within the
+// workspace, across directories, it can.
+func TestCmdNoLinkOutOfTheWorkspace(t *testing.T) {
+	spec := defaultSpec(t)
+	if spec.Mode != sandbox.WorkspaceWrite {
+		t.Skip("needs workspace-write")
+	}
+	out := t.TempDir()
+	spec.Writable = []string{out}
+	require.NoError(t, os.WriteFile(filepath.Join(spec.Workspace, "f"), []byte("kept\n"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(spec.Workspace, "sub"), 0o755))
+	got, e := run(t, spec, fmt.Sprintf(`ln f "$TMPDIR/x" && echo tmp-linked; ln f %s/x && echo out-linked; ln f sub/g && echo in-linked`, out))
+	require.Equal(t, 0, e.Code, got)
+	require.NotContains(t, got, "tmp-linked")
+	require.NotContains(t, got, "out-linked")
+	require.Contains(t, got, "in-linked")
+	require.NoFileExists(t, filepath.Join(out, "x"))
+}

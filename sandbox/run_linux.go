@@ -194,6 +194,7 @@ func (s Spec) prepare(line string, env []string, abi int) (request, string, erro
 		Dir:         s.Workspace,
 		Env:         s.Environ(env, tmp),
 		Writable:    append(s.writableRoots(), tmp),
+		Refer:       s.referRoots(),
 		ReadOnly:    s.readOnlyPaths(),
 		Hidden:      s.Hidden,
 		HiddenNames: s.HiddenNames,

@@ -314,6 +314,16 @@ func within(path, dir string) bool {
 	return strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
+// referRoots are the writable roots beside the workspace a file may be
+// linked or moved into from another directory: a linked worktree's git
+// directories, in WorkspaceWrite (see the helper's Request.Refer).
+func (s Spec) referRoots() []string {
+	if s.Mode != WorkspaceWrite {
+		return nil
+	}
+	return slices.Clone(s.git().Writable)
+}
+
 // writableRoots is what the command may write beside its temporary
 // directory: the workspace (in WorkspaceWrite), the git directories a
 // worktree's .git file names, the Go cache and Writable.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -41,7 +42,9 @@ const fileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRI
 //   - in /dev, read and write only null, zero and full, and read random
 //     and urandom: not a terminal (the person's /dev/pts/N), not a disk;
 //   - everything beneath the writable roots (the workspace in
-//     workspace-write, the temporary directory, the Go cache);
+//     workspace-write, the temporary directory, the Go cache), but a
+//     link or move into another directory (REFER) only beneath the
+//     workspace and Refer (its git directories);
 //   - from ABI 6, no signal to and no abstract Unix socket of a process
 //     outside the domain; from ABI 9, no connect to a named Unix socket
 //     outside the writable roots (an ssh-agent, a Docker daemon).
@@ -91,7 +94,18 @@ func restrict(req Request) error {
 		}
 	}
 	for _, w := range req.Writable {
-		if err := allow(ruleset, w, h, true); err != nil {
+		access := h
+		if w != req.Dir && !slices.Contains(req.Refer, w) {
+			// Linking or moving a file into another directory (REFER)
+			// only within the workspace and its git directories: a hard
+			// link from the workspace into the temporary directory or
+			// the Go cache would let a command write a workspace file
+			// through a path the workspace's change feed does not watch.
+			// A move out of them fails with EXDEV, which mv and most
+			// tools meet by copying.
+			access &^= unix.LANDLOCK_ACCESS_FS_REFER
+		}
+		if err := allow(ruleset, w, access, true); err != nil {
 			return err
 		}
 	}

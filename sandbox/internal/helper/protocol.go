@@ -6,7 +6,7 @@ import "strconv"
 // each other (the request, the messages, the files). A helper told
 // another version refuses to run: a harness-sandbox installed from
 // another build of harness is never half understood.
-const Protocol = 2
+const Protocol = 3
 
 // Env names the variable that makes a process the helper: its value is
 // the mode and the protocol, "run:1" or "probe:1" (see Value).
@@ -57,6 +57,11 @@ type Request struct {
 	Dir         string   `json:"dir"`
 	Env         []string `json:"env"`
 	Writable    []string `json:"writable"`
+	// Refer are the writable roots beside Dir where a file may be linked
+	// or moved in from another directory (Landlock's REFER): the git
+	// directories of a linked worktree. Not the temporary directory nor
+	// the Go cache.
+	Refer []string `json:"refer,omitempty"`
 	ReadOnly    []string `json:"read_only"`
 	Pin         string   `json:"pin,omitempty"`
 	Hidden      []string `json:"hidden"`
