@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -52,7 +53,20 @@ var diffing = map[string]bool{"diff": true, "log": true, "show": true}
 // It fails with ErrUnsafe when a filter's or merge driver's name holds
 // "=", which "-c" cannot name.
 func Command(ctx context.Context, dir string, args ...string) (*exec.Cmd, error) {
-	env := Env()
+	return CommandEnv(ctx, dir, nil, args...)
+}
+
+// CommandEnv is Command with more environment (GIT_DIR and
+// GIT_WORK_TREE, an identity): the config whose drivers are switched off
+// is the one git will read with it. The repository's git directory —
+// the one GIT_DIR names, or the one found from dir — must not be led
+// elsewhere by a planted commondir (ErrUnsafe): only a linked worktree's
+// git directory names one, and it must be the repository's own.
+func CommandEnv(ctx context.Context, dir string, extra []string, args ...string) (*exec.Cmd, error) {
+	env := append(Env(), extra...)
+	if err := checkGitDir(dir, extra); err != nil {
+		return nil, err
+	}
 	var full []string
 	for _, c := range safeConfig {
 		full = append(full, "-c", c)
@@ -101,7 +115,65 @@ func Env() []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+	// GIT_ALLOW_PROTOCOL overrides every protocol.<name>.allow a
+	// repository's config sets (protocol.allow=never alone does not): a
+	// name no transport has allows none, so a promisor remote of a
+	// partial clone (ext::sh -c …) is never fetched from.
+	// GIT_NO_LAZY_FETCH (git 2.44 and later) does not even try.
+	return append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "GIT_ALLOW_PROTOCOL=harness-none", "GIT_NO_LAZY_FETCH=1")
+}
+
+// checkGitDir refuses a git directory a planted commondir file leads
+// elsewhere: the git directory GIT_DIR names in extra, or else the .git
+// found from dir upward. A .git directory names no commondir; a .git
+// file's git directory may, only as a linked worktree's does: the
+// repository's git directory two levels up (<git>/worktrees/<name>).
+func checkGitDir(dir string, extra []string) error {
+	gitDir := ""
+	for _, kv := range extra {
+		if v, ok := strings.CutPrefix(kv, "GIT_DIR="); ok {
+			gitDir = v
+		}
+	}
+	if gitDir == "" {
+		d, err := filepath.Abs(dir)
+		if err != nil {
+			return nil
+		}
+		for {
+			p := filepath.Join(d, ".git")
+			if fi, err := os.Lstat(p); err == nil {
+				if fi.IsDir() {
+					gitDir = p
+				} else if b, err := os.ReadFile(p); err == nil {
+					g := strings.TrimSpace(strings.TrimPrefix(string(b), "gitdir:"))
+					if !filepath.IsAbs(g) {
+						g = filepath.Join(d, g)
+					}
+					gitDir = g
+				}
+				break
+			}
+			up := filepath.Dir(d)
+			if up == d {
+				return nil // no repository: git says so itself
+			}
+			d = up
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if err != nil {
+		return nil // none: the git directory is its own
+	}
+	common := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(gitDir, common)
+	}
+	want := filepath.Dir(filepath.Dir(filepath.Clean(gitDir)))
+	if filepath.Base(filepath.Dir(filepath.Clean(gitDir))) != "worktrees" || filepath.Clean(common) != want {
+		return fmt.Errorf("git in %s: the git directory %s names another as its common directory (%s): %w", dir, gitDir, common, ErrUnsafe)
+	}
+	return nil
 }
 
 // driverKeys returns the keys of the program-running commands of the

@@ -146,3 +146,44 @@ func TestGitCommandRunsNoMergeDriver(t *testing.T) {
 	require.Contains(t, run(true), "merge", "plain git runs the merge driver (the plant is live)")
 	require.NotContains(t, run(false), "merge", "the harness's git ran the repository's merge driver")
 }
+
+// A partial clone whose promisor remote is an ext:: command, allowed by
+// the repository's own protocol.ext.allow: looking up a missing object
+// would fetch from it, running the command. Nothing runs.
+func TestGitCommandFetchesFromNoPromisor(t *testing.T) {
+	root, marks := hostileRepo(t)
+	mark := filepath.Join(marks, "PWNED")
+	for _, kv := range [][2]string{
+		{"core.repositoryformatversion", "1"},
+		{"extensions.partialClone", "evil"},
+		{"remote.evil.promisor", "true"},
+		{"remote.evil.url", "ext::sh -c touch% " + mark},
+		{"protocol.ext.allow", "always"},
+	} {
+		cmd := exec.Command("git", "config", kv[0], kv[1])
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	missing := "0123456789012345678901234567890123456789"
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git/refs/heads/harness"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".git/refs/heads/harness/x"), []byte(missing+"\n"), 0o644))
+	ctx := context.Background()
+	_, _ = safegit.Run(ctx, root, "rev-parse", "--verify", "refs/heads/harness/x^{commit}")
+	_, _ = safegit.Run(ctx, root, "cat-file", "-p", missing)
+	_, _ = safegit.Run(ctx, root, "diff", missing, "--")
+	require.NoFileExists(t, mark, "the promisor's ext:: command ran")
+}
+
+// A commondir planted in the repository's .git leads git to another
+// config (and its programs): refused, before git runs.
+func TestGitCommandRefusesAPlantedCommondir(t *testing.T) {
+	root, _ := hostileRepo(t)
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".git/commondir"), []byte("evil\n"), 0o644))
+	_, err := safegit.Run(context.Background(), root, "status")
+	require.ErrorIs(t, err, safegit.ErrUnsafe)
+	sub := filepath.Join(root, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	_, err = safegit.Run(context.Background(), sub, "status")
+	require.ErrorIs(t, err, safegit.ErrUnsafe, "found from a directory below too")
+}

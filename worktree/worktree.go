@@ -207,11 +207,10 @@ var identity = []string{
 
 // git runs safe git in dir with more environment, input from stdin.
 func git(ctx context.Context, dir string, env []string, stdin io.Reader, args ...string) ([]byte, error) {
-	cmd, err := safegit.Command(ctx, dir, args...)
+	cmd, err := safegit.CommandEnv(ctx, dir, env, args...)
 	if err != nil {
 		return nil, err
 	}
-	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdin = stdin
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
