@@ -84,11 +84,21 @@ func (t *treeBudget) step(f facts.Fact) {
 		if p, err = facts.Decode[facts.BudgetRaised](f); err == nil && !t.child {
 			t.raises++
 			// A bound that is none stays none: a raise cannot set one.
+			// A sum past what a number holds stays at the most it holds
+			// (a wrapped sum would read as no bound at all).
 			if t.limit.USD > 0 {
-				t.limit.USD += p.Add.USD
+				if sum := t.limit.USD + p.Add.USD; !math.IsInf(sum, 0) && !math.IsNaN(sum) {
+					t.limit.USD = sum
+				} else {
+					t.limit.USD = math.MaxFloat64
+				}
 			}
 			if t.limit.Tokens > 0 {
-				t.limit.Tokens += p.Add.Tokens
+				if p.Add.Tokens > math.MaxInt64-t.limit.Tokens {
+					t.limit.Tokens = math.MaxInt64
+				} else {
+					t.limit.Tokens += p.Add.Tokens
+				}
 			}
 		}
 	case facts.KindBudgetShared:

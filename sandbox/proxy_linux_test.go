@@ -25,8 +25,9 @@ import (
 type table map[string]string
 
 func (tb table) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	a, ok := tb[host]
-	if !ok {
+	// The proxy asks for names fully qualified (no search domains).
+	a, ok := tb[strings.TrimSuffix(host, ".")]
+	if !ok || !strings.HasSuffix(host, ".") {
 		return nil, fmt.Errorf("no such host %s", host)
 	}
 	return []netip.Addr{netip.MustParseAddr(a)}, nil

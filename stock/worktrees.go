@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -84,7 +85,7 @@ func (w *worktrees) In(_ context.Context, s harness.Services, r facts.Worktree) 
 	if err != nil {
 		return s, fmt.Errorf("the sandbox of %s: %w", r.Root, err)
 	}
-	spec.Mode, spec.Network = w.spec.Mode, w.spec.Network
+	spec.Mode, spec.Network, spec.NetworkAllow = w.spec.Mode, w.spec.Network, slices.Clone(w.spec.NetworkAllow)
 	for _, h := range w.spec.Hidden {
 		if !within(w.place.Root, h) {
 			spec.Hidden = append(spec.Hidden, h)

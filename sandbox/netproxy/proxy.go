@@ -312,7 +312,14 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) ([]netip.Addr
 	if p.Resolver != nil {
 		res = p.Resolver
 	}
-	found, err := res.LookupNetIP(ctx, "ip", host)
+	// The name as given, fully qualified: the resolver's search domains
+	// must not turn an allowed name that does not exist into another
+	// (x.example.com.corp.lan).
+	fq := host
+	if _, err := netip.ParseAddr(host); err != nil && !strings.HasSuffix(fq, ".") {
+		fq += "."
+	}
+	found, err := res.LookupNetIP(ctx, "ip", fq)
 	if err != nil {
 		return nil, "cannot resolve " + host + ": " + clip(err.Error())
 	}
@@ -435,18 +442,20 @@ func authority(s string, def int, needPort bool) (string, int, bool) {
 var internalPrefixes = func() []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range []string{
-		"0.0.0.0/8",      // this network
-		"100.64.0.0/10",  // shared address space (carrier NAT; some clouds' metadata)
-		"192.0.0.0/24",   // protocol assignments
-		"198.18.0.0/15",  // benchmarking
-		"240.0.0.0/4",    // reserved, and broadcast
-		"64:ff9b::/96",   // NAT64: an IPv4 address inside
-		"64:ff9b:1::/48", // local NAT64
-		"fec0::/10",      // site-local (deprecated)
-		"2001:db8::/32",  // documentation
-		"100::/64",       // discard
-		"2001:10::/28",   // ORCHID
-		"::/128",         // unspecified
+		"0.0.0.0/8",       // this network
+		"100.64.0.0/10",   // shared address space (carrier NAT; some clouds' metadata)
+		"192.0.0.0/24",    // protocol assignments
+		"198.18.0.0/15",   // benchmarking
+		"240.0.0.0/4",     // reserved, and broadcast
+		"64:ff9b::/96",    // NAT64: an IPv4 address inside
+		"64:ff9b:1::/48",  // local NAT64
+		"fec0::/10",       // site-local (deprecated)
+		"2001:db8::/32",   // documentation
+		"100::/64",        // discard
+		"2001:10::/28",    // ORCHID
+		"::/128",          // unspecified
+		"::/96",           // IPv4-compatible (deprecated): an IPv4 address inside
+		"::ffff:0:0:0/96", // IPv4-translated: an IPv4 address inside
 	} {
 		out = append(out, netip.MustParsePrefix(s))
 	}

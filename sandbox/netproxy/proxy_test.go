@@ -44,7 +44,7 @@ func TestInternal(t *testing.T) {
 		"127.0.0.1": "loopback", "::1": "loopback", "::ffff:127.0.0.1": "loopback", "10.1.2.3": "private",
 		"192.168.0.1": "private", "172.16.0.1": "private", "fd00::1": "private", "169.254.169.254": "link-local",
 		"fe80::1": "link-local", "0.0.0.0": "unspecified", "::": "unspecified", "100.100.100.200": "reserved",
-		"64:ff9b::7f00:1": "reserved", "255.255.255.255": "reserved", "239.1.1.1": "multicast", "224.0.0.1": "link-local",
+		"64:ff9b::7f00:1": "reserved", "::7f00:1": "reserved", "::ffff:0:7f00:1": "reserved", "255.255.255.255": "reserved", "239.1.1.1": "multicast", "224.0.0.1": "link-local",
 		"8.8.8.8": "", "2606:4700::1111": "",
 	} {
 		require.Equal(t, want, netproxy.Internal(netip.MustParseAddr(a)), a)
@@ -54,8 +54,12 @@ func TestInternal(t *testing.T) {
 type table map[string][]string
 
 func (tb table) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	// The proxy asks for names fully qualified (no search domains).
+	if _, err := netip.ParseAddr(host); err != nil && !strings.HasSuffix(host, ".") {
+		return nil, fmt.Errorf("%s is not fully qualified", host)
+	}
 	var out []netip.Addr
-	for _, a := range tb[host] {
+	for _, a := range tb[strings.TrimSuffix(host, ".")] {
 		out = append(out, netip.MustParseAddr(a))
 	}
 	if out == nil {
