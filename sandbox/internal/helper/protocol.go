@@ -53,15 +53,15 @@ func Value(mode string) string { return mode + ":" + strconv.Itoa(Protocol) }
 // resolved but the nested hidden names, which the helper finds by a walk
 // when HiddenNames is not empty.
 type Request struct {
-	Line        string   `json:"line"`
-	Dir         string   `json:"dir"`
-	Env         []string `json:"env"`
-	Writable    []string `json:"writable"`
+	Line     string   `json:"line"`
+	Dir      string   `json:"dir"`
+	Env      []string `json:"env"`
+	Writable []string `json:"writable"`
 	// Refer are the writable roots beside Dir where a file may be linked
 	// or moved in from another directory (Landlock's REFER): the git
 	// directories of a linked worktree. Not the temporary directory nor
 	// the Go cache.
-	Refer []string `json:"refer,omitempty"`
+	Refer       []string `json:"refer,omitempty"`
 	ReadOnly    []string `json:"read_only"`
 	Pin         string   `json:"pin,omitempty"`
 	Hidden      []string `json:"hidden"`
