@@ -1,0 +1,156 @@
+package serve_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/serve"
+)
+
+// slowCommand prints its lines slowly, then a line of hostile markup and a
+// terminal escape that would clear the screen.
+const slowCommand = `for i in 1 2 3; do echo line$i; sleep 0.4; done; echo '<script>alert(1)</script>'; printf '\033[2Jcleared\n'`
+
+// slowScript is a model that runs slowCommand, then is done.
+func slowScript(t testing.TB) string {
+	args, err := json.Marshal(map[string]string{"command": slowCommand})
+	require.NoError(t, err)
+	turn, err := json.Marshal(map[string]any{
+		"text":       "Running it.",
+		"tool_calls": []map[string]string{{"id": "c", "name": "run_command", "args": string(args)}},
+	})
+	require.NoError(t, err)
+	return string(turn) + "\n" + `{"text": "Done."}` + "\n"
+}
+
+// progressLine is one line of a progress stream's data.
+type progressLine struct {
+	Type      string       `json:"type"`
+	Ephemeral bool         `json:"ephemeral"`
+	Progress  *drive.Event `json:"progress"`
+	Dropped   int          `json:"dropped"`
+}
+
+// readProgress reads the stream's events, each decoded, into a channel,
+// until the stream ends.
+func readProgress(t *testing.T, r *bufio.Reader) <-chan progressLine {
+	ch := make(chan progressLine, 1024)
+	go func() {
+		defer close(ch)
+		var name, data string
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			line = strings.TrimSuffix(line, "\n")
+			switch {
+			case line == "" && name != "":
+				var p progressLine
+				if json.Unmarshal([]byte(data), &p) != nil || (name == "progress") != (p.Type == "progress") {
+					p = progressLine{Type: "bad: " + name + " " + data}
+				}
+				ch <- p
+				name, data = "", ""
+			case strings.HasPrefix(line, "event: "):
+				name = line[7:]
+			case strings.HasPrefix(line, "data: "):
+				data = line[6:]
+			}
+		}
+	}()
+	return ch
+}
+
+// outputUntil collects the command output of the stream until it holds
+// want, and reports whether the action had completed by then.
+func outputUntil(t *testing.T, f *fixture, ch <-chan progressLine, want string) (string, bool) {
+	t.Helper()
+	var out strings.Builder
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case p, ok := <-ch:
+			require.True(t, ok, "the stream ended; output so far %q", out.String())
+			require.Equal(t, "progress", p.Type)
+			require.True(t, p.Ephemeral)
+			if p.Progress.Kind != drive.EventOutput {
+				continue
+			}
+			require.Equal(t, "t1", p.Progress.Thread)
+			require.Equal(t, "stdout", p.Progress.Stream)
+			require.NotEmpty(t, p.Progress.ActionID)
+			out.WriteString(p.Progress.Text)
+			if strings.Contains(out.String(), want) {
+				return out.String(), count(f.kinds("t1"), facts.KindActionCompleted) > 0
+			}
+		case <-timeout:
+			t.Fatalf("no %q in the output; so far %q", want, out.String())
+		}
+	}
+}
+
+// TestProgressStream: while the server drives a thread, a command's
+// output reaches GET /api/threads/ID/progress line by line, before the
+// action's completion is recorded, in stream-json's progress lines with
+// the text raw (markup and escapes are data in JSON); the page's stream
+// has the same text escaped as a terminal shows it. The recorded output
+// is the whole of it, as always.
+func TestProgressStream(t *testing.T) {
+	f := newFixture(t, slowScript(t))
+	require.Equal(t, harness.StatusParked, f.start("t1").Status)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, r := f.stream(ctx, "/api/threads/t1/progress")
+	defer resp.Body.Close()
+	api := readProgress(t, r)
+	presp, pr := f.stream(ctx, "/t/t1/progress")
+	defer presp.Body.Close()
+	page := readProgress(t, pr)
+
+	d := f.detail("t1")
+	_, b := f.do("POST", "/api/threads/t1/answer", approveBody(d, true, true))
+	require.Contains(t, string(b), `"resuming": true`)
+
+	out, completed := outputUntil(t, f, api, "line1\n")
+	require.False(t, completed, "line1 came only after the action completed: %q", out)
+	out, _ = outputUntil(t, f, api, "cleared")
+	require.Contains(t, out, "line2\nline3\n<script>alert(1)</script>\n\x1b[2Jcleared", "the API gives the text raw")
+
+	pout, _ := outputUntil(t, f, page, "cleared")
+	require.NotContains(t, pout, "\x1b", "the page's text has no terminal escape")
+	require.Contains(t, pout, `<script>alert(1)</script>`+"\n"+`\x1b[2Jcleared`, "escaped as the terminal shows it")
+
+	f.waitFor("t1", "done", func(d serve.ThreadDetail) bool { return d.Status == harness.StatusDone && !d.Resuming })
+	c, err := facts.Decode[facts.ActionCompleted](f.last("t1", facts.KindActionCompleted))
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", string(c.Report.Status))
+	require.Contains(t, c.Report.Stdout, "line1\nline2\nline3\n", "the record keeps the whole output")
+}
+
+// TestProgressRefused: the progress stream is the API's: without a token,
+// or with one the server does not know, it is refused; an unknown thread
+// is 404.
+func TestProgressRefused(t *testing.T) {
+	f := newFixture(t, slowScript(t))
+	f.start("t1")
+	for _, hdr := range [][]string{{"Authorization", ""}, {"Authorization", "Bearer nope"}} {
+		resp, b := f.do("GET", "/api/threads/t1/progress", "", hdr...)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, string(b))
+		require.NotEqual(t, "text/event-stream", resp.Header.Get("Content-Type"))
+		resp, b = f.do("GET", "/t/t1/progress", "", hdr...)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, string(b))
+	}
+	resp, b := f.do("GET", "/api/threads/nope/progress", "")
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, string(b))
+}
