@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/drive"
@@ -153,4 +155,64 @@ func TestProgressRefused(t *testing.T) {
 	}
 	resp, b := f.do("GET", "/api/threads/nope/progress", "")
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, string(b))
+}
+
+// TestPageShowsLiveOutput: in a real browser, on the page mounted under a
+// path prefix, a command's output appears line by line while it runs,
+// before its completion is recorded; markup in it is text (no element is
+// made of it) and a terminal escape is shown escaped; the box goes when
+// the action's completion arrives.
+func TestPageShowsLiveOutput(t *testing.T) {
+	f := newFixture(t, slowScript(t))
+	f.start("t1")
+	mux := http.NewServeMux()
+	mux.Handle("/x/", http.StripPrefix("/x", f.srv.Handler()))
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close) // after the browser is gone (cleanups run last first)
+	base := hs.URL + "/x"
+
+	ctx := newBrowser(t, 40*time.Second)
+	type css = chromedp.CSS
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/t/t1?token="+token),
+		chromedp.WaitVisible(css(`button.approve`)),
+		chromedp.WaitVisible(css(`body.live.following`)),
+		chromedp.Click(css(`button.approve`)),
+	))
+	// The first line, while the command still runs.
+	const liveText = `(document.querySelector("#live pre.live-text") || {}).textContent || ""`
+	for {
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](liveText))
+		require.NoError(t, err)
+		if strings.Contains(got, "line1") {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.Zero(t, count(f.kinds("t1"), facts.KindActionCompleted), "line1 shown only after the action completed")
+
+	// The hostile lines, as text. The box may go as soon as the command
+	// ends: the script below keeps what it showed last.
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`new Promise((resolve) => {
+		const seen = () => { const p = document.querySelector("#live pre.live-text"); return p ? p.textContent : null; };
+		let last = seen() || "";
+		const tick = () => {
+			const now = seen();
+			if (now !== null) last = now;
+			if (now === null || last.includes("cleared")) resolve(last); else setTimeout(tick, 5);
+		};
+		tick();
+	})`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.Contains(t, shown, "line2\nline3\n<script>alert(1)</script>\n"+`\x1b[2Jcleared`)
+	scripts, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#live script").length`))
+	require.NoError(t, err)
+	require.Zero(t, scripts, "markup in the output made an element")
+
+	// Cleared when the completion arrives.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(css(`#timeline tr.kind-action-completed`)),
+		chromedp.WaitNotPresent(css(`#live pre.live-text`)),
+		chromedp.WaitNotVisible(css(`#live`)),
+	))
 }
