@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -215,4 +216,58 @@ func TestPageShowsLiveOutput(t *testing.T) {
 		chromedp.WaitNotPresent(css(`#live pre.live-text`)),
 		chromedp.WaitNotVisible(css(`#live`)),
 	))
+}
+
+// TestProgressSlowClient: a client that does not read holds up nothing:
+// the run's events are handed over at once however many there are; the
+// client gets what fit in its stream's bounded buffer, then an event
+// "dropped" saying how many did not — together every event, once.
+func TestProgressSlowClient(t *testing.T) {
+	f := newFixture(t, slowScript(t))
+	f.start("t1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, r := f.stream(ctx, "/api/threads/t1/progress")
+	defer resp.Body.Close()
+	r.ReadString('\n') // the stream is open: its retry line
+
+	p := serve.ProgressOf(f.srv, "t1")
+	const n, size = 2000, 16 << 10
+	chunk := strings.Repeat("x", size-1) + "\n"
+	began := time.Now()
+	for i := range n {
+		p(drive.Event{Kind: drive.EventOutput, Thread: "t1", ActionID: "1-c", Stream: "stdout", Text: chunk[:size-len(strconv.Itoa(i))] + strconv.Itoa(i)})
+	}
+	took := time.Since(began)
+	t.Logf("%d events of %d KiB handed over in %v with the client not reading", n, size>>10, took)
+	require.Less(t, took, 2*time.Second, "the run waited for the client")
+
+	got, dropped, last := 0, 0, -1
+	ch := readProgress(t, r)
+	timeout := time.After(20 * time.Second)
+	for got+dropped < n {
+		select {
+		case l, ok := <-ch:
+			require.True(t, ok, "the stream ended at %d sent, %d dropped", got, dropped)
+			switch l.Type {
+			case "dropped":
+				require.Positive(t, l.Dropped)
+				require.True(t, l.Ephemeral)
+				dropped += l.Dropped
+			case "progress":
+				i, err := strconv.Atoi(strings.TrimLeft(l.Progress.Text, "x\n"))
+				require.NoError(t, err)
+				require.Greater(t, i, last, "in order, each once")
+				last = i
+				got++
+			default:
+				t.Fatalf("unexpected %q", l.Type)
+			}
+		case <-timeout:
+			t.Fatalf("%d sent, %d dropped of %d", got, dropped, n)
+		}
+	}
+	require.Equal(t, n, got+dropped)
+	require.Positive(t, dropped, "nothing was dropped: the buffer is not bounded")
+	t.Logf("sent %d, dropped %d", got, dropped)
 }
