@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -270,4 +271,43 @@ func TestProgressSlowClient(t *testing.T) {
 	require.Equal(t, n, got+dropped)
 	require.Positive(t, dropped, "nothing was dropped: the buffer is not bounded")
 	t.Logf("sent %d, dropped %d", got, dropped)
+}
+
+// BenchmarkProgressFanout is what handing one command output event to 10
+// open progress streams costs the run (the streams read and send it on
+// their own goroutines), against the raw baseline of writing the event's
+// stream-json line, as -o stream-json does for each event.
+func BenchmarkProgressFanout(b *testing.B) {
+	f := newFixtureTB(b, slowScript(b))
+	f.start("t1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 10 {
+		req, err := http.NewRequestWithContext(ctx, "GET", f.http.URL+"/api/threads/t1/progress", nil)
+		require.NoError(b, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := f.http.Client().Do(req)
+		require.NoError(b, err)
+		defer resp.Body.Close()
+		go io.Copy(io.Discard, resp.Body)
+	}
+	e := drive.Event{Kind: drive.EventOutput, Thread: "t1", ActionID: "1-c", Stream: "stdout", Text: strings.Repeat("a line of output\n", 8)}
+	p := serve.ProgressOf(f.srv, "t1")
+	measure := func(fn func()) time.Duration {
+		began := time.Now()
+		for range b.N {
+			fn()
+		}
+		return time.Since(began)
+	}
+	b.ResetTimer()
+	var line []byte
+	raw := measure(func() {
+		line, _ = drive.AppendProgressLine(line[:0], e)
+		io.Discard.Write(line)
+	})
+	fan := measure(func() { p(e) })
+	b.ReportMetric(float64(raw.Nanoseconds())/float64(b.N), "ns/raw-line")
+	b.ReportMetric(float64(fan.Nanoseconds())/float64(b.N), "ns/fanout-10")
+	b.ReportMetric(float64(fan)/float64(raw), "ratio")
 }
