@@ -31,6 +31,7 @@ import (
 //	GET  /api/threads/{id}/state         where it stands: the one document every front end gives (drive.State)
 //	GET  /api/threads/{id}/facts         its facts (?from=SEQ)
 //	GET  /api/threads/{id}/stream        its facts as they are appended (Server-Sent Events; ?from=SEQ or Last-Event-ID)
+//	GET  /api/threads/{id}/progress      what it does between facts while the server drives it: model text, command output (Server-Sent Events, ephemeral; see progress.go)
 //	POST /api/threads/{id}/answer        answer an open request (JSON: see AnswerRequest)
 //	POST /api/threads/{id}/resume        have the server resume it
 //	POST /api/threads/{id}/stop          stop it, cutting off what runs in it wherever it runs (JSON, optional: see StopRequest)
@@ -49,6 +50,7 @@ func (s *Server) routes() {
 	api("GET /api/threads/{id}/state", s.apiState)
 	api("GET /api/threads/{id}/facts", s.apiFacts)
 	api("GET /api/threads/{id}/stream", s.apiStream)
+	api("GET /api/threads/{id}/progress", s.apiProgress)
 	api("POST /api/threads/{id}/answer", s.apiAnswer)
 	api("POST /api/threads/{id}/resume", s.apiResume)
 	api("POST /api/threads/{id}/stop", s.apiStop)

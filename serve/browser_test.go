@@ -62,7 +62,7 @@ func TestPageInABrowser(t *testing.T) {
 					http.NotFound(w, r)
 				})
 				hs := httptest.NewServer(mux)
-				defer hs.Close()
+				t.Cleanup(hs.Close) // after the browser (newBrowser's cleanup) is gone
 				base = hs.URL + prefix
 			}
 			pageInABrowser(t, f, base)
@@ -73,8 +73,10 @@ func TestPageInABrowser(t *testing.T) {
 	}
 }
 
-func pageInABrowser(t *testing.T, f *fixture, base string) {
-
+// newBrowser starts a headless chromium for the test and returns its
+// context, which ends after timeout.
+func newBrowser(t *testing.T, timeout time.Duration) context.Context {
+	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(browser(t)),
 		chromedp.Headless,
@@ -91,12 +93,15 @@ func pageInABrowser(t *testing.T, f *fixture, base string) {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.WindowSize(1280, 1000),
 	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 25*time.Second)
-	defer cancel()
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() { cancel(); cancelBrowser(); cancelAlloc() })
+	return ctx
+}
+
+func pageInABrowser(t *testing.T, f *fixture, base string) {
+	ctx := newBrowser(t, 25*time.Second)
 
 	type css = chromedp.CSS
 	text := func(sel css) string {

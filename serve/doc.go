@@ -2,7 +2,9 @@
 // the store and serves it to everyone else — the other harness commands
 // of the workspace through a local socket (package thread/socketstore), people
 // through a web page, and programs through an HTTP JSON API with a live
-// stream of each thread's facts (Server-Sent Events).
+// stream of each thread's facts (Server-Sent Events), and of what a thread
+// the server drives does between two facts (its progress: the model's
+// text, a command's output; see drive.Event).
 //
 // Everything the page and the API show is read from the one view every
 // reader uses: harness.View and the coding scheduler's reading, through

@@ -189,6 +189,7 @@ func (s *Server) pageRoutes(mux *http.ServeMux) {
 	page("GET /search", s.searchPage)
 	mux.Handle("GET /events", s.authenticate(s.apiHandler(s.streamList)))
 	mux.Handle("GET /t/{id}/events", s.authenticate(s.apiHandler(s.pageEvents)))
+	mux.Handle("GET /t/{id}/progress", s.authenticate(s.apiHandler(s.pageProgress)))
 	static, _ := fs.Sub(assets, "assets")
 	files := http.FileServerFS(static)
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

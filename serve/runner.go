@@ -130,6 +130,7 @@ func (s *Server) drive(ctx context.Context, id string) (drive.State, error) {
 		Approval: approval,
 		Policy:   s.opts.Policy,
 		Retry:    true,
+		Progress: s.live.progress(id),
 		LoadModel: func(recorded string) (model.Model, error) {
 			if recorded == "" {
 				return nil, fmt.Errorf("thread %s needs a model turn and records no model", id)

@@ -69,6 +69,7 @@ type Server struct {
 	store  thread.Store // notifies the hub of every append
 	blobs  action.Blobs
 	hub    *hub
+	live   *liveHub // the progress of the threads the server drives
 	reader *harness.Runtime
 	// session builds every runtime the server runs, on store.
 	session *stock.Session
@@ -127,6 +128,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, kept: map[string]*cached{}, runs: map[string]*run{}, Guard: guard}
 	s.blobs = stock.BlobsOf(opts.Store)
 	s.hub = newHub()
+	s.live = newLiveHub()
 	s.store = notifyAppends(opts.Store, s.hub)
 	s.session = stock.SessionOf(s.store, opts.Stock)
 	rt, _, err := s.session.Runtime(stock.WithoutObserver())

@@ -59,6 +59,7 @@ server, with the workspace each works in; it resumes only this workspace's.
 The API:
   GET  /api/threads, /api/threads/ID, /api/threads/ID/facts?from=SEQ
   GET  /api/threads/ID/stream            (Server-Sent Events, one per fact)
+  GET  /api/threads/ID/progress          (Server-Sent Events: live model text and command output while the server drives it)
   POST /api/threads/ID/answer            {"kind": "confirmation", "request_id": "1-call_1", "approved": true, "digest": "…"}
   POST /api/threads/ID/resume
   GET  /api/threads/ID/replay, /api/threads/ID/undo?to=SEQ, /api/threads/ID/fork?at=SEQ, /api/effects

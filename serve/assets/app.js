@@ -53,6 +53,82 @@
     if (none) none.remove();
   }
 
+  // Live progress: while the server drives the thread, the model's text
+  // as it streams and a running command's output, each in a box of its
+  // own until the fact that records it arrives (model.turn; the action's
+  // completion or interruption). The server escaped the text as a
+  // terminal shows it; it is set as text, never as markup.
+  const live = document.getElementById("live");
+  const items = document.getElementById("live-items");
+  const boxes = new Map(); // key: "turn-N" or "action-ID"
+  const actionsDone = new Set();
+  let turnsDone = 0; // turns up to this one are recorded
+  const maxChars = 64 * 1024;
+
+  function box(key, title) {
+    let b = boxes.get(key);
+    if (!b) {
+      const div = document.createElement("div");
+      div.className = "live-item";
+      div.id = "live-" + key;
+      const p = document.createElement("p");
+      p.className = "meta";
+      p.textContent = title;
+      const pre = document.createElement("pre");
+      pre.className = "live-text";
+      div.append(p, pre);
+      items.append(div);
+      live.hidden = false;
+      b = { div, pre };
+      boxes.set(key, b);
+    }
+    return b.pre;
+  }
+
+  function show(pre, text) {
+    pre.append(text);
+    if (pre.textContent.length > maxChars) {
+      pre.textContent = "…" + pre.textContent.slice(-maxChars / 2);
+    }
+    pre.scrollTop = pre.scrollHeight;
+  }
+
+  function clear(key) {
+    const b = boxes.get(key);
+    if (b) {
+      b.div.remove();
+      boxes.delete(key);
+    }
+    if (boxes.size === 0 && items.querySelector(".live-item") === null) live.hidden = true;
+  }
+
+  function progress(ev) {
+    const line = JSON.parse(ev.data);
+    const e = line.progress;
+    if (!e) return;
+    if (e.event === "text" && e.turn > turnsDone) {
+      show(box("turn-" + e.turn, "turn " + e.turn + ": the model's text"), e.text || "");
+    } else if (e.event === "turn_ended" && e.error) {
+      clear("turn-" + e.turn); // tried again from its start, or failed
+    } else if (e.event === "output" && !actionsDone.has(e.action_id)) {
+      show(box("action-" + e.action_id, e.action_id + ": " + (e.stream || "output")), e.text || "");
+    }
+  }
+
+  function recorded(d) {
+    if (d.kind === "model.turn") {
+      for (const key of Array.from(boxes.keys())) {
+        if (key.startsWith("turn-")) {
+          turnsDone = Math.max(turnsDone, Number(key.slice(5)));
+          clear(key);
+        }
+      }
+    } else if (d.action && (d.kind === "action.completed" || d.kind === "action.interrupted")) {
+      actionsDone.add(d.action.id);
+      clear("action-" + d.action.id);
+    }
+  }
+
   const panel = document.getElementById("panel");
   if (thread) {
     const timeline = document.getElementById("timeline");
@@ -67,8 +143,22 @@
       const row = document.getElementById("f" + d.seq);
       if (row) row.classList.add("new");
       if (d.action) applyAction(d.action);
+      if (live) recorded(d);
       later(() => fetchInto(base + "/panel", panel));
     }, "fact");
+    if (live) {
+      const ps = new EventSource(base + "/progress");
+      ps.addEventListener("open", () => body.classList.add("following"));
+      ps.addEventListener("progress", progress);
+      ps.addEventListener("dropped", (ev) => {
+        const n = JSON.parse(ev.data).dropped;
+        const p = document.createElement("p");
+        p.className = "dropped";
+        p.textContent = "… " + n + " live events dropped (the page did not keep up); the facts keep everything";
+        items.append(p);
+        live.hidden = false;
+      });
+    }
   } else if (body.dataset.list !== undefined) {
     const rows = document.getElementById("threads");
     follow("events", () => later(() => fetchInto("list" + location.search, rows)), "threads");
