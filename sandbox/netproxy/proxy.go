@@ -316,7 +316,9 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) ([]netip.Addr
 	// must not turn an allowed name that does not exist into another
 	// (x.example.com.corp.lan).
 	fq := host
-	if _, err := netip.ParseAddr(host); err != nil && !strings.HasSuffix(fq, ".") {
+	// (localhost is the hosts file's, which Go's resolver does not read
+	// for the name with its dot.)
+	if _, err := netip.ParseAddr(host); err != nil && !strings.HasSuffix(fq, ".") && fq != "localhost" && !strings.HasSuffix(fq, ".localhost") {
 		fq += "."
 	}
 	found, err := res.LookupNetIP(ctx, "ip", fq)
