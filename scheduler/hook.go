@@ -164,7 +164,7 @@ func orSaid(s, otherwise string) string {
 
 // beforeHook enables the run of hook i before call c.
 func (s *state[S]) beforeHook(c *call, i int, seq uint64) fold.Transition[S] {
-	in := HookInput{Event: facts.HookBeforeTool, Thread: s.thread, Seq: seq, Call: c.ref, Tool: c.call.Name, Args: argsJSON(c.call.Args)}
+	in := HookInput{Event: facts.HookBeforeTool, Thread: s.thread, Seq: seq, Call: c.ref, Tool: c.call.Name, Args: argsJSON(c.args())}
 	return s.hookRun(hookKey(facts.HookBeforeTool, c.ref, i), i, in)
 }
 
@@ -188,6 +188,9 @@ func (s *state[S]) hookRun(key string, i int, in HookInput) fold.Transition[S] {
 	}
 	return fold.Transition[S]{Key: key, Effect: effect.AndThen(s.env.Hook(i, h, in), func(p facts.HookRan) effect.Effect[S, []facts.Draft] {
 		p.Event, p.Hook, p.Name, p.Scope, p.Digest, p.Call, p.Tool = in.Event, i, h.Name, h.Scope, h.Digest, in.Call, in.Tool
+		if p.Args != "" {
+			p.ArgsDigest = argsDigest(in.Args)
+		}
 		return drafts[S](facts.KindHookRan, p)
 	})}
 }
