@@ -486,9 +486,6 @@ func (s *state[S]) confirm(c *call) fold.Transition[S] {
 	if n := c.policy.Repeats; n > 0 {
 		reason = fmt.Sprintf("the model made this same call %d times in a row (is it looping?): a person decides whether it runs again", n)
 	}
-	if note := rewriteNote(c); note != "" {
-		reason = strings.TrimPrefix(reason+"; "+note, "; ")
-	}
 	tc := c.effective()
 	return fold.Transition[S]{Key: confirmKey(c.ref), Effect: drafts[S](facts.KindConfirmationRequested, facts.ConfirmationRequested{
 		RequestID:  c.ref,
@@ -499,6 +496,7 @@ func (s *state[S]) confirm(c *call) fold.Transition[S] {
 		Reason:     reason,
 		Hook:       g.ask,
 		ApprovedBy: g.approvedBy,
+		Rewritten:  rewriteNote(c),
 	})}
 }
 

@@ -132,6 +132,12 @@ func (s *state[S]) gate(c *call) hookGate {
 	g := hookGate{pending: -1}
 	for _, r := range c.hooks {
 		who := fmt.Sprintf("hook %s (%s)", r.Name, r.Scope)
+		if r.Args != "" {
+			// An approve was of the arguments its hook was given: a
+			// later rewrite (a trusted project's hook runs after yours)
+			// is not approved by it.
+			g.approvedBy = ""
+		}
 		switch r.Decision {
 		case facts.HookDeny:
 			g.deny = fmt.Sprintf("denied by %s: %s", who, orSaid(r.Reason, "no reason given"))
