@@ -174,13 +174,14 @@ func (s *state[S]) beforeHook(c *call, i int, seq uint64) fold.Transition[S] {
 	return s.hookRun(hookKey(facts.HookBeforeTool, c.ref, i), i, in)
 }
 
-// afterHook enables the run of hook i after action a of call c.
+// afterHook enables the run of hook i after action a of call c: it is
+// given the arguments the call ran with (a before_tool hook's rewrite).
 func (s *state[S]) afterHook(c *call, a *Action, i int) fold.Transition[S] {
 	r := a.Completed.Report
 	res := &HookResult{Status: r.Status, Error: r.Error, Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode,
 		Effect: a.Completed.EffectState, Text: ToolResult(*a.Completed, a.Check)}
 	in := HookInput{Event: facts.HookAfterTool, Thread: s.thread, Seq: a.CompletedSeq, Call: a.ID, Tool: c.call.Name,
-		Args: argsJSON(c.call.Args), Result: res}
+		Args: argsJSON(c.args()), Result: res}
 	return s.hookRun(hookKey(facts.HookAfterTool, a.ID, i), i, in)
 }
 
