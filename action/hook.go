@@ -24,15 +24,18 @@ type HookExit struct {
 // output, the convention users know. A decision at the top ("deny",
 // "block", "ask", "approve") or as hookSpecificOutput.permissionDecision
 // ("deny", "ask", "allow" — which approves), with its reason, and context
-// for the model.
+// for the model; before a tool, updatedInput (at the top or in
+// hookSpecificOutput) replaces the call's arguments.
 type hookOutput struct {
-	Decision          string `json:"decision"`
-	Reason            string `json:"reason"`
-	AdditionalContext string `json:"additionalContext"`
+	Decision          string          `json:"decision"`
+	Reason            string          `json:"reason"`
+	AdditionalContext string          `json:"additionalContext"`
+	UpdatedInput      json.RawMessage `json:"updatedInput"`
 	Specific          *struct {
-		PermissionDecision       string `json:"permissionDecision"`
-		PermissionDecisionReason string `json:"permissionDecisionReason"`
-		AdditionalContext        string `json:"additionalContext"`
+		PermissionDecision       string          `json:"permissionDecision"`
+		PermissionDecisionReason string          `json:"permissionDecisionReason"`
+		AdditionalContext        string          `json:"additionalContext"`
+		UpdatedInput             json.RawMessage `json:"updatedInput"`
 	} `json:"hookSpecificOutput"`
 }
 
@@ -84,13 +87,16 @@ func DecideHook(event, scope string, x HookExit) facts.HookRan {
 		r.Decision, r.Reason = facts.HookFailed, fmt.Sprintf("its output is not one JSON object: %v", err)
 		return r
 	}
-	decision, reason, context := o.Decision, o.Reason, o.AdditionalContext
+	decision, reason, context, input := o.Decision, o.Reason, o.AdditionalContext, o.UpdatedInput
 	if s := o.Specific; s != nil {
 		if s.PermissionDecision != "" {
 			decision, reason = s.PermissionDecision, s.PermissionDecisionReason
 		}
 		if s.AdditionalContext != "" {
 			context = s.AdditionalContext
+		}
+		if len(s.UpdatedInput) > 0 {
+			input = s.UpdatedInput
 		}
 	}
 	r.Reason, r.Context = cut(reason, facts.MaxHookOutput), cut(context, facts.MaxHookOutput)
@@ -114,6 +120,36 @@ func DecideHook(event, scope string, x HookExit) facts.HookRan {
 		r.Refused = fmt.Sprintf("approve: a hook from %s settings may deny or ask, never approve; only your own (user) settings may", scope)
 		r.Decision = facts.HookAllow
 	}
+	return rewrite(r, event, input)
+}
+
+// rewrite adds to r the arguments a hook's updatedInput gives the call:
+// only before a tool, and not with a denial (nothing runs). They must be
+// one JSON object with no key named twice (a person would see one value
+// and the tool get the other); anything else fails the hook, which
+// denies the call. Whether they suit the tool is decided when the call
+// is requested with them, as for the model's.
+func rewrite(r facts.HookRan, event string, input json.RawMessage) facts.HookRan {
+	if len(input) == 0 || string(input) == "null" || r.Decision == facts.HookDeny {
+		return r
+	}
+	if event != facts.HookBeforeTool {
+		r.Refused = strings.TrimPrefix(r.Refused+"; updatedInput: only a before_tool hook may rewrite a call's arguments", "; ")
+		return r
+	}
+	var b bytes.Buffer
+	err := facts.CheckJSON(input)
+	if err == nil && input[0] != '{' {
+		err = fmt.Errorf("want a JSON object, the tool's arguments")
+	}
+	if err == nil {
+		err = json.Compact(&b, input)
+	}
+	if err != nil {
+		r.Decision, r.Reason, r.Context = facts.HookFailed, fmt.Sprintf("its updatedInput is refused: %v", err), ""
+		return r
+	}
+	r.Args = b.String()
 	return r
 }
 

@@ -137,6 +137,9 @@ type Pending struct {
 	// user-scope hook that approved the call.
 	Hook         string `json:"hook,omitempty"`
 	HookApproved string `json:"hook_approved,omitempty"`
+	// Rewritten says that a before_tool hook rewrote the call's
+	// arguments, and what the model had asked for.
+	Rewritten string `json:"rewritten,omitempty"`
 	// Completion is the open action's record, when it completed (a
 	// reconcile of an unknown effect); Interrupted when it was found in
 	// doubt.
@@ -297,7 +300,7 @@ func pending(r scheduler.Reading, w fold.Wait) Pending {
 	case fold.WaitConfirmation:
 		if c, ok := r.Call(w.RequestID); ok && c.Confirmation != nil {
 			pd.Tool, pd.Args, pd.Digest, pd.Reason = c.Confirmation.Tool, c.Confirmation.Args, c.Confirmation.Digest, c.Confirmation.Reason
-			pd.Hook, pd.HookApproved = c.Confirmation.Hook, c.Confirmation.ApprovedBy
+			pd.Hook, pd.HookApproved, pd.Rewritten = c.Confirmation.Hook, c.Confirmation.ApprovedBy, c.Confirmation.Rewritten
 			if len(c.Actions) > 0 {
 				a := c.Actions[len(c.Actions)-1]
 				pd.Action = &a

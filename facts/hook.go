@@ -100,6 +100,14 @@ type HookRan struct {
 	Reason string `msgpack:"reason,omitempty" json:"reason,omitempty"`
 	// Context is what the hook adds for the model.
 	Context string `msgpack:"context,omitempty" json:"context,omitempty"`
+	// Args are the arguments a before_tool hook rewrote the call's to
+	// (its updatedInput), as one compact JSON object; "" when it did not.
+	// ArgsDigest is the SHA-256 of the arguments it was given (the
+	// model's, or an earlier hook's rewrite). The call runs with the last
+	// rewrite only after it is requested, checked and put to the policy
+	// anew (see the scheduler).
+	Args       string `msgpack:"args,omitempty" json:"args,omitempty"`
+	ArgsDigest string `msgpack:"args_digest,omitempty" json:"args_digest,omitempty"`
 	// Refused says what the hook answered that its scope may not decide
 	// (an approve from a project file), and was left out.
 	Refused    string `msgpack:"refused,omitempty" json:"refused,omitempty"`
@@ -119,6 +127,19 @@ func (p HookRan) Validate() error {
 		required("input", p.Input), oneOf("decision", p.Decision, HookAllow, HookDeny, HookAsk, HookApprove, HookFailed))
 	if p.Decision == HookApprove && p.Scope != "user" {
 		err = errors.Join(err, fmt.Errorf("decision approve from scope %q: only a user-scope hook may approve", p.Scope))
+	}
+	if p.Args != "" {
+		switch {
+		case p.Event != HookBeforeTool:
+			err = errors.Join(err, fmt.Errorf("args on a %s run: only a before_tool hook may rewrite a call's arguments", p.Event))
+		case p.Decision == HookDeny || p.Decision == HookFailed:
+			err = errors.Join(err, fmt.Errorf("args on a run that decided %s", p.Decision))
+		case len(p.ArgsDigest) != 64:
+			err = errors.Join(err, fmt.Errorf("args without the digest of the arguments the hook was given"))
+		}
+		if e := CheckJSON([]byte(p.Args)); e != nil || p.Args[0] != '{' {
+			err = errors.Join(err, fmt.Errorf("args: want one JSON object"))
+		}
 	}
 	if p.Hook < 0 {
 		err = errors.Join(err, fmt.Errorf("hook %d: want an index", p.Hook))

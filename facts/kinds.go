@@ -508,6 +508,10 @@ type ConfirmationRequested struct {
 	// (the loop guard: ActionRequested.Repeats); no approval policy
 	// answers such a request.
 	Reason string `msgpack:"reason,omitempty" json:"reason,omitempty"`
+	// Rewritten, when set, says that a before_tool hook rewrote the
+	// call's arguments (Args are the rewrite) and what the model had
+	// asked for; the policy decides on Args as on any call's.
+	Rewritten string `msgpack:"rewritten,omitempty" json:"rewritten,omitempty"`
 }
 
 // Validate requires a request id.

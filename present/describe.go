@@ -359,6 +359,9 @@ func DescribeHook(p facts.HookRan) string {
 	if p.Context != "" {
 		s += " · adds context " + quote(p.Context, 60)
 	}
+	if p.Args != "" {
+		s += " · rewrote the arguments to " + quote(p.Args, 120)
+	}
 	return s
 }
 

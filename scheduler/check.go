@@ -241,6 +241,9 @@ func (s *state[S]) checkActionRequested(p facts.ActionRequested) error {
 	if c == nil {
 		return fmt.Errorf("action %s names no call of the thread", p.ActionID)
 	}
+	if p.ActionID == rewriteID(ref) {
+		return s.checkRewriteRequested(c, p)
+	}
 	a := c.last()
 	switch {
 	case a == nil && p.ActionID != ref:

@@ -104,6 +104,10 @@ func (s *state[S]) outputChild(c *call, v *View, out *fold.Output[S], earlierAct
 			out.Transitions = append(out.Transitions, s.beforeHook(c, g.pending, c.turnSeq))
 		case g.deny != "":
 			out.Transitions = append(out.Transitions, s.refuseSpawnFor(c, g.deny))
+		case c.rewriter() != nil:
+			r := c.rewriter()
+			out.Transitions = append(out.Transitions, s.refuseSpawnFor(c, fmt.Sprintf(
+				"hook %s (%s) rewrote the arguments of a delegation, which a hook may not: the delegation is refused", r.Name, r.Scope)))
 		case g.ask != "":
 			out.Transitions = append(out.Transitions, s.refuseSpawnFor(c, g.ask+"; a delegation is not put to a person, so it is refused"))
 		default:

@@ -122,6 +122,10 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 		case c.hookDenied():
 			// Completed unrun, denied by a hook: the model is told why.
 			ran = true
+		case c.needsRewrite(a):
+			// A hook rewrote the arguments: the call is requested anew
+			// with them, and that request is the one that counts.
+			out.Transitions = append(out.Transitions, s.requestRewritten(c))
 		case c.needsConfirmation() && c.asked == nil:
 			out.Transitions = append(out.Transitions, s.confirm(c))
 		case c.needsConfirmation() && c.answer == nil:
@@ -351,12 +355,19 @@ func (s *state[S]) request(c *call, id string) fold.Transition[S] {
 	if c.served != nil && len(c.attempts) == 0 {
 		return s.serveRequest(c, id)
 	}
-	tc := c.call
+	tc := c.effective()
 	if c.asked != nil {
 		// The approved call is the one in the confirmation request: the
 		// tool runs with exactly the arguments a person saw.
 		tc.Name, tc.Args = c.asked.Tool, c.asked.Args
 	}
+	return s.requestWith(c, id, tc, len(c.attempts) > 0, "")
+}
+
+// requestWith records the request of call c as tc: a retry carries what
+// was decided for the call's first request; another is decided now, and
+// a refusal of its arguments is said after whose (when given).
+func (s *state[S]) requestWith(c *call, id string, tc facts.ToolCall, retry bool, whose string) fold.Transition[S] {
 	// The policy is decided now and recorded: a capability not granted is
 	// never put to a person (the boundary denies it), and a call already
 	// confirmed is not asked again on a retry.
@@ -367,7 +378,7 @@ func (s *state[S]) request(c *call, id string) fold.Transition[S] {
 	if s.env.Granted != nil && !s.env.Granted(policy.Capability) {
 		policy.Confirm = false
 	}
-	if len(c.attempts) > 0 {
+	if retry {
 		policy = c.policy
 	} else if s.env.LoopGuard > 0 {
 		if n := s.repeats(c); n >= s.env.LoopGuard {
@@ -389,7 +400,7 @@ func (s *state[S]) request(c *call, id string) fold.Transition[S] {
 	if json.Valid([]byte(tc.Args)) {
 		req.Payload = json.RawMessage(tc.Args)
 	}
-	if len(c.attempts) > 0 {
+	if retry {
 		// A retry of a call that was asked and approved: what was
 		// approved runs, and is not checked again — in the sandbox it
 		// was approved in (plan mode may have ended since: a command the
@@ -408,6 +419,9 @@ func (s *state[S]) request(c *call, id string) fold.Transition[S] {
 		precheck = s.env.Precheck(tc)
 	}
 	return fold.Transition[S]{Key: requestKey(id), Effect: effect.AndThen(precheck, func(refusal string) effect.Effect[S, []facts.Draft] {
+		if refusal != "" && whose != "" {
+			refusal = whose + ": " + refusal
+		}
 		return s.requested(tc, req, policy, refusal)
 	})}
 }
@@ -472,15 +486,17 @@ func (s *state[S]) confirm(c *call) fold.Transition[S] {
 	if n := c.policy.Repeats; n > 0 {
 		reason = fmt.Sprintf("the model made this same call %d times in a row (is it looping?): a person decides whether it runs again", n)
 	}
+	tc := c.effective()
 	return fold.Transition[S]{Key: confirmKey(c.ref), Effect: drafts[S](facts.KindConfirmationRequested, facts.ConfirmationRequested{
 		RequestID:  c.ref,
 		CallID:     c.ref,
-		Tool:       c.call.Name,
-		Args:       c.call.Args,
-		Digest:     Digest(c.call.Name, c.call.Args),
+		Tool:       tc.Name,
+		Args:       tc.Args,
+		Digest:     Digest(tc.Name, tc.Args),
 		Reason:     reason,
 		Hook:       g.ask,
 		ApprovedBy: g.approvedBy,
+		Rewritten:  rewriteNote(c),
 	})}
 }
 

@@ -132,6 +132,12 @@ func (s *state[S]) gate(c *call) hookGate {
 	g := hookGate{pending: -1}
 	for _, r := range c.hooks {
 		who := fmt.Sprintf("hook %s (%s)", r.Name, r.Scope)
+		if r.Args != "" {
+			// An approve was of the arguments its hook was given: a
+			// later rewrite (a trusted project's hook runs after yours)
+			// is not approved by it.
+			g.approvedBy = ""
+		}
 		switch r.Decision {
 		case facts.HookDeny:
 			g.deny = fmt.Sprintf("denied by %s: %s", who, orSaid(r.Reason, "no reason given"))
@@ -164,17 +170,18 @@ func orSaid(s, otherwise string) string {
 
 // beforeHook enables the run of hook i before call c.
 func (s *state[S]) beforeHook(c *call, i int, seq uint64) fold.Transition[S] {
-	in := HookInput{Event: facts.HookBeforeTool, Thread: s.thread, Seq: seq, Call: c.ref, Tool: c.call.Name, Args: argsJSON(c.call.Args)}
+	in := HookInput{Event: facts.HookBeforeTool, Thread: s.thread, Seq: seq, Call: c.ref, Tool: c.call.Name, Args: argsJSON(c.args())}
 	return s.hookRun(hookKey(facts.HookBeforeTool, c.ref, i), i, in)
 }
 
-// afterHook enables the run of hook i after action a of call c.
+// afterHook enables the run of hook i after action a of call c: it is
+// given the arguments the call ran with (a before_tool hook's rewrite).
 func (s *state[S]) afterHook(c *call, a *Action, i int) fold.Transition[S] {
 	r := a.Completed.Report
 	res := &HookResult{Status: r.Status, Error: r.Error, Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode,
 		Effect: a.Completed.EffectState, Text: ToolResult(*a.Completed, a.Check)}
 	in := HookInput{Event: facts.HookAfterTool, Thread: s.thread, Seq: a.CompletedSeq, Call: a.ID, Tool: c.call.Name,
-		Args: argsJSON(c.call.Args), Result: res}
+		Args: argsJSON(c.args()), Result: res}
 	return s.hookRun(hookKey(facts.HookAfterTool, a.ID, i), i, in)
 }
 
@@ -188,6 +195,9 @@ func (s *state[S]) hookRun(key string, i int, in HookInput) fold.Transition[S] {
 	}
 	return fold.Transition[S]{Key: key, Effect: effect.AndThen(s.env.Hook(i, h, in), func(p facts.HookRan) effect.Effect[S, []facts.Draft] {
 		p.Event, p.Hook, p.Name, p.Scope, p.Digest, p.Call, p.Tool = in.Event, i, h.Name, h.Scope, h.Digest, in.Call, in.Tool
+		if p.Args != "" {
+			p.ArgsDigest = argsDigest(in.Args)
+		}
 		return drafts[S](facts.KindHookRan, p)
 	})}
 }

@@ -476,7 +476,15 @@ func (s *state[S]) actionRequested(f facts.Fact, p facts.ActionRequested) {
 		s.missed = true
 		return
 	}
-	c.attempts = append(c.attempts, &Action{ID: p.ActionID, Call: c.ref, Requested: p, RequestedSeq: f.Seq, At: f.At})
+	a := &Action{ID: p.ActionID, Call: c.ref, Requested: p, RequestedSeq: f.Seq, At: f.At}
+	if p.ActionID == rewriteID(c.ref) {
+		// The request with a hook's rewrite of the arguments takes the
+		// place of the first, which never runs (see rewrite.go). A new
+		// slice: projections share calls.
+		c.attempts = []*Action{a}
+	} else {
+		c.attempts = append(c.attempts, a)
+	}
 	s.byAction[p.ActionID] = c
 	if len(c.attempts) == 1 {
 		c.policy = Policy{Confirm: p.Confirm, Capability: p.Capability, Repeats: p.Repeats}

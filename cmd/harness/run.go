@@ -1225,6 +1225,9 @@ func (a *app) printPending(p drive.Pending, root string) {
 		if p.Reason != "" {
 			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "asked because"), esc(p.Reason))
 		}
+		if p.Rewritten != "" {
+			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "rewritten:"), esc(p.Rewritten))
+		}
 		if diff := tools.Preview(root, p.Tool, p.Args); diff != "" {
 			for _, line := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
 				color := ""
