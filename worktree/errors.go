@@ -16,4 +16,10 @@ var (
 	// ErrBranch: a branch is not one this package made (see Branch), or
 	// its base is not its ancestor.
 	ErrBranch = errors.New("not a thread's branch")
+
+	// ErrProtected: a branch's change touches a path the file tools never
+	// write — the harness's own (.harness) or git's (.git) at any depth —
+	// or one outside the workspace (a workspace below its repository's
+	// top): nothing is applied.
+	ErrProtected = errors.New("the change touches a path the workspace's tools may not write")
 )

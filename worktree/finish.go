@@ -183,6 +183,9 @@ func Apply(ctx context.Context, workspace, branch, base string) (Applied, error)
 		return Applied{}, err
 	}
 	a := Applied{Head: head, Changed: files}
+	if err := writable(workspace, repo, files); err != nil {
+		return a, fmt.Errorf("apply %s: %w", branch, err)
+	}
 	if len(patch) == 0 {
 		return a, nil
 	}
@@ -196,4 +199,34 @@ func Apply(ctx context.Context, workspace, branch, base string) (Applied, error)
 		return a, fmt.Errorf("apply %s to %s: %w: %w", branch, repo, ErrConflict, err)
 	}
 	return a, nil
+}
+
+// writable refuses files (relative to the repository's top) that the file
+// tools would not write: one outside the workspace, or with a .harness or
+// .git component (ErrProtected).
+func writable(workspace, repo string, files []string) error {
+	ws, err := filepath.Abs(workspace)
+	if err != nil {
+		return err
+	}
+	if r, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = r
+	}
+	top := repo
+	if r, err := filepath.EvalSymlinks(repo); err == nil {
+		top = r
+	}
+	for _, f := range files {
+		p := filepath.Join(top, filepath.FromSlash(f))
+		rel, err := filepath.Rel(ws, p)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			return fmt.Errorf("%s is outside the workspace %s: %w", f, ws, ErrProtected)
+		}
+		for part := range strings.SplitSeq(filepath.ToSlash(rel), "/") {
+			if part == ".harness" || part == ".git" {
+				return fmt.Errorf("%s: %w", f, ErrProtected)
+			}
+		}
+	}
+	return nil
 }

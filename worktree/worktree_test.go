@@ -208,3 +208,35 @@ func TestFinishIgnoresARewrittenGitFile(t *testing.T) {
 	require.Contains(t, f.Changed, "a.txt", "the change is on the thread's own branch")
 	require.NoFileExists(t, filepath.Join(marks, "ran"))
 }
+
+// A thread's branch that writes the harness's own files (.harness at any
+// depth) or, for a workspace below its repository's top, a file outside
+// the workspace, is refused whole: nothing is applied.
+func TestApplyRefusesProtectedPaths(t *testing.T) {
+	ctx := context.Background()
+	top := repo(t)
+	ws := filepath.Join(top, "app")
+	write(t, top, "app/b.txt", "b\n")
+	gitIn(t, top, "add", "-A")
+	gitIn(t, top, "commit", "-q", "-m", "app")
+	base := gitIn(t, top, "rev-parse", "HEAD")[:40]
+	for name, files := range map[string][]string{
+		"store":   {"app/b.txt", "app/.harness/project.json"},
+		"nested":  {"app/sub/.harness/x"},
+		"outside": {"a.txt"},
+	} {
+		branch := "harness/" + name
+		gitIn(t, top, "checkout", "-q", "-b", branch, base)
+		for _, f := range files {
+			write(t, top, f, "changed by "+name+"\n")
+		}
+		gitIn(t, top, "add", "-A")
+		gitIn(t, top, "commit", "-q", "-m", name)
+		gitIn(t, top, "checkout", "-q", base)
+		_, err := worktree.Apply(ctx, ws, branch, base)
+		require.ErrorIs(t, err, worktree.ErrProtected, name)
+		require.Equal(t, "b\n", read(t, top, "app/b.txt"), name)
+		require.Equal(t, "one\ntwo\nthree\n", read(t, top, "a.txt"), name)
+		require.NoFileExists(t, filepath.Join(ws, ".harness/project.json"))
+	}
+}
