@@ -51,7 +51,7 @@ func BenchmarkResumeTreeWithBudget(b *testing.B) {
 	resume := func(id string) time.Duration {
 		start := time.Now()
 		out, err := rt.Thread(actor, id).Resume(ctx)
-		if err != nil || out.Status != harness.StatusParked || out.Steps != 0 || len(out.Waits) != 2*kids {
+		if err != nil || out.Status != harness.StatusParked || out.Steps != 0 || len(out.Waits) != kids {
 			b.Fatalf("%s: %+v, %v", id, out, err)
 		}
 		return time.Since(start)
