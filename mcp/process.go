@@ -194,7 +194,7 @@ func (p *process) startUnsandboxed(s Server, spec sandbox.Spec, env []string, st
 	cmd := &exec.Cmd{
 		Path: path, Args: append([]string{s.Command}, s.Args...), Dir: spec.Workspace,
 		Env: spec.Environ(env, tmp), Stdin: stdin, Stdout: stdout, Stderr: stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		SysProcAttr: groupDyingWithUs(),
 	}
 	unlock, err := sandbox.StartLocked(cmd)
 	if err != nil {
