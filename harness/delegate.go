@@ -582,7 +582,7 @@ func RootOf(ctx context.Context, store thread.Store, id string) (string, error) 
 // the child's first fact says: a child.spawned at the seq, with the hash,
 // under the key, naming the child.
 func checkLink(ctx context.Context, store thread.Store, id string, spawn facts.ThreadSpawned) error {
-	f, err := factAt(ctx, store, spawn.Parent, spawn.Seq)
+	f, err := thread.ReadAt(ctx, store, spawn.Parent, spawn.Seq)
 	if err != nil {
 		return fmt.Errorf("thread %s names its spawn at seq %d of %s: %w: %w", id, spawn.Seq, spawn.Parent, ErrNotChild, err)
 	}
@@ -600,16 +600,3 @@ func checkLink(ctx context.Context, store thread.Store, id string, spawn facts.T
 	return nil
 }
 
-// factAt reads the fact of thread id at seq.
-func factAt(ctx context.Context, store thread.Store, id string, seq uint64) (facts.Fact, error) {
-	for f, err := range store.Read(ctx, id, seq) {
-		if err != nil {
-			return facts.Fact{}, fmt.Errorf("read %s at seq %d: %w", id, seq, err)
-		}
-		if f.Seq != seq {
-			break
-		}
-		return f, nil
-	}
-	return facts.Fact{}, fmt.Errorf("thread %s has no seq %d", id, seq)
-}

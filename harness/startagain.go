@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // StartOrResume is Start asked to continue: a thread that already began
@@ -29,15 +30,12 @@ func (t *Thread) StartOrResume(ctx context.Context, message string, also ...Ingr
 	if !ok {
 		return out, fmt.Errorf("%w (it was not begun by a start)", err)
 	}
-	for f, rerr := range t.rt.Store.Read(ctx, t.id, seq) {
-		if rerr != nil {
-			return out, rerr
-		}
-		m, derr := facts.Decode[facts.UserMessage](f)
-		if derr != nil || f.Kind != facts.KindUserMessage || m.Text != message {
-			return out, fmt.Errorf("%w (it began with another message)", err)
-		}
-		break
+	f, rerr := thread.ReadAt(ctx, t.rt.Store, t.id, seq)
+	if rerr != nil {
+		return out, rerr
+	}
+	if m, derr := facts.Decode[facts.UserMessage](f); derr != nil || f.Kind != facts.KindUserMessage || m.Text != message {
+		return out, fmt.Errorf("%w (it began with another message)", err)
 	}
 	return t.Resume(ctx)
 }

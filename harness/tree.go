@@ -393,7 +393,7 @@ func (t *Thread) kid(ctx context.Context, c scheduler.Call, create bool) (*Threa
 		}
 		return k, nil
 	}
-	f, err := factAt(ctx, t.rt.Store, t.id, c.Child.SpawnedSeq)
+	f, err := thread.ReadAt(ctx, t.rt.Store, t.id, c.Child.SpawnedSeq)
 	if err != nil {
 		return nil, err
 	}
