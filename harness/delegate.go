@@ -599,4 +599,3 @@ func checkLink(ctx context.Context, store thread.Store, id string, spawn facts.T
 	}
 	return nil
 }
-
