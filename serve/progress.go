@@ -147,11 +147,11 @@ func (s *Server) streamProgress(w http.ResponseWriter, r *http.Request, id strin
 				if err != nil {
 					continue
 				}
-				if !s.sendEvent(w, rc, bw, "progress", data) {
+				if !s.sendEvent(w, rc, bw, "", "progress", data) {
 					return nil
 				}
 			}
-			if dropped > 0 && !s.sendEvent(w, rc, bw, "dropped", []byte(droppedLine(dropped))) {
+			if dropped > 0 && !s.sendEvent(w, rc, bw, "", "dropped", []byte(droppedLine(dropped))) {
 				return nil
 			}
 		case <-keep.C:
@@ -167,11 +167,17 @@ func (s *Server) streamProgress(w http.ResponseWriter, r *http.Request, id strin
 	}
 }
 
-// sendEvent writes one event of a stream, its write bounded in time, and
+// sendEvent writes one event of a stream (with its id, unless ""), its
+// write bounded in time — a large event goes out as it is written — and
 // flushes when the buffer is full; false when the client is gone or too
-// slow.
-func (s *Server) sendEvent(w http.ResponseWriter, rc *http.ResponseController, bw *bufio.Writer, name string, data []byte) bool {
+// slow: no more work for it.
+func (s *Server) sendEvent(w http.ResponseWriter, rc *http.ResponseController, bw *bufio.Writer, id, name string, data []byte) bool {
 	rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+	if id != "" {
+		if _, err := fmt.Fprintf(bw, "id: %s\n", id); err != nil {
+			return false
+		}
+	}
 	if _, err := fmt.Fprintf(bw, "event: %s\ndata: %s\n\n", name, data); err != nil {
 		return false
 	}

@@ -71,13 +71,11 @@ func (s *Server) streamThread(w http.ResponseWriter, r *http.Request, id string,
 	next := max(from, 1)
 	rc := http.NewResponseController(w)
 	send := func(seq uint64, data string) bool {
-		// A large event goes out as it is written: bound that write too.
-		rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
-		if _, err := fmt.Fprintf(bw, "id: %d\nevent: fact\ndata: %s\n\n", seq, data); err != nil {
-			return false // the client is gone, or too slow: no more work for it
+		if !s.sendEvent(w, rc, bw, strconv.FormatUint(seq, 10), "fact", []byte(data)) {
+			return false
 		}
 		next = seq + 1
-		return bw.Buffered() <= 24<<10 || s.flush(w, bw) == nil
+		return true
 	}
 	fail := func(err error) error {
 		if ctx.Err() == nil {
