@@ -93,7 +93,7 @@ func CatchFail[S, A any](e Effect[S, A], h func(error) Effect[S, A]) Effect[S, A
 		}
 		r.depth++
 		ex := inner(r, s)
-		if ex.c == nil || ex.c.outcome() != OutcomeFail {
+		if ex.c == nil || ex.c.kind() != ExitFail {
 			r.depth--
 			return ex
 		}
@@ -165,7 +165,7 @@ func (n *catchNode[S, A]) innerChain() chain[S]                  { return n.inne
 func (n *catchNode[S, A]) runInner(r *runner, s S) (any, *cause) { return box(n.inner.run(r, s)) }
 
 func (n *catchNode[S, A]) resume(r *runner, s S, v any, c *cause) (chain[S], any, *cause) {
-	if c == nil || c.outcome() != OutcomeFail {
+	if c == nil || c.kind() != ExitFail {
 		return nil, v, c
 	}
 	return continueWith(r, s, n.h(c.err()))

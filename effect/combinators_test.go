@@ -594,22 +594,22 @@ func TestBracket(t *testing.T) {
 		ctx        context.Context
 		use        effect.Effect[S, string]
 		releaseErr error
-		outcome    effect.Outcome
+		outcome    effect.ExitKind
 	}{
-		{"success", context.Background(), effect.Succeed[S]("used"), nil, effect.OutcomeSuccess},
-		{"Fail", context.Background(), effect.Fail[S, string](errBoom), nil, effect.OutcomeFail},
-		{"Die", context.Background(), effect.FromAsync(func(context.Context, S) (string, error) { panic("in use") }), nil, effect.OutcomeDie},
+		{"success", context.Background(), effect.Succeed[S]("used"), nil, effect.ExitSuccess},
+		{"Fail", context.Background(), effect.Fail[S, string](errBoom), nil, effect.ExitFail},
+		{"Die", context.Background(), effect.FromAsync(func(context.Context, S) (string, error) { panic("in use") }), nil, effect.ExitDie},
 		{"Interrupt; release runs though the parent is cancelled", ctxCancelledDuringUse,
-			effect.FromAsync(func(ctx context.Context, _ S) (string, error) { cancel(); return "", ctx.Err() }), nil, effect.OutcomeInterrupt},
+			effect.FromAsync(func(ctx context.Context, _ S) (string, error) { cancel(); return "", ctx.Err() }), nil, effect.ExitInterrupt},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var rec record
 			ex := effect.Run(tc.ctx, bracket(&rec, tc.use, tc.releaseErr), S{})
-			require.Equal(t, tc.outcome, ex.Outcome(), "exit: %v", ex)
+			require.Equal(t, tc.outcome, ex.Kind(), "exit: %v", ex)
 			require.EqualValues(t, 1, rec.acquired.Load())
 			require.EqualValues(t, 1, rec.released.Load(), "release runs exactly once")
-			require.Equal(t, tc.outcome, rec.useExit.Outcome(), "release is given use's Exit")
+			require.Equal(t, tc.outcome, rec.useExit.Kind(), "release is given use's Exit")
 			require.NoError(t, rec.releaseCtxErr, "release's context is not cancelled")
 		})
 	}
@@ -685,7 +685,7 @@ func TestWithSpan(t *testing.T) {
 			before := len(rec.Ended())
 			e := effect.WithSpan(tc.e, tc.name, attribute.String("harness.thread", "t1"))
 			ex := effect.Run(context.Background(), e, svc)
-			require.Equal(t, tc.exit, ex.Outcome().String())
+			require.Equal(t, tc.exit, ex.Kind().String())
 			spans := rec.Ended()[before:]
 			outer := spans[len(spans)-1]
 			require.Equal(t, tc.name, outer.Name())

@@ -77,32 +77,32 @@ func TestExitCases(t *testing.T) {
 	cases := []struct {
 		name    string
 		e       effect.Effect[S, int]
-		outcome effect.Outcome
+		outcome effect.ExitKind
 		is      []error
 	}{
-		{"success", effect.Succeed[S](7), effect.OutcomeSuccess, nil},
-		{"Fail", effect.Fail[S, int](errBoom), effect.OutcomeFail, []error{errBoom}},
-		{"FromAsync error", effect.FromAsync(func(context.Context, S) (int, error) { return 0, errBoom }), effect.OutcomeFail, []error{errBoom}},
-		{"Die", effect.Die[S, int](errBoom), effect.OutcomeDie, []error{errBoom}},
-		{"marked defect", effect.FromAsync(func(context.Context, S) (int, error) { return 0, marked }), effect.OutcomeDie, []error{errBoom}},
+		{"success", effect.Succeed[S](7), effect.ExitSuccess, nil},
+		{"Fail", effect.Fail[S, int](errBoom), effect.ExitFail, []error{errBoom}},
+		{"FromAsync error", effect.FromAsync(func(context.Context, S) (int, error) { return 0, errBoom }), effect.ExitFail, []error{errBoom}},
+		{"Die", effect.Die[S, int](errBoom), effect.ExitDie, []error{errBoom}},
+		{"marked defect", effect.FromAsync(func(context.Context, S) (int, error) { return 0, marked }), effect.ExitDie, []error{errBoom}},
 		{"wrapped marked defect", effect.FromAsync(func(context.Context, S) (int, error) {
 			return 0, errors.Join(errors.New("context"), marked)
-		}), effect.OutcomeDie, []error{errBoom}},
-		{"panic in FromAsync", effect.FromAsync(func(context.Context, S) (int, error) { panic("kaput") }), effect.OutcomeDie, nil},
-		{"panic in Map", effect.Map(effect.Succeed[S](1), func(int) int { panic("kaput") }), effect.OutcomeDie, nil},
-		{"panic with error value", effect.Map(effect.Succeed[S](1), func(int) int { panic(errBoom) }), effect.OutcomeDie, []error{errBoom}},
-		{"zero Effect", effect.Effect[S, int]{}, effect.OutcomeDie, []error{effect.ErrNilEffect}},
-		{"Fail(nil)", effect.Fail[S, int](nil), effect.OutcomeDie, nil},
-		{"AndThen to zero Effect", effect.AndThen(effect.Succeed[S](1), func(int) effect.Effect[S, int] { return effect.Effect[S, int]{} }), effect.OutcomeDie, []error{effect.ErrNilEffect}},
+		}), effect.ExitDie, []error{errBoom}},
+		{"panic in FromAsync", effect.FromAsync(func(context.Context, S) (int, error) { panic("kaput") }), effect.ExitDie, nil},
+		{"panic in Map", effect.Map(effect.Succeed[S](1), func(int) int { panic("kaput") }), effect.ExitDie, nil},
+		{"panic with error value", effect.Map(effect.Succeed[S](1), func(int) int { panic(errBoom) }), effect.ExitDie, []error{errBoom}},
+		{"zero Effect", effect.Effect[S, int]{}, effect.ExitDie, []error{effect.ErrNilEffect}},
+		{"Fail(nil)", effect.Fail[S, int](nil), effect.ExitDie, nil},
+		{"AndThen to zero Effect", effect.AndThen(effect.Succeed[S](1), func(int) effect.Effect[S, int] { return effect.Effect[S, int]{} }), effect.ExitDie, []error{effect.ErrNilEffect}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ex := effect.Run(context.Background(), tc.e, S{})
-			require.Equal(t, tc.outcome, ex.Outcome(), "exit: %v", ex)
+			require.Equal(t, tc.outcome, ex.Kind(), "exit: %v", ex)
 			for _, target := range tc.is {
 				require.ErrorIs(t, ex.Err(), target)
 			}
-			if tc.outcome == effect.OutcomeSuccess {
+			if tc.outcome == effect.ExitSuccess {
 				v, ok := ex.Value()
 				require.True(t, ok)
 				require.Equal(t, 7, v)
@@ -112,7 +112,7 @@ func TestExitCases(t *testing.T) {
 			_, ok := ex.Value()
 			require.False(t, ok)
 			require.Error(t, ex.Err())
-			if tc.outcome == effect.OutcomeDie {
+			if tc.outcome == effect.ExitDie {
 				var d *effect.DefectError
 				require.ErrorAs(t, ex.Err(), &d)
 				require.NotEmpty(t, d.Stack)
@@ -203,19 +203,19 @@ func TestCatchFail(t *testing.T) {
 		name    string
 		ctx     context.Context
 		e       effect.Effect[S, string]
-		outcome effect.Outcome
+		outcome effect.ExitKind
 		value   string
 	}{
-		{"handles Fail", context.Background(), effect.Fail[S, string](errBoom), effect.OutcomeSuccess, "caught: boom"},
-		{"success passes", context.Background(), effect.Succeed[S]("ok"), effect.OutcomeSuccess, "ok"},
-		{"Die passes", context.Background(), effect.Die[S, string](errBoom), effect.OutcomeDie, ""},
-		{"panic passes", context.Background(), effect.FromAsync(func(context.Context, S) (string, error) { panic("x") }), effect.OutcomeDie, ""},
-		{"Interrupt passes", ctx, effect.FromAsync(func(context.Context, S) (string, error) { return "", errBoom }), effect.OutcomeInterrupt, ""},
+		{"handles Fail", context.Background(), effect.Fail[S, string](errBoom), effect.ExitSuccess, "caught: boom"},
+		{"success passes", context.Background(), effect.Succeed[S]("ok"), effect.ExitSuccess, "ok"},
+		{"Die passes", context.Background(), effect.Die[S, string](errBoom), effect.ExitDie, ""},
+		{"panic passes", context.Background(), effect.FromAsync(func(context.Context, S) (string, error) { panic("x") }), effect.ExitDie, ""},
+		{"Interrupt passes", ctx, effect.FromAsync(func(context.Context, S) (string, error) { return "", errBoom }), effect.ExitInterrupt, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ex := effect.Run(tc.ctx, effect.CatchFail(tc.e, recovered), S{})
-			require.Equal(t, tc.outcome, ex.Outcome(), "exit: %v", ex)
+			require.Equal(t, tc.outcome, ex.Kind(), "exit: %v", ex)
 			v, _ := ex.Value()
 			require.Equal(t, tc.value, v)
 		})

@@ -28,7 +28,7 @@ func ExampleRun() {
 
 	exit := effect.Run(context.Background(), shout, Weather(sunny{}))
 	v, err := exit.Get()
-	fmt.Println(v, err, exit.Outcome())
+	fmt.Println(v, err, exit.Kind())
 	// Output: SUN IN LISBON <nil> success
 }
 
@@ -61,7 +61,7 @@ func ExampleRetry() {
 		return "", effect.Defect(errors.New("invariant broken"))
 	}), effect.Policy{MaxAttempts: 5})
 	exit := effect.Run(context.Background(), buggy, struct{}{})
-	fmt.Println(exit.Outcome(), calls)
+	fmt.Println(exit.Kind(), calls)
 	// Output:
 	// ok <nil> 3
 	// die 1
@@ -82,7 +82,7 @@ func ExampleBracket() {
 	}
 	closeFile := func(f *file, used effect.Exit[int]) effect.Effect[struct{}, struct{}] {
 		return effect.FromAsync(func(context.Context, struct{}) (struct{}, error) {
-			fmt.Println("close after", used.Outcome())
+			fmt.Println("close after", used.Kind())
 			return struct{}{}, nil
 		})
 	}
@@ -115,7 +115,7 @@ func ExampleZipPar() {
 
 	failing := effect.ZipPar(effect.Fail[struct{}, string](errors.New("no such user")), lookup("repo", time.Hour))
 	exit := effect.Run(context.Background(), failing, struct{}{})
-	fmt.Println(exit.Outcome(), exit.Err())
+	fmt.Println(exit.Kind(), exit.Err())
 	// Output:
 	// user found / repo found <nil>
 	// fail no such user
@@ -136,7 +136,7 @@ func ExampleAll() {
 	fmt.Println(pages, err)
 
 	exit := effect.Run(context.Background(), effect.All(fetch(1), fetch(2), fetch(3)), struct{}{})
-	fmt.Println(exit.Outcome(), exit.Err())
+	fmt.Println(exit.Kind(), exit.Err())
 	// Output:
 	// [page 1 page 2] <nil>
 	// fail page 3: not found
@@ -161,6 +161,6 @@ func ExampleTimeout() {
 		return "", ctx.Err()
 	})
 	exit := effect.Run(context.Background(), effect.Timeout(slow, 5*time.Millisecond), struct{}{})
-	fmt.Println(exit.Outcome(), errors.Is(exit.Err(), effect.ErrTimeout))
+	fmt.Println(exit.Kind(), errors.Is(exit.Err(), effect.ErrTimeout))
 	// Output: fail true
 }

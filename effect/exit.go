@@ -8,35 +8,36 @@ import (
 	"strings"
 )
 
-// Outcome names the four ways a run can end.
-type Outcome uint8
+// ExitKind names the four ways a run can end: the kind of an [Exit].
+// (It is not how a thread stands; that is harness.Status.)
+type ExitKind uint8
 
 const (
-	// OutcomeSuccess: the run produced a value.
-	OutcomeSuccess Outcome = iota
-	// OutcomeFail: the run ended with an expected error.
-	OutcomeFail
-	// OutcomeDie: the run ended with a defect — a panic, or an error marked
+	// ExitSuccess: the run produced a value.
+	ExitSuccess ExitKind = iota
+	// ExitFail: the run ended with an expected error.
+	ExitFail
+	// ExitDie: the run ended with a defect — a panic, or an error marked
 	// with [Defect].
-	OutcomeDie
-	// OutcomeInterrupt: the parent context was cancelled.
-	OutcomeInterrupt
+	ExitDie
+	// ExitInterrupt: the parent context was cancelled.
+	ExitInterrupt
 )
 
 // String returns "success", "fail", "die" or "interrupt"; these are also
 // the values of the harness.exit span attribute.
-func (o Outcome) String() string {
+func (o ExitKind) String() string {
 	switch o {
-	case OutcomeSuccess:
+	case ExitSuccess:
 		return "success"
-	case OutcomeFail:
+	case ExitFail:
 		return "fail"
-	case OutcomeDie:
+	case ExitDie:
 		return "die"
-	case OutcomeInterrupt:
+	case ExitInterrupt:
 		return "interrupt"
 	}
-	return fmt.Sprintf("Outcome(%d)", uint8(o))
+	return fmt.Sprintf("ExitKind(%d)", uint8(o))
 }
 
 // Sentinel errors of the package, for errors.Is.
@@ -69,24 +70,24 @@ type cause struct {
 	interrupt error   // set only when nothing failed or died
 }
 
-func (c *cause) outcome() Outcome {
+func (c *cause) kind() ExitKind {
 	switch {
 	case len(c.defects) > 0:
-		return OutcomeDie
+		return ExitDie
 	case len(c.fails) > 0:
-		return OutcomeFail
+		return ExitFail
 	default:
-		return OutcomeInterrupt
+		return ExitInterrupt
 	}
 }
 
 // err is the error of the cause: defects first, then failures; several are
 // joined so that errors.Is and errors.As see every one of them.
 func (c *cause) err() error {
-	switch c.outcome() {
-	case OutcomeInterrupt:
+	switch c.kind() {
+	case ExitInterrupt:
 		return c.interrupt
-	case OutcomeFail:
+	case ExitFail:
 		if len(c.fails) == 1 {
 			return c.fails[0]
 		}
@@ -125,25 +126,25 @@ func merge(a, b *cause) *cause {
 // Succeeded returns a successful Exit holding a.
 func Succeeded[A any](a A) Exit[A] { return Exit[A]{value: a} }
 
-// Outcome reports how the run ended.
-func (e Exit[A]) Outcome() Outcome {
+// Kind reports how the run ended.
+func (e Exit[A]) Kind() ExitKind {
 	if e.c == nil {
-		return OutcomeSuccess
+		return ExitSuccess
 	}
-	return e.c.outcome()
+	return e.c.kind()
 }
 
 // IsSuccess reports whether the run produced a value.
 func (e Exit[A]) IsSuccess() bool { return e.c == nil }
 
 // IsFail reports whether the run ended with expected errors only.
-func (e Exit[A]) IsFail() bool { return e.Outcome() == OutcomeFail }
+func (e Exit[A]) IsFail() bool { return e.Kind() == ExitFail }
 
 // IsDie reports whether the run ended with a defect.
-func (e Exit[A]) IsDie() bool { return e.Outcome() == OutcomeDie }
+func (e Exit[A]) IsDie() bool { return e.Kind() == ExitDie }
 
 // IsInterrupt reports whether the run was interrupted by cancellation.
-func (e Exit[A]) IsInterrupt() bool { return e.Outcome() == OutcomeInterrupt }
+func (e Exit[A]) IsInterrupt() bool { return e.Kind() == ExitInterrupt }
 
 // Value returns the value of a successful run; ok is false otherwise.
 func (e Exit[A]) Value() (a A, ok bool) { return e.value, e.c == nil }
@@ -191,7 +192,7 @@ func (e Exit[A]) String() string {
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i] + " …"
 	}
-	return fmt.Sprintf("%s(%s)", e.c.outcome(), msg)
+	return fmt.Sprintf("%s(%s)", e.c.kind(), msg)
 }
 
 // exits of a given cause, for any success type.

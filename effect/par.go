@@ -196,7 +196,7 @@ func race[S, A any](r *runner, s S, racers []Effect[S, A]) Exit[A] {
 	fan(r, len(racers), 0, func(run *runner, i int) bool {
 		ex := runProtected(run, racers[i], s)
 		exits[i] = ex
-		return (ex.c == nil || ex.c.outcome() == OutcomeDie) && decided.CompareAndSwap(0, int64(i)+1)
+		return (ex.c == nil || ex.c.kind() == ExitDie) && decided.CompareAndSwap(0, int64(i)+1)
 	})
 	d := int(decided.Load()) - 1
 	if d >= 0 && exits[d].c == nil {

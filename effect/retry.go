@@ -125,7 +125,7 @@ func retry[S, A any](r *runner, s S, run func(*runner, S) Exit[A], p *Policy) Ex
 	wait := p.Backoff
 	for attempt := 1; ; attempt++ {
 		ex := run(r, s)
-		if ex.c == nil || ex.c.outcome() != OutcomeFail {
+		if ex.c == nil || ex.c.kind() != ExitFail {
 			return ex
 		}
 		err := ex.c.err()

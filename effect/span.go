@@ -50,19 +50,19 @@ func WithSpan[S, A any](e Effect[S, A], name string, attrs ...attribute.KeyValue
 		// The span must end even when e panics, so a panic becomes a Die here.
 		ex := runProtected(&runner{ctx: ctx, depth: r.depth}, inner, s)
 		if span.IsRecording() {
-			recordExit(span, ex.Outcome(), ex.Err())
+			recordExit(span, ex.Kind(), ex.Err())
 		}
 		span.End()
 		return ex
 	}}
 }
 
-func recordExit(span trace.Span, o Outcome, err error) {
+func recordExit(span trace.Span, o ExitKind, err error) {
 	span.SetAttributes(AttrExit.String(o.String()))
 	switch o {
-	case OutcomeSuccess:
+	case ExitSuccess:
 		span.SetStatus(codes.Ok, "")
-	case OutcomeInterrupt:
+	case ExitInterrupt:
 		span.SetStatus(codes.Error, err.Error())
 	default:
 		span.SetStatus(codes.Error, err.Error())

@@ -66,7 +66,7 @@ func Timeout[S, A any](e Effect[S, A], d time.Duration) Effect[S, A] {
 		ctx, cancel := context.WithTimeoutCause(r.ctx, d, ErrTimeout)
 		defer cancel()
 		ex := inner(&runner{ctx: ctx, depth: r.depth}, s)
-		if ex.c == nil || ex.c.outcome() != OutcomeInterrupt || r.ctx.Err() != nil ||
+		if ex.c == nil || ex.c.kind() != ExitInterrupt || r.ctx.Err() != nil ||
 			!errors.Is(context.Cause(ctx), ErrTimeout) {
 			return ex
 		}

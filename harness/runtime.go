@@ -567,8 +567,8 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 	ex := effect.Run(action.WithThread(ctx, st.id), e, svc)
 	tf := facts.TransitionFailed{Key: t.Key, Attempt: effect.Attempts(ex.Err())}
 	var attempts []facts.ModelAttempt // a model turn's failed calls
-	switch ex.Outcome() {
-	case effect.OutcomeSuccess:
+	switch ex.Kind() {
+	case effect.ExitSuccess:
 		drafts, _ = ex.Value()
 		if len(drafts) > 0 {
 			for i := range drafts {
@@ -577,9 +577,9 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 			return drafts, nil, nil
 		}
 		died = fmt.Errorf("transition %s (%s) returned no facts: it would be enabled forever", t.Key, t.Component)
-	case effect.OutcomeInterrupt:
+	case effect.ExitInterrupt:
 		return nil, nil, fmt.Errorf("resume %s: %s: %w", st.id, t.Key, ex.Err())
-	case effect.OutcomeFail:
+	case effect.ExitFail:
 		if errors.Is(ex.Err(), fold.ErrClaimLost) {
 			return nil, nil, ex.Err()
 		}
@@ -588,7 +588,7 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 		if errors.As(ex.Err(), &ma) {
 			attempts = ma.ModelAttempts()
 		}
-	case effect.OutcomeDie:
+	case effect.ExitDie:
 		died = ex.Err()
 	}
 	if died != nil {
