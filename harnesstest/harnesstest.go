@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/stretchr/testify/require"
@@ -84,7 +83,7 @@ func (r *Recording) Last() model.Request {
 // toolbox of write_file and read_file, whose runs are counted (they write
 // nothing).
 type Env struct {
-	T       *testing.T
+	T       T
 	Store   *thread.PebbleStore
 	Model   *Recording
 	Runs    atomic.Int64
@@ -96,8 +95,10 @@ type Env struct {
 	args []string
 }
 
-// New returns an Env whose model follows script, configured with opts.
-func New(t *testing.T, script string, opts ...harness.Option) *Env {
+// New returns an Env whose model follows script (a Script, or JSON lines
+// as model.ParseScript reads them), configured with opts. t is the test
+// (or Run's T in an Example): the store is closed at its cleanup.
+func New(t T, script string, opts ...harness.Option) *Env {
 	t.Helper()
 	s, err := model.ParseScript("test", []byte(script))
 	require.NoError(t, err)
@@ -180,6 +181,12 @@ func (e *Env) Approve(id, request string, approved bool) {
 	require.NoError(e.T, err)
 }
 
+// Answer answers the question request of the thread with text, as ana.
+func (e *Env) Answer(id, request, text string) {
+	_, err := e.Post(id, facts.KindQuestionAnswered, facts.QuestionAnswered{RequestID: request, Text: text, By: "ana"}, "answer-"+request)
+	require.NoError(e.T, err)
+}
+
 // Observed is an Env whose actions are observed in a real workspace
 // holding cache.toml, with one tool, write_file, whose behaviour a test
 // chooses (Write; Honest by default), and which declares file_equals.
@@ -213,7 +220,7 @@ func Idle(string, json.RawMessage) (facts.Report, error) {
 }
 
 // NewObserved returns an Observed env whose model follows script.
-func NewObserved(t *testing.T, script string, opts ...harness.Option) *Observed {
+func NewObserved(t T, script string, opts ...harness.Option) *Observed {
 	t.Helper()
 	o := &Observed{Env: New(t, script, opts...), Root: t.TempDir(), Write: Honest}
 	require.NoError(t, os.WriteFile(filepath.Join(o.Root, "cache.toml"), []byte("ttl_seconds = 60\n"), 0o644))
@@ -309,7 +316,7 @@ func (o *Observed) Completion(id string) facts.ActionCompleted {
 // keeps file contents in the store. Watched are the facts appended, in
 // order.
 type Stock struct {
-	T       *testing.T
+	T       T
 	Root    string
 	Store   *thread.PebbleStore
 	Stock   *stock.Stock
@@ -319,7 +326,7 @@ type Stock struct {
 
 // NewStock returns the stock harness of a new workspace whose model
 // follows script.
-func NewStock(t *testing.T, script string) *Stock {
+func NewStock(t T, script string) *Stock {
 	t.Helper()
 	ctx := context.Background()
 	root := t.TempDir()
@@ -389,7 +396,7 @@ func (e *Stock) RunApproved(id string) drive.State {
 }
 
 // LastFact is the thread's last fact.
-func LastFact(t *testing.T, s thread.Store, id string) facts.Fact {
+func LastFact(t T, s thread.Store, id string) facts.Fact {
 	var last facts.Fact
 	for f, err := range s.Read(context.Background(), id, 1) {
 		require.NoError(t, err)

@@ -1,8 +1,6 @@
 package harnesstest
 
 import (
-	"testing"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/harness"
@@ -18,7 +16,7 @@ const DelegateScript = `{"text": "Delegating.", "tool_calls": [{"id": "d1", "nam
 
 // NewDelegating is New with an actor that delegates: the stock tree and
 // a Delegate part composing each child's actor the stock way.
-func NewDelegating(t *testing.T, script string, opts ...harness.Option) *Env {
+func NewDelegating(t T, script string, opts ...harness.Option) *Env {
 	t.Helper()
 	e := New(t, script, opts...)
 	var err error
