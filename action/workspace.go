@@ -214,6 +214,7 @@ type Workspace struct {
 	storePaths []string
 	own        []sysStat
 	feedWanted bool
+	optErrs    []error // what the options refused (NewWorkspace returns it)
 
 	// now, before, watchHook and feedHold are test hooks: the clock that
 	// sets the snapshot time; a call made before a file's content is read
@@ -256,8 +257,16 @@ type statKey struct {
 	ino   uint64
 }
 
-// WorkspaceOption configures a [Workspace].
-type WorkspaceOption func(*Workspace) error
+// WorkspaceOption configures a [Workspace]. An option given a bad value
+// (a nil Blobs, an empty path, a negative window) makes [NewWorkspace]
+// return an error matching [ErrBadOption] that names it.
+type WorkspaceOption func(*Workspace)
+
+// refuse records that an option was given a bad value: NewWorkspace
+// returns it.
+func (w *Workspace) refuse(format string, args ...any) {
+	w.optErrs = append(w.optErrs, fmt.Errorf("%w: "+format, append([]any{ErrBadOption}, args...)...))
+}
 
 // WithBlobs keeps the bytes of every file the workspace reads whose size is
 // at most limit (limit <= 0 means [DefaultBlobCap]) in b, so a later diff or
@@ -271,15 +280,15 @@ type WorkspaceOption func(*Workspace) error
 // method (the Pebble store), that directory is left out of every
 // observation as [WithStorePaths] would.
 func WithBlobs(b Blobs, limit int64) WorkspaceOption {
-	return func(w *Workspace) error {
+	return func(w *Workspace) {
 		if b == nil {
-			return errors.New("WithBlobs: nil Blobs")
+			w.refuse("WithBlobs: nil Blobs")
+			return
 		}
 		if limit <= 0 {
 			limit = DefaultBlobCap
 		}
 		w.blobs, w.blobCap = b, limit
-		return nil
 	}
 }
 
@@ -288,9 +297,8 @@ func WithBlobs(b Blobs, limit int64) WorkspaceOption {
 // processes" above). nil keeps nothing, even when the [Blobs] given to
 // [WithBlobs] offers a Meta.
 func WithStatCache(m Meta) WorkspaceOption {
-	return func(w *Workspace) error {
+	return func(w *Workspace) {
 		w.meta, w.metaSet = m, true
-		return nil
 	}
 }
 
@@ -301,18 +309,19 @@ func WithStatCache(m Meta) WorkspaceOption {
 // skipped. A path that does not exist yet is looked for again next time.
 // This is how the store is never observed, even through a link.
 func WithStorePaths(paths ...string) WorkspaceOption {
-	return func(w *Workspace) error {
+	return func(w *Workspace) {
 		for _, p := range paths {
 			if p == "" {
-				return errors.New("WithStorePaths: empty path")
+				w.refuse("WithStorePaths: empty path")
+				continue
 			}
 			abs, err := filepath.Abs(p)
 			if err != nil {
-				return fmt.Errorf("WithStorePaths: %w", err)
+				w.refuse("WithStorePaths: %v", err)
+				continue
 			}
 			w.storePaths = append(w.storePaths, abs)
 		}
-		return nil
 	}
 }
 
@@ -323,20 +332,21 @@ func WithStorePaths(paths ...string) WorkspaceOption {
 // is not a regular file (a terminal, a pipe) is never in a workspace and
 // is ignored.
 func WithOwnFiles(files ...*os.File) WorkspaceOption {
-	return func(w *Workspace) error {
+	return func(w *Workspace) {
 		for _, f := range files {
 			if f == nil {
-				return errors.New("WithOwnFiles: nil file")
+				w.refuse("WithOwnFiles: nil file")
+				continue
 			}
 			st, err := fstatFile(f)
 			if err != nil {
-				return fmt.Errorf("WithOwnFiles: %s: %w", f.Name(), err)
+				w.refuse("WithOwnFiles: %s: %v", f.Name(), err)
+				continue
 			}
 			if st.mode.IsRegular() {
 				w.own = append(w.own, st)
 			}
 		}
-		return nil
 	}
 }
 
@@ -346,9 +356,8 @@ func WithOwnFiles(files ...*os.File) WorkspaceOption {
 // it cannot be used, observations walk as without it. A Workspace with a
 // feed should be closed.
 func WithChangeFeed(on bool) WorkspaceOption {
-	return func(w *Workspace) error {
+	return func(w *Workspace) {
 		w.feedWanted = on
-		return nil
 	}
 }
 
@@ -356,14 +365,14 @@ func WithChangeFeed(on bool) WorkspaceOption {
 // relative to the root) and, for a directory, everything under it, in
 // addition to what the scope leaves out.
 func WithSkipPaths(paths ...string) WorkspaceOption {
-	return func(w *Workspace) error {
+	return func(w *Workspace) {
 		for _, p := range paths {
 			if p == "" || p == "." || path.IsAbs(p) || path.Clean(p) != p || !filepath.IsLocal(filepath.FromSlash(p)) {
-				return fmt.Errorf("WithSkipPaths: %q is not a clean slash-separated path inside the workspace", p)
+				w.refuse("WithSkipPaths: %q is not a clean slash-separated path inside the workspace", p)
+				continue
 			}
 			w.skipPaths[p] = true
 		}
-		return nil
 	}
 }
 
@@ -373,13 +382,13 @@ func WithSkipPaths(paths ...string) WorkspaceOption {
 // are then not visited. skip is called from several goroutines, and must
 // give the same answer for the same path each time.
 func WithSkipFunc(skip func(path string, dir bool) bool) WorkspaceOption {
-	return func(w *Workspace) error {
+	return func(w *Workspace) {
 		if skip == nil {
-			return errors.New("WithSkipFunc: nil function")
+			w.refuse("WithSkipFunc: nil function")
+			return
 		}
 		prev := w.skipFunc
 		w.skipFunc = func(p string, dir bool) bool { return (prev != nil && prev(p, dir)) || skip(p, dir) }
-		return nil
 	}
 }
 
@@ -387,12 +396,12 @@ func WithSkipFunc(skip func(path string, dir bool) bool) WorkspaceOption {
 // file's timestamps must be for its digest to be trusted next time (see
 // [DefaultRacyWindow]). A window below zero is an error.
 func WithRacyWindow(d time.Duration) WorkspaceOption {
-	return func(w *Workspace) error {
+	return func(w *Workspace) {
 		if d < 0 {
-			return fmt.Errorf("WithRacyWindow: negative window %v", d)
+			w.refuse("WithRacyWindow: negative window %v", d)
+			return
 		}
 		w.racyWindow = d
-		return nil
 	}
 }
 
@@ -417,9 +426,10 @@ func NewWorkspace(root string, opts ...WorkspaceOption) (*Workspace, error) {
 		now:        time.Now,
 	}
 	for _, opt := range opts {
-		if err := opt(w); err != nil {
-			return nil, fmt.Errorf("workspace %s: %w", abs, err)
-		}
+		opt(w)
+	}
+	if len(w.optErrs) > 0 {
+		return nil, fmt.Errorf("workspace %s: %w", abs, errors.Join(w.optErrs...))
 	}
 	if w.feedWanted {
 		// A Workspace dropped without Close still releases its feed: the

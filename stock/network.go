@@ -68,7 +68,7 @@ func (r NetworkRule) String() string {
 }
 
 // WithNetworkAllow gives commands the allow-list's proxy as their only
-// network (sandbox.Spec.NetworkAllow), unless WithSandbox gave them the
+// network (sandbox.Spec.NetworkAllow), unless WithNetwork gave them the
 // network.
 func WithNetworkAllow(allow []string) Option {
 	return func(o *stockOptions) { o.networkAllow = slices.Clone(allow) }

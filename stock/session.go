@@ -203,7 +203,7 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 			}
 		}
 		rule := NetworkRuleOf(set)
-		s.so = append(s.so, WithSandbox(mode, rule.Kind == NetworkOn))
+		s.so = append(s.so, WithSandboxMode(mode), WithNetwork(rule.Kind == NetworkOn))
 		if rule.Kind == NetworkAllowList {
 			s.so = append(s.so, WithNetworkAllow(rule.Allow))
 		}

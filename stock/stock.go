@@ -527,11 +527,21 @@ func WithMCP(ctx context.Context, servers mcp.Servers) Option {
 	return func(o *stockOptions) { o.mcpCtx, o.mcpServers = ctx, servers }
 }
 
-// WithSandbox sets the mode of the sandbox the tools' commands run in, and
-// whether they may use the network (the default: sandbox.WorkspaceWrite,
-// no network).
-func WithSandbox(mode sandbox.Mode, network bool) Option {
-	return func(o *stockOptions) { o.mode, o.network = mode, network }
+// WithSandboxMode sets the mode of the sandbox the tools' commands run in
+// (sandbox.WorkspaceWrite by default; sandbox.ReadOnly, or sandbox.Off to
+// run them unsandboxed). The rest of the stock's sandbox is kept: the
+// store, the user's settings and the seal directory hidden, git's paths
+// pinned. (tools.WithSandbox, one layer down, takes a whole
+// sandbox.Spec; the stock builds that spec, and these options adjust it.)
+func WithSandboxMode(mode sandbox.Mode) Option {
+	return func(o *stockOptions) { o.mode = mode }
+}
+
+// WithNetwork gives the tools' commands the network (on) or not (the
+// default), as sandbox.Spec.Network does; with it, WithNetworkAllow's
+// list is not used.
+func WithNetwork(on bool) Option {
+	return func(o *stockOptions) { o.network = on }
 }
 
 // NewStock returns the stock harness of the place under cfg.
