@@ -189,9 +189,9 @@ type ReplayView struct {
 	Thread   string `json:"thread"`
 	Verified bool   `json:"verified"`
 	// Problem says what does not verify.
-	Problem string `json:"problem,omitempty"`
-	Facts   int    `json:"facts"`
-	Status  string `json:"status"`
+	Problem string         `json:"problem,omitempty"`
+	Facts   int            `json:"facts"`
+	Status  harness.Status `json:"status"`
 	// Actions are each action's report, observation, effect and check.
 	Actions []ActionView `json:"actions,omitempty"`
 }
@@ -557,7 +557,7 @@ func (s *server) replay(ctx context.Context, _ *sdk.CallToolRequest, a ThreadArg
 		}
 		return nil, ReplayView{}, err
 	}
-	v.Facts, v.Status = len(rec.Entries), string(rec.Status)
+	v.Facts, v.Status = len(rec.Entries), rec.Status
 	for _, e := range rec.Entries {
 		if e.Action == nil {
 			continue
