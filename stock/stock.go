@@ -484,11 +484,22 @@ type stockOptions struct {
 	networkAllow []string
 	mcpCtx       context.Context
 	mcpServers   mcp.Servers
-	tools        []harness.ToolAdapter // WithTools
-	sealDir      string                // WithSealDir
-	ins          *Instructions         // WithInstructions
-	hooks        []HookInForce         // WithHooks
-	worktreeDir  string                // WithWorktreeDir
+	tools        []harness.ToolAdapter                                         // WithTools
+	sealDir      string                                                        // WithSealDir
+	ins          *Instructions                                                 // WithInstructions
+	hooks        []HookInForce                                                 // WithHooks
+	worktreeDir  string                                                        // WithWorktreeDir
+	actor        func(harness.Config, *harness.Toolbox) (harness.Actor, error) // WithActor
+}
+
+// WithActor composes the stock's actor with compose, given the stock's
+// configuration and toolbox (the built-in tools, WithTools's, the MCP
+// servers'), in place of harness.DelegatingActor: a harness of one's own
+// — a fold component (harness.Component), other parts — that keeps the
+// stock's tools, sandbox and observer, and that serve, a worker or a
+// session built on the Stock fold and drive every thread with.
+func WithActor(compose func(cfg harness.Config, tools *harness.Toolbox) (harness.Actor, error)) Option {
+	return func(o *stockOptions) { o.actor = compose }
 }
 
 // WithWorktreeDir sets the directory the worktrees of threads are made in
@@ -673,9 +684,13 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	if err != nil {
 		return fail(err)
 	}
-	actor, err := harness.DelegatingActor(cfg, tb)
+	compose := harness.DelegatingActor
+	if o.actor != nil {
+		compose = o.actor
+	}
+	actor, err := compose(cfg, tb)
 	if err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("the actor: %w", err))
 	}
 	ins := Instructions{}
 	if o.ins != nil {
