@@ -56,3 +56,13 @@ func TestScript(t *testing.T) {
 	env := harnesstest.New(t, s)
 	require.Equal(t, 0, env.Model.Calls())
 }
+
+// Workspace writes the files asked for, and refuses a name outside it.
+func TestWorkspace(t *testing.T) {
+	root := harnesstest.Workspace(t, map[string]string{"cache.toml": "ttl = 60\n", "a/b/c.txt": "deep"})
+	b, err := os.ReadFile(root + "/a/b/c.txt")
+	require.NoError(t, err)
+	require.Equal(t, "deep", string(b))
+	err = harnesstest.Run(func(rt harnesstest.T) { harnesstest.Workspace(rt, map[string]string{"../out": "x"}) })
+	require.ErrorContains(t, err, "not a path inside the workspace")
+}
