@@ -320,3 +320,30 @@ func TestHeldOutUnknownCheckBeforeTheEffect(t *testing.T) {
 	require.Zero(t, ran.Load())
 	require.NotEqual(t, harness.StatusParked, out.Status, "%+v", out)
 }
+
+// A delegating tree parked on its child's confirmation lists that
+// request, naming the child, and not the parent's wait for the child,
+// which nobody can answer — in the outcome and in drive's state.
+func TestHeldOutWaitsAreAnswerable(t *testing.T) {
+	env := harnesstest.NewDelegating(t, harnesstest.DelegateScript)
+	ctx := context.Background()
+	out, err := env.Thread("p").Start(ctx, "Set the TTL through a child")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, out.Status)
+	require.Len(t, out.Waits, 1, "%+v", out.Waits)
+	require.Equal(t, fold.WaitConfirmation, out.Waits[0].Kind)
+	require.Equal(t, "p.1-d1", out.Waits[0].Thread)
+	st, err := drive.Inspect(ctx, env.Thread("p"))
+	require.NoError(t, err)
+	for _, w := range st.Waits {
+		require.NotEqual(t, fold.WaitChild, w.Kind, "%+v", st.Waits)
+	}
+	require.Len(t, st.Waits, 1)
+
+	// Answered through the policy, to the child; the tree ends done.
+	all, err := drive.NewApproval("all", nil, nil)
+	require.NoError(t, err)
+	st, err = drive.Drive(ctx, env.Thread("p"), drive.Options{Policy: all})
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, st.Status, "%+v", st)
+}
