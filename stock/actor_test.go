@@ -27,7 +27,9 @@ func (c *turns) Step(f facts.Fact) error {
 	}
 	return nil
 }
-func (c *turns) Output() fold.Output[harness.Services] { return fold.Output[harness.Services]{View: c.n} }
+func (c *turns) Output() fold.Output[harness.Services] {
+	return fold.Output[harness.Services]{View: c.n}
+}
 
 // The stock harness with an actor composed one's own way: the stock's
 // tools, sandbox and observer, and a fold component whose view is read
@@ -78,4 +80,37 @@ func TestWithActorError(t *testing.T) {
 		return harness.Actor{}, bad
 	}))
 	require.ErrorIs(t, err, bad)
+}
+
+// A session's stock takes the program's own options after its settings':
+// its tool and its actor drive the session's threads.
+func TestSessionStockOptions(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "notes.md"), []byte("two words\n"), 0o644))
+	place, err := stock.Locate(root, "")
+	require.NoError(t, err)
+	s, err := stock.OpenSession(ctx, place, stock.SessionOptions{Getenv: sessionEnv(t, ""), Drive: true, Create: true,
+		Stock: []stock.Option{stock.WithTools(wordCount(root)),
+			stock.WithActor(func(cfg harness.Config, tools *harness.Toolbox) (harness.Actor, error) {
+				return harness.Compose(cfg, harness.System(), harness.Tools(tools), harness.Infer(harness.Scheduler()),
+					harness.Component(func() fold.Component[harness.Services] { return &turns{} }))
+			})}})
+	require.NoError(t, err)
+	defer s.Close()
+	_, ok := s.Stock.Toolbox.Lookup("word_count")
+	require.True(t, ok)
+	script, err := model.ParseScript("m", []byte(`{"tool_calls": [{"id": "w", "name": "word_count", "args": "{\"path\":\"notes.md\"}"}]}
+{"text": "Two."}`))
+	require.NoError(t, err)
+	rt, free, err := s.Runtime(stock.WithModel(script))
+	require.NoError(t, err)
+	defer free()
+	th := rt.Thread(s.Stock.Actor, "t1")
+	out, err := th.Start(ctx, "Count the words of notes.md")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status)
+	n, err := harness.ViewAs[int](ctx, th, "turns")
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
 }

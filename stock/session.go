@@ -101,6 +101,10 @@ type SessionOptions struct {
 	MCP context.Context
 	// Harness configure the runtimes further: the program's version, say.
 	Harness []harness.Option
+	// Stock are more options of the session's stock, after those its
+	// settings give: a tool of one's own (WithTools), an actor composed
+	// one's own way (WithActor).
+	Stock []Option
 	// Model says whether the runtimes record a model for the threads they
 	// start (harness.WithModelName): ModelSpec when given (relative to
 	// ModelDir; see ParseModelSpec), else the settings' model. The spec
@@ -212,6 +216,7 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 		}
 	}
 	s.so = append(s.so, WithInstructions(InstructionsOf(place, set, o.Getenv)))
+	s.so = append(s.so, o.Stock...)
 	if s.cfg, err = harness.NewConfig(opts...); err != nil {
 		return nil, err
 	}
