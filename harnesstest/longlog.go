@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"testing"
 
 	"github.com/stretchr/testify/require"
 
@@ -16,7 +15,7 @@ import (
 // LoopActor is the coding actor the logs of Parked are written by: the
 // default configuration with write_file, read_file and run_command,
 // whose runs fail (a log of it is read, never resumed).
-func LoopActor(tb testing.TB) harness.Actor {
+func LoopActor(tb T) harness.Actor {
 	tb.Helper()
 	tool := func(name string, needs action.Capability) harness.ToolAdapter {
 		return harness.Tool{Spec: facts.ToolSchema{Name: name}, Needs: needs,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"testing"
 
 	"github.com/stretchr/testify/require"
 
@@ -43,7 +42,7 @@ type Parked struct {
 
 // Append appends the thread id to s, in batches of 1,000, and fails t
 // unless every fact was appended.
-func (p Parked) Append(t testing.TB, s thread.Store, id string) {
+func (p Parked) Append(t T, s thread.Store, id string) {
 	least := 5
 	if p.Policy != nil {
 		least = 6
