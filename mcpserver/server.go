@@ -48,8 +48,9 @@ type Opened struct {
 	Runtime *harness.Runtime
 	Actor   harness.Actor
 	// Drive is how a thread is driven: the workspace's approval policy
-	// and how its model is loaded. Ask must be nil: nobody waits at a
-	// prompt, and a thread that needs a person parks.
+	// (Approval, or a Go drive.Policy whose answers are recorded by its
+	// name) and how its model is loaded. Ask must be nil: nobody waits at
+	// a prompt, and a thread that needs a person parks.
 	Drive drive.Options
 	// Close closes what Open opened.
 	Close func() error
