@@ -29,6 +29,9 @@ type Recording struct {
 	From string
 	// System is its first system.configured, when it has one.
 	System *facts.SystemConfigured
+	// Before are the seqs of its user messages after the first and
+	// before its first model turn.
+	Before []uint64
 }
 
 // Turn is one model turn of a recording.
@@ -39,6 +42,9 @@ type Turn struct {
 	Calls []Call
 	// Compared is the turn's rerun.turn, when the thread is a rerun.
 	Compared *facts.RerunTurn
+	// Offers are what came from outside after the turn and before the
+	// next: the answer to its question, a person's messages, in order.
+	Offers []facts.Offer
 }
 
 // Call is a tool call of a turn and what became of it.
@@ -108,8 +114,23 @@ func Read(ctx context.Context, store thread.Store, id string) (*Recording, error
 		r.Head = f.Seq
 		switch f.Kind {
 		case facts.KindUserMessage:
-			if r.First == 0 {
+			switch {
+			case r.First == 0:
 				r.First = f.Seq
+			case len(r.Turns) == 0:
+				r.Before = append(r.Before, f.Seq)
+			default:
+				t := &r.Turns[len(r.Turns)-1]
+				t.Offers = append(t.Offers, facts.Offer{Kind: f.Kind, Seq: f.Seq})
+			}
+		case facts.KindQuestionAnswered:
+			p, err := facts.Decode[facts.QuestionAnswered](f)
+			if err != nil {
+				return nil, err
+			}
+			if n := len(r.Turns); n > 0 && r.Turns[n-1].Question != nil && p.RequestID == "q-"+strconv.Itoa(r.Turns[n-1].N) {
+				t := &r.Turns[n-1]
+				t.Offers = append(t.Offers, facts.Offer{Kind: f.Kind, Seq: f.Seq})
 			}
 		case facts.KindSystemConfigured:
 			if r.System == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -192,7 +193,14 @@ func begin(ctx context.Context, store thread.Store, orig *Recording, id string, 
 			return nil, fmt.Errorf("rerun %s: %w", orig.Thread, err)
 		}
 		if f.Seq > orig.First {
-			break
+			// The messages before its first turn, after the first: the
+			// rest of what the model was first offered.
+			if len(orig.Before) == 0 || f.Seq > orig.Before[len(orig.Before)-1] {
+				break
+			}
+			if !slices.Contains(orig.Before, f.Seq) {
+				continue
+			}
 		}
 		drafts = append(drafts, facts.Draft{Kind: f.Kind, Cause: f.Cause, Data: f.Data})
 	}
