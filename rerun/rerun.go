@@ -52,6 +52,17 @@ type Options struct {
 	// the prompt or the tools is an actor composed with it (and named in
 	// Overrides).
 	Actor harness.Actor
+	// Instructions, when not nil, are given to the model in place of the
+	// instruction files (AGENTS.md) the runtime would read: the rerun's
+	// instructions.read names them OverridePath. Empty gives none.
+	Instructions []byte
+	// Tools, when not nil, are the only tools the rerun is offered, and
+	// WithoutTools are left out; each must be one the original was
+	// offered (ErrOverride otherwise). Narrowed, the actor is the stock
+	// composition (harness.DelegatingActor, or CodingActor without the
+	// delegate tool) of Runtime's configuration and the tools kept.
+	Tools        []string
+	WithoutTools []string
 	// Asks, when set, says whether a call to the tool named would be put
 	// to a person: the report lists the calls the rerun made but did not
 	// run that would have needed an approval.
@@ -91,7 +102,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if orig.First == 0 {
 		return nil, fmt.Errorf("rerun %s: %w", opts.From, ErrNoTurns)
 	}
-	key := Key(opts.Model, opts.Overrides, opts.Live)
+	overrides := opts.overrides()
+	key := Key(opts.Model, overrides, opts.Live)
 	id := opts.As
 	if id == "" {
 		id = ID(opts.From, key)
@@ -102,7 +114,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if id == opts.From {
 		return nil, fmt.Errorf("rerun %s into itself: %w", opts.From, ErrOtherRerun)
 	}
-	link := facts.Rerun{Model: opts.Model, Key: key, Overrides: opts.Overrides, Live: opts.Live}
+	link := facts.Rerun{Model: opts.Model, Key: key, Overrides: overrides, Live: opts.Live}
+	tools, actor, narrowed, err := opts.narrow(orig, opts.Runtime.Services)
+	if err != nil {
+		return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
+	}
 	scratch := opts.Runtime.Services.Workspace
 	if opts.Live {
 		if err := checkScratch(opts.Source, scratch); err != nil {
@@ -134,6 +150,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	svc := opts.Runtime.Services
 	svc.Rerun = s
+	if narrowed {
+		svc.Tools = tools
+	}
+	if opts.Instructions != nil {
+		svc.Instructions = instructionsOverride(opts.Instructions)
+	}
 	if !opts.Live {
 		// Nothing runs: not the hooks of the thread's own events either
 		// (each due is recorded as not run).
@@ -144,7 +166,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
 	}
 	rt.Tracer, rt.Sealer = opts.Runtime.Tracer, opts.Runtime.Sealer
-	th := rt.Thread(opts.Actor, id)
+	th := rt.Thread(actor, id)
 	out, err := th.Resume(ctx)
 	for err == nil && out.Status == harness.StatusParked && opts.Live && opts.Approval != nil {
 		st, ierr := drive.Inspect(ctx, th)

@@ -25,20 +25,26 @@ import (
 func (a *app) rerunCmd() *cobra.Command {
 	var (
 		spec, as, status, query, promptFile, approve string
+		instructionsFile                             string
+		tools, withoutTools                          []string
 		all, live                                    bool
 		concurrency                                  int
 	)
 	cmd := &cobra.Command{
 		Use:   "rerun THREAD... --model SPEC | rerun --all [--status STATUS] --model SPEC | rerun --query QUERY --model SPEC",
 		Short: "Re-run recorded threads against another model: where it diverges, what it would have done, what it costs",
-		Long: `Offer another model (or another system prompt) the conversation of a recorded
-thread, as a new thread linked to it (THREAD-rr-KEY, KEY the digest of the model
-spec and the overrides). While the new model makes the calls the original made
-(the same tools, the same arguments as JSON, in the same order) it is served the
-original's recorded results: nothing runs and nobody is asked; each served result
-names the seq it was copied from. At the first divergence the rerun stops, or,
-with --live, goes on for real in a scratch copy of the workspace with the
-original's file effects undone back to that point — never in your workspace.
+		Long: `Offer another model (or another system prompt, other instructions, fewer tools)
+the conversation of a recorded thread, as a new thread linked to it (THREAD-rr-KEY,
+KEY the digest of the model spec and the overrides). While the new model makes the
+calls the original made (the same tools, the same arguments as JSON, in the same
+order) it is served the original's recorded results: nothing runs and nobody is
+asked; each served result names the seq it was copied from. What a person said
+after a turn of the original — the answer to the same question, a next message —
+is offered to the rerun after its same turn, a copy naming its seq. At the first
+divergence the rerun stops, or, with --live, goes on for real in a scratch copy of
+the workspace with the original's file effects undone back to that point — never
+in your workspace. A live rerun cut off midway goes on in the same scratch copy
+when run again.
 
 The comparison shows the turns side by side, where and why they diverged (another
 tool, other arguments and how, a call the original did not make, an earlier
@@ -123,7 +129,17 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 			}
 			defer free()
 			opts := rerun.Options{Model: s.Model, Overrides: overrides, Live: live, Runtime: rt, Actor: s.Stock.Actor,
-				Asks: asksOf(rt.Services.Tools)}
+				Asks: asksOf(rt.Services.Tools), WithoutTools: withoutTools}
+			if cmd.Flags().Changed("tools") {
+				opts.Tools = append([]string{}, tools...)
+			}
+			if instructionsFile != "" {
+				b, err := os.ReadFile(instructionsFile)
+				if err != nil {
+					return asUsage(fmt.Errorf("--instructions: %w", err))
+				}
+				opts.Instructions = append([]byte{}, b...)
+			}
 			if live {
 				approval, err := drive.NewApproval(cmp.Or(approve, "ask"), nil, nil)
 				if err != nil {
@@ -148,6 +164,9 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 				}
 				opts.From, opts.As = ids[0], as
 				rep, err := rerun.Run(ctx, opts)
+				if errors.Is(err, rerun.ErrOverride) {
+					return asUsage(err)
+				}
 				if rep == nil {
 					return err
 				}
@@ -194,7 +213,7 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 					Model string      `json:"model"`
 					Key   string      `json:"key"`
 					Rows  []rerun.Row `json:"rows"`
-				}{s.Model, rerun.Key(s.Model, overrides, live), rows})
+				}{s.Model, rerun.KeyOf(opts), rows})
 			}
 			a.printSuite(rows)
 			return nil
@@ -209,6 +228,9 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 	fl.StringVar(&status, "status", "", "with --all: only the threads of this `STATUS` (done, parked, failed, stopped, resumable)")
 	fl.StringVar(&query, "query", "", "rerun the threads a search `QUERY` finds (harness search's syntax)")
 	fl.StringVar(&promptFile, "system-prompt-file", "", "offer the system prompt in `FILE` instead of the original's (an override: part of the key)")
+	fl.StringVar(&instructionsFile, "instructions", "", "give the model the instructions in `FILE` instead of the instruction files (AGENTS.md) it would read (an override: part of the key)")
+	fl.StringSliceVar(&tools, "tools", nil, "offer only these tools, each one the original was offered (an override: part of the key)")
+	fl.StringArrayVar(&withoutTools, "without-tool", nil, "do not offer this tool, one the original was offered; repeat for more (an override: part of the key)")
 	fl.IntVar(&concurrency, "concurrency", 2, "how many reruns of a suite run at once")
 	return cmd
 }
