@@ -124,17 +124,29 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if err := checkScratch(opts.Source, scratch); err != nil {
 			return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
 		}
+		if link.Scratch, err = realDir(scratch); err != nil {
+			return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
+		}
+	}
+	if opts.Instructions != nil && opts.Runtime.Services.Blobs != nil {
+		// Kept from the start, so that a rerun cut off before its first
+		// turn can be resumed with them (see Again).
+		if _, err := opts.Runtime.Services.Blobs.PutBlob(ctx, opts.Instructions); err != nil {
+			return nil, fmt.Errorf("rerun %s: keep the instructions: %w", opts.From, err)
+		}
 	}
 	_, headErr := store.Head(ctx, id)
-	mine, err := begin(ctx, store, orig, id, link)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Live && headErr != nil {
-		// Begun now: the scratch copy is the workspace as it is.
+	switch {
+	case opts.Live && headErr != nil:
+		// Begun now: the scratch copy is the workspace as it is, copied
+		// before the rerun records it.
 		if err := CopyWorkspace(opts.Source, scratch, opts.Skip); err != nil {
 			return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
 		}
+	}
+	mine, err := begin(ctx, store, orig, id, link)
+	if err != nil {
+		return nil, err
 	}
 	s := &server{store: store, orig: orig, to: id, live: opts.Live}
 	if opts.Live {
@@ -167,6 +179,18 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	rt.Tracer, rt.Sealer = opts.Runtime.Tracer, opts.Runtime.Sealer
 	th := rt.Thread(actor, id)
+	if opts.Live && headErr == nil {
+		// Cut off midway: it goes on in the copy it recorded, as it left
+		// it (an ended one only in the copy it recorded).
+		st, err := drive.Inspect(ctx, th)
+		if err != nil {
+			return nil, fmt.Errorf("rerun %s as %s: %w", opts.From, id, err)
+		}
+		ended := st.Status == harness.StatusDone || st.Status == harness.StatusStopped
+		if err := sameScratch(ctx, store, id, link.Scratch, opts.Runtime.Services.Observer, !ended); err != nil {
+			return nil, fmt.Errorf("rerun %s as %s: %w", opts.From, id, err)
+		}
+	}
 	out, err := th.Resume(ctx)
 	for err == nil && out.Status == harness.StatusParked && opts.Live && opts.Approval != nil {
 		st, ierr := drive.Inspect(ctx, th)

@@ -145,9 +145,19 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 				if err != nil {
 					return asUsage(fmt.Errorf("--approve: %w", err))
 				}
-				scratch, err := os.MkdirTemp("", "harness-rerun-")
+				id := as
+				if id == "" {
+					id = rerun.ID(ids[0], rerun.KeyOf(opts))
+				}
+				scratch, err := rerun.ScratchOf(ctx, s.Store, id)
 				if err != nil {
 					return err
+				}
+				again := scratch != ""
+				if !again {
+					if scratch, err = os.MkdirTemp("", "harness-rerun-"); err != nil {
+						return err
+					}
 				}
 				lrt, actor, lfree, err := s.RuntimeIn(scratch, stock.WithModel(m))
 				if err != nil {
@@ -156,7 +166,11 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 				defer lfree()
 				opts.Runtime, opts.Actor, opts.Approval = lrt, actor, &approval
 				opts.Source, opts.Skip = s.Place.Root, []string{s.Place.Store}
-				fmt.Fprintf(a.stderr, "%s the live rerun acts in the scratch copy %s\n", a.paint("bold", "harness:"), present.EscapeLine(scratch))
+				if again {
+					fmt.Fprintf(a.stderr, "%s the live rerun %s goes on in its scratch copy %s\n", a.paint("bold", "harness:"), id, present.EscapeLine(scratch))
+				} else {
+					fmt.Fprintf(a.stderr, "%s the live rerun acts in the scratch copy %s\n", a.paint("bold", "harness:"), present.EscapeLine(scratch))
+				}
 			}
 			if len(ids) == 1 && !all && query == "" {
 				if err := s.threadExists(ctx, ids[0]); err != nil {
