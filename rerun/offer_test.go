@@ -192,3 +192,41 @@ func TestRerunAskingAnotherQuestionDiverges(t *testing.T) {
 		require.NotEqual(t, facts.KindQuestionAnswered, f.Kind)
 	}
 }
+
+// A rerun that rests between served turns (its question unanswered in the
+// original too) and is then resumed by a runtime that serves nothing
+// fails its next turn rather than run its calls for real.
+func TestRerunResumedWithoutServingFails(t *testing.T) {
+	e := harnesstest.NewStock(t, scriptTalk)
+	th := e.Thread("t")
+	_, err := th.Start(ctx, "Set the TTL")
+	require.NoError(t, err)
+	st, err := drive.Inspect(ctx, th)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, st.Status)
+	require.Equal(t, "question", string(st.Waits[0].Kind), "the original waits on its question")
+
+	rt, actor, _, ran := rerunOn(t, e, scriptTalkB)
+	rep, err := rerun.Run(ctx, rerun.Options{From: "t", Model: "scripted:b", Runtime: rt, Actor: actor})
+	require.NoError(t, err)
+	require.Equal(t, rerun.VerdictUnfinished, rep.Verdict)
+	require.Equal(t, harness.StatusParked, rep.Outcome, "the same question, unanswered there too, waits for a person")
+
+	// A person answers; a runtime with nothing to serve resumes it.
+	mine := e.RT.Thread(actor, rep.Rerun)
+	ms, err := drive.Inspect(ctx, mine)
+	require.NoError(t, err)
+	d, err := facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: ms.Waits[0].RequestID, Text: "600"})
+	require.NoError(t, err)
+	_, err = mine.Post(ctx, d, "a")
+	require.NoError(t, err)
+	plain, err := harness.NewRuntime(e.Store, rt.Services, rt.Config)
+	require.NoError(t, err)
+	out, err := plain.Thread(actor, rep.Rerun).Resume(ctx)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusFailed, out.Status)
+	require.Contains(t, out.Reason, "was not compared with the original's")
+	require.Equal(t, int64(0), ran.Load(), "nothing ran")
+	require.Equal(t, "ttl_seconds = 60\n", e.Read("cache.toml"))
+	require.NoError(t, audit.VerifyLog(ctx, e.Store, e.Stock.Actor, rep.Rerun))
+}

@@ -27,8 +27,12 @@ type Recording struct {
 	Rerun *facts.Rerun
 	// From is the thread it reruns, when it is a rerun.
 	From string
-	// System is its first system.configured, when it has one.
-	System *facts.SystemConfigured
+	// System is its first system.configured after its fork, or else its
+	// first, when it has one; SystemSeq its seq, Forked the seq of its
+	// thread.forked of a rerun.
+	System    *facts.SystemConfigured
+	SystemSeq uint64
+	Forked    uint64
 	// Before are the seqs of its user messages after the first and
 	// before its first model turn.
 	Before []uint64
@@ -133,12 +137,12 @@ func Read(ctx context.Context, store thread.Store, id string) (*Recording, error
 				t.Offers = append(t.Offers, facts.Offer{Kind: f.Kind, Seq: f.Seq})
 			}
 		case facts.KindSystemConfigured:
-			if r.System == nil {
+			if r.System == nil || r.SystemSeq < r.Forked {
 				p, err := facts.Decode[facts.SystemConfigured](f)
 				if err != nil {
 					return nil, err
 				}
-				r.System = &p
+				r.System, r.SystemSeq = &p, f.Seq
 			}
 		case facts.KindThreadForked:
 			p, err := facts.Decode[facts.ThreadForked](f)
@@ -146,7 +150,7 @@ func Read(ctx context.Context, store thread.Store, id string) (*Recording, error
 				return nil, err
 			}
 			if p.Rerun != nil && r.Rerun == nil {
-				r.Rerun, r.From = p.Rerun, p.From
+				r.Rerun, r.From, r.Forked = p.Rerun, p.From, f.Seq
 			}
 		case facts.KindModelTurn:
 			if !strings.HasPrefix(f.Cause, "infer/turn/") {

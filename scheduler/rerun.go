@@ -30,9 +30,18 @@ import (
 // drafts, when the thread is a rerun.
 func (s *state[S]) compared(turn int, mt facts.ModelTurn, out []facts.Draft) effect.Effect[S, []facts.Draft] {
 	if s.env.Rerun == nil {
+		if s.offersFrom != "" {
+			return effect.Fail[S, []facts.Draft](fmt.Errorf("turn %d of this rerun of %s was not compared with the original's: nothing here serves it (go on with harness resume, or harness rerun %s --as this thread)", turn, s.offersFrom, s.offersFrom))
+		}
 		return effect.Succeed[S](out)
 	}
+	going := s.offersFrom
 	return effect.AndThen(s.env.Rerun(s.thread, turn, mt), func(rt *facts.RerunTurn) effect.Effect[S, []facts.Draft] {
+		if rt == nil && going != "" {
+			// The turn before was served, and nothing compares this one:
+			// its calls would run for real, where a rerun runs nothing.
+			return effect.Fail[S, []facts.Draft](fmt.Errorf("turn %d of this rerun of %s was not compared with the original's: nothing here serves it (go on with harness resume, or harness rerun %s --as this thread)", turn, going, going))
+		}
 		if rt == nil {
 			return effect.Succeed[S](out)
 		}

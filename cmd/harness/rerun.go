@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -24,11 +25,10 @@ import (
 
 func (a *app) rerunCmd() *cobra.Command {
 	var (
-		spec, as, status, query, promptFile, approve string
-		instructionsFile                             string
-		tools, withoutTools                          []string
-		all, live                                    bool
-		concurrency                                  int
+		r             rerunFlags
+		status, query string
+		all           bool
+		concurrency   int
 	)
 	cmd := &cobra.Command{
 		Use:   "rerun THREAD... --model SPEC | rerun --all [--status STATUS] --model SPEC | rerun --query QUERY --model SPEC",
@@ -69,7 +69,7 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 				}
 			}
 			switch {
-			case spec == "":
+			case r.spec == "":
 				return usageError("rerun: --model SPEC is required (the model to rerun on)")
 			case chosen != 1:
 				return usageError("rerun: name the threads one way: THREAD..., --all, or --query QUERY")
@@ -77,16 +77,16 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 				return usageError("rerun: --status goes with --all")
 			case status != "" && !slices.Contains(drive.Statuses, status):
 				return usageError("rerun: --status %s: want one of %s", status, strings.Join(drive.Statuses, ", "))
-			case as != "" && len(ids) != 1:
+			case r.as != "" && len(ids) != 1:
 				return usageError("rerun: --as names the rerun of one thread")
-			case live && (len(ids) != 1 || all || query != ""):
+			case r.live && (len(ids) != 1 || all || query != ""):
 				return usageError("rerun: --live reruns one thread (each in its own scratch copy)")
-			case approve != "" && !live:
+			case r.approve != "" && !r.live:
 				return usageError("rerun: --approve answers what a --live rerun runs; a rerun without it runs nothing")
 			case concurrency < 1:
 				return usageError("rerun: --concurrency %d: want 1 or more", concurrency)
 			}
-			for _, id := range append(ids, as) {
+			for _, id := range append(ids, r.as) {
 				if id == "" {
 					continue
 				}
@@ -94,157 +94,23 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 					return err
 				}
 			}
-			var overrides []string
-			so := stock.SessionOptions{Drive: true, Model: stock.ModelNeeded, ModelSpec: spec}
-			if promptFile != "" {
-				b, err := os.ReadFile(promptFile)
-				if err != nil {
-					return asUsage(fmt.Errorf("--system-prompt-file: %w", err))
-				}
-				so.Harness = append(so.Harness, func(c *harness.Config) { c.SystemPrompt = string(b) })
-				sum := sha256.Sum256(b)
-				overrides = append(overrides, "system_prompt=sha256:"+hex.EncodeToString(sum[:]))
-			}
-			cwd, _ := os.Getwd()
-			p, err := a.place()
-			if err != nil {
-				return err
-			}
-			so.ModelDir = cwd
-			s, err := a.newSession(p, nil, so)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			m, err := stock.LoadModel(s.Model, s.ModelOptions()...)
-			if err != nil {
-				return asUsage(fmt.Errorf("--model: %w", err))
-			}
-			if err := a.openStore(ctx, s); err != nil {
-				return err
-			}
-			rt, free, err := s.Runtime(stock.WithModel(m))
-			if err != nil {
-				return err
-			}
-			defer free()
-			opts := rerun.Options{Model: s.Model, Overrides: overrides, Live: live, Runtime: rt, Actor: s.Stock.Actor,
-				Asks: asksOf(rt.Services.Tools), WithoutTools: withoutTools}
-			if cmd.Flags().Changed("tools") {
-				opts.Tools = append([]string{}, tools...)
-			}
-			if instructionsFile != "" {
-				b, err := os.ReadFile(instructionsFile)
-				if err != nil {
-					return asUsage(fmt.Errorf("--instructions: %w", err))
-				}
-				opts.Instructions = append([]byte{}, b...)
-			}
-			if live {
-				approval, err := drive.NewApproval(cmp.Or(approve, "ask"), nil, nil)
-				if err != nil {
-					return asUsage(fmt.Errorf("--approve: %w", err))
-				}
-				id := as
-				if id == "" {
-					id = rerun.ID(ids[0], rerun.KeyOf(opts))
-				}
-				scratch, err := rerun.ScratchOf(ctx, s.Store, id)
-				if err != nil {
-					return err
-				}
-				again := scratch != ""
-				if !again {
-					if scratch, err = os.MkdirTemp("", "harness-rerun-"); err != nil {
-						return err
-					}
-				}
-				lrt, actor, lfree, err := s.RuntimeIn(scratch, stock.WithModel(m))
-				if err != nil {
-					return err
-				}
-				defer lfree()
-				opts.Runtime, opts.Actor, opts.Approval = lrt, actor, &approval
-				opts.Source, opts.Skip = s.Place.Root, []string{s.Place.Store}
-				if again {
-					fmt.Fprintf(a.stderr, "%s the live rerun %s goes on in its scratch copy %s\n", a.paint("bold", "harness:"), id, present.EscapeLine(scratch))
-				} else {
-					fmt.Fprintf(a.stderr, "%s the live rerun acts in the scratch copy %s\n", a.paint("bold", "harness:"), present.EscapeLine(scratch))
-				}
-			}
-			if len(ids) == 1 && !all && query == "" {
-				if err := s.threadExists(ctx, ids[0]); err != nil {
-					return err
-				}
-				opts.From, opts.As = ids[0], as
-				rep, err := rerun.Run(ctx, opts)
-				if errors.Is(err, rerun.ErrOverride) {
-					return asUsage(err)
-				}
-				if rep == nil {
-					return err
-				}
-				if a.jsonOut() {
-					if perr := a.printJSON(rep); perr != nil {
-						return perr
-					}
-				} else {
-					a.printRerun(rep)
-				}
-				if err == nil && rep.Outcome == harness.StatusParked {
-					return &exitErr{code: exitParked, err: fmt.Errorf("the live rerun %s waits for a person (approve with --approve)", rep.Rerun)}
-				}
-				return err
-			}
-			switch {
-			case all:
-				ids, err = rerun.Select(ctx, rt, s.Stock.Actor, harness.Status(status))
-			case query != "":
-				var ix *search.Index
-				if ix, err = s.Place.OpenSearch(ctx, max(a.wait, search.DefaultWait)); err != nil {
-					return err
-				}
-				defer ix.Close()
-				ids, err = rerun.Find(ctx, rt, s.Stock.Actor, ix, query)
-				if errors.Is(err, search.ErrQuery) || errors.Is(err, search.ErrCursor) {
-					return asUsage(err)
-				}
-			}
-			if err != nil {
-				return err
-			}
-			rows, err := rerun.Suite(ctx, rerun.SuiteOptions{Options: opts, Threads: ids, Concurrency: concurrency,
-				OnRow: func(r rerun.Row) {
-					if !a.jsonOut() {
-						fmt.Fprintf(a.stderr, "harness: reran %s\n", r.Thread)
-					}
-				}})
-			if err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				return a.printJSON(struct {
-					Model string      `json:"model"`
-					Key   string      `json:"key"`
-					Rows  []rerun.Row `json:"rows"`
-				}{s.Model, rerun.KeyOf(opts), rows})
-			}
-			a.printSuite(rows)
-			return nil
+			r.toolsSet = cmd.Flags().Changed("tools")
+			r.all, r.status, r.query, r.concurrency = all, status, query, concurrency
+			return a.rerun(ctx, r, ids, "")
 		}),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&spec, "model", "", "the model to rerun on: scripted:FILE, openai:MODEL or anthropic:MODEL")
-	fl.StringVar(&as, "as", "", "the rerun's thread id, for one thread (default THREAD-rr-KEY)")
-	fl.BoolVar(&live, "live", false, "go on past the divergence, for real, in a scratch copy of the workspace with the original's file effects after that point undone (refused if a kept content is missing); one thread")
-	fl.StringVar(&approve, "approve", "", "with --live: which confirmations of what the rerun runs are approved: ask (park), writes or all")
+	fl.StringVar(&r.spec, "model", "", "the model to rerun on: scripted:FILE, openai:MODEL or anthropic:MODEL")
+	fl.StringVar(&r.as, "as", "", "the rerun's thread id, for one thread (default THREAD-rr-KEY)")
+	fl.BoolVar(&r.live, "live", false, "go on past the divergence, for real, in a scratch copy of the workspace with the original's file effects after that point undone (refused if a kept content is missing); one thread")
+	fl.StringVar(&r.approve, "approve", "", "with --live: which confirmations of what the rerun runs are approved: ask (park), writes or all")
 	fl.BoolVar(&all, "all", false, "rerun every thread that is no rerun (with --status, of that status)")
 	fl.StringVar(&status, "status", "", "with --all: only the threads of this `STATUS` (done, parked, failed, stopped, resumable)")
 	fl.StringVar(&query, "query", "", "rerun the threads a search `QUERY` finds (harness search's syntax)")
-	fl.StringVar(&promptFile, "system-prompt-file", "", "offer the system prompt in `FILE` instead of the original's (an override: part of the key)")
-	fl.StringVar(&instructionsFile, "instructions", "", "give the model the instructions in `FILE` instead of the instruction files (AGENTS.md) it would read (an override: part of the key)")
-	fl.StringSliceVar(&tools, "tools", nil, "offer only these tools, each one the original was offered (an override: part of the key)")
-	fl.StringArrayVar(&withoutTools, "without-tool", nil, "do not offer this tool, one the original was offered; repeat for more (an override: part of the key)")
+	fl.StringVar(&r.promptFile, "system-prompt-file", "", "offer the system prompt in `FILE` instead of the original's (an override: part of the key)")
+	fl.StringVar(&r.instructionsFile, "instructions", "", "give the model the instructions in `FILE` instead of the instruction files (AGENTS.md) it would read (an override: part of the key)")
+	fl.StringSliceVar(&r.tools, "tools", nil, "offer only these tools, each one the original was offered (an override: part of the key)")
+	fl.StringArrayVar(&r.withoutTools, "without-tool", nil, "do not offer this tool, one the original was offered; repeat for more (an override: part of the key)")
 	fl.IntVar(&concurrency, "concurrency", 2, "how many reruns of a suite run at once")
 	return cmd
 }
@@ -375,4 +241,188 @@ func (a *app) printSuite(rows []rerun.Row) {
 			p.RerunSide.ChecksPassed, p.RerunSide.ChecksPassed+p.RerunSide.ChecksFailed, cost)
 	}
 	_ = tw.Flush()
+}
+
+// rerunFlags are the flags of rerun.
+type rerunFlags struct {
+	spec, as, approve, promptFile, instructionsFile string
+	tools, withoutTools                             []string
+	toolsSet, live, all                             bool
+	status, query                                   string
+	concurrency                                     int
+}
+
+// rerun reruns ids (or the threads of --all or --query) as r says; again,
+// when set, is a rerun to go on with as it was begun (resume of a
+// rerun): its recorded model spec, overrides and scratch copy.
+func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again string) error {
+	spec, as, approve, promptFile, instructionsFile := r.spec, r.as, r.approve, r.promptFile, r.instructionsFile
+	tools, withoutTools, live, all, status, query, concurrency := r.tools, r.withoutTools, r.live, r.all, r.status, r.query, r.concurrency
+	var overrides []string
+	so := stock.SessionOptions{Drive: true, Model: stock.ModelNeeded, ModelSpec: spec}
+	if promptFile != "" {
+		b, err := os.ReadFile(promptFile)
+		if err != nil {
+			return asUsage(fmt.Errorf("--system-prompt-file: %w", err))
+		}
+		so.Harness = append(so.Harness, func(c *harness.Config) { c.SystemPrompt = string(b) })
+		sum := sha256.Sum256(b)
+		overrides = append(overrides, "system_prompt=sha256:"+hex.EncodeToString(sum[:]))
+	}
+	cwd, _ := os.Getwd()
+	p, err := a.place()
+	if err != nil {
+		return err
+	}
+	so.ModelDir = cwd
+	s, err := a.newSession(p, nil, so)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	m, err := stock.LoadModel(s.Model, s.ModelOptions()...)
+	if err != nil {
+		return asUsage(fmt.Errorf("--model: %w", err))
+	}
+	if err := a.openStore(ctx, s); err != nil {
+		return err
+	}
+	rt, free, err := s.Runtime(stock.WithModel(m))
+	if err != nil {
+		return err
+	}
+	defer free()
+	opts := rerun.Options{Model: s.Model, Overrides: overrides, Live: live, Runtime: rt, Actor: s.Stock.Actor,
+		Asks: asksOf(rt.Services.Tools), WithoutTools: withoutTools}
+	if r.toolsSet {
+		opts.Tools = append([]string{}, tools...)
+	}
+	if instructionsFile != "" {
+		b, err := os.ReadFile(instructionsFile)
+		if err != nil {
+			return asUsage(fmt.Errorf("--instructions: %w", err))
+		}
+		opts.Instructions = append([]byte{}, b...)
+	}
+	if again != "" {
+		// The rerun as it was begun: its thread, model, overrides, live.
+		if opts, err = rerun.Again(ctx, s.Store, rt.Services.Blobs, again, opts); err != nil {
+			return err
+		}
+		ids, as, live = []string{opts.From}, again, opts.Live
+	}
+	if live {
+		approval, err := drive.NewApproval(cmp.Or(approve, "ask"), nil, nil)
+		if err != nil {
+			return asUsage(fmt.Errorf("--approve: %w", err))
+		}
+		id := as
+		if id == "" {
+			id = rerun.ID(ids[0], rerun.KeyOf(opts))
+		}
+		scratch, err := rerun.ScratchOf(ctx, s.Store, id)
+		if err != nil {
+			return err
+		}
+		again := scratch != ""
+		if !again {
+			if scratch, err = os.MkdirTemp("", "harness-rerun-"); err != nil {
+				return err
+			}
+		}
+		lrt, actor, lfree, err := s.RuntimeIn(scratch, stock.WithModel(m))
+		if err != nil {
+			return err
+		}
+		defer lfree()
+		opts.Runtime, opts.Actor, opts.Approval = lrt, actor, &approval
+		opts.Source, opts.Skip = s.Place.Root, []string{s.Place.Store}
+		if again {
+			fmt.Fprintf(a.stderr, "%s the live rerun %s goes on in its scratch copy %s\n", a.paint("bold", "harness:"), id, present.EscapeLine(scratch))
+		} else {
+			fmt.Fprintf(a.stderr, "%s the live rerun acts in the scratch copy %s\n", a.paint("bold", "harness:"), present.EscapeLine(scratch))
+		}
+	}
+	if len(ids) == 1 && !all && query == "" {
+		if err := s.threadExists(ctx, ids[0]); err != nil {
+			return err
+		}
+		opts.From, opts.As = ids[0], as
+		rep, err := rerun.Run(ctx, opts)
+		if errors.Is(err, rerun.ErrOverride) {
+			return asUsage(err)
+		}
+		if rep == nil {
+			return err
+		}
+		if a.jsonOut() {
+			if perr := a.printJSON(rep); perr != nil {
+				return perr
+			}
+		} else {
+			a.printRerun(rep)
+		}
+		if err == nil && rep.Outcome == harness.StatusParked {
+			return &exitErr{code: exitParked, err: fmt.Errorf("the live rerun %s waits for a person (approve with --approve)", rep.Rerun)}
+		}
+		return err
+	}
+	switch {
+	case all:
+		ids, err = rerun.Select(ctx, rt, s.Stock.Actor, harness.Status(status))
+	case query != "":
+		var ix *search.Index
+		if ix, err = s.Place.OpenSearch(ctx, max(a.wait, search.DefaultWait)); err != nil {
+			return err
+		}
+		defer ix.Close()
+		ids, err = rerun.Find(ctx, rt, s.Stock.Actor, ix, query)
+		if errors.Is(err, search.ErrQuery) || errors.Is(err, search.ErrCursor) {
+			return asUsage(err)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	rows, err := rerun.Suite(ctx, rerun.SuiteOptions{Options: opts, Threads: ids, Concurrency: concurrency,
+		OnRow: func(r rerun.Row) {
+			if !a.jsonOut() {
+				fmt.Fprintf(a.stderr, "harness: reran %s\n", r.Thread)
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	if a.jsonOut() {
+		return a.printJSON(struct {
+			Model string      `json:"model"`
+			Key   string      `json:"key"`
+			Rows  []rerun.Row `json:"rows"`
+		}{s.Model, rerun.KeyOf(opts), rows})
+	}
+	a.printSuite(rows)
+	return nil
+}
+
+// resumeRerun goes on with thread id, when it is a rerun, as harness
+// rerun does (it needs the original's log to serve from, and runs on the
+// model it records): it reports whether it was one. The session s is
+// closed first: rerun opens its own.
+func (a *app) resumeRerun(ctx context.Context, s *session, id string, f *driveFlags) (bool, error) {
+	link, from, err := rerun.Link(ctx, s.Store, id)
+	if err != nil || link == nil {
+		return false, nil
+	}
+	if f.changed("model") {
+		return true, usageError("resume %s: a rerun of %s goes on on the model it records (%s); to rerun on another, run harness rerun %s --model SPEC", id, from, present.EscapeLine(link.Model), from)
+	}
+	r := rerunFlags{spec: link.Model, concurrency: 1}
+	if link.Live {
+		r.approve = f.approve
+	}
+	a.printf("%s %s is a rerun of %s: it goes on as harness rerun %s --as %s does\n", a.paint("bold", "harness:"), id, from, from, id)
+	if err := s.Close(); err != nil {
+		return true, err
+	}
+	return true, a.rerun(ctx, r, nil, id)
 }
