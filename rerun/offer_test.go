@@ -2,6 +2,7 @@ package rerun_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -118,6 +119,10 @@ func TestRerunIsOfferedTheLaterMessagesAndAnswers(t *testing.T) {
 	require.Equal(t, []string{"served", "matched", "served", "matched", "served", "matched"}, verdicts(rep))
 	require.Equal(t, int64(0), ran.Load(), "nothing ran")
 	require.Len(t, reqs.seen, 6)
+	require.Equal(t, []string{`answer: "600"`}, rep.Turns[1].Original.Offered)
+	require.Equal(t, []string{fmt.Sprintf(`answer: "600" (served from t seq %d)`, answerSeq)}, rep.Turns[1].Rerun.Offered)
+	require.Equal(t, []string{`message: "Also note it in notes.txt"`}, rep.Turns[3].Original.Offered)
+	require.Equal(t, []string{fmt.Sprintf(`message: "Also note it in notes.txt" (served from t seq %d)`, msgSeq)}, rep.Turns[3].Rerun.Offered)
 
 	// The copies name their sources, and come where the originals came.
 	log := logOf(t, e, rep.Rerun)

@@ -47,8 +47,10 @@ type Turn struct {
 	// Compared is the turn's rerun.turn, when the thread is a rerun.
 	Compared *facts.RerunTurn
 	// Offers are what came from outside after the turn and before the
-	// next: the answer to its question, a person's messages, in order.
+	// next: the answer to its question, a person's messages, in order;
+	// Said what each said (in a rerun, also the copies it was offered).
 	Offers []facts.Offer
+	Said   []string
 }
 
 // Call is a tool call of a turn and what became of it.
@@ -124,8 +126,13 @@ func Read(ctx context.Context, store thread.Store, id string) (*Recording, error
 			case len(r.Turns) == 0:
 				r.Before = append(r.Before, f.Seq)
 			default:
+				p, err := facts.Decode[facts.UserMessage](f)
+				if err != nil {
+					return nil, err
+				}
 				t := &r.Turns[len(r.Turns)-1]
 				t.Offers = append(t.Offers, facts.Offer{Kind: f.Kind, Seq: f.Seq})
+				t.Said = append(t.Said, said("message", p.Text, p.Served))
 			}
 		case facts.KindQuestionAnswered:
 			p, err := facts.Decode[facts.QuestionAnswered](f)
@@ -135,6 +142,7 @@ func Read(ctx context.Context, store thread.Store, id string) (*Recording, error
 			if n := len(r.Turns); n > 0 && r.Turns[n-1].Question != nil && p.RequestID == "q-"+strconv.Itoa(r.Turns[n-1].N) {
 				t := &r.Turns[n-1]
 				t.Offers = append(t.Offers, facts.Offer{Kind: f.Kind, Seq: f.Seq})
+				t.Said = append(t.Said, said("answer", p.Text, p.Served))
 			}
 		case facts.KindSystemConfigured:
 			if r.System == nil || r.SystemSeq < r.Forked {
@@ -240,4 +248,13 @@ func (r *Recording) turn(n int) *Turn {
 		}
 	}
 	return nil
+}
+
+// said says what a message or answer said, and where a copy came from.
+func said(what, text string, from *facts.Served) string {
+	s := what + ": " + strconv.Quote(clip(text))
+	if from != nil {
+		s += fmt.Sprintf(" (served from %s seq %d)", from.Thread, from.Seq)
+	}
+	return s
 }

@@ -152,6 +152,30 @@ func (a *app) printRerun(r *rerun.Report) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", t.N, sideWords(t.Original), sideWords(t.Rerun), t.Verdict)
 	}
 	_ = tw.Flush()
+	for _, t := range r.Turns {
+		for _, side := range []struct {
+			who string
+			t   *rerun.TurnSide
+		}{{"original", t.Original}, {"rerun", t.Rerun}} {
+			if side.t == nil {
+				continue
+			}
+			for _, o := range side.t.Offered {
+				fmt.Fprintf(a.stdout, "  after turn %d, the %s's: %s\n", t.N, side.who, e(o))
+			}
+		}
+	}
+	tw = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TURN\tTOKENS ORIGINAL\tTOKENS RERUN\tCOST ORIGINAL\tCOST RERUN\tCOST RATIO\tCHECKS ORIGINAL\tCHECKS RERUN")
+	for _, t := range r.Turns {
+		cost := "-"
+		if t.CostRatio > 0 {
+			cost = fmt.Sprintf("%.2f", t.CostRatio)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.N, turnTokens(t.Original), turnTokens(t.Rerun),
+			turnCost(t.Original), turnCost(t.Rerun), cost, turnChecks(t.Original), turnChecks(t.Rerun))
+	}
+	_ = tw.Flush()
 	fmt.Fprintf(a.stdout, "checks: original %d passed, %d failed; rerun %d passed, %d failed\n",
 		r.OriginalSide.ChecksPassed, r.OriginalSide.ChecksFailed, r.RerunSide.ChecksPassed, r.RerunSide.ChecksFailed)
 	fmt.Fprintf(a.stdout, "tokens: original %d in, %d out%s; rerun %d in, %d out%s%s\n",
@@ -191,6 +215,9 @@ func sideWords(t *rerun.TurnSide) string {
 	if t == nil {
 		return "-"
 	}
+	if t.Question != "" && len(t.Calls) == 0 {
+		return present.EscapeLine(clipWords("question: "+t.Question, 48))
+	}
 	if len(t.Calls) == 0 {
 		return present.EscapeLine(clipWords("answer: "+t.Text, 48))
 	}
@@ -203,6 +230,29 @@ func clipWords(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// turnTokens, turnCost and turnChecks say one side of a turn: tokens in
+// and out, its cost, its checks passed of those recorded.
+func turnTokens(t *rerun.TurnSide) string {
+	if t == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%d in, %d out", t.InputTokens, t.OutputTokens)
+}
+
+func turnCost(t *rerun.TurnSide) string {
+	if t == nil || !t.Priced {
+		return "-"
+	}
+	return fmt.Sprintf("$%.4f", t.USD)
+}
+
+func turnChecks(t *rerun.TurnSide) string {
+	if t == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", t.ChecksPassed, t.ChecksPassed+t.ChecksFailed)
 }
 
 func usd(s rerun.Side) string {
