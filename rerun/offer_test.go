@@ -235,3 +235,46 @@ func TestRerunResumedWithoutServingFails(t *testing.T) {
 	require.Equal(t, "ttl_seconds = 60\n", e.Read("cache.toml"))
 	require.NoError(t, audit.VerifyLog(ctx, e.Store, e.Stock.Actor, rep.Rerun))
 }
+
+// Messages after the first and before the first model turn are offered
+// with the first: the fork copies them.
+func TestRerunCopiesTheMessagesBeforeTheFirstTurn(t *testing.T) {
+	e := harnesstest.NewStock(t, scriptA)
+	th := e.Thread("t")
+	_, err := th.Submit(ctx, "Set the TTL")
+	require.NoError(t, err)
+	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: "300 seconds, please"})
+	require.NoError(t, err)
+	_, err = th.Post(ctx, d, "second")
+	require.NoError(t, err)
+	all, err := drive.NewApproval("all", nil, nil)
+	require.NoError(t, err)
+	for range 10 {
+		out, err := th.Resume(ctx)
+		require.NoError(t, err)
+		if out.Status != harness.StatusParked {
+			require.Equal(t, harness.StatusDone, out.Status)
+			break
+		}
+		st, err := drive.Inspect(ctx, th)
+		require.NoError(t, err)
+		_, _, err = drive.ApplyApproval(ctx, th, all, st.Waits)
+		require.NoError(t, err)
+	}
+
+	rt, actor, cm, ran := rerunOn(t, e, scriptB)
+	reqs := &requests{Model: cm}
+	rt.Services.Model = reqs
+	rep, err := rerun.Run(ctx, rerun.Options{From: "t", Model: "scripted:b", Runtime: rt, Actor: actor})
+	require.NoError(t, err)
+	require.Equal(t, 3, rep.DivergedAt)
+	require.Zero(t, ran.Load())
+	var users []string
+	for _, m := range reqs.seen[0].Messages {
+		if m.Role == "user" {
+			users = append(users, m.Text)
+		}
+	}
+	require.Equal(t, []string{"Set the TTL", "300 seconds, please"}, users)
+	require.NoError(t, audit.VerifyLog(ctx, e.Store, e.Stock.Actor, rep.Rerun))
+}
