@@ -13,12 +13,27 @@ import (
 // Link returns what thread id records of the rerun it is — its
 // thread.forked's Rerun and the thread it reruns — or nil when it is no
 // rerun.
+// It reads the log only up to its first model turn: a rerun's
+// thread.forked comes before.
 func Link(ctx context.Context, store thread.Store, id string) (*facts.Rerun, string, error) {
-	r, err := Read(ctx, store, id)
-	if err != nil {
-		return nil, "", err
+	for f, err := range store.Read(ctx, id, 1) {
+		if err != nil {
+			return nil, "", fmt.Errorf("read %s: %w", id, err)
+		}
+		switch f.Kind {
+		case facts.KindThreadForked:
+			p, err := facts.Decode[facts.ThreadForked](f)
+			if err != nil {
+				return nil, "", err
+			}
+			if p.Rerun != nil {
+				return p.Rerun, p.From, nil
+			}
+		case facts.KindModelTurn:
+			return nil, "", nil
+		}
 	}
-	return r.Rerun, r.From, nil
+	return nil, "", nil
 }
 
 // Again returns the options that go on with rerun id as it was begun:
