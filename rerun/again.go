@@ -79,7 +79,7 @@ func Again(ctx context.Context, store thread.Store, blobs action.Blobs, id strin
 			o.Instructions = append([]byte{}, b...)
 		case "system_prompt":
 			if !configured(r) {
-				return Options{}, fmt.Errorf("%w: %s was cut off before its system prompt was recorded: run harness rerun %s --as %s with the same --system-prompt-file", ErrOverride, id, r.From, id)
+				return Options{}, fmt.Errorf("%w: %s was cut off before its system prompt was recorded: begin it again with the same system prompt", ErrOverride, id)
 			}
 			o.Overrides = append(o.Overrides, ov)
 		default:

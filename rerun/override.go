@@ -104,7 +104,7 @@ type instructionsOverride []byte
 
 // OverridePath is the name an instructions override is given to the
 // model, and recorded, under (instructions.read).
-const OverridePath = "(rerun --instructions)"
+const OverridePath = "(instructions override)"
 
 // ReadInstructions returns the override, whatever directories are asked;
 // none when it is empty.

@@ -77,12 +77,12 @@ func sameScratch(ctx context.Context, store thread.Store, id, dir string, obs ac
 	}
 	switch {
 	case recorded == "":
-		return fmt.Errorf("%w: the live rerun %s records none (it was made before they were kept); rerun it under another id (--as)", ErrScratch, id)
+		return fmt.Errorf("%w: the live rerun %s records none (it was made before they were kept): rerun it under another id", ErrScratch, id)
 	case recorded != dir:
 		return fmt.Errorf("%w: the live rerun %s goes on in %s, where it began, not in %s", ErrScratch, id, recorded, dir)
 	}
 	if info, err := os.Lstat(recorded); err != nil || !info.IsDir() {
-		return fmt.Errorf("%w %s is gone: the live rerun %s cannot go on (rerun it under another id with --as)", ErrScratch, recorded, id)
+		return fmt.Errorf("%w %s is gone: the live rerun %s cannot go on: rerun it under another id", ErrScratch, recorded, id)
 	}
 	if !unchanged || last == nil || !atRest || last.Hash == "" || obs == nil {
 		return nil
@@ -92,7 +92,7 @@ func sameScratch(ctx context.Context, store thread.Store, id, dir string, obs ac
 		return fmt.Errorf("%w %s: %w", ErrScratch, recorded, err)
 	}
 	if now.Hash != last.Hash {
-		return fmt.Errorf("%w %s changed since the live rerun %s last observed it (at seq %d): it cannot go on there (rerun it under another id with --as)", ErrScratch, recorded, id, last.Seq)
+		return fmt.Errorf("%w %s changed since the live rerun %s last observed it (at seq %d): it cannot go on there: rerun it under another id", ErrScratch, recorded, id, last.Seq)
 	}
 	return nil
 }
@@ -206,10 +206,10 @@ func ScratchOf(ctx context.Context, store thread.Store, id string) (string, erro
 	case r.Rerun == nil || !r.Rerun.Live:
 		return "", fmt.Errorf("%s is no live rerun: %w", id, ErrNotRerun)
 	case r.Rerun.Scratch == "":
-		return "", fmt.Errorf("%w: the live rerun %s records none (it was made before they were kept); rerun it under another id (--as)", ErrScratch, id)
+		return "", fmt.Errorf("%w: the live rerun %s records none (it was made before they were kept): rerun it under another id", ErrScratch, id)
 	}
 	if info, err := os.Lstat(r.Rerun.Scratch); err != nil || !info.IsDir() {
-		return "", fmt.Errorf("%w %s is gone: the live rerun %s cannot go on (rerun it under another id with --as)", ErrScratch, r.Rerun.Scratch, id)
+		return "", fmt.Errorf("%w %s is gone: the live rerun %s cannot go on: rerun it under another id", ErrScratch, r.Rerun.Scratch, id)
 	}
 	return r.Rerun.Scratch, nil
 }

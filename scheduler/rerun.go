@@ -31,7 +31,7 @@ import (
 func (s *state[S]) compared(turn int, mt facts.ModelTurn, out []facts.Draft) effect.Effect[S, []facts.Draft] {
 	if s.env.Rerun == nil {
 		if s.offersFrom != "" {
-			return effect.Fail[S, []facts.Draft](fmt.Errorf("turn %d of this rerun of %s was not compared with the original's: nothing here serves it (go on with harness resume, or harness rerun %s --as this thread)", turn, s.offersFrom, s.offersFrom))
+			return effect.Fail[S, []facts.Draft](fmt.Errorf("turn %d of this rerun of %s was not compared with the original's: nothing here serves a rerun, and its calls would run for real; go on with it where it is served from %s's log", turn, s.offersFrom, s.offersFrom))
 		}
 		return effect.Succeed[S](out)
 	}
@@ -40,7 +40,7 @@ func (s *state[S]) compared(turn int, mt facts.ModelTurn, out []facts.Draft) eff
 		if rt == nil && going != "" {
 			// The turn before was served, and nothing compares this one:
 			// its calls would run for real, where a rerun runs nothing.
-			return effect.Fail[S, []facts.Draft](fmt.Errorf("turn %d of this rerun of %s was not compared with the original's: nothing here serves it (go on with harness resume, or harness rerun %s --as this thread)", turn, going, going))
+			return effect.Fail[S, []facts.Draft](fmt.Errorf("turn %d of this rerun of %s was not compared with the original's: nothing here serves a rerun, and its calls would run for real; go on with it where it is served from %s's log", turn, going, going))
 		}
 		if rt == nil {
 			return effect.Succeed[S](out)

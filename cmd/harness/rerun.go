@@ -357,6 +357,9 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 	if again != "" {
 		// The rerun as it was begun: its thread, model, overrides, live.
 		if opts, err = rerun.Again(ctx, s.Store, rt.Services.Blobs, again, opts); err != nil {
+			if errors.Is(err, rerun.ErrOverride) {
+				return fmt.Errorf("%w (begin it again: harness rerun THREAD --as %s with the same overrides)", err, again)
+			}
 			return err
 		}
 		ids, as, live = []string{opts.From}, again, opts.Live
@@ -372,7 +375,7 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 		}
 		scratch, err := rerun.ScratchOf(ctx, s.Store, id)
 		if err != nil {
-			return err
+			return scratchHint(err, ids[0])
 		}
 		again := scratch != ""
 		if !again {
@@ -402,6 +405,7 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 		if errors.Is(err, rerun.ErrOverride) {
 			return asUsage(err)
 		}
+		err = scratchHint(err, ids[0])
 		if rep == nil {
 			return err
 		}
@@ -475,4 +479,13 @@ func (a *app) resumeRerun(ctx context.Context, s *session, id string, f *driveFl
 		return true, err
 	}
 	return true, a.rerun(ctx, r, nil, id)
+}
+
+// scratchHint says, of a live rerun that cannot go on in its scratch
+// copy, how to begin another.
+func scratchHint(err error, from string) error {
+	if !errors.Is(err, rerun.ErrScratch) {
+		return err
+	}
+	return fmt.Errorf("%w (harness rerun %s --live --as NEWID begins another)", err, from)
 }
