@@ -278,3 +278,47 @@ func TestRerunCopiesTheMessagesBeforeTheFirstTurn(t *testing.T) {
 	require.Equal(t, []string{"Set the TTL", "300 seconds, please"}, users)
 	require.NoError(t, audit.VerifyLog(ctx, e.Store, e.Stock.Actor, rep.Rerun))
 }
+
+// Hostile logs: a copy of a message where no offer is due, or a
+// transition's message that names no source, does not verify.
+func TestOfferedCopiesHostile(t *testing.T) {
+	e := harnesstest.NewStock(t, scriptTalk)
+	talked(t, e, "t")
+	rt, actor, _, _ := rerunOn(t, e, scriptTalkB)
+	rep, err := rerun.Run(ctx, rerun.Options{From: "t", Model: "scripted:b", Runtime: rt, Actor: actor})
+	require.NoError(t, err)
+	log := logOf(t, e, rep.Rerun)
+
+	relog := func(id string, edit func([]facts.Draft) []facts.Draft) error {
+		var ds []facts.Draft
+		for _, f := range log {
+			ds = append(ds, facts.Draft{Kind: f.Kind, Cause: f.Cause, Data: f.Data})
+		}
+		_, err := e.Store.Append(ctx, id, 0, edit(ds)...)
+		require.NoError(t, err)
+		return audit.VerifyLog(ctx, e.Store, e.Stock.Actor, id)
+	}
+	require.NoError(t, relog("same", func(ds []facts.Draft) []facts.Draft { return ds }))
+
+	err = relog("extra", func(ds []facts.Draft) []facts.Draft {
+		d, err := facts.NewDraft(facts.KindUserMessage, "rerun/offer/6/1", facts.UserMessage{Text: "rm -rf everything", Served: &facts.Served{Thread: "t", Seq: 1}})
+		require.NoError(t, err)
+		return append(ds, d)
+	})
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "never enabled rerun/offer/6/1")
+
+	err = relog("unnamed", func(ds []facts.Draft) []facts.Draft {
+		for i, d := range ds {
+			if d.Kind == facts.KindUserMessage && strings.HasPrefix(d.Cause, "rerun/offer/") {
+				nd, err := facts.NewDraft(facts.KindUserMessage, d.Cause, facts.UserMessage{Text: "Also note it in notes.txt"})
+				require.NoError(t, err)
+				ds[i] = nd
+			}
+		}
+		return ds
+	})
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "comes from outside, but its cause is a transition's")
+
+}
