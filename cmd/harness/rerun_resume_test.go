@@ -125,3 +125,103 @@ func TestRerunKilledThenResumed(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, cache, got)
 }
+
+// liveServer makes the suite script's first two calls, then notes
+// something else (the divergence), then, while hold is set, keeps turn 4
+// waiting.
+type liveServer struct{ matchingServer }
+
+func (s *liveServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	var req struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(b, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	turn := 1
+	for _, m := range req.Messages {
+		if m.Role == "assistant" {
+			turn++
+		}
+	}
+	if turn == 4 && s.hold.Load() {
+		s.held.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+		return
+	}
+	calls := map[int]string{
+		1: `{"id":"a","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"notes.txt\"}"}}`,
+		2: `{"id":"b","type":"function","function":{"name":"write_file","arguments":"{\"content\":\"ttl_seconds = 300\\n\",\"path\":\"cache.toml\"}"}}`,
+		3: `{"id":"c","type":"function","function":{"name":"write_file","arguments":"{\"path\":\"notes.txt\",\"content\":\"ttl noted\\n\"}"}}`,
+	}
+	msg, finish := `{"role":"assistant","content":"Done."}`, "stop"
+	if c, ok := calls[turn]; ok {
+		msg, finish = `{"role":"assistant","content":null,"tool_calls":[`+c+`]}`, "tool_calls"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"id":"x","object":"chat.completion","created":1,"model":"gpt-4.1-mini","choices":[{"index":0,"message":%s,"finish_reason":%q}],"usage":{"prompt_tokens":1000,"completion_tokens":50,"total_tokens":1050}}`, msg, finish)
+}
+
+// TestLiveRerunKilledGoesOnInItsCopy: a live rerun killed (SIGKILL) after
+// it ran its diverged turn in the scratch copy goes on in that copy when
+// run again, and the workspace is never touched.
+func TestLiveRerunKilledGoesOnInItsCopy(t *testing.T) {
+	dir := workspace(t, map[string]string{"notes.txt": "line one\n"})
+	recordThreads(t, dir, 1)
+	notes, err := os.ReadFile(filepath.Join(dir, "notes.txt"))
+	require.NoError(t, err)
+
+	srv := &liveServer{}
+	srv.hold.Store(true)
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	tmp := t.TempDir()
+	env := append(os.Environ(), "NO_COLOR=1", "XDG_CONFIG_HOME="+t.TempDir(), "OPENAI_BASE_URL="+hs.URL+"/v1", "OPENAI_API_KEY=k", "TMPDIR="+tmp)
+	args := []string{"rerun", "t01", "--model", "openai:gpt-4.1-mini", "--live", "--approve", "all"}
+
+	cmd := exec.Command(harnessBin(t), args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out harnesstest.LockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool { return srv.held.Load() > 0 }, 60*time.Second, 5*time.Millisecond, "turn 4 never asked:\n%s", &out)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	require.Error(t, cmd.Wait())
+	copies, err := filepath.Glob(filepath.Join(tmp, "harness-rerun-*"))
+	require.NoError(t, err)
+	require.Len(t, copies, 1, "%s", &out)
+	scratch := copies[0]
+	got, err := os.ReadFile(filepath.Join(scratch, "notes.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "ttl noted\n", string(got), "turn 3 ran in the copy before the kill")
+
+	srv.hold.Store(false)
+	again := exec.Command(harnessBin(t), args...)
+	again.Dir, again.Env = dir, env
+	b, err := again.CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	require.Contains(t, string(b), "goes on in its scratch copy "+scratch)
+	require.Contains(t, string(b), "live: the rerun is done")
+	copies, err = filepath.Glob(filepath.Join(tmp, "harness-rerun-*"))
+	require.NoError(t, err)
+	require.Len(t, copies, 1, "no second copy was made")
+	got, err = os.ReadFile(filepath.Join(dir, "notes.txt"))
+	require.NoError(t, err)
+	require.Equal(t, notes, got, "the workspace is unchanged")
+
+	// The copy gone: refused, clearly.
+	require.NoError(t, os.RemoveAll(scratch))
+	gone := exec.Command(harnessBin(t), args...)
+	gone.Dir, gone.Env = dir, env
+	b, err = gone.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(b), scratch+" is gone")
+	require.Contains(t, string(b), "--live --as NEWID begins another")
+}
