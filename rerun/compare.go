@@ -25,9 +25,10 @@ type server struct {
 	// original's file effects after seq to.
 	restore func(ctx context.Context, to uint64) error
 
-	mu       sync.Mutex // guards diverged and liveErr
+	mu       sync.Mutex // guards diverged, liveErr and next
 	diverged bool       // the rerun diverged: later turns are compared with nothing
 	liveErr  error      // why the live rerun could not go on
+	next     int        // the rerun's next model turn
 }
 
 // Compare returns the rerun.turn of the rerun's turn n: the calls served,
@@ -39,6 +40,7 @@ func (s *server) Compare(ctx context.Context, id string, n int, mt facts.ModelTu
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.next = n + 1
 	if s.diverged {
 		return nil, nil
 	}

@@ -22,6 +22,10 @@
 // workspace. The copy is recorded: a live rerun cut off midway goes on
 // there, and nowhere else (ScratchOf, ErrScratch).
 //
+// Until the divergence each turn is given the instruction files the
+// original's same turn was given, from their kept blobs, not the files as
+// they are now.
+//
 // Overrides (Options.Overrides, Instructions, Tools, WithoutTools) are
 // recorded on thread.forked and digested into the key; a tools override
 // narrows the tools the original was offered, never widens them

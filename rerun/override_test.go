@@ -77,13 +77,21 @@ func TestRerunWithOtherInstructions(t *testing.T) {
 	require.Equal(t, facts.ContentDigest([]byte("Indent with spaces.\n")), read.Files[0].Digest)
 	require.NoError(t, audit.VerifyLog(ctx, e.Store, e.Stock.Actor, rep.Rerun))
 
-	// Without the override: another key, another thread, the file's text.
+	// Without the override: another key, another thread, and the
+	// original's instructions as its turns were given them — not the
+	// file as it is now.
+	require.NoError(t, os.WriteFile(filepath.Join(e.Root, "AGENTS.md"), []byte("Indent with nothing.\n"), 0o644))
 	require.NotEqual(t, rerun.KeyOf(plain), rerun.KeyOf(over))
 	reqs.seen = nil
 	rep2, err := rerun.Run(ctx, plain)
 	require.NoError(t, err)
 	require.NotEqual(t, rep.Rerun, rep2.Rerun)
-	require.Contains(t, reqs.seen[0].System, "Indent with tabs.")
+	require.Equal(t, rerun.VerdictMatched, rep2.Verdict)
+	for _, r := range reqs.seen {
+		require.Contains(t, r.System, "Indent with tabs.")
+		require.NotContains(t, r.System, "Indent with nothing.")
+	}
+	require.NoError(t, audit.VerifyLog(ctx, e.Store, e.Stock.Actor, rep2.Rerun))
 }
 
 // A tools override narrows what the rerun is offered, never widens it:

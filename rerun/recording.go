@@ -36,6 +36,9 @@ type Recording struct {
 	// Before are the seqs of its user messages after the first and
 	// before its first model turn.
 	Before []uint64
+	// Instructions are its instructions.read facts, each with the turn
+	// it was read for, in order.
+	Instructions []instructionsAt
 }
 
 // Turn is one model turn of a recording.
@@ -160,6 +163,15 @@ func Read(ctx context.Context, store thread.Store, id string) (*Recording, error
 			if p.Rerun != nil && r.Rerun == nil {
 				r.Rerun, r.From, r.Forked = p.Rerun, p.From, f.Seq
 			}
+		case facts.KindInstructionsRead:
+			if !strings.HasPrefix(f.Cause, "infer/turn/") {
+				continue // a nested scheduler's
+			}
+			p, err := facts.Decode[facts.InstructionsRead](f)
+			if err != nil {
+				return nil, err
+			}
+			r.Instructions = append(r.Instructions, instructionsAt{turn: p.Turn, read: p})
 		case facts.KindModelTurn:
 			if !strings.HasPrefix(f.Cause, "infer/turn/") {
 				continue // a nested scheduler's

@@ -155,18 +155,24 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return err
 		}
 	}
+	s.next = 1
 	for _, t := range mine.Turns {
 		if t.Compared != nil && t.Compared.Diverged != nil {
 			s.diverged = true
 		}
+		s.next = t.N + 1
 	}
 	svc := opts.Runtime.Services
 	svc.Rerun = s
 	if narrowed {
 		svc.Tools = tools
 	}
-	if opts.Instructions != nil {
+	switch {
+	case opts.Instructions != nil:
 		svc.Instructions = instructionsOverride(opts.Instructions)
+	case svc.Instructions != nil:
+		// The original's turns' instructions, as they were given.
+		svc.Instructions = servedInstructions{s: s, orig: orig.Instructions, blobs: svc.Blobs, after: svc.Instructions}
 	}
 	if !opts.Live {
 		// Nothing runs: not the hooks of the thread's own events either
