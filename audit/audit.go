@@ -198,7 +198,7 @@ func (v *verifier) check(f facts.Fact) string {
 		return reason
 	}
 	switch {
-	case answerKinds[f.Kind] && !facts.IsIngress(f.Cause):
+	case answerKinds[f.Kind] && !facts.IsIngress(f.Cause) && !offered(f):
 		return fmt.Sprintf("a %s comes from outside, but its cause is a transition's", f.Kind)
 	case runtimeKinds[f.Kind] && facts.IsIngress(f.Cause):
 		return fmt.Sprintf("only the runtime appends %s, but its cause is an ingress key", f.Kind)
@@ -288,6 +288,21 @@ var (
 		facts.KindBudgetSet: true, facts.KindBudgetRaised: true, facts.KindBudgetShared: true,
 	}
 )
+
+// offered reports whether f is a rerun's copy of its original's message
+// or answer (facts.RerunTurn.Offers): a transition appends it, so it is
+// checked as a transition's fact — its cause a transition enabled here.
+func offered(f facts.Fact) bool {
+	switch f.Kind {
+	case facts.KindUserMessage:
+		p, err := facts.Decode[facts.UserMessage](f)
+		return err == nil && p.Served != nil
+	case facts.KindQuestionAnswered:
+		p, err := facts.Decode[facts.QuestionAnswered](f)
+		return err == nil && p.Served != nil
+	}
+	return false
+}
 
 // failedKey returns the key a transition.failed fact names, checking that
 // its cause is that key's failure record. A model.call_failed that opens

@@ -115,12 +115,19 @@ func init() {
 // UserMessage is the payload of user.message.
 type UserMessage struct {
 	Text string `msgpack:"text,omitempty" json:"text,omitempty"`
+	// Served, in a rerun, names the original's user.message this one
+	// copies (Served.Thread and Seq): the runtime offered it, after the
+	// turn it followed there (see RerunTurn.Offers); nobody wrote it.
+	Served *Served `msgpack:"served,omitempty" json:"served,omitempty"`
 }
 
 // Validate requires some text: an empty message asks nothing.
 func (p UserMessage) Validate() error {
 	if strings.TrimSpace(p.Text) == "" {
 		return errors.New("missing text: a user message must say something")
+	}
+	if p.Served != nil {
+		return p.Served.Validate()
 	}
 	return nil
 }
@@ -596,10 +603,20 @@ type QuestionAnswered struct {
 	RequestID string `msgpack:"request_id,omitempty" json:"request_id,omitempty"`
 	Text      string `msgpack:"text,omitempty" json:"text,omitempty"`
 	By        string `msgpack:"by,omitempty" json:"by,omitempty"`
+	// Served, in a rerun, names the original's answer to the same
+	// question that this one copies: nobody was asked again (see
+	// RerunTurn.Offers).
+	Served *Served `msgpack:"served,omitempty" json:"served,omitempty"`
 }
 
 // Validate requires a request id.
-func (p QuestionAnswered) Validate() error { return required("request_id", p.RequestID) }
+func (p QuestionAnswered) Validate() error {
+	err := required("request_id", p.RequestID)
+	if p.Served != nil {
+		err = errors.Join(err, p.Served.Validate())
+	}
+	return err
+}
 
 // CheckSpec declares how to check an action's effect: a named check bound
 // to a target, with its arguments.

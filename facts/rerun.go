@@ -37,8 +37,9 @@ const (
 	// DivergedNoTurn: the original has no such turn (it ended, or stopped,
 	// before it).
 	DivergedNoTurn = "no_turn"
-	// DivergedQuestion: either turn asks a person a question; a rerun
-	// serves no answers.
+	// DivergedQuestion: one turn asks a person a question and the other
+	// does not, or they ask different questions (another text, other
+	// options). The same question is served the original's answer.
 	DivergedQuestion = "question"
 	// DivergedUnserved: the calls match, but the original holds no
 	// completion to serve for one of them (it never completed, or its
@@ -61,6 +62,32 @@ type Rerun struct {
 	// Live is set when the rerun goes on, past a divergence, in a scratch
 	// copy of the workspace.
 	Live bool `msgpack:"live,omitempty" json:"live,omitempty"`
+	// Scratch is, for a live rerun, the scratch copy it acts in: a rerun
+	// cut off midway goes on there, and nowhere else ("" in a rerun
+	// recorded before it was kept).
+	Scratch string `msgpack:"scratch,omitempty" json:"scratch,omitempty"`
+}
+
+// Offer is a fact of the original that followed one of its model turns
+// and came from outside — a person's next message (user.message), the
+// answer to the turn's question (question.answered) — offered to the
+// rerun after its same turn: a copy of it, naming Seq (see
+// UserMessage.Served and QuestionAnswered.Served).
+type Offer struct {
+	Kind Kind   `msgpack:"kind,omitempty" json:"kind,omitempty"`
+	Seq  uint64 `msgpack:"seq,omitempty" json:"seq,omitempty"`
+}
+
+// Validate requires a seq and one of the kinds offered.
+func (o Offer) Validate() error {
+	var err error
+	if o.Seq == 0 {
+		err = errors.New("missing seq")
+	}
+	if o.Kind != KindUserMessage && o.Kind != KindQuestionAnswered {
+		err = errors.Join(err, fmt.Errorf("kind %q: only a %s or a %s is offered", o.Kind, KindUserMessage, KindQuestionAnswered))
+	}
+	return err
 }
 
 // Served names the recorded result a rerun serves for a call instead of
@@ -121,6 +148,12 @@ type RerunTurn struct {
 	// Stop is set when the rerun stops here: it diverged, and the rerun
 	// does not go on live.
 	Stop bool `msgpack:"stop,omitempty" json:"stop,omitempty"`
+	// Offers are, when the turn matched, what came from outside after the
+	// original's same turn and before its next one, in the original's
+	// order: the rerun is offered each (a copy naming its seq) once the
+	// turn's served results are in — the answer to the turn's question in
+	// place of waiting for a person, a message before its next turn.
+	Offers []Offer `msgpack:"offers,omitempty" json:"offers,omitempty"`
 }
 
 // Validate requires a turn and the thread rerun; a divergence with a
@@ -138,6 +171,14 @@ func (p RerunTurn) Validate() error {
 	}
 	if p.Stop && p.Diverged == nil {
 		err = errors.Join(err, errors.New("a stop with no divergence"))
+	}
+	if p.Diverged != nil && len(p.Offers) > 0 {
+		err = errors.Join(err, errors.New("offers on a turn that diverged"))
+	}
+	for i, o := range p.Offers {
+		if e := o.Validate(); e != nil {
+			err = errors.Join(err, fmt.Errorf("offer %d: %w", i+1, e))
+		}
 	}
 	for i, s := range p.Served {
 		if e := s.Validate(); e != nil {

@@ -411,6 +411,7 @@ func (schedulerPart) add(a *assembly, prefix string) {
 			Hook:      runHook,
 			Rerun:     compareRerun,
 			Serve:     serveRecorded,
+			Offer:     offerRecorded,
 		}
 		planEnv(a, k, &env)
 		s := scheduler.New(env)

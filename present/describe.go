@@ -93,6 +93,9 @@ func describe(f facts.Fact) (string, error) {
 	switch f.Kind {
 	case facts.KindUserMessage:
 		p, err := facts.Decode[facts.UserMessage](f)
+		if p.Served != nil {
+			return fmt.Sprintf("%s · served from %s seq %d: the original's, after the same turn", quote(p.Text, 100), p.Served.Thread, p.Served.Seq), err
+		}
 		return quote(p.Text, 100), err
 	case facts.KindSystemConfigured:
 		p, err := facts.Decode[facts.SystemConfigured](f)
@@ -192,6 +195,9 @@ func describe(f facts.Fact) (string, error) {
 		return s, err
 	case facts.KindQuestionAnswered:
 		p, err := facts.Decode[facts.QuestionAnswered](f)
+		if p.Served != nil {
+			return fmt.Sprintf("%s %s by %s · served from %s seq %d: nobody was asked again", p.RequestID, quote(p.Text, 100), orNone(p.By), p.Served.Thread, p.Served.Seq), err
+		}
 		return fmt.Sprintf("%s %s by %s", p.RequestID, quote(p.Text, 100), orNone(p.By)), err
 	case facts.KindActionStarted:
 		p, err := facts.Decode[facts.ActionStarted](f)
@@ -327,10 +333,14 @@ func describe(f facts.Fact) (string, error) {
 			}
 			return s, err
 		}
-		if len(p.Served) == 0 {
-			return fmt.Sprintf("turn %d matches %s's (seq %d)", p.Turn, p.From, p.OriginalSeq), err
+		s := fmt.Sprintf("turn %d matches %s's (seq %d)", p.Turn, p.From, p.OriginalSeq)
+		if len(p.Served) > 0 {
+			s += fmt.Sprintf(": its results served (%d)", len(p.Served))
 		}
-		return fmt.Sprintf("turn %d matches %s's (seq %d): its results served (%d)", p.Turn, p.From, p.OriginalSeq, len(p.Served)), err
+		if len(p.Offers) > 0 {
+			s += fmt.Sprintf(" · then offered what followed it there (%d)", len(p.Offers))
+		}
+		return s, err
 	}
 	if len(f.Data) == 0 {
 		return "", nil

@@ -25,9 +25,10 @@ type server struct {
 	// original's file effects after seq to.
 	restore func(ctx context.Context, to uint64) error
 
-	mu       sync.Mutex // guards diverged and liveErr
+	mu       sync.Mutex // guards diverged, liveErr and next
 	diverged bool       // the rerun diverged: later turns are compared with nothing
 	liveErr  error      // why the live rerun could not go on
+	next     int        // the rerun's next model turn
 }
 
 // Compare returns the rerun.turn of the rerun's turn n: the calls served,
@@ -39,6 +40,7 @@ func (s *server) Compare(ctx context.Context, id string, n int, mt facts.ModelTu
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.next = n + 1
 	if s.diverged {
 		return nil, nil
 	}
@@ -84,8 +86,13 @@ func compareTurn(orig *Recording, n int, mt facts.ModelTurn) facts.RerunTurn {
 		return diverge(facts.DivergedNoTurn, 0, nil, rc, fmt.Sprintf("the original has no turn %d: it ended after turn %d", n, last))
 	}
 	rt.OriginalSeq = o.Seq
-	if mt.Question != nil || o.Question != nil {
-		return diverge(facts.DivergedQuestion, 0, nil, nil, "a turn that asks a person a question is not served")
+	switch {
+	case mt.Question != nil && o.Question == nil:
+		return diverge(facts.DivergedQuestion, 0, nil, nil, fmt.Sprintf("it asks a person %q where the original did not ask", clip(mt.Question.Text)))
+	case mt.Question == nil && o.Question != nil:
+		return diverge(facts.DivergedQuestion, 0, nil, nil, fmt.Sprintf("the original asked a person %q; the rerun did not", clip(o.Question.Text)))
+	case mt.Question != nil && !sameQuestion(*mt.Question, *o.Question):
+		return diverge(facts.DivergedQuestion, 0, nil, nil, fmt.Sprintf("it asks %q where the original asked %q", clip(mt.Question.Text), clip(o.Question.Text)))
 	}
 	for i := 0; i < max(len(o.Calls), len(mt.ToolCalls)); i++ {
 		switch {
@@ -119,7 +126,44 @@ func compareTurn(orig *Recording, n int, mt facts.ModelTurn) facts.RerunTurn {
 		}
 		rt.Served = append(rt.Served, sv)
 	}
+	rt.Offers = slices.Clone(o.Offers)
 	return rt
+}
+
+// sameQuestion reports whether two questions ask the same: the same
+// text (spaces around it aside), the same options in the same order, and
+// free text allowed in both or neither. Only then is the original's
+// answer served.
+func sameQuestion(a, b facts.Question) bool {
+	return strings.TrimSpace(a.Text) == strings.TrimSpace(b.Text) && slices.Equal(a.Options, b.Options) && a.AllowFreeText == b.AllowFreeText
+}
+
+// Recorded returns the original's fact at from.Seq: a rerun is offered a
+// copy of it (see facts.RerunTurn.Offers).
+func (s *server) Recorded(ctx context.Context, from facts.Served) (facts.Fact, error) {
+	if from.Thread != s.orig.Thread {
+		return facts.Fact{}, fmt.Errorf("%s seq %d: %w: this rerun serves %s", from.Thread, from.Seq, ErrServe, s.orig.Thread)
+	}
+	f, err := factAt(ctx, s.store, from.Thread, from.Seq)
+	if err != nil {
+		return facts.Fact{}, err
+	}
+	if !s.offered(from.Seq) {
+		return facts.Fact{}, fmt.Errorf("%s seq %d is no message or answer that followed one of its turns: %w", from.Thread, from.Seq, ErrServe)
+	}
+	return f, nil
+}
+
+// offered reports whether seq is one of the original's offers.
+func (s *server) offered(seq uint64) bool {
+	for _, t := range s.orig.Turns {
+		for _, o := range t.Offers {
+			if o.Seq == seq {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Serve returns the original's completion at from.Seq, and its check.

@@ -17,6 +17,13 @@ var (
 	// kept content is missing, or the workspace changed since), or it
 	// would act in the workspace itself rather than a copy.
 	ErrLiveRefused = errors.New("the live rerun is refused")
+	// ErrOverride: an override the rerun cannot make: a tool named that
+	// the original was not offered (an override narrows the tools, never
+	// widens them), or one this harness cannot offer.
+	ErrOverride = errors.New("the override is refused")
+	// ErrScratch: a live rerun cut off midway goes on in the scratch copy
+	// it recorded, and that copy is gone, or is not the one it recorded.
+	ErrScratch = errors.New("the live rerun's scratch copy")
 	// ErrServe: the original holds no result at the seq a call is served
 	// from.
 	ErrServe = errors.New("no recorded result at that seq")

@@ -70,26 +70,31 @@ func TestRerunAgainstOpenAIServer(t *testing.T) {
 		mu   sync.Mutex // guards reqs
 		reqs []chatRequest
 	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var req chatRequest
-		if err := json.Unmarshal(b, &req); err != nil {
-			http.Error(w, err.Error(), 400)
-			return
-		}
-		mu.Lock()
-		n := len(reqs)
-		reqs = append(reqs, req)
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		msg := `{"role":"assistant","content":"Done."}`
-		finish := "stop"
-		if n < len(calls) {
-			msg = `{"role":"assistant","content":null,"tool_calls":[` + calls[n] + `]}`
-			finish = "tool_calls"
-		}
-		fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","created":1,"model":"gpt-4.1-mini","choices":[{"index":0,"message":%s,"finish_reason":%q}],"usage":{"prompt_tokens":1000,"completion_tokens":100,"total_tokens":1100}}`, n, msg, finish)
-	}))
+	serve := func(prompt int) *httptest.Server {
+		var mine int
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			var req chatRequest
+			if err := json.Unmarshal(b, &req); err != nil {
+				http.Error(w, err.Error(), 400)
+				return
+			}
+			mu.Lock()
+			n := mine
+			mine++
+			reqs = append(reqs, req)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			msg := `{"role":"assistant","content":"Done."}`
+			finish := "stop"
+			if n < len(calls) {
+				msg = `{"role":"assistant","content":null,"tool_calls":[` + calls[n] + `]}`
+				finish = "tool_calls"
+			}
+			fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","created":1,"model":"gpt-4.1-mini","choices":[{"index":0,"message":%s,"finish_reason":%q}],"usage":{"prompt_tokens":%d,"completion_tokens":100,"total_tokens":1100}}`, n, msg, finish, prompt)
+		}))
+	}
+	srv := serve(1000)
 	defer srv.Close()
 
 	m, err := openai.New("gpt-4.1-mini", model.WithBaseURL(srv.URL+"/v1"), model.WithAPIKey("k"))
@@ -121,4 +126,28 @@ func TestRerunAgainstOpenAIServer(t *testing.T) {
 	// gpt-4.1-mini's $0.40 and $1.60 per million.
 	require.True(t, rep.RerunSide.Priced)
 	require.InDelta(t, 4*(1000*0.40+100*1.60)/1e6, rep.RerunSide.USD, 1e-12)
+
+	// A rerun of the rerun, its turns dearer: priced on both sides, each
+	// turn has its cost ratio, (2000×0.40 + 100×1.60) / (1000×0.40 +
+	// 100×1.60).
+	dear := serve(2000)
+	defer dear.Close()
+	m2, err := openai.New("gpt-4.1-mini", model.WithBaseURL(dear.URL+"/v1"), model.WithAPIKey("k"))
+	require.NoError(t, err)
+	rt.Services.Model = m2
+	rep2, err := rerun.Run(ctx, rerun.Options{From: rep.Rerun, Model: "openai:gpt-4.1-mini", As: "dear", Runtime: rt, Actor: actor})
+	require.NoError(t, err)
+	require.Equal(t, rerun.VerdictMatched, rep2.Verdict)
+	require.Len(t, rep2.Turns, 4)
+	for _, p := range rep2.Turns {
+		require.True(t, p.Original.Priced && p.Rerun.Priced)
+		require.Equal(t, int64(2000), p.Rerun.InputTokens)
+		require.Equal(t, int64(1000), p.Original.InputTokens)
+		require.InDelta(t, 960.0/560.0, p.CostRatio, 1e-9, "turn %d", p.N)
+	}
+	require.InDelta(t, 960.0/560.0, rep2.CostRatio, 1e-9)
+	b, err := json.Marshal(rep2.Turns[0])
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"cost_ratio":1.714`)
+	require.Contains(t, string(b), `"checks_passed":0`)
 }

@@ -27,8 +27,18 @@ type Recording struct {
 	Rerun *facts.Rerun
 	// From is the thread it reruns, when it is a rerun.
 	From string
-	// System is its first system.configured, when it has one.
-	System *facts.SystemConfigured
+	// System is its first system.configured after its fork, or else its
+	// first, when it has one; SystemSeq its seq, Forked the seq of its
+	// thread.forked of a rerun.
+	System    *facts.SystemConfigured
+	SystemSeq uint64
+	Forked    uint64
+	// Before are the seqs of its user messages after the first and
+	// before its first model turn.
+	Before []uint64
+	// Instructions are its instructions.read facts, each with the turn
+	// it was read for, in order.
+	Instructions []instructionsAt
 }
 
 // Turn is one model turn of a recording.
@@ -39,6 +49,11 @@ type Turn struct {
 	Calls []Call
 	// Compared is the turn's rerun.turn, when the thread is a rerun.
 	Compared *facts.RerunTurn
+	// Offers are what came from outside after the turn and before the
+	// next: the answer to its question, a person's messages, in order;
+	// Said what each said (in a rerun, also the copies it was offered).
+	Offers []facts.Offer
+	Said   []string
 }
 
 // Call is a tool call of a turn and what became of it.
@@ -108,16 +123,37 @@ func Read(ctx context.Context, store thread.Store, id string) (*Recording, error
 		r.Head = f.Seq
 		switch f.Kind {
 		case facts.KindUserMessage:
-			if r.First == 0 {
+			switch {
+			case r.First == 0:
 				r.First = f.Seq
+			case len(r.Turns) == 0:
+				r.Before = append(r.Before, f.Seq)
+			default:
+				p, err := facts.Decode[facts.UserMessage](f)
+				if err != nil {
+					return nil, err
+				}
+				t := &r.Turns[len(r.Turns)-1]
+				t.Offers = append(t.Offers, facts.Offer{Kind: f.Kind, Seq: f.Seq})
+				t.Said = append(t.Said, said("message", p.Text, p.Served))
+			}
+		case facts.KindQuestionAnswered:
+			p, err := facts.Decode[facts.QuestionAnswered](f)
+			if err != nil {
+				return nil, err
+			}
+			if n := len(r.Turns); n > 0 && r.Turns[n-1].Question != nil && p.RequestID == "q-"+strconv.Itoa(r.Turns[n-1].N) {
+				t := &r.Turns[n-1]
+				t.Offers = append(t.Offers, facts.Offer{Kind: f.Kind, Seq: f.Seq})
+				t.Said = append(t.Said, said("answer", p.Text, p.Served))
 			}
 		case facts.KindSystemConfigured:
-			if r.System == nil {
+			if r.System == nil || r.SystemSeq < r.Forked {
 				p, err := facts.Decode[facts.SystemConfigured](f)
 				if err != nil {
 					return nil, err
 				}
-				r.System = &p
+				r.System, r.SystemSeq = &p, f.Seq
 			}
 		case facts.KindThreadForked:
 			p, err := facts.Decode[facts.ThreadForked](f)
@@ -125,8 +161,17 @@ func Read(ctx context.Context, store thread.Store, id string) (*Recording, error
 				return nil, err
 			}
 			if p.Rerun != nil && r.Rerun == nil {
-				r.Rerun, r.From = p.Rerun, p.From
+				r.Rerun, r.From, r.Forked = p.Rerun, p.From, f.Seq
 			}
+		case facts.KindInstructionsRead:
+			if !strings.HasPrefix(f.Cause, "infer/turn/") {
+				continue // a nested scheduler's
+			}
+			p, err := facts.Decode[facts.InstructionsRead](f)
+			if err != nil {
+				return nil, err
+			}
+			r.Instructions = append(r.Instructions, instructionsAt{turn: p.Turn, read: p})
 		case facts.KindModelTurn:
 			if !strings.HasPrefix(f.Cause, "infer/turn/") {
 				continue // a nested scheduler's
@@ -215,4 +260,13 @@ func (r *Recording) turn(n int) *Turn {
 		}
 	}
 	return nil
+}
+
+// said says what a message or answer said, and where a copy came from.
+func said(what, text string, from *facts.Served) string {
+	s := what + ": " + strconv.Quote(clip(text))
+	if from != nil {
+		s += fmt.Sprintf(" (served from %s seq %d)", from.Thread, from.Seq)
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package rerun
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
@@ -83,18 +84,29 @@ type TurnPair struct {
 	// rerun has no such turn).
 	Verdict  string            `json:"verdict"`
 	Diverged *facts.Divergence `json:"diverged,omitempty"`
+	// CostRatio is the rerun's cost of the turn over the original's, when
+	// both are priced and the original's is not zero.
+	CostRatio float64 `json:"cost_ratio,omitempty"`
 }
 
 // TurnSide is one side of a turn.
 type TurnSide struct {
-	Seq          uint64   `json:"seq"`
-	Text         string   `json:"text,omitempty"`
-	Calls        []string `json:"calls,omitempty"`
-	InputTokens  int64    `json:"input_tokens"`
-	OutputTokens int64    `json:"output_tokens"`
-	USD          float64  `json:"usd,omitempty"`
-	ChecksPassed int      `json:"checks_passed,omitempty"`
-	ChecksFailed int      `json:"checks_failed,omitempty"`
+	Seq   uint64   `json:"seq"`
+	Text  string   `json:"text,omitempty"`
+	Calls []string `json:"calls,omitempty"`
+	// Question is what the turn asked a person, when it asked.
+	Question     string  `json:"question,omitempty"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	USD          float64 `json:"usd"`
+	// Priced is set when the turn recorded a cost.
+	Priced       bool `json:"priced"`
+	ChecksPassed int  `json:"checks_passed"`
+	ChecksFailed int  `json:"checks_failed"`
+	// Offered are what came from outside after the turn, before the
+	// next: on the original's side a person's answer or message, on the
+	// rerun's the copies it was offered (see facts.RerunTurn.Offers).
+	Offered []string `json:"offered,omitempty"`
 }
 
 // Approval is a call of the rerun that a person would have been asked to
@@ -172,6 +184,9 @@ func Compare(ctx context.Context, store thread.Store, id string, asks func(tool 
 		if m != nil {
 			r.Approvals = append(r.Approvals, approvals(m, p.Verdict, asks)...)
 		}
+		if o, m := p.Original, p.Rerun; o != nil && m != nil && o.Priced && m.Priced && o.USD > 0 {
+			p.CostRatio = m.USD / o.USD
+		}
 		r.Turns = append(r.Turns, p)
 	}
 	switch {
@@ -228,7 +243,11 @@ func checks(t *Turn) (passed, failed int) {
 func turnSide(t *Turn) *TurnSide {
 	s := &TurnSide{Seq: t.Seq, Text: clip(t.Text), InputTokens: t.Usage.InputTokens, OutputTokens: t.Usage.OutputTokens}
 	if t.Cost != nil {
-		s.USD = t.Cost.USD
+		s.USD, s.Priced = t.Cost.USD, true
+	}
+	s.Offered = slices.Clone(t.Said)
+	if t.ModelTurn.Question != nil {
+		s.Question = clip(t.ModelTurn.Question.Text)
 	}
 	for _, c := range t.Calls {
 		s.Calls = append(s.Calls, c.Name+" "+clip(Canonical(c.Args)))

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -51,6 +52,17 @@ type Options struct {
 	// the prompt or the tools is an actor composed with it (and named in
 	// Overrides).
 	Actor harness.Actor
+	// Instructions, when not nil, are given to the model in place of the
+	// instruction files (AGENTS.md) the runtime would read: the rerun's
+	// instructions.read names them OverridePath. Empty gives none.
+	Instructions []byte
+	// Tools, when not nil, are the only tools the rerun is offered, and
+	// WithoutTools are left out; each must be one the original was
+	// offered (ErrOverride otherwise). Narrowed, the actor is the stock
+	// composition (harness.DelegatingActor, or CodingActor without the
+	// delegate tool) of Runtime's configuration and the tools kept.
+	Tools        []string
+	WithoutTools []string
 	// Asks, when set, says whether a call to the tool named would be put
 	// to a person: the report lists the calls the rerun made but did not
 	// run that would have needed an approval.
@@ -90,7 +102,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if orig.First == 0 {
 		return nil, fmt.Errorf("rerun %s: %w", opts.From, ErrNoTurns)
 	}
-	key := Key(opts.Model, opts.Overrides, opts.Live)
+	overrides := opts.overrides()
+	key := Key(opts.Model, overrides, opts.Live)
 	id := opts.As
 	if id == "" {
 		id = ID(opts.From, key)
@@ -101,23 +114,39 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if id == opts.From {
 		return nil, fmt.Errorf("rerun %s into itself: %w", opts.From, ErrOtherRerun)
 	}
-	link := facts.Rerun{Model: opts.Model, Key: key, Overrides: opts.Overrides, Live: opts.Live}
+	link := facts.Rerun{Model: opts.Model, Key: key, Overrides: overrides, Live: opts.Live}
+	tools, actor, narrowed, err := opts.narrow(orig, opts.Runtime.Services)
+	if err != nil {
+		return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
+	}
 	scratch := opts.Runtime.Services.Workspace
 	if opts.Live {
 		if err := checkScratch(opts.Source, scratch); err != nil {
 			return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
 		}
+		if link.Scratch, err = realDir(scratch); err != nil {
+			return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
+		}
+	}
+	if opts.Instructions != nil && opts.Runtime.Services.Blobs != nil {
+		// Kept from the start, so that a rerun cut off before its first
+		// turn can be resumed with them (see Again).
+		if _, err := opts.Runtime.Services.Blobs.PutBlob(ctx, opts.Instructions); err != nil {
+			return nil, fmt.Errorf("rerun %s: keep the instructions: %w", opts.From, err)
+		}
 	}
 	_, headErr := store.Head(ctx, id)
-	mine, err := begin(ctx, store, orig, id, link)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Live && headErr != nil {
-		// Begun now: the scratch copy is the workspace as it is.
+	switch {
+	case opts.Live && headErr != nil:
+		// Begun now: the scratch copy is the workspace as it is, copied
+		// before the rerun records it.
 		if err := CopyWorkspace(opts.Source, scratch, opts.Skip); err != nil {
 			return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
 		}
+	}
+	mine, err := begin(ctx, store, orig, id, link)
+	if err != nil {
+		return nil, err
 	}
 	s := &server{store: store, orig: orig, to: id, live: opts.Live}
 	if opts.Live {
@@ -126,13 +155,25 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return err
 		}
 	}
+	s.next = 1
 	for _, t := range mine.Turns {
 		if t.Compared != nil && t.Compared.Diverged != nil {
 			s.diverged = true
 		}
+		s.next = t.N + 1
 	}
 	svc := opts.Runtime.Services
 	svc.Rerun = s
+	if narrowed {
+		svc.Tools = tools
+	}
+	switch {
+	case opts.Instructions != nil:
+		svc.Instructions = instructionsOverride(opts.Instructions)
+	case svc.Instructions != nil:
+		// The original's turns' instructions, as they were given.
+		svc.Instructions = servedInstructions{s: s, orig: orig.Instructions, blobs: svc.Blobs, after: svc.Instructions}
+	}
 	if !opts.Live {
 		// Nothing runs: not the hooks of the thread's own events either
 		// (each due is recorded as not run).
@@ -143,7 +184,19 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("rerun %s: %w", opts.From, err)
 	}
 	rt.Tracer, rt.Sealer = opts.Runtime.Tracer, opts.Runtime.Sealer
-	th := rt.Thread(opts.Actor, id)
+	th := rt.Thread(actor, id)
+	if opts.Live && headErr == nil {
+		// Cut off midway: it goes on in the copy it recorded, as it left
+		// it (an ended one only in the copy it recorded).
+		st, err := drive.Inspect(ctx, th)
+		if err != nil {
+			return nil, fmt.Errorf("rerun %s as %s: %w", opts.From, id, err)
+		}
+		ended := st.Status == harness.StatusDone || st.Status == harness.StatusStopped
+		if err := sameScratch(ctx, store, id, link.Scratch, opts.Runtime.Services.Observer, !ended); err != nil {
+			return nil, fmt.Errorf("rerun %s as %s: %w", opts.From, id, err)
+		}
+	}
 	out, err := th.Resume(ctx)
 	for err == nil && out.Status == harness.StatusParked && opts.Live && opts.Approval != nil {
 		st, ierr := drive.Inspect(ctx, th)
@@ -192,7 +245,14 @@ func begin(ctx context.Context, store thread.Store, orig *Recording, id string, 
 			return nil, fmt.Errorf("rerun %s: %w", orig.Thread, err)
 		}
 		if f.Seq > orig.First {
-			break
+			// The messages before its first turn, after the first: the
+			// rest of what the model was first offered.
+			if len(orig.Before) == 0 || f.Seq > orig.Before[len(orig.Before)-1] {
+				break
+			}
+			if !slices.Contains(orig.Before, f.Seq) {
+				continue
+			}
 		}
 		drafts = append(drafts, facts.Draft{Kind: f.Kind, Cause: f.Cause, Data: f.Data})
 	}

@@ -1,12 +1,17 @@
 package rerun
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // checkScratch refuses a live rerun whose scratch workspace is none, or
@@ -25,6 +30,69 @@ func checkScratch(source, scratch string) error {
 	}
 	if within(src, dst) || within(dst, src) {
 		return fmt.Errorf("%w: the scratch copy %s and the workspace %s must be apart", ErrLiveRefused, dst, src)
+	}
+	return nil
+}
+
+// sameScratch refuses to go on with live rerun id anywhere but in the
+// scratch copy it recorded (dir, followed), or when that copy is gone, or
+// (when unchanged is set: it has not ended) changed since the rerun last
+// observed it: its last observation of its own (not one served from the original) that found it at rest — an
+// action's completion, a change between actions — must be what obs reads
+// now. A rerun cut off before it acted in the copy has none to compare.
+func sameScratch(ctx context.Context, store thread.Store, id, dir string, obs action.Observer, unchanged bool) error {
+	var recorded string
+	var last *action.Observed
+	atRest := false
+	for f, err := range store.Read(ctx, id, 1) {
+		if err != nil {
+			return fmt.Errorf("read %s: %w", id, err)
+		}
+		switch f.Kind {
+		case facts.KindThreadForked:
+			p, err := facts.Decode[facts.ThreadForked](f)
+			if err != nil {
+				return err
+			}
+			if p.Rerun != nil && recorded == "" {
+				recorded = p.Rerun.Scratch
+			}
+			continue
+		case facts.KindActionCompleted:
+			p, err := facts.Decode[facts.ActionCompleted](f)
+			if err != nil {
+				return err
+			}
+			if p.Served != nil {
+				continue
+			}
+		}
+		o, ok, err := action.ObservedIn(f)
+		if err != nil {
+			return err
+		}
+		if ok {
+			last, atRest = &o, f.Kind == facts.KindActionCompleted || f.Kind == facts.KindWorkspaceChanged
+		}
+	}
+	switch {
+	case recorded == "":
+		return fmt.Errorf("%w: the live rerun %s records none (it was made before they were kept): rerun it under another id", ErrScratch, id)
+	case recorded != dir:
+		return fmt.Errorf("%w: the live rerun %s goes on in %s, where it began, not in %s", ErrScratch, id, recorded, dir)
+	}
+	if info, err := os.Lstat(recorded); err != nil || !info.IsDir() {
+		return fmt.Errorf("%w %s is gone: the live rerun %s cannot go on: rerun it under another id", ErrScratch, recorded, id)
+	}
+	if !unchanged || last == nil || !atRest || last.Hash == "" || obs == nil {
+		return nil
+	}
+	now, err := obs.Observe(ctx)
+	if err != nil {
+		return fmt.Errorf("%w %s: %w", ErrScratch, recorded, err)
+	}
+	if now.Hash != last.Hash {
+		return fmt.Errorf("%w %s changed since the live rerun %s last observed it (at seq %d): it cannot go on there: rerun it under another id", ErrScratch, recorded, id, last.Seq)
 	}
 	return nil
 }
@@ -118,4 +186,30 @@ func copyFile(from, to string, perm fs.FileMode) (err error) {
 		return fmt.Errorf("scratch copy: %w", err)
 	}
 	return nil
+}
+
+// ScratchOf returns the scratch copy the live rerun id records, to go
+// on in: "" when there is no thread id yet (a new live rerun makes its
+// copy). It is ErrScratch when id records none, or its copy is gone; and
+// ErrNotRerun when id is no live rerun.
+func ScratchOf(ctx context.Context, store thread.Store, id string) (string, error) {
+	if _, err := store.Head(ctx, id); errors.Is(err, thread.ErrNotFound) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("rerun %s: %w", id, err)
+	}
+	r, err := Read(ctx, store, id)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case r.Rerun == nil || !r.Rerun.Live:
+		return "", fmt.Errorf("%s is no live rerun: %w", id, ErrNotRerun)
+	case r.Rerun.Scratch == "":
+		return "", fmt.Errorf("%w: the live rerun %s records none (it was made before they were kept): rerun it under another id", ErrScratch, id)
+	}
+	if info, err := os.Lstat(r.Rerun.Scratch); err != nil || !info.IsDir() {
+		return "", fmt.Errorf("%w %s is gone: the live rerun %s cannot go on: rerun it under another id", ErrScratch, r.Rerun.Scratch, id)
+	}
+	return r.Rerun.Scratch, nil
 }

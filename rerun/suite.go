@@ -49,7 +49,7 @@ func Suite(ctx context.Context, o SuiteOptions) ([]Row, error) {
 	if o.Runtime == nil {
 		return nil, errors.New("rerun suite: no runtime")
 	}
-	key := Key(o.Model, o.Overrides, o.Live)
+	key := KeyOf(o.Options)
 	rows := make([]Row, len(o.Threads))
 	n := max(o.Concurrency, 1)
 	sem := make(chan struct{}, n)

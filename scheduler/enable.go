@@ -48,6 +48,7 @@ func (s *state[S]) output() fold.Output[S] {
 		v.Phase = PhaseDone
 		v.Output = s.finalOutput()
 	}
+	s.offer(&v, &out)
 	s.hold(&v, &out)
 	out.View = v
 	out.Waits = v.Waits

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/effect"
@@ -29,9 +30,18 @@ import (
 // drafts, when the thread is a rerun.
 func (s *state[S]) compared(turn int, mt facts.ModelTurn, out []facts.Draft) effect.Effect[S, []facts.Draft] {
 	if s.env.Rerun == nil {
+		if s.offersFrom != "" {
+			return effect.Fail[S, []facts.Draft](fmt.Errorf("turn %d of this rerun of %s was not compared with the original's: nothing here serves a rerun, and its calls would run for real; go on with it where it is served from %s's log", turn, s.offersFrom, s.offersFrom))
+		}
 		return effect.Succeed[S](out)
 	}
+	going := s.offersFrom
 	return effect.AndThen(s.env.Rerun(s.thread, turn, mt), func(rt *facts.RerunTurn) effect.Effect[S, []facts.Draft] {
+		if rt == nil && going != "" {
+			// The turn before was served, and nothing compares this one:
+			// its calls would run for real, where a rerun runs nothing.
+			return effect.Fail[S, []facts.Draft](fmt.Errorf("turn %d of this rerun of %s was not compared with the original's: nothing here serves a rerun, and its calls would run for real; go on with it where it is served from %s's log", turn, going, going))
+		}
 		if rt == nil {
 			return effect.Succeed[S](out)
 		}
@@ -63,6 +73,7 @@ func (s *state[S]) rerunTurn(_ facts.Fact, p facts.RerunTurn) {
 	if p.Diverged != nil {
 		return
 	}
+	s.offers, s.offersFrom, s.offeredN = p.Offers, p.From, 0
 	for i, c := range s.calls {
 		if i < len(p.Served) {
 			sv := p.Served[i]
@@ -108,4 +119,65 @@ func (s *state[S]) serve(a *Action) fold.Transition[S] {
 			fmt.Errorf("action %s is served from %s seq %d, but nothing serves recorded results here: rerun it", a.ID, from.Thread, from.Seq))}
 	}
 	return fold.Transition[S]{Key: executeKey(a.ID), Effect: s.env.Serve(req, from)}
+}
+
+// offeredNow counts f, a copy of the next fact offered, when from names
+// it and the offer's transition appended it (a person's post naming a
+// seq is only a message).
+func (s *state[S]) offeredNow(f facts.Fact, from *facts.Served) {
+	if from == nil || s.offeredN >= len(s.offers) || facts.IsIngress(f.Cause) {
+		return
+	}
+	if o := s.offers[s.offeredN]; o.Kind == f.Kind && o.Seq == from.Seq && from.Thread == s.offersFrom {
+		s.offeredN++
+	}
+}
+
+// offer puts, in a rerun, the next fact offered in place of what waits
+// for it: the wait for the answer to the turn's question (an answer), or
+// the next model turn, or the end (a message). Before then, or when the
+// thread stopped, it changes nothing.
+func (s *state[S]) offer(v *View, out *fold.Output[S]) {
+	if s.offeredN >= len(s.offers) || out.Stop != nil {
+		return
+	}
+	o := s.offers[s.offeredN]
+	requestID := ""
+	switch o.Kind {
+	case facts.KindQuestionAnswered:
+		q := s.question
+		if q == nil || q.Asked == nil || q.Answer != nil || len(s.calls) > 0 {
+			return
+		}
+		requestID = q.Asked.RequestID
+		i := slices.IndexFunc(v.Waits, func(w fold.Wait) bool { return w.Kind == fold.WaitQuestion && w.RequestID == requestID })
+		if i < 0 {
+			return
+		}
+		v.Waits = slices.Delete(slices.Clone(v.Waits), i, i+1)
+	case facts.KindUserMessage:
+		if len(v.Waits) > 0 {
+			return
+		}
+		key := inferKey(s.turns + 1)
+		i := slices.IndexFunc(out.Transitions, func(t fold.Transition[S]) bool { return t.Key == key })
+		switch {
+		case i >= 0:
+			out.Transitions = slices.Delete(slices.Clone(out.Transitions), i, i+1)
+		case len(out.Transitions) == 0 && v.Phase == PhaseDone:
+			v.Phase, v.Output = PhaseInfer, nil
+		default:
+			return
+		}
+	default:
+		return
+	}
+	from := facts.Served{Thread: s.offersFrom, Seq: o.Seq}
+	key := offerKey(s.turns, s.offeredN)
+	if s.env.Offer == nil {
+		out.Transitions = append(out.Transitions, fold.Transition[S]{Key: key, Effect: effect.Fail[S, []facts.Draft](
+			fmt.Errorf("the rerun offers %s seq %d here, but nothing offers recorded facts here: rerun it", from.Thread, from.Seq))})
+		return
+	}
+	out.Transitions = append(out.Transitions, fold.Transition[S]{Key: key, Effect: s.env.Offer(from, o.Kind, requestID)})
 }

@@ -162,6 +162,12 @@ type Env[S any] struct {
 	// original's, naming it) and of its check.recorded, when it had one.
 	// Nothing runs. Nil fails such a call: nobody can serve it.
 	Serve func(req action.Request, from facts.Served) effect.Effect[S, []facts.Draft]
+	// Offer describes offering a rerun what came from outside after the
+	// original's turn (a rerun.turn's Offers, see rerun.go): the draft of
+	// a copy of the original's fact at from.Seq, of kind kind, naming it
+	// — a question.answered answering requestID. Nil fails it: nobody
+	// can offer it.
+	Offer func(from facts.Served, kind facts.Kind, requestID string) effect.Effect[S, []facts.Draft]
 }
 
 // Prepared is a model turn's request readied (see Env.Prepare): the
@@ -180,6 +186,9 @@ func startKey(id string) string    { return "tool/start/" + id }
 func executeKey(id string) string  { return "tool/execute/" + id }
 func recoverKey(id string) string  { return "tool/recover/" + id }
 func askKey(turn int) string       { return "question/ask/" + strconv.Itoa(turn) }
+func offerKey(turn, i int) string {
+	return "rerun/offer/" + strconv.Itoa(turn) + "/" + strconv.Itoa(i+1)
+}
 
 var ownPrefixes = []string{"infer/turn/", "confirm/", "tool/", "question/ask/", "delegate/", "hook/", "output/check/"}
 

@@ -177,6 +177,12 @@ type state[S any] struct {
 	ownHooks []facts.HookRan
 	// halted is why a rerun stopped at a divergence (see rerun.go).
 	halted string
+	// offers are, in a rerun, the original's facts to offer after the
+	// latest turn (its rerun.turn's Offers, with its From), and offered
+	// how many of them the log holds copies of (see rerun.go).
+	offers     []facts.Offer
+	offersFrom string
+	offeredN   int
 }
 
 func newState[S any](env Env[S]) *state[S] {
@@ -314,6 +320,7 @@ func (s *state[S]) systemConfigured(_ facts.Fact, p facts.SystemConfigured) {
 }
 
 func (s *state[S]) userMessage(f facts.Fact, p facts.UserMessage) {
+	s.offeredNow(f, p.Served)
 	s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: p.Text, Seq: f.Seq})
 	s.userAfterTurn = true
 	s.cutInARow, s.invalidInARow = 0, 0
@@ -325,6 +332,7 @@ func (s *state[S]) modelTurn(f facts.Fact, p facts.ModelTurn) {
 	s.turns = p.Turn
 	s.userAfterTurn = false
 	s.calls = nil
+	s.offers, s.offersFrom, s.offeredN = nil, "", 0
 	s.question = nil
 	s.answerTurn, s.answer, s.checked = 0, "", nil
 	if s.system.Output != nil && p.Cut == nil && p.Question == nil && len(p.ToolCalls) == 0 {
@@ -591,6 +599,7 @@ func (s *state[S]) questionAnswered(f facts.Fact, p facts.QuestionAnswered) {
 		return
 	}
 	q.Answer, q.AnswerSeq = &p, f.Seq
+	s.offeredNow(f, p.Served)
 	s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: p.Text, Seq: f.Seq})
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -24,21 +25,26 @@ import (
 
 func (a *app) rerunCmd() *cobra.Command {
 	var (
-		spec, as, status, query, promptFile, approve string
-		all, live                                    bool
-		concurrency                                  int
+		r             rerunFlags
+		status, query string
+		all           bool
+		concurrency   int
 	)
 	cmd := &cobra.Command{
 		Use:   "rerun THREAD... --model SPEC | rerun --all [--status STATUS] --model SPEC | rerun --query QUERY --model SPEC",
 		Short: "Re-run recorded threads against another model: where it diverges, what it would have done, what it costs",
-		Long: `Offer another model (or another system prompt) the conversation of a recorded
-thread, as a new thread linked to it (THREAD-rr-KEY, KEY the digest of the model
-spec and the overrides). While the new model makes the calls the original made
-(the same tools, the same arguments as JSON, in the same order) it is served the
-original's recorded results: nothing runs and nobody is asked; each served result
-names the seq it was copied from. At the first divergence the rerun stops, or,
-with --live, goes on for real in a scratch copy of the workspace with the
-original's file effects undone back to that point — never in your workspace.
+		Long: `Offer another model (or another system prompt, other instructions, fewer tools)
+the conversation of a recorded thread, as a new thread linked to it (THREAD-rr-KEY,
+KEY the digest of the model spec and the overrides). While the new model makes the
+calls the original made (the same tools, the same arguments as JSON, in the same
+order) it is served the original's recorded results: nothing runs and nobody is
+asked; each served result names the seq it was copied from. What a person said
+after a turn of the original — the answer to the same question, a next message —
+is offered to the rerun after its same turn, a copy naming its seq. At the first
+divergence the rerun stops, or, with --live, goes on for real in a scratch copy of
+the workspace with the original's file effects undone back to that point — never
+in your workspace. A live rerun cut off midway goes on in the same scratch copy
+when run again.
 
 The comparison shows the turns side by side, where and why they diverged (another
 tool, other arguments and how, a call the original did not make, an earlier
@@ -63,7 +69,7 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 				}
 			}
 			switch {
-			case spec == "":
+			case r.spec == "":
 				return usageError("rerun: --model SPEC is required (the model to rerun on)")
 			case chosen != 1:
 				return usageError("rerun: name the threads one way: THREAD..., --all, or --query QUERY")
@@ -71,16 +77,16 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 				return usageError("rerun: --status goes with --all")
 			case status != "" && !slices.Contains(drive.Statuses, status):
 				return usageError("rerun: --status %s: want one of %s", status, strings.Join(drive.Statuses, ", "))
-			case as != "" && len(ids) != 1:
+			case r.as != "" && len(ids) != 1:
 				return usageError("rerun: --as names the rerun of one thread")
-			case live && (len(ids) != 1 || all || query != ""):
+			case r.live && (len(ids) != 1 || all || query != ""):
 				return usageError("rerun: --live reruns one thread (each in its own scratch copy)")
-			case approve != "" && !live:
+			case r.approve != "" && !r.live:
 				return usageError("rerun: --approve answers what a --live rerun runs; a rerun without it runs nothing")
 			case concurrency < 1:
 				return usageError("rerun: --concurrency %d: want 1 or more", concurrency)
 			}
-			for _, id := range append(ids, as) {
+			for _, id := range append(ids, r.as) {
 				if id == "" {
 					continue
 				}
@@ -88,127 +94,23 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 					return err
 				}
 			}
-			var overrides []string
-			so := stock.SessionOptions{Drive: true, Model: stock.ModelNeeded, ModelSpec: spec}
-			if promptFile != "" {
-				b, err := os.ReadFile(promptFile)
-				if err != nil {
-					return asUsage(fmt.Errorf("--system-prompt-file: %w", err))
-				}
-				so.Harness = append(so.Harness, func(c *harness.Config) { c.SystemPrompt = string(b) })
-				sum := sha256.Sum256(b)
-				overrides = append(overrides, "system_prompt=sha256:"+hex.EncodeToString(sum[:]))
-			}
-			cwd, _ := os.Getwd()
-			p, err := a.place()
-			if err != nil {
-				return err
-			}
-			so.ModelDir = cwd
-			s, err := a.newSession(p, nil, so)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			m, err := stock.LoadModel(s.Model, s.ModelOptions()...)
-			if err != nil {
-				return asUsage(fmt.Errorf("--model: %w", err))
-			}
-			if err := a.openStore(ctx, s); err != nil {
-				return err
-			}
-			rt, free, err := s.Runtime(stock.WithModel(m))
-			if err != nil {
-				return err
-			}
-			defer free()
-			opts := rerun.Options{Model: s.Model, Overrides: overrides, Live: live, Runtime: rt, Actor: s.Stock.Actor,
-				Asks: asksOf(rt.Services.Tools)}
-			if live {
-				approval, err := drive.NewApproval(cmp.Or(approve, "ask"), nil, nil)
-				if err != nil {
-					return asUsage(fmt.Errorf("--approve: %w", err))
-				}
-				scratch, err := os.MkdirTemp("", "harness-rerun-")
-				if err != nil {
-					return err
-				}
-				lrt, actor, lfree, err := s.RuntimeIn(scratch, stock.WithModel(m))
-				if err != nil {
-					return err
-				}
-				defer lfree()
-				opts.Runtime, opts.Actor, opts.Approval = lrt, actor, &approval
-				opts.Source, opts.Skip = s.Place.Root, []string{s.Place.Store}
-				fmt.Fprintf(a.stderr, "%s the live rerun acts in the scratch copy %s\n", a.paint("bold", "harness:"), present.EscapeLine(scratch))
-			}
-			if len(ids) == 1 && !all && query == "" {
-				if err := s.threadExists(ctx, ids[0]); err != nil {
-					return err
-				}
-				opts.From, opts.As = ids[0], as
-				rep, err := rerun.Run(ctx, opts)
-				if rep == nil {
-					return err
-				}
-				if a.jsonOut() {
-					if perr := a.printJSON(rep); perr != nil {
-						return perr
-					}
-				} else {
-					a.printRerun(rep)
-				}
-				if err == nil && rep.Outcome == harness.StatusParked {
-					return &exitErr{code: exitParked, err: fmt.Errorf("the live rerun %s waits for a person (approve with --approve)", rep.Rerun)}
-				}
-				return err
-			}
-			switch {
-			case all:
-				ids, err = rerun.Select(ctx, rt, s.Stock.Actor, harness.Status(status))
-			case query != "":
-				var ix *search.Index
-				if ix, err = s.Place.OpenSearch(ctx, max(a.wait, search.DefaultWait)); err != nil {
-					return err
-				}
-				defer ix.Close()
-				ids, err = rerun.Find(ctx, rt, s.Stock.Actor, ix, query)
-				if errors.Is(err, search.ErrQuery) || errors.Is(err, search.ErrCursor) {
-					return asUsage(err)
-				}
-			}
-			if err != nil {
-				return err
-			}
-			rows, err := rerun.Suite(ctx, rerun.SuiteOptions{Options: opts, Threads: ids, Concurrency: concurrency,
-				OnRow: func(r rerun.Row) {
-					if !a.jsonOut() {
-						fmt.Fprintf(a.stderr, "harness: reran %s\n", r.Thread)
-					}
-				}})
-			if err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				return a.printJSON(struct {
-					Model string      `json:"model"`
-					Key   string      `json:"key"`
-					Rows  []rerun.Row `json:"rows"`
-				}{s.Model, rerun.Key(s.Model, overrides, live), rows})
-			}
-			a.printSuite(rows)
-			return nil
+			r.toolsSet = cmd.Flags().Changed("tools")
+			r.all, r.status, r.query, r.concurrency = all, status, query, concurrency
+			return a.rerun(ctx, r, ids, "")
 		}),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&spec, "model", "", "the model to rerun on: scripted:FILE, openai:MODEL or anthropic:MODEL")
-	fl.StringVar(&as, "as", "", "the rerun's thread id, for one thread (default THREAD-rr-KEY)")
-	fl.BoolVar(&live, "live", false, "go on past the divergence, for real, in a scratch copy of the workspace with the original's file effects after that point undone (refused if a kept content is missing); one thread")
-	fl.StringVar(&approve, "approve", "", "with --live: which confirmations of what the rerun runs are approved: ask (park), writes or all")
+	fl.StringVar(&r.spec, "model", "", "the model to rerun on: scripted:FILE, openai:MODEL or anthropic:MODEL")
+	fl.StringVar(&r.as, "as", "", "the rerun's thread id, for one thread (default THREAD-rr-KEY)")
+	fl.BoolVar(&r.live, "live", false, "go on past the divergence, for real, in a scratch copy of the workspace with the original's file effects after that point undone (refused if a kept content is missing); one thread")
+	fl.StringVar(&r.approve, "approve", "", "with --live: which confirmations of what the rerun runs are approved: ask (park), writes or all")
 	fl.BoolVar(&all, "all", false, "rerun every thread that is no rerun (with --status, of that status)")
 	fl.StringVar(&status, "status", "", "with --all: only the threads of this `STATUS` (done, parked, failed, stopped, resumable)")
 	fl.StringVar(&query, "query", "", "rerun the threads a search `QUERY` finds (harness search's syntax)")
-	fl.StringVar(&promptFile, "system-prompt-file", "", "offer the system prompt in `FILE` instead of the original's (an override: part of the key)")
+	fl.StringVar(&r.promptFile, "system-prompt-file", "", "offer the system prompt in `FILE` instead of the original's (an override: part of the key)")
+	fl.StringVar(&r.instructionsFile, "instructions", "", "give the model the instructions in `FILE` instead of the instruction files (AGENTS.md) it would read (an override: part of the key)")
+	fl.StringSliceVar(&r.tools, "tools", nil, "offer only these tools, each one the original was offered (an override: part of the key)")
+	fl.StringArrayVar(&r.withoutTools, "without-tool", nil, "do not offer this tool, one the original was offered; repeat for more (an override: part of the key)")
 	fl.IntVar(&concurrency, "concurrency", 2, "how many reruns of a suite run at once")
 	return cmd
 }
@@ -250,6 +152,30 @@ func (a *app) printRerun(r *rerun.Report) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", t.N, sideWords(t.Original), sideWords(t.Rerun), t.Verdict)
 	}
 	_ = tw.Flush()
+	for _, t := range r.Turns {
+		for _, side := range []struct {
+			who string
+			t   *rerun.TurnSide
+		}{{"original", t.Original}, {"rerun", t.Rerun}} {
+			if side.t == nil {
+				continue
+			}
+			for _, o := range side.t.Offered {
+				fmt.Fprintf(a.stdout, "  after turn %d, the %s's: %s\n", t.N, side.who, e(o))
+			}
+		}
+	}
+	tw = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TURN\tTOKENS ORIGINAL\tTOKENS RERUN\tCOST ORIGINAL\tCOST RERUN\tCOST RATIO\tCHECKS ORIGINAL\tCHECKS RERUN")
+	for _, t := range r.Turns {
+		cost := "-"
+		if t.CostRatio > 0 {
+			cost = fmt.Sprintf("%.2f", t.CostRatio)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.N, turnTokens(t.Original), turnTokens(t.Rerun),
+			turnCost(t.Original), turnCost(t.Rerun), cost, turnChecks(t.Original), turnChecks(t.Rerun))
+	}
+	_ = tw.Flush()
 	fmt.Fprintf(a.stdout, "checks: original %d passed, %d failed; rerun %d passed, %d failed\n",
 		r.OriginalSide.ChecksPassed, r.OriginalSide.ChecksFailed, r.RerunSide.ChecksPassed, r.RerunSide.ChecksFailed)
 	fmt.Fprintf(a.stdout, "tokens: original %d in, %d out%s; rerun %d in, %d out%s%s\n",
@@ -289,6 +215,9 @@ func sideWords(t *rerun.TurnSide) string {
 	if t == nil {
 		return "-"
 	}
+	if t.Question != "" && len(t.Calls) == 0 {
+		return present.EscapeLine(clipWords("question: "+t.Question, 48))
+	}
 	if len(t.Calls) == 0 {
 		return present.EscapeLine(clipWords("answer: "+t.Text, 48))
 	}
@@ -301,6 +230,29 @@ func clipWords(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// turnTokens, turnCost and turnChecks say one side of a turn: tokens in
+// and out, its cost, its checks passed of those recorded.
+func turnTokens(t *rerun.TurnSide) string {
+	if t == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%d in, %d out", t.InputTokens, t.OutputTokens)
+}
+
+func turnCost(t *rerun.TurnSide) string {
+	if t == nil || !t.Priced {
+		return "-"
+	}
+	return fmt.Sprintf("$%.4f", t.USD)
+}
+
+func turnChecks(t *rerun.TurnSide) string {
+	if t == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", t.ChecksPassed, t.ChecksPassed+t.ChecksFailed)
 }
 
 func usd(s rerun.Side) string {
@@ -339,4 +291,201 @@ func (a *app) printSuite(rows []rerun.Row) {
 			p.RerunSide.ChecksPassed, p.RerunSide.ChecksPassed+p.RerunSide.ChecksFailed, cost)
 	}
 	_ = tw.Flush()
+}
+
+// rerunFlags are the flags of rerun.
+type rerunFlags struct {
+	spec, as, approve, promptFile, instructionsFile string
+	tools, withoutTools                             []string
+	toolsSet, live, all                             bool
+	status, query                                   string
+	concurrency                                     int
+}
+
+// rerun reruns ids (or the threads of --all or --query) as r says; again,
+// when set, is a rerun to go on with as it was begun (resume of a
+// rerun): its recorded model spec, overrides and scratch copy.
+func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again string) error {
+	spec, as, approve, promptFile, instructionsFile := r.spec, r.as, r.approve, r.promptFile, r.instructionsFile
+	tools, withoutTools, live, all, status, query, concurrency := r.tools, r.withoutTools, r.live, r.all, r.status, r.query, r.concurrency
+	var overrides []string
+	so := stock.SessionOptions{Drive: true, Model: stock.ModelNeeded, ModelSpec: spec}
+	if promptFile != "" {
+		b, err := os.ReadFile(promptFile)
+		if err != nil {
+			return asUsage(fmt.Errorf("--system-prompt-file: %w", err))
+		}
+		so.Harness = append(so.Harness, func(c *harness.Config) { c.SystemPrompt = string(b) })
+		sum := sha256.Sum256(b)
+		overrides = append(overrides, "system_prompt=sha256:"+hex.EncodeToString(sum[:]))
+	}
+	cwd, _ := os.Getwd()
+	p, err := a.place()
+	if err != nil {
+		return err
+	}
+	so.ModelDir = cwd
+	s, err := a.newSession(p, nil, so)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	m, err := stock.LoadModel(s.Model, s.ModelOptions()...)
+	if err != nil {
+		return asUsage(fmt.Errorf("--model: %w", err))
+	}
+	if err := a.openStore(ctx, s); err != nil {
+		return err
+	}
+	rt, free, err := s.Runtime(stock.WithModel(m))
+	if err != nil {
+		return err
+	}
+	defer free()
+	opts := rerun.Options{Model: s.Model, Overrides: overrides, Live: live, Runtime: rt, Actor: s.Stock.Actor,
+		Asks: asksOf(rt.Services.Tools), WithoutTools: withoutTools}
+	if r.toolsSet {
+		opts.Tools = append([]string{}, tools...)
+	}
+	if instructionsFile != "" {
+		b, err := os.ReadFile(instructionsFile)
+		if err != nil {
+			return asUsage(fmt.Errorf("--instructions: %w", err))
+		}
+		opts.Instructions = append([]byte{}, b...)
+	}
+	if again != "" {
+		// The rerun as it was begun: its thread, model, overrides, live.
+		if opts, err = rerun.Again(ctx, s.Store, rt.Services.Blobs, again, opts); err != nil {
+			if errors.Is(err, rerun.ErrOverride) {
+				return fmt.Errorf("%w (begin it again: harness rerun THREAD --as %s with the same overrides)", err, again)
+			}
+			return err
+		}
+		ids, as, live = []string{opts.From}, again, opts.Live
+	}
+	if live {
+		approval, err := drive.NewApproval(cmp.Or(approve, "ask"), nil, nil)
+		if err != nil {
+			return asUsage(fmt.Errorf("--approve: %w", err))
+		}
+		id := as
+		if id == "" {
+			id = rerun.ID(ids[0], rerun.KeyOf(opts))
+		}
+		scratch, err := rerun.ScratchOf(ctx, s.Store, id)
+		if err != nil {
+			return scratchHint(err, ids[0])
+		}
+		again := scratch != ""
+		if !again {
+			if scratch, err = os.MkdirTemp("", "harness-rerun-"); err != nil {
+				return err
+			}
+		}
+		lrt, actor, lfree, err := s.RuntimeIn(scratch, stock.WithModel(m))
+		if err != nil {
+			return err
+		}
+		defer lfree()
+		opts.Runtime, opts.Actor, opts.Approval = lrt, actor, &approval
+		opts.Source, opts.Skip = s.Place.Root, []string{s.Place.Store}
+		if again {
+			fmt.Fprintf(a.stderr, "%s the live rerun %s goes on in its scratch copy %s\n", a.paint("bold", "harness:"), id, present.EscapeLine(scratch))
+		} else {
+			fmt.Fprintf(a.stderr, "%s the live rerun acts in the scratch copy %s\n", a.paint("bold", "harness:"), present.EscapeLine(scratch))
+		}
+	}
+	if len(ids) == 1 && !all && query == "" {
+		if err := s.threadExists(ctx, ids[0]); err != nil {
+			return err
+		}
+		opts.From, opts.As = ids[0], as
+		rep, err := rerun.Run(ctx, opts)
+		if errors.Is(err, rerun.ErrOverride) {
+			return asUsage(err)
+		}
+		err = scratchHint(err, ids[0])
+		if rep == nil {
+			return err
+		}
+		if a.jsonOut() {
+			if perr := a.printJSON(rep); perr != nil {
+				return perr
+			}
+		} else {
+			a.printRerun(rep)
+		}
+		if err == nil && rep.Outcome == harness.StatusParked {
+			return &exitErr{code: exitParked, err: fmt.Errorf("the live rerun %s waits for a person (approve with --approve)", rep.Rerun)}
+		}
+		return err
+	}
+	switch {
+	case all:
+		ids, err = rerun.Select(ctx, rt, s.Stock.Actor, harness.Status(status))
+	case query != "":
+		var ix *search.Index
+		if ix, err = s.Place.OpenSearch(ctx, max(a.wait, search.DefaultWait)); err != nil {
+			return err
+		}
+		defer ix.Close()
+		ids, err = rerun.Find(ctx, rt, s.Stock.Actor, ix, query)
+		if errors.Is(err, search.ErrQuery) || errors.Is(err, search.ErrCursor) {
+			return asUsage(err)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	rows, err := rerun.Suite(ctx, rerun.SuiteOptions{Options: opts, Threads: ids, Concurrency: concurrency,
+		OnRow: func(r rerun.Row) {
+			if !a.jsonOut() {
+				fmt.Fprintf(a.stderr, "harness: reran %s\n", r.Thread)
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	if a.jsonOut() {
+		return a.printJSON(struct {
+			Model string      `json:"model"`
+			Key   string      `json:"key"`
+			Rows  []rerun.Row `json:"rows"`
+		}{s.Model, rerun.KeyOf(opts), rows})
+	}
+	a.printSuite(rows)
+	return nil
+}
+
+// resumeRerun goes on with thread id, when it is a rerun, as harness
+// rerun does (it needs the original's log to serve from, and runs on the
+// model it records): it reports whether it was one. The session s is
+// closed first: rerun opens its own.
+func (a *app) resumeRerun(ctx context.Context, s *session, id string, f *driveFlags) (bool, error) {
+	link, from, err := rerun.Link(ctx, s.Store, id)
+	if err != nil || link == nil {
+		return false, nil
+	}
+	if f.changed("model") {
+		return true, usageError("resume %s: a rerun of %s goes on on the model it records (%s); to rerun on another, run harness rerun %s --model SPEC", id, from, present.EscapeLine(link.Model), from)
+	}
+	r := rerunFlags{spec: link.Model, concurrency: 1}
+	if link.Live {
+		r.approve = f.approve
+	}
+	a.printf("%s %s is a rerun of %s: it goes on as harness rerun %s --as %s does\n", a.paint("bold", "harness:"), id, from, from, id)
+	if err := s.Close(); err != nil {
+		return true, err
+	}
+	return true, a.rerun(ctx, r, nil, id)
+}
+
+// scratchHint says, of a live rerun that cannot go on in its scratch
+// copy, how to begin another.
+func scratchHint(err error, from string) error {
+	if !errors.Is(err, rerun.ErrScratch) {
+		return err
+	}
+	return fmt.Errorf("%w (harness rerun %s --live --as NEWID begins another)", err, from)
 }

@@ -719,6 +719,9 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	if err := s.threadExists(ctx, id); err != nil {
 		return err
 	}
+	if again, err := a.resumeRerun(ctx, s, id, f); again || err != nil {
+		return err
+	}
 	if err := a.enter(ctx, s, id); err != nil {
 		return err
 	}
