@@ -9,12 +9,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // gitT runs git in dir for a test (the test's own git, not safegit).
@@ -193,4 +196,53 @@ func TestSealNotesReadWithinBounds(t *testing.T) {
 	require.Len(t, r.Seals, 1, "the notes' copies of the witness log's seal count once")
 	require.Len(t, r.Unread, 1)
 	require.Contains(t, r.Unread[0], "11 notes")
+}
+
+// BenchmarkSealGitNote times a seal written as a git note too (the
+// opt-in: a few git commands through safegit) against the seal alone
+// (the witness log's signed, synced append), op by op in the same run.
+// ms/noted is a seal with its note; ratio is that over ms/seal.
+func BenchmarkSealGitNote(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("no git")
+	}
+	root := b.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "one"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		require.NoError(b, err, "%s", out)
+	}
+	store, err := thread.OpenPebble(b.TempDir())
+	require.NoError(b, err)
+	b.Cleanup(func() { store.Close() })
+	d, err := facts.NewDraft(facts.KindUserMessage, "bench/start", facts.UserMessage{Text: "hi"})
+	require.NoError(b, err)
+	head, err := store.Append(ctx, "t", 0, d)
+	require.NoError(b, err)
+	dir := b.TempDir()
+	k, _, err := seal.OpenKey(filepath.Join(dir, seal.KeyFile))
+	require.NoError(b, err)
+	plain := &seal.Sealer{Key: k, Witness: &seal.Witness{Path: filepath.Join(dir, "plain.jsonl")}, Store: "s"}
+	noted := &seal.Sealer{Key: k, Witness: &seal.Witness{Path: filepath.Join(dir, seal.WitnessFile)}, Store: "s",
+		Anchor: stock.Place{Root: root}.NoteAnchor()}
+	var plainT, notedT time.Duration
+	seq := 0
+	for b.Loop() {
+		seq++
+		h := head
+		h.Hash[0], h.Hash[1] = byte(seq), byte(seq>>8) // another head each time: nothing is deduplicated
+		start := time.Now()
+		_, err := plain.Seal(ctx, store, h)
+		require.NoError(b, err)
+		plainT += time.Since(start)
+		start = time.Now()
+		_, err = noted.Seal(ctx, store, h)
+		require.NoError(b, err)
+		notedT += time.Since(start)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(notedT)/n/1e6, "ms/noted")
+	b.ReportMetric(float64(plainT)/n/1e6, "ms/seal")
+	b.ReportMetric(float64(notedT)/float64(plainT), "ratio")
 }
