@@ -128,11 +128,18 @@ func sealNotesHead(ctx context.Context, dir string) (commit string, repo bool, e
 		}
 		return "", false, err
 	}
-	out, _, err := gitIn(ctx, dir, nil, nil, 4<<10, "for-each-ref", "--format=%(objectname) %(objecttype) %(symref)", SealNotesRef)
+	// for-each-ref lists the refs below a name too (a planted
+	// refs/notes/harness-seals/x): only the ref itself counts.
+	out, _, err := gitIn(ctx, dir, nil, nil, 64<<10, "for-each-ref", "--format=%(refname) %(objectname) %(objecttype) %(symref)", SealNotesRef)
 	if err != nil {
 		return "", true, err
 	}
-	line := strings.TrimSpace(string(out))
+	line := ""
+	for l := range strings.Lines(string(out)) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), SealNotesRef+" "); ok {
+			line = rest
+		}
+	}
 	if line == "" {
 		// for-each-ref does not list a symbolic ref whose target is
 		// missing: ask symbolic-ref too.
@@ -312,7 +319,11 @@ func ReadSealNotes(ctx context.Context, dir string) (SealNotes, error) {
 			continue
 		}
 		total += n + 128
-		notes = append(notes, note{blob: f[2], on: strings.ReplaceAll(path, "/", "")})
+		on := strings.ReplaceAll(path, "/", "")
+		if !isObjectName(on) {
+			continue // not a note: a note is named by the object it is on
+		}
+		notes = append(notes, note{blob: f[2], on: on})
 	}
 	if len(notes) == 0 {
 		return sn, nil
@@ -355,4 +366,18 @@ func ReadSealNotes(ctx context.Context, dir string) (SealNotes, error) {
 		}
 	}
 	return sn, nil
+}
+
+// isObjectName reports whether s is a full object name: 40 (SHA-1) or 64
+// (SHA-256) lowercase hex digits.
+func isObjectName(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

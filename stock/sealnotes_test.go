@@ -246,3 +246,25 @@ func BenchmarkSealGitNote(b *testing.B) {
 	b.ReportMetric(float64(plainT)/n/1e6, "ms/seal")
 	b.ReportMetric(float64(notedT)/float64(plainT), "ratio")
 }
+
+// Only the notes ref itself is read, and only notes named by an object:
+// a ref below its name, or an entry named with escape codes, is not a
+// note of seals.
+func TestSealNotesPlantedNames(t *testing.T) {
+	e, getenv, _ := sealNotesWorld(t)
+	entry, _, err := e.Stock.Place.SealHead(ctx, getenv, e.Store, e.Stock.Actor, "t", false)
+	require.NoError(t, err)
+	line, _ := json.Marshal(entry)
+	plantNotes(t, e.Root, map[string]string{"\x1b[2Jevil": "garbage\n", strings.Repeat("a", 40): string(line) + "\n"})
+	sn, err := stock.ReadSealNotes(ctx, e.Root)
+	require.NoError(t, err)
+	require.Len(t, sn.Found, 1)
+	require.Equal(t, "git note "+stock.SealNotesRef+" on "+strings.Repeat("a", 40), sn.Found[0].Witness)
+
+	c := gitT(t, e.Root, "", "rev-parse", stock.SealNotesRef)
+	gitT(t, e.Root, "", "update-ref", "-d", stock.SealNotesRef)
+	gitT(t, e.Root, "", "update-ref", stock.SealNotesRef+"/x", c)
+	sn, err = stock.ReadSealNotes(ctx, e.Root)
+	require.NoError(t, err)
+	require.Empty(t, sn.Found, "a ref below the name is not the notes ref")
+}
