@@ -268,3 +268,33 @@ func TestSealNotesPlantedNames(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, sn.Found, "a ref below the name is not the notes ref")
 }
+
+// The note is written with git as harness runs it in an untrusted
+// repository: a hook the repository planted (reference-transaction runs
+// on every ref update, in .git/hooks and in a core.hooksPath it names)
+// does not run, nor does an fsmonitor, and the repository's identity is
+// not the note's.
+func TestSealNoteRunsNothingOfTheRepository(t *testing.T) {
+	e, getenv, _ := sealNotesWorld(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	hook := "#!/bin/sh\necho ran >> " + marker + "\n"
+	for _, dir := range []string{filepath.Join(e.Root, ".git", "hooks"), filepath.Join(e.Root, "myhooks")} {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		for _, name := range []string{"reference-transaction", "post-commit", "pre-commit"} {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(hook), 0o755))
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(e.Root, "fsmon"), []byte(hook), 0o755))
+	gitT(t, e.Root, "", "config", "core.hooksPath", filepath.Join(e.Root, "myhooks"))
+	gitT(t, e.Root, "", "config", "core.fsmonitor", filepath.Join(e.Root, "fsmon"))
+	gitT(t, e.Root, "", "config", "user.name", "mallory")
+	// The test's own git runs the hooks: check that they would run.
+	gitT(t, e.Root, "", "update-ref", "refs/heads/probe", "HEAD")
+	require.FileExists(t, marker)
+	require.NoError(t, os.Remove(marker))
+
+	_, _, err := e.Stock.Place.SealHead(ctx, getenv, e.Store, e.Stock.Actor, "t", true)
+	require.NoError(t, err)
+	require.NoFileExists(t, marker)
+	require.Equal(t, "harness", gitT(t, e.Root, "", "log", "-1", "--format=%an", stock.SealNotesRef))
+}
