@@ -42,6 +42,10 @@ type Follower struct {
 	once sync.Once
 }
 
+// maxBackoff bounds the wait before a follower tries again an index it
+// could not open or update.
+const maxBackoff = 30 * time.Second
+
 // maxFollowed bounds the threads a follower collects between rounds;
 // past it the round updates the whole index instead.
 const maxFollowed = 10000
@@ -78,6 +82,7 @@ func (f *Follower) Run(ctx context.Context) error {
 		sweep = 5 * time.Minute
 	}
 	all := true // the first round updates the whole index
+	failed := 0 // rounds failed in a row
 	nextSweep := time.Now().Add(sweep)
 	for {
 		if !all {
@@ -110,18 +115,27 @@ func (f *Follower) Run(ctx context.Context) error {
 		f.mu.Unlock()
 		slices.Sort(ids)
 		if !f.round(ctx, ids, all) {
-			// Another process has the index, or it failed: try again.
+			// Another process has the index, or it failed: try again,
+			// later each time (up to maxBackoff).
 			f.mu.Lock()
 			for _, id := range ids {
 				f.moved[id] = true
 			}
 			f.mu.Unlock()
+			failed++
+			wait := min(settle<<min(failed, 16), maxBackoff)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
 			select {
 			case f.kick <- struct{}{}:
 			default:
 			}
 			continue
 		}
+		failed = 0
 		if all {
 			all, nextSweep = false, time.Now().Add(sweep)
 		}
