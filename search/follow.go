@@ -114,6 +114,9 @@ func (f *Follower) Run(ctx context.Context) error {
 		clear(f.moved)
 		f.mu.Unlock()
 		slices.Sort(ids)
+		if len(ids) == 0 && !all {
+			continue
+		}
 		if !f.round(ctx, ids, all) {
 			// Another process has the index, or it failed: try again,
 			// later each time (up to maxBackoff).
