@@ -42,6 +42,10 @@ type Follower struct {
 	once sync.Once
 }
 
+// openWait is how long a round waits for an index another process has
+// open (a search: short) before it gives up and tries again later.
+const openWait = 2 * time.Second
+
 // maxBackoff bounds the wait before a follower tries again an index it
 // could not open or update.
 const maxBackoff = 30 * time.Second
@@ -151,7 +155,7 @@ func (f *Follower) round(ctx context.Context, ids []string, all bool) bool {
 	if ctx.Err() != nil {
 		return true
 	}
-	ix, err := f.Open(ctx, 0)
+	ix, err := f.Open(ctx, openWait)
 	if err != nil {
 		if !errors.Is(err, ErrLocked) && ctx.Err() == nil && f.Logf != nil {
 			f.Logf("search index: %v", err)

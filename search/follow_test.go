@@ -10,7 +10,8 @@ import (
 
 // A follower indexes the threads it is told moved, after its first round
 // indexed everything; while another process has the index open it tries
-// again, and indexes them once the index is free.
+// again (after waiting openWait), and indexes them once the index is
+// free.
 func TestFollowerIndexesMovedThreadsAndWaitsForTheIndex(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -38,7 +39,7 @@ func TestFollowerIndexesMovedThreadsAndWaitsForTheIndex(t *testing.T) {
 	select {
 	case st := <-rounds:
 		t.Fatalf("indexed %v while the index was held", st)
-	case <-time.After(200 * time.Millisecond):
+	case <-time.After(openWait + 500*time.Millisecond): // past the round's own wait
 	}
 	require.NoError(t, held.Close())
 	select {
