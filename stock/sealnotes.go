@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -123,8 +124,8 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 func sealNotesHead(ctx context.Context, dir string) (commit string, repo bool, err error) {
 	if _, _, err := gitIn(ctx, dir, nil, nil, 4<<10, "rev-parse", "--git-dir"); err != nil {
 		var ee interface{ ExitCode() int }
-		if errors.As(err, &ee) {
-			return "", false, nil // not a repository
+		if errors.As(err, &ee) || errors.Is(err, exec.ErrNotFound) {
+			return "", false, nil // not a repository, or no git here
 		}
 		return "", false, err
 	}

@@ -298,3 +298,27 @@ func TestSealNoteRunsNothingOfTheRepository(t *testing.T) {
 	require.NoFileExists(t, marker)
 	require.Equal(t, "harness", gitT(t, e.Root, "", "log", "-1", "--format=%an", stock.SealNotesRef))
 }
+
+// Where there is no git, or a repository harness will not run git in (a
+// planted commondir), the notes are not read and the witness log's seals
+// still verify: only a notes ref that says something false fails.
+func TestSealNotesUnreadableDoNotFail(t *testing.T) {
+	e, getenv, _ := sealNotesWorld(t)
+	_, _, err := e.Stock.Place.SealHead(ctx, getenv, e.Store, e.Stock.Actor, "t", true)
+	require.NoError(t, err)
+
+	gitDir := filepath.Join(e.Root, ".git")
+	require.NoError(t, os.WriteFile(filepath.Join(gitDir, "commondir"), []byte(t.TempDir()), 0o644))
+	r, err := e.Stock.Place.VerifySeals(ctx, getenv, e.Store, "t", stock.SealCheck{})
+	require.NoError(t, err)
+	require.True(t, r.Sealed())
+	require.Len(t, r.Unread, 1)
+	require.Contains(t, r.Unread[0], "were not read")
+	require.NoError(t, os.Remove(filepath.Join(gitDir, "commondir")))
+
+	t.Setenv("PATH", t.TempDir())
+	r, err = e.Stock.Place.VerifySeals(ctx, getenv, e.Store, "t", stock.SealCheck{})
+	require.NoError(t, err)
+	require.True(t, r.Sealed())
+	require.Empty(t, r.Unread)
+}
