@@ -64,7 +64,10 @@ var Statuses = []string{string(harness.StatusDone), string(harness.StatusParked)
 // search.Parse), newest first: it brings ix up to date with the store
 // (search.Index.Update), then reads a page of hits, each confirmed by
 // its log. status: keeps the threads whose state (Inspect, read as
-// actor folds it) has that status. A query that does not parse is a
+// actor folds it) has that status; the status read of a thread is left
+// in the index as a hint for the next search while the thread stays at
+// that head (search.Index.SetStatusHint), and a thread whose hits are
+// shown on a hint's word is folded first to confirm it. A query that does not parse is a
 // *search.QueryError (search.ErrQuery).
 func Search(ctx context.Context, rt *harness.Runtime, actor harness.Actor, ix *search.Index, text string, o SearchOptions) (SearchResult, error) {
 	if rt == nil || rt.Store == nil || ix == nil {
@@ -83,20 +86,56 @@ func Search(ctx context.Context, rt *harness.Runtime, actor harness.Actor, ix *s
 		return SearchResult{}, err
 	}
 	so := search.Options{Limit: o.Limit, Cursor: o.Cursor}
+	lo := ListOptions{Inspect: o.Inspect}
+	status := func(ctx context.Context, id string) (string, error) {
+		st, err := lo.inspect(ctx, rt, actor, id)
+		if err != nil {
+			return "", fmt.Errorf("search: status of %s: %w", id, err)
+		}
+		// Left for the next search, while the thread stays at this head
+		// (an index that cannot keep it only costs the next a fold).
+		_ = ix.SetStatusHint(id, st.Head, string(st.Status))
+		return string(st.Status), nil
+	}
+	hinted := map[string]bool{} // threads kept on the index's word alone
 	if q.Status != "" {
-		lo := ListOptions{Inspect: o.Inspect}
 		so.Keep = func(ctx context.Context, id string) (bool, error) {
-			st, err := lo.inspect(ctx, rt, actor, id)
-			if err != nil {
-				return false, fmt.Errorf("search: status of %s: %w", id, err)
+			if s, ok := ix.StatusHint(id); ok {
+				hinted[id] = s == q.Status
+				return s == q.Status, nil
 			}
-			return string(st.Status) == q.Status, nil
+			s, err := status(ctx, id)
+			return s == q.Status, err
 		}
 	}
 	page, err := ix.Search(ctx, rt.Store, q, so)
 	if err != nil {
 		return SearchResult{}, err
 	}
+	// A thread kept on a hint is read by the fold before its hits are
+	// shown: a hint the log does not bear out drops them.
+	confirmed := map[string]bool{}
+	kept := page.Hits[:0]
+	for _, h := range page.Hits {
+		id := h.Fact.Thread
+		if hinted[id] {
+			ok, seen := confirmed[id]
+			if !seen {
+				s, err := status(ctx, id)
+				if err != nil {
+					return SearchResult{}, err
+				}
+				ok = s == q.Status
+				confirmed[id] = ok
+			}
+			if !ok {
+				page.Dropped++
+				continue
+			}
+		}
+		kept = append(kept, h)
+	}
+	page.Hits = kept
 	res := SearchResult{Query: text, Hits: make([]SearchHit, 0, len(page.Hits)), Next: page.Next, Dropped: page.Dropped, Indexed: stats}
 	for _, h := range page.Hits {
 		res.Hits = append(res.Hits, SearchHit{Thread: h.Fact.Thread, Seq: h.Fact.Seq, Kind: h.Fact.Kind, At: h.Fact.At,

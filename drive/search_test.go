@@ -1,6 +1,8 @@
 package drive_test
 
 import (
+	"context"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -66,4 +68,77 @@ func TestSearchFindsWhatARunDidAndWhoApprovedIt(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, search.Stats{Threads: 1, Facts: 1}, res.Indexed)
 	require.Len(t, res.Hits, 1)
+}
+
+// status: folds each thread once, then reads the status left in the index
+// while the thread stays at that head: a second search folds only the
+// threads whose hits it shows (to confirm them). A hint planted in the
+// index, not borne out by the fold, shows nothing (dropped); a new fact
+// makes a thread's hint stale.
+func TestSearchByStatusKeepsHintsAndConfirmsThem(t *testing.T) {
+	e := harnesstest.New(t, harnesstest.ToolScript)
+	ids := []string{"a", "b", "c", "d"}
+	for _, id := range ids {
+		out, err := e.RT.Start(ctx, e.Actor, id, "Set the cache TTL to 300")
+		require.NoError(t, err)
+		if id != "b" { // b stays parked; the others are done
+			e.Approve(id, out.Waits[0].RequestID, true)
+			_, err = e.RT.Resume(ctx, e.Actor, id)
+			require.NoError(t, err)
+		}
+	}
+	ix, err := search.Open(ctx, t.TempDir(), 0)
+	require.NoError(t, err)
+	defer ix.Close()
+	var folded []string
+	o := drive.SearchOptions{Limit: 100, Inspect: func(ctx context.Context, id string) (drive.State, error) {
+		folded = append(folded, id)
+		th, err := e.RT.Open(ctx, e.Actor, id)
+		if err != nil {
+			return drive.State{}, err
+		}
+		return drive.Inspect(ctx, th)
+	}}
+	threads := func(res drive.SearchResult) []string {
+		var out []string
+		for _, h := range res.Hits {
+			if !slices.Contains(out, h.Thread) {
+				out = append(out, h.Thread)
+			}
+		}
+		return out
+	}
+	res, err := drive.Search(ctx, e.RT, e.Actor, ix, "status:parked", o)
+	require.NoError(t, err)
+	require.Equal(t, []string{"b"}, threads(res))
+	slices.Sort(folded)
+	require.Equal(t, ids, folded, "each thread folded once")
+
+	folded = nil
+	res, err = drive.Search(ctx, e.RT, e.Actor, ix, "status:parked", o)
+	require.NoError(t, err)
+	require.Equal(t, []string{"b"}, threads(res))
+	require.Equal(t, []string{"b"}, folded, "only the thread shown, to confirm its hint")
+
+	// A planted hint: c (done) said to be parked at its head.
+	h, err := e.Store.Head(ctx, "c")
+	require.NoError(t, err)
+	require.NoError(t, ix.SetStatusHint("c", h, "parked"))
+	folded = nil
+	res, err = drive.Search(ctx, e.RT, e.Actor, ix, "status:parked", o)
+	require.NoError(t, err)
+	require.Equal(t, []string{"b"}, threads(res))
+	require.Positive(t, res.Dropped)
+	require.ElementsMatch(t, []string{"b", "c"}, folded)
+
+	// A new fact of b: its hint is of another head, b is folded again.
+	_, err = e.Post("b", facts.KindUserMessage, facts.UserMessage{Text: "and the okapi"}, "more")
+	require.NoError(t, err)
+	_, ok := ix.StatusHint("b")
+	require.True(t, ok, "the index has not read the new fact yet")
+	folded = nil
+	res, err = drive.Search(ctx, e.RT, e.Actor, ix, "status:parked okapi", o)
+	require.NoError(t, err)
+	require.Equal(t, []string{"b"}, threads(res))
+	require.Equal(t, []string{"b"}, folded)
 }

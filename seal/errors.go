@@ -26,6 +26,9 @@ var (
 	// ErrNoSealByKey: the keys a verifier named sealed nothing of the
 	// thread.
 	ErrNoSealByKey = errors.New("no seal of the thread by the keys named")
+	// ErrNotAnchored: the seal is in the witness log, but the Sealer's
+	// Anchor (a git note, say) failed to keep it elsewhere.
+	ErrNotAnchored = errors.New("sealed, but not kept beyond the witness log")
 )
 
 // WitnessError names the first line of a witness log that breaks it.

@@ -33,11 +33,14 @@ type Summary struct {
 	Error     string    `json:"error,omitempty"`
 	Seals     []Verdict `json:"seals"`
 	Elsewhere int       `json:"elsewhere,omitempty"`
+	// Unread say where seals were looked for and not read whole (see
+	// Report.Unread).
+	Unread []string `json:"unread,omitempty"`
 }
 
 // SummaryOf is the summary of the report r of a check that returned err.
 func SummaryOf(r Report, err error) Summary {
-	out := Summary{Sealed: r.Sealed(), OK: err == nil, Seals: append([]Verdict{}, r.Seals...), Elsewhere: r.Elsewhere}
+	out := Summary{Sealed: r.Sealed(), OK: err == nil, Seals: append([]Verdict{}, r.Seals...), Elsewhere: r.Elsewhere, Unread: r.Unread}
 	if err != nil {
 		out.Error = err.Error()
 	}

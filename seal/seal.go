@@ -36,7 +36,7 @@ func (s *Sealer) Seal(ctx context.Context, store thread.Store, head thread.Head)
 	}
 	if s.Anchor != nil {
 		if err := s.Anchor(ctx, e); err != nil {
-			return e, fmt.Errorf("anchor the seal of %s at seq %d: %w", head.Thread, head.Seq, err)
+			return e, fmt.Errorf("anchor the seal of %s at seq %d: %w: %w", head.Thread, head.Seq, ErrNotAnchored, err)
 		}
 	}
 	return e, nil
@@ -109,6 +109,9 @@ type Report struct {
 	// Missing are the keys the verifier required (CheckOptions.Require)
 	// that sealed nothing of the thread.
 	Missing []PublicKey
+	// Unread say which places seals were looked for in were not read
+	// whole, and why (a caller's notes: Check leaves it as it is).
+	Unread []string
 }
 
 // Sealed reports whether a trusted seal of the log holds.

@@ -141,6 +141,12 @@ func (w *Witness) Append(ctx context.Context, e Entry, k Key) (Entry, error) {
 	if err := f.Sync(); err != nil {
 		return Entry{}, fmt.Errorf("seal: sync %s: %w", w.Path, err)
 	}
+	if last == nil {
+		// The file's first line: its name must last too.
+		if err := syncDir(filepath.Dir(w.Path)); err != nil {
+			return Entry{}, fmt.Errorf("seal: sync %s: %w", filepath.Dir(w.Path), err)
+		}
+	}
 	return e, nil
 }
 
@@ -190,6 +196,17 @@ func (w *Witness) tail(f *os.File) ([]byte, error) {
 		}
 		return body[from:], nil
 	}
+}
+
+// syncDir syncs the directory dir: a file made in it is there after a
+// crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 func lineHash(line []byte) string {

@@ -24,6 +24,8 @@
 //	                                     "m" its model, "c"+call the fields of a
 //	                                     tool call, "r"+request, "a"+action and
 //	                                     "t"+model call id the call they name
+//	's' thread                           a status hint (SetStatusHint): the head's
+//	                                     seq (8), its hash (32), the status
 //	'p' term 0x00 ^at thread 0x00 ^seq   a posting: the fact's hash (32) and the
 //	                                     seqs of the facts that gave it fields
 //	                                     (uvarint count, then uvarints)
@@ -32,4 +34,7 @@
 // its seq, both big-endian, so a term's postings run newest first; terms
 // never hold 0x00. A posting and the watermark that covers it are written
 // in one batch, so a crash leaves the index behind the log, never ahead.
+//
+// A Follower keeps an index up to date with a store other processes append
+// to (a NATS store: told of each append by the stream).
 package search

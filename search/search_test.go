@@ -15,8 +15,9 @@ import (
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// fxThreads is how many threads the tests' fixture has.
-const fxThreads = 150
+// fxThreads is how many threads the tests' fixture has: 2,000, as the
+// issue asks (20,000 facts; about 10 s on 2 busy cores).
+const fxThreads = 2000
 
 // ref names a fact.
 type ref struct {

@@ -142,6 +142,27 @@ func (p Place) VerifySeals(ctx context.Context, getenv func(string) string, stor
 	}
 	var found []seal.Found
 	var broken []error
+	var unread []string
+	if p.Root != "" {
+		// The seals noted in the workspace's repository (if any): each
+		// checks by its signature and key, as a witness log's do; one
+		// already found in a witness log is not counted twice.
+		sn, err := ReadSealNotes(ctx, p.Root)
+		switch {
+		case errors.Is(err, ErrSealNotes):
+			// The notes ref says something false of itself: a tamper.
+			broken = append(broken, fmt.Errorf("the seal notes of %s: %w", p.Root, err))
+		case err != nil:
+			// git could not read them (a repository harness will not
+			// run git in, a timeout): the witness logs still count.
+			unread = append(unread, fmt.Sprintf("the seal notes of %s were not read: %v", p.Root, err))
+		}
+		found = append(found, sn.Found...)
+		if sn.Skipped > 0 {
+			unread = append(unread, fmt.Sprintf("%d notes of %s not read (more than %d notes, or a note over %d bytes)", sn.Skipped, SealNotesRef, SealNotesMax, SealNoteMaxBytes))
+		}
+	}
+	fromNotes := len(found)
 	for _, path := range paths {
 		if _, err := os.Stat(path); err != nil && path != own {
 			return seal.Report{Thread: id}, fmt.Errorf("witness log: %w", err)
@@ -155,11 +176,43 @@ func (p Place) VerifySeals(ctx context.Context, getenv func(string) string, stor
 			broken = append(broken, err)
 		}
 	}
+	found = dedupeSeals(found, fromNotes)
 	r, err := seal.Check(ctx, store, id, found, seal.CheckOptions{Store: p.StoreName(), Trusted: trusted, Require: c.Keys})
+	r.Unread = unread
 	if err != nil {
 		return r, err
 	}
 	return r, errors.Join(append([]error{r.Err()}, broken...)...)
+}
+
+// dedupeSeals leaves out of found[:notes] (the seals read from git notes)
+// that a witness log's entry (found[notes:]) is, field for field and
+// signature: one seal, found twice. The witness log's are kept, and come
+// first.
+func dedupeSeals(found []seal.Found, notes int) []seal.Found {
+	seen := map[string]bool{} // the entries already in out, as signed with their signature
+	key := func(f seal.Found) string { return string(f.Message()) + "\x00sig" + string(f.Sig) }
+	for _, f := range found[notes:] {
+		seen[key(f)] = true
+	}
+	out := slices.Clone(found[notes:])
+	for _, f := range found[:notes] {
+		if !seen[key(f)] {
+			seen[key(f)] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// NoteAnchor is a Sealer's Anchor that writes each seal as a line of a
+// git note on the workspace's HEAD (WriteSealNote); a workspace in no git
+// repository, or with no commit yet, is left as it is.
+func (p Place) NoteAnchor() func(ctx context.Context, e seal.Entry) error {
+	return func(ctx context.Context, e seal.Entry) error {
+		_, err := WriteSealNote(ctx, p.Root, e)
+		return err
+	}
 }
 
 // sealing is a runtime's sealer: the stock's, telling a front end of a
@@ -181,8 +234,9 @@ func (s sealing) SealHead(ctx context.Context, store thread.Store, head thread.H
 // does (audit.VerifyLog through actor), then signs the head it checked
 // with the person's key into their witness log (Sealer): a log that does
 // not verify is not sealed, nor one that grew while it was checked (seal
-// it again). It returns the seal and the witness log it is in.
-func (p Place) SealHead(ctx context.Context, getenv func(string) string, store thread.Store, actor harness.Actor, id string) (seal.Entry, string, error) {
+// it again). With gitNote the seal is also written as a git note
+// (NoteAnchor). It returns the seal and the witness log it is in.
+func (p Place) SealHead(ctx context.Context, getenv func(string) string, store thread.Store, actor harness.Actor, id string, gitNote bool) (seal.Entry, string, error) {
 	head, err := store.Head(ctx, id)
 	if err != nil {
 		return seal.Entry{}, "", err
@@ -198,6 +252,9 @@ func (p Place) SealHead(ctx context.Context, getenv func(string) string, store t
 	sl, err := p.Sealer(getenv)
 	if err != nil {
 		return seal.Entry{}, "", err
+	}
+	if gitNote {
+		sl.Anchor = p.NoteAnchor()
 	}
 	e, err := sl.Seal(ctx, store, head)
 	return e, sl.Witness.Path, err

@@ -24,7 +24,7 @@ func TestSealHead(t *testing.T) {
 		return ""
 	}
 	p := e.Stock.Place
-	entry, witness, err := p.SealHead(ctx, getenv, e.Store, e.Stock.Actor, "t")
+	entry, witness, err := p.SealHead(ctx, getenv, e.Store, e.Stock.Actor, "t", false)
 	require.NoError(t, err)
 	head, err := e.Store.Head(ctx, "t")
 	require.NoError(t, err)
@@ -36,6 +36,6 @@ func TestSealHead(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, r.Sealed())
 
-	_, _, err = p.SealHead(ctx, getenv, e.Store, e.Stock.Actor, "nobody")
+	_, _, err = p.SealHead(ctx, getenv, e.Store, e.Stock.Actor, "nobody", false)
 	require.Error(t, err)
 }

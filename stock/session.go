@@ -253,6 +253,9 @@ func (s *Session) stockOf(p Place) (*Stock, error) {
 		st.Unsealed = unsealed
 		if unsealed == nil {
 			st.Sealer, st.Unsealed = p.Sealer(s.opts.Getenv)
+			if st.Sealer != nil && s.Layered.Settings.SealGitNotes {
+				st.Sealer.Anchor = p.NoteAnchor()
+			}
 		}
 	}
 	return st, nil

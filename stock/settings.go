@@ -130,6 +130,11 @@ type Settings struct {
 	// none), never raise or remove one.
 	MaxCost   *float64 `json:"max_cost,omitempty"`
 	MaxTokens *int64   `json:"max_tokens,omitempty"`
+	// SealGitNotes writes each seal also as a git note on the workspace's
+	// HEAD (SealNotesRef), where the workspace is a git repository. Only
+	// the user's own file (or the command line) sets it: whether the
+	// person's seals go into a repository is theirs to say.
+	SealGitNotes bool `json:"seal_git_notes,omitempty"`
 }
 
 // Scope names a layer of settings by whom it serves.
@@ -398,6 +403,12 @@ func (s Settings) clone() Settings {
 func (l *Layered) merge(src *SettingsSource) {
 	s, into := src.Settings, &l.Settings
 	for _, key := range src.Set {
+		if key == "seal_git_notes" && ((src.Scope != ScopeUser && src.Scope != ScopeFlag) || !src.Trusted) {
+			// The person's seals, and their repository: no project or
+			// store file says where they go.
+			src.Ignored = append(src.Ignored, key)
+			continue
+		}
 		if key == "prices" && (src.Scope != ScopeUser || !src.Trusted) {
 			// Prices are the person's: no other file says what a turn
 			// cost, however trusted (a repository would hide its spend);
@@ -451,6 +462,8 @@ func (l *Layered) merge(src *SettingsSource) {
 			into.Serve = s.Serve
 		case "prices":
 			into.Prices = s.Prices
+		case "seal_git_notes":
+			into.SealGitNotes = s.SealGitNotes
 		case "loop_guard":
 			into.LoopGuard = s.LoopGuard
 		case "worktrees":
@@ -560,6 +573,8 @@ func Widens(key string, cur, s Settings) bool {
 		return len(s.Hooks) > 0
 	case "prices":
 		return false // no authority; only the user's file sets them (merge)
+	case "seal_git_notes":
+		return false // no authority; only the user's file or a flag sets it (merge)
 	case "max_cost":
 		// No budget (0), or a larger one, widens; a first one narrows.
 		n, c := costOf(s.MaxCost), costOf(cur.MaxCost)

@@ -25,6 +25,7 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/rewind"
+	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
@@ -505,6 +506,10 @@ func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (
 	o.Wait = a.wait
 	if o.OnUnsealed == nil {
 		o.OnUnsealed = func(head thread.Head, err error) {
+			if errors.Is(err, seal.ErrNotAnchored) {
+				fmt.Fprintf(a.stderr, "harness: warning: thread %s at seq %d is sealed in your witness log, but its git note was not written: %s\n", head.Thread, head.Seq, personError(err))
+				return
+			}
 			fmt.Fprintf(a.stderr, "harness: warning: thread %s at seq %d is not sealed: %s\n", head.Thread, head.Seq, personError(err))
 		}
 	}

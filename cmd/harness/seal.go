@@ -65,13 +65,21 @@ KEY (or a file of keys), with your witness log (--witness FILE).
 }
 
 func (a *app) sealCmd() *cobra.Command {
-	return &cobra.Command{
+	var gitNote bool
+	cmd := &cobra.Command{
 		Use:   "seal THREAD",
 		Short: "Sign the thread's head now, into your witness log (after verifying its log)",
 		Long: `Verify the thread's log as replay --verify does, then sign its head (thread,
 seq, hash) with your key and append the seal to your witness log. A thread is
 sealed on its own whenever it parks or ends; seal is for a head you want to
 vouch for now. A log that does not verify is not sealed.
+
+With --git-note (or "seal_git_notes": true in your own settings file, which
+also notes the seals made when threads park or end), the seal is also written
+as a line of a git note on the workspace's HEAD, under refs/notes/harness-seals:
+push that ref and whoever has your public key can verify the thread's log
+(replay --verify reads the seals it finds there). A notes ref that is a
+symbolic ref is refused.
 
 ` + sealHelp,
 		Args:              args(1, 1, "THREAD"),
@@ -86,9 +94,12 @@ vouch for now. A log that does not verify is not sealed.
 			defer s.Close()
 			// The head signed is the head checked: read before the
 			// check, and the seal refused if the log moved meanwhile.
-			e, witness, err := s.Place.SealHead(ctx, a.getenv, s.Store, s.Stock.Actor, id)
-			if err != nil {
+			e, witness, err := s.Place.SealHead(ctx, a.getenv, s.Store, s.Stock.Actor, id, gitNote || a.userSealsNoted())
+			if err != nil && !(errors.Is(err, seal.ErrNotAnchored) && e.Sig != nil) {
 				return err
+			}
+			if err != nil {
+				fmt.Fprintf(a.stderr, "harness: warning: %s\n", personError(err))
 			}
 			if a.jsonOut() {
 				return a.printJSON(seal.Verdict{Found: seal.Found{Entry: e, Witness: witness}, Status: seal.StatusHolds})
@@ -97,6 +108,14 @@ vouch for now. A log that does not verify is not sealed.
 			return err
 		}),
 	}
+	cmd.Flags().BoolVar(&gitNote, "git-note", false, "write the seal also as a git note on the workspace's HEAD (refs/notes/harness-seals)")
+	return cmd
+}
+
+// userSealsNoted reports whether the settings the last session read ask
+// for seals as git notes (seal_git_notes).
+func (a *app) userSealsNoted() bool {
+	return a.layered.Settings.SealGitNotes
 }
 
 // sealFlags are replay --verify's: whose seals to trust, and where else
@@ -160,6 +179,9 @@ func (a *app) printSeals(r seal.Report, err error) error {
 			fmt.Fprintf(a.stdout, "%s the seal at seq %d (%s, %s line %d) is by %s, a key not named (--key): not checked\n",
 				a.paint("yellow", "note:"), v.Seq, v.At.Local().Format(time.DateTime), present.EscapeLine(v.Witness), v.Line, present.EscapeLine(string(v.Key)))
 		}
+	}
+	for _, u := range r.Unread {
+		fmt.Fprintf(a.stdout, "%s %s\n", a.paint("yellow", "note:"), present.EscapeLine(u))
 	}
 	if r.Elsewhere > 0 {
 		fmt.Fprintf(a.stdout, "%s %d seals of a thread %s in another store (another first fact) were not checked\n", a.paint("dim", "note:"), r.Elsewhere, r.Thread)

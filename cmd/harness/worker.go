@@ -28,6 +28,7 @@ func (a *app) workerCmd() *cobra.Command {
 		f           driveFlags
 		concurrency int
 		drain       time.Duration
+		index       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "worker --store nats://HOST:PORT [flags]",
@@ -62,7 +63,11 @@ Each event is a line on stdout (with -o json, a JSON object per line).
 Threads driven at once share the workspace: their commands act in it side by
 side. The observation of each action names the changes other threads' actions
 made (by thread and action) apart from those no recorded action names. Children
-a thread delegates in parallel work in git worktrees of their own (--worktrees).`,
+a thread delegates in parallel work in git worktrees of their own (--worktrees).
+
+The worker keeps this machine's search index (harness search) from the stream:
+every append, by any worker or person, is indexed a moment after it is made
+(--search-index=false leaves that to each search).`,
 		Example: `  harness worker --store nats://localhost:4222 --model openai:gpt-4o-mini --approve writes
   harness worker --store nats://a:4222,nats://b:4222,nats://c:4222 --concurrency 4 --allow 'run_command:go test *'`,
 		Args: args(0, 0, "no arguments"),
@@ -73,7 +78,7 @@ a thread delegates in parallel work in git worktrees of their own (--worktrees).
 			if drain < 0 {
 				return usageError("--drain %v: want a duration ≥ 0, such as 30s", drain)
 			}
-			return a.worker(cmd.Context(), &f, concurrency, drain)
+			return a.worker(cmd.Context(), &f, concurrency, drain, index)
 		}),
 	}
 	fl := cmd.Flags()
@@ -86,6 +91,7 @@ a thread delegates in parallel work in git worktrees of their own (--worktrees).
 	fl.StringSliceVar(&f.networkAllow, "network-allow", nil, networkAllowHelp)
 	fl.StringVar(&f.worktrees, "worktrees", "", worktreesUsage)
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop a thread before its model turn `N`+1; 0 is no bound (default: the settings file's max_turns, else 50)")
+	fl.BoolVar(&index, "search-index", true, "keep this machine's search index from the stream")
 	fl.IntVar(&concurrency, "concurrency", worker.DefaultConcurrency, "how many threads to drive at once")
 	fl.DurationVar(&drain, "drain", worker.DefaultDrain, "on SIGTERM or Ctrl-C, how long to wait for the threads driven to reach a point where they can stop before interrupting them")
 	f.fs = fl
@@ -94,7 +100,7 @@ a thread delegates in parallel work in git worktrees of their own (--worktrees).
 
 // worker runs a worker on the workspace's NATS store until the command's
 // context ends (a signal), then drains.
-func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain time.Duration) error {
+func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain time.Duration, index bool) error {
 	p, err := a.place()
 	if err != nil {
 		return err
@@ -182,6 +188,18 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 		case <-ran:
 		}
 	}()
+	if index {
+		// The index follows the stream until the worker has drained.
+		ictx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		followed := make(chan struct{})
+		go func() {
+			defer close(followed)
+			s.Place.FollowSearch(ictx, ns, func(format string, args ...any) {
+				fmt.Fprintf(a.stderr, "harness worker: %s\n", present.EscapeLine(fmt.Sprintf(format, args...)))
+			})
+		}()
+		defer func() { stop(); <-followed }()
+	}
 	if err := w.Run(ctx); err != nil {
 		return err
 	}
