@@ -100,3 +100,27 @@ type BudgetShared struct {
 func (p BudgetShared) Validate() error {
 	return errors.Join(p.Limit.Validate(), p.Elsewhere.Validate())
 }
+
+// BudgetReserve is recorded on system.configured by a runtime whose
+// budget reserves a model turn before it runs: the turn runs only when
+// what the tree spent, with the turn's estimate, stays within the
+// budget. The estimate is the thread's latest model turn's tokens and
+// cost; before its first turn, the prompt's size (its system prompt, tool
+// schemas and messages, four bytes a token) at the input price recorded
+// here. Priced is false when the price table had no price for the
+// thread's model: a budget in dollars alone cannot count its turns.
+type BudgetReserve struct {
+	Priced bool `msgpack:"priced,omitempty" json:"priced,omitempty"`
+	// InputUSD is the model's price of input tokens, in US dollars per
+	// million, by Table.
+	InputUSD float64 `msgpack:"input_usd,omitempty" json:"input_usd,omitempty"`
+	Table    string  `msgpack:"table,omitempty" json:"table,omitempty"`
+}
+
+// Validate requires a price that is a number ≥ 0.
+func (r BudgetReserve) Validate() error {
+	if math.IsNaN(r.InputUSD) || math.IsInf(r.InputUSD, 0) || r.InputUSD < 0 {
+		return errors.New("input_usd: want US dollars per million tokens ≥ 0")
+	}
+	return nil
+}
