@@ -236,7 +236,7 @@ func (v TreeBudgetView) Cover(own, next facts.Spend, unpriced bool) string {
 	usd, tokens := own.USD+v.Elsewhere.USD, own.Tokens+v.Elsewhere.Tokens
 	switch {
 	case v.Limit.USD > 0 && v.Limit.Tokens == 0 && unpriced:
-		return fmt.Sprintf("the tree's budget of $%.4f cannot count this thread's turns: its model has no price; set a budget in tokens too (harness budget set --tokens N), price the model in your settings, or stop", v.Limit.USD)
+		return fmt.Sprintf("the tree's budget of $%.4f cannot count this thread's turns: its model has no price; set a budget in tokens beside it (harness budget), price the model in your settings, or stop", v.Limit.USD)
 	case v.Limit.USD > 0 && usd+next.USD > v.Limit.USD+coverSlack:
 		return fmt.Sprintf("the tree's budget of $%.4f cannot cover the next turn ($%.4f spent, about $%.4f more); raise it (harness budget) or stop", v.Limit.USD, usd, next.USD)
 	case v.Limit.Tokens > 0 && tokens+next.Tokens > v.Limit.Tokens:
