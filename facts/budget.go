@@ -2,6 +2,7 @@ package facts
 
 import (
 	"errors"
+	"fmt"
 	"math"
 )
 
@@ -121,6 +122,15 @@ type BudgetReserve struct {
 func (r BudgetReserve) Validate() error {
 	if math.IsNaN(r.InputUSD) || math.IsInf(r.InputUSD, 0) || r.InputUSD < 0 {
 		return errors.New("input_usd: want US dollars per million tokens ≥ 0")
+	}
+	return nil
+}
+
+// Validate requires counts ≥ 0: a count below zero, from a provider's
+// malformed answer, would take from what a budget counts.
+func (u Usage) Validate() error {
+	if u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheWriteTokens < 0 {
+		return fmt.Errorf("usage counts below zero: input %d, output %d, cache read %d, cache write %d", u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
 	}
 	return nil
 }

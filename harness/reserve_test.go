@@ -12,6 +12,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/model"
 )
 
 // readingScript is a thread of n turns that each read a file and say
@@ -199,4 +200,38 @@ func TestBudgetHoldsBackACompaction(t *testing.T) {
 		}
 		require.NoError(t, audit.VerifyLog(ctx, e.store, e.actor, "t"))
 	}
+}
+
+// Hostile usage: a server reporting no usage is reckoned at nothing, yet
+// a tree that spent its budget still waits (a budget lowered under what
+// was spent, here); one reporting counts below zero (which would take
+// from what the budget counts) fails the turn as invalid output,
+// recording nothing.
+func TestBudgetHostileUsage(t *testing.T) {
+	ctx := context.Background()
+	for _, v := range []harness.TreeBudgetView{
+		{Limit: facts.Spend{Tokens: 1000}},
+		{Limit: facts.Spend{USD: 1}},
+		{Limit: facts.Spend{Tokens: 1000}, Elsewhere: facts.Spend{Tokens: 400}},
+	} {
+		spent := facts.Spend{USD: 1, Tokens: 1000 - v.Elsewhere.Tokens}
+		require.NotEmpty(t, v.Cover(spent, facts.Spend{}, false), "%+v: spent is spent, the next turn reckoned at nothing", v)
+		less := facts.Spend{USD: 0.5, Tokens: 500 - v.Elsewhere.Tokens}
+		require.Empty(t, v.Cover(less, facts.Spend{}, false), "%+v", v)
+	}
+
+	e := newTree(t, nil, `{"text": "unused"}`, budgetPrices(), harness.WithModelName("test:m"))
+	negative := modelFunc(func(context.Context, model.Request) (model.Decision, error) {
+		return model.Decision{Text: "r1", ToolCalls: []facts.ToolCall{{ID: "r", Name: "read_file", Args: `{"path":"a"}`}},
+			Usage: facts.Usage{InputTokens: -1000000}}, nil
+	})
+	cfg, err := harness.NewConfig(harness.WithModelBackoff(0), budgetPrices(), harness.WithModelName("test:m"))
+	require.NoError(t, err)
+	rt, err := harness.NewRuntime(e.store, harness.Services{Model: negative, Tools: e.tools}, cfg)
+	require.NoError(t, err)
+	out, err := rt.Thread(e.actor, "t").Start(ctx, "Read", budgetSet(t, 0, 1000))
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusFailed, out.Status, out.Reason)
+	require.Contains(t, out.Reason, "below zero")
+	require.Equal(t, 0, countKind(e.log("t"), facts.KindModelTurn))
 }

@@ -237,9 +237,11 @@ func (v TreeBudgetView) Cover(own, next facts.Spend, unpriced bool) string {
 	switch {
 	case v.Limit.USD > 0 && v.Limit.Tokens == 0 && unpriced:
 		return fmt.Sprintf("the tree's budget of $%.4f cannot count this thread's turns: its model has no price; set a budget in tokens beside it (harness budget), price the model in your settings, or stop", v.Limit.USD)
-	case v.Limit.USD > 0 && usd+next.USD > v.Limit.USD+coverSlack:
+	case v.Limit.USD > 0 && (usd >= v.Limit.USD || usd+next.USD > v.Limit.USD+coverSlack):
+		// Spent is spent, whatever the next turn is reckoned at (a turn
+		// that reported no usage is reckoned at nothing).
 		return fmt.Sprintf("the tree's budget of $%.4f cannot cover the next turn ($%.4f spent, about $%.4f more); raise it (harness budget) or stop", v.Limit.USD, usd, next.USD)
-	case v.Limit.Tokens > 0 && tokens+next.Tokens > v.Limit.Tokens:
+	case v.Limit.Tokens > 0 && (tokens >= v.Limit.Tokens || tokens+next.Tokens > v.Limit.Tokens):
 		return fmt.Sprintf("the tree's budget of %d tokens cannot cover the next turn (%d spent, about %d more); raise it (harness budget) or stop", v.Limit.Tokens, tokens, next.Tokens)
 	}
 	return ""
