@@ -27,6 +27,18 @@ type budgetFlags struct {
 func (f *budgetFlags) add(fl *pflag.FlagSet) {
 	fl.Float64Var(&f.cost, "max-cost", 0, "the budget of the thread's tree in `USD` (its children spend from it as they go): a model turn it cannot cover waits for a person (harness budget THREAD raise); 0 is none (default: the settings' max_cost). Recorded when the thread starts; on a resume, sets it anew")
 	fl.Int64Var(&f.tokens, "max-tokens", 0, "the budget of the thread's tree in `TOKENS` (input and output, its children's included), as --max-cost; 0 is none (default: the settings' max_tokens)")
+	alias(fl, map[string]string{"budget-usd": "max-cost", "budget-tokens": "max-tokens"})
+}
+
+// alias makes each key of names another spelling of the flag it names.
+func alias(fl *pflag.FlagSet, names map[string]string) {
+	prev := fl.GetNormalizeFunc()
+	fl.SetNormalizeFunc(func(fs *pflag.FlagSet, name string) pflag.NormalizedName {
+		if to, ok := names[name]; ok {
+			name = to
+		}
+		return prev(fs, name)
+	})
 }
 
 // layer adds the budget flags given to a layer of settings.
@@ -109,6 +121,7 @@ budget as they go. A model turn the budget cannot cover is not run: the thread
 
   harness budget t1                       what the tree spent, of what
   harness budget t1 raise --cost 5        add $5 (budget.raised; who and how much)
+  harness budget t1 --usd +5              the same
   harness budget t1 set --tokens 200000   set it anew
   harness budget t1 raise --cost 5 --resume
 
@@ -133,6 +146,9 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 			root, err := a.rootOf(ctx, id)
 			if err != nil {
 				return err
+			}
+			if verb == "" && !amount.IsZero() {
+				verb = "raise" // harness budget t1 --usd +5
 			}
 			if verb == "" {
 				return a.showBudget(ctx, root)
@@ -182,8 +198,9 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 			return dr.posted(ctx, p, &f)
 		}),
 	}
-	cmd.Flags().Float64Var(&b.cost, "cost", 0, "an amount in `USD`")
+	cmd.Flags().Float64Var(&b.cost, "cost", 0, "an amount in `USD` (also --usd); with no raise or set, a raise: --usd +5")
 	cmd.Flags().Int64Var(&b.tokens, "tokens", 0, "an amount of `TOKENS`")
+	alias(cmd.Flags(), map[string]string{"usd": "cost"})
 	f.add(cmd)
 	return cmd
 }
