@@ -75,7 +75,7 @@ func SetBudget(ctx context.Context, th *harness.Thread, limit facts.Spend, by, s
 // answerBudget is a Reply of kind budget: a raise of th's tree, th its
 // root, whichever thread of it waits.
 func answerBudget(ctx context.Context, th *harness.Thread, r Reply) (Answered, error) {
-	p, err := RaiseBudget(ctx, th, facts.Spend{USD: r.USD, Tokens: r.Tokens}, r.By)
+	p, err := GrowBudget(ctx, th, facts.Spend{USD: r.USD, Tokens: r.Tokens}, r.By)
 	return Answered{Request: Pending{Wait: fold.Wait{Kind: fold.WaitBudget, RequestID: "budget"}}, Posted: p}, err
 }
 
@@ -152,4 +152,29 @@ func ParseRaise(s string) (facts.Spend, error) {
 		return facts.Spend{}, fmt.Errorf("%w: %w", ErrBadReply, err)
 	}
 	return out, nil
+}
+
+// GrowBudget is a person's "spend this much more" on th's tree, th its
+// root: a raise of its bounds (RaiseBudget) — and, for tokens added to a
+// budget in dollars alone (which cannot count a model with no price), a
+// bound in tokens set beside it (SetBudget) at what the tree spent plus
+// the tokens, the dollars raised with it. A raise never adds a bound in
+// dollars that was not there: that would narrow what the person widened.
+func GrowBudget(ctx context.Context, th *harness.Thread, add facts.Spend, by string) (harness.Posted, error) {
+	st, err := Inspect(ctx, th)
+	if err != nil {
+		return harness.Posted{}, err
+	}
+	b := st.Budget
+	if b == nil || add.Tokens == 0 || b.Limit.Tokens > 0 || b.Limit.USD == 0 {
+		return RaiseBudget(ctx, th, add, by)
+	}
+	if err := (facts.BudgetRaised{Add: add}).Validate(); err != nil {
+		return harness.Posted{}, fmt.Errorf("%w: %w", ErrBadReply, err)
+	}
+	limit := facts.Spend{USD: b.Limit.USD + add.USD, Tokens: b.Spent.Tokens + add.Tokens}
+	if limit.Tokens < add.Tokens { // wrapped
+		limit.Tokens = math.MaxInt64
+	}
+	return SetBudget(ctx, th, limit, by, "raise")
 }

@@ -174,7 +174,7 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 			}
 			var p harness.Posted
 			if verb == "raise" {
-				p, err = drive.RaiseBudget(ctx, dr.th, amount, a.whoami())
+				p, err = drive.GrowBudget(ctx, dr.th, amount, a.whoami())
 			} else {
 				st, ierr := drive.Inspect(ctx, dr.th)
 				if ierr != nil {
