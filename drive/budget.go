@@ -3,7 +3,9 @@ package drive
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
+	"strings"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
@@ -73,7 +75,7 @@ func SetBudget(ctx context.Context, th *harness.Thread, limit facts.Spend, by, s
 // answerBudget is a Reply of kind budget: a raise of th's tree, th its
 // root, whichever thread of it waits.
 func answerBudget(ctx context.Context, th *harness.Thread, r Reply) (Answered, error) {
-	p, err := RaiseBudget(ctx, th, facts.Spend{USD: r.USD, Tokens: r.Tokens}, r.By)
+	p, err := GrowBudget(ctx, th, facts.Spend{USD: r.USD, Tokens: r.Tokens}, r.By)
 	return Answered{Request: Pending{Wait: fold.Wait{Kind: fold.WaitBudget, RequestID: "budget"}}, Posted: p}, err
 }
 
@@ -91,4 +93,88 @@ func spentBelow(kids []harness.Tree) facts.Spend {
 		s.Tokens += below.Tokens
 	}
 	return s
+}
+
+// ParseRaise reads an amount a person typed to raise a budget by: terms
+// separated by spaces or commas, each "$5" or "5 usd" (US dollars) or
+// "200000 tokens" (also "200k tokens", "2m tokens"), a leading "+"
+// allowed. An amount that adds nothing, a negative or non-finite number,
+// or a term it cannot read is an error wrapping ErrBadReply.
+func ParseRaise(s string) (facts.Spend, error) {
+	var out facts.Spend
+	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
+	for i := 0; i < len(words); i++ {
+		w := strings.TrimPrefix(words[i], "+")
+		unit := ""
+		switch {
+		case strings.HasPrefix(w, "$"):
+			w, unit = w[1:], "usd"
+		case strings.HasSuffix(w, "$"):
+			w, unit = strings.TrimSuffix(w, "$"), "usd"
+		case strings.HasSuffix(w, "usd"):
+			w, unit = strings.TrimSuffix(w, "usd"), "usd"
+		case strings.HasSuffix(w, "tokens"):
+			w, unit = strings.TrimSuffix(w, "tokens"), "tokens"
+		}
+		if unit == "" && i+1 < len(words) {
+			switch words[i+1] {
+			case "usd", "$":
+				unit, i = "usd", i+1
+			case "tokens", "token":
+				unit, i = "tokens", i+1
+			}
+		}
+		switch unit {
+		case "usd":
+			v, err := strconv.ParseFloat(w, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return facts.Spend{}, fmt.Errorf("%w: %q: want US dollars ≥ 0, such as $5", ErrBadReply, words[i])
+			}
+			out.USD += v
+		case "tokens":
+			mult := int64(1)
+			switch {
+			case strings.HasSuffix(w, "k"):
+				w, mult = strings.TrimSuffix(w, "k"), 1000
+			case strings.HasSuffix(w, "m"):
+				w, mult = strings.TrimSuffix(w, "m"), 1_000_000
+			}
+			v, err := strconv.ParseInt(w, 10, 64)
+			if err != nil || v < 0 || v > math.MaxInt64/mult || out.Tokens > math.MaxInt64-v*mult {
+				return facts.Spend{}, fmt.Errorf("%w: %q: want a whole number of tokens ≥ 0, such as 200000 tokens", ErrBadReply, words[i])
+			}
+			out.Tokens += v * mult
+		default:
+			return facts.Spend{}, fmt.Errorf("%w: %q: say $ for dollars or tokens for tokens, such as $5 or 200000 tokens", ErrBadReply, words[i])
+		}
+	}
+	if err := (facts.BudgetRaised{Add: out}).Validate(); err != nil {
+		return facts.Spend{}, fmt.Errorf("%w: %w", ErrBadReply, err)
+	}
+	return out, nil
+}
+
+// GrowBudget is a person's "spend this much more" on th's tree, th its
+// root: a raise of its bounds (RaiseBudget) — and, for tokens added to a
+// budget in dollars alone (which cannot count a model with no price), a
+// bound in tokens set beside it (SetBudget) at what the tree spent plus
+// the tokens, the dollars raised with it. A raise never adds a bound in
+// dollars that was not there: that would narrow what the person widened.
+func GrowBudget(ctx context.Context, th *harness.Thread, add facts.Spend, by string) (harness.Posted, error) {
+	st, err := Inspect(ctx, th)
+	if err != nil {
+		return harness.Posted{}, err
+	}
+	b := st.Budget
+	if b == nil || add.Tokens == 0 || b.Limit.Tokens > 0 || b.Limit.USD == 0 {
+		return RaiseBudget(ctx, th, add, by)
+	}
+	if err := (facts.BudgetRaised{Add: add}).Validate(); err != nil {
+		return harness.Posted{}, fmt.Errorf("%w: %w", ErrBadReply, err)
+	}
+	limit := facts.Spend{USD: b.Limit.USD + add.USD, Tokens: b.Spent.Tokens + add.Tokens}
+	if limit.Tokens < add.Tokens { // wrapped
+		limit.Tokens = math.MaxInt64
+	}
+	return SetBudget(ctx, th, limit, by, "raise")
 }

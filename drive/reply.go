@@ -172,7 +172,7 @@ func AnswerPending(ctx context.Context, th *harness.Thread, p Pending, r Reply) 
 	if p.Kind == fold.WaitBudget && r.Kind == fold.WaitBudget {
 		// A budget is the tree's: raised on th, its root, whichever
 		// thread of it waits.
-		return RaiseBudget(ctx, th, facts.Spend{USD: r.USD, Tokens: r.Tokens}, r.By)
+		return GrowBudget(ctx, th, facts.Spend{USD: r.USD, Tokens: r.Tokens}, r.By)
 	}
 	d, err := r.Draft(p)
 	if err != nil {

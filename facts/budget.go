@@ -2,6 +2,7 @@ package facts
 
 import (
 	"errors"
+	"fmt"
 	"math"
 )
 
@@ -99,4 +100,37 @@ type BudgetShared struct {
 // Validate requires amounts that are numbers ≥ 0.
 func (p BudgetShared) Validate() error {
 	return errors.Join(p.Limit.Validate(), p.Elsewhere.Validate())
+}
+
+// BudgetReserve is recorded on system.configured by a runtime whose
+// budget reserves a model turn before it runs: the turn runs only when
+// what the tree spent, with the turn's estimate, stays within the
+// budget. The estimate is the thread's latest model turn's tokens and
+// cost; before its first turn, the prompt's size (its system prompt, tool
+// schemas and messages, four bytes a token) at the input price recorded
+// here. Priced is false when the price table had no price for the
+// thread's model: a budget in dollars alone cannot count its turns.
+type BudgetReserve struct {
+	Priced bool `msgpack:"priced,omitempty" json:"priced,omitempty"`
+	// InputUSD is the model's price of input tokens, in US dollars per
+	// million, by Table.
+	InputUSD float64 `msgpack:"input_usd,omitempty" json:"input_usd,omitempty"`
+	Table    string  `msgpack:"table,omitempty" json:"table,omitempty"`
+}
+
+// Validate requires a price that is a number ≥ 0.
+func (r BudgetReserve) Validate() error {
+	if math.IsNaN(r.InputUSD) || math.IsInf(r.InputUSD, 0) || r.InputUSD < 0 {
+		return errors.New("input_usd: want US dollars per million tokens ≥ 0")
+	}
+	return nil
+}
+
+// Validate requires counts ≥ 0: a count below zero, from a provider's
+// malformed answer, would take from what a budget counts.
+func (u Usage) Validate() error {
+	if u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheWriteTokens < 0 {
+		return fmt.Errorf("usage counts below zero: input %d, output %d, cache read %d, cache write %d", u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
+	}
+	return nil
 }

@@ -176,6 +176,12 @@ type SystemConfigured struct {
 	// in logs written before worktrees, whose children share the
 	// workspace.
 	Worktrees string `msgpack:"worktrees,omitempty" json:"worktrees,omitempty"`
+	// Reserve, when set, says that the thread's budget reserves each
+	// model turn's estimate before the turn runs, and the price it
+	// reckons the first turn's prompt at (see BudgetReserve); nil in logs
+	// written before, whose budget waits only once what was spent
+	// reaches it.
+	Reserve *BudgetReserve `msgpack:"reserve,omitempty" json:"reserve,omitempty"`
 }
 
 // SettingsSource is one scope of settings as a thread records it: who
@@ -347,6 +353,11 @@ func (p SystemConfigured) Validate() error {
 	if p.Output != nil {
 		if err := p.Output.Validate(); err != nil {
 			return fmt.Errorf("output: %w", err)
+		}
+	}
+	if p.Reserve != nil {
+		if err := p.Reserve.Validate(); err != nil {
+			return fmt.Errorf("reserve: %w", err)
 		}
 	}
 	return nil

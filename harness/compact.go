@@ -280,6 +280,9 @@ func compaction(cfg Config, thread, recorded string, older []facts.Message, upTo
 		if err != nil {
 			return cc, err
 		}
+		if err := d.Usage.Validate(); err != nil {
+			return cc, &model.Error{Class: facts.ClassInvalidOutput, Err: err}
+		}
 		cc.By, cc.Usage = facts.CompactedByModel, d.Usage
 		cc.Cost, cc.Model = priced(cfg, recorded, d)
 		if x := d.Exchange; x != nil && svc.Blobs != nil {

@@ -94,6 +94,10 @@ type Config struct {
 	// tools all along (see planEnv).
 	readOnly bool
 
+	// noReserve: system.configured records no BudgetReserve, as before
+	// budgets reserved a turn (the package's tests write such logs).
+	noReserve bool
+
 	// Worktrees is when a delegating thread's children work in git
 	// worktrees of their own (see Services.Worktrees):
 	// facts.WorktreesParallel (the default, ""), facts.WorktreesAlways or

@@ -8,3 +8,7 @@ const (
 	// DelegateTool is the name of the delegation tool.
 	DelegateTool = delegateTool
 )
+
+// WithoutReserve makes the runtime write logs as it did before budgets
+// reserved a turn: system.configured records no BudgetReserve.
+func WithoutReserve() Option { return func(c *Config) { c.noReserve = true } }

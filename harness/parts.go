@@ -141,6 +141,7 @@ func (s *system) Output() fold.Output[Services] {
 		Settings:  s.a.cfg.Settings,
 		Hooks:     s.a.cfg.Hooks,
 		Worktrees: s.a.worktrees(),
+		Reserve:   s.a.cfg.reserve(),
 	})
 	e := effect.Succeed[Services]([]facts.Draft{d})
 	if err != nil {
@@ -200,6 +201,9 @@ type budget struct {
 	// tree is the tree's shared budget in money and tokens (tree.go's
 	// budget.set, budget.raised and budget.shared; see treebudget.go).
 	tree treeBudget
+	// next is what the budget reserves for the next model turn (see
+	// treebudget.go's reservation).
+	next reservation
 }
 
 // BudgetView is the budget component's view. Turns and Tokens count the
@@ -225,6 +229,9 @@ func (b *budget) Step(f facts.Fact) error {
 	case facts.KindModelTurn, facts.KindContextCompacted:
 		b.thread = f.Thread
 		b.turnFacts = append(b.turnFacts, turnRef{f.Seq, f.Kind, f.Cause, f.Data})
+		b.next.turned = b.next.turned || f.Kind == facts.KindModelTurn
+	case facts.KindSystemConfigured, facts.KindUserMessage:
+		b.next.step(f)
 	case facts.KindChildReported:
 		b.child(f) // a child's turns and tokens are the parent's too
 	case facts.KindThreadSpawned, facts.KindBudgetSet, facts.KindBudgetRaised, facts.KindBudgetShared:
@@ -269,8 +276,10 @@ func (b *budget) count() {
 			}
 			b.turns++
 			u = mt.Usage
+			b.next.last = facts.Spend{Tokens: u.InputTokens + u.OutputTokens}
 			if c := mt.Cost; c != nil {
 				b.usd += c.USD
+				b.next.last.USD = c.USD
 				if !slices.Contains(b.tables, c.Table) {
 					b.tables = append(b.tables, c.Table)
 				}
@@ -293,6 +302,9 @@ func (b *budget) Output() fold.Output[Services] {
 	}
 	if b.tree.err != nil {
 		return fold.Output[Services]{Stop: &fold.Stop{Status: fold.StatusFailed, Reason: "budget: " + b.tree.err.Error()}}
+	}
+	if b.next.err != nil {
+		return fold.Output[Services]{Stop: &fold.Stop{Status: fold.StatusFailed, Reason: "budget: " + b.next.err.Error()}}
 	}
 	return fold.Output[Services]{}
 }

@@ -23,3 +23,20 @@ func priced(cfg Config, recorded string, d model.Decision) (*facts.TurnCost, str
 	}
 	return nil, ran
 }
+
+// reserve is what system.configured records of how the thread's budget
+// reserves a model turn (facts.BudgetReserve): the input price of the
+// thread's model by cfg.Prices, when it has one.
+func (cfg Config) reserve() *facts.BudgetReserve {
+	if cfg.noReserve {
+		return nil
+	}
+	r := &facts.BudgetReserve{}
+	if cfg.Prices == nil {
+		return r
+	}
+	if pr, ok := cfg.Prices.Lookup(cfg.ModelName); ok {
+		r.Priced, r.InputUSD, r.Table = true, pr.Input, cfg.Prices.Version
+	}
+	return r
+}

@@ -173,8 +173,9 @@ func (s *system) Restore(data []byte, p fold.Prefix) error {
 }
 
 // SnapshotVersion is the version of the budget's snapshots: 2 keeps what
-// the children reported, 3 the costs, 4 the tree's budget.
-func (b *budget) SnapshotVersion() uint32 { return 4 }
+// the children reported, 3 the costs, 4 the tree's budget, 5 what the
+// next turn reserves.
+func (b *budget) SnapshotVersion() uint32 { return 5 }
 
 // Snapshot keeps the turns, tokens and costs counted, the thread's own
 // and its children's; a turn it could not count keeps none.
@@ -185,6 +186,9 @@ func (b *budget) Snapshot() ([]byte, error) {
 	}
 	if b.tree.err != nil {
 		return nil, fmt.Errorf("budget: %w", b.tree.err)
+	}
+	if b.next.err != nil {
+		return nil, fmt.Errorf("budget: %w", b.next.err)
 	}
 	var e fold.Encoder
 	e.Uint(uint64(b.turns))
@@ -199,6 +203,7 @@ func (b *budget) Snapshot() ([]byte, error) {
 		e.String(t)
 	}
 	b.tree.snapshot(&e)
+	b.next.snapshot(&e)
 	return e.Data(), nil
 }
 
@@ -214,6 +219,7 @@ func (b *budget) Restore(data []byte, p fold.Prefix) error {
 		b.tables = append(b.tables, d.String())
 	}
 	b.tree.restore(d)
+	b.next.restore(d)
 	return d.Finish()
 }
 

@@ -124,13 +124,127 @@ func (t *treeBudget) view() TreeBudgetView {
 }
 
 // hold says why the tree's budget cannot cover the thread's next model
-// turn, or "" when it can (or there is none).
+// turn, or "" when it can (or there is none). A thread whose
+// system.configured records a BudgetReserve reserves the turn's estimate
+// first (Cover); one from before (no record) waits only once what was
+// spent reaches the budget (Hold), as it did when it ran.
 func (b *budget) hold() string {
 	if b == nil {
 		return ""
 	}
 	v := b.View()
-	return v.Tree.Hold(facts.Spend{USD: v.USD, Tokens: v.Tokens})
+	own := facts.Spend{USD: v.USD, Tokens: v.Tokens}
+	if b.next.reserve == nil {
+		return v.Tree.Hold(own)
+	}
+	unpriced := !b.next.reserve.Priced || b.unpriced > 0
+	return v.Tree.Cover(own, b.next.estimate(), unpriced)
+}
+
+// reservation is what the budget reserves for a thread's next model
+// turn, read from its log: the latest model turn's tokens and cost, or,
+// before the first, the prompt's size at the recorded input price.
+type reservation struct {
+	// reserve is the first system.configured's record; nil in a log
+	// from before reservations.
+	reserve *facts.BudgetReserve
+	// prompt counts the bytes of the system prompt, the tool schemas and
+	// the messages a person gave before the first model turn.
+	prompt int64
+	// turned is set once the thread has a model turn of its own; last
+	// is the latest one's tokens and cost (set as the budget counts it).
+	turned bool
+	last   facts.Spend
+	err    error
+}
+
+func (r *reservation) step(f facts.Fact) {
+	switch {
+	case f.Kind == facts.KindSystemConfigured && r.reserve == nil:
+		sc, err := facts.Decode[facts.SystemConfigured](f)
+		if err != nil {
+			r.err = fmt.Errorf("seq %d: %w", f.Seq, err)
+			return
+		}
+		if sc.Reserve == nil {
+			return
+		}
+		res := *sc.Reserve
+		r.reserve = &res
+		r.prompt += int64(len(sc.Prompt))
+		for _, t := range sc.Tools {
+			r.prompt += int64(len(t.Name) + len(t.Description) + len(t.Schema))
+		}
+	case f.Kind == facts.KindUserMessage && !r.turned:
+		m, err := facts.Decode[facts.UserMessage](f)
+		if err != nil {
+			r.err = fmt.Errorf("seq %d: %w", f.Seq, err)
+			return
+		}
+		r.prompt += int64(len(m.Text))
+	}
+}
+
+// estimate is what the next model turn is reckoned to spend: the latest
+// turn's tokens and cost, or the prompt's size, four bytes a token, at
+// the recorded input price.
+func (r *reservation) estimate() facts.Spend {
+	if r.turned {
+		return r.last
+	}
+	tokens := (r.prompt + 3) / 4
+	s := facts.Spend{Tokens: tokens}
+	if r.reserve != nil && r.reserve.Priced {
+		s.USD = float64(tokens) * r.reserve.InputUSD / 1e6
+	}
+	return s
+}
+
+func (r *reservation) snapshot(e *fold.Encoder) {
+	e.Bool(r.reserve != nil)
+	if r.reserve != nil {
+		e.Bool(r.reserve.Priced)
+		e.Uint(math.Float64bits(r.reserve.InputUSD))
+		e.String(r.reserve.Table)
+	}
+	e.Int(r.prompt)
+	e.Bool(r.turned)
+	spend(e, r.last)
+}
+
+func (r *reservation) restore(d *fold.Decoder) {
+	r.reserve = nil
+	if d.Bool() {
+		r.reserve = &facts.BudgetReserve{Priced: d.Bool(), InputUSD: math.Float64frombits(d.Uint()), Table: d.String()}
+	}
+	r.prompt = d.Int()
+	r.turned = d.Bool()
+	r.last = readSpend(d)
+	r.err = nil
+}
+
+// coverSlack is how far past a bound in dollars a sum of prices may land
+// and still count as within it: prices are floating-point.
+const coverSlack = 1e-9
+
+// Cover says why the tree's budget cannot cover another model turn of a
+// thread that (with its children) spent own, the turn reckoned to spend
+// next, or "" when it can: what the tree spent with next must stay within
+// each bound. A thread whose turns are not priced (unpriced) is not
+// covered by a budget in dollars alone: nothing would count them.
+func (v TreeBudgetView) Cover(own, next facts.Spend, unpriced bool) string {
+	usd, tokens := own.USD+v.Elsewhere.USD, own.Tokens+v.Elsewhere.Tokens
+	switch {
+	case v.Limit.USD > 0 && v.Limit.Tokens == 0 && unpriced:
+		return fmt.Sprintf("the tree's budget of $%.4f cannot count this thread's turns: its model has no price; set a budget in tokens beside it (harness budget), price the model in your settings, or stop", v.Limit.USD)
+	case v.Limit.USD > 0 && (usd >= v.Limit.USD || usd+next.USD > v.Limit.USD+coverSlack):
+		// Spent is spent, whatever the next turn is reckoned at (a turn
+		// that reported no usage is reckoned at nothing).
+		return fmt.Sprintf("the tree's budget of $%.4f cannot cover the next turn ($%.4f spent, about $%.4f more); raise it (harness budget) or stop", v.Limit.USD, usd, next.USD)
+	case v.Limit.Tokens > 0 && (tokens >= v.Limit.Tokens || tokens+next.Tokens > v.Limit.Tokens):
+		return fmt.Sprintf("the tree's budget of %d tokens cannot cover the next turn (%d spent, about %d more); raise it (harness budget) or stop", v.Limit.Tokens, tokens, next.Tokens)
+	}
+	return ""
 }
 
 // Hold says why the tree's budget cannot cover another model turn of a

@@ -15,18 +15,20 @@ import (
 
 // budgetScript: the parent delegates to two children in one turn; the
 // first child takes three turns, the second two, the parent one more.
-// Every turn reads 10 input tokens, $1 at budgetPrices: $7 in all.
-const budgetScript = `{"text": "Delegating.", "tool_calls": [{"id": "d1", "name": "delegate", "args": "{\"task\":\"Read a\",\"tools\":[\"read_file\"]}"}, {"id": "d2", "name": "delegate", "args": "{\"task\":\"Read b\",\"tools\":[\"read_file\"]}"}], "usage": {"input_tokens": 10}}
-{"text": "Both read.", "usage": {"input_tokens": 10}}
-{"thread": "1-d1", "text": "a1", "tool_calls": [{"id": "r", "name": "read_file", "args": "{\"path\":\"a1\"}"}], "usage": {"input_tokens": 10}}
-{"thread": "1-d1", "text": "a2", "tool_calls": [{"id": "r", "name": "read_file", "args": "{\"path\":\"a2\"}"}], "usage": {"input_tokens": 10}}
-{"thread": "1-d1", "text": "a read.", "usage": {"input_tokens": 10}}
-{"thread": "1-d2", "text": "b1", "tool_calls": [{"id": "r", "name": "read_file", "args": "{\"path\":\"b1\"}"}], "usage": {"input_tokens": 10}}
-{"thread": "1-d2", "text": "b read.", "usage": {"input_tokens": 10}}`
+// Every turn reads 1000 input tokens, $1 at budgetPrices: $7 in all.
+// (The first turn of each thread is reckoned at its prompt's size, a few
+// hundred tokens here, before it runs.)
+const budgetScript = `{"text": "Delegating.", "tool_calls": [{"id": "d1", "name": "delegate", "args": "{\"task\":\"Read a\",\"tools\":[\"read_file\"]}"}, {"id": "d2", "name": "delegate", "args": "{\"task\":\"Read b\",\"tools\":[\"read_file\"]}"}], "usage": {"input_tokens": 1000}}
+{"text": "Both read.", "usage": {"input_tokens": 1000}}
+{"thread": "1-d1", "text": "a1", "tool_calls": [{"id": "r", "name": "read_file", "args": "{\"path\":\"a1\"}"}], "usage": {"input_tokens": 1000}}
+{"thread": "1-d1", "text": "a2", "tool_calls": [{"id": "r", "name": "read_file", "args": "{\"path\":\"a2\"}"}], "usage": {"input_tokens": 1000}}
+{"thread": "1-d1", "text": "a read.", "usage": {"input_tokens": 1000}}
+{"thread": "1-d2", "text": "b1", "tool_calls": [{"id": "r", "name": "read_file", "args": "{\"path\":\"b1\"}"}], "usage": {"input_tokens": 1000}}
+{"thread": "1-d2", "text": "b read.", "usage": {"input_tokens": 1000}}`
 
-// budgetPrices prices a turn of 10 input tokens at $1.
+// budgetPrices prices a turn of 1000 input tokens at $1.
 func budgetPrices() harness.Option {
-	p := model.Prices{Version: "test-1", Models: map[string]model.Price{"test:m": {Input: 100000, Output: 100000}}}
+	p := model.Prices{Version: "test-1", Models: map[string]model.Price{"test:m": {Input: 1000, Output: 1000}}}
 	return func(c *harness.Config) { c.Prices = &p }
 }
 
@@ -85,7 +87,7 @@ func TestTreeBudgetParksMidChildAndARaiseResumes(t *testing.T) {
 	require.Equal(t, 0, countKind(e.log(c2), facts.KindModelTurn))
 	require.Equal(t, 0, countKind(e.log("p"), facts.KindChildReported))
 	sh := mustDecode[facts.BudgetShared](t, e.log(c2)[slicesIndexKind(e.log(c2), facts.KindBudgetShared)])
-	require.Equal(t, facts.BudgetShared{Limit: facts.Spend{USD: 3}, Elsewhere: facts.Spend{USD: 3, Tokens: 30}, Root: "p"}, sh)
+	require.Equal(t, facts.BudgetShared{Limit: facts.Spend{USD: 3}, Elsewhere: facts.Spend{USD: 3, Tokens: 3000}, Root: "p"}, sh)
 
 	// Resuming without a raise runs nothing more.
 	out, err = e.rt.Resume(ctx, e.actor, "p")
@@ -118,7 +120,7 @@ func TestTreeBudgetParksMidChildAndARaiseResumes(t *testing.T) {
 
 	usd, tokens := spentIn(e, "p", c1, c2)
 	require.InDelta(t, 7.0, usd, 1e-9)
-	require.EqualValues(t, 70, tokens)
+	require.EqualValues(t, 7000, tokens)
 	v, err := e.rt.Thread(e.actor, "p").View(ctx)
 	require.NoError(t, err)
 	require.InDelta(t, 7.0, v.Budget.USD, 1e-9)
@@ -133,12 +135,18 @@ func TestTreeBudgetParksMidChildAndARaiseResumes(t *testing.T) {
 func TestTreeBudgetStopped(t *testing.T) {
 	ctx := context.Background()
 	e := newTree(t, nil, budgetScript, budgetPrices(), harness.WithModelName("test:m"))
-	out, err := e.rt.Thread(e.actor, "p").Start(ctx, "Read a and b", budgetSet(t, 0, 25))
+	out, err := e.rt.Thread(e.actor, "p").Start(ctx, "Read a and b", budgetSet(t, 0, 2500))
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusParked, out.Status, out.Reason)
 	require.Equal(t, fold.WaitBudget, out.Waits[len(out.Waits)-1].Kind)
 	_, tokens := spentIn(e, "p", "p.1-d1", "p.1-d2")
-	require.EqualValues(t, 30, tokens) // the turn that crossed 25 ran; none after it
+	// The parent's turn and the first child's first (2000); the first
+	// child's second (1000 more) would pass 2500 and waits; the second
+	// child's first, reckoned at its prompt's few hundred tokens, ran
+	// (3000), and its second waits.
+	require.EqualValues(t, 3000, tokens)
+	require.Equal(t, 1, countKind(e.log("p.1-d1"), facts.KindModelTurn))
+	require.Equal(t, 1, countKind(e.log("p.1-d2"), facts.KindModelTurn))
 
 	_, err = e.rt.Thread(e.actor, "p").Stop(ctx, "ana", "too dear")
 	require.NoError(t, err)

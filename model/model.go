@@ -76,7 +76,7 @@ func (d Decision) Validate() error {
 			return fmt.Errorf("tool call %d has no tool name", i+1)
 		}
 	}
-	return nil
+	return d.Usage.Validate()
 }
 
 // Error is a model failure with its class.

@@ -297,7 +297,10 @@ func (s *Server) apiFacts(w http.ResponseWriter, r *http.Request) error {
 //	{"kind": "confirmation", "request_id": "1-call_1", "approved": false, "reason": "not now", "digest": "…"}
 //	{"kind": "question", "request_id": "q-1", "text": "cache.toml"}
 //	{"kind": "reconcile", "request_id": "1-call_1", "decision": "accept", "note": "checked"}
+//	{"kind": "budget", "request_id": "budget", "usd": 5, "tokens": 200000}
 //
+// A raise of a budget is posted to the root of the thread's tree (the
+// budget is the tree's), and the root is resumed.
 // An approval or denial must name the digest of the call (from the
 // thread's pending request): one given for another call is refused. The
 // server resumes the thread afterwards unless "resume" is false. Who
@@ -311,7 +314,10 @@ type AnswerRequest struct {
 	Text      string        `json:"text,omitempty"`
 	Decision  string        `json:"decision,omitempty"`
 	Note      string        `json:"note,omitempty"`
-	Resume    drive.YesNo   `json:"resume,omitempty"`
+	// USD and Tokens raise the tree's budget (kind budget; see budget.go).
+	USD    float64     `json:"usd,omitempty"`
+	Tokens int64       `json:"tokens,omitempty"`
+	Resume drive.YesNo `json:"resume,omitempty"`
 }
 
 // AnswerResult says what an answer did.
@@ -339,6 +345,9 @@ func (s *Server) answer(ctx context.Context, who Identity, id string, a AnswerRe
 	}
 	reply, err := replyOf(a, who.Name)
 	if err != nil {
+		return AnswerResult{}, err
+	}
+	if id, err = s.answerRoot(ctx, id, a); err != nil {
 		return AnswerResult{}, err
 	}
 	c := s.cachedThread(ctx, id)
@@ -384,8 +393,10 @@ func replyOf(a AnswerRequest, by string) (drive.Reply, error) {
 		if err := r.Decision.Validate(); err != nil {
 			return r, badRequest("decision %q: want accept, retry or abandon", a.Decision)
 		}
+	case fold.WaitBudget:
+		return budgetReply(a, r)
 	default:
-		return r, badRequest("kind %q: want confirmation, question or reconcile", a.Kind)
+		return r, badRequest("kind %q: want confirmation, question, reconcile or budget", a.Kind)
 	}
 	return r, nil
 }

@@ -45,6 +45,7 @@ var pages = sync.OnceValue(func() *template.Template {
 		"ref":       drive.Ref,
 		"said":      said,
 		"sandbox":   present.SandboxDetail,
+		"spend":     present.SayBudget,
 	}).ParseFS(assets, "assets/*.tmpl"))
 })
 
@@ -383,6 +384,8 @@ func formAnswer(r *http.Request) (AnswerRequest, error) {
 			text = f.Get("text")
 		}
 		a.Text = text
+	case fold.WaitBudget:
+		return formBudget(f, a)
 	}
 	return a, nil
 }

@@ -76,6 +76,9 @@ type scenario struct {
 	// gives it), when any is set.
 	FlagApprove         string
 	FlagAllow, FlagDeny []string
+	// Delegating: the threads' actor has the delegate tool (a script line
+	// with "thread" is a child's).
+	Delegating bool
 }
 
 // childEnv carries a scenario to a worker process.
@@ -173,6 +176,10 @@ func (sc scenario) parts() (harness.Actor, harness.Config, error) {
 	tb, err := harness.NewToolbox(sc.appendLine(""))
 	if err != nil {
 		return harness.Actor{}, cfg, err
+	}
+	if sc.Delegating {
+		actor, err := harness.DelegatingActor(cfg, tb)
+		return actor, cfg, err
 	}
 	actor, err := harness.CodingActor(cfg, tb)
 	return actor, cfg, err

@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 )
 
@@ -24,6 +27,18 @@ type budgetFlags struct {
 func (f *budgetFlags) add(fl *pflag.FlagSet) {
 	fl.Float64Var(&f.cost, "max-cost", 0, "the budget of the thread's tree in `USD` (its children spend from it as they go): a model turn it cannot cover waits for a person (harness budget THREAD raise); 0 is none (default: the settings' max_cost). Recorded when the thread starts; on a resume, sets it anew")
 	fl.Int64Var(&f.tokens, "max-tokens", 0, "the budget of the thread's tree in `TOKENS` (input and output, its children's included), as --max-cost; 0 is none (default: the settings' max_tokens)")
+	alias(fl, map[string]string{"budget-usd": "max-cost", "budget-tokens": "max-tokens"})
+}
+
+// alias makes each key of names another spelling of the flag it names.
+func alias(fl *pflag.FlagSet, names map[string]string) {
+	prev := fl.GetNormalizeFunc()
+	fl.SetNormalizeFunc(func(fs *pflag.FlagSet, name string) pflag.NormalizedName {
+		if to, ok := names[name]; ok {
+			name = to
+		}
+		return prev(fs, name)
+	})
 }
 
 // layer adds the budget flags given to a layer of settings.
@@ -106,6 +121,7 @@ budget as they go. A model turn the budget cannot cover is not run: the thread
 
   harness budget t1                       what the tree spent, of what
   harness budget t1 raise --cost 5        add $5 (budget.raised; who and how much)
+  harness budget t1 --usd +5              the same
   harness budget t1 set --tokens 200000   set it anew
   harness budget t1 raise --cost 5 --resume
 
@@ -131,6 +147,9 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 			if err != nil {
 				return err
 			}
+			if verb == "" && !amount.IsZero() {
+				verb = "raise" // harness budget t1 --usd +5
+			}
 			if verb == "" {
 				return a.showBudget(ctx, root)
 			}
@@ -155,7 +174,7 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 			}
 			var p harness.Posted
 			if verb == "raise" {
-				p, err = drive.RaiseBudget(ctx, dr.th, amount, a.whoami())
+				p, err = drive.GrowBudget(ctx, dr.th, amount, a.whoami())
 			} else {
 				st, ierr := drive.Inspect(ctx, dr.th)
 				if ierr != nil {
@@ -179,8 +198,9 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 			return dr.posted(ctx, p, &f)
 		}),
 	}
-	cmd.Flags().Float64Var(&b.cost, "cost", 0, "an amount in `USD`")
+	cmd.Flags().Float64Var(&b.cost, "cost", 0, "an amount in `USD` (also --usd); with no raise or set, a raise: --usd +5")
 	cmd.Flags().Int64Var(&b.tokens, "tokens", 0, "an amount of `TOKENS`")
+	alias(cmd.Flags(), map[string]string{"usd": "cost"})
 	f.add(cmd)
 	return cmd
 }
@@ -241,4 +261,26 @@ func sayAmount(s, limit facts.Spend) string {
 // thread id (a shell word already).
 func budgetHint(id, resume string) string {
 	return fmt.Sprintf("raise it: harness budget %s raise --cost USD --tokens N%s   (or stop: harness stop %s)", id, resume, id)
+}
+
+// askBudget asks the person by how much to raise the budget of the tree
+// that waits on it (drive.ParseRaise reads the amount); Enter skips. One
+// raise answers every budget wait of the tree: nothing else is asked
+// after it (stop), and the tree goes on.
+func (d *driver) askBudget(ctx context.Context, w drive.Pending, by string) (answer, error) {
+	for {
+		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Raise the tree's budget (%s)? By how much, such as $5 or 200000 tokens; Enter skips: ", present.EscapeLine(drive.Ref(w))))
+		if err != nil {
+			return answer{}, err
+		}
+		if strings.TrimSpace(reply) == "" {
+			return answer{}, nil
+		}
+		add, err := drive.ParseRaise(reply)
+		if err != nil {
+			fmt.Fprintf(d.a.stdout, "    %s\n", present.EscapeLine(err.Error()))
+			continue
+		}
+		return answer{reply: &drive.Reply{Kind: fold.WaitBudget, Request: drive.Ref(w), USD: add.USD, Tokens: add.Tokens, By: by}, stop: true}, nil
+	}
 }

@@ -238,6 +238,8 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 			ans.reply, err = d.askQuestion(asked, w, by)
 		case fold.WaitReconcile:
 			ans.reply, err = d.askReconcile(asked, w, by)
+		case fold.WaitBudget:
+			ans, err = d.askBudget(asked, w, by)
 		}
 		gone := done()
 		unpeek()
@@ -310,7 +312,8 @@ func (d *driver) saidElsewhere(e *drive.Elsewhere) {
 }
 
 // answer is what a person said at the prompt: the reply (nil: skipped);
-// stop is a denial that stops the thread.
+// stop: nothing else is asked after it (a denial that stops the thread, or
+// a raise of the tree's budget, which answers every budget wait of it).
 type answer struct {
 	reply *drive.Reply
 	stop  bool

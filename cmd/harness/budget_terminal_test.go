@@ -1,0 +1,46 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// budgetTerminalScript: the parent delegates; the child reads twice, one
+// read a turn. Every turn reads 10000 tokens.
+const budgetTerminalScript = `{"text": "Delegating.", "tool_calls": [{"id": "d1", "name": "delegate", "args": "{\"task\":\"Read a twice\",\"tools\":[\"read_file\"]}"}], "usage": {"input_tokens": 10000}}
+{"text": "Both read.", "usage": {"input_tokens": 10000}}
+{"thread": "1-d1", "text": "a1", "tool_calls": [{"id": "r", "name": "read_file", "args": "{\"path\":\"a\"}"}], "usage": {"input_tokens": 10000}}
+{"thread": "1-d1", "text": "a2", "tool_calls": [{"id": "r", "name": "read_file", "args": "{\"path\":\"a\"}"}], "usage": {"input_tokens": 10000}}
+{"thread": "1-d1", "text": "a read twice.", "usage": {"input_tokens": 10000}}
+`
+
+// On a terminal, a tree that parks on its budget asks the person for a
+// raise: what is not an amount is said and asked again; Enter leaves it
+// parked, with the command that raises it; an amount raises the root's
+// budget (recorded with who and how much) and the tree goes on to done.
+func TestTerminalAsksForARaise(t *testing.T) {
+	const ask = "Raise the tree's budget (t1.1-d1/budget)? By how much, such as $5 or 200000 tokens; Enter skips: "
+	dir := workspace(t, map[string]string{"script.jsonl": budgetTerminalScript, "a": "a\n"})
+	env := []string{"NO_COLOR=1", "HARNESS_STORE="}
+	tm := startTerminal(t, dir, env, "run", "--max-tokens", "25000", "--model", "scripted:script.jsonl", "Read a twice, through a helper")
+	tm.expect(ask)
+	require.Contains(t, tm.output(), "cannot cover the next turn (20000 spent, about 10000 more)")
+	tm.send("")
+	require.Equal(t, exitParked, tm.exit(), tm.output())
+	require.Contains(t, tm.output(), "harness budget t1 raise", "the hint, once skipped")
+
+	tm = startTerminal(t, dir, env, "resume", "t1")
+	tm.expect(ask)
+	tm.send("lots \x1b[31m")
+	tm.expect(`"lots": say $ for dollars or tokens for tokens`)
+	require.NotContains(t, tm.output(), "\x1b[31m", "what was typed is escaped")
+	tm.send("100k tokens")
+	require.Equal(t, exitOK, tm.exit(), tm.output())
+	out := tm.output()
+	require.Contains(t, out, "budget.raised")
+	require.Contains(t, out, "tree budget raised by 100000 tokens by ")
+	require.Contains(t, out, "done: thread t1")
+	require.Equal(t, 2, strings.Count(out, "Raise the tree's budget"), "asked once, then again after the reply that was no amount")
+}
