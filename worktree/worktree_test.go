@@ -90,20 +90,20 @@ func TestTwoTreesEditTheSameFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, b.Path, fb.Kept, "a failed thread's tree is kept")
 
-	diff, err := worktree.Diff(ctx, ws, fa.Branch, fa.Base)
+	diff, err := worktree.Diff(ctx, ws, fa.Branch, fa.Base, "")
 	require.NoError(t, err)
 	require.Contains(t, diff, "-two\n+TWO by a\n")
 
-	applied, err := worktree.Apply(ctx, ws, fa.Branch, fa.Base)
+	applied, err := worktree.Apply(ctx, ws, fa.Branch, fa.Base, "")
 	require.NoError(t, err)
 	require.Equal(t, []string{"a.txt"}, applied.Changed)
 	require.Equal(t, "one\nTWO by a\nthree\nfour\n", read(t, ws, "a.txt"))
 
-	_, err = worktree.Apply(ctx, ws, fb.Branch, fb.Base)
+	_, err = worktree.Apply(ctx, ws, fb.Branch, fb.Base, "")
 	require.ErrorIs(t, err, worktree.ErrConflict)
 	require.ErrorContains(t, err, "a.txt")
 	require.Equal(t, "one\nTWO by a\nthree\nfour\n", read(t, ws, "a.txt"), "a conflict changes nothing")
-	diff, err = worktree.Diff(ctx, ws, fb.Branch, fb.Base)
+	diff, err = worktree.Diff(ctx, ws, fb.Branch, fb.Base, "")
 	require.NoError(t, err)
 	require.Contains(t, diff, "+two by b\n", "the conflicting change is kept on its branch")
 }
@@ -124,7 +124,7 @@ func TestApplyRefusesOtherBranches(t *testing.T) {
 		{"harness/x", "--all"},
 		{"harness/missing", base},
 	} {
-		_, err := worktree.Apply(ctx, ws, tc.branch, tc.base)
+		_, err := worktree.Apply(ctx, ws, tc.branch, tc.base, "")
 		require.ErrorIs(t, err, worktree.ErrBranch, "%+v", tc)
 	}
 }
@@ -171,9 +171,9 @@ func TestHostileRepositoryRunsNothing(t *testing.T) {
 	write(t, tr.Root, "a.txt", "changed\n")
 	f, err := worktree.Finish(ctx, tr, "hostile", false)
 	require.NoError(t, err)
-	_, err = worktree.Diff(ctx, ws, f.Branch, f.Base)
+	_, err = worktree.Diff(ctx, ws, f.Branch, f.Base, "")
 	require.NoError(t, err)
-	_, err = worktree.Apply(ctx, ws, f.Branch, f.Base)
+	_, err = worktree.Apply(ctx, ws, f.Branch, f.Base, "")
 	require.NoError(t, err)
 	entries, err := os.ReadDir(marks)
 	require.NoError(t, err)
@@ -233,7 +233,7 @@ func TestApplyRefusesProtectedPaths(t *testing.T) {
 		gitIn(t, top, "add", "-A")
 		gitIn(t, top, "commit", "-q", "-m", name)
 		gitIn(t, top, "checkout", "-q", base)
-		_, err := worktree.Apply(ctx, ws, branch, base)
+		_, err := worktree.Apply(ctx, ws, branch, base, "")
 		require.ErrorIs(t, err, worktree.ErrProtected, name)
 		require.Equal(t, "b\n", read(t, top, "app/b.txt"), name)
 		require.Equal(t, "one\ntwo\nthree\n", read(t, top, "a.txt"), name)
