@@ -169,6 +169,15 @@ type SystemConfigured struct {
 	// in logs written before worktrees, whose children share the
 	// workspace.
 	Worktrees string `msgpack:"worktrees,omitempty" json:"worktrees,omitempty"`
+	// Worktree, when set, is the thread's own worktree of the workspace,
+	// made when it was configured (a worker's root thread, see
+	// harness.Config.OwnWorktree): it works there, not in the workspace,
+	// until its worktree.finished.
+	Worktree *Worktree `msgpack:"worktree,omitempty" json:"worktree,omitempty"`
+	// WorktreeError, when set, says why the thread works in the
+	// workspace though its configuration gave it a worktree of its own:
+	// the worktree could not be made.
+	WorktreeError string `msgpack:"worktree_error,omitempty" json:"worktree_error,omitempty"`
 }
 
 // SettingsSource is one scope of settings as a thread records it: who

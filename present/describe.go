@@ -117,7 +117,16 @@ func describe(f facts.Fact) (string, error) {
 			}
 			s += "; hooks " + strings.Join(hooks, ", ")
 		}
+		if w := p.Worktree; w != nil {
+			s += fmt.Sprintf("; works in its own worktree %s (branch %s, base %.12s)", EscapeLine(w.Path), EscapeLine(w.Branch), w.Base)
+		}
+		if p.WorktreeError != "" {
+			s += "; works in the workspace: no worktree of its own (" + quote(p.WorktreeError, 200) + ")"
+		}
 		return s, err
+	case facts.KindWorktreeFinished:
+		p, err := facts.Decode[facts.WorktreeResult](f)
+		return DescribeWorktreeResult(p), err
 	case facts.KindModelTurn:
 		p, err := facts.Decode[facts.ModelTurn](f)
 		return describeTurn(p), err
@@ -720,4 +729,26 @@ func DescribeInstructions(p facts.InstructionsRead) string {
 		parts[i] = fmt.Sprintf("%s %s (%d bytes, %s)", f.Scope, quote(f.Path, 80), f.Size, shortDigest(f.Digest))
 	}
 	return fmt.Sprintf("turn %d instructions: %s", p.Turn, strings.Join(parts, "; "))
+}
+
+// DescribeWorktreeResult says in a line what a thread left in its own
+// worktree: "branch harness/t1 (base 1a2b…, head 3c4d…) changes a.txt;
+// the worktree removed" (or kept, at its path, or why it could not be
+// finished).
+func DescribeWorktreeResult(p facts.WorktreeResult) string {
+	s := fmt.Sprintf("branch %s (base %.12s, head %.12s)", EscapeLine(p.Branch), p.Base, p.Head)
+	if len(p.Changed) == 0 {
+		s += " changes nothing"
+	} else {
+		s += " changes " + EscapeLine(strings.Join(p.Changed, ", "))
+	}
+	if p.Kept != "" {
+		s += "; the worktree is kept at " + EscapeLine(p.Kept)
+	} else if p.Error == "" {
+		s += "; the worktree removed"
+	}
+	if p.Error != "" {
+		s += "; " + quote(p.Error, 200)
+	}
+	return s
 }

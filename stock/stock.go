@@ -468,10 +468,14 @@ type Stock struct {
 
 // Close ends the MCP servers the stock started or reached, if any.
 func (s *Stock) Close() error {
-	if s.MCP == nil {
-		return nil
+	var err error
+	if w, ok := s.Worktrees.(*worktrees); ok {
+		err = w.close()
 	}
-	return s.MCP.Close()
+	if s.MCP != nil {
+		err = errors.Join(err, s.MCP.Close())
+	}
+	return err
 }
 
 // Option configures NewStock.
