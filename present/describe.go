@@ -581,7 +581,17 @@ func describeObservation(o facts.Observation) string {
 	case len(o.Changed) == 0:
 		return "observed a change"
 	}
-	return "observed " + describeChanges(o.Changed)
+	s := "observed " + describeChanges(o.Changed)
+	for _, by := range o.Others {
+		s += fmt.Sprintf(" · by %s %s: %s", by.Thread, by.Action, strings.Join(by.Paths, ", "))
+		if by.Running {
+			s += " (running)"
+		}
+	}
+	if len(o.Unrecorded) > 0 {
+		s += " · by nobody recorded: " + strings.Join(o.Unrecorded, ", ")
+	}
+	return s
 }
 
 // DescribeChanges says a changed-path inventory in a line: each path with
