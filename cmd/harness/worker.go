@@ -59,10 +59,15 @@ is interrupted; a second signal interrupts at once.
 
 Each event is a line on stdout (with -o json, a JSON object per line).
 
-Threads driven at once share the workspace: their commands act in it side by
-side. The observation of each action names the changes other threads' actions
-made (by thread and action) apart from those no recorded action names. Children
-a thread delegates in parallel work in git worktrees of their own (--worktrees).`,
+In a git repository each thread works in a git worktree of its own (branch
+harness/<thread id>, under the cache directory), recorded on its
+system.configured; when it ends its work is committed to that branch
+(worktree.finished) and the worktree removed (kept if it failed). Bring a branch
+into the workspace with merge_worktree, a write a person approves seeing the
+diff. --worktrees off, or a directory that is not a repository: threads share
+the workspace, and the observation of each action names the changes other
+threads' actions made (by thread and action, in this worker or another process
+in the directory) apart from those no recorded action names.`,
 		Example: `  harness worker --store nats://localhost:4222 --model openai:gpt-4o-mini --approve writes
   harness worker --store nats://a:4222,nats://b:4222,nats://c:4222 --concurrency 4 --allow 'run_command:go test *'`,
 		Args: args(0, 0, "no arguments"),
