@@ -3,6 +3,7 @@ package stock_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -147,4 +148,17 @@ func TestChildPreviewDiffsItsWorktree(t *testing.T) {
 	require.Contains(t, s.Waits[0].Preview, "-ttl = 60")
 	require.NotContains(t, s.Waits[0].Preview, "ttl = 70")
 	require.Equal(t, s.Children[0].Worktree.Root, s.PreviewRoot(s.Waits[0], root))
+}
+
+// The ledger file the processes of a workspace share is outside it, where
+// no sandboxed command writes; a cache directory inside the workspace
+// gives none (the ledger is then the process's own).
+func TestLedgerFileOutsideTheWorkspace(t *testing.T) {
+	root, cache := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	f := stock.LedgerFile(root)
+	require.True(t, strings.HasPrefix(f, filepath.Join(cache, "harness", "ledgers")+string(filepath.Separator)), f)
+	require.NotEqual(t, f, stock.LedgerFile(t.TempDir()), "one per workspace")
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(root, "cache"))
+	require.Empty(t, stock.LedgerFile(root))
 }

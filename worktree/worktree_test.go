@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -127,6 +128,17 @@ func TestApplyRefusesOtherBranches(t *testing.T) {
 		_, err := worktree.Apply(ctx, ws, tc.branch, tc.base, "")
 		require.ErrorIs(t, err, worktree.ErrBranch, "%+v", tc)
 	}
+	// The head a person was shown: a full commit id, and the branch's.
+	for _, head := range []string{"HEAD", "--output=/tmp/x", "harness/x", base[:12], strings.ToUpper(base)} {
+		_, err := worktree.Apply(ctx, ws, "harness/x", base, head)
+		require.ErrorIs(t, err, worktree.ErrBranch, head)
+		_, err = worktree.Diff(ctx, ws, "harness/x", base, head)
+		require.ErrorIs(t, err, worktree.ErrBranch, head)
+	}
+	gitIn(t, ws, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", "later")
+	later := gitIn(t, ws, "rev-parse", "HEAD")[:40]
+	_, err := worktree.Apply(ctx, ws, "harness/x", base, later)
+	require.ErrorIs(t, err, worktree.ErrMoved, "a commit that is not the branch's head")
 }
 
 // Worktrees inside the workspace are refused: its threads would see them.
