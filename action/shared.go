@@ -172,3 +172,43 @@ func readShared(f *os.File) ([]*ledgerEntry, uint64, error) {
 	}
 	return entries, tick, nil
 }
+
+// inDoubt ends, in the shared file, the entry of an action found in
+// doubt (thread's action, begun by a process that died and never ended)
+// and attributes what its observation now saw change, as endShared
+// does. An action the file no longer holds (or a ledger with no file)
+// is told apart from nothing: nil, nil.
+func (l *Ledger) inDoubt(thread, action string, changed []facts.PathChange) (others []facts.OtherChange, unrecorded []string) {
+	if l.Shared == "" {
+		return nil, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_ = withShared(l.Shared, func(f *os.File) error {
+		entries, lines, err := readShared(f)
+		if err != nil {
+			return err
+		}
+		var me *ledgerEntry
+		for _, o := range entries {
+			if o.thread == thread && o.action == action && o.end == 0 {
+				me = o
+			}
+		}
+		if me == nil {
+			return nil
+		}
+		me.end = lines + 1
+		others, unrecorded = attribute(entries, me, changed)
+		if err := appendLine(f, sharedLine{Op: "e", ID: me.id, Changed: me.changed}); err != nil {
+			return err
+		}
+		for _, o := range entries {
+			if o.end == 0 && alive(o.pid) {
+				return nil
+			}
+		}
+		return f.Truncate(0)
+	})
+	return others, unrecorded
+}

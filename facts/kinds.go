@@ -883,6 +883,13 @@ type ActionInterrupted struct {
 	// returned a report (a command's output so far). It is a report, not
 	// evidence: the observation above is the runtime's.
 	Report *Report `msgpack:"report,omitempty" json:"report,omitempty"`
+	// Others and Unrecorded tell Changed apart as an observation's do
+	// (Observation.Others): the paths other threads' actions made, by
+	// thread and action, and those no recorded action names — for an
+	// action found in doubt whose start the workspace's shared ledger
+	// still holds (see action.Ledger.Shared).
+	Others     []OtherChange `msgpack:"others,omitempty" json:"others,omitempty"`
+	Unrecorded []string      `msgpack:"unrecorded,omitempty" json:"unrecorded,omitempty"`
 }
 
 // Validate requires an action id.

@@ -225,7 +225,7 @@ func describe(f facts.Fact) (string, error) {
 		case p.ObservedNow == p.ObservedBefore:
 			s += "observed nothing changed since it started"
 		case len(p.Changed) > 0:
-			s += "observed " + describeChanges(p.Changed) + " since it started"
+			s += "observed " + describeChanges(p.Changed) + " since it started" + describeOthers(p.Others, p.Unrecorded)
 		default:
 			s += "observed the workspace changed since it started"
 		}
@@ -581,15 +581,21 @@ func describeObservation(o facts.Observation) string {
 	case len(o.Changed) == 0:
 		return "observed a change"
 	}
-	s := "observed " + describeChanges(o.Changed)
-	for _, by := range o.Others {
+	return "observed " + describeChanges(o.Changed) + describeOthers(o.Others, o.Unrecorded)
+}
+
+// describeOthers says which of an observation's paths other threads'
+// actions made, and which nobody recorded: " · by t2 2-w: b.txt".
+func describeOthers(others []facts.OtherChange, unrecorded []string) string {
+	var s string
+	for _, by := range others {
 		s += fmt.Sprintf(" · by %s %s: %s", by.Thread, by.Action, strings.Join(by.Paths, ", "))
 		if by.Running {
 			s += " (running)"
 		}
 	}
-	if len(o.Unrecorded) > 0 {
-		s += " · by nobody recorded: " + strings.Join(o.Unrecorded, ", ")
+	if len(unrecorded) > 0 {
+		s += " · by nobody recorded: " + strings.Join(unrecorded, ", ")
 	}
 	return s
 }
