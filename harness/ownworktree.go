@@ -46,6 +46,9 @@ func (t *Thread) enter(ctx context.Context, st *state) error {
 	if err != nil || w == nil {
 		return err
 	}
+	if !itsBranch(w.Branch, t.id) {
+		return fmt.Errorf("thread %s (worktree %s on %s): %w", t.id, w.Path, w.Branch, ErrNotItsWorktree)
+	}
 	if t.rt.Services.Worktrees == nil {
 		return fmt.Errorf("thread %s (worktree %s): %w", t.id, w.Path, ErrNoWorktrees)
 	}
@@ -83,4 +86,17 @@ func (t *Thread) finishOwn(ctx context.Context, st *state, status Status) (bool,
 		return false, err
 	}
 	return t.appendTo(ctx, st, d, facts.WorktreeFinishedKey(st.fold.Seq()))
+}
+
+// itsBranch reports whether branch can be the worktree branch of the
+// thread id: "harness/" and the id, for an id a branch name holds as it
+// is (one that needed changing is given the benefit of the doubt). A
+// fork copies its original's configuration, worktree and all.
+func itsBranch(branch, id string) bool {
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return true
+		}
+	}
+	return branch == "harness/"+id
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/rewind"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tools"
 )
@@ -161,4 +162,18 @@ func TestLedgerFileOutsideTheWorkspace(t *testing.T) {
 	require.NotEqual(t, f, stock.LedgerFile(t.TempDir()), "one per workspace")
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(root, "cache"))
 	require.Empty(t, stock.LedgerFile(root))
+}
+
+// A fork of a thread that worked in its own worktree copies its
+// configuration, worktree and all: it does not run there (nor in the
+// workspace).
+func TestForkOfAWorktreeThreadDoesNotRunInIt(t *testing.T) {
+	root, _ := gitRepo(t)
+	rt, st := ownRuntime(t, root, t.TempDir(), `{"text": "Done."}`)
+	_, err := rt.Thread(st.Actor, "t1").Start(ctx, "Nothing")
+	require.NoError(t, err)
+	_, err = rewind.Fork(ctx, rt.Store, "t1", 2, "t2")
+	require.NoError(t, err)
+	_, err = rt.Thread(st.Actor, "t2").Resume(ctx)
+	require.ErrorIs(t, err, harness.ErrNotItsWorktree)
 }
