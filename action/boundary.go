@@ -399,6 +399,11 @@ func (b *Boundary) Interrupted(ctx context.Context, started facts.ActionStarted)
 	if before, err := LoadManifest(ctx, b.Blobs, started.Manifest); err == nil {
 		rec.Changed = Diff(before, *now)
 	}
+	if b.Ledger != nil && len(rec.Changed) > 0 {
+		// The dead process's ledger entry, if the shared file still
+		// holds it, tells the others' changes apart.
+		rec.Others, rec.Unrecorded = b.Ledger.inDoubt(b.Thread, started.ActionID, rec.Changed)
+	}
 	return rec
 }
 

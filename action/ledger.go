@@ -28,14 +28,29 @@ import (
 // once cannot be told apart by what they change: each may be named for
 // the other's change. Threads that never run at the same
 // time never appear in each other's records.
+//
+// Shared, when set, is a file through which the ledgers of several
+// processes working in the directory (two workers, a run beside a
+// worker) see each other's actions: each begin and end is a line
+// appended to it under an exclusive lock, its order the ledger's, so an
+// observation names another process's actions as it names this
+// process's (see shared.go). It must be somewhere no sandboxed command
+// can write (harness keeps it in the user's cache directory, outside
+// every writable root), or a command could forge another thread's
+// entries.
 type Ledger struct {
-	mu      sync.Mutex // guards tick and entries
+	Shared string
+
+	mu      sync.Mutex // guards tick and entries (and, for Shared, the file's use in this process)
 	tick    uint64
 	entries []*ledgerEntry
 }
 
 // ledgerEntry is one action in the ledger.
 type ledgerEntry struct {
+	// id names the entry in a Shared file (process and counter).
+	id             string
+	pid            int
 	thread, action string
 	names          []string // the paths its request names; nil for none
 	start, end     uint64   // end is 0 while it runs
@@ -50,6 +65,9 @@ func (l *Ledger) begin(thread string, req Request) *ledgerEntry {
 	defer l.mu.Unlock()
 	l.tick++
 	e := &ledgerEntry{thread: thread, action: req.ActionID, names: Names(req.Payload), start: l.tick}
+	if l.Shared != "" && l.beginShared(e) == nil {
+		return e // the file keeps it
+	}
 	l.entries = append(l.entries, e)
 	return e
 }
@@ -59,8 +77,20 @@ func (l *Ledger) begin(thread string, req Request) *ledgerEntry {
 func (l *Ledger) end(e *ledgerEntry, changed []facts.PathChange) (others []facts.OtherChange, unrecorded []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if e.id != "" {
+		return l.endShared(e, changed)
+	}
 	l.tick++
 	e.end = l.tick
+	others, unrecorded = attribute(l.entries, e, changed)
+	l.prune()
+	return others, unrecorded
+}
+
+// attribute tells, of the paths e (ended) saw change, those other
+// threads' actions in entries made from those nobody recorded, and
+// keeps in e.changed what is its own or nobody's.
+func attribute(entries []*ledgerEntry, e *ledgerEntry, changed []facts.PathChange) (others []facts.OtherChange, unrecorded []string) {
 	e.changed = make(map[string]string, len(changed))
 	for _, c := range changed {
 		if slices.Contains(e.names, c.Path) {
@@ -68,7 +98,7 @@ func (l *Ledger) end(e *ledgerEntry, changed []facts.PathChange) (others []facts
 			continue // its own
 		}
 		var by []*ledgerEntry
-		for _, o := range l.entries {
+		for _, o := range entries {
 			if o == e || o.thread == e.thread || !overlaps(o, e) {
 				continue
 			}
@@ -78,7 +108,7 @@ func (l *Ledger) end(e *ledgerEntry, changed []facts.PathChange) (others []facts
 				by = append(by, o)
 			case o.end != 0 && o.names == nil && saw && after == c.After:
 				by = append(by, o) // a command observed making it
-			case o.end == 0 && o.names == nil && !namedByAny(l.entries, e, c.Path):
+			case o.end == 0 && o.names == nil && !namedByAny(entries, e, c.Path):
 				by = append(by, o) // a command running while it changed
 			}
 		}
@@ -93,7 +123,6 @@ func (l *Ledger) end(e *ledgerEntry, changed []facts.PathChange) (others []facts
 			e.changed[c.Path] = c.After // a command's own, or nobody's
 		}
 	}
-	l.prune()
 	return others, unrecorded
 }
 

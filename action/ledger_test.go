@@ -36,14 +36,17 @@ func changedPaths(o facts.Observation) []string {
 // thread and action — and nothing as unrecorded; a change no action
 // names (z.txt, written from outside) is unrecorded.
 func TestOverlappingThreadsTellTheirChangesApart(t *testing.T) {
+	forLedgers(t, testOverlapping)
+}
+
+func testOverlapping(t *testing.T, ledgerOf func(thread string) *action.Ledger) {
 	ctx := context.Background()
 	root := t.TempDir()
-	ledger := &action.Ledger{}
 	boundary := func(thread string) *action.Boundary {
 		ws, err := action.NewWorkspace(root)
 		require.NoError(t, err)
 		t.Cleanup(func() { ws.Close() })
-		return &action.Boundary{Observer: ws, Granted: []action.Capability{action.Write}, Root: root, Ledger: ledger, Thread: thread}
+		return &action.Boundary{Observer: ws, Granted: []action.Capability{action.Write}, Root: root, Ledger: ledgerOf(thread), Thread: thread}
 	}
 	a, b := boundary("thread-a"), boundary("thread-b")
 	req := func(id, path string) action.Request {
@@ -104,18 +107,19 @@ func TestOverlappingThreadsTellTheirChangesApart(t *testing.T) {
 // A command of another thread (its request names no path) that is still
 // running when a path changes is named as running; once observed, what
 // it saw change to the same content is its, too.
-func TestOtherThreadsCommand(t *testing.T) {
+func TestOtherThreadsCommand(t *testing.T) { forLedgers(t, testOtherThreadsCommand) }
+
+func testOtherThreadsCommand(t *testing.T, ledgerOf func(thread string) *action.Ledger) {
 	ctx := context.Background()
 	root := t.TempDir()
-	ledger := &action.Ledger{}
 	ws, err := action.NewWorkspace(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { ws.Close() })
-	a := &action.Boundary{Observer: ws, Granted: []action.Capability{action.Write, action.Execute}, Root: root, Ledger: ledger, Thread: "a"}
+	a := &action.Boundary{Observer: ws, Granted: []action.Capability{action.Write, action.Execute}, Root: root, Ledger: ledgerOf("a"), Thread: "a"}
 	ws2, err := action.NewWorkspace(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { ws2.Close() })
-	b := &action.Boundary{Observer: ws2, Granted: []action.Capability{action.Write, action.Execute}, Root: root, Ledger: ledger, Thread: "b"}
+	b := &action.Boundary{Observer: ws2, Granted: []action.Capability{action.Write, action.Execute}, Root: root, Ledger: ledgerOf("b"), Thread: "b"}
 
 	started, aRunning, wrote, aDone := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var endB action.Ended
@@ -144,4 +148,22 @@ func TestOtherThreadsCommand(t *testing.T) {
 	ob := endB.Completed.Observation
 	require.Equal(t, []facts.OtherChange{{Thread: "a", Action: "write", Paths: []string{"mine.txt"}}}, ob.Others, "the write named its path")
 	require.Nil(t, ob.Unrecorded, "a command names nothing: what is not another's is its own or nobody's")
+}
+
+// forLedgers runs test with the threads' boundaries on one Ledger (the
+// threads of one process), and on a Ledger each sharing one file (the
+// threads of two processes: see TestThreadsOfTwoProcessesNameEachOther
+// for real ones).
+func forLedgers(t *testing.T, test func(*testing.T, func(string) *action.Ledger)) {
+	t.Run("one process", func(t *testing.T) {
+		l := &action.Ledger{}
+		test(t, func(string) *action.Ledger { return l })
+	})
+	t.Run("shared file", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "ledger")
+		test(t, func(string) *action.Ledger { return &action.Ledger{Shared: file} })
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		require.Empty(t, b, "emptied once no action runs")
+	})
 }

@@ -1,6 +1,7 @@
 package drive
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,6 +71,13 @@ type State struct {
 	// harness.Config.Workspace), "" before one was or where none was
 	// recorded.
 	Workspace string `json:"workspace,omitempty"`
+	// Worktree is the thread's own git worktree, where it works instead
+	// of the workspace: a child's, made when it was spawned, or a
+	// worker's thread's, made when it was configured; nil for a thread
+	// in the workspace. WorktreeError says why a thread given one works
+	// in the workspace after all (it could not be made).
+	Worktree      *facts.Worktree `json:"worktree,omitempty"`
+	WorktreeError string          `json:"worktree_error,omitempty"`
 	// Turns and Tokens are what the thread's budget counted: its model
 	// turns and the tokens they used (0 when the actor counts none).
 	Turns  int   `json:"turns"`
@@ -203,14 +211,50 @@ func (p *Pending) UnmarshalJSON(b []byte) error {
 // (its children's too) with preview(root, tool, args): the diff the call
 // would make to the workspace at root as it is now (tools.Preview). A
 // front end calls it for a thread that works in its own workspace.
+//
+// A thread that works in a worktree of its own (State.Worktree) is
+// previewed against its worktree's files, not the workspace's; a merge of
+// a worktree's branch (merge_worktree) against the workspace it merges
+// into.
 func (st *State) Preview(root string, preview func(root, tool, args string) string) {
 	for i, w := range st.Waits {
 		if w.Kind == fold.WaitConfirmation {
-			st.Waits[i].Preview = preview(root, w.Tool, w.Args)
+			st.Waits[i].Preview = preview(st.PreviewRoot(w, root), w.Tool, w.Args)
 		}
 	}
 	for i := range st.Children {
 		st.Children[i].Preview(root, preview)
+	}
+}
+
+// PreviewRoot is where the call w of the state's tree is previewed, the
+// workspace being workspace: the worktree of the thread it belongs to,
+// when that thread works in one, else the workspace (and always the
+// workspace for merge_worktree, which writes there).
+func (st *State) PreviewRoot(w Pending, workspace string) string {
+	if w.Tool == mergeTool {
+		return workspace
+	}
+	roots := map[string]string{}
+	st.worktreeRoots(roots)
+	if r, ok := roots[cmp.Or(w.Thread, st.Thread)]; ok {
+		return r
+	}
+	return workspace
+}
+
+// mergeTool is the tool that merges a worktree's branch into the
+// workspace (tools.MergeWorktree).
+const mergeTool = "merge_worktree"
+
+// worktreeRoots adds the worktree root of st and of each of its children
+// that works in one, by thread.
+func (st *State) worktreeRoots(roots map[string]string) {
+	if st.Worktree != nil {
+		roots[st.Thread] = st.Worktree.Root
+	}
+	for i := range st.Children {
+		st.Children[i].worktreeRoots(roots)
 	}
 }
 
@@ -235,6 +279,10 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 	st := State{Thread: v.Thread, Root: v.Thread, Status: v.Status, Reason: v.Reason, Retry: v.Retry, Next: v.Next, Head: v.Head, View: v}
 	if sys := v.Turn.System; sys != nil {
 		st.Model, st.Workspace = sys.Model, sys.Workspace
+		st.Worktree, st.WorktreeError = sys.Worktree, sys.WorktreeError
+	}
+	if sp := v.Lineage.Spawn; sp != nil && sp.Worktree != nil {
+		st.Worktree = sp.Worktree
 	}
 	if b := v.Budget; b != nil {
 		st.Turns, st.Tokens = b.Turns, b.Tokens

@@ -116,6 +116,10 @@ type ChildSpawned struct {
 	// made for it when it was spawned: it works there, not in the
 	// workspace.
 	Worktree *Worktree `msgpack:"worktree,omitempty" json:"worktree,omitempty"`
+	// WorktreeError, when set, says why the child works in the
+	// workspace though its delegation gave it a worktree of its own: the
+	// worktree could not be made.
+	WorktreeError string `msgpack:"worktree_error,omitempty" json:"worktree_error,omitempty"`
 	// Refused, when set, says why no child was spawned: the call's
 	// arguments, a tool the parent does not have, a spent budget. The
 	// call then ends with this reason.

@@ -98,6 +98,7 @@ var samples = []struct {
 	{facts.KindRerunTurn, facts.RerunTurn{Turn: 3, From: "t1", OriginalSeq: 14, Diverged: &facts.Divergence{Why: facts.DivergedTool,
 		Original: &facts.ToolCall{ID: "n", Name: "write_file", Args: `{"path":"notes.txt"}`}, Rerun: &facts.ToolCall{ID: "x3", Name: "read_file", Args: `{"path":"cache.toml"}`},
 		Detail: "call 1 is read_file where the original called write_file"}, Stop: true}},
+	{facts.KindWorktreeFinished, facts.WorktreeResult{Branch: "harness/t1", Base: strings.Repeat("a", 40), Head: strings.Repeat("b", 40), Changed: []string{"a.txt"}, Kept: "/cache/harness/worktrees/x/t1"}},
 }
 
 // sampleFacts chains a fact of every sample kind into one thread.

@@ -52,6 +52,7 @@ var decoders = map[facts.Kind]func(facts.Fact) (any, error){
 	facts.KindStopRequested:         dec[facts.StopRequested],
 	facts.KindOutputChecked:         dec[facts.OutputChecked],
 	facts.KindRerunTurn:             dec[facts.RerunTurn],
+	facts.KindWorktreeFinished:      dec[facts.WorktreeResult],
 }
 
 // decodeAny decodes f's payload into its registered type.

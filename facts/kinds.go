@@ -182,6 +182,15 @@ type SystemConfigured struct {
 	// written before, whose budget waits only once what was spent
 	// reaches it.
 	Reserve *BudgetReserve `msgpack:"reserve,omitempty" json:"reserve,omitempty"`
+	// Worktree, when set, is the thread's own worktree of the workspace,
+	// made when it was configured (a worker's root thread, see
+	// harness.Config.OwnWorktree): it works there, not in the workspace,
+	// until its worktree.finished.
+	Worktree *Worktree `msgpack:"worktree,omitempty" json:"worktree,omitempty"`
+	// WorktreeError, when set, says why the thread works in the
+	// workspace though its configuration gave it a worktree of its own:
+	// the worktree could not be made.
+	WorktreeError string `msgpack:"worktree_error,omitempty" json:"worktree_error,omitempty"`
 }
 
 // SettingsSource is one scope of settings as a thread records it: who
@@ -902,6 +911,13 @@ type ActionInterrupted struct {
 	// returned a report (a command's output so far). It is a report, not
 	// evidence: the observation above is the runtime's.
 	Report *Report `msgpack:"report,omitempty" json:"report,omitempty"`
+	// Others and Unrecorded tell Changed apart as an observation's do
+	// (Observation.Others): the paths other threads' actions made, by
+	// thread and action, and those no recorded action names — for an
+	// action found in doubt whose start the workspace's shared ledger
+	// still holds (see action.Ledger.Shared).
+	Others     []OtherChange `msgpack:"others,omitempty" json:"others,omitempty"`
+	Unrecorded []string      `msgpack:"unrecorded,omitempty" json:"unrecorded,omitempty"`
 }
 
 // Validate requires an action id.

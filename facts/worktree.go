@@ -1,5 +1,7 @@
 package facts
 
+import "fmt"
+
 // Worktree is a thread's own git worktree of the workspace, as the
 // thread's spawn records it: where the thread works instead of the
 // workspace, on which branch, from which commit. A replay reads this
@@ -48,3 +50,18 @@ const (
 	// WorktreesOff: children work in the workspace itself.
 	WorktreesOff = "off"
 )
+
+// KindWorktreeFinished: a thread that worked in a worktree of its own
+// (SystemConfigured.Worktree: a worker's root thread) ended, done,
+// failed or stopped, and what it left there was committed to its branch
+// (WorktreeResult): the worktree removed, or kept and named when the
+// thread did not end done. Posted by the runtime from outside the fold
+// (its key is WorktreeFinishedKey of the seq it finished at); a thread
+// taken up again after it (a new message) ends again with another.
+const KindWorktreeFinished Kind = "worktree.finished"
+
+// WorktreeFinishedKey is the ingress key of the worktree.finished of a
+// thread whose log ended at seq when it was finished.
+func WorktreeFinishedKey(seq uint64) string { return fmt.Sprintf("worktree-finished/%d", seq) }
+
+func init() { Register[WorktreeResult](KindWorktreeFinished) }

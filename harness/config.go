@@ -104,6 +104,15 @@ type Config struct {
 	// facts.WorktreesOff. system.configured records it, and the record
 	// decides.
 	Worktrees string
+
+	// OwnWorktree: a thread configured on this configuration that is no
+	// child works in a git worktree of its own (Services.Worktrees), made
+	// when it is configured and recorded on system.configured (or why it
+	// could not be made); when it ends, what it left is committed to its
+	// branch and the worktree removed (kept on failure), recorded on
+	// worktree.finished. harness worker sets it: the threads a worker
+	// drives at once then never share a directory.
+	OwnWorktree bool
 }
 
 // Option sets a field of a Config.

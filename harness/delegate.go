@@ -184,10 +184,11 @@ func (d *delegation) spawner(a *assembly, k *kit) func(scheduler.SpawnRequest) e
 			}
 			if err == nil {
 				p.Worktree = &w
+			} else {
+				// No worktree could be made: the child works in the
+				// workspace, and the record says why.
+				p.WorktreeError = err.Error()
 			}
-			// A workspace of which no worktree can be made (not a git
-			// repository) is shared: the child works in it, as the
-			// record (no worktree) says.
 			return p, nil
 		})
 	}

@@ -63,6 +63,17 @@ var (
 	// *thread.CorruptError naming the seq, and nothing resumes.
 	ErrNotItsSnapshot = errors.New("the log is not the one its snapshot was made of")
 
+	// ErrNoWorktrees: a thread works in a worktree of its own (its
+	// system.configured records one), and the runtime that would run it
+	// makes none (Services.Worktrees is nil): nothing of it runs in the
+	// workspace instead.
+	ErrNoWorktrees = errors.New("the thread works in a worktree of its own, and this runtime has no worktrees")
+
+	// ErrNotItsWorktree: the worktree a thread's configuration records
+	// is another thread's (the thread is a fork of one that worked in its
+	// own): it does not run there, nor in the workspace.
+	ErrNotItsWorktree = errors.New("the worktree the thread records is another thread's (a fork): start a new thread")
+
 	// ErrNoComponent: ViewAs names a component the thread's actor does
 	// not have.
 	ErrNoComponent = errors.New("no component of that name")

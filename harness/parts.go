@@ -100,6 +100,7 @@ type system struct {
 	a          *assembly
 	key        string
 	configured bool
+	child      bool // the thread's first fact is its spawn record
 	ins        instructions
 	plan       planning
 }
@@ -109,6 +110,9 @@ func (s *system) Name() string { return "system" }
 func (s *system) Step(f facts.Fact) error {
 	if f.Kind == facts.KindSystemConfigured {
 		s.configured = true
+	}
+	if f.Seq == 1 && f.Kind == facts.KindThreadSpawned {
+		s.child = true
 	}
 	s.ins.step(f)
 	s.plan.step(f)
@@ -129,7 +133,7 @@ func (s *system) Output() fold.Output[Services] {
 		s.plan.output(strings.TrimSuffix(s.key, "system/configure"), &out)
 		return out
 	}
-	d, err := facts.NewDraft(facts.KindSystemConfigured, "", facts.SystemConfigured{
+	sc := facts.SystemConfigured{
 		Prompt:    s.a.cfg.SystemPrompt,
 		Model:     s.a.cfg.ModelName,
 		Tools:     s.a.schemas(),
@@ -142,12 +146,40 @@ func (s *system) Output() fold.Output[Services] {
 		Hooks:     s.a.cfg.Hooks,
 		Worktrees: s.a.worktrees(),
 		Reserve:   s.a.cfg.reserve(),
-	})
-	e := effect.Succeed[Services]([]facts.Draft{d})
-	if err != nil {
+	}
+	var e effect.Effect[Services, []facts.Draft]
+	if s.a.cfg.OwnWorktree && !s.child {
+		e = ownWorktree(sc)
+	} else if d, err := facts.NewDraft(facts.KindSystemConfigured, "", sc); err != nil {
 		e = effect.Die[Services, []facts.Draft](err)
+	} else {
+		e = effect.Succeed[Services]([]facts.Draft{d})
 	}
 	return fold.Output[Services]{View: "unconfigured", Transitions: []fold.Transition[Services]{{Key: s.key, Effect: e}}}
+}
+
+// ownWorktree configures a thread that works in a worktree of its own
+// (Config.OwnWorktree): the worktree is made once, here, and recorded on
+// system.configured — or why it could not be, and the thread works in
+// the workspace. A replay reads the record; a configuration that crashed
+// after making it finds the same worktree again (worktree.Create).
+func ownWorktree(sc facts.SystemConfigured) effect.Effect[Services, []facts.Draft] {
+	return effect.FromAsync(func(ctx context.Context, s Services) ([]facts.Draft, error) {
+		if s.Worktrees == nil {
+			sc.WorktreeError = "this harness makes no worktrees"
+		} else if w, err := s.Worktrees.Create(ctx, s.thread); ctx.Err() != nil {
+			return nil, ctx.Err() // interrupted: nothing is recorded
+		} else if err != nil {
+			sc.WorktreeError = err.Error()
+		} else {
+			sc.Worktree = &w
+		}
+		d, err := facts.NewDraft(facts.KindSystemConfigured, "", sc)
+		if err != nil {
+			return nil, effect.Defect(err)
+		}
+		return []facts.Draft{d}, nil
+	})
 }
 
 // Tools declares the tools of the actor, and per tool whether a call asks a

@@ -134,9 +134,13 @@ type Thread struct {
 	// kids are the children this thread drove (see tend), kept with
 	// their folds; never iterated.
 	kids map[string]*Thread
-	// wt is the thread's own worktree when its spawn made one (its
-	// services are rooted there); nil for a thread in the workspace.
+	// wt is the thread's own worktree when its spawn made one, or its
+	// system.configured records one (own; see enter): its services are
+	// rooted there. nil for a thread in the workspace.
 	wt *facts.Worktree
+	// own: wt is the thread's own, from its configuration (not a
+	// child's spawn); entered: the configuration was read for it.
+	own, entered bool
 }
 
 // Thread returns the thread id of the runtime, folded by the actor's
@@ -444,6 +448,12 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 	retried := false
 	failedHere := map[string]bool{} // keys that failed in this call; membership only
 	for {
+		// A thread that works in a worktree of its own runs there from
+		// the moment its configuration records it.
+		if err := t.enter(ctx, st); err != nil {
+			return out, err
+		}
+		rt = t.rt
 		out.Seq = st.fold.Seq()
 		p, err := st.fold.Project()
 		if err != nil {
@@ -477,6 +487,12 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 				return out, nil // a child stopped the tree (see tend)
 			}
 			out.Status = statusOf(p)
+			// A thread in a worktree of its own that ends leaves its
+			// work on its branch (see finishOwn).
+			if _, err := t.finishOwn(ctx, st, out.Status); err != nil {
+				return out, err
+			}
+			out.Seq = st.fold.Seq()
 			switch {
 			case p.Stop != nil:
 				out.Reason = p.Stop.Reason

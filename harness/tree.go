@@ -190,6 +190,8 @@ func (l *lineage) Accept(d facts.Draft) error {
 			return fmt.Errorf("the thread was stopped at seq %d", l.stoppedSeq)
 		}
 		return nil
+	case facts.KindWorktreeFinished:
+		return l.ownWorktree()
 	}
 	return notYours{}
 }
@@ -204,6 +206,27 @@ func (l *lineage) Check(f facts.Fact) error {
 		return fmt.Errorf("a thread.spawned is a child's first fact, with cause %s", facts.IngressCause(facts.SpawnKey))
 	case f.Kind == facts.KindThreadEnded && (l.spawned == nil || f.Cause != facts.IngressCause(facts.EndKey)):
 		return fmt.Errorf("a thread.ended ends a child thread, with cause %s", facts.IngressCause(facts.EndKey))
+	case f.Kind == facts.KindWorktreeFinished:
+		if !strings.HasPrefix(f.Cause, facts.IngressCause(facts.WorktreeFinishedKey(0)[:len("worktree-finished/")])) {
+			return fmt.Errorf("a worktree.finished is posted by the runtime, with cause %s", facts.IngressCause("worktree-finished/SEQ"))
+		}
+		return l.ownWorktree()
+	}
+	return nil
+}
+
+// ownWorktree refuses a worktree.finished in a thread whose
+// configuration records no worktree of its own.
+func (l *lineage) ownWorktree() error {
+	if l.spawned != nil || l.own.system == nil {
+		return errors.New("a worktree.finished ends the work of a thread configured with a worktree of its own")
+	}
+	sc, err := facts.Decode[facts.SystemConfigured](*l.own.system)
+	if err != nil {
+		return err
+	}
+	if sc.Worktree == nil {
+		return errors.New("a worktree.finished ends the work of a thread configured with a worktree of its own")
 	}
 	return nil
 }

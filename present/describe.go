@@ -120,7 +120,16 @@ func describe(f facts.Fact) (string, error) {
 			}
 			s += "; hooks " + strings.Join(hooks, ", ")
 		}
+		if w := p.Worktree; w != nil {
+			s += fmt.Sprintf("; works in its own worktree %s (branch %s, base %.12s)", EscapeLine(w.Path), EscapeLine(w.Branch), w.Base)
+		}
+		if p.WorktreeError != "" {
+			s += "; works in the workspace: no worktree of its own (" + quote(p.WorktreeError, 200) + ")"
+		}
 		return s, err
+	case facts.KindWorktreeFinished:
+		p, err := facts.Decode[facts.WorktreeResult](f)
+		return DescribeWorktreeResult(p), err
 	case facts.KindModelTurn:
 		p, err := facts.Decode[facts.ModelTurn](f)
 		return describeTurn(p), err
@@ -222,7 +231,7 @@ func describe(f facts.Fact) (string, error) {
 		case p.ObservedNow == p.ObservedBefore:
 			s += "observed nothing changed since it started"
 		case len(p.Changed) > 0:
-			s += "observed " + describeChanges(p.Changed) + " since it started"
+			s += "observed " + describeChanges(p.Changed) + " since it started" + describeOthers(p.Others, p.Unrecorded)
 		default:
 			s += "observed the workspace changed since it started"
 		}
@@ -582,7 +591,23 @@ func describeObservation(o facts.Observation) string {
 	case len(o.Changed) == 0:
 		return "observed a change"
 	}
-	return "observed " + describeChanges(o.Changed)
+	return "observed " + describeChanges(o.Changed) + describeOthers(o.Others, o.Unrecorded)
+}
+
+// describeOthers says which of an observation's paths other threads'
+// actions made, and which nobody recorded: " · by t2 2-w: b.txt".
+func describeOthers(others []facts.OtherChange, unrecorded []string) string {
+	var s string
+	for _, by := range others {
+		s += fmt.Sprintf(" · by %s %s: %s", by.Thread, by.Action, strings.Join(by.Paths, ", "))
+		if by.Running {
+			s += " (running)"
+		}
+	}
+	if len(unrecorded) > 0 {
+		s += " · by nobody recorded: " + strings.Join(unrecorded, ", ")
+	}
+	return s
 }
 
 // DescribeChanges says a changed-path inventory in a line: each path with
@@ -730,4 +755,26 @@ func DescribeInstructions(p facts.InstructionsRead) string {
 		parts[i] = fmt.Sprintf("%s %s (%d bytes, %s)", f.Scope, quote(f.Path, 80), f.Size, shortDigest(f.Digest))
 	}
 	return fmt.Sprintf("turn %d instructions: %s", p.Turn, strings.Join(parts, "; "))
+}
+
+// DescribeWorktreeResult says in a line what a thread left in its own
+// worktree: "branch harness/t1 (base 1a2b…, head 3c4d…) changes a.txt;
+// the worktree removed" (or kept, at its path, or why it could not be
+// finished).
+func DescribeWorktreeResult(p facts.WorktreeResult) string {
+	s := fmt.Sprintf("branch %s (base %.12s, head %.12s)", EscapeLine(p.Branch), p.Base, p.Head)
+	if len(p.Changed) == 0 {
+		s += " changes nothing"
+	} else {
+		s += " changes " + EscapeLine(strings.Join(p.Changed, ", "))
+	}
+	if p.Kept != "" {
+		s += "; the worktree is kept at " + EscapeLine(p.Kept)
+	} else if p.Error == "" {
+		s += "; the worktree removed"
+	}
+	if p.Error != "" {
+		s += "; " + quote(p.Error, 200)
+	}
+	return s
 }

@@ -200,9 +200,9 @@ func ChildResult(p facts.ChildReported) string {
 		b.WriteString("\n" + p.Result)
 	}
 	if w := p.Worktree; w != nil {
-		fmt.Fprintf(&b, "\nIt worked in a worktree of its own: its changes are on branch %s (base %s)", w.Branch, w.Base)
+		fmt.Fprintf(&b, "\nIt worked in a worktree of its own: its changes are on branch %s (base %s, head %s)", w.Branch, w.Base, w.Head)
 		if len(w.Changed) > 0 {
-			fmt.Fprintf(&b, ", changing %s; they are not in the workspace until merged (the %s tool, with that branch and base; a person approves it)", strings.Join(w.Changed, ", "), MergeTool)
+			fmt.Fprintf(&b, ", changing %s; they are not in the workspace until merged (the %s tool, with that branch, base and head; a person approves it)", strings.Join(w.Changed, ", "), MergeTool)
 		} else {
 			b.WriteString(", which changes nothing")
 		}

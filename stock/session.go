@@ -22,6 +22,7 @@ import (
 	"github.com/seed-7cc7a084/harness/sandbox"
 	"github.com/seed-7cc7a084/harness/search"
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/worktree"
 )
 
 // Session is a workspace opened for a front end — the command line, the
@@ -95,6 +96,12 @@ type SessionOptions struct {
 	// bounds (max_turns, max_steps, context_window) configure its
 	// runtimes, and their sandbox and network the stock's tools.
 	Drive bool
+	// Worker is for a worker's session (with Drive): a thread its
+	// runtimes configure that is no child works in a git worktree of its
+	// own (harness.Config.OwnWorktree) when the workspace is in a git
+	// repository, unless the settings' worktrees is off — the threads a
+	// worker drives at once then never share a directory.
+	Worker bool
 	// MCP, when set (with Drive), starts (or reaches) the settings' MCP
 	// servers within it, and offers their tools (see WithMCP). Close ends
 	// them.
@@ -219,6 +226,9 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 	s.so = append(s.so, o.Stock...)
 	if s.cfg, err = harness.NewConfig(opts...); err != nil {
 		return nil, err
+	}
+	if o.Drive && o.Worker && s.cfg.Worktrees != facts.WorktreesOff && worktree.InRepository(place.Root) {
+		s.cfg.OwnWorktree = true
 	}
 	if s.Stock, err = s.stockOf(place); err != nil {
 		return nil, err

@@ -2,6 +2,8 @@ package stock
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -468,10 +470,14 @@ type Stock struct {
 
 // Close ends the MCP servers the stock started or reached, if any.
 func (s *Stock) Close() error {
-	if s.MCP == nil {
-		return nil
+	var err error
+	if w, ok := s.Worktrees.(*worktrees); ok {
+		err = w.close()
 	}
-	return s.MCP.Close()
+	if s.MCP != nil {
+		err = errors.Join(err, s.MCP.Close())
+	}
+	return err
 }
 
 // Option configures NewStock.
@@ -703,7 +709,31 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		wts = newWorktrees(place, spec, store, o.worktreeDir)
 	}
 	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client, Instructions: ins, Agents: AgentsOf(ins), Unsealed: unsealed,
-		Hooks: newHookRunner(place.Root, spec, o.hooks), Worktrees: wts, Ledger: &action.Ledger{}}, nil
+		Hooks: newHookRunner(place.Root, spec, o.hooks), Worktrees: wts, Ledger: &action.Ledger{Shared: LedgerFile(place.Root)}}, nil
+}
+
+// LedgerFile is the file through which every process working in the
+// workspace root on this machine shares its action ledger
+// (action.Ledger.Shared): in the user's cache directory, under
+// harness/ledgers, named by a digest of the workspace's path. No
+// sandboxed command can write there (its writable roots are the
+// workspace, a private temporary directory, its Go build cache and a
+// child's worktree), so none can forge another thread's entries. ""
+// when there is no cache directory: the ledger is then this process's
+// alone.
+func LedgerFile(root string) string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	if within(root, dir) {
+		return "" // a cache directory in the workspace: commands could write it
+	}
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(dir, "harness", "ledgers", hex.EncodeToString(sum[:8])+".jsonl")
 }
 
 // BlobsOf returns the store's content-addressed blobs when it keeps them

@@ -2,10 +2,12 @@ package stock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -26,6 +28,12 @@ type worktrees struct {
 	opts  worktree.Options
 	spec  sandbox.Spec // the workspace's sandbox: mode, network, hidden
 	store string       // the store the sandbox hides ("" for a remote one)
+
+	mu sync.Mutex
+	// observers are the observers of the worktrees In rooted a thread in
+	// (by root), one each, closed when Finish removes the worktree or the
+	// stock closes (close). Guarded by mu.
+	observers map[string]*action.Workspace
 }
 
 func newWorktrees(place Place, spec sandbox.Spec, store, dir string) *worktrees {
@@ -48,6 +56,9 @@ func (w *worktrees) Create(ctx context.Context, name string) (facts.Worktree, er
 // Finish commits what the thread left to its branch, and removes the
 // worktree unless keep.
 func (w *worktrees) Finish(ctx context.Context, r facts.Worktree, name string, keep bool) (facts.WorktreeResult, error) {
+	if !keep {
+		w.forget(r.Root)
+	}
 	f, err := worktree.Finish(ctx, tree(r), name, keep)
 	return facts.WorktreeResult{Branch: f.Branch, Base: f.Base, Head: f.Head, Changed: f.Changed, Kept: f.Kept}, err
 }
@@ -107,13 +118,9 @@ func (w *worktrees) In(_ context.Context, s harness.Services, r facts.Worktree) 
 	if err != nil {
 		return s, err
 	}
-	var opts []action.WorkspaceOption
-	if s.Blobs != nil {
-		opts = append(opts, action.WithBlobs(s.Blobs, 0))
-	}
-	obs, err := action.NewWorkspace(r.Root, opts...)
+	obs, err := w.observer(r.Root, s.Blobs)
 	if err != nil {
-		return s, fmt.Errorf("the observer of worktree %s: %w", r.Root, err)
+		return s, err
 	}
 	// The worktree is the thread's alone: no other thread's change to tell apart.
 	s.Tools, s.Observer, s.Workspace, s.Ledger = tb, obs, r.Root, nil
@@ -154,4 +161,50 @@ func (g goneTool) Confirm() bool { return false }
 // Execute fails: there is no worktree to act in.
 func (g goneTool) Execute(context.Context, action.Request) (facts.Report, error) {
 	return facts.Report{Status: facts.StatusFailed, Error: fmt.Sprintf("%s: the thread's worktree %s is no longer there", g.Name(), g.path)}, nil
+}
+
+// observer is the one observer of the worktree rooted at root, made the
+// first time it is asked for.
+func (w *worktrees) observer(root string, blobs action.Blobs) (*action.Workspace, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if obs := w.observers[root]; obs != nil {
+		return obs, nil
+	}
+	var opts []action.WorkspaceOption
+	if blobs != nil {
+		opts = append(opts, action.WithBlobs(blobs, 0))
+	}
+	obs, err := action.NewWorkspace(root, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("the observer of worktree %s: %w", root, err)
+	}
+	if w.observers == nil {
+		w.observers = map[string]*action.Workspace{}
+	}
+	w.observers[root] = obs
+	return obs, nil
+}
+
+// forget closes the observer of the worktree rooted at root, if any.
+func (w *worktrees) forget(root string) {
+	w.mu.Lock()
+	obs := w.observers[root]
+	delete(w.observers, root)
+	w.mu.Unlock()
+	if obs != nil {
+		_ = obs.Close()
+	}
+}
+
+// close closes every worktree's observer.
+func (w *worktrees) close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var errs []error
+	for root, obs := range w.observers {
+		errs = append(errs, obs.Close())
+		delete(w.observers, root)
+	}
+	return errors.Join(errs...)
 }

@@ -1,6 +1,7 @@
 package stock_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -54,7 +55,7 @@ func TestParallelChildrenInWorktrees(t *testing.T) {
 	root, head := gitRepo(t)
 	b1, b2 := worktree.Branch("p.1-d1"), worktree.Branch("p.1-d2")
 	merge := func(id, branch string) string {
-		return fmt.Sprintf(`{"id": %q, "name": "merge_worktree", "args": %q}`, id, fmt.Sprintf(`{"branch":%q,"base":%q}`, branch, head))
+		return fmt.Sprintf(`{"id": %q, "name": "merge_worktree", "args": %q}`, id, fmt.Sprintf(`{"branch":%q,"base":%q,"head":"@head:%s@"}`, branch, head, branch))
 	}
 	script := `{"text": "Two at once.", "tool_calls": [{"id": "d1", "name": "delegate", "args": "{\"task\":\"Set the TTL to 300\",\"tools\":[\"write_file\"]}"}, {"id": "d2", "name": "delegate", "args": "{\"task\":\"Set the TTL to 600\",\"tools\":[\"write_file\"]}"}]}
 {"text": "Merging both.", "tool_calls": [` + merge("m1", b1) + `, ` + merge("m2", b2) + `]}
@@ -69,8 +70,9 @@ func TestParallelChildrenInWorktrees(t *testing.T) {
 	store, err := p.OpenStore(ctx, 0, true)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, store.Close()) })
-	m, err := model.ParseScript("stock", []byte(script))
+	sm, err := model.ParseScript("stock", []byte(script))
 	require.NoError(t, err)
+	m := headsOf{sm, root}
 	cfg, err := harness.NewConfig(harness.WithModelName("scripted:stock"), harness.WithModelBackoff(0))
 	require.NoError(t, err)
 	st, err := stock.NewStock(p, cfg, stock.WithWorktreeDir(t.TempDir()))
@@ -157,7 +159,7 @@ func TestParallelChildrenInWorktrees(t *testing.T) {
 	require.Equal(t, facts.StatusFailed, reports[1].Status)
 	require.Contains(t, reports[1].Error, "conflicts")
 	require.Contains(t, reports[1].Error, "a.txt")
-	diff, err := worktree.Diff(ctx, root, b2, head)
+	diff, err := worktree.Diff(ctx, root, b2, head, "")
 	require.NoError(t, err)
 	require.Contains(t, diff, "+ttl = 600")
 	require.NoError(t, audit.VerifyLog(ctx, store, st.Actor, "p"))
@@ -174,6 +176,34 @@ func TestParallelChildrenInWorktrees(t *testing.T) {
 	tree, err := th.Tree(ctx)
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, tree.Status)
+}
+
+// headsOf is a scripted model whose calls name a branch's head as
+// "@head:BRANCH@", filled in when the turn is taken from the branch as it
+// is then: what a model copies from a child's report.
+type headsOf struct {
+	model.Model
+	root string
+}
+
+func (h headsOf) Turn(ctx context.Context, req model.Request) (model.Decision, error) {
+	d, err := h.Model.Turn(ctx, req)
+	for i, c := range d.ToolCalls {
+		for {
+			at := strings.Index(c.Args, "@head:")
+			if at < 0 {
+				break
+			}
+			end := strings.Index(c.Args[at+1:], "@") + at + 1
+			out, gerr := exec.Command("git", "-C", h.root, "rev-parse", "refs/heads/"+c.Args[at+6:end]).Output()
+			if gerr != nil {
+				return d, gerr
+			}
+			c.Args = c.Args[:at] + strings.TrimSpace(string(out)) + c.Args[end+1:]
+		}
+		d.ToolCalls[i] = c
+	}
+	return d, err
 }
 
 func read(t *testing.T, root, name string) string {
@@ -198,4 +228,95 @@ func decode[T any](t *testing.T, f facts.Fact) T {
 	p, err := facts.Decode[T](f)
 	require.NoError(t, err)
 	return p
+}
+
+// A merge applies exactly the change a person was shown: the head is in
+// the arguments approved, and a branch moved between the approval and
+// the merge (a sibling, a command with git) is refused, nothing applied.
+func TestMergeAppliesTheHeadThatWasShown(t *testing.T) {
+	root, head := gitRepo(t)
+	branch := worktree.Branch("p.1-d1")
+	script := `{"text": "Delegating.", "tool_calls": [{"id": "d1", "name": "delegate", "args": "{\"task\":\"Set the TTL to 300\",\"tools\":[\"write_file\"]}"}]}
+{"text": "Merging.", "tool_calls": [{"id": "m1", "name": "merge_worktree", "args": "{\"branch\":\"` + branch + `\",\"base\":\"` + head + `\",\"head\":\"@head:` + branch + `@\"}"}]}
+{"text": "The merge was refused."}
+{"thread": "p.1-d1", "text": "Writing.", "tool_calls": [{"id": "w", "name": "write_file", "args": "{\"path\":\"a.txt\",\"content\":\"ttl = 300\\n\"}"}]}
+{"thread": "p.1-d1", "text": "Done: 300."}`
+	p, err := stock.Locate(root, "")
+	require.NoError(t, err)
+	store, err := p.OpenStore(ctx, 0, true)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, store.Close()) })
+	sm, err := model.ParseScript("stock", []byte(script))
+	require.NoError(t, err)
+	cfg, err := harness.NewConfig(harness.WithModelName("scripted:stock"), harness.WithModelBackoff(0))
+	require.NoError(t, err)
+	cfg.Worktrees = facts.WorktreesAlways
+	st, err := stock.NewStock(p, cfg, stock.WithWorktreeDir(t.TempDir()))
+	require.NoError(t, err)
+	svc, err := st.Services(headsOf{sm, root}, stock.BlobsOf(store))
+	require.NoError(t, err)
+	rt, err := harness.NewRuntime(store, svc, cfg)
+	require.NoError(t, err)
+	th := rt.Thread(st.Actor, "p")
+	_, err = th.Start(ctx, "Set the TTL")
+	require.NoError(t, err)
+
+	git := func(env []string, args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = root, append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+		return strings.TrimSpace(string(out))
+	}
+	all, err := drive.NewApproval("all", nil, nil)
+	require.NoError(t, err)
+	var shown, moved string
+	for range 20 {
+		s, err := drive.Inspect(ctx, th)
+		require.NoError(t, err)
+		if s.Status != harness.StatusParked {
+			break
+		}
+		s.Preview(root, tools.Preview)
+		_, _, err = drive.ApplyApproval(ctx, th, all, s.Waits)
+		require.NoError(t, err)
+		for _, w := range s.Waits {
+			if w.Kind == fold.WaitConfirmation && w.Tool == tools.MergeWorktree {
+				shown = w.Preview
+				// Approved as shown; now the branch moves before the
+				// merge runs: a commit that sets the TTL to 999.
+				index := filepath.Join(t.TempDir(), "index")
+				env := []string{"GIT_INDEX_FILE=" + index, "GIT_AUTHOR_NAME=x", "GIT_AUTHOR_EMAIL=x@x.invalid", "GIT_COMMITTER_NAME=x", "GIT_COMMITTER_EMAIL=x@x.invalid"}
+				tip := git(nil, "rev-parse", "refs/heads/"+branch)
+				git(env, "read-tree", tip)
+				cmd := exec.Command("git", "hash-object", "-w", "--stdin")
+				cmd.Dir, cmd.Stdin = root, strings.NewReader("ttl = 999\n")
+				out, err := cmd.Output()
+				require.NoError(t, err)
+				git(env, "update-index", "--cacheinfo", "100644,"+strings.TrimSpace(string(out))+",a.txt")
+				tree := git(env, "write-tree")
+				moved = git(env, "commit-tree", tree, "-p", tip, "-m", "moved")
+				git(nil, "update-ref", "refs/heads/"+branch, moved)
+			}
+		}
+		_, err = th.Resume(ctx)
+		require.NoError(t, err)
+	}
+	require.NotEmpty(t, moved, "the merge was put to a person")
+	require.Contains(t, shown, "+ttl = 300")
+	require.Equal(t, "ttl = 60\n", read(t, root, "a.txt"), "nothing applied: neither what was shown nor what the branch moved to")
+	var reports []facts.Report
+	for _, f := range readLog(t, store, "p") {
+		if f.Kind == facts.KindActionCompleted {
+			reports = append(reports, decode[facts.ActionCompleted](t, f).Report)
+		}
+	}
+	require.Len(t, reports, 1)
+	require.Equal(t, facts.StatusFailed, reports[0].Status)
+	require.Contains(t, reports[0].Error, "not at the head that was shown")
+	require.Contains(t, reports[0].Error, moved[:12])
+	// Shown again now, the call says the branch moved.
+	args := fmt.Sprintf(`{"branch":%q,"base":%q,"head":%q}`, branch, head, git(nil, "rev-parse", "refs/heads/"+branch+"~1"))
+	require.Contains(t, tools.Preview(root, tools.MergeWorktree, args), "moved")
+	require.NoError(t, audit.VerifyLog(ctx, store, st.Actor, "p"))
 }

@@ -20,36 +20,52 @@ const MergeWorktree = "merge_worktree"
 type mergeArgs struct {
 	Branch string `json:"branch"`
 	Base   string `json:"base"`
+	Head   string `json:"head"`
+}
+
+// parse reads a merge call's arguments: a branch, base and head, each
+// named (the head binds the call to the change a person is shown).
+func (a *mergeArgs) parse(raw []byte) error {
+	if err := json.Unmarshal(raw, a); err != nil || a.Branch == "" || a.Base == "" || a.Head == "" {
+		return fmt.Errorf("%w: the arguments name no branch, base and head (want {\"branch\": NAME, \"base\": COMMIT, \"head\": COMMIT}, as the child's report gave them)", ErrInvalidArgs)
+	}
+	return nil
 }
 
 // MergeTool returns the tool that brings into the workspace at root what a
-// child thread left on its worktree's branch since its base (as its report
-// names them): a write, which asks a person first; its preview is the
-// branch's diff (Preview). The change applies all at once, or — when it
+// child thread left on its worktree's branch from its base to its head
+// (as its report names them): a write, which asks a person first; its
+// preview is the diff from base to head (Preview). The head is in the
+// arguments a person approves, so what is applied is exactly what was
+// shown: a branch that moved since (a sibling, a command) fails the call,
+// and nothing is applied. The change applies all at once, or — when it
 // conflicts with the workspace as it is now — not at all: the call fails
 // saying where, and the branch keeps the change. Only a thread's branch
 // (worktree.Branch) whose base is its ancestor is taken.
 func MergeTool(root string) Tool {
 	return &tool{
 		name: MergeWorktree,
-		description: "Bring a child's changes, made in its own worktree, into the workspace: name the branch and base its report gave. " +
+		description: "Bring a child's changes, made in its own worktree, into the workspace: name the branch, base and head its report gave. " +
 			"A person approves it, seeing the diff. It applies all at once, or not at all when it conflicts with the workspace (then the branch keeps it).",
 		schema: json.RawMessage(`{"type":"object","properties":{` +
 			`"branch":{"type":"string","description":"the child's branch (harness/…)"},` +
-			`"base":{"type":"string","description":"the commit the child began from, as its report named it"}},` +
-			`"required":["branch","base"],"additionalProperties":false}`),
+			`"base":{"type":"string","description":"the commit the child began from, as its report named it"},` +
+			`"head":{"type":"string","description":"the branch's last commit, as the report named it: only that change is applied"}},` +
+			`"required":["branch","base","head"],"additionalProperties":false}`),
 		capability: action.Write,
 		confirm:    true,
 		run: func(ctx context.Context, raw json.RawMessage, _ *facts.Sandbox) (facts.Report, error) {
 			var a mergeArgs
-			if err := json.Unmarshal(raw, &a); err != nil || a.Branch == "" || a.Base == "" {
-				return failed(MergeWorktree, fmt.Errorf("%w: the arguments name no branch and base (want {\"branch\": NAME, \"base\": COMMIT})", ErrInvalidArgs)), nil
+			if err := a.parse(raw); err != nil {
+				return failed(MergeWorktree, err), nil
 			}
-			applied, err := worktree.Apply(ctx, root, a.Branch, a.Base)
+			applied, err := worktree.Apply(ctx, root, a.Branch, a.Base, a.Head)
 			if cerr := ctx.Err(); cerr != nil {
 				return facts.Report{}, cerr
 			}
 			switch {
+			case errors.Is(err, worktree.ErrMoved):
+				return failed(MergeWorktree, fmt.Errorf("nothing was changed: the branch is not at the head that was shown and approved: %w", err)), nil
 			case errors.Is(err, worktree.ErrConflict):
 				return failed(MergeWorktree, fmt.Errorf("nothing was changed, and branch %s keeps its change: %w", a.Branch, err)), nil
 			case err != nil:
@@ -69,10 +85,10 @@ func MergeTool(root string) Tool {
 // mergePreview is the preview of a merge call: the branch's diff.
 func mergePreview(root, args string) string {
 	var a mergeArgs
-	if err := json.Unmarshal([]byte(args), &a); err != nil || a.Branch == "" || a.Base == "" {
-		return "(no preview: the arguments do not name a branch and base)"
+	if err := a.parse([]byte(args)); err != nil {
+		return "(no preview: the arguments do not name a branch, base and head)"
 	}
-	diff, err := worktree.Diff(context.Background(), root, a.Branch, a.Base)
+	diff, err := worktree.Diff(context.Background(), root, a.Branch, a.Base, a.Head)
 	if err != nil {
 		return "(no preview: " + err.Error() + ")"
 	}

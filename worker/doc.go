@@ -99,7 +99,10 @@
 // the worker runs. Workers that share a store should work in the same
 // workspace (a directory they share, or the same checkout on each
 // machine), since a thread moves from worker to worker and its commands act
-// where the worker driving it is. The threads a worker drives at once share
-// its workspace, and the observation of one action may see the changes of
-// another thread's.
+// where the worker driving it is. A worker's runtimes may give each thread
+// a git worktree of its own (harness.Config.OwnWorktree; harness worker
+// does in a git repository): the threads it drives at once then never
+// share a directory. Otherwise they share its workspace, and the
+// observation of one action names the changes other threads' actions
+// made (action.Ledger).
 package worker

@@ -17,6 +17,11 @@ var (
 	// its base is not its ancestor.
 	ErrBranch = errors.New("not a thread's branch")
 
+	// ErrMoved: the branch's head is not the commit the caller named
+	// (the one a person was shown): it moved since, and nothing is
+	// applied.
+	ErrMoved = errors.New("the branch moved since its change was shown")
+
 	// ErrProtected: a branch's change touches a path the file tools never
 	// write — the harness's own (.harness) or git's (.git) at any depth —
 	// or one outside the workspace (a workspace below its repository's

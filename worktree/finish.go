@@ -104,14 +104,19 @@ func changed(ctx context.Context, repo, from, to string) ([]string, error) {
 	return files, nil
 }
 
-// check refuses a branch this package did not make, or a base that is
-// not its ancestor: what a model names is untrusted.
-func check(ctx context.Context, repo, branch, base string) (string, error) {
+// check refuses a branch this package did not make, a base that is not
+// its ancestor, or — when want is set — a branch whose head is not want
+// (ErrMoved): what a model names is untrusted, and a person approves the
+// change as it was when shown.
+func check(ctx context.Context, repo, branch, base, want string) (string, error) {
 	if !strings.HasPrefix(branch, branchPrefix) || Branch(strings.TrimPrefix(branch, branchPrefix)) != branch {
 		return "", fmt.Errorf("branch %q: %w (a thread's branch begins %q)", branch, ErrBranch, branchPrefix)
 	}
 	if !commitID(base) {
 		return "", fmt.Errorf("base %q: %w (a base is a full commit id)", base, ErrBranch)
+	}
+	if want != "" && !commitID(want) {
+		return "", fmt.Errorf("head %q: %w (a head is a full commit id)", want, ErrBranch)
 	}
 	head, err := safegit.Run(ctx, repo, "rev-parse", "--verify", "refs/heads/"+branch+"^{commit}")
 	if err != nil {
@@ -120,7 +125,11 @@ func check(ctx context.Context, repo, branch, base string) (string, error) {
 	if _, err := safegit.Run(ctx, repo, "merge-base", "--is-ancestor", base, "refs/heads/"+branch); err != nil {
 		return "", fmt.Errorf("branch %q does not descend from %.12s: %w", branch, base, ErrBranch)
 	}
-	return strings.TrimSpace(string(head)), nil
+	now := strings.TrimSpace(string(head))
+	if want != "" && now != want {
+		return "", fmt.Errorf("branch %s is at %.12s, not %.12s: %w", branch, now, want, ErrMoved)
+	}
+	return now, nil
 }
 
 // commitID reports whether s is a full hexadecimal object id.
@@ -137,13 +146,15 @@ func commitID(s string) bool {
 }
 
 // Diff is the change the branch made since base, as a unified diff of
-// text (binary files named, not shown), for a person to read.
-func Diff(ctx context.Context, workspace, branch, base string) (string, error) {
+// text (binary files named, not shown), for a person to read. A head
+// other than "" must be the branch's head (else ErrMoved): the diff is
+// then exactly what Apply with that head would bring in.
+func Diff(ctx context.Context, workspace, branch, base, head string) (string, error) {
 	repo, err := top(ctx, workspace)
 	if err != nil {
 		return "", err
 	}
-	head, err := check(ctx, repo, branch, base)
+	head, err = check(ctx, repo, branch, base, head)
 	if err != nil {
 		return "", err
 	}
@@ -160,17 +171,20 @@ type Applied struct {
 	Changed []string
 }
 
-// Apply brings the change the branch made since base into the workspace's
-// files (not its index, nor HEAD): all of it, or — when any part does not
-// apply to the workspace as it is now — nothing, and an error matching
-// ErrConflict that names what git could not apply. The branch stays
-// either way.
-func Apply(ctx context.Context, workspace, branch, base string) (Applied, error) {
+// Apply brings the change the branch made from base to head into the
+// workspace's files (not its index, nor HEAD): all of it, or — when any
+// part does not apply to the workspace as it is now — nothing, and an
+// error matching ErrConflict that names what git could not apply. head
+// is the commit a person was shown (Diff): a branch that moved since is
+// ErrMoved, and nothing is applied; "" takes the branch's head as it is
+// (for a caller that shows nobody the change). The branch stays either
+// way.
+func Apply(ctx context.Context, workspace, branch, base, head string) (Applied, error) {
 	repo, err := top(ctx, workspace)
 	if err != nil {
 		return Applied{}, err
 	}
-	head, err := check(ctx, repo, branch, base)
+	head, err = check(ctx, repo, branch, base, head)
 	if err != nil {
 		return Applied{}, err
 	}

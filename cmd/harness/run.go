@@ -1197,7 +1197,7 @@ func (a *app) printState(st drive.State, root string) {
 	a.printChildren(st, "  ")
 	// The open requests, whatever else the thread can do.
 	for _, p := range st.Waits {
-		a.printPending(p, root)
+		a.printPending(p, st.PreviewRoot(p, root))
 		fmt.Fprintf(w, "    %s\n", present.EscapeLine(answerHint(st.Thread, p)))
 	}
 }

@@ -60,10 +60,15 @@ is interrupted; a second signal interrupts at once.
 
 Each event is a line on stdout (with -o json, a JSON object per line).
 
-Threads driven at once share the workspace: their commands act in it side by
-side. The observation of each action names the changes other threads' actions
-made (by thread and action) apart from those no recorded action names. Children
-a thread delegates in parallel work in git worktrees of their own (--worktrees).
+In a git repository each thread works in a git worktree of its own (branch
+harness/<thread id>, under the cache directory), recorded on its
+system.configured; when it ends its work is committed to that branch
+(worktree.finished) and the worktree removed (kept if it failed). Bring a branch
+into the workspace with merge_worktree, a write a person approves seeing the
+diff. --worktrees off, or a directory that is not a repository: threads share
+the workspace, and the observation of each action names the changes other
+threads' actions made (by thread and action, in this worker or another process
+in the directory) apart from those no recorded action names.
 
 The worker keeps this machine's search index (harness search) from the stream:
 every append, by any worker or person, is indexed a moment after it is made
@@ -113,7 +118,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 		return err
 	}
 	cwd, _ := os.Getwd()
-	s, err := a.newSession(p, f, stock.SessionOptions{Drive: true, Model: stock.ModelIfAny, ModelSpec: f.model, ModelDir: cwd})
+	s, err := a.newSession(p, f, stock.SessionOptions{Drive: true, Worker: true, Model: stock.ModelIfAny, ModelSpec: f.model, ModelDir: cwd})
 	if err != nil {
 		if errors.Is(err, stock.ErrModelSpec) {
 			return asUsage(fmt.Errorf("--model: %w", err))

@@ -1,0 +1,51 @@
+package action
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// A process dies while its command runs; meanwhile another process's
+// thread writes b.txt. The next holder finds the command in doubt: its
+// record (action.interrupted) names b.txt as the other thread's write,
+// through the shared ledger file that still holds the dead command's
+// start, and keeps c.txt (which the command wrote) as its own or
+// nobody's.
+func TestInDoubtNamesOtherThreads(t *testing.T) {
+	ctx := context.Background()
+	root, file := t.TempDir(), filepath.Join(t.TempDir(), "ledger")
+	blobs := &memBlobs{m: map[string][]byte{}}
+	boundary := func(thread string) *Boundary {
+		ws, err := NewWorkspace(root, WithBlobs(blobs, 0))
+		require.NoError(t, err)
+		t.Cleanup(func() { ws.Close() })
+		return &Boundary{Observer: ws, Granted: []Capability{Write, Execute}, Root: root, Blobs: blobs, Ledger: &Ledger{Shared: file}, Thread: thread}
+	}
+	// The first process: its command begins, and the process dies.
+	a := boundary("ta")
+	cmd := Request{ActionID: "1-c", Capability: Execute, Adapter: "run_command", Payload: json.RawMessage(`{"command":"make"}`)}
+	bg, refused := a.Begin(ctx, cmd)
+	require.Nil(t, refused)
+	a.Ledger.begin(a.Thread, cmd) // as Finish does before it runs the adapter
+
+	// The second process's thread writes b.txt meanwhile.
+	b := boundary("tb")
+	w := Request{ActionID: "2-w", Capability: Write, Adapter: "stepper", Payload: json.RawMessage(`{"path":"b.txt"}`)}
+	bgw, refused := b.Begin(ctx, w)
+	require.Nil(t, refused)
+	end := b.Finish(ctx, w, bgw, writer(root, "b.txt", "b"))
+	require.Nil(t, end.Completed.Observation.Others)
+	put(t, root, "c.txt", "made", 0o644) // the command's, before it died
+
+	// The next holder of ta, a third process, finds the command in doubt.
+	rec := boundary("ta").Interrupted(ctx, bg.Started)
+	require.Len(t, rec.Changed, 2)
+	require.Equal(t, []facts.OtherChange{{Thread: "tb", Action: "2-w", Paths: []string{"b.txt"}}}, rec.Others)
+	require.Nil(t, rec.Unrecorded)
+}
