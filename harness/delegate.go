@@ -157,7 +157,7 @@ func (d *delegation) spawner(a *assembly, k *kit) func(scheduler.SpawnRequest) e
 		}
 		name := agentOf(req.Call.Args)
 		if (name == "" || !facts.ValidAgentName(name)) && !inWorktree(req) {
-			return effect.Succeed[Services](decideSpawn(a.cfg, used, req, nil))
+			return effect.Succeed[Services](decideSpawn(a.cfg, used, req, nil, a.toolbox))
 		}
 		// The agent file is read by the runtime, once, and the child's
 		// worktree made once: what it read and made is recorded on
@@ -174,7 +174,7 @@ func (d *delegation) spawner(a *assembly, k *kit) func(scheduler.SpawnRequest) e
 				}
 				ag = &read
 			}
-			p := decideSpawn(a.cfg, used, req, ag)
+			p := decideSpawn(a.cfg, used, req, ag, a.toolbox)
 			if p.Refused != "" || !inWorktree(req) || s.Worktrees == nil {
 				return p, nil
 			}
@@ -267,8 +267,10 @@ type delegateArgs struct {
 // the call's arguments, the tools system.configured recorded, what the
 // budget counted (used), and the agent file the call named as the runtime
 // read it (ag, nil for none). A delegation that cannot be is refused,
-// saying why.
-func decideSpawn(cfg Config, used BudgetView, req scheduler.SpawnRequest, ag *Agent) facts.ChildSpawned {
+// saying why. tb is the parent's toolbox: a read-only agent's child is
+// given only the tools of it plan mode offers, and the record lists
+// those.
+func decideSpawn(cfg Config, used BudgetView, req scheduler.SpawnRequest, ag *Agent, tb *Toolbox) facts.ChildSpawned {
 	p := facts.ChildSpawned{CallID: req.Ref}
 	refuse := func(format string, args ...any) facts.ChildSpawned {
 		p.Refused = fmt.Sprintf(format, args...)
@@ -332,6 +334,19 @@ func decideSpawn(cfg Config, used BudgetView, req scheduler.SpawnRequest, ag *Ag
 			seen[t] = true
 			p.Tools = append(p.Tools, t)
 		}
+	}
+	if ag != nil && ag.Sandbox == facts.SandboxReadOnly && tb != nil {
+		// A read-only agent's child has the tools plan mode offers (see
+		// planRefusal): asked for by name, another is refused; left to
+		// the default, the others are not given.
+		if args.Tools != nil {
+			for _, t := range p.Tools {
+				if planRefusal(tb, t) != "" {
+					return refuse("tool %q is not for agent %s, which only reads (sandbox: read-only): its child has the tools that read, and commands run read-only", t, ag.Name)
+				}
+			}
+		}
+		p.Tools = slices.DeleteFunc(p.Tools, func(t string) bool { return planRefusal(tb, t) != "" })
 	}
 	// The budget: what was asked, never more than the agent allows or
 	// the parent has left.

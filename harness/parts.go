@@ -135,7 +135,7 @@ func (s *system) Output() fold.Output[Services] {
 		Tools:     s.a.schemas(),
 		Version:   s.a.cfg.Version,
 		Workspace: s.a.cfg.Workspace,
-		Sandbox:   s.a.toolbox.sandbox(),
+		Sandbox:   s.a.sandbox(),
 		Context:   s.a.cfg.contextBounds(),
 		Output:    s.a.cfg.OutputSchema,
 		Settings:  s.a.cfg.Settings,
