@@ -47,3 +47,27 @@ func TestDecideSpawnAgent(t *testing.T) {
 	p = decideSpawn(Config{}, BudgetView{}, req(`{"task":"x","agent":"rev"}`), &Agent{Name: "rev", Digest: "d"}, nil)
 	require.Equal(t, []string{"read_file", "write_file"}, p.Tools)
 }
+
+// TestDecideSpawnAgentModel checks that a child runs on its agent's model
+// only when the file may choose it: a model other than the parent's from
+// an untrusted file is refused; the parent's own needs no trust and is not
+// recorded.
+func TestDecideSpawnAgentModel(t *testing.T) {
+	sys := facts.SystemConfigured{Model: "openai:parent", Tools: []facts.ToolSchema{{Name: "read_file"}, {Name: delegateTool}}}
+	req := scheduler.SpawnRequest{Thread: "t1", Ref: "1-d", Call: facts.ToolCall{Name: delegateTool, Args: `{"task":"x","agent":"m"}`}, System: sys}
+	ag := &Agent{Name: "m", Scope: "project", Path: ".harness/agents/m.md", Digest: "d", Model: "anthropic:other"}
+
+	p := decideSpawn(Config{}, BudgetView{}, req, ag, nil)
+	require.Contains(t, p.Refused, "agent m names model anthropic:other, and a workspace file may choose a model other than its parent's (openai:parent) only once the person trusts its content: harness trust .harness/agents/m.md")
+	require.Nil(t, p.Agent)
+
+	ag.ModelTrusted = true
+	p = decideSpawn(Config{}, BudgetView{}, req, ag, nil)
+	require.Empty(t, p.Refused)
+	require.Equal(t, "anthropic:other", p.Agent.Model)
+
+	ag.Model, ag.ModelTrusted = "openai:parent", false
+	p = decideSpawn(Config{}, BudgetView{}, req, ag, nil)
+	require.Empty(t, p.Refused, "the parent's own model narrows nothing")
+	require.Empty(t, p.Agent.Model, "and runs as the parent's")
+}

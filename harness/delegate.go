@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -384,6 +385,16 @@ func decideSpawn(cfg Config, used BudgetView, req scheduler.SpawnRequest, ag *Ag
 	p.MaxTurns, p.MaxTokens = turns, tokens
 	if ag != nil {
 		p.Agent = &facts.AgentFile{Name: ag.Name, Scope: ag.Scope, Path: ag.Path, Digest: ag.Digest, Instructions: ag.Instructions, Sandbox: ag.Sandbox}
+		// The agent's model, when it is not the parent's: only a file
+		// the person vouches for may choose another (another provider,
+		// its credentials, its prices).
+		if ag.Model != "" && ag.Model != req.System.Model {
+			if !ag.ModelTrusted {
+				return refuse("agent %s names model %s, and a workspace file may choose a model other than its parent's (%s) only once the person trusts its content: harness trust %s",
+					ag.Name, ag.Model, cmp.Or(req.System.Model, "none recorded"), ag.Path)
+			}
+			p.Agent.Model = ag.Model
+		}
 	}
 	p.Child = thread.ChildID(req.Thread, req.Ref)
 	return p
@@ -405,6 +416,11 @@ func childOf(parent Actor, spawn facts.ThreadSpawned, id string, rooted *Toolbox
 	c.Config.MaxTurns, c.Config.MaxTokens = spawn.MaxTurns, spawn.MaxTokens
 	if spawn.Agent != nil && spawn.Agent.Instructions != "" {
 		c.Config.SystemPrompt = agentPrompt(c.Config.SystemPrompt, *spawn.Agent)
+	}
+	if spawn.Agent != nil && spawn.Agent.Model != "" {
+		// The child runs on its agent's model (Services.Models), and
+		// records it.
+		c.Config.ModelName, c.Config.agentModel = spawn.Agent.Model, spawn.Agent.Model
 	}
 	readOnly := spawn.Agent != nil && spawn.Agent.Sandbox == facts.SandboxReadOnly
 	c.Config.readOnly = c.Config.readOnly || readOnly
@@ -461,6 +477,8 @@ func (c Child) allows(a Actor) error {
 		return fmt.Errorf("%w: it was not made by Compose", ErrChildPolicy)
 	case s.tools != c.Tools:
 		return fmt.Errorf("%w: compose it with the child's toolbox (Child.Tools), not another", ErrChildPolicy)
+	case s.cfg.agentModel != c.Config.agentModel:
+		return fmt.Errorf("%w: its agent runs on model %q; compose it with the child's configuration (Child.Config)", ErrChildPolicy, c.Config.agentModel)
 	case s.delegate != nil && !c.Delegate:
 		return fmt.Errorf("%w: it delegates, but its delegation did not name the %s tool", ErrChildPolicy, delegateTool)
 	}

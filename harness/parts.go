@@ -565,10 +565,12 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 	fresh := effect.FromAsync(func(context.Context, Services) (*attemptLog, error) { return &attemptLog{turn: req.Turn}, nil })
 	return effect.AndThen(fresh, func(log *attemptLog) effect.Effect[Services, facts.ModelTurn] {
 		call := effect.FromAsync(func(ctx context.Context, svc Services) (facts.ModelTurn, error) {
-			if svc.Model == nil {
-				return facts.ModelTurn{}, effect.Defect(fmt.Errorf("no model service"))
+			m, err := modelOf(cfg, svc)
+			if err != nil {
+				log.failed(err)
+				return facts.ModelTurn{}, err
 			}
-			d, err := svc.Model.Turn(ctx, model.Request{
+			d, err := m.Turn(ctx, model.Request{
 				Thread: req.Thread, Turn: req.Turn, System: req.System.Prompt, Tools: req.System.Tools, Messages: req.Messages,
 			})
 			if err != nil {
