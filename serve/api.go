@@ -297,6 +297,8 @@ func (s *Server) apiFacts(w http.ResponseWriter, r *http.Request) error {
 //	{"kind": "confirmation", "request_id": "1-call_1", "approved": false, "reason": "not now", "digest": "…"}
 //	{"kind": "question", "request_id": "q-1", "text": "cache.toml"}
 //	{"kind": "reconcile", "request_id": "1-call_1", "decision": "accept", "note": "checked"}
+//	{"kind": "plan", "request_id": "plan-2", "approved": true}
+//	{"kind": "plan", "request_id": "plan-2", "text": "Cover the CLI too"}
 //
 // An approval or denial must name the digest of the call (from the
 // thread's pending request): one given for another call is refused. The
@@ -384,8 +386,15 @@ func replyOf(a AnswerRequest, by string) (drive.Reply, error) {
 		if err := r.Decision.Validate(); err != nil {
 			return r, badRequest("decision %q: want accept, retry or abandon", a.Decision)
 		}
+	case fold.WaitPlan:
+		// Acting on the plan (approved: true), or text asking for
+		// another; drive.AnswerPlan checks the plan named still waits.
+		r.Approved, r.Text = a.Approved.Or(false), a.Text
+		if err := r.Check(); err != nil {
+			return r, badRequest("%s: a plan's answer is approved: true (act on it) or text (ask for another plan)", a.RequestID)
+		}
 	default:
-		return r, badRequest("kind %q: want confirmation, question or reconcile", a.Kind)
+		return r, badRequest("kind %q: want confirmation, question, reconcile or plan", a.Kind)
 	}
 	return r, nil
 }
