@@ -38,6 +38,7 @@ import (
 //	GET  /api/threads/{id}/replay        the record told back, and replay --verify's verdict
 //	GET  /api/threads/{id}/undo?to=SEQ   what an undo to SEQ would restore
 //	GET  /api/threads/{id}/fork?at=SEQ   what a fork at SEQ would be
+//	POST /api/threads/{id}/plan          {"on": true|false}: plan mode from the next turn (PlanRequest)
 //	GET  /api/effects                    every action of every thread, with its effect state
 //	GET  /api/search?q=QUERY             facts across every thread (drive.SearchResult; ?limit=N&page=CURSOR)
 func (s *Server) routes() {
@@ -54,6 +55,7 @@ func (s *Server) routes() {
 	api("POST /api/threads/{id}/answer", s.apiAnswer)
 	api("POST /api/threads/{id}/resume", s.apiResume)
 	api("POST /api/threads/{id}/stop", s.apiStop)
+	api("POST /api/threads/{id}/plan", s.apiPlan)
 	api("GET /api/threads/{id}/replay", s.apiReplay)
 	api("GET /api/threads/{id}/undo", s.apiUndo)
 	api("GET /api/threads/{id}/fork", s.apiFork)

@@ -68,3 +68,24 @@ func TestPagePlan(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, facts.PlanModeSet{Acts: 2, By: "ana"}, p)
 }
+
+// TestAPIPlanSwitch: POST /api/threads/ID/plan switches plan mode by the
+// token's person; the same switch again appends nothing; a body that does
+// not say on or off is refused.
+func TestAPIPlanSwitch(t *testing.T) {
+	f := newFixture(t, `{"text": "Done."}
+`)
+	require.Equal(t, harness.StatusDone, f.start("t1").Status)
+	resp, b := f.do("POST", "/api/threads/t1/plan", `{}`)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, string(b))
+	resp, b = f.do("POST", "/api/threads/t1/plan", `{"on": true}`)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, string(b))
+	p, err := facts.Decode[facts.PlanModeSet](f.last("t1", facts.KindPlanModeSet))
+	require.NoError(t, err)
+	require.Equal(t, facts.PlanModeSet{On: true, By: "ana"}, p)
+	resp, b = f.do("POST", "/api/threads/t1/plan", `{"on": true}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	require.Contains(t, string(b), `"duplicate": true`)
+	resp, b = f.do("POST", "/api/threads/t1/plan", `{"on": false}`)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, string(b))
+}
