@@ -18,6 +18,9 @@ type HookExit struct {
 	Stdout, Stderr string
 	Took           time.Duration
 	Failure        string
+	// Network is the connections it made through the sandbox's proxy
+	// (a network allow-list); nil without one.
+	Network *facts.Network
 }
 
 // hookOutput is what a hook may answer on stdout: Claude Code's hook
@@ -57,7 +60,7 @@ type hookOutput struct {
 // facts.MaxHookOutput bytes.
 func DecideHook(event, scope string, x HookExit) facts.HookRan {
 	r := facts.HookRan{Exit: x.Code, DurationMS: x.Took.Milliseconds(),
-		Stdout: cut(x.Stdout, facts.MaxHookOutput), Stderr: cut(x.Stderr, facts.MaxHookOutput)}
+		Stdout: cut(x.Stdout, facts.MaxHookOutput), Stderr: cut(x.Stderr, facts.MaxHookOutput), Network: x.Network}
 	stderr := strings.TrimSpace(cut(x.Stderr, 1024))
 	switch {
 	case x.Failure != "":

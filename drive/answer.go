@@ -345,6 +345,9 @@ func Answer(ctx context.Context, th *harness.Thread, r Reply) (Answered, error) 
 	case len(open) > 1:
 		rerr.err = ErrWhichRequest
 		return Answered{}, rerr
+	case kind == fold.WaitPlan:
+		// A plan acted on is not waited on again: no repeat to find.
+		return Answered{}, rerr
 	default:
 		// Answering again what was just answered is harmless: say so.
 		f, ok, err := LastAnswer(ctx, th, AnswerKind(kind))

@@ -126,6 +126,13 @@ func Drive(ctx context.Context, th *harness.Thread, opts Options) (State, error)
 		ctx = WithProgress(ctx, opts.Progress)
 		svc := &th.Runtime().Services
 		svc.Model = Live(svc.Model)
+		if load := svc.Models; load != nil {
+			// A child of an agent that names a model streams too.
+			svc.Models = func(spec string) (model.Model, error) {
+				m, err := load(spec)
+				return Live(m), err
+			}
+		}
 	}
 	retried := false
 	idle := 0 // resumes in a row that ran nothing

@@ -108,6 +108,8 @@ func (r Reply) Draft(p Pending) (facts.Draft, error) {
 		return facts.NewDraft(facts.KindEffectReconciled, "", facts.EffectReconciled{ActionID: p.RequestID, Decision: r.Decision, By: r.By, Note: r.Reason})
 	case fold.WaitBudget:
 		return facts.NewDraft(facts.KindBudgetRaised, "", facts.BudgetRaised{Add: facts.Spend{USD: r.USD, Tokens: r.Tokens}, By: r.By})
+	case fold.WaitPlan:
+		return facts.Draft{}, fmt.Errorf("%w: a plan is answered by two facts, posted by AnswerPending (see AnswerPlan)", ErrBadReply)
 	}
 	return facts.Draft{}, fmt.Errorf("%w: a %s cannot be replied to", ErrBadReply, p.Kind)
 }
@@ -146,8 +148,17 @@ func (r Reply) Check() error {
 		if err := (facts.BudgetRaised{Add: facts.Spend{USD: r.USD, Tokens: r.Tokens}}).Validate(); err != nil {
 			return fmt.Errorf("%w: a budget is raised by an amount: %w", ErrBadReply, err)
 		}
+	case fold.WaitPlan:
+		switch text := strings.TrimSpace(r.Text); {
+		case r.Approved && text != "":
+			return fmt.Errorf("%w: a plan is acted on (approved) or answered with text asking for another, not both", ErrBadReply)
+		case !r.Approved && text == "":
+			return fmt.Errorf("%w: a plan is acted on (approved: true) or answered with text asking for another plan", ErrBadReply)
+		case r.Digest != "" || r.Decision != "" || r.Always != "" || r.Option != 0:
+			return fmt.Errorf("%w: a plan's answer is approved or a text", ErrBadReply)
+		}
 	default:
-		return fmt.Errorf("%w: kind %q: want confirmation, question, reconcile or budget", ErrBadReply, r.Kind)
+		return fmt.Errorf("%w: kind %q: want confirmation, question, reconcile, budget or plan", ErrBadReply, r.Kind)
 	}
 	return nil
 }
@@ -155,6 +166,8 @@ func (r Reply) Check() error {
 // AnswerKind is the kind of fact that answers a wait of kind k.
 func AnswerKind(k fold.WaitKind) facts.Kind {
 	switch k {
+	case fold.WaitPlan:
+		return facts.KindPlanModeSet
 	case fold.WaitQuestion:
 		return facts.KindQuestionAnswered
 	case fold.WaitReconcile:
@@ -173,6 +186,13 @@ func AnswerPending(ctx context.Context, th *harness.Thread, p Pending, r Reply) 
 		// A budget is the tree's: raised on th, its root, whichever
 		// thread of it waits.
 		return GrowBudget(ctx, th, facts.Spend{USD: r.USD, Tokens: r.Tokens}, r.By)
+	}
+	if p.Kind == fold.WaitPlan && r.Kind == fold.WaitPlan {
+		to, err := Target(ctx, th, p)
+		if err != nil {
+			return harness.Posted{}, err
+		}
+		return AnswerPlan(ctx, to, p.RequestID, r)
 	}
 	d, err := r.Draft(p)
 	if err != nil {

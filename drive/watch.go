@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
@@ -170,6 +171,11 @@ func answerAfter(ctx context.Context, s thread.Store, id string, after *uint64, 
 	var said string
 	f, ok := thread.FirstAfter(ctx, s, id, after, func(f facts.Fact) bool {
 		switch {
+		case kind == facts.KindPlanModeSet && (f.Kind == facts.KindPlanModeSet || f.Kind == facts.KindUserMessage):
+			// A plan waits no more once it is acted on, plan mode is
+			// switched off, or a message asks for another.
+			said = sayPlanAnswer(ref, f)
+			return true
 		case f.Kind == kind && AnsweredRequest(f) == request:
 			said = sayAnswer(f.Kind, f.Data)
 			return true
@@ -207,4 +213,39 @@ func IsElsewhere(err error) (*Elsewhere, bool) {
 	var e *Elsewhere
 	ok := errors.As(err, &e)
 	return e, ok
+}
+
+// sayPlanAnswer says what ended the wait on the plan ref: f, a
+// plan.mode_set or a user.message.
+func sayPlanAnswer(ref string, f facts.Fact) string {
+	if f.Kind == facts.KindUserMessage {
+		m, _ := facts.Decode[facts.UserMessage](f)
+		return fmt.Sprintf("%s: another plan was asked for: %q", ref, firstWords(m.Text, 80))
+	}
+	m, _ := facts.Decode[facts.PlanModeSet](f)
+	s := ref + ": plan mode switched "
+	switch {
+	case m.Acts > 0:
+		s = fmt.Sprintf("%s: the plan of turn %d acted on", ref, m.Acts)
+	case m.On:
+		s += "on"
+	default:
+		s += "off"
+	}
+	if m.By != "" {
+		s += " by " + m.By
+	}
+	return s
+}
+
+// firstWords is s cut to at most n bytes, on a rune boundary, with "…"
+// when cut.
+func firstWords(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -142,6 +142,11 @@ type AgentFile struct {
 	// only the tools that read and those whose commands can run with the
 	// workspace read-only, and runs them so; "" is its parent's.
 	Sandbox string `msgpack:"sandbox,omitempty" json:"sandbox,omitempty"`
+	// Model, when set, is the model the child runs on, as the file named
+	// it (a spec: "openai:MODEL", "anthropic:MODEL", "scripted:FILE"):
+	// set only when it is not the parent's and the file could choose it
+	// (the user's own, or one the person trusted).
+	Model string `msgpack:"model,omitempty" json:"model,omitempty"`
 }
 
 // agentName is what an agent's name may be.

@@ -115,6 +115,10 @@ type HookRan struct {
 	// Stdout and Stderr are its output, each cut at MaxHookOutput bytes.
 	Stdout string `msgpack:"stdout,omitempty" json:"stdout,omitempty"`
 	Stderr string `msgpack:"stderr,omitempty" json:"stderr,omitempty"`
+	// Network, for a hook run in a sandbox with a network allow-list, is
+	// every connection it made through the proxy, as harness's proxy saw
+	// them (see Report.Network).
+	Network *Network `msgpack:"network,omitempty" json:"network,omitempty"`
 }
 
 // MaxHookOutput bounds each of a hook's stdout and stderr as recorded.
@@ -125,6 +129,9 @@ const MaxHookOutput = 4 << 10
 func (p HookRan) Validate() error {
 	err := errors.Join(oneOf("event", p.Event, HookEvents...), required("name", p.Name), required("scope", p.Scope),
 		required("input", p.Input), oneOf("decision", p.Decision, HookAllow, HookDeny, HookAsk, HookApprove, HookFailed))
+	if p.Network != nil {
+		err = errors.Join(err, p.Network.Validate())
+	}
 	if p.Decision == HookApprove && p.Scope != "user" {
 		err = errors.Join(err, fmt.Errorf("decision approve from scope %q: only a user-scope hook may approve", p.Scope))
 	}

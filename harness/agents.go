@@ -2,6 +2,12 @@ package harness
 
 import (
 	"context"
+	"errors"
+	"fmt"
+
+	"github.com/seed-7cc7a084/harness/effect"
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/model"
 )
 
 // Agent is an agent file as the runtime read it (see AgentReader): what a
@@ -29,6 +35,34 @@ type Agent struct {
 	// and commands run with the workspace read-only) and cannot delegate;
 	// "" is its parent's.
 	Sandbox string
+	// Model, when set, is the model spec the child runs on (as
+	// recorded: see stock.ParseModelSpec) instead of its parent's.
+	Model string
+	// ModelTrusted reports whether the file may choose Model: the
+	// user's own file, or a workspace file whose content the person
+	// trusted. A model another file names is a widening (another
+	// provider, its credentials, its prices): a delegation to such an
+	// agent is refused unless the model is its parent's.
+	ModelTrusted bool
+}
+
+// modelOf is the model a thread's turns run on: its agent file's (see
+// Config.agentModel), loaded through svc.Models, else svc.Model.
+func modelOf(cfg Config, svc Services) (model.Model, error) {
+	if cfg.agentModel == "" {
+		if svc.Model == nil {
+			return nil, effect.Defect(errors.New("no model service"))
+		}
+		return svc.Model, nil
+	}
+	if svc.Models == nil {
+		return nil, &model.Error{Class: facts.ClassPermission, Err: fmt.Errorf("agent model %s: %w", cfg.agentModel, ErrNoAgentModels)}
+	}
+	m, err := svc.Models(cfg.agentModel)
+	if err != nil {
+		return nil, &model.Error{Class: facts.ClassPermission, Err: fmt.Errorf("agent model %s: %w", cfg.agentModel, err)}
+	}
+	return m, nil
 }
 
 // AgentReader reads agent files for the runtime when a delegation names

@@ -270,13 +270,17 @@ func compaction(cfg Config, thread, recorded string, older []facts.Message, upTo
 			text, err := svc.Summarize(ctx, older)
 			cc.Summary = text
 			return cc, err
-		case !byModel || svc.Model == nil:
+		case !byModel || (svc.Model == nil && cfg.agentModel == ""):
 			cc.Summary, _ = extract(ctx, older)
 			return cc, nil
 		}
+		m, err := modelOf(cfg, svc)
+		if err != nil {
+			return cc, err
+		}
 		req := model.Request{Thread: thread, System: compactPrompt,
 			Messages: append(slices.Clone(older), facts.Message{Role: facts.RoleUser, Text: compactRequest})}
-		d, err := svc.Model.Turn(ctx, req)
+		d, err := m.Turn(ctx, req)
 		if err != nil {
 			return cc, err
 		}

@@ -93,6 +93,10 @@ type Config struct {
 	// childOf from its spawn record): it is held to plan mode's rules of
 	// tools all along (see planEnv).
 	readOnly bool
+	// agentModel: the thread is a child of an agent file that names a
+	// model (set by childOf from its spawn record): its turns run on
+	// Services.Models of this spec, not on Services.Model.
+	agentModel string
 
 	// noReserve: system.configured records no BudgetReserve, as before
 	// budgets reserved a turn (the package's tests write such logs).

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -157,7 +158,7 @@ func (d *delegation) spawner(a *assembly, k *kit) func(scheduler.SpawnRequest) e
 		}
 		name := agentOf(req.Call.Args)
 		if (name == "" || !facts.ValidAgentName(name)) && !inWorktree(req) {
-			return effect.Succeed[Services](decideSpawn(a.cfg, used, req, nil))
+			return effect.Succeed[Services](decideSpawn(a.cfg, used, req, nil, a.toolbox))
 		}
 		// The agent file is read by the runtime, once, and the child's
 		// worktree made once: what it read and made is recorded on
@@ -174,7 +175,7 @@ func (d *delegation) spawner(a *assembly, k *kit) func(scheduler.SpawnRequest) e
 				}
 				ag = &read
 			}
-			p := decideSpawn(a.cfg, used, req, ag)
+			p := decideSpawn(a.cfg, used, req, ag, a.toolbox)
 			if p.Refused != "" || !inWorktree(req) || s.Worktrees == nil {
 				return p, nil
 			}
@@ -268,8 +269,10 @@ type delegateArgs struct {
 // the call's arguments, the tools system.configured recorded, what the
 // budget counted (used), and the agent file the call named as the runtime
 // read it (ag, nil for none). A delegation that cannot be is refused,
-// saying why.
-func decideSpawn(cfg Config, used BudgetView, req scheduler.SpawnRequest, ag *Agent) facts.ChildSpawned {
+// saying why. tb is the parent's toolbox: a read-only agent's child is
+// given only the tools of it plan mode offers, and the record lists
+// those.
+func decideSpawn(cfg Config, used BudgetView, req scheduler.SpawnRequest, ag *Agent, tb *Toolbox) facts.ChildSpawned {
 	p := facts.ChildSpawned{CallID: req.Ref}
 	refuse := func(format string, args ...any) facts.ChildSpawned {
 		p.Refused = fmt.Sprintf(format, args...)
@@ -334,6 +337,19 @@ func decideSpawn(cfg Config, used BudgetView, req scheduler.SpawnRequest, ag *Ag
 			p.Tools = append(p.Tools, t)
 		}
 	}
+	if ag != nil && ag.Sandbox == facts.SandboxReadOnly && tb != nil {
+		// A read-only agent's child has the tools plan mode offers (see
+		// planRefusal): asked for by name, another is refused; left to
+		// the default, the others are not given.
+		if args.Tools != nil {
+			for _, t := range p.Tools {
+				if planRefusal(tb, t) != "" {
+					return refuse("tool %q is not for agent %s, which only reads (sandbox: read-only): its child has the tools that read, and commands run read-only", t, ag.Name)
+				}
+			}
+		}
+		p.Tools = slices.DeleteFunc(p.Tools, func(t string) bool { return planRefusal(tb, t) != "" })
+	}
 	// The budget: what was asked, never more than the agent allows or
 	// the parent has left.
 	turns, tokens := 0, int64(0)
@@ -370,6 +386,16 @@ func decideSpawn(cfg Config, used BudgetView, req scheduler.SpawnRequest, ag *Ag
 	p.MaxTurns, p.MaxTokens = turns, tokens
 	if ag != nil {
 		p.Agent = &facts.AgentFile{Name: ag.Name, Scope: ag.Scope, Path: ag.Path, Digest: ag.Digest, Instructions: ag.Instructions, Sandbox: ag.Sandbox}
+		// The agent's model, when it is not the parent's: only a file
+		// the person vouches for may choose another (another provider,
+		// its credentials, its prices).
+		if ag.Model != "" && ag.Model != req.System.Model {
+			if !ag.ModelTrusted {
+				return refuse("agent %s names model %s, and a workspace file may choose a model other than its parent's (%s) only once the person trusts its content: harness trust %s",
+					ag.Name, ag.Model, cmp.Or(req.System.Model, "none recorded"), ag.Path)
+			}
+			p.Agent.Model = ag.Model
+		}
 	}
 	p.Child = thread.ChildID(req.Thread, req.Ref)
 	return p
@@ -391,6 +417,11 @@ func childOf(parent Actor, spawn facts.ThreadSpawned, id string, rooted *Toolbox
 	c.Config.MaxTurns, c.Config.MaxTokens = spawn.MaxTurns, spawn.MaxTokens
 	if spawn.Agent != nil && spawn.Agent.Instructions != "" {
 		c.Config.SystemPrompt = agentPrompt(c.Config.SystemPrompt, *spawn.Agent)
+	}
+	if spawn.Agent != nil && spawn.Agent.Model != "" {
+		// The child runs on its agent's model (Services.Models), and
+		// records it.
+		c.Config.ModelName, c.Config.agentModel = spawn.Agent.Model, spawn.Agent.Model
 	}
 	readOnly := spawn.Agent != nil && spawn.Agent.Sandbox == facts.SandboxReadOnly
 	c.Config.readOnly = c.Config.readOnly || readOnly
@@ -447,6 +478,8 @@ func (c Child) allows(a Actor) error {
 		return fmt.Errorf("%w: it was not made by Compose", ErrChildPolicy)
 	case s.tools != c.Tools:
 		return fmt.Errorf("%w: compose it with the child's toolbox (Child.Tools), not another", ErrChildPolicy)
+	case s.cfg.agentModel != c.Config.agentModel:
+		return fmt.Errorf("%w: its agent runs on model %q; compose it with the child's configuration (Child.Config)", ErrChildPolicy, c.Config.agentModel)
 	case s.delegate != nil && !c.Delegate:
 		return fmt.Errorf("%w: it delegates, but its delegation did not name the %s tool", ErrChildPolicy, delegateTool)
 	}

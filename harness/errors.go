@@ -30,6 +30,9 @@ var (
 
 	// ErrUnknownAgent: a delegation names an agent there is no file of.
 	ErrUnknownAgent = errors.New("no such agent")
+	// ErrNoAgentModels: a child's agent file names a model, and the
+	// runtime's services load no other model (Services.Models is nil).
+	ErrNoAgentModels = errors.New("this runtime loads no model but its own (Services.Models is not set)")
 
 	// ErrChildPolicy: the actor composed for a child is wider than its
 	// parent allows — other tools, a grant the parent lacks, a larger

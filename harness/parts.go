@@ -139,7 +139,7 @@ func (s *system) Output() fold.Output[Services] {
 		Tools:     s.a.schemas(),
 		Version:   s.a.cfg.Version,
 		Workspace: s.a.cfg.Workspace,
-		Sandbox:   s.a.toolbox.sandbox(),
+		Sandbox:   s.a.sandbox(),
 		Context:   s.a.cfg.contextBounds(),
 		Output:    s.a.cfg.OutputSchema,
 		Settings:  s.a.cfg.Settings,
@@ -610,10 +610,12 @@ func inferTurn(cfg Config, req scheduler.Request) effect.Effect[Services, facts.
 	fresh := effect.FromAsync(func(context.Context, Services) (*attemptLog, error) { return &attemptLog{turn: req.Turn}, nil })
 	return effect.AndThen(fresh, func(log *attemptLog) effect.Effect[Services, facts.ModelTurn] {
 		call := effect.FromAsync(func(ctx context.Context, svc Services) (facts.ModelTurn, error) {
-			if svc.Model == nil {
-				return facts.ModelTurn{}, effect.Defect(fmt.Errorf("no model service"))
+			m, err := modelOf(cfg, svc)
+			if err != nil {
+				log.failed(err)
+				return facts.ModelTurn{}, err
 			}
-			d, err := svc.Model.Turn(ctx, model.Request{
+			d, err := m.Turn(ctx, model.Request{
 				Thread: req.Thread, Turn: req.Turn, System: req.System.Prompt, Tools: req.System.Tools, Messages: req.Messages,
 			})
 			if err != nil {

@@ -263,3 +263,18 @@ func planEnv(a *assembly, k *kit, env *scheduler.Env[Services]) {
 		}
 	}
 }
+
+// sandbox is the sandbox system.configured records: where the actor's
+// commands may reach — with the workspace read-only for a read-only
+// agent's child (Config.readOnly), as each of its commands runs.
+func (a *assembly) sandbox() *facts.Sandbox {
+	if !a.cfg.readOnly || a.toolbox == nil {
+		return a.toolbox.sandbox()
+	}
+	for _, t := range a.toolbox.tools {
+		if sandboxOf(t) != nil {
+			return readOnlySandbox(t)
+		}
+	}
+	return nil
+}

@@ -20,6 +20,11 @@ import (
 // real model in production, a scripted one in a test.
 type Services struct {
 	Model model.Model
+	// Models loads the model a child of an agent file runs, given the
+	// spec its agent file names (as child.spawned records it: see
+	// facts.AgentFile.Model); nil loads none, and such a child's turns
+	// fail, saying so.
+	Models func(spec string) (model.Model, error)
 	// Tools are the adapters tool calls run on.
 	Tools *Toolbox
 	// Observer reads the workspace before and after every action,

@@ -108,7 +108,7 @@ func NewServer(ws Workspace, opts ServerOptions) *sdk.Server {
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.view)
 	sdk.AddTool(srv, &sdk.Tool{Name: "facts", Description: "A thread's facts (its log), in order, as JSON: seq, kind, cause, time, data.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.facts)
-	sdk.AddTool(srv, &sdk.Tool{Name: "answer", InputSchema: answerSchema, Description: "Answer what a thread waits for: approve or deny a confirmation (naming the digest view shows), answer a question (text), or settle an open effect (decision: accept, retry, abandon). Then, unless resume is false, run the thread on.",
+	sdk.AddTool(srv, &sdk.Tool{Name: "answer", InputSchema: answerSchema, Description: "Answer what a thread waits for: approve or deny a confirmation (naming the digest view shows), answer a question (text), settle an open effect (decision: accept, retry, abandon), or act on a plan (approve: true) or ask for another (text). Then, unless resume is false, run the thread on.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.answer)
 	sdk.AddTool(srv, &sdk.Tool{Name: "resume", Description: "Run a thread on until it is done or waits for a person. A parked thread runs nothing.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.resume)
@@ -161,11 +161,11 @@ type AnswerArgs struct {
 	Thread    string `json:"thread" jsonschema:"the thread's id"`
 	RequestID string `json:"request_id" jsonschema:"the open request's id, as view shows it"`
 	// A confirmation's answer.
-	Approve drive.YesNo `json:"approve,omitempty" jsonschema:"for a confirmation: true approves the call, false denies it"`
+	Approve drive.YesNo `json:"approve,omitempty" jsonschema:"for a confirmation: true approves the call, false denies it; for a plan: true acts on it"`
 	Digest  string      `json:"digest,omitempty" jsonschema:"for a confirmation: the digest of the exact call, as view shows it; an approval of anything else is refused"`
 	Reason  string      `json:"reason,omitempty" jsonschema:"why (recorded with the answer)"`
 	// A question's answer.
-	Text string `json:"text,omitempty" jsonschema:"for a question: the answer"`
+	Text string `json:"text,omitempty" jsonschema:"for a question: the answer; for a plan: what to plan instead (asks for another plan)"`
 	// A reconciliation.
 	Decision string      `json:"decision,omitempty" jsonschema:"for an open effect: accept, retry or abandon"`
 	By       string      `json:"by,omitempty" jsonschema:"who answers (recorded; default: the MCP client's name)"`
@@ -469,6 +469,21 @@ func (s *server) reply(thread string, p drive.Pending, a AnswerArgs, by string) 
 		}
 		if !s.opts.ClientApproves {
 			return r, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot settle %s; a person settles it %s (then resume it here)", ErrPersonOnly, p.RequestID, how)
+		}
+	case fold.WaitPlan:
+		// Acting on a plan lets the thread write: a person's word, as an
+		// approval is. Asking for another plan is a message.
+		switch {
+		case a.Approve == drive.Yes && a.Text != "":
+			return r, fmt.Errorf("%s is a plan (%s): act on it (approve true) or ask for another (text), not both", p.RequestID, p.Summary)
+		case a.Approve == drive.Yes && !s.opts.ClientApproves:
+			return r, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot act on the plan %s; a person acts on it %s (then resume it here), or asks for another plan here (text)", ErrPersonOnly, p.RequestID, how)
+		case a.Approve == drive.Yes:
+			r.Approved = true
+		case a.Text != "":
+			r.Text = a.Text
+		default:
+			return r, fmt.Errorf("%s is a plan (%s): act on it with approve true, or ask for another plan with text", p.RequestID, p.Summary)
 		}
 	default:
 		return r, fmt.Errorf("%s: a %s cannot be answered here", p.RequestID, p.Kind)

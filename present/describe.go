@@ -381,6 +381,9 @@ func DescribeHook(p facts.HookRan) string {
 	if p.Args != "" {
 		s += " · rewrote the arguments to " + quote(p.Args, 120)
 	}
+	for _, l := range NetworkLines(p.Network) {
+		s += " · " + l
+	}
 	return s
 }
 

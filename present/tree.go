@@ -20,6 +20,9 @@ func describeTree(f facts.Fact) (string, error) {
 			orNone(strings.Join(p.Tools, ", ")), budgetWords(p.MaxTurns, p.MaxTokens))
 		if p.Agent != nil {
 			s += fmt.Sprintf(" · agent %s (%s %s, digest %s)", p.Agent.Name, p.Agent.Scope, p.Agent.Path, shortHash(p.Agent.Digest))
+			if p.Agent.Model != "" {
+				s += " · model " + p.Agent.Model
+			}
 		}
 		return s, err
 	case facts.KindThreadSpawned:

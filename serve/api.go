@@ -38,6 +38,7 @@ import (
 //	GET  /api/threads/{id}/replay        the record told back, and replay --verify's verdict
 //	GET  /api/threads/{id}/undo?to=SEQ   what an undo to SEQ would restore
 //	GET  /api/threads/{id}/fork?at=SEQ   what a fork at SEQ would be
+//	POST /api/threads/{id}/plan          {"on": true|false}: plan mode from the next turn (PlanRequest)
 //	GET  /api/effects                    every action of every thread, with its effect state
 //	GET  /api/search?q=QUERY             facts across every thread (drive.SearchResult; ?limit=N&page=CURSOR)
 func (s *Server) routes() {
@@ -54,6 +55,7 @@ func (s *Server) routes() {
 	api("POST /api/threads/{id}/answer", s.apiAnswer)
 	api("POST /api/threads/{id}/resume", s.apiResume)
 	api("POST /api/threads/{id}/stop", s.apiStop)
+	api("POST /api/threads/{id}/plan", s.apiPlan)
 	api("GET /api/threads/{id}/replay", s.apiReplay)
 	api("GET /api/threads/{id}/undo", s.apiUndo)
 	api("GET /api/threads/{id}/fork", s.apiFork)
@@ -298,6 +300,8 @@ func (s *Server) apiFacts(w http.ResponseWriter, r *http.Request) error {
 //	{"kind": "question", "request_id": "q-1", "text": "cache.toml"}
 //	{"kind": "reconcile", "request_id": "1-call_1", "decision": "accept", "note": "checked"}
 //	{"kind": "budget", "request_id": "budget", "usd": 5, "tokens": 200000}
+//	{"kind": "plan", "request_id": "plan-2", "approved": true}
+//	{"kind": "plan", "request_id": "plan-2", "text": "Cover the CLI too"}
 //
 // A raise of a budget is posted to the root of the thread's tree (the
 // budget is the tree's), and the root is resumed.
@@ -395,8 +399,15 @@ func replyOf(a AnswerRequest, by string) (drive.Reply, error) {
 		}
 	case fold.WaitBudget:
 		return budgetReply(a, r)
+	case fold.WaitPlan:
+		// Acting on the plan (approved: true), or text asking for
+		// another; drive.AnswerPlan checks the plan named still waits.
+		r.Approved, r.Text = a.Approved.Or(false), a.Text
+		if err := r.Check(); err != nil {
+			return r, badRequest("%s: a plan's answer is approved: true (act on it) or text (ask for another plan)", a.RequestID)
+		}
 	default:
-		return r, badRequest("kind %q: want confirmation, question, reconcile or budget", a.Kind)
+		return r, badRequest("kind %q: want confirmation, question, reconcile, plan or budget", a.Kind)
 	}
 	return r, nil
 }

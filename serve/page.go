@@ -386,6 +386,15 @@ func formAnswer(r *http.Request) (AnswerRequest, error) {
 		a.Text = text
 	case fold.WaitBudget:
 		return formBudget(f, a)
+	case fold.WaitPlan:
+		switch f.Get("answer") {
+		case "act":
+			a.Approved = drive.Yes
+		case "revise":
+			a.Text = f.Get("text")
+		default:
+			return a, badRequest("answer %q: want act or revise", f.Get("answer"))
+		}
 	}
 	return a, nil
 }

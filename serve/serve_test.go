@@ -560,7 +560,7 @@ func TestBadInput(t *testing.T) {
 		{"an unknown field", "POST", "/api/threads/t1/answer", `{"kind": "confirmation", "aproved": true}`, 400, "unknown field", nil},
 		{"an oversized body", "POST", "/api/threads/t1/answer", `{"kind": "confirmation", "reason": "` + strings.Repeat("x", 70<<10) + `"}`, 413, "larger than 65536 bytes", nil},
 		{"not JSON", "POST", "/api/threads/t1/answer", "kind=confirmation", 415, "want application/json", []string{"Content-Type", "application/x-www-form-urlencoded"}},
-		{"an unknown kind", "POST", "/api/threads/t1/answer", `{"kind": "vote", "request_id": "1-call_1"}`, 400, "want confirmation, question, reconcile or budget", nil},
+		{"an unknown kind", "POST", "/api/threads/t1/answer", `{"kind": "vote", "request_id": "1-call_1"}`, 400, "want confirmation, question, reconcile, plan or budget", nil},
 		{"an approval without a digest", "POST", "/api/threads/t1/answer", `{"kind": "confirmation", "request_id": "1-call_1", "approved": true}`, 400, "names the digest", nil},
 		{"no request", "POST", "/api/threads/t1/answer", `{"kind": "confirmation", "approved": true, "digest": "x"}`, 400, "names its request", nil},
 		{"a request that is not open", "POST", "/api/threads/t1/answer", `{"kind": "confirmation", "request_id": "9-nope", "approved": true, "digest": "x"}`, 409, "9-nope", nil},

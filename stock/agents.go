@@ -37,8 +37,12 @@ const (
 // parent's. "sandbox: read-only" holds the child to plan mode's tools
 // (those that read; commands with the workspace read-only; no delegate);
 // "sandbox: workspace-write" is the parent's, and any other value is
-// refused. model is not supported yet: a file that sets it is refused,
-// so that nothing a file says is silently dropped.
+// refused. "model: SPEC" (see ParseModelSpec; a script's path relative to
+// the workspace root for a project file, to the user's agents directory
+// for the user's) has the child run on that model: the user's own file
+// may choose one, a file inside the workspace only once the person trusted
+// its content (harness trust; see Agent.ModelTrusted) — until then a
+// delegation to it is refused unless the model is its parent's.
 // Files are bounded (Max), and a project file that leads out of the
 // workspace or into a hidden place is not read (the rules of
 // Instructions).
@@ -52,6 +56,10 @@ type Agents struct {
 	// Hidden are the paths the tools' sandbox hides (see
 	// Instructions.Hidden).
 	Hidden []string
+	// Trusted reports whether the person trusted the content of digest
+	// of the file at path (harness trust), for a file inside the
+	// workspace that names a model; nil trusts none.
+	Trusted func(path, digest string) bool
 }
 
 // AgentsOf is the agent reader beside the instruction reader in: the
@@ -96,20 +104,21 @@ func (a Agents) ReadAgent(ctx context.Context, name string) (harness.Agent, erro
 		case ok && why != "":
 			return harness.Agent{}, fmt.Errorf("%s: %s: %w", rel, why, ErrAgentFile)
 		case ok:
-			return a.read(name, AgentsProject, rel, real)
+			return a.read(name, AgentsProject, rel, real, filepath.Join(a.Root, filepath.FromSlash(rel)), a.Root)
 		}
 	}
 	if a.User != "" {
 		p := filepath.Join(a.User, name+".md")
 		if real, err := filepath.EvalSymlinks(p); err == nil {
-			return a.read(name, AgentsUser, p, real)
+			return a.read(name, AgentsUser, p, real, p, a.User)
 		}
 	}
 	return harness.Agent{}, fmt.Errorf("agent %q: %w", name, harness.ErrUnknownAgent)
 }
 
-// read reads and parses the file real resolves to.
-func (a Agents) read(name, scope, where, real string) (harness.Agent, error) {
+// read reads and parses the file real resolves to; abs is where it is
+// named, and dir what the path of a script it names is relative to.
+func (a Agents) read(name, scope, where, real, abs, dir string) (harness.Agent, error) {
 	text, _, why, ok := readInstructionFile(real, a.max())
 	if !ok {
 		return harness.Agent{}, fmt.Errorf("agent %q: %w", name, harness.ErrUnknownAgent)
@@ -122,6 +131,15 @@ func (a Agents) read(name, scope, where, real string) (harness.Agent, error) {
 		return harness.Agent{}, fmt.Errorf("%s: %w", where, err)
 	}
 	ag.Name, ag.Scope, ag.Path, ag.Digest = name, scope, where, facts.ContentDigest(text)
+	if ag.Model != "" {
+		if ag.Model, err = ParseModelSpec(ag.Model, dir); err != nil {
+			return harness.Agent{}, fmt.Errorf("%s: model: %w: %w", where, err, ErrAgentFile)
+		}
+		// The user's own file chooses; one anyone who could write the
+		// workspace may have written, only as the person trusted it.
+		inside := scope == AgentsProject || (a.Root != "" && inWorkspace(a.Root, abs))
+		ag.ModelTrusted = !inside || (a.Trusted != nil && a.Trusted(abs, ag.Digest))
+	}
 	return ag, nil
 }
 
@@ -172,9 +190,14 @@ func (e AgentEntry) MarshalJSON() ([]byte, error) {
 		MaxTurns    int      `json:"max_turns,omitempty"`
 		Digest      string   `json:"digest,omitempty"`
 		Sandbox     string   `json:"sandbox,omitempty"`
+		Model       string   `json:"model,omitempty"`
+		Trusted     *bool    `json:"model_trusted,omitempty"`
 		Error       string   `json:"error,omitempty"`
 	}{Name: e.Name, Scope: e.Agent.Scope, Path: e.Agent.Path, Description: e.Agent.Description,
-		Tools: e.Agent.Tools, MaxTurns: e.Agent.MaxTurns, Digest: e.Agent.Digest, Sandbox: e.Agent.Sandbox}
+		Tools: e.Agent.Tools, MaxTurns: e.Agent.MaxTurns, Digest: e.Agent.Digest, Sandbox: e.Agent.Sandbox, Model: e.Agent.Model}
+	if e.Agent.Model != "" {
+		j.Trusted = &e.Agent.ModelTrusted
+	}
 	if e.Err != nil {
 		j.Error = present.EscapeLine(e.Err.Error())
 	}
@@ -191,6 +214,7 @@ func ListAgents(ctx context.Context, p Place, s Settings, getenv func(string) st
 		in.Hidden = append(in.Hidden, filepath.Dir(u))
 	}
 	r := AgentsOf(in)
+	r.Trusted = p.TrustedContent(getenv)
 	list, err = r.List(ctx)
 	return list, r.User, err
 }
@@ -278,9 +302,14 @@ func ParseAgent(text []byte) (harness.Agent, error) {
 					n, facts.SandboxReadOnly, facts.SandboxWorkspaceWrite, val, ErrAgentFile)
 			}
 		case "model":
-			return ag, fmt.Errorf("line %d: %s is not supported yet in an agent file (a child runs with its parent's): %w", n, key, ErrAgentFile)
+			// Checked against the spec's forms by the reader, which
+			// knows what a script's path is relative to.
+			if val == "" {
+				return ag, fmt.Errorf("line %d: model is a model spec (openai:MODEL, anthropic:MODEL, scripted:FILE), not empty: %w", n, ErrAgentFile)
+			}
+			ag.Model = val
 		default:
-			return ag, fmt.Errorf("line %d: unknown key %q (want description, tools, max_turns, sandbox): %w", n, key, ErrAgentFile)
+			return ag, fmt.Errorf("line %d: unknown key %q (want description, tools, max_turns, sandbox, model): %w", n, key, ErrAgentFile)
 		}
 	}
 	ag.Instructions = strings.TrimSpace(body)
@@ -293,4 +322,42 @@ func unquote(s string) string {
 		return s[1 : len(s)-1]
 	}
 	return s
+}
+
+// TrustedContent reports, for a file inside the workspace, whether the
+// person trusted the content of digest of the file at path (harness
+// trust), reading the trust file anew each time (a trust given meanwhile
+// counts). No trust file, or one inside the workspace, trusts nothing.
+func (p Place) TrustedContent(getenv func(string) string) func(path, digest string) bool {
+	return func(path, digest string) bool {
+		tf, err := p.trustFileOf(getenv)
+		if err != nil {
+			return false
+		}
+		t, err := LoadTrust(tf)
+		return err == nil && t.Has(resolved(p.Root), trustKey(path), digest)
+	}
+}
+
+// AgentTrustSources are the project's agent files that name a model, as
+// harness trust lists the files it may trust: each one's path, digest,
+// whether trusted, and "model" as what it widens, with its value. A file
+// that cannot be read or used is left out (harness agents says why).
+func AgentTrustSources(ctx context.Context, p Place, s Settings, getenv func(string) string) []SettingsSource {
+	list, _, err := ListAgents(ctx, p, s, getenv)
+	if err != nil {
+		return nil
+	}
+	var out []SettingsSource
+	for _, e := range list {
+		ag := e.Agent
+		if e.Err != nil || ag.Scope != AgentsProject || ag.Model == "" {
+			continue
+		}
+		v, _ := json.Marshal(ag.Model)
+		out = append(out, SettingsSource{Scope: ScopeProject, Path: filepath.Join(p.Root, filepath.FromSlash(ag.Path)), Exists: true,
+			Digest: ag.Digest, Inside: true, Trusted: ag.ModelTrusted, Set: []string{"model"}, Widens: []string{"model"},
+			Values: map[string]json.RawMessage{"model": v}})
+	}
+	return out
 }

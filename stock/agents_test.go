@@ -41,7 +41,7 @@ func TestParseAgent(t *testing.T) {
 		"---\nmax_turns: -1\n---\n":             "max_turns is a number ≥ 1",
 		"---\nsandbox: danger-full-access\n---": `sandbox is "read-only" or "workspace-write", not "danger-full-access"`,
 		"---\nsandbox: off\n---":                `not "off" (a child never runs wider than its parent)`,
-		"---\nmodel: x\n---\n":                  "model is not supported yet",
+		"---\nmodel:\n---\n":                    "model is a model spec",
 		"---\ntools: a\ntools: b\n---\n":        "tools is set twice",
 		"---\napprove: all\n---\n":              `unknown key "approve"`,
 		"---\njust words\n---\n":                "want key: value",
@@ -130,4 +130,52 @@ func TestListAgents(t *testing.T) {
 	require.Contains(t, got[1], "tools")
 	require.Nil(t, got[1]["tools"], "the parent's tools")
 	require.NotContains(t, got[1], "error")
+}
+
+// TestAgentModelTrust checks who may choose an agent's model: the user's
+// own file, and a workspace file (the project's, or a user directory the
+// workspace holds) only as the person trusted its exact content.
+func TestAgentModelTrust(t *testing.T) {
+	ctx := context.Background()
+	root, user := t.TempDir(), t.TempDir()
+	dir := filepath.Join(root, ".harness", "agents")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	write := func(name, text string) { require.NoError(t, os.WriteFile(name, []byte(text), 0o644)) }
+	write(filepath.Join(dir, "p.md"), "---\nmodel: scripted:s.jsonl\n---\n")
+	write(filepath.Join(user, "u.md"), "---\nmodel: openai:gpt-x\n---\n")
+	var asked []string
+	trusted := map[string]bool{}
+	a := stock.Agents{Root: root, User: user, Trusted: func(path, digest string) bool {
+		asked = append(asked, path)
+		return trusted[path+" "+digest]
+	}}
+
+	ag, err := a.ReadAgent(ctx, "p")
+	require.NoError(t, err)
+	require.Equal(t, "scripted:"+filepath.Join(root, "s.jsonl"), ag.Model, "a script's path is the workspace's")
+	require.False(t, ag.ModelTrusted, "a project file's model waits for trust")
+	require.Equal(t, []string{filepath.Join(dir, "p.md")}, asked)
+	trusted[filepath.Join(dir, "p.md")+" "+ag.Digest] = true
+	ag, err = a.ReadAgent(ctx, "p")
+	require.NoError(t, err)
+	require.True(t, ag.ModelTrusted, "trusted content")
+	write(filepath.Join(dir, "p.md"), "---\nmodel: scripted:s.jsonl\n---\nchanged\n")
+	ag, err = a.ReadAgent(ctx, "p")
+	require.NoError(t, err)
+	require.False(t, ag.ModelTrusted, "changed content is untrusted again")
+
+	ag, err = a.ReadAgent(ctx, "u")
+	require.NoError(t, err)
+	require.Equal(t, "openai:gpt-x", ag.Model)
+	require.True(t, ag.ModelTrusted, "the user's own file chooses")
+
+	// The user's directory inside the workspace: anyone who could write
+	// the workspace could have written it.
+	inside := filepath.Join(root, "cfg", "agents")
+	require.NoError(t, os.MkdirAll(inside, 0o755))
+	write(filepath.Join(inside, "u.md"), "---\nmodel: openai:gpt-x\n---\n")
+	a.User = inside
+	ag, err = a.ReadAgent(ctx, "u")
+	require.NoError(t, err)
+	require.False(t, ag.ModelTrusted, "a user directory inside the workspace is not the user's word")
 }

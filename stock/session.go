@@ -233,6 +233,8 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 	if s.Stock, err = s.stockOf(place); err != nil {
 		return nil, err
 	}
+	s.Stock.Agents.Trusted = place.TrustedContent(o.Getenv)
+	s.Stock.Models = Models("", s.ModelOptions()...)
 	s.resolve()
 	return s, nil
 }
@@ -471,7 +473,7 @@ func (s *Session) Runtime(opts ...RuntimeOption) (rt *harness.Runtime, free func
 	}
 	var svc harness.Services
 	if o.noObserver {
-		svc = harness.Services{Model: o.model, Tools: s.Stock.Toolbox, Workspace: s.Stock.Place.Root, Blobs: BlobsOf(s.Store), Instructions: s.Stock.Instructions, Agents: s.Stock.Agents, Hooks: s.Stock.Hooks, Worktrees: s.Stock.Worktrees, Ledger: s.Stock.Ledger}
+		svc = harness.Services{Model: o.model, Models: s.Stock.Models, Tools: s.Stock.Toolbox, Workspace: s.Stock.Place.Root, Blobs: BlobsOf(s.Store), Instructions: s.Stock.Instructions, Agents: s.Stock.Agents, Hooks: s.Stock.Hooks, Worktrees: s.Stock.Worktrees, Ledger: s.Stock.Ledger}
 	} else if svc, err = s.Services(o.model, o.observe...); err != nil {
 		return nil, nil, err
 	}

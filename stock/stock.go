@@ -459,6 +459,10 @@ type Stock struct {
 	Agents Agents
 	// Hooks runs the hooks in force (WithHooks) in the tools' sandbox.
 	Hooks harness.HookRunner
+	// Models loads the models agent files name for the children of
+	// their delegations (harness.Services.Models): each spec once (see
+	// Models).
+	Models func(spec string) (model.Model, error)
 	// Worktrees makes the worktrees children delegated in parallel work
 	// in (harness.Services.Worktrees); nil when Config.Worktrees is off.
 	Worktrees harness.Worktrees
@@ -708,8 +712,10 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	if worktrees {
 		wts = newWorktrees(place, spec, store, o.worktreeDir)
 	}
-	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client, Instructions: ins, Agents: AgentsOf(ins), Unsealed: unsealed,
-		Hooks: newHookRunner(place.Root, spec, o.hooks), Worktrees: wts, Ledger: &action.Ledger{Shared: LedgerFile(place.Root)}}, nil
+	agents := AgentsOf(ins)
+	agents.Trusted = place.TrustedContent(os.Getenv)
+	return &Stock{Place: place, Config: cfg, Toolbox: tb, Actor: actor, Tools: set, Sandbox: spec, MCP: client, Instructions: ins, Agents: agents, Unsealed: unsealed,
+		Hooks: newHookRunner(place.Root, spec, o.hooks), Worktrees: wts, Ledger: &action.Ledger{Shared: LedgerFile(place.Root)}, Models: Models("")}, nil
 }
 
 // LedgerFile is the file through which every process working in the
@@ -771,5 +777,5 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs, more ...action.Works
 	if s.MCP != nil && blobs != nil {
 		s.MCP.KeepBlobs(blobs)
 	}
-	return harness.Services{Model: m, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions, Agents: s.Agents, Hooks: s.Hooks, Worktrees: s.Worktrees, Ledger: s.Ledger}, nil
+	return harness.Services{Model: m, Models: s.Models, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions, Agents: s.Agents, Hooks: s.Hooks, Worktrees: s.Worktrees, Ledger: s.Ledger}, nil
 }

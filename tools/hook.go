@@ -37,7 +37,7 @@ func RunHook(ctx context.Context, dir, line string, argv []string, spec sandbox.
 		x.Failure = "did not start: " + r.startErr.Error()
 		return x, nil
 	}
-	x.Stdout, x.Stderr = r.stdout.String(), r.stderr.String()
+	x.Stdout, x.Stderr, x.Network = r.stdout.String(), r.stderr.String(), r.end.exit.network
 	switch {
 	case r.timedOut:
 		x.Failure = fmt.Sprintf("timed out after %s; it and everything it started were killed", timeout)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 )
@@ -19,7 +20,13 @@ func (a *app) agentsCmd() *cobra.Command {
 $XDG_CONFIG_HOME/harness/agents/NAME.md (a project file hides yours of the same
 name). Each is shown with its scope, description, tools (all of the parent's
 when the file names none), turns at most and the digest of its bytes, or why
-it cannot be used. A model delegates to one with {"agent": NAME}.`,
+it cannot be used, and the model its child runs on when the file names one.
+A model delegates to one with {"agent": NAME}.
+
+A file inside the workspace that names a model other than the delegating
+thread's is a widening (another provider, your credentials for it, its
+prices): a delegation to it is refused until you trust that file's content
+(harness trust .harness/agents/NAME.md). Your own files choose as they say.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			p, err := a.place()
@@ -58,9 +65,21 @@ it cannot be used. A model delegates to one with {"agent": NAME}.`,
 				if len(digest) > 12 {
 					digest = digest[:12]
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, j.Scope, present.EscapeLine(tools), turns, digest, present.EscapeLine(dash(j.Description)))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s%s\n", e.Name, j.Scope, present.EscapeLine(tools), turns, digest, present.EscapeLine(dash(j.Description)), present.EscapeLine(agentModelWords(j)))
 			}
 			return w.Flush()
 		}),
 	}
+}
+
+// agentModelWords says which model an agent's child runs on, when its
+// file names one, and whether the file may choose it.
+func agentModelWords(ag harness.Agent) string {
+	switch {
+	case ag.Model == "":
+		return ""
+	case ag.ModelTrusted:
+		return " · model " + ag.Model
+	}
+	return " · model " + ag.Model + " (not trusted: used only where it is the parent's model; harness trust " + ag.Path + ")"
 }

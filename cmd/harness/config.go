@@ -157,7 +157,7 @@ and the agents defined in files (see harness agents).
 						fmt.Fprintf(w, "  %s: cannot be used — %s\n", ag.Name, present.EscapeLine(personError(ag.Err)))
 						continue
 					}
-					fmt.Fprintf(w, "  %-8s %s: sha256 %.12s\n", ag.Agent.Scope, present.EscapeLine(ag.Agent.Path), ag.Agent.Digest)
+					fmt.Fprintf(w, "  %-8s %s: sha256 %.12s%s\n", ag.Agent.Scope, present.EscapeLine(ag.Agent.Path), ag.Agent.Digest, present.EscapeLine(agentModelWords(ag.Agent)))
 				}
 			}
 			if hooks := l.HookViews(); len(hooks) > 0 {

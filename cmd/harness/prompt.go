@@ -231,7 +231,7 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		act := false
 		switch w.Kind {
 		case fold.WaitPlan:
-			act, err = d.askPlan(ctx, w)
+			act, err = d.askPlan(asked, w)
 		case fold.WaitConfirmation:
 			ans, err = d.askConfirmation(asked, w, by)
 		case fold.WaitQuestion:
@@ -262,7 +262,8 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 			return answered, err
 		}
 		if act {
-			if _, err := drive.ActOnPlan(ctx, d.th, by); err != nil {
+			// The plan shown, no other: one made meanwhile is not it.
+			if _, err := drive.AnswerPending(ctx, d.th, w, drive.Reply{Kind: fold.WaitPlan, Approved: true, By: by}); err != nil {
 				return answered, err
 			}
 			answered++

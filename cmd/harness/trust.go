@@ -31,7 +31,9 @@ ${VAR} in the file is expanded and no server it declares is started or
 reached. Trust is remembered in your own configuration directory
 ($XDG_CONFIG_HOME/harness/trusted.json, outside every workspace) by the
 workspace, the file and the SHA-256 of its content: a file that changes is
-untrusted again. Your own file ($XDG_CONFIG_HOME/harness/config.json), a store
+untrusted again. An agent file inside the workspace (.harness/agents/NAME.md)
+that names a model is listed too: until you trust it, a delegation to that
+agent is refused unless the model is the delegating thread's own. Your own file ($XDG_CONFIG_HOME/harness/config.json), a store
 outside the workspace, and flags are yours: they apply as they are.`
 
 // trustFileJSON is a settings file of harness trust -o json.
@@ -81,7 +83,7 @@ FILEs named): their widening keys are left out again.
 			if lerr != nil && errors.Is(lerr, stock.ErrTrustFile) {
 				fmt.Fprintf(a.stderr, "harness: %s\n", personError(lerr))
 			}
-			files, err := trustFiles(l, args)
+			files, err := trustFiles(append(l.Trustable(), stock.AgentTrustSources(cmd.Context(), p, l.Settings, a.getenv)...), args)
 			if err != nil {
 				return err
 			}
@@ -152,10 +154,10 @@ FILEs named): their widening keys are left out again.
 	return cmd
 }
 
-// trustFiles are the layers of l that trust applies to: files inside the
-// workspace that exist, those named by names only (when any is given).
-func trustFiles(l stock.Layered, names []string) ([]stock.SettingsSource, error) {
-	out := l.Trustable()
+// trustFiles are the files of out (those trust applies to: settings
+// files inside the workspace that exist, agent files there that name a
+// model), those named by names only (when any is given).
+func trustFiles(out []stock.SettingsSource, names []string) ([]stock.SettingsSource, error) {
 	if len(names) == 0 {
 		return out, nil
 	}
@@ -167,7 +169,7 @@ func trustFiles(l stock.Layered, names []string) ([]stock.SettingsSource, error)
 		}
 		i := slices.IndexFunc(out, func(s stock.SettingsSource) bool { return s.Path == abs })
 		if i < 0 {
-			return nil, usageError("%s: not a settings file inside this workspace (they are .harness/project.json and the store's config.json)", n)
+			return nil, usageError("%s: not a settings file inside this workspace (they are .harness/project.json and the store's config.json), nor an agent file there that names a model", n)
 		}
 		picked = append(picked, out[i])
 	}

@@ -2,13 +2,14 @@ package netproxy
 
 import (
 	"bufio"
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -202,88 +203,194 @@ func (p *Proxy) keep(c Conn) {
 	p.mu.Unlock()
 }
 
-// handle serves one connection: one request, then the tunnel or the
-// response.
+// handle serves one connection: requests one after another — each
+// checked and recorded on its own — until one is a CONNECT (then the
+// tunnel), either side asks to close, or a request is refused.
+// Consecutive plain HTTP requests to one host and port reuse the
+// connection to it.
 func (p *Proxy) handle(c net.Conn) {
-	lim := &capped{r: c, n: MaxHeader, head: new(bytes.Buffer)}
-	br := bufio.NewReaderSize(lim, 4096)
-	_ = c.SetReadDeadline(time.Now().Add(HeaderTimeout))
-	req, err := http.ReadRequest(br)
-	if err != nil {
-		if err != io.EOF {
+	br := bufio.NewReaderSize(c, MaxHeader+headSlack)
+	var up *upstream // the host connection plain requests share
+	defer func() {
+		if up != nil {
+			p.untrack(up.c)
+		}
+	}()
+	for first := true; ; first = false {
+		_ = c.SetReadDeadline(time.Now().Add(HeaderTimeout))
+		head, err := readHead(br)
+		if err != nil {
+			// A connection that ends between requests is done; one
+			// that sends something else is refused.
+			if !errors.Is(err, io.EOF) && !(errors.Is(err, os.ErrDeadlineExceeded) && !first) && !errors.Is(err, net.ErrClosed) {
+				p.keep(Conn{Verdict: Refused, Reason: "not an HTTP request: " + clip(err.Error())})
+				answer(c, http.StatusBadRequest, "not an HTTP proxy request")
+			}
+			return
+		}
+		req, err := http.ReadRequest(br)
+		if err != nil {
 			p.keep(Conn{Verdict: Refused, Reason: "not an HTTP request: " + clip(err.Error())})
 			answer(c, http.StatusBadRequest, "not an HTTP proxy request")
+			return
 		}
-		return
+		_ = c.SetReadDeadline(time.Time{})
+		rec, target, ok := p.check(c, req, head)
+		if !ok {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), DialTimeout)
+		if up == nil || up.target != target || req.Method == http.MethodConnect {
+			if up != nil {
+				p.untrack(up.c)
+				up = nil
+			}
+			var addrs []netip.Addr
+			var why string
+			if addrs, why = p.decide(ctx, rec.Host, rec.Port); why != "" {
+				cancel()
+				rec.Verdict, rec.Reason = Refused, why
+				p.keep(rec)
+				answer(c, http.StatusForbidden, why)
+				return
+			}
+			conn, addr, err := p.dial(ctx, addrs, rec.Port)
+			rec.Verdict, rec.Addr = Allowed, addr
+			if err != nil {
+				cancel()
+				rec.Reason = "cannot connect: " + clip(err.Error())
+				p.keep(rec)
+				answer(c, http.StatusBadGateway, rec.Reason)
+				return
+			}
+			if !p.watch(conn) {
+				cancel()
+				conn.Close()
+				return
+			}
+			up = &upstream{c: conn, target: target, addr: addr, br: bufio.NewReader(conn)}
+		}
+		cancel()
+		rec.Verdict, rec.Addr = Allowed, up.addr
+		if req.Method == http.MethodConnect {
+			rec.Sent, rec.Received = p.tunnel(c, br, up.c)
+			p.keep(rec)
+			return
+		}
+		var again bool
+		rec.Sent, rec.Received, again, err = p.forward(c, req, up)
+		if err != nil {
+			rec.Reason = clip(err.Error())
+		}
+		p.keep(rec)
+		if !again {
+			return
+		}
 	}
-	_ = c.SetReadDeadline(time.Time{})
-	lim.n = -1 // the body, or the tunnel, is not bounded here
-	rec := Conn{Method: clip(req.Method)}
-	refuse := func(code int, why string) {
+}
+
+// headSlack is room in a connection's buffer past MaxHeader, so that the
+// head of a request MaxHeader long can be seen whole before it is parsed.
+const headSlack = 4096
+
+// readHead waits until br holds a whole request head (the request line
+// and headers, to the empty line), at most MaxHeader bytes, and returns
+// it, unread: http.ReadRequest reads it next. io.EOF is a connection that
+// ended before a request began.
+func readHead(br *bufio.Reader) ([]byte, error) {
+	for {
+		if k := br.Buffered(); k > 0 {
+			b, _ := br.Peek(k)
+			if i := headEnd(b); i >= 0 {
+				if i > MaxHeader {
+					return nil, errHeaderTooLong
+				}
+				return b[:i], nil
+			}
+			if k > MaxHeader {
+				return nil, errHeaderTooLong
+			}
+		}
+		// At least one more byte (all there is to read, in one read).
+		if _, err := br.Peek(br.Buffered() + 1); err != nil {
+			switch {
+			case errors.Is(err, bufio.ErrBufferFull):
+				return nil, errHeaderTooLong
+			case errors.Is(err, io.EOF) && br.Buffered() > 0:
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+}
+
+// headEnd is the length of the head at the start of b, through the empty
+// line that ends it ("\r\n\r\n" or "\n\n"), or -1 when b holds no end yet.
+func headEnd(b []byte) int {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\n' {
+			continue
+		}
+		switch {
+		case i+1 < len(b) && b[i+1] == '\n':
+			return i + 2
+		case i+2 < len(b) && b[i+1] == '\r' && b[i+2] == '\n':
+			return i + 3
+		}
+	}
+	return -1
+}
+
+// check reads a request as a proxy takes it: a CONNECT host:port, or an
+// absolute http:// URL, with no Host header that names another target.
+// It returns the record so far and the target ("host:port"); a request
+// it refuses is answered, recorded and ok is false.
+func (p *Proxy) check(c net.Conn, req *http.Request, head []byte) (rec Conn, target string, ok bool) {
+	rec = Conn{Method: clip(req.Method)}
+	refuse := func(code int, why string) (Conn, string, bool) {
 		rec.Verdict, rec.Reason = Refused, why
 		p.keep(rec)
 		answer(c, code, why)
+		return rec, "", false
 	}
-	var target string
 	defPort := 80
 	switch {
 	case req.Method == http.MethodConnect:
 		target, defPort = req.URL.Host, 443
 		if req.URL.Scheme != "" || req.URL.Host == "" || req.URL.Path != "" || req.URL.RawQuery != "" || strings.HasPrefix(req.RequestURI, "/") {
-			refuse(http.StatusBadRequest, "CONNECT wants host:port")
-			return
+			return refuse(http.StatusBadRequest, "CONNECT wants host:port")
 		}
 	case req.URL.IsAbs() && req.URL.Scheme == "http" && req.URL.Host != "":
 		target = req.URL.Host
 	default:
-		refuse(http.StatusBadRequest, "this is a proxy: it takes CONNECT host:port, or a request for an absolute http:// URL")
-		return
+		return refuse(http.StatusBadRequest, "this is a proxy: it takes CONNECT host:port, or a request for an absolute http:// URL")
 	}
 	host, port, ok := authority(target, defPort, req.Method == http.MethodConnect)
 	rec.Host, rec.Port = host, port
 	if !ok {
 		rec.Host = clip(strconv.Quote(target))
-		refuse(http.StatusBadRequest, "not a host and port: "+strconv.Quote(target))
-		return
+		return refuse(http.StatusBadRequest, "not a host and port: "+strconv.Quote(target))
 	}
 	// The Host headers as sent: net/http keeps none of a request for an
 	// absolute URL.
-	switch hs := hostHeaders(lim.head.Bytes()); {
+	switch hs := hostHeaders(head); {
 	case len(hs) > 1:
-		refuse(http.StatusBadRequest, "more than one Host header")
-		return
+		return refuse(http.StatusBadRequest, "more than one Host header")
 	case len(hs) == 1:
 		if h, pt, ok := authority(hs[0], defPort, false); !ok || h != host || pt != port {
-			refuse(http.StatusBadRequest, fmt.Sprintf("the Host header %s is not the target %s", strconv.Quote(clip(hs[0])), net.JoinHostPort(host, strconv.Itoa(port))))
-			return
+			return refuse(http.StatusBadRequest, fmt.Sprintf("the Host header %s is not the target %s", strconv.Quote(clip(hs[0])), net.JoinHostPort(host, strconv.Itoa(port))))
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), DialTimeout)
-	defer cancel()
-	addrs, why := p.decide(ctx, host, port)
-	if why != "" {
-		refuse(http.StatusForbidden, why)
-		return
-	}
-	up, addr, err := p.dial(ctx, addrs, port)
-	rec.Verdict, rec.Addr = Allowed, addr
-	if err != nil {
-		rec.Reason = "cannot connect: " + clip(err.Error())
-		p.keep(rec)
-		answer(c, http.StatusBadGateway, rec.Reason)
-		return
-	}
-	if !p.watch(up) {
-		up.Close()
-		return
-	}
-	defer p.untrack(up)
-	if req.Method == http.MethodConnect {
-		rec.Sent, rec.Received = p.tunnel(c, br, up)
-	} else {
-		rec.Sent, rec.Received = p.forward(c, req, up)
-	}
-	p.keep(rec)
+	return rec, net.JoinHostPort(host, strconv.Itoa(port)), true
+}
+
+// upstream is a connection to a host that plain HTTP requests of one
+// client connection share while they go to the same host and port.
+type upstream struct {
+	c      net.Conn
+	target string // host:port as asked
+	addr   string // the address dialed
+	br     *bufio.Reader
 }
 
 // decide says which addresses host may be reached at on port, or why it
@@ -389,26 +496,100 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, up net.Conn) (sent, receive
 	return sent, received
 }
 
-// forward sends one plain HTTP request on and relays the response until
-// the host closes (the request asks it to).
-func (p *Proxy) forward(c net.Conn, req *http.Request, up net.Conn) (sent, received int64) {
-	for _, h := range []string{"Proxy-Connection", "Proxy-Authorization", "Proxy-Authenticate", "Keep-Alive", "Connection", "Upgrade", "Te", "Trailer"} {
+// forward sends one plain HTTP request on to the host and relays its
+// response (and any informational ones before it) to the command. again
+// says whether both sides may go on with another request on their
+// connections.
+func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (sent, received int64, again bool, err error) {
+	for _, h := range hopByHop {
 		req.Header.Del(h)
 	}
-	req.Close = true
-	done := make(chan int64, 1)
-	go func() {
-		n, _ := io.Copy(c, up)
-		done <- n
-	}()
-	cw := &counter{w: up}
+	closing := req.Close
+	cw := &counter{w: up.c}
 	if err := req.Write(cw); err != nil {
-		up.Close()
+		answer(c, http.StatusBadGateway, "cannot send the request: "+clip(err.Error()))
+		return cw.n, 0, false, fmt.Errorf("cannot send the request: %w", err)
 	}
-	closeWrite(up)
-	received = <-done
-	return cw.n, received
+	out := &counter{w: c}
+	for {
+		resp, err := http.ReadResponse(up.br, req)
+		if err != nil {
+			if out.n == 0 {
+				answer(c, http.StatusBadGateway, "no response: "+clip(err.Error()))
+			}
+			return cw.n, out.n, false, fmt.Errorf("no response: %w", err)
+		}
+		for _, h := range hopByHop {
+			resp.Header.Del(h)
+		}
+		informational := resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols
+		if resp.StatusCode == http.StatusSwitchingProtocols {
+			// Upgrade was taken off the request: a host that switches
+			// anyway is not followed.
+			resp.Body.Close()
+			answer(c, http.StatusBadGateway, "the host switched protocols")
+			return cw.n, out.n, false, errors.New("the host switched protocols")
+		}
+		resp.Close = resp.Close || closing
+		var werr error
+		if n := resp.ContentLength; n > 0 && len(resp.TransferEncoding) == 0 && !informational {
+			// The body is relayed from the connection itself, past
+			// resp.Body (which is not closed: that would read on).
+			werr = relayBody(out, c, resp, up)
+		} else {
+			werr = resp.Write(out)
+			resp.Body.Close()
+		}
+		if werr != nil {
+			return cw.n, out.n, false, nil // the command went away
+		}
+		if informational {
+			continue
+		}
+		return cw.n, out.n, !resp.Close, nil
+	}
 }
+
+// relayBody writes resp's head to the command, then its body of
+// resp.ContentLength bytes straight from the host's connection (what the
+// host's reader holds already, then the rest, spliced in the kernel where
+// it can be), counting it all on out.
+func relayBody(out *counter, c net.Conn, resp *http.Response, up *upstream) error {
+	n := resp.ContentLength
+	resp.Header.Set("Content-Length", strconv.FormatInt(n, 10))
+	if resp.Close {
+		resp.Header.Set("Connection", "close")
+	}
+	var head strings.Builder
+	fmt.Fprintf(&head, "HTTP/%d.%d %s\r\n", resp.ProtoMajor, resp.ProtoMinor, resp.Status)
+	if err := resp.Header.Write(&head); err != nil {
+		return err
+	}
+	head.WriteString("\r\n")
+	if _, err := io.WriteString(out, head.String()); err != nil {
+		return err
+	}
+	if k := min(int64(up.br.Buffered()), n); k > 0 {
+		b, _ := up.br.Peek(int(k))
+		if _, err := out.Write(b); err != nil {
+			return err
+		}
+		_, _ = up.br.Discard(int(k))
+		n -= k
+	}
+	if n == 0 {
+		return nil
+	}
+	m, err := io.Copy(c, io.LimitReader(up.c, n))
+	out.n += m
+	if err == nil && m < n {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// hopByHop are the headers of one connection, not passed on.
+var hopByHop = []string{"Proxy-Connection", "Proxy-Authorization", "Proxy-Authenticate", "Keep-Alive", "Connection", "Upgrade", "Te", "Trailer"}
 
 // authority splits a host[:port] (an IPv6 address in brackets); the
 // port is def when absent, unless needPort. The host is as Name writes
@@ -514,29 +695,6 @@ func clip(s string) string {
 		return s[:max] + "…"
 	}
 	return s
-}
-
-// capped reads from r at most n bytes while n >= 0, then fails with
-// errHeaderTooLong (so a header never ends); n < 0 is no bound.
-type capped struct {
-	r    io.Reader
-	n    int
-	head *bytes.Buffer // what was read while bounded
-}
-
-func (c *capped) Read(b []byte) (int, error) {
-	if c.n == 0 {
-		return 0, errHeaderTooLong
-	}
-	if c.n > 0 && len(b) > c.n {
-		b = b[:c.n]
-	}
-	k, err := c.r.Read(b)
-	if c.n > 0 {
-		c.n -= k
-		c.head.Write(b[:k])
-	}
-	return k, err
 }
 
 // hostHeaders are the values of the Host header lines of the request

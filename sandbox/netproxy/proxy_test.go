@@ -110,9 +110,9 @@ func send(t *testing.T, addr, raw string) string {
 func TestProxyRefuses(t *testing.T) {
 	p, addr, port := serve(t, "public.test", "mixed.test", "rebind.test")
 	for _, c := range []struct{ raw, want string }{
-		{"GET http://public.test:" + port + "/x HTTP/1.1\r\nHost: public.test:" + port + "\r\nProxy-Authorization: Basic eA==\r\n\r\n",
+		{"GET http://public.test:" + port + "/x HTTP/1.1\r\nHost: public.test:" + port + "\r\nProxy-Authorization: Basic eA==\r\nConnection: close\r\n\r\n",
 			"host=public.test:" + port + " uri=/x proxy-auth=\"\""},
-		{"GET http://mixed.test:" + port + "/ HTTP/1.1\r\n\r\n", "host=mixed.test:" + port},
+		{"GET http://mixed.test:" + port + "/ HTTP/1.0\r\n\r\n", "host=mixed.test:" + port},
 		{"GET http://public.test:" + port + "/ HTTP/1.1\r\nHost: evil.test\r\n\r\n", "400 Bad Request"},
 		{"GET http://public.test:" + port + "/ HTTP/1.1\r\nHost: public.test:" + port + "\r\nHost: evil.test\r\n\r\n", "400 Bad Request"},
 		{"CONNECT public.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n\r\n", "the Host header \"evil.test:443\" is not the target public.test:443"},
@@ -139,5 +139,57 @@ func TestProxyRefuses(t *testing.T) {
 	for _, c := range log[2:] {
 		require.Equal(t, netproxy.Refused, c.Verdict, c)
 		require.Zero(t, c.Sent)
+	}
+}
+
+// TestProxyKeepAlive: plain HTTP requests one after another on one
+// connection are each checked and recorded on their own — two to an
+// allowed host share the connection to it, another allowed host gets its
+// own, and a refused one is answered 403 and ends the connection.
+func TestProxyKeepAlive(t *testing.T) {
+	p, addr, port := serve(t, "public.test", "mixed.test")
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	br := bufio.NewReader(c)
+	get := func(raw string) (int, string) {
+		_, err := io.WriteString(c, raw)
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("GET http://public.test:" + port + "/one HTTP/1.1\r\n\r\n")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, "uri=/one")
+	code, body = get("GET http://public.test:" + port + "/two HTTP/1.1\r\nHost: public.test:" + port + "\r\n\r\n")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, "uri=/two")
+	code, body = get("GET http://mixed.test:" + port + "/three HTTP/1.1\r\n\r\n")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, "host=mixed.test:"+port+" uri=/three")
+	code, body = get("GET http://evil.test/ HTTP/1.1\r\n\r\n")
+	require.Equal(t, http.StatusForbidden, code, body, "the same connection, checked again")
+	require.Contains(t, body, "evil.test:80 is not in the network allow-list")
+	_, err = br.ReadByte()
+	require.ErrorIs(t, err, io.EOF, "a refusal ends the connection")
+
+	p.Close()
+	log, _ := p.Log()
+	require.Len(t, log, 4)
+	for i, want := range []struct{ host, verdict string }{
+		{"public.test", netproxy.Allowed}, {"public.test", netproxy.Allowed}, {"mixed.test", netproxy.Allowed},
+		{"evil.test", netproxy.Refused},
+	} {
+		require.Equal(t, want.host, log[i].Host, i)
+		require.Equal(t, want.verdict, log[i].Verdict, i)
+	}
+	for _, c := range log[:3] {
+		require.Equal(t, "203.0.113.7:"+port, c.Addr)
+		require.Positive(t, c.Sent)
+		require.Positive(t, c.Received)
 	}
 }
