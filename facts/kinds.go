@@ -586,20 +586,43 @@ type QuestionAsked struct {
 	Text          string   `msgpack:"text,omitempty" json:"text,omitempty"`
 	Options       []string `msgpack:"options,omitempty" json:"options,omitempty"`
 	AllowFreeText bool     `msgpack:"allow_free_text,omitempty" json:"allow_free_text,omitempty"`
+	// Elicit, when set, makes the question one a running action's MCP
+	// server asked (elicitation): see Elicit.
+	Elicit *Elicit `msgpack:"elicit,omitempty" json:"elicit,omitempty"`
 }
 
-// Validate requires a request id.
-func (p QuestionAsked) Validate() error { return required("request_id", p.RequestID) }
+// Validate requires a request id, and an elicitation's action and schema.
+func (p QuestionAsked) Validate() error {
+	if err := required("request_id", p.RequestID); err != nil {
+		return err
+	}
+	if p.Elicit != nil {
+		return p.Elicit.Validate()
+	}
+	return nil
+}
 
 // QuestionAnswered is the payload of question.answered.
 type QuestionAnswered struct {
 	RequestID string `msgpack:"request_id,omitempty" json:"request_id,omitempty"`
 	Text      string `msgpack:"text,omitempty" json:"text,omitempty"`
 	By        string `msgpack:"by,omitempty" json:"by,omitempty"`
+	// Elicited, when set, is the answer to an elicitation (a question
+	// whose QuestionAsked.Elicit is set): what the server is sent.
+	Elicited *Elicited `msgpack:"elicited,omitempty" json:"elicited,omitempty"`
 }
 
-// Validate requires a request id.
-func (p QuestionAnswered) Validate() error { return required("request_id", p.RequestID) }
+// Validate requires a request id, and a known action of an elicitation's
+// answer (content only with accept).
+func (p QuestionAnswered) Validate() error {
+	if err := required("request_id", p.RequestID); err != nil {
+		return err
+	}
+	if p.Elicited != nil {
+		return p.Elicited.Validate()
+	}
+	return nil
+}
 
 // CheckSpec declares how to check an action's effect: a named check bound
 // to a target, with its arguments.

@@ -49,6 +49,7 @@ func (s *state[S]) output() fold.Output[S] {
 		v.Output = s.finalOutput()
 	}
 	s.hold(&v, &out)
+	s.elicitWaits(&v)
 	out.View = v
 	out.Waits = v.Waits
 	s.threadHooks(&out, v)
