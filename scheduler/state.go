@@ -142,7 +142,7 @@ type state[S any] struct {
 	// order; byElicit by request id (see elicit.go).
 	elicits  []*Elicitation
 	byElicit map[string]*Elicitation
-	restored  []Restored
+	restored []Restored
 	// userAfterTurn is true when a user message came after the latest
 	// model turn (or before the first): a model turn is due.
 	userAfterTurn bool
