@@ -1,10 +1,14 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -143,5 +147,68 @@ func TestElicitationDeclined(t *testing.T) {
 	require.Equal(t, harness.StatusDone, st.Status, st.Reason)
 	completed := all[facts.ActionCompleted](e, "t1", facts.KindActionCompleted)
 	require.Contains(t, completed[0].Report.Stdout, "answered decline null", "a decline carries no input")
+	require.NoError(t, audit.VerifyLog(ctx, e.store, e.st.Actor, "t1"))
+}
+
+const askScript = `{"text": "asking", "tool_calls": [{"id": "a", "name": "mcp__t__ask", "args": "{}"}]}
+{"text": "Done."}
+`
+
+// A harness killed (SIGKILL) while a local server's question waits for a
+// person: the server died with it (its stdin closed), so no answer can
+// reach it. The next harness shows no question (nobody holds the call),
+// finds the call in doubt and parks on reconcile; an answer to the
+// question is refused; a person settles the call and the thread goes on.
+// The server was called once.
+func TestElicitationKilledOverStdio(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	marks := filepath.Join(root, "calls.txt")
+	srv := stdioServer(t)
+	srv.Env[callsEnv] = marks
+	servers, err := json.Marshal(mcp.Servers{"t": srv})
+	require.NoError(t, err)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	child := exec.Command(exe)
+	child.Env = append(os.Environ(), childEnv+"="+root, childServersEnv+"="+string(servers), childScriptEnv+"="+askScript)
+	var out bytes.Buffer
+	child.Stdout, child.Stderr = &out, &out
+	require.NoError(t, child.Start())
+	calls := func() int {
+		b, _ := os.ReadFile(marks)
+		return strings.Count(string(b), "call\n")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for calls() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond) // the question is recorded
+	require.NoError(t, child.Process.Signal(syscall.SIGKILL))
+	_ = child.Wait()
+	require.Equal(t, 1, calls(), "the child's call reached the server: %s", out.String())
+
+	e := newEnv(t, root, mcp.Servers{"t": srv}, askScript)
+	asked := all[facts.QuestionAsked](e, "t1", facts.KindQuestionAsked)
+	require.Len(t, asked, 1, "the server's question was recorded before the kill: %s", out.String())
+	require.NotNil(t, asked[0].Elicit)
+	st, err := drive.Inspect(ctx, e.thread("t1"))
+	require.NoError(t, err)
+	require.Equal(t, []string{asked[0].Elicit.ActionID}, st.InDoubt)
+	require.Empty(t, st.Waits, "nobody holds the call: its question is not offered")
+
+	st = e.run("t1", approveAll)
+	require.Equal(t, harness.StatusParked, st.Status)
+	require.Len(t, st.Waits, 1)
+	require.Equal(t, fold.WaitReconcile, st.Waits[0].Kind, "the call is in doubt")
+	d, err := facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: asked[0].RequestID, By: "ana",
+		Elicited: &facts.Elicited{Action: facts.ElicitAccept, Content: facts.RawJSON(`{"name":"Ana"}`)}})
+	require.NoError(t, err)
+	_, err = e.thread("t1").Post(ctx, d, "late")
+	require.ErrorIs(t, err, scheduler.ErrAnswered, "the call that asked has ended")
+
+	st = e.reconcile("t1", asked[0].Elicit.ActionID, facts.DecisionAbandon)
+	require.Equal(t, harness.StatusDone, st.Status, st.Reason)
+	require.Equal(t, 1, calls(), "the call in doubt is not made again")
 	require.NoError(t, audit.VerifyLog(ctx, e.store, e.st.Actor, "t1"))
 }
