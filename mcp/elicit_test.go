@@ -71,7 +71,7 @@ func TestElicitationAnsweredByAPerson(t *testing.T) {
 			_, err := e.thread("t1").Start(ctx, "Use the tools.")
 			require.NoError(t, err)
 			done := make(chan drive.State, 1)
-			go func() { done <- e.run("t1", approveAll) }()
+			go func() { done <- drive1(e, "t1") }()
 			p := elicitWait(t, e, "t1", done)
 
 			require.Equal(t, fold.WaitQuestion, p.Kind)
@@ -138,7 +138,7 @@ func TestElicitationDeclined(t *testing.T) {
 	_, err := e.thread("t1").Start(ctx, "Use the tools.")
 	require.NoError(t, err)
 	done := make(chan drive.State, 1)
-	go func() { done <- e.run("t1", approveAll) }()
+	go func() { done <- drive1(e, "t1") }()
 	p := elicitWait(t, e, "t1", done)
 	_, err = drive.AnswerPending(ctx, e.thread("t1"), p, drive.Reply{Kind: fold.WaitQuestion, Elicit: facts.ElicitDecline,
 		Content: json.RawMessage(`{"name":"Ana"}`), By: "ana"})
@@ -211,4 +211,14 @@ func TestElicitationKilledOverStdio(t *testing.T) {
 	require.Equal(t, harness.StatusDone, st.Status, st.Reason)
 	require.Equal(t, 1, calls(), "the call in doubt is not made again")
 	require.NoError(t, audit.VerifyLog(ctx, e.store, e.st.Actor, "t1"))
+}
+
+// drive1 drives the thread under approveAll, off the test's goroutine: a
+// failure is the state's reason.
+func drive1(e *env, id string) drive.State {
+	st, err := drive.Drive(context.Background(), e.thread(id), drive.Options{Approval: approveAll})
+	if err != nil {
+		st.Status, st.Reason = harness.StatusFailed, err.Error()
+	}
+	return st
 }
