@@ -56,8 +56,11 @@ type Reply struct {
 	// Elicit answers an MCP server's question (a question with Pending.
 	// Elicit set): accept, decline or cancel; Content is the input given
 	// with accept, a JSON object the server's schema must validate.
+	// Fields, with accept and no Content, are the input as a form gives
+	// it — text by field name — typed by the server's schema.
 	Elicit  facts.ElicitAction `json:"elicit,omitempty"`
 	Content json.RawMessage    `json:"content,omitempty"`
+	Fields  map[string]string  `json:"fields,omitempty"`
 	// Always, on an approval, is a person's "always for this thread": a
 	// rule (a Pattern, such as Always gives for the call) added to the
 	// thread's own policy as an allow pattern before the approval is
@@ -256,6 +259,13 @@ func (r Reply) elicited(p Pending) (facts.Draft, error) {
 	a := facts.Elicited{Action: r.Elicit}
 	if r.Elicit == facts.ElicitAccept {
 		content := r.Content
+		if len(content) == 0 && len(r.Fields) > 0 {
+			c, err := elicitContent(p.Elicit, r.Fields)
+			if err != nil {
+				return facts.Draft{}, err
+			}
+			content = c
+		}
 		if len(content) == 0 {
 			content = json.RawMessage("{}")
 		}
