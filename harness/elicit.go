@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -49,6 +50,13 @@ func (rt *Runtime) asker(id, key string) action.Elicit {
 				return facts.QuestionAnswered{}, fmt.Errorf("ask in %s: %w", id, err)
 			}
 			break
+		}
+		if out := action.OutputOf(ctx); out != nil {
+			// Front ends showing the thread's progress (a terminal) say
+			// it at once.
+			if b, err := json.Marshal(q); err == nil {
+				out(id, actionID, action.StreamAsked, b)
+			}
 		}
 		after := seq
 		tick := time.NewTimer(stopPoll)
