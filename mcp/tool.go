@@ -227,6 +227,11 @@ func (t *tool) transportFailure(ctx context.Context, prefix string, err error) f
 		}
 		return t.failed(class, "%s", msg)
 	}
+	if errors.Is(err, ErrLoginNeeded) {
+		// The server refused the call's token (a scope it now asks
+		// for, step-up): the call was not carried out.
+		return say(facts.ClassPermission, "the server refused the call: %v", err)
+	}
 	var wire *jsonrpc.Error
 	if errors.As(err, &wire) {
 		return say(facts.ClassBusiness, "the server answered with an error (code %d): %s", wire.Code, wire.Message)
