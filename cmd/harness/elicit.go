@@ -51,6 +51,6 @@ func writeAsked(w io.Writer, e drive.Event) {
 		fmt.Fprintf(w, "  ! it asks for what looks like a secret (%s): harness never asks for one this way; give it only if you trust %s\n",
 			present.EscapeLine(strings.Join(el.Sensitive, ", ")), present.EscapeLine(el.Server))
 	}
-	fmt.Fprintf(w, "  answer on the page, or: harness answer %s --request %s --elicit accept %s (or --elicit decline, --elicit cancel)\n",
+	fmt.Fprintf(w, "  answer on the page, or where a harness serve holds the store: harness answer %s --request %s --elicit accept %s (or --elicit decline, --elicit cancel); Ctrl-C stops the call (it is then in doubt)\n",
 		present.EscapeLine(e.Thread), present.EscapeLine(e.Request), present.EscapeLine(strings.Join(names, " ")))
 }
