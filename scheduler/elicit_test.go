@@ -14,7 +14,9 @@ import (
 // or a URL is never loaded.
 func TestCheckElicited(t *testing.T) {
 	schema := facts.RawJSON(`{"type":"object","required":["name"],"properties":{"name":{"type":"string","maxLength":5},"n":{"type":"integer"}}}`)
-	accept := func(c string) facts.Elicited { return facts.Elicited{Action: facts.ElicitAccept, Content: facts.RawJSON(c)} }
+	accept := func(c string) facts.Elicited {
+		return facts.Elicited{Action: facts.ElicitAccept, Content: facts.RawJSON(c)}
+	}
 	require.NoError(t, scheduler.CheckElicited(schema, accept(`{"name":"Ana","n":3}`)))
 	require.NoError(t, scheduler.CheckElicited(schema, facts.Elicited{Action: facts.ElicitDecline}))
 	require.NoError(t, scheduler.CheckElicited(schema, facts.Elicited{Action: facts.ElicitCancel}))
