@@ -12,6 +12,11 @@ import "context"
 // the context names none.
 type Output func(thread, actionID, stream string, p []byte)
 
+// StreamAsked is the stream of an Output that tells a question the action
+// put to a person (Elicit): p is its question.asked payload as JSON, once
+// recorded. It is not the command's output.
+const StreamAsked = "asked"
+
 // outputKey carries the Output WithOutput sets.
 type outputKey struct{}
 

@@ -224,6 +224,11 @@ func (v *verifier) check(f facts.Fact) string {
 		delete(v.pending, f.Cause)
 		return ""
 	}
+	if key, _, ok := strings.Cut(f.Cause, "/elicit/"); ok && f.Kind == facts.KindQuestionAsked && v.pending[key] {
+		// An MCP server's question, asked while the action whose claim
+		// is in the log ran (the scheduler checks it names that action).
+		return ""
+	}
 	key, failed := failedKey(f)
 	if failed && v.pending[key] {
 		delete(v.pending, key)

@@ -117,6 +117,10 @@ func answerTo(r scheduler.Reading, kind facts.Kind, req string) (seq uint64, ans
 		if q, ok := r.Question(req); ok && q.Answer != nil {
 			return q.AnswerSeq, q.Answer.Text, say(q.Answer.Text, q.Answer.By), true
 		}
+		if e, ok := r.Elicitation(req); ok && e.Answer != nil {
+			a := questionAnswer(*e.Answer)
+			return e.AnswerSeq, a, say(a, e.Answer.By), true
+		}
 	case facts.KindEffectReconciled:
 		if a, ok := r.Action(req); ok && a.Reconciled != nil {
 			dec := string(a.Reconciled.Decision)
@@ -230,7 +234,7 @@ func answerOf(kind facts.Kind, data []byte) (request, answer string, ok bool) {
 		return p.RequestID, fmt.Sprint(p.Approved), err == nil
 	case facts.KindQuestionAnswered:
 		p, err := facts.Decode[facts.QuestionAnswered](f)
-		return p.RequestID, p.Text, err == nil
+		return p.RequestID, questionAnswer(p), err == nil
 	case facts.KindEffectReconciled:
 		p, err := facts.Decode[facts.EffectReconciled](f)
 		return p.ActionID, string(p.Decision), err == nil
@@ -377,4 +381,13 @@ func countFunc[T any](xs []T, f func(T) bool) int {
 		}
 	}
 	return n
+}
+
+// questionAnswer is what a question's answer says: its text, or an MCP
+// server's form's answer (its action, then the input given).
+func questionAnswer(p facts.QuestionAnswered) string {
+	if e := p.Elicited; e != nil {
+		return strings.TrimSpace(string(e.Action) + " " + string(e.Content))
+	}
+	return p.Text
 }

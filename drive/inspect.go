@@ -158,6 +158,11 @@ type Pending struct {
 	// State.Preview), when the thread works in its workspace; Inspect
 	// leaves it empty.
 	Preview string `json:"preview,omitempty"`
+	// Elicit, on a question an MCP server asked during a call, is what it
+	// asked: the server, the action, the schema of the input, the
+	// properties that look like secrets. The question's text is the
+	// server's message. All of it is the server's word.
+	Elicit *facts.Elicit `json:"elicit,omitempty"`
 	// Action is the open action (a reconcile) or, for a confirmation, the
 	// request recorded for the call; nil where there is none.
 	Action *scheduler.Action `json:"-"`
@@ -336,6 +341,11 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 		}
 	}
 	for _, w := range v.Waits {
+		if _, asked := v.Turn.Elicitation(w.RequestID); asked && len(st.Running) == 0 {
+			// An MCP server's question whose call nobody holds: no
+			// answer can reach the server (the call is in doubt).
+			continue
+		}
 		st.Waits = append(st.Waits, pending(v.Turn, w))
 	}
 	return st, nil
@@ -358,6 +368,13 @@ func pending(r scheduler.Reading, w fold.Wait) Pending {
 	case fold.WaitQuestion:
 		if q, ok := r.Question(w.RequestID); ok {
 			pd.Options, pd.AllowFreeText = q.Asked.Options, q.Asked.AllowFreeText
+		}
+		if e, ok := r.Elicitation(w.RequestID); ok {
+			pd.Elicit = e.Asked.Elicit
+			if a, ok := r.Action(e.Asked.Elicit.ActionID); ok {
+				pd.Tool, pd.Args, pd.Action = a.Requested.Adapter, string(a.Requested.Payload), &a
+				pd.Sandbox, pd.MCP = a.Requested.Sandbox, a.Requested.MCP
+			}
 		}
 	case fold.WaitReconcile:
 		if a, ok := r.Action(w.RequestID); ok {

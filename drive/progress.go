@@ -2,8 +2,10 @@ package drive
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/model"
 )
 
@@ -30,6 +32,11 @@ const (
 	// EventOutput: a piece of a running command's output (ActionID,
 	// Stream, Text).
 	EventOutput EventKind = "output"
+	// EventAsked: a running action put a question to a person — an MCP
+	// server's elicitation (ActionID, Request, Text the server's message,
+	// Elicit what it asks for). The question.asked fact records it; a
+	// person answers it from any front end while the action runs.
+	EventAsked EventKind = "asked"
 )
 
 // Event is one progress event. Text is the model's or the command's,
@@ -50,6 +57,9 @@ type Event struct {
 	Text     string `json:"text,omitempty"`
 	// Error says why a turn ended without an answer (EventTurnEnded).
 	Error string `json:"error,omitempty"`
+	// Request and Elicit are the question an action asked (EventAsked).
+	Request string        `json:"request_id,omitempty"`
+	Elicit  *facts.Elicit `json:"elicit,omitempty"`
 }
 
 // Progress receives a thread's progress events as they happen. It is
@@ -73,6 +83,13 @@ func WithProgress(ctx context.Context, p Progress) context.Context {
 	}
 	ctx = context.WithValue(ctx, progressKey{}, p)
 	return action.WithOutput(ctx, func(thread, id, stream string, b []byte) {
+		if stream == action.StreamAsked {
+			var q facts.QuestionAsked
+			if json.Unmarshal(b, &q) == nil {
+				p(Event{Kind: EventAsked, Thread: thread, ActionID: id, Request: q.RequestID, Text: q.Text, Elicit: q.Elicit})
+			}
+			return
+		}
 		p(Event{Kind: EventOutput, Thread: thread, ActionID: id, Stream: stream, Text: string(b)})
 	})
 }

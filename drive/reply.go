@@ -2,6 +2,7 @@ package drive
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/scheduler"
 )
 
 // Reply is a person's word on a request a thread waits for, as every
@@ -51,6 +53,14 @@ type Reply struct {
 	Option int    `json:"option,omitempty"`
 	// Decision settles an open effect: accept, retry or abandon.
 	Decision facts.Decision `json:"decision,omitempty"`
+	// Elicit answers an MCP server's question (a question with Pending.
+	// Elicit set): accept, decline or cancel; Content is the input given
+	// with accept, a JSON object the server's schema must validate.
+	// Fields, with accept and no Content, are the input as a form gives
+	// it — text by field name — typed by the server's schema.
+	Elicit  facts.ElicitAction `json:"elicit,omitempty"`
+	Content json.RawMessage    `json:"content,omitempty"`
+	Fields  map[string]string  `json:"fields,omitempty"`
 	// Always, on an approval, is a person's "always for this thread": a
 	// rule (a Pattern, such as Always gives for the call) added to the
 	// thread's own policy as an allow pattern before the approval is
@@ -93,6 +103,9 @@ func (r Reply) Draft(p Pending) (facts.Draft, error) {
 		}
 		return facts.NewDraft(facts.KindConfirmationAnswered, "", ans)
 	case fold.WaitQuestion:
+		if p.Elicit != nil || r.Elicit != "" {
+			return r.elicited(p)
+		}
 		text := r.Text
 		if n := r.Option; n >= 1 && n <= len(p.Options) && !slices.Contains(p.Options, text) {
 			text = p.Options[n-1]
@@ -137,6 +150,12 @@ func (r Reply) Check() error {
 			}
 		}
 	case fold.WaitQuestion:
+		if r.Elicit != "" {
+			if err := r.Elicit.Validate(); err != nil {
+				return fmt.Errorf("%w: %w", ErrBadReply, err)
+			}
+			break
+		}
 		if strings.TrimSpace(r.Text) == "" && r.Option == 0 {
 			return fmt.Errorf("%w: a question is answered with text", ErrBadReply)
 		}
@@ -245,4 +264,35 @@ func AnswerAll(ctx context.Context, th *harness.Thread, r Reply) ([]Answered, er
 		return nil, &RequestError{Thread: th.ID(), Kind: r.Kind, Status: st.Status, err: ErrNoRequest}
 	}
 	return out, nil
+}
+
+// elicited is the answer fact of a reply to the MCP server's question p:
+// accept (with the input, checked against the server's schema), decline
+// or cancel. Text is no answer to a server's form.
+func (r Reply) elicited(p Pending) (facts.Draft, error) {
+	if p.Elicit == nil {
+		return facts.Draft{}, fmt.Errorf("%w: the question %s is not an MCP server's: it is answered with text", ErrBadReply, Ref(p))
+	}
+	if r.Elicit == "" {
+		return facts.Draft{}, fmt.Errorf("%w: the question %s is the MCP server %s's: answer accept (with the input asked for), decline or cancel", ErrBadReply, Ref(p), p.Elicit.Server)
+	}
+	a := facts.Elicited{Action: r.Elicit}
+	if r.Elicit == facts.ElicitAccept {
+		content := r.Content
+		if len(content) == 0 && len(r.Fields) > 0 {
+			c, err := elicitContent(p.Elicit, r.Fields)
+			if err != nil {
+				return facts.Draft{}, err
+			}
+			content = c
+		}
+		if len(content) == 0 {
+			content = json.RawMessage("{}")
+		}
+		a.Content = facts.RawJSON(content)
+	}
+	if err := scheduler.CheckElicited(p.Elicit.Schema, a); err != nil {
+		return facts.Draft{}, fmt.Errorf("%w: %s: %w", ErrBadReply, Ref(p), err)
+	}
+	return facts.NewDraft(facts.KindQuestionAnswered, "", facts.QuestionAnswered{RequestID: p.RequestID, By: r.By, Elicited: &a})
 }

@@ -613,10 +613,21 @@ type QuestionAsked struct {
 	Text          string   `msgpack:"text,omitempty" json:"text,omitempty"`
 	Options       []string `msgpack:"options,omitempty" json:"options,omitempty"`
 	AllowFreeText bool     `msgpack:"allow_free_text,omitempty" json:"allow_free_text,omitempty"`
+	// Elicit, when set, makes the question one a running action's MCP
+	// server asked (elicitation): see Elicit.
+	Elicit *Elicit `msgpack:"elicit,omitempty" json:"elicit,omitempty"`
 }
 
-// Validate requires a request id.
-func (p QuestionAsked) Validate() error { return required("request_id", p.RequestID) }
+// Validate requires a request id, and an elicitation's action and schema.
+func (p QuestionAsked) Validate() error {
+	if err := required("request_id", p.RequestID); err != nil {
+		return err
+	}
+	if p.Elicit != nil {
+		return p.Elicit.Validate()
+	}
+	return nil
+}
 
 // QuestionAnswered is the payload of question.answered.
 type QuestionAnswered struct {
@@ -627,13 +638,20 @@ type QuestionAnswered struct {
 	// question that this one copies: nobody was asked again (see
 	// RerunTurn.Offers).
 	Served *Served `msgpack:"served,omitempty" json:"served,omitempty"`
+	// Elicited, when set, is the answer to an elicitation (a question
+	// whose QuestionAsked.Elicit is set): what the server is sent.
+	Elicited *Elicited `msgpack:"elicited,omitempty" json:"elicited,omitempty"`
 }
 
-// Validate requires a request id.
+// Validate requires a request id, a valid Served, and a known action of
+// an elicitation's answer (content only with accept).
 func (p QuestionAnswered) Validate() error {
 	err := required("request_id", p.RequestID)
 	if p.Served != nil {
 		err = errors.Join(err, p.Served.Validate())
+	}
+	if p.Elicited != nil {
+		err = errors.Join(err, p.Elicited.Validate())
 	}
 	return err
 }

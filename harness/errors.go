@@ -15,6 +15,10 @@ var (
 	// thread.stopped, appended while it ran); see Thread.Stop.
 	ErrStopRequested = errors.New("a stop of the thread was asked for")
 
+	// ErrNotAsked: an action.Elicit of a question no running action may
+	// put (not an elicitation, or of another action than the one running).
+	ErrNotAsked = errors.New("the question may not be put here")
+
 	// ErrNotServed: a rerun's call is to be served a recorded result, but
 	// the services serve none (they are no rerun's: see Rerunner).
 	ErrNotServed = errors.New("no recorded results are served here")

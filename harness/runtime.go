@@ -580,7 +580,7 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 	svc := rt.Services
 	svc.thread = st.id
 	// An action's live output says whose it is (a child's, in a tree).
-	ex := effect.Run(action.WithThread(ctx, st.id), e, svc)
+	ex := effect.Run(action.WithElicit(action.WithThread(ctx, st.id), rt.asker(st.id, t.Key)), e, svc)
 	tf := facts.TransitionFailed{Key: t.Key, Attempt: effect.Attempts(ex.Err())}
 	var attempts []facts.ModelAttempt // a model turn's failed calls
 	switch ex.Kind() {

@@ -158,8 +158,9 @@ func Connect(ctx context.Context, servers Servers, opts Options) (*Client, error
 		if err != nil {
 			return nil, err
 		}
+		life, end := context.WithCancel(context.Background())
 		c.servers = append(c.servers, &conn{client: c, name: name, cfg: ex, transport: ex.Transport(),
-			endpoint: endpointOf(ex), timeout: ex.CallTimeout(), current: map[string]string{}})
+			endpoint: endpointOf(ex), timeout: ex.CallTimeout(), current: map[string]string{}, life: life, end: end})
 	}
 	var wg sync.WaitGroup
 	for _, s := range c.servers {
@@ -278,6 +279,12 @@ type conn struct {
 
 	tools   []*tool // as offered, fixed at connect
 	skipped []string
+	// calls are the calls being made, for the server's questions.
+	calls calls
+	// life ends when the client is closed (end): a question put to a
+	// person is no longer waited for.
+	life context.Context
+	end  context.CancelFunc
 
 	// reviving is held while a local server that ended is started again
 	// (revive); listing while the tool list is read (again), and while
@@ -372,6 +379,7 @@ func (s *conn) open(ctx context.Context) error {
 		version = "dev"
 	}
 	cl := sdk.NewClient(&sdk.Implementation{Name: "harness", Version: version}, &sdk.ClientOptions{
+		ElicitationHandler: s.elicit,
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			s.mu.Lock()
 			s.stale = true
@@ -635,6 +643,7 @@ func (s *conn) close() error {
 	s.closed = true
 	session, proc := s.session, s.proc
 	s.mu.Unlock()
+	s.end()
 	var err error
 	if session != nil {
 		err = session.Close()

@@ -29,6 +29,9 @@ import (
 const (
 	childEnv        = "HARNESS_MCPTEST_HARNESS"
 	childServersEnv = "HARNESS_MCPTEST_SERVERS"
+	// childScriptEnv, when set, is the model's script instead of
+	// holdScript.
+	childScriptEnv = "HARNESS_MCPTEST_SCRIPT"
 )
 
 const holdScript = `{"text": "holding", "tool_calls": [{"id": "h", "name": "mcp__t__hold", "args": "{}"}]}
@@ -63,7 +66,11 @@ func runChild(root string) int {
 	if err != nil {
 		return fail(err)
 	}
-	m, err := model.ParseScript("script", []byte(holdScript))
+	script := holdScript
+	if s := os.Getenv(childScriptEnv); s != "" {
+		script = s
+	}
+	m, err := model.ParseScript("script", []byte(script))
 	if err != nil {
 		return fail(err)
 	}

@@ -35,9 +35,9 @@ func ExampleConnect() {
 	fmt.Println(len(client.Tools()), "tools for the toolbox")
 	// Output:
 	// t stdio connected
+	// mcp__t__ask execute confirm=true
 	// mcp__t__big execute confirm=true
 	// mcp__t__crash execute confirm=true
 	// mcp__t__drop execute confirm=true
-	// mcp__t__echo execute confirm=true
-	// 10 tools for the toolbox
+	// 11 tools for the toolbox
 }

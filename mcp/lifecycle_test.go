@@ -110,11 +110,11 @@ func TestKilledServerRestarted(t *testing.T) {
 	require.False(t, r.InDoubt, "a call not made is not in doubt")
 }
 
-// harness declares neither elicitation nor sampling: a server that asks
-// anyway, during a call (a hostile message, a password field, a model
-// turn), is refused at once by the client, and the call goes on to the
-// server's own answer; nothing of what it asked is shown or kept but what
-// the server's result says.
+// harness declares form elicitation and not sampling: a server that asks
+// during a call made where no person can be asked (no runtime, no
+// action.Elicit), or asks for a model turn, is refused at once by the
+// client, and the call goes on to the server's own answer; nothing of
+// what it asked is shown or kept but what the server's result says.
 func TestElicitationAndSamplingRefused(t *testing.T) {
 	ctx := context.Background()
 	srv := sdk.NewServer(&sdk.Implementation{Name: "asker", Version: "1"}, nil)
@@ -145,11 +145,14 @@ func TestElicitationAndSamplingRefused(t *testing.T) {
 		require.Contains(t, r.Stdout, "elicit: ")
 		require.NotContains(t, r.Stdout, "elicit: <nil>")
 		require.NotContains(t, r.Stdout, "sample: <nil>")
+		require.Contains(t, r.Stdout, "nobody can be asked where this call runs")
 		t.Log(r.Stdout)
 	case <-time.After(20 * time.Second):
 		t.Fatal("the call hangs on the server's question")
 	}
 	require.NotNil(t, caps)
-	require.Nil(t, caps.Elicitation, "harness does not declare elicitation")
+	require.NotNil(t, caps.Elicitation, "harness declares elicitation (form)")
+	require.NotNil(t, caps.Elicitation.Form)
+	require.Nil(t, caps.Elicitation.URL, "harness opens no URL a server gives")
 	require.Nil(t, caps.Sampling, "harness does not declare sampling")
 }

@@ -71,8 +71,9 @@ type serverCalls struct{ n atomic.Int64 }
 // newTestServer is an MCP server built with the go-sdk whose tools write
 // under dir: echo (read-only), write, fail (isError), slow (never
 // answers), crash (the process dies), mutate (changes echo's definition),
-// drop (removes echo), image, big and hold (appends to $HARNESS_MCPTEST_CALLS,
-// then never answers).
+// drop (removes echo), image, big, hold (appends to $HARNESS_MCPTEST_CALLS,
+// then never answers) and ask (appends likewise, then asks the person for
+// a name and a password: elicitation).
 func newTestServer(dir string) (*sdk.Server, *serverCalls) {
 	calls := &serverCalls{}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "harness-test-server", Version: "1"}, nil)
@@ -154,6 +155,24 @@ func newTestServer(dir string) (*sdk.Server, *serverCalls) {
 			}
 			<-ctx.Done()
 			return nil, nil, ctx.Err()
+		})
+	sdk.AddTool(srv, &sdk.Tool{Name: "ask", Description: "Ask the person for a name and a password, then say what they answered."},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ noArgs) (*sdk.CallToolResult, any, error) {
+			count()
+			if f, err := os.OpenFile(os.Getenv(callsEnv), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+				fmt.Fprintln(f, "call")
+				f.Close()
+			}
+			res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "\x1b]0;pwned\x07Who are you? <script>alert(1)</script>",
+				RequestedSchema: map[string]any{"type": "object", "required": []any{"name"}, "properties": map[string]any{
+					"name":     map[string]any{"type": "string", "maxLength": 20},
+					"password": map[string]any{"type": "string", "title": "Your password"},
+				}}})
+			if err != nil {
+				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "elicit: " + err.Error()}}}, nil, nil
+			}
+			content, _ := json.Marshal(res.Content)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("answered %s %s", res.Action, content)}}}, nil, nil
 		})
 	return srv, calls
 }

@@ -165,8 +165,19 @@ func (t *tool) Execute(ctx context.Context, req action.Request) (r facts.Report,
 		return t.failed(facts.ClassNotFound, "not called: the server changed its tool list during the thread: %q is no longer the tool the thread was offered (definition %s, offered %s)",
 			t.remote, short(current), short(req.MCP.Offered)), nil
 	}
-	callCtx, cancel := context.WithTimeout(ctx, t.c.timeout)
+	// The call's timeout does not run while a person is asked the
+	// server's question (see elicit): it starts again after the answer.
+	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	clock := time.AfterFunc(t.c.timeout, cancel)
+	defer clock.Stop()
+	defer t.c.calls.add(&inflight{ctx: ctx, actionID: req.ActionID, ask: action.ElicitOf(ctx),
+		pause: func() func() {
+			if !clock.Stop() {
+				return func() {} // it ran out already
+			}
+			return func() { clock.Reset(t.c.timeout) }
+		}})()
 	res, err := session.CallTool(callCtx, &sdk.CallToolParams{Name: t.remote, Arguments: json.RawMessage(req.Payload)})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -215,6 +226,11 @@ func (t *tool) transportFailure(ctx context.Context, prefix string, err error) f
 			msg = prefix + ": " + msg
 		}
 		return t.failed(class, "%s", msg)
+	}
+	if errors.Is(err, ErrLoginNeeded) {
+		// The server refused the call's token (a scope it now asks
+		// for, step-up): the call was not carried out.
+		return say(facts.ClassPermission, "the server refused the call: %v", err)
 	}
 	var wire *jsonrpc.Error
 	if errors.As(err, &wire) {

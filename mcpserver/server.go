@@ -166,6 +166,10 @@ type AnswerArgs struct {
 	Reason  string      `json:"reason,omitempty" jsonschema:"why (recorded with the answer)"`
 	// A question's answer.
 	Text string `json:"text,omitempty" jsonschema:"for a question: the answer; for a plan: what to plan instead (asks for another plan)"`
+	// An MCP server's question (its request shows elicit).
+	Elicit  string            `json:"elicit,omitempty" jsonschema:"for a question an MCP server asked during a call: accept, decline or cancel"`
+	Content map[string]any    `json:"content,omitempty" jsonschema:"with elicit accept: the input, a JSON object the server's schema must validate"`
+	Fields  map[string]string `json:"fields,omitempty" jsonschema:"with elicit accept: the input as text by field name, typed by the server's schema"`
 	// A reconciliation.
 	Decision string      `json:"decision,omitempty" jsonschema:"for an open effect: accept, retry or abandon"`
 	By       string      `json:"by,omitempty" jsonschema:"who answers (recorded; default: the MCP client's name)"`
@@ -458,6 +462,23 @@ func (s *server) reply(thread string, p drive.Pending, a AnswerArgs, by string) 
 		}
 		r.Approved, r.Digest = a.Approve == drive.Yes, a.Digest
 	case fold.WaitQuestion:
+		if p.Elicit != nil {
+			r.Elicit, r.Fields = facts.ElicitAction(a.Elicit), a.Fields
+			if err := r.Elicit.Validate(); err != nil {
+				return r, fmt.Errorf("%s is the MCP server %s's question: answer it with elicit accept (and content or fields), decline or cancel: %w", p.RequestID, p.Elicit.Server, err)
+			}
+			if a.Content != nil {
+				b, err := json.Marshal(a.Content)
+				if err != nil {
+					return r, fmt.Errorf("%s: content: %w", p.RequestID, err)
+				}
+				r.Content = b
+			}
+			if r.Elicit == facts.ElicitAccept && !s.opts.ClientApproves {
+				return r, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot give the MCP server %s the input it asks of a person; a person answers it %s, or decline it here", ErrPersonOnly, p.Elicit.Server, how)
+			}
+			break
+		}
 		if a.Text == "" {
 			return r, fmt.Errorf("%s is a question (%s): answer it with text", p.RequestID, p.Summary)
 		}
@@ -607,6 +628,10 @@ func viewOf(o *Opened, st drive.State) ThreadView {
 			how = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "approve": true|false, "digest": %q}`, st.Thread, ref, w.Digest)
 		case fold.WaitQuestion:
 			how = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "text": "…"}`, st.Thread, ref)
+			if w.Elicit != nil {
+				how = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "elicit": "accept|decline|cancel", "content": {…}} (the MCP server %s asks, during a call: its words and schema, not harness's)`,
+					st.Thread, ref, w.Elicit.Server)
+			}
 		case fold.WaitReconcile:
 			how = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "decision": "accept|retry|abandon"}`, st.Thread, ref)
 		default:

@@ -198,6 +198,13 @@ func describe(f facts.Fact) (string, error) {
 	case facts.KindQuestionAsked:
 		p, err := facts.Decode[facts.QuestionAsked](f)
 		s := fmt.Sprintf("%s %s", p.RequestID, quote(p.Text, 100))
+		if e := p.Elicit; e != nil {
+			// The server's words, named as its.
+			s = fmt.Sprintf("%s MCP server %s asks during %s: %s", p.RequestID, quote(e.Server, 40), e.ActionID, quote(p.Text, 100))
+			if len(e.Sensitive) > 0 {
+				s += " · asks for what looks like a secret: " + quote(strings.Join(e.Sensitive, ", "), 60)
+			}
+		}
 		if len(p.Options) > 0 {
 			s += " options " + strings.Join(p.Options, " | ")
 		}
@@ -206,6 +213,11 @@ func describe(f facts.Fact) (string, error) {
 		p, err := facts.Decode[facts.QuestionAnswered](f)
 		if p.Served != nil {
 			return fmt.Sprintf("%s %s by %s · served from %s seq %d: nobody was asked again", p.RequestID, quote(p.Text, 100), orNone(p.By), p.Served.Thread, p.Served.Seq), err
+		}
+		if e := p.Elicited; e != nil {
+			// The input is in the log, not repeated here: it may be a
+			// secret the server asked for.
+			return fmt.Sprintf("%s %s for the MCP server by %s", p.RequestID, e.Action, orNone(p.By)), err
 		}
 		return fmt.Sprintf("%s %s by %s", p.RequestID, quote(p.Text, 100), orNone(p.By)), err
 	case facts.KindActionStarted:

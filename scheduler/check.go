@@ -45,6 +45,12 @@ func (s *state[S]) accept(d facts.Draft) error {
 		if err != nil {
 			return err
 		}
+		if e := s.byElicit[p.RequestID]; e != nil {
+			return s.acceptElicited(e, p)
+		}
+		if p.Elicited != nil {
+			return fmt.Errorf("question %q: an elicitation's answer to a question no server asked: %w%w", p.RequestID, ErrUnknownRequest, notAddressed)
+		}
 		q := s.question
 		switch {
 		case q == nil || q.Asked == nil || q.Asked.RequestID != p.RequestID:
@@ -133,6 +139,8 @@ func (s *state[S]) check(f facts.Fact) error {
 		return checkWith(f, s.checkChildSpawned)
 	case facts.KindHookRan:
 		return checkWith(f, s.checkHookRan)
+	case facts.KindQuestionAsked:
+		return checkWith(f, func(p facts.QuestionAsked) error { return s.checkElicitAsked(f.Cause, p) })
 	}
 	return nil
 }

@@ -50,6 +50,7 @@ func (s *state[S]) output() fold.Output[S] {
 	}
 	s.offer(&v, &out)
 	s.hold(&v, &out)
+	s.elicitWaits(&v)
 	out.View = v
 	out.Waits = v.Waits
 	s.threadHooks(&out, v)

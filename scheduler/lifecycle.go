@@ -189,6 +189,10 @@ type Reading struct {
 	Calls []Call
 	// Questions are every question asked, in order.
 	Questions []Question
+	// Elicitations are the questions MCP servers asked during the
+	// thread's actions, in order (in a Current reading, those of the
+	// latest turn's actions).
+	Elicitations []Elicitation
 	// Restored are the undos of the thread's workspace changes, in order.
 	Restored []Restored
 	// Changed are the changes of the workspace found between two actions

@@ -205,6 +205,10 @@ var (
 	// ErrNotAnOption: an answer to a question that allows no free text is
 	// not one of its options.
 	ErrNotAnOption = errors.New("answer is not one of the options")
+	// ErrBadAnswer: an answer to an MCP server's question (elicitation)
+	// that is not accept, decline or cancel, or whose input does not fit
+	// the schema the server asked for.
+	ErrBadAnswer = errors.New("the answer does not fit the server's question")
 	// ErrDigest: an approval names a digest other than the request's.
 	ErrDigest = errors.New("approval does not match the request's digest")
 	// ErrOutputSchema: an output schema that is not a JSON Schema (see

@@ -138,7 +138,11 @@ type state[S any] struct {
 	done      map[string]*Action // idempotency key → attempt that completed it
 	question  *Question          // of the latest model turn
 	questions []*Question
-	restored  []Restored
+	// elicits are the questions MCP servers asked during actions, in
+	// order; byElicit by request id (see elicit.go).
+	elicits  []*Elicitation
+	byElicit map[string]*Elicitation
+	restored []Restored
 	// userAfterTurn is true when a user message came after the latest
 	// model turn (or before the first): a model turn is due.
 	userAfterTurn bool
@@ -187,7 +191,7 @@ type state[S any] struct {
 
 func newState[S any](env Env[S]) *state[S] {
 	return &state[S]{env: env, byRef: map[string]*call{}, byRequest: map[string]*call{},
-		byAction: map[string]*call{}, byChild: map[string]*call{}, done: map[string]*Action{}}
+		byAction: map[string]*call{}, byChild: map[string]*call{}, done: map[string]*Action{}, byElicit: map[string]*Elicitation{}}
 }
 
 // attemptOf returns the call and attempt of an action id.
@@ -588,12 +592,19 @@ func (s *state[S]) effectReconciled(f facts.Fact, p facts.EffectReconciled) {
 }
 
 func (s *state[S]) questionAsked(f facts.Fact, p facts.QuestionAsked) {
+	if p.Elicit != nil {
+		s.elicitAsked(f, p)
+		return
+	}
 	if s.question != nil && s.question.Asked == nil {
 		s.question.Asked, s.question.AskedSeq = &p, f.Seq
 	}
 }
 
 func (s *state[S]) questionAnswered(f facts.Fact, p facts.QuestionAnswered) {
+	if s.elicitAnswered(f, p) {
+		return
+	}
 	q := s.question
 	if q == nil || q.Asked == nil || q.Asked.RequestID != p.RequestID || q.Answer != nil {
 		return
@@ -658,6 +669,7 @@ func (s *state[S]) reading() Reading {
 	for i, q := range s.questions {
 		r.Questions[i] = *q
 	}
+	r.Elicitations = s.elicitations(false)
 	return r
 }
 
@@ -676,6 +688,7 @@ func (s *state[S]) current() Reading {
 	if s.question != nil {
 		r.Questions = []Question{*s.question}
 	}
+	r.Elicitations = s.elicitations(true)
 	r.Output = s.finalOutput()
 	return r
 }

@@ -110,6 +110,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusBadRequest, "bad_request"
 	case errors.Is(err, scheduler.ErrNotAnOption):
 		return http.StatusUnprocessableEntity, "not_an_option"
+	case errors.Is(err, scheduler.ErrBadAnswer):
+		return http.StatusUnprocessableEntity, "bad_answer"
 	case errors.Is(err, facts.ErrPayload), errors.Is(err, facts.ErrInvalid):
 		return http.StatusBadRequest, "bad_payload"
 	case errors.Is(err, ErrNotHere):
@@ -302,6 +304,13 @@ func (s *Server) apiFacts(w http.ResponseWriter, r *http.Request) error {
 //	{"kind": "budget", "request_id": "budget", "usd": 5, "tokens": 200000}
 //	{"kind": "plan", "request_id": "plan-2", "approved": true}
 //	{"kind": "plan", "request_id": "plan-2", "text": "Cover the CLI too"}
+//	{"kind": "question", "request_id": "1-c1-e1", "elicit": "accept", "content": {"name": "Ana"}}
+//	{"kind": "question", "request_id": "1-c1-e1", "elicit": "decline"}
+//
+// A question an MCP server asked during a call (its pending request has
+// "elicit") is answered with elicit — accept (with content, or fields as
+// text, which the server's schema must validate), decline or cancel —
+// never with text.
 //
 // A raise of a budget is posted to the root of the thread's tree (the
 // budget is the tree's), and the root is resumed.
@@ -322,6 +331,11 @@ type AnswerRequest struct {
 	USD    float64     `json:"usd,omitempty"`
 	Tokens int64       `json:"tokens,omitempty"`
 	Resume drive.YesNo `json:"resume,omitempty"`
+	// Elicit, Content and Fields answer an MCP server's question (see
+	// drive.Reply).
+	Elicit  string            `json:"elicit,omitempty"`
+	Content json.RawMessage   `json:"content,omitempty"`
+	Fields  map[string]string `json:"fields,omitempty"`
 }
 
 // AnswerResult says what an answer did.
@@ -388,8 +402,15 @@ func replyOf(a AnswerRequest, by string) (drive.Reply, error) {
 		}
 		r.Approved, r.Digest, r.Reason = a.Approved.Or(false), a.Digest, a.Reason
 	case fold.WaitQuestion:
+		if a.Elicit != "" {
+			r.Elicit, r.Content, r.Fields = facts.ElicitAction(a.Elicit), a.Content, a.Fields
+			if err := r.Elicit.Validate(); err != nil {
+				return r, badRequest("elicit %q: want accept, decline or cancel", a.Elicit)
+			}
+			break
+		}
 		if strings.TrimSpace(a.Text) == "" {
-			return r, badRequest("a question's answer has text")
+			return r, badRequest("a question's answer has text (or, for an MCP server's question, elicit)")
 		}
 		r.Text = a.Text
 	case fold.WaitReconcile:

@@ -43,6 +43,7 @@ var pages = sync.OnceValue(func() *template.Template {
 		"dict":      dict,
 		"root":      func() string { return rootMark },
 		"ref":       drive.Ref,
+		"fields":    drive.ElicitFields,
 		"said":      said,
 		"sandbox":   present.SandboxDetail,
 		"spend":     present.SayBudget,
@@ -379,6 +380,22 @@ func formAnswer(r *http.Request) (AnswerRequest, error) {
 			return a, badRequest("answer %q: want approve or deny", f.Get("answer"))
 		}
 	case fold.WaitQuestion:
+		if e := f.Get("elicit"); e != "" {
+			// An MCP server's form: its fields are "field.<name>".
+			a.Elicit = e
+			for k, v := range f {
+				if name, ok := strings.CutPrefix(k, "field."); ok && len(v) > 0 {
+					if a.Fields == nil {
+						a.Fields = map[string]string{}
+					}
+					a.Fields[name] = v[len(v)-1]
+				}
+			}
+			if a.Elicit != string(facts.ElicitAccept) {
+				a.Fields = nil
+			}
+			break
+		}
 		text := f.Get("option")
 		if text == "" {
 			text = f.Get("text")

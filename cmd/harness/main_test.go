@@ -94,6 +94,7 @@ func TestScripts(t *testing.T) {
 			"streamcheck": cmdStreamCheck,
 			"forge":       cmdForge,
 			"httpserve":   cmdHTTPServe,
+			"retry":       cmdRetry,
 		},
 	})
 }

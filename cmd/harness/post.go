@@ -169,22 +169,45 @@ nothing and says so; a request approved already is not denied.`
 
 func (a *app) answerCmd() *cobra.Command {
 	var f answerFlags
-	var request string
+	var request, elicit, content string
+	var fields []string
 	cmd := &cobra.Command{
 		Use:   "answer THREAD TEXT|N",
 		Short: "Answer the question the thread waits on (N: its Nth option)",
 		Long: `Answer the question the thread waits on with TEXT, or with its Nth option (as
-the prompt numbers them) when TEXT is a number and not an option itself.`,
-		Args:              args(2, 2, "THREAD and TEXT"),
+the prompt numbers them) when TEXT is a number and not an option itself.
+
+A question an MCP server asked during a call (elicitation) is answered with
+--elicit accept (the input as --field NAME=VALUE, typed by the server's
+schema, or --content JSON), --elicit decline or --elicit cancel, and no TEXT.`,
+		Example: `  harness answer t1 cache.toml
+  harness answer t1 --request 1-c1-e1 --elicit accept --field name=Ana
+  harness answer t1 --request 1-c1-e1 --elicit decline`,
+		Args:              args(1, 2, "THREAD and TEXT"),
 		ValidArgsFunction: a.completeThreads,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			id, text := args[0], args[1]
+			id := args[0]
 			if err := checkID(id); err != nil {
 				return err
 			}
 			if err := a.checkBy(f.by); err != nil {
 				return err
 			}
+			if elicit != "" || content != "" || len(fields) > 0 {
+				if len(args) > 1 {
+					return usageError("an MCP server's question is answered with --elicit (and --field or --content), not TEXT")
+				}
+				r, err := elicitReply(request, elicit, content, fields)
+				if err != nil {
+					return err
+				}
+				r.By = a.whoami()
+				return a.answerRequest(cmd.Context(), id, r, &f)
+			}
+			if len(args) < 2 {
+				return usageError("want THREAD and TEXT (or --elicit for an MCP server's question)")
+			}
+			text := args[1]
 			r := drive.Reply{Kind: fold.WaitQuestion, Request: request, Text: text, By: a.whoami()}
 			if n, err := strconv.Atoi(strings.TrimSpace(text)); err == nil {
 				r.Option = n // the Nth option, unless TEXT is an option itself
@@ -193,6 +216,9 @@ the prompt numbers them) when TEXT is a number and not an option itself.`,
 		}),
 	}
 	cmd.Flags().StringVar(&request, "request", "", "the question's request id (default: the open one)")
+	cmd.Flags().StringVar(&elicit, "elicit", "", "answer an MCP server's question: accept, decline or cancel")
+	cmd.Flags().StringArrayVar(&fields, "field", nil, "with --elicit accept: one input NAME=VALUE of the server's form (repeat)")
+	cmd.Flags().StringVar(&content, "content", "", "with --elicit accept: the input as one JSON object")
 	f.add(cmd)
 	return cmd
 }
@@ -529,4 +555,36 @@ func personAnswers(id string, p drive.Pending) string {
 	_, cmd, _ := strings.Cut(hintFor(id, p, false), ": ")
 	cmd, _, _ = strings.Cut(cmd, "   (")
 	return cmd
+}
+
+// elicitReply is the reply of harness answer --elicit: accept (with the
+// fields or the JSON content), decline or cancel.
+func elicitReply(request, elicit, content string, fields []string) (drive.Reply, error) {
+	r := drive.Reply{Kind: fold.WaitQuestion, Request: request, Elicit: facts.ElicitAction(elicit)}
+	if err := r.Elicit.Validate(); err != nil {
+		return r, usageError("--elicit %q: want accept, decline or cancel", elicit)
+	}
+	if r.Elicit != facts.ElicitAccept && (content != "" || len(fields) > 0) {
+		return r, usageError("--field and --content go with --elicit accept")
+	}
+	if content != "" && len(fields) > 0 {
+		return r, usageError("give the input as --field or as --content, not both")
+	}
+	if content != "" {
+		if !json.Valid([]byte(content)) {
+			return r, usageError("--content is not JSON")
+		}
+		r.Content = json.RawMessage(content)
+	}
+	for _, kv := range fields {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return r, usageError("--field %q: want NAME=VALUE", kv)
+		}
+		if r.Fields == nil {
+			r.Fields = map[string]string{}
+		}
+		r.Fields[k] = v
+	}
+	return r, nil
 }

@@ -846,8 +846,12 @@ func (d *driver) progressSink() drive.Progress {
 	case d.live.on:
 		turns := &turnShow{w: d.a.stdout}
 		return func(e drive.Event) {
-			if e.Kind == drive.EventOutput {
+			switch e.Kind {
+			case drive.EventOutput:
 				d.live.output(e.Stream, []byte(e.Text))
+				return
+			case drive.EventAsked:
+				d.live.asked(e)
 				return
 			}
 			turns.event(e)
