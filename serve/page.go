@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,9 @@ var pages = sync.OnceValue(func() *template.Template {
 		"ref":       drive.Ref,
 		"said":      said,
 		"sandbox":   present.SandboxDetail,
+		"projectRule": func(root, tool, args string) string {
+			return drive.ProjectAlways(root, tool, args).String()
+		},
 	}).ParseFS(assets, "assets/*.tmpl"))
 })
 
@@ -268,6 +272,11 @@ type threadData struct {
 	Who    string
 	CSRF   string
 	Flash  *flash
+	// Root and RuleFile, for a thread of the server's workspace, are the
+	// workspace and the person's own file a rule "always, for this
+	// project" is kept in (see stock.ScopeWorkspace); RuleFile is "" when
+	// none can be kept.
+	Root, RuleFile string
 }
 
 type flash struct {
@@ -310,6 +319,10 @@ func (s *Server) threadData(r *http.Request, id string, timeline bool) (threadDa
 	}
 	who, _ := IdentityOf(r.Context())
 	td := threadData{D: d, Replay: rep, Who: who.Name, CSRF: s.csrf(who.secret)}
+	if d.Here {
+		td.Root = s.opts.Stock.Place.Root
+		td.RuleFile, _ = s.opts.Stock.Place.ProjectRuleFile(os.Getenv)
+	}
 	if timeline {
 		for _, e := range rep.Entries {
 			row := rowOf(e.Fact)
@@ -372,6 +385,7 @@ func formAnswer(r *http.Request) (AnswerRequest, error) {
 		switch f.Get("answer") {
 		case "approve":
 			a.Approved = drive.Yes
+			a.Always, a.Project = strings.TrimSpace(f.Get("always")), f.Get("project") == "1"
 		case "deny":
 			a.Approved = drive.No
 		default:
