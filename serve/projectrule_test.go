@@ -35,8 +35,8 @@ func TestAlwaysForThisProjectOnThePage(t *testing.T) {
 
 	for body, want := range map[string]string{
 		`{"kind": "confirmation", "request_id": "1-call_1", "approved": false, "digest": "` + d.Waits[0].Digest + `", "always": "write_file:*", "project": true}`: "comes with an approval",
-		`{"kind": "confirmation", "request_id": "1-call_1", "approved": true, "digest": "` + d.Waits[0].Digest + `", "project": true}`:                          "names its rule",
-		`{"kind": "confirmation", "request_id": "1-call_1", "approved": true, "digest": "` + d.Waits[0].Digest + `", "always": ":x", "project": true}`:          "name a tool",
+		`{"kind": "confirmation", "request_id": "1-call_1", "approved": true, "digest": "` + d.Waits[0].Digest + `", "project": true}`:                            "names its rule",
+		`{"kind": "confirmation", "request_id": "1-call_1", "approved": true, "digest": "` + d.Waits[0].Digest + `", "always": ":x", "project": true}`:            "name a tool",
 	} {
 		resp, b := f.do("POST", "/api/threads/t1/answer", body)
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, string(b))
