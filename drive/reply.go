@@ -160,7 +160,8 @@ func (r Reply) Check() error {
 	return nil
 }
 
-// AnswerKind is the kind of fact that answers a wait of kind k.
+// AnswerKind is the kind of fact that answers a wait of kind k (a plan's:
+// plan mode switched, acting on it or not).
 func AnswerKind(k fold.WaitKind) facts.Kind {
 	switch k {
 	case fold.WaitQuestion:
@@ -169,6 +170,8 @@ func AnswerKind(k fold.WaitKind) facts.Kind {
 		return facts.KindEffectReconciled
 	case fold.WaitBudget:
 		return facts.KindBudgetRaised
+	case fold.WaitPlan:
+		return facts.KindPlanModeSet
 	}
 	return facts.KindConfirmationAnswered
 }

@@ -170,6 +170,15 @@ func answerAfter(ctx context.Context, s thread.Store, id string, after *uint64, 
 	var said string
 	f, ok := thread.FirstAfter(ctx, s, id, after, func(f facts.Fact) bool {
 		switch {
+		case kind == facts.KindPlanModeSet && f.Kind == facts.KindPlanModeSet:
+			// A plan is answered by plan mode switched (acting on it, or
+			// not), whatever the request's id.
+			p, err := facts.Decode[facts.PlanModeSet](f)
+			said = sayPlan(p)
+			return err == nil
+		case kind == facts.KindPlanModeSet && f.Kind == facts.KindUserMessage:
+			said = "a message was written to the thread (for another plan)"
+			return true
 		case f.Kind == kind && AnsweredRequest(f) == request:
 			said = sayAnswer(f.Kind, f.Data)
 			return true
@@ -188,6 +197,21 @@ func answerAfter(ctx context.Context, s thread.Store, id string, after *uint64, 
 		return nil
 	}
 	return &Elsewhere{Thread: id, Request: ref, Fact: f, Said: said}
+}
+
+// sayPlan says what a plan.mode.set did to a plan waited on.
+func sayPlan(p facts.PlanModeSet) string {
+	s := "plan mode switched off"
+	switch {
+	case p.Acts > 0:
+		s = fmt.Sprintf("the plan of turn %d acted on", p.Acts)
+	case p.On:
+		s = "plan mode switched on"
+	}
+	if p.By != "" {
+		s += " by " + p.By
+	}
+	return s
 }
 
 func sayStop(by, reason string) string {

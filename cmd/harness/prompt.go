@@ -243,7 +243,7 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		act := false
 		switch w.Kind {
 		case fold.WaitPlan:
-			act, err = d.askPlan(ctx, w)
+			act, err = d.askPlan(asked, w)
 		case fold.WaitConfirmation:
 			ans, err = d.askConfirmation(asked, w, by)
 		case fold.WaitQuestion:
