@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/present"
@@ -199,7 +200,7 @@ func (s *Server) apiProgress(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.streamProgress(w, r, id, progressLine)
+	return s.streamProgress(w, r, id, wholeRunes(progressLine))
 }
 
 // pageProgress is the thread page's progress stream: the API's, with
@@ -211,9 +212,46 @@ func (s *Server) pageProgress(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.streamProgress(w, r, id, func(e drive.Event) ([]byte, error) {
+	return s.streamProgress(w, r, id, wholeRunes(func(e drive.Event) ([]byte, error) {
 		e.Text = present.EscapeText(e.Text)
 		e.Error = present.EscapeLine(e.Error)
 		return progressLine(e)
-	})
+	}))
+}
+
+// wholeRunes is enc of command output cut at whole characters: a UTF-8
+// character split across two reads of the command's output (its first
+// bytes ending one chunk) is held back, at most 3 bytes for each action's
+// stream, and sent with the next chunk, so that it is not shown as
+// escaped bytes. A stream calls enc from one goroutine.
+func wholeRunes(enc func(drive.Event) ([]byte, error)) func(drive.Event) ([]byte, error) {
+	carry := map[string]string{} // by action and stream; used by the stream's goroutine alone
+	return func(e drive.Event) ([]byte, error) {
+		if e.Kind == drive.EventOutput {
+			key := e.ActionID + "\x00" + e.Stream
+			text := carry[key] + e.Text
+			cut := splitTail(text)
+			if cut > 0 {
+				carry[key] = text[len(text)-cut:]
+			} else {
+				delete(carry, key)
+			}
+			e.Text = text[:len(text)-cut]
+		}
+		return enc(e)
+	}
+}
+
+// splitTail is how many bytes at the end of s begin a UTF-8 character
+// that is not complete yet: 0 to 3.
+func splitTail(s string) int {
+	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			if utf8.FullRuneInString(s[i:]) {
+				return 0
+			}
+			return len(s) - i
+		}
+	}
+	return 0
 }
