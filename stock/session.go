@@ -66,6 +66,9 @@ type Session struct {
 	Store thread.Store
 
 	opts SessionOptions
+	// endStops ends the watch for stops asked of the store while the
+	// session holds it (see watchStops).
+	endStops func()
 	// cfg and so are what the stock was made with, to make it again in
 	// another workspace (Enter).
 	cfg harness.Config
@@ -331,6 +334,9 @@ func (s *Session) Open(ctx context.Context) error {
 		return err
 	}
 	s.Store, s.Place.Exists = store, true
+	if !s.opts.ReadOnly {
+		s.endStops = s.watchStops()
+	}
 	return nil
 }
 
@@ -504,6 +510,10 @@ func (s *Session) keep(obs action.Observer) func() {
 // processes use the store meanwhile, then Reopens it. Releasing a
 // released session does nothing.
 func (s *Session) Release() error {
+	if s.endStops != nil {
+		s.endStops()
+		s.endStops = nil
+	}
 	s.mu.Lock()
 	obs := s.observers
 	s.observers = nil
