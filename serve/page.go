@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/rewind"
 	"github.com/seed-7cc7a084/harness/search"
@@ -215,17 +217,31 @@ type listData struct {
 	Who, Workspace, Where, CSRF string
 	Threads                     []ThreadSummary
 	After, Next                 string
+	// Status is the status the list keeps ("" for all); Statuses those a
+	// person may pick.
+	Status   harness.Status
+	Statuses []harness.Status
 }
 
+// listStatuses are the statuses the list filters by.
+var listStatuses = []harness.Status{harness.StatusResumable, harness.StatusParked, harness.StatusDone, harness.StatusFailed, harness.StatusStopped}
+
+// listData is the list page's: a page of threads (of the status asked
+// for), the one active last first, as harness threads lists them.
 func (s *Server) listData(r *http.Request) (listData, error) {
-	after := r.URL.Query().Get("after")
-	list, next, err := s.threads(r.Context(), drive.ListOptions{After: after, Limit: 500})
+	q := r.URL.Query()
+	after, status := q.Get("after"), harness.Status(q.Get("status"))
+	if status != "" && !slices.Contains(listStatuses, status) {
+		return listData{}, badRequest("status %q: want one of %v", status, listStatuses)
+	}
+	list, next, err := s.threads(r.Context(), drive.ListOptions{After: after, Limit: 500, Status: status})
 	if err != nil {
 		return listData{}, err
 	}
+	slices.SortStableFunc(list, func(a, b ThreadSummary) int { return b.Head.At.Compare(a.Head.At) })
 	id, _ := IdentityOf(r.Context())
 	return listData{Who: id.Name, Workspace: s.opts.Stock.Config.Workspace, Where: s.opts.Stock.Place.Where(), CSRF: s.csrf(id.secret),
-		Threads: list, After: after, Next: next}, nil
+		Threads: list, After: after, Next: next, Status: status, Statuses: listStatuses}, nil
 }
 
 func (s *Server) listPage(w http.ResponseWriter, r *http.Request) (string, any, error) {
