@@ -48,6 +48,12 @@ var pages = sync.OnceValue(func() *template.Template {
 		"ref":       drive.Ref,
 		"said":      said,
 		"sandbox":   present.SandboxDetail,
+		"command": func(tool, args string) *shownCommand {
+			if c, ok := commandOf(tool, args); ok {
+				return &c
+			}
+			return nil
+		},
 		"projectRule": func(root, tool, args string) string {
 			return drive.ProjectAlways(root, tool, args).String()
 		},
@@ -293,6 +299,9 @@ type threadData struct {
 	// project" is kept in (see stock.ScopeWorkspace); RuleFile is "" when
 	// none can be kept.
 	Root, RuleFile string
+	// DefaultTimeout is how long a command may run when its call gives
+	// no timeout, in the server's workspace ("" elsewhere).
+	DefaultTimeout string
 }
 
 type flash struct {
@@ -338,6 +347,9 @@ func (s *Server) threadData(r *http.Request, id string, timeline bool) (threadDa
 	if d.Here {
 		td.Root = s.opts.Stock.Place.Root
 		td.RuleFile, _ = s.opts.Stock.Place.ProjectRuleFile(os.Getenv)
+		if s.opts.Stock.Tools != nil {
+			td.DefaultTimeout = strconv.FormatFloat(s.opts.Stock.Tools.Limits().CommandTimeout.Seconds(), 'g', -1, 64) + "s"
+		}
 	}
 	if timeline {
 		for _, e := range rep.Entries {

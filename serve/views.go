@@ -183,7 +183,7 @@ const maxDiffFiles = 20
 
 func (s *Server) actionOf(ctx context.Context, a scheduler.Action) Action {
 	req := a.Requested
-	out := Action{ID: a.ID, Tool: req.Adapter, Stage: a.Stage(), Capability: req.Capability, ArgsText: string(req.Payload), Seq: a.RequestedSeq,
+	out := Action{ID: a.ID, Tool: req.Adapter, Stage: a.Stage(), Capability: req.Capability, ArgsText: argsText(req.Adapter, req.Payload), Seq: a.RequestedSeq,
 		Sandbox: req.Sandbox, CheckSpec: req.Check, Check: a.Check, Interrupted: a.Interrupted, Reconciled: a.Reconciled, Open: a.Open()}
 	if json.Valid(req.Payload) {
 		out.Args = json.RawMessage(req.Payload)
