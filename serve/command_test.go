@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/serve"
 )
 
@@ -39,4 +40,23 @@ printf '\x1b[2J'
 	page = html.UnescapeString(get("/t/t1"))
 	require.Contains(t, page, `<pre class="command">sleep 1 && echo done`)
 	require.Contains(t, page, "timeout 7.5s: the command is stopped then")
+}
+
+// TestPageSaysADeniedCallDidNotRun: an action whose call was denied says
+// "not run (denied)", and its declared check says it never ran, not
+// "(not yet)".
+func TestPageSaysADeniedCallDidNotRun(t *testing.T) {
+	f := newFixture(t, harnesstest.ToolScript)
+	f.start("t1")
+	_, get := f.browser(t)
+	get("/?token=" + token)
+	require.Contains(t, get("/t/t1"), "(not yet)", "asked, not answered")
+	d := f.detail("t1")
+	resp, b := f.do("POST", "/api/threads/t1/answer", approveBody(d, false, false))
+	require.Equal(t, 201, resp.StatusCode, string(b))
+	page := get("/t/t1")
+	require.Contains(t, page, "<td>not run (denied)</td>")
+	require.Contains(t, page, "(not run: denied)")
+	require.NotContains(t, page, "(not yet)")
+	require.True(t, f.detail("t1").Actions[0].Denied)
 }
