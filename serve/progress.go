@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -33,14 +34,77 @@ const (
 )
 
 // liveHub hands the progress events of the threads the server drives to
-// the streams that follow them.
+// the streams that follow them. It keeps, for each thread being driven,
+// the events of what is not recorded yet — the current turn's text, the
+// output of the commands since the turn before them — so that a stream
+// opened in the middle of a command starts with its output so far
+// (bounded: replayEvents, replayBytes, the oldest let go).
 type liveHub struct {
-	mu   sync.Mutex // guards subs
-	subs map[string]map[*follower]struct{}
+	mu     sync.Mutex // guards subs and recent
+	subs   map[string]map[*follower]struct{}
+	recent map[string]*replay
 }
 
+// replay is what a new stream of a thread is sent first.
+type replay struct {
+	events []drive.Event
+	size   int
+}
+
+const (
+	// replayEvents and replayBytes bound what the hub keeps of a thread
+	// for streams opened later.
+	replayEvents = 512
+	replayBytes  = 256 << 10
+)
+
 func newLiveHub() *liveHub {
-	return &liveHub{subs: map[string]map[*follower]struct{}{}}
+	return &liveHub{subs: map[string]map[*follower]struct{}{}, recent: map[string]*replay{}}
+}
+
+// keep notes e for the streams of its thread opened later: a turn's
+// start lets go of what came before (recorded by now), a turn's end of
+// its text (the model.turn has it).
+func (h *liveHub) keep(e drive.Event) {
+	r := h.recent[e.Thread]
+	if r == nil {
+		r = &replay{}
+		h.recent[e.Thread] = r
+	}
+	switch e.Kind {
+	case drive.EventTurnStarted:
+		r.events, r.size = nil, 0
+		return
+	case drive.EventTurnEnded:
+		kept := r.events[:0]
+		r.size = 0
+		for _, x := range r.events {
+			if x.Kind == drive.EventOutput {
+				kept = append(kept, x)
+				r.size += len(x.Text)
+			}
+		}
+		r.events = kept
+		return
+	}
+	r.events = append(r.events, e)
+	r.size += len(e.Text)
+	for len(r.events) > replayEvents || r.size > replayBytes {
+		r.size -= len(r.events[0].Text)
+		r.events = r.events[1:]
+	}
+}
+
+// done lets go of what the hub keeps of the thread id (and its
+// children's): its drive ended.
+func (h *liveHub) done(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for t := range h.recent {
+		if t == id || strings.HasPrefix(t, id+".") {
+			delete(h.recent, t)
+		}
+	}
 }
 
 // follower is one stream's buffer of a thread's events.
@@ -58,6 +122,11 @@ func (h *liveHub) follow(id string) (*follower, func()) {
 	f := &follower{wake: make(chan struct{}, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if r := h.recent[id]; r != nil {
+		for _, e := range r.events {
+			f.put(e)
+		}
+	}
 	if h.subs[id] == nil {
 		h.subs[id] = map[*follower]struct{}{}
 	}
@@ -82,6 +151,7 @@ func (h *liveHub) progress(id string) drive.Progress {
 		}
 		h.mu.Lock()
 		defer h.mu.Unlock()
+		h.keep(e)
 		for f := range h.subs[e.Thread] {
 			f.put(e)
 		}
@@ -123,7 +193,9 @@ func droppedLine(n int) string {
 // streamProgress streams the progress events of the thread id as the
 // server drives it, each as an event "progress" whose data is enc's
 // line, until the client goes, a write times out, or the server closes.
-// What happened before the stream began is not sent: the facts have it.
+// A stream opened while the server drives the thread starts with what
+// the hub kept of it (the current turn's text, the output of its commands
+// so far); what is recorded already is not sent: the facts have it.
 func (s *Server) streamProgress(w http.ResponseWriter, r *http.Request, id string, enc func(drive.Event) ([]byte, error)) error {
 	if _, err := s.store.Head(r.Context(), id); err != nil {
 		return err

@@ -62,6 +62,14 @@
   const items = document.getElementById("live-items");
   const boxes = new Map(); // key: "turn-N" or "action-ID"
   const actionsDone = new Set();
+  // Actions recorded before the page was made: a stream opened in the
+  // middle of a drive starts with what is not recorded yet, and nothing
+  // of theirs is shown live.
+  document.querySelectorAll("tbody[id^='action-'] tr.action td:nth-child(3)").forEach((td) => {
+    if (!/^(requested|started)/.test(td.textContent.trim())) {
+      actionsDone.add(td.closest("tbody").id.slice("action-".length));
+    }
+  });
   let turnsDone = 0; // turns up to this one are recorded
   const maxChars = 64 * 1024;
 
