@@ -302,6 +302,9 @@ type threadData struct {
 	// DefaultTimeout is how long a command may run when its call gives
 	// no timeout, in the server's workspace ("" elsewhere).
 	DefaultTimeout string
+	// Children are the threads the thread delegated to, running or
+	// finished (the thread page's, not the panel's).
+	Children []ThreadSummary
 }
 
 type flash struct {
@@ -352,6 +355,15 @@ func (s *Server) threadData(r *http.Request, id string, timeline bool) (threadDa
 		}
 	}
 	if timeline {
+		tree, _, err := s.threads(r.Context(), drive.ListOptions{Root: id})
+		if err != nil {
+			return threadData{}, err
+		}
+		for _, c := range tree {
+			if c.Parent == id {
+				td.Children = append(td.Children, c)
+			}
+		}
 		for _, e := range rep.Entries {
 			row := rowOf(e.Fact)
 			if e.Action != nil {
