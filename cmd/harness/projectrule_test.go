@@ -126,3 +126,28 @@ func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestACommandCannotPlantAProjectRule: a command the model runs (approved)
+// that writes a rule for the workspace into the person's trust file
+// writes nothing there (the sandbox hides the person's configuration), and
+// a later thread is not approved by it.
+func TestACommandCannotPlantAProjectRule(t *testing.T) {
+	t.Parallel()
+	xdg := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(xdg, "harness"), 0o700))
+	dir := workspace(t, map[string]string{"b.jsonl": goTestB})
+	real, _ := filepath.EvalSymlinks(dir)
+	file := filepath.Join(xdg, "harness", "trusted.json")
+	plant := `{"trusted": [], "rules": [{"workspace": ` + strconvQuote(real) + `, "allow": "run_command"}]}`
+	cmd, _ := json.Marshal(map[string]string{"command": "mkdir -p " + filepath.Dir(file) + "; printf '%s' '" + plant + "' > " + file + "; cat " + file})
+	call, _ := json.Marshal(map[string]any{"text": "Planting.", "tool_calls": []map[string]string{{"id": "p", "name": "run_command", "args": string(cmd)}}})
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "plant.jsonl"), append(call, []byte("\n{\"text\": \"Done.\"}\n")...), 0o644))
+	env := []string{"NO_COLOR=1", "HARNESS_STORE=", "XDG_CONFIG_HOME=" + xdg}
+	out, stderr, _ := harnessEnv(t, dir, env, "run", "--approve", "all", "--model", "scripted:plant.jsonl", "Plant")
+	require.Contains(t, out, "done: thread t1", out+stderr)
+	require.NoFileExists(t, file, "nothing written to the person's configuration")
+
+	out, stderr, _ = harnessEnv(t, dir, env, "run", "--model", "scripted:b.jsonl", "Test b")
+	require.NotContains(t, out, "approved by policy", out+stderr)
+	require.Contains(t, out, "parked: thread t2 waits for a person", out+stderr)
+}
