@@ -158,3 +158,21 @@ func BenchmarkStopCommand(b *testing.B) {
 	b.ReportMetric(float64(term)/n/1e6, "sigterm-ms/op")
 	b.ReportMetric(float64(stop)/float64(term), "stop/sigterm")
 }
+
+// BenchmarkStopCommandDirectoryStore is BenchmarkStopCommand with no
+// server: the run holds a directory store, and harness stop asks it
+// through the store's directory.
+func BenchmarkStopCommandDirectoryStore(b *testing.B) {
+	var stop, term time.Duration
+	for b.Loop() {
+		stop += stopMidCommandOn(b, false, func(t testing.TB, dir string, _ *serving) {
+			stdout, stderr, code := harnessIn(t, dir, "stop", "t1")
+			require.Zero(t, code, stdout+stderr)
+		})
+		term += harnesstest.SIGTERMTook(b)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(stop)/n/1e6, "stop-ms/op")
+	b.ReportMetric(float64(term)/n/1e6, "sigterm-ms/op")
+	b.ReportMetric(float64(stop)/float64(term), "stop/sigterm")
+}
