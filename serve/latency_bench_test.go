@@ -29,6 +29,9 @@ func BenchmarkProgressLatency(b *testing.B) {
 	p := serve.ProgressOf(f.srv, "t1")
 	num := regexp.MustCompile(`chunk (\d+)`)
 	run := func(watchers int) time.Duration {
+		// A turn starts: what the hub kept of the last run is recorded by
+		// now, and no new stream is sent it.
+		p(drive.Event{Kind: drive.EventTurnStarted, Turn: watchers})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var (
