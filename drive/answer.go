@@ -307,6 +307,13 @@ type Answered struct {
 // that cannot be found is a *RequestError (ErrNoRequest,
 // ErrWhichRequest); a reply that does not fit is ErrBadReply.
 func Answer(ctx context.Context, th *harness.Thread, r Reply) (Answered, error) {
+	return AnswerThrough(ctx, th, r, AnswerPending)
+}
+
+// AnswerThrough is Answer with the reply posted to the request it names by
+// post (stock.Session.AnswerPending, which adds a reply's always-rule to
+// the thread's policy first; AnswerPending refuses one).
+func AnswerThrough(ctx context.Context, th *harness.Thread, r Reply, post func(context.Context, *harness.Thread, Pending, Reply) (harness.Posted, error)) (Answered, error) {
 	if err := r.Check(); err != nil {
 		return Answered{}, err
 	}
@@ -366,7 +373,7 @@ func Answer(ctx context.Context, th *harness.Thread, r Reply) (Answered, error) 
 		}
 		return Answered{}, rerr
 	}
-	p, err := AnswerPending(ctx, th, target, r)
+	p, err := post(ctx, th, target, r)
 	if errors.Is(err, scheduler.ErrUnknownRequest) {
 		return Answered{}, rerr
 	}

@@ -70,6 +70,11 @@ type Reply struct {
 	// read: stock.Session.AnswerPending posts such a reply; Draft refuses
 	// one that still carries its rule.
 	Always string `json:"always,omitempty"`
+	// Project, with Always, is "always, for this project": the rule is
+	// also kept for the workspace in the person's own configuration (see
+	// stock.Place.KeepProjectRule), so that later threads there start with
+	// it, and the thread's policy records it from that scope.
+	Project bool `json:"project,omitempty"`
 	// USD and Tokens raise the tree's budget (a reply of kind budget,
 	// given to the root: see RaiseBudget).
 	USD    float64 `json:"usd,omitempty"`
@@ -134,6 +139,9 @@ func (r Reply) Check() error {
 	if r.Always != "" && (r.Kind != fold.WaitConfirmation || !r.Approved) {
 		return fmt.Errorf("%w: an always-rule comes with an approval", ErrBadReply)
 	}
+	if r.Project && r.Always == "" {
+		return fmt.Errorf("%w: a rule for the project names its rule (always)", ErrBadReply)
+	}
 	switch r.Kind {
 	case fold.WaitConfirmation:
 		if r.Decision != "" || r.Text != "" {
@@ -182,7 +190,8 @@ func (r Reply) Check() error {
 	return nil
 }
 
-// AnswerKind is the kind of fact that answers a wait of kind k.
+// AnswerKind is the kind of fact that answers a wait of kind k (a plan's:
+// plan mode switched, acting on it or not).
 func AnswerKind(k fold.WaitKind) facts.Kind {
 	switch k {
 	case fold.WaitPlan:

@@ -196,6 +196,21 @@ func answerAfter(ctx context.Context, s thread.Store, id string, after *uint64, 
 	return &Elsewhere{Thread: id, Request: ref, Fact: f, Said: said}
 }
 
+// sayPlan says what a plan.mode.set did to a plan waited on.
+func sayPlan(p facts.PlanModeSet) string {
+	s := "plan mode switched off"
+	switch {
+	case p.Acts > 0:
+		s = fmt.Sprintf("the plan of turn %d acted on", p.Acts)
+	case p.On:
+		s = "plan mode switched on"
+	}
+	if p.By != "" {
+		s += " by " + p.By
+	}
+	return s
+}
+
 func sayStop(by, reason string) string {
 	s := "stopped"
 	if by != "" {

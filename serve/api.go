@@ -20,6 +20,7 @@ import (
 	"github.com/seed-7cc7a084/harness/rewind"
 	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/search"
+	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -116,6 +117,10 @@ func statusOf(err error) (int, string) {
 		return http.StatusBadRequest, "bad_payload"
 	case errors.Is(err, ErrNotHere):
 		return http.StatusConflict, "not_here"
+	case errors.Is(err, stock.ErrProjectRule):
+		return http.StatusConflict, "rule_not_kept"
+	case errors.Is(err, stock.ErrBadSettings):
+		return http.StatusBadRequest, "bad_rule"
 	case errors.Is(err, rewind.ErrUndoRefused):
 		return http.StatusConflict, "undo_refused"
 	case errors.Is(err, search.ErrQuery), errors.Is(err, search.ErrCursor):
@@ -306,6 +311,7 @@ func (s *Server) apiFacts(w http.ResponseWriter, r *http.Request) error {
 //	{"kind": "plan", "request_id": "plan-2", "text": "Cover the CLI too"}
 //	{"kind": "question", "request_id": "1-c1-e1", "elicit": "accept", "content": {"name": "Ana"}}
 //	{"kind": "question", "request_id": "1-c1-e1", "elicit": "decline"}
+//	{"kind": "confirmation", "request_id": "1-call_1", "approved": true, "digest": "…", "always": "run_command:go test *", "project": true}
 //
 // A question an MCP server asked during a call (its pending request has
 // "elicit") is answered with elicit — accept (with content, or fields as
@@ -315,7 +321,12 @@ func (s *Server) apiFacts(w http.ResponseWriter, r *http.Request) error {
 // A raise of a budget is posted to the root of the thread's tree (the
 // budget is the tree's), and the root is resumed.
 // An approval or denial must name the digest of the call (from the
-// thread's pending request): one given for another call is refused. The
+// thread's pending request): one given for another call is refused. An
+// approval may add a rule ("always", a tool pattern) to the thread's
+// policy; with "project" the rule is also kept for the server's workspace
+// in the person's own configuration (the trust file, never a file in the
+// workspace), so that later threads there start with it — only for a
+// thread of the server's own workspace. The
 // server resumes the thread afterwards unless "resume" is false. Who
 // answered is the person the request's token names.
 type AnswerRequest struct {
@@ -336,6 +347,8 @@ type AnswerRequest struct {
 	Elicit  string            `json:"elicit,omitempty"`
 	Content json.RawMessage   `json:"content,omitempty"`
 	Fields  map[string]string `json:"fields,omitempty"`
+	Always  string            `json:"always,omitempty"`
+	Project bool              `json:"project,omitempty"`
 }
 
 // AnswerResult says what an answer did.
@@ -368,9 +381,20 @@ func (s *Server) answer(ctx context.Context, who Identity, id string, a AnswerRe
 	if id, err = s.answerRoot(ctx, id, a); err != nil {
 		return AnswerResult{}, err
 	}
+	post := drive.AnswerPending
+	if reply.Always != "" {
+		// The rule goes to the thread's policy (and, for the project, to
+		// the person's own configuration) before the approval.
+		post = s.session.AnswerPending
+		if reply.Project {
+			if err := s.ownThread(ctx, id); err != nil {
+				return AnswerResult{}, err
+			}
+		}
+	}
 	c := s.cachedThread(ctx, id)
 	c.mu.Lock()
-	ans, err := drive.Answer(ctx, c.th, reply)
+	ans, err := drive.AnswerThrough(ctx, c.th, reply, post)
 	c.mu.Unlock()
 	if errors.Is(err, harness.ErrUnknownThread) {
 		s.forget(id)
@@ -389,6 +413,20 @@ func (s *Server) answer(ctx context.Context, who Identity, id string, a AnswerRe
 	return res, nil
 }
 
+// ownThread is nil for a thread of the server's own workspace, and
+// ErrNotHere for another's: a rule kept for the project is the server's
+// workspace's, and must not come from a thread working elsewhere.
+func (s *Server) ownThread(ctx context.Context, id string) error {
+	st, err := s.state(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !s.here(st.Workspace) {
+		return fmt.Errorf("thread %s works in %s, not here (%s): %w; a rule for that project is kept from there", id, st.Workspace, s.opts.Stock.Config.Workspace, ErrNotHere)
+	}
+	return nil
+}
+
 // replyOf checks an answer and makes it the reply it is, by who.
 func replyOf(a AnswerRequest, by string) (drive.Reply, error) {
 	r := drive.Reply{Kind: a.Kind, Request: a.RequestID, By: by}
@@ -401,6 +439,18 @@ func replyOf(a AnswerRequest, by string) (drive.Reply, error) {
 			return r, badRequest("an approval names the digest of the call it approves (digest, from the pending request)")
 		}
 		r.Approved, r.Digest, r.Reason = a.Approved.Or(false), a.Digest, a.Reason
+		if a.Project && a.Always == "" {
+			return r, badRequest("a rule for the project names its rule (always)")
+		}
+		if a.Always != "" {
+			if !r.Approved {
+				return r, badRequest("a rule (always) comes with an approval")
+			}
+			if _, err := drive.ParsePattern(a.Always); err != nil {
+				return r, badRequest("always: %v", err)
+			}
+			r.Always, r.Project = a.Always, a.Project
+		}
 	case fold.WaitQuestion:
 		if a.Elicit != "" {
 			r.Elicit, r.Content, r.Fields = facts.ElicitAction(a.Elicit), a.Content, a.Fields

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +19,7 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/rewind"
 	"github.com/seed-7cc7a084/harness/search"
@@ -47,6 +50,15 @@ var pages = sync.OnceValue(func() *template.Template {
 		"said":      said,
 		"sandbox":   present.SandboxDetail,
 		"spend":     present.SayBudget,
+		"command": func(tool, args string) *shownCommand {
+			if c, ok := commandOf(tool, args); ok {
+				return &c
+			}
+			return nil
+		},
+		"projectRule": func(root, tool, args string) string {
+			return drive.ProjectAlways(root, tool, args).String()
+		},
 	}).ParseFS(assets, "assets/*.tmpl"))
 })
 
@@ -213,17 +225,31 @@ type listData struct {
 	Who, Workspace, Where, CSRF string
 	Threads                     []ThreadSummary
 	After, Next                 string
+	// Status is the status the list keeps ("" for all); Statuses those a
+	// person may pick.
+	Status   harness.Status
+	Statuses []harness.Status
 }
 
+// listStatuses are the statuses the list filters by.
+var listStatuses = []harness.Status{harness.StatusResumable, harness.StatusParked, harness.StatusDone, harness.StatusFailed, harness.StatusStopped}
+
+// listData is the list page's: a page of threads (of the status asked
+// for), the one active last first, as harness threads lists them.
 func (s *Server) listData(r *http.Request) (listData, error) {
-	after := r.URL.Query().Get("after")
-	list, next, err := s.threads(r.Context(), drive.ListOptions{After: after, Limit: 500})
+	q := r.URL.Query()
+	after, status := q.Get("after"), harness.Status(q.Get("status"))
+	if status != "" && !slices.Contains(listStatuses, status) {
+		return listData{}, badRequest("status %q: want one of %v", status, listStatuses)
+	}
+	list, next, err := s.threads(r.Context(), drive.ListOptions{After: after, Limit: 500, Status: status})
 	if err != nil {
 		return listData{}, err
 	}
+	slices.SortStableFunc(list, func(a, b ThreadSummary) int { return b.Head.At.Compare(a.Head.At) })
 	id, _ := IdentityOf(r.Context())
 	return listData{Who: id.Name, Workspace: s.opts.Stock.Config.Workspace, Where: s.opts.Stock.Place.Where(), CSRF: s.csrf(id.secret),
-		Threads: list, After: after, Next: next}, nil
+		Threads: list, After: after, Next: next, Status: status, Statuses: listStatuses}, nil
 }
 
 func (s *Server) listPage(w http.ResponseWriter, r *http.Request) (string, any, error) {
@@ -270,6 +296,17 @@ type threadData struct {
 	Who    string
 	CSRF   string
 	Flash  *flash
+	// Root and RuleFile, for a thread of the server's workspace, are the
+	// workspace and the person's own file a rule "always, for this
+	// project" is kept in (see stock.ScopeWorkspace); RuleFile is "" when
+	// none can be kept.
+	Root, RuleFile string
+	// DefaultTimeout is how long a command may run when its call gives
+	// no timeout, in the server's workspace ("" elsewhere).
+	DefaultTimeout string
+	// Children are the threads the thread delegated to, running or
+	// finished (the thread page's, not the panel's).
+	Children []ThreadSummary
 }
 
 type flash struct {
@@ -312,7 +349,23 @@ func (s *Server) threadData(r *http.Request, id string, timeline bool) (threadDa
 	}
 	who, _ := IdentityOf(r.Context())
 	td := threadData{D: d, Replay: rep, Who: who.Name, CSRF: s.csrf(who.secret)}
+	if d.Here {
+		td.Root = s.opts.Stock.Place.Root
+		td.RuleFile, _ = s.opts.Stock.Place.ProjectRuleFile(os.Getenv)
+		if s.opts.Stock.Tools != nil {
+			td.DefaultTimeout = strconv.FormatFloat(s.opts.Stock.Tools.Limits().CommandTimeout.Seconds(), 'g', -1, 64) + "s"
+		}
+	}
 	if timeline {
+		tree, _, err := s.threads(r.Context(), drive.ListOptions{Root: id})
+		if err != nil {
+			return threadData{}, err
+		}
+		for _, c := range tree {
+			if c.Parent == id {
+				td.Children = append(td.Children, c)
+			}
+		}
 		for _, e := range rep.Entries {
 			row := rowOf(e.Fact)
 			if e.Action != nil {
@@ -374,6 +427,7 @@ func formAnswer(r *http.Request) (AnswerRequest, error) {
 		switch f.Get("answer") {
 		case "approve":
 			a.Approved = drive.Yes
+			a.Always, a.Project = strings.TrimSpace(f.Get("always")), f.Get("project") == "1"
 		case "deny":
 			a.Approved = drive.No
 		default:

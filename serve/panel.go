@@ -80,12 +80,14 @@ func (s *Server) actionRow(ctx context.Context, f facts.Fact) (id, html string, 
 	c.mu.Lock()
 	v, err := c.th.View(ctx)
 	a, found := v.Turn.Action(id)
+	denied := found && deniedIn(v.Turn, a)
 	if err == nil && !found {
 		// An action of an earlier turn (a reconciliation comes in the
 		// turn it stopped, so rarely): the whole reading has it.
 		var r scheduler.Reading
 		if r, err = c.th.Reading(ctx); err == nil {
 			a, found = r.Action(id)
+			denied = found && deniedIn(r, a)
 		}
 	}
 	c.mu.Unlock()
@@ -93,7 +95,7 @@ func (s *Server) actionRow(ctx context.Context, f facts.Fact) (id, html string, 
 		return "", "", false
 	}
 	var b bytes.Buffer
-	if err := pages().ExecuteTemplate(&b, "action", s.actionOf(ctx, a)); err != nil {
+	if err := pages().ExecuteTemplate(&b, "action", s.actionOf(ctx, a, denied)); err != nil {
 		s.opts.Logf("render action %s of %s: %v", id, f.Thread, err)
 		return "", "", false
 	}

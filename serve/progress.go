@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/present"
@@ -32,14 +34,77 @@ const (
 )
 
 // liveHub hands the progress events of the threads the server drives to
-// the streams that follow them.
+// the streams that follow them. It keeps, for each thread being driven,
+// the events of what is not recorded yet — the current turn's text, the
+// output of the commands since the turn before them — so that a stream
+// opened in the middle of a command starts with its output so far
+// (bounded: replayEvents, replayBytes, the oldest let go).
 type liveHub struct {
-	mu   sync.Mutex // guards subs
-	subs map[string]map[*follower]struct{}
+	mu     sync.Mutex // guards subs and recent
+	subs   map[string]map[*follower]struct{}
+	recent map[string]*replay
 }
 
+// replay is what a new stream of a thread is sent first.
+type replay struct {
+	events []drive.Event
+	size   int
+}
+
+const (
+	// replayEvents and replayBytes bound what the hub keeps of a thread
+	// for streams opened later.
+	replayEvents = 512
+	replayBytes  = 256 << 10
+)
+
 func newLiveHub() *liveHub {
-	return &liveHub{subs: map[string]map[*follower]struct{}{}}
+	return &liveHub{subs: map[string]map[*follower]struct{}{}, recent: map[string]*replay{}}
+}
+
+// keep notes e for the streams of its thread opened later: a turn's
+// start lets go of what came before (recorded by now), a turn's end of
+// its text (the model.turn has it).
+func (h *liveHub) keep(e drive.Event) {
+	r := h.recent[e.Thread]
+	if r == nil {
+		r = &replay{}
+		h.recent[e.Thread] = r
+	}
+	switch e.Kind {
+	case drive.EventTurnStarted:
+		r.events, r.size = nil, 0
+		return
+	case drive.EventTurnEnded:
+		kept := r.events[:0]
+		r.size = 0
+		for _, x := range r.events {
+			if x.Kind == drive.EventOutput {
+				kept = append(kept, x)
+				r.size += len(x.Text)
+			}
+		}
+		r.events = kept
+		return
+	}
+	r.events = append(r.events, e)
+	r.size += len(e.Text)
+	for len(r.events) > replayEvents || r.size > replayBytes {
+		r.size -= len(r.events[0].Text)
+		r.events = r.events[1:]
+	}
+}
+
+// done lets go of what the hub keeps of the thread id (and its
+// children's): its drive ended.
+func (h *liveHub) done(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for t := range h.recent {
+		if t == id || strings.HasPrefix(t, id+".") {
+			delete(h.recent, t)
+		}
+	}
 }
 
 // follower is one stream's buffer of a thread's events.
@@ -57,6 +122,11 @@ func (h *liveHub) follow(id string) (*follower, func()) {
 	f := &follower{wake: make(chan struct{}, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if r := h.recent[id]; r != nil {
+		for _, e := range r.events {
+			f.put(e)
+		}
+	}
 	if h.subs[id] == nil {
 		h.subs[id] = map[*follower]struct{}{}
 	}
@@ -81,6 +151,7 @@ func (h *liveHub) progress(id string) drive.Progress {
 		}
 		h.mu.Lock()
 		defer h.mu.Unlock()
+		h.keep(e)
 		for f := range h.subs[e.Thread] {
 			f.put(e)
 		}
@@ -122,7 +193,9 @@ func droppedLine(n int) string {
 // streamProgress streams the progress events of the thread id as the
 // server drives it, each as an event "progress" whose data is enc's
 // line, until the client goes, a write times out, or the server closes.
-// What happened before the stream began is not sent: the facts have it.
+// A stream opened while the server drives the thread starts with what
+// the hub kept of it (the current turn's text, the output of its commands
+// so far); what is recorded already is not sent: the facts have it.
 func (s *Server) streamProgress(w http.ResponseWriter, r *http.Request, id string, enc func(drive.Event) ([]byte, error)) error {
 	if _, err := s.store.Head(r.Context(), id); err != nil {
 		return err
@@ -199,7 +272,7 @@ func (s *Server) apiProgress(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.streamProgress(w, r, id, progressLine)
+	return s.streamProgress(w, r, id, wholeRunes(progressLine))
 }
 
 // pageProgress is the thread page's progress stream: the API's, with
@@ -211,9 +284,46 @@ func (s *Server) pageProgress(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.streamProgress(w, r, id, func(e drive.Event) ([]byte, error) {
+	return s.streamProgress(w, r, id, wholeRunes(func(e drive.Event) ([]byte, error) {
 		e.Text = present.EscapeText(e.Text)
 		e.Error = present.EscapeLine(e.Error)
 		return progressLine(e)
-	})
+	}))
+}
+
+// wholeRunes is enc of command output cut at whole characters: a UTF-8
+// character split across two reads of the command's output (its first
+// bytes ending one chunk) is held back, at most 3 bytes for each action's
+// stream, and sent with the next chunk, so that it is not shown as
+// escaped bytes. A stream calls enc from one goroutine.
+func wholeRunes(enc func(drive.Event) ([]byte, error)) func(drive.Event) ([]byte, error) {
+	carry := map[string]string{} // by action and stream; used by the stream's goroutine alone
+	return func(e drive.Event) ([]byte, error) {
+		if e.Kind == drive.EventOutput {
+			key := e.ActionID + "\x00" + e.Stream
+			text := carry[key] + e.Text
+			cut := splitTail(text)
+			if cut > 0 {
+				carry[key] = text[len(text)-cut:]
+			} else {
+				delete(carry, key)
+			}
+			e.Text = text[:len(text)-cut]
+		}
+		return enc(e)
+	}
+}
+
+// splitTail is how many bytes at the end of s begin a UTF-8 character
+// that is not complete yet: 0 to 3.
+func splitTail(s string) int {
+	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			if utf8.FullRuneInString(s[i:]) {
+				return 0
+			}
+			return len(s) - i
+		}
+	}
+	return 0
 }

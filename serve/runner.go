@@ -126,6 +126,7 @@ func (s *Server) drive(ctx context.Context, id string) (drive.State, error) {
 	if approval.Resolve == nil && st.Tools != nil {
 		approval.Resolve = st.Tools.Resolve
 	}
+	defer s.live.done(id) // what it kept for later streams is recorded now
 	return drive.Drive(ctx, rt.Thread(st.Actor, id), drive.Options{
 		Approval: approval,
 		Policy:   s.opts.Policy,

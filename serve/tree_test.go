@@ -127,6 +127,10 @@ func TestDelegatedThreadPage(t *testing.T) {
 	require.True(t, a.Approved)
 	require.Equal(t, "ana", a.By)
 	f.waitFor("t1", "done", func(d serve.ThreadDetail) bool { return d.Status == harness.StatusDone && !d.Resuming })
+	// Finished, the parent's page still links its child.
+	page = get("/t/t1")
+	require.Contains(t, page, `<h2>Children</h2>`)
+	require.Contains(t, page, `<li><a href="t/t1.1-d1">t1.1-d1</a> <span class="badge done">done</span>`)
 }
 
 // TestAnswerOutsideTheTree: an answer that names a request of a thread

@@ -72,6 +72,8 @@ type Action struct {
 	CheckSpec   *facts.CheckSpec         `json:"check_spec,omitempty"`
 	Interrupted *facts.ActionInterrupted `json:"interrupted,omitempty"`
 	Reconciled  *facts.EffectReconciled  `json:"reconciled,omitempty"`
+	// Denied is true for an action whose call was denied: it never ran.
+	Denied bool `json:"denied,omitempty"`
 	// Open is true while a person must settle its effect.
 	Open bool `json:"open,omitempty"`
 	// Changes are the files the runtime observed it change, with their
@@ -153,7 +155,7 @@ func (s *Server) detailOf(ctx context.Context, id string, actions bool) (ThreadD
 	}
 	d := ThreadDetail{ThreadSummary: s.summaryOf(st), LastResume: s.lastResume(id), Actions: []Action{}}
 	for _, a := range r.Actions() {
-		d.Actions = append(d.Actions, s.actionOf(ctx, a))
+		d.Actions = append(d.Actions, s.actionOf(ctx, a, deniedIn(r, a)))
 	}
 	return d, nil
 }
@@ -181,9 +183,16 @@ func draftFact(kind facts.Kind, payload any) facts.Fact {
 // maxDiffFiles bounds the diffs a detail shows.
 const maxDiffFiles = 20
 
-func (s *Server) actionOf(ctx context.Context, a scheduler.Action) Action {
+// deniedIn reports whether the reading r records the call of action a as
+// denied, a never having run.
+func deniedIn(r scheduler.Reading, a scheduler.Action) bool {
+	c, ok := r.Call(a.Call)
+	return ok && c.Denied() && a.Started == nil && !a.Ended()
+}
+
+func (s *Server) actionOf(ctx context.Context, a scheduler.Action, denied bool) Action {
 	req := a.Requested
-	out := Action{ID: a.ID, Tool: req.Adapter, Stage: a.Stage(), Capability: req.Capability, ArgsText: string(req.Payload), Seq: a.RequestedSeq,
+	out := Action{Denied: denied, ID: a.ID, Tool: req.Adapter, Stage: a.Stage(), Capability: req.Capability, ArgsText: argsText(req.Adapter, req.Payload), Seq: a.RequestedSeq,
 		Sandbox: req.Sandbox, CheckSpec: req.Check, Check: a.Check, Interrupted: a.Interrupted, Reconciled: a.Reconciled, Open: a.Open()}
 	if json.Valid(req.Payload) {
 		out.Args = json.RawMessage(req.Payload)

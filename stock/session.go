@@ -67,6 +67,9 @@ type Session struct {
 	Store thread.Store
 
 	opts SessionOptions
+	// endStops ends the watch for stops asked of the store while the
+	// session holds it (see watchStops).
+	endStops func()
 	// cfg and so are what the stock was made with, to make it again in
 	// another workspace (Enter).
 	cfg harness.Config
@@ -351,6 +354,9 @@ func (s *Session) Open(ctx context.Context) error {
 		return err
 	}
 	s.Store, s.Place.Exists = store, true
+	if !s.opts.ReadOnly {
+		s.endStops = s.watchStops()
+	}
 	return nil
 }
 
@@ -524,6 +530,10 @@ func (s *Session) keep(obs action.Observer) func() {
 // processes use the store meanwhile, then Reopens it. Releasing a
 // released session does nothing.
 func (s *Session) Release() error {
+	if s.endStops != nil {
+		s.endStops()
+		s.endStops = nil
+	}
 	s.mu.Lock()
 	obs := s.observers
 	s.observers = nil
@@ -759,18 +769,42 @@ func (s *Session) IndexThread(ctx context.Context, id string) error {
 // by r.By), so that the rest of the thread is decided by it; the
 // approval's reason, when none is given, says so ("always: RULE"). It is
 // how every front end posts a person's "always for this thread".
+//
+// With Reply.Project ("always, for this project") the rule is first kept
+// for the workspace in the person's own configuration (Place.
+// KeepProjectRule), and the thread's policy records it from that scope
+// and file. A rule that cannot be kept there is the error, and nothing
+// is posted.
 func (s *Session) AnswerPending(ctx context.Context, th *harness.Thread, p drive.Pending, r drive.Reply) (harness.Posted, error) {
+	if r.Project && r.Always == "" {
+		return harness.Posted{}, fmt.Errorf("%w: a rule for the project names its rule (always)", drive.ErrBadReply)
+	}
 	if r.Always != "" {
 		if r.Kind != fold.WaitConfirmation || !r.Approved {
 			return harness.Posted{}, fmt.Errorf("%w: an always-rule comes with an approval", drive.ErrBadReply)
 		}
-		if err := s.AmendPolicy(ctx, th, AnswerSource(r.Always), r.By); err != nil {
+		layer := AnswerSource(r.Always)
+		if r.Project {
+			getenv := s.opts.Getenv
+			if getenv == nil {
+				getenv = os.Getenv
+			}
+			kept, err := s.Place.KeepProjectRule(getenv, r.Always, r.By)
+			if err != nil {
+				return harness.Posted{}, err
+			}
+			layer = kept
+		}
+		if err := s.AmendPolicy(ctx, th, layer, r.By); err != nil {
 			return harness.Posted{}, err
 		}
 		if r.Reason == "" {
 			r.Reason = "always: " + r.Always
+			if r.Project {
+				r.Reason = "always, for this project: " + r.Always
+			}
 		}
-		r.Always = ""
+		r.Always, r.Project = "", false
 	}
 	return drive.AnswerPending(ctx, th, p, r)
 }

@@ -153,6 +153,9 @@ const (
 	ScopeLocal Scope = "local"
 	// ScopeFlag is the command line: what a person typed.
 	ScopeFlag Scope = "flag"
+	// ScopeWorkspace (projectrules.go) is the person's rules for one
+	// workspace, kept outside it, between the user's file and the
+	// project's.
 	// ScopeAnswer is a person's answer at a prompt ("always").
 	ScopeAnswer Scope = "answer"
 	// ScopeThread is a thread's own recorded policy, as a layer a command
@@ -287,9 +290,11 @@ func (p Place) LoadLayered(getenv func(string) string) (Layered, error) {
 	}
 	var errs []error
 	var trust Trust
-	if tf, err := p.trustFileOf(getenv); err == nil {
+	tf, err := p.trustFileOf(getenv)
+	if err == nil {
 		// A trust file inside the workspace is never read: a command
-		// could have written it. Nothing is trusted then.
+		// could have written it. Nothing is trusted then, and no rule
+		// kept for the project applies.
 		if trust, err = LoadTrust(tf); err != nil {
 			errs = append(errs, err)
 		}
@@ -316,6 +321,13 @@ func (p Place) LoadLayered(getenv func(string) string) (Layered, error) {
 			errs = append(errs, src.Err)
 		}
 		srcs = append(srcs, src)
+		if f.scope == ScopeUser {
+			// The person's rules for this workspace (always, for this
+			// project), from the trust file outside it.
+			if rules, ok := projectLayer(trust, root, tf); ok {
+				srcs = append(srcs, rules)
+			}
+		}
 	}
 	return Merge(srcs...), errors.Join(errs...)
 }

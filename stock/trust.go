@@ -70,6 +70,9 @@ type TrustEntry struct {
 // Trust is what the trust file remembers.
 type Trust struct {
 	Trusted []TrustEntry `json:"trusted"`
+	// Rules are the person's "always, for this project" (see
+	// ScopeWorkspace), each under its workspace.
+	Rules []ProjectRule `json:"rules,omitempty"`
 }
 
 // LoadTrust reads the trust file at path; a missing file trusts nothing.

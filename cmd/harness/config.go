@@ -86,7 +86,7 @@ and the agents defined in files (see harness agents).
 				case s.Exists:
 					state = "sets " + strings.Join(s.Set, ", ")
 				}
-				fmt.Fprintf(w, "  %-8s %s: %s\n", s.Scope, present.EscapeLine(s.Path), state)
+				fmt.Fprintf(w, "  %-9s %s: %s\n", s.Scope, present.EscapeLine(s.Path), state)
 			}
 			fmt.Fprintln(w, "settings:")
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -64,7 +64,7 @@ func TestPromptDropsALateKey(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "y", got, "the late n answers nothing")
 	p.pending = append(p.pending, typed{'\r', time.Now().Add(time.Hour)}, typed{'o', time.Now().Add(time.Hour)}, typed{'k', time.Now().Add(time.Hour)}, typed{'\r', time.Now().Add(time.Hour)})
-	p.swallow = true
+	p.swallow = time.Now().Add(2 * time.Hour) // the Enter below is read with the key
 	got, err = p.ask(context.Background(), "Reason: ")
 	require.NoError(t, err)
 	require.Equal(t, "ok", got, "the Enter after the key is the key's")

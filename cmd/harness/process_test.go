@@ -193,7 +193,7 @@ const twoWrites = `{"text": "I'll set the TTL to 300.", "tool_calls": [{"id": "c
 `
 
 // thePrompt is what the prompt asks of writeScript's call.
-const thePrompt = "Approve 1-call_1 (write_file)? [y]es, [a]lways for this thread (write_file:cache.toml), [n]o and tell the model, [d]eny and stop, [s]kip: "
+const thePrompt = "Approve 1-call_1 (write_file)? [y]es, [a]lways for this thread (write_file:cache.toml), always for this [p]roject (write_file:cache.toml), [n]o and tell the model, [d]eny and stop, [s]kip: "
 
 // TestPromptOnATerminal drives the prompt through a pseudo-terminal: the
 // answer typed is posted as the same fact harness post would append, and
@@ -249,10 +249,10 @@ func TestPromptOnATerminal(t *testing.T) {
 		{
 			name:    "an unclear key says so and is asked again, as a line",
 			env:     []string{"NO_COLOR=1"},
-			typed:   []string{"perhaps", "yes"},
-			asked:   []string{`"p" is not an answer: type y, a, n, d or s, then Enter`},
+			typed:   []string{"maybe", "yes"},
+			asked:   []string{`"m" is not an answer: type y, a, p, n, d or s, then Enter`},
 			want:    []string{"approved by", "done: thread t1"},
-			not:     []string{"always"},
+			not:     []string{"always:", "always, for"},
 			content: "ttl_seconds = 300\n",
 		},
 		{

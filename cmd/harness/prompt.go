@@ -37,11 +37,13 @@ type prompter struct {
 	// pending is input read and not yet taken, each byte with when it
 	// was read; since: input read before it answers nothing (the time
 	// the question being asked was put);
-	// swallow: a key was just taken, so an Enter that follows it is the
-	// key's, not an answer of its own; eof: the input ended.
+	// swallow: until then, an Enter read is the key just taken's (typed
+	// with it), not an answer of its own; at: when the byte next gave
+	// last was read; eof: the input ended.
 	pending []typed
 	since   time.Time
-	swallow bool
+	swallow time.Time
+	at      time.Time
 	eof     bool
 }
 
@@ -95,6 +97,7 @@ func (p *prompter) next(ctx context.Context) (b byte, ok bool, err error) {
 			if t.at.Before(p.since) {
 				continue // typed for a request that is gone
 			}
+			p.at = t.at
 			return t.b, true, nil
 		}
 		if p.eof {
@@ -112,6 +115,19 @@ func (p *prompter) next(ctx context.Context) (b byte, ok bool, err error) {
 			}
 		}
 	}
+}
+
+// keyEnter is how soon after a key an Enter is taken as typed with it
+// (a person used to Enter after each answer): later, it is an answer of
+// its own — the Enter that keeps a rule shown after the key, say.
+const keyEnter = 400 * time.Millisecond
+
+// swallowed reports whether b, just read, is an Enter typed with the key
+// taken before it; any byte ends the swallow.
+func (p *prompter) swallowed(b byte) bool {
+	until := p.swallow
+	p.swallow = time.Time{}
+	return isEnter(b) && !p.at.After(until)
 }
 
 // isEnter reports whether b ends a line (a terminal in raw mode sends
@@ -137,11 +153,8 @@ func (p *prompter) ask(ctx context.Context, question string) (string, error) {
 			}
 			return strings.TrimSpace(string(line)), nil
 		}
-		if p.swallow {
-			p.swallow = false
-			if isEnter(b) {
-				continue // the Enter after the key just taken
-			}
+		if p.swallowed(b) {
+			continue // the Enter after the key just taken
 		}
 		if isEnter(b) {
 			return strings.TrimSpace(string(line)), nil
@@ -168,8 +181,7 @@ func (p *prompter) askKey(ctx context.Context, question string) (string, error) 
 	var ok bool
 	for {
 		b, ok, err = p.next(ctx)
-		if ok && p.swallow && isEnter(b) {
-			p.swallow = false
+		if ok && p.swallowed(b) {
 			continue
 		}
 		break
@@ -194,7 +206,7 @@ func (p *prompter) askKey(ctx context.Context, question string) (string, error) 
 		fmt.Fprintln(p.out)
 		return "", nil
 	}
-	p.swallow = true // an Enter after the key is the key's
+	p.swallow = time.Now().Add(keyEnter) // an Enter typed with the key is the key's
 	key := strings.ToLower(present.EscapeLine(string(b)))
 	fmt.Fprintln(p.out, key)
 	return key, nil
@@ -292,6 +304,10 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		if p.Duplicate {
 			fmt.Fprintf(d.a.stdout, "(already answered at seq %d)\n", p.Seq)
 		}
+		if ans.reply.Project {
+			file, _ := d.s.Place.ProjectRuleFile(d.a.getenv)
+			fmt.Fprintf(d.a.stdout, "kept for this project: allow %s (in %s)\n", present.EscapeLine(ans.reply.Always), present.EscapeLine(file))
+		}
 		answered++
 		if ans.stop || ans.reply.Always != "" {
 			// Stopped: nothing else of the turn runs, so nothing else is
@@ -321,12 +337,13 @@ type answer struct {
 }
 
 // confirmKeys are the answers to a confirmation.
-const confirmKeys = "y, a, n, d or s"
+const confirmKeys = "y, a, p, n, d or s"
 
 func (d *driver) askConfirmation(ctx context.Context, w drive.Pending, by string) (answer, error) {
 	pattern := drive.Always(d.s.Place.Root, w.Tool, w.Args)
-	question := fmt.Sprintf("Approve %s (%s)? [y]es, [a]lways for this thread (%s), [n]o and tell the model, [d]eny and stop, [s]kip: ",
-		present.EscapeLine(drive.Ref(w)), present.EscapeLine(w.Tool), present.EscapeLine(pattern.String()))
+	project := drive.ProjectAlways(d.s.Place.Root, w.Tool, w.Args)
+	question := fmt.Sprintf("Approve %s (%s)? [y]es, [a]lways for this thread (%s), always for this [p]roject (%s), [n]o and tell the model, [d]eny and stop, [s]kip: ",
+		present.EscapeLine(drive.Ref(w)), present.EscapeLine(w.Tool), present.EscapeLine(pattern.String()), present.EscapeLine(project.String()))
 	// One key; after a key that is no answer, a line: the rest of a word
 	// typed whole must not answer key by key ("perhaps" holds an a).
 	ask := d.prompter.askKey
@@ -341,6 +358,17 @@ func (d *driver) askConfirmation(ctx context.Context, w drive.Pending, by string
 			r.Approved = true
 		case "a", "always":
 			r.Approved, r.Always = true, pattern.String()
+			return answer{reply: &r}, nil
+		case "p", "project":
+			rule, err := d.askProjectRule(ctx, project)
+			if err != nil {
+				return answer{}, err
+			}
+			if rule == "" {
+				ask = d.prompter.askKey
+				continue // not kept: asked again
+			}
+			r.Approved, r.Always, r.Project = true, rule, true
 			return answer{reply: &r}, nil
 		case "n", "no":
 			reason, err := d.prompter.ask(ctx, "Reason (optional; the model is told, and goes on): ")
@@ -363,6 +391,37 @@ func (d *driver) askConfirmation(ctx context.Context, w drive.Pending, by string
 			continue
 		}
 		return answer{reply: &r}, nil
+	}
+}
+
+// askProjectRule shows the rule "always, for this project" would keep,
+// and where, before anything is kept: Enter keeps it, a pattern typed
+// keeps that instead (a command's prefix, edited), "s" keeps none ("").
+func (d *driver) askProjectRule(ctx context.Context, offer drive.Pattern) (string, error) {
+	file, err := d.s.Place.ProjectRuleFile(d.a.getenv)
+	if err != nil {
+		fmt.Fprintf(d.a.stdout, "    no rule can be kept for this project: %s\n", present.EscapeLine(err.Error()))
+		return "", nil
+	}
+	fmt.Fprintf(d.a.stdout, "    A rule for every later thread in %s, kept in your own %s (not in the workspace):\n        allow %s\n",
+		present.EscapeLine(d.s.Place.Root), present.EscapeLine(file), present.EscapeLine(offer.String()))
+	for {
+		reply, err := d.prompter.ask(ctx, "    Enter keeps it; or type the rule to keep instead (TOOL:PATTERN), or s to keep none: ")
+		if err != nil {
+			return "", err
+		}
+		switch reply = strings.TrimSpace(reply); reply {
+		case "":
+			return offer.String(), nil
+		case "s", "skip":
+			return "", nil
+		}
+		p, err := drive.ParsePattern(reply)
+		if err != nil {
+			fmt.Fprintf(d.a.stdout, "    %s\n", present.EscapeLine(err.Error()))
+			continue
+		}
+		return p.String(), nil
 	}
 }
 

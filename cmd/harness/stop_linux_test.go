@@ -33,9 +33,18 @@ func stopScript(marker string) string {
 // records the interruption between the stop asked for and the stop, with
 // no completion.
 func stopMidCommand(t testing.TB, stop func(t testing.TB, dir string, srv *serving)) time.Duration {
+	return stopMidCommandOn(t, true, stop)
+}
+
+// stopMidCommandOn is stopMidCommand, with harness serve holding the
+// store when served, else the run itself (a directory store).
+func stopMidCommandOn(t testing.TB, served bool, stop func(t testing.TB, dir string, srv *serving)) time.Duration {
 	marker := fmt.Sprintf("3600.%d%d", os.Getpid()%100000, time.Now().UnixNano()%1000)
 	dir := workspace(t, map[string]string{"script.jsonl": stopScript(marker)})
-	srv := startServer(t, dir, "serve", "--addr", "127.0.0.1:0")
+	var srv *serving
+	if served {
+		srv = startServer(t, dir, "serve", "--addr", "127.0.0.1:0")
+	}
 	run := exec.Command(harnessBin(t), "run", "--model", "scripted:script.jsonl", "--approve", "all", "Wait")
 	run.Dir = dir
 	run.Env = append(os.Environ(), "NO_COLOR=1", "HARNESS_STORE=")
@@ -95,6 +104,20 @@ func TestStopReachesARunningRun(t *testing.T) {
 	})
 }
 
+// TestStopReachesARunOnADirectoryStore: with no server, the run holds
+// the store; harness stop from another terminal asks it to stop through
+// the store's directory, and returns once the command is gone and the
+// run has let go (well within 2 s).
+func TestStopReachesARunOnADirectoryStore(t *testing.T) {
+	took := stopMidCommandOn(t, false, func(t testing.TB, dir string, _ *serving) {
+		stdout, stderr, code := harnessIn(t, dir, "stop", "t1", "--reason", "enough\x1b[2J")
+		require.Zero(t, code, stdout+stderr)
+		require.Contains(t, stderr, "another process holds the store: asking it to stop t1")
+		require.Regexp(t, `(?m)^stopped: thread t1 \(seq \d+\): stopped by \S+: enough\\x1b\[2J$`, stdout)
+	})
+	require.Less(t, took, 2*time.Second)
+}
+
 // TestStopThroughTheAPI: POST /api/threads/ID/stop on the server stops
 // the command a harness run (a client of the server) runs, and answers
 // with the stopped state.
@@ -125,6 +148,24 @@ func BenchmarkStopCommand(b *testing.B) {
 	var stop, term time.Duration
 	for b.Loop() {
 		stop += stopMidCommand(b, func(t testing.TB, dir string, _ *serving) {
+			stdout, stderr, code := harnessIn(t, dir, "stop", "t1")
+			require.Zero(t, code, stdout+stderr)
+		})
+		term += harnesstest.SIGTERMTook(b)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(stop)/n/1e6, "stop-ms/op")
+	b.ReportMetric(float64(term)/n/1e6, "sigterm-ms/op")
+	b.ReportMetric(float64(stop)/float64(term), "stop/sigterm")
+}
+
+// BenchmarkStopCommandDirectoryStore is BenchmarkStopCommand with no
+// server: the run holds a directory store, and harness stop asks it
+// through the store's directory.
+func BenchmarkStopCommandDirectoryStore(b *testing.B) {
+	var stop, term time.Duration
+	for b.Loop() {
+		stop += stopMidCommandOn(b, false, func(t testing.TB, dir string, _ *serving) {
 			stdout, stderr, code := harnessIn(t, dir, "stop", "t1")
 			require.Zero(t, code, stdout+stderr)
 		})

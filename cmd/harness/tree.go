@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -80,6 +82,18 @@ and ends stopped (a run exits 1). stop returns once it has.`,
 				return err
 			}
 			s, err := a.openThread(ctx, id)
+			if errors.Is(err, thread.ErrLocked) {
+				// A run in a terminal holds the store (no server): ask it
+				// to stop the thread, and wait until it lets go.
+				if p, perr := a.place(); perr == nil && p.Remote == "" {
+					fmt.Fprintf(a.stderr, "harness: another process holds the store: asking it to stop %s\n", id)
+					err = p.StopThroughHolder(ctx, stock.StopAsk{Thread: id, By: a.whoami(), Reason: reason}, func() error {
+						var oerr error
+						s, oerr = a.openThread(ctx, id)
+						return oerr
+					})
+				}
+			}
 			if err != nil {
 				return err
 			}

@@ -20,7 +20,7 @@ const delegateTerminalScript = `{"text": "A helper will do it.", "tool_calls": [
 func TestPromptForAChild(t *testing.T) {
 	dir := workspace(t, map[string]string{"script.jsonl": delegateTerminalScript})
 	tm := startTerminal(t, dir, []string{"NO_COLOR=1", "HARNESS_STORE="}, "run", "--model", "scripted:script.jsonl", "Set the cache TTL to 300")
-	tm.expect("Approve t1.1-d1/1-w (write_file)? [y]es, [a]lways for this thread (write_file:cache.toml), [n]o and tell the model, [d]eny and stop, [s]kip: ")
+	tm.expect("Approve t1.1-d1/1-w (write_file)? [y]es, [a]lways for this thread (write_file:cache.toml), always for this [p]roject (write_file:cache.toml), [n]o and tell the model, [d]eny and stop, [s]kip: ")
 	tm.send("y")
 	require.Equal(t, exitOK, tm.exit(), tm.output())
 	require.Contains(t, tm.output(), "t1.1-d1    7  confirmation.answered  1-w approved by ")
@@ -42,7 +42,7 @@ const delegateTwiceScript = `{"text": "A helper will do it.", "tool_calls": [{"i
 func TestAlwaysForAChild(t *testing.T) {
 	dir := workspace(t, map[string]string{"script.jsonl": delegateTwiceScript})
 	tm := startTerminal(t, dir, []string{"NO_COLOR=1", "HARNESS_STORE="}, "run", "--model", "scripted:script.jsonl", "Set the cache TTL")
-	tm.expect("Approve t1.1-d1/1-w (write_file)? [y]es, [a]lways for this thread (write_file:cache.toml), [n]o and tell the model, [d]eny and stop, [s]kip: ")
+	tm.expect("Approve t1.1-d1/1-w (write_file)? [y]es, [a]lways for this thread (write_file:cache.toml), always for this [p]roject (write_file:cache.toml), [n]o and tell the model, [d]eny and stop, [s]kip: ")
 	tm.send("a")
 	require.Equal(t, exitOK, tm.exit(), tm.output())
 	out := tm.output()

@@ -62,6 +62,14 @@
   const items = document.getElementById("live-items");
   const boxes = new Map(); // key: "turn-N" or "action-ID"
   const actionsDone = new Set();
+  // Actions recorded before the page was made: a stream opened in the
+  // middle of a drive starts with what is not recorded yet, and nothing
+  // of theirs is shown live.
+  document.querySelectorAll("tbody[id^='action-'] tr.action td:nth-child(3)").forEach((td) => {
+    if (!/^(requested|started)/.test(td.textContent.trim())) {
+      actionsDone.add(td.closest("tbody").id.slice("action-".length));
+    }
+  });
   let turnsDone = 0; // turns up to this one are recorded
   const maxChars = 64 * 1024;
 
@@ -161,7 +169,55 @@
     }
   } else if (body.dataset.list !== undefined) {
     const rows = document.getElementById("threads");
-    follow("events", () => later(() => fetchInto("list" + location.search, rows)), "threads");
+    let parked = parkedIn(rows);
+    follow("events", () => later(() => fetchInto("list" + location.search, rows).then(() => {
+      const now = parkedIn(rows);
+      now.forEach((waits, id) => { if (!parked.has(id)) notify(id, waits); });
+      parked = now;
+    })), "threads");
+  }
+
+  // Notifications, opt-in: with the person's leave (the button, and the
+  // browser's permission), a thread that comes to wait for a person while
+  // the list is open says so, even from another tab.
+  function parkedIn(rows) {
+    const out = new Map();
+    if (!rows) return out;
+    rows.querySelectorAll("tr.row-parked").forEach((tr) => {
+      const a = tr.querySelector("td a");
+      const w = tr.querySelector("td.waits");
+      if (a) out.set(a.textContent, w ? w.textContent : "");
+    });
+    return out;
+  }
+
+  function notifying() {
+    return "Notification" in window && Notification.permission === "granted" && localStorage.getItem("harness-notify") === "1";
+  }
+
+  function notify(id, waits) {
+    if (!notifying()) return;
+    new Notification("harness: thread " + id + " waits for you", { body: waits, tag: "harness-" + id });
+  }
+
+  const optIn = document.getElementById("notify");
+  if (optIn && "Notification" in window) {
+    const show = () => {
+      optIn.textContent = notifying() ? "Notifications on (turn off)" : "Notify me when a thread waits";
+    };
+    optIn.hidden = false;
+    show();
+    optIn.addEventListener("click", () => {
+      if (notifying()) {
+        localStorage.removeItem("harness-notify");
+        show();
+        return;
+      }
+      Notification.requestPermission().then((p) => {
+        if (p === "granted") localStorage.setItem("harness-notify", "1");
+        show();
+      });
+    });
   }
 
   document.addEventListener("submit", (ev) => {

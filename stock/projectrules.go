@@ -1,0 +1,106 @@
+package stock
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/seed-7cc7a084/harness/drive"
+)
+
+// A person's "always, for this project": an allow rule they gave at a
+// prompt (or on the page) for every later thread of one workspace. It is
+// kept in the user scope — the trust file, beside the workspace's trust
+// records, under the workspace's resolved path — never in a file inside
+// the workspace, where a command or a cloned repository could write it.
+// LoadLayered reads a workspace's rules as a layer of their own
+// (ScopeWorkspace), after the user's file; a thread's policy names that
+// scope and the trust file as the source of each such rule.
+
+// ScopeWorkspace is the person's own rules for one workspace, kept in the
+// trust file (TrustFile) under the workspace's entry: "always, for this
+// project".
+const ScopeWorkspace Scope = "workspace"
+
+// ErrProjectRule: a rule for the project that cannot be kept — it does
+// not parse, or the trust file cannot be read (it is left as it is).
+var ErrProjectRule = errors.New("the rule for the project cannot be kept")
+
+// ProjectRule is one allow rule kept for a workspace.
+type ProjectRule struct {
+	// Workspace is the workspace root, symlinks resolved.
+	Workspace string `json:"workspace"`
+	// Allow is the allow pattern (see drive.Pattern).
+	Allow string `json:"allow"`
+	// By is who gave it.
+	By string `json:"by,omitempty"`
+}
+
+// RulesOf are the allow patterns kept for workspace, in the order given.
+func (t Trust) RulesOf(workspace string) []string {
+	var out []string
+	for _, r := range t.Rules {
+		if r.Workspace == workspace && !slices.Contains(out, r.Allow) {
+			out = append(out, r.Allow)
+		}
+	}
+	return out
+}
+
+// AddRule keeps allow for workspace; it reports whether it was new.
+func (t *Trust) AddRule(workspace, allow, by string) bool {
+	if slices.Contains(t.RulesOf(workspace), allow) {
+		return false
+	}
+	t.Rules = append(t.Rules, ProjectRule{Workspace: workspace, Allow: allow, By: by})
+	return true
+}
+
+// projectLayer is the layer of the rules trust keeps for the workspace
+// root (resolved), read from the trust file at path; ok is false when it
+// keeps none.
+func projectLayer(trust Trust, root, path string) (SettingsSource, bool) {
+	rules := trust.RulesOf(root)
+	if len(rules) == 0 {
+		return SettingsSource{}, false
+	}
+	return SettingsSource{Scope: ScopeWorkspace, Path: path, Exists: true, Trusted: true,
+		Settings: Settings{Allow: rules}, Set: []string{"allow"}}, true
+}
+
+// ProjectRuleFile is where the rules for the place's workspace are kept:
+// the trust file getenv finds. It is an error wrapping
+// ErrTrustInWorkspace when that lies inside the workspace, and
+// ErrNoUserConfig when there is none.
+func (p Place) ProjectRuleFile(getenv func(string) string) (string, error) {
+	return p.trustFileOf(getenv)
+}
+
+// KeepProjectRule keeps the allow pattern rule for the place's workspace,
+// given by by (see ScopeWorkspace), and returns it as the layer a
+// thread's policy is amended with (Session.AmendPolicy): its scope and
+// file are the rule's source. A rule kept already is kept once. A rule
+// that does not parse, or a trust file that cannot be read, wraps
+// ErrProjectRule and nothing is written.
+func (p Place) KeepProjectRule(getenv func(string) string, rule, by string) (SettingsSource, error) {
+	pat, err := drive.ParsePattern(rule)
+	if err != nil {
+		return SettingsSource{}, fmt.Errorf("%w: %w", ErrProjectRule, err)
+	}
+	rule = pat.String()
+	path, err := p.trustFileOf(getenv)
+	if err != nil {
+		return SettingsSource{}, fmt.Errorf("%w: %w", ErrProjectRule, err)
+	}
+	t, err := LoadTrust(path)
+	if err != nil {
+		return SettingsSource{}, fmt.Errorf("%w: %w", ErrProjectRule, err)
+	}
+	if t.AddRule(resolved(p.Root), rule, by) {
+		if err := t.Save(path); err != nil {
+			return SettingsSource{}, fmt.Errorf("%w: %w", ErrProjectRule, err)
+		}
+	}
+	return SettingsSource{Scope: ScopeWorkspace, Path: path, Exists: true, Trusted: true,
+		Settings: Settings{Allow: []string{rule}}, Set: []string{"allow"}}, nil
+}
