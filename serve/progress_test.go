@@ -22,8 +22,11 @@ import (
 )
 
 // slowCommand prints its lines slowly, then a line of hostile markup and a
-// terminal escape that would clear the screen.
-const slowCommand = `for i in 1 2 3; do echo line$i; sleep 0.4; done; echo '<script>alert(1)</script>'; printf '\033[2Jcleared\n'`
+// terminal escape that would clear the screen, then runs a second more: its
+// completion (a fact, on another stream) does not overtake its last line,
+// which a page would then not show live (a busy machine took longer than
+// the command's exit to deliver that line).
+const slowCommand = `for i in 1 2 3; do echo line$i; sleep 0.4; done; echo '<script>alert(1)</script>'; printf '\033[2Jcleared\n'; sleep 1`
 
 // slowScript is a model that runs slowCommand, then is done.
 func slowScript(t testing.TB) string {
