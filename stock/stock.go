@@ -195,9 +195,21 @@ func exists(p string) bool {
 func (p Place) DB() string { return filepath.Join(p.Store, "db") }
 
 // SearchDir is the directory of the store's search index (package
-// search). It is kept on this machine whatever the store: a NATS store's
-// index is built here from its stream.
-func (p Place) SearchDir() string { return filepath.Join(p.Store, "search") }
+// search). It is kept on this machine whatever the store. A directory
+// store's is in the store (which git ignores); a NATS store's, built here
+// from its stream, is in the user's cache directory under harness/search,
+// named by a digest of the store's address — never in the workspace,
+// where a sandboxed command could write it, a worktree's snapshot would
+// take it and a cloned repository could bring one.
+func (p Place) SearchDir() string {
+	if p.Remote != "" {
+		if dir, err := os.UserCacheDir(); err == nil && !within(resolved(p.Root), resolved(dir)) {
+			sum := sha256.Sum256([]byte(p.Remote))
+			return filepath.Join(dir, "harness", "search", hex.EncodeToString(sum[:8]))
+		}
+	}
+	return filepath.Join(p.Store, "search")
+}
 
 // OpenSearch opens the place's search index, made empty on first use,
 // waiting up to wait for another process that has it open.

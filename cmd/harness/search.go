@@ -39,9 +39,10 @@ that must all hold of a fact:
   WORD           a word of a message, an answer, a tool call's arguments or
                  a command's output ("quote" a word holding a colon)
 
-The index (.harness/search) is brought up to date before each search (and as
-threads are appended, by harness serve, and by harness worker on a NATS
-store), and is never trusted: every hit is read back from its thread's log, and shown only if
+The index (.harness/search; for a NATS store, harness/search in the user's
+cache directory) is brought up to date before each search (and as threads
+are appended, by harness serve, and by harness worker on a NATS store), and
+is never trusted: every hit is read back from its thread's log, and shown only if
 the log says the same. --reindex builds it again from the logs.
 
   harness search by:ana path:go.mod kind:action.completed since:7d
