@@ -40,10 +40,10 @@ func TestLibraryErrorsNameNoFlags(t *testing.T) {
 		}
 		if d.IsDir() {
 			name := d.Name()
-			// safegit and worktree run git: their "--" strings are git's
-			// arguments, not the command line's flags.
+			// safegit, worktree and sealnote run git: their "--" strings
+			// are git's arguments, not the command line's flags.
 			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || path == filepath.Join(root, "cmd") ||
-				path == filepath.Join(root, "safegit") || path == filepath.Join(root, "worktree")) {
+				path == filepath.Join(root, "safegit") || path == filepath.Join(root, "worktree") || path == filepath.Join(root, "sealnote")) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -101,6 +101,7 @@ var layers = []struct {
 	// trust; and a thread's own worktree of the workspace.
 	{"safegit", nil},
 	{"worktree", []string{"safegit"}},
+	{"sealnote", []string{"seal", "safegit"}},
 	{"fold", []string{"facts", "effect"}},
 	{"action", []string{"facts", "effect"}},
 	// The sandbox's helper process, and the small program that runs it.
@@ -140,7 +141,7 @@ var layers = []struct {
 	{"rewind", []string{"harness"}},
 	{"rerun", []string{"drive", "audit", "rewind"}},
 	{"stock", []string{"drive", "audit", "rewind", "present", "tools", "mcp", "tracing", "worktree",
-		"model/openai", "model/anthropic", "thread/natsstore", "thread/socketstore", "seal"}},
+		"model/openai", "model/anthropic", "thread/natsstore", "thread/socketstore", "seal", "sealnote"}},
 	// The front ends: the page and HTTP API, harness as an MCP server,
 	// the workers.
 	{"serve", []string{"drive", "stock"}},

@@ -13,6 +13,7 @@ import (
 	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/seal"
+	"github.com/seed-7cc7a084/harness/sealnote"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -147,9 +148,9 @@ func (p Place) VerifySeals(ctx context.Context, getenv func(string) string, stor
 		// The seals noted in the workspace's repository (if any): each
 		// checks by its signature and key, as a witness log's do; one
 		// already found in a witness log is not counted twice.
-		sn, err := ReadSealNotes(ctx, p.Root)
+		sn, err := sealnote.Read(ctx, p.Root)
 		switch {
-		case errors.Is(err, ErrSealNotes):
+		case errors.Is(err, sealnote.ErrUnusable):
 			// The notes ref says something false of itself: a tamper.
 			broken = append(broken, fmt.Errorf("the seal notes of %s: %w", p.Root, err))
 		case err != nil:
@@ -159,7 +160,7 @@ func (p Place) VerifySeals(ctx context.Context, getenv func(string) string, stor
 		}
 		found = append(found, sn.Found...)
 		if sn.Skipped > 0 {
-			unread = append(unread, fmt.Sprintf("%d notes of %s not read (more than %d notes, or a note over %d bytes)", sn.Skipped, SealNotesRef, SealNotesMax, SealNoteMaxBytes))
+			unread = append(unread, fmt.Sprintf("%d notes of %s not read (more than %d notes, or a note over %d bytes)", sn.Skipped, sealnote.Ref, sealnote.MaxNotes, sealnote.MaxNoteBytes))
 		}
 	}
 	fromNotes := len(found)
@@ -206,11 +207,11 @@ func dedupeSeals(found []seal.Found, notes int) []seal.Found {
 }
 
 // NoteAnchor is a Sealer's Anchor that writes each seal as a line of a
-// git note on the workspace's HEAD (WriteSealNote); a workspace in no git
+// git note on the workspace's HEAD (sealnote.Write); a workspace in no git
 // repository, or with no commit yet, is left as it is.
 func (p Place) NoteAnchor() func(ctx context.Context, e seal.Entry) error {
 	return func(ctx context.Context, e seal.Entry) error {
-		_, err := WriteSealNote(ctx, p.Root, e)
+		_, err := sealnote.Write(ctx, p.Root, e)
 		return err
 	}
 }

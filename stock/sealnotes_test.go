@@ -16,6 +16,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/seal"
+	"github.com/seed-7cc7a084/harness/sealnote"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -82,7 +83,7 @@ func TestSealAsGitNote(t *testing.T) {
 	require.Contains(t, r.Seals[0].Witness, "git note refs/notes/harness-seals on ")
 
 	// A second seal on the same commit is a second line of its note.
-	ok, err := stock.WriteSealNote(ctx, e.Root, seal.Entry{Thread: "t", Seq: 99})
+	ok, err := sealnote.Write(ctx, e.Root, seal.Entry{Thread: "t", Seq: 99})
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Len(t, strings.Split(gitT(t, e.Root, "", "notes", "--ref=harness-seals", "show", "HEAD"), "\n"), 2)
@@ -95,22 +96,22 @@ func TestSealNoteRefusesASymbolicRef(t *testing.T) {
 	e, getenv, _ := sealNotesWorld(t)
 	branch := gitT(t, e.Root, "", "symbolic-ref", "HEAD")
 	before := gitT(t, e.Root, "", "rev-parse", "HEAD")
-	gitT(t, e.Root, "", "symbolic-ref", stock.SealNotesRef, branch)
+	gitT(t, e.Root, "", "symbolic-ref", sealnote.Ref, branch)
 	entry, _, err := e.Stock.Place.SealHead(ctx, getenv, e.Store, e.Stock.Actor, "t", true)
 	require.ErrorIs(t, err, seal.ErrNotAnchored)
-	require.ErrorIs(t, err, stock.ErrSealNotes)
+	require.ErrorIs(t, err, sealnote.ErrUnusable)
 	require.NotNil(t, entry.Sig, "sealed in the witness log")
 	require.Equal(t, before, gitT(t, e.Root, "", "rev-parse", "HEAD"), "the branch did not move")
 
 	// A dangling symbolic ref too.
-	gitT(t, e.Root, "", "symbolic-ref", stock.SealNotesRef, "refs/heads/nowhere")
-	_, err = stock.WriteSealNote(ctx, e.Root, entry)
-	require.ErrorIs(t, err, stock.ErrSealNotes)
-	_, err = stock.ReadSealNotes(ctx, e.Root)
-	require.ErrorIs(t, err, stock.ErrSealNotes)
+	gitT(t, e.Root, "", "symbolic-ref", sealnote.Ref, "refs/heads/nowhere")
+	_, err = sealnote.Write(ctx, e.Root, entry)
+	require.ErrorIs(t, err, sealnote.ErrUnusable)
+	_, err = sealnote.Read(ctx, e.Root)
+	require.ErrorIs(t, err, sealnote.ErrUnusable)
 }
 
-// plantNotes makes SealNotesRef a commit of notes, each note's content
+// plantNotes makes sealnote.Ref a commit of notes, each note's content
 // given by the object it annotates (40 hex digits), as a repository's
 // writer could.
 func plantNotes(t *testing.T, dir string, notes map[string]string) {
@@ -127,7 +128,7 @@ func plantNotes(t *testing.T, dir string, notes map[string]string) {
 	}
 	tr := gitT(t, dir, tree.String(), "mktree")
 	c := gitT(t, dir, "", "commit-tree", tr, "-m", "planted")
-	gitT(t, dir, "", "update-ref", stock.SealNotesRef, c)
+	gitT(t, dir, "", "update-ref", sealnote.Ref, c)
 }
 
 // A planted note whose seal names the person's key but was signed by
@@ -163,32 +164,32 @@ func TestSealNoteForgedIsRefused(t *testing.T) {
 	_, err = p.VerifySeals(ctx, func(string) string { return other }, e.Store, "t", stock.SealCheck{Keys: []seal.PublicKey{entry.Key}})
 	var be *seal.BrokenError
 	require.True(t, errors.As(err, &be), "%v", err)
-	require.Equal(t, "git note "+stock.SealNotesRef+" on "+head, be.Witness)
+	require.Equal(t, "git note "+sealnote.Ref+" on "+head, be.Witness)
 	require.Equal(t, 1, be.Line)
 
 	// A note that is not a seal: refused, named.
 	plantNotes(t, e.Root, map[string]string{head: "\x1b[2Jhello\n"})
 	_, err = p.VerifySeals(ctx, getenv, e.Store, "t", stock.SealCheck{})
-	require.ErrorIs(t, err, stock.ErrSealNotes)
+	require.ErrorIs(t, err, sealnote.ErrUnusable)
 	require.ErrorContains(t, err, "on "+head+" line 1")
 }
 
-// A huge notes ref is read within bounds: past SealNotesMax notes, and a
-// note over SealNoteMaxBytes, are not read and are counted.
+// A huge notes ref is read within bounds: past sealnote.MaxNotes notes, and a
+// note over sealnote.MaxNoteBytes, are not read and are counted.
 func TestSealNotesReadWithinBounds(t *testing.T) {
 	e, getenv, _ := sealNotesWorld(t)
 	entry, _, err := e.Stock.Place.SealHead(ctx, getenv, e.Store, e.Stock.Actor, "t", false)
 	require.NoError(t, err)
 	line, _ := json.Marshal(entry)
 	notes := map[string]string{}
-	for i := range stock.SealNotesMax + 10 {
+	for i := range sealnote.MaxNotes + 10 {
 		notes[fmt.Sprintf("%040x", i+1)] = string(line) + "\n"
 	}
-	notes[strings.Repeat("f", 40)] = strings.Repeat("x", stock.SealNoteMaxBytes+1)
+	notes[strings.Repeat("f", 40)] = strings.Repeat("x", sealnote.MaxNoteBytes+1)
 	plantNotes(t, e.Root, notes)
-	sn, err := stock.ReadSealNotes(ctx, e.Root)
+	sn, err := sealnote.Read(ctx, e.Root)
 	require.NoError(t, err)
-	require.Len(t, sn.Found, stock.SealNotesMax)
+	require.Len(t, sn.Found, sealnote.MaxNotes)
 	require.Equal(t, 11, sn.Skipped)
 
 	r, err := e.Stock.Place.VerifySeals(ctx, getenv, e.Store, "t", stock.SealCheck{})
@@ -256,15 +257,15 @@ func TestSealNotesPlantedNames(t *testing.T) {
 	require.NoError(t, err)
 	line, _ := json.Marshal(entry)
 	plantNotes(t, e.Root, map[string]string{"\x1b[2Jevil": "garbage\n", strings.Repeat("a", 40): string(line) + "\n"})
-	sn, err := stock.ReadSealNotes(ctx, e.Root)
+	sn, err := sealnote.Read(ctx, e.Root)
 	require.NoError(t, err)
 	require.Len(t, sn.Found, 1)
-	require.Equal(t, "git note "+stock.SealNotesRef+" on "+strings.Repeat("a", 40), sn.Found[0].Witness)
+	require.Equal(t, "git note "+sealnote.Ref+" on "+strings.Repeat("a", 40), sn.Found[0].Witness)
 
-	c := gitT(t, e.Root, "", "rev-parse", stock.SealNotesRef)
-	gitT(t, e.Root, "", "update-ref", "-d", stock.SealNotesRef)
-	gitT(t, e.Root, "", "update-ref", stock.SealNotesRef+"/x", c)
-	sn, err = stock.ReadSealNotes(ctx, e.Root)
+	c := gitT(t, e.Root, "", "rev-parse", sealnote.Ref)
+	gitT(t, e.Root, "", "update-ref", "-d", sealnote.Ref)
+	gitT(t, e.Root, "", "update-ref", sealnote.Ref+"/x", c)
+	sn, err = sealnote.Read(ctx, e.Root)
 	require.NoError(t, err)
 	require.Empty(t, sn.Found, "a ref below the name is not the notes ref")
 }
@@ -296,7 +297,7 @@ func TestSealNoteRunsNothingOfTheRepository(t *testing.T) {
 	_, _, err := e.Stock.Place.SealHead(ctx, getenv, e.Store, e.Stock.Actor, "t", true)
 	require.NoError(t, err)
 	require.NoFileExists(t, marker)
-	require.Equal(t, "harness", gitT(t, e.Root, "", "log", "-1", "--format=%an", stock.SealNotesRef))
+	require.Equal(t, "harness", gitT(t, e.Root, "", "log", "-1", "--format=%an", sealnote.Ref))
 }
 
 // Where there is no git, or a repository harness will not run git in (a

@@ -131,7 +131,7 @@ type Settings struct {
 	MaxCost   *float64 `json:"max_cost,omitempty"`
 	MaxTokens *int64   `json:"max_tokens,omitempty"`
 	// SealGitNotes writes each seal also as a git note on the workspace's
-	// HEAD (SealNotesRef), where the workspace is a git repository. Only
+	// HEAD (sealnote.Ref), where the workspace is a git repository. Only
 	// the user's own file (or the command line) sets it: whether the
 	// person's seals go into a repository is theirs to say.
 	SealGitNotes bool `json:"seal_git_notes,omitempty"`

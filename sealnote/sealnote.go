@@ -1,4 +1,4 @@
-package stock
+package sealnote
 
 import (
 	"bufio"
@@ -19,48 +19,26 @@ import (
 	"github.com/seed-7cc7a084/harness/seal"
 )
 
-// Seals as git notes: where the workspace is a git repository and the
-// person opts in (seal_git_notes in their own settings file, or harness
-// seal --git-note), each seal is also written as a line of a git note on
-// the commit the workspace's HEAD names, under SealNotesRef, so that it
-// travels with the repository (git push origin refs/notes/harness-seals)
-// and whoever verifies the thread elsewhere finds it. replay --verify
-// reads the seals of that ref as it reads witness logs: a seal checks by
-// its signature and key, wherever it was found.
-//
-// The repository is untrusted input. git runs through package safegit
-// (no hook, filter, fsmonitor, pager or transport runs), the note is
-// written with plumbing (a private index, commit-tree, update-ref
-// --no-deref with the old value), so that a notes ref planted as a
-// symbolic ref to a branch is refused and never moves the branch; and the
-// ref is read with bounds (SealNotesMax notes, each at most
-// SealNoteMaxBytes), so that a huge planted ref costs a bounded read.
+// Ref is the ref of the notes that hold seals.
+const Ref = "refs/notes/harness-seals"
 
-// SealNotesRef is the ref of the notes that hold seals.
-const SealNotesRef = "refs/notes/harness-seals"
-
-// The bounds of a read of SealNotesRef.
+// The bounds of a read of Ref.
 const (
-	// SealNotesMax bounds the notes read; past it the rest are not read
-	// (SealNotes.Skipped).
-	SealNotesMax = 4096
-	// SealNoteMaxBytes bounds a note: a larger one is not read, nor
+	// MaxNotes bounds the notes read; past it the rest are not read
+	// (Notes.Skipped).
+	MaxNotes = 4096
+	// MaxNoteBytes bounds a note: a larger one is not read, nor
 	// appended to.
-	SealNoteMaxBytes = 256 << 10
-	// sealNotesMaxTotal bounds the bytes of all the notes read.
-	sealNotesMaxTotal = 16 << 20
-	// sealNotesTimeout bounds the git commands of a note's write or read.
-	sealNotesTimeout = 20 * time.Second
+	MaxNoteBytes = 256 << 10
+	// maxTotal bounds the bytes of all the notes read.
+	maxTotal = 16 << 20
+	// timeout bounds the git commands of a note's write or read.
+	timeout = 20 * time.Second
 )
 
-// ErrSealNotes: the repository's notes of seals cannot be used — the ref
-// is symbolic (it would lead the write elsewhere), not a commit, or a
-// note is larger than SealNoteMaxBytes.
-var ErrSealNotes = errors.New("the repository's seal notes cannot be used")
-
-// sealNoteIdentity is who the notes' commits are by: harness, not whatever
+// identity is who the notes' commits are by: harness, not whatever
 // identity a planted config names.
-var sealNoteIdentity = []string{
+var identity = []string{
 	"GIT_AUTHOR_NAME=harness", "GIT_AUTHOR_EMAIL=harness@localhost",
 	"GIT_COMMITTER_NAME=harness", "GIT_COMMITTER_EMAIL=harness@localhost",
 }
@@ -117,11 +95,11 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// sealNotesHead reads SealNotesRef in the repository of dir, not
-// following it: its commit ("" when there is none), or ErrSealNotes when
+// head reads Ref in the repository of dir, not
+// following it: its commit ("" when there is none), or ErrUnusable when
 // it is symbolic or not a commit. repo is false when dir is in no git
 // repository.
-func sealNotesHead(ctx context.Context, dir string) (commit string, repo bool, err error) {
+func head(ctx context.Context, dir string) (commit string, repo bool, err error) {
 	if _, _, err := gitIn(ctx, dir, nil, nil, 4<<10, "rev-parse", "--git-dir"); err != nil {
 		var ee interface{ ExitCode() int }
 		if errors.As(err, &ee) || errors.Is(err, exec.ErrNotFound) {
@@ -131,44 +109,44 @@ func sealNotesHead(ctx context.Context, dir string) (commit string, repo bool, e
 	}
 	// for-each-ref lists the refs below a name too (a planted
 	// refs/notes/harness-seals/x): only the ref itself counts.
-	out, _, err := gitIn(ctx, dir, nil, nil, 64<<10, "for-each-ref", "--format=%(refname) %(objectname) %(objecttype) %(symref)", SealNotesRef)
+	out, _, err := gitIn(ctx, dir, nil, nil, 64<<10, "for-each-ref", "--format=%(refname) %(objectname) %(objecttype) %(symref)", Ref)
 	if err != nil {
 		return "", true, err
 	}
 	line := ""
 	for l := range strings.Lines(string(out)) {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), SealNotesRef+" "); ok {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), Ref+" "); ok {
 			line = rest
 		}
 	}
 	if line == "" {
 		// for-each-ref does not list a symbolic ref whose target is
 		// missing: ask symbolic-ref too.
-		if t, _, err := gitIn(ctx, dir, nil, nil, 4<<10, "symbolic-ref", "-q", SealNotesRef); err == nil {
-			return "", true, fmt.Errorf("%s is a symbolic ref (to %s): %w", SealNotesRef, strings.TrimSpace(string(t)), ErrSealNotes)
+		if t, _, err := gitIn(ctx, dir, nil, nil, 4<<10, "symbolic-ref", "-q", Ref); err == nil {
+			return "", true, fmt.Errorf("%s is a symbolic ref (to %s): %w", Ref, strings.TrimSpace(string(t)), ErrUnusable)
 		}
 		return "", true, nil
 	}
 	f := strings.Fields(line)
 	switch {
 	case len(f) == 3:
-		return "", true, fmt.Errorf("%s is a symbolic ref (to %s): %w", SealNotesRef, f[2], ErrSealNotes)
+		return "", true, fmt.Errorf("%s is a symbolic ref (to %s): %w", Ref, f[2], ErrUnusable)
 	case len(f) != 2 || f[1] != "commit":
-		return "", true, fmt.Errorf("%s is not a commit (%s): %w", SealNotesRef, line, ErrSealNotes)
+		return "", true, fmt.Errorf("%s is not a commit (%s): %w", Ref, line, ErrUnusable)
 	}
 	return f[0], true, nil
 }
 
-// WriteSealNote adds the seal e as a line of the note of SealNotesRef on
+// Write adds the seal e as a line of the note of Ref on
 // the commit HEAD names in the git repository of dir (the workspace).
 // It does nothing when dir is in no repository or HEAD has no commit
 // yet (noted false). The note is made with plumbing, the ref moved from
 // the commit it was read at (update-ref --no-deref): a ref changed
 // meanwhile fails the write rather than losing a note.
-func WriteSealNote(ctx context.Context, dir string, e seal.Entry) (noted bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, sealNotesTimeout)
+func Write(ctx context.Context, dir string, e seal.Entry) (noted bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	old, repo, err := sealNotesHead(ctx, dir)
+	old, repo, err := head(ctx, dir)
 	if err != nil || !repo {
 		return false, err
 	}
@@ -186,7 +164,7 @@ func WriteSealNote(ctx context.Context, dir string, e seal.Entry) (noted bool, e
 		return false, err
 	}
 	defer os.RemoveAll(tmp)
-	env := append([]string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}, sealNoteIdentity...)
+	env := append([]string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}, identity...)
 	run := func(stdin []byte, args ...string) (string, error) {
 		out, _, err := gitIn(ctx, dir, env, stdin, 64<<10, args...)
 		return strings.TrimSpace(string(out)), err
@@ -220,10 +198,10 @@ func WriteSealNote(ctx context.Context, dir string, e seal.Entry) (noted bool, e
 			if err != nil {
 				return false, err
 			}
-			if n, _ := strconv.ParseInt(size, 10, 64); n > SealNoteMaxBytes {
-				return false, fmt.Errorf("the note of %s on %s is %s bytes: %w", SealNotesRef, head[:12], size, ErrSealNotes)
+			if n, _ := strconv.ParseInt(size, 10, 64); n > MaxNoteBytes {
+				return false, fmt.Errorf("the note of %s on %s is %s bytes: %w", Ref, head[:12], size, ErrUnusable)
 			}
-			prev, _, err := gitIn(ctx, dir, env, nil, SealNoteMaxBytes, "cat-file", "blob", f[1])
+			prev, _, err := gitIn(ctx, dir, env, nil, MaxNoteBytes, "cat-file", "blob", f[1])
 			if err != nil {
 				return false, err
 			}
@@ -260,39 +238,39 @@ func WriteSealNote(ctx context.Context, dir string, e seal.Entry) (noted bool, e
 	if prev == "" {
 		prev = zero
 	}
-	if _, err := run(nil, "update-ref", "--no-deref", "-m", "harness seal", SealNotesRef, commit, prev); err != nil {
+	if _, err := run(nil, "update-ref", "--no-deref", "-m", "harness seal", Ref, commit, prev); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
-// SealNotes are the seals read from a repository's SealNotesRef.
-type SealNotes struct {
+// Notes are the seals read from a repository's Ref.
+type Notes struct {
 	// Found are the entries, each named by the note it is in
 	// (Found.Witness "git note refs/notes/harness-seals on COMMIT") and
 	// its line there.
 	Found []seal.Found
-	// Skipped counts the notes not read: past SealNotesMax, or larger
-	// than SealNoteMaxBytes.
+	// Skipped counts the notes not read: past MaxNotes, or larger
+	// than MaxNoteBytes.
 	Skipped int
 }
 
-// ReadSealNotes reads the seals in the notes of SealNotesRef of the git
+// Read reads the seals in the notes of Ref of the git
 // repository of dir (none when there is no repository or no such ref),
 // within the bounds above. A ref that is symbolic or not a commit, or a
-// line of a note that is not an entry, is an error wrapping ErrSealNotes
+// line of a note that is not an entry, is an error wrapping ErrUnusable
 // (the entries read before it are returned).
-func ReadSealNotes(ctx context.Context, dir string) (SealNotes, error) {
-	var sn SealNotes
-	ctx, cancel := context.WithTimeout(ctx, sealNotesTimeout)
+func Read(ctx context.Context, dir string) (Notes, error) {
+	var sn Notes
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	commit, _, err := sealNotesHead(ctx, dir)
+	commit, _, err := head(ctx, dir)
 	if err != nil || commit == "" {
 		return sn, err
 	}
 	// Every note: "<mode> blob <oid> <size>\t<path>", NUL-terminated.
 	const lsLine = 200
-	out, truncated, err := gitIn(ctx, dir, nil, nil, (SealNotesMax+1)*lsLine, "ls-tree", "-r", "-z", "--long", commit)
+	out, truncated, err := gitIn(ctx, dir, nil, nil, (MaxNotes+1)*lsLine, "ls-tree", "-r", "-z", "--long", commit)
 	if err != nil {
 		return sn, err
 	}
@@ -310,12 +288,12 @@ func ReadSealNotes(ctx context.Context, dir string) (SealNotes, error) {
 		if !ok || len(f) != 4 || f[1] != "blob" {
 			continue
 		}
-		if len(notes) >= SealNotesMax {
+		if len(notes) >= MaxNotes {
 			sn.Skipped++
 			continue
 		}
 		n, err := strconv.ParseInt(f[3], 10, 64)
-		if err != nil || n > SealNoteMaxBytes || total+n > sealNotesMaxTotal {
+		if err != nil || n > MaxNoteBytes || total+n > maxTotal {
 			sn.Skipped++
 			continue
 		}
@@ -341,18 +319,18 @@ func ReadSealNotes(ctx context.Context, dir string) (SealNotes, error) {
 	for _, n := range notes {
 		hdr, err := r.ReadString('\n')
 		if err != nil {
-			return sn, fmt.Errorf("read the notes of %s: %w", SealNotesRef, err)
+			return sn, fmt.Errorf("read the notes of %s: %w", Ref, err)
 		}
 		f := strings.Fields(hdr)
 		if len(f) != 3 || f[0] != n.blob {
-			return sn, fmt.Errorf("read the notes of %s: unexpected %q", SealNotesRef, hdr)
+			return sn, fmt.Errorf("read the notes of %s: unexpected %q", Ref, hdr)
 		}
 		size, _ := strconv.Atoi(f[2])
 		body := make([]byte, size+1)
 		if _, err := io.ReadFull(r, body); err != nil {
-			return sn, fmt.Errorf("read the notes of %s: %w", SealNotesRef, err)
+			return sn, fmt.Errorf("read the notes of %s: %w", Ref, err)
 		}
-		where := "git note " + SealNotesRef + " on " + n.on
+		where := "git note " + Ref + " on " + n.on
 		for i, l := range bytes.Split(body[:size], []byte("\n")) {
 			if len(bytes.TrimSpace(l)) == 0 {
 				continue
@@ -361,7 +339,7 @@ func ReadSealNotes(ctx context.Context, dir string) (SealNotes, error) {
 			dec := json.NewDecoder(bytes.NewReader(l))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&e); err != nil {
-				return sn, fmt.Errorf("%s line %d: not a seal: %v: %w", where, i+1, err, ErrSealNotes)
+				return sn, fmt.Errorf("%s line %d: not a seal: %v: %w", where, i+1, err, ErrUnusable)
 			}
 			sn.Found = append(sn.Found, seal.Found{Entry: e, Witness: where, Line: i + 1})
 		}
