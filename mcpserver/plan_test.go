@@ -72,7 +72,10 @@ func TestPlanTool(t *testing.T) {
 		{"thread": "t1"},
 		{"thread": "t1", "on": nil},
 		{"thread": "t1", "on": "yes"},
+		{"thread": "t1", "on": 1},
 		{"thread": "t9", "on": true},
+		{"thread": "../t1", "on": true},
+		{"thread": "", "on": true},
 	} {
 		why, _ = call("plan", args)
 		require.NotEmpty(t, why, "%v", args)
