@@ -28,8 +28,8 @@ func SetPlanMode(ctx context.Context, th *harness.Thread, on bool, by string) (h
 
 // ActOnPlan answers the plan the thread waits on (plan mode): plan mode
 // is switched off, naming the plan, and the thread is told to carry it
-// out — a message, so that its next model turn follows. A thread that
-// waits on no plan is ErrNoPlan.
+// out — a message, so that its next model turn follows — both in one
+// append. A thread that waits on no plan is ErrNoPlan.
 func ActOnPlan(ctx context.Context, th *harness.Thread, by string) (harness.Posted, error) {
 	return actOnPlan(ctx, th, 0, by)
 }
@@ -90,8 +90,9 @@ func actOnPlan(ctx context.Context, th *harness.Thread, turn int, by string) (ha
 		return harness.Posted{}, err
 	}
 	p := v.Plan
-	if _, err := postPlan(ctx, th, v.Head.Seq, facts.PlanModeSet{By: by, Acts: p.Turn}); err != nil {
-		return harness.Posted{}, err
+	d, err := facts.NewDraft(facts.KindPlanModeSet, "", facts.PlanModeSet{By: by, Acts: p.Turn})
+	if err != nil {
+		return harness.Posted{}, fmt.Errorf("plan mode of %s: %w", th.ID(), err)
 	}
 	msg, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{
 		Text: fmt.Sprintf("Your plan (turn %d) is approved: carry it out. Every tool is offered again.", p.Turn),
@@ -99,7 +100,11 @@ func actOnPlan(ctx context.Context, th *harness.Thread, turn int, by string) (ha
 	if err != nil {
 		return harness.Posted{}, err
 	}
-	return th.Post(ctx, msg, "plan-act-"+strconv.Itoa(p.Turn)+"-message")
+	// Both in one append: a crash leaves plan mode on and the plan
+	// waiting, or both facts — never plan mode off with nobody telling
+	// the model to act. The keys are those of the two appends before.
+	key := "plan-act-" + strconv.Itoa(p.Turn)
+	return th.Post(ctx, d, key, harness.Ingress{Draft: msg, Key: key + "-message"})
 }
 
 // PlanOn is plan mode switched on when a thread starts, by who started
@@ -114,9 +119,5 @@ func postPlan(ctx context.Context, th *harness.Thread, head uint64, p facts.Plan
 	if err != nil {
 		return harness.Posted{}, fmt.Errorf("plan mode of %s: %w", th.ID(), err)
 	}
-	key := "plan-" + strconv.FormatUint(head, 10)
-	if p.Acts > 0 {
-		key = "plan-act-" + strconv.Itoa(p.Acts)
-	}
-	return th.Post(ctx, d, key)
+	return th.Post(ctx, d, "plan-"+strconv.FormatUint(head, 10))
 }

@@ -127,7 +127,7 @@ func (r Reply) Draft(p Pending) (facts.Draft, error) {
 	case fold.WaitBudget:
 		return facts.NewDraft(facts.KindBudgetRaised, "", facts.BudgetRaised{Add: facts.Spend{USD: r.USD, Tokens: r.Tokens}, By: r.By})
 	case fold.WaitPlan:
-		return facts.Draft{}, fmt.Errorf("%w: a plan is answered by two facts, posted by AnswerPending (see AnswerPlan)", ErrBadReply)
+		return facts.Draft{}, fmt.Errorf("%w: a plan is answered by two facts in one append, posted by AnswerPending (see AnswerPlan)", ErrBadReply)
 	}
 	return facts.Draft{}, fmt.Errorf("%w: a %s cannot be replied to", ErrBadReply, p.Kind)
 }

@@ -26,6 +26,10 @@ var (
 	// ErrThreadExists: a thread that must be new already has facts.
 	ErrThreadExists = errors.New("thread already exists")
 
+	// ErrPartialPost: a Post of several facts in one append, one of
+	// which (not the first) is in the log already without the first.
+	ErrPartialPost = errors.New("part of the facts posted together is in the log already")
+
 	// ErrUnknownThread: a Resume or Post of a thread with no facts.
 	ErrUnknownThread = errors.New("unknown thread")
 

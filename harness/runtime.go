@@ -286,9 +286,15 @@ func (rt *Runtime) Post(ctx context.Context, actor Actor, id string, d facts.Dra
 	return rt.Thread(actor, id).Post(ctx, d, key)
 }
 
-// Post is Runtime.Post to this thread.
-func (t *Thread) Post(ctx context.Context, d facts.Draft, key string) (Posted, error) {
-	return t.post(ctx, d, key, postExisting)
+// Post is Runtime.Post to this thread. also are ingress facts appended
+// with d in the same atomic append, each under its own key, so that a
+// crash leaves all of them or none (acting on a plan switches plan mode
+// off and tells the model to carry it out). Each is checked as d is; a
+// refused one appends nothing at all. When d's key was posted already,
+// Post reports Duplicate and appends nothing; when only a key of also
+// was, it is an error wrapping ErrPartialPost.
+func (t *Thread) Post(ctx context.Context, d facts.Draft, key string, also ...Ingress) (Posted, error) {
+	return t.post(ctx, d, key, postExisting, also...)
 }
 
 // ingress checks that d is a kind Post accepts and gives it the cause of
@@ -347,6 +353,17 @@ func (t *Thread) post(ctx context.Context, d facts.Draft, key string, mode int, 
 			return Posted{}, fmt.Errorf("post to %s: %w", id, err)
 		} else if ok {
 			return Posted{Seq: seq, Duplicate: true}, nil
+		}
+		for _, b := range batch[1:] {
+			// The store refuses the whole batch for any cause it has: were
+			// one of also's keys posted without d's, retrying would never
+			// end.
+			if seq, ok, err := st.fold.Cause(b.Cause); err != nil {
+				t.st = nil
+				return Posted{}, fmt.Errorf("post to %s: %w", id, err)
+			} else if ok {
+				return Posted{}, fmt.Errorf("post to %s: %w: %s is at seq %d without %s", id, ErrPartialPost, b.Cause, seq, d.Cause)
+			}
 		}
 		for _, b := range batch {
 			if err := st.fold.Accept(b); err != nil {

@@ -37,6 +37,7 @@ func ExampleNewServer() {
 	// Output:
 	// answer
 	// facts
+	// plan
 	// replay
 	// resume
 	// start

@@ -110,6 +110,7 @@ func NewServer(ws Workspace, opts ServerOptions) *sdk.Server {
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.facts)
 	sdk.AddTool(srv, &sdk.Tool{Name: "answer", InputSchema: answerSchema, Description: "Answer what a thread waits for: approve or deny a confirmation (naming the digest view shows), answer a question (text), settle an open effect (decision: accept, retry, abandon), or act on a plan (approve: true) or ask for another (text). Then, unless resume is false, run the thread on.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.answer)
+	s.addPlan(srv)
 	sdk.AddTool(srv, &sdk.Tool{Name: "resume", Description: "Run a thread on until it is done or waits for a person. A parked thread runs nothing.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.resume)
 	sdk.AddTool(srv, &sdk.Tool{Name: "stop", Description: "Stop a thread: nothing more runs in it. A command it runs now, here or in another process, is cut off (SIGTERM, then SIGKILL) and recorded as interrupted. Returns where it stands.",

@@ -151,7 +151,7 @@ func TestMCPServeTour(t *testing.T) {
 		require.NoError(t, err)
 		names = append(names, tool.Name)
 	}
-	require.Equal(t, []string{"answer", "facts", "replay", "resume", "start", "stop", "view"}, sorted(names))
+	require.Equal(t, []string{"answer", "facts", "plan", "replay", "resume", "start", "stop", "view"}, sorted(names))
 
 	var v tourView
 	text, isErr := callTool(t, cs, "start", map[string]any{"task": "Set the cache TTL to 300"}, &v)

@@ -15,3 +15,6 @@ var (
 
 // errHeaderTooLong: a request's line and headers went past MaxHeader.
 var errHeaderTooLong = fmt.Errorf("request headers longer than %d bytes", MaxHeader)
+
+// errBadChunk: a host's chunked response body is not well formed.
+var errBadChunk = errors.New("malformed chunked response body")

@@ -536,9 +536,22 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (sent, rece
 			// The body is relayed from the connection itself, past
 			// resp.Body (which is not closed: that would read on).
 			werr = relayBody(out, c, resp, up)
+		} else if !informational && chunkedBody(req, resp) {
+			werr = relayChunked(out, c, resp, up)
 		} else {
-			werr = resp.Write(out)
+			// Through a buffer: Response.Write writes each piece (a
+			// header line, a chunk's size, its data) as it comes.
+			bw := bufio.NewWriterSize(out, relayBufSize)
+			if werr = resp.Write(bw); werr == nil {
+				werr = bw.Flush()
+			}
 			resp.Body.Close()
+		}
+		if errors.Is(werr, errBadChunk) {
+			if out.n == 0 {
+				answer(c, http.StatusBadGateway, "the host's response: "+clip(werr.Error()))
+			}
+			return cw.n, out.n, false, werr
 		}
 		if werr != nil {
 			return cw.n, out.n, false, nil // the command went away
