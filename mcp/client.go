@@ -244,6 +244,9 @@ func (c *Client) Tools() []Tool {
 		}
 		s.mu.Unlock()
 	}
+	if r := c.resourceTool(); r != nil {
+		out = append(out, r)
+	}
 	return out
 }
 
@@ -292,7 +295,7 @@ type conn struct {
 	reviving sync.Mutex
 	listing  sync.Mutex
 	// mu guards session, proc, protocol, restarts, lastExit, current,
-	// stale, changed, err and closed.
+	// stale, changed, err, closed and resources.
 	mu      sync.Mutex
 	session *sdk.ClientSession
 	proc    *process // a local server
@@ -310,6 +313,9 @@ type conn struct {
 	changed bool
 	err     error
 	closed  bool
+	// resources: the server declared resources when it connected (see
+	// ReadResourceTool).
+	resources bool
 }
 
 func (s *conn) fail(err error) {
@@ -403,6 +409,7 @@ func (s *conn) open(ctx context.Context) error {
 	s.session = session
 	if r := session.InitializeResult(); r != nil {
 		s.protocol = r.ProtocolVersion
+		s.resources = r.Capabilities != nil && r.Capabilities.Resources != nil
 	}
 	s.mu.Unlock()
 	return nil
