@@ -102,6 +102,11 @@ type Status struct {
 	// again (at most MaxRestarts); LastExit says how it last ended.
 	Restarts int
 	LastExit string
+	// Resources: the server declared resources, which the model may read
+	// (ReadResourceTool). Sampling: the settings allow it a model turn
+	// (Server.Sampling; not run yet: still refused).
+	Resources bool
+	Sampling  bool
 }
 
 // ToolInfo is one tool of a server, as offered to the model.
@@ -624,7 +629,8 @@ func (s *conn) status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Status{Name: s.name, Transport: s.transport, Endpoint: s.endpoint, State: Connected, Trusted: s.cfg.Trusted,
-		Skipped: slices.Clone(s.skipped), Changed: s.changed, Protocol: s.protocol, Restarts: s.restarts, LastExit: s.lastExit}
+		Skipped: slices.Clone(s.skipped), Changed: s.changed, Protocol: s.protocol, Restarts: s.restarts, LastExit: s.lastExit,
+		Resources: s.resources, Sampling: s.cfg.Sampling}
 	switch {
 	case s.err != nil:
 		st.State, st.Error = Failed, s.err.Error()

@@ -70,6 +70,9 @@ func TestReadResources(t *testing.T) {
 		[2]string{"mcp_read_resource", `{"server":"p","uri":"file:///notes.txt"}`},
 	)
 	e := newEnv(t, "", mcp.Servers{"r": {URL: hu.URL}, "tr": {URL: ht.URL, Trusted: true}, "p": {URL: hp.URL}}, script)
+	for _, s := range e.st.MCP.Status() {
+		require.Equal(t, s.Name != "p", s.Resources, s.Name)
+	}
 	st := e.run("t1", drive.Approval{})
 	require.Equal(t, harness.StatusDone, st.Status, st.Reason)
 
