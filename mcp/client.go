@@ -102,6 +102,11 @@ type Status struct {
 	// again (at most MaxRestarts); LastExit says how it last ended.
 	Restarts int
 	LastExit string
+	// Resources: the server declared resources, which the model may read
+	// (ReadResourceTool). Sampling: the settings allow it a model turn
+	// (Server.Sampling; not run yet: still refused).
+	Resources bool
+	Sampling  bool
 }
 
 // ToolInfo is one tool of a server, as offered to the model.
@@ -244,6 +249,9 @@ func (c *Client) Tools() []Tool {
 		}
 		s.mu.Unlock()
 	}
+	if r := c.resourceTool(); r != nil {
+		out = append(out, r)
+	}
 	return out
 }
 
@@ -292,7 +300,7 @@ type conn struct {
 	reviving sync.Mutex
 	listing  sync.Mutex
 	// mu guards session, proc, protocol, restarts, lastExit, current,
-	// stale, changed, err and closed.
+	// stale, changed, err, closed and resources.
 	mu      sync.Mutex
 	session *sdk.ClientSession
 	proc    *process // a local server
@@ -310,6 +318,9 @@ type conn struct {
 	changed bool
 	err     error
 	closed  bool
+	// resources: the server declared resources when it connected (see
+	// ReadResourceTool).
+	resources bool
 }
 
 func (s *conn) fail(err error) {
@@ -389,6 +400,7 @@ func (s *conn) open(ctx context.Context) error {
 			go s.refresh()
 		},
 	})
+	cl.AddReceivingMiddleware(s.refuseSampling)
 	if opts.Workspace != "" {
 		// The workspace is the one root a server is offered: a server that
 		// honours roots (server-filesystem does) works there.
@@ -402,6 +414,7 @@ func (s *conn) open(ctx context.Context) error {
 	s.session = session
 	if r := session.InitializeResult(); r != nil {
 		s.protocol = r.ProtocolVersion
+		s.resources = r.Capabilities != nil && r.Capabilities.Resources != nil
 	}
 	s.mu.Unlock()
 	return nil
@@ -616,7 +629,8 @@ func (s *conn) status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Status{Name: s.name, Transport: s.transport, Endpoint: s.endpoint, State: Connected, Trusted: s.cfg.Trusted,
-		Skipped: slices.Clone(s.skipped), Changed: s.changed, Protocol: s.protocol, Restarts: s.restarts, LastExit: s.lastExit}
+		Skipped: slices.Clone(s.skipped), Changed: s.changed, Protocol: s.protocol, Restarts: s.restarts, LastExit: s.lastExit,
+		Resources: s.resources, Sampling: s.cfg.Sampling}
 	switch {
 	case s.err != nil:
 		st.State, st.Error = Failed, s.err.Error()

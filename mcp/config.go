@@ -58,6 +58,16 @@ type Server struct {
 	// "path" argument names holds the call's "content" argument exactly
 	// (a write_file tool's arguments).
 	Checks map[string]string `json:"checks,omitempty"`
+	// Sampling lets the server ask for a turn of the thread's model
+	// (sampling/createMessage) during a call of one of its tools. Off, a
+	// request is refused saying how a person allows it. A server's
+	// settings are used only from the person's own file or a project file
+	// they trusted (an untrusted project's server, or its change to a
+	// server the person declared, is left out: see stock.Widens), so an
+	// untrusted project cannot turn it on. NOT BUILT YET: allowed, the
+	// request is still refused, saying so; running the turn, recorded as
+	// the server's model.turn and counted in the budget, is to come.
+	Sampling bool `json:"sampling,omitempty"`
 	// OAuth is how a remote server that asks for authorization (the MCP
 	// authorization spec) is logged in to with harness mcp login: a
 	// client registered beforehand, scopes other than the ones the

@@ -129,7 +129,26 @@ func TestElicitationAndSamplingRefused(t *testing.T) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("elicit: %v; sample: %v", eerr, serr)}}}, nil, nil
 		})
 	hs := httptestServer(t, srv, nil)
-	c, err := mcp.Connect(ctx, mcp.Servers{"a": {URL: hs.URL}}, mcp.Options{Workspace: t.TempDir()})
+	for _, allowed := range []bool{false, true} {
+		caps = nil
+		refused := refusedCall(t, ctx, hs.URL, allowed)
+		if allowed {
+			require.Contains(t, refused, `the settings allow the MCP server "a" a model turn ("sampling": true), but this harness does not run one for a server yet`)
+		} else {
+			require.Contains(t, refused, `harness refuses sampling: the MCP server "a" is not allowed a model turn; a person allows it with "sampling": true`)
+		}
+		require.NotNil(t, caps)
+		require.NotNil(t, caps.Elicitation, "harness declares elicitation (form)")
+		require.NotNil(t, caps.Elicitation.Form)
+		require.Nil(t, caps.Elicitation.URL, "harness opens no URL a server gives")
+		require.Nil(t, caps.Sampling, "harness does not declare sampling")
+	}
+}
+
+// refusedCall calls the tool ask of the server at url, allowed sampling
+// or not, and returns what the server said of the refusals.
+func refusedCall(t *testing.T, ctx context.Context, url string, sampling bool) string {
+	c, err := mcp.Connect(ctx, mcp.Servers{"a": {URL: url, Sampling: sampling}}, mcp.Options{Workspace: t.TempDir()})
 	require.NoError(t, err)
 	defer c.Close()
 	ask := toolNamed(c, "mcp__a__ask")
@@ -146,13 +165,9 @@ func TestElicitationAndSamplingRefused(t *testing.T) {
 		require.NotContains(t, r.Stdout, "elicit: <nil>")
 		require.NotContains(t, r.Stdout, "sample: <nil>")
 		require.Contains(t, r.Stdout, "nobody can be asked where this call runs")
-		t.Log(r.Stdout)
+		return r.Stdout
 	case <-time.After(20 * time.Second):
 		t.Fatal("the call hangs on the server's question")
 	}
-	require.NotNil(t, caps)
-	require.NotNil(t, caps.Elicitation, "harness declares elicitation (form)")
-	require.NotNil(t, caps.Elicitation.Form)
-	require.Nil(t, caps.Elicitation.URL, "harness opens no URL a server gives")
-	require.Nil(t, caps.Sampling, "harness does not declare sampling")
+	return ""
 }

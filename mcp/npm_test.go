@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,4 +143,33 @@ func TestServerFilesystem(t *testing.T) {
 	require.Len(t, restored, 1)
 	raw, _ := json.Marshal(restored[0].Restored)
 	require.Contains(t, string(raw), "todo.txt")
+}
+
+// The reference server's resources are listed and read through
+// mcp_read_resource: the first one it lists, as the model would.
+func TestServerEverythingResources(t *testing.T) {
+	bin := npmServer(t, "mcp-server-everything")
+	ctx := context.Background()
+	e := newEnv(t, "", mcp.Servers{"ev": {Command: bin}}, `{"text": "Done."}`)
+	tl := toolNamed(e.st.MCP, mcp.ReadResourceTool)
+	require.NotNil(t, tl, "the server declares resources: %+v", e.st.MCP.Status())
+	r, err := tl.Execute(ctx, callOf(tl, "1-l", `{"server":"ev"}`))
+	require.NoError(t, err)
+	require.Equal(t, facts.StatusSucceeded, r.Status, r.Error)
+	first, _, _ := strings.Cut(r.Stdout, " ")
+	first, _, _ = strings.Cut(first, "\n")
+	require.NotEmpty(t, first, r.Stdout)
+	args := fmt.Sprintf(`{"server":"ev","uri":%q}`, first)
+	r, err = tl.Execute(ctx, callOf(tl, "1-r", args))
+	require.NoError(t, err)
+	require.Equal(t, facts.StatusSucceeded, r.Status, r.Error)
+	require.Contains(t, r.Stdout, "[resource "+first)
+	t.Log(first, cut200(r.Stdout))
+}
+
+func cut200(s string) string {
+	if len(s) > 200 {
+		return s[:200]
+	}
+	return s
 }

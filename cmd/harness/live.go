@@ -36,6 +36,27 @@ type live struct {
 	drawn   int // lines drawn under the last fact line
 	done    chan struct{}
 	ended   chan struct{}
+	// held: a prompt has the terminal, and nothing is drawn.
+	held bool
+}
+
+// hold stops drawing while a person is asked at the terminal (an MCP
+// server's question); what it returns lets drawing go on.
+func (l *live) hold() func() {
+	if l == nil || !l.on {
+		return func() {}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	l.erase(&b)
+	io.WriteString(l.w, b.String())
+	l.held = true
+	return func() {
+		l.mu.Lock()
+		l.held = false
+		l.mu.Unlock()
+	}
 }
 
 func newLive(w io.Writer, on bool) *live { return &live{w: w, on: on} }
@@ -148,6 +169,9 @@ var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 func (l *live) draw(frame int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.held {
+		return
+	}
 	var b strings.Builder
 	l.erase(&b)
 	show := l.lines

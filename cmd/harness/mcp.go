@@ -54,6 +54,8 @@ type serverJSON struct {
 	Tools     []mcp.ToolInfo `json:"tools"`
 	Skipped   []string       `json:"skipped,omitempty"`
 	Protocol  string         `json:"protocol,omitempty"`
+	Resources bool           `json:"resources,omitempty"`
+	Sampling  bool           `json:"sampling,omitempty"`
 }
 
 func (a *app) mcpListCmd() *cobra.Command {
@@ -99,7 +101,8 @@ or failed and why. Exit 1 when a server failed.`,
 						tools = []mcp.ToolInfo{}
 					}
 					out = append(out, serverJSON{Name: s.Name, Transport: s.Transport, Endpoint: s.Endpoint, Status: s.State, Error: s.Error,
-						Trusted: s.Trusted, Changed: s.Changed, Tools: tools, Skipped: s.Skipped, Protocol: s.Protocol})
+						Trusted: s.Trusted, Changed: s.Changed, Tools: tools, Skipped: s.Skipped, Protocol: s.Protocol,
+						Resources: s.Resources, Sampling: s.Sampling})
 				}
 				if err := a.printJSON(out); err != nil {
 					return err
@@ -150,6 +153,12 @@ func (a *app) printServers(p stock.Place, status []mcp.Status) {
 		proto := ""
 		if s.Protocol != "" {
 			proto = " · MCP " + esc(s.Protocol)
+		}
+		if s.Resources {
+			proto += " · resources (" + mcp.ReadResourceTool + ")"
+		}
+		if s.Sampling {
+			proto += " · sampling allowed (not run yet: refused)"
 		}
 		fmt.Fprintf(w, "%s  %s %s  %s%s%s\n", a.paint("bold", esc(s.Name)), s.Transport, esc(s.Endpoint), state, trust, proto)
 		if s.Error != "" {

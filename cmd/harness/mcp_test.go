@@ -55,7 +55,8 @@ func mcpTestServer() int {
 			func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
 				res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "\x1b[31mWhat is your name?\x1b[0m",
 					RequestedSchema: map[string]any{"type": "object", "required": []any{"name"}, "properties": map[string]any{
-						"name": map[string]any{"type": "string"}, "api_key": map[string]any{"type": "string"}}}})
+						"name": map[string]any{"type": "string"}, "api_key": map[string]any{"type": "string"},
+						"age": map[string]any{"type": "integer", "minimum": 0, "description": "\x1b[2JYour age"}}}})
 				if err != nil {
 					return nil, nil, err
 				}

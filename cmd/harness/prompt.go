@@ -95,6 +95,9 @@ func (p *prompter) next(ctx context.Context) (b byte, ok bool, err error) {
 			t := p.pending[0]
 			p.pending = p.pending[1:]
 			if t.at.Before(p.since) {
+				if isEnter(t.b) && !t.at.After(p.swallow) {
+					p.swallow = time.Time{} // the key's Enter, dropped with it
+				}
 				continue // typed for a request that is gone
 			}
 			p.at = t.at

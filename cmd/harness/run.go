@@ -810,6 +810,8 @@ type driver struct {
 	// are its children's.
 	first    string
 	prompter *prompter
+	// elicits asks MCP servers' questions at the terminal (interactive).
+	elicits *elicits
 	// live shows a running action's output on a terminal.
 	live *live
 	// progress is where the thread's progress goes (drive.Progress): a
@@ -827,6 +829,9 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 	}
 	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(f.noInput), loaded: f.loaded, spec: f.model,
 		live: newLive(a.stdout, a.textOut() && isTerminal(a.stdout)), flags: f}
+	if d.interactive {
+		d.elicits = &elicits{d: d}
+	}
 	d.progress = d.progressSink()
 	if err := d.build(); err != nil {
 		return nil, err
@@ -852,6 +857,7 @@ func (d *driver) progressSink() drive.Progress {
 				return
 			case drive.EventAsked:
 				d.live.asked(e)
+				d.elicits.asked(e)
 				return
 			}
 			turns.event(e)
@@ -1034,6 +1040,7 @@ func (d *driver) options() drive.Options {
 	}
 	if d.interactive {
 		o.Ask = func(ctx context.Context, _ *harness.Thread, waits []drive.Pending) (int, error) {
+			d.elicits.settle() // the terminal is the prompt's now
 			if d.prompter == nil {
 				d.prompter = newPrompter(d.a.stdin, d.a.stdout)
 			}
@@ -1072,7 +1079,9 @@ func (d *driver) warnSandbox() {
 // done (0), parked (3), or failed (1).
 func (d *driver) finish(ctx context.Context) error {
 	d.warnSandbox()
+	d.elicits.begin(ctx)
 	st, err := drive.Drive(ctx, d.th, d.options())
+	d.elicits.end()
 	d.live.stop()
 	if err != nil {
 		return err
