@@ -827,7 +827,7 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 	}
 	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(f.noInput), loaded: f.loaded, spec: f.model,
 		live: newLive(a.stdout, a.textOut() && isTerminal(a.stdout)), flags: f}
-	d.progress = d.progressSink()
+	d.progress = s.ShareProgress(d.progressSink())
 	if err := d.build(); err != nil {
 		return nil, err
 	}
