@@ -592,4 +592,3 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) error {
 		return jsonLine(ev), nil
 	})
 }
-
