@@ -21,11 +21,17 @@ import (
 // API's, with the token) once the thread is there, and sends each
 // event's data on the channel until the stream ends.
 func progressStream(t *testing.T, ctx context.Context, srv *serving, id string) <-chan string {
+	return progressAt(t, ctx, srv, "/api/threads/"+id+"/progress")
+}
+
+// progressAt is progressStream of the stream at path (the page's:
+// /t/ID/progress).
+func progressAt(t *testing.T, ctx context.Context, srv *serving, path string) <-chan string {
 	t.Helper()
 	base, token := srv.url()
 	var resp *http.Response
 	require.Eventually(t, func() bool {
-		req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/threads/"+id+"/progress", nil)
+		req, err := http.NewRequestWithContext(ctx, "GET", base+path, nil)
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer "+token)
 		r, err := http.DefaultClient.Do(req)
@@ -102,7 +108,7 @@ func waitOutput(t *testing.T, events <-chan string, want string) string {
 // the run has let go of the thread nothing of it is kept.
 func TestLiveOutputOfARunElsewhere(t *testing.T) {
 	marker := fmt.Sprintf("live%d%d", os.Getpid()%100000, time.Now().UnixNano()%1000)
-	cmdline := `for i in 1 2 3; do echo line$i-` + marker + `; sleep 0.4; done; sleep 1.5; echo done-` + marker
+	cmdline := `printf 'clear\033[2J-` + marker + `\n'; for i in 1 2 3; do echo line$i-` + marker + `; sleep 0.4; done; sleep 1.5; echo done-` + marker
 	script := `{"text": "Counting.", "tool_calls": [{"id": "c", "name": "run_command", "args": ` + jsonString(t, `{"command":`+jsonString(t, cmdline)+`}`) + `}]}
 {"text": "Counted."}
 `
@@ -122,8 +128,13 @@ func TestLiveOutputOfARunElsewhere(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first := progressStream(t, ctx, srv, "t1")
-	waitOutput(t, first, "line2-"+marker)
+	page := progressAt(t, ctx, srv, "/t/t1/progress")
+	require.Contains(t, waitOutput(t, first, "line2-"+marker), "clear\x1b[2J-"+marker, "the API's text is raw")
 	require.NotEmpty(t, procsWith(t, cmdline), "the output came while the command runs")
+	onPage := waitOutput(t, page, "line2-"+marker)
+	require.Contains(t, onPage, `clear\x1b[2J-`+marker, "the page's is escaped as the terminal escapes it")
+	require.NotContains(t, onPage, "\x1b[2J")
+	require.NotEmpty(t, procsWith(t, cmdline), "the output came to the page while the command runs")
 
 	// A page opened now starts with the output so far.
 	late := progressStream(t, ctx, srv, "t1")
