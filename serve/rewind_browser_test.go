@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,4 +169,30 @@ func mustDraft(t *testing.T, kind facts.Kind, cause string, v any) facts.Draft {
 	d, err := facts.NewDraft(kind, cause, v)
 	require.NoError(t, err)
 	return d
+}
+
+// TestUndoFormNeedsThePagesToken: a post to the undo or fork button from
+// a browser that carries the cookie but not the page's CSRF token (a
+// form on another site) changes nothing.
+func TestUndoFormNeedsThePagesToken(t *testing.T) {
+	f := doneThread(t)
+	c, get := f.browser(t)
+	get("/?token=" + token)
+	preview := get("/t/t1/undo?to=0")
+	require.Contains(t, preview, `name="csrf" value="`)
+	head := f.head("t1")
+	for _, post := range []struct{ path, form string }{
+		{"/t/t1/undo", fmt.Sprintf("to=0&head=%d", head)},
+		{"/t/t1/undo", fmt.Sprintf("to=0&head=%d&csrf=%s", head, "00")},
+		{"/t/t1/fork", "at=3&as=stolen"},
+	} {
+		resp, err := c.Post(f.http.URL+post.path, "application/x-www-form-urlencoded", strings.NewReader(post.form))
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, post.path)
+	}
+	require.Equal(t, "ttl_seconds = 300\n", f.read("cache.toml"))
+	require.Equal(t, head, f.head("t1"))
+	_, err := f.store.Head(t.Context(), "stolen")
+	require.Error(t, err, "no fork")
 }
