@@ -154,12 +154,21 @@ func PlanUndo(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id 
 // thread's lease on a store processes share (thread.Leaser) — so that no
 // runtime acts on the thread while its files are put back.
 func Undo(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id string, to uint64, by string) (UndoPlan, error) {
+	return undo(ctx, rt, actor, id, to, by, 0)
+}
+
+// undo is Undo; with seen not 0, refused (ErrMoved) unless the thread's
+// head, once held, is seq seen.
+func undo(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id string, to uint64, by string, seen uint64) (UndoPlan, error) {
 	ctx, release, err := harness.Hold(ctx, rt.Store, id)
 	if err != nil {
 		return UndoPlan{}, fmt.Errorf("undo %s: %w", id, err)
 	}
 	defer release()
 	plan, contents, err := planUndo(ctx, rt, actor, id, to)
+	if err == nil && seen != 0 && plan.Head != seen {
+		return plan, fmt.Errorf("undo %s: %w (seq %d when previewed, %d now): look at the preview again", id, ErrMoved, seen, plan.Head)
+	}
 	if err != nil || len(plan.Steps) == 0 {
 		return plan, err
 	}

@@ -39,6 +39,8 @@ import (
 //	GET  /api/threads/{id}/replay        the record told back, and replay --verify's verdict
 //	GET  /api/threads/{id}/undo?to=SEQ   what an undo to SEQ would restore
 //	GET  /api/threads/{id}/fork?at=SEQ   what a fork at SEQ would be
+//	POST /api/threads/{id}/undo          undo what a preview showed (JSON: see UndoRequest)
+//	POST /api/threads/{id}/fork          fork it (JSON: see ForkRequest)
 //	POST /api/threads/{id}/plan          {"on": true|false}: plan mode from the next turn (PlanRequest)
 //	GET  /api/effects                    every action of every thread, with its effect state
 //	GET  /api/search?q=QUERY             facts across every thread (drive.SearchResult; ?limit=N&page=CURSOR)
@@ -60,6 +62,8 @@ func (s *Server) routes() {
 	api("GET /api/threads/{id}/replay", s.apiReplay)
 	api("GET /api/threads/{id}/undo", s.apiUndo)
 	api("GET /api/threads/{id}/fork", s.apiFork)
+	api("POST /api/threads/{id}/undo", s.apiUndoPost)
+	api("POST /api/threads/{id}/fork", s.apiForkPost)
 	api("GET /api/effects", s.apiEffects)
 	api("GET /api/search", s.apiSearch)
 	mux.Handle("/api/", s.authenticate(s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
@@ -123,6 +127,10 @@ func statusOf(err error) (int, string) {
 		return http.StatusBadRequest, "bad_rule"
 	case errors.Is(err, rewind.ErrUndoRefused):
 		return http.StatusConflict, "undo_refused"
+	case errors.Is(err, rewind.ErrMoved):
+		return http.StatusConflict, "moved"
+	case errors.Is(err, harness.ErrThreadExists):
+		return http.StatusConflict, "thread_exists"
 	case errors.Is(err, search.ErrQuery), errors.Is(err, search.ErrCursor):
 		return http.StatusBadRequest, "bad_query"
 	case errors.Is(err, search.ErrLocked):

@@ -3,15 +3,18 @@
 // of the workspace through a local socket (package thread/socketstore), people
 // through a web page, and programs through an HTTP JSON API with a live
 // stream of each thread's facts (Server-Sent Events), and of what a thread
-// the server drives does between two facts (its progress: the model's
-// text, a command's output; see drive.Event).
+// does between two facts (its progress: the model's text, a command's
+// output; see drive.Event), whether the server drives it or another
+// process does through the socket (see remoteProgress).
 //
 // Everything the page and the API show is read from the one view every
 // reader uses: harness.View and the coding scheduler's reading, through
 // drive.Inspect; the record told back is audit.Replay's and
-// audit.VerifyLog's verdict; an undo preview is rewind.PlanUndo's, a
-// fork's is the view of the log up to its seq. Nothing here folds a log
-// with rules of its own.
+// audit.VerifyLog's verdict; an undo preview is rewind.PlanUndo's (its
+// diffs rewind.UndoPlan.Changes, rendered by present.DiffOf), a fork's is
+// the view of the log up to its seq; an undo or a fork from the page is
+// rewind.UndoSeen's or rewind.Fork's, as harness undo and fork do them.
+// Nothing here folds a log with rules of its own.
 //
 // # Who may act
 //

@@ -21,9 +21,7 @@ import (
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/rewind"
 	"github.com/seed-7cc7a084/harness/search"
-	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // The page's templates, style and script, in the binary.
@@ -200,6 +198,8 @@ func (s *Server) pageRoutes(mux *http.ServeMux) {
 	page("POST /t/{id}/stop", s.pageStop)
 	page("GET /t/{id}/undo", s.undoPage)
 	page("GET /t/{id}/fork", s.forkPage)
+	page("POST /t/{id}/undo", s.pageUndo)
+	page("POST /t/{id}/fork", s.pageFork)
 	page("GET /search", s.searchPage)
 	mux.Handle("GET /events", s.authenticate(s.apiHandler(s.streamList)))
 	mux.Handle("GET /t/{id}/events", s.authenticate(s.apiHandler(s.pageEvents)))
@@ -392,6 +392,7 @@ func (s *Server) threadPage(w http.ResponseWriter, r *http.Request) (string, any
 		return "", nil, err
 	}
 	q := r.URL.Query()
+	td.Flash = rewindFlash(q)
 	if seq := q.Get("answered"); seq != "" {
 		if n, err := strconv.ParseUint(seq, 10, 64); err == nil {
 			td.Flash = &flash{Text: fmt.Sprintf("answered (seq %d)", n), Class: "ok"}
@@ -590,52 +591,4 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) error {
 		}
 		return jsonLine(ev), nil
 	})
-}
-
-// undoData is the undo preview's.
-type undoData struct {
-	Thread string
-	To     uint64
-	Plan   rewind.UndoPlan
-	Error  string
-	Who    string
-}
-
-func (s *Server) undoPage(w http.ResponseWriter, r *http.Request) (string, any, error) {
-	id, err := threadID(r)
-	if err != nil {
-		return "", nil, err
-	}
-	to, err := seqParam(r, "to", 0)
-	if err != nil {
-		return "", nil, err
-	}
-	d := undoData{Thread: id, To: to, Who: who(r)}
-	d.Plan, err = s.undoPlan(r.Context(), id, to)
-	var ue *rewind.UndoError
-	switch {
-	case errors.As(err, &ue):
-		d.Error = err.Error()
-	case errors.Is(err, thread.ErrNotFound), errors.Is(err, ErrNotHere):
-		return "", nil, err
-	case err != nil:
-		return "", nil, badRequestIf(err)
-	}
-	return "undo", d, nil
-}
-
-func (s *Server) forkPage(w http.ResponseWriter, r *http.Request) (string, any, error) {
-	id, err := threadID(r)
-	if err != nil {
-		return "", nil, err
-	}
-	at, err := seqParam(r, "at", 0)
-	if err != nil {
-		return "", nil, err
-	}
-	p, err := s.forkPreview(r.Context(), id, at)
-	if err != nil {
-		return "", nil, err
-	}
-	return "fork", map[string]any{"P": p, "Who": who(r)}, nil
 }

@@ -339,7 +339,8 @@ func Host(p stock.Place, o Options, addr string, anyPort bool) (*Hosted, error) 
 	if err != nil {
 		return fail(err)
 	}
-	h.sock = socketstore.NewServer(srv.Store(), harness.Hold, socketstore.WithURL(URL(ln.Addr(), "")))
+	h.sock = socketstore.NewServer(srv.Store(), harness.Hold, socketstore.WithURL(URL(ln.Addr(), "")),
+		socketstore.WithProgress(remoteProgress{srv.live}))
 	go func() { h.done <- h.sock.Serve(sl) }()
 	// An older server's info file in the store directory is stale: this
 	// process holds the store.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed-7cc7a084/harness/action"
@@ -22,6 +23,7 @@ import (
 	"github.com/seed-7cc7a084/harness/sandbox"
 	"github.com/seed-7cc7a084/harness/search"
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/socketstore"
 	"github.com/seed-7cc7a084/harness/worktree"
 )
 
@@ -81,6 +83,9 @@ type Session struct {
 	observers map[io.Closer]bool
 	// stockClosed: Close ended the stock's MCP servers.
 	stockClosed bool
+	// server is the server the open store goes through, if it does: the
+	// progress ShareProgress hands over goes to it.
+	server atomic.Pointer[socketstore.Client]
 }
 
 // SessionOptions configure NewSession.
@@ -354,6 +359,7 @@ func (s *Session) Open(ctx context.Context) error {
 		return err
 	}
 	s.Store, s.Place.Exists = store, true
+	s.server.Store(servedBy(store))
 	if !s.opts.ReadOnly {
 		s.endStops = s.watchStops()
 	}
@@ -544,6 +550,7 @@ func (s *Session) Release() error {
 	if s.Store == nil {
 		return nil
 	}
+	s.server.Store(nil)
 	err := s.Store.Close()
 	s.Store = nil
 	return err

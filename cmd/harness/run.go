@@ -832,7 +832,7 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 	if d.interactive {
 		d.elicits = &elicits{d: d}
 	}
-	d.progress = d.progressSink()
+	d.progress = s.ShareProgress(d.progressSink())
 	if err := d.build(); err != nil {
 		return nil, err
 	}

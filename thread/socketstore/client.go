@@ -34,6 +34,9 @@ type Client struct {
 	leases map[*clientConn]struct{}
 	closed bool
 	ops    sync.WaitGroup
+
+	// progress is the queue of Progress.
+	progress progressQueue
 }
 
 var (
@@ -366,6 +369,7 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	c.mu.Unlock()
+	c.stopProgress()
 	c.ops.Wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()

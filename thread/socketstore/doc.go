@@ -50,5 +50,7 @@
 // back to back on a connection; facts travel in their storage encoding
 // (facts.Encode, checksummed), so what a client reads is byte for byte
 // what the store holds. Connections are kept and reused; a lease has a
-// connection of its own for as long as it is held.
+// connection of its own for as long as it is held. A client may also hand
+// the server ephemeral progress records of the threads its process holds
+// (Client.Progress, WithProgress): never stored, never waited for.
 package socketstore

@@ -74,6 +74,8 @@ type Server struct {
 	checker blobChecker
 	meta    metaSpace
 	info    Info
+	sink    ProgressSink
+	leases  leases
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -251,6 +253,8 @@ type serverConn struct {
 
 	mu   sync.Mutex // guards busy
 	busy bool
+	// pid is the client's process (0 where the system does not say).
+	pid int
 }
 
 // closeIfIdle closes the connection unless a call is in progress, which
@@ -285,6 +289,7 @@ func (c *serverConn) serve() {
 		c.w.Flush()
 		return
 	}
+	c.pid = peerPID(c.c)
 	for {
 		var req request
 		if err := c.dec.Decode(&req); err != nil {
@@ -438,6 +443,9 @@ func (c *serverConn) handle(req request) bool {
 	case opLease:
 		c.lease(req.Thread)
 		return false
+	case opProgress:
+		s.takeProgress(c.pid, req.Progress)
+		return c.send(response{Bool: true}) == nil
 	}
 	fail(fmt.Errorf("%w: unknown call %q", ErrProtocol, req.Op))
 	return false
@@ -504,7 +512,10 @@ func (c *serverConn) lease(id string) {
 		<-released
 		return
 	}
+	s := c.s
+	s.leaseIn(id, c.pid)
 	<-held.Done()
+	s.leaseOut(id, c.pid)
 	release()
 	// Tell the client the thread is free again (it may wait for this, so
 	// that what it does next finds the thread free), then hang up.

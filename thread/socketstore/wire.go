@@ -103,6 +103,7 @@ const (
 	opPutMeta  = "put_meta"
 	opLease    = "lease"
 	opRelease  = "release"
+	opProgress = "progress"
 )
 
 // request is one call.
@@ -118,6 +119,8 @@ type request struct {
 	Keys    [][]byte `msgpack:"k,omitempty"`
 	Values  [][]byte `msgpack:"vs,omitempty"`
 	Deletes []bool   `msgpack:"del,omitempty"`
+	// Progress is a batch of progress records (see Client.Progress).
+	Progress []progressItem `msgpack:"p,omitempty"`
 }
 
 // draft is a facts.Draft on the wire.
