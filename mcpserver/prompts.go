@@ -109,7 +109,7 @@ func (s *server) promptThread(ctx context.Context, name, id string) (ThreadView,
 		return ThreadView{}, nil, err
 	}
 	defer o.Close()
-	st, err := drive.Inspect(ctx, o.Runtime.Thread(o.Actor, id))
+	st, err := drive.Inspect(ctx, openRead(ctx, o, id))
 	if err != nil {
 		return ThreadView{}, nil, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -178,11 +179,20 @@ func (s *server) readResource(ctx context.Context, req *sdk.ReadResourceRequest)
 // drive.Inspect's, with the preview of each call to confirm when it
 // works in this workspace.
 func (s *server) stateOf(ctx context.Context, o *Opened, id string) (drive.State, error) {
-	st, err := drive.Inspect(ctx, o.Runtime.Thread(o.Actor, id))
+	st, err := drive.Inspect(ctx, openRead(ctx, o, id))
 	if err != nil {
 		return drive.State{}, err
 	}
 	return viewOf(o, st).State, nil
+}
+
+// openRead is thread id to read, as the HTTP API reads it: a child as
+// its tree's actor folds it (harness.Runtime.Open), else by o's actor.
+func openRead(ctx context.Context, o *Opened, id string) *harness.Thread {
+	if th, err := o.Runtime.Open(ctx, o.Actor, id); err == nil {
+		return th
+	}
+	return o.Runtime.Thread(o.Actor, id)
 }
 
 // factsPage is the page of thread id's facts after seq after: at most
