@@ -11,10 +11,15 @@
 // It speaks protocol revision 2025-11-25 on stdio ([StdioTransport]: a
 // connection that answers malformed lines itself and never ends on one)
 // or streamable HTTP ([HTTPHandler], for a front end to put behind its
-// tokens). It declares what it serves, tools and logging, and nothing
-// else; a thread's facts reach the client as log messages while a call
-// appends them, and a call the client cancels is interrupted, unanswered,
-// its thread left resumable.
+// tokens). It declares what it serves, tools, logging, resources and
+// prompts, and nothing else; a thread's facts reach the client as log
+// messages while a call appends them, and a call the client cancels is
+// interrupted, unanswered, its thread left resumable. Each thread is a
+// resource (its state, [ThreadTemplate]; its facts a page at a time,
+// [FactsTemplate]), listed a page at a time; a client subscribed to one is
+// sent notifications/resources/updated when any process appends to it
+// (the workspace's [Peeker]). Its prompts, one per common task, attach
+// what a thread holds as data.
 //
 // Tools from MCP servers, for harness's own threads, are package mcp.
 package mcpserver

@@ -89,18 +89,37 @@ func NewServer(ws Workspace, opts ServerOptions) *sdk.Server {
 	if version == "" {
 		version = "dev"
 	}
+	s := &server{ws: ws, opts: opts, watch: newWatcher(ws)}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "harness", Version: version}, &sdk.ServerOptions{
-		// Declared exactly as served: tools (a list that never changes)
-		// and logging (a thread's facts as they are appended, see
-		// logFacts). No prompts, resources or completions: those methods
-		// are not found (served).
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Logging: &sdk.LoggingCapabilities{}},
+		// Declared exactly as served: tools (a list that never changes),
+		// logging (a thread's facts as they are appended, see logFacts),
+		// resources (the threads, their state and facts; subscribe: a
+		// fact appended to a thread is notifications/resources/updated,
+		// see watcher; no list_changed is sent) and prompts (a list that
+		// never changes). No completions: that method is not found.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Logging: &sdk.LoggingCapabilities{},
+			Resources: &sdk.ResourceCapabilities{Subscribe: true}, Prompts: &sdk.PromptCapabilities{}},
+		// Revision 2025-11-25 and those before it: not the SDK's draft
+		// (2026-07-28), whose subscriptions/listen and per-request
+		// metadata this server has not been checked against.
+		SupportedProtocolVersions: servedVersions(),
+		SubscribeHandler:          s.subscribe,
+		UnsubscribeHandler:        s.unsubscribe,
 		Instructions: "harness runs coding agents as durable, audited threads in this workspace. Start a thread with start; " +
 			"a tool call that needs a person parks the thread: view shows what it waits for, with the digest of the exact call. " +
-			"Answers go through answer (an approval must name that digest); resume goes on; replay verifies the log.",
+			"Answers go through answer (an approval must name that digest); resume goes on; replay verifies the log. " +
+			"Each thread is the resource harness://threads/ID (its state; subscribe to be told of each fact appended) " +
+			"and harness://threads/ID/facts (its facts, a page at a time).",
 	})
-	srv.AddReceivingMiddleware(served)
-	s := &server{ws: ws, opts: opts}
+	s.watch.srv = srv
+	srv.AddReceivingMiddleware(served, s.listing)
+	srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: ThreadTemplate, Name: "thread", Title: "A thread's state",
+		Description: "Where the thread stands: the one document every harness front end gives (as GET /api/threads/{id}/state): status, open requests with the digest of each call, the next step.",
+		MIMEType:    "application/json"}, s.readResource)
+	srv.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: FactsTemplate, Name: "facts", Title: "A thread's facts",
+		Description: fmt.Sprintf("The thread's facts (its log) in order, as JSON {thread, facts, next}: those after seq after, at most limit (default and most %d) and about %d bytes; next is the URI of the next page.", FactsPage, FactsBytes),
+		MIMEType:    "application/json"}, s.readResource)
+	s.addPrompts(srv)
 	yes, no := true, false
 	sdk.AddTool(srv, &sdk.Tool{Name: "start", Description: "Start a thread with a task for the coding agent and run it until it is done or waits for a person (a confirmation, a question). Returns where it stands.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.start)
@@ -120,6 +139,18 @@ func NewServer(ws Workspace, opts ServerOptions) *sdk.Server {
 	return srv
 }
 
+// servedVersions are the protocol revisions the server speaks: the SDK's,
+// up to 2025-11-25.
+func servedVersions() []string {
+	var vs []string
+	for _, v := range sdk.SupportedProtocolVersions() {
+		if v <= "2025-11-25" {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
 // answerSchema is the answer tool's input schema: AnswerArgs's, with a
 // drive.YesNo a JSON true, false or null (as a *bool would be), not the
 // integer its Go type would make it.
@@ -134,8 +165,9 @@ var answerSchema = func() *jsonschema.Schema {
 }()
 
 type server struct {
-	ws   Workspace
-	opts ServerOptions
+	ws    Workspace
+	opts  ServerOptions
+	watch *watcher
 }
 
 // ThreadArgs name a thread.
@@ -215,15 +247,24 @@ type ActionView struct {
 }
 
 // served lets through only the methods of what the server declares: a
-// method of prompts, resources or completion is not found (-32601), as
-// for any other method the server does not have.
+// method of completion is not found (-32601), as for any other method
+// the server does not have.
 func served(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		for _, undeclared := range []string{"prompts/", "resources/", "completion/"} {
-			if strings.HasPrefix(method, undeclared) {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-					Message: fmt.Sprintf("method %q not found: this server offers tools and logging only", method)}
-			}
+		if strings.HasPrefix(method, "completion/") {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+				Message: fmt.Sprintf("method %q not found: this server offers tools, resources, prompts and logging", method)}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// listing answers resources/list with the threads (listResources): the
+// SDK's own list holds only resources added one by one.
+func (s *server) listing(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if r, ok := req.(*sdk.ListResourcesRequest); ok && method == "resources/list" {
+			return s.listResources(ctx, r)
 		}
 		return next(ctx, method, req)
 	}
@@ -238,8 +279,22 @@ func (s *server) open(ctx context.Context, req OpenRequest, ss *sdk.ServerSessio
 		return nil, err
 	}
 	o.Drive.Ask = nil // nobody is at a prompt here
-	if ss != nil && o.Runtime != nil {
-		o.Runtime.Store = thread.Watch(o.Runtime.Store, logFacts(ctx, ss))
+	if o.Runtime != nil && (ss != nil || s.watch.watching()) {
+		tell := func(f facts.Fact, err error) {
+			if err == nil {
+				s.watch.appended(f.Thread, f.Seq)
+			}
+		}
+		if ss != nil {
+			log := logFacts(ctx, ss)
+			tell = func(f facts.Fact, err error) {
+				log(f, err)
+				if err == nil {
+					s.watch.appended(f.Thread, f.Seq)
+				}
+			}
+		}
+		o.Runtime.Store = thread.Watch(o.Runtime.Store, tell)
 	}
 	return o, nil
 }

@@ -201,6 +201,11 @@ func (a *app) mcpServeCmd() *cobra.Command {
   resume   run a thread on
   replay   tell a thread's record back and verify its log
 
+Each thread is also a resource, harness://threads/ID (its state) and
+harness://threads/ID/facts (its facts, paged); a client subscribed to one is
+told of each fact any process appends. Prompts: run_task, review_request,
+summarise_thread.
+
 Threads run under the workspace's approval policy (the settings file's, and
 --approve, --allow, --deny); nothing else is approved on the client's behalf.
 An approval through answer must name the digest of the exact call, and is

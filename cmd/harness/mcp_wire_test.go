@@ -180,14 +180,28 @@ func TestMCPServeStdioBadLines(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(init.Result, &res))
 	require.Equal(t, "2025-11-25", res.ProtocolVersion)
-	require.JSONEq(t, `{"tools":{},"logging":{}}`, string(res.Capabilities), "declared exactly as served")
+	require.JSONEq(t, `{"tools":{},"logging":{},"resources":{"subscribe":true},"prompts":{}}`, string(res.Capabilities), "declared exactly as served")
 
-	for i, method := range []string{"prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "completion/complete", "no/such"} {
+	for i, method := range []string{"completion/complete", "no/such"} {
 		id := fmt.Sprint(100 + i)
 		w.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{}}`)
 		m := w.response(id)
 		require.NotNil(t, m.Error, method)
 		require.EqualValues(t, -32601, m.Error.Code, "%s: %s", method, m.Error.Message)
+	}
+	// Declared, so served: a list answers, a request without what it
+	// needs is -32602.
+	for i, method := range []string{"prompts/list", "resources/list", "resources/templates/list"} {
+		id := fmt.Sprint(200 + i)
+		w.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{}}`)
+		require.Nil(t, w.response(id).Error, method)
+	}
+	for i, method := range []string{"prompts/get", "resources/read", "resources/subscribe"} {
+		id := fmt.Sprint(300 + i)
+		w.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{}}`)
+		m := w.response(id)
+		require.NotNil(t, m.Error, method)
+		require.EqualValues(t, -32602, m.Error.Code, "%s: %s", method, m.Error.Message)
 	}
 	w.send(`{"jsonrpc":"2.0","id":"tl","method":"tools/list"}`)
 	m := w.response(`"tl"`)
