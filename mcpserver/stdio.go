@@ -141,18 +141,35 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.refuse(ctx, id, code, why)
 			continue
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && !c.admit(req) {
-			c.refuse(ctx, id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("%q before initialize: the session starts with initialize (only ping may come first)", req.Method))
-			continue
+		if req, ok := msg.(*jsonrpc.Request); ok {
+			switch c.admit(req) {
+			case refused:
+				c.refuse(ctx, id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("%q before initialize: the session starts with initialize (only ping may come first)", req.Method))
+				continue
+			case dropped:
+				continue
+			}
 		}
 		return msg, nil
 	}
 }
 
+// admission is what becomes of a request read.
+type admission int
+
+const (
+	admitted admission = iota // the server sees it
+	refused                   // answered with an error here
+	dropped                   // nobody sees it
+)
+
 // admit keeps the bookkeeping of a request read, and says whether the
 // server may see it: before initialize is answered, only initialize,
-// ping and notifications.
-func (c *lineConn) admit(req *jsonrpc.Request) bool {
+// ping and notifications. A cancellation of no call in flight (answered
+// already, or never made) is dropped: passed on, the server could take
+// it for a later call that reuses the id, read before the server
+// handled the cancellation.
+func (c *lineConn) admit(req *jsonrpc.Request) admission {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !req.IsCall() {
@@ -160,13 +177,16 @@ func (c *lineConn) admit(req *jsonrpc.Request) bool {
 			var p struct {
 				RequestID any `json:"requestId"`
 			}
-			if json.Unmarshal(req.Params, &p) == nil {
-				if id, err := jsonrpc.MakeID(p.RequestID); err == nil && c.inflight[id] {
-					c.cancelled[id] = true
-				}
+			id, err := jsonrpc.ID{}, error(nil)
+			if err = json.Unmarshal(req.Params, &p); err == nil {
+				id, err = jsonrpc.MakeID(p.RequestID)
 			}
+			if err != nil || !c.inflight[id] {
+				return dropped
+			}
+			c.cancelled[id] = true
 		}
-		return true
+		return admitted
 	}
 	switch {
 	case req.Method == "initialize":
@@ -174,11 +194,11 @@ func (c *lineConn) admit(req *jsonrpc.Request) bool {
 		c.initID = &id
 	case req.Method == "ping" || c.initialized:
 	default:
-		return false
+		return refused
 	}
 	c.inflight[req.ID] = true
 	delete(c.cancelled, req.ID) // a new call with a cancelled one's id
-	return true
+	return admitted
 }
 
 // Write writes msg as one line, unless it is the response to a call the
