@@ -609,7 +609,9 @@ func untilLeader[T any](ctx context.Context, since time.Time, wait time.Duration
 			case wctx.Err() == nil && !transient(r.err) && !reconnecting(r.err):
 				return zero, r.err
 			}
-			if wctx.Err() == nil || last == nil {
+			// A call cut off by the end of the whole wait says nothing
+			// of the cluster: "none answered", unless another did.
+			if wctx.Err() == nil || last == nil && !errors.Is(r.err, context.DeadlineExceeded) {
 				last = r.err
 			}
 			if out == 0 && wctx.Err() == nil {
