@@ -365,10 +365,11 @@ func decideSpawn(cfg Config, used BudgetView, req scheduler.SpawnRequest, ag *Ag
 	if ag != nil && ag.MaxTurns > 0 && (turns == 0 || turns > ag.MaxTurns) {
 		turns = ag.MaxTurns
 	}
-	if cfg.MaxTurns > 0 {
-		left := cfg.MaxTurns - used.Turns
+	// The parent's bound in turns, with the raises it folded (used's).
+	if maxTurns := max(cfg.MaxTurns, used.MaxTurns); cfg.MaxTurns > 0 {
+		left := maxTurns - used.Turns
 		if left <= 0 {
-			return refuse("no model turns are left to give a child (%d used of %d)", used.Turns, cfg.MaxTurns)
+			return refuse("no model turns are left to give a child (%d used of %d)", used.Turns, maxTurns)
 		}
 		if turns == 0 || turns > left {
 			turns = left

@@ -309,7 +309,9 @@ func TestDelegateCancellation(t *testing.T) {
 		require.Zero(t, e.ran(`write_file {"path":"c"}`), "the stopped child's write never ran")
 	}
 	t.Run("budget", func(t *testing.T) {
-		e := newTree(t, nil, script, harness.WithBudget(4, 0))
+		// A log from before a bound in turns waited (see
+		// TestTurnLimitWaitsAndARaiseResumes for one after).
+		e := newTree(t, nil, script, harness.WithBudget(4, 0), harness.WithoutTurnsWait())
 		out, err := e.rt.Start(ctx, e.actor, "p", "go")
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusStopped, out.Status)

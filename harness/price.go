@@ -31,7 +31,7 @@ func (cfg Config) reserve() *facts.BudgetReserve {
 	if cfg.noReserve {
 		return nil
 	}
-	r := &facts.BudgetReserve{}
+	r := &facts.BudgetReserve{Turns: !cfg.noTurnsWait}
 	if cfg.Prices == nil {
 		return r
 	}

@@ -1,0 +1,52 @@
+package harness
+
+import (
+	"fmt"
+	"math"
+)
+
+// A root thread's bound in model turns (Config.MaxTurns) waits.
+//
+// A thread whose first system.configured records a BudgetReserve with
+// Turns set (every thread this runtime configures) does not end when it
+// ran its bound: its next model turn is not enabled and it waits on the
+// budget wait (fold.WaitBudget), as for the tree's budget in money and
+// tokens. A person raises the bound by a number of turns
+// (budget.raised's Add.Turns, posted to the root) and the thread goes
+// on. A log from before records no such Reserve: its bound ends the
+// thread with budget.exhausted, as it did when it ran, so an old log
+// folds and verifies as it was written.
+//
+// A child's bound in turns is its delegation's (max_turns the parent's
+// model asked, its agent file's, at most what its parent had left): it
+// ends the child, which reports to its parent's model as before. The
+// person's bound is the root's: a child's turns count against it once
+// reported, and the root waits on it.
+
+// turnsWait reports whether the thread's bound in turns waits for a
+// person rather than ending it: a root thread whose log says so.
+func (b *budget) turnsWait() bool {
+	return b.next.reserve != nil && b.next.reserve.Turns && !b.tree.child
+}
+
+// turnLimit is the thread's bound in model turns: the configuration's,
+// grown by the raises in turns folded (a root's only); 0 is no bound,
+// and a raise does not make one.
+func (b *budget) turnLimit() int {
+	if b.maxTurns <= 0 {
+		return 0
+	}
+	if b.tree.turns > int64(math.MaxInt32)-int64(b.maxTurns) {
+		return math.MaxInt32
+	}
+	return b.maxTurns + int(b.tree.turns)
+}
+
+// turnsHold says why the thread's bound in turns holds its next model
+// turn, or "" when it does not (or the bound ends the thread instead).
+func (b *budget) turnsHold(v BudgetView) string {
+	if !b.turnsWait() || v.MaxTurns <= 0 || v.Turns < v.MaxTurns {
+		return ""
+	}
+	return fmt.Sprintf("the thread ran its %d model turns (%d used, its children's included); raise it by a number of turns (harness budget raise --turns N) or stop", v.MaxTurns, v.Turns)
+}
