@@ -140,12 +140,21 @@ type BudgetReserve struct {
 	// Unset — every log written before — the bound ends the thread with
 	// budget.exhausted, as it did when it ran.
 	Turns bool `msgpack:"turns,omitempty" json:"turns,omitempty"`
+	// MaxTurns, with Turns, is the thread's bound in model turns as
+	// configured when it started (0: none): the record, not a later
+	// process's configuration, decides, so every reader of the log (a
+	// listing, a page, a replay) sees the same bound. Raises grow it.
+	MaxTurns int `msgpack:"max_turns,omitempty" json:"max_turns,omitempty"`
 }
 
-// Validate requires a price that is a number ≥ 0.
+// Validate requires a price that is a number ≥ 0, and a bound in turns
+// ≥ 0.
 func (r BudgetReserve) Validate() error {
 	if math.IsNaN(r.InputUSD) || math.IsInf(r.InputUSD, 0) || r.InputUSD < 0 {
 		return errors.New("input_usd: want US dollars per million tokens ≥ 0")
+	}
+	if r.MaxTurns < 0 {
+		return errors.New("max_turns: want a number of model turns ≥ 0")
 	}
 	return nil
 }

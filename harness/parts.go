@@ -246,9 +246,12 @@ type budget struct {
 // both cost, by the tables named in Tables; Unpriced counts the thread's
 // own turns that record no cost.
 type BudgetView struct {
-	// MaxTurns is the thread's bound in model turns: its configuration's
-	// (Config.MaxTurns), grown by the raises in turns the root folded.
+	// MaxTurns is the thread's bound in model turns: the one its log
+	// records (else its configuration's), grown by the raises in turns
+	// the root folded. TurnsWait is set when reaching it makes the thread
+	// wait for a raise rather than end (see turnlimit.go).
 	Turns, MaxTurns   int
+	TurnsWait         bool
 	Tokens, MaxTokens int64
 	USD               float64
 	Tables            []string
@@ -348,7 +351,7 @@ func (b *budget) Output() fold.Output[Services] {
 // View reports the turns and tokens used so far, and the bounds.
 func (b *budget) View() BudgetView {
 	b.count()
-	return BudgetView{Turns: b.turns + b.childTurns, MaxTurns: b.turnLimit(), Tokens: b.tokens + b.childTokens, MaxTokens: b.maxTokens,
+	return BudgetView{Turns: b.turns + b.childTurns, MaxTurns: b.turnLimit(), TurnsWait: b.turnsWait(), Tokens: b.tokens + b.childTokens, MaxTokens: b.maxTokens,
 		USD: b.usd + b.childUSD, Tables: slices.Clone(b.tables), Unpriced: b.unpriced, Tree: b.tree.view()}
 }
 

@@ -31,7 +31,10 @@ func (cfg Config) reserve() *facts.BudgetReserve {
 	if cfg.noReserve {
 		return nil
 	}
-	r := &facts.BudgetReserve{Turns: !cfg.noTurnsWait}
+	r := &facts.BudgetReserve{}
+	if !cfg.noTurnsWait {
+		r.Turns, r.MaxTurns = true, cfg.MaxTurns
+	}
 	if cfg.Prices == nil {
 		return r
 	}

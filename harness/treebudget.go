@@ -217,6 +217,7 @@ func (r *reservation) snapshot(e *fold.Encoder) {
 		e.Uint(math.Float64bits(r.reserve.InputUSD))
 		e.String(r.reserve.Table)
 		e.Bool(r.reserve.Turns)
+		e.Int(int64(r.reserve.MaxTurns))
 	}
 	e.Int(r.prompt)
 	e.Bool(r.turned)
@@ -226,7 +227,7 @@ func (r *reservation) snapshot(e *fold.Encoder) {
 func (r *reservation) restore(d *fold.Decoder) {
 	r.reserve = nil
 	if d.Bool() {
-		r.reserve = &facts.BudgetReserve{Priced: d.Bool(), InputUSD: math.Float64frombits(d.Uint()), Table: d.String(), Turns: d.Bool()}
+		r.reserve = &facts.BudgetReserve{Priced: d.Bool(), InputUSD: math.Float64frombits(d.Uint()), Table: d.String(), Turns: d.Bool(), MaxTurns: int(d.Int())}
 	}
 	r.prompt = d.Int()
 	r.turned = d.Bool()

@@ -8,7 +8,9 @@ import (
 // A root thread's bound in model turns (Config.MaxTurns) waits.
 //
 // A thread whose first system.configured records a BudgetReserve with
-// Turns set (every thread this runtime configures) does not end when it
+// Turns set (every thread this runtime configures) records its bound
+// there (MaxTurns: a later process's configuration does not change it,
+// so every reader of the log sees the same), and does not end when it
 // ran its bound: its next model turn is not enabled and it waits on the
 // budget wait (fold.WaitBudget), as for the tree's budget in money and
 // tokens. A person raises the bound by a number of turns
@@ -29,17 +31,22 @@ func (b *budget) turnsWait() bool {
 	return b.next.reserve != nil && b.next.reserve.Turns && !b.tree.child
 }
 
-// turnLimit is the thread's bound in model turns: the configuration's,
-// grown by the raises in turns folded (a root's only); 0 is no bound,
-// and a raise does not make one.
+// turnLimit is the thread's bound in model turns: the one its log
+// records (BudgetReserve.MaxTurns; in a log from before, the
+// configuration's), grown by the raises in turns folded (a root's only);
+// 0 is no bound, and a raise does not make one.
 func (b *budget) turnLimit() int {
-	if b.maxTurns <= 0 {
+	base := b.maxTurns
+	if r := b.next.reserve; r != nil && r.Turns {
+		base = r.MaxTurns
+	}
+	if base <= 0 {
 		return 0
 	}
-	if b.tree.turns > int64(math.MaxInt32)-int64(b.maxTurns) {
+	if b.tree.turns > int64(math.MaxInt32)-int64(base) {
 		return math.MaxInt32
 	}
-	return b.maxTurns + int(b.tree.turns)
+	return base + int(b.tree.turns)
 }
 
 // turnsHold says why the thread's bound in turns holds its next model

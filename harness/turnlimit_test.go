@@ -35,6 +35,17 @@ func TestTurnLimitWaitsAndARaiseResumes(t *testing.T) {
 	require.Equal(t, 2, countKind(e.log("t"), facts.KindModelTurn))
 	require.Zero(t, countKind(e.log("t"), facts.KindBudgetExhausted))
 
+	// The bound is the log's: a runtime configured with another (a
+	// listing's, say) sees the same wait, and resuming there runs nothing.
+	other := newTree(t, e.store, readingScript(4), harness.WithBudget(50, 0))
+	v, err := other.rt.Thread(other.actor, "t").View(ctx)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, v.Status)
+	require.Equal(t, 2, v.Budget.MaxTurns)
+	out, err = other.rt.Resume(ctx, other.actor, "t")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, out.Status)
+
 	// Resuming without a raise runs nothing more.
 	out, err = e.rt.Resume(ctx, e.actor, "t")
 	require.NoError(t, err)
@@ -56,7 +67,7 @@ func TestTurnLimitWaitsAndARaiseResumes(t *testing.T) {
 	require.Equal(t, harness.StatusDone, out.Status, out.Reason)
 	require.Equal(t, 5, countKind(e.log("t"), facts.KindModelTurn))
 	require.Zero(t, countKind(e.log("t"), facts.KindBudgetExhausted))
-	v, err := th.View(ctx)
+	v, err = th.View(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 13, v.Budget.MaxTurns)
 	require.NoError(t, audit.VerifyLog(ctx, e.store, e.actor, "t"))
