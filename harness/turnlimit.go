@@ -55,5 +55,5 @@ func (b *budget) turnsHold(v BudgetView) string {
 	if !b.turnsWait() || v.MaxTurns <= 0 || v.Turns < v.MaxTurns {
 		return ""
 	}
-	return fmt.Sprintf("the thread ran its %d model turns (%d used, its children's included); raise it by a number of turns (harness budget raise --turns N) or stop", v.MaxTurns, v.Turns)
+	return fmt.Sprintf("the thread ran its %d model turns (%d used, its children's counted); raise it by a number of turns or stop", v.MaxTurns, v.Turns)
 }
