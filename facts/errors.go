@@ -31,4 +31,4 @@ var (
 
 // errTurnsNotSet: a tree's bound in model turns is its root's
 // configuration (--max-turns), only raised (budget.raised).
-var errTurnsNotSet = errors.New("turns: a bound in model turns is the thread's --max-turns, raised by budget.raised; budget.set and budget.shared carry none")
+var errTurnsNotSet = errors.New("turns: a bound in model turns is the thread's configuration's (MaxTurns), raised by budget.raised; budget.set and budget.shared carry none")

@@ -175,7 +175,7 @@ type AnswerArgs struct {
 	// A raise of the tree's budget (a person's word, as an approval is).
 	USD    float64     `json:"usd,omitempty" jsonschema:"for a budget: US dollars to add to the tree's budget"`
 	Tokens int64       `json:"tokens,omitempty" jsonschema:"for a budget: tokens to add to the tree's budget"`
-	Turns  int64       `json:"turns,omitempty" jsonschema:"for a budget: model turns to add to the root's bound in turns (--max-turns)"`
+	Turns  int64       `json:"turns,omitempty" jsonschema:"for a budget: model turns to add to the root's bound in model turns"`
 	By     string      `json:"by,omitempty" jsonschema:"who answers (recorded; default: the MCP client's name)"`
 	Resume drive.YesNo `json:"resume,omitempty" jsonschema:"run the thread on after the answer (default true)"`
 }
