@@ -23,7 +23,13 @@ import (
 // model asked, its agent file's, at most what its parent had left): it
 // ends the child, which reports to its parent's model as before. The
 // person's bound is the root's: a child's turns count against it once
-// reported, and the root waits on it.
+// reported, and the root waits on it. Children that run at once are each
+// given at most what the root had left when they were spawned; when one's
+// report spends the root's bound, the others go on to their own bounds
+// (a log from before stopped them, and ended the root), and the root
+// waits once they reported: the tree can pass the root's bound by what
+// they spend. (Sharing the bound in turns with the children, as
+// budget.shared shares money and tokens, would close that; not done.)
 
 // turnsWait reports whether the thread's bound in turns waits for a
 // person rather than ending it: a root thread whose log says so.

@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -133,6 +134,27 @@ func TestTurnLimitChildCapEndsTheChild(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, out.Status, out.Reason)
 	require.NoError(t, audit.VerifyLog(ctx, e.store, e.actor, "p"))
+}
+
+// A raise past what a number holds saturates: the bound reads as the
+// most turns there are, not as none or a negative number.
+func TestTurnRaiseSaturates(t *testing.T) {
+	ctx := context.Background()
+	e := newTree(t, nil, readingScript(4), harness.WithBudget(2, 0))
+	th := e.rt.Thread(e.actor, "t")
+	out, err := th.Start(ctx, "Read the files")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, out.Status, out.Reason)
+	_, err = th.Post(ctx, raiseTurns(t, math.MaxInt64), "raise-1")
+	require.NoError(t, err)
+	_, err = th.Post(ctx, raiseTurns(t, math.MaxInt64), "raise-2")
+	require.NoError(t, err)
+	v, err := th.View(ctx)
+	require.NoError(t, err)
+	require.Equal(t, math.MaxInt32, v.Budget.MaxTurns)
+	out, err = e.rt.Resume(ctx, e.actor, "t")
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status, out.Reason)
 }
 
 // A raise adds turns, never none or fewer; and a set or share of the
