@@ -75,7 +75,7 @@ func SetBudget(ctx context.Context, th *harness.Thread, limit facts.Spend, by, s
 // answerBudget is a Reply of kind budget: a raise of th's tree, th its
 // root, whichever thread of it waits.
 func answerBudget(ctx context.Context, th *harness.Thread, r Reply) (Answered, error) {
-	p, err := GrowBudget(ctx, th, facts.Spend{USD: r.USD, Tokens: r.Tokens}, r.By)
+	p, err := GrowBudget(ctx, th, r.Raise(), r.By)
 	return Answered{Request: Pending{Wait: fold.Wait{Kind: fold.WaitBudget, RequestID: "budget"}}, Posted: p}, err
 }
 
@@ -96,9 +96,9 @@ func spentBelow(kids []harness.Tree) facts.Spend {
 }
 
 // ParseRaise reads an amount a person typed to raise a budget by: terms
-// separated by spaces or commas, each "$5" or "5 usd" (US dollars) or
-// "200000 tokens" (also "200k tokens", "2m tokens"), a leading "+"
-// allowed. An amount that adds nothing, a negative or non-finite number,
+// separated by spaces or commas, each "$5" or "5 usd" (US dollars),
+// "200000 tokens" (also "200k tokens", "2m tokens") or "3 turns" (model
+// turns, the root's bound in turns), a leading "+" allowed. An amount that adds nothing, a negative or non-finite number,
 // or a term it cannot read is an error wrapping ErrBadReply.
 func ParseRaise(s string) (facts.Spend, error) {
 	var out facts.Spend
@@ -115,6 +115,8 @@ func ParseRaise(s string) (facts.Spend, error) {
 			w, unit = strings.TrimSuffix(w, "usd"), "usd"
 		case strings.HasSuffix(w, "tokens"):
 			w, unit = strings.TrimSuffix(w, "tokens"), "tokens"
+		case strings.HasSuffix(w, "turns"):
+			w, unit = strings.TrimSuffix(w, "turns"), "turns"
 		}
 		if unit == "" && i+1 < len(words) {
 			switch words[i+1] {
@@ -122,6 +124,8 @@ func ParseRaise(s string) (facts.Spend, error) {
 				unit, i = "usd", i+1
 			case "tokens", "token":
 				unit, i = "tokens", i+1
+			case "turns", "turn":
+				unit, i = "turns", i+1
 			}
 		}
 		switch unit {
@@ -144,8 +148,14 @@ func ParseRaise(s string) (facts.Spend, error) {
 				return facts.Spend{}, fmt.Errorf("%w: %q: want a whole number of tokens ≥ 0, such as 200000 tokens", ErrBadReply, words[i])
 			}
 			out.Tokens += v * mult
+		case "turns":
+			v, err := strconv.ParseInt(w, 10, 64)
+			if err != nil || v < 0 || out.Turns > math.MaxInt32-v {
+				return facts.Spend{}, fmt.Errorf("%w: %q: want a whole number of model turns ≥ 0, such as 5 turns", ErrBadReply, words[i])
+			}
+			out.Turns += v
 		default:
-			return facts.Spend{}, fmt.Errorf("%w: %q: say $ for dollars or tokens for tokens, such as $5 or 200000 tokens", ErrBadReply, words[i])
+			return facts.Spend{}, fmt.Errorf("%w: %q: say $ for dollars, tokens for tokens or turns for model turns, such as $5, 200000 tokens or 5 turns", ErrBadReply, words[i])
 		}
 	}
 	if err := (facts.BudgetRaised{Add: out}).Validate(); err != nil {
@@ -155,7 +165,8 @@ func ParseRaise(s string) (facts.Spend, error) {
 }
 
 // GrowBudget is a person's "spend this much more" on th's tree, th its
-// root: a raise of its bounds (RaiseBudget) — and, for tokens added to a
+// root: a raise of its bounds, in money, tokens and model turns
+// (RaiseBudget) — and, for tokens added to a
 // budget in dollars alone (which cannot count a model with no price), a
 // bound in tokens set beside it (SetBudget) at what the tree spent plus
 // the tokens, the dollars raised with it. A raise never adds a bound in
@@ -176,5 +187,10 @@ func GrowBudget(ctx context.Context, th *harness.Thread, add facts.Spend, by str
 	if limit.Tokens < add.Tokens { // wrapped
 		limit.Tokens = math.MaxInt64
 	}
-	return SetBudget(ctx, th, limit, by, "raise")
+	p, err := SetBudget(ctx, th, limit, by, "raise")
+	if err != nil || add.Turns == 0 {
+		return p, err
+	}
+	// A set carries no turns: they are raised beside it.
+	return RaiseBudget(ctx, th, facts.Spend{Turns: add.Turns}, by)
 }

@@ -82,6 +82,10 @@ type State struct {
 	// turns and the tokens they used (0 when the actor counts none).
 	Turns  int   `json:"turns"`
 	Tokens int64 `json:"tokens"`
+	// MaxTurns is the thread's bound in model turns: its configuration's,
+	// grown by the raises in turns of its root (see RaiseBudget); 0 is
+	// none. A root that ran it waits on the budget wait.
+	MaxTurns int `json:"max_turns,omitempty"`
 	// Cost is what the thread's model turns cost, its children's
 	// included; nil when no turn was priced nor left unpriced.
 	Cost *Cost `json:"cost,omitempty"`
@@ -290,7 +294,7 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 		st.Worktree = sp.Worktree
 	}
 	if b := v.Budget; b != nil {
-		st.Turns, st.Tokens = b.Turns, b.Tokens
+		st.Turns, st.Tokens, st.MaxTurns = b.Turns, b.Tokens, b.MaxTurns
 		st.Cost = costOf(b)
 	}
 	st.Budget = budgetState(v)

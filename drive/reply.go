@@ -75,11 +75,16 @@ type Reply struct {
 	// stock.Place.KeepProjectRule), so that later threads there start with
 	// it, and the thread's policy records it from that scope.
 	Project bool `json:"project,omitempty"`
-	// USD and Tokens raise the tree's budget (a reply of kind budget,
-	// given to the root: see RaiseBudget).
+	// USD, Tokens and Turns raise the tree's budget (a reply of kind
+	// budget, given to the root: see RaiseBudget); Turns its root's bound
+	// in model turns.
 	USD    float64 `json:"usd,omitempty"`
 	Tokens int64   `json:"tokens,omitempty"`
+	Turns  int64   `json:"turns,omitempty"`
 }
+
+// Raise is the amount a reply of kind budget raises the budget by.
+func (r Reply) Raise() facts.Spend { return facts.Spend{USD: r.USD, Tokens: r.Tokens, Turns: r.Turns} }
 
 // ErrBadReply: a reply that does not fit the request it names (a
 // confirmation's reply with a decision, a question's with no text, an
@@ -125,7 +130,7 @@ func (r Reply) Draft(p Pending) (facts.Draft, error) {
 		}
 		return facts.NewDraft(facts.KindEffectReconciled, "", facts.EffectReconciled{ActionID: p.RequestID, Decision: r.Decision, By: r.By, Note: r.Reason})
 	case fold.WaitBudget:
-		return facts.NewDraft(facts.KindBudgetRaised, "", facts.BudgetRaised{Add: facts.Spend{USD: r.USD, Tokens: r.Tokens}, By: r.By})
+		return facts.NewDraft(facts.KindBudgetRaised, "", facts.BudgetRaised{Add: r.Raise(), By: r.By})
 	case fold.WaitPlan:
 		return facts.Draft{}, fmt.Errorf("%w: a plan is answered by two facts in one append, posted by AnswerPending (see AnswerPlan)", ErrBadReply)
 	}
@@ -172,7 +177,7 @@ func (r Reply) Check() error {
 			return fmt.Errorf("%w: an open effect is settled with accept, retry or abandon: %w", ErrBadReply, err)
 		}
 	case fold.WaitBudget:
-		if err := (facts.BudgetRaised{Add: facts.Spend{USD: r.USD, Tokens: r.Tokens}}).Validate(); err != nil {
+		if err := (facts.BudgetRaised{Add: r.Raise()}).Validate(); err != nil {
 			return fmt.Errorf("%w: a budget is raised by an amount: %w", ErrBadReply, err)
 		}
 	case fold.WaitPlan:
@@ -213,7 +218,7 @@ func AnswerPending(ctx context.Context, th *harness.Thread, p Pending, r Reply) 
 	if p.Kind == fold.WaitBudget && r.Kind == fold.WaitBudget {
 		// A budget is the tree's: raised on th, its root, whichever
 		// thread of it waits.
-		return GrowBudget(ctx, th, facts.Spend{USD: r.USD, Tokens: r.Tokens}, r.By)
+		return GrowBudget(ctx, th, r.Raise(), r.By)
 	}
 	if p.Kind == fold.WaitPlan && r.Kind == fold.WaitPlan {
 		to, err := Target(ctx, th, p)

@@ -39,10 +39,15 @@ type Spend struct {
 	USD float64 `msgpack:"usd,omitempty" json:"usd,omitempty"`
 	// Tokens counts input and output tokens, as the budget counts them.
 	Tokens int64 `msgpack:"tokens,omitempty" json:"tokens,omitempty"`
+	// Turns counts model turns. Only a raise carries it (budget.raised):
+	// a thread's bound in turns is its configuration's (MaxTurns, the
+	// command's --max-turns), grown by the root's raises in turns; a set
+	// or a share of the tree's budget has none.
+	Turns int64 `msgpack:"turns,omitempty" json:"turns,omitempty"`
 }
 
 // IsZero reports whether s is no amount at all.
-func (s Spend) IsZero() bool { return s.USD == 0 && s.Tokens == 0 }
+func (s Spend) IsZero() bool { return s.USD == 0 && s.Tokens == 0 && s.Turns == 0 }
 
 // Validate requires amounts that are numbers ≥ 0.
 func (s Spend) Validate() error {
@@ -51,6 +56,8 @@ func (s Spend) Validate() error {
 		return errors.New("usd: want a number of US dollars ≥ 0")
 	case s.Tokens < 0:
 		return errors.New("tokens: want a number of tokens ≥ 0")
+	case s.Turns < 0:
+		return errors.New("turns: want a number of model turns ≥ 0")
 	}
 	return nil
 }
@@ -65,11 +72,18 @@ type BudgetSet struct {
 	Source string `msgpack:"source,omitempty" json:"source,omitempty"`
 }
 
-// Validate requires bounds that are numbers ≥ 0.
-func (p BudgetSet) Validate() error { return p.Limit.Validate() }
+// Validate requires bounds that are numbers ≥ 0, and none in turns.
+func (p BudgetSet) Validate() error {
+	if p.Limit.Turns != 0 {
+		return errTurnsNotSet
+	}
+	return p.Limit.Validate()
+}
 
 // BudgetRaised is the payload of budget.raised: the tree's bounds grow by
-// By's amounts. A bound that is none stays none.
+// the amounts Add, By's word. A bound that is none stays none. Add.Turns
+// grows the root's bound in model turns (a thread that records
+// BudgetReserve.Turns waits on it rather than ending; see BudgetReserve).
 type BudgetRaised struct {
 	Add Spend  `msgpack:"add,omitempty" json:"add,omitzero"`
 	By  string `msgpack:"by,omitempty" json:"by,omitempty"`
@@ -81,7 +95,7 @@ func (p BudgetRaised) Validate() error {
 		return err
 	}
 	if p.Add.IsZero() {
-		return errors.New("a raise adds money or tokens")
+		return errors.New("a raise adds money, tokens or model turns")
 	}
 	return nil
 }
@@ -97,8 +111,11 @@ type BudgetShared struct {
 	Root      string `msgpack:"root,omitempty" json:"root,omitempty"`
 }
 
-// Validate requires amounts that are numbers ≥ 0.
+// Validate requires amounts that are numbers ≥ 0, none in turns.
 func (p BudgetShared) Validate() error {
+	if p.Limit.Turns != 0 || p.Elsewhere.Turns != 0 {
+		return errTurnsNotSet
+	}
 	return errors.Join(p.Limit.Validate(), p.Elsewhere.Validate())
 }
 
@@ -116,12 +133,28 @@ type BudgetReserve struct {
 	// million, by Table.
 	InputUSD float64 `msgpack:"input_usd,omitempty" json:"input_usd,omitempty"`
 	Table    string  `msgpack:"table,omitempty" json:"table,omitempty"`
+	// Turns is set by a runtime whose bound in model turns (MaxTurns)
+	// waits: when a model turn is due and the thread (with what its
+	// children reported) ran its bound, the thread waits for a person on
+	// the budget wait, and a raise in turns (budget.raised) lets it go on.
+	// Unset — every log written before — the bound ends the thread with
+	// budget.exhausted, as it did when it ran.
+	Turns bool `msgpack:"turns,omitempty" json:"turns,omitempty"`
+	// MaxTurns, with Turns, is the thread's bound in model turns as
+	// configured when it started (0: none): the record, not a later
+	// process's configuration, decides, so every reader of the log (a
+	// listing, a page, a replay) sees the same bound. Raises grow it.
+	MaxTurns int `msgpack:"max_turns,omitempty" json:"max_turns,omitempty"`
 }
 
-// Validate requires a price that is a number ≥ 0.
+// Validate requires a price that is a number ≥ 0, and a bound in turns
+// ≥ 0.
 func (r BudgetReserve) Validate() error {
 	if math.IsNaN(r.InputUSD) || math.IsInf(r.InputUSD, 0) || r.InputUSD < 0 {
 		return errors.New("input_usd: want US dollars per million tokens ≥ 0")
+	}
+	if r.MaxTurns < 0 {
+		return errors.New("max_turns: want a number of model turns ≥ 0")
 	}
 	return nil
 }

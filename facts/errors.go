@@ -28,3 +28,7 @@ var (
 	// reproduce the bytes that were hashed.
 	ErrHashMismatch = errors.New("fact hash mismatch")
 )
+
+// errTurnsNotSet: a tree's bound in model turns is its root's
+// configuration (--max-turns), only raised (budget.raised).
+var errTurnsNotSet = errors.New("turns: a bound in model turns is the thread's configuration's (MaxTurns), raised by budget.raised; budget.set and budget.shared carry none")

@@ -101,6 +101,10 @@ type Config struct {
 	// noReserve: system.configured records no BudgetReserve, as before
 	// budgets reserved a turn (the package's tests write such logs).
 	noReserve bool
+	// noTurnsWait: the BudgetReserve recorded says nothing of turns, as
+	// before a bound in turns waited (the package's tests write such
+	// logs: the bound ends the thread).
+	noTurnsWait bool
 
 	// Worktrees is when a delegating thread's children work in git
 	// worktrees of their own (see Services.Worktrees):

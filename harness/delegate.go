@@ -365,10 +365,16 @@ func decideSpawn(cfg Config, used BudgetView, req scheduler.SpawnRequest, ag *Ag
 	if ag != nil && ag.MaxTurns > 0 && (turns == 0 || turns > ag.MaxTurns) {
 		turns = ag.MaxTurns
 	}
-	if cfg.MaxTurns > 0 {
-		left := cfg.MaxTurns - used.Turns
+	// The parent's bound in turns: its budget's (recorded, with the
+	// raises it folded), else the configuration's.
+	maxTurns := cfg.MaxTurns
+	if used.MaxTurns > 0 {
+		maxTurns = used.MaxTurns
+	}
+	if maxTurns > 0 {
+		left := maxTurns - used.Turns
 		if left <= 0 {
-			return refuse("no model turns are left to give a child (%d used of %d)", used.Turns, cfg.MaxTurns)
+			return refuse("no model turns are left to give a child (%d used of %d)", used.Turns, maxTurns)
 		}
 		if turns == 0 || turns > left {
 			turns = left

@@ -309,7 +309,9 @@ func TestDelegateCancellation(t *testing.T) {
 		require.Zero(t, e.ran(`write_file {"path":"c"}`), "the stopped child's write never ran")
 	}
 	t.Run("budget", func(t *testing.T) {
-		e := newTree(t, nil, script, harness.WithBudget(4, 0))
+		// A log from before a bound in turns waited (see
+		// TestTurnLimitWaitsAndARaiseResumes for one after).
+		e := newTree(t, nil, script, harness.WithBudget(4, 0), harness.WithoutTurnsWait())
 		out, err := e.rt.Start(ctx, e.actor, "p", "go")
 		require.NoError(t, err)
 		require.Equal(t, harness.StatusStopped, out.Status)
@@ -321,6 +323,26 @@ func TestDelegateCancellation(t *testing.T) {
 		require.Equal(t, facts.EndStopped, rep.Status)
 		require.Contains(t, rep.Reason, "stopped by parent p: turns budget exhausted")
 		stoppedChild(t, e, "p.1-d2", "parent p")
+		require.NoError(t, audit.VerifyLog(ctx, e.store, e.actor, "p"))
+	})
+	t.Run("turns wait", func(t *testing.T) {
+		// Now the root's bound in turns waits: d1's report spends it, and
+		// nothing ends — d2, given its own bound when it was spawned (at
+		// most the 3 turns the parent then had left), goes on to it (here
+		// it waits for its write's confirmation), and the root will wait
+		// for a raise once it reports. The root's bound is passed by what
+		// d2 spends: see turnlimit.go.
+		e := newTree(t, nil, script, harness.WithBudget(4, 0))
+		out, err := e.rt.Start(ctx, e.actor, "p", "go")
+		require.NoError(t, err)
+		require.Equal(t, harness.StatusParked, out.Status, out.Reason)
+		require.Zero(t, countKind(e.log("p"), facts.KindBudgetExhausted))
+		require.Zero(t, countKind(e.log("p.1-d2"), facts.KindThreadStopped))
+		var kinds []fold.WaitKind
+		for _, w := range out.Waits {
+			kinds = append(kinds, w.Kind)
+		}
+		require.Contains(t, kinds, fold.WaitConfirmation, "d2 waits for its write: %+v", out.Waits)
 		require.NoError(t, audit.VerifyLog(ctx, e.store, e.actor, "p"))
 	})
 	t.Run("person", func(t *testing.T) {

@@ -12,3 +12,7 @@ const (
 // WithoutReserve makes the runtime write logs as it did before budgets
 // reserved a turn: system.configured records no BudgetReserve.
 func WithoutReserve() Option { return func(c *Config) { c.noReserve = true } }
+
+// WithoutTurnsWait makes the runtime write logs as it did before a bound
+// in turns waited: the BudgetReserve recorded does not say Turns.
+func WithoutTurnsWait() Option { return func(c *Config) { c.noTurnsWait = true } }

@@ -372,7 +372,7 @@ func TestStepLimitIsResumable(t *testing.T) {
 
 func TestBudget(t *testing.T) {
 	e := harnesstest.New(t, `{"tool_calls": [{"id": "r", "name": "read_file", "args": "{}"}], "usage": {"input_tokens": 10, "output_tokens": 5}}
-{"text": "never reached"}`, harness.WithBudget(1, 0))
+{"text": "never reached"}`, harness.WithBudget(1, 0), harness.WithoutTurnsWait())
 	out, err := e.RT.Start(ctx, e.Actor, "t", "read")
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusStopped, out.Status)

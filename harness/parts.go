@@ -194,7 +194,9 @@ func (p toolsPart) add(a *assembly, _ string) { a.toolbox = p.tb }
 // Config.MaxTokens), counted from the usage recorded on model.turn facts
 // (and on context.compacted facts, for the tokens of compaction turns).
 // When a model turn is due and the budget is spent, the thread records
-// budget.exhausted and stops, visibly.
+// budget.exhausted and stops, visibly — except a root thread's bound in
+// turns, when its log says it waits (see turnlimit.go): it waits for a
+// person to raise it.
 func Budget() Part { return budgetPart{} }
 
 type budgetPart struct{}
@@ -244,7 +246,12 @@ type budget struct {
 // both cost, by the tables named in Tables; Unpriced counts the thread's
 // own turns that record no cost.
 type BudgetView struct {
+	// MaxTurns is the thread's bound in model turns: the one its log
+	// records (else its configuration's), grown by the raises in turns
+	// the root folded. TurnsWait is set when reaching it makes the thread
+	// wait for a raise rather than end (see turnlimit.go).
 	Turns, MaxTurns   int
+	TurnsWait         bool
 	Tokens, MaxTokens int64
 	USD               float64
 	Tables            []string
@@ -344,20 +351,21 @@ func (b *budget) Output() fold.Output[Services] {
 // View reports the turns and tokens used so far, and the bounds.
 func (b *budget) View() BudgetView {
 	b.count()
-	return BudgetView{Turns: b.turns + b.childTurns, MaxTurns: b.maxTurns, Tokens: b.tokens + b.childTokens, MaxTokens: b.maxTokens,
+	return BudgetView{Turns: b.turns + b.childTurns, MaxTurns: b.turnLimit(), TurnsWait: b.turnsWait(), Tokens: b.tokens + b.childTokens, MaxTokens: b.maxTokens,
 		USD: b.usd + b.childUSD, Tables: slices.Clone(b.tables), Unpriced: b.unpriced, Tree: b.tree.view()}
 }
 
 // spent returns the budget.exhausted record when another model turn would
-// pass the budget, or nil.
+// pass the budget, or nil. A root thread whose log says its bound in
+// turns waits (turnsWait) is not ended by it: hold makes it wait.
 func (b *budget) spent() *facts.BudgetExhausted {
 	if b == nil {
 		return nil
 	}
 	v := b.View()
 	switch {
-	case b.maxTurns > 0 && v.Turns >= b.maxTurns:
-		return &facts.BudgetExhausted{Resource: "turns", Limit: int64(b.maxTurns), Used: int64(v.Turns)}
+	case v.MaxTurns > 0 && v.Turns >= v.MaxTurns && !b.turnsWait():
+		return &facts.BudgetExhausted{Resource: "turns", Limit: int64(v.MaxTurns), Used: int64(v.Turns)}
 	case b.maxTokens > 0 && v.Tokens >= b.maxTokens:
 		return &facts.BudgetExhausted{Resource: "tokens", Limit: b.maxTokens, Used: v.Tokens}
 	}

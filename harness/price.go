@@ -32,6 +32,9 @@ func (cfg Config) reserve() *facts.BudgetReserve {
 		return nil
 	}
 	r := &facts.BudgetReserve{}
+	if !cfg.noTurnsWait {
+		r.Turns, r.MaxTurns = true, cfg.MaxTurns
+	}
 	if cfg.Prices == nil {
 		return r
 	}

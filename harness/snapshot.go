@@ -174,8 +174,9 @@ func (s *system) Restore(data []byte, p fold.Prefix) error {
 
 // SnapshotVersion is the version of the budget's snapshots: 2 keeps what
 // the children reported, 3 the costs, 4 the tree's budget, 5 what the
-// next turn reserves.
-func (b *budget) SnapshotVersion() uint32 { return 5 }
+// next turn reserves, 6 the raises in turns and whether the bound in
+// turns waits.
+func (b *budget) SnapshotVersion() uint32 { return 6 }
 
 // Snapshot keeps the turns, tokens and costs counted, the thread's own
 // and its children's; a turn it could not count keeps none.

@@ -42,8 +42,10 @@ type treeBudget struct {
 	limit facts.Spend
 	// shared is the latest budget.shared a child was given.
 	shared *facts.BudgetShared
-	// raises counts the budget.raised facts folded.
+	// raises counts the budget.raised facts folded; turns is what they
+	// added in model turns (see turnlimit.go).
 	raises int
+	turns  int64
 	// recorded is set once a budget was set (root) or shared (child).
 	recorded bool
 	err      error
@@ -83,6 +85,11 @@ func (t *treeBudget) step(f facts.Fact) {
 		var p facts.BudgetRaised
 		if p, err = facts.Decode[facts.BudgetRaised](f); err == nil && !t.child {
 			t.raises++
+			if p.Add.Turns > math.MaxInt64-t.turns {
+				t.turns = math.MaxInt64
+			} else {
+				t.turns += p.Add.Turns
+			}
 			// A bound that is none stays none: a raise cannot set one.
 			// A sum past what a number holds stays at the most it holds
 			// (a wrapped sum would read as no bound at all).
@@ -133,6 +140,9 @@ func (b *budget) hold() string {
 		return ""
 	}
 	v := b.View()
+	if why := b.turnsHold(v); why != "" {
+		return why
+	}
 	own := facts.Spend{USD: v.USD, Tokens: v.Tokens}
 	if b.next.reserve == nil {
 		return v.Tree.Hold(own)
@@ -206,6 +216,8 @@ func (r *reservation) snapshot(e *fold.Encoder) {
 		e.Bool(r.reserve.Priced)
 		e.Uint(math.Float64bits(r.reserve.InputUSD))
 		e.String(r.reserve.Table)
+		e.Bool(r.reserve.Turns)
+		e.Int(int64(r.reserve.MaxTurns))
 	}
 	e.Int(r.prompt)
 	e.Bool(r.turned)
@@ -215,7 +227,7 @@ func (r *reservation) snapshot(e *fold.Encoder) {
 func (r *reservation) restore(d *fold.Decoder) {
 	r.reserve = nil
 	if d.Bool() {
-		r.reserve = &facts.BudgetReserve{Priced: d.Bool(), InputUSD: math.Float64frombits(d.Uint()), Table: d.String()}
+		r.reserve = &facts.BudgetReserve{Priced: d.Bool(), InputUSD: math.Float64frombits(d.Uint()), Table: d.String(), Turns: d.Bool(), MaxTurns: int(d.Int())}
 	}
 	r.prompt = d.Int()
 	r.turned = d.Bool()
@@ -266,6 +278,7 @@ func (t *treeBudget) snapshot(e *fold.Encoder) {
 	e.Bool(t.child)
 	spend(e, t.limit)
 	e.Uint(uint64(t.raises))
+	e.Int(t.turns)
 	e.Bool(t.recorded)
 	e.Bool(t.shared != nil)
 	if t.shared != nil {
@@ -279,6 +292,7 @@ func (t *treeBudget) restore(d *fold.Decoder) {
 	t.child = d.Bool()
 	t.limit = readSpend(d)
 	t.raises = int(d.Uint())
+	t.turns = d.Int()
 	t.recorded = d.Bool()
 	t.shared = nil
 	if d.Bool() {

@@ -204,9 +204,13 @@ type AnswerArgs struct {
 	Content map[string]any    `json:"content,omitempty" jsonschema:"with elicit accept: the input, a JSON object the server's schema must validate"`
 	Fields  map[string]string `json:"fields,omitempty" jsonschema:"with elicit accept: the input as text by field name, typed by the server's schema"`
 	// A reconciliation.
-	Decision string      `json:"decision,omitempty" jsonschema:"for an open effect: accept, retry or abandon"`
-	By       string      `json:"by,omitempty" jsonschema:"who answers (recorded; default: the MCP client's name)"`
-	Resume   drive.YesNo `json:"resume,omitempty" jsonschema:"run the thread on after the answer (default true)"`
+	Decision string `json:"decision,omitempty" jsonschema:"for an open effect: accept, retry or abandon"`
+	// A raise of the tree's budget (a person's word, as an approval is).
+	USD    float64     `json:"usd,omitempty" jsonschema:"for a budget: US dollars to add to the tree's budget"`
+	Tokens int64       `json:"tokens,omitempty" jsonschema:"for a budget: tokens to add to the tree's budget"`
+	Turns  int64       `json:"turns,omitempty" jsonschema:"for a budget: model turns to add to the root's bound in model turns"`
+	By     string      `json:"by,omitempty" jsonschema:"who answers (recorded; default: the MCP client's name)"`
+	Resume drive.YesNo `json:"resume,omitempty" jsonschema:"run the thread on after the answer (default true)"`
 }
 
 // ThreadView is where a thread stands, for a client: its state — the one
@@ -547,6 +551,16 @@ func (s *server) reply(thread string, p drive.Pending, a AnswerArgs, by string) 
 		if !s.opts.ClientApproves {
 			return r, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot settle %s; a person settles it %s (then resume it here)", ErrPersonOnly, p.RequestID, how)
 		}
+	case fold.WaitBudget:
+		// A raise lets the tree spend more: a person's word. It is the
+		// tree's root's (drive.Answer refuses it on a child).
+		r.USD, r.Tokens, r.Turns = a.USD, a.Tokens, a.Turns
+		if err := (facts.BudgetRaised{Add: r.Raise()}).Validate(); err != nil {
+			return r, fmt.Errorf("%s is the tree's budget (%s): raise it by usd, tokens or turns: %w", p.RequestID, p.Summary, err)
+		}
+		if !s.opts.ClientApproves {
+			return r, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot raise the budget of %s; a person raises it %s (then resume it here)", ErrPersonOnly, thread, how)
+		}
 	case fold.WaitPlan:
 		// Acting on a plan lets the thread write: a person's word, as an
 		// approval is. Asking for another plan is a message.
@@ -690,6 +704,12 @@ func viewOf(o *Opened, st drive.State) ThreadView {
 			}
 		case fold.WaitReconcile:
 			how = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "decision": "accept|retry|abandon"}`, st.Thread, ref)
+		case fold.WaitBudget:
+			root := st.Root
+			if root == "" {
+				root = st.Thread
+			}
+			how = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "usd": …, "tokens": …, "turns": …} (a raise of the tree's budget, on its root)`, root, ref)
 		default:
 			continue
 		}

@@ -33,7 +33,7 @@ func describeBudget(f facts.Fact) (string, error) {
 	}
 }
 
-// SayBudget says an amount of money and tokens; "none" for no amount.
+// SayBudget says an amount of money, tokens and model turns; "none" for no amount.
 func SayBudget(s facts.Spend) string {
 	var parts []string
 	if s.USD != 0 {
@@ -41,6 +41,9 @@ func SayBudget(s facts.Spend) string {
 	}
 	if s.Tokens != 0 {
 		parts = append(parts, fmt.Sprintf("%d tokens", s.Tokens))
+	}
+	if s.Turns != 0 {
+		parts = append(parts, fmt.Sprintf("%d model turns", s.Turns))
 	}
 	if len(parts) == 0 {
 		return "none"

@@ -314,7 +314,7 @@ func (s *Server) apiFacts(w http.ResponseWriter, r *http.Request) error {
 //	{"kind": "confirmation", "request_id": "1-call_1", "approved": false, "reason": "not now", "digest": "…"}
 //	{"kind": "question", "request_id": "q-1", "text": "cache.toml"}
 //	{"kind": "reconcile", "request_id": "1-call_1", "decision": "accept", "note": "checked"}
-//	{"kind": "budget", "request_id": "budget", "usd": 5, "tokens": 200000}
+//	{"kind": "budget", "request_id": "budget", "usd": 5, "tokens": 200000, "turns": 10}
 //	{"kind": "plan", "request_id": "plan-2", "approved": true}
 //	{"kind": "plan", "request_id": "plan-2", "text": "Cover the CLI too"}
 //	{"kind": "question", "request_id": "1-c1-e1", "elicit": "accept", "content": {"name": "Ana"}}
@@ -346,9 +346,11 @@ type AnswerRequest struct {
 	Text      string        `json:"text,omitempty"`
 	Decision  string        `json:"decision,omitempty"`
 	Note      string        `json:"note,omitempty"`
-	// USD and Tokens raise the tree's budget (kind budget; see budget.go).
+	// USD, Tokens and Turns raise the tree's budget (kind budget; see
+	// budget.go): Turns the root's bound in model turns.
 	USD    float64     `json:"usd,omitempty"`
 	Tokens int64       `json:"tokens,omitempty"`
+	Turns  int64       `json:"turns,omitempty"`
 	Resume drive.YesNo `json:"resume,omitempty"`
 	// Elicit, Content and Fields answer an MCP server's question (see
 	// drive.Reply).

@@ -15,7 +15,7 @@ import (
 
 // A raise of a tree's budget, from the page's form or the API's answer
 // of kind budget: {"kind": "budget", "request_id": "budget", "usd": 5,
-// "tokens": 200000}. The budget is the tree's, so the raise is posted to
+// "tokens": 200000, "turns": 10} (turns: the root's bound in model turns). The budget is the tree's, so the raise is posted to
 // the tree's root whichever thread of it the request names (a child's
 // page answers for its root), as the person the token names; the root is
 // resumed afterwards unless "resume" is false.
@@ -37,15 +37,22 @@ func formBudget(f url.Values, a AnswerRequest) (AnswerRequest, error) {
 		}
 		a.Tokens = n
 	}
+	if v := strings.TrimSpace(f.Get("turns")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > math.MaxInt32 {
+			return a, badRequest("turns %q: want a whole number of model turns ≥ 0", v)
+		}
+		a.Turns = n
+	}
 	return a, nil
 }
 
 // budgetReply is the reply an answer of kind budget gives: a raise by
 // the amounts, which must add something.
 func budgetReply(a AnswerRequest, r drive.Reply) (drive.Reply, error) {
-	r.USD, r.Tokens = a.USD, a.Tokens
-	if err := (facts.BudgetRaised{Add: facts.Spend{USD: a.USD, Tokens: a.Tokens}}).Validate(); err != nil {
-		return r, badRequest("a budget is raised by an amount (usd, tokens): %v", err)
+	r.USD, r.Tokens, r.Turns = a.USD, a.Tokens, a.Turns
+	if err := (facts.BudgetRaised{Add: r.Raise()}).Validate(); err != nil {
+		return r, badRequest("a budget is raised by an amount (usd, tokens, turns): %v", err)
 	}
 	return r, nil
 }

@@ -18,10 +18,12 @@ import (
 )
 
 // budgetFlags are --max-cost and --max-tokens: the tree's budget in money
-// and tokens.
+// and tokens; turns is budget's --turns (a raise of the root's bound in
+// model turns).
 type budgetFlags struct {
 	cost   float64
 	tokens int64
+	turns  int64
 }
 
 func (f *budgetFlags) add(fl *pflag.FlagSet) {
@@ -80,6 +82,9 @@ func (a *app) startingBudget(s *session) ([]harness.Ingress, error) {
 // a command that drives a thread that exists: a person's word, which may
 // raise it. The bound a flag leaves out stays as recorded.
 func (d *driver) setBudget(ctx context.Context, f *driveFlags) error {
+	if err := d.raiseTurns(ctx, f); err != nil {
+		return err
+	}
 	if !f.budget.given(f.fs) {
 		return nil
 	}
@@ -107,22 +112,48 @@ func (d *driver) setBudget(ctx context.Context, f *driveFlags) error {
 	return err
 }
 
+// raiseTurns makes --max-turns, on a command that drives a root thread
+// that records its bound in turns, a raise of that bound to it (a
+// person's word, budget.raised): the log's bound, not a process's flag,
+// is what every reader sees. It cannot lower or remove the bound.
+func (d *driver) raiseTurns(ctx context.Context, f *driveFlags) error {
+	if f.fs == nil || !f.fs.Changed("max-turns") {
+		return nil
+	}
+	st, err := drive.Inspect(ctx, d.th)
+	if err != nil {
+		return err
+	}
+	b := st.View.Budget
+	if b == nil || !b.TurnsWait || b.MaxTurns == 0 || f.maxTurns == b.MaxTurns {
+		return nil // a log from before, a child, or no bound: the flag is the configuration's
+	}
+	if f.maxTurns == 0 || f.maxTurns < b.MaxTurns {
+		return usageError("--max-turns %d: thread %s records its bound of %d model turns, which a resume may raise but not lower or remove", f.maxTurns, d.id, b.MaxTurns)
+	}
+	_, err = drive.RaiseBudget(ctx, d.th, facts.Spend{Turns: int64(f.maxTurns - b.MaxTurns)}, d.a.whoami())
+	return err
+}
+
 // budgetCmd shows, raises or sets the budget of a thread's tree.
 func (a *app) budgetCmd() *cobra.Command {
 	var f answerFlags
 	var b budgetFlags
 	cmd := &cobra.Command{
-		Use:   "budget THREAD [raise|set] [--cost USD] [--tokens N] [--resume]",
-		Short: "Show, raise or set the budget in money and tokens that a thread's tree spends from",
+		Use:   "budget THREAD [raise|set] [--cost USD] [--tokens N] [--turns N] [--resume]",
+		Short: "Show, raise or set the budget in money, tokens and model turns that a thread's tree spends from",
 		Long: `A thread started with --max-cost or --max-tokens (or the settings' max_cost,
 max_tokens) records its budget (budget.set); its children spend from the same
 budget as they go. A model turn the budget cannot cover is not run: the thread
 (or the child) waits for a person, status parked, waiting for "budget".
+A root thread that ran its --max-turns model turns (its children's counted
+once they report) waits the same way, and is raised by a number of turns.
 
   harness budget t1                       what the tree spent, of what
   harness budget t1 raise --cost 5        add $5 (budget.raised; who and how much)
   harness budget t1 --usd +5              the same
   harness budget t1 set --tokens 200000   set it anew
+  harness budget t1 raise --turns 10      10 more model turns than --max-turns
   harness budget t1 raise --cost 5 --resume
 
 THREAD may be any thread of the tree: the budget is its root's.`,
@@ -139,9 +170,12 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 			if err := a.checkBy(f.by); err != nil {
 				return err
 			}
-			amount := facts.Spend{USD: b.cost, Tokens: b.tokens}
+			amount := facts.Spend{USD: b.cost, Tokens: b.tokens, Turns: b.turns}
 			if err := amount.Validate(); err != nil {
 				return usageError("budget: %v", err)
+			}
+			if verb == "set" && cmd.Flags().Changed("turns") {
+				return usageError("budget %s set --turns: the bound in model turns is --max-turns; raise it: harness budget %s raise --turns N", id, id)
 			}
 			root, err := a.rootOf(ctx, id)
 			if err != nil {
@@ -154,7 +188,7 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 				return a.showBudget(ctx, root)
 			}
 			if verb == "raise" && amount.IsZero() {
-				return usageError("budget %s raise: say by how much: --cost USD, --tokens N", id)
+				return usageError("budget %s raise: say by how much: --cost USD, --tokens N, --turns N", id)
 			}
 			if verb == "set" && !cmd.Flags().Changed("cost") && !cmd.Flags().Changed("tokens") {
 				return usageError("budget %s set: say what to: --cost USD, --tokens N (0: none)", id)
@@ -200,6 +234,7 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 	}
 	cmd.Flags().Float64Var(&b.cost, "cost", 0, "an amount in `USD` (also --usd); with no raise or set, a raise: --usd +5")
 	cmd.Flags().Int64Var(&b.tokens, "tokens", 0, "an amount of `TOKENS`")
+	cmd.Flags().Int64Var(&b.turns, "turns", 0, "a number of model `TURNS` to raise the root's bound in turns (--max-turns) by")
 	alias(cmd.Flags(), map[string]string{"usd": "cost"})
 	f.add(cmd)
 	return cmd
@@ -228,17 +263,23 @@ func (a *app) showBudget(ctx context.Context, root string) error {
 	}
 	if a.jsonOut() {
 		return a.printJSON(struct {
-			Thread string        `json:"thread"`
-			Status string        `json:"status"`
-			Budget *drive.Budget `json:"budget"`
-		}{root, string(st.Status), st.Budget})
+			Thread   string        `json:"thread"`
+			Status   string        `json:"status"`
+			Budget   *drive.Budget `json:"budget"`
+			Turns    int           `json:"turns"`
+			MaxTurns int           `json:"max_turns,omitempty"`
+		}{root, string(st.Status), st.Budget, st.Turns, st.MaxTurns})
+	}
+	turns := ""
+	if st.MaxTurns > 0 {
+		turns = fmt.Sprintf("; %d of %d model turns", st.Turns, st.MaxTurns)
 	}
 	if st.Budget == nil {
-		fmt.Fprintf(a.stdout, "thread %s: no budget in money or tokens (start one with --max-cost, --max-tokens)\n", root)
+		fmt.Fprintf(a.stdout, "thread %s (%s): no budget in money or tokens (start one with --max-cost, --max-tokens)%s\n", root, st.Status, turns)
 		return nil
 	}
 	bd := st.Budget
-	fmt.Fprintf(a.stdout, "thread %s (%s): spent %s of %s\n", root, st.Status, sayAmount(bd.Spent, bd.Limit), sayAmount(bd.Limit, bd.Limit))
+	fmt.Fprintf(a.stdout, "thread %s (%s): spent %s of %s%s\n", root, st.Status, sayAmount(bd.Spent, bd.Limit), sayAmount(bd.Limit, bd.Limit), turns)
 	return nil
 }
 
@@ -260,7 +301,7 @@ func sayAmount(s, limit facts.Spend) string {
 // budgetHint is the command that answers a budget wait of the tree of the
 // thread id (a shell word already).
 func budgetHint(id, resume string) string {
-	return fmt.Sprintf("raise it: harness budget %s raise --cost USD --tokens N%s   (or stop: harness stop %s)", id, resume, id)
+	return fmt.Sprintf("raise it: harness budget %s raise --cost USD, --tokens N or --turns N%s   (or stop: harness stop %s)", id, resume, id)
 }
 
 // askBudget asks the person by how much to raise the budget of the tree
@@ -269,7 +310,7 @@ func budgetHint(id, resume string) string {
 // after it (stop), and the tree goes on.
 func (d *driver) askBudget(ctx context.Context, w drive.Pending, by string) (answer, error) {
 	for {
-		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Raise the tree's budget (%s)? By how much, such as $5 or 200000 tokens; Enter skips: ", present.EscapeLine(drive.Ref(w))))
+		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Raise the tree's budget (%s)? By how much, such as $5, 200000 tokens or 5 turns; Enter skips: ", present.EscapeLine(drive.Ref(w))))
 		if err != nil {
 			return answer{}, err
 		}
@@ -281,6 +322,6 @@ func (d *driver) askBudget(ctx context.Context, w drive.Pending, by string) (ans
 			fmt.Fprintf(d.a.stdout, "    %s\n", present.EscapeLine(err.Error()))
 			continue
 		}
-		return answer{reply: &drive.Reply{Kind: fold.WaitBudget, Request: drive.Ref(w), USD: add.USD, Tokens: add.Tokens, By: by}, stop: true}, nil
+		return answer{reply: &drive.Reply{Kind: fold.WaitBudget, Request: drive.Ref(w), USD: add.USD, Tokens: add.Tokens, Turns: add.Turns, By: by}, stop: true}, nil
 	}
 }

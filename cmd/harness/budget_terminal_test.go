@@ -21,7 +21,7 @@ const budgetTerminalScript = `{"text": "Delegating.", "tool_calls": [{"id": "d1"
 // parked, with the command that raises it; an amount raises the root's
 // budget (recorded with who and how much) and the tree goes on to done.
 func TestTerminalAsksForARaise(t *testing.T) {
-	const ask = "Raise the tree's budget (t1.1-d1/budget)? By how much, such as $5 or 200000 tokens; Enter skips: "
+	const ask = "Raise the tree's budget (t1.1-d1/budget)? By how much, such as $5, 200000 tokens or 5 turns; Enter skips: "
 	dir := workspace(t, map[string]string{"script.jsonl": budgetTerminalScript, "a": "a\n"})
 	env := []string{"NO_COLOR=1", "HARNESS_STORE="}
 	tm := startTerminal(t, dir, env, "run", "--max-tokens", "25000", "--model", "scripted:script.jsonl", "Read a twice, through a helper")
@@ -34,7 +34,7 @@ func TestTerminalAsksForARaise(t *testing.T) {
 	tm = startTerminal(t, dir, env, "resume", "t1")
 	tm.expect(ask)
 	tm.send("lots \x1b[31m")
-	tm.expect(`"lots": say $ for dollars or tokens for tokens`)
+	tm.expect(`"lots": say $ for dollars, tokens for tokens or turns for model turns`)
 	require.NotContains(t, tm.output(), "\x1b[31m", "what was typed is escaped")
 	tm.send("100k tokens")
 	require.Equal(t, exitOK, tm.exit(), tm.output())
@@ -43,4 +43,26 @@ func TestTerminalAsksForARaise(t *testing.T) {
 	require.Contains(t, out, "tree budget raised by 100000 tokens by ")
 	require.Contains(t, out, "done: thread t1")
 	require.Equal(t, 2, strings.Count(out, "Raise the tree's budget"), "asked once, then again after the reply that was no amount")
+}
+
+// A root that ran its --max-turns asks the same way, and a number of
+// turns raises its bound: recorded with who and how much, the thread goes
+// on to done.
+func TestTerminalAsksForMoreTurns(t *testing.T) {
+	const ask = "Raise the tree's budget (budget)? By how much, such as $5, 200000 tokens or 5 turns; Enter skips: "
+	script := `{"text": "a", "tool_calls": [{"id": "r", "name": "read_file", "args": "{\"path\":\"a\"}"}]}
+{"text": "b", "tool_calls": [{"id": "r", "name": "read_file", "args": "{\"path\":\"b\"}"}]}
+{"text": "Both read."}
+`
+	dir := workspace(t, map[string]string{"script.jsonl": script, "a": "a\n", "b": "b\n"})
+	tm := startTerminal(t, dir, []string{"NO_COLOR=1", "HARNESS_STORE="}, "run", "--max-turns", "2", "--model", "scripted:script.jsonl", "Read a and b")
+	tm.expect(ask)
+	require.Contains(t, tm.output(), "the thread ran its 2 model turns")
+	tm.send("0 turns")
+	tm.expect("a raise adds money, tokens or model turns")
+	tm.send("1 turn")
+	require.Equal(t, exitOK, tm.exit(), tm.output())
+	out := tm.output()
+	require.Contains(t, out, "tree budget raised by 1 model turns by ")
+	require.Contains(t, out, "done: thread t1")
 }

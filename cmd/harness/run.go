@@ -65,10 +65,14 @@ const boundsHelp = `A command drives a thread at most --max-steps steps in one g
 the settings' "max_steps"): a thread that is still going then (a model looping
 on a tool that needs no confirmation, say) ends the command with status
 step_limit and exit 1; resume to go on. A thread takes at most --max-turns
-model turns in all (default 50, or the settings' "max_turns"; 0 is no bound):
-the next turn is recorded as budget.exhausted and the thread stops for good;
-to go on, fork it before that fact and resume the fork with a larger
---max-turns (the command that stops says how).`
+model turns in all, its children's included once they report (default 50, or
+the settings' "max_turns"; 0 is no bound): then it waits for a person on the
+budget wait (status parked, exit 3) and goes on once raised by a number of
+turns (harness budget THREAD raise --turns N). A child's own bound (the
+delegation's max_turns) ends the child, which reports to its parent. A thread
+recorded before turns waited stopped for good with budget.exhausted; to go on,
+fork it before that fact and resume the fork with a larger --max-turns (the
+command that stopped says how).`
 
 // networkAllowHelp is --network-allow's help.
 const networkAllowHelp = "commands get no network but an HTTP(S) proxy the harness runs (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) that reaches only these `HOSTS`: " +
@@ -95,7 +99,7 @@ func (f *driveFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.network, "network", false, "let commands use the network (default: none but loopback, or the settings' \"network\")")
 	fl.StringSliceVar(&f.networkAllow, "network-allow", nil, networkAllowHelp)
 	fl.StringVar(&f.worktrees, "worktrees", "", worktreesUsage)
-	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop the thread (budget.exhausted; for good) before its model turn `N`+1, counting all its turns; 0 is no bound (default: the settings' max_turns, else 50)")
+	fl.IntVar(&f.maxTurns, "max-turns", 0, "park the thread on a budget wait before its model turn `N`+1, counting all its turns (raise it: harness budget THREAD raise --turns N); 0 is no bound (default: the settings' max_turns, else 50)")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "run at most `N` steps in this command before stopping with the thread resumable (default: the settings' max_steps, else 100)")
 	fl.IntVar(&f.window, "context-window", 0, "the model's context window in `TOKENS`: past 80% of it, as the provider counts usage, older turns are summarized by the model (a compaction turn, recorded as context.compacted); 0 is not known (default: the settings' context_window)")
 	fl.Int64Var(&f.maxOutput, "max-output-tokens", 0, "bound the tokens the model writes in one turn to `N`; an answer cut off there is recorded as cut and the model asked to go on (three cuts in a row fail the thread; resume once it is raised); 0 is the provider's default (anthropic 4096; an OpenAI-compatible server its own, llama-server's -n) (default: the settings' max_output_tokens)")

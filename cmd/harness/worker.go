@@ -95,7 +95,7 @@ every append, by any worker or person, is indexed a moment after it is made
 	fl.BoolVar(&f.network, "network", false, "let commands use the network (default: none but loopback, or the settings file's)")
 	fl.StringSliceVar(&f.networkAllow, "network-allow", nil, networkAllowHelp)
 	fl.StringVar(&f.worktrees, "worktrees", "", worktreesUsage)
-	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop a thread before its model turn `N`+1; 0 is no bound (default: the settings file's max_turns, else 50)")
+	fl.IntVar(&f.maxTurns, "max-turns", 0, "park a thread on a budget wait before its model turn `N`+1 (raise it: harness budget THREAD raise --turns N); 0 is no bound (default: the settings file's max_turns, else 50)")
 	fl.BoolVar(&index, "search-index", true, "keep this machine's search index from the stream")
 	fl.IntVar(&concurrency, "concurrency", worker.DefaultConcurrency, "how many threads to drive at once")
 	fl.DurationVar(&drain, "drain", worker.DefaultDrain, "on SIGTERM or Ctrl-C, how long to wait for the threads driven to reach a point where they can stop before interrupting them")
