@@ -258,7 +258,7 @@ func TestSubscribeToAThread(t *testing.T) {
 
 	// A session that ends ends its subscriptions, and the watch.
 	require.NoError(t, cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "harness://threads/t1"}))
-	require.True(t, watching(), "a subscription is watched: %s", stacks())
+	require.Eventually(t, watching, 5*time.Second, 10*time.Millisecond, "a subscription is watched")
 	closeAll()
 	require.NoError(t, goleak.Find(before), "the watch ends with the session")
 }
