@@ -26,7 +26,7 @@ func TestAnsweredElicitationSaysNoInput(t *testing.T) {
 	require.Equal(t, "1-a-e1 accept for the MCP server (the input not shown) by ana", said)
 
 	r := scheduler.Reading{Elicitations: []scheduler.Elicitation{{
-		Asked: facts.QuestionAsked{RequestID: "1-a-e1", Elicit: &facts.Elicit{ActionID: "1-a", Server: "s"}},
+		Asked:  facts.QuestionAsked{RequestID: "1-a-e1", Elicit: &facts.Elicit{ActionID: "1-a", Server: "s"}},
 		Answer: &given, AnswerSeq: 9,
 	}}}
 	seq, answer, said, ok := answerTo(r, facts.KindQuestionAnswered, "1-a-e1")
