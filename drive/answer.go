@@ -118,8 +118,9 @@ func answerTo(r scheduler.Reading, kind facts.Kind, req string) (seq uint64, ans
 			return q.AnswerSeq, q.Answer.Text, say(q.Answer.Text, q.Answer.By), true
 		}
 		if e, ok := r.Elicitation(req); ok && e.Answer != nil {
-			a := questionAnswer(*e.Answer)
-			return e.AnswerSeq, a, say(a, e.Answer.By), true
+			// Said by its action alone: the input may be a secret the
+			// server asked for, and whoever answers again is told this.
+			return e.AnswerSeq, questionAnswer(*e.Answer), req + " " + elicitedSaid(*e.Answer.Elicited, e.Answer.By), true
 		}
 	case facts.KindEffectReconciled:
 		if a, ok := r.Action(req); ok && a.Reconciled != nil {
@@ -136,6 +137,11 @@ func sayAnswer(kind facts.Kind, data []byte) string {
 	req, a, ok := answerOf(kind, data)
 	if !ok {
 		return string(kind)
+	}
+	if kind == facts.KindQuestionAnswered {
+		if p, err := facts.Decode[facts.QuestionAnswered](facts.Fact{Kind: kind, Data: data}); err == nil && p.Elicited != nil {
+			return strings.TrimSpace(req + " " + elicitedSaid(*p.Elicited, p.By))
+		}
 	}
 	s := strings.TrimSpace(req + " " + sayGiven(kind, a))
 	if by := answeredBy(kind, data); by != "" {
@@ -388,6 +394,20 @@ func countFunc[T any](xs []T, f func(T) bool) int {
 		}
 	}
 	return n
+}
+
+// elicitedSaid says an answer to an MCP server's form for a person: its
+// action and who gave it, never the input (it may be a password the
+// server asked for; present.Describe leaves it out too).
+func elicitedSaid(e facts.Elicited, by string) string {
+	s := string(e.Action) + " for the MCP server"
+	if len(e.Content) > 0 {
+		s += " (the input not shown)"
+	}
+	if by != "" {
+		s += " by " + by
+	}
+	return s
 }
 
 // questionAnswer is what a question's answer says: its text, or an MCP

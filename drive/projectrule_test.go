@@ -29,6 +29,17 @@ func TestProjectAlways(t *testing.T) {
 		"/usr/bin/env go test ./...": "run_command:/usr/bin/env go test ./...",
 		"eval foo ';rm -rf ~'":       "run_command:eval foo ';rm -rf ~'",
 		"FOO=1 go test ./...":        "run_command:FOO=1 go test ./...",
+		"git status --short":         "run_command:git status *",
+		// A prefix of these approves a command run behind them, with no
+		// shell character: find . -exec rm -rf ~ +, git submodule
+		// foreach 'curl x', git fetch --upload-pack=CMD.
+		"find . -name '*.go'":         "run_command:find . -name '*.go'",
+		"/usr/bin/find . -type f":     "run_command:/usr/bin/find . -type f",
+		"git submodule update --init": "run_command:git submodule update --init",
+		"git fetch origin main":       "run_command:git fetch origin main",
+		"git grep -n TODO":            "run_command:git grep -n TODO",
+		"npm exec eslint .":           "run_command:npm exec eslint .",
+		"npx prettier --check .":      "run_command:npx prettier --check .",
 	} {
 		require.Equal(t, want, ProjectAlways("/w", "run_command", cmdArgs(cmd)).String(), cmd)
 	}

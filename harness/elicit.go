@@ -21,8 +21,9 @@ import (
 // thread's readers see it as a wait, and its answer is read from the log,
 // posted by any front end. Only the action the transition runs may ask.
 func (rt *Runtime) asker(id, key string) action.Elicit {
-	var mu sync.Mutex // guards n
+	var mu sync.Mutex // guards n and waiting
 	n := 0
+	waiting := false
 	return func(ctx context.Context, q facts.QuestionAsked) (facts.QuestionAnswered, error) {
 		if q.Elicit == nil {
 			return facts.QuestionAnswered{}, fmt.Errorf("ask in %s: %w: only an action's server asks here", id, ErrNotAsked)
@@ -31,9 +32,28 @@ func (rt *Runtime) asker(id, key string) action.Elicit {
 		if !strings.HasPrefix(scheduler.ElicitCause(actionID, 1), key+"/") {
 			return facts.QuestionAnswered{}, fmt.Errorf("ask in %s: action %s does not run under %s: %w", id, actionID, key, ErrNotAsked)
 		}
+		// One question of the action waits at a time: a server that
+		// sends its requests at once (they are handled concurrently)
+		// would otherwise fill the log with questions nobody answered.
+		mu.Lock()
+		if waiting {
+			mu.Unlock()
+			return facts.QuestionAnswered{}, fmt.Errorf("ask in %s: a question of action %s waits for a person already: %w", id, actionID, ErrNotAsked)
+		}
+		waiting = true
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			waiting = false
+			mu.Unlock()
+		}()
 		var seq uint64
 		for {
 			mu.Lock()
+			if n >= maxAsks {
+				mu.Unlock()
+				return facts.QuestionAnswered{}, fmt.Errorf("ask in %s: action %s has put %d questions, all it may: %w", id, actionID, maxAsks, ErrNotAsked)
+			}
 			n++
 			k := n
 			mu.Unlock()
@@ -43,7 +63,7 @@ func (rt *Runtime) asker(id, key string) action.Elicit {
 				return facts.QuestionAnswered{}, fmt.Errorf("ask in %s: %w", id, err)
 			}
 			seq, err = rt.appendAtHead(ctx, id, d)
-			if errors.Is(err, thread.ErrDuplicateCause) && k < maxAsks {
+			if errors.Is(err, thread.ErrDuplicateCause) {
 				continue // asked before this process ran the action
 			}
 			if err != nil {
@@ -82,7 +102,8 @@ func (rt *Runtime) asker(id, key string) action.Elicit {
 	}
 }
 
-// maxAsks bounds the questions one action's run may put.
+// maxAsks bounds the questions one action's run may put (those a process
+// that ran it before put count too), one waiting at a time.
 const maxAsks = 100
 
 // appendAtHead appends d at the thread's head, whatever it is now (a

@@ -76,7 +76,9 @@ func (c *calls) only() (*inflight, string) {
 
 // secretWords are what makes a property of a requested schema look like a
 // secret.
-var secretWords = regexp.MustCompile(`(?i)pass(word|phrase|wd|code)?|secret|token|api[ _-]?key|private[ _-]?key|credential|\bpin\b|otp|2fa|mfa|ssn|social security|card number|cvv|iban`)
+// A word is matched apart from letters around it, so that "pin_code",
+// "user_pin" and "PIN" count ("_" and digits do not join words here).
+var secretWords = regexp.MustCompile(`(?i)pass(word|phrase|wd|code)?|pwd|secret|token|api[ _-]?key|(private|priv|ssh|access|signing|encryption)[ _-]?key|credential|(^|[^a-z])(pin|otp|cvv|cvc|ssn|iban|auth|bearer|cookie|session|mnemonic)([^a-z]|$)|2fa|mfa|social security|card[ _-]?number|seed[ _-]?phrase|recovery[ _-]?(code|phrase)`)
 
 // elicit is the client's elicitation handler.
 func (s *conn) elicit(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
@@ -149,9 +151,10 @@ func sensitive(schema facts.RawJSON) []string {
 			Title       string `json:"title"`
 			Description string `json:"description"`
 			Format      string `json:"format"`
+			WriteOnly   bool   `json:"writeOnly"`
 		}
 		_ = json.Unmarshal(raw, &p)
-		if secretWords.MatchString(name) || secretWords.MatchString(p.Title) || secretWords.MatchString(p.Description) || p.Format == "password" {
+		if secretWords.MatchString(name) || secretWords.MatchString(p.Title) || secretWords.MatchString(p.Description) || p.Format == "password" || p.WriteOnly {
 			out = append(out, name)
 		}
 	}

@@ -81,8 +81,12 @@ func sameScratch(ctx context.Context, store thread.Store, id, dir string, obs ac
 	case recorded != dir:
 		return fmt.Errorf("%w: the live rerun %s goes on in %s, where it began, not in %s", ErrScratch, id, recorded, dir)
 	}
-	if info, err := os.Lstat(recorded); err != nil || !info.IsDir() {
+	info, err := os.Lstat(recorded)
+	if err != nil || !info.IsDir() {
 		return fmt.Errorf("%w %s is gone: the live rerun %s cannot go on: rerun it under another id", ErrScratch, recorded, id)
+	}
+	if err := ownScratch(recorded, info); err != nil {
+		return err
 	}
 	if !unchanged || last == nil || !atRest || last.Hash == "" || obs == nil {
 		return nil
@@ -190,7 +194,8 @@ func copyFile(from, to string, perm fs.FileMode) (err error) {
 
 // ScratchOf returns the scratch copy the live rerun id records, to go
 // on in: "" when there is no thread id yet (a new live rerun makes its
-// copy). It is ErrScratch when id records none, or its copy is gone; and
+// copy). It is ErrScratch when id records none, or its copy is gone, or
+// is not this user's alone (another user's, or writable by others); and
 // ErrNotRerun when id is no live rerun.
 func ScratchOf(ctx context.Context, store thread.Store, id string) (string, error) {
 	if _, err := store.Head(ctx, id); errors.Is(err, thread.ErrNotFound) {
@@ -208,8 +213,12 @@ func ScratchOf(ctx context.Context, store thread.Store, id string) (string, erro
 	case r.Rerun.Scratch == "":
 		return "", fmt.Errorf("%w: the live rerun %s records none (it was made before they were kept): rerun it under another id", ErrScratch, id)
 	}
-	if info, err := os.Lstat(r.Rerun.Scratch); err != nil || !info.IsDir() {
+	info, err := os.Lstat(r.Rerun.Scratch)
+	if err != nil || !info.IsDir() {
 		return "", fmt.Errorf("%w %s is gone: the live rerun %s cannot go on: rerun it under another id", ErrScratch, r.Rerun.Scratch, id)
+	}
+	if err := ownScratch(r.Rerun.Scratch, info); err != nil {
+		return "", err
 	}
 	return r.Rerun.Scratch, nil
 }

@@ -781,7 +781,8 @@ func (s *Session) IndexThread(ctx context.Context, id string) error {
 // for the workspace in the person's own configuration (Place.
 // KeepProjectRule), and the thread's policy records it from that scope
 // and file. A rule that cannot be kept there is the error, and nothing
-// is posted.
+// is posted. A rule comes only with an approval that binds (see
+// drive.Reply.Binds): for one that does not, nothing is kept or amended.
 func (s *Session) AnswerPending(ctx context.Context, th *harness.Thread, p drive.Pending, r drive.Reply) (harness.Posted, error) {
 	if r.Project && r.Always == "" {
 		return harness.Posted{}, fmt.Errorf("%w: a rule for the project names its rule (always)", drive.ErrBadReply)
@@ -789,6 +790,11 @@ func (s *Session) AnswerPending(ctx context.Context, th *harness.Thread, p drive
 	if r.Always != "" {
 		if r.Kind != fold.WaitConfirmation || !r.Approved {
 			return harness.Posted{}, fmt.Errorf("%w: an always-rule comes with an approval", drive.ErrBadReply)
+		}
+		// Nothing is kept, nor the policy amended, for an approval that
+		// will be refused: the call is not waiting, or is another.
+		if err := r.Binds(p); err != nil {
+			return harness.Posted{}, err
 		}
 		layer := AnswerSource(r.Always)
 		if r.Project {

@@ -45,12 +45,19 @@ func writeAsked(w io.Writer, e drive.Event) {
 			line += ": " + present.EscapeLine(f.Title)
 		}
 		fmt.Fprintln(w, line)
-		names = append(names, fmt.Sprintf("--field %s=…", f.Name))
+		// The server names its fields: a name is quoted for the shell
+		// the person may paste the command into ("a$(curl …)" is a
+		// word, not a command run); a secret is read from stdin.
+		if f.Secret {
+			names = append(names, "--field "+shellWord(f.Name)+"=-")
+		} else {
+			names = append(names, "--field "+shellWord(f.Name)+"=…")
+		}
 	}
 	if len(el.Sensitive) > 0 {
-		fmt.Fprintf(w, "  ! it asks for what looks like a secret (%s): harness never asks for one this way; give it only if you trust %s\n",
+		fmt.Fprintf(w, "  ! it asks for what looks like a secret (%s): harness never asks for one this way; give it only if you trust %s (NAME=- reads it from stdin, off the command line)\n",
 			present.EscapeLine(strings.Join(el.Sensitive, ", ")), present.EscapeLine(el.Server))
 	}
 	fmt.Fprintf(w, "  answer on the page, or where a harness serve holds the store: harness answer %s --request %s --elicit accept %s (or --elicit decline, --elicit cancel); Ctrl-C stops the call (it is then in doubt)\n",
-		present.EscapeLine(e.Thread), present.EscapeLine(e.Request), present.EscapeLine(strings.Join(names, " ")))
+		present.EscapeLine(shellWord(e.Thread)), present.EscapeLine(shellWord(e.Request)), present.EscapeLine(strings.Join(names, " ")))
 }

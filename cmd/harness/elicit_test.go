@@ -51,3 +51,37 @@ func TestWriteAskedEscapes(t *testing.T) {
 	require.Contains(t, out, "harness answer t1 --request 1-a-e1 --elicit accept")
 	require.Equal(t, 7, strings.Count(out, "\n"), "one line each: the header, the message, three fields, the secret, how to answer: %q", out)
 }
+
+// The command the terminal suggests is safe to paste: the server names
+// its fields and the model its call (in the request id), so each is one
+// quoted word, never a command substitution the person's shell would
+// run; a secret is read from stdin (NAME=-), off the command line other
+// users' processes can read.
+func TestWriteAskedHintIsPastable(t *testing.T) {
+	var b strings.Builder
+	writeAsked(&b, drive.Event{Kind: drive.EventAsked, Thread: "t1", ActionID: "1-a$(id)", Request: "1-a$(id)-e1",
+		Text: "Who?", Elicit: &facts.Elicit{ActionID: "1-a$(id)", Server: "s", Sensitive: []string{"password"},
+			Schema: facts.RawJSON(`{"type":"object","properties":{"a$(touch pwned)":{"type":"string"},"password":{"type":"string"}}}`)}})
+	out := b.String()
+	require.Contains(t, out, `--request '1-a$(id)-e1'`)
+	require.Contains(t, out, `--field 'a$(touch pwned)'=…`)
+	require.Contains(t, out, `--field password=-`)
+	require.NotContains(t, out, "--field password=…")
+}
+
+// An answer's secret comes from stdin when asked (NAME=- or --content
+// -), once, bounded.
+func TestElicitReplyFromStdin(t *testing.T) {
+	r, err := elicitReply("1-a-e1", "accept", "", []string{"name=Ana", "password=-"}, strings.NewReader("hunter2\n"))
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"name": "Ana", "password": "hunter2"}, r.Fields)
+
+	r, err = elicitReply("1-a-e1", "accept", "-", nil, strings.NewReader(`{"password":"hunter2"}`))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"password":"hunter2"}`, string(r.Content))
+
+	_, err = elicitReply("1-a-e1", "accept", "", []string{"a=-", "b=-"}, strings.NewReader("x\n"))
+	require.ErrorContains(t, err, "one value only")
+	_, err = elicitReply("1-a-e1", "accept", "", []string{"a=-"}, strings.NewReader(strings.Repeat("x", maxStdinAnswer+1)))
+	require.ErrorContains(t, err, "over")
+}

@@ -179,9 +179,13 @@ the prompt numbers them) when TEXT is a number and not an option itself.
 
 A question an MCP server asked during a call (elicitation) is answered with
 --elicit accept (the input as --field NAME=VALUE, typed by the server's
-schema, or --content JSON), --elicit decline or --elicit cancel, and no TEXT.`,
+schema, or --content JSON), --elicit decline or --elicit cancel, and no TEXT.
+A secret is best not given on the command line, where others on the machine
+can read it: --field NAME=- reads that one field's value as a line of
+standard input, --content - the JSON object.`,
 		Example: `  harness answer t1 cache.toml
   harness answer t1 --request 1-c1-e1 --elicit accept --field name=Ana
+  harness answer t1 --request 1-c1-e1 --elicit accept --field name=Ana --field password=- < secret.txt
   harness answer t1 --request 1-c1-e1 --elicit decline`,
 		Args:              args(1, 2, "THREAD and TEXT"),
 		ValidArgsFunction: a.completeThreads,
@@ -197,7 +201,7 @@ schema, or --content JSON), --elicit decline or --elicit cancel, and no TEXT.`,
 				if len(args) > 1 {
 					return usageError("an MCP server's question is answered with --elicit (and --field or --content), not TEXT")
 				}
-				r, err := elicitReply(request, elicit, content, fields)
+				r, err := elicitReply(request, elicit, content, fields, a.stdin)
 				if err != nil {
 					return err
 				}
@@ -217,8 +221,8 @@ schema, or --content JSON), --elicit decline or --elicit cancel, and no TEXT.`,
 	}
 	cmd.Flags().StringVar(&request, "request", "", "the question's request id (default: the open one)")
 	cmd.Flags().StringVar(&elicit, "elicit", "", "answer an MCP server's question: accept, decline or cancel")
-	cmd.Flags().StringArrayVar(&fields, "field", nil, "with --elicit accept: one input NAME=VALUE of the server's form (repeat)")
-	cmd.Flags().StringVar(&content, "content", "", "with --elicit accept: the input as one JSON object")
+	cmd.Flags().StringArrayVar(&fields, "field", nil, "with --elicit accept: one input NAME=VALUE of the server's form (repeat); NAME=- reads VALUE from stdin")
+	cmd.Flags().StringVar(&content, "content", "", "with --elicit accept: the input as one JSON object (- reads it from stdin)")
 	f.add(cmd)
 	return cmd
 }
@@ -557,9 +561,15 @@ func personAnswers(id string, p drive.Pending) string {
 	return cmd
 }
 
+// maxStdinAnswer bounds what an answer reads from standard input.
+const maxStdinAnswer = 64 << 10
+
 // elicitReply is the reply of harness answer --elicit: accept (with the
-// fields or the JSON content), decline or cancel.
-func elicitReply(request, elicit, content string, fields []string) (drive.Reply, error) {
+// fields or the JSON content), decline or cancel. A field given as
+// NAME=- (one at most), or --content -, is read from stdin: a secret
+// given there is not in the command line other users' processes can read
+// (/proc/PID/cmdline) nor in the shell's history.
+func elicitReply(request, elicit, content string, fields []string, stdin io.Reader) (drive.Reply, error) {
 	r := drive.Reply{Kind: fold.WaitQuestion, Request: request, Elicit: facts.ElicitAction(elicit)}
 	if err := r.Elicit.Validate(); err != nil {
 		return r, usageError("--elicit %q: want accept, decline or cancel", elicit)
@@ -569,6 +579,27 @@ func elicitReply(request, elicit, content string, fields []string) (drive.Reply,
 	}
 	if content != "" && len(fields) > 0 {
 		return r, usageError("give the input as --field or as --content, not both")
+	}
+	fromStdin := 0
+	readStdin := func(what string) (string, error) {
+		if fromStdin++; fromStdin > 1 || stdin == nil {
+			return "", usageError("%s: standard input gives one value only", what)
+		}
+		b, err := io.ReadAll(io.LimitReader(stdin, maxStdinAnswer+1))
+		if err != nil {
+			return "", fmt.Errorf("%s: read standard input: %w", what, err)
+		}
+		if len(b) > maxStdinAnswer {
+			return "", usageError("%s: standard input holds over %d bytes", what, maxStdinAnswer)
+		}
+		return strings.TrimRight(string(b), "\r\n"), nil
+	}
+	if content == "-" {
+		c, err := readStdin("--content -")
+		if err != nil {
+			return r, err
+		}
+		content = c
 	}
 	if content != "" {
 		if !json.Valid([]byte(content)) {
@@ -580,6 +611,13 @@ func elicitReply(request, elicit, content string, fields []string) (drive.Reply,
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return r, usageError("--field %q: want NAME=VALUE", kv)
+		}
+		if v == "-" {
+			read, err := readStdin("--field " + k + "=-")
+			if err != nil {
+				return r, err
+			}
+			v = read
 		}
 		if r.Fields == nil {
 			r.Fields = map[string]string{}

@@ -311,7 +311,7 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 	var overrides []string
 	so := stock.SessionOptions{Drive: true, Model: stock.ModelNeeded, ModelSpec: spec}
 	if promptFile != "" {
-		b, err := os.ReadFile(promptFile)
+		b, err := rerun.ReadOverrideFile(promptFile)
 		if err != nil {
 			return asUsage(fmt.Errorf("--system-prompt-file: %w", err))
 		}
@@ -348,7 +348,7 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 		opts.Tools = append([]string{}, tools...)
 	}
 	if instructionsFile != "" {
-		b, err := os.ReadFile(instructionsFile)
+		b, err := rerun.ReadOverrideFile(instructionsFile)
 		if err != nil {
 			return asUsage(fmt.Errorf("--instructions: %w", err))
 		}
