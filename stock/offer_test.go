@@ -159,8 +159,7 @@ func TestWorktreeEndOffersTheMerge(t *testing.T) {
 	require.Equal(t, harness.StatusDone, out.Status)
 	c = completion(t, readLog(t, rt.Store, "t2"), mergeRequest(t, rt, "t2"))
 	require.Equal(t, facts.StatusFailed, c.Report.Status)
-	require.Contains(t, c.Report.Error, "branch harness/t2 keeps its change")
-	require.Contains(t, c.Report.Error, "a.txt")
+	require.Contains(t, c.Report.Error, "a.txt conflicts with the workspace: nothing was changed, and branch harness/t2 keeps its change")
 	require.Equal(t, "ttl = 300\n", read(t, root, "a.txt"))
 	require.Equal(t, "ttl = 600\n", gitShow(t, root, "harness/t2:a.txt"))
 
