@@ -93,6 +93,15 @@ func (t *Thread) finishOwn(ctx context.Context, st *state, status Status) (bool,
 	}
 	res.Offered = status == StatusDone && mode != facts.WorktreeMergeBranch && res.Error == "" && res.Kept == "" &&
 		len(res.Changed) > 0 && res.Branch != "" && res.Base != "" && res.Head != ""
+	if res.Offered {
+		// A thread taken up again after its end, that changed nothing
+		// since, is not offered the same change twice.
+		again, err := offeredBefore(st, res.Head)
+		if err != nil {
+			return false, err
+		}
+		res.Offered = !again
+	}
 	d, err := facts.NewDraft(facts.KindWorktreeFinished, "", res)
 	if err != nil {
 		return false, err
@@ -152,6 +161,27 @@ func finished(st *state) (bool, error) {
 	}
 	msg, ok := l.own.LastAnswer(facts.KindUserMessage)
 	return !ok || msg.Seq < offered, nil
+}
+
+// offeredBefore reports whether an earlier end of the thread offered the
+// merge of head.
+func offeredBefore(st *state, head string) (bool, error) {
+	for _, c := range st.fold.Components() {
+		r, ok := unwrapComponent(c).(reader)
+		if !ok {
+			continue
+		}
+		all, err := r.Reading()
+		if err != nil {
+			return false, err
+		}
+		for _, call := range all.Calls {
+			if call.Offer != nil && call.Offer.Head == head {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // mergeMode is what the thread's configuration says its end does with

@@ -45,6 +45,7 @@ func mergeRuntime(t *testing.T, root, mode, script string) (*harness.Runtime, *s
 // are done.
 const twoWriters = `{"thread": "t1", "text": "Writing.", "tool_calls": [{"id": "w", "name": "write_file", "args": "{\"path\":\"a.txt\",\"content\":\"ttl = 300\\n\"}"}]}
 {"thread": "t1", "text": "Done: 300."}
+{"thread": "t1", "text": "Nothing more."}
 {"thread": "t2", "text": "Writing.", "tool_calls": [{"id": "w", "name": "write_file", "args": "{\"path\":\"a.txt\",\"content\":\"ttl = 600\\n\"}"}]}
 {"thread": "t2", "text": "Done: 600."}
 {"thread": "t3", "text": "Writing.", "tool_calls": [{"id": "w", "name": "write_file", "args": "{\"path\":\"b.txt\",\"content\":\"new\\n\"}"}]}
@@ -172,8 +173,36 @@ func TestWorktreeEndOffersTheMerge(t *testing.T) {
 	require.NoFileExists(t, root+"/b.txt")
 	require.Equal(t, "new\n", gitShow(t, root, "harness/t3:b.txt"))
 
-	for _, id := range []string{"t1", "t2", "t3"} {
+	for _, id := range []string{"t2", "t3"} {
 		require.NoError(t, audit.VerifyLog(ctx, rt.Store, st.Actor, id), id)
+	}
+	// A forged offer of another branch, written into the store as the
+	// runtime would (nothing posts one: it is the runtime's), does not
+	// verify: an offer names the thread's own work.
+	forged := mustDraft(t, facts.KindWorktreeFinished, facts.WorktreeResult{Branch: "harness/t2", Base: fin(t, rt, "t3").Base,
+		Head: fin(t, rt, "t2").Head, Changed: []string{"a.txt"}, Offered: true})
+	forged.Cause = facts.IngressCause(facts.WorktreeFinishedKey(999))
+	_, err := t3.Post(ctx, forged, facts.WorktreeFinishedKey(999))
+	require.ErrorContains(t, err, "not a kind that can be posted")
+	head, err := rt.Store.Head(ctx, "t3")
+	require.NoError(t, err)
+	_, err = rt.Store.Append(ctx, "t3", head.Seq, forged)
+	require.NoError(t, err)
+	require.ErrorContains(t, audit.VerifyLog(ctx, rt.Store, st.Actor, "t3"), "not the thread's own worktree's")
+
+	// Taken up again after its merge, changing nothing: it ends again
+	// (its worktree is gone) and offers nothing it offered before.
+	_, err = t1.Post(ctx, mustDraft(t, facts.KindUserMessage, facts.UserMessage{Text: "Anything else?"}), "more")
+	require.NoError(t, err)
+	out, err = t1.Resume(ctx)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status)
+	again := readLog(t, rt.Store, "t1")
+	require.Equal(t, facts.KindWorktreeFinished, again[len(again)-1].Kind)
+	require.False(t, decode[facts.WorktreeResult](t, again[len(again)-1]).Offered)
+	require.NoError(t, audit.VerifyLog(ctx, rt.Store, st.Actor, "t1"))
+
+	for _, id := range []string{"t2"} {
 		// Resumed again, a done thread stays as it is: one end, one offer.
 		out, err := rt.Thread(st.Actor, id).Resume(ctx)
 		require.NoError(t, err)
@@ -276,4 +305,16 @@ func gitShow(t *testing.T, root, what string) string {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	return string(out)
+}
+
+// fin is the first worktree.finished of thread id.
+func fin(t *testing.T, rt *harness.Runtime, id string) facts.WorktreeResult {
+	t.Helper()
+	for _, f := range readLog(t, rt.Store, id) {
+		if f.Kind == facts.KindWorktreeFinished {
+			return decode[facts.WorktreeResult](t, f)
+		}
+	}
+	t.Fatalf("%s: no worktree.finished", id)
+	return facts.WorktreeResult{}
 }
