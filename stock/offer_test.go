@@ -318,3 +318,26 @@ func fin(t *testing.T, rt *harness.Runtime, id string) facts.WorktreeResult {
 	t.Fatalf("%s: no worktree.finished", id)
 	return facts.WorktreeResult{}
 }
+
+// A thread that writes, in its worktree, where the file tools never
+// write (.harness, here by a command) offers a merge that applies
+// nothing: the merge fails naming the path, the workspace unchanged.
+func TestOfferedMergeRefusesProtectedPaths(t *testing.T) {
+	root, _ := gitRepo(t)
+	rt, st := mergeRuntime(t, root, "", `{"thread": "t1", "text": "Writing.", "tool_calls": [{"id": "w", "name": "run_command", "args": "{\"command\":\"mkdir -p sub/.harness && echo evil > sub/.harness/config.json && echo y > b.txt\"}"}]}
+{"thread": "t1", "text": "Done."}`)
+	th := rt.Thread(st.Actor, "t1")
+	out := writeAndFinish(t, th, "Do it")
+	require.Equal(t, harness.StatusParked, out.Status)
+	log := readLog(t, rt.Store, "t1")
+	require.Equal(t, facts.StatusSucceeded, completion(t, log, "1-w").Report.Status, "the command ran in the worktree")
+	require.Equal(t, []string{"b.txt", "sub/.harness/config.json"}, fin(t, rt, "t1").Changed)
+	out = answer(t, th, mergeRequest(t, rt, "t1"), true)
+	require.Equal(t, harness.StatusDone, out.Status)
+	c := completion(t, readLog(t, rt.Store, "t1"), mergeRequest(t, rt, "t1"))
+	require.Equal(t, facts.StatusFailed, c.Report.Status)
+	require.Contains(t, c.Report.Error, "sub/.harness/config.json")
+	require.NoFileExists(t, root+"/b.txt")
+	require.NoDirExists(t, root+"/sub")
+	require.NoError(t, audit.VerifyLog(ctx, rt.Store, st.Actor, "t1"))
+}
