@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
 )
 
 // A thread configured with Config.OwnWorktree (a worker's root thread)
@@ -18,16 +19,32 @@ import (
 
 // ownWorktree is the worktree the system.configured of the fold's thread
 // records as its own, nil for none (a child's is its spawn's, not this).
-func ownWorktreeOf(st *state) (*facts.Worktree, error) {
-	l := lineageOf(st.fold)
+func ownWorktreeOf(st *state) (*facts.Worktree, error) { return ownWorktreeIn(st.id, st.fold) }
+
+// ownWorktreeIn is ownWorktreeOf of a fold of thread id.
+func ownWorktreeIn(id string, f *fold.Fold[Services]) (*facts.Worktree, error) {
+	l := lineageOf(f)
 	if l == nil || l.own.system == nil || l.spawned != nil {
 		return nil, nil
 	}
 	sc, err := facts.Decode[facts.SystemConfigured](*l.own.system)
 	if err != nil {
-		return nil, fmt.Errorf("thread %s at seq %d: %w", st.id, l.own.system.Seq, err)
+		return nil, fmt.Errorf("thread %s at seq %d: %w", id, l.own.system.Seq, err)
 	}
 	return sc.Worktree, nil
+}
+
+// unfinished reports whether a fold of thread id, done, is of a thread
+// whose own worktree is not finished since its latest model turn: a
+// Resume would finish it (and may offer its merge), so the thread is
+// not done yet.
+func unfinished(id string, f *fold.Fold[Services]) (bool, error) {
+	w, err := ownWorktreeIn(id, f)
+	if err != nil || w == nil {
+		return false, err
+	}
+	done, err := finishedIn(f)
+	return !done, err
 }
 
 // enter roots the thread's services in its own worktree once its
@@ -132,12 +149,15 @@ func (t *Thread) leave() {
 // its latest model turn: its last fact is its worktree.finished, or the
 // call its latest turn waits on is the merge its worktree.finished
 // offered, and no message came after that.
-func finished(st *state) (bool, error) {
-	if st.fold.Last().Kind == facts.KindWorktreeFinished {
+func finished(st *state) (bool, error) { return finishedIn(st.fold) }
+
+// finishedIn is finished of a fold.
+func finishedIn(f *fold.Fold[Services]) (bool, error) {
+	if f.Last().Kind == facts.KindWorktreeFinished {
 		return true, nil
 	}
 	var offered uint64
-	for _, c := range st.fold.Components() {
+	for _, c := range f.Components() {
 		r, ok := unwrapComponent(c).(reader)
 		if !ok {
 			continue
@@ -155,7 +175,7 @@ func finished(st *state) (bool, error) {
 	if offered == 0 {
 		return false, nil
 	}
-	l := lineageOf(st.fold)
+	l := lineageOf(f)
 	if l == nil {
 		return true, nil
 	}

@@ -341,3 +341,38 @@ func TestOfferedMergeRefusesProtectedPaths(t *testing.T) {
 	require.NoDirExists(t, root+"/sub")
 	require.NoError(t, audit.VerifyLog(ctx, rt.Store, st.Actor, "t1"))
 }
+
+// A thread whose last model turn is done but whose worktree is not yet
+// finished (its process died in between, or it is being finished) is
+// not done: a resume has that to do; the resume finishes it.
+func TestUnfinishedWorktreeIsNotDone(t *testing.T) {
+	root, _ := gitRepo(t)
+	rt, st := mergeRuntime(t, root, facts.WorktreeMergeBranch, twoWriters)
+	require.Equal(t, harness.StatusDone, writeAndFinish(t, rt.Thread(st.Actor, "t1"), "Set it").Status)
+	log := readLog(t, rt.Store, "t1")
+	require.Equal(t, facts.KindWorktreeFinished, log[len(log)-1].Kind)
+	var drafts []facts.Draft
+	for _, f := range log[:len(log)-1] {
+		drafts = append(drafts, facts.Draft{Kind: f.Kind, Cause: f.Cause, Data: f.Data})
+	}
+	cut, err := thread.OpenPebble(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, cut.Close()) })
+	_, err = cut.Append(ctx, "t1", 0, drafts...)
+	require.NoError(t, err)
+	crt, err := harness.NewRuntime(cut, rt.Services, rt.Config)
+	require.NoError(t, err)
+	th := crt.Thread(st.Actor, "t1")
+	s, err := drive.Inspect(ctx, th)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusResumable, s.Status)
+	out, err := th.Resume(ctx)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, out.Status)
+	again := readLog(t, cut, "t1")
+	require.Equal(t, facts.KindWorktreeFinished, again[len(again)-1].Kind)
+	require.Equal(t, fin(t, rt, "t1").Head, decode[facts.WorktreeResult](t, again[len(again)-1]).Head)
+	s, err = drive.Inspect(ctx, th)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, s.Status)
+}
