@@ -1,6 +1,7 @@
 package stock_test
 
 import (
+	"cmp"
 	"os/exec"
 	"strings"
 	"testing"
@@ -375,4 +376,31 @@ func TestUnfinishedWorktreeIsNotDone(t *testing.T) {
 	s, err = drive.Inspect(ctx, th)
 	require.NoError(t, err)
 	require.Equal(t, harness.StatusDone, s.Status)
+}
+
+// worktree_merge from a repository's file that is not trusted: branch
+// (offer nothing) applies; ask over the person's branch does not.
+func TestWorktreeMergeFromAnUntrustedFile(t *testing.T) {
+	for _, c := range []struct {
+		name, flag, project, want string
+	}{
+		{"a project chooses branch", "", `{"worktree_merge": "branch"}`, facts.WorktreeMergeBranch},
+		{"a project asks over the person's branch", facts.WorktreeMergeBranch, `{"worktree_merge": "ask"}`, facts.WorktreeMergeBranch},
+		{"the person asks", facts.WorktreeMergeAsk, `{}`, facts.WorktreeMergeAsk},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeProject(t, root, c.project)
+			place, err := stock.Locate(root, "")
+			require.NoError(t, err)
+			o := stock.SessionOptions{Getenv: sessionEnv(t, ""), Drive: true}
+			if c.flag != "" {
+				o.Flags = stock.FlagSource(stock.Settings{WorktreeMerge: c.flag}, "worktree_merge")
+			}
+			s, err := stock.NewSession(place, o)
+			require.NoError(t, err)
+			defer s.Close()
+			require.Equal(t, c.want, cmp.Or(s.Config().WorktreeMerge, facts.WorktreeMergeAsk))
+		})
+	}
 }
