@@ -382,18 +382,18 @@ func TestUnfinishedWorktreeIsNotDone(t *testing.T) {
 // (offer nothing) applies; ask over the person's branch does not.
 func TestWorktreeMergeFromAnUntrustedFile(t *testing.T) {
 	for _, c := range []struct {
-		name, flag, project, want string
+		name, user, flag, project, want string
 	}{
-		{"a project chooses branch", "", `{"worktree_merge": "branch"}`, facts.WorktreeMergeBranch},
-		{"a project asks over the person's branch", facts.WorktreeMergeBranch, `{"worktree_merge": "ask"}`, facts.WorktreeMergeBranch},
-		{"the person asks", facts.WorktreeMergeAsk, `{}`, facts.WorktreeMergeAsk},
+		{"a project chooses branch", "", "", `{"worktree_merge": "branch"}`, facts.WorktreeMergeBranch},
+		{"a project asks over the person's branch", `{"worktree_merge": "branch"}`, "", `{"worktree_merge": "ask"}`, facts.WorktreeMergeBranch},
+		{"the person asks over a project's branch", "", facts.WorktreeMergeAsk, `{"worktree_merge": "branch"}`, facts.WorktreeMergeAsk},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root := t.TempDir()
 			writeProject(t, root, c.project)
 			place, err := stock.Locate(root, "")
 			require.NoError(t, err)
-			o := stock.SessionOptions{Getenv: sessionEnv(t, ""), Drive: true}
+			o := stock.SessionOptions{Getenv: sessionEnv(t, c.user), Drive: true}
 			if c.flag != "" {
 				o.Flags = stock.FlagSource(stock.Settings{WorktreeMerge: c.flag}, "worktree_merge")
 			}
