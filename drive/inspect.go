@@ -167,6 +167,12 @@ type Pending struct {
 	// properties that look like secrets. The question's text is the
 	// server's message. All of it is the server's word.
 	Elicit *facts.Elicit `json:"elicit,omitempty"`
+	// Offer, on a confirmation, is the end of a thread that worked in a
+	// worktree of its own offering its work: the branch, base, head and
+	// changed files of the merge asked (a merge_worktree call no model
+	// made). Approved, the change is applied to the workspace; denied,
+	// the branch keeps it.
+	Offer *facts.WorktreeResult `json:"offer,omitempty"`
 	// Action is the open action (a reconcile) or, for a confirmation, the
 	// request recorded for the call; nil where there is none.
 	Action *scheduler.Action `json:"-"`
@@ -363,6 +369,7 @@ func pending(r scheduler.Reading, w fold.Wait) Pending {
 		if c, ok := r.Call(w.RequestID); ok && c.Confirmation != nil {
 			pd.Tool, pd.Args, pd.Digest, pd.Reason = c.Confirmation.Tool, c.Confirmation.Args, c.Confirmation.Digest, c.Confirmation.Reason
 			pd.Hook, pd.HookApproved, pd.Rewritten = c.Confirmation.Hook, c.Confirmation.ApprovedBy, c.Confirmation.Rewritten
+			pd.Offer = c.Offer
 			if len(c.Actions) > 0 {
 				a := c.Actions[len(c.Actions)-1]
 				pd.Action = &a

@@ -191,6 +191,11 @@ type SystemConfigured struct {
 	// workspace though its configuration gave it a worktree of its own:
 	// the worktree could not be made.
 	WorktreeError string `msgpack:"worktree_error,omitempty" json:"worktree_error,omitempty"`
+	// WorktreeMerge, on a thread with a worktree of its own, is what its
+	// end does with its branch: WorktreeMergeAsk (offer a person the
+	// merge) or WorktreeMergeBranch (leave it on the branch); "" in logs
+	// written before, whose end offers the merge as ask does.
+	WorktreeMerge string `msgpack:"worktree_merge,omitempty" json:"worktree_merge,omitempty"`
 }
 
 // SettingsSource is one scope of settings as a thread records it: who
@@ -368,6 +373,11 @@ func (p SystemConfigured) Validate() error {
 		if err := p.Reserve.Validate(); err != nil {
 			return fmt.Errorf("reserve: %w", err)
 		}
+	}
+	switch p.WorktreeMerge {
+	case "", WorktreeMergeAsk, WorktreeMergeBranch:
+	default:
+		return fmt.Errorf("worktree_merge %q: want %s or %s", p.WorktreeMerge, WorktreeMergeAsk, WorktreeMergeBranch)
 	}
 	return nil
 }

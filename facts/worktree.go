@@ -38,7 +38,27 @@ type WorktreeResult struct {
 	// Error says why the worktree could not be finished (its branch
 	// then holds only what was committed before).
 	Error string `msgpack:"error,omitempty" json:"error,omitempty"`
+	// Offered: the thread's end offers a person the merge of its branch
+	// into the workspace — the thread ended done, its branch changes
+	// something, and its configuration asks (WorktreeMergeAsk). The
+	// scheduler folds it as a call of MergeTool with this branch, base
+	// and head, which waits for a person's approval as any write does
+	// (see scheduler's offer.go); approved, the change is applied to the
+	// workspace, denied, the branch keeps it. false in logs written
+	// before ends offered anything.
+	Offered bool `msgpack:"offered,omitempty" json:"offered,omitempty"`
 }
+
+// The merge modes of a thread working in a worktree of its own
+// (SystemConfigured.WorktreeMerge): what its end does with its branch.
+const (
+	// WorktreeMergeAsk (the default, ""): the end offers a person the
+	// merge of the branch into the workspace (WorktreeResult.Offered).
+	WorktreeMergeAsk = "ask"
+	// WorktreeMergeBranch: the end leaves the change on the branch,
+	// named on worktree.finished, and offers nothing.
+	WorktreeMergeBranch = "branch"
+)
 
 // The worktree modes of a thread's configuration (SystemConfigured.Worktrees).
 const (
@@ -65,3 +85,11 @@ const KindWorktreeFinished Kind = "worktree.finished"
 func WorktreeFinishedKey(seq uint64) string { return fmt.Sprintf("worktree-finished/%d", seq) }
 
 func init() { Register[WorktreeResult](KindWorktreeFinished) }
+
+// Validate requires an offered merge to name its branch, base and head.
+func (p WorktreeResult) Validate() error {
+	if p.Offered && (p.Branch == "" || p.Base == "" || p.Head == "" || len(p.Changed) == 0 || p.Error != "") {
+		return fmt.Errorf("an offered merge names its branch, base, head and changed files, and is of a worktree finished without error")
+	}
+	return nil
+}

@@ -121,6 +121,15 @@ type Config struct {
 	// worktree.finished. harness worker sets it: the threads a worker
 	// drives at once then never share a directory.
 	OwnWorktree bool
+
+	// WorktreeMerge is what the end of a thread in a worktree of its own
+	// (OwnWorktree) does with its branch when it ended done and changed
+	// something: facts.WorktreeMergeAsk (the default, "") offers a person
+	// the merge into the workspace — a write waiting for approval, shown
+	// with its diff, as any write is — and facts.WorktreeMergeBranch
+	// leaves the change on the branch, named. system.configured records
+	// it, and the record decides.
+	WorktreeMerge string
 }
 
 // Option sets a field of a Config.
@@ -277,6 +286,11 @@ func (c Config) Validate() error {
 	case "", facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff:
 	default:
 		return fmt.Errorf("config: Worktrees is %q: want %s, %s or %s", c.Worktrees, facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff)
+	}
+	switch c.WorktreeMerge {
+	case "", facts.WorktreeMergeAsk, facts.WorktreeMergeBranch:
+	default:
+		return fmt.Errorf("config: WorktreeMerge is %q: want %s or %s", c.WorktreeMerge, facts.WorktreeMergeAsk, facts.WorktreeMergeBranch)
 	}
 	for _, g := range c.Grants {
 		if err := g.Validate(); err != nil {

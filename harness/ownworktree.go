@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
 )
 
 // A thread configured with Config.OwnWorktree (a worker's root thread)
@@ -18,16 +19,32 @@ import (
 
 // ownWorktree is the worktree the system.configured of the fold's thread
 // records as its own, nil for none (a child's is its spawn's, not this).
-func ownWorktreeOf(st *state) (*facts.Worktree, error) {
-	l := lineageOf(st.fold)
+func ownWorktreeOf(st *state) (*facts.Worktree, error) { return ownWorktreeIn(st.id, st.fold) }
+
+// ownWorktreeIn is ownWorktreeOf of a fold of thread id.
+func ownWorktreeIn(id string, f *fold.Fold[Services]) (*facts.Worktree, error) {
+	l := lineageOf(f)
 	if l == nil || l.own.system == nil || l.spawned != nil {
 		return nil, nil
 	}
 	sc, err := facts.Decode[facts.SystemConfigured](*l.own.system)
 	if err != nil {
-		return nil, fmt.Errorf("thread %s at seq %d: %w", st.id, l.own.system.Seq, err)
+		return nil, fmt.Errorf("thread %s at seq %d: %w", id, l.own.system.Seq, err)
 	}
 	return sc.Worktree, nil
+}
+
+// unfinished reports whether a fold of thread id, done, is of a thread
+// whose own worktree is not finished since its latest model turn: a
+// Resume would finish it (and may offer its merge), so the thread is
+// not done yet.
+func unfinished(id string, f *fold.Fold[Services]) (bool, error) {
+	w, err := ownWorktreeIn(id, f)
+	if err != nil || w == nil {
+		return false, err
+	}
+	done, err := finishedIn(f)
+	return !done, err
 }
 
 // enter roots the thread's services in its own worktree once its
@@ -58,6 +75,7 @@ func (t *Thread) enter(ctx context.Context, st *state) error {
 	}
 	crt := *t.rt
 	crt.Services = svc
+	t.home = t.rt
 	t.rt, t.wt, t.own = &crt, w, true
 	return nil
 }
@@ -65,14 +83,23 @@ func (t *Thread) enter(ctx context.Context, st *state) error {
 // finishOwn commits what the thread left in its own worktree to its
 // branch and removes the worktree (keeps it when the thread did not end
 // done), recording worktree.finished — once for each end: a thread whose
-// last fact is already its worktree.finished is left as it is. It
-// reports whether it appended.
+// work was finished since its latest model turn (see finished) is left
+// as it is. When the thread ended done, its branch changes something and
+// its configuration asks (facts.WorktreeMergeAsk, the default), the
+// record offers a person the merge of the branch into the workspace
+// (facts.WorktreeResult.Offered), which the scheduler then asks as a
+// write. It reports whether it appended an offer: the thread has more to
+// do (request the merge, wait for a person).
 func (t *Thread) finishOwn(ctx context.Context, st *state, status Status) (bool, error) {
 	if !t.own || t.rt.Services.Worktrees == nil || !slices.Contains([]Status{StatusDone, StatusFailed, StatusStopped}, status) {
 		return false, nil
 	}
-	if st.fold.Last().Kind == facts.KindWorktreeFinished {
-		return false, nil
+	if done, err := finished(st); err != nil || done {
+		return false, err
+	}
+	mode, err := mergeMode(st)
+	if err != nil {
+		return false, err
 	}
 	res, err := t.rt.Services.Worktrees.Finish(ctx, *t.wt, t.id, status != StatusDone)
 	if cerr := ctx.Err(); cerr != nil {
@@ -81,11 +108,117 @@ func (t *Thread) finishOwn(ctx context.Context, st *state, status Status) (bool,
 	if err != nil {
 		res.Error = err.Error()
 	}
+	res.Offered = status == StatusDone && mode != facts.WorktreeMergeBranch && res.Error == "" && res.Kept == "" &&
+		len(res.Changed) > 0 && res.Branch != "" && res.Base != "" && res.Head != ""
+	if res.Offered {
+		// A thread taken up again after its end, that changed nothing
+		// since, is not offered the same change twice.
+		again, err := offeredBefore(st, res.Head)
+		if err != nil {
+			return false, err
+		}
+		res.Offered = !again
+	}
 	d, err := facts.NewDraft(facts.KindWorktreeFinished, "", res)
 	if err != nil {
 		return false, err
 	}
-	return t.appendTo(ctx, st, d, facts.WorktreeFinishedKey(st.fold.Seq()))
+	appended, err := t.appendTo(ctx, st, d, facts.WorktreeFinishedKey(st.fold.Seq()))
+	if err != nil {
+		return false, err
+	}
+	if res.Kept == "" {
+		// The worktree is gone: the thread's services are rooted again
+		// as for a thread whose worktree was removed (Worktrees.In),
+		// where the offered merge acts in the workspace.
+		t.leave()
+	}
+	return appended && res.Offered, nil
+}
+
+// leave undoes enter: the thread's services are made again from the
+// runtime's at the next enter.
+func (t *Thread) leave() {
+	if t.home != nil {
+		t.rt = t.home
+	}
+	t.home, t.wt, t.own, t.entered = nil, nil, false, false
+}
+
+// finished reports whether the thread's own worktree was finished since
+// its latest model turn: its last fact is its worktree.finished, or the
+// call its latest turn waits on is the merge its worktree.finished
+// offered, and no message came after that.
+func finished(st *state) (bool, error) { return finishedIn(st.fold) }
+
+// finishedIn is finished of a fold.
+func finishedIn(f *fold.Fold[Services]) (bool, error) {
+	if f.Last().Kind == facts.KindWorktreeFinished {
+		return true, nil
+	}
+	var offered uint64
+	for _, c := range f.Components() {
+		r, ok := unwrapComponent(c).(reader)
+		if !ok {
+			continue
+		}
+		cur, err := r.Current()
+		if err != nil {
+			return false, err
+		}
+		for _, call := range cur.Calls {
+			if call.Offer != nil {
+				offered = max(offered, call.TurnSeq)
+			}
+		}
+	}
+	if offered == 0 {
+		return false, nil
+	}
+	l := lineageOf(f)
+	if l == nil {
+		return true, nil
+	}
+	msg, ok := l.own.LastAnswer(facts.KindUserMessage)
+	return !ok || msg.Seq < offered, nil
+}
+
+// offeredBefore reports whether an earlier end of the thread offered the
+// merge of head.
+func offeredBefore(st *state, head string) (bool, error) {
+	for _, c := range st.fold.Components() {
+		r, ok := unwrapComponent(c).(reader)
+		if !ok {
+			continue
+		}
+		all, err := r.Reading()
+		if err != nil {
+			return false, err
+		}
+		for _, call := range all.Calls {
+			if call.Offer != nil && call.Offer.Head == head {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// mergeMode is what the thread's configuration says its end does with
+// its branch (facts.WorktreeMergeAsk for a log that says nothing).
+func mergeMode(st *state) (string, error) {
+	l := lineageOf(st.fold)
+	if l == nil || l.own.system == nil {
+		return facts.WorktreeMergeAsk, nil
+	}
+	sc, err := facts.Decode[facts.SystemConfigured](*l.own.system)
+	if err != nil {
+		return "", fmt.Errorf("thread %s at seq %d: %w", st.id, l.own.system.Seq, err)
+	}
+	if sc.WorktreeMerge == "" {
+		return facts.WorktreeMergeAsk, nil
+	}
+	return sc.WorktreeMerge, nil
 }
 
 // itsBranch reports whether branch can be the worktree branch of the

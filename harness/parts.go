@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -149,6 +150,7 @@ func (s *system) Output() fold.Output[Services] {
 	}
 	var e effect.Effect[Services, []facts.Draft]
 	if s.a.cfg.OwnWorktree && !s.child {
+		sc.WorktreeMerge = cmp.Or(s.a.cfg.WorktreeMerge, facts.WorktreeMergeAsk)
 		e = ownWorktree(sc)
 	} else if d, err := facts.NewDraft(facts.KindSystemConfigured, "", sc); err != nil {
 		e = effect.Die[Services, []facts.Draft](err)
@@ -173,6 +175,9 @@ func ownWorktree(sc facts.SystemConfigured) effect.Effect[Services, []facts.Draf
 			sc.WorktreeError = err.Error()
 		} else {
 			sc.Worktree = &w
+		}
+		if sc.Worktree == nil {
+			sc.WorktreeMerge = "" // no branch to merge
 		}
 		d, err := facts.NewDraft(facts.KindSystemConfigured, "", sc)
 		if err != nil {

@@ -141,6 +141,9 @@ type Thread struct {
 	// own: wt is the thread's own, from its configuration (not a
 	// child's spawn); entered: the configuration was read for it.
 	own, entered bool
+	// home is the runtime before enter rooted the thread in its own
+	// worktree (see leave); nil otherwise.
+	home *Runtime
 }
 
 // Thread returns the thread id of the runtime, folded by the actor's
@@ -506,8 +509,13 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 			out.Status = statusOf(p)
 			// A thread in a worktree of its own that ends leaves its
 			// work on its branch (see finishOwn).
-			if _, err := t.finishOwn(ctx, st, out.Status); err != nil {
+			if offered, err := t.finishOwn(ctx, st, out.Status); err != nil {
 				return out, err
+			} else if offered {
+				// Its end offers the merge of its branch: that call is
+				// requested and put to a person (see scheduler's offer.go).
+				out.Status = ""
+				continue
 			}
 			out.Seq = st.fold.Seq()
 			switch {

@@ -191,7 +191,7 @@ func (l *lineage) Accept(d facts.Draft) error {
 		}
 		return nil
 	case facts.KindWorktreeFinished:
-		return l.ownWorktree()
+		return l.ownWorktree(facts.Fact{Kind: d.Kind, Data: d.Data})
 	}
 	return notYours{}
 }
@@ -210,14 +210,16 @@ func (l *lineage) Check(f facts.Fact) error {
 		if !strings.HasPrefix(f.Cause, facts.IngressCause(facts.WorktreeFinishedKey(0)[:len("worktree-finished/")])) {
 			return fmt.Errorf("a worktree.finished is posted by the runtime, with cause %s", facts.IngressCause("worktree-finished/SEQ"))
 		}
-		return l.ownWorktree()
+		return l.ownWorktree(f)
 	}
 	return nil
 }
 
-// ownWorktree refuses a worktree.finished in a thread whose
-// configuration records no worktree of its own.
-func (l *lineage) ownWorktree() error {
+// ownWorktree refuses a worktree.finished (f) in a thread whose
+// configuration records no worktree of its own, and one that offers the
+// merge of a branch, or from a base, other than that worktree's: an
+// offer names the thread's own work.
+func (l *lineage) ownWorktree(f facts.Fact) error {
 	if l.spawned != nil || l.own.system == nil {
 		return errors.New("a worktree.finished ends the work of a thread configured with a worktree of its own")
 	}
@@ -225,8 +227,16 @@ func (l *lineage) ownWorktree() error {
 	if err != nil {
 		return err
 	}
-	if sc.Worktree == nil {
+	w := sc.Worktree
+	if w == nil {
 		return errors.New("a worktree.finished ends the work of a thread configured with a worktree of its own")
+	}
+	p, err := facts.Decode[facts.WorktreeResult](f)
+	if err != nil {
+		return err
+	}
+	if p.Offered && (p.Branch != w.Branch || p.Base != w.Base) {
+		return fmt.Errorf("a worktree.finished offers the merge of branch %s from %.12s, not the thread's own worktree's (%s from %.12s)", p.Branch, p.Base, w.Branch, w.Base)
 	}
 	return nil
 }

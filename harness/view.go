@@ -130,6 +130,16 @@ func ViewOf(id string, f *fold.Fold[Services]) (View, error) {
 		return v, fmt.Errorf("thread %s at seq %d: %w", id, f.Seq(), err)
 	}
 	v.Status, v.Waits = statusOf(p), p.Waits
+	if v.Status == StatusDone {
+		// A thread in a worktree of its own is done once its work there
+		// is finished (worktree.finished): until then a Resume has that
+		// to do, and may offer its merge.
+		if u, err := unfinished(id, f); err != nil {
+			return v, err
+		} else if u {
+			v.Status = StatusResumable
+		}
+	}
 	switch {
 	case p.Stop != nil:
 		v.Reason = p.Stop.Reason

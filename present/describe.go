@@ -126,6 +126,9 @@ func describe(f facts.Fact) (string, error) {
 		if p.WorktreeError != "" {
 			s += "; works in the workspace: no worktree of its own (" + quote(p.WorktreeError, 200) + ")"
 		}
+		if p.WorktreeMerge == facts.WorktreeMergeBranch {
+			s += "; its end leaves its work on its branch"
+		}
 		return s, err
 	case facts.KindWorktreeFinished:
 		p, err := facts.Decode[facts.WorktreeResult](f)
@@ -790,6 +793,9 @@ func DescribeWorktreeResult(p facts.WorktreeResult) string {
 	}
 	if p.Error != "" {
 		s += "; " + quote(p.Error, 200)
+	}
+	if p.Offered {
+		s += "; offers its merge into the workspace (a person decides)"
 	}
 	return s
 }

@@ -131,8 +131,11 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 		case c.needsConfirmation() && c.asked == nil:
 			out.Transitions = append(out.Transitions, s.confirm(c))
 		case c.needsConfirmation() && c.answer == nil:
-			v.Waits = append(v.Waits, fold.Wait{Kind: fold.WaitConfirmation, RequestID: c.asked.RequestID,
-				Summary: fmt.Sprintf("run %s %s", c.asked.Tool, c.asked.Args)})
+			summary := fmt.Sprintf("run %s %s", c.asked.Tool, c.asked.Args)
+			if c.offer != nil {
+				summary = offerSummary(c)
+			}
+			v.Waits = append(v.Waits, fold.Wait{Kind: fold.WaitConfirmation, RequestID: c.asked.RequestID, Summary: summary})
 		case c.denied() && a.Completed == nil:
 			out.Transitions = append(out.Transitions, s.refuse(c, a))
 		case c.denied():
@@ -156,7 +159,9 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 					out.Transitions = append(out.Transitions, s.afterHook(c, a, i))
 				}
 			}
-			ran = true
+			// An offered merge ends the thread's work: no model turn
+			// follows it (see offer.go).
+			ran = ran || c.offer == nil
 		}
 		earlierOpen = earlierOpen || !c.settled()
 		earlierActionOpen = earlierActionOpen || !c.settled()
@@ -374,7 +379,10 @@ func (s *state[S]) requestWith(c *call, id string, tc facts.ToolCall, retry bool
 	// never put to a person (the boundary denies it), and a call already
 	// confirmed is not asked again on a retry.
 	policy := Policy{Confirm: true, Capability: action.Execute}
-	if s.env.Policy != nil {
+	switch {
+	case c.offer != nil:
+		policy = offerPolicy
+	case s.env.Policy != nil:
 		policy = s.env.Policy(tc)
 	}
 	if s.env.Granted != nil && !s.env.Granted(policy.Capability) {
@@ -382,7 +390,7 @@ func (s *state[S]) requestWith(c *call, id string, tc facts.ToolCall, retry bool
 	}
 	if retry {
 		policy = c.policy
-	} else if s.env.LoopGuard > 0 {
+	} else if s.env.LoopGuard > 0 && c.offer == nil {
 		if n := s.repeats(c); n >= s.env.LoopGuard {
 			policy.Confirm, policy.Repeats = true, n
 		}
@@ -580,7 +588,7 @@ func (s *state[S]) execute(c *call, a *Action) fold.Transition[S] {
 	return fold.Transition[S]{Key: executeKey(id), ClaimKey: startKey(id), Staged: func(j fold.Journal) effect.Effect[S, []facts.Draft] {
 		// The thread's last observation is looked up only when the
 		// transition runs, not at every projection.
-		since, err := s.since()
+		since, err := s.sinceFor(c)
 		if err != nil {
 			return effect.Die[S, []facts.Draft](err)
 		}
@@ -601,12 +609,24 @@ func (s *state[S]) since() (action.Observed, error) {
 // the thread's last observation looked up when it runs.
 func (s *state[S]) refused(a *Action, why string) effect.Effect[S, []facts.Draft] {
 	return effect.AndThen(effect.Succeed[S](struct{}{}), func(struct{}) effect.Effect[S, []facts.Draft] {
-		since, err := s.since()
+		c, _ := s.attemptOf(a.ID)
+		since, err := s.sinceFor(c)
 		if err != nil {
 			return effect.Die[S, []facts.Draft](err)
 		}
 		return s.env.Refuse(action.FromFact(a.Requested), since, why)
 	})
+}
+
+// sinceFor is since for an action of call c: none for an offered merge,
+// which acts in the workspace while the thread observed only its own
+// worktree, a directory the workspace's readings are not to be compared
+// with.
+func (s *state[S]) sinceFor(c *call) (action.Observed, error) {
+	if c != nil && c.offer != nil {
+		return action.Observed{}, nil
+	}
+	return s.since()
 }
 
 // refuse completes the request of a call a person denied.
@@ -617,6 +637,9 @@ func (s *state[S]) refuse(c *call, a *Action) fold.Transition[S] {
 	}
 	if c.answer.Reason != "" {
 		why += ": " + c.answer.Reason
+	}
+	if c.offer != nil {
+		why = offerDenied(c)
 	}
 	return fold.Transition[S]{Key: executeKey(a.ID), Effect: s.refused(a, why)}
 }

@@ -149,6 +149,10 @@ type Call struct {
 	Child *Child
 	// Hooks are the runs of its before_tool hooks, in order (see hook.go).
 	Hooks []facts.HookRan
+	// Offer, when set, is the worktree.finished whose offered merge the
+	// call is (a call of MergeTool no model made; see offer.go); Turn is
+	// then the latest model turn before it, and TurnSeq its seq.
+	Offer *facts.WorktreeResult
 }
 
 // Denied reports whether a person (or a policy) denied the call.

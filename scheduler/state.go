@@ -26,6 +26,9 @@ type call struct {
 	hooks    []facts.HookRan // the before_tool hooks' runs (see hook.go)
 	canon    *string         // the arguments as the loop guard compares them, worked out when folded (canonical)
 	served   *facts.Served   // in a rerun, the recorded result the call is served (see rerun.go)
+	// offer, when set, is the worktree.finished whose offered merge the
+	// call is: no model made it (see offer.go).
+	offer *facts.WorktreeResult
 }
 
 // canonical is c's arguments as the loop guard compares them
@@ -83,7 +86,7 @@ func (c *call) settled() bool {
 // reading returns the call as a Call, its actions copied.
 func (c *call) reading() Call {
 	out := Call{Ref: c.ref, Turn: c.turn, TurnSeq: c.turnSeq, Call: c.call, Policy: c.policy,
-		Confirmation: c.asked, Answer: c.answer, ConfirmationSeq: c.askedSeq, AnswerSeq: c.answerAt, Hooks: c.hooks}
+		Confirmation: c.asked, Answer: c.answer, ConfirmationSeq: c.askedSeq, AnswerSeq: c.answerAt, Hooks: c.hooks, Offer: c.offer}
 	out.Actions = make([]Action, len(c.attempts))
 	for i, a := range c.attempts {
 		out.Actions[i] = *a
@@ -270,6 +273,8 @@ func (s *state[S]) apply(f facts.Fact) error {
 		return with(f, s.outputChecked)
 	case facts.KindRerunTurn:
 		return with(f, s.rerunTurn)
+	case facts.KindWorktreeFinished:
+		return with(f, s.worktreeFinished)
 	}
 	return nil
 }
@@ -302,7 +307,8 @@ func folded(k facts.Kind) bool {
 		facts.KindActionInterrupted, facts.KindCheckRecorded, facts.KindEffectReconciled,
 		facts.KindContextCompacted, facts.KindBudgetExhausted, facts.KindTransitionFailed,
 		facts.KindWorkspaceRestored, facts.KindChildSpawned, facts.KindChildReported,
-		facts.KindWorkspaceChanged, facts.KindHookRan, facts.KindOutputChecked, facts.KindRerunTurn:
+		facts.KindWorkspaceChanged, facts.KindHookRan, facts.KindOutputChecked, facts.KindRerunTurn,
+		facts.KindWorktreeFinished:
 		return true
 	}
 	return false
@@ -426,7 +432,7 @@ func (s *state[S]) confirmationAnswered(f facts.Fact, p facts.ConfirmationAnswer
 		return
 	}
 	c.answer, c.answerAt = &p, f.Seq
-	if !p.Approved {
+	if !p.Approved && c.offer == nil {
 		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: denialResult(p), Seq: f.Seq})
 	}
 }
@@ -464,7 +470,7 @@ func denialResult(p facts.ConfirmationAnswered) string {
 // thread (facts.DenyStop), or nil.
 func (s *state[S]) stopped() *call {
 	for _, c := range s.calls {
-		if c.denied() && c.answer.Then == facts.DenyStop {
+		if c.denied() && c.answer.Then == facts.DenyStop && c.offer == nil {
 			return c
 		}
 	}
@@ -475,7 +481,7 @@ func (s *state[S]) stopped() *call {
 // model to be told and the thread to go on (facts.DenyContinue).
 func (s *state[S]) goesOn() bool {
 	for _, c := range s.calls {
-		if c.denied() && c.answer.Then == facts.DenyContinue {
+		if c.denied() && c.answer.Then == facts.DenyContinue && c.offer == nil {
 			return true
 		}
 	}
@@ -539,7 +545,7 @@ func (s *state[S]) actionCompleted(f facts.Fact, p facts.ActionCompleted) {
 	if k := a.Requested.IdempotencyKey; k != "" && s.done[k] == nil && !c.denied() {
 		s.done[k] = a
 	}
-	if !a.Open() && !c.denied() {
+	if !a.Open() && !c.denied() && c.offer == nil {
 		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: ToolResult(p, nil), Seq: f.Seq})
 	}
 }
@@ -569,7 +575,7 @@ func (s *state[S]) actionInterrupted(f facts.Fact, p facts.ActionInterrupted) {
 		return
 	}
 	a.Interrupted, a.InterruptedSeq, a.At = &p, f.Seq, f.At
-	if !a.Open() && !c.denied() {
+	if !a.Open() && !c.denied() && c.offer == nil {
 		// Stopped by a cancelled run, and nothing changed: the model is
 		// told so, as it is told a completion.
 		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: InterruptedResult(p), Seq: f.Seq})
@@ -586,7 +592,7 @@ func (s *state[S]) effectReconciled(f facts.Fact, p facts.EffectReconciled) {
 		return
 	}
 	a.Reconciled, a.ReconciledSeq, a.At = &p, f.Seq, f.At
-	if p.Decision != facts.DecisionRetry {
+	if p.Decision != facts.DecisionRetry && c.offer == nil {
 		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: reconciledResult(a, p), Seq: f.Seq})
 	}
 }

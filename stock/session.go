@@ -335,7 +335,9 @@ func boundsOf(s Settings) ([]harness.Option, error) {
 	if s.LoopGuard != nil {
 		guard = *s.LoopGuard
 	}
-	opts := []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps), func(c *harness.Config) { c.LoopGuard, c.Worktrees = guard, s.Worktrees }}
+	opts := []harness.Option{harness.WithBudget(turns, 0), harness.WithMaxSteps(steps), func(c *harness.Config) {
+		c.LoopGuard, c.Worktrees, c.WorktreeMerge = guard, s.Worktrees, s.WorktreeMerge
+	}}
 	if window > 0 {
 		opts = append(opts, func(c *harness.Config) { c.ContextWindow, c.CompactFraction = window, 0 })
 	}

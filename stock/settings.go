@@ -122,6 +122,14 @@ type Settings struct {
 	// delegated in parallel), "always" or "off" (they share the
 	// workspace). Fewer worktrees than a weaker layer says widens.
 	Worktrees string `json:"worktrees,omitempty"`
+	// WorktreeMerge is what the end of a thread in a worktree of its own
+	// (a worker's) does with its branch (harness.Config.WorktreeMerge):
+	// "ask" (the default: offer a person the merge into the workspace, a
+	// write approved as any other) or "branch" (leave the change on the
+	// branch, named). A file that is not trusted may choose branch, never
+	// ask over a layer that chose branch: an offered merge may write the
+	// workspace.
+	WorktreeMerge string `json:"worktree_merge,omitempty"`
 	// MaxCost and MaxTokens are the budget of a thread's tree, in US
 	// dollars and in tokens (input and output), that a thread records
 	// when it starts (budget.set); nil or 0 is none. A tree whose budget
@@ -480,6 +488,8 @@ func (l *Layered) merge(src *SettingsSource) {
 			into.LoopGuard = s.LoopGuard
 		case "worktrees":
 			into.Worktrees = s.Worktrees
+		case "worktree_merge":
+			into.WorktreeMerge = s.WorktreeMerge
 		case "max_cost":
 			into.MaxCost = s.MaxCost
 		case "max_tokens":
@@ -602,6 +612,10 @@ func Widens(key string, cur, s Settings) bool {
 		// Children sharing the workspace where they would have had their
 		// own worktree widens what each can touch.
 		return worktreesRank(s.Worktrees) < worktreesRank(cur.Worktrees)
+	case "worktree_merge":
+		// Offering a merge where a layer said to leave the branch widens:
+		// an offered merge may write the workspace.
+		return s.WorktreeMerge != facts.WorktreeMergeBranch && cur.WorktreeMerge == facts.WorktreeMergeBranch
 	}
 	return true
 }
@@ -974,6 +988,11 @@ func (s Settings) check() error {
 	case "", facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff:
 	default:
 		return fmt.Errorf("worktrees %q: want %s, %s or %s", s.Worktrees, facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff)
+	}
+	switch s.WorktreeMerge {
+	case "", facts.WorktreeMergeAsk, facts.WorktreeMergeBranch:
+	default:
+		return fmt.Errorf("worktree_merge %q: want %s or %s", s.WorktreeMerge, facts.WorktreeMergeAsk, facts.WorktreeMergeBranch)
 	}
 	if s.MaxCost != nil && (math.IsNaN(*s.MaxCost) || math.IsInf(*s.MaxCost, 0) || *s.MaxCost < 0) {
 		return fmt.Errorf("max_cost %v: want US dollars ≥ 0, or 0 for no budget", *s.MaxCost)

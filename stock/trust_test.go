@@ -61,6 +61,10 @@ func TestWidens(t *testing.T) {
 		{"a hook", "hooks", none, stock.Settings{Hooks: stock.HookSettings{"before_tool": {{Command: "true"}}}}, true},
 		{"a script: it decides every call", "model", none, stock.Settings{Model: "scripted:/w/s.jsonl"}, true},
 		{"the model already given", "model", stock.Settings{Model: "openai:gpt-4o"}, stock.Settings{Model: "openai:gpt-4o"}, false},
+		{"worktree_merge branch over the default", "worktree_merge", none, stock.Settings{WorktreeMerge: "branch"}, false},
+		{"worktree_merge ask over the default", "worktree_merge", none, stock.Settings{WorktreeMerge: "ask"}, false},
+		{"worktree_merge ask over branch", "worktree_merge", stock.Settings{WorktreeMerge: "branch"}, stock.Settings{WorktreeMerge: "ask"}, true},
+		{"worktree_merge left empty over branch", "worktree_merge", stock.Settings{WorktreeMerge: "branch"}, stock.Settings{}, true},
 		{"a key not classified", "plugins", none, none, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -128,7 +128,10 @@ func (w *worktrees) In(_ context.Context, s harness.Services, r facts.Worktree) 
 }
 
 // gone is s for a thread whose worktree r is no longer there: its
-// built-in tools fail saying so, and nobody observes.
+// built-in tools fail saying so, running nothing, and nobody observes
+// them. Its other tools are the workspace's, observed there (with the
+// workspace's ledger): the merge its end offers (merge_worktree) writes
+// the workspace, and its observation is what a person reads of it.
 func gone(s harness.Services, r facts.Worktree) (harness.Services, error) {
 	var adapters []harness.ToolAdapter
 	for _, sc := range s.Tools.Schemas() {
@@ -142,7 +145,7 @@ func gone(s harness.Services, r facts.Worktree) (harness.Services, error) {
 	if err != nil {
 		return s, err
 	}
-	s.Tools, s.Observer, s.Workspace, s.Ledger = tb, nil, r.Root, nil
+	s.Tools, s.Workspace = tb, r.Root
 	return s, nil
 }
 
@@ -157,6 +160,10 @@ type goneTool struct {
 
 // Confirm asks for nothing: the call runs nothing.
 func (g goneTool) Confirm() bool { return false }
+
+// Unobserved: the call runs nothing, so nobody looks (the thread's
+// observer is the workspace's, which it does not act on).
+func (g goneTool) Unobserved() bool { return true }
 
 // Execute fails: there is no worktree to act in.
 func (g goneTool) Execute(context.Context, action.Request) (facts.Report, error) {

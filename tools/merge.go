@@ -67,6 +67,10 @@ func MergeTool(root string) Tool {
 			case errors.Is(err, worktree.ErrMoved):
 				return failed(MergeWorktree, fmt.Errorf("nothing was changed: the branch is not at the head that was shown and approved: %w", err)), nil
 			case errors.Is(err, worktree.ErrConflict):
+				var ce *worktree.ConflictError
+				if errors.As(err, &ce) && len(ce.Paths) > 0 {
+					return failed(MergeWorktree, fmt.Errorf("%s conflicts with the workspace: nothing was changed, and branch %s keeps its change (%w)", strings.Join(ce.Paths, ", "), a.Branch, ce.Err)), nil
+				}
 				return failed(MergeWorktree, fmt.Errorf("nothing was changed, and branch %s keeps its change: %w", a.Branch, err)), nil
 			case err != nil:
 				return failed(MergeWorktree, err), nil

@@ -1,6 +1,10 @@
 package worktree
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // Errors of this package, matched with errors.Is.
 var (
@@ -28,3 +32,28 @@ var (
 	// top): nothing is applied.
 	ErrProtected = errors.New("the change touches a path the workspace's tools may not write")
 )
+
+// ConflictError is Apply's ErrConflict: the branch's change does not
+// apply to the workspace as it is now. Paths are the files git named as
+// not applying (relative to the repository's top, sorted; empty when it
+// named none of the branch's); nothing was applied.
+type ConflictError struct {
+	Branch string
+	Paths  []string
+	// Err is what git said.
+	Err error
+}
+
+func (e *ConflictError) Error() string {
+	where := "the workspace"
+	if len(e.Paths) > 0 {
+		where += " in " + strings.Join(e.Paths, ", ")
+	}
+	return fmt.Sprintf("%s: %s conflicts with %s (%v)", ErrConflict, e.Branch, where, e.Err)
+}
+
+// Is makes a ConflictError match ErrConflict.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// Unwrap is what git said.
+func (e *ConflictError) Unwrap() error { return e.Err }

@@ -204,15 +204,30 @@ func Apply(ctx context.Context, workspace, branch, base, head string) (Applied, 
 		return a, nil
 	}
 	if _, err := git(ctx, repo, nil, bytes.NewReader(patch), "apply", "--check", "-"); err != nil {
-		return a, fmt.Errorf("apply %s to %s: %w: %w", branch, repo, ErrConflict, err)
+		return a, &ConflictError{Branch: branch, Paths: conflicting(err, files), Err: err}
 	}
 	if _, err := git(ctx, repo, nil, bytes.NewReader(patch), "apply", "-"); err != nil {
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return a, ctx.Err()
 		}
-		return a, fmt.Errorf("apply %s to %s: %w: %w", branch, repo, ErrConflict, err)
+		return a, &ConflictError{Branch: branch, Paths: conflicting(err, files), Err: err}
 	}
 	return a, nil
+}
+
+// conflicting are the files of files (the branch's) that git's refusal
+// to apply names: "error: patch failed: PATH:LINE", "error: PATH: patch
+// does not apply", "error: PATH: already exists in working directory",
+// "error: PATH: No such file or directory" and the like.
+func conflicting(err error, files []string) []string {
+	var out []string
+	msg := err.Error()
+	for _, f := range files {
+		if strings.Contains(msg, "error: "+f+": ") || strings.Contains(msg, "error: patch failed: "+f+":") {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // writable refuses files (relative to the repository's top) that the file

@@ -121,6 +121,7 @@ func completeDriveFlags(cmd *cobra.Command) {
 	completeFlag(cmd, "approve", "ask", "writes", "all")
 	completeFlag(cmd, "sandbox", "workspace-write", "read-only", "off")
 	completeFlag(cmd, "worktrees", "parallel", "always", "off")
+	completeFlag(cmd, "worktree-merge", "ask", "branch")
 	_ = cmd.RegisterFlagCompletionFunc("model", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if strings.HasPrefix(toComplete, "scripted:") {
 			return nil, cobra.ShellCompDirectiveDefault // a file after the prefix

@@ -111,7 +111,7 @@ and the agents defined in files (see harness agents).
 				{"allow", strings.Join(st.Allow, ", ")}, {"deny", strings.Join(st.Deny, ", ")},
 				{"max_turns", turns}, {"max_steps", steps}, {"context_window", window},
 				{"sandbox", cmpOr(st.Sandbox, "workspace-write")}, {"network", fmt.Sprint(st.Network)}, {"network_allow", strings.Join(st.NetworkAllow, ", ")},
-				{"instructions_max_bytes", insMax}, {"worktrees", cmpOr(st.Worktrees, facts.WorktreesParallel)},
+				{"instructions_max_bytes", insMax}, {"worktrees", cmpOr(st.Worktrees, facts.WorktreesParallel)}, {"worktree_merge", cmpOr(st.WorktreeMerge, facts.WorktreeMergeAsk)},
 			} {
 				from := "default"
 				if scopes, ok := l.From[kv.key]; ok {

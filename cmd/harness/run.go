@@ -46,8 +46,9 @@ type driveFlags struct {
 	// networkAllow is --network-allow: the hosts commands reach through
 	// the harness's proxy.
 	networkAllow []string
-	// worktrees is when children work in worktrees of their own.
-	worktrees string
+	// worktrees is when children work in worktrees of their own;
+	// worktreeMerge what a worker's thread's end does with its branch.
+	worktrees, worktreeMerge string
 	// outputSchema is the file of the JSON Schema the final answer must
 	// be valid against (--output-schema); schema its content, once read.
 	outputSchema string
@@ -177,6 +178,14 @@ func (f *driveFlags) layer() (stock.SettingsSource, error) {
 			return stock.SettingsSource{}, usageError("--worktrees %q: want parallel, always or off", f.worktrees)
 		}
 		s.Worktrees, set = f.worktrees, append(set, "worktrees")
+	}
+	if f.worktreeMerge != "" {
+		switch f.worktreeMerge {
+		case facts.WorktreeMergeAsk, facts.WorktreeMergeBranch:
+		default:
+			return stock.SettingsSource{}, usageError("--worktree-merge %q: want ask or branch", f.worktreeMerge)
+		}
+		s.WorktreeMerge, set = f.worktreeMerge, append(set, "worktree_merge")
 	}
 	if f.changed("max-output-tokens") {
 		if f.maxOutput < 0 {
@@ -1244,6 +1253,9 @@ func (a *app) printPending(p drive.Pending, root string) {
 		}
 		if p.Reason != "" {
 			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "asked because"), esc(p.Reason))
+		}
+		if o := p.Offer; o != nil {
+			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "offered by the thread's end:"), esc(fmt.Sprintf("its work in its own worktree, on branch %s, changing %s; denied, the branch keeps it", o.Branch, strings.Join(o.Changed, ", "))))
 		}
 		if p.Rewritten != "" {
 			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "rewritten:"), esc(p.Rewritten))

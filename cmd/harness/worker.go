@@ -63,9 +63,15 @@ Each event is a line on stdout (with -o json, a JSON object per line).
 In a git repository each thread works in a git worktree of its own (branch
 harness/<thread id>, under the cache directory), recorded on its
 system.configured; when it ends its work is committed to that branch
-(worktree.finished) and the worktree removed (kept if it failed). Bring a branch
-into the workspace with merge_worktree, a write a person approves seeing the
-diff. --worktrees off, or a directory that is not a repository: threads share
+(worktree.finished) and the worktree removed (kept if it failed). A thread that
+ends done with a change then offers its merge into the workspace: a write that
+waits for a person, shown with the branch's diff, answered like any other
+(harness approve/deny, the page, the API, MCP; an --approve or --allow that
+covers merge_worktree answers it). Approved, it is applied (a conflict fails the
+action, naming the files, and nothing is applied); denied, the change stays on
+the branch. --worktree-merge branch (or the settings' "worktree_merge") offers
+nothing and leaves it on the branch; a project file may choose branch, never
+ask. --worktrees off, or a directory that is not a repository: threads share
 the workspace, and the observation of each action names the changes other
 threads' actions made (by thread and action, in this worker or another process
 in the directory) apart from those no recorded action names.
@@ -95,6 +101,7 @@ every append, by any worker or person, is indexed a moment after it is made
 	fl.BoolVar(&f.network, "network", false, "let commands use the network (default: none but loopback, or the settings file's)")
 	fl.StringSliceVar(&f.networkAllow, "network-allow", nil, networkAllowHelp)
 	fl.StringVar(&f.worktrees, "worktrees", "", worktreesUsage)
+	fl.StringVar(&f.worktreeMerge, "worktree-merge", "", "what a thread that ends done with a change in its own worktree does with its branch: ask (offer a person the merge into the workspace; the default, or the settings' \"worktree_merge\") or branch (leave it there, named)")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "park a thread on a budget wait before its model turn `N`+1 (raise it: harness budget THREAD raise --turns N); 0 is no bound (default: the settings file's max_turns, else 50)")
 	fl.BoolVar(&index, "search-index", true, "keep this machine's search index from the stream")
 	fl.IntVar(&concurrency, "concurrency", worker.DefaultConcurrency, "how many threads to drive at once")
