@@ -74,6 +74,14 @@ func TestScripts(t *testing.T) {
 			}
 			env.Defer(func() { os.RemoveAll(xdg) })
 			env.Setenv("XDG_CONFIG_HOME", xdg)
+			// The user's cache directory too (ledgers, worktrees), not
+			// /no-home's, which every script of every run would share.
+			cache, err := os.MkdirTemp("", "harness-cache-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { os.RemoveAll(cache) })
+			env.Setenv("XDG_CACHE_HOME", cache)
 			// Someone else's configuration directory, outside the
 			// workspace too: their key and witness log (seal.txtar).
 			other, err := os.MkdirTemp("", "harness-xdg-other-")

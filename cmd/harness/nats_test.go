@@ -52,6 +52,19 @@ func TestNATSScripts(t *testing.T) {
 			// Who answers is the login name (the record's, not a --by).
 			env.Setenv("WHO", (&app{getenv: os.Getenv}).whoami())
 			env.Setenv("NATS_URL", srv.ClientURL())
+			// The user's configuration and cache directories, the
+			// script's own and outside the workspace: else every script
+			// (of every run) would share /no-home's — its seals' witness
+			// log, and a search index named by the server's address,
+			// which another script's server may have had before.
+			for _, v := range []string{"XDG_CONFIG_HOME", "XDG_CACHE_HOME"} {
+				d, err := os.MkdirTemp("", "harness-nats-xdg-")
+				if err != nil {
+					return err
+				}
+				env.Defer(func() { _ = os.RemoveAll(d) })
+				env.Setenv(v, d)
+			}
 			return os.MkdirAll(filepath.Join(env.WorkDir, "other"), 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

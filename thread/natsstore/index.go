@@ -408,6 +408,11 @@ func (s *Store) heads(ctx context.Context, ids []string) ([]thread.Head, error) 
 // gets on, which any replica answers, one that lags too: a get right after
 // a write, even one's own, could miss it, and the index (and a lease's
 // holder) must read what was written.
+//
+// The bucket is bound anew even when direct gets were off already: kv
+// may have been bound while they were on (another process had just made
+// the bucket and not yet turned them off), and a binding keeps the way
+// it gets by — direct gets, which nobody answers once they are off.
 func leaderGets(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyValue) (jetstream.KeyValue, error) {
 	name := "KV_" + kv.Bucket()
 	st, err := js.Stream(ctx, name)
@@ -417,13 +422,11 @@ func leaderGets(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyVal
 	if err := hasLeader(st.CachedInfo()); err != nil {
 		return nil, err
 	}
-	cfg := st.CachedInfo().Config
-	if !cfg.AllowDirect {
-		return kv, nil
-	}
-	cfg.AllowDirect = false
-	if _, err := js.UpdateStream(ctx, cfg); err != nil {
-		return nil, fmt.Errorf("turn direct gets off on %s: %w", name, err)
+	if cfg := st.CachedInfo().Config; cfg.AllowDirect {
+		cfg.AllowDirect = false
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("turn direct gets off on %s: %w", name, err)
+		}
 	}
 	return js.KeyValue(ctx, kv.Bucket())
 }
