@@ -66,3 +66,7 @@ func UntilLeader(ctx context.Context, wait time.Duration, f func(context.Context
 
 // NoAnswerYet is an error untilLeader takes as transient.
 var NoAnswerYet = errNoAnswerYet
+
+// LeaderGets is leaderGets, for the test of a binding made while direct
+// gets were on.
+var LeaderGets = leaderGets
