@@ -38,7 +38,7 @@ const suiteScript = `{"text": "Reading.", "tool_calls": [{"id": "r", "name": "re
 // suite script's first two calls, then runs a command instead of the
 // third. It counts the requests of each (task, turn).
 type suiteServer struct {
-	mu    sync.Mutex     // guards asked
+	mu    sync.Mutex     // guards asked and total
 	asked map[string]int // "task\x00turn" → requests; never iterated for output order
 	total int
 }
@@ -82,6 +82,14 @@ func (s *suiteServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"id":"x","object":"chat.completion","created":1,"model":"gpt-4.1-mini","choices":[{"index":0,"message":%s,"finish_reason":%q}],"usage":{"prompt_tokens":1000,"completion_tokens":50,"total_tokens":1050}}`, msg, finish)
+}
+
+// requests is how many requests the server has had (a request the killed
+// process sent may still be being served).
+func (s *suiteServer) requests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
 }
 
 func (s *suiteServer) count(task string, turn int) int {
@@ -213,7 +221,7 @@ func TestRerunSuiteKilledAndResumed(t *testing.T) {
 			unfinished++
 		}
 	}
-	t.Logf("killed after %d requests: %d reruns begun, %d of them unfinished", srv.total, len(before), unfinished)
+	t.Logf("killed after %d requests: %d reruns begun, %d of them unfinished", srv.requests(), len(before), unfinished)
 
 	again := exec.Command(harnessBin(t), args...)
 	again.Dir, again.Env = dir, env
@@ -266,10 +274,10 @@ func TestRerunSuiteKilledAndResumed(t *testing.T) {
 	}
 
 	// A third run reruns nothing: no request reaches the model.
-	total := srv.total
+	total := srv.requests()
 	third := exec.Command(harnessBin(t), args...)
 	third.Dir, third.Env = dir, env
 	b, err = third.Output()
 	require.NoError(t, err, "%s", b)
-	require.Equal(t, total, srv.total)
+	require.Equal(t, total, srv.requests())
 }
