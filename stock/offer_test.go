@@ -13,7 +13,6 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/tools"
@@ -22,24 +21,7 @@ import (
 // mergeRuntime is ownRuntime with the merge mode mode.
 func mergeRuntime(t *testing.T, root, mode, script string) (*harness.Runtime, *stock.Stock) {
 	t.Helper()
-	p, err := stock.Locate(root, "")
-	require.NoError(t, err)
-	store, err := p.OpenStore(ctx, 0, true)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, store.Close()) })
-	m, err := model.ParseScript("stock", []byte(script))
-	require.NoError(t, err)
-	cfg, err := harness.NewConfig(harness.WithModelName("scripted:stock"), harness.WithModelBackoff(0))
-	require.NoError(t, err)
-	cfg.OwnWorktree, cfg.WorktreeMerge = true, mode
-	st, err := stock.NewStock(p, cfg, stock.WithWorktreeDir(t.TempDir()))
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, st.Close()) })
-	svc, err := st.Services(m, stock.BlobsOf(store))
-	require.NoError(t, err)
-	rt, err := harness.NewRuntime(store, svc, cfg)
-	require.NoError(t, err)
-	return rt, st
+	return ownRuntimeWith(t, root, t.TempDir(), script, func(c *harness.Config) { c.WorktreeMerge = mode })
 }
 
 // twoWriters: t1 and t2 (and t3) each write a.txt their own way, then

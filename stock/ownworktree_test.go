@@ -22,6 +22,12 @@ import (
 // own (as a worker's do), made in dir, on the scripted model script.
 func ownRuntime(t *testing.T, root, dir, script string) (*harness.Runtime, *stock.Stock) {
 	t.Helper()
+	return ownRuntimeWith(t, root, dir, script, func(*harness.Config) {})
+}
+
+// ownRuntimeWith is ownRuntime with its configuration changed by set.
+func ownRuntimeWith(t *testing.T, root, dir, script string, set func(*harness.Config)) (*harness.Runtime, *stock.Stock) {
+	t.Helper()
 	p, err := stock.Locate(root, "")
 	require.NoError(t, err)
 	store, err := p.OpenStore(ctx, 0, true)
@@ -32,6 +38,7 @@ func ownRuntime(t *testing.T, root, dir, script string) (*harness.Runtime, *stoc
 	cfg, err := harness.NewConfig(harness.WithModelName("scripted:stock"), harness.WithModelBackoff(0))
 	require.NoError(t, err)
 	cfg.OwnWorktree = true
+	set(&cfg)
 	st, err := stock.NewStock(p, cfg, stock.WithWorktreeDir(dir))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
