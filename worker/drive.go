@@ -69,7 +69,7 @@ func (w *Worker) work(id string, s *slot) {
 		covered = append(covered, s.jobs...)
 		s.jobs = nil
 		w.mu.Unlock()
-		st, err := w.look(held, id)
+		st, drove, err := w.look(held, id)
 		switch {
 		case errors.Is(err, errDraining), w.hard.Err() != nil:
 			w.log(Event{Kind: EventHandedOver, Thread: id})
@@ -90,6 +90,10 @@ func (w *Worker) work(id string, s *slot) {
 		case told != nil && told.Status == st.Status && told.Head.Seq == st.Head.Seq:
 			// Looked again (jobs joined meanwhile) and found the thread
 			// as it was: one end, said once.
+		case !drove && st.Status == harness.StatusDone:
+			// Found done without driving it: only a drive ends a thread
+			// done, and the worker that drove it said so (this look is
+			// of a job given out again, under load, after that drive).
 		default:
 			w.log(Event{Kind: EventStopped, Thread: id, State: st})
 			told = &st
@@ -214,15 +218,16 @@ func (w *Worker) take(id string) (context.Context, func(), error) {
 // look drives the thread once with package drive, under ctx (which holds
 // it), on a runtime of its own: until it is done, parked, failed, stopped
 // or at the step limit, answering what the thread's policy (or, if it
-// records none, the worker's approval) decides and asking nobody.
-func (w *Worker) look(ctx context.Context, id string) (drive.State, error) {
+// records none, the worker's approval) decides and asking nobody. drove
+// says whether it resumed the thread (found it resumable).
+func (w *Worker) look(ctx context.Context, id string) (st drive.State, drove bool, err error) {
 	rt, free, err := w.o.Runtime(id)
 	if err != nil {
-		return drive.State{Thread: id}, err
+		return drive.State{Thread: id}, false, err
 	}
 	defer free()
 	g := &gate{w: w}
-	return drive.Drive(ctx, rt.Thread(w.o.Actor, id), drive.Options{
+	st, err = drive.Drive(ctx, rt.Thread(w.o.Actor, id), drive.Options{
 		Approval:     w.o.Approval,
 		Policy:       w.o.Policy,
 		FollowPolicy: true,
@@ -238,6 +243,7 @@ func (w *Worker) look(ctx context.Context, id string) (drive.State, error) {
 			if w.draining.Load() {
 				return harness.Outcome{Thread: id}, errDraining
 			}
+			drove = true
 			rctx, cancel := context.WithCancelCause(ctx)
 			defer cancel(nil)
 			g.arm(cancel)
@@ -250,6 +256,7 @@ func (w *Worker) look(ctx context.Context, id string) (drive.State, error) {
 		},
 		OnInDoubt: func(st drive.State) { w.log(Event{Kind: EventInDoubt, Thread: id, State: st}) },
 	})
+	return st, drove, err
 }
 
 // gate stops a Resume at its next model turn once the worker drains: the
