@@ -3,9 +3,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,21 +27,10 @@ type matchingServer struct {
 }
 
 func (s *matchingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(r.Body)
-	var req struct {
-		Messages []struct {
-			Role string `json:"role"`
-		} `json:"messages"`
-	}
-	if err := json.Unmarshal(b, &req); err != nil {
+	_, turn, err := chatRequest(r)
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
-	}
-	turn := 1
-	for _, m := range req.Messages {
-		if m.Role == "assistant" {
-			turn++
-		}
 	}
 	s.total.Add(1)
 	if turn == 3 && s.hold.Load() {
@@ -60,12 +46,7 @@ func (s *matchingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		2: `{"id":"b","type":"function","function":{"name":"write_file","arguments":"{\"content\":\"ttl_seconds = 300\\n\",\"path\":\"cache.toml\"}"}}`,
 		3: `{"id":"c","type":"function","function":{"name":"write_file","arguments":"{\"path\":\"notes.txt\",\"content\":\"ttl is 300\\n\"}"}}`,
 	}
-	msg, finish := `{"role":"assistant","content":"Done."}`, "stop"
-	if c, ok := calls[turn]; ok {
-		msg, finish = `{"role":"assistant","content":null,"tool_calls":[`+c+`]}`, "tool_calls"
-	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"id":"x","object":"chat.completion","created":1,"model":"gpt-4.1-mini","choices":[{"index":0,"message":%s,"finish_reason":%q}],"usage":{"prompt_tokens":1000,"completion_tokens":50,"total_tokens":1050}}`, msg, finish)
+	writeChatTurn(w, calls[turn])
 }
 
 // TestRerunKilledThenResumed: a rerun killed (SIGKILL) while its model
@@ -132,21 +113,10 @@ func TestRerunKilledThenResumed(t *testing.T) {
 type liveServer struct{ matchingServer }
 
 func (s *liveServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(r.Body)
-	var req struct {
-		Messages []struct {
-			Role string `json:"role"`
-		} `json:"messages"`
-	}
-	if err := json.Unmarshal(b, &req); err != nil {
+	_, turn, err := chatRequest(r)
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
-	}
-	turn := 1
-	for _, m := range req.Messages {
-		if m.Role == "assistant" {
-			turn++
-		}
 	}
 	if turn == 4 && s.hold.Load() {
 		s.held.Add(1)
@@ -161,12 +131,7 @@ func (s *liveServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		2: `{"id":"b","type":"function","function":{"name":"write_file","arguments":"{\"content\":\"ttl_seconds = 300\\n\",\"path\":\"cache.toml\"}"}}`,
 		3: `{"id":"c","type":"function","function":{"name":"write_file","arguments":"{\"path\":\"notes.txt\",\"content\":\"ttl noted\\n\"}"}}`,
 	}
-	msg, finish := `{"role":"assistant","content":"Done."}`, "stop"
-	if c, ok := calls[turn]; ok {
-		msg, finish = `{"role":"assistant","content":null,"tool_calls":[`+c+`]}`, "tool_calls"
-	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"id":"x","object":"chat.completion","created":1,"model":"gpt-4.1-mini","choices":[{"index":0,"message":%s,"finish_reason":%q}],"usage":{"prompt_tokens":1000,"completion_tokens":50,"total_tokens":1050}}`, msg, finish)
+	writeChatTurn(w, calls[turn])
 }
 
 // TestLiveRerunKilledGoesOnInItsCopy: a live rerun killed (SIGKILL) after

@@ -44,27 +44,10 @@ type suiteServer struct {
 }
 
 func (s *suiteServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(r.Body)
-	var req struct {
-		Messages []struct {
-			Role    string `json:"role"`
-			Content any    `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.Unmarshal(b, &req); err != nil {
+	task, turn, err := chatRequest(r)
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
-	}
-	task, turn := "", 1
-	for _, m := range req.Messages {
-		switch m.Role {
-		case "user":
-			if task == "" {
-				task, _ = m.Content.(string)
-			}
-		case "assistant":
-			turn++
-		}
 	}
 	s.mu.Lock()
 	s.asked[task+"\x00"+fmt.Sprint(turn)]++
@@ -76,12 +59,7 @@ func (s *suiteServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		2: `{"id":"b","type":"function","function":{"name":"write_file","arguments":"{\"content\":\"ttl_seconds = 300\\n\",\"path\":\"cache.toml\"}"}}`,
 		3: `{"id":"c","type":"function","function":{"name":"run_command","arguments":"{\"command\":\"cat cache.toml\"}"}}`,
 	}
-	msg, finish := `{"role":"assistant","content":"Done."}`, "stop"
-	if c, ok := calls[turn]; ok {
-		msg, finish = `{"role":"assistant","content":null,"tool_calls":[`+c+`]}`, "tool_calls"
-	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"id":"x","object":"chat.completion","created":1,"model":"gpt-4.1-mini","choices":[{"index":0,"message":%s,"finish_reason":%q}],"usage":{"prompt_tokens":1000,"completion_tokens":50,"total_tokens":1050}}`, msg, finish)
+	writeChatTurn(w, calls[turn])
 }
 
 // requests is how many requests the server has had (a request the killed
