@@ -58,7 +58,11 @@ func ElicitFields(e *facts.Elicit) []ElicitField {
 	for name, p := range s.Properties {
 		f := ElicitField{Name: name, Title: p.Title, Description: p.Description, Type: p.Type,
 			Required: slices.Contains(s.Required, name), Secret: slices.Contains(e.Sensitive, name)}
-		if f.Type == "" {
+		switch f.Type {
+		case "string", "number", "integer", "boolean":
+		default:
+			// Not a type a form field has (or the server's words, which
+			// reach a terminal): read it as text.
 			f.Type = "string"
 		}
 		for _, v := range p.Enum {

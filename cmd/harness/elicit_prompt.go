@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,7 +132,7 @@ func (d *driver) askElicit(ctx context.Context, e drive.Event) error {
 		return nil
 	case errors.Is(err, errNoAnswer):
 		fmt.Fprintf(d.a.stdout, "    left for an answer elsewhere: harness answer %s --request %s --elicit accept|decline|cancel, or the page\n",
-			present.EscapeLine(e.Thread), present.EscapeLine(e.Request))
+			present.EscapeLine(shellWord(e.Thread)), present.EscapeLine(shellWord(e.Request)))
 		return nil
 	case err != nil:
 		return err
@@ -220,8 +221,8 @@ func (d *driver) elicitFields(ctx context.Context, e drive.Event) (map[string]st
 			if err != nil {
 				return nil, err
 			}
-			if n, err := strconv.Atoi(v); err == nil && n >= 1 && n <= len(f.Enum) {
-				v = f.Enum[n-1]
+			if n, err := strconv.Atoi(v); err == nil && n >= 1 && n <= len(f.Enum) && !slices.Contains(f.Enum, v) {
+				v = f.Enum[n-1] // a number picks a choice, unless it is one
 			}
 			if v == "" && f.Required {
 				fmt.Fprintf(d.a.stdout, "    %s is required\n", present.EscapeLine(f.Name))

@@ -162,6 +162,9 @@ func (p *prompter) ask(ctx context.Context, question string) (string, error) {
 		if isEnter(b) {
 			return strings.TrimSpace(string(line)), nil
 		}
+		if len(line) >= maxStdinAnswer {
+			return "", fmt.Errorf("an answer longer than %d bytes", maxStdinAnswer)
+		}
 		line = append(line, b)
 	}
 }
