@@ -166,11 +166,15 @@ type reservation struct {
 	turned bool
 	last   facts.Spend
 	err    error
+	// configured is set once the first system.configured is read: only
+	// it says whether the thread reserves.
+	configured bool
 }
 
 func (r *reservation) step(f facts.Fact) {
 	switch {
-	case f.Kind == facts.KindSystemConfigured && r.reserve == nil:
+	case f.Kind == facts.KindSystemConfigured && !r.configured:
+		r.configured = true
 		sc, err := facts.Decode[facts.SystemConfigured](f)
 		if err != nil {
 			r.err = fmt.Errorf("seq %d: %w", f.Seq, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -177,7 +178,7 @@ func (s *state[S]) elicitations(latest bool) []Elicitation {
 	var out []Elicitation
 	for _, e := range s.elicits {
 		c, _ := s.attemptOf(e.Asked.Elicit.ActionID)
-		if latest && (c == nil || !containsCall(s.calls, c)) {
+		if latest && (c == nil || !slices.Contains(s.calls, c)) {
 			continue
 		}
 		x := *e
@@ -185,15 +186,6 @@ func (s *state[S]) elicitations(latest bool) []Elicitation {
 		out = append(out, x)
 	}
 	return out
-}
-
-func containsCall(cs []*call, c *call) bool {
-	for _, x := range cs {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }
 
 // Elicitation returns the elicitation with the request id.

@@ -66,7 +66,26 @@ var offerPolicy = Policy{Confirm: true, Capability: action.Write}
 func offerSummary(c *call) string {
 	o := c.offer
 	return fmt.Sprintf("merge into the workspace what the thread left on branch %s (%.12s..%.12s), changing %s? Denied, the branch keeps it",
-		o.Branch, o.Base, o.Head, strings.Join(o.Changed, ", "))
+		o.Branch, o.Base, o.Head, changedPaths(o.Changed))
+}
+
+// maxOfferPaths bounds the paths an offer's wait and denial name (the
+// branch's own files, written by the model): the rest are counted.
+const maxOfferPaths = 20
+
+// changedPaths names the paths an offered merge changes, the first
+// maxOfferPaths of them, each bounded.
+func changedPaths(paths []string) string {
+	shown := paths[:min(len(paths), maxOfferPaths)]
+	out := make([]string, len(shown))
+	for i, p := range shown {
+		out[i] = bound(p)
+	}
+	s := strings.Join(out, ", ")
+	if n := len(paths) - len(shown); n > 0 {
+		s += fmt.Sprintf(" and %d more", n)
+	}
+	return s
 }
 
 // offerDenied is the reason a denied offer's action is completed with:
@@ -76,7 +95,7 @@ func offerDenied(c *call) string {
 	if by == "" {
 		by = "a person"
 	}
-	why := fmt.Sprintf("%s denied the merge: branch %s keeps the change (%.12s..%.12s, %s)", by, c.offer.Branch, c.offer.Base, c.offer.Head, strings.Join(c.offer.Changed, ", "))
+	why := fmt.Sprintf("%s denied the merge: branch %s keeps the change (%.12s..%.12s, %s)", by, c.offer.Branch, c.offer.Base, c.offer.Head, changedPaths(c.offer.Changed))
 	if r := strings.TrimSpace(c.answer.Reason); r != "" {
 		why += ": " + r
 	}
