@@ -171,3 +171,26 @@ func TestProxyChunked(t *testing.T) {
 		require.Contains(t, r.Reason, "malformed chunked response body", r)
 	}
 }
+
+// TestProxyBoundsAHostsHead: a host whose response head never ends (1 MiB
+// of headers) gets a 502 naming the bound from the proxy, which reads no
+// more of it than MaxHeader and a little.
+func TestProxyBoundsAHostsHead(t *testing.T) {
+	host := rawHost(t, map[string]string{
+		"endless": "HTTP/1.1 200 OK\r\n" + strings.Repeat("X-A: "+strings.Repeat("a", 1000)+"\r\n", 1024) + "\r\nbody",
+	})
+	rs, err := netproxy.ParseRules([]string{"public.test"})
+	require.NoError(t, err)
+	var d net.Dialer
+	p := &netproxy.Proxy{Rules: rs, Resolver: table{"public.test": {"203.0.113.7"}},
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, network, host)
+		}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = p.Serve(ln) }()
+	defer p.Close()
+	got := send(t, ln.Addr().String(), "GET http://public.test/endless HTTP/1.1\r\nHost: public.test\r\nConnection: close\r\n\r\n")
+	require.True(t, strings.HasPrefix(got, "HTTP/1.1 502"), "%.200s", got)
+	require.Contains(t, got, "longer than")
+}

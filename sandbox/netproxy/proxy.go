@@ -268,7 +268,7 @@ func (p *Proxy) handle(c net.Conn) {
 				conn.Close()
 				return
 			}
-			up = &upstream{c: conn, target: target, addr: addr, br: bufio.NewReader(conn)}
+			up = &upstream{c: conn, target: target, addr: addr, br: bufio.NewReaderSize(conn, MaxHeader+headSlack)}
 		}
 		cancel()
 		rec.Verdict, rec.Addr = Allowed, up.addr
@@ -512,7 +512,13 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (sent, rece
 	}
 	out := &counter{w: c}
 	for {
-		resp, err := http.ReadResponse(up.br, req)
+		// The host's head is bounded as a request's is: read whole
+		// within MaxHeader before it is parsed.
+		_, err := readHead(up.br)
+		var resp *http.Response
+		if err == nil {
+			resp, err = http.ReadResponse(up.br, req)
+		}
 		if err != nil {
 			if out.n == 0 {
 				answer(c, http.StatusBadGateway, "no response: "+clip(err.Error()))
