@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +28,7 @@ func (rt *Runtime) asker(id, key string) action.Elicit {
 			return facts.QuestionAnswered{}, fmt.Errorf("ask in %s: %w: only an action's server asks here", id, ErrNotAsked)
 		}
 		actionID := q.Elicit.ActionID
-		if !strings.HasPrefix(scheduler.ElicitCause(actionID, 1), key+"/") {
+		if scheduler.ElicitCause(actionID, 1) != key+"/elicit/1" {
 			return facts.QuestionAnswered{}, fmt.Errorf("ask in %s: action %s does not run under %s: %w", id, actionID, key, ErrNotAsked)
 		}
 		// One question of the action waits at a time: a server that

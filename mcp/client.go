@@ -19,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -734,5 +736,20 @@ func shorten(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // not in the middle of a character
+	}
 	return s[:n] + "…"
+}
+
+// serverWord is a server's word as one line of a report, at most n bytes:
+// control characters (a line break would read as another entry) are
+// spaces.
+func serverWord(s string, n int) string {
+	return shorten(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s), n)
 }

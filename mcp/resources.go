@@ -267,15 +267,15 @@ func (r *resourceTool) list(ctx context.Context, listed []*sdk.Resource) (facts.
 		b.WriteString("the server lists no resources\n")
 	}
 	for _, x := range listed {
-		line := x.URI
+		line := serverWord(x.URI, 2<<10)
 		if x.Name != "" {
-			line += " — " + x.Name
+			line += " — " + serverWord(x.Name, 200)
 		}
 		if x.MIMEType != "" {
-			line += " (" + x.MIMEType + ")"
+			line += " (" + serverWord(x.MIMEType, 100) + ")"
 		}
 		if x.Description != "" {
-			line += ": " + shorten(x.Description, 200)
+			line += ": " + serverWord(x.Description, 200)
 		}
 		b.WriteString(line + "\n")
 	}

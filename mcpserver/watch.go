@@ -46,8 +46,6 @@ type watcher struct {
 	heads map[string]uint64
 	// running is set while the goroutine looks.
 	running bool
-	// stopped is closed when the goroutine ends (nil before one started).
-	stopped chan struct{}
 }
 
 type subscription struct {
@@ -83,8 +81,7 @@ func (w *watcher) subscribe(ss *sdk.ServerSession, uri, id string, head uint64) 
 	}
 	if !w.running {
 		w.running = true
-		w.stopped = make(chan struct{})
-		go w.watch(w.stopped)
+		go w.watch()
 	}
 	return nil
 }
@@ -160,8 +157,7 @@ func (w *watcher) notify(uris []string) {
 // watch looks at the watched threads' heads every watchEvery through the
 // workspace's Peek, and tells the subscribers of those that moved, until
 // nobody is subscribed.
-func (w *watcher) watch(stopped chan struct{}) {
-	defer close(stopped)
+func (w *watcher) watch() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	peek, done := w.peeker(ctx)
