@@ -521,6 +521,7 @@ func (s *Store) requestContext(ctx context.Context) (context.Context, context.Ca
 func transient(err error) bool {
 	var apiErr *jetstream.APIError
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, errNoAnswerYet) ||
+		reconnecting(err) || // sent to no one: the connection was down and its buffer full
 		errors.As(err, &apiErr) && (apiErr.Code == 503 || apiErr.ErrorCode == errJSNotAvailable)
 }
 
