@@ -144,6 +144,10 @@ func (s *Session) watchStops() func() {
 	if err != nil {
 		return func() {}
 	}
+	// The place and actor as they are now: Enter moves the session to
+	// another workspace (same store) while the watch runs, so the watch
+	// reads its own copies, never the session's fields.
+	place, actor := s.Place, s.Stock.Actor
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -157,8 +161,8 @@ func (s *Session) watchStops() func() {
 				return
 			case <-tick.C:
 			}
-			for _, a := range s.Place.takeStops() {
-				stops.Go(func() { stopAsked(ctx, rt, s.Stock.Actor, a) })
+			for _, a := range place.takeStops() {
+				stops.Go(func() { stopAsked(ctx, rt, actor, a) })
 			}
 		}
 	})
