@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -36,19 +35,19 @@ func chunkedBody(req *http.Request, resp *http.Response) bool {
 // as read from the host's connection: each chunk-size line parsed and
 // written anew (extensions dropped), each chunk's data as it is — what
 // the host's reader holds, then the rest of a large chunk straight from
-// the connection (spliced in the kernel where it can be) rather than
-// decoded and encoded again through buffers of 32 KiB, a write per
-// piece. The command gets well-formed chunks only: a body that is not
+// the connection (see relayData) rather than decoded and encoded again
+// through buffers of 32 KiB, a write per piece. The command gets well-formed chunks only: a body that is not
 // (a size that is not hex, too large, a line too long, data not followed
 // by CRLF, a trailer too long) ends the relay with errBadChunk, and the
 // command's connection with it.
-func relayChunked(out *counter, c net.Conn, resp *http.Response, up *upstream) error {
+func relayChunked(out *counter, resp *http.Response, up *upstream) error {
 	resp.Header.Del("Content-Length")
 	resp.Header.Del("Transfer-Encoding")
 	if resp.Close {
 		resp.Header.Set("Connection", "close")
 	}
-	bw := bufio.NewWriterSize(out, relayBufSize)
+	bw := getWriter(out)
+	defer putWriter(bw)
 	fmt.Fprintf(bw, "HTTP/%d.%d %s\r\n", resp.ProtoMajor, resp.ProtoMinor, resp.Status)
 	if err := resp.Header.Write(bw); err != nil {
 		return err
@@ -67,7 +66,7 @@ func relayChunked(out *counter, c net.Conn, resp *http.Response, up *upstream) e
 			bw.WriteString("\r\n")
 			return bw.Flush()
 		}
-		if err := relayChunk(out, bw, c, up, size); err != nil {
+		if err := relayData(out, bw, up, size, errShortChunk); err != nil {
 			return err
 		}
 		var crlf [2]byte
@@ -79,40 +78,6 @@ func relayChunked(out *counter, c net.Conn, resp *http.Response, up *upstream) e
 		}
 		bw.WriteString("\r\n")
 	}
-}
-
-// relayChunk relays size bytes of chunk data from the host to the
-// command: what fits in bw's room through it, a larger rest straight from
-// the host's connection once bw is written out.
-func relayChunk(out *counter, bw *bufio.Writer, c net.Conn, up *upstream, size int64) error {
-	n := size
-	if k := min(int64(up.br.Buffered()), n); k > 0 {
-		b, _ := up.br.Peek(int(k))
-		if _, err := bw.Write(b); err != nil {
-			return err
-		}
-		_, _ = up.br.Discard(int(k))
-		n -= k
-	}
-	if n == 0 {
-		return nil
-	}
-	if n <= int64(bw.Available()) {
-		// Small: read through the host's reader into the buffer.
-		if _, err := io.CopyN(bw, up.br, n); err != nil {
-			return fmt.Errorf("%w: %w", errBadChunk, err)
-		}
-		return nil
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	m, err := io.Copy(c, io.LimitReader(up.c, n))
-	out.n += m
-	if err == nil && m < n {
-		err = fmt.Errorf("%w: %w", errBadChunk, io.ErrUnexpectedEOF)
-	}
-	return err
 }
 
 // chunkSize reads a chunk-size line: hex digits (at most 15: a size

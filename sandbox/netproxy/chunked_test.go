@@ -51,7 +51,7 @@ func rawHost(t *testing.T, answers map[string]string) string {
 }
 
 // countedListener hands out connections that count the writes made to
-// them (a write the kernel splices from another socket is not one).
+// them.
 type countedListener struct {
 	net.Listener
 	writes atomic.Int64
@@ -77,8 +77,7 @@ func (l *countedListener) Accept() (net.Conn, error) {
 
 // TestProxyChunked: a chunked response is relayed chunk by chunk with
 // its data as sent — a large chunk straight from the host's connection
-// (a few writes to the command for a 1 MiB chunk, not one or three per
-// 32 KiB) — its chunk extensions and trailer dropped, and the connection
+// (a few writes to the command for a 1 MiB chunk, not one per 32 KiB) — its chunk extensions and trailer dropped, and the connection
 // kept for the next request. A body that is not well-formed chunks is a
 // 502 when nothing was sent yet, else ends the command's connection
 // before a last chunk, so the command sees a cut body, never one the
@@ -141,13 +140,15 @@ func TestProxyChunked(t *testing.T) {
 	_, body, err = get("big")
 	require.NoError(t, err)
 	require.Equal(t, big+"end", body)
-	require.LessOrEqual(t, cl.writes.Load()-before, int64(4), "1 MiB in a chunk: its data spliced, not written 32 KiB at a time")
+	// Each write takes what the host's socket holds, up to 512 KiB: a
+	// few (6 to 8 seen under load), never the 33 of 32 KiB pieces.
+	require.LessOrEqual(t, cl.writes.Load()-before, int64(16), "1 MiB in a chunk: its data read and written in large pieces, not 32 KiB at a time")
 	_, body, err = get("lf")
 	require.NoError(t, err)
 	require.Equal(t, "ok", body)
 	log, _ := p.Log()
 	require.Len(t, log, 3, "one connection to the host, each request recorded")
-	require.Greater(t, log[1].Received, int64(len(big)+3), "the spliced bytes counted")
+	require.Greater(t, log[1].Received, int64(len(big)+3), "the bytes relayed past the buffer counted")
 
 	for _, name := range []string{"notHex", "signed", "negative", "prefixed", "huge", "noCRLF", "longLine", "longTrailer", "short"} {
 		c, err := net.Dial("tcp", ln.Addr().String())

@@ -3,6 +3,7 @@ package netproxy
 import (
 	"errors"
 	"fmt"
+	"io"
 )
 
 // Errors, tested with errors.Is.
@@ -18,3 +19,10 @@ var errHeaderTooLong = fmt.Errorf("request headers longer than %d bytes", MaxHea
 
 // errBadChunk: a host's chunked response body is not well formed.
 var errBadChunk = errors.New("malformed chunked response body")
+
+// errShortChunk: a host's connection ended inside a chunk's data.
+var errShortChunk = fmt.Errorf("%w: %w", errBadChunk, io.ErrUnexpectedEOF)
+
+// errShortBody: a host's connection ended before the Content-Length of
+// its response's body.
+var errShortBody = fmt.Errorf("the host's response body ended early: %w", io.ErrUnexpectedEOF)

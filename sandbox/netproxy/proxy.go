@@ -541,17 +541,21 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (sent, rece
 		if n := resp.ContentLength; n > 0 && len(resp.TransferEncoding) == 0 && !informational {
 			// The body is relayed from the connection itself, past
 			// resp.Body (which is not closed: that would read on).
-			werr = relayBody(out, c, resp, up)
+			werr = relayBody(out, resp, up)
 		} else if !informational && chunkedBody(req, resp) {
-			werr = relayChunked(out, c, resp, up)
+			werr = relayChunked(out, resp, up)
 		} else {
 			// Through a buffer: Response.Write writes each piece (a
 			// header line, a chunk's size, its data) as it comes.
-			bw := bufio.NewWriterSize(out, relayBufSize)
+			bw := getWriter(out)
 			if werr = resp.Write(bw); werr == nil {
 				werr = bw.Flush()
 			}
+			putWriter(bw)
 			resp.Body.Close()
+		}
+		if errors.Is(werr, errShortBody) {
+			return cw.n, out.n, false, werr
 		}
 		if errors.Is(werr, errBadChunk) {
 			if out.n == 0 {
@@ -570,39 +574,27 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (sent, rece
 }
 
 // relayBody writes resp's head to the command, then its body of
-// resp.ContentLength bytes straight from the host's connection (what the
-// host's reader holds already, then the rest, spliced in the kernel where
-// it can be), counting it all on out.
-func relayBody(out *counter, c net.Conn, resp *http.Response, up *upstream) error {
-	n := resp.ContentLength
-	resp.Header.Set("Content-Length", strconv.FormatInt(n, 10))
+// resp.ContentLength bytes from the host's connection (see relayData),
+// counting it all on out.
+func relayBody(out *counter, resp *http.Response, up *upstream) error {
+	resp.Header.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
 	if resp.Close {
 		resp.Header.Set("Connection", "close")
 	}
-	var head strings.Builder
-	fmt.Fprintf(&head, "HTTP/%d.%d %s\r\n", resp.ProtoMajor, resp.ProtoMinor, resp.Status)
-	if err := resp.Header.Write(&head); err != nil {
+	bw := getWriter(out)
+	defer putWriter(bw)
+	fmt.Fprintf(bw, "HTTP/%d.%d %s\r\n", resp.ProtoMajor, resp.ProtoMinor, resp.Status)
+	if err := resp.Header.Write(bw); err != nil {
 		return err
 	}
-	head.WriteString("\r\n")
-	if _, err := io.WriteString(out, head.String()); err != nil {
-		return err
-	}
-	if k := min(int64(up.br.Buffered()), n); k > 0 {
-		b, _ := up.br.Peek(int(k))
-		if _, err := out.Write(b); err != nil {
-			return err
+	_, _ = bw.WriteString("\r\n")
+	err := relayData(out, bw, up, resp.ContentLength, errShortBody)
+	if err == nil || errors.Is(err, errShortBody) {
+		// Cut short, what came goes out: the command sees a head and a
+		// body that ends early, not a connection closed without either.
+		if ferr := bw.Flush(); err == nil {
+			err = ferr
 		}
-		_, _ = up.br.Discard(int(k))
-		n -= k
-	}
-	if n == 0 {
-		return nil
-	}
-	m, err := io.Copy(c, io.LimitReader(up.c, n))
-	out.n += m
-	if err == nil && m < n {
-		err = io.ErrUnexpectedEOF
 	}
 	return err
 }
