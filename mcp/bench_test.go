@@ -30,7 +30,10 @@ import (
 // and as a step of a thread (the call requested, started, completed and
 // shown to the model: the facts appended and synced to a Pebble store,
 // with the model turns around it, scripted). Ratios are against the
-// direct call, measured in the same run.
+// direct call, measured in the same run. Beside them, to tell the
+// sandbox's share from the adapter's: the go-sdk client to the server
+// in the same sandbox (sandboxed-direct-ratio-med) and the adapter's
+// Execute without the boundary (adapter-ratio-med).
 func BenchmarkCall(b *testing.B) {
 	ctx := context.Background()
 	exe, err := os.Executable()
@@ -92,6 +95,30 @@ func BenchmarkCall(b *testing.B) {
 	}
 	defer wsFeed.Close()
 	bdFeed := &action.Boundary{Observer: wsFeed, Granted: bd.Granted, Root: root}
+	// The SDK's client again, to a server in the same sandbox: what the
+	// sandbox alone costs a call, beside what the adapter adds.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	boxedSpec := spec.Clone()
+	boxedSpec.Env = append(boxedSpec.Env, serverEnv)
+	boxed := &sandbox.Cmd{Spec: boxedSpec, Line: exe, Env: append(os.Environ(), serverEnv+"=go"), Stdin: inR, Stdout: outW}
+	if err := boxed.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	inR.Close()
+	outW.Close()
+	defer func() { boxed.Kill(); _, _ = boxed.Wait() }()
+	boxedSession, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer boxedSession.Close()
 	args := `{"text":"hi"}`
 	schema := echo.Schema()
 	req := action.Request{ActionID: "a", Capability: echo.Capability(), Adapter: echo.Name(), Payload: json.RawMessage(args),
@@ -124,10 +151,19 @@ func BenchmarkCall(b *testing.B) {
 	}
 
 	b.ResetTimer()
-	call := func() {
-		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: json.RawMessage(args)})
-		if err != nil || res.IsError {
-			b.Fatal(err)
+	callOn := func(session *sdk.ClientSession) func() {
+		return func() {
+			res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: json.RawMessage(args)})
+			if err != nil || res.IsError {
+				b.Fatal(err)
+			}
+		}
+	}
+	call := callOn(session)
+	adapter := func() {
+		r, err := echo.Execute(ctx, req)
+		if err != nil || r.Status != facts.StatusSucceeded {
+			b.Fatal(r.Error, err)
 		}
 	}
 	through := func(bd *action.Boundary) func() {
@@ -144,12 +180,12 @@ func BenchmarkCall(b *testing.B) {
 	}
 	// The three are interleaved, call by call, so that a change of the
 	// machine's load weighs on each alike.
-	var directs, boundeds, feeds []time.Duration
+	var directs, boundeds, feeds, boxeds, adapters []time.Duration
 	for range b.N {
 		for _, m := range []struct {
 			f   func()
 			out *[]time.Duration
-		}{{call, &directs}, {through(bd), &boundeds}, {through(bdFeed), &feeds}} {
+		}{{call, &directs}, {through(bd), &boundeds}, {through(bdFeed), &feeds}, {callOn(boxedSession), &boxeds}, {adapter, &adapters}} {
 			start := time.Now()
 			m.f()
 			*m.out = append(*m.out, time.Since(start))
@@ -176,6 +212,8 @@ func BenchmarkCall(b *testing.B) {
 	b.ReportMetric(median(boundeds)/median(directs), "ratio-med")
 	b.ReportMetric(median(feeds)/median(directs), "feed-ratio-med")
 	b.ReportMetric(threaded/direct, "thread-ratio")
+	b.ReportMetric(median(boxeds)/median(directs), "sandboxed-direct-ratio-med")
+	b.ReportMetric(median(adapters)/median(directs), "adapter-ratio-med")
 }
 
 // mean is the mean of ds, in ns.
