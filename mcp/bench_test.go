@@ -67,20 +67,27 @@ func BenchmarkCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	srv := mcp.Server{Command: exe, Env: map[string]string{serverEnv: "go"}, Trusted: true}
-	client, err := mcp.Connect(ctx, mcp.Servers{"t": srv}, mcp.Options{Workspace: root, Sandbox: spec})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer client.Close()
-	if st := client.Status()[0]; st.State != mcp.Connected {
-		b.Fatal(st.Error)
-	}
-	var echo harness.ToolAdapter
-	for _, t := range client.Tools() {
-		if t.Name() == "mcp__t__echo" {
-			echo = t
+	// Each way of calling has a server process of its own: a server
+	// called just before answers faster than one that sat idle (its
+	// threads are still awake), so every server is called once a round.
+	connect := func() harness.ToolAdapter {
+		client, err := mcp.Connect(ctx, mcp.Servers{"t": srv}, mcp.Options{Workspace: root, Sandbox: spec})
+		if err != nil {
+			b.Fatal(err)
 		}
+		b.Cleanup(func() { client.Close() })
+		if st := client.Status()[0]; st.State != mcp.Connected {
+			b.Fatal(st.Error)
+		}
+		for _, t := range client.Tools() {
+			if t.Name() == "mcp__t__echo" {
+				return t
+			}
+		}
+		b.Fatal("no echo tool")
+		return nil
 	}
+	echo, echoFeed, echoAlone := connect(), connect(), connect()
 	ws, err := action.NewWorkspace(root, action.WithRacyWindow(50*time.Millisecond))
 	if err != nil {
 		b.Fatal(err)
@@ -161,12 +168,12 @@ func BenchmarkCall(b *testing.B) {
 	}
 	call := callOn(session)
 	adapter := func() {
-		r, err := echo.Execute(ctx, req)
+		r, err := echoAlone.Execute(ctx, req)
 		if err != nil || r.Status != facts.StatusSucceeded {
 			b.Fatal(r.Error, err)
 		}
 	}
-	through := func(bd *action.Boundary) func() {
+	through := func(bd *action.Boundary, echo harness.ToolAdapter) func() {
 		return func() {
 			bg, refused := bd.Begin(ctx, req)
 			if refused != nil {
@@ -185,7 +192,7 @@ func BenchmarkCall(b *testing.B) {
 		for _, m := range []struct {
 			f   func()
 			out *[]time.Duration
-		}{{call, &directs}, {through(bd), &boundeds}, {through(bdFeed), &feeds}, {callOn(boxedSession), &boxeds}, {adapter, &adapters}} {
+		}{{call, &directs}, {through(bd, echo), &boundeds}, {through(bdFeed, echoFeed), &feeds}, {callOn(boxedSession), &boxeds}, {adapter, &adapters}} {
 			start := time.Now()
 			m.f()
 			*m.out = append(*m.out, time.Since(start))
