@@ -218,6 +218,16 @@ func BenchmarkCall(b *testing.B) {
 	b.ReportMetric(feedBounded/direct, "feed-ratio")
 	b.ReportMetric(median(boundeds)/median(directs), "ratio-med")
 	b.ReportMetric(median(feeds)/median(directs), "feed-ratio-med")
+	// The spread: each round's call with the feed over that round's
+	// direct call.
+	rounds := make([]float64, len(feeds))
+	for i := range feeds {
+		rounds[i] = float64(feeds[i]) / float64(max(directs[i], 1))
+	}
+	slices.Sort(rounds)
+	b.ReportMetric(rounds[0], "feed-round-ratio-min")
+	b.ReportMetric(rounds[len(rounds)/2], "feed-round-ratio-med")
+	b.ReportMetric(rounds[len(rounds)-1], "feed-round-ratio-max")
 	b.ReportMetric(threaded/direct, "thread-ratio")
 	b.ReportMetric(median(boxeds)/median(directs), "sandboxed-direct-ratio-med")
 	b.ReportMetric(median(adapters)/median(directs), "adapter-ratio-med")
