@@ -30,7 +30,10 @@ import (
 // and as a step of a thread (the call requested, started, completed and
 // shown to the model: the facts appended and synced to a Pebble store,
 // with the model turns around it, scripted). Ratios are against the
-// direct call, measured in the same run.
+// direct call, measured in the same run. Beside them, to tell the
+// sandbox's share from the adapter's: the go-sdk client to the server
+// in the same sandbox (sandboxed-direct-ratio-med) and the adapter's
+// Execute without the boundary (adapter-ratio-med).
 func BenchmarkCall(b *testing.B) {
 	ctx := context.Background()
 	exe, err := os.Executable()
@@ -64,20 +67,27 @@ func BenchmarkCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	srv := mcp.Server{Command: exe, Env: map[string]string{serverEnv: "go"}, Trusted: true}
-	client, err := mcp.Connect(ctx, mcp.Servers{"t": srv}, mcp.Options{Workspace: root, Sandbox: spec})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer client.Close()
-	if st := client.Status()[0]; st.State != mcp.Connected {
-		b.Fatal(st.Error)
-	}
-	var echo harness.ToolAdapter
-	for _, t := range client.Tools() {
-		if t.Name() == "mcp__t__echo" {
-			echo = t
+	// Each way of calling has a server process of its own: a server
+	// called just before answers faster than one that sat idle (its
+	// threads are still awake), so every server is called once a round.
+	connect := func() harness.ToolAdapter {
+		client, err := mcp.Connect(ctx, mcp.Servers{"t": srv}, mcp.Options{Workspace: root, Sandbox: spec})
+		if err != nil {
+			b.Fatal(err)
 		}
+		b.Cleanup(func() { client.Close() })
+		if st := client.Status()[0]; st.State != mcp.Connected {
+			b.Fatal(st.Error)
+		}
+		for _, t := range client.Tools() {
+			if t.Name() == "mcp__t__echo" {
+				return t
+			}
+		}
+		b.Fatal("no echo tool")
+		return nil
 	}
+	echo, echoFeed, echoAlone := connect(), connect(), connect()
 	ws, err := action.NewWorkspace(root, action.WithRacyWindow(50*time.Millisecond))
 	if err != nil {
 		b.Fatal(err)
@@ -92,6 +102,30 @@ func BenchmarkCall(b *testing.B) {
 	}
 	defer wsFeed.Close()
 	bdFeed := &action.Boundary{Observer: wsFeed, Granted: bd.Granted, Root: root}
+	// The SDK's client again, to a server in the same sandbox: what the
+	// sandbox alone costs a call, beside what the adapter adds.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	boxedSpec := spec.Clone()
+	boxedSpec.Env = append(boxedSpec.Env, serverEnv)
+	boxed := &sandbox.Cmd{Spec: boxedSpec, Line: exe, Env: append(os.Environ(), serverEnv+"=go"), Stdin: inR, Stdout: outW}
+	if err := boxed.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	inR.Close()
+	outW.Close()
+	defer func() { boxed.Kill(); _, _ = boxed.Wait() }()
+	boxedSession, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer boxedSession.Close()
 	args := `{"text":"hi"}`
 	schema := echo.Schema()
 	req := action.Request{ActionID: "a", Capability: echo.Capability(), Adapter: echo.Name(), Payload: json.RawMessage(args),
@@ -124,13 +158,22 @@ func BenchmarkCall(b *testing.B) {
 	}
 
 	b.ResetTimer()
-	call := func() {
-		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: json.RawMessage(args)})
-		if err != nil || res.IsError {
-			b.Fatal(err)
+	callOn := func(session *sdk.ClientSession) func() {
+		return func() {
+			res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: json.RawMessage(args)})
+			if err != nil || res.IsError {
+				b.Fatal(err)
+			}
 		}
 	}
-	through := func(bd *action.Boundary) func() {
+	call := callOn(session)
+	adapter := func() {
+		r, err := echoAlone.Execute(ctx, req)
+		if err != nil || r.Status != facts.StatusSucceeded {
+			b.Fatal(r.Error, err)
+		}
+	}
+	through := func(bd *action.Boundary, echo harness.ToolAdapter) func() {
 		return func() {
 			bg, refused := bd.Begin(ctx, req)
 			if refused != nil {
@@ -144,12 +187,12 @@ func BenchmarkCall(b *testing.B) {
 	}
 	// The three are interleaved, call by call, so that a change of the
 	// machine's load weighs on each alike.
-	var directs, boundeds, feeds []time.Duration
+	var directs, boundeds, feeds, boxeds, adapters []time.Duration
 	for range b.N {
 		for _, m := range []struct {
 			f   func()
 			out *[]time.Duration
-		}{{call, &directs}, {through(bd), &boundeds}, {through(bdFeed), &feeds}} {
+		}{{call, &directs}, {through(bd, echo), &boundeds}, {through(bdFeed, echoFeed), &feeds}, {callOn(boxedSession), &boxeds}, {adapter, &adapters}} {
 			start := time.Now()
 			m.f()
 			*m.out = append(*m.out, time.Since(start))
@@ -175,7 +218,19 @@ func BenchmarkCall(b *testing.B) {
 	b.ReportMetric(feedBounded/direct, "feed-ratio")
 	b.ReportMetric(median(boundeds)/median(directs), "ratio-med")
 	b.ReportMetric(median(feeds)/median(directs), "feed-ratio-med")
+	// The spread: each round's call with the feed over that round's
+	// direct call.
+	rounds := make([]float64, len(feeds))
+	for i := range feeds {
+		rounds[i] = float64(feeds[i]) / float64(max(directs[i], 1))
+	}
+	slices.Sort(rounds)
+	b.ReportMetric(rounds[0], "feed-round-ratio-min")
+	b.ReportMetric(rounds[len(rounds)/2], "feed-round-ratio-med")
+	b.ReportMetric(rounds[len(rounds)-1], "feed-round-ratio-max")
 	b.ReportMetric(threaded/direct, "thread-ratio")
+	b.ReportMetric(median(boxeds)/median(directs), "sandboxed-direct-ratio-med")
+	b.ReportMetric(median(adapters)/median(directs), "adapter-ratio-med")
 }
 
 // mean is the mean of ds, in ns.
