@@ -49,6 +49,9 @@ func (w *worktrees) Create(ctx context.Context, name string) (facts.Worktree, er
 	return w.create(ctx, w.place.Root, name)
 }
 
+// Branch is the branch of the worktree Create makes for the thread name.
+func (w *worktrees) Branch(name string) string { return worktree.Branch(name) }
+
 // create makes the worktree of the thread name, of the directory from:
 // the workspace, or the worktree of the thread that delegates (rooted).
 func (w *worktrees) create(ctx context.Context, from, name string) (facts.Worktree, error) {
