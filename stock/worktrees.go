@@ -139,23 +139,28 @@ func (w *worktrees) In(_ context.Context, s harness.Services, r facts.Worktree) 
 	// tell apart. The worktrees of the children it delegates are made of
 	// it, as it is then, not of the workspace.
 	s.Tools, s.Observer, s.Workspace, s.Ledger = tb, obs, r.Root, nil
-	s.Worktrees = rooted{w, r.Root}
+	s.Worktrees = rooted{w, r}
 	return s, nil
 }
 
 // rooted are the worktrees of a thread that works in a worktree of its
-// own (root is where it works there): those of its children are made of
+// own (in): those of its children are made of
 // its worktree — what it has written there included — so that a child
 // begins from its parent's work, and its branch is merged back into the
 // parent's worktree (In's merge_worktree). Finish and In are w's.
 type rooted struct {
 	*worktrees
-	root string
+	in facts.Worktree
 }
 
-// Create makes the worktree of the thread name, of r's root.
+// Create makes the worktree of the thread name, of r's root. The git
+// that makes it is found through the worktree's .git file, which the
+// thread could have rewritten: it is put back first.
 func (r rooted) Create(ctx context.Context, name string) (facts.Worktree, error) {
-	return r.create(ctx, r.root, name)
+	if err := worktree.Relink(tree(r.in)); err != nil {
+		return facts.Worktree{}, fmt.Errorf("worktree of %s: %w", r.in.Root, err)
+	}
+	return r.create(ctx, r.in.Root, name)
 }
 
 // gone is s for a thread whose worktree r is no longer there: its

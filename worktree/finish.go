@@ -71,11 +71,8 @@ func Finish(ctx context.Context, t Tree, name string, keep bool) (f Finished, er
 // and git forgets it.
 func Remove(ctx context.Context, t Tree) error {
 	if _, err := os.Stat(t.Path); err == nil {
-		if t.GitDir != "" {
-			_ = os.Remove(filepath.Join(t.Path, ".git"))
-			if err := os.WriteFile(filepath.Join(t.Path, ".git"), []byte("gitdir: "+t.GitDir+"\n"), 0o600); err != nil {
-				return fmt.Errorf("remove the worktree %s: %w", t.Path, err)
-			}
+		if err := Relink(t); err != nil {
+			return fmt.Errorf("remove the worktree %s: %w", t.Path, err)
 		}
 		if _, err := safegit.Run(ctx, t.Repo, "worktree", "remove", "--force", t.Path); err != nil {
 			if rerr := os.RemoveAll(t.Path); rerr != nil {
@@ -86,6 +83,21 @@ func Remove(ctx context.Context, t Tree) error {
 	_ = os.Remove(t.Path + ".base")
 	_, err := safegit.Run(ctx, t.Repo, "worktree", "prune")
 	return err
+}
+
+// Relink puts back t's .git file, naming t's own git directory: the
+// thread that works in t could have rewritten it to lead git elsewhere
+// (a repository it made, with a config of its own). A tree that records
+// no git directory is left as it is.
+func Relink(t Tree) error {
+	if t.GitDir == "" {
+		return nil
+	}
+	dotgit := filepath.Join(t.Path, ".git")
+	if err := os.RemoveAll(dotgit); err != nil {
+		return err
+	}
+	return os.WriteFile(dotgit, []byte("gitdir: "+t.GitDir+"\n"), 0o600)
 }
 
 // changed lists the files that differ between two commits.

@@ -143,3 +143,27 @@ func TestApplyFollowsNoSymlinkOut(t *testing.T) {
 	require.Equal(t, []string{"d/x.txt"}, ce.Paths)
 	require.Equal(t, "1\n2\n3\n4\nfive outside\n", read(t, outside, "x.txt"), "nothing written outside")
 }
+
+// A worktree of a thread's worktree (its children's) is made in the
+// repository the thread's worktree belongs to, even when the thread
+// rewrote its .git file to lead to a repository it made: Relink puts it
+// back first.
+func TestRelinkBeforeANestedWorktree(t *testing.T) {
+	ctx := context.Background()
+	ws := repo(t)
+	opts := worktree.Options{Dir: t.TempDir()}
+	tr, err := worktree.Create(ctx, ws, "p", opts)
+	require.NoError(t, err)
+	fake := filepath.Join(tr.Path, "fake")
+	gitIn(t, tr.Path, "init", "-q", fake)
+	gitIn(t, fake, "commit", "-q", "--allow-empty", "-m", "fake")
+	write(t, tr.Path, ".git", "gitdir: "+filepath.Join(fake, ".git")+"\n")
+	write(t, tr.Root, "p.txt", "the parent's\n")
+
+	require.NoError(t, worktree.Relink(tr))
+	kid, err := worktree.Create(ctx, tr.Root, "p.1-d1", opts)
+	require.NoError(t, err)
+	require.Equal(t, "the parent's\n", read(t, kid.Root, "p.txt"), "the child begins from the parent's work")
+	require.Contains(t, gitIn(t, ws, "branch", "--list", kid.Branch), kid.Branch, "the child's branch is the repository's")
+	require.NotContains(t, gitIn(t, fake, "branch", "--list"), kid.Branch)
+}
