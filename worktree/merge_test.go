@@ -3,9 +3,12 @@ package worktree_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -166,4 +169,49 @@ func TestRelinkBeforeANestedWorktree(t *testing.T) {
 	require.Equal(t, "the parent's\n", read(t, kid.Root, "p.txt"), "the child begins from the parent's work")
 	require.Contains(t, gitIn(t, ws, "branch", "--list", kid.Branch), kid.Branch, "the child's branch is the repository's")
 	require.NotContains(t, gitIn(t, fake, "branch", "--list"), kid.Branch)
+}
+
+// BenchmarkApplyMoved: Apply of a branch whose workspace moved since its
+// base (the three-way merge: the workspace's files taken, merge-tree, the
+// merged patch applied) against the raw baseline, `git apply` of the
+// branch's own patch to a workspace that did not move, in the same run;
+// reports the ratio.
+func BenchmarkApplyMoved(b *testing.B) {
+	ctx := context.Background()
+	ws := repo(b)
+	var lines strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&lines, "line %d\n", i)
+	}
+	original := lines.String()
+	write(b, ws, "big.txt", original)
+	gitIn(b, ws, "add", "-A")
+	gitIn(b, ws, "commit", "-q", "-m", "big")
+	tr, err := worktree.Create(ctx, ws, "t", worktree.Options{Dir: b.TempDir()})
+	require.NoError(b, err)
+	write(b, tr.Root, "big.txt", strings.Replace(original, "line 2\n", "line two\n", 1))
+	f, err := worktree.Finish(ctx, tr, "t", false)
+	require.NoError(b, err)
+	patch := filepath.Join(b.TempDir(), "p.diff")
+	require.NoError(b, os.WriteFile(patch, []byte(gitIn(b, ws, "diff", "--binary", f.Base, f.Head, "--")), 0o600))
+	moved := strings.Replace(original, "line 500\n", "line five hundred\n", 1)
+	var raw, ours time.Duration
+	b.ResetTimer()
+	for range b.N {
+		write(b, ws, "big.txt", original)
+		start := time.Now()
+		gitIn(b, ws, "apply", patch)
+		raw += time.Since(start)
+
+		write(b, ws, "big.txt", moved)
+		start = time.Now()
+		_, err := worktree.Apply(ctx, ws, f.Branch, f.Base, f.Head)
+		ours += time.Since(start)
+		require.NoError(b, err)
+	}
+	b.StopTimer()
+	require.Equal(b, strings.Replace(moved, "line 2\n", "line two\n", 1), read(b, ws, "big.txt"))
+	b.ReportMetric(float64(raw.Microseconds())/float64(b.N)/1000, "raw-ms/op")
+	b.ReportMetric(float64(ours.Microseconds())/float64(b.N)/1000, "apply-ms/op")
+	b.ReportMetric(float64(ours)/float64(raw), "ratio")
 }
