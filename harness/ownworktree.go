@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/scheduler"
 )
 
 // A thread configured with Config.OwnWorktree (a worker's root thread)
@@ -43,7 +44,7 @@ func unfinished(id string, f *fold.Fold[Services]) (bool, error) {
 	if err != nil || w == nil {
 		return false, err
 	}
-	done, err := finishedIn(f)
+	done, err := finishedIn(id, f)
 	return !done, err
 }
 
@@ -63,11 +64,13 @@ func (t *Thread) enter(ctx context.Context, st *state) error {
 	if err != nil || w == nil {
 		return err
 	}
-	if !itsBranch(w.Branch, t.id) {
-		return fmt.Errorf("thread %s (worktree %s on %s): %w", t.id, w.Path, w.Branch, ErrNotItsWorktree)
-	}
 	if t.rt.Services.Worktrees == nil {
 		return fmt.Errorf("thread %s (worktree %s): %w", t.id, w.Path, ErrNoWorktrees)
+	}
+	// A fork copies its original's configuration, worktree and all: only
+	// the thread the worktree was made for works in it.
+	if w.Branch != t.rt.Services.Worktrees.Branch(t.id) {
+		return fmt.Errorf("thread %s (worktree %s on %s): %w", t.id, w.Path, w.Branch, ErrNotItsWorktree)
 	}
 	svc, err := t.rt.Services.Worktrees.In(ctx, t.rt.Services, *w)
 	if err != nil {
@@ -149,27 +152,21 @@ func (t *Thread) leave() {
 // its latest model turn: its last fact is its worktree.finished, or the
 // call its latest turn waits on is the merge its worktree.finished
 // offered, and no message came after that.
-func finished(st *state) (bool, error) { return finishedIn(st.fold) }
+func finished(st *state) (bool, error) { return finishedIn(st.id, st.fold) }
 
-// finishedIn is finished of a fold.
-func finishedIn(f *fold.Fold[Services]) (bool, error) {
+// finishedIn is finished of a fold of thread id.
+func finishedIn(id string, f *fold.Fold[Services]) (bool, error) {
 	if f.Last().Kind == facts.KindWorktreeFinished {
 		return true, nil
 	}
+	cur, err := currentOf(id, f)
+	if err != nil {
+		return false, err
+	}
 	var offered uint64
-	for _, c := range f.Components() {
-		r, ok := unwrapComponent(c).(reader)
-		if !ok {
-			continue
-		}
-		cur, err := r.Current()
-		if err != nil {
-			return false, err
-		}
-		for _, call := range cur.Calls {
-			if call.Offer != nil {
-				offered = max(offered, call.TurnSeq)
-			}
+	for _, call := range cur.Calls {
+		if call.Offer != nil {
+			offered = max(offered, call.TurnSeq)
 		}
 	}
 	if offered == 0 {
@@ -186,22 +183,11 @@ func finishedIn(f *fold.Fold[Services]) (bool, error) {
 // offeredBefore reports whether an earlier end of the thread offered the
 // merge of head.
 func offeredBefore(st *state, head string) (bool, error) {
-	for _, c := range st.fold.Components() {
-		r, ok := unwrapComponent(c).(reader)
-		if !ok {
-			continue
-		}
-		all, err := r.Reading()
-		if err != nil {
-			return false, err
-		}
-		for _, call := range all.Calls {
-			if call.Offer != nil && call.Offer.Head == head {
-				return true, nil
-			}
-		}
+	all, err := ReadingOf(st.id, st.fold)
+	if err != nil {
+		return false, err
 	}
-	return false, nil
+	return slices.ContainsFunc(all.Calls, func(c scheduler.Call) bool { return c.Offer != nil && c.Offer.Head == head }), nil
 }
 
 // mergeMode is what the thread's configuration says its end does with
@@ -219,17 +205,4 @@ func mergeMode(st *state) (string, error) {
 		return facts.WorktreeMergeAsk, nil
 	}
 	return sc.WorktreeMerge, nil
-}
-
-// itsBranch reports whether branch can be the worktree branch of the
-// thread id: "harness/" and the id, for an id a branch name holds as it
-// is (one that needed changing is given the benefit of the doubt). A
-// fork copies its original's configuration, worktree and all.
-func itsBranch(branch, id string) bool {
-	for _, c := range id {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return true
-		}
-	}
-	return branch == "harness/"+id
 }

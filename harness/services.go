@@ -80,7 +80,8 @@ type Services struct {
 }
 
 // Worktrees gives threads git worktrees of their own: Create makes the
-// one named name (a child's id; made again, the same one), Finish
+// one named name (a child's id; made again, the same one) on the branch
+// Branch(name), Finish
 // commits what the thread left there to its branch and removes it (keeps
 // it when keep is set: the thread failed), and In is the services s
 // rooted in the worktree w — its tools, its observer, its workspace — for
@@ -88,6 +89,7 @@ type Services struct {
 // config names may run.
 type Worktrees interface {
 	Create(ctx context.Context, name string) (facts.Worktree, error)
+	Branch(name string) string
 	Finish(ctx context.Context, w facts.Worktree, name string, keep bool) (facts.WorktreeResult, error)
 	In(ctx context.Context, s Services, w facts.Worktree) (Services, error)
 }

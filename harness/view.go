@@ -172,6 +172,22 @@ func ViewOf(id string, f *fold.Fold[Services]) (View, error) {
 	return v, nil
 }
 
+// currentOf is the coding scheduler's reading of the thread id's latest
+// turn (as View's Turn), from a fold of its log.
+func currentOf(id string, f *fold.Fold[Services]) (scheduler.Reading, error) {
+	var cur scheduler.Reading
+	for _, c := range f.Components() {
+		if c, ok := unwrapComponent(c).(reader); ok {
+			r, err := c.Current()
+			if err != nil {
+				return cur, fmt.Errorf("thread %s: %w", id, err)
+			}
+			cur = merge(cur, r)
+		}
+	}
+	return cur, nil
+}
+
 // ReadingOf is the coding scheduler's reading of a whole thread, from a
 // fold of its log (see Thread.Reading).
 func ReadingOf(id string, f *fold.Fold[Services]) (scheduler.Reading, error) {

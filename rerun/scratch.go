@@ -35,13 +35,24 @@ func checkScratch(source, scratch string) error {
 }
 
 // sameScratch refuses to go on with live rerun id anywhere but in the
-// scratch copy it recorded (dir, followed), or when that copy is gone, or
-// (when unchanged is set: it has not ended) changed since the rerun last
-// observed it: its last observation of its own (not one served from the original) that found it at rest — an
-// action's completion, a change between actions — must be what obs reads
-// now. A rerun cut off before it acted in the copy has none to compare.
+// scratch copy it recorded (dir, followed), or when that copy is gone or
+// not this user's alone (ScratchOf), or (when unchanged is set: it has
+// not ended) changed since the rerun last observed it: its last
+// observation of its own (not one served from the original) that found
+// it at rest — an action's completion, a change between actions — must
+// be what obs reads now. A rerun cut off before it acted in the copy has
+// none to compare.
 func sameScratch(ctx context.Context, store thread.Store, id, dir string, obs action.Observer, unchanged bool) error {
-	var recorded string
+	recorded, err := ScratchOf(ctx, store, id)
+	if err != nil {
+		return err
+	}
+	if recorded != dir {
+		return fmt.Errorf("%w: the live rerun %s goes on in %s, where it began, not in %s", ErrScratch, id, recorded, dir)
+	}
+	if !unchanged || obs == nil {
+		return nil
+	}
 	var last *action.Observed
 	atRest := false
 	for f, err := range store.Read(ctx, id, 1) {
@@ -50,13 +61,6 @@ func sameScratch(ctx context.Context, store thread.Store, id, dir string, obs ac
 		}
 		switch f.Kind {
 		case facts.KindThreadForked:
-			p, err := facts.Decode[facts.ThreadForked](f)
-			if err != nil {
-				return err
-			}
-			if p.Rerun != nil && recorded == "" {
-				recorded = p.Rerun.Scratch
-			}
 			continue
 		case facts.KindActionCompleted:
 			p, err := facts.Decode[facts.ActionCompleted](f)
@@ -75,20 +79,7 @@ func sameScratch(ctx context.Context, store thread.Store, id, dir string, obs ac
 			last, atRest = &o, f.Kind == facts.KindActionCompleted || f.Kind == facts.KindWorkspaceChanged
 		}
 	}
-	switch {
-	case recorded == "":
-		return fmt.Errorf("%w: the live rerun %s records none (it was made before they were kept): rerun it under another id", ErrScratch, id)
-	case recorded != dir:
-		return fmt.Errorf("%w: the live rerun %s goes on in %s, where it began, not in %s", ErrScratch, id, recorded, dir)
-	}
-	info, err := os.Lstat(recorded)
-	if err != nil || !info.IsDir() {
-		return fmt.Errorf("%w %s is gone: the live rerun %s cannot go on: rerun it under another id", ErrScratch, recorded, id)
-	}
-	if err := ownScratch(recorded, info); err != nil {
-		return err
-	}
-	if !unchanged || last == nil || !atRest || last.Hash == "" || obs == nil {
+	if last == nil || !atRest || last.Hash == "" {
 		return nil
 	}
 	now, err := obs.Observe(ctx)

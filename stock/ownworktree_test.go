@@ -173,14 +173,18 @@ func TestLedgerFileOutsideTheWorkspace(t *testing.T) {
 
 // A fork of a thread that worked in its own worktree copies its
 // configuration, worktree and all: it does not run there (nor in the
-// workspace).
+// workspace) — ids a branch name cannot hold as they are (whose branch
+// names are changed, with a digest) too, while the thread the worktree
+// was made for runs in it.
 func TestForkOfAWorktreeThreadDoesNotRunInIt(t *testing.T) {
-	root, _ := gitRepo(t)
-	rt, st := ownRuntime(t, root, t.TempDir(), `{"text": "Done."}`)
-	_, err := rt.Thread(st.Actor, "t1").Start(ctx, "Nothing")
-	require.NoError(t, err)
-	_, err = rewind.Fork(ctx, rt.Store, "t1", 2, "t2")
-	require.NoError(t, err)
-	_, err = rt.Thread(st.Actor, "t2").Resume(ctx)
-	require.ErrorIs(t, err, harness.ErrNotItsWorktree)
+	for _, ids := range [][2]string{{"t1", "t2"}, {"t1-", "t2-"}} {
+		root, _ := gitRepo(t)
+		rt, st := ownRuntime(t, root, t.TempDir(), `{"text": "Done."}`)
+		_, err := rt.Thread(st.Actor, ids[0]).Start(ctx, "Nothing")
+		require.NoError(t, err)
+		_, err = rewind.Fork(ctx, rt.Store, ids[0], 2, ids[1])
+		require.NoError(t, err)
+		_, err = rt.Thread(st.Actor, ids[1]).Resume(ctx)
+		require.ErrorIs(t, err, harness.ErrNotItsWorktree, ids[1])
+	}
 }

@@ -44,9 +44,18 @@ func newWorktrees(place Place, spec sandbox.Spec, store, dir string) *worktrees 
 	return w
 }
 
-// Create makes the worktree of the thread name.
+// Create makes the worktree of the thread name, of the workspace.
 func (w *worktrees) Create(ctx context.Context, name string) (facts.Worktree, error) {
-	t, err := worktree.Create(ctx, w.place.Root, name, w.opts)
+	return w.create(ctx, w.place.Root, name)
+}
+
+// Branch is the branch of the worktree Create makes for the thread name.
+func (w *worktrees) Branch(name string) string { return worktree.Branch(name) }
+
+// create makes the worktree of the thread name, of the directory from:
+// the workspace, or the worktree of the thread that delegates (rooted).
+func (w *worktrees) create(ctx context.Context, from, name string) (facts.Worktree, error) {
+	t, err := worktree.Create(ctx, from, name, w.opts)
 	if err != nil {
 		return facts.Worktree{}, err
 	}
@@ -111,6 +120,10 @@ func (w *worktrees) In(_ context.Context, s harness.Services, r facts.Worktree) 
 		t, _ := s.Tools.Lookup(sc.Name)
 		if own, ok := set.Lookup(sc.Name); ok {
 			t = own
+		} else if sc.Name == tools.MergeWorktree {
+			// A child's branch comes back into this worktree, which it
+			// was made of (rooted), not into the workspace.
+			t = tools.MergeTool(r.Root)
 		}
 		adapters = append(adapters, t)
 	}
@@ -122,9 +135,32 @@ func (w *worktrees) In(_ context.Context, s harness.Services, r facts.Worktree) 
 	if err != nil {
 		return s, err
 	}
-	// The worktree is the thread's alone: no other thread's change to tell apart.
+	// The worktree is the thread's alone: no other thread's change to
+	// tell apart. The worktrees of the children it delegates are made of
+	// it, as it is then, not of the workspace.
 	s.Tools, s.Observer, s.Workspace, s.Ledger = tb, obs, r.Root, nil
+	s.Worktrees = rooted{w, r}
 	return s, nil
+}
+
+// rooted are the worktrees of a thread that works in a worktree of its
+// own (in): those of its children are made of
+// its worktree — what it has written there included — so that a child
+// begins from its parent's work, and its branch is merged back into the
+// parent's worktree (In's merge_worktree). Finish and In are w's.
+type rooted struct {
+	*worktrees
+	in facts.Worktree
+}
+
+// Create makes the worktree of the thread name, of r's root. The git
+// that makes it is found through the worktree's .git file, which the
+// thread could have rewritten: it is put back first.
+func (r rooted) Create(ctx context.Context, name string) (facts.Worktree, error) {
+	if err := worktree.Relink(tree(r.in)); err != nil {
+		return facts.Worktree{}, fmt.Errorf("worktree of %s: %w", r.in.Root, err)
+	}
+	return r.create(ctx, r.in.Root, name)
 }
 
 // gone is s for a thread whose worktree r is no longer there: its

@@ -38,9 +38,11 @@ func (a *mergeArgs) parse(raw []byte) error {
 // preview is the diff from base to head (Preview). The head is in the
 // arguments a person approves, so what is applied is exactly what was
 // shown: a branch that moved since (a sibling, a command) fails the call,
-// and nothing is applied. The change applies all at once, or — when it
-// conflicts with the workspace as it is now — not at all: the call fails
-// saying where, and the branch keeps the change. Only a thread's branch
+// and nothing is applied. The change is merged three ways with the
+// workspace as it is now (which may have moved since the child began:
+// changes that do not overlap are both kept) and applies all at once, or
+// — when it conflicts — not at all: the call fails saying where, and the
+// branch keeps the change. Only a thread's branch
 // (worktree.Branch) whose base is its ancestor is taken.
 func MergeTool(root string) Tool {
 	return &tool{

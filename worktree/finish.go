@@ -71,11 +71,8 @@ func Finish(ctx context.Context, t Tree, name string, keep bool) (f Finished, er
 // and git forgets it.
 func Remove(ctx context.Context, t Tree) error {
 	if _, err := os.Stat(t.Path); err == nil {
-		if t.GitDir != "" {
-			_ = os.Remove(filepath.Join(t.Path, ".git"))
-			if err := os.WriteFile(filepath.Join(t.Path, ".git"), []byte("gitdir: "+t.GitDir+"\n"), 0o600); err != nil {
-				return fmt.Errorf("remove the worktree %s: %w", t.Path, err)
-			}
+		if err := Relink(t); err != nil {
+			return fmt.Errorf("remove the worktree %s: %w", t.Path, err)
 		}
 		if _, err := safegit.Run(ctx, t.Repo, "worktree", "remove", "--force", t.Path); err != nil {
 			if rerr := os.RemoveAll(t.Path); rerr != nil {
@@ -86,6 +83,21 @@ func Remove(ctx context.Context, t Tree) error {
 	_ = os.Remove(t.Path + ".base")
 	_, err := safegit.Run(ctx, t.Repo, "worktree", "prune")
 	return err
+}
+
+// Relink puts back t's .git file, naming t's own git directory: the
+// thread that works in t could have rewritten it to lead git elsewhere
+// (a repository it made, with a config of its own). A tree that records
+// no git directory is left as it is.
+func Relink(t Tree) error {
+	if t.GitDir == "" {
+		return nil
+	}
+	dotgit := filepath.Join(t.Path, ".git")
+	if err := os.RemoveAll(dotgit); err != nil {
+		return err
+	}
+	return os.WriteFile(dotgit, []byte("gitdir: "+t.GitDir+"\n"), 0o600)
 }
 
 // changed lists the files that differ between two commits.
@@ -173,12 +185,15 @@ type Applied struct {
 
 // Apply brings the change the branch made from base to head into the
 // workspace's files (not its index, nor HEAD): all of it, or — when any
-// part does not apply to the workspace as it is now — nothing, and an
-// error matching ErrConflict that names what git could not apply. head
-// is the commit a person was shown (Diff): a branch that moved since is
-// ErrMoved, and nothing is applied; "" takes the branch's head as it is
-// (for a caller that shows nobody the change). The branch stays either
-// way.
+// part of it conflicts with the workspace as it is now — nothing, and an
+// error matching ErrConflict that names the files. A workspace that
+// changed since base (another thread's merge, a person's edit) is merged
+// with the branch three ways, base being their common ancestor: changes
+// on both sides that do not overlap are both kept, and only changes to
+// the same lines of a file conflict (see merge). head is the commit a
+// person was shown (Diff): a branch that moved since is ErrMoved, and
+// nothing is applied; "" takes the branch's head as it is (for a caller
+// that shows nobody the change). The branch stays either way.
 func Apply(ctx context.Context, workspace, branch, base, head string) (Applied, error) {
 	repo, err := top(ctx, workspace)
 	if err != nil {
@@ -188,10 +203,6 @@ func Apply(ctx context.Context, workspace, branch, base, head string) (Applied, 
 	if err != nil {
 		return Applied{}, err
 	}
-	patch, err := safegit.Run(ctx, repo, "diff", "--binary", "--full-index", "--no-renames", base, head, "--")
-	if err != nil {
-		return Applied{}, fmt.Errorf("apply %s: %w", branch, err)
-	}
 	files, err := changed(ctx, repo, base, head)
 	if err != nil {
 		return Applied{}, err
@@ -200,9 +211,24 @@ func Apply(ctx context.Context, workspace, branch, base, head string) (Applied, 
 	if err := writable(workspace, repo, files); err != nil {
 		return a, fmt.Errorf("apply %s: %w", branch, err)
 	}
-	if len(patch) == 0 {
+	if len(files) == 0 {
 		return a, nil
 	}
+	patch, err := merge(ctx, repo, branch, base, head, files)
+	var ce *ConflictError
+	if errors.As(err, &ce) {
+		ce.Branch = branch
+		return a, ce
+	}
+	if err != nil {
+		return a, fmt.Errorf("apply %s: %w", branch, err)
+	}
+	if len(patch) == 0 {
+		return a, nil // the workspace has the change already
+	}
+	// The patch is from the workspace's files as merge just read them:
+	// it applies unless they changed since (a command running beside),
+	// and then not at all.
 	if _, err := git(ctx, repo, nil, bytes.NewReader(patch), "apply", "--check", "-"); err != nil {
 		return a, &ConflictError{Branch: branch, Paths: conflicting(err, files), Err: err}
 	}
@@ -218,12 +244,14 @@ func Apply(ctx context.Context, workspace, branch, base, head string) (Applied, 
 // conflicting are the files of files (the branch's) that git's refusal
 // to apply names: "error: patch failed: PATH:LINE", "error: PATH: patch
 // does not apply", "error: PATH: already exists in working directory",
-// "error: PATH: No such file or directory" and the like.
+// "error: PATH: No such file or directory", "error: 'PATH' is beyond a
+// symbolic link" and the like.
 func conflicting(err error, files []string) []string {
 	var out []string
 	msg := err.Error()
 	for _, f := range files {
-		if strings.Contains(msg, "error: "+f+": ") || strings.Contains(msg, "error: patch failed: "+f+":") {
+		if strings.Contains(msg, "error: "+f+": ") || strings.Contains(msg, "error: patch failed: "+f+":") ||
+			strings.Contains(msg, "error: '"+f+"' ") {
 			out = append(out, f)
 		}
 	}
