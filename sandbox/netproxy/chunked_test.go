@@ -2,7 +2,6 @@ package netproxy_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -12,8 +11,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/seed-7cc7a084/harness/sandbox/netproxy"
 )
 
 // rawHost is a host that answers each request for /NAME with the raw
@@ -106,13 +103,7 @@ func TestProxyChunked(t *testing.T) {
 		answers[name] = chunked(body)
 	}
 	host := rawHost(t, answers)
-	rs, err := netproxy.ParseRules([]string{"public.test"})
-	require.NoError(t, err)
-	var d net.Dialer
-	p := &netproxy.Proxy{Rules: rs, Resolver: table{"public.test": {"203.0.113.7"}},
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return d.DialContext(ctx, network, host)
-		}}
+	p := proxyTo(t, host)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	cl := &countedListener{Listener: ln}
@@ -180,13 +171,7 @@ func TestProxyBoundsAHostsHead(t *testing.T) {
 	host := rawHost(t, map[string]string{
 		"endless": "HTTP/1.1 200 OK\r\n" + strings.Repeat("X-A: "+strings.Repeat("a", 1000)+"\r\n", 1024) + "\r\nbody",
 	})
-	rs, err := netproxy.ParseRules([]string{"public.test"})
-	require.NoError(t, err)
-	var d net.Dialer
-	p := &netproxy.Proxy{Rules: rs, Resolver: table{"public.test": {"203.0.113.7"}},
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return d.DialContext(ctx, network, host)
-		}}
+	p := proxyTo(t, host)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go func() { _ = p.Serve(ln) }()

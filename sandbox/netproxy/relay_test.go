@@ -33,13 +33,7 @@ func TestProxySizedBody(t *testing.T) {
 		"shortBig":   "HTTP/1.1 200 OK\r\nContent-Length: 2000000\r\n\r\n" + big,
 		"shortSmall": "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello",
 	})
-	rs, err := netproxy.ParseRules([]string{"public.test"})
-	require.NoError(t, err)
-	var d net.Dialer
-	p := &netproxy.Proxy{Rules: rs, Resolver: table{"public.test": {"203.0.113.7"}},
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return d.DialContext(ctx, network, host)
-		}}
+	p := proxyTo(t, host)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go func() { _ = p.Serve(ln) }()
@@ -86,4 +80,16 @@ func TestProxySizedBody(t *testing.T) {
 	for _, r := range log[3:] {
 		require.Contains(t, r.Reason, "the host's response body ended early", r)
 	}
+}
+
+// proxyTo is a proxy that allows public.test and dials host for it.
+func proxyTo(t *testing.T, host string) *netproxy.Proxy {
+	t.Helper()
+	rs, err := netproxy.ParseRules([]string{"public.test"})
+	require.NoError(t, err)
+	var d net.Dialer
+	return &netproxy.Proxy{Rules: rs, Resolver: table{"public.test": {"203.0.113.7"}},
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, network, host)
+		}}
 }
