@@ -229,6 +229,12 @@ func (v *verifier) check(f facts.Fact) string {
 		// is in the log ran (the scheduler checks it names that action).
 		return ""
 	}
+	if key, _, ok := strings.Cut(f.Cause, "/sample/"); ok && f.Kind == facts.KindModelSampled && v.pending[key] {
+		// An MCP server's sampling turn, run while the action whose
+		// claim is in the log ran (the scheduler checks it is that
+		// action's).
+		return ""
+	}
 	key, failed := failedKey(f)
 	if failed && v.pending[key] {
 		delete(v.pending, key)
@@ -284,7 +290,7 @@ var (
 		facts.KindContextCompacted: true, facts.KindBudgetExhausted: true, facts.KindTransitionFailed: true,
 		facts.KindWorkspaceChanged: true, facts.KindInstructionsRead: true,
 		facts.KindPlanRecorded: true, facts.KindHookRan: true, facts.KindOutputChecked: true,
-		facts.KindRerunTurn: true,
+		facts.KindRerunTurn: true, facts.KindModelSampled: true,
 	}
 	answerKinds = map[facts.Kind]bool{
 		facts.KindUserMessage: true, facts.KindConfirmationAnswered: true, facts.KindQuestionAnswered: true,

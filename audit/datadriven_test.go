@@ -157,6 +157,7 @@ var payloads = map[facts.Kind]func([]byte) (any, error){
 	facts.KindCheckRecorded:        fromJSON[facts.CheckRecorded],
 	facts.KindEffectReconciled:     fromJSON[facts.EffectReconciled],
 	facts.KindHookRan:              fromJSON[facts.HookRan],
+	facts.KindModelSampled:         fromJSON[facts.ModelSampled],
 }
 
 func fromJSON[T any](raw []byte) (any, error) {

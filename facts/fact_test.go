@@ -99,6 +99,9 @@ var samples = []struct {
 		Original: &facts.ToolCall{ID: "n", Name: "write_file", Args: `{"path":"notes.txt"}`}, Rerun: &facts.ToolCall{ID: "x3", Name: "read_file", Args: `{"path":"cache.toml"}`},
 		Detail: "call 1 is read_file where the original called write_file"}, Stop: true}},
 	{facts.KindWorktreeFinished, facts.WorktreeResult{Branch: "harness/t1", Base: strings.Repeat("a", 40), Head: strings.Repeat("b", 40), Changed: []string{"a.txt"}, Kept: "/cache/harness/worktrees/x/t1"}},
+	{facts.KindModelSampled, facts.ModelSampled{ActionID: "1-a", Server: "t", N: 1, Turn: 1, Messages: 1, Bytes: 14, Digest: strings.Repeat("c", 64),
+		System: "You name colours.", AskedMaxTokens: 50000, MaxTokens: 200, IncludeContext: "allServers", Text: "Blue.",
+		Usage: facts.Usage{InputTokens: 20, OutputTokens: 2}, Cost: &facts.TurnCost{USD: 0.0001, Table: "harness-2025-11"}, Model: "openai:gpt-5"}},
 }
 
 // sampleFacts chains a fact of every sample kind into one thread.

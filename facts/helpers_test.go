@@ -53,6 +53,7 @@ var decoders = map[facts.Kind]func(facts.Fact) (any, error){
 	facts.KindOutputChecked:         dec[facts.OutputChecked],
 	facts.KindRerunTurn:             dec[facts.RerunTurn],
 	facts.KindWorktreeFinished:      dec[facts.WorktreeResult],
+	facts.KindModelSampled:          dec[facts.ModelSampled],
 }
 
 // decodeAny decodes f's payload into its registered type.

@@ -19,6 +19,11 @@ var (
 	// put (not an elicitation, or of another action than the one running).
 	ErrNotAsked = errors.New("the question may not be put here")
 
+	// ErrSampleRefused: an action.Sample the runtime does not run — the
+	// thread's budget cannot cover it, the action asked too often, or
+	// another action than the one running asked.
+	ErrSampleRefused = errors.New("the sampling turn is refused")
+
 	// ErrNotServed: a rerun's call is to be served a recorded result, but
 	// the services serve none (they are no rerun's: see Rerunner).
 	ErrNotServed = errors.New("no recorded results are served here")

@@ -243,6 +243,9 @@ type budget struct {
 	// next is what the budget reserves for the next model turn (see
 	// treebudget.go's reservation).
 	next reservation
+	// sampled counts the thread's sampling turns (model.sampled), whose
+	// tokens and cost are counted with the turns' (see sample.go).
+	sampled int
 }
 
 // BudgetView is the budget component's view. Turns and Tokens count the
@@ -270,10 +273,13 @@ func (b *budget) Name() string { return "budget" }
 
 func (b *budget) Step(f facts.Fact) error {
 	switch f.Kind {
-	case facts.KindModelTurn, facts.KindContextCompacted:
+	case facts.KindModelTurn, facts.KindContextCompacted, facts.KindModelSampled:
 		b.thread = f.Thread
 		b.turnFacts = append(b.turnFacts, turnRef{f.Seq, f.Kind, f.Cause, f.Data})
 		b.next.turned = b.next.turned || f.Kind == facts.KindModelTurn
+		if f.Kind == facts.KindModelSampled {
+			b.sampled++
+		}
 	case facts.KindSystemConfigured, facts.KindUserMessage:
 		b.next.step(f)
 	case facts.KindChildReported:
@@ -299,7 +305,22 @@ func (b *budget) count() {
 		r := b.turnFacts[b.counted]
 		f := facts.Fact{Thread: b.thread, Seq: r.seq, Kind: r.kind, Cause: r.cause, Data: r.data}
 		var u facts.Usage
-		if r.kind == facts.KindContextCompacted {
+		if r.kind == facts.KindModelSampled {
+			// An MCP server's sampling turn: its tokens and cost, never
+			// a turn of the thread (see sample.go).
+			ms, err := facts.Decode[facts.ModelSampled](f)
+			if err != nil {
+				b.err = err
+				return
+			}
+			u = ms.Usage
+			if c := ms.Cost; c != nil {
+				b.usd += c.USD
+				if !slices.Contains(b.tables, c.Table) {
+					b.tables = append(b.tables, c.Table)
+				}
+			}
+		} else if r.kind == facts.KindContextCompacted {
 			cc, err := facts.Decode[facts.ContextCompacted](f)
 			if err != nil {
 				b.err = err
@@ -586,6 +607,13 @@ func act(cfg Config, req action.Request, since action.Observed, j fold.Journal) 
 		}
 		if err := j.Record(ctx, append(claim, started)...); err != nil {
 			return nil, err
+		}
+		if svc.sampling != nil {
+			// An MCP server may ask for a model turn while its call runs:
+			// none is recorded after the action's end.
+			sm := svc.sampling(cfg, svc)
+			ctx = action.WithSample(ctx, sm.sample)
+			defer sm.close()
 		}
 		end := b.Finish(ctx, req, bg, adapter)
 		if end.Interrupted != nil {

@@ -604,6 +604,7 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 		attribute.String("harness.thread", st.id), attribute.String("harness.transition", t.Key))
 	svc := rt.Services
 	svc.thread = st.id
+	svc.sampling = rt.sampling(st, t.Key)
 	// An action's live output says whose it is (a child's, in a tree).
 	ex := effect.Run(action.WithElicit(action.WithThread(ctx, st.id), rt.asker(st.id, t.Key)), e, svc)
 	tf := facts.TransitionFailed{Key: t.Key, Attempt: effect.Attempts(ex.Err())}

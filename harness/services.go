@@ -77,6 +77,9 @@ type Services struct {
 	// thread is the thread whose transition runs with these services
 	// (set by Runtime.run), for the ledger.
 	thread string
+	// sampling makes the sampler of the action a transition runs (set
+	// by Runtime.run; see sample.go).
+	sampling func(cfg Config, svc Services) *sampler
 }
 
 // Worktrees gives threads git worktrees of their own: Create makes the

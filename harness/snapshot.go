@@ -175,8 +175,8 @@ func (s *system) Restore(data []byte, p fold.Prefix) error {
 // SnapshotVersion is the version of the budget's snapshots: 2 keeps what
 // the children reported, 3 the costs, 4 the tree's budget, 5 what the
 // next turn reserves, 6 the raises in turns and whether the bound in
-// turns waits.
-func (b *budget) SnapshotVersion() uint32 { return 6 }
+// turns waits, 7 the sampling turns counted.
+func (b *budget) SnapshotVersion() uint32 { return 7 }
 
 // Snapshot keeps the turns, tokens and costs counted, the thread's own
 // and its children's; a turn it could not count keeps none.
@@ -205,6 +205,7 @@ func (b *budget) Snapshot() ([]byte, error) {
 	}
 	b.tree.snapshot(&e)
 	b.next.snapshot(&e)
+	e.Uint(uint64(b.sampled))
 	return e.Data(), nil
 }
 
@@ -221,6 +222,7 @@ func (b *budget) Restore(data []byte, p fold.Prefix) error {
 	}
 	b.tree.restore(d)
 	b.next.restore(d)
+	b.sampled = int(d.Uint())
 	return d.Finish()
 }
 

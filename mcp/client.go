@@ -106,7 +106,7 @@ type Status struct {
 	LastExit string
 	// Resources: the server declared resources, which the model may read
 	// (ReadResourceTool). Sampling: the settings allow it a model turn
-	// (Server.Sampling; not run yet: still refused).
+	// (Server.Sampling).
 	Resources bool
 	Sampling  bool
 }
@@ -391,8 +391,15 @@ func (s *conn) open(ctx context.Context) error {
 	if version == "" {
 		version = "dev"
 	}
+	var sample func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error)
+	if s.cfg.Sampling {
+		// Declared (sampling, without tools or context) only to a server
+		// the settings allow a model turn.
+		sample = s.sample
+	}
 	cl := sdk.NewClient(&sdk.Implementation{Name: "harness", Version: version}, &sdk.ClientOptions{
-		ElicitationHandler: s.elicit,
+		ElicitationHandler:   s.elicit,
+		CreateMessageHandler: sample,
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			s.mu.Lock()
 			s.stale = true

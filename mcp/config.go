@@ -59,15 +59,23 @@ type Server struct {
 	// (a write_file tool's arguments).
 	Checks map[string]string `json:"checks,omitempty"`
 	// Sampling lets the server ask for a turn of the thread's model
-	// (sampling/createMessage) during a call of one of its tools. Off, a
-	// request is refused saying how a person allows it. A server's
-	// settings are used only from the person's own file or a project file
-	// they trusted (an untrusted project's server, or its change to a
-	// server the person declared, is left out: see stock.Widens), so an
-	// untrusted project cannot turn it on. NOT BUILT YET: allowed, the
-	// request is still refused, saying so; running the turn, recorded as
-	// the server's model.turn and counted in the budget, is to come.
+	// (sampling/createMessage) during a call of one of its tools: the
+	// turn runs with no tools, bounded (SamplingMaxTokens, MaxSampleBytes,
+	// SamplingPerCall), budgeted and recorded as model.sampled; the
+	// thread's conversation is never included. Off, a request is refused
+	// saying how a person allows it. A server's settings are used only
+	// from the person's own file or a project file they trusted (an
+	// untrusted project's server, or its change to a server the person
+	// declared, is left out: see stock.Widens), so an untrusted project
+	// cannot turn it on.
 	Sampling bool `json:"sampling,omitempty"`
+	// SamplingMaxTokens caps the answer of one sampling turn, in tokens
+	// (a server that asks for more gets this many); 0 is
+	// DefaultSamplingMaxTokens, at most MaxSamplingMaxTokens.
+	SamplingMaxTokens int64 `json:"sampling_max_tokens,omitempty"`
+	// SamplingPerCall bounds the sampling turns of one call; 0 is
+	// DefaultSamplingPerCall, at most MaxSamplingPerCall.
+	SamplingPerCall int `json:"sampling_per_call,omitempty"`
 	// OAuth is how a remote server that asks for authorization (the MCP
 	// authorization spec) is logged in to with harness mcp login: a
 	// client registered beforehand, scopes other than the ones the
@@ -185,6 +193,12 @@ func (s Server) Validate(name string) error {
 		if err != nil || d <= 0 {
 			return bad("timeout %q: want a duration such as \"30s\" or \"2m\"", s.Timeout)
 		}
+	}
+	if s.SamplingMaxTokens < 0 || s.SamplingMaxTokens > MaxSamplingMaxTokens {
+		return bad("sampling_max_tokens %d: want 1 to %d (0: %d)", s.SamplingMaxTokens, MaxSamplingMaxTokens, DefaultSamplingMaxTokens)
+	}
+	if s.SamplingPerCall < 0 || s.SamplingPerCall > MaxSamplingPerCall {
+		return bad("sampling_per_call %d: want 1 to %d (0: %d)", s.SamplingPerCall, MaxSamplingPerCall, DefaultSamplingPerCall)
 	}
 	for tool, check := range s.Checks {
 		if check != CheckFileEquals {

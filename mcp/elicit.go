@@ -42,6 +42,14 @@ type inflight struct {
 	// pause stops the call's timeout while a person is asked; what it
 	// returns starts it again.
 	pause func() func()
+	// sample runs a turn of the thread's model (sampling); nil where none
+	// can be run. samples counts the call's sampling requests, sampling
+	// those that run; ended is set once the call is no longer made
+	// (guarded by calls.mu, as samples is).
+	sample   action.Sample
+	samples  int
+	sampling sync.WaitGroup
+	ended    bool
 }
 
 // calls are the calls of one server being made.
@@ -57,8 +65,25 @@ func (c *calls) add(f *inflight) func() {
 	return func() {
 		c.mu.Lock()
 		c.now = slices.DeleteFunc(c.now, func(x *inflight) bool { return x == f })
+		f.ended = true
 		c.mu.Unlock()
+		// A sampling turn that runs is recorded before the call's end.
+		f.sampling.Wait()
 	}
+}
+
+// startSample counts a sampling request of the call f, and reports
+// whether it may run: the call is still made and has taken fewer than
+// limit. One that may is added to f.sampling; the caller marks it done.
+func (c *calls) startSample(f *inflight, limit int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f.ended || f.samples >= limit {
+		return false
+	}
+	f.samples++
+	f.sampling.Add(1)
+	return true
 }
 
 // only is the one call being made, or why there is not one.

@@ -110,11 +110,13 @@ func TestKilledServerRestarted(t *testing.T) {
 	require.False(t, r.InDoubt, "a call not made is not in doubt")
 }
 
-// harness declares form elicitation and not sampling: a server that asks
-// during a call made where no person can be asked (no runtime, no
-// action.Elicit), or asks for a model turn, is refused at once by the
-// client, and the call goes on to the server's own answer; nothing of
-// what it asked is shown or kept but what the server's result says.
+// harness declares form elicitation, and sampling only to a server the
+// settings allow it: a server that asks during a call made where no
+// person can be asked (no runtime, no action.Elicit), or asks for a model
+// turn where it is not allowed or none can be run (no action.Sample), is
+// refused at once by the client, and the call goes on to the server's own
+// answer; nothing of what it asked is shown or kept but what the server's
+// result says.
 func TestElicitationAndSamplingRefused(t *testing.T) {
 	ctx := context.Background()
 	srv := sdk.NewServer(&sdk.Implementation{Name: "asker", Version: "1"}, nil)
@@ -133,7 +135,7 @@ func TestElicitationAndSamplingRefused(t *testing.T) {
 		caps = nil
 		refused := refusedCall(t, ctx, hs.URL, allowed)
 		if allowed {
-			require.Contains(t, refused, `the settings allow the MCP server "a" a model turn ("sampling": true), but this harness does not run one for a server yet`)
+			require.Contains(t, refused, `harness refuses sampling: no model turn can be run where this call runs`)
 		} else {
 			require.Contains(t, refused, `harness refuses sampling: the MCP server "a" is not allowed a model turn; a person allows it with "sampling": true`)
 		}
@@ -141,7 +143,11 @@ func TestElicitationAndSamplingRefused(t *testing.T) {
 		require.NotNil(t, caps.Elicitation, "harness declares elicitation (form)")
 		require.NotNil(t, caps.Elicitation.Form)
 		require.Nil(t, caps.Elicitation.URL, "harness opens no URL a server gives")
-		require.Nil(t, caps.Sampling, "harness does not declare sampling")
+		if allowed {
+			require.NotNil(t, caps.Sampling, "harness declares sampling to a server allowed it")
+		} else {
+			require.Nil(t, caps.Sampling, "harness does not declare sampling to a server not allowed it")
+		}
 	}
 }
 

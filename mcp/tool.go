@@ -171,7 +171,7 @@ func (t *tool) Execute(ctx context.Context, req action.Request) (r facts.Report,
 	defer cancel()
 	clock := time.AfterFunc(t.c.timeout, cancel)
 	defer clock.Stop()
-	defer t.c.calls.add(&inflight{ctx: ctx, actionID: req.ActionID, ask: action.ElicitOf(ctx),
+	defer t.c.calls.add(&inflight{ctx: ctx, actionID: req.ActionID, ask: action.ElicitOf(ctx), sample: action.SampleOf(ctx),
 		pause: func() func() {
 			if !clock.Stop() {
 				return func() {} // it ran out already

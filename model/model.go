@@ -28,6 +28,10 @@ type Request struct {
 	Tools []facts.ToolSchema
 	// Messages is the conversation so far, oldest first.
 	Messages []facts.Message
+	// MaxTokens, when above 0, bounds the tokens the model writes in this
+	// turn, below the model's own bound (model.WithMaxTokens) when that
+	// is higher (an MCP server's sampling turn is bounded so).
+	MaxTokens int64
 }
 
 // Decision is what the model decided in one turn: text, tool calls, or a

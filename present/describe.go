@@ -136,6 +136,9 @@ func describe(f facts.Fact) (string, error) {
 	case facts.KindModelTurn:
 		p, err := facts.Decode[facts.ModelTurn](f)
 		return describeTurn(p), err
+	case facts.KindModelSampled:
+		p, err := facts.Decode[facts.ModelSampled](f)
+		return describeSampled(p), err
 	case facts.KindActionRequested:
 		p, err := facts.Decode[facts.ActionRequested](f)
 		s := fmt.Sprintf("%s %s (%s) by %s", p.ActionID, p.Adapter, p.Capability, orNone(p.RequestedBy))

@@ -141,6 +141,8 @@ func (s *state[S]) check(f facts.Fact) error {
 		return checkWith(f, s.checkHookRan)
 	case facts.KindQuestionAsked:
 		return checkWith(f, func(p facts.QuestionAsked) error { return s.checkElicitAsked(f.Cause, p) })
+	case facts.KindModelSampled:
+		return checkWith(f, func(p facts.ModelSampled) error { return s.checkSampled(f.Cause, p) })
 	}
 	return nil
 }

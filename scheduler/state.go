@@ -323,6 +323,7 @@ var transitionKinds = map[facts.Kind]bool{
 	facts.KindActionInterrupted: true, facts.KindCheckRecorded: true, facts.KindBudgetExhausted: true,
 	facts.KindTransitionFailed: true, facts.KindChildSpawned: true, facts.KindWorkspaceChanged: true,
 	facts.KindHookRan: true, facts.KindOutputChecked: true, facts.KindRerunTurn: true,
+	facts.KindModelSampled: true,
 }
 
 func (s *state[S]) systemConfigured(_ facts.Fact, p facts.SystemConfigured) {

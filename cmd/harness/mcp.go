@@ -158,7 +158,7 @@ func (a *app) printServers(p stock.Place, status []mcp.Status) {
 			proto += " · resources (" + mcp.ReadResourceTool + ")"
 		}
 		if s.Sampling {
-			proto += " · sampling allowed (not run yet: refused)"
+			proto += " · sampling allowed"
 		}
 		fmt.Fprintf(w, "%s  %s %s  %s%s%s\n", a.paint("bold", esc(s.Name)), s.Transport, esc(s.Endpoint), state, trust, proto)
 		if s.Error != "" {

@@ -64,6 +64,30 @@ func mcpTestServer() int {
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("got %s %s", res.Action, b)}}}, nil, nil
 			})
 	}
+	if slices.Contains(os.Args[1:], "sample") {
+		// mcptestserver sample: a tool that asks for n model turns
+		// (sampling), each with includeContext as given, and says what
+		// each got.
+		type sampleArgs struct {
+			N       int    `json:"n" jsonschema:"how many turns"`
+			Context string `json:"context,omitempty" jsonschema:"includeContext"`
+		}
+		sdk.AddTool(srv, &sdk.Tool{Name: "sample", Description: "Ask the client's model."},
+			func(ctx context.Context, req *sdk.CallToolRequest, a sampleArgs) (*sdk.CallToolResult, any, error) {
+				var out strings.Builder
+				for i := 1; i <= a.N; i++ {
+					res, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 50000, IncludeContext: a.Context,
+						SystemPrompt: "You name colours.", Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "Name a colour."}}}})
+					if err != nil {
+						fmt.Fprintf(&out, "sample %d: error %v\n", i, err)
+						continue
+					}
+					t, _ := res.Content.(*sdk.TextContent)
+					fmt.Fprintf(&out, "sample %d: %s %q from %s\n", i, res.StopReason, t.Text, res.Model)
+				}
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out.String()}}}, nil, nil
+			})
+	}
 	if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

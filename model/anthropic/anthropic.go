@@ -144,6 +144,9 @@ type turnMessage struct {
 // params is the request a turn sends.
 func (m *Model) params(req model.Request) (sdk.MessageNewParams, bool, error) {
 	p := sdk.MessageNewParams{Model: sdk.Model(m.model), MaxTokens: m.maxTokens}
+	if req.MaxTokens > 0 && req.MaxTokens < p.MaxTokens {
+		p.MaxTokens = req.MaxTokens
+	}
 	if req.System != "" {
 		p.System = []sdk.TextBlockParam{{Text: req.System}}
 	}

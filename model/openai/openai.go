@@ -173,8 +173,11 @@ func cutOff(reason string) bool { return reason == "length" }
 // params is the request a turn sends.
 func (m *Model) params(req model.Request) (sdk.ChatCompletionNewParams, bool, error) {
 	p := sdk.ChatCompletionNewParams{Model: shared.ChatModel(m.model)}
-	if m.opts.MaxTokens > 0 {
-		p.MaxCompletionTokens = sdk.Int(m.opts.MaxTokens)
+	if n := m.opts.MaxTokens; n > 0 || req.MaxTokens > 0 {
+		if req.MaxTokens > 0 && (n <= 0 || req.MaxTokens < n) {
+			n = req.MaxTokens
+		}
+		p.MaxCompletionTokens = sdk.Int(n)
 	}
 	if req.System != "" {
 		p.Messages = append(p.Messages, sdk.SystemMessage(req.System))

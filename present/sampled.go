@@ -1,0 +1,31 @@
+package present
+
+import (
+	"fmt"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// describeSampled says what an MCP server's sampling turn was: whose, what
+// it sent and got (quoted: both are the server's and the model's words),
+// its tokens and cost.
+func describeSampled(p facts.ModelSampled) string {
+	s := fmt.Sprintf("%s: MCP %s asked the model (%d messages, %d bytes, at most %d tokens)", p.ActionID, EscapeLine(p.Server), p.Messages, p.Bytes, p.MaxTokens)
+	if p.IncludeContext != "" && p.IncludeContext != "none" {
+		s += " · asked for context " + quote(p.IncludeContext, 20) + ", given none"
+	}
+	if p.Error != "" {
+		return s + fmt.Sprintf(" · failed (%s): %s", p.Class, quote(p.Error, 160))
+	}
+	s += ": " + quote(p.Text, 100)
+	if p.Dropped > 0 {
+		s += fmt.Sprintf(" · %d tool calls dropped", p.Dropped)
+	}
+	if u := p.Usage; u.InputTokens+u.OutputTokens > 0 {
+		s += fmt.Sprintf(" · %d tokens", u.InputTokens+u.OutputTokens)
+	}
+	if p.Cost != nil {
+		s += fmt.Sprintf(" · $%.4f", p.Cost.USD)
+	}
+	return s
+}
