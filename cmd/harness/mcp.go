@@ -352,5 +352,5 @@ func (w *mcpWorkspace) Open(ctx context.Context, req mcpserver.OpenRequest) (*mc
 		s.Close()
 		return nil, err
 	}
-	return &mcpserver.Opened{Runtime: d.rt, Actor: s.Stock.Actor, Drive: d.options(), Close: s.Close}, nil
+	return &mcpserver.Opened{Runtime: d.rt, Actor: s.Stock.Actor, Drive: d.options(), Close: s.Close, AnswerPending: s.AnswerPending}, nil
 }
