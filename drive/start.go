@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -46,9 +47,15 @@ func NextID(ctx context.Context, store thread.Store) (string, error) {
 // appended with the message (harness.Thread.Start). It returns
 // the thread, kept folded, and how its Resume ended.
 func StartNext(ctx context.Context, rt *harness.Runtime, actor harness.Actor, message string, picked func(id, taken string), also ...harness.Ingress) (*harness.Thread, harness.Outcome, error) {
+	return StartNextMessage(ctx, rt, actor, facts.UserMessage{Text: message}, picked, also...)
+}
+
+// StartNextMessage is StartNext with the whole user message
+// (harness.Thread.StartMessage): one made from an MCP server's prompt.
+func StartNextMessage(ctx context.Context, rt *harness.Runtime, actor harness.Actor, m facts.UserMessage, picked func(id, taken string), also ...harness.Ingress) (*harness.Thread, harness.Outcome, error) {
 	var out harness.Outcome
 	th, err := startNext(ctx, rt, actor, picked, func(th *harness.Thread) (err error) {
-		out, err = th.Start(ctx, message, also...)
+		out, err = th.StartMessage(ctx, m, also...)
 		return err
 	})
 	return th, out, err

@@ -119,12 +119,20 @@ type UserMessage struct {
 	// copies (Served.Thread and Seq): the runtime offered it, after the
 	// turn it followed there (see RerunTurn.Offers); nobody wrote it.
 	Served *Served `msgpack:"served,omitempty" json:"served,omitempty"`
+	// Prompt, when set, says the text is an MCP server's prompt a person
+	// chose (MCPPrompt).
+	Prompt *MCPPrompt `msgpack:"prompt,omitempty" json:"prompt,omitempty"`
 }
 
 // Validate requires some text: an empty message asks nothing.
 func (p UserMessage) Validate() error {
 	if strings.TrimSpace(p.Text) == "" {
 		return errors.New("missing text: a user message must say something")
+	}
+	if p.Prompt != nil {
+		if err := p.Prompt.Validate(); err != nil {
+			return err
+		}
 	}
 	if p.Served != nil {
 		return p.Served.Validate()

@@ -237,7 +237,13 @@ func (rt *Runtime) Start(ctx context.Context, actor Actor, id, message string) (
 // with the message, in the same append, as Submit appends them (plan mode
 // switched on, say, so that the first turn already plans).
 func (t *Thread) Start(ctx context.Context, message string, also ...Ingress) (Outcome, error) {
-	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: message})
+	return t.StartMessage(ctx, facts.UserMessage{Text: message}, also...)
+}
+
+// StartMessage is Start with the whole user message: one made from an MCP
+// server's prompt records which (facts.UserMessage.Prompt).
+func (t *Thread) StartMessage(ctx context.Context, m facts.UserMessage, also ...Ingress) (Outcome, error) {
+	d, err := facts.NewDraft(facts.KindUserMessage, "", m)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -302,7 +302,7 @@ type conn struct {
 	reviving sync.Mutex
 	listing  sync.Mutex
 	// mu guards session, proc, protocol, restarts, lastExit, current,
-	// stale, changed, err, closed and resources.
+	// stale, changed, err, closed, resources and prompts.
 	mu      sync.Mutex
 	session *sdk.ClientSession
 	proc    *process // a local server
@@ -323,6 +323,8 @@ type conn struct {
 	// resources: the server declared resources when it connected (see
 	// ReadResourceTool).
 	resources bool
+	// prompts: the server declared prompts (see Client.Prompts).
+	prompts bool
 }
 
 func (s *conn) fail(err error) {
@@ -424,6 +426,7 @@ func (s *conn) open(ctx context.Context) error {
 	if r := session.InitializeResult(); r != nil {
 		s.protocol = r.ProtocolVersion
 		s.resources = r.Capabilities != nil && r.Capabilities.Resources != nil
+		s.prompts = r.Capabilities != nil && r.Capabilities.Prompts != nil
 	}
 	s.mu.Unlock()
 	return nil

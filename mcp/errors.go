@@ -15,3 +15,17 @@ var (
 	// authorization server's, or a check of them).
 	ErrLogin = errors.New("mcp login")
 )
+
+// The errors of servers' prompts (Client.Prompts, Client.Prompt).
+var (
+	// ErrNoPrompts: the server named is not one of this thread's
+	// connected servers that declared prompts.
+	ErrNoPrompts = errors.New("no connected MCP server of that name offers prompts")
+	// ErrPromptArgs: a prompt's arguments are not those it declares
+	// (one unknown, a required one missing, too many, too long).
+	ErrPromptArgs = errors.New("prompt arguments")
+	// ErrPromptTooLarge: a prompt's text is over MaxPrompt.
+	ErrPromptTooLarge = errors.New("the prompt's text is too large")
+	// ErrPromptEmpty: a prompt's messages have no text.
+	ErrPromptEmpty = errors.New("the server's prompt has no text")
+)

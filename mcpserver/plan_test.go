@@ -105,6 +105,9 @@ func TestPlanTool(t *testing.T) {
 	require.Empty(t, why)
 	require.Equal(t, harness.StatusParked, v.Status)
 	require.Equal(t, "plan-2", v.Waits[0].RequestID)
+	ref := drive.Ref(v.Waits[0])
+	require.Contains(t, v.Answers[ref], `"approve": true} acts on the plan`, "how to answer a plan")
+	require.Contains(t, v.Answers[ref], `"text": "…"} asks for another`)
 
 	person := client(t, ws, mcpserver.ServerOptions{ClientApproves: true, Person: func(*sdk.CallToolRequest) string { return "bo" }})
 	why, v = person("plan", map[string]any{"thread": "t1", "on": false, "by": "mallory"})

@@ -99,8 +99,10 @@ func (s *server) promptRunTask(_ context.Context, req *sdk.GetPromptRequest) (*s
 }
 
 // promptThread reads the thread a prompt names: its state (with how to
-// answer each request) as an attachment.
-func (s *server) promptThread(ctx context.Context, name, id string) (ThreadView, *sdk.PromptMessage, error) {
+// answer each request) as an attachment. with, when not nil, reads more
+// of the thread in the same opening of the workspace, after its state
+// (so both are of one moment of the log).
+func (s *server) promptThread(ctx context.Context, name, id string, with func(*Opened, ThreadView) error) (ThreadView, *sdk.PromptMessage, error) {
 	if err := thread.ValidateID(id); err != nil {
 		return ThreadView{}, nil, invalidParams("prompt %s: thread: %v", name, err)
 	}
@@ -114,6 +116,11 @@ func (s *server) promptThread(ctx context.Context, name, id string) (ThreadView,
 		return ThreadView{}, nil, err
 	}
 	v := viewOf(o, st)
+	if with != nil {
+		if err := with(o, v); err != nil {
+			return v, nil, err
+		}
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return v, nil, err
@@ -127,7 +134,7 @@ func (s *server) promptReview(ctx context.Context, req *sdk.GetPromptRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	v, state, err := s.promptThread(ctx, PromptReview, args["thread"])
+	v, state, err := s.promptThread(ctx, PromptReview, args["thread"], nil)
 	if err != nil {
 		return nil, err
 	}
@@ -175,20 +182,15 @@ func (s *server) promptSummarise(ctx context.Context, req *sdk.GetPromptRequest)
 	if err != nil {
 		return nil, err
 	}
-	v, state, err := s.promptThread(ctx, PromptSummarise, args["thread"])
-	if err != nil {
-		return nil, err
-	}
-	o, _, err := s.openThread(ctx, ThreadURI(v.Thread), v.Thread)
-	if err != nil {
-		return nil, err
-	}
-	defer o.Close()
 	after := uint64(0)
-	if v.Head.Seq > summaryFacts {
-		after = v.Head.Seq - summaryFacts
-	}
-	page, err := factsPage(ctx, o, v.Thread, after, summaryFacts)
+	var page FactsPageView
+	v, state, err := s.promptThread(ctx, PromptSummarise, args["thread"], func(o *Opened, v ThreadView) error {
+		if v.Head.Seq > summaryFacts {
+			after = v.Head.Seq - summaryFacts
+		}
+		page, err = factsPage(ctx, o, v.Thread, after, summaryFacts)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -54,6 +54,13 @@ type Opened struct {
 	Drive drive.Options
 	// Close closes what Open opened.
 	Close func() error
+	// AnswerPending, when set, posts an approval that carries an
+	// "always" rule (drive.Reply.Always, and Project): the rule added to
+	// the thread's policy (and, for the project, kept in the person's
+	// own configuration) before the approval, as stock.Session.
+	// AnswerPending does. Nil: the workspace keeps no rules, and an
+	// answer with one is refused.
+	AnswerPending func(ctx context.Context, th *harness.Thread, p drive.Pending, r drive.Reply) (harness.Posted, error)
 }
 
 // ServerOptions configure NewServer.
@@ -85,6 +92,12 @@ type ServerOptions struct {
 // verify its log. Every thread runs under the workspace's approval policy
 // alone: the server approves nothing on its caller's behalf.
 func NewServer(ws Workspace, opts ServerOptions) *sdk.Server {
+	srv, _ := newServer(ws, opts)
+	return srv
+}
+
+// newServer is NewServer's server, and the state its handlers share.
+func newServer(ws Workspace, opts ServerOptions) (*sdk.Server, *server) {
 	version := opts.Version
 	if version == "" {
 		version = "dev"
@@ -136,7 +149,7 @@ func NewServer(ws Workspace, opts ServerOptions) *sdk.Server {
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.stop)
 	sdk.AddTool(srv, &sdk.Tool{Name: "replay", Description: "Tell a thread's record back (for each action its report, the runtime's own observation, the effect state and the check) and verify the log: the hash chain, and that every step was one the fold enabled.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.replay)
-	return srv
+	return srv, s
 }
 
 // servedVersions are the protocol revisions the server speaks: the SDK's,
@@ -182,11 +195,24 @@ type StartArgs struct {
 	Model  string `json:"model,omitempty" jsonschema:"the model: openai:MODEL, anthropic:MODEL or scripted:FILE (default: the workspace's)"`
 }
 
+// factsTool is how many facts the facts tool gives when no limit is
+// named.
+const factsTool = 200
+
+// FactsToolView is the facts tool's answer: a page of the facts resource
+// (FactsPageView), and whether there are more after it.
+type FactsToolView struct {
+	FactsPageView
+	// More says the page ended before the log: Next names the rest
+	// (the facts tool's after is the last fact's seq).
+	More bool `json:"more,omitempty"`
+}
+
 // FactsArgs are the facts tool's.
 type FactsArgs struct {
 	Thread string `json:"thread" jsonschema:"the thread's id"`
 	After  uint64 `json:"after,omitempty" jsonschema:"only the facts after this seq"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many facts (default 200)"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many facts (default 200, at most 500); a page is also bounded to about 1 MiB of JSON"`
 }
 
 // AnswerArgs are the answer tool's.
@@ -197,6 +223,8 @@ type AnswerArgs struct {
 	Approve drive.YesNo `json:"approve,omitempty" jsonschema:"for a confirmation: true approves the call, false denies it; for a plan: true acts on it"`
 	Digest  string      `json:"digest,omitempty" jsonschema:"for a confirmation: the digest of the exact call, as view shows it; an approval of anything else is refused"`
 	Reason  string      `json:"reason,omitempty" jsonschema:"why (recorded with the answer)"`
+	Always  string      `json:"always,omitempty" jsonschema:"with approve true: also approve from now on what this rule matches in this thread (a pattern, as view offers it: run_command:go test *, write_file:PATH)"`
+	Project bool        `json:"project,omitempty" jsonschema:"with always: keep the rule for this project too (in the person's own configuration, never in the workspace), for later threads here"`
 	// A question's answer.
 	Text string `json:"text,omitempty" jsonschema:"for a question: the answer; for a plan: what to plan instead (asks for another plan)"`
 	// An MCP server's question (its request shows elicit).
@@ -283,7 +311,11 @@ func (s *server) open(ctx context.Context, req OpenRequest, ss *sdk.ServerSessio
 		return nil, err
 	}
 	o.Drive.Ask = nil // nobody is at a prompt here
-	if o.Runtime != nil && (ss != nil || s.watch.watching()) {
+	// Every opening's appends are told to the watcher, subscribed to or
+	// not: a client may subscribe while a request runs, and is then told
+	// of what the request appends after (appended is a look at a map
+	// when nobody is subscribed).
+	if o.Runtime != nil {
 		tell := func(f facts.Fact, err error) {
 			if err == nil {
 				s.watch.appended(f.Thread, f.Seq)
@@ -419,26 +451,19 @@ func (s *server) facts(ctx context.Context, _ *sdk.CallToolRequest, a FactsArgs)
 	}
 	defer o.Close()
 	limit := a.Limit
-	if limit <= 0 {
-		limit = 200
+	if limit <= 0 || limit > FactsPage {
+		limit = FactsPage
 	}
-	var out []facts.Fact
-	more := false
-	for f, err := range o.Runtime.Store.Read(ctx, a.Thread, a.After+1) {
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(out) == limit {
-			more = true
-			break
-		}
-		out = append(out, f)
+	if a.Limit <= 0 {
+		limit = factsTool
 	}
-	raw, err := json.Marshal(struct {
-		Thread string       `json:"thread"`
-		Facts  []facts.Fact `json:"facts"`
-		More   bool         `json:"more,omitempty"`
-	}{a.Thread, out, more})
+	// One page as the facts resource gives it: at most limit facts and
+	// about FactsBytes of JSON (a log of huge facts is not one answer).
+	page, err := factsPage(ctx, o, a.Thread, a.After, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := json.Marshal(FactsToolView{FactsPageView: page, More: page.Next != ""})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -477,7 +502,13 @@ func (s *server) answer(ctx context.Context, req *sdk.CallToolRequest, a AnswerA
 	if err != nil {
 		return nil, nil, err
 	}
-	ans, err := drive.Answer(ctx, th, reply)
+	post := drive.AnswerPending
+	if reply.Always != "" {
+		if post, err = alwaysPost(o, st); err != nil {
+			return nil, nil, err
+		}
+	}
+	ans, err := drive.AnswerThrough(ctx, th, reply, post)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -521,6 +552,17 @@ func (s *server) reply(thread string, p drive.Pending, a AnswerArgs, by string) 
 			return r, fmt.Errorf("%w: this server was not told that its client's answers are a person's, so it cannot approve %s %s; a person approves it %s (then resume it here), or it is denied here", ErrPersonOnly, p.Tool, p.Args, how)
 		}
 		r.Approved, r.Digest = a.Approve == drive.Yes, a.Digest
+		switch {
+		case a.Project && a.Always == "":
+			return r, fmt.Errorf("%s: a rule for the project names its rule (always)", p.RequestID)
+		case a.Always != "" && !r.Approved:
+			return r, fmt.Errorf("%s: a rule (always) comes with an approval (approve true)", p.RequestID)
+		case a.Always != "":
+			if _, err := drive.ParsePattern(a.Always); err != nil {
+				return r, fmt.Errorf("%s: always: %w", p.RequestID, err)
+			}
+			r.Always, r.Project = a.Always, a.Project
+		}
 	case fold.WaitQuestion:
 		if p.Elicit != nil {
 			r.Elicit, r.Fields = facts.ElicitAction(a.Elicit), a.Fields
@@ -580,6 +622,23 @@ func (s *server) reply(thread string, p drive.Pending, a AnswerArgs, by string) 
 		return r, fmt.Errorf("%s: a %s cannot be answered here", p.RequestID, p.Kind)
 	}
 	return r, nil
+}
+
+// alwaysPost is how an approval with an "always" rule is posted in the
+// workspace o opened (Opened.AnswerPending), for a thread in state st: a
+// rule for the project only for a thread of this workspace (the rule is
+// kept for the workspace o opened, and must not come from a thread that
+// works elsewhere).
+func alwaysPost(o *Opened, st drive.State) (func(context.Context, *harness.Thread, drive.Pending, drive.Reply) (harness.Posted, error), error) {
+	if o.AnswerPending == nil {
+		return nil, ErrNoRules
+	}
+	return func(ctx context.Context, th *harness.Thread, p drive.Pending, r drive.Reply) (harness.Posted, error) {
+		if r.Project && st.Workspace != "" && st.Workspace != o.Runtime.Config.Workspace {
+			return harness.Posted{}, fmt.Errorf("thread %s works in %s, not in this server's workspace (%s): %w", th.ID(), st.Workspace, o.Runtime.Config.Workspace, ErrNotHere)
+		}
+		return o.AnswerPending(ctx, th, p, r)
+	}, nil
 }
 
 // session is the session a call came in on, or nil.
@@ -696,6 +755,13 @@ func viewOf(o *Opened, st drive.State) ThreadView {
 		switch w.Kind {
 		case fold.WaitConfirmation:
 			how = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "approve": true|false, "digest": %q}`, st.Thread, ref, w.Digest)
+			if o.AnswerPending != nil {
+				// The rule a person is offered for it, as the prompt and
+				// the page offer it (a command's prefix; the exact call
+				// otherwise): theirs to take, edit or leave.
+				rule := drive.ProjectAlways(o.Runtime.Config.Workspace, w.Tool, w.Args).String()
+				how += fmt.Sprintf(`; a person's approval may add "always": %q (approves what it matches in this thread from now on) and "project": true (for later threads in this project too)`, rule)
+			}
 		case fold.WaitQuestion:
 			how = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "text": "…"}`, st.Thread, ref)
 			if w.Elicit != nil {
@@ -710,6 +776,8 @@ func viewOf(o *Opened, st drive.State) ThreadView {
 				root = st.Thread
 			}
 			how = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "usd": …, "tokens": …, "turns": …} (a raise of the tree's budget, on its root)`, root, ref)
+		case fold.WaitPlan:
+			how = fmt.Sprintf(`answer {"thread": %q, "request_id": %q, "approve": true} acts on the plan (a person's word); answer {"thread": %q, "request_id": %q, "text": "…"} asks for another`, st.Thread, ref, st.Thread, ref)
 		default:
 			continue
 		}

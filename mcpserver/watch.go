@@ -129,13 +129,6 @@ func (w *watcher) appended(id string, seq uint64) {
 	w.notify(uris)
 }
 
-// watching reports whether anyone is subscribed.
-func (w *watcher) watching() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.subs) > 0
-}
-
 // urisOf are the subscribed URIs of thread id. w.mu is held.
 func (w *watcher) urisOf(id string) []string {
 	var uris []string

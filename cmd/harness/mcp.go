@@ -38,7 +38,7 @@ action like any other: requested before it runs, confirmed by the same policy
 (--allow 'mcp__fs__*', --approve all; by default a person is asked), its result
 kept, a local server run in the sandbox with the workspace observed.`,
 	}
-	cmd.AddCommand(a.mcpListCmd(), a.mcpServeCmd(), a.mcpLoginCmd(), a.mcpLogoutCmd())
+	cmd.AddCommand(a.mcpListCmd(), a.mcpPromptsCmd(), a.mcpServeCmd(), a.mcpLoginCmd(), a.mcpLogoutCmd())
 	return cmd
 }
 
@@ -352,5 +352,5 @@ func (w *mcpWorkspace) Open(ctx context.Context, req mcpserver.OpenRequest) (*mc
 		s.Close()
 		return nil, err
 	}
-	return &mcpserver.Opened{Runtime: d.rt, Actor: s.Stock.Actor, Drive: d.options(), Close: s.Close}, nil
+	return &mcpserver.Opened{Runtime: d.rt, Actor: s.Stock.Actor, Drive: d.options(), Close: s.Close, AnswerPending: s.AnswerPending}, nil
 }

@@ -88,6 +88,15 @@ func mcpTestServer() int {
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out.String()}}}, nil, nil
 			})
 	}
+	if slices.Contains(os.Args[1:], "prompts") {
+		// mcptestserver prompts: a prompt review (a file to review; its
+		// text has a terminal escape in it) for a person to start with.
+		srv.AddPrompt(&sdk.Prompt{Name: "review", Description: "Review a file\x1b[2J", Arguments: []*sdk.PromptArgument{{Name: "file", Required: true}}},
+			func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+				return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user",
+					Content: &sdk.TextContent{Text: "Review " + req.Params.Arguments["file"] + " \x1b]0;owned\x07for bugs."}}}}, nil
+			})
+	}
 	if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -59,6 +59,8 @@ type driveFlags struct {
 	// loaded is the model the --model flag names, once loadModel has
 	// loaded it; model is then its spec as recorded.
 	loaded model.Model
+	// mcpPrompt is run's --mcp-prompt (mcp_prompts.go).
+	mcpPrompt mcpPromptFlags
 }
 
 // boundsHelp says how far one command drives a thread.
@@ -394,9 +396,12 @@ thread records it (host:directory), and every later command acts there.`,
   harness run --model openai:gpt-4o-mini --approve writes --deny 'write_file:.github/*' "Fix the tests"
   git diff | harness run --model anthropic:claude-sonnet-4-5 -
   harness run --detach --store nats://localhost:4222 "Fix the tests"   # for the workers`,
-		Args: args(1, -1, "a PROMPT"),
+		Args: func(cmd *cobra.Command, args []string) error { return f.mcpPrompt.positional(cmd, args) },
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if f.mcpPrompt.spec != "" && (detach || serving) {
+				return usageError("--mcp-prompt starts a thread here: not with --detach or --serve")
+			}
 			if detach {
 				// For the workers: record the prompt, run nothing.
 				if err := detachRefuses(&f); err != nil {
@@ -419,7 +424,10 @@ thread records it (host:directory), and every later command acts there.`,
 					return err
 				}
 			}
-			prompt, err := a.readPrompt(args)
+			prompt, err := "", error(nil)
+			if f.mcpPrompt.spec == "" {
+				prompt, err = a.readPrompt(args)
+			}
 			if err != nil {
 				return err
 			}
@@ -452,6 +460,9 @@ thread records it (host:directory), and every later command acts there.`,
 			if err := a.runModel(s, &f); err != nil {
 				return err
 			}
+			if err := a.mcpPromptMessage(ctx, s, &f.mcpPrompt); err != nil {
+				return err
+			}
 			if err := a.autoServe(ctx, p, s.Settings(), true); err != nil {
 				return err
 			}
@@ -469,6 +480,7 @@ thread records it (host:directory), and every later command acts there.`,
 	cmd.Flags().BoolVar(&detach, "detach", false, "start the thread for the workers (harness worker) and run nothing, as harness submit does (its --approve, --allow and --deny are recorded as the thread's policy)")
 	cmd.Flags().BoolVar(&serving, "serve", false, "serve the workspace's store while the thread runs, and after, until interrupted, as harness serve does: the page answers what the thread waits for")
 	sf.add(cmd)
+	f.mcpPrompt.add(cmd)
 	return cmd
 }
 
@@ -526,14 +538,14 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 	}
 	if id != "" {
 		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, workspace)
-		out, err = d.th.Start(d.watching(ctx), prompt, also...)
+		out, err = d.th.StartMessage(d.watching(ctx), f.mcpPrompt.message(prompt), also...)
 		d.live.stop()
 		if errors.Is(err, harness.ErrThreadExists) {
 			return nil, exists() // another process (on a shared store) started it first
 		}
 	} else {
 		var th *harness.Thread
-		th, out, err = drive.StartNext(d.watching(ctx), d.rt, s.Stock.Actor, prompt, func(next, taken string) {
+		th, out, err = drive.StartNextMessage(d.watching(ctx), d.rt, s.Stock.Actor, f.mcpPrompt.message(prompt), func(next, taken string) {
 			if taken != "" {
 				a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
 			}
