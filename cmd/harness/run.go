@@ -515,15 +515,12 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		}
 	}
 	if d.th != nil && d.id != "" && (err == nil || errors.Is(err, harness.ErrDefect) || ctx.Err() != nil) {
-		// The policy the thread starts with is its own, recorded: later
-		// commands apply it. The default (ask, no rule) is what a thread
-		// without one has.
-		if pol, ok, perr := a.startingPolicy(s, f); perr != nil {
+		// The policy the thread starts with is its own, recorded.
+		perr := s.RecordStartingPolicy(context.WithoutCancel(ctx), d.th, a.whoami(), f.policyGiven())
+		if errors.Is(perr, stock.ErrBadSettings) {
+			return d.th, asUsage(perr)
+		} else if perr != nil {
 			return d.th, perr
-		} else if ok {
-			if _, perr := drive.SetPolicy(context.WithoutCancel(ctx), d.th, pol); perr != nil {
-				return d.th, perr
-			}
 		}
 	}
 	if err != nil && !errors.Is(err, harness.ErrDefect) {
