@@ -168,8 +168,10 @@ func ParseRaise(s string) (facts.Spend, error) {
 // root: a raise of its bounds, in money, tokens and model turns
 // (RaiseBudget) — and, for tokens added to a
 // budget in dollars alone (which cannot count a model with no price), a
-// bound in tokens set beside it (SetBudget) at what the tree spent plus
-// the tokens, the dollars raised with it. A raise never adds a bound in
+// bound in tokens set beside it (budget.set) at what the tree spent plus
+// the tokens, the dollars raised with it, and the turns raised beside
+// that (budget.raised) in the same append: a crash leaves both facts or
+// neither, so a retry never adds twice. A raise never adds a bound in
 // dollars that was not there: that would narrow what the person widened.
 func GrowBudget(ctx context.Context, th *harness.Thread, add facts.Spend, by string) (harness.Posted, error) {
 	st, err := Inspect(ctx, th)
@@ -187,10 +189,20 @@ func GrowBudget(ctx context.Context, th *harness.Thread, add facts.Spend, by str
 	if limit.Tokens < add.Tokens { // wrapped
 		limit.Tokens = math.MaxInt64
 	}
-	p, err := SetBudget(ctx, th, limit, by, "raise")
-	if err != nil || add.Turns == 0 {
-		return p, err
+	set, err := facts.NewDraft(facts.KindBudgetSet, "", facts.BudgetSet{Limit: limit, By: by, Source: "raise"})
+	if err != nil {
+		return harness.Posted{}, fmt.Errorf("%w: %w", ErrBadReply, err)
+	}
+	// The keys are those SetBudget and RaiseBudget derive, both from the
+	// head the person saw.
+	seq := strconv.FormatUint(st.Head.Seq, 10)
+	if add.Turns == 0 {
+		return th.Post(ctx, set, "budget-"+seq)
 	}
 	// A set carries no turns: they are raised beside it.
-	return RaiseBudget(ctx, th, facts.Spend{Turns: add.Turns}, by)
+	turns, err := facts.NewDraft(facts.KindBudgetRaised, "", facts.BudgetRaised{Add: facts.Spend{Turns: add.Turns}, By: by})
+	if err != nil {
+		return harness.Posted{}, fmt.Errorf("%w: %w", ErrBadReply, err)
+	}
+	return th.Post(ctx, set, "budget-"+seq, harness.Ingress{Draft: turns, Key: "raise-" + seq})
 }

@@ -41,6 +41,14 @@ func sortedOnce(names []string) []string {
 	return slices.Compact(out)
 }
 
+// SystemPromptOverride is the override that names a system prompt
+// offered in place of the original's (Options.Overrides): its SHA-256
+// digest, so that the key tells two prompts apart without recording them.
+func SystemPromptOverride(prompt []byte) string {
+	sum := sha256.Sum256(prompt)
+	return "system_prompt=sha256:" + hex.EncodeToString(sum[:])
+}
+
 // KeyOf is the key of the rerun o describes (Key of its model spec, all
 // its overrides and whether it goes on live).
 func KeyOf(o Options) string { return Key(o.Model, o.overrides(), o.Live) }

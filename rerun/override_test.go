@@ -159,3 +159,15 @@ func TestRerunWithFewerTools(t *testing.T) {
 	swapped.Tools = []string{"read_file", "write_file", "read_file"}
 	require.Equal(t, rerun.KeyOf(only), rerun.KeyOf(swapped))
 }
+
+// A system prompt override is named by the prompt's digest: the same
+// prompt is one key, another prompt another.
+func TestSystemPromptOverride(t *testing.T) {
+	a := rerun.SystemPromptOverride([]byte("a"))
+	require.Equal(t, "system_prompt=sha256:ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb", a)
+	require.Equal(t, a, rerun.SystemPromptOverride([]byte("a")))
+	require.NotEqual(t, a, rerun.SystemPromptOverride([]byte("b")))
+	ka := rerun.KeyOf(rerun.Options{Model: "scripted:x", Overrides: []string{a}})
+	kb := rerun.KeyOf(rerun.Options{Model: "scripted:x", Overrides: []string{rerun.SystemPromptOverride([]byte("b"))}})
+	require.NotEqual(t, ka, kb)
+}

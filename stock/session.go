@@ -693,6 +693,21 @@ func Models(fallback string, opts ...model.Option) func(recorded string) (model.
 	}
 }
 
+// RecordStartingPolicy records on th, a thread the session started, the
+// policy it starts with (Policy(by)) as its own (policy.set): later
+// commands apply it. Nothing is recorded when there is none to record and
+// given is false (the command named no rule): the default (ask, no rule)
+// is what a thread without one has. A rule that does not parse wraps
+// ErrBadSettings.
+func (s *Session) RecordStartingPolicy(ctx context.Context, th *harness.Thread, by string, given bool) error {
+	pol, ok, err := s.Policy(by)
+	if err != nil || !(ok || given) {
+		return err
+	}
+	_, err = drive.SetPolicy(ctx, th, pol)
+	return err
+}
+
 // AmendPolicy records on the thread th its approval policy with layer
 // over it (see Amend), set by by: the policy the thread records, or, for
 // a thread that records none, the one the session's settings give (which

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -984,55 +983,10 @@ func (s Settings) check() error {
 	if err := s.MCPServers.Validate(); err != nil {
 		return fmt.Errorf("mcpServers: %w", err)
 	}
-	switch s.Worktrees {
-	case "", facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff:
-	default:
-		return fmt.Errorf("worktrees %q: want %s, %s or %s", s.Worktrees, facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff)
-	}
-	switch s.WorktreeMerge {
-	case "", facts.WorktreeMergeAsk, facts.WorktreeMergeBranch:
-	default:
-		return fmt.Errorf("worktree_merge %q: want %s or %s", s.WorktreeMerge, facts.WorktreeMergeAsk, facts.WorktreeMergeBranch)
-	}
-	if s.MaxCost != nil && (math.IsNaN(*s.MaxCost) || math.IsInf(*s.MaxCost, 0) || *s.MaxCost < 0) {
-		return fmt.Errorf("max_cost %v: want US dollars ≥ 0, or 0 for no budget", *s.MaxCost)
-	}
-	if s.MaxTokens != nil && *s.MaxTokens < 0 {
-		return fmt.Errorf("max_tokens %d: want a number of tokens ≥ 0, or 0 for no budget", *s.MaxTokens)
-	}
-	if s.LoopGuard != nil && *s.LoopGuard < 0 {
-		return fmt.Errorf("loop_guard %d: want a number of calls, or 0 for no guard", *s.LoopGuard)
-	}
-	for name, p := range s.Prices {
-		if p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 {
-			return fmt.Errorf("prices %q: a price below 0", name)
+	for _, c := range keyChecks {
+		if err := c.check(s, c.key); err != nil {
+			return err
 		}
-	}
-	if err := sandbox.CheckAllow(s.NetworkAllow); err != nil {
-		return fmt.Errorf("network_allow: %w", err)
-	}
-	if _, err := sandbox.ParseMode(s.Sandbox); err != nil && s.Sandbox != "" {
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	switch s.Approve {
-	case "", "ask", "writes", "all":
-	default:
-		return fmt.Errorf("approve %q: want ask, writes or all", s.Approve)
-	}
-	if s.MaxTurns != nil && *s.MaxTurns < 0 {
-		return fmt.Errorf("max_turns %d: want a number of model turns, or 0 for no bound", *s.MaxTurns)
-	}
-	if s.MaxSteps != nil && *s.MaxSteps < 1 {
-		return fmt.Errorf("max_steps %d: want a number of steps, at least 1", *s.MaxSteps)
-	}
-	if s.ContextWindow != nil && *s.ContextWindow < 0 {
-		return fmt.Errorf("context_window %d: want the model's context window in tokens, or 0 for not known", *s.ContextWindow)
-	}
-	if s.InstructionsMaxBytes != nil && *s.InstructionsMaxBytes < 1 {
-		return fmt.Errorf("instructions_max_bytes %d: want a number of bytes, at least 1", *s.InstructionsMaxBytes)
-	}
-	if s.MaxOutputTokens != nil && *s.MaxOutputTokens < 0 {
-		return fmt.Errorf("max_output_tokens %d: want a number of tokens, or 0 for the provider's default", *s.MaxOutputTokens)
 	}
 	return nil
 }

@@ -228,6 +228,10 @@ func (w *Worker) Interrupt() {
 // ErrRunning: Run of a worker that has run already.
 var ErrRunning = errors.New("worker: Run is called once")
 
+// ErrNotShared: OnSession of a session whose store is not one the
+// workers share.
+var ErrNotShared = errors.New("not a store the workers share (a NATS store)")
+
 // Run takes jobs and drives their threads, up to Options.Concurrency at
 // once, until ctx is done; then it drains and returns. Draining, the
 // worker takes no more jobs (those on their way are given back at once),

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -43,24 +43,19 @@ func alias(fl *pflag.FlagSet, names map[string]string) {
 	})
 }
 
-// layer adds the budget flags given to a layer of settings.
-func (f *budgetFlags) layer(fs *pflag.FlagSet, s *stock.Settings, set []string) ([]string, error) {
+// layer adds the budget flags given to a layer of settings (checked
+// with the rest: stock.CheckedFlags).
+func (f *budgetFlags) layer(fs *pflag.FlagSet, s *stock.Settings, set []string) []string {
 	if fs == nil {
-		return set, nil
+		return set
 	}
 	if fs.Changed("max-cost") {
-		if math.IsNaN(f.cost) || math.IsInf(f.cost, 0) || f.cost < 0 {
-			return set, usageError("--max-cost %v: want US dollars ≥ 0, or 0 for no budget", f.cost)
-		}
 		s.MaxCost, set = &f.cost, append(set, "max_cost")
 	}
 	if fs.Changed("max-tokens") {
-		if f.tokens < 0 {
-			return set, usageError("--max-tokens %d: want a number of tokens ≥ 0, or 0 for no budget", f.tokens)
-		}
 		s.MaxTokens, set = &f.tokens, append(set, "max_tokens")
 	}
-	return set, nil
+	return set
 }
 
 // given reports whether a budget flag was given.
@@ -82,57 +77,35 @@ func (a *app) startingBudget(s *session) ([]harness.Ingress, error) {
 // a command that drives a thread that exists: a person's word, which may
 // raise it. The bound a flag leaves out stays as recorded.
 func (d *driver) setBudget(ctx context.Context, f *driveFlags) error {
-	if err := d.raiseTurns(ctx, f); err != nil {
-		return err
+	if f.changed("max-turns") {
+		// --max-turns raises the bound the thread records (drive.RaiseTurnsTo).
+		if _, err := drive.RaiseTurnsTo(ctx, d.th, f.maxTurns, d.a.whoami()); errors.Is(err, drive.ErrTurnsLowered) {
+			return usageError("--max-turns %d: %v", f.maxTurns, err)
+		} else if err != nil {
+			return err
+		}
 	}
 	if !f.budget.given(f.fs) {
 		return nil
 	}
-	st, err := drive.Inspect(ctx, d.th)
-	if err != nil {
-		return err
+	_, err := drive.SetBounds(ctx, d.th, f.budget.bounds(f.fs, "max-cost", "max-tokens"), d.a.whoami(), "flag", true)
+	if errors.Is(err, harness.ErrNotRoot) {
+		return usageError("--max-cost, --max-tokens: %v", err)
 	}
-	if st.Parent != "" {
-		return usageError("--max-cost, --max-tokens: thread %s is a child; its budget is its tree's, set on %s", d.id, st.Root)
-	}
-	limit := facts.Spend{}
-	if st.Budget != nil {
-		limit = st.Budget.Limit
-	}
-	if f.fs.Changed("max-cost") {
-		limit.USD = f.budget.cost
-	}
-	if f.fs.Changed("max-tokens") {
-		limit.Tokens = f.budget.tokens
-	}
-	if st.Budget != nil && st.Budget.Limit == limit {
-		return nil
-	}
-	_, err = drive.SetBudget(ctx, d.th, limit, d.a.whoami(), "flag")
 	return err
 }
 
-// raiseTurns makes --max-turns, on a command that drives a root thread
-// that records its bound in turns, a raise of that bound to it (a
-// person's word, budget.raised): the log's bound, not a process's flag,
-// is what every reader sees. It cannot lower or remove the bound.
-func (d *driver) raiseTurns(ctx context.Context, f *driveFlags) error {
-	if f.fs == nil || !f.fs.Changed("max-turns") {
-		return nil
+// bounds are the bounds in money and tokens of the flags named cost and
+// tokens given in fs.
+func (f *budgetFlags) bounds(fs *pflag.FlagSet, cost, tokens string) drive.Bounds {
+	var b drive.Bounds
+	if fs.Changed(cost) {
+		b.USD = &f.cost
 	}
-	st, err := drive.Inspect(ctx, d.th)
-	if err != nil {
-		return err
+	if fs.Changed(tokens) {
+		b.Tokens = &f.tokens
 	}
-	b := st.View.Budget
-	if b == nil || !b.TurnsWait || b.MaxTurns == 0 || f.maxTurns == b.MaxTurns {
-		return nil // a log from before, a child, or no bound: the flag is the configuration's
-	}
-	if f.maxTurns == 0 || f.maxTurns < b.MaxTurns {
-		return usageError("--max-turns %d: thread %s records its bound of %d model turns, which a resume may raise but not lower or remove", f.maxTurns, d.id, b.MaxTurns)
-	}
-	_, err = drive.RaiseBudget(ctx, d.th, facts.Spend{Turns: int64(f.maxTurns - b.MaxTurns)}, d.a.whoami())
-	return err
+	return b
 }
 
 // budgetCmd shows, raises or sets the budget of a thread's tree.
@@ -210,21 +183,7 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 			if verb == "raise" {
 				p, err = drive.GrowBudget(ctx, dr.th, amount, a.whoami())
 			} else {
-				st, ierr := drive.Inspect(ctx, dr.th)
-				if ierr != nil {
-					return ierr
-				}
-				limit := facts.Spend{}
-				if st.Budget != nil {
-					limit = st.Budget.Limit
-				}
-				if cmd.Flags().Changed("cost") {
-					limit.USD = b.cost
-				}
-				if cmd.Flags().Changed("tokens") {
-					limit.Tokens = b.tokens
-				}
-				p, err = drive.SetBudget(ctx, dr.th, limit, a.whoami(), "budget set")
+				p, err = drive.SetBounds(ctx, dr.th, b.bounds(cmd.Flags(), "cost", "tokens"), a.whoami(), "budget set", false)
 			}
 			if err != nil {
 				return refused(err, root, facts.KindBudgetRaised)

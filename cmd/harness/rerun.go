@@ -3,8 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -316,8 +314,7 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 			return asUsage(fmt.Errorf("--system-prompt-file: %w", err))
 		}
 		so.Harness = append(so.Harness, func(c *harness.Config) { c.SystemPrompt = string(b) })
-		sum := sha256.Sum256(b)
-		overrides = append(overrides, "system_prompt=sha256:"+hex.EncodeToString(sum[:]))
+		overrides = append(overrides, rerun.SystemPromptOverride(b))
 	}
 	cwd, _ := os.Getwd()
 	p, err := a.place()
@@ -465,7 +462,7 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 func (a *app) resumeRerun(ctx context.Context, s *session, id string, f *driveFlags) (bool, error) {
 	link, from, err := rerun.Link(ctx, s.Store, id)
 	if err != nil || link == nil {
-		return false, nil
+		return false, err
 	}
 	if f.changed("model") {
 		return true, usageError("resume %s: a rerun of %s goes on on the model it records (%s); to rerun on another, run harness rerun %s --model SPEC", id, from, present.EscapeLine(link.Model), from)

@@ -21,7 +21,6 @@ import (
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/sandbox"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tools"
 )
@@ -123,8 +122,8 @@ func (f *driveFlags) modelOptions() []model.Option {
 // changed reports whether the flag name was given.
 func (f *driveFlags) changed(name string) bool { return f.fs != nil && f.fs.Changed(name) }
 
-// layer is the flags as a layer of settings (stock.FlagSource): the keys
-// of the flags given. A flag value that cannot work is a usage error.
+// layer is the flags as a layer of settings (stock.CheckedFlags): the
+// keys of the flags given. A flag value that cannot work is a usage error.
 func (f *driveFlags) layer() (stock.SettingsSource, error) {
 	var s stock.Settings
 	var set []string
@@ -141,65 +140,36 @@ func (f *driveFlags) layer() (stock.SettingsSource, error) {
 		s.Deny, set = f.deny, append(set, "deny")
 	}
 	if f.changed("max-turns") {
-		if f.maxTurns < 0 {
-			return stock.SettingsSource{}, usageError("--max-turns %d: want a number of model turns, or 0 for no bound", f.maxTurns)
-		}
 		s.MaxTurns, set = &f.maxTurns, append(set, "max_turns")
 	}
 	if f.changed("max-steps") {
-		if f.maxSteps < 1 {
-			return stock.SettingsSource{}, usageError("--max-steps %d: want a number of steps, at least 1", f.maxSteps)
-		}
 		s.MaxSteps, set = &f.maxSteps, append(set, "max_steps")
 	}
 	if f.changed("context-window") {
-		if f.window < 0 {
-			return stock.SettingsSource{}, usageError("--context-window %d: want the model's context window in tokens, or 0 for not known", f.window)
-		}
 		s.ContextWindow, set = &f.window, append(set, "context_window")
 	}
 	if f.sandbox != "" {
-		if _, err := sandbox.ParseMode(f.sandbox); err != nil {
-			return stock.SettingsSource{}, usageError("--sandbox: %v", err)
-		}
 		s.Sandbox, set = f.sandbox, append(set, "sandbox")
 	}
 	if f.network || f.changed("network") {
 		s.Network, set = f.network, append(set, "network")
 	}
 	if f.changed("network-allow") {
-		if err := sandbox.CheckAllow(f.networkAllow); err != nil {
-			return stock.SettingsSource{}, usageError("--network-allow: %v", err)
-		}
 		s.NetworkAllow, set = f.networkAllow, append(set, "network_allow")
 	}
 	if f.worktrees != "" {
-		switch f.worktrees {
-		case facts.WorktreesParallel, facts.WorktreesAlways, facts.WorktreesOff:
-		default:
-			return stock.SettingsSource{}, usageError("--worktrees %q: want parallel, always or off", f.worktrees)
-		}
 		s.Worktrees, set = f.worktrees, append(set, "worktrees")
 	}
 	if f.worktreeMerge != "" {
-		switch f.worktreeMerge {
-		case facts.WorktreeMergeAsk, facts.WorktreeMergeBranch:
-		default:
-			return stock.SettingsSource{}, usageError("--worktree-merge %q: want ask or branch", f.worktreeMerge)
-		}
 		s.WorktreeMerge, set = f.worktreeMerge, append(set, "worktree_merge")
 	}
 	if f.changed("max-output-tokens") {
-		if f.maxOutput < 0 {
-			return stock.SettingsSource{}, usageError("--max-output-tokens %d: want a number of tokens, or 0 for the provider's default", f.maxOutput)
-		}
 		s.MaxOutputTokens, set = &f.maxOutput, append(set, "max_output_tokens")
 	}
-	set, err := f.budget.layer(f.fs, &s, set)
-	if err != nil {
-		return stock.SettingsSource{}, err
-	}
-	return stock.FlagSource(s, set...), nil
+	set = f.budget.layer(f.fs, &s, set)
+	// Each value is checked as a settings file's is, naming its flag.
+	src, err := stock.CheckedFlags(s, set...)
+	return src, asUsage(err)
 }
 
 // maxOutputSchema bounds the size of an --output-schema file.
@@ -557,15 +527,12 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		}
 	}
 	if d.th != nil && d.id != "" && (err == nil || errors.Is(err, harness.ErrDefect) || ctx.Err() != nil) {
-		// The policy the thread starts with is its own, recorded: later
-		// commands apply it. The default (ask, no rule) is what a thread
-		// without one has.
-		if pol, ok, perr := a.startingPolicy(s, f); perr != nil {
+		// The policy the thread starts with is its own, recorded.
+		perr := s.RecordStartingPolicy(context.WithoutCancel(ctx), d.th, a.whoami(), f.policyGiven())
+		if errors.Is(perr, stock.ErrBadSettings) {
+			return d.th, asUsage(perr)
+		} else if perr != nil {
 			return d.th, perr
-		} else if ok {
-			if _, perr := drive.SetPolicy(context.WithoutCancel(ctx), d.th, pol); perr != nil {
-				return d.th, perr
-			}
 		}
 	}
 	if err != nil && !errors.Is(err, harness.ErrDefect) {

@@ -145,26 +145,10 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	if err := a.openStore(ctx, s); err != nil {
 		return err
 	}
-	ns, ok := s.Store.(*natsstore.Store)
-	if !ok {
-		return fmt.Errorf("worker: the store of %s is no NATS store", p.Where())
-	}
-	work, err := ns.Work(ctx)
-	if err != nil {
-		return err
-	}
-	w, err := worker.New(worker.Options{
-		Store: s.Store,
-		Queue: worker.FromWork(work),
-		Actor: s.Stock.Actor,
-		Runtime: func(string) (*harness.Runtime, func(), error) {
-			return s.Runtime()
-		},
-		LoadModel: workerModels(spec),
-		Approval:  s.Approval,
-		// A thread's own policy, with this worker's flags on it, as a
-		// resume with them records it (see setPolicy).
-		AmendPolicy: stock.Amender(flags), // the flags were checked above
+	// A thread's own policy, with this worker's flags on it, as a resume
+	// with them records it (see setPolicy): the flags were checked above.
+	w, ns, err := worker.OnSession(ctx, s.Session, flags, worker.Options{
+		LoadModel:   workerModels(spec),
 		Concurrency: concurrency,
 		Drain:       drain,
 		Log:         a.workerEvent,

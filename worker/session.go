@@ -1,0 +1,34 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/thread/natsstore"
+)
+
+// OnSession is a worker that drives the threads of the session s, whose
+// open store is a NATS store the workers share (ErrNotShared otherwise),
+// and that store: the queue is its work stream, and each thread is
+// folded and driven with the session's actor, runtimes and approval.
+// flags, the worker's own command line, amend each thread's policy as a
+// resume with them records it (stock.Amender). o gives the rest
+// (LoadModel, Concurrency, Drain, Log, ...); its Store, Queue, Actor,
+// Runtime, Approval and AmendPolicy are the session's.
+func OnSession(ctx context.Context, s *stock.Session, flags stock.SettingsSource, o Options) (*Worker, *natsstore.Store, error) {
+	ns, ok := s.Store.(*natsstore.Store)
+	if !ok {
+		return nil, nil, fmt.Errorf("worker: the store of %s is %w", s.Place.Where(), ErrNotShared)
+	}
+	work, err := ns.Work(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	o.Store, o.Queue, o.Actor = s.Store, FromWork(work), s.Stock.Actor
+	o.Runtime = func(string) (*harness.Runtime, func(), error) { return s.Runtime() }
+	o.Approval, o.AmendPolicy = s.Approval, stock.Amender(flags)
+	w, err := New(o)
+	return w, ns, err
+}
