@@ -12,6 +12,7 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/safegit"
 )
 
@@ -161,8 +162,8 @@ func (t *demoText) Workers(ws []demo.Worker) {
 }
 
 func (t *demoText) Verified(audit audit.Audit, err error) {
-	t.a.printAudit(audit)
-	if verr := t.a.printVerified(audit.Thread, audit, err); verr != nil {
+	tell.Audit(t.a.stdout, audit, t.a.paint)
+	if !tell.Verified(t.a.stdout, audit, err, t.a.paint) {
 		fmt.Fprintln(t.a.stdout, "(the demo's own record should verify: this is a bug)")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,9 +220,7 @@ func (d *driver) elicitFields(ctx context.Context, e drive.Event) (map[string]st
 			if err != nil {
 				return nil, err
 			}
-			if n, err := strconv.Atoi(v); err == nil && n >= 1 && n <= len(f.Enum) && !slices.Contains(f.Enum, v) {
-				v = f.Enum[n-1] // a number picks a choice, unless it is one
-			}
+			v = f.Pick(v) // a number picks a choice, unless it is one
 			if v == "" && f.Required {
 				fmt.Fprintf(d.a.stdout, "    %s is required\n", present.EscapeLine(f.Name))
 				continue

@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/seed-7cc7a084/harness/present"
@@ -37,42 +35,18 @@ func (d *driver) setPolicy(ctx context.Context, f *driveFlags) error {
 	return nil
 }
 
-// shownCommand is a run_command call as a person reads it.
-type shownCommand struct {
-	text    string
-	seconds *float64
-	def     time.Duration
-}
+// shownCommand is a run_command call as a person reads it
+// (present.Command).
+type shownCommand struct{ present.Command }
 
-// commandOf reads a run_command call's arguments; ok is false for another
-// tool, or arguments that do not read as a command.
+// commandOf reads a run_command call's arguments (present.CommandOf).
 func (a *app) commandOf(tool, args string, def time.Duration) (shownCommand, bool) {
-	if tool != "run_command" {
-		return shownCommand{}, false
-	}
-	var c struct {
-		Command *string  `json:"command"`
-		Timeout *float64 `json:"timeout_seconds"`
-	}
-	if json.Unmarshal([]byte(args), &c) != nil || c.Command == nil {
-		return shownCommand{}, false
-	}
-	return shownCommand{text: *c.Command, seconds: c.Timeout, def: def}, true
+	c, ok := present.CommandOf(tool, args, def)
+	return shownCommand{c}, ok
 }
 
-// timeout says how long the command may run.
-func (c shownCommand) timeout() string {
-	if c.seconds != nil {
-		return "timeout " + strconv.FormatFloat(*c.seconds, 'g', -1, 64) + "s"
-	}
-	if c.def > 0 {
-		return "timeout " + strconv.FormatFloat(c.def.Seconds(), 'g', -1, 64) + "s (the default)"
-	}
-	return "the default timeout"
-}
-
-// lines are the command, verbatim, escaped.
-func (c shownCommand) lines() []string { return present.CommandLines(c.text) }
+func (c shownCommand) timeout() string { return c.Timeout() }
+func (c shownCommand) lines() []string { return c.Lines() }
 
 // shortSum is a short digest of s, for keys.
 func shortSum(s string) string {

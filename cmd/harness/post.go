@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,7 +73,7 @@ answer given twice is appended once.`,
 				return usageError("kind %q cannot be posted; post one of %s", kind, kindList())
 			}
 			if data == "" {
-				return usageError("post %s: --data is required (the payload, JSON); e.g. %s", kind, example(kind))
+				return usageError("post %s: --data is required (the payload, JSON); e.g. %s", kind, drive.Example(kind))
 			}
 			raw, err := readData(data, a.stdin)
 			if err != nil {
@@ -84,9 +82,9 @@ answer given twice is appended once.`,
 			if err := a.checkBy(f.by); err != nil {
 				return err
 			}
-			d, req, err := draftFrom(kind, raw, a.whoami())
+			d, req, err := drive.DraftOf(kind, raw, a.whoami())
 			if err != nil {
-				return asUsage(err)
+				return asUsage(fmt.Errorf("--data for %w", err))
 			}
 			if key == "" {
 				if req != "" {
@@ -426,88 +424,11 @@ func readData(v string, stdin io.Reader) ([]byte, error) {
 	return []byte(v), nil
 }
 
-// draftFrom parses raw as the payload of kind, strictly: one JSON object
-// of the kind's fields, no others, valid for the kind. An answer is by
-// who: a "by" that names someone else is refused. It returns the request
-// the payload answers, if any.
-func draftFrom(kind facts.Kind, raw []byte, who string) (facts.Draft, string, error) {
-	t, ok := facts.Registered(kind)
-	if !ok {
-		return facts.Draft{}, "", fmt.Errorf("kind %s has no payload type", kind)
-	}
-	v := reflect.New(t)
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v.Interface()); err != nil {
-		return facts.Draft{}, "", fmt.Errorf("--data for %s is not a payload of that kind: %v; e.g. %s", kind, err, example(kind))
-	}
-	if dec.More() {
-		return facts.Draft{}, "", fmt.Errorf("--data for %s: more than one JSON value", kind)
-	}
-	var req string
-	var err error
-	by := func(given string) (string, error) {
-		if given != "" && given != who {
-			return "", fmt.Errorf("--data for %s: \"by\": %q names someone else; an answer records who gives it (%s): leave \"by\" out", kind, given, who)
-		}
-		return who, nil
-	}
-	switch p := v.Interface().(type) {
-	case *facts.ConfirmationAnswered:
-		p.By, err = by(p.By)
-		req = p.RequestID
-		if !p.Approved && p.Then == "" {
-			p.Then = facts.DenyContinue // the model is told, as deny does
-		}
-	case *facts.BudgetRaised:
-		p.By, err = by(p.By)
-	case *facts.BudgetSet:
-		p.By, err = by(p.By)
-	case *facts.PolicySet:
-		p.By, err = by(p.By)
-	case *facts.QuestionAnswered:
-		p.By, err = by(p.By)
-		req = p.RequestID
-	case *facts.EffectReconciled:
-		p.By, err = by(p.By)
-		req = p.ActionID
-	case *facts.UserMessage:
-		if strings.TrimSpace(p.Text) == "" {
-			return facts.Draft{}, "", fmt.Errorf("--data for %s: the text is empty; say something, e.g. %s", kind, example(kind))
-		}
-	}
-	if err != nil {
-		return facts.Draft{}, "", err
-	}
-	d, err := facts.NewDraft(kind, "", v.Elem().Interface())
-	if err != nil {
-		return facts.Draft{}, "", fmt.Errorf("--data for %s: %w; e.g. %s", kind, err, example(kind))
-	}
-	return d, req, nil
-}
-
 func cmpOr(s, def string) string {
 	if s == "" {
 		return def
 	}
 	return s
-}
-
-// example is a payload of kind.
-func example(kind facts.Kind) string {
-	switch kind {
-	case facts.KindConfirmationAnswered:
-		return `'{"request_id": "1-call_1", "approved": true, "reason": "looks right"}'`
-	case facts.KindQuestionAnswered:
-		return `'{"request_id": "q-1", "text": "cache.toml"}'`
-	case facts.KindEffectReconciled:
-		return `'{"action_id": "1-call_1", "decision": "accept", "note": "checked by hand"}' (decision: accept, retry or abandon)`
-	case facts.KindUserMessage:
-		return `'{"text": "Also update the docs"}'`
-	case facts.KindPolicySet:
-		return `'{"approve": "writes", "allow": ["run_command:go test *"], "deny": ["write_file:.github/*"]}'`
-	}
-	return "{}"
 }
 
 func kindList() string {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -440,17 +438,14 @@ func (d *driver) askQuestion(ctx context.Context, w drive.Pending, by string) (*
 		if err != nil {
 			return nil, err
 		}
-		if n, err := strconv.Atoi(reply); err == nil && n >= 1 && n <= len(w.Options) {
-			reply = w.Options[n-1]
-		}
-		switch {
-		case reply == "":
-			continue
-		case len(w.Options) > 0 && !w.AllowFreeText && !slices.Contains(w.Options, reply):
-			fmt.Fprintf(d.a.stdout, "    answer one of the options (1-%d)\n", len(w.Options))
+		text, ok := w.Choice(reply)
+		if !ok {
+			if reply != "" {
+				fmt.Fprintf(d.a.stdout, "    answer one of the options (1-%d)\n", len(w.Options))
+			}
 			continue
 		}
-		return &drive.Reply{Kind: fold.WaitQuestion, Request: drive.Ref(w), Text: reply, By: by}, nil
+		return &drive.Reply{Kind: fold.WaitQuestion, Request: drive.Ref(w), Text: text, By: by}, nil
 	}
 }
 

@@ -7,19 +7,14 @@ import (
 	"iter"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/rewind"
-	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/stock"
 )
@@ -181,23 +176,18 @@ and proves nothing; one whose signature does not verify fails.
 				return a.printAuditJSON(record, verify, verr, sj)
 			}
 			if err == nil {
-				a.printAudit(record)
-				a.printTree(tree.Children, "")
+				tell.Audit(a.stdout, record, a.paint)
+				tell.Tree(a.stdout, tree.Children, "", a.paint)
 			}
 			if verify {
-				verified := a.printVerified(id, record, verr)
+				verified := a.printVerified(record, verr)
 				if err := a.printSeals(seals, serr); err != nil || verified != nil {
 					return cmp.Or(verified, err)
 				}
 				if len(tree.Children) == 0 {
 					return nil
 				}
-				n, verbs := treeSize(tree.Children), "threads verify"
-				if n == 1 {
-					verbs = "thread verifies"
-				}
-				fmt.Fprintf(a.stdout, "%s the tree: %d child %s, each spawn has its child, and each report names its child's final head\n",
-					a.paint("green", "verified:"), n, verbs)
+				tell.TreeVerified(a.stdout, tell.TreeSize(tree.Children), a.paint)
 			}
 			return nil
 		}),
@@ -209,70 +199,11 @@ and proves nothing; one whose signature does not verify fails.
 	return cmd
 }
 
-// printAudit tells the audit, one line per fact, with each action's
-// report, observation, effect state and check side by side.
-func (a *app) printAudit(record audit.Audit) {
-	w := a.stdout
-	fmt.Fprintf(w, "replay of thread %s\n", record.Thread)
-	for _, e := range record.Entries {
-		fmt.Fprintln(w, a.factLine(e.Fact))
-		if e.Action == nil {
-			continue
-		}
-		act := e.Action
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		report := string(act.Report.Status)
-		if act.Report.ClaimedState != "" {
-			report += "; claims " + oneLine(act.Report.ClaimedState)
-		}
-		if act.Report.Error != "" {
-			report += "; " + oneLine(act.Report.Error)
-		}
-		fmt.Fprintf(tw, "      \treport\t%s\n", report)
-		fmt.Fprintf(tw, "      \tobservation\t%s\n", present.DescribeObservation(act.Observation))
-		fmt.Fprintf(tw, "      \teffect\t%s\n", act.EffectState)
-		check := "none declared"
-		if act.Check != nil {
-			check = fmt.Sprintf("%s %s: %s", oneLine(string(act.Check.Check.Name)), oneLine(act.Check.Check.Target), act.Check.Verdict)
-			if act.Check.Reason != "" {
-				check += " — " + oneLine(act.Check.Reason)
-			}
-		}
-		fmt.Fprintf(tw, "      \tcheck\t%s\n", check)
-		if out := commandSummary(act.Report, liveLines); len(out) > 0 {
-			fmt.Fprintf(tw, "      \tcommand\t%s\n", out[len(out)-1])
-			for _, line := range out[:len(out)-1] {
-				fmt.Fprintf(tw, "      \t\t%s\n", line)
-			}
-		}
-		if act.Flag != "" {
-			fmt.Fprintf(tw, "      \t%s\t%s\n", a.paint("yellow", "⚑ flag"), present.EscapeLine(act.Flag))
-		}
-		tw.Flush()
-	}
-	line := fmt.Sprintf("status: %s", record.Status)
-	if record.Reason != "" {
-		line += " (" + oneLine(record.Reason) + ")"
-	}
-	for _, wt := range record.Waits {
-		line += fmt.Sprintf("; waits for %s %s", wt.Kind, oneLine(wt.RequestID))
-	}
-	fmt.Fprintln(w, line)
-}
-
 // printVerified says whether the record verified; a failure is exit 1.
-func (a *app) printVerified(id string, record audit.Audit, verr error) error {
-	if verr != nil {
-		var ve *audit.VerifyError
-		if errors.As(verr, &ve) {
-			fmt.Fprintf(a.stdout, "%s thread %s at seq %d (%s, cause %s): %s\n", a.paint("red", "verification failed:"), ve.Thread, ve.Seq, oneLine(string(ve.Kind)), oneLine(ve.Cause), oneLine(ve.Reason))
-		} else {
-			fmt.Fprintf(a.stdout, "%s %s\n", a.paint("red", "verification failed:"), oneLine(verr.Error()))
-		}
+func (a *app) printVerified(record audit.Audit, verr error) error {
+	if !tell.Verified(a.stdout, record, verr, a.paint) {
 		return &exitErr{code: exitError} // said on stdout
 	}
-	fmt.Fprintf(a.stdout, "%s %d facts: the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent\n",
-		a.paint("green", "verified:"), len(record.Entries))
 	return nil
 }
 
@@ -308,7 +239,7 @@ func (a *app) verifyFile(id, file string) error {
 	if a.jsonOut() {
 		return a.printAuditJSON(audit.Audit{Thread: id}, true, err, nil)
 	}
-	return a.printVerified(id, audit.Audit{Thread: id, Entries: make([]audit.AuditEntry, len(fs))}, err)
+	return a.printVerified(audit.Audit{Thread: id, Entries: make([]audit.AuditEntry, len(fs))}, err)
 }
 
 func sliceSeq(fs []facts.Fact) iter.Seq2[facts.Fact, error] {
@@ -323,61 +254,7 @@ func sliceSeq(fs []facts.Fact) iter.Seq2[facts.Fact, error] {
 
 // printAuditJSON writes the audit and the verification as JSON.
 func (a *app) printAuditJSON(record audit.Audit, verify bool, verr error, seals *seal.Summary) error {
-	type actionJSON struct {
-		ActionID    string               `json:"action_id"`
-		Tool        string               `json:"tool,omitempty"`
-		Report      facts.Report         `json:"report"`
-		Observation facts.Observation    `json:"observation"`
-		EffectState facts.EffectState    `json:"effect_state"`
-		Check       *facts.CheckRecorded `json:"check,omitempty"`
-		Flag        string               `json:"flag,omitempty"`
-	}
-	type entryJSON struct {
-		Seq     uint64      `json:"seq"`
-		Kind    facts.Kind  `json:"kind"`
-		Cause   string      `json:"cause"`
-		At      time.Time   `json:"at"`
-		Summary string      `json:"summary"`
-		Action  *actionJSON `json:"action,omitempty"`
-	}
-	type verifyJSON struct {
-		OK     bool       `json:"ok"`
-		Error  string     `json:"error,omitempty"`
-		Seq    uint64     `json:"seq,omitempty"`
-		Kind   facts.Kind `json:"kind,omitempty"`
-		Cause  string     `json:"cause,omitempty"`
-		Reason string     `json:"reason,omitempty"`
-		// Seals are the verdicts on the thread's seals (not of an export).
-		Seals *seal.Summary `json:"seals,omitempty"`
-	}
-	out := struct {
-		Thread  string         `json:"thread"`
-		Status  harness.Status `json:"status,omitempty"`
-		Reason  string         `json:"reason,omitempty"`
-		Entries []entryJSON    `json:"entries"`
-		Verify  *verifyJSON    `json:"verify,omitempty"`
-	}{Thread: record.Thread, Status: record.Status, Reason: record.Reason, Entries: []entryJSON{}}
-	for _, e := range record.Entries {
-		f := e.Fact
-		ej := entryJSON{Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, At: f.At, Summary: present.Describe(f)}
-		if e.Action != nil {
-			ej.Action = &actionJSON{e.Action.ActionID, e.Action.Tool, e.Action.Report, e.Action.Observation, e.Action.EffectState, e.Action.Check, e.Action.Flag}
-		}
-		out.Entries = append(out.Entries, ej)
-	}
-	if verify {
-		v := &verifyJSON{OK: verr == nil}
-		if verr != nil {
-			v.Error = verr.Error()
-			var ve *audit.VerifyError
-			if errors.As(verr, &ve) {
-				v.Seq, v.Kind, v.Cause, v.Reason = ve.Seq, ve.Kind, ve.Cause, ve.Reason
-			}
-		}
-		v.Seals = seals
-		out.Verify = v
-	}
-	if err := a.printJSON(out); err != nil {
+	if err := a.printJSON(tell.AuditDocOf(record, verify, verr, seals)); err != nil {
 		return err
 	}
 	if verr != nil {
@@ -421,73 +298,17 @@ before the action it was found before, by unknown.`,
 				es = slices.DeleteFunc(es, func(e audit.Effect) bool { return !e.Open })
 			}
 			if a.jsonOut() {
-				type effectJSON struct {
-					Thread   string             `json:"thread"`
-					ActionID string             `json:"action_id"`
-					Tool     string             `json:"tool"`
-					Seq      uint64             `json:"seq"`
-					At       time.Time          `json:"at"`
-					Stage    scheduler.Stage    `json:"stage"`
-					State    facts.EffectState  `json:"effect_state,omitempty"`
-					InDoubt  bool               `json:"in_doubt,omitempty"`
-					Report   facts.ReportStatus `json:"report,omitempty"`
-					Check    facts.Verdict      `json:"check,omitempty"`
-					Changed  []string           `json:"changed,omitempty"`
-					Open     bool               `json:"open"`
-					Decision facts.Decision     `json:"decision,omitempty"`
-					By       string             `json:"by,omitempty"`
-				}
-				out := []effectJSON{}
-				for _, e := range es {
-					out = append(out, effectJSON{e.Thread, e.ActionID, e.Tool, e.Seq, e.At, e.Stage, e.State, e.InDoubt, e.Report, e.Check, e.Changed, e.Open, e.Decision, e.By})
-				}
-				return a.printJSON(out)
+				return a.printJSON(tell.EffectDocs(es))
 			}
-			if len(es) == 0 {
-				fmt.Fprintln(a.stdout, "no actions")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "THREAD\tACTION\tTOOL\tREPORT\tEFFECT\tCHECK\tCHANGED\tOPEN")
-			for _, e := range es {
-				state := string(e.State)
-				switch {
-				case e.InDoubt:
-					state = "in doubt"
-				case e.Stage == scheduler.StageStarted:
-					state = "running"
-				case state == "":
-					state = string(e.Stage)
-				}
-				if e.By != "" {
-					// A change no action made, found before action e.ActionID.
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Thread, "before "+oneLine(e.ActionID), "by "+oneLine(e.By), "-", state,
-						"-", dash(oneLine(strings.Join(e.Changed, ", "))), "-")
-					continue
-				}
-				openCol := "-"
-				switch {
-				case e.Open:
-					openCol = a.paint("yellow", "open")
-				case e.Decision != "":
-					openCol = "settled: " + string(e.Decision)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Thread, oneLine(e.ActionID), oneLine(e.Tool), dash(string(e.Report)), state,
-					dash(string(e.Check)), dash(oneLine(strings.Join(e.Changed, ", "))), openCol)
-			}
-			return tw.Flush()
+			return tell.Effects(a.stdout, es, a.paint)
 		}),
 	}
 	cmd.Flags().BoolVar(&open, "open", false, "only open effects: unknown or in doubt, not yet reconciled")
 	return cmd
 }
 
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
+// dash is s, or "-" for an empty column.
+var dash = tell.Dash
 
 func (a *app) forkCmd() *cobra.Command {
 	var at uint64
@@ -608,45 +429,9 @@ left there.`,
 				return err
 			}
 			if a.jsonOut() {
-				type stepJSON struct {
-					Path        string   `json:"path"`
-					Action      string   `json:"action"`
-					Left        string   `json:"left,omitempty"`
-					Restore     string   `json:"restore,omitempty"`
-					LeftMode    uint32   `json:"left_mode,omitempty"`
-					RestoreMode uint32   `json:"restore_mode,omitempty"`
-					Seqs        []uint64 `json:"seqs"`
-				}
-				out := struct {
-					Thread string     `json:"thread"`
-					To     uint64     `json:"to"`
-					DryRun bool       `json:"dry_run"`
-					Steps  []stepJSON `json:"steps"`
-				}{id, to, dryRun, []stepJSON{}}
-				for _, st := range plan.Steps {
-					out.Steps = append(out.Steps, stepJSON{st.Path, undoVerb(st), st.Left, st.Restore, st.LeftMode, st.RestoreMode, st.Seqs})
-				}
-				return a.printJSON(out)
+				return a.printJSON(tell.UndoDocOf(id, to, dryRun, plan))
 			}
-			if len(plan.Steps) == 0 {
-				fmt.Fprintf(a.stdout, "nothing to undo: the files %s changed after seq %d hold what they held then\n", id, to)
-				return nil
-			}
-			verb := "restored"
-			if dryRun {
-				verb = "would restore"
-			}
-			fmt.Fprintf(a.stdout, "%s %d path(s) to how they were at seq %d of %s:\n", verb, len(plan.Steps), to, id)
-			for _, st := range plan.Steps {
-				seqs := make([]string, len(st.Seqs))
-				for i, q := range st.Seqs {
-					seqs[i] = strconv.FormatUint(q, 10)
-				}
-				fmt.Fprintf(a.stdout, "  %-8s %s (%schanged at seq %s)\n", undoVerb(st), present.EscapeLine(st.Path), undoModeNote(st), strings.Join(seqs, ", "))
-			}
-			if dryRun {
-				fmt.Fprintln(a.stdout, "dry run: nothing was changed")
-			}
+			tell.Undo(a.stdout, id, to, dryRun, plan)
 			return nil
 		}),
 	}
@@ -654,30 +439,4 @@ left there.`,
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be restored, and change nothing")
 	cmd.Flags().StringVar(&by, "by", "", "who undoes, for the record: your login name, and only it (the default)")
 	return cmd
-}
-
-func undoVerb(s rewind.UndoStep) string {
-	switch {
-	case s.Restore == "":
-		return "remove"
-	case s.Left == "":
-		return "recreate"
-	case s.ModeOnly():
-		return "chmod"
-	}
-	return "restore"
-}
-
-// undoModeNote says how a step changes a file's mode ("mode 0755 → 0644, "),
-// or "" where it does not, or the log did not record it.
-func undoModeNote(s rewind.UndoStep) string {
-	switch {
-	case s.Restore == "" || s.RestoreMode == 0:
-		return ""
-	case s.LeftMode == 0 && s.Left == "":
-		return fmt.Sprintf("mode %04o, ", s.RestoreMode)
-	case s.LeftMode != 0 && s.LeftMode != s.RestoreMode:
-		return fmt.Sprintf("mode %04o → %04o, ", s.LeftMode, s.RestoreMode)
-	}
-	return ""
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +11,7 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 )
 
 func (a *app) threadsCmd() *cobra.Command {
@@ -54,41 +52,7 @@ func (a *app) threadsCmd() *cobra.Command {
 				fmt.Fprintln(a.stdout, "no threads")
 				return nil
 			}
-			now := time.Now()
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "THREAD\tSTATUS\tWAITS FOR\tLAST ACTIVITY\tTOKENS\tMODEL\tTITLE")
-			for i, r := range rows {
-				// Request and action ids hold the model's call ids.
-				var ws []string
-				for _, w := range r.Waits {
-					ws = append(ws, string(w.Kind)+" "+drive.Ref(w))
-				}
-				waits := oneLine(strings.Join(ws, ", "))
-				st := string(r.Status)
-				switch {
-				case r.Unreadable != "":
-					st, waits = "unreadable", cut(r.Unreadable, 60)
-				case len(r.InDoubt) > 0:
-					st, waits = "in doubt", oneLine(strings.Join(r.InDoubt, ", "))
-				case len(r.Running) > 0:
-					st, waits = "running", oneLine(strings.Join(r.Running, ", "))
-				case waits == "" && r.Reason != "" && r.Retry != "":
-					waits = cut(present.Reason(r.Reason), 50) + " (resume tries it again)"
-				case waits == "" && r.Reason != "":
-					waits = cut(present.Reason(r.Reason), 60)
-				}
-				tokens := "-"
-				if r.Tokens > 0 {
-					tokens = tokenCount(r.Tokens)
-				}
-				if r.Cost != nil && len(r.Cost.Tables) > 0 {
-					// The tree's: a child's is in its parent's once it reported.
-					tokens += " " + present.USD(r.Cost.USD)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", strings.Repeat("  ", depth[i])+r.Thread, st, dash(waits), ago(now, r.Head.At),
-					tokens, dash(shortModel(r.Model)), cut(oneLine(r.Title), 50))
-			}
-			if err := tw.Flush(); err != nil {
+			if err := tell.Threads(a.stdout, rows, depth, time.Now()); err != nil {
 				return err
 			}
 			return unreadable(rows)
@@ -115,32 +79,6 @@ func (a *app) threadRows(ctx context.Context, s *session, o drive.ListOptions) (
 	drive.ActiveFirst(rows)
 	rows, depth := drive.InTreeOrder(rows)
 	return rows, depth, nil
-}
-
-// ago says when, for a person: "just now", "5m ago", "3h ago", "2d ago",
-// or the date.
-func ago(now, t time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	case d < 7*24*time.Hour:
-		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
-	}
-	return t.Local().Format("2006-01-02")
-}
-
-// shortModel is a model spec as a column shows it: a script by its file
-// name.
-func shortModel(spec string) string {
-	if p, ok := strings.CutPrefix(spec, "scripted:"); ok {
-		return "scripted:" + filepath.Base(p)
-	}
-	return present.EscapeLine(spec)
 }
 
 // lastThread is the store's thread active last that is not a child

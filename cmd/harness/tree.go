@@ -1,19 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -46,17 +44,8 @@ func (d *driver) lineOf(f facts.Fact) string {
 }
 
 // printChildren tells, under a thread's state, how each child it waits on
-// stands, and their children's, indented.
-func (a *app) printChildren(st drive.State, indent string) {
-	for _, c := range st.Children {
-		line := fmt.Sprintf("%schild %s: %s", indent, c.Thread, c.Status)
-		if c.Reason != "" {
-			line += ": " + present.EscapeLine(c.Reason)
-		}
-		fmt.Fprintln(a.stdout, line)
-		a.printChildren(c, indent+"  ")
-	}
-}
+// stands (tell.Children).
+func (a *app) printChildren(st drive.State, indent string) { tell.Children(a.stdout, st, indent) }
 
 // stopCmd stops a thread, and the children it waits on.
 func (a *app) stopCmd() *cobra.Command {
@@ -141,60 +130,4 @@ and ends stopped (a run exits 1). stop returns once it has.`,
 	cmd.Flags().StringVar(&by, "by", "", "who stops it: only you, the login name of the account the command runs as (the default)")
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the record")
 	return cmd
-}
-
-// printTree tells the records of a tree's children after their parent's,
-// each indented under a line that says where it was spawned.
-func (a *app) printTree(kids []audit.TreeAudit, indent string) {
-	for _, k := range kids {
-		sp := k.Spawn
-		head := fmt.Sprintf("%schild %s", indent, k.Thread)
-		if sp != nil && sp.Child != nil {
-			head += fmt.Sprintf(" (call %s, spawned at seq %d", present.EscapeLine(sp.Ref), sp.Child.SpawnedSeq)
-			if sp.Child.Reported != nil {
-				head += fmt.Sprintf(", reported at seq %d", sp.Child.ReportedSeq)
-			}
-			head += ")"
-		}
-		fmt.Fprintln(a.stdout, a.paint("bold", head))
-		saved := a.stdout
-		a.stdout = &indented{w: saved, prefix: indent + "    "}
-		a.printAudit(k.Audit)
-		a.printTree(k.Children, "")
-		a.stdout = saved
-	}
-}
-
-// treeSize counts the threads below a tree's root.
-func treeSize(kids []audit.TreeAudit) int {
-	n := len(kids)
-	for _, k := range kids {
-		n += treeSize(k.Children)
-	}
-	return n
-}
-
-// indented is a writer that begins every line with prefix.
-type indented struct {
-	w      io.Writer
-	prefix string
-	mid    bool
-}
-
-func (in *indented) Write(p []byte) (int, error) {
-	var b bytes.Buffer
-	for _, line := range bytes.SplitAfter(p, []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		if !in.mid {
-			b.WriteString(in.prefix)
-		}
-		b.Write(line)
-		in.mid = line[len(line)-1] != '\n'
-	}
-	if _, err := in.w.Write(b.Bytes()); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
