@@ -344,5 +344,15 @@ func (s *state[S]) checkHookRan(p facts.HookRan) error {
 			return fmt.Errorf("hook %d (%s) ran again for %s", p.Hook, p.Name, p.Call)
 		}
 	}
+	if p.Event == facts.HookBeforeTool {
+		// A call's hooks run in order, until one denies: the run is of
+		// the one due (whether alone or side by side with other calls').
+		switch due := s.gate(s.byRef[p.Call]).pending; {
+		case due < 0:
+			return fmt.Errorf("hook %d (%s) ran before %s, which waits on no hook", p.Hook, p.Name, p.Call)
+		case due != p.Hook:
+			return fmt.Errorf("hook %d (%s) ran before %s, whose next hook is %d", p.Hook, p.Name, p.Call, due)
+		}
+	}
 	return nil
 }
