@@ -1,8 +1,11 @@
 package scheduler
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/seed-7cc7a084/harness/effect"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -87,4 +90,34 @@ func (s *state[S]) addBeforeHooks(out *fold.Output[S], hs *beforeHooks) {
 		}),
 	}
 	out.Transitions = slices.Insert(out.Transitions, hs.at, t)
+}
+
+// checkTogether says why cause cannot be the key of a run side by side
+// that p was one of, or nil: the thread records the rule, p is before a
+// tool, and the run's first call is p's call or one before it in the turn.
+func (s *state[S]) checkTogether(cause string, p facts.HookRan) error {
+	rest, ok := strings.CutPrefix(cause, "hook/"+facts.HookBeforeTool+"/")
+	if !ok || p.Event != facts.HookBeforeTool {
+		return errors.New("not a run of before_tool hooks")
+	}
+	slash := strings.LastIndexByte(rest, '/')
+	first, n, ok := strings.Cut(rest[max(slash, 0):], "+")
+	if slash < 0 || !ok {
+		return errors.New("not a run side by side")
+	}
+	if !s.system.HooksTogether {
+		return errors.New("the thread records no hooks_together: its hooks ran one at a time")
+	}
+	if i, err := strconv.Atoi(strings.TrimPrefix(first, "/")); err != nil || i < 0 {
+		return fmt.Errorf("hook index %q", first)
+	}
+	if m, err := strconv.Atoi(n); err != nil || m < 1 {
+		return fmt.Errorf("count %q", n)
+	}
+	at := slices.IndexFunc(s.calls, func(c *call) bool { return c.ref == rest[:slash] })
+	mine := slices.IndexFunc(s.calls, func(c *call) bool { return c.ref == p.Call })
+	if at < 0 || mine < at {
+		return fmt.Errorf("its first call %s is not %s or a call before it in the turn", rest[:slash], p.Call)
+	}
+	return nil
 }
