@@ -135,13 +135,16 @@ func TestHooksRunTogetherCutShort(t *testing.T) {
 	rt, actor := threeReads(t, store, held)
 	stop, cancel := context.WithCancel(ctx)
 	go func() {
-		for held.runs.Load() < 3 {
+		// All three at once (one at a time, the first would hold the
+		// others back: cancelled after a while all the same).
+		for deadline := time.Now().Add(5 * time.Second); held.runs.Load() < 3 && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
 		cancel()
 	}()
 	_, err = rt.Start(stop, actor, "t", "Read them")
 	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, int64(3), held.runs.Load(), "the three calls' hooks ran at once")
 	causes, _ := hookCauses(t, store, "t")
 	require.Empty(t, causes)
 
