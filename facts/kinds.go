@@ -179,6 +179,14 @@ type SystemConfigured struct {
 	// Hooks are the hooks in force when the thread was configured, in
 	// the order they run (see Hook); the fold runs these and no others.
 	Hooks []Hook `msgpack:"hooks,omitempty" json:"hooks,omitempty"`
+	// HooksTogether, when set, is the rule the before_tool hooks of a
+	// model turn's calls run by: once every call of the turn is
+	// requested, the next hook due of each call waiting on one runs at
+	// once with the others, in one transition whose hook.ran facts are
+	// appended together (a call's own hooks still run one after another).
+	// False in logs written before, whose hooks ran one at a time, each in
+	// a transition of its own; a thread folds by the rule it records.
+	HooksTogether bool `msgpack:"hooks_together,omitempty" json:"hooks_together,omitempty"`
 	// Worktrees is when the thread's children work in worktrees of
 	// their own (WorktreesParallel, WorktreesAlways, WorktreesOff); ""
 	// in logs written before worktrees, whose children share the

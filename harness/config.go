@@ -101,6 +101,10 @@ type Config struct {
 	// noReserve: system.configured records no BudgetReserve, as before
 	// budgets reserved a turn (the package's tests write such logs).
 	noReserve bool
+	// hooksOneAtATime: system.configured records no HooksTogether, as
+	// before a turn's before_tool hooks ran side by side (the package's
+	// tests write such logs).
+	hooksOneAtATime bool
 	// noTurnsWait: the BudgetReserve recorded says nothing of turns, as
 	// before a bound in turns waited (the package's tests write such
 	// logs: the bound ends the thread).

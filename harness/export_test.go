@@ -13,6 +13,11 @@ const (
 // reserved a turn: system.configured records no BudgetReserve.
 func WithoutReserve() Option { return func(c *Config) { c.noReserve = true } }
 
+// HooksOneAtATime configures threads whose system.configured records no
+// HooksTogether: their before_tool hooks run one at a time, as in logs
+// written before.
+func HooksOneAtATime() Option { return func(c *Config) { c.hooksOneAtATime = true } }
+
 // WithoutTurnsWait makes the runtime write logs as it did before a bound
 // in turns waited: the BudgetReserve recorded does not say Turns.
 func WithoutTurnsWait() Option { return func(c *Config) { c.noTurnsWait = true } }

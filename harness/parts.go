@@ -145,8 +145,11 @@ func (s *system) Output() fold.Output[Services] {
 		Output:    s.a.cfg.OutputSchema,
 		Settings:  s.a.cfg.Settings,
 		Hooks:     s.a.cfg.Hooks,
-		Worktrees: s.a.worktrees(),
-		Reserve:   s.a.cfg.reserve(),
+		// A turn's before_tool hooks run side by side (see scheduler's
+		// hook.go); the rule is recorded only where there are hooks.
+		HooksTogether: len(s.a.cfg.Hooks) > 0 && !s.a.cfg.hooksOneAtATime,
+		Worktrees:     s.a.worktrees(),
+		Reserve:       s.a.cfg.reserve(),
 	}
 	var e effect.Effect[Services, []facts.Draft]
 	if s.a.cfg.OwnWorktree && !s.child {

@@ -119,6 +119,9 @@ func describe(f facts.Fact) (string, error) {
 				hooks[i] = fmt.Sprintf("%s %s (%s)", h.Event, h.Name, h.Scope)
 			}
 			s += "; hooks " + strings.Join(hooks, ", ")
+			if p.HooksTogether {
+				s += " (a turn's before_tool hooks side by side)"
+			}
 		}
 		if w := p.Worktree; w != nil {
 			s += fmt.Sprintf("; works in its own worktree %s (branch %s, base %.12s)", EscapeLine(w.Path), EscapeLine(w.Branch), w.Base)

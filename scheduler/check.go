@@ -138,7 +138,7 @@ func (s *state[S]) check(f facts.Fact) error {
 	case facts.KindChildSpawned:
 		return checkWith(f, s.checkChildSpawned)
 	case facts.KindHookRan:
-		return checkWith(f, s.checkHookRan)
+		return checkWith(f, func(p facts.HookRan) error { return s.checkHookRan(f.Cause, p) })
 	case facts.KindQuestionAsked:
 		return checkWith(f, func(p facts.QuestionAsked) error { return s.checkElicitAsked(f.Cause, p) })
 	case facts.KindModelSampled:

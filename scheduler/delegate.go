@@ -92,7 +92,7 @@ type childWaits struct {
 }
 
 // outputChild adds what a delegation enables or waits for.
-func (s *state[S]) outputChild(c *call, v *View, out *fold.Output[S], earlierActionOpen bool, n *childWaits) {
+func (s *state[S]) outputChild(c *call, v *View, out *fold.Output[S], earlierActionOpen bool, n *childWaits, hooks *beforeHooks) {
 	switch ch := c.child; {
 	case ch == nil && earlierActionOpen:
 		// Waiting its turn: the actions before it take effect first.
@@ -101,7 +101,7 @@ func (s *state[S]) outputChild(c *call, v *View, out *fold.Output[S], earlierAct
 		// There is no confirmation of a delegation: a hook's ask refuses it.
 		switch g := s.gate(c); {
 		case g.pending >= 0:
-			out.Transitions = append(out.Transitions, s.beforeHook(c, g.pending, c.turnSeq))
+			s.beforeHookDue(out, hooks, c, g.pending, c.turnSeq)
 		case g.deny != "":
 			out.Transitions = append(out.Transitions, s.refuseSpawnFor(c, g.deny))
 		case c.rewriter() != nil:

@@ -95,6 +95,7 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 	// one turn run at once, each its own thread.
 	earlierActionOpen := false
 	children := childWaits{}
+	hooks := beforeHooks{}
 	for _, c := range s.calls {
 		if s.delegated(c) {
 			if stop != nil && c.child == nil {
@@ -102,7 +103,7 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 				out.Transitions = append(out.Transitions, s.refuseSpawn(c, stop))
 				continue
 			}
-			s.outputChild(c, v, out, earlierActionOpen, &children)
+			s.outputChild(c, v, out, earlierActionOpen, &children, &hooks)
 			earlierOpen = earlierOpen || !c.settled()
 			continue
 		}
@@ -110,15 +111,17 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 		switch {
 		case a == nil:
 			out.Transitions = append(out.Transitions, s.request(c, c.ref))
+			hooks.requesting = true
 		case stop != nil && c != stop && a.Started == nil && a.Completed == nil:
 			out.Transitions = append(out.Transitions, s.halt(c, a, stop))
 		case stop != nil && c != stop && a.Started == nil:
 			// Completed unrun by the stop.
 		case len(c.attempts) == 1 && a.Requested.Refused == "" && a.Requested.Served == nil && a.Started == nil && a.Completed == nil && c.asked == nil &&
 			s.gate(c).pending >= 0:
-			// The before_tool hooks run first, one at a time: a call is
+			// The before_tool hooks run first, one at a time for a call
+			// (the calls side by side, see hooktogether.go): a call is
 			// put to a person, or run, only once they all said.
-			out.Transitions = append(out.Transitions, s.beforeHook(c, s.gate(c).pending, a.RequestedSeq))
+			s.beforeHookDue(out, &hooks, c, s.gate(c).pending, a.RequestedSeq)
 		case c.hookDenied() && a.Started == nil && a.Completed == nil:
 			out.Transitions = append(out.Transitions, fold.Transition[S]{Key: executeKey(a.ID), Effect: s.refused(a, s.gate(c).deny)})
 		case c.hookDenied():
@@ -166,6 +169,7 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 		earlierOpen = earlierOpen || !c.settled()
 		earlierActionOpen = earlierActionOpen || !c.settled()
 	}
+	s.addBeforeHooks(out, &hooks)
 	ran = ran || children.reported > 0
 	if t, ok := s.budgetSpentWhileWaiting(children); ok {
 		out.Transitions = append(out.Transitions, t)

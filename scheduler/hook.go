@@ -313,9 +313,15 @@ func (s *state[S]) addToResult(c *call, seq uint64, note string) {
 }
 
 // checkHookRan is the verifier's question about a hook.ran: its hook is
-// one the thread recorded, for its event, and not run before for the
-// same call.
-func (s *state[S]) checkHookRan(p facts.HookRan) error {
+// one the thread recorded, for its event, not run before for the same
+// call, and cause is the key of its own run (or of a turn's hooks run side
+// by side, see hooktogether.go).
+func (s *state[S]) checkHookRan(cause string, p facts.HookRan) error {
+	if own := hookKey(p.Event, p.Call, p.Hook); cause != own {
+		if err := s.checkTogether(cause, p); err != nil {
+			return fmt.Errorf("hook.ran of hook %d (%s) for %s under %s, which is not its key (%s): %w", p.Hook, p.Name, p.Call, cause, own, err)
+		}
+	}
 	if p.Hook >= len(s.system.Hooks) {
 		return fmt.Errorf("hook.ran names hook %d; the thread records %d", p.Hook, len(s.system.Hooks))
 	}
@@ -342,6 +348,16 @@ func (s *state[S]) checkHookRan(p facts.HookRan) error {
 	for _, r := range ran {
 		if r.Hook == p.Hook {
 			return fmt.Errorf("hook %d (%s) ran again for %s", p.Hook, p.Name, p.Call)
+		}
+	}
+	if p.Event == facts.HookBeforeTool {
+		// A call's hooks run in order, until one denies: the run is of
+		// the one due (whether alone or side by side with other calls').
+		switch due := s.gate(s.byRef[p.Call]).pending; {
+		case due < 0:
+			return fmt.Errorf("hook %d (%s) ran before %s, which waits on no hook", p.Hook, p.Name, p.Call)
+		case due != p.Hook:
+			return fmt.Errorf("hook %d (%s) ran before %s, whose next hook is %d", p.Hook, p.Name, p.Call, due)
 		}
 	}
 	return nil

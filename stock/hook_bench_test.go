@@ -87,8 +87,9 @@ func hookRun(b *testing.B, s *stock.Stock, store thread.Store, cfg harness.Confi
 // BenchmarkHookBeforeTool is what a trivial before_tool hook (sh -c true,
 // in the sandbox) adds to each tool call, against the start of that same
 // process: ratio is (a call with the hook − a call without) over one
-// sandboxed sh -c true, all measured in the same run (aim: about 1 — the
-// hook costs its process and little more: its record is one fact).
+// sandboxed sh -c true, all measured in the same run (aim: ≤ 1 — the
+// hooks of the turn's calls run side by side, their records appended
+// together, so a call pays less than one process's start).
 // ratio-plain sets the same cost against an unsandboxed sh -c true.
 func BenchmarkHookBeforeTool(b *testing.B) {
 	root := b.TempDir()
