@@ -47,13 +47,13 @@ type Scheduler[S any] struct {
 	held   int
 	// heldObs is the last observation of the workspace in the facts
 	// before the held ones (see lastObserved).
-	heldObs    action.Observed
+	heldObs action.Observed
 	// releasedObs is the last observation of the workspace in the facts
 	// the log has released (see release), if any of them records one.
 	releasedObs action.Observed
-	odd        bool // an action.requested folded names another action's idempotency key
-	oddScanned int  // log[:oddScanned] are scanned for odd
-	conv       *convFold[S]
+	odd         bool // an action.requested folded names another action's idempotency key
+	oddScanned  int  // log[:oddScanned] are scanned for odd
+	conv        *convFold[S]
 }
 
 // New returns a scheduler with the environment env.
