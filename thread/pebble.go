@@ -41,7 +41,7 @@ type PebbleStore struct {
 	hot   hotThreads
 
 	readOnly bool
-	minFree  uint64      // bytes the disk must keep free for a write
+	minFree  uint64 // bytes the disk must keep free for a write
 	room     freeReadings
 	full     atomic.Bool // a background write found the disk full
 	fatal    func(msg string)
