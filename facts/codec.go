@@ -71,7 +71,8 @@ func DecodeFact(thread string, b []byte) (Fact, error) {
 	r := reader{b: body, i: 1}
 	f := Fact{Thread: thread}
 	f.Seq = r.uvarint("seq")
-	f.Kind = internKind(r.bytes("kind"))
+	kind, registered := internKind(r.bytes("kind"))
+	f.Kind = kind
 	f.Cause = string(r.bytes("cause"))
 	f.At = time.Unix(0, int64(r.uint64("at"))).UTC()
 	copy(f.Prev[:], r.fixed("prev", len(f.Prev)))
@@ -84,7 +85,8 @@ func DecodeFact(thread string, b []byte) (Fact, error) {
 	if r.i != len(body) {
 		return Fact{}, fmt.Errorf("%w: %d bytes after the payload", ErrCorrupt, len(body)-r.i)
 	}
-	if err := f.validateEnvelope(); err != nil {
+	// A registered kind was validated when it was registered.
+	if err := f.validateStored(registered); err != nil {
 		return Fact{}, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	return f, nil

@@ -241,6 +241,10 @@ func TestCauseRules(t *testing.T) {
 		{"tab\there", false},
 		{"nul\x00", false},
 		{"bad utf8 \xff", false},
+		{"del\x7f", false},
+		{"unit separator \x1f", false},
+		{"c1 control \u0085", false},
+		{" printable ~ ascii {}", true},
 		{strings.Repeat("c", facts.MaxCauseLen), true},
 		{strings.Repeat("c", facts.MaxCauseLen+1), false},
 	} {

@@ -66,13 +66,13 @@ func lookup(kind Kind) *entry {
 }
 
 // internKind returns b as a Kind, without allocating if it is registered.
-func internKind(b []byte) Kind {
+func internKind(b []byte) (k Kind, registered bool) {
 	if t := registry.Load(); t != nil {
 		if k, ok := t.names[string(b)]; ok {
-			return k
+			return k, true
 		}
 	}
-	return Kind(b)
+	return Kind(b), false
 }
 
 // Register makes T the payload type of kind. Registering the same type again

@@ -47,10 +47,13 @@ type Scheduler[S any] struct {
 	held   int
 	// heldObs is the last observation of the workspace in the facts
 	// before the held ones (see lastObserved).
-	heldObs    action.Observed
-	odd        bool // an action.requested folded names another action's idempotency key
-	oddScanned int  // log[:oddScanned] are scanned for odd
-	conv       *convFold[S]
+	heldObs action.Observed
+	// releasedObs is the last observation of the workspace in the facts
+	// the log has released (see release), if any of them records one.
+	releasedObs action.Observed
+	odd         bool // an action.requested folded names another action's idempotency key
+	oddScanned  int  // log[:oddScanned] are scanned for odd
+	conv        *convFold[S]
 }
 
 // New returns a scheduler with the environment env.
@@ -86,16 +89,66 @@ func (s *Scheduler[S]) Step(f facts.Fact) error {
 // restored from a snapshot, the snapshot's when none of the facts it holds
 // records one.
 func (s *Scheduler[S]) lastObserved() (action.Observed, error) {
-	for i := s.log.len() - 1; i >= 0; i-- {
-		o, ok, err := action.ObservedIn(s.log.at(i))
-		if err != nil {
-			return action.Observed{}, fmt.Errorf("scheduler: seq %d: %w", s.log.at(i).Seq, err)
-		}
-		if ok {
-			return o, nil
-		}
+	o, ok, err := s.observedIn(s.log.held(), s.log.len())
+	switch {
+	case err != nil || ok:
+		return o, err
+	case s.log.held() > 0:
+		return s.releasedObs, nil
 	}
 	return s.heldObs, nil
+}
+
+// observedIn is the last observation of the workspace that log[from:to]
+// records, looked for from the end.
+func (s *Scheduler[S]) observedIn(from, to int) (action.Observed, bool, error) {
+	for i := to - 1; i >= from; i-- {
+		o, ok, err := action.ObservedIn(s.log.at(i))
+		if err != nil {
+			return action.Observed{}, false, fmt.Errorf("scheduler: seq %d: %w", s.log.at(i).Seq, err)
+		}
+		if ok {
+			return o, true, nil
+		}
+	}
+	return action.Observed{}, false, nil
+}
+
+// release lets go of the facts that no fold of the scheduler reads again,
+// once the whole log's fold has folded them: those before the latest
+// model turn (where the fold of the current turn starts), in whole chunks,
+// keeping the chunk of system.configured (which that fold folds first).
+// What else reads them is kept aside first: the last observation among
+// them (lastObserved), and whether any names an odd idempotency key
+// (anyOdd). Without this, a fold that is asked for the whole log (a
+// verifier's, a long session's) would hold every fact twice: as it was
+// stored and as it is folded.
+func (s *Scheduler[S]) release() {
+	if s.prefix != nil || s.full == nil || s.err != nil {
+		return // a restored scheduler reads its prefix again instead
+	}
+	upTo := min(s.fullApplied, s.turnStart) / chunkSize * chunkSize
+	if upTo-s.log.held() < 2*chunkSize {
+		return // not worth a scan yet
+	}
+	if _, err := s.anyOdd(); err != nil {
+		return
+	}
+	if !s.odd && s.oddScanned < upTo {
+		return
+	}
+	o, ok, err := s.observedIn(s.log.held(), upTo)
+	if err != nil {
+		return
+	}
+	if ok {
+		s.releasedObs = o
+	}
+	keep := -1
+	if s.system >= 0 {
+		keep = s.system / chunkSize
+	}
+	s.log.release(upTo, keep)
 }
 
 // whole returns the fold of the whole log, brought up to date.
@@ -110,6 +163,7 @@ func (s *Scheduler[S]) whole() *state[S] {
 	for ; s.fullApplied < s.log.len() && s.err == nil; s.fullApplied++ {
 		s.fold(s.full, s.log.at(s.fullApplied))
 	}
+	s.release()
 	return s.full
 }
 
@@ -232,10 +286,29 @@ func (s *Scheduler[S]) Accept(d facts.Draft) error {
 }
 
 // factLog keeps facts in fixed-size chunks, so that a long log grows
-// without copying what it holds.
+// without copying what it holds, and lets go of the chunks at its start
+// that its reader has done with (release).
 type factLog struct {
 	chunks [][]facts.Fact
 	n      int
+	// from is the first index of the facts still held in order:
+	// log[:from] are released, but for the chunk release was told to keep.
+	from int
+}
+
+// held is the index of the first fact the log holds in order: at(i) is
+// valid for held() <= i < len() (and in a chunk kept by release).
+func (l *factLog) held() int { return l.from }
+
+// release lets go of log[:upTo], a multiple of chunkSize, except the
+// chunk numbered keep.
+func (l *factLog) release(upTo, keep int) {
+	for c := l.from / chunkSize; c < upTo/chunkSize; c++ {
+		if c != keep {
+			l.chunks[c] = nil
+		}
+	}
+	l.from = max(l.from, upTo)
 }
 
 const chunkSize = 1024

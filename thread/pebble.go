@@ -41,7 +41,8 @@ type PebbleStore struct {
 	hot   hotThreads
 
 	readOnly bool
-	minFree  uint64      // bytes the disk must keep free for a write
+	minFree  uint64 // bytes the disk must keep free for a write
+	room     freeReadings
 	full     atomic.Bool // a background write found the disk full
 	fatal    func(msg string)
 
@@ -214,7 +215,7 @@ func (s *PebbleStore) roomToWrite() error {
 	if s.minFree == 0 {
 		return nil
 	}
-	free, ok := freeBytes(s.dir)
+	free, ok := s.room.read(s.dir)
 	if ok && free < s.minFree {
 		return fmt.Errorf("%w: the disk holding %s has %d KiB free, less than the %d KiB it keeps to write safely",
 			ErrDiskFull, s.dir, free>>10, s.minFree>>10)
