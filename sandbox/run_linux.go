@@ -36,7 +36,7 @@ type (
 
 // process is a started helper.
 type process struct {
-	helper   *exec.Cmd
+	helper   helperProc
 	lifeline *os.File
 	unlock   func()
 	ended    func() // tells Spec.Nested the command has ended
@@ -51,6 +51,47 @@ type process struct {
 	proxyCh *os.File
 	proxy   *netproxy.Proxy
 	network *facts.Network
+}
+
+// helperProc is a started helper: the harness's own child, or one its
+// launcher started (see launcherOf).
+type helperProc interface {
+	// signal sends sig to the helper; nothing once it has ended.
+	signal(sig syscall.Signal)
+	// wait waits for the helper to end, and says how it did.
+	wait() syscall.WaitStatus
+	// id is its process id.
+	id() int
+}
+
+// child is a helper the harness started itself.
+type child struct {
+	cmd  *exec.Cmd
+	once sync.Once
+	ws   syscall.WaitStatus
+}
+
+func (c *child) signal(sig syscall.Signal) { _ = c.cmd.Process.Signal(sig) }
+
+func (c *child) wait() syscall.WaitStatus {
+	c.once.Do(func() {
+		_ = c.cmd.Wait() // its error says how it ended: the state says it too
+		c.ws, _ = c.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	})
+	return c.ws
+}
+
+func (c *child) id() int { return c.cmd.Process.Pid }
+
+// describe says how a helper ended, as os.ProcessState does.
+func describe(ws syscall.WaitStatus) string {
+	switch {
+	case ws.Exited():
+		return fmt.Sprintf("exit status %d", ws.ExitStatus())
+	case ws.Signaled():
+		return "signal: " + ws.Signal().String()
+	}
+	return fmt.Sprintf("wait status %#x", uint32(ws))
 }
 
 // cloneFlags are the namespaces of a command.
@@ -264,8 +305,7 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 		_, _ = reqW.Write(body)
 		reqW.Close()
 	}()
-	unlock, err := StartLocked(h)
-	p.unlock = unlock
+	p.helper, err = startHelper(h, req.Network, &p.unlock)
 	// The helper has its own copies now: the harness keeps none of its
 	// ends, or it would never see the status pipe's end of file.
 	reqR.Close()
@@ -279,7 +319,7 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 		statR.Close()
 		return fmt.Errorf("%w: start the helper in new namespaces: %v", ErrSetup, err)
 	}
-	p.helper, p.lifeline = h, lifeW
+	p.lifeline = lifeW
 	msgs := make(chan message, 4)
 	go readMessages(statR, msgs)
 	p.msgs = msgs
@@ -321,6 +361,46 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 	}
 }
 
+// startHelper starts the helper h describes: through the launcher when
+// the helper program is harness-sandbox (and the launcher runs), else as
+// the harness's own child, from a locked thread whose unlock is put in
+// *unlock (see StartLocked).
+func startHelper(h *exec.Cmd, network bool, unlock *func()) (helperProc, error) {
+	if exe, small := helperProgram(); small {
+		if l, err := launcherOf(exe); err == nil {
+			return l.start(helperFiles(h), h.Env, network)
+		}
+	}
+	u, err := StartLocked(h)
+	*unlock = u
+	if err != nil {
+		return nil, err
+	}
+	return &child{cmd: h}, nil
+}
+
+// helperFiles are the helper's files as h has them: its stdin, stdout and
+// stderr (/dev/null where h has none), then its extra files.
+func helperFiles(h *exec.Cmd) []*os.File {
+	files := make([]*os.File, 0, 3+len(h.ExtraFiles))
+	for _, std := range []any{h.Stdin, h.Stdout, h.Stderr} {
+		f, _ := std.(*os.File)
+		if f == nil {
+			f = devNull()
+		}
+		files = append(files, f)
+	}
+	return append(files, h.ExtraFiles...)
+}
+
+var devNull = sync.OnceValue(func() *os.File {
+	f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		panic(fmt.Sprintf("sandbox: open %s: %v", os.DevNull, err))
+	}
+	return f
+})
+
 // readMessages sends the helper's messages on msgs, and closes it at the
 // end of file: when the helper is gone.
 func readMessages(r *os.File, msgs chan<- message) {
@@ -342,17 +422,17 @@ func readMessages(r *os.File, msgs chan<- message) {
 // it ends the kernel kills the rest. It may be called after the helper
 // has ended.
 func (p *process) kill() {
-	if p.helper != nil && p.helper.Process != nil {
-		_ = p.helper.Process.Kill()
+	if p.helper != nil {
+		p.helper.signal(syscall.SIGKILL)
 	}
 }
 
-// reap waits for the helper and returns how it ended.
-func (p *process) reap() *os.ProcessState {
-	_ = p.helper.Wait() // its error says how it ended: the state says it too
+// reap waits for the helper and says how it ended.
+func (p *process) reap() string {
+	ws := p.helper.wait()
 	for range p.msgs {
 	}
-	return p.helper.ProcessState
+	return describe(ws)
 }
 
 // serveProxy takes the proxy's listening socket the helper made in the
@@ -437,7 +517,7 @@ func (c *Cmd) Wait() (Exit, error) {
 		return Exit{Code: -1}, errors.New("sandbox: Cmd not started")
 	}
 	p.waitOnce.Do(func() {
-		_ = p.helper.Wait()
+		ws := p.helper.wait()
 		var last *message
 		for m := range p.msgs {
 			if m.Exited {
@@ -446,8 +526,6 @@ func (c *Cmd) Wait() (Exit, error) {
 				p.err = fmt.Errorf("sandbox: %s", m.Error)
 			}
 		}
-		state := p.helper.ProcessState
-		ws, _ := state.Sys().(syscall.WaitStatus)
 		switch {
 		case last != nil:
 			p.exit = Exit{Code: last.Code, Signal: syscall.Signal(last.Signal)}
@@ -457,7 +535,7 @@ func (c *Cmd) Wait() (Exit, error) {
 		default:
 			p.exit = Exit{Code: -1}
 			if p.err == nil {
-				p.err = fmt.Errorf("sandbox: the helper ended (%v) without the shell's exit", state)
+				p.err = fmt.Errorf("sandbox: the helper ended (%s) without the shell's exit", describe(ws))
 			}
 		}
 		if p.proxy != nil {
@@ -488,8 +566,8 @@ func (c *Cmd) Kill() {
 // A command may ignore it: Kill is what ends it for sure. It does
 // nothing after the command ended, or before it started.
 func (c *Cmd) Terminate() {
-	if c.proc != nil && c.proc.helper != nil && c.proc.helper.Process != nil {
-		_ = c.proc.helper.Process.Signal(syscall.SIGTERM)
+	if c.proc != nil && c.proc.helper != nil {
+		c.proc.helper.signal(syscall.SIGTERM)
 	}
 }
 
@@ -507,10 +585,10 @@ func (c *Cmd) Network() *facts.Network {
 // Pid is the helper's process id (in the harness's PID namespace), 0
 // before Start.
 func (c *Cmd) Pid() int {
-	if c.proc == nil || c.proc.helper.Process == nil {
+	if c.proc == nil || c.proc.helper == nil {
 		return 0
 	}
-	return c.proc.helper.Process.Pid
+	return c.proc.helper.id()
 }
 
 var (

@@ -37,6 +37,8 @@ func RunIfAsked() {
 	switch mode {
 	case Run:
 		os.Exit(helperMain())
+	case Launch:
+		os.Exit(launcherMain())
 	case Probe:
 		if err := setupProc(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
