@@ -1,0 +1,152 @@
+package sandbox_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/sandbox"
+)
+
+// parentOf is the parent process id of pid.
+func parentOf(t *testing.T, pid int) int {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+			ppid, err := strconv.Atoi(strings.TrimSpace(v))
+			require.NoError(t, err)
+			return ppid
+		}
+	}
+	t.Fatalf("no PPid in /proc/%d/status", pid)
+	return 0
+}
+
+// startSleep starts sleep ARG in spec's sandbox, and waits until it runs.
+func startSleep(t *testing.T, spec sandbox.Spec) (*sandbox.Cmd, string) {
+	t.Helper()
+	a := mark()
+	c := &sandbox.Cmd{Spec: spec, Line: "sleep " + a}
+	require.NoError(t, c.Start(context.Background()))
+	require.Eventually(t, func() bool { return len(running(a)) == 1 }, 10*time.Second, 10*time.Millisecond)
+	return c, a
+}
+
+// With harness-sandbox, each command's helper is started by one
+// long-lived launcher, harness-sandbox as loaded, not by the harness:
+// the harness does not fork its own (large) address space per command.
+// Each command still has a helper of its own. A launcher that dies takes
+// its commands with it (they end killed; Wait does not hang), and the
+// next command starts another.
+func TestLauncherStartsHelpers(t *testing.T) {
+	if chosen, why := sandbox.UseHelper(t, helperProgram(t)); !chosen {
+		t.Fatal(why)
+	}
+	spec := defaultSpec(t)
+	c1, a1 := startSleep(t, spec)
+	c2, a2 := startSleep(t, spec)
+	require.NotEqual(t, c1.Pid(), c2.Pid(), "a helper per command")
+	launcher := parentOf(t, c1.Pid())
+	require.NotEqual(t, os.Getpid(), launcher, "the harness forked the helper itself")
+	require.Equal(t, launcher, parentOf(t, c2.Pid()), "one launcher")
+	require.Equal(t, os.Getpid(), parentOf(t, launcher))
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", launcher))
+	require.NoError(t, err)
+	require.Contains(t, exe, "memfd:"+sandbox.HelperName, "the launcher runs the loaded copy")
+
+	// Kill ends the command by its pidfd.
+	c1.Kill()
+	e, err := c1.Wait()
+	require.NoError(t, err)
+	require.Equal(t, sandbox.Exit{Code: -1, Signal: syscall.SIGKILL}, e)
+	require.Empty(t, running(a1))
+
+	// The launcher dies: its command ends, killed.
+	require.NoError(t, syscall.Kill(launcher, syscall.SIGKILL))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e, _ = c2.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait hangs after the launcher died")
+	}
+	require.Equal(t, syscall.SIGKILL, e.Signal)
+	require.Eventually(t, func() bool { return len(running(a2)) == 0 }, 10*time.Second, 10*time.Millisecond)
+
+	// The next command gets a new launcher.
+	out, e := run(t, spec, "echo ok")
+	require.Equal(t, 0, e.Code)
+	require.Equal(t, "ok\n", out)
+	c3, _ := startSleep(t, spec)
+	defer c3.Wait()
+	defer c3.Kill()
+	require.NotEqual(t, launcher, parentOf(t, c3.Pid()))
+	require.NotEqual(t, os.Getpid(), parentOf(t, c3.Pid()))
+}
+
+// A file the harness holds open without close-on-exec (one it inherited,
+// a terminal, say) reaches neither the launcher's helpers nor the
+// command: the command has its stdin, stdout and stderr, nothing else.
+func TestLauncherPassesNoOtherFiles(t *testing.T) {
+	if chosen, why := sandbox.UseHelper(t, helperProgram(t)); !chosen {
+		t.Fatal(why)
+	}
+	secret := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(secret, []byte("s3cret"), 0o600))
+	f, err := os.Open(secret)
+	require.NoError(t, err)
+	defer f.Close()
+	fd, err := syscall.Dup(int(f.Fd())) // no close-on-exec
+	require.NoError(t, err)
+	defer syscall.Close(fd)
+
+	spec := defaultSpec(t)
+	spec.Hidden = append(spec.Hidden, filepath.Dir(secret))
+	c, _ := startSleep(t, spec)
+	defer c.Wait()
+	defer c.Kill()
+	for _, pid := range []int{parentOf(t, c.Pid()), c.Pid()} {
+		entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		require.NoError(t, err)
+		for _, e := range entries {
+			target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name()))
+			fdinfo, _ := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, e.Name()))
+			if target == secret {
+				// The launcher inherits it from the harness, as any child
+				// does, but marks it close-on-exec at once.
+				require.Equal(t, parentOf(t, c.Pid()), pid, "the helper holds %s", secret)
+				require.True(t, closeOnExec(t, string(fdinfo)), "the launcher passes %s on:\n%s", secret, fdinfo)
+			}
+		}
+	}
+	out, e := run(t, spec, "ls /proc/self/fd; cat /proc/self/fd/"+strconv.Itoa(fd)+" 2>/dev/null")
+	require.Equal(t, 1, e.Code, out)
+	require.Equal(t, "0\n1\n2\n3\n", out)
+}
+
+// closeOnExec reads the close-on-exec flag from a /proc/PID/fdinfo/FD.
+func closeOnExec(t *testing.T, fdinfo string) bool {
+	t.Helper()
+	for line := range strings.SplitSeq(fdinfo, "\n") {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+			require.NoError(t, err)
+			return flags&syscall.O_CLOEXEC != 0
+		}
+	}
+	t.Fatalf("no flags in %q", fdinfo)
+	return false
+}
