@@ -150,3 +150,31 @@ func closeOnExec(t *testing.T, fdinfo string) bool {
 	t.Fatalf("no flags in %q", fdinfo)
 	return false
 }
+
+// When Wait returns, every process of the command has ended, though a
+// launched helper's own exit (the namespaces' teardown) may still be
+// under way: the helper kills and reaps what the shell left before it
+// says how the shell ended.
+func TestWaitReturnsWhenAllHaveEnded(t *testing.T) {
+	if chosen, why := sandbox.UseHelper(t, helperProgram(t)); !chosen {
+		t.Fatal(why)
+	}
+	spec := defaultSpec(t)
+	for i := range 20 {
+		a := mark()
+		gate := fmt.Sprintf("go%d", i)
+		c := &sandbox.Cmd{Spec: spec, Line: fmt.Sprintf("sleep %s & while [ ! -e %s ]; do sleep 0.01; done", a, gate)}
+		require.NoError(t, c.Start(context.Background()))
+		var pids []int
+		require.Eventually(t, func() bool { pids = running(a); return len(pids) == 1 }, 10*time.Second, 10*time.Millisecond)
+		stat := fmt.Sprintf("/proc/%d/stat", pids[0])
+		require.NoError(t, os.WriteFile(filepath.Join(spec.Workspace, gate), nil, 0o644))
+		e, err := c.Wait()
+		b, _ := os.ReadFile(stat) // at once
+		require.NoError(t, err)
+		require.Equal(t, 0, e.Code)
+		if len(b) > 0 {
+			require.Contains(t, string(b), ") Z ", "round %d: the shell's background process runs on after Wait", i)
+		}
+	}
+}

@@ -42,6 +42,11 @@ type process struct {
 	ended    func() // tells Spec.Nested the command has ended
 	tmp      string
 	msgs     <-chan message // the helper's messages, closed when it is gone
+	// early: the command has ended at the helper's Exited message (the
+	// helper has killed and reaped every other process of it by then),
+	// before the helper itself is gone. Only for a launched helper, which
+	// the launcher reaps.
+	early bool
 	waitOnce sync.Once
 	exit     Exit
 	err      error
@@ -252,6 +257,7 @@ func (s Spec) prepare(line string, env []string, abi int) (request, string, erro
 // start starts the helper, gives it the request and waits for its first
 // message.
 func (p *process) start(ctx context.Context, c *Cmd, req request) error {
+	l := launcherIfSmall()
 	body, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("%w: encode the request: %v", ErrSetup, err)
@@ -305,7 +311,17 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 		_, _ = reqW.Write(body)
 		reqW.Close()
 	}()
-	p.helper, err = startHelper(h, req.Network, &p.unlock)
+	if l != nil {
+		p.helper, err = l.start(helperFiles(h), h.Env, req.Network)
+		p.early = true
+	} else {
+		var unlock func()
+		unlock, err = StartLocked(h)
+		p.unlock = unlock
+		if err == nil {
+			p.helper = &child{cmd: h}
+		}
+	}
 	// The helper has its own copies now: the harness keeps none of its
 	// ends, or it would never see the status pipe's end of file.
 	reqR.Close()
@@ -361,22 +377,16 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 	}
 }
 
-// startHelper starts the helper h describes: through the launcher when
-// the helper program is harness-sandbox (and the launcher runs), else as
-// the harness's own child, from a locked thread whose unlock is put in
-// *unlock (see StartLocked).
-func startHelper(h *exec.Cmd, network bool, unlock *func()) (helperProc, error) {
+// launcherIfSmall is the launcher that starts the helper, when the
+// helper program is harness-sandbox and a launcher runs or can be
+// started; else nil, and the harness starts the helper itself.
+func launcherIfSmall() *launcher {
 	if exe, small := helperProgram(); small {
 		if l, err := launcherOf(exe); err == nil {
-			return l.start(helperFiles(h), h.Env, network)
+			return l
 		}
 	}
-	u, err := StartLocked(h)
-	*unlock = u
-	if err != nil {
-		return nil, err
-	}
-	return &child{cmd: h}, nil
+	return nil
 }
 
 // helperFiles are the helper's files as h has them: its stdin, stdout and
@@ -517,14 +527,20 @@ func (c *Cmd) Wait() (Exit, error) {
 		return Exit{Code: -1}, errors.New("sandbox: Cmd not started")
 	}
 	p.waitOnce.Do(func() {
-		ws := p.helper.wait()
 		var last *message
 		for m := range p.msgs {
 			if m.Exited {
 				last = &m
+				if p.early {
+					break
+				}
 			} else if m.Error != "" && p.err == nil {
 				p.err = fmt.Errorf("sandbox: %s", m.Error)
 			}
+		}
+		var ws syscall.WaitStatus
+		if last == nil || !p.early {
+			ws = p.helper.wait()
 		}
 		switch {
 		case last != nil:

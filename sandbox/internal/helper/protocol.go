@@ -108,7 +108,9 @@ type Request struct {
 	Stdin bool `json:"stdin,omitempty"`
 }
 
-// Message is one line the helper writes on fd 5.
+// Message is one line the helper writes on fd 5. Exited comes once every
+// process of the command has ended: the helper kills what the shell left
+// and reaps it before it says how the shell ended.
 type Message struct {
 	Started bool   `json:"started,omitempty"`
 	Error   string `json:"error,omitempty"`
