@@ -40,7 +40,7 @@ type launcher struct {
 	// retired: another program is the helper now (only tests choose
 	// again); this launcher ends once its helpers have.
 	retired bool
-	next uint64
+	next    uint64
 	// starting are the requests not answered yet; running the helpers
 	// started and not ended, by request.
 	starting map[uint64]chan launchAnswer

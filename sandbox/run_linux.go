@@ -46,7 +46,7 @@ type process struct {
 	// helper has killed and reaped every other process of it by then),
 	// before the helper itself is gone. Only for a launched helper, which
 	// the launcher reaps.
-	early bool
+	early    bool
 	waitOnce sync.Once
 	exit     Exit
 	err      error
