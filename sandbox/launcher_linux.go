@@ -35,7 +35,7 @@ var errLauncher = errors.New("the sandbox launcher")
 type launcher struct {
 	exe  string // the program it runs
 	conn *net.UnixConn
-	mu   sync.Mutex // guards what follows, and the order of requests
+	mu   sync.Mutex // guards what follows
 	dead error      // why it is gone; nil while it runs
 	// retired: another program is the helper now (only tests choose
 	// again); this launcher ends once its helpers have.
@@ -135,20 +135,25 @@ func (l *launcher) start(files []*os.File, env []string, network bool) (*launche
 	}
 	l.next++
 	id := l.next
-	body, err := json.Marshal(helper.LaunchRequest{ID: id, Network: network, Env: env})
-	if err != nil {
-		l.mu.Unlock()
-		return nil, fmt.Errorf("%w: %v", errLauncher, err)
-	}
 	ch := make(chan launchAnswer, 1)
 	l.starting[id] = ch
-	_, _, err = l.conn.WriteMsgUnix(body, unix.UnixRights(fds...), nil)
+	l.mu.Unlock()
+	// Not written under l.mu: read, which delivers the answers, takes
+	// it, and must go on reading for the launcher to go on.
+	body, err := json.Marshal(helper.LaunchRequest{ID: id, Network: network, Env: env})
+	if err == nil {
+		_, _, err = l.conn.WriteMsgUnix(body, unix.UnixRights(fds...), nil)
+	}
 	if err != nil {
+		l.mu.Lock()
+		_, waiting := l.starting[id]
 		delete(l.starting, id)
 		l.mu.Unlock()
-		return nil, fmt.Errorf("%w: send a request: %v", errLauncher, err)
+		if waiting {
+			return nil, fmt.Errorf("%w: send a request: %v", errLauncher, err)
+		}
+		// read failed it meanwhile (the launcher is gone), and said so.
 	}
-	l.mu.Unlock()
 	a := <-ch
 	return a.h, a.err
 }

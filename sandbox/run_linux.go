@@ -135,15 +135,17 @@ func helperCmdOf(exe, mode string, network bool) *exec.Cmd {
 }
 
 // helperEnviron is the helper's whole environment: the variable that
-// makes it one and, for a binary built with -race, GORACE without the
-// exit sleep (a second by default) that would otherwise follow every
-// command. Neither is a secret, and the command's environment is its own.
+// makes it one; GOMAXPROCS=1, since a helper has little to do at once
+// and its runtime starts cheaper so (about a third of a millisecond of
+// CPU per command); and, for a binary built with -race, GORACE without
+// the exit sleep (a second by default) that would otherwise follow every
+// command. None is a secret, and the command's environment is its own.
 func helperEnviron(mode string) []string {
 	race := "atexit_sleep_ms=0"
 	if r := os.Getenv("GORACE"); r != "" {
 		race = r + " " + race
 	}
-	return []string{helper.Env + "=" + helper.Value(mode), "GORACE=" + race}
+	return []string{helper.Env + "=" + helper.Value(mode), "GOMAXPROCS=1", "GORACE=" + race}
 }
 
 // Start starts the command: it checks the spec (Check), makes the

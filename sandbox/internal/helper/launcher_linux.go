@@ -33,8 +33,9 @@ func launcherMain() int {
 	// ends before the process.
 	runtime.LockOSThread()
 	// Nothing the harness inherited without close-on-exec reaches a
-	// helper: it gets only the files of its request.
-	if err := unix.CloseRange(FDLauncher+1, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+	// helper, nor the launcher's own socket: it gets only the files of
+	// its request.
+	if err := unix.CloseRange(FDLauncher, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox launcher: close-on-exec:", err)
 		return 1
 	}
