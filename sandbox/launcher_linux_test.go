@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -177,4 +178,45 @@ func TestWaitReturnsWhenAllHaveEnded(t *testing.T) {
 			require.Contains(t, string(b), ") Z ", "round %d: the shell's background process runs on after Wait", i)
 		}
 	}
+}
+
+// dieEnv asks this test binary to be the harness that is killed (see
+// TestLauncherDiesWithTheHarness): its value is the command.
+const dieEnv = "HARNESS_SANDBOX_TEST_DIE"
+
+// A harness that is killed takes its launcher and every command the
+// launcher started with it: daemons that left the shell's session too.
+func TestLauncherDiesWithTheHarness(t *testing.T) {
+	if line := os.Getenv(dieEnv); line != "" {
+		c := &sandbox.Cmd{Spec: defaultSpec(t), Line: line}
+		require.NoError(t, c.Start(context.Background()))
+		_, _ = c.Wait()
+		return
+	}
+	daemon, double, fg := mark(), mark(), mark()
+	line := fmt.Sprintf("setsid sleep %s & (setsid sh -c 'sleep %s & exit' &); sleep %s", daemon, double, fg)
+	harness := exec.Command(os.Args[0], "-test.run=^TestLauncherDiesWithTheHarness$", "-test.count=1")
+	harness.Env = append(os.Environ(), dieEnv+"="+line, programEnv+"="+helperProgram(t), "TMPDIR="+t.TempDir())
+	require.NoError(t, harness.Start())
+	t.Cleanup(func() {
+		_ = harness.Process.Kill()
+		_ = harness.Wait()
+	})
+	var pids []int
+	for _, m := range []string{daemon, double, fg} {
+		require.Eventually(t, func() bool { pids = running(m); return len(pids) == 1 }, 10*time.Second, 10*time.Millisecond, "sleep %s started", m)
+	}
+	helper := parentOf(t, pids[0]) // fg's parent: the shell, whose parent is the helper
+	helper = parentOf(t, helper)
+	launcher := parentOf(t, helper)
+	require.Equal(t, harness.Process.Pid, parentOf(t, launcher), "the helper's parent is the harness's launcher")
+	require.NoError(t, harness.Process.Signal(syscall.SIGKILL))
+	_ = harness.Wait()
+	for _, m := range []string{daemon, double, fg} {
+		require.Eventually(t, func() bool { return len(running(m)) == 0 }, 10*time.Second, 10*time.Millisecond, "sleep %s outlives the harness", m)
+	}
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", launcher))
+		return err != nil
+	}, 10*time.Second, 10*time.Millisecond, "the launcher outlives the harness")
 }
