@@ -88,6 +88,17 @@ func (c *child) wait() syscall.WaitStatus {
 
 func (c *child) id() int { return c.cmd.Process.Pid }
 
+// gone is a helper the launcher was asked for and did not answer for (it
+// failed, or is gone): none runs, or one that its parent-death signal
+// has killed.
+type gone struct{}
+
+func (gone) signal(syscall.Signal) {}
+
+func (gone) wait() syscall.WaitStatus { return syscall.WaitStatus(syscall.SIGKILL) }
+
+func (gone) id() int { return 0 }
+
 // describe says how a helper ended, as os.ProcessState does.
 func describe(ws syscall.WaitStatus) string {
 	switch {
@@ -313,9 +324,18 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 		_, _ = reqW.Write(body)
 		reqW.Close()
 	}()
+	var launchErr error
 	if l != nil {
 		p.helper, err = l.start(helperFiles(h), h.Env, req.Network)
 		p.early = true
+		if err != nil {
+			// The launcher could not start a helper, or is gone: a helper
+			// it started has died with it. Whether that one started the
+			// command first, the status pipe says (below), as for a
+			// helper that dies.
+			launchErr, err = err, nil
+			p.helper, p.early = gone{}, false
+		}
 	} else {
 		var unlock func()
 		unlock, err = StartLocked(h)
@@ -372,6 +392,9 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 		p.kill()
 		p.reap()
 		return fmt.Errorf("%w: %s", ErrSetup, first.Error)
+	case launchErr != nil:
+		p.reap()
+		return fmt.Errorf("%w: %v", ErrSetup, launchErr)
 	default:
 		p.kill()
 		state := p.reap()
