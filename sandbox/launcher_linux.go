@@ -31,6 +31,10 @@ import (
 // errLauncher: the launcher could not start a helper, or is gone.
 var errLauncher = errors.New("the sandbox launcher")
 
+// errNotSent: a request never reached the launcher (it is gone), so no
+// helper was started for it.
+var errNotSent = errors.New("the request was not sent")
+
 // launcher is the harness's end of a running launcher.
 type launcher struct {
 	exe  string // the program it runs
@@ -145,12 +149,18 @@ func (l *launcher) start(files []*os.File, env []string, network bool) (*launche
 		_, _, err = l.conn.WriteMsgUnix(body, unix.UnixRights(fds...), nil)
 	}
 	if err != nil {
+		// The launcher is gone (or cannot be spoken to): no other request
+		// goes to it.
+		l.conn.Close()
 		l.mu.Lock()
 		_, waiting := l.starting[id]
 		delete(l.starting, id)
+		if l.dead == nil {
+			l.dead = fmt.Errorf("%w: %v", errLauncher, err)
+		}
 		l.mu.Unlock()
 		if waiting {
-			return nil, fmt.Errorf("%w: send a request: %v", errLauncher, err)
+			return nil, fmt.Errorf("%w: %w: %v", errLauncher, errNotSent, err)
 		}
 		// read failed it meanwhile (the launcher is gone), and said so.
 	}

@@ -220,3 +220,36 @@ func TestLauncherDiesWithTheHarness(t *testing.T) {
 		return err != nil
 	}, 10*time.Second, 10*time.Millisecond, "the launcher outlives the harness")
 }
+
+// A launcher killed just as a command starts: a Start that fails says
+// ErrSetup, and its command never ran; but the harness, which sees that
+// no helper said a word, asks a new launcher, so the command runs.
+func TestLauncherKilledAsACommandStarts(t *testing.T) {
+	if chosen, why := sandbox.UseHelper(t, helperProgram(t)); !chosen {
+		t.Fatal(why)
+	}
+	spec := defaultSpec(t)
+	var failed, started int
+	for i := range 10 {
+		c, _ := startSleep(t, spec)
+		launcher := parentOf(t, c.Pid())
+		require.NoError(t, syscall.Kill(launcher, syscall.SIGKILL))
+		ran := filepath.Join(spec.Workspace, fmt.Sprintf("ran%d", i))
+		d := &sandbox.Cmd{Spec: spec, Line: "touch " + filepath.Base(ran)}
+		if err := d.Start(context.Background()); err != nil {
+			require.ErrorIs(t, err, sandbox.ErrSetup)
+			require.NoFileExists(t, ran, "a command reported as not started ran")
+			failed++
+		} else {
+			_, err := d.Wait()
+			require.NoError(t, err)
+			started++
+		}
+		e, _ := c.Wait()
+		require.Equal(t, syscall.SIGKILL, e.Signal)
+	}
+	require.Zero(t, failed, "%d of 10 starts failed", failed)
+	out, e := run(t, spec, "echo ok")
+	require.Equal(t, 0, e.Code)
+	require.Equal(t, "ok\n", out)
+}

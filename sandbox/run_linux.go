@@ -202,7 +202,13 @@ func (c *Cmd) Start(ctx context.Context) error {
 			req.HiddenNames = nil
 		}
 	}
-	if err := p.start(ctx, c, req); err != nil {
+	err = p.start(ctx, c, req)
+	if errors.Is(err, errLauncherLost) {
+		// Nothing ran: once more, with a new launcher.
+		p.release()
+		err = p.start(ctx, c, req)
+	}
+	if err != nil {
 		p.cleanup()
 		return err
 	}
@@ -327,6 +333,13 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 	var launchErr error
 	if l != nil {
 		p.helper, err = l.start(helperFiles(h), h.Env, req.Network)
+		if errors.Is(err, errNotSent) {
+			// The launcher was gone: no helper was started, and another
+			// launcher is asked once.
+			if l = launcherIfSmall(); l != nil {
+				p.helper, err = l.start(helperFiles(h), h.Env, req.Network)
+			}
+		}
 		p.early = true
 		if err != nil {
 			// The launcher could not start a helper, or is gone: a helper
@@ -394,6 +407,10 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 		return fmt.Errorf("%w: %s", ErrSetup, first.Error)
 	case launchErr != nil:
 		p.reap()
+		if !ok {
+			// No helper said a word: none ran the command.
+			return fmt.Errorf("%w: %w: %v", ErrSetup, errLauncherLost, launchErr)
+		}
 		return fmt.Errorf("%w: %v", ErrSetup, launchErr)
 	default:
 		p.kill()
@@ -512,6 +529,22 @@ func cmpErr(err error, what string) error {
 		return err
 	}
 	return errors.New(what)
+}
+
+// errLauncherLost: the launcher was gone before any helper it may have
+// started said a word; the command did not run.
+var errLauncherLost = errors.New("the command did not start")
+
+// release closes what a failed start left open, so that it may start
+// again.
+func (p *process) release() {
+	if p.lifeline != nil {
+		p.lifeline.Close()
+	}
+	if p.proxyCh != nil {
+		p.proxyCh.Close()
+	}
+	p.lifeline, p.proxyCh, p.helper, p.early = nil, nil, nil, false
 }
 
 // cleanup closes the lifeline and the proxy, lets go of the starting
