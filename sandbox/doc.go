@@ -117,7 +117,16 @@
 // a directory no one else may write, and passes a trial run; it is then
 // copied into a sealed memory file and executed from there, so nothing
 // written to its path afterwards (by a command, where the harness lives
-// in a workspace) ever runs. Without one, the program re-executes itself
+// in a workspace) ever runs. That copy, started once per process (the
+// launcher: the harness's child, in no namespace of its own), starts
+// each command's helper from its small address space — the Go runtime
+// forks a child in a new user namespace by copying the parent's page
+// tables, which for a harness holding hundreds of MiB cost tens of
+// milliseconds a command — and sends the harness the helper's pidfd,
+// through which alone the harness signals it. A launched helper kills
+// and reaps every other process of the command before it reports the
+// shell's exit, so the command has ended then. The launcher ends with
+// the harness, and its helpers with it. Without one, the program re-executes itself
 // (/proc/self/exe) as the helper, which takes over before the program's
 // main runs — package sandbox's init recognises it — in any program that
 // imports this package: a test binary, a program of one's own; that

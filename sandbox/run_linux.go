@@ -36,12 +36,17 @@ type (
 
 // process is a started helper.
 type process struct {
-	helper   *exec.Cmd
+	helper   helperProc
 	lifeline *os.File
 	unlock   func()
 	ended    func() // tells Spec.Nested the command has ended
 	tmp      string
 	msgs     <-chan message // the helper's messages, closed when it is gone
+	// early: the command has ended at the helper's Exited message (the
+	// helper has killed and reaped every other process of it by then),
+	// before the helper itself is gone. Only for a launched helper, which
+	// the launcher reaps.
+	early    bool
 	waitOnce sync.Once
 	exit     Exit
 	err      error
@@ -51,6 +56,58 @@ type process struct {
 	proxyCh *os.File
 	proxy   *netproxy.Proxy
 	network *facts.Network
+}
+
+// helperProc is a started helper: the harness's own child, or one its
+// launcher started (see launcherOf).
+type helperProc interface {
+	// signal sends sig to the helper; nothing once it has ended.
+	signal(sig syscall.Signal)
+	// wait waits for the helper to end, and says how it did.
+	wait() syscall.WaitStatus
+	// id is its process id.
+	id() int
+}
+
+// child is a helper the harness started itself.
+type child struct {
+	cmd  *exec.Cmd
+	once sync.Once
+	ws   syscall.WaitStatus
+}
+
+func (c *child) signal(sig syscall.Signal) { _ = c.cmd.Process.Signal(sig) }
+
+func (c *child) wait() syscall.WaitStatus {
+	c.once.Do(func() {
+		_ = c.cmd.Wait() // its error says how it ended: the state says it too
+		c.ws, _ = c.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	})
+	return c.ws
+}
+
+func (c *child) id() int { return c.cmd.Process.Pid }
+
+// gone is a helper the launcher was asked for and did not answer for (it
+// failed, or is gone): none runs, or one that its parent-death signal
+// has killed.
+type gone struct{}
+
+func (gone) signal(syscall.Signal) {}
+
+func (gone) wait() syscall.WaitStatus { return syscall.WaitStatus(syscall.SIGKILL) }
+
+func (gone) id() int { return 0 }
+
+// describe says how a helper ended, as os.ProcessState does.
+func describe(ws syscall.WaitStatus) string {
+	switch {
+	case ws.Exited():
+		return fmt.Sprintf("exit status %d", ws.ExitStatus())
+	case ws.Signaled():
+		return "signal: " + ws.Signal().String()
+	}
+	return fmt.Sprintf("wait status %#x", uint32(ws))
 }
 
 // cloneFlags are the namespaces of a command.
@@ -89,15 +146,17 @@ func helperCmdOf(exe, mode string, network bool) *exec.Cmd {
 }
 
 // helperEnviron is the helper's whole environment: the variable that
-// makes it one and, for a binary built with -race, GORACE without the
-// exit sleep (a second by default) that would otherwise follow every
-// command. Neither is a secret, and the command's environment is its own.
+// makes it one; GOMAXPROCS=1, since a helper has little to do at once
+// and its runtime starts cheaper so (about a third of a millisecond of
+// CPU per command); and, for a binary built with -race, GORACE without
+// the exit sleep (a second by default) that would otherwise follow every
+// command. None is a secret, and the command's environment is its own.
 func helperEnviron(mode string) []string {
 	race := "atexit_sleep_ms=0"
 	if r := os.Getenv("GORACE"); r != "" {
 		race = r + " " + race
 	}
-	return []string{helper.Env + "=" + helper.Value(mode), "GORACE=" + race}
+	return []string{helper.Env + "=" + helper.Value(mode), "GOMAXPROCS=1", "GORACE=" + race}
 }
 
 // Start starts the command: it checks the spec (Check), makes the
@@ -143,7 +202,13 @@ func (c *Cmd) Start(ctx context.Context) error {
 			req.HiddenNames = nil
 		}
 	}
-	if err := p.start(ctx, c, req); err != nil {
+	err = p.start(ctx, c, req)
+	if errors.Is(err, errLauncherLost) {
+		// Nothing ran: once more, with a new launcher.
+		p.release()
+		err = p.start(ctx, c, req)
+	}
+	if err != nil {
 		p.cleanup()
 		return err
 	}
@@ -211,6 +276,7 @@ func (s Spec) prepare(line string, env []string, abi int) (request, string, erro
 // start starts the helper, gives it the request and waits for its first
 // message.
 func (p *process) start(ctx context.Context, c *Cmd, req request) error {
+	l := launcherIfSmall()
 	body, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("%w: encode the request: %v", ErrSetup, err)
@@ -264,8 +330,33 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 		_, _ = reqW.Write(body)
 		reqW.Close()
 	}()
-	unlock, err := StartLocked(h)
-	p.unlock = unlock
+	var launchErr error
+	if l != nil {
+		p.helper, err = l.start(helperFiles(h), h.Env, req.Network)
+		if errors.Is(err, errNotSent) {
+			// The launcher was gone: no helper was started, and another
+			// launcher is asked once.
+			if l = launcherIfSmall(); l != nil {
+				p.helper, err = l.start(helperFiles(h), h.Env, req.Network)
+			}
+		}
+		p.early = true
+		if err != nil {
+			// The launcher could not start a helper, or is gone: a helper
+			// it started has died with it. Whether that one started the
+			// command first, the status pipe says (below), as for a
+			// helper that dies.
+			launchErr, err = err, nil
+			p.helper, p.early = gone{}, false
+		}
+	} else {
+		var unlock func()
+		unlock, err = StartLocked(h)
+		p.unlock = unlock
+		if err == nil {
+			p.helper = &child{cmd: h}
+		}
+	}
 	// The helper has its own copies now: the harness keeps none of its
 	// ends, or it would never see the status pipe's end of file.
 	reqR.Close()
@@ -279,7 +370,7 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 		statR.Close()
 		return fmt.Errorf("%w: start the helper in new namespaces: %v", ErrSetup, err)
 	}
-	p.helper, p.lifeline = h, lifeW
+	p.lifeline = lifeW
 	msgs := make(chan message, 4)
 	go readMessages(statR, msgs)
 	p.msgs = msgs
@@ -314,12 +405,53 @@ func (p *process) start(ctx context.Context, c *Cmd, req request) error {
 		p.kill()
 		p.reap()
 		return fmt.Errorf("%w: %s", ErrSetup, first.Error)
+	case launchErr != nil:
+		p.reap()
+		if !ok {
+			// No helper said a word: none ran the command.
+			return fmt.Errorf("%w: %w: %v", ErrSetup, errLauncherLost, launchErr)
+		}
+		return fmt.Errorf("%w: %v", ErrSetup, launchErr)
 	default:
 		p.kill()
 		state := p.reap()
 		return fmt.Errorf("%w: the helper ended before it started the command (%v)", ErrSetup, state)
 	}
 }
+
+// launcherIfSmall is the launcher that starts the helper, when the
+// helper program is harness-sandbox and a launcher runs or can be
+// started; else nil, and the harness starts the helper itself.
+func launcherIfSmall() *launcher {
+	if exe, small := helperProgram(); small {
+		if l, err := launcherOf(exe); err == nil {
+			return l
+		}
+	}
+	return nil
+}
+
+// helperFiles are the helper's files as h has them: its stdin, stdout and
+// stderr (/dev/null where h has none), then its extra files.
+func helperFiles(h *exec.Cmd) []*os.File {
+	files := make([]*os.File, 0, 3+len(h.ExtraFiles))
+	for _, std := range []any{h.Stdin, h.Stdout, h.Stderr} {
+		f, _ := std.(*os.File)
+		if f == nil {
+			f = devNull()
+		}
+		files = append(files, f)
+	}
+	return append(files, h.ExtraFiles...)
+}
+
+var devNull = sync.OnceValue(func() *os.File {
+	f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		panic(fmt.Sprintf("sandbox: open %s: %v", os.DevNull, err))
+	}
+	return f
+})
 
 // readMessages sends the helper's messages on msgs, and closes it at the
 // end of file: when the helper is gone.
@@ -342,17 +474,17 @@ func readMessages(r *os.File, msgs chan<- message) {
 // it ends the kernel kills the rest. It may be called after the helper
 // has ended.
 func (p *process) kill() {
-	if p.helper != nil && p.helper.Process != nil {
-		_ = p.helper.Process.Kill()
+	if p.helper != nil {
+		p.helper.signal(syscall.SIGKILL)
 	}
 }
 
-// reap waits for the helper and returns how it ended.
-func (p *process) reap() *os.ProcessState {
-	_ = p.helper.Wait() // its error says how it ended: the state says it too
+// reap waits for the helper and says how it ended.
+func (p *process) reap() string {
+	ws := p.helper.wait()
 	for range p.msgs {
 	}
-	return p.helper.ProcessState
+	return describe(ws)
 }
 
 // serveProxy takes the proxy's listening socket the helper made in the
@@ -399,6 +531,22 @@ func cmpErr(err error, what string) error {
 	return errors.New(what)
 }
 
+// errLauncherLost: the launcher was gone before any helper it may have
+// started said a word; the command did not run.
+var errLauncherLost = errors.New("the command did not start")
+
+// release closes what a failed start left open, so that it may start
+// again.
+func (p *process) release() {
+	if p.lifeline != nil {
+		p.lifeline.Close()
+	}
+	if p.proxyCh != nil {
+		p.proxyCh.Close()
+	}
+	p.lifeline, p.proxyCh, p.helper, p.early = nil, nil, nil, false
+}
+
 // cleanup closes the lifeline and the proxy, lets go of the starting
 // thread and removes the temporary directory.
 func (p *process) cleanup() {
@@ -437,17 +585,21 @@ func (c *Cmd) Wait() (Exit, error) {
 		return Exit{Code: -1}, errors.New("sandbox: Cmd not started")
 	}
 	p.waitOnce.Do(func() {
-		_ = p.helper.Wait()
 		var last *message
 		for m := range p.msgs {
 			if m.Exited {
 				last = &m
+				if p.early {
+					break
+				}
 			} else if m.Error != "" && p.err == nil {
 				p.err = fmt.Errorf("sandbox: %s", m.Error)
 			}
 		}
-		state := p.helper.ProcessState
-		ws, _ := state.Sys().(syscall.WaitStatus)
+		var ws syscall.WaitStatus
+		if last == nil || !p.early {
+			ws = p.helper.wait()
+		}
 		switch {
 		case last != nil:
 			p.exit = Exit{Code: last.Code, Signal: syscall.Signal(last.Signal)}
@@ -457,7 +609,7 @@ func (c *Cmd) Wait() (Exit, error) {
 		default:
 			p.exit = Exit{Code: -1}
 			if p.err == nil {
-				p.err = fmt.Errorf("sandbox: the helper ended (%v) without the shell's exit", state)
+				p.err = fmt.Errorf("sandbox: the helper ended (%s) without the shell's exit", describe(ws))
 			}
 		}
 		if p.proxy != nil {
@@ -488,8 +640,8 @@ func (c *Cmd) Kill() {
 // A command may ignore it: Kill is what ends it for sure. It does
 // nothing after the command ended, or before it started.
 func (c *Cmd) Terminate() {
-	if c.proc != nil && c.proc.helper != nil && c.proc.helper.Process != nil {
-		_ = c.proc.helper.Process.Signal(syscall.SIGTERM)
+	if c.proc != nil && c.proc.helper != nil {
+		c.proc.helper.signal(syscall.SIGTERM)
 	}
 }
 
@@ -507,10 +659,10 @@ func (c *Cmd) Network() *facts.Network {
 // Pid is the helper's process id (in the harness's PID namespace), 0
 // before Start.
 func (c *Cmd) Pid() int {
-	if c.proc == nil || c.proc.helper.Process == nil {
+	if c.proc == nil || c.proc.helper == nil {
 		return 0
 	}
-	return c.proc.helper.Process.Pid
+	return c.proc.helper.id()
 }
 
 var (

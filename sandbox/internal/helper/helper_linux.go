@@ -37,6 +37,8 @@ func RunIfAsked() {
 	switch mode {
 	case Run:
 		os.Exit(helperMain())
+	case Launch:
+		os.Exit(launcherMain())
 	case Probe:
 		if err := setupProc(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -128,8 +130,26 @@ func helperMain() int {
 		if ws.Signaled() {
 			m.Code, m.Signal = -1, int(ws.Signal())
 		}
+		endAll()
 		say(m)
 		return 0
+	}
+}
+
+// endAll kills every other process of the command's PID namespace and
+// reaps them: once it returns, this helper is the namespace's last
+// process, and the harness may take the command for ended before the
+// helper's own exit (the namespaces' teardown) is done. A process forked
+// while the signal is sent gets it too (a signal to all is delivered to
+// a fork in progress); the loop ends when no child is left.
+func endAll() {
+	for {
+		_ = unix.Kill(-1, unix.SIGKILL) // all but the caller, from pid 1
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(-1, &ws, 0, nil)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return // ECHILD: none is left
+		}
 	}
 }
 

@@ -6,7 +6,7 @@ import "strconv"
 // each other (the request, the messages, the files). A helper told
 // another version refuses to run: a harness-sandbox installed from
 // another build of harness is never half understood.
-const Protocol = 3
+const Protocol = 4
 
 // Env names the variable that makes a process the helper: its value is
 // the mode and the protocol, "run:1" or "probe:1" (see Value).
@@ -18,7 +18,40 @@ const (
 	Run = "run"
 	// Probe: only set up the namespaces and a /proc, then exit.
 	Probe = "probe"
+	// Launch: be the launcher, which starts each command's helper (in
+	// mode Run, in new namespaces) when the harness asks (see
+	// LaunchRequest).
+	Launch = "launch"
 )
+
+// FDLauncher is the launcher's end of its socket to the harness
+// (SOCK_SEQPACKET): a LaunchRequest a packet in, LaunchMessages out.
+const FDLauncher = 3
+
+// LaunchRequest asks the launcher to start one command's helper. Its
+// packet carries the helper's files (SCM_RIGHTS), which become its fds 0
+// to 5 (and 6, with a proxy) in this order: stdin, stdout, stderr, the
+// request, the lifeline, the status pipe and, with Request.Proxy, the
+// proxy's socket.
+type LaunchRequest struct {
+	// ID is the harness's, and names the answers.
+	ID uint64 `json:"id"`
+	// Network: the helper shares the harness's network namespace.
+	Network bool `json:"network,omitempty"`
+	// Env is the helper's whole environment.
+	Env []string `json:"env"`
+}
+
+// LaunchMessage is the launcher's answer to a LaunchRequest: the helper
+// started (Pid, its pidfd attached) or Error; later, the helper ended
+// (Ended, its wait status).
+type LaunchMessage struct {
+	ID     uint64 `json:"id"`
+	Pid    int    `json:"pid,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Ended  bool   `json:"ended,omitempty"`
+	Status int    `json:"status,omitempty"`
+}
 
 // The helper's files (fds 0, 1 and 2 are the command's stdin, stdout and
 // stderr):
@@ -75,7 +108,9 @@ type Request struct {
 	Stdin bool `json:"stdin,omitempty"`
 }
 
-// Message is one line the helper writes on fd 5.
+// Message is one line the helper writes on fd 5. Exited comes once every
+// process of the command has ended: the helper kills what the shell left
+// and reaps it before it says how the shell ended.
 type Message struct {
 	Started bool   `json:"started,omitempty"`
 	Error   string `json:"error,omitempty"`

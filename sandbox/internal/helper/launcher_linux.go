@@ -1,0 +1,175 @@
+package helper
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// launcherMain is the launcher (mode Launch): a long-lived process, the
+// harness's child, that starts each command's helper in new namespaces
+// so that the harness, whose address space may be hundreds of MiB, does
+// not fork with CLONE_NEWUSER itself (the Go runtime forks such a child
+// without CLONE_VM, copying the page tables of the whole heap; the
+// launcher's are a few MiB). Each helper is a fresh process of this
+// program, in namespaces of its own, exactly as the harness would start
+// it: the launcher shares nothing with it but this program's text, and
+// hands it only the files the harness sent for it.
+//
+// It reads LaunchRequests on FDLauncher (a SOCK_SEQPACKET socket, one
+// request a packet, the helper's files attached), answers each with a
+// LaunchMessage (the helper's pidfd attached) and, when that helper has
+// ended, another with its wait status. It ends when the harness's end of
+// the socket closes (and, by its parent-death signal, with the harness);
+// every helper it started then gets SIGKILL, by theirs.
+func launcherMain() int {
+	// Every helper's parent-death signal is sent when the thread that
+	// started it ends: all are started from this thread, which never
+	// ends before the process.
+	runtime.LockOSThread()
+	// Nothing the harness inherited without close-on-exec reaches a
+	// helper, nor the launcher's own socket: it gets only the files of
+	// its request.
+	if err := unix.CloseRange(FDLauncher, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox launcher: close-on-exec:", err)
+		return 1
+	}
+	l := &launcher{sock: FDLauncher}
+	buf := make([]byte, maxLaunchRequest)
+	oob := make([]byte, unix.CmsgSpace(4*maxLaunchFiles))
+	for {
+		n, oobn, flags, _, err := unix.Recvmsg(l.sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return 0 // the harness is gone
+		}
+		fds := receivedFiles(oob[:oobn])
+		l.launch(buf[:n], flags, fds)
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}
+}
+
+// maxLaunchRequest bounds a request's packet; maxLaunchFiles the files
+// attached to it.
+const (
+	maxLaunchRequest = 64 << 10
+	maxLaunchFiles   = 8
+)
+
+// launcher is the launcher's state.
+type launcher struct {
+	sock int
+	// mu guards the socket's writes, so that a helper's start is always
+	// answered before its end is.
+	mu sync.Mutex
+}
+
+// launch starts the helper of one request, and answers it.
+func (l *launcher) launch(packet []byte, flags int, fds []int) {
+	var req LaunchRequest
+	err := json.Unmarshal(packet, &req)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("read the request: %w", err)
+	case flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0:
+		err = fmt.Errorf("the request was cut")
+	case len(fds) != 6 && len(fds) != 7:
+		err = fmt.Errorf("the request has %d files, not 6 or 7", len(fds))
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.send(LaunchMessage{ID: req.ID, Error: err.Error()}, -1)
+		return
+	}
+	files := make([]uintptr, len(fds))
+	for i, fd := range fds {
+		files[i] = uintptr(fd)
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	pidfd := -1
+	flagsNS := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNS)
+	if !req.Network {
+		flagsNS |= unix.CLONE_NEWNET
+	}
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{"harness-sandbox"}, &syscall.ProcAttr{
+		Dir:   "/",
+		Env:   req.Env,
+		Files: files,
+		Sys: &syscall.SysProcAttr{
+			Cloneflags:  flagsNS,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			Setsid:      true,
+			Pdeathsig:   syscall.SIGKILL,
+			PidFD:       &pidfd,
+		},
+	})
+	if err == nil && pidfd < 0 {
+		// Without a pidfd the harness could signal a reused process id:
+		// the helper is not run.
+		_ = unix.Kill(pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(pid, &ws, 0, nil)
+		err = fmt.Errorf("no pidfd for the helper")
+	}
+	if err != nil {
+		l.send(LaunchMessage{ID: req.ID, Error: "start the helper in new namespaces: " + err.Error()}, -1)
+		return
+	}
+	l.send(LaunchMessage{ID: req.ID, Pid: pid}, pidfd)
+	unix.Close(pidfd)
+	go l.reap(req.ID, pid)
+}
+
+// reap waits for the helper pid and tells the harness how it ended.
+func (l *launcher) reap(id uint64, pid int) {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.send(LaunchMessage{ID: id, Pid: pid, Ended: true, Status: int(ws)}, -1)
+}
+
+// send writes m, with the file fd when it is not -1. A failed write
+// means the harness is gone: the launcher ends, and with it its helpers.
+func (l *launcher) send(m LaunchMessage, fd int) {
+	b, _ := json.Marshal(m)
+	var oob []byte
+	if fd >= 0 {
+		oob = unix.UnixRights(fd)
+	}
+	if err := unix.Sendmsg(l.sock, b, oob, nil, 0); err != nil {
+		os.Exit(0)
+	}
+}
+
+// receivedFiles are the descriptors in a packet's control messages.
+func receivedFiles(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for i := range msgs {
+		got, err := unix.ParseUnixRights(&msgs[i])
+		if err == nil {
+			fds = append(fds, got...)
+		}
+	}
+	return fds
+}
