@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // schemaWalk checks a schema document before the library reads it: what
@@ -78,7 +79,7 @@ var (
 	typeNames = map[string]bool{
 		"null": true, "boolean": true, "object": true, "array": true, "number": true, "string": true, "integer": true,
 	}
-	anchorName = regexp.MustCompile(`^[A-Za-z_][-A-Za-z0-9._]*$`)
+	anchorName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][-A-Za-z0-9._]*$`) })
 )
 
 // schema checks the schema v at the JSON pointer at, whose base URI is
@@ -204,7 +205,7 @@ func (w *schemaWalk) keyword(obj map[string]any, k, at string, base *url.URL) er
 		return bad("in draft 2020-12 items is one schema (prefixItems is the list)")
 	case (k == "$anchor" || k == "$dynamicAnchor") && w.draft != draft07:
 		s, ok := e.(string)
-		if !ok || !anchorName.MatchString(s) {
+		if !ok || !anchorName().MatchString(s) {
 			return bad(k + " is a name: a letter or _, then letters, digits, -, _ or .")
 		}
 		w.anchors[base.String()+"#"+s] = at
