@@ -153,9 +153,9 @@ func (c *CompiledSchema) instance(v any, at string) (any, error) {
 		switch {
 		case n.exact:
 		case c.compares:
-			return nil, fmt.Errorf("at %s: %w: %s, against a schema that compares numbers", pointer(at), ErrInexactNumber, short(string(x)))
+			return nil, fmt.Errorf("at %s: %w: %s, against a schema that compares numbers", pointer(at), ErrInexactNumber, shortNumber(string(x)))
 		case c.integers && !n.integer:
-			return nil, fmt.Errorf("at %s: %w: %s, against a schema that asks for integers", pointer(at), ErrInexactNumber, short(string(x)))
+			return nil, fmt.Errorf("at %s: %w: %s, against a schema that asks for integers", pointer(at), ErrInexactNumber, shortNumber(string(x)))
 		}
 		return n.f, nil
 	case map[string]any:
@@ -293,4 +293,12 @@ func short(s string) string {
 		return strconv.Quote(s)
 	}
 	return strconv.Quote(s[:40]) + "…"
+}
+
+// shortNumber cuts a JSON number to a length an error can quote.
+func shortNumber(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	return s[:40] + "…"
 }

@@ -156,7 +156,7 @@ func (w *schemaWalk) keyword(obj map[string]any, k, at string, base *url.URL) er
 		}
 		r := readNumber(string(n))
 		if r.exact && !r.integer {
-			return fmt.Errorf("at %s: %w: multipleOf %s is not a whole number (harness checks multiples of whole numbers only)", pointer(here), ErrInexactNumber, short(string(n)))
+			return fmt.Errorf("at %s: %w: multipleOf %s is not a whole number (harness checks multiples of whole numbers only)", pointer(here), ErrInexactNumber, shortNumber(string(n)))
 		}
 		if r.f <= 0 {
 			return bad("multipleOf is greater than 0")
@@ -379,7 +379,7 @@ func (w *schemaWalk) numbers(v any, at string) error {
 	switch x := v.(type) {
 	case json.Number:
 		if !readNumber(string(x)).exact {
-			return fmt.Errorf("at %s: %w: %s in the schema", pointer(at), ErrInexactNumber, short(string(x)))
+			return fmt.Errorf("at %s: %w: %s in the schema", pointer(at), ErrInexactNumber, shortNumber(string(x)))
 		}
 	case map[string]any:
 		keys := make([]string, 0, len(x))
