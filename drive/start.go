@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
@@ -12,7 +13,7 @@ import (
 )
 
 // numbered is the form of the ids NextID gives.
-var numbered = regexp.MustCompile(`^t([0-9]+)$`)
+var numbered = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^t([0-9]+)$`) }) // at first use, not at start-up
 
 // NextID is t<N+1> for the largest t<N> among the store's threads (t1 in
 // a store with none).
@@ -28,7 +29,7 @@ func NextID(ctx context.Context, store thread.Store) (string, error) {
 			return "t" + strconv.Itoa(n+1), nil
 		}
 		for _, h := range heads {
-			if m := numbered.FindStringSubmatch(h.Thread); m != nil {
+			if m := numbered().FindStringSubmatch(h.Thread); m != nil {
 				if k, err := strconv.Atoi(m[1]); err == nil && k > n {
 					n = k
 				}

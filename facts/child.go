@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The kinds of a delegation: a parent thread spawns a child thread for a
@@ -150,11 +151,11 @@ type AgentFile struct {
 }
 
 // agentName is what an agent's name may be.
-var agentName = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
+var agentName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9_-]{1,64}$`) }) // at first use, not at start-up
 
 // ValidAgentName reports whether name may name an agent file: 1 to 64 of
 // a-z, 0-9, '-' and '_'.
-func ValidAgentName(name string) bool { return agentName.MatchString(name) }
+func ValidAgentName(name string) bool { return agentName().MatchString(name) }
 
 // Validate requires a name and a digest, and a sandbox that is "" or
 // read-only.

@@ -51,14 +51,61 @@ type kindTable struct {
 }
 
 var (
-	// registry is the current kindTable. Readers load it without locking; a
-	// registration copies it under registerMu and swaps the copy in.
-	registry   atomic.Pointer[kindTable]
-	registerMu sync.Mutex // serializes registrations: each copies registry and swaps the copy in
+	// registry is the current kindTable. Readers load it without locking
+	// (see table); registrations are published into a copy of it, swapped
+	// in, at the first read after them.
+	registry atomic.Pointer[kindTable]
+	// unpublished says some registrations are not yet in registry.
+	unpublished atomic.Bool
+	// registerMu guards registered, pending and checked, and serializes
+	// publishing.
+	registerMu sync.Mutex
+	// registered is every kind's payload type, published or not;
+	// pending, the entries registered since the last publication;
+	// checked, the types deterministic found sound. Registering is cheap
+	// (an init of each package that has kinds does it): the table is
+	// built once, when first read, not copied at each registration.
+	registered = map[Kind]reflect.Type{}
+	pending    []*entry
+	checked    = map[reflect.Type]bool{}
 )
 
+// table is the registry, with every registration so far published.
+func table() *kindTable {
+	if unpublished.Load() {
+		publish()
+	}
+	return registry.Load()
+}
+
+// publish swaps in a table with the pending registrations.
+func publish() {
+	registerMu.Lock()
+	defer registerMu.Unlock()
+	if len(pending) == 0 {
+		return
+	}
+	old := registry.Load()
+	n := len(pending)
+	if old != nil {
+		n += len(old.entries)
+	}
+	next := &kindTable{entries: make(map[Kind]*entry, n), names: make(map[string]Kind, n)}
+	if old != nil {
+		maps.Copy(next.entries, old.entries)
+		maps.Copy(next.names, old.names)
+	}
+	for _, e := range pending {
+		next.entries[e.kind] = e
+		next.names[string(e.kind)] = e.kind
+	}
+	registry.Store(next)
+	pending = nil
+	unpublished.Store(false)
+}
+
 func lookup(kind Kind) *entry {
-	t := registry.Load()
+	t := table()
 	if t == nil {
 		return nil
 	}
@@ -67,7 +114,7 @@ func lookup(kind Kind) *entry {
 
 // internKind returns b as a Kind, without allocating if it is registered.
 func internKind(b []byte) (k Kind, registered bool) {
-	if t := registry.Load(); t != nil {
+	if t := table(); t != nil {
 		if k, ok := t.names[string(b)]; ok {
 			return k, true
 		}
@@ -89,26 +136,23 @@ func Register[T any](kind Kind) {
 	if t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface {
 		panic(fmt.Sprintf("facts.Register(%q): payload type %s must not be a pointer or an interface", kind, t))
 	}
-	if err := deterministic(t, map[reflect.Type]bool{}); err != nil {
-		panic(fmt.Sprintf("facts.Register(%q): payload type %s: %v", kind, t, err))
-	}
 
 	registerMu.Lock()
 	defer registerMu.Unlock()
-	next := &kindTable{entries: map[Kind]*entry{}, names: map[string]Kind{}}
-	if old := registry.Load(); old != nil {
-		if e, ok := old.entries[kind]; ok {
-			if e.typ == t {
-				return
-			}
-			panic(fmt.Sprintf("facts.Register(%q): kind already has payload type %s, not %s", kind, e.typ, t))
+	if typ, ok := registered[kind]; ok {
+		if typ == t {
+			return
 		}
-		maps.Copy(next.entries, old.entries)
-		maps.Copy(next.names, old.names)
+		panic(fmt.Sprintf("facts.Register(%q): kind already has payload type %s, not %s", kind, typ, t))
 	}
-	next.entries[kind] = newEntry[T](kind)
-	next.names[string(kind)] = kind
-	registry.Store(next)
+	seen := map[reflect.Type]bool{}
+	if err := deterministic(t, seen); err != nil {
+		panic(fmt.Sprintf("facts.Register(%q): payload type %s: %v", kind, t, err))
+	}
+	maps.Copy(checked, seen)
+	registered[kind] = t
+	pending = append(pending, newEntry[T](kind))
+	unpublished.Store(true)
 }
 
 // Registered returns the payload type of kind, if it is registered.
@@ -121,7 +165,7 @@ func Registered(kind Kind) (reflect.Type, bool) {
 
 // Kinds returns every registered kind, sorted.
 func Kinds() []Kind {
-	t := registry.Load()
+	t := table()
 	if t == nil {
 		return nil
 	}
@@ -130,8 +174,10 @@ func Kinds() []Kind {
 
 // deterministic reports an error if t, or a type reachable from its exported
 // fields, elements or pointers, could encode in more than one way.
+// Types found sound before (checked) are not walked again; registerMu
+// is held.
 func deterministic(t reflect.Type, seen map[reflect.Type]bool) error {
-	if seen[t] {
+	if seen[t] || checked[t] {
 		return nil
 	}
 	seen[t] = true

@@ -470,6 +470,9 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 	if st.fold.Seq() == 0 {
 		return Outcome{Thread: id}, fmt.Errorf("resume %s: %w", id, ErrUnknownThread)
 	}
+	if err := checkableOutput(id, st.fold); err != nil {
+		return Outcome{Thread: id}, err
+	}
 	out = Outcome{Thread: id}
 	retried := false
 	failedHere := map[string]bool{} // keys that failed in this call; membership only

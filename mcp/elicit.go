@@ -103,7 +103,9 @@ func (c *calls) only() (*inflight, string) {
 // secret.
 // A word is matched apart from letters around it, so that "pin_code",
 // "user_pin" and "PIN" count ("_" and digits do not join words here).
-var secretWords = regexp.MustCompile(`(?i)pass(word|phrase|wd|code)?|pwd|secret|token|api[ _-]?key|(private|priv|ssh|access|signing|encryption)[ _-]?key|credential|(^|[^a-z])(pin|otp|cvv|cvc|ssn|iban|auth|bearer|cookie|session|mnemonic)([^a-z]|$)|2fa|mfa|social security|card[ _-]?number|seed[ _-]?phrase|recovery[ _-]?(code|phrase)`)
+var secretWords = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)pass(word|phrase|wd|code)?|pwd|secret|token|api[ _-]?key|(private|priv|ssh|access|signing|encryption)[ _-]?key|credential|(^|[^a-z])(pin|otp|cvv|cvc|ssn|iban|auth|bearer|cookie|session|mnemonic)([^a-z]|$)|2fa|mfa|social security|card[ _-]?number|seed[ _-]?phrase|recovery[ _-]?(code|phrase)`)
+})
 
 // elicit is the client's elicitation handler.
 func (s *conn) elicit(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
@@ -171,6 +173,7 @@ func sensitive(schema facts.RawJSON) []string {
 		return nil
 	}
 	var out []string
+	secret := secretWords()
 	for name, raw := range s.Properties {
 		var p struct {
 			Title       string `json:"title"`
@@ -179,7 +182,7 @@ func sensitive(schema facts.RawJSON) []string {
 			WriteOnly   bool   `json:"writeOnly"`
 		}
 		_ = json.Unmarshal(raw, &p)
-		if secretWords.MatchString(name) || secretWords.MatchString(p.Title) || secretWords.MatchString(p.Description) || p.Format == "password" || p.WriteOnly {
+		if secret.MatchString(name) || secret.MatchString(p.Title) || secret.MatchString(p.Description) || p.Format == "password" || p.WriteOnly {
 			out = append(out, name)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +23,8 @@ type PlanArgs struct {
 
 // planSchema is the plan tool's input schema, its yes-or-no arguments
 // JSON booleans (see answerSchema), on required.
-var planSchema = func() *jsonschema.Schema {
+// It is made at first use, not at start-up.
+var planSchema = sync.OnceValue(func() *jsonschema.Schema {
 	sc, err := jsonschema.For[PlanArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[drive.YesNo](): {Types: []string{"null", "boolean"}},
 	}})
@@ -30,12 +32,12 @@ var planSchema = func() *jsonschema.Schema {
 		panic(err) // PlanArgs is a plain struct
 	}
 	return sc
-}()
+})
 
 // addPlan adds the plan tool to srv.
 func (s *server) addPlan(srv *sdk.Server) {
 	yes, no := true, false
-	sdk.AddTool(srv, &sdk.Tool{Name: "plan", InputSchema: planSchema,
+	sdk.AddTool(srv, &sdk.Tool{Name: "plan", InputSchema: planSchema(),
 		Description: "Switch a thread's plan mode on (it plans from its next model turn: no tool that writes, commands read-only, its final answer a plan that waits for a person) or off (only from a client whose answers are a person's: plan mode off lets the thread write). Recorded with who switched it; switching it to what it is appends nothing. Acting on a plan the thread waits on is the answer tool's.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &no}}, s.plan)
 }

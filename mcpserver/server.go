@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"reflect"
+	"sync"
 
 	"context"
 	"encoding/json"
@@ -140,7 +141,7 @@ func newServer(ws Workspace, opts ServerOptions) (*sdk.Server, *server) {
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.view)
 	sdk.AddTool(srv, &sdk.Tool{Name: "facts", Description: "A thread's facts (its log), in order, as JSON: seq, kind, cause, time, data.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.facts)
-	sdk.AddTool(srv, &sdk.Tool{Name: "answer", InputSchema: answerSchema, Description: "Answer what a thread waits for: approve or deny a confirmation (naming the digest view shows), answer a question (text), settle an open effect (decision: accept, retry, abandon), or act on a plan (approve: true) or ask for another (text). Then, unless resume is false, run the thread on.",
+	sdk.AddTool(srv, &sdk.Tool{Name: "answer", InputSchema: answerSchema(), Description: "Answer what a thread waits for: approve or deny a confirmation (naming the digest view shows), answer a question (text), settle an open effect (decision: accept, retry, abandon), or act on a plan (approve: true) or ask for another (text). Then, unless resume is false, run the thread on.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}}, s.answer)
 	s.addPlan(srv)
 	sdk.AddTool(srv, &sdk.Tool{Name: "resume", Description: "Run a thread on until it is done or waits for a person. A parked thread runs nothing.",
@@ -167,7 +168,8 @@ func servedVersions() []string {
 // answerSchema is the answer tool's input schema: AnswerArgs's, with a
 // drive.YesNo a JSON true, false or null (as a *bool would be), not the
 // integer its Go type would make it.
-var answerSchema = func() *jsonschema.Schema {
+// It is made at first use, not at start-up.
+var answerSchema = sync.OnceValue(func() *jsonschema.Schema {
 	sc, err := jsonschema.For[AnswerArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[drive.YesNo](): {Types: []string{"null", "boolean"}},
 	}})
@@ -175,7 +177,7 @@ var answerSchema = func() *jsonschema.Schema {
 		panic(err) // AnswerArgs is a plain struct
 	}
 	return sc
-}()
+})
 
 type server struct {
 	ws    Workspace

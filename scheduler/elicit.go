@@ -1,13 +1,10 @@
 package scheduler
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
@@ -124,7 +121,7 @@ func CheckElicited(schema facts.RawJSON, a facts.Elicited) error {
 	if len(content) == 0 {
 		content = []byte("{}")
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(content))
+	doc, err := decodeOne(content)
 	if err != nil {
 		return fmt.Errorf("the input is not JSON: %v", err)
 	}
@@ -134,33 +131,14 @@ func CheckElicited(schema facts.RawJSON, a facts.Elicited) error {
 	if len(schema) == 0 {
 		return nil
 	}
-	sd, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	compiled, err := CompileSchema(schema)
 	if err != nil {
-		return fmt.Errorf("the requested schema is not JSON: %v", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	const res = "elicit.json"
-	if err := c.AddResource(res, sd); err != nil {
 		return fmt.Errorf("the requested schema: %v", err)
 	}
-	compiled, err := c.Compile(res)
-	if err != nil {
-		return fmt.Errorf("the requested schema does not compile: %v", err)
-	}
-	if err := compiled.Validate(doc); err != nil {
+	if err := compiled.Validate(content); err != nil {
 		return fmt.Errorf("the input does not fit the requested schema: %s", bound(err.Error()))
 	}
 	return nil
-}
-
-// noLoader loads nothing: a schema a server sent refers to nothing
-// outside itself.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("%s: a requested schema may not refer outside itself", url)
 }
 
 // elicitWaits adds a wait for each elicitation its running action waits on.

@@ -1,14 +1,9 @@
 package scheduler
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/seed-7cc7a084/harness/effect"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -21,33 +16,24 @@ import (
 // errors, for another turn.
 const MaxInvalidOutput = 3
 
-// outputResource is the name the schema is compiled under: nothing is
-// loaded from anywhere else (no $ref reaches a file or the network), so a
-// check gives the same verdict wherever and whenever it runs.
-const outputResource = "harness:output-schema.json"
-
 // CompileOutputSchema compiles a JSON Schema a thread's final answer is to
-// be valid against, or says why it cannot be one.
-func CompileOutputSchema(schema []byte) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+// be valid against, or says why it cannot be one (see CompileSchema):
+// nothing is loaded from anywhere else (no $ref reaches a file or the
+// network), so a check gives the same verdict wherever and whenever it
+// runs.
+func CompileOutputSchema(schema []byte) (*CompiledSchema, error) {
+	s, err := CompileSchema(schema)
 	if err != nil {
-		return nil, fmt.Errorf("%w: not JSON: %v", ErrOutputSchema, err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource(outputResource, doc); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOutputSchema, err)
-	}
-	s, err := c.Compile(outputResource)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOutputSchema, err)
+		return nil, fmt.Errorf("%w: %w", ErrOutputSchema, err)
 	}
 	return s, nil
 }
 
 // CheckOutput checks a final answer against an output schema: the verdict
 // output.checked records. A final answer is one JSON document, alone or in
-// one fenced code block.
+// one fenced code block. An invalid one gets the first error the validator
+// found (when there are several, which one it finds first may differ from
+// run to run: the verdict, valid or not, does not).
 func CheckOutput(schema facts.OutputSchema, turn int, answer string) facts.OutputChecked {
 	v := facts.OutputChecked{Turn: turn, Digest: schema.Digest}
 	s, err := CompileOutputSchema(schema.Schema)
@@ -56,52 +42,16 @@ func CheckOutput(schema facts.OutputSchema, turn int, answer string) facts.Outpu
 		return v
 	}
 	text := unfence(answer)
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
+	if _, err := decodeOne([]byte(text)); err != nil {
 		v.Errors = []string{bound("the answer is not one JSON document: " + err.Error())}
 		return v
 	}
-	if err := s.Validate(doc); err != nil {
-		var ve *jsonschema.ValidationError
-		if !errors.As(err, &ve) {
-			v.Errors = []string{bound(err.Error())}
-			return v
-		}
-		v.Errors = validationErrors(ve.BasicOutput())
-		if len(v.Errors) == 0 {
-			v.Errors = []string{bound(ve.Error())}
-		}
+	if err := s.Validate([]byte(text)); err != nil {
+		v.Errors = []string{bound(err.Error())}
 		return v
 	}
 	v.Valid, v.Output = true, facts.RawJSON(text)
 	return v
-}
-
-// validationErrors are the leaf errors of a basic output, each with where
-// in the answer it is: sorted (the library finds them in map order, which
-// varies from run to run) and at most facts.MaxOutputErrors of them, so
-// that the same answer gets the same verdict.
-func validationErrors(u *jsonschema.OutputUnit) []string {
-	var out []string
-	for _, e := range u.Errors {
-		if e.Error == nil {
-			continue
-		}
-		at := e.InstanceLocation
-		if at == "" {
-			at = "/"
-		}
-		out = append(out, fmt.Sprintf("at %s: %s", at, e.Error.String()))
-	}
-	slices.Sort(out)
-	out = slices.Compact(out)
-	if len(out) > facts.MaxOutputErrors {
-		out = out[:facts.MaxOutputErrors]
-	}
-	for i := range out {
-		out[i] = bound(out[i])
-	}
-	return out
 }
 
 // bound cuts an error to facts.MaxOutputError bytes, on a rune boundary.

@@ -214,6 +214,18 @@ var (
 	// ErrOutputSchema: an output schema that is not a JSON Schema (see
 	// CompileOutputSchema).
 	ErrOutputSchema = errors.New("invalid output schema")
+	// ErrSchemaShape: a document that is not a JSON Schema (a keyword
+	// whose value the draft does not allow).
+	ErrSchemaShape = errors.New("not a JSON Schema")
+	// ErrSchemaDraft: a JSON Schema of a draft harness does not read
+	// (only draft 2020-12 and draft-07; see CompileSchema).
+	ErrSchemaDraft = errors.New("a JSON Schema draft harness does not read")
+	// ErrInexactNumber: a number, in a schema or a document checked
+	// against one, that float64 does not hold as written.
+	ErrInexactNumber = errors.New("a number that cannot be checked exactly")
+	// ErrSchemaOutside: a schema refers to a schema outside itself, which
+	// harness never loads.
+	ErrSchemaOutside = errors.New("a schema may not refer outside itself")
 )
 
 // View is what the scheduler's Output says of the thread now: cheap to

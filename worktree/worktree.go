@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/seed-7cc7a084/harness/safegit"
 )
@@ -76,7 +77,7 @@ const branchPrefix = "harness/"
 // name with anything a ref may not hold replaced, and a digest of the name
 // when it had to be changed (so two names never share a branch).
 func Branch(name string) string {
-	clean := unsafeRef.ReplaceAllString(name, "-")
+	clean := unsafeRef().ReplaceAllString(name, "-")
 	clean = strings.Trim(clean, ".-/")
 	for strings.Contains(clean, "..") {
 		clean = strings.ReplaceAll(clean, "..", ".")
@@ -92,7 +93,7 @@ func Branch(name string) string {
 }
 
 // unsafeRef matches what a branch name is kept free of.
-var unsafeRef = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) }) // at first use, not at start-up
 
 // top is the top of the repository dir is in.
 func top(ctx context.Context, dir string) (string, error) {
