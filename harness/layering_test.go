@@ -142,7 +142,7 @@ var layers = []struct {
 	{"rerun", []string{"drive", "audit", "rewind"}},
 	// What the front-end API returns, as terminal text and the command
 	// line's JSON documents: above present, beside the front ends.
-	{"present/tell", []string{"drive", "audit", "rewind", "seal", "present"}},
+	{"present/tell", []string{"drive", "audit", "rewind", "seal", "present", "tools"}},
 	{"stock", []string{"drive", "audit", "rewind", "present", "tools", "mcp", "tracing", "worktree",
 		"model/openai", "model/anthropic", "thread/natsstore", "thread/socketstore", "seal", "sealnote"}},
 	// The front ends: the page and HTTP API, harness as an MCP server,

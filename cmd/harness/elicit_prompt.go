@@ -109,7 +109,7 @@ func (p *elicits) asked(e drive.Event) {
 // answer; a question answered elsewhere meanwhile, or no longer asked,
 // ends the prompt with a word of it.
 func (d *driver) askElicit(ctx context.Context, e drive.Event) error {
-	hold := d.live.hold()
+	hold := d.live.Hold()
 	defer hold()
 	th := d.rt.Thread(d.s.Stock.Actor, e.Thread)
 	p := drive.AskedPending(e)

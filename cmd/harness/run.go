@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,13 +15,12 @@ import (
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/stock"
-	"github.com/seed-7cc7a084/harness/tools"
 )
 
 // driveFlags are the flags of the commands that run a thread on.
@@ -509,7 +507,7 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 	if id != "" {
 		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, workspace)
 		out, err = d.th.StartMessage(d.watching(ctx), f.mcpPrompt.message(prompt), also...)
-		d.live.stop()
+		d.live.Stop()
 		if errors.Is(err, harness.ErrThreadExists) {
 			return nil, exists() // another process (on a shared store) started it first
 		}
@@ -521,7 +519,7 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 			}
 			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
 		}, also...)
-		d.live.stop()
+		d.live.Stop()
 		if th != nil {
 			d.th, d.id, id = th, th.ID(), th.ID()
 		}
@@ -744,37 +742,6 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	return d.finish(ctx)
 }
 
-// spinner shows a spinner on w after a moment, until stop is called; stop
-// erases it.
-func spinner(w io.Writer, label string) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
-		t := time.NewTimer(250 * time.Millisecond)
-		defer t.Stop()
-		shown := false
-		for i := 0; ; i++ {
-			select {
-			case <-done:
-				if shown {
-					fmt.Fprint(w, "\r\x1b[K")
-				}
-				return
-			case <-t.C:
-				shown = true
-				fmt.Fprintf(w, "\r%s %s", frames[i%len(frames)], label)
-				t.Reset(100 * time.Millisecond)
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-finished
-	}
-}
-
 // driver runs one thread on with drive.Drive: it loads the model when a
 // turn is due, asks a person at the prompt (closing the store meanwhile),
 // and prints each appended fact.
@@ -805,7 +772,7 @@ type driver struct {
 	// elicits asks MCP servers' questions at the terminal (interactive).
 	elicits *elicits
 	// live shows a running action's output on a terminal.
-	live *live
+	live *tell.Live
 	// progress is where the thread's progress goes (drive.Progress): a
 	// terminal, the stream (-o stream-json), or nowhere (nil).
 	progress drive.Progress
@@ -820,7 +787,7 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 		approval.Resolve = s.Stock.Tools.Resolve
 	}
 	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(f.noInput), loaded: f.loaded, spec: f.model,
-		live: newLive(a.stdout, a.textOut() && isTerminal(a.stdout)), flags: f}
+		live: tell.NewLive(a.stdout, a.textOut() && isTerminal(a.stdout)), flags: f}
 	if d.interactive {
 		d.elicits = &elicits{d: d}
 	}
@@ -840,19 +807,19 @@ func (d *driver) progressSink() drive.Progress {
 	switch {
 	case d.a.streamOut():
 		return d.a.streamProgress
-	case d.live.on:
-		turns := &turnShow{w: d.a.stdout}
+	case d.live.On():
+		turns := &tell.TurnShow{W: d.a.stdout}
 		return func(e drive.Event) {
 			switch e.Kind {
 			case drive.EventOutput:
-				d.live.output(e.Stream, []byte(e.Text))
+				d.live.Output(e.Stream, []byte(e.Text))
 				return
 			case drive.EventAsked:
-				d.live.asked(e)
+				d.live.Asked(e)
 				d.elicits.asked(e)
 				return
 			}
-			turns.event(e)
+			turns.Event(e)
 		}
 	}
 	return nil
@@ -935,17 +902,17 @@ func (d *driver) show(f facts.Fact, err error) {
 		return
 	}
 	if f.Kind == facts.KindActionCompleted {
-		d.live.stop()
+		d.live.Stop()
 	}
 	fmt.Fprintln(d.a.stdout, d.lineOf(f))
 	switch f.Kind {
 	case facts.KindActionStarted:
 		if p, err := facts.Decode[facts.ActionStarted](f); err == nil {
-			d.live.start("running " + present.EscapeLine(p.ActionID))
+			d.live.Start("running " + present.EscapeLine(p.ActionID))
 		}
 	case facts.KindActionCompleted:
 		if p, err := facts.Decode[facts.ActionCompleted](f); err == nil {
-			for _, line := range present.CommandSummary(p.Report, liveLines) {
+			for _, line := range present.CommandSummary(p.Report, tell.LiveLines) {
 				fmt.Fprintf(d.a.stdout, "        %s\n", line)
 			}
 		}
@@ -956,11 +923,6 @@ func (d *driver) show(f facts.Fact, err error) {
 // progressSink), for a start; Drive does the same with Options.Progress.
 func (d *driver) watching(ctx context.Context) context.Context {
 	return drive.WithProgress(ctx, d.progress)
-}
-
-// factLine is one fact, for a person.
-func (a *app) factLine(f facts.Fact) string {
-	return fmt.Sprintf("%4d  %-22s %s", f.Seq, f.Kind, present.Describe(f))
 }
 
 // loadModel loads the model for a turn that is due: the one loaded
@@ -991,7 +953,7 @@ func (d *driver) loadModel(recorded string) (model.Model, error) {
 // (other than a defect, which the log records) is explained.
 func (d *driver) resumeOnce(ctx context.Context, th *harness.Thread) (harness.Outcome, error) {
 	out, err := th.Resume(ctx) // under Options.Progress
-	d.live.stop()
+	d.live.Stop()
 	if err != nil && !errors.Is(err, harness.ErrDefect) {
 		return out, d.interrupted(ctx, th.ID(), err)
 	}
@@ -1074,7 +1036,7 @@ func (d *driver) finish(ctx context.Context) error {
 	d.elicits.begin(ctx)
 	st, err := drive.Drive(ctx, d.th, d.options())
 	d.elicits.end()
-	d.live.stop()
+	d.live.Stop()
 	if err != nil {
 		return err
 	}
@@ -1123,245 +1085,4 @@ func statusExit(status harness.Status) int {
 		return exitParked
 	}
 	return exitError
-}
-
-// usage says a thread's model turns and tokens: "2 model turns, 980 tokens".
-func usage(st drive.State) string {
-	b := st.View.Budget
-	if b == nil || b.Turns == 0 {
-		return ""
-	}
-	turns := "model turns"
-	if b.Turns == 1 {
-		turns = "model turn"
-	}
-	if b.Tokens == 0 {
-		return fmt.Sprintf("%d %s", b.Turns, turns) // a model that counts none
-	}
-	return fmt.Sprintf("%d %s, %s tokens%s", b.Turns, turns, present.TokenCount(b.Tokens), costNote(st))
-}
-
-// costNote says what a thread's turns cost (", $0.0123"), or, once, that
-// its model is not in the price table (tokens only). A scripted model
-// costs nothing and is not said.
-func costNote(st drive.State) string {
-	c := st.Cost
-	switch {
-	case c == nil:
-		return ""
-	case len(c.Tables) > 0:
-		return ", " + present.USD(c.USD)
-	case c.UnpricedTurns > 0 && st.Model != "" && !strings.HasPrefix(st.Model, "scripted:"):
-		return fmt.Sprintf(" (no price for %s in the price table: tokens only)", present.EscapeLine(st.Model))
-	}
-	return ""
-}
-
-// goOnHint says how to go on with a thread a budget stopped: fork it
-// before the budget.exhausted fact and resume the fork with a larger
-// bound; "" for any other state.
-func goOnHint(st drive.State) string {
-	if st.Status != harness.StatusStopped || st.Head.Kind != facts.KindBudgetExhausted || st.Head.Seq < 2 {
-		return ""
-	}
-	at := st.Head.Seq - 1
-	more := 2 * defaultMaxTurns
-	if b := st.View.Budget; b != nil && b.MaxTurns > 0 {
-		more = 2 * b.MaxTurns
-	}
-	fork := fmt.Sprintf("%s-at%d", st.Thread, at)
-	return fmt.Sprintf("to go on: harness fork %s --at %d, then harness resume %s --max-turns %d", st.Thread, at, fork, more)
-}
-
-// printState tells how a thread stands, and for a parked one what it
-// waits for and how to answer.
-func (a *app) printState(st drive.State, root string) {
-	w := a.stdout
-	tail := ""
-	if u := usage(st); u != "" {
-		tail = " · " + u
-	}
-	switch st.Status {
-	case harness.StatusDone:
-		fmt.Fprintf(w, "%s thread %s (seq %d)%s\n", a.paint("green", "done:"), st.Thread, st.Head.Seq, tail)
-	case harness.StatusResumable:
-		fmt.Fprintf(w, "%s thread %s (seq %d)%s: harness resume %s\n", a.paint("yellow", "resumable:"), st.Thread, st.Head.Seq, tail, st.Thread)
-	case harness.StatusParked:
-		fmt.Fprintf(w, "%s thread %s waits for a person (seq %d)%s\n", a.paint("yellow", "parked:"), st.Thread, st.Head.Seq, tail)
-	case harness.StatusStepLimit:
-		fmt.Fprintf(w, "%s thread %s (seq %d)%s: %s\n", a.paint("yellow", "step limit:"), st.Thread, st.Head.Seq, tail, st.Reason)
-	default:
-		fmt.Fprintf(w, "%s thread %s (seq %d)%s: %s\n", a.paint("red", string(st.Status)+":"), st.Thread, st.Head.Seq, tail, present.Reason(st.Reason))
-		if st.Retry != "" {
-			fmt.Fprintf(w, "    once the cause is fixed, `harness resume %s` tries %s again\n", st.Thread, present.Step(st.Retry))
-		}
-		if hint := goOnHint(st); hint != "" {
-			fmt.Fprintf(w, "    %s\n", hint)
-		}
-	}
-	a.printChildren(st, "  ")
-	// The open requests, whatever else the thread can do.
-	for _, p := range st.Waits {
-		a.printPending(p, st.PreviewRoot(p, root))
-		fmt.Fprintf(w, "    %s\n", present.EscapeLine(answerHint(st.Thread, p)))
-	}
-}
-
-// pendingArgsRunes is how much of a call's arguments a confirmation line
-// shows; the preview below it shows what a write would change, whole or
-// with its size and digest.
-const pendingArgsRunes = 400
-
-// printPending describes one open request: for a confirmation the tool,
-// its arguments (a command as the shell will read it, with its timeout
-// and sandbox) and the diff a write would make. What the model or a file
-// wrote is shown with its control characters escaped, so nothing in it
-// can hide a line from the person deciding.
-func (a *app) printPending(p drive.Pending, root string) {
-	w := a.stdout
-	esc := present.EscapeLine
-	switch p.Kind {
-	case fold.WaitConfirmation:
-		if c, ok := a.commandOf(p.Tool, p.Args, a.commandTimeout); ok {
-			fmt.Fprintf(w, "  confirmation %s: %s, %s\n", esc(drive.Ref(p)), esc(p.Tool), c.timeout())
-			for _, line := range c.lines() {
-				fmt.Fprintf(w, "    %s %s\n", a.paint("bold", "│"), line)
-			}
-		} else {
-			fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(drive.Ref(p)), esc(p.Tool), esc(present.Clip(p.Args, pendingArgsRunes)))
-		}
-		if p.Reason != "" {
-			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "asked because"), esc(p.Reason))
-		}
-		if o := p.Offer; o != nil {
-			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "offered by the thread's end:"), esc(fmt.Sprintf("its work in its own worktree, on branch %s, changing %s; denied, the branch keeps it", o.Branch, strings.Join(o.Changed, ", "))))
-		}
-		if p.Rewritten != "" {
-			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "rewritten:"), esc(p.Rewritten))
-		}
-		if diff := tools.Preview(root, p.Tool, p.Args); diff != "" {
-			for _, line := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
-				color := ""
-				switch {
-				case strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++"):
-					color = "green"
-				case strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---"):
-					color = "red"
-				}
-				if color != "" {
-					line = a.paint(color, line)
-				}
-				fmt.Fprintf(w, "    %s\n", line)
-			}
-		}
-		if p.Hook != "" {
-			fmt.Fprintf(w, "    %s\n", a.paint("yellow", esc(p.Hook)))
-		}
-		if p.Action != nil && p.Action.Requested.MCP != nil {
-			m := p.Action.Requested.MCP
-			fmt.Fprintf(w, "    MCP server %s (%s %s): tool %s · digest %s\n", esc(m.Server), m.Transport, esc(m.Endpoint), esc(m.Tool), shortDigest(m.Digest))
-		}
-		if p.Action != nil && p.Action.Requested.Sandbox != nil {
-			sb := present.SandboxDetail(*p.Action.Requested.Sandbox)
-			if p.Action.Requested.Sandbox.Mode == facts.SandboxOff {
-				sb = a.paint("yellow", sb)
-			}
-			fmt.Fprintf(w, "    %s\n", sb)
-		}
-	case fold.WaitQuestion:
-		fmt.Fprintf(w, "  question %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
-		if len(p.Options) > 0 {
-			fmt.Fprintf(w, "    options: %s", esc(strings.Join(p.Options, " | ")))
-			if p.AllowFreeText {
-				fmt.Fprint(w, " (or any answer)")
-			}
-			fmt.Fprintln(w)
-		}
-	case fold.WaitPlan:
-		fmt.Fprintf(w, "  plan %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
-	case fold.WaitBudget:
-		fmt.Fprintf(w, "  budget %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
-	case fold.WaitReconcile:
-		fmt.Fprintf(w, "  reconcile %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
-		switch {
-		case p.Interrupted != nil:
-			fmt.Fprintf(w, "    %s\n", present.Describe(interruptedFact(p.Interrupted)))
-		case p.Completion != nil:
-			fmt.Fprintf(w, "    report %s; %s\n", p.Completion.Report.Status, present.DescribeObservation(p.Completion.Observation))
-		}
-	}
-}
-
-// shortDigest is a digest's first 12 hex digits.
-func shortDigest(d string) string {
-	if len(d) > 12 {
-		return d[:12]
-	}
-	return d
-}
-
-// interruptedFact wraps a record to describe it.
-func interruptedFact(p *facts.ActionInterrupted) facts.Fact {
-	d, err := facts.NewDraft(facts.KindActionInterrupted, "", *p)
-	if err != nil {
-		return facts.Fact{Kind: facts.KindActionInterrupted}
-	}
-	return facts.Fact{Kind: d.Kind, Data: d.Data}
-}
-
-// answerHint is the command that answers an open request: through the
-// thread id, also when the request is one of its children's.
-// shellWord is s as one word of a shell command: as it is when it holds
-// only characters no shell treats specially, else in single quotes.
-func shellWord(s string) string {
-	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/:@%+=,-", r))
-	}) < 0
-	if plain {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func answerHint(id string, p drive.Pending) string { return hintFor(id, p, true) }
-
-// hintFor is the command that answers p in the thread id: with resume,
-// one that also resumes the thread here (--resume, or a resume after a
-// child's reconciliation); without, the answer alone (a worker resumes).
-func hintFor(id string, p drive.Pending, resume bool) string {
-	// A request id holds the model's call id: each word of a suggested
-	// command is quoted as a shell needs it.
-	id, ref := shellWord(id), shellWord(drive.Ref(p))
-	r := ""
-	if resume {
-		r = " --resume"
-	}
-	switch p.Kind {
-	case fold.WaitConfirmation:
-		return fmt.Sprintf("answer: harness approve %s %s%s   (or: harness deny %s %s --reason '…'%s)", id, ref, r, id, ref, r)
-	case fold.WaitQuestion:
-		if p.Thread != "" {
-			return fmt.Sprintf("answer: harness answer %s '…' --request %s%s", id, ref, r)
-		}
-		return fmt.Sprintf("answer: harness answer %s '…'%s", id, r)
-	case fold.WaitPlan:
-		if p.Thread != "" {
-			return fmt.Sprintf("act on it: harness plan %s act, then harness resume %s   (or ask for another: harness continue %s '…')", shellWord(p.Thread), id, shellWord(p.Thread))
-		}
-		return fmt.Sprintf("act on it: harness plan %s act   (or ask for another plan: harness continue %s '…')", id, id)
-	case fold.WaitBudget:
-		return budgetHint(id, r)
-	case fold.WaitReconcile:
-		action, _ := json.Marshal(p.RequestID)
-		data := shellWord(fmt.Sprintf(`{"action_id": %s, "decision": "accept"}`, action))
-		if p.Thread != "" {
-			then := ""
-			if resume {
-				then = ", then harness resume " + id
-			}
-			return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s%s   (accept, retry or abandon)`, shellWord(p.Thread), data, then)
-		}
-		return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s%s   (accept, retry or abandon)`, id, data, r)
-	}
-	return ""
 }
