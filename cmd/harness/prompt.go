@@ -239,7 +239,7 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 			return answered, err
 		}
 		var ans answer
-		if err := d.release(); err != nil {
+		if err := d.Release(); err != nil {
 			done()
 			unpeek()
 			return answered, err
@@ -262,7 +262,7 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		if ctx.Err() != nil {
 			return answered, fmt.Errorf("interrupted at the prompt; thread %s still waits: `harness resume %s` asks again", d.id, d.id)
 		}
-		if rerr := d.reacquire(ctx); rerr != nil {
+		if rerr := d.Reacquire(ctx); rerr != nil {
 			return answered, rerr
 		}
 		if gone != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
@@ -481,7 +480,6 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		return usageError("thread %s already exists; continue it with `harness continue %s \"...\"` or `harness resume %s`", id, id, id)
 	}
 	f.loaded = m
-	var out harness.Outcome
 	workspace := present.EscapeLine(s.Stock.Config.Workspace)
 	if id != "" {
 		if _, err := s.Store.Head(ctx, id); err == nil {
@@ -504,34 +502,21 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		}
 		also = append(also, on)
 	}
-	if id != "" {
-		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, workspace)
-		out, err = d.th.StartMessage(d.watching(ctx), f.mcpPrompt.message(prompt), also...)
-		d.live.Stop()
-		if errors.Is(err, harness.ErrThreadExists) {
-			return nil, exists() // another process (on a shared store) started it first
+	th, out, err := d.Start(ctx, id, f.mcpPrompt.message(prompt), a.whoami(), f.policyGiven(), func(next, taken string) {
+		if taken != "" {
+			a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
 		}
-	} else {
-		var th *harness.Thread
-		th, out, err = drive.StartNextMessage(d.watching(ctx), d.rt, s.Stock.Actor, f.mcpPrompt.message(prompt), func(next, taken string) {
-			if taken != "" {
-				a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
-			}
-			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
-		}, also...)
-		d.live.Stop()
-		if th != nil {
-			d.th, d.id, id = th, th.ID(), th.ID()
-		}
+		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
+	}, also...)
+	d.live.Stop()
+	if th != nil {
+		d.th, d.id = th, th.ID()
 	}
-	if d.th != nil && d.id != "" && (err == nil || errors.Is(err, harness.ErrDefect) || ctx.Err() != nil) {
-		// The policy the thread starts with is its own, recorded.
-		perr := s.RecordStartingPolicy(context.WithoutCancel(ctx), d.th, a.whoami(), f.policyGiven())
-		if errors.Is(perr, stock.ErrBadSettings) {
-			return d.th, asUsage(perr)
-		} else if perr != nil {
-			return d.th, perr
-		}
+	switch {
+	case errors.Is(err, harness.ErrThreadExists):
+		return nil, exists() // another process (on a shared store) started it first
+	case errors.Is(err, stock.ErrBadSettings):
+		return d.th, asUsage(err)
 	}
 	if err != nil && !errors.Is(err, harness.ErrDefect) {
 		return d.th, d.interrupted(ctx, d.id, err)
@@ -541,7 +526,7 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		if err != nil {
 			return d.th, err
 		}
-		return d.th, a.report(d.stepLimit(st), d.appended, s)
+		return d.th, a.report(d.StepLimit(st), d.appended, s)
 	}
 	return d.th, d.finish(ctx)
 }
@@ -729,9 +714,7 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 		// The bounds a thread recorded when it started win over the
 		// settings of each command; a flag given now is a person's word
 		// that they change, and it is recorded as such.
-		cfg := d.th.Runtime().Config
-		b := facts.ContextBounds{Window: cfg.ContextWindow, Fraction: cfg.CompactFraction, CompactAt: cfg.CompactAt}
-		if _, err := drive.SetContextBounds(ctx, d.th, b, a.whoami()); err != nil {
+		if err := d.RecordContextBounds(ctx, d.th, a.whoami()); err != nil {
 			return err
 		}
 	}
@@ -742,24 +725,20 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	return d.finish(ctx)
 }
 
-// driver runs one thread on with drive.Drive: it loads the model when a
-// turn is due, asks a person at the prompt (closing the store meanwhile),
-// and prints each appended fact.
+// driver runs one thread on with drive.Drive (stock.Driver): it asks a
+// person at the prompt (closing the store meanwhile), and prints each
+// appended fact.
 type driver struct {
+	*stock.Driver
 	a           *app
 	s           *session
 	id          string
-	approval    drive.Approval
 	interactive bool
-	rt          *harness.Runtime
-	th          *harness.Thread
-	// loaded is the model loaded already (--model, or run's), if any;
-	// spec is the --model flag ("" uses the recorded one).
-	loaded model.Model
-	spec   string
 	// retry: the command is a person's word to go on, so a failed model
 	// turn is run once more (once per command).
 	retry bool
+	rt    *harness.Runtime
+	th    *harness.Thread
 	// appended are the facts appended by this command, for -o json.
 	appended []facts.Fact
 	// warned: the sandbox's absence was said.
@@ -773,29 +752,30 @@ type driver struct {
 	elicits *elicits
 	// live shows a running action's output on a terminal.
 	live *tell.Live
-	// progress is where the thread's progress goes (drive.Progress): a
-	// terminal, the stream (-o stream-json), or nowhere (nil).
-	progress drive.Progress
-	// policyGiven: this command's flags set the thread's policy (setPolicy).
+	// flags are the command's (setPolicy).
 	flags *driveFlags
 }
 
 func (a *app) newDriver(s *session, id string, approval drive.Approval, f *driveFlags) (*driver, error) {
-	if approval.Resolve == nil {
-		// Path rules match where a path leads, through the workspace's
-		// symlinks, as the tools would write it.
-		approval.Resolve = s.Stock.Tools.Resolve
-	}
-	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(f.noInput), loaded: f.loaded, spec: f.model,
+	d := &driver{a: a, s: s, id: id, interactive: a.interactive(f.noInput),
 		live: tell.NewLive(a.stdout, a.textOut() && isTerminal(a.stdout)), flags: f}
 	if d.interactive {
 		d.elicits = &elicits{d: d}
 	}
-	d.progress = s.ShareProgress(d.progressSink())
-	if err := d.build(); err != nil {
+	o := stock.DriverOptions{Model: f.loaded, Spec: f.model, Show: d.show, ModelWait: d.modelWait, Progress: d.progressSink()}
+	// The observer leaves out this command's own output, should it be
+	// redirected into the workspace.
+	for _, w := range []io.Writer{a.stdout, a.stderr} {
+		if f, ok := w.(*os.File); ok {
+			o.OwnFiles = append(o.OwnFiles, f)
+		}
+	}
+	dr, err := s.NewDriver(approval, o)
+	if err != nil {
 		return nil, err
 	}
-	d.th = d.rt.Thread(s.Stock.Actor, id)
+	d.Driver, d.rt = dr, dr.Runtime
+	d.th = d.Thread(id)
 	return d, nil
 }
 
@@ -825,53 +805,6 @@ func (d *driver) progressSink() drive.Progress {
 	return nil
 }
 
-// build makes the runtime on the session's open store. Built again (the
-// store was reopened), the runtime is the same one on the new store: a
-// drive.Drive in progress goes on with it.
-func (d *driver) build() error {
-	var m model.Model
-	if d.rt != nil {
-		m = d.rt.Services.Model // a drive in progress keeps its model
-	} else {
-		m = drive.Live(d.loaded)
-	}
-	// The observer watches the workspace through a change feed where the
-	// system has one, and leaves out this command's own output, should it
-	// be redirected into the workspace.
-	opts := []action.WorkspaceOption{action.WithChangeFeed(true)}
-	for _, w := range []io.Writer{d.a.stdout, d.a.stderr} {
-		if f, ok := w.(*os.File); ok {
-			opts = append(opts, action.WithOwnFiles(f))
-		}
-	}
-	rt, _, err := d.s.Runtime(stock.WithModel(m), stock.WithObserver(opts...), stock.Watching(d.show), stock.WithModelWait(d.modelWait))
-	if err != nil {
-		return err
-	}
-	if d.rt != nil {
-		d.rt.Store, d.rt.Services = rt.Store, rt.Services
-		return nil
-	}
-	d.rt = rt
-	return nil
-}
-
-// release closes the store while a person thinks at the prompt, so that
-// other harness commands (threads, log, even an approve from another
-// terminal) are not locked out meanwhile; reacquire opens it again,
-// waiting while another command has it.
-func (d *driver) release() error {
-	err := d.s.Release()
-	return err
-}
-
-func (d *driver) reacquire(ctx context.Context) error {
-	if err := d.s.Reopen(ctx, time.Hour); err != nil {
-		return err
-	}
-	return d.build()
-}
-
 // modelWait says that a model turn waits before it is tried again, and
 // why: "waiting 5s: rate limited by openai (429)".
 func (d *driver) modelWait(_ int, wait time.Duration, err error) {
@@ -892,16 +825,15 @@ func (d *driver) show(f facts.Fact, err error) {
 		return
 	}
 	d.appended = append(d.appended, f)
-	if d.a.streamOut() {
+	switch {
+	case d.a.streamOut():
 		if err := d.a.streamFact(f); err != nil {
 			fmt.Fprintf(d.a.stderr, "harness: %s\n", personError(err))
 		}
 		return
-	}
-	if d.a.jsonOut() {
+	case d.a.jsonOut():
 		return
-	}
-	if f.Kind == facts.KindActionCompleted {
+	case f.Kind == facts.KindActionCompleted:
 		d.live.Stop()
 	}
 	fmt.Fprintln(d.a.stdout, d.lineOf(f))
@@ -919,78 +851,38 @@ func (d *driver) show(f facts.Fact, err error) {
 	}
 }
 
-// watching is ctx under which the thread's progress is shown (see
-// progressSink), for a start; Drive does the same with Options.Progress.
-func (d *driver) watching(ctx context.Context) context.Context {
-	return drive.WithProgress(ctx, d.progress)
-}
-
-// loadModel loads the model for a turn that is due: the one loaded
-// already, else the --model flag, else the one the thread recorded, else
-// the settings file's.
-func (d *driver) loadModel(recorded string) (model.Model, error) {
-	if d.loaded != nil {
-		return d.loaded, nil
-	}
-	spec := d.spec
-	if spec == "" {
-		spec = recorded
-	}
-	if spec == "" {
-		spec = d.s.Settings().Model
-	}
-	if spec == "" {
-		return nil, usageError("thread %s needs a model turn and records no model; pass --model scripted:FILE", d.id)
-	}
-	m, err := stock.LoadModel(spec, d.s.ModelOptions()...)
-	if err != nil {
-		return nil, fmt.Errorf("thread %s: %w; pass --model to use another", d.id, err)
-	}
-	return m, nil
-}
-
-// resumeOnce runs one Resume of the thread; an error that stopped it
-// (other than a defect, which the log records) is explained.
-func (d *driver) resumeOnce(ctx context.Context, th *harness.Thread) (harness.Outcome, error) {
-	out, err := th.Resume(ctx) // under Options.Progress
-	d.live.Stop()
-	if err != nil && !errors.Is(err, harness.ErrDefect) {
-		return out, d.interrupted(ctx, th.ID(), err)
-	}
-	return out, nil
-}
-
-// stepLimit says how this command stopped a thread whose Resume ran
-// Config.MaxSteps transitions, and how to go on.
-func (d *driver) stepLimit(st drive.State) drive.State {
-	if st.Status == harness.StatusStepLimit {
-		st.Reason = fmt.Sprintf("ran %d steps in one go, the most a command runs (is something looping?); resume to go on: harness resume %s", d.rt.Config.MaxSteps, d.id)
-	}
-	return st
-}
-
-// options drive the thread as this command does: the approval answers
-// what it decides, a terminal asks the rest, each Resume loads the model
-// only when a turn is due, and what happens is told as it happens.
+// options drive the thread as this command does (stock.Driver.Options):
+// a terminal asks what the approval does not decide, and what happens is
+// told as it happens.
 func (d *driver) options() drive.Options {
-	o := drive.Options{
-		Approval:     d.approval,
-		FollowPolicy: true,
-		Retry:        d.retry,
-		LoadModel:    d.loadModel,
-		Progress:     d.progress,
-		Resume: func(ctx context.Context, th *harness.Thread, _ drive.State) (harness.Outcome, error) {
-			return d.resumeOnce(ctx, th)
-		},
-		OnRetry: func(st drive.State) {
-			d.a.printf("%s %s; trying it once more\n", d.a.paint("yellow", "retry:"), present.Reason(st.Reason))
-		},
-		OnInDoubt: func(st drive.State) {
-			for _, id := range st.InDoubt {
-				d.a.printf("%s action %s was in progress when its process died: it is in doubt and will not be run again; recording what the workspace shows now\n",
-					d.a.paint("yellow", "in doubt:"), present.EscapeLine(id))
-			}
-		},
+	o := d.Options()
+	o.Retry = d.retry
+	o.LoadModel = func(recorded string) (model.Model, error) {
+		m, err := d.LoadModel(recorded)
+		switch {
+		case errors.Is(err, stock.ErrNoModel):
+			return nil, usageError("thread %s needs a model turn and records no model; pass --model scripted:FILE", d.id)
+		case err != nil:
+			return nil, fmt.Errorf("thread %s: %w; pass --model to use another", d.id, err)
+		}
+		return m, nil
+	}
+	o.Resume = func(ctx context.Context, th *harness.Thread, _ drive.State) (harness.Outcome, error) {
+		out, err := th.Resume(ctx) // under Options.Progress
+		d.live.Stop()
+		if err != nil && !errors.Is(err, harness.ErrDefect) {
+			return out, d.interrupted(ctx, th.ID(), err)
+		}
+		return out, nil
+	}
+	o.OnRetry = func(st drive.State) {
+		d.a.printf("%s %s; trying it once more\n", d.a.paint("yellow", "retry:"), present.Reason(st.Reason))
+	}
+	o.OnInDoubt = func(st drive.State) {
+		for _, id := range st.InDoubt {
+			d.a.printf("%s action %s was in progress when its process died: it is in doubt and will not be run again; recording what the workspace shows now\n",
+				d.a.paint("yellow", "in doubt:"), present.EscapeLine(id))
+		}
 	}
 	if d.interactive {
 		o.Ask = func(ctx context.Context, _ *harness.Thread, waits []drive.Pending) (int, error) {
@@ -1034,18 +926,15 @@ func (d *driver) warnSandbox() {
 func (d *driver) finish(ctx context.Context) error {
 	d.warnSandbox()
 	d.elicits.begin(ctx)
-	st, err := drive.Drive(ctx, d.th, d.options())
+	st, err := d.Finish(ctx, d.th, d.options(), func(err error) {
+		fmt.Fprintf(d.a.stderr, "harness: %s (a search brings the index up to date)\n", present.EscapeLine(err.Error()))
+	})
 	d.elicits.end()
 	d.live.Stop()
 	if err != nil {
 		return err
 	}
-	if ctx.Err() == nil {
-		if err := d.s.IndexThread(ctx, d.th.ID()); err != nil {
-			fmt.Fprintf(d.a.stderr, "harness: %s (a search brings the index up to date)\n", present.EscapeLine(err.Error()))
-		}
-	}
-	return d.a.report(d.stepLimit(st), d.appended, d.s)
+	return d.a.report(st, d.appended, d.s)
 }
 
 // report prints how a thread stands and sets the exit code. A failure is
