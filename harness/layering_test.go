@@ -123,6 +123,8 @@ var layers = []struct {
 	// harness's tests).
 	{"internal/providertest", []string{"model/openai", "model/anthropic", "effect"}},
 	{"present", []string{"facts"}},
+	// Asking a person at a terminal: a line, a key, text not echoed.
+	{"present/ask", []string{"present"}},
 	// Search across threads: an index of the store's logs, beside it,
 	// whose hits are read back from the logs; excerpts are escaped
 	// (present).

@@ -208,7 +208,7 @@ func (d *driver) elicitFields(ctx context.Context, e drive.Event) (map[string]st
 			var v string
 			var err error
 			if f.Secret {
-				v, err = d.prompter.askHidden(ctx, func(hidden bool) string {
+				v, err = d.prompter.Hidden(ctx, func(hidden bool) string {
 					if hidden {
 						return fmt.Sprintf("    %s — it looks like a secret: what you type is not shown, but it is recorded in the thread's log and sent to the server: ", label)
 					}
@@ -258,15 +258,4 @@ func fieldLabel(f drive.ElicitField) string {
 		kind += ", optional: Enter leaves it out"
 	}
 	return fmt.Sprintf("%s [%s]", label, kind)
-}
-
-// askHidden is ask with what is typed not echoed, where the terminal can
-// hide it; question says the prompt, told whether it is hidden.
-func (p *prompter) askHidden(ctx context.Context, question func(hidden bool) string) (string, error) {
-	if p.fd < 0 {
-		return p.ask(ctx, question(false))
-	}
-	restore, hidden := echoOff(p.fd)
-	defer restore()
-	return p.ask(ctx, question(hidden))
 }

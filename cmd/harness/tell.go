@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"io"
+
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/present/ask"
 	"github.com/seed-7cc7a084/harness/present/tell"
 )
 
@@ -30,3 +34,20 @@ func goOnHint(st drive.State) string { return tell.GoOnHint(st, defaultMaxTurns)
 
 // factLine is one fact, for a person (tell.FactLine).
 func (a *app) factLine(f facts.Fact) string { return tell.FactLine(f) }
+
+// prompter asks a person at the terminal (ask.Prompter), by the names
+// the prompts call.
+type prompter struct{ *ask.Prompter }
+
+func newPrompter(in io.Reader, out io.Writer) *prompter { return &prompter{ask.New(in, out)} }
+
+func (p *prompter) ask(ctx context.Context, question string) (string, error) {
+	return p.Line(ctx, question)
+}
+
+func (p *prompter) askKey(ctx context.Context, question string) (string, error) {
+	return p.Key(ctx, question)
+}
+
+// errNoAnswer: the input ended before an answer.
+var errNoAnswer = ask.ErrNoAnswer
