@@ -18,6 +18,7 @@ import (
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/ask"
 	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/stock"
 )
@@ -749,7 +750,7 @@ type driver struct {
 	first    string
 	prompter *prompter
 	// elicits asks MCP servers' questions at the terminal (interactive).
-	elicits *elicits
+	elicits *ask.Serial
 	// live shows a running action's output on a terminal.
 	live *tell.Live
 	// flags are the command's (setPolicy).
@@ -760,7 +761,7 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 	d := &driver{a: a, s: s, id: id, interactive: a.interactive(f.noInput),
 		live: tell.NewLive(a.stdout, a.textOut() && isTerminal(a.stdout)), flags: f}
 	if d.interactive {
-		d.elicits = &elicits{d: d}
+		d.elicits = new(ask.Serial)
 	}
 	o := stock.DriverOptions{Model: f.loaded, Spec: f.model, Show: d.show, ModelWait: d.modelWait, Progress: d.progressSink()}
 	// The observer leaves out this command's own output, should it be
@@ -796,7 +797,7 @@ func (d *driver) progressSink() drive.Progress {
 				return
 			case drive.EventAsked:
 				d.live.Asked(e)
-				d.elicits.asked(e)
+				d.asked(e)
 				return
 			}
 			turns.Event(e)
@@ -886,7 +887,7 @@ func (d *driver) options() drive.Options {
 	}
 	if d.interactive {
 		o.Ask = func(ctx context.Context, _ *harness.Thread, waits []drive.Pending) (int, error) {
-			d.elicits.settle() // the terminal is the prompt's now
+			d.elicits.Settle() // the terminal is the prompt's now
 			if d.prompter == nil {
 				d.prompter = newPrompter(d.a.stdin, d.a.stdout)
 			}
@@ -925,11 +926,11 @@ func (d *driver) warnSandbox() {
 // done (0), parked (3), or failed (1).
 func (d *driver) finish(ctx context.Context) error {
 	d.warnSandbox()
-	d.elicits.begin(ctx)
+	d.elicits.Begin(ctx)
 	st, err := d.Finish(ctx, d.th, d.options(), func(err error) {
 		fmt.Fprintf(d.a.stderr, "harness: %s (a search brings the index up to date)\n", present.EscapeLine(err.Error()))
 	})
-	d.elicits.end()
+	d.elicits.End()
 	d.live.Stop()
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -304,4 +305,26 @@ func WriteAsked(w io.Writer, e drive.Event) {
 	}
 	fmt.Fprintf(w, "  answer on the page, or where a harness serve holds the store: harness answer %s --request %s --elicit accept %s (or --elicit decline, --elicit cancel); Ctrl-C stops the call (it is then in doubt)\n",
 		present.EscapeLine(ShellWord(e.Thread)), present.EscapeLine(ShellWord(e.Request)), present.EscapeLine(strings.Join(names, " ")))
+}
+
+// FieldLabel names a field of a server's form, escaped, with its type and
+// whether it is required.
+func FieldLabel(f drive.ElicitField) string {
+	label := present.EscapeLine(f.Name)
+	if f.Title != "" {
+		label += " " + present.EscapeLine("("+f.Title+")")
+	}
+	kind := f.Type
+	if f.Type == "boolean" {
+		kind += ", yes or no"
+	}
+	if len(f.Enum) > 0 {
+		kind += ", one of " + strconv.Itoa(len(f.Enum)) + " (a number or the value)"
+	}
+	if f.Required {
+		kind += ", required"
+	} else {
+		kind += ", optional: Enter leaves it out"
+	}
+	return fmt.Sprintf("%s [%s]", label, kind)
 }

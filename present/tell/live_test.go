@@ -75,3 +75,14 @@ func TestTurnShowStreamsEscaped(t *testing.T) {
 	require.Contains(t, out, "hi ")
 	require.Contains(t, out, "(the stream stopped: the text above is not kept)")
 }
+
+// A form's field is labelled with its type, its choices and whether it
+// is required; the server's name and title are escaped.
+func TestFieldLabel(t *testing.T) {
+	require.Equal(t, `name\x1b[2J (\x07Name) [string, required]`,
+		tell.FieldLabel(drive.ElicitField{Name: "name\x1b[2J", Title: "\x07Name", Type: "string", Required: true}))
+	require.Equal(t, "ok [boolean, yes or no, optional: Enter leaves it out]",
+		tell.FieldLabel(drive.ElicitField{Name: "ok", Type: "boolean"}))
+	require.Equal(t, "color [string, one of 2 (a number or the value), optional: Enter leaves it out]",
+		tell.FieldLabel(drive.ElicitField{Name: "color", Type: "string", Enum: []string{"red", "blue"}}))
+}
