@@ -170,9 +170,6 @@ func (f *driveFlags) layer() (stock.SettingsSource, error) {
 	return src, asUsage(err)
 }
 
-// maxOutputSchema bounds the size of an --output-schema file.
-const maxOutputSchema = 1 << 20
-
 // outputOption reads and compiles the --output-schema file, if any: the
 // runtime option that records it on new threads (nil for none). A file
 // that cannot be read or is not a JSON Schema is a usage error.
@@ -181,17 +178,9 @@ func (f *driveFlags) outputOption() (harness.Option, error) {
 		return nil, nil
 	}
 	if f.schema == nil {
-		fh, err := os.Open(f.outputSchema)
+		b, err := drive.ReadOutputSchema(f.outputSchema)
 		if err != nil {
 			return nil, usageError("--output-schema: %v", err)
-		}
-		defer fh.Close()
-		b, err := io.ReadAll(io.LimitReader(fh, maxOutputSchema+1))
-		if err != nil {
-			return nil, usageError("--output-schema %s: %v", f.outputSchema, err)
-		}
-		if len(b) > maxOutputSchema {
-			return nil, usageError("--output-schema %s: over 1 MiB", f.outputSchema)
 		}
 		f.schema = b
 	}
@@ -303,27 +292,14 @@ func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.App
 	return s, approval, nil
 }
 
-// readPrompt is the prompt of run or continue: the arguments joined, or
-// stdin when the one argument is "-".
+// readPrompt is the prompt of run or continue (drive.ReadPrompt): the
+// arguments joined, or stdin when the one argument is "-".
 func (a *app) readPrompt(args []string) (string, error) {
-	if len(args) == 1 && args[0] == "-" {
-		b, err := io.ReadAll(io.LimitReader(a.stdin, 1<<20+1))
-		if err != nil {
-			return "", fmt.Errorf("read the prompt from stdin: %w", err)
-		}
-		if len(b) > 1<<20 {
-			return "", usageError("the prompt on stdin is over 1 MiB")
-		}
-		if strings.TrimSpace(string(b)) == "" {
-			return "", usageError("the prompt on stdin is empty")
-		}
-		return strings.TrimRight(string(b), "\n"), nil
+	p, err := drive.ReadPrompt(args, a.stdin)
+	if errors.Is(err, drive.ErrBadPrompt) {
+		return "", usageError("%s", strings.TrimPrefix(err.Error(), drive.ErrBadPrompt.Error()+": "))
 	}
-	prompt := strings.Join(args, " ")
-	if strings.TrimSpace(prompt) == "" {
-		return "", usageError("the prompt is empty")
-	}
-	return prompt, nil
+	return p, err
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -620,7 +596,7 @@ appends nothing.`,
 				if err != nil {
 					return err
 				}
-				key = messageKey(head.Seq, msg)
+				key = drive.MessageKey(head.Seq, msg)
 			}
 			dr.retry = true
 			if _, err := drive.PostAnswer(ctx, dr.th, d, key); err != nil {
@@ -664,12 +640,6 @@ func (a *app) driveThread(ctx context.Context, id string, f *driveFlags) (*sessi
 		return nil, nil, err
 	}
 	return s, dr, nil
-}
-
-// messageKey is the key of a message written to a thread whose head is
-// seq: the same message at the same point is posted once.
-func messageKey(seq uint64, msg string) string {
-	return fmt.Sprintf("message-%d-%s", seq, shortSum(msg))
 }
 
 // resume drives a thread with the flags f (id "" is the thread active
