@@ -611,35 +611,39 @@ appends nothing.`,
 }
 
 // driveThread opens the workspace to drive the existing thread id with
-// the flags f, enters the workspace it records, and records the policy
-// the flags change: what a command that writes to a thread does before
-// it posts. The caller closes the session.
+// the flags f (see take). The caller closes the session.
 func (a *app) driveThread(ctx context.Context, id string, f *driveFlags) (*session, *driver, error) {
 	s, approval, err := a.openDrive(ctx, f)
 	if err != nil {
 		return nil, nil, err
 	}
-	dr, err := func() (*driver, error) {
-		if err := s.threadExists(ctx, id); err != nil {
-			return nil, err
-		}
-		if err := a.enter(ctx, s, id); err != nil {
-			return nil, err
-		}
-		dr, err := a.newDriver(s, id, approval, f)
-		if err != nil {
-			return nil, err
-		}
-		if err := f.sameSchema(ctx, dr.th); err != nil {
-			return nil, err
-		}
-		return dr, dr.setPolicy(ctx, f)
-	}()
+	var dr *driver
+	if err = s.threadExists(ctx, id); err == nil {
+		dr, err = a.take(ctx, s, approval, id, f)
+	}
 	if err != nil {
 		s.Close()
 		return nil, nil, err
 	}
 	return s, dr, nil
+}
+
+// take makes a driver of the thread id, which exists: it enters the
+// workspace the thread records, checks the --output-schema given is the
+// thread's, and records the policy (and budget) the flags change: what a
+// command that writes to a thread does before it posts.
+func (a *app) take(ctx context.Context, s *session, approval drive.Approval, id string, f *driveFlags) (*driver, error) {
+	if err := a.enter(ctx, s, id); err != nil {
+		return nil, err
+	}
+	dr, err := a.newDriver(s, id, approval, f)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.sameSchema(ctx, dr.th); err != nil {
+		return nil, err
+	}
+	return dr, dr.setPolicy(ctx, f)
 }
 
 // resume drives a thread with the flags f (id "" is the thread active
@@ -668,17 +672,8 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	if again, err := a.resumeRerun(ctx, s, id, f); again || err != nil {
 		return err
 	}
-	if err := a.enter(ctx, s, id); err != nil {
-		return err
-	}
-	d, err := a.newDriver(s, id, approval, f)
+	d, err := a.take(ctx, s, approval, id, f)
 	if err != nil {
-		return err
-	}
-	if err := f.sameSchema(ctx, d.th); err != nil {
-		return err
-	}
-	if err := d.setPolicy(ctx, f); err != nil {
 		return err
 	}
 	if f.changed("context-window") {
