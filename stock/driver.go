@@ -206,3 +206,74 @@ func (d *Driver) RecordContextBounds(ctx context.Context, th *harness.Thread, by
 	_, err := drive.SetContextBounds(ctx, th, b, by)
 	return err
 }
+
+// Said is what a person said to one request at a prompt: the reply (nil:
+// skipped); Act, with a plan's reply: act on the plan shown, no other;
+// Stop: nothing else is asked after it (a denial that stops the thread,
+// a raise of the tree's budget, which answers every budget wait of it).
+type Said struct {
+	Reply *drive.Reply
+	Act   bool
+	Stop  bool
+}
+
+// Asked is what became of a request asked at a prompt (Driver.Ask).
+type Asked struct {
+	// Elsewhere: the log moved on while it was asked — answered on the
+	// page, through the API, from another terminal, or the thread
+	// stopped: the request is not asked any more, and nothing was posted.
+	Elsewhere *drive.Elsewhere
+	// Differs is an answer posted elsewhere in the moment between the
+	// last look and this post: that answer stands, this one is not
+	// recorded (it wraps drive.ErrAnswerDiffers).
+	Differs error
+	// Posted is the answer posted (Duplicate: it was posted already).
+	Posted harness.Posted
+}
+
+// Ask asks a person the request w of th with ask, watching the log
+// meanwhile (drive.WatchAnswer): a request answered elsewhere, or a
+// thread stopped, ends the ask (ask's context is done). The store is
+// released while the person thinks, and reacquired after. What the
+// person said is posted as the answer (a child's request to the child;
+// an always-rule as the thread's policy first, and kept for the project
+// when Project says so): see Session.AnswerPending. An interrupt (ctx
+// done) and ask's error are returned as they are, nothing posted.
+func (d *Driver) Ask(ctx context.Context, th *harness.Thread, w drive.Pending, ask func(ctx context.Context) (Said, error)) (Asked, Said, error) {
+	peek, unpeek := d.s.Peeker()
+	asked, done, err := drive.WatchAnswer(ctx, th, w, peek)
+	if err != nil {
+		unpeek()
+		return Asked{}, Said{}, err
+	}
+	if err := d.Release(); err != nil {
+		done()
+		unpeek()
+		return Asked{}, Said{}, err
+	}
+	said, err := ask(asked)
+	gone := done()
+	unpeek()
+	if ctx.Err() != nil {
+		return Asked{}, said, ctx.Err()
+	}
+	if rerr := d.Reacquire(ctx); rerr != nil {
+		return Asked{}, said, rerr
+	}
+	switch {
+	case gone != nil:
+		return Asked{Elsewhere: gone}, said, nil
+	case err != nil:
+		return Asked{}, said, err
+	case said.Reply == nil:
+		return Asked{}, said, nil
+	case said.Act:
+		p, err := drive.AnswerPending(ctx, th, w, *said.Reply)
+		return Asked{Posted: p}, said, err
+	}
+	p, err := d.s.AnswerPending(ctx, th, w, *said.Reply)
+	if errors.Is(err, drive.ErrAnswerDiffers) {
+		return Asked{Differs: err}, said, nil
+	}
+	return Asked{Posted: p}, said, err
+}

@@ -1,6 +1,7 @@
 package stock_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -114,4 +115,49 @@ func TestDriverReacquiresAndSaysTheStepLimit(t *testing.T) {
 	require.Contains(t, st.Reason, "steps in one go")
 	require.Contains(t, st.Reason, "harness resume t9")
 	require.Empty(t, d.StepLimit(drive.State{Thread: "t9", Status: harness.StatusDone}).Reason)
+}
+
+// Ask posts what the person said to a request the thread waits on, with
+// the store released while they think; a skip posts nothing, and what
+// the asking returns as an error is returned, nothing posted.
+func TestDriverAsksAndPosts(t *testing.T) {
+	s, spec := driverSession(t, "")
+	m, err := stock.LoadModel(spec)
+	require.NoError(t, err)
+	d, err := s.NewDriver(s.Approval, stock.DriverOptions{Model: m})
+	require.NoError(t, err)
+	th, _, err := d.Start(ctx, "t1", facts.UserMessage{Text: "Write a.txt"}, "ana", false, nil)
+	require.NoError(t, err)
+	st, err := d.Finish(ctx, th, d.Options(), nil)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusParked, st.Status)
+	require.Len(t, st.Waits, 1)
+	w := st.Waits[0]
+
+	got, said, err := d.Ask(ctx, th, w, func(context.Context) (stock.Said, error) { return stock.Said{}, nil })
+	require.NoError(t, err)
+	require.Nil(t, said.Reply)
+	require.Zero(t, got.Posted.Seq, "skipped: nothing posted")
+
+	boom := errors.New("the input broke")
+	_, _, err = d.Ask(ctx, th, w, func(context.Context) (stock.Said, error) { return stock.Said{}, boom })
+	require.ErrorIs(t, err, boom)
+
+	released := false
+	got, _, err = d.Ask(ctx, th, w, func(context.Context) (stock.Said, error) {
+		released = s.Store == nil
+		return stock.Said{Reply: &drive.Reply{Kind: w.Kind, Request: drive.Ref(w), Approved: true, By: "ana"}}, nil
+	})
+	require.NoError(t, err)
+	require.True(t, released, "the store is let go of while the person thinks")
+	require.NotZero(t, got.Posted.Seq)
+	require.Nil(t, got.Elsewhere)
+	st, err = d.Finish(ctx, th, d.Options(), nil)
+	require.NoError(t, err)
+	require.Equal(t, harness.StatusDone, st.Status, "%+v", st)
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, _, err = d.Ask(cctx, th, w, func(context.Context) (stock.Said, error) { return stock.Said{}, nil })
+	require.Error(t, err, "interrupted")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/stock"
 )
 
 // prompt asks a person each open request and posts the answers as harness
@@ -18,7 +19,7 @@ import (
 // person skipped it) leaves the thread parked. The store is closed while
 // the person thinks.
 //
-// The log decides (drive.WatchAnswer): a request answered elsewhere while
+// The log decides (stock.Driver.Ask): a request answered elsewhere while
 // it is asked — on the page, through the API, from another terminal — or
 // a thread stopped meanwhile ends the question; the prompt says what was
 // answered by whom, and the thread goes on from the log.
@@ -29,87 +30,63 @@ func (d *driver) prompt(ctx context.Context, waits []drive.Pending) (int, error)
 		fmt.Fprintln(d.a.stdout)
 		d.a.printPending(w, d.s.Place.Root)
 		d.prompter.Fresh()
-		peek, unpeek := d.s.Peeker()
-		asked, done, err := drive.WatchAnswer(ctx, d.th, w, peek)
-		if err != nil {
-			return answered, err
-		}
-		var ans answer
-		if err := d.Release(); err != nil {
-			done()
-			unpeek()
-			return answered, err
-		}
-		act := false
-		switch w.Kind {
-		case fold.WaitPlan:
-			act, err = d.askPlan(asked, w)
-		case fold.WaitConfirmation:
-			ans, err = d.askConfirmation(asked, w, by)
-		case fold.WaitQuestion:
-			ans.reply, err = d.askQuestion(asked, w, by)
-		case fold.WaitReconcile:
-			ans.reply, err = d.askReconcile(asked, w, by)
-		case fold.WaitBudget:
-			ans, err = d.askBudget(asked, w, by)
-		}
-		gone := done()
-		unpeek()
-		if ctx.Err() != nil {
-			return answered, fmt.Errorf("interrupted at the prompt; thread %s still waits: `harness resume %s` asks again", d.id, d.id)
-		}
-		if rerr := d.Reacquire(ctx); rerr != nil {
-			return answered, rerr
-		}
-		if gone != nil {
-			// Not asked any more: the log moved on without this prompt.
-			d.saidElsewhere(gone)
-			answered++
-			break
-		}
-		if errors.Is(err, errNoAnswer) {
-			return answered, nil
-		}
-		if err != nil {
-			return answered, err
-		}
-		if act {
-			// The plan shown, no other: one made meanwhile is not it.
-			if _, err := drive.AnswerPending(ctx, d.th, w, drive.Reply{Kind: fold.WaitPlan, Approved: true, By: by}); err != nil {
-				return answered, err
+		got, said, err := d.Ask(ctx, d.th, w, func(asked context.Context) (stock.Said, error) {
+			var ans answer
+			var err error
+			switch w.Kind {
+			case fold.WaitPlan:
+				act, err := d.askPlan(asked, w)
+				if !act || err != nil {
+					return stock.Said{}, err
+				}
+				// The plan shown, no other: one made meanwhile is not it.
+				return stock.Said{Act: true, Reply: &drive.Reply{Kind: fold.WaitPlan, Approved: true, By: by}}, nil
+			case fold.WaitConfirmation:
+				ans, err = d.askConfirmation(asked, w, by)
+			case fold.WaitQuestion:
+				ans.reply, err = d.askQuestion(asked, w, by)
+			case fold.WaitReconcile:
+				ans.reply, err = d.askReconcile(asked, w, by)
+			case fold.WaitBudget:
+				ans, err = d.askBudget(asked, w, by)
 			}
-			answered++
-			continue
-		}
-		if ans.reply == nil {
-			continue // skipped
-		}
-		// A child's request goes to the child; an always-rule is the
-		// thread's first: the rest of the thread is decided by it.
-		p, err := d.s.AnswerPending(ctx, d.th, w, *ans.reply)
-		if errors.Is(err, drive.ErrAnswerDiffers) {
+			return stock.Said{Reply: ans.reply, Stop: ans.stop}, err
+		})
+		switch {
+		case ctx.Err() != nil:
+			return answered, fmt.Errorf("interrupted at the prompt; thread %s still waits: `harness resume %s` asks again", d.id, d.id)
+		case errors.Is(err, errNoAnswer):
+			return answered, nil
+		case err != nil:
+			return answered, err
+		case got.Elsewhere != nil:
+			// Not asked any more: the log moved on without this prompt.
+			d.saidElsewhere(got.Elsewhere)
+			return answered + 1, nil
+		case got.Differs != nil:
 			// Answered elsewhere in the moment between the last look
 			// and this post: that answer stands, this one is not
 			// recorded, and the person is told so before anything runs.
 			fmt.Fprintf(d.a.stdout, "%s your answer to %s was not recorded: %s\n", d.a.paint("yellow", "answered elsewhere:"),
-				present.EscapeLine(drive.Ref(w)), present.EscapeLine(err.Error()))
+				present.EscapeLine(drive.Ref(w)), present.EscapeLine(got.Differs.Error()))
+			return answered + 1, nil
+		case said.Reply == nil:
+			continue // skipped
+		case said.Act:
 			answered++
-			break
-		}
-		if err != nil {
-			return answered, err
+			continue
 		}
 		// Already answered meanwhile (from another terminal: the store is
 		// free while the prompt waits) counts too: the thread has moved.
-		if p.Duplicate {
-			fmt.Fprintf(d.a.stdout, "(already answered at seq %d)\n", p.Seq)
+		if got.Posted.Duplicate {
+			fmt.Fprintf(d.a.stdout, "(already answered at seq %d)\n", got.Posted.Seq)
 		}
-		if ans.reply.Project {
+		if said.Reply.Project {
 			file, _ := d.s.Place.ProjectRuleFile(d.a.getenv)
-			fmt.Fprintf(d.a.stdout, "kept for this project: allow %s (in %s)\n", present.EscapeLine(ans.reply.Always), present.EscapeLine(file))
+			fmt.Fprintf(d.a.stdout, "kept for this project: allow %s (in %s)\n", present.EscapeLine(said.Reply.Always), present.EscapeLine(file))
 		}
 		answered++
-		if ans.stop || ans.reply.Always != "" {
+		if said.Stop || said.Reply.Always != "" {
 			// Stopped: nothing else of the turn runs, so nothing else is
 			// asked. Always: the new rule may answer the rest.
 			break
