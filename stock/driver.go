@@ -189,10 +189,10 @@ func (d *Driver) Finish(ctx context.Context, th *harness.Thread, o drive.Options
 }
 
 // StepLimit says, of a thread whose Resume ran Config.MaxSteps
-// transitions, how the driver stopped it and how to go on.
+// transitions, how the driver stopped it: resumed, it goes on.
 func (d *Driver) StepLimit(st drive.State) drive.State {
 	if st.Status == harness.StatusStepLimit {
-		st.Reason = fmt.Sprintf("ran %d steps in one go, the most a command runs (is something looping?); resume to go on: harness resume %s", d.Runtime.Config.MaxSteps, st.Thread)
+		st.Reason = fmt.Sprintf("ran %d steps in one go, the most a command runs (is something looping?); resume to go on", d.Runtime.Config.MaxSteps)
 	}
 	return st
 }

@@ -113,7 +113,7 @@ func TestDriverReacquiresAndSaysTheStepLimit(t *testing.T) {
 
 	st := d.StepLimit(drive.State{Thread: "t9", Status: harness.StatusStepLimit})
 	require.Contains(t, st.Reason, "steps in one go")
-	require.Contains(t, st.Reason, "harness resume t9")
+	require.Contains(t, st.Reason, "resume to go on")
 	require.Empty(t, d.StepLimit(drive.State{Thread: "t9", Status: harness.StatusDone}).Reason)
 }
 

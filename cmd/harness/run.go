@@ -503,7 +503,7 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		if err != nil {
 			return d.th, err
 		}
-		return d.th, a.report(d.StepLimit(st), d.appended, s)
+		return d.th, a.report(d.stepLimit(st), d.appended, s)
 	}
 	return d.th, d.finish(ctx)
 }
@@ -725,6 +725,7 @@ type driver struct {
 func (a *app) newDriver(s *session, id string, approval drive.Approval, f *driveFlags) (*driver, error) {
 	d := &driver{a: a, s: s, id: id, interactive: a.interactive(f.noInput),
 		live: tell.NewLive(a.stdout, a.textOut() && isTerminal(a.stdout)), flags: f}
+	d.live.Hint = askedHint
 	if d.interactive {
 		d.elicits = new(ask.Serial)
 	}
@@ -900,7 +901,16 @@ func (d *driver) finish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return d.a.report(st, d.appended, d.s)
+	return d.a.report(d.stepLimit(st), d.appended, d.s)
+}
+
+// stepLimit says how to go on with a thread this command stopped at its
+// most steps (stock.Driver.StepLimit): the command.
+func (d *driver) stepLimit(st drive.State) drive.State {
+	if st = d.StepLimit(st); st.Status == harness.StatusStepLimit {
+		st.Reason += ": harness resume " + shellWord(st.Thread)
+	}
+	return st
 }
 
 // report prints how a thread stands and sets the exit code. A failure is

@@ -13,14 +13,12 @@ import (
 // The renderings of present/tell that the commands call by these names.
 var (
 	shellWord   = tell.ShellWord
-	answerHint  = tell.AnswerHint
-	hintFor     = tell.Hint
 	shortDigest = tell.ShortDigest
 )
 
 // teller tells how threads stand on stdout, as this command paints.
 func (a *app) teller() tell.Teller {
-	return tell.Teller{W: a.stdout, Paint: a.paint, CommandTimeout: a.commandTimeout, DefaultMaxTurns: defaultMaxTurns}
+	return tell.Teller{W: a.stdout, Paint: a.paint, CommandTimeout: a.commandTimeout, Answer: answerHint, After: afterState}
 }
 
 // printState tells how a thread stands (tell.Teller.State).
@@ -28,9 +26,6 @@ func (a *app) printState(st drive.State, root string) { a.teller().State(st, roo
 
 // printPending describes one open request (tell.Teller.Pending).
 func (a *app) printPending(p drive.Pending, root string) { a.teller().Pending(p, root) }
-
-// goOnHint says how to go on with a thread a budget stopped (tell.GoOnHint).
-func goOnHint(st drive.State) string { return tell.GoOnHint(st, defaultMaxTurns) }
 
 // factLine is one fact, for a person (tell.FactLine).
 func (a *app) factLine(f facts.Fact) string { return tell.FactLine(f) }

@@ -40,6 +40,10 @@ type Live struct {
 	ended   chan struct{}
 	// held: a prompt has the terminal, and nothing is drawn.
 	held bool
+
+	// Hint is how to answer a question an MCP server asks (Asked), said
+	// under it; nil says none.
+	Hint func(e drive.Event) string
 }
 
 // Hold stops drawing while a person is asked at the terminal (an MCP
@@ -267,16 +271,19 @@ func (l *Live) Asked(e drive.Event) {
 	var b strings.Builder
 	l.erase(&b)
 	WriteAsked(&b, e)
+	if l.Hint != nil {
+		fmt.Fprintln(&b, l.Hint(e))
+	}
 	io.WriteString(l.w, b.String())
 }
 
-// WriteAsked writes the question e for a person.
+// WriteAsked writes the question e for a person: the server's message
+// and fields, escaped, and a word on what looks like a secret.
 func WriteAsked(w io.Writer, e drive.Event) {
 	el := e.Elicit
 	fmt.Fprintf(w, "? the MCP server %s asks, during action %s (question %s) — its words, not harness's:\n",
 		present.EscapeLine(el.Server), present.EscapeLine(e.ActionID), present.EscapeLine(e.Request))
 	fmt.Fprintf(w, "    %s\n", present.EscapeLine(e.Text))
-	var names []string
 	for _, f := range drive.ElicitFields(el) {
 		line := fmt.Sprintf("    field %s (%s", present.EscapeLine(f.Name), f.Type)
 		if f.Required {
@@ -290,21 +297,11 @@ func WriteAsked(w io.Writer, e drive.Event) {
 			line += ": " + present.EscapeLine(f.Title)
 		}
 		fmt.Fprintln(w, line)
-		// The server names its fields: a name is quoted for the shell
-		// the person may paste the command into ("a$(curl …)" is a
-		// word, not a command run); a secret is read from stdin.
-		if f.Secret {
-			names = append(names, "--field "+ShellWord(f.Name)+"=-")
-		} else {
-			names = append(names, "--field "+ShellWord(f.Name)+"=…")
-		}
 	}
 	if len(el.Sensitive) > 0 {
 		fmt.Fprintf(w, "  ! it asks for what looks like a secret (%s): harness never asks for one this way; give it only if you trust %s (NAME=- reads it from stdin, off the command line)\n",
 			present.EscapeLine(strings.Join(el.Sensitive, ", ")), present.EscapeLine(el.Server))
 	}
-	fmt.Fprintf(w, "  answer on the page, or where a harness serve holds the store: harness answer %s --request %s --elicit accept %s (or --elicit decline, --elicit cancel); Ctrl-C stops the call (it is then in doubt)\n",
-		present.EscapeLine(ShellWord(e.Thread)), present.EscapeLine(ShellWord(e.Request)), present.EscapeLine(strings.Join(names, " ")))
 }
 
 // FieldLabel names a field of a server's form, escaped, with its type and

@@ -1,7 +1,6 @@
 package tell
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -25,9 +24,12 @@ type Teller struct {
 	// CommandTimeout is run_command's default timeout in the workspace,
 	// shown with a command that names none.
 	CommandTimeout time.Duration
-	// DefaultMaxTurns is the turn bound of a thread that records none,
-	// for GoOnHint.
-	DefaultMaxTurns int
+	// Answer is the command that answers the open request p of thread
+	// id, said under it; nil says none. After are the lines said under a
+	// thread that failed or stopped: how to go on (nil: none). The
+	// command line gives them: they name its commands.
+	Answer func(id string, p drive.Pending) string
+	After  func(st drive.State) []string
 }
 
 // Usage says a thread's model turns and tokens: "2 model turns, 980
@@ -63,23 +65,6 @@ func CostNote(st drive.State) string {
 	return ""
 }
 
-// GoOnHint says how to go on with a thread a budget stopped: fork it
-// before the budget.exhausted fact and resume the fork with a larger
-// bound (twice the thread's, else twice defaultTurns); "" for any other
-// state.
-func GoOnHint(st drive.State, defaultTurns int) string {
-	if st.Status != harness.StatusStopped || st.Head.Kind != facts.KindBudgetExhausted || st.Head.Seq < 2 {
-		return ""
-	}
-	at := st.Head.Seq - 1
-	more := 2 * defaultTurns
-	if b := st.View.Budget; b != nil && b.MaxTurns > 0 {
-		more = 2 * b.MaxTurns
-	}
-	fork := fmt.Sprintf("%s-at%d", st.Thread, at)
-	return fmt.Sprintf("to go on: harness fork %s --at %d, then harness resume %s --max-turns %d", st.Thread, at, fork, more)
-}
-
 // State tells how a thread stands, and for a parked one what it waits
 // for and how to answer; root is the workspace a write is previewed in.
 func (t Teller) State(st drive.State, root string) {
@@ -99,18 +84,19 @@ func (t Teller) State(st drive.State, root string) {
 		fmt.Fprintf(w, "%s thread %s (seq %d)%s: %s\n", t.Paint.on("yellow", "step limit:"), st.Thread, st.Head.Seq, tail, st.Reason)
 	default:
 		fmt.Fprintf(w, "%s thread %s (seq %d)%s: %s\n", t.Paint.on("red", string(st.Status)+":"), st.Thread, st.Head.Seq, tail, present.Reason(st.Reason))
-		if st.Retry != "" {
-			fmt.Fprintf(w, "    once the cause is fixed, `harness resume %s` tries %s again\n", st.Thread, present.Step(st.Retry))
-		}
-		if hint := GoOnHint(st, t.DefaultMaxTurns); hint != "" {
-			fmt.Fprintf(w, "    %s\n", hint)
+		if t.After != nil {
+			for _, line := range t.After(st) {
+				fmt.Fprintf(w, "    %s\n", line)
+			}
 		}
 	}
 	Children(w, st, "  ")
 	// The open requests, whatever else the thread can do.
 	for _, p := range st.Waits {
 		t.Pending(p, st.PreviewRoot(p, root))
-		fmt.Fprintf(w, "    %s\n", present.EscapeLine(AnswerHint(st.Thread, p)))
+		if t.Answer != nil {
+			fmt.Fprintf(w, "    %s\n", present.EscapeLine(t.Answer(st.Thread, p)))
+		}
 	}
 }
 
@@ -209,56 +195,4 @@ func ShellWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// AnswerHint is the command that answers an open request: through the
-// thread id, also when the request is one of its children's, resuming
-// the thread here.
-func AnswerHint(id string, p drive.Pending) string { return Hint(id, p, true) }
-
-// Hint is the command that answers p in the thread id: with resume,
-// one that also resumes the thread here (--resume, or a resume after a
-// child's reconciliation); without, the answer alone (a worker resumes).
-func Hint(id string, p drive.Pending, resume bool) string {
-	// A request id holds the model's call id: each word of a suggested
-	// command is quoted as a shell needs it.
-	id, ref := ShellWord(id), ShellWord(drive.Ref(p))
-	r := ""
-	if resume {
-		r = " --resume"
-	}
-	switch p.Kind {
-	case fold.WaitConfirmation:
-		return fmt.Sprintf("answer: harness approve %s %s%s   (or: harness deny %s %s --reason '…'%s)", id, ref, r, id, ref, r)
-	case fold.WaitQuestion:
-		if p.Thread != "" {
-			return fmt.Sprintf("answer: harness answer %s '…' --request %s%s", id, ref, r)
-		}
-		return fmt.Sprintf("answer: harness answer %s '…'%s", id, r)
-	case fold.WaitPlan:
-		if p.Thread != "" {
-			return fmt.Sprintf("act on it: harness plan %s act, then harness resume %s   (or ask for another: harness continue %s '…')", ShellWord(p.Thread), id, ShellWord(p.Thread))
-		}
-		return fmt.Sprintf("act on it: harness plan %s act   (or ask for another plan: harness continue %s '…')", id, id)
-	case fold.WaitBudget:
-		return BudgetHint(id, r)
-	case fold.WaitReconcile:
-		action, _ := json.Marshal(p.RequestID)
-		data := ShellWord(fmt.Sprintf(`{"action_id": %s, "decision": "accept"}`, action))
-		if p.Thread != "" {
-			then := ""
-			if resume {
-				then = ", then harness resume " + id
-			}
-			return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s%s   (accept, retry or abandon)`, ShellWord(p.Thread), data, then)
-		}
-		return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s%s   (accept, retry or abandon)`, id, data, r)
-	}
-	return ""
-}
-
-// BudgetHint is the command that answers a budget wait of the tree of the
-// thread id (a shell word already); resume is " --resume" or "".
-func BudgetHint(id, resume string) string {
-	return fmt.Sprintf("raise it: harness budget %s raise --cost USD, --tokens N or --turns N%s   (or stop: harness stop %s)", id, resume, id)
 }
