@@ -123,6 +123,8 @@ var layers = []struct {
 	// harness's tests).
 	{"internal/providertest", []string{"model/openai", "model/anthropic", "effect"}},
 	{"present", []string{"facts"}},
+	// Asking a person at a terminal: a line, a key, text not echoed.
+	{"present/ask", []string{"present"}},
 	// Search across threads: an index of the store's logs, beside it,
 	// whose hits are read back from the logs; excerpts are escaped
 	// (present).
@@ -142,7 +144,7 @@ var layers = []struct {
 	{"rerun", []string{"drive", "audit", "rewind"}},
 	// What the front-end API returns, as terminal text and the command
 	// line's JSON documents: above present, beside the front ends.
-	{"present/tell", []string{"drive", "audit", "rewind", "seal", "present"}},
+	{"present/tell", []string{"drive", "audit", "rewind", "seal", "present", "tools"}},
 	{"stock", []string{"drive", "audit", "rewind", "present", "tools", "mcp", "tracing", "worktree",
 		"model/openai", "model/anthropic", "thread/natsstore", "thread/socketstore", "seal", "sealnote"}},
 	// The front ends: the page and HTTP API, harness as an MCP server,

@@ -24,7 +24,7 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/rewind"
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -215,54 +215,12 @@ func wantsJSON(output string, args []string) bool {
 	return false
 }
 
-// errorJSON is what -o json prints for a command that failed: stable keys,
-// whatever the failure.
-type errorJSON struct {
-	Error struct {
-		// Kind is usage (a bad command line; nothing changed), interrupted,
-		// or error.
-		Kind    string `json:"kind"`
-		Message string `json:"message"`
-	} `json:"error"`
-	Exit int `json:"exit"`
-}
+// personError is err's message for a person (tell.PersonError).
+var personError = tell.PersonError
 
-func errorDoc(code int, err error) errorJSON {
-	var d errorJSON
-	d.Exit = code
-	switch {
-	case code == exitUsage:
-		d.Error.Kind = "usage"
-	case code >= 128:
-		d.Error.Kind = "interrupted"
-	default:
-		d.Error.Kind = "error"
-	}
-	if err != nil {
-		d.Error.Message = personError(err)
-	} else {
-		d.Error.Message = fmt.Sprintf("exit %d", code)
-	}
-	return d
-}
-
-// personError is err's message for a person: its control characters
-// escaped (an error can quote what a model wrote). An undo's refusal is
-// shown as the lines it is made of (rewind.UndoError.Lines), each escaped
-// on its own: a path's line feed cannot start a line of its own.
-func personError(err error) string {
-	var ue *rewind.UndoError
-	if errors.As(err, &ue) {
-		lines := ue.Lines()
-		if prefix, ok := strings.CutSuffix(err.Error(), ue.Error()); ok {
-			lines[0] = prefix + lines[0]
-			for i, l := range lines {
-				lines[i] = present.EscapeLine(l)
-			}
-			return strings.Join(lines, "\n")
-		}
-	}
-	return present.EscapeLine(err.Error())
+// errorDoc is what -o json prints for a command that failed with code.
+func errorDoc(code int, err error) tell.ErrorDoc {
+	return tell.ErrorDocOf(code, code == exitUsage, err)
 }
 
 // rootCmd is the command tree.

@@ -4,103 +4,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 )
 
-// elicits asks, at the terminal a plain run or resume holds, the questions
-// MCP servers put while the thread's actions run (drive.EventAsked): the
-// person answers there, or on the page, the API or another terminal —
-// whichever answer the log holds first stands. The answer is checked and
-// posted by drive as the API's is.
-type elicits struct {
-	d *driver
-
-	// mu guards what follows: the context of the drive running (nil: no
-	// drive runs, and nothing is asked), and the prompts being asked.
-	mu      sync.Mutex
-	ctx     context.Context
-	cancels map[int]context.CancelFunc
-	n       int
-	wg      sync.WaitGroup
-
-	// one is held while a question is asked: one at a time at the terminal.
-	one sync.Mutex
-}
-
-// begin lets questions be asked while the drive of ctx runs.
-func (p *elicits) begin(ctx context.Context) {
-	if p == nil {
+// asked asks, at the terminal a plain run or resume holds, a question
+// an MCP server put while the thread's actions run (drive.EventAsked),
+// one at a time (d.elicits): the person answers there, or on the page,
+// the API or another terminal — whichever answer the log holds first
+// stands. The answer is checked and posted by drive as the API's is.
+func (d *driver) asked(e drive.Event) {
+	if e.Elicit == nil {
 		return
 	}
-	p.mu.Lock()
-	p.ctx = ctx
-	p.mu.Unlock()
-}
-
-// end stops asking: the questions being asked are let go of (they may
-// still be answered elsewhere), and no more are.
-func (p *elicits) end() {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	p.ctx = nil
-	p.mu.Unlock()
-	p.settle()
-}
-
-// settle lets go of the questions being asked and waits for their
-// prompts to end: the terminal is then the prompt's of the thread's waits.
-func (p *elicits) settle() {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	for _, cancel := range p.cancels {
-		cancel()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-}
-
-// asked asks the question e at the terminal, while its drive runs.
-func (p *elicits) asked(e drive.Event) {
-	if p == nil || e.Elicit == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ctx == nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(p.ctx)
-	if p.cancels == nil {
-		p.cancels = map[int]context.CancelFunc{}
-	}
-	p.n++
-	k := p.n
-	p.cancels[k] = cancel
-	if p.d.prompter == nil {
-		p.d.prompter = newPrompter(p.d.a.stdin, p.d.a.stdout)
-	}
-	p.wg.Go(func() {
-		defer func() {
-			p.mu.Lock()
-			delete(p.cancels, k)
-			p.mu.Unlock()
-			cancel()
-		}()
-		p.one.Lock()
-		defer p.one.Unlock()
-		if err := p.d.askElicit(ctx, e); err != nil && ctx.Err() == nil {
-			fmt.Fprintf(p.d.a.stdout, "%s %s\n", p.d.a.paint("yellow", "not answered here:"), present.EscapeLine(err.Error()))
+	d.elicits.Go(func(ctx context.Context) {
+		if d.prompter == nil {
+			d.prompter = newPrompter(d.a.stdin, d.a.stdout)
+		}
+		if err := d.askElicit(ctx, e); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(d.a.stdout, "%s %s\n", d.a.paint("yellow", "not answered here:"), present.EscapeLine(err.Error()))
 		}
 	})
 }
@@ -109,7 +36,7 @@ func (p *elicits) asked(e drive.Event) {
 // answer; a question answered elsewhere meanwhile, or no longer asked,
 // ends the prompt with a word of it.
 func (d *driver) askElicit(ctx context.Context, e drive.Event) error {
-	hold := d.live.hold()
+	hold := d.live.Hold()
 	defer hold()
 	th := d.rt.Thread(d.s.Stock.Actor, e.Thread)
 	p := drive.AskedPending(e)
@@ -197,7 +124,7 @@ func (d *driver) elicitForm(ctx context.Context, e drive.Event, p drive.Pending)
 func (d *driver) elicitFields(ctx context.Context, e drive.Event) (map[string]string, error) {
 	fields := map[string]string{}
 	for _, f := range drive.ElicitFields(e.Elicit) {
-		label := fieldLabel(f)
+		label := tell.FieldLabel(f)
 		if f.Description != "" {
 			fmt.Fprintf(d.a.stdout, "    %s: %s\n", present.EscapeLine(f.Name), present.EscapeLine(f.Description))
 		}
@@ -208,7 +135,7 @@ func (d *driver) elicitFields(ctx context.Context, e drive.Event) (map[string]st
 			var v string
 			var err error
 			if f.Secret {
-				v, err = d.prompter.askHidden(ctx, func(hidden bool) string {
+				v, err = d.prompter.Hidden(ctx, func(hidden bool) string {
 					if hidden {
 						return fmt.Sprintf("    %s — it looks like a secret: what you type is not shown, but it is recorded in the thread's log and sent to the server: ", label)
 					}
@@ -236,37 +163,4 @@ func (d *driver) elicitFields(ctx context.Context, e drive.Event) (map[string]st
 		}
 	}
 	return fields, nil
-}
-
-// fieldLabel names a field of a server's form, escaped, with its type and
-// whether it is required.
-func fieldLabel(f drive.ElicitField) string {
-	label := present.EscapeLine(f.Name)
-	if f.Title != "" {
-		label += " " + present.EscapeLine("("+f.Title+")")
-	}
-	kind := f.Type
-	if f.Type == "boolean" {
-		kind += ", yes or no"
-	}
-	if len(f.Enum) > 0 {
-		kind += ", one of " + strconv.Itoa(len(f.Enum)) + " (a number or the value)"
-	}
-	if f.Required {
-		kind += ", required"
-	} else {
-		kind += ", optional: Enter leaves it out"
-	}
-	return fmt.Sprintf("%s [%s]", label, kind)
-}
-
-// askHidden is ask with what is typed not echoed, where the terminal can
-// hide it; question says the prompt, told whether it is hidden.
-func (p *prompter) askHidden(ctx context.Context, question func(hidden bool) string) (string, error) {
-	if p.fd < 0 {
-		return p.ask(ctx, question(false))
-	}
-	restore, hidden := echoOff(p.fd)
-	defer restore()
-	return p.ask(ctx, question(hidden))
 }

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -48,26 +46,6 @@ func TestPromptNoticesAnAnswerGivenElsewhere(t *testing.T) {
 			require.Equal(t, 1, bytes.Count([]byte(log), []byte("confirmation.answered")), log)
 		})
 	}
-}
-
-// TestPromptDropsALateKey: input typed before a question was put (a key
-// typed late for one that was answered elsewhere meanwhile) does not
-// answer it; input typed after does, and an Enter after a key is the
-// key's.
-func TestPromptDropsALateKey(t *testing.T) {
-	chunks := make(chan chunk, 3)
-	var out bytes.Buffer
-	p := &prompter{out: &out, chunks: chunks, fd: -1}
-	chunks <- chunk{data: []byte("n\n"), at: time.Now().Add(-time.Second)}
-	chunks <- chunk{data: []byte("y\n"), at: time.Now().Add(time.Hour)} // after the question is put
-	got, err := p.askKey(context.Background(), "Approve? ")
-	require.NoError(t, err)
-	require.Equal(t, "y", got, "the late n answers nothing")
-	p.pending = append(p.pending, typed{'\r', time.Now().Add(time.Hour)}, typed{'o', time.Now().Add(time.Hour)}, typed{'k', time.Now().Add(time.Hour)}, typed{'\r', time.Now().Add(time.Hour)})
-	p.swallow = time.Now().Add(2 * time.Hour) // the Enter below is read with the key
-	got, err = p.ask(context.Background(), "Reason: ")
-	require.NoError(t, err)
-	require.Equal(t, "ok", got, "the Enter after the key is the key's")
 }
 
 // TestPromptTakesOneKey: on a terminal a confirmation is answered by one

@@ -6,7 +6,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
+	"github.com/seed-7cc7a084/harness/harness"
 )
 
 // The suggested commands quote what the model chose (a call id), so that
@@ -47,4 +49,16 @@ func TestPersonAnswersIsACommand(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, personAnswers("t1", tc.p))
 	}
+}
+
+// A thread a budget stopped says how to go on: fork it before the
+// budget.exhausted fact, and resume the fork with twice the bound.
+func TestGoOnHint(t *testing.T) {
+	stopped := drive.State{Thread: "t1", Status: harness.StatusStopped}
+	stopped.Head.Seq, stopped.Head.Kind = 12, facts.KindBudgetExhausted
+	require.Equal(t, "to go on: harness fork t1 --at 11, then harness resume t1-at11 --max-turns 100", goOnHint(stopped))
+	stopped.View.Budget = &harness.BudgetView{MaxTurns: 7}
+	require.Contains(t, goOnHint(stopped), "--max-turns 14")
+	stopped.Head.Kind = facts.KindThreadStopped
+	require.Empty(t, goOnHint(stopped))
 }

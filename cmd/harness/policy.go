@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"time"
 
@@ -47,9 +45,3 @@ func (a *app) commandOf(tool, args string, def time.Duration) (shownCommand, boo
 
 func (c shownCommand) timeout() string { return c.Timeout() }
 func (c shownCommand) lines() []string { return c.Lines() }
-
-// shortSum is a short digest of s, for keys.
-func shortSum(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:6])
-}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/seed-7cc7a084/harness/present/ask"
 )
 
 // goTestA runs one go test; goTestB runs another, then tries to run more
@@ -44,7 +46,7 @@ func TestAlwaysForThisProject(t *testing.T) {
 	tm.expect("kept in your own " + filepath.Join(xdg, "harness", "trusted.json") + " (not in the workspace):")
 	tm.expect("allow run_command:go test *")
 	tm.expect("Enter keeps it")
-	time.Sleep(2 * keyEnter) // a deliberate Enter, not one typed with the key
+	time.Sleep(2 * ask.KeyEnter) // a deliberate Enter, not one typed with the key
 	tm.send("")
 	tm.expect("done: thread t1")
 	require.Equal(t, exitOK, tm.exit(), tm.output())

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,16 +12,15 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/ask"
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/stock"
-	"github.com/seed-7cc7a084/harness/tools"
 )
 
 // driveFlags are the flags of the commands that run a thread on.
@@ -172,9 +170,6 @@ func (f *driveFlags) layer() (stock.SettingsSource, error) {
 	return src, asUsage(err)
 }
 
-// maxOutputSchema bounds the size of an --output-schema file.
-const maxOutputSchema = 1 << 20
-
 // outputOption reads and compiles the --output-schema file, if any: the
 // runtime option that records it on new threads (nil for none). A file
 // that cannot be read or is not a JSON Schema is a usage error.
@@ -183,17 +178,9 @@ func (f *driveFlags) outputOption() (harness.Option, error) {
 		return nil, nil
 	}
 	if f.schema == nil {
-		fh, err := os.Open(f.outputSchema)
+		b, err := drive.ReadOutputSchema(f.outputSchema)
 		if err != nil {
 			return nil, usageError("--output-schema: %v", err)
-		}
-		defer fh.Close()
-		b, err := io.ReadAll(io.LimitReader(fh, maxOutputSchema+1))
-		if err != nil {
-			return nil, usageError("--output-schema %s: %v", f.outputSchema, err)
-		}
-		if len(b) > maxOutputSchema {
-			return nil, usageError("--output-schema %s: over 1 MiB", f.outputSchema)
 		}
 		f.schema = b
 	}
@@ -305,27 +292,14 @@ func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.App
 	return s, approval, nil
 }
 
-// readPrompt is the prompt of run or continue: the arguments joined, or
-// stdin when the one argument is "-".
+// readPrompt is the prompt of run or continue (drive.ReadPrompt): the
+// arguments joined, or stdin when the one argument is "-".
 func (a *app) readPrompt(args []string) (string, error) {
-	if len(args) == 1 && args[0] == "-" {
-		b, err := io.ReadAll(io.LimitReader(a.stdin, 1<<20+1))
-		if err != nil {
-			return "", fmt.Errorf("read the prompt from stdin: %w", err)
-		}
-		if len(b) > 1<<20 {
-			return "", usageError("the prompt on stdin is over 1 MiB")
-		}
-		if strings.TrimSpace(string(b)) == "" {
-			return "", usageError("the prompt on stdin is empty")
-		}
-		return strings.TrimRight(string(b), "\n"), nil
+	p, err := drive.ReadPrompt(args, a.stdin)
+	if errors.Is(err, drive.ErrBadPrompt) {
+		return "", usageError("%s", strings.TrimPrefix(err.Error(), drive.ErrBadPrompt.Error()+": "))
 	}
-	prompt := strings.Join(args, " ")
-	if strings.TrimSpace(prompt) == "" {
-		return "", usageError("the prompt is empty")
-	}
-	return prompt, nil
+	return p, err
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -483,7 +457,6 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		return usageError("thread %s already exists; continue it with `harness continue %s \"...\"` or `harness resume %s`", id, id, id)
 	}
 	f.loaded = m
-	var out harness.Outcome
 	workspace := present.EscapeLine(s.Stock.Config.Workspace)
 	if id != "" {
 		if _, err := s.Store.Head(ctx, id); err == nil {
@@ -506,34 +479,21 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		}
 		also = append(also, on)
 	}
-	if id != "" {
-		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), id, workspace)
-		out, err = d.th.StartMessage(d.watching(ctx), f.mcpPrompt.message(prompt), also...)
-		d.live.stop()
-		if errors.Is(err, harness.ErrThreadExists) {
-			return nil, exists() // another process (on a shared store) started it first
+	th, out, err := d.Start(ctx, id, f.mcpPrompt.message(prompt), a.whoami(), f.policyGiven(), func(next, taken string) {
+		if taken != "" {
+			a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
 		}
-	} else {
-		var th *harness.Thread
-		th, out, err = drive.StartNextMessage(d.watching(ctx), d.rt, s.Stock.Actor, f.mcpPrompt.message(prompt), func(next, taken string) {
-			if taken != "" {
-				a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
-			}
-			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
-		}, also...)
-		d.live.stop()
-		if th != nil {
-			d.th, d.id, id = th, th.ID(), th.ID()
-		}
+		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
+	}, also...)
+	d.live.Stop()
+	if th != nil {
+		d.th, d.id = th, th.ID()
 	}
-	if d.th != nil && d.id != "" && (err == nil || errors.Is(err, harness.ErrDefect) || ctx.Err() != nil) {
-		// The policy the thread starts with is its own, recorded.
-		perr := s.RecordStartingPolicy(context.WithoutCancel(ctx), d.th, a.whoami(), f.policyGiven())
-		if errors.Is(perr, stock.ErrBadSettings) {
-			return d.th, asUsage(perr)
-		} else if perr != nil {
-			return d.th, perr
-		}
+	switch {
+	case errors.Is(err, harness.ErrThreadExists):
+		return nil, exists() // another process (on a shared store) started it first
+	case errors.Is(err, stock.ErrBadSettings):
+		return d.th, asUsage(err)
 	}
 	if err != nil && !errors.Is(err, harness.ErrDefect) {
 		return d.th, d.interrupted(ctx, d.id, err)
@@ -636,7 +596,7 @@ appends nothing.`,
 				if err != nil {
 					return err
 				}
-				key = messageKey(head.Seq, msg)
+				key = drive.MessageKey(head.Seq, msg)
 			}
 			dr.retry = true
 			if _, err := drive.PostAnswer(ctx, dr.th, d, key); err != nil {
@@ -651,30 +611,16 @@ appends nothing.`,
 }
 
 // driveThread opens the workspace to drive the existing thread id with
-// the flags f, enters the workspace it records, and records the policy
-// the flags change: what a command that writes to a thread does before
-// it posts. The caller closes the session.
+// the flags f (see take). The caller closes the session.
 func (a *app) driveThread(ctx context.Context, id string, f *driveFlags) (*session, *driver, error) {
 	s, approval, err := a.openDrive(ctx, f)
 	if err != nil {
 		return nil, nil, err
 	}
-	dr, err := func() (*driver, error) {
-		if err := s.threadExists(ctx, id); err != nil {
-			return nil, err
-		}
-		if err := a.enter(ctx, s, id); err != nil {
-			return nil, err
-		}
-		dr, err := a.newDriver(s, id, approval, f)
-		if err != nil {
-			return nil, err
-		}
-		if err := f.sameSchema(ctx, dr.th); err != nil {
-			return nil, err
-		}
-		return dr, dr.setPolicy(ctx, f)
-	}()
+	var dr *driver
+	if err = s.threadExists(ctx, id); err == nil {
+		dr, err = a.take(ctx, s, approval, id, f)
+	}
 	if err != nil {
 		s.Close()
 		return nil, nil, err
@@ -682,10 +628,22 @@ func (a *app) driveThread(ctx context.Context, id string, f *driveFlags) (*sessi
 	return s, dr, nil
 }
 
-// messageKey is the key of a message written to a thread whose head is
-// seq: the same message at the same point is posted once.
-func messageKey(seq uint64, msg string) string {
-	return fmt.Sprintf("message-%d-%s", seq, shortSum(msg))
+// take makes a driver of the thread id, which exists: it enters the
+// workspace the thread records, checks the --output-schema given is the
+// thread's, and records the policy (and budget) the flags change: what a
+// command that writes to a thread does before it posts.
+func (a *app) take(ctx context.Context, s *session, approval drive.Approval, id string, f *driveFlags) (*driver, error) {
+	if err := a.enter(ctx, s, id); err != nil {
+		return nil, err
+	}
+	dr, err := a.newDriver(s, id, approval, f)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.sameSchema(ctx, dr.th); err != nil {
+		return nil, err
+	}
+	return dr, dr.setPolicy(ctx, f)
 }
 
 // resume drives a thread with the flags f (id "" is the thread active
@@ -714,26 +672,15 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	if again, err := a.resumeRerun(ctx, s, id, f); again || err != nil {
 		return err
 	}
-	if err := a.enter(ctx, s, id); err != nil {
-		return err
-	}
-	d, err := a.newDriver(s, id, approval, f)
+	d, err := a.take(ctx, s, approval, id, f)
 	if err != nil {
-		return err
-	}
-	if err := f.sameSchema(ctx, d.th); err != nil {
-		return err
-	}
-	if err := d.setPolicy(ctx, f); err != nil {
 		return err
 	}
 	if f.changed("context-window") {
 		// The bounds a thread recorded when it started win over the
 		// settings of each command; a flag given now is a person's word
 		// that they change, and it is recorded as such.
-		cfg := d.th.Runtime().Config
-		b := facts.ContextBounds{Window: cfg.ContextWindow, Fraction: cfg.CompactFraction, CompactAt: cfg.CompactAt}
-		if _, err := drive.SetContextBounds(ctx, d.th, b, a.whoami()); err != nil {
+		if err := d.RecordContextBounds(ctx, d.th, a.whoami()); err != nil {
 			return err
 		}
 	}
@@ -744,55 +691,20 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 	return d.finish(ctx)
 }
 
-// spinner shows a spinner on w after a moment, until stop is called; stop
-// erases it.
-func spinner(w io.Writer, label string) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
-		t := time.NewTimer(250 * time.Millisecond)
-		defer t.Stop()
-		shown := false
-		for i := 0; ; i++ {
-			select {
-			case <-done:
-				if shown {
-					fmt.Fprint(w, "\r\x1b[K")
-				}
-				return
-			case <-t.C:
-				shown = true
-				fmt.Fprintf(w, "\r%s %s", frames[i%len(frames)], label)
-				t.Reset(100 * time.Millisecond)
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-finished
-	}
-}
-
-// driver runs one thread on with drive.Drive: it loads the model when a
-// turn is due, asks a person at the prompt (closing the store meanwhile),
-// and prints each appended fact.
+// driver runs one thread on with drive.Drive (stock.Driver): it asks a
+// person at the prompt (closing the store meanwhile), and prints each
+// appended fact.
 type driver struct {
+	*stock.Driver
 	a           *app
 	s           *session
 	id          string
-	approval    drive.Approval
 	interactive bool
-	rt          *harness.Runtime
-	th          *harness.Thread
-	// loaded is the model loaded already (--model, or run's), if any;
-	// spec is the --model flag ("" uses the recorded one).
-	loaded model.Model
-	spec   string
 	// retry: the command is a person's word to go on, so a failed model
 	// turn is run once more (once per command).
 	retry bool
+	rt    *harness.Runtime
+	th    *harness.Thread
 	// appended are the facts appended by this command, for -o json.
 	appended []facts.Fact
 	// warned: the sandbox's absence was said.
@@ -803,32 +715,34 @@ type driver struct {
 	first    string
 	prompter *prompter
 	// elicits asks MCP servers' questions at the terminal (interactive).
-	elicits *elicits
+	elicits *ask.Serial
 	// live shows a running action's output on a terminal.
-	live *live
-	// progress is where the thread's progress goes (drive.Progress): a
-	// terminal, the stream (-o stream-json), or nowhere (nil).
-	progress drive.Progress
-	// policyGiven: this command's flags set the thread's policy (setPolicy).
+	live *tell.Live
+	// flags are the command's (setPolicy).
 	flags *driveFlags
 }
 
 func (a *app) newDriver(s *session, id string, approval drive.Approval, f *driveFlags) (*driver, error) {
-	if approval.Resolve == nil {
-		// Path rules match where a path leads, through the workspace's
-		// symlinks, as the tools would write it.
-		approval.Resolve = s.Stock.Tools.Resolve
-	}
-	d := &driver{a: a, s: s, id: id, approval: approval, interactive: a.interactive(f.noInput), loaded: f.loaded, spec: f.model,
-		live: newLive(a.stdout, a.textOut() && isTerminal(a.stdout)), flags: f}
+	d := &driver{a: a, s: s, id: id, interactive: a.interactive(f.noInput),
+		live: tell.NewLive(a.stdout, a.textOut() && isTerminal(a.stdout)), flags: f}
+	d.live.Hint = askedHint
 	if d.interactive {
-		d.elicits = &elicits{d: d}
+		d.elicits = new(ask.Serial)
 	}
-	d.progress = s.ShareProgress(d.progressSink())
-	if err := d.build(); err != nil {
+	o := stock.DriverOptions{Model: f.loaded, Spec: f.model, Show: d.show, ModelWait: d.modelWait, Progress: d.progressSink()}
+	// The observer leaves out this command's own output, should it be
+	// redirected into the workspace.
+	for _, w := range []io.Writer{a.stdout, a.stderr} {
+		if f, ok := w.(*os.File); ok {
+			o.OwnFiles = append(o.OwnFiles, f)
+		}
+	}
+	dr, err := s.NewDriver(approval, o)
+	if err != nil {
 		return nil, err
 	}
-	d.th = d.rt.Thread(s.Stock.Actor, id)
+	d.Driver, d.rt = dr, dr.Runtime
+	d.th = d.Thread(id)
 	return d, nil
 }
 
@@ -840,69 +754,22 @@ func (d *driver) progressSink() drive.Progress {
 	switch {
 	case d.a.streamOut():
 		return d.a.streamProgress
-	case d.live.on:
-		turns := &turnShow{w: d.a.stdout}
+	case d.live.On():
+		turns := &tell.TurnShow{W: d.a.stdout}
 		return func(e drive.Event) {
 			switch e.Kind {
 			case drive.EventOutput:
-				d.live.output(e.Stream, []byte(e.Text))
+				d.live.Output(e.Stream, []byte(e.Text))
 				return
 			case drive.EventAsked:
-				d.live.asked(e)
-				d.elicits.asked(e)
+				d.live.Asked(e)
+				d.asked(e)
 				return
 			}
-			turns.event(e)
+			turns.Event(e)
 		}
 	}
 	return nil
-}
-
-// build makes the runtime on the session's open store. Built again (the
-// store was reopened), the runtime is the same one on the new store: a
-// drive.Drive in progress goes on with it.
-func (d *driver) build() error {
-	var m model.Model
-	if d.rt != nil {
-		m = d.rt.Services.Model // a drive in progress keeps its model
-	} else {
-		m = drive.Live(d.loaded)
-	}
-	// The observer watches the workspace through a change feed where the
-	// system has one, and leaves out this command's own output, should it
-	// be redirected into the workspace.
-	opts := []action.WorkspaceOption{action.WithChangeFeed(true)}
-	for _, w := range []io.Writer{d.a.stdout, d.a.stderr} {
-		if f, ok := w.(*os.File); ok {
-			opts = append(opts, action.WithOwnFiles(f))
-		}
-	}
-	rt, _, err := d.s.Runtime(stock.WithModel(m), stock.WithObserver(opts...), stock.Watching(d.show), stock.WithModelWait(d.modelWait))
-	if err != nil {
-		return err
-	}
-	if d.rt != nil {
-		d.rt.Store, d.rt.Services = rt.Store, rt.Services
-		return nil
-	}
-	d.rt = rt
-	return nil
-}
-
-// release closes the store while a person thinks at the prompt, so that
-// other harness commands (threads, log, even an approve from another
-// terminal) are not locked out meanwhile; reacquire opens it again,
-// waiting while another command has it.
-func (d *driver) release() error {
-	err := d.s.Release()
-	return err
-}
-
-func (d *driver) reacquire(ctx context.Context) error {
-	if err := d.s.Reopen(ctx, time.Hour); err != nil {
-		return err
-	}
-	return d.build()
 }
 
 // modelWait says that a model turn waits before it is tried again, and
@@ -925,114 +792,68 @@ func (d *driver) show(f facts.Fact, err error) {
 		return
 	}
 	d.appended = append(d.appended, f)
-	if d.a.streamOut() {
+	switch {
+	case d.a.streamOut():
 		if err := d.a.streamFact(f); err != nil {
 			fmt.Fprintf(d.a.stderr, "harness: %s\n", personError(err))
 		}
 		return
-	}
-	if d.a.jsonOut() {
+	case d.a.jsonOut():
 		return
-	}
-	if f.Kind == facts.KindActionCompleted {
-		d.live.stop()
+	case f.Kind == facts.KindActionCompleted:
+		d.live.Stop()
 	}
 	fmt.Fprintln(d.a.stdout, d.lineOf(f))
 	switch f.Kind {
 	case facts.KindActionStarted:
 		if p, err := facts.Decode[facts.ActionStarted](f); err == nil {
-			d.live.start("running " + present.EscapeLine(p.ActionID))
+			d.live.Start("running " + present.EscapeLine(p.ActionID))
 		}
 	case facts.KindActionCompleted:
 		if p, err := facts.Decode[facts.ActionCompleted](f); err == nil {
-			for _, line := range present.CommandSummary(p.Report, liveLines) {
+			for _, line := range present.CommandSummary(p.Report, tell.LiveLines) {
 				fmt.Fprintf(d.a.stdout, "        %s\n", line)
 			}
 		}
 	}
 }
 
-// watching is ctx under which the thread's progress is shown (see
-// progressSink), for a start; Drive does the same with Options.Progress.
-func (d *driver) watching(ctx context.Context) context.Context {
-	return drive.WithProgress(ctx, d.progress)
-}
-
-// factLine is one fact, for a person.
-func (a *app) factLine(f facts.Fact) string {
-	return fmt.Sprintf("%4d  %-22s %s", f.Seq, f.Kind, present.Describe(f))
-}
-
-// loadModel loads the model for a turn that is due: the one loaded
-// already, else the --model flag, else the one the thread recorded, else
-// the settings file's.
-func (d *driver) loadModel(recorded string) (model.Model, error) {
-	if d.loaded != nil {
-		return d.loaded, nil
-	}
-	spec := d.spec
-	if spec == "" {
-		spec = recorded
-	}
-	if spec == "" {
-		spec = d.s.Settings().Model
-	}
-	if spec == "" {
-		return nil, usageError("thread %s needs a model turn and records no model; pass --model scripted:FILE", d.id)
-	}
-	m, err := stock.LoadModel(spec, d.s.ModelOptions()...)
-	if err != nil {
-		return nil, fmt.Errorf("thread %s: %w; pass --model to use another", d.id, err)
-	}
-	return m, nil
-}
-
-// resumeOnce runs one Resume of the thread; an error that stopped it
-// (other than a defect, which the log records) is explained.
-func (d *driver) resumeOnce(ctx context.Context, th *harness.Thread) (harness.Outcome, error) {
-	out, err := th.Resume(ctx) // under Options.Progress
-	d.live.stop()
-	if err != nil && !errors.Is(err, harness.ErrDefect) {
-		return out, d.interrupted(ctx, th.ID(), err)
-	}
-	return out, nil
-}
-
-// stepLimit says how this command stopped a thread whose Resume ran
-// Config.MaxSteps transitions, and how to go on.
-func (d *driver) stepLimit(st drive.State) drive.State {
-	if st.Status == harness.StatusStepLimit {
-		st.Reason = fmt.Sprintf("ran %d steps in one go, the most a command runs (is something looping?); resume to go on: harness resume %s", d.rt.Config.MaxSteps, d.id)
-	}
-	return st
-}
-
-// options drive the thread as this command does: the approval answers
-// what it decides, a terminal asks the rest, each Resume loads the model
-// only when a turn is due, and what happens is told as it happens.
+// options drive the thread as this command does (stock.Driver.Options):
+// a terminal asks what the approval does not decide, and what happens is
+// told as it happens.
 func (d *driver) options() drive.Options {
-	o := drive.Options{
-		Approval:     d.approval,
-		FollowPolicy: true,
-		Retry:        d.retry,
-		LoadModel:    d.loadModel,
-		Progress:     d.progress,
-		Resume: func(ctx context.Context, th *harness.Thread, _ drive.State) (harness.Outcome, error) {
-			return d.resumeOnce(ctx, th)
-		},
-		OnRetry: func(st drive.State) {
-			d.a.printf("%s %s; trying it once more\n", d.a.paint("yellow", "retry:"), present.Reason(st.Reason))
-		},
-		OnInDoubt: func(st drive.State) {
-			for _, id := range st.InDoubt {
-				d.a.printf("%s action %s was in progress when its process died: it is in doubt and will not be run again; recording what the workspace shows now\n",
-					d.a.paint("yellow", "in doubt:"), present.EscapeLine(id))
-			}
-		},
+	o := d.Options()
+	o.Retry = d.retry
+	o.LoadModel = func(recorded string) (model.Model, error) {
+		m, err := d.LoadModel(recorded)
+		switch {
+		case errors.Is(err, stock.ErrNoModel):
+			return nil, usageError("thread %s needs a model turn and records no model; pass --model scripted:FILE", d.id)
+		case err != nil:
+			return nil, fmt.Errorf("thread %s: %w; pass --model to use another", d.id, err)
+		}
+		return m, nil
+	}
+	o.Resume = func(ctx context.Context, th *harness.Thread, _ drive.State) (harness.Outcome, error) {
+		out, err := th.Resume(ctx) // under Options.Progress
+		d.live.Stop()
+		if err != nil && !errors.Is(err, harness.ErrDefect) {
+			return out, d.interrupted(ctx, th.ID(), err)
+		}
+		return out, nil
+	}
+	o.OnRetry = func(st drive.State) {
+		d.a.printf("%s %s; trying it once more\n", d.a.paint("yellow", "retry:"), present.Reason(st.Reason))
+	}
+	o.OnInDoubt = func(st drive.State) {
+		for _, id := range st.InDoubt {
+			d.a.printf("%s action %s was in progress when its process died: it is in doubt and will not be run again; recording what the workspace shows now\n",
+				d.a.paint("yellow", "in doubt:"), present.EscapeLine(id))
+		}
 	}
 	if d.interactive {
 		o.Ask = func(ctx context.Context, _ *harness.Thread, waits []drive.Pending) (int, error) {
-			d.elicits.settle() // the terminal is the prompt's now
+			d.elicits.Settle() // the terminal is the prompt's now
 			if d.prompter == nil {
 				d.prompter = newPrompter(d.a.stdin, d.a.stdout)
 			}
@@ -1071,19 +892,25 @@ func (d *driver) warnSandbox() {
 // done (0), parked (3), or failed (1).
 func (d *driver) finish(ctx context.Context) error {
 	d.warnSandbox()
-	d.elicits.begin(ctx)
-	st, err := drive.Drive(ctx, d.th, d.options())
-	d.elicits.end()
-	d.live.stop()
+	d.elicits.Begin(ctx)
+	st, err := d.Finish(ctx, d.th, d.options(), func(err error) {
+		fmt.Fprintf(d.a.stderr, "harness: %s (a search brings the index up to date)\n", present.EscapeLine(err.Error()))
+	})
+	d.elicits.End()
+	d.live.Stop()
 	if err != nil {
 		return err
 	}
-	if ctx.Err() == nil {
-		if err := d.s.IndexThread(ctx, d.th.ID()); err != nil {
-			fmt.Fprintf(d.a.stderr, "harness: %s (a search brings the index up to date)\n", present.EscapeLine(err.Error()))
-		}
-	}
 	return d.a.report(d.stepLimit(st), d.appended, d.s)
+}
+
+// stepLimit says how to go on with a thread this command stopped at its
+// most steps (stock.Driver.StepLimit): the command.
+func (d *driver) stepLimit(st drive.State) drive.State {
+	if st = d.StepLimit(st); st.Status == harness.StatusStepLimit {
+		st.Reason += ": harness resume " + shellWord(st.Thread)
+	}
+	return st
 }
 
 // report prints how a thread stands and sets the exit code. A failure is
@@ -1123,245 +950,4 @@ func statusExit(status harness.Status) int {
 		return exitParked
 	}
 	return exitError
-}
-
-// usage says a thread's model turns and tokens: "2 model turns, 980 tokens".
-func usage(st drive.State) string {
-	b := st.View.Budget
-	if b == nil || b.Turns == 0 {
-		return ""
-	}
-	turns := "model turns"
-	if b.Turns == 1 {
-		turns = "model turn"
-	}
-	if b.Tokens == 0 {
-		return fmt.Sprintf("%d %s", b.Turns, turns) // a model that counts none
-	}
-	return fmt.Sprintf("%d %s, %s tokens%s", b.Turns, turns, present.TokenCount(b.Tokens), costNote(st))
-}
-
-// costNote says what a thread's turns cost (", $0.0123"), or, once, that
-// its model is not in the price table (tokens only). A scripted model
-// costs nothing and is not said.
-func costNote(st drive.State) string {
-	c := st.Cost
-	switch {
-	case c == nil:
-		return ""
-	case len(c.Tables) > 0:
-		return ", " + present.USD(c.USD)
-	case c.UnpricedTurns > 0 && st.Model != "" && !strings.HasPrefix(st.Model, "scripted:"):
-		return fmt.Sprintf(" (no price for %s in the price table: tokens only)", present.EscapeLine(st.Model))
-	}
-	return ""
-}
-
-// goOnHint says how to go on with a thread a budget stopped: fork it
-// before the budget.exhausted fact and resume the fork with a larger
-// bound; "" for any other state.
-func goOnHint(st drive.State) string {
-	if st.Status != harness.StatusStopped || st.Head.Kind != facts.KindBudgetExhausted || st.Head.Seq < 2 {
-		return ""
-	}
-	at := st.Head.Seq - 1
-	more := 2 * defaultMaxTurns
-	if b := st.View.Budget; b != nil && b.MaxTurns > 0 {
-		more = 2 * b.MaxTurns
-	}
-	fork := fmt.Sprintf("%s-at%d", st.Thread, at)
-	return fmt.Sprintf("to go on: harness fork %s --at %d, then harness resume %s --max-turns %d", st.Thread, at, fork, more)
-}
-
-// printState tells how a thread stands, and for a parked one what it
-// waits for and how to answer.
-func (a *app) printState(st drive.State, root string) {
-	w := a.stdout
-	tail := ""
-	if u := usage(st); u != "" {
-		tail = " · " + u
-	}
-	switch st.Status {
-	case harness.StatusDone:
-		fmt.Fprintf(w, "%s thread %s (seq %d)%s\n", a.paint("green", "done:"), st.Thread, st.Head.Seq, tail)
-	case harness.StatusResumable:
-		fmt.Fprintf(w, "%s thread %s (seq %d)%s: harness resume %s\n", a.paint("yellow", "resumable:"), st.Thread, st.Head.Seq, tail, st.Thread)
-	case harness.StatusParked:
-		fmt.Fprintf(w, "%s thread %s waits for a person (seq %d)%s\n", a.paint("yellow", "parked:"), st.Thread, st.Head.Seq, tail)
-	case harness.StatusStepLimit:
-		fmt.Fprintf(w, "%s thread %s (seq %d)%s: %s\n", a.paint("yellow", "step limit:"), st.Thread, st.Head.Seq, tail, st.Reason)
-	default:
-		fmt.Fprintf(w, "%s thread %s (seq %d)%s: %s\n", a.paint("red", string(st.Status)+":"), st.Thread, st.Head.Seq, tail, present.Reason(st.Reason))
-		if st.Retry != "" {
-			fmt.Fprintf(w, "    once the cause is fixed, `harness resume %s` tries %s again\n", st.Thread, present.Step(st.Retry))
-		}
-		if hint := goOnHint(st); hint != "" {
-			fmt.Fprintf(w, "    %s\n", hint)
-		}
-	}
-	a.printChildren(st, "  ")
-	// The open requests, whatever else the thread can do.
-	for _, p := range st.Waits {
-		a.printPending(p, st.PreviewRoot(p, root))
-		fmt.Fprintf(w, "    %s\n", present.EscapeLine(answerHint(st.Thread, p)))
-	}
-}
-
-// pendingArgsRunes is how much of a call's arguments a confirmation line
-// shows; the preview below it shows what a write would change, whole or
-// with its size and digest.
-const pendingArgsRunes = 400
-
-// printPending describes one open request: for a confirmation the tool,
-// its arguments (a command as the shell will read it, with its timeout
-// and sandbox) and the diff a write would make. What the model or a file
-// wrote is shown with its control characters escaped, so nothing in it
-// can hide a line from the person deciding.
-func (a *app) printPending(p drive.Pending, root string) {
-	w := a.stdout
-	esc := present.EscapeLine
-	switch p.Kind {
-	case fold.WaitConfirmation:
-		if c, ok := a.commandOf(p.Tool, p.Args, a.commandTimeout); ok {
-			fmt.Fprintf(w, "  confirmation %s: %s, %s\n", esc(drive.Ref(p)), esc(p.Tool), c.timeout())
-			for _, line := range c.lines() {
-				fmt.Fprintf(w, "    %s %s\n", a.paint("bold", "│"), line)
-			}
-		} else {
-			fmt.Fprintf(w, "  confirmation %s: %s %s\n", esc(drive.Ref(p)), esc(p.Tool), esc(present.Clip(p.Args, pendingArgsRunes)))
-		}
-		if p.Reason != "" {
-			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "asked because"), esc(p.Reason))
-		}
-		if o := p.Offer; o != nil {
-			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "offered by the thread's end:"), esc(fmt.Sprintf("its work in its own worktree, on branch %s, changing %s; denied, the branch keeps it", o.Branch, strings.Join(o.Changed, ", "))))
-		}
-		if p.Rewritten != "" {
-			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "rewritten:"), esc(p.Rewritten))
-		}
-		if diff := tools.Preview(root, p.Tool, p.Args); diff != "" {
-			for _, line := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
-				color := ""
-				switch {
-				case strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++"):
-					color = "green"
-				case strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---"):
-					color = "red"
-				}
-				if color != "" {
-					line = a.paint(color, line)
-				}
-				fmt.Fprintf(w, "    %s\n", line)
-			}
-		}
-		if p.Hook != "" {
-			fmt.Fprintf(w, "    %s\n", a.paint("yellow", esc(p.Hook)))
-		}
-		if p.Action != nil && p.Action.Requested.MCP != nil {
-			m := p.Action.Requested.MCP
-			fmt.Fprintf(w, "    MCP server %s (%s %s): tool %s · digest %s\n", esc(m.Server), m.Transport, esc(m.Endpoint), esc(m.Tool), shortDigest(m.Digest))
-		}
-		if p.Action != nil && p.Action.Requested.Sandbox != nil {
-			sb := present.SandboxDetail(*p.Action.Requested.Sandbox)
-			if p.Action.Requested.Sandbox.Mode == facts.SandboxOff {
-				sb = a.paint("yellow", sb)
-			}
-			fmt.Fprintf(w, "    %s\n", sb)
-		}
-	case fold.WaitQuestion:
-		fmt.Fprintf(w, "  question %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
-		if len(p.Options) > 0 {
-			fmt.Fprintf(w, "    options: %s", esc(strings.Join(p.Options, " | ")))
-			if p.AllowFreeText {
-				fmt.Fprint(w, " (or any answer)")
-			}
-			fmt.Fprintln(w)
-		}
-	case fold.WaitPlan:
-		fmt.Fprintf(w, "  plan %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
-	case fold.WaitBudget:
-		fmt.Fprintf(w, "  budget %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
-	case fold.WaitReconcile:
-		fmt.Fprintf(w, "  reconcile %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
-		switch {
-		case p.Interrupted != nil:
-			fmt.Fprintf(w, "    %s\n", present.Describe(interruptedFact(p.Interrupted)))
-		case p.Completion != nil:
-			fmt.Fprintf(w, "    report %s; %s\n", p.Completion.Report.Status, present.DescribeObservation(p.Completion.Observation))
-		}
-	}
-}
-
-// shortDigest is a digest's first 12 hex digits.
-func shortDigest(d string) string {
-	if len(d) > 12 {
-		return d[:12]
-	}
-	return d
-}
-
-// interruptedFact wraps a record to describe it.
-func interruptedFact(p *facts.ActionInterrupted) facts.Fact {
-	d, err := facts.NewDraft(facts.KindActionInterrupted, "", *p)
-	if err != nil {
-		return facts.Fact{Kind: facts.KindActionInterrupted}
-	}
-	return facts.Fact{Kind: d.Kind, Data: d.Data}
-}
-
-// answerHint is the command that answers an open request: through the
-// thread id, also when the request is one of its children's.
-// shellWord is s as one word of a shell command: as it is when it holds
-// only characters no shell treats specially, else in single quotes.
-func shellWord(s string) string {
-	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/:@%+=,-", r))
-	}) < 0
-	if plain {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func answerHint(id string, p drive.Pending) string { return hintFor(id, p, true) }
-
-// hintFor is the command that answers p in the thread id: with resume,
-// one that also resumes the thread here (--resume, or a resume after a
-// child's reconciliation); without, the answer alone (a worker resumes).
-func hintFor(id string, p drive.Pending, resume bool) string {
-	// A request id holds the model's call id: each word of a suggested
-	// command is quoted as a shell needs it.
-	id, ref := shellWord(id), shellWord(drive.Ref(p))
-	r := ""
-	if resume {
-		r = " --resume"
-	}
-	switch p.Kind {
-	case fold.WaitConfirmation:
-		return fmt.Sprintf("answer: harness approve %s %s%s   (or: harness deny %s %s --reason '…'%s)", id, ref, r, id, ref, r)
-	case fold.WaitQuestion:
-		if p.Thread != "" {
-			return fmt.Sprintf("answer: harness answer %s '…' --request %s%s", id, ref, r)
-		}
-		return fmt.Sprintf("answer: harness answer %s '…'%s", id, r)
-	case fold.WaitPlan:
-		if p.Thread != "" {
-			return fmt.Sprintf("act on it: harness plan %s act, then harness resume %s   (or ask for another: harness continue %s '…')", shellWord(p.Thread), id, shellWord(p.Thread))
-		}
-		return fmt.Sprintf("act on it: harness plan %s act   (or ask for another plan: harness continue %s '…')", id, id)
-	case fold.WaitBudget:
-		return budgetHint(id, r)
-	case fold.WaitReconcile:
-		action, _ := json.Marshal(p.RequestID)
-		data := shellWord(fmt.Sprintf(`{"action_id": %s, "decision": "accept"}`, action))
-		if p.Thread != "" {
-			then := ""
-			if resume {
-				then = ", then harness resume " + id
-			}
-			return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s%s   (accept, retry or abandon)`, shellWord(p.Thread), data, then)
-		}
-		return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s%s   (accept, retry or abandon)`, id, data, r)
-	}
-	return ""
 }

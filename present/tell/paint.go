@@ -56,8 +56,8 @@ func WriteBlock(w io.Writer, indent, text string) {
 	}
 }
 
-// shortDigest is a digest's first 12 characters.
-func shortDigest(d string) string {
+// ShortDigest is a digest's first 12 characters, as a line shows it.
+func ShortDigest(d string) string {
 	if len(d) > 12 {
 		return d[:12]
 	}

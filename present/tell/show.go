@@ -275,7 +275,7 @@ func completed(w io.Writer, seq uint64, c *facts.ActionCompleted) {
 	o := c.Observation
 	fmt.Fprintf(w, "  observation  %s", present.DescribeObservation(o))
 	if o.Available {
-		fmt.Fprintf(w, " · before %s, after %s", shortDigest(o.Before), shortDigest(o.After))
+		fmt.Fprintf(w, " · before %s, after %s", ShortDigest(o.Before), ShortDigest(o.After))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  effect       %s\n", c.EffectState)

@@ -1,4 +1,4 @@
-package main
+package tell_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/rewind"
 )
 
@@ -19,12 +20,24 @@ func TestUndoRefusalLines(t *testing.T) {
 		{Path: "cache.toml", Reason: "changed since the thread last touched it at seq 12"},
 		{Path: "evil\nharness: undo t2 done\x1b[2K.txt", Reason: "changed"},
 	}}
-	got := personError(fmt.Errorf("undo: %w", ue))
+	got := tell.PersonError(fmt.Errorf("undo: %w", ue))
 	lines := strings.Split(got, "\n")
 	require.Equal(t, []string{
 		"undo: undo t2 refused; nothing was changed:",
 		"  cache.toml: changed since the thread last touched it at seq 12",
 		`  evil\nharness: undo t2 done\x1b[2K.txt: changed`,
 	}, lines)
-	require.Equal(t, `plain\nerror`, personError(fmt.Errorf("plain\nerror")), "any other error stays one line")
+	require.Equal(t, `plain\nerror`, tell.PersonError(fmt.Errorf("plain\nerror")), "any other error stays one line")
+}
+
+// A failure's document has stable keys: usage, interrupted (an exit from
+// 128) or error, and the message escaped.
+func TestErrorDocOf(t *testing.T) {
+	require.Equal(t, tell.ErrorDoc{Exit: 2, Error: struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	}{"usage", `bad\x1b[2J`}}, tell.ErrorDocOf(2, true, fmt.Errorf("bad\x1b[2J")))
+	require.Equal(t, "interrupted", tell.ErrorDocOf(130, false, nil).Error.Kind)
+	require.Equal(t, "exit 130", tell.ErrorDocOf(130, false, nil).Error.Message)
+	require.Equal(t, "error", tell.ErrorDocOf(1, false, fmt.Errorf("x")).Error.Kind)
 }

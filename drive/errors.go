@@ -1,0 +1,6 @@
+package drive
+
+import "errors"
+
+// ErrBadPrompt: a prompt read for a thread is empty, or over MaxPrompt.
+var ErrBadPrompt = errors.New("bad prompt")
