@@ -15,7 +15,7 @@ import (
 func TestMCPServersSaysEachServer(t *testing.T) {
 	status := []mcp.Status{
 		{Name: "fs", Transport: "stdio", Endpoint: "npx fs", State: mcp.Connected, Trusted: true, Protocol: "2025-11-25", Resources: true,
-			Tools: []mcp.ToolInfo{{Name: "mcp__fs__read", Description: "Reads\nmore lines"}, {Name: "mcp__fs__write\x1b[2J", Confirm: true}},
+			Tools:   []mcp.ToolInfo{{Name: "mcp__fs__read", Description: "Reads\nmore lines"}, {Name: "mcp__fs__write\x1b[2J", Confirm: true}},
 			Skipped: []string{"bad name"}, Changed: true},
 		{Name: "gh", Transport: "http", Endpoint: "https://x/mcp", State: mcp.Failed, Error: "401\x07"},
 	}
