@@ -30,7 +30,7 @@ func TestStepDispatches(t *testing.T) {
 	require.Contains(t, b.String(), "Reading.")
 	require.Contains(t, b.String(), "exchange")
 
-	ir := facts.InstructionsRead{Turn: 1, Files: []facts.InstructionFile{{Path: "/w/AGENTS.md"}, {Path: "/w/x/AGENTS.md", Skipped: "too big"}}}
+	ir := facts.InstructionsRead{Turn: 1, Files: []facts.InstructionFile{{Scope: "project", Path: "/w/AGENTS.md", Digest: "0123456789abcdef", Size: 9}, {Scope: "project", Path: "/w/x/AGENTS.md", Skipped: "too big"}}}
 	st = stock.Step{Thread: "t1", Fact: fact(t, 3, facts.KindInstructionsRead, ir), Instructions: &ir, Texts: []string{"Be brief.", ""}, Notes: []string{"", ""}}
 	idoc, ok := tell.StepDoc(st).(tell.InstructionsDoc)
 	require.True(t, ok)
