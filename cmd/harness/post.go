@@ -355,7 +355,7 @@ func (a *app) postIn(ctx context.Context, s *session, approval drive.Approval, i
 	}
 	p, err := drive.PostAnswer(ctx, dr.th, d, key)
 	if err != nil {
-		return refused(err, id, d.Kind)
+		return drive.Refused(err, id, d.Kind)
 	}
 	return dr.posted(ctx, p, f)
 }
@@ -445,29 +445,6 @@ func randomKey(prefix string) string {
 	_, _ = rand.Read(b)
 	return prefix + "-" + hex.EncodeToString(b)
 }
-
-// refused says a fact the thread's fold would not take plainly: "thread
-// t1 does not take this confirmation.answered: confirmation "x": no such
-// request", not the layers the refusal came through.
-func refused(err error, id string, kind facts.Kind) error {
-	if !errors.Is(err, fold.ErrRefused) {
-		return err
-	}
-	msg := err.Error()
-	if _, rest, ok := strings.Cut(msg, fold.ErrRefused.Error()+": "+string(kind)+": "); ok {
-		msg = rest
-	}
-	return &plainError{msg: fmt.Sprintf("thread %s does not take this %s: %s", id, kind, msg), err: err}
-}
-
-// plainError is err said for a person, still matching what err matches.
-type plainError struct {
-	msg string
-	err error
-}
-
-func (e *plainError) Error() string { return e.msg }
-func (e *plainError) Unwrap() error { return e.err }
 
 // personAnswers is the command with which a person answers the request p
 // of the thread id at a terminal, for the MCP server to name when it
