@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -460,67 +459,15 @@ func personAnswers(id string, p drive.Pending) string {
 }
 
 // maxStdinAnswer bounds what an answer reads from standard input.
-const maxStdinAnswer = 64 << 10
+const maxStdinAnswer = drive.MaxStdinAnswer
 
 // elicitReply is the reply of harness answer --elicit: accept (with the
-// fields or the JSON content), decline or cancel. A field given as
-// NAME=- (one at most), or --content -, is read from stdin: a secret
-// given there is not in the command line other users' processes can read
-// (/proc/PID/cmdline) nor in the shell's history.
+// fields or the JSON content), decline or cancel (drive.ElicitInput:
+// NAME=- or --content - reads stdin).
 func elicitReply(request, elicit, content string, fields []string, stdin io.Reader) (drive.Reply, error) {
-	r := drive.Reply{Kind: fold.WaitQuestion, Request: request, Elicit: facts.ElicitAction(elicit)}
-	if err := r.Elicit.Validate(); err != nil {
-		return r, usageError("--elicit %q: want accept, decline or cancel", elicit)
+	r, err := drive.ElicitInput{Request: request, Action: elicit, Content: content, Fields: fields, Stdin: stdin}.Reply()
+	if errors.Is(err, drive.ErrBadReply) {
+		return r, asUsage(fmt.Errorf("--elicit: %w", err))
 	}
-	if r.Elicit != facts.ElicitAccept && (content != "" || len(fields) > 0) {
-		return r, usageError("--field and --content go with --elicit accept")
-	}
-	if content != "" && len(fields) > 0 {
-		return r, usageError("give the input as --field or as --content, not both")
-	}
-	fromStdin := 0
-	readStdin := func(what string) (string, error) {
-		if fromStdin++; fromStdin > 1 || stdin == nil {
-			return "", usageError("%s: standard input gives one value only", what)
-		}
-		b, err := io.ReadAll(io.LimitReader(stdin, maxStdinAnswer+1))
-		if err != nil {
-			return "", fmt.Errorf("%s: read standard input: %w", what, err)
-		}
-		if len(b) > maxStdinAnswer {
-			return "", usageError("%s: standard input holds over %d bytes", what, maxStdinAnswer)
-		}
-		return strings.TrimRight(string(b), "\r\n"), nil
-	}
-	if content == "-" {
-		c, err := readStdin("--content -")
-		if err != nil {
-			return r, err
-		}
-		content = c
-	}
-	if content != "" {
-		if !json.Valid([]byte(content)) {
-			return r, usageError("--content is not JSON")
-		}
-		r.Content = json.RawMessage(content)
-	}
-	for _, kv := range fields {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return r, usageError("--field %q: want NAME=VALUE", kv)
-		}
-		if v == "-" {
-			read, err := readStdin("--field " + k + "=-")
-			if err != nil {
-				return r, err
-			}
-			v = read
-		}
-		if r.Fields == nil {
-			r.Fields = map[string]string{}
-		}
-		r.Fields[k] = v
-	}
-	return r, nil
+	return r, err
 }
