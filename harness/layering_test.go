@@ -142,9 +142,6 @@ var layers = []struct {
 	{"audit", []string{"harness"}},
 	{"rewind", []string{"harness"}},
 	{"rerun", []string{"drive", "audit", "rewind"}},
-	// What the front-end API returns, as terminal text and the command
-	// line's JSON documents: above present, beside the front ends.
-	{"present/tell", []string{"drive", "audit", "rewind", "seal", "present", "tools"}},
 	{"stock", []string{"drive", "audit", "rewind", "present", "tools", "mcp", "tracing", "worktree",
 		"model/openai", "model/anthropic", "thread/natsstore", "thread/socketstore", "seal", "sealnote"}},
 	// The front ends: the page and HTTP API, harness as an MCP server,
@@ -153,6 +150,11 @@ var layers = []struct {
 	{"mcpserver", []string{"drive", "stock"}},
 	{"worker", []string{"drive", "stock"}},
 	{"demo", []string{"drive", "stock"}},
+	// What the front ends return, as terminal text and the command line's
+	// JSON documents: above present and the front ends whose results it
+	// renders (a rerun's report, a worker's events, the settings in
+	// force, the demo's steps); only the command line imports it.
+	{"present/tell", []string{"drive", "audit", "rewind", "seal", "present", "tools", "rerun", "stock", "mcp", "worker", "demo"}},
 	// The public test kit: anything, and only tests import it (testKits).
 	{"harnesstest", []string{"*"}},
 	{"cmd/harness", []string{"*"}},

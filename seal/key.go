@@ -1,6 +1,7 @@
 package seal
 
 import (
+	"bufio"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/x509"
@@ -8,6 +9,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -154,4 +156,43 @@ func OpenKey(path string) (k Key, made bool, err error) {
 		return Key{}, false, fmt.Errorf("make key %s: %w", path, err)
 	}
 	return Key{priv: priv}, true, nil
+}
+
+// maxKeysFile bounds a file of public keys: a key is one short line.
+const maxKeysFile = 1 << 20
+
+// ReadKeys reads the public keys arg names: arg itself when it is one
+// (ed25519:…), else the file at arg, a key a line (# starts a comment,
+// blank lines are skipped; at most 1 MiB). An error names the file and
+// the line.
+func ReadKeys(arg string) ([]PublicKey, error) {
+	if strings.HasPrefix(arg, publicPrefix) {
+		pk, err := ParsePublicKey(arg)
+		if err != nil {
+			return nil, err
+		}
+		return []PublicKey{pk}, nil
+	}
+	file, err := os.Open(arg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: neither a key (ed25519:…) nor a file of keys: %w", arg, err)
+	}
+	defer file.Close()
+	var keys []PublicKey
+	sc := bufio.NewScanner(io.LimitReader(file, maxKeysFile))
+	for n := 1; sc.Scan(); n++ {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		pk, err := ParsePublicKey(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", arg, n, err)
+		}
+		keys = append(keys, pk)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", arg, err)
+	}
+	return keys, nil
 }

@@ -57,4 +57,25 @@ var (
 	// ErrSessionClosed: the session's store was closed (Session.Close,
 	// Session.Release) and not opened again.
 	ErrSessionClosed = errors.New("the session's store is closed")
+
+	// ErrNoStep: a step to show names no seq of the thread, no action
+	// of it, or a thread outside its tree. ErrNoAction, which is also
+	// ErrNoStep: it names no action (and is no seq).
+	ErrNoStep   = errors.New("no such step")
+	ErrNoAction = errors.New("no such action")
 )
+
+// stepError is a step that names nothing, said as msg; it is ErrNoStep,
+// and ErrNoAction when action is set.
+type stepError struct {
+	msg    string
+	action bool
+}
+
+func (e *stepError) Error() string { return e.msg }
+
+// Is reports whether target is ErrNoStep, or ErrNoAction for a name that
+// is no action.
+func (e *stepError) Is(target error) bool {
+	return target == ErrNoStep || e.action && target == ErrNoAction
+}

@@ -2,6 +2,7 @@ package stock
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -254,4 +255,33 @@ func (p Place) RevokeTrust(getenv func(string) string, path string) (bool, error
 		return false, nil
 	}
 	return true, t.Save(tf)
+}
+
+// ErrNotTrustable: a file named to trust is neither a settings file
+// inside the workspace nor an agent file there that names a model.
+var ErrNotTrustable = errors.New("not a settings file inside this workspace (they are .harness/project.json and the store's config.json), nor an agent file there that names a model")
+
+// TrustSources are the files trust applies to in the place p whose
+// settings are l — the settings files inside the workspace that exist,
+// and the agent files there that name a model (AgentTrustSources) — or,
+// when names are given, those files only, in the order named. A name
+// that is none of them is ErrNotTrustable.
+func TrustSources(ctx context.Context, p Place, l Layered, getenv func(string) string, names []string) ([]SettingsSource, error) {
+	out := append(l.Trustable(), AgentTrustSources(ctx, p, l.Settings, getenv)...)
+	if len(names) == 0 {
+		return out, nil
+	}
+	var picked []SettingsSource
+	for _, n := range names {
+		abs, err := filepath.Abs(n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		i := slices.IndexFunc(out, func(s SettingsSource) bool { return s.Path == abs })
+		if i < 0 {
+			return nil, fmt.Errorf("%s: %w", n, ErrNotTrustable)
+		}
+		picked = append(picked, out[i])
+	}
+	return picked, nil
 }

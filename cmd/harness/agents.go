@@ -1,14 +1,9 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-	"text/tabwriter"
-
 	"github.com/spf13/cobra"
 
-	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/stock"
 )
 
@@ -41,45 +36,7 @@ prices): a delegation to it is refused until you trust that file's content
 			if a.jsonOut() {
 				return a.printJSON(out)
 			}
-			if len(out) == 0 {
-				fmt.Fprintln(a.stdout, "no agents: none in .harness/agents, nor yours ("+present.EscapeLine(dash(user))+")")
-				return nil
-			}
-			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tSCOPE\tTOOLS\tTURNS\tDIGEST\tDESCRIPTION")
-			for _, e := range out {
-				if e.Err != nil {
-					fmt.Fprintf(w, "%s\t-\t-\t-\t-\terror: %s\n", e.Name, present.EscapeLine(personError(e.Err)))
-					continue
-				}
-				j := e.Agent
-				tools := "(the parent's)"
-				if j.Tools != nil {
-					tools = dash(strings.Join(j.Tools, ","))
-				}
-				turns := "-"
-				if j.MaxTurns > 0 {
-					turns = fmt.Sprint(j.MaxTurns)
-				}
-				digest := j.Digest
-				if len(digest) > 12 {
-					digest = digest[:12]
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s%s\n", e.Name, j.Scope, present.EscapeLine(tools), turns, digest, present.EscapeLine(dash(j.Description)), present.EscapeLine(agentModelWords(j)))
-			}
-			return w.Flush()
+			return tell.Agents(a.stdout, out, user)
 		}),
 	}
-}
-
-// agentModelWords says which model an agent's child runs on, when its
-// file names one, and whether the file may choose it.
-func agentModelWords(ag harness.Agent) string {
-	switch {
-	case ag.Model == "":
-		return ""
-	case ag.ModelTrusted:
-		return " · model " + ag.Model
-	}
-	return " · model " + ag.Model + " (not trusted: used only where it is the parent's model; harness trust " + ag.Path + ")"
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/stock"
 )
 
@@ -186,7 +187,7 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 				p, err = drive.SetBounds(ctx, dr.th, b.bounds(cmd.Flags(), "cost", "tokens"), a.whoami(), "budget set", false)
 			}
 			if err != nil {
-				return refused(err, root, facts.KindBudgetRaised)
+				return drive.Refused(err, root, facts.KindBudgetRaised)
 			}
 			return dr.posted(ctx, p, &f)
 		}),
@@ -221,40 +222,10 @@ func (a *app) showBudget(ctx context.Context, root string) error {
 		return err
 	}
 	if a.jsonOut() {
-		return a.printJSON(struct {
-			Thread   string        `json:"thread"`
-			Status   string        `json:"status"`
-			Budget   *drive.Budget `json:"budget"`
-			Turns    int           `json:"turns"`
-			MaxTurns int           `json:"max_turns,omitempty"`
-		}{root, string(st.Status), st.Budget, st.Turns, st.MaxTurns})
+		return a.printJSON(tell.BudgetDocOf(st))
 	}
-	turns := ""
-	if st.MaxTurns > 0 {
-		turns = fmt.Sprintf("; %d of %d model turns", st.Turns, st.MaxTurns)
-	}
-	if st.Budget == nil {
-		fmt.Fprintf(a.stdout, "thread %s (%s): no budget in money or tokens (start one with --max-cost, --max-tokens)%s\n", root, st.Status, turns)
-		return nil
-	}
-	bd := st.Budget
-	fmt.Fprintf(a.stdout, "thread %s (%s): spent %s of %s%s\n", root, st.Status, sayAmount(bd.Spent, bd.Limit), sayAmount(bd.Limit, bd.Limit), turns)
+	tell.Budget(a.stdout, st, "start one with --max-cost, --max-tokens")
 	return nil
-}
-
-// sayAmount says an amount, in the units limit bounds.
-func sayAmount(s, limit facts.Spend) string {
-	out := ""
-	if limit.USD > 0 {
-		out = fmt.Sprintf("$%.4f", s.USD)
-	}
-	if limit.Tokens > 0 {
-		if out != "" {
-			out += ", "
-		}
-		out += fmt.Sprintf("%d tokens", s.Tokens)
-	}
-	return out
 }
 
 // budgetHint is the command that answers a budget wait of the tree of the

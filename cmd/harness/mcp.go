@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/mcpserver"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/serve"
 	"github.com/seed-7cc7a084/harness/stock"
 )
@@ -40,22 +40,6 @@ kept, a local server run in the sandbox with the workspace observed.`,
 	}
 	cmd.AddCommand(a.mcpListCmd(), a.mcpPromptsCmd(), a.mcpServeCmd(), a.mcpLoginCmd(), a.mcpLogoutCmd())
 	return cmd
-}
-
-// serverJSON is a server of harness mcp list -o json.
-type serverJSON struct {
-	Name      string         `json:"name"`
-	Transport string         `json:"transport"`
-	Endpoint  string         `json:"endpoint"`
-	Status    mcp.State      `json:"status"`
-	Error     string         `json:"error,omitempty"`
-	Trusted   bool           `json:"trusted,omitempty"`
-	Changed   bool           `json:"changed,omitempty"`
-	Tools     []mcp.ToolInfo `json:"tools"`
-	Skipped   []string       `json:"skipped,omitempty"`
-	Protocol  string         `json:"protocol,omitempty"`
-	Resources bool           `json:"resources,omitempty"`
-	Sampling  bool           `json:"sampling,omitempty"`
 }
 
 func (a *app) mcpListCmd() *cobra.Command {
@@ -87,28 +71,13 @@ or failed and why. Exit 1 when a server failed.`,
 			if st.MCP != nil {
 				status = st.MCP.Status()
 			}
-			failed := 0
-			for _, s := range status {
-				if s.State != mcp.Connected {
-					failed++
-				}
-			}
+			failed := tell.MCPFailed(status)
 			if a.jsonOut() {
-				out := []serverJSON{}
-				for _, s := range status {
-					tools := s.Tools
-					if tools == nil {
-						tools = []mcp.ToolInfo{}
-					}
-					out = append(out, serverJSON{Name: s.Name, Transport: s.Transport, Endpoint: s.Endpoint, Status: s.State, Error: s.Error,
-						Trusted: s.Trusted, Changed: s.Changed, Tools: tools, Skipped: s.Skipped, Protocol: s.Protocol,
-						Resources: s.Resources, Sampling: s.Sampling})
-				}
-				if err := a.printJSON(out); err != nil {
+				if err := a.printJSON(tell.MCPServerDocs(status)); err != nil {
 					return err
 				}
 			} else {
-				a.printServers(p, status)
+				tell.MCPServers(a.stdout, status, a.layered.Untrusted(), p.SettingsFile(), a.paint)
 			}
 			if failed > 0 {
 				return &exitErr{code: exitError, err: fmt.Errorf("%d of %d MCP servers could not be used", failed, len(status))}
@@ -119,69 +88,6 @@ or failed and why. Exit 1 when a server failed.`,
 	cmd.Flags().StringVar(&f.sandbox, "sandbox", "", "where local servers run: workspace-write (the default, or the settings file's \"sandbox\"), read-only, or off")
 	cmd.Flags().BoolVar(&f.network, "network", false, "let local servers use the network (or a server's own \"network\": true)")
 	return cmd
-}
-
-// printServers shows the servers and their tools.
-func (a *app) printServers(p stock.Place, status []mcp.Status) {
-	w := a.stdout
-	esc := present.EscapeLine
-	if len(status) == 0 {
-		for _, src := range a.layered.Untrusted() {
-			if slices.Contains(src.Ignored, "mcpServers") {
-				fmt.Fprintf(w, "no MCP servers started: those of %s are left out until you trust it (harness trust)\n", esc(src.Path))
-				return
-			}
-		}
-		fmt.Fprintf(w, "no MCP servers in %s (add \"mcpServers\", as in Claude Code's .mcp.json)\n", esc(p.SettingsFile()))
-		return
-	}
-	for i, s := range status {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		state := string(s.State)
-		switch s.State {
-		case mcp.Connected:
-			state = a.paint("green", state)
-		default:
-			state = a.paint("red", state)
-		}
-		trust := ""
-		if s.Trusted {
-			trust = " · trusted"
-		}
-		proto := ""
-		if s.Protocol != "" {
-			proto = " · MCP " + esc(s.Protocol)
-		}
-		if s.Resources {
-			proto += " · resources (" + mcp.ReadResourceTool + ")"
-		}
-		if s.Sampling {
-			proto += " · sampling allowed"
-		}
-		fmt.Fprintf(w, "%s  %s %s  %s%s%s\n", a.paint("bold", esc(s.Name)), s.Transport, esc(s.Endpoint), state, trust, proto)
-		if s.Error != "" {
-			fmt.Fprintf(w, "    %s\n", esc(s.Error))
-		}
-		for _, t := range s.Tools {
-			policy := "ask"
-			if !t.Confirm {
-				policy = "read-only"
-			}
-			desc, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n")
-			if len(desc) > 70 {
-				desc = desc[:70] + "…"
-			}
-			fmt.Fprintf(w, "    %-40s %-9s %s\n", esc(t.Name), policy, esc(desc))
-		}
-		for _, sk := range s.Skipped {
-			fmt.Fprintf(w, "    %s %s\n", a.paint("yellow", "not offered:"), esc(sk))
-		}
-		if s.Changed {
-			fmt.Fprintf(w, "    %s the server changed its tool list since it was reached\n", a.paint("yellow", "changed:"))
-		}
-	}
 }
 
 func (a *app) mcpServeCmd() *cobra.Command {

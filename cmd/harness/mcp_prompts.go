@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,6 +11,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 )
 
 // mcpPromptFlags are run's --mcp-prompt SERVER/PROMPT and --arg K=V: the
@@ -128,29 +130,7 @@ required) and the server's description of it, escaped. Start a thread with one:
 			if a.jsonOut() {
 				return a.printJSON(prompts)
 			}
-			if len(prompts) == 0 {
-				a.printf("no connected MCP server offers prompts (harness mcp list)\n")
-				return nil
-			}
-			esc := present.EscapeLine
-			for _, pr := range prompts {
-				var as []string
-				for _, x := range pr.Arguments {
-					n := esc(x.Name)
-					if x.Required {
-						n += "*"
-					}
-					as = append(as, n)
-				}
-				a.printf("%s/%s", a.paint("bold", esc(pr.Server)), esc(pr.Name))
-				if len(as) > 0 {
-					a.printf(" (%s)", strings.Join(as, ", "))
-				}
-				if pr.Description != "" {
-					a.printf("  %s", esc(pr.Description))
-				}
-				a.printf("\n")
-			}
+			tell.MCPPrompts(a.textWriter(), prompts, a.paint)
 			return nil
 		}),
 	}
@@ -166,4 +146,13 @@ func (p *mcpPromptFlags) message(prompt string) facts.UserMessage {
 		return *p.msg
 	}
 	return facts.UserMessage{Text: prompt}
+}
+
+// textWriter is where text goes: stdout, unless stdout is JSON (then
+// stderr), as printf writes.
+func (a *app) textWriter() io.Writer {
+	if a.jsonOut() || a.streamOut() {
+		return a.stderr
+	}
+	return a.stdout
 }

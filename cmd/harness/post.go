@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -355,7 +354,7 @@ func (a *app) postIn(ctx context.Context, s *session, approval drive.Approval, i
 	}
 	p, err := drive.PostAnswer(ctx, dr.th, d, key)
 	if err != nil {
-		return refused(err, id, d.Kind)
+		return drive.Refused(err, id, d.Kind)
 	}
 	return dr.posted(ctx, p, f)
 }
@@ -446,29 +445,6 @@ func randomKey(prefix string) string {
 	return prefix + "-" + hex.EncodeToString(b)
 }
 
-// refused says a fact the thread's fold would not take plainly: "thread
-// t1 does not take this confirmation.answered: confirmation "x": no such
-// request", not the layers the refusal came through.
-func refused(err error, id string, kind facts.Kind) error {
-	if !errors.Is(err, fold.ErrRefused) {
-		return err
-	}
-	msg := err.Error()
-	if _, rest, ok := strings.Cut(msg, fold.ErrRefused.Error()+": "+string(kind)+": "); ok {
-		msg = rest
-	}
-	return &plainError{msg: fmt.Sprintf("thread %s does not take this %s: %s", id, kind, msg), err: err}
-}
-
-// plainError is err said for a person, still matching what err matches.
-type plainError struct {
-	msg string
-	err error
-}
-
-func (e *plainError) Error() string { return e.msg }
-func (e *plainError) Unwrap() error { return e.err }
-
 // personAnswers is the command with which a person answers the request p
 // of the thread id at a terminal, for the MCP server to name when it
 // leaves the answer to a person: the answer alone, as the client resumes.
@@ -483,67 +459,15 @@ func personAnswers(id string, p drive.Pending) string {
 }
 
 // maxStdinAnswer bounds what an answer reads from standard input.
-const maxStdinAnswer = 64 << 10
+const maxStdinAnswer = drive.MaxStdinAnswer
 
 // elicitReply is the reply of harness answer --elicit: accept (with the
-// fields or the JSON content), decline or cancel. A field given as
-// NAME=- (one at most), or --content -, is read from stdin: a secret
-// given there is not in the command line other users' processes can read
-// (/proc/PID/cmdline) nor in the shell's history.
+// fields or the JSON content), decline or cancel (drive.ElicitInput:
+// NAME=- or --content - reads stdin).
 func elicitReply(request, elicit, content string, fields []string, stdin io.Reader) (drive.Reply, error) {
-	r := drive.Reply{Kind: fold.WaitQuestion, Request: request, Elicit: facts.ElicitAction(elicit)}
-	if err := r.Elicit.Validate(); err != nil {
-		return r, usageError("--elicit %q: want accept, decline or cancel", elicit)
+	r, err := drive.ElicitInput{Request: request, Action: elicit, Content: content, Fields: fields, Stdin: stdin}.Reply()
+	if errors.Is(err, drive.ErrBadReply) {
+		return r, asUsage(fmt.Errorf("--elicit: %w", err))
 	}
-	if r.Elicit != facts.ElicitAccept && (content != "" || len(fields) > 0) {
-		return r, usageError("--field and --content go with --elicit accept")
-	}
-	if content != "" && len(fields) > 0 {
-		return r, usageError("give the input as --field or as --content, not both")
-	}
-	fromStdin := 0
-	readStdin := func(what string) (string, error) {
-		if fromStdin++; fromStdin > 1 || stdin == nil {
-			return "", usageError("%s: standard input gives one value only", what)
-		}
-		b, err := io.ReadAll(io.LimitReader(stdin, maxStdinAnswer+1))
-		if err != nil {
-			return "", fmt.Errorf("%s: read standard input: %w", what, err)
-		}
-		if len(b) > maxStdinAnswer {
-			return "", usageError("%s: standard input holds over %d bytes", what, maxStdinAnswer)
-		}
-		return strings.TrimRight(string(b), "\r\n"), nil
-	}
-	if content == "-" {
-		c, err := readStdin("--content -")
-		if err != nil {
-			return r, err
-		}
-		content = c
-	}
-	if content != "" {
-		if !json.Valid([]byte(content)) {
-			return r, usageError("--content is not JSON")
-		}
-		r.Content = json.RawMessage(content)
-	}
-	for _, kv := range fields {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return r, usageError("--field %q: want NAME=VALUE", kv)
-		}
-		if v == "-" {
-			read, err := readStdin("--field " + k + "=-")
-			if err != nil {
-				return r, err
-			}
-			v = read
-		}
-		if r.Fields == nil {
-			r.Fields = map[string]string{}
-		}
-		r.Fields[k] = v
-	}
-	return r, nil
+	return r, err
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/rerun"
 	"github.com/seed-7cc7a084/harness/search"
 	"github.com/seed-7cc7a084/harness/stock"
@@ -125,170 +125,6 @@ func asksOf(tb *harness.Toolbox) func(string) bool {
 		}
 		return action.AskDefault.Asks(t.Capability())
 	}
-}
-
-// printRerun prints one rerun beside its original.
-func (a *app) printRerun(r *rerun.Report) {
-	e := present.EscapeLine
-	head := fmt.Sprintf("rerun of %s as %s on %s: %s", r.Original, r.Rerun, e(r.Model), r.Verdict)
-	if r.DivergedAt > 0 {
-		head += fmt.Sprintf(" at turn %d (%s)", r.DivergedAt, r.Divergence.Why)
-	}
-	fmt.Fprintln(a.stdout, head)
-	if d := r.Divergence; d != nil {
-		fmt.Fprintf(a.stdout, "  %s\n", e(d.Detail))
-	}
-	if r.PromptChanged {
-		fmt.Fprintln(a.stdout, "  the system prompt is not the original's")
-	}
-	if r.ToolsChanged {
-		fmt.Fprintln(a.stdout, "  the tools offered are not the original's")
-	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TURN\tORIGINAL\tRERUN\tVERDICT")
-	for _, t := range r.Turns {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", t.N, sideWords(t.Original), sideWords(t.Rerun), t.Verdict)
-	}
-	_ = tw.Flush()
-	for _, t := range r.Turns {
-		for _, side := range []struct {
-			who string
-			t   *rerun.TurnSide
-		}{{"original", t.Original}, {"rerun", t.Rerun}} {
-			if side.t == nil {
-				continue
-			}
-			for _, o := range side.t.Offered {
-				fmt.Fprintf(a.stdout, "  after turn %d, the %s's: %s\n", t.N, side.who, e(o))
-			}
-		}
-	}
-	tw = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TURN\tTOKENS ORIGINAL\tTOKENS RERUN\tCOST ORIGINAL\tCOST RERUN\tCOST RATIO\tCHECKS ORIGINAL\tCHECKS RERUN")
-	for _, t := range r.Turns {
-		cost := "-"
-		if t.CostRatio > 0 {
-			cost = fmt.Sprintf("%.2f", t.CostRatio)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.N, turnTokens(t.Original), turnTokens(t.Rerun),
-			turnCost(t.Original), turnCost(t.Rerun), cost, turnChecks(t.Original), turnChecks(t.Rerun))
-	}
-	_ = tw.Flush()
-	fmt.Fprintf(a.stdout, "checks: original %d passed, %d failed; rerun %d passed, %d failed\n",
-		r.OriginalSide.ChecksPassed, r.OriginalSide.ChecksFailed, r.RerunSide.ChecksPassed, r.RerunSide.ChecksFailed)
-	fmt.Fprintf(a.stdout, "tokens: original %d in, %d out%s; rerun %d in, %d out%s%s\n",
-		r.OriginalSide.InputTokens, r.OriginalSide.OutputTokens, usd(r.OriginalSide),
-		r.RerunSide.InputTokens, r.RerunSide.OutputTokens, usd(r.RerunSide), ratio(r.CostRatio))
-	calls := "calls"
-	if r.Served == 1 {
-		calls = "call"
-	}
-	fmt.Fprintf(a.stdout, "served: %d %s from %s's log, nothing run\n", r.Served, calls, r.Original)
-	if r.Live && r.Outcome != "" {
-		fmt.Fprintf(a.stdout, "live: the rerun is %s\n", r.Outcome)
-	}
-	if len(r.Approvals) == 0 {
-		fmt.Fprintln(a.stdout, "approvals the rerun would have needed: none")
-	}
-	for i, ap := range r.Approvals {
-		if i == 0 {
-			fmt.Fprintln(a.stdout, "approvals the rerun would have needed:")
-		}
-		fmt.Fprintf(a.stdout, "  turn %d: %s %s (%s)\n", ap.Turn, e(ap.Tool), e(ap.Args), approvalWords(ap.Why))
-	}
-}
-
-func approvalWords(why string) string {
-	switch why {
-	case "served":
-		return "the original asked for approval; its result was served"
-	case "asked":
-		return "asked in the rerun"
-	default:
-		return "not run; the tool asks first"
-	}
-}
-
-func sideWords(t *rerun.TurnSide) string {
-	if t == nil {
-		return "-"
-	}
-	if t.Question != "" && len(t.Calls) == 0 {
-		return present.EscapeLine(clipWords("question: "+t.Question, 48))
-	}
-	if len(t.Calls) == 0 {
-		return present.EscapeLine(clipWords("answer: "+t.Text, 48))
-	}
-	return present.EscapeLine(clipWords(strings.Join(t.Calls, "; "), 48))
-}
-
-func clipWords(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
-// turnTokens, turnCost and turnChecks say one side of a turn: tokens in
-// and out, its cost, its checks passed of those recorded.
-func turnTokens(t *rerun.TurnSide) string {
-	if t == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%d in, %d out", t.InputTokens, t.OutputTokens)
-}
-
-func turnCost(t *rerun.TurnSide) string {
-	if t == nil || !t.Priced {
-		return "-"
-	}
-	return fmt.Sprintf("$%.4f", t.USD)
-}
-
-func turnChecks(t *rerun.TurnSide) string {
-	if t == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%d/%d", t.ChecksPassed, t.ChecksPassed+t.ChecksFailed)
-}
-
-func usd(s rerun.Side) string {
-	if !s.Priced {
-		return ", cost not priced"
-	}
-	return fmt.Sprintf(", $%.4f", s.USD)
-}
-
-func ratio(r float64) string {
-	if r == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (cost ×%.2f)", r)
-}
-
-// printSuite prints a suite's table.
-func (a *app) printSuite(rows []rerun.Row) {
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "THREAD\tRERUN\tVERDICT\tTURN\tSERVED\tCHECKS ORIG\tCHECKS RERUN\tCOST RATIO")
-	for _, r := range rows {
-		if r.Report == nil {
-			fmt.Fprintf(tw, "%s\t%s\terror\t-\t-\t-\t-\t%s\n", r.Thread, r.Rerun, present.EscapeLine(r.Err))
-			continue
-		}
-		p := r.Report
-		turn, cost := "-", "-"
-		if p.DivergedAt > 0 {
-			turn = fmt.Sprint(p.DivergedAt)
-		}
-		if p.CostRatio > 0 {
-			cost = fmt.Sprintf("%.2f", p.CostRatio)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t%d/%d\t%s\n", r.Thread, r.Rerun, p.Verdict, turn, p.Served,
-			p.OriginalSide.ChecksPassed, p.OriginalSide.ChecksPassed+p.OriginalSide.ChecksFailed,
-			p.RerunSide.ChecksPassed, p.RerunSide.ChecksPassed+p.RerunSide.ChecksFailed, cost)
-	}
-	_ = tw.Flush()
 }
 
 // rerunFlags are the flags of rerun.
@@ -411,7 +247,7 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 				return perr
 			}
 		} else {
-			a.printRerun(rep)
+			tell.Rerun(a.stdout, rep)
 		}
 		if err == nil && rep.Outcome == harness.StatusParked {
 			return &exitErr{code: exitParked, err: fmt.Errorf("the live rerun %s waits for a person (approve with --approve)", rep.Rerun)}
@@ -451,7 +287,7 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 			Rows  []rerun.Row `json:"rows"`
 		}{s.Model, rerun.KeyOf(opts), rows})
 	}
-	a.printSuite(rows)
+	tell.RerunSuite(a.stdout, rows)
 	return nil
 }
 

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/stock"
 )
@@ -126,41 +125,17 @@ type sealFlags struct {
 }
 
 // check parses the flags: each --key is a public key, or a file of them
-// (one a line; # starts a comment).
+// (seal.ReadKeys).
 func (f sealFlags) check() (stock.SealCheck, error) {
 	var c stock.SealCheck
 	for _, k := range f.keys {
-		if strings.HasPrefix(k, "ed25519:") {
-			pk, err := seal.ParsePublicKey(k)
-			if err != nil {
-				return c, asUsage(fmt.Errorf("--key: %w", err))
-			}
-			c.Keys = append(c.Keys, pk)
-			continue
+		keys, err := seal.ReadKeys(k)
+		if err != nil && strings.HasPrefix(k, "ed25519:") {
+			return c, asUsage(fmt.Errorf("--key: %w", err))
+		} else if err != nil {
+			return c, asUsage(fmt.Errorf("--key %w", err))
 		}
-		file, err := os.Open(k)
-		if err != nil {
-			return c, asUsage(fmt.Errorf("--key %s: neither a key (ed25519:…) nor a file of keys: %w", k, err))
-		}
-		sc := bufio.NewScanner(file)
-		n := 0
-		for sc.Scan() {
-			n++
-			line, _, _ := strings.Cut(sc.Text(), "#")
-			if strings.TrimSpace(line) == "" {
-				continue
-			}
-			pk, err := seal.ParsePublicKey(line)
-			if err != nil {
-				file.Close()
-				return c, asUsage(fmt.Errorf("--key %s line %d: %w", k, n, err))
-			}
-			c.Keys = append(c.Keys, pk)
-		}
-		file.Close()
-		if err := sc.Err(); err != nil {
-			return c, asUsage(fmt.Errorf("--key %s: %w", k, err))
-		}
+		c.Keys = append(c.Keys, keys...)
 	}
 	for _, w := range f.witnesses {
 		if _, err := os.Stat(w); err != nil {
@@ -171,43 +146,12 @@ func (f sealFlags) check() (stock.SealCheck, error) {
 	return c, nil
 }
 
-// printSeals says what the seals of the thread say of its log; a broken
-// seal, a broken witness log or a named key that sealed nothing is exit 1.
+// printSeals says what the seals of the thread say of its log
+// (tell.Seals); a broken seal, a broken witness log or a named key that
+// sealed nothing is exit 1.
 func (a *app) printSeals(r seal.Report, err error) error {
-	for _, v := range r.Seals {
-		if v.Status == seal.StatusUnknownKey {
-			fmt.Fprintf(a.stdout, "%s the seal at seq %d (%s, %s line %d) is by %s, a key not named (--key): not checked\n",
-				a.paint("yellow", "note:"), v.Seq, v.At.Local().Format(time.DateTime), present.EscapeLine(v.Witness), v.Line, present.EscapeLine(string(v.Key)))
-		}
-	}
-	for _, u := range r.Unread {
-		fmt.Fprintf(a.stdout, "%s %s\n", a.paint("yellow", "note:"), present.EscapeLine(u))
-	}
-	if r.Elsewhere > 0 {
-		fmt.Fprintf(a.stdout, "%s %d seals of a thread %s in another store (another first fact) were not checked\n", a.paint("dim", "note:"), r.Elsewhere, r.Thread)
-	}
-	if err != nil {
-		var be *seal.BrokenError
-		if errors.As(err, &be) {
-			fmt.Fprintf(a.stdout, "%s thread %s: the seal at seq %d (sealed %s by %s, %s line %d): %s\n", a.paint("red", "verification failed:"),
-				be.Thread, be.Seq, be.At.Local().Format(time.DateTime), present.EscapeLine(string(be.Key)), present.EscapeLine(be.Witness), be.Line, oneLine(be.Reason))
-		} else {
-			fmt.Fprintf(a.stdout, "%s %s\n", a.paint("red", "verification failed:"), oneLine(err.Error()))
-		}
+	if !tell.Seals(a.stdout, r, err, "--key", a.paint) {
 		return &exitErr{code: exitError}
 	}
-	latest, ok := r.Latest()
-	if !ok {
-		fmt.Fprintf(a.stdout, "%s thread %s: no seal of its log in the witness logs read; the hash chain alone catches an edit, not a rewrite or a cut tail\n", a.paint("yellow", "unsealed:"), r.Thread)
-		return nil
-	}
-	n := 0
-	for _, v := range r.Seals {
-		if v.Status == seal.StatusHolds {
-			n++
-		}
-	}
-	fmt.Fprintf(a.stdout, "%s %d of its seals hold; the latest at seq %d of %d (%s by %s)\n", a.paint("green", "sealed:"), n, latest.Seq, r.Head,
-		latest.At.Local().Format(time.DateTime), present.EscapeLine(string(latest.Key)))
 	return nil
 }

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/search"
 )
 
@@ -101,19 +101,11 @@ the log says the same. --reindex builds it again from the logs.
 			if a.jsonOut() {
 				return a.printJSON(res)
 			}
-			if len(res.Hits) == 0 {
-				fmt.Fprintln(a.stdout, "no facts found")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			for _, h := range res.Hits {
-				fmt.Fprintf(tw, "%s #%d\t%s\t%s\t%s\n", h.Thread, h.Seq, h.Kind, h.At.Local().Format("2006-01-02 15:04"), present.EscapeLine(h.Excerpt))
-			}
-			if err := tw.Flush(); err != nil {
+			if err := tell.SearchHits(a.stdout, res.Hits); err != nil || len(res.Hits) == 0 {
 				return err
 			}
 			if res.Next != "" {
-				fmt.Fprintf(a.stdout, "more: harness search --page %s %s\n", res.Next, present.EscapeLine(quoteArgs(args)))
+				fmt.Fprintf(a.stdout, "more: harness search --page %s %s\n", res.Next, present.EscapeLine(tell.ShellArgs(args)))
 			}
 			return nil
 		}),
@@ -122,25 +114,4 @@ the log says the same. --reindex builds it again from the logs.
 	cmd.Flags().StringVar(&page, "page", "", "the page after the one that printed this cursor (its \"more:\" line, or next in -o json)")
 	cmd.Flags().BoolVar(&reindex, "reindex", false, "build the index again from the logs (then search, if a query is given)")
 	return cmd
-}
-
-// quoteArgs writes args back as a shell would read them: each in single
-// quotes when it holds anything but letters, digits and -_.:/@.
-func quoteArgs(args []string) string {
-	out := make([]string, len(args))
-	for i, arg := range args {
-		plain := arg != ""
-		for _, r := range arg {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@", r)) {
-				plain = false
-				break
-			}
-		}
-		if plain {
-			out[i] = arg
-		} else {
-			out[i] = "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(out, " ")
 }

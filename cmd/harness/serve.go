@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"time"
@@ -196,28 +195,11 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		}
 		fmt.Fprintf(a.stderr, "harness: still serving %s until interrupted (Ctrl-C)\n", sv.URL)
 	}
-	var idle <-chan time.Time
-	if sf.idle > 0 {
-		t := time.NewTicker(min(sf.idle/4+time.Millisecond, time.Second))
-		defer t.Stop()
-		idle = t.C
+	idled, err := sv.Until(ctx, sf.idle)
+	if idled {
+		fmt.Fprintf(a.stderr, "harness: nobody used the server for %v; stopping\n", sf.idle)
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-sv.Done():
-			if err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return fmt.Errorf("serve: %w", err)
-			}
-			return nil
-		case <-idle:
-			if since := sv.IdleSince(); !since.IsZero() && time.Since(since) > sf.idle {
-				fmt.Fprintf(a.stderr, "harness: nobody used the server for %v; stopping\n", sf.idle)
-				return nil
-			}
-		}
-	}
+	return err
 }
 
 func socketOf(p stock.Place) string {

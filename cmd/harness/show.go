@@ -1,24 +1,15 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-7cc7a084/harness/action"
-	"github.com/seed-7cc7a084/harness/drive"
-	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/present/tell"
-	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/stock"
-	"github.com/seed-7cc7a084/harness/thread"
-	"github.com/seed-7cc7a084/harness/tools"
 )
 
 func (a *app) showCmd() *cobra.Command {
@@ -44,34 +35,26 @@ Any other fact: its payload.`,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id, what := args[0], args[1]
-			if child, step, ok := strings.Cut(what, "/"); ok {
-				if !strings.HasPrefix(child, id+".") {
-					return fmt.Errorf("%s is not a thread of %s's tree (a child of %s is named %s.<turn>-<call>)", present.EscapeLine(child), id, id, id)
-				}
-				id, what = child, step
+			open := id // a step of a child: the child must be there
+			if child, _, ok := strings.Cut(what, "/"); ok && strings.HasPrefix(child, id+".") {
+				open = child
 			}
-			s, err := a.openThreadRead(ctx, id)
+			s, err := a.openThreadRead(ctx, open)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			rt, err := s.runtime()
-			if err != nil {
+			st, err := s.Step(ctx, id, what)
+			if errors.Is(err, stock.ErrNoAction) {
+				return fmt.Errorf("%w; `harness effects` lists its actions, `harness log %s` its seqs", err, st.Thread)
+			} else if err != nil {
 				return err
 			}
-			r, err := rt.Thread(s.Stock.Actor, id).Reading(ctx)
-			if err != nil {
-				return err
+			if a.jsonOut() {
+				return a.printJSON(tell.StepDoc(st))
 			}
-			sh := shower{a: a, s: s, id: id, r: r}
-			if seq, err := strconv.ParseUint(what, 10, 64); err == nil {
-				return sh.seq(ctx, seq)
-			}
-			act, ok := drive.FindAction(r, what)
-			if !ok {
-				return fmt.Errorf("thread %s has no action %q nor seq; `harness effects` lists its actions, `harness log %s` its seqs", id, present.EscapeLine(what), id)
-			}
-			return sh.action(ctx, act)
+			tell.Step(a.stdout, st)
+			return nil
 		}),
 	}
 	return cmd
@@ -107,113 +90,6 @@ func (a *app) completeShow(cmd *cobra.Command, args []string, toComplete string)
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp
-}
-
-// shower shows steps of one thread.
-type shower struct {
-	a  *app
-	s  *session
-	id string
-	r  scheduler.Reading
-}
-
-// seq shows the fact at seq: its action whole, its model turn, or itself.
-func (sh shower) seq(ctx context.Context, seq uint64) error {
-	f, err := thread.ReadAt(ctx, sh.s.Store, sh.id, seq)
-	if errors.Is(err, thread.ErrNoSeq) {
-		head, _ := sh.s.Store.Head(ctx, sh.id)
-		return fmt.Errorf("thread %s has no seq %d (it has facts 1 to %d)", sh.id, seq, head.Seq)
-	} else if err != nil {
-		return errors.Unwrap(err) // the store's error names thread and seq
-	}
-	if act, ok := drive.ActionAt(sh.r, seq); ok {
-		return sh.action(ctx, act)
-	}
-	switch f.Kind {
-	case facts.KindModelTurn:
-		return sh.turn(ctx, f)
-	case facts.KindInstructionsRead:
-		return sh.instructions(ctx, f)
-	}
-	if sh.a.jsonOut() {
-		return sh.a.printJSON(struct {
-			Fact facts.Fact `json:"fact"`
-		}{f})
-	}
-	tell.Fact(sh.a.stdout, f)
-	return nil
-}
-
-// turn shows a model turn with the request and response bytes kept.
-func (sh shower) turn(ctx context.Context, f facts.Fact) error {
-	mt, err := facts.Decode[facts.ModelTurn](f)
-	if err != nil {
-		return fmt.Errorf("thread %s at seq %d: %w", sh.id, f.Seq, err)
-	}
-	var kept tell.Exchange
-	if x := mt.Exchange; x != nil {
-		kept.Request, kept.RequestErr = sh.blob(ctx, x.Request)
-		kept.Response, kept.ResponseErr = sh.blob(ctx, x.Response)
-	}
-	if sh.a.jsonOut() {
-		return sh.a.printJSON(tell.TurnDoc{Fact: f, Turn: mt, Request: string(kept.Request), Response: string(kept.Response)})
-	}
-	tell.Turn(sh.a.stdout, sh.id, f, mt, kept)
-	return nil
-}
-
-// instructions shows the instruction files a turn was given, each with
-// the text kept under its digest, and those left out with why.
-func (sh shower) instructions(ctx context.Context, f facts.Fact) error {
-	p, err := facts.Decode[facts.InstructionsRead](f)
-	if err != nil {
-		return fmt.Errorf("thread %s at seq %d: %w", sh.id, f.Seq, err)
-	}
-	files := make([]tell.InstructionDoc, len(p.Files))
-	for i, fl := range p.Files {
-		files[i].InstructionFile = fl
-		if fl.Skipped != "" {
-			continue
-		}
-		if b, err := sh.blob(ctx, fl.Digest); err != nil {
-			files[i].Note = err.Error()
-		} else {
-			files[i].Text = string(b)
-		}
-	}
-	if sh.a.jsonOut() {
-		return sh.a.printJSON(tell.InstructionsDoc{Fact: f, Turn: p.Turn, Files: files})
-	}
-	tell.Instructions(sh.a.stdout, sh.id, f.Seq, p.Turn, files)
-	return nil
-}
-
-// action shows one action whole (drive.DescribeAction).
-func (sh shower) action(ctx context.Context, act scheduler.Action) error {
-	call, _ := sh.r.Call(act.Call)
-	var kept present.Kept
-	if blobs := stock.BlobsOf(sh.s.Store); blobs != nil {
-		kept = blobs
-	}
-	doc := drive.DescribeAction(ctx, sh.id, sh.r, act, kept, sh.s.Place.Root, tools.Preview)
-	if sh.a.jsonOut() {
-		return sh.a.printJSON(doc)
-	}
-	tell.Action(sh.a.stdout, sh.id, act, call, doc, sh.s.Stock.Tools.Limits().CommandTimeout)
-	return nil
-}
-
-// blob reads kept bytes.
-func (sh shower) blob(ctx context.Context, digest string) ([]byte, error) {
-	blobs := stock.BlobsOf(sh.s.Store)
-	if blobs == nil {
-		return nil, errors.New("this store keeps no contents")
-	}
-	b, err := blobs.GetBlob(ctx, digest)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("the content %s was not kept (larger than %d bytes, or never read)", shortDigest(digest), action.DefaultBlobCap)
-	}
-	return b, err
 }
 
 // prettyJSON indents JSON; anything else is returned as it is.

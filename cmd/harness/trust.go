@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/stock"
 )
 
@@ -35,17 +32,6 @@ untrusted again. An agent file inside the workspace (.harness/agents/NAME.md)
 that names a model is listed too: until you trust it, a delegation to that
 agent is refused unless the model is the delegating thread's own. Your own file ($XDG_CONFIG_HOME/harness/config.json), a store
 outside the workspace, and flags are yours: they apply as they are.`
-
-// trustFileJSON is a settings file of harness trust -o json.
-type trustFileJSON struct {
-	Scope   stock.Scope                `json:"scope"`
-	Path    string                     `json:"path"`
-	Digest  string                     `json:"sha256"`
-	Trusted bool                       `json:"trusted"`
-	Widens  []string                   `json:"widens"`
-	Values  map[string]json.RawMessage `json:"values,omitempty"`
-	Error   string                     `json:"error,omitempty"`
-}
 
 func (a *app) trustCmd() *cobra.Command {
 	var yes, revoke bool
@@ -83,29 +69,17 @@ FILEs named): their widening keys are left out again.
 			if lerr != nil && errors.Is(lerr, stock.ErrTrustFile) {
 				fmt.Fprintf(a.stderr, "harness: %s\n", personError(lerr))
 			}
-			files, err := trustFiles(append(l.Trustable(), stock.AgentTrustSources(cmd.Context(), p, l.Settings, a.getenv)...), args)
-			if err != nil {
+			files, err := stock.TrustSources(cmd.Context(), p, l, a.getenv, args)
+			if errors.Is(err, stock.ErrNotTrustable) {
+				return asUsage(err)
+			} else if err != nil {
 				return err
 			}
 			if revoke {
 				return a.revokeTrust(p, files, args)
 			}
 			if a.jsonOut() {
-				out := []trustFileJSON{}
-				for _, s := range files {
-					f := trustFileJSON{Scope: s.Scope, Path: s.Path, Digest: s.Digest, Trusted: s.Trusted, Widens: s.Widens, Values: map[string]json.RawMessage{}}
-					if f.Widens == nil {
-						f.Widens = []string{}
-					}
-					for _, k := range s.Widens {
-						f.Values[k] = s.Values[k]
-					}
-					if s.Err != nil {
-						f.Error = s.Err.Error()
-					}
-					out = append(out, f)
-				}
-				return a.printJSON(out)
+				return a.printJSON(tell.TrustDocs(files))
 			}
 			if len(files) == 0 {
 				fmt.Fprintln(a.stdout, "no settings file inside this workspace: nothing to trust")
@@ -115,8 +89,8 @@ FILEs named): their widening keys are left out again.
 			var p2 *prompter
 			pending := 0
 			for _, s := range files {
-				a.printTrustFile(s)
-				if s.Trusted || len(s.Widens) == 0 || s.Err != nil && !errors.Is(s.Err, stock.ErrUnknownSetting) {
+				tell.TrustFile(a.stdout, s)
+				if !tell.Trustable(s) {
 					continue
 				}
 				grant := yes
@@ -154,85 +128,22 @@ FILEs named): their widening keys are left out again.
 	return cmd
 }
 
-// trustFiles are the files of out (those trust applies to: settings
-// files inside the workspace that exist, agent files there that name a
-// model), those named by names only (when any is given).
-func trustFiles(out []stock.SettingsSource, names []string) ([]stock.SettingsSource, error) {
-	if len(names) == 0 {
-		return out, nil
-	}
-	var picked []stock.SettingsSource
-	for _, n := range names {
-		abs, err := filepath.Abs(n)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n, err)
-		}
-		i := slices.IndexFunc(out, func(s stock.SettingsSource) bool { return s.Path == abs })
-		if i < 0 {
-			return nil, usageError("%s: not a settings file inside this workspace (they are .harness/project.json and the store's config.json), nor an agent file there that names a model", n)
-		}
-		picked = append(picked, out[i])
-	}
-	return picked, nil
-}
-
-// printTrustFile shows one file for trust: where it is, its digest,
-// whether it is trusted, and what it widens, with the values as written
-// (escaped: the file is data).
-func (a *app) printTrustFile(s stock.SettingsSource) {
-	w := a.stdout
-	state := "not trusted"
-	switch {
-	case s.Err != nil && !errors.Is(s.Err, stock.ErrUnknownSetting):
-		state = "error: " + personError(s.Err)
-	case len(s.Widens) == 0:
-		state = "widens nothing: applies as it is"
-	case s.Trusted:
-		state = "trusted"
-	}
-	fmt.Fprintf(w, "%s %s (sha256 %s): %s\n", s.Scope, present.EscapeLine(s.Path), shortDigest(s.Digest), state)
-	if len(s.Widens) > 0 {
-		fmt.Fprintf(w, "  widens: %s\n", strings.Join(s.Widens, ", "))
-		for _, k := range s.Widens {
-			fmt.Fprintf(w, "    %-15s %s\n", k, present.EscapeLine(compactJSON(s.Values[k])))
-		}
-	}
-}
-
-// compactJSON is raw on one line.
-func compactJSON(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return string(raw)
-	}
-	return b.String()
-}
-
 // revokeTrust forgets the trust in files (every file of the workspace
 // when no names are given).
 func (a *app) revokeTrust(p stock.Place, files []stock.SettingsSource, names []string) error {
 	if len(names) == 0 {
 		ok, err := p.RevokeTrust(a.getenv, "")
-		if err != nil {
-			return err
+		if err == nil {
+			tell.Revoked(a.stdout, p.Root, "", ok)
 		}
-		if ok {
-			fmt.Fprintf(a.stdout, "forgot the trust in the settings files of %s\n", present.EscapeLine(p.Root))
-		} else {
-			fmt.Fprintf(a.stdout, "no settings file of %s was trusted\n", present.EscapeLine(p.Root))
-		}
-		return nil
+		return err
 	}
 	for _, s := range files {
 		ok, err := p.RevokeTrust(a.getenv, s.Path)
 		if err != nil {
 			return err
 		}
-		if ok {
-			fmt.Fprintf(a.stdout, "forgot the trust in %s\n", present.EscapeLine(s.Path))
-		} else {
-			fmt.Fprintf(a.stdout, "%s was not trusted\n", present.EscapeLine(s.Path))
-		}
+		tell.Revoked(a.stdout, p.Root, s.Path, ok)
 	}
 	return nil
 }

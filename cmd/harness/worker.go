@@ -18,6 +18,7 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
 	"github.com/seed-7cc7a084/harness/worker"
@@ -224,43 +225,7 @@ func (a *app) workerEvent(e worker.Event) {
 		fmt.Fprintln(a.stdout, string(b))
 		return
 	}
-	at := now.Format("15:04:05")
-	id := present.EscapeLine(e.Thread)
-	w := a.stdout
-	switch e.Kind {
-	case worker.EventTook:
-		fmt.Fprintf(w, "%s %s taken\n", at, id)
-	case worker.EventInDoubt:
-		fmt.Fprintf(w, "%s %s %s %s: its holder died while it ran; recorded as interrupted, not run again; the thread parks on reconcile\n",
-			at, id, a.paint("yellow", "in doubt:"), present.EscapeLine(strings.Join(e.State.InDoubt, ", ")))
-	case worker.EventStopped:
-		st := e.State
-		switch st.Status {
-		case harness.StatusDone:
-			fmt.Fprintf(w, "%s %s %s (seq %d)\n", at, id, a.paint("green", "done"), st.Head.Seq)
-		case harness.StatusParked:
-			var waits []string
-			for _, p := range st.Waits {
-				waits = append(waits, string(p.Kind)+" "+p.RequestID)
-			}
-			fmt.Fprintf(w, "%s %s %s for %s (seq %d)\n", at, id, a.paint("yellow", "parked"), present.EscapeLine(strings.Join(waits, ", ")), st.Head.Seq)
-			for _, p := range st.Waits {
-				fmt.Fprintf(w, "    %s\n", present.EscapeLine(workerHint(st.Thread, p)))
-			}
-		default:
-			fmt.Fprintf(w, "%s %s %s (seq %d): %s\n", at, id, a.paint("red", string(st.Status)), st.Head.Seq, oneLine(st.Reason))
-		}
-	case worker.EventPutOff:
-		fmt.Fprintf(w, "%s %s put off: another holds it; again in %v\n", at, id, e.Later)
-	case worker.EventError:
-		what := id
-		if what == "" {
-			what = "worker"
-		}
-		fmt.Fprintf(w, "%s %s %s %s; again in %v\n", at, what, a.paint("red", "error:"), oneLine(e.Err.Error()), e.Later.Round(time.Millisecond))
-	case worker.EventHandedOver:
-		fmt.Fprintf(w, "%s %s handed over: this worker stops\n", at, id)
-	}
+	tell.WorkerEvent(a.stdout, e, now, a.paint, workerHint)
 }
 
 func (a *app) submitCmd() *cobra.Command {
