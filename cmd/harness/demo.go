@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/demo"
-	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/safegit"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 func (a *app) demoCmd() *cobra.Command {

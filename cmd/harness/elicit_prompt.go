@@ -10,7 +10,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/present/tell"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 // asked asks, at the terminal a plain run or resume holds, a question

@@ -11,7 +11,7 @@ import (
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/present/tell"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 // The commands a person runs to answer or go on, said under what they

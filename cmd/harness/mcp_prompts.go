@@ -11,7 +11,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/present/tell"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 // mcpPromptFlags are run's --mcp-prompt SERVER/PROMPT and --arg K=V: the

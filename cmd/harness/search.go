@@ -9,8 +9,8 @@ import (
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/search"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 func (a *app) searchCmd() *cobra.Command {

@@ -7,10 +7,10 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/present/ask"
-	"github.com/seed-7cc7a084/harness/present/tell"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
-// The renderings of present/tell that the commands call by these names.
+// The renderings of package tell that the commands call by these names.
 var (
 	shellWord   = tell.ShellWord
 	shortDigest = tell.ShortDigest

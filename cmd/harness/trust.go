@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 // trustHelp says what trust is, for trust's help and config's.

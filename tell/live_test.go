@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/drive"
-	"github.com/seed-7cc7a084/harness/present/tell"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 // syncBuilder is a strings.Builder safe for the drawing goroutine.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/rewind"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 // TestUndoRefusalLines: an undo's refusal reaches a person as lines — the

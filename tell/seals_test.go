@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/seal"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 func TestSealsSayWhatHolds(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/present/tell"
 	"github.com/seed-7cc7a084/harness/rerun"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 func TestRerunBesideItsOriginal(t *testing.T) {

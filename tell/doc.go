@@ -5,6 +5,8 @@
 // from a log goes through present's escaping first. A front end writes
 // what tell returns; it decides nothing itself.
 //
-// tell sits above present (which imports only facts): it may import
-// drive, audit, rewind and seal, whose results it renders.
+// tell sits beside the front ends, above everything it renders (drive,
+// audit, rewind, seal, stock, rerun, mcp, worker, demo) and above present,
+// whose escaping it uses; only the command line imports it. (It was
+// present/tell: under present it was an arrow running up the table.)
 package tell

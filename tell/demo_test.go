@@ -10,7 +10,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/demo"
 	"github.com/seed-7cc7a084/harness/drive"
-	"github.com/seed-7cc7a084/harness/present/tell"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 // The demo narrated end to end: its five steps in order, the pending
