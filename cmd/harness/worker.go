@@ -166,6 +166,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 		// resume with them records it (see setPolicy).
 		AmendPolicy: stock.Amender(flags), // the flags were checked above
 		Concurrency: concurrency,
+		Progress:    stock.PublishProgress(ns), // a server of the store shows it
 		Drain:       drain,
 		Log:         a.workerEvent,
 	})
