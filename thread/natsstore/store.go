@@ -40,6 +40,7 @@ type Store struct {
 	blobs    jetstream.ObjectStore // the blobs bucket, see blobs.go
 	index    *index                // the threads bucket, see index.go
 	cache    *cache                // the views of threads, see state.go
+	progress progressOut           // the progress records to publish, see progress.go
 
 	loseAnswers atomic.Int64 // tests: answers to publishes to drop
 	stallAfter  atomic.Int64 // tests: stream seqs after which a consumer stalls
