@@ -80,8 +80,8 @@ type Options struct {
 	// Progress, when set, gives where a drive's progress goes (see
 	// drive.Options.Progress: a running command's output, the model's
 	// text as it streams): it is called at each look at thread root, with
-	// the context that holds root's lease, and may return nil. harness
-	// worker gives stock.PublishProgress, so that a server following the
+	// the context that holds root's lease, and may return nil. OnSession
+	// gives stock.PublishProgress, so that a server following the
 	// store shows what the worker's threads do. It must never wait.
 	Progress func(held context.Context, root string) drive.Progress
 	// Log, when set, is told what the worker does with each thread. It is

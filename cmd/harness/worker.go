@@ -150,7 +150,6 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	w, ns, err := worker.OnSession(ctx, s.Session, flags, worker.Options{
 		LoadModel:   workerModels(spec),
 		Concurrency: concurrency,
-		Progress:    stock.PublishProgress(ns), // a server of the store shows it
 		Drain:       drain,
 		Log:         a.workerEvent,
 	})
