@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -38,7 +39,12 @@ import (
 // leases bucket holds now for the thread, or for a thread it is below (a
 // child in its tree, "t1.2" below "t1"), as it watches the bucket: a
 // process that does not hold the thread, or no longer does, is not
-// shown. The lease's id is no secret from those who may read the
+// shown. The follower's watch of the bucket may lag the records (a
+// worker takes a lease and at once publishes its first lines): a record
+// of a lease the follower has not seen held is kept, in order, for a
+// short while (followWaitFor; at most followWait records and
+// followWaitBytes bytes, by all threads), and handed over as soon as the
+// watch shows that lease held; dropped if it does not in that time. The lease's id is no secret from those who may read the
 // bucket: whoever may publish on the store's subjects may append to its
 // threads too, so this keeps out the mistaken (a holder whose lease ran
 // out, a thread another took), not the store's own users.
@@ -58,6 +64,11 @@ const (
 	// rest (a slow consumer).
 	followPending      = 4096
 	followPendingBytes = 8 << 20
+	// followWait, followWaitBytes and followWaitFor bound the records a
+	// follower keeps of leases its watch has not shown yet.
+	followWait      = 256
+	followWaitBytes = 1 << 20
+	followWaitFor   = 5 * time.Second
 )
 
 // The headers of a progress record.
@@ -205,8 +216,22 @@ type ProgressSink interface {
 type follower struct {
 	s    *Store
 	sink ProgressSink
-	mu   sync.Mutex        // guards held, and orders the sink's calls
-	held map[string]string // thread → the id of its lease now
+	// waitFor is how long a record of a lease not seen yet is kept.
+	waitFor time.Duration
+	mu      sync.Mutex        // guards held, waiting and waitingBytes, and orders the sink's calls
+	held    map[string]string // thread → the id of its lease now
+	// waiting is the records of leases not seen held yet, oldest first;
+	// waitingBytes is the size of their data.
+	waiting      []waitingRecord
+	waitingBytes int
+}
+
+// waitingRecord is a record kept until its lease is seen held.
+type waitingRecord struct {
+	id, root, lease string
+	data            []byte
+	dropped         int
+	until           time.Time
 }
 
 // FollowProgress hands sink the progress records that the holders of
@@ -219,7 +244,10 @@ func (s *Store) FollowProgress(ctx context.Context, sink ProgressSink) (stop fun
 		return nil, fmt.Errorf("follow progress: %w", err)
 	}
 	defer s.leave()
-	f := &follower{s: s, sink: sink, held: map[string]string{}}
+	f := &follower{s: s, sink: sink, held: map[string]string{}, waitFor: followWaitFor}
+	if s.progressWait > 0 {
+		f.waitFor = s.progressWait
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	w, err := s.leases.WatchAll(wctx)
 	if err != nil {
@@ -266,6 +294,9 @@ func (s *Store) FollowProgress(ctx context.Context, sink ProgressSink) (stop fun
 			cancel()
 			_ = w.Stop()
 			<-done
+			f.mu.Lock()
+			f.waiting, f.waitingBytes = nil, 0
+			f.mu.Unlock()
 		})
 	}, nil
 }
@@ -286,6 +317,7 @@ func (f *follower) lease(e jetstream.KeyValueEntry) {
 			f.sink.Ended(id)
 		}
 		f.held[id] = h.ID
+		f.release(id, h.ID, time.Now())
 		return
 	}
 	f.mu.Lock()
@@ -317,8 +349,57 @@ func (f *follower) take(m *nats.Msg) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := time.Now()
+	f.expire(now)
 	if f.held[root] != lease {
+		f.wait(waitingRecord{id: id, root: root, lease: lease, data: m.Data, dropped: dropped, until: now.Add(f.waitFor)})
 		return
 	}
 	f.sink.Progress(id, m.Data, dropped)
+}
+
+// wait keeps r until its lease is seen held, unless the records kept
+// are at their bound: then r is dropped. f.mu is held.
+func (f *follower) wait(r waitingRecord) {
+	if len(f.waiting) >= followWait || f.waitingBytes+len(r.data) > followWaitBytes {
+		return
+	}
+	f.waiting = append(f.waiting, r)
+	f.waitingBytes += len(r.data)
+}
+
+// release hands the sink, in the order they came, the records kept of
+// root's lease, now seen held, and drops those whose time ran out.
+// f.mu is held.
+func (f *follower) release(root, lease string, now time.Time) {
+	if len(f.waiting) == 0 {
+		return
+	}
+	kept := f.waiting[:0]
+	size := 0
+	for _, r := range f.waiting {
+		switch {
+		case now.After(r.until):
+		case r.root == root && r.lease == lease:
+			f.sink.Progress(r.id, r.data, r.dropped)
+		default:
+			kept = append(kept, r)
+			size += len(r.data)
+		}
+	}
+	clear(f.waiting[len(kept):])
+	f.waiting, f.waitingBytes = kept, size
+}
+
+// expire drops the kept records whose time ran out. f.mu is held.
+func (f *follower) expire(now time.Time) {
+	n := 0
+	for n < len(f.waiting) && now.After(f.waiting[n].until) {
+		f.waitingBytes -= len(f.waiting[n].data)
+		n++
+	}
+	if n > 0 {
+		clear(f.waiting[:n])
+		f.waiting = f.waiting[n:]
+	}
 }
