@@ -51,7 +51,7 @@ type ProjectRule struct {
 func (t Trust) RulesOf(workspace, dir string) []string {
 	var out []string
 	for _, r := range t.Rules {
-		if r.Workspace == workspace && (r.Dir == "" || r.Dir == dir) && !slices.Contains(out, r.Allow) {
+		if r.Workspace == workspace && (r.Dir == "" || sameDir(r.Dir, dir)) && !slices.Contains(out, r.Allow) {
 			out = append(out, r.Allow)
 		}
 	}
@@ -63,13 +63,43 @@ func (t Trust) RulesOf(workspace, dir string) []string {
 // stood at the same path is dropped: it can never apply again.
 func (t *Trust) AddRule(workspace, dir, allow, by string) bool {
 	t.Rules = slices.DeleteFunc(t.Rules, func(r ProjectRule) bool {
-		return r.Workspace == workspace && r.Dir != "" && dir != "" && r.Dir != dir
+		return r.Workspace == workspace && r.Dir != "" && dir != "" && !sameDir(r.Dir, dir)
 	})
 	if slices.Contains(t.RulesOf(workspace, dir), allow) {
 		return false
 	}
 	t.Rules = append(t.Rules, ProjectRule{Workspace: workspace, Allow: allow, Dir: dir, By: by})
 	return true
+}
+
+// RulesElsewhere are the rules kept for workspace that were given for
+// another directory once at that path (removed and made again, or
+// another clone moved there): they do not apply to dir.
+func (t Trust) RulesElsewhere(workspace, dir string) []ProjectRule {
+	var out []ProjectRule
+	for _, r := range t.Rules {
+		if r.Workspace == workspace && r.Dir != "" && !sameDir(r.Dir, dir) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ProjectRulesElsewhere are the rules the trust file getenv finds keeps
+// for the place's workspace path that were given for another directory
+// once there, which do not apply (see Trust.RulesElsewhere), and that
+// file; none when it cannot be read or lies inside the workspace.
+func (p Place) ProjectRulesElsewhere(getenv func(string) string) ([]ProjectRule, string) {
+	path, err := p.trustFileOf(getenv)
+	if err != nil {
+		return nil, ""
+	}
+	t, err := LoadTrust(path)
+	if err != nil {
+		return nil, path
+	}
+	root := resolved(p.Root)
+	return t.RulesElsewhere(root, dirIdentity(root)), path
 }
 
 // projectLayer is the layer of the rules trust keeps for the workspace

@@ -76,6 +76,10 @@ func TestProjectRuleBoundToTheDirectory(t *testing.T) {
 	require.NoError(t, os.Mkdir(ws, 0o755))
 	require.False(t, allowsHere(t, ws, getenv, "run_command:go test *"), "a directory made again inherits no rule")
 	require.False(t, allowsHere(t, link, getenv, "run_command:go test *"))
+	elsewhere, from := stock.Place{Root: ws}.ProjectRulesElsewhere(getenv)
+	require.Equal(t, file, from)
+	require.Len(t, elsewhere, 1, "config can say why the rule does not apply")
+	require.Equal(t, "run_command:go test *", elsewhere[0].Allow)
 
 	// Another clone moved to that path.
 	clone := filepath.Join(parent, "clone")
@@ -95,6 +99,8 @@ func TestProjectRuleBoundToTheDirectory(t *testing.T) {
 	trust = stock.Trust{}
 	require.NoError(t, json.Unmarshal(b, &trust))
 	require.Len(t, trust.Rules, 1, "the old directory's rule is dropped: %s", b)
+	elsewhere, _ = stock.Place{Root: ws}.ProjectRulesElsewhere(getenv)
+	require.Empty(t, elsewhere)
 	require.Equal(t, "run_command:make *", trust.Rules[0].Allow)
 
 	// The directory moved elsewhere: its rule stays with the path it was
