@@ -88,6 +88,9 @@ and the agents defined in files (see harness agents).
 				}
 				fmt.Fprintf(w, "  %-9s %s: %s\n", s.Scope, present.EscapeLine(s.Path), state)
 			}
+			if gone, file := p.ProjectRulesElsewhere(a.getenv); len(gone) > 0 {
+				fmt.Fprintf(w, "  %-9s %s: %d rule(s) kept for this path were given for another directory there (removed and made again, or another clone): they do not apply here\n", stock.ScopeWorkspace, present.EscapeLine(file), len(gone))
+			}
 			fmt.Fprintln(w, "settings:")
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			st := l.Settings
