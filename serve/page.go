@@ -588,6 +588,8 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) error {
 		ev := map[string]any{"seq": f.Seq, "kind": f.Kind, "html": b.String()}
 		if aid, row, ok := s.actionRow(r.Context(), f); ok {
 			ev["action"] = map[string]string{"id": aid, "html": row}
+		} else if aid, row, ok := s.delegationRow(r.Context(), f); ok {
+			ev["action"] = map[string]string{"id": aid, "html": row}
 		}
 		return jsonLine(ev), nil
 	})

@@ -138,6 +138,7 @@ func New(opts Options) (*Server, error) {
 	s.reader = rt
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.routes()
+	s.followNATS()
 	s.wg.Add(1)
 	go s.indexAppends()
 	if opts.Poll > 0 {

@@ -79,6 +79,9 @@ type Action struct {
 	// Changes are the files the runtime observed it change, with their
 	// diffs where the store kept both contents.
 	Changes []FileChange `json:"changes,omitempty"`
+	// Delegation, for a call of the delegate tool, is the child it made
+	// (a delegation has no action of its own; its ID is the call's).
+	Delegation *Delegation `json:"delegation,omitempty"`
 }
 
 // FileChange is one path an action changed, rendered as the terminal
@@ -157,6 +160,7 @@ func (s *Server) detailOf(ctx context.Context, id string, actions bool) (ThreadD
 	for _, a := range r.Actions() {
 		d.Actions = append(d.Actions, s.actionOf(ctx, a, deniedIn(r, a)))
 	}
+	d.Actions = withDelegations(d.Actions, r)
 	return d, nil
 }
 

@@ -16,6 +16,12 @@ import (
 // LoadLayered reads a workspace's rules as a layer of their own
 // (ScopeWorkspace), after the user's file; a thread's policy names that
 // scope and the trust file as the source of each such rule.
+//
+// A rule is bound to the workspace directory itself as well as its path
+// (ProjectRule.Dir: device, inode, birth time): a repository removed and
+// another cloned at the same path — a directory the person never gave a
+// rule for — inherits none. A rule kept before rules were bound (no Dir)
+// applies by path alone, as it did when it was given.
 
 // ScopeWorkspace is the person's own rules for one workspace, kept in the
 // trust file (TrustFile) under the workspace's entry: "always, for this
@@ -32,35 +38,75 @@ type ProjectRule struct {
 	Workspace string `json:"workspace"`
 	// Allow is the allow pattern (see drive.Pattern).
 	Allow string `json:"allow"`
+	// Dir names the workspace directory the rule was given for, not
+	// its path (see dirIdentity); a rule kept before rules were bound
+	// has none and applies by path.
+	Dir string `json:"dir,omitempty"`
 	// By is who gave it.
 	By string `json:"by,omitempty"`
 }
 
-// RulesOf are the allow patterns kept for workspace, in the order given.
-func (t Trust) RulesOf(workspace string) []string {
+// RulesOf are the allow patterns kept for workspace, the directory dir
+// names (see ProjectRule.Dir), in the order given.
+func (t Trust) RulesOf(workspace, dir string) []string {
 	var out []string
 	for _, r := range t.Rules {
-		if r.Workspace == workspace && !slices.Contains(out, r.Allow) {
+		if r.Workspace == workspace && (r.Dir == "" || sameDir(r.Dir, dir)) && !slices.Contains(out, r.Allow) {
 			out = append(out, r.Allow)
 		}
 	}
 	return out
 }
 
-// AddRule keeps allow for workspace; it reports whether it was new.
-func (t *Trust) AddRule(workspace, allow, by string) bool {
-	if slices.Contains(t.RulesOf(workspace), allow) {
+// AddRule keeps allow for workspace, the directory dir names; it
+// reports whether it was new. A rule for another directory that once
+// stood at the same path is dropped: it can never apply again.
+func (t *Trust) AddRule(workspace, dir, allow, by string) bool {
+	t.Rules = slices.DeleteFunc(t.Rules, func(r ProjectRule) bool {
+		return r.Workspace == workspace && r.Dir != "" && dir != "" && !sameDir(r.Dir, dir)
+	})
+	if slices.Contains(t.RulesOf(workspace, dir), allow) {
 		return false
 	}
-	t.Rules = append(t.Rules, ProjectRule{Workspace: workspace, Allow: allow, By: by})
+	t.Rules = append(t.Rules, ProjectRule{Workspace: workspace, Allow: allow, Dir: dir, By: by})
 	return true
+}
+
+// RulesElsewhere are the rules kept for workspace that were given for
+// another directory once at that path (removed and made again, or
+// another clone moved there): they do not apply to dir.
+func (t Trust) RulesElsewhere(workspace, dir string) []ProjectRule {
+	var out []ProjectRule
+	for _, r := range t.Rules {
+		if r.Workspace == workspace && r.Dir != "" && !sameDir(r.Dir, dir) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ProjectRulesElsewhere are the rules the trust file getenv finds keeps
+// for the place's workspace path that were given for another directory
+// once there, which do not apply (see Trust.RulesElsewhere), and that
+// file; none when it cannot be read or lies inside the workspace.
+func (p Place) ProjectRulesElsewhere(getenv func(string) string) ([]ProjectRule, string) {
+	path, err := p.trustFileOf(getenv)
+	if err != nil {
+		return nil, ""
+	}
+	t, err := LoadTrust(path)
+	if err != nil {
+		return nil, path
+	}
+	root := resolved(p.Root)
+	return t.RulesElsewhere(root, dirIdentity(root)), path
 }
 
 // projectLayer is the layer of the rules trust keeps for the workspace
 // root (resolved), read from the trust file at path; ok is false when it
 // keeps none.
 func projectLayer(trust Trust, root, path string) (SettingsSource, bool) {
-	rules := trust.RulesOf(root)
+	rules := trust.RulesOf(root, dirIdentity(root))
 	if len(rules) == 0 {
 		return SettingsSource{}, false
 	}
@@ -96,7 +142,8 @@ func (p Place) KeepProjectRule(getenv func(string) string, rule, by string) (Set
 	if err != nil {
 		return SettingsSource{}, fmt.Errorf("%w: %w", ErrProjectRule, err)
 	}
-	if t.AddRule(resolved(p.Root), rule, by) {
+	root := resolved(p.Root)
+	if t.AddRule(root, dirIdentity(root), rule, by) {
 		if err := t.Save(path); err != nil {
 			return SettingsSource{}, fmt.Errorf("%w: %w", ErrProjectRule, err)
 		}

@@ -23,6 +23,11 @@ type Settings struct {
 	// UserInstructions is the user's own instruction file's path ("" when
 	// there is none to name).
 	UserInstructions string
+	// RulesElsewhere counts the project rules kept for this workspace's
+	// path that were given for another directory there (removed and made
+	// again, or another clone), kept in RulesFile: they do not apply.
+	RulesElsewhere int
+	RulesFile      string
 }
 
 // SettingsDoc is the JSON document of the settings in force.
@@ -75,6 +80,9 @@ func Config(w io.Writer, c Settings) error {
 			state = "sets " + strings.Join(s.Set, ", ")
 		}
 		fmt.Fprintf(w, "  %-9s %s: %s\n", s.Scope, present.EscapeLine(s.Path), state)
+	}
+	if c.RulesElsewhere > 0 {
+		fmt.Fprintf(w, "  %-9s %s: %d rule(s) kept for this path were given for another directory there (removed and made again, or another clone): they do not apply here\n", stock.ScopeWorkspace, present.EscapeLine(c.RulesFile), c.RulesElsewhere)
 	}
 	fmt.Fprintln(w, "settings:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -227,7 +227,12 @@ func (w *Worker) look(ctx context.Context, id string) (st drive.State, drove boo
 	}
 	defer free()
 	g := &gate{w: w}
+	var progress drive.Progress
+	if w.o.Progress != nil {
+		progress = w.o.Progress(ctx, id)
+	}
 	st, err = drive.Drive(ctx, rt.Thread(w.o.Actor, id), drive.Options{
+		Progress:     progress,
 		Approval:     w.o.Approval,
 		Policy:       w.o.Policy,
 		FollowPolicy: true,

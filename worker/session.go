@@ -16,7 +16,9 @@ import (
 // flags, the worker's own command line, amend each thread's policy as a
 // resume with them records it (stock.Amender). o gives the rest
 // (LoadModel, Concurrency, Drain, Log, ...); its Store, Queue, Actor,
-// Runtime, Approval and AmendPolicy are the session's.
+// Runtime, Approval and AmendPolicy are the session's; its Progress,
+// when not set, publishes on that store (stock.PublishProgress), so a
+// server following the store shows the threads' live output.
 func OnSession(ctx context.Context, s *stock.Session, flags stock.SettingsSource, o Options) (*Worker, *natsstore.Store, error) {
 	ns, ok := s.Store.(*natsstore.Store)
 	if !ok {
@@ -29,6 +31,9 @@ func OnSession(ctx context.Context, s *stock.Session, flags stock.SettingsSource
 	o.Store, o.Queue, o.Actor = s.Store, FromWork(work), s.Stock.Actor
 	o.Runtime = func(string) (*harness.Runtime, func(), error) { return s.Runtime() }
 	o.Approval, o.AmendPolicy = s.Approval, stock.Amender(flags)
+	if o.Progress == nil {
+		o.Progress = stock.PublishProgress(ns)
+	}
 	w, err := New(o)
 	return w, ns, err
 }

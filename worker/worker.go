@@ -77,6 +77,13 @@ type Options struct {
 	// Poll is the longest one request for jobs waits (default
 	// DefaultPoll); Run notices that its context is done between two.
 	Poll time.Duration
+	// Progress, when set, gives where a drive's progress goes (see
+	// drive.Options.Progress: a running command's output, the model's
+	// text as it streams): it is called at each look at thread root, with
+	// the context that holds root's lease, and may return nil. OnSession
+	// gives stock.PublishProgress, so that a server following the
+	// store shows what the worker's threads do. It must never wait.
+	Progress func(held context.Context, root string) drive.Progress
 	// Log, when set, is told what the worker does with each thread. It is
 	// called from the worker's goroutines, one event at a time.
 	Log func(Event)

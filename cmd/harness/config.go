@@ -55,6 +55,9 @@ and the agents defined in files (see harness agents).
 				ins[i] = r.File
 			}
 			c := tell.Settings{Layered: l, Instructions: ins, Agents: agents, UserInstructions: stock.UserInstructionsFile(a.getenv)}
+			if gone, file := p.ProjectRulesElsewhere(a.getenv); len(gone) > 0 {
+				c.RulesElsewhere, c.RulesFile = len(gone), file
+			}
 			if a.jsonOut() {
 				return a.printJSON(c.Doc())
 			}

@@ -43,6 +43,11 @@
 //	<prefix>.s.<hex id>   the parts of the thread's appends too large for
 //	                      one message
 //
+// and, not bound by the stream (core NATS only, nothing stored):
+//
+//	<prefix>.p.<hex id>   the thread's progress records, published by the
+//	                      holder of its lease (see Store.Progress)
+//
 // # Records
 //
 // A record is, in order: a version byte (1); its form (1: the facts are in

@@ -20,6 +20,10 @@ func ConnOptions(s *Store) nats.Options { return s.nc.Opts }
 // now. Call it before Lease.
 func SetWallClock(s *Store, now func() time.Time) { s.wall = now }
 
+// SetProgressWait sets how long a follower of s keeps a progress
+// record of a lease it has not seen yet. Call it before FollowProgress.
+func SetProgressWait(s *Store, d time.Duration) { s.progressWait = d }
+
 // SetLeafSize sets how many ids a leaf of s's thread index holds.
 func SetLeafSize(s *Store, n int) { s.index.leafSize = n }
 

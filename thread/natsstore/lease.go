@@ -117,7 +117,8 @@ func (s *Store) Lease(ctx context.Context, id string) (held context.Context, rel
 	host, _ := os.Hostname()
 	var raw [8]byte
 	_, _ = rand.Read(raw[:])
-	l.value, err = json.Marshal(holder{Thread: id, Host: host, PID: os.Getpid(), ID: hex.EncodeToString(raw[:]), Since: time.Now().UTC().Round(0), TTL: s.leaseTTL.String()})
+	leaseID := hex.EncodeToString(raw[:])
+	l.value, err = json.Marshal(holder{Thread: id, Host: host, PID: os.Getpid(), ID: leaseID, Since: time.Now().UTC().Round(0), TTL: s.leaseTTL.String()})
 	if err != nil {
 		s.leave()
 		return nil, nil, fmt.Errorf("lease %s: %w", id, err)
@@ -127,6 +128,7 @@ func (s *Store) Lease(ctx context.Context, id string) (held context.Context, rel
 		return nil, nil, fmt.Errorf("lease %s: %w", id, err)
 	}
 	held, l.cancel = context.WithCancelCause(ctx)
+	held = context.WithValue(held, heldLease{s, id}, leaseID) // for Progress
 	l.stopped, l.stop = context.WithCancel(context.Background())
 	go l.hold()
 	return held, l.release, nil

@@ -40,6 +40,10 @@ type Store struct {
 	blobs    jetstream.ObjectStore // the blobs bucket, see blobs.go
 	index    *index                // the threads bucket, see index.go
 	cache    *cache                // the views of threads, see state.go
+	progress progressOut           // the progress records to publish, see progress.go
+	// progressWait is how long a follower keeps a record of a lease it
+	// has not seen yet (followWaitFor unless a test sets it).
+	progressWait time.Duration
 
 	loseAnswers atomic.Int64 // tests: answers to publishes to drop
 	stallAfter  atomic.Int64 // tests: stream seqs after which a consumer stalls

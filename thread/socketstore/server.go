@@ -192,7 +192,8 @@ func (s *Server) Serve(ln net.Listener) error {
 			return fmt.Errorf("serve the store: %w", err)
 		}
 		sc := &serverConn{s: s, c: c, r: bufio.NewReader(c), w: bufio.NewWriter(c)}
-		sc.dec = msgpack.NewDecoder(sc.r)
+		sc.cr = &callReader{r: sc.r, rd: sc.r}
+		sc.dec = msgpack.NewDecoder(sc.cr)
 		sc.enc = msgpack.NewEncoder(sc.w)
 		s.mu.Lock()
 		if s.closed {
@@ -248,6 +249,7 @@ type serverConn struct {
 	c   net.Conn
 	r   *bufio.Reader
 	w   *bufio.Writer
+	cr  *callReader // what dec reads, through each call's budget
 	dec *msgpack.Decoder
 	enc *msgpack.Encoder
 
@@ -283,17 +285,22 @@ func (c *serverConn) serve() {
 		// Read its first call before saying no: a connection closed with
 		// a call unread resets, and the client would never see why.
 		c.c.SetDeadline(time.Now().Add(5 * time.Second))
-		var req request
-		c.dec.Decode(&req)
+		decodeRequest(c.dec, c.cr, maxSmallCall)
 		c.send(response{Err: errOut(err)})
 		c.w.Flush()
 		return
 	}
 	c.pid = peerPID(c.c)
 	for {
-		var req request
-		if err := c.dec.Decode(&req); err != nil {
-			return // the client closed, or sent what is not a request
+		req, err := decodeRequest(c.dec, c.cr, maxCallBytes)
+		if err != nil {
+			// The client closed, or sent what is not a request, or one
+			// too large (see callBudget): say why, unread, and hang up.
+			if errors.Is(err, ErrProtocol) {
+				c.send(response{Err: errOut(err)})
+				c.w.Flush()
+			}
+			return
 		}
 		// Busy first, then closed: Close, which looks at them the other
 		// way round under the server's lock, either sees this call busy
@@ -490,8 +497,7 @@ func (c *serverConn) lease(id string) {
 	released := make(chan struct{})
 	go func() {
 		defer close(released)
-		var req request
-		c.dec.Decode(&req)
+		decodeRequest(c.dec, c.cr, maxSmallCall)
 		cancel()
 	}()
 	hold := c.s.hold

@@ -120,7 +120,7 @@ type request struct {
 	Values  [][]byte `msgpack:"vs,omitempty"`
 	Deletes []bool   `msgpack:"del,omitempty"`
 	// Progress is a batch of progress records (see Client.Progress).
-	Progress []progressItem `msgpack:"p,omitempty"`
+	Progress progressBatch `msgpack:"p,omitempty"`
 }
 
 // draft is a facts.Draft on the wire.

@@ -1,0 +1,27 @@
+//go:build linux
+
+package stock
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// dirIdentity names the directory at path itself, not its path: its
+// device, inode and birth time. A directory removed and made again at the
+// same path (a repository deleted and another cloned there) has another
+// identity even when the file system hands out the same inode again; ""
+// when the directory cannot be read.
+func dirIdentity(path string) string {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_STATX_SYNC_AS_STAT, unix.STATX_INO|unix.STATX_BTIME, &st); err != nil {
+		return ""
+	}
+	dev := uint64(st.Dev_major)<<32 | uint64(st.Dev_minor)
+	if st.Mask&unix.STATX_BTIME == 0 {
+		// A file system without birth times: device and inode alone.
+		return fmt.Sprintf("%x:%x", dev, st.Ino)
+	}
+	return fmt.Sprintf("%x:%x:%x.%x", dev, st.Ino, st.Btime.Sec, st.Btime.Nsec)
+}
