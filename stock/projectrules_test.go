@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -71,8 +72,10 @@ func TestProjectRuleBoundToTheDirectory(t *testing.T) {
 	require.Equal(t, real, trust.Rules[0].Workspace)
 
 	// Removed and made again at the same path: not the directory the
-	// person gave the rule for.
+	// person gave the rule for. (The pause: birth times come from the
+	// file system's coarse clock; see TestSameDir.)
 	require.NoError(t, os.RemoveAll(ws))
+	time.Sleep(50 * time.Millisecond)
 	require.NoError(t, os.Mkdir(ws, 0o755))
 	require.False(t, allowsHere(t, ws, getenv, "run_command:go test *"), "a directory made again inherits no rule")
 	require.False(t, allowsHere(t, link, getenv, "run_command:go test *"))
