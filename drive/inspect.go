@@ -334,7 +334,7 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 	}
 	var started []string
 	for _, a := range v.Turn.Actions() {
-		if a.Stage() == scheduler.StageStarted {
+		if a.Stage() == scheduler.StageStarted && !resumable(v.Turn, a.ID) {
 			started = append(started, a.ID)
 		}
 	}
@@ -351,7 +351,7 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 		}
 	}
 	for _, w := range v.Waits {
-		if _, asked := v.Turn.Elicitation(w.RequestID); asked && len(st.Running) == 0 {
+		if e, asked := v.Turn.Elicitation(w.RequestID); asked && len(st.Running) == 0 && !e.Resumable {
 			// An MCP server's question whose call nobody holds: no
 			// answer can reach the server (the call is in doubt).
 			continue
@@ -416,4 +416,17 @@ func costOf(b *harness.BudgetView) *Cost {
 		return nil
 	}
 	return &Cost{USD: b.USD, Tables: b.Tables, UnpricedTurns: b.Unpriced}
+}
+
+// resumable reports whether the started action id waits on, or has an
+// answer to, a server's question that reaches the server whoever holds
+// the call (scheduler.Elicitation.Resumable): not in doubt, even when the
+// process that made the call is gone.
+func resumable(r scheduler.Reading, id string) bool {
+	for _, e := range r.Elicitations {
+		if e.Asked.Elicit.ActionID == id && e.Resumable {
+			return true
+		}
+	}
+	return false
 }
