@@ -307,8 +307,8 @@ type conn struct {
 	session *sdk.ClientSession
 	// tap watches a remote server's HTTP exchanges (see session.go);
 	// nil for a local server.
-	tap *tap
-	proc    *process // a local server
+	tap  *tap
+	proc *process // a local server
 	// protocol is the protocol revision the server agreed to.
 	protocol string
 	// restarts counts the times a local server that ended was started
