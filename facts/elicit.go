@@ -50,8 +50,8 @@ func (e Elicit) Validate() error {
 // credential of the person's, kept beside their tokens, never in a fact:
 // Session is its digest, which names it there.
 type ElicitResume struct {
-	// URL is the server's endpoint the call was made at (without its
-	// query).
+	// URL is the server's endpoint the call was made at, as the call's
+	// request records it (MCPCall.Endpoint: no user, query or fragment).
 	URL string `msgpack:"url,omitempty" json:"url,omitempty"`
 	// Session is the hex SHA-256 of the session id.
 	Session string `msgpack:"session,omitempty" json:"session,omitempty"`

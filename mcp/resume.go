@@ -97,7 +97,7 @@ func (s *conn) resumable(call *inflight, message string) *facts.ElicitResume {
 	s.calls.mu.Lock()
 	call.kept = append(call.kept, digest)
 	s.calls.mu.Unlock()
-	return &facts.ElicitResume{URL: withoutQuery(s.cfg.URL), Session: digest, Protocol: protocol, Event: q.event,
+	return &facts.ElicitResume{URL: s.endpoint, Session: digest, Protocol: protocol, Event: q.event,
 		Request: facts.RawJSON(request), Call: facts.RawJSON(callID)}
 }
 
@@ -136,8 +136,8 @@ func (t *tool) Resume(ctx context.Context, req action.Request, asked facts.Quest
 		return doubt("the server %q is not a remote server here", s.name)
 	case asked.Elicit.Server != s.name:
 		return doubt("the question is the server %q's, not %q's", asked.Elicit.Server, s.name)
-	case withoutQuery(s.cfg.URL) != asked.Elicit.Resume.URL:
-		return doubt("the server %q is now configured at %s, not %s where the call was made", s.name, withoutQuery(s.cfg.URL), serverWord(asked.Elicit.Resume.URL, 200))
+	case s.endpoint != asked.Elicit.Resume.URL:
+		return doubt("the server %q is now configured at %s, not %s where the call was made", s.name, s.endpoint, serverWord(asked.Elicit.Resume.URL, 200))
 	}
 	r = *asked.Elicit.Resume
 	if why := t.refusal(req); why != "" {

@@ -250,9 +250,8 @@ func (s TokenStore) SaveSession(serverURL, id string) (string, error) {
 		return "", err
 	}
 	data, err := json.Marshal(struct {
-		Server  string `json:"server"`
 		Session string `json:"session"`
-	}{withoutQuery(serverURL), id})
+	}{id})
 	if err != nil {
 		return "", err
 	}
@@ -268,7 +267,7 @@ func (s TokenStore) LoadSession(serverURL, digest string) (string, error) {
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%w: no session %s… is kept for %s", ErrTokenStore, digest[:12], withoutQuery(serverURL))
+		return "", fmt.Errorf("%w: no session %s… is kept for the server", ErrTokenStore, digest[:12])
 	}
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrTokenStore, err)
@@ -277,7 +276,7 @@ func (s TokenStore) LoadSession(serverURL, digest string) (string, error) {
 		Session string `json:"session"`
 	}
 	if err := json.Unmarshal(data, &kept); err != nil || SessionDigest(kept.Session) != digest {
-		return "", fmt.Errorf("%w: %s does not hold the session %s…", ErrTokenStore, path, digest[:12])
+		return "", fmt.Errorf("%w: the file kept for the session %s… does not hold it", ErrTokenStore, digest[:12])
 	}
 	return kept.Session, nil
 }
@@ -292,12 +291,4 @@ func (s TokenStore) DeleteSession(serverURL, digest string) error {
 		return fmt.Errorf("%w: %v", ErrTokenStore, err)
 	}
 	return nil
-}
-
-// withoutQuery is u without its query and fragment (which may hold a
-// secret): what a fact may record of a server's URL.
-func withoutQuery(u string) string {
-	u, _, _ = strings.Cut(u, "#")
-	u, _, _ = strings.Cut(u, "?")
-	return u
 }
