@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -163,9 +164,13 @@ func (t *tool) Resume(ctx context.Context, req action.Request, asked facts.Quest
 	if err != nil {
 		return doubt("the answer was not delivered: %v", err)
 	}
-	if err := x.respond(ctx, request, res, nil); err != nil {
-		return doubt("the answer was not delivered: %v", err)
+	refused := x.respond(ctx, request, res, nil)
+	if errors.Is(refused, ErrSessionGone) || (refused != nil && ctx.Err() != nil) {
+		return doubt("the answer was not delivered: %v", refused)
 	}
+	// Refused otherwise, the answer may have reached the server before
+	// the crash (the process that died delivered it, then died before
+	// it recorded the result): the stream says.
 	// The call's timeout runs from the delivery; not while a person is
 	// asked again.
 	callCtx, cancel := context.WithCancel(ctx)
@@ -179,6 +184,9 @@ func (t *tool) Resume(ctx context.Context, req action.Request, asked facts.Quest
 		return func() { clock.Reset(s.timeout) }
 	}
 	rep, err := x.follow(callCtx, ctx)
+	if err != nil && refused != nil {
+		return doubt("the answer was not delivered (%v), and the call's result was not read: %v", refused, err)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return t.failed(facts.ClassCancelled, "the call's result was not read: %v", ctx.Err())
@@ -277,7 +285,7 @@ func (x *resumption) respond(ctx context.Context, id json.RawMessage, result any
 	said, _ := io.ReadAll(io.LimitReader(res.Body, 4<<10))
 	switch {
 	case res.StatusCode == http.StatusNotFound:
-		return fmt.Errorf("the server no longer knows the session (HTTP 404)")
+		return ErrSessionGone
 	case res.StatusCode/100 != 2:
 		return fmt.Errorf("the server refused it: HTTP %d %s", res.StatusCode, serverWord(string(said), 200))
 	}
@@ -309,7 +317,7 @@ func (x *resumption) follow(ctx, outer context.Context) (facts.Report, error) {
 		switch {
 		case res.StatusCode == http.StatusNotFound:
 			res.Body.Close()
-			return facts.Report{}, fmt.Errorf("the server no longer knows the session (HTTP 404)")
+			return facts.Report{}, ErrSessionGone
 		case res.StatusCode == http.StatusMethodNotAllowed:
 			res.Body.Close()
 			return facts.Report{}, fmt.Errorf("the server offers no stream to resume (HTTP 405)")
