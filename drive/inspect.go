@@ -334,7 +334,7 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 	}
 	var started []string
 	for _, a := range v.Turn.Actions() {
-		if a.Stage() == scheduler.StageStarted && !resumable(v.Turn, a.ID) {
+		if a.Stage() == scheduler.StageStarted {
 			started = append(started, a.ID)
 		}
 	}
@@ -345,7 +345,13 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 			return st, fmt.Errorf("thread %s: %w", v.Thread, err)
 		}
 		if free {
-			st.InDoubt = started
+			// A call whose question reaches its server whoever holds it
+			// is not in doubt: it waits for the answer.
+			for _, id := range started {
+				if !resumable(v.Turn, id) {
+					st.InDoubt = append(st.InDoubt, id)
+				}
+			}
 		} else {
 			st.Running = started
 		}

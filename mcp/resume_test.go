@@ -172,3 +172,38 @@ func TestElicitationAfterARestartSessionGone(t *testing.T) {
 	require.Equal(t, int64(1), calls())
 	require.NoError(t, audit.VerifyLog(ctx, e.store, e.st.Actor, "t1"))
 }
+
+// While the process that makes the call lives, a question over a
+// resumable session is answered as any other: the call is shown running
+// (not in doubt, not waiting without a holder), the answer reaches the
+// server through the live session, and the kept session is forgotten at
+// the call's end.
+func TestResumableQuestionWhileTheCallRuns(t *testing.T) {
+	ctx := context.Background()
+	root, config := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", config)
+	hs, calls, _ := resumableServer(t, root)
+	e := newEnv(t, root, mcp.Servers{"t": {URL: hs.URL}}, askScript)
+	_, err := e.thread("t1").Start(ctx, "Use the tools.")
+	require.NoError(t, err)
+	done := make(chan drive.State, 1)
+	go func() { done <- drive1(e, "t1") }()
+	p := elicitWait(t, e, "t1", done) // the call is running
+	require.NotNil(t, p.Elicit.Resume)
+	require.Len(t, sessionFiles(t, config), 1)
+	_, err = drive.AnswerPending(ctx, e.thread("t1"), p, drive.Reply{Kind: fold.WaitQuestion, Elicit: facts.ElicitDecline, By: "ana"})
+	require.NoError(t, err)
+	var st drive.State
+	select {
+	case st = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not go on after the answer")
+	}
+	require.Equal(t, harness.StatusDone, st.Status, st.Reason)
+	completed := all[facts.ActionCompleted](e, "t1", facts.KindActionCompleted)
+	require.Len(t, completed, 1)
+	require.Contains(t, completed[0].Report.Stdout, "answered decline")
+	require.Equal(t, int64(1), calls())
+	require.Empty(t, sessionFiles(t, config), "the session is forgotten at the call's end")
+	require.NoError(t, audit.VerifyLog(ctx, e.store, e.st.Actor, "t1"))
+}
