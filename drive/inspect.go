@@ -345,13 +345,19 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 			return st, fmt.Errorf("thread %s: %w", v.Thread, err)
 		}
 		if free {
-			st.InDoubt = started
+			// A call whose question reaches its server whoever holds it
+			// is not in doubt: it waits for the answer.
+			for _, id := range started {
+				if !resumable(v.Turn, id) {
+					st.InDoubt = append(st.InDoubt, id)
+				}
+			}
 		} else {
 			st.Running = started
 		}
 	}
 	for _, w := range v.Waits {
-		if _, asked := v.Turn.Elicitation(w.RequestID); asked && len(st.Running) == 0 {
+		if e, asked := v.Turn.Elicitation(w.RequestID); asked && len(st.Running) == 0 && !e.Resumable {
 			// An MCP server's question whose call nobody holds: no
 			// answer can reach the server (the call is in doubt).
 			continue
@@ -416,4 +422,17 @@ func costOf(b *harness.BudgetView) *Cost {
 		return nil
 	}
 	return &Cost{USD: b.USD, Tables: b.Tables, UnpricedTurns: b.Unpriced}
+}
+
+// resumable reports whether the started action id waits on, or has an
+// answer to, a server's question that reaches the server whoever holds
+// the call (scheduler.Elicitation.Resumable): not in doubt, even when the
+// process that made the call is gone.
+func resumable(r scheduler.Reading, id string) bool {
+	for _, e := range r.Elicitations {
+		if e.Asked.Elicit.ActionID == id && e.Resumable {
+			return true
+		}
+	}
+	return false
 }

@@ -20,6 +20,12 @@ type Elicit struct {
 	// password, a token, a key): a front end says plainly that the server,
 	// not harness, asks for them.
 	Sensitive []string `msgpack:"sensitive,omitempty" json:"sensitive,omitempty"`
+	// Resume, when set, says the call goes on at a remote server over a
+	// resumable streamable HTTP session: a process that did not make the
+	// call (the one that did died) can still deliver the answer, and read
+	// the call's result (see ElicitResume). Unset, the answer reaches the
+	// server only while the process that made the call lives.
+	Resume *ElicitResume `msgpack:"resume,omitempty" json:"resume,omitempty"`
 }
 
 // Validate requires the action and the server.
@@ -27,7 +33,47 @@ func (e Elicit) Validate() error {
 	if err := required("elicit.action_id", e.ActionID); err != nil {
 		return err
 	}
-	return required("elicit.server", e.Server)
+	if err := required("elicit.server", e.Server); err != nil {
+		return err
+	}
+	if e.Resume != nil {
+		return e.Resume.Validate()
+	}
+	return nil
+}
+
+// ElicitResume is where an elicitation sits in a resumable streamable
+// HTTP session (MCP 2025-11-25, "Resumability and Redelivery"): the
+// answer is the JSON-RPC response to Request, posted in the session; the
+// call's result follows Event on the stream the server opened for the
+// call, read again with Last-Event-ID. The session id itself is a
+// credential of the person's, kept beside their tokens, never in a fact:
+// Session is its digest, which names it there.
+type ElicitResume struct {
+	// URL is the server's endpoint the call was made at, as the call's
+	// request records it (MCPCall.Endpoint: no user, query or fragment).
+	URL string `msgpack:"url,omitempty" json:"url,omitempty"`
+	// Session is the hex SHA-256 of the session id.
+	Session string `msgpack:"session,omitempty" json:"session,omitempty"`
+	// Protocol is the protocol revision the session speaks.
+	Protocol string `msgpack:"protocol,omitempty" json:"protocol,omitempty"`
+	// Event is the SSE event id that carried the server's request.
+	Event string `msgpack:"event,omitempty" json:"event,omitempty"`
+	// Request is the JSON-RPC id of the server's elicitation/create;
+	// Call the id of the client's tools/call it was sent during.
+	Request RawJSON `msgpack:"request,omitempty" json:"request,omitempty"`
+	Call    RawJSON `msgpack:"call,omitempty" json:"call,omitempty"`
+}
+
+// Validate requires every field.
+func (r ElicitResume) Validate() error {
+	for _, f := range []struct{ name, v string }{{"url", r.URL}, {"session", r.Session}, {"protocol", r.Protocol},
+		{"event", r.Event}, {"request", string(r.Request)}, {"call", string(r.Call)}} {
+		if err := required("elicit.resume."+f.name, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ElicitAction is a person's answer to an elicitation, as MCP names it.

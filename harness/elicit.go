@@ -28,7 +28,7 @@ func (rt *Runtime) asker(id, key string) action.Elicit {
 			return facts.QuestionAnswered{}, fmt.Errorf("ask in %s: %w: only an action's server asks here", id, ErrNotAsked)
 		}
 		actionID := q.Elicit.ActionID
-		if scheduler.ElicitCause(actionID, 1) != key+"/elicit/1" {
+		if !scheduler.MayAsk(key, actionID) {
 			return facts.QuestionAnswered{}, fmt.Errorf("ask in %s: action %s does not run under %s: %w", id, actionID, key, ErrNotAsked)
 		}
 		// One question of the action waits at a time: a server that

@@ -472,6 +472,9 @@ func (schedulerPart) add(a *assembly, prefix string) {
 					return svc.boundary(a.cfg).Interrupted(ctx, started), nil
 				})
 			},
+			Deliver: func(req action.Request, started facts.ActionStarted, asked facts.QuestionAsked, answer facts.QuestionAnswered) effect.Effect[Services, []facts.Draft] {
+				return deliver(a.cfg, req, started, asked, answer)
+			},
 			Policy: func(call facts.ToolCall) scheduler.Policy {
 				t, ok := a.toolbox.Lookup(call.Name)
 				if !ok {
@@ -618,31 +621,35 @@ func act(cfg Config, req action.Request, since action.Observed, j fold.Journal) 
 			ctx = action.WithSample(ctx, sm.sample)
 			defer sm.close()
 		}
-		end := b.Finish(ctx, req, bg, adapter)
-		if end.Interrupted != nil {
-			// The run was cancelled while the adapter worked: the act
-			// is recorded as interrupted (the runtime appends it after
-			// the cancellation; see Runtime.Resume), never as a failure.
-			d, err := facts.NewDraft(facts.KindActionInterrupted, "", *end.Interrupted)
-			if err != nil {
-				return nil, effect.Defect(err)
-			}
-			return []facts.Draft{d}, nil
-		}
-		d, err := facts.NewDraft(facts.KindActionCompleted, "", *end.Completed)
+		return endDrafts(b.Finish(ctx, req, bg, adapter))
+	})
+}
+
+// endDrafts are the drafts of how an action ended: its completion (and
+// check), or, when the run was cancelled while the adapter worked, its
+// interruption — recorded as interrupted (the runtime appends it after
+// the cancellation; see Runtime.Resume), never as a failure.
+func endDrafts(end action.Ended) ([]facts.Draft, error) {
+	if end.Interrupted != nil {
+		d, err := facts.NewDraft(facts.KindActionInterrupted, "", *end.Interrupted)
 		if err != nil {
 			return nil, effect.Defect(err)
 		}
-		out := []facts.Draft{d}
-		if check := end.Check; check != nil {
-			c, err := facts.NewDraft(facts.KindCheckRecorded, "", *check)
-			if err != nil {
-				return nil, effect.Defect(err)
-			}
-			out = append(out, c)
+		return []facts.Draft{d}, nil
+	}
+	d, err := facts.NewDraft(facts.KindActionCompleted, "", *end.Completed)
+	if err != nil {
+		return nil, effect.Defect(err)
+	}
+	out := []facts.Draft{d}
+	if check := end.Check; check != nil {
+		c, err := facts.NewDraft(facts.KindCheckRecorded, "", *check)
+		if err != nil {
+			return nil, effect.Defect(err)
 		}
-		return out, nil
-	})
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // inferTurn describes one model turn: the model is asked, transient

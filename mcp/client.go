@@ -301,11 +301,14 @@ type conn struct {
 	// the session is opened.
 	reviving sync.Mutex
 	listing  sync.Mutex
-	// mu guards session, proc, protocol, restarts, lastExit, current,
-	// stale, changed, err, closed, resources and prompts.
+	// mu guards session, tap, proc, protocol, restarts, lastExit,
+	// current, stale, changed, err, closed, resources and prompts.
 	mu      sync.Mutex
 	session *sdk.ClientSession
-	proc    *process // a local server
+	// tap watches a remote server's HTTP exchanges (see session.go);
+	// nil for a local server.
+	tap  *tap
+	proc *process // a local server
 	// protocol is the protocol revision the server agreed to.
 	protocol string
 	// restarts counts the times a local server that ended was started
@@ -374,11 +377,11 @@ func (s *conn) open(ctx context.Context) error {
 		s.mu.Unlock()
 		transport = &sdk.IOTransport{Reader: p.stdout, Writer: p.stdin}
 	case facts.MCPHTTP:
-		base := http.DefaultTransport
-		if opts.HTTPClient != nil && opts.HTTPClient.Transport != nil {
-			base = opts.HTTPClient.Transport
-		}
-		hc := &http.Client{Transport: headers{s.cfg.Headers, base}}
+		tp := newTap(s.roundTripper())
+		s.mu.Lock()
+		s.tap = tp
+		s.mu.Unlock()
+		hc := &http.Client{Transport: tp}
 		t := &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: 2}
 		if opts.Tokens != nil && !hasHeader(s.cfg.Headers, "Authorization") {
 			a, err := newStoredAuth(s.name, s.cfg.URL, *opts.Tokens, oauthClient(opts.HTTPClient))
@@ -430,6 +433,18 @@ func (s *conn) open(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	return nil
+}
+
+// roundTripper is how a remote server is reached: the HTTP client of the
+// options (or the default), the settings' headers added, each response
+// bounded.
+func (s *conn) roundTripper() http.RoundTripper {
+	opts := s.client.opts
+	base := http.DefaultTransport
+	if opts.HTTPClient != nil && opts.HTTPClient.Transport != nil {
+		base = opts.HTTPClient.Transport
+	}
+	return headers{s.cfg.Headers, base}
 }
 
 // explain wraps err from doing what, saying how a local server ended if

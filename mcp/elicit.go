@@ -50,6 +50,9 @@ type inflight struct {
 	samples  int
 	sampling sync.WaitGroup
 	ended    bool
+	// kept are the digests of the sessions kept for the call's questions
+	// (see resumable), forgotten at its end (guarded by calls.mu).
+	kept []string
 }
 
 // calls are the calls of one server being made.
@@ -109,26 +112,9 @@ var secretWords = sync.OnceValue(func() *regexp.Regexp {
 
 // elicit is the client's elicitation handler.
 func (s *conn) elicit(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-	refuse := func(format string, args ...any) (*sdk.ElicitResult, error) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
-	}
-	p := req.Params
-	if p.Mode == "url" || p.URL != "" {
-		return refuse("harness does not open URLs a server asks for (URL elicitation)")
-	}
-	if len(p.Message) > MaxElicitMessage || !utf8.ValidString(p.Message) {
-		return refuse("the message is over %d bytes or not UTF-8", MaxElicitMessage)
-	}
-	var schema facts.RawJSON
-	if p.RequestedSchema != nil {
-		raw, err := json.Marshal(p.RequestedSchema)
-		if err != nil {
-			return refuse("the requested schema cannot be encoded: %v", err)
-		}
-		if len(raw) > MaxElicitSchema {
-			return refuse("the requested schema is over %d bytes", MaxElicitSchema)
-		}
-		schema = canonical(raw)
+	q, err := question(req.Params)
+	if err != nil {
+		return nil, err
 	}
 	call, why := s.calls.only()
 	if call == nil {
@@ -137,8 +123,8 @@ func (s *conn) elicit(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitRes
 	if call.ask == nil {
 		return refuse("nobody can be asked where this call runs")
 	}
-	q := facts.QuestionAsked{Text: p.Message, Elicit: &facts.Elicit{ActionID: call.actionID, Server: s.name,
-		Schema: schema, Sensitive: sensitive(schema)}}
+	q.Elicit.ActionID, q.Elicit.Server = call.actionID, s.name
+	q.Elicit.Resume = s.resumable(call, req.Params.Message)
 	ctx, cancel := context.WithCancel(call.ctx)
 	defer cancel()
 	defer context.AfterFunc(s.life, cancel)()
@@ -148,6 +134,48 @@ func (s *conn) elicit(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitRes
 	if err != nil {
 		return nil, err
 	}
+	return elicitResult(ans)
+}
+
+// refuse is the JSON-RPC error refusing a server's question.
+func refuse(format string, args ...any) (*sdk.ElicitResult, error) {
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
+
+// question is the question a server's elicitation/create puts, its
+// action and server not yet named; a refusal (a JSON-RPC error) when the
+// request may not be put to a person.
+func question(p *sdk.ElicitParams) (facts.QuestionAsked, error) {
+	if p == nil {
+		_, err := refuse("no parameters")
+		return facts.QuestionAsked{}, err
+	}
+	if p.Mode == "url" || p.URL != "" {
+		_, err := refuse("harness does not open URLs a server asks for (URL elicitation)")
+		return facts.QuestionAsked{}, err
+	}
+	if len(p.Message) > MaxElicitMessage || !utf8.ValidString(p.Message) {
+		_, err := refuse("the message is over %d bytes or not UTF-8", MaxElicitMessage)
+		return facts.QuestionAsked{}, err
+	}
+	var schema facts.RawJSON
+	if p.RequestedSchema != nil {
+		raw, err := json.Marshal(p.RequestedSchema)
+		if err != nil {
+			_, err := refuse("the requested schema cannot be encoded: %v", err)
+			return facts.QuestionAsked{}, err
+		}
+		if len(raw) > MaxElicitSchema {
+			_, err := refuse("the requested schema is over %d bytes", MaxElicitSchema)
+			return facts.QuestionAsked{}, err
+		}
+		schema = canonical(raw)
+	}
+	return facts.QuestionAsked{Text: p.Message, Elicit: &facts.Elicit{Schema: schema, Sensitive: sensitive(schema)}}, nil
+}
+
+// elicitResult is the response a person's answer makes.
+func elicitResult(ans facts.QuestionAnswered) (*sdk.ElicitResult, error) {
 	if ans.Elicited == nil {
 		return refuse("the person's answer is not an answer to a form")
 	}

@@ -29,3 +29,8 @@ var (
 	// ErrPromptEmpty: a prompt's messages have no text.
 	ErrPromptEmpty = errors.New("the server's prompt has no text")
 )
+
+// ErrSessionGone: a remote server no longer knows the session a call was
+// made in (HTTP 404): a question's answer cannot be delivered after a
+// restart (see resume.go).
+var ErrSessionGone = errors.New("the server no longer knows the session (HTTP 404)")

@@ -106,15 +106,21 @@ func (s TokenStore) Save(serverURL string, c *Credential) error {
 	if err != nil {
 		return err
 	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	return s.write(path, data)
+}
+
+// write replaces the file at path, in the store's directory, with data:
+// written aside, mode 0600, then renamed.
+func (s TokenStore) write(path string, data []byte) error {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return fmt.Errorf("%w: %v", ErrTokenStore, err)
 	}
 	if err := os.Chmod(s.Dir, 0o700); err != nil {
 		return fmt.Errorf("%w: %v", ErrTokenStore, err)
-	}
-	data, err := json.Marshal(c)
-	if err != nil {
-		return err
 	}
 	tmp, err := os.CreateTemp(s.Dir, ".token-*")
 	if err != nil {

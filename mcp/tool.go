@@ -171,13 +171,15 @@ func (t *tool) Execute(ctx context.Context, req action.Request) (r facts.Report,
 	defer cancel()
 	clock := time.AfterFunc(t.c.timeout, cancel)
 	defer clock.Stop()
-	defer t.c.calls.add(&inflight{ctx: ctx, actionID: req.ActionID, ask: action.ElicitOf(ctx), sample: action.SampleOf(ctx),
+	f := &inflight{ctx: ctx, actionID: req.ActionID, ask: action.ElicitOf(ctx), sample: action.SampleOf(ctx),
 		pause: func() func() {
 			if !clock.Stop() {
 				return func() {} // it ran out already
 			}
 			return func() { clock.Reset(t.c.timeout) }
-		}})()
+		}}
+	defer t.c.forget(f)
+	defer t.c.calls.add(f)()
 	res, err := session.CallTool(callCtx, &sdk.CallToolParams{Name: t.remote, Arguments: json.RawMessage(req.Payload)})
 	if err != nil {
 		if ctx.Err() != nil {

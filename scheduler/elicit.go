@@ -29,6 +29,10 @@ type Elicitation struct {
 	// completed nor interrupted): only then can the answer reach the
 	// server.
 	Running bool
+	// Resumable says the answer reaches the server even when the process
+	// that made the call is gone: the question is the latest of its
+	// running action and names a resumable session (see deliver.go).
+	Resumable bool
 }
 
 // ElicitCause is the cause of the n-th elicitation (from 1) of action id:
@@ -161,6 +165,10 @@ func (s *state[S]) elicitations(latest bool) []Elicitation {
 		}
 		x := *e
 		x.Running = s.running(e.Asked.Elicit.ActionID)
+		if _, a := s.attemptOf(e.Asked.Elicit.ActionID); x.Running && a != nil {
+			last, _ := s.resumable(a)
+			x.Resumable = last == e
+		}
 		out = append(out, x)
 	}
 	return out

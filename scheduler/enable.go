@@ -148,6 +148,14 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 			// Approved, and waiting its turn.
 		case a.Completed == nil && a.Started == nil:
 			out.Transitions = append(out.Transitions, s.execute(c, a))
+		case a.Completed == nil && a.Interrupted == nil && s.deliverable(a):
+			// Started, its process died while the server's question
+			// waited, and the call goes on at the server: the answer is
+			// delivered there once a person gives it (see deliver.go);
+			// until then the question is the thread's wait.
+			if e, n := s.resumable(a); e.Answer != nil {
+				out.Transitions = append(out.Transitions, s.deliver(a, e, n))
+			}
 		case a.Completed == nil && a.Interrupted == nil:
 			// Started, never completed, and no runtime holds it: the
 			// process died while the adapter ran. Never run it again

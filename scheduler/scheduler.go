@@ -106,6 +106,13 @@ type Env[S any] struct {
 	Refuse func(req action.Request, since action.Observed, why string) effect.Effect[S, []facts.Draft]
 	// Recover describes observing an action found in doubt.
 	Recover func(started facts.ActionStarted) effect.Effect[S, facts.ActionInterrupted]
+	// Deliver, when set, describes delivering the answer to a server's
+	// question asked during the call req, which started (started) in a
+	// process that died, over the resumable session the question names
+	// (facts.Elicit.Resume): the drafts of the action's completion — in
+	// doubt, saying why, when the answer could not be delivered or the
+	// result not read. Nil: such a call is recovered as any other.
+	Deliver func(req action.Request, started facts.ActionStarted, asked facts.QuestionAsked, answer facts.QuestionAnswered) effect.Effect[S, []facts.Draft]
 	// Policy says whether a call needs confirmation and what it needs.
 	Policy func(call facts.ToolCall) Policy
 	// Granted reports whether the thread was granted a capability; a call
