@@ -97,6 +97,10 @@ func TestAlwaysFromTheMCPServer(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(raw, &trust))
 	root, _ := filepath.EvalSymlinks(e.Root)
+	// The rule is bound to the workspace directory itself too.
+	require.Len(t, trust.Rules, 1)
+	require.NotEmpty(t, trust.Rules[0].Dir, "the rule names the directory's identity")
+	trust.Rules[0].Dir = ""
 	require.Equal(t, []stock.ProjectRule{{Workspace: root, Allow: "write_file:*.toml", By: "bo (via mcp:test)"}}, trust.Rules)
 	var kinds []facts.Kind
 	for _, f := range e.Watched[before:] {

@@ -65,6 +65,10 @@ func TestAlwaysForThisProjectOnThePage(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(raw, &trust))
 	root, _ := filepath.EvalSymlinks(f.root)
+	// The rule is bound to the workspace directory itself too.
+	require.Len(t, trust.Rules, 1)
+	require.NotEmpty(t, trust.Rules[0].Dir, "the rule names the directory's identity")
+	trust.Rules[0].Dir = ""
 	require.Equal(t, []stock.ProjectRule{{Workspace: root, Allow: "write_file:*.toml", By: "ana"}}, trust.Rules)
 
 	p, err := facts.Decode[facts.PolicySet](f.last("t1", facts.KindPolicySet))
