@@ -1,7 +1,6 @@
 package mcp_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -22,6 +21,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/mcp"
 )
 
@@ -55,7 +55,7 @@ func killWhileAsked(t *testing.T, root, config, url string) {
 	require.NoError(t, err)
 	child := exec.Command(exe)
 	child.Env = append(os.Environ(), childEnv+"="+root, childServersEnv+"="+string(servers), childScriptEnv+"="+askScript)
-	var out bytes.Buffer
+	var out harnesstest.LockedBuffer // read while the child writes
 	child.Stdout, child.Stderr = &out, &out
 	require.NoError(t, child.Start())
 	deadline := time.Now().Add(30 * time.Second)
