@@ -9,7 +9,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/seed-7cc7a084/harness/sandbox/netproxy"
 	"github.com/stretchr/testify/require"
 )
 
@@ -137,7 +139,10 @@ func TestProxyChunked(t *testing.T) {
 	_, body, err = get("lf")
 	require.NoError(t, err)
 	require.Equal(t, "ok", body)
-	log, _ := p.Log()
+	// The proxy records a request once its last byte is relayed, which
+	// may be just after the command has read it: wait for the record.
+	var log []netproxy.Conn
+	require.Eventually(t, func() bool { log, _ = p.Log(); return len(log) >= 3 }, 10*time.Second, 5*time.Millisecond)
 	require.Len(t, log, 3, "one connection to the host, each request recorded")
 	require.Greater(t, log[1].Received, int64(len(big)+3), "the bytes relayed past the buffer counted")
 
