@@ -12,6 +12,10 @@ var (
 	// size, or where it leads.
 	ErrAgentFile = errors.New("bad agent file")
 
+	// ErrNetworkRule: a network rule spelled other than on, off or
+	// allow=HOST[,HOST...] with each host a valid allow-list rule.
+	ErrNetworkRule = errors.New("bad network rule")
+
 	// ErrNoStore: no store was found and none is to be created.
 	ErrNoStore = errors.New("no harness store")
 

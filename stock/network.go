@@ -79,6 +79,9 @@ func WithNetworkAllow(allow []string) Option {
 type NetworkView struct {
 	// Rule is NetworkOff, NetworkOn or NetworkAllowList.
 	Rule string `json:"rule"`
+	// Spelling is the rule as a person writes it (NetworkRule.Spelling):
+	// "on", "off" or "allow=a,b".
+	Spelling string `json:"spelling"`
 	// Allow are the allow-list's entries in force, each with the layer
 	// that gave it.
 	Allow []AllowSource `json:"allow,omitempty"`
@@ -99,7 +102,7 @@ type AllowSource struct {
 // layers left out.
 func (l Layered) NetworkView() NetworkView {
 	rule := NetworkRuleOf(l.Settings)
-	v := NetworkView{Rule: rule.Kind}
+	v := NetworkView{Rule: rule.Kind, Spelling: rule.Spelling()}
 	var from *SettingsSource
 	for i := range l.Sources {
 		s := &l.Sources[i]

@@ -52,7 +52,7 @@ func TestNetworkAllowMerge(t *testing.T) {
 		Settings: stock.Settings{NetworkAllow: []string{"proxy.golang.org"}}, Set: []string{"network_allow"}}
 	l := stock.Merge(user, narrow)
 	require.Equal(t, []string{"proxy.golang.org"}, l.Settings.NetworkAllow)
-	require.Equal(t, stock.NetworkView{Rule: stock.NetworkAllowList,
+	require.Equal(t, stock.NetworkView{Rule: stock.NetworkAllowList, Spelling: "allow=proxy.golang.org",
 		Allow: []stock.AllowSource{{Host: "proxy.golang.org", Scope: stock.ScopeProject, Path: "/w/.harness/project.json"}}}, l.NetworkView())
 
 	add := narrow

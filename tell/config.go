@@ -186,7 +186,7 @@ func Network(w io.Writer, v stock.NetworkView) {
 	case stock.NetworkOff:
 		fmt.Fprintln(w, "network: off (commands have only their own loopback)")
 	default:
-		fmt.Fprintln(w, "network: allow-list (commands reach only these hosts, through the harness's proxy; each connection recorded):")
+		fmt.Fprintf(w, "network: %s (an allow-list: commands reach only these hosts, through the harness's proxy; each connection recorded):\n", present.EscapeLine(v.Spelling))
 	}
 	for _, a := range v.Allow {
 		fmt.Fprintf(w, "  %s\t(%s%s)\n", present.EscapeLine(a.Host), a.Scope, pathOf(a.Path))

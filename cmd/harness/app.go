@@ -136,7 +136,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer shutdown(context.WithoutCancel(ctx))
 	otel.SetTracerProvider(tp)
 	root := a.rootCmd()
-	root.SetArgs(args)
+	root.SetArgs(joinNetworkValue(args))
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -41,8 +41,10 @@ type driveFlags struct {
 	sandbox   string
 	network   bool
 	// networkAllow is --network-allow: the hosts commands reach through
-	// the harness's proxy.
-	networkAllow []string
+	// the harness's proxy; networkList those of --network allow=, and
+	// networkSaid whether --network said on or off (network.go).
+	networkAllow, networkList []string
+	networkSaid               bool
 	// worktrees is when children work in worktrees of their own;
 	// worktreeMerge what a worker's thread's end does with its branch.
 	worktrees, worktreeMerge string
@@ -74,11 +76,6 @@ recorded before turns waited stopped for good with budget.exhausted; to go on,
 fork it before that fact and resume the fork with a larger --max-turns (the
 command that stopped says how).`
 
-// networkAllowHelp is --network-allow's help.
-const networkAllowHelp = "commands get no network but an HTTP(S) proxy the harness runs (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) that reaches only these `HOSTS`: " +
-	"github.com, *.example.com (names under it), proxy.golang.org:443, 127.0.0.1:8080 (a loopback or private address only when named so); " +
-	"comma-separated or repeated; every connection is recorded (default: the settings' \"network_allow\")"
-
 // worktreesUsage is the help of --worktrees.
 const worktreesUsage = "when children work in git worktrees of their own (outside the workspace; their changes come back through merge_worktree, which a person approves seeing the diff): parallel (children delegated in one turn; the default, or the settings' \"worktrees\"), always, or off (they share the workspace)"
 
@@ -96,8 +93,7 @@ func (f *driveFlags) add(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.deny, "deny", nil, "deny calls matching `PATTERN` without asking (the model is told); deny wins over allow and --approve (repeatable); on run_command only a hint, as a shell can spell a command many ways")
 	fl.BoolVar(&f.noInput, "no-input", false, "never ask at the prompt: park the thread (exit 3) when a person must answer")
 	fl.StringVar(&f.sandbox, "sandbox", "", "where commands may reach: workspace-write (write the workspace only; the default, or the settings' \"sandbox\"), read-only, or off (no sandbox: your full authority; recorded, and shown at every approval)")
-	fl.BoolVar(&f.network, "network", false, "let commands use the network (default: none but loopback, or the settings' \"network\")")
-	fl.StringSliceVar(&f.networkAllow, "network-allow", nil, networkAllowHelp)
+	addNetworkFlags(fl, f)
 	fl.StringVar(&f.worktrees, "worktrees", "", worktreesUsage)
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "park the thread on a budget wait before its model turn `N`+1, counting all its turns (raise it: harness budget THREAD raise --turns N); 0 is no bound (default: the settings' max_turns, else 50)")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "run at most `N` steps in this command before stopping with the thread resumable (default: the settings' max_steps, else 100)")
@@ -149,11 +145,9 @@ func (f *driveFlags) layer() (stock.SettingsSource, error) {
 	if f.sandbox != "" {
 		s.Sandbox, set = f.sandbox, append(set, "sandbox")
 	}
-	if f.network || f.changed("network") {
-		s.Network, set = f.network, append(set, "network")
-	}
-	if f.changed("network-allow") {
-		s.NetworkAllow, set = f.networkAllow, append(set, "network_allow")
+	set, err := f.networkLayer(&s, set)
+	if err != nil {
+		return stock.SettingsSource{}, err
 	}
 	if f.worktrees != "" {
 		s.Worktrees, set = f.worktrees, append(set, "worktrees")
