@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -35,7 +35,10 @@ type config struct {
 	writer    io.Writer
 	service   string
 	lookupEnv func(string) (string, bool)
-	otlp      []otlptracehttp.Option
+	// client and headers are the OTLP exporter's (WithHTTPClient,
+	// WithHeaders).
+	client  *http.Client
+	headers map[string]string
 }
 
 // WithWriter sets where HARNESS_TRACE=stdout writes spans; by default,
@@ -52,10 +55,22 @@ func WithLookupEnv(f func(string) (string, bool)) Option {
 	return func(c *config) { c.lookupEnv = f }
 }
 
-// WithOTLPOptions adds options to the OTLP exporter (headers, TLS, an HTTP
-// client), after those the environment gives.
-func WithOTLPOptions(opts ...otlptracehttp.Option) Option {
-	return func(c *config) { c.otlp = append(c.otlp, opts...) }
+// WithHTTPClient sets the client the OTLP exporter posts with (its TLS
+// configuration then wins over the OTEL_EXPORTER_OTLP_*CERTIFICATE
+// variables); by default, one of its own.
+func WithHTTPClient(c *http.Client) Option { return func(c2 *config) { c2.client = c } }
+
+// WithHeaders adds headers to every OTLP request, over those
+// OTEL_EXPORTER_OTLP_HEADERS gives.
+func WithHeaders(h map[string]string) Option {
+	return func(c *config) {
+		if c.headers == nil {
+			c.headers = map[string]string{}
+		}
+		for k, v := range h {
+			c.headers[k] = v
+		}
+	}
 }
 
 // Setup returns the tracer provider the environment asks for (see the
@@ -97,7 +112,7 @@ func Setup(ctx context.Context, opts ...Option) (trace.TracerProvider, func(cont
 	}
 	popts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	if endpoint != "" {
-		exp, err := otlptracehttp.New(ctx, append([]otlptracehttp.Option{otlptracehttp.WithEndpointURL(endpoint)}, c.otlp...)...)
+		exp, err := newOTLPExporter(endpoint, c)
 		if err != nil {
 			return nil, nil, fmt.Errorf("tracing: OTLP exporter to %s: %w", endpoint, err)
 		}

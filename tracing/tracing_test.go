@@ -13,8 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/seed-7cc7a084/harness/tracing"
 )
@@ -30,7 +28,8 @@ type collector struct {
 	mu       sync.Mutex
 	paths    []string
 	types    []string
-	requests []*coltracepb.ExportTraceServiceRequest
+	requests []*exportRequest
+	bodies   [][]byte
 	errs     []error
 }
 
@@ -38,19 +37,19 @@ func newCollector(t *testing.T) *collector {
 	c := &collector{}
 	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
-		req := &coltracepb.ExportTraceServiceRequest{}
+		req := &exportRequest{}
 		if err == nil {
-			err = proto.Unmarshal(body, req)
+			err = json.Unmarshal(body, req)
 		}
 		c.mu.Lock()
 		c.paths = append(c.paths, r.Method+" "+r.URL.Path)
 		c.types = append(c.types, r.Header.Get("Content-Type"))
 		c.requests = append(c.requests, req)
+		c.bodies = append(c.bodies, body)
 		c.errs = append(c.errs, err)
 		c.mu.Unlock()
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-		w.Write(out)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte("{}"))
 	}))
 	t.Cleanup(c.srv.Close)
 	return c
@@ -66,7 +65,7 @@ func (c *collector) spans(t *testing.T) (names, services []string) {
 		for _, rs := range req.ResourceSpans {
 			for _, kv := range rs.Resource.Attributes {
 				if kv.Key == "service.name" {
-					services = append(services, kv.Value.GetStringValue())
+					services = append(services, *kv.Value.StringValue)
 				}
 			}
 			for _, ss := range rs.ScopeSpans {
@@ -149,7 +148,7 @@ func TestOTLP(t *testing.T) {
 			require.Equal(t, []string{"resume t1"}, names)
 			require.Equal(t, []string{"harness"}, services)
 			require.Equal(t, []string{"POST /v1/traces"}, c.paths)
-			require.Equal(t, []string{"application/x-protobuf"}, c.types)
+			require.Equal(t, []string{"application/json"}, c.types)
 		})
 	}
 }
