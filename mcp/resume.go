@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -37,13 +36,6 @@ const resumeAttempts = 5
 // maxRetryWait bounds the wait a server's retry field asks before the
 // stream is read again.
 const maxRetryWait = 5 * time.Second
-
-// eventID is what an SSE event id harness sends back may look like:
-// visible ASCII, bounded.
-var eventID = regexp.MustCompile(`^[\x21-\x7e]{1,256}$`)
-
-// protocolRevision is what a protocol revision looks like.
-var protocolRevision = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 // jsonrpcID is raw as a JSON-RPC id (a string of at most 256 bytes, or an
 // integer), encoded again; nil when it is not one.
@@ -88,7 +80,7 @@ func (s *conn) resumable(call *inflight, message string) *facts.ElicitResume {
 	}
 	q, session, ok := tp.claim(message)
 	request, callID := jsonrpcID(q.request), jsonrpcID(q.call)
-	if !ok || !eventID.MatchString(q.event) || request == nil || callID == nil || !protocolRevision.MatchString(protocol) {
+	if !ok || !isEventID(q.event) || request == nil || callID == nil || !isProtocolRevision(protocol) {
 		return nil
 	}
 	digest, err := tokens.SaveSession(s.cfg.URL, session)
@@ -145,7 +137,7 @@ func (t *tool) Resume(ctx context.Context, req action.Request, asked facts.Quest
 		return doubt("%s", why)
 	}
 	request, call := jsonrpcID(r.Request), jsonrpcID(r.Call)
-	if request == nil || call == nil || !eventID.MatchString(r.Event) || !protocolRevision.MatchString(r.Protocol) {
+	if request == nil || call == nil || !isEventID(r.Event) || !isProtocolRevision(r.Protocol) {
 		return doubt("the question's record of the session is malformed")
 	}
 	tokens := s.client.opts.Tokens
@@ -355,7 +347,7 @@ func (x *resumption) read(ctx, outer context.Context, body io.Reader, last *stri
 		for len(events) > 0 {
 			e := events[0]
 			events = events[1:]
-			if eventID.MatchString(e.id) {
+			if isEventID(e.id) {
 				*last = e.id
 			}
 			if ms, err := strconv.Atoi(e.retry); err == nil && ms >= 0 {
@@ -430,7 +422,7 @@ func (x *resumption) ask(ctx, outer context.Context, event string, id json.RawMe
 		return x.respond(ctx, id, nil, &rpcError{Code: -32602, Message: "nobody can be asked where this call runs"})
 	}
 	q.Elicit.ActionID, q.Elicit.Server = x.actionID, x.t.c.name
-	if eventID.MatchString(event) {
+	if isEventID(event) {
 		r := x.r
 		r.Event, r.Request = event, facts.RawJSON(id)
 		q.Elicit.Resume = &r

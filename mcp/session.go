@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
 )
@@ -218,14 +217,10 @@ func (s *sseReader) endLine() {
 	}
 }
 
-// sessionName is what a session's digest must look like: a forged fact
-// names no other file.
-var sessionName = regexp.MustCompile(`^[0-9a-f]{64}$`)
-
 // sessionFile is the path of the kept session of the server at serverURL
 // whose id has the hex SHA-256 digest.
 func (s TokenStore) sessionFile(serverURL, digest string) (string, error) {
-	if !sessionName.MatchString(digest) {
+	if !isSessionName(digest) {
 		return "", fmt.Errorf("%w: %q is not a session digest", ErrTokenStore, digest)
 	}
 	token, err := s.file(serverURL)
