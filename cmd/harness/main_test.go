@@ -102,6 +102,7 @@ func TestScripts(t *testing.T) {
 			"streamcheck": cmdStreamCheck,
 			"forge":       cmdForge,
 			"httpserve":   cmdHTTPServe,
+			"otlpcollect": cmdOTLPCollect,
 			"retry":       cmdRetry,
 		},
 	})
