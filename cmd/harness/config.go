@@ -32,7 +32,9 @@ harness trust).
 It also lists the instruction files in force here (AGENTS.md: yours beside
 your settings, the workspace root's), each with its size and digest, or why
 it is left out; a thread adds those on the way to the paths its calls name;
-and the agents defined in files (see harness agents).
+and the agents defined in files (see harness agents). The network rule in
+force is shown as --network takes it (on, off, or allow=HOST,...), each
+allowed host with the file that gave it.
 
 ` + trustHelp,
 		Args: args(0, 0, "no arguments"),
