@@ -81,12 +81,16 @@ func TestHTTPStaleCancel(t *testing.T) {
 // forged session's cancellation touches no other session.
 func TestCancelGuardBookkeeping(t *testing.T) {
 	g := &cancelGuard{sessions: map[string]*calls{}}
-	call := func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"start"}}` }
+	call := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"start"}}`
+	}
 	cancel := func(id string) string {
 		return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}`
 	}
 	resp := func(id string) []byte { return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}`) }
-	event := func(id string) []byte { return append(append([]byte("event: message\nid: s_1\ndata: "), resp(id)...), "\n\n"...) }
+	event := func(id string) []byte {
+		return append(append([]byte("event: message\nid: s_1\ndata: "), resp(id)...), "\n\n"...)
+	}
 
 	require.Len(t, g.posted("a", []byte(call("1"))), 1)
 	require.Len(t, g.posted("a", []byte(call("5"))), 1)
