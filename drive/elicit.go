@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
@@ -28,7 +30,17 @@ type ElicitField struct {
 	Enum     []string `json:"enum,omitempty"`
 	// Secret says the field looks like a secret (facts.Elicit.Sensitive).
 	Secret bool `json:"secret,omitempty"`
+	// Default is the value the server offers (its schema's "default",
+	// SEP-1034), as text typed into the field would give it: a field
+	// left empty takes it. Only a default of the field's type is kept
+	// (one of its choices, for a field with some; a string of at most
+	// MaxElicitDefault bytes with no control or bidi-formatting
+	// characters); any other is left out.
+	Default string `json:"default,omitempty"`
 }
+
+// MaxElicitDefault bounds a string field's default, in bytes.
+const MaxElicitDefault = 512
 
 // MaxElicitFields bounds the fields a front end is given of one form.
 const MaxElicitFields = 64
@@ -41,10 +53,11 @@ func ElicitFields(e *facts.Elicit) []ElicitField {
 	}
 	var s struct {
 		Properties map[string]struct {
-			Type        string `json:"type"`
-			Title       string `json:"title"`
-			Description string `json:"description"`
-			Enum        []any  `json:"enum"`
+			Type        string          `json:"type"`
+			Title       string          `json:"title"`
+			Description string          `json:"description"`
+			Enum        []any           `json:"enum"`
+			Default     json.RawMessage `json:"default"`
 			OneOf       []struct {
 				Const any `json:"const"`
 			} `json:"oneOf"`
@@ -71,6 +84,7 @@ func ElicitFields(e *facts.Elicit) []ElicitField {
 		for _, o := range p.OneOf {
 			f.Enum = append(f.Enum, fmt.Sprint(o.Const))
 		}
+		f.Default = f.defaultOf(p.Default)
 		out = append(out, f)
 	}
 	slices.SortFunc(out, func(a, b ElicitField) int { return strings.Compare(a.Name, b.Name) })
@@ -80,8 +94,90 @@ func ElicitFields(e *facts.Elicit) []ElicitField {
 	return out
 }
 
+// defaultOf is the text of the default raw for the field, or "" when raw
+// is none or not one the field takes.
+func (f ElicitField) defaultOf(raw json.RawMessage) string {
+	if len(raw) == 0 || len(raw) > 4*MaxElicitDefault {
+		return ""
+	}
+	var text string
+	switch f.Type {
+	case "string":
+		if json.Unmarshal(raw, &text) != nil || len(text) > MaxElicitDefault || !plainText(text) {
+			return ""
+		}
+	case "number":
+		var n float64
+		if json.Unmarshal(raw, &n) != nil {
+			return ""
+		}
+		text = strconv.FormatFloat(n, 'g', -1, 64)
+	case "integer":
+		var n int64
+		if json.Unmarshal(raw, &n) != nil {
+			return ""
+		}
+		text = strconv.FormatInt(n, 10)
+	case "boolean":
+		var b bool
+		if json.Unmarshal(raw, &b) != nil {
+			return ""
+		}
+		text = strconv.FormatBool(b)
+	}
+	if text == "" || (len(f.Enum) > 0 && !slices.Contains(f.Enum, text)) {
+		return ""
+	}
+	return text
+}
+
+// plainText says s is valid UTF-8 with no control or bidi-formatting
+// characters: text that shows as itself on a terminal and in a form.
+func plainText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || unicode.Is(unicode.Join_Control, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// withDefaults is the input content with each field the server gave a
+// default that content leaves out set to it: what the server is sent
+// when a person accepts a field's default. Content that is not an
+// object is left as it is (the schema check refuses it).
+func withDefaults(e *facts.Elicit, content json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(content, &m) != nil || m == nil {
+		return content, nil
+	}
+	added := false
+	for _, f := range ElicitFields(e) {
+		if _, ok := m[f.Name]; ok || f.Default == "" {
+			continue
+		}
+		x, _, err := f.value(f.Default)
+		if err != nil {
+			continue // defaultOf kept only values of the field's type
+		}
+		b, err := json.Marshal(x)
+		if err != nil {
+			return nil, err
+		}
+		m[f.Name], added = b, true
+	}
+	if !added {
+		return content, nil
+	}
+	return json.Marshal(m)
+}
+
 // elicitContent is the input a form's fields give, typed as the schema
-// says (see ElicitField.Value); an empty field is left out.
+// says (see ElicitField.Value); an empty field is left out (and then
+// takes its default, see withDefaults).
 func elicitContent(e *facts.Elicit, fields map[string]string) (json.RawMessage, error) {
 	byName := map[string]ElicitField{}
 	for _, f := range ElicitFields(e) {

@@ -1,6 +1,7 @@
 package drive_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,4 +47,47 @@ func TestElicitFieldCheck(t *testing.T) {
 	d, err := r.Draft(p)
 	require.NoError(t, err)
 	require.Contains(t, string(d.Data), `{"age":7,"name":"Ana"}`)
+}
+
+// A server's default is kept only when the field takes it: of its type,
+// one of its choices, a plain bounded string; a reply that leaves the
+// field out, or empty, takes it.
+func TestElicitDefaultOf(t *testing.T) {
+	long := `"` + strings.Repeat("x", drive.MaxElicitDefault+1) + `"`
+	e := &facts.Elicit{ActionID: "1-a", Server: "s", Schema: facts.RawJSON(`{"type":"object","properties":{
+		"name":{"type":"string","default":"Ana"},"ttl":{"type":"integer","default":300},"size":{"type":"number","default":2.5},
+		"color":{"type":"string","enum":["red","blue"],"default":"blue"},"ok":{"type":"boolean","default":false},
+		"tier":{"type":"string","enum":["a","b"],"default":"c"},"count":{"type":"integer","default":2.5},
+		"huge":{"type":"integer","default":1e400},"esc":{"type":"string","default":"\u001b[2J"},
+		"bidi":{"type":"string","default":"a\u202eb"},"long":{"type":"string","default":` + long + `},
+		"typed":{"type":"string","default":7},"flag":{"type":"boolean","default":"true"},"obj":{"type":"string","default":{"a":1}}}}`)}
+	got := map[string]string{}
+	for _, f := range drive.ElicitFields(e) {
+		got[f.Name] = f.Default
+	}
+	require.Equal(t, map[string]string{"name": "Ana", "ttl": "300", "size": "2.5", "color": "blue", "ok": "false",
+		"tier": "", "count": "", "huge": "", "esc": "", "bidi": "", "long": "", "typed": "", "flag": "", "obj": ""}, got)
+
+	// (A number float64 cannot hold refuses the whole schema when an
+	// answer is checked.)
+	e.Schema = facts.RawJSON(strings.Replace(string(e.Schema), `"huge":{"type":"integer","default":1e400},`, "", 1))
+	p := drive.AskedPending(drive.Event{Kind: drive.EventAsked, Thread: "t1", Request: "1-a-e1", Elicit: e})
+	r := drive.Reply{Kind: p.Kind, Request: p.RequestID, Elicit: facts.ElicitAccept, Fields: map[string]string{"name": "", "color": "red"}}
+	d, err := r.Draft(p)
+	require.NoError(t, err)
+	require.Contains(t, string(d.Data), `{"color":"red","name":"Ana","ok":false,"size":2.5,"ttl":300}`)
+	// Content given whole takes the defaults of what it leaves out too.
+	r = drive.Reply{Kind: p.Kind, Request: p.RequestID, Elicit: facts.ElicitAccept, Content: []byte(`{"name":"Bo","ok":true}`)}
+	d, err = r.Draft(p)
+	require.NoError(t, err)
+	require.Contains(t, string(d.Data), `{"color":"blue","name":"Bo","ok":true,"size":2.5,"ttl":300}`)
+	// A terminal's empty reply picks the default.
+	for _, f := range drive.ElicitFields(e) {
+		if f.Name == "ttl" {
+			require.Equal(t, "300", f.Pick(""))
+		}
+		if f.Name == "tier" {
+			require.Equal(t, "", f.Pick(""))
+		}
+	}
 }

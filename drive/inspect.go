@@ -167,6 +167,9 @@ type Pending struct {
 	// properties that look like secrets. The question's text is the
 	// server's message. All of it is the server's word.
 	Elicit *facts.Elicit `json:"elicit,omitempty"`
+	// Fields are the fields of Elicit's form as a front end shows them
+	// (ElicitFields), with the default of each the server offers.
+	Fields []ElicitField `json:"fields,omitempty"`
 	// Offer, on a confirmation, is the end of a thread that worked in a
 	// worktree of its own offering its work: the branch, base, head and
 	// changed files of the merge asked (a merge_worktree call no model
@@ -388,6 +391,7 @@ func pending(r scheduler.Reading, w fold.Wait) Pending {
 		}
 		if e, ok := r.Elicitation(w.RequestID); ok {
 			pd.Elicit = e.Asked.Elicit
+			pd.Fields = ElicitFields(pd.Elicit)
 			if a, ok := r.Action(e.Asked.Elicit.ActionID); ok {
 				pd.Tool, pd.Args, pd.Action = a.Requested.Adapter, string(a.Requested.Payload), &a
 				pd.Sandbox, pd.MCP = a.Requested.Sandbox, a.Requested.MCP

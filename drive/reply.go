@@ -303,6 +303,12 @@ func (r Reply) elicited(p Pending) (facts.Draft, error) {
 		if len(content) == 0 {
 			content = json.RawMessage("{}")
 		}
+		// A field left out takes the server's default (SEP-1034), as
+		// the person was shown: the answer recorded is what is sent.
+		content, err := withDefaults(p.Elicit, content)
+		if err != nil {
+			return facts.Draft{}, err
+		}
 		a.Content = facts.RawJSON(content)
 	}
 	if err := scheduler.CheckElicited(p.Elicit.Schema, a); err != nil {

@@ -16,11 +16,12 @@ import (
 // names another host (DNS rebinding) is refused with 403. It lets in
 // everyone who reaches it: a front end wraps it in its tokens and Origin
 // rules (harness mcp serve --http uses the page's: serve.Guard). A
-// session nobody used for an hour is closed.
+// session nobody used for an hour is closed. A call the client cancels
+// (notifications/cancelled) while it runs gets no response, on its
+// stream or on a stream resumed after; the hint that its thread is
+// resumable goes to the session's own stream (a GET without
+// Last-Event-ID), as the client has stopped reading the call's.
 func HTTPHandler(ws Workspace, opts ServerOptions) http.Handler {
 	srv := NewServer(ws, opts)
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
-		EventStore:     sdk.NewMemoryEventStore(nil),
-		SessionTimeout: time.Hour,
-	})
+	return guardCancels(srv, sdk.StreamableHTTPOptions{SessionTimeout: time.Hour})
 }

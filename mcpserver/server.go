@@ -409,7 +409,14 @@ func (s *server) drive(ctx context.Context, o *Opened, th *harness.Thread, ss *s
 	if err != nil {
 		err = fmt.Errorf("thread %s: %w", th.ID(), err)
 		if ctx.Err() != nil && ss != nil {
-			_ = ss.Log(context.WithoutCancel(ctx), &sdk.LoggingMessageParams{Level: "warning", Logger: "harness",
+			lctx := context.WithoutCancel(ctx)
+			if ss.ID() != "" {
+				// Over HTTP the client has stopped reading the call's
+				// stream: the hint goes to the session's own (a context
+				// of no request).
+				lctx = context.Background()
+			}
+			_ = ss.Log(lctx, &sdk.LoggingMessageParams{Level: "warning", Logger: "harness",
 				Data: FactLog{Thread: th.ID(), Text: err.Error() + " (or with the resume tool)"}})
 		}
 		return ThreadView{}, err

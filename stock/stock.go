@@ -642,6 +642,7 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	// if it was there when the session began).
 	if hasRemote(o.mcpServers) {
 		if ts, err := place.MCPTokens(os.Getenv); err == nil && os.MkdirAll(ts.Dir, 0o700) == nil {
+			expireKeptSessions(ts)
 			if r := resolved(ts.Dir); !slices.Contains(spec.Hidden, r) {
 				spec.Hidden = append(spec.Hidden, r)
 			}

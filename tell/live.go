@@ -292,6 +292,9 @@ func WriteAsked(w io.Writer, e drive.Event) {
 		if len(f.Enum) > 0 {
 			line += ", one of " + present.EscapeLine(strings.Join(f.Enum, " | "))
 		}
+		if f.Default != "" {
+			line += ", default " + present.EscapeLine(strconv.Quote(f.Default))
+		}
 		line += ")"
 		if f.Title != "" {
 			line += ": " + present.EscapeLine(f.Title)
@@ -318,9 +321,15 @@ func FieldLabel(f drive.ElicitField) string {
 	if len(f.Enum) > 0 {
 		kind += ", one of " + strconv.Itoa(len(f.Enum)) + " (a number or the value)"
 	}
-	if f.Required {
+	switch {
+	case f.Default != "":
+		if f.Required {
+			kind += ", required"
+		}
+		kind += ", Enter takes the default " + present.EscapeLine(strconv.Quote(f.Default))
+	case f.Required:
 		kind += ", required"
-	} else {
+	default:
 		kind += ", optional: Enter leaves it out"
 	}
 	return fmt.Sprintf("%s [%s]", label, kind)
