@@ -98,6 +98,9 @@ func verifyTree(ctx context.Context, store thread.Store, actor harness.Actor, id
 	if err != nil {
 		return err
 	}
+	if len(kids) == 0 {
+		return nil // no link to check (forkOrigins would read the whole log again)
+	}
 	origins, err := forkOrigins(ctx, store, id)
 	if err != nil {
 		return err
