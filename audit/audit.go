@@ -50,27 +50,30 @@ func VerifyLog(ctx context.Context, store thread.Store, actor harness.Actor, id 
 // thread id) and then what VerifyLog checks of each fact. An empty log is
 // an error.
 func VerifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error]) error {
-	return verifyFacts(actor, id, log, nil)
+	_, err := verifyFacts(actor, id, log, nil)
+	return err
 }
 
-func verifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error], snaps *snapshotCheck) error {
+// verifyFacts verifies the log, and returns its verifier, whose fold has
+// folded all of it, when it verifies.
+func verifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error], snaps *snapshotCheck) (*Verifier, error) {
 	v := NewVerifier(actor, id)
 	v.snaps = snaps
 	for f, err := range log {
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := v.Add(f); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if v.seq == 0 {
-		return fmt.Errorf("verify %s: %w", id, harness.ErrUnknownThread)
+		return nil, fmt.Errorf("verify %s: %w", id, harness.ErrUnknownThread)
 	}
 	if err := v.End(); err != nil {
-		return err
+		return nil, err
 	}
-	return snaps.result(v.seq)
+	return v, snaps.result(v.seq)
 }
 
 // Verifier checks a thread's log fact by fact as VerifyFacts does, and
@@ -414,6 +417,9 @@ func short(h string) string {
 type Audit struct {
 	Thread  string
 	Entries []AuditEntry
+	// Facts is how many facts the log holds: len(Entries), or, for an
+	// audit told as it went (ReplayEach), how many were told.
+	Facts int
 	// Status is how the thread stands now.
 	Status harness.Status
 	Waits  []fold.Wait
@@ -465,6 +471,7 @@ func Replay(ctx context.Context, store thread.Store, actor harness.Actor, id str
 		}
 		a.Entries = append(a.Entries, AuditEntry{Fact: f})
 	}
+	a.Facts = len(a.Entries)
 	if len(a.Entries) == 0 {
 		return a, fmt.Errorf("replay %s: %w", id, harness.ErrUnknownThread)
 	}
@@ -485,10 +492,7 @@ func Replay(ctx context.Context, store thread.Store, actor harness.Actor, id str
 		if c == nil || act.CompletedSeq == 0 || act.CompletedSeq > uint64(len(a.Entries)) {
 			continue
 		}
-		aa := &ActionAudit{ActionID: act.ID, Tool: act.Requested.Adapter, Report: c.Report, Observation: c.Observation,
-			EffectState: c.EffectState, Check: act.Check}
-		aa.Flag = flag(aa)
-		a.Entries[act.CompletedSeq-1].Action = aa
+		a.Entries[act.CompletedSeq-1].Action = actionAudit(act)
 	}
 	return a, nil
 }

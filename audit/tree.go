@@ -78,10 +78,14 @@ func verifyTree(ctx context.Context, store thread.Store, actor harness.Actor, id
 	if err != nil {
 		return err
 	}
-	if err := verifyFacts(th.Actor(), id, store.Read(ctx, id, 1), snaps); err != nil {
+	vf, err := verifyFacts(th.Actor(), id, store.Read(ctx, id, 1), snaps)
+	if err != nil {
 		return err
 	}
-	v, err := th.View(ctx)
+	// The links are read from the fold that verified the log (the log as
+	// it was checked), not from another fold of it: a long log's fold is
+	// the most a verifier holds, and it holds one.
+	v, err := harness.ViewOf(id, vf.v.fold)
 	if err != nil {
 		return err
 	}
@@ -90,15 +94,18 @@ func verifyTree(ctx context.Context, store thread.Store, actor harness.Actor, id
 			return err
 		}
 	}
-	r, err := th.Reading(ctx)
+	kids, err := harness.ChildrenOf(id, vf.v.fold)
 	if err != nil {
 		return err
+	}
+	if len(kids) == 0 {
+		return nil // no link to check (forkOrigins would read the whole log again)
 	}
 	origins, err := forkOrigins(ctx, store, id)
 	if err != nil {
 		return err
 	}
-	for _, c := range r.Children() {
+	for _, c := range kids {
 		ch := *c.Child
 		bad := func(seq uint64, kind facts.Kind, reason string) error {
 			return &VerifyError{Thread: id, Seq: seq, Kind: kind, Cause: "", Reason: reason}
@@ -241,10 +248,18 @@ func replayTree(ctx context.Context, store thread.Store, actor harness.Actor, id
 	if err != nil {
 		return t, err
 	}
-	for _, c := range r.Children() {
+	t.Children, err = childAudits(ctx, store, actor, id, r.Children())
+	return t, err
+}
+
+// childAudits are the audits of the children of thread id that its
+// delegations kids spawned and that have a thread of their own.
+func childAudits(ctx context.Context, store thread.Store, actor harness.Actor, id string, kids []scheduler.Call) ([]TreeAudit, error) {
+	var out []TreeAudit
+	for _, c := range kids {
 		sp, ok, err := thread.SpawnOf(ctx, store, c.Child.ID())
 		if err != nil {
-			return t, err
+			return out, err
 		}
 		if !ok || sp.Parent != id {
 			continue // not created yet, or a fork's shared child
@@ -252,11 +267,11 @@ func replayTree(ctx context.Context, store thread.Store, actor harness.Actor, id
 		c := c
 		kid, err := replayTree(ctx, store, actor, c.Child.ID(), &c)
 		if err != nil {
-			return t, err
+			return out, err
 		}
-		t.Children = append(t.Children, kid)
+		out = append(out, kid)
 	}
-	return t, nil
+	return out, nil
 }
 
 // maxForkDepth bounds the walk from a fork up to the thread it began as,

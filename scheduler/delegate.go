@@ -167,7 +167,7 @@ func (s *state[S]) childSpawned(f facts.Fact, p facts.ChildSpawned) {
 	}
 	c.child = &Child{Spawned: p, SpawnedSeq: f.Seq}
 	if p.Refused != "" {
-		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Seq: f.Seq,
+		s.say(facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Seq: f.Seq,
 			Text: "The delegation was refused; no child thread ran: " + p.Refused})
 		return
 	}
@@ -184,7 +184,7 @@ func (s *state[S]) childReported(f facts.Fact, p facts.ChildReported) {
 		return
 	}
 	c.child.Reported, c.child.ReportedSeq = &p, f.Seq
-	s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Seq: f.Seq, Text: ChildResult(p)})
+	s.say(facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Seq: f.Seq, Text: ChildResult(p)})
 }
 
 // ChildResult is the text a model is shown for a child's report: how the

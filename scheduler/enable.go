@@ -270,16 +270,16 @@ func (s *state[S]) infer() fold.Transition[S] {
 			return fold.Transition[S]{Key: key, Effect: drafts[S](facts.KindBudgetExhausted, *spent)}
 		}
 	}
-	// The conversation is lent (see conversation): projecting costs no
-	// copy of it, and a turn that runs gives the model its own copy, made
-	// when it runs.
-	req := Request{Thread: s.thread, Turn: turn, System: s.system, Messages: s.conversation()}
+	// The conversation is lent (see lend): projecting costs no copy of
+	// it, and a turn that runs gives the model its own, said when it runs.
+	lent := s.lend()
+	req := Request{Thread: s.thread, Turn: turn, System: s.system}
 	if o := s.system.Output; o != nil {
 		req.System.Prompt = strings.TrimSpace(req.System.Prompt + "\n\n" + outputInstruction(o))
 	}
 	ask := effect.AndThen(effect.Succeed[S](struct{}{}), func(struct{}) effect.Effect[S, asked] {
 		own := req
-		own.Messages = slices.Clone(req.Messages)
+		own.Messages = said(lent)
 		prepare := effect.Succeed[S](Prepared{Request: own})
 		if s.env.Prepare != nil {
 			prepare = s.env.Prepare(own)

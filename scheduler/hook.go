@@ -284,7 +284,7 @@ func (s *state[S]) hookRan(f facts.Fact, p facts.HookRan) {
 		s.ownHooks = append(s.ownHooks, p)
 		if p.Event == facts.HookSessionStart {
 			if note := hookNote(p); note != "" {
-				s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: note, Seq: f.Seq})
+				s.say(facts.Message{Role: facts.RoleUser, Text: note, Seq: f.Seq})
 			}
 		}
 	}
@@ -309,7 +309,7 @@ func hookNote(p facts.HookRan) string {
 // addToResult appends note to the tool message of call c recorded at seq.
 func (s *state[S]) addToResult(c *call, seq uint64, note string) {
 	s.editToolMessage(func(m facts.Message) bool { return m.ToolCallID == c.call.ID && m.Seq == seq },
-		func(m *facts.Message) { m.Text += "\n" + note })
+		func(m *msg) { m.Text += "\n" + note })
 }
 
 // checkHookRan is the verifier's question about a hook.ran: its hook is

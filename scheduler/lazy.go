@@ -3,7 +3,6 @@ package scheduler
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -258,9 +257,9 @@ func (s *Scheduler[S]) CheckEnd() error {
 // caller's own copy.
 func (s *Scheduler[S]) Messages() []facts.Message {
 	if s.prefix != nil {
-		return slices.Clone(s.talk())
+		return said(s.talk())
 	}
-	return slices.Clone(s.whole().conversation())
+	return s.whole().conversation()
 }
 
 // Accept checks an answer against the requests of the whole log.

@@ -130,7 +130,7 @@ func (s *state[S]) outputChecked(f facts.Fact, p facts.OutputChecked) {
 		return
 	}
 	s.userAfterTurn = true
-	s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: invalidNotice(p), Seq: f.Seq})
+	s.say(facts.Message{Role: facts.RoleUser, Text: invalidNotice(p), Seq: f.Seq})
 	if p.InARow >= MaxInvalidOutput {
 		s.failure = fmt.Sprintf("%s failed (%s): the final answer was not valid against the output schema %d times in a row (its errors are on output.checked): resume the thread to give the model another turn",
 			checkKey(p.Turn), facts.ClassInvalidOutput, p.InARow)

@@ -240,9 +240,9 @@ type convFold[S any] struct {
 // talk is the conversation the whole log gives, folded from where it
 // starts (see above); the whole log's when it starts at the first fact, or
 // when the fold from its start met a fact it could not place.
-func (s *Scheduler[S]) talk() []facts.Message {
+func (s *Scheduler[S]) talk() []msg {
 	if s.convFrom == 0 || s.full != nil {
-		return s.whole().conversation()
+		return s.whole().lend()
 	}
 	c := s.conv
 	if c == nil || c.from != s.convFrom {
@@ -260,7 +260,7 @@ func (s *Scheduler[S]) talk() []facts.Message {
 		s.fold(c.st, s.log.at(c.applied))
 	}
 	if c.st.missed || s.err != nil {
-		return s.whole().conversation()
+		return s.whole().lend()
 	}
-	return c.st.conversation()
+	return c.st.lend()
 }

@@ -114,7 +114,7 @@ type state[S any] struct {
 	// talk and prior, when set, answer those two in place of whole: a
 	// scheduler restored from a snapshot finds them without folding the
 	// whole log (see snapshot.go).
-	talk  func() []facts.Message
+	talk  func() []msg
 	prior func(key, id string) *Action
 	// missed is set when a fact named a call, request or action this
 	// state does not know: a fold of a stretch of the log, rather than the
@@ -124,12 +124,12 @@ type state[S any] struct {
 	thread    string
 	system    facts.SystemConfigured
 	hasSystem bool
-	// messages are the conversation so far. conversation lends them out
-	// without a copy, capped at their length (an append by either side
-	// does not reach the other): messages[:lent] were lent, and one of
-	// them is changed in place (see checkRecorded) only after a copy, so
-	// what was lent never changes.
-	messages  []facts.Message
+	// messages are the conversation so far, as the fold keeps it (see
+	// msg). lend lends them out without a copy, capped at their length
+	// (an append by either side does not reach the other):
+	// messages[:lent] were lent, and one of them is changed in place (see
+	// checkRecorded) only after a copy, so what was lent never changes.
+	messages  []msg
 	lent      int
 	turns     int
 	calls     []*call // of the latest model turn
@@ -332,7 +332,7 @@ func (s *state[S]) systemConfigured(_ facts.Fact, p facts.SystemConfigured) {
 
 func (s *state[S]) userMessage(f facts.Fact, p facts.UserMessage) {
 	s.offeredNow(f, p.Served)
-	s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: p.Text, Seq: f.Seq})
+	s.say(facts.Message{Role: facts.RoleUser, Text: p.Text, Seq: f.Seq})
 	s.userAfterTurn = true
 	s.cutInARow, s.invalidInARow = 0, 0
 }
@@ -358,7 +358,7 @@ func (s *state[S]) modelTurn(f facts.Fact, p facts.ModelTurn) {
 	}
 	if p.Cut == nil || text != "" {
 		// (A turn cut off before any text came says nothing to show.)
-		s.messages = append(s.messages, facts.Message{Role: facts.RoleAssistant, Text: text, ToolCalls: p.ToolCalls, Seq: f.Seq})
+		s.say(facts.Message{Role: facts.RoleAssistant, Text: text, ToolCalls: p.ToolCalls, Seq: f.Seq})
 	}
 	s.cutInARow = 0
 	if p.Cut != nil {
@@ -397,7 +397,7 @@ const MaxCutInARow = 3
 func (s *state[S]) cutTurn(f facts.Fact, p facts.ModelTurn) {
 	s.cutInARow = max(p.Cut.InARow, 1)
 	s.userAfterTurn = true
-	s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: cutNotice(p), Seq: f.Seq})
+	s.say(facts.Message{Role: facts.RoleUser, Text: cutNotice(p), Seq: f.Seq})
 	if s.cutInARow >= MaxCutInARow {
 		s.failure = fmt.Sprintf("%s failed (%s): the answer was cut off at a limit %d turns in a row (stop reason %q): raise the output limit a turn is given (or the server's own) or the server's context size, then resume the thread",
 			inferKey(p.Turn), facts.ClassInvalidOutput, s.cutInARow, p.StopReason)
@@ -434,7 +434,7 @@ func (s *state[S]) confirmationAnswered(f facts.Fact, p facts.ConfirmationAnswer
 	}
 	c.answer, c.answerAt = &p, f.Seq
 	if !p.Approved && c.offer == nil {
-		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: denialResult(p), Seq: f.Seq})
+		s.say(facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: denialResult(p), Seq: f.Seq})
 	}
 }
 
@@ -547,7 +547,7 @@ func (s *state[S]) actionCompleted(f facts.Fact, p facts.ActionCompleted) {
 		s.done[k] = a
 	}
 	if !a.Open() && !c.denied() && c.offer == nil {
-		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: ToolResult(p, nil), Seq: f.Seq})
+		s.sayResult(facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Seq: f.Seq}, a.Completed)
 	}
 }
 
@@ -564,7 +564,7 @@ func (s *state[S]) checkRecorded(f facts.Fact, p facts.CheckRecorded) {
 	// The check comes with its completion: show the model both.
 	if a.Completed != nil {
 		s.editToolMessage(func(m facts.Message) bool { return m.Seq == a.CompletedSeq },
-			func(m *facts.Message) { m.Text = ToolResult(*a.Completed, &p) })
+			func(m *msg) { m.sayWith(a.Completed, &p) })
 	}
 }
 
@@ -579,7 +579,7 @@ func (s *state[S]) actionInterrupted(f facts.Fact, p facts.ActionInterrupted) {
 	if !a.Open() && !c.denied() && c.offer == nil {
 		// Stopped by a cancelled run, and nothing changed: the model is
 		// told so, as it is told a completion.
-		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: InterruptedResult(p), Seq: f.Seq})
+		s.say(facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: InterruptedResult(p), Seq: f.Seq})
 	}
 }
 
@@ -594,7 +594,7 @@ func (s *state[S]) effectReconciled(f facts.Fact, p facts.EffectReconciled) {
 	}
 	a.Reconciled, a.ReconciledSeq, a.At = &p, f.Seq, f.At
 	if p.Decision != facts.DecisionRetry && c.offer == nil {
-		s.messages = append(s.messages, facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: reconciledResult(a, p), Seq: f.Seq})
+		s.say(facts.Message{Role: facts.RoleTool, ToolCallID: c.call.ID, Text: reconciledResult(a, p), Seq: f.Seq})
 	}
 }
 
@@ -618,13 +618,13 @@ func (s *state[S]) questionAnswered(f facts.Fact, p facts.QuestionAnswered) {
 	}
 	q.Answer, q.AnswerSeq = &p, f.Seq
 	s.offeredNow(f, p.Served)
-	s.messages = append(s.messages, facts.Message{Role: facts.RoleUser, Text: p.Text, Seq: f.Seq})
+	s.say(facts.Message{Role: facts.RoleUser, Text: p.Text, Seq: f.Seq})
 }
 
 // contextCompacted replaces the messages a summary covers with the summary.
 func (s *state[S]) contextCompacted(_ facts.Fact, p facts.ContextCompacted) {
 	s.compactedSince = true
-	kept := []facts.Message{{Role: facts.RoleUser, Text: "Summary of the conversation so far:\n" + p.Summary, Seq: p.UpTo}}
+	kept := []msg{{Message: facts.Message{Role: facts.RoleUser, Text: "Summary of the conversation so far:\n" + p.Summary, Seq: p.UpTo}}}
 	for _, m := range s.messages {
 		if m.Seq > p.UpTo {
 			kept = append(kept, m)
@@ -724,34 +724,4 @@ func refOf(actionID string) string {
 // owns reports whether key is one of this component's transitions.
 func owns(key string) bool {
 	return slices.ContainsFunc(ownPrefixes, func(p string) bool { return strings.HasPrefix(key, p) })
-}
-
-// conversation returns the conversation the whole log gives, lent: the
-// caller must not change its messages (appending to it copies). It costs
-// nothing, so a projection may make a model turn's request at every fact
-// (a verifier projects at every cause) and the log is copied only for a
-// turn that runs (see infer).
-func (s *state[S]) conversation() []facts.Message {
-	if s.talk != nil {
-		return s.talk()
-	}
-	if s.whole != nil {
-		return s.whole().conversation()
-	}
-	s.lent = len(s.messages)
-	return s.messages[:s.lent:s.lent]
-}
-
-// editToolMessage edits the last tool message match accepts, in place,
-// first unsharing the conversation when a projection has it on loan.
-func (s *state[S]) editToolMessage(match func(facts.Message) bool, edit func(*facts.Message)) {
-	for i := len(s.messages) - 1; i >= 0; i-- {
-		if m := s.messages[i]; m.Role == facts.RoleTool && match(m) {
-			if i < s.lent {
-				s.messages, s.lent = slices.Clone(s.messages), 0
-			}
-			edit(&s.messages[i])
-			return
-		}
-	}
 }

@@ -22,13 +22,29 @@ const CommandTail = 5
 // action's report, observation, effect state and check side by side, and
 // then the thread's status.
 func Audit(w io.Writer, record audit.Audit, paint Paint) {
-	fmt.Fprintf(w, "replay of thread %s\n", record.Thread)
+	AuditHead(w, record.Thread)
 	for _, e := range record.Entries {
-		fmt.Fprintln(w, FactLine(e.Fact))
-		if e.Action != nil {
-			auditAction(w, e.Action, paint)
-		}
+		AuditEntry(w, e, paint)
 	}
+	AuditEnd(w, record)
+}
+
+// AuditHead writes the line an audit of thread id starts with: Audit, told
+// in parts for an audit told as it goes (audit.ReplayEach), is AuditHead,
+// AuditEntry for each entry, and AuditEnd.
+func AuditHead(w io.Writer, id string) { fmt.Fprintf(w, "replay of thread %s\n", id) }
+
+// AuditEntry writes one entry of an audit: its fact's line, and an
+// action's records under its completion.
+func AuditEntry(w io.Writer, e audit.AuditEntry, paint Paint) {
+	fmt.Fprintln(w, FactLine(e.Fact))
+	if e.Action != nil {
+		auditAction(w, e.Action, paint)
+	}
+}
+
+// AuditEnd writes the line an audit ends with: the thread's status.
+func AuditEnd(w io.Writer, record audit.Audit) {
 	line := fmt.Sprintf("status: %s", record.Status)
 	if record.Reason != "" {
 		line += " (" + OneLine(record.Reason) + ")"
@@ -114,7 +130,7 @@ func Verified(w io.Writer, record audit.Audit, verr error, paint Paint) bool {
 		return false
 	}
 	fmt.Fprintf(w, "%s %d facts: the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent\n",
-		paint.on("green", "verified:"), len(record.Entries))
+		paint.on("green", "verified:"), max(record.Facts, len(record.Entries)))
 	return true
 }
 

@@ -162,7 +162,11 @@ and proves nothing; one whose signature does not verify fails.
 				verr = audit.VerifyLog(ctx, s.Store, s.Stock.Actor, id)
 				seals, serr = s.Place.VerifySeals(ctx, a.getenv, s.Store, id, check)
 			}
-			tree, err := audit.ReplayTree(ctx, s.Store, s.Stock.Actor, id)
+			replay := audit.ReplayTree
+			if !a.jsonOut() {
+				replay = a.replayTold // the record is told as it is replayed
+			}
+			tree, err := replay(ctx, s.Store, s.Stock.Actor, id)
 			record := tree.Audit
 			if err != nil && verr == nil {
 				return err
@@ -176,7 +180,6 @@ and proves nothing; one whose signature does not verify fails.
 				return a.printAuditJSON(record, verify, verr, sj)
 			}
 			if err == nil {
-				tell.Audit(a.stdout, record, a.paint)
 				tell.Tree(a.stdout, tree.Children, "", a.paint)
 			}
 			if verify {
