@@ -58,6 +58,10 @@ func Encode(f Fact) ([]byte, error) {
 // until Decode reads them. Malformed bytes fail with ErrCorrupt, a record
 // from a newer format with ErrVersion; DecodeFact never panics.
 func DecodeFact(thread string, b []byte) (Fact, error) {
+	return decodeFact(thread, b, false)
+}
+
+func decodeFact(thread string, b []byte, lend bool) (Fact, error) {
 	if len(b) < 1+4 {
 		return Fact{}, fmt.Errorf("%w: %d bytes is too short for a record", ErrCorrupt, len(b))
 	}
@@ -77,7 +81,11 @@ func DecodeFact(thread string, b []byte) (Fact, error) {
 	f.At = time.Unix(0, int64(r.uint64("at"))).UTC()
 	copy(f.Prev[:], r.fixed("prev", len(f.Prev)))
 	if data := r.bytes("data"); len(data) > 0 {
-		f.Data = append([]byte(nil), data...)
+		if lend {
+			f.Data = data[:len(data):len(data)]
+		} else {
+			f.Data = append([]byte(nil), data...)
+		}
 	}
 	if r.err != nil {
 		return Fact{}, r.err
