@@ -563,61 +563,13 @@ func (s *PebbleStore) Read(ctx context.Context, thread string, from uint64) iter
 
 // read yields thread's facts from seq from in snap. It returns an error for
 // the caller to yield, or nil when done or when yield said stop.
-func read(ctx context.Context, snap *pebble.Snapshot, thread string, from uint64, yield func(facts.Fact, error) bool) (err error) {
-	head, found, err := readHead(snap, thread)
-	if err != nil {
-		return err
-	}
-	if from == 0 {
-		from = 1
-	}
-	it, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: factKey(thread, from), UpperBound: factUpper(thread)})
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, it.Close()) }()
-	done := ctx.Done()
-	want := from
-	for ok := it.First(); ok; ok = it.Next() {
-		select {
-		case <-done:
-			return ctx.Err()
-		default:
-		}
-		seq, ok := factSeq(thread, it.Key())
-		switch {
-		case !ok:
-			return corrupt(thread, want, "malformed fact key %x", it.Key())
-		case !found:
-			return corrupt(thread, seq, "fact without a head record")
-		case seq > head.Seq:
-			return corrupt(thread, seq, "fact beyond the head record (seq %d)", head.Seq)
-		case seq != want:
-			return corrupt(thread, want, "fact is missing (the next is seq %d)", seq)
-		}
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return err
-		}
-		f, err := facts.DecodeFact(thread, v)
-		if err != nil {
-			return &CorruptError{Thread: thread, Seq: seq, Err: err}
-		}
-		if f.Seq != seq {
-			return corrupt(thread, seq, "record under seq %d says seq %d", seq, f.Seq)
-		}
+func read(ctx context.Context, snap *pebble.Snapshot, thread string, from uint64, yield func(facts.Fact, error) bool) error {
+	return walk(ctx, snap, thread, from, false, func(f facts.Fact) error {
 		if !yield(f, nil) {
-			return nil
+			return errStopped
 		}
-		want++
-	}
-	if err := it.Error(); err != nil {
-		return err
-	}
-	if found && want <= head.Seq {
-		return corrupt(thread, want, "fact is missing (the head record is at seq %d)", head.Seq)
-	}
-	return nil
+		return nil
+	})
 }
 
 // Verify walks thread's whole log and checks every link; see Store.
