@@ -604,10 +604,9 @@ func verify(ctx context.Context, snap *pebble.Snapshot, thread string) error {
 		last      facts.Fact
 		lastCause string
 	)
-	for f, err := range readSeq(ctx, snap, thread) {
-		if err != nil {
-			return err
-		}
+	// Each payload is lent for as long as it is hashed: last keeps the
+	// envelope only.
+	err = walk(ctx, snap, thread, 1, true, func(f facts.Fact) error {
 		if f.Prev != prev {
 			return corrupt(thread, f.Seq, "prev is %s, but seq %d hashes to %s", f.Prev, f.Seq-1, prev)
 		}
@@ -620,6 +619,14 @@ func verify(ctx context.Context, snap *pebble.Snapshot, thread string) error {
 			}
 		}
 		prev, last, lastCause = f.Hash(), f, f.Cause
+		last.Data = nil
+		return nil
+	})
+	if fe, ok := err.(fnError); ok {
+		return fe.err
+	}
+	if err != nil {
+		return err
 	}
 	if last.Seq != head.Seq {
 		return corrupt(thread, last.Seq+1, "fact is missing (the head record is at seq %d)", head.Seq)

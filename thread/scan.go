@@ -1,6 +1,7 @@
 package thread
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -83,9 +84,9 @@ func (e fnError) Unwrap() error { return e.err }
 // without an error.
 var errStopped = errors.New("stopped")
 
-// walk calls fn with thread's facts from seq from in snap, decoding each
-// record with a facts.Decoder when lend is set (Data then lives only
-// until fn returns) and facts.DecodeFact otherwise. It returns an error
+// walk calls fn with thread's facts from seq from in snap, decoded with a
+// facts.Decoder: with lend set, Data lives only until fn returns;
+// without, it is the fact's own copy. It returns an error
 // of the store's, an error of fn's as an fnError, or nil when done or
 // when fn returned errStopped.
 func walk(ctx context.Context, snap *pebble.Snapshot, thread string, from uint64, lend bool, fn func(facts.Fact) error) (err error) {
@@ -105,11 +106,7 @@ func walk(ctx context.Context, snap *pebble.Snapshot, thread string, from uint64
 			err = errors.Join(err, cerr)
 		}
 	}()
-	decode := facts.DecodeFact
-	if lend {
-		var d facts.Decoder
-		decode = d.Decode
-	}
+	var d facts.Decoder
 	done := ctx.Done()
 	want := from
 	for ok := it.First(); ok; ok = it.Next() {
@@ -133,9 +130,12 @@ func walk(ctx context.Context, snap *pebble.Snapshot, thread string, from uint64
 		if err != nil {
 			return err
 		}
-		f, err := decode(thread, v)
+		f, err := d.Decode(thread, v)
 		if err != nil {
 			return &CorruptError{Thread: thread, Seq: seq, Err: err}
+		}
+		if !lend && f.Data != nil {
+			f.Data = bytes.Clone(f.Data)
 		}
 		if f.Seq != seq {
 			return corrupt(thread, seq, "record under seq %d says seq %d", seq, f.Seq)
