@@ -108,3 +108,26 @@ func TestDecoderReadsALog(t *testing.T) {
 		prev = f.Hash()
 	}
 }
+
+// TestAppendEncode checks that EncodedLen is the length Encode returns,
+// and that AppendEncode appends exactly Encode's bytes, in place when dst
+// has room: lengths that take one, two and three bytes as uvarints.
+func TestAppendEncode(t *testing.T) {
+	fs := roundTripFacts(t)
+	for _, n := range []int{0, 1, 127, 128, 16383, 16384} {
+		fs = append(fs, facts.Fact{Thread: "t", Seq: uint64(n + 2), Kind: "a.b", Cause: strings.Repeat("c", 1+n%1000),
+			At: time.Unix(0, int64(n)).UTC(), Data: bytes.Repeat([]byte{7}, n), Prev: facts.Hash{byte(n | 1)}})
+	}
+	for _, f := range fs {
+		want, err := facts.Encode(f)
+		require.NoError(t, err)
+		require.Len(t, want, facts.EncodedLen(f))
+		dst := make([]byte, 3, 3+facts.EncodedLen(f))
+		got, err := facts.AppendEncode(dst, f)
+		require.NoError(t, err)
+		require.Equal(t, want, got[3:])
+		require.Same(t, &dst[:1][0], &got[0], "written in place")
+	}
+	_, err := facts.AppendEncode(nil, facts.Fact{Seq: 1, Kind: "bad kind", Cause: "c"})
+	require.ErrorIs(t, err, facts.ErrInvalid)
+}

@@ -3,6 +3,7 @@ package thread
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -423,17 +424,25 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 	for i, d := range drafts {
 		f.Seq++
 		f.Kind, f.Cause, f.Data = d.Kind, d.Cause, d.Data
-		v, err := facts.Encode(f)
-		if err != nil {
+		// Each record is encoded where the batch keeps it: no copy.
+		n := facts.EncodedLen(f)
+		op := b.SetDeferred(factKeyLen(thread), n)
+		putFactKey(op.Key, thread, f.Seq)
+		if v, err := facts.AppendEncode(op.Value[:0], f); err != nil {
 			return Head{}, fmt.Errorf("append to %s: draft %d: %w", thread, i, err)
+		} else if len(v) != n {
+			return Head{}, fmt.Errorf("append to %s: draft %d: encoded %d bytes, not %d", thread, i, len(v), n)
 		}
-		if err := b.Set(factKey(thread, f.Seq), v, nil); err != nil {
+		if err := op.Finish(); err != nil {
 			return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 		}
 		// causes lists each cause in order of its first draft, so the
 		// next cause to index is the one this draft may be first to carry.
 		if indexed < len(causes) && d.Cause == causes[indexed] {
-			if err := b.Set(causeKey(thread, d.Cause), encodeSeq(f.Seq), nil); err != nil {
+			op := b.SetDeferred(2+len(thread)+len(d.Cause), 8)
+			putCauseKey(op.Key, thread, d.Cause)
+			binary.BigEndian.PutUint64(op.Value, f.Seq)
+			if err := op.Finish(); err != nil {
 				return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 			}
 			indexed++
@@ -441,7 +450,12 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 		f.Prev = f.Hash()
 	}
 	next := Head{Thread: thread, Seq: f.Seq, Hash: f.Prev, Kind: f.Kind, At: at}
-	if err := b.Set(headKey(thread), encodeHead(next), nil); err != nil {
+	op := b.SetDeferred(1+len(thread), headLen(next))
+	putHeadKey(op.Key, thread)
+	if v := appendHead(op.Value[:0], next); len(v) != len(op.Value) {
+		return Head{}, fmt.Errorf("append to %s: head record of %d bytes, not %d", thread, len(v), len(op.Value))
+	}
+	if err := op.Finish(); err != nil {
 		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 	}
 	// Last chance to give up: after Commit starts, the append happens.
