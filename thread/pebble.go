@@ -160,11 +160,24 @@ func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
 			os.Exit(1)
 		}
 	}
+	if !o.readOnly && o.minFree > 0 {
+		if s.room.dir, err = os.Open(dir); err != nil {
+			lock.Close()
+			return nil, fmt.Errorf("open store %s: %w", dir, err)
+		}
+	}
+	// closeAll releases what is open so far when opening fails.
+	closeAll := func() {
+		if s.room.dir != nil {
+			s.room.dir.Close()
+		}
+		lock.Close()
+	}
 	if !o.readOnly {
 		// Opening replays Pebble's log into its tables: on a full disk it
 		// would retry forever. Refuse first.
 		if err := s.roomToWrite(); err != nil {
-			lock.Close()
+			closeAll()
 			return nil, fmt.Errorf("open store %s: %w", dir, err)
 		}
 	}
@@ -186,13 +199,13 @@ func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
 	popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
-		lock.Close()
+		closeAll()
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	s.db = db
 	if err := s.checkSchema(); err != nil {
 		s.db.Close()
-		s.lock.Close()
+		closeAll()
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	return s, nil
@@ -216,7 +229,7 @@ func (s *PebbleStore) roomToWrite() error {
 	if s.minFree == 0 {
 		return nil
 	}
-	free, ok := s.room.read(s.dir)
+	free, ok := s.room.read()
 	if ok && free < s.minFree {
 		return fmt.Errorf("%w: the disk holding %s has %d KiB free, less than the %d KiB it keeps to write safely",
 			ErrDiskFull, s.dir, free>>10, s.minFree>>10)
@@ -285,7 +298,11 @@ func (s *PebbleStore) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.ops.Wait()
-	if err := errors.Join(s.db.Close(), s.lock.Close()); err != nil {
+	var dirErr error
+	if s.room.dir != nil {
+		dirErr = s.room.dir.Close()
+	}
+	if err := errors.Join(s.db.Close(), s.lock.Close(), dirErr); err != nil {
 		return fmt.Errorf("close store %s: %w", s.dir, err)
 	}
 	return nil
