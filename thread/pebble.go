@@ -46,6 +46,7 @@ type PebbleStore struct {
 	room     freeReadings
 	full     atomic.Bool // a background write found the disk full
 	fatal    func(msg string)
+	group    groupCommit
 
 	// mu guards closed. Every call registers in ops under mu's read lock
 	// while the store is open, so Close, once it has set closed, can wait
@@ -214,13 +215,21 @@ func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
 // writable returns why nothing may be written now: a store opened
 // read-only, or a disk without room (see DefaultMinFree).
 func (s *PebbleStore) writable() error {
+	if err := s.writableSoFar(); err != nil {
+		return err
+	}
+	return s.roomToWrite()
+}
+
+// writableSoFar is writable without reading the disk's free space.
+func (s *PebbleStore) writableSoFar() error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
 	if s.full.Load() {
 		return fmt.Errorf("%w: the disk holding %s is full", ErrDiskFull, s.dir)
 	}
-	return s.roomToWrite()
+	return nil
 }
 
 // roomToWrite returns ErrDiskFull when the disk holding the store has less
@@ -377,8 +386,9 @@ func causeSeq(r reader, id, cause string) (uint64, bool, error) {
 //
 // Reading the head, checking it and committing happen under the thread's
 // own lock, so no other append to the thread can commit in between; appends
-// to other threads run alongside, and Pebble's group commit lets their
-// batches share one WAL fsync.
+// to other threads run alongside, and appends that commit at the same time
+// are committed as one synced batch, after one reading of the disk's free
+// space (see groupCommit).
 func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, drafts ...facts.Draft) (Head, error) {
 	if err := ValidateID(thread); err != nil {
 		return Head{}, fmt.Errorf("append: %w", err)
@@ -400,7 +410,10 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 		return Head{}, err
 	}
 	defer s.leave()
-	if err := s.writable(); err != nil {
+	// Refused at once on a store that cannot write; the disk's free
+	// space is read when the batch is committed, once for every append
+	// committed with it (see groupCommit).
+	if err := s.writableSoFar(); err != nil {
 		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 	}
 	unlock, err := s.locks.lock(ctx, thread)
@@ -485,7 +498,7 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 			s.hot.drop(thread) // whatever happened (an error, a panic), read it back next time
 		}
 	}()
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := s.group.commit(s.db, s.writable, b); err != nil {
 		return Head{}, fmt.Errorf("append to %s after seq %d: %w", thread, after, err)
 	}
 	committed = true
