@@ -55,24 +55,33 @@ func (g *groupCommit) commit(db *pebble.DB, room func() error, b *pebble.Batch) 
 	g.queue = nil
 	g.mu.Unlock()
 
-	err := commitGroup(db, room, group)
-	for _, o := range group[1:] {
-		o.err = err
-		close(o.done)
-	}
+	// Whatever happens to the commit (a panic too), the group gets its
+	// answer and the lead passes on.
+	err := errGroupAbandoned
+	defer func() {
+		for _, o := range group[1:] {
+			o.err = err
+			close(o.done)
+		}
+		g.handOff()
+	}()
+	err = commitGroup(db, room, group)
+	return err
+}
 
-	// Hand the lead to the first who came meanwhile, or give it up.
+// handOff gives the lead to the first who came while a group committed,
+// or gives it up.
+func (g *groupCommit) handOff() {
 	g.mu.Lock()
 	if len(g.queue) == 0 {
 		g.leading = false
 		g.mu.Unlock()
-	} else {
-		next := g.queue[0]
-		g.mu.Unlock()
-		next.lead = true
-		close(next.done)
+		return
 	}
-	return err
+	next := g.queue[0]
+	g.mu.Unlock()
+	next.lead = true
+	close(next.done)
 }
 
 // commitGroup commits the batches of group as one synced batch, after

@@ -133,3 +133,57 @@ func TestGroupCommitUnderLoad(t *testing.T) {
 	require.Empty(t, g.queue)
 	t.Logf("%d readings for %d commits", readings.Load(), 32*50)
 }
+
+// TestGroupCommitLeaderPanics has the leader of a group panic while it
+// reads the free space: the appends waiting in its group get an error,
+// not a wait forever, and the next group commits.
+func TestGroupCommitLeaderPanics(t *testing.T) {
+	s := openInternal(t)
+	var g groupCommit
+	var readings atomic.Int32
+	hold, arrived := make(chan struct{}), make(chan struct{})
+	room := func() error {
+		switch readings.Add(1) {
+		case 1:
+			close(arrived)
+			<-hold
+		case 2:
+			panic("reading the free space")
+		}
+		return nil
+	}
+	first := make(chan error)
+	go func() { first <- g.commit(s.db, room, batchOf(s.db, "k0")) }()
+	<-arrived
+	var wg sync.WaitGroup
+	var panicked atomic.Int32
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Go(func() {
+			defer func() {
+				if recover() != nil {
+					panicked.Add(1)
+				}
+			}()
+			errs[i] = g.commit(s.db, room, batchOf(s.db, fmt.Sprint("p", i)))
+		})
+	}
+	require.Eventually(t, func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return len(g.queue) == 3
+	}, 30*time.Second, time.Millisecond)
+	close(hold)
+	require.NoError(t, <-first)
+	wg.Wait()
+	require.EqualValues(t, 1, panicked.Load(), "the second group's leader panicked")
+	abandoned := 0
+	for _, err := range errs {
+		if errors.Is(err, errGroupAbandoned) {
+			abandoned++
+		}
+	}
+	require.Equal(t, 2, abandoned, "the rest of its group were told")
+	require.NoError(t, g.commit(s.db, room, batchOf(s.db, "after")))
+	requireKeys(t, s.db, []string{"after"}, true)
+}

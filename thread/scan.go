@@ -80,10 +80,6 @@ func (e fnError) Error() string { return e.err.Error() }
 
 func (e fnError) Unwrap() error { return e.err }
 
-// errStopped is what a walk's callback returns to end the walk early
-// without an error.
-var errStopped = errors.New("stopped")
-
 // walk calls fn with thread's facts from seq from in snap, decoded with a
 // facts.Decoder: with lend set, Data lives only until fn returns;
 // without, it is the fact's own copy. It returns an error
