@@ -35,12 +35,34 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // Encode returns the storage encoding of f (see FormatVersion). It fails with
 // ErrInvalid if f's seq, kind, cause or time could not be read back.
 func Encode(f Fact) ([]byte, error) {
+	return AppendEncode(make([]byte, 0, EncodedLen(f)), f)
+}
+
+// EncodedLen returns the length of f's storage encoding: what Encode
+// returns, and AppendEncode appends, for a valid f.
+func EncodedLen(f Fact) int {
+	return 1 + uvarintLen(f.Seq) + uvarintLen(uint64(len(f.Kind))) + len(f.Kind) +
+		uvarintLen(uint64(len(f.Cause))) + len(f.Cause) + 8 + len(f.Prev) +
+		uvarintLen(uint64(len(f.Data))) + len(f.Data) + 4
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// AppendEncode appends the storage encoding of f to dst, as Encode returns
+// it: with room for EncodedLen(f) more bytes, dst's array is written in
+// place (a store encodes into its write batch that way).
+func AppendEncode(dst []byte, f Fact) ([]byte, error) {
 	if err := f.validateEnvelope(); err != nil {
 		return nil, fmt.Errorf("encode %s seq %d: %w", f.Thread, f.Seq, err)
 	}
-	n := 1 + binary.MaxVarintLen64*4 + len(f.Kind) + len(f.Cause) + 8 + len(f.Prev) + len(f.Data) + 4
-	b := make([]byte, 0, n)
-	b = append(b, FormatVersion)
+	start := len(dst)
+	b := append(dst, FormatVersion)
 	b = binary.AppendUvarint(b, f.Seq)
 	b = binary.AppendUvarint(b, uint64(len(f.Kind)))
 	b = append(b, f.Kind...)
@@ -50,7 +72,7 @@ func Encode(f Fact) ([]byte, error) {
 	b = append(b, f.Prev[:]...)
 	b = binary.AppendUvarint(b, uint64(len(f.Data)))
 	b = append(b, f.Data...)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
 }
 
 // DecodeFact reads a fact of thread from its storage encoding. It reads the
@@ -58,6 +80,10 @@ func Encode(f Fact) ([]byte, error) {
 // until Decode reads them. Malformed bytes fail with ErrCorrupt, a record
 // from a newer format with ErrVersion; DecodeFact never panics.
 func DecodeFact(thread string, b []byte) (Fact, error) {
+	return decodeFact(thread, b, false)
+}
+
+func decodeFact(thread string, b []byte, lend bool) (Fact, error) {
 	if len(b) < 1+4 {
 		return Fact{}, fmt.Errorf("%w: %d bytes is too short for a record", ErrCorrupt, len(b))
 	}
@@ -77,7 +103,11 @@ func DecodeFact(thread string, b []byte) (Fact, error) {
 	f.At = time.Unix(0, int64(r.uint64("at"))).UTC()
 	copy(f.Prev[:], r.fixed("prev", len(f.Prev)))
 	if data := r.bytes("data"); len(data) > 0 {
-		f.Data = append([]byte(nil), data...)
+		if lend {
+			f.Data = data[:len(data):len(data)]
+		} else {
+			f.Data = append([]byte(nil), data...)
+		}
 	}
 	if r.err != nil {
 		return Fact{}, r.err

@@ -290,6 +290,9 @@ func closeReadFixture() error {
 	return errors.Join(errs...)
 }
 
+// errEnough ends a benchmark's Scan once it has read what it came for.
+var errEnough = errors.New("enough")
+
 // rawFact is the baseline's record: the whole fact, payload included, as one
 // msgpack value.
 type rawFact struct {
@@ -301,18 +304,22 @@ type rawFact struct {
 	Data  facts.ModelTurn `msgpack:"data"`
 }
 
-// BenchmarkRead100k reads a 100,000-fact thread four ways, b.N facts each,
+// BenchmarkRead100k reads a 100,000-fact thread five ways, b.N facts each,
 // in passes from the first fact:
 //
 //	raw:      raw Pebble iteration, msgpack-decoding each whole fact
-//	store:    Read, decoding each payload with facts.Decode (ratio to raw)
-//	envelope: Read alone, as a fold that skips payloads would
+//	store:    thread.Scan, decoding each payload with facts.Decode (ratio
+//	          to raw)
+//	envelope: thread.Scan alone, as a fold that skips payloads does
 //	          (envelope-ratio to raw-scan; envelope-cpu-ratio the same
 //	          in the process's CPU time, less at the mercy of other load)
+//	read:     Read alone, which copies each payload out (read-ratio and
+//	          read-cpu-ratio to raw-scan: what the envelope pass was
+//	          before Scan lent payloads)
 //	raw-scan: raw Pebble iteration touching each value, no decoding
 //
-// ns/op and allocs/op are per fact of the store's read with decoding.
-// and reports how far the heap (live and not yet collected objects) grew
+// ns/op and allocs/op are per fact of the store's read with decoding. It
+// also reports how far the heap (live and not yet collected objects) grew
 // above its size before reading, at its peak during the store's reads: it
 // stays a few MB, where holding the thread would take tens.
 func BenchmarkRead100k(b *testing.B) {
@@ -352,18 +359,33 @@ func BenchmarkRead100k(b *testing.B) {
 	readStore := func(k int, decode bool) time.Duration {
 		start := time.Now()
 		count := 0
-		for f, err := range store.Read(ctx, "long", 1) {
-			if err != nil {
-				b.Fatal(err)
-			}
+		err := thread.Scan(ctx, store, "long", 1, func(f facts.Fact) error {
 			if decode {
 				if _, err := facts.Decode[facts.ModelTurn](f); err != nil {
-					b.Fatal(err)
+					return err
 				}
 				if count%10_000 == 0 {
 					metrics.Read(heap)
 					peak = max(peak, heap[0].Value.Uint64())
 				}
+			}
+			if count++; count == k {
+				return errEnough
+			}
+			return nil
+		})
+		if err != errEnough {
+			b.Fatal(err)
+		}
+		require.Equal(b, k, count)
+		return time.Since(start)
+	}
+	readCopies := func(k int) time.Duration {
+		start := time.Now()
+		count := 0
+		for _, err := range store.Read(ctx, "long", 1) {
+			if err != nil {
+				b.Fatal(err)
 			}
 			if count++; count == k {
 				break
@@ -373,7 +395,7 @@ func BenchmarkRead100k(b *testing.B) {
 		return time.Since(start)
 	}
 
-	// Warm the block cache and the OS page cache for all four, and start
+	// Warm the block cache and the OS page cache for all, and start
 	// from a collected heap so the peak shows what reading adds to it.
 	scanRaw(n, true)
 	readStore(n, true)
@@ -384,7 +406,7 @@ func BenchmarkRead100k(b *testing.B) {
 	peak = 0
 
 	// b.N counts facts: whole passes over the thread, then part of one.
-	var rawT, rawCPU, storeT, storeCPU, envT, envCPU, scanT, scanCPU time.Duration
+	var rawT, rawCPU, storeT, storeCPU, envT, envCPU, readT, readCPU, scanT, scanCPU time.Duration
 	// Each pass starts from a collected heap, so that none pays for the
 	// garbage the pass before it left (the decoding passes leave most).
 	timed := func(wall, cpu *time.Duration, read func() time.Duration) {
@@ -404,6 +426,7 @@ func BenchmarkRead100k(b *testing.B) {
 			return readStore(k, true)
 		})
 		timed(&envT, &envCPU, func() time.Duration { return readStore(k, false) })
+		timed(&readT, &readCPU, func() time.Duration { return readCopies(k) })
 		timed(&scanT, &scanCPU, func() time.Duration { return scanRaw(k, false) })
 		b.StartTimer()
 	}
@@ -413,8 +436,10 @@ func BenchmarkRead100k(b *testing.B) {
 	b.ReportMetric(rate(envT), "envelope-facts/s")
 	b.ReportMetric(rate(scanT), "raw-scan-facts/s")
 	b.ReportMetric(scanT.Seconds()/envT.Seconds(), "envelope-ratio")
-	if envCPU > 0 && scanCPU > 0 {
+	b.ReportMetric(scanT.Seconds()/readT.Seconds(), "read-ratio")
+	if envCPU > 0 && scanCPU > 0 && readCPU > 0 {
 		b.ReportMetric(scanCPU.Seconds()/envCPU.Seconds(), "envelope-cpu-ratio")
+		b.ReportMetric(scanCPU.Seconds()/readCPU.Seconds(), "read-cpu-ratio")
 	}
 	b.ReportMetric(float64(peak-min(peak, before))/(1<<20), "peak-heap-growth-MB")
 }

@@ -10,6 +10,12 @@
 // harmless. An acknowledged append survives a crash. Nothing updates or
 // deletes a fact.
 //
+// Read yields facts that are the caller's own. Scan calls a function with
+// each fact instead, lending the payload for the call only, which spares a
+// reader that looks at payloads only while it reads (a verifier hashing, a
+// fold that keeps decoded values) a copy of every one; it falls back to
+// Read for a store that cannot lend (see Scanner).
+//
 // OpenPebble opens the embedded store; package storetest is the conformance
 // suite every Store passes, so another backend (NATS JetStream, with a
 // subject per thread and expected-sequence publishes) can prove itself the

@@ -1,6 +1,9 @@
 package thread
 
-import "sync"
+import (
+	"os"
+	"sync"
+)
 
 // freeReadings shares readings of the disk's free space among appends
 // that run at the same time, as Pebble's group commit shares one fsync
@@ -10,6 +13,11 @@ import "sync"
 // asked — none is served from a cache — but 64 writers make a few
 // statfs calls between them where they made 64.
 type freeReadings struct {
+	// dir is the store's directory, open for its life: a reading of an
+	// open file's file system (fstatfs) skips the path walk of statfs,
+	// which costs appends more than the reading does.
+	dir *os.File
+
 	mu      sync.Mutex   // guards running and queued
 	running *freeReading // the reading under way, if any
 	queued  *freeReading // the reading to start when it ends, if any
@@ -25,8 +33,8 @@ type freeReading struct {
 	ok   bool
 }
 
-// read returns freeBytes(dir), read after read was called.
-func (f *freeReadings) read(dir string) (free uint64, ok bool) {
+// read returns freeBytes(f.dir), read after read was called.
+func (f *freeReadings) read() (free uint64, ok bool) {
 	f.mu.Lock()
 	if q := f.queued; q != nil {
 		f.mu.Unlock()
@@ -45,7 +53,7 @@ func (f *freeReadings) read(dir string) (free uint64, ok bool) {
 	}
 	f.running = r
 	f.mu.Unlock()
-	r.free, r.ok = statFree(dir)
+	r.free, r.ok = statFree(f.dir)
 	f.mu.Lock()
 	f.running = nil
 	f.mu.Unlock()

@@ -1,6 +1,7 @@
 package thread
 
 import (
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,7 +14,7 @@ import (
 // never one served from before), and the readings must be shared.
 func TestFreeReadingsAreTakenAfterTheCall(t *testing.T) {
 	var begun atomic.Uint64 // readings begun; a reading returns its number
-	statFree = func(string) (uint64, bool) {
+	statFree = func(*os.File) (uint64, bool) {
 		n := begun.Add(1)
 		time.Sleep(200 * time.Microsecond)
 		return n, true
@@ -26,7 +27,7 @@ func TestFreeReadingsAreTakenAfterTheCall(t *testing.T) {
 		wg.Go(func() {
 			for range 50 {
 				before := begun.Load()
-				got, ok := f.read("")
+				got, ok := f.read()
 				calls.Add(1)
 				if !ok || got <= before {
 					t.Errorf("reading %d answered a call made after reading %d had begun", got, before)

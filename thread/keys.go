@@ -42,6 +42,32 @@ func factKey(id string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(factPrefix(id), seq)
 }
 
+// factKeyLen is the length of a fact key of id.
+func factKeyLen(id string) int { return 2 + len(id) + 8 }
+
+// putFactKey writes factKey(id, seq) into dst, factKeyLen(id) bytes.
+func putFactKey(dst []byte, id string, seq uint64) {
+	dst[0] = tableFact
+	n := 1 + copy(dst[1:], id)
+	dst[n] = sep
+	binary.BigEndian.PutUint64(dst[n+1:], seq)
+}
+
+// putCauseKey writes causeKey(id, cause) into dst, 2+len(id)+len(cause)
+// bytes.
+func putCauseKey(dst []byte, id, cause string) {
+	dst[0] = tableCause
+	n := 1 + copy(dst[1:], id)
+	dst[n] = sep
+	copy(dst[n+1:], cause)
+}
+
+// putHeadKey writes headKey(id) into dst, 1+len(id) bytes.
+func putHeadKey(dst []byte, id string) {
+	dst[0] = tableHead
+	copy(dst[1:], id)
+}
+
 // factUpper returns the exclusive upper bound of id's fact keys.
 func factUpper(id string) []byte {
 	k := factPrefix(id)
@@ -100,14 +126,33 @@ const headVersion = 1
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func encodeHead(h Head) []byte {
-	b := make([]byte, 0, 1+binary.MaxVarintLen64*2+len(h.Hash)+len(h.Kind)+8+4)
-	b = append(b, headVersion)
+	return appendHead(make([]byte, 0, headLen(h)), h)
+}
+
+// headLen is the length of h's record.
+func headLen(h Head) int {
+	return 1 + uvarintLen(h.Seq) + len(h.Hash) + uvarintLen(uint64(len(h.Kind))) + len(h.Kind) + 8 + 4
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// appendHead appends h's record to dst: in place, when dst has room for
+// headLen(h) more bytes.
+func appendHead(dst []byte, h Head) []byte {
+	start := len(dst)
+	b := append(dst, headVersion)
 	b = binary.AppendUvarint(b, h.Seq)
 	b = append(b, h.Hash[:]...)
 	b = binary.AppendUvarint(b, uint64(len(h.Kind)))
 	b = append(b, h.Kind...)
 	b = binary.BigEndian.AppendUint64(b, uint64(h.At.UnixNano()))
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
 }
 
 var errShortHead = errors.New("head record is truncated")

@@ -3,6 +3,7 @@ package thread
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +46,7 @@ type PebbleStore struct {
 	room     freeReadings
 	full     atomic.Bool // a background write found the disk full
 	fatal    func(msg string)
+	group    groupCommit
 
 	// mu guards closed. Every call registers in ops under mu's read lock
 	// while the store is open, so Close, once it has set closed, can wait
@@ -159,11 +161,24 @@ func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
 			os.Exit(1)
 		}
 	}
+	if !o.readOnly && o.minFree > 0 {
+		if s.room.dir, err = os.Open(dir); err != nil {
+			lock.Close()
+			return nil, fmt.Errorf("open store %s: %w", dir, err)
+		}
+	}
+	// closeAll releases what is open so far when opening fails.
+	closeAll := func() {
+		if s.room.dir != nil {
+			s.room.dir.Close()
+		}
+		lock.Close()
+	}
 	if !o.readOnly {
 		// Opening replays Pebble's log into its tables: on a full disk it
 		// would retry forever. Refuse first.
 		if err := s.roomToWrite(); err != nil {
-			lock.Close()
+			closeAll()
 			return nil, fmt.Errorf("open store %s: %w", dir, err)
 		}
 	}
@@ -185,13 +200,13 @@ func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
 	popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
-		lock.Close()
+		closeAll()
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	s.db = db
 	if err := s.checkSchema(); err != nil {
 		s.db.Close()
-		s.lock.Close()
+		closeAll()
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	return s, nil
@@ -200,13 +215,21 @@ func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
 // writable returns why nothing may be written now: a store opened
 // read-only, or a disk without room (see DefaultMinFree).
 func (s *PebbleStore) writable() error {
+	if err := s.writableSoFar(); err != nil {
+		return err
+	}
+	return s.roomToWrite()
+}
+
+// writableSoFar is writable without reading the disk's free space.
+func (s *PebbleStore) writableSoFar() error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
 	if s.full.Load() {
 		return fmt.Errorf("%w: the disk holding %s is full", ErrDiskFull, s.dir)
 	}
-	return s.roomToWrite()
+	return nil
 }
 
 // roomToWrite returns ErrDiskFull when the disk holding the store has less
@@ -215,7 +238,7 @@ func (s *PebbleStore) roomToWrite() error {
 	if s.minFree == 0 {
 		return nil
 	}
-	free, ok := s.room.read(s.dir)
+	free, ok := s.room.read()
 	if ok && free < s.minFree {
 		return fmt.Errorf("%w: the disk holding %s has %d KiB free, less than the %d KiB it keeps to write safely",
 			ErrDiskFull, s.dir, free>>10, s.minFree>>10)
@@ -284,7 +307,11 @@ func (s *PebbleStore) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.ops.Wait()
-	if err := errors.Join(s.db.Close(), s.lock.Close()); err != nil {
+	var dirErr error
+	if s.room.dir != nil {
+		dirErr = s.room.dir.Close()
+	}
+	if err := errors.Join(s.db.Close(), s.lock.Close(), dirErr); err != nil {
 		return fmt.Errorf("close store %s: %w", s.dir, err)
 	}
 	return nil
@@ -359,8 +386,9 @@ func causeSeq(r reader, id, cause string) (uint64, bool, error) {
 //
 // Reading the head, checking it and committing happen under the thread's
 // own lock, so no other append to the thread can commit in between; appends
-// to other threads run alongside, and Pebble's group commit lets their
-// batches share one WAL fsync.
+// to other threads run alongside, and appends that commit at the same time
+// are committed as one synced batch, after one reading of the disk's free
+// space (see groupCommit).
 func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, drafts ...facts.Draft) (Head, error) {
 	if err := ValidateID(thread); err != nil {
 		return Head{}, fmt.Errorf("append: %w", err)
@@ -382,7 +410,10 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 		return Head{}, err
 	}
 	defer s.leave()
-	if err := s.writable(); err != nil {
+	// Refused at once on a store that cannot write; the disk's free
+	// space is read when the batch is committed, once for every append
+	// committed with it (see groupCommit).
+	if err := s.writableSoFar(); err != nil {
 		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 	}
 	unlock, err := s.locks.lock(ctx, thread)
@@ -423,17 +454,25 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 	for i, d := range drafts {
 		f.Seq++
 		f.Kind, f.Cause, f.Data = d.Kind, d.Cause, d.Data
-		v, err := facts.Encode(f)
-		if err != nil {
+		// Each record is encoded where the batch keeps it: no copy.
+		n := facts.EncodedLen(f)
+		op := b.SetDeferred(factKeyLen(thread), n)
+		putFactKey(op.Key, thread, f.Seq)
+		if v, err := facts.AppendEncode(op.Value[:0], f); err != nil {
 			return Head{}, fmt.Errorf("append to %s: draft %d: %w", thread, i, err)
+		} else if len(v) != n {
+			return Head{}, fmt.Errorf("append to %s: draft %d: encoded %d bytes, not %d", thread, i, len(v), n)
 		}
-		if err := b.Set(factKey(thread, f.Seq), v, nil); err != nil {
+		if err := op.Finish(); err != nil {
 			return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 		}
 		// causes lists each cause in order of its first draft, so the
 		// next cause to index is the one this draft may be first to carry.
 		if indexed < len(causes) && d.Cause == causes[indexed] {
-			if err := b.Set(causeKey(thread, d.Cause), encodeSeq(f.Seq), nil); err != nil {
+			op := b.SetDeferred(2+len(thread)+len(d.Cause), 8)
+			putCauseKey(op.Key, thread, d.Cause)
+			binary.BigEndian.PutUint64(op.Value, f.Seq)
+			if err := op.Finish(); err != nil {
 				return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 			}
 			indexed++
@@ -441,7 +480,12 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 		f.Prev = f.Hash()
 	}
 	next := Head{Thread: thread, Seq: f.Seq, Hash: f.Prev, Kind: f.Kind, At: at}
-	if err := b.Set(headKey(thread), encodeHead(next), nil); err != nil {
+	op := b.SetDeferred(1+len(thread), headLen(next))
+	putHeadKey(op.Key, thread)
+	if v := appendHead(op.Value[:0], next); len(v) != len(op.Value) {
+		return Head{}, fmt.Errorf("append to %s: head record of %d bytes, not %d", thread, len(v), len(op.Value))
+	}
+	if err := op.Finish(); err != nil {
 		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 	}
 	// Last chance to give up: after Commit starts, the append happens.
@@ -454,7 +498,7 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 			s.hot.drop(thread) // whatever happened (an error, a panic), read it back next time
 		}
 	}()
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := s.group.commit(s.db, s.writable, b); err != nil {
 		return Head{}, fmt.Errorf("append to %s after seq %d: %w", thread, after, err)
 	}
 	committed = true
@@ -563,61 +607,13 @@ func (s *PebbleStore) Read(ctx context.Context, thread string, from uint64) iter
 
 // read yields thread's facts from seq from in snap. It returns an error for
 // the caller to yield, or nil when done or when yield said stop.
-func read(ctx context.Context, snap *pebble.Snapshot, thread string, from uint64, yield func(facts.Fact, error) bool) (err error) {
-	head, found, err := readHead(snap, thread)
-	if err != nil {
-		return err
-	}
-	if from == 0 {
-		from = 1
-	}
-	it, err := snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: factKey(thread, from), UpperBound: factUpper(thread)})
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, it.Close()) }()
-	done := ctx.Done()
-	want := from
-	for ok := it.First(); ok; ok = it.Next() {
-		select {
-		case <-done:
-			return ctx.Err()
-		default:
-		}
-		seq, ok := factSeq(thread, it.Key())
-		switch {
-		case !ok:
-			return corrupt(thread, want, "malformed fact key %x", it.Key())
-		case !found:
-			return corrupt(thread, seq, "fact without a head record")
-		case seq > head.Seq:
-			return corrupt(thread, seq, "fact beyond the head record (seq %d)", head.Seq)
-		case seq != want:
-			return corrupt(thread, want, "fact is missing (the next is seq %d)", seq)
-		}
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return err
-		}
-		f, err := facts.DecodeFact(thread, v)
-		if err != nil {
-			return &CorruptError{Thread: thread, Seq: seq, Err: err}
-		}
-		if f.Seq != seq {
-			return corrupt(thread, seq, "record under seq %d says seq %d", seq, f.Seq)
-		}
+func read(ctx context.Context, snap *pebble.Snapshot, thread string, from uint64, yield func(facts.Fact, error) bool) error {
+	return walk(ctx, snap, thread, from, false, func(f facts.Fact) error {
 		if !yield(f, nil) {
-			return nil
+			return errStopped
 		}
-		want++
-	}
-	if err := it.Error(); err != nil {
-		return err
-	}
-	if found && want <= head.Seq {
-		return corrupt(thread, want, "fact is missing (the head record is at seq %d)", head.Seq)
-	}
-	return nil
+		return nil
+	})
 }
 
 // Verify walks thread's whole log and checks every link; see Store.
@@ -652,10 +648,9 @@ func verify(ctx context.Context, snap *pebble.Snapshot, thread string) error {
 		last      facts.Fact
 		lastCause string
 	)
-	for f, err := range readSeq(ctx, snap, thread) {
-		if err != nil {
-			return err
-		}
+	// Each payload is lent for as long as it is hashed: last keeps the
+	// envelope only.
+	err = walk(ctx, snap, thread, 1, true, func(f facts.Fact) error {
 		if f.Prev != prev {
 			return corrupt(thread, f.Seq, "prev is %s, but seq %d hashes to %s", f.Prev, f.Seq-1, prev)
 		}
@@ -668,6 +663,14 @@ func verify(ctx context.Context, snap *pebble.Snapshot, thread string) error {
 			}
 		}
 		prev, last, lastCause = f.Hash(), f, f.Cause
+		last.Data = nil
+		return nil
+	})
+	if fe, ok := err.(fnError); ok {
+		return fe.err
+	}
+	if err != nil {
+		return err
 	}
 	if last.Seq != head.Seq {
 		return corrupt(thread, last.Seq+1, "fact is missing (the head record is at seq %d)", head.Seq)

@@ -178,6 +178,24 @@ func TestDamagedStore(t *testing.T) {
 				require.Len(t, seqs, max(tc.readSeq-1, 0), "facts before the damage are read")
 			}
 
+			// Scan, which lends payloads, catches what Read catches,
+			// at the same fact, after the same facts.
+			var scanErr error
+			var scanned []uint64
+			require.NotPanics(t, func() {
+				scanErr = s.Scan(ctx, "t1", 1, func(f facts.Fact) error {
+					scanned = append(scanned, f.Seq)
+					return nil
+				})
+			})
+			require.Equal(t, seqs, scanned)
+			if readErr == nil {
+				require.NoError(t, scanErr)
+			} else {
+				require.EqualError(t, scanErr, readErr.Error())
+				requireCorrupt(t, scanErr, uint64(tc.readSeq))
+			}
+
 			var verifyErr error
 			require.NotPanics(t, func() { verifyErr = s.Verify(ctx, "t1") })
 			requireCorrupt(t, verifyErr, tc.verifySeq)

@@ -136,6 +136,18 @@ var (
 	ErrNoSeq = errors.New("no such seq")
 )
 
+// Errors of this package's own machinery, never returned by a Store's
+// method as they are.
+var (
+	// errStopped is what a walk's callback returns to end the walk early
+	// without an error.
+	errStopped = errors.New("stopped")
+	// errGroupAbandoned is the answer of the appends of a group whose
+	// leader panicked while committing it: whether it committed is not
+	// known.
+	errGroupAbandoned = errors.New("the commit of this append's group was abandoned")
+)
+
 // SeqError is the error of a read of a seq the thread does not have.
 type SeqError struct {
 	Thread string

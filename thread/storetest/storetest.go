@@ -44,6 +44,7 @@ func Run(t *testing.T, o Opener) {
 		{"ReadFromAnySeq", testReadFromAnySeq},
 		{"ReadStopsWhenAsked", testReadStopsWhenAsked},
 		{"ReadSeesOneSnapshot", testReadSeesOneSnapshot},
+		{"Scan", testScan},
 		{"ConflictCarriesTheHead", testConflict},
 		{"ConcurrentAppendersOneWinnerPerRound", testOneWinnerPerRound},
 		{"ConcurrentAppendersLoseNothing", testConcurrentAppendersLoseNothing},

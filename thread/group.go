@@ -1,0 +1,101 @@
+package thread
+
+import (
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// groupCommit commits the batches of appends that arrive together as one
+// synced Pebble batch: the first to arrive leads, taking every batch that
+// arrived before it starts (its own first), reading the disk's free space
+// once for all of them, and committing them in one batch; the rest wait
+// and take the result. Whoever arrives while a group commits waits for the
+// next group, led by the first of them.
+//
+// Each append is still all or nothing, and still refused with nothing
+// written when the disk is short of room, by a reading taken after it
+// asked; a group is all or nothing too, which asks nothing more of the
+// appends in it (they are to different threads: each holds its thread's
+// lock). Pebble's own group commit already shares one WAL sync among
+// concurrent batches; this also shares the free-space reading and the
+// rest of a commit's work, which 64 concurrent writers otherwise pay 64
+// times.
+type groupCommit struct {
+	mu      sync.Mutex // guards queue and leading
+	queue   []*groupMember
+	leading bool // a leader is committing a group
+}
+
+// groupMember is one append's batch waiting in a group.
+type groupMember struct {
+	b    *pebble.Batch
+	done chan struct{} // closed when err is set, or when lead is
+	err  error
+	lead bool // this member is to lead the next group
+}
+
+// commit commits b with the batches of the appends that arrive with it,
+// after room says there is room to write. It returns the group's error:
+// nil when b is durable.
+func (g *groupCommit) commit(db *pebble.DB, room func() error, b *pebble.Batch) error {
+	m := &groupMember{b: b, done: make(chan struct{})}
+	g.mu.Lock()
+	g.queue = append(g.queue, m)
+	if g.leading {
+		g.mu.Unlock()
+		<-m.done
+		if !m.lead {
+			return m.err
+		}
+		g.mu.Lock() // handed the lead: the queue holds m first
+	}
+	g.leading = true
+	group := g.queue
+	g.queue = nil
+	g.mu.Unlock()
+
+	// Whatever happens to the commit (a panic too), the group gets its
+	// answer and the lead passes on.
+	err := errGroupAbandoned
+	defer func() {
+		for _, o := range group[1:] {
+			o.err = err
+			close(o.done)
+		}
+		g.handOff()
+	}()
+	err = commitGroup(db, room, group)
+	return err
+}
+
+// handOff gives the lead to the first who came while a group committed,
+// or gives it up.
+func (g *groupCommit) handOff() {
+	g.mu.Lock()
+	if len(g.queue) == 0 {
+		g.leading = false
+		g.mu.Unlock()
+		return
+	}
+	next := g.queue[0]
+	g.mu.Unlock()
+	next.lead = true
+	close(next.done)
+}
+
+// commitGroup commits the batches of group as one synced batch, after
+// room says there is room; group[0]'s batch is the one committed, with
+// the others applied to it.
+func commitGroup(db *pebble.DB, room func() error, group []*groupMember) error {
+	if err := room(); err != nil {
+		return err
+	}
+	b := group[0].b
+	for _, o := range group[1:] {
+		if err := b.Apply(o.b, nil); err != nil {
+			return err
+		}
+	}
+	return b.Commit(pebble.Sync)
+}
