@@ -253,6 +253,11 @@ func decodeRec(rel string, v []byte) (*dirRec, error) {
 	if r.bad || len(r.b) != 0 {
 		return nil, errBadRec
 	}
-	rec.finish(0)
+	// A record read alone lacks its subdirectories' records, which its
+	// digest covers: it is hashed when the walk has linked them (every
+	// kept record a walk starts from is walked whole, see assemble), and
+	// only if it is kept as it was.
+	rec.derive(0)
+	rec.unhashed = true
 	return rec, nil
 }

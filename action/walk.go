@@ -68,11 +68,20 @@ type dirRec struct {
 	recheck bool     // this directory or something under it must be looked at
 	files   int      // files and links in scope under it
 	sum     [32]byte // the digest of what is in scope under it (see tree.go)
+	// unhashed: a record read from the store, whose files and sum wait
+	// for its subdirectories' records (see assemble).
+	unhashed bool
 }
 
-// finish computes the derived fields of r; epoch is the feed generation
-// whose watches vouch for a directory.
+// finish computes the derived fields of r and its digest; epoch is the
+// feed generation whose watches vouch for a directory.
 func (r *dirRec) finish(epoch uint64) {
+	r.derive(epoch)
+	r.digest()
+}
+
+// derive computes the derived fields of r but its digest.
+func (r *dirRec) derive(epoch uint64) {
 	r.order, r.rechk, r.files = nil, nil, 0
 	ordered := true
 	for i := range r.ents {
@@ -108,8 +117,8 @@ func (r *dirRec) finish(epoch uint64) {
 		slices.SortFunc(r.order, func(a, b int32) int { return pathKeyCompare(&r.ents[a], &r.ents[b]) })
 	}
 	r.recheck = !r.clean || r.watch == 0 || r.watch != epoch || len(r.rechk) > 0
-	r.digest()
 }
+
 
 // pathKeyCompare orders entries as their paths sort: a directory's name
 // followed by "/", anything else's name alone.
@@ -1070,10 +1079,19 @@ func (wk *walk) assemble(n *node) *dirRec {
 		changed, dirty = true, true
 	}
 	if !changed && n.basis != nil {
+		if b := n.basis; b.unhashed {
+			// A record from the store, kept as it was: its
+			// subdirectories' records are linked now.
+			b.derive(wk.epoch)
+			b.digest()
+			b.unhashed = false
+			wk.w.digests.Add(1)
+		}
 		return n.basis
 	}
 	rec := &dirRec{key: n.st.key, clean: n.clean, watch: n.watch, ents: ents}
 	rec.finish(wk.epoch)
+	wk.w.digests.Add(1)
 	if dirty || n.basis == nil {
 		wk.puts = append(wk.puts, &putRec{rel: n.rel, rec: rec})
 	}

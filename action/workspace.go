@@ -241,6 +241,7 @@ type Workspace struct {
 	reading uint64 // the number of the last reading that succeeded (see Named); 0: none
 
 	readings atomic.Uint64 // how many readings were started (see Readings)
+	digests  atomic.Uint64 // how many directory digests the walks computed (the tests count them)
 
 	putMu sync.Mutex // serializes PutBlob calls
 
