@@ -119,7 +119,6 @@ func (r *dirRec) derive(epoch uint64) {
 	r.recheck = !r.clean || r.watch == 0 || r.watch != epoch || len(r.rechk) > 0
 }
 
-
 // pathKeyCompare orders entries as their paths sort: a directory's name
 // followed by "/", anything else's name alone.
 func pathKeyCompare(a, b *entry) int {
