@@ -2,9 +2,12 @@ package action
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +171,41 @@ func TestTreeSymlinkLoops(t *testing.T) {
 		require.Equal(t, fresh(t, root), s1)
 		require.Equal(t, []string{"loop/a"}, changedPaths(Diff(s0, s1)))
 	})
+}
+
+// TestStatKeyHasTheDevice: the stat cache's key is git's — device, inode,
+// mtime, ctime and size: a file remembered on another device (a mount
+// over its directory: root's doing) with every other field the same is
+// read again, not taken from the cache.
+func TestStatKeyHasTheDevice(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the device is in the key on Linux")
+	}
+	root := t.TempDir()
+	put(t, root, "d/f", "real", 0o644)
+	w := testMode{}.settled(t, root)
+	observe(t, w)
+	e := remembered(w, "d/f")
+	require.NotZero(t, e.key.dev)
+	e.key.dev++
+	r := countReads(w)
+	observe(t, w)
+	require.Equal(t, []string{"d/f"}, r.take())
+}
+
+// TestStatCacheIgnoresOldRecords: a record kept by an earlier version
+// (version 1, without the device) does not decode: the directory is read
+// again, as with no record.
+func TestStatCacheIgnoresOldRecords(t *testing.T) {
+	root := t.TempDir()
+	put(t, root, "sub/a", "a", 0o644)
+	w := testMode{}.settled(t, root)
+	observe(t, w)
+	enc := encodeRec(w.tree.ents[w.tree.find("sub")].dir)
+	_, err := decodeRec("sub", enc)
+	require.NoError(t, err)
+	old := append([]byte{1}, enc[1:len(enc)-4]...)
+	old = binary.LittleEndian.AppendUint32(old, crc32.Checksum(old, castagnoli))
+	_, err = decodeRec("sub", old)
+	require.ErrorIs(t, err, errBadRec)
 }

@@ -573,14 +573,14 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 		n.basis = wk.w.loadRec(wk.ctx, n.rel)
 	}
 	b := n.basis
-	if b != nil && b.key.ino != st.key.ino {
+	if b != nil && (b.key.ino != st.key.ino || b.key.dev != st.key.dev) {
 		n.full = true // another directory under the same name
 	}
 	if b != nil && !n.full {
 		n.watch = b.watch
 	}
 	if wk.feed != nil && n.full && sameDevice(wk.rootSt, st) {
-		if b != nil && b.watch == wk.epoch && b.key.ino == st.key.ino && !wk.rewatch(n.rel) {
+		if b != nil && b.watch == wk.epoch && b.key.ino == st.key.ino && b.key.dev == st.key.dev && !wk.rewatch(n.rel) {
 			n.watch = b.watch
 		} else {
 			n.watch = wk.watch(n.rel, d) // before listing: a change after it is reported
@@ -846,7 +846,7 @@ func (wk *walk) process(h *dirHandle, rel, name string, old *entry, fullBelow, f
 			if old.kind == kindDir && !old.skip {
 				basis = old.dir
 			}
-			full := fullBelow || basis == nil || basis.watch != wk.epoch || old.key.ino != st.key.ino
+			full := fullBelow || basis == nil || basis.watch != wk.epoch || old.key.ino != st.key.ino || old.key.dev != st.key.dev
 			e.FileState = FileState{Path: rel}
 			return e, &node{rel: rel, basis: basis, full: full}, st, nil
 		case kindLink:
