@@ -768,7 +768,8 @@ func (wk *walk) look(h *dirHandle, n *node, i int, full bool, c change) error {
 		n.addKid(k)
 		n.set(i, &e)
 		h.acquire()
-		wk.spawn(func() error { return wk.dir(h, k, child, &st, 0) })
+		expect := st // only a directory's stat record goes to the heap
+		wk.spawn(func() error { return wk.dir(h, k, child, &expect, 0) })
 		return nil
 	}
 	n.set(i, &e)
