@@ -38,21 +38,22 @@ type BlobChecker interface {
 // the root).
 const statNamespace = "observe.v1"
 
-// recVersion is the version of a kept directory record:
+// recVersion is the version of a kept directory record (a record of
+// another version is ignored: version 1 had no device in its keys):
 //
-//	version   1 byte (1)
-//	key       the directory's size, mtime, ctime (varints), inode (uvarint)
+//	version   1 byte (2)
+//	key       the directory's size, mtime, ctime (varints), inode, device (uvarints)
 //	flags     1 byte: 1 the listing was clean
 //	count     uvarint, then that many entries, sorted by name:
 //	  name    uvarint length, then the bytes
 //	  kind    1 byte: 'f' file, 'l' link, 'd' directory, 'o' other
 //	  flags   1 byte: 1 clean, 2 kept, 4 more than one link, 8 out of scope
-//	  key     size, mtime, ctime (varints), inode (uvarint)
+//	  key     size, mtime, ctime (varints), inode, device (uvarints)
 //	  mode    uvarint: the fs.FileMode
 //	  for a file or link in scope: size (varint), digest (32 bytes);
 //	  for a link, also its target: uvarint length, then the bytes
 //	crc       4 bytes, CRC-32C (Castagnoli) of the bytes before, little-endian
-const recVersion = 1
+const recVersion = 2
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -110,7 +111,8 @@ func appendKey(b []byte, k statKey) []byte {
 	b = binary.AppendVarint(b, k.size)
 	b = binary.AppendVarint(b, k.mtime)
 	b = binary.AppendVarint(b, k.ctime)
-	return binary.AppendUvarint(b, k.ino)
+	b = binary.AppendUvarint(b, k.ino)
+	return binary.AppendUvarint(b, k.dev)
 }
 
 func encodeRec(r *dirRec) []byte {
@@ -207,7 +209,7 @@ func (r *recReader) bytes(n uint64) []byte {
 }
 
 func (r *recReader) key() statKey {
-	return statKey{size: r.varint(), mtime: r.varint(), ctime: r.varint(), ino: r.uvarint()}
+	return statKey{size: r.varint(), mtime: r.varint(), ctime: r.varint(), ino: r.uvarint(), dev: r.uvarint()}
 }
 
 func decodeRec(rel string, v []byte) (*dirRec, error) {
@@ -253,6 +255,11 @@ func decodeRec(rel string, v []byte) (*dirRec, error) {
 	if r.bad || len(r.b) != 0 {
 		return nil, errBadRec
 	}
-	rec.finish(0)
+	// A record read alone lacks its subdirectories' records, which its
+	// digest covers: it is hashed when the walk has linked them (every
+	// kept record a walk starts from is walked whole, see assemble), and
+	// only if it is kept as it was.
+	rec.derive(0)
+	rec.unhashed = true
 	return rec, nil
 }

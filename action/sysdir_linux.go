@@ -70,6 +70,7 @@ func statOf(st *unix.Stat_t) sysStat {
 			mtime: int64(st.Mtim.Sec)*1e9 + int64(st.Mtim.Nsec),
 			ctime: int64(st.Ctim.Sec)*1e9 + int64(st.Ctim.Nsec),
 			ino:   uint64(st.Ino),
+			dev:   uint64(st.Dev),
 		},
 		dev:   uint64(st.Dev),
 		nlink: uint64(st.Nlink),

@@ -68,11 +68,20 @@ type dirRec struct {
 	recheck bool     // this directory or something under it must be looked at
 	files   int      // files and links in scope under it
 	sum     [32]byte // the digest of what is in scope under it (see tree.go)
+	// unhashed: a record read from the store, whose files and sum wait
+	// for its subdirectories' records (see assemble).
+	unhashed bool
 }
 
-// finish computes the derived fields of r; epoch is the feed generation
-// whose watches vouch for a directory.
+// finish computes the derived fields of r and its digest; epoch is the
+// feed generation whose watches vouch for a directory.
 func (r *dirRec) finish(epoch uint64) {
+	r.derive(epoch)
+	r.digest()
+}
+
+// derive computes the derived fields of r but its digest.
+func (r *dirRec) derive(epoch uint64) {
 	r.order, r.rechk, r.files = nil, nil, 0
 	ordered := true
 	for i := range r.ents {
@@ -108,7 +117,6 @@ func (r *dirRec) finish(epoch uint64) {
 		slices.SortFunc(r.order, func(a, b int32) int { return pathKeyCompare(&r.ents[a], &r.ents[b]) })
 	}
 	r.recheck = !r.clean || r.watch == 0 || r.watch != epoch || len(r.rechk) > 0
-	r.digest()
 }
 
 // pathKeyCompare orders entries as their paths sort: a directory's name
@@ -565,14 +573,14 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 		n.basis = wk.w.loadRec(wk.ctx, n.rel)
 	}
 	b := n.basis
-	if b != nil && b.key.ino != st.key.ino {
+	if b != nil && (b.key.ino != st.key.ino || b.key.dev != st.key.dev) {
 		n.full = true // another directory under the same name
 	}
 	if b != nil && !n.full {
 		n.watch = b.watch
 	}
 	if wk.feed != nil && n.full && sameDevice(wk.rootSt, st) {
-		if b != nil && b.watch == wk.epoch && b.key.ino == st.key.ino && !wk.rewatch(n.rel) {
+		if b != nil && b.watch == wk.epoch && b.key.ino == st.key.ino && b.key.dev == st.key.dev && !wk.rewatch(n.rel) {
 			n.watch = b.watch
 		} else {
 			n.watch = wk.watch(n.rel, d) // before listing: a change after it is reported
@@ -760,7 +768,8 @@ func (wk *walk) look(h *dirHandle, n *node, i int, full bool, c change) error {
 		n.addKid(k)
 		n.set(i, &e)
 		h.acquire()
-		wk.spawn(func() error { return wk.dir(h, k, child, &st, 0) })
+		expect := st // only a directory's stat record goes to the heap
+		wk.spawn(func() error { return wk.dir(h, k, child, &expect, 0) })
 		return nil
 	}
 	n.set(i, &e)
@@ -838,7 +847,7 @@ func (wk *walk) process(h *dirHandle, rel, name string, old *entry, fullBelow, f
 			if old.kind == kindDir && !old.skip {
 				basis = old.dir
 			}
-			full := fullBelow || basis == nil || basis.watch != wk.epoch || old.key.ino != st.key.ino
+			full := fullBelow || basis == nil || basis.watch != wk.epoch || old.key.ino != st.key.ino || old.key.dev != st.key.dev
 			e.FileState = FileState{Path: rel}
 			return e, &node{rel: rel, basis: basis, full: full}, st, nil
 		case kindLink:
@@ -1070,10 +1079,19 @@ func (wk *walk) assemble(n *node) *dirRec {
 		changed, dirty = true, true
 	}
 	if !changed && n.basis != nil {
+		if b := n.basis; b.unhashed {
+			// A record from the store, kept as it was: its
+			// subdirectories' records are linked now.
+			b.derive(wk.epoch)
+			b.digest()
+			b.unhashed = false
+			wk.w.digests.Add(1)
+		}
 		return n.basis
 	}
 	rec := &dirRec{key: n.st.key, clean: n.clean, watch: n.watch, ents: ents}
 	rec.finish(wk.epoch)
+	wk.w.digests.Add(1)
 	if dirty || n.basis == nil {
 		wk.puts = append(wk.puts, &putRec{rel: n.rel, rec: rec})
 	}

@@ -120,7 +120,8 @@ const (
 //
 // A Workspace keeps its last reading: every directory it listed, with the
 // directory's own stat record, and every entry, with the (size, mtime,
-// ctime, inode) it saw and, for a file or link, the digest it read. The
+// ctime, inode, device) it saw — what git's index keeps — and, for a file
+// or link, the digest it read. The
 // next observation — the "before" of the next action is the "after" of
 // the last — re-validates that reading instead of starting over:
 //
@@ -136,9 +137,25 @@ const (
 // status does with its index. With one ([WithChangeFeed]), only what the
 // feed reported, and what it cannot vouch for, is looked at.
 //
+// The digests are kept per directory (see "Hash"): an observation that
+// found a directory's entries as they were keeps that directory's record
+// and digest as they were, so it hashes, lists, sorts and compares only
+// the directories where something changed and those above them.
+//
 // ctime and inode come from the platform's stat record where it has them
-// (Linux, the BSDs, macOS); elsewhere the key is size and mtime. A failed
-// observation leaves what was remembered as it was.
+// (Linux, the BSDs, macOS), the device on Linux; elsewhere the key is size
+// and mtime. A failed observation leaves what was remembered as it was.
+//
+// What the key cannot see: a change that keeps a file's size, inode and
+// device and puts back its mtime (touch -d, utimensat) still moves its
+// ctime, which no call lets an unprivileged process set: the kernel sets
+// it to its own clock on every change of content, mode, owner or times.
+// A change the key misses therefore needs root (setting the system clock
+// back, CAP_SYS_TIME, around the write and the time reset; writing the
+// block device or the file system's image underneath the kernel), or a
+// file system that does not keep ctime honestly (a FUSE or network mount
+// whose server is hostile). Within one tick of the kernel's coarse clock
+// the racy rule below re-reads what the key could not tell apart.
 //
 // # Racily clean entries
 //
@@ -241,6 +258,7 @@ type Workspace struct {
 	reading uint64 // the number of the last reading that succeeded (see Named); 0: none
 
 	readings atomic.Uint64 // how many readings were started (see Readings)
+	digests  atomic.Uint64 // how many directory digests the walks computed (the tests count them)
 
 	putMu sync.Mutex // serializes PutBlob calls
 
@@ -249,12 +267,13 @@ type Workspace struct {
 }
 
 // statKey is what a file's stat record must still say for its cached digest
-// to be trusted.
+// to be trusted: what git's index keeps of it.
 type statKey struct {
 	size  int64
 	mtime int64 // ns since the epoch
 	ctime int64 // ns since the epoch; 0 where the platform has none
 	ino   uint64
+	dev   uint64 // the device it is on; 0 but on Linux
 }
 
 // WorkspaceOption configures a [Workspace]. An option given a bad value
