@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"iter"
 	"os"
 	"slices"
 
@@ -207,7 +206,7 @@ func (a *app) printVerified(record audit.Audit, verr error) error {
 	return nil
 }
 
-// verifyFile verifies a JSON Lines export.
+// verifyFile verifies a JSON Lines export (stock.Place.VerifyExport).
 func (a *app) verifyFile(id, file string) error {
 	f, err := os.Open(file)
 	if err != nil {
@@ -218,38 +217,14 @@ func (a *app) verifyFile(id, file string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := harness.NewConfig()
-	if err != nil {
-		return err
-	}
-	st, err := stock.NewStock(p, cfg)
-	if err != nil {
-		return err
-	}
-	fs, err := facts.ParseJSON(f)
-	if err == nil && len(fs) == 0 {
-		err = fmt.Errorf("%s holds no facts", file)
-	}
-	if err == nil {
-		if id == "" {
-			id = fs[0].Thread
-		}
-		err = audit.VerifyFacts(st.Actor, id, sliceSeq(fs))
+	id, n, err := p.VerifyExport(f, id)
+	if errors.Is(err, stock.ErrEmptyExport) {
+		err = fmt.Errorf("%s %w", file, err)
 	}
 	if a.jsonOut() {
 		return a.printAuditJSON(audit.Audit{Thread: id}, true, err, nil)
 	}
-	return a.printVerified(audit.Audit{Thread: id, Entries: make([]audit.AuditEntry, len(fs))}, err)
-}
-
-func sliceSeq(fs []facts.Fact) iter.Seq2[facts.Fact, error] {
-	return func(yield func(facts.Fact, error) bool) {
-		for _, f := range fs {
-			if !yield(f, nil) {
-				return
-			}
-		}
-	}
+	return a.printVerified(audit.Audit{Thread: id, Entries: make([]audit.AuditEntry, n)}, err)
 }
 
 // printAuditJSON writes the audit and the verification as JSON.
