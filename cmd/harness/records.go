@@ -155,38 +155,30 @@ and proves nothing; one whose signature does not verify fails.
 				return err
 			}
 			defer s.Close()
-			var verr, serr error
-			var seals seal.Report
-			if verify {
-				verr = audit.VerifyLog(ctx, s.Store, s.Stock.Actor, id)
-				seals, serr = s.Place.VerifySeals(ctx, a.getenv, s.Store, id, check)
-			}
-			tree, err := audit.ReplayTree(ctx, s.Store, s.Stock.Actor, id)
-			record := tree.Audit
-			if err != nil && verr == nil {
-				return err
+			r := s.Replay(ctx, id, verify, check)
+			if r.Err != nil && r.Verify == nil {
+				return r.Err
 			}
 			if a.jsonOut() {
 				var sj *seal.Summary
 				if verify {
-					sum := seal.SummaryOf(seals, serr)
+					sum := seal.SummaryOf(r.Seals, r.SealsErr)
 					sj = &sum
 				}
-				return a.printAuditJSON(record, verify, verr, sj)
+				return a.printAuditJSON(r.Tree.Audit, verify, r.Verify, sj)
 			}
-			if err == nil {
-				tell.Audit(a.stdout, record, a.paint)
-				tell.Tree(a.stdout, tree.Children, "", a.paint)
+			if r.Err == nil {
+				tell.Audit(a.stdout, r.Tree.Audit, a.paint)
+				tell.Tree(a.stdout, r.Tree.Children, "", a.paint)
 			}
 			if verify {
-				verified := a.printVerified(record, verr)
-				if err := a.printSeals(seals, serr); err != nil || verified != nil {
+				verified := a.printVerified(r.Tree.Audit, r.Verify)
+				if err := a.printSeals(r.Seals, r.SealsErr); err != nil || verified != nil {
 					return cmp.Or(verified, err)
 				}
-				if len(tree.Children) == 0 {
-					return nil
+				if len(r.Tree.Children) > 0 {
+					tell.TreeVerified(a.stdout, tell.TreeSize(r.Tree.Children), a.paint)
 				}
-				tell.TreeVerified(a.stdout, tell.TreeSize(tree.Children), a.paint)
 			}
 			return nil
 		}),
