@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -56,12 +55,9 @@ of at once, so that the process driving the thread can open it.`,
 			case "jsonl":
 				return facts.WriteJSONSeq(a.stdout, log)
 			case "json":
-				all := []facts.Fact{}
-				for f, err := range log {
-					if err != nil {
-						return err
-					}
-					all = append(all, f)
+				all, err := facts.Collect(log)
+				if err != nil {
+					return err
 				}
 				return a.printJSON(all)
 			}
@@ -253,16 +249,9 @@ before the action it was found before, by unknown.`,
 				return err
 			}
 			defer s.Close()
-			rt, err := s.runtime()
+			es, err := s.Effects(ctx, open)
 			if err != nil {
 				return err
-			}
-			es, err := audit.Effects(ctx, rt, s.Stock.Actor)
-			if err != nil {
-				return err
-			}
-			if open {
-				es = slices.DeleteFunc(es, func(e audit.Effect) bool { return !e.Open })
 			}
 			if a.jsonOut() {
 				return a.printJSON(tell.EffectDocs(es))
@@ -382,16 +371,7 @@ left there.`,
 			if head, err := s.Store.Head(ctx, id); err == nil && to > head.Seq {
 				return fmt.Errorf("undo %s: --to %d is past the thread's last fact (seq %d)", id, to, head.Seq)
 			}
-			rt, err := s.runtime()
-			if err != nil {
-				return err
-			}
-			var plan rewind.UndoPlan
-			if dryRun {
-				plan, err = rewind.PlanUndo(ctx, rt, s.Stock.Actor, id, to)
-			} else {
-				plan, err = rewind.Undo(ctx, rt, s.Stock.Actor, id, to, a.whoami())
-			}
+			plan, err := s.Undo(ctx, id, to, dryRun, a.whoami())
 			if err != nil {
 				return err
 			}
