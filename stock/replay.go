@@ -4,7 +4,9 @@ import (
 	"context"
 
 	"github.com/seed-7cc7a084/harness/audit"
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/seal"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // Replayed is a thread's record told back (audit.ReplayTree) and, when it
@@ -23,11 +25,16 @@ type Replayed struct {
 	SealsErr error
 }
 
+// Replayer tells a thread's record back: audit.ReplayTree, or one that
+// also tells each entry as it is replayed.
+type Replayer func(ctx context.Context, store thread.Store, actor harness.Actor, id string) (audit.TreeAudit, error)
+
 // Replay tells the thread id's record back as the session's actor folds
-// it; with verify it also checks the log (audit.VerifyLog) and the seals
-// of its head (Place.VerifySeals, as c says whose to trust and where
-// else to look), each failure kept in the result rather than returned.
-func (s *Session) Replay(ctx context.Context, id string, verify bool, c SealCheck) Replayed {
+// it, through replay (nil: audit.ReplayTree); with verify it also checks
+// the log (audit.VerifyLog) and the seals of its head
+// (Place.VerifySeals, as c says whose to trust and where else to look),
+// each failure kept in the result rather than returned.
+func (s *Session) Replay(ctx context.Context, id string, verify bool, c SealCheck, replay Replayer) Replayed {
 	var r Replayed
 	if s.Store == nil {
 		r.Err = ErrSessionClosed
@@ -38,6 +45,9 @@ func (s *Session) Replay(ctx context.Context, id string, verify bool, c SealChec
 		r.Verify = audit.VerifyLog(ctx, s.Store, s.Stock.Actor, id)
 		r.Seals, r.SealsErr = s.Place.VerifySeals(ctx, s.opts.Getenv, s.Store, id, c)
 	}
-	r.Tree, r.Err = audit.ReplayTree(ctx, s.Store, s.Stock.Actor, id)
+	if replay == nil {
+		replay = audit.ReplayTree
+	}
+	r.Tree, r.Err = replay(ctx, s.Store, s.Stock.Actor, id)
 	return r
 }

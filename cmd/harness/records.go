@@ -151,7 +151,7 @@ and proves nothing; one whose signature does not verify fails.
 				return err
 			}
 			defer s.Close()
-			r := s.Replay(ctx, id, verify, check)
+			r := s.Replay(ctx, id, verify, check, nil)
 			if r.Err != nil && r.Verify == nil {
 				return r.Err
 			}
