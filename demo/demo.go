@@ -94,8 +94,11 @@ type Worker struct {
 type Options struct {
 	// Dir is an empty (or missing) directory to make the demo in; the
 	// workspace is Dir/workspace and the workers' workspaces are under
-	// Dir/workers.
-	Dir string
+	// Dir/workers. A directory that holds anything is ErrDirNotEmpty.
+	// "" makes it in a new temporary directory, removed when the demo
+	// ends unless Keep.
+	Dir  string
+	Keep bool
 	// Version names the program, for the record.
 	Version string
 	// Git, when set, is how the demo runs git to make its workspace a
@@ -115,6 +118,18 @@ type Options struct {
 // not confirm. Last, the demo thread is replayed and verified. It returns
 // the workspace root; the store is at root/.harness.
 func Run(ctx context.Context, opts Options, r Reporter) (string, error) {
+	if opts.Dir == "" {
+		tmp, err := os.MkdirTemp("", "harness-demo-")
+		if err != nil {
+			return "", fmt.Errorf("demo: %w", err)
+		}
+		opts.Dir = tmp
+		if !opts.Keep {
+			defer os.RemoveAll(tmp)
+		}
+	} else if entries, err := os.ReadDir(opts.Dir); err == nil && len(entries) > 0 {
+		return "", fmt.Errorf("demo: %s: %w", opts.Dir, ErrDirNotEmpty)
+	}
 	root := filepath.Join(opts.Dir, "workspace")
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("demo: %w", err)

@@ -337,3 +337,17 @@ func abbreviate(b []byte) string {
 	}
 	return string(b)
 }
+
+// Collect reads a sequence of facts (a thread's log as a store reads it,
+// an export as ScanJSON reads it) into a slice, never nil: the facts read
+// before the first error, and that error.
+func Collect(log iter.Seq2[Fact, error]) ([]Fact, error) {
+	out := []Fact{}
+	for f, err := range log {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}

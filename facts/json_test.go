@@ -231,3 +231,23 @@ func TestWriteJSONRefusesAnInvalidFact(t *testing.T) {
 	var buf bytes.Buffer
 	require.ErrorIs(t, facts.WriteJSON(&buf, f), facts.ErrInvalid)
 }
+
+func TestCollect(t *testing.T) {
+	boom := errors.New("boom")
+	a, b := facts.Fact{Thread: "t1", Seq: 1}, facts.Fact{Thread: "t1", Seq: 2}
+	all, err := facts.Collect(func(yield func(facts.Fact, error) bool) {
+		_ = yield(a, nil) && yield(b, nil)
+	})
+	require.NoError(t, err)
+	require.Equal(t, []facts.Fact{a, b}, all)
+
+	none, err := facts.Collect(func(func(facts.Fact, error) bool) {})
+	require.NoError(t, err)
+	require.NotNil(t, none, "an empty log is an empty list: JSON [] not null")
+
+	part, err := facts.Collect(func(yield func(facts.Fact, error) bool) {
+		_ = yield(a, nil) && yield(facts.Fact{}, boom) && yield(b, nil)
+	})
+	require.ErrorIs(t, err, boom)
+	require.Equal(t, []facts.Fact{a}, part)
+}

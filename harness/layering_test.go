@@ -142,7 +142,7 @@ var layers = []struct {
 	{"audit", []string{"harness"}},
 	{"rewind", []string{"harness"}},
 	{"rerun", []string{"drive", "audit", "rewind"}},
-	{"stock", []string{"drive", "audit", "rewind", "present", "tools", "mcp", "tracing", "worktree",
+	{"stock", []string{"drive", "audit", "rewind", "rerun", "present", "tools", "mcp", "tracing", "worktree",
 		"model/openai", "model/anthropic", "thread/natsstore", "thread/socketstore", "seal", "sealnote"}},
 	// The front ends: the page and HTTP API, harness as an MCP server,
 	// the workers.

@@ -10,7 +10,11 @@
 // Session: a workspace opened for a front end with the command line's
 // settings over its files, the one place every front end builds its
 // runtimes (Session.Runtime) and enters a thread's workspace
-// (Session.Enter). It is
-// the one package that links the vendor SDKs and the NATS client; a
+// (Session.Enter). A session also does, for every front end, what a
+// person asks of a store: list its threads (Session.Threads), search
+// them (Session.Search), tell one back and verify it (Session.Replay,
+// Place.VerifyExport), stop it (Session.Stop), list the effects and undo
+// a thread's (Session.Effects, Session.Undo), and rerun threads on
+// another model (Session.Rerun). It is the one package that links the vendor SDKs and the NATS client; a
 // harness composed in Go without them imports harness and below instead.
 package stock

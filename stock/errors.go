@@ -58,6 +58,10 @@ var (
 	// never acts in another directory (see Place.StoreInside).
 	ErrStoreCameWith = errors.New("a store that came with a workspace never acts in another")
 
+	// ErrEmptyExport: an export of a thread's log to verify holds no
+	// facts.
+	ErrEmptyExport = errors.New("holds no facts")
+
 	// ErrSessionClosed: the session's store was closed (Session.Close,
 	// Session.Release) and not opened again.
 	ErrSessionClosed = errors.New("the session's store is closed")

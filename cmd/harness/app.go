@@ -328,7 +328,7 @@ var commit = ""
 // versionLine says the version, the commit it was built from (with
 // "modified" when the checkout had changes), and the Go it was built with.
 func versionLine() string {
-	return readVersion().line()
+	return tell.VersionOf(version(), commit).Line()
 }
 
 // jsonOut reports whether stdout is JSON.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/fold"
-	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
@@ -64,15 +63,18 @@ func (a *app) threadIDs(cmd *cobra.Command, prefix string) []cobra.Completion {
 		return nil
 	}
 	defer s.Close()
-	rows, _, err := a.threadRows(ctx, s, drive.ListOptions{})
+	rows, _, err := s.Threads(ctx, drive.ListOptions{})
 	if err != nil {
 		return nil
 	}
+	return completions(drive.ThreadCompletions(rows, prefix))
+}
+
+// completions are cs as cobra gives them to the shell.
+func completions(cs []drive.Completion) []cobra.Completion {
 	var out []cobra.Completion
-	for _, r := range rows {
-		if strings.HasPrefix(r.Thread, prefix) {
-			out = append(out, cobra.CompletionWithDesc(r.Thread, string(r.Status)+": "+present.Cut(oneLine(r.Title), 60)))
-		}
+	for _, c := range cs {
+		out = append(out, cobra.CompletionWithDesc(c.Value, c.About))
 	}
 	return out
 }
@@ -80,35 +82,42 @@ func (a *app) threadIDs(cmd *cobra.Command, prefix string) []cobra.Completion {
 // completeRequests completes THREAD, then a request of kind it waits on.
 func (a *app) completeRequests(kind fold.WaitKind) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		switch len(args) {
-		case 0:
-			return a.threadIDs(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
-		case 1:
-		default:
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		ctx, cancel := completionContext(cmd)
-		defer cancel()
-		if thread.ValidateID(args[0]) != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		s, err := a.quietSession(ctx)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		defer s.Close()
-		st, err := s.Inspect(ctx, args[0]) // a parent's tree: its children's requests too
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		var out []cobra.Completion
-		for _, w := range st.Waits {
-			if ref := drive.Ref(w); w.Kind == kind && strings.HasPrefix(ref, toComplete) {
-				out = append(out, cobra.CompletionWithDesc(ref, present.Cut(oneLine(w.Tool+" "+w.Args), 60)))
-			}
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return a.completeStep(cmd, args, toComplete, func(ctx context.Context, s *session) ([]drive.Completion, error) {
+			st, err := s.Inspect(ctx, args[0]) // a parent's tree: its children's requests too
+			return drive.RequestCompletions(st, kind, toComplete), err
+		})
 	}
+}
+
+// completeShow completes THREAD, then the thread's action ids.
+func (a *app) completeShow(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return a.completeStep(cmd, args, toComplete, func(ctx context.Context, s *session) ([]drive.Completion, error) {
+		r, err := s.Reading(ctx, args[0])
+		return drive.ActionCompletions(r, toComplete), err
+	})
+}
+
+// completeStep completes THREAD, then what of the thread of (a valid id)
+// says.
+func (a *app) completeStep(cmd *cobra.Command, args []string, toComplete string, of func(context.Context, *session) ([]drive.Completion, error)) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return a.threadIDs(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
+	}
+	if len(args) > 1 || thread.ValidateID(args[0]) != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := completionContext(cmd)
+	defer cancel()
+	s, err := a.quietSession(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer s.Close()
+	cs, err := of(ctx, s)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return completions(cs), cobra.ShellCompDirectiveNoFileComp
 }
 
 // completeFlag completes the flag name of cmd with one of values.

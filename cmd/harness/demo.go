@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -31,29 +31,17 @@ cd into it and try harness threads, log, replay, effects.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if dir == "" {
-				tmp, err := os.MkdirTemp("", "harness-demo-")
-				if err != nil {
-					return err
-				}
-				dir = tmp
-				if !keep {
-					defer os.RemoveAll(tmp)
-				}
-			} else {
-				keep = true
-				if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-					return usageError("--dir %s is not empty; the demo needs an empty or new directory", dir)
-				}
-			}
+			keep = keep || dir != "" // a directory named is kept
 			var r demo.Reporter = &tell.Demo{W: a.stdout, Paint: a.paint, Pending: a.printPending,
 				Approve: func(id, req string) string { return fmt.Sprintf("harness approve %s %s --resume", id, req) },
 				Verify:  "harness replay --verify " + demo.Thread}
 			if a.jsonOut() {
 				r = &demo.Record{}
 			}
-			root, err := demo.Run(ctx, demo.Options{Dir: dir, Version: "harness/" + version(), Git: safegit.Command}, r)
-			if err != nil {
+			root, err := demo.Run(ctx, demo.Options{Dir: dir, Keep: keep, Version: "harness/" + version(), Git: safegit.Command}, r)
+			if errors.Is(err, demo.ErrDirNotEmpty) {
+				return usageError("--dir %s is not empty; the demo needs an empty or new directory", dir)
+			} else if err != nil {
 				return err
 			}
 			if j, ok := r.(*demo.Record); ok {

@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"iter"
 	"os"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -57,12 +55,9 @@ of at once, so that the process driving the thread can open it.`,
 			case "jsonl":
 				return facts.WriteJSONSeq(a.stdout, log)
 			case "json":
-				all := []facts.Fact{}
-				for f, err := range log {
-					if err != nil {
-						return err
-					}
-					all = append(all, f)
+				all, err := facts.Collect(log)
+				if err != nil {
+					return err
 				}
 				return a.printJSON(all)
 			}
@@ -156,41 +151,33 @@ and proves nothing; one whose signature does not verify fails.
 				return err
 			}
 			defer s.Close()
-			var verr, serr error
-			var seals seal.Report
-			if verify {
-				verr = audit.VerifyLog(ctx, s.Store, s.Stock.Actor, id)
-				seals, serr = s.Place.VerifySeals(ctx, a.getenv, s.Store, id, check)
-			}
-			replay := audit.ReplayTree
+			var replay stock.Replayer
 			if !a.jsonOut() {
 				replay = a.replayTold // the record is told as it is replayed
 			}
-			tree, err := replay(ctx, s.Store, s.Stock.Actor, id)
-			record := tree.Audit
-			if err != nil && verr == nil {
-				return err
+			r := s.Replay(ctx, id, verify, check, replay)
+			if r.Err != nil && r.Verify == nil {
+				return r.Err
 			}
 			if a.jsonOut() {
 				var sj *seal.Summary
 				if verify {
-					sum := seal.SummaryOf(seals, serr)
+					sum := seal.SummaryOf(r.Seals, r.SealsErr)
 					sj = &sum
 				}
-				return a.printAuditJSON(record, verify, verr, sj)
+				return a.printAuditJSON(r.Tree.Audit, verify, r.Verify, sj)
 			}
-			if err == nil {
-				tell.Tree(a.stdout, tree.Children, "", a.paint)
+			if r.Err == nil {
+				tell.Tree(a.stdout, r.Tree.Children, "", a.paint)
 			}
 			if verify {
-				verified := a.printVerified(record, verr)
-				if err := a.printSeals(seals, serr); err != nil || verified != nil {
+				verified := a.printVerified(r.Tree.Audit, r.Verify)
+				if err := a.printSeals(r.Seals, r.SealsErr); err != nil || verified != nil {
 					return cmp.Or(verified, err)
 				}
-				if len(tree.Children) == 0 {
-					return nil
+				if len(r.Tree.Children) > 0 {
+					tell.TreeVerified(a.stdout, tell.TreeSize(r.Tree.Children), a.paint)
 				}
-				tell.TreeVerified(a.stdout, tell.TreeSize(tree.Children), a.paint)
 			}
 			return nil
 		}),
@@ -210,7 +197,7 @@ func (a *app) printVerified(record audit.Audit, verr error) error {
 	return nil
 }
 
-// verifyFile verifies a JSON Lines export.
+// verifyFile verifies a JSON Lines export (stock.Place.VerifyExport).
 func (a *app) verifyFile(id, file string) error {
 	f, err := os.Open(file)
 	if err != nil {
@@ -221,38 +208,14 @@ func (a *app) verifyFile(id, file string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := harness.NewConfig()
-	if err != nil {
-		return err
-	}
-	st, err := stock.NewStock(p, cfg)
-	if err != nil {
-		return err
-	}
-	fs, err := facts.ParseJSON(f)
-	if err == nil && len(fs) == 0 {
-		err = fmt.Errorf("%s holds no facts", file)
-	}
-	if err == nil {
-		if id == "" {
-			id = fs[0].Thread
-		}
-		err = audit.VerifyFacts(st.Actor, id, sliceSeq(fs))
+	id, n, err := p.VerifyExport(f, id)
+	if errors.Is(err, stock.ErrEmptyExport) {
+		err = fmt.Errorf("%s %w", file, err)
 	}
 	if a.jsonOut() {
 		return a.printAuditJSON(audit.Audit{Thread: id}, true, err, nil)
 	}
-	return a.printVerified(audit.Audit{Thread: id, Entries: make([]audit.AuditEntry, len(fs))}, err)
-}
-
-func sliceSeq(fs []facts.Fact) iter.Seq2[facts.Fact, error] {
-	return func(yield func(facts.Fact, error) bool) {
-		for _, f := range fs {
-			if !yield(f, nil) {
-				return
-			}
-		}
-	}
+	return a.printVerified(audit.Audit{Thread: id, Entries: make([]audit.AuditEntry, n)}, err)
 }
 
 // printAuditJSON writes the audit and the verification as JSON.
@@ -289,16 +252,9 @@ before the action it was found before, by unknown.`,
 				return err
 			}
 			defer s.Close()
-			rt, err := s.runtime()
+			es, err := s.Effects(ctx, open)
 			if err != nil {
 				return err
-			}
-			es, err := audit.Effects(ctx, rt, s.Stock.Actor)
-			if err != nil {
-				return err
-			}
-			if open {
-				es = slices.DeleteFunc(es, func(e audit.Effect) bool { return !e.Open })
 			}
 			if a.jsonOut() {
 				return a.printJSON(tell.EffectDocs(es))
@@ -418,16 +374,7 @@ left there.`,
 			if head, err := s.Store.Head(ctx, id); err == nil && to > head.Seq {
 				return fmt.Errorf("undo %s: --to %d is past the thread's last fact (seq %d)", id, to, head.Seq)
 			}
-			rt, err := s.runtime()
-			if err != nil {
-				return err
-			}
-			var plan rewind.UndoPlan
-			if dryRun {
-				plan, err = rewind.PlanUndo(ctx, rt, s.Stock.Actor, id, to)
-			} else {
-				plan, err = rewind.Undo(ctx, rt, s.Stock.Actor, id, to, a.whoami())
-			}
+			plan, err := s.Undo(ctx, id, to, dryRun, a.whoami())
 			if err != nil {
 				return err
 			}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
@@ -113,20 +112,6 @@ suite again after a stop and it resumes what was cut off and reruns nothing twic
 	return cmd
 }
 
-// asksOf says whether a call to a tool of tb is put to a person.
-func asksOf(tb *harness.Toolbox) func(string) bool {
-	return func(name string) bool {
-		t, ok := tb.Lookup(name)
-		if !ok {
-			return false
-		}
-		if c, ok := t.(interface{ Confirm() bool }); ok {
-			return c.Confirm()
-		}
-		return action.AskDefault.Asks(t.Capability())
-	}
-}
-
 // rerunFlags are the flags of rerun.
 type rerunFlags struct {
 	spec, as, approve, promptFile, instructionsFile string
@@ -136,159 +121,107 @@ type rerunFlags struct {
 	concurrency                                     int
 }
 
-// rerun reruns ids (or the threads of --all or --query) as r says; again,
-// when set, is a rerun to go on with as it was begun (resume of a
-// rerun): its recorded model spec, overrides and scratch copy.
-func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again string) error {
-	spec, as, approve, promptFile, instructionsFile := r.spec, r.as, r.approve, r.promptFile, r.instructionsFile
-	tools, withoutTools, live, all, status, query, concurrency := r.tools, r.withoutTools, r.live, r.all, r.status, r.query, r.concurrency
-	var overrides []string
-	so := stock.SessionOptions{Drive: true, Model: stock.ModelNeeded, ModelSpec: spec}
-	if promptFile != "" {
-		b, err := rerun.ReadOverrideFile(promptFile)
-		if err != nil {
-			return asUsage(fmt.Errorf("--system-prompt-file: %w", err))
+// request is the rerun the flags ask for (stock.Rerun), its files read.
+func (r rerunFlags) request(ids []string, again string) (stock.Rerun, error) {
+	req := stock.Rerun{Threads: ids, All: r.all, Status: harness.Status(r.status), Query: r.query, Again: again,
+		As: r.as, Live: r.live, WithoutTools: r.withoutTools, Concurrency: r.concurrency}
+	if r.toolsSet {
+		req.Tools = append([]string{}, r.tools...)
+	}
+	var err error
+	if r.promptFile != "" {
+		if req.SystemPrompt, err = rerun.ReadOverrideFile(r.promptFile); err != nil {
+			return req, asUsage(fmt.Errorf("--system-prompt-file: %w", err))
 		}
-		so.Harness = append(so.Harness, func(c *harness.Config) { c.SystemPrompt = string(b) })
-		overrides = append(overrides, rerun.SystemPromptOverride(b))
+	}
+	if r.instructionsFile != "" {
+		if req.Instructions, err = rerun.ReadOverrideFile(r.instructionsFile); err != nil {
+			return req, asUsage(fmt.Errorf("--instructions: %w", err))
+		}
+	}
+	approval, err := drive.NewApproval(cmp.Or(r.approve, "ask"), nil, nil)
+	if err != nil {
+		return req, asUsage(fmt.Errorf("--approve: %w", err))
+	}
+	req.Approval = &approval
+	return req, nil
+}
+
+// rerun reruns ids (or the threads of --all or --query) as r says
+// (stock.Session.Rerun); again, when set, is a rerun to go on with as it
+// was begun (resume of a rerun): its recorded model spec, overrides and
+// scratch copy.
+func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again string) error {
+	req, err := r.request(ids, again)
+	if err != nil {
+		return err
 	}
 	cwd, _ := os.Getwd()
 	p, err := a.place()
 	if err != nil {
 		return err
 	}
-	so.ModelDir = cwd
-	s, err := a.newSession(p, nil, so)
+	s, err := a.newSession(p, nil, req.SessionOptions(r.spec, cwd))
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	m, err := stock.LoadModel(s.Model, s.ModelOptions()...)
-	if err != nil {
+	if req.Model, err = stock.LoadModel(s.Model, s.ModelOptions()...); err != nil {
 		return asUsage(fmt.Errorf("--model: %w", err))
 	}
 	if err := a.openStore(ctx, s); err != nil {
 		return err
 	}
-	rt, free, err := s.Runtime(stock.WithModel(m))
-	if err != nil {
-		return err
-	}
-	defer free()
-	opts := rerun.Options{Model: s.Model, Overrides: overrides, Live: live, Runtime: rt, Actor: s.Stock.Actor,
-		Asks: asksOf(rt.Services.Tools), WithoutTools: withoutTools}
-	if r.toolsSet {
-		opts.Tools = append([]string{}, tools...)
-	}
-	if instructionsFile != "" {
-		b, err := rerun.ReadOverrideFile(instructionsFile)
-		if err != nil {
-			return asUsage(fmt.Errorf("--instructions: %w", err))
-		}
-		opts.Instructions = append([]byte{}, b...)
-	}
-	if again != "" {
-		// The rerun as it was begun: its thread, model, overrides, live.
-		if opts, err = rerun.Again(ctx, s.Store, rt.Services.Blobs, again, opts); err != nil {
-			if errors.Is(err, rerun.ErrOverride) {
-				return fmt.Errorf("%w (begin it again: harness rerun THREAD --as %s with the same overrides)", err, again)
-			}
-			return err
-		}
-		ids, as, live = []string{opts.From}, again, opts.Live
-	}
-	if live {
-		approval, err := drive.NewApproval(cmp.Or(approve, "ask"), nil, nil)
-		if err != nil {
-			return asUsage(fmt.Errorf("--approve: %w", err))
-		}
-		id := as
-		if id == "" {
-			id = rerun.ID(ids[0], rerun.KeyOf(opts))
-		}
-		scratch, err := rerun.ScratchOf(ctx, s.Store, id)
-		if err != nil {
-			return scratchHint(err, ids[0])
-		}
-		again := scratch != ""
-		if !again {
-			if scratch, err = os.MkdirTemp("", "harness-rerun-"); err != nil {
-				return err
-			}
-		}
-		lrt, actor, lfree, err := s.RuntimeIn(scratch, stock.WithModel(m))
-		if err != nil {
-			return err
-		}
-		defer lfree()
-		opts.Runtime, opts.Actor, opts.Approval = lrt, actor, &approval
-		opts.Source, opts.Skip = s.Place.Root, []string{s.Place.Store}
+	req.SearchWait = a.wait
+	req.OnScratch = func(id, dir string, again bool) {
 		if again {
-			fmt.Fprintf(a.stderr, "%s the live rerun %s goes on in its scratch copy %s\n", a.paint("bold", "harness:"), id, present.EscapeLine(scratch))
+			fmt.Fprintf(a.stderr, "%s the live rerun %s goes on in its scratch copy %s\n", a.paint("bold", "harness:"), id, present.EscapeLine(dir))
 		} else {
-			fmt.Fprintf(a.stderr, "%s the live rerun acts in the scratch copy %s\n", a.paint("bold", "harness:"), present.EscapeLine(scratch))
+			fmt.Fprintf(a.stderr, "%s the live rerun acts in the scratch copy %s\n", a.paint("bold", "harness:"), present.EscapeLine(dir))
 		}
 	}
-	if len(ids) == 1 && !all && query == "" {
-		if err := s.threadExists(ctx, ids[0]); err != nil {
-			return err
+	req.OnRow = func(r rerun.Row) {
+		if !a.jsonOut() {
+			fmt.Fprintf(a.stderr, "harness: reran %s\n", r.Thread)
 		}
-		opts.From, opts.As = ids[0], as
-		rep, err := rerun.Run(ctx, opts)
-		if errors.Is(err, rerun.ErrOverride) {
-			return asUsage(err)
-		}
-		err = scratchHint(err, ids[0])
-		if rep == nil {
+	}
+	res, err := s.Rerun(ctx, req)
+	switch {
+	case errors.Is(err, rerun.ErrOverride) && again != "":
+		return fmt.Errorf("%w (begin it again: harness rerun THREAD --as %s with the same overrides)", err, again)
+	case errors.Is(err, rerun.ErrOverride), errors.Is(err, search.ErrQuery), errors.Is(err, search.ErrCursor):
+		return asUsage(err)
+	case errors.Is(err, harness.ErrUnknownThread):
+		return fmt.Errorf("%w; `harness threads` lists the threads", err)
+	case res.From != "":
+		err = scratchHint(err, res.From)
+	}
+	if res.Report == nil {
+		if err != nil || res.Rows == nil {
 			return err
 		}
 		if a.jsonOut() {
-			if perr := a.printJSON(rep); perr != nil {
-				return perr
-			}
-		} else {
-			tell.Rerun(a.stdout, rep)
+			return a.printJSON(struct {
+				Model string      `json:"model"`
+				Key   string      `json:"key"`
+				Rows  []rerun.Row `json:"rows"`
+			}{res.Model, res.Key, res.Rows})
 		}
-		if err == nil && rep.Outcome == harness.StatusParked {
-			return &exitErr{code: exitParked, err: fmt.Errorf("the live rerun %s waits for a person (approve with --approve)", rep.Rerun)}
-		}
-		return err
+		tell.RerunSuite(a.stdout, res.Rows)
+		return nil
 	}
-	switch {
-	case all:
-		ids, err = rerun.Select(ctx, rt, s.Stock.Actor, harness.Status(status))
-	case query != "":
-		var ix *search.Index
-		if ix, err = s.Place.OpenSearch(ctx, max(a.wait, search.DefaultWait)); err != nil {
-			return err
-		}
-		defer ix.Close()
-		ids, err = rerun.Find(ctx, rt, s.Stock.Actor, ix, query)
-		if errors.Is(err, search.ErrQuery) || errors.Is(err, search.ErrCursor) {
-			return asUsage(err)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	rows, err := rerun.Suite(ctx, rerun.SuiteOptions{Options: opts, Threads: ids, Concurrency: concurrency,
-		OnRow: func(r rerun.Row) {
-			if !a.jsonOut() {
-				fmt.Fprintf(a.stderr, "harness: reran %s\n", r.Thread)
-			}
-		}})
-	if err != nil {
-		return err
-	}
+	rep := res.Report
 	if a.jsonOut() {
-		return a.printJSON(struct {
-			Model string      `json:"model"`
-			Key   string      `json:"key"`
-			Rows  []rerun.Row `json:"rows"`
-		}{s.Model, rerun.KeyOf(opts), rows})
+		if perr := a.printJSON(rep); perr != nil {
+			return perr
+		}
+	} else {
+		tell.Rerun(a.stdout, rep)
 	}
-	tell.RerunSuite(a.stdout, rows)
-	return nil
+	if err == nil && rep.Outcome == harness.StatusParked {
+		return &exitErr{code: exitParked, err: fmt.Errorf("the live rerun %s waits for a person (approve with --approve)", rep.Rerun)}
+	}
+	return err
 }
 
 // resumeRerun goes on with thread id, when it is a rerun, as harness

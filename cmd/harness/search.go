@@ -10,6 +10,7 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/search"
+	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 )
 
@@ -62,33 +63,15 @@ the log says the same. --reindex builds it again from the logs.
 				return err
 			}
 			defer s.Close()
-			wait := max(a.wait, search.DefaultWait)
-			var ix *search.Index
-			if reindex {
-				var st search.Stats
-				ix, st, err = search.Rebuild(ctx, s.Place.SearchDir(), wait, s.Store)
-				if err != nil {
-					return err
+			res, st, err := s.Search(ctx, text, stock.Search{Reindex: reindex, Wait: a.wait,
+				SearchOptions: drive.SearchOptions{Limit: limit, Cursor: page}})
+			if err == nil && text == "" {
+				if a.jsonOut() {
+					return a.printJSON(st)
 				}
-				defer ix.Close()
-				if text == "" {
-					if a.jsonOut() {
-						return a.printJSON(st)
-					}
-					fmt.Fprintf(a.stdout, "indexed %d facts of %d threads\n", st.Facts, st.Threads)
-					return nil
-				}
-			} else {
-				if ix, err = s.Place.OpenSearch(ctx, wait); err != nil {
-					return err
-				}
-				defer ix.Close()
+				fmt.Fprintf(a.stdout, "indexed %d facts of %d threads\n", st.Facts, st.Threads)
+				return nil
 			}
-			rt, err := s.runtime()
-			if err != nil {
-				return err
-			}
-			res, err := drive.Search(ctx, rt, s.Stock.Actor, ix, text, drive.SearchOptions{Limit: limit, Cursor: page})
 			if errors.Is(err, search.ErrQuery) || errors.Is(err, search.ErrCursor) {
 				return asUsage(err)
 			}

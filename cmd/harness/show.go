@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -58,38 +57,6 @@ Any other fact: its payload.`,
 		}),
 	}
 	return cmd
-}
-
-// completeShow completes THREAD, then the thread's action ids.
-func (a *app) completeShow(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if len(args) == 0 {
-		return a.threadIDs(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
-	}
-	if len(args) > 1 {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	ctx, cancel := completionContext(cmd)
-	defer cancel()
-	s, err := a.quietSession(ctx)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	defer s.Close()
-	rt, err := s.runtime()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	r, err := rt.Thread(s.Stock.Actor, args[0]).Reading(ctx)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	var out []cobra.Completion
-	for _, act := range r.Actions() {
-		if strings.HasPrefix(act.ID, toComplete) {
-			out = append(out, cobra.CompletionWithDesc(act.ID, act.Requested.Adapter+" at seq "+strconv.FormatUint(act.RequestedSeq, 10)))
-		}
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
 // prettyJSON indents JSON; anything else is returned as it is.

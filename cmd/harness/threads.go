@@ -37,7 +37,7 @@ func (a *app) threadsCmd() *cobra.Command {
 					return err
 				}
 			}
-			rows, depth, err := a.threadRows(ctx, s, drive.ListOptions{Status: harness.Status(status), Root: tree})
+			rows, depth, err := s.Threads(ctx, drive.ListOptions{Status: harness.Status(status), Root: tree})
 			if err != nil {
 				return err
 			}
@@ -62,23 +62,6 @@ func (a *app) threadsCmd() *cobra.Command {
 	cmd.Flags().StringVar(&tree, "tree", "", "only the threads of the tree of this root thread")
 	completeFlag(cmd, "status", "parked", "done", "failed", "stopped", "resumable")
 	return cmd
-}
-
-// threadRows are the store's threads the options keep (drive.List), the
-// one active last first (ties by id, numbers as numbers), each child under
-// its parent, with how deep each stands in its tree.
-func (a *app) threadRows(ctx context.Context, s *session, o drive.ListOptions) ([]drive.State, []int, error) {
-	rt, err := s.runtime()
-	if err != nil {
-		return nil, nil, err
-	}
-	rows, _, err := drive.List(ctx, rt, s.Stock.Actor, o)
-	if err != nil {
-		return nil, nil, err
-	}
-	drive.ActiveFirst(rows)
-	rows, depth := drive.InTreeOrder(rows)
-	return rows, depth, nil
 }
 
 // lastThread is the store's thread active last that is not a child

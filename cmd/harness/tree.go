@@ -87,18 +87,10 @@ and ends stopped (a run exits 1). stop returns once it has.`,
 				return err
 			}
 			defer s.Close()
-			rt, err := s.runtime()
-			if err != nil {
-				return err
-			}
-			var appended []facts.Fact
-			rt.Store = thread.Watch(rt.Store, func(f facts.Fact, err error) {
+			st, appended, err := s.Stop(ctx, id, a.whoami(), reason, func(f facts.Fact, err error) {
 				if err != nil {
 					fmt.Fprintf(a.stderr, "harness: %s\n", personError(err))
-					return
-				}
-				appended = append(appended, f)
-				if !a.jsonOut() {
+				} else if !a.jsonOut() {
 					line := a.factLine(f)
 					if f.Thread != id {
 						line = "  " + a.paint("dim", f.Thread) + " " + line
@@ -106,11 +98,6 @@ and ends stopped (a run exits 1). stop returns once it has.`,
 					fmt.Fprintln(a.stdout, line)
 				}
 			})
-			th, err := rt.Open(ctx, s.Stock.Actor, id)
-			if err != nil {
-				return err
-			}
-			st, err := drive.Stop(ctx, th, a.whoami(), reason)
 			if err != nil {
 				return err
 			}
@@ -121,7 +108,7 @@ and ends stopped (a run exits 1). stop returns once it has.`,
 					Reason string         `json:"reason,omitempty"`
 					Seq    uint64         `json:"seq"`
 					Facts  []facts.Fact   `json:"facts"`
-				}{id, st.Status, st.Reason, st.Head.Seq, append([]facts.Fact{}, appended...)})
+				}{id, st.Status, st.Reason, st.Head.Seq, appended})
 			}
 			fmt.Fprintf(a.stdout, "%s thread %s (seq %d): %s\n", a.paint("yellow", "stopped:"), id, st.Head.Seq, present.EscapeLine(st.Reason))
 			return nil
