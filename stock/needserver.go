@@ -33,7 +33,6 @@ func NeedServer(ctx context.Context, p Place) error {
 	return nil
 }
 
-
 // WhoDrives says who drives a thread submitted to a store.
 type WhoDrives struct {
 	// By is "workers" on a NATS store (harness worker on it), "serve"

@@ -199,4 +199,3 @@ func (w *RemoteWork) closeLocked() {
 	w.c.mu.Unlock()
 	w.cc = nil
 }
-
