@@ -55,6 +55,14 @@ settings may add tokens naming others ("serve": {"tokens": [{"name": "bob",
 (127.0.0.1:8470, or any free port); --addr names another address, and only
 --addr may name one beyond loopback.
 
+On a store in a directory the server also drives the threads left for the
+workers (harness submit, run --detach, an answer given without --resume, and
+those it finds so when it starts), --drive at a time, as harness worker does:
+one driver per thread under its lease, each thread's own policy with
+--approve/--allow/--deny on it, --model (or the settings' model) for a thread
+that records none — with no model it drives none. harness worker --store DIR
+takes the same work through the socket, beside it.
+
 On a NATS store (--store nats://…) the server shows every thread of the
 server, with the workspace each works in; it resumes only this workspace's.
 
@@ -178,8 +186,12 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 	a.warnMCP(s.Stock)
 	approval := s.Approval
 	var work *socketstore.Work
+	drives := sf.drive
 	if p.Remote == "" {
-		work = socketstore.NewWork(s.Store, serveSettle, sf.drive)
+		if s.Model == "" {
+			drives = 0 // a submitted thread records no model: see serveWork
+		}
+		work = socketstore.NewWork(s.Store, serveSettle, drives)
 	}
 	sv, err := a.startServer(s, approval, sf.addr, work)
 	if err != nil {
@@ -187,7 +199,7 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 	}
 	defer sv.Stop()
 	if work != nil {
-		stop, err := a.serveWork(ctx, s, sv, work, f, sf.drive)
+		stop, err := a.serveWork(ctx, s, sv, work, f, drives)
 		if err != nil {
 			return err
 		}
@@ -207,6 +219,9 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		fmt.Fprintf(a.stderr, "    %s\n", sv.URL)
 		if p.Remote == "" {
 			fmt.Fprintf(a.stderr, "    every harness command of the workspace goes through this process (%s)\n", socketstore.Path(p.Store))
+			if hooks.run == nil {
+				fmt.Fprintf(a.stderr, "    %s\n", serveDrivesLine(sf.drive, drives, s.Model))
+			}
 		}
 	}
 	if hooks.run != nil {

@@ -94,3 +94,16 @@ func submittedHint(id string, d stock.WhoDrives) string {
 	}
 	return fmt.Sprintf("no server holds the store, so nobody drives it: run it with harness resume %s, or start harness serve (it drives submitted threads)", id)
 }
+
+// serveDrivesLine says what harness serve does with submitted threads:
+// asked is its --drive, drives what it does, model the model it gives a
+// thread that recorded none.
+func serveDrivesLine(asked, drives int, model string) string {
+	switch {
+	case drives > 0:
+		return fmt.Sprintf("it drives submitted threads, %d at a time (model %s), beside any harness worker", drives, model)
+	case asked == 0:
+		return "it drives no submitted thread (--drive 0): harness worker takes them from it"
+	}
+	return "it drives no submitted thread, which records no model: start it with --model (or set the settings' model), or run harness worker"
+}
