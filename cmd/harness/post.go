@@ -383,6 +383,9 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 		// A shared store: a worker takes an answered thread up, and a
 		// resume here would race it.
 		a.printf("posted to %s; a worker on the store takes it up (harness worker); follow it with: harness log -f %s\n", id, shellWord(id))
+	case dr.s.DriverOf().By != "":
+		// A server that drives answered threads holds the store.
+		a.printf("posted to %s; %s\n", id, submittedHint(shellWord(id), dr.s.DriverOf()))
 	default:
 		a.printf("posted to %s; continue with: harness resume %s\n", id, shellWord(id))
 	}

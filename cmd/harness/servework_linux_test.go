@@ -171,3 +171,29 @@ func TestWorkersAndServeShareTheWork(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, n, strings.Count(string(b), "counted"), "each command ran once")
 }
+
+// TestServeLeavesARunAlone: a thread a person runs through the server is
+// that person's command's (the server never drives it, and it keeps the
+// model the command gave); answered without --resume, the server drives
+// it on, and approve says so.
+func TestServeLeavesARunAlone(t *testing.T) {
+	dir := workspace(t, map[string]string{"script.jsonl": quickScript, "other.jsonl": strings.ReplaceAll(quickScript, "Counted.", "Counted by the other.")})
+	t.Setenv("HARNESS_STORE", "")
+	srv := startServer(t, dir, "serve", "--addr", "127.0.0.1:0", "--model", "scripted:script.jsonl")
+	stdout, stderr, code := harnessIn(t, dir, "run", "--thread", "t1", "--model", "scripted:other.jsonl", "--no-input", "Count")
+	require.Equal(t, exitParked, code, stdout+stderr)
+	time.Sleep(2 * serveSettle)
+	out, _, _ := harnessIn(t, dir, "threads")
+	require.Regexp(t, `(?m)^t1 +parked +confirmation`, out, "the server answers nothing a person is asked")
+	require.NotContains(t, srv.output(), "t1", "the server left the run alone")
+
+	stdout, stderr, code = harnessIn(t, dir, "approve", "t1", "1-c")
+	require.Zero(t, code, stderr)
+	require.Contains(t, stdout, "posted to t1; harness serve (pid")
+	require.Contains(t, stdout, "drives it; follow it with: harness log -f t1")
+	waitStatus(t, dir, "t1", "done", srv.output)
+	out, _, _ = harnessIn(t, dir, "threads")
+	require.Regexp(t, `(?m)^t1 +done .*scripted:other\.jsonl`, out, "the model the run recorded")
+	stdout, _, _ = harnessIn(t, dir, "log", "t1")
+	require.Contains(t, stdout, "Counted by the other.")
+}
