@@ -10,6 +10,7 @@ import (
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/socketstore"
 )
 
 // hub tells the server's streams that a thread moved. Each watched thread
@@ -222,6 +223,8 @@ func (h *hub) seen(id string, seq uint64) bool {
 type notifying struct {
 	thread.Store
 	hub *hub
+	// work, when set, is told of every append (see Options.Work).
+	work *socketstore.Work
 }
 
 // notifyingBlobs is notifying over a store that keeps blobs; keeping is
@@ -242,8 +245,8 @@ type keeping struct {
 
 // notify returns store with every append told to h, keeping what store
 // keeps besides its threads.
-func notifyAppends(store thread.Store, h *hub) thread.Store {
-	n := &notifying{Store: store, hub: h}
+func notifyAppends(store thread.Store, h *hub, work *socketstore.Work) thread.Store {
+	n := &notifying{Store: store, hub: h, work: work}
 	b, ok := store.(action.Blobs)
 	if !ok {
 		return n
@@ -264,6 +267,9 @@ func (n *notifying) Append(ctx context.Context, id string, after uint64, drafts 
 	h, err := n.Store.Append(ctx, id, after, drafts...)
 	if err == nil {
 		n.hub.notify(id)
+		if n.work != nil {
+			n.work.Appended(id, h, drafts)
+		}
 	}
 	return h, err
 }

@@ -45,6 +45,11 @@ type Options struct {
 	// LoadModel loads the model a thread recorded when the server resumes
 	// it; nil is stock.LoadModel.
 	LoadModel func(spec string) (model.Model, error)
+	// Work, when set, is the queue of work of a store in a directory
+	// (socketstore.Work): every append the server's store makes (its own
+	// runtimes', its socket's clients') is told to it, and the socket
+	// gives its jobs to the workers of other processes (harness worker).
+	Work *socketstore.Work
 	// Poll is how often the server looks for facts other processes
 	// appended to the store without it (a shared store); 0 for a store
 	// only this process appends to, itself or for its socket's clients.
@@ -129,7 +134,7 @@ func New(opts Options) (*Server, error) {
 	s.blobs = stock.BlobsOf(opts.Store)
 	s.hub = newHub()
 	s.live = newLiveHub()
-	s.store = notifyAppends(opts.Store, s.hub)
+	s.store = notifyAppends(opts.Store, s.hub, opts.Work)
 	s.session = stock.SessionOf(s.store, opts.Stock)
 	rt, _, err := s.session.Runtime(stock.WithoutObserver())
 	if err != nil {
@@ -341,7 +346,7 @@ func Host(p stock.Place, o Options, addr string, anyPort bool) (*Hosted, error) 
 		return fail(err)
 	}
 	h.sock = socketstore.NewServer(srv.Store(), harness.Hold, socketstore.WithURL(URL(ln.Addr(), "")),
-		socketstore.WithProgress(remoteProgress{srv.live}))
+		socketstore.WithProgress(remoteProgress{srv.live}), socketstore.WithWork(o.Work))
 	go func() { h.done <- h.sock.Serve(sl) }()
 	// An older server's info file in the store directory is stale: this
 	// process holds the store.

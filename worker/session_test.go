@@ -11,8 +11,8 @@ import (
 )
 
 // A worker drives the threads of a store the workers share: a session
-// on a store in a directory, which one process opens at a time, has no
-// worker.
+// that opened a store in a directory itself (no harness server holds it,
+// so none gives out its work) has no worker.
 func TestOnSessionNeedsASharedStore(t *testing.T) {
 	ctx := context.Background()
 	place, err := stock.Locate(t.TempDir(), "")

@@ -237,7 +237,7 @@ var ErrRunning = errors.New("worker: Run is called once")
 
 // ErrNotShared: OnSession of a session whose store is not one the
 // workers share.
-var ErrNotShared = errors.New("not a store the workers share (a NATS store)")
+var ErrNotShared = errors.New("not a store the workers share (a NATS store, or a directory a harness server holds)")
 
 // Run takes jobs and drives their threads, up to Options.Concurrency at
 // once, until ctx is done; then it drains and returns. Draining, the

@@ -27,6 +27,7 @@ type answerFlags struct {
 	by     string
 	resume bool
 	drive  driveFlags
+	stops  bool // a deny --stop: the thread stops at its next resume
 }
 
 func (f *answerFlags) add(cmd *cobra.Command) {
@@ -146,7 +147,7 @@ nothing and says so; a request approved already is not denied.`
 			if !approve {
 				r.Then = facts.DenyContinue
 				if stop {
-					r.Then = facts.DenyStop
+					r.Then, f.stops = facts.DenyStop, true
 				}
 			}
 			if all {
@@ -383,6 +384,11 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 		// A shared store: a worker takes an answered thread up, and a
 		// resume here would race it.
 		a.printf("posted to %s; a worker on the store takes it up (harness worker); follow it with: harness log -f %s\n", id, shellWord(id))
+	case dr.s.DriverOf().By != "":
+		// A server that drives answered threads holds the store.
+		a.printf("posted to %s; %s\n", id, submittedHint(shellWord(id), dr.s.DriverOf()))
+	case f.stops:
+		a.printf("posted to %s; it stops at its next resume (which records the denial): harness resume %s\n", id, shellWord(id))
 	default:
 		a.printf("posted to %s; continue with: harness resume %s\n", id, shellWord(id))
 	}

@@ -23,6 +23,9 @@ import (
 type serveFlags struct {
 	addr string
 	idle time.Duration
+	// drive is how many submitted threads harness serve drives at once
+	// (its --drive; 0 for run --serve).
+	drive int
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -52,6 +55,14 @@ settings may add tokens naming others ("serve": {"tokens": [{"name": "bob",
 (127.0.0.1:8470, or any free port); --addr names another address, and only
 --addr may name one beyond loopback.
 
+On a store in a directory the server also drives the threads left for the
+workers (harness submit, run --detach, an answer given without --resume, and
+those it finds so when it starts), --drive at a time, as harness worker does:
+one driver per thread under its lease, each thread's own policy with
+--approve/--allow/--deny on it, --model (or the settings' model) for a thread
+that records none — with no model it drives none. harness worker --store DIR
+takes the same work through the socket, beside it.
+
 On a NATS store (--store nats://…) the server shows every thread of the
 server, with the workspace each works in; it resumes only this workspace's.
 
@@ -68,14 +79,20 @@ with the token as "Authorization: Bearer TOKEN".`,
   curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8470/api/threads`,
 		Args: args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			return a.serve(cmd.Context(), &f, sf, serveHooks{}, driving(cmd.Context()))
+			if sf.drive < 0 {
+				return usageError("--drive %d: want 0 (drive nothing) or more threads at once", sf.drive)
+			}
+			o := driving(cmd.Context())
+			o.Model, o.ModelSpec, o.ModelDir = stock.ModelIfAny, f.model, cwdOrEmpty()
+			return a.serve(cmd.Context(), &f, sf, serveHooks{}, o)
 		}),
 	}
 	f.add(cmd)
 	fl := cmd.Flags()
 	_ = fl.MarkHidden("no-input")
-	_ = fl.MarkHidden("model")
 	sf.add(cmd)
+	fl.IntVar(&sf.drive, "drive", defaultServeDrive, "on a store in a directory, how many submitted threads (harness submit, run --detach, an answer given without --resume) the server drives at once, beside any harness worker --store DIR; 0 leaves them to the workers")
+	fl.Lookup("model").Usage = "the model of submitted threads that recorded none (default: the settings file's model)"
 	return cmd
 }
 
@@ -100,7 +117,7 @@ type serveHooks struct {
 // directory, the socket every other command of the workspace goes
 // through. The session's store becomes the server's, so that its streams
 // see what this process appends.
-func (a *app) startServer(s *session, approval drive.Approval, addr string) (*serve.Hosted, error) {
+func (a *app) startServer(s *session, approval drive.Approval, addr string, work *socketstore.Work) (*serve.Hosted, error) {
 	explicit := addr != ""
 	if addr == "" && s.Settings().Serve != nil {
 		addr = s.Settings().Serve.Addr
@@ -117,7 +134,7 @@ func (a *app) startServer(s *session, approval drive.Approval, addr string) (*se
 		poll = time.Second // other processes append to the store directly
 	}
 	h, err := serve.Host(s.Place, serve.Options{
-		Store: s.Store, Stock: s.Stock, Tokens: tokens, Approval: approval, Poll: poll,
+		Store: s.Store, Stock: s.Stock, Tokens: tokens, Approval: approval, Poll: poll, Work: work,
 		// A request's path comes from anyone who reaches the address, an
 		// error may quote the model: one escaped line each.
 		Logf: func(format string, args ...any) {
@@ -168,11 +185,26 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 	}
 	a.warnMCP(s.Stock)
 	approval := s.Approval
-	sv, err := a.startServer(s, approval, sf.addr)
+	var work *socketstore.Work
+	drives := sf.drive
+	if p.Remote == "" {
+		if s.Model == "" {
+			drives = 0 // a submitted thread records no model: see serveWork
+		}
+		work = socketstore.NewWork(s.Store, serveSettle, drives)
+	}
+	sv, err := a.startServer(s, approval, sf.addr, work)
 	if err != nil {
 		return err
 	}
 	defer sv.Stop()
+	if work != nil {
+		stop, err := a.serveWork(ctx, s, sv, work, f, drives)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if hooks.last != nil {
 		defer func() {
 			if lerr := hooks.last(s); err == nil {
@@ -187,6 +219,9 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		fmt.Fprintf(a.stderr, "    %s\n", sv.URL)
 		if p.Remote == "" {
 			fmt.Fprintf(a.stderr, "    every harness command of the workspace goes through this process (%s)\n", socketstore.Path(p.Store))
+			if hooks.run == nil {
+				fmt.Fprintf(a.stderr, "    %s\n", serveDrivesLine(sf.drive, drives, s.Model))
+			}
 		}
 	}
 	if hooks.run != nil {

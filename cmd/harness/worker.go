@@ -32,10 +32,13 @@ func (a *app) workerCmd() *cobra.Command {
 		index       bool
 	)
 	cmd := &cobra.Command{
-		Use:   "worker --store nats://HOST:PORT [flags]",
-		Short: "Drive the runnable threads of a NATS store, with the other workers on it, until stopped",
+		Use:   "worker [--store nats://HOST:PORT|DIR] [flags]",
+		Short: "Drive the runnable threads of a shared store, with the other workers on it, until stopped",
 		Long: `Drive the threads of a store that machines share (a NATS server, or a cluster:
---store nats://a:4222,nats://b:4222,nats://c:4222): those started for the
+--store nats://a:4222,nats://b:4222,nats://c:4222), or of a store in a
+directory that harness serve holds (the worker takes its work through the
+server's socket, beside the server, which drives submitted threads too; see
+harness serve --drive; with no server the worker says to start one): those started for the
 workers (harness submit, or run --detach), answered (approve, deny, answer,
 post), or handed over by a worker that stopped or died. Each runs under its
 lease, on one worker at a time, in this workspace; --concurrency threads at once.
@@ -117,9 +120,6 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	if err != nil {
 		return err
 	}
-	if p.Remote == "" {
-		return usageError("worker: the store is the directory %s, which one process opens at a time; workers share a NATS server's store: pass --store nats://HOST:PORT (or set HARNESS_STORE)", p.Store)
-	}
 	flags, err := f.layer()
 	if err != nil {
 		return err
@@ -140,6 +140,9 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 		}
 	}
 	if err := a.autoServe(ctx, p, s.Settings(), false); err != nil {
+		return err
+	}
+	if err := stock.NeedServer(ctx, p); err != nil {
 		return err
 	}
 	if err := a.openStore(ctx, s); err != nil {
@@ -184,7 +187,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 		case <-ran:
 		}
 	}()
-	if index {
+	if index && ns != nil {
 		// The index follows the stream until the worker has drained.
 		ictx, stop := context.WithCancel(context.WithoutCancel(ctx))
 		followed := make(chan struct{})
@@ -242,7 +245,10 @@ as the thread's own, as harness run records it: the workers decide the thread's
 confirmations by it, with what each worker's own flags add (see harness worker).
 Without any, the thread records none and each worker's own policy decides.
 
-On a store in a directory no worker can reach; harness resume runs the thread.`,
+On a store in a directory the harness server that holds it drives the thread
+(harness serve, see its --drive), or a worker that takes work from it (harness
+worker); with no server, or one that drives nothing and has no worker, nobody
+does until harness resume runs it. submit says which.`,
 		Example: `  harness submit --store nats://localhost:4222 "Set the cache TTL to 300"
   harness submit --approve writes --allow 'run_command:go test *' "Fix the tests"`,
 		Args: args(1, -1, "a PROMPT"),
@@ -299,15 +305,12 @@ func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) erro
 		return err
 	}
 	id = got
+	d := s.DriverOf()
 	if a.jsonOut() {
-		return a.printJSON(map[string]any{"thread": id, "status": "submitted", "seq": seq, "store": s.Place.Where()})
+		return a.printJSON(map[string]any{"thread": id, "status": "submitted", "seq": seq, "store": s.Place.Where(), "driven_by": d.By})
 	}
 	fmt.Fprintf(a.stdout, "%s thread %s (seq %d) in %s\n", a.paint("bold", "submitted:"), id, seq, s.Place.Where())
-	if s.Place.Remote == "" {
-		fmt.Fprintf(a.stdout, "    no worker reaches a store in a directory (workers share a NATS store); run it with: harness resume %s\n", id)
-	} else {
-		fmt.Fprintf(a.stdout, "    a worker on the store takes it up (harness worker); follow it with: harness log -f %s\n", id)
-	}
+	fmt.Fprintf(a.stdout, "    %s\n", submittedHint(id, d))
 	return nil
 }
 

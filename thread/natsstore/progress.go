@@ -224,6 +224,59 @@ type follower struct {
 	// waitingBytes is the size of their data.
 	waiting      []waitingRecord
 	waitingBytes int
+	// lost counts, by thread and lease, the records of a lease not seen
+	// held yet that were dropped (beyond the bound of what is kept, or
+	// kept too long), and the records too large to take: a count is
+	// handed over with the thread's next record taken under that lease,
+	// so that the streams say how many they missed; the count of a lease
+	// never seen held (a forged one) is never told. At most followWait
+	// entries, each let go once it is older than lostFor.
+	lost map[lostKey]*lostCount
+}
+
+// lostKey names the records of thread id sent under a lease of root.
+type lostKey struct{ id, root, lease string }
+
+// lostCount is how many records of a lostKey were dropped, and until
+// when the count is kept.
+type lostCount struct {
+	n     int
+	until time.Time
+}
+
+// lostFor is how long a follower keeps a count of dropped records for a
+// lease it has not seen held, in waitFors.
+const lostFor = 4
+
+// drop counts a record of thread id under root's lease as dropped.
+// f.mu is held.
+func (f *follower) drop(id, root, lease string, now time.Time) {
+	k := lostKey{id, root, lease}
+	c := f.lost[k]
+	if c == nil {
+		if len(f.lost) >= followWait {
+			return
+		}
+		if f.lost == nil {
+			f.lost = map[lostKey]*lostCount{}
+		}
+		c = &lostCount{}
+		f.lost[k] = c
+	}
+	c.n = min(c.n+1, maxProgressDropped)
+	c.until = now.Add(lostFor * f.waitFor)
+}
+
+// lostBefore is how many records of thread id under root's lease were
+// dropped before the one now handed over, with the publisher's own
+// count, and forgets them. f.mu is held.
+func (f *follower) lostBefore(id, root, lease string, dropped int) int {
+	k := lostKey{id, root, lease}
+	if c := f.lost[k]; c != nil {
+		delete(f.lost, k)
+		dropped = min(dropped+c.n, maxProgressDropped)
+	}
+	return dropped
 }
 
 // waitingRecord is a record kept until its lease is seen held.
@@ -333,7 +386,7 @@ func (f *follower) lease(e jetstream.KeyValueEntry) {
 func (f *follower) take(m *nats.Msg) {
 	i := strings.LastIndexByte(m.Subject, '.')
 	raw, err := hex.DecodeString(m.Subject[i+1:])
-	if err != nil || len(m.Data) > maxProgressRecord {
+	if err != nil {
 		return
 	}
 	id := string(raw)
@@ -351,17 +404,22 @@ func (f *follower) take(m *nats.Msg) {
 	defer f.mu.Unlock()
 	now := time.Now()
 	f.expire(now)
+	if len(m.Data) > maxProgressRecord {
+		f.drop(id, root, lease, now) // told only if the lease is seen held
+		return
+	}
 	if f.held[root] != lease {
 		f.wait(waitingRecord{id: id, root: root, lease: lease, data: m.Data, dropped: dropped, until: now.Add(f.waitFor)})
 		return
 	}
-	f.sink.Progress(id, m.Data, dropped)
+	f.sink.Progress(id, m.Data, f.lostBefore(id, root, lease, dropped))
 }
 
 // wait keeps r until its lease is seen held, unless the records kept
 // are at their bound: then r is dropped. f.mu is held.
 func (f *follower) wait(r waitingRecord) {
 	if len(f.waiting) >= followWait || f.waitingBytes+len(r.data) > followWaitBytes {
+		f.drop(r.id, r.root, r.lease, time.Now())
 		return
 	}
 	f.waiting = append(f.waiting, r)
@@ -380,8 +438,9 @@ func (f *follower) release(root, lease string, now time.Time) {
 	for _, r := range f.waiting {
 		switch {
 		case now.After(r.until):
+			f.drop(r.id, r.root, r.lease, now)
 		case r.root == root && r.lease == lease:
-			f.sink.Progress(r.id, r.data, r.dropped)
+			f.sink.Progress(r.id, r.data, f.lostBefore(r.id, root, lease, r.dropped))
 		default:
 			kept = append(kept, r)
 			size += len(r.data)
@@ -395,8 +454,15 @@ func (f *follower) release(root, lease string, now time.Time) {
 func (f *follower) expire(now time.Time) {
 	n := 0
 	for n < len(f.waiting) && now.After(f.waiting[n].until) {
-		f.waitingBytes -= len(f.waiting[n].data)
+		r := f.waiting[n]
+		f.waitingBytes -= len(r.data)
+		f.drop(r.id, r.root, r.lease, now)
 		n++
+	}
+	for k, c := range f.lost {
+		if now.After(c.until) {
+			delete(f.lost, k)
+		}
 	}
 	if n > 0 {
 		clear(f.waiting[:n])

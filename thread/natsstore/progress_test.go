@@ -119,7 +119,12 @@ func TestProgressOfTheLeaseHolderOnly(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	got, ended := k.seen()
 	slices.Sort(got)
-	require.Equal(t, []string{"t1 mine 0", "t1.2 my-child's 0", "t2 t2-mine 0"}, got)
+	// The record too large to take, sent under the lease held, is counted
+	// dropped with the thread's next record if it came before it (the
+	// publishers' connections are not ordered with each other).
+	require.Contains(t, []string{"t1 mine 0", "t1 mine 1"}, got[0])
+	got[0] = "t1 mine"
+	require.Equal(t, []string{"t1 mine", "t1.2 my-child's 0", "t2 t2-mine 0"}, got)
 	require.Empty(t, ended)
 
 	release()

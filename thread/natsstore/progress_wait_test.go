@@ -19,8 +19,10 @@ import (
 // publishes its first lines). A record of a lease the follower has not
 // seen is kept, in order, and handed over when the bucket shows that
 // lease held; one whose lease is not seen in time, or beyond the bound
-// of what is kept, is dropped; a lease that never comes delivers
-// nothing.
+// of what is kept, is dropped, and counted in the dropped number of the
+// thread's next record handed over under that lease (so the page says
+// how many it missed); a lease that never comes delivers nothing, not
+// even a count.
 func TestProgressOfALeaseNotSeenYet(t *testing.T) {
 	name, stores := leaseStores(t, 1)
 	watcher := stores[0]
@@ -69,7 +71,7 @@ func TestProgressOfALeaseNotSeenYet(t *testing.T) {
 	require.Equal(t, []string{"t5 first 0", "t5.1 child 0", "t5 second 0", "t5 third 0"}, got)
 
 	// Kept for a while only: a lease seen after that delivers nothing
-	// of what came before it.
+	// of what came before it, and says it dropped one.
 	send("t7", "t7", "lease-7", "too-early")
 	require.NoError(t, nc.Flush())
 	time.Sleep(2500 * time.Millisecond)
@@ -78,10 +80,11 @@ func TestProgressOfALeaseNotSeenYet(t *testing.T) {
 	require.Eventually(t, func() bool { got, _ := k.seen(); return len(got) == 5 }, 10*time.Second, 5*time.Millisecond)
 	time.Sleep(200 * time.Millisecond)
 	got, _ = k.seen()
-	require.Equal(t, "t7 in-time 0", got[4], "%q", got)
+	require.Equal(t, "t7 in-time 1", got[4], "%q", got)
 	require.Len(t, got, 5, "%q", got)
 
-	// Bounded: of many records of a lease not seen, the first 256.
+	// Bounded: of many records of a lease not seen, the first 256; the
+	// 44 others are counted.
 	for i := range 300 {
 		send("t8", "t8", "lease-8", fmt.Sprintf("n%03d", i))
 	}
@@ -93,10 +96,24 @@ func TestProgressOfALeaseNotSeenYet(t *testing.T) {
 	got, _ = k.seen()
 	require.Len(t, got, 5+256)
 	for i, g := range got[5:] {
-		require.Equal(t, fmt.Sprintf("t8 n%03d 0", i), g)
+		dropped := 0
+		if i == 0 {
+			dropped = 44
+		}
+		require.Equal(t, fmt.Sprintf("t8 n%03d %d", i, dropped), g)
 	}
-	// The forged lease of t6 was never handed over.
+	// A record too large to take, under the lease held, is counted too.
+	send("t8", "t8", "lease-8", strings.Repeat("x", 256<<10+1))
+	send("t8", "t8", "lease-8", "after-large")
+	require.Eventually(t, func() bool { got, _ := k.seen(); return len(got) == 5+256+1 }, 10*time.Second, 5*time.Millisecond)
+	got, _ = k.seen()
+	require.Equal(t, "t8 after-large 1", got[5+256])
+	// The forged lease of t6 was never handed over, nor its count.
 	for _, g := range got {
 		require.NotContains(t, g, "forged")
 	}
+	send("t6", "t6", "lease-6", "t6-real")
+	require.Eventually(t, func() bool { got, _ := k.seen(); return len(got) == 5+256+2 }, 10*time.Second, 5*time.Millisecond)
+	got, _ = k.seen()
+	require.Equal(t, "t6 t6-real 0", got[5+256+1], "the forged lease's dropped record is not counted for the real one")
 }

@@ -167,7 +167,8 @@ const (
 )
 
 // call makes one call on a connection of the pool: fn sees each response
-// until it says the call is over.
+// until it says the call is over. A call the server would refuse as too
+// large fails before anything of it is written (see checkCall).
 func (c *Client) call(ctx context.Context, op, id string, req request, fn func(*response) (int, error)) error {
 	if err := c.enter(); err != nil {
 		return fmt.Errorf("%s %s: %w", op, id, err)
@@ -231,6 +232,9 @@ var aLongTimeAgo = time.Unix(1, 0)
 // connection itself is a *connError; reusable reports whether the
 // connection can carry another call.
 func (cc *clientConn) roundTrip(ctx context.Context, req request, fn func(*response) (int, error)) (err error, reusable bool) {
+	if err := checkCall(&req); err != nil {
+		return fmt.Errorf("%s: %w", req.Op, err), true // nothing written
+	}
 	stop := context.AfterFunc(ctx, func() { cc.c.SetDeadline(aLongTimeAgo) })
 	defer func() {
 		if !stop() {

@@ -76,6 +76,7 @@ type Server struct {
 	info    Info
 	sink    ProgressSink
 	leases  leases
+	work    *Work
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -345,6 +346,10 @@ func (c *serverConn) handle(req request) bool {
 	switch req.Op {
 	case opHello:
 		info := s.info
+		if s.work != nil {
+			info.Work = true
+			info.Drives, info.Workers = s.work.info()
+		}
 		return c.send(response{Hello: &info}) == nil
 	case opAppend:
 		ds := make([]facts.Draft, len(req.Drafts))
@@ -449,6 +454,9 @@ func (c *serverConn) handle(req request) bool {
 		return c.send(response{Bool: true}) == nil
 	case opLease:
 		c.lease(req.Thread)
+		return false
+	case opWork:
+		c.serveWork()
 		return false
 	case opProgress:
 		s.takeProgress(c.pid, req.Progress)

@@ -104,6 +104,10 @@ const (
 	opLease    = "lease"
 	opRelease  = "release"
 	opProgress = "progress"
+	opWork     = "work"
+	opTake     = "take"
+	opJobDone  = "job_done"
+	opJobLater = "job_later"
 )
 
 // request is one call.
@@ -142,6 +146,7 @@ type response struct {
 	Text  string     `msgpack:"x,omitempty"`
 	End   bool       `msgpack:"end,omitempty"`
 	Hello *Info      `msgpack:"hello,omitempty"`
+	Jobs  []wireJob  `msgpack:"jobs,omitempty"`
 }
 
 // Info is what a server says of itself when a client connects.
@@ -157,6 +162,13 @@ type Info struct {
 	// meta space.
 	Blobs bool `msgpack:"blobs,omitempty"`
 	Meta  bool `msgpack:"meta,omitempty"`
+	// Work reports whether the server gives out work (see Client.Work);
+	// Drives is how many threads its own process drives at once (0: it
+	// drives none), Workers how many workers of other processes took work
+	// from it when the client connected (see Work).
+	Work    bool `msgpack:"work,omitempty"`
+	Drives  int  `msgpack:"drives,omitempty"`
+	Workers int  `msgpack:"workers,omitempty"`
 }
 
 // wireHead is a thread.Head on the wire.

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/seed-7cc7a084/harness/serve"
+	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/tell"
+	"github.com/seed-7cc7a084/harness/thread/socketstore"
+	"github.com/seed-7cc7a084/harness/worker"
+)
+
+const (
+	// defaultServeDrive is harness serve's --drive.
+	defaultServeDrive = 4
+	// serveSettle is how long a start or an answer waits before the
+	// workers of a served store may take it (see socketstore.Work): a
+	// command that drives the thread itself (run, approve --resume) has
+	// held it or appended after it by then.
+	serveSettle = 1500 * time.Millisecond
+)
+
+// cwdOrEmpty is the working directory, or "" if it cannot be told.
+func cwdOrEmpty() string {
+	cwd, _ := os.Getwd()
+	return cwd
+}
+
+// serveWork has the server of a store in a directory look for the threads
+// submitted while no server held the store, and, with n > 0, drive n of
+// the submitted threads at once beside the workers of other processes
+// (see worker.OnServer), printing what it does on stderr. stop ends the
+// drives (they drain, as a worker's do) and returns once they have.
+func (a *app) serveWork(ctx context.Context, s *session, sv *serve.Hosted, work *socketstore.Work, f *driveFlags, n int) (stop func(), err error) {
+	if err := work.Scan(ctx); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return func() {}, nil
+	}
+	flags, err := f.layer()
+	if err != nil {
+		return nil, err
+	}
+	spec := s.Model
+	if spec != "" {
+		if _, err := stock.LoadModel(spec); err != nil {
+			return nil, asUsage(fmt.Errorf("--model: %w", err))
+		}
+	}
+	w, err := worker.OnServer(s.Session, work, flags, worker.Options{
+		LoadModel:   workerModels(spec),
+		Concurrency: n,
+		Progress:    sv.DriveProgress,
+		Log: func(e worker.Event) {
+			if e.Kind == worker.EventTook {
+				return // the end says it
+			}
+			tell.WorkerEvent(a.stderr, e, time.Now(), a.paint, workerHint)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(a.stderr, "harness serve: %v\n", err)
+		}
+	}, nil
+}
+
+// submittedHint says who drives a thread just submitted, and how to
+// follow it (or run it, when nobody will).
+func submittedHint(id string, d stock.WhoDrives) string {
+	srv := fmt.Sprintf("harness serve (pid %d%s)", d.Server.PID, orEmpty(", ", d.Server.URL))
+	switch d.By {
+	case "workers":
+		return fmt.Sprintf("a worker on the store takes it up (harness worker); follow it with: harness log -f %s", id)
+	case "serve":
+		return fmt.Sprintf("%s drives it; follow it with: harness log -f %s", srv, id)
+	case "worker":
+		return fmt.Sprintf("a worker takes it up through %s; follow it with: harness log -f %s", srv, id)
+	}
+	if d.Server.PID != 0 {
+		return fmt.Sprintf("nobody drives it: %s drives no threads (--drive 0) and no worker takes work from it; start one (harness worker), or run it with: harness resume %s", srv, id)
+	}
+	return fmt.Sprintf("no server holds the store, so nobody drives it: run it with harness resume %s, or start harness serve (it drives submitted threads)", id)
+}
+
+// serveDrivesLine says what harness serve does with submitted threads:
+// asked is its --drive, drives what it does, model the model it gives a
+// thread that recorded none.
+func serveDrivesLine(asked, drives int, model string) string {
+	switch {
+	case drives > 0:
+		return fmt.Sprintf("it drives submitted threads, %d at a time (model %s), beside any harness worker", drives, model)
+	case asked == 0:
+		return "it drives no submitted thread (--drive 0): harness worker takes them from it"
+	}
+	return "it drives no submitted thread, which records no model: start it with --model (or set the settings' model), or run harness worker"
+}
