@@ -21,7 +21,7 @@ func NeedServer(ctx context.Context, p Place) error {
 	}
 	c, err := socketstore.Dial(ctx, p.Store)
 	if errors.Is(err, socketstore.ErrNoServer) {
-		return fmt.Errorf("%w %s: a worker of a store in a directory takes its work from the server that holds it; start `harness serve` in %s (it drives submitted threads itself too; --drive 0 leaves them to the workers), or use a NATS store (--store nats://HOST:PORT)", ErrNoServer, p.Store, p.Root)
+		return fmt.Errorf("%w %s: a worker of a store in a directory takes its work from the server that holds it", ErrNoServer, p.Store)
 	}
 	if err != nil {
 		return err

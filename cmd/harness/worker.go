@@ -142,7 +142,9 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	if err := a.autoServe(ctx, p, s.Settings(), false); err != nil {
 		return err
 	}
-	if err := stock.NeedServer(ctx, p); err != nil {
+	if err := stock.NeedServer(ctx, p); errors.Is(err, stock.ErrNoServer) {
+		return fmt.Errorf("%w; start `harness serve` in %s (it drives submitted threads itself too; --drive 0 leaves them to the workers), or use a NATS store (--store nats://HOST:PORT)", err, p.Root)
+	} else if err != nil {
 		return err
 	}
 	if err := a.openStore(ctx, s); err != nil {
