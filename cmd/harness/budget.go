@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 )
@@ -232,26 +229,4 @@ func (a *app) showBudget(ctx context.Context, root string) error {
 // thread id (a shell word already).
 func budgetHint(id, resume string) string {
 	return fmt.Sprintf("raise it: harness budget %s raise --cost USD, --tokens N or --turns N%s   (or stop: harness stop %s)", id, resume, id)
-}
-
-// askBudget asks the person by how much to raise the budget of the tree
-// that waits on it (drive.ParseRaise reads the amount); Enter skips. One
-// raise answers every budget wait of the tree: nothing else is asked
-// after it (stop), and the tree goes on.
-func (d *driver) askBudget(ctx context.Context, w drive.Pending, by string) (answer, error) {
-	for {
-		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Raise the tree's budget (%s)? By how much, such as $5, 200000 tokens or 5 turns; Enter skips: ", present.EscapeLine(drive.Ref(w))))
-		if err != nil {
-			return answer{}, err
-		}
-		if strings.TrimSpace(reply) == "" {
-			return answer{}, nil
-		}
-		add, err := drive.ParseRaise(reply)
-		if err != nil {
-			fmt.Fprintf(d.a.stdout, "    %s\n", present.EscapeLine(err.Error()))
-			continue
-		}
-		return answer{reply: &drive.Reply{Kind: fold.WaitBudget, Request: drive.Ref(w), USD: add.USD, Tokens: add.Tokens, Turns: add.Turns, By: by}, stop: true}, nil
-	}
 }

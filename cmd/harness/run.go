@@ -18,7 +18,6 @@ import (
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/present/ask"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 )
@@ -712,10 +711,10 @@ type driver struct {
 	// first is the thread of the first fact appended, when id is not
 	// known yet (a run picking the next id): the facts of other threads
 	// are its children's.
-	first    string
-	prompter *prompter
-	// elicits asks MCP servers' questions at the terminal (interactive).
-	elicits *ask.Serial
+	first string
+	// asker asks at the terminal (interactive): what the thread waits
+	// for, and MCP servers' questions as its actions run.
+	asker *tell.Asker
 	// live shows a running action's output on a terminal.
 	live *tell.Live
 	// flags are the command's (setPolicy).
@@ -726,9 +725,6 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 	d := &driver{a: a, s: s, id: id, interactive: a.interactive(f.noInput),
 		live: tell.NewLive(a.stdout, a.textOut() && isTerminal(a.stdout)), flags: f}
 	d.live.Hint = askedHint
-	if d.interactive {
-		d.elicits = new(ask.Serial)
-	}
 	o := stock.DriverOptions{Model: f.loaded, Spec: f.model, Show: d.show, ModelWait: d.modelWait, Progress: d.progressSink()}
 	// The observer leaves out this command's own output, should it be
 	// redirected into the workspace.
@@ -743,6 +739,16 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 	}
 	d.Driver, d.rt = dr, dr.Runtime
 	d.th = d.Thread(id)
+	if d.interactive {
+		d.asker = &tell.Asker{Teller: a.teller(), In: a.stdin, Driver: dr, Session: s.Session, Getenv: a.getenv, By: a.whoami(), Live: d.live,
+			Interrupted: func(id string) error {
+				return fmt.Errorf("interrupted at the prompt; thread %s still waits: `harness resume %s` asks again", id, id)
+			},
+			LeftElsewhere: func(e drive.Event) string {
+				return fmt.Sprintf("left for an answer elsewhere: harness answer %s --request %s --elicit accept|decline|cancel, or the page",
+					present.EscapeLine(shellWord(e.Thread)), present.EscapeLine(shellWord(e.Request)))
+			}}
+	}
 	return d, nil
 }
 
@@ -763,7 +769,7 @@ func (d *driver) progressSink() drive.Progress {
 				return
 			case drive.EventAsked:
 				d.live.Asked(e)
-				d.asked(e)
+				d.asker.Event(e)
 				return
 			}
 			turns.Event(e)
@@ -852,13 +858,7 @@ func (d *driver) options() drive.Options {
 		}
 	}
 	if d.interactive {
-		o.Ask = func(ctx context.Context, _ *harness.Thread, waits []drive.Pending) (int, error) {
-			d.elicits.Settle() // the terminal is the prompt's now
-			if d.prompter == nil {
-				d.prompter = newPrompter(d.a.stdin, d.a.stdout)
-			}
-			return d.prompt(ctx, waits)
-		}
+		o.Ask = d.asker.Ask
 	}
 	return o
 }
@@ -892,11 +892,11 @@ func (d *driver) warnSandbox() {
 // done (0), parked (3), or failed (1).
 func (d *driver) finish(ctx context.Context) error {
 	d.warnSandbox()
-	d.elicits.Begin(ctx)
+	d.asker.Begin(ctx)
 	st, err := d.Finish(ctx, d.th, d.options(), func(err error) {
 		fmt.Fprintf(d.a.stderr, "harness: %s (a search brings the index up to date)\n", present.EscapeLine(err.Error()))
 	})
-	d.elicits.End()
+	d.asker.End()
 	d.live.Stop()
 	if err != nil {
 		return err
