@@ -11,7 +11,6 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 )
 
@@ -39,21 +38,6 @@ func alias(fl *pflag.FlagSet, names map[string]string) {
 		}
 		return prev(fs, name)
 	})
-}
-
-// layer adds the budget flags given to a layer of settings (checked
-// with the rest: stock.CheckedFlags).
-func (f *budgetFlags) layer(fs *pflag.FlagSet, s *stock.Settings, set []string) []string {
-	if fs == nil {
-		return set
-	}
-	if fs.Changed("max-cost") {
-		s.MaxCost, set = &f.cost, append(set, "max_cost")
-	}
-	if fs.Changed("max-tokens") {
-		s.MaxTokens, set = &f.tokens, append(set, "max_tokens")
-	}
-	return set
 }
 
 // given reports whether a budget flag was given.

@@ -119,53 +119,17 @@ func (f *driveFlags) modelOptions() []model.Option {
 // changed reports whether the flag name was given.
 func (f *driveFlags) changed(name string) bool { return f.fs != nil && f.fs.Changed(name) }
 
-// layer is the flags as a layer of settings (stock.CheckedFlags): the
-// keys of the flags given. A flag value that cannot work is a usage error.
+// layer is the flags given as a layer of settings (stock.FlagLayer); a
+// flag value that cannot work is a usage error.
 func (f *driveFlags) layer() (stock.SettingsSource, error) {
-	var s stock.Settings
-	var set []string
-	if f.model != "" {
-		s.Model, set = f.model, append(set, "model")
+	var given []string
+	if f.fs != nil {
+		f.fs.Visit(func(fl *pflag.Flag) { given = append(given, fl.Name) })
 	}
-	if f.approve != "" {
-		s.Approve, set = f.approve, append(set, "approve")
-	}
-	if len(f.allow) > 0 {
-		s.Allow, set = f.allow, append(set, "allow")
-	}
-	if len(f.deny) > 0 {
-		s.Deny, set = f.deny, append(set, "deny")
-	}
-	if f.changed("max-turns") {
-		s.MaxTurns, set = &f.maxTurns, append(set, "max_turns")
-	}
-	if f.changed("max-steps") {
-		s.MaxSteps, set = &f.maxSteps, append(set, "max_steps")
-	}
-	if f.changed("context-window") {
-		s.ContextWindow, set = &f.window, append(set, "context_window")
-	}
-	if f.sandbox != "" {
-		s.Sandbox, set = f.sandbox, append(set, "sandbox")
-	}
-	if f.network || f.changed("network") {
-		s.Network, set = f.network, append(set, "network")
-	}
-	if f.changed("network-allow") {
-		s.NetworkAllow, set = f.networkAllow, append(set, "network_allow")
-	}
-	if f.worktrees != "" {
-		s.Worktrees, set = f.worktrees, append(set, "worktrees")
-	}
-	if f.worktreeMerge != "" {
-		s.WorktreeMerge, set = f.worktreeMerge, append(set, "worktree_merge")
-	}
-	if f.changed("max-output-tokens") {
-		s.MaxOutputTokens, set = &f.maxOutput, append(set, "max_output_tokens")
-	}
-	set = f.budget.layer(f.fs, &s, set)
-	// Each value is checked as a settings file's is, naming its flag.
-	src, err := stock.CheckedFlags(s, set...)
+	src, err := stock.FlagLayer(stock.Settings{Model: f.model, Approve: f.approve, Allow: f.allow, Deny: f.deny,
+		MaxTurns: &f.maxTurns, MaxSteps: &f.maxSteps, ContextWindow: &f.window, MaxOutputTokens: &f.maxOutput,
+		Sandbox: f.sandbox, Network: f.network, NetworkAllow: f.networkAllow, Worktrees: f.worktrees, WorktreeMerge: f.worktreeMerge,
+		MaxCost: &f.budget.cost, MaxTokens: &f.budget.tokens}, given...)
 	return src, asUsage(err)
 }
 
