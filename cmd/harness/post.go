@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,7 +38,7 @@ func (a *app) postCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "post THREAD KIND [--data JSON|@FILE|-] [--key K]",
 		Short: "Append a fact from outside: a message, an answer, a reconciliation",
-		Long: `Append an ingress fact to a thread: one of ` + kindList() + `.
+		Long: `Append an ingress fact to a thread: one of ` + drive.IngressKindList() + `.
 The payload is JSON (--data '{...}', --data @file.json, or --data - for stdin)
 and must fit the kind exactly; an answer must name an open request of the
 thread. Nothing is appended otherwise.
@@ -59,7 +56,7 @@ answer given twice is appended once.`,
 				return a.threadIDs(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
 			}
 			if len(args) == 1 {
-				return strings.Split(kindList(), ", "), cobra.ShellCompDirectiveNoFileComp
+				return strings.Split(drive.IngressKindList(), ", "), cobra.ShellCompDirectiveNoFileComp
 			}
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
@@ -69,14 +66,14 @@ answer given twice is appended once.`,
 				return err
 			}
 			if !slices.Contains(facts.IngressKinds, kind) {
-				return usageError("kind %q cannot be posted; post one of %s", kind, kindList())
+				return usageError("kind %q cannot be posted; post one of %s", kind, drive.IngressKindList())
 			}
 			if data == "" {
 				return usageError("post %s: --data is required (the payload, JSON); e.g. %s", kind, drive.Example(kind))
 			}
-			raw, err := readData(data, a.stdin)
+			raw, err := drive.ReadPayload(data, a.stdin)
 			if err != nil {
-				return asUsage(err)
+				return usageError("--data %s: %v", data, err)
 			}
 			if err := a.checkBy(f.by); err != nil {
 				return err
@@ -86,11 +83,7 @@ answer given twice is appended once.`,
 				return asUsage(fmt.Errorf("--data for %w", err))
 			}
 			if key == "" {
-				if req != "" {
-					key = drive.AnswerKey(kind, req)
-				} else {
-					key = randomKey("post")
-				}
+				key = drive.PostKey(kind, req)
 			}
 			if err := facts.ValidateCause(facts.IngressCause(key)); err != nil {
 				return usageError("--key %q: %v", key, err)
@@ -404,45 +397,11 @@ func (dr *driver) sayGiven(ctx context.Context, seq uint64) {
 	dr.a.printf("%s: %s; nothing appended\n", what, desc)
 }
 
-// readData reads a --data value: JSON, @FILE, or - for stdin.
-func readData(v string, stdin io.Reader) ([]byte, error) {
-	switch {
-	case v == "-":
-		b, err := io.ReadAll(stdin)
-		if err != nil {
-			return nil, fmt.Errorf("--data -: read stdin: %w", err)
-		}
-		return b, nil
-	case strings.HasPrefix(v, "@"):
-		b, err := os.ReadFile(v[1:])
-		if err != nil {
-			return nil, fmt.Errorf("--data %s: %w", v, err)
-		}
-		return b, nil
-	}
-	return []byte(v), nil
-}
-
 func cmpOr(s, def string) string {
 	if s == "" {
 		return def
 	}
 	return s
-}
-
-func kindList() string {
-	ks := make([]string, len(facts.IngressKinds))
-	for i, k := range facts.IngressKinds {
-		ks[i] = string(k)
-	}
-	return strings.Join(ks, ", ")
-}
-
-// randomKey is a fresh idempotency key.
-func randomKey(prefix string) string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return prefix + "-" + hex.EncodeToString(b)
 }
 
 // personAnswers is the command with which a person answers the request p
