@@ -689,7 +689,24 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 	d := &driver{a: a, s: s, id: id, interactive: a.interactive(f.noInput),
 		live: tell.NewLive(a.stdout, a.textOut() && isTerminal(a.stdout)), flags: f}
 	d.live.Hint = askedHint
-	o := stock.DriverOptions{Model: f.loaded, Spec: f.model, Show: d.show, ModelWait: d.modelWait, Progress: d.progressSink()}
+	if d.interactive {
+		d.asker = &tell.Asker{Teller: a.teller(), In: a.stdin, Session: s.Session, Getenv: a.getenv, By: a.whoami(), Live: d.live,
+			Interrupted: func(id string) error {
+				return fmt.Errorf("interrupted at the prompt; thread %s still waits: `harness resume %s` asks again", id, id)
+			},
+			LeftElsewhere: func(e drive.Event) string {
+				return fmt.Sprintf("left for an answer elsewhere: harness answer %s --request %s --elicit accept|decline|cancel, or the page",
+					present.EscapeLine(shellWord(e.Thread)), present.EscapeLine(shellWord(e.Request)))
+			}}
+	}
+	// What the thread does between its facts: the stream's progress
+	// lines (-o stream-json), or on a terminal (tell.Live.Progress).
+	progress := d.live.Progress(d.asker)
+	if a.streamOut() {
+		progress = a.streamProgress
+	}
+	o := stock.DriverOptions{Model: f.loaded, Spec: f.model, Show: d.show, Progress: progress,
+		ModelWait: func(_ int, wait time.Duration, err error) { a.printf("%s\n", tell.Waiting(a.paint, wait, err)) }}
 	// The observer leaves out this command's own output, should it be
 	// redirected into the workspace.
 	for _, w := range []io.Writer{a.stdout, a.stderr} {
@@ -703,59 +720,14 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 	}
 	d.Driver, d.rt = dr, dr.Runtime
 	d.th = d.Thread(id)
-	if d.interactive {
-		d.asker = &tell.Asker{Teller: a.teller(), In: a.stdin, Driver: dr, Session: s.Session, Getenv: a.getenv, By: a.whoami(), Live: d.live,
-			Interrupted: func(id string) error {
-				return fmt.Errorf("interrupted at the prompt; thread %s still waits: `harness resume %s` asks again", id, id)
-			},
-			LeftElsewhere: func(e drive.Event) string {
-				return fmt.Sprintf("left for an answer elsewhere: harness answer %s --request %s --elicit accept|decline|cancel, or the page",
-					present.EscapeLine(shellWord(e.Thread)), present.EscapeLine(shellWord(e.Request)))
-			}}
+	if d.asker != nil {
+		d.asker.Driver = dr
 	}
 	return d, nil
 }
 
-// progressSink is where this command shows what the thread does between
-// its facts: the stream's progress lines (-o stream-json); on a
-// terminal, the model's text as it streams and a running command's
-// output; else nowhere.
-func (d *driver) progressSink() drive.Progress {
-	switch {
-	case d.a.streamOut():
-		return d.a.streamProgress
-	case d.live.On():
-		turns := &tell.TurnShow{W: d.a.stdout}
-		return func(e drive.Event) {
-			switch e.Kind {
-			case drive.EventOutput:
-				d.live.Output(e.Stream, []byte(e.Text))
-				return
-			case drive.EventAsked:
-				d.live.Asked(e)
-				d.asker.Event(e)
-				return
-			}
-			turns.Event(e)
-		}
-	}
-	return nil
-}
-
-// modelWait says that a model turn waits before it is tried again, and
-// why: "waiting 5s: rate limited by openai (429)".
-func (d *driver) modelWait(_ int, wait time.Duration, err error) {
-	if wait >= time.Second {
-		wait = wait.Round(100 * time.Millisecond)
-	} else {
-		wait = wait.Round(time.Millisecond)
-	}
-	d.a.printf("%s %v: %s\n", d.a.paint("yellow", "waiting"), wait, present.EscapeLine(model.Reason(err)))
-}
-
-// show prints a fact as it is appended, one line; under an action's
-// completion, what its command printed (the tail), its exit code and time.
-// While an action runs, a terminal shows its output live.
+// show prints a fact as it is appended (tell.Live.Fact), or writes its
+// line of the stream; -o json prints the facts appended at the end.
 func (d *driver) show(f facts.Fact, err error) {
 	if err != nil {
 		fmt.Fprintf(d.a.stderr, "harness: %s\n", personError(err))
@@ -767,24 +739,8 @@ func (d *driver) show(f facts.Fact, err error) {
 		if err := d.a.streamFact(f); err != nil {
 			fmt.Fprintf(d.a.stderr, "harness: %s\n", personError(err))
 		}
-		return
-	case d.a.jsonOut():
-		return
-	case f.Kind == facts.KindActionCompleted:
-		d.live.Stop()
-	}
-	fmt.Fprintln(d.a.stdout, d.lineOf(f))
-	switch f.Kind {
-	case facts.KindActionStarted:
-		if p, err := facts.Decode[facts.ActionStarted](f); err == nil {
-			d.live.Start("running " + present.EscapeLine(p.ActionID))
-		}
-	case facts.KindActionCompleted:
-		if p, err := facts.Decode[facts.ActionCompleted](f); err == nil {
-			for _, line := range present.CommandSummary(p.Report, tell.LiveLines) {
-				fmt.Fprintf(d.a.stdout, "        %s\n", line)
-			}
-		}
+	case d.a.textOut():
+		d.live.Fact(f, d.lineOf(f))
 	}
 }
 
