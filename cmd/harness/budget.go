@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -38,43 +37,6 @@ func alias(fl *pflag.FlagSet, names map[string]string) {
 		}
 		return prev(fs, name)
 	})
-}
-
-// given reports whether a budget flag was given.
-func (f *budgetFlags) given(fs *pflag.FlagSet) bool {
-	return fs != nil && (fs.Changed("max-cost") || fs.Changed("max-tokens"))
-}
-
-// startingBudget is the budget.set a thread started with the session's
-// settings records, if they give one.
-func (a *app) startingBudget(s *session) ([]harness.Ingress, error) {
-	in, ok, err := s.StartingBudget(a.whoami())
-	if err != nil || !ok {
-		return nil, asUsage(err)
-	}
-	return []harness.Ingress{in}, nil
-}
-
-// setBudget records on the thread, a root, the budget the flags give, on
-// a command that drives a thread that exists: a person's word, which may
-// raise it. The bound a flag leaves out stays as recorded.
-func (d *driver) setBudget(ctx context.Context, f *driveFlags) error {
-	if f.changed("max-turns") {
-		// --max-turns raises the bound the thread records (drive.RaiseTurnsTo).
-		if _, err := drive.RaiseTurnsTo(ctx, d.th, f.maxTurns, d.a.whoami()); errors.Is(err, drive.ErrTurnsLowered) {
-			return usageError("--max-turns %d: %v", f.maxTurns, err)
-		} else if err != nil {
-			return err
-		}
-	}
-	if !f.budget.given(f.fs) {
-		return nil
-	}
-	_, err := drive.SetBounds(ctx, d.th, f.budget.bounds(f.fs, "max-cost", "max-tokens"), d.a.whoami(), "flag", true)
-	if errors.Is(err, harness.ErrNotRoot) {
-		return usageError("--max-cost, --max-tokens: %v", err)
-	}
-	return err
 }
 
 // bounds are the bounds in money and tokens of the flags named cost and

@@ -431,23 +431,13 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		return nil, err
 	}
 	d.warnSandbox()
-	also, err := a.startingBudget(s)
-	if err != nil {
-		return nil, err
-	}
-	if f.plan {
-		on, err := drive.PlanOn(a.whoami())
-		if err != nil {
-			return nil, err
-		}
-		also = append(also, on)
-	}
-	th, out, err := d.Start(ctx, id, f.mcpPrompt.message(prompt), a.whoami(), f.policyGiven(), func(next, taken string) {
-		if taken != "" {
-			a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
-		}
-		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
-	}, also...)
+	th, out, err := d.StartThread(ctx, stock.NewThread{ID: id, Message: f.mcpPrompt.message(prompt), By: a.whoami(), PolicyGiven: f.policyGiven(), Plan: f.plan,
+		Picked: func(next, taken string) {
+			if taken != "" {
+				a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
+			}
+			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
+		}})
 	d.live.Stop()
 	if th != nil {
 		d.th, d.id = th, th.ID()
