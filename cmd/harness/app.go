@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -24,7 +23,6 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -86,13 +84,12 @@ type app struct {
 	// code is the exit code of a command that ended without an error
 	// (parked: 3).
 	code int
-	// noticed: the nested store was named once.
-	noticed bool
+	// fr opens sessions (front).
+	fr *stock.Front
 	// layered are the settings read last, with the flags over them when
 	// a command drives threads (driveFlags.setup): the record names their
-	// sources. trustNoticed: what they left out as untrusted was said.
-	layered      stock.Layered
-	trustNoticed bool
+	// sources.
+	layered stock.Layered
 	// printed: a JSON document is on stdout already.
 	printed bool
 	// commandTimeout is run_command's default timeout in the workspace
@@ -412,13 +409,19 @@ type session struct {
 	*stock.Session
 }
 
+// front is how the command opens sessions (stock.Front): its warnings
+// go to stderr.
+func (a *app) front() *stock.Front {
+	if a.fr == nil {
+		a.fr = &stock.Front{Store: a.storeDir, Getenv: a.getenv, Wait: a.wait, Version: "harness/" + version(),
+			Warn: func(line string) { fmt.Fprintf(a.stderr, "harness: %s\n", line) }}
+	}
+	return a.fr
+}
+
 // place locates the workspace of the current directory.
 func (a *app) place() (stock.Place, error) {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return stock.Place{}, fmt.Errorf("current directory: %w", err)
-	}
-	p, err := stock.LocateFrom(cwd, a.storeDir, a.getenv)
+	p, err := a.front().Place()
 	if errors.Is(err, stock.ErrReplicas) {
 		return p, asUsage(err)
 	}
@@ -460,19 +463,7 @@ func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (
 			o.Harness = append(o.Harness, schema)
 		}
 	}
-	o.Getenv = a.getenv
-	o.Wait = a.wait
-	if o.OnUnsealed == nil {
-		o.OnUnsealed = func(head thread.Head, err error) {
-			if errors.Is(err, seal.ErrNotAnchored) {
-				fmt.Fprintf(a.stderr, "harness: warning: thread %s at seq %d is sealed in your witness log, but its git note was not written: %s\n", head.Thread, head.Seq, personError(err))
-				return
-			}
-			fmt.Fprintf(a.stderr, "harness: warning: thread %s at seq %d is not sealed: %s\n", head.Thread, head.Seq, personError(err))
-		}
-	}
-	o.Harness = append([]harness.Option{func(c *harness.Config) { c.Version = "harness/" + version() }}, o.Harness...)
-	ss, err := stock.NewSession(p, o)
+	ss, err := a.front().NewSession(p, o)
 	switch {
 	case errors.Is(err, stock.ErrBadSettings), errors.Is(err, stock.ErrModelSpec):
 		return nil, asUsage(err)
@@ -480,16 +471,6 @@ func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (
 		return nil, err
 	}
 	a.layered = ss.Layered
-	if n := ss.Notice(); n != "" && !a.trustNoticed {
-		a.trustNoticed = true
-		fmt.Fprintf(a.stderr, "harness: %s\n", present.EscapeLine(n))
-	}
-	if ss.SettingsErr != nil {
-		fmt.Fprintf(a.stderr, "harness: warning: %s; going on without it\n", personError(ss.SettingsErr))
-	}
-	if ss.Stock.Unsealed != nil {
-		fmt.Fprintf(a.stderr, "harness: warning: threads are not sealed: %s\n", personError(ss.Stock.Unsealed))
-	}
 	a.commandTimeout = ss.Stock.Tools.Limits().CommandTimeout
 	s := &session{Session: ss}
 	return s, nil
@@ -520,14 +501,7 @@ func (a *app) openSession(ctx context.Context, f *driveFlags, o stock.SessionOpt
 
 // openStore opens the session's store, saying what to do when it cannot.
 func (a *app) openStore(ctx context.Context, s *session) error {
-	p := s.Place
-	if p.Within != "" && p.Exists && p.Remote == "" && !a.noticed {
-		// Never adopt a nested store silently: it may have been planted.
-		a.noticed = true
-		fmt.Fprintf(a.stderr, "harness: using the store %s of %s, nested inside the repository %s (not %s)\n",
-			present.EscapeLine(p.Store), present.EscapeLine(p.Root), present.EscapeLine(p.Within), present.EscapeLine(filepath.Join(p.Within, stock.StoreDir)))
-	}
-	err := s.Open(ctx)
+	err := a.front().Open(ctx, s.Session)
 	switch {
 	case errors.Is(err, stock.ErrNoStore):
 		return fmt.Errorf("%w; start a thread with `harness run`, or name a store with --store", err)
@@ -549,13 +523,6 @@ func (a *app) openStore(ctx context.Context, s *session) error {
 func (s *session) runtime() (*harness.Runtime, error) {
 	rt, _, err := s.Runtime()
 	return rt, err
-}
-
-// Close closes the store, the observers of runtimes on it, and the MCP
-// servers the session started; closing a closed session does nothing.
-func (s *session) Close() error {
-	err := s.Session.Close()
-	return err
 }
 
 // openThread checks id, opens the store, and makes sure the thread is
