@@ -11,7 +11,6 @@ import (
 	"os/user"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -97,19 +96,16 @@ type app struct {
 	commandTimeout time.Duration
 	// signal is the signal that interrupted the command, if one did.
 	signal atomic.Value
-	// streamMu guards stdout while stream lines are written to it (-o
-	// stream-json, log -f -o jsonl): progress comes from several
-	// goroutines, and a line is written whole.
-	streamMu *sync.Mutex
-	// resulted: the stream's result line is written.
-	resulted bool
+	// lines writes the stream's lines to stdout (-o stream-json, log -f
+	// -o jsonl).
+	lines *drive.LineWriter
 	// followLog: the command is log --follow (with -o jsonl, the stream).
 	followLog bool
 }
 
 // run runs the command line args and returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, streamMu: new(sync.Mutex)}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, lines: &drive.LineWriter{W: stdout}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 1)
@@ -155,10 +151,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "Run 'harness help' for usage.")
 		}
 	}
-	if a.streamOut() && !a.resulted && code != exitOK && code != exitParked {
+	if a.streamOut() && !a.lines.Ended() && code != exitOK && code != exitParked {
 		// -o stream-json: the stream ends with a result line, a
 		// failure's too.
-		a.streamResult(drive.Result{Status: failedStatus(code), Exit: code, Error: errorDoc(code, err).Error.Message})
+		a.lines.Result(drive.Result{Status: failedStatus(code), Exit: code, Error: errorDoc(code, err).Error.Message})
 	}
 	if code != exitOK && code != exitParked && !a.printed && wantsJSON(a.output, args) {
 		// -o json: stdout is always one document, a failure's too.

@@ -693,7 +693,7 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 	// lines (-o stream-json), or on a terminal (tell.Live.Progress).
 	progress := d.live.Progress(d.asker)
 	if a.streamOut() {
-		progress = a.streamProgress
+		progress = a.lines.Progress
 	}
 	o := stock.DriverOptions{Model: f.loaded, Spec: f.model, Show: d.show, Progress: progress,
 		ModelWait: func(_ int, wait time.Duration, err error) { a.printf("%s\n", tell.Waiting(a.paint, wait, err)) }}
@@ -726,7 +726,7 @@ func (d *driver) show(f facts.Fact, err error) {
 	d.appended = append(d.appended, f)
 	switch {
 	case d.a.streamOut():
-		if err := d.a.streamFact(f); err != nil {
+		if err := d.a.lines.Fact(f); err != nil {
 			fmt.Fprintf(d.a.stderr, "harness: %s\n", personError(err))
 		}
 	case d.a.textOut():
@@ -829,7 +829,7 @@ func (a *app) report(st drive.State, appended []facts.Fact, s *session) error {
 	root := s.Place.Root
 	switch {
 	case a.streamOut():
-		if err := a.streamResult(drive.ResultOf(st, statusExit(st.Status), drive.LastText(appended))); err != nil {
+		if err := a.lines.Result(drive.ResultOf(st, statusExit(st.Status), drive.LastText(appended))); err != nil {
 			return err
 		}
 	case a.jsonOut():
