@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-
 )
 
 // -o stream-json writes what a command that drives a thread does as JSON
