@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"time"
 
@@ -106,4 +107,18 @@ func (f *Front) Open(ctx context.Context, s *Session) error {
 			present.EscapeLine(p.Store), present.EscapeLine(p.Root), present.EscapeLine(p.Within), present.EscapeLine(filepath.Join(p.Within, StoreDir)))
 	}
 	return s.Open(ctx)
+}
+
+// Whoami is who answers from this machine, for the record: the local
+// user's login name, else $USER, else "someone". An answer names who gave
+// it from a channel the agent cannot reach — the account the front end
+// runs as — never a name given as text.
+func Whoami(getenv func(string) string) string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := getenv("USER"); u != "" {
+		return u
+	}
+	return "someone"
 }

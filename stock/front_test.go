@@ -49,3 +49,16 @@ func TestFrontSaysWhatThePersonShouldKnow(t *testing.T) {
 	require.Len(t, said, 1, "%q", said)
 	require.Contains(t, said[0], "going on without it")
 }
+
+// Who answers is the account's name, never the environment's word
+// while the account has one.
+func TestWhoami(t *testing.T) {
+	me := stock.Whoami(func(string) string { return "" })
+	require.NotEmpty(t, me)
+	require.Equal(t, me, stock.Whoami(func(k string) string {
+		if k == "USER" {
+			return "mallory"
+		}
+		return ""
+	}), "USER says nothing while the account has a name")
+}

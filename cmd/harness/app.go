@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"os/user"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel"
-	"golang.org/x/term"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
@@ -349,10 +347,7 @@ func (a *app) printf(format string, args ...any) {
 }
 
 // isTerminal reports whether f is a terminal.
-func isTerminal(f any) bool {
-	file, ok := f.(*os.File)
-	return ok && term.IsTerminal(int(file.Fd()))
-}
+var isTerminal = tell.IsTerminal
 
 // interactive reports whether the command may ask at the prompt: text
 // output, stdin and stdout both terminals, and not --no-input.
@@ -371,23 +366,11 @@ func (a *app) paint(color, s string) string {
 	if !a.colored() {
 		return s
 	}
-	codes := map[string]string{"green": "32", "yellow": "33", "red": "31", "dim": "2", "bold": "1"}
-	return "\x1b[" + codes[color] + "m" + s + "\x1b[0m"
+	return tell.ANSI(color, s)
 }
 
-// whoami is who answers, for the record: the local user's login name. An
-// answer names who gave it from a channel the agent cannot reach — the
-// account the command runs as (or, through a server's page, the person
-// its token names) — never a name given as text.
-func (a *app) whoami() string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	if u := a.getenv("USER"); u != "" {
-		return u
-	}
-	return "someone"
-}
+// whoami is who answers, for the record (stock.Whoami).
+func (a *app) whoami() string { return stock.Whoami(a.getenv) }
 
 // checkBy refuses a --by that names anyone but the local user: the record
 // says who answered, and a name typed on the command line would let

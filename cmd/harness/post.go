@@ -16,7 +16,7 @@ import (
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 // answerFlags are the flags every way of posting shares.
@@ -363,12 +363,7 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 		return dr.finish(ctx)
 	}
 	if a.jsonOut() {
-		return a.printJSON(struct {
-			Thread    string       `json:"thread"`
-			Seq       uint64       `json:"seq"`
-			Duplicate bool         `json:"duplicate"`
-			Facts     []facts.Fact `json:"facts"`
-		}{id, p.Seq, p.Duplicate, append([]facts.Fact{}, dr.appended...)})
+		return a.printJSON(tell.PostedDoc{Thread: id, Seq: p.Seq, Duplicate: p.Duplicate, Facts: append([]facts.Fact{}, dr.appended...)})
 	}
 	switch {
 	case p.Duplicate:
@@ -383,18 +378,9 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 }
 
 // sayGiven says that what a post would append is in the log already, at
-// seq: "already answered: 1-call_1 approved by ana (seq 6); nothing
-// appended".
+// seq (tell.Given).
 func (dr *driver) sayGiven(ctx context.Context, seq uint64) {
-	what := "already posted"
-	desc := fmt.Sprintf("seq %d", seq)
-	if f, err := thread.ReadAt(ctx, dr.s.Store, dr.id, seq); err == nil {
-		if drive.AnsweredRequest(f) != "" {
-			what = "already answered"
-		}
-		desc = fmt.Sprintf("%s (seq %d)", present.Describe(f), seq)
-	}
-	dr.a.printf("%s: %s; nothing appended\n", what, desc)
+	dr.a.printf("%s\n", tell.Given(ctx, dr.s.Store, dr.id, seq))
 }
 
 func cmpOr(s, def string) string {
