@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
 )
 
 // A payload is the JSON given, a file's content (@FILE) or stdin's (-);
@@ -53,4 +54,17 @@ func TestPostKey(t *testing.T) {
 	require.NotEqual(t, a, b)
 	require.NoError(t, facts.ValidateCause(facts.IngressCause(a)))
 	require.Contains(t, drive.IngressKindList(), "user.message, ")
+}
+
+// The last answer appended is the one a document names; answers all
+// given before name none.
+func TestLastPosted(t *testing.T) {
+	_, ok := drive.LastPosted(nil)
+	require.False(t, ok)
+	given := drive.Answered{Posted: harness.Posted{Seq: 3, Duplicate: true}}
+	_, ok = drive.LastPosted([]drive.Answered{given, given})
+	require.False(t, ok)
+	last, ok := drive.LastPosted([]drive.Answered{{Posted: harness.Posted{Seq: 7}}, {Posted: harness.Posted{Seq: 8}}, given})
+	require.True(t, ok)
+	require.Equal(t, uint64(8), last.Seq)
 }

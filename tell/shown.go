@@ -65,3 +65,19 @@ func Waiting(paint Paint, wait time.Duration, err error) string {
 	}
 	return fmt.Sprintf("%s %v: %s", paint.on("yellow", "waiting"), wait, present.EscapeLine(model.Reason(err)))
 }
+
+// Retrying says that a failed model turn is tried once more, and why.
+func Retrying(paint Paint, st drive.State) string {
+	return fmt.Sprintf("%s %s; trying it once more", paint.on("yellow", "retry:"), present.Reason(st.Reason))
+}
+
+// InDoubt says, for each action found in doubt (its process died while
+// it ran), that it is not run again and what is recorded instead.
+func InDoubt(paint Paint, st drive.State) []string {
+	var lines []string
+	for _, id := range st.InDoubt {
+		lines = append(lines, fmt.Sprintf("%s action %s was in progress when its process died: it is in doubt and will not be run again; recording what the workspace shows now",
+			paint.on("yellow", "in doubt:"), present.EscapeLine(id)))
+	}
+	return lines
+}

@@ -51,3 +51,14 @@ func TestWaiting(t *testing.T) {
 	require.Equal(t, "[yellow:waiting] 1.5s: boom\\x1b", tell.Waiting(brackets, 1537*time.Millisecond, errors.New("boom\x1b")))
 	require.Equal(t, "waiting 12ms: boom", tell.Waiting(nil, 12345*time.Microsecond, errors.New("boom")))
 }
+
+// A retry and an action in doubt are said escaped, one line each.
+func TestRetryingAndInDoubt(t *testing.T) {
+	st := drive.State{Reason: "model: rate limited\x1b[2J", InDoubt: []string{"1-a\n", "2-b"}}
+	require.NotContains(t, tell.Retrying(brackets, st), "\x1b")
+	require.True(t, strings.HasPrefix(tell.Retrying(brackets, st), "[yellow:retry:] "))
+	lines := tell.InDoubt(brackets, st)
+	require.Len(t, lines, 2)
+	require.Contains(t, lines[0], `action 1-a\n was in progress`)
+	require.Empty(t, tell.InDoubt(nil, drive.State{}))
+}

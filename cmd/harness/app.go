@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -556,4 +554,4 @@ func checkID(id string) error {
 }
 
 // oneLine squashes s onto one line, its control characters escaped.
-func oneLine(s string) string { return present.EscapeLine(strings.Join(strings.Fields(s), " ")) }
+var oneLine = tell.OneLine

@@ -305,24 +305,22 @@ func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, r drive.
 	case errors.As(err, &rerr):
 		return fmt.Errorf("thread %s waits for no %s (it is %s); `harness log %s` shows its record", id, r.Kind, rerr.Status, id)
 	}
-	last := harness.Posted{Duplicate: true}
 	for _, ans := range answered {
 		if ans.Posted.Duplicate {
 			dr.sayGiven(ctx, ans.Posted.Seq)
-		} else {
-			last = ans.Posted
 		}
 	}
 	if err != nil {
 		return err
 	}
-	if last.Duplicate {
+	last, ok := drive.LastPosted(answered)
+	if !ok {
 		// Nothing appended: the document names the head.
 		h, err := dr.s.Store.Head(ctx, id)
 		if err != nil {
 			return err
 		}
-		last.Seq = h.Seq
+		last = harness.Posted{Seq: h.Seq, Duplicate: true}
 	}
 	return dr.posted(ctx, last, f)
 }

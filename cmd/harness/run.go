@@ -758,13 +758,10 @@ func (d *driver) options() drive.Options {
 		}
 		return out, nil
 	}
-	o.OnRetry = func(st drive.State) {
-		d.a.printf("%s %s; trying it once more\n", d.a.paint("yellow", "retry:"), present.Reason(st.Reason))
-	}
+	o.OnRetry = func(st drive.State) { d.a.printf("%s\n", tell.Retrying(d.a.paint, st)) }
 	o.OnInDoubt = func(st drive.State) {
-		for _, id := range st.InDoubt {
-			d.a.printf("%s action %s was in progress when its process died: it is in doubt and will not be run again; recording what the workspace shows now\n",
-				d.a.paint("yellow", "in doubt:"), present.EscapeLine(id))
+		for _, line := range tell.InDoubt(d.a.paint, st) {
+			d.a.printf("%s\n", line)
 		}
 	}
 	if d.interactive {
