@@ -68,3 +68,10 @@ func TestLastPosted(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, uint64(8), last.Seq)
 }
+
+func TestExitOf(t *testing.T) {
+	for status, want := range map[harness.Status]int{harness.StatusDone: 0, harness.StatusResumable: 0, harness.StatusParked: 3,
+		harness.StatusFailed: 1, harness.StatusStopped: 1, harness.StatusStepLimit: 1} {
+		require.Equal(t, want, drive.ExitOf(status), status)
+	}
+}

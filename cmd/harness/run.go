@@ -81,12 +81,6 @@ const networkAllowHelp = "commands get no network but an HTTP(S) proxy the harne
 // worktreesUsage is the help of --worktrees.
 const worktreesUsage = "when children work in git worktrees of their own (outside the workspace; their changes come back through merge_worktree, which a person approves seeing the diff): parallel (children delegated in one turn; the default, or the settings' \"worktrees\"), always, or off (they share the workspace)"
 
-// Defaults of the bounds when neither a flag nor the settings say.
-const (
-	defaultMaxTurns = stock.DefaultMaxTurns
-	defaultMaxSteps = stock.DefaultMaxSteps
-)
-
 func (f *driveFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.model, "model", "", "the model: scripted:FILE (a JSON Lines script of decisions), openai:MODEL or anthropic:MODEL (default: the one the thread recorded, or the settings')")
@@ -847,14 +841,6 @@ func (a *app) report(st drive.State, appended []facts.Fact, s *session) error {
 	}
 }
 
-// statusExit is the exit code of a command that leaves a thread in status:
-// 0 done (or resumable), 3 parked, 1 otherwise.
-func statusExit(status harness.Status) int {
-	switch status {
-	case harness.StatusDone, harness.StatusResumable:
-		return exitOK
-	case harness.StatusParked:
-		return exitParked
-	}
-	return exitError
-}
+// statusExit is the exit code of a command that leaves a thread in
+// status (drive.ExitOf).
+var statusExit = drive.ExitOf
