@@ -524,8 +524,7 @@ appends nothing.`,
 			if err != nil {
 				return err
 			}
-			d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: msg})
-			if err != nil {
+			if _, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: msg}); err != nil {
 				return asUsage(err)
 			}
 			if key != "" {
@@ -538,15 +537,8 @@ appends nothing.`,
 				return err
 			}
 			defer s.Close()
-			if key == "" {
-				head, err := s.Store.Head(ctx, id)
-				if err != nil {
-					return err
-				}
-				key = drive.MessageKey(head.Seq, msg)
-			}
 			dr.retry = true
-			if _, err := drive.PostAnswer(ctx, dr.th, d, key); err != nil {
+			if _, err := drive.PostMessage(ctx, dr.th, msg, key); err != nil {
 				return err
 			}
 			return dr.finish(ctx)
