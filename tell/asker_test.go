@@ -17,6 +17,7 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // terminal is what an Asker writes, read while it writes.
@@ -109,6 +110,22 @@ func TestAskerApproves(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(s.Place.Root, "a\x1b[2J.txt"))
 	require.NoError(t, err)
 	require.Equal(t, "hi\n", string(b))
+	head, err := s.Store.Head(t.Context(), "t1")
+	require.NoError(t, err)
+	answers := 0
+	for seq := uint64(1); seq <= head.Seq; seq++ {
+		f, err := thread.ReadAt(t.Context(), s.Store, "t1", seq)
+		require.NoError(t, err)
+		require.NotEqual(t, facts.KindPolicySet, f.Kind, "y approves this call only: no rule")
+		if f.Kind == facts.KindConfirmationAnswered {
+			answers++
+			a, err := facts.Decode[facts.ConfirmationAnswered](f)
+			require.NoError(t, err)
+			require.True(t, a.Approved)
+			require.Equal(t, "ana", a.By)
+		}
+	}
+	require.Equal(t, 1, answers)
 }
 
 // "d" denies and stops with the reason typed; nothing is written.
