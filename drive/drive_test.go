@@ -417,3 +417,25 @@ func TestDriveWhenSomeoneAnswersFirst(t *testing.T) {
 		})
 	}
 }
+
+// A message posted with no key is posted under the key of the same
+// message at the thread's head (MessageKey): posted again at that point,
+// it is appended once.
+func TestPostMessage(t *testing.T) {
+	e := harnesstest.New(t, harnesstest.ToolScript)
+	_, err := e.RT.Start(ctx, e.Actor, "t", "Set the TTL")
+	require.NoError(t, err)
+	th := e.Thread("t")
+	head, err := e.Store.Head(ctx, "t")
+	require.NoError(t, err)
+	p, err := drive.PostMessage(ctx, th, "Also the docs", "")
+	require.NoError(t, err)
+	require.False(t, p.Duplicate)
+	again, err := drive.PostMessage(ctx, th, "Also the docs", drive.MessageKey(head.Seq, "Also the docs"))
+	require.NoError(t, err)
+	require.True(t, again.Duplicate)
+	require.Equal(t, p.Seq, again.Seq)
+	keyed, err := drive.PostMessage(ctx, th, "Also the docs", "docs-1")
+	require.NoError(t, err)
+	require.False(t, keyed.Duplicate)
+}

@@ -1,12 +1,16 @@
 package drive
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/harness"
 )
 
 // MaxPrompt bounds a prompt (or message) read from a reader.
@@ -63,4 +67,22 @@ func ReadOutputSchema(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: over 1 MiB", path)
 	}
 	return b, nil
+}
+
+// PostMessage posts text to th as the user's message under key, or with
+// key "" under the key of the same message at th's head (MessageKey):
+// the same message at the same point is posted once.
+func PostMessage(ctx context.Context, th *harness.Thread, text, key string) (harness.Posted, error) {
+	d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: text})
+	if err != nil {
+		return harness.Posted{}, err
+	}
+	if key == "" {
+		head, err := th.Runtime().Store.Head(ctx, th.ID())
+		if err != nil {
+			return harness.Posted{}, err
+		}
+		key = MessageKey(head.Seq, text)
+	}
+	return PostAnswer(ctx, th, d, key)
 }

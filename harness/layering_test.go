@@ -154,7 +154,7 @@ var layers = []struct {
 	// JSON documents: above present and the front ends whose results it
 	// renders (a rerun's report, a worker's events, the settings in
 	// force, the demo's steps); only the command line imports it.
-	{"tell", []string{"drive", "audit", "rewind", "seal", "present", "tools", "rerun", "stock", "mcp", "worker", "demo"}},
+	{"tell", []string{"drive", "audit", "rewind", "seal", "present", "present/ask", "tools", "rerun", "stock", "mcp", "worker", "demo"}},
 	// The public test kit: anything, and only tests import it (testKits).
 	{"harnesstest", []string{"*"}},
 	{"cmd/harness", []string{"*"}},

@@ -8,23 +8,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"os/user"
-	"path/filepath"
 	"runtime/debug"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel"
-	"golang.org/x/term"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -86,13 +79,12 @@ type app struct {
 	// code is the exit code of a command that ended without an error
 	// (parked: 3).
 	code int
-	// noticed: the nested store was named once.
-	noticed bool
+	// fr opens sessions (front).
+	fr *stock.Front
 	// layered are the settings read last, with the flags over them when
 	// a command drives threads (driveFlags.setup): the record names their
-	// sources. trustNoticed: what they left out as untrusted was said.
-	layered      stock.Layered
-	trustNoticed bool
+	// sources.
+	layered stock.Layered
 	// printed: a JSON document is on stdout already.
 	printed bool
 	// commandTimeout is run_command's default timeout in the workspace
@@ -100,19 +92,16 @@ type app struct {
 	commandTimeout time.Duration
 	// signal is the signal that interrupted the command, if one did.
 	signal atomic.Value
-	// streamMu guards stdout while stream lines are written to it (-o
-	// stream-json, log -f -o jsonl): progress comes from several
-	// goroutines, and a line is written whole.
-	streamMu *sync.Mutex
-	// resulted: the stream's result line is written.
-	resulted bool
+	// lines writes the stream's lines to stdout (-o stream-json, log -f
+	// -o jsonl).
+	lines *drive.LineWriter
 	// followLog: the command is log --follow (with -o jsonl, the stream).
 	followLog bool
 }
 
 // run runs the command line args and returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, streamMu: new(sync.Mutex)}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, lines: &drive.LineWriter{W: stdout}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 1)
@@ -158,10 +147,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "Run 'harness help' for usage.")
 		}
 	}
-	if a.streamOut() && !a.resulted && code != exitOK && code != exitParked {
+	if a.streamOut() && !a.lines.Ended() && code != exitOK && code != exitParked {
 		// -o stream-json: the stream ends with a result line, a
 		// failure's too.
-		a.streamResult(drive.Result{Status: failedStatus(code), Exit: code, Error: errorDoc(code, err).Error.Message})
+		a.lines.Result(drive.Result{Status: failedStatus(code), Exit: code, Error: errorDoc(code, err).Error.Message})
 	}
 	if code != exitOK && code != exitParked && !a.printed && wantsJSON(a.output, args) {
 		// -o json: stdout is always one document, a failure's too.
@@ -356,10 +345,7 @@ func (a *app) printf(format string, args ...any) {
 }
 
 // isTerminal reports whether f is a terminal.
-func isTerminal(f any) bool {
-	file, ok := f.(*os.File)
-	return ok && term.IsTerminal(int(file.Fd()))
-}
+var isTerminal = tell.IsTerminal
 
 // interactive reports whether the command may ask at the prompt: text
 // output, stdin and stdout both terminals, and not --no-input.
@@ -378,23 +364,11 @@ func (a *app) paint(color, s string) string {
 	if !a.colored() {
 		return s
 	}
-	codes := map[string]string{"green": "32", "yellow": "33", "red": "31", "dim": "2", "bold": "1"}
-	return "\x1b[" + codes[color] + "m" + s + "\x1b[0m"
+	return tell.ANSI(color, s)
 }
 
-// whoami is who answers, for the record: the local user's login name. An
-// answer names who gave it from a channel the agent cannot reach — the
-// account the command runs as (or, through a server's page, the person
-// its token names) — never a name given as text.
-func (a *app) whoami() string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	if u := a.getenv("USER"); u != "" {
-		return u
-	}
-	return "someone"
-}
+// whoami is who answers, for the record (stock.Whoami).
+func (a *app) whoami() string { return stock.Whoami(a.getenv) }
 
 // checkBy refuses a --by that names anyone but the local user: the record
 // says who answered, and a name typed on the command line would let
@@ -412,13 +386,19 @@ type session struct {
 	*stock.Session
 }
 
+// front is how the command opens sessions (stock.Front): its warnings
+// go to stderr.
+func (a *app) front() *stock.Front {
+	if a.fr == nil {
+		a.fr = &stock.Front{Store: a.storeDir, Getenv: a.getenv, Wait: a.wait, Version: "harness/" + version(),
+			Warn: func(line string) { fmt.Fprintf(a.stderr, "harness: %s\n", line) }}
+	}
+	return a.fr
+}
+
 // place locates the workspace of the current directory.
 func (a *app) place() (stock.Place, error) {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return stock.Place{}, fmt.Errorf("current directory: %w", err)
-	}
-	p, err := stock.LocateFrom(cwd, a.storeDir, a.getenv)
+	p, err := a.front().Place()
 	if errors.Is(err, stock.ErrReplicas) {
 		return p, asUsage(err)
 	}
@@ -460,19 +440,7 @@ func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (
 			o.Harness = append(o.Harness, schema)
 		}
 	}
-	o.Getenv = a.getenv
-	o.Wait = a.wait
-	if o.OnUnsealed == nil {
-		o.OnUnsealed = func(head thread.Head, err error) {
-			if errors.Is(err, seal.ErrNotAnchored) {
-				fmt.Fprintf(a.stderr, "harness: warning: thread %s at seq %d is sealed in your witness log, but its git note was not written: %s\n", head.Thread, head.Seq, personError(err))
-				return
-			}
-			fmt.Fprintf(a.stderr, "harness: warning: thread %s at seq %d is not sealed: %s\n", head.Thread, head.Seq, personError(err))
-		}
-	}
-	o.Harness = append([]harness.Option{func(c *harness.Config) { c.Version = "harness/" + version() }}, o.Harness...)
-	ss, err := stock.NewSession(p, o)
+	ss, err := a.front().NewSession(p, o)
 	switch {
 	case errors.Is(err, stock.ErrBadSettings), errors.Is(err, stock.ErrModelSpec):
 		return nil, asUsage(err)
@@ -480,16 +448,6 @@ func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (
 		return nil, err
 	}
 	a.layered = ss.Layered
-	if n := ss.Notice(); n != "" && !a.trustNoticed {
-		a.trustNoticed = true
-		fmt.Fprintf(a.stderr, "harness: %s\n", present.EscapeLine(n))
-	}
-	if ss.SettingsErr != nil {
-		fmt.Fprintf(a.stderr, "harness: warning: %s; going on without it\n", personError(ss.SettingsErr))
-	}
-	if ss.Stock.Unsealed != nil {
-		fmt.Fprintf(a.stderr, "harness: warning: threads are not sealed: %s\n", personError(ss.Stock.Unsealed))
-	}
 	a.commandTimeout = ss.Stock.Tools.Limits().CommandTimeout
 	s := &session{Session: ss}
 	return s, nil
@@ -520,14 +478,7 @@ func (a *app) openSession(ctx context.Context, f *driveFlags, o stock.SessionOpt
 
 // openStore opens the session's store, saying what to do when it cannot.
 func (a *app) openStore(ctx context.Context, s *session) error {
-	p := s.Place
-	if p.Within != "" && p.Exists && p.Remote == "" && !a.noticed {
-		// Never adopt a nested store silently: it may have been planted.
-		a.noticed = true
-		fmt.Fprintf(a.stderr, "harness: using the store %s of %s, nested inside the repository %s (not %s)\n",
-			present.EscapeLine(p.Store), present.EscapeLine(p.Root), present.EscapeLine(p.Within), present.EscapeLine(filepath.Join(p.Within, stock.StoreDir)))
-	}
-	err := s.Open(ctx)
+	err := a.front().Open(ctx, s.Session)
 	switch {
 	case errors.Is(err, stock.ErrNoStore):
 		return fmt.Errorf("%w; start a thread with `harness run`, or name a store with --store", err)
@@ -549,13 +500,6 @@ func (a *app) openStore(ctx context.Context, s *session) error {
 func (s *session) runtime() (*harness.Runtime, error) {
 	rt, _, err := s.Runtime()
 	return rt, err
-}
-
-// Close closes the store, the observers of runtimes on it, and the MCP
-// servers the session started; closing a closed session does nothing.
-func (s *session) Close() error {
-	err := s.Session.Close()
-	return err
 }
 
 // openThread checks id, opens the store, and makes sure the thread is
@@ -610,4 +554,4 @@ func checkID(id string) error {
 }
 
 // oneLine squashes s onto one line, its control characters escaped.
-func oneLine(s string) string { return present.EscapeLine(strings.Join(strings.Fields(s), " ")) }
+var oneLine = tell.OneLine

@@ -2,19 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 )
 
@@ -42,58 +37,6 @@ func alias(fl *pflag.FlagSet, names map[string]string) {
 		}
 		return prev(fs, name)
 	})
-}
-
-// layer adds the budget flags given to a layer of settings (checked
-// with the rest: stock.CheckedFlags).
-func (f *budgetFlags) layer(fs *pflag.FlagSet, s *stock.Settings, set []string) []string {
-	if fs == nil {
-		return set
-	}
-	if fs.Changed("max-cost") {
-		s.MaxCost, set = &f.cost, append(set, "max_cost")
-	}
-	if fs.Changed("max-tokens") {
-		s.MaxTokens, set = &f.tokens, append(set, "max_tokens")
-	}
-	return set
-}
-
-// given reports whether a budget flag was given.
-func (f *budgetFlags) given(fs *pflag.FlagSet) bool {
-	return fs != nil && (fs.Changed("max-cost") || fs.Changed("max-tokens"))
-}
-
-// startingBudget is the budget.set a thread started with the session's
-// settings records, if they give one.
-func (a *app) startingBudget(s *session) ([]harness.Ingress, error) {
-	in, ok, err := s.StartingBudget(a.whoami())
-	if err != nil || !ok {
-		return nil, asUsage(err)
-	}
-	return []harness.Ingress{in}, nil
-}
-
-// setBudget records on the thread, a root, the budget the flags give, on
-// a command that drives a thread that exists: a person's word, which may
-// raise it. The bound a flag leaves out stays as recorded.
-func (d *driver) setBudget(ctx context.Context, f *driveFlags) error {
-	if f.changed("max-turns") {
-		// --max-turns raises the bound the thread records (drive.RaiseTurnsTo).
-		if _, err := drive.RaiseTurnsTo(ctx, d.th, f.maxTurns, d.a.whoami()); errors.Is(err, drive.ErrTurnsLowered) {
-			return usageError("--max-turns %d: %v", f.maxTurns, err)
-		} else if err != nil {
-			return err
-		}
-	}
-	if !f.budget.given(f.fs) {
-		return nil
-	}
-	_, err := drive.SetBounds(ctx, d.th, f.budget.bounds(f.fs, "max-cost", "max-tokens"), d.a.whoami(), "flag", true)
-	if errors.Is(err, harness.ErrNotRoot) {
-		return usageError("--max-cost, --max-tokens: %v", err)
-	}
-	return err
 }
 
 // bounds are the bounds in money and tokens of the flags named cost and
@@ -232,26 +175,4 @@ func (a *app) showBudget(ctx context.Context, root string) error {
 // thread id (a shell word already).
 func budgetHint(id, resume string) string {
 	return fmt.Sprintf("raise it: harness budget %s raise --cost USD, --tokens N or --turns N%s   (or stop: harness stop %s)", id, resume, id)
-}
-
-// askBudget asks the person by how much to raise the budget of the tree
-// that waits on it (drive.ParseRaise reads the amount); Enter skips. One
-// raise answers every budget wait of the tree: nothing else is asked
-// after it (stop), and the tree goes on.
-func (d *driver) askBudget(ctx context.Context, w drive.Pending, by string) (answer, error) {
-	for {
-		reply, err := d.prompter.ask(ctx, fmt.Sprintf("Raise the tree's budget (%s)? By how much, such as $5, 200000 tokens or 5 turns; Enter skips: ", present.EscapeLine(drive.Ref(w))))
-		if err != nil {
-			return answer{}, err
-		}
-		if strings.TrimSpace(reply) == "" {
-			return answer{}, nil
-		}
-		add, err := drive.ParseRaise(reply)
-		if err != nil {
-			fmt.Fprintf(d.a.stdout, "    %s\n", present.EscapeLine(err.Error()))
-			continue
-		}
-		return answer{reply: &drive.Reply{Kind: fold.WaitBudget, Request: drive.Ref(w), USD: add.USD, Tokens: add.Tokens, Turns: add.Turns, By: by}, stop: true}, nil
-	}
 }

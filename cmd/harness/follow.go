@@ -20,7 +20,7 @@ func (a *app) follow(ctx context.Context, s *session, id string, from uint64) er
 				// The text of the last model turn, for the result line.
 				text = drive.LastText([]facts.Fact{fact})
 			}
-			return a.streamFact(fact)
+			return a.lines.Fact(fact)
 		}
 	}
 	st, err := s.Follow(ctx, id, from, print)
@@ -30,7 +30,7 @@ func (a *app) follow(ctx context.Context, s *session, id string, from uint64) er
 	// Say how the thread ended, as run does, and return run's result.
 	switch {
 	case a.streamOut():
-		if err := a.streamResult(drive.ResultOf(st, statusExit(st.Status), text)); err != nil {
+		if err := a.lines.Result(drive.ResultOf(st, statusExit(st.Status), text)); err != nil {
 			return err
 		}
 	case a.textOut():

@@ -11,6 +11,7 @@ import (
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 )
 
@@ -73,7 +74,7 @@ func goOnHint(st drive.State) string {
 		return ""
 	}
 	at := st.Head.Seq - 1
-	more := 2 * defaultMaxTurns
+	more := 2 * stock.DefaultMaxTurns
 	if b := st.View.Budget; b != nil && b.MaxTurns > 0 {
 		more = 2 * b.MaxTurns
 	}

@@ -75,21 +75,22 @@ func addNetworkFlags(fl *pflag.FlagSet, f *driveFlags) {
 	fl.StringSliceVar(&f.networkAllow, "network-allow", nil, networkAllowHelp)
 }
 
-// networkLayer puts the network flags given into s and set, the keys of
-// the flags' settings layer. An allow-list from either spelling with
-// --network on or off is a usage error.
-func (f *driveFlags) networkLayer(s *stock.Settings, set []string) ([]string, error) {
+// networkGiven adds the network settings the flags give to given (the
+// flags' settings layer, stock.FlagLayer) and returns the allow-list of
+// both spellings. An allow-list with --network on or off is a usage
+// error.
+func (f *driveFlags) networkGiven(given []string) ([]string, []string, error) {
 	allow := slices.Concat(f.networkList, f.networkAllow)
 	if f.networkSaid && len(allow) > 0 {
-		return set, usageError("--network %s and an allow-list (--network allow=%s): give one rule", networkFlag{f}.String(), strings.Join(allow, ","))
+		return given, nil, usageError("--network %s and an allow-list (--network allow=%s): give one rule", networkFlag{f}.String(), strings.Join(allow, ","))
 	}
-	if f.network || f.changed("network") {
-		s.Network, set = f.network, append(set, "network")
+	if f.network {
+		given = append(given, "network")
 	}
-	if len(f.networkList) > 0 || f.changed("network-allow") {
-		s.NetworkAllow, set = allow, append(set, "network_allow")
+	if len(f.networkList) > 0 {
+		given = append(given, "network_allow")
 	}
-	return set, nil
+	return given, allow, nil
 }
 
 // mcpNetworkFlag is --network of the commands that start MCP servers:

@@ -5,32 +5,32 @@ import (
 	"errors"
 	"time"
 
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 )
 
-// setPolicy records a change of the thread's approval policy that the
-// flags f make: --approve replaces the mode, --allow and --deny add
-// patterns, on the thread's own policy — or, for a thread that records
-// none, on the policy the settings give (see stock.Session.AmendPolicy).
-// Flags that name no policy change nothing.
+// setPolicy records what the flags f change of the thread, a person's
+// word (stock.Session.AmendThread): --max-turns raises its bound in
+// turns, --max-cost and --max-tokens set its tree's budget anew, and
+// --approve, --allow and --deny amend its own policy — or, for a thread
+// that records none, the policy the settings give.
 func (d *driver) setPolicy(ctx context.Context, f *driveFlags) error {
-	if err := d.setBudget(ctx, f); err != nil {
-		return err
-	}
-	if !f.policyGiven() {
-		return nil
-	}
 	flags, err := f.layer()
 	if err != nil {
 		return err
 	}
-	if err := d.s.AmendPolicy(ctx, d.th, flags, d.a.whoami()); errors.Is(err, stock.ErrBadSettings) {
+	err = d.s.AmendThread(ctx, d.th, flags, d.a.whoami())
+	switch {
+	case errors.Is(err, drive.ErrTurnsLowered):
+		return usageError("--max-turns %d: %v", f.maxTurns, err)
+	case errors.Is(err, harness.ErrNotRoot):
+		return usageError("--max-cost, --max-tokens: %v", err)
+	case errors.Is(err, stock.ErrBadSettings):
 		return asUsage(err)
-	} else if err != nil {
-		return err
 	}
-	return nil
+	return err
 }
 
 // shownCommand is a run_command call as a person reads it

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,7 +16,7 @@ import (
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 // answerFlags are the flags every way of posting shares.
@@ -42,7 +39,7 @@ func (a *app) postCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "post THREAD KIND [--data JSON|@FILE|-] [--key K]",
 		Short: "Append a fact from outside: a message, an answer, a reconciliation",
-		Long: `Append an ingress fact to a thread: one of ` + kindList() + `.
+		Long: `Append an ingress fact to a thread: one of ` + drive.IngressKindList() + `.
 The payload is JSON (--data '{...}', --data @file.json, or --data - for stdin)
 and must fit the kind exactly; an answer must name an open request of the
 thread. Nothing is appended otherwise.
@@ -60,7 +57,7 @@ answer given twice is appended once.`,
 				return a.threadIDs(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
 			}
 			if len(args) == 1 {
-				return strings.Split(kindList(), ", "), cobra.ShellCompDirectiveNoFileComp
+				return strings.Split(drive.IngressKindList(), ", "), cobra.ShellCompDirectiveNoFileComp
 			}
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
@@ -70,14 +67,14 @@ answer given twice is appended once.`,
 				return err
 			}
 			if !slices.Contains(facts.IngressKinds, kind) {
-				return usageError("kind %q cannot be posted; post one of %s", kind, kindList())
+				return usageError("kind %q cannot be posted; post one of %s", kind, drive.IngressKindList())
 			}
 			if data == "" {
 				return usageError("post %s: --data is required (the payload, JSON); e.g. %s", kind, drive.Example(kind))
 			}
-			raw, err := readData(data, a.stdin)
+			raw, err := drive.ReadPayload(data, a.stdin)
 			if err != nil {
-				return asUsage(err)
+				return usageError("--data %s: %v", data, err)
 			}
 			if err := a.checkBy(f.by); err != nil {
 				return err
@@ -87,11 +84,7 @@ answer given twice is appended once.`,
 				return asUsage(fmt.Errorf("--data for %w", err))
 			}
 			if key == "" {
-				if req != "" {
-					key = drive.AnswerKey(kind, req)
-				} else {
-					key = randomKey("post")
-				}
+				key = drive.PostKey(kind, req)
 			}
 			if err := facts.ValidateCause(facts.IngressCause(key)); err != nil {
 				return usageError("--key %q: %v", key, err)
@@ -313,24 +306,22 @@ func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, r drive.
 	case errors.As(err, &rerr):
 		return fmt.Errorf("thread %s waits for no %s (it is %s); `harness log %s` shows its record", id, r.Kind, rerr.Status, id)
 	}
-	last := harness.Posted{Duplicate: true}
 	for _, ans := range answered {
 		if ans.Posted.Duplicate {
 			dr.sayGiven(ctx, ans.Posted.Seq)
-		} else {
-			last = ans.Posted
 		}
 	}
 	if err != nil {
 		return err
 	}
-	if last.Duplicate {
+	last, ok := drive.LastPosted(answered)
+	if !ok {
 		// Nothing appended: the document names the head.
 		h, err := dr.s.Store.Head(ctx, id)
 		if err != nil {
 			return err
 		}
-		last.Seq = h.Seq
+		last = harness.Posted{Seq: h.Seq, Duplicate: true}
 	}
 	return dr.posted(ctx, last, f)
 }
@@ -371,12 +362,7 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 		return dr.finish(ctx)
 	}
 	if a.jsonOut() {
-		return a.printJSON(struct {
-			Thread    string       `json:"thread"`
-			Seq       uint64       `json:"seq"`
-			Duplicate bool         `json:"duplicate"`
-			Facts     []facts.Fact `json:"facts"`
-		}{id, p.Seq, p.Duplicate, append([]facts.Fact{}, dr.appended...)})
+		return a.printJSON(tell.PostedDoc{Thread: id, Seq: p.Seq, Duplicate: p.Duplicate, Facts: append([]facts.Fact{}, dr.appended...)})
 	}
 	switch {
 	case p.Duplicate:
@@ -396,37 +382,9 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 }
 
 // sayGiven says that what a post would append is in the log already, at
-// seq: "already answered: 1-call_1 approved by ana (seq 6); nothing
-// appended".
+// seq (tell.Given).
 func (dr *driver) sayGiven(ctx context.Context, seq uint64) {
-	what := "already posted"
-	desc := fmt.Sprintf("seq %d", seq)
-	if f, err := thread.ReadAt(ctx, dr.s.Store, dr.id, seq); err == nil {
-		if drive.AnsweredRequest(f) != "" {
-			what = "already answered"
-		}
-		desc = fmt.Sprintf("%s (seq %d)", present.Describe(f), seq)
-	}
-	dr.a.printf("%s: %s; nothing appended\n", what, desc)
-}
-
-// readData reads a --data value: JSON, @FILE, or - for stdin.
-func readData(v string, stdin io.Reader) ([]byte, error) {
-	switch {
-	case v == "-":
-		b, err := io.ReadAll(stdin)
-		if err != nil {
-			return nil, fmt.Errorf("--data -: read stdin: %w", err)
-		}
-		return b, nil
-	case strings.HasPrefix(v, "@"):
-		b, err := os.ReadFile(v[1:])
-		if err != nil {
-			return nil, fmt.Errorf("--data %s: %w", v, err)
-		}
-		return b, nil
-	}
-	return []byte(v), nil
+	dr.a.printf("%s\n", tell.Given(ctx, dr.s.Store, dr.id, seq))
 }
 
 func cmpOr(s, def string) string {
@@ -434,21 +392,6 @@ func cmpOr(s, def string) string {
 		return def
 	}
 	return s
-}
-
-func kindList() string {
-	ks := make([]string, len(facts.IngressKinds))
-	for i, k := range facts.IngressKinds {
-		ks[i] = string(k)
-	}
-	return strings.Join(ks, ", ")
-}
-
-// randomKey is a fresh idempotency key.
-func randomKey(prefix string) string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return prefix + "-" + hex.EncodeToString(b)
 }
 
 // personAnswers is the command with which a person answers the request p

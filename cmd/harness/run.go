@@ -18,7 +18,6 @@ import (
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
-	"github.com/seed-7cc7a084/harness/present/ask"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 )
@@ -79,12 +78,6 @@ command that stopped says how).`
 // worktreesUsage is the help of --worktrees.
 const worktreesUsage = "when children work in git worktrees of their own (outside the workspace; their changes come back through merge_worktree, which a person approves seeing the diff): parallel (children delegated in one turn; the default, or the settings' \"worktrees\"), always, or off (they share the workspace)"
 
-// Defaults of the bounds when neither a flag nor the settings say.
-const (
-	defaultMaxTurns = stock.DefaultMaxTurns
-	defaultMaxSteps = stock.DefaultMaxSteps
-)
-
 func (f *driveFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.model, "model", "", "the model: scripted:FILE (a JSON Lines script of decisions), openai:MODEL or anthropic:MODEL (default: the one the thread recorded, or the settings')")
@@ -116,51 +109,21 @@ func (f *driveFlags) modelOptions() []model.Option {
 // changed reports whether the flag name was given.
 func (f *driveFlags) changed(name string) bool { return f.fs != nil && f.fs.Changed(name) }
 
-// layer is the flags as a layer of settings (stock.CheckedFlags): the
-// keys of the flags given. A flag value that cannot work is a usage error.
+// layer is the flags given as a layer of settings (stock.FlagLayer); a
+// flag value that cannot work is a usage error.
 func (f *driveFlags) layer() (stock.SettingsSource, error) {
-	var s stock.Settings
-	var set []string
-	if f.model != "" {
-		s.Model, set = f.model, append(set, "model")
+	var given []string
+	if f.fs != nil {
+		f.fs.Visit(func(fl *pflag.Flag) { given = append(given, fl.Name) })
 	}
-	if f.approve != "" {
-		s.Approve, set = f.approve, append(set, "approve")
-	}
-	if len(f.allow) > 0 {
-		s.Allow, set = f.allow, append(set, "allow")
-	}
-	if len(f.deny) > 0 {
-		s.Deny, set = f.deny, append(set, "deny")
-	}
-	if f.changed("max-turns") {
-		s.MaxTurns, set = &f.maxTurns, append(set, "max_turns")
-	}
-	if f.changed("max-steps") {
-		s.MaxSteps, set = &f.maxSteps, append(set, "max_steps")
-	}
-	if f.changed("context-window") {
-		s.ContextWindow, set = &f.window, append(set, "context_window")
-	}
-	if f.sandbox != "" {
-		s.Sandbox, set = f.sandbox, append(set, "sandbox")
-	}
-	set, err := f.networkLayer(&s, set)
+	given, allow, err := f.networkGiven(given)
 	if err != nil {
 		return stock.SettingsSource{}, err
 	}
-	if f.worktrees != "" {
-		s.Worktrees, set = f.worktrees, append(set, "worktrees")
-	}
-	if f.worktreeMerge != "" {
-		s.WorktreeMerge, set = f.worktreeMerge, append(set, "worktree_merge")
-	}
-	if f.changed("max-output-tokens") {
-		s.MaxOutputTokens, set = &f.maxOutput, append(set, "max_output_tokens")
-	}
-	set = f.budget.layer(f.fs, &s, set)
-	// Each value is checked as a settings file's is, naming its flag.
-	src, err := stock.CheckedFlags(s, set...)
+	src, err := stock.FlagLayer(stock.Settings{Model: f.model, Approve: f.approve, Allow: f.allow, Deny: f.deny,
+		MaxTurns: &f.maxTurns, MaxSteps: &f.maxSteps, ContextWindow: &f.window, MaxOutputTokens: &f.maxOutput,
+		Sandbox: f.sandbox, Network: f.network, NetworkAllow: allow, Worktrees: f.worktrees, WorktreeMerge: f.worktreeMerge,
+		MaxCost: &f.budget.cost, MaxTokens: &f.budget.tokens}, given...)
 	return src, asUsage(err)
 }
 
@@ -462,23 +425,13 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 		return nil, err
 	}
 	d.warnSandbox()
-	also, err := a.startingBudget(s)
-	if err != nil {
-		return nil, err
-	}
-	if f.plan {
-		on, err := drive.PlanOn(a.whoami())
-		if err != nil {
-			return nil, err
-		}
-		also = append(also, on)
-	}
-	th, out, err := d.Start(ctx, id, f.mcpPrompt.message(prompt), a.whoami(), f.policyGiven(), func(next, taken string) {
-		if taken != "" {
-			a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
-		}
-		a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
-	}, also...)
+	th, out, err := d.StartThread(ctx, stock.NewThread{ID: id, Message: f.mcpPrompt.message(prompt), By: a.whoami(), PolicyGiven: f.policyGiven(), Plan: f.plan,
+		Picked: func(next, taken string) {
+			if taken != "" {
+				a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
+			}
+			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
+		}})
 	d.live.Stop()
 	if th != nil {
 		d.th, d.id = th, th.ID()
@@ -571,8 +524,7 @@ appends nothing.`,
 			if err != nil {
 				return err
 			}
-			d, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: msg})
-			if err != nil {
+			if _, err := facts.NewDraft(facts.KindUserMessage, "", facts.UserMessage{Text: msg}); err != nil {
 				return asUsage(err)
 			}
 			if key != "" {
@@ -585,15 +537,8 @@ appends nothing.`,
 				return err
 			}
 			defer s.Close()
-			if key == "" {
-				head, err := s.Store.Head(ctx, id)
-				if err != nil {
-					return err
-				}
-				key = drive.MessageKey(head.Seq, msg)
-			}
 			dr.retry = true
-			if _, err := drive.PostAnswer(ctx, dr.th, d, key); err != nil {
+			if _, err := drive.PostMessage(ctx, dr.th, msg, key); err != nil {
 				return err
 			}
 			return dr.finish(ctx)
@@ -706,10 +651,10 @@ type driver struct {
 	// first is the thread of the first fact appended, when id is not
 	// known yet (a run picking the next id): the facts of other threads
 	// are its children's.
-	first    string
-	prompter *prompter
-	// elicits asks MCP servers' questions at the terminal (interactive).
-	elicits *ask.Serial
+	first string
+	// asker asks at the terminal (interactive): what the thread waits
+	// for, and MCP servers' questions as its actions run.
+	asker *tell.Asker
 	// live shows a running action's output on a terminal.
 	live *tell.Live
 	// flags are the command's (setPolicy).
@@ -721,9 +666,23 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 		live: tell.NewLive(a.stdout, a.textOut() && isTerminal(a.stdout)), flags: f}
 	d.live.Hint = askedHint
 	if d.interactive {
-		d.elicits = new(ask.Serial)
+		d.asker = &tell.Asker{Teller: a.teller(), In: a.stdin, Session: s.Session, Getenv: a.getenv, By: a.whoami(), Live: d.live,
+			Interrupted: func(id string) error {
+				return fmt.Errorf("interrupted at the prompt; thread %s still waits: `harness resume %s` asks again", id, id)
+			},
+			LeftElsewhere: func(e drive.Event) string {
+				return fmt.Sprintf("left for an answer elsewhere: harness answer %s --request %s --elicit accept|decline|cancel, or the page",
+					present.EscapeLine(shellWord(e.Thread)), present.EscapeLine(shellWord(e.Request)))
+			}}
 	}
-	o := stock.DriverOptions{Model: f.loaded, Spec: f.model, Show: d.show, ModelWait: d.modelWait, Progress: d.progressSink()}
+	// What the thread does between its facts: the stream's progress
+	// lines (-o stream-json), or on a terminal (tell.Live.Progress).
+	progress := d.live.Progress(d.asker)
+	if a.streamOut() {
+		progress = a.lines.Progress
+	}
+	o := stock.DriverOptions{Model: f.loaded, Spec: f.model, Show: d.show, Progress: progress,
+		ModelWait: func(_ int, wait time.Duration, err error) { a.printf("%s\n", tell.Waiting(a.paint, wait, err)) }}
 	// The observer leaves out this command's own output, should it be
 	// redirected into the workspace.
 	for _, w := range []io.Writer{a.stdout, a.stderr} {
@@ -737,49 +696,14 @@ func (a *app) newDriver(s *session, id string, approval drive.Approval, f *drive
 	}
 	d.Driver, d.rt = dr, dr.Runtime
 	d.th = d.Thread(id)
+	if d.asker != nil {
+		d.asker.Driver = dr
+	}
 	return d, nil
 }
 
-// progressSink is where this command shows what the thread does between
-// its facts: the stream's progress lines (-o stream-json); on a
-// terminal, the model's text as it streams and a running command's
-// output; else nowhere.
-func (d *driver) progressSink() drive.Progress {
-	switch {
-	case d.a.streamOut():
-		return d.a.streamProgress
-	case d.live.On():
-		turns := &tell.TurnShow{W: d.a.stdout}
-		return func(e drive.Event) {
-			switch e.Kind {
-			case drive.EventOutput:
-				d.live.Output(e.Stream, []byte(e.Text))
-				return
-			case drive.EventAsked:
-				d.live.Asked(e)
-				d.asked(e)
-				return
-			}
-			turns.Event(e)
-		}
-	}
-	return nil
-}
-
-// modelWait says that a model turn waits before it is tried again, and
-// why: "waiting 5s: rate limited by openai (429)".
-func (d *driver) modelWait(_ int, wait time.Duration, err error) {
-	if wait >= time.Second {
-		wait = wait.Round(100 * time.Millisecond)
-	} else {
-		wait = wait.Round(time.Millisecond)
-	}
-	d.a.printf("%s %v: %s\n", d.a.paint("yellow", "waiting"), wait, present.EscapeLine(model.Reason(err)))
-}
-
-// show prints a fact as it is appended, one line; under an action's
-// completion, what its command printed (the tail), its exit code and time.
-// While an action runs, a terminal shows its output live.
+// show prints a fact as it is appended (tell.Live.Fact), or writes its
+// line of the stream; -o json prints the facts appended at the end.
 func (d *driver) show(f facts.Fact, err error) {
 	if err != nil {
 		fmt.Fprintf(d.a.stderr, "harness: %s\n", personError(err))
@@ -788,27 +712,11 @@ func (d *driver) show(f facts.Fact, err error) {
 	d.appended = append(d.appended, f)
 	switch {
 	case d.a.streamOut():
-		if err := d.a.streamFact(f); err != nil {
+		if err := d.a.lines.Fact(f); err != nil {
 			fmt.Fprintf(d.a.stderr, "harness: %s\n", personError(err))
 		}
-		return
-	case d.a.jsonOut():
-		return
-	case f.Kind == facts.KindActionCompleted:
-		d.live.Stop()
-	}
-	fmt.Fprintln(d.a.stdout, d.lineOf(f))
-	switch f.Kind {
-	case facts.KindActionStarted:
-		if p, err := facts.Decode[facts.ActionStarted](f); err == nil {
-			d.live.Start("running " + present.EscapeLine(p.ActionID))
-		}
-	case facts.KindActionCompleted:
-		if p, err := facts.Decode[facts.ActionCompleted](f); err == nil {
-			for _, line := range present.CommandSummary(p.Report, tell.LiveLines) {
-				fmt.Fprintf(d.a.stdout, "        %s\n", line)
-			}
-		}
+	case d.a.textOut():
+		d.live.Fact(f, d.lineOf(f))
 	}
 }
 
@@ -836,23 +744,14 @@ func (d *driver) options() drive.Options {
 		}
 		return out, nil
 	}
-	o.OnRetry = func(st drive.State) {
-		d.a.printf("%s %s; trying it once more\n", d.a.paint("yellow", "retry:"), present.Reason(st.Reason))
-	}
+	o.OnRetry = func(st drive.State) { d.a.printf("%s\n", tell.Retrying(d.a.paint, st)) }
 	o.OnInDoubt = func(st drive.State) {
-		for _, id := range st.InDoubt {
-			d.a.printf("%s action %s was in progress when its process died: it is in doubt and will not be run again; recording what the workspace shows now\n",
-				d.a.paint("yellow", "in doubt:"), present.EscapeLine(id))
+		for _, line := range tell.InDoubt(d.a.paint, st) {
+			d.a.printf("%s\n", line)
 		}
 	}
 	if d.interactive {
-		o.Ask = func(ctx context.Context, _ *harness.Thread, waits []drive.Pending) (int, error) {
-			d.elicits.Settle() // the terminal is the prompt's now
-			if d.prompter == nil {
-				d.prompter = newPrompter(d.a.stdin, d.a.stdout)
-			}
-			return d.prompt(ctx, waits)
-		}
+		o.Ask = d.asker.Ask
 	}
 	return o
 }
@@ -886,11 +785,11 @@ func (d *driver) warnSandbox() {
 // done (0), parked (3), or failed (1).
 func (d *driver) finish(ctx context.Context) error {
 	d.warnSandbox()
-	d.elicits.Begin(ctx)
+	d.asker.Begin(ctx)
 	st, err := d.Finish(ctx, d.th, d.options(), func(err error) {
 		fmt.Fprintf(d.a.stderr, "harness: %s (a search brings the index up to date)\n", present.EscapeLine(err.Error()))
 	})
-	d.elicits.End()
+	d.asker.End()
 	d.live.Stop()
 	if err != nil {
 		return err
@@ -913,7 +812,7 @@ func (a *app) report(st drive.State, appended []facts.Fact, s *session) error {
 	root := s.Place.Root
 	switch {
 	case a.streamOut():
-		if err := a.streamResult(drive.ResultOf(st, statusExit(st.Status), drive.LastText(appended))); err != nil {
+		if err := a.lines.Result(drive.ResultOf(st, statusExit(st.Status), drive.LastText(appended))); err != nil {
 			return err
 		}
 	case a.jsonOut():
@@ -934,14 +833,6 @@ func (a *app) report(st drive.State, appended []facts.Fact, s *session) error {
 	}
 }
 
-// statusExit is the exit code of a command that leaves a thread in status:
-// 0 done (or resumable), 3 parked, 1 otherwise.
-func statusExit(status harness.Status) int {
-	switch status {
-	case harness.StatusDone, harness.StatusResumable:
-		return exitOK
-	case harness.StatusParked:
-		return exitParked
-	}
-	return exitError
-}
+// statusExit is the exit code of a command that leaves a thread in
+// status (drive.ExitOf).
+var statusExit = drive.ExitOf

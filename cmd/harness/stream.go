@@ -2,9 +2,6 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/seed-7cc7a084/harness/drive"
-	"github.com/seed-7cc7a084/harness/facts"
 )
 
 // -o stream-json writes what a command that drives a thread does as JSON
@@ -41,33 +38,6 @@ func streamRefuses(cmd *cobra.Command) error {
 		return usageError("log -o stream-json: log --follow -o jsonl writes the stream's lines")
 	}
 	return usageError("-o stream-json is for the commands that drive a thread (run, resume, continue, and approve, deny, answer or post with --resume); use -o text or -o json")
-}
-
-// streamLine writes one line of the stream, whole.
-func (a *app) streamLine(line []byte, err error) error {
-	if err != nil {
-		return err
-	}
-	a.streamMu.Lock()
-	defer a.streamMu.Unlock()
-	_, err = a.stdout.Write(line)
-	return err
-}
-
-// streamFact writes a fact's line.
-func (a *app) streamFact(f facts.Fact) error {
-	return a.streamLine(drive.AppendFactLine(nil, f))
-}
-
-// streamProgress writes a progress event's line (drive.Progress).
-func (a *app) streamProgress(e drive.Event) {
-	_ = a.streamLine(drive.AppendProgressLine(nil, e)) // ephemeral: a line lost is nothing lost
-}
-
-// streamResult writes the result line, the stream's last.
-func (a *app) streamResult(r drive.Result) error {
-	a.resulted = true
-	return a.streamLine(drive.AppendResultLine(nil, r))
 }
 
 // failedStatus is the result's status of a command that ended with code
