@@ -49,6 +49,8 @@ func WorkerEvent(w io.Writer, e worker.Event, at time.Time, paint Paint, hint fu
 			what = "worker"
 		}
 		fmt.Fprintf(w, "%s %s %s %s; again in %v\n", stamp, what, paint.on("red", "error:"), OneLine(e.Err.Error()), e.Later.Round(time.Millisecond))
+	case worker.EventElsewhere:
+		fmt.Fprintf(w, "%s %s put off: %s; again in %v\n", stamp, id, OneLine(e.Err.Error()), e.Later)
 	case worker.EventHandedOver:
 		fmt.Fprintf(w, "%s %s handed over: this worker stops\n", stamp, id)
 	}

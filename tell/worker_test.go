@@ -34,6 +34,7 @@ func TestWorkerEventLines(t *testing.T) {
 		{worker.Event{Kind: worker.EventError, Err: errors.New("no\nresponders"), Later: 1500 * time.Microsecond},
 			"03:04:05 worker [red:error:] no responders; again in 2ms\n"},
 		{worker.Event{Kind: worker.EventPutOff, Thread: "t4", Later: time.Second}, "03:04:05 t4 put off: another holds it; again in 1s\n"},
+		{worker.Event{Kind: worker.EventElsewhere, Thread: "t4", Err: errors.New("thread t4 works in /a\x1b[2J, not /b"), Later: 30 * time.Second}, "03:04:05 t4 put off: thread t4 works in /a\\x1b[2J, not /b; again in 30s\n"},
 		{worker.Event{Kind: worker.EventHandedOver, Thread: "t5"}, "03:04:05 t5 handed over: this worker stops\n"},
 	} {
 		var b bytes.Buffer

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -14,9 +15,18 @@ import (
 // errBusy: another holds the thread.
 var errBusy = errors.New("another holds the thread")
 
+// errElsewhere: the thread works in another workspace than the worker's
+// (Options.Workspace).
+var errElsewhere = errors.New("the thread works in another workspace")
+
 // errDraining: the worker is draining; the drive stopped before its next
 // step.
 var errDraining = errors.New("the worker is draining")
+
+// elsewhereDelay is how long a job of a thread of another workspace is
+// put off: long enough that the worker does not spin on it, short enough
+// that a worker there soon takes it.
+const elsewhereDelay = 10 * time.Second
 
 // work drives the thread of the slot s under its lease, until it is done,
 // parked, failed or stopped and no job joined meanwhile, and finishes the
@@ -74,6 +84,14 @@ func (w *Worker) work(id string, s *slot) {
 		case errors.Is(err, errDraining), w.hard.Err() != nil:
 			w.log(Event{Kind: EventHandedOver, Thread: id})
 			w.giveBack(slotID, s, w.taken(&covered), 0)
+			return
+		case errors.Is(err, errElsewhere):
+			// Not this worker's: a worker (or a command) in its workspace
+			// drives it. Put off, not finished, so that one can take it.
+			jobs := w.taken(&covered)
+			delay := max(w.later(jobs), elsewhereDelay)
+			w.log(Event{Kind: EventElsewhere, Thread: id, Err: err, Later: delay})
+			w.giveBack(slotID, s, jobs, delay)
 			return
 		case errors.Is(err, harness.ErrUnknownThread):
 			// No facts: nothing to drive, now or later.
@@ -226,6 +244,21 @@ func (w *Worker) look(ctx context.Context, id string) (st drive.State, drove boo
 		return drive.State{Thread: id}, false, err
 	}
 	defer free()
+	if w.o.Workspace != "" {
+		v, err := rt.Thread(w.o.Actor, id).View(ctx)
+		if err != nil && !errors.Is(err, harness.ErrUnknownThread) {
+			return drive.State{Thread: id}, false, err
+		}
+		if err == nil {
+			ws, err := v.Own.Workspace()
+			if err != nil {
+				return drive.State{Thread: id}, false, err
+			}
+			if ws != "" && ws != w.o.Workspace {
+				return drive.State{Thread: id, Workspace: ws}, false, fmt.Errorf("thread %s works in %s, not %s: %w", id, ws, w.o.Workspace, errElsewhere)
+			}
+		}
+	}
 	g := &gate{w: w}
 	var progress drive.Progress
 	if w.o.Progress != nil {

@@ -44,14 +44,23 @@ func (j servedJob) Working() error                             { return j.j.Work
 // OnServer is a worker in the process of a harness server that holds the
 // session's store (a store in a directory): it takes the jobs of the
 // server's queue w, beside the workers of other processes (see OnSession),
-// and drives each thread with the session's actor, runtimes and approval,
-// as OnSession's worker does. The session's store is the one the server
+// and drives each thread with the session's actor and runtimes — only the
+// threads of the session's workspace (Options.Workspace), each decided by
+// the policy it records, never by the server's flags (see below). The session's store is the one the server
 // gives its own process, so that its streams see every append. o's
 // Progress, when set, is where the server shows a thread's live output.
-func OnServer(s *stock.Session, w *socketstore.Work, flags stock.SettingsSource, o Options) (*Worker, error) {
+func OnServer(s *stock.Session, w *socketstore.Work, o Options) (*Worker, error) {
 	o.Store, o.Queue, o.Actor = s.Store, FromTaker(w.Taker()), s.Stock.Actor
+	o.Workspace = s.Stock.Config.Workspace // a shared store's threads of other workspaces are not this server's
 	o.Runtime = func(string) (*harness.Runtime, func(), error) { return s.Runtime() }
-	o.Approval, o.AmendPolicy = s.Approval, stock.Amender(flags)
+	// The server's own approval (its flags, for the threads started on its
+	// page) decides nothing here: a thread it takes up may be a person's,
+	// run at a terminal, parked at a prompt. A thread is decided by the
+	// policy it records (what it was submitted or started with, a
+	// person's "always"); one that records none has every confirmation put
+	// to a person — never wider than the settings' denies allow.
+	o.Approval = drive.Approval{Mode: drive.ApproveAsk, Deny: s.Approval.Deny, Root: s.Approval.Root, Resolve: s.Approval.Resolve}
+	o.Policy, o.AmendPolicy = nil, nil
 	return New(o)
 }
 
@@ -64,6 +73,7 @@ func onSocket(ctx context.Context, s *stock.Session, c *socketstore.Client, flag
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	o.Store, o.Queue, o.Actor = s.Store, FromTaker(rw), s.Stock.Actor
+	o.Workspace = s.Stock.Config.Workspace // a shared store's threads of other workspaces are not this worker's
 	o.Runtime = func(string) (*harness.Runtime, func(), error) { return s.Runtime() }
 	o.Approval, o.AmendPolicy = s.Approval, stock.Amender(flags)
 	if o.Progress == nil {

@@ -60,6 +60,15 @@ type Options struct {
 	// --approve (which replaces the mode when given), --allow and --deny
 	// (which add patterns), as harness resume records them.
 	AmendPolicy func(facts.PolicySet) facts.PolicySet
+	// Workspace, when set, is the only workspace whose threads the worker
+	// drives: a thread that records another (the first system.configured
+	// of its root, see harness.Own.Workspace) is put off, for a worker or
+	// a command there, never driven here — its commands would act in this
+	// directory, under this workspace's settings. A thread that records
+	// none (submitted, never driven) is driven here. A store in a
+	// directory can be shared by several workspaces (--store); harness
+	// serve and harness worker on one give their own.
+	Workspace string
 	// Concurrency is how many threads the worker drives at once (default
 	// DefaultConcurrency).
 	Concurrency int
@@ -111,6 +120,10 @@ const (
 	// EventError: the drive failed (Err); the job is given back, to be
 	// given out again after Later.
 	EventError EventKind = "error"
+	// EventElsewhere: the thread works in another workspace than the
+	// worker's (Options.Workspace); the job is given back, to be given out
+	// again after Later, to a worker there.
+	EventElsewhere EventKind = "elsewhere"
 	// EventHandedOver: the worker is draining and stopped the drive
 	// before its next step; the job is given back at once, for another
 	// worker.

@@ -58,10 +58,13 @@ settings may add tokens naming others ("serve": {"tokens": [{"name": "bob",
 On a store in a directory the server also drives the threads left for the
 workers (harness submit, run --detach, an answer given without --resume, and
 those it finds so when it starts), --drive at a time, as harness worker does:
-one driver per thread under its lease, each thread's own policy with
---approve/--allow/--deny on it, --model (or the settings' model) for a thread
-that records none — with no model it drives none. harness worker --store DIR
-takes the same work through the socket, beside it.
+one driver per thread under its lease, only the threads of this workspace,
+each decided by the policy it records (harness submit --approve …) and
+otherwise asking a person — the server's own --approve/--allow/--deny are for
+the threads started on its page, never for a thread it takes up, which may be
+a person's at a terminal — --model (or the settings' model) for a thread that
+records none; with no model it drives none. harness worker --store DIR takes
+the same work through the socket, beside it.
 
 On a NATS store (--store nats://…) the server shows every thread of the
 server, with the workspace each works in; it resumes only this workspace's.
@@ -199,7 +202,7 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 	}
 	defer sv.Stop()
 	if work != nil {
-		stop, err := a.serveWork(ctx, s, sv, work, f, drives)
+		stop, err := a.serveWork(ctx, s, sv, work, drives)
 		if err != nil {
 			return err
 		}

@@ -35,16 +35,12 @@ func cwdOrEmpty() string {
 // the submitted threads at once beside the workers of other processes
 // (see worker.OnServer), printing what it does on stderr. stop ends the
 // drives (they drain, as a worker's do) and returns once they have.
-func (a *app) serveWork(ctx context.Context, s *session, sv *serve.Hosted, work *socketstore.Work, f *driveFlags, n int) (stop func(), err error) {
+func (a *app) serveWork(ctx context.Context, s *session, sv *serve.Hosted, work *socketstore.Work, n int) (stop func(), err error) {
 	if err := work.Scan(ctx); err != nil {
 		return nil, err
 	}
 	if n == 0 {
 		return func() {}, nil
-	}
-	flags, err := f.layer()
-	if err != nil {
-		return nil, err
 	}
 	spec := s.Model
 	if spec != "" {
@@ -52,7 +48,7 @@ func (a *app) serveWork(ctx context.Context, s *session, sv *serve.Hosted, work 
 			return nil, asUsage(fmt.Errorf("--model: %w", err))
 		}
 	}
-	w, err := worker.OnServer(s.Session, work, flags, worker.Options{
+	w, err := worker.OnServer(s.Session, work, worker.Options{
 		LoadModel:   workerModels(spec),
 		Concurrency: n,
 		Progress:    sv.DriveProgress,

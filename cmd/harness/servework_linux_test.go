@@ -46,19 +46,22 @@ func waitStatus(t *testing.T, dir, id, status string, why func() string) {
 
 // TestServeDrivesSubmittedThreads: harness serve on a store in a
 // directory drives what was submitted before it started and what is
-// submitted while it runs, to done; submit says who drives the thread.
+// submitted while it runs, to done, each by the policy it was submitted
+// with (the server's own --approve is for its page's threads: a thread
+// submitted with none is asked of a person); submit says who drives the
+// thread.
 func TestServeDrivesSubmittedThreads(t *testing.T) {
 	dir := workspace(t, map[string]string{"script.jsonl": quickScript})
 	t.Setenv("HARNESS_STORE", "")
-	stdout, stderr, code := harnessIn(t, dir, "submit", "--thread", "t0", "Count")
+	stdout, stderr, code := harnessIn(t, dir, "submit", "--thread", "t0", "--approve", "all", "Count")
 	require.Zero(t, code, stderr)
 	require.Contains(t, stdout, "no server holds the store, so nobody drives it: run it with harness resume t0")
 
 	srv := startServer(t, dir, "serve", "--addr", "127.0.0.1:0", "--model", "scripted:script.jsonl", "--approve", "all")
-	require.Contains(t, srv.output(), "it drives submitted threads, 4 at a time")
+	require.Eventually(t, func() bool { return strings.Contains(srv.output(), "it drives submitted threads, 4 at a time") }, 10*time.Second, 10*time.Millisecond, "the server says what it drives")
 	waitStatus(t, dir, "t0", "done", srv.output)
 
-	stdout, stderr, code = harnessIn(t, dir, "submit", "--thread", "t1", "Count")
+	stdout, stderr, code = harnessIn(t, dir, "submit", "--thread", "t1", "--approve", "all", "Count")
 	require.Zero(t, code, stderr)
 	require.Contains(t, stdout, fmt.Sprintf("harness serve (pid %d, http://127.0.0.1:", srv.cmd.Process.Pid))
 	require.Contains(t, stdout, "drives it; follow it with: harness log -f t1")
@@ -68,6 +71,11 @@ func TestServeDrivesSubmittedThreads(t *testing.T) {
 	stdout, _, code = harnessIn(t, dir, "submit", "--thread", "t2", "-o", "json", "Count")
 	require.Zero(t, code)
 	require.Contains(t, stdout, `"driven_by": "serve"`)
+	waitStatus(t, dir, "t2", "parked", srv.output)
+	out, _, _ := harnessIn(t, dir, "threads")
+	require.Regexp(t, `(?m)^t2 +parked +confirmation`, out, "submitted with no policy: the server's own --approve all decides nothing of it; a person is asked")
+	_, stderr, code = harnessIn(t, dir, "approve", "t2", "1-c")
+	require.Zero(t, code, stderr)
 	waitStatus(t, dir, "t2", "done", srv.output)
 }
 
@@ -86,7 +94,7 @@ func TestWorkerThroughServe(t *testing.T) {
 	require.True(t, os.IsNotExist(err), "the worker made no store")
 
 	srv := startServer(t, dir, "serve", "--addr", "127.0.0.1:0", "--drive", "0")
-	require.Contains(t, srv.output(), "it drives no submitted thread (--drive 0)")
+	require.Eventually(t, func() bool { return strings.Contains(srv.output(), "it drives no submitted thread (--drive 0)") }, 10*time.Second, 10*time.Millisecond, "the server says what it drives")
 	stdout, stderr, code := harnessIn(t, dir, "submit", "--thread", "t1", "Count")
 	require.Zero(t, code, stderr)
 	require.Contains(t, stdout, "nobody drives it: harness serve (pid")
@@ -154,7 +162,7 @@ func TestWorkersAndServeShareTheWork(t *testing.T) {
 	_, bout := startWorker(t, dir, "--model", "scripted:script.jsonl", "--approve", "all", "--concurrency", "2")
 	const n = 8
 	for i := range n {
-		_, stderr, code := harnessIn(t, dir, "submit", "--thread", fmt.Sprintf("t%d", i), "Count")
+		_, stderr, code := harnessIn(t, dir, "submit", "--thread", fmt.Sprintf("t%d", i), "--approve", "all", "Count")
 		require.Zero(t, code, stderr)
 	}
 	all := func() string { return srv.output() + aout.String() + bout.String() }

@@ -90,7 +90,11 @@ func (w *Work) add(id string, seq uint64, ready time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if e := w.fresh[id]; e != nil {
+		// One job, given out once the latest of its appends has settled.
 		e.seq = max(e.seq, seq)
+		if ready.After(e.ready) {
+			e.ready = ready
+		}
 		return
 	}
 	w.next++

@@ -24,6 +24,9 @@ const (
 	// maxTakeWait bounds how long a take through the socket waits for a
 	// job: the finishes of the taker's jobs wait behind it.
 	maxTakeWait = 200 * time.Millisecond
+	// maxLater bounds how long a client may put a job off: a huge delay
+	// (or one that overflows a Duration) is this long.
+	maxLater = time.Hour
 )
 
 // serveWork serves a client's worker on this connection (see
@@ -57,7 +60,7 @@ func (c *serverConn) serveWork() {
 		switch req.Op {
 		case opTake:
 			n := min(max(req.Limit, 0), maxTakeJobs)
-			wait := min(time.Duration(req.Seq)*time.Millisecond, maxTakeWait)
+			wait := time.Duration(min(req.Seq, uint64(maxTakeWait/time.Millisecond))) * time.Millisecond
 			err = t.Take(s.ctx, n, wait, func(j *Job) {
 				jobs[j.ID] = j
 				r.Jobs = append(r.Jobs, wireJob{ID: j.ID, Thread: j.Thread, Seq: j.Seq, Delivered: j.Delivered})
@@ -72,7 +75,7 @@ func (c *serverConn) serveWork() {
 			if req.Op == opJobDone {
 				err = j.Done()
 			} else {
-				err = j.Later(time.Duration(max(req.Limit, 0)) * time.Millisecond)
+				err = j.Later(time.Duration(min(max(req.Limit, 0), int(maxLater/time.Millisecond))) * time.Millisecond)
 			}
 			r.Bool = err == nil
 		default:
