@@ -283,12 +283,22 @@ func (e *events) ends(id string) int {
 // events and the function that drains it and waits for Run to return.
 func startWorker(t *testing.T, sc scenario) (*events, func()) {
 	t.Helper()
+	return startWorkerWith(t, sc, nil)
+}
+
+// startWorkerWith is startWorker with the options changed by change
+// (if not nil), which is given the worker's store.
+func startWorkerWith(t *testing.T, sc scenario, change func(*worker.Options, thread.Store)) (*events, func()) {
+	t.Helper()
 	store := sc.dial(t)
 	work, err := store.Work(context.Background(), natsstore.WithAckWait(sc.AckWait))
 	require.NoError(t, err)
 	ev := &events{}
 	o, err := sc.options(store, worker.FromWork(work), ev.log)
 	require.NoError(t, err)
+	if change != nil {
+		change(&o, store)
+	}
 	w, err := worker.New(o)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

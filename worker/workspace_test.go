@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,50 +11,32 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/thread/natsstore"
+	"github.com/seed-7cc7a084/harness/thread"
 	"github.com/seed-7cc7a084/harness/thread/natsstore/natstest"
 	"github.com/seed-7cc7a084/harness/worker"
 )
 
 // startWorkerIn is startWorker with a worker of workspace ws
-// (Options.Workspace), whose runtimes record ws.
+// (Options.Workspace), whose actor and runtimes record ws.
 func startWorkerIn(t *testing.T, sc scenario, ws string) (*events, func()) {
 	t.Helper()
-	store := sc.dial(t)
-	work, err := store.Work(context.Background(), natsstore.WithAckWait(sc.AckWait))
-	require.NoError(t, err)
-	ev := &events{}
-	o, err := sc.options(store, worker.FromWork(work), ev.log)
-	require.NoError(t, err)
 	cfg, err := harness.NewConfig(harness.WithModelName("scripted"), harness.WithModelBackoff(0), harness.WithWorkspace(ws))
 	require.NoError(t, err)
-	o.Workspace = ws
 	tb, err := harness.NewToolbox(sc.appendLine(""))
 	require.NoError(t, err)
-	o.Actor, err = harness.CodingActor(cfg, tb) // the actor records the workspace it is configured with
+	actor, err := harness.CodingActor(cfg, tb) // the actor records the workspace it is configured with
 	require.NoError(t, err)
-	o.Runtime = func(id string) (*harness.Runtime, func(), error) {
-		tb, err := harness.NewToolbox(sc.appendLine(id))
-		if err != nil {
-			return nil, nil, err
+	return startWorkerWith(t, sc, func(o *worker.Options, store thread.Store) {
+		o.Workspace, o.Actor = ws, actor
+		o.Runtime = func(id string) (*harness.Runtime, func(), error) {
+			tb, err := harness.NewToolbox(sc.appendLine(id))
+			if err != nil {
+				return nil, nil, err
+			}
+			rt, err := harness.NewRuntime(store, harness.Services{Tools: tb}, cfg)
+			return rt, func() {}, err
 		}
-		rt, err := harness.NewRuntime(store, harness.Services{Tools: tb}, cfg)
-		return rt, func() {}, err
-	}
-	w, err := worker.New(o)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			require.NoError(t, <-done)
-		})
-	}
-	t.Cleanup(stop)
-	return ev, stop
+	})
 }
 
 // A worker of one workspace never drives a thread that records another
