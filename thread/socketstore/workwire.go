@@ -165,6 +165,9 @@ func (w *RemoteWork) Take(ctx context.Context, n int, wait time.Duration, fn fun
 	}
 	for _, wj := range got {
 		if thread.ValidateID(wj.Thread) != nil {
+			// Not a thread this worker can drive, now or later: finished,
+			// so that it is not held by this connection for good.
+			_ = w.call(ctx, request{Op: opJobDone, Seq: wj.ID}, func(*response) error { return nil })
 			continue
 		}
 		id, th, seq := wj.ID, wj.Thread, wj.Seq
