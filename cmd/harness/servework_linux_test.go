@@ -187,7 +187,9 @@ func TestWorkersAndServeShareTheWork(t *testing.T) {
 func TestServeLeavesARunAlone(t *testing.T) {
 	dir := workspace(t, map[string]string{"script.jsonl": quickScript, "other.jsonl": strings.ReplaceAll(quickScript, "Counted.", "Counted by the other.")})
 	t.Setenv("HARNESS_STORE", "")
-	srv := startServer(t, dir, "serve", "--addr", "127.0.0.1:0", "--model", "scripted:script.jsonl")
+	// The server approves everything of its own page's threads; a
+	// person's run is not one of them.
+	srv := startServer(t, dir, "serve", "--addr", "127.0.0.1:0", "--model", "scripted:script.jsonl", "--approve", "all")
 	stdout, stderr, code := harnessIn(t, dir, "run", "--thread", "t1", "--model", "scripted:other.jsonl", "--no-input", "Count")
 	require.Equal(t, exitParked, code, stdout+stderr)
 	time.Sleep(2 * serveSettle)
