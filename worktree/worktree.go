@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/seed-7cc7a084/harness/safegit"
 )
@@ -166,10 +167,44 @@ func Create(ctx context.Context, workspace, name string, opts Options) (Tree, er
 	if err := os.WriteFile(path+".base", []byte(base+"\n"), 0o600); err != nil {
 		return Tree{}, fmt.Errorf("worktree %s: %w", path, err)
 	}
-	if _, err := safegit.Run(ctx, repo, "worktree", "add", "-q", "-b", branch, path, base); err != nil {
+	if err := add(ctx, t); err != nil {
 		return Tree{}, fmt.Errorf("worktree %s: %w", name, err)
 	}
 	return t, t.gitDir(ctx)
+}
+
+// addTries is how many times add tries git worktree add.
+const addTries = 3
+
+// add makes t's worktree on a new branch at t.Base. A try that fails (on
+// a loaded machine another git of the repository can hold what this one
+// needs a moment) is tried again after a pause: first a worktree made
+// meanwhile is taken as it is, the registrations of worktrees whose
+// directories are gone are pruned, and a branch an earlier try left at
+// t.Base is checked out rather than made again.
+func add(ctx context.Context, t Tree) error {
+	var err error
+	for try := range addTries {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				return errors.Join(err, ctx.Err())
+			case <-time.After(time.Duration(try) * 250 * time.Millisecond):
+			}
+			if _, ok := existing(ctx, t); ok {
+				return nil
+			}
+			_, _ = safegit.Run(ctx, t.Repo, "worktree", "prune")
+		}
+		args := []string{"worktree", "add", "-q", "-b", t.Branch, t.Path, t.Base}
+		if out, rerr := safegit.Run(ctx, t.Repo, "rev-parse", "--verify", "-q", "refs/heads/"+t.Branch); rerr == nil && strings.TrimSpace(string(out)) == t.Base {
+			args = []string{"worktree", "add", "-q", t.Path, t.Branch}
+		}
+		if _, err = safegit.Run(ctx, t.Repo, args...); err == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 // gitDir sets t.GitDir: the worktree's git directory as git just made it.
