@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,34 +14,13 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// terminal is what an Asker writes, read while it writes.
-type terminal struct {
-	mu sync.Mutex // guards b
-	b  strings.Builder
-}
-
-func (t *terminal) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.b.Write(p)
-}
-
-func (t *terminal) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.b.String()
-}
-
-// asking drives a thread whose model writes a file (hostile words in its
-// arguments) with an Asker on a pipe, and returns the terminal, the
-// person's keyboard and the drive's end. The person types a line once the
-// question is put (what is typed before answers nothing).
-func asking(t *testing.T) (*terminal, func(after, line string), <-chan drive.State, *stock.Session) {
+func asking(t *testing.T) (*harnesstest.LockedBuffer, func(after, line string), <-chan drive.State, *stock.Session) {
 	t.Helper()
 	root := t.TempDir()
 	script := filepath.Join(root, "s.jsonl")
@@ -69,7 +47,7 @@ func asking(t *testing.T) (*terminal, func(after, line string), <-chan drive.Sta
 	th, _, err := d.Start(ctx, "t1", facts.UserMessage{Text: "write"}, "ana", false, nil)
 	require.NoError(t, err)
 
-	term := new(terminal)
+	term := new(harnesstest.LockedBuffer) // what the Asker writes, read while it writes
 	in, keys := io.Pipe()
 	t.Cleanup(func() { keys.Close() })
 	a := &tell.Asker{Teller: tell.Teller{W: term}, In: in, Driver: d, Session: s, Getenv: getenv, By: "ana",
