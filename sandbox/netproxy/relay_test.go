@@ -56,6 +56,10 @@ func TestProxySizedBody(t *testing.T) {
 	require.Equal(t, big, get("big"))
 	require.Equal(t, "next", get("small"), "the host's second response, read as the answer to the next request")
 	require.Equal(t, "hello", get("small"))
+	// The proxy records a request once its last byte is relayed, which
+	// may be just after the command has read it: wait for the three
+	// records of this connection before the next ones are made.
+	require.Eventually(t, func() bool { log, _ := p.Log(); return len(log) >= 3 }, 10*time.Second, 5*time.Millisecond)
 
 	for _, name := range []string{"shortBig", "shortSmall"} {
 		c, err := net.Dial("tcp", ln.Addr().String())
