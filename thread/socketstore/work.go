@@ -185,11 +185,45 @@ func (t *Taker) Close() {
 	delete(w.takers, t)
 	now := time.Now()
 	for _, e := range t.out {
-		e.owner, e.ready = nil, now
-		w.pending = append(w.pending, e)
+		w.giveBack(e, now)
 	}
 	t.out = nil
 	w.signal()
+}
+
+// giveBack puts e, a job given back by its taker, to be given out again
+// at ready; the caller holds w.mu. A post to its thread made while e was
+// out has a job of its own: the two are one job then, as two posts
+// before a job is given out are (see add), given out once both are
+// ready, and counted as given out before (Delivered), so the next taker
+// looks at the thread rather than taking it as followed. Else e is the
+// thread's job that later posts join.
+func (w *Work) giveBack(e *entry, ready time.Time) {
+	e.owner = nil
+	if f := w.fresh[e.thread]; f != nil {
+		f.seq = max(f.seq, e.seq)
+		if ready.After(f.ready) {
+			f.ready = ready
+		}
+		f.delivered = max(f.delivered, e.delivered)
+		return
+	}
+	e.ready = ready
+	w.fresh[e.thread] = e
+	w.pending = append(w.pending, e)
+}
+
+// unsent takes back the count of a delivery (Delivered) of the taker's
+// jobs ids, whose take was never told to the taker (its reply could not
+// be sent): they were not given out.
+func (t *Taker) unsent(ids []uint64) {
+	t.w.mu.Lock()
+	defer t.w.mu.Unlock()
+	for _, id := range ids {
+		if e := t.out[id]; e != nil && e.delivered > 0 {
+			e.delivered--
+		}
+	}
 }
 
 // Take waits up to wait for at most n jobs, passing each to fn, and
@@ -283,8 +317,7 @@ func (t *Taker) finish(id uint64, done bool, later time.Duration) error {
 	if done {
 		return nil
 	}
-	e.ready = time.Now().Add(max(later, 0))
-	w.pending = append(w.pending, e)
+	w.giveBack(e, time.Now().Add(max(later, 0)))
 	w.signal()
 	return nil
 }

@@ -164,3 +164,56 @@ func TestWorkOfAServerWithoutAQueue(t *testing.T) {
 	_, err := c.Work(context.Background())
 	require.ErrorIs(t, err, socketstore.ErrNoWork)
 }
+
+// TestWorkGivenBackJoinsLaterPosts: a job given back is one job with the
+// posts made to its thread while it was out, and with those made after;
+// counted as given out before, so the next taker looks at the thread.
+func TestWorkGivenBackJoinsLaterPosts(t *testing.T) {
+	store, err := thread.OpenPebble(filepath.Join(t.TempDir(), "db"))
+	require.NoError(t, err)
+	defer store.Close()
+	w := socketstore.NewWork(store, 200*time.Millisecond, 0)
+	post := func(id string, seq uint64) {
+		w.Appended(id, thread.Head{Thread: id, Seq: seq}, []facts.Draft{draft(t, "ingress/m")})
+	}
+	a, b := w.Taker(), w.Taker()
+	defer a.Close()
+	defer b.Close()
+
+	// A post while the job is out, then the job given back.
+	post("t1", 1)
+	got := take(t, a, 3*time.Second)
+	require.Len(t, got, 1)
+	post("t1", 2)
+	require.NoError(t, got[0].Later(0))
+	got = take(t, b, 3*time.Second)
+	require.Len(t, got, 1, "the given-back job and the later post are one job")
+	require.Equal(t, uint64(2), got[0].Seq)
+	require.Equal(t, uint64(2), got[0].Delivered, "given out before")
+	require.Empty(t, take(t, b, 400*time.Millisecond))
+	require.NoError(t, got[0].Done())
+
+	// The job given back, then a post: the post joins it.
+	post("t2", 1)
+	got = take(t, a, 3*time.Second)
+	require.Len(t, got, 1)
+	require.NoError(t, got[0].Later(100*time.Millisecond))
+	post("t2", 2)
+	got = take(t, b, 3*time.Second)
+	require.Len(t, got, 1, "a post after the job was given back joins it")
+	require.Equal(t, uint64(2), got[0].Seq)
+	require.Equal(t, uint64(2), got[0].Delivered)
+	require.Empty(t, take(t, b, 400*time.Millisecond))
+
+	// A taker that goes away gives its job back into the same join.
+	c := w.Taker()
+	post("t3", 1)
+	got = take(t, c, 3*time.Second)
+	require.Len(t, got, 1)
+	post("t3", 2)
+	c.Close()
+	got = take(t, b, 3*time.Second)
+	require.Len(t, got, 1)
+	require.Equal(t, uint64(2), got[0].Seq)
+	require.Empty(t, take(t, b, 400*time.Millisecond))
+}

@@ -87,6 +87,15 @@ func (c *serverConn) serveWork() {
 			r = response{Err: errOut(err)}
 		}
 		if c.send(r) != nil || c.w.Flush() != nil {
+			if req.Op == opTake {
+				// The jobs were never told to the worker: given back
+				// (t.Close) as not given out.
+				ids := make([]uint64, len(r.Jobs))
+				for i, j := range r.Jobs {
+					ids[i] = j.ID
+				}
+				t.unsent(ids)
+			}
 			return
 		}
 	}
