@@ -138,3 +138,22 @@ func TestProgressNeverWaits(t *testing.T) {
 	require.Positive(t, dropped)
 	t.Logf("100 records of 200 KiB handed over in %v: %d sent, %d dropped", took, n, dropped)
 }
+
+// TestProgressOversizedIsCountedDropped: a record larger than a record
+// may be is never sent, and is counted with the thread's next record, as
+// the NATS follower counts its own.
+func TestProgressOversizedIsCountedDropped(t *testing.T) {
+	s, k := serveWithSink(t)
+	c := dial(t, s.dir)
+	_, release, err := c.Lease(context.Background(), "t1")
+	require.NoError(t, err)
+	defer release()
+	c.Progress("t1", make([]byte, 300<<10))
+	c.Progress("t1", []byte("last"))
+	require.Eventually(t, func() bool {
+		got, _ := k.seen()
+		return len(got) > 0
+	}, 5*time.Second, 5*time.Millisecond)
+	got, _ := k.seen()
+	require.Equal(t, []string{"t1 last 1"}, got)
+}
