@@ -3,6 +3,7 @@ package socketstore_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -154,8 +155,13 @@ func TestListenerInASandboxIsRefused(t *testing.T) {
 	go func() {
 		done <- sandboxed(t, ws, fmt.Sprintf("HARNESS_SOCKET_SERVE=%q exec %q -test.run='^$'", p, mustExecutable(t)))
 	}()
-	require.Eventually(t, func() bool { _, err := os.Stat(p); return err == nil }, 30*time.Second, 20*time.Millisecond)
-	_, err := socketstore.DialAt(context.Background(), p)
+	// The socket's file is there once it is bound, a moment before it
+	// listens: until then a dial finds no server.
+	var err error
+	require.Eventually(t, func() bool {
+		_, err = socketstore.DialAt(context.Background(), p)
+		return !errors.Is(err, socketstore.ErrNoServer)
+	}, 30*time.Second, 20*time.Millisecond)
 	require.ErrorIs(t, err, socketstore.ErrRefused)
 	require.Contains(t, err.Error(), "another user namespace")
 	out := <-done
