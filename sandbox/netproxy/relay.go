@@ -31,8 +31,29 @@ func getWriter(w io.Writer) *bufio.Writer {
 	return bw
 }
 
+// smallWriters hold the writers of smallBufSize that a body of no
+// declared length (to the host's close) goes through as Response.Write
+// copies it: the writer is written out only when full, so it is kept
+// small, as it was, not to hold more of a stream back.
+var smallWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, smallBufSize) }}
+
+// smallBufSize is the size of smallWriters' writers.
+const smallBufSize = 32 << 10
+
+// getSmallWriter is a writer of smallBufSize onto w; putWriter gives it
+// back.
+func getSmallWriter(w io.Writer) *bufio.Writer {
+	bw := smallWriters.Get().(*bufio.Writer)
+	bw.Reset(w)
+	return bw
+}
+
 func putWriter(bw *bufio.Writer) {
 	bw.Reset(nil)
+	if bw.Size() == smallBufSize {
+		smallWriters.Put(bw)
+		return
+	}
 	writers.Put(bw)
 }
 
@@ -42,8 +63,9 @@ func putWriter(bw *bufio.Writer) {
 // bw (flushed by the caller, or here when more is to come); then, when
 // the host has more to send, bw is written out and the rest read from the
 // host's connection into a buffer of copyBufSize and written to the
-// command's (out) as it comes. short is the error for a host that ends the body before n
-// bytes; an error writing to the command is returned as it is.
+// command's (out) as it comes. short is the error for a host that ends
+// the body before n bytes; an error writing to the command is returned
+// as it is.
 func relayData(out *counter, bw *bufio.Writer, up *upstream, n int64, short error) error {
 	if k := min(int64(up.br.Buffered()), n); k > 0 {
 		b, _ := up.br.Peek(int(k))
