@@ -187,6 +187,13 @@ type SystemConfigured struct {
 	// False in logs written before, whose hooks ran one at a time, each in
 	// a transition of its own; a thread folds by the rule it records.
 	HooksTogether bool `msgpack:"hooks_together,omitempty" json:"hooks_together,omitempty"`
+	// AfterHooksTogether, when set, is the rule the after_tool hooks of a
+	// completed call run by: every one due runs at once with the others,
+	// in one transition whose hook.ran facts are appended together in the
+	// hooks' declared order, whatever order they end in. False in logs
+	// written before, whose after_tool hooks ran one at a time, each in a
+	// transition of its own; a thread folds by the rule it records.
+	AfterHooksTogether bool `msgpack:"after_hooks_together,omitempty" json:"after_hooks_together,omitempty"`
 	// Worktrees is when the thread's children work in worktrees of
 	// their own (WorktreesParallel, WorktreesAlways, WorktreesOff); ""
 	// in logs written before worktrees, whose children share the

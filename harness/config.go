@@ -105,6 +105,10 @@ type Config struct {
 	// before a turn's before_tool hooks ran side by side (the package's
 	// tests write such logs).
 	hooksOneAtATime bool
+	// afterHooksOneAtATime: system.configured records no
+	// AfterHooksTogether, as before a call's after_tool hooks ran side by
+	// side (the package's tests write such logs).
+	afterHooksOneAtATime bool
 	// noTurnsWait: the BudgetReserve recorded says nothing of turns, as
 	// before a bound in turns waited (the package's tests write such
 	// logs: the bound ends the thread).

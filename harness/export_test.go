@@ -18,6 +18,11 @@ func WithoutReserve() Option { return func(c *Config) { c.noReserve = true } }
 // written before.
 func HooksOneAtATime() Option { return func(c *Config) { c.hooksOneAtATime = true } }
 
+// AfterHooksOneAtATime configures threads whose system.configured records
+// no AfterHooksTogether: their after_tool hooks run one at a time, as in
+// logs written before.
+func AfterHooksOneAtATime() Option { return func(c *Config) { c.afterHooksOneAtATime = true } }
+
 // WithoutTurnsWait makes the runtime write logs as it did before a bound
 // in turns waited: the BudgetReserve recorded does not say Turns.
 func WithoutTurnsWait() Option { return func(c *Config) { c.noTurnsWait = true } }

@@ -52,3 +52,13 @@ func runHook(i int, h facts.Hook, in scheduler.HookInput) effect.Effect[Services
 		return r, nil
 	})
 }
+
+// hasAfterHooks reports whether any of hooks is an after_tool hook.
+func hasAfterHooks(hooks []facts.Hook) bool {
+	for _, h := range hooks {
+		if h.Event == facts.HookAfterTool {
+			return true
+		}
+	}
+	return false
+}

@@ -148,8 +148,11 @@ func (s *system) Output() fold.Output[Services] {
 		// A turn's before_tool hooks run side by side (see scheduler's
 		// hook.go); the rule is recorded only where there are hooks.
 		HooksTogether: len(s.a.cfg.Hooks) > 0 && !s.a.cfg.hooksOneAtATime,
-		Worktrees:     s.a.worktrees(),
-		Reserve:       s.a.cfg.reserve(),
+		// A call's after_tool hooks run side by side (see scheduler's
+		// afterhooks.go), recorded where there are any.
+		AfterHooksTogether: hasAfterHooks(s.a.cfg.Hooks) && !s.a.cfg.hooksOneAtATime && !s.a.cfg.afterHooksOneAtATime,
+		Worktrees:          s.a.worktrees(),
+		Reserve:            s.a.cfg.reserve(),
 	}
 	var e effect.Effect[Services, []facts.Draft]
 	if s.a.cfg.OwnWorktree && !s.child {

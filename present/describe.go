@@ -122,6 +122,9 @@ func describe(f facts.Fact) (string, error) {
 			if p.HooksTogether {
 				s += " (a turn's before_tool hooks side by side)"
 			}
+			if p.AfterHooksTogether {
+				s += " (a call's after_tool hooks side by side)"
+			}
 		}
 		if w := p.Worktree; w != nil {
 			s += fmt.Sprintf("; works in its own worktree %s (branch %s, base %.12s)", EscapeLine(w.Path), EscapeLine(w.Branch), w.Base)

@@ -166,8 +166,8 @@ func (s *state[S]) outputCalls(v *View, out *fold.Output[S]) {
 			v.Waits = append(v.Waits, fold.Wait{Kind: fold.WaitReconcile, RequestID: a.ID, Summary: openSummary(c, a)})
 		default:
 			if a.Started != nil && a.Completed != nil {
-				if i := s.nextHook(facts.HookAfterTool, c.call.Name, a.Hooks); i >= 0 {
-					out.Transitions = append(out.Transitions, s.afterHook(c, a, i))
+				if t, ok := s.afterHooks(c, a); ok {
+					out.Transitions = append(out.Transitions, t)
 				}
 			}
 			// An offered merge ends the thread's work: no model turn

@@ -315,14 +315,19 @@ func (s *state[S]) addToResult(c *call, seq uint64, note string) {
 // checkHookRan is the verifier's question about a hook.ran: its hook is
 // one the thread recorded, for its event, not run before for the same
 // call, and cause is the key of its own run (or of a turn's hooks run side
-// by side, see hooktogether.go).
+// by side, see hooktogether.go, or of a call's after_tool hooks run side by
+// side, see afterhooks.go).
 func (s *state[S]) checkHookRan(cause string, p facts.HookRan) error {
 	if own := hookKey(p.Event, p.Call, p.Hook); cause != own {
-		if err := s.checkTogether(cause, p); err != nil {
+		check := s.checkTogether
+		if p.Event == facts.HookAfterTool {
+			check = s.checkAfterTogether
+		}
+		if err := check(cause, p); err != nil {
 			return fmt.Errorf("hook.ran of hook %d (%s) for %s under %s, which is not its key (%s): %w", p.Hook, p.Name, p.Call, cause, own, err)
 		}
 	}
-	if p.Hook >= len(s.system.Hooks) {
+	if p.Hook < 0 || p.Hook >= len(s.system.Hooks) {
 		return fmt.Errorf("hook.ran names hook %d; the thread records %d", p.Hook, len(s.system.Hooks))
 	}
 	if h := s.system.Hooks[p.Hook]; h.Event != p.Event || h.Name != p.Name || h.Scope != p.Scope {

@@ -547,7 +547,7 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (sent, rece
 		} else {
 			// Through a buffer: Response.Write writes each piece (a
 			// header line, a chunk's size, its data) as it comes.
-			bw := getWriter(out)
+			bw := getSmallWriter(out)
 			if werr = resp.Write(bw); werr == nil {
 				werr = bw.Flush()
 			}
