@@ -252,7 +252,7 @@ func (w *mcpWorkspace) Open(ctx context.Context, req mcpserver.OpenRequest) (*mc
 		s.Close()
 		return nil, err
 	}
-	a.warnMCP(s.Stock)
+	a.front().WarnMCP(s.Session)
 	d, err := a.newDriver(s, "", s.Approval, &f)
 	if err != nil {
 		s.Close()

@@ -186,7 +186,7 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		}
 		return err
 	}
-	a.warnMCP(s.Stock)
+	a.front().WarnMCP(s.Session)
 	approval := s.Approval
 	var work *socketstore.Work
 	drives := sf.drive
