@@ -41,3 +41,30 @@ func TestFrontWarnMCP(t *testing.T) {
 	f.WarnMCP(s2)
 	require.Empty(t, said)
 }
+
+// MCPServer finds a server of the settings in force: the person's own; a
+// server of a project file the person has not trusted is not there, and
+// the error says why, escaped (the directory's name is the repository's).
+func TestPlaceMCPServer(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "ws\x1b[2J")
+	getenv := sessionEnv(t, `{"mcpServers": {"fs": {"command": "mcp-server-filesystem"}}}`)
+	writeProject(t, root, `{"mcpServers": {"gh": {"type": "http", "url": "https://example.com/mcp"}}}`)
+	p, err := stock.Locate(root, "")
+	require.NoError(t, err)
+
+	srv, err := p.MCPServer(getenv, "fs")
+	require.NoError(t, err)
+	require.Equal(t, "mcp-server-filesystem", srv.Command)
+
+	_, err = p.MCPServer(getenv, "gh")
+	require.ErrorIs(t, err, stock.ErrNoMCPServer)
+	require.ErrorContains(t, err, "left out until you trust it")
+	require.NotContains(t, err.Error(), "\x1b")
+
+	// Without an untrusted file, the server is simply not there.
+	bare, err := stock.Locate(t.TempDir(), "")
+	require.NoError(t, err)
+	_, err = bare.MCPServer(getenv, "gh")
+	require.ErrorIs(t, err, stock.ErrNoMCPServer)
+	require.NotContains(t, err.Error(), "trust")
+}
