@@ -44,3 +44,16 @@ func (w *Worker) RunDraining(ctx context.Context, beside func(context.Context), 
 	}
 	return w.Run(ctx)
 }
+
+// Start runs the worker (Run) in the background, until stop: stop ends
+// its context, waits until it has drained, and returns what Run returned
+// — nil after a drain, whatever the context's end was.
+func (w *Worker) Start(ctx context.Context) (stop func() error) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	return func() error {
+		cancel()
+		return <-done
+	}
+}

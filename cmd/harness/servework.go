@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -62,12 +61,9 @@ func (a *app) serveWork(ctx context.Context, s *session, sv *serve.Hosted, work 
 	if err != nil {
 		return nil, err
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
+	stopWork := w.Start(ctx)
 	return func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		if err := stopWork(); err != nil {
 			fmt.Fprintf(a.stderr, "harness serve: %v\n", err)
 		}
 	}, nil
