@@ -185,17 +185,6 @@ func (f *driveFlags) loadModel() error {
 	return nil
 }
 
-// startingPolicy is the policy a new thread records, from the merged
-// layers, each rule with its source; ok is false when none is to be
-// recorded (no layer names a rule, and none was left out as untrusted).
-func (a *app) startingPolicy(s *session, f *driveFlags) (facts.PolicySet, bool, error) {
-	pol, given, err := s.Policy(a.whoami())
-	if err != nil {
-		return pol, false, asUsage(err)
-	}
-	return pol, given || f.policyGiven(), nil
-}
-
 // policyGiven reports whether the flags name an approval policy.
 func (f *driveFlags) policyGiven() bool {
 	return f.approve != "" || len(f.allow) > 0 || len(f.deny) > 0

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/drive"
-	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
@@ -270,15 +269,10 @@ func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) erro
 		return err
 	}
 	defer s.Close()
-	pol, recordPolicy, err := a.startingPolicy(s, f)
-	if err != nil {
-		return err
+	got, seq, err := s.SubmitThread(ctx, id, prompt, a.whoami(), f.policyGiven())
+	if errors.Is(err, stock.ErrBadSettings) {
+		return asUsage(err)
 	}
-	var own *facts.PolicySet
-	if recordPolicy {
-		own = &pol // the thread's own from the start: the workers decide by it
-	}
-	got, seq, err := s.Submit(ctx, id, prompt, own)
 	if errors.Is(err, harness.ErrThreadExists) {
 		return usageError("thread %s already exists; add a message with `harness post %s user.message --data '{\"text\": \"...\"}'`", id, id)
 	}
