@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -58,14 +57,8 @@ A server declared by a workspace file is there only once you trust the file
 			}
 			open := func(u string) error {
 				fmt.Fprintf(a.stderr, "Authorize harness for MCP server %s: open this URL in your browser:\n\n  %s\n\nwaiting for the browser to come back…\n", present.EscapeLine(argv[0]), present.EscapeLine(u))
-				if b := strings.TrimSpace(a.getenv("BROWSER")); b != "" {
-					c := exec.Command(b, u)
-					c.Stdout, c.Stderr = os.Stderr, os.Stderr
-					if err := c.Start(); err != nil {
-						fmt.Fprintf(a.stderr, "$BROWSER (%s) could not start: %v\n", present.EscapeLine(b), err)
-					} else {
-						go c.Wait()
-					}
+				if err := mcp.StartBrowser(a.getenv("BROWSER"), u, os.Stderr); err != nil {
+					fmt.Fprintf(a.stderr, "$BROWSER (%s) could not start: %v\n", present.EscapeLine(a.getenv("BROWSER")), err)
 				}
 				return nil
 			}

@@ -42,10 +42,8 @@ func (a *app) serveWork(ctx context.Context, s *session, sv *serve.Hosted, work 
 		return func() {}, nil
 	}
 	spec := s.Model
-	if spec != "" {
-		if _, err := stock.LoadModel(spec); err != nil {
-			return nil, asUsage(fmt.Errorf("--model: %w", err))
-		}
+	if err := checkModel(spec); err != nil {
+		return nil, err
 	}
 	w, err := worker.OnServer(s.Session, work, worker.Options{
 		LoadModel:   workerModels(spec),
@@ -67,6 +65,18 @@ func (a *app) serveWork(ctx context.Context, s *session, sv *serve.Hosted, work 
 			fmt.Fprintf(a.stderr, "harness serve: %v\n", err)
 		}
 	}, nil
+}
+
+// checkModel loads spec, if any, so that a model that cannot be loaded
+// is a usage error before anything runs.
+func checkModel(spec string) error {
+	if spec == "" {
+		return nil
+	}
+	if _, err := stock.LoadModel(spec); err != nil {
+		return asUsage(fmt.Errorf("--model: %w", err))
+	}
+	return nil
 }
 
 // submittedHint says who drives a thread just submitted, and how to

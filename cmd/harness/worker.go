@@ -132,10 +132,8 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	}
 	defer s.Close()
 	spec := s.Model
-	if spec != "" {
-		if _, err := stock.LoadModel(spec); err != nil {
-			return asUsage(fmt.Errorf("--model: %w", err))
-		}
+	if err := checkModel(spec); err != nil {
+		return err
 	}
 	if err := a.autoServe(ctx, p, s.Settings(), false); err != nil {
 		return err
