@@ -28,6 +28,9 @@ var (
 	ErrPromptTooLarge = errors.New("the prompt's text is too large")
 	// ErrPromptEmpty: a prompt's messages have no text.
 	ErrPromptEmpty = errors.New("the server's prompt has no text")
+	// ErrPromptRef: a reference to a prompt is not SERVER/PROMPT
+	// (ParsePromptRef).
+	ErrPromptRef = errors.New("want SERVER/PROMPT")
 )
 
 // ErrSessionGone: a remote server no longer knows the session a call was

@@ -21,5 +21,9 @@
 // (the workspace's [Peeker]). Its prompts, one per common task, attach
 // what a thread holds as data.
 //
+// [Local] is the workspace of a directory on this machine, opened for
+// each request as a command of the command line opens it, and closed
+// after: what harness mcp serve serves.
+//
 // Tools from MCP servers, for harness's own threads, are package mcp.
 package mcpserver

@@ -40,6 +40,10 @@ var (
 	// sandbox mode unknown. Nothing was opened.
 	ErrBadSettings = errors.New("bad settings")
 
+	// ErrNoMCPServer: the settings in force name no MCP server of that
+	// name (Place.MCPServer).
+	ErrNoMCPServer = errors.New("no MCP server")
+
 	// ErrNoModel: a thread needs a model and neither the command nor the
 	// settings name one.
 	ErrNoModel = errors.New("no model given")

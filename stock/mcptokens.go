@@ -1,11 +1,14 @@
 package stock
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/mcp"
+	"github.com/seed-7cc7a084/harness/present"
 )
 
 // MCPTokensDirName is the name, beside the user's settings file, of the
@@ -31,6 +34,27 @@ func (p Place) MCPTokens(getenv func(string) string) (*mcp.TokenStore, error) {
 		return nil, fmt.Errorf("%w: %s lies in the workspace %s or its store; run harness with $XDG_CONFIG_HOME outside them", mcp.ErrTokenStore, dir, p.Root)
 	}
 	return &mcp.TokenStore{Dir: dir}, nil
+}
+
+// MCPServer is the MCP server named name of the settings in force (the
+// merged settings of the place, with getenv's user settings): a server
+// of a workspace file the person has not trusted is not there, and the
+// error, ErrNoMCPServer, says so; a setting this program does not know
+// is no reason to refuse one.
+func (p Place) MCPServer(getenv func(string) string, name string) (mcp.Server, error) {
+	l, err := p.LoadLayered(getenv)
+	if err != nil && !errors.Is(err, ErrUnknownSetting) {
+		return mcp.Server{}, err
+	}
+	if srv, ok := l.Settings.MCPServers[name]; ok {
+		return srv, nil
+	}
+	for _, src := range l.Untrusted() {
+		if slices.Contains(src.Ignored, "mcpServers") {
+			return mcp.Server{}, fmt.Errorf("%w %q in the settings in force: the servers of %s are left out until you trust it (harness trust)", ErrNoMCPServer, name, present.EscapeLine(src.Path))
+		}
+	}
+	return mcp.Server{}, fmt.Errorf("%w %q in the settings (harness mcp list shows them)", ErrNoMCPServer, name)
 }
 
 // hasRemote reports whether servers declares a remote (http) server.

@@ -398,7 +398,7 @@ func runChild(raw string) {
 	if err != nil {
 		fail(err)
 	}
-	if err := w.Run(ctx); err != nil {
+	if err := w.RunDraining(ctx, nil, syscall.SIGTERM, os.Interrupt); err != nil {
 		fail(err)
 	}
 	if err := s.Close(); err != nil {

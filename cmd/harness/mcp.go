@@ -14,8 +14,11 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/mcpserver"
+	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/serve"
 	"github.com/seed-7cc7a084/harness/stock"
@@ -131,14 +134,10 @@ Add it to Claude Code:  claude mcp add harness -- harness mcp serve`,
 		Args: args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			// The store is opened per request; a person's own command may
-			// hold it a moment.
-			inner := *a
-			inner.stdin, inner.stdout, inner.output = strings.NewReader(""), io.Discard, "json"
-			if inner.wait == 0 {
-				inner.wait = 30 * time.Second
+			ws, err := a.mcpWorkspace(&f)
+			if err != nil {
+				return err
 			}
-			ws := &mcpWorkspace{a: &inner, f: &f}
 			opts := mcpserver.ServerOptions{ClientApproves: clientApproves, Version: version(), PersonAnswers: personAnswers}
 			if httpAddr != "" {
 				opts.Person = func(req *sdk.CallToolRequest) string {
@@ -150,7 +149,7 @@ Add it to Claude Code:  claude mcp add harness -- harness mcp serve`,
 				return a.mcpServeHTTP(ctx, &f, httpAddr, mcpserver.HTTPHandler(ws, opts))
 			}
 			srv := mcpserver.NewServer(ws, opts)
-			err := srv.Run(ctx, &mcpserver.StdioTransport{In: a.stdin, Out: a.stdout})
+			err = srv.Run(ctx, &mcpserver.StdioTransport{In: a.stdin, Out: a.stdout})
 			if ctx.Err() != nil || errors.Is(err, io.EOF) {
 				return nil
 			}
@@ -201,62 +200,45 @@ func (a *app) mcpServeHTTP(ctx context.Context, f *driveFlags, addr string, h ht
 	return serve.ServeUntil(ctx, ln, guarded)
 }
 
-// mcpWorkspace opens this workspace for one request of harness mcp
-// serve, as the command line's own commands open it.
-type mcpWorkspace struct {
-	a *app
-	f *driveFlags
-}
-
-func (w *mcpWorkspace) Open(ctx context.Context, req mcpserver.OpenRequest) (*mcpserver.Opened, error) {
-	a, f := w.a, *w.f
-	o := stock.SessionOptions{Drive: true, Create: req.Create}
-	if req.Drive {
-		o.MCP = ctx
+// mcpWorkspace is this workspace as harness mcp serve opens it for each
+// request (mcpserver.Local): the flags f over its settings, a server
+// started first when the settings ask for one, and its threads driven as
+// the command line drives them, with nobody at a prompt. The store is
+// opened per request, and a person's own command may hold it a moment:
+// a request waits for it (--wait, else 30s).
+func (a *app) mcpWorkspace(f *driveFlags) (*mcpserver.Local, error) {
+	if f.maxOutput < 0 {
+		return nil, usageError("--max-output-tokens %d: want a number of tokens, or 0 for the provider's default", f.maxOutput)
 	}
-	if req.Create {
-		o.Model, o.ModelSpec = stock.ModelNeeded, req.Model
-		if o.ModelSpec == "" {
-			o.ModelSpec = f.model
-		}
-	} else if f.model != "" {
-		if err := f.loadModel(); err != nil {
-			return nil, err
-		}
-	}
-	p, err := a.place()
+	flags, err := f.layer()
 	if err != nil {
 		return nil, err
 	}
-	o.ModelDir = p.Root
-	s, err := a.newSession(p, &f, o)
-	if errors.Is(err, stock.ErrNoModel) {
-		return nil, fmt.Errorf("no model given: name one (model: openai:MODEL, anthropic:MODEL or scripted:FILE), or set \"model\" in %s", p.SettingsFile())
-	}
+	schema, err := f.outputOption()
 	if err != nil {
 		return nil, err
 	}
-	if req.Create {
-		m, err := stock.LoadModel(s.Model)
-		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("model: %w", err)
-		}
-		f.model, f.loaded = s.Model, m
+	inner := *a
+	inner.stdin, inner.stdout, inner.output, inner.fr = strings.NewReader(""), io.Discard, "json", nil
+	if inner.wait == 0 {
+		inner.wait = 30 * time.Second
 	}
-	if err := a.autoServe(ctx, p, s.Settings(), req.Create); err != nil {
-		s.Close()
-		return nil, err
+	l := &mcpserver.Local{Front: inner.front(), Flags: flags, Model: f.model, ModelDir: cwdOrEmpty(), ModelOptions: f.modelOptions(),
+		Prepare: func(ctx context.Context, s *stock.Session, create bool) error {
+			return inner.autoServe(ctx, s.Place, s.Settings(), create)
+		},
+		OpenStore: func(ctx context.Context, s *stock.Session) error { return inner.openStore(ctx, &session{s}) },
+		Driver: func(s *stock.Session, m model.Model, spec string) (*stock.Driver, drive.Options, error) {
+			f := *f
+			f.model, f.loaded = spec, m
+			d, err := inner.newDriver(&session{s}, "", s.Approval, &f)
+			if err != nil {
+				return nil, drive.Options{}, err
+			}
+			return d.Driver, d.options(), nil
+		}}
+	if schema != nil {
+		l.Harness = []harness.Option{schema}
 	}
-	if err := a.openStore(ctx, s); err != nil {
-		s.Close()
-		return nil, err
-	}
-	a.warnMCP(s.Stock)
-	d, err := a.newDriver(s, "", s.Approval, &f)
-	if err != nil {
-		s.Close()
-		return nil, err
-	}
-	return &mcpserver.Opened{Runtime: d.rt, Actor: s.Stock.Actor, Drive: d.options(), Close: s.Close, AnswerPending: s.AnswerPending}, nil
+	return l, nil
 }

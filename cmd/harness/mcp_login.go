@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,23 +13,14 @@ import (
 	"github.com/seed-7cc7a084/harness/stock"
 )
 
-// mcpServer is the server named name of the merged settings: a server of
-// a workspace file the person has not trusted is not there (harness
-// trust), and the error says so.
+// mcpServer is the server named name of the merged settings
+// (stock.Place.MCPServer); none is a usage error.
 func (a *app) mcpServer(p stock.Place, name string) (mcp.Server, error) {
-	l, err := p.LoadLayered(a.getenv)
-	if err != nil && !errors.Is(err, stock.ErrUnknownSetting) {
-		return mcp.Server{}, err
+	srv, err := p.MCPServer(a.getenv, name)
+	if errors.Is(err, stock.ErrNoMCPServer) {
+		return srv, asUsage(err)
 	}
-	if srv, ok := l.Settings.MCPServers[name]; ok {
-		return srv, nil
-	}
-	for _, src := range l.Untrusted() {
-		if slices.Contains(src.Ignored, "mcpServers") {
-			return mcp.Server{}, asUsage(fmt.Errorf("no MCP server %q in the settings in force: the servers of %s are left out until you trust it (harness trust)", name, present.EscapeLine(src.Path)))
-		}
-	}
-	return mcp.Server{}, asUsage(fmt.Errorf("no MCP server %q in the settings (harness mcp list shows them)", name))
+	return srv, err
 }
 
 func (a *app) mcpLoginCmd() *cobra.Command {
@@ -68,14 +57,8 @@ A server declared by a workspace file is there only once you trust the file
 			}
 			open := func(u string) error {
 				fmt.Fprintf(a.stderr, "Authorize harness for MCP server %s: open this URL in your browser:\n\n  %s\n\nwaiting for the browser to come back…\n", present.EscapeLine(argv[0]), present.EscapeLine(u))
-				if b := strings.TrimSpace(a.getenv("BROWSER")); b != "" {
-					c := exec.Command(b, u)
-					c.Stdout, c.Stderr = os.Stderr, os.Stderr
-					if err := c.Start(); err != nil {
-						fmt.Fprintf(a.stderr, "$BROWSER (%s) could not start: %v\n", present.EscapeLine(b), err)
-					} else {
-						go c.Wait()
-					}
+				if err := mcp.StartBrowser(a.getenv("BROWSER"), u, os.Stderr); err != nil {
+					fmt.Fprintf(a.stderr, "$BROWSER (%s) could not start: %v\n", present.EscapeLine(a.getenv("BROWSER")), err)
 				}
 				return nil
 			}

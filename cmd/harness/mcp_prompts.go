@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -42,22 +43,15 @@ func (p *mcpPromptFlags) positional(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// parsed is the server, the prompt and the arguments the flags name.
+// parsed is the server, the prompt and the arguments the flags name
+// (mcp.ParsePromptRef).
 func (p *mcpPromptFlags) parsed() (server, name string, args map[string]string, err error) {
-	server, name, ok := strings.Cut(p.spec, "/")
-	if !ok || server == "" || name == "" {
-		return "", "", nil, usageError("--mcp-prompt %q: want SERVER/PROMPT (harness mcp prompts lists them)", p.spec)
-	}
-	args = map[string]string{}
-	for _, kv := range p.args {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return "", "", nil, usageError("--arg %q: want NAME=VALUE", kv)
-		}
-		if _, dup := args[k]; dup {
-			return "", "", nil, usageError("--arg %s given twice", k)
-		}
-		args[k] = v
+	server, name, args, err = mcp.ParsePromptRef(p.spec, p.args)
+	switch {
+	case errors.Is(err, mcp.ErrPromptRef):
+		return "", "", nil, usageError("--mcp-prompt %v (harness mcp prompts lists them)", err)
+	case err != nil:
+		return "", "", nil, usageError("--arg %v", err)
 	}
 	return server, name, args, nil
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
@@ -186,31 +185,6 @@ func (f *driveFlags) loadModel() error {
 	return nil
 }
 
-// warnMCP says which of the stock's MCP servers could not be started or
-// reached: their tools are not offered.
-func (a *app) warnMCP(st *stock.Stock) {
-	if st.MCP == nil {
-		return
-	}
-	for _, s := range st.MCP.Status() {
-		if s.State != mcp.Connected {
-			fmt.Fprintf(a.stderr, "harness: MCP server %s (%s) %s: %s; its tools are not offered (harness mcp list shows the servers)\n",
-				s.Name, present.EscapeLine(s.Endpoint), s.State, present.EscapeLine(s.Error))
-		}
-	}
-}
-
-// startingPolicy is the policy a new thread records, from the merged
-// layers, each rule with its source; ok is false when none is to be
-// recorded (no layer names a rule, and none was left out as untrusted).
-func (a *app) startingPolicy(s *session, f *driveFlags) (facts.PolicySet, bool, error) {
-	pol, given, err := s.Policy(a.whoami())
-	if err != nil {
-		return pol, false, asUsage(err)
-	}
-	return pol, given || f.policyGiven(), nil
-}
-
 // policyGiven reports whether the flags name an approval policy.
 func (f *driveFlags) policyGiven() bool {
 	return f.approve != "" || len(f.allow) > 0 || len(f.deny) > 0
@@ -241,7 +215,7 @@ func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.App
 			return nil, drive.Approval{}, asUsage(fmt.Errorf("--model: %w", err))
 		}
 	}
-	a.warnMCP(s.Stock)
+	a.front().WarnMCP(s.Session)
 	// Path rules resolve through the workspace the command acts in, once
 	// it entered the thread's (newDriver).
 	approval := s.Approval
@@ -370,7 +344,7 @@ thread records it (host:directory), and every later command acts there.`,
 			if err := a.openStore(ctx, s); err != nil {
 				return err
 			}
-			a.warnMCP(s.Stock)
+			a.front().WarnMCP(s.Session)
 			_, err = a.runThread(ctx, s, id, prompt, s.Approval, &f, f.loaded)
 			return err
 		}),

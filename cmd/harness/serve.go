@@ -115,42 +115,26 @@ type serveHooks struct {
 	last   func(*session) error
 }
 
-// startServer serves the session's store: the page and the API on addr
-// (or the settings' address, or the default), and, for a store in a
-// directory, the socket every other command of the workspace goes
-// through. The session's store becomes the server's, so that its streams
-// see what this process appends.
+// startServer serves the session's store (serve.HostSession): the page
+// and the API on addr (or the settings' address, or the default), and,
+// for a store in a directory, the socket every other command of the
+// workspace goes through.
 func (a *app) startServer(s *session, approval drive.Approval, addr string, work *socketstore.Work) (*serve.Hosted, error) {
-	explicit := addr != ""
-	if addr == "" && s.Settings().Serve != nil {
-		addr = s.Settings().Serve.Addr
-	}
-	if addr == "" {
-		addr = serve.DefaultAddr
-	}
-	if err := stock.LoopbackAddr(addr); err != nil && !explicit {
-		return nil, usageError("serve address %s: only --addr may name an address beyond loopback", addr)
-	}
-	tokens := serve.Tokens(a.whoami(), s.Settings())
-	poll := time.Duration(0)
-	if s.Place.Remote != "" {
-		poll = time.Second // other processes append to the store directly
-	}
-	h, err := serve.Host(s.Place, serve.Options{
-		Store: s.Store, Stock: s.Stock, Tokens: tokens, Approval: approval, Poll: poll, Work: work,
+	h, err := serve.HostSession(s.Session, serve.Hosting{Addr: addr, Who: a.whoami(), Approval: approval, Work: work,
 		// A request's path comes from anyone who reaches the address, an
 		// error may quote the model: one escaped line each.
 		Logf: func(format string, args ...any) {
 			fmt.Fprintln(a.stderr, "harness serve: "+present.EscapeLine(fmt.Sprintf(format, args...)))
-		},
-	}, addr, !explicit && addr == serve.DefaultAddr)
+		}})
+	if errors.Is(err, stock.ErrNotLoopback) {
+		return nil, usageError("%v: only --addr may name an address beyond loopback", err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if err := stock.LoopbackAddr(h.Addr().String()); err != nil {
 		fmt.Fprintf(a.stderr, "harness: serving beyond loopback at %s: anyone who reaches it with a token acts as the person the token names\n", h.Addr())
 	}
-	s.Store = h.Store()
 	return h, nil
 }
 
@@ -162,12 +146,8 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 	if err != nil {
 		return err
 	}
-	if p.Remote == "" {
-		if c, err := socketstore.Dial(ctx, p.Store); err == nil {
-			info := c.Info()
-			c.Close()
-			return fmt.Errorf("a harness server already holds the store %s (pid %d%s); every command goes through it", p.Store, info.PID, orEmpty(", ", info.URL))
-		}
+	if err := serve.NotServed(ctx, p); err != nil {
+		return err
 	}
 	o.Hold, o.Create = true, true
 	s, err := a.newSession(p, f, o)
@@ -186,7 +166,7 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		}
 		return err
 	}
-	a.warnMCP(s.Stock)
+	a.front().WarnMCP(s.Session)
 	approval := s.Approval
 	var work *socketstore.Work
 	drives := sf.drive
@@ -291,14 +271,7 @@ func (a *app) lastState(s *session, th *harness.Thread) error {
 		return err
 	}
 	if a.jsonOut() {
-		a.code = exitOK
-		switch st.Status {
-		case harness.StatusParked:
-			a.code = exitParked
-		case harness.StatusDone, harness.StatusResumable:
-		default:
-			a.code = exitError
-		}
+		a.code = statusExit(st.Status)
 		return nil
 	}
 	a.code = exitOK

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -43,10 +42,8 @@ func (a *app) serveWork(ctx context.Context, s *session, sv *serve.Hosted, work 
 		return func() {}, nil
 	}
 	spec := s.Model
-	if spec != "" {
-		if _, err := stock.LoadModel(spec); err != nil {
-			return nil, asUsage(fmt.Errorf("--model: %w", err))
-		}
+	if err := checkModel(spec); err != nil {
+		return nil, err
 	}
 	w, err := worker.OnServer(s.Session, work, worker.Options{
 		LoadModel:   workerModels(spec),
@@ -62,15 +59,24 @@ func (a *app) serveWork(ctx context.Context, s *session, sv *serve.Hosted, work 
 	if err != nil {
 		return nil, err
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
+	stopWork := w.Start(ctx)
 	return func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		if err := stopWork(); err != nil {
 			fmt.Fprintf(a.stderr, "harness serve: %v\n", err)
 		}
 	}, nil
+}
+
+// checkModel loads spec, if any, so that a model that cannot be loaded
+// is a usage error before anything runs.
+func checkModel(spec string) error {
+	if spec == "" {
+		return nil
+	}
+	if _, err := stock.LoadModel(spec); err != nil {
+		return asUsage(fmt.Errorf("--model: %w", err))
+	}
+	return nil
 }
 
 // submittedHint says who drives a thread just submitted, and how to

@@ -66,6 +66,9 @@ func TestServeDrivesSubmittedThreads(t *testing.T) {
 	require.Contains(t, stdout, fmt.Sprintf("harness serve (pid %d, http://127.0.0.1:", srv.cmd.Process.Pid))
 	require.Contains(t, stdout, "drives it; follow it with: harness log -f t1")
 	waitStatus(t, dir, "t1", "done", srv.output)
+	// The server says the end once the drive has let go of the thread,
+	// which threads may list as done a moment before.
+	require.Eventually(t, func() bool { return strings.Contains(srv.output(), " t1 done") }, 10*time.Second, 10*time.Millisecond, "the end is said: %s", srv.output())
 	require.Equal(t, 1, strings.Count(srv.output(), " t1 done"), "one end, said once: %s", srv.output())
 
 	stdout, _, code = harnessIn(t, dir, "submit", "--thread", "t2", "-o", "json", "Count")

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/drive"
-	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
@@ -115,7 +113,7 @@ every append, by any worker or person, is indexed a moment after it is made
 
 // worker runs a worker on the workspace's NATS store until the command's
 // context ends (a signal), then drains.
-func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain time.Duration, index bool) error {
+func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain time.Duration, indexing bool) error {
 	p, err := a.place()
 	if err != nil {
 		return err
@@ -134,10 +132,8 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	}
 	defer s.Close()
 	spec := s.Model
-	if spec != "" {
-		if _, err := stock.LoadModel(spec); err != nil {
-			return asUsage(fmt.Errorf("--model: %w", err))
-		}
+	if err := checkModel(spec); err != nil {
+		return err
 	}
 	if err := a.autoServe(ctx, p, s.Settings(), false); err != nil {
 		return err
@@ -171,37 +167,17 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	fmt.Fprintf(a.stderr, "harness worker: driving the threads of %s in %s, %d at a time (model %s); SIGTERM or Ctrl-C drains\n",
 		s.Place.Where(), s.Place.Root, concurrency, model)
 
-	// A second signal, while draining, interrupts at once.
-	ran := make(chan struct{})
-	defer close(ran)
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-ran:
-			return
-		}
-		again := make(chan os.Signal, 1)
-		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
-		defer signal.Stop(again)
-		select {
-		case <-again:
-			w.Interrupt()
-		case <-ran:
-		}
-	}()
-	if index && ns != nil {
-		// The index follows the stream until the worker has drained.
-		ictx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		followed := make(chan struct{})
-		go func() {
-			defer close(followed)
-			s.Place.FollowSearch(ictx, ns, func(format string, args ...any) {
+	// The index follows the stream until the worker has drained; a
+	// second signal, while draining, interrupts at once.
+	var index func(context.Context)
+	if indexing && ns != nil {
+		index = func(ctx context.Context) {
+			s.Place.FollowSearch(ctx, ns, func(format string, args ...any) {
 				fmt.Fprintf(a.stderr, "harness worker: %s\n", present.EscapeLine(fmt.Sprintf(format, args...)))
 			})
-		}()
-		defer func() { stop(); <-followed }()
+		}
 	}
-	if err := w.Run(ctx); err != nil {
+	if err := w.RunDraining(ctx, index, os.Interrupt, syscall.SIGTERM); err != nil {
 		return err
 	}
 	fmt.Fprintln(a.stderr, "harness worker: drained")
@@ -291,15 +267,10 @@ func (a *app) submit(ctx context.Context, id, prompt string, f *driveFlags) erro
 		return err
 	}
 	defer s.Close()
-	pol, recordPolicy, err := a.startingPolicy(s, f)
-	if err != nil {
-		return err
+	got, seq, err := s.SubmitThread(ctx, id, prompt, a.whoami(), f.policyGiven())
+	if errors.Is(err, stock.ErrBadSettings) {
+		return asUsage(err)
 	}
-	var own *facts.PolicySet
-	if recordPolicy {
-		own = &pol // the thread's own from the start: the workers decide by it
-	}
-	got, seq, err := s.Submit(ctx, id, prompt, own)
 	if errors.Is(err, harness.ErrThreadExists) {
 		return usageError("thread %s already exists; add a message with `harness post %s user.message --data '{\"text\": \"...\"}'`", id, id)
 	}

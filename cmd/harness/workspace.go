@@ -25,6 +25,6 @@ func (a *app) enter(ctx context.Context, s *session, id string) error {
 		return err
 	}
 	fmt.Fprintf(a.stderr, "harness: thread %s works in %s; acting there (not in %s)\n", id, present.EscapeLine(moved.To), present.EscapeLine(moved.From))
-	a.warnMCP(s.Stock)
+	a.front().WarnMCP(s.Session)
 	return nil
 }
