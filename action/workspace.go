@@ -181,7 +181,10 @@ const (
 // When the store offers a [Meta] space ([WithStatCache], or a [Blobs] that
 // also implements Meta), the reading is kept there too, one record per
 // directory keyed by the workspace root and the directory's path, written
-// after each observation for the directories whose record changed. A new
+// after each observation for the directories whose record changed —
+// beyond files that are not clean now (see unsettledOnly: a file rewritten
+// by every action does not rewrite its directory's record each time; a new
+// process reads it again either way). A new
 // Workspace over the same root starts from those records: it stats every
 // entry, as any observation without a feed does, and reads (and keeps as
 // blobs) only what changed since. A record is only a hint: it is checked
