@@ -194,7 +194,7 @@ func TestOutsideWriteBetweenActionsIsNoActions(t *testing.T) {
 			req := Request{ActionID: id, Capability: Write, Adapter: "write_file"}
 			bg, refused := bd.Begin(ctx, req)
 			require.Nil(t, refused)
-			end := bd.Finish(ctx, req, bg, adapterFunc(func() error { put(t, root, "out.txt", content, 0o644); return nil }))
+			end := bd.Finish(ctx, req, bg, runAdapter(func() { put(t, root, "out.txt", content, 0o644) }))
 			return bg, *end.Completed
 		}
 		_, first := act("a1", "2222")
@@ -211,4 +211,14 @@ func TestOutsideWriteBetweenActionsIsNoActions(t *testing.T) {
 		require.Equal(t, []string{"out.txt"}, changedPaths(second.Observation.Changed), "the second action changed out.txt only")
 		require.Equal(t, facts.EffectObserved, second.EffectState)
 	})
+}
+
+// runAdapter is an adapter that runs f and succeeds.
+type runAdapter func()
+
+func (runAdapter) Name() string { return "write_file" }
+
+func (f runAdapter) Execute(context.Context, Request) (facts.Report, error) {
+	f()
+	return facts.Report{Status: facts.StatusSucceeded}, nil
 }

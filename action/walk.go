@@ -9,7 +9,6 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -974,13 +973,13 @@ func (wk *walk) regular(h *dirHandle, name, rel string, st *sysStat, old, e *ent
 			return found, nil
 		}
 	}
-	var f *os.File
+	var f fileFD
 	var err error
 	if hook := w.before; hook != nil {
 		err = hook("read", rel)
 	}
 	if err == nil {
-		f, err = h.d.openFile(name)
+		f, err = h.d.openRead(name)
 	}
 	if err != nil {
 		if gone(err) {
@@ -994,7 +993,7 @@ func (wk *walk) regular(h *dirHandle, name, rel string, st *sysStat, old, e *ent
 		return 0, pathErr("open", rel, err)
 	}
 	defer f.Close()
-	opened, err := fstatFile(f)
+	opened, err := f.stat()
 	if err != nil {
 		return 0, pathErr("stat", rel, err)
 	}
@@ -1032,7 +1031,7 @@ var sha256s = sync.Pool{New: func() any { return sha256.New() }}
 // read hashes the file's content, checking for cancellation between
 // chunks. When blobs are kept and the content fits the cap, it also
 // returns the content.
-func (wk *walk) read(f *os.File, size int64) (digest string, n int64, data []byte, err error) {
+func (wk *walk) read(f io.Reader, size int64) (digest string, n int64, data []byte, err error) {
 	h := sha256s.Get().(hash.Hash)
 	defer sha256s.Put(h)
 	h.Reset()
