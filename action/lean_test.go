@@ -3,6 +3,8 @@ package action
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -221,4 +223,46 @@ func (runAdapter) Name() string { return "write_file" }
 func (f runAdapter) Execute(context.Context, Request) (facts.Report, error) {
 	f()
 	return facts.Report{Status: facts.StatusSucceeded}, nil
+}
+
+// TestListingChangeOutOfScopeRehashesNothing: names that come and go
+// without changing what is observed — git's index.lock made and renamed
+// away by every git command, an empty directory — make the directories
+// they are in listed again, and nothing more: no digest is computed (the
+// rows are the same), and the parent's record in the stat cache stays as
+// it was (a subdirectory's entry there keeps only its identity, not the
+// times that move with its listing).
+func TestListingChangeOutOfScopeRehashesNothing(t *testing.T) {
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		put(t, root, "a/f", "f", 0o644)
+		put(t, root, "a/b/g", "g", 0o644)
+		put(t, root, ".git/config", "[core]\n", 0o644)
+		put(t, root, ".git/index", "DIRC", 0o644)
+		meta := newMemMeta()
+		w, err := m.newWorkspace(t, root, WithStatCache(meta))
+		require.NoError(t, err)
+		w.now = func() time.Time { return time.Now().Add(time.Hour) }
+		first := observe(t, w)
+		rootKey := statNamespace + "\x00" + string(w.recKey("."))
+		rootRec := meta.m[rootKey]
+		require.NotEmpty(t, rootRec)
+
+		put(t, root, ".git/index.lock", "DIRC2", 0o644)
+		require.NoError(t, os.Rename(filepath.Join(root, ".git/index.lock"), filepath.Join(root, ".git/index")))
+		require.NoError(t, os.Mkdir(filepath.Join(root, "a", "empty"), 0o755))
+		w.digests.Store(0)
+		s := observe(t, w)
+		require.Equal(t, first.Hash, s.Hash)
+		require.Equal(t, fresh(t, root).Hash, s.Hash)
+		if !m.store { // the store mode reads every record afresh, and hashes each once
+			require.EqualValues(t, 1, w.digests.Load(), "no row changed: the only digest computed is the new empty directory's own")
+		}
+		require.Equal(t, rootRec, meta.m[rootKey], "the root's record is as it was")
+
+		put(t, root, "a/empty/h", "h", 0o644)
+		s = observe(t, w)
+		require.NotEqual(t, first.Hash, s.Hash)
+		require.Equal(t, fresh(t, root).Hash, s.Hash)
+	})
 }

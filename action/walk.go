@@ -908,6 +908,11 @@ func (wk *walk) process(h *dirHandle, rel, name string, old *entry, fullBelow, f
 			}
 			full := fullBelow || basis == nil || basis.watch != wk.epoch || old.key.ino != st.key.ino || old.key.dev != st.key.dev
 			e.FileState = FileState{Path: rel}
+			// A directory's entry keeps only its identity: its times and
+			// size are its own record's (they move whenever a name in it
+			// comes or goes), and in its parent's they would make the
+			// parent's record change with them.
+			e.key = statKey{ino: st.key.ino, dev: st.key.dev}
 			return e, &node{rel: rel, basis: basis, full: full}, st, nil
 		case kindLink:
 			if !force && old.kind == kindLink && !old.skip && old.clean && old.key == st.key {
@@ -1153,12 +1158,66 @@ func (wk *walk) assemble(n *node) *dirRec {
 		return n.basis
 	}
 	rec := &dirRec{key: n.st.key, clean: n.clean, watch: n.watch, ents: ents}
-	rec.finish(wk.epoch)
-	wk.w.digests.Add(1)
+	if b := n.basis; b != nil && !b.unhashed && sameRows(b, rec) {
+		// Nothing the digest covers changed (a name out of scope came or
+		// went, a subdirectory's record changed but not its digest): the
+		// digest stands.
+		rec.derive(wk.epoch)
+		rec.sum = b.sum
+	} else {
+		rec.finish(wk.epoch)
+		wk.w.digests.Add(1)
+	}
 	if n.basis == nil || dirty && !unsettledOnly(n.basis, rec) {
 		wk.puts = append(wk.puts, &putRec{rel: n.rel, rec: rec})
 	}
 	return rec
+}
+
+// sameRows reports whether the records a and b of one directory give its
+// digest the same rows (see digest): the same names with a row, each of
+// the same class and digest (a subdirectory's, its own digest). Entries
+// with no row — out of scope, not a file, link or directory, a directory
+// with no file in scope — count for nothing. b's subdirectories must be
+// finished.
+func sameRows(a, b *dirRec) bool {
+	i, j := 0, 0
+	for {
+		for i < len(a.ents) && !hasRow(&a.ents[i]) {
+			i++
+		}
+		for j < len(b.ents) && !hasRow(&b.ents[j]) {
+			j++
+		}
+		if i == len(a.ents) || j == len(b.ents) {
+			return i == len(a.ents) && j == len(b.ents)
+		}
+		x, y := &a.ents[i], &b.ents[j]
+		if x.name != y.name || x.kind != y.kind {
+			return false
+		}
+		if x.kind == kindDir {
+			if x.dir.sum != y.dir.sum {
+				return false
+			}
+		} else if modeClass(x.Mode) != modeClass(y.Mode) || x.Digest != y.Digest {
+			return false
+		}
+		i, j = i+1, j+1
+	}
+}
+
+// hasRow reports whether the entry has a row in its directory's digest.
+func hasRow(e *entry) bool {
+	switch {
+	case e.skip:
+		return false
+	case e.kind == kindFile || e.kind == kindLink:
+		return true
+	case e.kind == kindDir:
+		return e.dir != nil && e.dir.files > 0
+	}
+	return false
 }
 
 // unsettledOnly reports whether the new record of a directory differs from
