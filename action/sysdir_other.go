@@ -97,9 +97,18 @@ func (d dirFD) names() ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// openFile opens name to read it. A Root follows a link that stays inside
+// fileFD is a regular file the walk opened to read.
+type fileFD struct{ *os.File }
+
+// openRead opens name to read it. A Root follows a link that stays inside
 // it: the caller checks that the file opened is the one it listed.
-func (d dirFD) openFile(name string) (*os.File, error) { return d.r.OpenFile(name, openFlags, 0) }
+func (d dirFD) openRead(name string) (fileFD, error) {
+	f, err := d.r.OpenFile(name, openFlags, 0)
+	return fileFD{f}, err
+}
+
+// stat describes the open file.
+func (f fileFD) stat() (sysStat, error) { return fstatFile(f.File) }
 
 func fstatFile(f *os.File) (sysStat, error) {
 	fi, err := f.Stat()

@@ -9,7 +9,6 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -304,20 +303,27 @@ type walk struct {
 	load  bool // look for records kept by an earlier process
 	feed  *feed
 	epoch uint64
-	// skipIDs are the files and directories never entered, by identity.
-	skipIDs []sysStat
-	rootSt  sysStat
+	// ownIDs are the harness's own files, never observed; storeIDs the
+	// store's directories, never entered, as their paths resolve during
+	// this walk: resolved the first time a directory is looked at, so a
+	// walk the feed sends down known directories only resolves nothing.
+	ownIDs    []sysStat
+	storeOnce sync.Once
+	storeIDs  []sysStat
+	rootSt    sysStat
 
 	feedMu  sync.Mutex // guards feedErr
 	feedErr error      // the first watch that could not be added
 
 	// The work pool: jobs waiting for an idle worker.
-	poolMu sync.Mutex // guards jobs, idle, busy and done; wake's lock
-	wake   *sync.Cond
-	jobs   []func() error
-	idle   int // workers waiting for a job
-	busy   int // workers running a job
-	done   bool
+	poolMu  sync.Mutex // guards jobs, idle, busy, started and done; wake's lock
+	wake    *sync.Cond
+	jobs    []func() error
+	idle    int // workers waiting for a job
+	busy    int // workers running a job
+	started int // workers started, this goroutine's included
+	done    bool
+	wg      sync.WaitGroup // the workers started by spawn
 
 	// What assemble found for the store: records to keep, and directories
 	// whose records to drop.
@@ -398,23 +404,23 @@ func (wk *walk) run() (*dirRec, error) {
 		top.basis = t
 	}
 	wk.wake = sync.NewCond(&wk.poolMu)
-	wk.jobs = append(wk.jobs, func() error { return wk.dir(nil, nil, top, nil, 0) })
-	var wg sync.WaitGroup
-	for range wk.w.workers - 1 {
-		wg.Go(wk.worker)
-	}
-	wk.worker()
-	wg.Wait()
+	wk.started, wk.busy = 1, 1
+	wk.worker(func() error { return wk.dir(nil, nil, top, nil, 0) })
+	wk.wg.Wait()
 	if err := context.Cause(wk.ctx); err != nil {
 		return nil, err
 	}
 	return wk.assemble(top), nil
 }
 
-// spawn hands job to an idle worker, or, when every worker is busy, runs
-// it at once: the walk goes depth first in each worker and shares work only
-// with workers that have none. The first error cancels the walk; a job
-// always runs, even then, so that it releases what it holds.
+// spawn hands job to an idle worker; or, while fewer than the
+// Workspace's workers run, to a new one; or, when every worker is busy,
+// runs it at once: the walk goes depth first in each worker and shares
+// work only with workers that have none. Workers start only when there
+// is work to share, so an observation that looks at a few paths (the
+// feed's) runs on the calling goroutine alone. The first error cancels
+// the walk; a job always runs, even then, so that it releases what it
+// holds.
 func (wk *walk) spawn(job func() error) {
 	wk.poolMu.Lock()
 	if wk.idle > len(wk.jobs) {
@@ -423,17 +429,57 @@ func (wk *walk) spawn(job func() error) {
 		wk.wake.Signal()
 		return
 	}
+	if wk.started < wk.w.workers {
+		wk.started++
+		wk.busy++
+		wk.poolMu.Unlock()
+		wk.w.started.Add(1)
+		wk.wg.Go(func() { wk.worker(job) })
+		return
+	}
 	wk.poolMu.Unlock()
 	if err := job(); err != nil {
 		wk.cancel(err)
 	}
 }
 
-// worker runs jobs until there are none left and no worker is running one
-// (which could make more).
-func (wk *walk) worker() {
+// later holds the last job a loop over a directory's entries made, so
+// that the loop's own goroutine runs it when the loop is done (see
+// flush): a path the feed reported, one directory below the next, is
+// then walked down by one goroutine, with no hand-over at each level.
+type later struct {
+	wk  *walk
+	job func() error
+}
+
+// add spawns the job held before, and holds job.
+func (l *later) add(job func() error) {
+	if l.job != nil {
+		l.wk.spawn(l.job)
+	}
+	l.job = job
+}
+
+// flush runs the job held, if any.
+func (l *later) flush() error {
+	if l.job == nil {
+		return nil
+	}
+	job := l.job
+	l.job = nil
+	return job()
+}
+
+// worker runs first (a job counted busy by whoever started the worker),
+// then jobs until there are none left and no worker is running one (which
+// could make more).
+func (wk *walk) worker(first func() error) {
+	if err := first(); err != nil {
+		wk.cancel(err)
+	}
 	wk.poolMu.Lock()
 	defer wk.poolMu.Unlock()
+	wk.busy--
 	for {
 		switch {
 		case len(wk.jobs) > 0:
@@ -492,9 +538,17 @@ func (wk *walk) skip(rel, name string, st *sysStat) bool {
 	// A directory named .harness is entered by name, even when it is the
 	// store itself: what is not the store's own there is observed (see
 	// guard.go). Any other path to the store is left out whole.
-	if (dir && name != ".harness") || st.mode.IsRegular() {
-		for i := range wk.skipIDs {
-			if sameFile(wk.skipIDs[i], *st) {
+	if dir && name != ".harness" {
+		wk.storeOnce.Do(func() { wk.storeIDs = wk.w.storeIdentities() })
+		for i := range wk.storeIDs {
+			if sameFile(wk.storeIDs[i], *st) {
+				return true
+			}
+		}
+	}
+	if st.mode.IsRegular() {
+		for i := range wk.ownIDs {
+			if sameFile(wk.ownIDs[i], *st) {
 				return true
 			}
 		}
@@ -678,15 +732,17 @@ func (wk *walk) list(d dirFD, n *node, sub bool) error {
 
 // visitRange observes entries lo to hi of directory n, every one.
 func (wk *walk) visitRange(h *dirHandle, n *node, lo, hi int) error {
+	l := later{wk: wk}
+	defer l.flush() // after an error, still run (and release) what is held
 	for i := lo; i < hi; i++ {
 		if err := wk.ctx.Err(); err != nil {
 			return err
 		}
-		if err := wk.look(h, n, i, true, 0); err != nil {
+		if err := wk.look(h, n, i, true, 0, &l); err != nil {
 			return err
 		}
 	}
-	return nil
+	return l.flush()
 }
 
 // visitMarked observes what the feed cannot vouch for in directory n: the
@@ -719,15 +775,17 @@ func (wk *walk) visitMarked(h *dirHandle, n *node, marks *dirMarks) error {
 	}
 	slices.Sort(todo)
 	todo = slices.Compact(todo)
+	l := later{wk: wk}
+	defer l.flush() // after an error, still run (and release) what is held
 	for _, i := range todo {
 		if err := wk.ctx.Err(); err != nil {
 			return err
 		}
-		if err := wk.look(h, n, int(i), false, marked[i]); err != nil {
+		if err := wk.look(h, n, int(i), false, marked[i], &l); err != nil {
 			return err
 		}
 	}
-	return nil
+	return l.flush()
 }
 
 func findEntry(ents []entry, name string) int {
@@ -739,8 +797,9 @@ func findEntry(ents []entry, name string) int {
 }
 
 // look observes entry i of directory n. full: every entry is looked at
-// (stat'ed); otherwise c is what the feed said of it.
-func (wk *walk) look(h *dirHandle, n *node, i int, full bool, c change) error {
+// (stat'ed); otherwise c is what the feed said of it. A directory's
+// observation is a job, given to l.
+func (wk *walk) look(h *dirHandle, n *node, i int, full bool, c change, l *later) error {
 	old := n.ents[i]
 	rel := old.Path // kept with every entry looked at before
 	if rel == "" {
@@ -753,7 +812,7 @@ func (wk *walk) look(h *dirHandle, n *node, i int, full bool, c change) error {
 		k := &kid{i: i, name: old.name, old: old, n: child}
 		n.addKid(k)
 		h.acquire()
-		wk.spawn(func() error { return wk.dir(h, k, child, nil, 0) })
+		l.add(func() error { return wk.dir(h, k, child, nil, 0) })
 		return nil
 	}
 	// What the feed reported is read again, whatever its stat record says.
@@ -769,7 +828,7 @@ func (wk *walk) look(h *dirHandle, n *node, i int, full bool, c change) error {
 		n.set(i, &e)
 		h.acquire()
 		expect := st // only a directory's stat record goes to the heap
-		wk.spawn(func() error { return wk.dir(h, k, child, &expect, 0) })
+		l.add(func() error { return wk.dir(h, k, child, &expect, 0) })
 		return nil
 	}
 	n.set(i, &e)
@@ -849,6 +908,11 @@ func (wk *walk) process(h *dirHandle, rel, name string, old *entry, fullBelow, f
 			}
 			full := fullBelow || basis == nil || basis.watch != wk.epoch || old.key.ino != st.key.ino || old.key.dev != st.key.dev
 			e.FileState = FileState{Path: rel}
+			// A directory's entry keeps only its identity: its times and
+			// size are its own record's (they move whenever a name in it
+			// comes or goes), and in its parent's they would make the
+			// parent's record change with them.
+			e.key = statKey{ino: st.key.ino, dev: st.key.dev}
 			return e, &node{rel: rel, basis: basis, full: full}, st, nil
 		case kindLink:
 			if !force && old.kind == kindLink && !old.skip && old.clean && old.key == st.key {
@@ -914,13 +978,13 @@ func (wk *walk) regular(h *dirHandle, name, rel string, st *sysStat, old, e *ent
 			return found, nil
 		}
 	}
-	var f *os.File
+	var f fileFD
 	var err error
 	if hook := w.before; hook != nil {
 		err = hook("read", rel)
 	}
 	if err == nil {
-		f, err = h.d.openFile(name)
+		f, err = h.d.openRead(name)
 	}
 	if err != nil {
 		if gone(err) {
@@ -934,7 +998,7 @@ func (wk *walk) regular(h *dirHandle, name, rel string, st *sysStat, old, e *ent
 		return 0, pathErr("open", rel, err)
 	}
 	defer f.Close()
-	opened, err := fstatFile(f)
+	opened, err := f.stat()
 	if err != nil {
 		return 0, pathErr("stat", rel, err)
 	}
@@ -948,7 +1012,11 @@ func (wk *walk) regular(h *dirHandle, name, rel string, st *sysStat, old, e *ent
 		}
 		return 0, pathErr("read", rel, err)
 	}
-	if data != nil {
+	// Bytes read again only because the key could not vouch for them (a
+	// racily clean file) and found as they were are kept already: the
+	// last reading kept them, and blobs are never dropped.
+	again := old.kind == kindFile && !old.skip && old.kept && old.Digest == digest
+	if data != nil && !again {
 		if err := wk.put(digest, data); err != nil {
 			return 0, pathErr("keep", rel, err)
 		}
@@ -968,7 +1036,7 @@ var sha256s = sync.Pool{New: func() any { return sha256.New() }}
 // read hashes the file's content, checking for cancellation between
 // chunks. When blobs are kept and the content fits the cap, it also
 // returns the content.
-func (wk *walk) read(f *os.File, size int64) (digest string, n int64, data []byte, err error) {
+func (wk *walk) read(f io.Reader, size int64) (digest string, n int64, data []byte, err error) {
 	h := sha256s.Get().(hash.Hash)
 	defer sha256s.Put(h)
 	h.Reset()
@@ -1090,12 +1158,92 @@ func (wk *walk) assemble(n *node) *dirRec {
 		return n.basis
 	}
 	rec := &dirRec{key: n.st.key, clean: n.clean, watch: n.watch, ents: ents}
-	rec.finish(wk.epoch)
-	wk.w.digests.Add(1)
-	if dirty || n.basis == nil {
+	if b := n.basis; b != nil && !b.unhashed && sameRows(b, rec) {
+		// Nothing the digest covers changed (a name out of scope came or
+		// went, a subdirectory's record changed but not its digest): the
+		// digest stands.
+		rec.derive(wk.epoch)
+		rec.sum = b.sum
+	} else {
+		rec.finish(wk.epoch)
+		wk.w.digests.Add(1)
+	}
+	if n.basis == nil || dirty && !unsettledOnly(n.basis, rec) {
 		wk.puts = append(wk.puts, &putRec{rel: n.rel, rec: rec})
 	}
 	return rec
+}
+
+// sameRows reports whether the records a and b of one directory give its
+// digest the same rows (see digest): the same names with a row, each of
+// the same class and digest (a subdirectory's, its own digest). Entries
+// with no row — out of scope, not a file, link or directory, a directory
+// with no file in scope — count for nothing. b's subdirectories must be
+// finished.
+func sameRows(a, b *dirRec) bool {
+	i, j := 0, 0
+	for {
+		for i < len(a.ents) && !hasRow(&a.ents[i]) {
+			i++
+		}
+		for j < len(b.ents) && !hasRow(&b.ents[j]) {
+			j++
+		}
+		if i == len(a.ents) || j == len(b.ents) {
+			return i == len(a.ents) && j == len(b.ents)
+		}
+		x, y := &a.ents[i], &b.ents[j]
+		if x.name != y.name || x.kind != y.kind {
+			return false
+		}
+		if x.kind == kindDir {
+			if x.dir.sum != y.dir.sum {
+				return false
+			}
+		} else if modeClass(x.Mode) != modeClass(y.Mode) || x.Digest != y.Digest {
+			return false
+		}
+		i, j = i+1, j+1
+	}
+}
+
+// hasRow reports whether the entry has a row in its directory's digest.
+func hasRow(e *entry) bool {
+	switch {
+	case e.skip:
+		return false
+	case e.kind == kindFile || e.kind == kindLink:
+		return true
+	case e.kind == kindDir:
+		return e.dir != nil && e.dir.files > 0
+	}
+	return false
+}
+
+// unsettledOnly reports whether the new record of a directory differs from
+// the last only in files and links that are not clean now (see the racy
+// rule): the same key, the same names, each other entry as it was. The
+// stat cache does not keep such a record again. Whatever reads the record
+// kept before reads those entries again, because their stat records moved
+// on since, exactly as it would read them from the new record, because
+// they are not clean there; the change that settles one is kept. So a file
+// rewritten by every action (a log, a cache) does not rewrite its
+// directory's record in the store with every observation, and the store
+// still spares a new process all that the last reading spares.
+func unsettledOnly(old, r *dirRec) bool {
+	if old.key != r.key || old.clean != r.clean || len(old.ents) != len(r.ents) {
+		return false
+	}
+	for i := range r.ents {
+		o, e := &old.ents[i], &r.ents[i]
+		if o.name != e.name {
+			return false
+		}
+		if !e.same(o) && (e.skip || (e.kind != kindFile && e.kind != kindLink) || e.clean) {
+			return false
+		}
+	}
+	return true
 }
 
 // forget notes that the directory rel, last read as r (nil: not read by

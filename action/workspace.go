@@ -181,7 +181,10 @@ const (
 // When the store offers a [Meta] space ([WithStatCache], or a [Blobs] that
 // also implements Meta), the reading is kept there too, one record per
 // directory keyed by the workspace root and the directory's path, written
-// after each observation for the directories whose record changed. A new
+// after each observation for the directories whose record changed —
+// beyond files that are not clean now (see unsettledOnly: a file rewritten
+// by every action does not rewrite its directory's record each time; a new
+// process reads it again either way). A new
 // Workspace over the same root starts from those records: it stats every
 // entry, as any observation without a feed does, and reads (and keeps as
 // blobs) only what changed since. A record is only a hint: it is checked
@@ -259,6 +262,7 @@ type Workspace struct {
 
 	readings atomic.Uint64 // how many readings were started (see Readings)
 	digests  atomic.Uint64 // how many directory digests the walks computed (the tests count them)
+	started  atomic.Uint64 // how many goroutines the walks started besides the caller's (the tests count them)
 
 	putMu sync.Mutex // serializes PutBlob calls
 
@@ -323,9 +327,10 @@ func WithStatCache(m Meta) WorkspaceOption {
 
 // WithStorePaths leaves out of every observation the directories at these
 // paths, and everything under them, wherever in the workspace they are
-// reached from: each path is resolved (links followed) at the start of
-// every observation, and any directory with the same device and inode is
-// skipped. A path that does not exist yet is looked for again next time.
+// reached from: each path is resolved (links followed) anew in every
+// observation, when it first looks at a directory, and any directory with
+// the same device and inode is skipped. A path that does not exist yet, or
+// is not a directory, is looked for again next time.
 // This is how the store is never observed, even through a link.
 func WithStorePaths(paths ...string) WorkspaceOption {
 	return func(w *Workspace) {
@@ -556,7 +561,7 @@ func (w *Workspace) observeTree(ctx context.Context) (Snapshot, error) {
 		// every entry in it: it stands, with nothing opened.
 		tree = w.tree
 	} else {
-		wk.skipIDs = w.skipIdentities()
+		wk.ownIDs = w.own
 		tree, err = wk.run()
 	}
 	if err != nil {
@@ -662,13 +667,13 @@ func (w *Workspace) stopFeed() error {
 	return err
 }
 
-// skipIdentities are the files and directories no observation may
-// enter, wherever they are reached from: the store's directories as they
-// resolve now, and the harness's own output files.
-func (w *Workspace) skipIdentities() []sysStat {
-	ids := append([]sysStat(nil), w.own...)
+// storeIdentities are the store's directories as they resolve now, that
+// no observation may enter, wherever they are reached from. A store path
+// that resolves to anything but a directory leaves nothing out.
+func (w *Workspace) storeIdentities() []sysStat {
+	var ids []sysStat
 	for _, p := range w.storePaths {
-		if st, err := statPath(p); err == nil {
+		if st, err := statPath(p); err == nil && st.mode.IsDir() {
 			ids = append(ids, st)
 		}
 	}

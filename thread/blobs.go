@@ -103,8 +103,12 @@ func (s *PebbleStore) HasBlob(ctx context.Context, digest string) (bool, error) 
 // seek, which the bloom filters answer without a data block for most
 // absent keys, and whose Key never fetches or copies the value (a blob can
 // be a MiB; the old PutBlob copied it only to learn it was there).
+//
+// The bottom level's filters too: Pebble skips them by default, expecting
+// a key looked for there to be found, so each absent blob (every new
+// file's bytes) cost a data block read from the last level.
 func has(db *pebble.DB, key []byte) (bool, error) {
-	it, err := db.NewIter(nil)
+	it, err := db.NewIter(&pebble.IterOptions{UseL6Filters: true})
 	if err != nil {
 		return false, err
 	}
