@@ -387,7 +387,12 @@ func runChangedServer(trigger string) int {
 		defer tick.Stop()
 		for range tick.C {
 			if _, err := os.Stat(trigger); err == nil {
-				if err := os.WriteFile("server-wrote.txt", []byte("written by the server on its own\n"), 0o644); err != nil {
+				// Whole when it appears (the test waits for it to exist):
+				// written aside, then renamed into place.
+				if err := os.WriteFile(".server-wrote.tmp", []byte("written by the server on its own\n"), 0o644); err != nil {
+					fmt.Fprintln(os.Stderr, "changed server:", err)
+				}
+				if err := os.Rename(".server-wrote.tmp", "server-wrote.txt"); err != nil {
 					fmt.Fprintln(os.Stderr, "changed server:", err)
 				}
 				return

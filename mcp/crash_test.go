@@ -86,8 +86,27 @@ func runChild(root string) int {
 	if _, err := th.Start(ctx, "Hold on."); err != nil {
 		return fail(err)
 	}
-	_, err = drive.Drive(ctx, th, drive.Options{Approval: approveAll})
+	// It says a question once it is recorded (drive tells it after the
+	// fact is appended), for the test to kill it then.
+	said := func(e drive.Event) {
+		if e.Kind == drive.EventAsked {
+			fmt.Printf("%s%s\n", childAsked, e.Request)
+		}
+	}
+	_, err = drive.Drive(ctx, th, drive.Options{Approval: approveAll, Progress: said})
 	return fail(fmt.Errorf("the call returned: %v", err))
+}
+
+// childAsked begins the line the child prints once a question is
+// recorded.
+const childAsked = "child: asked "
+
+// waitAsked waits until the child has printed that a question is
+// recorded.
+func waitAsked(t *testing.T, out fmt.Stringer) {
+	t.Helper()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), childAsked) }, 60*time.Second, 10*time.Millisecond,
+		"the child never recorded the server's question: %s", out)
 }
 
 // A harness killed (SIGKILL) while an MCP call runs leaves the action in

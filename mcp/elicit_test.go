@@ -1,7 +1,6 @@
 package mcp_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/scheduler"
 )
@@ -172,18 +172,14 @@ func TestElicitationKilledOverStdio(t *testing.T) {
 	require.NoError(t, err)
 	child := exec.Command(exe)
 	child.Env = append(os.Environ(), childEnv+"="+root, childServersEnv+"="+string(servers), childScriptEnv+"="+askScript)
-	var out bytes.Buffer
+	var out harnesstest.LockedBuffer // read while the child writes
 	child.Stdout, child.Stderr = &out, &out
 	require.NoError(t, child.Start())
 	calls := func() int {
 		b, _ := os.ReadFile(marks)
 		return strings.Count(string(b), "call\n")
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for calls() == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(1500 * time.Millisecond) // the question is recorded
+	waitAsked(t, &out)
 	require.NoError(t, child.Process.Signal(syscall.SIGKILL))
 	_ = child.Wait()
 	require.Equal(t, 1, calls(), "the child's call reached the server: %s", out.String())

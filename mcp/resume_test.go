@@ -63,7 +63,7 @@ func killWhileAsked(t *testing.T, root, config, url string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	require.NotEmpty(t, sessionFiles(t, config), "the child kept the session of the server's question: %s", out.String())
-	time.Sleep(time.Second) // the question is recorded
+	waitAsked(t, &out)
 	require.NoError(t, child.Process.Signal(syscall.SIGKILL))
 	_ = child.Wait()
 }

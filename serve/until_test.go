@@ -21,17 +21,28 @@ func TestHostedUntil(t *testing.T) {
 	require.NoError(t, err)
 	defer h.Stop()
 
-	start := time.Now()
+	// A request well inside the bound (a loaded machine may be late with
+	// it by most of a second); the wait ends a bound after it, not a
+	// bound after the server started.
+	const idle = 2 * time.Second
+	sent := make(chan time.Time, 1)
 	go func() {
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
+		sent <- time.Now()
 		if resp, err := http.Get("http://" + h.Addr().String() + "/"); err == nil {
 			resp.Body.Close()
 		}
 	}()
-	idled, err := h.Until(context.Background(), 300*time.Millisecond)
+	idled, err := h.Until(context.Background(), idle)
+	ended := time.Now()
 	require.NoError(t, err)
 	require.True(t, idled)
-	require.Greater(t, time.Since(start), 450*time.Millisecond, "the request at 150ms started the wait anew")
+	select {
+	case at := <-sent:
+		require.GreaterOrEqual(t, ended.Sub(at), idle, "the request started the wait anew")
+	default:
+		t.Fatal("idle before the request was sent")
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -163,10 +163,11 @@ func procsWith(t *testing.T, arg string) []int {
 }
 
 // gone requires that no process with arg in its command line is left,
-// within a few seconds.
+// within 15 s: well before its sleep of 30 s ends, with room for a
+// loaded machine.
 func gone(t *testing.T, arg, what string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(procsWith(t, arg)) == 0 }, 5*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return len(procsWith(t, arg)) == 0 }, 15*time.Second, 10*time.Millisecond,
 		"%s (sleep %s) outlived the command: pids %v", what, arg, procsWith(t, arg))
 }
 
@@ -227,7 +228,7 @@ func TestRunCommandCancelled(t *testing.T) {
 				defer close(done)
 				rep, err = tool.Execute(ctx, action.Request{Payload: json.RawMessage(js(t, map[string]string{"command": "echo before; touch started; sleep " + sleep}))})
 			}()
-			require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(root, "started")); return err == nil }, 5*time.Second, 10*time.Millisecond)
+			require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(root, "started")); return err == nil }, 30*time.Second, 10*time.Millisecond)
 			cancel()
 			select {
 			case <-done:

@@ -66,7 +66,7 @@ func TestRunCommandDiesWithHarness(t *testing.T) {
 	require.NoError(t, parent.Process.Signal(syscall.SIGKILL))
 	_ = parent.Wait()
 	for name, pid := range procs {
-		require.Eventually(t, func() bool { return !alive(pid) }, 4*time.Second, 10*time.Millisecond,
+		require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 10*time.Millisecond, // its sleeps last 20 and 30 s
 			"%s %d outlived its SIGKILLed harness", name, pid)
 	}
 }

@@ -104,6 +104,7 @@ func TestScripts(t *testing.T) {
 			"httpserve":   cmdHTTPServe,
 			"otlpcollect": cmdOTLPCollect,
 			"retry":       cmdRetry,
+			"waitserve":   cmdWaitServe,
 		},
 	})
 }

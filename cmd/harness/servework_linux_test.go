@@ -44,6 +44,15 @@ func waitStatus(t *testing.T, dir, id, status string, why func() string) {
 	}, 60*time.Second, 100*time.Millisecond, "%s never %s: %s", id, status, why())
 }
 
+// waitSaid waits until out has said line at least once: a server or a
+// worker prints a thread's end just after it records it, so harness
+// threads can list the thread done a moment before the line is there.
+func waitSaid(t *testing.T, out func() string, line string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return strings.Contains(out(), line) }, 30*time.Second, 20*time.Millisecond,
+		"never said %q: %s", line, out())
+}
+
 // TestServeDrivesSubmittedThreads: harness serve on a store in a
 // directory drives what was submitted before it started and what is
 // submitted while it runs, to done, each by the policy it was submitted
@@ -58,7 +67,7 @@ func TestServeDrivesSubmittedThreads(t *testing.T) {
 	require.Contains(t, stdout, "no server holds the store, so nobody drives it: run it with harness resume t0")
 
 	srv := startServer(t, dir, "serve", "--addr", "127.0.0.1:0", "--model", "scripted:script.jsonl", "--approve", "all")
-	require.Eventually(t, func() bool { return strings.Contains(srv.output(), "it drives submitted threads, 4 at a time") }, 10*time.Second, 10*time.Millisecond, "the server says what it drives")
+	require.Eventually(t, func() bool { return strings.Contains(srv.output(), "it drives submitted threads, 4 at a time") }, 30*time.Second, 10*time.Millisecond, "the server says what it drives")
 	waitStatus(t, dir, "t0", "done", srv.output)
 
 	stdout, stderr, code = harnessIn(t, dir, "submit", "--thread", "t1", "--approve", "all", "Count")
@@ -66,9 +75,7 @@ func TestServeDrivesSubmittedThreads(t *testing.T) {
 	require.Contains(t, stdout, fmt.Sprintf("harness serve (pid %d, http://127.0.0.1:", srv.cmd.Process.Pid))
 	require.Contains(t, stdout, "drives it; follow it with: harness log -f t1")
 	waitStatus(t, dir, "t1", "done", srv.output)
-	// The server says the end once the drive has let go of the thread,
-	// which threads may list as done a moment before.
-	require.Eventually(t, func() bool { return strings.Contains(srv.output(), " t1 done") }, 10*time.Second, 10*time.Millisecond, "the end is said: %s", srv.output())
+	waitSaid(t, srv.output, " t1 done")
 	require.Equal(t, 1, strings.Count(srv.output(), " t1 done"), "one end, said once: %s", srv.output())
 
 	stdout, _, code = harnessIn(t, dir, "submit", "--thread", "t2", "-o", "json", "Count")
@@ -97,7 +104,7 @@ func TestWorkerThroughServe(t *testing.T) {
 	require.True(t, os.IsNotExist(err), "the worker made no store")
 
 	srv := startServer(t, dir, "serve", "--addr", "127.0.0.1:0", "--drive", "0")
-	require.Eventually(t, func() bool { return strings.Contains(srv.output(), "it drives no submitted thread (--drive 0)") }, 10*time.Second, 10*time.Millisecond, "the server says what it drives")
+	require.Eventually(t, func() bool { return strings.Contains(srv.output(), "it drives no submitted thread (--drive 0)") }, 30*time.Second, 10*time.Millisecond, "the server says what it drives")
 	stdout, stderr, code := harnessIn(t, dir, "submit", "--thread", "t1", "Count")
 	require.Zero(t, code, stderr)
 	require.Contains(t, stdout, "nobody drives it: harness serve (pid")
@@ -109,6 +116,7 @@ func TestWorkerThroughServe(t *testing.T) {
 	require.Zero(t, code, stderr)
 	require.Contains(t, stdout, "a worker takes it up through harness serve (pid")
 	waitStatus(t, dir, "t2", "done", wout.String)
+	waitSaid(t, wout.String, " t2 done")
 	require.Equal(t, 1, strings.Count(wout.String(), " t2 done"), wout.String())
 	require.NotContains(t, srv.output(), "t2 done", "the server drives nothing")
 }
@@ -174,6 +182,7 @@ func TestWorkersAndServeShareTheWork(t *testing.T) {
 	}
 	for i := range n {
 		id := fmt.Sprintf("t%d", i)
+		waitSaid(t, all, " "+id+" done")
 		require.Equal(t, 1, strings.Count(all(), " "+id+" done"), "one end of %s: %s", id, all())
 		log, _, _ := harnessIn(t, dir, "log", "-o", "jsonl", id)
 		require.Equal(t, 1, strings.Count(log, `"kind":"action.started"`), "%s: %s", id, log)

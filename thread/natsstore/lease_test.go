@@ -149,7 +149,7 @@ func TestLeaseWaitCancelled(t *testing.T) {
 	waiting := leaseAsync(ctx, s[1], "t")
 	requireWaiting(t, waiting, 100*time.Millisecond)
 	cancel()
-	r := receive(t, waiting, time.Second) // not the hour the holder keeps it
+	r := receive(t, waiting, 10*time.Second) // not the hour the holder keeps it (the bound is for a loaded machine)
 	require.ErrorIs(t, r.err, context.Canceled)
 	require.ErrorContains(t, r.err, "held by process")
 
@@ -158,7 +158,7 @@ func TestLeaseWaitCancelled(t *testing.T) {
 	start := time.Now()
 	_, _, err = s[1].Lease(ctx, "t")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Less(t, time.Since(start), time.Second)
+	require.Less(t, time.Since(start), 10*time.Second, "the context's 150 ms, not the holder's hour")
 
 	// An invalid id, a cancelled context: refused at once.
 	_, _, err = s[1].Lease(context.Background(), "")
@@ -224,7 +224,7 @@ func TestLeaseTaken(t *testing.T) {
 	defer release()
 
 	require.NoError(t, rawLeases(t, name).Purge(ctx, hex.EncodeToString([]byte("t"))))
-	r := receive(t, leaseAsync(ctx, s[1], "t"), time.Second)
+	r := receive(t, leaseAsync(ctx, s[1], "t"), 10*time.Second)
 	require.NoError(t, r.err)
 	defer r.release()
 

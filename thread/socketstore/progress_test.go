@@ -81,14 +81,14 @@ func TestProgressOfLeasedThreadsOnly(t *testing.T) {
 	c.Progress("t2", []byte("mine"))         // held by this process
 	c.Progress("t2.1", []byte("my-child's")) // below it
 	c.Progress("t20", []byte("a-prefix"))    // not below it
-	require.Eventually(t, func() bool { got, _ := k.seen(); return len(got) == 2 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { got, _ := k.seen(); return len(got) == 2 }, 20*time.Second, 5*time.Millisecond)
 	time.Sleep(100 * time.Millisecond)
 	got, ended := k.seen()
 	require.Equal(t, []string{"t2 mine 0", "t2.1 my-child's 0"}, got)
 	require.Empty(t, ended)
 
 	release()
-	require.Eventually(t, func() bool { _, e := k.seen(); return slices.Contains(e, "t2") }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { _, e := k.seen(); return slices.Contains(e, "t2") }, 20*time.Second, 5*time.Millisecond)
 	c.Progress("t2", []byte("after"))
 	time.Sleep(200 * time.Millisecond)
 	got, _ = k.seen()
@@ -96,7 +96,7 @@ func TestProgressOfLeasedThreadsOnly(t *testing.T) {
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	cmd.Wait()
-	require.Eventually(t, func() bool { _, e := k.seen(); return slices.Contains(e, "t1") }, 5*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { _, e := k.seen(); return slices.Contains(e, "t1") }, 20*time.Second, 5*time.Millisecond,
 		"a dead client's thread is let go of")
 }
 
@@ -124,7 +124,7 @@ func TestProgressNeverWaits(t *testing.T) {
 	require.Eventually(t, func() bool {
 		got, _ := k.seen()
 		return len(got) > 0 && got[len(got)-1][:7] == "t1 last"
-	}, 5*time.Second, 5*time.Millisecond)
+	}, 20*time.Second, 5*time.Millisecond)
 	got, _ := k.seen()
 	var n, dropped int
 	for _, g := range got {
@@ -153,7 +153,7 @@ func TestProgressOversizedIsCountedDropped(t *testing.T) {
 	require.Eventually(t, func() bool {
 		got, _ := k.seen()
 		return len(got) > 0
-	}, 5*time.Second, 5*time.Millisecond)
+	}, 20*time.Second, 5*time.Millisecond)
 	got, _ := k.seen()
 	require.Equal(t, []string{"t1 last 1"}, got)
 }

@@ -77,5 +77,5 @@ func TestHugeProgressCallIsRefusedBeforeItIsRead(t *testing.T) {
 	require.Empty(t, got, "nothing of a refused call reaches the sink")
 
 	c.Progress("t1", []byte("fine"))
-	require.Eventually(t, func() bool { got, _ := k.seen(); return len(got) == 1 && got[0] == "t1 fine 0" }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { got, _ := k.seen(); return len(got) == 1 && got[0] == "t1 fine 0" }, 20*time.Second, 5*time.Millisecond)
 }

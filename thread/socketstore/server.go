@@ -519,15 +519,19 @@ func (c *serverConn) lease(id string) {
 		<-released
 		return
 	}
+	// Counted in before the client is told: it may send the thread's
+	// progress (on another connection) as soon as it has the lease, and
+	// the server takes progress only of the threads its clients hold.
+	s := c.s
+	s.leaseIn(id, c.pid)
 	if c.send(response{Bool: true}) != nil || c.w.Flush() != nil {
+		s.leaseOut(id, c.pid)
 		release()
 		cancel()
 		c.c.Close()
 		<-released
 		return
 	}
-	s := c.s
-	s.leaseIn(id, c.pid)
 	<-held.Done()
 	s.leaseOut(id, c.pid)
 	release()
