@@ -552,6 +552,3 @@ func checkID(id string) error {
 	}
 	return nil
 }
-
-// oneLine squashes s onto one line, its control characters escaped.
-var oneLine = tell.OneLine

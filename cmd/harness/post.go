@@ -387,13 +387,6 @@ func (dr *driver) sayGiven(ctx context.Context, seq uint64) {
 	dr.a.printf("%s\n", tell.Given(ctx, dr.s.Store, dr.id, seq))
 }
 
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // personAnswers is the command with which a person answers the request p
 // of the thread id at a terminal, for the MCP server to name when it
 // leaves the answer to a person: the answer alone, as the client resumes.
@@ -406,9 +399,6 @@ func personAnswers(id string, p drive.Pending) string {
 	cmd, _, _ = strings.Cut(cmd, "   (")
 	return cmd
 }
-
-// maxStdinAnswer bounds what an answer reads from standard input.
-const maxStdinAnswer = drive.MaxStdinAnswer
 
 // elicitReply is the reply of harness answer --elicit: accept (with the
 // fields or the JSON content), decline or cancel (drive.ElicitInput:

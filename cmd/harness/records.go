@@ -266,9 +266,6 @@ before the action it was found before, by unknown.`,
 	return cmd
 }
 
-// dash is s, or "-" for an empty column.
-var dash = tell.Dash
-
 func (a *app) forkCmd() *cobra.Command {
 	var at uint64
 	var as string

@@ -7,12 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
-	"github.com/seed-7cc7a084/harness/tell"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -42,10 +40,6 @@ func (d *driver) lineOf(f facts.Fact) string {
 	}
 	return "  " + d.a.paint("dim", f.Thread) + " " + d.a.factLine(f)
 }
-
-// printChildren tells, under a thread's state, how each child it waits on
-// stands (tell.Children).
-func (a *app) printChildren(st drive.State, indent string) { tell.Children(a.stdout, st, indent) }
 
 // stopCmd stops a thread, and the children it waits on.
 func (a *app) stopCmd() *cobra.Command {
