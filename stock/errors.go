@@ -87,3 +87,20 @@ func (e *stepError) Error() string { return e.msg }
 func (e *stepError) Is(target error) bool {
 	return target == ErrNoStep || e.action && target == ErrNoAction
 }
+
+// ErrSealKeys: a key to trust a seal of (SealCheckOf) is neither a public
+// key nor a readable file of them; ErrWitnessLog: a witness log to read
+// seals from is not there. Both keep the message of the error they wrap.
+var (
+	ErrSealKeys   = errors.New("bad key to trust")
+	ErrWitnessLog = errors.New("bad witness log")
+)
+
+// argError is err, said as err is, that is also the sentinel is.
+type argError struct {
+	err error
+	is  error
+}
+
+func (e argError) Error() string   { return e.err.Error() }
+func (e argError) Unwrap() []error { return []error{e.err, e.is} }

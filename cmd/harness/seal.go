@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -124,24 +122,14 @@ type sealFlags struct {
 	witnesses []string
 }
 
-// check parses the flags: each --key is a public key, or a file of them
-// (seal.ReadKeys).
+// check parses the flags (stock.SealCheckOf).
 func (f sealFlags) check() (stock.SealCheck, error) {
-	var c stock.SealCheck
-	for _, k := range f.keys {
-		keys, err := seal.ReadKeys(k)
-		if err != nil && strings.HasPrefix(k, "ed25519:") {
-			return c, asUsage(fmt.Errorf("--key: %w", err))
-		} else if err != nil {
-			return c, asUsage(fmt.Errorf("--key %w", err))
-		}
-		c.Keys = append(c.Keys, keys...)
-	}
-	for _, w := range f.witnesses {
-		if _, err := os.Stat(w); err != nil {
-			return c, asUsage(fmt.Errorf("--witness: %w", err))
-		}
-		c.Witnesses = append(c.Witnesses, w)
+	c, err := stock.SealCheckOf(f.keys, f.witnesses)
+	switch {
+	case errors.Is(err, stock.ErrWitnessLog):
+		return c, asUsage(fmt.Errorf("--witness: %w", err))
+	case err != nil:
+		return c, asUsage(fmt.Errorf("--key: %w", err))
 	}
 	return c, nil
 }
