@@ -16,6 +16,10 @@ var (
 	// allow=HOST[,HOST...] with each host a valid allow-list rule.
 	ErrNetworkRule = errors.New("bad network rule")
 
+	// ErrNetworkBoth: a network rule on or off given with an allow-list
+	// (NetworkFlags): the rule is one or the other.
+	ErrNetworkBoth = errors.New("on or off and allow=HOSTS together: give one rule")
+
 	// ErrNoStore: no store was found and none is to be created.
 	ErrNoStore = errors.New("no harness store")
 
