@@ -153,7 +153,7 @@ and proves nothing; one whose signature does not verify fails.
 			defer s.Close()
 			var replay stock.Replayer
 			if !a.jsonOut() {
-				replay = a.replayTold // the record is told as it is replayed
+				replay = tell.ReplayTold(a.stdout, a.paint) // the record is told as it is replayed
 			}
 			r := s.Replay(ctx, id, verify, check, replay)
 			if r.Err != nil && r.Verify == nil {
