@@ -517,11 +517,7 @@ func (a *app) openThreadTo(ctx context.Context, id string, read bool) (*session,
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	open := func() (*session, error) { return a.open(ctx, false) }
-	if read {
-		open = func() (*session, error) { return a.openRead(ctx) }
-	}
-	s, err := open()
+	s, err := a.openSession(ctx, nil, stock.SessionOptions{Lenient: true, ReadOnly: read})
 	if err != nil {
 		return nil, err
 	}

@@ -110,29 +110,19 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 			if verb == "set" && !cmd.Flags().Changed("cost") && !cmd.Flags().Changed("tokens") {
 				return usageError("budget %s set: say what to: --cost USD, --tokens N (0: none)", id)
 			}
-			s, approval, err := a.openAnswering(ctx, root, &f)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			dr, err := a.newDriver(s, root, approval, &f.drive)
-			if err != nil {
-				return err
-			}
-			dr.retry = true
-			if err := dr.openTree(ctx); err != nil {
-				return err
-			}
-			var p harness.Posted
-			if verb == "raise" {
-				p, err = drive.GrowBudget(ctx, dr.th, amount, a.whoami())
-			} else {
-				p, err = drive.SetBounds(ctx, dr.th, b.bounds(cmd.Flags(), "cost", "tokens"), a.whoami(), "budget set", false)
-			}
-			if err != nil {
-				return drive.Refused(err, root, facts.KindBudgetRaised)
-			}
-			return dr.posted(ctx, p, &f)
+			return a.answering(ctx, root, &f, false, func(dr *driver) error {
+				var p harness.Posted
+				var err error
+				if verb == "raise" {
+					p, err = drive.GrowBudget(ctx, dr.th, amount, a.whoami())
+				} else {
+					p, err = drive.SetBounds(ctx, dr.th, b.bounds(cmd.Flags(), "cost", "tokens"), a.whoami(), "budget set", false)
+				}
+				if err != nil {
+					return drive.Refused(err, root, facts.KindBudgetRaised)
+				}
+				return dr.posted(ctx, p, &f)
+			})
 		}),
 	}
 	cmd.Flags().Float64Var(&b.cost, "cost", 0, "an amount in `USD` (also --usd); with no raise or set, a raise: --usd +5")

@@ -621,7 +621,7 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 		}
 	}
 	d.retry = true
-	if err := d.openTree(ctx); err != nil {
+	if d.th, err = d.OpenTree(ctx, id); err != nil {
 		return err
 	}
 	return d.finish(ctx)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -13,17 +12,6 @@ import (
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
 )
-
-// openTree makes the driver's thread the one its tree's actor folds: a
-// child thread is folded by the actor its parent's delegation composes.
-func (d *driver) openTree(ctx context.Context) error {
-	th, err := d.rt.Open(ctx, d.s.Stock.Actor, d.id)
-	if err != nil {
-		return err
-	}
-	d.th = th
-	return nil
-}
 
 // lineOf is a fact appended while the command drives its thread: a fact
 // of one of its children says whose it is.
