@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -300,14 +299,8 @@ func argsN(cmd *cobra.Command, args []string, min, max int, names string) error 
 	return nil
 }
 
-// version is the program's version: the module's, as the build records
-// it, or "dev" for a build from a checkout.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+// version is the program's version (tell.ModuleVersion).
+var version = tell.ModuleVersion
 
 // commit is the commit the program was built from when the build
 // records none (-buildvcs=false, a build outside the checkout): set it

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -94,15 +93,29 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 			if verb == "set" && cmd.Flags().Changed("turns") {
 				return usageError("budget %s set --turns: the bound in model turns is --max-turns; raise it: harness budget %s raise --turns N", id, id)
 			}
-			root, err := a.rootOf(ctx, id)
-			if err != nil {
-				return err
-			}
 			if verb == "" && !amount.IsZero() {
 				verb = "raise" // harness budget t1 --usd +5
 			}
-			if verb == "" {
-				return a.showBudget(ctx, root)
+			// The budget is the tree's root's; the store is let go of
+			// before a raise opens it to answer.
+			s, err := a.openThreadRead(ctx, id)
+			if err != nil {
+				return err
+			}
+			root, err := harness.RootOf(ctx, s.Store, id)
+			var st drive.State
+			if err == nil && verb == "" {
+				st, err = s.Inspect(ctx, root)
+			}
+			s.Close()
+			switch {
+			case err != nil:
+				return err
+			case verb == "" && a.jsonOut():
+				return a.printJSON(tell.BudgetDocOf(st))
+			case verb == "":
+				tell.Budget(a.stdout, st, "start one with --max-cost, --max-tokens")
+				return nil
 			}
 			if verb == "raise" && amount.IsZero() {
 				return usageError("budget %s raise: say by how much: --cost USD, --tokens N, --turns N", id)
@@ -131,34 +144,6 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 	alias(cmd.Flags(), map[string]string{"usd": "cost"})
 	f.add(cmd)
 	return cmd
-}
-
-// rootOf is the root of the tree of the thread id.
-func (a *app) rootOf(ctx context.Context, id string) (string, error) {
-	s, err := a.openThreadRead(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	defer s.Close()
-	return harness.RootOf(ctx, s.Store, id)
-}
-
-// showBudget prints the budget of the tree whose root is root.
-func (a *app) showBudget(ctx context.Context, root string) error {
-	s, err := a.openThreadRead(ctx, root)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	st, err := s.Inspect(ctx, root)
-	if err != nil {
-		return err
-	}
-	if a.jsonOut() {
-		return a.printJSON(tell.BudgetDocOf(st))
-	}
-	tell.Budget(a.stdout, st, "start one with --max-cost, --max-tokens")
-	return nil
 }
 
 // budgetHint is the command that answers a budget wait of the tree of the

@@ -91,7 +91,7 @@ symbolic ref is refused.
 			defer s.Close()
 			// The head signed is the head checked: read before the
 			// check, and the seal refused if the log moved meanwhile.
-			e, witness, err := s.Place.SealHead(ctx, a.getenv, s.Store, s.Stock.Actor, id, gitNote || a.userSealsNoted())
+			e, witness, err := s.Place.SealHead(ctx, a.getenv, s.Store, s.Stock.Actor, id, gitNote || a.layered.Settings.SealGitNotes) // your settings may ask for notes
 			if err != nil && !(errors.Is(err, seal.ErrNotAnchored) && e.Sig != nil) {
 				return err
 			}
@@ -107,12 +107,6 @@ symbolic ref is refused.
 	}
 	cmd.Flags().BoolVar(&gitNote, "git-note", false, "write the seal also as a git note on the workspace's HEAD (refs/notes/harness-seals)")
 	return cmd
-}
-
-// userSealsNoted reports whether the settings the last session read ask
-// for seals as git notes (seal_git_notes).
-func (a *app) userSealsNoted() bool {
-	return a.layered.Settings.SealGitNotes
 }
 
 // sealFlags are replay --verify's: whose seals to trust, and where else

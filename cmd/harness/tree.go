@@ -10,6 +10,7 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/tell"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -23,10 +24,7 @@ func (d *driver) lineOf(f facts.Fact) string {
 		}
 		root = d.first
 	}
-	if f.Thread == root {
-		return d.a.factLine(f)
-	}
-	return "  " + d.a.paint("dim", f.Thread) + " " + d.a.factLine(f)
+	return tell.TreeFactLine(f, root, d.a.paint)
 }
 
 // stopCmd stops a thread, and the children it waits on.
@@ -73,11 +71,7 @@ and ends stopped (a run exits 1). stop returns once it has.`,
 				if err != nil {
 					fmt.Fprintf(a.stderr, "harness: %s\n", personError(err))
 				} else if !a.jsonOut() {
-					line := a.factLine(f)
-					if f.Thread != id {
-						line = "  " + a.paint("dim", f.Thread) + " " + line
-					}
-					fmt.Fprintln(a.stdout, line)
+					fmt.Fprintln(a.stdout, tell.TreeFactLine(f, id, a.paint))
 				}
 			})
 			if err != nil {
