@@ -11,6 +11,17 @@ import (
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
+// SeqError is a fork's last seq that is not a seq of the thread, which
+// has facts 1 to Last.
+type SeqError struct {
+	Thread    string
+	Seq, Last uint64
+}
+
+func (e *SeqError) Error() string {
+	return fmt.Sprintf("fork %s: at %d is not a seq of the thread (it has facts 1 to %d)", e.Thread, e.Seq, e.Last)
+}
+
 // ForkID is the id Fork gives a fork when none is named:
 // "<from>-at<seq>".
 func ForkID(from string, at uint64) string {
@@ -44,7 +55,7 @@ func Fork(ctx context.Context, store thread.Store, from string, at uint64, to st
 		return thread.Head{}, fmt.Errorf("fork %s: %w", from, err)
 	}
 	if at < 1 || at > head.Seq {
-		return thread.Head{}, fmt.Errorf("fork %s: at %d is not a seq of the thread (it has facts 1 to %d)", from, at, head.Seq)
+		return thread.Head{}, &SeqError{Thread: from, Seq: at, Last: head.Seq}
 	}
 	if _, err := store.Head(ctx, to); err == nil {
 		return thread.Head{}, fmt.Errorf("fork %s into %s: %w", from, to, harness.ErrThreadExists)

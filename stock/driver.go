@@ -136,6 +136,13 @@ func (d *Driver) Options() drive.Options {
 // Thread is the thread id of the session's actor on the driver's runtime.
 func (d *Driver) Thread(id string) *harness.Thread { return d.Runtime.Thread(d.s.Stock.Actor, id) }
 
+// OpenTree is the thread id as its tree's actor folds it, its tree
+// opened (harness.Runtime.Open): a child thread is folded by the actor
+// its parent's delegation composes, which Thread's actor is not.
+func (d *Driver) OpenTree(ctx context.Context, id string) (*harness.Thread, error) {
+	return d.Runtime.Open(ctx, d.s.Stock.Actor, id)
+}
+
 // Start starts a thread with the message m, and the ingress also, under
 // the progress ctx: thread id, or with id "" the next free one (picked
 // is told it, and the one taken meanwhile by another process, if any).

@@ -16,6 +16,10 @@ var (
 	// allow=HOST[,HOST...] with each host a valid allow-list rule.
 	ErrNetworkRule = errors.New("bad network rule")
 
+	// ErrNetworkBoth: a network rule on or off given with an allow-list
+	// (NetworkFlags): the rule is one or the other.
+	ErrNetworkBoth = errors.New("on or off and allow=HOSTS together: give one rule")
+
 	// ErrNoStore: no store was found and none is to be created.
 	ErrNoStore = errors.New("no harness store")
 
@@ -91,3 +95,20 @@ func (e *stepError) Error() string { return e.msg }
 func (e *stepError) Is(target error) bool {
 	return target == ErrNoStep || e.action && target == ErrNoAction
 }
+
+// ErrSealKeys: a key to trust a seal of (SealCheckOf) is neither a public
+// key nor a readable file of them; ErrWitnessLog: a witness log to read
+// seals from is not there. Both keep the message of the error they wrap.
+var (
+	ErrSealKeys   = errors.New("bad key to trust")
+	ErrWitnessLog = errors.New("bad witness log")
+)
+
+// argError is err, said as err is, that is also the sentinel is.
+type argError struct {
+	err error
+	is  error
+}
+
+func (e argError) Error() string   { return e.err.Error() }
+func (e argError) Unwrap() []error { return []error{e.err, e.is} }

@@ -116,6 +116,29 @@ type SealCheck struct {
 	Witnesses []string
 }
 
+// SealCheckOf is the check of others' seals that keys and witnesses ask
+// for: each of keys is a public key (ed25519:…) or a file of them, one a
+// line (seal.ReadKeys); each of witnesses is a witness log, which must be
+// there. A key that cannot be read is ErrSealKeys, a witness log
+// ErrWitnessLog.
+func SealCheckOf(keys, witnesses []string) (SealCheck, error) {
+	var c SealCheck
+	for _, k := range keys {
+		ks, err := seal.ReadKeys(k)
+		if err != nil {
+			return c, argError{err, ErrSealKeys}
+		}
+		c.Keys = append(c.Keys, ks...)
+	}
+	for _, w := range witnesses {
+		if _, err := os.Stat(w); err != nil {
+			return c, argError{err, ErrWitnessLog}
+		}
+		c.Witnesses = append(c.Witnesses, w)
+	}
+	return c, nil
+}
+
 // VerifySeals checks the thread's log in store against the seals of it in
 // the person's witness log and in c.Witnesses (see seal.Check). The
 // person's own key, if they have one, is trusted (none is made), and so

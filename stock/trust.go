@@ -285,3 +285,33 @@ func TrustSources(ctx context.Context, p Place, l Layered, getenv func(string) s
 	}
 	return picked, nil
 }
+
+// Revocation is what forgetting the trust in one file did: Path is the
+// file ("" for every settings file of the workspace), Had whether it was
+// trusted.
+type Revocation struct {
+	Path string
+	Had  bool
+}
+
+// RevokeTrustIn forgets the trust in files, one by one, or at once in
+// every settings file of the workspace when all is set. It returns what
+// each revocation did, up to the first error.
+func (p Place) RevokeTrustIn(getenv func(string) string, files []SettingsSource, all bool) ([]Revocation, error) {
+	if all {
+		had, err := p.RevokeTrust(getenv, "")
+		if err != nil {
+			return nil, err
+		}
+		return []Revocation{{Had: had}}, nil
+	}
+	var out []Revocation
+	for _, s := range files {
+		had, err := p.RevokeTrust(getenv, s.Path)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, Revocation{Path: s.Path, Had: had})
+	}
+	return out, nil
+}

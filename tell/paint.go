@@ -29,6 +29,16 @@ func FactLine(f facts.Fact) string {
 	return fmt.Sprintf("%4d  %-22s %s", f.Seq, f.Kind, present.Describe(f))
 }
 
+// TreeFactLine is a fact of the tree of the thread root as one line of
+// the log: a fact of another thread of the tree (a child's) is indented
+// and names its thread, dimmed.
+func TreeFactLine(f facts.Fact, root string, paint Paint) string {
+	if f.Thread == root {
+		return FactLine(f)
+	}
+	return "  " + paint.on("dim", f.Thread) + " " + FactLine(f)
+}
+
 // OneLine is s on one line, its runs of white space one space, escaped.
 func OneLine(s string) string { return present.EscapeLine(strings.Join(strings.Fields(s), " ")) }
 

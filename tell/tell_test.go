@@ -200,3 +200,13 @@ func TestTurnSaysWhatWasNotKept(t *testing.T) {
 	require.NotContains(t, out, "\x1b")
 	require.Contains(t, out, "  text\n    hi\\x1b[2J\n  tokens  0 in, 0 out\n  exchange  openai http://x → 200, 9 bytes\n  request (7 bytes)\n    {\n      \"a\": 1\n    }\n  response  not kept\\x1b[2J\n")
 }
+
+// A fact of the tree's root is its line; a child's is indented under it,
+// naming the child (dimmed), its description escaped.
+func TestTreeFactLine(t *testing.T) {
+	f := fact(t, 3, facts.KindUserMessage, facts.UserMessage{Text: "hi\x1b[2J"})
+	require.Equal(t, tell.FactLine(f), tell.TreeFactLine(f, "t1", brackets))
+	require.Equal(t, "  [dim:t1] "+tell.FactLine(f), tell.TreeFactLine(f, "t0", brackets))
+	require.Equal(t, "  t1 "+tell.FactLine(f), tell.TreeFactLine(f, "t0", nil))
+	require.NotContains(t, tell.TreeFactLine(f, "t0", nil), "\x1b")
+}

@@ -21,6 +21,15 @@ type Version struct {
 	Go       string `json:"go"`
 }
 
+// ModuleVersion is the program's version: the module's, as the build
+// records it, or "dev" for a build from a checkout.
+func ModuleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
 // VersionOf reads what the build recorded of itself: version is the
 // program's version, commit the commit to name when the build records
 // none.

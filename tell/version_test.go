@@ -43,3 +43,9 @@ func TestVersionOfNamesTheCommitGiven(t *testing.T) {
 		require.Equal(t, "feed", VersionOf("dev", "feed").Commit)
 	}
 }
+
+// A build from a checkout (a test binary's, here) has no module version:
+// it is "dev".
+func TestModuleVersion(t *testing.T) {
+	require.Equal(t, "dev", ModuleVersion())
+}

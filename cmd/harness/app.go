@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -300,14 +299,8 @@ func argsN(cmd *cobra.Command, args []string, min, max int, names string) error 
 	return nil
 }
 
-// version is the program's version: the module's, as the build records
-// it, or "dev" for a build from a checkout.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+// version is the program's version (tell.ModuleVersion).
+var version = tell.ModuleVersion
 
 // commit is the commit the program was built from when the build
 // records none (-buildvcs=false, a build outside the checkout): set it
@@ -517,11 +510,7 @@ func (a *app) openThreadTo(ctx context.Context, id string, read bool) (*session,
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	open := func() (*session, error) { return a.open(ctx, false) }
-	if read {
-		open = func() (*session, error) { return a.openRead(ctx) }
-	}
-	s, err := open()
+	s, err := a.openSession(ctx, nil, stock.SessionOptions{Lenient: true, ReadOnly: read})
 	if err != nil {
 		return nil, err
 	}
@@ -552,6 +541,3 @@ func checkID(id string) error {
 	}
 	return nil
 }
-
-// oneLine squashes s onto one line, its control characters escaped.
-var oneLine = tell.OneLine

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -94,15 +93,29 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 			if verb == "set" && cmd.Flags().Changed("turns") {
 				return usageError("budget %s set --turns: the bound in model turns is --max-turns; raise it: harness budget %s raise --turns N", id, id)
 			}
-			root, err := a.rootOf(ctx, id)
-			if err != nil {
-				return err
-			}
 			if verb == "" && !amount.IsZero() {
 				verb = "raise" // harness budget t1 --usd +5
 			}
-			if verb == "" {
-				return a.showBudget(ctx, root)
+			// The budget is the tree's root's; the store is let go of
+			// before a raise opens it to answer.
+			s, err := a.openThreadRead(ctx, id)
+			if err != nil {
+				return err
+			}
+			root, err := harness.RootOf(ctx, s.Store, id)
+			var st drive.State
+			if err == nil && verb == "" {
+				st, err = s.Inspect(ctx, root)
+			}
+			s.Close()
+			switch {
+			case err != nil:
+				return err
+			case verb == "" && a.jsonOut():
+				return a.printJSON(tell.BudgetDocOf(st))
+			case verb == "":
+				tell.Budget(a.stdout, st, "start one with --max-cost, --max-tokens")
+				return nil
 			}
 			if verb == "raise" && amount.IsZero() {
 				return usageError("budget %s raise: say by how much: --cost USD, --tokens N, --turns N", id)
@@ -110,29 +123,19 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 			if verb == "set" && !cmd.Flags().Changed("cost") && !cmd.Flags().Changed("tokens") {
 				return usageError("budget %s set: say what to: --cost USD, --tokens N (0: none)", id)
 			}
-			s, approval, err := a.openAnswering(ctx, root, &f)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			dr, err := a.newDriver(s, root, approval, &f.drive)
-			if err != nil {
-				return err
-			}
-			dr.retry = true
-			if err := dr.openTree(ctx); err != nil {
-				return err
-			}
-			var p harness.Posted
-			if verb == "raise" {
-				p, err = drive.GrowBudget(ctx, dr.th, amount, a.whoami())
-			} else {
-				p, err = drive.SetBounds(ctx, dr.th, b.bounds(cmd.Flags(), "cost", "tokens"), a.whoami(), "budget set", false)
-			}
-			if err != nil {
-				return drive.Refused(err, root, facts.KindBudgetRaised)
-			}
-			return dr.posted(ctx, p, &f)
+			return a.answering(ctx, root, &f, false, func(dr *driver) error {
+				var p harness.Posted
+				var err error
+				if verb == "raise" {
+					p, err = drive.GrowBudget(ctx, dr.th, amount, a.whoami())
+				} else {
+					p, err = drive.SetBounds(ctx, dr.th, b.bounds(cmd.Flags(), "cost", "tokens"), a.whoami(), "budget set", false)
+				}
+				if err != nil {
+					return drive.Refused(err, root, facts.KindBudgetRaised)
+				}
+				return dr.posted(ctx, p, &f)
+			})
 		}),
 	}
 	cmd.Flags().Float64Var(&b.cost, "cost", 0, "an amount in `USD` (also --usd); with no raise or set, a raise: --usd +5")
@@ -141,34 +144,6 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 	alias(cmd.Flags(), map[string]string{"usd": "cost"})
 	f.add(cmd)
 	return cmd
-}
-
-// rootOf is the root of the tree of the thread id.
-func (a *app) rootOf(ctx context.Context, id string) (string, error) {
-	s, err := a.openThreadRead(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	defer s.Close()
-	return harness.RootOf(ctx, s.Store, id)
-}
-
-// showBudget prints the budget of the tree whose root is root.
-func (a *app) showBudget(ctx context.Context, root string) error {
-	s, err := a.openThreadRead(ctx, root)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	st, err := s.Inspect(ctx, root)
-	if err != nil {
-		return err
-	}
-	if a.jsonOut() {
-		return a.printJSON(tell.BudgetDocOf(st))
-	}
-	tell.Budget(a.stdout, st, "start one with --max-cost, --max-tokens")
-	return nil
 }
 
 // budgetHint is the command that answers a budget wait of the tree of the

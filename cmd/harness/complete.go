@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,30 +18,22 @@ import (
 // the values of flags that take one of a few. Completing never waits for
 // a store another command holds, and never writes.
 
-// completionWait bounds the look at the store a completion takes.
-const completionWait = 2 * time.Second
-
-// quietSession opens the store for a completion: nothing created, no
-// waiting, nothing said on stderr.
-func (a *app) quietSession(ctx context.Context) (*session, error) {
-	p, err := a.place()
-	if err != nil {
-		return nil, err
-	}
-	ss, err := stock.OpenSession(ctx, p, stock.SessionOptions{Getenv: a.getenv, Lenient: true, ReadOnly: true})
-	if err != nil {
-		return nil, err
-	}
-	s := &session{Session: ss}
-	return s, nil
-}
-
-func completionContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+// complete is what of says of the store (stock.Complete), as cobra
+// gives it to the shell.
+func (a *app) complete(cmd *cobra.Command, of func(context.Context, *stock.Session) ([]drive.Completion, error)) []cobra.Completion {
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return context.WithTimeout(ctx, completionWait)
+	p, err := a.place()
+	if err != nil {
+		return nil
+	}
+	var out []cobra.Completion
+	for _, c := range stock.Complete(ctx, p, a.getenv, of) {
+		out = append(out, cobra.CompletionWithDesc(c.Value, c.About))
+	}
+	return out
 }
 
 // completeThreads completes a first argument that is a thread id.
@@ -53,36 +44,18 @@ func (a *app) completeThreads(cmd *cobra.Command, args []string, toComplete stri
 	return a.threadIDs(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
-// threadIDs are the store's thread ids that start with prefix, the one
-// active last first, each described by its status and title.
+// threadIDs are the store's thread ids that start with prefix
+// (stock.Session.ThreadCompletions).
 func (a *app) threadIDs(cmd *cobra.Command, prefix string) []cobra.Completion {
-	ctx, cancel := completionContext(cmd)
-	defer cancel()
-	s, err := a.quietSession(ctx)
-	if err != nil {
-		return nil
-	}
-	defer s.Close()
-	rows, _, err := s.Threads(ctx, drive.ListOptions{})
-	if err != nil {
-		return nil
-	}
-	return completions(drive.ThreadCompletions(rows, prefix))
-}
-
-// completions are cs as cobra gives them to the shell.
-func completions(cs []drive.Completion) []cobra.Completion {
-	var out []cobra.Completion
-	for _, c := range cs {
-		out = append(out, cobra.CompletionWithDesc(c.Value, c.About))
-	}
-	return out
+	return a.complete(cmd, func(ctx context.Context, s *stock.Session) ([]drive.Completion, error) {
+		return s.ThreadCompletions(ctx, prefix)
+	})
 }
 
 // completeRequests completes THREAD, then a request of kind it waits on.
 func (a *app) completeRequests(kind fold.WaitKind) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return a.completeStep(cmd, args, toComplete, func(ctx context.Context, s *session) ([]drive.Completion, error) {
+		return a.completeStep(cmd, args, toComplete, func(ctx context.Context, s *stock.Session) ([]drive.Completion, error) {
 			st, err := s.Inspect(ctx, args[0]) // a parent's tree: its children's requests too
 			return drive.RequestCompletions(st, kind, toComplete), err
 		})
@@ -91,7 +64,7 @@ func (a *app) completeRequests(kind fold.WaitKind) cobra.CompletionFunc {
 
 // completeShow completes THREAD, then the thread's action ids.
 func (a *app) completeShow(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	return a.completeStep(cmd, args, toComplete, func(ctx context.Context, s *session) ([]drive.Completion, error) {
+	return a.completeStep(cmd, args, toComplete, func(ctx context.Context, s *stock.Session) ([]drive.Completion, error) {
 		r, err := s.Reading(ctx, args[0])
 		return drive.ActionCompletions(r, toComplete), err
 	})
@@ -99,25 +72,14 @@ func (a *app) completeShow(cmd *cobra.Command, args []string, toComplete string)
 
 // completeStep completes THREAD, then what of the thread of (a valid id)
 // says.
-func (a *app) completeStep(cmd *cobra.Command, args []string, toComplete string, of func(context.Context, *session) ([]drive.Completion, error)) ([]cobra.Completion, cobra.ShellCompDirective) {
+func (a *app) completeStep(cmd *cobra.Command, args []string, toComplete string, of func(context.Context, *stock.Session) ([]drive.Completion, error)) ([]cobra.Completion, cobra.ShellCompDirective) {
 	if len(args) == 0 {
 		return a.threadIDs(cmd, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 	if len(args) > 1 || thread.ValidateID(args[0]) != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	ctx, cancel := completionContext(cmd)
-	defer cancel()
-	s, err := a.quietSession(ctx)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	defer s.Close()
-	cs, err := of(ctx, s)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	return completions(cs), cobra.ShellCompDirectiveNoFileComp
+	return a.complete(cmd, of), cobra.ShellCompDirectiveNoFileComp
 }
 
 // completeFlag completes the flag name of cmd with one of values.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 )
@@ -43,23 +42,11 @@ allowed host with the file that gave it.
 			if err != nil {
 				return err
 			}
-			l, lerr := p.LoadLayered(a.getenv)
-			read, ierr := stock.InstructionsOf(p, l.Settings, a.getenv).ReadInstructions(cmd.Context(), nil)
-			if ierr != nil {
-				return ierr
+			in, lerr, err := p.InForce(cmd.Context(), a.getenv)
+			if err != nil {
+				return err
 			}
-			agents, _, aerr := stock.ListAgents(cmd.Context(), p, l.Settings, a.getenv)
-			if aerr != nil {
-				return aerr
-			}
-			ins := make([]facts.InstructionFile, len(read))
-			for i, r := range read {
-				ins[i] = r.File
-			}
-			c := tell.Settings{Layered: l, Instructions: ins, Agents: agents, UserInstructions: stock.UserInstructionsFile(a.getenv)}
-			if gone, file := p.ProjectRulesElsewhere(a.getenv); len(gone) > 0 {
-				c.RulesElsewhere, c.RulesFile = len(gone), file
-			}
+			c := tell.Settings(in)
 			if a.jsonOut() {
 				return a.printJSON(c.Doc())
 			}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 // cmdRetry runs a command until it succeeds, for at most 30 s: retry
@@ -82,6 +85,13 @@ func TestElicitReplyFromStdin(t *testing.T) {
 
 	_, err = elicitReply("1-a-e1", "accept", "", []string{"a=-", "b=-"}, strings.NewReader("x\n"))
 	require.ErrorContains(t, err, "one value only")
-	_, err = elicitReply("1-a-e1", "accept", "", []string{"a=-"}, strings.NewReader(strings.Repeat("x", maxStdinAnswer+1)))
+	_, err = elicitReply("1-a-e1", "accept", "", []string{"a=-"}, strings.NewReader(strings.Repeat("x", drive.MaxStdinAnswer+1)))
 	require.ErrorContains(t, err, "over")
+}
+
+// writeAsked writes the question e as the terminal says it: the
+// question (tell.WriteAsked), then how to answer it (askedHint).
+func writeAsked(w io.Writer, e drive.Event) {
+	tell.WriteAsked(w, e)
+	fmt.Fprintln(w, askedHint(e))
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/seed-7cc7a084/harness/drive"
@@ -12,7 +11,6 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
-	"github.com/seed-7cc7a084/harness/tell"
 )
 
 // The commands a person runs to answer or go on, said under what they
@@ -110,10 +108,4 @@ func askedHint(e drive.Event) string {
 	}
 	return fmt.Sprintf("  answer on the page, or where a harness serve holds the store: harness answer %s --request %s --elicit accept %s (or --elicit decline, --elicit cancel); Ctrl-C stops the call (it is then in doubt)",
 		present.EscapeLine(shellWord(e.Thread)), present.EscapeLine(shellWord(e.Request)), present.EscapeLine(strings.Join(names, " ")))
-}
-
-// writeAsked writes the question e for a person, and how to answer it.
-func writeAsked(w io.Writer, e drive.Event) {
-	tell.WriteAsked(w, e)
-	fmt.Fprintln(w, askedHint(e))
 }

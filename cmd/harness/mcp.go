@@ -89,7 +89,7 @@ or failed and why. Exit 1 when a server failed.`,
 		}),
 	}
 	cmd.Flags().StringVar(&f.sandbox, "sandbox", "", "where local servers run: workspace-write (the default, or the settings file's \"sandbox\"), read-only, or off")
-	addMCPNetworkFlag(cmd.Flags(), &f.network)
+	addMCPNetworkFlag(cmd.Flags(), &f.network.On)
 	return cmd
 }
 

@@ -129,7 +129,7 @@ required) and the server's description of it, escaped. Start a thread with one:
 		}),
 	}
 	cmd.Flags().StringVar(&f.sandbox, "sandbox", "", "where local servers run: workspace-write (the default, or the settings file's \"sandbox\"), read-only, or off")
-	addMCPNetworkFlag(cmd.Flags(), &f.network)
+	addMCPNetworkFlag(cmd.Flags(), &f.network.On)
 	return cmd
 }
 

@@ -21,58 +21,29 @@ const networkHelp = "the network commands get, a `RULE`: on (the network as you 
 const networkAllowHelp = "the same as --network allow=`HOSTS`: comma-separated or repeated"
 
 // networkFlag is --network on a command that runs threads: on, off or
-// allow=HOSTS (stock.ParseNetworkRule). It sets f.network for on and
-// off, and adds an allow-list's hosts to f.networkList.
-type networkFlag struct{ f *driveFlags }
+// allow=HOSTS (stock.NetworkFlags.Add).
+type networkFlag struct{ n *stock.NetworkFlags }
 
 // String is the flag's value as pflag shows a default.
-func (n networkFlag) String() string {
-	if n.f == nil {
+func (f networkFlag) String() string {
+	if f.n == nil {
 		return ""
 	}
-	if len(n.f.networkList) > 0 {
-		return stock.NetworkRule{Kind: stock.NetworkAllowList, Allow: n.f.networkList}.Spelling()
-	}
-	if n.f.network {
-		return stock.NetworkOn
-	}
-	return stock.NetworkOff
+	return f.n.Spelling()
 }
 
-// Set reads one --network value. Saying on or off and an allow-list on
-// one command line is refused: the rule would be one or the other.
-func (n networkFlag) Set(v string) error {
-	r, err := stock.ParseNetworkRule(v)
-	if err != nil {
-		return err
-	}
-	f := n.f
-	if r.Kind != stock.NetworkAllowList {
-		if len(f.networkList) > 0 {
-			return errNetworkBoth
-		}
-		f.network, f.networkSaid = r.Kind == stock.NetworkOn, true
-		return nil
-	}
-	if f.networkSaid {
-		return errNetworkBoth
-	}
-	f.networkList = append(f.networkList, r.Allow...)
-	return nil
-}
+// Set reads one --network value.
+func (f networkFlag) Set(v string) error { return f.n.Add(v) }
 
 // Type names the flag's values in the help.
 func (networkFlag) Type() string { return "on|off|allow=HOSTS" }
 
-// errNetworkBoth: --network on or off and an allow-list, together.
-var errNetworkBoth = errors.New("on or off and allow=HOSTS together: give one rule")
-
 // addNetworkFlags adds --network and --network-allow, its older spelling
 // of an allow-list, to fl.
 func addNetworkFlags(fl *pflag.FlagSet, f *driveFlags) {
-	fl.Var(networkFlag{f}, "network", networkHelp)
+	fl.Var(networkFlag{&f.network}, "network", networkHelp)
 	optional(fl.Lookup("network"))
-	fl.StringSliceVar(&f.networkAllow, "network-allow", nil, networkAllowHelp)
+	fl.StringSliceVar(&f.network.Older, "network-allow", nil, networkAllowHelp)
 }
 
 // networkGiven adds the network settings the flags give to given (the
@@ -80,15 +51,9 @@ func addNetworkFlags(fl *pflag.FlagSet, f *driveFlags) {
 // both spellings. An allow-list with --network on or off is a usage
 // error.
 func (f *driveFlags) networkGiven(given []string) ([]string, []string, error) {
-	allow := slices.Concat(f.networkList, f.networkAllow)
-	if f.networkSaid && len(allow) > 0 {
-		return given, nil, usageError("--network %s and an allow-list (--network allow=%s): give one rule", networkFlag{f}.String(), strings.Join(allow, ","))
-	}
-	if f.network {
-		given = append(given, "network")
-	}
-	if len(f.networkList) > 0 {
-		given = append(given, "network_allow")
+	given, allow, err := f.network.Given(given)
+	if err != nil {
+		return given, nil, usageError("--network %s and an allow-list (--network allow=%s): give one rule", f.network.Spelling(), strings.Join(slices.Concat(f.network.List, f.network.Older), ","))
 	}
 	return given, allow, nil
 }

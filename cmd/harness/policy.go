@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 )
 
@@ -32,16 +30,3 @@ func (d *driver) setPolicy(ctx context.Context, f *driveFlags) error {
 	}
 	return err
 }
-
-// shownCommand is a run_command call as a person reads it
-// (present.Command).
-type shownCommand struct{ present.Command }
-
-// commandOf reads a run_command call's arguments (present.CommandOf).
-func (a *app) commandOf(tool, args string, def time.Duration) (shownCommand, bool) {
-	c, ok := present.CommandOf(tool, args, def)
-	return shownCommand{c}, ok
-}
-
-func (c shownCommand) timeout() string { return c.Timeout() }
-func (c shownCommand) lines() []string { return c.Lines() }

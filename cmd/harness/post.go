@@ -218,137 +218,111 @@ standard input, --content - the JSON object.`,
 	return cmd
 }
 
-// openAnswering opens the store to answer the thread id, in the workspace
+// answering opens the store to answer the thread id, in the workspace
 // the thread records when the answer resumes it (an answer alone may be
-// given from anywhere).
-func (a *app) openAnswering(ctx context.Context, id string, f *answerFlags) (*session, drive.Approval, error) {
+// given from anywhere), and gives fn the thread's driver: the policy its
+// flags change recorded first (when policy is set), the thread's tree
+// opened, and a failed model turn run once more should it resume (an
+// answer is a person's word to go on).
+func (a *app) answering(ctx context.Context, id string, f *answerFlags, policy bool, fn func(dr *driver) error) error {
 	s, approval, err := a.openDrive(ctx, &f.drive)
 	if err != nil {
-		return nil, approval, err
+		return err
 	}
+	defer s.Close()
 	if err := s.threadExists(ctx, id); err != nil {
-		s.Close()
-		return nil, approval, err
+		return err
 	}
 	if err := a.enter(ctx, s, id); err != nil && f.resume {
-		s.Close()
-		return nil, approval, err
+		return err
 	}
-	return s, approval, nil
-}
-
-// answerer is the driver of a command that answers the thread id with
-// the flags f: the policy its flags change recorded first, the thread's
-// tree opened, and a failed model turn run once more should it resume (an
-// answer is a person's word to go on).
-func (a *app) answerer(ctx context.Context, s *session, approval drive.Approval, id string, f *answerFlags) (*driver, error) {
 	dr, err := a.newDriver(s, id, approval, &f.drive)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := dr.setPolicy(ctx, &f.drive); err != nil {
-		return nil, err
+	if policy {
+		if err := dr.setPolicy(ctx, &f.drive); err != nil {
+			return err
+		}
 	}
 	dr.retry = true
-	return dr, dr.openTree(ctx)
+	if dr.th, err = dr.OpenTree(ctx, id); err != nil {
+		return err
+	}
+	return fn(dr)
 }
 
 // answerRequest gives the reply to an open request of its kind: the one
 // it names, or the only open one.
 func (a *app) answerRequest(ctx context.Context, id string, r drive.Reply, f *answerFlags) error {
-	s, approval, err := a.openAnswering(ctx, id, f)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	dr, err := a.answerer(ctx, s, approval, id, f)
-	if err != nil {
-		return err
-	}
-	ans, err := drive.Answer(ctx, dr.th, r)
-	var rerr *drive.RequestError
-	switch {
-	case errors.Is(err, drive.ErrBadReply):
-		return asUsage(err)
-	case errors.As(err, &rerr) && errors.Is(err, drive.ErrWhichRequest):
-		if r.Kind == fold.WaitConfirmation {
-			return usageError("%v (or pass --all)", err)
+	return a.answering(ctx, id, f, true, func(dr *driver) error {
+		ans, err := drive.Answer(ctx, dr.th, r)
+		var rerr *drive.RequestError
+		switch {
+		case errors.Is(err, drive.ErrBadReply):
+			return asUsage(err)
+		case errors.As(err, &rerr) && errors.Is(err, drive.ErrWhichRequest):
+			if r.Kind == fold.WaitConfirmation {
+				return usageError("%v (or pass --all)", err)
+			}
+			return usageError("%v", err)
+		case errors.As(err, &rerr) && rerr.Named == "":
+			if last, ok, lerr := drive.LastAnswer(ctx, dr.th, drive.AnswerKind(r.Kind)); lerr == nil && ok {
+				return fmt.Errorf("%w: the last answer was %s (seq %d); nothing appended", err, present.Describe(last), last.Seq)
+			}
+			return fmt.Errorf("%w; `harness log %s` shows its record", err, id)
+		case err != nil:
+			return err
 		}
-		return usageError("%v", err)
-	case errors.As(err, &rerr) && rerr.Named == "":
-		if last, ok, lerr := drive.LastAnswer(ctx, dr.th, drive.AnswerKind(r.Kind)); lerr == nil && ok {
-			return fmt.Errorf("%w: the last answer was %s (seq %d); nothing appended", err, present.Describe(last), last.Seq)
-		}
-		return fmt.Errorf("%w; `harness log %s` shows its record", err, id)
-	case err != nil:
-		return err
-	}
-	return dr.posted(ctx, ans.Posted, f)
+		return dr.posted(ctx, ans.Posted, f)
+	})
 }
 
 // answerAll gives the reply to every open request of its kind
 // (drive.AnswerAll), then resumes the thread if asked.
 func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, r drive.Reply) error {
-	s, approval, err := a.openAnswering(ctx, id, f)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	dr, err := a.answerer(ctx, s, approval, id, f)
-	if err != nil {
-		return err
-	}
-	answered, err := drive.AnswerAll(ctx, dr.th, r)
-	var rerr *drive.RequestError
-	switch {
-	case errors.Is(err, drive.ErrBadReply):
-		return asUsage(err)
-	case errors.As(err, &rerr):
-		return fmt.Errorf("thread %s waits for no %s (it is %s); `harness log %s` shows its record", id, r.Kind, rerr.Status, id)
-	}
-	for _, ans := range answered {
-		if ans.Posted.Duplicate {
-			dr.sayGiven(ctx, ans.Posted.Seq)
+	return a.answering(ctx, id, f, true, func(dr *driver) error {
+		answered, err := drive.AnswerAll(ctx, dr.th, r)
+		var rerr *drive.RequestError
+		switch {
+		case errors.Is(err, drive.ErrBadReply):
+			return asUsage(err)
+		case errors.As(err, &rerr):
+			return fmt.Errorf("thread %s waits for no %s (it is %s); `harness log %s` shows its record", id, r.Kind, rerr.Status, id)
 		}
-	}
-	if err != nil {
-		return err
-	}
-	last, ok := drive.LastPosted(answered)
-	if !ok {
-		// Nothing appended: the document names the head.
-		h, err := dr.s.Store.Head(ctx, id)
+		for _, ans := range answered {
+			if ans.Posted.Duplicate {
+				dr.sayGiven(ctx, ans.Posted.Seq)
+			}
+		}
 		if err != nil {
 			return err
 		}
-		last = harness.Posted{Seq: h.Seq, Duplicate: true}
-	}
-	return dr.posted(ctx, last, f)
+		last, ok := drive.LastPosted(answered)
+		if !ok {
+			// Nothing appended: the document names the head.
+			h, err := dr.s.Store.Head(ctx, id)
+			if err != nil {
+				return err
+			}
+			last = harness.Posted{Seq: h.Seq, Duplicate: true}
+		}
+		return dr.posted(ctx, last, f)
+	})
 }
 
-// post opens the store and posts d. The flags, --model's model included,
-// are checked before anything is posted.
+// post posts d to the thread under key, and resumes it if asked: a
+// person's word to go on, so a failed model turn is run once more. The
+// flags, --model's model included, are checked before anything is
+// posted.
 func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f *answerFlags) error {
-	s, approval, err := a.openAnswering(ctx, id, f)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	return a.postIn(ctx, s, approval, id, d, key, f)
-}
-
-// postIn posts d to the thread under key, and resumes it if asked: a
-// person's word to go on, so a failed model turn is run once more.
-func (a *app) postIn(ctx context.Context, s *session, approval drive.Approval, id string, d facts.Draft, key string, f *answerFlags) error {
-	dr, err := a.answerer(ctx, s, approval, id, f)
-	if err != nil {
-		return err
-	}
-	p, err := drive.PostAnswer(ctx, dr.th, d, key)
-	if err != nil {
-		return drive.Refused(err, id, d.Kind)
-	}
-	return dr.posted(ctx, p, f)
+	return a.answering(ctx, id, f, true, func(dr *driver) error {
+		p, err := drive.PostAnswer(ctx, dr.th, d, key)
+		if err != nil {
+			return drive.Refused(err, id, d.Kind)
+		}
+		return dr.posted(ctx, p, f)
+	})
 }
 
 // posted says what a post did — appended, or already there (nothing
@@ -387,13 +361,6 @@ func (dr *driver) sayGiven(ctx context.Context, seq uint64) {
 	dr.a.printf("%s\n", tell.Given(ctx, dr.s.Store, dr.id, seq))
 }
 
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // personAnswers is the command with which a person answers the request p
 // of the thread id at a terminal, for the MCP server to name when it
 // leaves the answer to a person: the answer alone, as the client resumes.
@@ -406,9 +373,6 @@ func personAnswers(id string, p drive.Pending) string {
 	cmd, _, _ = strings.Cut(cmd, "   (")
 	return cmd
 }
-
-// maxStdinAnswer bounds what an answer reads from standard input.
-const maxStdinAnswer = drive.MaxStdinAnswer
 
 // elicitReply is the reply of harness answer --elicit: accept (with the
 // fields or the JSON content), decline or cancel (drive.ElicitInput:

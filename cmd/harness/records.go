@@ -153,7 +153,7 @@ and proves nothing; one whose signature does not verify fails.
 			defer s.Close()
 			var replay stock.Replayer
 			if !a.jsonOut() {
-				replay = a.replayTold // the record is told as it is replayed
+				replay = tell.ReplayTold(a.stdout, a.paint) // the record is told as it is replayed
 			}
 			r := s.Replay(ctx, id, verify, check, replay)
 			if r.Err != nil && r.Verify == nil {
@@ -266,9 +266,6 @@ before the action it was found before, by unknown.`,
 	return cmd
 }
 
-// dash is s, or "-" for an empty column.
-var dash = tell.Dash
-
 func (a *app) forkCmd() *cobra.Command {
 	var at uint64
 	var as string
@@ -298,26 +295,19 @@ The workspace is not forked: what the fork runs acts on the files as they are.`,
 			if err := checkID(as); err != nil {
 				return err
 			}
-			s, err := a.open(ctx, false)
+			s, err := a.openThread(ctx, id)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.threadExists(ctx, id); err != nil {
-				return err
-			}
-			if head, err := s.Store.Head(ctx, id); err == nil && (at < 1 || at > head.Seq) {
-				return fmt.Errorf("fork %s: --at %d is not a seq of the thread (it has facts 1 to %d)", id, at, head.Seq)
-			}
-			h, err := rewind.Fork(ctx, s.Store, id, at, as)
-			if errors.Is(err, harness.ErrThreadExists) {
+			h, st, err := s.Fork(ctx, id, at, as)
+			var seq *rewind.SeqError
+			switch {
+			case errors.As(err, &seq):
+				return fmt.Errorf("fork %s: --at %d is not a seq of the thread (it has facts 1 to %d)", id, at, seq.Last)
+			case errors.Is(err, harness.ErrThreadExists):
 				return fmt.Errorf("%w; name another with --as", err)
-			}
-			if err != nil {
-				return err
-			}
-			st, err := s.Inspect(ctx, as)
-			if err != nil {
+			case err != nil:
 				return err
 			}
 			if a.jsonOut() {

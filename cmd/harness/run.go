@@ -37,12 +37,9 @@ type driveFlags struct {
 	// provider's default.
 	maxOutput int64
 	sandbox   string
-	network   bool
-	// networkAllow is --network-allow: the hosts commands reach through
-	// the harness's proxy; networkList those of --network allow=, and
-	// networkSaid whether --network said on or off (network.go).
-	networkAllow, networkList []string
-	networkSaid               bool
+	// network is --network's rules, and --network-allow's hosts
+	// (network.go).
+	network stock.NetworkFlags
 	// worktrees is when children work in worktrees of their own;
 	// worktreeMerge what a worker's thread's end does with its branch.
 	worktrees, worktreeMerge string
@@ -121,7 +118,7 @@ func (f *driveFlags) layer() (stock.SettingsSource, error) {
 	}
 	src, err := stock.FlagLayer(stock.Settings{Model: f.model, Approve: f.approve, Allow: f.allow, Deny: f.deny,
 		MaxTurns: &f.maxTurns, MaxSteps: &f.maxSteps, ContextWindow: &f.window, MaxOutputTokens: &f.maxOutput,
-		Sandbox: f.sandbox, Network: f.network, NetworkAllow: allow, Worktrees: f.worktrees, WorktreeMerge: f.worktreeMerge,
+		Sandbox: f.sandbox, Network: f.network.On, NetworkAllow: allow, Worktrees: f.worktrees, WorktreeMerge: f.worktreeMerge,
 		MaxCost: &f.budget.cost, MaxTokens: &f.budget.tokens}, given...)
 	return src, asUsage(err)
 }
@@ -598,7 +595,7 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 		}
 	}
 	d.retry = true
-	if err := d.openTree(ctx); err != nil {
+	if d.th, err = d.OpenTree(ctx, id); err != nil {
 		return err
 	}
 	return d.finish(ctx)

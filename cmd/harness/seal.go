@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -93,7 +91,7 @@ symbolic ref is refused.
 			defer s.Close()
 			// The head signed is the head checked: read before the
 			// check, and the seal refused if the log moved meanwhile.
-			e, witness, err := s.Place.SealHead(ctx, a.getenv, s.Store, s.Stock.Actor, id, gitNote || a.userSealsNoted())
+			e, witness, err := s.Place.SealHead(ctx, a.getenv, s.Store, s.Stock.Actor, id, gitNote || a.layered.Settings.SealGitNotes) // your settings may ask for notes
 			if err != nil && !(errors.Is(err, seal.ErrNotAnchored) && e.Sig != nil) {
 				return err
 			}
@@ -111,12 +109,6 @@ symbolic ref is refused.
 	return cmd
 }
 
-// userSealsNoted reports whether the settings the last session read ask
-// for seals as git notes (seal_git_notes).
-func (a *app) userSealsNoted() bool {
-	return a.layered.Settings.SealGitNotes
-}
-
 // sealFlags are replay --verify's: whose seals to trust, and where else
 // to look for them.
 type sealFlags struct {
@@ -124,24 +116,14 @@ type sealFlags struct {
 	witnesses []string
 }
 
-// check parses the flags: each --key is a public key, or a file of them
-// (seal.ReadKeys).
+// check parses the flags (stock.SealCheckOf).
 func (f sealFlags) check() (stock.SealCheck, error) {
-	var c stock.SealCheck
-	for _, k := range f.keys {
-		keys, err := seal.ReadKeys(k)
-		if err != nil && strings.HasPrefix(k, "ed25519:") {
-			return c, asUsage(fmt.Errorf("--key: %w", err))
-		} else if err != nil {
-			return c, asUsage(fmt.Errorf("--key %w", err))
-		}
-		c.Keys = append(c.Keys, keys...)
-	}
-	for _, w := range f.witnesses {
-		if _, err := os.Stat(w); err != nil {
-			return c, asUsage(fmt.Errorf("--witness: %w", err))
-		}
-		c.Witnesses = append(c.Witnesses, w)
+	c, err := stock.SealCheckOf(f.keys, f.witnesses)
+	switch {
+	case errors.Is(err, stock.ErrWitnessLog):
+		return c, asUsage(fmt.Errorf("--witness: %w", err))
+	case err != nil:
+		return c, asUsage(fmt.Errorf("--key: %w", err))
 	}
 	return c, nil
 }

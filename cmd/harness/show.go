@@ -58,9 +58,3 @@ Any other fact: its payload.`,
 	}
 	return cmd
 }
-
-// prettyJSON indents JSON; anything else is returned as it is.
-var prettyJSON = tell.PrettyJSON
-
-// writeBlock writes text line by line under indent, escaped.
-var writeBlock = tell.WriteBlock

@@ -1,19 +1,14 @@
 package main
 
 import (
-	"context"
-	"io"
-
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/present/ask"
 	"github.com/seed-7cc7a084/harness/tell"
 )
 
 // The renderings of package tell that the commands call by these names.
 var (
-	shellWord   = tell.ShellWord
-	shortDigest = tell.ShortDigest
+	shellWord = tell.ShellWord
 )
 
 // teller tells how threads stand on stdout, as this command paints.
@@ -29,20 +24,3 @@ func (a *app) printPending(p drive.Pending, root string) { a.teller().Pending(p,
 
 // factLine is one fact, for a person (tell.FactLine).
 func (a *app) factLine(f facts.Fact) string { return tell.FactLine(f) }
-
-// prompter asks a person at the terminal (ask.Prompter), by the names
-// the prompts call.
-type prompter struct{ *ask.Prompter }
-
-func newPrompter(in io.Reader, out io.Writer) *prompter { return &prompter{ask.New(in, out)} }
-
-func (p *prompter) ask(ctx context.Context, question string) (string, error) {
-	return p.Line(ctx, question)
-}
-
-func (p *prompter) askKey(ctx context.Context, question string) (string, error) {
-	return p.Key(ctx, question)
-}
-
-// errNoAnswer: the input ended before an answer.
-var errNoAnswer = ask.ErrNoAnswer

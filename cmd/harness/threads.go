@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,9 +23,7 @@ func (a *app) threadsCmd() *cobra.Command {
 		Args:  args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			switch harness.Status(status) {
-			case "", harness.StatusParked, harness.StatusDone, harness.StatusFailed, harness.StatusStopped, harness.StatusResumable:
-			default:
+			if status != "" && !slices.Contains(drive.Statuses, status) {
 				return usageError("--status %q: want parked, done, failed, stopped or resumable", status)
 			}
 			s, err := a.openRead(ctx)

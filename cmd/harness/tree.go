@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
@@ -15,17 +13,6 @@ import (
 	"github.com/seed-7cc7a084/harness/tell"
 	"github.com/seed-7cc7a084/harness/thread"
 )
-
-// openTree makes the driver's thread the one its tree's actor folds: a
-// child thread is folded by the actor its parent's delegation composes.
-func (d *driver) openTree(ctx context.Context) error {
-	th, err := d.rt.Open(ctx, d.s.Stock.Actor, d.id)
-	if err != nil {
-		return err
-	}
-	d.th = th
-	return nil
-}
 
 // lineOf is a fact appended while the command drives its thread: a fact
 // of one of its children says whose it is.
@@ -37,15 +24,8 @@ func (d *driver) lineOf(f facts.Fact) string {
 		}
 		root = d.first
 	}
-	if f.Thread == root {
-		return d.a.factLine(f)
-	}
-	return "  " + d.a.paint("dim", f.Thread) + " " + d.a.factLine(f)
+	return tell.TreeFactLine(f, root, d.a.paint)
 }
-
-// printChildren tells, under a thread's state, how each child it waits on
-// stands (tell.Children).
-func (a *app) printChildren(st drive.State, indent string) { tell.Children(a.stdout, st, indent) }
 
 // stopCmd stops a thread, and the children it waits on.
 func (a *app) stopCmd() *cobra.Command {
@@ -91,11 +71,7 @@ and ends stopped (a run exits 1). stop returns once it has.`,
 				if err != nil {
 					fmt.Fprintf(a.stderr, "harness: %s\n", personError(err))
 				} else if !a.jsonOut() {
-					line := a.factLine(f)
-					if f.Thread != id {
-						line = "  " + a.paint("dim", f.Thread) + " " + line
-					}
-					fmt.Fprintln(a.stdout, line)
+					fmt.Fprintln(a.stdout, tell.TreeFactLine(f, id, a.paint))
 				}
 			})
 			if err != nil {

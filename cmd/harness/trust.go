@@ -3,11 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 )
@@ -76,7 +74,11 @@ FILEs named): their widening keys are left out again.
 				return err
 			}
 			if revoke {
-				return a.revokeTrust(p, files, args)
+				revoked, err := p.RevokeTrustIn(a.getenv, files, len(args) == 0)
+				for _, r := range revoked {
+					tell.Revoked(a.stdout, p.Root, r.Path, r.Had)
+				}
+				return err
 			}
 			if a.jsonOut() {
 				return a.printJSON(tell.TrustDocs(files))
@@ -86,35 +88,10 @@ FILEs named): their widening keys are left out again.
 				return nil
 			}
 			ask := a.interactive(false)
-			var p2 *prompter
-			pending := 0
-			for _, s := range files {
-				tell.TrustFile(a.stdout, s)
-				if !tell.Trustable(s) {
-					continue
-				}
-				grant := yes
-				if !yes && ask {
-					if p2 == nil {
-						p2 = newPrompter(a.stdin, a.stdout)
-					}
-					answer, err := p2.ask(cmd.Context(), fmt.Sprintf("Trust this content of %s? [y/N] ", present.EscapeLine(s.Path)))
-					if err != nil && !errors.Is(err, errNoAnswer) {
-						return err
-					}
-					grant = strings.EqualFold(answer, "y") || strings.EqualFold(answer, "yes")
-				}
-				if !grant {
-					pending++
-					if ask {
-						fmt.Fprintf(a.stdout, "  not trusted: its widening keys stay left out\n")
-					}
-					continue
-				}
-				if err := p.TrustSource(a.getenv, s); err != nil {
-					return err
-				}
-				fmt.Fprintf(a.stdout, "  trusted: sha256 %s (a change to the file makes it untrusted again)\n", shortDigest(s.Digest))
+			asker := &tell.Asker{Teller: a.teller(), In: a.stdin}
+			pending, err := asker.AskTrust(cmd.Context(), files, yes, ask, func(s stock.SettingsSource) error { return p.TrustSource(a.getenv, s) })
+			if err != nil {
+				return err
 			}
 			if pending > 0 && !ask {
 				fmt.Fprintf(a.stderr, "harness: not a terminal: nothing asked, nothing trusted; to trust the content listed above, pass --yes\n")
@@ -126,24 +103,4 @@ FILEs named): their widening keys are left out again.
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "trust every file listed, as it is now, without asking (for scripts: you have read what it widens)")
 	cmd.Flags().BoolVar(&revoke, "revoke", false, "forget the trust in the workspace's settings files (or the FILEs named)")
 	return cmd
-}
-
-// revokeTrust forgets the trust in files (every file of the workspace
-// when no names are given).
-func (a *app) revokeTrust(p stock.Place, files []stock.SettingsSource, names []string) error {
-	if len(names) == 0 {
-		ok, err := p.RevokeTrust(a.getenv, "")
-		if err == nil {
-			tell.Revoked(a.stdout, p.Root, "", ok)
-		}
-		return err
-	}
-	for _, s := range files {
-		ok, err := p.RevokeTrust(a.getenv, s.Path)
-		if err != nil {
-			return err
-		}
-		tell.Revoked(a.stdout, p.Root, s.Path, ok)
-	}
-	return nil
 }
