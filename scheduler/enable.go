@@ -270,14 +270,14 @@ func (s *state[S]) infer() fold.Transition[S] {
 			return fold.Transition[S]{Key: key, Effect: drafts[S](facts.KindBudgetExhausted, *spent)}
 		}
 	}
-	if s.whole != nil && s.whole().lean != nil {
-		// A lean fold's (a verifier's, see lean.go): it has no
-		// conversation to give the model.
-		return fold.Transition[S]{Key: key, Effect: effect.Die[S, []facts.Draft](ErrLean)}
-	}
 	// The conversation is lent (see lend): projecting costs no copy of
 	// it, and a turn that runs gives the model its own, said when it runs.
 	lent := s.lend()
+	if s.leanNow != nil && s.leanNow() {
+		// A lean scheduler's (a verifier's, see lean.go): it has no
+		// conversation to give the model.
+		return fold.Transition[S]{Key: key, Effect: effect.Die[S, []facts.Draft](ErrLean)}
+	}
 	req := Request{Thread: s.thread, Turn: turn, System: s.system}
 	if o := s.system.Output; o != nil {
 		req.System.Prompt = strings.TrimSpace(req.System.Prompt + "\n\n" + outputInstruction(o))

@@ -182,6 +182,7 @@ func (s *Scheduler[S]) now() *state[S] {
 		s.current = newState(s.env)
 		s.current.whole = s.whole
 		s.current.observed = s.lastObserved
+		s.current.leanNow = func() bool { return s.src != nil }
 		if s.prefix != nil {
 			s.current.talk, s.current.prior = s.talk, s.prior
 		}

@@ -193,6 +193,9 @@ type state[S any] struct {
 	// lean is set on the whole log's fold of a lean scheduler: it keeps
 	// no conversation, and lets go of settled calls (see lean.go).
 	lean *leanFold
+	// leanNow, when set, reports whether the whole log's fold is lean
+	// (see lean.go).
+	leanNow func() bool
 }
 
 func newState[S any](env Env[S]) *state[S] {
