@@ -87,6 +87,13 @@ func verifyTree(ctx context.Context, store thread.Store, actor harness.Actor, id
 	if err != nil {
 		return err
 	}
+	return verifyLinks(ctx, store, actor, id, seen, vf)
+}
+
+// verifyLinks checks the links of a thread whose log vf verified (see
+// VerifyLog) — to its parent, and to its children, each verified in turn.
+func verifyLinks(ctx context.Context, store thread.Store, actor harness.Actor, id string, seen map[string]bool, vf *Verifier) error {
+	rt := &harness.Runtime{Store: store}
 	// The links are read from the fold that verified the log (the log as
 	// it was checked), not from another fold of it: a long log's fold is
 	// the most a verifier holds, and it holds one.
