@@ -50,15 +50,20 @@ func VerifyLog(ctx context.Context, store thread.Store, actor harness.Actor, id 
 // thread id) and then what VerifyLog checks of each fact. An empty log is
 // an error.
 func VerifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error]) error {
-	_, err := verifyFacts(actor, id, log, nil)
+	_, err := verifyFacts(actor, id, log, nil, nil)
 	return err
 }
 
 // verifyFacts verifies the log, and returns its verifier, whose fold has
-// folded all of it, when it verifies.
-func verifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error], snaps *snapshotCheck) (*Verifier, error) {
+// folded all of it, when it verifies. src, when set, reads the log again
+// (from a store): the fold is then lean (fold.Leaner), holding less of a
+// long log and reading facts again from src when it needs them.
+func verifyFacts(actor harness.Actor, id string, log iter.Seq2[facts.Fact, error], snaps *snapshotCheck, src fold.Source) (*Verifier, error) {
 	v := NewVerifier(actor, id)
 	v.snaps = snaps
+	if src != nil {
+		v.Lean(src)
+	}
 	for f, err := range log {
 		if err != nil {
 			return nil, err
@@ -97,6 +102,12 @@ type Verifier struct {
 func NewVerifier(actor harness.Actor, id string) *Verifier {
 	return &Verifier{actor: actor, v: verifier{id: id, fold: fold.New(actor.New()...), pending: map[string]bool{}}}
 }
+
+// Lean makes the verifier's fold lean (see fold.Leaner): src reads the
+// log again — from its store — and the fold reads from it what only a
+// reading of the whole thread needs instead of holding every turn of a
+// long log. Call it before the first Add; after, it does nothing.
+func (v *Verifier) Lean(src fold.Source) { v.v.fold.Lean(src) }
 
 // Seq is the seq of the last fact added (0 for none).
 func (v *Verifier) Seq() uint64 { return v.seq }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/harnesstest"
 )
@@ -130,7 +132,35 @@ func verifyCase(t *testing.T, actor harness.Actor, where string, lines []string)
 		}
 	}
 	require.NotEmpty(t, log, "%s: an empty log", where)
+	got := "ok"
 	if err := audit.VerifyFacts(actor, log[0].Thread, seq2(log)); err != nil {
+		got = err.Error()
+	}
+	// A lean verifier (audit.Verifier.Lean), which reads the log again
+	// for what it lets go of, says the same of every case.
+	require.Equal(t, got, verifyLean(actor, log), "%s: a lean verifier says otherwise", where)
+	return got
+}
+
+// verifyLean verifies log as VerifyFacts does, by a lean verifier that
+// reads it again from the slice.
+func verifyLean(actor harness.Actor, log []facts.Fact) string {
+	v := audit.NewVerifier(actor, log[0].Thread)
+	v.Lean(fold.SourceFunc(func(from uint64) iter.Seq2[facts.Fact, error] {
+		return func(yield func(facts.Fact, error) bool) {
+			for _, f := range log {
+				if f.Seq >= from && !yield(f, nil) {
+					return
+				}
+			}
+		}
+	}))
+	for _, f := range log {
+		if err := v.Add(f); err != nil {
+			return err.Error()
+		}
+	}
+	if err := v.End(); err != nil {
 		return err.Error()
 	}
 	return "ok"

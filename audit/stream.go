@@ -45,13 +45,22 @@ func ReplayTreeEach(ctx context.Context, store thread.Store, actor harness.Actor
 }
 
 func replayEach(ctx context.Context, store thread.Store, actor harness.Actor, id string, tell func(AuditEntry) error) (Audit, *fold.Fold[harness.Services], error) {
-	a := Audit{Thread: id}
 	// A child is folded by the actor its parent's delegation composes.
 	th, err := (&harness.Runtime{Store: store}).Open(ctx, actor, id)
 	if err != nil {
-		return a, nil, err
+		return Audit{Thread: id}, nil, err
 	}
 	fd := fold.New(th.Actor().New()...)
+	return replayEachWith(ctx, store, id, tell, func(f facts.Fact) (*fold.Fold[harness.Services], error) {
+		return fd, fd.Step(f)
+	})
+}
+
+// replayEachWith is replayEach with step folding each fact, and returning
+// the fold that folded it, to read its action from.
+func replayEachWith(ctx context.Context, store thread.Store, id string, tell func(AuditEntry) error, step func(facts.Fact) (*fold.Fold[harness.Services], error)) (Audit, *fold.Fold[harness.Services], error) {
+	a := Audit{Thread: id}
+	var fd *fold.Fold[harness.Services]
 	// held are the entries held back from the first completion whose
 	// check is still to come; waiting are those completions, by action,
 	// each with its index in held.
@@ -70,7 +79,8 @@ func replayEach(ctx context.Context, store thread.Store, actor harness.Actor, id
 		if err != nil {
 			return a, nil, err
 		}
-		if err := fd.Step(f); err != nil {
+		var err error
+		if fd, err = step(f); err != nil {
 			return a, nil, err
 		}
 		a.Facts++

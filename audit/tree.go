@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -78,10 +80,20 @@ func verifyTree(ctx context.Context, store thread.Store, actor harness.Actor, id
 	if err != nil {
 		return err
 	}
-	vf, err := verifyFacts(th.Actor(), id, store.Read(ctx, id, 1), snaps)
+	// The fold is lean: it reads the log again from the store for what
+	// only a reading of the whole thread needs, instead of holding it.
+	src := fold.SourceFunc(func(from uint64) iter.Seq2[facts.Fact, error] { return store.Read(ctx, id, from) })
+	vf, err := verifyFacts(th.Actor(), id, store.Read(ctx, id, 1), snaps, src)
 	if err != nil {
 		return err
 	}
+	return verifyLinks(ctx, store, actor, id, seen, vf)
+}
+
+// verifyLinks checks the links of a thread whose log vf verified (see
+// VerifyLog) — to its parent, and to its children, each verified in turn.
+func verifyLinks(ctx context.Context, store thread.Store, actor harness.Actor, id string, seen map[string]bool, vf *Verifier) error {
+	rt := &harness.Runtime{Store: store}
 	// The links are read from the fold that verified the log (the log as
 	// it was checked), not from another fold of it: a long log's fold is
 	// the most a verifier holds, and it holds one.

@@ -149,10 +149,15 @@ func (l localPrefix[S]) Thread() string { return l.inner.Thread() }
 func (l localPrefix[S]) Seq() uint64    { return l.inner.Seq() }
 
 func (l localPrefix[S]) Read(from uint64) iter.Seq2[facts.Fact, error] {
+	return l.p.localRead(l.inner.Read(from))
+}
+
+// localRead yields the facts of read as the component sees them.
+func (p *prefixed[S]) localRead(read iter.Seq2[facts.Fact, error]) iter.Seq2[facts.Fact, error] {
 	return func(yield func(facts.Fact, error) bool) {
-		for f, err := range l.inner.Read(from) {
+		for f, err := range read {
 			if err == nil {
-				f, err = l.p.local(f)
+				f, err = p.local(f)
 			}
 			if !yield(f, err) || err != nil {
 				return

@@ -31,6 +31,7 @@ func (s *state[S]) accept(d facts.Draft) error {
 		c := s.byRequest[p.RequestID]
 		switch {
 		case c == nil:
+			s.missedRef(p.RequestID)
 			return fmt.Errorf("confirmation %q: %w%w", p.RequestID, ErrUnknownRequest, notAddressed)
 		case c.answer != nil:
 			return fmt.Errorf("confirmation %q: %w", p.RequestID, ErrAnswered)
@@ -232,6 +233,7 @@ func (s *state[S]) checkConfirmationRequested(p facts.ConfirmationRequested) err
 	c := s.byRef[p.CallID]
 	switch {
 	case c == nil:
+		s.missedRef(p.CallID)
 		return fmt.Errorf("confirmation %s names no call of the thread", p.RequestID)
 	case c.asked != nil:
 		return fmt.Errorf("confirmation %s: its call was already put to a person at seq %d", p.RequestID, c.askedSeq)
@@ -249,6 +251,7 @@ func (s *state[S]) checkActionRequested(p facts.ActionRequested) error {
 	ref := refOf(p.ActionID)
 	c := s.byRef[ref]
 	if c == nil {
+		s.missedRef(ref)
 		return fmt.Errorf("action %s names no call of the thread", p.ActionID)
 	}
 	if p.ActionID == rewriteID(ref) {

@@ -159,6 +159,7 @@ func (s *state[S]) budgetSpentWhileWaiting(n childWaits) (fold.Transition[S], bo
 func (s *state[S]) childSpawned(f facts.Fact, p facts.ChildSpawned) {
 	c := s.byRef[p.CallID]
 	if c == nil {
+		s.missedRef(p.CallID)
 		s.missed = true
 		return
 	}
@@ -244,6 +245,7 @@ func (s *state[S]) checkChildSpawned(p facts.ChildSpawned) error {
 	c := s.byRef[p.CallID]
 	switch {
 	case c == nil:
+		s.missedRef(p.CallID)
 		return fmt.Errorf("child.spawned names call %s, which is no call of the thread", p.CallID)
 	case c.child != nil:
 		return fmt.Errorf("call %s spawned a child again (it did at seq %d)", p.CallID, c.child.SpawnedSeq)

@@ -273,6 +273,11 @@ func (s *state[S]) infer() fold.Transition[S] {
 	// The conversation is lent (see lend): projecting costs no copy of
 	// it, and a turn that runs gives the model its own, said when it runs.
 	lent := s.lend()
+	if s.leanNow != nil && s.leanNow() {
+		// A lean scheduler's (a verifier's, see lean.go): it has no
+		// conversation to give the model.
+		return fold.Transition[S]{Key: key, Effect: effect.Die[S, []facts.Draft](ErrLean)}
+	}
 	req := Request{Thread: s.thread, Turn: turn, System: s.system}
 	if o := s.system.Output; o != nil {
 		req.System.Prompt = strings.TrimSpace(req.System.Prompt + "\n\n" + outputInstruction(o))
@@ -529,7 +534,13 @@ func (s *state[S]) confirm(c *call) fold.Transition[S] {
 func (s *state[S]) repeats(c *call) int {
 	n, reached := repeatsIn(s.all, c)
 	if reached && s.whole != nil {
-		n, _ = repeatsIn(s.whole().all, c)
+		w := s.whole()
+		n, reached = repeatsIn(w.all, c)
+		if reached && n > 0 && w.lean != nil {
+			// The run goes back past the calls a lean fold keeps: on
+			// into those it let go of (see lean.go).
+			n += w.lean.tailRepeats(c)
+		}
 	}
 	return n
 }

@@ -266,6 +266,7 @@ func (s *state[S]) hookRan(f facts.Fact, p facts.HookRan) {
 	case facts.HookBeforeTool:
 		c := s.byRef[p.Call]
 		if c == nil {
+			s.missedRef(p.Call)
 			s.missed = true
 			return
 		}
@@ -338,6 +339,7 @@ func (s *state[S]) checkHookRan(cause string, p facts.HookRan) error {
 	case facts.HookBeforeTool:
 		c := s.byRef[p.Call]
 		if c == nil {
+			s.missedRef(p.Call)
 			return fmt.Errorf("hook.ran before call %s, which is no call of the thread", p.Call)
 		}
 		ran = c.hooks

@@ -53,6 +53,10 @@ type Scheduler[S any] struct {
 	odd         bool // an action.requested folded names another action's idempotency key
 	oddScanned  int  // log[:oddScanned] are scanned for odd
 	conv        *convFold[S]
+	// src, when set, makes the scheduler lean: its fold of the whole log
+	// reads facts again from src instead of keeping what they say (see
+	// lean.go).
+	src fold.Source
 }
 
 // New returns a scheduler with the environment env.
@@ -154,13 +158,19 @@ func (s *Scheduler[S]) release() {
 func (s *Scheduler[S]) whole() *state[S] {
 	if s.full == nil {
 		s.full = newState(s.env)
-		if s.prefix != nil {
+		switch {
+		case s.prefix != nil:
 			s.foldPrefix(s.full, 1)
 			s.fullApplied = s.held
+		case s.src != nil:
+			s.full.lean = &leanFold{}
 		}
 	}
 	for ; s.fullApplied < s.log.len() && s.err == nil; s.fullApplied++ {
 		s.fold(s.full, s.log.at(s.fullApplied))
+		if s.full.touched() {
+			s.unlean()
+		}
 	}
 	s.release()
 	return s.full
@@ -172,6 +182,7 @@ func (s *Scheduler[S]) now() *state[S] {
 		s.current = newState(s.env)
 		s.current.whole = s.whole
 		s.current.observed = s.lastObserved
+		s.current.leanNow = func() bool { return s.src != nil }
 		if s.prefix != nil {
 			s.current.talk, s.current.prior = s.talk, s.prior
 		}
@@ -211,7 +222,7 @@ func (s *Scheduler[S]) Output() fold.Output[S] {
 // every call with its actions, every question, the configuration (see
 // Reading). A fact that could not be folded is its error.
 func (s *Scheduler[S]) Reading() (Reading, error) {
-	st := s.whole()
+	st := s.wholeKept()
 	if s.err != nil {
 		return Reading{}, s.err
 	}
@@ -240,7 +251,15 @@ func (s *Scheduler[S]) Check(f facts.Fact) error {
 	if s.err != nil {
 		return s.err
 	}
-	return st.check(f)
+	err := st.check(f)
+	if st.touched() {
+		// It names a call a lean fold let go of (see lean.go).
+		if st = s.unlean(); s.err != nil {
+			return s.err
+		}
+		err = st.check(f)
+	}
+	return err
 }
 
 // CheckEnd returns why the thread's log cannot end where it is, or nil:
@@ -259,7 +278,7 @@ func (s *Scheduler[S]) Messages() []facts.Message {
 	if s.prefix != nil {
 		return said(s.talk())
 	}
-	return s.whole().conversation()
+	return s.wholeKept().conversation()
 }
 
 // Accept checks an answer against the requests of the whole log.
@@ -281,7 +300,15 @@ func (s *Scheduler[S]) Accept(d facts.Draft) error {
 	if s.err != nil {
 		return s.err
 	}
-	return st.accept(d)
+	err := st.accept(d)
+	if st.touched() {
+		// It names a call a lean fold let go of (see lean.go).
+		if st = s.unlean(); s.err != nil {
+			return s.err
+		}
+		err = st.accept(d)
+	}
+	return err
 }
 
 // factLog keeps facts in fixed-size chunks, so that a long log grows

@@ -233,6 +233,9 @@ var (
 	// ErrSchemaOutside: a schema refers to a schema outside itself, which
 	// harness never loads.
 	ErrSchemaOutside = errors.New("a schema may not refer outside itself")
+	// ErrLean: a lean scheduler's model turn (a verifier's fold, see
+	// Scheduler.Lean) was run; it has no conversation to give the model.
+	ErrLean = errors.New("a lean fold runs no model turn")
 )
 
 // View is what the scheduler's Output says of the thread now: cheap to

@@ -190,6 +190,12 @@ type state[S any] struct {
 	offers     []facts.Offer
 	offersFrom string
 	offeredN   int
+	// lean is set on the whole log's fold of a lean scheduler: it keeps
+	// no conversation, and lets go of settled calls (see lean.go).
+	lean *leanFold
+	// leanNow, when set, reports whether the whole log's fold is lean
+	// (see lean.go).
+	leanNow func() bool
 }
 
 func newState[S any](env Env[S]) *state[S] {
@@ -201,6 +207,7 @@ func newState[S any](env Env[S]) *state[S] {
 func (s *state[S]) attemptOf(id string) (*call, *Action) {
 	c := s.byAction[id]
 	if c == nil {
+		s.missedRef(refOf(id))
 		return nil, nil
 	}
 	for _, a := range c.attempts {
@@ -338,6 +345,7 @@ func (s *state[S]) userMessage(f facts.Fact, p facts.UserMessage) {
 }
 
 func (s *state[S]) modelTurn(f facts.Fact, p facts.ModelTurn) {
+	s.evict()
 	s.sawTurn, s.compactedSince = true, false
 	s.failure, s.retry = "", ""
 	s.turns = p.Turn
@@ -419,6 +427,7 @@ func (s *state[S]) confirmationRequested(f facts.Fact, p facts.ConfirmationReque
 		c.asked, c.askedSeq = &p, f.Seq
 		s.byRequest[p.RequestID] = c
 	} else {
+		s.missedRef(p.CallID)
 		s.missed = true
 	}
 }
@@ -426,6 +435,7 @@ func (s *state[S]) confirmationRequested(f facts.Fact, p facts.ConfirmationReque
 func (s *state[S]) confirmationAnswered(f facts.Fact, p facts.ConfirmationAnswered) {
 	c := s.byRequest[p.RequestID]
 	if c == nil {
+		s.missedRef(p.RequestID)
 		s.missed = true
 		return
 	}
@@ -490,8 +500,10 @@ func (s *state[S]) goesOn() bool {
 }
 
 func (s *state[S]) actionRequested(f facts.Fact, p facts.ActionRequested) {
+	s.oddKey(p)
 	c := s.byRef[refOf(p.ActionID)]
 	if c == nil {
+		s.missedRef(refOf(p.ActionID))
 		s.missed = true
 		return
 	}

@@ -35,12 +35,18 @@ func (m *msg) sayWith(done *facts.ActionCompleted, check *facts.CheckRecorded) {
 }
 
 // say adds a message to the conversation.
-func (s *state[S]) say(m facts.Message) { s.messages = append(s.messages, msg{Message: m}) }
+func (s *state[S]) say(m facts.Message) {
+	if s.lean == nil {
+		s.messages = append(s.messages, msg{Message: m})
+	}
+}
 
 // sayResult adds the result of the completion done as a tool message m,
 // said when asked for (see msg).
 func (s *state[S]) sayResult(m facts.Message, done *facts.ActionCompleted) {
-	s.messages = append(s.messages, msg{Message: m, done: done})
+	if s.lean == nil {
+		s.messages = append(s.messages, msg{Message: m, done: done})
+	}
 }
 
 // lend returns the conversation the whole log gives, as the fold keeps it,
@@ -49,6 +55,9 @@ func (s *state[S]) sayResult(m facts.Message, done *facts.ActionCompleted) {
 // every fact (a verifier projects at every cause); the messages are said
 // only for a turn that runs (see infer).
 func (s *state[S]) lend() []msg {
+	if s.lean != nil {
+		return nil // a lean fold keeps no conversation (see lean.go)
+	}
 	if s.talk != nil {
 		return s.talk()
 	}

@@ -155,7 +155,12 @@ and proves nothing; one whose signature does not verify fails.
 			if !a.jsonOut() {
 				replay = tell.ReplayTold(a.stdout, a.paint) // the record is told as it is replayed
 			}
-			r := s.Replay(ctx, id, verify, check, replay)
+			var r stock.Replayed
+			if verify && !a.jsonOut() {
+				r = s.ReplayVerified(ctx, id, check, a.replayToldVerified) // one reading of the log
+			} else {
+				r = s.Replay(ctx, id, verify, check, replay)
+			}
 			if r.Err != nil && r.Verify == nil {
 				return r.Err
 			}
