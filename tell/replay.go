@@ -37,3 +37,28 @@ func ReplayTold(w io.Writer, paint Paint) stock.Replayer {
 		return tree, err
 	}
 }
+
+// ReplayVerifiedTold is ReplayTold with the log verified in the same
+// reading (audit.VerifyReplayTreeEach): `replay --verify` holds one fold
+// of a long log, not two one after the other.
+func ReplayVerifiedTold(w io.Writer, paint Paint) stock.VerifyingReplayer {
+	return func(ctx context.Context, store thread.Store, actor harness.Actor, id string) (audit.TreeAudit, error, error) {
+		bw := bufio.NewWriter(w)
+		started := false
+		tree, verify, err := audit.VerifyReplayTreeEach(ctx, store, actor, id, func(e audit.AuditEntry) error {
+			if !started {
+				AuditHead(bw, id)
+				started = true
+			}
+			AuditEntry(bw, e, paint)
+			return nil
+		})
+		if err == nil {
+			AuditEnd(bw, tree.Audit)
+		}
+		if ferr := bw.Flush(); err == nil {
+			err = ferr
+		}
+		return tree, verify, err
+	}
+}

@@ -59,6 +59,15 @@ func TestReplayTold(t *testing.T) {
 	whole.Entries = nil // told, not kept
 	require.Equal(t, whole, tree)
 
+	// Verified in the same reading, it tells the same, and the log
+	// verifies.
+	var verified bytes.Buffer
+	vtree, verr, err := tell.ReplayVerifiedTold(&verified, brackets)(ctx, s.Store, s.Stock.Actor, "t1")
+	require.NoError(t, err)
+	require.NoError(t, verr)
+	require.Equal(t, want.String(), verified.String())
+	require.Equal(t, tree.Audit.Status, vtree.Audit.Status)
+
 	got.Reset()
 	_, err = tell.ReplayTold(&got, brackets)(ctx, s.Store, s.Stock.Actor, "t9")
 	require.Error(t, err)

@@ -157,7 +157,7 @@ and proves nothing; one whose signature does not verify fails.
 			}
 			var r stock.Replayed
 			if verify && !a.jsonOut() {
-				r = s.ReplayVerified(ctx, id, check, a.replayToldVerified) // one reading of the log
+				r = s.ReplayVerified(ctx, id, check, tell.ReplayVerifiedTold(a.stdout, a.paint)) // one reading of the log
 			} else {
 				r = s.Replay(ctx, id, verify, check, replay)
 			}
