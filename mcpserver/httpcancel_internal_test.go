@@ -273,7 +273,7 @@ func TestHTTPUnservedRevision(t *testing.T) {
 		var resp struct {
 			ID    string `json:"id"`
 			Error struct {
-				Code int                                 `json:"code"`
+				Code int                                `json:"code"`
 				Data sdk.UnsupportedProtocolVersionData `json:"data"`
 			} `json:"error"`
 		}
