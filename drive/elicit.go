@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
@@ -40,109 +38,24 @@ type ElicitField struct {
 }
 
 // MaxElicitDefault bounds a string field's default, in bytes.
-const MaxElicitDefault = 512
+const MaxElicitDefault = facts.MaxElicitDefault
 
 // MaxElicitFields bounds the fields a front end is given of one form.
-const MaxElicitFields = 64
+const MaxElicitFields = facts.MaxElicitFields
 
 // ElicitFields reads the fields of the form e asks for, in name order (at
-// most MaxElicitFields). A schema that does not read gives none.
+// most MaxElicitFields), as facts.ElicitInputs reads them. A schema that
+// does not read gives none.
 func ElicitFields(e *facts.Elicit) []ElicitField {
 	if e == nil {
 		return nil
 	}
-	var s struct {
-		Properties map[string]struct {
-			Type        string          `json:"type"`
-			Title       string          `json:"title"`
-			Description string          `json:"description"`
-			Enum        []any           `json:"enum"`
-			Default     json.RawMessage `json:"default"`
-			OneOf       []struct {
-				Const any `json:"const"`
-			} `json:"oneOf"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	if json.Unmarshal(e.Schema, &s) != nil {
-		return nil
-	}
 	var out []ElicitField
-	for name, p := range s.Properties {
-		f := ElicitField{Name: name, Title: p.Title, Description: p.Description, Type: p.Type,
-			Required: slices.Contains(s.Required, name), Secret: slices.Contains(e.Sensitive, name)}
-		switch f.Type {
-		case "string", "number", "integer", "boolean":
-		default:
-			// Not a type a form field has (or the server's words, which
-			// reach a terminal): read it as text.
-			f.Type = "string"
-		}
-		for _, v := range p.Enum {
-			f.Enum = append(f.Enum, fmt.Sprint(v))
-		}
-		for _, o := range p.OneOf {
-			f.Enum = append(f.Enum, fmt.Sprint(o.Const))
-		}
-		f.Default = f.defaultOf(p.Default)
-		out = append(out, f)
-	}
-	slices.SortFunc(out, func(a, b ElicitField) int { return strings.Compare(a.Name, b.Name) })
-	if len(out) > MaxElicitFields {
-		out = out[:MaxElicitFields]
+	for _, in := range facts.ElicitInputs(e.Schema) {
+		out = append(out, ElicitField{Name: in.Name, Title: in.Title, Description: in.Description, Type: in.Type,
+			Required: in.Required, Enum: in.Choices, Secret: slices.Contains(e.Sensitive, in.Name), Default: in.Default})
 	}
 	return out
-}
-
-// defaultOf is the text of the default raw for the field, or "" when raw
-// is none or not one the field takes.
-func (f ElicitField) defaultOf(raw json.RawMessage) string {
-	if len(raw) == 0 || len(raw) > 4*MaxElicitDefault {
-		return ""
-	}
-	var text string
-	switch f.Type {
-	case "string":
-		if json.Unmarshal(raw, &text) != nil || len(text) > MaxElicitDefault || !plainText(text) {
-			return ""
-		}
-	case "number":
-		var n float64
-		if json.Unmarshal(raw, &n) != nil {
-			return ""
-		}
-		text = strconv.FormatFloat(n, 'g', -1, 64)
-	case "integer":
-		var n int64
-		if json.Unmarshal(raw, &n) != nil {
-			return ""
-		}
-		text = strconv.FormatInt(n, 10)
-	case "boolean":
-		var b bool
-		if json.Unmarshal(raw, &b) != nil {
-			return ""
-		}
-		text = strconv.FormatBool(b)
-	}
-	if text == "" || (len(f.Enum) > 0 && !slices.Contains(f.Enum, text)) {
-		return ""
-	}
-	return text
-}
-
-// plainText says s is valid UTF-8 with no control or bidi-formatting
-// characters: text that shows as itself on a terminal and in a form.
-func plainText(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || unicode.Is(unicode.Join_Control, r) {
-			return false
-		}
-	}
-	return true
 }
 
 // withDefaults is the input content with each field the server gave a

@@ -414,7 +414,7 @@ func (s *conn) open(ctx context.Context) error {
 			go s.refresh()
 		},
 	})
-	cl.AddReceivingMiddleware(s.refuseSampling)
+	cl.AddReceivingMiddleware(s.refuseSampling, keptDefaults)
 	if opts.Workspace != "" {
 		// The workspace is the one root a server is offered: a server that
 		// honours roots (server-filesystem does) works there.

@@ -20,7 +20,9 @@ import (
 // (notifications/cancelled) while it runs gets no response, on its
 // stream or on a stream resumed after; the hint that its thread is
 // resumable goes to the session's own stream (a GET without
-// Last-Event-ID), as the client has stopped reading the call's.
+// Last-Event-ID), as the client has stopped reading the call's. A
+// request naming a protocol revision not served (MCP-Protocol-Version) is
+// refused with 400.
 func HTTPHandler(ws Workspace, opts ServerOptions) http.Handler {
 	srv := NewServer(ws, opts)
 	return guardCancels(srv, sdk.StreamableHTTPOptions{SessionTimeout: time.Hour})

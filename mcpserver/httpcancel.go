@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
-	"sync"
+	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,229 +21,134 @@ import (
 // kept in the event store for a client that resumes it. The cancellation
 // utility of revision 2025-11-25 says a cancelled call gets no response.
 // The SDK offers no hook between a handler's result and the wire, so
-// harness keeps the bookkeeping the stdio connection keeps (lineConn) on
-// both sides of the handler it does not own:
+// harness marks the response itself and leaves it out on the way:
 //
-//   - in front of it (cancelGuard.ServeHTTP): the calls each session
-//     posts, and the cancellations of those of them still in flight (a
-//     cancellation of no call in flight, answered already or never made,
-//     marks nothing, so a later call that reuses the id is answered);
+//   - around every method handler (cancelled, a receiving middleware): a
+//     call whose context was cancelled while it ran is answered with the
+//     error context.Canceled, as the SDK itself answers a call cancelled
+//     before its handler ran. Only a cancellation the SDK took cancels a
+//     call's context: one it read from a post it accepted, naming a call
+//     of that session in flight (or the session's end). A post the SDK
+//     refuses (a session not found, a malformed body, a bad header, too
+//     large), a cancellation of a call answered already, never made or of
+//     another session cancels nothing, so nothing of it is left out;
 //   - in its event store (cancelStore.Append), through which every
-//     message to a session's streams passes before it is written: the
-//     response to a cancelled call is kept as an empty event (so that
-//     the stream's event ids stay in step) and named to be dropped;
-//   - on its response writers (dropWriter): the named response's event
-//     is not written. The stream still ends, as after any response.
+//     message to a session's streams passes before it is written: such a
+//     response is kept as an empty event (so that the stream's event ids
+//     stay in step), never sent to a client that resumes the stream;
+//   - on its response writers (dropWriter): its event is not written. The
+//     stream still ends, as after any response.
 //
 // What a cancelled call appended reaches the client as log messages as
 // usual, and the hint that its thread is resumable goes to the session's
 // own stream (server.drive).
+//
+// In front of the SDK (cancelGuard.ServeHTTP), a request naming a
+// protocol revision this server does not serve (MCP-Protocol-Version) is
+// refused with 400, as the transport says it must be: the SDK lets a
+// revision from its draft (2026-07-28) or any later one through, and
+// writes what such a request is answered outside the event store.
 
-// maxTracked bounds the calls of one session tracked at once: a client
-// that keeps more in flight may see responses to calls it cancelled
-// beyond them (as it would before the cancellation arrived).
-const maxTracked = 4096
-
-// cancelGuard is the bookkeeping of cancelled calls for one handler.
+// cancelGuard is the streamable HTTP handler's front: the protocol
+// revision check, and writers that leave out cancelled calls' responses.
 type cancelGuard struct {
-	next http.Handler
-
-	// mu guards sessions: by session id, the calls in flight and those
-	// of them cancelled, and the responses named to be dropped.
-	mu       sync.Mutex
-	sessions map[string]*calls
+	next     http.Handler
+	versions []string // the revisions served
 }
-
-// calls are one session's calls in flight (true: cancelled), and the
-// responses to drop (by id) that were stored and not yet written.
-type calls struct {
-	inflight map[jsonrpc.ID]bool
-	drop     map[jsonrpc.ID]bool
-}
-
-func (c *calls) empty() bool { return len(c.inflight) == 0 && len(c.drop) == 0 }
 
 // guardCancels is a streamable HTTP handler of srv that does not answer
-// a call cancelled while in flight: the SDK's, its event store wrapped
-// (cancelStore) and behind the guard.
+// a call cancelled while in flight: the SDK's, srv's handlers wrapped
+// (cancelled), its event store wrapped (cancelStore) and behind the
+// guard. srv is to serve no other transport: a stdio connection keeps
+// its own bookkeeping (lineConn).
 func guardCancels(srv *sdk.Server, opts sdk.StreamableHTTPOptions) http.Handler {
-	g := &cancelGuard{sessions: map[string]*calls{}}
+	srv.AddReceivingMiddleware(cancelled)
 	if opts.EventStore == nil {
 		opts.EventStore = sdk.NewMemoryEventStore(nil)
 	}
-	opts.EventStore = cancelStore{EventStore: opts.EventStore, g: g}
-	g.next = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &opts)
-	return g
-}
-
-// ServeHTTP notes the calls and cancellations a post carries, then lets
-// the handler serve it on a writer that drops the responses named.
-func (g *cancelGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	sid := r.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		g.next.ServeHTTP(w, r) // initialize: nothing to cancel yet
-		return
-	}
-	var marked []jsonrpc.ID
-	if r.Method == http.MethodPost && r.Body != nil {
-		// Read what the handler would (it bounds the body too: a longer
-		// one is passed on unread and refused there).
-		const limit = sdk.DefaultMaxRequestBodyBytes
-		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-		if err == nil && len(body) <= limit {
-			marked = g.posted(sid, body)
-		}
-	}
-	dw := &dropWriter{ResponseWriter: w, g: g, sid: sid}
-	g.next.ServeHTTP(dw, r)
-	if len(marked) > 0 && (dw.status < 200 || dw.status > 299) {
-		// Refused before the server saw them (a session not found, a
-		// malformed post): no response will come.
-		g.mu.Lock()
-		if c := g.sessions[sid]; c != nil {
-			for _, id := range marked {
-				delete(c.inflight, id)
-			}
-			g.tidy(sid, c)
-		}
-		g.mu.Unlock()
+	opts.EventStore = cancelStore{EventStore: opts.EventStore}
+	return &cancelGuard{
+		next:     sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &opts),
+		versions: servedVersions(),
 	}
 }
 
-// posted notes the messages of a post to session sid (one, or a batch of
-// an older revision), and returns the calls it marked in flight.
-func (g *cancelGuard) posted(sid string, body []byte) []jsonrpc.ID {
-	var raws []json.RawMessage
-	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
-		if json.Unmarshal(b, &raws) != nil {
-			return nil
+// cancelled answers a call whose context was cancelled while its handler
+// ran with context.Canceled (a response left out: isCancelled). An error
+// that only reads so, of a call not cancelled, is told apart.
+func cancelled(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if ctx.Err() != nil {
+			return nil, context.Canceled
 		}
-	} else {
-		raws = []json.RawMessage{body}
-	}
-	var marked []jsonrpc.ID
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, raw := range raws {
-		msg, err := jsonrpc.DecodeMessage(raw)
-		if err != nil {
-			continue
+		if err != nil && err.Error() == context.Canceled.Error() {
+			err = fmt.Errorf("%s: %w", method, err)
 		}
-		req, ok := msg.(*jsonrpc.Request)
-		if !ok {
-			continue
-		}
-		c := g.sessions[sid]
-		if req.IsCall() {
-			if c == nil {
-				c = &calls{inflight: map[jsonrpc.ID]bool{}, drop: map[jsonrpc.ID]bool{}}
-				g.sessions[sid] = c
-			}
-			// An id already in flight is refused by the handler as a
-			// duplicate: the call in flight keeps its mark.
-			if _, dup := c.inflight[req.ID]; !dup && len(c.inflight) < maxTracked {
-				c.inflight[req.ID] = false
-				marked = append(marked, req.ID)
-			}
-			continue
-		}
-		if req.Method != "notifications/cancelled" || c == nil {
-			continue
-		}
-		var p struct {
-			RequestID any `json:"requestId"`
-		}
-		if json.Unmarshal(req.Params, &p) != nil {
-			continue
-		}
-		id, err := jsonrpc.MakeID(p.RequestID)
-		if err != nil {
-			continue
-		}
-		if _, ok := c.inflight[id]; ok {
-			c.inflight[id] = true
-		}
-	}
-	return marked
-}
-
-// answered is told of each message stored for session sid before it is
-// written, and says whether it is the response to a cancelled call (then
-// named to be dropped when written).
-func (g *cancelGuard) answered(sid string, data []byte) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	c := g.sessions[sid]
-	if c == nil {
-		return false
-	}
-	id, ok := responseID(data)
-	if !ok {
-		return false
-	}
-	cancelled, inflight := c.inflight[id]
-	delete(c.inflight, id)
-	// A response not dropped clears a name left by a response stored but
-	// never written (its stream gone): it is not this one's.
-	delete(c.drop, id)
-	if inflight && cancelled {
-		c.drop[id] = true
-	}
-	g.tidy(sid, c)
-	return inflight && cancelled
-}
-
-// dropped says whether the event written to session sid is a response
-// named to be dropped, and forgets the name.
-func (g *cancelGuard) dropped(sid string, event []byte) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	c := g.sessions[sid]
-	if c == nil || len(c.drop) == 0 {
-		return false
-	}
-	data, ok := eventData(event)
-	if !ok {
-		return false
-	}
-	id, ok := responseID(data)
-	if !ok || !c.drop[id] {
-		return false
-	}
-	delete(c.drop, id)
-	g.tidy(sid, c)
-	return true
-}
-
-// closed forgets session sid.
-func (g *cancelGuard) closed(sid string) {
-	g.mu.Lock()
-	delete(g.sessions, sid)
-	g.mu.Unlock()
-}
-
-// tidy forgets a session with nothing in flight. g.mu is held.
-func (g *cancelGuard) tidy(sid string, c *calls) {
-	if c.empty() {
-		delete(g.sessions, sid)
+		return res, err
 	}
 }
 
-// responseID is the id of data when it is a JSON-RPC response.
-func responseID(data []byte) (jsonrpc.ID, bool) {
+// isCancelled says whether data is the response to a call cancelled
+// while in flight: an error with no code and context.Canceled's words,
+// as the SDK answers a call cancelled before its handler ran and
+// cancelled after.
+func isCancelled(data []byte) bool {
 	msg, err := jsonrpc.DecodeMessage(data)
 	if err != nil {
-		return jsonrpc.ID{}, false
+		return false
 	}
 	resp, ok := msg.(*jsonrpc.Response)
-	if !ok || !resp.ID.IsValid() {
-		return jsonrpc.ID{}, false
+	if !ok || resp.Error == nil {
+		return false
 	}
-	return resp.ID, true
+	var we *jsonrpc.Error
+	return errors.As(resp.Error, &we) && we.Code == 0 && we.Message == context.Canceled.Error()
+}
+
+// ServeHTTP refuses a request naming a revision not served, then lets the
+// handler serve it on a writer that leaves out cancelled calls' responses.
+func (g *cancelGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	for _, v := range r.Header.Values("Mcp-Protocol-Version") {
+		if !slices.Contains(g.versions, v) {
+			g.refuseVersion(w, r, v)
+			return
+		}
+	}
+	g.next.ServeHTTP(&dropWriter{ResponseWriter: w}, r)
+}
+
+// refuseVersion answers 400 to a request naming revision v, not served,
+// with a JSON-RPC error that names the revisions served (as the SDK's own
+// refusal does), to the call the post carries if it is one: a client that
+// probes a newer revision learns to fall back.
+func (g *cancelGuard) refuseVersion(w http.ResponseWriter, r *http.Request, v string) {
+	var id jsonrpc.ID
+	if r.Method == http.MethodPost && r.Body != nil {
+		body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes))
+		if err == nil {
+			if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+				if req, ok := msg.(*jsonrpc.Request); ok {
+					id = req.ID
+				}
+			}
+		}
+	}
+	data, _ := json.Marshal(sdk.UnsupportedProtocolVersionData{Supported: g.versions, Requested: v})
+	msg := fmt.Sprintf("Bad Request: unsupported protocol version %q (supported versions: %s)", v, strings.Join(g.versions, ","))
+	if !id.IsValid() {
+		http.Error(w, msg, http.StatusBadRequest)
+		return
+	}
+	resp, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id,
+		Error: &jsonrpc.Error{Code: sdk.CodeUnsupportedProtocolVersion, Message: msg, Data: data}})
+	if err != nil {
+		http.Error(w, msg, http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(resp)
 }
 
 // eventData is the data of one server-sent event as the SDK writes it
@@ -255,27 +163,14 @@ func eventData(event []byte) ([]byte, bool) {
 	return nil, false
 }
 
-// dropWriter is a response writer of session sid that leaves out the
-// events of responses named to be dropped.
+// dropWriter is a response writer that leaves out the events of
+// responses to cancelled calls.
 type dropWriter struct {
 	http.ResponseWriter
-	g      *cancelGuard
-	sid    string
-	status int
-}
-
-func (w *dropWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *dropWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	if w.g.dropped(w.sid, p) {
+	if data, ok := eventData(p); ok && isCancelled(data) {
 		return len(p), nil
 	}
 	return w.ResponseWriter.Write(p)
@@ -284,24 +179,17 @@ func (w *dropWriter) Write(p []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the writer's Flush.
 func (w *dropWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// cancelStore is the handler's event store, telling the guard of each
-// message: the response to a cancelled call is stored empty, never to be
-// sent again to a client that resumes the stream.
+// cancelStore is the handler's event store: the response to a cancelled
+// call is stored empty, never to be sent to a client that resumes the
+// stream.
 type cancelStore struct {
 	sdk.EventStore
-	g *cancelGuard
 }
 
 // Append implements sdk.EventStore.
 func (s cancelStore) Append(ctx context.Context, sid, stream string, data []byte) error {
-	if len(data) > 0 && s.g.answered(sid, data) {
+	if len(data) > 0 && isCancelled(data) {
 		data = nil
 	}
 	return s.EventStore.Append(ctx, sid, stream, data)
-}
-
-// SessionClosed implements sdk.EventStore.
-func (s cancelStore) SessionClosed(ctx context.Context, sid string) error {
-	s.g.closed(sid)
-	return s.EventStore.SessionClosed(ctx, sid)
 }

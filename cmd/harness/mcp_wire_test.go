@@ -365,6 +365,13 @@ func TestMCPServeHTTP(t *testing.T) {
 // returns the endpoint and the token it printed.
 func serveHTTP(t testing.TB, dir string, args ...string) (url, token string) {
 	t.Helper()
+	url, token, _ = serveHTTPCmd(t, dir, args...)
+	return url, token
+}
+
+// serveHTTPCmd is serveHTTP, with the server's process.
+func serveHTTPCmd(t testing.TB, dir string, args ...string) (url, token string, _ *exec.Cmd) {
+	t.Helper()
 	bin, err := exec.LookPath("harness")
 	require.NoError(t, err, "TestMain puts harness on $PATH")
 	cmd := exec.Command(bin, append([]string{"mcp", "serve", "--http", "127.0.0.1:0", "-o", "json"}, args...)...)
@@ -392,7 +399,7 @@ func serveHTTP(t testing.TB, dir string, args ...string) (url, token string) {
 	require.NoError(t, json.NewDecoder(out).Decode(&started), "the server says where it listens")
 	require.True(t, strings.HasPrefix(started.URL, "http://127.0.0.1:") && strings.HasSuffix(started.URL, "/mcp"), started.URL)
 	require.GreaterOrEqual(t, len(started.Token), 16)
-	return started.URL, started.Token
+	return started.URL, started.Token, cmd
 }
 
 // bearer adds the token to each request of a client, and, a client
