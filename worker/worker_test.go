@@ -43,6 +43,15 @@ func TestWorkersDriveSubmittedThreads(t *testing.T) {
 	require.Positive(t, ev1.count(worker.EventTook), "both workers took threads")
 	require.Positive(t, ev2.count(worker.EventTook), "both workers took threads")
 	// Each thread's end is said once, though a worker may look again.
+	// (A worker says it just after the thread's end is recorded: wait.)
+	require.Eventually(t, func() bool {
+		for _, id := range ids {
+			if ev1.ends(id)+ev2.ends(id) == 0 {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 10*time.Millisecond, "every end is said")
 	for _, id := range ids {
 		require.Equal(t, 1, ev1.ends(id)+ev2.ends(id), id)
 	}
