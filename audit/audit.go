@@ -90,8 +90,16 @@ type Verifier struct {
 	v     verifier
 	seq   uint64
 	prev  facts.Hash
-	err   error          // the first failure; Add adds nothing after it
-	snaps *snapshotCheck // the kept snapshots to check on the way, if any
+	// hashes are the hashes of the facts verified, by seq, when the fold
+	// is lean: a fact it reads again must be the one verified.
+	hashes []facts.Hash
+	lean   bool
+	// reread is why the lean fold could not read the log again (a read
+	// failed, or found another log): an error of the reading, not a
+	// failure of the log.
+	reread error
+	err    error          // the first failure; Add adds nothing after it
+	snaps  *snapshotCheck // the kept snapshots to check on the way, if any
 	// tree is set once a fact of a tree of threads was added (a spawn,
 	// a child's record): its links are checked by VerifyLog alone.
 	tree bool
@@ -107,7 +115,39 @@ func NewVerifier(actor harness.Actor, id string) *Verifier {
 // log again — from its store — and the fold reads from it what only a
 // reading of the whole thread needs instead of holding every turn of a
 // long log. Call it before the first Add; after, it does nothing.
-func (v *Verifier) Lean(src fold.Source) { v.v.fold.Lean(src) }
+//
+// What the fold reads again is checked against what was verified: each
+// fact must have the hash of the fact verified at its seq (else
+// ErrRereadDiffers), so the fold answers for the log it verified. A
+// reading that fails is returned by Add as an error of its own, not as a
+// *VerifyError: the log was not found wanting.
+func (v *Verifier) Lean(src fold.Source) {
+	if v.seq != 0 {
+		return
+	}
+	v.lean = true
+	v.v.fold.Lean(fold.SourceFunc(func(from uint64) iter.Seq2[facts.Fact, error] {
+		return func(yield func(facts.Fact, error) bool) {
+			for f, err := range src.Read(from) {
+				if err == nil && f.Seq >= 1 && f.Seq <= uint64(len(v.hashes)) && f.Hash() != v.hashes[f.Seq-1] {
+					err = fmt.Errorf("seq %d: %w", f.Seq, ErrRereadDiffers)
+				}
+				if err != nil {
+					if v.reread == nil {
+						v.reread = err
+					}
+					yield(facts.Fact{}, err)
+					return
+				}
+				// (A fact past those verified is not folded: the fold
+				// reads up to the fact it had.)
+				if !yield(f, nil) {
+					return
+				}
+			}
+		}
+	}))
+}
 
 // Seq is the seq of the last fact added (0 for none).
 func (v *Verifier) Seq() uint64 { return v.seq }
@@ -122,6 +162,10 @@ func (v *Verifier) Add(f facts.Fact) error {
 	}
 	id := v.v.id
 	bad := func(reason string) error {
+		if v.reread != nil {
+			v.err = fmt.Errorf("verify %s at seq %d: read the log again: %w", id, f.Seq, v.reread)
+			return v.err
+		}
 		v.err = &VerifyError{Thread: id, Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, Reason: reason}
 		return v.err
 	}
@@ -134,6 +178,9 @@ func (v *Verifier) Add(f facts.Fact) error {
 		return bad("its prev is not the hash of the fact before: the chain is broken here")
 	}
 	v.seq, v.prev = f.Seq, f.Hash()
+	if v.lean {
+		v.hashes = append(v.hashes, v.prev)
+	}
 	if reason := firstFacts(f, v.v.last); reason != "" {
 		return bad(reason)
 	}

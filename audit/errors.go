@@ -52,3 +52,8 @@ func (e *SnapshotMismatchError) Error() string {
 
 // Is reports whether target is ErrSnapshotMismatch.
 func (e *SnapshotMismatchError) Is(target error) bool { return target == ErrSnapshotMismatch }
+
+// ErrRereadDiffers: a lean verifier (Verifier.Lean) read the log again
+// from its store and found a fact that is not the one it verified at
+// that seq — the store changed under it.
+var ErrRereadDiffers = errors.New("the log read again is not the log verified")
