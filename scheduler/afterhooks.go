@@ -128,5 +128,10 @@ func (s *state[S]) checkAfterTogether(cause string, p facts.HookRan) error {
 	if len(a.Hooks) > 0 && a.Hooks[len(a.Hooks)-1].Hook > p.Hook {
 		return fmt.Errorf("hook %d is recorded after hook %d: a run's facts are in declared order", p.Hook, a.Hooks[len(a.Hooks)-1].Hook)
 	}
+	ranAlready := slices.ContainsFunc(a.Hooks, func(r facts.HookRan) bool { return r.Hook == p.Hook })
+	if due := s.dueAfter(c.call.Name, a.Hooks); !ranAlready && len(due) > 0 && due[0] != p.Hook {
+		// (A hook that ran already is refused as such, elsewhere.)
+		return fmt.Errorf("hook %d is recorded before hook %d, which is due first: a run's facts are in declared order", p.Hook, due[0])
+	}
 	return nil
 }

@@ -346,6 +346,11 @@ func (s *state[S]) userMessage(f facts.Fact, p facts.UserMessage) {
 
 func (s *state[S]) modelTurn(f facts.Fact, p facts.ModelTurn) {
 	s.evict()
+	if l := s.lean; l != nil && l.has(p.Turn) {
+		// A turn numbered as one whose calls the lean fold let go of:
+		// its calls' references would meet theirs.
+		l.touched = true
+	}
 	s.sawTurn, s.compactedSince = true, false
 	s.failure, s.retry = "", ""
 	s.turns = p.Turn
