@@ -22,26 +22,10 @@ import (
 
 func asking(t *testing.T) (*harnesstest.LockedBuffer, func(after, line string), <-chan drive.State, *stock.Session) {
 	t.Helper()
-	root := t.TempDir()
-	script := filepath.Join(root, "s.jsonl")
-	require.NoError(t, os.WriteFile(script, []byte(`{"text": "writing", "tool_calls": [{"id": "c1", "name": "write_file", "args": "{\"path\":\"a\\u001b[2J.txt\",\"content\":\"hi\\n\"}"}]}
+	s, m, getenv := scriptedSession(t, `{"text": "writing", "tool_calls": [{"id": "c1", "name": "write_file", "args": "{\"path\":\"a\\u001b[2J.txt\",\"content\":\"hi\\n\"}"}]}
 {"text": "Done."}
-`), 0o644))
-	cfg := t.TempDir()
-	getenv := func(k string) string {
-		if k == "XDG_CONFIG_HOME" {
-			return cfg
-		}
-		return ""
-	}
-	place, err := stock.Locate(root, "")
-	require.NoError(t, err)
+`)
 	ctx := t.Context()
-	s, err := stock.OpenSession(ctx, place, stock.SessionOptions{Getenv: getenv, Create: true, Drive: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
-	m, err := stock.LoadModel("scripted:" + script)
-	require.NoError(t, err)
 	d, err := s.NewDriver(s.Approval, stock.DriverOptions{Model: m})
 	require.NoError(t, err)
 	th, _, err := d.Start(ctx, "t1", facts.UserMessage{Text: "write"}, "ana", false, nil)

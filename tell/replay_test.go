@@ -2,8 +2,6 @@ package tell_test
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,26 +15,10 @@ import (
 // A replay told as it goes says what Audit says of the whole record, and
 // returns the same record (its entries told, not kept); a thread that is not there tells nothing.
 func TestReplayTold(t *testing.T) {
-	root := t.TempDir()
-	script := filepath.Join(root, "s.jsonl")
-	require.NoError(t, os.WriteFile(script, []byte(`{"text": "writing", "tool_calls": [{"id": "c1", "name": "write_file", "args": "{\"path\":\"a.txt\",\"content\":\"hi\\n\"}"}]}
+	s, m, _ := scriptedSession(t, `{"text": "writing", "tool_calls": [{"id": "c1", "name": "write_file", "args": "{\"path\":\"a.txt\",\"content\":\"hi\\n\"}"}]}
 {"text": "Done\u001b[2J."}
-`), 0o644))
-	cfg := t.TempDir()
-	getenv := func(k string) string {
-		if k == "XDG_CONFIG_HOME" {
-			return cfg
-		}
-		return ""
-	}
-	place, err := stock.Locate(root, "")
-	require.NoError(t, err)
+`)
 	ctx := t.Context()
-	s, err := stock.OpenSession(ctx, place, stock.SessionOptions{Getenv: getenv, Create: true, Drive: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
-	m, err := stock.LoadModel("scripted:" + script)
-	require.NoError(t, err)
 	approval := s.Approval
 	approval.Mode = "all"
 	d, err := s.NewDriver(approval, stock.DriverOptions{Model: m})
