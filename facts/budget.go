@@ -27,9 +27,9 @@ const (
 )
 
 func init() {
-	Register[BudgetSet](KindBudgetSet)
-	Register[BudgetRaised](KindBudgetRaised)
-	Register[BudgetShared](KindBudgetShared)
+	register[BudgetSet](KindBudgetSet)
+	register[BudgetRaised](KindBudgetRaised)
+	register[BudgetShared](KindBudgetShared)
 }
 
 // Spend is an amount of money and tokens: a budget's bounds, or what was

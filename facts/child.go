@@ -52,12 +52,12 @@ const (
 )
 
 func init() {
-	Register[ChildSpawned](KindChildSpawned)
-	Register[ThreadSpawned](KindThreadSpawned)
-	Register[ThreadEnded](KindThreadEnded)
-	Register[ChildReported](KindChildReported)
-	Register[ThreadStopped](KindThreadStopped)
-	Register[StopRequested](KindStopRequested)
+	register[ChildSpawned](KindChildSpawned)
+	register[ThreadSpawned](KindThreadSpawned)
+	register[ThreadEnded](KindThreadEnded)
+	register[ChildReported](KindChildReported)
+	register[ThreadStopped](KindThreadStopped)
+	register[StopRequested](KindStopRequested)
 }
 
 // EndKey is the idempotency key of a child's thread.ended: its cause is

@@ -12,7 +12,7 @@ import (
 const KindHookRan Kind = "hook.ran"
 
 func init() {
-	Register[HookRan](KindHookRan)
+	register[HookRan](KindHookRan)
 }
 
 // The events a hook runs at.

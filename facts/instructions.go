@@ -15,7 +15,7 @@ import (
 const KindInstructionsRead Kind = "instructions.read"
 
 func init() {
-	Register[InstructionsRead](KindInstructionsRead)
+	register[InstructionsRead](KindInstructionsRead)
 }
 
 // The scopes of an instruction file.

@@ -21,8 +21,8 @@ const (
 )
 
 func init() {
-	Register[PlanModeSet](KindPlanModeSet)
-	Register[PlanRecorded](KindPlanRecorded)
+	register[PlanModeSet](KindPlanModeSet)
+	register[PlanRecorded](KindPlanRecorded)
 }
 
 // PlanModeSet is the payload of plan.mode_set.

@@ -57,18 +57,51 @@ var (
 	registry atomic.Pointer[kindTable]
 	// unpublished says some registrations are not yet in registry.
 	unpublished atomic.Bool
-	// registerMu guards registered, pending and checked, and serializes
-	// publishing.
+	// registerMu guards builtin, registered, pending and checked, and
+	// serializes publishing.
 	registerMu sync.Mutex
-	// registered is every kind's payload type, published or not;
-	// pending, the entries registered since the last publication;
-	// checked, the types deterministic found sound. Registering is cheap
-	// (an init of each package that has kinds does it): the table is
-	// built once, when first read, not copied at each registration.
+	// builtin is this package's own kinds (register), not yet checked;
+	// registered is every checked kind's payload type, published or not;
+	// pending, the entries checked since the last publication; checked,
+	// the types deterministic found sound. Registering is cheap (an init
+	// of each package that has kinds does it): the table is built once,
+	// when first read, not copied at each registration.
+	builtin    []builtinKind
 	registered = map[Kind]reflect.Type{}
 	pending    []*entry
 	checked    = map[reflect.Type]bool{}
 )
+
+// builtinKind is a kind of this package, registered by its init and
+// checked at the first read of the registry (or the first Register), so
+// that a program's start pays nothing for kinds it does not read.
+type builtinKind struct {
+	kind Kind
+	typ  reflect.Type
+	// entry makes the kind's entry (newEntry for its type).
+	entry func(Kind) *entry
+}
+
+// register is Register for this package's own kinds, from its init
+// functions: it only notes the kind. Its checks run, and panic as
+// Register's would, when the registry is first read (checkBuiltin); the
+// tests read it, so a bad built-in kind fails them.
+func register[T any](kind Kind) {
+	registerMu.Lock()
+	defer registerMu.Unlock()
+	builtin = append(builtin, builtinKind{kind: kind, typ: reflect.TypeFor[T](), entry: newEntry[T]})
+	unpublished.Store(true)
+}
+
+// checkBuiltin checks the built-in kinds noted so far, in the order they
+// were registered, as Register checks a kind, and adds them to pending.
+// registerMu is held.
+func checkBuiltin() {
+	for _, b := range builtin {
+		add(b.kind, b.typ, b.entry)
+	}
+	builtin = nil
+}
 
 // table is the registry, with every registration so far published.
 func table() *kindTable {
@@ -82,6 +115,7 @@ func table() *kindTable {
 func publish() {
 	registerMu.Lock()
 	defer registerMu.Unlock()
+	checkBuiltin()
 	if len(pending) == 0 {
 		return
 	}
@@ -126,19 +160,25 @@ func internKind(b []byte) (k Kind, registered bool) {
 // does nothing. Register panics if kind is not a valid kind, if kind already
 // has a different type, or if T could encode non-deterministically (a map,
 // an interface, a channel or a func anywhere in it), because a payload's
-// bytes are hashed. Call it from an init function, as the kinds of this
-// package are.
+// bytes are hashed. Call it from an init function. (This package's own
+// kinds are noted at init and checked the same way at the first read of
+// the registry: register.)
 func Register[T any](kind Kind) {
+	registerMu.Lock()
+	defer registerMu.Unlock()
+	checkBuiltin()
+	add(kind, reflect.TypeFor[T](), newEntry[T])
+}
+
+// add checks the registration of t as kind's payload type, panicking as
+// Register documents, and adds its entry to pending. registerMu is held.
+func add(kind Kind, t reflect.Type, newEntry func(Kind) *entry) {
 	if err := kind.Validate(); err != nil {
 		panic(fmt.Sprintf("facts.Register: %v", err))
 	}
-	t := reflect.TypeFor[T]()
 	if t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface {
 		panic(fmt.Sprintf("facts.Register(%q): payload type %s must not be a pointer or an interface", kind, t))
 	}
-
-	registerMu.Lock()
-	defer registerMu.Unlock()
 	if typ, ok := registered[kind]; ok {
 		if typ == t {
 			return
@@ -151,7 +191,7 @@ func Register[T any](kind Kind) {
 	}
 	maps.Copy(checked, seen)
 	registered[kind] = t
-	pending = append(pending, newEntry[T](kind))
+	pending = append(pending, newEntry(kind))
 	unpublished.Store(true)
 }
 

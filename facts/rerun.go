@@ -13,7 +13,7 @@ import (
 const KindRerunTurn Kind = "rerun.turn"
 
 func init() {
-	Register[RerunTurn](KindRerunTurn)
+	register[RerunTurn](KindRerunTurn)
 }
 
 // The reasons a rerun's turn diverges from the original's (see

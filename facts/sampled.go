@@ -15,7 +15,7 @@ import (
 const KindModelSampled Kind = "model.sampled"
 
 func init() {
-	Register[ModelSampled](KindModelSampled)
+	register[ModelSampled](KindModelSampled)
 }
 
 // MaxSampledSystem bounds the server's system prompt a model.sampled

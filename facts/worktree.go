@@ -84,7 +84,7 @@ const KindWorktreeFinished Kind = "worktree.finished"
 // thread whose log ended at seq when it was finished.
 func WorktreeFinishedKey(seq uint64) string { return fmt.Sprintf("worktree-finished/%d", seq) }
 
-func init() { Register[WorktreeResult](KindWorktreeFinished) }
+func init() { register[WorktreeResult](KindWorktreeFinished) }
 
 // Validate requires an offered merge to name its branch, base and head.
 func (p WorktreeResult) Validate() error {

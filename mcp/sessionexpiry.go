@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -27,8 +28,11 @@ const (
 	KeptSessions   = 256
 )
 
-// keptSessionFile is the name of a kept session's file (sessionFile).
-var keptSessionFile = regexp.MustCompile(`^[0-9a-f]{32}\.session-[0-9a-f]{32}\.json$`)
+// keptSessionFile is the name of a kept session's file (sessionFile),
+// compiled at first use, not at start-up.
+var keptSessionFile = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{32}\.session-[0-9a-f]{32}\.json$`)
+})
 
 // ExpireSessions forgets the kept sessions of every server whose file is
 // older than maxAge at now, then the oldest beyond the max newest, and
@@ -52,7 +56,7 @@ func (s TokenStore) ExpireSessions(now time.Time, maxAge time.Duration, max int)
 	}
 	var all []kept
 	for _, e := range entries {
-		if !e.Type().IsRegular() || !keptSessionFile.MatchString(e.Name()) {
+		if !e.Type().IsRegular() || !keptSessionFile().MatchString(e.Name()) {
 			continue
 		}
 		info, err := e.Info()

@@ -633,7 +633,9 @@ func authority(s string, def int, needPort bool) (string, int, bool) {
 	return name, n, ok
 }
 
-var internalPrefixes = func() []netip.Prefix {
+// internalPrefixes are the special-purpose ranges Internal names
+// "reserved", parsed at first use, not at start-up.
+var internalPrefixes = sync.OnceValue(func() []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range []string{
 		"0.0.0.0/8",       // this network
@@ -654,7 +656,7 @@ var internalPrefixes = func() []netip.Prefix {
 		out = append(out, netip.MustParsePrefix(s))
 	}
 	return out
-}()
+})
 
 // Internal says why a is not an address on the public internet
 // ("loopback", "private", "link-local", ...), or "" when it is one.
@@ -674,7 +676,7 @@ func Internal(a netip.Addr) string {
 	case a.IsMulticast(), a.IsInterfaceLocalMulticast():
 		return "multicast"
 	}
-	for _, p := range internalPrefixes {
+	for _, p := range internalPrefixes() {
 		if p.Contains(a) {
 			return "reserved"
 		}
