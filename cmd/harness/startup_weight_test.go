@@ -187,12 +187,10 @@ type weight struct {
 	total, ours float64 // median ms of init, all packages and this module's
 }
 
-// initLine is one line of GODEBUG=inittrace=1.
-var initLine = regexp.MustCompile(`^init (\S+) @\S+ ms, ([0-9.]+) ms clock`)
-
 // weigh runs bin --help n times with inittrace and sums init time and
 // symbol bytes by module, and by what each provider SDK alone brings in.
 func weigh(b *testing.B, goCmd, bin string, g graph, n int) weight {
+	initLine := regexp.MustCompile(`^init (\S+) @\S+ ms, ([0-9.]+) ms clock`)
 	perPkg := map[string][]float64{}
 	var totals []float64
 	for range n {
