@@ -229,7 +229,9 @@ Exit codes: 0 done, 1 error, 2 usage, 3 parked (waiting for a person),
 130 interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       versionLine(),
+		// Only so that cobra makes --version: what it prints is
+		// versionText's, which reads the build info only then.
+		Version: "see versionText",
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			switch a.output {
 			case "text", "json":
@@ -306,12 +308,6 @@ var version = tell.ModuleVersion
 // records none (-buildvcs=false, a build outside the checkout): set it
 // with -ldflags "-X main.commit=$(git rev-parse HEAD)".
 var commit = ""
-
-// versionLine says the version, the commit it was built from (with
-// "modified" when the checkout had changes), and the Go it was built with.
-func versionLine() string {
-	return tell.VersionOf(version(), commit).Line()
-}
 
 // jsonOut reports whether stdout is JSON.
 func (a *app) jsonOut() bool { return a.output == "json" }
