@@ -37,7 +37,7 @@ func TestReadOnlyCacheKeepsRoomForBlocks(t *testing.T) {
 	}
 	appendN(5000)
 	require.NoError(t, thread.RawDB(w).Flush()) // the bulk in tables
-	appendN(10)                                  // a tail left in the log
+	appendN(10)                                 // a tail left in the log
 	require.NoError(t, w.Close())
 
 	const asked = 256 << 10 // no more than the smallest memtable Pebble makes
