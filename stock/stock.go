@@ -276,10 +276,12 @@ func (p Place) OpenStore(ctx context.Context, wait time.Duration, create bool) (
 
 // OpenStoreReadOnly opens the place's existing store for reading only
 // (thread.ReadOnly: it writes nothing, so it opens and reads on a full
-// disk); a write fails with thread.ErrReadOnly. As OpenStore otherwise:
-// while a server holds the store, it reads through the server.
+// disk); a write fails with thread.ErrReadOnly. Its block cache is
+// thread.ReaderCacheSize: a reader goes through a log once, and a cache
+// the size of a writer's would keep every block it passed. As OpenStore
+// otherwise: while a server holds the store, it reads through the server.
 func (p Place) OpenStoreReadOnly(ctx context.Context, wait time.Duration) (thread.Store, error) {
-	return p.open(ctx, wait, false, true, thread.ReadOnly())
+	return p.open(ctx, wait, false, true, thread.ReadOnly(), thread.WithCacheSize(thread.ReaderCacheSize))
 }
 
 // HoldStore opens the place's store as OpenStore does, but always in this

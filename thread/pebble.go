@@ -41,12 +41,16 @@ type PebbleStore struct {
 	locks threadLocks
 	hot   hotThreads
 
-	readOnly bool
-	minFree  uint64 // bytes the disk must keep free for a write
-	room     freeReadings
-	full     atomic.Bool // a background write found the disk full
-	fatal    func(msg string)
-	group    groupCommit
+	readOnly  bool
+	cacheSize int64 // the block cache's capacity (see Memory)
+	// releaseRoom gives back what a read-only store reserved of its
+	// cache (see keepReaderCache); nil for a writer.
+	releaseRoom func()
+	minFree     uint64 // bytes the disk must keep free for a write
+	room        freeReadings
+	full        atomic.Bool // a background write found the disk full
+	fatal       func(msg string)
+	group       groupCommit
 
 	// mu guards closed. Every call registers in ops under mu's read lock
 	// while the store is open, so Close, once it has set closed, can wait
@@ -153,7 +157,7 @@ func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
 		}
 		return nil, fmt.Errorf("store %s is %w (only one process may open it at a time): %v", dir, ErrLocked, err)
 	}
-	s := &PebbleStore{dir: dir, lock: lock, clock: o.clock, readOnly: o.readOnly, minFree: o.minFree, fatal: o.fatal}
+	s := &PebbleStore{dir: dir, lock: lock, clock: o.clock, readOnly: o.readOnly, cacheSize: o.cacheSize, minFree: o.minFree, fatal: o.fatal}
 	if s.fatal == nil {
 		s.fatal = func(msg string) {
 			o.logger.Error(msg, "component", "pebble")
@@ -194,6 +198,14 @@ func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
 			}
 		}},
 	}
+	var readerCache *pebble.Cache
+	if o.readOnly {
+		// See readerMemTableSize and readerMemTableRoom.
+		popts.MemTableSize = readerMemTableSize
+		readerCache = pebble.NewCache(o.cacheSize + readerMemTableRoom)
+		defer readerCache.Unref() // the database holds its own reference
+		popts.Cache = readerCache
+	}
 	// Every append looks up a cause that is almost never there. Bloom
 	// filters (set on L0, inherited by the levels below) answer "not
 	// there" without reading a block of each table.
@@ -204,6 +216,9 @@ func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	s.db = db
+	if readerCache != nil {
+		s.releaseRoom = keepReaderCache(readerCache, db)
+	}
 	if err := s.checkSchema(); err != nil {
 		s.db.Close()
 		closeAll()
@@ -310,6 +325,9 @@ func (s *PebbleStore) Close() error {
 	var dirErr error
 	if s.room.dir != nil {
 		dirErr = s.room.dir.Close()
+	}
+	if s.releaseRoom != nil {
+		s.releaseRoom()
 	}
 	if err := errors.Join(s.db.Close(), s.lock.Close(), dirErr); err != nil {
 		return fmt.Errorf("close store %s: %w", s.dir, err)
