@@ -2,11 +2,8 @@ package sandbox_test
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -125,81 +122,4 @@ func TestSpareHelperServesTheNextCommand(t *testing.T) {
 	require.Equal(t, 0, e.Code, out)
 	require.NotEqual(t, self, strings.TrimSpace(out))
 	require.NotContains(t, childrenOf(launcher), noNet, "a spare of another setting is not kept")
-}
-
-// mountTable is the mounts a command sees, from its
-// /proc/self/mountinfo, without what differs from one mount namespace to
-// the next (mount ids, peer groups): mount point, options, file system
-// type, source and super block options, sorted.
-func mountTable(t *testing.T, spec sandbox.Spec, line string) ([]string, int) {
-	t.Helper()
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	defer r.Close()
-	c := &sandbox.Cmd{Spec: spec, Line: line, Stdout: w, Stderr: w}
-	require.NoError(t, c.Start(t.Context()))
-	w.Close()
-	out, err := io.ReadAll(r)
-	require.NoError(t, err)
-	e, err := c.Wait()
-	require.NoError(t, err)
-	require.Equal(t, 0, e.Code, "%s", out)
-	var table []string
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(l)
-		sep := slices.Index(f, "-")
-		require.Greater(t, sep, 5, l)
-		table = append(table, strings.Join(append([]string{f[4], f[5]}, f[sep+1:]...), " "))
-	}
-	slices.Sort(table)
-	return table, c.Pid()
-}
-
-// A command served by a spare helper sees the very mounts a command
-// whose helper was started for it sees: the same paths, each read-only
-// or writable alike; the store and the git controls covered, the
-// workspace not a mount of its own.
-func TestSpareSeesTheSameMounts(t *testing.T) {
-	if chosen, why := sandbox.UseHelper(t, helperProgram(t)); !chosen {
-		t.Fatal(why)
-	}
-	ws := t.TempDir()
-	out, err := exec.Command("git", "init", "-q", ws).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	spec, err := sandbox.Default(ws, "")
-	require.NoError(t, err)
-	c0, _ := startSleep(t, spec)
-	launcher := parentOf(t, c0.Pid())
-	c0.Kill()
-	_, _ = c0.Wait()
-
-	// No spare: the next helper is started for its command.
-	require.NoError(t, syscall.Kill(spareOf(t, launcher, c0.Pid()), syscall.SIGKILL))
-	require.Eventually(t, func() bool { return len(childrenOf(launcher)) == 0 }, 10*time.Second, 5*time.Millisecond)
-	const line = "cat /proc/self/mountinfo"
-	fresh, _ := mountTable(t, spec, line)
-	spare := spareOf(t, launcher)
-	through, pid := mountTable(t, spec, line)
-	require.Equal(t, spare, pid, "the second command ran in the spare")
-	require.Equal(t, fresh, through)
-
-	has := func(prefix, opt string) {
-		t.Helper()
-		for _, m := range through {
-			if strings.HasPrefix(m, prefix+" ") {
-				require.Contains(t, strings.Split(strings.Fields(m)[1], ","), opt, m)
-				return
-			}
-		}
-		t.Fatalf("no mount on %s in %q", prefix, through)
-	}
-	has(filepath.Join(ws, ".harness"), "ro")
-	has(filepath.Join(ws, ".git"), "rw")
-	has(filepath.Join(ws, ".git", "hooks"), "ro")
-	has(filepath.Join(ws, ".git", "config"), "ro")
-	has(filepath.Join(ws, ".git", "info"), "ro")
-	has("/proc", "rw")
-	for _, m := range through {
-		require.False(t, strings.HasPrefix(m, ws+" "), "the workspace is no mount of its own: %s", m)
-	}
 }
