@@ -39,8 +39,6 @@ func RunIfAsked() {
 		os.Exit(helperMain())
 	case Launch:
 		os.Exit(launcherMain())
-	case Spare:
-		os.Exit(spareMain())
 	case Probe:
 		if err := setupProc(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
