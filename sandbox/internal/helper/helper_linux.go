@@ -39,6 +39,8 @@ func RunIfAsked() {
 		os.Exit(helperMain())
 	case Launch:
 		os.Exit(launcherMain())
+	case Spare:
+		os.Exit(spareMain())
 	case Probe:
 		if err := setupProc(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
