@@ -30,6 +30,9 @@ const (
 	// LaunchRequest's), then is a helper of mode Run. It serves one
 	// command, and has seen none before it.
 	Spare = "spare"
+	// SpareNetwork: a spare for commands with the network (in the
+	// harness's network namespace); Spare is one for commands without.
+	SpareNetwork = "spare-network"
 )
 
 // FDSpare is a spare helper's end of its socket to the launcher

@@ -1,6 +1,7 @@
 package helper
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,10 +16,31 @@ import (
 // the launcher, puts them in place and is then the helper, as one
 // started with them would be. It ends at once, having run nothing, when
 // the launcher is gone or sends what is not a helper's files.
-func spareMain() int {
+//
+// network says which network setting it was made for: the harness's
+// network namespace, or one of its own.
+func spareMain(network bool) int {
 	// Not dumpable from the start: nothing may read this process's
 	// memory, before its command or after.
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	pre := prepared{spare: true, network: network}
+	// What no request says is done before one comes, so that a command's
+	// start does not wait for it: the signals taken, the mounts made
+	// private and a /proc of the new PID namespace mounted, the loopback
+	// interface of a network namespace of its own brought up, and the
+	// decoding of a request and encoding of a message warmed up (their
+	// first use costs a few hundred microseconds). A failure is the
+	// command's error, when it comes.
+	catchSignals()
+	pre.err = setupProc()
+	if pre.err == nil && !pre.network {
+		if err := loopbackUp(); err != nil {
+			pre.err = fmt.Errorf("bring up the loopback interface: %w", err)
+		}
+	}
+	var warm Request
+	_ = json.Unmarshal([]byte(`{"line":"","dir":"","env":[],"writable":[],"refer":[],"read_only":[],"pin":"","hidden":[],"hidden_names":[],"network":false,"proxy":false,"abi":0,"stdin":false}`), &warm)
+	_, _ = json.Marshal(Message{Started: true})
 	var b [1]byte
 	oob := make([]byte, unix.CmsgSpace(4*maxLaunchFiles))
 	var n, oobn, flags int
@@ -57,7 +79,7 @@ func spareMain() int {
 		}
 		unix.Close(h)
 	}
-	return helperMain()
+	return helperMain(pre)
 }
 
 // spareGo is the byte of the packet that hands a spare its files;
@@ -66,6 +88,14 @@ const (
 	spareGo  = 'G'
 	spareAck = 'A'
 )
+
+// prepared is what a helper did before its request came: nothing, or,
+// for a spare, what no request says (see spareMain).
+type prepared struct {
+	spare   bool
+	network bool  // the spare shares the harness's network namespace
+	err     error // what failed of it
+}
 
 // spareAckWait bounds how long the launcher waits for a spare's answer.
 const spareAckWait = 10 * time.Second
@@ -87,6 +117,9 @@ type spare struct {
 // request's helper is then started when it comes, as without spares.
 func (l *launcher) refill(env []string, network bool) {
 	runValue, spareValue := Env+"="+Value(Run), Env+"="+Value(Spare)
+	if network {
+		spareValue = Env + "=" + Value(SpareNetwork)
+	}
 	i := slices.Index(env, runValue)
 	if i < 0 {
 		return
@@ -103,7 +136,11 @@ func (l *launcher) refill(env []string, network bool) {
 		unix.Close(sp[1])
 		return
 	}
-	pid, pidfd, err := spawn(spareEnv, []int{null, null, null, sp[1]}, network) // sp[1]: FDSpare
+	// Its fds 0 to 6, which its files will take, are held from its start
+	// (sp[1] as FDSpare, /dev/null on the others), so that nothing the Go
+	// runtime opens at its start and keeps (the cgroup's CPU limit files)
+	// lies where a file of the command's is put.
+	pid, pidfd, err := spawn(spareEnv, []int{null, null, null, sp[1], null, null, null}, network)
 	unix.Close(null)
 	unix.Close(sp[1])
 	if err != nil {
