@@ -259,6 +259,9 @@ type Workspace struct {
 	feedErr error    // why there is no feed although one was wanted
 	closed  bool
 	reading uint64 // the number of the last reading that succeeded (see Named); 0: none
+	// namedScans counts the directory records Named searched anew (the
+	// tests count them).
+	namedScans uint64
 
 	readings atomic.Uint64 // how many readings were started (see Readings)
 	digests  atomic.Uint64 // how many directory digests the walks computed (the tests count them)

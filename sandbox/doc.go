@@ -123,7 +123,12 @@
 // forks a child in a new user namespace by copying the parent's page
 // tables, which for a harness holding hundreds of MiB cost tens of
 // milliseconds a command — and sends the harness the helper's pidfd,
-// through which alone the harness signals it. A launched helper kills
+// through which alone the harness signals it. While a command runs, the
+// launcher starts the next command's helper ahead (a spare, in new
+// namespaces of its own, which waits for its files and then serves that
+// one command), so that the helper's start is not part of the next
+// command's; a spare of another network setting, or one that died, is
+// replaced by a helper started for the command. A launched helper kills
 // and reaps every other process of the command before it reports the
 // shell's exit, so the command has ended then. The launcher ends with
 // the harness, and its helpers with it. Without one, the program re-executes itself

@@ -177,11 +177,17 @@ func (c *Cmd) Start(ctx context.Context) error {
 	if s.Mode == Off {
 		return fmt.Errorf("%w: mode off runs no sandbox; the caller runs the command", ErrInvalidSpec)
 	}
-	if err := s.Check(); err != nil {
+	// What the workspace's .git says is read once for the whole start:
+	// the check and the request see the same paths.
+	g := s.git()
+	if err := s.validate(g); err != nil {
 		return err
 	}
 	sup := Probe(s.SimulateMissing...)
-	req, tmp, err := s.prepare(c.Line, c.Env, sup.LandlockABI)
+	if err := sup.Err(); err != nil {
+		return fmt.Errorf("mode %s: %w", s.Mode, err)
+	}
+	req, tmp, err := s.prepare(g, c.Line, c.Env, sup.LandlockABI)
 	if err != nil {
 		return err
 	}
@@ -218,7 +224,7 @@ func (c *Cmd) Start(ctx context.Context) error {
 
 // prepare resolves what the helper needs and makes the temporary
 // directory and the Go cache.
-func (s Spec) prepare(line string, env []string, abi int) (request, string, error) {
+func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, string, error) {
 	if env == nil {
 		env = os.Environ()
 	}
@@ -227,7 +233,6 @@ func (s Spec) prepare(line string, env []string, abi int) (request, string, erro
 			return request{}, "", fmt.Errorf("%w: the Go build cache: %v", ErrSetup, err)
 		}
 	}
-	g := s.git()
 	if s.Mode == WorkspaceWrite && g.Pin != "" {
 		// Hooks, config and info must exist to be made read-only: git init
 		// makes all three, and a repository without them gets them, empty.
@@ -258,9 +263,9 @@ func (s Spec) prepare(line string, env []string, abi int) (request, string, erro
 		Line:        line,
 		Dir:         s.Workspace,
 		Env:         s.Environ(env, tmp),
-		Writable:    append(s.writableRoots(), tmp),
-		Refer:       s.referRoots(),
-		ReadOnly:    s.readOnlyPaths(),
+		Writable:    append(s.writableRootsOf(g), tmp),
+		Refer:       s.referRootsOf(g),
+		ReadOnly:    s.readOnlyPathsOf(g),
 		Hidden:      s.Hidden,
 		HiddenNames: s.HiddenNames,
 		Network:     s.Network,

@@ -257,7 +257,11 @@ func resolveDir(what, dir string) (string, error) {
 // absolute workspace, absolute paths, no empty name, and no hidden path
 // that is or holds the workspace or a writable root. It does not ask the
 // system (see Check).
-func (s Spec) Validate() error {
+func (s Spec) Validate() error { return s.validate(s.git()) }
+
+// validate is Validate with the workspace's git paths g as s.git() gave
+// them: a command's start reads them once for all it resolves.
+func (s Spec) validate(g GitPaths) error {
 	if _, err := ParseMode(string(s.Mode)); err != nil {
 		return err
 	}
@@ -295,7 +299,7 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("%w: SimulateMissing: %q is not %q or %q", ErrInvalidSpec, f, UserNamespaces, Landlock)
 		}
 	}
-	roots := append([]string{s.Workspace}, s.writableRoots()...)
+	roots := append([]string{s.Workspace}, s.writableRootsOf(g)...)
 	for _, h := range s.Hidden {
 		for _, r := range roots {
 			if within(filepath.Clean(r), filepath.Clean(h)) {
@@ -317,21 +321,27 @@ func within(path, dir string) bool {
 // referRoots are the writable roots beside the workspace a file may be
 // linked or moved into from another directory: a linked worktree's git
 // directories, in WorkspaceWrite (see the helper's Request.Refer).
-func (s Spec) referRoots() []string {
+func (s Spec) referRoots() []string { return s.referRootsOf(s.git()) }
+
+// referRootsOf is referRoots with the git paths g (s.git()).
+func (s Spec) referRootsOf(g GitPaths) []string {
 	if s.Mode != WorkspaceWrite {
 		return nil
 	}
-	return slices.Clone(s.git().Writable)
+	return slices.Clone(g.Writable)
 }
 
 // writableRoots is what the command may write beside its temporary
 // directory: the workspace (in WorkspaceWrite), the git directories a
 // worktree's .git file names, the Go cache and Writable.
-func (s Spec) writableRoots() []string {
+func (s Spec) writableRoots() []string { return s.writableRootsOf(s.git()) }
+
+// writableRootsOf is writableRoots with the git paths g (s.git()).
+func (s Spec) writableRootsOf(g GitPaths) []string {
 	var out []string
 	if s.Mode == WorkspaceWrite {
 		out = append(out, s.Workspace)
-		out = append(out, s.git().Writable...)
+		out = append(out, g.Writable...)
 	}
 	if s.GoCache != "" {
 		out = append(out, s.GoCache)
@@ -346,10 +356,13 @@ func (s Spec) writableRoots() []string {
 
 // readOnlyPaths is ReadOnly and, in WorkspaceWrite, the workspace's git
 // paths.
-func (s Spec) readOnlyPaths() []string {
+func (s Spec) readOnlyPaths() []string { return s.readOnlyPathsOf(s.git()) }
+
+// readOnlyPathsOf is readOnlyPaths with the git paths g (s.git()).
+func (s Spec) readOnlyPathsOf(g GitPaths) []string {
 	out := slices.Clone(s.ReadOnly)
 	if s.Mode == WorkspaceWrite {
-		for _, p := range s.git().ReadOnly {
+		for _, p := range g.ReadOnly {
 			if !slices.Contains(out, p) {
 				out = append(out, p)
 			}

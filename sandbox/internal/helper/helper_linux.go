@@ -36,9 +36,11 @@ func RunIfAsked() {
 	}
 	switch mode {
 	case Run:
-		os.Exit(helperMain())
+		os.Exit(helperMain(prepared{}))
 	case Launch:
 		os.Exit(launcherMain())
+	case Spare, SpareNetwork:
+		os.Exit(spareMain(mode == SpareNetwork))
 	case Probe:
 		if err := setupProc(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -55,7 +57,9 @@ func RunIfAsked() {
 // PID namespace: it sets up the sandbox, starts the shell, reaps every
 // process that is left to it as an init does, reports the shell's exit
 // and ends — and with it, by the kernel, every process of the command.
-func helperMain() int {
+//
+// pre is what it did before (a spare, see spareMain).
+func helperMain(pre prepared) int {
 	status := os.NewFile(FDStatus, "status")
 	say := func(m Message) {
 		line, _ := json.Marshal(m)
@@ -64,30 +68,9 @@ func helperMain() int {
 	// No one of the command may read this process's memory or files
 	// (/proc/1/environ, /proc/1/fd): it is not dumpable.
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-	// Signals from inside the namespace reach pid 1 only if it handles
-	// them, and the Go runtime handles all: those it would exit or crash
-	// on are taken here and dropped (the others it already ignores when
-	// they come from kill). SIGKILL from the harness still ends it. With
-	// Landlock ABI 6 the command cannot signal the helper at all; this is
-	// for older kernels. (Handled signals are reset to default in the
-	// shell at exec; ignored ones would not be. Notify with no signal
-	// would also do, but costs a millisecond.)
-	//
-	// SIGTERM alone is passed on, to every process of the namespace (kill
-	// -1 from its first process spares only the helper): it is how the
-	// harness asks the command to stop before it kills it (Cmd.Terminate).
-	// A command that sends it here gains nothing: it could signal its own
-	// processes itself.
-	sigs := make(chan os.Signal, 64)
-	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGILL,
-		syscall.SIGTRAP, syscall.SIGABRT, syscall.SIGSYS, syscall.SIGSTKFLT)
-	go func() {
-		for s := range sigs {
-			if s == syscall.SIGTERM {
-				_ = unix.Kill(-1, unix.SIGTERM)
-			}
-		}
-	}()
+	if !pre.spare {
+		catchSignals()
+	}
 	// The lifeline: its end of file means the harness is gone (its
 	// parent-death signal covers the same; this does not depend on it).
 	go func() {
@@ -100,7 +83,7 @@ func helperMain() int {
 		say(Message{Error: "read the request: " + err.Error()})
 		return 1
 	}
-	if err := setup(req); err != nil {
+	if err := setup(req, pre); err != nil {
 		say(Message{Error: err.Error()})
 		return 1
 	}
@@ -136,6 +119,34 @@ func helperMain() int {
 	}
 }
 
+// catchSignals takes the signals a command may send the helper.
+func catchSignals() {
+	// Signals from inside the namespace reach pid 1 only if it handles
+	// them, and the Go runtime handles all: those it would exit or crash
+	// on are taken here and dropped (the others it already ignores when
+	// they come from kill). SIGKILL from the harness still ends it. With
+	// Landlock ABI 6 the command cannot signal the helper at all; this is
+	// for older kernels. (Handled signals are reset to default in the
+	// shell at exec; ignored ones would not be. Notify with no signal
+	// would also do, but costs a millisecond.)
+	//
+	// SIGTERM alone is passed on, to every process of the namespace (kill
+	// -1 from its first process spares only the helper): it is how the
+	// harness asks the command to stop before it kills it (Cmd.Terminate).
+	// A command that sends it here gains nothing: it could signal its own
+	// processes itself.
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGILL,
+		syscall.SIGTRAP, syscall.SIGABRT, syscall.SIGSYS, syscall.SIGSTKFLT)
+	go func() {
+		for s := range sigs {
+			if s == syscall.SIGTERM {
+				_ = unix.Kill(-1, unix.SIGTERM)
+			}
+		}
+	}()
+}
+
 // endAll kills every other process of the command's PID namespace and
 // reaps them: once it returns, this helper is the namespace's last
 // process, and the harness may take the command for ended before the
@@ -166,9 +177,17 @@ func setupProc() error {
 	return nil
 }
 
-// setup builds the command's view of the file system, and its network.
-func setup(req Request) error {
-	if err := setupProc(); err != nil {
+// setup builds the command's view of the file system, and its network;
+// pre is what a spare did of it before the request came.
+func setup(req Request, pre prepared) error {
+	if pre.spare {
+		if pre.err != nil {
+			return pre.err
+		}
+		if req.Network != pre.network {
+			return fmt.Errorf("a helper made for network %v asked to run a command with network %v", pre.network, req.Network)
+		}
+	} else if err := setupProc(); err != nil {
 		return err
 	}
 	// Pin first: the read-only binds below are made inside it.
@@ -193,7 +212,7 @@ func setup(req Request) error {
 			return fmt.Errorf("hide %s: %w", p, err)
 		}
 	}
-	if !req.Network {
+	if !req.Network && !pre.spare {
 		if err := loopbackUp(); err != nil {
 			return fmt.Errorf("bring up the loopback interface: %w", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -51,9 +52,15 @@ func launcherMain() int {
 			return 0 // the harness is gone
 		}
 		fds := receivedFiles(oob[:oobn])
-		l.launch(buf[:n], flags, fds)
+		req, ok := l.launch(buf[:n], flags, fds)
 		for _, fd := range fds {
 			unix.Close(fd)
+		}
+		if ok && l.spare == nil {
+			// The next command's helper, started now, while this one
+			// runs: the same environment and network, which the harness
+			// asks for command after command.
+			l.refill(req.Env, req.Network)
 		}
 	}
 }
@@ -71,10 +78,14 @@ type launcher struct {
 	// mu guards the socket's writes, so that a helper's start is always
 	// answered before its end is.
 	mu sync.Mutex
+	// spare is the helper started for the next request (see Spare), or
+	// nil; only the launcher's main goroutine uses the field.
+	spare *spare
 }
 
-// launch starts the helper of one request, and answers it.
-func (l *launcher) launch(packet []byte, flags int, fds []int) {
+// launch starts the helper of one request, and answers it; it returns
+// the request and whether it was understood.
+func (l *launcher) launch(packet []byte, flags int, fds []int) (LaunchRequest, bool) {
 	var req LaunchRequest
 	err := json.Unmarshal(packet, &req)
 	switch {
@@ -89,8 +100,44 @@ func (l *launcher) launch(packet []byte, flags int, fds []int) {
 	defer l.mu.Unlock()
 	if err != nil {
 		l.send(LaunchMessage{ID: req.ID, Error: err.Error()}, -1)
-		return
+		return req, false
 	}
+	if sp := l.spare; sp != nil {
+		l.spare = nil
+		if sp.network == req.Network && slices.Equal(sp.env, req.Env) {
+			ok, err := sp.handOver(req.ID, fds)
+			if ok {
+				l.send(LaunchMessage{ID: req.ID, Pid: sp.pid}, sp.pidfd)
+				unix.Close(sp.pidfd)
+				return req, true
+			}
+			if err != nil {
+				sp.discard()
+				l.send(LaunchMessage{ID: req.ID, Error: err.Error()}, -1)
+				return req, true
+			}
+		}
+		// It is of another kind (and the next spare is of this one), or
+		// gone: a helper is started anew.
+		sp.discard()
+	}
+	pid, pidfd, err := spawn(req.Env, fds, req.Network)
+	if err != nil {
+		l.send(LaunchMessage{ID: req.ID, Error: "start the helper in new namespaces: " + err.Error()}, -1)
+		return req, false
+	}
+	l.send(LaunchMessage{ID: req.ID, Pid: pid}, pidfd)
+	unix.Close(pidfd)
+	go l.reap(req.ID, pid)
+	return req, true
+}
+
+// spawn starts a helper, this program, with the environment env and the
+// files fds (its fds 0, 1, 2, ...) in new user, PID and mount namespaces
+// and, unless network, a new network namespace; it returns its pid and a
+// pidfd. It must be called from the launcher's main thread, whose end is
+// the helper's parent-death signal.
+func spawn(env []string, fds []int, network bool) (int, int, error) {
 	files := make([]uintptr, len(fds))
 	for i, fd := range fds {
 		files[i] = uintptr(fd)
@@ -98,12 +145,12 @@ func (l *launcher) launch(packet []byte, flags int, fds []int) {
 	uid, gid := os.Getuid(), os.Getgid()
 	pidfd := -1
 	flagsNS := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNS)
-	if !req.Network {
+	if !network {
 		flagsNS |= unix.CLONE_NEWNET
 	}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"harness-sandbox"}, &syscall.ProcAttr{
 		Dir:   "/",
-		Env:   req.Env,
+		Env:   env,
 		Files: files,
 		Sys: &syscall.SysProcAttr{
 			Cloneflags:  flagsNS,
@@ -123,12 +170,9 @@ func (l *launcher) launch(packet []byte, flags int, fds []int) {
 		err = fmt.Errorf("no pidfd for the helper")
 	}
 	if err != nil {
-		l.send(LaunchMessage{ID: req.ID, Error: "start the helper in new namespaces: " + err.Error()}, -1)
-		return
+		return 0, -1, err
 	}
-	l.send(LaunchMessage{ID: req.ID, Pid: pid}, pidfd)
-	unix.Close(pidfd)
-	go l.reap(req.ID, pid)
+	return pid, pidfd, nil
 }
 
 // reap waits for the helper pid and tells the harness how it ended.

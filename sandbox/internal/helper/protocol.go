@@ -6,7 +6,7 @@ import "strconv"
 // each other (the request, the messages, the files). A helper told
 // another version refuses to run: a harness-sandbox installed from
 // another build of harness is never half understood.
-const Protocol = 4
+const Protocol = 5
 
 // Env names the variable that makes a process the helper: its value is
 // the mode and the protocol, "run:1" or "probe:1" (see Value).
@@ -22,7 +22,22 @@ const (
 	// mode Run, in new namespaces) when the harness asks (see
 	// LaunchRequest).
 	Launch = "launch"
+	// Spare: a helper the launcher starts, in new namespaces of its own,
+	// before it is asked for one, so that the Go runtime's start and the
+	// namespaces' making are not part of the next command's start. It
+	// waits for its files on FDSpare (one packet, the files attached,
+	// which become its fds 0 to 5, or 6, in the order of
+	// LaunchRequest's), then is a helper of mode Run. It serves one
+	// command, and has seen none before it.
+	Spare = "spare"
+	// SpareNetwork: a spare for commands with the network (in the
+	// harness's network namespace); Spare is one for commands without.
+	SpareNetwork = "spare-network"
 )
+
+// FDSpare is a spare helper's end of its socket to the launcher
+// (SOCK_SEQPACKET), on which its files arrive.
+const FDSpare = 3
 
 // FDLauncher is the launcher's end of its socket to the harness
 // (SOCK_SEQPACKET): a LaunchRequest a packet in, LaunchMessages out.
