@@ -77,7 +77,9 @@
 // It sees only its own processes: it is in new user, PID and mount
 // namespaces with a /proc of its own, so the harness's processes, their
 // environments and their files are not there, and it cannot signal them
-// (kill -9 -1 reaches only the command's own). It has no terminal: not the
+// (kill -9 -1 reaches only the command's own). Its IPC and UTS namespaces
+// are its own too: no System V shared memory, semaphore or message queue
+// of another process is reachable from it. It has no terminal: not the
 // person's controlling terminal (a session of its own), and no /dev entry
 // but null, zero, full, random and urandom (so it cannot read the keys a
 // person types at an approval prompt). It has no capabilities and

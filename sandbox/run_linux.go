@@ -110,9 +110,11 @@ func describe(ws syscall.WaitStatus) string {
 	return fmt.Sprintf("wait status %#x", uint32(ws))
 }
 
-// cloneFlags are the namespaces of a command.
+// cloneFlags are the namespaces of a command: user, pid, mount, IPC
+// (no System V shared memory, semaphores or message queues shared with
+// the host's processes), UTS, and network unless the command has it.
 func cloneFlags(network bool) uintptr {
-	f := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNS)
+	f := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNS | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
 	if !network {
 		f |= unix.CLONE_NEWNET
 	}

@@ -77,8 +77,7 @@ func startReading(t *testing.T, spec sandbox.Spec, line string, n int) (*sandbox
 }
 
 // namespaces are what a command's shell says of its namespaces.
-// (The sandbox makes no IPC or UTS namespace.)
-const namespaces = "readlink /proc/self/ns/user /proc/self/ns/mnt /proc/self/ns/pid /proc/self/ns/net"
+const namespaces = "readlink /proc/self/ns/user /proc/self/ns/mnt /proc/self/ns/pid /proc/self/ns/net /proc/self/ns/ipc /proc/self/ns/uts"
 
 // The launcher starts the next command's helper while the current one
 // runs (a spare: its Go runtime's start and its namespaces are then not
@@ -101,9 +100,9 @@ func TestSpareHelperServesTheNextCommand(t *testing.T) {
 	// Two commands at once, the second in the spare started while the
 	// first runs: every namespace differs (both live, so no number of a
 	// namespace gone is given again).
-	c1, ns1 := startReading(t, spec, namespaces+"; exec sleep 60", 4)
+	c1, ns1 := startReading(t, spec, namespaces+"; exec sleep 60", 6)
 	spare := spareOf(t, launcher, c0.Pid(), c1.Pid())
-	c2, ns2 := startReading(t, spec, namespaces+"; exec sleep 60", 4)
+	c2, ns2 := startReading(t, spec, namespaces+"; exec sleep 60", 6)
 	require.Equal(t, spare, c2.Pid(), "the spare is the command's helper")
 	for i := range ns1 {
 		require.NotEqual(t, ns1[i], ns2[i], "two commands share a namespace")

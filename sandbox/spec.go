@@ -849,7 +849,7 @@ func mechanism(s Spec, sup Support) string {
 	if err := sup.Err(); err != nil {
 		return "unavailable: " + err.Error()
 	}
-	ns := "user, pid, mount"
+	ns := "user, pid, mount, ipc, uts"
 	if !s.Network {
 		ns += ", network"
 	}

@@ -144,7 +144,8 @@ func spawn(env []string, fds []int, network bool) (int, int, error) {
 	}
 	uid, gid := os.Getuid(), os.Getgid()
 	pidfd := -1
-	flagsNS := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNS)
+	// The namespaces of sandbox's cloneFlags.
+	flagsNS := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNS | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
 	if !network {
 		flagsNS |= unix.CLONE_NEWNET
 	}
