@@ -235,7 +235,7 @@ func (a *app) mcpWorkspace(f *driveFlags) (*mcpserver.Local, error) {
 			if err != nil {
 				return nil, drive.Options{}, err
 			}
-			return d.Driver, d.options(), nil
+			return d.Driver, d.Options(), nil
 		}}
 	if schema != nil {
 		l.Harness = []harness.Option{schema}

@@ -245,8 +245,8 @@ func (a *app) answering(ctx context.Context, id string, f *answerFlags, policy b
 			return err
 		}
 	}
-	dr.retry = true
-	if dr.th, err = dr.OpenTree(ctx, id); err != nil {
+	dr.Retry = true
+	if dr.Thread, err = dr.OpenTree(ctx, id); err != nil {
 		return err
 	}
 	return fn(dr)
@@ -256,7 +256,7 @@ func (a *app) answering(ctx context.Context, id string, f *answerFlags, policy b
 // it names, or the only open one.
 func (a *app) answerRequest(ctx context.Context, id string, r drive.Reply, f *answerFlags) error {
 	return a.answering(ctx, id, f, true, func(dr *driver) error {
-		ans, err := drive.Answer(ctx, dr.th, r)
+		ans, err := drive.Answer(ctx, dr.Thread, r)
 		var rerr *drive.RequestError
 		switch {
 		case errors.Is(err, drive.ErrBadReply):
@@ -267,7 +267,7 @@ func (a *app) answerRequest(ctx context.Context, id string, r drive.Reply, f *an
 			}
 			return usageError("%v", err)
 		case errors.As(err, &rerr) && rerr.Named == "":
-			if last, ok, lerr := drive.LastAnswer(ctx, dr.th, drive.AnswerKind(r.Kind)); lerr == nil && ok {
+			if last, ok, lerr := drive.LastAnswer(ctx, dr.Thread, drive.AnswerKind(r.Kind)); lerr == nil && ok {
 				return fmt.Errorf("%w: the last answer was %s (seq %d); nothing appended", err, present.Describe(last), last.Seq)
 			}
 			return fmt.Errorf("%w; `harness log %s` shows its record", err, id)
@@ -282,7 +282,7 @@ func (a *app) answerRequest(ctx context.Context, id string, r drive.Reply, f *an
 // (drive.AnswerAll), then resumes the thread if asked.
 func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, r drive.Reply) error {
 	return a.answering(ctx, id, f, true, func(dr *driver) error {
-		answered, err := drive.AnswerAll(ctx, dr.th, r)
+		answered, err := drive.AnswerAll(ctx, dr.Thread, r)
 		var rerr *drive.RequestError
 		switch {
 		case errors.Is(err, drive.ErrBadReply):
@@ -317,7 +317,7 @@ func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, r drive.
 // posted.
 func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f *answerFlags) error {
 	return a.answering(ctx, id, f, true, func(dr *driver) error {
-		p, err := drive.PostAnswer(ctx, dr.th, d, key)
+		p, err := drive.PostAnswer(ctx, dr.Thread, d, key)
 		if err != nil {
 			return drive.Refused(err, id, d.Kind)
 		}
@@ -328,7 +328,7 @@ func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f 
 // posted says what a post did — appended, or already there (nothing
 // appended) — and resumes the thread if asked.
 func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) error {
-	a, id := dr.a, dr.id
+	a, id := dr.a, dr.ID
 	if p.Duplicate && p.Seq != 0 {
 		dr.sayGiven(ctx, p.Seq)
 	}
@@ -336,7 +336,7 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 		return dr.finish(ctx)
 	}
 	if a.jsonOut() {
-		return a.printJSON(tell.PostedDoc{Thread: id, Seq: p.Seq, Duplicate: p.Duplicate, Facts: append([]facts.Fact{}, dr.appended...)})
+		return a.printJSON(tell.PostedDoc{Thread: id, Seq: p.Seq, Duplicate: p.Duplicate, Facts: append([]facts.Fact{}, dr.Appended...)})
 	}
 	switch {
 	case p.Duplicate:
@@ -358,7 +358,7 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 // sayGiven says that what a post would append is in the log already, at
 // seq (tell.Given).
 func (dr *driver) sayGiven(ctx context.Context, seq uint64) {
-	dr.a.printf("%s\n", tell.Given(ctx, dr.s.Store, dr.id, seq))
+	dr.a.printf("%s\n", tell.Given(ctx, dr.s.Store, dr.ID, seq))
 }
 
 // personAnswers is the command with which a person answers the request p

@@ -14,19 +14,6 @@ import (
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// lineOf is a fact appended while the command drives its thread: a fact
-// of one of its children says whose it is.
-func (d *driver) lineOf(f facts.Fact) string {
-	root := d.id
-	if root == "" {
-		if d.first == "" {
-			d.first = f.Thread
-		}
-		root = d.first
-	}
-	return tell.TreeFactLine(f, root, d.a.paint)
-}
-
 // stopCmd stops a thread, and the children it waits on.
 func (a *app) stopCmd() *cobra.Command {
 	var by, reason string
