@@ -293,3 +293,28 @@ func (t *Terminal) StepLimit(st drive.State) drive.State {
 	}
 	return st
 }
+
+// Run starts the thread n (stock.Driver.StartThread) and drives it until
+// it is done or waits for a person (Drive): it returns how it stands.
+// The thread started, if any, is the Terminal's Thread (and ID) also when
+// the start failed; a thread that exists already is
+// harness.ErrThreadExists, settings that cannot start it
+// stock.ErrBadSettings.
+func (t *Terminal) Run(ctx context.Context, n stock.NewThread) (drive.State, error) {
+	t.WarnSandbox()
+	th, out, err := t.StartThread(ctx, n)
+	t.Live.Stop()
+	if th != nil {
+		t.Thread, t.ID = th, th.ID()
+	}
+	switch {
+	case errors.Is(err, harness.ErrThreadExists), errors.Is(err, stock.ErrBadSettings):
+		return drive.State{}, err
+	case err != nil && !errors.Is(err, harness.ErrDefect):
+		return drive.State{}, t.Interrupted(ctx, t.ID, err)
+	case out.Status == harness.StatusStepLimit:
+		st, err := drive.StepLimited(ctx, t.Thread, out)
+		return t.StepLimit(st), err
+	}
+	return t.Drive(ctx)
+}

@@ -6,9 +6,7 @@ import (
 	"strings"
 
 	"github.com/seed-7cc7a084/harness/drive"
-	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
-	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 )
@@ -63,21 +61,15 @@ func hintFor(id string, p drive.Pending, resume bool) string {
 	return ""
 }
 
-// goOnHint says how to go on with a thread a budget stopped: fork it
-// before the budget.exhausted fact and resume the fork with a larger
-// bound (twice the thread's, else twice the default); "" for any other
-// state.
+// goOnHint says how to go on with a thread a budget stopped
+// (drive.GoOnOf): fork it and resume the fork with a larger bound; ""
+// for any other state.
 func goOnHint(st drive.State) string {
-	if st.Status != harness.StatusStopped || st.Head.Kind != facts.KindBudgetExhausted || st.Head.Seq < 2 {
+	g, ok := drive.GoOnOf(st, stock.DefaultMaxTurns)
+	if !ok {
 		return ""
 	}
-	at := st.Head.Seq - 1
-	more := 2 * stock.DefaultMaxTurns
-	if b := st.View.Budget; b != nil && b.MaxTurns > 0 {
-		more = 2 * b.MaxTurns
-	}
-	fork := fmt.Sprintf("%s-at%d", st.Thread, at)
-	return fmt.Sprintf("to go on: harness fork %s --at %d, then harness resume %s --max-turns %d", st.Thread, at, fork, more)
+	return fmt.Sprintf("to go on: harness fork %s --at %d, then harness resume %s --max-turns %d", st.Thread, g.At, g.Fork, g.MaxTurns)
 }
 
 // afterState are the lines said under a thread that failed or stopped:

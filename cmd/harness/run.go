@@ -394,35 +394,22 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 	if err != nil {
 		return nil, err
 	}
-	d.WarnSandbox()
-	th, out, err := d.StartThread(ctx, stock.NewThread{ID: id, Message: f.mcpPrompt.message(prompt), By: a.whoami(), PolicyGiven: f.policyGiven(), Plan: f.plan,
+	st, err := d.Run(ctx, stock.NewThread{ID: id, Message: f.mcpPrompt.message(prompt), By: a.whoami(), PolicyGiven: f.policyGiven(), Plan: f.plan,
 		Picked: func(next, taken string) {
 			if taken != "" {
 				a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
 			}
 			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
 		}})
-	d.Live.Stop()
-	if th != nil {
-		d.Thread, d.ID = th, th.ID()
-	}
 	switch {
 	case errors.Is(err, harness.ErrThreadExists):
 		return nil, exists() // another process (on a shared store) started it first
 	case errors.Is(err, stock.ErrBadSettings):
 		return d.Thread, asUsage(err)
+	case err != nil:
+		return d.Thread, err
 	}
-	if err != nil && !errors.Is(err, harness.ErrDefect) {
-		return d.Thread, d.Interrupted(ctx, d.ID, err)
-	}
-	if out.Status == harness.StatusStepLimit {
-		st, err := drive.StepLimited(ctx, d.Thread, out)
-		if err != nil {
-			return d.Thread, err
-		}
-		return d.Thread, a.report(d.StepLimit(st), d.Appended, s)
-	}
-	return d.Thread, d.finish(ctx)
+	return d.Thread, a.report(st, d.Appended, s)
 }
 
 func (a *app) resumeCmd() *cobra.Command {
