@@ -227,11 +227,11 @@ func (a *app) mcpWorkspace(f *driveFlags) (*mcpserver.Local, error) {
 		Prepare: func(ctx context.Context, s *stock.Session, create bool) error {
 			return inner.autoServe(ctx, s.Place, s.Settings(), create)
 		},
-		OpenStore: func(ctx context.Context, s *stock.Session) error { return inner.openStore(ctx, &session{s}) },
+		OpenStore: func(ctx context.Context, s *stock.Session) error { return inner.openStore(ctx, s) },
 		Driver: func(s *stock.Session, m model.Model, spec string) (*stock.Driver, drive.Options, error) {
 			f := *f
 			f.model, f.loaded = spec, m
-			d, err := inner.newDriver(&session{s}, "", s.Approval, &f)
+			d, err := inner.newDriver(s, "", s.Approval, &f)
 			if err != nil {
 				return nil, drive.Options{}, err
 			}

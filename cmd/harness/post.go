@@ -230,7 +230,7 @@ func (a *app) answering(ctx context.Context, id string, f *answerFlags, policy b
 		return err
 	}
 	defer s.Close()
-	if err := s.threadExists(ctx, id); err != nil {
+	if err := a.threadExists(ctx, s, id); err != nil {
 		return err
 	}
 	if err := a.enter(ctx, s, id); err != nil && f.resume {
@@ -343,14 +343,14 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 	case dr.s.Place.Remote != "":
 		// A shared store: a worker takes an answered thread up, and a
 		// resume here would race it.
-		a.printf("posted to %s; a worker on the store takes it up (harness worker); follow it with: harness log -f %s\n", id, shellWord(id))
+		a.printf("posted to %s; a worker on the store takes it up (harness worker); follow it with: harness log -f %s\n", id, tell.ShellWord(id))
 	case dr.s.DriverOf().By != "":
 		// A server that drives answered threads holds the store.
-		a.printf("posted to %s; %s\n", id, submittedHint(shellWord(id), dr.s.DriverOf()))
+		a.printf("posted to %s; %s\n", id, submittedHint(tell.ShellWord(id), dr.s.DriverOf()))
 	case f.stops:
-		a.printf("posted to %s; it stops at its next resume (which records the denial): harness resume %s\n", id, shellWord(id))
+		a.printf("posted to %s; it stops at its next resume (which records the denial): harness resume %s\n", id, tell.ShellWord(id))
 	default:
-		a.printf("posted to %s; continue with: harness resume %s\n", id, shellWord(id))
+		a.printf("posted to %s; continue with: harness resume %s\n", id, tell.ShellWord(id))
 	}
 	return nil
 }
@@ -366,7 +366,7 @@ func (dr *driver) sayGiven(ctx context.Context, seq uint64) {
 // leaves the answer to a person: the answer alone, as the client resumes.
 func personAnswers(id string, p drive.Pending) string {
 	if p.Kind == fold.WaitConfirmation {
-		return fmt.Sprintf("harness approve %s %s", shellWord(id), shellWord(drive.Ref(p)))
+		return fmt.Sprintf("harness approve %s %s", tell.ShellWord(id), tell.ShellWord(drive.Ref(p)))
 	}
 	// "settle: COMMAND   (accept, retry or abandon)": the command alone.
 	_, cmd, _ := strings.Cut(hintFor(id, p, false), ": ")

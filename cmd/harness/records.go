@@ -88,7 +88,7 @@ func (a *app) printFact(f facts.Fact) error {
 		_, err = a.stdout.Write(append(line, '\n'))
 		return err
 	}
-	_, err := fmt.Fprintf(a.stdout, "%s  %s  %s\n", a.factLine(f), a.paint("dim", f.At.Local().Format("15:04:05")), a.paint("dim", f.Cause))
+	_, err := fmt.Fprintf(a.stdout, "%s  %s  %s\n", tell.FactLine(f), a.paint("dim", f.At.Local().Format("15:04:05")), a.paint("dim", f.Cause))
 	return err
 }
 

@@ -228,7 +228,7 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 // rerun does (it needs the original's log to serve from, and runs on the
 // model it records): it reports whether it was one. The session s is
 // closed first: rerun opens its own.
-func (a *app) resumeRerun(ctx context.Context, s *session, id string, f *driveFlags) (bool, error) {
+func (a *app) resumeRerun(ctx context.Context, s *stock.Session, id string, f *driveFlags) (bool, error) {
 	link, from, err := rerun.Link(ctx, s.Store, id)
 	if err != nil || link == nil {
 		return false, err

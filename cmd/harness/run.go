@@ -196,7 +196,7 @@ func driving(ctx context.Context) stock.SessionOptions {
 // openDrive opens the workspace's existing store for a command that may
 // drive a thread with the flags f: the flags are checked first, and the
 // harness is configured with their bounds.
-func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.Approval, error) {
+func (a *app) openDrive(ctx context.Context, f *driveFlags) (*stock.Session, drive.Approval, error) {
 	if err := f.loadModel(); err != nil {
 		return nil, drive.Approval{}, err
 	}
@@ -211,7 +211,7 @@ func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.App
 			return nil, drive.Approval{}, asUsage(fmt.Errorf("--model: %w", err))
 		}
 	}
-	a.front().WarnMCP(s.Session)
+	a.front().WarnMCP(s)
 	// Path rules resolve through the workspace the command acts in, once
 	// it entered the thread's (newDriver).
 	approval := s.Approval
@@ -310,13 +310,13 @@ thread records it (host:directory), and every later command acts there.`,
 				f.noInput = true
 				var th *harness.Thread
 				return runModelErr(a.serve(ctx, &f, sf, serveHooks{
-					opened: func(s *session) error { return a.runModel(s, &f) },
-					run: func(s *session, approval drive.Approval) error {
+					opened: func(s *stock.Session) error { return a.runModel(s, &f) },
+					run: func(s *stock.Session, approval drive.Approval) error {
 						var err error
 						th, err = a.runThread(ctx, s, id, prompt, approval, &f, f.loaded)
 						return err
 					},
-					last: func(s *session) error { return a.lastState(s, th) },
+					last: func(s *stock.Session) error { return a.lastState(s, th) },
 				}, o))
 			}
 			p, err := a.place()
@@ -340,7 +340,7 @@ thread records it (host:directory), and every later command acts there.`,
 			if err := a.openStore(ctx, s); err != nil {
 				return err
 			}
-			a.front().WarnMCP(s.Session)
+			a.front().WarnMCP(s)
 			_, err = a.runThread(ctx, s, id, prompt, s.Approval, &f, f.loaded)
 			return err
 		}),
@@ -367,7 +367,7 @@ func runModelErr(err error) error {
 // runModel loads the model a session records for the thread it starts
 // (the --model flag's, else the settings'), so that a bad one is a usage
 // error before anything is run.
-func (a *app) runModel(s *session, f *driveFlags) error {
+func (a *app) runModel(s *stock.Session, f *driveFlags) error {
 	m, err := stock.LoadModel(s.Model, s.ModelOptions()...)
 	if err != nil {
 		return asUsage(fmt.Errorf("--model: %w", err))
@@ -379,7 +379,7 @@ func (a *app) runModel(s *session, f *driveFlags) error {
 // runThread starts a thread with prompt on the session's store and
 // drives it (see run), and returns it. The policy the thread starts with
 // is recorded in it.
-func (a *app) runThread(ctx context.Context, s *session, id, prompt string, approval drive.Approval, f *driveFlags, m model.Model) (*harness.Thread, error) {
+func (a *app) runThread(ctx context.Context, s *stock.Session, id, prompt string, approval drive.Approval, f *driveFlags, m model.Model) (*harness.Thread, error) {
 	exists := func() error {
 		return usageError("thread %s already exists; continue it with `harness continue %s \"...\"` or `harness resume %s`", id, id, id)
 	}
@@ -508,13 +508,13 @@ appends nothing.`,
 
 // driveThread opens the workspace to drive the existing thread id with
 // the flags f (see take). The caller closes the session.
-func (a *app) driveThread(ctx context.Context, id string, f *driveFlags) (*session, *driver, error) {
+func (a *app) driveThread(ctx context.Context, id string, f *driveFlags) (*stock.Session, *driver, error) {
 	s, approval, err := a.openDrive(ctx, f)
 	if err != nil {
 		return nil, nil, err
 	}
 	var dr *driver
-	if err = s.threadExists(ctx, id); err == nil {
+	if err = a.threadExists(ctx, s, id); err == nil {
 		dr, err = a.take(ctx, s, approval, id, f)
 	}
 	if err != nil {
@@ -528,7 +528,7 @@ func (a *app) driveThread(ctx context.Context, id string, f *driveFlags) (*sessi
 // workspace the thread records, checks the --output-schema given is the
 // thread's, and records the policy (and budget) the flags change: what a
 // command that writes to a thread does before it posts.
-func (a *app) take(ctx context.Context, s *session, approval drive.Approval, id string, f *driveFlags) (*driver, error) {
+func (a *app) take(ctx context.Context, s *stock.Session, approval drive.Approval, id string, f *driveFlags) (*driver, error) {
 	if err := a.enter(ctx, s, id); err != nil {
 		return nil, err
 	}
@@ -562,7 +562,7 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 		}
 		a.printf("%s thread %s (active last)\n", a.paint("bold", "harness:"), id)
 	}
-	if err := s.threadExists(ctx, id); err != nil {
+	if err := a.threadExists(ctx, s, id); err != nil {
 		return err
 	}
 	if again, err := a.resumeRerun(ctx, s, id, f); again || err != nil {
@@ -593,7 +593,7 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 type driver struct {
 	*tell.Terminal
 	a *app
-	s *session
+	s *stock.Session
 }
 
 // terminalHints are what a driver says that names this command line's
@@ -606,25 +606,25 @@ var terminalHints = tell.TerminalHints{
 		return fmt.Errorf("thread %s: %w; pass --model to use another", id, err)
 	},
 	Interrupted: func(id string) error {
-		return fmt.Errorf("interrupted; thread %s is resumable: harness resume %s", id, shellWord(id))
+		return fmt.Errorf("interrupted; thread %s is resumable: harness resume %s", id, tell.ShellWord(id))
 	},
 	NoSandbox: func(err error) string {
 		return present.EscapeLine(err.Error()) + ": commands are refused; to run them without a sandbox, with your full authority, pass --sandbox off (it is recorded)"
 	},
 }
 
-func (a *app) newDriver(s *session, id string, approval drive.Approval, f *driveFlags) (*driver, error) {
+func (a *app) newDriver(s *stock.Session, id string, approval drive.Approval, f *driveFlags) (*driver, error) {
 	asker := &tell.Asker{In: a.stdin, Getenv: a.getenv, By: a.whoami(),
 		Interrupted: func(id string) error {
 			return fmt.Errorf("interrupted at the prompt; thread %s still waits: `harness resume %s` asks again", id, id)
 		},
 		LeftElsewhere: func(e drive.Event) string {
 			return fmt.Sprintf("left for an answer elsewhere: harness answer %s --request %s --elicit accept|decline|cancel, or the page",
-				present.EscapeLine(shellWord(e.Thread)), present.EscapeLine(shellWord(e.Request)))
+				present.EscapeLine(tell.ShellWord(e.Thread)), present.EscapeLine(tell.ShellWord(e.Request)))
 		}}
 	t, err := tell.NewTerminal(tell.Terminal{Report: a.reportOf(s), Err: a.stderr, Say: a.printf, Hints: terminalHints}, approval, id,
 		tell.TerminalOptions{Model: f.loaded, Spec: f.model, Interactive: a.interactive(f.noInput), Asker: asker,
-			Live: a.textOut() && isTerminal(a.stdout), AskedHint: askedHint, OwnFiles: []io.Writer{a.stdout, a.stderr}})
+			Live: a.textOut() && tell.IsTerminal(a.stdout), AskedHint: askedHint, OwnFiles: []io.Writer{a.stdout, a.stderr}})
 	if err != nil {
 		return nil, err
 	}
@@ -643,17 +643,17 @@ func (d *driver) finish(ctx context.Context) error {
 
 // reportOf tells how a thread of the session s stands, as this command
 // prints (tell.Report).
-func (a *app) reportOf(s *session) tell.Report {
+func (a *app) reportOf(s *stock.Session) tell.Report {
 	out := a.output
 	if a.streamOut() {
 		out = tell.OutputStream
 	}
-	return tell.Report{Teller: a.teller(), Output: out, Lines: a.lines, JSON: a.printJSON, Session: s.Session, GoOn: goOnHint}
+	return tell.Report{Teller: a.teller(), Output: out, Lines: a.lines, JSON: a.printJSON, Session: s, GoOn: goOnHint}
 }
 
 // report prints how a thread stands and sets the exit code. A failure is
 // said once: on stdout, with the state (the exit code says it failed).
-func (a *app) report(st drive.State, appended []facts.Fact, s *session) error {
+func (a *app) report(st drive.State, appended []facts.Fact, s *stock.Session) error {
 	code, err := a.reportOf(s).Tell(st, appended)
 	switch {
 	case err != nil:
@@ -666,7 +666,3 @@ func (a *app) report(st drive.State, appended []facts.Fact, s *session) error {
 	}
 	return &exitErr{code: code} // said above
 }
-
-// statusExit is the exit code of a command that leaves a thread in
-// status (drive.ExitOf).
-var statusExit = drive.ExitOf

@@ -96,7 +96,7 @@ symbolic ref is refused.
 				return err
 			}
 			if err != nil {
-				fmt.Fprintf(a.stderr, "harness: warning: %s\n", personError(err))
+				fmt.Fprintf(a.stderr, "harness: warning: %s\n", tell.PersonError(err))
 			}
 			if a.jsonOut() {
 				return a.printJSON(seal.Verdict{Found: seal.Found{Entry: e, Witness: witness}, Status: seal.StatusHolds})

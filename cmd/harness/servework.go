@@ -34,7 +34,7 @@ func cwdOrEmpty() string {
 // the submitted threads at once beside the workers of other processes
 // (see worker.OnServer), printing what it does on stderr. stop ends the
 // drives (they drain, as a worker's do) and returns once they have.
-func (a *app) serveWork(ctx context.Context, s *session, sv *serve.Hosted, work *socketstore.Work, n int) (stop func(), err error) {
+func (a *app) serveWork(ctx context.Context, s *stock.Session, sv *serve.Hosted, work *socketstore.Work, n int) (stop func(), err error) {
 	if err := work.Scan(ctx); err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (a *app) serveWork(ctx context.Context, s *session, sv *serve.Hosted, work 
 	if err := checkModel(spec); err != nil {
 		return nil, err
 	}
-	w, err := worker.OnServer(s.Session, work, worker.Options{
+	w, err := worker.OnServer(s, work, worker.Options{
 		LoadModel:   workerModels(spec),
 		Concurrency: n,
 		Progress:    sv.DriveProgress,

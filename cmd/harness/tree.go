@@ -56,7 +56,7 @@ and ends stopped (a run exits 1). stop returns once it has.`,
 			defer s.Close()
 			st, appended, err := s.Stop(ctx, id, a.whoami(), reason, func(f facts.Fact, err error) {
 				if err != nil {
-					fmt.Fprintf(a.stderr, "harness: %s\n", personError(err))
+					fmt.Fprintf(a.stderr, "harness: %s\n", tell.PersonError(err))
 				} else if !a.jsonOut() {
 					fmt.Fprintln(a.stdout, tell.TreeFactLine(f, id, a.paint))
 				}

@@ -148,7 +148,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	}
 	// A thread's own policy, with this worker's flags on it, as a resume
 	// with them records it (see setPolicy): the flags were checked above.
-	w, ns, err := worker.OnSession(ctx, s.Session, flags, worker.Options{
+	w, ns, err := worker.OnSession(ctx, s, flags, worker.Options{
 		LoadModel:   workerModels(spec),
 		Concurrency: concurrency,
 		Drain:       drain,
