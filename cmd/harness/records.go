@@ -316,13 +316,7 @@ The workspace is not forked: what the fork runs acts on the files as they are.`,
 				return err
 			}
 			if a.jsonOut() {
-				return a.printJSON(struct {
-					Thread string         `json:"thread"`
-					From   string         `json:"from"`
-					At     uint64         `json:"at"`
-					Seq    uint64         `json:"seq"`
-					Status harness.Status `json:"status"`
-				}{as, id, at, h.Seq, st.Status})
+				return a.printJSON(tell.ForkDoc{Thread: as, From: id, At: at, Seq: h.Seq, Status: st.Status})
 			}
 			fmt.Fprintf(a.stdout, "forked %s at seq %d into %s (%d facts)\n", id, at, as, h.Seq)
 			a.printState(st, s.Place.Root)

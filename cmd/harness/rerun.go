@@ -201,11 +201,7 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 			return err
 		}
 		if a.jsonOut() {
-			return a.printJSON(struct {
-				Model string      `json:"model"`
-				Key   string      `json:"key"`
-				Rows  []rerun.Row `json:"rows"`
-			}{res.Model, res.Key, res.Rows})
+			return a.printJSON(tell.RerunSuiteDoc{Model: res.Model, Key: res.Key, Rows: res.Rows})
 		}
 		tell.RerunSuite(a.stdout, res.Rows)
 		return nil

@@ -45,12 +45,7 @@ KEY (or a file of keys), with your witness log (--witness FILE).
 				return err
 			}
 			if a.jsonOut() {
-				return a.printJSON(struct {
-					Key     seal.PublicKey `json:"key"`
-					Path    string         `json:"path"`
-					Witness string         `json:"witness"`
-					Made    bool           `json:"made"`
-				}{k.Public(), path, w.Path, made})
+				return a.printJSON(tell.KeyDoc{Key: k.Public(), Path: path, Witness: w.Path, Made: made})
 			}
 			if made {
 				fmt.Fprintf(a.stderr, "harness: made your key in %s\n", present.EscapeLine(path))

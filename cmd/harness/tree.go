@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
@@ -65,13 +64,7 @@ and ends stopped (a run exits 1). stop returns once it has.`,
 				return err
 			}
 			if a.jsonOut() {
-				return a.printJSON(struct {
-					Thread string         `json:"thread"`
-					Status harness.Status `json:"status"`
-					Reason string         `json:"reason,omitempty"`
-					Seq    uint64         `json:"seq"`
-					Facts  []facts.Fact   `json:"facts"`
-				}{id, st.Status, st.Reason, st.Head.Seq, appended})
+				return a.printJSON(tell.StopDoc{Thread: id, Status: st.Status, Reason: st.Reason, Seq: st.Head.Seq, Facts: appended})
 			}
 			fmt.Fprintf(a.stdout, "%s thread %s (seq %d): %s\n", a.paint("yellow", "stopped:"), id, st.Head.Seq, present.EscapeLine(st.Reason))
 			return nil
