@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -172,17 +171,8 @@ and proves nothing; one whose signature does not verify fails.
 				}
 				return a.printAuditJSON(r.Tree.Audit, verify, r.Verify, sj)
 			}
-			if r.Err == nil {
-				tell.Tree(a.stdout, r.Tree.Children, "", a.paint)
-			}
-			if verify {
-				verified := a.printVerified(r.Tree.Audit, r.Verify)
-				if err := a.printSeals(r.Seals, r.SealsErr); err != nil || verified != nil {
-					return cmp.Or(verified, err)
-				}
-				if len(r.Tree.Children) > 0 {
-					tell.TreeVerified(a.stdout, tell.TreeSize(r.Tree.Children), a.paint)
-				}
+			if !tell.Replayed(a.stdout, r, verify, "--key", a.paint) {
+				return &exitErr{code: exitError} // said on stdout
 			}
 			return nil
 		}),

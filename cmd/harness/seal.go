@@ -122,13 +122,3 @@ func (f sealFlags) check() (stock.SealCheck, error) {
 	}
 	return c, nil
 }
-
-// printSeals says what the seals of the thread say of its log
-// (tell.Seals); a broken seal, a broken witness log or a named key that
-// sealed nothing is exit 1.
-func (a *app) printSeals(r seal.Report, err error) error {
-	if !tell.Seals(a.stdout, r, err, "--key", a.paint) {
-		return &exitErr{code: exitError}
-	}
-	return nil
-}
