@@ -325,13 +325,16 @@ func (a *app) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-// printf writes text to stdout, unless stdout is JSON (then to stderr).
-func (a *app) printf(format string, args ...any) {
-	w := a.stdout
+// printf writes text to textWriter.
+func (a *app) printf(format string, args ...any) { fmt.Fprintf(a.textWriter(), format, args...) }
+
+// textWriter is where text goes: stdout, unless stdout is JSON (then
+// stderr).
+func (a *app) textWriter() io.Writer {
 	if a.jsonOut() || a.streamOut() {
-		w = a.stderr
+		return a.stderr
 	}
-	fmt.Fprintf(w, format, args...)
+	return a.stdout
 }
 
 // interactive reports whether the command may ask at the prompt: text
@@ -391,14 +394,6 @@ func (a *app) place() (stock.Place, error) {
 // disk.
 func (a *app) openRead(ctx context.Context) (*stock.Session, error) {
 	return a.openSession(ctx, nil, stock.SessionOptions{Lenient: true, ReadOnly: true})
-}
-
-// open opens the workspace's store. create false refuses a workspace
-// with no store, creating nothing. A command that only reads (or reads
-// and undoes) uses no setting: a settings file it cannot read is said,
-// and the command goes on.
-func (a *app) open(ctx context.Context, create bool) (*stock.Session, error) {
-	return a.openSession(ctx, nil, stock.SessionOptions{Lenient: true, Create: create})
 }
 
 // newSession reads the place's settings with the flags f laid over them

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -141,13 +140,4 @@ func (p *mcpPromptFlags) message(prompt string) facts.UserMessage {
 		return *p.msg
 	}
 	return facts.UserMessage{Text: prompt}
-}
-
-// textWriter is where text goes: stdout, unless stdout is JSON (then
-// stderr), as printf writes.
-func (a *app) textWriter() io.Writer {
-	if a.jsonOut() || a.streamOut() {
-		return a.stderr
-	}
-	return a.stdout
 }
