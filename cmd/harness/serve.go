@@ -196,12 +196,12 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		}()
 	}
 	if a.jsonOut() && hooks.run == nil {
-		a.printJSON(map[string]any{"url": sv.URL, "pid": os.Getpid(), "workspace": p.Root, "store": p.Where(), "socket": socketOf(p)})
+		a.printJSON(map[string]any{"url": sv.URL, "pid": os.Getpid(), "workspace": p.Root, "store": p.Where(), "socket": sv.Socket})
 	} else {
 		fmt.Fprintf(a.stderr, "%s serving %s (workspace %s)\n", a.paint("bold", "harness:"), p.Where(), p.Root)
 		fmt.Fprintf(a.stderr, "    %s\n", sv.URL)
 		if p.Remote == "" {
-			fmt.Fprintf(a.stderr, "    every harness command of the workspace goes through this process (%s)\n", socketstore.Path(p.Store))
+			fmt.Fprintf(a.stderr, "    every harness command of the workspace goes through this process (%s)\n", sv.Socket)
 			if hooks.run == nil {
 				fmt.Fprintf(a.stderr, "    %s\n", serveDrivesLine(sf.drive, drives, s.Model))
 			}
@@ -218,13 +218,6 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		fmt.Fprintf(a.stderr, "harness: nobody used the server for %v; stopping\n", sf.idle)
 	}
 	return err
-}
-
-func socketOf(p stock.Place) string {
-	if p.Remote != "" {
-		return ""
-	}
-	return socketstore.Path(p.Store)
 }
 
 func orEmpty(prefix, s string) string {
