@@ -173,13 +173,7 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 		return err
 	}
 	req.SearchWait = a.wait
-	req.OnScratch = func(id, dir string, again bool) {
-		if again {
-			fmt.Fprintf(a.stderr, "%s the live rerun %s goes on in its scratch copy %s\n", a.paint("bold", "harness:"), id, present.EscapeLine(dir))
-		} else {
-			fmt.Fprintf(a.stderr, "%s the live rerun acts in the scratch copy %s\n", a.paint("bold", "harness:"), present.EscapeLine(dir))
-		}
-	}
+	req.OnScratch = tell.RerunScratch(a.stderr, a.paint)
 	req.OnRow = func(r rerun.Row) {
 		if !a.jsonOut() {
 			fmt.Fprintf(a.stderr, "harness: reran %s\n", r.Thread)

@@ -158,7 +158,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 		return err
 	}
 	if err := s.Stock.Sandbox.Check(); err != nil {
-		fmt.Fprintf(a.stderr, "harness: %s: commands are refused; to run them without a sandbox, pass --sandbox off (it is recorded)\n", present.EscapeLine(err.Error()))
+		fmt.Fprintf(a.stderr, "harness: %s\n", terminalHints.NoSandbox(err))
 	}
 	model := spec
 	if model == "" {
