@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -156,12 +155,11 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 	if err != nil {
 		return err
 	}
-	cwd, _ := os.Getwd()
 	p, err := a.place()
 	if err != nil {
 		return err
 	}
-	s, err := a.newSession(p, nil, req.SessionOptions(r.spec, cwd))
+	s, err := a.newSession(p, nil, req.SessionOptions(r.spec, cwdOrEmpty()))
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -165,8 +164,7 @@ func (f *driveFlags) loadModel() error {
 	if f.model == "" || f.loaded != nil {
 		return nil
 	}
-	cwd, _ := os.Getwd()
-	spec, err := stock.ParseModelSpec(f.model, cwd)
+	spec, err := stock.ParseModelSpec(f.model, cwdOrEmpty())
 	if err != nil {
 		return asUsage(err)
 	}
@@ -302,9 +300,8 @@ thread records it (host:directory), and every later command acts there.`,
 			if err != nil {
 				return err
 			}
-			cwd, _ := os.Getwd()
 			o := driving(ctx)
-			o.Create, o.Model, o.ModelSpec, o.ModelDir = true, stock.ModelNeeded, f.model, cwd
+			o.Create, o.Model, o.ModelSpec, o.ModelDir = true, stock.ModelNeeded, f.model, cwdOrEmpty()
 			if serving {
 				// The page answers: the command asks nobody at the prompt.
 				f.noInput = true

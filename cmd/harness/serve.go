@@ -255,11 +255,7 @@ func (a *app) lastState(s *stock.Session, th *harness.Thread) error {
 	if th == nil || th.ID() == "" {
 		return nil
 	}
-	rt, _, err := s.Runtime()
-	if err != nil {
-		return err
-	}
-	st, err := drive.Inspect(context.Background(), rt.Thread(s.Stock.Actor, th.ID()))
+	st, err := s.Inspect(context.Background(), th.ID())
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -10,7 +9,6 @@ import (
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
-	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // stopCmd stops a thread, and the children it waits on.
@@ -36,18 +34,14 @@ and ends stopped (a run exits 1). stop returns once it has.`,
 			if err := a.checkBy(by); err != nil {
 				return err
 			}
-			s, err := a.openThread(ctx, id)
-			if errors.Is(err, thread.ErrLocked) {
-				// A run in a terminal holds the store (no server): ask it
-				// to stop the thread, and wait until it lets go.
-				if p, perr := a.place(); perr == nil && p.Remote == "" {
-					fmt.Fprintf(a.stderr, "harness: another process holds the store: asking it to stop %s\n", id)
-					err = p.StopThroughHolder(ctx, stock.StopAsk{Thread: id, By: a.whoami(), Reason: reason}, func() error {
-						var oerr error
-						s, oerr = a.openThread(ctx, id)
-						return oerr
-					})
-				}
+			// A run in a terminal that holds the store is asked to stop
+			// the thread, and let go (stock.Place.OpenOrStop).
+			var s *stock.Session
+			p, err := a.place()
+			if err == nil {
+				err = p.OpenOrStop(ctx, stock.StopAsk{Thread: id, By: a.whoami(), Reason: reason},
+					func() (err error) { s, err = a.openThread(ctx, id); return err },
+					func() { fmt.Fprintf(a.stderr, "harness: another process holds the store: asking it to stop %s\n", id) })
 			}
 			if err != nil {
 				return err

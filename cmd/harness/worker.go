@@ -122,8 +122,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	if err != nil {
 		return err
 	}
-	cwd, _ := os.Getwd()
-	s, err := a.newSession(p, f, stock.SessionOptions{Drive: true, Worker: true, Model: stock.ModelIfAny, ModelSpec: f.model, ModelDir: cwd})
+	s, err := a.newSession(p, f, stock.SessionOptions{Drive: true, Worker: true, Model: stock.ModelIfAny, ModelSpec: f.model, ModelDir: cwdOrEmpty()})
 	if err != nil {
 		if errors.Is(err, stock.ErrModelSpec) {
 			return asUsage(fmt.Errorf("--model: %w", err))
