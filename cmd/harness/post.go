@@ -298,14 +298,9 @@ func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, r drive.
 		if err != nil {
 			return err
 		}
-		last, ok := drive.LastPosted(answered)
-		if !ok {
-			// Nothing appended: the document names the head.
-			h, err := dr.s.Store.Head(ctx, id)
-			if err != nil {
-				return err
-			}
-			last = harness.Posted{Seq: h.Seq, Duplicate: true}
+		last, err := drive.PostedOf(ctx, dr.Thread, answered) // nothing appended: the head
+		if err != nil {
+			return err
 		}
 		return dr.posted(ctx, last, f)
 	})
