@@ -74,7 +74,8 @@ func (r Report) Result(st drive.State, appended []facts.Fact) Result {
 }
 
 // TerminalHints are what a Terminal says that names the command line's
-// commands and flags: the command line gives them.
+// commands and flags: the command line gives them. One left nil says
+// the plain error.
 type TerminalHints struct {
 	// NoModel is the error of a thread that needs a model turn and
 	// records no model; Model the error of a model that cannot be loaded.
@@ -220,10 +221,12 @@ func (t *Terminal) Options() drive.Options {
 	o.LoadModel = func(recorded string) (model.Model, error) {
 		m, err := t.LoadModel(recorded)
 		switch {
-		case errors.Is(err, stock.ErrNoModel):
+		case errors.Is(err, stock.ErrNoModel) && t.Hints.NoModel != nil:
 			return nil, t.Hints.NoModel(t.ID)
-		case err != nil:
+		case err != nil && t.Hints.Model != nil:
 			return nil, t.Hints.Model(t.ID, err)
+		case err != nil:
+			return nil, fmt.Errorf("thread %s: %w", t.ID, err)
 		}
 		return m, nil
 	}
@@ -252,8 +255,11 @@ func (t *Terminal) Options() drive.Options {
 // thread's, not the terminal's: one made for many threads (harness as an
 // MCP server's) names none.
 func (t *Terminal) Interrupted(ctx context.Context, id string, err error) error {
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil && t.Hints.Interrupted != nil:
 		return t.Hints.Interrupted(id)
+	case ctx.Err() != nil:
+		return fmt.Errorf("interrupted; thread %s is resumable: %w", id, ctx.Err())
 	}
 	return err
 }
@@ -266,8 +272,10 @@ func (t *Terminal) WarnSandbox() {
 		return
 	}
 	t.warned = true
-	if err := t.Session.Stock.Sandbox.Check(); err != nil {
+	if err := t.Session.Stock.Sandbox.Check(); err != nil && t.Hints.NoSandbox != nil {
 		fmt.Fprintf(t.Err, "harness: %s\n", t.Hints.NoSandbox(err))
+	} else if err != nil {
+		fmt.Fprintf(t.Err, "harness: %s: commands are refused\n", present.EscapeLine(err.Error()))
 	}
 }
 

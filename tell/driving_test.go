@@ -105,3 +105,15 @@ func contextCancelled(t *testing.T) (context.Context, context.CancelFunc) {
 	cancel()
 	return ctx, cancel
 }
+
+// A Terminal given no hints says the plain error: an interrupt leaves
+// the thread resumable, and says so.
+func TestTerminalWithoutHints(t *testing.T) {
+	term, _, _, _ := terminal(t, tell.OutputText)
+	term.Hints = tell.TerminalHints{}
+	ctx, cancel := contextCancelled(t)
+	defer cancel()
+	err := term.Interrupted(ctx, "t1", errors.New("boom"))
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorContains(t, err, "thread t1 is resumable")
+}
