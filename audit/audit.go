@@ -446,14 +446,14 @@ func (v *verifier) consistent(f facts.Fact) string {
 // or else of the whole thread. An action it does not know is the zero
 // Action (nothing requested, nothing started).
 func (v *verifier) action(id string) (scheduler.Action, error) {
-	view, err := harness.ViewOf(v.id, v.fold)
+	view, err := harness.Folded{ID: v.id, Fold: v.fold}.View()
 	if err != nil {
 		return scheduler.Action{}, err
 	}
 	if a, ok := view.Turn.Action(id); ok {
 		return a, nil
 	}
-	r, err := harness.ReadingOf(v.id, v.fold)
+	r, err := harness.Folded{ID: v.id, Fold: v.fold}.Reading()
 	if err != nil {
 		return scheduler.Action{}, err
 	}
@@ -533,7 +533,7 @@ func Replay(ctx context.Context, store thread.Store, actor harness.Actor, id str
 	if len(a.Entries) == 0 {
 		return a, fmt.Errorf("replay %s: %w", id, harness.ErrUnknownThread)
 	}
-	v, err := harness.ViewOf(id, fd)
+	v, err := harness.Folded{ID: id, Fold: fd}.View()
 	if err != nil {
 		return a, err
 	}
@@ -541,7 +541,7 @@ func Replay(ctx context.Context, store thread.Store, actor harness.Actor, id str
 	if v.Status == harness.StatusParked {
 		a.Waits = v.Waits
 	}
-	whole, err := harness.ReadingOf(id, fd)
+	whole, err := harness.Folded{ID: id, Fold: fd}.Reading()
 	if err != nil {
 		return a, err
 	}

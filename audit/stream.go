@@ -36,7 +36,7 @@ func ReplayTreeEach(ctx context.Context, store thread.Store, actor harness.Actor
 	if err != nil {
 		return t, err
 	}
-	kids, err := harness.ChildrenOf(id, fd)
+	kids, err := harness.Folded{ID: id, Fold: fd}.Children()
 	if err != nil {
 		return t, err
 	}
@@ -91,7 +91,7 @@ func replayEachWith(ctx context.Context, store thread.Store, id string, tell fun
 			if err != nil {
 				return a, nil, fmt.Errorf("replay %s seq %d: %w", id, f.Seq, err)
 			}
-			act, ok, err := harness.ActionOf(id, fd, p.ActionID)
+			act, ok, err := harness.Folded{ID: id, Fold: fd}.Action(p.ActionID)
 			if err != nil {
 				return a, nil, err
 			}
@@ -107,7 +107,7 @@ func replayEachWith(ctx context.Context, store thread.Store, id string, tell fun
 				return a, nil, fmt.Errorf("replay %s seq %d: %w", id, f.Seq, err)
 			}
 			if i, ok := waiting[p.ActionID]; ok {
-				act, found, err := harness.ActionOf(id, fd, p.ActionID)
+				act, found, err := harness.Folded{ID: id, Fold: fd}.Action(p.ActionID)
 				if err != nil {
 					return a, nil, err
 				}
@@ -130,7 +130,7 @@ func replayEachWith(ctx context.Context, store thread.Store, id string, tell fun
 	if a.Facts == 0 {
 		return a, nil, fmt.Errorf("replay %s: %w", id, harness.ErrUnknownThread)
 	}
-	v, err := harness.ViewOf(id, fd)
+	v, err := harness.Folded{ID: id, Fold: fd}.View()
 	if err != nil {
 		return a, nil, err
 	}

@@ -97,7 +97,7 @@ func verifyLinks(ctx context.Context, store thread.Store, actor harness.Actor, i
 	// The links are read from the fold that verified the log (the log as
 	// it was checked), not from another fold of it: a long log's fold is
 	// the most a verifier holds, and it holds one.
-	v, err := harness.ViewOf(id, vf.v.fold)
+	v, err := harness.Folded{ID: id, Fold: vf.v.fold}.View()
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func verifyLinks(ctx context.Context, store thread.Store, actor harness.Actor, i
 			return err
 		}
 	}
-	kids, err := harness.ChildrenOf(id, vf.v.fold)
+	kids, err := harness.Folded{ID: id, Fold: vf.v.fold}.Children()
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func VerifyReplayTreeEach(ctx context.Context, store thread.Store, actor harness
 	if err != nil {
 		return t, verify, err
 	}
-	kids, err := harness.ChildrenOf(id, fd)
+	kids, err := harness.Folded{ID: id, Fold: fd}.Children()
 	if err != nil {
 		return t, verify, err
 	}

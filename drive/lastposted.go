@@ -1,6 +1,10 @@
 package drive
 
-import "github.com/seed-7cc7a084/harness/harness"
+import (
+	"context"
+
+	"github.com/seed-7cc7a084/harness/harness"
+)
 
 // LastPosted is the last answer of answered (AnswerAll) that was
 // appended; ok is false when every one was given before (Duplicate).
@@ -11,4 +15,18 @@ func LastPosted(answered []Answered) (last harness.Posted, ok bool) {
 		}
 	}
 	return last, ok
+}
+
+// PostedOf is the post that stands for the answers answered (AnswerAll)
+// of th in a document: the last one appended (LastPosted), or when every
+// one was given before, the thread's head, given before (Duplicate).
+func PostedOf(ctx context.Context, th *harness.Thread, answered []Answered) (harness.Posted, error) {
+	if last, ok := LastPosted(answered); ok {
+		return last, nil
+	}
+	h, err := th.Store().Head(ctx, th.ID())
+	if err != nil {
+		return harness.Posted{}, err
+	}
+	return harness.Posted{Seq: h.Seq, Duplicate: true}, nil
 }

@@ -11,7 +11,9 @@ import (
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/harnesstest"
 )
 
 // A payload is the JSON given, a file's content (@FILE) or stdin's (-);
@@ -74,4 +76,20 @@ func TestExitOf(t *testing.T) {
 		harness.StatusFailed: 1, harness.StatusStopped: 1, harness.StatusStepLimit: 1} {
 		require.Equal(t, want, drive.ExitOf(status), status)
 	}
+}
+
+// The post a document names for AnswerAll: the last answer appended, or
+// the head when nothing was.
+func TestPostedOf(t *testing.T) {
+	e, _ := parkedOn(t, harnesstest.ToolScript)
+	th := e.Thread("t")
+	p, err := drive.PostedOf(ctx, th, nil)
+	require.NoError(t, err)
+	require.Equal(t, harness.Posted{Seq: head(e, "t"), Duplicate: true}, p)
+	all, err := drive.AnswerAll(ctx, th, drive.Reply{Kind: fold.WaitConfirmation, Approved: true, By: "ana"})
+	require.NoError(t, err)
+	p, err = drive.PostedOf(ctx, th, all)
+	require.NoError(t, err)
+	require.False(t, p.Duplicate)
+	require.Equal(t, head(e, "t"), p.Seq)
 }

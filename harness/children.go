@@ -9,10 +9,10 @@ import (
 	"github.com/seed-7cc7a084/harness/scheduler"
 )
 
-// ChildrenOf is ReadingOf(id, f).Children(): the delegations of the whole
+// childrenOf is readingOf(id, f).Children(): the delegations of the whole
 // thread that spawned a child, in order — without a reading of every
 // other call, which for a long log costs as much as the fold.
-func ChildrenOf(id string, f *fold.Fold[Services]) ([]scheduler.Call, error) {
+func childrenOf(id string, f *fold.Fold[Services]) ([]scheduler.Call, error) {
 	var out []scheduler.Call
 	for _, c := range f.Components() {
 		if c, ok := unwrapComponent(c).(childLister); ok {
@@ -35,11 +35,11 @@ type childLister interface {
 	Children() ([]scheduler.Call, error)
 }
 
-// ActionOf is the action id as a reader of the fold finds it: in the
+// actionOf is the action id as a reader of the fold finds it: in the
 // thread's latest turn (View's Turn), where an action's records come, or
 // else in the whole thread's reading. It costs what the latest turn holds
 // unless the action is of an earlier turn.
-func ActionOf(id string, f *fold.Fold[Services], action string) (scheduler.Action, bool, error) {
+func actionOf(id string, f *fold.Fold[Services], action string) (scheduler.Action, bool, error) {
 	cur, err := currentOf(id, f)
 	if err != nil {
 		return scheduler.Action{}, false, err
@@ -47,7 +47,7 @@ func ActionOf(id string, f *fold.Fold[Services], action string) (scheduler.Actio
 	if a, ok := cur.Action(action); ok {
 		return a, true, nil
 	}
-	whole, err := ReadingOf(id, f)
+	whole, err := readingOf(id, f)
 	if err != nil {
 		return scheduler.Action{}, false, err
 	}

@@ -13,7 +13,7 @@ import (
 // that its answers are never judged by a schema read otherwise than when
 // it was recorded.
 func checkableOutput(id string, f *fold.Fold[Services]) error {
-	v, err := ViewOf(id, f)
+	v, err := viewOf(id, f)
 	if err != nil || v.Turn.System == nil || v.Turn.System.Output == nil {
 		return nil // (a view that fails is the loop's to report)
 	}

@@ -183,7 +183,7 @@ func finishedIn(id string, f *fold.Fold[Services]) (bool, error) {
 // offeredBefore reports whether an earlier end of the thread offered the
 // merge of head.
 func offeredBefore(st *state, head string) (bool, error) {
-	all, err := ReadingOf(st.id, st.fold)
+	all, err := readingOf(st.id, st.fold)
 	if err != nil {
 		return false, err
 	}

@@ -529,7 +529,7 @@ func (t *Thread) end(ctx context.Context) error {
 	if _, ok := st.fold.Used(facts.IngressCause(facts.EndKey)); ok {
 		return nil
 	}
-	v, err := ViewOf(t.id, st.fold)
+	v, err := viewOf(t.id, st.fold)
 	if err != nil {
 		return err
 	}
@@ -688,7 +688,7 @@ func (t *Thread) Tree(ctx context.Context) (Tree, error) {
 	if err != nil {
 		return Tree{View: View{Thread: t.id}}, err
 	}
-	v, err := ViewOf(t.id, st.fold)
+	v, err := viewOf(t.id, st.fold)
 	if err != nil {
 		return Tree{View: v}, err
 	}

@@ -93,7 +93,7 @@ func (t *Thread) View(ctx context.Context) (View, error) {
 	if err != nil {
 		return View{Thread: t.id}, err
 	}
-	return ViewOf(t.id, st.fold)
+	return viewOf(t.id, st.fold)
 }
 
 // Reading is the coding scheduler's reading of the whole thread as its log
@@ -104,7 +104,7 @@ func (t *Thread) Reading(ctx context.Context) (scheduler.Reading, error) {
 	if err != nil {
 		return scheduler.Reading{}, err
 	}
-	return ReadingOf(t.id, st.fold)
+	return readingOf(t.id, st.fold)
 }
 
 // folded is the thread's fold, up to date; a thread with no facts is
@@ -120,9 +120,9 @@ func (t *Thread) folded(ctx context.Context) (*state, error) {
 	return st, nil
 }
 
-// ViewOf is the View of a fold of the thread id, as its log stands at the
+// viewOf is the View of a fold of the thread id, as its log stands at the
 // fold's seq.
-func ViewOf(id string, f *fold.Fold[Services]) (View, error) {
+func viewOf(id string, f *fold.Fold[Services]) (View, error) {
 	last := f.Last()
 	v := View{Thread: id, Head: thread.Head{Thread: id, Seq: f.Seq(), Hash: f.Hash(), Kind: last.Kind, At: last.At}}
 	p, err := f.Project()
@@ -188,9 +188,9 @@ func currentOf(id string, f *fold.Fold[Services]) (scheduler.Reading, error) {
 	return cur, nil
 }
 
-// ReadingOf is the coding scheduler's reading of a whole thread, from a
+// readingOf is the coding scheduler's reading of a whole thread, from a
 // fold of its log (see Thread.Reading).
-func ReadingOf(id string, f *fold.Fold[Services]) (scheduler.Reading, error) {
+func readingOf(id string, f *fold.Fold[Services]) (scheduler.Reading, error) {
 	var whole scheduler.Reading
 	for _, c := range f.Components() {
 		if c, ok := unwrapComponent(c).(reader); ok {

@@ -737,7 +737,7 @@ func (s *Server) forkPreview(ctx context.Context, id string, at uint64) (ForkPre
 			return ForkPreview{}, err
 		}
 	}
-	v, err := harness.ViewOf(id, fd)
+	v, err := harness.Folded{ID: id, Fold: fd}.View()
 	if err != nil {
 		return ForkPreview{}, err
 	}

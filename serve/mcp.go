@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -73,3 +75,41 @@ func ServeUntil(ctx context.Context, ln net.Listener, h http.Handler) error {
 	_ = srv.Shutdown(sctx)
 	return nil
 }
+
+// ErrListen is an address an MCP server cannot listen at (ListenMCP).
+var ErrListen = errors.New("cannot listen")
+
+// MCPServing is an MCP server's streamable HTTP listening behind the
+// tokens of a server a person starts (MCPHandler).
+type MCPServing struct {
+	// URL is where clients reach it; Addr the address it listens at.
+	URL  string
+	Addr net.Addr
+	// Token is the fresh token naming the person.
+	Token string
+	// Beyond: the address is beyond loopback, where anyone who reaches
+	// it with a token acts as the person the token names.
+	Beyond bool
+	ln     net.Listener
+	h      http.Handler
+}
+
+// ListenMCP listens at addr for h, an MCP server's streamable HTTP,
+// behind a fresh token naming who and the settings' serve tokens
+// (Tokens, MCPHandler). An address it cannot listen at is ErrListen.
+func ListenMCP(addr, who string, settings stock.Settings, h http.Handler) (*MCPServing, error) {
+	tokens := Tokens(who, settings)
+	guarded, err := MCPHandler(h, tokens)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrListen, err)
+	}
+	return &MCPServing{URL: MCPURL(ln.Addr()), Addr: ln.Addr(), Token: tokens[0].Token,
+		Beyond: stock.LoopbackAddr(ln.Addr().String()) != nil, ln: ln, h: guarded}, nil
+}
+
+// Until serves until ctx is done (ServeUntil).
+func (m *MCPServing) Until(ctx context.Context) error { return ServeUntil(ctx, m.ln, m.h) }

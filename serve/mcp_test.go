@@ -77,3 +77,37 @@ func TestServeUntil(t *testing.T) {
 		t.Fatal("ServeUntil did not stop")
 	}
 }
+
+// ListenMCP serves behind the fresh token it names, says whether it
+// listens beyond loopback, and an address it cannot listen at is
+// ErrListen.
+func TestListenMCP(t *testing.T) {
+	m, err := serve.ListenMCP("127.0.0.1:0", "ana", stock.Settings{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Person", r.Header.Get(serve.PersonHeader))
+	}))
+	require.NoError(t, err)
+	require.False(t, m.Beyond)
+	require.True(t, strings.HasPrefix(m.URL, "http://"+m.Addr.String()), m.URL)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Until(ctx) }()
+	post := func(token string) *http.Response {
+		req, err := http.NewRequest(http.MethodPost, m.URL, strings.NewReader(`{}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp
+	}
+	require.Equal(t, http.StatusUnauthorized, post("wrong").StatusCode)
+	resp := post(m.Token)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "ana", resp.Header.Get("X-Person"))
+	cancel()
+	require.NoError(t, <-done)
+
+	_, err = serve.ListenMCP(m.Addr.String()+"0000", "ana", stock.Settings{}, http.NotFoundHandler())
+	require.ErrorIs(t, err, serve.ErrListen)
+}

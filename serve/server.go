@@ -288,12 +288,15 @@ const (
 // every other process of the workspace goes through.
 type Hosted struct {
 	*Server
-	// URL is the page's address with the first token.
-	URL  string
-	addr net.Addr
-	http *http.Server
-	sock *socketstore.Server
-	file string // the info file, removed when it stops
+	// URL is the page's address with the first token; Socket the path
+	// of the socket every other process of the workspace goes through
+	// ("" for a NATS store, which they reach themselves).
+	URL    string
+	Socket string
+	addr   net.Addr
+	http   *http.Server
+	sock   *socketstore.Server
+	file   string // the info file, removed when it stops
 	// last is when a request last ended (unix nanoseconds), active how
 	// many are in progress: for IdleSince.
 	last, active atomic.Int64
@@ -356,7 +359,8 @@ func Host(p stock.Place, o Options, addr string, anyPort bool) (*Hosted, error) 
 		return fail(err)
 	}
 	h.file = filepath.Join(run, InfoFile)
-	b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "url": h.URL, "socket": socketstore.Path(p.Store)})
+	h.Socket = socketstore.Path(p.Store)
+	b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "url": h.URL, "socket": h.Socket})
 	if err := os.WriteFile(h.file, append(b, '\n'), 0o600); err != nil {
 		return fail(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/serve"
 	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/thread/socketstore"
 )
 
 // heldSession is a session of a workspace of its own that holds its
@@ -45,6 +46,9 @@ func TestHostSession(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, h.Store(), s.Store, "the session appends through the server's store")
 	require.Contains(t, h.URL, "127.0.0.1:")
+	require.Equal(t, socketstore.Path(s.Place.Store), h.Socket, "a store in a directory is served on its socket")
+	_, err = os.Stat(h.Socket)
+	require.NoError(t, err)
 	err = serve.NotServed(ctx, s.Place)
 	require.ErrorIs(t, err, serve.ErrServed)
 	require.ErrorContains(t, err, fmt.Sprintf("pid %d, http://%s", os.Getpid(), h.Addr()))

@@ -229,3 +229,19 @@ func (p Place) StopThroughHolder(ctx context.Context, a StopAsk, open func() err
 		}
 	}
 }
+
+// OpenOrStop opens the place's store with open; when another process in
+// this directory holds it (thread.ErrLocked: a run in a terminal, with no
+// server), asking is told, and the holder is asked to stop a.Thread and
+// waited for until it lets go (StopThroughHolder). A NATS store, which
+// nobody holds so, is only opened.
+func (p Place) OpenOrStop(ctx context.Context, a StopAsk, open func() error, asking func()) error {
+	err := open()
+	if !errors.Is(err, thread.ErrLocked) || p.Remote != "" {
+		return err
+	}
+	if asking != nil {
+		asking()
+	}
+	return p.StopThroughHolder(ctx, a, open)
+}

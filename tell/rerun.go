@@ -182,3 +182,15 @@ func ratio(r float64) string {
 	}
 	return fmt.Sprintf(" (cost ×%.2f)", r)
 }
+
+// RerunScratch says on w where a live rerun acts: the scratch copy dir
+// made for the rerun id, or (again) the one it goes on in.
+func RerunScratch(w io.Writer, paint Paint) func(id, dir string, again bool) {
+	return func(id, dir string, again bool) {
+		if again {
+			fmt.Fprintf(w, "%s the live rerun %s goes on in its scratch copy %s\n", paint.on("bold", "harness:"), id, present.EscapeLine(dir))
+		} else {
+			fmt.Fprintf(w, "%s the live rerun acts in the scratch copy %s\n", paint.on("bold", "harness:"), present.EscapeLine(dir))
+		}
+	}
+}

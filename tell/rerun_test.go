@@ -49,3 +49,12 @@ func TestRerunBesideItsOriginal(t *testing.T) {
 	require.Regexp(t, `(?m)^t1\s+t1-rr-k\s+diverged\s+2\s+1\s+1/1\s+0/0\s+-$`, out)
 	require.Regexp(t, `(?m)^t2\s+t2-rr-k\s+error\s+-\s+-\s+-\s+-\s+no such\\nthread$`, out)
 }
+
+// Where a live rerun acts is said, its directory escaped.
+func TestRerunScratch(t *testing.T) {
+	var w bytes.Buffer
+	say := tell.RerunScratch(&w, nil)
+	say("t1-rr-k", "/tmp/x\x1b[2J", false)
+	say("t1-rr-k", "/tmp/y", true)
+	require.Equal(t, "harness: the live rerun acts in the scratch copy /tmp/x\\x1b[2J\nharness: the live rerun t1-rr-k goes on in its scratch copy /tmp/y\n", w.String())
+}

@@ -234,14 +234,14 @@ func TestScale(t *testing.T) {
 				return false, err
 			}
 		}
-		v, err := harness.ViewOf(id, f)
+		v, err := harness.Folded{ID: id, Fold: f}.View()
 		if err != nil {
 			return false, err
 		}
 		if !settledView(v) {
 			return false, fmt.Errorf("%s: %s, waits %v", id, v.Status, v.Waits)
 		}
-		r, err := harness.ReadingOf(id, f)
+		r, err := harness.Folded{ID: id, Fold: f}.Reading()
 		if err != nil {
 			return false, err
 		}

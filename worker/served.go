@@ -81,3 +81,23 @@ func onSocket(ctx context.Context, s *stock.Session, c *socketstore.Client, flag
 	}
 	return New(o)
 }
+
+// ServeWork has the server of a store in a directory look for the
+// threads submitted while no server held the store (socketstore.Work's
+// Scan), and, with o.Concurrency > 0, drive that many of the submitted
+// threads at once in the background (OnServer, Start). stop ends the
+// drives (they drain) and returns once they have; with no drives it does
+// nothing.
+func ServeWork(ctx context.Context, s *stock.Session, w *socketstore.Work, o Options) (stop func() error, err error) {
+	if err := w.Scan(ctx); err != nil {
+		return nil, err
+	}
+	if o.Concurrency == 0 {
+		return func() error { return nil }, nil
+	}
+	wk, err := OnServer(s, w, o)
+	if err != nil {
+		return nil, err
+	}
+	return wk.Start(ctx), nil
+}

@@ -141,7 +141,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "harness: %s\n", personError(err))
+		fmt.Fprintf(stderr, "harness: %s\n", tell.PersonError(err))
 		if code == exitUsage && isCobraError(err) {
 			fmt.Fprintln(stderr, "Run 'harness help' for usage.")
 		}
@@ -202,9 +202,6 @@ func wantsJSON(output string, args []string) bool {
 	}
 	return false
 }
-
-// personError is err's message for a person (tell.PersonError).
-var personError = tell.PersonError
 
 // errorDoc is what -o json prints for a command that failed with code.
 func errorDoc(code int, err error) tell.ErrorDoc {
@@ -324,28 +321,28 @@ func (a *app) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-// printf writes text to stdout, unless stdout is JSON (then to stderr).
-func (a *app) printf(format string, args ...any) {
-	w := a.stdout
-	if a.jsonOut() || a.streamOut() {
-		w = a.stderr
-	}
-	fmt.Fprintf(w, format, args...)
-}
+// printf writes text to textWriter.
+func (a *app) printf(format string, args ...any) { fmt.Fprintf(a.textWriter(), format, args...) }
 
-// isTerminal reports whether f is a terminal.
-var isTerminal = tell.IsTerminal
+// textWriter is where text goes: stdout, unless stdout is JSON (then
+// stderr).
+func (a *app) textWriter() io.Writer {
+	if a.jsonOut() || a.streamOut() {
+		return a.stderr
+	}
+	return a.stdout
+}
 
 // interactive reports whether the command may ask at the prompt: text
 // output, stdin and stdout both terminals, and not --no-input.
 func (a *app) interactive(noInput bool) bool {
-	return !noInput && a.textOut() && isTerminal(a.stdin) && isTerminal(a.stdout)
+	return !noInput && a.textOut() && tell.IsTerminal(a.stdin) && tell.IsTerminal(a.stdout)
 }
 
 // colored reports whether to colour the output: a terminal, text, and
 // neither NO_COLOR nor TERM=dumb.
 func (a *app) colored() bool {
-	return a.textOut() && a.getenv("NO_COLOR") == "" && a.getenv("TERM") != "dumb" && isTerminal(a.stdout)
+	return a.textOut() && a.getenv("NO_COLOR") == "" && a.getenv("TERM") != "dumb" && tell.IsTerminal(a.stdout)
 }
 
 // paint wraps s in an ANSI colour when colouring.
@@ -367,12 +364,6 @@ func (a *app) checkBy(by string) error {
 		return nil
 	}
 	return usageError("--by %q: an answer records who gives it, and you are %s; it cannot name someone else (leave --by out; to answer as another person, use a server's page with their token)", by, a.whoami())
-}
-
-// session is a workspace the command opened: a stock.Session, with the
-// command's own ways to open and read it.
-type session struct {
-	*stock.Session
 }
 
 // front is how the command opens sessions (stock.Front): its warnings
@@ -397,16 +388,8 @@ func (a *app) place() (stock.Place, error) {
 // openRead opens the workspace's store for a command that only reads it
 // (threads, log, replay, effects): read-only, so that it works on a full
 // disk.
-func (a *app) openRead(ctx context.Context) (*session, error) {
+func (a *app) openRead(ctx context.Context) (*stock.Session, error) {
 	return a.openSession(ctx, nil, stock.SessionOptions{Lenient: true, ReadOnly: true})
-}
-
-// open opens the workspace's store. create false refuses a workspace
-// with no store, creating nothing. A command that only reads (or reads
-// and undoes) uses no setting: a settings file it cannot read is said,
-// and the command goes on.
-func (a *app) open(ctx context.Context, create bool) (*session, error) {
-	return a.openSession(ctx, nil, stock.SessionOptions{Lenient: true, Create: create})
 }
 
 // newSession reads the place's settings with the flags f laid over them
@@ -414,7 +397,7 @@ func (a *app) open(ctx context.Context, create bool) (*session, error) {
 // stock.NewSession), saying what untrusted files were left out and, for
 // a lenient session, which file could not be read. The store is not
 // opened yet.
-func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (*session, error) {
+func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (*stock.Session, error) {
 	if f != nil {
 		flags, err := f.layer()
 		if err != nil {
@@ -438,14 +421,13 @@ func (a *app) newSession(p stock.Place, f *driveFlags, o stock.SessionOptions) (
 	}
 	a.layered = ss.Layered
 	a.commandTimeout = ss.Stock.Tools.Limits().CommandTimeout
-	s := &session{Session: ss}
-	return s, nil
+	return ss, nil
 }
 
 // openSession opens the workspace's store as o says, with the flags f
 // (nil: none) over its settings (see newSession); a server is started
 // first when the settings ask for one (autoServe).
-func (a *app) openSession(ctx context.Context, f *driveFlags, o stock.SessionOptions) (*session, error) {
+func (a *app) openSession(ctx context.Context, f *driveFlags, o stock.SessionOptions) (*stock.Session, error) {
 	p, err := a.place()
 	if err != nil {
 		return nil, err
@@ -466,8 +448,8 @@ func (a *app) openSession(ctx context.Context, f *driveFlags, o stock.SessionOpt
 }
 
 // openStore opens the session's store, saying what to do when it cannot.
-func (a *app) openStore(ctx context.Context, s *session) error {
-	err := a.front().Open(ctx, s.Session)
+func (a *app) openStore(ctx context.Context, s *stock.Session) error {
+	err := a.front().Open(ctx, s)
 	switch {
 	case errors.Is(err, stock.ErrNoStore):
 		return fmt.Errorf("%w; start a thread with `harness run`, or name a store with --store", err)
@@ -483,26 +465,18 @@ func (a *app) openStore(ctx context.Context, s *session) error {
 	return nil
 }
 
-// runtime is a runtime of the session's stock harness on its store, with
-// no model: for reading threads (their views), undoing their changes, and
-// posting answers. Its observer is closed with the session.
-func (s *session) runtime() (*harness.Runtime, error) {
-	rt, _, err := s.Runtime()
-	return rt, err
-}
-
 // openThread checks id, opens the store, and makes sure the thread is
 // there; the caller closes the session.
-func (a *app) openThread(ctx context.Context, id string) (*session, error) {
+func (a *app) openThread(ctx context.Context, id string) (*stock.Session, error) {
 	return a.openThreadTo(ctx, id, false)
 }
 
 // openThreadRead is openThread for a command that only reads the thread.
-func (a *app) openThreadRead(ctx context.Context, id string) (*session, error) {
+func (a *app) openThreadRead(ctx context.Context, id string) (*stock.Session, error) {
 	return a.openThreadTo(ctx, id, true)
 }
 
-func (a *app) openThreadTo(ctx context.Context, id string, read bool) (*session, error) {
+func (a *app) openThreadTo(ctx context.Context, id string, read bool) (*stock.Session, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
@@ -510,15 +484,16 @@ func (a *app) openThreadTo(ctx context.Context, id string, read bool) (*session,
 	if err != nil {
 		return nil, err
 	}
-	if err := s.threadExists(ctx, id); err != nil {
+	if err := a.threadExists(ctx, s, id); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// threadExists reports an unknown thread as an error that says what to do.
-func (s *session) threadExists(ctx context.Context, id string) error {
+// threadExists reports an unknown thread of s as an error that says what
+// to do.
+func (a *app) threadExists(ctx context.Context, s *stock.Session, id string) error {
 	if err := thread.ValidateID(id); err != nil {
 		return asUsage(err)
 	}

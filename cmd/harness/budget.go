@@ -127,9 +127,9 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 				var p harness.Posted
 				var err error
 				if verb == "raise" {
-					p, err = drive.GrowBudget(ctx, dr.th, amount, a.whoami())
+					p, err = drive.GrowBudget(ctx, dr.Thread, amount, a.whoami())
 				} else {
-					p, err = drive.SetBounds(ctx, dr.th, b.bounds(cmd.Flags(), "cost", "tokens"), a.whoami(), "budget set", false)
+					p, err = drive.SetBounds(ctx, dr.Thread, b.bounds(cmd.Flags(), "cost", "tokens"), a.whoami(), "budget set", false)
 				}
 				if err != nil {
 					return drive.Refused(err, root, facts.KindBudgetRaised)

@@ -5,22 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seed-7cc7a084/harness/drive"
-	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/tell"
-	"github.com/seed-7cc7a084/harness/tools"
 )
-
-// printStateJSON prints the state of a thread as -o json gives it
-// (tell.Result): with the preview of each call to confirm when the thread
-// works in this workspace, how to answer each request, and the facts
-// appended.
-func (a *app) printStateJSON(st drive.State, appended []facts.Fact, s *session) error {
-	if st.Workspace == "" || st.Workspace == s.Stock.Config.Workspace {
-		st.Preview(s.Place.Root, tools.Preview)
-	}
-	return a.printJSON(tell.ResultOf(st, goOnHint(st), answerHint, appended))
-}
 
 // versionText is what --version prints for the command c (the root): the
 // line, or with -o json the document (tell.Version). Cobra prints it

@@ -3,22 +3,20 @@ package main
 import (
 	"context"
 
-	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/stock"
 )
 
 // follow prints the thread's facts from seq from on, as log does, and
 // then the facts appended after them, until the thread ends
 // (stock.Session.Follow); it returns what run returns for how it ended. A
 // done ctx (Ctrl-C) leaves it.
-func (a *app) follow(ctx context.Context, s *session, id string, from uint64) error {
-	print, text := a.printFact, ""
+func (a *app) follow(ctx context.Context, s *stock.Session, id string, from uint64) error {
+	print, last := a.printFact, []facts.Fact(nil)
 	if a.followLog = true; a.streamOut() {
 		print = func(fact facts.Fact) error {
 			if fact.Kind == facts.KindModelTurn {
-				// The text of the last model turn, for the result line.
-				text = drive.LastText([]facts.Fact{fact})
+				last = []facts.Fact{fact} // its text is the result line's
 			}
 			return a.lines.Fact(fact)
 		}
@@ -28,20 +26,5 @@ func (a *app) follow(ctx context.Context, s *session, id string, from uint64) er
 		return err
 	}
 	// Say how the thread ended, as run does, and return run's result.
-	switch {
-	case a.streamOut():
-		if err := a.lines.Result(drive.ResultOf(st, statusExit(st.Status), text)); err != nil {
-			return err
-		}
-	case a.textOut():
-		a.printState(st, s.Place.Root)
-	}
-	switch st.Status {
-	case harness.StatusDone:
-		return nil
-	case harness.StatusParked:
-		a.code = exitParked
-		return nil
-	}
-	return &exitErr{code: exitError} // said above, or in the facts
+	return a.report(st, last, s)
 }

@@ -6,11 +6,10 @@ import (
 	"strings"
 
 	"github.com/seed-7cc7a084/harness/drive"
-	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
-	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
+	"github.com/seed-7cc7a084/harness/tell"
 )
 
 // The commands a person runs to answer or go on, said under what they
@@ -28,7 +27,7 @@ func answerHint(id string, p drive.Pending) string { return hintFor(id, p, true)
 func hintFor(id string, p drive.Pending, resume bool) string {
 	// A request id holds the model's call id: each word of a suggested
 	// command is quoted as a shell needs it.
-	id, ref := shellWord(id), shellWord(drive.Ref(p))
+	id, ref := tell.ShellWord(id), tell.ShellWord(drive.Ref(p))
 	r := ""
 	if resume {
 		r = " --resume"
@@ -43,41 +42,35 @@ func hintFor(id string, p drive.Pending, resume bool) string {
 		return fmt.Sprintf("answer: harness answer %s '…'%s", id, r)
 	case fold.WaitPlan:
 		if p.Thread != "" {
-			return fmt.Sprintf("act on it: harness plan %s act, then harness resume %s   (or ask for another: harness continue %s '…')", shellWord(p.Thread), id, shellWord(p.Thread))
+			return fmt.Sprintf("act on it: harness plan %s act, then harness resume %s   (or ask for another: harness continue %s '…')", tell.ShellWord(p.Thread), id, tell.ShellWord(p.Thread))
 		}
 		return fmt.Sprintf("act on it: harness plan %s act   (or ask for another plan: harness continue %s '…')", id, id)
 	case fold.WaitBudget:
 		return budgetHint(id, r)
 	case fold.WaitReconcile:
 		action, _ := json.Marshal(p.RequestID)
-		data := shellWord(fmt.Sprintf(`{"action_id": %s, "decision": "accept"}`, action))
+		data := tell.ShellWord(fmt.Sprintf(`{"action_id": %s, "decision": "accept"}`, action))
 		if p.Thread != "" {
 			then := ""
 			if resume {
 				then = ", then harness resume " + id
 			}
-			return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s%s   (accept, retry or abandon)`, shellWord(p.Thread), data, then)
+			return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s%s   (accept, retry or abandon)`, tell.ShellWord(p.Thread), data, then)
 		}
 		return fmt.Sprintf(`settle: harness post %s effect.reconciled --data %s%s   (accept, retry or abandon)`, id, data, r)
 	}
 	return ""
 }
 
-// goOnHint says how to go on with a thread a budget stopped: fork it
-// before the budget.exhausted fact and resume the fork with a larger
-// bound (twice the thread's, else twice the default); "" for any other
-// state.
+// goOnHint says how to go on with a thread a budget stopped
+// (drive.GoOnOf): fork it and resume the fork with a larger bound; ""
+// for any other state.
 func goOnHint(st drive.State) string {
-	if st.Status != harness.StatusStopped || st.Head.Kind != facts.KindBudgetExhausted || st.Head.Seq < 2 {
+	g, ok := drive.GoOnOf(st, stock.DefaultMaxTurns)
+	if !ok {
 		return ""
 	}
-	at := st.Head.Seq - 1
-	more := 2 * stock.DefaultMaxTurns
-	if b := st.View.Budget; b != nil && b.MaxTurns > 0 {
-		more = 2 * b.MaxTurns
-	}
-	fork := fmt.Sprintf("%s-at%d", st.Thread, at)
-	return fmt.Sprintf("to go on: harness fork %s --at %d, then harness resume %s --max-turns %d", st.Thread, at, fork, more)
+	return fmt.Sprintf("to go on: harness fork %s --at %d, then harness resume %s --max-turns %d", st.Thread, g.At, g.Fork, g.MaxTurns)
 }
 
 // afterState are the lines said under a thread that failed or stopped:
@@ -101,11 +94,11 @@ func askedHint(e drive.Event) string {
 	var names []string
 	for _, f := range drive.ElicitFields(e.Elicit) {
 		if f.Secret {
-			names = append(names, "--field "+shellWord(f.Name)+"=-")
+			names = append(names, "--field "+tell.ShellWord(f.Name)+"=-")
 		} else {
-			names = append(names, "--field "+shellWord(f.Name)+"=…")
+			names = append(names, "--field "+tell.ShellWord(f.Name)+"=…")
 		}
 	}
 	return fmt.Sprintf("  answer on the page, or where a harness serve holds the store: harness answer %s --request %s --elicit accept %s (or --elicit decline, --elicit cancel); Ctrl-C stops the call (it is then in doubt)",
-		present.EscapeLine(shellWord(e.Thread)), present.EscapeLine(shellWord(e.Request)), present.EscapeLine(strings.Join(names, " ")))
+		present.EscapeLine(tell.ShellWord(e.Thread)), present.EscapeLine(tell.ShellWord(e.Request)), present.EscapeLine(strings.Join(names, " ")))
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -164,7 +163,7 @@ Add it to Claude Code:  claude mcp add harness -- harness mcp serve`,
 
 // mcpServeHTTP serves h, the MCP server over streamable HTTP, at addr
 // until ctx is done, behind the tokens and Origin rules of harness
-// serve's page (serve.MCPHandler): a fresh token naming the person, and
+// serve's page (serve.ListenMCP): a fresh token naming the person, and
 // the settings' serve tokens.
 func (a *app) mcpServeHTTP(ctx context.Context, f *driveFlags, addr string, h http.Handler) error {
 	p, err := a.place()
@@ -175,29 +174,25 @@ func (a *app) mcpServeHTTP(ctx context.Context, f *driveFlags, addr string, h ht
 	if err != nil {
 		return err
 	}
-	tokens := serve.Tokens(a.whoami(), s.Settings())
+	m, err := serve.ListenMCP(addr, a.whoami(), s.Settings(), h)
 	s.Close()
-	guarded, err := serve.MCPHandler(h, tokens)
-	if err != nil {
+	if errors.Is(err, serve.ErrListen) {
+		return usageError("--http %s: %v", addr, strings.TrimPrefix(err.Error(), serve.ErrListen.Error()+": "))
+	} else if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return usageError("--http %s: %v", addr, err)
-	}
-	u := serve.MCPURL(ln.Addr())
-	if err := stock.LoopbackAddr(ln.Addr().String()); err != nil {
-		fmt.Fprintf(a.stderr, "harness: serving MCP beyond loopback at %s: anyone who reaches it with a token acts as the person the token names\n", ln.Addr())
+	if m.Beyond {
+		fmt.Fprintf(a.stderr, "harness: serving MCP beyond loopback at %s: anyone who reaches it with a token acts as the person the token names\n", m.Addr)
 	}
 	if a.jsonOut() {
-		a.printJSON(map[string]any{"url": u, "token": tokens[0].Token, "pid": os.Getpid(), "workspace": p.Root})
+		a.printJSON(map[string]any{"url": m.URL, "token": m.Token, "pid": os.Getpid(), "workspace": p.Root})
 	} else {
 		fmt.Fprintf(a.stderr, "%s serving MCP (streamable HTTP) for %s\n", a.paint("bold", "harness:"), present.EscapeLine(p.Root))
-		fmt.Fprintf(a.stderr, "    %s\n", u)
-		fmt.Fprintf(a.stderr, "    with the header  Authorization: Bearer %s\n", tokens[0].Token)
-		fmt.Fprintf(a.stderr, "    or, for a client that takes only an address:  %s?token=%s\n", u, tokens[0].Token)
+		fmt.Fprintf(a.stderr, "    %s\n", m.URL)
+		fmt.Fprintf(a.stderr, "    with the header  Authorization: Bearer %s\n", m.Token)
+		fmt.Fprintf(a.stderr, "    or, for a client that takes only an address:  %s?token=%s\n", m.URL, m.Token)
 	}
-	return serve.ServeUntil(ctx, ln, guarded)
+	return m.Until(ctx)
 }
 
 // mcpWorkspace is this workspace as harness mcp serve opens it for each
@@ -227,15 +222,15 @@ func (a *app) mcpWorkspace(f *driveFlags) (*mcpserver.Local, error) {
 		Prepare: func(ctx context.Context, s *stock.Session, create bool) error {
 			return inner.autoServe(ctx, s.Place, s.Settings(), create)
 		},
-		OpenStore: func(ctx context.Context, s *stock.Session) error { return inner.openStore(ctx, &session{s}) },
+		OpenStore: func(ctx context.Context, s *stock.Session) error { return inner.openStore(ctx, s) },
 		Driver: func(s *stock.Session, m model.Model, spec string) (*stock.Driver, drive.Options, error) {
 			f := *f
 			f.model, f.loaded = spec, m
-			d, err := inner.newDriver(&session{s}, "", s.Approval, &f)
+			d, err := inner.newDriver(s, "", s.Approval, &f)
 			if err != nil {
 				return nil, drive.Options{}, err
 			}
-			return d.Driver, d.options(), nil
+			return d.Driver, d.Options(), nil
 		}}
 	if schema != nil {
 		l.Harness = []harness.Option{schema}

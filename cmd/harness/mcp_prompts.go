@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,6 +11,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/mcp"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 )
 
@@ -60,7 +60,7 @@ func (p *mcpPromptFlags) parsed() (server, name string, args map[string]string, 
 // servers (only those its settings name; an untrusted file's after
 // harness trust) and shows its text, escaped, before the thread starts
 // with it. Nothing to do without --mcp-prompt.
-func (a *app) mcpPromptMessage(ctx context.Context, s *session, p *mcpPromptFlags) error {
+func (a *app) mcpPromptMessage(ctx context.Context, s *stock.Session, p *mcpPromptFlags) error {
 	if p.spec == "" {
 		return nil
 	}
@@ -140,13 +140,4 @@ func (p *mcpPromptFlags) message(prompt string) facts.UserMessage {
 		return *p.msg
 	}
 	return facts.UserMessage{Text: prompt}
-}
-
-// textWriter is where text goes: stdout, unless stdout is JSON (then
-// stderr), as printf writes.
-func (a *app) textWriter() io.Writer {
-	if a.jsonOut() || a.streamOut() {
-		return a.stderr
-	}
-	return a.stdout
 }

@@ -42,9 +42,9 @@ run the thread on, as resume does ("on" too, when something is to run).
 			defer s.Close()
 			switch what {
 			case "act":
-				_, err = drive.ActOnPlan(ctx, dr.th, a.whoami())
+				_, err = drive.ActOnPlan(ctx, dr.Thread, a.whoami())
 			default:
-				_, err = drive.SetPlanMode(ctx, dr.th, what == "on", a.whoami())
+				_, err = drive.SetPlanMode(ctx, dr.Thread, what == "on", a.whoami())
 			}
 			if err != nil {
 				return err

@@ -19,7 +19,7 @@ func (d *driver) setPolicy(ctx context.Context, f *driveFlags) error {
 	if err != nil {
 		return err
 	}
-	err = d.s.AmendThread(ctx, d.th, flags, d.a.whoami())
+	err = d.s.AmendThread(ctx, d.Thread, flags, d.a.whoami())
 	switch {
 	case errors.Is(err, drive.ErrTurnsLowered):
 		return usageError("--max-turns %d: %v", f.maxTurns, err)

@@ -230,7 +230,7 @@ func (a *app) answering(ctx context.Context, id string, f *answerFlags, policy b
 		return err
 	}
 	defer s.Close()
-	if err := s.threadExists(ctx, id); err != nil {
+	if err := a.threadExists(ctx, s, id); err != nil {
 		return err
 	}
 	if err := a.enter(ctx, s, id); err != nil && f.resume {
@@ -245,8 +245,8 @@ func (a *app) answering(ctx context.Context, id string, f *answerFlags, policy b
 			return err
 		}
 	}
-	dr.retry = true
-	if dr.th, err = dr.OpenTree(ctx, id); err != nil {
+	dr.Retry = true
+	if dr.Thread, err = dr.OpenTree(ctx, id); err != nil {
 		return err
 	}
 	return fn(dr)
@@ -256,7 +256,7 @@ func (a *app) answering(ctx context.Context, id string, f *answerFlags, policy b
 // it names, or the only open one.
 func (a *app) answerRequest(ctx context.Context, id string, r drive.Reply, f *answerFlags) error {
 	return a.answering(ctx, id, f, true, func(dr *driver) error {
-		ans, err := drive.Answer(ctx, dr.th, r)
+		ans, err := drive.Answer(ctx, dr.Thread, r)
 		var rerr *drive.RequestError
 		switch {
 		case errors.Is(err, drive.ErrBadReply):
@@ -267,7 +267,7 @@ func (a *app) answerRequest(ctx context.Context, id string, r drive.Reply, f *an
 			}
 			return usageError("%v", err)
 		case errors.As(err, &rerr) && rerr.Named == "":
-			if last, ok, lerr := drive.LastAnswer(ctx, dr.th, drive.AnswerKind(r.Kind)); lerr == nil && ok {
+			if last, ok, lerr := drive.LastAnswer(ctx, dr.Thread, drive.AnswerKind(r.Kind)); lerr == nil && ok {
 				return fmt.Errorf("%w: the last answer was %s (seq %d); nothing appended", err, present.Describe(last), last.Seq)
 			}
 			return fmt.Errorf("%w; `harness log %s` shows its record", err, id)
@@ -282,7 +282,7 @@ func (a *app) answerRequest(ctx context.Context, id string, r drive.Reply, f *an
 // (drive.AnswerAll), then resumes the thread if asked.
 func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, r drive.Reply) error {
 	return a.answering(ctx, id, f, true, func(dr *driver) error {
-		answered, err := drive.AnswerAll(ctx, dr.th, r)
+		answered, err := drive.AnswerAll(ctx, dr.Thread, r)
 		var rerr *drive.RequestError
 		switch {
 		case errors.Is(err, drive.ErrBadReply):
@@ -298,14 +298,9 @@ func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, r drive.
 		if err != nil {
 			return err
 		}
-		last, ok := drive.LastPosted(answered)
-		if !ok {
-			// Nothing appended: the document names the head.
-			h, err := dr.s.Store.Head(ctx, id)
-			if err != nil {
-				return err
-			}
-			last = harness.Posted{Seq: h.Seq, Duplicate: true}
+		last, err := drive.PostedOf(ctx, dr.Thread, answered) // nothing appended: the head
+		if err != nil {
+			return err
 		}
 		return dr.posted(ctx, last, f)
 	})
@@ -317,7 +312,7 @@ func (a *app) answerAll(ctx context.Context, id string, f *answerFlags, r drive.
 // posted.
 func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f *answerFlags) error {
 	return a.answering(ctx, id, f, true, func(dr *driver) error {
-		p, err := drive.PostAnswer(ctx, dr.th, d, key)
+		p, err := drive.PostAnswer(ctx, dr.Thread, d, key)
 		if err != nil {
 			return drive.Refused(err, id, d.Kind)
 		}
@@ -328,7 +323,7 @@ func (a *app) post(ctx context.Context, id string, d facts.Draft, key string, f 
 // posted says what a post did — appended, or already there (nothing
 // appended) — and resumes the thread if asked.
 func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) error {
-	a, id := dr.a, dr.id
+	a, id := dr.a, dr.ID
 	if p.Duplicate && p.Seq != 0 {
 		dr.sayGiven(ctx, p.Seq)
 	}
@@ -336,21 +331,21 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 		return dr.finish(ctx)
 	}
 	if a.jsonOut() {
-		return a.printJSON(tell.PostedDoc{Thread: id, Seq: p.Seq, Duplicate: p.Duplicate, Facts: append([]facts.Fact{}, dr.appended...)})
+		return a.printJSON(tell.PostedDoc{Thread: id, Seq: p.Seq, Duplicate: p.Duplicate, Facts: append([]facts.Fact{}, dr.Appended...)})
 	}
 	switch {
 	case p.Duplicate:
 	case dr.s.Place.Remote != "":
 		// A shared store: a worker takes an answered thread up, and a
 		// resume here would race it.
-		a.printf("posted to %s; a worker on the store takes it up (harness worker); follow it with: harness log -f %s\n", id, shellWord(id))
+		a.printf("posted to %s; a worker on the store takes it up (harness worker); follow it with: harness log -f %s\n", id, tell.ShellWord(id))
 	case dr.s.DriverOf().By != "":
 		// A server that drives answered threads holds the store.
-		a.printf("posted to %s; %s\n", id, submittedHint(shellWord(id), dr.s.DriverOf()))
+		a.printf("posted to %s; %s\n", id, submittedHint(tell.ShellWord(id), dr.s.DriverOf()))
 	case f.stops:
-		a.printf("posted to %s; it stops at its next resume (which records the denial): harness resume %s\n", id, shellWord(id))
+		a.printf("posted to %s; it stops at its next resume (which records the denial): harness resume %s\n", id, tell.ShellWord(id))
 	default:
-		a.printf("posted to %s; continue with: harness resume %s\n", id, shellWord(id))
+		a.printf("posted to %s; continue with: harness resume %s\n", id, tell.ShellWord(id))
 	}
 	return nil
 }
@@ -358,7 +353,7 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 // sayGiven says that what a post would append is in the log already, at
 // seq (tell.Given).
 func (dr *driver) sayGiven(ctx context.Context, seq uint64) {
-	dr.a.printf("%s\n", tell.Given(ctx, dr.s.Store, dr.id, seq))
+	dr.a.printf("%s\n", tell.Given(ctx, dr.s.Store, dr.ID, seq))
 }
 
 // personAnswers is the command with which a person answers the request p
@@ -366,7 +361,7 @@ func (dr *driver) sayGiven(ctx context.Context, seq uint64) {
 // leaves the answer to a person: the answer alone, as the client resumes.
 func personAnswers(id string, p drive.Pending) string {
 	if p.Kind == fold.WaitConfirmation {
-		return fmt.Sprintf("harness approve %s %s", shellWord(id), shellWord(drive.Ref(p)))
+		return fmt.Sprintf("harness approve %s %s", tell.ShellWord(id), tell.ShellWord(drive.Ref(p)))
 	}
 	// "settle: COMMAND   (accept, retry or abandon)": the command alone.
 	_, cmd, _ := strings.Cut(hintFor(id, p, false), ": ")

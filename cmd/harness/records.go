@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -88,7 +87,7 @@ func (a *app) printFact(f facts.Fact) error {
 		_, err = a.stdout.Write(append(line, '\n'))
 		return err
 	}
-	_, err := fmt.Fprintf(a.stdout, "%s  %s  %s\n", a.factLine(f), a.paint("dim", f.At.Local().Format("15:04:05")), a.paint("dim", f.Cause))
+	_, err := fmt.Fprintf(a.stdout, "%s  %s  %s\n", tell.FactLine(f), a.paint("dim", f.At.Local().Format("15:04:05")), a.paint("dim", f.Cause))
 	return err
 }
 
@@ -172,17 +171,8 @@ and proves nothing; one whose signature does not verify fails.
 				}
 				return a.printAuditJSON(r.Tree.Audit, verify, r.Verify, sj)
 			}
-			if r.Err == nil {
-				tell.Tree(a.stdout, r.Tree.Children, "", a.paint)
-			}
-			if verify {
-				verified := a.printVerified(r.Tree.Audit, r.Verify)
-				if err := a.printSeals(r.Seals, r.SealsErr); err != nil || verified != nil {
-					return cmp.Or(verified, err)
-				}
-				if len(r.Tree.Children) > 0 {
-					tell.TreeVerified(a.stdout, tell.TreeSize(r.Tree.Children), a.paint)
-				}
+			if !tell.Replayed(a.stdout, r, verify, "--key", a.paint) {
+				return &exitErr{code: exitError} // said on stdout
 			}
 			return nil
 		}),
@@ -316,13 +306,7 @@ The workspace is not forked: what the fork runs acts on the files as they are.`,
 				return err
 			}
 			if a.jsonOut() {
-				return a.printJSON(struct {
-					Thread string         `json:"thread"`
-					From   string         `json:"from"`
-					At     uint64         `json:"at"`
-					Seq    uint64         `json:"seq"`
-					Status harness.Status `json:"status"`
-				}{as, id, at, h.Seq, st.Status})
+				return a.printJSON(tell.ForkDoc{Thread: as, From: id, At: at, Seq: h.Seq, Status: st.Status})
 			}
 			fmt.Fprintf(a.stdout, "forked %s at seq %d into %s (%d facts)\n", id, at, as, h.Seq)
 			a.printState(st, s.Place.Root)

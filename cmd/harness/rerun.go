@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -156,12 +155,11 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 	if err != nil {
 		return err
 	}
-	cwd, _ := os.Getwd()
 	p, err := a.place()
 	if err != nil {
 		return err
 	}
-	s, err := a.newSession(p, nil, req.SessionOptions(r.spec, cwd))
+	s, err := a.newSession(p, nil, req.SessionOptions(r.spec, cwdOrEmpty()))
 	if err != nil {
 		return err
 	}
@@ -173,13 +171,7 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 		return err
 	}
 	req.SearchWait = a.wait
-	req.OnScratch = func(id, dir string, again bool) {
-		if again {
-			fmt.Fprintf(a.stderr, "%s the live rerun %s goes on in its scratch copy %s\n", a.paint("bold", "harness:"), id, present.EscapeLine(dir))
-		} else {
-			fmt.Fprintf(a.stderr, "%s the live rerun acts in the scratch copy %s\n", a.paint("bold", "harness:"), present.EscapeLine(dir))
-		}
-	}
+	req.OnScratch = tell.RerunScratch(a.stderr, a.paint)
 	req.OnRow = func(r rerun.Row) {
 		if !a.jsonOut() {
 			fmt.Fprintf(a.stderr, "harness: reran %s\n", r.Thread)
@@ -201,11 +193,7 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 			return err
 		}
 		if a.jsonOut() {
-			return a.printJSON(struct {
-				Model string      `json:"model"`
-				Key   string      `json:"key"`
-				Rows  []rerun.Row `json:"rows"`
-			}{res.Model, res.Key, res.Rows})
+			return a.printJSON(tell.RerunSuiteDoc{Model: res.Model, Key: res.Key, Rows: res.Rows})
 		}
 		tell.RerunSuite(a.stdout, res.Rows)
 		return nil
@@ -228,7 +216,7 @@ func (a *app) rerun(ctx context.Context, r rerunFlags, ids []string, again strin
 // rerun does (it needs the original's log to serve from, and runs on the
 // model it records): it reports whether it was one. The session s is
 // closed first: rerun opens its own.
-func (a *app) resumeRerun(ctx context.Context, s *session, id string, f *driveFlags) (bool, error) {
+func (a *app) resumeRerun(ctx context.Context, s *stock.Session, id string, f *driveFlags) (bool, error) {
 	link, from, err := rerun.Link(ctx, s.Store, id)
 	if err != nil || link == nil {
 		return false, err

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -166,8 +164,7 @@ func (f *driveFlags) loadModel() error {
 	if f.model == "" || f.loaded != nil {
 		return nil
 	}
-	cwd, _ := os.Getwd()
-	spec, err := stock.ParseModelSpec(f.model, cwd)
+	spec, err := stock.ParseModelSpec(f.model, cwdOrEmpty())
 	if err != nil {
 		return asUsage(err)
 	}
@@ -197,7 +194,7 @@ func driving(ctx context.Context) stock.SessionOptions {
 // openDrive opens the workspace's existing store for a command that may
 // drive a thread with the flags f: the flags are checked first, and the
 // harness is configured with their bounds.
-func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.Approval, error) {
+func (a *app) openDrive(ctx context.Context, f *driveFlags) (*stock.Session, drive.Approval, error) {
 	if err := f.loadModel(); err != nil {
 		return nil, drive.Approval{}, err
 	}
@@ -212,7 +209,7 @@ func (a *app) openDrive(ctx context.Context, f *driveFlags) (*session, drive.App
 			return nil, drive.Approval{}, asUsage(fmt.Errorf("--model: %w", err))
 		}
 	}
-	a.front().WarnMCP(s.Session)
+	a.front().WarnMCP(s)
 	// Path rules resolve through the workspace the command acts in, once
 	// it entered the thread's (newDriver).
 	approval := s.Approval
@@ -303,21 +300,20 @@ thread records it (host:directory), and every later command acts there.`,
 			if err != nil {
 				return err
 			}
-			cwd, _ := os.Getwd()
 			o := driving(ctx)
-			o.Create, o.Model, o.ModelSpec, o.ModelDir = true, stock.ModelNeeded, f.model, cwd
+			o.Create, o.Model, o.ModelSpec, o.ModelDir = true, stock.ModelNeeded, f.model, cwdOrEmpty()
 			if serving {
 				// The page answers: the command asks nobody at the prompt.
 				f.noInput = true
 				var th *harness.Thread
 				return runModelErr(a.serve(ctx, &f, sf, serveHooks{
-					opened: func(s *session) error { return a.runModel(s, &f) },
-					run: func(s *session, approval drive.Approval) error {
+					opened: func(s *stock.Session) error { return a.runModel(s, &f) },
+					run: func(s *stock.Session, approval drive.Approval) error {
 						var err error
 						th, err = a.runThread(ctx, s, id, prompt, approval, &f, f.loaded)
 						return err
 					},
-					last: func(s *session) error { return a.lastState(s, th) },
+					last: func(s *stock.Session) error { return a.lastState(s, th) },
 				}, o))
 			}
 			p, err := a.place()
@@ -341,7 +337,7 @@ thread records it (host:directory), and every later command acts there.`,
 			if err := a.openStore(ctx, s); err != nil {
 				return err
 			}
-			a.front().WarnMCP(s.Session)
+			a.front().WarnMCP(s)
 			_, err = a.runThread(ctx, s, id, prompt, s.Approval, &f, f.loaded)
 			return err
 		}),
@@ -368,7 +364,7 @@ func runModelErr(err error) error {
 // runModel loads the model a session records for the thread it starts
 // (the --model flag's, else the settings'), so that a bad one is a usage
 // error before anything is run.
-func (a *app) runModel(s *session, f *driveFlags) error {
+func (a *app) runModel(s *stock.Session, f *driveFlags) error {
 	m, err := stock.LoadModel(s.Model, s.ModelOptions()...)
 	if err != nil {
 		return asUsage(fmt.Errorf("--model: %w", err))
@@ -380,7 +376,7 @@ func (a *app) runModel(s *session, f *driveFlags) error {
 // runThread starts a thread with prompt on the session's store and
 // drives it (see run), and returns it. The policy the thread starts with
 // is recorded in it.
-func (a *app) runThread(ctx context.Context, s *session, id, prompt string, approval drive.Approval, f *driveFlags, m model.Model) (*harness.Thread, error) {
+func (a *app) runThread(ctx context.Context, s *stock.Session, id, prompt string, approval drive.Approval, f *driveFlags, m model.Model) (*harness.Thread, error) {
 	exists := func() error {
 		return usageError("thread %s already exists; continue it with `harness continue %s \"...\"` or `harness resume %s`", id, id, id)
 	}
@@ -395,35 +391,22 @@ func (a *app) runThread(ctx context.Context, s *session, id, prompt string, appr
 	if err != nil {
 		return nil, err
 	}
-	d.warnSandbox()
-	th, out, err := d.StartThread(ctx, stock.NewThread{ID: id, Message: f.mcpPrompt.message(prompt), By: a.whoami(), PolicyGiven: f.policyGiven(), Plan: f.plan,
+	st, err := d.Run(ctx, stock.NewThread{ID: id, Message: f.mcpPrompt.message(prompt), By: a.whoami(), PolicyGiven: f.policyGiven(), Plan: f.plan,
 		Picked: func(next, taken string) {
 			if taken != "" {
 				a.printf("thread %s was started elsewhere meanwhile; taking %s\n", taken, next)
 			}
 			a.printf("%s thread %s in %s\n", a.paint("bold", "harness:"), next, workspace)
 		}})
-	d.live.Stop()
-	if th != nil {
-		d.th, d.id = th, th.ID()
-	}
 	switch {
 	case errors.Is(err, harness.ErrThreadExists):
 		return nil, exists() // another process (on a shared store) started it first
 	case errors.Is(err, stock.ErrBadSettings):
-		return d.th, asUsage(err)
+		return d.Thread, asUsage(err)
+	case err != nil:
+		return d.Thread, err
 	}
-	if err != nil && !errors.Is(err, harness.ErrDefect) {
-		return d.th, d.interrupted(ctx, d.id, err)
-	}
-	if out.Status == harness.StatusStepLimit {
-		st, err := drive.StepLimited(ctx, d.th, out)
-		if err != nil {
-			return d.th, err
-		}
-		return d.th, a.report(d.stepLimit(st), d.appended, s)
-	}
-	return d.th, d.finish(ctx)
+	return d.Thread, a.report(st, d.Appended, s)
 }
 
 func (a *app) resumeCmd() *cobra.Command {
@@ -508,8 +491,8 @@ appends nothing.`,
 				return err
 			}
 			defer s.Close()
-			dr.retry = true
-			if _, err := drive.PostMessage(ctx, dr.th, msg, key); err != nil {
+			dr.Retry = true
+			if _, err := drive.PostMessage(ctx, dr.Thread, msg, key); err != nil {
 				return err
 			}
 			return dr.finish(ctx)
@@ -522,13 +505,13 @@ appends nothing.`,
 
 // driveThread opens the workspace to drive the existing thread id with
 // the flags f (see take). The caller closes the session.
-func (a *app) driveThread(ctx context.Context, id string, f *driveFlags) (*session, *driver, error) {
+func (a *app) driveThread(ctx context.Context, id string, f *driveFlags) (*stock.Session, *driver, error) {
 	s, approval, err := a.openDrive(ctx, f)
 	if err != nil {
 		return nil, nil, err
 	}
 	var dr *driver
-	if err = s.threadExists(ctx, id); err == nil {
+	if err = a.threadExists(ctx, s, id); err == nil {
 		dr, err = a.take(ctx, s, approval, id, f)
 	}
 	if err != nil {
@@ -542,7 +525,7 @@ func (a *app) driveThread(ctx context.Context, id string, f *driveFlags) (*sessi
 // workspace the thread records, checks the --output-schema given is the
 // thread's, and records the policy (and budget) the flags change: what a
 // command that writes to a thread does before it posts.
-func (a *app) take(ctx context.Context, s *session, approval drive.Approval, id string, f *driveFlags) (*driver, error) {
+func (a *app) take(ctx context.Context, s *stock.Session, approval drive.Approval, id string, f *driveFlags) (*driver, error) {
 	if err := a.enter(ctx, s, id); err != nil {
 		return nil, err
 	}
@@ -550,7 +533,7 @@ func (a *app) take(ctx context.Context, s *session, approval drive.Approval, id 
 	if err != nil {
 		return nil, err
 	}
-	if err := f.sameSchema(ctx, dr.th); err != nil {
+	if err := f.sameSchema(ctx, dr.Thread); err != nil {
 		return nil, err
 	}
 	return dr, dr.setPolicy(ctx, f)
@@ -576,7 +559,7 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 		}
 		a.printf("%s thread %s (active last)\n", a.paint("bold", "harness:"), id)
 	}
-	if err := s.threadExists(ctx, id); err != nil {
+	if err := a.threadExists(ctx, s, id); err != nil {
 		return err
 	}
 	if again, err := a.resumeRerun(ctx, s, id, f); again || err != nil {
@@ -590,220 +573,93 @@ func (a *app) resume(ctx context.Context, id string, f *driveFlags) error {
 		// The bounds a thread recorded when it started win over the
 		// settings of each command; a flag given now is a person's word
 		// that they change, and it is recorded as such.
-		if err := d.RecordContextBounds(ctx, d.th, a.whoami()); err != nil {
+		if err := d.RecordContextBounds(ctx, d.Thread, a.whoami()); err != nil {
 			return err
 		}
 	}
-	d.retry = true
-	if d.th, err = d.OpenTree(ctx, id); err != nil {
+	d.Retry = true
+	if d.Thread, err = d.OpenTree(ctx, id); err != nil {
 		return err
 	}
 	return d.finish(ctx)
 }
 
-// driver runs one thread on with drive.Drive (stock.Driver): it asks a
+// driver runs one thread on for this command (tell.Terminal): it asks a
 // person at the prompt (closing the store meanwhile), and prints each
 // appended fact.
 type driver struct {
-	*stock.Driver
-	a           *app
-	s           *session
-	id          string
-	interactive bool
-	// retry: the command is a person's word to go on, so a failed model
-	// turn is run once more (once per command).
-	retry bool
-	rt    *harness.Runtime
-	th    *harness.Thread
-	// appended are the facts appended by this command, for -o json.
-	appended []facts.Fact
-	// warned: the sandbox's absence was said.
-	warned bool
-	// first is the thread of the first fact appended, when id is not
-	// known yet (a run picking the next id): the facts of other threads
-	// are its children's.
-	first string
-	// asker asks at the terminal (interactive): what the thread waits
-	// for, and MCP servers' questions as its actions run.
-	asker *tell.Asker
-	// live shows a running action's output on a terminal.
-	live *tell.Live
-	// flags are the command's (setPolicy).
-	flags *driveFlags
+	*tell.Terminal
+	a *app
+	s *stock.Session
 }
 
-func (a *app) newDriver(s *session, id string, approval drive.Approval, f *driveFlags) (*driver, error) {
-	d := &driver{a: a, s: s, id: id, interactive: a.interactive(f.noInput),
-		live: tell.NewLive(a.stdout, a.textOut() && isTerminal(a.stdout)), flags: f}
-	d.live.Hint = askedHint
-	if d.interactive {
-		d.asker = &tell.Asker{Teller: a.teller(), In: a.stdin, Session: s.Session, Getenv: a.getenv, By: a.whoami(), Live: d.live,
-			Interrupted: func(id string) error {
-				return fmt.Errorf("interrupted at the prompt; thread %s still waits: `harness resume %s` asks again", id, id)
-			},
-			LeftElsewhere: func(e drive.Event) string {
-				return fmt.Sprintf("left for an answer elsewhere: harness answer %s --request %s --elicit accept|decline|cancel, or the page",
-					present.EscapeLine(shellWord(e.Thread)), present.EscapeLine(shellWord(e.Request)))
-			}}
-	}
-	// What the thread does between its facts: the stream's progress
-	// lines (-o stream-json), or on a terminal (tell.Live.Progress).
-	progress := d.live.Progress(d.asker)
-	if a.streamOut() {
-		progress = a.lines.Progress
-	}
-	o := stock.DriverOptions{Model: f.loaded, Spec: f.model, Show: d.show, Progress: progress,
-		ModelWait: func(_ int, wait time.Duration, err error) { a.printf("%s\n", tell.Waiting(a.paint, wait, err)) }}
-	// The observer leaves out this command's own output, should it be
-	// redirected into the workspace.
-	for _, w := range []io.Writer{a.stdout, a.stderr} {
-		if f, ok := w.(*os.File); ok {
-			o.OwnFiles = append(o.OwnFiles, f)
-		}
-	}
-	dr, err := s.NewDriver(approval, o)
+// terminalHints are what a driver says that names this command line's
+// commands and flags.
+var terminalHints = tell.TerminalHints{
+	NoModel: func(id string) error {
+		return usageError("thread %s needs a model turn and records no model; pass --model scripted:FILE", id)
+	},
+	Model: func(id string, err error) error {
+		return fmt.Errorf("thread %s: %w; pass --model to use another", id, err)
+	},
+	Interrupted: func(id string) error {
+		return fmt.Errorf("interrupted; thread %s is resumable: harness resume %s", id, tell.ShellWord(id))
+	},
+	NoSandbox: func(err error) string {
+		return present.EscapeLine(err.Error()) + ": commands are refused; to run them without a sandbox, with your full authority, pass --sandbox off (it is recorded)"
+	},
+}
+
+func (a *app) newDriver(s *stock.Session, id string, approval drive.Approval, f *driveFlags) (*driver, error) {
+	asker := &tell.Asker{In: a.stdin, Getenv: a.getenv, By: a.whoami(),
+		Interrupted: func(id string) error {
+			return fmt.Errorf("interrupted at the prompt; thread %s still waits: `harness resume %s` asks again", id, id)
+		},
+		LeftElsewhere: func(e drive.Event) string {
+			return fmt.Sprintf("left for an answer elsewhere: harness answer %s --request %s --elicit accept|decline|cancel, or the page",
+				present.EscapeLine(tell.ShellWord(e.Thread)), present.EscapeLine(tell.ShellWord(e.Request)))
+		}}
+	t, err := tell.NewTerminal(tell.Terminal{Report: a.reportOf(s), Err: a.stderr, Say: a.printf, Hints: terminalHints}, approval, id,
+		tell.TerminalOptions{Model: f.loaded, Spec: f.model, Interactive: a.interactive(f.noInput), Asker: asker,
+			Live: a.textOut() && tell.IsTerminal(a.stdout), AskedHint: askedHint, OwnFiles: []io.Writer{a.stdout, a.stderr}})
 	if err != nil {
 		return nil, err
 	}
-	d.Driver, d.rt = dr, dr.Runtime
-	d.th = d.Thread(id)
-	if d.asker != nil {
-		d.asker.Driver = dr
-	}
-	return d, nil
-}
-
-// show prints a fact as it is appended (tell.Live.Fact), or writes its
-// line of the stream; -o json prints the facts appended at the end.
-func (d *driver) show(f facts.Fact, err error) {
-	if err != nil {
-		fmt.Fprintf(d.a.stderr, "harness: %s\n", personError(err))
-		return
-	}
-	d.appended = append(d.appended, f)
-	switch {
-	case d.a.streamOut():
-		if err := d.a.lines.Fact(f); err != nil {
-			fmt.Fprintf(d.a.stderr, "harness: %s\n", personError(err))
-		}
-	case d.a.textOut():
-		d.live.Fact(f, d.lineOf(f))
-	}
-}
-
-// options drive the thread as this command does (stock.Driver.Options):
-// a terminal asks what the approval does not decide, and what happens is
-// told as it happens.
-func (d *driver) options() drive.Options {
-	o := d.Options()
-	o.Retry = d.retry
-	o.LoadModel = func(recorded string) (model.Model, error) {
-		m, err := d.LoadModel(recorded)
-		switch {
-		case errors.Is(err, stock.ErrNoModel):
-			return nil, usageError("thread %s needs a model turn and records no model; pass --model scripted:FILE", d.id)
-		case err != nil:
-			return nil, fmt.Errorf("thread %s: %w; pass --model to use another", d.id, err)
-		}
-		return m, nil
-	}
-	o.Resume = func(ctx context.Context, th *harness.Thread, _ drive.State) (harness.Outcome, error) {
-		out, err := th.Resume(ctx) // under Options.Progress
-		d.live.Stop()
-		if err != nil && !errors.Is(err, harness.ErrDefect) {
-			return out, d.interrupted(ctx, th.ID(), err)
-		}
-		return out, nil
-	}
-	o.OnRetry = func(st drive.State) { d.a.printf("%s\n", tell.Retrying(d.a.paint, st)) }
-	o.OnInDoubt = func(st drive.State) {
-		for _, line := range tell.InDoubt(d.a.paint, st) {
-			d.a.printf("%s\n", line)
-		}
-	}
-	if d.interactive {
-		o.Ask = d.asker.Ask
-	}
-	return o
-}
-
-// interrupted explains an error that stopped a resume of the thread id:
-// a cancelled context leaves the thread resumable. The id is the
-// thread's, not the driver's: a driver made for many threads (harness
-// mcp serve's) names none.
-func (d *driver) interrupted(ctx context.Context, id string, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted; thread %s is resumable: harness resume %s", id, shellWord(id))
-	}
-	return err
-}
-
-// warnSandbox says, once, that commands cannot run in the sandbox here
-// (the system lacks what it needs): they are refused, never run
-// unsandboxed, unless the person says --sandbox off.
-func (d *driver) warnSandbox() {
-	if d.warned {
-		return
-	}
-	d.warned = true
-	if err := d.s.Stock.Sandbox.Check(); err != nil {
-		fmt.Fprintf(d.a.stderr, "harness: %s: commands are refused; to run them without a sandbox, with your full authority, pass --sandbox off (it is recorded)\n",
-			present.EscapeLine(err.Error()))
-	}
+	return &driver{Terminal: t, a: a, s: s}, nil
 }
 
 // finish drives the thread and reports how it stands: the exit code says
 // done (0), parked (3), or failed (1).
 func (d *driver) finish(ctx context.Context) error {
-	d.warnSandbox()
-	d.asker.Begin(ctx)
-	st, err := d.Finish(ctx, d.th, d.options(), func(err error) {
-		fmt.Fprintf(d.a.stderr, "harness: %s (a search brings the index up to date)\n", present.EscapeLine(err.Error()))
-	})
-	d.asker.End()
-	d.live.Stop()
+	st, err := d.Drive(ctx)
 	if err != nil {
 		return err
 	}
-	return d.a.report(d.stepLimit(st), d.appended, d.s)
+	return d.a.report(st, d.Appended, d.s)
 }
 
-// stepLimit says how to go on with a thread this command stopped at its
-// most steps (stock.Driver.StepLimit): the command.
-func (d *driver) stepLimit(st drive.State) drive.State {
-	if st = d.StepLimit(st); st.Status == harness.StatusStepLimit {
-		st.Reason += ": harness resume " + shellWord(st.Thread)
+// reportOf tells how a thread of the session s stands, as this command
+// prints (tell.Report).
+func (a *app) reportOf(s *stock.Session) tell.Report {
+	out := a.output
+	if a.streamOut() {
+		out = tell.OutputStream
 	}
-	return st
+	return tell.Report{Teller: a.teller(), Output: out, Lines: a.lines, JSON: a.printJSON, Session: s, GoOn: goOnHint}
 }
 
 // report prints how a thread stands and sets the exit code. A failure is
 // said once: on stdout, with the state (the exit code says it failed).
-func (a *app) report(st drive.State, appended []facts.Fact, s *session) error {
-	root := s.Place.Root
+func (a *app) report(st drive.State, appended []facts.Fact, s *stock.Session) error {
+	code, err := a.reportOf(s).Tell(st, appended)
 	switch {
-	case a.streamOut():
-		if err := a.lines.Result(drive.ResultOf(st, statusExit(st.Status), drive.LastText(appended))); err != nil {
-			return err
-		}
-	case a.jsonOut():
-		if err := a.printStateJSON(st, appended, s); err != nil {
-			return err
-		}
-	default:
-		a.printState(st, root)
-	}
-	switch code := statusExit(st.Status); code {
-	case exitOK:
+	case err != nil:
+		return err
+	case code == exitOK:
 		return nil
-	case exitParked:
+	case code == exitParked:
 		a.code = exitParked
 		return nil
-	default:
-		return &exitErr{code: code} // said above
 	}
+	return &exitErr{code: code} // said above
 }
-
-// statusExit is the exit code of a command that leaves a thread in
-// status (drive.ExitOf).
-var statusExit = drive.ExitOf

@@ -45,12 +45,7 @@ KEY (or a file of keys), with your witness log (--witness FILE).
 				return err
 			}
 			if a.jsonOut() {
-				return a.printJSON(struct {
-					Key     seal.PublicKey `json:"key"`
-					Path    string         `json:"path"`
-					Witness string         `json:"witness"`
-					Made    bool           `json:"made"`
-				}{k.Public(), path, w.Path, made})
+				return a.printJSON(tell.KeyDoc{Key: k.Public(), Path: path, Witness: w.Path, Made: made})
 			}
 			if made {
 				fmt.Fprintf(a.stderr, "harness: made your key in %s\n", present.EscapeLine(path))
@@ -96,7 +91,7 @@ symbolic ref is refused.
 				return err
 			}
 			if err != nil {
-				fmt.Fprintf(a.stderr, "harness: warning: %s\n", personError(err))
+				fmt.Fprintf(a.stderr, "harness: warning: %s\n", tell.PersonError(err))
 			}
 			if a.jsonOut() {
 				return a.printJSON(seal.Verdict{Found: seal.Found{Entry: e, Witness: witness}, Status: seal.StatusHolds})
@@ -126,14 +121,4 @@ func (f sealFlags) check() (stock.SealCheck, error) {
 		return c, asUsage(fmt.Errorf("--key: %w", err))
 	}
 	return c, nil
-}
-
-// printSeals says what the seals of the thread say of its log
-// (tell.Seals); a broken seal, a broken witness log or a named key that
-// sealed nothing is exit 1.
-func (a *app) printSeals(r seal.Report, err error) error {
-	if !tell.Seals(a.stdout, r, err, "--key", a.paint) {
-		return &exitErr{code: exitError}
-	}
-	return nil
 }

@@ -110,17 +110,17 @@ func (sf *serveFlags) add(cmd *cobra.Command) {
 // model); run, with the server up (run --serve drives its thread); and
 // last, once serving stops, before the store closes.
 type serveHooks struct {
-	opened func(*session) error
-	run    func(*session, drive.Approval) error
-	last   func(*session) error
+	opened func(*stock.Session) error
+	run    func(*stock.Session, drive.Approval) error
+	last   func(*stock.Session) error
 }
 
 // startServer serves the session's store (serve.HostSession): the page
 // and the API on addr (or the settings' address, or the default), and,
 // for a store in a directory, the socket every other command of the
 // workspace goes through.
-func (a *app) startServer(s *session, approval drive.Approval, addr string, work *socketstore.Work) (*serve.Hosted, error) {
-	h, err := serve.HostSession(s.Session, serve.Hosting{Addr: addr, Who: a.whoami(), Approval: approval, Work: work,
+func (a *app) startServer(s *stock.Session, approval drive.Approval, addr string, work *socketstore.Work) (*serve.Hosted, error) {
+	h, err := serve.HostSession(s, serve.Hosting{Addr: addr, Who: a.whoami(), Approval: approval, Work: work,
 		// A request's path comes from anyone who reaches the address, an
 		// error may quote the model: one escaped line each.
 		Logf: func(format string, args ...any) {
@@ -166,7 +166,7 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		}
 		return err
 	}
-	a.front().WarnMCP(s.Session)
+	a.front().WarnMCP(s)
 	approval := s.Approval
 	var work *socketstore.Work
 	drives := sf.drive
@@ -196,12 +196,12 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		}()
 	}
 	if a.jsonOut() && hooks.run == nil {
-		a.printJSON(map[string]any{"url": sv.URL, "pid": os.Getpid(), "workspace": p.Root, "store": p.Where(), "socket": socketOf(p)})
+		a.printJSON(map[string]any{"url": sv.URL, "pid": os.Getpid(), "workspace": p.Root, "store": p.Where(), "socket": sv.Socket})
 	} else {
 		fmt.Fprintf(a.stderr, "%s serving %s (workspace %s)\n", a.paint("bold", "harness:"), p.Where(), p.Root)
 		fmt.Fprintf(a.stderr, "    %s\n", sv.URL)
 		if p.Remote == "" {
-			fmt.Fprintf(a.stderr, "    every harness command of the workspace goes through this process (%s)\n", socketstore.Path(p.Store))
+			fmt.Fprintf(a.stderr, "    every harness command of the workspace goes through this process (%s)\n", sv.Socket)
 			if hooks.run == nil {
 				fmt.Fprintf(a.stderr, "    %s\n", serveDrivesLine(sf.drive, drives, s.Model))
 			}
@@ -218,13 +218,6 @@ func (a *app) serve(ctx context.Context, f *driveFlags, sf serveFlags, hooks ser
 		fmt.Fprintf(a.stderr, "harness: nobody used the server for %v; stopping\n", sf.idle)
 	}
 	return err
-}
-
-func socketOf(p stock.Place) string {
-	if p.Remote != "" {
-		return ""
-	}
-	return socketstore.Path(p.Store)
 }
 
 func orEmpty(prefix, s string) string {
@@ -258,20 +251,16 @@ func (a *app) autoServe(ctx context.Context, p stock.Place, settings stock.Setti
 // lastState says how the thread run --serve started stands once the
 // serving stops (the page may have moved it on), and sets the exit code
 // as run does. With -o json, run's own report was the JSON document.
-func (a *app) lastState(s *session, th *harness.Thread) error {
+func (a *app) lastState(s *stock.Session, th *harness.Thread) error {
 	if th == nil || th.ID() == "" {
 		return nil
 	}
-	rt, err := s.runtime()
-	if err != nil {
-		return err
-	}
-	st, err := drive.Inspect(context.Background(), rt.Thread(s.Stock.Actor, th.ID()))
+	st, err := s.Inspect(context.Background(), th.ID())
 	if err != nil {
 		return err
 	}
 	if a.jsonOut() {
-		a.code = statusExit(st.Status)
+		a.code = drive.ExitOf(st.Status)
 		return nil
 	}
 	a.code = exitOK

@@ -29,37 +29,23 @@ func cwdOrEmpty() string {
 	return cwd
 }
 
-// serveWork has the server of a store in a directory look for the threads
-// submitted while no server held the store, and, with n > 0, drive n of
-// the submitted threads at once beside the workers of other processes
-// (see worker.OnServer), printing what it does on stderr. stop ends the
+// serveWork has the server of a store in a directory drive n of the
+// submitted threads at once beside the workers of other processes
+// (worker.ServeWork), printing what it does on stderr. stop ends the
 // drives (they drain, as a worker's do) and returns once they have.
-func (a *app) serveWork(ctx context.Context, s *session, sv *serve.Hosted, work *socketstore.Work, n int) (stop func(), err error) {
-	if err := work.Scan(ctx); err != nil {
+func (a *app) serveWork(ctx context.Context, s *stock.Session, sv *serve.Hosted, work *socketstore.Work, n int) (stop func(), err error) {
+	if err := checkModel(s.Model); n > 0 && err != nil {
 		return nil, err
 	}
-	if n == 0 {
-		return func() {}, nil
-	}
-	spec := s.Model
-	if err := checkModel(spec); err != nil {
-		return nil, err
-	}
-	w, err := worker.OnServer(s.Session, work, worker.Options{
-		LoadModel:   workerModels(spec),
-		Concurrency: n,
-		Progress:    sv.DriveProgress,
+	stopWork, err := worker.ServeWork(ctx, s, work, worker.Options{LoadModel: workerModels(s.Model), Concurrency: n, Progress: sv.DriveProgress,
 		Log: func(e worker.Event) {
-			if e.Kind == worker.EventTook {
-				return // the end says it
+			if e.Kind != worker.EventTook { // the end says it
+				tell.WorkerEvent(a.stderr, e, time.Now(), a.paint, workerHint)
 			}
-			tell.WorkerEvent(a.stderr, e, time.Now(), a.paint, workerHint)
-		},
-	})
+		}})
 	if err != nil {
 		return nil, err
 	}
-	stopWork := w.Start(ctx)
 	return func() {
 		if err := stopWork(); err != nil {
 			fmt.Fprintf(a.stderr, "harness serve: %v\n", err)

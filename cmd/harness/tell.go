@@ -2,13 +2,7 @@ package main
 
 import (
 	"github.com/seed-7cc7a084/harness/drive"
-	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/tell"
-)
-
-// The renderings of package tell that the commands call by these names.
-var (
-	shellWord = tell.ShellWord
 )
 
 // teller tells how threads stand on stdout, as this command paints.
@@ -21,6 +15,3 @@ func (a *app) printState(st drive.State, root string) { a.teller().State(st, roo
 
 // printPending describes one open request (tell.Teller.Pending).
 func (a *app) printPending(p drive.Pending, root string) { a.teller().Pending(p, root) }
-
-// factLine is one fact, for a person (tell.FactLine).
-func (a *app) factLine(f facts.Fact) string { return tell.FactLine(f) }

@@ -12,6 +12,7 @@ import (
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 )
 
@@ -65,7 +66,7 @@ func (a *app) threadsCmd() *cobra.Command {
 
 // lastThread is the store's thread active last that is not a child
 // (drive.LastActive).
-func lastThread(ctx context.Context, s *session) (string, error) {
+func lastThread(ctx context.Context, s *stock.Session) (string, error) {
 	id, err := drive.LastActive(ctx, s.Store)
 	if errors.Is(err, drive.ErrNoThreads) {
 		return "", fmt.Errorf("no threads in %s; start one with `harness run`", s.Place.Where())

@@ -1,31 +1,15 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/seed-7cc7a084/harness/facts"
-	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
-	"github.com/seed-7cc7a084/harness/thread"
 )
-
-// lineOf is a fact appended while the command drives its thread: a fact
-// of one of its children says whose it is.
-func (d *driver) lineOf(f facts.Fact) string {
-	root := d.id
-	if root == "" {
-		if d.first == "" {
-			d.first = f.Thread
-		}
-		root = d.first
-	}
-	return tell.TreeFactLine(f, root, d.a.paint)
-}
 
 // stopCmd stops a thread, and the children it waits on.
 func (a *app) stopCmd() *cobra.Command {
@@ -50,18 +34,14 @@ and ends stopped (a run exits 1). stop returns once it has.`,
 			if err := a.checkBy(by); err != nil {
 				return err
 			}
-			s, err := a.openThread(ctx, id)
-			if errors.Is(err, thread.ErrLocked) {
-				// A run in a terminal holds the store (no server): ask it
-				// to stop the thread, and wait until it lets go.
-				if p, perr := a.place(); perr == nil && p.Remote == "" {
-					fmt.Fprintf(a.stderr, "harness: another process holds the store: asking it to stop %s\n", id)
-					err = p.StopThroughHolder(ctx, stock.StopAsk{Thread: id, By: a.whoami(), Reason: reason}, func() error {
-						var oerr error
-						s, oerr = a.openThread(ctx, id)
-						return oerr
-					})
-				}
+			// A run in a terminal that holds the store is asked to stop
+			// the thread, and let go (stock.Place.OpenOrStop).
+			var s *stock.Session
+			p, err := a.place()
+			if err == nil {
+				err = p.OpenOrStop(ctx, stock.StopAsk{Thread: id, By: a.whoami(), Reason: reason},
+					func() (err error) { s, err = a.openThread(ctx, id); return err },
+					func() { fmt.Fprintf(a.stderr, "harness: another process holds the store: asking it to stop %s\n", id) })
 			}
 			if err != nil {
 				return err
@@ -69,7 +49,7 @@ and ends stopped (a run exits 1). stop returns once it has.`,
 			defer s.Close()
 			st, appended, err := s.Stop(ctx, id, a.whoami(), reason, func(f facts.Fact, err error) {
 				if err != nil {
-					fmt.Fprintf(a.stderr, "harness: %s\n", personError(err))
+					fmt.Fprintf(a.stderr, "harness: %s\n", tell.PersonError(err))
 				} else if !a.jsonOut() {
 					fmt.Fprintln(a.stdout, tell.TreeFactLine(f, id, a.paint))
 				}
@@ -78,13 +58,7 @@ and ends stopped (a run exits 1). stop returns once it has.`,
 				return err
 			}
 			if a.jsonOut() {
-				return a.printJSON(struct {
-					Thread string         `json:"thread"`
-					Status harness.Status `json:"status"`
-					Reason string         `json:"reason,omitempty"`
-					Seq    uint64         `json:"seq"`
-					Facts  []facts.Fact   `json:"facts"`
-				}{id, st.Status, st.Reason, st.Head.Seq, appended})
+				return a.printJSON(tell.StopDoc{Thread: id, Status: st.Status, Reason: st.Reason, Seq: st.Head.Seq, Facts: appended})
 			}
 			fmt.Fprintf(a.stdout, "%s thread %s (seq %d): %s\n", a.paint("yellow", "stopped:"), id, st.Head.Seq, present.EscapeLine(st.Reason))
 			return nil

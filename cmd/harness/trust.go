@@ -65,7 +65,7 @@ FILEs named): their widening keys are left out again.
 			}
 			l, lerr := p.LoadLayered(a.getenv)
 			if lerr != nil && errors.Is(lerr, stock.ErrTrustFile) {
-				fmt.Fprintf(a.stderr, "harness: %s\n", personError(lerr))
+				fmt.Fprintf(a.stderr, "harness: %s\n", tell.PersonError(lerr))
 			}
 			files, err := stock.TrustSources(cmd.Context(), p, l, a.getenv, args)
 			if errors.Is(err, stock.ErrNotTrustable) {

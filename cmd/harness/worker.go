@@ -122,8 +122,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	if err != nil {
 		return err
 	}
-	cwd, _ := os.Getwd()
-	s, err := a.newSession(p, f, stock.SessionOptions{Drive: true, Worker: true, Model: stock.ModelIfAny, ModelSpec: f.model, ModelDir: cwd})
+	s, err := a.newSession(p, f, stock.SessionOptions{Drive: true, Worker: true, Model: stock.ModelIfAny, ModelSpec: f.model, ModelDir: cwdOrEmpty()})
 	if err != nil {
 		if errors.Is(err, stock.ErrModelSpec) {
 			return asUsage(fmt.Errorf("--model: %w", err))
@@ -148,7 +147,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 	}
 	// A thread's own policy, with this worker's flags on it, as a resume
 	// with them records it (see setPolicy): the flags were checked above.
-	w, ns, err := worker.OnSession(ctx, s.Session, flags, worker.Options{
+	w, ns, err := worker.OnSession(ctx, s, flags, worker.Options{
 		LoadModel:   workerModels(spec),
 		Concurrency: concurrency,
 		Drain:       drain,
@@ -158,7 +157,7 @@ func (a *app) worker(ctx context.Context, f *driveFlags, concurrency int, drain 
 		return err
 	}
 	if err := s.Stock.Sandbox.Check(); err != nil {
-		fmt.Fprintf(a.stderr, "harness: %s: commands are refused; to run them without a sandbox, pass --sandbox off (it is recorded)\n", present.EscapeLine(err.Error()))
+		fmt.Fprintf(a.stderr, "harness: %s\n", terminalHints.NoSandbox(err))
 	}
 	model := spec
 	if model == "" {

@@ -14,7 +14,7 @@ import (
 // directory with --store, say), and says so once on stderr. A thread that
 // works on another machine, or in a directory this machine does not have,
 // is refused, naming both.
-func (a *app) enter(ctx context.Context, s *session, id string) error {
+func (a *app) enter(ctx context.Context, s *stock.Session, id string) error {
 	moved, ok, err := s.Enter(ctx, id)
 	switch {
 	case errors.Is(err, stock.ErrOtherMachine):
@@ -25,6 +25,6 @@ func (a *app) enter(ctx context.Context, s *session, id string) error {
 		return err
 	}
 	fmt.Fprintf(a.stderr, "harness: thread %s works in %s; acting there (not in %s)\n", id, present.EscapeLine(moved.To), present.EscapeLine(moved.From))
-	a.front().WarnMCP(s.Session)
+	a.front().WarnMCP(s)
 	return nil
 }
