@@ -315,6 +315,14 @@ type walk struct {
 	feedMu  sync.Mutex // guards feedErr
 	feedErr error      // the first watch that could not be added
 
+	// alone: the walk runs every job on the goroutine that makes it, until
+	// it has looked at shareAfter entries (looked counts them); then it
+	// shares its jobs with workers. A walk the feed sends down a few paths
+	// then costs no goroutine, no wake-up and no hand-over, and one that
+	// turns out big (a new directory tree, a checkout) is still shared.
+	alone  atomic.Bool
+	looked atomic.Int64
+
 	// The work pool: jobs waiting for an idle worker.
 	poolMu  sync.Mutex // guards jobs, idle, busy, started and done; wake's lock
 	wake    *sync.Cond
@@ -413,15 +421,29 @@ func (wk *walk) run() (*dirRec, error) {
 	return wk.assemble(top), nil
 }
 
-// spawn hands job to an idle worker; or, while fewer than the
-// Workspace's workers run, to a new one; or, when every worker is busy,
-// runs it at once: the walk goes depth first in each worker and shares
-// work only with workers that have none. Workers start only when there
-// is work to share, so an observation that looks at a few paths (the
-// feed's) runs on the calling goroutine alone. The first error cancels
-// the walk; a job always runs, even then, so that it releases what it
-// holds.
+// shareAfter is how many entries a walk that starts alone (see
+// walk.alone) looks at before it shares its jobs with workers: a handful
+// of reads and listings costs less than waking a worker does.
+const shareAfter = 32
+
+// spawn runs job at once while the walk is alone (see walk.alone); else
+// it hands job to an idle worker; or, while fewer than the Workspace's
+// workers run, to a new one; or, when every worker is busy, runs it at
+// once: the walk goes depth first in each worker and shares work only
+// with workers that have none. So an observation that looks at a few
+// paths (the feed's) runs on the calling goroutine alone. The first error
+// cancels the walk; a job always runs, even then, so that it releases
+// what it holds.
 func (wk *walk) spawn(job func() error) {
+	if wk.alone.Load() {
+		if wk.looked.Load() < shareAfter {
+			if err := job(); err != nil {
+				wk.cancel(err)
+			}
+			return
+		}
+		wk.alone.Store(false)
+	}
 	wk.poolMu.Lock()
 	if wk.idle > len(wk.jobs) {
 		wk.jobs = append(wk.jobs, job)
@@ -657,6 +679,9 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 		n.changed.Store(true)
 	}
 	if n.full {
+		if len(n.ents) > shareAfter {
+			wk.alone.Store(false) // a directory nothing vouches for, and big: share it
+		}
 		for lo := fileChunk; lo < len(n.ents); lo += fileChunk {
 			if !n.own {
 				n.ents = slices.Clone(n.ents)
@@ -805,6 +830,7 @@ func (wk *walk) look(h *dirHandle, n *node, i int, full bool, c change, l *later
 	if rel == "" {
 		rel = join(n.rel, old.name)
 	}
+	wk.looked.Add(1)
 	if !full && old.kind == kindDir && !old.skip && c&^chBelow == 0 {
 		// Nothing happened to the directory itself: go down into it as
 		// it was, and let its own reading say what to look at.

@@ -562,6 +562,8 @@ func (w *Workspace) observeTree(ctx context.Context) (Snapshot, error) {
 		tree = w.tree
 	} else {
 		wk.ownIDs = w.own
+		// What the feed sends the walk to starts on this goroutine alone.
+		wk.alone.Store(!wk.all)
 		tree, err = wk.run()
 	}
 	if err != nil {

@@ -1,0 +1,67 @@
+package action
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestFeedWalkOfAFewPathsStaysAlone: changes the feed reports in several
+// directories — a write, a new file, a removal, in three subtrees — are
+// walked by the caller alone: no worker is started, none is woken. The
+// reading is still exactly a fresh one.
+func TestFeedWalkOfAFewPathsStaysAlone(t *testing.T) {
+	if !feedSupported {
+		t.Skip("no change feed on this platform")
+	}
+	root := t.TempDir()
+	for i := range 40 {
+		put(t, root, fmt.Sprintf("d%02d/e/f/file%d", i, i), fmt.Sprint(i), 0o644)
+	}
+	w := settled(t, root, WithChangeFeed(true))
+	defer w.Close()
+	observe(t, w)
+
+	put(t, root, "d03/e/f/file3", "three", 0o644)
+	put(t, root, "d07/e/f/new", "new", 0o644)
+	require.NoError(t, os.Remove(filepath.Join(root, "d20/e/f/file20")))
+	w.started.Store(0)
+	s := observe(t, w)
+	require.Equal(t, fresh(t, root), Snapshot{Hash: s.Hash, Files: s.Files})
+	require.Zero(t, w.started.Load(), "three paths the feed reported are walked by the caller")
+}
+
+// TestFeedWalkOfABigChangeIsShared: what the feed cannot vouch for in
+// bulk — a new tree of 400 files, or 300 files rewritten — is still
+// shared among workers once the walk has looked at a few entries alone.
+func TestFeedWalkOfABigChangeIsShared(t *testing.T) {
+	if !feedSupported {
+		t.Skip("no change feed on this platform")
+	}
+	root := t.TempDir()
+	for i := range 300 {
+		put(t, root, fmt.Sprintf("old/d%02d/f%03d", i%30, i), fmt.Sprint(i), 0o644)
+	}
+	w := settled(t, root, WithChangeFeed(true))
+	defer w.Close()
+	observe(t, w)
+
+	for i := range 400 {
+		put(t, root, fmt.Sprintf("new/d%02d/f%03d", i%20, i), fmt.Sprint(i), 0o644)
+	}
+	w.started.Store(0)
+	s := observe(t, w)
+	require.Equal(t, fresh(t, root), Snapshot{Hash: s.Hash, Files: s.Files})
+	require.NotZero(t, w.started.Load(), "a new tree is walked in parallel")
+
+	for i := range 300 {
+		put(t, root, fmt.Sprintf("old/d%02d/f%03d", i%30, i), fmt.Sprint("again ", i), 0o644)
+	}
+	w.started.Store(0)
+	s = observe(t, w)
+	require.Equal(t, fresh(t, root), Snapshot{Hash: s.Hash, Files: s.Files})
+	require.NotZero(t, w.started.Load(), "300 rewritten files are read in parallel")
+}
