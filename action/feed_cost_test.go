@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -64,4 +65,36 @@ func TestFeedWalkOfABigChangeIsShared(t *testing.T) {
 	s = observe(t, w)
 	require.Equal(t, fresh(t, root), Snapshot{Hash: s.Hash, Files: s.Files})
 	require.NotZero(t, w.started.Load(), "300 rewritten files are read in parallel")
+}
+
+// TestFeedReadsTheQueueDry: a change that leaves more events than one
+// read of the queue takes (600 new files with long names: about 400 KiB
+// of events, the read buffer is 64 KiB) is seen whole; sync stops after
+// one read only when that read had room left.
+func TestFeedReadsTheQueueDry(t *testing.T) {
+	if !feedSupported {
+		t.Skip("no change feed on this platform")
+	}
+	root := t.TempDir()
+	put(t, root, "d/seed", "seed", 0o644)
+	w := settled(t, root, WithChangeFeed(true))
+	defer w.Close()
+	observe(t, w)
+
+	long := strings.Repeat("n", 200)
+	for i := range 600 {
+		put(t, root, fmt.Sprintf("d/%s%04d", long, i), fmt.Sprint(i), 0o644)
+	}
+	// The listing of d alone would find the new names: make their content
+	// what only the events tell apart, by writing each again after the
+	// observation below lists d.
+	s := observe(t, w)
+	require.Equal(t, fresh(t, root), Snapshot{Hash: s.Hash, Files: s.Files})
+	for i := range 600 {
+		put(t, root, fmt.Sprintf("d/%s%04d", long, i), fmt.Sprint("again ", i), 0o644)
+	}
+	s = observe(t, w)
+	require.Equal(t, fresh(t, root), Snapshot{Hash: s.Hash, Files: s.Files})
+	on, why := w.Feed()
+	require.True(t, on, "the feed is still on: %v", why)
 }
