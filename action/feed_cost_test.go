@@ -98,3 +98,49 @@ func TestFeedReadsTheQueueDry(t *testing.T) {
 	on, why := w.Feed()
 	require.True(t, on, "the feed is still on: %v", why)
 }
+
+// TestFeedReadOfAFileThatGrows: with the feed on, a read that comes back
+// short with the size lstat gave ends the file; a file that grew after
+// lstat is read to its end, is not remembered as clean, and the feed's
+// event for the growth makes the next observation read it again.
+func TestFeedReadOfAFileThatGrows(t *testing.T) {
+	if !feedSupported {
+		t.Skip("no change feed on this platform")
+	}
+	root := t.TempDir()
+	put(t, root, "d/f", "aaaa", 0o644)
+	put(t, root, "d/big", strings.Repeat("x", 100<<10), 0o644)
+	w := settled(t, root, WithChangeFeed(true))
+	defer w.Close()
+	observe(t, w)
+
+	put(t, root, "d/f", "bbbb", 0o644)
+	put(t, root, "d/big", strings.Repeat("y", 100<<10), 0o644)
+	grow := map[string]string{"d/f": "cccc", "d/big": strings.Repeat("z", 70<<10)}
+	w.before = func(op, rel string) error {
+		if more, ok := grow[rel]; ok && op == "read" {
+			delete(grow, rel)
+			f, err := os.OpenFile(filepath.Join(root, rel), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.WriteString(more)
+			return err
+		}
+		return nil
+	}
+	s := observe(t, w)
+	f, _ := file(s, "d/f")
+	require.Equal(t, sum("bbbbcccc"), f.Digest, "read to its end")
+	big, _ := file(s, "d/big")
+	require.Equal(t, sum(strings.Repeat("y", 100<<10)+strings.Repeat("z", 70<<10)), big.Digest)
+	w.mu.Lock()
+	d := w.tree.ents[w.tree.find("d")].dir
+	for _, name := range []string{"f", "big"} {
+		require.False(t, d.ents[d.find(name)].clean, "%s read more than lstat said: not clean", name)
+	}
+	w.mu.Unlock()
+	s = observe(t, w)
+	require.Equal(t, fresh(t, root), Snapshot{Hash: s.Hash, Files: s.Files})
+}

@@ -1031,7 +1031,10 @@ func (wk *walk) regular(h *dirHandle, name, rel string, st *sysStat, old, e *ent
 	if !opened.mode.IsRegular() || !sameFile(*st, opened) {
 		return replaced, nil
 	}
-	digest, n, data, err := wk.read(f, st.key.size)
+	// On the root's file system, with the feed on, it is a local one
+	// (see localFS): a regular file's read comes back short only at its
+	// end.
+	digest, n, data, err := wk.read(f, st.key.size, wk.feed != nil && sameDevice(wk.rootSt, *st))
 	if err != nil {
 		if ctxErr := wk.ctx.Err(); ctxErr != nil {
 			return 0, ctxErr
@@ -1061,8 +1064,11 @@ var sha256s = sync.Pool{New: func() any { return sha256.New() }}
 
 // read hashes the file's content, checking for cancellation between
 // chunks. When blobs are kept and the content fits the cap, it also
-// returns the content.
-func (wk *walk) read(f io.Reader, size int64) (digest string, n int64, data []byte, err error) {
+// returns the content. local: the file is on a local file system, whose
+// read returns less than asked only at the end of the file; a read that
+// comes back short with the size stat gave is then the last, with no
+// read more to hear the end.
+func (wk *walk) read(f io.Reader, size int64, local bool) (digest string, n int64, data []byte, err error) {
 	h := sha256s.Get().(hash.Hash)
 	defer sha256s.Put(h)
 	h.Reset()
@@ -1094,6 +1100,9 @@ func (wk *walk) read(f io.Reader, size int64) (digest string, n int64, data []by
 		}
 		if rerr != nil {
 			return "", 0, nil, rerr
+		}
+		if local && m < len(buf) && n == size {
+			break
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, data, nil
