@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -143,4 +144,75 @@ func TestFeedReadOfAFileThatGrows(t *testing.T) {
 	w.mu.Unlock()
 	s = observe(t, w)
 	require.Equal(t, fresh(t, root), Snapshot{Hash: s.Hash, Files: s.Files})
+}
+
+// TestStatCacheSkipsUnsettledListings: a name that comes and goes in a
+// directory between observations (git's index.lock, with every git
+// command) moves the directory's times but not its listing: while the
+// listing is not clean, its record is not kept again; a new process
+// starting from the record kept before lists it again and reads nothing
+// it need not; once the listing settles, it is kept. In every mode.
+func TestStatCacheSkipsUnsettledListings(t *testing.T) {
+	for _, feed := range []bool{false, true} {
+		t.Run(fmt.Sprint("feed=", feed), func(t *testing.T) {
+			root := t.TempDir()
+			for i := range 10 {
+				put(t, root, fmt.Sprintf(".git/objects/f%02d", i), fmt.Sprint("object ", i), 0o644)
+				put(t, root, fmt.Sprintf("src/f%02d", i), fmt.Sprint("file ", i), 0o644)
+			}
+			time.Sleep(50 * time.Millisecond)
+			since := time.Now()
+			time.Sleep(50 * time.Millisecond)
+			clock := func() time.Time { return since }
+			meta := newMemMeta()
+			w, err := NewWorkspace(root, WithStatCache(meta), WithRacyWindow(0), WithChangeFeed(feed))
+			require.NoError(t, err)
+			defer w.Close()
+			w.now = clock
+			first := observe(t, w)
+			kept := meta.puts
+
+			lock := filepath.Join(root, ".git", "index.lock")
+			for round := range 3 {
+				require.NoError(t, os.WriteFile(lock, []byte("lock"), 0o644))
+				require.NoError(t, os.Remove(lock))
+				s := observe(t, w)
+				require.Equal(t, first.Hash, s.Hash)
+				require.Equal(t, kept, meta.puts, "round %d: only .git's times moved, and its listing is not clean", round)
+			}
+
+			// A new process lists .git again (its key moved on since
+			// the record) and reads nothing.
+			w2, err := NewWorkspace(root, WithStatCache(meta), WithRacyWindow(0))
+			require.NoError(t, err)
+			w2.now = clock
+			r := countReads(w2)
+			s := observe(t, w2)
+			require.Equal(t, []string{}, r.take())
+			require.Equal(t, fresh(t, root), s)
+
+			// A name that stays is kept at once, unsettled or not.
+			require.NoError(t, os.WriteFile(lock, []byte("lock"), 0o644))
+			observe(t, w)
+			require.Greater(t, meta.puts, kept, "a new listing is kept")
+			require.NoError(t, os.Remove(lock))
+			observe(t, w)
+			kept = meta.puts
+
+			// Settled: kept, and a new process reads nothing.
+			later := func() time.Time { return time.Now().Add(time.Hour) }
+			w.now = later
+			observe(t, w)
+			require.Greater(t, meta.puts, kept, "settled: kept")
+			w3, err := NewWorkspace(root, WithStatCache(meta))
+			require.NoError(t, err)
+			w3.now = later
+			l := countOps(w3)
+			s = observe(t, w3)
+			require.Equal(t, fresh(t, root), s)
+			lists, reads := l.take()
+			require.Zero(t, reads)
+			require.Equal(t, 2, lists, ".git and src opened")
+		})
+	}
 }

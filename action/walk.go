@@ -1265,8 +1265,14 @@ func hasRow(e *entry) bool {
 // rewritten by every action (a log, a cache) does not rewrite its
 // directory's record in the store with every observation, and the store
 // still spares a new process all that the last reading spares.
+//
+// The same holds of the directory's own key: a name that comes and goes
+// between two observations (git's index.lock, with every git command)
+// moves the directory's times, and a listing that is not clean now (a new
+// process lists it again, as its key moved on since the record kept) is
+// not kept again for that; the listing that settles is.
 func unsettledOnly(old, r *dirRec) bool {
-	if old.key != r.key || old.clean != r.clean || len(old.ents) != len(r.ents) {
+	if (old.key != r.key || old.clean != r.clean) && r.clean || len(old.ents) != len(r.ents) {
 		return false
 	}
 	for i := range r.ents {

@@ -182,9 +182,11 @@ const (
 // also implements Meta), the reading is kept there too, one record per
 // directory keyed by the workspace root and the directory's path, written
 // after each observation for the directories whose record changed —
-// beyond files that are not clean now (see unsettledOnly: a file rewritten
-// by every action does not rewrite its directory's record each time; a new
-// process reads it again either way). A new
+// beyond files that are not clean now, and the times of a listing that is
+// not clean now (see unsettledOnly: a file rewritten by every action, or
+// a lock file that comes and goes with every git command, does not
+// rewrite its directory's record each time; a new process reads it, or
+// lists it, again either way). A new
 // Workspace over the same root starts from those records: it stats every
 // entry, as any observation without a feed does, and reads (and keeps as
 // blobs) only what changed since. A record is only a hint: it is checked
