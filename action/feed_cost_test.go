@@ -216,3 +216,42 @@ func TestStatCacheSkipsUnsettledListings(t *testing.T) {
 		})
 	}
 }
+
+// TestFeedKeptRootFollowsThePath: with the feed on, the root's descriptor
+// is kept between observations, and each checks that the root's path
+// still names it. A directory above the root moved away, and another tree
+// made at the root's path, is what the next observation reads — not the
+// directory the kept descriptor holds, wherever it went.
+func TestFeedKeptRootFollowsThePath(t *testing.T) {
+	if !feedSupported {
+		t.Skip("no change feed on this platform")
+	}
+	top := t.TempDir()
+	root := filepath.Join(top, "p", "ws")
+	put(t, root, "d/f", "first tree", 0o644)
+	w := settled(t, root, WithChangeFeed(true))
+	defer w.Close()
+	s := observe(t, w)
+	require.True(t, w.box.root().ok, "the root is kept while the feed runs")
+	// The root's listing, read again on the descriptor kept, is whole.
+	for _, name := range []string{"top1", "top2"} {
+		put(t, root, name, name, 0o644)
+		s := observe(t, w)
+		require.Equal(t, fresh(t, root), Snapshot{Hash: s.Hash, Files: s.Files})
+	}
+
+	require.NoError(t, os.Rename(filepath.Join(top, "p"), filepath.Join(top, "moved")))
+	put(t, root, "d/f", "second tree", 0o644)
+	put(t, root, "e/g", "only here", 0o644)
+	s = observe(t, w)
+	require.Equal(t, fresh(t, root), Snapshot{Hash: s.Hash, Files: s.Files})
+
+	// The moved tree changes; the root's does not see it.
+	put(t, filepath.Join(top, "moved", "ws"), "d/f", "changed where it went", 0o644)
+	put(t, root, "e/g", "changed here", 0o644)
+	s = observe(t, w)
+	require.Equal(t, fresh(t, root), Snapshot{Hash: s.Hash, Files: s.Files})
+
+	require.NoError(t, w.Close())
+	require.False(t, w.box.root().ok, "Close releases the root")
+}

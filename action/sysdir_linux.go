@@ -134,6 +134,15 @@ func (d dirFD) lstat(name string) (sysStat, error) {
 	return statOf(&st), nil
 }
 
+// rewind sets the directory's listing back to its start, so that names
+// lists it whole again on a descriptor listed before (the root kept).
+func (d dirFD) rewind() error {
+	return retry(func() error {
+		_, err := unix.Seek(d.fd, 0, io.SeekStart)
+		return err
+	})
+}
+
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // names lists the directory's entries, "." and ".." left out, unsorted.

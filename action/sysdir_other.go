@@ -97,6 +97,9 @@ func (d dirFD) names() ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
+// rewind: names opens the directory anew each time.
+func (d dirFD) rewind() error { return nil }
+
 // fileFD is a regular file the walk opened to read.
 type fileFD struct{ *os.File }
 

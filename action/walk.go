@@ -311,6 +311,7 @@ type walk struct {
 	storeOnce sync.Once
 	storeIDs  []sysStat
 	rootSt    sysStat
+	rootAt    *sysStat // the root's path as this observation found it, when it did (see rootMoved)
 
 	feedMu  sync.Mutex // guards feedErr
 	feedErr error      // the first watch that could not be added
@@ -394,13 +395,14 @@ func (n *node) set(i int, e *entry) {
 // entries; the last to release it closes it.
 type dirHandle struct {
 	d    dirFD
+	kept bool // d is the root the Workspace keeps (see openRoot): never closed here
 	refs atomic.Int32
 }
 
 func (h *dirHandle) acquire() { h.refs.Add(1) }
 
 func (h *dirHandle) release() {
-	if h.refs.Add(-1) == 0 {
+	if h.refs.Add(-1) == 0 && !h.kept {
 		h.d.close()
 	}
 }
@@ -616,8 +618,10 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 	}
 	var d dirFD
 	var err error
+	var rootSt sysStat
+	kept := false
 	if parent == nil {
-		d, err = openRootDir(wk.w.root)
+		d, rootSt, kept, err = wk.w.openRoot(wk.rootAt)
 		if err != nil {
 			return pathErr("open", n.rel, err)
 		}
@@ -632,10 +636,13 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 			return wk.revisit(parent, k, expect, attempt, err)
 		}
 	}
-	h := &dirHandle{d: d}
+	h := &dirHandle{d: d, kept: kept}
 	h.acquire()
 	defer h.release()
-	st, err := d.stat()
+	st := rootSt
+	if parent != nil {
+		st, err = d.stat()
+	}
 	if err != nil {
 		return pathErr("stat", n.rel, err)
 	}
@@ -665,6 +672,11 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 	n.clean = st.key.mtime < wk.since && st.key.ctime < wk.since
 	marks := wk.marks[n.rel]
 	if b == nil || !b.clean || b.key != st.key || (marks != nil && marks.list) {
+		if kept {
+			if err := d.rewind(); err != nil {
+				return pathErr("readdir", n.rel, err)
+			}
+		}
 		if err := wk.list(d, n, parent != nil); err != nil {
 			return err
 		}

@@ -211,8 +211,10 @@ const (
 // queue overflowed (fs.inotify.max_queued_events: nothing reads it
 // between observations, so a change of more entries than that overflows
 // it), or a watched directory was moved (its watch would then name a
-// stale path), the next observation stats everything and the watches are
-// made again; when watches cannot be added (the kernel's limits, or one
+// stale path), or the root's path names another directory than the one
+// watched (a directory above the root was moved: no watch sees that; each
+// observation describes the root's path once to find out), the next
+// observation stats everything and the watches are made again; when watches cannot be added (the kernel's limits, or one
 // directory reached by two paths) or the feed cannot start, the Workspace
 // says why ([Workspace.Feed]) and walks, as without one.
 // [Workspace.Close] releases the feed.
@@ -461,7 +463,7 @@ func NewWorkspace(root string, opts ...WorkspaceOption) (*Workspace, error) {
 		// A Workspace dropped without Close still releases its feed: the
 		// inotify instance is a per-user resource (fs.inotify.max_user_instances).
 		w.box = &feedBox{}
-		runtime.AddCleanup(w, func(b *feedBox) { b.set(nil) }, w.box)
+		runtime.AddCleanup(w, func(b *feedBox) { b.set(nil); b.dropRoot() }, w.box)
 	}
 	if !w.metaSet {
 		if m, ok := w.blobs.(Meta); ok {
@@ -494,6 +496,7 @@ func (w *Workspace) Close() error {
 		return nil
 	}
 	w.closed = true
+	w.box.dropRoot()
 	return w.stopFeed()
 }
 
@@ -553,6 +556,16 @@ func (w *Workspace) observeTree(ctx context.Context) (Snapshot, error) {
 	}
 	wk.ctx, wk.cancel = context.WithCancelCause(ctx)
 	defer wk.cancel(nil)
+	if w.feed != nil && w.tree != nil {
+		if at, moved := w.rootMoved(); moved {
+			// Another directory at the root's path: look at it all,
+			// with a new feed.
+			w.stopFeed()
+			w.needAll = true
+		} else {
+			wk.rootAt = &at
+		}
+	}
 	if err := w.plan(wk); err != nil {
 		return Snapshot{}, fmt.Errorf("observe %s: %w", w.root, err)
 	}
@@ -642,8 +655,9 @@ func (w *Workspace) plan(wk *walk) error {
 // feedBox holds the running feed apart from the Workspace, so that a
 // cleanup attached to the Workspace can close it.
 type feedBox struct {
-	mu sync.Mutex // guards f
-	f  *feed
+	mu   sync.Mutex // guards f and kept
+	f    *feed
+	kept keptRoot // the root kept open while the feed runs (see openRoot)
 }
 
 // set records f as the running feed, closing the one before unless it is
@@ -664,6 +678,7 @@ func (w *Workspace) stopFeed() error {
 	}
 	err := w.feed.close()
 	w.feed = nil
+	w.box.dropRoot()
 	w.box.mu.Lock()
 	w.box.f = nil
 	w.box.mu.Unlock()
