@@ -1,6 +1,7 @@
 package action
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -254,4 +255,42 @@ func TestFeedKeptRootFollowsThePath(t *testing.T) {
 
 	require.NoError(t, w.Close())
 	require.False(t, w.box.root().ok, "Close releases the root")
+}
+
+// TestChangedBytesArePutWithoutAsking: small new bytes of a file the
+// reading knew go straight to PutBlob (the store does not keep them
+// twice); bytes of a file the reading did not know, and big bytes, are
+// asked about first, and not put when the store has them.
+func TestChangedBytesArePutWithoutAsking(t *testing.T) {
+	forModes(t, func(t *testing.T, m testMode) {
+		root := t.TempDir()
+		big := strings.Repeat("b", askAbove+1)
+		put(t, root, "d/f", "one", 0o644)
+		put(t, root, "d/big", big, 0o644)
+		b := &askingBlobs{memBlobs: memBlobs{m: map[string][]byte{}}}
+		w, err := m.newWorkspace(t, root, WithBlobs(b, 0))
+		require.NoError(t, err)
+		w.now = func() time.Time { return time.Now().Add(time.Hour) }
+		observe(t, w)
+		has0, puts0 := b.asked()
+		require.Equal(t, 2, has0, "files the reading did not know: asked first")
+		require.Equal(t, 2, puts0)
+
+		put(t, root, "d/f", "two", 0o644)
+		observe(t, w)
+		has, puts := b.asked()
+		require.Equal(t, has0, has, "new small bytes of a known file: not asked")
+		require.Equal(t, puts0+1, puts)
+
+		put(t, root, "d/f", "one", 0o644) // back to bytes the store has
+		put(t, root, "d/big", strings.Repeat("c", askAbove+1), 0o644)
+		observe(t, w)
+		has, puts = b.asked()
+		require.Equal(t, has0+1, has, "big bytes: asked")
+		require.Equal(t, puts0+3, puts)
+		require.Len(t, b.m, 4, "one, two and the two big contents, each kept once")
+		got, err := b.GetBlob(context.Background(), sum("one"))
+		require.NoError(t, err)
+		require.Equal(t, "one", string(got))
+	})
 }

@@ -1058,7 +1058,10 @@ func (wk *walk) regular(h *dirHandle, name, rel string, st *sysStat, old, e *ent
 	// last reading kept them, and blobs are never dropped.
 	again := old.kind == kindFile && !old.skip && old.kept && old.Digest == digest
 	if data != nil && !again {
-		if err := wk.put(digest, data); err != nil {
+		// Bytes that replaced others this reading knew are asked about
+		// only when hashing them again costs more than asking (see put).
+		ask := !(old.kind == kindFile && !old.skip && old.Digest != "" && len(data) <= askAbove)
+		if err := wk.put(digest, data, ask); err != nil {
 			return 0, pathErr("keep", rel, err)
 		}
 	}
@@ -1120,11 +1123,19 @@ func (wk *walk) read(f io.Reader, size int64, local bool) (digest string, n int6
 	return hex.EncodeToString(h.Sum(nil)), n, data, nil
 }
 
+// askAbove is the size above which new bytes of a file are always
+// asked about before they are put (see put).
+const askAbove = 64 << 10
+
 // put keeps data in the workspace's Blobs and checks the digest it gives.
-// A store that can say it has the digest already is asked first: it then
-// neither hashes nor writes the bytes again.
-func (wk *walk) put(digest string, data []byte) error {
-	if c, ok := wk.w.blobs.(BlobChecker); ok {
+// A store that can say it has the digest already is asked first, when
+// ask: it then neither hashes nor writes the bytes again. Without ask,
+// the bytes go straight to PutBlob, which a store that can tell (the
+// Pebble store) does not write twice either: for a file the last reading
+// knew with other bytes, small enough to hash again cheaply, the bytes
+// are most likely new, and asking first would cost a second lookup.
+func (wk *walk) put(digest string, data []byte, ask bool) error {
+	if c, ok := wk.w.blobs.(BlobChecker); ok && ask {
 		if has, err := c.HasBlob(wk.ctx, digest); err == nil && has {
 			return nil
 		}
