@@ -294,3 +294,46 @@ func TestChangedBytesArePutWithoutAsking(t *testing.T) {
 		require.Equal(t, "one", string(got))
 	})
 }
+
+// TestFeedTrustsAQuietDirectory: a directory the walk passes through for
+// a change below it, of which the feed reported nothing, is not described
+// again; its record stays what its stat record says — a change of its
+// mode or times raises an event, and it is described then.
+func TestFeedTrustsAQuietDirectory(t *testing.T) {
+	if !feedSupported {
+		t.Skip("no change feed on this platform")
+	}
+	root := t.TempDir()
+	put(t, root, "a/b/c/f", "f", 0o644)
+	put(t, root, "a/b/c/g", "g", 0o644)
+	w := settled(t, root, WithChangeFeed(true))
+	defer w.Close()
+	observe(t, w)
+	agree := func(step string) {
+		t.Helper()
+		s := observe(t, w)
+		require.Equal(t, fresh(t, root), Snapshot{Hash: s.Hash, Files: s.Files}, step)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		r := w.tree
+		for _, rel := range []string{"a", "a/b", "a/b/c"} {
+			_, name := splitRel(rel)
+			r = r.ents[r.find(name)].dir
+			d, err := openRootDir(filepath.Join(root, filepath.FromSlash(rel)))
+			require.NoError(t, err)
+			st, err := d.stat()
+			d.close()
+			require.NoError(t, err)
+			require.Equal(t, st.key, r.key, "%s: the record of %s", step, rel)
+		}
+	}
+	put(t, root, "a/b/c/f", "F", 0o644)
+	agree("a write below")
+	require.NoError(t, os.Chmod(filepath.Join(root, "a", "b"), 0o700))
+	put(t, root, "a/b/c/f", "f again", 0o644)
+	agree("a/b's mode changed")
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(filepath.Join(root, "a", "b", "c"), old, old))
+	put(t, root, "a/b/c/g", "G", 0o644)
+	agree("a/b/c's times changed")
+}

@@ -28,6 +28,10 @@ type sysStat struct {
 	nlink uint64
 }
 
+// trustedDir is the stat record of a directory whose key the walk has
+// from its last reading (see walk.quiet).
+func trustedDir(k statKey) sysStat { return sysStat{mode: fs.ModeDir, key: k, dev: k.dev} }
+
 // fileID is a file's identity: device and inode.
 type fileID struct{ dev, ino uint64 }
 

@@ -640,7 +640,14 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 	h.acquire()
 	defer h.release()
 	st := rootSt
-	if parent != nil {
+	if b := n.basis; parent != nil && wk.quiet(n, expect) {
+		// The feed vouches for this directory: nothing was reported of
+		// it or in it but below, its listing was clean, and it has been
+		// watched since. Its stat record is as the last reading kept it
+		// (any change to it — a name, its mode, its times — raises an
+		// event).
+		st = trustedDir(b.key)
+	} else if parent != nil {
 		st, err = d.stat()
 	}
 	if err != nil {
@@ -709,6 +716,20 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 		return wk.visitRange(h, n, 0, min(fileChunk, len(n.ents)))
 	}
 	return wk.visitMarked(h, n, marks)
+}
+
+// quiet reports whether the feed vouches for the directory n, reached
+// through its parent's listing as the last reading knew it (expect nil):
+// the walk goes down to it for something below, nothing was reported of
+// it or of its names, its last listing was clean, and the feed's current
+// watches have watched it since.
+func (wk *walk) quiet(n *node, expect *sysStat) bool {
+	b := n.basis
+	if wk.all || wk.feed == nil || expect != nil || n.full || b == nil || b.unhashed || !b.clean || b.watch != wk.epoch {
+		return false
+	}
+	m := wk.marks[n.rel]
+	return m == nil || !m.list
 }
 
 // rewatch reports whether the feed said the directory rel itself came,
