@@ -104,7 +104,8 @@ func (f *feed) add(rel string, d dirFD) error {
 }
 
 // sync returns the events reported since the last sync, by path relative
-// to the root, or the error that broke the feed (an overflow).
+// to the root, or the error that broke the feed (an overflow). It reads
+// the queue until a read finds it dry: one read, as a rule.
 func (f *feed) sync(ctx context.Context) (map[string]change, error) {
 	if f.hold != nil {
 		f.hold.RLock()
@@ -129,8 +130,20 @@ func (f *feed) sync(ctx context.Context) (map[string]change, error) {
 		if err := f.take(f.buf[:n], events); err != nil {
 			return nil, err
 		}
+		if n+maxEventSize <= len(f.buf) {
+			// The kernel stops filling the buffer only when the queue is
+			// empty or its next event does not fit: there was room for any
+			// event, so the queue was dry when this read took it, and
+			// another read would only say so.
+			return events, nil
+		}
 	}
 }
+
+// maxEventSize is the largest event a read of the queue returns: the
+// header and a name of NAME_MAX bytes with its NUL, which the kernel pads
+// to a multiple of the header's size (272 bytes).
+const maxEventSize = unix.SizeofInotifyEvent + (unix.NAME_MAX+1+unix.SizeofInotifyEvent-1)/unix.SizeofInotifyEvent*unix.SizeofInotifyEvent
 
 // take adds the events in buf to events.
 func (f *feed) take(buf []byte, events map[string]change) error {

@@ -28,6 +28,10 @@ type sysStat struct {
 	nlink uint64
 }
 
+// trustedDir is the stat record of a directory whose key the walk has
+// from its last reading (see walk.quiet).
+func trustedDir(k statKey) sysStat { return sysStat{mode: fs.ModeDir, key: k, dev: k.dev} }
+
 // fileID is a file's identity: device and inode.
 type fileID struct{ dev, ino uint64 }
 
@@ -132,6 +136,15 @@ func (d dirFD) lstat(name string) (sysStat, error) {
 		return sysStat{}, err
 	}
 	return statOf(&st), nil
+}
+
+// rewind sets the directory's listing back to its start, so that names
+// lists it whole again on a descriptor listed before (the root kept).
+func (d dirFD) rewind() error {
+	return retry(func() error {
+		_, err := unix.Seek(d.fd, 0, io.SeekStart)
+		return err
+	})
 }
 
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}

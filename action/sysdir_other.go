@@ -24,6 +24,10 @@ type sysStat struct {
 	fi    fs.FileInfo
 }
 
+// trustedDir is the stat record of a directory whose key the walk has
+// from its last reading: no feed here, so it is never asked for.
+func trustedDir(k statKey) sysStat { return sysStat{mode: fs.ModeDir, key: k} }
+
 // sameFile reports whether two stat records describe one file.
 func sameFile(a, b sysStat) bool { return a.fi != nil && b.fi != nil && os.SameFile(a.fi, b.fi) }
 
@@ -96,6 +100,9 @@ func (d dirFD) names() ([]string, error) {
 	defer f.Close()
 	return f.Readdirnames(-1)
 }
+
+// rewind: names opens the directory anew each time.
+func (d dirFD) rewind() error { return nil }
 
 // fileFD is a regular file the walk opened to read.
 type fileFD struct{ *os.File }

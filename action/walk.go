@@ -314,9 +314,18 @@ type walk struct {
 	storeOnce sync.Once
 	storeIDs  []sysStat
 	rootSt    sysStat
+	rootAt    *sysStat // the root's path as this observation found it, when it did (see rootMoved)
 
 	feedMu  sync.Mutex // guards feedErr
 	feedErr error      // the first watch that could not be added
+
+	// alone: the walk runs every job on the goroutine that makes it, until
+	// it has looked at shareAfter entries (looked counts them); then it
+	// shares its jobs with workers. A walk the feed sends down a few paths
+	// then costs no goroutine, no wake-up and no hand-over, and one that
+	// turns out big (a new directory tree, a checkout) is still shared.
+	alone  atomic.Bool
+	looked atomic.Int64
 
 	// The work pool: jobs waiting for an idle worker.
 	poolMu  sync.Mutex // guards jobs, idle, busy, started and done; wake's lock
@@ -389,13 +398,14 @@ func (n *node) set(i int, e *entry) {
 // entries; the last to release it closes it.
 type dirHandle struct {
 	d    dirFD
+	kept bool // d is the root the Workspace keeps (see openRoot): never closed here
 	refs atomic.Int32
 }
 
 func (h *dirHandle) acquire() { h.refs.Add(1) }
 
 func (h *dirHandle) release() {
-	if h.refs.Add(-1) == 0 {
+	if h.refs.Add(-1) == 0 && !h.kept {
 		h.d.close()
 	}
 }
@@ -416,15 +426,29 @@ func (wk *walk) run() (*dirRec, error) {
 	return wk.assemble(top), nil
 }
 
-// spawn hands job to an idle worker; or, while fewer than the
-// Workspace's workers run, to a new one; or, when every worker is busy,
-// runs it at once: the walk goes depth first in each worker and shares
-// work only with workers that have none. Workers start only when there
-// is work to share, so an observation that looks at a few paths (the
-// feed's) runs on the calling goroutine alone. The first error cancels
-// the walk; a job always runs, even then, so that it releases what it
-// holds.
+// shareAfter is how many entries a walk that starts alone (see
+// walk.alone) looks at before it shares its jobs with workers: a handful
+// of reads and listings costs less than waking a worker does.
+const shareAfter = 32
+
+// spawn runs job at once while the walk is alone (see walk.alone); else
+// it hands job to an idle worker; or, while fewer than the Workspace's
+// workers run, to a new one; or, when every worker is busy, runs it at
+// once: the walk goes depth first in each worker and shares work only
+// with workers that have none. So an observation that looks at a few
+// paths (the feed's) runs on the calling goroutine alone. The first error
+// cancels the walk; a job always runs, even then, so that it releases
+// what it holds.
 func (wk *walk) spawn(job func() error) {
+	if wk.alone.Load() {
+		if wk.looked.Load() < shareAfter {
+			if err := job(); err != nil {
+				wk.cancel(err)
+			}
+			return
+		}
+		wk.alone.Store(false)
+	}
 	wk.poolMu.Lock()
 	if wk.idle > len(wk.jobs) {
 		wk.jobs = append(wk.jobs, job)
@@ -597,8 +621,10 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 	}
 	var d dirFD
 	var err error
+	var rootSt sysStat
+	kept := false
 	if parent == nil {
-		d, err = openRootDir(wk.w.root)
+		d, rootSt, kept, err = wk.w.openRoot(wk.rootAt)
 		if err != nil {
 			return pathErr("open", n.rel, err)
 		}
@@ -613,10 +639,20 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 			return wk.revisit(parent, k, expect, attempt, err)
 		}
 	}
-	h := &dirHandle{d: d}
+	h := &dirHandle{d: d, kept: kept}
 	h.acquire()
 	defer h.release()
-	st, err := d.stat()
+	st := rootSt
+	if b := n.basis; parent != nil && wk.quiet(n, expect) {
+		// The feed vouches for this directory: nothing was reported of
+		// it or in it but below, its listing was clean, and it has been
+		// watched since. Its stat record is as the last reading kept it
+		// (any change to it — a name, its mode, its times — raises an
+		// event).
+		st = trustedDir(b.key)
+	} else if parent != nil {
+		st, err = d.stat()
+	}
 	if err != nil {
 		return pathErr("stat", n.rel, err)
 	}
@@ -646,6 +682,11 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 	n.clean = st.key.mtime < wk.since && st.key.ctime < wk.since
 	marks := wk.marks[n.rel]
 	if b == nil || !b.clean || b.key != st.key || (marks != nil && marks.list) {
+		if kept {
+			if err := d.rewind(); err != nil {
+				return pathErr("readdir", n.rel, err)
+			}
+		}
 		if err := wk.list(d, n, parent != nil); err != nil {
 			return err
 		}
@@ -660,6 +701,9 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 		n.changed.Store(true)
 	}
 	if n.full {
+		if len(n.ents) > shareAfter {
+			wk.alone.Store(false) // a directory nothing vouches for, and big: share it
+		}
 		for lo := fileChunk; lo < len(n.ents); lo += fileChunk {
 			if !n.own {
 				n.ents = slices.Clone(n.ents)
@@ -675,6 +719,20 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 		return wk.visitRange(h, n, 0, min(fileChunk, len(n.ents)))
 	}
 	return wk.visitMarked(h, n, marks)
+}
+
+// quiet reports whether the feed vouches for the directory n, reached
+// through its parent's listing as the last reading knew it (expect nil):
+// the walk goes down to it for something below, nothing was reported of
+// it or of its names, its last listing was clean, and the feed's current
+// watches have watched it since.
+func (wk *walk) quiet(n *node, expect *sysStat) bool {
+	b := n.basis
+	if wk.all || wk.feed == nil || expect != nil || n.full || b == nil || b.unhashed || !b.clean || b.watch != wk.epoch {
+		return false
+	}
+	m := wk.marks[n.rel]
+	return m == nil || !m.list
 }
 
 // rewatch reports whether the feed said the directory rel itself came,
@@ -808,6 +866,7 @@ func (wk *walk) look(h *dirHandle, n *node, i int, full bool, c change, l *later
 	if rel == "" {
 		rel = join(n.rel, old.name)
 	}
+	wk.looked.Add(1)
 	if !full && old.kind == kindDir && !old.skip && c&^chBelow == 0 {
 		// Nothing happened to the directory itself: go down into it as
 		// it was, and let its own reading say what to look at.
@@ -1008,7 +1067,10 @@ func (wk *walk) regular(h *dirHandle, name, rel string, st *sysStat, old, e *ent
 	if !opened.mode.IsRegular() || !sameFile(*st, opened) {
 		return replaced, nil
 	}
-	digest, n, data, err := wk.read(f, st.key.size)
+	// On the root's file system, with the feed on, it is a local one
+	// (see localFS): a regular file's read comes back short only at its
+	// end.
+	digest, n, data, err := wk.read(f, st.key.size, wk.feed != nil && sameDevice(wk.rootSt, *st))
 	if err != nil {
 		if ctxErr := wk.ctx.Err(); ctxErr != nil {
 			return 0, ctxErr
@@ -1020,7 +1082,10 @@ func (wk *walk) regular(h *dirHandle, name, rel string, st *sysStat, old, e *ent
 	// last reading kept them, and blobs are never dropped.
 	again := old.kind == kindFile && !old.skip && old.kept && old.Digest == digest
 	if data != nil && !again {
-		if err := wk.put(digest, data); err != nil {
+		// Bytes that replaced others this reading knew are asked about
+		// only when hashing them again costs more than asking (see put).
+		ask := !(old.kind == kindFile && !old.skip && old.Digest != "" && len(data) <= askAbove)
+		if err := wk.put(digest, data, ask); err != nil {
 			return 0, pathErr("keep", rel, err)
 		}
 	}
@@ -1038,8 +1103,11 @@ var sha256s = sync.Pool{New: func() any { return sha256.New() }}
 
 // read hashes the file's content, checking for cancellation between
 // chunks. When blobs are kept and the content fits the cap, it also
-// returns the content.
-func (wk *walk) read(f io.Reader, size int64) (digest string, n int64, data []byte, err error) {
+// returns the content. local: the file is on a local file system, whose
+// read returns less than asked only at the end of the file; a read that
+// comes back short with the size stat gave is then the last, with no
+// read more to hear the end.
+func (wk *walk) read(f io.Reader, size int64, local bool) (digest string, n int64, data []byte, err error) {
 	h := sha256s.Get().(hash.Hash)
 	defer sha256s.Put(h)
 	h.Reset()
@@ -1072,15 +1140,26 @@ func (wk *walk) read(f io.Reader, size int64) (digest string, n int64, data []by
 		if rerr != nil {
 			return "", 0, nil, rerr
 		}
+		if local && m < len(buf) && n == size {
+			break
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, data, nil
 }
 
+// askAbove is the size above which new bytes of a file are always
+// asked about before they are put (see put).
+const askAbove = 64 << 10
+
 // put keeps data in the workspace's Blobs and checks the digest it gives.
-// A store that can say it has the digest already is asked first: it then
-// neither hashes nor writes the bytes again.
-func (wk *walk) put(digest string, data []byte) error {
-	if c, ok := wk.w.blobs.(BlobChecker); ok {
+// A store that can say it has the digest already is asked first, when
+// ask: it then neither hashes nor writes the bytes again. Without ask,
+// the bytes go straight to PutBlob, which a store that can tell (the
+// Pebble store) does not write twice either: for a file the last reading
+// knew with other bytes, small enough to hash again cheaply, the bytes
+// are most likely new, and asking first would cost a second lookup.
+func (wk *walk) put(digest string, data []byte, ask bool) error {
+	if c, ok := wk.w.blobs.(BlobChecker); ok && ask {
 		if has, err := c.HasBlob(wk.ctx, digest); err == nil && has {
 			return nil
 		}
@@ -1233,8 +1312,14 @@ func hasRow(e *entry) bool {
 // rewritten by every action (a log, a cache) does not rewrite its
 // directory's record in the store with every observation, and the store
 // still spares a new process all that the last reading spares.
+//
+// The same holds of the directory's own key: a name that comes and goes
+// between two observations (git's index.lock, with every git command)
+// moves the directory's times, and a listing that is not clean now (a new
+// process lists it again, as its key moved on since the record kept) is
+// not kept again for that; the listing that settles is.
 func unsettledOnly(old, r *dirRec) bool {
-	if old.key != r.key || old.clean != r.clean || len(old.ents) != len(r.ents) {
+	if (old.key != r.key || old.clean != r.clean) && r.clean || len(old.ents) != len(r.ents) {
 		return false
 	}
 	for i := range r.ents {

@@ -182,9 +182,11 @@ const (
 // also implements Meta), the reading is kept there too, one record per
 // directory keyed by the workspace root and the directory's path, written
 // after each observation for the directories whose record changed —
-// beyond files that are not clean now (see unsettledOnly: a file rewritten
-// by every action does not rewrite its directory's record each time; a new
-// process reads it again either way). A new
+// beyond files that are not clean now, and the times of a listing that is
+// not clean now (see unsettledOnly: a file rewritten by every action, or
+// a lock file that comes and goes with every git command, does not
+// rewrite its directory's record each time; a new process reads it, or
+// lists it, again either way). A new
 // Workspace over the same root starts from those records: it stats every
 // entry, as any observation without a feed does, and reads (and keeps as
 // blobs) only what changed since. A record is only a hint: it is checked
@@ -209,8 +211,10 @@ const (
 // queue overflowed (fs.inotify.max_queued_events: nothing reads it
 // between observations, so a change of more entries than that overflows
 // it), or a watched directory was moved (its watch would then name a
-// stale path), the next observation stats everything and the watches are
-// made again; when watches cannot be added (the kernel's limits, or one
+// stale path), or the root's path names another directory than the one
+// watched (a directory above the root was moved: no watch sees that; each
+// observation describes the root's path once to find out), the next
+// observation stats everything and the watches are made again; when watches cannot be added (the kernel's limits, or one
 // directory reached by two paths) or the feed cannot start, the Workspace
 // says why ([Workspace.Feed]) and walks, as without one.
 // [Workspace.Close] releases the feed.
@@ -462,7 +466,7 @@ func NewWorkspace(root string, opts ...WorkspaceOption) (*Workspace, error) {
 		// A Workspace dropped without Close still releases its feed: the
 		// inotify instance is a per-user resource (fs.inotify.max_user_instances).
 		w.box = &feedBox{}
-		runtime.AddCleanup(w, func(b *feedBox) { b.set(nil) }, w.box)
+		runtime.AddCleanup(w, func(b *feedBox) { b.set(nil); b.dropRoot() }, w.box)
 	}
 	if !w.metaSet {
 		if m, ok := w.blobs.(Meta); ok {
@@ -495,6 +499,7 @@ func (w *Workspace) Close() error {
 		return nil
 	}
 	w.closed = true
+	w.box.dropRoot()
 	return w.stopFeed()
 }
 
@@ -554,6 +559,16 @@ func (w *Workspace) observeTree(ctx context.Context) (Snapshot, error) {
 	}
 	wk.ctx, wk.cancel = context.WithCancelCause(ctx)
 	defer wk.cancel(nil)
+	if w.feed != nil && w.tree != nil {
+		if at, moved := w.rootMoved(); moved {
+			// Another directory at the root's path: look at it all,
+			// with a new feed.
+			w.stopFeed()
+			w.needAll = true
+		} else {
+			wk.rootAt = &at
+		}
+	}
 	if err := w.plan(wk); err != nil {
 		return Snapshot{}, fmt.Errorf("observe %s: %w", w.root, err)
 	}
@@ -565,6 +580,8 @@ func (w *Workspace) observeTree(ctx context.Context) (Snapshot, error) {
 		tree = w.tree
 	} else {
 		wk.ownIDs = w.own
+		// What the feed sends the walk to starts on this goroutine alone.
+		wk.alone.Store(!wk.all)
 		tree, err = wk.run()
 	}
 	if err != nil {
@@ -641,8 +658,9 @@ func (w *Workspace) plan(wk *walk) error {
 // feedBox holds the running feed apart from the Workspace, so that a
 // cleanup attached to the Workspace can close it.
 type feedBox struct {
-	mu sync.Mutex // guards f
-	f  *feed
+	mu   sync.Mutex // guards f and kept
+	f    *feed
+	kept keptRoot // the root kept open while the feed runs (see openRoot)
 }
 
 // set records f as the running feed, closing the one before unless it is
@@ -663,6 +681,7 @@ func (w *Workspace) stopFeed() error {
 	}
 	err := w.feed.close()
 	w.feed = nil
+	w.box.dropRoot()
 	w.box.mu.Lock()
 	w.box.f = nil
 	w.box.mu.Unlock()
