@@ -63,13 +63,13 @@ func TestSubscribedDuringARequest(t *testing.T) {
 	require.NoError(t, cs.Subscribe(ctx, &sdk.SubscribeParams{URI: ThreadURI("t1")}))
 	// The subscription's own opening, then the watch's first look
 	// (through Open) are over: later looks see nothing (held).
-	require.Eventually(t, func() bool { return ws.closed.Load() == 2 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return ws.closed.Load() == 2 }, 30*time.Second, 5*time.Millisecond)
 	_, err = drive.Stop(ctx, o.Runtime.Thread(o.Actor, "t1"), "bob", "enough")
 	require.NoError(t, err)
 	select {
 	case u := <-updated:
 		require.Equal(t, ThreadURI("t1"), u)
-	case <-time.After(3 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("a subscription made during the request was not told of its append")
 	}
 }

@@ -237,7 +237,7 @@ func TestSubscribeToAThread(t *testing.T) {
 		select {
 		case u := <-updated:
 			got[u] = true
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatalf("not told of the stop: %v", got)
 		}
 	}
@@ -246,7 +246,7 @@ func TestSubscribeToAThread(t *testing.T) {
 	require.NoError(t, cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "harness://threads/t1"}))
 	require.NoError(t, cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "harness://threads/t1/facts"}))
 	// The watch ended with the last subscription.
-	require.Eventually(t, func() bool { return !watching() }, 5*time.Second, 50*time.Millisecond, "the watch ends with the last subscription")
+	require.Eventually(t, func() bool { return !watching() }, 30*time.Second, 50*time.Millisecond, "the watch ends with the last subscription")
 	_, err = env.Post("t1", facts.KindUserMessage, facts.UserMessage{Text: "more"}, "k-more")
 	if err == nil {
 		select {
@@ -258,7 +258,7 @@ func TestSubscribeToAThread(t *testing.T) {
 
 	// A session that ends ends its subscriptions, and the watch.
 	require.NoError(t, cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "harness://threads/t1"}))
-	require.Eventually(t, watching, 5*time.Second, 10*time.Millisecond, "a subscription is watched")
+	require.Eventually(t, watching, 30*time.Second, 10*time.Millisecond, "a subscription is watched")
 	closeAll()
 	require.NoError(t, goleak.Find(before), "the watch ends with the session")
 }

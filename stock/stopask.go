@@ -185,39 +185,59 @@ func stopAsked(ctx context.Context, rt *harness.Runtime, actor harness.Actor, a 
 var ErrStopNotTaken = errors.New("the process that holds the store did not take the stop")
 
 // How long StopThroughHolder waits: for the holder to take the request,
-// and then for it to let go of the store.
+// and then for it to let go of the store. A holder that drives threads
+// takes a request within stopAskPoll when it runs freely; the take bound
+// is wide for a loaded machine (the wait ends as soon as the request is
+// taken, so it costs nothing when things are fast), and is what a person
+// waits for an answer from a holder that takes no stops.
 const (
-	stopTakeWait = 2 * time.Second
+	stopTakeWait = 10 * time.Second
 	stopFreeWait = 30 * time.Second
 )
+
+// stopWaits are the bounds of a StopThroughHolder: take for the holder
+// to take the request, free for it then to let go of the store.
+type stopWaits struct {
+	take, free time.Duration
+}
 
 // StopThroughHolder asks the process that holds the place's directory
 // store to stop thread a.Thread (AskStop), then tries open every
 // stopAskPoll until it opens the store: nil then, with the thread stopped
 // by the holder (or, when the holder let go without taking the request,
 // for the caller to stop itself: the request is withdrawn). A request not
-// taken within 2 s while the store stays held is withdrawn, and the error
-// wraps ErrStopNotTaken; open's errors other than thread.ErrLocked are
-// returned as they are.
+// taken within 10 s while the store stays held is withdrawn, and the
+// error wraps ErrStopNotTaken; a request taken by a holder that still
+// holds the store 30 s after it was seen taken is an error too. open's errors other than
+// thread.ErrLocked are returned as they are.
 func (p Place) StopThroughHolder(ctx context.Context, a StopAsk, open func() error) error {
+	return p.stopThroughHolder(ctx, a, open, stopWaits{take: stopTakeWait, free: stopFreeWait})
+}
+
+// stopThroughHolder is StopThroughHolder with the bounds w.
+func (p Place) stopThroughHolder(ctx context.Context, a StopAsk, open func() error, w stopWaits) error {
 	if err := p.AskStop(a); err != nil {
 		return err
 	}
 	began := time.Now()
+	var taken time.Time // when the request was first seen taken
 	for {
 		err := open()
 		if err == nil || !errors.Is(err, thread.ErrLocked) {
 			p.WithdrawStop(a.Thread)
 			return err
 		}
-		asked := p.StopAsked(a.Thread)
-		switch waited := time.Since(began); {
-		case asked && waited > stopTakeWait:
+		if taken.IsZero() && !p.StopAsked(a.Thread) {
+			taken = time.Now()
+		}
+		switch {
+		case taken.IsZero() && time.Since(began) > w.take:
 			if p.WithdrawStop(a.Thread) {
-				return fmt.Errorf("%w (waited %v): %w", ErrStopNotTaken, stopTakeWait, err)
+				return fmt.Errorf("%w (waited %v): %w", ErrStopNotTaken, w.take, err)
 			}
-		case waited > stopTakeWait+stopFreeWait:
-			return fmt.Errorf("the stop of %s was taken, but the process still holds the store after %v: %w", a.Thread, stopFreeWait, err)
+			taken = time.Now() // taken meanwhile
+		case !taken.IsZero() && time.Since(taken) > w.free:
+			return fmt.Errorf("the stop of %s was taken, but the process still holds the store after %v: %w", a.Thread, w.free, err)
 		}
 		t := time.NewTimer(stopAskPoll)
 		select {

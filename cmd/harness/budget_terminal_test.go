@@ -36,6 +36,7 @@ func TestTerminalAsksForARaise(t *testing.T) {
 	tm.send("lots \x1b[31m")
 	tm.expect(`"lots": say $ for dollars, tokens for tokens or turns for model turns`)
 	require.NotContains(t, tm.output(), "\x1b[31m", "what was typed is escaped")
+	expectN(tm, ask, 2) // asked again: what is typed before answers nothing
 	tm.send("100k tokens")
 	require.Equal(t, exitOK, tm.exit(), tm.output())
 	out := tm.output()
@@ -60,6 +61,7 @@ func TestTerminalAsksForMoreTurns(t *testing.T) {
 	require.Contains(t, tm.output(), "the thread ran its 2 model turns")
 	tm.send("0 turns")
 	tm.expect("a raise adds money, tokens or model turns")
+	expectN(tm, ask, 2) // asked again: what is typed before answers nothing
 	tm.send("1 turn")
 	require.Equal(t, exitOK, tm.exit(), tm.output())
 	out := tm.output()

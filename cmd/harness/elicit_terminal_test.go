@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,10 +25,19 @@ func elicitWorkspace(t *testing.T) string {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".harness"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".harness", "config.json"),
 		[]byte(`{"mcpServers": {"t": {"command": "mcptestserver", "args": ["ask"]}}}`), 0o644))
+	// The tests share the user's configuration directory (TestMain's),
+	// and a trust is a read, a change and a write of its one trust file:
+	// two at once would lose one (the run then ignores the MCP server).
+	trustMu.Lock()
 	stdout, stderr, code := harnessIn(t, dir, "trust", "--yes")
+	trustMu.Unlock()
 	require.Zero(t, code, stdout+stderr)
 	return dir
 }
+
+// trustMu serialises the tests' harness trust in the shared configuration
+// directory.
+var trustMu sync.Mutex
 
 // TestElicitOnATerminal: a plain run on a terminal asks an MCP server's
 // question itself — the server named and its words escaped, each field
@@ -41,6 +52,9 @@ func TestElicitOnATerminal(t *testing.T) {
 	tm.expect("Answer t? [a]ccept (fill in its form), [d]ecline, [c]ancel, [s]kip (answer elsewhere): ")
 	tm.send("x") // no answer: asked again as a line
 	tm.expect(`"x" is not an answer`)
+	// Only what is typed after the question is put again answers it: a
+	// key typed between the complaint and the question is dropped.
+	expectN(tm, "[s]kip (answer elsewhere): ", 2)
 	tm.send("a")
 	tm.expect("age [integer, optional: Enter leaves it out]: ")
 	tm.send("old") // not an integer: the field is asked again
@@ -117,6 +131,7 @@ func TestElicitOnATerminalAnsweredElsewhere(t *testing.T) {
 // expectN waits until the output holds s n times.
 func expectN(tm *terminal, s string, n int) {
 	tm.t.Helper()
-	require.Eventually(tm.t, func() bool { return strings.Count(tm.output(), s) >= n }, 30*time.Second, 10*time.Millisecond,
-		"waiting for %q %d times; the terminal shows:\n%s", s, n, tm.output())
+	if !assert.Eventually(tm.t, func() bool { return strings.Count(tm.output(), s) >= n }, 30*time.Second, 10*time.Millisecond) {
+		tm.t.Fatalf("waiting for %q %d times; the terminal shows:\n%s", s, n, tm.output()) // as it is now, not as it was at the start
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -71,6 +72,7 @@ func TestNATSScripts(t *testing.T) {
 			"exits":      cmdExits,
 			"validjson":  cmdValidJSON,
 			"eventually": cmdEventually,
+			"indexed":    cmdIndexed,
 		},
 	})
 }
@@ -95,4 +97,82 @@ func cmdEventually(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// cmdIndexed waits until the machine's search index (harness/search in
+// $XDG_CACHE_HOME), as another process keeps it, holds what a search
+// looks for: it runs harness search ARGS on a copy of the index, which
+// that search brings up to date — never on the index itself — again and
+// again until its stdout matches a pattern, for up to 30 seconds:
+// indexed PATTERN search-args... (A copy taken while the index is
+// written may miss the last writes: the next try takes another.)
+func cmdIndexed(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: indexed PATTERN search-args...")
+	}
+	re, err := regexp.Compile("(?m)" + args[0])
+	ts.Check(err)
+	cache := ts.Getenv("XDG_CACHE_HOME")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		// Outside the workspace, as the user's cache directory is (one in
+		// the workspace is not used).
+		copied, err := os.MkdirTemp("", "harness-nats-indexed-")
+		ts.Check(err)
+		if err := copyTree(filepath.Join(cache, "harness", "search"), filepath.Join(copied, "harness", "search")); err != nil {
+			_ = os.RemoveAll(copied)
+			ts.Fatalf("copy the index: %v", err)
+		}
+		ts.Setenv("XDG_CACHE_HOME", copied)
+		err = ts.Exec("harness", append([]string{"search"}, args[1:]...)...)
+		ts.Setenv("XDG_CACHE_HOME", cache)
+		out := ts.ReadFile("stdout")
+		ts.Check(os.RemoveAll(copied))
+		if err == nil && re.MatchString(out) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("after 30s, a search of a copy of the index still does not print %q (last: %v)\n%s", args[0], err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// copyTree copies the directories and regular files under from to to
+// (from missing: to is made empty).
+func copyTree(from, to string) error {
+	if err := os.MkdirAll(to, 0o700); err != nil {
+		return err
+	}
+	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed meanwhile (a file Pebble replaced)
+		}
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(dst, 0o700)
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(dst, b, 0o600)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }

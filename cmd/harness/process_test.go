@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/harnesstest"
@@ -157,8 +158,9 @@ func (tm *terminal) output() string { return tm.out.String() }
 // expect waits until the output holds s.
 func (tm *terminal) expect(s string) {
 	tm.t.Helper()
-	require.Eventually(tm.t, func() bool { return strings.Contains(tm.output(), s) }, 30*time.Second, 10*time.Millisecond,
-		"waiting for %q; the terminal shows:\n%s", s, tm.output())
+	if !assert.Eventually(tm.t, func() bool { return strings.Contains(tm.output(), s) }, 30*time.Second, 10*time.Millisecond) {
+		tm.t.Fatalf("waiting for %q; the terminal shows:\n%s", s, tm.output()) // as it is now, not as it was at the start
+	}
 }
 
 // send types a line.

@@ -107,18 +107,17 @@ func TestStopReachesARunningRun(t *testing.T) {
 // TestStopReachesARunOnADirectoryStore: with no server, the run holds
 // the store; harness stop from another terminal asks it to stop through
 // the store's directory, and returns once the command is gone and the
-// run has let go: well before the command's hour, and before the 30 s
-// stop waits for a holder that took the stop but keeps the store. (Idle it
-// takes well under 2 s; the bound is wide for a loaded CI machine, where
-// the stop's own process takes seconds to start under the race detector.)
+// run has let go: well before the command's hour (stop fails, and the
+// test with it, when the run did not take the request within 10 s, or
+// still held the store 30 s after it took it; idle the stop takes well
+// under 2 s, and the test logs how long).
 func TestStopReachesARunOnADirectoryStore(t *testing.T) {
-	took := stopMidCommandOn(t, false, func(t testing.TB, dir string, _ *serving) {
+	stopMidCommandOn(t, false, func(t testing.TB, dir string, _ *serving) {
 		stdout, stderr, code := harnessIn(t, dir, "stop", "t1", "--reason", "enough\x1b[2J")
 		require.Zero(t, code, stdout+stderr)
 		require.Contains(t, stderr, "another process holds the store: asking it to stop t1")
 		require.Regexp(t, `(?m)^stopped: thread t1 \(seq \d+\): stopped by \S+: enough\\x1b\[2J$`, stdout)
 	})
-	require.Less(t, took, 20*time.Second)
 }
 
 // TestStopThroughTheAPI: POST /api/threads/ID/stop on the server stops

@@ -73,10 +73,12 @@ func TestDialContext(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	_, err = natsstore.Dial(ctx, "nats://"+l.Addr().String())
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Less(t, time.Since(start), time.Second, "not the client's own 2 s timeout")
+	// The context cut the connection (its read says so), not the
+	// client's own 2 s timeout, which ends the read with "i/o timeout"
+	// (and the error would wrap the context's end all the same).
+	require.NotContains(t, err.Error(), "i/o timeout", "the client's own timeout, not the context")
 
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
