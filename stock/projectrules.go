@@ -138,15 +138,12 @@ func (p Place) KeepProjectRule(getenv func(string) string, rule, by string) (Set
 	if err != nil {
 		return SettingsSource{}, fmt.Errorf("%w: %w", ErrProjectRule, err)
 	}
-	t, err := LoadTrust(path)
+	root := resolved(p.Root)
+	err = UpdateTrust(path, false, func(t *Trust) (bool, error) {
+		return t.AddRule(root, dirIdentity(root), rule, by), nil
+	})
 	if err != nil {
 		return SettingsSource{}, fmt.Errorf("%w: %w", ErrProjectRule, err)
-	}
-	root := resolved(p.Root)
-	if t.AddRule(root, dirIdentity(root), rule, by) {
-		if err := t.Save(path); err != nil {
-			return SettingsSource{}, fmt.Errorf("%w: %w", ErrProjectRule, err)
-		}
 	}
 	return SettingsSource{Scope: ScopeWorkspace, Path: path, Exists: true, Trusted: true,
 		Settings: Settings{Allow: []string{rule}}, Set: []string{"allow"}}, nil

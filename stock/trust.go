@@ -163,6 +163,35 @@ func (t Trust) Save(path string) error {
 	return nil
 }
 
+// UpdateTrust changes the trust file at path under a lock (a file
+// beside it, path+".lock"), so two changes at once — two `harness trust`
+// runs, a trust and an "always for this project" — both land: it reads
+// the file, calls change and saves what change made, if it reports a
+// change. A trust file that cannot be read is an error unless keepBroken,
+// which starts from nothing (and so replaces the broken file).
+func UpdateTrust(path string, keepBroken bool, change func(*Trust) (bool, error)) error {
+	if path == "" {
+		return ErrNoUserConfig
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("save trust: %w", err)
+	}
+	lock, err := lockTrustFile(path + ".lock")
+	if err != nil {
+		return fmt.Errorf("lock trust %s: %w", path, err)
+	}
+	defer lock.Close()
+	t, err := LoadTrust(path)
+	if err != nil && !(keepBroken && errors.Is(err, ErrTrustFile)) {
+		return err
+	}
+	changed, err := change(&t)
+	if err != nil || !changed {
+		return err
+	}
+	return t.Save(path)
+}
+
 // digestOf is the SHA-256 of b, hex.
 func digestOf(b []byte) string {
 	sum := sha256.Sum256(b)
@@ -227,12 +256,10 @@ func (p Place) TrustSource(getenv func(string) string, src SettingsSource) error
 	if !src.Exists || src.Digest == "" {
 		return fmt.Errorf("trust %s: the file is not there", src.Path)
 	}
-	t, err := LoadTrust(path)
-	if err != nil && !errors.Is(err, ErrTrustFile) {
-		return err
-	}
-	t.Grant(resolved(p.Root), trustKey(src.Path), src.Digest)
-	return t.Save(path)
+	return UpdateTrust(path, true, func(t *Trust) (bool, error) {
+		t.Grant(resolved(p.Root), trustKey(src.Path), src.Digest)
+		return true, nil
+	})
 }
 
 // RevokeTrust forgets the trust in the workspace's settings files (the
@@ -243,18 +270,16 @@ func (p Place) RevokeTrust(getenv func(string) string, path string) (bool, error
 	if err != nil {
 		return false, err
 	}
-	t, err := LoadTrust(tf)
-	if err != nil && !errors.Is(err, ErrTrustFile) {
-		return false, err
-	}
 	key := ""
 	if path != "" {
 		key = trustKey(path)
 	}
-	if !t.Revoke(resolved(p.Root), key) {
-		return false, nil
-	}
-	return true, t.Save(tf)
+	var revoked bool
+	err = UpdateTrust(tf, true, func(t *Trust) (bool, error) {
+		revoked = t.Revoke(resolved(p.Root), key)
+		return revoked, nil
+	})
+	return revoked && err == nil, err
 }
 
 // ErrNotTrustable: a file named to trust is neither a settings file
