@@ -65,7 +65,7 @@ func TestSuiteThroughHelperProgram(t *testing.T) {
 		t.Skip("this run is the one through the helper program")
 	}
 	prog := helperProgram(t)
-	cmd := exec.Command(os.Args[0], "-test.run", "^(TestProbe|TestCheck|TestCmd|TestStdin|TestNested|TestHelperProgramChosen|Example)", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run", "^(TestProbe|TestCheck|TestCmd|TestStdin|TestNested|TestHelperProgramChosen|TestNetworkAllowList|TestNoAllowListNoProxy|Example)", "-test.count=1")
 	cmd.Env = append(os.Environ(), programEnv+"="+prog)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)

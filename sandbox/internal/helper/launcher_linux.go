@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -104,7 +105,7 @@ func (l *launcher) launch(packet []byte, flags int, fds []int) (LaunchRequest, b
 	}
 	if sp := l.spare; sp != nil {
 		l.spare = nil
-		if sp.network == req.Network && slices.Equal(sp.env, req.Env) {
+		if sp.network == req.Network && slices.Equal(sp.env, req.Env) && sp.fresh(time.Now()) {
 			ok, err := sp.handOver(req.ID, fds)
 			if ok {
 				l.send(LaunchMessage{ID: req.ID, Pid: sp.pid}, sp.pidfd)

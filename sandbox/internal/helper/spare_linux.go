@@ -100,15 +100,24 @@ type prepared struct {
 // spareAckWait bounds how long the launcher waits for a spare's answer.
 const spareAckWait = 10 * time.Second
 
+// spareMaxAge is how old a spare may be and still serve a command; an
+// older one is discarded and the command's helper started anew.
+const spareMaxAge = 30 * time.Second
+
 // spare is a spare helper the launcher started (see Spare).
 type spare struct {
 	pid, pidfd int
 	sock       int      // the launcher's end of the spare's socket
 	env        []string // the environment asked for: mode Run
 	network    bool
-	mu         sync.Mutex // guards what follows
-	dead       bool       // it has ended
-	id         uint64     // the request it serves; 0 before it has one
+	// mounts is the launcher's /proc/self/mountinfo, opened just before
+	// the spare was made: the kernel marks it (POLLPRI) once the mount
+	// table the spare copied has changed.
+	mounts int
+	born   time.Time
+	mu     sync.Mutex // guards what follows
+	dead   bool       // it has ended
+	id     uint64     // the request it serves; 0 before it has one
 }
 
 // refill starts a spare helper for requests of the environment env (of
@@ -130,8 +139,17 @@ func (l *launcher) refill(env []string, network bool) {
 	if err != nil {
 		return
 	}
+	// Opened before the spare copies the mount table, so that a change
+	// made while it is being made marks it too.
+	mounts, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Close(sp[0])
+		unix.Close(sp[1])
+		return
+	}
 	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
+		unix.Close(mounts)
 		unix.Close(sp[0])
 		unix.Close(sp[1])
 		return
@@ -144,12 +162,32 @@ func (l *launcher) refill(env []string, network bool) {
 	unix.Close(null)
 	unix.Close(sp[1])
 	if err != nil {
+		unix.Close(mounts)
 		unix.Close(sp[0])
 		return
 	}
-	s := &spare{pid: pid, pidfd: pidfd, sock: sp[0], env: slices.Clone(env), network: network}
+	s := &spare{pid: pid, pidfd: pidfd, sock: sp[0], env: slices.Clone(env), network: network,
+		mounts: mounts, born: time.Now()}
 	l.spare = s
 	go l.reapSpare(s)
+}
+
+// fresh reports whether the spare may still serve a command: the mount
+// table it copied when it was made is still the harness's (a volume
+// unmounted since must not stay visible to a command, nor one mounted
+// since stay hidden from it), and it is younger than spareMaxAge.
+func (s *spare) fresh(now time.Time) bool {
+	if now.Sub(s.born) > spareMaxAge {
+		return false
+	}
+	pfd := []unix.PollFd{{Fd: int32(s.mounts), Events: unix.POLLPRI}}
+	for {
+		n, err := unix.Poll(pfd, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n == 0
+	}
 }
 
 // handOver gives the spare the files of request id, and waits for its
@@ -187,6 +225,8 @@ func (s *spare) handOver(id uint64, fds []int) (bool, error) {
 	}
 	unix.Close(s.sock)
 	s.sock = -1
+	unix.Close(s.mounts)
+	s.mounts = -1
 	s.id = id
 	return true, nil
 }
@@ -209,6 +249,10 @@ func (s *spare) discard() {
 	if s.sock >= 0 {
 		unix.Close(s.sock)
 		s.sock = -1
+	}
+	if s.mounts >= 0 {
+		unix.Close(s.mounts)
+		s.mounts = -1
 	}
 }
 
