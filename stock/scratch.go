@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/seed-7cc7a084/harness/harness"
-	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // RuntimeIn builds a runtime as Runtime does, but of the stock harness
@@ -43,12 +42,7 @@ func (s *Session) RuntimeIn(root string, opts ...RuntimeOption) (rt *harness.Run
 		st.Close()
 		return nil, harness.Actor{}, nil, err
 	}
-	svc.OnModelWait = o.modelWait
-	store := s.Store
-	if o.watch != nil {
-		store = thread.Watch(store, o.watch)
-	}
-	rt, err = harness.NewRuntime(store, svc, st.Config)
+	rt, err = s.newRuntime(svc, st.Config, o)
 	free = func() {
 		if c, ok := svc.Observer.(io.Closer); ok {
 			c.Close()

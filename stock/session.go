@@ -491,21 +491,32 @@ func (s *Session) Runtime(opts ...RuntimeOption) (rt *harness.Runtime, free func
 	} else if svc, err = s.Services(o.model, o.observe...); err != nil {
 		return nil, nil, err
 	}
-	svc.OnModelWait = o.modelWait
 	free = s.keep(svc.Observer)
+	if rt, err = s.newRuntime(svc, s.Stock.Config, o); err != nil {
+		free()
+		return nil, nil, err
+	}
+	return rt, free, nil
+}
+
+// newRuntime is the one place a session builds a runtime (Runtime, and
+// RuntimeIn for a scratch workspace): the services svc and configuration
+// cfg on the session's store (watched, when the options say), the
+// person's sealer sealing what it records.
+func (s *Session) newRuntime(svc harness.Services, cfg harness.Config, o runtimeOptions) (*harness.Runtime, error) {
+	svc.OnModelWait = o.modelWait
 	store := s.Store
 	if o.watch != nil {
 		store = thread.Watch(store, o.watch)
 	}
-	rt, err = harness.NewRuntime(store, svc, s.Stock.Config)
+	rt, err := harness.NewRuntime(store, svc, cfg)
 	if err != nil {
-		free()
-		return nil, nil, err
+		return nil, err
 	}
 	if s.Stock.Sealer != nil {
 		rt.Sealer = sealing{s.Stock.Sealer, s.opts.OnUnsealed}
 	}
-	return rt, free, nil
+	return rt, nil
 }
 
 // keep notes an observer to close with the store, and returns the
