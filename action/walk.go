@@ -648,8 +648,12 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 		// it or in it but below, its listing was clean, and it has been
 		// watched since. Its stat record is as the last reading kept it
 		// (any change to it — a name, its mode, its times — raises an
-		// event).
-		st = trustedDir(b.key)
+		// event) — if it is still that directory: one swapped in under
+		// its name since the feed was read (its events not read yet) is
+		// another directory, looked at in full.
+		if st, err = d.stat(); err == nil && st.key.ino == b.key.ino && st.key.dev == b.key.dev {
+			st = trustedDir(b.key)
+		}
 	} else if parent != nil {
 		st, err = d.stat()
 	}

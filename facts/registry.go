@@ -117,6 +117,7 @@ func publish() {
 	defer registerMu.Unlock()
 	checkBuiltin()
 	if len(pending) == 0 {
+		unpublished.Store(false) // nothing to publish: reads need not lock
 		return
 	}
 	old := registry.Load()

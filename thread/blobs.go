@@ -63,13 +63,15 @@ func (s *PebbleStore) PutBlob(ctx context.Context, data []byte) (string, error) 
 	}
 	defer s.leave()
 	key := blobKey(sum)
-	if err := s.writable(); err != nil {
-		return "", fmt.Errorf("put blob %s: %w", digest, err)
-	}
+	// Bytes kept already need no room (a file put back as it was, on a
+	// disk near full).
 	if ok, err := has(s.db, key); err != nil {
 		return "", fmt.Errorf("put blob %s: %w", digest, err)
 	} else if ok {
 		return digest, nil
+	}
+	if err := s.writable(); err != nil {
+		return "", fmt.Errorf("put blob %s: %w", digest, err)
 	}
 	if err := s.db.Set(key, data, pebble.NoSync); err != nil {
 		return "", fmt.Errorf("put blob %s: %w", digest, err)
