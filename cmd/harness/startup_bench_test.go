@@ -20,21 +20,9 @@ import (
 // program, each told a protocol it does not speak so that it exits at
 // once.
 func BenchmarkStartup(b *testing.B) {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		b.Skip("no go command to build harness with")
-	}
-	git, err := exec.LookPath("git")
-	if err != nil {
-		b.Skip("no git to compare with")
-	}
-	dir := b.TempDir()
-	harness := filepath.Join(dir, "harness")
-	small := filepath.Join(dir, "harness-sandbox")
-	for _, p := range []struct{ out, pkg string }{{harness, "."}, {small, "../../sandbox/cmd/harness-sandbox"}} {
-		out, err := exec.Command(goCmd, "build", "-o", p.out, p.pkg).CombinedOutput()
-		require.NoError(b, err, "%s", out)
-	}
+	goCmd, git, dir := startupTools(b)
+	harness := buildTo(b, goCmd, dir, "harness", ".")
+	small := buildTo(b, goCmd, dir, "harness-sandbox", "../../sandbox/cmd/harness-sandbox")
 	timed := func(env []string, name string, args ...string) time.Duration {
 		cmd := exec.Command(name, args...)
 		cmd.Env = env
@@ -74,4 +62,29 @@ func BenchmarkStartup(b *testing.B) {
 	b.ReportMetric(med(reexec), "helper-reexec-med-ms")
 	b.ReportMetric(med(helper), "helper-small-med-ms")
 	b.ReportMetric(med(reexec)/med(helper), "reexec-vs-small")
+}
+
+// startupTools are what the start-up benchmarks need, or they skip: the
+// go command (to build harness), git (the baseline) and a directory for
+// the builds.
+func startupTools(b *testing.B) (goCmd, git, dir string) {
+	b.Helper()
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		b.Skip("no go command to build harness with")
+	}
+	git, err = exec.LookPath("git")
+	if err != nil {
+		b.Skip("no git to compare with")
+	}
+	return goCmd, git, b.TempDir()
+}
+
+// buildTo builds the package pkg as dir/name and returns its path.
+func buildTo(b *testing.B, goCmd, dir, name, pkg string) string {
+	b.Helper()
+	out := filepath.Join(dir, name)
+	msg, err := exec.Command(goCmd, "build", "-o", out, pkg).CombinedOutput()
+	require.NoError(b, err, "%s", msg)
+	return out
 }

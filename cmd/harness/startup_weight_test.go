@@ -36,18 +36,8 @@ import (
 // provider SDK, the packages only it brings in (those no other path from
 // main reaches), with their init time and bytes.
 func BenchmarkStartupWeight(b *testing.B) {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		b.Skip("no go command to build harness with")
-	}
-	git, err := exec.LookPath("git")
-	if err != nil {
-		b.Skip("no git to compare with")
-	}
-	dir := b.TempDir()
-	harness := filepath.Join(dir, "harness")
-	out, err := exec.Command(goCmd, "build", "-o", harness, ".").CombinedOutput()
-	require.NoError(b, err, "%s", out)
+	goCmd, git, dir := startupTools(b)
+	harness := buildTo(b, goCmd, dir, "harness", ".")
 	graph := importGraph(b, goCmd)
 	floor := buildFloor(b, goCmd, dir, graph)
 
