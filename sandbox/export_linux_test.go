@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"testing"
+	"time"
 )
 
 // UseHelper makes the harness-sandbox at path the helper program of this
@@ -39,4 +40,11 @@ func ChooseHelperAt(path string) (chosen bool, why string) {
 	helperMu.Lock()
 	defer helperMu.Unlock()
 	return chosen, helperWhy
+}
+
+// SetSpareLife makes d the life of the spare helpers the launcher starts
+// during the test t (see spareLife).
+func SetSpareLife(t testing.TB, d time.Duration) {
+	old := spareLife.Swap(int64(d))
+	t.Cleanup(func() { spareLife.Store(old) })
 }

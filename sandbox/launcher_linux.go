@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -56,6 +58,11 @@ type launchAnswer struct {
 	h   *launched
 	err error
 }
+
+// spareLife is how long the spare helper the launcher starts after a
+// command waits for the next before it is ended (helper.LaunchRequest's
+// SpareLife); zero is the launcher's bound, 30 s. Only tests shorten it.
+var spareLife atomic.Int64
 
 var (
 	launcherMu sync.Mutex // guards theLauncher
@@ -144,7 +151,7 @@ func (l *launcher) start(files []*os.File, env []string, network bool) (*launche
 	l.mu.Unlock()
 	// Not written under l.mu: read, which delivers the answers, takes
 	// it, and must go on reading for the launcher to go on.
-	body, err := json.Marshal(helper.LaunchRequest{ID: id, Network: network, Env: env})
+	body, err := json.Marshal(helper.LaunchRequest{ID: id, Network: network, Env: env, SpareLife: time.Duration(spareLife.Load())})
 	if err == nil {
 		_, _, err = l.conn.WriteMsgUnix(body, unix.UnixRights(fds...), nil)
 	}

@@ -318,12 +318,10 @@ func within(path, dir string) bool {
 	return strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
-// referRoots are the writable roots beside the workspace a file may be
+// referRootsOf are the writable roots beside the workspace a file may be
 // linked or moved into from another directory: a linked worktree's git
-// directories, in WorkspaceWrite (see the helper's Request.Refer).
-func (s Spec) referRoots() []string { return s.referRootsOf(s.git()) }
-
-// referRootsOf is referRoots with the git paths g (s.git()).
+// directories, in WorkspaceWrite (see the helper's Request.Refer), with
+// the git paths g (s.git(), read once by the caller).
 func (s Spec) referRootsOf(g GitPaths) []string {
 	if s.Mode != WorkspaceWrite {
 		return nil
@@ -331,12 +329,10 @@ func (s Spec) referRootsOf(g GitPaths) []string {
 	return slices.Clone(g.Writable)
 }
 
-// writableRoots is what the command may write beside its temporary
+// writableRootsOf is what the command may write beside its temporary
 // directory: the workspace (in WorkspaceWrite), the git directories a
-// worktree's .git file names, the Go cache and Writable.
-func (s Spec) writableRoots() []string { return s.writableRootsOf(s.git()) }
-
-// writableRootsOf is writableRoots with the git paths g (s.git()).
+// worktree's .git file names, the Go cache and Writable; g is s.git(),
+// read once by the caller.
 func (s Spec) writableRootsOf(g GitPaths) []string {
 	var out []string
 	if s.Mode == WorkspaceWrite {
@@ -354,11 +350,8 @@ func (s Spec) writableRootsOf(g GitPaths) []string {
 	return out
 }
 
-// readOnlyPaths is ReadOnly and, in WorkspaceWrite, the workspace's git
-// paths.
-func (s Spec) readOnlyPaths() []string { return s.readOnlyPathsOf(s.git()) }
-
-// readOnlyPathsOf is readOnlyPaths with the git paths g (s.git()).
+// readOnlyPathsOf is ReadOnly and, in WorkspaceWrite, the workspace's
+// git paths g (s.git(), read once by the caller).
 func (s Spec) readOnlyPathsOf(g GitPaths) []string {
 	out := slices.Clone(s.ReadOnly)
 	if s.Mode == WorkspaceWrite {
@@ -827,10 +820,13 @@ func (s Spec) Record() facts.Sandbox {
 		r.Mechanism = "none"
 		return r
 	}
-	r.Writable = s.writableRoots()
-	r.ReadOnly = s.readOnlyPaths()
+	// The workspace's .git is read once: the three fields below say what
+	// one reading of it gives.
+	g := s.git()
+	r.Writable = s.writableRootsOf(g)
+	r.ReadOnly = s.readOnlyPathsOf(g)
 	if s.Mode == WorkspaceWrite {
-		r.GitRefused = s.git().Refused
+		r.GitRefused = g.Refused
 	}
 	r.Hidden = slices.Clone(s.Hidden)
 	r.HiddenNames = slices.Clone(s.HiddenNames)

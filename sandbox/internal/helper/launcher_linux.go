@@ -41,27 +41,29 @@ func launcherMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox launcher: close-on-exec:", err)
 		return 1
 	}
-	l := &launcher{sock: FDLauncher}
-	buf := make([]byte, maxLaunchRequest)
-	oob := make([]byte, unix.CmsgSpace(4*maxLaunchFiles))
+	l := &launcher{sock: FDLauncher, jobs: make(chan job, 16), gone: make(chan struct{})}
+	go l.receive()
 	for {
-		n, oobn, flags, _, err := unix.Recvmsg(l.sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if err == unix.EINTR {
-			continue
+		// An idle spare is ended when its life is over: no helper waits
+		// for hours, nor outlives by more than that a session that ran
+		// no command since.
+		var expired <-chan time.Time
+		var timer *time.Timer
+		if sp := l.spare; sp != nil {
+			timer = time.NewTimer(time.Until(sp.born.Add(sp.life)))
+			expired = timer.C
 		}
-		if err != nil || n == 0 {
+		select {
+		case <-l.gone:
 			return 0 // the harness is gone
+		case j := <-l.jobs:
+			l.serve(j)
+		case <-expired:
+			l.spare.discard()
+			l.spare = nil
 		}
-		fds := receivedFiles(oob[:oobn])
-		req, ok := l.launch(buf[:n], flags, fds)
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-		if ok && l.spare == nil {
-			// The next command's helper, started now, while this one
-			// runs: the same environment and network, which the harness
-			// asks for command after command.
-			l.refill(req.Env, req.Network)
+		if timer != nil {
+			timer.Stop()
 		}
 	}
 }
@@ -77,60 +79,138 @@ const (
 type launcher struct {
 	sock int
 	// mu guards the socket's writes, so that a helper's start is always
-	// answered before its end is.
+	// answered before its end is. It is never held across a wait for a
+	// helper.
 	mu sync.Mutex
+	// jobs is the main thread's work (requests, and what hand-overs leave
+	// to it); gone is closed when the harness is.
+	jobs chan job
+	gone chan struct{}
 	// spare is the helper started for the next request (see Spare), or
 	// nil; only the launcher's main goroutine uses the field.
 	spare *spare
 }
 
-// launch starts the helper of one request, and answers it; it returns
-// the request and whether it was understood.
-func (l *launcher) launch(packet []byte, flags int, fds []int) (LaunchRequest, bool) {
-	var req LaunchRequest
-	err := json.Unmarshal(packet, &req)
-	switch {
-	case err != nil:
-		err = fmt.Errorf("read the request: %w", err)
-	case flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0:
-		err = fmt.Errorf("the request was cut")
-	case len(fds) != 6 && len(fds) != 7:
-		err = fmt.Errorf("the request has %d files, not 6 or 7", len(fds))
+// job is work for the launcher's main thread: a request to start a
+// helper for (fds, its files, are the job's to close), or, with refill,
+// only a spare to start for requests like req.
+type job struct {
+	req    LaunchRequest
+	fds    []int
+	anew   bool // a spare could not take it: a helper is started for it
+	refill bool
+}
+
+// receive reads the harness's requests and hands them to the main
+// thread, answering at once those that are not understood; it closes
+// l.gone when the harness is gone.
+func (l *launcher) receive() {
+	defer close(l.gone)
+	buf := make([]byte, maxLaunchRequest)
+	oob := make([]byte, unix.CmsgSpace(4*maxLaunchFiles))
+	for {
+		n, oobn, flags, _, err := unix.Recvmsg(l.sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return
+		}
+		fds := receivedFiles(oob[:oobn])
+		var req LaunchRequest
+		err = json.Unmarshal(buf[:n], &req)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("read the request: %w", err)
+		case flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0:
+			err = fmt.Errorf("the request was cut")
+		case len(fds) != 6 && len(fds) != 7:
+			err = fmt.Errorf("the request has %d files, not 6 or 7", len(fds))
+		}
+		if err != nil {
+			closeAll(fds)
+			l.mu.Lock()
+			l.send(LaunchMessage{ID: req.ID, Error: err.Error()}, -1)
+			l.mu.Unlock()
+			continue
+		}
+		l.jobs <- job{req: req, fds: fds}
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err != nil {
-		l.send(LaunchMessage{ID: req.ID, Error: err.Error()}, -1)
-		return req, false
+}
+
+// serve does one job, on the main thread. A request is given to the
+// spare when it is of its kind and fresh — the wait for the spare's
+// answer is another goroutine's (handOver), so that a spare slow to
+// answer holds up no other command — else a helper is started for it,
+// and a spare for the next request when there is none.
+func (l *launcher) serve(j job) {
+	req := j.req
+	if j.refill {
+		if l.spare == nil {
+			l.refill(req.Env, req.Network, req.SpareLife)
+		}
+		return
 	}
-	if sp := l.spare; sp != nil {
+	if sp := l.spare; sp != nil && !j.anew {
 		l.spare = nil
 		if sp.network == req.Network && slices.Equal(sp.env, req.Env) && sp.fresh(time.Now()) {
-			ok, err := sp.handOver(req.ID, fds)
-			if ok {
-				l.send(LaunchMessage{ID: req.ID, Pid: sp.pid}, sp.pidfd)
-				unix.Close(sp.pidfd)
-				return req, true
-			}
-			if err != nil {
-				sp.discard()
-				l.send(LaunchMessage{ID: req.ID, Error: err.Error()}, -1)
-				return req, true
-			}
+			go l.handOver(sp, req, j.fds)
+			return
 		}
 		// It is of another kind (and the next spare is of this one), or
-		// gone: a helper is started anew.
+		// stale: a helper is started anew.
 		sp.discard()
 	}
-	pid, pidfd, err := spawn(req.Env, fds, req.Network)
+	pid, pidfd, err := spawn(req.Env, j.fds, req.Network)
+	closeAll(j.fds)
+	l.mu.Lock()
 	if err != nil {
 		l.send(LaunchMessage{ID: req.ID, Error: "start the helper in new namespaces: " + err.Error()}, -1)
-		return req, false
+		l.mu.Unlock()
+		return
 	}
 	l.send(LaunchMessage{ID: req.ID, Pid: pid}, pidfd)
+	l.mu.Unlock()
 	unix.Close(pidfd)
 	go l.reap(req.ID, pid)
-	return req, true
+	if l.spare == nil {
+		// The next command's helper, started now, while this one runs:
+		// the same environment and network, which the harness asks for
+		// command after command.
+		l.refill(req.Env, req.Network, req.SpareLife)
+	}
+}
+
+// handOver gives request req, with its files fds, to the spare sp and
+// answers the harness, holding no lock while it waits for the spare. A
+// spare gone before it took the files leaves the request to the main
+// thread, which starts a helper for it.
+func (l *launcher) handOver(sp *spare, req LaunchRequest, fds []int) {
+	ok, err := sp.handOver(req.ID, fds)
+	switch {
+	case ok:
+		closeAll(fds)
+		sp.answer(l)
+	case err != nil:
+		closeAll(fds)
+		sp.discard()
+		l.mu.Lock()
+		l.send(LaunchMessage{ID: req.ID, Error: err.Error()}, -1)
+		l.mu.Unlock()
+	default:
+		sp.discard()
+		l.jobs <- job{req: req, fds: fds, anew: true}
+		return
+	}
+	// The spare served (or failed) this request: the next is made now.
+	l.jobs <- job{req: req, refill: true}
+}
+
+// closeAll closes fds.
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
 }
 
 // spawn starts a helper, this program, with the environment env and the

@@ -1,12 +1,15 @@
 package helper
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // Protocol is the version of what the harness and its helper say to
 // each other (the request, the messages, the files). A helper told
 // another version refuses to run: a harness-sandbox installed from
 // another build of harness is never half understood.
-const Protocol = 5
+const Protocol = 6
 
 // Env names the variable that makes a process the helper: its value is
 // the mode and the protocol, "run:1" or "probe:1" (see Value).
@@ -55,6 +58,10 @@ type LaunchRequest struct {
 	Network bool `json:"network,omitempty"`
 	// Env is the helper's whole environment.
 	Env []string `json:"env"`
+	// SpareLife bounds how long the spare helper started after this
+	// request waits for the next, unused, before the launcher ends it;
+	// zero, or more than the launcher's own bound (30 s), is that bound.
+	SpareLife time.Duration `json:"spare_life,omitempty"`
 }
 
 // LaunchMessage is the launcher's answer to a LaunchRequest: the helper

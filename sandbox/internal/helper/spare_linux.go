@@ -101,30 +101,44 @@ type prepared struct {
 const spareAckWait = 10 * time.Second
 
 // spareMaxAge is how old a spare may be and still serve a command; an
-// older one is discarded and the command's helper started anew.
+// older one is discarded and the command's helper started anew, and one
+// left unused that long is ended (LaunchRequest.SpareLife may shorten
+// it, never lengthen it).
 const spareMaxAge = 30 * time.Second
 
 // spare is a spare helper the launcher started (see Spare).
 type spare struct {
-	pid, pidfd int
-	sock       int      // the launcher's end of the spare's socket
-	env        []string // the environment asked for: mode Run
-	network    bool
+	pid     int
+	sock    int      // the launcher's end of the spare's socket
+	env     []string // the environment asked for: mode Run
+	network bool
 	// mounts is the launcher's /proc/self/mountinfo, opened just before
 	// the spare was made: the kernel marks it (POLLPRI) once the mount
 	// table the spare copied has changed.
 	mounts int
 	born   time.Time
-	mu     sync.Mutex // guards what follows
-	dead   bool       // it has ended
-	id     uint64     // the request it serves; 0 before it has one
+	life   time.Duration // how long it may wait for a request
+	mu     sync.Mutex    // guards what follows
+	// pidfd signals it; -1 once it is discarded or handed to the
+	// harness (closed).
+	pidfd  int
+	dead   bool // it has ended
+	status unix.WaitStatus
+	id     uint64 // the request it serves; 0 before it has one
+	// answered: the harness has been told it started request id, so
+	// that its end may be told (after, never before).
+	answered bool
 }
 
 // refill starts a spare helper for requests of the environment env (of
-// mode Run) and network, from the launcher's main thread. Nothing is
-// started when env does not say mode Run, or the start fails: the next
-// request's helper is then started when it comes, as without spares.
-func (l *launcher) refill(env []string, network bool) {
+// mode Run) and network, from the launcher's main thread, to wait for
+// one at most life (at most spareMaxAge). Nothing is started when env
+// does not say mode Run, or the start fails: the next request's helper
+// is then started when it comes, as without spares.
+func (l *launcher) refill(env []string, network bool, life time.Duration) {
+	if life <= 0 || life > spareMaxAge {
+		life = spareMaxAge
+	}
 	runValue, spareValue := Env+"="+Value(Run), Env+"="+Value(Spare)
 	if network {
 		spareValue = Env + "=" + Value(SpareNetwork)
@@ -167,7 +181,7 @@ func (l *launcher) refill(env []string, network bool) {
 		return
 	}
 	s := &spare{pid: pid, pidfd: pidfd, sock: sp[0], env: slices.Clone(env), network: network,
-		mounts: mounts, born: time.Now()}
+		mounts: mounts, born: time.Now(), life: life}
 	l.spare = s
 	go l.reapSpare(s)
 }
@@ -175,9 +189,9 @@ func (l *launcher) refill(env []string, network bool) {
 // fresh reports whether the spare may still serve a command: the mount
 // table it copied when it was made is still the harness's (a volume
 // unmounted since must not stay visible to a command, nor one mounted
-// since stay hidden from it), and it is younger than spareMaxAge.
+// since stay hidden from it), and its life is not over.
 func (s *spare) fresh(now time.Time) bool {
-	if now.Sub(s.born) > spareMaxAge {
+	if now.Sub(s.born) >= s.life {
 		return false
 	}
 	pfd := []unix.PollFd{{Fd: int32(s.mounts), Events: unix.POLLPRI}}
@@ -191,15 +205,18 @@ func (s *spare) fresh(now time.Time) bool {
 }
 
 // handOver gives the spare the files of request id, and waits for its
-// answer: true when it has them, and it is then that request's helper.
-// On false with no error it never ran anything (it was gone, or died
-// before it answered): the caller discards it and starts a helper anew.
-// An error means it did not answer in time: it is killed, and the
-// request fails (it might have gone on with the files after all).
+// answer, holding no lock meanwhile: true when it has them, and it is
+// then that request's helper (see answer). On false with no error it
+// never ran anything (it was gone, or died before it answered): the
+// caller discards it and starts a helper anew. An error means it did not
+// answer in time: it is killed, and the request fails (it might have
+// gone on with the files after all). Only one goroutine hands a spare
+// over, once; no other uses its socket meanwhile.
 func (s *spare) handOver(id uint64, fds []int) (bool, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.dead || unix.Sendmsg(s.sock, []byte{spareGo}, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL) != nil {
+	dead := s.dead
+	s.mu.Unlock()
+	if dead || unix.Sendmsg(s.sock, []byte{spareGo}, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL) != nil {
 		return false, nil
 	}
 	// A spare that is dying may still take the packet (its socket lives
@@ -213,7 +230,7 @@ func (s *spare) handOver(id uint64, fds []int) (bool, error) {
 			continue
 		}
 		if err != nil || n == 0 {
-			_ = unix.PidfdSendSignal(s.pidfd, unix.SIGKILL, nil, 0)
+			s.kill()
 			return false, fmt.Errorf("the spare helper did not answer (%v)", cmpErr(err, "in time"))
 		}
 		break
@@ -223,12 +240,41 @@ func (s *spare) handOver(id uint64, fds []int) (bool, error) {
 	if err != nil || n != 1 || b[0] != spareAck {
 		return false, nil // gone before it answered: it ran nothing
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	unix.Close(s.sock)
 	s.sock = -1
 	unix.Close(s.mounts)
 	s.mounts = -1
 	s.id = id
 	return true, nil
+}
+
+// answer tells the harness that the spare, handed over, is the helper of
+// its request (its pidfd attached) and, when it has ended already, how;
+// reapSpare tells that otherwise. Both take l.mu, then s.mu: which runs
+// second tells the end, after the start.
+func (s *spare) answer(l *launcher) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l.send(LaunchMessage{ID: s.id, Pid: s.pid}, s.pidfd)
+	unix.Close(s.pidfd)
+	s.pidfd = -1
+	s.answered = true
+	if s.dead {
+		l.send(LaunchMessage{ID: s.id, Pid: s.pid, Ended: true, Status: int(s.status)}, -1)
+	}
+}
+
+// kill sends the spare SIGKILL, unless its pidfd is closed.
+func (s *spare) kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pidfd >= 0 {
+		_ = unix.PidfdSendSignal(s.pidfd, unix.SIGKILL, nil, 0)
+	}
 }
 
 // cmpErr is err, or an error saying what when err is nil.
@@ -244,8 +290,11 @@ func cmpErr(err error, what string) error {
 func (s *spare) discard() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_ = unix.PidfdSendSignal(s.pidfd, unix.SIGKILL, nil, 0)
-	unix.Close(s.pidfd)
+	if s.pidfd >= 0 {
+		_ = unix.PidfdSendSignal(s.pidfd, unix.SIGKILL, nil, 0)
+		unix.Close(s.pidfd)
+		s.pidfd = -1
+	}
 	if s.sock >= 0 {
 		unix.Close(s.sock)
 		s.sock = -1
@@ -266,14 +315,13 @@ func (l *launcher) reapSpare(s *spare) {
 			break
 		}
 	}
-	s.mu.Lock()
-	s.dead = true
-	id := s.id
-	s.mu.Unlock()
-	if id == 0 {
-		return // it served none
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.send(LaunchMessage{ID: id, Pid: s.pid, Ended: true, Status: int(ws)}, -1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dead, s.status = true, ws
+	if s.answered {
+		// Else it served none, or answer tells its end after its start.
+		l.send(LaunchMessage{ID: s.id, Pid: s.pid, Ended: true, Status: int(ws)}, -1)
+	}
 }
