@@ -752,16 +752,26 @@ func (wk *walk) rewatch(rel string) bool {
 
 // list reads the directory's names into n.ents, keeping what the last
 // reading knew of each name still there.
+//
+// A listing that holds exactly the names the last one held (a directory
+// listed again because its listing was racily clean) keeps the last
+// reading's entries as they are, shared, as a directory not listed again
+// does: nothing is copied, and the entries are looked at as after any
+// new listing (see visitMarked).
 func (wk *walk) list(d dirFD, n *node, sub bool) error {
-	names, err := d.names()
-	if err != nil && !(gone(err) && sub) {
-		return pathErr("readdir", n.rel, err)
-	}
-	slices.Sort(names)
 	var old []entry
 	if n.basis != nil {
 		old = n.basis.ents
 	}
+	names, same, err := d.namesLike(old)
+	if err != nil && !(gone(err) && sub) {
+		return pathErr("readdir", n.rel, err)
+	}
+	if same {
+		n.ents, n.own, n.listed = old, false, true
+		return nil
+	}
+	slices.Sort(names)
 	ents := make([]entry, 0, len(names))
 	i := 0
 	for _, name := range names {
