@@ -133,6 +133,12 @@ func (w *Workspace) KeepManifest(ctx context.Context, b Blobs, s Snapshot) (stri
 	}
 	var data []byte
 	depth, ops := 0, 0
+	// A delta names the state it leads to and the manifest it follows:
+	// it is most likely new, and a store that can keep it without
+	// looking whether it has it does (see NewBlobPutter). A whole
+	// manifest may well be kept already (a new process's first, of a tree
+	// as the last left it), and is big: it is looked for first.
+	putBlob := b.PutBlob
 	if m.digest != "" && sameBlobs(m.blobs, b) && m.depth < manifestDepth(n) && m.ops < max(n, minManifestDepth) {
 		var delta []manifestOp
 		if tree != nil && m.tree != nil {
@@ -147,10 +153,13 @@ func (w *Workspace) KeepManifest(ctx context.Context, b Blobs, s Snapshot) (stri
 			return m.digest, nil
 		}
 		data, depth, ops = encodeDelta(m.digest, s.Hash, delta), m.depth+1, m.ops+len(delta)
+		if p, ok := b.(NewBlobPutter); ok {
+			putBlob = p.PutNewBlob
+		}
 	} else {
 		data = encodeWhole(s.Hash, sortedFiles(s.Listing()))
 	}
-	d, err := b.PutBlob(ctx, data)
+	d, err := putBlob(ctx, data)
 	if err != nil {
 		return "", fmt.Errorf("keep manifest: %w", err)
 	}

@@ -33,6 +33,17 @@ type BlobChecker interface {
 	HasBlob(ctx context.Context, digest string) (bool, error)
 }
 
+// NewBlobPutter is a [Blobs] that can keep bytes without first looking
+// whether it keeps them already. The observer uses it for bytes that are
+// most likely new — a file's new content, small enough to hash and write
+// again cheaply, and a manifest delta — where that look costs more than
+// it spares. Keeping bytes kept already must change nothing but the
+// write's cost; where nothing may be written (a disk without room), bytes
+// kept already must still be accepted, as PutBlob accepts them.
+type NewBlobPutter interface {
+	PutNewBlob(ctx context.Context, data []byte) (digest string, err error)
+}
+
 // statNamespace is the Meta namespace of the stat cache; its key is the
 // workspace root, 0x00, and the directory's path relative to it ("." for
 // the root).

@@ -120,6 +120,13 @@ func (c *countingStore) PutBlob(ctx context.Context, data []byte) (string, error
 	return c.PebbleStore.PutBlob(ctx, data)
 }
 
+// PutNewBlob is counted too: the observer keeps bytes it takes to be new
+// through it (see NewBlobPutter).
+func (c *countingStore) PutNewBlob(ctx context.Context, data []byte) (string, error) {
+	c.puts.Add(1)
+	return c.PebbleStore.PutNewBlob(ctx, data)
+}
+
 // TestStatCacheAcrossProcesses: a new process's first observation, with the
 // store an earlier one kept its stat cache in, reads and keeps again only
 // what changed; a record that does not decode is ignored.

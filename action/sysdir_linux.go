@@ -3,10 +3,13 @@
 package action
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -151,24 +154,102 @@ var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &
 
 // names lists the directory's entries, "." and ".." left out, unsorted.
 func (d dirFD) names() ([]string, error) {
+	names, _, err := d.namesLike(nil)
+	return names, err
+}
+
+// namesLike lists the directory's entries as names does, unless they are
+// exactly the names of old (sorted by name, as a directory record keeps
+// them): then it says so (same) and makes no string. A directory listed
+// again only because its listing was racily clean most often still holds
+// the names it held: comparing them where the kernel put them spares a
+// string for each, and the sort.
+func (d dirFD) namesLike(old []entry) (names []string, same bool, err error) {
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
-	buf := *bp
-	var names []string
+	buf := (*bp)[:0]
 	for {
+		if cap(buf)-len(buf) < 8<<10 {
+			buf = slices.Grow(buf, cap(buf))
+		}
 		var n int
-		err := retry(func() (err error) {
-			n, err = unix.ReadDirent(d.fd, buf)
+		err = retry(func() (err error) {
+			n, err = unix.ReadDirent(d.fd, buf[len(buf):cap(buf)])
 			return err
 		})
-		if err != nil {
-			return names, err
+		if err != nil || n <= 0 {
+			break
 		}
-		if n <= 0 {
-			return names, nil
-		}
-		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+		buf = buf[:len(buf)+n]
 	}
+	if cap(buf) <= 1<<20 {
+		*bp = buf[:0] // keep the grown buffer, up to a MiB
+	}
+	if err == nil && old != nil {
+		if same, ok := sameNames(buf, old); ok && same {
+			return nil, true, nil
+		}
+	}
+	_, _, names = unix.ParseDirent(buf, -1, nil)
+	return names, false, err
+}
+
+// direntName walks the linux_dirent64 records in buf: it returns the name
+// of the record at off (nil for one that names nothing: no inode, or "."
+// or "..") and the offset of the next; ok is false at the end or at a
+// record that does not fit.
+func direntName(buf []byte, off int) (name []byte, next int, ok bool) {
+	// d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), d_name.
+	const nameAt = 19
+	if off+nameAt > len(buf) {
+		return nil, off, false
+	}
+	reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+	if reclen <= nameAt || off+reclen > len(buf) {
+		return nil, off, false
+	}
+	next = off + reclen
+	name = buf[off+nameAt : next]
+	if i := bytes.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	if binary.NativeEndian.Uint64(buf[off:]) == 0 || string(name) == "." || string(name) == ".." {
+		return nil, next, true
+	}
+	return name, next, true
+}
+
+// sameNames reports whether the records in buf name exactly the entries
+// of old, each once; ok is false when buf does not parse (the caller
+// then lists as names does, which says what it can).
+func sameNames(buf []byte, old []entry) (same, ok bool) {
+	seen := make([]bool, len(old))
+	count := 0
+	for off := 0; off < len(buf); {
+		name, next, fine := direntName(buf, off)
+		if !fine {
+			return false, false
+		}
+		off = next
+		if name == nil {
+			continue
+		}
+		lo, hi := 0, len(old)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if old[m].name < string(name) {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo == len(old) || old[lo].name != string(name) || seen[lo] {
+			return false, true
+		}
+		seen[lo] = true
+		count++
+	}
+	return count == len(old), true
 }
 
 // fileFD is a regular file the walk opened to read, held by its

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"slices"
 	"syscall"
 )
 
@@ -99,6 +100,22 @@ func (d dirFD) names() ([]string, error) {
 	}
 	defer f.Close()
 	return f.Readdirnames(-1)
+}
+
+// namesLike lists the directory's entries as names does, unless they are
+// exactly the names of old (sorted by name): then it says so (same).
+func (d dirFD) namesLike(old []entry) (names []string, same bool, err error) {
+	names, err = d.names()
+	if err != nil || old == nil || len(names) != len(old) {
+		return names, false, err
+	}
+	sorted := slices.Sorted(slices.Values(names))
+	for i := range sorted {
+		if sorted[i] != old[i].name {
+			return names, false, nil
+		}
+	}
+	return nil, true, nil
 }
 
 // rewind: names opens the directory anew each time.

@@ -7,6 +7,7 @@ import (
 	"hash"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/seed-7cc7a084/harness/facts"
 )
@@ -30,16 +31,24 @@ func entryRow(b []byte, class byte, digest, name string) []byte {
 	return append(b, 0)
 }
 
-// digestRows hashes rows as they are appended by fill, flushing in chunks.
+// digestRows hashes rows as they are appended by row, flushing in
+// chunks. One is taken from digestRowsPool and given back by sum: a
+// directory's digest is computed at every observation that changed it,
+// and its buffer and hash need not be made each time.
 type digestRows struct {
 	h   hash.Hash
 	buf []byte
 }
 
+var digestRowsPool = sync.Pool{New: func() any {
+	return &digestRows{h: sha256.New(), buf: make([]byte, 0, 4<<10)}
+}}
+
 func newDigestRows() *digestRows {
-	h := sha256s.Get().(hash.Hash)
-	h.Reset()
-	return &digestRows{h: h, buf: make([]byte, 0, 4<<10)}
+	d := digestRowsPool.Get().(*digestRows)
+	d.h.Reset()
+	d.buf = d.buf[:0]
+	return d
 }
 
 func (d *digestRows) row(class byte, digest, name string) {
@@ -50,11 +59,12 @@ func (d *digestRows) row(class byte, digest, name string) {
 	}
 }
 
+// sum writes the digest of the rows to out and gives d back to the
+// pool: d is not used after.
 func (d *digestRows) sum(out *[32]byte) {
 	d.h.Write(d.buf)
 	d.h.Sum(out[:0])
-	sha256s.Put(d.h)
-	d.h = nil
+	digestRowsPool.Put(d)
 }
 
 // digest computes r.sum from r's entries, which must be finished (their

@@ -752,16 +752,26 @@ func (wk *walk) rewatch(rel string) bool {
 
 // list reads the directory's names into n.ents, keeping what the last
 // reading knew of each name still there.
+//
+// A listing that holds exactly the names the last one held (a directory
+// listed again because its listing was racily clean) keeps the last
+// reading's entries as they are, shared, as a directory not listed again
+// does: nothing is copied, and the entries are looked at as after any
+// new listing (see visitMarked).
 func (wk *walk) list(d dirFD, n *node, sub bool) error {
-	names, err := d.names()
-	if err != nil && !(gone(err) && sub) {
-		return pathErr("readdir", n.rel, err)
-	}
-	slices.Sort(names)
 	var old []entry
 	if n.basis != nil {
 		old = n.basis.ents
 	}
+	names, same, err := d.namesLike(old)
+	if err != nil && !(gone(err) && sub) {
+		return pathErr("readdir", n.rel, err)
+	}
+	if same {
+		n.ents, n.own, n.listed = old, false, true
+		return nil
+	}
+	slices.Sort(names)
 	ents := make([]entry, 0, len(names))
 	i := 0
 	for _, name := range names {
@@ -1157,11 +1167,13 @@ const askAbove = 64 << 10
 
 // put keeps data in the workspace's Blobs and checks the digest it gives.
 // A store that can say it has the digest already is asked first, when
-// ask: it then neither hashes nor writes the bytes again. Without ask,
-// the bytes go straight to PutBlob, which a store that can tell (the
-// Pebble store) does not write twice either: for a file the last reading
-// knew with other bytes, small enough to hash again cheaply, the bytes
-// are most likely new, and asking first would cost a second lookup.
+// ask: it then neither hashes nor writes the bytes again. Without ask —
+// for a file the last reading knew with other bytes, small enough to hash
+// again cheaply, whose bytes are most likely new — and after a store
+// said it has them not, the bytes go to a store that can take them
+// without looking again ([NewBlobPutter]) that way: the look would most
+// likely find nothing, and bytes kept already are only written again.
+// Any other store gets them through PutBlob.
 func (wk *walk) put(digest string, data []byte, ask bool) error {
 	if c, ok := wk.w.blobs.(BlobChecker); ok && ask {
 		if has, err := c.HasBlob(wk.ctx, digest); err == nil && has {
@@ -1170,7 +1182,11 @@ func (wk *walk) put(digest string, data []byte, ask bool) error {
 	}
 	wk.w.putMu.Lock()
 	defer wk.w.putMu.Unlock()
-	got, err := wk.w.blobs.PutBlob(wk.ctx, data)
+	putBlob := wk.w.blobs.PutBlob
+	if p, ok := wk.w.blobs.(NewBlobPutter); ok {
+		putBlob = p.PutNewBlob
+	}
+	got, err := putBlob(wk.ctx, data)
 	if err != nil {
 		return err
 	}

@@ -79,6 +79,40 @@ func (s *PebbleStore) PutBlob(ctx context.Context, data []byte) (string, error) 
 	return digest, nil
 }
 
+// PutNewBlob is PutBlob for bytes the caller expects not to be kept yet
+// (a file's new content, small enough to write again cheaply; a manifest
+// delta, which names the state it leads to): it writes them without first
+// looking whether they are kept, which costs a seek in every memtable and
+// level that most often finds nothing. Bytes that were kept already are
+// written again — the same value under the same key, which changes
+// nothing the store holds. When nothing may be written (a disk without
+// room, a store opened read-only) it looks after all, as PutBlob does:
+// bytes kept already need no room.
+func (s *PebbleStore) PutNewBlob(ctx context.Context, data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	digest := hex.EncodeToString(sum[:])
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("put blob %s: %w", digest, err)
+	}
+	if err := s.enter(); err != nil {
+		return "", fmt.Errorf("put blob %s: %w", digest, err)
+	}
+	defer s.leave()
+	key := blobKey(sum)
+	if err := s.writable(); err != nil {
+		if ok, herr := has(s.db, key); herr != nil {
+			return "", fmt.Errorf("put blob %s: %w", digest, errors.Join(err, herr))
+		} else if ok {
+			return digest, nil
+		}
+		return "", fmt.Errorf("put blob %s: %w", digest, err)
+	}
+	if err := s.db.Set(key, data, pebble.NoSync); err != nil {
+		return "", fmt.Errorf("put blob %s: %w", digest, err)
+	}
+	return digest, nil
+}
+
 // HasBlob reports whether bytes are kept under digest, without reading
 // them. A digest that is not a SHA-256 in hex is an error matching
 // fs.ErrInvalid.
