@@ -243,6 +243,15 @@ type keeping struct {
 	action.BlobChecker
 }
 
+// keepingNew is keeping over a store that can also keep bytes without
+// looking first (action.NewBlobPutter), as the Pebble store can: the
+// observer behind the server writes changed bytes as it would to the
+// store itself.
+type keepingNew struct {
+	*keeping
+	action.NewBlobPutter
+}
+
 // notify returns store with every append told to h, keeping what store
 // keeps besides its threads.
 func notifyAppends(store thread.Store, h *hub, work *socketstore.Work) thread.Store {
@@ -254,7 +263,11 @@ func notifyAppends(store thread.Store, h *hub, work *socketstore.Work) thread.St
 	m, okm := store.(action.Meta)
 	c, okc := store.(action.BlobChecker)
 	if okm && okc {
-		return &keeping{notifying: n, Blobs: b, Meta: m, BlobChecker: c}
+		k := &keeping{notifying: n, Blobs: b, Meta: m, BlobChecker: c}
+		if p, ok := store.(action.NewBlobPutter); ok {
+			return &keepingNew{keeping: k, NewBlobPutter: p}
+		}
+		return k
 	}
 	return &notifyingBlobs{notifying: n, Blobs: b}
 }
