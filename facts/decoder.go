@@ -2,7 +2,6 @@ package facts
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"time"
 	"unsafe"
 )
@@ -46,7 +45,7 @@ func (d *Decoder) fast(thread string, b []byte) (Fact, bool) {
 		return Fact{}, false
 	}
 	body := b[:len(b)-4]
-	if binary.LittleEndian.Uint32(b[len(b)-4:]) != crc32.Checksum(body, castagnoli) || body[0] != FormatVersion {
+	if binary.LittleEndian.Uint32(b[len(b)-4:]) != checksum(body) || body[0] != FormatVersion {
 		return Fact{}, false
 	}
 	f := Fact{Thread: thread}
