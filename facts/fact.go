@@ -73,7 +73,21 @@ func ValidateCause(cause string) error {
 // (0x20 to 0x7e): such a string is valid UTF-8, and its only runes are
 // ones unicode.IsControl rejects none of.
 func printableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
+	// Eight bytes at a time: a byte with its high bit set, or one that
+	// borrows when 0x20 is taken from it, or carries into its high bit
+	// when 1 is added (0x7f), marks the word. A byte the one before it
+	// made borrow or carry may be marked too, only when that one is
+	// already outside the range, so a marked word is never a printable one.
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; len(s)-i >= 8; i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if (w|(w-0x20*ones)|(w+ones))&highs != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c > 0x7e {
 			return false
 		}
