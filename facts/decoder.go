@@ -54,8 +54,11 @@ func (d *Decoder) fast(f *Fact, thread string, b []byte) bool {
 	if len(b) < 1+4 {
 		return false
 	}
+	// Summed first, then compared: the sum reads the record from its
+	// start, and the stored sum after it is then already at hand.
 	body := b[:len(b)-4]
-	if binary.LittleEndian.Uint32(b[len(b)-4:]) != checksum(body) || body[0] != FormatVersion {
+	sum := checksum(body)
+	if binary.LittleEndian.Uint32(b[len(b)-4:]) != sum || body[0] != FormatVersion {
 		return false
 	}
 	seq, i, ok := uvarintAt(body, 1)
