@@ -3,7 +3,6 @@ package facts
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"time"
 )
 
@@ -29,8 +28,6 @@ import (
 // written by hand rather than as msgpack so reading it costs a few bounds
 // checks; the payload stays raw bytes until Decode reads it.
 const FormatVersion = 1
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Encode returns the storage encoding of f (see FormatVersion). It fails with
 // ErrInvalid if f's seq, kind, cause or time could not be read back.
@@ -72,7 +69,7 @@ func AppendEncode(dst []byte, f Fact) ([]byte, error) {
 	b = append(b, f.Prev[:]...)
 	b = binary.AppendUvarint(b, uint64(len(f.Data)))
 	b = append(b, f.Data...)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
+	return binary.LittleEndian.AppendUint32(b, checksum(b[start:])), nil
 }
 
 // DecodeFact reads a fact of thread from its storage encoding. It reads the
@@ -88,7 +85,7 @@ func decodeFact(thread string, b []byte, lend bool) (Fact, error) {
 		return Fact{}, fmt.Errorf("%w: %d bytes is too short for a record", ErrCorrupt, len(b))
 	}
 	body := b[:len(b)-4]
-	if want, got := binary.LittleEndian.Uint32(b[len(b)-4:]), crc32.Checksum(body, castagnoli); want != got {
+	if want, got := binary.LittleEndian.Uint32(b[len(b)-4:]), checksum(body); want != got {
 		return Fact{}, fmt.Errorf("%w: checksum mismatch (stored %08x, computed %08x)", ErrCorrupt, want, got)
 	}
 	if v := body[0]; v != FormatVersion {

@@ -2,7 +2,6 @@ package facts
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"time"
 	"unsafe"
 )
@@ -31,62 +30,75 @@ const causeChunk = 2 << 10
 // a slice of b: whoever keeps the fact after b may change must copy Data
 // first. Its other fields are the fact's own.
 func (d *Decoder) Decode(thread string, b []byte) (Fact, error) {
-	f, ok := d.fast(thread, b)
-	if !ok {
-		// Something is off: the careful path names what.
-		return decodeFact(thread, b, true)
-	}
-	return f, nil
+	var f Fact
+	err := d.DecodeTo(&f, thread, b)
+	return f, err
 }
 
-// fast decodes an intact record of the current format, or reports false
-// for anything else (which decodeFact then explains).
-func (d *Decoder) fast(thread string, b []byte) (Fact, bool) {
+// DecodeTo is Decode writing the fact into *f, which a scan reading
+// record after record keeps for all of them: a fact is some 140 bytes,
+// which a return by value copies. On an error *f is the zero Fact.
+func (d *Decoder) DecodeTo(f *Fact, thread string, b []byte) error {
+	if !d.fast(f, thread, b) {
+		// Something is off: the careful path names what.
+		var err error
+		*f, err = decodeFact(thread, b, true)
+		return err
+	}
+	return nil
+}
+
+// fast decodes an intact record of the current format into *f, or
+// reports false for anything else (which decodeFact then explains).
+func (d *Decoder) fast(f *Fact, thread string, b []byte) bool {
 	if len(b) < 1+4 {
-		return Fact{}, false
+		return false
 	}
+	// Summed first, then compared: the sum reads the record from its
+	// start, and the stored sum after it is then already at hand.
 	body := b[:len(b)-4]
-	if binary.LittleEndian.Uint32(b[len(b)-4:]) != crc32.Checksum(body, castagnoli) || body[0] != FormatVersion {
-		return Fact{}, false
+	sum := checksum(body)
+	if binary.LittleEndian.Uint32(b[len(b)-4:]) != sum || body[0] != FormatVersion {
+		return false
 	}
-	f := Fact{Thread: thread}
-	i := 1
-	var ok bool
-	if f.Seq, i, ok = uvarintAt(body, i); !ok {
-		return Fact{}, false
+	seq, i, ok := uvarintAt(body, 1)
+	if !ok {
+		return false
 	}
 	kind, i, ok := bytesAt(body, i)
 	if !ok {
-		return Fact{}, false
+		return false
 	}
 	cause, i, ok := bytesAt(body, i)
 	if !ok || len(body)-i < 8+len(f.Prev) {
-		return Fact{}, false
+		return false
 	}
-	f.At = time.Unix(0, int64(binary.BigEndian.Uint64(body[i:]))).UTC()
-	i += 8
-	i += copy(f.Prev[:], body[i:])
-	data, i, ok := bytesAt(body, i)
+	at := int64(binary.BigEndian.Uint64(body[i:]))
+	prev := (*Hash)(body[i+8:])
+	data, i, ok := bytesAt(body, i+8+len(f.Prev))
 	if !ok || i != len(body) {
-		return Fact{}, false
-	}
-	if len(data) > 0 {
-		f.Data = data[:len(data):len(data)]
+		return false
 	}
 	if string(kind) != string(d.kind) || d.kind == "" {
 		d.kind, d.registered = internKind(kind)
 	}
-	f.Kind = d.kind
 	// At was read from int64 nanoseconds, so it is in range; the rest
 	// of the envelope is checked as DecodeFact checks it.
-	if f.Seq == 0 || (f.Seq == 1) != f.Prev.IsZero() || ValidateCause(unsafe.String(unsafe.SliceData(cause), len(cause))) != nil {
-		return Fact{}, false
+	if seq == 0 || (seq == 1) != prev.IsZero() || ValidateCause(unsafe.String(unsafe.SliceData(cause), len(cause))) != nil {
+		return false
 	}
-	if !d.registered && f.Kind.Validate() != nil {
-		return Fact{}, false
+	if !d.registered && d.kind.Validate() != nil {
+		return false
 	}
+	f.Thread, f.Seq, f.Kind = thread, seq, d.kind
 	f.Cause = d.keep(cause)
-	return f, true
+	f.At = time.Unix(0, at).UTC()
+	f.Data = nil
+	if len(data) > 0 {
+		f.Data = data[:len(data):len(data)]
+	}
+	f.Prev = *prev
+	return true
 }
 
 // keep returns a string holding a copy of cause, cut from the current

@@ -73,7 +73,21 @@ func ValidateCause(cause string) error {
 // (0x20 to 0x7e): such a string is valid UTF-8, and its only runes are
 // ones unicode.IsControl rejects none of.
 func printableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
+	// Eight bytes at a time: a byte with its high bit set, or one that
+	// borrows when 0x20 is taken from it, or carries into its high bit
+	// when 1 is added (0x7f), marks the word. A byte the one before it
+	// made borrow or carry may be marked too, only when that one is
+	// already outside the range, so a marked word is never a printable one.
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; len(s)-i >= 8; i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if (w|(w-0x20*ones)|(w+ones))&highs != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c > 0x7e {
 			return false
 		}
@@ -174,21 +188,36 @@ const hashTag = "harness/fact/v1\n"
 // clock, no map order, no encoder settings. It never changes; a different
 // layout would be version 2 with its own tag. A test pins a golden hash.
 func (f Fact) Hash() Hash {
-	head := make([]byte, 0, len(hashTag)+8*7+len(f.Thread)+len(f.Kind)+len(f.Cause))
-	head = append(head, hashTag...)
-	head = appendString(head, f.Thread)
-	head = binary.BigEndian.AppendUint64(head, f.Seq)
-	head = appendString(head, string(f.Kind))
-	head = appendString(head, f.Cause)
-	head = binary.BigEndian.AppendUint64(head, uint64(f.At.UnixNano()))
-	head = binary.BigEndian.AppendUint64(head, uint64(len(f.Data)))
+	n := len(hashTag) + 8*7 + len(f.Thread) + len(f.Kind) + len(f.Cause)
+	if n+len(f.Data)+len(f.Prev) <= hashOnStack {
+		// Most facts: the whole layout in one buffer on the stack,
+		// summed in one call, nothing allocated.
+		var buf [hashOnStack]byte
+		b := f.appendHashHead(buf[:0])
+		b = append(b, f.Data...)
+		return sha256.Sum256(append(b, f.Prev[:]...))
+	}
 	d := sha256.New()
-	d.Write(head)
+	d.Write(f.appendHashHead(make([]byte, 0, n)))
 	d.Write(f.Data)
 	d.Write(f.Prev[:])
 	var h Hash
 	d.Sum(h[:0])
 	return h
+}
+
+// hashOnStack is the longest layout Hash lays out on the stack.
+const hashOnStack = 1024
+
+// appendHashHead appends the layout Hash sums up to the payload's bytes.
+func (f Fact) appendHashHead(dst []byte) []byte {
+	dst = append(dst, hashTag...)
+	dst = appendString(dst, f.Thread)
+	dst = binary.BigEndian.AppendUint64(dst, f.Seq)
+	dst = appendString(dst, string(f.Kind))
+	dst = appendString(dst, f.Cause)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(f.At.UnixNano()))
+	return binary.BigEndian.AppendUint64(dst, uint64(len(f.Data)))
 }
 
 func appendString(b []byte, s string) []byte {

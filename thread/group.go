@@ -27,26 +27,42 @@ type groupCommit struct {
 	leading bool // a leader is committing a group
 }
 
-// groupMember is one append's batch waiting in a group.
+// groupMember is one append's batch waiting in a group. Members are
+// reused (members): one is told its answer, or the lead, by a token sent
+// on done, which it takes before it is put back, so a member put back
+// holds none.
 type groupMember struct {
 	b    *pebble.Batch
-	done chan struct{} // closed when err is set, or when lead is
+	done chan struct{} // receives a token when err is set, or when lead is
 	err  error
 	lead bool // this member is to lead the next group
+}
+
+// members holds the members of the appends that have ended, for the next
+// ones: an append makes no member and no channel of its own.
+var members = sync.Pool{New: func() any { return &groupMember{done: make(chan struct{}, 1)} }}
+
+// putMember puts m back in members, forgetting its batch and answer.
+func putMember(m *groupMember) {
+	m.b, m.err, m.lead = nil, nil, false
+	members.Put(m)
 }
 
 // commit commits b with the batches of the appends that arrive with it,
 // after room says there is room to write. It returns the group's error:
 // nil when b is durable.
 func (g *groupCommit) commit(db *pebble.DB, room func() error, b *pebble.Batch) error {
-	m := &groupMember{b: b, done: make(chan struct{})}
+	m := members.Get().(*groupMember)
+	m.b = b
 	g.mu.Lock()
 	g.queue = append(g.queue, m)
 	if g.leading {
 		g.mu.Unlock()
 		<-m.done
 		if !m.lead {
-			return m.err
+			err := m.err
+			putMember(m)
+			return err
 		}
 		g.mu.Lock() // handed the lead: the queue holds m first
 	}
@@ -56,14 +72,16 @@ func (g *groupCommit) commit(db *pebble.DB, room func() error, b *pebble.Batch) 
 	g.mu.Unlock()
 
 	// Whatever happens to the commit (a panic too), the group gets its
-	// answer and the lead passes on.
+	// answer and the lead passes on. Once told, a member is its
+	// append's again: the leader touches it no more.
 	err := errGroupAbandoned
 	defer func() {
 		for _, o := range group[1:] {
 			o.err = err
-			close(o.done)
+			o.done <- struct{}{}
 		}
 		g.handOff()
+		putMember(m) // group[0]: no one else holds it
 	}()
 	err = commitGroup(db, room, group)
 	return err
@@ -81,7 +99,7 @@ func (g *groupCommit) handOff() {
 	next := g.queue[0]
 	g.mu.Unlock()
 	next.lead = true
-	close(next.done)
+	next.done <- struct{}{}
 }
 
 // commitGroup commits the batches of group as one synced batch, after

@@ -8,7 +8,7 @@ import (
 )
 
 // maxHotThreads bounds the cache of threads being appended to: past it
-// the cache starts over.
+// the cache starts over (each shard of it, past its share).
 const maxHotThreads = 1 << 14
 
 // hotAfter is how many appends in this process make a thread hot enough
@@ -26,11 +26,25 @@ const hotAfter = 8
 // only user of an entry. An entry is updated only after its batch
 // committed and dropped when a commit fails, so it never runs ahead of the
 // database. Reads other than Append's (Head, Threads, Verify) go to Pebble.
+//
+// Its entries are spread over shards as threadLocks' are, each shard
+// with its own mutex and at most maxHotThreads/hotShards entries.
 type hotThreads struct {
-	mu   sync.Mutex // guards m (each entry is its appender's alone)
-	m    map[string]*hotThread
-	seed maphash.Seed
+	shards [hotShards]hotShard
 }
+
+// hotShards is the number of shards of hotThreads.
+const hotShards = 32
+
+// hotShard is one shard of hotThreads.
+type hotShard struct {
+	mu sync.Mutex // guards m (each entry is its appender's alone)
+	m  map[string]*hotThread
+	_  [64]byte // keeps shards' mutexes off one another's cache lines
+}
+
+// causeSeed seeds the hashes of every cause filter.
+var causeSeed = maphash.MakeSeed()
 
 // hotThread is one thread's entry. Only Append, under the thread's lock,
 // reads or changes it.
@@ -43,29 +57,32 @@ type hotThread struct {
 	causes *causeFilter
 }
 
+func (c *hotThreads) shard(thread string) *hotShard {
+	return &c.shards[maphash.String(lockSeed, thread)%hotShards]
+}
+
 // entry returns thread's entry, making an empty one if there is none.
 func (c *hotThreads) entry(thread string) *hotThread {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxHotThreads {
-		if c.m == nil {
-			c.seed = maphash.MakeSeed()
-		}
-		c.m = make(map[string]*hotThread)
+	sh := c.shard(thread)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.m == nil || len(sh.m) >= maxHotThreads/hotShards {
+		sh.m = make(map[string]*hotThread)
 	}
-	e := c.m[thread]
+	e := sh.m[thread]
 	if e == nil {
 		e = &hotThread{}
-		c.m[thread] = e
+		sh.m[thread] = e
 	}
 	return e
 }
 
 // drop forgets thread.
 func (c *hotThreads) drop(thread string) {
-	c.mu.Lock()
-	delete(c.m, thread)
-	c.mu.Unlock()
+	sh := c.shard(thread)
+	sh.mu.Lock()
+	delete(sh.m, thread)
+	sh.mu.Unlock()
 }
 
 // committed records an append of causes that committed with head next.
@@ -85,7 +102,7 @@ func (c *hotThreads) committed(db *pebble.DB, thread string, e *hotThread, next 
 	} else if e.appends < hotAfter {
 		return
 	}
-	e.causes = buildCauseFilter(db, thread, c.seed)
+	e.causes = buildCauseFilter(db, thread, causeSeed)
 }
 
 // buildCauseFilter reads thread's cause index into a filter with room for

@@ -434,11 +434,11 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 	if err := s.writableSoFar(); err != nil {
 		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 	}
-	unlock, err := s.locks.lock(ctx, thread)
+	tl, err := s.locks.lock(ctx, thread)
 	if err != nil {
 		return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 	}
-	defer unlock()
+	defer s.locks.unlock(thread, tl)
 
 	hot := s.hot.entry(thread)
 	head := hot.head

@@ -102,7 +102,10 @@ func walk(ctx context.Context, snap *pebble.Snapshot, thread string, from uint64
 			err = errors.Join(err, cerr)
 		}
 	}()
-	var d facts.Decoder
+	var (
+		d facts.Decoder
+		f facts.Fact // each record is decoded into it in turn
+	)
 	done := ctx.Done()
 	want := from
 	for ok := it.First(); ok; ok = it.Next() {
@@ -126,8 +129,7 @@ func walk(ctx context.Context, snap *pebble.Snapshot, thread string, from uint64
 		if err != nil {
 			return err
 		}
-		f, err := d.Decode(thread, v)
-		if err != nil {
+		if err := d.DecodeTo(&f, thread, v); err != nil {
 			return &CorruptError{Thread: thread, Seq: seq, Err: err}
 		}
 		if !lend && f.Data != nil {
