@@ -19,14 +19,15 @@ import (
 
 // verifyGCPercent is the Go collector's GOGC while `replay --verify`
 // runs, unless the person set GOGC. What the verifier keeps grows with
-// the log (each fact's hash, each cause once: about 110 bytes a fact)
-// while it allocates and drops every fact it reads, so at the default of
-// 100 the heap peaks at twice what is kept: at 100,000 facts 30 MB for
-// 15 MB live. At 50 the peak is 6 MiB lower (42 -> 36 MiB anonymous)
-// for a collection about twice as often, a few percent of the CPU (the
-// collector took 4% at 100). A soft memory limit sized from the log cut
-// more (29 MiB) but sits a few MiB above the live heap: a log whose fold
-// keeps more a fact would have the collector run without end.
+// the log (each cause once, and a hash every 64 facts: about 80 bytes a
+// fact) while it allocates and drops every fact it reads, so at the
+// default of 100 the heap peaks at twice what is kept: at 100,000 facts
+// 30 MB for 15 MB live (when it kept every fact's hash). At 50 the peak
+// was 6 MiB lower (42 -> 36 MiB anonymous) for a collection about twice
+// as often, a few percent of the CPU (the collector took 4% at 100). A
+// soft memory limit sized from the log cut more (to 29 MiB) but sat a
+// few MiB above the live heap: a log whose fold keeps more a fact would
+// have the collector run without end.
 const verifyGCPercent = 50
 
 func (a *app) logCmd() *cobra.Command {
