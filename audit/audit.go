@@ -90,10 +90,12 @@ type Verifier struct {
 	v     verifier
 	seq   uint64
 	prev  facts.Hash
-	// hashes are the hashes of the facts verified, by seq, when the fold
-	// is lean: a fact it reads again must be the one verified.
-	hashes []facts.Hash
-	lean   bool
+	// anchors are, when the fold is lean, the hashes of the facts
+	// verified whose seq is a multiple of anchorEvery (anchors[i] that of
+	// seq (i+1)·anchorEvery): what the fold reads again must chain to one
+	// of them, or to prev (see Lean).
+	anchors []facts.Hash
+	lean    bool
 	// reread is why the lean fold could not read the log again (a read
 	// failed, or found another log): an error of the reading, not a
 	// failure of the log.
@@ -116,11 +118,16 @@ func NewVerifier(actor harness.Actor, id string) *Verifier {
 // reading of the whole thread needs instead of holding every turn of a
 // long log. Call it before the first Add; after, it does nothing.
 //
-// What the fold reads again is checked against what was verified: each
-// fact must have the hash of the fact verified at its seq (else
-// ErrRereadDiffers), so the fold answers for the log it verified. A
-// reading that fails is returned by Add as an error of its own, not as a
-// *VerifyError: the log was not found wanting.
+// What the fold reads again is checked against what was verified: it
+// must be the facts verified, in order, each one's prev the hash of the
+// one before it, up to a fact whose hash the verifier kept — one every
+// anchorEvery seqs, and the last verified — and have that hash; else
+// ErrRereadDiffers. A fact is given to the fold only once the run it is
+// in has reached such a hash, so the fold answers for the log it
+// verified, for 32 bytes kept per anchorEvery facts instead of per fact
+// (a hash chained to a known one is that fact's, as the log's own chain
+// is). A reading that fails is returned by Add as an error of its own,
+// not as a *VerifyError: the log was not found wanting.
 func (v *Verifier) Lean(src fold.Source) {
 	if v.seq != 0 {
 		return
@@ -128,25 +135,79 @@ func (v *Verifier) Lean(src fold.Source) {
 	v.lean = true
 	v.v.fold.Lean(fold.SourceFunc(func(from uint64) iter.Seq2[facts.Fact, error] {
 		return func(yield func(facts.Fact, error) bool) {
+			fail := func(err error) {
+				if v.reread == nil {
+					v.reread = err
+				}
+				yield(facts.Fact{}, err)
+			}
+			// run are the facts read since the last one checked against
+			// a kept hash, held until one is; last is the hash of the
+			// last of them.
+			var run []facts.Fact
+			var last facts.Hash
 			for f, err := range src.Read(from) {
-				if err == nil && f.Seq >= 1 && f.Seq <= uint64(len(v.hashes)) && f.Hash() != v.hashes[f.Seq-1] {
-					err = fmt.Errorf("seq %d: %w", f.Seq, ErrRereadDiffers)
-				}
 				if err != nil {
-					if v.reread == nil {
-						v.reread = err
+					fail(err)
+					return
+				}
+				if f.Seq > v.seq {
+					// A fact past those verified is not folded (the fold
+					// reads up to the fact it had): given as it is, once
+					// those before it were checked.
+					if len(run) > 0 {
+						fail(fmt.Errorf("seq %d: %w", run[0].Seq, ErrRereadDiffers))
+						return
 					}
-					yield(facts.Fact{}, err)
+					if !yield(f, nil) {
+						return
+					}
+					continue
+				}
+				if len(run) > 0 && (f.Seq != run[len(run)-1].Seq+1 || f.Prev != last) {
+					fail(fmt.Errorf("seq %d: %w", f.Seq, ErrRereadDiffers))
 					return
 				}
-				// (A fact past those verified is not folded: the fold
-				// reads up to the fact it had.)
-				if !yield(f, nil) {
+				run, last = append(run, f), f.Hash()
+				want, kept := v.keptHash(f.Seq)
+				if !kept {
+					continue
+				}
+				if last != want {
+					fail(fmt.Errorf("seq %d: %w", f.Seq, ErrRereadDiffers))
 					return
 				}
+				for _, g := range run {
+					if !yield(g, nil) {
+						return
+					}
+				}
+				run = run[:0]
+			}
+			if len(run) > 0 {
+				// The reading ended before a kept hash: the log read
+				// again is shorter than the log verified.
+				fail(fmt.Errorf("seq %d: %w", run[0].Seq, ErrRereadDiffers))
 			}
 		}
 	}))
+}
+
+// anchorEvery is how many facts apart a lean verifier keeps a fact's
+// hash (see Lean): what the fold reads again is held back at most this
+// many facts before it is given.
+const anchorEvery = 64
+
+// keptHash returns the hash the verifier kept of the fact at seq, if it
+// kept one: an anchor, or the last fact verified.
+func (v *Verifier) keptHash(seq uint64) (facts.Hash, bool) {
+	if seq == v.seq {
+		return v.prev, true
+	}
+	if seq > 0 && seq%anchorEvery == 0 && seq/anchorEvery <= uint64(len(v.anchors)) {
+		return v.anchors[seq/anchorEvery-1], true
+	}
+	return facts.Hash{}, false
 }
 
 // Seq is the seq of the last fact added (0 for none).
@@ -178,8 +239,8 @@ func (v *Verifier) Add(f facts.Fact) error {
 		return bad("its prev is not the hash of the fact before: the chain is broken here")
 	}
 	v.seq, v.prev = f.Seq, f.Hash()
-	if v.lean {
-		v.hashes = append(v.hashes, v.prev)
+	if v.lean && v.seq%anchorEvery == 0 {
+		v.anchors = append(v.anchors, v.prev)
 	}
 	if reason := firstFacts(f, v.v.last); reason != "" {
 		return bad(reason)

@@ -66,6 +66,31 @@ func TestLeanRereadIsTheLogVerified(t *testing.T) {
 	require.ErrorIs(t, err, audit.ErrRereadDiffers)
 	require.False(t, errors.As(err, &ve), "not the log's failure: %v", err)
 
+	// A log changed and chained again (each prev the hash of the changed
+	// fact before it): its chain holds, but not to the hash of the fact
+	// verified last.
+	rechained := append([]facts.Fact(nil), log...)
+	rechained[2].Cause += "x"
+	for i := 3; i < len(rechained); i++ {
+		rechained[i].Prev = rechained[i-1].Hash()
+	}
+	err = verify(from(rechained))
+	require.ErrorIs(t, err, audit.ErrRereadDiffers)
+	require.False(t, errors.As(err, &ve), "not the log's failure: %v", err)
+
+	// A reading that ends before the facts verified do: what it read
+	// cannot be checked, and is not given to the fold.
+	err = verify(from(log[:len(log)-2]))
+	require.ErrorIs(t, err, audit.ErrRereadDiffers)
+
+	// One that skips a fact, or gives one twice, breaks the chain.
+	skipped := append(append([]facts.Fact(nil), log[:3]...), log[4:]...)
+	err = verify(from(skipped))
+	require.ErrorIs(t, err, audit.ErrRereadDiffers)
+	twice := append(append([]facts.Fact(nil), log[:4]...), log[3:]...)
+	err = verify(from(twice))
+	require.ErrorIs(t, err, audit.ErrRereadDiffers)
+
 	// A reading that fails is that failure.
 	broken := errors.New("disk on fire")
 	err = verify(func(yield func(facts.Fact, error) bool) { yield(facts.Fact{}, broken) })
