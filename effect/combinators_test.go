@@ -83,7 +83,7 @@ func TestRetry(t *testing.T) {
 		ex := effect.Run(ctx, effect.Retry(runs(&n, failing), effect.Policy{MaxAttempts: 5, Backoff: time.Hour}), S{})
 		require.True(t, ex.IsInterrupt())
 		require.ErrorIs(t, ex.Err(), errBoom, "the last failure is kept")
-		require.Less(t, time.Since(start), 10*time.Second)
+		require.Less(t, time.Since(start), 30*time.Second) // not the hour (room for a loaded machine)
 		require.EqualValues(t, 1, n.Load())
 	})
 	t.Run("the predicate decides", func(t *testing.T) {
@@ -224,7 +224,7 @@ func TestRetryWait(t *testing.T) {
 		require.True(t, ex.IsFail())
 		require.ErrorIs(t, ex.Err(), errBoom)
 		require.EqualValues(t, 1, n.Load())
-		require.Less(t, time.Since(start), 10*time.Second)
+		require.Less(t, time.Since(start), 30*time.Second) // not the hour (room for a loaded machine)
 	})
 	t.Run("a lengthened wait ends when the context does", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -408,13 +408,13 @@ func TestRace(t *testing.T) {
 	}
 	t.Run("the first success wins; losers are interrupted and awaited", func(t *testing.T) {
 		var returned atomic.Int64
-		e := effect.Race(sleepy(10*time.Second, 1, &returned), sleepy(time.Millisecond, 2, &returned), sleepy(10*time.Second, 3, &returned))
+		e := effect.Race(sleepy(time.Minute, 1, &returned), sleepy(time.Millisecond, 2, &returned), sleepy(time.Minute, 3, &returned))
 		start := time.Now()
 		v, err := effect.Run(context.Background(), e, S{}).Get()
 		require.NoError(t, err)
 		require.Equal(t, 2, v)
 		require.EqualValues(t, 3, returned.Load(), "every racer returned before Race did")
-		require.Less(t, time.Since(start), 5*time.Second)
+		require.Less(t, time.Since(start), 30*time.Second, "the losers were interrupted, not waited out") // room for a loaded machine
 	})
 	t.Run("a failure does not end the race", func(t *testing.T) {
 		var returned atomic.Int64

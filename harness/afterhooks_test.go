@@ -20,8 +20,8 @@ import (
 )
 
 // hookSleep is how long each of sleepyHooks' hooks runs: long enough
-// that three side by side, on a loaded machine, stay well under three
-// one after another.
+// that hooks started side by side all start before the first ends, on a
+// loaded machine too.
 const hookSleep = time.Second
 
 // sleepyHooks runs each hook for hookSleep and answers its name as added
@@ -184,8 +184,9 @@ func TestAfterHooksRunTogether(t *testing.T) {
 	require.Equal(t, harness.StatusDone, out.Status, out.Reason)
 	took, overlapped := hooks.span()
 	t.Logf("three %v after_tool hooks took %s side by side", hookSleep, took)
+	// Side by side, told by order, not by time: one after another, the
+	// first would end before the second started.
 	require.True(t, overlapped, "every hook started before any ended")
-	require.Less(t, took, 3*hookSleep, "less than one after another (the margin is for a loaded machine)")
 	require.Equal(t, []string{"three", "two", "one"}, hooks.order, "they ended in reverse")
 	causes, names := afterRuns(t, store, "together")
 	require.Equal(t, []string{"hook/after_tool/1-r/0+2", "hook/after_tool/1-r/0+2", "hook/after_tool/1-r/0+2"}, causes)

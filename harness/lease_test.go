@@ -148,7 +148,7 @@ func TestHoldUnderItsOwnContext(t *testing.T) {
 	held, release, err := harness.Hold(ctx, e.Store, "t")
 	require.NoError(t, err)
 
-	bounded, cancel := context.WithTimeout(held, 5*time.Second)
+	bounded, cancel := context.WithTimeout(held, 30*time.Second) // a wait for the holder would run it out
 	defer cancel()
 	again, releaseAgain, err := harness.Hold(bounded, e.Store, "t")
 	require.NoError(t, err, "a Hold under the holder's context does not wait for the holder")

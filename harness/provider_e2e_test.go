@@ -472,7 +472,7 @@ func endToEndRetryAfterPastTheCap(t *testing.T, p providertest.Provider) {
 			start := time.Now()
 			out, err := r.rt.Start(context.Background(), r.actor, "t", "hi")
 			require.NoError(t, err)
-			require.Less(t, time.Since(start), 5*time.Second, "nothing waits")
+			require.Less(t, time.Since(start), 30*time.Second, "nothing waits") // not the 2 minutes asked (30 s is room for a loaded machine)
 			require.Equal(t, harness.StatusFailed, out.Status)
 			require.Len(t, f.Requests(), 1)
 			require.Empty(t, r.told(), "no wait is made")

@@ -41,7 +41,7 @@ func TestLiveDrawsTheTailEscaped(t *testing.T) {
 	for i := range 8 {
 		l.Output("stdout", []byte("line "+string(rune('0'+i))+"\x1b[2J\n"))
 	}
-	require.Eventually(t, func() bool { return strings.Contains(w.String(), "running 1-a · ") }, 5*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(w.String(), "running 1-a · ") }, 30*time.Second, 20*time.Millisecond)
 	l.Stop()
 	out := w.String()
 	require.NotContains(t, out, "\x1b[2J")

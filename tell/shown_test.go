@@ -41,7 +41,7 @@ func TestLiveProgress(t *testing.T) {
 	p(drive.Event{Kind: drive.EventText, Text: "thinking\x07"})
 	l.Start("running 1-a")
 	p(drive.Event{Kind: drive.EventOutput, Stream: "stdout", Text: "building\n"})
-	require.Eventually(t, func() bool { return strings.Contains(w.String(), "│ building") }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(w.String(), "│ building") }, 30*time.Second, 10*time.Millisecond)
 	l.Stop()
 	require.Contains(t, w.String(), "thinking")
 	require.NotContains(t, w.String(), "\x07")

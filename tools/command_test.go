@@ -104,7 +104,7 @@ func pidFrom(t *testing.T, root, name string) int {
 		}
 		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
 		return err == nil
-	}, 5*time.Second, 10*time.Millisecond)
+	}, 30*time.Second, 10*time.Millisecond)
 	return pid
 }
 

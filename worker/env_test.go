@@ -96,10 +96,14 @@ func (sc scenario) storeOptions() []natsstore.Option {
 var streams atomic.Int64
 
 // newScenario is a scenario on the server at url, with a stream no other
-// test uses.
+// test uses. Its lease TTL is 5 s: a worker gives up a lease once no
+// renewal succeeded for two thirds of it, and on a loaded machine a
+// renewal can be starved for longer than the 667 ms a 1 s TTL leaves
+// (the drive then ends mid-call, and the call is in doubt). A test that
+// counts on a lease running out sets its own.
 func newScenario(t *testing.T, url, script string) scenario {
 	return scenario{
-		URL: url, Stream: fmt.Sprintf("W%d", streams.Add(1)), LeaseTTL: time.Second, AckWait: 2 * time.Second,
+		URL: url, Stream: fmt.Sprintf("W%d", streams.Add(1)), LeaseTTL: 5 * time.Second, AckWait: 2 * time.Second,
 		Dir: t.TempDir(), Script: script, Approve: "all", Concurrency: 8, Retry: 100 * time.Millisecond, Drain: 10 * time.Second,
 	}
 }

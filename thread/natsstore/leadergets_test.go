@@ -46,7 +46,7 @@ func TestLeaderGetsBindsAnew(t *testing.T) {
 
 	got, err := natsstore.LeaderGets(ctx, js, direct)
 	require.NoError(t, err)
-	gctx, gcancel := context.WithTimeout(ctx, 2*time.Second)
+	gctx, gcancel := context.WithTimeout(ctx, 15*time.Second) // room for a loaded machine, inside ctx
 	defer gcancel()
 	e, err := got.Get(gctx, "k")
 	require.NoError(t, err, "a get through the binding leaderGets returned")

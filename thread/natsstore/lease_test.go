@@ -18,8 +18,13 @@ import (
 	"github.com/seed-7cc7a084/harness/thread/natsstore"
 )
 
-// ttl is the lease TTL of the tests: the least the server counts.
-const ttl = time.Second
+// ttl is the lease TTL of the tests. A holder gives up once no renewal
+// has succeeded for two thirds of it, and on a loaded machine (CI runs
+// at load 8 on 2 cores) a renewal can be starved for longer than the
+// 667 ms the least TTL the server counts (1 s) leaves: the tests that
+// count on a holder keeping its lease lost it then. Every wait that must
+// outlast the TTL is a multiple of it.
+const ttl = 5 * time.Second
 
 // leaseStores opens n stores of one fresh stream, each on a connection of
 // its own as n processes would, with the tests' lease TTL, and returns
@@ -133,7 +138,7 @@ func TestLeaseWaitsForRelease(t *testing.T) {
 	require.NotEmpty(t, who.ID)
 
 	waiting := leaseAsync(ctx, s[1], id)
-	requireWaiting(t, waiting, 2*ttl+ttl/4)
+	requireWaiting(t, waiting, ttl+ttl/4)
 	require.NoError(t, held.Err(), "renewed, the lease outlives its TTL")
 
 	released := time.Now()
@@ -287,7 +292,7 @@ func TestLeaseParentCancelled(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, context.Cause(held), context.Canceled)
 
-	wait, cancelWait := context.WithTimeout(context.Background(), ttl+ttl/2)
+	wait, cancelWait := context.WithTimeout(context.Background(), ttl+ttl/4)
 	defer cancelWait()
 	_, _, err = s[1].Lease(wait, "t")
 	require.ErrorIs(t, err, context.DeadlineExceeded)

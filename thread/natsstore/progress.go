@@ -321,6 +321,17 @@ func (s *Store) FollowProgress(ctx context.Context, sink ProgressSink) (stop fun
 		return nil, fmt.Errorf("follow progress: subscribe: %w", err)
 	}
 	_ = sub.SetPendingLimits(followPending, followPendingBytes)
+	// The subscription is the server's once it answers a ping sent after
+	// it: a record published after FollowProgress returns is taken.
+	fctx, fcancel := s.requestContext(wctx)
+	err = s.nc.FlushWithContext(fctx)
+	fcancel()
+	if err != nil {
+		_ = sub.Unsubscribe()
+		cancel()
+		_ = w.Stop()
+		return nil, fmt.Errorf("follow progress: subscribe: %w", err)
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/thread"
+	"github.com/seed-7cc7a084/harness/thread/natsstore"
 )
 
 // progressSink is a ProgressSink that keeps what it is told.
@@ -141,12 +143,66 @@ func TestProgressOfTheLeaseHolderOnly(t *testing.T) {
 	require.Empty(t, hs)
 }
 
-// TestProgressNeverWaitsForNATS: publishing returns at once however
-// much is published; what does not fit is dropped and counted with the
-// thread's next record that is sent.
+// stallable is a nats.CustomDialer whose connections write nothing
+// while stalled: a NATS that takes nothing from the client (a slow
+// link, a server that does not read).
+type stallable struct {
+	mu     sync.Mutex    // guards gate
+	gate   chan struct{} // closed while writes go through
+	dialer net.Dialer
+}
+
+func newStallable() *stallable {
+	g := make(chan struct{})
+	close(g)
+	return &stallable{gate: g}
+}
+
+func (s *stallable) Dial(network, address string) (net.Conn, error) {
+	c, err := s.dialer.Dial(network, address)
+	if err != nil {
+		return nil, err
+	}
+	return stalledConn{c, s}, nil
+}
+
+// stall holds every write until the function it returns is called.
+func (s *stallable) stall() (resume func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := make(chan struct{})
+	s.gate = g
+	return sync.OnceFunc(func() { close(g) })
+}
+
+type stalledConn struct {
+	net.Conn
+	s *stallable
+}
+
+func (c stalledConn) Write(b []byte) (int, error) {
+	c.s.mu.Lock()
+	g := c.s.gate
+	c.s.mu.Unlock()
+	<-g
+	return c.Conn.Write(b)
+}
+
+// TestProgressNeverWaitsForNATS: publishing returns however much is
+// published, here with the holder's connection writing nothing to NATS
+// until it has all been handed over; what does not fit is dropped and
+// counted with the thread's next record that is sent.
 func TestProgressNeverWaitsForNATS(t *testing.T) {
-	_, stores := leaseStores(t, 2)
-	holder, watcher := stores[0], stores[1]
+	_, opts := freshNamed()
+	opts = append(opts, natsstore.WithLeaseTTL(ttl))
+	watcher := dial(t, shared, opts...)
+	link := newStallable()
+	nc, err := nats.Connect(shared.ClientURL(), nats.SetCustomDialer(link))
+	require.NoError(t, err)
+	defer nc.Close()
+	holder, err := natsstore.Open(context.Background(), nc, opts...)
+	require.NoError(t, err)
+	defer holder.Close()
 	ctx := context.Background()
 	k := &progressSink{}
 	stop, err := watcher.FollowProgress(ctx, k)
@@ -157,17 +213,31 @@ func TestProgressNeverWaitsForNATS(t *testing.T) {
 	defer release()
 	pub := holder.Progress(held, "t1")
 	big := []byte(strings.Repeat("x", 200<<10))
-	began := time.Now()
-	for range 100 {
-		pub("t1", big) // 20 MB: most cannot be queued
+	resume := link.stall()
+	defer resume()
+	handed := make(chan time.Duration, 1)
+	go func() {
+		began := time.Now()
+		for range 100 {
+			pub("t1", big) // 20 MB: most cannot be queued
+		}
+		handed <- time.Since(began)
+	}()
+	var took time.Duration
+	select {
+	case took = <-handed:
+	case <-time.After(30 * time.Second): // NATS takes nothing before resume: a publish that waited for it would never return
+		t.Fatal("publishing waited for NATS")
 	}
-	require.Less(t, time.Since(began), time.Second)
-	time.Sleep(300 * time.Millisecond)
+	t.Logf("100 records of 200 KiB handed over in %v, NATS taking nothing", took)
+	// A record this small fits whatever is still queued (at most five of
+	// 200 KiB in the queue's 1 MiB).
 	pub("t1", []byte("last"))
+	resume()
 	require.Eventually(t, func() bool {
 		got, _ := k.seen()
 		return len(got) > 0 && strings.HasPrefix(got[len(got)-1], "t1 last ")
-	}, 10*time.Second, 5*time.Millisecond)
+	}, 30*time.Second, 5*time.Millisecond)
 	got, _ := k.seen()
 	var n, dropped int
 	for _, g := range got {

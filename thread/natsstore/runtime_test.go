@@ -85,7 +85,7 @@ func TestTwoRuntimesResumeOneThread(t *testing.T) {
 	select {
 	case r := <-second:
 		t.Fatalf("the second runtime resumed while the first held the lease: %+v, %v", r.out, r.err)
-	case <-time.After(ttl + ttl/2):
+	case <-time.After(ttl + ttl/4):
 	}
 	close(gate)
 

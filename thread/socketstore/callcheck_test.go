@@ -109,7 +109,7 @@ func TestOversizedCallsFailBeforeTheyAreSent(t *testing.T) {
 		err := cases[name]()
 		require.ErrorIs(t, err, socketstore.ErrProtocol, name)
 		require.NotErrorIs(t, err, socketstore.ErrServerGone, name)
-		require.Less(t, time.Since(start), 5*time.Second, name)
+		require.Less(t, time.Since(start), 30*time.Second, name) // not the minute of ctx: refused before it is sent
 	}
 	time.Sleep(100 * time.Millisecond)
 	require.Zero(t, after.Load(), "nothing of a refused call reached the server")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -18,14 +19,19 @@ import (
 	"github.com/seed-7cc7a084/harness/thread/socketstore"
 )
 
-// sink is a ProgressSink that keeps what it is told.
+// sink is a ProgressSink that keeps what it is told. A sink with a gate
+// takes nothing until the gate is closed: the server stalls in it.
 type sink struct {
-	mu    sync.Mutex // guards got and ended
-	got   []string   // "thread data dropped"
+	gate  chan struct{} // set before the server starts, never changed
+	mu    sync.Mutex    // guards got and ended
+	got   []string      // "thread data dropped"
 	ended []string
 }
 
 func (s *sink) Progress(id string, data []byte, dropped int) {
+	if s.gate != nil {
+		<-s.gate
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.got = append(s.got, fmt.Sprintf("%s %s %d", id, data, dropped))
@@ -46,17 +52,23 @@ func (s *sink) seen() ([]string, []string) {
 // serveWithSink is serveDir with the server's progress going to a sink.
 func serveWithSink(t *testing.T) (*served, *sink) {
 	t.Helper()
+	k := &sink{}
+	return serveTo(t, k), k
+}
+
+// serveTo is serveDir with the server's progress going to k.
+func serveTo(t *testing.T, k *sink) *served {
+	t.Helper()
 	dir := t.TempDir()
 	store, err := thread.OpenPebble(filepath.Join(dir, "db"))
 	require.NoError(t, err)
 	ln, err := socketstore.Listen(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(filepath.Dir(socketstore.Path(dir))) })
-	k := &sink{}
 	s := &served{dir: dir, store: store, server: socketstore.NewServer(store, harness.Hold, socketstore.WithProgress(k)), done: make(chan error, 1)}
 	go func() { s.done <- s.server.Serve(ln) }()
 	t.Cleanup(s.stop)
-	return s, k
+	return s
 }
 
 // TestProgressOfLeasedThreadsOnly: the server takes a client's progress
@@ -100,11 +112,13 @@ func TestProgressOfLeasedThreadsOnly(t *testing.T) {
 		"a dead client's thread is let go of")
 }
 
-// TestProgressNeverWaits: Progress returns at once whatever the server
-// does; what does not fit is dropped, and counted with the next record
-// of its thread that is sent.
+// TestProgressNeverWaits: Progress returns whatever the server does —
+// here the server is stalled in its sink, taking nothing, until all the
+// records are handed over; what does not fit is dropped, and counted
+// with the next record of its thread that is sent.
 func TestProgressNeverWaits(t *testing.T) {
-	s, k := serveWithSink(t)
+	k := &sink{gate: make(chan struct{})}
+	s := serveTo(t, k)
 	c := dial(t, s.dir)
 	_, release, err := c.Lease(context.Background(), "t1")
 	require.NoError(t, err)
@@ -113,14 +127,25 @@ func TestProgressNeverWaits(t *testing.T) {
 	for i := range big {
 		big[i] = 'x'
 	}
-	began := time.Now()
-	for range 100 {
-		c.Progress("t1", big) // 20 MB: most cannot be queued
+	handed := make(chan time.Duration, 1)
+	go func() {
+		began := time.Now()
+		for range 100 {
+			c.Progress("t1", big) // 20 MB: most cannot be queued
+		}
+		handed <- time.Since(began)
+	}()
+	var took time.Duration
+	select {
+	case took = <-handed:
+	case <-time.After(30 * time.Second): // nothing is taken before the gate opens: a Progress that waited would never return
+		close(k.gate)
+		t.Fatal("Progress waited for a server that takes nothing")
 	}
-	took := time.Since(began)
-	require.Less(t, took, time.Second)
-	time.Sleep(300 * time.Millisecond)
+	// A record this small fits whatever is still queued (at most five of
+	// 200 KiB in the queue's 1 MiB).
 	c.Progress("t1", []byte("last"))
+	close(k.gate)
 	require.Eventually(t, func() bool {
 		got, _ := k.seen()
 		return len(got) > 0 && got[len(got)-1][:7] == "t1 last"
@@ -128,11 +153,12 @@ func TestProgressNeverWaits(t *testing.T) {
 	got, _ := k.seen()
 	var n, dropped int
 	for _, g := range got {
-		if g[:7] == "t1 last" {
-			fmt.Sscanf(g, "t1 last %d", &dropped)
-			continue
+		var d int
+		fmt.Sscan(g[strings.LastIndexByte(g, ' ')+1:], &d)
+		dropped += d // the count goes with the thread's next record queued, big or last
+		if g[:7] != "t1 last" {
+			n++
 		}
-		n++
 	}
 	require.Equal(t, 100, n+dropped, "each record is sent or counted dropped")
 	require.Positive(t, dropped)
