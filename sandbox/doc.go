@@ -132,7 +132,9 @@
 // command's; a spare of another network setting, or one that died, is
 // replaced by a helper started for the command, and one left unused 30 s
 // is ended. The launcher waits for a spare's answer beside its other
-// work, so one slow to take its command holds up no other. A launched helper kills
+// work, so one slow to take its command holds up no other (helpers are
+// still started one at a time: one slow to start delays those queued
+// behind it). A launched helper kills
 // and reaps every other process of the command before it reports the
 // shell's exit, so the command has ended then. The launcher ends with
 // the harness, and its helpers with it. Without one, the program re-executes itself

@@ -51,8 +51,17 @@ func spareOf(t *testing.T, launcher int, not ...int) int {
 			return false
 		}
 		spare = kids[0]
-		return true
-	}, 10*time.Second, 5*time.Millisecond, "a spare helper")
+		// A child still in the launcher's fork, before it runs the
+		// helper's program, is not the spare yet (stopping it there
+		// stops the launcher's main thread, which waits for the exec):
+		// its name is still the launcher's.
+		own, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", launcher))
+		if err != nil {
+			return false
+		}
+		name, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", spare))
+		return err == nil && string(name) != string(own)
+	}, 30*time.Second, 5*time.Millisecond, "a spare helper")
 	return spare
 }
 

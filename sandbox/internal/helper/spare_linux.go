@@ -225,7 +225,15 @@ func (s *spare) handOver(id uint64, fds []int) (bool, error) {
 	pfd := []unix.PollFd{{Fd: int32(s.sock), Events: unix.POLLIN}}
 	deadline := time.Now().Add(spareAckWait)
 	for {
-		n, err := unix.Poll(pfd, int(time.Until(deadline).Milliseconds())+1)
+		// A wait past the deadline is the deadline's end (a negative
+		// timeout would be poll's "for ever"), and one under a
+		// millisecond is a millisecond, not a poll that returns at once.
+		left := time.Until(deadline)
+		if left <= 0 {
+			s.kill()
+			return false, fmt.Errorf("the spare helper did not answer (in time)")
+		}
+		n, err := unix.Poll(pfd, max(1, int(left.Milliseconds())))
 		if err == unix.EINTR {
 			continue
 		}
