@@ -46,6 +46,12 @@ func bindBlobs(ctx context.Context, js jetstream.JetStream, o options) (jetstrea
 		return nil, err
 	}
 	st, err := js.Stream(ctx, "OBJ_"+name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		// The bucket was just found or made, so its stream is there: on a
+		// cluster, the node that answers may not know it yet (its group
+		// is still forming). Ask again, as for a leader.
+		return nil, fmt.Errorf("%w: stream OBJ_%s of a bucket just bound: %w", errNoAnswerYet, name, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -74,3 +75,16 @@ var NoAnswerYet = errNoAnswerYet
 // LeaderGets is leaderGets, for the test of a binding made while direct
 // gets were on.
 var LeaderGets = leaderGets
+
+// BindBlobs binds (or makes) the blobs bucket of stream through js as
+// Open does, asking again while no answer says it is there.
+func BindBlobs(ctx context.Context, js jetstream.JetStream, stream string) error {
+	o, err := openOptions([]Option{WithStream(stream)})
+	if err != nil {
+		return err
+	}
+	_, err = untilLeader(ctx, time.Now(), o.openWait, "bucket "+blobBucket(stream), func(ctx context.Context) (jetstream.ObjectStore, error) {
+		return bindBlobs(ctx, js, o)
+	})
+	return err
+}
