@@ -188,7 +188,7 @@ const hashTag = "harness/fact/v1\n"
 // clock, no map order, no encoder settings. It never changes; a different
 // layout would be version 2 with its own tag. A test pins a golden hash.
 func (f Fact) Hash() Hash {
-	n := len(hashTag) + 8*7 + len(f.Thread) + len(f.Kind) + len(f.Cause)
+	n := len(hashTag) + 8*6 + len(f.Thread) + len(f.Kind) + len(f.Cause)
 	if n+len(f.Data)+len(f.Prev) <= hashOnStack {
 		// Most facts: the whole layout in one buffer on the stack,
 		// summed in one call, nothing allocated.

@@ -22,9 +22,10 @@ import (
 // rest of a commit's work, which 64 concurrent writers otherwise pay 64
 // times.
 type groupCommit struct {
-	mu      sync.Mutex // guards queue and leading
+	mu      sync.Mutex // guards queue, spare and leading
 	queue   []*groupMember
-	leading bool // a leader is committing a group
+	spare   []*groupMember // a group's slice, emptied, for the next queue
+	leading bool           // a leader is committing a group
 }
 
 // groupMember is one append's batch waiting in a group. Members are
@@ -68,7 +69,7 @@ func (g *groupCommit) commit(db *pebble.DB, room func() error, b *pebble.Batch) 
 	}
 	g.leading = true
 	group := g.queue
-	g.queue = nil
+	g.queue, g.spare = g.spare[:0], nil
 	g.mu.Unlock()
 
 	// Whatever happens to the commit (a panic too), the group gets its
@@ -80,7 +81,7 @@ func (g *groupCommit) commit(db *pebble.DB, room func() error, b *pebble.Batch) 
 			o.err = err
 			o.done <- struct{}{}
 		}
-		g.handOff()
+		g.handOff(group)
 		putMember(m) // group[0]: no one else holds it
 	}()
 	err = commitGroup(db, room, group)
@@ -88,9 +89,12 @@ func (g *groupCommit) commit(db *pebble.DB, room func() error, b *pebble.Batch) 
 }
 
 // handOff gives the lead to the first who came while a group committed,
-// or gives it up.
-func (g *groupCommit) handOff() {
+// or gives it up; the group's slice, told and done with, is kept for a
+// later queue (an append allocates none).
+func (g *groupCommit) handOff(group []*groupMember) {
 	g.mu.Lock()
+	clear(group)
+	g.spare = group[:0]
 	if len(g.queue) == 0 {
 		g.leading = false
 		g.mu.Unlock()
