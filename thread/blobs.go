@@ -53,30 +53,7 @@ func CheckBlob(sum [sha256.Size]byte, data []byte) error {
 // action never got that far may be lost in a crash, and then nothing
 // refers to it.
 func (s *PebbleStore) PutBlob(ctx context.Context, data []byte) (string, error) {
-	sum := sha256.Sum256(data)
-	digest := hex.EncodeToString(sum[:])
-	if err := ctx.Err(); err != nil {
-		return "", fmt.Errorf("put blob %s: %w", digest, err)
-	}
-	if err := s.enter(); err != nil {
-		return "", fmt.Errorf("put blob %s: %w", digest, err)
-	}
-	defer s.leave()
-	key := blobKey(sum)
-	// Bytes kept already need no room (a file put back as it was, on a
-	// disk near full).
-	if ok, err := has(s.db, key); err != nil {
-		return "", fmt.Errorf("put blob %s: %w", digest, err)
-	} else if ok {
-		return digest, nil
-	}
-	if err := s.writable(); err != nil {
-		return "", fmt.Errorf("put blob %s: %w", digest, err)
-	}
-	if err := s.db.Set(key, data, pebble.NoSync); err != nil {
-		return "", fmt.Errorf("put blob %s: %w", digest, err)
-	}
-	return digest, nil
+	return s.putBlob(ctx, data, true)
 }
 
 // PutNewBlob is PutBlob for bytes the caller expects not to be kept yet
@@ -89,6 +66,12 @@ func (s *PebbleStore) PutBlob(ctx context.Context, data []byte) (string, error) 
 // room, a store opened read-only) it looks after all, as PutBlob does:
 // bytes kept already need no room.
 func (s *PebbleStore) PutNewBlob(ctx context.Context, data []byte) (string, error) {
+	return s.putBlob(ctx, data, false)
+}
+
+// putBlob keeps data, first looking whether it is kept when look is set;
+// either way, bytes kept already need no room.
+func (s *PebbleStore) putBlob(ctx context.Context, data []byte, look bool) (string, error) {
 	sum := sha256.Sum256(data)
 	digest := hex.EncodeToString(sum[:])
 	if err := ctx.Err(); err != nil {
@@ -99,11 +82,20 @@ func (s *PebbleStore) PutNewBlob(ctx context.Context, data []byte) (string, erro
 	}
 	defer s.leave()
 	key := blobKey(sum)
-	if err := s.writable(); err != nil {
-		if ok, herr := has(s.db, key); herr != nil {
-			return "", fmt.Errorf("put blob %s: %w", digest, errors.Join(err, herr))
+	if look {
+		if ok, err := has(s.db, key); err != nil {
+			return "", fmt.Errorf("put blob %s: %w", digest, err)
 		} else if ok {
 			return digest, nil
+		}
+	}
+	if err := s.writable(); err != nil {
+		if !look {
+			if ok, herr := has(s.db, key); herr != nil {
+				return "", fmt.Errorf("put blob %s: %w", digest, errors.Join(err, herr))
+			} else if ok {
+				return digest, nil
+			}
 		}
 		return "", fmt.Errorf("put blob %s: %w", digest, err)
 	}
