@@ -3,9 +3,6 @@ package stock_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +13,7 @@ import (
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/harnesstest"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -28,22 +26,7 @@ const sessionTurns = 50
 // each 500 to 3,500 bytes from a fixed seed, and returns its root once
 // they are older than the observer's racy window.
 func sessionTree(b *testing.B, n int) string {
-	root := b.TempDir()
-	r := rand.New(rand.NewPCG(7, uint64(n)))
-	buf := make([]byte, 3_500)
-	for i := range n {
-		rel := fmt.Sprintf("file%05d.txt", i)
-		if n > 100 {
-			rel = fmt.Sprintf("pkg%d/sub%d/file%05d.txt", i%10, (i/10)%10, i)
-		}
-		data := buf[:500+r.IntN(3_001)]
-		for j := range data {
-			data[j] = 'a' + byte(r.IntN(26))
-		}
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		require.NoError(b, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(b, os.WriteFile(p, data, 0o644))
-	}
+	root := harnesstest.Tree(b, n, 7)
 	// Let every file age past the racy window, as in a workspace in use: a
 	// file written just before an observation is read again until then.
 	time.Sleep(action.DefaultRacyWindow + 100*time.Millisecond)

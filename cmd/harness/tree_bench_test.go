@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/harnesstest"
 )
 
 // treeTurns is the model turns of one BenchmarkCLIRunTree session: all
@@ -119,22 +119,7 @@ func treeScript(n int) []byte {
 // past 100), each 500 to 3,500 bytes from a fixed seed.
 func gitTree(b *testing.B, n int) string {
 	b.Helper()
-	root := b.TempDir()
-	r := rand.New(rand.NewPCG(11, uint64(n)))
-	buf := make([]byte, 3_500)
-	for i := range n {
-		rel := fmt.Sprintf("file%05d.txt", i)
-		if n > 100 {
-			rel = fmt.Sprintf("pkg%d/sub%d/file%05d.txt", i%10, (i/10)%10, i)
-		}
-		data := buf[:500+r.IntN(3_001)]
-		for j := range data {
-			data[j] = 'a' + byte(r.IntN(26))
-		}
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		require.NoError(b, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(b, os.WriteFile(p, data, 0o644))
-	}
+	root := harnesstest.Tree(b, n, 11)
 	for _, args := range [][]string{
 		{"init", "-q"},
 		{"add", "-A"},
