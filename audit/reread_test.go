@@ -23,11 +23,7 @@ import (
 // is an error of the reading, not a *VerifyError saying the log is bad.
 func TestLeanRereadIsTheLogVerified(t *testing.T) {
 	actor := harnesstest.NewStock(t, harnesstest.TextScript).Stock.Actor
-	raw, err := os.Open(filepath.Join("..", "testdata", "corrupt", "good.jsonl"))
-	require.NoError(t, err)
-	log, err := facts.ParseJSON(raw)
-	raw.Close()
-	require.NoError(t, err)
+	log := goodLog(t)
 	// A late approval of turn 1's call, settled long before: the lean
 	// fold reads the log again to judge it.
 	d, err := facts.NewDraft(facts.KindConfirmationAnswered, "ingress/late-approval", facts.ConfirmationAnswered{RequestID: "1-call_1", Approved: true, By: "ana"})
@@ -107,11 +103,7 @@ func TestLeanRereadIsTheLogVerified(t *testing.T) {
 // a faithful reading of a long log verifies.
 func TestLeanRereadOfALongLog(t *testing.T) {
 	actor := harnesstest.NewStock(t, harnesstest.TextScript).Stock.Actor
-	raw, err := os.Open(filepath.Join("..", "testdata", "corrupt", "good.jsonl"))
-	require.NoError(t, err)
-	log, err := facts.ParseJSON(raw)
-	raw.Close()
-	require.NoError(t, err)
+	log := goodLog(t)
 	draft := func(kind facts.Kind, cause string, payload any) facts.Fact {
 		d, err := facts.NewDraft(kind, cause, payload)
 		require.NoError(t, err)
@@ -159,7 +151,7 @@ func TestLeanRereadOfALongLog(t *testing.T) {
 		return v.End()
 	}
 	var ve *audit.VerifyError
-	err = verify(log)
+	err := verify(log)
 	require.ErrorAs(t, err, &ve, "a faithful reading verifies as a whole fold does")
 	require.Contains(t, err.Error(), "request already answered")
 
@@ -199,4 +191,15 @@ func TestLeanRereadOfALongLog(t *testing.T) {
 			require.False(t, errors.As(err, &ve), "not the log's failure: %v", err)
 		})
 	}
+}
+
+// goodLog is testdata/corrupt/good.jsonl's log, which verifies.
+func goodLog(t *testing.T) []facts.Fact {
+	t.Helper()
+	raw, err := os.Open(filepath.Join("..", "testdata", "corrupt", "good.jsonl"))
+	require.NoError(t, err)
+	defer raw.Close()
+	log, err := facts.ParseJSON(raw)
+	require.NoError(t, err)
+	return log
 }
