@@ -241,24 +241,41 @@ func appendPath(b []byte, prev, p string) []byte {
 	return appendString(b, p[n:])
 }
 
-func isHexDigest(d string) bool {
+// lowerHex is the value of each lower-case hex digit, 0xff for any other
+// byte: digests are written in lower-case hex, and only those are packed.
+var lowerHex = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c-'a') + 10
+	}
+	return t
+}()
+
+// hexDigest decodes d when it is a SHA-256 in lower-case hex (64 digits).
+func hexDigest(d string) (sum [32]byte, ok bool) {
 	if len(d) != 64 {
-		return false
+		return sum, false
 	}
-	for i := 0; i < len(d); i++ {
-		if c := d[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
+	var bad byte
+	for i := range sum {
+		hi, lo := lowerHex[d[2*i]], lowerHex[d[2*i+1]]
+		bad |= hi | lo
+		sum[i] = hi<<4 | lo&0x0f
 	}
-	return true
+	return sum, bad&0xf0 == 0
 }
 
 func appendEntry(b []byte, f *FileState) []byte {
 	b = binary.AppendUvarint(b, uint64(f.Mode))
 	b = binary.AppendVarint(b, f.Size)
-	if isHexDigest(f.Digest) {
+	if sum, ok := hexDigest(f.Digest); ok {
 		b = append(b, 0)
-		b, _ = hex.AppendDecode(b, []byte(f.Digest))
+		b = append(b, sum[:]...)
 	} else {
 		b = append(b, 1)
 		b = appendString(b, f.Digest)

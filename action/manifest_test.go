@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -217,4 +218,41 @@ func (a writeAdapter) Name() string { return "w" }
 func (a writeAdapter) Execute(context.Context, Request) (facts.Report, error) {
 	err := os.WriteFile(filepath.Join(a.root, filepath.FromSlash(a.rel)), []byte(a.content), 0o644)
 	return facts.Report{Status: facts.StatusSucceeded}, err
+}
+
+// TestManifestPacksOnlyLowerHexDigests: a digest is packed as 32 bytes
+// only when it is 64 lower-case hex digits, so that it loads back as the
+// same string; any other (upper-case, a digit short or over, a byte
+// beside a hex digit) is kept as it is written.
+func TestManifestPacksOnlyLowerHexDigests(t *testing.T) {
+	ctx := context.Background()
+	good := sum("x")
+	odd := []string{
+		strings.ToUpper(good),
+		good[:63] + "A",
+		good[:63],
+		good + "0",
+		good[:63] + "g",
+		good[:63] + "/", // one below '0'
+		good[:63] + ":", // one above '9'
+		good[:63] + "`", // one below 'a'
+		good[:63] + "\xff",
+		"",
+	}
+	files := []FileState{{Path: "a", Digest: good, Mode: 0o644, Size: 1}}
+	for i, d := range odd {
+		files = append(files, FileState{Path: fmt.Sprintf("b%02d", i), Digest: d, Mode: 0o644, Size: 1})
+	}
+	blobs := &memBlobs{m: map[string][]byte{}}
+	d, err := keepWhole(ctx, blobs, Snapshot{Hash: "h", Files: files})
+	require.NoError(t, err)
+	got, err := LoadManifest(ctx, blobs, d)
+	require.NoError(t, err)
+	require.Equal(t, files, got.Files)
+	packed := encodeWhole("h", files[:1])
+	require.Less(t, len(packed), len(manifestHeader)+2+64, "a lower-case SHA-256 is packed to 32 bytes")
+	for _, d := range odd {
+		_, ok := hexDigest(d)
+		require.False(t, ok, "%q", d)
+	}
 }
