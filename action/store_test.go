@@ -270,3 +270,129 @@ func TestStatCacheRecordRoundTrip(t *testing.T) {
 		require.Error(t, err, "truncated to %d bytes", n)
 	}
 }
+
+// manifestStore is a PebbleStore that remembers the kind ('F' whole, 'D'
+// delta) of each manifest put in it.
+type manifestStore struct {
+	*thread.PebbleStore
+	kinds []byte
+}
+
+func (m *manifestStore) note(data []byte) {
+	if strings.HasPrefix(string(data), manifestHeader) {
+		m.kinds = append(m.kinds, data[len(manifestHeader)])
+	}
+}
+
+func (m *manifestStore) PutBlob(ctx context.Context, data []byte) (string, error) {
+	m.note(data)
+	return m.PebbleStore.PutBlob(ctx, data)
+}
+
+func (m *manifestStore) PutNewBlob(ctx context.Context, data []byte) (string, error) {
+	m.note(data)
+	return m.PebbleStore.PutNewBlob(ctx, data)
+}
+
+// TestManifestAcrossProcesses: a new process's first manifest is a delta
+// against the last one an earlier process kept of the same root (none at
+// all when nothing changed, not even a permission the hash does not
+// count), and loads back to exactly its reading; a note of the last
+// manifest that is damaged, names bytes the store lacks, or claims a hash
+// its chain does not list, is ignored (the manifest is kept whole); a
+// true note of an older manifest gives a delta against that one.
+func TestManifestAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	root, dir := t.TempDir(), t.TempDir()
+	for i := range 300 {
+		put(t, root, fmt.Sprintf("d%d/f%03d", i%3, i), fmt.Sprint("content ", i), 0o644)
+	}
+	// process keeps the manifest of one reading as a new process would,
+	// and returns its digest and the kinds of manifests it put.
+	process := func(t *testing.T) (string, string) {
+		t.Helper()
+		s := &manifestStore{PebbleStore: openStore(t, dir)}
+		defer s.Close()
+		w, err := NewWorkspace(root, WithBlobs(s, 0))
+		require.NoError(t, err)
+		snap, err := w.observeTree(ctx)
+		require.NoError(t, err)
+		d, err := w.KeepManifest(ctx, s, snap)
+		require.NoError(t, err)
+		back, err := LoadManifest(ctx, s, d)
+		require.NoError(t, err)
+		require.Equal(t, snap.Hash, back.Hash)
+		require.Equal(t, snap.Listing(), back.Files)
+		require.Equal(t, fresh(t, root).Files, back.Files, "what a fresh walk lists")
+		appendFact(t, s.PebbleStore, "sync")
+		return d, string(s.kinds)
+	}
+	first, kinds := process(t)
+	require.Equal(t, "F", kinds)
+	again, kinds := process(t)
+	require.Equal(t, first, again)
+	require.Empty(t, kinds, "nothing changed: no manifest is kept")
+
+	require.NoError(t, os.Chmod(filepath.Join(root, "d1/f001"), 0o600))
+	perm, kinds := process(t)
+	require.NotEqual(t, first, perm, "a permission change the hash does not count is kept")
+	require.Equal(t, "D", kinds)
+
+	put(t, root, "d2/f002", "changed", 0o644)
+	require.NoError(t, os.Remove(filepath.Join(root, "d0/f000")))
+	changed, kinds := process(t)
+	require.Equal(t, "D", kinds)
+
+	note := func(v []byte) {
+		s := openStore(t, dir)
+		require.NoError(t, s.PutMeta(ctx, manifestNamespace, one([]byte(root), v)))
+		appendFact(t, s, "sync")
+		require.NoError(t, s.Close())
+	}
+	noted := func() []byte {
+		s := openStore(t, dir)
+		defer s.Close()
+		v, err := s.GetMeta(ctx, manifestNamespace, []byte(root))
+		require.NoError(t, err)
+		return v
+	}
+	v := noted()
+	digest, hash, depth, ops, ok := decodeLast(v)
+	require.True(t, ok)
+	require.Equal(t, changed, digest)
+	require.Equal(t, 2, depth)
+
+	damaged := append([]byte(nil), v...)
+	damaged[len(damaged)/2] ^= 0xff
+	for name, bad := range map[string][]byte{
+		"damaged":        damaged,
+		"other version":  append([]byte{lastVersion + 1}, v[1:]...),
+		"bytes not kept": encodeLast(&manifestBase{digest: strings.Repeat("ab", 32), hash: hash, depth: depth, ops: ops}),
+		"not a digest":   encodeLast(&manifestBase{digest: "../x", hash: hash}),
+		"hash a lie":     encodeLast(&manifestBase{digest: first, hash: hash, depth: depth, ops: ops}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			note(bad)
+			put(t, root, "d0/f003", "changed again for "+name, 0o644)
+			_, kinds := process(t)
+			require.Equal(t, "F", kinds, "the note is ignored")
+		})
+	}
+
+	// A true note of an older manifest: the delta is against that one.
+	s := openStore(t, dir)
+	old, err := LoadManifest(ctx, s, perm)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	note(encodeLast(&manifestBase{digest: perm, hash: old.Hash, depth: 1, ops: 1}))
+	put(t, root, "d1/f004", "and again", 0o644)
+	d, kinds := process(t)
+	require.Equal(t, "D", kinds)
+	s = openStore(t, dir)
+	data, err := s.GetBlob(ctx, d)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	m, err := decodeManifest(data)
+	require.NoError(t, err)
+	require.Equal(t, perm, m.base)
+}

@@ -273,8 +273,13 @@ type Workspace struct {
 
 	putMu sync.Mutex // serializes PutBlob calls
 
-	manMu sync.Mutex // guards man
+	manMu sync.Mutex // guards man, manLooked and manKept
 	man   manifestBase
+	// manLooked: the last manifest an earlier process kept of this root
+	// was looked for (see lastManifest); manKept is the digest this one
+	// last noted as the last kept, in the stat cache's Meta.
+	manLooked bool
+	manKept   string
 }
 
 // statKey is what a file's stat record must still say for its cached digest
