@@ -396,3 +396,99 @@ func TestManifestAcrossProcesses(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, perm, m.base)
 }
+
+// TestWarm: a reading Warm takes in the background, from the stat cache a
+// process left, is the base of the next observation, which looks only at
+// what the feed reported — and still sees every change: made while the
+// warm reading walked (in directories listed already and not yet), and
+// made after, of the same size with the mtime put back. Its manifest is
+// kept, so the next one of the same tree is not kept again. Close stops
+// a warm reading that has not ended.
+func TestWarm(t *testing.T) {
+	if !feedSupported {
+		t.Skip("no change feed on this system")
+	}
+	ctx := context.Background()
+	root, dir := t.TempDir(), t.TempDir()
+	for i := range 90 {
+		put(t, root, fmt.Sprintf("d%d/f%02d", i%3, i), fmt.Sprint("content ", i), 0o644)
+	}
+	s := openStore(t, dir)
+	w, err := NewWorkspace(root, WithBlobs(s, 0))
+	require.NoError(t, err)
+	w.now = func() time.Time { return time.Now().Add(time.Hour) } // all settled
+	_, err = w.KeepManifest(ctx, s, observe(t, w))
+	require.NoError(t, err)
+	appendFact(t, s, "sync")
+	require.NoError(t, s.Close())
+
+	sameSize := func(rel, content string) {
+		old := mtime(t, root, rel)
+		put(t, root, rel, content, 0o644)
+		backdate(t, root, rel, old)
+	}
+	ms := &manifestStore{PebbleStore: openStore(t, dir)}
+	defer ms.Close()
+	w, err = NewWorkspace(root, WithBlobs(ms, 0), WithChangeFeed(true))
+	require.NoError(t, err)
+	defer w.Close()
+	w.now = func() time.Time { return time.Now().Add(time.Hour) }
+	w.before = func(op, rel string) error {
+		if op == "list" && rel == "d1" {
+			sameSize("d0/f00", "CONTENT 0") // listed already, or not yet
+			sameSize("d2/f02", "CONTENT 2") // the other
+			put(t, root, "d1/new", "new", 0o644)
+		}
+		return nil
+	}
+	w.Warm()
+	// The warm reading has begun once it is counted; taking the lock
+	// waits for its end.
+	require.Eventually(t, func() bool { return w.Readings() >= 1 }, 30*time.Second, time.Millisecond)
+	w.mu.Lock()
+	w.before = nil
+	w.mu.Unlock()
+	// Then it keeps its manifest (holding manMu throughout).
+	require.Eventually(t, func() bool {
+		w.manMu.Lock()
+		defer w.manMu.Unlock()
+		return w.manLooked
+	}, 30*time.Second, time.Millisecond)
+	w.manMu.Lock()
+	require.Equal(t, "D", string(ms.kinds), "the warm reading's manifest: a delta against the last process's")
+	ms.kinds = nil
+	w.manMu.Unlock()
+	sameSize("d1/f01", "CONTENT 1")
+	snap, err := w.observeTree(ctx)
+	require.NoError(t, err)
+	require.Equal(t, fresh(t, root).Hash, snap.Hash)
+	require.Equal(t, fresh(t, root).Files, snap.Listing())
+	d, err := w.KeepManifest(ctx, ms, snap)
+	require.NoError(t, err)
+	require.Equal(t, "D", string(ms.kinds))
+	back, err := LoadManifest(ctx, ms, d)
+	require.NoError(t, err)
+	require.Equal(t, snap.Listing(), back.Files)
+
+	// Close stops a warm reading under way.
+	w2, err := NewWorkspace(root, WithBlobs(ms, 0), WithChangeFeed(true))
+	require.NoError(t, err)
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var once atomic.Bool
+	w2.before = func(op, rel string) error {
+		if once.CompareAndSwap(false, true) {
+			close(entered)
+			<-release
+		}
+		return nil
+	}
+	w2.Warm()
+	<-entered
+	closed := make(chan error, 1)
+	go func() { closed <- w2.Close() }()
+	close(release)
+	require.NoError(t, <-closed)
+	_, err = w2.observeTree(ctx)
+	require.ErrorIs(t, err, errClosed)
+}
