@@ -492,3 +492,57 @@ func TestWarm(t *testing.T) {
 	_, err = w2.observeTree(ctx)
 	require.ErrorIs(t, err, errClosed)
 }
+
+// TestForgedStatRecord: a stat-cache record that decodes but vouches for a
+// file with a stat key the file does not have (a forged digest, or a
+// record left from another file at the path) does not stand: the file is
+// read again, and the observation is what a fresh walk gives. Only a key
+// equal to the file's own is trusted, as git trusts its index.
+func TestForgedStatRecord(t *testing.T) {
+	ctx := context.Background()
+	root, dir := t.TempDir(), t.TempDir()
+	for i := range 30 {
+		put(t, root, fmt.Sprintf("d%d/f%02d", i%3, i), fmt.Sprint("content ", i), 0o644)
+	}
+	settled := func(w *Workspace) { w.now = func() time.Time { return time.Now().Add(time.Hour) } }
+	s := openStore(t, dir)
+	w, err := NewWorkspace(root, WithBlobs(s, 0))
+	require.NoError(t, err)
+	settled(w)
+	observe(t, w)
+	appendFact(t, s, "sync")
+
+	key := append([]byte(root+"\x00"), "d1"...)
+	v, err := s.GetMeta(ctx, statNamespace, key)
+	require.NoError(t, err)
+	rec, err := decodeRec("d1", v)
+	require.NoError(t, err)
+	forged := strings.Repeat("0", 64)
+	for i := range rec.ents {
+		e := &rec.ents[i]
+		if e.name == "f01" {
+			e.Digest = forged
+			e.key.mtime++ // not the file's key
+		}
+		if e.name == "f04" {
+			e.Digest = forged
+			e.key.ino++ // another file's
+		}
+	}
+	require.NoError(t, s.PutMeta(ctx, statNamespace, one(key, encodeRec(rec))))
+	appendFact(t, s, "sync")
+	require.NoError(t, s.Close())
+
+	s = openStore(t, dir)
+	defer s.Close()
+	w, err = NewWorkspace(root, WithBlobs(s, 0))
+	require.NoError(t, err)
+	settled(w)
+	r := countReads(w)
+	snap := observe(t, w)
+	require.ElementsMatch(t, []string{"d1/f01", "d1/f04"}, r.take())
+	require.Equal(t, fresh(t, root), snap)
+	for _, f := range snap.Files {
+		require.NotEqual(t, forged, f.Digest, f.Path)
+	}
+}
