@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"reflect"
 	"slices"
@@ -123,6 +124,10 @@ func (w *Workspace) KeepManifest(ctx context.Context, b Blobs, s Snapshot) (stri
 	w.manMu.Lock()
 	defer w.manMu.Unlock()
 	m := &w.man
+	if m.digest == "" && !w.manLooked {
+		w.manLooked = true
+		w.lastManifest(ctx, b)
+	}
 	tree := s.tree
 	if s.Files != nil {
 		tree = nil
@@ -150,6 +155,7 @@ func (w *Workspace) KeepManifest(ctx context.Context, b Blobs, s Snapshot) (stri
 			delta = manifestOps(m.listing(), sortedFiles(s.Listing()))
 		}
 		if len(delta) == 0 && m.hash == s.Hash {
+			w.noteManifest(ctx, m)
 			return m.digest, nil
 		}
 		data, depth, ops = encodeDelta(m.digest, s.Hash, delta), m.depth+1, m.ops+len(delta)
@@ -173,6 +179,7 @@ func (w *Workspace) KeepManifest(ctx context.Context, b Blobs, s Snapshot) (stri
 		}
 	}
 	*m = next
+	w.noteManifest(ctx, m)
 	return d, nil
 }
 
@@ -477,4 +484,94 @@ func LoadManifest(ctx context.Context, b Blobs, digest string) (Snapshot, error)
 		files = apply(files, ops)
 	}
 	return Snapshot{Hash: chain[0].hash, Files: files}, nil
+}
+
+// manifestNamespace is the Meta namespace where a Workspace notes the last
+// manifest it kept, under its root: a new process's first manifest is
+// then a delta against it, not the whole listing again (500 KB for a
+// 10,000-file tree, written by every `harness run`).
+const manifestNamespace = "manifest.v1"
+
+// lastVersion is the version of a noted last manifest:
+//
+//	version  1 byte (1)
+//	digest   uvarint length, then the manifest's digest
+//	hash     uvarint length, then the snapshot hash it lists
+//	depth    uvarint: deltas since the last whole manifest of its chain
+//	ops      uvarint: entries in those deltas
+//	crc      4 bytes, CRC-32C of the bytes before, little-endian
+const lastVersion = 1
+
+func encodeLast(m *manifestBase) []byte {
+	b := make([]byte, 0, 1+2+len(m.digest)+len(m.hash)+20+4)
+	b = append(b, lastVersion)
+	b = appendString(b, m.digest)
+	b = appendString(b, m.hash)
+	b = binary.AppendUvarint(b, uint64(m.depth))
+	b = binary.AppendUvarint(b, uint64(m.ops))
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// decodeLast reads a noted last manifest; ok is false for one that does
+// not decode (damaged, or of another version).
+func decodeLast(v []byte) (digest, hash string, depth, ops int, ok bool) {
+	if len(v) < 1+4 || v[0] != lastVersion {
+		return "", "", 0, 0, false
+	}
+	body := v[:len(v)-4]
+	if binary.LittleEndian.Uint32(v[len(v)-4:]) != crc32.Checksum(body, castagnoli) {
+		return "", "", 0, 0, false
+	}
+	r := recReader{b: body[1:]}
+	digest, hash = r.string(), r.string()
+	d, o := r.uvarint(), r.uvarint()
+	if r.bad || len(r.b) != 0 || digest == "" || d > maxManifestChain || o > 1<<40 {
+		return "", "", 0, 0, false
+	}
+	return digest, hash, int(d), int(o), true
+}
+
+// lastManifest makes the last manifest an earlier Workspace over this root
+// noted in the stat cache's Meta the base of the next one kept in b, when
+// b holds its whole chain and the chain lists the hash the note says. The
+// listing is loaded from b, not taken from the note: a delta against it
+// says exactly how the next listing differs from the one the chain
+// lists, whatever the note claimed. A note that is damaged, names bytes
+// b does not hold, or a chain that does not load, is ignored: the next
+// manifest is kept whole, as with no note. manMu is held.
+func (w *Workspace) lastManifest(ctx context.Context, b Blobs) {
+	if w.meta == nil {
+		return
+	}
+	v, err := w.meta.GetMeta(ctx, manifestNamespace, []byte(w.root))
+	if err != nil {
+		return
+	}
+	digest, hash, depth, ops, ok := decodeLast(v)
+	if !ok {
+		return
+	}
+	snap, err := LoadManifest(ctx, b, digest)
+	if err != nil || snap.Hash != hash || !slices.IsSortedFunc(snap.Files, func(x, y FileState) int { return strings.Compare(x.Path, y.Path) }) {
+		return
+	}
+	if snap.Files == nil {
+		snap.Files = []FileState{}
+	}
+	w.man = manifestBase{blobs: b, digest: digest, hash: hash, files: snap.Files, depth: depth, ops: ops}
+	w.manKept = digest
+}
+
+// noteManifest notes m, the manifest just kept, as the last one in the
+// stat cache's Meta, when it is not the one noted already. Failing to
+// note it costs the next process a whole manifest. manMu is held.
+func (w *Workspace) noteManifest(ctx context.Context, m *manifestBase) {
+	if w.meta == nil || m.digest == w.manKept {
+		return
+	}
+	v := encodeLast(m)
+	kv := func(yield func([]byte, []byte) bool) { yield([]byte(w.root), v) }
+	if w.meta.PutMeta(context.WithoutCancel(ctx), manifestNamespace, kv) == nil {
+		w.manKept = m.digest
+	}
 }

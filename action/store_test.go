@@ -270,3 +270,279 @@ func TestStatCacheRecordRoundTrip(t *testing.T) {
 		require.Error(t, err, "truncated to %d bytes", n)
 	}
 }
+
+// manifestStore is a PebbleStore that remembers the kind ('F' whole, 'D'
+// delta) of each manifest put in it.
+type manifestStore struct {
+	*thread.PebbleStore
+	kinds []byte
+}
+
+func (m *manifestStore) note(data []byte) {
+	if strings.HasPrefix(string(data), manifestHeader) {
+		m.kinds = append(m.kinds, data[len(manifestHeader)])
+	}
+}
+
+func (m *manifestStore) PutBlob(ctx context.Context, data []byte) (string, error) {
+	m.note(data)
+	return m.PebbleStore.PutBlob(ctx, data)
+}
+
+func (m *manifestStore) PutNewBlob(ctx context.Context, data []byte) (string, error) {
+	m.note(data)
+	return m.PebbleStore.PutNewBlob(ctx, data)
+}
+
+// TestManifestAcrossProcesses: a new process's first manifest is a delta
+// against the last one an earlier process kept of the same root (none at
+// all when nothing changed, not even a permission the hash does not
+// count), and loads back to exactly its reading; a note of the last
+// manifest that is damaged, names bytes the store lacks, or claims a hash
+// its chain does not list, is ignored (the manifest is kept whole); a
+// true note of an older manifest gives a delta against that one.
+func TestManifestAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	root, dir := t.TempDir(), t.TempDir()
+	for i := range 300 {
+		put(t, root, fmt.Sprintf("d%d/f%03d", i%3, i), fmt.Sprint("content ", i), 0o644)
+	}
+	// process keeps the manifest of one reading as a new process would,
+	// and returns its digest and the kinds of manifests it put.
+	process := func(t *testing.T) (string, string) {
+		t.Helper()
+		s := &manifestStore{PebbleStore: openStore(t, dir)}
+		defer s.Close()
+		w, err := NewWorkspace(root, WithBlobs(s, 0))
+		require.NoError(t, err)
+		snap, err := w.observeTree(ctx)
+		require.NoError(t, err)
+		d, err := w.KeepManifest(ctx, s, snap)
+		require.NoError(t, err)
+		back, err := LoadManifest(ctx, s, d)
+		require.NoError(t, err)
+		require.Equal(t, snap.Hash, back.Hash)
+		require.Equal(t, snap.Listing(), back.Files)
+		require.Equal(t, fresh(t, root).Files, back.Files, "what a fresh walk lists")
+		appendFact(t, s.PebbleStore, "sync")
+		return d, string(s.kinds)
+	}
+	first, kinds := process(t)
+	require.Equal(t, "F", kinds)
+	again, kinds := process(t)
+	require.Equal(t, first, again)
+	require.Empty(t, kinds, "nothing changed: no manifest is kept")
+
+	require.NoError(t, os.Chmod(filepath.Join(root, "d1/f001"), 0o600))
+	perm, kinds := process(t)
+	require.NotEqual(t, first, perm, "a permission change the hash does not count is kept")
+	require.Equal(t, "D", kinds)
+
+	put(t, root, "d2/f002", "changed", 0o644)
+	require.NoError(t, os.Remove(filepath.Join(root, "d0/f000")))
+	changed, kinds := process(t)
+	require.Equal(t, "D", kinds)
+
+	note := func(v []byte) {
+		s := openStore(t, dir)
+		require.NoError(t, s.PutMeta(ctx, manifestNamespace, one([]byte(root), v)))
+		appendFact(t, s, "sync")
+		require.NoError(t, s.Close())
+	}
+	noted := func() []byte {
+		s := openStore(t, dir)
+		defer s.Close()
+		v, err := s.GetMeta(ctx, manifestNamespace, []byte(root))
+		require.NoError(t, err)
+		return v
+	}
+	v := noted()
+	digest, hash, depth, ops, ok := decodeLast(v)
+	require.True(t, ok)
+	require.Equal(t, changed, digest)
+	require.Equal(t, 2, depth)
+
+	damaged := append([]byte(nil), v...)
+	damaged[len(damaged)/2] ^= 0xff
+	for name, bad := range map[string][]byte{
+		"damaged":        damaged,
+		"other version":  append([]byte{lastVersion + 1}, v[1:]...),
+		"bytes not kept": encodeLast(&manifestBase{digest: strings.Repeat("ab", 32), hash: hash, depth: depth, ops: ops}),
+		"not a digest":   encodeLast(&manifestBase{digest: "../x", hash: hash}),
+		"hash a lie":     encodeLast(&manifestBase{digest: first, hash: hash, depth: depth, ops: ops}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			note(bad)
+			put(t, root, "d0/f003", "changed again for "+name, 0o644)
+			_, kinds := process(t)
+			require.Equal(t, "F", kinds, "the note is ignored")
+		})
+	}
+
+	// A true note of an older manifest: the delta is against that one.
+	s := openStore(t, dir)
+	old, err := LoadManifest(ctx, s, perm)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	note(encodeLast(&manifestBase{digest: perm, hash: old.Hash, depth: 1, ops: 1}))
+	put(t, root, "d1/f004", "and again", 0o644)
+	d, kinds := process(t)
+	require.Equal(t, "D", kinds)
+	s = openStore(t, dir)
+	data, err := s.GetBlob(ctx, d)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	m, err := decodeManifest(data)
+	require.NoError(t, err)
+	require.Equal(t, perm, m.base)
+}
+
+// TestWarm: a reading Warm takes in the background, from the stat cache a
+// process left, is the base of the next observation, which looks only at
+// what the feed reported — and still sees every change: made while the
+// warm reading walked (in directories listed already and not yet), and
+// made after, of the same size with the mtime put back. Its manifest is
+// kept, so the next one of the same tree is not kept again. Close stops
+// a warm reading that has not ended.
+func TestWarm(t *testing.T) {
+	if !feedSupported {
+		t.Skip("no change feed on this system")
+	}
+	ctx := context.Background()
+	root, dir := t.TempDir(), t.TempDir()
+	for i := range 90 {
+		put(t, root, fmt.Sprintf("d%d/f%02d", i%3, i), fmt.Sprint("content ", i), 0o644)
+	}
+	s := openStore(t, dir)
+	w, err := NewWorkspace(root, WithBlobs(s, 0))
+	require.NoError(t, err)
+	w.now = func() time.Time { return time.Now().Add(time.Hour) } // all settled
+	_, err = w.KeepManifest(ctx, s, observe(t, w))
+	require.NoError(t, err)
+	appendFact(t, s, "sync")
+	require.NoError(t, s.Close())
+
+	sameSize := func(rel, content string) {
+		old := mtime(t, root, rel)
+		put(t, root, rel, content, 0o644)
+		backdate(t, root, rel, old)
+	}
+	ms := &manifestStore{PebbleStore: openStore(t, dir)}
+	defer ms.Close()
+	w, err = NewWorkspace(root, WithBlobs(ms, 0), WithChangeFeed(true))
+	require.NoError(t, err)
+	defer w.Close()
+	w.now = func() time.Time { return time.Now().Add(time.Hour) }
+	w.before = func(op, rel string) error {
+		if op == "list" && rel == "d1" {
+			sameSize("d0/f00", "CONTENT 0") // listed already, or not yet
+			sameSize("d2/f02", "CONTENT 2") // the other
+			put(t, root, "d1/new", "new", 0o644)
+		}
+		return nil
+	}
+	w.Warm()
+	// The warm reading has begun once it is counted; taking the lock
+	// waits for its end.
+	require.Eventually(t, func() bool { return w.Readings() >= 1 }, 30*time.Second, time.Millisecond)
+	w.mu.Lock()
+	w.before = nil
+	w.mu.Unlock()
+	// Then it keeps its manifest (holding manMu throughout).
+	require.Eventually(t, func() bool {
+		w.manMu.Lock()
+		defer w.manMu.Unlock()
+		return w.manLooked
+	}, 30*time.Second, time.Millisecond)
+	w.manMu.Lock()
+	require.Equal(t, "D", string(ms.kinds), "the warm reading's manifest: a delta against the last process's")
+	ms.kinds = nil
+	w.manMu.Unlock()
+	sameSize("d1/f01", "CONTENT 1")
+	snap, err := w.observeTree(ctx)
+	require.NoError(t, err)
+	require.Equal(t, fresh(t, root).Hash, snap.Hash)
+	require.Equal(t, fresh(t, root).Files, snap.Listing())
+	d, err := w.KeepManifest(ctx, ms, snap)
+	require.NoError(t, err)
+	require.Equal(t, "D", string(ms.kinds))
+	back, err := LoadManifest(ctx, ms, d)
+	require.NoError(t, err)
+	require.Equal(t, snap.Listing(), back.Files)
+
+	// Close stops a warm reading under way.
+	w2, err := NewWorkspace(root, WithBlobs(ms, 0), WithChangeFeed(true))
+	require.NoError(t, err)
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var once atomic.Bool
+	w2.before = func(op, rel string) error {
+		if once.CompareAndSwap(false, true) {
+			close(entered)
+			<-release
+		}
+		return nil
+	}
+	w2.Warm()
+	<-entered
+	closed := make(chan error, 1)
+	go func() { closed <- w2.Close() }()
+	close(release)
+	require.NoError(t, <-closed)
+	_, err = w2.observeTree(ctx)
+	require.ErrorIs(t, err, errClosed)
+}
+
+// TestForgedStatRecord: a stat-cache record that decodes but vouches for a
+// file with a stat key the file does not have (a forged digest, or a
+// record left from another file at the path) does not stand: the file is
+// read again, and the observation is what a fresh walk gives. Only a key
+// equal to the file's own is trusted, as git trusts its index.
+func TestForgedStatRecord(t *testing.T) {
+	ctx := context.Background()
+	root, dir := t.TempDir(), t.TempDir()
+	for i := range 30 {
+		put(t, root, fmt.Sprintf("d%d/f%02d", i%3, i), fmt.Sprint("content ", i), 0o644)
+	}
+	settled := func(w *Workspace) { w.now = func() time.Time { return time.Now().Add(time.Hour) } }
+	s := openStore(t, dir)
+	w, err := NewWorkspace(root, WithBlobs(s, 0))
+	require.NoError(t, err)
+	settled(w)
+	observe(t, w)
+	appendFact(t, s, "sync")
+
+	key := append([]byte(root+"\x00"), "d1"...)
+	v, err := s.GetMeta(ctx, statNamespace, key)
+	require.NoError(t, err)
+	rec, err := decodeRec("d1", v)
+	require.NoError(t, err)
+	forged := strings.Repeat("0", 64)
+	for i := range rec.ents {
+		e := &rec.ents[i]
+		if e.name == "f01" {
+			e.Digest = forged
+			e.key.mtime++ // not the file's key
+		}
+		if e.name == "f04" {
+			e.Digest = forged
+			e.key.ino++ // another file's
+		}
+	}
+	require.NoError(t, s.PutMeta(ctx, statNamespace, one(key, encodeRec(rec))))
+	appendFact(t, s, "sync")
+	require.NoError(t, s.Close())
+
+	s = openStore(t, dir)
+	defer s.Close()
+	w, err = NewWorkspace(root, WithBlobs(s, 0))
+	require.NoError(t, err)
+	settled(w)
+	r := countReads(w)
+	snap := observe(t, w)
+	require.ElementsMatch(t, []string{"d1/f01", "d1/f04"}, r.take())
+	require.Equal(t, fresh(t, root), snap)
+	for _, f := range snap.Files {
+		require.NotEqual(t, forged, f.Digest, f.Path)
+	}
+}

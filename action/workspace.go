@@ -273,8 +273,16 @@ type Workspace struct {
 
 	putMu sync.Mutex // serializes PutBlob calls
 
-	manMu sync.Mutex // guards man
+	manMu sync.Mutex // guards man, manLooked and manKept
 	man   manifestBase
+	// manLooked: the last manifest an earlier process kept of this root
+	// was looked for (see lastManifest); manKept is the digest this one
+	// last noted as the last kept, in the stat cache's Meta.
+	manLooked bool
+	manKept   string
+
+	warmMu    sync.Mutex // guards warmStops
+	warmStops []func()   // stop the readings Warm started
 }
 
 // statKey is what a file's stat record must still say for its cached digest
@@ -493,6 +501,13 @@ func (w *Workspace) Feed() (on bool, why error) {
 // Close releases the change feed, if any. Observing after Close is an
 // error.
 func (w *Workspace) Close() error {
+	w.warmMu.Lock()
+	stops := w.warmStops
+	w.warmStops = nil
+	w.warmMu.Unlock()
+	for _, stop := range stops {
+		stop()
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -501,6 +516,44 @@ func (w *Workspace) Close() error {
 	w.closed = true
 	w.box.dropRoot()
 	return w.stopFeed()
+}
+
+// Warm takes a reading in the background, and keeps its manifest in the
+// Blobs given to [WithBlobs], as an action's first observation would:
+// a new process calls it when it starts, so that the reading of every
+// entry of the tree (a stat each, through the stat cache) overlaps
+// whatever else it does before its first action — opening the rest of
+// its state, a model's first turn. The first observation an action
+// waits for then looks only at what the change feed reported since, as
+// every later one does; what it reports is the same (the feed's rules,
+// under "Change feed" above, decide what is looked at again). Without a
+// feed (none wanted, or none on this system) Warm does nothing: the
+// next observation would stat every entry again anyway.
+//
+// stop cancels the reading and waits for it to end; Close stops it too.
+// A reading stopped, or that failed, leaves the next observation to
+// look at everything, as if Warm had not been called.
+func (w *Workspace) Warm() (stop func()) {
+	if !w.feedWanted || !feedSupported {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		snap, err := w.observeTree(ctx)
+		if err == nil && w.blobs != nil {
+			_, _ = w.KeepManifest(ctx, w.blobs, snap)
+		}
+	}()
+	stop = sync.OnceFunc(func() {
+		cancel()
+		<-done
+	})
+	w.warmMu.Lock()
+	w.warmStops = append(w.warmStops, stop)
+	w.warmMu.Unlock()
+	return stop
 }
 
 // errClosed: the Workspace was closed.

@@ -90,6 +90,13 @@ func (d *Driver) build() error {
 	if err != nil {
 		return err
 	}
+	// The observer's first reading of the tree (a stat of every entry)
+	// is taken meanwhile: the first action then waits only for what
+	// changed since. Releasing the session closes the observer, which
+	// stops it.
+	if ws, ok := rt.Services.Observer.(*action.Workspace); ok {
+		ws.Warm()
+	}
 	if d.Runtime != nil {
 		d.Runtime.Store, d.Runtime.Services = rt.Store, rt.Services
 		return nil

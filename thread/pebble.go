@@ -210,6 +210,7 @@ func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
 	// filters (set on L0, inherited by the levels below) answer "not
 	// there" without reading a block of each table.
 	popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	separateBlobs(popts)
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
 		closeAll()
@@ -810,4 +811,54 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	p.fatal(msg)
 	panic("pebble: " + msg) // fatal returned, which it must not
+}
+
+// Blob values at least blobValueMin bytes long are kept in Pebble's blob
+// files, apart from their keys (see separateBlobs).
+const blobValueMin = 256
+
+// separateBlobs keeps the values of the blob table ('b') in Pebble's blob
+// files, and every other table's values beside their keys, as before.
+//
+// A workspace's first observation keeps every file of the tree as a blob,
+// under a key that is the content's digest: the blobs of a 10,000-file
+// tree are 25 MB, spread over the whole 'b' key range. Each session
+// after adds a few blobs (the files it changed, a manifest) at random
+// places in that range, so every compaction of a new level-0 table into
+// the level below overlapped all of it and rewrote all 25 MB — every
+// other `harness run` on such a tree, a cost that grew with the tree,
+// not with what the session wrote. With the values apart, a compaction
+// rewrites the keys and their references (about 45 bytes a blob) and
+// leaves the blob files as they are. Facts, heads, causes and the
+// observer's stat records are read far more often than they are
+// compacted: their values stay in place (ValueStorageLowReadLatency).
+//
+// Each flush that holds blobs adds a blob file overlapping the whole
+// range, and a table's references reach one more file: past
+// MaxBlobReferenceDepth files a compaction writes the values it meets
+// anew. Depth 64 makes that a 25 MB rewrite every 64 sessions or so
+// (the blob value a point read follows names its file: the depth costs
+// a scan of the blob table, which nothing does, more than a read).
+func separateBlobs(o *pebble.Options) {
+	o.Experimental.ValueSeparationPolicy = func() pebble.ValueSeparationPolicy {
+		return pebble.ValueSeparationPolicy{
+			Enabled:               true,
+			MinimumSize:           blobValueMin,
+			MaxBlobReferenceDepth: 64,
+			RewriteMinimumAge:     10 * time.Minute,
+			TargetGarbageRatio:    0.2,
+		}
+	}
+	blobs := pebble.KeyRange{Start: []byte{tableBlob}, End: []byte{tableBlob + 1}}
+	o.Experimental.SpanPolicyFunc = func(start []byte) (pebble.SpanPolicy, []byte, error) {
+		inPlace := pebble.SpanPolicy{ValueStoragePolicy: pebble.ValueStorageLowReadLatency}
+		switch {
+		case bytes.Compare(start, blobs.Start) < 0:
+			return inPlace, blobs.Start, nil
+		case bytes.Compare(start, blobs.End) < 0:
+			return pebble.SpanPolicy{}, blobs.End, nil
+		default:
+			return inPlace, nil, nil
+		}
+	}
 }
