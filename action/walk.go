@@ -681,6 +681,20 @@ func (wk *walk) dir(parent *dirHandle, k *kid, n *node, expect *sysStat, attempt
 			n.watch = b.watch
 		} else {
 			n.watch = wk.watch(n.rel, d) // before listing: a change after it is reported
+			// A name made after the stat above and before the watch
+			// raised no event, and the stat taken before it may still
+			// equal the kept record: the kept listing would be used and
+			// the feed would vouch for it from then on. Stat again, now
+			// that any later change is reported.
+			if n.watch == wk.epoch {
+				if st, err = d.stat(); err != nil {
+					return pathErr("stat", n.rel, err)
+				}
+				if parent == nil {
+					wk.rootSt = st
+				}
+				n.st = st
+			}
 		}
 	}
 	n.clean = st.key.mtime < wk.since && st.key.ctime < wk.since

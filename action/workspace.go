@@ -527,8 +527,9 @@ func (w *Workspace) Close() error {
 // waits for then looks only at what the change feed reported since, as
 // every later one does; what it reports is the same (the feed's rules,
 // under "Change feed" above, decide what is looked at again). Without a
-// feed (none wanted, or none on this system) Warm does nothing: the
-// next observation would stat every entry again anyway.
+// feed (none wanted, none on this system, or a file system whose changes
+// the kernel does not all report) Warm does nothing: the next
+// observation would stat every entry again anyway.
 //
 // stop cancels the reading and waits for it to end; Close stops it too.
 // A reading stopped, or that failed, leaves the next observation to
@@ -536,6 +537,9 @@ func (w *Workspace) Close() error {
 func (w *Workspace) Warm() (stop func()) {
 	if !w.feedWanted || !feedSupported {
 		return func() {}
+	}
+	if ok, _, err := localFS(w.root); err != nil || !ok {
+		return func() {} // no feed will run here (see plan)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
