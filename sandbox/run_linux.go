@@ -238,11 +238,12 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 	if s.Mode == WorkspaceWrite && g.Pin != "" {
 		// Hooks, config and info must exist to be made read-only: git init
 		// makes all three, and a repository without them gets them, empty.
-		_ = os.Mkdir(g.ReadOnly[0], 0o755)
-		if f, err := os.OpenFile(g.ReadOnly[1], os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+		ctl := controlOf(g.Pin)
+		_ = os.Mkdir(ctl[0], 0o755)
+		if f, err := os.OpenFile(ctl[1], os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
 			f.Close()
 		}
-		_ = os.Mkdir(g.ReadOnly[2], 0o755)
+		_ = os.Mkdir(ctl[2], 0o755)
 	}
 	if dot := filepath.Join(s.Workspace, StoreName); s.Mode == WorkspaceWrite && (slices.Contains(s.Hidden, dot) || slices.Contains(s.HiddenNames, StoreName)) {
 		// The workspace's .harness must exist to be covered: where there is
@@ -275,7 +276,7 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 		ABI:         min(abi, maxABI),
 	}
 	if s.Mode == WorkspaceWrite {
-		req.Pin = g.Pin
+		req.Pins = pinsOf(g)
 	}
 	return req, tmp, nil
 }
