@@ -38,27 +38,40 @@ type linkWay struct {
 // replace any entry of the way can make the link lead elsewhere; what it
 // records is what must be kept from it.
 func wayOf(ws, link string) linkWay {
-	var w linkWay
-	met := func(p string) {
-		switch {
-		case p != ws && within(p, ws):
-			w.inside = addNew(w.inside, p)
-		case !within(ws, p):
-			w.outside = addNew(w.outside, p)
-		}
-	}
 	target, err := os.Readlink(link)
 	if err != nil {
-		w.err = err
-		return w
+		return linkWay{err: err}
 	}
-	met(link)
-	cur := filepath.Dir(link)
+	var w linkWay
+	w.met(ws, link)
+	return w.follow(ws, filepath.Dir(link), target, 1)
+}
+
+// wayTo is the way to the path p, absolute or relative to the workspace
+// ws, entry by entry, as wayOf's.
+func wayTo(ws, p string) linkWay {
+	var w linkWay
+	return w.follow(ws, ws, p, 0)
+}
+
+// met records the entry p of the way, unless it is ws or holds it.
+func (w *linkWay) met(ws, p string) {
+	switch {
+	case p != ws && within(p, ws):
+		w.inside = addNew(w.inside, p)
+	case !within(ws, p):
+		w.outside = addNew(w.outside, p)
+	}
+}
+
+// follow follows target from the directory cur (resolved), hops links
+// followed already.
+func (w linkWay) follow(ws, cur, target string, hops int) linkWay {
+	met := func(p string) { w.met(ws, p) }
 	todo := strings.Split(target, "/")
 	if filepath.IsAbs(target) {
 		cur = "/"
 	}
-	hops := 1
 	for len(todo) > 0 {
 		c := todo[0]
 		todo = todo[1:]
@@ -139,7 +152,8 @@ func (w linkWay) done() linkWay {
 //     names is never a writable root: its back-link cannot be this
 //     workspace's .git);
 //   - a directory outside the workspace is refused, and a command may not
-//     start while it lies in or holds a writable root (GitPaths.Ends);
+//     start while it lies in a writable root, or a writable root lies in
+//     one of its control entries (GitPaths.Ends);
 //   - so are links and directories outside the workspace on its way, and
 //     the first missing entry of a link that leads nowhere, while they lie
 //     in a writable root (GitPaths.Beyond): a command could make the link
@@ -164,7 +178,7 @@ func gitLinkOf(ws, dotgit string) GitPaths {
 		return refuse("%v", err)
 	case fi.Mode().IsRegular():
 		f := gitFileOf(ws, w.end)
-		f.Via, f.Beyond, f.Writable = g.Via, g.Beyond, nil
+		f.Via, f.Beyond, f.Writable = addNew(g.Via, f.Via...), addNew(g.Beyond, f.Beyond...), nil
 		if !inside {
 			f.Beyond = addNew(f.Beyond, w.end)
 		}
@@ -189,6 +203,41 @@ func gitLinkOf(ws, dotgit string) GitPaths {
 	return refuse("%s, outside the workspace", w.end)
 }
 
+// keepWay pins the entries of the way w inside the workspace and those
+// strictly inside one of roots (the git directories made writable);
+// the others outside must not lie in a writable root (Beyond).
+func (g *GitPaths) keepWay(w linkWay, roots []string) {
+	g.Via = addNew(g.Via, w.inside...)
+	for _, p := range w.outside {
+		if strictlyInAny(p, roots) {
+			g.Via = addNew(g.Via, p)
+		} else {
+			g.Beyond = addNew(g.Beyond, p)
+		}
+	}
+}
+
+// keep keeps the git directory d, inside the workspace, as .git is:
+// pinned, its control paths (and its submodules') read-only, and the
+// files that say where its config is (commondir, config.worktree, gitdir)
+// read-only where they exist.
+func (g *GitPaths) keep(d string) {
+	g.Kept = addNew(g.Kept, d)
+	g.ReadOnly = addNew(g.ReadOnly, controlOf(d)...)
+	g.ReadOnly = addNew(g.ReadOnly, filepath.Join(d, "commondir"), filepath.Join(d, "config.worktree"), filepath.Join(d, "gitdir"))
+	g.ReadOnly = addNew(g.ReadOnly, modulesOf(d)...)
+}
+
+// strictlyInAny reports whether p lies strictly inside one of dirs.
+func strictlyInAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p != d && within(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
 // storeLinkOf is the way of the workspace's .harness when it is a
 // symbolic link, and true; false when it is not one.
 func storeLinkOf(ws string) (linkWay, bool) {
@@ -201,10 +250,10 @@ func storeLinkOf(ws string) (linkWay, bool) {
 }
 
 // checkWays refuses a spec whose writable roots (g its git paths) would
-// let a command change where the workspace's .git or .harness link
-// leads (an entry of its way lies strictly inside a root: the root itself
-// a command cannot rename), or write the directory a .git link leads to outside the
-// workspace (see gitLinkOf).
+// let a command change where the workspace's .git or .harness leads (an
+// entry of its way lies strictly inside a root: the root itself a
+// command cannot rename), or write what git reads in the git directory a
+// .git leads to outside the workspace (see gitLinkOf, gitFileOf).
 func (s Spec) checkWays(g GitPaths) error {
 	if s.Mode == Off || len(g.Beyond)+len(g.Ends) == 0 {
 		return nil
@@ -217,12 +266,24 @@ func (s Spec) checkWays(g GitPaths) error {
 			}
 		}
 		for _, p := range g.Ends {
-			if within(p, r) || within(r, p) {
-				return fmt.Errorf("%w: the workspace's .git is a symbolic link to %s, which lies in or holds the writable %s: a command could write hooks the person's git would run; remove the link", ErrInvalidSpec, p, r)
+			if within(p, r) || holdsControl(p, r) {
+				return fmt.Errorf("%w: the workspace's .git leads to %s, a git directory outside the workspace that lies in, or whose control entries hold, the writable %s: a command could write hooks or a config the person's git would run; remove or fix the .git", ErrInvalidSpec, p, r)
 			}
 		}
 	}
 	return nil
+}
+
+// holdsControl reports whether the writable root r lies in an entry of
+// the directory d that git, taking d for a git directory, reads to
+// decide what it runs (or whether d is one at all).
+func holdsControl(d, r string) bool {
+	for _, c := range []string{"hooks", "config", "info", "commondir", "config.worktree", "modules", "worktrees", "HEAD", "objects", "refs"} {
+		if within(r, filepath.Join(d, c)) {
+			return true
+		}
+	}
+	return false
 }
 
 // pinsOf is what a command's helper bind-mounts onto itself before
@@ -233,6 +294,7 @@ func pinsOf(g GitPaths) []string {
 	if g.Pin != "" {
 		pins = addNew(pins, g.Pin)
 	}
+	pins = addNew(pins, g.Kept...)
 	slices.SortStableFunc(pins, func(a, b string) int {
 		return strings.Count(a, "/") - strings.Count(b, "/")
 	})

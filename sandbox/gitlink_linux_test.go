@@ -139,14 +139,15 @@ func TestCmdGitLinkRefusesToStart(t *testing.T) {
 		{"into the Go cache", func(_, cache string) string {
 			require.NoError(t, os.MkdirAll(filepath.Join(cache, "x"), 0o755))
 			return filepath.Join(cache, "x")
-		}, "lies in or holds the writable"},
+		}, "whose control entries hold, the writable"},
 		{"nowhere in the Go cache", func(_, cache string) string { return filepath.Join(cache, "y") }, "in the writable"},
-		{"the workspace itself", func(ws, _ string) string { return "." }, "lies in or holds the writable WS"},
-		{"the parent", func(ws, _ string) string { return ".." }, "lies in or holds the writable WS"},
-		{"the root", func(ws, _ string) string { return "/" }, "lies in or holds the writable"},
+		{"the workspace itself", func(ws, _ string) string { return "." }, "whose control entries hold, the writable WS"},
+		// The parent's hooks directory is the workspace.
+		{"the parent", func(ws, _ string) string { return ".." }, "whose control entries hold, the writable WS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ws := realTemp(t)
+			ws := filepath.Join(realTemp(t), "hooks")
+			require.NoError(t, os.Mkdir(ws, 0o755))
 			cache, err := sandbox.WorkspaceGoCache(ws)
 			require.NoError(t, err)
 			require.NoError(t, os.MkdirAll(cache, 0o700))
@@ -161,6 +162,26 @@ func TestCmdGitLinkRefusesToStart(t *testing.T) {
 			require.NoDirExists(t, filepath.Join(ws, "gitstuff"))
 			require.NoDirExists(t, filepath.Join(cache, "y"))
 		})
+	}
+}
+
+// A .git link to a directory outside the workspace whose control entries
+// hold no writable root: refused, and the command runs, unable to write
+// there.
+func TestCmdGitLinkOutsideHoldingTheWorkspace(t *testing.T) {
+	for _, target := range []string{"..", "/"} {
+		ws := realTemp(t)
+		require.NoError(t, os.Symlink(target, filepath.Join(ws, ".git")))
+		spec, err := sandbox.Default(ws, "")
+		require.NoError(t, err)
+		require.Contains(t, spec.Record().GitRefused, "outside the workspace")
+		got, e := run(t, spec, "mkdir .git/hooks; rm .git; echo done")
+		require.Equal(t, 0, e.Code, got)
+		require.Contains(t, got, "done")
+		require.NoDirExists(t, filepath.Join(filepath.Dir(ws), "hooks"))
+		got, err = os.Readlink(filepath.Join(ws, ".git"))
+		require.NoError(t, err)
+		require.Equal(t, target, got)
 	}
 }
 
@@ -243,4 +264,87 @@ func TestCmdStoreLink(t *testing.T) {
 	require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
 	require.ErrorContains(t, err, filepath.Join(ws, "nostore"))
 	require.NoDirExists(t, filepath.Join(ws, "nostore"))
+}
+
+// A .git file that names a git directory inside the workspace, refused
+// (not a worktree's nor a submodule's) or a well-formed fake worktree:
+// the directories are kept as .git is (pinned, hooks, config and info
+// made and read-only), so a command cannot plant a hook the person's git
+// would run through the .git file, nor move the directory away and make
+// another. One that names a directory in the Go cache stops commands.
+func TestCmdGitFileInside(t *testing.T) {
+	ws := realTemp(t)
+	writeFile(t, filepath.Join(ws, "meta/HEAD"), "ref: refs/heads/main\n")
+	writeFile(t, filepath.Join(ws, ".git"), "gitdir: meta\n")
+	spec, err := sandbox.Default(ws, "")
+	require.NoError(t, err)
+	require.NotEmpty(t, spec.Record().GitRefused)
+	got, e := run(t, spec, "mkdir -p meta/hooks; echo 'touch PWNED' > meta/hooks/pre-commit; echo '[core] fsmonitor = x' > meta/config; mv meta meta2; echo done")
+	require.Equal(t, 0, e.Code, got)
+	require.Contains(t, got, "done")
+	requireUnchanged(t, filepath.Join(ws, "meta/hooks/pre-commit"), "")
+	cfg, err := os.ReadFile(filepath.Join(ws, "meta/config"))
+	require.NoError(t, err, "made, empty, to be made read-only")
+	require.Empty(t, cfg)
+	require.NoDirExists(t, filepath.Join(ws, "meta2"))
+
+	// A fake worktree in the workspace: its common directory too.
+	ws = realTemp(t)
+	writeFile(t, filepath.Join(ws, "fake/HEAD"), "ref: refs/heads/main\n")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "fake/objects"), 0o755))
+	writeFile(t, filepath.Join(ws, "fake/worktrees/x/HEAD"), "ref: refs/heads/main\n")
+	writeFile(t, filepath.Join(ws, "fake/worktrees/x/gitdir"), filepath.Join(ws, ".git")+"\n")
+	writeFile(t, filepath.Join(ws, "fake/worktrees/x/commondir"), "../..\n")
+	writeFile(t, filepath.Join(ws, ".git"), "gitdir: fake/worktrees/x\n")
+	spec, err = sandbox.Default(ws, "")
+	require.NoError(t, err)
+	require.Empty(t, spec.Record().GitRefused)
+	got, e = run(t, spec, "echo 'touch PWNED' > fake/hooks/pre-commit; echo ../../../evil > fake/worktrees/x/commondir; mv fake/worktrees fake/w2; mv fake f2; echo done")
+	require.Equal(t, 0, e.Code, got)
+	require.Contains(t, got, "done")
+	requireUnchanged(t, filepath.Join(ws, "fake/hooks/pre-commit"), "")
+	requireUnchanged(t, filepath.Join(ws, "fake/worktrees/x/commondir"), "../..\n")
+	require.NoDirExists(t, filepath.Join(ws, "fake/w2"))
+	require.NoDirExists(t, filepath.Join(ws, "f2"))
+
+	// A git directory in the Go cache, or a missing one there.
+	for _, sub := range []string{"present", "missing"} {
+		ws = realTemp(t)
+		cache, err := sandbox.WorkspaceGoCache(ws)
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(filepath.Dir(cache)) })
+		require.NoError(t, os.MkdirAll(cache, 0o700))
+		if sub == "present" {
+			writeFile(t, filepath.Join(cache, sub, "HEAD"), "ref: refs/heads/main\n")
+		}
+		writeFile(t, filepath.Join(ws, ".git"), "gitdir: "+filepath.Join(cache, sub)+"\n")
+		spec, err = sandbox.Default(ws, "")
+		require.NoError(t, err)
+		c := &sandbox.Cmd{Spec: spec, Line: "mkdir -p " + filepath.Join(cache, sub, "hooks")}
+		err = c.Start(context.Background())
+		require.ErrorIs(t, err, sandbox.ErrInvalidSpec, sub)
+		require.ErrorContains(t, err, filepath.Join(cache, sub))
+		require.NoDirExists(t, filepath.Join(cache, sub, "hooks"))
+	}
+}
+
+// A real linked worktree: git commits, but the directory that holds its
+// git directory in the common directory (a writable root) cannot be
+// renamed, so the .git file cannot be made to lead to a git directory of
+// the command's own there.
+func TestCmdWorktreeWayPinned(t *testing.T) {
+	main, run0 := gitRepo(t)
+	wt := filepath.Join(realTemp(t), "wt")
+	run0(main, "worktree", "add", "-q", wt)
+	spec, err := sandbox.Default(wt, "")
+	require.NoError(t, err)
+	got, e := run(t, spec, strings.Join([]string{
+		"mv " + main + "/.git/worktrees " + main + "/.git/w2",
+		"mv " + main + "/.git/worktrees/wt " + main + "/.git/worktrees/w3",
+		"touch f && git add f && git -c user.name=t -c user.email=t@example.com commit -q -m two && echo committed",
+	}, "; "))
+	require.Equal(t, 0, e.Code, got)
+	require.Contains(t, got, "committed")
+	require.DirExists(t, filepath.Join(main, ".git/worktrees/wt"))
+	require.NoDirExists(t, filepath.Join(main, ".git/w2"))
 }

@@ -388,6 +388,7 @@ func (s Spec) git() GitPaths {
 	g.Via = addNew(slices.Clone(s.Git.Via), now.Via...)
 	g.Beyond = addNew(slices.Clone(s.Git.Beyond), now.Beyond...)
 	g.Ends = addNew(slices.Clone(s.Git.Ends), now.Ends...)
+	g.Kept = addNew(slices.Clone(s.Git.Kept), now.Kept...)
 	// The workspace's .harness, when it is a link: hidden where it leads
 	// (Default), and its way kept as a .git link's is, so that a command
 	// can neither put a .harness of its own in its place nor make it lead
@@ -440,6 +441,11 @@ type GitPaths struct {
 	// while any of them lies in one of its writable roots (it could make
 	// the link lead to a git directory of its own).
 	Beyond []string
+	// Kept are git directories inside the workspace that a .git file
+	// leads to (its own, and a worktree's common directory), refused or
+	// not: each is pinned as Pin is, and its hooks, config and info are
+	// made when missing and read-only (in ReadOnly), as .git's.
+	Kept []string
 	// Ends, for a .git link that leads to a directory that is not inside
 	// the workspace, is that directory: a command may not start while it
 	// lies in or holds one of its writable roots (the person's git would
@@ -512,13 +518,31 @@ func gitFileOf(ws, file string) GitPaths {
 	if !filepath.IsAbs(gitdir) {
 		gitdir = filepath.Join(ws, gitdir)
 	}
-	if real, err := filepath.EvalSymlinks(gitdir); err == nil {
-		gitdir = real
+	way := wayTo(ws, gitdir)
+	if way.err == nil {
+		gitdir = way.end
 	}
 	g := GitPaths{ReadOnly: append([]string{file}, controlOf(gitdir)...)}
 	common, err := gitdirOf(ws, gitdir)
 	if err != nil {
 		g.Refused = err.Error()
+		g.keepWay(way, nil)
+		fi, serr := os.Stat(gitdir)
+		switch {
+		case way.err != nil:
+			if way.missing != "" {
+				g.Beyond = addNew(g.Beyond, way.missing)
+			}
+		case gitdir != ws && within(gitdir, ws):
+			if serr == nil && fi.IsDir() && isGitDir(gitdir) {
+				g.keep(gitdir)
+			} else {
+				// Not a git directory: a command could make it one.
+				g.ReadOnly = addNew(g.ReadOnly, gitdir)
+			}
+		default:
+			g.Ends = addNew(g.Ends, gitdir)
+		}
 		return g
 	}
 	if common != gitdir {
@@ -533,6 +557,19 @@ func gitFileOf(ws, file string) GitPaths {
 	for _, d := range []string{gitdir, common} {
 		if !within(d, ws) && !slices.Contains(g.Writable, d) {
 			g.Writable = append(g.Writable, d)
+		}
+	}
+	// The way to the git directory is kept from the command: where it
+	// passes the workspace or the git directories made writable (a
+	// worktree's REPO/worktrees), it is pinned; the git directories in the
+	// workspace are kept as .git is.
+	g.keepWay(way, g.Writable)
+	for _, d := range []string{gitdir, common} {
+		switch {
+		case d != ws && within(d, ws):
+			g.keep(d)
+		case strictlyInAny(d, g.Writable):
+			g.Via = addNew(g.Via, d)
 		}
 	}
 	return g
@@ -930,5 +967,6 @@ func (s Spec) Clone() Spec {
 	s.SimulateMissing = slices.Clone(s.SimulateMissing)
 	s.Git.ReadOnly, s.Git.Writable = slices.Clone(s.Git.ReadOnly), slices.Clone(s.Git.Writable)
 	s.Git.Via, s.Git.Beyond, s.Git.Ends = slices.Clone(s.Git.Via), slices.Clone(s.Git.Beyond), slices.Clone(s.Git.Ends)
+	s.Git.Kept = slices.Clone(s.Git.Kept)
 	return s
 }
