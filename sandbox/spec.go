@@ -457,8 +457,8 @@ type GitPaths struct {
 	// workspace is here (see GitPathsOf).
 	Writable []string
 	// Refused, when set, says which git directory the workspace's .git
-	// file names and why it is not writable: git in the workspace cannot
-	// write its metadata there.
+	// file names (or its .git link leads to) and why it is not writable:
+	// git in the workspace cannot write its metadata there.
 	Refused string
 }
 
@@ -503,7 +503,15 @@ func GitPathsOf(ws string) GitPaths {
 
 // gitFileOf is GitPathsOf of a workspace ws whose .git is the regular
 // file file: ws/.git itself, or the file a .git link leads to, which git
-// reads as it reads a .git file. It is read-only, first of all.
+// reads as it reads a .git file. It is read-only, first of all. The way
+// to the git directory it names is followed entry by entry (wayTo): its
+// entries in the workspace, and those inside a git directory made
+// writable (a worktree's REPO/worktrees), are pinned; a git directory in
+// the workspace is kept as .git is (GitPaths.Kept), or read-only whole
+// when refused and not a git directory; a refused one outside the
+// workspace must hold no writable root where git looks (GitPaths.Ends),
+// and the way's other entries outside, and a missing one, no root
+// either (GitPaths.Beyond).
 func gitFileOf(ws, file string) GitPaths {
 	data, err := readSmall(file)
 	if err != nil {
