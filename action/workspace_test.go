@@ -345,6 +345,24 @@ func TestWorkspaceSeesChanges(t *testing.T) {
 				want: []facts.PathChange{{Path: ".git/commondir", After: sum("../evil"), AfterMode: 0o644}},
 			},
 			{
+				// git follows a .git link; the observer does not, and what it
+				// leads to is workspace content: a hook and git's working
+				// data there are both observed, nothing left out.
+				name: "a hook and an object written through a .git link: observed",
+				setup: func(t *testing.T, root string) {
+					put(t, root, "meta/HEAD", "ref: refs/heads/main\n", 0o644)
+					symlink(t, root, ".git", "meta")
+				},
+				change: func(t *testing.T, root string) {
+					put(t, root, ".git/hooks/pre-commit", "touch PWNED", 0o755)
+					put(t, root, ".git/objects/ab/cd", "o", 0o644)
+				},
+				want: []facts.PathChange{
+					{Path: "meta/hooks/pre-commit", After: sum("touch PWNED"), AfterMode: 0o755},
+					{Path: "meta/objects/ab/cd", After: sum("o"), AfterMode: 0o644},
+				},
+			},
+			{
 				name:  "a settings file created in .harness: observed",
 				setup: func(t *testing.T, root string) { put(t, root, ".harness/db/000001.log", "1", 0o644) },
 				change: func(t *testing.T, root string) {

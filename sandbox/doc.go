@@ -52,7 +52,16 @@
 // workspace (a worktree's back-link and commondir, a submodule's
 // core.worktree; see GitPathsOf), and never when it holds the workspace
 // or the user's home. Otherwise git in the workspace cannot write its
-// metadata, and the record says why (GitRefused). Landlock grants rights per directory, so
+// metadata, and the record says why (GitRefused). A .git that is a
+// symbolic link (git follows it) never makes anything writable: the link
+// and each link and directory of the workspace on its way are pinned (a
+// link itself, not followed), so it keeps leading where it led; a git
+// directory it leads to inside the workspace is treated as .git is, any
+// other directory there is read-only whole, a file is read-only and read
+// as a .git file; and no command starts while the way passes, or a
+// directory it leads to outside the workspace lies in or holds, a
+// writable root, or while it leads nowhere a command could make (see
+// GitPathsOf). A .harness that is a link is kept the same way. Landlock grants rights per directory, so
 // .git itself stays writable for git's lock files and renames: what else
 // a command creates there (a commondir, a config.worktree) or anywhere in
 // a nested .git is not refused but observed (package action), as an

@@ -235,14 +235,22 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 			return request{}, "", fmt.Errorf("%w: the Go build cache: %v", ErrSetup, err)
 		}
 	}
-	if s.Mode == WorkspaceWrite && g.Pin != "" {
+	if s.Mode == WorkspaceWrite {
 		// Hooks, config and info must exist to be made read-only: git init
-		// makes all three, and a repository without them gets them, empty.
-		_ = os.Mkdir(g.ReadOnly[0], 0o755)
-		if f, err := os.OpenFile(g.ReadOnly[1], os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-			f.Close()
+		// makes all three, and a repository without them gets them, empty
+		// (the .git directory, and a git directory in the workspace a .git
+		// leads to).
+		for _, d := range addNew(addNew(nil, g.Pin), g.Kept...) {
+			if d == "" {
+				continue
+			}
+			ctl := controlOf(d)
+			_ = os.Mkdir(ctl[0], 0o755)
+			if f, err := os.OpenFile(ctl[1], os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+				f.Close()
+			}
+			_ = os.Mkdir(ctl[2], 0o755)
 		}
-		_ = os.Mkdir(g.ReadOnly[2], 0o755)
 	}
 	if dot := filepath.Join(s.Workspace, StoreName); s.Mode == WorkspaceWrite && (slices.Contains(s.Hidden, dot) || slices.Contains(s.HiddenNames, StoreName)) {
 		// The workspace's .harness must exist to be covered: where there is
@@ -275,7 +283,7 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 		ABI:         min(abi, maxABI),
 	}
 	if s.Mode == WorkspaceWrite {
-		req.Pin = g.Pin
+		req.Pins = pinsOf(g)
 	}
 	return req, tmp, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -299,6 +300,9 @@ func (s Spec) validate(g GitPaths) error {
 			return fmt.Errorf("%w: SimulateMissing: %q is not %q or %q", ErrInvalidSpec, f, UserNamespaces, Landlock)
 		}
 	}
+	if err := s.checkWays(g); err != nil {
+		return err
+	}
 	roots := append([]string{s.Workspace}, s.writableRootsOf(g)...)
 	for _, h := range s.Hidden {
 		for _, r := range roots {
@@ -381,7 +385,32 @@ func (s Spec) git() GitPaths {
 	if g.Pin == "" {
 		g.Pin = now.Pin
 	}
+	g.Via = addNew(slices.Clone(s.Git.Via), now.Via...)
+	g.Beyond = addNew(slices.Clone(s.Git.Beyond), now.Beyond...)
+	g.Ends = addNew(slices.Clone(s.Git.Ends), now.Ends...)
+	g.Kept = addNew(slices.Clone(s.Git.Kept), now.Kept...)
+	// The workspace's .harness, when it is a link: hidden where it leads
+	// (Default), and its way kept as a .git link's is, so that a command
+	// can neither put a .harness of its own in its place nor make it lead
+	// to a directory it can write.
+	if w, ok := storeLinkOf(s.Workspace); ok {
+		g.Via = addNew(g.Via, w.inside...)
+		g.Beyond = addNew(g.Beyond, w.outside...)
+		if w.missing != "" {
+			g.Beyond = addNew(g.Beyond, w.missing)
+		}
+	}
 	return g
+}
+
+// addNew appends to list each of more it does not hold yet.
+func addNew(list []string, more ...string) []string {
+	for _, m := range more {
+		if !slices.Contains(list, m) {
+			list = append(list, m)
+		}
+	}
+	return list
 }
 
 // GitPaths is what the sandbox does for the git repository of a
@@ -394,18 +423,42 @@ type GitPaths struct {
 	// directory too, and the workspace's .git file itself), and the same
 	// of every submodule's git directory under modules/.
 	ReadOnly []string
-	// Pin is the workspace's .git directory, bind-mounted onto itself so
-	// that it cannot be renamed away and replaced by a directory with
-	// hooks of the command's choosing.
+	// Pin is the workspace's git directory — its .git directory, or the
+	// directory inside the workspace a .git symbolic link leads to —
+	// bind-mounted onto itself so that it cannot be renamed away and
+	// replaced by a directory with hooks of the command's choosing.
 	Pin string
+	// Via, for a .git that is a symbolic link, is the link itself and
+	// every link and directory inside the workspace its way passes (but
+	// the git directory it leads to), each bind-mounted onto itself (a
+	// link without following it) so that a command can neither remove,
+	// rename nor replace any of them: the link keeps leading where it
+	// led when the command started.
+	Via []string
+	// Beyond, for a .git that is a symbolic link, is every link and
+	// directory outside the workspace its way passes, and the first
+	// entry missing on it when it leads nowhere: a command may not start
+	// while any of them lies in one of its writable roots (it could make
+	// the link lead to a git directory of its own).
+	Beyond []string
+	// Kept are git directories inside the workspace that a .git file
+	// leads to (its own, and a worktree's common directory), refused or
+	// not: each is pinned as Pin is, and its hooks, config and info are
+	// made when missing and read-only (in ReadOnly), as .git's.
+	Kept []string
+	// Ends, for a .git link that leads to a directory that is not inside
+	// the workspace, is that directory: a command may not start while it
+	// lies in or holds one of its writable roots (the person's git would
+	// take it for the repository's git directory, hooks and all).
+	Ends []string
 	// Writable: for a linked worktree or a submodule, its git directory
 	// and the common directory, which lie outside the workspace (objects,
 	// refs, index). Only a git directory that verifiably belongs to the
 	// workspace is here (see GitPathsOf).
 	Writable []string
 	// Refused, when set, says which git directory the workspace's .git
-	// file names and why it is not writable: git in the workspace cannot
-	// write its metadata there.
+	// file names (or its .git link leads to) and why it is not writable:
+	// git in the workspace cannot write its metadata there.
 	Refused string
 }
 
@@ -427,6 +480,9 @@ type GitPaths struct {
 // user's configuration, cache or harness runtime directory. Anything else
 // is refused (see GitPaths.Refused): the .git file and DIR's hooks and
 // config are read-only, as any .git's, and DIR is not writable.
+//
+// A .git that is a symbolic link never makes anything writable; it is
+// pinned with its way, and what it leads to is kept as gitLinkOf says.
 func GitPathsOf(ws string) GitPaths {
 	dotgit := filepath.Join(ws, ".git")
 	fi, err := os.Lstat(dotgit)
@@ -436,29 +492,65 @@ func GitPathsOf(ws string) GitPaths {
 	if fi.IsDir() {
 		return GitPaths{ReadOnly: append(controlOf(dotgit), modulesOf(dotgit)...), Pin: dotgit}
 	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return gitLinkOf(ws, dotgit)
+	}
 	if !fi.Mode().IsRegular() {
 		return GitPaths{}
 	}
-	data, err := readSmall(dotgit)
+	return gitFileOf(ws, dotgit)
+}
+
+// gitFileOf is GitPathsOf of a workspace ws whose .git is the regular
+// file file: ws/.git itself, or the file a .git link leads to, which git
+// reads as it reads a .git file. It is read-only, first of all. The way
+// to the git directory it names is followed entry by entry (wayTo): its
+// entries in the workspace, and those inside a git directory made
+// writable (a worktree's REPO/worktrees), are pinned; a git directory in
+// the workspace is kept as .git is (GitPaths.Kept), or read-only whole
+// when refused and not a git directory; a refused one outside the
+// workspace must hold no writable root where git looks (GitPaths.Ends),
+// and the way's other entries outside, and a missing one, no root
+// either (GitPaths.Beyond).
+func gitFileOf(ws, file string) GitPaths {
+	data, err := readSmall(file)
 	if err != nil {
-		return GitPaths{ReadOnly: []string{dotgit}}
+		return GitPaths{ReadOnly: []string{file}}
 	}
 	line, _, _ := strings.Cut(string(data), "\n")
 	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
 	if !ok {
-		return GitPaths{ReadOnly: []string{dotgit}}
+		return GitPaths{ReadOnly: []string{file}}
 	}
 	gitdir := strings.TrimSpace(dir)
 	if !filepath.IsAbs(gitdir) {
 		gitdir = filepath.Join(ws, gitdir)
 	}
-	if real, err := filepath.EvalSymlinks(gitdir); err == nil {
-		gitdir = real
+	way := wayTo(ws, gitdir)
+	if way.err == nil {
+		gitdir = way.end
 	}
-	g := GitPaths{ReadOnly: append([]string{dotgit}, controlOf(gitdir)...)}
+	g := GitPaths{ReadOnly: append([]string{file}, controlOf(gitdir)...)}
 	common, err := gitdirOf(ws, gitdir)
 	if err != nil {
 		g.Refused = err.Error()
+		g.keepWay(way, nil)
+		fi, serr := os.Stat(gitdir)
+		switch {
+		case way.err != nil:
+			if way.missing != "" {
+				g.Beyond = addNew(g.Beyond, way.missing)
+			}
+		case gitdir != ws && within(gitdir, ws):
+			if serr == nil && fi.IsDir() && isGitDir(gitdir) {
+				g.keep(gitdir)
+			} else {
+				// Not a git directory: a command could make it one.
+				g.ReadOnly = addNew(g.ReadOnly, gitdir)
+			}
+		default:
+			g.Ends = addNew(g.Ends, gitdir)
+		}
 		return g
 	}
 	if common != gitdir {
@@ -473,6 +565,19 @@ func GitPathsOf(ws string) GitPaths {
 	for _, d := range []string{gitdir, common} {
 		if !within(d, ws) && !slices.Contains(g.Writable, d) {
 			g.Writable = append(g.Writable, d)
+		}
+	}
+	// The way to the git directory is kept from the command: where it
+	// passes the workspace or the git directories made writable (a
+	// worktree's REPO/worktrees), it is pinned; the git directories in the
+	// workspace are kept as .git is.
+	g.keepWay(way, g.Writable)
+	for _, d := range []string{gitdir, common} {
+		switch {
+		case d != ws && within(d, ws):
+			g.keep(d)
+		case strictlyInAny(d, g.Writable):
+			g.Via = addNew(g.Via, d)
 		}
 	}
 	return g
@@ -869,5 +974,7 @@ func (s Spec) Clone() Spec {
 	s.NetworkAllow = slices.Clone(s.NetworkAllow)
 	s.SimulateMissing = slices.Clone(s.SimulateMissing)
 	s.Git.ReadOnly, s.Git.Writable = slices.Clone(s.Git.ReadOnly), slices.Clone(s.Git.Writable)
+	s.Git.Via, s.Git.Beyond, s.Git.Ends = slices.Clone(s.Git.Via), slices.Clone(s.Git.Beyond), slices.Clone(s.Git.Ends)
+	s.Git.Kept = slices.Clone(s.Git.Kept)
 	return s
 }

@@ -126,6 +126,29 @@ func TestProtectedStoreIsASymlink(t *testing.T) {
 	requireRefusedWrite(t, s, root, tools.EditFile, `{"path": ".harness/db", "old": "db", "new": "x"}`, `inside .harness`)
 }
 
+// A .git that is itself a symlink (git follows it) protects where it
+// leads: the directory, one that does not exist yet, or the root's
+// control entries when it leads to the root.
+func TestProtectedGitIsASymlink(t *testing.T) {
+	s, root := workspace(t, map[string]string{"meta/HEAD": "ref: refs/heads/main\n", "meta/config": "[core]\n", "free.txt": "f\n"})
+	symlinks(t, root, map[string]string{".git": "meta"})
+	requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": "meta/hooks/pre-commit", "content": "x"}`, `inside meta`)
+	requireRefusedWrite(t, s, root, tools.EditFile, `{"path": "meta/config", "old": "[core]", "new": "[x]"}`, `inside meta`)
+	requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": ".git/hooks/pre-commit", "content": "x"}`, `inside .git`)
+
+	require.NoError(t, os.Remove(filepath.Join(root, ".git")))
+	symlinks(t, root, map[string]string{".git": "later/meta"})
+	requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": "later/meta/hooks/pre-commit", "content": "x"}`, `inside later/meta`)
+	require.NoDirExists(t, filepath.Join(root, "later"))
+
+	require.NoError(t, os.Remove(filepath.Join(root, ".git")))
+	symlinks(t, root, map[string]string{".git": "."})
+	requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": "hooks/pre-commit", "content": "x"}`, `inside hooks`)
+	requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": "config", "content": "x"}`, `inside config`)
+	rep := call(t, s, tools.WriteFile, `{"path": "free.txt", "content": "ok\n"}`)
+	require.Equal(t, facts.StatusSucceeded, rep.Status, rep.Error)
+}
+
 // WithProtected adds paths refused as .git and .harness are: as written,
 // absolute, through a symlink, and where a protected symlink leads; the
 // defaults stay.

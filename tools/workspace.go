@@ -203,22 +203,36 @@ func (w *workspace) refuseProtected(rel string) error {
 
 // protectedIn returns what is protected beside ".git" and ".harness"
 // components: the WithProtected paths, and where they and the root's
-// .harness lead once their symlinks are followed (a .harness -> store
-// protects store).
+// .harness and .git lead once their symlinks are followed (a .harness ->
+// store protects store; a .git -> meta, which the person's git follows,
+// protects meta, whether or not it exists yet). A root .git that leads to
+// the root itself makes the root the git directory: its control entries
+// (gitControl) are protected then.
 func (w *workspace) protectedIn(r *os.Root) []string {
 	prot := slices.Clone(w.protected)
-	for _, p := range append([]string{".harness"}, w.protected...) {
+	for _, p := range append([]string{".harness", ".git"}, w.protected...) {
 		s, err := walk(r, p, resolveOnly, nil)
 		if err != nil {
 			continue
 		}
-		if s.real != "." && !slices.Contains(prot, s.real) {
+		switch {
+		case s.real == "." && p == ".git":
+			for _, c := range gitControl {
+				if !slices.Contains(prot, c) {
+					prot = append(prot, c)
+				}
+			}
+		case s.real != "." && !slices.Contains(prot, s.real):
 			prot = append(prot, s.real)
 		}
 		s.close()
 	}
 	return prot
 }
+
+// gitControl are the entries of a git directory that name or hold a
+// program git runs, or say where its config is.
+var gitControl = []string{"hooks", "config", "info", "commondir", "config.worktree"}
 
 // protectedError is the refusal of a write to rel, which leads to real,
 // at or under the protected entry q.

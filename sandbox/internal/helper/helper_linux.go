@@ -190,10 +190,10 @@ func setup(req Request, pre prepared) error {
 	} else if err := setupProc(); err != nil {
 		return err
 	}
-	// Pin first: the read-only binds below are made inside it.
-	if req.Pin != "" {
-		if err := unix.Mount(req.Pin, req.Pin, "", unix.MS_BIND, ""); err != nil && !errors.Is(err, unix.ENOENT) {
-			return fmt.Errorf("pin %s: %w", req.Pin, err)
+	// Pins first: the read-only binds below are made inside them.
+	for _, p := range req.Pins {
+		if err := pin(p); err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("pin %s: %w", p, err)
 		}
 	}
 	for _, p := range req.ReadOnly {
@@ -294,6 +294,29 @@ func nested(dir string, names []string, keep []string) []string {
 		return nil
 	})
 	return out
+}
+
+// pin bind-mounts path onto itself: a mount point cannot be renamed or
+// removed (EBUSY), so what a name there leads to stays. A symbolic link
+// is pinned itself, without following it (open_tree and move_mount
+// follow no last link unless told to).
+func pin(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		return unix.Mount(path, path, "", unix.MS_BIND, "")
+	}
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil {
+		return fmt.Errorf("open_tree: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %w", err)
+	}
+	return nil
 }
 
 // hide covers path: a directory with an empty, read-only tmpfs that no

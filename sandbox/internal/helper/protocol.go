@@ -9,7 +9,7 @@ import (
 // each other (the request, the messages, the files). A helper told
 // another version refuses to run: a harness-sandbox installed from
 // another build of harness is never half understood.
-const Protocol = 6
+const Protocol = 7
 
 // Env names the variable that makes a process the helper: its value is
 // the mode and the protocol, "run:1" or "probe:1" (see Value).
@@ -116,9 +116,14 @@ type Request struct {
 	// or moved in from another directory (Landlock's REFER): the git
 	// directories of a linked worktree. Not the temporary directory nor
 	// the Go cache.
-	Refer       []string `json:"refer,omitempty"`
-	ReadOnly    []string `json:"read_only"`
-	Pin         string   `json:"pin,omitempty"`
+	Refer    []string `json:"refer,omitempty"`
+	ReadOnly []string `json:"read_only"`
+	// Pins are bind-mounted onto themselves before anything else, in
+	// this order, so that none can be renamed, removed or replaced: the
+	// workspace's git directory, and the links and directories the way of
+	// a .git or .harness link passes. A symbolic link is pinned itself,
+	// not followed.
+	Pins        []string `json:"pins,omitempty"`
 	Hidden      []string `json:"hidden"`
 	HiddenNames []string `json:"hidden_names"`
 	Network     bool     `json:"network"`

@@ -39,7 +39,7 @@ func spareMain(network bool) int {
 		}
 	}
 	var warm Request
-	_ = json.Unmarshal([]byte(`{"line":"","dir":"","env":[],"writable":[],"refer":[],"read_only":[],"pin":"","hidden":[],"hidden_names":[],"network":false,"proxy":false,"abi":0,"stdin":false}`), &warm)
+	_ = json.Unmarshal([]byte(`{"line":"","dir":"","env":[],"writable":[],"refer":[],"read_only":[],"pins":[],"hidden":[],"hidden_names":[],"network":false,"proxy":false,"abi":0,"stdin":false}`), &warm)
 	_, _ = json.Marshal(Message{Started: true})
 	var b [1]byte
 	oob := make([]byte, unix.CmsgSpace(4*maxLaunchFiles))
