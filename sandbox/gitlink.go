@@ -366,13 +366,6 @@ func (s Spec) checkWays(g GitPaths) error {
 	if g.TooLong != "" {
 		return fmt.Errorf("%w: %s: a command could change an entry past those pinned; shorten it", ErrInvalidSpec, g.TooLong)
 	}
-	if caches := workspaceCaches(); caches != "" {
-		for _, p := range append(slices.Clone(g.Ends), g.Beyond...) {
-			if within(p, caches) {
-				return fmt.Errorf("%w: the workspace's .git (or %s, or a link among its hooks, config and info) leads through or to %s, in the caches of harness's workspaces, which other workspaces' commands write: remove or fix the link", ErrInvalidSpec, StoreName, p)
-			}
-		}
-	}
 	roots := s.writableRootsOf(g)
 	for _, r := range roots {
 		for _, p := range g.Beyond {
@@ -382,7 +375,14 @@ func (s Spec) checkWays(g GitPaths) error {
 		}
 		for _, p := range g.Ends {
 			if within(p, r) || holdsControl(p, r) {
-				return fmt.Errorf("%w: the workspace's .git leads to %s, a git directory outside the workspace that lies in, or whose control entries hold, the writable %s: a command could write hooks or a config the person's git would run; remove or fix the .git", ErrInvalidSpec, p, r)
+				return fmt.Errorf("%w: the workspace's .git leads to %s (a git directory, its common directory, or where a link among its hooks, config and info leads), outside the workspace, that lies in, or whose control entries hold, the writable %s: a command could write hooks or a config the person's git would run; remove or fix the .git", ErrInvalidSpec, p, r)
+			}
+		}
+	}
+	if caches := workspaceCaches(); caches != "" {
+		for _, p := range append(slices.Clone(g.Ends), g.Beyond...) {
+			if within(p, caches) {
+				return fmt.Errorf("%w: the workspace's .git (or %s, or a link among its hooks, config and info) leads through or to %s, in the caches of harness's workspaces, which other workspaces' commands write: remove or fix the link", ErrInvalidSpec, StoreName, p)
 			}
 		}
 	}

@@ -327,3 +327,82 @@ func TestRevGitFileToRefusedWorktreeGitDir(t *testing.T) {
 	t.Logf("person's git status: %s", out)
 	require.NoFileExists(t, filepath.Join(ws, "PWNED"), "the person's git status ran the command's fsmonitor")
 }
+
+// A .git directory with a commondir (git honours it) naming a directory
+// of the workspace: its config and hooks are read-only, as .git's.
+func TestRevCommondirOfGitDirInside(t *testing.T) {
+	ws, _ := gitRepo(t)
+	common := filepath.Join(ws, "common")
+	require.NoError(t, os.MkdirAll(common, 0o755))
+	for _, f := range []string{"HEAD", "config"} {
+		data, err := os.ReadFile(filepath.Join(ws, ".git", f))
+		require.NoError(t, err)
+		writeFile(t, filepath.Join(common, f), string(data))
+	}
+	writeFile(t, filepath.Join(ws, ".git/commondir"), "../common\n")
+	spec, err := sandbox.Default(ws, "")
+	require.NoError(t, err)
+	require.Contains(t, spec.Git.Kept, common)
+	require.Contains(t, spec.Git.ReadOnly, filepath.Join(common, "config"))
+	got, e := run(t, spec, `printf '\tfsmonitor = "touch PWNED; false"\n' >> common/config; mkdir -p common/hooks; echo x > common/hooks/pre-commit; mv common c2; echo done`)
+	require.Equal(t, 0, e.Code, got)
+	require.Contains(t, got, "Read-only file system")
+	require.Contains(t, got, "done")
+	requireUnchanged(t, filepath.Join(common, "hooks/pre-commit"), "")
+	require.DirExists(t, common)
+	cfg, err := os.ReadFile(filepath.Join(common, "config"))
+	require.NoError(t, err)
+	require.NotContains(t, string(cfg), "PWNED")
+}
+
+// A commondir (of a .git directory, or of the git directory a .git link
+// leads to) naming a directory outside the workspace that a command may
+// write (here a Writable root): no command starts.
+func TestRevCommondirOutsideInWritableRoot(t *testing.T) {
+	for _, linked := range []bool{false, true} {
+		var ws, gd string
+		if linked {
+			ws = linkedRepo(t, "gs")
+			gd = filepath.Join(ws, "gs")
+		} else {
+			ws, _ = gitRepo(t)
+			gd = filepath.Join(ws, ".git")
+		}
+		shared := realTemp(t)
+		writeFile(t, filepath.Join(shared, "c/HEAD"), "ref: refs/heads/main\n")
+		writeFile(t, filepath.Join(gd, "commondir"), filepath.Join(shared, "c")+"\n")
+		spec, err := sandbox.Default(ws, "")
+		require.NoError(t, err)
+		require.Contains(t, spec.Git.Ends, filepath.Join(shared, "c"))
+		spec.Writable = append(spec.Writable, shared)
+		err = (&sandbox.Cmd{Spec: spec, Line: "true"}).Start(context.Background())
+		require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
+		require.ErrorContains(t, err, filepath.Join(shared, "c"))
+	}
+}
+
+// A hooks link to a directory outside the workspace that a command may
+// write: no command starts (the person's git would run what it put
+// there); outside every writable root, the command runs and cannot
+// replace the link.
+func TestRevHooksLinkOutside(t *testing.T) {
+	ws, _ := gitRepo(t)
+	shared := realTemp(t)
+	hooks := filepath.Join(ws, ".git/hooks")
+	require.NoError(t, os.RemoveAll(hooks))
+	require.NoError(t, os.Symlink(shared, hooks))
+	spec, err := sandbox.Default(ws, "")
+	require.NoError(t, err)
+	got, e := run(t, spec, "echo x > .git/hooks/pre-commit; rm .git/hooks; echo done")
+	require.Equal(t, 0, e.Code, got)
+	require.Contains(t, got, "done")
+	requireUnchanged(t, filepath.Join(shared, "pre-commit"), "")
+	target, err := os.Readlink(hooks)
+	require.NoError(t, err)
+	require.Equal(t, shared, target)
+
+	spec.Writable = append(spec.Writable, shared)
+	err = (&sandbox.Cmd{Spec: spec, Line: "true"}).Start(context.Background())
+	require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
+	require.ErrorContains(t, err, shared)
+}
