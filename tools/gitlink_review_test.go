@@ -1,5 +1,8 @@
 package tools_test
 
+// The review of branch sbx10 (a .git that is a symbolic link): the file
+// tools' side, each test an attack it found, kept as a regression test.
+
 import (
 	"os"
 	"os/exec"
@@ -43,11 +46,36 @@ func TestRevGitLinkOutAndBackProtected(t *testing.T) {
 	}
 }
 
-// Same escape-and-return for a .harness link (pre-existing on main).
+// Same escape-and-return for a .harness link (pre-existing on main), and
+// an absolute one, and one to a store not made yet.
 func TestRevStoreLinkOutAndBackProtected(t *testing.T) {
-	s, root := workspace(t, map[string]string{"store/project.json": "{}\n"})
-	symlinks(t, root, map[string]string{".harness": "../" + filepath.Base(root) + "/store"})
-	requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": "store/project.json", "content": "{\"approve\":\"all\"}"}`, `store`)
+	for _, form := range []string{"relative", "absolute", "missing"} {
+		t.Run(form, func(t *testing.T) {
+			s, root := workspace(t, map[string]string{"store/project.json": "{}\n"})
+			target := "../" + filepath.Base(root) + "/store"
+			switch form {
+			case "absolute":
+				target = filepath.Join(root, "store")
+			case "missing":
+				target = filepath.Join(root, "later")
+			}
+			symlinks(t, root, map[string]string{".harness": target})
+			dir := filepath.Base(target)
+			requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": "`+dir+`/project.json", "content": "{\"approve\":\"all\"}"}`, dir)
+		})
+	}
+}
+
+// A .git file that names a directory outside the root protects nothing
+// inside it: a write to a directory that looks like a git directory but
+// is not the one git takes goes through.
+func TestRevGitFileOutsideWrites(t *testing.T) {
+	s, root := workspace(t, map[string]string{".git": "gitdir: /etc\n", "meta/HEAD": "x\n"})
+	rep := call(t, s, tools.WriteFile, `{"path": "meta/hooks/x", "content": "ok"}`)
+	require.Empty(t, rep.Error)
+	data, err := os.ReadFile(filepath.Join(root, "meta/hooks/x"))
+	require.NoError(t, err)
+	require.Equal(t, "ok", string(data))
 }
 
 // End to end: git init --separate-git-dir=meta (git writes ".git" as a
