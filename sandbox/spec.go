@@ -445,23 +445,32 @@ type GitPaths struct {
 	// the git directory it leads to), each bind-mounted onto itself (a
 	// link without following it) so that a command can neither remove,
 	// rename nor replace any of them: the link keeps leading where it
-	// led when the command started.
+	// led when the command started. So are the entries of the ways to a
+	// git directory or a common directory inside the workspace, and the
+	// control entries (hooks, config, info) that are symbolic links
+	// with their ways.
 	Via []string
 	// Beyond, for a .git that is a symbolic link, is every link and
 	// directory outside the workspace its way passes, and the first
 	// entry missing on it when it leads nowhere: a command may not start
 	// while any of them lies in one of its writable roots (it could make
-	// the link lead to a git directory of its own).
+	// the link lead to a git directory of its own). The same for the
+	// way to a common directory and of a control entry that is a link.
 	Beyond []string
-	// Kept are git directories inside the workspace that a .git file
-	// leads to (its own, and a worktree's common directory), refused or
-	// not: each is pinned as Pin is, and its hooks, config and info are
-	// made when missing and read-only (in ReadOnly), as .git's.
+	// Kept are git directories inside the workspace that a .git file or
+	// link leads to, and the common directories their commondir names
+	// inside the workspace, refused or not: each is pinned as Pin is,
+	// and its hooks, config and info are made when missing and
+	// read-only (in ReadOnly), as .git's.
 	Kept []string
-	// Ends, for a .git link that leads to a directory that is not inside
-	// the workspace, is that directory: a command may not start while it
-	// lies in or holds one of its writable roots (the person's git would
-	// take it for the repository's git directory, hooks and all).
+	// Ends, for a .git link or file that leads to a directory that is
+	// not inside the workspace (and not made writable), is that
+	// directory, with the common directory a git directory's commondir
+	// names outside the workspace, and where a control entry that is a
+	// link leads outside it: a command may not start while one lies in
+	// or holds one of its writable roots, or lies in the caches of
+	// harness's workspaces (the person's git would take it for the
+	// repository's git directory, hooks and all).
 	Ends []string
 	// Writable: for a linked worktree or a submodule, its git directory
 	// and the common directory, which lie outside the workspace (objects,
