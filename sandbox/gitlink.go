@@ -158,7 +158,9 @@ func (w linkWay) done() linkWay {
 //     elsewhere;
 //   - a git directory (one with HEAD) inside the workspace is taken for
 //     the workspace's .git directory: pinned, its hooks, config and info
-//     (and its submodules') read-only;
+//     (and its submodules') read-only, and so are its commondir and
+//     config.worktree; the common directory its commondir names is kept
+//     too (see commonOf);
 //   - any other directory inside the workspace is read-only whole, and
 //     refused: a command cannot make it a git directory of its own;
 //   - a regular file is read-only, and read as a .git file is (what it

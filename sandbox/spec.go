@@ -510,6 +510,9 @@ type GitPaths struct {
 //
 // A .git that is a symbolic link never makes anything writable; it is
 // pinned with its way, and what it leads to is kept as gitLinkOf says.
+// Wherever git would take a directory for the git directory, its
+// commondir is read as git reads it (commonOf), and every control entry
+// that is a symbolic link is pinned with its way (controlLinks).
 func GitPathsOf(ws string) GitPaths {
 	dotgit := filepath.Join(ws, ".git")
 	fi, err := os.Lstat(dotgit)
