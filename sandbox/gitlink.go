@@ -285,10 +285,8 @@ func (g *GitPaths) tooLong(from string, w linkWay) {
 // itself is pinned (a command cannot remove it and make a hooks
 // directory of its own), its way is kept as a .git link's is, and a
 // link that leads nowhere must not lie in a writable root (a command
-// could make what it names). roots are the git directories made
-// writable.
-//
-// ws is the workspace.
+// could make what it names), nor one that leads outside the workspace
+// (GitPaths.Ends). ws is the workspace.
 func (g *GitPaths) controlLinks(ws string) {
 	for _, p := range slices.Clone(g.ReadOnly) {
 		fi, err := os.Lstat(p)
