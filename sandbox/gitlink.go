@@ -230,8 +230,7 @@ func gitLinkOf(ws, dotgit string) GitPaths {
 // common directory it names. A common directory inside the workspace is
 // kept as .git is; one outside, unless it is a writable root already
 // (a verified worktree's repository), must hold no writable root where
-// git looks (GitPaths.Ends). The way to it is kept as a .git file's is,
-// and a commondir that names nothing must not lie in a writable root.
+// git looks (GitPaths.Ends). The way to it is kept as a .git file's is.
 // Git reads one commondir, not the common directory's own.
 func (g *GitPaths) commonOf(ws, d string) {
 	file := filepath.Join(d, "commondir")
@@ -257,9 +256,11 @@ func (g *GitPaths) commonOf(ws, d string) {
 	g.keepWay(way, g.Writable)
 	g.tooLong(file, way)
 	if way.err != nil {
-		if way.missing != "" {
-			g.Beyond = addNew(g.Beyond, way.missing)
-		}
+		// Git takes no repository whose common directory is missing
+		// ("not a git repository"). A command that makes it is the
+		// case of a command that writes a commondir into .git: observed,
+		// not refused (a command start refused here would refuse
+		// harness's own look at the effect, too).
 		return
 	}
 	switch end := way.end; {
