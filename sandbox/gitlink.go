@@ -15,6 +15,12 @@ import (
 // it gives up, as Linux does.
 const maxLinkHops = 40
 
+// maxWay is how many entries (links and directories) a way may pass
+// before wayOf gives up: each is pinned before every command, so a .git
+// link into a deep chain of directories would slow every command's
+// start; it is refused instead (GitPaths.TooLong).
+const maxWay = 64
+
 // linkWay is where a symbolic link leads, followed one entry at a time
 // as the kernel follows it.
 type linkWay struct {
@@ -31,6 +37,8 @@ type linkWay struct {
 	missing string
 	// err says why the link leads nowhere.
 	err error
+	// entries counts the entries met on the way.
+	entries int
 }
 
 // wayOf follows the symbolic link link, an entry of the workspace ws (a
@@ -56,6 +64,7 @@ func wayTo(ws, p string) linkWay {
 
 // met records the entry p of the way, unless it is ws or holds it.
 func (w *linkWay) met(ws, p string) {
+	w.entries++
 	switch {
 	case p != ws && within(p, ws):
 		w.inside = addNew(w.inside, p)
@@ -83,6 +92,10 @@ func (w linkWay) follow(ws, cur, target string, hops int) linkWay {
 			continue
 		}
 		next := filepath.Join(cur, c)
+		if w.entries >= maxWay {
+			w.err = fmt.Errorf("%w: past %s", errWayTooLong, next)
+			return w.done()
+		}
 		fi, err := os.Lstat(next)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -145,7 +158,9 @@ func (w linkWay) done() linkWay {
 //     elsewhere;
 //   - a git directory (one with HEAD) inside the workspace is taken for
 //     the workspace's .git directory: pinned, its hooks, config and info
-//     (and its submodules') read-only;
+//     (and its submodules') read-only, and so are its commondir and
+//     config.worktree; the common directory its commondir names is kept
+//     too (see commonOf);
 //   - any other directory inside the workspace is read-only whole, and
 //     refused: a command cannot make it a git directory of its own;
 //   - a regular file is read-only, and read as a .git file is (what it
@@ -161,6 +176,7 @@ func (w linkWay) done() linkWay {
 func gitLinkOf(ws, dotgit string) GitPaths {
 	w := wayOf(ws, dotgit)
 	g := GitPaths{Via: w.inside, Beyond: w.outside}
+	g.tooLong(dotgit, w)
 	refuse := func(format string, args ...any) GitPaths {
 		g.Refused = fmt.Sprintf("%v %s leads to: %s", errGitdir, dotgit, fmt.Sprintf(format, args...))
 		return g
@@ -179,6 +195,9 @@ func gitLinkOf(ws, dotgit string) GitPaths {
 	case fi.Mode().IsRegular():
 		f := gitFileOf(ws, w.end)
 		f.Via, f.Beyond, f.Writable = addNew(g.Via, f.Via...), addNew(g.Beyond, f.Beyond...), nil
+		if f.TooLong == "" {
+			f.TooLong = g.TooLong
+		}
 		if !inside {
 			f.Beyond = addNew(f.Beyond, w.end)
 		}
@@ -193,14 +212,101 @@ func gitLinkOf(ws, dotgit string) GitPaths {
 		return refuse("%s, which is neither a directory nor a regular file", w.end)
 	case inside && isGitDir(w.end):
 		g.Pin = w.end
-		g.ReadOnly = append(controlOf(w.end), modulesOf(w.end)...)
+		g.keep(w.end)
+		g.commonOf(ws, w.end)
 		return g
 	case inside:
 		g.ReadOnly = []string{w.end}
 		return refuse("%s, which is not a git directory (no HEAD): read-only", w.end)
 	}
 	g.Ends = []string{w.end}
+	g.commonOf(ws, w.end)
 	return refuse("%s, outside the workspace", w.end)
+}
+
+// commonOf reads the commondir file of d, a directory git takes for the
+// workspace's git directory, as git does (relative to d, through
+// symbolic links): git takes the config, the hooks and info from the
+// common directory it names. A common directory inside the workspace is
+// kept as .git is; one outside, unless it is a writable root already
+// (a verified worktree's repository), must hold no writable root where
+// git looks (GitPaths.Ends). The way to it is kept as a .git file's is.
+// Git reads one commondir, not the common directory's own.
+func (g *GitPaths) commonOf(ws, d string) {
+	file := filepath.Join(d, "commondir")
+	if _, err := os.Lstat(file); err != nil {
+		return
+	}
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return // a dangling link: git reads none; the link is kept as a control entry
+	}
+	data, err := readSmall(real)
+	if err != nil {
+		return
+	}
+	c := strings.TrimSpace(string(data))
+	if c == "" {
+		return
+	}
+	if !filepath.IsAbs(c) {
+		c = filepath.Join(d, c)
+	}
+	way := wayTo(ws, c)
+	g.keepWay(way, g.Writable)
+	g.tooLong(file, way)
+	if way.err != nil {
+		// Git takes no repository whose common directory is missing
+		// ("not a git repository"). A command that makes it is the
+		// case of a command that writes a commondir into .git: observed,
+		// not refused (a command start refused here would refuse
+		// harness's own look at the effect, too).
+		return
+	}
+	switch end := way.end; {
+	case end == d || slices.Contains(g.Writable, end):
+	case end != ws && within(end, ws):
+		g.keep(end)
+	default:
+		g.Ends = addNew(g.Ends, end)
+	}
+}
+
+// tooLong records the way w, from the path from, in TooLong when it was
+// cut at maxWay entries.
+func (g *GitPaths) tooLong(from string, w linkWay) {
+	if errors.Is(w.err, errWayTooLong) && g.TooLong == "" {
+		g.TooLong = fmt.Sprintf("the way from %s: %v", from, w.err)
+	}
+}
+
+// controlLinks keeps what the control entries in ReadOnly that are
+// symbolic links lead to (a person's shared hooks directory, a dotfiles
+// manager's config): the read-only bind follows a link, so the link
+// itself is pinned (a command cannot remove it and make a hooks
+// directory of its own), its way is kept as a .git link's is, and a
+// link that leads nowhere must not lie in a writable root (a command
+// could make what it names), nor one that leads outside the workspace
+// (GitPaths.Ends). ws is the workspace.
+func (g *GitPaths) controlLinks(ws string) {
+	for _, p := range slices.Clone(g.ReadOnly) {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		g.Via = addNew(g.Via, p)
+		w := wayOf(ws, p)
+		g.keepWay(w, g.Writable)
+		g.tooLong(p, w)
+		switch {
+		case w.err != nil && w.missing != "":
+			g.Beyond = addNew(g.Beyond, w.missing)
+		case w.err == nil && !within(w.end, ws) && !strictlyInAny(w.end, g.Writable):
+			// Outside: the read-only bind keeps it from this command, not
+			// from what else may write there.
+			g.Ends = addNew(g.Ends, w.end)
+		}
+	}
 }
 
 // keepWay pins the entries of the way w inside the workspace and those
@@ -255,23 +361,46 @@ func storeLinkOf(ws string) (linkWay, bool) {
 // command cannot rename), or write what git reads in the git directory a
 // .git leads to outside the workspace (see gitLinkOf, gitFileOf).
 func (s Spec) checkWays(g GitPaths) error {
-	if s.Mode == Off || len(g.Beyond)+len(g.Ends) == 0 {
+	if s.Mode == Off {
 		return nil
+	}
+	if g.TooLong != "" {
+		return fmt.Errorf("%w: %s: a command could change an entry past those pinned; shorten it", ErrInvalidSpec, g.TooLong)
 	}
 	roots := s.writableRootsOf(g)
 	for _, r := range roots {
 		for _, p := range g.Beyond {
 			if p != r && within(p, r) {
-				return fmt.Errorf("%w: the workspace's .git or %s is a symbolic link whose way passes %s, in the writable %s: a command could make it lead elsewhere; remove the link, or make it lead out of the command's reach", ErrInvalidSpec, StoreName, p, r)
+				return fmt.Errorf("%w: the way of the workspace's .git (a symbolic link, or to the git directory or common directory it names), of a link among its hooks, config and info, or of a %s link, passes %s, in the writable %s: a command could make it lead elsewhere; remove the link, or make it lead out of the command's reach", ErrInvalidSpec, StoreName, p, r)
 			}
 		}
 		for _, p := range g.Ends {
 			if within(p, r) || holdsControl(p, r) {
-				return fmt.Errorf("%w: the workspace's .git leads to %s, a git directory outside the workspace that lies in, or whose control entries hold, the writable %s: a command could write hooks or a config the person's git would run; remove or fix the .git", ErrInvalidSpec, p, r)
+				return fmt.Errorf("%w: the workspace's .git leads to %s (a git directory, its common directory, or where a link among its hooks, config and info leads), outside the workspace, that lies in, or whose control entries hold, the writable %s: a command could write hooks or a config the person's git would run; remove or fix the .git", ErrInvalidSpec, p, r)
+			}
+		}
+	}
+	if caches := workspaceCaches(); caches != "" {
+		for _, p := range append(slices.Clone(g.Ends), g.Beyond...) {
+			if within(p, caches) {
+				return fmt.Errorf("%w: the workspace's .git (or %s, or a link among its hooks, config and info) leads through or to %s, in the caches of harness's workspaces, which other workspaces' commands write: remove or fix the link", ErrInvalidSpec, StoreName, p)
 			}
 		}
 	}
 	return nil
+}
+
+// workspaceCaches is the directory that holds every workspace's Go cache
+// (see WorkspaceGoCache), resolved; "" when there is no cache directory.
+func workspaceCaches() string {
+	dir, err := os.UserCacheDir()
+	if err != nil || !filepath.IsAbs(dir) {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return filepath.Join(dir, "harness", "workspaces")
 }
 
 // holdsControl reports whether the writable root r lies in an entry of

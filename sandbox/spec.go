@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -62,6 +63,10 @@ var (
 // errGitdir begins GitPaths.Refused: the git directory a .git file names
 // is not made writable.
 var errGitdir = errors.New("not writable: the git directory")
+
+// errWayTooLong: the way of a .git or .harness link, or to a git
+// directory, passes more than maxWay entries (see GitPaths.TooLong).
+var errWayTooLong = errors.New("more than 64 links and directories on the way")
 
 // StoreName is the name of a workspace's store directory. Every directory
 // of this name under the workspace is hidden from commands (see
@@ -382,6 +387,8 @@ func (s Spec) git() GitPaths {
 			g.ReadOnly = append(g.ReadOnly, p)
 		}
 	}
+	// The session's pin and where .git leads now are both pinned: the
+	// person may have moved the git directory and the link since.
 	if g.Pin == "" {
 		g.Pin = now.Pin
 	}
@@ -389,6 +396,10 @@ func (s Spec) git() GitPaths {
 	g.Beyond = addNew(slices.Clone(s.Git.Beyond), now.Beyond...)
 	g.Ends = addNew(slices.Clone(s.Git.Ends), now.Ends...)
 	g.Kept = addNew(slices.Clone(s.Git.Kept), now.Kept...)
+	if now.Pin != "" && now.Pin != g.Pin {
+		g.Kept = addNew(g.Kept, now.Pin)
+	}
+	g.TooLong = cmp.Or(now.TooLong, s.Git.TooLong)
 	// The workspace's .harness, when it is a link: hidden where it leads
 	// (Default), and its way kept as a .git link's is, so that a command
 	// can neither put a .harness of its own in its place nor make it lead
@@ -396,6 +407,7 @@ func (s Spec) git() GitPaths {
 	if w, ok := storeLinkOf(s.Workspace); ok {
 		g.Via = addNew(g.Via, w.inside...)
 		g.Beyond = addNew(g.Beyond, w.outside...)
+		g.tooLong(filepath.Join(s.Workspace, StoreName), w)
 		if w.missing != "" {
 			g.Beyond = addNew(g.Beyond, w.missing)
 		}
@@ -433,29 +445,44 @@ type GitPaths struct {
 	// the git directory it leads to), each bind-mounted onto itself (a
 	// link without following it) so that a command can neither remove,
 	// rename nor replace any of them: the link keeps leading where it
-	// led when the command started.
+	// led when the command started. So are the entries of the ways to a
+	// git directory or a common directory inside the workspace, and the
+	// control entries (hooks, config, info) that are symbolic links
+	// with their ways.
 	Via []string
 	// Beyond, for a .git that is a symbolic link, is every link and
 	// directory outside the workspace its way passes, and the first
 	// entry missing on it when it leads nowhere: a command may not start
 	// while any of them lies in one of its writable roots (it could make
-	// the link lead to a git directory of its own).
+	// the link lead to a git directory of its own). The same for the
+	// way to a common directory and of a control entry that is a link.
 	Beyond []string
-	// Kept are git directories inside the workspace that a .git file
-	// leads to (its own, and a worktree's common directory), refused or
-	// not: each is pinned as Pin is, and its hooks, config and info are
-	// made when missing and read-only (in ReadOnly), as .git's.
+	// Kept are git directories inside the workspace that a .git file or
+	// link leads to, and the common directories their commondir names
+	// inside the workspace, refused or not: each is pinned as Pin is,
+	// and its hooks, config and info are made when missing and
+	// read-only (in ReadOnly), as .git's.
 	Kept []string
-	// Ends, for a .git link that leads to a directory that is not inside
-	// the workspace, is that directory: a command may not start while it
-	// lies in or holds one of its writable roots (the person's git would
-	// take it for the repository's git directory, hooks and all).
+	// Ends, for a .git link or file that leads to a directory that is
+	// not inside the workspace (and not made writable), is that
+	// directory, with the common directory a git directory's commondir
+	// names outside the workspace, and where a control entry that is a
+	// link leads outside it: a command may not start while one lies in
+	// or holds one of its writable roots, or lies in the caches of
+	// harness's workspaces (the person's git would take it for the
+	// repository's git directory, hooks and all).
 	Ends []string
 	// Writable: for a linked worktree or a submodule, its git directory
 	// and the common directory, which lie outside the workspace (objects,
 	// refs, index). Only a git directory that verifiably belongs to the
 	// workspace is here (see GitPathsOf).
 	Writable []string
+	// TooLong, when set, names a way (of a .git or .harness link, to
+	// the git directory a .git file names, or of a link among its
+	// control entries) that passes more than 64 links and directories:
+	// no command starts (each entry would be pinned before every
+	// command).
+	TooLong string
 	// Refused, when set, says which git directory the workspace's .git
 	// file names (or its .git link leads to) and why it is not writable:
 	// git in the workspace cannot write its metadata there.
@@ -483,22 +510,29 @@ type GitPaths struct {
 //
 // A .git that is a symbolic link never makes anything writable; it is
 // pinned with its way, and what it leads to is kept as gitLinkOf says.
+// Wherever git would take a directory for the git directory, its
+// commondir is read as git reads it (commonOf), and every control entry
+// that is a symbolic link is pinned with its way (controlLinks).
 func GitPathsOf(ws string) GitPaths {
 	dotgit := filepath.Join(ws, ".git")
 	fi, err := os.Lstat(dotgit)
 	if err != nil {
 		return GitPaths{}
 	}
-	if fi.IsDir() {
-		return GitPaths{ReadOnly: append(controlOf(dotgit), modulesOf(dotgit)...), Pin: dotgit}
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return gitLinkOf(ws, dotgit)
-	}
-	if !fi.Mode().IsRegular() {
+	var g GitPaths
+	switch {
+	case fi.IsDir():
+		g = GitPaths{ReadOnly: append(controlOf(dotgit), modulesOf(dotgit)...), Pin: dotgit}
+		g.commonOf(ws, dotgit)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		g = gitLinkOf(ws, dotgit)
+	case fi.Mode().IsRegular():
+		g = gitFileOf(ws, dotgit)
+	default:
 		return GitPaths{}
 	}
-	return gitFileOf(ws, dotgit)
+	g.controlLinks(ws)
+	return g
 }
 
 // gitFileOf is GitPathsOf of a workspace ws whose .git is the regular
@@ -531,6 +565,7 @@ func gitFileOf(ws, file string) GitPaths {
 		gitdir = way.end
 	}
 	g := GitPaths{ReadOnly: append([]string{file}, controlOf(gitdir)...)}
+	g.tooLong(file, way)
 	common, err := gitdirOf(ws, gitdir)
 	if err != nil {
 		g.Refused = err.Error()
@@ -544,12 +579,14 @@ func gitFileOf(ws, file string) GitPaths {
 		case gitdir != ws && within(gitdir, ws):
 			if serr == nil && fi.IsDir() && isGitDir(gitdir) {
 				g.keep(gitdir)
+				g.commonOf(ws, gitdir)
 			} else {
 				// Not a git directory: a command could make it one.
 				g.ReadOnly = addNew(g.ReadOnly, gitdir)
 			}
 		default:
 			g.Ends = addNew(g.Ends, gitdir)
+			g.commonOf(ws, gitdir)
 		}
 		return g
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/seed-7cc7a084/harness/action"
+	"github.com/seed-7cc7a084/harness/sandbox"
 )
 
 // workspace is the directory the tools are confined to.
@@ -227,7 +228,77 @@ func (w *workspace) protectedIn(r *os.Root) []string {
 		}
 		s.close()
 	}
+	return w.protectHost(prot)
+}
+
+// protectHost adds to prot what the root's .git and .harness lead to as
+// the host follows them (the sandbox's GitPathsOf; absolute links and
+// links that leave the root and come back, which the walk in the root
+// cannot follow, and a .git file's "gitdir: DIR", which git follows):
+// each git directory git would take for the workspace's, and its
+// control entries, inside the root.
+func (w *workspace) protectHost(prot []string) []string {
+	add := func(abs string) {
+		rel, ok := w.within(abs)
+		if !ok {
+			return
+		}
+		q := filepath.ToSlash(filepath.Clean(rel))
+		if q == "." {
+			for _, c := range gitControl {
+				if !slices.Contains(prot, c) {
+					prot = append(prot, c)
+				}
+			}
+			return
+		}
+		if !slices.Contains(prot, q) {
+			prot = append(prot, q)
+		}
+	}
+	g := sandbox.GitPathsOf(w.real)
+	if g.Pin != "" && g.Pin != filepath.Join(w.real, ".git") {
+		add(g.Pin)
+	}
+	for _, d := range g.Kept {
+		add(d)
+	}
+	for _, p := range g.ReadOnly {
+		if p != filepath.Join(w.real, ".git") {
+			add(p)
+		}
+	}
+	for _, p := range []string{".harness", ".git"} {
+		if real, ok := hostEnd(filepath.Join(w.real, p)); ok && real != filepath.Join(w.real, p) {
+			add(real)
+		}
+	}
 	return prot
+}
+
+// hostEnd is where the path p leads on the host, its links followed; when
+// only its last entry is missing, that entry under where its parent
+// leads.
+func hostEnd(p string) (string, bool) {
+	real, err := filepath.EvalSymlinks(p)
+	if err == nil {
+		return real, true
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	target, err := os.Readlink(p)
+	if err != nil {
+		return "", false
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(p), target)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(target))
+	if err != nil {
+		return "", false
+	}
+	return filepath.Join(dir, filepath.Base(target)), true
 }
 
 // gitControl are the entries of a git directory that name or hold a
