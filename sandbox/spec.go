@@ -522,7 +522,11 @@ func GitPathsOf(ws string) GitPaths {
 	var g GitPaths
 	switch {
 	case fi.IsDir():
-		g = GitPaths{ReadOnly: append(controlOf(dotgit), modulesOf(dotgit)...), Pin: dotgit}
+		// Besides the control entries, what git reads as keep makes it
+		// read-only in any other git directory: commondir says where the
+		// config is, config.worktree is read as config.
+		ro := append(controlOf(dotgit), filepath.Join(dotgit, "commondir"), filepath.Join(dotgit, "config.worktree"), filepath.Join(dotgit, "gitdir"))
+		g = GitPaths{ReadOnly: append(ro, modulesOf(dotgit)...), Pin: dotgit}
 		g.commonOf(ws, dotgit)
 	case fi.Mode()&fs.ModeSymlink != 0:
 		g = gitLinkOf(ws, dotgit)
