@@ -3,7 +3,9 @@ package sandbox_test
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -56,4 +58,72 @@ func TestPlainGitConfigWorktreeReadOnly(t *testing.T) {
 		// git still reads the configuration.
 		g(ws, "config", "--get", "extensions.worktreeConfig")
 	})
+}
+
+// A command can swap a .git file, or a .git directory's commondir, for a
+// FIFO and back while harness reads it (GitPathsOf runs before every
+// command and every write_file): no read waits for a writer that never
+// comes. The swap races the read; the loop makes a stall, when the read
+// could wait, all but certain.
+func TestGitFilesSwappedForFIFONeverStall(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		where   func(repo string) (ws, target string)
+		content string
+	}{
+		{".git file", func(repo string) (string, string) {
+			ws := filepath.Join(repo, "sub")
+			require.NoError(t, os.Mkdir(ws, 0o755))
+			return ws, filepath.Join(ws, ".git")
+		}, "gitdir: ../.git\n"},
+		{"commondir", func(repo string) (string, string) { return repo, filepath.Join(repo, ".git/commondir") }, ".\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			repo, _ := gitRepo(t)
+			ws, target := c.where(repo)
+			regular, fifo, tmp := filepath.Join(ws, "regular"), filepath.Join(ws, "fifo"), filepath.Join(ws, "swap")
+			require.NoError(t, os.WriteFile(regular, []byte(c.content), 0o644))
+			require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+			stop := make(chan struct{})
+			swapped := make(chan struct{})
+			go func() {
+				defer close(swapped)
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					src := regular
+					if i%2 == 1 {
+						src = fifo
+					}
+					_ = os.Remove(tmp)
+					if os.Link(src, tmp) == nil {
+						_ = os.Rename(tmp, target)
+					}
+				}
+			}()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for range 20000 {
+					sandbox.GitPathsOf(ws)
+				}
+			}()
+			select {
+			case <-done:
+			case <-time.After(2 * time.Minute):
+				// Free the stalled read before failing: a writer opens the FIFO.
+				if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					f.Close()
+				}
+				close(stop)
+				<-swapped
+				t.Fatal("GitPathsOf stalled on a FIFO swapped in")
+			}
+			close(stop)
+			<-swapped
+		})
+	}
 }

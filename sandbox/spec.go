@@ -731,9 +731,16 @@ const maxGitFile = 1 << 20
 
 // readSmall reads the file path when it is a regular file, not a link, of
 // at most maxGitFile bytes: a FIFO or a link to /dev/zero planted in the
-// workspace cannot stall or swell the start of every command.
+// workspace cannot stall or swell the start of every command. The file is
+// opened first, without following a link or waiting on a FIFO, and what
+// is open is checked, so that a command cannot swap a FIFO in between.
 func readSmall(path string) ([]byte, error) {
-	fi, err := os.Lstat(path)
+	f, err := os.OpenFile(path, gitFileFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
@@ -743,15 +750,14 @@ func readSmall(path string) ([]byte, error) {
 	if fi.Size() > maxGitFile {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxGitFile)
 	}
-	f, err := os.Open(path)
+	data, err := io.ReadAll(io.LimitReader(f, maxGitFile+1))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
+	if len(data) > maxGitFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxGitFile)
 	}
-	return io.ReadAll(io.LimitReader(f, maxGitFile))
+	return data, nil
 }
 
 // underModules reports whether the absolute path dir lies beneath a
