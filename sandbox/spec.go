@@ -737,6 +737,9 @@ const maxGitFile = 1 << 20
 func readSmall(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, gitFileFlags, 0)
 	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is not a regular file", path) // a link
+		}
 		return nil, err
 	}
 	defer f.Close()
