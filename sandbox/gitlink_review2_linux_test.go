@@ -127,3 +127,27 @@ func TestGitFilesSwappedForFIFONeverStall(t *testing.T) {
 		})
 	}
 }
+
+// A command that plants a submodule git directory whose hooks link leads
+// nowhere inside the workspace blocks every later command (a command
+// could make what it names): the refusal names the link, relative to the
+// workspace, and says what to do; doing it lets commands start again.
+func TestDanglingControlLinkRefusalNamesTheLink(t *testing.T) {
+	ws, _ := gitRepo(t)
+	spec, err := sandbox.Default(ws, "")
+	require.NoError(t, err)
+	got, e := run(t, spec, "mkdir -p .git/modules/evil && echo ref > .git/modules/evil/HEAD && ln -s ../../../nothere .git/modules/evil/hooks; echo rc=$?")
+	require.Equal(t, 0, e.Code, got)
+	require.Contains(t, got, "rc=0")
+	c := &sandbox.Cmd{Spec: spec, Line: "true"}
+	err = c.Start(t.Context())
+	require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
+	require.Contains(t, err.Error(), "symbolic link .git/modules/evil/hooks passes "+filepath.Join(ws, "nothere")+", which does not exist")
+	require.Contains(t, err.Error(), "remove the link or create "+filepath.Join(ws, "nothere"))
+
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "nothere"), 0o755))
+	got, e = run(t, spec, "echo x > nothere/pre-commit; echo rc=$?")
+	require.Equal(t, 0, e.Code, got)
+	require.Contains(t, got, "Read-only")
+	requireUnchanged(t, filepath.Join(ws, "nothere/pre-commit"), "")
+}
