@@ -2,7 +2,9 @@ package sandbox_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -150,4 +152,48 @@ func TestDanglingControlLinkRefusalNamesTheLink(t *testing.T) {
 	require.Equal(t, 0, e.Code, got)
 	require.Contains(t, got, "Read-only")
 	requireUnchanged(t, filepath.Join(ws, "nothere/pre-commit"), "")
+}
+
+// In a linked worktree, REPO/.git is a writable root: the other
+// worktrees' git directories under REPO/.git/worktrees are read-only
+// (the person's git in the other worktree reads their commondir and
+// config.worktree), REPO/.git/worktrees cannot be renamed and made anew,
+// and REPO/.git/config.worktree (the main worktree's) is read-only, made
+// empty when missing. git commit and git worktree add still work.
+func TestWorktreeCannotWriteOtherWorktrees(t *testing.T) {
+	repo, g := gitRepo(t)
+	base := realTemp(t)
+	wt1, wt2 := filepath.Join(base, "wt1"), filepath.Join(base, "wt2")
+	g(repo, "worktree", "add", "-q", wt1)
+	g(repo, "worktree", "add", "-q", wt2)
+	spec, err := sandbox.Default(wt1, "")
+	require.NoError(t, err)
+	R := filepath.Join(repo, ".git")
+	evil := "printf '[core]\\n\\tfsmonitor = \"touch " + base + "/PWNED; false\"\\n'"
+	got, e := run(t, spec, strings.Join([]string{
+		"mkdir -p " + R + "/evil && cp -r " + R + "/objects " + R + "/refs " + R + "/evil/ && " + evil + " > " + R + "/evil/config",
+		"echo ../../evil > " + R + "/worktrees/wt2/commondir",
+		evil + " > " + R + "/worktrees/wt2/config.worktree",
+		evil + " > " + R + "/config.worktree",
+		"mv " + R + "/worktrees " + R + "/gone",
+		"touch f && git add f && git -c user.name=t -c user.email=t@example.com commit -q -m two && echo committed",
+		"git worktree add -q wt3 && echo added", // inside the workspace: the only place it may write
+	}, "; "))
+	t.Log(got)
+	require.Equal(t, 0, e.Code, got)
+	require.Contains(t, got, "committed")
+	require.Contains(t, got, "added")
+	requireUnchanged(t, filepath.Join(R, "worktrees/wt2/commondir"), "../..\n")
+	requireUnchanged(t, filepath.Join(R, "worktrees/wt2/config.worktree"), "")
+	data, err := os.ReadFile(filepath.Join(R, "config.worktree"))
+	require.NoError(t, err)
+	require.Empty(t, string(data))
+	require.DirExists(t, filepath.Join(R, "worktrees/wt2"))
+	for _, dir := range []string{wt2, repo} {
+		cmd := exec.Command("git", "-c", "extensions.worktreeConfig=true", "status", "--short")
+		cmd.Dir = dir
+		out, _ := cmd.CombinedOutput()
+		t.Logf("git status in %s: %s", dir, out)
+	}
+	require.NoFileExists(t, filepath.Join(base, "PWNED"))
 }

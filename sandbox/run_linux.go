@@ -259,6 +259,15 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 				f.Close()
 			}
 		}
+		// And the config.worktree of a linked worktree's git directory and
+		// of its common directory, writable roots both.
+		for _, p := range g.ReadOnly {
+			if filepath.Base(p) == "config.worktree" && slices.Contains(g.Writable, filepath.Dir(p)) {
+				if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+					f.Close()
+				}
+			}
+		}
 	}
 	if dot := filepath.Join(s.Workspace, StoreName); s.Mode == WorkspaceWrite && (slices.Contains(s.Hidden, dot) || slices.Contains(s.HiddenNames, StoreName)) {
 		// The workspace's .harness must exist to be covered: where there is

@@ -431,9 +431,11 @@ func addNew(list []string, more ...string) []string {
 // core.fsmonitor) can be planted.
 type GitPaths struct {
 	// ReadOnly: the hooks directory, the config file and the info
-	// directory of the git directory (for a worktree, of its common
-	// directory too, and the workspace's .git file itself), and the same
-	// of every submodule's git directory under modules/.
+	// directory of the git directory, with its commondir, config.worktree
+	// and gitdir (for a worktree, of its common directory too, with its
+	// config.worktree, the other worktrees' git directories beside it,
+	// and the workspace's .git file itself), and the same of every
+	// submodule's git directory under modules/.
 	ReadOnly []string
 	// Pin is the workspace's git directory — its .git directory, or the
 	// directory inside the workspace a .git symbolic link leads to —
@@ -596,6 +598,14 @@ func gitFileOf(ws, file string) GitPaths {
 	}
 	if common != gitdir {
 		g.ReadOnly = append(g.ReadOnly, controlOf(common)...)
+		g.ReadOnly = append(g.ReadOnly, filepath.Join(common, "config.worktree"))
+		// The other worktrees' git directories beside this one: the
+		// person's git in those worktrees reads their commondir and
+		// config.worktree. Each is read-only, and REPO/worktrees is pinned
+		// (it cannot be renamed and made anew); a new one (git worktree
+		// add) can still be made.
+		g.ReadOnly = append(g.ReadOnly, otherWorktrees(gitdir)...)
+		g.Via = addNew(g.Via, filepath.Dir(gitdir))
 		// The worktree's git directory is a writable root outside the
 		// workspace, where the observer does not look: its commondir, which
 		// says where the config is, is read-only too, and so is its gitdir,
@@ -622,6 +632,25 @@ func gitFileOf(ws, file string) GitPaths {
 		}
 	}
 	return g
+}
+
+// otherWorktrees is every entry of REPO/worktrees but gitdir, a linked
+// worktree's git directory REPO/worktrees/NAME, up to maxModuleDirs.
+func otherWorktrees(gitdir string) []string {
+	f, err := os.Open(filepath.Dir(gitdir))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(maxModuleDirs)
+	slices.Sort(names)
+	var out []string
+	for _, n := range names {
+		if p := filepath.Join(filepath.Dir(gitdir), n); p != gitdir {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // gitdirOf returns the common directory of gitdir, the resolved directory

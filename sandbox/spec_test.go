@@ -239,7 +239,7 @@ func TestGitPathsOfAWorktree(t *testing.T) {
 	common := filepath.Join(main, ".git")
 	require.Equal(t, []string{
 		filepath.Join(wt, ".git"), filepath.Join(gitdir, "hooks"), filepath.Join(gitdir, "config"), filepath.Join(gitdir, "info"),
-		filepath.Join(common, "hooks"), filepath.Join(common, "config"), filepath.Join(common, "info"),
+		filepath.Join(common, "hooks"), filepath.Join(common, "config"), filepath.Join(common, "info"), filepath.Join(common, "config.worktree"),
 		filepath.Join(gitdir, "config.worktree"), filepath.Join(gitdir, "commondir"), filepath.Join(gitdir, "gitdir"),
 	}, g.ReadOnly)
 	require.Equal(t, []string{gitdir, common}, g.Writable)
