@@ -371,7 +371,7 @@ func (s Spec) checkWays(g GitPaths) error {
 	for _, r := range roots {
 		for _, p := range g.Beyond {
 			if p != r && within(p, r) {
-				return fmt.Errorf("%w: the way of the workspace's .git (a symbolic link, or to the git directory or common directory it names), of a link among its hooks, config and info, or of a %s link, passes %s, in the writable %s: a command could make it lead elsewhere; remove the link, or make it lead out of the command's reach", ErrInvalidSpec, StoreName, p, r)
+				return s.beyondError(g, p, r)
 			}
 		}
 		for _, p := range g.Ends {
@@ -388,6 +388,34 @@ func (s Spec) checkWays(g GitPaths) error {
 		}
 	}
 	return nil
+}
+
+// beyondError is the refusal of a way (see checkWays) that passes p, in
+// the writable root r: it names the symbolic link whose way it is, when
+// one of those pinned is, relative to the workspace, and says what to do.
+func (s Spec) beyondError(g GitPaths, p, r string) error {
+	ws := s.Workspace
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real
+	}
+	for _, l := range addNew(slices.Clone(g.Via), filepath.Join(ws, ".git"), filepath.Join(ws, StoreName)) {
+		if fi, err := os.Lstat(l); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		w := wayOf(ws, l)
+		if w.missing != p && !slices.Contains(w.outside, p) {
+			continue
+		}
+		name := l
+		if rel, err := filepath.Rel(ws, l); err == nil && within(l, ws) {
+			name = rel
+		}
+		if w.missing == p {
+			return fmt.Errorf("%w: the way of the symbolic link %s passes %s, which does not exist, in the writable %s: a command could make it, and git would take it for its own; remove the link or create %s", ErrInvalidSpec, name, p, r, p)
+		}
+		return fmt.Errorf("%w: the way of the symbolic link %s passes %s, in the writable %s: a command could make it lead elsewhere; remove the link, or make it lead out of the command's reach", ErrInvalidSpec, name, p, r)
+	}
+	return fmt.Errorf("%w: the way of the workspace's .git (a symbolic link, or to the git directory or common directory it names), of a link among its hooks, config and info, or of a %s link, passes %s, in the writable %s: a command could make it lead elsewhere; remove the link, or make it lead out of the command's reach", ErrInvalidSpec, StoreName, p, r)
 }
 
 // workspaceCaches is the directory that holds every workspace's Go cache

@@ -236,8 +236,9 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 		}
 	}
 	if s.Mode == WorkspaceWrite {
-		// Hooks, config and info must exist to be made read-only: git init
-		// makes all three, and a repository without them gets them, empty
+		// Hooks, config, info and config.worktree must exist to be made
+		// read-only: git init makes the first three, and a repository
+		// without them gets them, empty
 		// (the .git directory, and a git directory in the workspace a .git
 		// leads to).
 		for _, d := range addNew(addNew(nil, g.Pin), g.Kept...) {
@@ -250,6 +251,22 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 				f.Close()
 			}
 			_ = os.Mkdir(ctl[2], 0o755)
+			// config.worktree too, which git reads as config once
+			// extensions.worktreeConfig is set: empty, it says nothing.
+			// (A missing commondir is not made: git would read an empty
+			// one as naming the directory itself.)
+			if f, err := os.OpenFile(filepath.Join(d, "config.worktree"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+				f.Close()
+			}
+		}
+		// And the config.worktree of a linked worktree's git directory and
+		// of its common directory, writable roots both.
+		for _, p := range g.ReadOnly {
+			if filepath.Base(p) == "config.worktree" && slices.Contains(g.Writable, filepath.Dir(p)) {
+				if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+					f.Close()
+				}
+			}
 		}
 	}
 	if dot := filepath.Join(s.Workspace, StoreName); s.Mode == WorkspaceWrite && (slices.Contains(s.Hidden, dot) || slices.Contains(s.HiddenNames, StoreName)) {

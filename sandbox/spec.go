@@ -431,9 +431,11 @@ func addNew(list []string, more ...string) []string {
 // core.fsmonitor) can be planted.
 type GitPaths struct {
 	// ReadOnly: the hooks directory, the config file and the info
-	// directory of the git directory (for a worktree, of its common
-	// directory too, and the workspace's .git file itself), and the same
-	// of every submodule's git directory under modules/.
+	// directory of the git directory, with its commondir, config.worktree
+	// and gitdir (for a worktree, of its common directory too, with its
+	// config.worktree, the other worktrees' git directories beside it,
+	// and the workspace's .git file itself), and the same of every
+	// submodule's git directory under modules/.
 	ReadOnly []string
 	// Pin is the workspace's git directory — its .git directory, or the
 	// directory inside the workspace a .git symbolic link leads to —
@@ -522,7 +524,11 @@ func GitPathsOf(ws string) GitPaths {
 	var g GitPaths
 	switch {
 	case fi.IsDir():
-		g = GitPaths{ReadOnly: append(controlOf(dotgit), modulesOf(dotgit)...), Pin: dotgit}
+		// Besides the control entries, what git reads as keep makes it
+		// read-only in any other git directory: commondir says where the
+		// config is, config.worktree is read as config.
+		ro := append(controlOf(dotgit), filepath.Join(dotgit, "commondir"), filepath.Join(dotgit, "config.worktree"), filepath.Join(dotgit, "gitdir"))
+		g = GitPaths{ReadOnly: append(ro, modulesOf(dotgit)...), Pin: dotgit}
 		g.commonOf(ws, dotgit)
 	case fi.Mode()&fs.ModeSymlink != 0:
 		g = gitLinkOf(ws, dotgit)
@@ -592,6 +598,14 @@ func gitFileOf(ws, file string) GitPaths {
 	}
 	if common != gitdir {
 		g.ReadOnly = append(g.ReadOnly, controlOf(common)...)
+		g.ReadOnly = append(g.ReadOnly, filepath.Join(common, "config.worktree"))
+		// The other worktrees' git directories beside this one: the
+		// person's git in those worktrees reads their commondir and
+		// config.worktree. Each is read-only, and REPO/worktrees is pinned
+		// (it cannot be renamed and made anew); a new one (git worktree
+		// add) can still be made.
+		g.ReadOnly = append(g.ReadOnly, otherWorktrees(gitdir)...)
+		g.Via = addNew(g.Via, filepath.Dir(gitdir))
 		// The worktree's git directory is a writable root outside the
 		// workspace, where the observer does not look: its commondir, which
 		// says where the config is, is read-only too, and so is its gitdir,
@@ -618,6 +632,25 @@ func gitFileOf(ws, file string) GitPaths {
 		}
 	}
 	return g
+}
+
+// otherWorktrees is every entry of REPO/worktrees but gitdir, a linked
+// worktree's git directory REPO/worktrees/NAME, up to maxModuleDirs.
+func otherWorktrees(gitdir string) []string {
+	f, err := os.Open(filepath.Dir(gitdir))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(maxModuleDirs)
+	slices.Sort(names)
+	var out []string
+	for _, n := range names {
+		if p := filepath.Join(filepath.Dir(gitdir), n); p != gitdir {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // gitdirOf returns the common directory of gitdir, the resolved directory
@@ -727,9 +760,19 @@ const maxGitFile = 1 << 20
 
 // readSmall reads the file path when it is a regular file, not a link, of
 // at most maxGitFile bytes: a FIFO or a link to /dev/zero planted in the
-// workspace cannot stall or swell the start of every command.
+// workspace cannot stall or swell the start of every command. The file is
+// opened first, without following a link or waiting on a FIFO, and what
+// is open is checked, so that a command cannot swap a FIFO in between.
 func readSmall(path string) ([]byte, error) {
-	fi, err := os.Lstat(path)
+	f, err := os.OpenFile(path, gitFileFlags, 0)
+	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is not a regular file", path) // a link
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
@@ -739,15 +782,14 @@ func readSmall(path string) ([]byte, error) {
 	if fi.Size() > maxGitFile {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxGitFile)
 	}
-	f, err := os.Open(path)
+	data, err := io.ReadAll(io.LimitReader(f, maxGitFile+1))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
+	if len(data) > maxGitFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxGitFile)
 	}
-	return io.ReadAll(io.LimitReader(f, maxGitFile))
+	return data, nil
 }
 
 // underModules reports whether the absolute path dir lies beneath a

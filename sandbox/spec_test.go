@@ -182,7 +182,8 @@ func TestRecord(t *testing.T) {
 	// not what is in their objects.
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
 	r = spec.Record()
-	require.Equal(t, []string{filepath.Join(ws, ".git/hooks"), filepath.Join(ws, ".git/config"), filepath.Join(ws, ".git/info")}, r.ReadOnly)
+	require.Equal(t, []string{filepath.Join(ws, ".git/hooks"), filepath.Join(ws, ".git/config"), filepath.Join(ws, ".git/info"),
+		filepath.Join(ws, ".git/commondir"), filepath.Join(ws, ".git/config.worktree"), filepath.Join(ws, ".git/gitdir")}, r.ReadOnly)
 	for _, m := range []string{"lib", "nested/name", "lib/modules/inner"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git/modules", m, "objects/pack"), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(ws, ".git/modules", m, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
@@ -192,6 +193,9 @@ func TestRecord(t *testing.T) {
 	var want []string
 	for _, d := range []string{".git", ".git/modules/lib", ".git/modules/lib/modules/inner", ".git/modules/nested/name"} {
 		want = append(want, filepath.Join(ws, d, "hooks"), filepath.Join(ws, d, "config"), filepath.Join(ws, d, "info"))
+		if d == ".git" {
+			want = append(want, filepath.Join(ws, d, "commondir"), filepath.Join(ws, d, "config.worktree"), filepath.Join(ws, d, "gitdir"))
+		}
 	}
 	require.Equal(t, want, r.ReadOnly)
 
@@ -235,14 +239,15 @@ func TestGitPathsOfAWorktree(t *testing.T) {
 	common := filepath.Join(main, ".git")
 	require.Equal(t, []string{
 		filepath.Join(wt, ".git"), filepath.Join(gitdir, "hooks"), filepath.Join(gitdir, "config"), filepath.Join(gitdir, "info"),
-		filepath.Join(common, "hooks"), filepath.Join(common, "config"), filepath.Join(common, "info"),
+		filepath.Join(common, "hooks"), filepath.Join(common, "config"), filepath.Join(common, "info"), filepath.Join(common, "config.worktree"),
 		filepath.Join(gitdir, "config.worktree"), filepath.Join(gitdir, "commondir"), filepath.Join(gitdir, "gitdir"),
 	}, g.ReadOnly)
 	require.Equal(t, []string{gitdir, common}, g.Writable)
 	require.Empty(t, g.Pin)
 
 	g = sandbox.GitPathsOf(main)
-	require.Equal(t, []string{filepath.Join(main, ".git/hooks"), filepath.Join(main, ".git/config"), filepath.Join(main, ".git/info")}, g.ReadOnly)
+	require.Equal(t, []string{filepath.Join(main, ".git/hooks"), filepath.Join(main, ".git/config"), filepath.Join(main, ".git/info"),
+		filepath.Join(main, ".git/commondir"), filepath.Join(main, ".git/config.worktree"), filepath.Join(main, ".git/gitdir")}, g.ReadOnly)
 	require.Equal(t, filepath.Join(main, ".git"), g.Pin)
 	require.Empty(t, g.Writable)
 

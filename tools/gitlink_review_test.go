@@ -95,3 +95,50 @@ func TestRevSeparateGitDirEndToEnd(t *testing.T) {
 	t.Logf("person's git status: %s", out)
 	require.NoFileExists(t, filepath.Join(root, "PWNED"), "the person's git status ran what write_file put in meta/config")
 }
+
+// rev-sbx11: a control entry of .git that is a symbolic link into the
+// workspace (a dotfiles manager's .git/config -> ../dot/gitconfig, a
+// person's shared hooks, a commondir link): write_file refuses where it
+// leads, existing or not, as the sandbox's read-only bind does, and the
+// person's git never runs what a write there would name.
+func TestRevControlLinkTargetsProtected(t *testing.T) {
+	s, root := workspace(t, map[string]string{"a.txt": "a\n", "free.txt": "f\n"})
+	out, err := exec.Command("git", "-C", root, "init", "-q").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "dot"), 0o755))
+	require.NoError(t, os.Rename(filepath.Join(root, ".git/config"), filepath.Join(root, "dot/gitconfig")))
+	require.NoError(t, os.Symlink("../dot/gitconfig", filepath.Join(root, ".git/config")))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "shared-hooks"), 0o755))
+	require.NoError(t, os.RemoveAll(filepath.Join(root, ".git/hooks")))
+	require.NoError(t, os.Symlink("../shared-hooks", filepath.Join(root, ".git/hooks")))
+	// info leads nowhere yet: what it names is protected all the same.
+	require.NoError(t, os.RemoveAll(filepath.Join(root, ".git/info")))
+	require.NoError(t, os.Symlink("../later-info", filepath.Join(root, ".git/info")))
+	cfg, err := os.ReadFile(filepath.Join(root, "dot/gitconfig"))
+	require.NoError(t, err)
+
+	requireRefusedWrite(t, s, root, tools.WriteFile, js(t, map[string]string{"path": "dot/gitconfig", "content": string(cfg) + "\tfsmonitor = \"touch PWNED; false\"\n"}), `dot/gitconfig`)
+	requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": "shared-hooks/post-checkout", "content": "touch PWNED"}`, `shared-hooks`)
+	requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": "later-info/exclude", "content": "x"}`, `later-info`)
+	require.NoDirExists(t, filepath.Join(root, "later-info"))
+	rep := call(t, s, tools.WriteFile, `{"path": "free.txt", "content": "ok\n"}`)
+	require.Equal(t, "", rep.Error)
+	cmd := exec.Command("git", "status", "--short")
+	cmd.Dir = root
+	out, _ = cmd.CombinedOutput()
+	t.Logf("git status: %s", out)
+	require.NoFileExists(t, filepath.Join(root, "PWNED"))
+
+	// A commondir that is a link to a file in the workspace: that file
+	// names the common directory, where the config is.
+	s, root = workspace(t, map[string]string{"a.txt": "a\n", "cd.txt": "../c1\n"})
+	out, err = exec.Command("git", "-C", root, "init", "-q").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.NoError(t, os.Mkdir(filepath.Join(root, "c1"), 0o755))
+	for _, n := range []string{"objects", "refs", "config", "hooks", "info"} {
+		require.NoError(t, os.Rename(filepath.Join(root, ".git", n), filepath.Join(root, "c1", n)))
+	}
+	require.NoError(t, os.Symlink("../cd.txt", filepath.Join(root, ".git/commondir")))
+	requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": "cd.txt", "content": "../evil\n"}`, `cd.txt`)
+	requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": "c1/config", "content": "x"}`, `c1`)
+}

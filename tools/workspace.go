@@ -236,7 +236,8 @@ func (w *workspace) protectedIn(r *os.Root) []string {
 // links that leave the root and come back, which the walk in the root
 // cannot follow, and a .git file's "gitdir: DIR", which git follows):
 // each git directory git would take for the workspace's, and its
-// control entries, inside the root.
+// control entries, inside the root, and where those that are symbolic
+// links lead.
 func (w *workspace) protectHost(prot []string) []string {
 	add := func(abs string) {
 		rel, ok := w.within(abs)
@@ -266,6 +267,15 @@ func (w *workspace) protectHost(prot []string) []string {
 	for _, p := range g.ReadOnly {
 		if p != filepath.Join(w.real, ".git") {
 			add(p)
+		}
+		// A control entry that is a symbolic link (.git/config ->
+		// ../dot/gitconfig, hooks -> ../shared-hooks, a commondir link):
+		// git reads where it leads, which the sandbox makes read-only by
+		// following it; so is it here, existing or not.
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if real, ok := hostEnd(p); ok {
+				add(real)
+			}
 		}
 	}
 	for _, p := range []string{".harness", ".git"} {

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package sandbox
+
+import "os"
+
+// gitFileFlags opens a git file to read.
+const gitFileFlags = os.O_RDONLY
