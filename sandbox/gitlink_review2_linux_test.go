@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,6 +60,22 @@ func TestPlainGitConfigWorktreeReadOnly(t *testing.T) {
 		require.Empty(t, string(data))
 		// git still reads the configuration.
 		g(ws, "config", "--get", "extensions.worktreeConfig")
+	})
+	t.Run("not read", func(t *testing.T) {
+		// Without the extension git reads no config.worktree, and a
+		// command cannot set it (config is read-only): none is made, which
+		// the observer would take for the command's doing.
+		ws, _ := gitRepo(t)
+		spec, err := sandbox.Default(ws, "")
+		require.NoError(t, err)
+		got, _ := run(t, spec, "true; echo rc=$?")
+		require.Contains(t, got, "rc=0")
+		_, err = os.Lstat(filepath.Join(ws, ".git/config.worktree"))
+		require.ErrorIs(t, err, fs.ErrNotExist, "a config.worktree git does not read was made")
+		got, _ = run(t, spec, "git config extensions.worktreeConfig true; echo rc=$?")
+		require.NotContains(t, got, "rc=0", "a command set the extension")
+		out, err := exec.Command("git", "-C", ws, "config", "--get", "extensions.worktreeConfig").CombinedOutput()
+		require.Error(t, err, "%s", out)
 	})
 }
 

@@ -224,6 +224,35 @@ func (c *Cmd) Start(ctx context.Context) error {
 	return nil
 }
 
+// worktreeConfigMaybeOn reports whether git may read a config.worktree
+// in the git directories dirs: whether a repository config there
+// (DIR/config; git takes extensions only from the repository's own) may
+// set extensions.worktreeConfig — it names it, includes another file,
+// cannot be read, or the directory has a commondir, whose config is
+// another's. A config.worktree made where it is not read would be made for
+// nothing, and observed as the next command's doing: a missing one is
+// made, to be covered read-only, only where git may read it. A command
+// cannot set the extension: the config is read-only to it.
+func worktreeConfigMaybeOn(dirs ...string) bool {
+	for _, d := range dirs {
+		if _, err := os.Lstat(filepath.Join(d, "commondir")); err == nil {
+			return true
+		}
+		data, err := readSmall(filepath.Join(d, "config"))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return true
+		}
+		low := strings.ToLower(string(data))
+		if strings.Contains(low, "worktreeconfig") || strings.Contains(low, "include") {
+			return true
+		}
+	}
+	return false
+}
+
 // prepare resolves what the helper needs and makes the temporary
 // directory and the Go cache.
 func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, string, error) {
@@ -255,14 +284,16 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 			// extensions.worktreeConfig is set: empty, it says nothing.
 			// (A missing commondir is not made: git would read an empty
 			// one as naming the directory itself.)
-			if f, err := os.OpenFile(filepath.Join(d, "config.worktree"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-				f.Close()
+			if worktreeConfigMaybeOn(d) {
+				if f, err := os.OpenFile(filepath.Join(d, "config.worktree"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+					f.Close()
+				}
 			}
 		}
 		// And the config.worktree of a linked worktree's git directory and
 		// of its common directory, writable roots both.
 		for _, p := range g.ReadOnly {
-			if filepath.Base(p) == "config.worktree" && slices.Contains(g.Writable, filepath.Dir(p)) {
+			if filepath.Base(p) == "config.worktree" && slices.Contains(g.Writable, filepath.Dir(p)) && worktreeConfigMaybeOn(g.Writable...) {
 				if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
 					f.Close()
 				}
