@@ -58,10 +58,18 @@ func TestMain(m *testing.M) {
 // connection was reset mid-reconnect on a loaded machine takes longer to
 // end its goroutines than goleak's own retries wait (about 0.4 s); a
 // goroutine still there after patience is a leak.
+//
+// One of nats.go's own is not looked for: an object store's Put
+// (jetstream/object.go, v1.55.0) makes a publisher whose first async
+// publish starts resetPendingAcksOnReconnect and, deferred, cleans the
+// publisher up, setting the channel that goroutine reads to nil. When the
+// cleanup runs before the goroutine has read the channel, it receives
+// from a nil channel for ever, whatever this package does (the blobs
+// bucket is an object store). Seen once, in a -race run at load 4.
 func leftGoroutines(patience time.Duration) error {
 	deadline := time.Now().Add(patience)
 	for {
-		err := goleak.Find()
+		err := goleak.Find(goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"))
 		if err == nil || time.Now().After(deadline) {
 			return err
 		}
