@@ -428,7 +428,7 @@ func workspaceCaches() string {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
-	return filepath.Join(dir, "harness", "workspaces")
+	return cachesIn(dir)
 }
 
 // holdsControl reports whether the writable root r lies in an entry of

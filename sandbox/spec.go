@@ -238,8 +238,12 @@ func WorkspaceGoCache(ws string) (string, error) {
 		return "", fmt.Errorf("the Go build cache of %s: %w", ws, err)
 	}
 	sum := sha256.Sum256([]byte(filepath.Clean(ws)))
-	return filepath.Join(dir, "harness", "workspaces", hex.EncodeToString(sum[:8]), "go-build"), nil
+	return filepath.Join(cachesIn(dir), hex.EncodeToString(sum[:8]), "go-build"), nil
 }
+
+// cachesIn is the directory of every workspace's caches in the user's
+// cache directory dir.
+func cachesIn(dir string) string { return filepath.Join(dir, "harness", "workspaces") }
 
 func resolveDir(what, dir string) (string, error) {
 	if dir == "" {

@@ -218,13 +218,9 @@ func (w *workspace) protectedIn(r *os.Root) []string {
 		}
 		switch {
 		case s.real == "." && p == ".git":
-			for _, c := range gitControl {
-				if !slices.Contains(prot, c) {
-					prot = append(prot, c)
-				}
-			}
-		case s.real != "." && !slices.Contains(prot, s.real):
-			prot = append(prot, s.real)
+			prot = addProtected(prot, gitControl...)
+		case s.real != ".":
+			prot = addProtected(prot, s.real)
 		}
 		s.close()
 	}
@@ -246,16 +242,10 @@ func (w *workspace) protectHost(prot []string) []string {
 		}
 		q := filepath.ToSlash(filepath.Clean(rel))
 		if q == "." {
-			for _, c := range gitControl {
-				if !slices.Contains(prot, c) {
-					prot = append(prot, c)
-				}
-			}
+			prot = addProtected(prot, gitControl...)
 			return
 		}
-		if !slices.Contains(prot, q) {
-			prot = append(prot, q)
-		}
+		prot = addProtected(prot, q)
 	}
 	g := sandbox.GitPathsOf(w.real)
 	if g.Pin != "" && g.Pin != filepath.Join(w.real, ".git") {
@@ -309,6 +299,16 @@ func hostEnd(p string) (string, bool) {
 		return "", false
 	}
 	return filepath.Join(dir, filepath.Base(target)), true
+}
+
+// addProtected appends to prot each of qs it does not hold yet.
+func addProtected(prot []string, qs ...string) []string {
+	for _, q := range qs {
+		if !slices.Contains(prot, q) {
+			prot = append(prot, q)
+		}
+	}
+	return prot
 }
 
 // gitControl are the entries of a git directory that name or hold a
