@@ -111,6 +111,10 @@ func (tr *gitTree) build(n int) error {
 // block of BenchmarkObservedAction.
 const observedBlock = 5
 
+// observedAlone is how many actions BenchmarkObservedAction runs after
+// the timed ones with no git between them (boundary-alone-ms-med).
+const observedAlone = 20
+
 // gitStatus times `git status --porcelain` in the tree.
 func (tr *gitTree) gitStatus(b *testing.B) time.Duration {
 	wall, _ := tr.gitStatusTimes(b)
@@ -188,7 +192,12 @@ func openBenchStore(b *testing.B, dir string) *thread.PebbleStore {
 // boundary's time per action is also given as min/median/max over the
 // iterations (ms), and ratio-med is the median over git's median;
 // boundary-cold-ms-med is the median of the first action of each block,
-// the one right after git's.
+// the one right after git's. boundary-alone-ms-med is the median of
+// observedAlone more actions run after the timed ones with no git between
+// them: what the boundary's own work costs when nothing else walks the
+// tree, which is the part that should not grow with it (git's walk of a
+// bigger tree leaves more of the kernel's and the CPU's caches cold for
+// the actions after it); alone-ratio-med is it over git's median.
 // cpu-ratio is the CPU time the process used over the iterations (the
 // boundary's and whatever else ran in it meanwhile, the store's
 // background work too) over the CPU time the git processes used: on a
@@ -274,6 +283,19 @@ func BenchmarkObservedAction(b *testing.B) {
 				if i%observedBlock != 0 {
 					gitBlock()
 				}
+				b.StopTimer()
+				var alone []time.Duration
+				for range observedAlone {
+					i++
+					ad.took = 0
+					start := time.Now()
+					act(i)
+					alone = append(alone, time.Since(start)-ad.took)
+				}
+				_, aloneMed, _ := spread(alone)
+				_, gitMed, _ := spread(git)
+				b.ReportMetric(aloneMed, "boundary-alone-ms-med")
+				b.ReportMetric(aloneMed/max(gitMed, 1e-9), "alone-ratio-med")
 				_, coldMed, _ := spread(cold)
 				b.ReportMetric(coldMed, "boundary-cold-ms-med")
 				reportSpread(b, "boundary", boundary, git)
