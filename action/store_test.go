@@ -493,6 +493,53 @@ func TestWarm(t *testing.T) {
 	require.ErrorIs(t, err, errClosed)
 }
 
+// TestReadingWaitGivesUp: an observation waiting for a warm reading to
+// end (Ctrl-C while a new process's first look at a big tree runs) ends
+// when its context is done, with the context's error, and leaves the
+// warm reading to go on; the next observation, once it has ended, sees
+// the tree.
+func TestReadingWaitGivesUp(t *testing.T) {
+	if !feedSupported {
+		t.Skip("no change feed on this system")
+	}
+	root := t.TempDir()
+	for i := range 20 {
+		put(t, root, fmt.Sprintf("d%d/f%02d", i%2, i), fmt.Sprint("content ", i), 0o644)
+	}
+	w, err := NewWorkspace(root, WithChangeFeed(true))
+	require.NoError(t, err)
+	defer w.Close()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	w.before = func(op, rel string) error {
+		if once.CompareAndSwap(false, true) {
+			close(entered)
+			<-release
+		}
+		return nil
+	}
+	w.Warm()
+	<-entered
+	ctx, cancel := context.WithCancel(context.Background())
+	gave := make(chan error, 1)
+	go func() {
+		_, err := w.observeTree(ctx)
+		gave <- err
+	}()
+	cancel()
+	select {
+	case err := <-gave:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(30 * time.Second):
+		close(release)
+		t.Fatal("the observation waited for the warm reading despite its context")
+	}
+	close(release)
+	snap, err := w.observeTree(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, fresh(t, root).Hash, snap.Hash)
+}
+
 // TestForgedStatRecord: a stat-cache record that decodes but vouches for a
 // file with a stat key the file does not have (a forged digest, or a
 // record left from another file at the path) does not stand: the file is

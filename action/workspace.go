@@ -251,6 +251,11 @@ type Workspace struct {
 	watchHook func(rel string) error
 	feedHold  *sync.RWMutex
 
+	// turn holds one token: a reading takes it, waiting with its
+	// context, before mu, so that one waiting for another to end (a
+	// warm one over a big tree) gives up when its context is done.
+	turn chan struct{}
+
 	mu      sync.Mutex // serializes Observe; guards what follows
 	tree    *dirRec    // the last reading; nil before the first
 	hash    string     // the workspace hash of tree
@@ -463,6 +468,7 @@ func NewWorkspace(root string, opts ...WorkspaceOption) (*Workspace, error) {
 		racyWindow: DefaultRacyWindow,
 		workers:    max(8, runtime.GOMAXPROCS(0)),
 		now:        time.Now,
+		turn:       make(chan struct{}, 1),
 	}
 	for _, opt := range opts {
 		opt(w)
@@ -599,6 +605,12 @@ type treeObserver interface {
 // and it carries the reading itself, which [Snapshot.Listing], [Diff] and
 // [Workspace.KeepManifest] read.
 func (w *Workspace) observeTree(ctx context.Context) (Snapshot, error) {
+	select {
+	case w.turn <- struct{}{}:
+		defer func() { <-w.turn }()
+	case <-ctx.Done():
+		return Snapshot{}, fmt.Errorf("observe %s: %w", w.root, ctx.Err())
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
