@@ -71,7 +71,11 @@ func CommandEnv(ctx context.Context, dir string, extra []string, args ...string)
 	for _, c := range safeConfig {
 		full = append(full, "-c", c)
 	}
-	for _, key := range driverKeys(ctx, dir, env) {
+	keys, err := driverKeys(ctx, dir, env)
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range keys {
 		if strings.Contains(key, "=") {
 			return nil, fmt.Errorf("git in %s: the repository's config declares a driver named %q, which cannot be switched off: %w", dir, key, ErrUnsafe)
 		}
@@ -177,17 +181,21 @@ func checkGitDir(dir string, extra []string) error {
 }
 
 // driverKeys returns the keys of the program-running commands of the
-// filters and merge drivers the configuration git reads in dir declares
-// (filter.<driver>.clean, .smudge, .process and .required;
-// merge.<driver>.driver), to be emptied on the command line. git config
-// only reads files; it runs nothing.
-func driverKeys(ctx context.Context, dir string, env []string) []string {
-	cmd := exec.CommandContext(ctx, "git", "-c", "core.fsmonitor=false", "config", "--null", "--name-only", "--get-regexp", `^(filter|merge)\.`)
-	cmd.Dir = dir
-	cmd.Env = env
-	out, err := cmd.Output()
+// filters and merge drivers that any configuration git may read in dir
+// declares (filter.<driver>.clean, .smudge, .process and .required;
+// merge.<driver>.driver), to be emptied on the command line.
+//
+// What git config reads in dir is not all that the git call may read: an
+// includeIf holds only in some places ("gitdir:**/worktrees/**", "onbranch:
+// harness/**"), and the call may run where it holds — git worktree add
+// checks out in the new worktree, on its new branch. So every file an
+// include or includeIf names, whether or not its condition holds here, is
+// read too, and the files those name, up to maxConfigFiles (more is
+// ErrUnsafe). git config only reads files; it runs nothing.
+func driverKeys(ctx context.Context, dir string, env []string) ([]string, error) {
+	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil // none declared (exit 1), or no git config to read
+		return nil, fmt.Errorf("git in %s: %w", dir, err)
 	}
 	var keys []string
 	seen := map[string]bool{}
@@ -197,20 +205,116 @@ func driverKeys(ctx context.Context, dir string, env []string) []string {
 			keys = append(keys, k)
 		}
 	}
-	for key := range bytes.SplitSeq(out, []byte{0}) {
-		k := strings.TrimSpace(string(key))
-		i, j := strings.IndexByte(k, '.'), strings.LastIndexByte(k, '.')
-		if k == "" || i == j {
-			continue // filter.x or merge.renormalize: no driver
+	read := map[string]bool{}
+	var queue []string
+	entries := func(file string) error {
+		args := []string{"-c", "core.fsmonitor=false", "config", "--null", "--show-origin"}
+		if file != "" {
+			args = append(args, "--no-includes", "--file", file)
 		}
-		driver := k[:j]
-		if strings.HasPrefix(strings.ToLower(k), "merge.") {
-			add(driver + ".driver")
-			continue
+		cmd := exec.CommandContext(ctx, "git", append(args, "--get-regexp", configKeys)...)
+		cmd.Dir = dir
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil {
+			return nil // none declared (exit 1), no git config to read, or no such file
 		}
-		for _, what := range []string{"clean", "smudge", "process", "required"} {
-			add(driver + "." + what)
+		for _, e := range configEntries(out) {
+			origin, key, value := e.origin, e.key, e.value
+			lower := strings.ToLower(key)
+			if strings.HasPrefix(lower, "include") {
+				// include.path is followed by git config itself in dir,
+				// but not with --file; an includeIf, only where it holds.
+				if file == "" && !strings.HasPrefix(lower, "includeif.") {
+					continue
+				}
+				if p := includePath(abs, origin, value); p != "" && !read[p] {
+					read[p] = true
+					queue = append(queue, p)
+				}
+				continue
+			}
+			i, j := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+			if i == j {
+				continue // filter.x or merge.renormalize: no driver
+			}
+			driver := key[:j]
+			if strings.HasPrefix(lower, "merge.") {
+				add(driver + ".driver")
+				continue
+			}
+			for _, what := range []string{"clean", "smudge", "process", "required"} {
+				add(driver + "." + what)
+			}
+		}
+		return nil
+	}
+	if err := entries(""); err != nil {
+		return nil, err
+	}
+	for n := 0; len(queue) > 0; n++ {
+		if n == maxConfigFiles {
+			return nil, fmt.Errorf("git in %s: the repository's config includes more than %d files: %w", dir, maxConfigFiles, ErrUnsafe)
+		}
+		f := queue[0]
+		queue = queue[1:]
+		if err := entries(f); err != nil {
+			return nil, err
 		}
 	}
-	return keys
+	return keys, nil
+}
+
+// configKeys are the keys driverKeys asks git config for: the drivers,
+// and the includes.
+const configKeys = `^(filter|merge)\.|^include(if\..*)?\.path$`
+
+// maxConfigFiles bounds the files driverKeys reads besides what git
+// config reads in the directory (git itself follows includes 10 deep).
+const maxConfigFiles = 64
+
+// configEntry is one entry of git config's output.
+type configEntry struct{ origin, key, value string }
+
+// configEntries parses the output of git config --null --show-origin
+// --get-regexp: "file:PATH", NUL, the key, newline, the value, NUL (a key
+// with no value has no newline).
+func configEntries(out []byte) []configEntry {
+	var es []configEntry
+	fields := bytes.Split(out, []byte{0})
+	for i := 0; i+1 < len(fields); i += 2 {
+		key, value, _ := strings.Cut(string(fields[i+1]), "\n")
+		es = append(es, configEntry{origin: string(fields[i]), key: strings.TrimSpace(key), value: value})
+	}
+	return es
+}
+
+// includePath is the file an include's path names, as git resolves it: a
+// leading "~/" is the home directory, a relative path is relative to the
+// directory of the file that holds the include (origin, which git gives
+// relative to dir when it found the file from there). "" for what names
+// no file driverKeys can read (a relative path given on the command line,
+// "%(prefix)/", an empty value).
+func includePath(dir, origin, value string) string {
+	value = strings.TrimSpace(value)
+	switch {
+	case value == "" || strings.HasPrefix(value, "%(prefix)/"):
+		return ""
+	case strings.HasPrefix(value, "~/"):
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		return filepath.Join(home, value[2:])
+	case filepath.IsAbs(value):
+		return filepath.Clean(value)
+	}
+	from, ok := strings.CutPrefix(origin, "file:")
+	if !ok || from == "" {
+		return ""
+	}
+	if !filepath.IsAbs(from) {
+		from = filepath.Join(dir, from)
+	}
+	return filepath.Join(filepath.Dir(from), value)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -186,4 +187,79 @@ func TestGitCommandRefusesAPlantedCommondir(t *testing.T) {
 	require.NoError(t, os.Mkdir(sub, 0o755))
 	_, err = safegit.Run(context.Background(), sub, "status")
 	require.ErrorIs(t, err, safegit.ErrUnsafe, "found from a directory below too")
+}
+
+// A filter declared only in a file an includeIf names, whose condition
+// does not hold where the harness asks git config but holds where its git
+// call works: git worktree add checks out in the new worktree (gitdir
+// under worktrees/) on its new branch. Plain git runs the smudge there;
+// the harness's git runs it for neither condition, nor for a filter in a
+// file such a file includes in turn.
+func TestGitCommandRunsNoConditionallyIncludedFilter(t *testing.T) {
+	for _, cond := range []string{"gitdir:**/worktrees/**", "onbranch:harness/**", "onbranch:nested/**"} {
+		t.Run(cond, func(t *testing.T) {
+			run := func(plain bool) []string {
+				root, marks := hostileRepo(t)
+				git := func(args ...string) {
+					cmd := exec.Command("git", args...)
+					cmd.Dir = root
+					cmd.Env = append(safegit.Env(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
+					out, err := cmd.CombinedOutput()
+					require.NoError(t, err, "%s", out)
+				}
+				for _, k := range []string{"core.fsmonitor", "filter.evil.clean", "filter.evil.smudge", "filter.evil.required", "diff.external", "core.pager"} {
+					git("config", "--unset", k)
+				}
+				git("add", "-A")
+				git("commit", "-q", "-m", "base") // .gitattributes: * filter=evil
+				smudge := "[filter \"evil\"]\n\tsmudge = \"touch " + filepath.Join(marks, "smudge") + "; cat\"\n"
+				inc := filepath.Join(root, ".git", "evil.inc")
+				if cond == "onbranch:nested/**" {
+					// the conditional file only includes another, relative to itself
+					require.NoError(t, os.MkdirAll(filepath.Join(root, ".git", "deeper"), 0o755))
+					require.NoError(t, os.WriteFile(filepath.Join(root, ".git", "deeper", "evil2.inc"), []byte(smudge), 0o644))
+					smudge = "[include]\n\tpath = deeper/evil2.inc\n"
+				}
+				require.NoError(t, os.WriteFile(inc, []byte(smudge), 0o644))
+				git("config", "includeIf."+cond+".path", "evil.inc")
+				branch := "harness/x"
+				if cond == "onbranch:nested/**" {
+					branch = "nested/x"
+				}
+				wt := filepath.Join(t.TempDir(), "wt")
+				args := []string{"worktree", "add", "-q", "-b", branch, wt}
+				var cmd *exec.Cmd
+				if plain {
+					cmd = exec.Command("git", args...)
+					cmd.Dir = root
+				} else {
+					var err error
+					cmd, err = safegit.Command(context.Background(), root, args...)
+					require.NoError(t, err)
+				}
+				out, err := cmd.CombinedOutput()
+				require.NoError(t, err, "%s", out)
+				return marksIn(t, marks)
+			}
+			require.Contains(t, run(true), "smudge", "plain git runs the smudge (the plant is live)")
+			require.NotContains(t, run(false), "smudge", "the harness's git ran the repository's smudge")
+		})
+	}
+}
+
+// A config that includes more files than the harness reads is refused,
+// not run with some of its drivers left on.
+func TestGitCommandRefusesEndlessIncludes(t *testing.T) {
+	root, _ := hostileRepo(t)
+	dir := filepath.Join(root, ".git")
+	for i := range 70 {
+		body := "[include]\n\tpath = inc" + strconv.Itoa(i+1) + "\n"
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "inc"+strconv.Itoa(i)), []byte(body), 0o644))
+	}
+	cmd := exec.Command("git", "config", "includeIf.onbranch:never/**.path", "inc0")
+	cmd.Dir = root
+	require.NoError(t, cmd.Run())
+	_, err := safegit.Command(context.Background(), root, "status")
+	require.ErrorIs(t, err, safegit.ErrUnsafe)
+	require.ErrorContains(t, err, "includes more than")
 }
