@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"unicode/utf8"
 
@@ -78,7 +80,7 @@ func readTool(ws *workspace, lim Limits) *tool {
 			if err != nil {
 				return err
 			}
-			return ws.resolves(r.rel)
+			return ws.readableNow(r.rel)
 		},
 		run: func(ctx context.Context, raw json.RawMessage, _ *facts.Sandbox) (facts.Report, error) {
 			r, err := parse(raw)
@@ -91,7 +93,28 @@ func readTool(ws *workspace, lim Limits) *tool {
 				return failed(ReadFile, err), fmt.Errorf("%s: %w", ReadFile, err)
 			}
 			defer root.Close()
-			f, info, err := action.OpenRegular(root, filepath.FromSlash(rel))
+			// The file is opened in the directory the check walked to,
+			// once: a link swapped in since cannot lead it elsewhere.
+			sp, err := ws.readable(root, rel)
+			if err != nil {
+				return failed(ReadFile, err), nil
+			}
+			defer sp.close()
+			var f *os.File
+			var info fs.FileInfo
+			switch {
+			case sp.dir == nil:
+				// A missing entry, or one that is not a directory, on the way.
+				f, info, err = action.OpenRegular(root, filepath.FromSlash(rel))
+				if err == nil {
+					f.Close()
+					err = fmt.Errorf("%w (it changed while it was read)", fs.ErrNotExist)
+				}
+			case sp.base == "":
+				f, info, err = action.OpenRegular(sp.dir, ".")
+			default:
+				f, info, err = action.OpenRegular(sp.dir, sp.base)
+			}
 			switch {
 			case errors.Is(err, action.ErrNotRegular) && info.IsDir():
 				return failed(ReadFile, fmt.Errorf("path %q is a directory; list_files lists it", rel)), nil

@@ -2,12 +2,15 @@ package tools_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/sandbox"
 	"github.com/seed-7cc7a084/harness/tools"
 )
 
@@ -93,4 +96,42 @@ func TestReadFileBounded(t *testing.T) {
 	rep = call(t, s, tools.ReadFile, `{"path": "big.txt", "offset": 200}`)
 	require.Equal(t, facts.StatusFailed, rep.Status)
 	require.Contains(t, rep.Error, `offset 200 is past the 112 lines in the first 1000 bytes of "big.txt", which is all read_file reads of a file`)
+}
+
+// read_file does not read what no command may see: the store (.harness at
+// any depth, however the path is spelled or linked, and a store kept under
+// another name that the sandbox hides), where serve tokens and settings
+// live. Found by the rev-trust13 attack: the model read
+// .harness/config.json unasked, with the serve token a person had put
+// there. Beside it, files read as before.
+func TestReadFileRefusesTheStore(t *testing.T) {
+	s, root := workspace(t, map[string]string{
+		".harness/config.json":     `{"serve": {"tokens": [{"name": "bob", "token": "secret"}]}}`,
+		"sub/.harness/config.json": "nested",
+		"mystore/db/CURRENT":       "MANIFEST-1",
+		"src/main.go":              "package main\n",
+	})
+	spec, err := sandbox.Default(root, filepath.Join(root, "mystore"))
+	require.NoError(t, err)
+	s, err = tools.New(root, tools.WithSandbox(spec))
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(".harness", filepath.Join(root, "h")))
+	require.NoError(t, os.Symlink("../.harness/config.json", filepath.Join(root, "src", "cfg")))
+	require.NoError(t, os.Symlink("mystore", filepath.Join(root, "st")))
+	for _, p := range []string{
+		".harness/config.json", "./.harness/./config.json", "sub/../.harness/config.json",
+		filepath.Join(root, ".harness", "config.json"), "h/config.json", "src/cfg",
+		"sub/.harness/config.json", ".HARNESS/config.json", "mystore/db/CURRENT", "st/db/CURRENT",
+	} {
+		t.Run(p, func(t *testing.T) {
+			rep := call(t, s, tools.ReadFile, js(t, map[string]string{"path": p}))
+			require.Equal(t, facts.StatusFailed, rep.Status, "read %s: %s", p, rep.Stdout)
+			require.Contains(t, rep.Error, "neither the model's tools nor its commands read it")
+			require.NotContains(t, rep.Stdout, "secret")
+			require.ErrorIs(t, s.Precheck(tools.ReadFile, []byte(js(t, map[string]string{"path": p}))), tools.ErrProtected)
+		})
+	}
+	rep := call(t, s, tools.ReadFile, `{"path": "src/main.go"}`)
+	require.Equal(t, facts.StatusSucceeded, rep.Status, rep.Error)
+	require.Equal(t, "package main\n", rep.Stdout)
 }

@@ -38,7 +38,10 @@ var (
 	ErrAmbiguousMatch = errors.New("old text is not unique")
 	// ErrProtected: write_file or edit_file was given a path at or under
 	// an entry the runtime keeps — a .git or .harness at any depth, or a
-	// WithProtected path — as written or where its symlinks lead.
+	// WithProtected path — as written or where its symlinks lead; or
+	// read_file one at or under what the sandbox hides from commands (a
+	// .harness at any depth, the store under any name, the user's
+	// settings when the workspace holds them).
 	ErrProtected = errors.New("protected path")
 	// ErrUnknownTool: a call names no tool of the Set.
 	ErrUnknownTool = errors.New("no such tool")
@@ -204,6 +207,7 @@ func New(root string, opts ...Option) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
+	ws.hide(spec)
 	lim := c.limits.withDefaults()
 	ts := []*tool{
 		readTool(ws, lim), listTool(ws, lim), writeTool(ws, lim), editTool(ws, lim), commandTool(ws, lim, spec),
@@ -297,7 +301,8 @@ func (s *Set) Resolve(path string) (string, error) {
 //     workspace is now (ErrOutsideWorkspace);
 //   - write_file or edit_file names a path at or under a .git or .harness
 //     (at any depth) or a WithProtected path, as written or where it
-//     leads now (ErrProtected);
+//     leads now (ErrProtected); read_file one at or under a .harness or
+//     another path the sandbox hides from commands (ErrProtected);
 //   - write_file's content is larger than Limits.FileBytes (ErrTooLarge).
 //
 // It uses the tool's own code for each, so it refuses nothing the tool

@@ -38,6 +38,14 @@ type workspace struct {
 	// to the root, which write_file and edit_file refuse as they refuse
 	// ".git" and ".harness".
 	protected []string
+	// hidden are the paths inside the root that read_file does not read
+	// at or under, slash-separated: the sandbox's Hidden paths there (the
+	// store under any name, the user's settings and tokens when the
+	// workspace holds them), which no command sees either; hiddenNames
+	// are names hidden at any depth (".harness", and the sandbox's
+	// HiddenNames).
+	hidden      []string
+	hiddenNames []string
 }
 
 func newWorkspace(root string) (*workspace, error) {
@@ -176,6 +184,103 @@ func (w *workspace) protect(paths []string) error {
 		w.protected = append(w.protected, filepath.ToSlash(q))
 	}
 	return nil
+}
+
+// hide takes the paths a command cannot see from the sandbox's spec: read_file
+// does not read them either.
+func (w *workspace) hide(spec sandbox.Spec) {
+	w.hiddenNames = addProtected([]string{sandbox.StoreName}, spec.HiddenNames...)
+	for _, h := range spec.Hidden {
+		if rel, ok := w.within(h); ok {
+			if q := filepath.ToSlash(filepath.Clean(rel)); q != "." {
+				w.hidden = addProtected(w.hidden, q)
+			}
+		}
+	}
+}
+
+// hiddenAt reports the entry at or above the slash-separated path p that
+// read_file does not read: a hidden name at any depth, or one of hide.
+// "" when there is none.
+func (w *workspace) hiddenAt(p string, hide []string) string {
+	for i := range len(p) + 1 {
+		if i == len(p) || p[i] == '/' {
+			q := p[:i]
+			if slices.Contains(hide, q) || slices.ContainsFunc(w.hiddenNames, func(n string) bool { return strings.EqualFold(path.Base(q), n) }) {
+				return q
+			}
+		}
+	}
+	return ""
+}
+
+// hiddenIn is what read_file does not read beside the hidden names: the
+// hidden paths, and where they and the root's .harness lead, in the root
+// and as the host follows them.
+func (w *workspace) hiddenIn(r *os.Root) []string {
+	hide := slices.Clone(w.hidden)
+	for _, p := range append([]string{sandbox.StoreName}, w.hidden...) {
+		if s, err := walk(r, p, resolveOnly, nil); err == nil {
+			if s.real != "." {
+				hide = addProtected(hide, s.real)
+			}
+			s.close()
+		}
+		if real, ok := hostEnd(filepath.Join(w.real, filepath.FromSlash(p))); ok {
+			if rel, ok := w.within(real); ok {
+				if q := filepath.ToSlash(filepath.Clean(rel)); q != "." {
+					hide = addProtected(hide, q)
+				}
+			}
+		}
+	}
+	return hide
+}
+
+// readable walks to rel for read_file and refuses it when rel, as written
+// or where it leads, is at or under what no command may see either: the
+// store (".harness" at any depth, or under any name), the user's settings
+// and tokens. The spot it returns holds the directory the file is in,
+// opened once; close it.
+func (w *workspace) readable(r *os.Root, rel string) (*spot, error) {
+	if q := w.hiddenAt(rel, w.hidden); q != "" {
+		return nil, hiddenError(rel, rel, q)
+	}
+	hide := w.hiddenIn(r)
+	s, err := walk(r, rel, resolveOnly, nil)
+	if err != nil {
+		return nil, err
+	}
+	if q := w.hiddenAt(s.real, hide); q != "" {
+		s.close()
+		return nil, hiddenError(rel, s.real, q)
+	}
+	return s, nil
+}
+
+// readableNow returns the refusal a read of rel meets as the workspace is
+// now (see readable).
+func (w *workspace) readableNow(rel string) error {
+	r, err := w.open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	s, err := w.readable(r, rel)
+	if err != nil {
+		return err
+	}
+	s.close()
+	return nil
+}
+
+// hiddenError is the refusal of a read of rel, which leads to real, at or
+// under the hidden entry q.
+func hiddenError(rel, real, q string) error {
+	if real == rel {
+		return keptError(fmt.Sprintf("path %q is inside %s, which holds the runtime's store or your settings: neither the model's tools nor its commands read it", rel, q))
+	}
+	return keptError(fmt.Sprintf("path %q leads through a symlink to %s, inside %s, which holds the runtime's store or your settings: neither the model's tools nor its commands read it", rel, real, q))
 }
 
 // protectedAt reports the entry at or above the slash-separated path p
