@@ -250,12 +250,15 @@ func (p Place) ProjectSettingsFile() string { return filepath.Join(p.Root, Store
 
 // UserSettingsFile is the path of the user's settings file, from the
 // environment getenv reads: $XDG_CONFIG_HOME/harness/config.json, else
-// $HOME/.config/harness/config.json; "" when neither is set.
+// $HOME/.config/harness/config.json; "" when neither is set. A relative
+// value is not a place (the XDG spec says to ignore it): relative to the
+// current directory, it would make a file the repository holds, which
+// only narrows, count as the person's own, which widens.
 func UserSettingsFile(getenv func(string) string) string {
 	dir := getenv("XDG_CONFIG_HOME")
-	if dir == "" {
+	if !filepath.IsAbs(dir) {
 		home := getenv("HOME")
-		if home == "" {
+		if !filepath.IsAbs(home) {
 			return ""
 		}
 		dir = filepath.Join(home, ".config")

@@ -147,10 +147,16 @@ func TestNoKeyInTheWorkspace(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.NoDirExists(t, stock.SealDir(os.Getenv))
 
-	// Nor where a relative $XDG_CONFIG_HOME leads.
+	// Nor where a relative $XDG_CONFIG_HOME leads: it is ignored, as
+	// the XDG spec says, for $HOME/.config; with $HOME relative too there
+	// is no key at all.
+	home := t.TempDir()
+	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", "cfg")
+	require.Equal(t, filepath.Join(home, ".config", "harness", stock.SealDirName), stock.SealDir(os.Getenv))
+	t.Setenv("HOME", "home")
 	_, err = place.Sealer(os.Getenv)
-	require.ErrorIs(t, err, stock.ErrKeyInWorkspace)
+	require.ErrorIs(t, err, stock.ErrNoUserConfig)
 
 	// Nor inside a store kept elsewhere.
 	store := t.TempDir()
