@@ -61,11 +61,19 @@
 // as a .git file; and no command starts while the way passes, or a
 // directory it leads to outside the workspace lies in or holds, a
 // writable root, or while it leads nowhere a command could make (see
-// GitPathsOf). A .harness that is a link is kept the same way. Landlock grants rights per directory, so
-// .git itself stays writable for git's lock files and renames: what else
-// a command creates there (a commondir, a config.worktree) or anywhere in
-// a nested .git is not refused but observed (package action), as an
-// effect the person sees. It cannot see the store: the workspace's
+// GitPathsOf). A .harness that is a link is kept the same way. Landlock
+// grants rights per directory, so .git itself stays writable for git's
+// lock files and renames; but a missing commondir, which git reads as
+// soon as it exists, cannot be made: while commands run, each git
+// directory a command may write in that has none gets one holding "."
+// (git reads it as the directory itself), bound read-only, and removed
+// once no command of the user runs (see placeholders). A missing
+// config.worktree is made empty where git may read it. The linked
+// worktrees' git directories under .git/worktrees are read-only, and the
+// submodules' under .git/modules, with the directories that hold them,
+// pinned. What else a command creates in a .git, or anywhere in a nested
+// .git, is not refused but observed (package action), as an effect the
+// person sees. It cannot see the store: the workspace's
 // .harness as it resolves, any nested .harness under the workspace (found
 // when the command starts), and a store given elsewhere are covered by an
 // empty directory no one may list, so a command can neither read the log

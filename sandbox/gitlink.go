@@ -331,7 +331,18 @@ func (g *GitPaths) keep(d string) {
 	g.Kept = addNew(g.Kept, d)
 	g.ReadOnly = addNew(g.ReadOnly, controlOf(d)...)
 	g.ReadOnly = addNew(g.ReadOnly, filepath.Join(d, "commondir"), filepath.Join(d, "config.worktree"), filepath.Join(d, "gitdir"))
-	g.ReadOnly = addNew(g.ReadOnly, modulesOf(d)...)
+	g.inside(d, true)
+}
+
+// commondirPlaceholder is what a commondir the sandbox makes holds
+// (see placeholders): ".", which git reads as the git directory itself.
+const commondirPlaceholder = ".\n"
+
+// isPlaceholder reports whether the commondir file p is a regular file
+// that holds commondirPlaceholder, and so says nothing.
+func isPlaceholder(p string) bool {
+	data, err := readSmall(p)
+	return err == nil && string(data) == commondirPlaceholder
 }
 
 // strictlyInAny reports whether p lies strictly inside one of dirs.
