@@ -71,9 +71,14 @@
 // config.worktree is made empty where git may read it. The linked
 // worktrees' git directories under .git/worktrees are read-only, and the
 // submodules' under .git/modules, with the directories that hold them,
-// pinned. What else a command creates in a .git, or anywhere in a nested
-// .git, is not refused but observed (package action), as an effect the
-// person sees. It cannot see the store: the workspace's
+// pinned. A hooks directory core.hooksPath names inside the workspace
+// (husky's .husky/_) and a config file an include names there are kept
+// as .git/hooks is: read-only, made when missing, the way to them pinned;
+// the configs read for them are the repository's, the system's and the
+// person's global ones, and every file they include, parsed as git
+// parses them (see GitPaths.Named). What else a command creates in a
+// .git, or anywhere in a nested .git, is not refused but observed
+// (package action), as an effect the person sees. It cannot see the store: the workspace's
 // .harness as it resolves, any nested .harness under the workspace (found
 // when the command starts), and a store given elsewhere are covered by an
 // empty directory no one may list, so a command can neither read the log

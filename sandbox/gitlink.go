@@ -387,7 +387,7 @@ func (s Spec) checkWays(g GitPaths) error {
 		}
 		for _, p := range g.Ends {
 			if within(p, r) || holdsControl(p, r) {
-				return fmt.Errorf("%w: the workspace's .git leads to %s (a git directory, its common directory, or where a link among its hooks, config and info leads), outside the workspace, that lies in, or whose control entries hold, the writable %s: a command could write hooks or a config the person's git would run; remove or fix the .git", ErrInvalidSpec, p, r)
+				return fmt.Errorf("%w: the workspace's .git leads to %s (a git directory, its common directory, where a link among its hooks, config and info leads, or a hooks directory or included config a git config names), outside the workspace or holding it, that lies in, or whose control entries hold, the writable %s: a command could write hooks or a config the person's git would run; remove or fix the .git or the config", ErrInvalidSpec, p, r)
 			}
 		}
 	}

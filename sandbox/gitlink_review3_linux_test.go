@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -204,4 +205,143 @@ func TestCommondirPlaceholderOutlivesConcurrentCommand(t *testing.T) {
 	personsGit(t, ws, pwned)
 	require.NotContains(t, string(out), "rc=0")
 	requireUnchanged(t, filepath.Join(ws, ".git/commondir"), "")
+}
+
+// personsCommit runs the person's git commit in dir, outside the sandbox,
+// and fails the test when it ran a hook of the command's (pwned exists).
+func personsCommit(t *testing.T, dir, pwned string) {
+	t.Helper()
+	cmd := exec.Command("git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "person")
+	cmd.Dir = dir
+	out, _ := cmd.CombinedOutput()
+	t.Logf("the person's git commit in %s: %s", dir, out)
+	_, err := os.Lstat(pwned)
+	require.ErrorIs(t, err, os.ErrNotExist, "the person's git commit in %s ran the command's hook", dir)
+}
+
+// plantHook is a command line that writes an executable pre-commit hook
+// that touches pwned into dir (made if missing), and says rc=0 when it
+// could.
+func plantHook(dir, pwned string) string {
+	return "mkdir -p " + dir + " && printf '#!/bin/sh\\ntouch " + pwned + "\\n' > " + dir + "/pre-commit && chmod +x " + dir + "/pre-commit; echo rc=$?"
+}
+
+// core.hooksPath naming a directory inside the workspace (husky's
+// .husky/_, a .githooks): it is kept as .git/hooks is — read-only to
+// commands, made when missing, the directories on the way to it pinned
+// — whichever config names it: the repository's, a file it includes, or
+// the person's global config. A config file the repository's includes
+// inside the workspace is read-only too. git commit still works in the
+// sandbox (with the hooks there).
+func TestHooksPathInsideWorkspace(t *testing.T) {
+	home := realTemp(t)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, c := range []struct {
+		name   string
+		set    func(t *testing.T, ws string, g func(string, ...string))
+		attack string // relative to the workspace
+	}{
+		{"husky", func(t *testing.T, ws string, g func(string, ...string)) {
+			require.NoError(t, os.MkdirAll(filepath.Join(ws, ".husky/_"), 0o755))
+			g(ws, "config", "core.hooksPath", ".husky/_")
+		}, ".husky/_"},
+		{"missing", func(t *testing.T, ws string, g func(string, ...string)) {
+			g(ws, "config", "core.hooksPath", ".githooks")
+		}, ".githooks"},
+		{"parent renamed", func(t *testing.T, ws string, g func(string, ...string)) {
+			require.NoError(t, os.MkdirAll(filepath.Join(ws, ".husky/_"), 0o755))
+			g(ws, "config", "core.hooksPath", ".husky/_")
+		}, "mv .husky .husky.old; .husky/_"},
+		{"absolute", func(t *testing.T, ws string, g func(string, ...string)) {
+			g(ws, "config", "core.hooksPath", filepath.Join(ws, "tools/hooks"))
+		}, "tools/hooks"},
+		{"included", func(t *testing.T, ws string, g func(string, ...string)) {
+			writeFile(t, filepath.Join(home, "inc/hooks.cfg"), "[core]\n\thooksPath = \"hooks\\\\dir\" ; a comment\n")
+			g(ws, "config", "includeIf.gitdir:"+ws+"/.path", filepath.Join(home, "inc/hooks.cfg"))
+		}, "hooks\\\\dir"},
+		{"global", func(t *testing.T, ws string, g func(string, ...string)) {
+			writeFile(t, filepath.Join(home, ".gitconfig"), "[core] hooksPath = .githooks\n")
+		}, ".githooks"},
+		{"global, xdg", func(t *testing.T, ws string, g func(string, ...string)) {
+			writeFile(t, filepath.Join(home, ".config/git/config"), "[include]\n\tpath = ~/more.cfg\n")
+			writeFile(t, filepath.Join(home, "more.cfg"), "[CORE]\n\tHOOKSPATH = .githooks\n")
+		}, ".githooks"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, f := range []string{".gitconfig", ".config/git/config", "more.cfg"} {
+				_ = os.Remove(filepath.Join(home, f))
+			}
+			ws, g := gitRepo(t)
+			c.set(t, ws, g)
+			pwned := filepath.Join(ws, "PWNED")
+			spec, err := sandbox.Default(ws, "")
+			require.NoError(t, err)
+			pre, dir, _ := strings.Cut(c.attack, "; ")
+			if dir == "" {
+				pre, dir = "true", c.attack
+			}
+			got, e := run(t, spec, pre+"; "+plantHook(dir, pwned)+
+				"; git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m sandboxed && echo committed")
+			t.Log(got)
+			require.Equal(t, 0, e.Code, got)
+			require.Contains(t, got, "committed")
+			personsCommit(t, ws, pwned)
+			require.NotContains(t, got, "rc=0")
+		})
+	}
+	t.Run("included config in the workspace", func(t *testing.T) {
+		ws, g := gitRepo(t)
+		writeFile(t, filepath.Join(ws, "tools/git.cfg"), "[alias]\n\tst = status\n")
+		g(ws, "config", "include.path", "../tools/git.cfg")
+		g(ws, "config", "includeIf.onbranch:nope.path", "../tools/missing.cfg")
+		pwned := filepath.Join(ws, "PWNED")
+		spec, err := sandbox.Default(ws, "")
+		require.NoError(t, err)
+		got, _ := run(t, spec, evilConfig(pwned)+" >> tools/git.cfg; echo rc=$?; "+evilConfig(pwned)+" > tools/missing.cfg; echo rc=$?")
+		t.Log(got)
+		personsGit(t, ws, pwned)
+		require.NotContains(t, got, "rc=0")
+	})
+}
+
+// core.hooksPath is read as git reads a config: sections and keys in any
+// case, a variable after the header on one line, quotes, escapes,
+// comments and continued lines; a subsection of core is not core.
+func TestHooksPathParsedAsGitDoes(t *testing.T) {
+	home := realTemp(t)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	ws, _ := gitRepo(t)
+	cfg, err := os.ReadFile(filepath.Join(ws, ".git/config"))
+	require.NoError(t, err)
+	writeFile(t, filepath.Join(ws, ".git/config"), string(cfg)+
+		"[CoRe]hooksPath=a\n"+
+		"[core \"sub\"]\n\thooksPath = not-this\n"+
+		"[core] ; a comment\n\thookspath = \"b  c\" # another\n"+
+		"[core]\n\tHooksPath = d\\\n  e\n"+
+		"[core]\n\thooksPath = f\\\\g ; trailing  \n"+
+		"[include]\n\tpath = inc\n")
+	writeFile(t, filepath.Join(ws, ".git/inc"), "[core.sub]\n\thooksPath = not-either\n[core]\n\thooksPath = ~/h\n")
+	var got []string
+	for _, n := range sandbox.GitPathsOf(ws).Named {
+		got = append(got, n.Path)
+	}
+	out, err := exec.Command("git", "-C", ws, "config", "--get-all", "core.hooksPath").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	t.Logf("git config --get-all core.hooksPath:\n%s", out)
+	require.Equal(t, "a\nb  c\nd  e\nf\\g\n~/h\n", string(out))
+	require.Equal(t, []string{filepath.Join(ws, "a"), filepath.Join(ws, "b  c"), filepath.Join(ws, "d  e"), filepath.Join(ws, "f\\g"), filepath.Join(ws, ".git/inc")}, got,
+		"~/h lies outside the workspace: not kept there")
+
+	// A hooks directory that is the workspace itself: no command starts.
+	writeFile(t, filepath.Join(ws, ".git/config"), string(cfg)+"[core]\n\thooksPath = .\n")
+	spec, err := sandbox.Default(ws, "")
+	require.NoError(t, err)
+	c := &sandbox.Cmd{Spec: spec, Line: "true"}
+	err = c.Start(t.Context())
+	require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
+	t.Log(err)
 }

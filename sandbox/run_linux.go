@@ -338,6 +338,10 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 		ABI:         min(abi, maxABI),
 	}
 	if s.Mode == WorkspaceWrite {
+		// The hooks directories and included configs a config names
+		// that are missing: made, and the ways to them pinned.
+		g.Via = slices.Clone(g.Via)
+		g.makeNamed(s.Workspace)
 		req.Pins = pinsOf(g)
 	}
 	return req, tmp, nil

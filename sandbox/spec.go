@@ -404,6 +404,12 @@ func (s Spec) git() GitPaths {
 		g.Kept = addNew(g.Kept, now.Pin)
 	}
 	g.TooLong = cmp.Or(now.TooLong, s.Git.TooLong)
+	g.Named = slices.Clone(now.Named)
+	for _, n := range s.Git.Named {
+		if !slices.ContainsFunc(g.Named, func(m NamedPath) bool { return m.Path == n.Path }) {
+			g.Named = append(g.Named, n)
+		}
+	}
 	// The workspace's .harness, when it is a link: hidden where it leads
 	// (Default), and its way kept as a .git link's is, so that a command
 	// can neither put a .harness of its own in its place nor make it lead
@@ -489,6 +495,12 @@ type GitPaths struct {
 	// no command starts (each entry would be pinned before every
 	// command).
 	TooLong string
+	// Named are the hooks directories (core.hooksPath) and the included
+	// config files that the configs the person's git reads for the
+	// workspace name inside it, or inside a git directory made writable:
+	// each is in ReadOnly, the way to it pinned (in Via), and one that is
+	// missing is made when a command starts (see named).
+	Named []NamedPath
 	// Refused, when set, says which git directory the workspace's .git
 	// file names (or its .git link leads to) and why it is not writable:
 	// git in the workspace cannot write its metadata there.
@@ -545,6 +557,7 @@ func GitPathsOf(ws string) GitPaths {
 	default:
 		return GitPaths{}
 	}
+	g.named(ws)
 	g.controlLinks(ws)
 	return g
 }
@@ -1123,6 +1136,6 @@ func (s Spec) Clone() Spec {
 	s.SimulateMissing = slices.Clone(s.SimulateMissing)
 	s.Git.ReadOnly, s.Git.Writable = slices.Clone(s.Git.ReadOnly), slices.Clone(s.Git.Writable)
 	s.Git.Via, s.Git.Beyond, s.Git.Ends = slices.Clone(s.Git.Via), slices.Clone(s.Git.Beyond), slices.Clone(s.Git.Ends)
-	s.Git.Kept = slices.Clone(s.Git.Kept)
+	s.Git.Kept, s.Git.Named = slices.Clone(s.Git.Kept), slices.Clone(s.Git.Named)
 	return s
 }

@@ -142,3 +142,58 @@ func TestRevControlLinkTargetsProtected(t *testing.T) {
 	requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": "cd.txt", "content": "../evil\n"}`, `cd.txt`)
 	requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": "c1/config", "content": "x"}`, `c1`)
 }
+
+// sbx13: a hooks directory core.hooksPath names inside the workspace
+// (husky's .husky/_), in the repository's config, a file it includes or
+// the person's global config, and a config file the repository's config
+// includes inside the workspace: write_file and edit_file refuse them as
+// .git/hooks, through a link too, and say why.
+func TestHooksPathAndIncludesProtected(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	git := map[string]string{".git/HEAD": "ref: refs/heads/main\n"}
+	with := func(more map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range git {
+			out[k] = v
+		}
+		for k, v := range more {
+			out[k] = v
+		}
+		return out
+	}
+	t.Run("local", func(t *testing.T) {
+		s, root := workspace(t, with(map[string]string{".git/config": "[core]\n\thooksPath = .husky/_\n", ".husky/_/h": "x\n"}))
+		requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": ".husky/_/pre-commit", "content": "touch PWNED"}`, "the hooks directory core.hooksPath names in "+filepath.Join(root, ".git/config"))
+		requireRefusedWrite(t, s, root, tools.EditFile, `{"path": ".husky/_/h", "old": "x", "new": "touch PWNED"}`, ".husky/_")
+		symlinks(t, root, map[string]string{"h": ".husky/_"})
+		requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": "h/pre-commit", "content": "touch PWNED"}`, "core.hooksPath")
+		// Missing: refused all the same.
+		requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": ".husky/_/sub/x", "content": "touch PWNED"}`, "core.hooksPath")
+	})
+	t.Run("missing", func(t *testing.T) {
+		s, root := workspace(t, with(map[string]string{".git/config": "[core]\n\thooksPath = .githooks\n"}))
+		requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": ".githooks/pre-commit", "content": "touch PWNED"}`, "core.hooksPath")
+	})
+	t.Run("global", func(t *testing.T) {
+		require.NoError(t, os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[core]\n\thooksPath = .githooks\n"), 0o644))
+		defer os.Remove(filepath.Join(home, ".gitconfig"))
+		s, root := workspace(t, with(map[string]string{".git/config": "[core]\n"}))
+		requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": ".githooks/pre-commit", "content": "touch PWNED"}`, "core.hooksPath names in "+filepath.Join(home, ".gitconfig"))
+	})
+	t.Run("included config", func(t *testing.T) {
+		s, root := workspace(t, with(map[string]string{".git/config": "[include]\n\tpath = ../tools/git.cfg\n", "tools/git.cfg": "[alias]\n"}))
+		requireRefusedWrite(t, s, root, tools.WriteFile, `{"path": "tools/git.cfg", "content": "[core]\n\tfsmonitor = touch PWNED\n"}`, "a config file "+filepath.Join(root, ".git/config")+" includes")
+		requireRefusedWrite(t, s, root, tools.EditFile, `{"path": "tools/git.cfg", "old": "[alias]", "new": "[core]\n\tfsmonitor = touch PWNED"}`, "tools/git.cfg")
+	})
+	t.Run("plain files still written", func(t *testing.T) {
+		s, root := workspace(t, with(map[string]string{".git/config": "[core]\n\thooksPath = .husky/_\n"}))
+		rep := call(t, s, tools.WriteFile, `{"path": ".husky/other", "content": "ok"}`)
+		require.Empty(t, rep.Error)
+		data, err := os.ReadFile(filepath.Join(root, ".husky/other"))
+		require.NoError(t, err)
+		require.Equal(t, "ok", string(data))
+	})
+}
