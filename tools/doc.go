@@ -34,7 +34,10 @@
 // are the git directories a .git file or link leads to inside the root,
 // and the hooks directories (core.hooksPath) and included config files
 // that the git configs name inside it (sandbox.GitPaths.Named), whose
-// refusal says which config names them. The
+// refusal says which config names them; and the control entries (hooks,
+// config, info, commondir, config.worktree) of every git directory in
+// the root — one with a HEAD and an objects directory or a commondir —
+// where a nested repository's .git file or link may lead. The
 // refusal applies to where a path leads, not only to how it is written:
 // the path is walked one entry at a time from the root, following its
 // symlinks as os.Root does, so a link g -> .git does not open g/hooks to a

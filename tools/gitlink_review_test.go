@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -196,4 +197,53 @@ func TestHooksPathAndIncludesProtected(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "ok", string(data))
 	})
+}
+
+// sbx13: a nested repository whose .git is a link, or a file
+// ("gitdir: ..."), to a git directory elsewhere in the workspace (git
+// init --separate-git-dir in a subdirectory, a submodule made by hand):
+// the person's git in that subdirectory reads that git directory's config
+// and runs its hooks. write_file and edit_file refuse its control entries
+// as they refuse the top .git's, and the person's git runs nothing the
+// model wrote.
+func TestNestedGitLinkTargetsProtected(t *testing.T) {
+	for _, form := range []string{"file", "link"} {
+		t.Run(form, func(t *testing.T) {
+			s, root := workspace(t, map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n", "meta/README": "m\n"})
+			for _, args := range [][]string{{"-C", root, "init", "-q"}, {"-C", filepath.Join(root, "sub"), "init", "-q", "--separate-git-dir=" + filepath.Join(root, "meta/subgit")}} {
+				out, err := exec.Command("git", args...).CombinedOutput()
+				require.NoError(t, err, "%s", out)
+			}
+			if form == "link" {
+				require.NoError(t, os.Remove(filepath.Join(root, "sub/.git")))
+				require.NoError(t, os.Symlink("../meta/subgit", filepath.Join(root, "sub/.git")))
+			}
+			cfg, err := os.ReadFile(filepath.Join(root, "meta/subgit/config"))
+			require.NoError(t, err)
+			var written []string
+			evil := string(cfg) + "\tfsmonitor = \"touch " + filepath.Join(root, "PWNED") + "; false\"\n"
+			for _, w := range []struct{ tool, args string }{
+				{tools.WriteFile, js(t, map[string]string{"path": "meta/subgit/config", "content": evil})},
+				{tools.EditFile, js(t, map[string]string{"path": "meta/subgit/config", "old": "[core]", "new": "[core]\n\tfsmonitor = \"touch " + filepath.Join(root, "PWNED") + "; false\""})},
+				{tools.WriteFile, `{"path": "meta/subgit/hooks/pre-commit", "content": "touch PWNED"}`},
+				{tools.WriteFile, `{"path": "meta/subgit/info/attributes", "content": "* filter=x"}`},
+				{tools.WriteFile, `{"path": "meta/subgit/commondir", "content": "."}`}, // harmless, for the test's git status
+			} {
+				rep := call(t, s, w.tool, w.args)
+				t.Logf("%s: %s %s", w.tool, rep.Status, rep.Error)
+				if !strings.Contains(rep.Error, "a control entry of the git directory meta/subgit") {
+					written = append(written, w.tool+" "+w.args)
+				}
+			}
+			cmd := exec.Command("git", "status", "--short")
+			cmd.Dir = filepath.Join(root, "sub")
+			out, _ := cmd.CombinedOutput()
+			t.Logf("the person's git status in sub: %s", out)
+			require.NoFileExists(t, filepath.Join(root, "PWNED"), "the person's git status ran what a file tool wrote")
+			require.Empty(t, written, "not refused")
+			// The rest of the git directory's neighbourhood is written.
+			rep := call(t, s, tools.WriteFile, `{"path": "meta/notes.txt", "content": "ok"}`)
+			require.Empty(t, rep.Error)
+		})
+	}
 }

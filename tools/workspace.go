@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -324,6 +325,47 @@ func addProtected(prot []string, qs ...string) []string {
 // program git runs, or say where its config is.
 var gitControl = []string{"hooks", "config", "info", "commondir", "config.worktree"}
 
+// gitDirControl finds, on the path names (entries from the root), the
+// first directory that is a git directory and whose entry on the path is
+// one of gitControl: the control entry q and the git directory d (both
+// relative to the root, slash-separated), or "". dirs are the directories
+// the walk holds open: dirs[k] is names[:k]. A nested repository's .git
+// file or link may lead to any such directory (git init
+// --separate-git-dir, a submodule made by hand), and the person's git in
+// that repository reads its config and runs its hooks; a bare repository
+// runs its hooks when pushed to. So every git directory in the workspace
+// is kept as .git is, wherever its .git lies.
+func gitDirControl(dirs []*os.Root, names []string) (q, d string) {
+	for k, dir := range dirs {
+		if k >= len(names) || !slices.Contains(gitControl, names[k]) || !isGitDirIn(dir) {
+			continue
+		}
+		return join(names[:k+1]), cmp.Or(join(names[:k]), ".")
+	}
+	return "", ""
+}
+
+// isGitDirIn reports whether the directory dir is one git takes for a git
+// directory: it holds a HEAD file, and an objects directory or a
+// commondir (a linked worktree's).
+func isGitDirIn(dir *os.Root) bool {
+	fi, err := dir.Lstat("HEAD")
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	if fi, err := dir.Lstat("objects"); err == nil && fi.IsDir() {
+		return true
+	}
+	_, err = dir.Lstat("commondir")
+	return err == nil
+}
+
+// gitDirError is the refusal of a write to rel, which leads to real, at or
+// under the control entry q of the git directory d.
+func gitDirError(rel, real, q, d string) error {
+	return protectedWhy(rel, real, q, "a control entry of the git directory "+d+" (a nested repository's .git may lead there)")
+}
+
 // protectedError is the refusal of a write to rel, which leads to real,
 // at or under the protected entry q.
 func protectedError(rel, real, q string) error {
@@ -424,6 +466,10 @@ func (w *workspace) writable(r *os.Root, rel string, mode walkMode) (*spot, erro
 	if q := protectedAt(s.real, prot); q != "" {
 		s.close()
 		return nil, protectedWhy(rel, s.real, q, why[q])
+	}
+	if q, d := gitDirControl(append([]*os.Root{r}, s.held...), splitPath(s.real)); q != "" {
+		s.close()
+		return nil, gitDirError(rel, s.real, q, d)
 	}
 	return s, nil
 }
@@ -601,6 +647,9 @@ func walk(r *os.Root, rel string, mode walkMode, prot []string) (*spot, error) {
 		default:
 			if q := protectedAt(join(names, todo...), prot); q != "" {
 				return fail(protectedError(rel, join(names, todo...), q))
+			}
+			if q, d := gitDirControl(dirs, append(slices.Clone(names), todo...)); q != "" {
+				return fail(gitDirError(rel, join(names, todo...), q, d))
 			}
 			if err := cur.Mkdir(c, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 				return fail(pathError(rel, err))
