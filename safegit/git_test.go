@@ -187,3 +187,15 @@ func TestGitCommandRefusesAPlantedCommondir(t *testing.T) {
 	_, err = safegit.Run(context.Background(), sub, "status")
 	require.ErrorIs(t, err, safegit.ErrUnsafe, "found from a directory below too")
 }
+
+// A commondir that names the git directory itself (".", the placeholder
+// the sandbox keeps read-only while commands run) leads git nowhere
+// else: harness's own git still runs there.
+func TestGitCommandTakesACommondirNamingItself(t *testing.T) {
+	root, _ := hostileRepo(t)
+	for _, c := range []string{".\n", "./\n", filepath.Join(root, ".git") + "\n"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".git/commondir"), []byte(c), 0o644))
+		_, err := safegit.Run(context.Background(), root, "rev-parse", "--git-dir")
+		require.NoError(t, err, "commondir %q", c)
+	}
+}
