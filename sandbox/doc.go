@@ -211,7 +211,13 @@
 //     between that reading and the start is found at the next.
 //   - Other repositories' hooks: only the workspace's own git directory and
 //     its submodules' are protected, not a nested repository's (whose
-//     .git the observer records).
+//     .git the observer records), nor a git directory elsewhere in the
+//     workspace that a nested .git file or link leads to (git init
+//     --separate-git-dir in a subdirectory): a command can write their
+//     hooks and config, which the person's git in that repository runs.
+//     (The file tools refuse those of every git directory in the
+//     workspace.) Nor are configs a submodule's config includes read for
+//     core.hooksPath.
 //   - Resources: CPU, memory and disk are not limited, beyond run_command's
 //     timeout; the workspace's Go build cache is shared by its commands.
 //   - Other systems: only Linux; elsewhere, mode off.
