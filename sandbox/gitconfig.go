@@ -337,6 +337,9 @@ func (g *GitPaths) named(ws string) {
 			n.Path = w.end
 			g.Named = append(g.Named, n)
 		case w.err == nil:
+			// Outside: the links on the way inside are pinned all the same
+			// (a command could put a directory of its own in a link's place).
+			g.keepWay(w, g.Writable)
 			g.Ends = addNew(g.Ends, w.end)
 		case w.missing != "" && keepable(w.missing):
 			g.keepWay(w, g.Writable)
@@ -348,6 +351,7 @@ func (g *GitPaths) named(ws string) {
 			n.missing = true
 			g.Named = append(g.Named, n)
 		case w.missing != "":
+			g.keepWay(w, g.Writable)
 			g.Beyond = addNew(g.Beyond, w.missing)
 		default:
 			// It passes what is not a directory: that entry is kept as it

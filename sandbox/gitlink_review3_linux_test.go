@@ -261,6 +261,11 @@ func TestHooksPathInsideWorkspace(t *testing.T) {
 			writeFile(t, filepath.Join(home, "inc/hooks.cfg"), "[core]\n\thooksPath = \"hooks\\\\dir\" ; a comment\n")
 			g(ws, "config", "includeIf.gitdir:"+ws+"/.path", filepath.Join(home, "inc/hooks.cfg"))
 		}, "hooks\\\\dir"},
+		{"link outside", func(t *testing.T, ws string, g func(string, ...string)) {
+			shared := realTemp(t)
+			require.NoError(t, os.Symlink(shared, filepath.Join(ws, ".githooks")))
+			g(ws, "config", "core.hooksPath", ".githooks")
+		}, "rm .githooks; .githooks"},
 		{"global", func(t *testing.T, ws string, g func(string, ...string)) {
 			writeFile(t, filepath.Join(home, ".gitconfig"), "[core] hooksPath = .githooks\n")
 		}, ".githooks"},

@@ -542,10 +542,8 @@ func GitPathsOf(ws string) GitPaths {
 	case fi.IsDir():
 		// Besides the control entries, what git reads as keep makes it
 		// read-only in any other git directory: commondir says where the
-		// config is, config.worktree is read as config.
-		// The linked worktrees' git directories under worktrees/ are
-		// read-only too: the person's git in each of those worktrees reads
-		// its commondir and config.worktree.
+		// config is, config.worktree is read as config. What lies under
+		// modules/ and worktrees/ is kept too (inside).
 		ro := append(controlOf(dotgit), filepath.Join(dotgit, "commondir"), filepath.Join(dotgit, "config.worktree"), filepath.Join(dotgit, "gitdir"))
 		g = GitPaths{ReadOnly: ro, Pin: dotgit}
 		g.inside(dotgit, true)
