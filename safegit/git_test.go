@@ -263,3 +263,15 @@ func TestGitCommandRefusesEndlessIncludes(t *testing.T) {
 	require.ErrorIs(t, err, safegit.ErrUnsafe)
 	require.ErrorContains(t, err, "includes more than")
 }
+
+// A commondir that names the git directory itself (".", the placeholder
+// the sandbox keeps read-only while commands run) leads git nowhere
+// else: harness's own git still runs there.
+func TestGitCommandTakesACommondirNamingItself(t *testing.T) {
+	root, _ := hostileRepo(t)
+	for _, c := range []string{".\n", "./\n", filepath.Join(root, ".git") + "\n"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".git/commondir"), []byte(c), 0o644))
+		_, err := safegit.Run(context.Background(), root, "rev-parse", "--git-dir")
+		require.NoError(t, err, "commondir %q", c)
+	}
+}

@@ -61,11 +61,24 @@
 // as a .git file; and no command starts while the way passes, or a
 // directory it leads to outside the workspace lies in or holds, a
 // writable root, or while it leads nowhere a command could make (see
-// GitPathsOf). A .harness that is a link is kept the same way. Landlock grants rights per directory, so
-// .git itself stays writable for git's lock files and renames: what else
-// a command creates there (a commondir, a config.worktree) or anywhere in
-// a nested .git is not refused but observed (package action), as an
-// effect the person sees. It cannot see the store: the workspace's
+// GitPathsOf). A .harness that is a link is kept the same way. Landlock
+// grants rights per directory, so .git itself stays writable for git's
+// lock files and renames; but a missing commondir, which git reads as
+// soon as it exists, cannot be made: while commands run, each git
+// directory a command may write in that has none gets one holding "."
+// (git reads it as the directory itself), bound read-only, and removed
+// once no command of the user runs (see placeholders). A missing
+// config.worktree is made empty where git may read it. The linked
+// worktrees' git directories under .git/worktrees are read-only, and the
+// submodules' under .git/modules, with the directories that hold them,
+// pinned. A hooks directory core.hooksPath names inside the workspace
+// (husky's .husky/_) and a config file an include names there are kept
+// as .git/hooks is: read-only, made when missing, the way to them pinned;
+// the configs read for them are the repository's, the system's and the
+// person's global ones, and every file they include, parsed as git
+// parses them (see GitPaths.Named). What else a command creates in a
+// .git, or anywhere in a nested .git, is not refused but observed
+// (package action), as an effect the person sees. It cannot see the store: the workspace's
 // .harness as it resolves, any nested .harness under the workspace (found
 // when the command starts), and a store given elsewhere are covered by an
 // empty directory no one may list, so a command can neither read the log
@@ -198,7 +211,13 @@
 //     between that reading and the start is found at the next.
 //   - Other repositories' hooks: only the workspace's own git directory and
 //     its submodules' are protected, not a nested repository's (whose
-//     .git the observer records).
+//     .git the observer records), nor a git directory elsewhere in the
+//     workspace that a nested .git file or link leads to (git init
+//     --separate-git-dir in a subdirectory): a command can write their
+//     hooks and config, which the person's git in that repository runs.
+//     (The file tools refuse those of every git directory in the
+//     workspace.) Nor are configs a submodule's config includes read for
+//     core.hooksPath.
 //   - Resources: CPU, memory and disk are not limited, beyond run_command's
 //     timeout; the workspace's Go build cache is shared by its commands.
 //   - Other systems: only Linux; elsewhere, mode off.

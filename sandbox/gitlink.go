@@ -331,7 +331,18 @@ func (g *GitPaths) keep(d string) {
 	g.Kept = addNew(g.Kept, d)
 	g.ReadOnly = addNew(g.ReadOnly, controlOf(d)...)
 	g.ReadOnly = addNew(g.ReadOnly, filepath.Join(d, "commondir"), filepath.Join(d, "config.worktree"), filepath.Join(d, "gitdir"))
-	g.ReadOnly = addNew(g.ReadOnly, modulesOf(d)...)
+	g.inside(d, true)
+}
+
+// commondirPlaceholder is what a commondir the sandbox makes holds
+// (see placeholders): ".", which git reads as the git directory itself.
+const commondirPlaceholder = ".\n"
+
+// isPlaceholder reports whether the commondir file p is a regular file
+// that holds commondirPlaceholder, and so says nothing.
+func isPlaceholder(p string) bool {
+	data, err := readSmall(p)
+	return err == nil && string(data) == commondirPlaceholder
 }
 
 // strictlyInAny reports whether p lies strictly inside one of dirs.
@@ -376,7 +387,7 @@ func (s Spec) checkWays(g GitPaths) error {
 		}
 		for _, p := range g.Ends {
 			if within(p, r) || holdsControl(p, r) {
-				return fmt.Errorf("%w: the workspace's .git leads to %s (a git directory, its common directory, or where a link among its hooks, config and info leads), outside the workspace, that lies in, or whose control entries hold, the writable %s: a command could write hooks or a config the person's git would run; remove or fix the .git", ErrInvalidSpec, p, r)
+				return fmt.Errorf("%w: the workspace's .git leads to %s (a git directory, its common directory, where a link among its hooks, config and info leads, or a hooks directory or included config a git config names), outside the workspace or holding it, that lies in, or whose control entries hold, the writable %s: a command could write hooks or a config the person's git would run; remove or fix the .git or the config", ErrInvalidSpec, p, r)
 			}
 		}
 	}

@@ -56,6 +56,8 @@ type process struct {
 	proxyCh *os.File
 	proxy   *netproxy.Proxy
 	network *facts.Network
+	// commondirs are the placeholders held while the command runs.
+	commondirs *placeholders
 }
 
 // helperProc is a started helper: the harness's own child, or one its
@@ -195,6 +197,11 @@ func (c *Cmd) Start(ctx context.Context) error {
 	}
 	req.Stdin = c.Stdin != nil
 	p := &process{tmp: tmp, unlock: func() {}, ended: func() {}}
+	if s.Mode == WorkspaceWrite {
+		// A missing commondir where the command writes is made, to be
+		// bound read-only with the rest, until no command runs.
+		p.commondirs = holdCommondirs(s.Workspace, g.Writable, req.ReadOnly)
+	}
 	if s.Nested != nil && len(req.HiddenNames) > 0 {
 		// The nested stores from the observer's reading taken since the
 		// last command ended, when there is one; else the helper walks.
@@ -235,7 +242,7 @@ func (c *Cmd) Start(ctx context.Context) error {
 // cannot set the extension: the config is read-only to it.
 func worktreeConfigMaybeOn(dirs ...string) bool {
 	for _, d := range dirs {
-		if _, err := os.Lstat(filepath.Join(d, "commondir")); err == nil {
+		if p := filepath.Join(d, "commondir"); exists(p) && !isPlaceholder(p) {
 			return true
 		}
 		data, err := readSmall(filepath.Join(d, "config"))
@@ -282,8 +289,8 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 			_ = os.Mkdir(ctl[2], 0o755)
 			// config.worktree too, which git reads as config once
 			// extensions.worktreeConfig is set: empty, it says nothing.
-			// (A missing commondir is not made: git would read an empty
-			// one as naming the directory itself.)
+			// (A missing commondir is made only while commands run: see
+			// placeholders.)
 			if worktreeConfigMaybeOn(d) {
 				if f, err := os.OpenFile(filepath.Join(d, "config.worktree"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
 					f.Close()
@@ -331,6 +338,10 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 		ABI:         min(abi, maxABI),
 	}
 	if s.Mode == WorkspaceWrite {
+		// The hooks directories and included configs a config names
+		// that are missing: made, and the ways to them pinned.
+		g.Via = slices.Clone(g.Via)
+		g.makeNamed(s.Workspace)
 		req.Pins = pinsOf(g)
 	}
 	return req, tmp, nil
@@ -624,6 +635,7 @@ func (p *process) cleanup() {
 	}
 	p.unlock()
 	p.ended()
+	p.commondirs.release()
 	removeAll(p.tmp)
 }
 

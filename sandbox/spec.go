@@ -404,6 +404,12 @@ func (s Spec) git() GitPaths {
 		g.Kept = addNew(g.Kept, now.Pin)
 	}
 	g.TooLong = cmp.Or(now.TooLong, s.Git.TooLong)
+	g.Named = slices.Clone(now.Named)
+	for _, n := range s.Git.Named {
+		if !slices.ContainsFunc(g.Named, func(m NamedPath) bool { return m.Path == n.Path }) {
+			g.Named = append(g.Named, n)
+		}
+	}
 	// The workspace's .harness, when it is a link: hidden where it leads
 	// (Default), and its way kept as a .git link's is, so that a command
 	// can neither put a .harness of its own in its place nor make it lead
@@ -489,6 +495,12 @@ type GitPaths struct {
 	// no command starts (each entry would be pinned before every
 	// command).
 	TooLong string
+	// Named are the hooks directories (core.hooksPath) and the included
+	// config files that the configs the person's git reads for the
+	// workspace name inside it, or inside a git directory made writable:
+	// each is in ReadOnly, the way to it pinned (in Via), and one that is
+	// missing is made when a command starts (see named).
+	Named []NamedPath
 	// Refused, when set, says which git directory the workspace's .git
 	// file names (or its .git link leads to) and why it is not writable:
 	// git in the workspace cannot write its metadata there.
@@ -530,9 +542,11 @@ func GitPathsOf(ws string) GitPaths {
 	case fi.IsDir():
 		// Besides the control entries, what git reads as keep makes it
 		// read-only in any other git directory: commondir says where the
-		// config is, config.worktree is read as config.
+		// config is, config.worktree is read as config. What lies under
+		// modules/ and worktrees/ is kept too (inside).
 		ro := append(controlOf(dotgit), filepath.Join(dotgit, "commondir"), filepath.Join(dotgit, "config.worktree"), filepath.Join(dotgit, "gitdir"))
-		g = GitPaths{ReadOnly: append(ro, modulesOf(dotgit)...), Pin: dotgit}
+		g = GitPaths{ReadOnly: ro, Pin: dotgit}
+		g.inside(dotgit, true)
 		g.commonOf(ws, dotgit)
 	case fi.Mode()&fs.ModeSymlink != 0:
 		g = gitLinkOf(ws, dotgit)
@@ -541,6 +555,7 @@ func GitPathsOf(ws string) GitPaths {
 	default:
 		return GitPaths{}
 	}
+	g.named(ws)
 	g.controlLinks(ws)
 	return g
 }
@@ -616,7 +631,12 @@ func gitFileOf(ws, file string) GitPaths {
 		// the back-link that makes it this workspace's.
 		g.ReadOnly = append(g.ReadOnly, filepath.Join(gitdir, "config.worktree"), filepath.Join(gitdir, "commondir"), filepath.Join(gitdir, "gitdir"))
 	}
-	g.ReadOnly = append(g.ReadOnly, modulesOf(common)...)
+	// The commondir of the git directory and of the common directory,
+	// which the person's git in the main worktree, or in the submodule,
+	// reads (a missing one is made, to be read-only, while a command runs:
+	// see placeholders), and a submodule's config.worktree.
+	g.ReadOnly = addNew(g.ReadOnly, filepath.Join(gitdir, "commondir"), filepath.Join(common, "commondir"), filepath.Join(common, "config.worktree"))
+	g.inside(common, false)
 	for _, d := range []string{gitdir, common} {
 		if !within(d, ws) && !slices.Contains(g.Writable, d) {
 			g.Writable = append(g.Writable, d)
@@ -641,7 +661,13 @@ func gitFileOf(ws, file string) GitPaths {
 // otherWorktrees is every entry of REPO/worktrees but gitdir, a linked
 // worktree's git directory REPO/worktrees/NAME, up to maxModuleDirs.
 func otherWorktrees(gitdir string) []string {
-	f, err := os.Open(filepath.Dir(gitdir))
+	return entriesBut(filepath.Dir(gitdir), gitdir)
+}
+
+// entriesBut is every entry of the directory dir but the path but, up to
+// maxModuleDirs, in sorted order.
+func entriesBut(dir, but string) []string {
+	f, err := os.OpenFile(dir, dirFlags, 0)
 	if err != nil {
 		return nil
 	}
@@ -650,11 +676,38 @@ func otherWorktrees(gitdir string) []string {
 	slices.Sort(names)
 	var out []string
 	for _, n := range names {
-		if p := filepath.Join(filepath.Dir(gitdir), n); p != gitdir {
+		if p := filepath.Join(dir, n); p != but {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// inside keeps what lies in the git directory dir that the person's git
+// in another worktree reads: every submodule's git directory under
+// modules/ (its control paths, commondir and config.worktree read-only;
+// modules/, each git directory there and each directory on the way to
+// one pinned, so that none can be renamed away and made anew) and, with
+// worktrees, every linked worktree's git directory under worktrees/
+// (read-only whole; worktrees/ pinned).
+func (g *GitPaths) inside(dir string, worktrees bool) {
+	ro, pins := modulesOf(dir)
+	g.ReadOnly = addNew(g.ReadOnly, ro...)
+	g.Via = addNew(g.Via, pins...)
+	if !worktrees {
+		return
+	}
+	wt := filepath.Join(dir, "worktrees")
+	if fi, err := os.Lstat(wt); err == nil && fi.IsDir() {
+		g.Via = addNew(g.Via, wt)
+		g.ReadOnly = addNew(g.ReadOnly, entriesBut(wt, "")...)
+	}
+}
+
+// exists reports whether there is an entry at p (a link not followed).
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // gitdirOf returns the common directory of gitdir, the resolved directory
@@ -699,7 +752,7 @@ func gitdirOf(ws, gitdir string) (string, error) {
 		if !underModules(gitdir) {
 			return refuse("neither a linked worktree's git directory (REPO/worktrees/NAME) nor a submodule's (.git/modules/NAME)")
 		}
-		if _, err := os.Lstat(filepath.Join(gitdir, "commondir")); err == nil {
+		if p := filepath.Join(gitdir, "commondir"); exists(p) && !isPlaceholder(p) {
 			return refuse("a submodule's git directory with a commondir")
 		}
 		wt, ok := configWorktree(filepath.Join(gitdir, "config"))
@@ -876,30 +929,34 @@ func controlOf(dir string) []string {
 // command writes there.
 const maxModuleDirs = 4096
 
-// modulesOf is the control paths (controlOf) of every submodule's git
-// directory under dir/modules: each directory there that holds a HEAD.
-// Their objects, refs and logs are not searched; a submodule's name may
-// hold "/", so every other directory is, up to maxModuleDirs.
-func modulesOf(dir string) []string {
-	var out []string
+// modulesOf is the control paths (controlOf), commondir and
+// config.worktree of every submodule's git directory under dir/modules:
+// each directory there that holds a HEAD; and the directories to pin:
+// dir/modules, each git directory there and each directory on the way to
+// one. Their objects, refs and logs are not searched; a submodule's name
+// may hold "/", so every other directory is, up to maxModuleDirs.
+func modulesOf(dir string) (ro, pins []string) {
 	listed := 0
-	var walk func(d string, depth int)
-	walk = func(d string, depth int) {
+	var walk func(d string, depth int) bool
+	walk = func(d string, depth int) bool {
 		if depth > 32 || listed >= maxModuleDirs {
-			return
+			return false
 		}
 		listed++
-		entries, err := os.ReadDir(d)
+		entries, err := readDir(d)
 		if err != nil {
-			return
+			return false
 		}
 		gitdir := false
 		for _, e := range entries {
 			if e.Name() == "HEAD" && e.Type().IsRegular() {
 				gitdir = true
-				out = append(out, controlOf(d)...)
+				ro = append(ro, controlOf(d)...)
+				ro = append(ro, filepath.Join(d, "commondir"), filepath.Join(d, "config.worktree"))
 			}
 		}
+		at := len(pins)
+		holds := gitdir
 		for _, e := range entries {
 			if !e.IsDir() {
 				continue
@@ -910,11 +967,30 @@ func modulesOf(dir string) []string {
 					continue
 				}
 			}
-			walk(filepath.Join(d, e.Name()), depth+1)
+			if walk(filepath.Join(d, e.Name()), depth+1) {
+				holds = true
+			}
 		}
+		if holds {
+			pins = slices.Insert(pins, at, d)
+		}
+		return holds
 	}
 	walk(filepath.Join(dir, "modules"), 0)
-	return out
+	return ro, pins
+}
+
+// readDir is os.ReadDir, but a FIFO a command put in the directory's
+// place does not stall it (see dirFlags).
+func readDir(d string) ([]fs.DirEntry, error) {
+	f, err := os.OpenFile(d, dirFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
 }
 
 // allowList is EnvAllowList and Env.
@@ -1058,6 +1134,6 @@ func (s Spec) Clone() Spec {
 	s.SimulateMissing = slices.Clone(s.SimulateMissing)
 	s.Git.ReadOnly, s.Git.Writable = slices.Clone(s.Git.ReadOnly), slices.Clone(s.Git.Writable)
 	s.Git.Via, s.Git.Beyond, s.Git.Ends = slices.Clone(s.Git.Via), slices.Clone(s.Git.Beyond), slices.Clone(s.Git.Ends)
-	s.Git.Kept = slices.Clone(s.Git.Kept)
+	s.Git.Kept, s.Git.Named = slices.Clone(s.Git.Kept), slices.Clone(s.Git.Named)
 	return s
 }

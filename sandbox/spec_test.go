@@ -192,9 +192,10 @@ func TestRecord(t *testing.T) {
 	r = spec.Record()
 	var want []string
 	for _, d := range []string{".git", ".git/modules/lib", ".git/modules/lib/modules/inner", ".git/modules/nested/name"} {
-		want = append(want, filepath.Join(ws, d, "hooks"), filepath.Join(ws, d, "config"), filepath.Join(ws, d, "info"))
+		want = append(want, filepath.Join(ws, d, "hooks"), filepath.Join(ws, d, "config"), filepath.Join(ws, d, "info"),
+			filepath.Join(ws, d, "commondir"), filepath.Join(ws, d, "config.worktree"))
 		if d == ".git" {
-			want = append(want, filepath.Join(ws, d, "commondir"), filepath.Join(ws, d, "config.worktree"), filepath.Join(ws, d, "gitdir"))
+			want = append(want, filepath.Join(ws, d, "gitdir"))
 		}
 	}
 	require.Equal(t, want, r.ReadOnly)
@@ -241,13 +242,16 @@ func TestGitPathsOfAWorktree(t *testing.T) {
 		filepath.Join(wt, ".git"), filepath.Join(gitdir, "hooks"), filepath.Join(gitdir, "config"), filepath.Join(gitdir, "info"),
 		filepath.Join(common, "hooks"), filepath.Join(common, "config"), filepath.Join(common, "info"), filepath.Join(common, "config.worktree"),
 		filepath.Join(gitdir, "config.worktree"), filepath.Join(gitdir, "commondir"), filepath.Join(gitdir, "gitdir"),
+		filepath.Join(common, "commondir"),
 	}, g.ReadOnly)
 	require.Equal(t, []string{gitdir, common}, g.Writable)
 	require.Empty(t, g.Pin)
 
 	g = sandbox.GitPathsOf(main)
 	require.Equal(t, []string{filepath.Join(main, ".git/hooks"), filepath.Join(main, ".git/config"), filepath.Join(main, ".git/info"),
-		filepath.Join(main, ".git/commondir"), filepath.Join(main, ".git/config.worktree"), filepath.Join(main, ".git/gitdir")}, g.ReadOnly)
+		filepath.Join(main, ".git/commondir"), filepath.Join(main, ".git/config.worktree"), filepath.Join(main, ".git/gitdir"),
+		filepath.Join(gitdir)}, g.ReadOnly, "the linked worktree's git directory read-only whole")
+	require.Equal(t, []string{filepath.Join(main, ".git/worktrees")}, g.Via, "pinned")
 	require.Equal(t, filepath.Join(main, ".git"), g.Pin)
 	require.Empty(t, g.Writable)
 

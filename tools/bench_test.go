@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -18,10 +19,27 @@ import (
 // BenchmarkWriteFile measures write_file of a file three directories deep
 // (the walk, the protection check, the atomic replace) against the raw
 // baseline in the same run: an os.Root write of a temporary file, synced,
-// renamed over the target.
+// renamed over the target. In a plain directory, and in a git repository
+// whose config includes another and names a hooks directory (the git
+// configs read, the git directories on the way looked for).
 func BenchmarkWriteFile(b *testing.B) {
+	b.Run("plain", func(b *testing.B) { benchWriteFile(b, false) })
+	b.Run("repo", func(b *testing.B) { benchWriteFile(b, true) })
+}
+
+func benchWriteFile(b *testing.B, repo bool) {
 	root := b.TempDir()
 	require.NoError(b, os.MkdirAll(filepath.Join(root, "a", "b", "c"), 0o755))
+	if repo {
+		out, err := exec.Command("git", "init", "-q", root).CombinedOutput()
+		require.NoError(b, err, "%s", out)
+		for _, kv := range [][]string{{"core.hooksPath", ".husky/_"}, {"include.path", "../tools/git.cfg"}} {
+			out, err := exec.Command("git", "-C", root, "config", kv[0], kv[1]).CombinedOutput()
+			require.NoError(b, err, "%s", out)
+		}
+		require.NoError(b, os.MkdirAll(filepath.Join(root, "tools"), 0o755))
+		require.NoError(b, os.WriteFile(filepath.Join(root, "tools/git.cfg"), []byte("[alias]\n\tst = status\n"), 0o644))
+	}
 	s, err := tools.New(root)
 	require.NoError(b, err)
 	tool, _ := s.Lookup(tools.WriteFile)

@@ -30,7 +30,14 @@
 // — a repository's own files, and a store: the root's, or one that a
 // later run in a subdirectory would adopt, settings and all — and the
 // paths given with [WithProtected]; a write there would be an effect
-// nobody observes, or one that changes what the runtime itself does. The
+// nobody observes, or one that changes what the runtime itself does. So
+// are the git directories a .git file or link leads to inside the root,
+// and the hooks directories (core.hooksPath) and included config files
+// that the git configs name inside it (sandbox.GitPaths.Named), whose
+// refusal says which config names them; and the control entries (hooks,
+// config, info, commondir, config.worktree) of every git directory in
+// the root — one with a HEAD and an objects directory or a commondir —
+// where a nested repository's .git file or link may lead. The
 // refusal applies to where a path leads, not only to how it is written:
 // the path is walked one entry at a time from the root, following its
 // symlinks as os.Root does, so a link g -> .git does not open g/hooks to a

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -278,9 +279,9 @@ func (w *workspace) readableNow(rel string) error {
 // under the hidden entry q.
 func hiddenError(rel, real, q string) error {
 	if real == rel {
-		return keptError(fmt.Sprintf("path %q is inside %s, which holds the runtime's store or your settings: neither the model's tools nor its commands read it", rel, q))
+		return keptError{msg: fmt.Sprintf("path %q is inside %s, which holds the runtime's store or your settings: neither the model's tools nor its commands read it", rel, q), rel: rel, real: real, q: q}
 	}
-	return keptError(fmt.Sprintf("path %q leads through a symlink to %s, inside %s, which holds the runtime's store or your settings: neither the model's tools nor its commands read it", rel, real, q))
+	return keptError{msg: fmt.Sprintf("path %q leads through a symlink to %s, inside %s, which holds the runtime's store or your settings: neither the model's tools nor its commands read it", rel, real, q), rel: rel, real: real, q: q}
 }
 
 // protectedAt reports the entry at or above the slash-separated path p
@@ -314,7 +315,7 @@ func (w *workspace) refuseProtected(rel string) error {
 // protects meta, whether or not it exists yet). A root .git that leads to
 // the root itself makes the root the git directory: its control entries
 // (gitControl) are protected then.
-func (w *workspace) protectedIn(r *os.Root) []string {
+func (w *workspace) protectedIn(r *os.Root) ([]string, map[string]string) {
 	prot := slices.Clone(w.protected)
 	for _, p := range append([]string{".harness", ".git"}, w.protected...) {
 		s, err := walk(r, p, resolveOnly, nil)
@@ -338,21 +339,30 @@ func (w *workspace) protectedIn(r *os.Root) []string {
 // cannot follow, and a .git file's "gitdir: DIR", which git follows):
 // each git directory git would take for the workspace's, and its
 // control entries, inside the root, and where those that are symbolic
-// links lead.
-func (w *workspace) protectHost(prot []string) []string {
-	add := func(abs string) {
+// links lead; and the hooks directories and included config files the
+// git configs name inside the root (sandbox.GitPaths.Named), with why,
+// by entry, for the refusal.
+func (w *workspace) protectHost(prot []string) ([]string, map[string]string) {
+	add := func(abs string) string {
 		rel, ok := w.within(abs)
 		if !ok {
-			return
+			return ""
 		}
 		q := filepath.ToSlash(filepath.Clean(rel))
 		if q == "." {
 			prot = addProtected(prot, gitControl...)
-			return
+			return ""
 		}
 		prot = addProtected(prot, q)
+		return q
 	}
 	g := sandbox.GitPathsOf(w.real)
+	why := map[string]string{}
+	for _, n := range g.Named {
+		if q := add(n.Path); q != "" && why[q] == "" {
+			why[q] = n.Why()
+		}
+	}
 	if g.Pin != "" && g.Pin != filepath.Join(w.real, ".git") {
 		add(g.Pin)
 	}
@@ -378,7 +388,7 @@ func (w *workspace) protectHost(prot []string) []string {
 			add(real)
 		}
 	}
-	return prot
+	return prot, why
 }
 
 // hostEnd is where the path p leads on the host, its links followed; when
@@ -420,20 +430,87 @@ func addProtected(prot []string, qs ...string) []string {
 // program git runs, or say where its config is.
 var gitControl = []string{"hooks", "config", "info", "commondir", "config.worktree"}
 
+// gitDirControl finds, on the path names (entries from the root), the
+// first directory that is a git directory and whose entry on the path is
+// one of gitControl: the control entry q and the git directory d (both
+// relative to the root, slash-separated), or "". dirs are the directories
+// the walk holds open: dirs[k] is names[:k]. A nested repository's .git
+// file or link may lead to any such directory (git init
+// --separate-git-dir, a submodule made by hand), and the person's git in
+// that repository reads its config and runs its hooks; a bare repository
+// runs its hooks when pushed to. So every git directory in the workspace
+// is kept as .git is, wherever its .git lies.
+func gitDirControl(dirs []*os.Root, names []string) (q, d string) {
+	for k, dir := range dirs {
+		if k >= len(names) || !slices.Contains(gitControl, names[k]) || !isGitDirIn(dir) {
+			continue
+		}
+		return join(names[:k+1]), cmp.Or(join(names[:k]), ".")
+	}
+	return "", ""
+}
+
+// isGitDirIn reports whether the directory dir is one git takes for a git
+// directory: it holds a HEAD file, and an objects directory or a
+// commondir (a linked worktree's).
+func isGitDirIn(dir *os.Root) bool {
+	fi, err := dir.Lstat("HEAD")
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	if fi, err := dir.Lstat("objects"); err == nil && fi.IsDir() {
+		return true
+	}
+	_, err = dir.Lstat("commondir")
+	return err == nil
+}
+
+// gitDirError is the refusal of a write to rel, which leads to real, at or
+// under the control entry q of the git directory d.
+func gitDirError(rel, real, q, d string) error {
+	return protectedWhy(rel, real, q, "a control entry of the git directory "+d+" (a nested repository's .git may lead there)")
+}
+
 // protectedError is the refusal of a write to rel, which leads to real,
 // at or under the protected entry q.
 func protectedError(rel, real, q string) error {
-	if real == rel {
-		return keptError(fmt.Sprintf("path %q is inside %s, which the runtime keeps and does not observe; write elsewhere", rel, q))
+	return protectedWhy(rel, real, q, "")
+}
+
+// protectedWhy is protectedError of an entry q that a git config names
+// (why says which and where: see sandbox.NamedPath.Why), when why is not
+// "": git reads or runs what is there.
+func protectedWhy(rel, real, q, why string) error {
+	kept := "which the runtime keeps and does not observe"
+	if why != "" {
+		kept = "which the runtime keeps: " + why + ", whose content the person's git reads or runs"
 	}
-	return keptError(fmt.Sprintf("path %q leads through a symlink to %s, inside %s, which the runtime keeps and does not observe; write elsewhere", rel, real, q))
+	e := keptError{rel: rel, real: real, q: q}
+	if real == rel {
+		e.msg = fmt.Sprintf("path %q is inside %s, %s; write elsewhere", rel, q, kept)
+	} else {
+		e.msg = fmt.Sprintf("path %q leads through a symlink to %s, inside %s, %s; write elsewhere", rel, real, q, kept)
+	}
+	return e
 }
 
 // keptError is a protectedError; it wraps ErrProtected.
-type keptError string
+type keptError struct {
+	msg          string
+	rel, real, q string // the path written, where it leads, the protected entry
+}
 
-func (e keptError) Error() string { return string(e) }
+func (e keptError) Error() string { return e.msg }
 func (e keptError) Unwrap() error { return ErrProtected }
+
+// explain is err, when it is the protectedError of an entry a git config
+// names (why, by entry), made to say so; any other error as it is.
+func explain(err error, why map[string]string) error {
+	if ke, ok := err.(keptError); ok && why[ke.q] != "" {
+		return protectedWhy(ke.rel, ke.real, ke.q, why[ke.q])
+	}
+	return err
+}
 
 // resolve returns where the clean path rel leads inside the workspace, as
 // a walk finds it, changing nothing.
@@ -486,14 +563,18 @@ func (w *workspace) writable(r *os.Root, rel string, mode walkMode) (*spot, erro
 	if err := w.refuseProtected(rel); err != nil {
 		return nil, err
 	}
-	prot := w.protectedIn(r)
+	prot, why := w.protectedIn(r)
 	s, err := walk(r, rel, mode, prot)
 	if err != nil {
-		return nil, err
+		return nil, explain(err, why)
 	}
 	if q := protectedAt(s.real, prot); q != "" {
 		s.close()
-		return nil, protectedError(rel, s.real, q)
+		return nil, protectedWhy(rel, s.real, q, why[q])
+	}
+	if q, d := gitDirControl(append([]*os.Root{r}, s.held...), splitPath(s.real)); q != "" {
+		s.close()
+		return nil, gitDirError(rel, s.real, q, d)
 	}
 	return s, nil
 }
@@ -671,6 +752,9 @@ func walk(r *os.Root, rel string, mode walkMode, prot []string) (*spot, error) {
 		default:
 			if q := protectedAt(join(names, todo...), prot); q != "" {
 				return fail(protectedError(rel, join(names, todo...), q))
+			}
+			if q, d := gitDirControl(dirs, append(slices.Clone(names), todo...)); q != "" {
+				return fail(gitDirError(rel, join(names, todo...), q, d))
 			}
 			if err := cur.Mkdir(c, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 				return fail(pathError(rel, err))
