@@ -63,18 +63,18 @@
 // writable root, or while it leads nowhere a command could make (see
 // GitPathsOf). A .harness that is a link is kept the same way. Landlock
 // grants rights per directory, so .git itself stays writable for git's
-// lock files and renames; but a missing commondir, which git reads as
-// soon as it exists, cannot be made: while commands run, each git
-// directory a command may write in that has none gets one holding "."
-// (git reads it as the directory itself), bound read-only, and removed
-// once no command of the user runs (see placeholders). A missing
-// config.worktree is made empty where git may read it. The linked
-// worktrees' git directories under .git/worktrees are read-only, and the
-// submodules' under .git/modules, with the directories that hold them,
-// pinned. A hooks directory core.hooksPath names inside the workspace
+// lock files and renames, and a missing commondir, which git reads as
+// soon as it exists, can be made: that is not refused but observed (the
+// observer looks at .git's control files), and shown in harness effects.
+// A missing config.worktree is made empty where git may read it. What git
+// reads in the linked worktrees' git directories under .git/worktrees to
+// find their config (commondir, gitdir, config.worktree) is read-only,
+// and the submodules' git directories under .git/modules, with the
+// directories that hold them, are pinned. A hooks directory core.hooksPath names inside the workspace
 // (husky's .husky/_) and a config file an include names there are kept
 // as .git/hooks is: read-only, made when missing, the way to them pinned;
-// the configs read for them are the repository's, the system's and the
+// the configs read for them are the repository's (for a workspace inside a
+// repository without a .git of its own, the enclosing one's), the system's and the
 // person's global ones, and every file they include, parsed as git
 // parses them (see GitPaths.Named). What else a command creates in a
 // .git, or anywhere in a nested .git, is not refused but observed

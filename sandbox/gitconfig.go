@@ -74,7 +74,7 @@ func globalConfigs() []string {
 // condition is not evaluated: every one counts, so that what is named is
 // never less than what git reads. ws is the workspace, the worktree's
 // root a relative core.hooksPath is taken against.
-func namedByConfigs(ws string, files []string) []NamedPath {
+func namedByConfigs(root string, files []string) []NamedPath {
 	home, _ := os.UserHomeDir()
 	expand := func(v string) (string, bool) {
 		switch {
@@ -118,7 +118,7 @@ func namedByConfigs(ws string, files []string) []NamedPath {
 			case section == "core" && sub == "" && key == "hookspath":
 				if p, ok := expand(value); ok && p != "" {
 					if !filepath.IsAbs(p) {
-						p = filepath.Join(ws, p)
+						p = filepath.Join(root, p)
 					}
 					out = append(out, NamedPath{Path: filepath.Clean(p), By: file, Hooks: true})
 				}
@@ -151,6 +151,11 @@ func namedByConfigs(ws string, files []string) []NamedPath {
 // without "=", a boolean). Comments (# and ;) and line continuations
 // are git's; a line git would refuse is skipped.
 func parseGitConfig(data string, emit func(section, sub, key, value string, ok bool)) {
+	// As git reads a config file: a UTF-8 byte order mark at its start is
+	// skipped, and CR LF is LF (so a backslash before CR LF continues the
+	// line).
+	data = strings.TrimPrefix(data, "\xef\xbb\xbf")
+	data = strings.ReplaceAll(data, "\r\n", "\n")
 	var section, sub string
 	n := len(data)
 	skipLine := func(i int) int {
@@ -229,6 +234,8 @@ func parseGitConfig(data string, emit func(section, sub, key, value string, ok b
 		}
 		var value string
 		value, i = gitConfigValue(data, i+1)
+		// git keeps a value as a C string: it ends at a NUL.
+		value, _, _ = strings.Cut(value, "\x00")
 		emit(section, sub, key, value, true)
 	}
 }
@@ -313,6 +320,14 @@ func (g *GitPaths) named(ws string) {
 	dirs = addNew(dirs, g.Pin)
 	dirs = addNew(dirs, g.Kept...)
 	dirs = addNew(dirs, g.Writable...)
+	g.namedFor(ws, ws, dirs)
+}
+
+// namedFor is named for the git directories dirs of the repository
+// whose worktree is root: the workspace ws itself, or the repository
+// that holds it (see enclosingRepo), against whose root git takes a
+// relative core.hooksPath.
+func (g *GitPaths) namedFor(ws, root string, dirs []string) {
 	var files []string
 	for _, d := range dirs {
 		if d != "" {
@@ -322,7 +337,7 @@ func (g *GitPaths) named(ws string) {
 	if len(files) == 0 {
 		return
 	}
-	for _, n := range namedByConfigs(ws, append(files, globalConfigs()...)) {
+	for _, n := range namedByConfigs(root, append(files, globalConfigs()...)) {
 		w := wayTo(ws, n.Path)
 		g.tooLong(n.By, w)
 		keepable := func(p string) bool { return p != ws && within(p, ws) || strictlyInAny(p, g.Writable) }

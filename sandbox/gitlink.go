@@ -334,17 +334,6 @@ func (g *GitPaths) keep(d string) {
 	g.inside(d, true)
 }
 
-// commondirPlaceholder is what a commondir the sandbox makes holds
-// (see placeholders): ".", which git reads as the git directory itself.
-const commondirPlaceholder = ".\n"
-
-// isPlaceholder reports whether the commondir file p is a regular file
-// that holds commondirPlaceholder, and so says nothing.
-func isPlaceholder(p string) bool {
-	data, err := readSmall(p)
-	return err == nil && string(data) == commondirPlaceholder
-}
-
 // strictlyInAny reports whether p lies strictly inside one of dirs.
 func strictlyInAny(p string, dirs []string) bool {
 	for _, d := range dirs {

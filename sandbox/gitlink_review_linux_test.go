@@ -112,6 +112,7 @@ func TestRevLegitSubmoduleAndWorktree(t *testing.T) {
 // (kept read-only only where it exists): the person's git then reads the
 // config of a directory of the command's own.
 func TestRevCommondirInLinkedGitDir(t *testing.T) {
+	t.Skip("known, not refused: a command that writes a new commondir where none was is observed (.git/commondir (added)) and shown in harness effects, as the README says; a placeholder kept read-only while commands run (sbx13) was taken out: one lock per user could not keep it from being removed under a running command, and it was left behind and blamed on the model")
 	ws := linkedRepo(t, "gs")
 	spec, err := sandbox.Default(ws, "")
 	require.NoError(t, err)
@@ -155,6 +156,7 @@ func TestRevOutsideTargets(t *testing.T) {
 // The same with a .git directory (main's case): commondir created by a
 // command, then the person's git status.
 func TestRevCommondirInGitDir(t *testing.T) {
+	t.Skip("known, not refused: a command that writes a new commondir where none was is observed (.git/commondir (added)) and shown in harness effects, as the README says; a placeholder kept read-only while commands run (sbx13) was taken out: one lock per user could not keep it from being removed under a running command, and it was left behind and blamed on the model")
 	ws, _ := gitRepo(t)
 	spec, err := sandbox.Default(ws, "")
 	require.NoError(t, err)

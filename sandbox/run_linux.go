@@ -56,8 +56,6 @@ type process struct {
 	proxyCh *os.File
 	proxy   *netproxy.Proxy
 	network *facts.Network
-	// commondirs are the placeholders held while the command runs.
-	commondirs *placeholders
 }
 
 // helperProc is a started helper: the harness's own child, or one its
@@ -197,11 +195,6 @@ func (c *Cmd) Start(ctx context.Context) error {
 	}
 	req.Stdin = c.Stdin != nil
 	p := &process{tmp: tmp, unlock: func() {}, ended: func() {}}
-	if s.Mode == WorkspaceWrite {
-		// A missing commondir where the command writes is made, to be
-		// bound read-only with the rest, until no command runs.
-		p.commondirs = holdCommondirs(s.Workspace, g.Writable, req.ReadOnly)
-	}
 	if s.Nested != nil && len(req.HiddenNames) > 0 {
 		// The nested stores from the observer's reading taken since the
 		// last command ended, when there is one; else the helper walks.
@@ -242,7 +235,7 @@ func (c *Cmd) Start(ctx context.Context) error {
 // cannot set the extension: the config is read-only to it.
 func worktreeConfigMaybeOn(dirs ...string) bool {
 	for _, d := range dirs {
-		if p := filepath.Join(d, "commondir"); exists(p) && !isPlaceholder(p) {
+		if exists(filepath.Join(d, "commondir")) {
 			return true
 		}
 		data, err := readSmall(filepath.Join(d, "config"))
@@ -289,8 +282,8 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 			_ = os.Mkdir(ctl[2], 0o755)
 			// config.worktree too, which git reads as config once
 			// extensions.worktreeConfig is set: empty, it says nothing.
-			// (A missing commondir is made only while commands run: see
-			// placeholders.)
+			// (A missing commondir is not made: git would read an empty
+			// one as naming the directory itself.)
 			if worktreeConfigMaybeOn(d) {
 				if f, err := os.OpenFile(filepath.Join(d, "config.worktree"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
 					f.Close()
@@ -298,9 +291,15 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 			}
 		}
 		// And the config.worktree of a linked worktree's git directory and
-		// of its common directory, writable roots both.
+		// of its common directory, writable roots both; and, whether or not
+		// git reads it yet, of each other linked worktree's git directory
+		// (REPO/worktrees/NAME, pinned): a command that made one there
+		// would have the person's git in that worktree read it once
+		// extensions.worktreeConfig is set (git sparse-checkout sets it).
 		for _, p := range g.ReadOnly {
-			if filepath.Base(p) == "config.worktree" && slices.Contains(g.Writable, filepath.Dir(p)) && worktreeConfigMaybeOn(g.Writable...) {
+			d := filepath.Dir(p)
+			other := filepath.Base(filepath.Dir(d)) == "worktrees" && slices.Contains(g.Via, d)
+			if filepath.Base(p) == "config.worktree" && (slices.Contains(g.Writable, d) && worktreeConfigMaybeOn(g.Writable...) || other) {
 				if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
 					f.Close()
 				}
@@ -635,7 +634,6 @@ func (p *process) cleanup() {
 	}
 	p.unlock()
 	p.ended()
-	p.commondirs.release()
 	removeAll(p.tmp)
 }
 

@@ -535,7 +535,17 @@ func GitPathsOf(ws string) GitPaths {
 	dotgit := filepath.Join(ws, ".git")
 	fi, err := os.Lstat(dotgit)
 	if err != nil {
-		return GitPaths{}
+		// A workspace inside a repository (harness run in a monorepo's
+		// subdirectory): the person's git there reads the enclosing
+		// repository's configs, whose git directory is out of the
+		// command's reach, but a hooks directory or an included config
+		// they name may lie inside the workspace (husky's
+		// frontend/.husky/_).
+		var g GitPaths
+		if root, dirs := enclosingRepo(ws); root != "" {
+			g.namedFor(ws, root, dirs)
+		}
+		return g
 	}
 	var g GitPaths
 	switch {
@@ -619,11 +629,14 @@ func gitFileOf(ws, file string) GitPaths {
 		g.ReadOnly = append(g.ReadOnly, controlOf(common)...)
 		g.ReadOnly = append(g.ReadOnly, filepath.Join(common, "config.worktree"))
 		// The other worktrees' git directories beside this one: the
-		// person's git in those worktrees reads their commondir and
-		// config.worktree. Each is read-only, and REPO/worktrees is pinned
-		// (it cannot be renamed and made anew); a new one (git worktree
-		// add) can still be made.
-		g.ReadOnly = append(g.ReadOnly, otherWorktrees(gitdir)...)
+		// person's git in those worktrees reads their commondir, gitdir
+		// and config.worktree, which are read-only (their HEAD, index and
+		// logs are not: git gc and git reflog expire write them), and
+		// REPO/worktrees is pinned (it cannot be renamed and made anew); a
+		// new one (git worktree add) can still be made.
+		others := otherWorktrees(gitdir)
+		g.ReadOnly = append(g.ReadOnly, worktreeControl(others)...)
+		g.Via = addNew(g.Via, others...)
 		g.Via = addNew(g.Via, filepath.Dir(gitdir))
 		// The worktree's git directory is a writable root outside the
 		// workspace, where the observer does not look: its commondir, which
@@ -633,8 +646,8 @@ func gitFileOf(ws, file string) GitPaths {
 	}
 	// The commondir of the git directory and of the common directory,
 	// which the person's git in the main worktree, or in the submodule,
-	// reads (a missing one is made, to be read-only, while a command runs:
-	// see placeholders), and a submodule's config.worktree.
+	// reads (read-only where it exists; a missing one is not refused but
+	// observed), and a submodule's config.worktree.
 	g.ReadOnly = addNew(g.ReadOnly, filepath.Join(gitdir, "commondir"), filepath.Join(common, "commondir"), filepath.Join(common, "config.worktree"))
 	g.inside(common, false)
 	for _, d := range []string{gitdir, common} {
@@ -688,8 +701,8 @@ func entriesBut(dir, but string) []string {
 // modules/ (its control paths, commondir and config.worktree read-only;
 // modules/, each git directory there and each directory on the way to
 // one pinned, so that none can be renamed away and made anew) and, with
-// worktrees, every linked worktree's git directory under worktrees/
-// (read-only whole; worktrees/ pinned).
+// worktrees, what git reads in every linked worktree's git directory under
+// worktrees/ to find its config (worktreeControl; worktrees/ pinned).
 func (g *GitPaths) inside(dir string, worktrees bool) {
 	ro, pins := modulesOf(dir)
 	g.ReadOnly = addNew(g.ReadOnly, ro...)
@@ -700,14 +713,75 @@ func (g *GitPaths) inside(dir string, worktrees bool) {
 	wt := filepath.Join(dir, "worktrees")
 	if fi, err := os.Lstat(wt); err == nil && fi.IsDir() {
 		g.Via = addNew(g.Via, wt)
-		g.ReadOnly = addNew(g.ReadOnly, entriesBut(wt, "")...)
+		others := entriesBut(wt, "")
+		g.ReadOnly = addNew(g.ReadOnly, worktreeControl(others)...)
+		g.Via = addNew(g.Via, others...)
 	}
+}
+
+// worktreeControl is what git reads in each of the linked worktrees' git
+// directories dirs to find the config: its commondir, gitdir and
+// config.worktree. The rest (HEAD, index, logs, refs) stays writable:
+// git gc, git reflog expire and git commit in a worktree write it. Each
+// of dirs is pinned besides (GitPaths.Via), so that none can be renamed
+// away and made anew without a commondir, with a config of its own; so
+// git worktree remove and prune of those worktrees fail in a command.
+func worktreeControl(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		out = append(out, filepath.Join(d, "commondir"), filepath.Join(d, "gitdir"), filepath.Join(d, "config.worktree"))
+	}
+	return out
 }
 
 // exists reports whether there is an entry at p (a link not followed).
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// enclosingRepo is the worktree root and the git directories (the git
+// directory, and the common directory its commondir names) of the
+// repository git finds from ws upwards when ws has no .git of its own;
+// "" when there is none.
+func enclosingRepo(ws string) (root string, dirs []string) {
+	for d := filepath.Dir(ws); ; d = filepath.Dir(d) {
+		dotgit := filepath.Join(d, ".git")
+		if fi, err := os.Lstat(dotgit); err == nil {
+			gitdir := dotgit
+			if !fi.IsDir() {
+				if fi.Mode()&fs.ModeSymlink != 0 {
+					real, err := filepath.EvalSymlinks(dotgit)
+					if err != nil {
+						return "", nil
+					}
+					gitdir = real
+				} else {
+					data, err := readSmall(dotgit)
+					if err != nil {
+						return "", nil
+					}
+					line, _, _ := strings.Cut(string(data), "\n")
+					dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+					if !ok {
+						return "", nil
+					}
+					gitdir = strings.TrimSpace(dir)
+					if !filepath.IsAbs(gitdir) {
+						gitdir = filepath.Join(d, gitdir)
+					}
+				}
+			}
+			dirs = []string{gitdir}
+			if c, err := readLink(gitdir, "commondir"); err == nil {
+				dirs = append(dirs, c)
+			}
+			return d, dirs
+		}
+		if d == filepath.Dir(d) {
+			return "", nil
+		}
+	}
 }
 
 // gitdirOf returns the common directory of gitdir, the resolved directory
@@ -752,7 +826,7 @@ func gitdirOf(ws, gitdir string) (string, error) {
 		if !underModules(gitdir) {
 			return refuse("neither a linked worktree's git directory (REPO/worktrees/NAME) nor a submodule's (.git/modules/NAME)")
 		}
-		if p := filepath.Join(gitdir, "commondir"); exists(p) && !isPlaceholder(p) {
+		if exists(filepath.Join(gitdir, "commondir")) {
 			return refuse("a submodule's git directory with a commondir")
 		}
 		wt, ok := configWorktree(filepath.Join(gitdir, "config"))

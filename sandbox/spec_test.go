@@ -250,8 +250,9 @@ func TestGitPathsOfAWorktree(t *testing.T) {
 	g = sandbox.GitPathsOf(main)
 	require.Equal(t, []string{filepath.Join(main, ".git/hooks"), filepath.Join(main, ".git/config"), filepath.Join(main, ".git/info"),
 		filepath.Join(main, ".git/commondir"), filepath.Join(main, ".git/config.worktree"), filepath.Join(main, ".git/gitdir"),
-		filepath.Join(gitdir)}, g.ReadOnly, "the linked worktree's git directory read-only whole")
-	require.Equal(t, []string{filepath.Join(main, ".git/worktrees")}, g.Via, "pinned")
+		filepath.Join(gitdir, "commondir"), filepath.Join(gitdir, "gitdir"), filepath.Join(gitdir, "config.worktree")}, g.ReadOnly,
+		"what the linked worktree's git reads to find its config, read-only")
+	require.Equal(t, []string{filepath.Join(main, ".git/worktrees"), gitdir}, g.Via, "worktrees/ and the linked worktree's git directory pinned")
 	require.Equal(t, filepath.Join(main, ".git"), g.Pin)
 	require.Empty(t, g.Writable)
 
