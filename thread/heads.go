@@ -85,16 +85,14 @@ func (c *hotThreads) drop(thread string) {
 	sh.mu.Unlock()
 }
 
-// committed records an append of causes that committed with head next.
+// committed records an append that committed with head next (its causes
+// are in e's filter, if it has one: Append adds them as it checks them).
 // A hot thread gets a cause filter, built from the index (which now holds
-// causes too); a full filter is built again, twice the size.
-func (c *hotThreads) committed(db *pebble.DB, thread string, e *hotThread, next Head, causes []string) {
+// the append's causes too); a full filter is built again, twice the size.
+func (c *hotThreads) committed(db *pebble.DB, thread string, e *hotThread, next Head) {
 	e.head, e.known = next, true
 	e.appends++
 	if e.causes != nil {
-		for _, cause := range causes {
-			e.causes.add(cause)
-		}
 		if !e.causes.full() {
 			return
 		}
@@ -104,6 +102,16 @@ func (c *hotThreads) committed(db *pebble.DB, thread string, e *hotThread, next 
 	}
 	e.causes = buildCauseFilter(db, thread, causeSeed)
 }
+
+// freshCauses is how many causes the filter of a thread found empty has
+// room for. It needs no scan to build (it starts empty, as the thread's
+// index is), so a thread's first appends need no lookups either; it is
+// small (128 bytes), since most such threads get a few appends, and once
+// full it is built from the index, as any full filter.
+const freshCauses = 64
+
+// newFreshFilter returns the cause filter of a thread that has no facts.
+func newFreshFilter() *causeFilter { return newCauseFilter(freshCauses, causeSeed) }
 
 // buildCauseFilter reads thread's cause index into a filter with room for
 // as many more. It returns nil if the index cannot be read: the appends go
@@ -156,14 +164,31 @@ func (f *causeFilter) probe(cause string) (bit, step, nbits uint64) {
 	return h, h>>32 | h<<32 | 1, uint64(len(f.bits)) * 64
 }
 
-func (f *causeFilter) add(cause string) {
-	bit, step, nbits := f.probe(cause)
+func (f *causeFilter) add(cause string) { f.addProbed(f.probe(cause)) }
+
+// addProbed adds the cause whose probe returned bit, step and nbits.
+func (f *causeFilter) addProbed(bit, step, nbits uint64) {
 	for range filterProbes {
 		b := bit % nbits
 		f.bits[b/64] |= 1 << (b % 64)
 		bit += step
 	}
 	f.n++
+}
+
+// addIfNew adds cause and reports true if the filter certainly did not
+// hold it; it reports false, adding nothing, if it may have.
+func (f *causeFilter) addIfNew(cause string) bool {
+	bit, step, nbits := f.probe(cause)
+	b := bit
+	for range filterProbes {
+		if i := b % nbits; f.bits[i/64]&(1<<(i%64)) == 0 {
+			f.addProbed(bit, step, nbits)
+			return true
+		}
+		b += step
+	}
+	return false
 }
 
 // mayHold reports whether cause may have been added; false is certain.

@@ -444,14 +444,22 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 	hot := s.hot.entry(thread)
 	head := hot.head
 	if !hot.known {
-		if head, _, err = readHead(s.db, thread); err != nil {
+		var found bool
+		if head, found, err = readHead(s.db, thread); err != nil {
 			return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 		}
 		head.Thread = thread
+		if !found && hot.causes == nil {
+			hot.causes = newFreshFilter() // no head record: no facts, so no causes
+		}
 	}
 	for _, c := range causes {
-		if hot.causes != nil && !hot.causes.mayHold(c) {
-			continue // certainly new
+		// A cause the filter adds is certainly new, and the filter
+		// holds it from now on (before the commit, while its line is
+		// in the cache): if this append fails, it holds a cause the
+		// thread does not have, which costs a lookup, never a miss.
+		if hot.causes != nil && hot.causes.addIfNew(c) {
+			continue
 		}
 		seq, dup, err := causeSeq(s.db, thread, c)
 		if err != nil {
@@ -459,6 +467,9 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 		}
 		if dup {
 			return Head{}, &DuplicateCauseError{Thread: thread, Cause: c, Seq: seq}
+		}
+		if hot.causes != nil {
+			hot.causes.add(c)
 		}
 	}
 	if head.Seq != after {
@@ -521,7 +532,7 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 		return Head{}, fmt.Errorf("append to %s after seq %d: %w", thread, after, err)
 	}
 	committed = true
-	s.hot.committed(s.db, thread, hot, next, causes)
+	s.hot.committed(s.db, thread, hot, next)
 	return next, nil
 }
 
