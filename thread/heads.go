@@ -23,9 +23,13 @@ const hotAfter = 8
 // It is sound because nothing else writes head records or the cause
 // index: this process holds the store's directory lock, and every write of
 // either goes through Append under the thread's lock, which is also the
-// only user of an entry. An entry is updated only after its batch
-// committed and dropped when a commit fails, so it never runs ahead of the
-// database. Reads other than Append's (Head, Threads, Verify) go to Pebble.
+// only user of an entry. An entry's head is updated only after its batch
+// committed, and the entry is dropped when a commit fails, so its head
+// never runs ahead of the database. Its cause filter may: Append adds a
+// cause as it checks it, before the commit, and an append that then fails
+// leaves a cause the thread does not have, which costs a lookup, never a
+// missed duplicate. Reads other than Append's (Head, Threads, Verify) go
+// to Pebble.
 //
 // Its entries are spread over shards as threadLocks' are, each shard
 // with its own mutex and at most maxHotThreads/hotShards entries.
@@ -52,8 +56,10 @@ type hotThread struct {
 	head    Head
 	known   bool // head is the thread's head
 	appends int
-	// causes, when set, holds every cause the thread has used: a cause
-	// it does not hold is new, and needs no lookup.
+	// causes, when set, holds every cause the thread has used (and
+	// perhaps some of appends that failed): a cause it does not hold is
+	// new, and needs no lookup. A thread with no head record gets an
+	// empty one at once (see newFreshFilter).
 	causes *causeFilter
 }
 
