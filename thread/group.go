@@ -26,6 +26,15 @@ type groupCommit struct {
 	queue   []*groupMember
 	spare   []*groupMember // a group's slice, emptied, for the next queue
 	leading bool           // a leader is committing a group
+
+	// batch is the batch the last group of more than one was committed
+	// in, emptied, for the next one. Only the leader uses it (being the
+	// leader guards it): it takes it, and puts it back only after a
+	// commit that succeeded, so a batch that failed or panicked half
+	// way is never used again. Kept, its buffer has room for a group
+	// already, where a batch from Pebble's pool grew by doubling as
+	// each member's batch was applied to it.
+	batch *pebble.Batch
 }
 
 // groupMember is one append's batch waiting in a group. Members are
@@ -84,7 +93,7 @@ func (g *groupCommit) commit(db *pebble.DB, room func() error, b *pebble.Batch) 
 		g.handOff(group)
 		putMember(m) // group[0]: no one else holds it
 	}()
-	err = commitGroup(db, room, group)
+	err = g.commitGroup(db, room, group)
 	return err
 }
 
@@ -107,17 +116,29 @@ func (g *groupCommit) handOff(group []*groupMember) {
 }
 
 // commitGroup commits the batches of group as one synced batch, after
-// room says there is room; group[0]'s batch is the one committed, with
-// the others applied to it.
-func commitGroup(db *pebble.DB, room func() error, group []*groupMember) error {
+// room says there is room: a group of one commits its batch, a larger
+// group the batch g keeps, with every member's batch applied to it.
+func (g *groupCommit) commitGroup(db *pebble.DB, room func() error, group []*groupMember) error {
 	if err := room(); err != nil {
 		return err
 	}
-	b := group[0].b
-	for _, o := range group[1:] {
+	if len(group) == 1 {
+		return group[0].b.Commit(pebble.Sync)
+	}
+	b := g.batch
+	g.batch = nil
+	if b == nil {
+		b = db.NewBatch()
+	}
+	for _, o := range group {
 		if err := b.Apply(o.b, nil); err != nil {
 			return err
 		}
 	}
-	return b.Commit(pebble.Sync)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return err
+	}
+	b.Reset()
+	g.batch = b
+	return nil
 }

@@ -220,3 +220,35 @@ func TestAppendAllocatesNothing(t *testing.T) {
 	}
 	require.Zero(t, testing.AllocsPerRun(runs, appendOne))
 }
+
+// A group of several is committed in a batch the group commit keeps for
+// the next: a group one of whose batches cannot be applied commits none
+// of them, and leaves nothing of theirs to the next group (the kept
+// batch is put back only after a commit that succeeded).
+func TestGroupCommitKeepsNoFailedBatch(t *testing.T) {
+	s := openInternal(t)
+	var g groupCommit
+	room := func() error { return nil }
+	group := func(bs ...*pebble.Batch) []*groupMember {
+		var ms []*groupMember
+		for _, b := range bs {
+			ms = append(ms, &groupMember{b: b})
+		}
+		return ms
+	}
+	require.NoError(t, g.commitGroup(s.db, room, group(batchOf(s.db, "a"), batchOf(s.db, "b"))))
+	requireKeys(t, s.db, []string{"a", "b"}, true)
+	require.NotNil(t, g.batch, "kept for the next group")
+	require.Zero(t, g.batch.Count(), "kept empty")
+
+	// A batch whose record has a kind Pebble does not know.
+	var corrupt pebble.Batch
+	require.NoError(t, corrupt.SetRepr([]byte{0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0x60, 1, 'x'}))
+	err := g.commitGroup(s.db, room, group(batchOf(s.db, "c"), &corrupt))
+	require.ErrorIs(t, err, pebble.ErrInvalidBatch)
+	require.Nil(t, g.batch, "a batch that failed is not kept")
+
+	require.NoError(t, g.commitGroup(s.db, room, group(batchOf(s.db, "d"), batchOf(s.db, "e"))))
+	requireKeys(t, s.db, []string{"d", "e"}, true)
+	requireKeys(t, s.db, []string{"c", "x"}, false)
+}

@@ -23,9 +23,13 @@ const hotAfter = 8
 // It is sound because nothing else writes head records or the cause
 // index: this process holds the store's directory lock, and every write of
 // either goes through Append under the thread's lock, which is also the
-// only user of an entry. An entry is updated only after its batch
-// committed and dropped when a commit fails, so it never runs ahead of the
-// database. Reads other than Append's (Head, Threads, Verify) go to Pebble.
+// only user of an entry. An entry's head is updated only after its batch
+// committed, and the entry is dropped when a commit fails, so its head
+// never runs ahead of the database. Its cause filter may: Append adds a
+// cause as it checks it, before the commit, and an append that then fails
+// leaves a cause the thread does not have, which costs a lookup, never a
+// missed duplicate. Reads other than Append's (Head, Threads, Verify) go
+// to Pebble.
 //
 // Its entries are spread over shards as threadLocks' are, each shard
 // with its own mutex and at most maxHotThreads/hotShards entries.
@@ -52,8 +56,10 @@ type hotThread struct {
 	head    Head
 	known   bool // head is the thread's head
 	appends int
-	// causes, when set, holds every cause the thread has used: a cause
-	// it does not hold is new, and needs no lookup.
+	// causes, when set, holds every cause the thread has used (and
+	// perhaps some of appends that failed): a cause it does not hold is
+	// new, and needs no lookup. A thread with no head record gets an
+	// empty one at once (see newFreshFilter).
 	causes *causeFilter
 }
 
@@ -85,16 +91,14 @@ func (c *hotThreads) drop(thread string) {
 	sh.mu.Unlock()
 }
 
-// committed records an append of causes that committed with head next.
+// committed records an append that committed with head next (its causes
+// are in e's filter, if it has one: Append adds them as it checks them).
 // A hot thread gets a cause filter, built from the index (which now holds
-// causes too); a full filter is built again, twice the size.
-func (c *hotThreads) committed(db *pebble.DB, thread string, e *hotThread, next Head, causes []string) {
+// the append's causes too); a full filter is built again, twice the size.
+func (c *hotThreads) committed(db *pebble.DB, thread string, e *hotThread, next Head) {
 	e.head, e.known = next, true
 	e.appends++
 	if e.causes != nil {
-		for _, cause := range causes {
-			e.causes.add(cause)
-		}
 		if !e.causes.full() {
 			return
 		}
@@ -104,6 +108,16 @@ func (c *hotThreads) committed(db *pebble.DB, thread string, e *hotThread, next 
 	}
 	e.causes = buildCauseFilter(db, thread, causeSeed)
 }
+
+// freshCauses is how many causes the filter of a thread found empty has
+// room for. It needs no scan to build (it starts empty, as the thread's
+// index is), so a thread's first appends need no lookups either; it is
+// small (128 bytes), since most such threads get a few appends, and once
+// full it is built from the index, as any full filter.
+const freshCauses = 64
+
+// newFreshFilter returns the cause filter of a thread that has no facts.
+func newFreshFilter() *causeFilter { return newCauseFilter(freshCauses, causeSeed) }
 
 // buildCauseFilter reads thread's cause index into a filter with room for
 // as many more. It returns nil if the index cannot be read: the appends go
@@ -156,14 +170,31 @@ func (f *causeFilter) probe(cause string) (bit, step, nbits uint64) {
 	return h, h>>32 | h<<32 | 1, uint64(len(f.bits)) * 64
 }
 
-func (f *causeFilter) add(cause string) {
-	bit, step, nbits := f.probe(cause)
+func (f *causeFilter) add(cause string) { f.addProbed(f.probe(cause)) }
+
+// addProbed adds the cause whose probe returned bit, step and nbits.
+func (f *causeFilter) addProbed(bit, step, nbits uint64) {
 	for range filterProbes {
 		b := bit % nbits
 		f.bits[b/64] |= 1 << (b % 64)
 		bit += step
 	}
 	f.n++
+}
+
+// addIfNew adds cause and reports true if the filter certainly did not
+// hold it; it reports false, adding nothing, if it may have.
+func (f *causeFilter) addIfNew(cause string) bool {
+	bit, step, nbits := f.probe(cause)
+	b := bit
+	for range filterProbes {
+		if i := b % nbits; f.bits[i/64]&(1<<(i%64)) == 0 {
+			f.addProbed(bit, step, nbits)
+			return true
+		}
+		b += step
+	}
+	return false
 }
 
 // mayHold reports whether cause may have been added; false is certain.

@@ -28,3 +28,20 @@ func TestCauseFilter(t *testing.T) {
 	// 16 bits and 4 probes a cause: about 0.24% when full.
 	require.Less(t, maybe, 1000, "false positives in 100,000")
 }
+
+// addIfNew holds every cause it was given, says "new" again of none of
+// them, and says "new" of most causes it was not given.
+func TestCauseFilterAddIfNew(t *testing.T) {
+	f := newCauseFilter(2000, maphash.MakeSeed())
+	added := 0
+	for i := range 2000 {
+		c := fmt.Sprintf("step/%d", i)
+		if f.addIfNew(c) {
+			added++
+		}
+		require.True(t, f.mayHold(c), c)
+		require.False(t, f.addIfNew(c), c)
+	}
+	require.Greater(t, added, 1990, "causes taken for ones already held")
+	require.Equal(t, added, f.n)
+}

@@ -33,24 +33,35 @@ const formatVersion = pebble.FormatValueSeparation
 
 // PebbleStore is the embedded Store: one directory holding a Pebble
 // database, with the layout documented in the package comment.
+//
+// The fields every call reads and no call writes come first; the ones
+// calls write (mutexes, counters, the group commit's queue) are kept off
+// their cache lines and, where each is written by every append, off one
+// another's: a write by one core to a line takes it from the others, and
+// with 64 appenders the lines that held the database handle next to a
+// lock shard's mutex were missed on every append.
 type PebbleStore struct {
-	dir   string
-	db    *pebble.DB
-	lock  *pebble.Lock
-	clock func() time.Time
+	dir      string
+	db       *pebble.DB
+	lock     *pebble.Lock
+	clock    func() time.Time
+	readOnly bool
+	minFree  uint64 // bytes the disk must keep free for a write
+	fatal    func(msg string)
+	_        [64]byte
+
 	locks threadLocks
 	hot   hotThreads
 
-	readOnly  bool
 	cacheSize int64 // the block cache's capacity (see Memory)
 	// releaseRoom gives back what a read-only store reserved of its
 	// cache (see keepReaderCache); nil for a writer.
 	releaseRoom func()
-	minFree     uint64 // bytes the disk must keep free for a write
 	room        freeReadings
 	full        atomic.Bool // a background write found the disk full
-	fatal       func(msg string)
+	_           [64]byte
 	group       groupCommit
+	_           [64]byte
 
 	// mu guards closed. Every call registers in ops under mu's read lock
 	// while the store is open, so Close, once it has set closed, can wait
@@ -58,6 +69,7 @@ type PebbleStore struct {
 	mu     sync.RWMutex
 	closed bool
 	ops    sync.WaitGroup
+	_      [64]byte
 }
 
 var _ Store = (*PebbleStore)(nil)
@@ -444,14 +456,22 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 	hot := s.hot.entry(thread)
 	head := hot.head
 	if !hot.known {
-		if head, _, err = readHead(s.db, thread); err != nil {
+		var found bool
+		if head, found, err = readHead(s.db, thread); err != nil {
 			return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 		}
 		head.Thread = thread
+		if !found && hot.causes == nil {
+			hot.causes = newFreshFilter() // no head record: no facts, so no causes
+		}
 	}
 	for _, c := range causes {
-		if hot.causes != nil && !hot.causes.mayHold(c) {
-			continue // certainly new
+		// A cause the filter adds is certainly new, and the filter
+		// holds it from now on (before the commit, while its line is
+		// in the cache): if this append fails, it holds a cause the
+		// thread does not have, which costs a lookup, never a miss.
+		if hot.causes != nil && hot.causes.addIfNew(c) {
+			continue
 		}
 		seq, dup, err := causeSeq(s.db, thread, c)
 		if err != nil {
@@ -459,6 +479,9 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 		}
 		if dup {
 			return Head{}, &DuplicateCauseError{Thread: thread, Cause: c, Seq: seq}
+		}
+		if hot.causes != nil {
+			hot.causes.add(c)
 		}
 	}
 	if head.Seq != after {
@@ -521,7 +544,7 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 		return Head{}, fmt.Errorf("append to %s after seq %d: %w", thread, after, err)
 	}
 	committed = true
-	s.hot.committed(s.db, thread, hot, next, causes)
+	s.hot.committed(s.db, thread, hot, next)
 	return next, nil
 }
 
