@@ -108,21 +108,27 @@ func TestGitCommandRefusesWhatItCannotName(t *testing.T) {
 	require.ErrorContains(t, err, `driver named "filter.a=b.clean"`)
 }
 
+// gitCmd is git with args in root: plain git, the plant's proof, or the
+// harness's (safegit.Command).
+func gitCmd(t *testing.T, root string, plain bool, args ...string) *exec.Cmd {
+	t.Helper()
+	if plain {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		return cmd
+	}
+	cmd, err := safegit.Command(context.Background(), root, args...)
+	require.NoError(t, err)
+	return cmd
+}
+
 // A merge driver the repository declares (and its attributes select) does
 // not run when the harness merges: plain git runs it.
 func TestGitCommandRunsNoMergeDriver(t *testing.T) {
 	run := func(plain bool) []string {
 		root, marks := hostileRepo(t)
 		git := func(args ...string) {
-			var cmd *exec.Cmd
-			if plain {
-				cmd = exec.Command("git", args...)
-				cmd.Dir = root
-			} else {
-				var err error
-				cmd, err = safegit.Command(context.Background(), root, args...)
-				require.NoError(t, err)
-			}
+			cmd := gitCmd(t, root, plain, args...)
 			cmd.Env = append(safegit.Env(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
 			_, _ = cmd.CombinedOutput()
 		}
@@ -228,16 +234,7 @@ func TestGitCommandRunsNoConditionallyIncludedFilter(t *testing.T) {
 				}
 				wt := filepath.Join(t.TempDir(), "wt")
 				args := []string{"worktree", "add", "-q", "-b", branch, wt}
-				var cmd *exec.Cmd
-				if plain {
-					cmd = exec.Command("git", args...)
-					cmd.Dir = root
-				} else {
-					var err error
-					cmd, err = safegit.Command(context.Background(), root, args...)
-					require.NoError(t, err)
-				}
-				out, err := cmd.CombinedOutput()
+				out, err := gitCmd(t, root, plain, args...).CombinedOutput()
 				require.NoError(t, err, "%s", out)
 				return marksIn(t, marks)
 			}
