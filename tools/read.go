@@ -114,6 +114,13 @@ func readTool(ws *workspace, lim Limits) *tool {
 				f, info, err = action.OpenRegular(sp.dir, ".")
 			default:
 				f, info, err = action.OpenRegular(sp.dir, sp.base)
+				// The entry the check found, not a link swapped in since
+				// (os.Root follows a link that stays in the directory):
+				// the same file, or the read fails.
+				if err == nil && (sp.info == nil || !os.SameFile(info, sp.info)) {
+					f.Close()
+					f, err = nil, fmt.Errorf("%w (it changed while it was read)", fs.ErrNotExist)
+				}
 			}
 			switch {
 			case errors.Is(err, action.ErrNotRegular) && info.IsDir():

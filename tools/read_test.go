@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -134,4 +135,45 @@ func TestReadFileRefusesTheStore(t *testing.T) {
 	rep := call(t, s, tools.ReadFile, `{"path": "src/main.go"}`)
 	require.Equal(t, facts.StatusSucceeded, rep.Status, rep.Error)
 	require.Equal(t, "package main\n", rep.Stdout)
+}
+
+// A file swapped, over and over, for a link to the store while read_file
+// reads it (a command can make the link): every read gives the file or
+// fails, never the store's bytes. rev-sbx13b saw the serve token within
+// a few hundred tries before read_file checked that what it opened is
+// what its check found.
+func TestReadFileSwappedForALinkToTheStore(t *testing.T) {
+	_, root := workspace(t, map[string]string{
+		".harness/config.json": `{"serve": {"tokens": [{"name": "bob", "token": "secret"}]}}`,
+		"x":                    "plain\n",
+	})
+	spec, err := sandbox.Default(root, "")
+	require.NoError(t, err)
+	s, err := tools.New(root, tools.WithSandbox(spec))
+	require.NoError(t, err)
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; !stop.Load(); i++ {
+			tmp := filepath.Join(root, "x.tmp")
+			_ = os.Remove(tmp)
+			if i%2 == 0 {
+				_ = os.Symlink(".harness/config.json", tmp)
+			} else {
+				_ = os.WriteFile(tmp, []byte("plain\n"), 0o644)
+			}
+			_ = os.Rename(tmp, filepath.Join(root, "x"))
+		}
+	}()
+	defer func() { stop.Store(true); <-done }()
+	plain := 0
+	for range 2000 {
+		rep := call(t, s, tools.ReadFile, `{"path": "x"}`)
+		require.NotContains(t, rep.Stdout, "secret")
+		if rep.Stdout == "plain\n" {
+			plain++
+		}
+	}
+	require.NotZero(t, plain, "no read got the plain file")
 }
