@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 )
@@ -233,9 +234,11 @@ func driverKeys(ctx context.Context, dir string, env []string) ([]string, error)
 				if file == "" && !strings.HasPrefix(lower, "includeif.") {
 					continue
 				}
-				if p := includePath(abs, origin, value); p != "" && !read[p] {
-					read[p] = true
-					queue = append(queue, p)
+				for _, p := range includePaths(abs, origin, value) {
+					if !read[p] {
+						read[p] = true
+						queue = append(queue, p)
+					}
 				}
 				continue
 			}
@@ -294,32 +297,48 @@ func configEntries(out []byte) []configEntry {
 	return es
 }
 
-// includePath is the file an include's path names, as git resolves it: a
-// leading "~/" is the home directory, a relative path is relative to the
-// directory of the file that holds the include (origin, which git gives
-// relative to dir when it found the file from there). "" for what names
-// no file driverKeys can read (a relative path given on the command line,
-// "%(prefix)/", an empty value).
-func includePath(dir, origin, value string) string {
+// includePaths are the files an include's path may name, as git resolves
+// it: a leading "~/" is the home directory and "~user/" that user's, a
+// relative path is relative to the directory of the file that holds the
+// include (origin). git gives an origin relative to the directory it
+// works in, which is dir or, found from a subdirectory, the top of the
+// repository: each directory from dir up whose join with it is a file
+// is taken. None for what names no file driverKeys can read (a relative
+// path given on the command line, "%(prefix)/", an empty value).
+func includePaths(dir, origin, value string) []string {
 	value = strings.TrimSpace(value)
 	switch {
 	case value == "" || strings.HasPrefix(value, "%(prefix)/"):
-		return ""
-	case strings.HasPrefix(value, "~/"):
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
+		return nil
+	case strings.HasPrefix(value, "~"):
+		name, rest, _ := strings.Cut(value[1:], "/")
+		home := ""
+		if name == "" {
+			home, _ = os.UserHomeDir()
+		} else if u, err := user.Lookup(name); err == nil {
+			home = u.HomeDir
 		}
-		return filepath.Join(home, value[2:])
+		if home == "" {
+			return nil
+		}
+		return []string{filepath.Join(home, rest)}
 	case filepath.IsAbs(value):
-		return filepath.Clean(value)
+		return []string{filepath.Clean(value)}
 	}
 	from, ok := strings.CutPrefix(origin, "file:")
 	if !ok || from == "" {
-		return ""
+		return nil
 	}
-	if !filepath.IsAbs(from) {
-		from = filepath.Join(dir, from)
+	if filepath.IsAbs(from) {
+		return []string{filepath.Join(filepath.Dir(from), value)}
 	}
-	return filepath.Join(filepath.Dir(from), value)
+	var out []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, from)); err == nil && fi.Mode().IsRegular() {
+			out = append(out, filepath.Join(filepath.Dir(filepath.Join(d, from)), value))
+		}
+		if d == filepath.Dir(d) {
+			return out
+		}
+	}
 }

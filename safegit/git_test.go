@@ -272,3 +272,57 @@ func TestGitCommandTakesACommondirNamingItself(t *testing.T) {
 		require.NoError(t, err, "commondir %q", c)
 	}
 }
+
+// Two more ways to an includeIf's file (rev-sbx13b): the harness's git run
+// from a subdirectory of the repository (git gives the including file's
+// origin relative to the top, not to the subdirectory), and a path
+// spelled "~user/" (that user's home, here the person's own).
+func TestGitCommandRunsNoIncludedFilterFromElsewhere(t *testing.T) {
+	for _, form := range []string{"rel", "tildeuser"} {
+		t.Run(form, func(t *testing.T) {
+			run := func(plain bool) []string {
+				root, marks := hostileRepo(t)
+				git := func(args ...string) {
+					cmd := exec.Command("git", args...)
+					cmd.Dir = root
+					cmd.Env = append(safegit.Env(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
+					out, err := cmd.CombinedOutput()
+					require.NoError(t, err, "%s", out)
+				}
+				for _, k := range []string{"core.fsmonitor", "filter.evil.clean", "filter.evil.smudge", "filter.evil.required", "diff.external", "core.pager"} {
+					git("config", "--unset", k)
+				}
+				require.NoError(t, os.MkdirAll(filepath.Join(root, "sub"), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(root, "sub", "f"), []byte("x"), 0o644))
+				git("add", "-A")
+				git("commit", "-q", "-m", "base")
+				smudge := "[filter \"evil\"]\n\tsmudge = \"touch " + filepath.Join(marks, "smudge") + "; cat\"\n"
+				inc := filepath.Join(root, ".git", "evil.inc")
+				require.NoError(t, os.WriteFile(inc, []byte(smudge), 0o644))
+				val := "evil.inc"
+				if form == "tildeuser" {
+					u := os.Getenv("USER")
+					if u == "" {
+						u = "root"
+					}
+					home, _ := os.UserHomeDir()
+					rel, err := filepath.Rel(home, inc)
+					require.NoError(t, err)
+					val = "~" + u + "/" + rel
+				}
+				git("config", "includeIf.onbranch:harness/**.path", val)
+				wt := filepath.Join(t.TempDir(), "wt")
+				args := []string{"worktree", "add", "-q", "-b", "harness/x", wt}
+				dir := filepath.Join(root, "sub")
+				if form == "tildeuser" {
+					dir = root
+				}
+				out, err := gitCmd(t, dir, plain, args...).CombinedOutput()
+				require.NoError(t, err, "%s", out)
+				return marksIn(t, marks)
+			}
+			require.Contains(t, run(true), "smudge", "plain git runs the smudge (the plant is live)")
+			require.NotContains(t, run(false), "smudge", "the harness's git ran the repository's smudge")
+		})
+	}
+}
