@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 )
@@ -84,7 +85,14 @@ func namedByConfigs(root string, files []string) []NamedPath {
 			}
 			return filepath.Join(home, v[1:]), true
 		case strings.HasPrefix(v, "~"):
-			return "", false // another user's home: never the workspace's
+			// "~user/": that user's home, as git takes it (the person's own
+			// name too).
+			name, rest, _ := strings.Cut(v[1:], "/")
+			u, err := user.Lookup(name)
+			if err != nil || u.HomeDir == "" {
+				return "", false
+			}
+			return filepath.Join(u.HomeDir, rest), true
 		}
 		return v, true
 	}

@@ -295,3 +295,81 @@ func TestWorktreeHousekeepingInTheSandbox(t *testing.T) {
 	}
 	require.NotContains(t, got, "wrote-")
 }
+
+// The enclosing repository's git directory lies inside the workspace (its
+// .git a file or a link leading there): kept as .git is (rev-sbx13b).
+func TestEnclosingGitDirInsideTheWorkspace(t *testing.T) {
+	for _, kind := range []string{"file", "link"} {
+		t.Run(kind, func(t *testing.T) {
+			p := realTemp(t)
+			ws := filepath.Join(p, "ws")
+			gd := filepath.Join(ws, "gd")
+			require.NoError(t, os.MkdirAll(ws, 0o755))
+			cmd := exec.Command("git", "init", "-q", "--separate-git-dir="+gd, p)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			if kind == "link" {
+				require.NoError(t, os.Remove(filepath.Join(p, ".git")))
+				require.NoError(t, os.Symlink(gd, filepath.Join(p, ".git")))
+			}
+			pwned := filepath.Join(p, "PWNED")
+			spec, err := sandbox.Default(ws, "")
+			require.NoError(t, err)
+			got, _ := run(t, spec, "cat gd/config >/dev/null; "+evilConfig(pwned)+" >> gd/config; echo rc=$?")
+			t.Log(got)
+			personsGit(t, ws, pwned)
+		})
+	}
+}
+
+// A .git directory above the workspace that is not a repository: git goes
+// on up, and so does the search for the configs it reads (rev-sbx13b).
+func TestEnclosingRepositoryPastANonRepository(t *testing.T) {
+	home := realTemp(t)
+	t.Setenv("HOME", home)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	gp, g := gitRepo(t)
+	p := filepath.Join(gp, "p")
+	ws := filepath.Join(p, "ws")
+	require.NoError(t, os.MkdirAll(filepath.Join(p, ".git"), 0o755))
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	g(gp, "config", "core.hooksPath", "p/ws/.husky")
+	pwned := filepath.Join(gp, "PWNED")
+	spec, err := sandbox.Default(ws, "")
+	require.NoError(t, err)
+	got, _ := run(t, spec, plantHook(".husky", pwned))
+	t.Log(got)
+	personsCommit(t, ws, pwned)
+}
+
+// core.hooksPath spelled ~USER/… with the person's own user name: that
+// home, as git takes it (rev-sbx13b).
+func TestHooksPathSpelledTildeUser(t *testing.T) {
+	home, err := os.UserHomeDir()
+	require.NoError(t, err)
+	user := os.Getenv("USER")
+	if user == "" {
+		user = "root"
+	}
+	base, err := os.MkdirTemp(home, "harness-test-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	ws := filepath.Join(base, "ws")
+	g := func(dir string, args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	g(ws, "init", "-q")
+	g(ws, "commit", "-q", "--allow-empty", "-m", "one")
+	rel, _ := filepath.Rel(home, ws)
+	g(ws, "config", "core.hooksPath", "~"+user+"/"+rel+"/.githooks")
+	pwned := filepath.Join(ws, "PWNED")
+	spec, err := sandbox.Default(ws, "")
+	require.NoError(t, err)
+	got, _ := run(t, spec, plantHook(".githooks", pwned))
+	t.Log(got)
+	personsCommit(t, ws, pwned)
+}

@@ -541,9 +541,18 @@ func GitPathsOf(ws string) GitPaths {
 		// command's reach, but a hooks directory or an included config
 		// they name may lie inside the workspace (husky's
 		// frontend/.husky/_).
+		// A git directory of that repository inside the workspace (its
+		// .git a file or link that leads here: git init
+		// --separate-git-dir) is kept as .git is.
 		var g GitPaths
 		if root, dirs := enclosingRepo(ws); root != "" {
+			for _, d := range dirs {
+				if d != ws && within(d, ws) {
+					g.keep(d)
+				}
+			}
 			g.namedFor(ws, root, dirs)
+			g.controlLinks(ws)
 		}
 		return g
 	}
@@ -747,7 +756,8 @@ func exists(p string) bool {
 func enclosingRepo(ws string) (root string, dirs []string) {
 	for d := filepath.Dir(ws); ; d = filepath.Dir(d) {
 		dotgit := filepath.Join(d, ".git")
-		if fi, err := os.Lstat(dotgit); err == nil {
+		if fi, err := os.Lstat(dotgit); err == nil && !(fi.IsDir() && !isGitDir(dotgit)) {
+			// (A .git directory that is no repository: git goes on up.)
 			gitdir := dotgit
 			if !fi.IsDir() {
 				if fi.Mode()&fs.ModeSymlink != 0 {
