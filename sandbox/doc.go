@@ -69,8 +69,11 @@
 // A missing config.worktree is made empty where git may read it. What git
 // reads in the linked worktrees' git directories under .git/worktrees to
 // find their config (commondir, gitdir, config.worktree) is read-only,
-// and the submodules' git directories under .git/modules, with the
-// directories that hold them, are pinned. A hooks directory core.hooksPath names inside the workspace
+// and .git/worktrees is sealed (GitPaths.Sealed): nothing can be made or
+// removed there, so a worktree added while a command runs is out of its
+// reach (git worktree add fails inside a command); the submodules' git
+// directories under .git/modules, with the directories that hold them,
+// are pinned. A hooks directory core.hooksPath names inside the workspace
 // (husky's .husky/_) and a config file an include names there are kept
 // as .git/hooks is: read-only, made when missing, the way to them pinned;
 // the configs read for them are the repository's (for a workspace inside a

@@ -176,7 +176,8 @@ func TestDanglingControlLinkRefusalNamesTheLink(t *testing.T) {
 // (the person's git in the other worktree reads their commondir and
 // config.worktree), REPO/.git/worktrees cannot be renamed and made anew,
 // and REPO/.git/config.worktree (the main worktree's) is read-only, made
-// empty when missing. git commit and git worktree add still work.
+// empty when missing. git commit still works; git worktree add does not
+// (REPO/.git/worktrees is sealed: see GitPaths.Sealed).
 func TestWorktreeCannotWriteOtherWorktrees(t *testing.T) {
 	repo, g := gitRepo(t)
 	base := realTemp(t)
@@ -194,12 +195,12 @@ func TestWorktreeCannotWriteOtherWorktrees(t *testing.T) {
 		evil + " > " + R + "/config.worktree",
 		"mv " + R + "/worktrees " + R + "/gone",
 		"touch f && git add f && git -c user.name=t -c user.email=t@example.com commit -q -m two && echo committed",
-		"git worktree add -q wt3 && echo added", // inside the workspace: the only place it may write
+		"git worktree add -q wt3 && echo added; true", // refused: REPO/.git/worktrees is sealed
 	}, "; "))
 	t.Log(got)
 	require.Equal(t, 0, e.Code, got)
 	require.Contains(t, got, "committed")
-	require.Contains(t, got, "added")
+	require.NotContains(t, got, "added")
 	requireUnchanged(t, filepath.Join(R, "worktrees/wt2/commondir"), "../..\n")
 	// Made empty, read-only, before the command started (see prepare).
 	if data, err := os.ReadFile(filepath.Join(R, "worktrees/wt2/config.worktree")); err == nil {

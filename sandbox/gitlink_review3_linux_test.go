@@ -4,11 +4,13 @@ package sandbox_test
 // with a real sandboxed command and then the person's own git.
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -278,21 +280,22 @@ func TestHooksPathOfAnEnclosingRepository(t *testing.T) {
 
 // From the main worktree, what git reads in a linked worktree's git
 // directory to find its config is read-only, and the rest is not: git gc
-// (which packs the worktrees' refs and expires their reflogs) and a
-// commit in a worktree an earlier command added still work.
+// (which packs the worktrees' refs and expires their reflogs) still
+// works; git worktree add does not (.git/worktrees is sealed).
 func TestWorktreeHousekeepingInTheSandbox(t *testing.T) {
 	ws, git := gitRepo(t)
 	git(ws, "worktree", "add", "-q", filepath.Join(realTemp(t), "other"))
 	spec, err := sandbox.Default(ws, "")
 	require.NoError(t, err)
 	got, e := run(t, spec, "git gc -q && echo gc-ok; git reflog expire --all && echo expire-ok; "+
-		"git worktree add -q .wt/new && cd .wt/new && touch n && git add n && git -c user.name=t -c user.email=t@example.com commit -q -m n && echo commit-ok; "+
+		"git worktree add -q .wt/new && echo add-ok; "+
 		"cd "+ws+"; for f in .git/worktrees/other/commondir .git/worktrees/other/gitdir; do echo x > $f && echo wrote-$f; done; true")
 	t.Log(got)
 	require.Equal(t, 0, e.Code, got)
-	for _, ok := range []string{"gc-ok", "expire-ok", "commit-ok"} {
+	for _, ok := range []string{"gc-ok", "expire-ok"} {
 		require.Contains(t, got, ok)
 	}
+	require.NotContains(t, got, "add-ok", "git worktree add inside a command: .git/worktrees is sealed")
 	require.NotContains(t, got, "wrote-")
 }
 
@@ -372,4 +375,48 @@ func TestHooksPathSpelledTildeUser(t *testing.T) {
 	got, _ := run(t, spec, plantHook(".githooks", pwned))
 	t.Log(got)
 	personsCommit(t, ws, pwned)
+}
+
+// A linked worktree added while a command runs — by the harness, for a
+// delegation, beside a sibling whose command runs; the command's
+// workspace the main worktree, or a linked one — is out of the command's
+// reach: it cannot write the new worktree's commondir, and the person's
+// git there runs nothing of it (rev-sbx13b: it could, since what is
+// read-only is taken when a command starts).
+func TestWorktreeAddedWhileACommandRuns(t *testing.T) {
+	for _, linked := range []bool{false, true} {
+		t.Run(map[bool]string{false: "main worktree", true: "linked worktree"}[linked], func(t *testing.T) {
+			m, g := gitRepo(t)
+			ws := m
+			if linked {
+				ws = filepath.Join(realTemp(t), "child1")
+				g(m, "worktree", "add", "-q", ws)
+			}
+			pwned := filepath.Join(m, "PWNED")
+			spec, err := sandbox.Default(ws, "")
+			require.NoError(t, err)
+			r, w, err := os.Pipe()
+			require.NoError(t, err)
+			defer r.Close()
+			cd := filepath.Join(m, ".git/worktrees/late/commondir")
+			line := "touch ready; for i in $(seq 1200); do [ -e " + cd + " ] && break; sleep 0.1; done; " +
+				plantCommon(filepath.Join(m, ".git"), ws, cd, pwned)
+			c := &sandbox.Cmd{Spec: spec, Line: line, Stdout: w, Stderr: w}
+			require.NoError(t, c.Start(t.Context()))
+			w.Close()
+			require.Eventually(t, func() bool {
+				_, err := os.Stat(filepath.Join(ws, "ready"))
+				return err == nil
+			}, 60*time.Second, 20*time.Millisecond)
+			late := filepath.Join(realTemp(t), "late")
+			g(m, "worktree", "add", "-q", late)
+			out, err := io.ReadAll(r)
+			require.NoError(t, err)
+			_, err = c.Wait()
+			require.NoError(t, err)
+			t.Log(string(out))
+			require.NotContains(t, string(out), "rc=0")
+			personsGit(t, late, pwned)
+		})
+	}
 }

@@ -342,6 +342,15 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 		g.Via = slices.Clone(g.Via)
 		g.makeNamed(s.Workspace)
 		req.Pins = pinsOf(g)
+		// The worktrees directories must exist to be sealed: git makes
+		// one with its first linked worktree, here or by the harness
+		// while the command runs.
+		for _, d := range g.Sealed {
+			if fi, err := os.Lstat(filepath.Dir(d)); err == nil && fi.IsDir() {
+				_ = os.Mkdir(d, 0o755)
+			}
+		}
+		req.Sealed = g.Sealed
 	}
 	return req, tmp, nil
 }

@@ -404,6 +404,7 @@ func (s Spec) git() GitPaths {
 		g.Kept = addNew(g.Kept, now.Pin)
 	}
 	g.TooLong = cmp.Or(now.TooLong, s.Git.TooLong)
+	g.Sealed = addNew(slices.Clone(s.Git.Sealed), now.Sealed...)
 	g.Named = slices.Clone(now.Named)
 	for _, n := range s.Git.Named {
 		if !slices.ContainsFunc(g.Named, func(m NamedPath) bool { return m.Path == n.Path }) {
@@ -501,6 +502,13 @@ type GitPaths struct {
 	// each is in ReadOnly, the way to it pinned (in Via), and one that is
 	// missing is made when a command starts (see named).
 	Named []NamedPath
+	// Sealed are the repository's worktrees directories (REPO/.git/worktrees,
+	// made when missing): read-only to a command but for the linked
+	// worktrees' git directories it finds there when it starts, so that
+	// one added while it runs (a delegation's, beside a sibling whose
+	// command runs) is out of its reach; git worktree add fails inside a
+	// command.
+	Sealed []string
 	// Refused, when set, says which git directory the workspace's .git
 	// file names (or its .git link leads to) and why it is not writable:
 	// git in the workspace cannot write its metadata there.
@@ -646,6 +654,7 @@ func gitFileOf(ws, file string) GitPaths {
 		others := otherWorktrees(gitdir)
 		g.ReadOnly = append(g.ReadOnly, worktreeControl(others)...)
 		g.Via = addNew(g.Via, others...)
+		g.Sealed = addNew(g.Sealed, filepath.Dir(gitdir))
 		g.Via = addNew(g.Via, filepath.Dir(gitdir))
 		// The worktree's git directory is a writable root outside the
 		// workspace, where the observer does not look: its commondir, which
@@ -720,6 +729,7 @@ func (g *GitPaths) inside(dir string, worktrees bool) {
 		return
 	}
 	wt := filepath.Join(dir, "worktrees")
+	g.Sealed = addNew(g.Sealed, wt)
 	if fi, err := os.Lstat(wt); err == nil && fi.IsDir() {
 		g.Via = addNew(g.Via, wt)
 		others := entriesBut(wt, "")
@@ -1218,6 +1228,7 @@ func (s Spec) Clone() Spec {
 	s.SimulateMissing = slices.Clone(s.SimulateMissing)
 	s.Git.ReadOnly, s.Git.Writable = slices.Clone(s.Git.ReadOnly), slices.Clone(s.Git.Writable)
 	s.Git.Via, s.Git.Beyond, s.Git.Ends = slices.Clone(s.Git.Via), slices.Clone(s.Git.Beyond), slices.Clone(s.Git.Ends)
+	s.Git.Sealed = slices.Clone(s.Git.Sealed)
 	s.Git.Kept, s.Git.Named = slices.Clone(s.Git.Kept), slices.Clone(s.Git.Named)
 	return s
 }

@@ -196,6 +196,11 @@ func setup(req Request, pre prepared) error {
 			return fmt.Errorf("pin %s: %w", p, err)
 		}
 	}
+	for _, p := range req.Sealed {
+		if err := seal(p); err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("seal %s: %w", p, err)
+		}
+	}
 	for _, p := range req.ReadOnly {
 		if err := bindReadOnly(p, p); err != nil && !errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("make %s read-only: %w", p, err)
@@ -333,19 +338,64 @@ func hide(path string) error {
 	return bindReadOnly("/dev/null", path)
 }
 
-// bindReadOnly bind-mounts src on dst and makes that mount read-only. A
-// remount in a user namespace must keep the flags the kernel locked on
-// the mount it came from (nosuid, nodev, noexec, the atime flags), so
-// they are read and kept.
+// seal makes the directory dir read-only (see Request.Sealed), then each
+// directory in it writable again, in a mount of its own.
+func seal(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if err := bindReadOnly(dir, dir); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if err := unix.Mount(p, p, "", unix.MS_BIND, ""); err != nil {
+			return err
+		}
+		if err := remount(p, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bindReadOnly bind-mounts src on dst and makes that mount read-only.
 func bindReadOnly(src, dst string) error {
 	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
 		return err
 	}
+	return remount(dst, true)
+}
+
+// remount makes the bind mount at dst read-only, or writable. A remount
+// in a user namespace must keep the flags the kernel locked on the mount
+// it came from (nosuid, nodev, noexec, the atime flags), so they are read
+// and kept.
+func remount(dst string, readOnly bool) error {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dst, &st); err != nil {
 		return err
 	}
-	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT)
+	if readOnly {
+		flags |= unix.MS_RDONLY
+	}
 	for _, f := range []struct{ st, ms uintptr }{
 		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
 		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},

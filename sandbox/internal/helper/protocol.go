@@ -9,7 +9,7 @@ import (
 // each other (the request, the messages, the files). A helper told
 // another version refuses to run: a harness-sandbox installed from
 // another build of harness is never half understood.
-const Protocol = 7
+const Protocol = 8
 
 // Env names the variable that makes a process the helper: its value is
 // the mode and the protocol, "run:1" or "probe:1" (see Value).
@@ -123,7 +123,14 @@ type Request struct {
 	// workspace's git directory, and the links and directories the way of
 	// a .git or .harness link passes. A symbolic link is pinned itself,
 	// not followed.
-	Pins        []string `json:"pins,omitempty"`
+	Pins []string `json:"pins,omitempty"`
+	// Sealed are directories made read-only after the pins, before
+	// ReadOnly, each directory in them when the command starts then bound
+	// writable onto itself again: the command may write in what it found
+	// there, but make, remove or rename nothing in them, and what another
+	// process makes there while it runs is out of its reach (a repository's
+	// .git/worktrees: a worktree added meanwhile).
+	Sealed      []string `json:"sealed,omitempty"`
 	Hidden      []string `json:"hidden"`
 	HiddenNames []string `json:"hidden_names"`
 	Network     bool     `json:"network"`
