@@ -130,11 +130,10 @@ func Env() []string {
 
 // checkGitDir refuses a git directory a planted commondir file leads
 // elsewhere: the git directory GIT_DIR names in extra, or else the .git
-// found from dir upward. A .git directory names no commondir but
-// itself (the placeholder the sandbox makes while commands run, which
-// leads nowhere else); a .git file's git directory may, only as a linked
-// worktree's does: the repository's git directory two levels up
-// (<git>/worktrees/<name>).
+// found from dir upward. A commondir that names the git directory itself
+// leads nowhere else; any other is refused but a linked worktree's: a
+// .git file's git directory <git>/worktrees/<name> names the
+// repository's git directory two levels up.
 func checkGitDir(dir string, extra []string) error {
 	gitDir := ""
 	for _, kv := range extra {
@@ -177,7 +176,7 @@ func checkGitDir(dir string, extra []string) error {
 		common = filepath.Join(gitDir, common)
 	}
 	if filepath.Clean(common) == filepath.Clean(gitDir) {
-		return nil // the git directory itself (the sandbox's placeholder "."): nowhere else
+		return nil // the git directory itself: nowhere else
 	}
 	want := filepath.Dir(filepath.Dir(filepath.Clean(gitDir)))
 	if filepath.Base(filepath.Dir(filepath.Clean(gitDir))) != "worktrees" || filepath.Clean(common) != want {

@@ -14,9 +14,10 @@ import (
 // directory core.hooksPath names, or a config file an include names.
 type NamedPath struct {
 	// Path is the absolute path as named: a relative core.hooksPath
-	// taken against the workspace (the worktree's root, as git takes
-	// it), a relative include against the directory of the config that
-	// names it, "~/" as the home directory.
+	// taken against the worktree's root, as git takes it (the
+	// workspace's, or the enclosing repository's), a relative include
+	// against the directory of the config that names it, "~/" as the
+	// home directory and "~user/" as that user's.
 	Path string
 	// By is the config file that names it.
 	By string
@@ -73,8 +74,8 @@ func globalConfigs() []string {
 // returns what they name: each core.hooksPath value (every one, not only
 // the last, which git uses) and each included file. An includeIf's
 // condition is not evaluated: every one counts, so that what is named is
-// never less than what git reads. ws is the workspace, the worktree's
-// root a relative core.hooksPath is taken against.
+// never less than what git reads. root is the worktree's root, which a
+// relative core.hooksPath is taken against.
 func namedByConfigs(root string, files []string) []NamedPath {
 	home, _ := os.UserHomeDir()
 	expand := func(v string) (string, bool) {
@@ -345,10 +346,10 @@ func (g *GitPaths) namedFor(ws, root string, dirs []string) {
 	if len(files) == 0 {
 		return
 	}
+	keepable := func(p string) bool { return p != ws && within(p, ws) || strictlyInAny(p, g.Writable) }
 	for _, n := range namedByConfigs(root, append(files, globalConfigs()...)) {
 		w := wayTo(ws, n.Path)
 		g.tooLong(n.By, w)
-		keepable := func(p string) bool { return p != ws && within(p, ws) || strictlyInAny(p, g.Writable) }
 		switch {
 		case w.err == nil && within(ws, w.end):
 			// The workspace, or what holds it: nothing can be made
@@ -412,9 +413,7 @@ func (g *GitPaths) makeNamed(ws string) {
 		if n.Hooks {
 			_ = os.MkdirAll(n.Path, 0o755)
 		} else if os.MkdirAll(filepath.Dir(n.Path), 0o755) == nil {
-			if f, err := os.OpenFile(n.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-				f.Close()
-			}
+			touch(n.Path)
 		}
 		w := wayTo(ws, n.Path)
 		g.keepWay(w, g.Writable)

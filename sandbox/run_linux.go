@@ -276,18 +276,14 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 			}
 			ctl := controlOf(d)
 			_ = os.Mkdir(ctl[0], 0o755)
-			if f, err := os.OpenFile(ctl[1], os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-				f.Close()
-			}
+			touch(ctl[1])
 			_ = os.Mkdir(ctl[2], 0o755)
 			// config.worktree too, which git reads as config once
 			// extensions.worktreeConfig is set: empty, it says nothing.
 			// (A missing commondir is not made: git would read an empty
 			// one as naming the directory itself.)
 			if worktreeConfigMaybeOn(d) {
-				if f, err := os.OpenFile(filepath.Join(d, "config.worktree"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-					f.Close()
-				}
+				touch(filepath.Join(d, "config.worktree"))
 			}
 		}
 		// And the config.worktree of a linked worktree's git directory and
@@ -300,9 +296,7 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 			d := filepath.Dir(p)
 			other := filepath.Base(filepath.Dir(d)) == "worktrees" && slices.Contains(g.Via, d)
 			if filepath.Base(p) == "config.worktree" && (slices.Contains(g.Writable, d) && worktreeConfigMaybeOn(g.Writable...) || other) {
-				if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-					f.Close()
-				}
+				touch(p)
 			}
 		}
 	}

@@ -599,18 +599,9 @@ func GitPathsOf(ws string) GitPaths {
 // and the way's other entries outside, and a missing one, no root
 // either (GitPaths.Beyond).
 func gitFileOf(ws, file string) GitPaths {
-	data, err := readSmall(file)
-	if err != nil {
-		return GitPaths{ReadOnly: []string{file}}
-	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	gitdir, ok := gitdirIn(file, ws)
 	if !ok {
 		return GitPaths{ReadOnly: []string{file}}
-	}
-	gitdir := strings.TrimSpace(dir)
-	if !filepath.IsAbs(gitdir) {
-		gitdir = filepath.Join(ws, gitdir)
 	}
 	way := wayTo(ws, gitdir)
 	if way.err == nil {
@@ -649,8 +640,8 @@ func gitFileOf(ws, file string) GitPaths {
 		// person's git in those worktrees reads their commondir, gitdir
 		// and config.worktree, which are read-only (their HEAD, index and
 		// logs are not: git gc and git reflog expire write them), and
-		// REPO/worktrees is pinned (it cannot be renamed and made anew); a
-		// new one (git worktree add) can still be made.
+		// REPO/worktrees is pinned and sealed (nothing can be made or
+		// removed there: git worktree add fails in a command).
 		others := otherWorktrees(gitdir)
 		g.ReadOnly = append(g.ReadOnly, worktreeControl(others)...)
 		g.Via = addNew(g.Via, others...)
@@ -753,10 +744,39 @@ func worktreeControl(dirs []string) []string {
 	return out
 }
 
+// touch makes an empty file at p when nothing is there (it must exist
+// to be bound read-only); what is there is left as it is.
+func touch(p string) {
+	if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+		f.Close()
+	}
+}
+
 // exists reports whether there is an entry at p (a link not followed).
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// gitdirIn is the git directory the .git file file names ("gitdir:
+// DIR" on its first line), a relative DIR taken against base, the
+// directory the file is in; false when the file cannot be read or names
+// none.
+func gitdirIn(file, base string) (string, bool) {
+	data, err := readSmall(file)
+	if err != nil {
+		return "", false
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return "", false
+	}
+	gitdir := strings.TrimSpace(dir)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(base, gitdir)
+	}
+	return gitdir, true
 }
 
 // enclosingRepo is the worktree root and the git directories (the git
@@ -769,28 +789,19 @@ func enclosingRepo(ws string) (root string, dirs []string) {
 		if fi, err := os.Lstat(dotgit); err == nil && !(fi.IsDir() && !isGitDir(dotgit)) {
 			// (A .git directory that is no repository: git goes on up.)
 			gitdir := dotgit
-			if !fi.IsDir() {
-				if fi.Mode()&fs.ModeSymlink != 0 {
-					real, err := filepath.EvalSymlinks(dotgit)
-					if err != nil {
-						return "", nil
-					}
-					gitdir = real
-				} else {
-					data, err := readSmall(dotgit)
-					if err != nil {
-						return "", nil
-					}
-					line, _, _ := strings.Cut(string(data), "\n")
-					dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-					if !ok {
-						return "", nil
-					}
-					gitdir = strings.TrimSpace(dir)
-					if !filepath.IsAbs(gitdir) {
-						gitdir = filepath.Join(d, gitdir)
-					}
+			switch {
+			case fi.Mode()&fs.ModeSymlink != 0:
+				real, err := filepath.EvalSymlinks(dotgit)
+				if err != nil {
+					return "", nil
 				}
+				gitdir = real
+			case !fi.IsDir():
+				g, ok := gitdirIn(dotgit, d)
+				if !ok {
+					return "", nil
+				}
+				gitdir = g
 			}
 			dirs = []string{gitdir}
 			if c, err := readLink(gitdir, "commondir"); err == nil {

@@ -278,10 +278,19 @@ func (w *workspace) readableNow(rel string) error {
 // hiddenError is the refusal of a read of rel, which leads to real, at or
 // under the hidden entry q.
 func hiddenError(rel, real, q string) error {
+	return refusal(rel, real, q, "which holds the runtime's store or your settings: neither the model's tools nor its commands read it")
+}
+
+// refusal is the keptError of rel, which leads to real, at or under q,
+// which is what says.
+func refusal(rel, real, q, what string) keptError {
+	e := keptError{rel: rel, real: real, q: q}
 	if real == rel {
-		return keptError{msg: fmt.Sprintf("path %q is inside %s, which holds the runtime's store or your settings: neither the model's tools nor its commands read it", rel, q), rel: rel, real: real, q: q}
+		e.msg = fmt.Sprintf("path %q is inside %s, %s", rel, q, what)
+	} else {
+		e.msg = fmt.Sprintf("path %q leads through a symlink to %s, inside %s, %s", rel, real, q, what)
 	}
-	return keptError{msg: fmt.Sprintf("path %q leads through a symlink to %s, inside %s, which holds the runtime's store or your settings: neither the model's tools nor its commands read it", rel, real, q), rel: rel, real: real, q: q}
+	return e
 }
 
 // protectedAt reports the entry at or above the slash-separated path p
@@ -485,13 +494,7 @@ func protectedWhy(rel, real, q, why string) error {
 	if why != "" {
 		kept = "which the runtime keeps: " + why + ", whose content the person's git reads or runs"
 	}
-	e := keptError{rel: rel, real: real, q: q}
-	if real == rel {
-		e.msg = fmt.Sprintf("path %q is inside %s, %s; write elsewhere", rel, q, kept)
-	} else {
-		e.msg = fmt.Sprintf("path %q leads through a symlink to %s, inside %s, %s; write elsewhere", rel, real, q, kept)
-	}
-	return e
+	return refusal(rel, real, q, kept+"; write elsewhere")
 }
 
 // keptError is a protectedError; it wraps ErrProtected.
