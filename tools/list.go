@@ -27,7 +27,7 @@ func listTool(ws *workspace, lim Limits) *tool {
 		description: "List the files in the workspace whose paths match a glob pattern, one path a line, sorted. " +
 			"\"*\", \"?\" and \"[...]\" match within one path segment; a \"**\" segment matches any number of " +
 			"segments, including none (\"**/*.go\" is every Go file, \"cmd/**\" everything under cmd). " +
-			"Files and symlinks are listed, directories are not; .git (anywhere) and the root's .harness are skipped.",
+			"Files and symlinks are listed, directories are not; .git and .harness (anywhere) are skipped, and so is what read_file may not read.",
 		schema: objectSchema(map[string]prop{
 			"pattern": {"type": "string", "description": "A glob relative to the workspace root; default \"**\" (every file)."},
 		}),
@@ -62,7 +62,7 @@ func listTool(ws *workspace, lim Limits) *tool {
 			defer root.Close()
 			var found []string
 			total := 0
-			err = listTree(ctx, root, literalPrefix(segs), func(p string, dir bool) bool {
+			err = ws.listTree(ctx, root, literalPrefix(segs), func(p string, dir bool) bool {
 				name := strings.Split(p, "/")
 				if dir {
 					return couldMatchUnder(segs, name)
@@ -99,49 +99,74 @@ func listTool(ws *workspace, lim Limits) *tool {
 
 // listTree visits, in lexical order, every entry under the directory base
 // (slash-separated, "." for the root) inside r but those the observer
-// leaves out (see unobserved): visit is told whether an entry is a
-// directory (not a symlink to one), and for a directory returns whether to
-// go into it. Symlinks are listed, never followed; a base that leads out
-// of the workspace through one is refused, and a base that does not exist
-// or is not a directory has no entries. Each directory is opened as a
-// directory (it cannot be a named pipe that blocks the open), and one that
-// was swapped for something else after it was listed is skipped.
-func listTree(ctx context.Context, r *os.Root, base string, visit func(p string, dir bool) bool) error {
+// leaves out (see unobserved) and those read_file would refuse (see
+// readable: the store, at any depth and under any name a link gives it,
+// and the user's settings): visit is told whether an entry is a directory
+// (not a symlink to one), and for a directory returns whether to go into
+// it. Symlinks are listed, never followed, but in base, which is resolved
+// as read_file resolves a path: one that leads out of the workspace is
+// refused, and one that leads into what read_file refuses is refused the
+// same way; a base that does not exist or is not a directory has no
+// entries. Each directory is opened from the one above it, held open
+// (nothing on the way is resolved again), as a directory (it cannot be a
+// named pipe that blocks the open), and one that was swapped for
+// something else after it was listed is skipped: a link swapped in for a
+// directory mid-walk cannot lead the listing into the store.
+func (w *workspace) listTree(ctx context.Context, r *os.Root, base string, visit func(p string, dir bool) bool) error {
 	for p := base; p != "."; p = path.Dir(p) {
 		if unobserved(p) {
 			return nil
 		}
 	}
-	var walk func(dir string, seen fs.FileInfo) error
-	walk = func(dir string, seen fs.FileInfo) error {
+	top, realBase := r, "."
+	if base != "." {
+		s, err := w.readable(r, base)
+		if err != nil {
+			var k keptError
+			if errors.As(err, &k) {
+				return err
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		defer s.close()
+		if s.dir == nil || s.base == "" || s.info == nil || !s.info.IsDir() || unobserved(s.real) {
+			return nil // missing, not a directory, or left out
+		}
+		sub, err := openHeldDir(s.dir, s.base, s.info)
+		if err != nil || sub == nil {
+			return err
+		}
+		defer sub.Close()
+		top, realBase = sub, s.real
+	}
+	hide := w.hiddenIn(r)
+	var walk func(d *os.Root, dir, real string) error
+	walk = func(d *os.Root, dir, real string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// dir + "/." opens dir as a directory (O_DIRECTORY).
-		f, err := r.OpenFile(filepath.FromSlash(dir)+string(filepath.Separator)+".", os.O_RDONLY, 0)
-		switch {
-		case err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)):
-			return nil // nothing there, or not a directory: no entries
-		case err != nil:
+		f, err := d.Open(".")
+		if err != nil {
 			return pathError(dir, err)
 		}
-		defer f.Close()
-		if seen != nil {
-			if now, err := f.Stat(); err != nil || !os.SameFile(seen, now) {
-				return nil // no longer the directory that was listed
-			}
-		}
 		entries, err := f.ReadDir(-1)
+		_ = f.Close()
 		if err != nil {
 			return pathError(dir, err)
 		}
 		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 		for _, e := range entries {
-			p := e.Name()
+			p, q := e.Name(), e.Name()
 			if dir != "." {
 				p = dir + "/" + p
 			}
-			if unobserved(p) {
+			if real != "." {
+				q = real + "/" + q
+			}
+			if unobserved(p) || unobserved(q) || w.hiddenAt(q, hide) != "" {
 				continue
 			}
 			if !e.IsDir() {
@@ -151,7 +176,7 @@ func listTree(ctx context.Context, r *os.Root, base string, visit func(p string,
 			if !visit(p, true) {
 				continue
 			}
-			info, err := r.Lstat(filepath.FromSlash(p))
+			info, err := d.Lstat(e.Name())
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -161,13 +186,43 @@ func listTree(ctx context.Context, r *os.Root, base string, visit func(p string,
 			if !info.IsDir() {
 				continue // swapped since it was listed
 			}
-			if err := walk(p, info); err != nil {
+			sub, err := openHeldDir(d, e.Name(), info)
+			if err != nil {
+				return pathError(p, err)
+			}
+			if sub == nil {
+				continue // swapped since it was looked at
+			}
+			err = walk(sub, p, q)
+			_ = sub.Close()
+			if err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	return walk(base, nil)
+	return walk(top, base, realBase)
+}
+
+// openHeldDir opens the directory name in d, which was looked at as seen,
+// as a root of its own; nil, with no error, when it is gone or is no
+// longer the directory that was looked at (swapped for a link, a pipe or
+// another directory).
+func openHeldDir(d *os.Root, name string, seen fs.FileInfo) (*os.Root, error) {
+	// name + "/." opens name as a directory (O_DIRECTORY).
+	sub, err := d.OpenRoot(name + string(filepath.Separator) + ".")
+	switch {
+	case err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP)):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	now, err := sub.Stat(".")
+	if err != nil || !os.SameFile(seen, now) {
+		_ = sub.Close()
+		return nil, nil
+	}
+	return sub, nil
 }
 
 // glob checks a pattern and splits it into segments. It refuses what rel
