@@ -109,7 +109,9 @@ var layers = []struct {
 	{"sandbox/cmd/harness-sandbox", []string{"sandbox/internal/helper"}},
 	// The network allow-list's proxy: the standard library only.
 	{"sandbox/netproxy", nil},
-	{"sandbox", []string{"facts", "sandbox/internal/helper", "sandbox/netproxy"}},
+	// safegit for git's own reading of a path in its config ("~user/"),
+	// which the sandbox keeps read-only where git would run what is there.
+	{"sandbox", []string{"facts", "safegit", "sandbox/internal/helper", "sandbox/netproxy"}},
 	// The socket store: sandbox for the user's runtime directory, which
 	// every sandbox hides and where the socket lives.
 	{"thread/socketstore", []string{"thread", "sandbox"}},

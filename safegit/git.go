@@ -310,17 +310,11 @@ func includePaths(dir, origin, value string) []string {
 	case value == "" || strings.HasPrefix(value, "%(prefix)/"):
 		return nil
 	case strings.HasPrefix(value, "~"):
-		name, rest, _ := strings.Cut(value[1:], "/")
-		home := ""
-		if name == "" {
-			home, _ = os.UserHomeDir()
-		} else if u, err := user.Lookup(name); err == nil {
-			home = u.HomeDir
-		}
-		if home == "" {
+		p, ok := ExpandHome(value)
+		if !ok {
 			return nil
 		}
-		return []string{filepath.Join(home, rest)}
+		return []string{p}
 	case filepath.IsAbs(value):
 		return []string{filepath.Clean(value)}
 	}
@@ -340,4 +334,27 @@ func includePaths(dir, origin, value string) []string {
 			return out
 		}
 	}
+}
+
+// ExpandHome expands a leading "~" in a path value of git's config
+// (core.hooksPath, include.path) as git does: "~" and "~/…" are the home
+// directory ($HOME), "~user" and "~user/…" that user's home from the
+// system's user database (the person's own name too). It returns value as
+// it is when it does not start with "~", and false when the home it names
+// is unknown (no $HOME, no such user): git then names no path.
+func ExpandHome(value string) (string, bool) {
+	if !strings.HasPrefix(value, "~") {
+		return value, true
+	}
+	name, rest, _ := strings.Cut(value[1:], "/")
+	home := ""
+	if name == "" {
+		home, _ = os.UserHomeDir()
+	} else if u, err := user.Lookup(name); err == nil {
+		home = u.HomeDir
+	}
+	if home == "" {
+		return "", false
+	}
+	return filepath.Join(home, rest), true
 }

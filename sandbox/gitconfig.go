@@ -4,9 +4,10 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strings"
+
+	"github.com/seed-7cc7a084/harness/safegit"
 )
 
 // NamedPath is a path a git config the person's git reads for the
@@ -77,26 +78,6 @@ func globalConfigs() []string {
 // never less than what git reads. root is the worktree's root, which a
 // relative core.hooksPath is taken against.
 func namedByConfigs(root string, files []string) []NamedPath {
-	home, _ := os.UserHomeDir()
-	expand := func(v string) (string, bool) {
-		switch {
-		case v == "~" || strings.HasPrefix(v, "~/"):
-			if home == "" {
-				return "", false
-			}
-			return filepath.Join(home, v[1:]), true
-		case strings.HasPrefix(v, "~"):
-			// "~user/": that user's home, as git takes it (the person's own
-			// name too).
-			name, rest, _ := strings.Cut(v[1:], "/")
-			u, err := user.Lookup(name)
-			if err != nil || u.HomeDir == "" {
-				return "", false
-			}
-			return filepath.Join(u.HomeDir, rest), true
-		}
-		return v, true
-	}
 	var out []NamedPath
 	read := 0
 	seen := map[string]bool{}
@@ -125,14 +106,14 @@ func namedByConfigs(root string, files []string) []NamedPath {
 			}
 			switch {
 			case section == "core" && sub == "" && key == "hookspath":
-				if p, ok := expand(value); ok && p != "" {
+				if p, ok := safegit.ExpandHome(value); ok && p != "" {
 					if !filepath.IsAbs(p) {
 						p = filepath.Join(root, p)
 					}
 					out = append(out, NamedPath{Path: filepath.Clean(p), By: file, Hooks: true})
 				}
 			case key == "path" && (section == "include" && sub == "" || section == "includeif"):
-				p, ok := expand(value)
+				p, ok := safegit.ExpandHome(value)
 				if !ok || p == "" {
 					return
 				}
