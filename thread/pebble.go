@@ -394,6 +394,28 @@ func readHead(r reader, id string) (Head, bool, error) {
 	return h, true, nil
 }
 
+// noFactsWithoutHead is a CorruptError when id, which has no head record,
+// has a fact record or a cause index entry: the head record was lost.
+func noFactsWithoutHead(db *pebble.DB, id string) error {
+	for _, prefix := range [][]byte{factPrefix(id), causePrefix(id)} {
+		upper := bytes.Clone(prefix)
+		upper[len(upper)-1]++ // sep + 1: past every key with prefix
+		it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upper})
+		if err != nil {
+			return err
+		}
+		found := it.First()
+		err = errors.Join(it.Error(), it.Close())
+		if err != nil {
+			return err
+		}
+		if found {
+			return &CorruptError{Thread: id, Err: errors.New("it has stored facts but no head record (the head record was lost): nothing is appended over them")}
+		}
+	}
+	return nil
+}
+
 // causeSeq returns the seq of the first fact of id with cause, or false.
 func causeSeq(r reader, id, cause string) (uint64, bool, error) {
 	v, ok, err := get(r, causeKey(id, cause))
@@ -461,8 +483,17 @@ func (s *PebbleStore) Append(ctx context.Context, thread string, after uint64, d
 			return Head{}, fmt.Errorf("append to %s: %w", thread, err)
 		}
 		head.Thread = thread
-		if !found && hot.causes == nil {
-			hot.causes = newFreshFilter() // no head record: no facts, so no causes
+		if !found {
+			// No head record: a new thread, unless the record was lost
+			// (a damaged store) and facts are there, which this append
+			// would overwrite from seq 1 — and whose causes a fresh
+			// filter would call new.
+			if err := noFactsWithoutHead(s.db, thread); err != nil {
+				return Head{}, fmt.Errorf("append to %s: %w", thread, err)
+			}
+			if hot.causes == nil {
+				hot.causes = newFreshFilter() // no head record and no facts: no causes
+			}
 		}
 	}
 	for _, c := range causes {

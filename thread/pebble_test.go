@@ -262,6 +262,50 @@ func rewrite(seq uint64, change func(*facts.Fact)) func(*testing.T, *pebble.DB) 
 	})
 }
 
+// A thread whose head record was lost, and whose facts are there, is not
+// taken for a new thread: an append is refused as damage, and the facts
+// are as they were. Before, the append went in at seq 1 over the first
+// fact, its cause called new by the empty cause filter of a new thread.
+func TestAppendRefusedWhereTheHeadRecordWasLost(t *testing.T) {
+	ctx := context.Background()
+	for _, lost := range []string{"head record", "head record and first facts"} {
+		t.Run(lost, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir)
+			fill(t, s, "t1", 6)
+			require.NoError(t, s.Close())
+			s = openStore(t, dir)
+			defer s.Close()
+			db := thread.RawDB(s)
+			require.NoError(t, db.Delete(thread.HeadKey("t1"), pebble.Sync))
+			if lost != "head record" {
+				for seq := uint64(1); seq <= 3; seq++ {
+					require.NoError(t, db.Delete(thread.FactKey("t1", seq), pebble.Sync))
+				}
+			}
+			before, closer, err := db.Get(thread.FactKey("t1", 4))
+			require.NoError(t, err)
+			before = bytes.Clone(before)
+			require.NoError(t, closer.Close())
+
+			_, err = s.Append(ctx, "t1", 0, draft(t, "step/1", "over the first fact"))
+			requireCorrupt(t, err, 0)
+			require.ErrorContains(t, err, "no head record")
+			_, err = s.Append(ctx, "t1", 0, draft(t, "fresh", "again"))
+			requireCorrupt(t, err, 0)
+
+			after, closer, err := db.Get(thread.FactKey("t1", 4))
+			require.NoError(t, err)
+			require.Equal(t, before, after, "the stored facts are as they were")
+			require.NoError(t, closer.Close())
+
+			// A thread that is new is appended to as before.
+			_, err = s.Append(ctx, "t11", 0, draft(t, "step/1", "new"))
+			require.NoError(t, err)
+		})
+	}
+}
+
 func TestOpenTwiceInOneProcess(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
