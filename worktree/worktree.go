@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,7 +171,21 @@ func Create(ctx context.Context, workspace, name string, opts Options) (Tree, er
 	if err := add(ctx, t); err != nil {
 		return Tree{}, fmt.Errorf("worktree %s: %w", name, err)
 	}
-	return t, t.gitDir(ctx)
+	if err := t.gitDir(ctx); err != nil {
+		return Tree{}, err
+	}
+	// The sandbox keeps an empty config.worktree in each linked worktree's
+	// git directory, read-only to commands (one a command made there would
+	// be read as config by the person's git in that worktree once
+	// extensions.worktreeConfig is set); it makes a missing one before a
+	// command runs. Made here, with the worktree, it is the delegation's
+	// doing, not the first command's after it, in the record.
+	if f, err := os.OpenFile(filepath.Join(t.GitDir, "config.worktree"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+		_ = f.Close()
+	} else if !errors.Is(err, fs.ErrExist) {
+		return Tree{}, fmt.Errorf("worktree %s: %w", t.Path, err)
+	}
+	return t, nil
 }
 
 // addTries is how many times add tries git worktree add.

@@ -252,3 +252,20 @@ func TestApplyRefusesProtectedPaths(t *testing.T) {
 		require.NoFileExists(t, filepath.Join(ws, ".harness/project.json"))
 	}
 }
+
+// A worktree is made with an empty config.worktree in its git directory,
+// the file the sandbox keeps read-only there: made with the worktree, it
+// is not made (and recorded) by the first command that runs after it. An
+// empty one says nothing to git, and git works in the worktree as ever.
+func TestCreateMakesAnEmptyWorktreeConfig(t *testing.T) {
+	ws := repo(t)
+	tr, err := worktree.Create(context.Background(), ws, "child", worktree.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(tr.GitDir, filepath.Join(ws, ".git", "worktrees")), tr.GitDir)
+	fi, err := os.Stat(filepath.Join(tr.GitDir, "config.worktree"))
+	require.NoError(t, err)
+	require.Zero(t, fi.Size())
+	gitIn(t, tr.Path, "config", "extensions.worktreeConfig", "true")
+	require.Empty(t, strings.TrimSpace(gitIn(t, tr.Path, "config", "--worktree", "--list")))
+	require.Contains(t, gitIn(t, tr.Path, "status", "--porcelain", "--branch"), tr.Branch)
+}
