@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/seed-7cc7a084/harness/safegit"
@@ -25,6 +26,12 @@ type NamedPath struct {
 	// Hooks: a hooks directory (core.hooksPath); else a config file an
 	// include.path or includeIf.*.path names.
 	Hooks bool
+	// Global: not named by a config but read by git for every
+	// repository: the person's global config (~/.gitconfig,
+	// ~/.config/git/config, $GIT_CONFIG_GLOBAL) or the system's, which
+	// lies in the workspace when the workspace holds the home directory.
+	// By is then "git".
+	Global bool
 	// missing: it does not exist, and is made when a command starts.
 	missing bool
 }
@@ -32,6 +39,9 @@ type NamedPath struct {
 // Why says what names p, for a refusal: "the hooks directory
 // core.hooksPath names in FILE", or "a config file FILE includes".
 func (n NamedPath) Why() string {
+	if n.Global {
+		return "a config file git reads for every repository (a global or the system config)"
+	}
 	if n.Hooks {
 		return "the hooks directory core.hooksPath names in " + n.By
 	}
@@ -328,7 +338,21 @@ func (g *GitPaths) namedFor(ws, root string, dirs []string) {
 		return
 	}
 	keepable := func(p string) bool { return p != ws && within(p, ws) || strictlyInAny(p, g.Writable) }
-	for _, n := range namedByConfigs(root, append(files, globalConfigs()...)) {
+	global := globalConfigs()
+	named := namedByConfigs(root, append(files, global...))
+	for _, p := range global {
+		// The global configs themselves, where the workspace holds them
+		// (a workspace that is the home directory, or holds it): a
+		// command that wrote an fsmonitor there would have the person's
+		// git run it in every repository.
+		if filepath.IsAbs(p) {
+			named = append(named, NamedPath{Path: filepath.Clean(p), By: "git", Global: true})
+		}
+	}
+	for _, n := range named {
+		if slices.ContainsFunc(g.Named, func(m NamedPath) bool { return m.Path == n.Path }) {
+			continue // named again: by another config, or for the enclosing repository
+		}
 		w := wayTo(ws, n.Path)
 		g.tooLong(n.By, w)
 		switch {

@@ -420,3 +420,44 @@ func TestWorktreeAddedWhileACommandRuns(t *testing.T) {
 		})
 	}
 }
+
+// The person's global git config inside the workspace — a workspace that
+// is the home directory, or holds $XDG_CONFIG_HOME — is kept as a config
+// the repository includes is: read-only to commands, made empty when
+// missing. Before, a command could write an fsmonitor into ~/.gitconfig
+// that the person's git then ran in every repository.
+func TestGlobalConfigInsideTheWorkspace(t *testing.T) {
+	for _, c := range []struct {
+		name, file string // file relative to the workspace
+		exists     bool
+	}{
+		{"home is the workspace, no .gitconfig", ".gitconfig", false},
+		{"home is the workspace, a .gitconfig", ".gitconfig", true},
+		{"XDG_CONFIG_HOME in the workspace", ".config/git/config", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws, g := gitRepo(t)
+			t.Setenv("HOME", ws)
+			t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			if c.file == ".gitconfig" {
+				t.Setenv("XDG_CONFIG_HOME", filepath.Join(realTemp(t), "xdg"))
+			} else {
+				t.Setenv("XDG_CONFIG_HOME", filepath.Join(ws, ".config"))
+			}
+			if c.exists {
+				writeFile(t, filepath.Join(ws, c.file), "[user]\n\tname = person\n")
+			}
+			before, _ := os.ReadFile(filepath.Join(ws, c.file))
+			pwned := filepath.Join(ws, "PWNED")
+			spec, err := sandbox.Default(ws, "")
+			require.NoError(t, err)
+			got, _ := run(t, spec, "mkdir -p "+filepath.Dir(c.file)+"; printf '[core]\\n\\tfsmonitor = \"touch "+pwned+"; false\"\\n' >> "+c.file+"; echo rc=$?")
+			require.NotContains(t, got, "rc=0", "the command wrote %s", c.file)
+			after, _ := os.ReadFile(filepath.Join(ws, c.file))
+			require.Equal(t, string(before), string(after))
+			g(ws, "status", "--porcelain")
+			_, err = os.Lstat(pwned)
+			require.ErrorIs(t, err, os.ErrNotExist, "the person's git status ran the command's fsmonitor")
+		})
+	}
+}
