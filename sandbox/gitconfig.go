@@ -321,6 +321,46 @@ func (g *GitPaths) named(ws string) {
 	dirs = addNew(dirs, g.Kept...)
 	dirs = addNew(dirs, g.Writable...)
 	g.namedFor(ws, ws, dirs)
+	// Each submodule's own config, which the person's git in the
+	// submodule reads (husky installed there sets its core.hooksPath),
+	// against the submodule's worktree: where its core.worktree leads.
+	for i, m := range g.modules {
+		if i == maxSubmoduleConfigs {
+			break
+		}
+		if root := submoduleRoot(m); root != "" {
+			g.namedFor(ws, root, []string{m})
+		}
+	}
+}
+
+// maxSubmoduleConfigs bounds how many submodules' configs named reads, so
+// that a tree of them cannot slow every command's start. A hooks
+// directory a config past them names is not kept; the observer still
+// records what a command writes there.
+const maxSubmoduleConfigs = 64
+
+// submoduleRoot is the worktree of the submodule whose git directory is
+// m: where the last core.worktree of m/config leads (relative to m, as git
+// takes it); "" when it names none.
+func submoduleRoot(m string) string {
+	data, err := readSmall(filepath.Join(m, "config"))
+	if err != nil {
+		return ""
+	}
+	root := ""
+	parseGitConfig(string(data), func(section, sub, key, value string, ok bool) {
+		if ok && section == "core" && sub == "" && key == "worktree" && value != "" {
+			root = value
+		}
+	})
+	if root == "" {
+		return ""
+	}
+	if !filepath.IsAbs(root) {
+		root = filepath.Join(m, root)
+	}
+	return filepath.Clean(root)
 }
 
 // namedFor is named for the git directories dirs of the repository

@@ -461,3 +461,26 @@ func TestGlobalConfigInsideTheWorkspace(t *testing.T) {
 		})
 	}
 }
+
+// A submodule's own core.hooksPath (husky installed in the submodule)
+// naming a directory inside the workspace is kept as the repository's is:
+// a command cannot plant a hook there that the person's git commit in the
+// submodule runs.
+func TestHooksPathOfASubmodule(t *testing.T) {
+	home := realTemp(t)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	lib, g := gitRepo(t)
+	ws, _ := gitRepo(t)
+	g(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib")
+	g(ws, "commit", "-q", "-m", "lib")
+	sub := filepath.Join(ws, "lib")
+	g(sub, "config", "core.hooksPath", ".husky/_")
+	pwned := filepath.Join(ws, "PWNED")
+	spec, err := sandbox.Default(ws, "")
+	require.NoError(t, err)
+	got, _ := run(t, spec, plantHook("lib/.husky/_", pwned))
+	require.NotContains(t, got, "rc=0", "the command planted a hook in the submodule's hooks directory")
+	personsCommit(t, sub, pwned)
+}

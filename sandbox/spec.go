@@ -513,6 +513,9 @@ type GitPaths struct {
 	// file names (or its .git link leads to) and why it is not writable:
 	// git in the workspace cannot write its metadata there.
 	Refused string
+	// modules are the submodules' git directories under .git/modules
+	// (inside found them), whose own configs named reads.
+	modules []string
 }
 
 // GitPathsOf returns the git paths of the workspace ws: none when it has
@@ -715,6 +718,11 @@ func entriesBut(dir, but string) []string {
 func (g *GitPaths) inside(dir string, worktrees bool) {
 	ro, pins := modulesOf(dir)
 	g.ReadOnly = addNew(g.ReadOnly, ro...)
+	for _, p := range ro {
+		if filepath.Base(p) == "hooks" {
+			g.modules = addNew(g.modules, filepath.Dir(p)) // controlOf(d)[0]
+		}
+	}
 	g.Via = addNew(g.Via, pins...)
 	if !worktrees {
 		return
