@@ -34,6 +34,10 @@ type NamedPath struct {
 	Global bool
 	// missing: it does not exist, and is made when a command starts.
 	missing bool
+	// raw is Path as git spells it, before "a/.." is taken out (the
+	// system resolves it by following a, which a command could make a
+	// link): the way to it is followed from this.
+	raw string
 }
 
 // Why says what names p, for a refusal: "the hooks directory
@@ -118,9 +122,9 @@ func namedByConfigs(root string, files []string) []NamedPath {
 			case section == "core" && sub == "" && key == "hookspath":
 				if p, ok := safegit.ExpandHome(value); ok && p != "" {
 					if !filepath.IsAbs(p) {
-						p = filepath.Join(root, p)
+						p = root + string(filepath.Separator) + p
 					}
-					out = append(out, NamedPath{Path: filepath.Clean(p), By: file, Hooks: true})
+					out = append(out, NamedPath{Path: filepath.Clean(p), By: file, Hooks: true, raw: p})
 				}
 			case key == "path" && (section == "include" && sub == "" || section == "includeif"):
 				p, ok := safegit.ExpandHome(value)
@@ -128,12 +132,11 @@ func namedByConfigs(root string, files []string) []NamedPath {
 					return
 				}
 				if !filepath.IsAbs(p) {
-					p = filepath.Join(filepath.Dir(file), p)
+					p = filepath.Dir(file) + string(filepath.Separator) + p
 				}
-				p = filepath.Clean(p)
-				out = append(out, NamedPath{Path: p, By: file})
+				out = append(out, NamedPath{Path: filepath.Clean(p), By: file, raw: p})
 				if depth < maxIncludeDepth {
-					visit(p, depth+1)
+					visit(filepath.Clean(p), depth+1)
 				}
 			}
 		})
@@ -390,10 +393,14 @@ func (g *GitPaths) namedFor(ws, root string, dirs []string) {
 		}
 	}
 	for _, n := range named {
-		if slices.ContainsFunc(g.Named, func(m NamedPath) bool { return m.Path == n.Path }) {
+		if slices.ContainsFunc(g.Named, func(m NamedPath) bool { return m.Path == n.Path && m.raw == n.raw }) {
 			continue // named again: by another config, or for the enclosing repository
 		}
-		w := wayTo(ws, n.Path)
+		raw := n.raw
+		if raw == "" {
+			raw = n.Path
+		}
+		w := wayTo(ws, raw)
 		g.tooLong(n.By, w)
 		switch {
 		case w.err == nil && within(ws, w.end):
@@ -455,12 +462,19 @@ func (g *GitPaths) makeNamed(ws string) {
 		if !n.missing {
 			continue
 		}
+		// Made as git spells it: the "a" of "a/../.husky" is made too, a
+		// directory, and pinned with the way, so that no command can make
+		// it a link that leads git's ".." elsewhere.
+		raw := n.raw
+		if raw == "" {
+			raw = n.Path
+		}
 		if n.Hooks {
-			_ = os.MkdirAll(n.Path, 0o755)
-		} else if os.MkdirAll(filepath.Dir(n.Path), 0o755) == nil {
+			_ = os.MkdirAll(raw, 0o755)
+		} else if os.MkdirAll(filepath.Dir(raw), 0o755) == nil {
 			touch(n.Path)
 		}
-		w := wayTo(ws, n.Path)
+		w := wayTo(ws, raw)
 		g.keepWay(w, g.Writable)
 		g.tooLong(n.By, w)
 	}

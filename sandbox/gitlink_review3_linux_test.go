@@ -484,3 +484,30 @@ func TestHooksPathOfASubmodule(t *testing.T) {
 	require.NotContains(t, got, "rc=0", "the command planted a hook in the submodule's hooks directory")
 	personsCommit(t, sub, pwned)
 }
+
+// core.hooksPath "a/../.githooks": git leaves the ".." to the system,
+// which follows a, so a command that made a a link (to sub/x) would have
+// git take sub/.githooks, which it can write. The a on the way is kept a
+// directory (pinned; made when missing) whether or not it exists.
+func TestHooksPathThroughDotDot(t *testing.T) {
+	home := realTemp(t)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, exists := range []bool{true, false} {
+		t.Run(map[bool]string{true: "a exists", false: "a missing"}[exists], func(t *testing.T) {
+			ws, g := gitRepo(t)
+			if exists {
+				require.NoError(t, os.MkdirAll(filepath.Join(ws, "a"), 0o755))
+				writeFile(t, filepath.Join(ws, "a", "keep"), "x")
+			}
+			g(ws, "config", "core.hooksPath", "a/../.githooks")
+			pwned := filepath.Join(ws, "PWNED")
+			spec, err := sandbox.Default(ws, "")
+			require.NoError(t, err)
+			got, _ := run(t, spec, "rm -rf a; mkdir -p sub/x; ln -s sub/x a; "+plantHook("sub/.githooks", pwned))
+			t.Log(got)
+			personsCommit(t, ws, pwned)
+		})
+	}
+}
