@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/seed-7cc7a084/harness/sandbox/internal/helper"
 )
 
 // Reader is what reads the whole workspace anyway — the runtime's
@@ -124,4 +126,30 @@ func nestedTargets(ws string, rels []string, keep []string) []string {
 		}
 	}
 	return outer
+}
+
+// nestedGitPaths is what keeps the nested git directories rels (relative
+// to ws, from the observer's reading; ws's own .git, links and what is no
+// longer a directory left out; the first helper.MaxNestedGit) from a
+// command, as the helper keeps those it finds: each is pinned (pins), its
+// missing control entries made now (helper.MakeGitControl), and each of
+// helper.GitControl there read-only (ro).
+func nestedGitPaths(ws string, rels []string) (pins, ro []string) {
+	for _, rel := range rels {
+		if len(pins) == helper.MaxNestedGit {
+			break
+		}
+		if rel == ".git" || !filepath.IsLocal(filepath.FromSlash(rel)) {
+			continue
+		}
+		d := filepath.Join(ws, filepath.FromSlash(rel))
+		if !helper.MakeGitControl(d) {
+			continue
+		}
+		pins = append(pins, d)
+		for _, c := range helper.GitControl {
+			ro = append(ro, filepath.Join(d, c))
+		}
+	}
+	return pins, ro
 }

@@ -104,3 +104,76 @@ func TestNestedStoreLinkFromTheReading(t *testing.T) {
 	require.Contains(t, out, "a/.harness/CURRENT: Permission denied")
 	require.True(t, strings.HasSuffix(out, "\n1\n"), "the workspace is not hidden through b/.harness: %s", out)
 }
+
+// A repository nested in the workspace (a folder of several clones, a
+// vendored one) is kept from commands as the workspace's own .git is:
+// no hook planted, no config written, no .git renamed away and made anew
+// — whether its git directory comes from the observer's reading or the
+// helper's walk — and the person's git commit there runs nothing of the
+// command's. A command's own git commit there still works.
+func TestNestedRepositoryKept(t *testing.T) {
+	home := realTemp(t)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, reading := range []bool{false, true} {
+		t.Run(map[bool]string{false: "walk", true: "reading"}[reading], func(t *testing.T) {
+			ws := realTemp(t)
+			nested, g := gitRepo(t)
+			front := filepath.Join(ws, "front")
+			require.NoError(t, os.Rename(nested, front))
+			// A second one deeper, whose hooks directory is missing.
+			deep, _ := gitRepo(t)
+			back := filepath.Join(ws, "svc", "back")
+			require.NoError(t, os.MkdirAll(filepath.Dir(back), 0o755))
+			require.NoError(t, os.Rename(deep, back))
+			require.NoError(t, os.RemoveAll(filepath.Join(back, ".git", "hooks")))
+			spec, err := sandbox.Default(ws, "")
+			require.NoError(t, err)
+			ctx := context.Background()
+			var obs *action.Workspace
+			if reading {
+				obs, err = action.NewWorkspace(ws)
+				require.NoError(t, err)
+				defer obs.Close()
+				spec.Nested = &sandbox.Nested{}
+				spec.Nested.From(obs)
+			}
+			// read takes the reading the next command's start uses, as
+			// the runtime does before each action, and checks that it
+			// finds both repositories.
+			read := func() {
+				if obs == nil {
+					return
+				}
+				_, err := obs.Observe(ctx)
+				require.NoError(t, err)
+				rels, ok := sandbox.NestedBegin(spec.Nested, []string{".git"})
+				sandbox.NestedEnd(spec.Nested)
+				require.True(t, ok)
+				require.Subset(t, rels, []string{"front/.git", "svc/back/.git"})
+				_, err = obs.Observe(ctx)
+				require.NoError(t, err)
+			}
+			pwned := filepath.Join(ws, "PWNED")
+			for _, attack := range []string{
+				plantHook("front/.git/hooks", pwned),
+				plantHook("svc/back/.git/hooks", pwned),
+				"printf '[core]\\n\\tfsmonitor = \"touch " + pwned + "; false\"\\n' >> front/.git/config; echo rc=$?",
+				"mv front/.git front/.git.away && mkdir -p front/.git && echo rc=$?",
+				"printf '[core]\\n\\thooksPath = /tmp\\n' > front/.git/info/x; echo rc=$?",
+			} {
+				read()
+				out, _ := run(t, spec, attack)
+				require.NotContains(t, out, "rc=0", "%s: %s", attack, out)
+			}
+			read()
+			out, e := run(t, spec, "cd front && echo x > f && git add f && git -c user.name=m -c user.email=m@example.com commit -q -m model && echo committed")
+			require.Equal(t, 0, e.Code, out)
+			require.Contains(t, out, "committed")
+			personsCommit(t, front, pwned)
+			g(back, "status")
+			personsCommit(t, back, pwned)
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -195,19 +196,37 @@ func (c *Cmd) Start(ctx context.Context) error {
 	}
 	req.Stdin = c.Stdin != nil
 	p := &process{tmp: tmp, unlock: func() {}, ended: func() {}}
-	if s.Nested != nil && len(req.HiddenNames) > 0 {
-		// The nested stores from the observer's reading taken since the
-		// last command ended, when there is one; else the helper walks.
-		rels, ok := s.Nested.begin(req.HiddenNames)
+	if s.Nested != nil && (len(req.HiddenNames) > 0 || req.NestedGit) {
+		// The nested stores and git directories from the observer's
+		// reading taken since the last command ended, when there is one;
+		// else the helper walks.
+		names := req.HiddenNames
+		if req.NestedGit {
+			names = append(slices.Clone(names), ".git")
+		}
+		rels, ok := s.Nested.begin(names)
 		p.ended = sync.OnceFunc(s.Nested.end)
 		if ok {
+			var stores, gits []string
+			for _, rel := range rels {
+				if path.Base(rel) == ".git" {
+					gits = append(gits, rel)
+				} else {
+					stores = append(stores, rel)
+				}
+			}
 			keep := append([]string{req.Dir}, req.Writable...)
-			for _, h := range nestedTargets(req.Dir, rels, keep) {
+			for _, h := range nestedTargets(req.Dir, stores, keep) {
 				if !slices.Contains(req.Hidden, h) {
 					req.Hidden = append(req.Hidden, h)
 				}
 			}
-			req.HiddenNames = nil
+			if req.NestedGit {
+				pins, ro := nestedGitPaths(req.Dir, gits)
+				req.Pins = append(slices.Clone(req.Pins), pins...)
+				req.ReadOnly = append(slices.Clone(req.ReadOnly), ro...)
+			}
+			req.HiddenNames, req.NestedGit = nil, false
 		}
 	}
 	err = p.start(ctx, c, req)
@@ -331,6 +350,10 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 		ABI:         min(abi, maxABI),
 	}
 	if s.Mode == WorkspaceWrite {
+		// The repositories nested in the workspace (a folder of several
+		// clones, a vendored one): their git directories are kept as
+		// the workspace's is, found as the nested stores are.
+		req.NestedGit = true
 		// The hooks directories and included configs a config names
 		// that are missing: made, and the ways to them pinned.
 		g.Via = slices.Clone(g.Via)

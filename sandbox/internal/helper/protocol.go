@@ -1,6 +1,8 @@
 package helper
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 )
@@ -9,7 +11,7 @@ import (
 // each other (the request, the messages, the files). A helper told
 // another version refuses to run: a harness-sandbox installed from
 // another build of harness is never half understood.
-const Protocol = 8
+const Protocol = 9
 
 // Env names the variable that makes a process the helper: its value is
 // the mode and the protocol, "run:1" or "probe:1" (see Value).
@@ -133,7 +135,14 @@ type Request struct {
 	Sealed      []string `json:"sealed,omitempty"`
 	Hidden      []string `json:"hidden"`
 	HiddenNames []string `json:"hidden_names"`
-	Network     bool     `json:"network"`
+	// NestedGit: find every git directory nested in Dir (a directory
+	// named .git below it, not Dir/.git, not a link; the first
+	// MaxNestedGit, by the walk that finds HiddenNames) and keep it as
+	// the workspace's own is kept, after Pins and ReadOnly: its missing
+	// control entries made (MakeGitControl), pinned, each of GitControl
+	// bound read-only.
+	NestedGit bool `json:"nested_git,omitempty"`
+	Network   bool `json:"network"`
 	// Proxy: listen on ProxyPort of the loopback and send the socket on
 	// FDProxy (see there).
 	Proxy bool `json:"proxy,omitempty"`
@@ -151,4 +160,33 @@ type Message struct {
 	Exited  bool   `json:"exited,omitempty"`
 	Code    int    `json:"code,omitempty"`
 	Signal  int    `json:"signal,omitempty"`
+}
+
+// GitControl are the entries of a git directory that can make git run a
+// program or read another config: hooks/, config and info/ (made when
+// missing, to be covered), and commondir and config.worktree (covered
+// where they exist).
+var GitControl = []string{"hooks", "config", "info", "commondir", "config.worktree"}
+
+// MaxNestedGit bounds how many nested git directories one command's
+// start keeps, so that a tree of them cannot slow every command. What a
+// command writes in one past them is still observed.
+const MaxNestedGit = 64
+
+// MakeGitControl makes the missing hooks/ and info/ (0755) and config
+// (empty) of the git directory d, so that they can be covered read-only;
+// it reports whether d is a directory (not a link: nothing is made
+// through one).
+func MakeGitControl(d string) bool {
+	fi, err := os.Lstat(d)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	_ = os.Mkdir(filepath.Join(d, "hooks"), 0o755)
+	_ = os.Mkdir(filepath.Join(d, "info"), 0o755)
+	// O_EXCL: a link there is not followed.
+	if f, err := os.OpenFile(filepath.Join(d, "config"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+		_ = f.Close()
+	}
+	return true
 }
