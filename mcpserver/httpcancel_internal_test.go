@@ -66,7 +66,11 @@ func initSession(t *testing.T, url string) string {
 
 // Over HTTP as on stdio, a cancellation of a call already answered, of
 // one never made, of another session's or a malformed one silences
-// nothing: a later call with the same id is answered.
+// nothing: a later call is answered. (It has an id of its own, as the
+// protocol says a session's ids must: over HTTP each notification is a
+// post of its own, handled beside the next, so a cancellation of id 5
+// still on its way when a reused id 5 arrives could reach that one; on a
+// loaded machine it did.)
 func TestHTTPStaleCancel(t *testing.T) {
 	ts := httptest.NewServer(HTTPHandler(nil, ServerOptions{}))
 	defer ts.Close()
@@ -85,9 +89,9 @@ func TestHTTPStaleCancel(t *testing.T) {
 		post(t, ts.URL, sid, cancel)
 		post(t, ts.URL, other, cancel)
 	}
-	code, _, body = post(t, ts.URL, sid, `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`)
+	code, _, body = post(t, ts.URL, sid, `{"jsonrpc":"2.0","id":6,"method":"tools/list"}`)
 	require.Equal(t, http.StatusOK, code, body)
-	require.Contains(t, body, `"id":5,"result"`)
+	require.Contains(t, body, `"id":6,"result"`)
 	require.Contains(t, body, `"start"`)
 
 	// A call to a session that is not (forged, or closed): refused.
