@@ -1,7 +1,6 @@
 package sandbox_test
 
 import (
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,17 +60,21 @@ func TestPlainGitConfigWorktreeReadOnly(t *testing.T) {
 		// git still reads the configuration.
 		g(ws, "config", "--get", "extensions.worktreeConfig")
 	})
-	t.Run("not read", func(t *testing.T) {
-		// Without the extension git reads no config.worktree, and a
-		// command cannot set it (config is read-only): none is made, which
-		// the observer would take for the command's doing.
+	t.Run("not read yet", func(t *testing.T) {
+		// Without the extension git reads no config.worktree yet, and a
+		// command cannot set it (config is read-only); but the person's
+		// git sparse-checkout init sets it later, and then reads what a
+		// command left there: an empty one is made all the same, and is
+		// read-only (rev-readme14). (The runtime makes it before its
+		// first reading: Spec.Prepare.)
 		ws, _ := gitRepo(t)
 		spec, err := sandbox.Default(ws, "")
 		require.NoError(t, err)
-		got, _ := run(t, spec, "true; echo rc=$?")
-		require.Contains(t, got, "rc=0")
-		_, err = os.Lstat(filepath.Join(ws, ".git/config.worktree"))
-		require.ErrorIs(t, err, fs.ErrNotExist, "a config.worktree git does not read was made")
+		got, _ := run(t, spec, "printf '[core]\\n\\tfsmonitor = \"touch PWNED; false\"\\n' >> .git/config.worktree; echo rc=$?")
+		require.NotContains(t, got, "rc=0")
+		data, err := os.ReadFile(filepath.Join(ws, ".git/config.worktree"))
+		require.NoError(t, err)
+		require.Empty(t, string(data))
 		got, _ = run(t, spec, "git config extensions.worktreeConfig true; echo rc=$?")
 		require.NotContains(t, got, "rc=0", "a command set the extension")
 		out, err := exec.Command("git", "-C", ws, "config", "--get", "extensions.worktreeConfig").CombinedOutput()

@@ -511,3 +511,31 @@ func TestHooksPathThroughDotDot(t *testing.T) {
 		})
 	}
 }
+
+// The repository's own config.worktree is made (empty) and read-only
+// whether or not extensions.worktreeConfig is on yet: git sparse-checkout
+// init turns it on later, and the person's git would then read a
+// config.worktree a command wrote before (rev-readme14: the fsmonitor
+// ran). Spec.Prepare makes it before any command.
+func TestWorktreeConfigKeptBeforeTheExtension(t *testing.T) {
+	home := realTemp(t)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	ws, g := gitRepo(t)
+	cw := filepath.Join(ws, ".git", "config.worktree")
+	require.NoFileExists(t, cw)
+	spec, err := sandbox.Default(ws, "")
+	require.NoError(t, err)
+	spec.Prepare()
+	fi, err := os.Stat(cw)
+	require.NoError(t, err, "Prepare makes it")
+	require.Zero(t, fi.Size())
+	pwned := filepath.Join(ws, "PWNED")
+	got, _ := run(t, spec, "printf '[core]\\n\\tfsmonitor = \"touch "+pwned+"; false\"\\n' >> .git/config.worktree; echo rc=$?")
+	require.NotContains(t, got, "rc=0")
+	g(ws, "sparse-checkout", "init", "--no-cone")
+	g(ws, "status")
+	_, err = os.Lstat(pwned)
+	require.ErrorIs(t, err, os.ErrNotExist, "the person's git status ran the command's fsmonitor")
+}

@@ -243,35 +243,6 @@ func (c *Cmd) Start(ctx context.Context) error {
 	return nil
 }
 
-// worktreeConfigMaybeOn reports whether git may read a config.worktree
-// in the git directories dirs: whether a repository config there
-// (DIR/config; git takes extensions only from the repository's own) may
-// set extensions.worktreeConfig — it names it, includes another file,
-// cannot be read, or the directory has a commondir, whose config is
-// another's. A config.worktree made where it is not read would be made for
-// nothing, and observed as the next command's doing: a missing one is
-// made, to be covered read-only, only where git may read it. A command
-// cannot set the extension: the config is read-only to it.
-func worktreeConfigMaybeOn(dirs ...string) bool {
-	for _, d := range dirs {
-		if exists(filepath.Join(d, "commondir")) {
-			return true
-		}
-		data, err := readSmall(filepath.Join(d, "config"))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return true
-		}
-		low := strings.ToLower(string(data))
-		if strings.Contains(low, "worktreeconfig") || strings.Contains(low, "include") {
-			return true
-		}
-	}
-	return false
-}
-
 // prepare resolves what the helper needs and makes the temporary
 // directory and the Go cache.
 func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, string, error) {
@@ -283,55 +254,7 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 			return request{}, "", fmt.Errorf("%w: the Go build cache: %v", ErrSetup, err)
 		}
 	}
-	if s.Mode == WorkspaceWrite {
-		// Hooks, config, info and config.worktree must exist to be made
-		// read-only: git init makes the first three, and a repository
-		// without them gets them, empty
-		// (the .git directory, and a git directory in the workspace a .git
-		// leads to).
-		for _, d := range addNew(addNew(nil, g.Pin), g.Kept...) {
-			if d == "" {
-				continue
-			}
-			ctl := controlOf(d)
-			_ = os.Mkdir(ctl[0], 0o755)
-			touch(ctl[1])
-			_ = os.Mkdir(ctl[2], 0o755)
-			// config.worktree too, which git reads as config once
-			// extensions.worktreeConfig is set: empty, it says nothing.
-			// (A missing commondir is not made: git would read an empty
-			// one as naming the directory itself.)
-			if worktreeConfigMaybeOn(d) {
-				touch(filepath.Join(d, "config.worktree"))
-			}
-		}
-		// And the config.worktree of a linked worktree's git directory and
-		// of its common directory, writable roots both; and, whether or not
-		// git reads it yet, of each other linked worktree's git directory
-		// (REPO/worktrees/NAME, pinned): a command that made one there
-		// would have the person's git in that worktree read it once
-		// extensions.worktreeConfig is set (git sparse-checkout sets it).
-		for _, p := range g.ReadOnly {
-			d := filepath.Dir(p)
-			other := filepath.Base(filepath.Dir(d)) == "worktrees" && slices.Contains(g.Via, d)
-			if filepath.Base(p) == "config.worktree" && (slices.Contains(g.Writable, d) && worktreeConfigMaybeOn(g.Writable...) || other) {
-				touch(p)
-			}
-		}
-	}
-	if dot := filepath.Join(s.Workspace, StoreName); s.Mode == WorkspaceWrite && (slices.Contains(s.Hidden, dot) || slices.Contains(s.HiddenNames, StoreName)) {
-		// The workspace's .harness must exist to be covered: where there is
-		// none (the store lives elsewhere), an empty one is made, so that a
-		// command cannot create .harness/project.json, which the next run
-		// would read as settings. (Landlock cannot deny one name in a
-		// directory it lets the command write.) Where it cannot be made
-		// (a workspace the user may not write), the command, which has the
-		// user's uid, cannot make it either; one made meanwhile by another
-		// is covered as well.
-		if _, err := os.Lstat(dot); errors.Is(err, fs.ErrNotExist) {
-			_ = os.Mkdir(dot, 0o755)
-		}
-	}
+	g = s.makeCovered(g)
 	tmp, err := os.MkdirTemp("", TempPattern)
 	if err != nil {
 		return request{}, "", fmt.Errorf("%w: the command's temporary directory: %v", ErrSetup, err)
@@ -354,19 +277,7 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 		// clones, a vendored one): their git directories are kept as
 		// the workspace's is, found as the nested stores are.
 		req.NestedGit = true
-		// The hooks directories and included configs a config names
-		// that are missing: made, and the ways to them pinned.
-		g.Via = slices.Clone(g.Via)
-		g.makeNamed(s.Workspace)
 		req.Pins = pinsOf(g)
-		// The worktrees directories must exist to be sealed: git makes
-		// one with its first linked worktree, here or by the harness
-		// while the command runs.
-		for _, d := range g.Sealed {
-			if fi, err := os.Lstat(filepath.Dir(d)); err == nil && fi.IsDir() {
-				_ = os.Mkdir(d, 0o755)
-			}
-		}
 		req.Sealed = g.Sealed
 	}
 	return req, tmp, nil

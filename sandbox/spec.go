@@ -1201,7 +1201,16 @@ func (s Spec) Record() facts.Sandbox {
 	// one reading of it gives.
 	g := s.git()
 	r.Writable = s.writableRootsOf(g)
-	r.ReadOnly = s.readOnlyPathsOf(g)
+	// What is read-only as a command starts: what exists, and what its
+	// start makes to cover (makeCovered); not a commondir or gitdir that
+	// is not there, which a command may make (and is observed doing).
+	for _, p := range s.readOnlyPathsOf(g) {
+		switch {
+		case exists(p), slices.Contains([]string{"hooks", "config", "info", "config.worktree"}, filepath.Base(p)),
+			slices.ContainsFunc(g.Named, func(n NamedPath) bool { return n.Path == p }):
+			r.ReadOnly = append(r.ReadOnly, p)
+		}
+	}
 	if s.Mode == WorkspaceWrite {
 		r.GitRefused = g.Refused
 	}
@@ -1250,4 +1259,79 @@ func (s Spec) Clone() Spec {
 	s.Git.Sealed = slices.Clone(s.Git.Sealed)
 	s.Git.Kept, s.Git.Named = slices.Clone(s.Git.Kept), slices.Clone(s.Git.Named)
 	return s
+}
+
+// Prepare makes in the workspace what a command's sandbox covers and
+// must find there to cover (see makeCovered), as each command's start
+// does. The runtime calls it before its first reading of the workspace,
+// so that what is made is there before any action and is not recorded
+// as the first command's doing. A spec of another mode makes nothing.
+func (s Spec) Prepare() {
+	if s.Mode == WorkspaceWrite {
+		s.makeCovered(s.git())
+	}
+}
+
+// makeCovered makes, in workspace-write mode, what must exist to be
+// covered read-only or sealed: the hooks/, config, info/ and an empty
+// config.worktree of the workspace's git directory and of each git
+// directory in the workspace kept as it is (git init makes the first
+// three; config.worktree, which git reads as config once
+// extensions.worktreeConfig is set, as git sparse-checkout sets it, is
+// empty: it says nothing, and a command cannot make one of its own); the
+// config.worktree of a linked worktree's git directory and of its common
+// directory, of each other linked worktree's git directory, and of each
+// submodule's git directory (one with a HEAD) under modules/; the
+// .git/worktrees directory to seal; the missing hooks directories and
+// included configs git's configs name (GitPaths.makeNamed, which also
+// pins the ways to them in g); and the workspace's .harness, where the
+// store lives elsewhere. A missing commondir is not made: git would read
+// an empty one as naming the directory itself.
+func (s Spec) makeCovered(g GitPaths) GitPaths {
+	if s.Mode != WorkspaceWrite {
+		return g
+	}
+	for _, d := range addNew(addNew(nil, g.Pin), g.Kept...) {
+		if d == "" {
+			continue
+		}
+		ctl := controlOf(d)
+		_ = os.Mkdir(ctl[0], 0o755)
+		touch(ctl[1])
+		_ = os.Mkdir(ctl[2], 0o755)
+		touch(filepath.Join(d, "config.worktree"))
+	}
+	for _, p := range g.ReadOnly {
+		d := filepath.Dir(p)
+		other := filepath.Base(filepath.Dir(d)) == "worktrees" && slices.Contains(g.Via, d)
+		if filepath.Base(p) == "config.worktree" && (slices.Contains(g.Writable, d) || other || exists(filepath.Join(d, "HEAD"))) {
+			touch(p) // and a submodule's git directory's
+		}
+	}
+	if dot := filepath.Join(s.Workspace, StoreName); slices.Contains(s.Hidden, dot) || slices.Contains(s.HiddenNames, StoreName) {
+		// The workspace's .harness must exist to be covered: where there is
+		// none (the store lives elsewhere), an empty one is made, so that a
+		// command cannot create .harness/project.json, which the next run
+		// would read as settings. (Landlock cannot deny one name in a
+		// directory it lets the command write.) Where it cannot be made
+		// (a workspace the user may not write), the command, which has the
+		// user's uid, cannot make it either; one made meanwhile by another
+		// is covered as well.
+		if _, err := os.Lstat(dot); errors.Is(err, fs.ErrNotExist) {
+			_ = os.Mkdir(dot, 0o755)
+		}
+	}
+	// The hooks directories and included configs a config names that are
+	// missing: made, and the ways to them pinned.
+	g.Via = slices.Clone(g.Via)
+	g.makeNamed(s.Workspace)
+	// The worktrees directories must exist to be sealed: git makes one
+	// with its first linked worktree, here or by the harness while the
+	// command runs.
+	for _, d := range g.Sealed {
+		if fi, err := os.Lstat(filepath.Dir(d)); err == nil && fi.IsDir() {
+			_ = os.Mkdir(d, 0o755)
+		}
+	}
+	return g
 }

@@ -782,6 +782,10 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs, more ...action.Works
 	if s.Place.Remote == "" {
 		opts = append(opts, action.WithStorePaths(s.Place.Store))
 	}
+	// What the commands' sandbox covers is made before the observer's
+	// first reading (an empty .git/config.worktree, say): there before
+	// any action, not the first command's doing in the record.
+	s.Sandbox.Prepare()
 	ws, err := action.NewWorkspace(s.Place.Root, append(opts, more...)...)
 	if err != nil {
 		return harness.Services{}, fmt.Errorf("workspace observer: %w", err)
