@@ -105,6 +105,11 @@ type Verifier struct {
 	// tree is set once a fact of a tree of threads was added (a spawn,
 	// a child's record): its links are checked by VerifyLog alone.
 	tree bool
+	// forked is the thread.forked that makes the log a fork (posted
+	// right after the facts copied), at forkedSeq; its link to the
+	// thread it was forked from is checked by VerifyLog alone.
+	forked    *facts.ThreadForked
+	forkedSeq uint64
 }
 
 // NewVerifier returns a verifier of the log of thread id, written by
@@ -258,6 +263,11 @@ func (v *Verifier) Add(f facts.Fact) error {
 	switch f.Kind {
 	case facts.KindThreadSpawned, facts.KindChildSpawned, facts.KindChildReported, facts.KindThreadEnded, facts.KindThreadForked:
 		v.tree = true
+	}
+	if f.Kind == facts.KindThreadForked && v.forked == nil && facts.IsIngress(f.Cause) {
+		if p, err := facts.Decode[facts.ThreadForked](f); err == nil && f.Seq == p.At+1 {
+			v.forked, v.forkedSeq = &p, f.Seq
+		}
 	}
 	v.snaps.check(v.actor, v.v.fold, f)
 	return nil

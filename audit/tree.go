@@ -106,6 +106,13 @@ func verifyLinks(ctx context.Context, store thread.Store, actor harness.Actor, i
 			return err
 		}
 	}
+	if fk := vf.forked; fk != nil && fk.Hash != "" {
+		if reason, err := forkedFromAsRecorded(ctx, store, *fk); err != nil {
+			return err
+		} else if reason != "" {
+			return &VerifyError{Thread: id, Seq: vf.forkedSeq, Kind: facts.KindThreadForked, Cause: "", Reason: reason}
+		}
+	}
 	kids, err := harness.Folded{ID: id, Fold: vf.v.fold}.Children()
 	if err != nil {
 		return err
@@ -310,4 +317,28 @@ func forkOf(ctx context.Context, store thread.Store, id string) (facts.ThreadFor
 		}
 	}
 	return facts.ThreadForked{}, false, nil
+}
+
+// forkedFromAsRecorded checks a fork's record against the thread it was
+// forked from, while that thread is kept: its fact At must hash to what
+// the fork recorded, or one of the two logs was changed since the fork
+// (or the copy was of a log already changed). It returns why not, "" when
+// it does, or when the thread forked from is not in the store (nothing to
+// check it against).
+func forkedFromAsRecorded(ctx context.Context, store thread.Store, fk facts.ThreadForked) (string, error) {
+	if _, err := store.Head(ctx, fk.From); errors.Is(err, thread.ErrNotFound) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("the thread it was forked from, %s: %w", fk.From, err)
+	}
+	for f, err := range store.Read(ctx, fk.From, fk.At) {
+		if err != nil {
+			return fmt.Sprintf("forked from %s at seq %d, which cannot be read now: %v", fk.From, fk.At, err), nil
+		}
+		if h := f.Hash().String(); h != fk.Hash {
+			return fmt.Sprintf("forked from %s at seq %d, which hashed to %.12s then and hashes to %.12s now: one of the two logs was changed", fk.From, fk.At, fk.Hash, h), nil
+		}
+		return "", nil
+	}
+	return fmt.Sprintf("forked from %s at seq %d, which %s no longer has", fk.From, fk.At, fk.From), nil
 }

@@ -1156,6 +1156,11 @@ func (p TransitionFailed) Validate() error {
 type ThreadForked struct {
 	From string `msgpack:"from,omitempty" json:"from,omitempty"`
 	At   uint64 `msgpack:"at,omitempty" json:"at,omitempty"`
+	// Hash is the hash of From's fact At when the fork was made (hex):
+	// what the copied facts chained to there. An audit of the fork checks
+	// From against it while From is kept. Empty in forks made before it
+	// was recorded.
+	Hash string `msgpack:"hash,omitempty" json:"hash,omitempty"`
 	// Rerun, when set, makes the fork a rerun of From against another
 	// model (see RerunTurn).
 	Rerun *Rerun `msgpack:"rerun,omitempty" json:"rerun,omitempty"`

@@ -239,25 +239,30 @@ func begin(ctx context.Context, store thread.Store, orig *Recording, id string, 
 	} else if !errors.Is(err, harness.ErrUnknownThread) {
 		return nil, fmt.Errorf("rerun %s as %s: %w", orig.Thread, id, err)
 	}
+	// The facts copied chain as the log says (thread.ReadLinked): the
+	// original up to its first message, and the messages before its first
+	// turn after it (the rest of what the model was first offered).
 	drafts := make([]facts.Draft, 0, orig.First+1)
-	for f, err := range store.Read(ctx, orig.Thread, 1) {
-		if err != nil {
-			return nil, fmt.Errorf("rerun %s: %w", orig.Thread, err)
+	upto := orig.First
+	if len(orig.Before) > 0 {
+		upto = max(upto, orig.Before[len(orig.Before)-1])
+	}
+	var hash facts.Hash
+	_, err := thread.ReadLinked(ctx, store, orig.Thread, upto, func(f facts.Fact) error {
+		if f.Seq > orig.First && !slices.Contains(orig.Before, f.Seq) {
+			return nil
 		}
-		if f.Seq > orig.First {
-			// The messages before its first turn, after the first: the
-			// rest of what the model was first offered.
-			if len(orig.Before) == 0 || f.Seq > orig.Before[len(orig.Before)-1] {
-				break
-			}
-			if !slices.Contains(orig.Before, f.Seq) {
-				continue
-			}
+		if f.Seq == orig.First {
+			hash = f.Hash()
 		}
 		drafts = append(drafts, facts.Draft{Kind: f.Kind, Cause: f.Cause, Data: f.Data})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rerun %s: %w", orig.Thread, err)
 	}
 	d, err := facts.NewDraft(facts.KindThreadForked, facts.IngressCause("rerun-"+link.Key),
-		facts.ThreadForked{From: orig.Thread, At: orig.First, Rerun: &link})
+		facts.ThreadForked{From: orig.Thread, At: orig.First, Hash: hash.String(), Rerun: &link})
 	if err != nil {
 		return nil, fmt.Errorf("rerun %s: %w", orig.Thread, err)
 	}

@@ -62,21 +62,22 @@ func Fork(ctx context.Context, store thread.Store, from string, at uint64, to st
 	} else if !errors.Is(err, thread.ErrNotFound) {
 		return thread.Head{}, fmt.Errorf("fork %s into %s: %w", from, to, err)
 	}
+	// The facts copied must chain as the log says (ReadLinked): a fact
+	// changed in place would otherwise be stamped anew into a fork
+	// whose own chain then verifies.
 	drafts := make([]facts.Draft, 0, at+1)
-	for f, err := range store.Read(ctx, from, 1) {
-		if err != nil {
-			return thread.Head{}, fmt.Errorf("fork %s: %w", from, err)
-		}
-		if f.Seq > at {
-			break
-		}
+	hash, err := thread.ReadLinked(ctx, store, from, at, func(f facts.Fact) error {
 		drafts = append(drafts, facts.Draft{Kind: f.Kind, Cause: f.Cause, Data: f.Data})
+		return nil
+	})
+	if err != nil {
+		return thread.Head{}, fmt.Errorf("fork %s: %w", from, err)
 	}
 	if drafts, err = forkTree(from, to, drafts); err != nil {
 		return thread.Head{}, err
 	}
 	d, err := facts.NewDraft(facts.KindThreadForked, facts.IngressCause("fork-"+from+"-"+strconv.FormatUint(at, 10)),
-		facts.ThreadForked{From: from, At: at})
+		facts.ThreadForked{From: from, At: at, Hash: hash.String()})
 	if err != nil {
 		return thread.Head{}, fmt.Errorf("fork %s: %w", from, err)
 	}

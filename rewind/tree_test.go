@@ -1,6 +1,9 @@
 package rewind_test
 
 import (
+	"bytes"
+	"context"
+	"iter"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -112,4 +115,58 @@ func TestForkATree(t *testing.T) {
 	require.ErrorContains(t, err, "it is a child of t")
 	_, err = e.Store.Head(ctx, "h")
 	require.ErrorIs(t, err, thread.ErrNotFound, "nothing was forked")
+}
+
+// forging is a store whose reads of one fact of one thread give it
+// changed in place, its payload another (as a store whose record was
+// rewritten with a good checksum gives it).
+type forging struct {
+	thread.Store
+	id  string
+	seq uint64
+}
+
+func (s forging) Read(ctx context.Context, id string, from uint64) iter.Seq2[facts.Fact, error] {
+	inner := s.Store.Read(ctx, id, from)
+	return func(yield func(facts.Fact, error) bool) {
+		for f, err := range inner {
+			if err == nil && id == s.id && f.Seq == s.seq {
+				f.Data = append(bytes.Clone(f.Data), 0xc0) // a msgpack nil more
+			}
+			if !yield(f, err) {
+				return
+			}
+		}
+	}
+}
+
+// A fork copies only facts that chain as the log says: one changed in
+// place, before the cut or at it, is refused (rev-store14: the fork
+// stamped it anew and verified). A fork records the hash it was cut at,
+// and its audit checks the thread it came from against it.
+func TestForkRefusesAChangedLog(t *testing.T) {
+	e := harnesstest.NewStock(t, treeScript)
+	require.Equal(t, harness.StatusDone, e.RunApproved("t").Status)
+	at := seqOf(t, e, "t", facts.KindChildSpawned)
+	head, err := e.Store.Head(ctx, "t")
+	require.NoError(t, err)
+	for _, changed := range []uint64{2, at, head.Seq} {
+		cut := at
+		if changed == head.Seq {
+			cut = head.Seq
+		}
+		_, err := rewind.Fork(ctx, forging{e.Store, "t", changed}, "t", cut, "f")
+		require.ErrorIs(t, err, thread.ErrCorrupt, "fact %d changed, cut at %d", changed, cut)
+		_, err = e.Store.Head(ctx, "f")
+		require.ErrorIs(t, err, thread.ErrNotFound, "nothing was forked")
+	}
+	_, err = rewind.Fork(ctx, forging{e.Store, "t", at + 1}, "t", at-1, "f")
+	require.NoError(t, err, "what lies after the cut is not copied")
+
+	_, err = rewind.Fork(ctx, e.Store, "t", at, "g")
+	require.NoError(t, err)
+	require.NoError(t, audit.VerifyLog(ctx, e.Store, e.Stock.Actor, "g"))
+	err = audit.VerifyLog(ctx, forging{e.Store, "t", at}, e.Stock.Actor, "g")
+	require.ErrorContains(t, err, "forked from t at seq")
+	require.ErrorContains(t, err, "one of the two logs was changed")
 }

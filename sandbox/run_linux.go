@@ -254,7 +254,7 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 			return request{}, "", fmt.Errorf("%w: the Go build cache: %v", ErrSetup, err)
 		}
 	}
-	g = s.makeCovered(g)
+	g = s.makeCovered(g, true)
 	tmp, err := os.MkdirTemp("", TempPattern)
 	if err != nil {
 		return request{}, "", fmt.Errorf("%w: the command's temporary directory: %v", ErrSetup, err)

@@ -1268,7 +1268,7 @@ func (s Spec) Clone() Spec {
 // as the first command's doing. A spec of another mode makes nothing.
 func (s Spec) Prepare() {
 	if s.Mode == WorkspaceWrite {
-		s.makeCovered(s.git())
+		s.makeCovered(s.git(), false)
 	}
 }
 
@@ -1284,10 +1284,12 @@ func (s Spec) Prepare() {
 // submodule's git directory (one with a HEAD) under modules/; the
 // .git/worktrees directory to seal; the missing hooks directories and
 // included configs git's configs name (GitPaths.makeNamed, which also
-// pins the ways to them in g); and the workspace's .harness, where the
-// store lives elsewhere. A missing commondir is not made: git would read
-// an empty one as naming the directory itself.
-func (s Spec) makeCovered(g GitPaths) GitPaths {
+// pins the ways to them in g); and, with store, the workspace's .harness
+// where the store lives elsewhere (an empty directory, which no reading
+// of the workspace records: Prepare leaves it to the command's start). A
+// missing commondir is not made: git would read an empty one as naming
+// the directory itself.
+func (s Spec) makeCovered(g GitPaths, store bool) GitPaths {
 	if s.Mode != WorkspaceWrite {
 		return g
 	}
@@ -1308,7 +1310,7 @@ func (s Spec) makeCovered(g GitPaths) GitPaths {
 			touch(p) // and a submodule's git directory's
 		}
 	}
-	if dot := filepath.Join(s.Workspace, StoreName); slices.Contains(s.Hidden, dot) || slices.Contains(s.HiddenNames, StoreName) {
+	if dot := filepath.Join(s.Workspace, StoreName); store && (slices.Contains(s.Hidden, dot) || slices.Contains(s.HiddenNames, StoreName)) {
 		// The workspace's .harness must exist to be covered: where there is
 		// none (the store lives elsewhere), an empty one is made, so that a
 		// command cannot create .harness/project.json, which the next run

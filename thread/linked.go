@@ -1,0 +1,59 @@
+package thread
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/seed-7cc7a084/harness/facts"
+)
+
+// ReadLinked reads facts 1 to upto of thread id, as Read does, for a copy
+// of them into another thread (a fork, a rerun), and checks what Read
+// does not: that they chain. Each fact's prev must be the hash of the one
+// before, and the hash of fact upto must be what the log says follows
+// it, the prev of fact upto+1 or, when upto is the last, the head's hash:
+// a fact changed in place (its checksum made good) is found wherever it
+// lies in the copied part, so a copy cannot carry it into a thread of its
+// own whose chain the copy makes anew. visit is called with each fact in
+// order; an error it returns ends the reading. ReadLinked returns the
+// hash of fact upto, or a *CorruptError naming where the chain breaks.
+// What lies after upto is not checked: a thread damaged later may be
+// copied up to before the damage.
+func ReadLinked(ctx context.Context, s Store, id string, upto uint64, visit func(facts.Fact) error) (facts.Hash, error) {
+	head, err := s.Head(ctx, id)
+	if err != nil {
+		return facts.Hash{}, err
+	}
+	if upto < 1 || upto > head.Seq {
+		return facts.Hash{}, fmt.Errorf("read %s: seq %d is not one of its facts (1 to %d)", id, upto, head.Seq)
+	}
+	var prev facts.Hash
+	var seq uint64
+	for f, err := range s.Read(ctx, id, 1) {
+		if err != nil {
+			return facts.Hash{}, err
+		}
+		if f.Seq != seq+1 {
+			return facts.Hash{}, &CorruptError{Thread: id, Seq: seq + 1, Err: errors.New("missing")}
+		}
+		if f.Prev != prev {
+			return facts.Hash{}, &CorruptError{Thread: id, Seq: f.Seq, Err: fmt.Errorf("prev is %.12s, but seq %d hashes to %.12s: the chain is broken", f.Prev, seq, prev)}
+		}
+		if f.Seq > upto {
+			return prev, nil // fact upto+1 names fact upto as it was
+		}
+		if err := visit(f); err != nil {
+			return facts.Hash{}, err
+		}
+		seq, prev = f.Seq, f.Hash()
+	}
+	if seq < upto {
+		return facts.Hash{}, &CorruptError{Thread: id, Seq: seq + 1, Err: errors.New("missing")}
+	}
+	// upto is the last fact read: the head names it, if it is the head's.
+	if upto == head.Seq && head.Hash != prev {
+		return facts.Hash{}, &CorruptError{Thread: id, Seq: upto, Err: fmt.Errorf("the head record names hash %.12s, but seq %d hashes to %.12s", head.Hash, upto, prev)}
+	}
+	return prev, nil
+}
