@@ -224,11 +224,17 @@ func Default(workspace, store string) (Spec, error) {
 // WorkspaceGoCache is the Go build cache of the commands of the
 // workspace ws (an absolute path, as resolved):
 // os.UserCacheDir()/harness/workspaces/<the first 16 hex digits of the
-// SHA-256 of ws>/go-build. It is never the user's own GOCACHE, nor one
-// another workspace's commands share, nor inside a store: a command can
-// poison it (a build result that runs its code), and only a later command
-// of the same workspace, in the sandbox, ever uses it. A command in mode
-// off gets none (see Spec.Environ).
+// SHA-256 of ws and of the directory's identity>/go-build. It is never
+// the user's own GOCACHE, nor one another workspace's commands share, nor
+// inside a store: a command can poison it (a build result that runs its
+// code: go checks a cached program's size only), and only a later command
+// of the same workspace, in the sandbox, ever uses it. The same
+// workspace is the same directory, not only the same path: a repository
+// deleted and another cloned at its path (a CI runner's build directory,
+// every job) gets a cache of its own, by the directory's inode and birth
+// time (DirIdentity; the device is left out, as a device's number can
+// change from one boot to the next). A command in mode off gets none (see
+// Spec.Environ).
 func WorkspaceGoCache(ws string) (string, error) {
 	if !filepath.IsAbs(ws) {
 		return "", fmt.Errorf("%w: workspace %q is not an absolute path", ErrInvalidSpec, ws)
@@ -237,7 +243,13 @@ func WorkspaceGoCache(ws string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("the Go build cache of %s: %w", ws, err)
 	}
-	sum := sha256.Sum256([]byte(filepath.Clean(ws)))
+	key := filepath.Clean(ws)
+	if id := strings.Split(DirIdentity(ws), ":"); len(id) == 3 {
+		key += "\x00" + id[1] + ":" + id[2] // inode and birth time
+	} else if len(id) == 2 {
+		key += "\x00" + id[0] + ":" + id[1] // device and inode: no birth times here
+	}
+	sum := sha256.Sum256([]byte(key))
 	return filepath.Join(cachesIn(dir), hex.EncodeToString(sum[:8]), "go-build"), nil
 }
 

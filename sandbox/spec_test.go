@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -436,4 +437,27 @@ func TestGitPathsOfRealWorktreesAndSubmodules(t *testing.T) {
 	g = sandbox.GitPathsOf(filepath.Join(super, "nested/deep/lib"))
 	require.Empty(t, g.Refused)
 	require.Equal(t, []string{filepath.Join(super, ".git", "modules", "nested/deep/lib")}, g.Writable)
+}
+
+// A repository deleted and another cloned at its path is another
+// workspace to the Go build cache: the first's commands could have
+// poisoned a cached program, which go checks by size only (rev-trust14:
+// a deleted repository's program ran in the next one at its path).
+func TestWorkspaceGoCacheIsTheDirectorys(t *testing.T) {
+	ws := filepath.Join(realTemp(t), "repo")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	first, err := sandbox.WorkspaceGoCache(ws)
+	require.NoError(t, err)
+	again, err := sandbox.WorkspaceGoCache(ws)
+	require.NoError(t, err)
+	require.Equal(t, first, again, "the same directory, the same cache")
+	require.NoError(t, os.Remove(ws))
+	// Birth times come from a coarse clock: a directory made again
+	// within one tick, given the same inode, is not told apart (a clone
+	// takes longer).
+	time.Sleep(50 * time.Millisecond)
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	second, err := sandbox.WorkspaceGoCache(ws)
+	require.NoError(t, err)
+	require.NotEqual(t, first, second, "made again at the same path: a cache of its own")
 }

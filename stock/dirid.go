@@ -1,6 +1,10 @@
 package stock
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/seed-7cc7a084/harness/sandbox"
+)
 
 // sameDir reports whether two directory identities (see dirIdentity:
 // "dev:ino", or "dev:ino:btime" where the file system keeps birth times)
@@ -20,3 +24,6 @@ func sameDir(a, b string) bool {
 	}
 	return len(as) >= 2 && len(bs) >= 2 && as[0] == bs[0] && as[1] == bs[1] && len(as) == len(bs)
 }
+
+// dirIdentity names the directory at path itself (sandbox.DirIdentity).
+func dirIdentity(path string) string { return sandbox.DirIdentity(path) }

@@ -1,6 +1,6 @@
 //go:build darwin || freebsd
 
-package stock
+package sandbox
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 	"syscall"
 )
 
-// dirIdentity names the directory at path itself, not its path: its
+// DirIdentity names the directory at path itself, not its path: its
 // device, inode and birth time (see the Linux one); "" when the
 // directory cannot be read.
-func dirIdentity(path string) string {
+func DirIdentity(path string) string {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return ""

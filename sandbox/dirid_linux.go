@@ -1,6 +1,6 @@
 //go:build linux
 
-package stock
+package sandbox
 
 import (
 	"fmt"
@@ -8,13 +8,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dirIdentity names the directory at path itself, not its path: its
+// DirIdentity names the directory at path itself, not its path: its
 // device, inode and birth time. A directory removed and made again at the
 // same path (a repository deleted and another cloned there) has another
 // identity even when the file system hands out the same inode again
 // (unless it is made again within one tick of the file system's coarse
 // clock, a few milliseconds); "" when the directory cannot be read.
-func dirIdentity(path string) string {
+func DirIdentity(path string) string {
 	var st unix.Statx_t
 	if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_STATX_SYNC_AS_STAT, unix.STATX_INO|unix.STATX_BTIME, &st); err != nil {
 		return ""

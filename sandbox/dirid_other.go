@@ -1,6 +1,6 @@
 //go:build !linux && !darwin && !freebsd
 
-package stock
+package sandbox
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"syscall"
 )
 
-// dirIdentity names the directory at path itself, not its path: its
+// DirIdentity names the directory at path itself, not its path: its
 // device and inode where the system gives them; "" otherwise.
-func dirIdentity(path string) string {
+func DirIdentity(path string) string {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return ""
