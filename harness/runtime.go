@@ -90,6 +90,16 @@ type Sealer interface {
 	SealHead(ctx context.Context, store thread.Store, head thread.Head) error
 }
 
+// HeadChecker is a Sealer that can also check a thread's log against the
+// seals it made before: a Resume is refused, nothing run, when the log
+// ends before a seal of it or holds another fact where one was sealed
+// (the store lost facts: a damaged write-ahead log, a backup restored),
+// since driving the thread from there would do again what the lost
+// facts record.
+type HeadChecker interface {
+	CheckHead(ctx context.Context, store thread.Store, head thread.Head) error
+}
+
 // NewRuntime returns a runtime; config must be valid (its zero fields
 // are the defaults, and Runtime.Config holds them as they apply).
 func NewRuntime(store thread.Store, services Services, config Config) (*Runtime, error) {
@@ -469,6 +479,12 @@ func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 	}
 	if st.fold.Seq() == 0 {
 		return Outcome{Thread: id}, fmt.Errorf("resume %s: %w", id, ErrUnknownThread)
+	}
+	if hc, ok := rt.Sealer.(HeadChecker); ok {
+		last := st.fold.Last()
+		if err := hc.CheckHead(ctx, rt.Store, thread.Head{Thread: id, Seq: last.Seq, Hash: last.Hash(), Kind: last.Kind, At: last.At}); err != nil {
+			return Outcome{Thread: id}, fmt.Errorf("resume %s: %w", id, err)
+		}
 	}
 	if err := checkableOutput(id, st.fold); err != nil {
 		return Outcome{Thread: id}, err

@@ -26,6 +26,13 @@ var (
 	// ErrNoSealByKey: the keys a verifier named sealed nothing of the
 	// thread.
 	ErrNoSealByKey = errors.New("no seal of the thread by the keys named")
+	// ErrSealedAhead: the person's own witness log holds a seal of the
+	// thread, in this store, at a seq its log does not reach, or at a seq
+	// where the log now holds another fact: the store lost or changed
+	// facts it had kept (a damaged write-ahead log, a restored backup).
+	// A Resume is refused on it (Sealer.CheckHead): driving the thread
+	// from there would run again what its lost facts had done.
+	ErrSealedAhead = errors.New("the log is behind or beside the person's own seal of it")
 	// ErrNotAnchored: the seal is in the witness log, but the Sealer's
 	// Anchor (a git note, say) failed to keep it elsewhere.
 	ErrNotAnchored = errors.New("sealed, but not kept beyond the witness log")

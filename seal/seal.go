@@ -49,6 +49,52 @@ func (s *Sealer) SealHead(ctx context.Context, store thread.Store, head thread.H
 	return err
 }
 
+// CheckHead checks the log of head.Thread, whose last fact is head,
+// against the seals of it this sealer's key made in its witness log for
+// this store (the same first fact): none may be at a seq past head, and
+// the last one at or before it must name the fact the log holds there.
+// It is an ErrSealedAhead error when either fails, and nil when the
+// witness log has no such seal; a witness log that cannot be read is not
+// an error here (Check says so). The runtime calls it before a Resume
+// drives a thread (harness.HeadChecker).
+func (s *Sealer) CheckHead(ctx context.Context, store thread.Store, head thread.Head) error {
+	found, _ := s.Witness.Read()
+	if len(found) == 0 || head.Seq == 0 {
+		return nil
+	}
+	root, err := firstHash(ctx, store, head.Thread)
+	if err != nil {
+		return err
+	}
+	pub := s.Key.Public()
+	var last *Found
+	for i := range found {
+		e := &found[i]
+		if e.Thread != head.Thread || e.Store != s.Store || e.Root != root || e.Key != pub {
+			continue
+		}
+		if e.Seq > head.Seq {
+			return fmt.Errorf("%w: %s was sealed at seq %d (witness %s, line %d), but its log ends at seq %d: the store lost facts it had kept, and driving it from there would do again what they record; nothing is run",
+				ErrSealedAhead, head.Thread, e.Seq, e.Witness, e.Line, head.Seq)
+		}
+		if last == nil || e.Seq >= last.Seq {
+			last = e
+		}
+	}
+	if last == nil {
+		return nil
+	}
+	f, ok, err := factAt(ctx, store, head.Thread, last.Seq)
+	if err != nil {
+		return err
+	}
+	if !ok || f.Hash() != last.Hash {
+		return fmt.Errorf("%w: %s was sealed at seq %d with hash %.12s (witness %s, line %d), but its log holds another fact there: nothing is run",
+			ErrSealedAhead, head.Thread, last.Seq, last.Hash, last.Witness, last.Line)
+	}
+	return nil
+}
+
 // factAt reads the fact of thread id at seq; ok is false past the log's
 // end.
 func factAt(ctx context.Context, store thread.Store, id string, seq uint64) (f facts.Fact, ok bool, err error) {

@@ -1,8 +1,10 @@
 package seal_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -294,4 +296,74 @@ func TestWitnessLongLastLine(t *testing.T) {
 	require.NoError(t, os.WriteFile(sl.Witness.Path, append(b, strings.Repeat("x", 70<<10)+"\n"...), 0o600))
 	_, err = sl.Seal(ctx, s, head)
 	require.ErrorIs(t, err, seal.ErrWitnessBroken)
+}
+
+// CheckHead refuses a log behind its own seal (the store lost facts it had
+// kept: rev-store14 saw a damaged write-ahead log reopen at seq 13 of a
+// thread sealed at 17, and resume run its command again) or holding
+// another fact where it was sealed; a log at or past its last seal, a
+// thread of the same id in another store, or another's seal, pass.
+func TestCheckHead(t *testing.T) {
+	s := store(t, 5)
+	dir := t.TempDir()
+	sl := sealer(t, dir)
+	head, err := s.Head(ctx, "t")
+	require.NoError(t, err)
+	require.NoError(t, sl.CheckHead(ctx, s, head), "no seal yet")
+	_, err = sl.Seal(ctx, s, head)
+	require.NoError(t, err)
+	require.NoError(t, sl.CheckHead(ctx, s, head))
+
+	// The log as the store gives it after losing its last two facts.
+	lost := thread.Head{Thread: "t", Seq: 3}
+	err = sl.CheckHead(ctx, s, lost)
+	require.ErrorIs(t, err, seal.ErrSealedAhead)
+	require.ErrorContains(t, err, "sealed at seq 5")
+	require.ErrorContains(t, err, "its log ends at seq 3")
+
+	// Another fact where the seal is.
+	err = sl.CheckHead(ctx, changedAt{s, 5}, head)
+	require.ErrorIs(t, err, seal.ErrSealedAhead)
+	require.ErrorContains(t, err, "holds another fact there")
+
+	// Past the seal: fine, so long as the fact sealed is there.
+	d, err := facts.NewDraft(facts.KindUserMessage, "ingress/z", facts.UserMessage{Text: "more"})
+	require.NoError(t, err)
+	head, err = s.Append(ctx, "t", 5, d)
+	require.NoError(t, err)
+	require.NoError(t, sl.CheckHead(ctx, s, head))
+
+	// A thread of the same id in another store (another first fact),
+	// another store's seal, another person's: not this check's.
+	other := store(t, 3)
+	oh, err := other.Head(ctx, "t")
+	require.NoError(t, err)
+	require.NoError(t, sl.CheckHead(ctx, other, oh))
+	elsewhere := &seal.Sealer{Key: sl.Key, Witness: sl.Witness, Store: "elsewhere"}
+	require.NoError(t, elsewhere.CheckHead(ctx, s, lost))
+	k2, _, err := seal.OpenKey(filepath.Join(t.TempDir(), seal.KeyFile))
+	require.NoError(t, err)
+	someone := &seal.Sealer{Key: k2, Witness: sl.Witness, Store: "s"}
+	require.NoError(t, someone.CheckHead(ctx, s, lost))
+}
+
+// changedAt is a store whose reads give fact seq of any thread with
+// another payload.
+type changedAt struct {
+	thread.Store
+	seq uint64
+}
+
+func (s changedAt) Read(ctx context.Context, id string, from uint64) iter.Seq2[facts.Fact, error] {
+	inner := s.Store.Read(ctx, id, from)
+	return func(yield func(facts.Fact, error) bool) {
+		for f, err := range inner {
+			if err == nil && f.Seq == s.seq {
+				f.Data = append(bytes.Clone(f.Data), 0xc0)
+			}
+			if !yield(f, err) {
+				return
+			}
+		}
+	}
 }
