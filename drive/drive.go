@@ -134,6 +134,11 @@ func Drive(ctx context.Context, th *harness.Thread, opts Options) (State, error)
 			}
 		}
 	}
+	// A log behind the person's own seal of it (the store lost facts)
+	// gets nothing: no answer by policy, no resume.
+	if err := th.CheckSealed(ctx); err != nil {
+		return State{}, err
+	}
 	retried := false
 	idle := 0 // resumes in a row that ran nothing
 	for {

@@ -427,6 +427,29 @@ func (rt *Runtime) Resume(ctx context.Context, actor Actor, id string) (out Outc
 	return rt.Thread(actor, id).Resume(ctx)
 }
 
+// CheckSealed checks the thread's log as its store has it against the
+// runtime's Sealer's seals of it, when the Sealer can (HeadChecker): an
+// error when the log is behind one, or holds another fact where one was
+// sealed. Resume checks it before it runs anything; a front end calls it
+// first, before it answers or posts anything to the thread (drive.Drive).
+func (t *Thread) CheckSealed(ctx context.Context) error {
+	hc, ok := t.rt.Sealer.(HeadChecker)
+	if !ok {
+		return nil
+	}
+	head, err := t.rt.Store.Head(ctx, t.id)
+	if errors.Is(err, thread.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("check %s against its seals: %w", t.id, err)
+	}
+	if err := hc.CheckHead(ctx, t.rt.Store, head); err != nil {
+		return fmt.Errorf("%s: %w", t.id, err)
+	}
+	return nil
+}
+
 // Resume is Runtime.Resume of this thread.
 func (t *Thread) Resume(ctx context.Context) (out Outcome, err error) {
 	rt, actor, id := t.rt, t.actor, t.id

@@ -254,6 +254,14 @@ func (s sealing) SealHead(ctx context.Context, store thread.Store, head thread.H
 	return err
 }
 
+// CheckHead is the sealer's (harness.HeadChecker): a Resume of a log
+// behind the person's own seal of it runs nothing.
+func (s sealing) CheckHead(ctx context.Context, store thread.Store, head thread.Head) error {
+	return s.s.CheckHead(ctx, store, head)
+}
+
+var _ harness.HeadChecker = sealing{}
+
 // SealHead checks the log of thread id in store as replay's verification
 // does (audit.VerifyLog through actor), then signs the head it checked
 // with the person's key into their witness log (Sealer): a log that does
