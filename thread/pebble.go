@@ -410,7 +410,7 @@ func noFactsWithoutHead(db *pebble.DB, id string) error {
 			return err
 		}
 		if found {
-			return &CorruptError{Thread: id, Err: errors.New("it has stored facts but no head record (the head record was lost): nothing is appended over them")}
+			return &CorruptError{Thread: id, Err: errors.New("it has stored facts but no head record: the head record was lost")}
 		}
 	}
 	return nil
@@ -590,6 +590,11 @@ func (s *PebbleStore) Head(ctx context.Context, thread string) (Head, error) {
 		return Head{}, fmt.Errorf("head of %s: %w", thread, err)
 	}
 	if !ok {
+		// A thread whose head record was lost is damaged, not unknown:
+		// its facts are there.
+		if err := noFactsWithoutHead(s.db, thread); err != nil {
+			return Head{}, fmt.Errorf("head of %s: %w", thread, err)
+		}
 		return Head{}, fmt.Errorf("head of %s: %w", thread, ErrNotFound)
 	}
 	return h, nil

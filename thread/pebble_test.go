@@ -299,7 +299,14 @@ func TestAppendRefusedWhereTheHeadRecordWasLost(t *testing.T) {
 			require.Equal(t, before, after, "the stored facts are as they were")
 			require.NoError(t, closer.Close())
 
+			// Nor is it unknown to a reader: its head is damage.
+			_, err = s.Head(ctx, "t1")
+			requireCorrupt(t, err, 0)
+			require.NotErrorIs(t, err, thread.ErrNotFound)
+
 			// A thread that is new is appended to as before.
+			_, err = s.Head(ctx, "t11")
+			require.ErrorIs(t, err, thread.ErrNotFound)
 			_, err = s.Append(ctx, "t11", 0, draft(t, "step/1", "new"))
 			require.NoError(t, err)
 		})
