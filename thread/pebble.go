@@ -591,8 +591,13 @@ func (s *PebbleStore) Head(ctx context.Context, thread string) (Head, error) {
 	}
 	if !ok {
 		// A thread whose head record was lost is damaged, not unknown:
-		// its facts are there.
+		// its facts are there. (Facts found may be an append's that
+		// committed since the head was read: its head record came with
+		// them, in one batch, and is read again.)
 		if err := noFactsWithoutHead(s.db, thread); err != nil {
+			if h, ok, rerr := readHead(s.db, thread); rerr == nil && ok {
+				return h, nil
+			}
 			return Head{}, fmt.Errorf("head of %s: %w", thread, err)
 		}
 		return Head{}, fmt.Errorf("head of %s: %w", thread, ErrNotFound)
