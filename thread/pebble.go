@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -172,8 +173,11 @@ func OpenPebble(dir string, opts ...Option) (*PebbleStore, error) {
 	s := &PebbleStore{dir: dir, lock: lock, clock: o.clock, readOnly: o.readOnly, cacheSize: o.cacheSize, minFree: o.minFree, fatal: o.fatal}
 	if s.fatal == nil {
 		s.fatal = func(msg string) {
-			o.logger.Error(msg, "component", "pebble")
-			fmt.Fprintf(os.Stderr, "harness: the store %s cannot go on: %s\n", dir, msg)
+			// Pebble's reason may carry its stack traces (%+v): the
+			// person gets the reason, the debug log the rest.
+			first, _, _ := strings.Cut(msg, "\n")
+			o.logger.Debug(msg, "component", "pebble")
+			fmt.Fprintf(os.Stderr, "harness: the store %s cannot go on: %s\n", dir, strings.TrimSpace(first))
 			os.Exit(1)
 		}
 	}
