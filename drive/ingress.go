@@ -87,6 +87,10 @@ func Example(kind facts.Kind) string {
 		return `'{"text": "Also update the docs"}'`
 	case facts.KindPolicySet:
 		return `'{"approve": "writes", "allow": ["run_command:go test *"], "deny": ["write_file:.github/*"]}'`
+	case facts.KindBudgetSet:
+		return `'{"limit": {"usd": 5, "tokens": 2000000}}'`
+	case facts.KindBudgetRaised:
+		return `'{"add": {"usd": 2}}'`
 	}
 	return "{}"
 }

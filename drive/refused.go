@@ -22,6 +22,17 @@ func Refused(err error, id string, kind facts.Kind) error {
 	if _, rest, ok := strings.Cut(msg, fold.ErrRefused.Error()+": "+string(kind)+": "); ok {
 		msg = rest
 	}
+	// Each component's refusal, joined: the ones a fact was not for say
+	// nothing to the person.
+	var why []string
+	for _, line := range strings.Split(msg, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "not addressed to this component") {
+			why = append(why, line)
+		}
+	}
+	if len(why) > 0 {
+		msg = strings.Join(why, "; ")
+	}
 	return &plainError{msg: fmt.Sprintf("thread %s does not take this %s: %s", id, kind, msg), err: err}
 }
 

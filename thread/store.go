@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"unicode/utf8"
 	"time"
 
 	"github.com/seed-7cc7a084/harness/facts"
@@ -266,7 +267,8 @@ func ValidateID(id string) error {
 	case len(id) > MaxIDLen:
 		return bad("%d bytes, longer than %d", len(id), MaxIDLen)
 	case !alnum(id[0]):
-		return bad("starts with %q, not a letter or digit", id[0])
+		r, _ := utf8.DecodeRuneInString(id)
+		return bad("starts with %q, not an ASCII letter or digit", r)
 	case id[len(id)-1] == '.':
 		return bad("ends with '.'")
 	case strings.Contains(id, ".."):
@@ -274,7 +276,8 @@ func ValidateID(id string) error {
 	}
 	for i := 0; i < len(id); i++ {
 		if c := id[i]; !alnum(c) && c != '-' && c != '_' && c != '.' {
-			return bad("byte %q at %d is not allowed (letters, digits, '-', '_', '.')", c, i)
+			r, _ := utf8.DecodeRuneInString(id[i:])
+			return bad("%q at byte %d is not allowed (ASCII letters, digits, '-', '_', '.')", r, i)
 		}
 	}
 	return nil

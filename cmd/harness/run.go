@@ -441,7 +441,10 @@ the turn fails again, resume ends with exit 1 and the reason.
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			id := ""
 			if len(args) == 1 {
-				id = args[0]
+				// An empty THREAD (a script's unset $T) is not --last.
+				if id = args[0]; id == "" {
+					return usageError("resume: THREAD is empty: name a thread, or pass --last for the one active last")
+				}
 			}
 			return a.resume(cmd.Context(), id, &f)
 		}),
