@@ -43,5 +43,6 @@ func TestDraftOf(t *testing.T) {
 		_, _, err := drive.DraftOf(c.kind, []byte(c.raw), "ann")
 		require.ErrorContains(t, err, c.want, c.raw)
 	}
-	require.Equal(t, "{}", drive.Example(facts.KindBudgetRaised))
+	require.Equal(t, `'{"add": {"usd": 2}}'`, drive.Example(facts.KindBudgetRaised))
+	require.Equal(t, "{}", drive.Example(facts.KindThreadForked))
 }
