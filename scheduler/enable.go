@@ -602,8 +602,10 @@ func (s *state[S]) execute(c *call, a *Action) fold.Transition[S] {
 		if refused == "" {
 			refused = fmt.Sprintf("the arguments of %s are not valid JSON: %q", c.call.Name, c.call.Args)
 		}
+		// Never started, it had no effect: none, as for a call a person
+		// denied (not "reported": there is no report of an effect).
 		return fold.Transition[S]{Key: executeKey(a.ID), Effect: drafts[S](facts.KindActionCompleted, facts.ActionCompleted{
-			ActionID: a.ID, EffectState: facts.EffectReported,
+			ActionID: a.ID, EffectState: facts.EffectNone,
 			Report: facts.Report{Status: facts.StatusFailed, Error: refused},
 		})}
 	}
