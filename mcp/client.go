@@ -512,7 +512,7 @@ func (s *conn) offer(listed []*sdk.Tool) {
 		seen[schema.Name] = true
 		hint := t.Annotations != nil && t.Annotations.ReadOnlyHint
 		tl := &tool{c: s, name: schema.Name, remote: t.Name, schema: schema, digest: DefinitionDigest(schema),
-			readOnlyHint: hint, readOnly: hint && s.cfg.Trusted, check: s.cfg.Checks[t.Name]}
+			readOnlyHint: hint, readOnly: hint && s.cfg.Trusted && s.programOutside(), check: s.cfg.Checks[t.Name]}
 		if s.transport == facts.MCPStdio {
 			spec := s.client.opts.Sandbox.Clone()
 			spec.Network = spec.Network || s.cfg.Network
@@ -777,4 +777,47 @@ func serverWord(s string, n int) string {
 		}
 		return r
 	}, s), n)
+}
+
+// programOutside reports whether a local server's command line names no
+// file inside the workspace: its command and each argument, taken
+// against the workspace (where the server runs), must not be a file
+// there. A program the workspace holds is one the model can rewrite (a
+// write the approval mode lets through), and a server's trust is trust in
+// the settings that declare it, not in that file: its read-only hints
+// are not taken (rev-trust14: a rewritten tools/mcpsrv.py read a file
+// outside the workspace as a "read"). A remote server's are.
+func (s *conn) programOutside() bool {
+	ws := s.client.opts.Workspace
+	if s.transport != facts.MCPStdio || ws == "" {
+		return true
+	}
+	for _, a := range append([]string{s.cfg.Command}, s.cfg.Args...) {
+		if a == "" || strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
+			continue
+		}
+		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
+			a = v // --script=tools/server.py
+		}
+		p := a
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(ws, p)
+		}
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && inside(p, ws) {
+			return false
+		}
+	}
+	return true
+}
+
+// inside reports whether p, resolved, lies in the directory dir, resolved.
+func inside(p, dir string) bool {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -191,4 +192,27 @@ func TestNotOffered(t *testing.T) {
 	require.Len(t, done, 2)
 	require.Contains(t, done[1].Report.Error, "the thread was never offered mcp__t__echo")
 	require.Empty(t, done[1].Report.Stdout)
+}
+
+// A trusted server whose command line names a file in the workspace (its
+// program, which the model can rewrite with a write the approval mode
+// lets through) gets no read-only lowering: its read-only tool asks like
+// any other (rev-trust14: a rewritten tools/mcpsrv.py read a file outside
+// the workspace as a "read", asked of nobody).
+func TestReadOnlyHintNotForAProgramInTheWorkspace(t *testing.T) {
+	for _, arg := range []string{"tools/srv.py", "--script=tools/srv.py"} {
+		root := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "tools"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "tools", "srv.py"), []byte("# the server\n"), 0o644))
+		srv := stdioServer(t)
+		srv.Trusted = true
+		srv.Args = []string{arg}
+		e := newEnv(t, root, mcp.Servers{"t": srv}, call("mcp__t__echo", `{"text":"hi"}`))
+		st := e.run("t1", drive.Approval{})
+		req := all[facts.ActionRequested](e, "t1", facts.KindActionRequested)[0]
+		require.Equal(t, harness.StatusParked, st.Status, "%s: the hint was taken", arg)
+		require.True(t, req.Confirm)
+		require.Equal(t, action.Execute, req.Capability)
+		require.False(t, req.MCP.ReadOnly)
+	}
 }
