@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -301,14 +302,14 @@ func TestGitCommandRunsNoIncludedFilterFromElsewhere(t *testing.T) {
 				require.NoError(t, os.WriteFile(inc, []byte(smudge), 0o644))
 				val := "evil.inc"
 				if form == "tildeuser" {
-					u := os.Getenv("USER")
-					if u == "" {
-						u = "root"
-					}
-					home, _ := os.UserHomeDir()
-					rel, err := filepath.Rel(home, inc)
+					// The user running the test, and their home as the
+					// system's user database has it (what "~user" names,
+					// whatever $HOME and $USER say).
+					me, err := user.Current()
 					require.NoError(t, err)
-					val = "~" + u + "/" + rel
+					rel, err := filepath.Rel(me.HomeDir, inc)
+					require.NoError(t, err)
+					val = "~" + me.Username + "/" + rel
 				}
 				git("config", "includeIf.onbranch:harness/**.path", val)
 				wt := filepath.Join(t.TempDir(), "wt")

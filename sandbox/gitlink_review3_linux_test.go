@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	osuser "os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -348,12 +349,11 @@ func TestEnclosingRepositoryPastANonRepository(t *testing.T) {
 // core.hooksPath spelled ~USER/… with the person's own user name: that
 // home, as git takes it (rev-sbx13b).
 func TestHooksPathSpelledTildeUser(t *testing.T) {
-	home, err := os.UserHomeDir()
+	// The user running the test, and their home as the system's user
+	// database has it (what "~user" names, whatever $HOME and $USER say).
+	me, err := osuser.Current()
 	require.NoError(t, err)
-	user := os.Getenv("USER")
-	if user == "" {
-		user = "root"
-	}
+	home, user := me.HomeDir, me.Username
 	base, err := os.MkdirTemp(home, "harness-test-")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(base) })
