@@ -272,6 +272,12 @@ func planUndo(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id 
 	if svc.Observer == nil || svc.Workspace == "" {
 		return plan, nil, fmt.Errorf("undo %s: no workspace observer: nothing can say what the files hold now", id)
 	}
+	// What the files are put back to comes from the log: a log whose
+	// links say a fact was changed is not acted on (the thread opens from
+	// its snapshot, which does not read what lies before it).
+	if err := rt.Store.Verify(ctx, id); err != nil {
+		return plan, nil, fmt.Errorf("undo %s: the log does not verify: %w", id, err)
+	}
 	th, err := rt.Open(ctx, actor, id)
 	if err != nil {
 		return plan, nil, fmt.Errorf("undo %s: %w", id, err)

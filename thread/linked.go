@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 
 	"github.com/seed-7cc7a084/harness/facts"
 )
@@ -56,4 +57,55 @@ func ReadLinked(ctx context.Context, s Store, id string, upto uint64, visit func
 		return facts.Hash{}, &CorruptError{Thread: id, Seq: upto, Err: fmt.Errorf("the head record names hash %.12s, but seq %d hashes to %.12s", head.Hash, upto, prev)}
 	}
 	return prev, nil
+}
+
+// Chained passes on the facts of log, a reading of thread id, and checks
+// as it goes what Read does not: that each is named by the next one's
+// prev (the fact at head's seq by head's hash), and that the first, when
+// it is seq 1, names no fact before it. A fact is passed on once that is
+// checked — one fact behind the reading — so that where the chain breaks
+// the fact changed is not passed on: a *CorruptError naming it comes
+// instead, after the facts before, and the reading ends. A reader that
+// prints a log (harness log) prints no fact the log's own links say was
+// changed. The last fact read, when it is not the head's, is passed on as
+// it is: nothing after it was read to check it by.
+func Chained(id string, log iter.Seq2[facts.Fact, error], head Head) iter.Seq2[facts.Fact, error] {
+	return func(yield func(facts.Fact, error) bool) {
+		var held *facts.Fact // read, not yet passed on
+		broken := func(seq uint64, why string) {
+			yield(facts.Fact{}, &CorruptError{Thread: id, Seq: seq, Err: errors.New(why)})
+		}
+		for f, err := range log {
+			if err != nil {
+				if held != nil && !yield(*held, nil) {
+					return
+				}
+				yield(f, err)
+				return
+			}
+			switch {
+			case held == nil && f.Seq == 1 && !f.Prev.IsZero():
+				broken(1, "the first fact names a fact before it")
+				return
+			case held != nil && f.Seq != held.Seq+1:
+				broken(held.Seq+1, "missing")
+				return
+			case held != nil && f.Prev != held.Hash():
+				broken(held.Seq, fmt.Sprintf("seq %d names %.12s as the fact before it, but seq %d hashes to %.12s: it was changed", f.Seq, f.Prev, held.Seq, held.Hash()))
+				return
+			}
+			if held != nil && !yield(*held, nil) {
+				return
+			}
+			held = &f
+		}
+		if held == nil {
+			return
+		}
+		if held.Seq == head.Seq && held.Hash() != head.Hash {
+			broken(held.Seq, fmt.Sprintf("the head record names %.12s, but seq %d hashes to %.12s: it was changed", head.Hash, held.Seq, held.Hash()))
+			return
+		}
+		yield(*held, nil)
+	}
 }

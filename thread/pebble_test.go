@@ -449,3 +449,42 @@ func TestOpenTheSameDirectoryByAnotherName(t *testing.T) {
 	_, err = thread.OpenPebble("store")
 	require.ErrorIs(t, err, thread.ErrLocked)
 }
+
+// Chained passes on no fact the log's own links say was changed: a fact
+// rewritten with a good checksum, in the middle or at the head, ends the
+// reading with a CorruptError naming it, after the facts before.
+func TestChainedStopsBeforeAChangedFact(t *testing.T) {
+	ctx := context.Background()
+	for _, changed := range []uint64{1, 5, 10} {
+		s := openStore(t, t.TempDir())
+		fill(t, s, "t1", 10)
+		rewrite(changed, func(f *facts.Fact) { f.Data = draft(t, "x", "forged").Data })(t, thread.RawDB(s))
+		head, err := s.Head(ctx, "t1")
+		require.NoError(t, err)
+		var seqs []uint64
+		var broke error
+		for f, err := range thread.Chained("t1", s.Read(ctx, "t1", 1), head) {
+			if err != nil {
+				broke = err
+				break
+			}
+			seqs = append(seqs, f.Seq)
+		}
+		requireCorrupt(t, broke, changed)
+		require.Len(t, seqs, int(changed-1), "the facts before it, not it")
+		// From a later seq, the first fact read cannot be checked by the
+		// one before it, but by the next.
+		if changed > 1 {
+			var n int
+			for _, err := range thread.Chained("t1", s.Read(ctx, "t1", changed), head) {
+				if err != nil {
+					requireCorrupt(t, err, changed)
+					break
+				}
+				n++
+			}
+			require.Zero(t, n)
+		}
+		s.Close()
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // verifyGCPercent is the Go collector's GOGC while `replay --verify`
@@ -63,7 +64,14 @@ of at once, so that the process driving the thread can open it.`,
 			if follow {
 				return a.follow(ctx, s, id, from)
 			}
-			log := s.Store.Read(ctx, id, from)
+			// The log as its own links have it: a fact changed in place
+			// is not printed; the break is the error (replay --verify
+			// says more).
+			head, err := s.Store.Head(ctx, id)
+			if err != nil {
+				return err
+			}
+			log := thread.Chained(id, s.Store.Read(ctx, id, from), head)
 			switch a.output {
 			case "jsonl":
 				return facts.WriteJSONSeq(a.stdout, log)
