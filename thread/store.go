@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"iter"
 	"strings"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 
 	"github.com/seed-7cc7a084/harness/facts"
 )
