@@ -28,6 +28,9 @@ func (rt *Runtime) asker(id, key string) action.Elicit {
 			return facts.QuestionAnswered{}, fmt.Errorf("ask in %s: %w: only an action's server asks here", id, ErrNotAsked)
 		}
 		actionID := q.Elicit.ActionID
+		if rt.NoAsk != "" {
+			return facts.QuestionAnswered{}, fmt.Errorf("ask in %s: %w: %s", id, ErrNotAsked, rt.NoAsk)
+		}
 		if !scheduler.MayAsk(key, actionID) {
 			return facts.QuestionAnswered{}, fmt.Errorf("ask in %s: action %s does not run under %s: %w", id, actionID, key, ErrNotAsked)
 		}

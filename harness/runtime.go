@@ -82,6 +82,12 @@ type Runtime struct {
 	// passes through Resume. A seal that cannot be made is not an error
 	// of the Resume (its facts are appended): the Sealer reports it.
 	Sealer Sealer
+	// NoAsk, when set, says why nobody can answer a question an action's
+	// server puts (an MCP elicitation) in this runtime — a run that takes
+	// no input, on a store no other process shares — and such a question
+	// is refused at once with it (ErrNotAsked), not waited on: nothing
+	// could ever answer it.
+	NoAsk string
 }
 
 // Sealer signs a thread's head and keeps the seal where the store's

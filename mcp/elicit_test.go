@@ -218,3 +218,30 @@ func drive1(e *env, id string) drive.State {
 	}
 	return st
 }
+
+// A runtime in which nobody can answer (harness.Runtime.NoAsk: a run with
+// no input on a store no other process shares) refuses a server's
+// question at once: the server is told why, the call ends, the thread
+// goes on. Before, such a run waited on the question forever
+// (rev-readme14).
+func TestElicitationRefusedWhereNobodyCanAnswer(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	hs, _ := httpServer(t, root)
+	e := newEnv(t, root, mcp.Servers{"t": {URL: hs.URL}}, call("mcp__t__ask", `{}`))
+	e.rt.NoAsk = "nobody is here"
+	_, err := e.thread("t1").Start(ctx, "Use the tools.")
+	require.NoError(t, err)
+	done := make(chan drive.State, 1)
+	go func() { done <- drive1(e, "t1") }()
+	select {
+	case st := <-done:
+		require.Equal(t, harness.StatusDone, st.Status, st.Reason)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run waits on a question nobody can answer")
+	}
+	require.Empty(t, all[facts.QuestionAsked](e, "t1", facts.KindQuestionAsked), "not asked")
+	completed := all[facts.ActionCompleted](e, "t1", facts.KindActionCompleted)
+	require.Contains(t, completed[0].Report.Stdout+completed[0].Report.Error, "nobody is here")
+	require.NoError(t, audit.VerifyLog(ctx, e.store, e.st.Actor, "t1"))
+}

@@ -138,6 +138,12 @@ type SessionOptions struct {
 	// OnUnsealed, when set, is told of a thread's head that could not be
 	// sealed (see Stock.Sealer), and why: a front end says so.
 	OnUnsealed func(head thread.Head, err error)
+	// NoInput is for a session whose front end asks nobody (a run with
+	// no terminal, or told so): when no other process shares its store
+	// either (it holds a store in a directory itself), a question an MCP
+	// server puts during a call is refused at once (harness.Runtime.NoAsk)
+	// instead of waiting for an answer nothing could give.
+	NoInput bool
 }
 
 // ModelUse says whether a session's runtimes record a model (see
@@ -515,6 +521,9 @@ func (s *Session) newRuntime(svc harness.Services, cfg harness.Config, o runtime
 	}
 	if s.Stock.Sealer != nil {
 		rt.Sealer = sealing{s.Stock.Sealer, s.opts.OnUnsealed}
+	}
+	if _, direct := s.Store.(*thread.PebbleStore); direct && s.opts.NoInput {
+		rt.NoAsk = "this run asks nobody (no terminal, or no input), and no other process shares its store to answer (run harness serve for that)"
 	}
 	return rt, nil
 }

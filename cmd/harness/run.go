@@ -198,7 +198,9 @@ func (a *app) openDrive(ctx context.Context, f *driveFlags) (*stock.Session, dri
 	if err := f.loadModel(); err != nil {
 		return nil, drive.Approval{}, err
 	}
-	s, err := a.openSession(ctx, f, driving(ctx))
+	o := driving(ctx)
+	o.NoInput = !a.interactive(f.noInput)
+	s, err := a.openSession(ctx, f, o)
 	if err != nil {
 		return nil, drive.Approval{}, err
 	}
@@ -302,6 +304,7 @@ thread records it (host:directory), and every later command acts there.`,
 			}
 			o := driving(ctx)
 			o.Create, o.Model, o.ModelSpec, o.ModelDir = true, stock.ModelNeeded, f.model, cwdOrEmpty()
+			o.NoInput = !serving && !a.interactive(f.noInput)
 			if serving {
 				// The page answers: the command asks nobody at the prompt.
 				f.noInput = true
