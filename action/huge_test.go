@@ -75,6 +75,9 @@ func TestHugeFileIsKnownByItsStatRecord(t *testing.T) {
 		has, err := s.HasBlob(ctx, strings.TrimPrefix(big.Digest, facts.StatDigestPrefix))
 		require.NoError(t, err)
 		require.False(t, has, "nothing of it is kept")
+		fi, err := os.Lstat(filepath.Join(root, "big.bin"))
+		require.NoError(t, err)
+		require.Equal(t, big.Digest, StatDigest(fi), "what an undo compares, without reading")
 		small, _ := file(first, "small.txt")
 		require.False(t, facts.IsStatDigest(small.Digest))
 

@@ -1218,6 +1218,18 @@ func statDigest(k statKey) string {
 	return facts.StatDigestPrefix + hex.EncodeToString(sum[:])
 }
 
+// StatDigest is the digest a [Workspace] gives the regular file fi
+// describes (from os.Lstat or File.Stat) when the file is larger than its
+// hash limit: see [facts.StatDigestPrefix]. It reads nothing; "" where fi
+// is not a regular file. Whoever must tell whether such a file is still
+// the one an observation saw (an undo) compares this, never its bytes.
+func StatDigest(fi fs.FileInfo) string {
+	if fi == nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return statDigest(infoKey(fi))
+}
+
 // statPreimage is what statDigest hashes: the domain, then the key's
 // fields, 8 bytes each, big-endian.
 func statPreimage(k statKey) [len(statDigestDomain) + 40]byte {
