@@ -296,3 +296,42 @@ func TestStatDigestRecord(t *testing.T) {
 	plain := encodeRec(w.tree.ents[w.tree.find("plain")].dir)
 	require.EqualValues(t, recVersion, plain[0])
 }
+
+// BenchmarkHugeFileObservation: a first observation (a new Workspace, no
+// stat cache) of a tree of 100 small files and one 10 GiB sparse file,
+// against the same tree with a 1 KiB file in its place, in the same run.
+// ratio is huge/small: the big file costs what a small one does, never
+// its size (hashing it would take ~17 s here).
+func BenchmarkHugeFileObservation(b *testing.B) {
+	tree := func(big bool) string {
+		root := b.TempDir()
+		for i := range 100 {
+			put(b, root, "d/f"+string(rune('a'+i%26))+string(rune('a'+i/26)), "content\n", 0o644)
+		}
+		if big {
+			p := filepath.Join(root, "big.bin")
+			require.NoError(b, os.WriteFile(p, nil, 0o644))
+			require.NoError(b, os.Truncate(p, tenGiB))
+		} else {
+			put(b, root, "big.bin", strings.Repeat("x", 1024), 0o644)
+		}
+		return root
+	}
+	roots := [2]string{tree(false), tree(true)}
+	var ns [2]time.Duration
+	for b.Loop() {
+		for i, root := range roots {
+			w, err := NewWorkspace(root)
+			require.NoError(b, err)
+			w.now = func() time.Time { return time.Now().Add(time.Hour) }
+			start := time.Now()
+			_, err = w.Observe(context.Background())
+			ns[i] += time.Since(start)
+			require.NoError(b, err)
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(ns[0].Nanoseconds())/n, "small-ns/op")
+	b.ReportMetric(float64(ns[1].Nanoseconds())/n, "huge-ns/op")
+	b.ReportMetric(float64(ns[1])/float64(ns[0]), "ratio")
+}
