@@ -99,7 +99,9 @@ type Adapter interface {
 type FileState struct {
 	Path string // slash-separated, relative to the observed root
 	// Digest is the SHA-256 of the content, hex; for a symlink, of the
-	// link's target string.
+	// link's target string; for a regular file larger than the
+	// Workspace's hash limit, which it does not read, a stat digest (see
+	// facts.StatDigestPrefix and WithHashLimit).
 	Digest string
 	Mode   fs.FileMode
 	Size   int64

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io/fs"
 	"iter"
+	"slices"
 	"strings"
 )
 
@@ -58,13 +59,22 @@ const statNamespace = "observe.v1"
 //	count     uvarint, then that many entries, sorted by name:
 //	  name    uvarint length, then the bytes
 //	  kind    1 byte: 'f' file, 'l' link, 'd' directory, 'o' other
-//	  flags   1 byte: 1 clean, 2 kept, 4 more than one link, 8 out of scope
+//	  flags   1 byte: 1 clean, 2 kept, 4 more than one link, 8 out of scope,
+//	          16 a stat digest (version 3 only)
 //	  key     size, mtime, ctime (varints), inode, device (uvarints)
 //	  mode    uvarint: the fs.FileMode
-//	  for a file or link in scope: size (varint), digest (32 bytes);
+//	  for a file or link in scope: size (varint), digest (32 bytes; none
+//	  for a stat digest, which is the key's: see statDigest);
 //	  for a link, also its target: uvarint length, then the bytes
 //	crc       4 bytes, CRC-32C (Castagnoli) of the bytes before, little-endian
+//
+// A record with a file known by its stat digest alone is written as
+// version 3 (recStatVersion), any other as version 2, so that a process
+// that knows no stat digest ignores only the records that have one.
 const recVersion = 2
+
+// recStatVersion is the version of a record with a stat digest in it.
+const recStatVersion = 3
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -116,6 +126,7 @@ const (
 	flagKept
 	flagMulti
 	flagSkip
+	flagStat
 )
 
 func appendKey(b []byte, k statKey) []byte {
@@ -128,7 +139,11 @@ func appendKey(b []byte, k statKey) []byte {
 
 func encodeRec(r *dirRec) []byte {
 	b := make([]byte, 0, 64+len(r.ents)*80)
-	b = append(b, recVersion)
+	version := byte(recVersion)
+	if slices.ContainsFunc(r.ents, func(e entry) bool { return e.kind == kindFile && !e.skip && isStatDigest(e.Digest) }) {
+		version = recStatVersion
+	}
+	b = append(b, version)
 	b = appendKey(b, r.key)
 	var f byte
 	if r.clean {
@@ -154,13 +169,19 @@ func encodeRec(r *dirRec) []byte {
 		if e.skip {
 			f |= flagSkip
 		}
+		stat := e.kind == kindFile && !e.skip && isStatDigest(e.Digest)
+		if stat {
+			f |= flagStat
+		}
 		b = append(b, f)
 		b = appendKey(b, e.key)
 		b = binary.AppendUvarint(b, uint64(e.Mode))
 		if !e.skip && (e.kind == kindFile || e.kind == kindLink) {
 			b = binary.AppendVarint(b, e.Size)
-			sum, _ := hex.DecodeString(e.Digest)
-			b = append(b, sum...)
+			if !stat {
+				sum, _ := hex.DecodeString(e.Digest)
+				b = append(b, sum...)
+			}
 			if e.kind == kindLink {
 				b = binary.AppendUvarint(b, uint64(len(e.Link)))
 				b = append(b, e.Link...)
@@ -224,7 +245,7 @@ func (r *recReader) key() statKey {
 }
 
 func decodeRec(rel string, v []byte) (*dirRec, error) {
-	if len(v) < 1+4 || v[0] != recVersion {
+	if len(v) < 1+4 || v[0] != recVersion && v[0] != recStatVersion {
 		return nil, errBadRec
 	}
 	body := v[:len(v)-4]
@@ -243,6 +264,10 @@ func decodeRec(rel string, v []byte) (*dirRec, error) {
 		e := entry{name: name, kind: r.byte()}
 		f := r.byte()
 		e.clean, e.kept, e.multi, e.skip = f&flagClean != 0, f&flagKept != 0, f&flagMulti != 0, f&flagSkip != 0
+		stat := f&flagStat != 0
+		if stat && (v[0] != recStatVersion || e.kind != kindFile || e.skip || e.kept) {
+			return nil, errBadRec
+		}
 		e.key = r.key()
 		e.FileState = FileState{Path: join(rel, name), Mode: fs.FileMode(r.uvarint())}
 		switch e.kind {
@@ -252,7 +277,12 @@ func decodeRec(rel string, v []byte) (*dirRec, error) {
 		}
 		if !e.skip && (e.kind == kindFile || e.kind == kindLink) {
 			e.Size = r.varint()
-			e.Digest = hex.EncodeToString(r.bytes(32))
+			if stat {
+				// The digest is the key's, which cannot disagree with it.
+				e.Digest = statDigest(e.key)
+			} else {
+				e.Digest = hex.EncodeToString(r.bytes(32))
+			}
 			if e.kind == kindLink {
 				e.Link = string(r.bytes(r.uvarint()))
 			}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -82,6 +83,22 @@ func statOf(st *unix.Stat_t) sysStat {
 		},
 		dev:   uint64(st.Dev),
 		nlink: uint64(st.Nlink),
+	}
+}
+
+// infoKey is the key of the file fi describes, as the walk's stat record
+// gives it: with the device.
+func infoKey(fi fs.FileInfo) statKey {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return statKeyOf(fi)
+	}
+	return statKey{
+		size:  st.Size,
+		mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec,
+		ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec,
+		ino:   st.Ino,
+		dev:   st.Dev,
 	}
 }
 

@@ -35,6 +35,10 @@ func sameFile(a, b sysStat) bool { return a.fi != nil && b.fi != nil && os.SameF
 // sameDevice: no feed is used here, so any answer does.
 func sameDevice(a, b sysStat) bool { return true }
 
+// infoKey is the key of the file fi describes, as the walk's stat record
+// gives it.
+func infoKey(fi fs.FileInfo) statKey { return statKeyOf(fi) }
+
 func statOf(fi fs.FileInfo) sysStat {
 	return sysStat{mode: fi.Mode(), key: statKeyOf(fi), nlink: nlinkOf(fi.Sys()), fi: fi}
 }

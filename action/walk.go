@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,6 +16,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
+
+	"github.com/seed-7cc7a084/harness/facts"
 )
 
 // The reading a Workspace keeps is a tree of directory records, each
@@ -299,6 +303,9 @@ type walk struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	since  int64 // the snapshot time: ns since the epoch
+	// settleBy is when the walk stops waiting for the times of files it
+	// knows by their stat record alone to settle (see unread).
+	settleBy time.Time
 	// all: look at every entry. Otherwise the feed vouches for the last
 	// reading, and marks say what it reported.
 	all   bool
@@ -1055,8 +1062,11 @@ const (
 // old (unless force), or by reading it.
 func (wk *walk) regular(h *dirHandle, name, rel string, st *sysStat, old, e *entry, force bool) (outcome, error) {
 	w := wk.w
-	keep := w.blobs != nil && st.key.size <= w.blobCap
-	if !force && old.kind == kindFile && !old.skip && old.clean && old.key == st.key {
+	huge := st.key.size > w.hashLimit
+	keep := w.blobs != nil && st.key.size <= w.blobCap && !huge
+	// A stat digest kept from a reading under a lower limit is not kept
+	// once the file is one this Workspace hashes.
+	if !force && old.kind == kindFile && !old.skip && old.clean && old.key == st.key && (huge || !isStatDigest(old.Digest)) {
 		kept := old.kept
 		if keep && !kept {
 			if has, ok := w.blobs.(BlobChecker); ok {
@@ -1067,6 +1077,9 @@ func (wk *walk) regular(h *dirHandle, name, rel string, st *sysStat, old, e *ent
 			e.Digest, e.Size, e.clean, e.kept = old.Digest, old.Size, true, kept
 			return found, nil
 		}
+	}
+	if huge {
+		return wk.unread(h, name, rel, st, e)
 	}
 	var f fileFD
 	var err error
@@ -1099,6 +1112,12 @@ func (wk *walk) regular(h *dirHandle, name, rel string, st *sysStat, old, e *ent
 	// (see localFS): a regular file's read comes back short only at its
 	// end.
 	digest, n, data, err := wk.read(f, st.key.size, wk.feed != nil && sameDevice(wk.rootSt, *st))
+	if errors.Is(err, errGrew) {
+		// It grew past the hash limit while it was read: it is known by
+		// the stat record lstat gave, and looked at again next time.
+		e.Digest, e.Size, e.kept, e.clean = statDigest(st.key), st.key.size, false, false
+		return found, nil
+	}
 	if err != nil {
 		if ctxErr := wk.ctx.Err(); ctxErr != nil {
 			return 0, ctxErr
@@ -1124,6 +1143,115 @@ func (wk *walk) regular(h *dirHandle, name, rel string, st *sysStat, old, e *ent
 	e.clean = n == st.key.size && st.key.mtime < wk.since && st.key.ctime < wk.since
 	return found, nil
 }
+
+// unread observes the regular file name in directory h (rel in the
+// workspace), larger than the hash limit, which lstat described as st,
+// into e: by that stat record alone (see statDigest). Nothing of it is
+// read, so nothing of it is kept.
+//
+// Its digest holds while its stat record does, but the record of a file
+// written within one tick of the kernel's clock of the moment it is
+// stat'ed can stay the same through a later write in that tick: a file
+// read is read again next time (see the racy rule); one known by its
+// stat record alone cannot be. So a file whose ctime is not older than
+// the snapshot time is stat'ed again once it is older than the racy
+// window (see settle): any write after that moves its ctime, which no
+// unprivileged process can set back. The wait is one for the whole
+// walk, whatever the number of such files (every wait ends at the same
+// moment), and bounded (see walk.settleBy).
+func (wk *walk) unread(h *dirHandle, name, rel string, st *sysStat, e *entry) (outcome, error) {
+	clean := st.key.ctime < wk.since
+	if !clean && wk.settle(st.key.ctime) {
+		now, err := h.d.lstat(name)
+		switch {
+		case gone(err):
+			return vanished, nil
+		case err != nil:
+			return 0, pathErr("lstat", rel, err)
+		case !now.mode.IsRegular() || !sameFile(*st, now):
+			return replaced, nil
+		}
+		// Unchanged since: no write can share its ctime's tick any
+		// more. Changed: it is being written; this reading has it as
+		// lstat first gave it, and the next looks at it again.
+		clean = now.key == st.key
+	}
+	if err := wk.ctx.Err(); err != nil {
+		return 0, err
+	}
+	e.Digest, e.Size, e.kept, e.clean = statDigest(st.key), st.key.size, false, clean
+	return found, nil
+}
+
+// settle waits until ctime (ns since the epoch) is older than the
+// Workspace's clock less the racy window, and reports whether it is:
+// not when the walk is cancelled, or its settling time is over first.
+func (wk *walk) settle(ctime int64) bool {
+	w := wk.w
+	for {
+		since := w.now().Add(-w.racyWindow).UnixNano()
+		if ctime < since {
+			return true
+		}
+		wait := time.Duration(ctime-since) + time.Millisecond
+		left := time.Until(wk.settleBy)
+		if left <= 0 {
+			return false
+		}
+		t := time.NewTimer(min(wait, left))
+		select {
+		case <-wk.ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+}
+
+// statDigest is the digest of a regular file larger than the hash limit
+// (see [facts.StatDigestPrefix]): "stat:" and the hex SHA-256 of its
+// stat key, domain-separated. It changes with anything the key sees, and
+// never equals a content digest, which has no prefix.
+func statDigest(k statKey) string {
+	b := statPreimage(k)
+	sum := sha256.Sum256(b[:])
+	return facts.StatDigestPrefix + hex.EncodeToString(sum[:])
+}
+
+// StatDigest is the digest a [Workspace] gives the regular file fi
+// describes (from os.Lstat or File.Stat) when the file is larger than its
+// hash limit: see [facts.StatDigestPrefix]. It reads nothing; "" where fi
+// is not a regular file. Whoever must tell whether such a file is still
+// the one an observation saw (an undo) compares this, never its bytes.
+func StatDigest(fi fs.FileInfo) string {
+	if fi == nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return statDigest(infoKey(fi))
+}
+
+// statPreimage is what statDigest hashes: the domain, then the key's
+// fields, 8 bytes each, big-endian.
+func statPreimage(k statKey) [len(statDigestDomain) + 40]byte {
+	var b [len(statDigestDomain) + 40]byte
+	copy(b[:], statDigestDomain)
+	o := b[len(statDigestDomain):]
+	binary.BigEndian.PutUint64(o[0:], uint64(k.size))
+	binary.BigEndian.PutUint64(o[8:], uint64(k.mtime))
+	binary.BigEndian.PutUint64(o[16:], uint64(k.ctime))
+	binary.BigEndian.PutUint64(o[24:], k.ino)
+	binary.BigEndian.PutUint64(o[32:], k.dev)
+	return b
+}
+
+// statDigestDomain opens what statDigest hashes.
+const statDigestDomain = "harness.workspace.stat-digest.v1\x00"
+
+// isStatDigest reports whether d is a digest statDigest gave.
+func isStatDigest(d string) bool { return facts.IsStatDigest(d) }
+
+// errGrew: a file grew past the hash limit while it was read.
+var errGrew = errors.New("grew past the hash limit while it was read")
 
 var readBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
@@ -1154,6 +1282,9 @@ func (wk *walk) read(f io.Reader, size int64, local bool) (digest string, n int6
 		if m > 0 {
 			h.Write(buf[:m])
 			n += int64(m)
+			if n > wk.w.hashLimit {
+				return "", 0, nil, errGrew
+			}
 			if keep {
 				if n > wk.w.blobCap {
 					keep, data = false, nil

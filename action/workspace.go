@@ -20,6 +20,11 @@ import (
 // told otherwise: 1 MiB.
 const DefaultBlobCap int64 = 1 << 20
 
+// DefaultHashLimit is the largest regular file a [Workspace] reads and
+// hashes unless [WithHashLimit] says otherwise: 1 GiB. A larger one is
+// known by its stat record alone (see "What the key cannot see").
+const DefaultHashLimit int64 = 1 << 30
+
 // DefaultRacyWindow is how much older than the start of an observation a
 // file's mtime and ctime must be for the file to be remembered as clean.
 const DefaultRacyWindow = 2 * time.Second
@@ -88,7 +93,9 @@ const (
 //	        'l' symlink, 'd' directory
 //	' '
 //	digest  64 bytes, lower-case hex: the entry's Digest; for a
-//	        directory, its own digest
+//	        directory, its own digest; for a file larger than the hash
+//	        limit, its stat digest, "stat:" and 64 hex digits (see
+//	        "What the key cannot see")
 //	' '
 //	name    the entry's name
 //	0x00    (a name never contains NUL, so the layout is unambiguous)
@@ -156,6 +163,27 @@ const (
 // file system that does not keep ctime honestly (a FUSE or network mount
 // whose server is hostile). Within one tick of the kernel's coarse clock
 // the racy rule below re-reads what the key could not tell apart.
+//
+// A regular file larger than the hash limit ([DefaultHashLimit], 1 GiB,
+// unless [WithHashLimit] says otherwise) is never read: a sparse file
+// costs no disk, and `truncate -s 2T` would otherwise cost an hour of
+// hashing zeros, with no interrupt heard. Its digest is a stat digest,
+// "stat:" and the SHA-256 of its key (size, mtime, ctime, inode, device;
+// see [facts.StatDigestPrefix]), which no content digest equals. So
+// anything the key sees — and, as above, any change of content, mode or
+// times moves ctime — shows as "modified", and an unchanged file stays
+// unchanged, across observations and, through the stat cache, across
+// processes; but what the key cannot see, nothing else sees for such a
+// file either, and a new inode or device (a copy put back, a file system
+// mounted again) shows as a change though the bytes are the same. Its
+// bytes are never kept, so no diff shows them and undo cannot restore
+// them: both say so. The racy rule cannot read such a file again, so
+// instead a file whose ctime is not older than the snapshot time is
+// stat'ed again once it is older than the racy window — one wait for the
+// whole observation, at most twice the window — so that no later write
+// shares its ctime's tick; one that changed meanwhile is being written,
+// and is looked at again next time. A file that grows past the limit
+// while it is read is known by its stat record too.
 //
 // # Racily clean entries
 //
@@ -231,6 +259,7 @@ type Workspace struct {
 	skipFunc   func(path string, dir bool) bool
 	blobs      Blobs
 	blobCap    int64
+	hashLimit  int64 // the largest file read and hashed
 	racyWindow time.Duration
 	workers    int
 	meta       Meta
@@ -449,6 +478,22 @@ func WithRacyWindow(d time.Duration) WorkspaceOption {
 	}
 }
 
+// WithHashLimit sets the largest regular file the Workspace reads and
+// hashes, in bytes ([DefaultHashLimit] unless told otherwise). A larger
+// file is never opened: its digest is a stat digest (see
+// [facts.StatDigestPrefix]), its bytes are not kept, and what shows or
+// undoes a change says so (see "What the key cannot see" above). A limit
+// below 1 is an error.
+func WithHashLimit(n int64) WorkspaceOption {
+	return func(w *Workspace) {
+		if n < 1 {
+			w.refuse("WithHashLimit: %d is not a size in bytes", n)
+			return
+		}
+		w.hashLimit = n
+	}
+}
+
 // NewWorkspace returns an observer of the directory root.
 func NewWorkspace(root string, opts ...WorkspaceOption) (*Workspace, error) {
 	abs, err := filepath.Abs(root)
@@ -466,6 +511,7 @@ func NewWorkspace(root string, opts ...WorkspaceOption) (*Workspace, error) {
 		root:       abs,
 		skipPaths:  map[string]bool{},
 		racyWindow: DefaultRacyWindow,
+		hashLimit:  DefaultHashLimit,
 		workers:    max(8, runtime.GOMAXPROCS(0)),
 		now:        time.Now,
 		turn:       make(chan struct{}, 1),
@@ -623,8 +669,12 @@ func (w *Workspace) observeTree(ctx context.Context) (Snapshot, error) {
 	wk := &walk{
 		w:     w,
 		since: w.now().Add(-w.racyWindow).UnixNano(),
-		all:   true,
-		load:  w.tree == nil && w.meta != nil,
+		// Files known by their stat record alone wait for their times
+		// to settle for at most twice the window: what was written
+		// before the walk began is settled after one.
+		settleBy: time.Now().Add(2*w.racyWindow + 10*time.Millisecond),
+		all:      true,
+		load:     w.tree == nil && w.meta != nil,
 	}
 	wk.ctx, wk.cancel = context.WithCancelCause(ctx)
 	defer wk.cancel(nil)

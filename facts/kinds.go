@@ -827,7 +827,10 @@ type Report struct {
 
 // PathChange is one path the observer saw change, with digests before and
 // after ("" where the path did not exist) and, for a regular file, its
-// permission bits before and after.
+// permission bits before and after. A digest is the SHA-256 of the
+// content in lower-case hex (of a symlink's target string), or, for a
+// regular file larger than the observer hashes, a stat digest (see
+// StatDigestPrefix): the file was not read, and its bytes were not kept.
 type PathChange struct {
 	Path   string `msgpack:"path,omitempty" json:"path,omitempty"`
 	Before string `msgpack:"before,omitempty" json:"before,omitempty"`
@@ -842,6 +845,18 @@ type PathChange struct {
 	BeforeMode uint32 `msgpack:"before_mode,omitempty" json:"before_mode,omitempty"`
 	AfterMode  uint32 `msgpack:"after_mode,omitempty" json:"after_mode,omitempty"`
 }
+
+// StatDigestPrefix opens the digest the workspace observer gives a regular
+// file larger than it hashes (1 GiB unless told otherwise): "stat:" and
+// 64 lower-case hex digits, the SHA-256 of the file's stat record (size,
+// mtime, ctime, inode, device), not of its content. Such a file was never
+// read, so its bytes were never kept: nothing can show or restore them.
+// The prefix keeps it apart from every content digest, which is hex alone.
+const StatDigestPrefix = "stat:"
+
+// IsStatDigest reports whether digest is a stat digest (see
+// StatDigestPrefix): a file known by its stat record alone.
+func IsStatDigest(digest string) bool { return strings.HasPrefix(digest, StatDigestPrefix) }
 
 // ModeChanged reports whether both modes are recorded and differ.
 func (c PathChange) ModeChanged() bool {

@@ -62,6 +62,10 @@ func DiffOf(ctx context.Context, c facts.PathChange, kept Kept) FileDiff {
 		}
 		return d
 	}
+	if n := statNote(c); n != "" {
+		d.Note = n
+		return d
+	}
 	if kept == nil {
 		d.Note = "this store keeps no contents"
 		return d
@@ -99,6 +103,24 @@ func DiffOf(ctx context.Context, c facts.PathChange, kept Kept) FileDiff {
 	}
 	d.Diff = boundLines(EscapeText(UnifiedDiff(from, to, string(before), string(after))), maxDiffLineBytes)
 	return d
+}
+
+// statNote says which sides of c the observer knew by their stat record
+// alone (see facts.StatDigestPrefix), or "" when neither: such a file was
+// never read, so no diff of it can be shown.
+func statNote(c facts.PathChange) string {
+	var sides []string
+	if facts.IsStatDigest(c.Before) {
+		sides = append(sides, "before")
+	}
+	if facts.IsStatDigest(c.After) {
+		sides = append(sides, "after")
+	}
+	if len(sides) == 0 {
+		return ""
+	}
+	return "sha256 not computed (larger than 1 GiB, the observer's hash limit unless set otherwise) " +
+		strings.Join(sides, " and ") + " the change: the file is known by its size and times alone, and its content was not kept"
 }
 
 // boundLines cuts each line of text longer than n bytes (see Clip).

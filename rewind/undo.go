@@ -479,6 +479,9 @@ func modeWord(m uint32) string {
 
 // fetch returns the kept bytes of digest.
 func fetch(ctx context.Context, blobs action.Blobs, digest string) ([]byte, error) {
+	if facts.IsStatDigest(digest) {
+		return nil, fmt.Errorf("its earlier content was never read (larger than %d bytes, the observer's hash limit: known by its size and times alone), so it was not kept: undo cannot restore it; restore it by hand", action.DefaultHashLimit)
+	}
 	if blobs == nil {
 		return nil, fmt.Errorf("its earlier content %s was not kept: this store keeps no file contents", short(digest))
 	}
@@ -544,7 +547,12 @@ var errReplaced = errors.New("it was replaced while it was read")
 // Lstat, a regular file's taken from the open file after its bytes were
 // read, so that its mode is not older than its digest. With keep, a
 // regular file is returned open too, for the caller to close.
-func look(r *os.Root, rel string, keep bool) (digest string, fi fs.FileInfo, f *os.File, err error) {
+//
+// A regular file that was known by its stat record alone (stat: the
+// digest planned is a stat digest), or that is larger than the
+// observer's hash limit, is not read: its digest is its stat digest
+// (action.StatDigest), which a content digest never equals.
+func look(r *os.Root, rel string, keep, stat bool) (digest string, fi fs.FileInfo, f *os.File, err error) {
 	lfi, err := r.Lstat(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -572,7 +580,11 @@ func look(r *os.Root, rel string, keep bool) (digest string, fi fs.FileInfo, f *
 	if err == nil && (!opened.Mode().IsRegular() || !os.SameFile(lfi, opened)) {
 		err = errReplaced
 	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case stat || opened.Size() > action.DefaultHashLimit:
+		digest = action.StatDigest(opened)
+	default:
 		digest, err = digestOf(f)
 	}
 	if err == nil && lookHook != nil {
@@ -671,7 +683,7 @@ func restoredMode(s UndoStep, have fs.FileMode, exists bool) fs.FileMode {
 // a link. It returns the permission bits set.
 func restoreMode(r *os.Root, s UndoStep, checkParents func() error) (uint32, error) {
 	rel := s.Path
-	digest, fi, f, err := look(r, rel, true)
+	digest, fi, f, err := look(r, rel, true, facts.IsStatDigest(s.Left))
 	if f != nil {
 		defer f.Close()
 	}
@@ -727,7 +739,7 @@ func restoreFile(root string, s UndoStep, content []byte) (uint32, error) {
 	}
 	// check looks at the path, and says what is there if it holds s.Left.
 	check := func() (fs.FileInfo, error) {
-		now, fi, _, err := look(r, rel, false)
+		now, fi, _, err := look(r, rel, false, facts.IsStatDigest(s.Left))
 		if err != nil {
 			return nil, fmt.Errorf("restore %s: %w", rel, err)
 		}

@@ -22,8 +22,9 @@ import (
 const PreviewBytes = 32 << 20
 
 // maxHashBytes bounds how much of a file a preview hashes to say its
-// digest: a regular file can be as large as the disk.
-const maxHashBytes = 1 << 30
+// digest: a regular file can be as large as the disk. It is the
+// workspace observer's limit, above which it reads no file either.
+const maxHashBytes = action.DefaultHashLimit
 
 // Preview shows what a write_file or edit_file call would change in the
 // workspace at root, as a unified diff of the file as it is now against
