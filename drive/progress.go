@@ -3,6 +3,8 @@ package drive
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
@@ -82,6 +84,7 @@ func WithProgress(ctx context.Context, p Progress) context.Context {
 		return ctx
 	}
 	ctx = context.WithValue(ctx, progressKey{}, p)
+	var sent outputSent
 	return action.WithOutput(ctx, func(thread, id, stream string, b []byte) {
 		if stream == action.StreamAsked {
 			var q facts.QuestionAsked
@@ -90,8 +93,47 @@ func WithProgress(ctx context.Context, p Progress) context.Context {
 			}
 			return
 		}
-		p(Event{Kind: EventOutput, Thread: thread, ActionID: id, Stream: stream, Text: string(b)})
+		b, note := sent.take(thread, id, b)
+		if len(b) > 0 {
+			p(Event{Kind: EventOutput, Thread: thread, ActionID: id, Stream: stream, Text: string(b)})
+		}
+		if note != "" {
+			p(Event{Kind: EventOutput, Thread: thread, ActionID: id, Stream: stream, Text: note})
+		}
 	})
+}
+
+// MaxLiveOutput bounds the output of one action told to a Progress as it
+// comes (a command that prints forever would otherwise be passed on
+// whole: to a terminal, a stream-json file, the page). What an action
+// prints past it is not told; the record keeps what the tool keeps.
+const MaxLiveOutput = 1 << 20
+
+// outputSent counts the output told of each action, to bound it.
+type outputSent struct {
+	mu sync.Mutex       // guards n
+	n  map[string]int64 // bytes told, by thread and action
+}
+
+// take returns what of b, more output of action id of thread, may be
+// told, and the note to tell once when the bound is reached.
+func (o *outputSent) take(thread, id string, b []byte) ([]byte, string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == nil || len(o.n) >= 4096 {
+		o.n = map[string]int64{} // an old action's count is not needed again
+	}
+	k := thread + "\x00" + id
+	had := o.n[k]
+	total := had + int64(len(b))
+	o.n[k] = total
+	switch {
+	case total <= MaxLiveOutput:
+		return b, ""
+	case had > MaxLiveOutput:
+		return nil, "" // past it, and said so
+	}
+	return b[:MaxLiveOutput-had], fmt.Sprintf("\n[harness: this action printed more than %d bytes; the rest is not shown as it comes, the record keeps what the tool keeps]\n", MaxLiveOutput)
 }
 
 func progressOf(ctx context.Context) Progress {
