@@ -49,7 +49,14 @@ func Seals(w io.Writer, r seal.Report, err error, nameKey string, paint Paint) b
 			n++
 		}
 	}
-	fmt.Fprintf(w, "%s %d of its seals hold; the latest at seq %d of %d (%s by %s)\n", paint.on("green", "sealed:"), n, latest.Seq, r.Head,
+	holds := fmt.Sprintf("%d of its seals hold", n)
+	if n == 1 {
+		holds = "1 of its seals holds"
+		if len(r.Seals) == 1 {
+			holds = "its seal holds"
+		}
+	}
+	fmt.Fprintf(w, "%s %s; the latest at seq %d of %d (%s by %s)\n", paint.on("green", "sealed:"), holds, latest.Seq, r.Head,
 		latest.At.Local().Format(time.DateTime), present.EscapeLine(string(latest.Key)))
 	return true
 }

@@ -55,7 +55,7 @@ func New(name string, opts ...model.Option) (*Model, error) {
 	o := model.NewOptions(opts...)
 	base, key := o.Endpoint("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
 	if key == "" && base == "" {
-		return nil, fmt.Errorf("anthropic:%s: ANTHROPIC_API_KEY is not set; set it, or pass model.WithAPIKey", name)
+		return nil, fmt.Errorf("anthropic:%s: ANTHROPIC_API_KEY is not set; set it (a Go program may pass model.WithAPIKey)", name)
 	}
 	if base == "" {
 		base = "https://api.anthropic.com"

@@ -62,7 +62,7 @@ func New(name string, opts ...model.Option) (*Model, error) {
 	o := model.NewOptions(opts...)
 	base, key := o.Endpoint("OPENAI_BASE_URL", "OPENAI_API_KEY")
 	if key == "" && base == "" {
-		return nil, fmt.Errorf("openai:%s: OPENAI_API_KEY is not set; set it, or set OPENAI_BASE_URL to use a local server (Ollama, llama.cpp, vLLM); or pass model.WithAPIKey or model.WithBaseURL", name)
+		return nil, fmt.Errorf("openai:%s: OPENAI_API_KEY is not set; set it, or set OPENAI_BASE_URL to use a local server (Ollama, llama.cpp, vLLM) (a Go program may pass model.WithAPIKey or model.WithBaseURL)", name)
 	}
 	if base == "" {
 		base = "https://api.openai.com/v1"
