@@ -108,6 +108,8 @@ func (a *app) mcpServeCmd() *cobra.Command {
   answer   answer an open request (an approval names the call's digest), then run on
   resume   run a thread on
   replay   tell a thread's record back and verify its log
+  plan     switch a thread's plan mode on (it proposes, writes nothing) or off
+  stop     stop a thread: a command it runs now is cut off and recorded
 
 Each thread is also a resource, harness://threads/ID (its state) and
 harness://threads/ID/facts (its facts, paged); a client subscribed to one is
