@@ -22,6 +22,21 @@ func (e *SeqError) Error() string {
 	return fmt.Sprintf("fork %s: at %d is not a seq of the thread (it has facts 1 to %d)", e.Thread, e.Seq, e.Last)
 }
 
+// MidStepError is a fork's last seq that falls inside what one step of
+// the thread wrote: the fact after it has the same cause.
+type MidStepError struct {
+	Thread string
+	Seq    uint64
+	Cause  string
+}
+
+func (e *MidStepError) Error() string {
+	return fmt.Sprintf("fork %s: at %d falls inside one step (%s wrote seq %d and the fact after it): fork before that step or after it", e.Thread, e.Seq, e.Cause, e.Seq)
+}
+
+// Is makes a MidStepError match ErrMidStep.
+func (e *MidStepError) Is(target error) bool { return target == ErrMidStep }
+
 // ForkID is the id Fork gives a fork when none is named:
 // "<from>-at<seq>".
 func ForkID(from string, at uint64) string {
@@ -72,6 +87,21 @@ func Fork(ctx context.Context, store thread.Store, from string, at uint64, to st
 	})
 	if err != nil {
 		return thread.Head{}, fmt.Errorf("fork %s: %w", from, err)
+	}
+	// A cut inside what one step wrote (a model turn's instructions.read
+	// and model.turn share a cause) would leave the fork a step half
+	// done, which the fold takes for done: the cut must fall between
+	// steps.
+	if at < head.Seq {
+		for next, err := range store.Read(ctx, from, at+1) {
+			if err != nil {
+				return thread.Head{}, fmt.Errorf("fork %s: %w", from, err)
+			}
+			if last := drafts[len(drafts)-1]; next.Cause == last.Cause {
+				return thread.Head{}, &MidStepError{Thread: from, Seq: at, Cause: last.Cause}
+			}
+			break
+		}
 	}
 	if drafts, err = forkTree(from, to, drafts); err != nil {
 		return thread.Head{}, err

@@ -2,7 +2,6 @@ package rewind
 
 import (
 	"context"
-	"errors"
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
@@ -14,10 +13,6 @@ import (
 // of an undo is fixed by the thread's log up to its head (what the
 // thread left, what was there before), so an undo confirmed from a
 // preview is bound to the head the preview was made at (UndoSeen).
-
-// ErrMoved: the thread's log grew since the preview a person confirmed
-// was made; the undo it showed is not the one that would run now.
-var ErrMoved = errors.New("the thread moved since the preview")
 
 // Changes are the changes the plan makes to the workspace, one for each
 // step, in its order: from what the thread left (Before, BeforeMode) to

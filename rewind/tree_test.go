@@ -3,6 +3,7 @@ package rewind_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"iter"
 	"testing"
 
@@ -169,4 +170,30 @@ func TestForkRefusesAChangedLog(t *testing.T) {
 	err = audit.VerifyLog(ctx, forging{e.Store, "t", at}, e.Stock.Actor, "g")
 	require.ErrorContains(t, err, "forked from t at seq")
 	require.ErrorContains(t, err, "one of the two logs was changed")
+}
+
+// A fork cut inside what one step wrote (two facts of one cause) is
+// refused: the fork would hold the step half done, which the fold takes
+// for done (rev-readme14: a fork at a turn's instructions.read, before
+// its model.turn, was "done" with no turn). A cut between steps forks.
+func TestForkRefusesACutInsideAStep(t *testing.T) {
+	e := harnesstest.NewStock(t, treeScript)
+	require.Equal(t, harness.StatusDone, e.RunApproved("t").Status)
+	var prev facts.Fact
+	mid := uint64(0)
+	for f, err := range e.Store.Read(ctx, "t", 1) {
+		require.NoError(t, err)
+		if mid == 0 && prev.Seq != 0 && f.Cause == prev.Cause {
+			mid = prev.Seq
+		}
+		prev = f
+	}
+	require.NotZero(t, mid, "the log has a step of two facts")
+	_, err := rewind.Fork(ctx, e.Store, "t", mid, "f")
+	require.ErrorIs(t, err, rewind.ErrMidStep)
+	require.ErrorContains(t, err, fmt.Sprintf("at %d falls inside one step", mid))
+	_, err = e.Store.Head(ctx, "f")
+	require.ErrorIs(t, err, thread.ErrNotFound, "nothing was forked")
+	_, err = rewind.Fork(ctx, e.Store, "t", mid-1, "f")
+	require.NoError(t, err)
 }

@@ -25,11 +25,6 @@ import (
 	"github.com/seed-7cc7a084/harness/scheduler"
 )
 
-// ErrUndoRefused: an undo would overwrite a change the thread did not make,
-// or cannot restore a path whose bytes were not kept. The error is an
-// *UndoError naming the paths.
-var ErrUndoRefused = errors.New("undo refused")
-
 // UndoError names the paths an undo refused to touch, and why.
 type UndoError struct {
 	Thread    string
