@@ -22,16 +22,18 @@ func Refused(err error, id string, kind facts.Kind) error {
 	if _, rest, ok := strings.Cut(msg, fold.ErrRefused.Error()+": "+string(kind)+": "); ok {
 		msg = rest
 	}
-	// Each component's refusal, joined: the ones a fact was not for say
-	// nothing to the person.
-	var why []string
-	for _, line := range strings.Split(msg, "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "not addressed to this component") {
-			why = append(why, line)
+	// The components' refusals, joined (fold.Fold.Accept): one that only
+	// says the fact was not for it says nothing to the person.
+	if parts := refusals(err); len(parts) > 0 {
+		var why []string
+		for _, e := range parts {
+			if m := strings.TrimSpace(e.Error()); m != "" && !strings.HasPrefix(m, fold.ErrNotAddressed.Error()) {
+				why = append(why, m)
+			}
 		}
-	}
-	if len(why) > 0 {
-		msg = strings.Join(why, "; ")
+		if len(why) > 0 {
+			msg = strings.Join(why, "; ")
+		}
 	}
 	return &plainError{msg: fmt.Sprintf("thread %s does not take this %s: %s", id, kind, msg), err: err}
 }
@@ -44,3 +46,26 @@ type plainError struct {
 
 func (e *plainError) Error() string { return e.msg }
 func (e *plainError) Unwrap() error { return e.err }
+
+// refusals are the components' own refusals in err, a fold.ErrRefused
+// made by fold.Fold.Accept ("%w: KIND: %w" of ErrRefused and the
+// components' errors joined); none when err is not one.
+func refusals(err error) []error {
+	type multi interface{ Unwrap() []error }
+	for e := err; e != nil; {
+		if m, ok := e.(multi); ok {
+			for _, x := range m.Unwrap() {
+				if x == fold.ErrRefused {
+					continue
+				}
+				if j, ok := x.(multi); ok {
+					return j.Unwrap()
+				}
+				return []error{x}
+			}
+			return nil
+		}
+		e = errors.Unwrap(e)
+	}
+	return nil
+}
