@@ -499,6 +499,9 @@ func (s *conn) offer(listed []*sdk.Tool) {
 	var skipped []string
 	current := map[string]string{}
 	seen := map[string]bool{}
+	// A hint lowers a tool only where the settings trust the server and
+	// its program is not one the model can rewrite (looked at once).
+	hintsTaken := s.cfg.Trusted && s.programOutside()
 	for _, t := range listed {
 		schema, err := offeredSchema(s.name, t)
 		if err != nil {
@@ -512,7 +515,7 @@ func (s *conn) offer(listed []*sdk.Tool) {
 		seen[schema.Name] = true
 		hint := t.Annotations != nil && t.Annotations.ReadOnlyHint
 		tl := &tool{c: s, name: schema.Name, remote: t.Name, schema: schema, digest: DefinitionDigest(schema),
-			readOnlyHint: hint, readOnly: hint && s.cfg.Trusted && s.programOutside(), check: s.cfg.Checks[t.Name]}
+			readOnlyHint: hint, readOnly: hint && hintsTaken, check: s.cfg.Checks[t.Name]}
 		if s.transport == facts.MCPStdio {
 			spec := s.client.opts.Sandbox.Clone()
 			spec.Network = spec.Network || s.cfg.Network
