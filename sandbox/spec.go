@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/sandbox/internal/helper"
 	"github.com/seed-7cc7a084/harness/sandbox/netproxy"
 )
 
@@ -728,13 +729,9 @@ func entriesBut(dir, but string) []string {
 // worktrees, what git reads in every linked worktree's git directory under
 // worktrees/ to find its config (worktreeControl; worktrees/ pinned).
 func (g *GitPaths) inside(dir string, worktrees bool) {
-	ro, pins := modulesOf(dir)
+	ro, pins, gitdirs := modulesOf(dir)
 	g.ReadOnly = addNew(g.ReadOnly, ro...)
-	for _, p := range ro {
-		if filepath.Base(p) == "hooks" {
-			g.modules = addNew(g.modules, filepath.Dir(p)) // controlOf(d)[0]
-		}
-	}
+	g.modules = addNew(g.modules, gitdirs...)
 	g.Via = addNew(g.Via, pins...)
 	if !worktrees {
 		return
@@ -1045,8 +1042,17 @@ func protectedDirs() []string {
 // and is made read-only: hooks/, config and info/ (attributes, which pick
 // filters and diff drivers), in that order.
 func controlOf(dir string) []string {
-	return []string{filepath.Join(dir, "hooks"), filepath.Join(dir, "config"), filepath.Join(dir, "info")}
+	out := make([]string, 0, 3)
+	for _, c := range helper.GitControl[:3] { // hooks, config, info
+		out = append(out, filepath.Join(dir, c))
+	}
+	return out
 }
+
+// madeWhenMissing are the names in a git directory a command's start
+// makes when missing, to cover them (makeCovered): controlOf's, and
+// config.worktree.
+var madeWhenMissing = append(slices.Clone(helper.GitControl[:3]), "config.worktree")
 
 // maxModuleDirs bounds how many directories modulesOf lists, so that a
 // tree planted under .git/modules cannot slow every command's start. What
@@ -1060,7 +1066,7 @@ const maxModuleDirs = 4096
 // dir/modules, each git directory there and each directory on the way to
 // one. Their objects, refs and logs are not searched; a submodule's name
 // may hold "/", so every other directory is, up to maxModuleDirs.
-func modulesOf(dir string) (ro, pins []string) {
+func modulesOf(dir string) (ro, pins, gitdirs []string) {
 	listed := 0
 	var walk func(d string, depth int) bool
 	walk = func(d string, depth int) bool {
@@ -1076,6 +1082,7 @@ func modulesOf(dir string) (ro, pins []string) {
 		for _, e := range entries {
 			if e.Name() == "HEAD" && e.Type().IsRegular() {
 				gitdir = true
+				gitdirs = append(gitdirs, d)
 				ro = append(ro, controlOf(d)...)
 				ro = append(ro, filepath.Join(d, "commondir"), filepath.Join(d, "config.worktree"))
 			}
@@ -1102,7 +1109,7 @@ func modulesOf(dir string) (ro, pins []string) {
 		return holds
 	}
 	walk(filepath.Join(dir, "modules"), 0)
-	return ro, pins
+	return ro, pins, gitdirs
 }
 
 // readDir is os.ReadDir, but a FIFO a command put in the directory's
@@ -1218,7 +1225,7 @@ func (s Spec) Record() facts.Sandbox {
 	// is not there, which a command may make (and is observed doing).
 	for _, p := range s.readOnlyPathsOf(g) {
 		switch {
-		case exists(p), slices.Contains([]string{"hooks", "config", "info", "config.worktree"}, filepath.Base(p)),
+		case exists(p), slices.Contains(madeWhenMissing, filepath.Base(p)),
 			slices.ContainsFunc(g.Named, func(n NamedPath) bool { return n.Path == p }):
 			r.ReadOnly = append(r.ReadOnly, p)
 		}
