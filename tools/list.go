@@ -118,9 +118,10 @@ func (w *workspace) listTree(ctx context.Context, r *os.Root, base string, visit
 			return nil
 		}
 	}
+	hide := w.hiddenIn(r)
 	top, realBase := r, "."
 	if base != "." {
-		s, err := w.readable(r, base)
+		s, err := w.readableIn(r, base, hide)
 		if err != nil {
 			var k keptError
 			if errors.As(err, &k) {
@@ -142,7 +143,6 @@ func (w *workspace) listTree(ctx context.Context, r *os.Root, base string, visit
 		defer sub.Close()
 		top, realBase = sub, s.real
 	}
-	hide := w.hiddenIn(r)
 	var walk func(d *os.Root, dir, real string) error
 	walk = func(d *os.Root, dir, real string) error {
 		if err := ctx.Err(); err != nil {

@@ -244,10 +244,15 @@ func (w *workspace) hiddenIn(r *os.Root) []string {
 // and tokens. The spot it returns holds the directory the file is in,
 // opened once; close it.
 func (w *workspace) readable(r *os.Root, rel string) (*spot, error) {
+	return w.readableIn(r, rel, w.hiddenIn(r))
+}
+
+// readableIn is readable with hide, what hiddenIn gives for r, taken
+// already.
+func (w *workspace) readableIn(r *os.Root, rel string, hide []string) (*spot, error) {
 	if q := w.hiddenAt(rel, w.hidden); q != "" {
 		return nil, hiddenError(rel, rel, q)
 	}
-	hide := w.hiddenIn(r)
 	s, err := walk(r, rel, resolveOnly, nil)
 	if err != nil {
 		return nil, err
