@@ -124,11 +124,8 @@ func (w *workspace) listTree(ctx context.Context, r *os.Root, base string, visit
 		s, err := w.readableIn(r, base, hide)
 		if err != nil {
 			var k keptError
-			if errors.As(err, &k) {
-				return err
-			}
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
+			if !errors.As(err, &k) && errors.Is(err, fs.ErrNotExist) {
+				return nil // nothing there: no entries
 			}
 			return err
 		}
