@@ -29,34 +29,25 @@ func ReadLinked(ctx context.Context, s Store, id string, upto uint64, visit func
 	if upto < 1 || upto > head.Seq {
 		return facts.Hash{}, fmt.Errorf("read %s: seq %d is not one of its facts (1 to %d)", id, upto, head.Seq)
 	}
-	var prev facts.Hash
+	// Chained passes a fact on once the next one (or the head) names it:
+	// fact upto is checked by fact upto+1, and nothing after is read.
+	var hash facts.Hash
 	var seq uint64
-	for f, err := range s.Read(ctx, id, 1) {
+	for f, err := range Chained(id, s.Read(ctx, id, 1), head) {
 		if err != nil {
 			return facts.Hash{}, err
 		}
 		if f.Seq != seq+1 {
 			return facts.Hash{}, &CorruptError{Thread: id, Seq: seq + 1, Err: errors.New("missing")}
 		}
-		if f.Prev != prev {
-			return facts.Hash{}, &CorruptError{Thread: id, Seq: f.Seq, Err: fmt.Errorf("prev is %.12s, but seq %d hashes to %.12s: the chain is broken", f.Prev, seq, prev)}
-		}
-		if f.Seq > upto {
-			return prev, nil // fact upto+1 names fact upto as it was
-		}
 		if err := visit(f); err != nil {
 			return facts.Hash{}, err
 		}
-		seq, prev = f.Seq, f.Hash()
+		if seq, hash = f.Seq, f.Hash(); seq == upto {
+			return hash, nil
+		}
 	}
-	if seq < upto {
-		return facts.Hash{}, &CorruptError{Thread: id, Seq: seq + 1, Err: errors.New("missing")}
-	}
-	// upto is the last fact read: the head names it, if it is the head's.
-	if upto == head.Seq && head.Hash != prev {
-		return facts.Hash{}, &CorruptError{Thread: id, Seq: upto, Err: fmt.Errorf("the head record names hash %.12s, but seq %d hashes to %.12s", head.Hash, upto, prev)}
-	}
-	return prev, nil
+	return facts.Hash{}, &CorruptError{Thread: id, Seq: seq + 1, Err: errors.New("missing")}
 }
 
 // Chained passes on the facts of log, a reading of thread id, and checks
