@@ -107,10 +107,7 @@ func plantHook(dir, pwned string) string {
 // inside the workspace is read-only too. git commit still works in the
 // sandbox (with the hooks there).
 func TestHooksPathInsideWorkspace(t *testing.T) {
-	home := realTemp(t)
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	home := personHome(t)
 	for _, c := range []struct {
 		name   string
 		set    func(t *testing.T, ws string, g func(string, ...string))
@@ -188,10 +185,7 @@ func TestHooksPathInsideWorkspace(t *testing.T) {
 // case, a variable after the header on one line, quotes, escapes,
 // comments and continued lines; a subsection of core is not core.
 func TestHooksPathParsedAsGitDoes(t *testing.T) {
-	home := realTemp(t)
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	personHome(t)
 	ws, _ := gitRepo(t)
 	cfg, err := os.ReadFile(filepath.Join(ws, ".git/config"))
 	require.NoError(t, err)
@@ -229,10 +223,7 @@ func TestHooksPathParsedAsGitDoes(t *testing.T) {
 // LF (git joins the lines), a NUL in a value (git ends the value there).
 // Each is read as git reads it.
 func TestHooksPathParsedAsGitDoesOddBytes(t *testing.T) {
-	home := realTemp(t)
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	personHome(t)
 	for name, tc := range map[string]struct{ config, want string }{
 		"byte order mark": {"\xef\xbb\xbf[core]\n\thooksPath = bom\n", "bom"},
 		"CR LF":           {"[core]\r\n\thooksPath = .git\\\r\nhooks2\r\n", ".githooks2"},
@@ -467,10 +458,7 @@ func TestGlobalConfigInsideTheWorkspace(t *testing.T) {
 // a command cannot plant a hook there that the person's git commit in the
 // submodule runs.
 func TestHooksPathOfASubmodule(t *testing.T) {
-	home := realTemp(t)
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	personHome(t)
 	lib, g := gitRepo(t)
 	ws, _ := gitRepo(t)
 	g(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib")
@@ -490,10 +478,7 @@ func TestHooksPathOfASubmodule(t *testing.T) {
 // git take sub/.githooks, which it can write. The a on the way is kept a
 // directory (pinned; made when missing) whether or not it exists.
 func TestHooksPathThroughDotDot(t *testing.T) {
-	home := realTemp(t)
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	personHome(t)
 	for _, exists := range []bool{true, false} {
 		t.Run(map[bool]string{true: "a exists", false: "a missing"}[exists], func(t *testing.T) {
 			ws, g := gitRepo(t)
@@ -518,10 +503,7 @@ func TestHooksPathThroughDotDot(t *testing.T) {
 // config.worktree a command wrote before (rev-readme14: the fsmonitor
 // ran). Spec.Prepare makes it before any command.
 func TestWorktreeConfigKeptBeforeTheExtension(t *testing.T) {
-	home := realTemp(t)
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	personHome(t)
 	ws, g := gitRepo(t)
 	cw := filepath.Join(ws, ".git", "config.worktree")
 	require.NoFileExists(t, cw)
@@ -538,4 +520,16 @@ func TestWorktreeConfigKeptBeforeTheExtension(t *testing.T) {
 	g(ws, "status")
 	_, err = os.Lstat(pwned)
 	require.ErrorIs(t, err, os.ErrNotExist, "the person's git status ran the command's fsmonitor")
+}
+
+// personHome gives the test a person of its own: an empty home directory
+// (returned), its XDG config directory in it, and no system git config,
+// so that no git config of the machine's takes part.
+func personHome(t *testing.T) string {
+	t.Helper()
+	home := realTemp(t)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	return home
 }
