@@ -673,7 +673,7 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		// (in a git repository: elsewhere they share the workspace);
 		// their changes come back through this tool, which a person
 		// approves seeing the diff.
-		adapters = append(adapters, tools.MergeTool(place.Root))
+		adapters = append(adapters, set.MergeTool())
 	}
 	adapters = append(adapters, o.tools...)
 	var client *mcp.Client
