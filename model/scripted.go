@@ -22,7 +22,11 @@ import (
 //
 //	{"text": "I'll change the TTL.", "tool_calls": [{"id": "call_1", "name": "write_file", "args": "{\"path\":\"cache.toml\"}"}]}
 //	{"question": {"text": "Which file?", "options": ["a.go", "b.go"]}}
+//	{"text": "Asking.", "tool_calls": [{"id": "q1", "name": "ask_person", "args": "{\"text\":\"Which file?\",\"options\":[\"a.go\",\"b.go\"]}"}]}
 //	{"fail": ["transient"], "text": "done", "usage": {"input_tokens": 10, "output_tokens": 2}}
+//
+// The second and third lines ask the same: a line whose only call is
+// ask_person (AskTool) is a question, as a provider's model's is.
 //
 // "fail" lists errors to return, by class, on the first attempts at that
 // turn before the decision is returned; it lets a script rehearse retries.
@@ -170,7 +174,10 @@ func (s *Scripted) Turn(ctx context.Context, req Request) (Decision, error) {
 		return Decision{}, &Error{Class: l.Fail[attempt],
 			Err: fmt.Errorf("scripted %s failure %d at turn %d", l.Fail[attempt], attempt+1, req.Turn)}
 	}
-	return cloneDecision(l.Decision), nil
+	// A line whose only call is ask_person asks, as a provider's model
+	// does (AsQuestion), where no tool of that name is offered.
+	_, asks := OfferTools(req.Tools, true)
+	return AsQuestion(cloneDecision(l.Decision), asks), nil
 }
 
 func cloneDecision(d Decision) Decision {

@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"bufio"
+	"context"
 	"strings"
 	"testing"
 
@@ -38,4 +39,21 @@ func TestValidateCutDecision(t *testing.T) {
 	require.NoError(t, model.Decision{Text: "The TTL is", Cut: cut}.Validate())
 	require.Error(t, model.Decision{Cut: cut, ToolCalls: []facts.ToolCall{{ID: "c", Name: "write_file", Args: "{}"}}}.Validate())
 	require.Error(t, model.Decision{Cut: cut, Question: &facts.Question{Text: "which?"}}.Validate())
+}
+
+// A script's line whose only call is ask_person asks the person, as a
+// provider's model's does; where a tool of that name is offered, it is a
+// call of that tool.
+func TestScriptedAskPersonIsAQuestion(t *testing.T) {
+	s, err := model.ParseScript("s", []byte(`{"text": "Asking.", "tool_calls": [{"id": "q1", "name": "ask_person", "args": "{\"text\":\"Which, 2 or 3?\",\"options\":[\"2\",\"3\"]}"}]}`+"\n"))
+	require.NoError(t, err)
+	d, err := s.Turn(context.Background(), model.Request{Thread: "t1", Turn: 1})
+	require.NoError(t, err)
+	require.Empty(t, d.ToolCalls)
+	require.Equal(t, &facts.Question{Text: "Which, 2 or 3?", Options: []string{"2", "3"}}, d.Question)
+
+	d, err = s.Turn(context.Background(), model.Request{Thread: "t1", Turn: 1, Tools: []facts.ToolSchema{{Name: model.AskTool}}})
+	require.NoError(t, err)
+	require.Nil(t, d.Question)
+	require.Len(t, d.ToolCalls, 1)
 }

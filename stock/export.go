@@ -19,7 +19,7 @@ func (p Place) VerifyExport(r io.Reader, id string) (thread string, n int, err e
 	if err != nil {
 		return id, 0, err
 	}
-	st, err := NewStock(p, cfg)
+	st, err := NewStock(p, cfg, readingOnly()) // it runs no command
 	if err != nil {
 		return id, 0, err
 	}
