@@ -385,16 +385,26 @@ func (b *Boundary) keepManifest(ctx context.Context, s Snapshot) string {
 // cancelled). It observes now and compares with
 // the observation before (when its listing was kept). It never invokes the
 // adapter.
-func (b *Boundary) Interrupted(ctx context.Context, started facts.ActionStarted) facts.ActionInterrupted {
+//
+// When the Ledger's shared file says that the process that began the
+// action is alive on this machine (a worker whose lease ran out while it
+// was frozen: its command may still be running), nothing is recorded:
+// the error matches ErrStillRunning and names the process.
+func (b *Boundary) Interrupted(ctx context.Context, started facts.ActionStarted) (facts.ActionInterrupted, error) {
 	rec := facts.ActionInterrupted{ActionID: started.ActionID, ObservedBefore: started.ObservedBefore}
+	if b.Ledger != nil {
+		if pid := b.Ledger.runningElsewhere(b.Thread, started.ActionID); pid != 0 {
+			return rec, fmt.Errorf("%w: %s of thread %s was begun by process %d, which is alive: its command may still be running; stop that process (it no longer holds the thread), then resume", ErrStillRunning, started.ActionID, b.Thread, pid)
+		}
+	}
 	now, err := b.observe(ctx)
 	if err != nil || now == nil {
-		return rec
+		return rec, nil
 	}
 	rec.ObservedNow = now.Hash
 	rec.Manifest = b.keepManifest(ctx, *now)
 	if started.Manifest == "" || b.Blobs == nil {
-		return rec
+		return rec, nil
 	}
 	if before, err := LoadManifest(ctx, b.Blobs, started.Manifest); err == nil {
 		rec.Changed = Diff(before, *now)
@@ -404,7 +414,7 @@ func (b *Boundary) Interrupted(ctx context.Context, started facts.ActionStarted)
 		// holds it, tells the others' changes apart.
 		rec.Others, rec.Unrecorded = b.Ledger.inDoubt(b.Thread, started.ActionID, rec.Changed)
 	}
-	return rec
+	return rec, nil
 }
 
 // State derives the effect state from the observation; the report only

@@ -199,7 +199,8 @@ func TestInterruptedReadsTheDeltaChain(t *testing.T) {
 		// action.completed never does.
 		put(t, root, "d4/f04", "half done", 0o644)
 		put(t, root, "d4/new", "new", 0o644)
-		rec := b.Interrupted(ctx, started)
+		rec, err := b.Interrupted(ctx, started)
+		require.NoError(t, err)
 		require.Equal(t, []facts.PathChange{
 			{Path: "d4/f04", Before: sum("4"), After: sum("half done"), BeforeMode: 0o644, AfterMode: 0o644},
 			{Path: "d4/new", After: sum("new"), AfterMode: 0o644},

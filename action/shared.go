@@ -173,6 +173,32 @@ func readShared(f *os.File) ([]*ledgerEntry, uint64, error) {
 	return entries, tick, nil
 }
 
+// runningElsewhere returns the process id of another live process whose
+// shared entry for thread's action is still open (begun, never ended), or
+// 0. Only the shared file knows another process's actions; a ledger with
+// none returns 0.
+func (l *Ledger) runningElsewhere(thread, action string) int {
+	if l.Shared == "" {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	pid := 0
+	_ = withShared(l.Shared, func(f *os.File) error {
+		entries, _, err := readShared(f)
+		if err != nil {
+			return err
+		}
+		for _, o := range entries {
+			if o.thread == thread && o.action == action && o.end == 0 && o.pid != os.Getpid() && alive(o.pid) {
+				pid = o.pid
+			}
+		}
+		return nil
+	})
+	return pid
+}
+
 // inDoubt ends, in the shared file, the entry of an action found in
 // doubt (thread's action, begun by a process that died and never ended)
 // and attributes what its observation now saw change, as endShared

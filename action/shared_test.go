@@ -44,7 +44,8 @@ func TestInDoubtNamesOtherThreads(t *testing.T) {
 	put(t, root, "c.txt", "made", 0o644) // the command's, before it died
 
 	// The next holder of ta, a third process, finds the command in doubt.
-	rec := boundary("ta").Interrupted(ctx, bg.Started)
+	rec, err := boundary("ta").Interrupted(ctx, bg.Started)
+	require.NoError(t, err)
 	require.Len(t, rec.Changed, 2)
 	require.Equal(t, []facts.OtherChange{{Thread: "tb", Action: "2-w", Paths: []string{"b.txt"}}}, rec.Others)
 	require.Nil(t, rec.Unrecorded)

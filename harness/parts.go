@@ -472,7 +472,7 @@ func (schedulerPart) add(a *assembly, prefix string) {
 			},
 			Recover: func(started facts.ActionStarted) effect.Effect[Services, facts.ActionInterrupted] {
 				return effect.FromAsync(func(ctx context.Context, svc Services) (facts.ActionInterrupted, error) {
-					return svc.boundary(a.cfg).Interrupted(ctx, started), nil
+					return svc.boundary(a.cfg).Interrupted(ctx, started)
 				})
 			},
 			Deliver: func(req action.Request, started facts.ActionStarted, asked facts.QuestionAsked, answer facts.QuestionAnswered) effect.Effect[Services, []facts.Draft] {

@@ -676,7 +676,10 @@ func (rt *Runtime) run(ctx context.Context, st *state, t fold.Enabled[Services],
 	case effect.ExitInterrupt:
 		return nil, nil, fmt.Errorf("resume %s: %s: %w", st.id, t.Key, ex.Err())
 	case effect.ExitFail:
-		if errors.Is(ex.Err(), fold.ErrClaimLost) {
+		if errors.Is(ex.Err(), fold.ErrClaimLost) || errors.Is(ex.Err(), action.ErrStillRunning) {
+			// Not the transition's failure: nothing is recorded, and a
+			// later resume tries it again (once the action's process is
+			// gone, it records the action as interrupted).
 			return nil, nil, ex.Err()
 		}
 		tf.Class, tf.Message = classOf(ex.Err()), ex.Err().Error()
