@@ -107,7 +107,7 @@ t1      1-a         run_command        -          in doubt  -       -           
 t1      before 1-b  by someone\x1b[2K  -          unknown   -       a.go, b go  -
 t1      1-b         write_file         succeeded  observed  passed  -           settled: accepted
 `, b.String())
-	require.Equal(t, []tell.EffectDoc{}, tell.EffectDocs(nil), "no effects are an empty list in JSON, not null")
+	require.Equal(t, []audit.Effect{}, tell.EffectDocs(nil), "no effects are an empty list in JSON, not null")
 }
 
 func TestUndo(t *testing.T) {
@@ -130,8 +130,8 @@ dry run: nothing was changed
 	tell.Undo(&b, "t1", 0, false, rewind.UndoPlan{})
 	require.Equal(t, "nothing to undo: the files t1 changed after seq 0 hold what they held then\n", b.String())
 	doc := tell.UndoDocOf("t1", 2, false, plan)
-	require.Equal(t, "chmod", doc.Steps[2].Action)
-	require.Equal(t, []tell.UndoStepDoc{}, tell.UndoDocOf("t1", 0, false, rewind.UndoPlan{}).Steps)
+	require.Equal(t, "chmod", doc.Steps[2].Action())
+	require.Equal(t, []rewind.UndoStep{}, tell.UndoDocOf("t1", 0, false, rewind.UndoPlan{}).Steps)
 }
 
 func TestThreads(t *testing.T) {
