@@ -779,7 +779,7 @@ func DescribeInstructions(p facts.InstructionsRead) string {
 			parts[i] = fmt.Sprintf("%s %s left out: %s", f.Scope, quote(f.Path, 80), shorten(f.Skipped, 120))
 			continue
 		}
-		parts[i] = fmt.Sprintf("%s %s (%d bytes, %s)", f.Scope, quote(f.Path, 80), f.Size, shortDigest(f.Digest))
+		parts[i] = fmt.Sprintf("%s %s (%s, %s)", f.Scope, quote(f.Path, 80), Plural(f.Size, "byte", "bytes"), shortDigest(f.Digest))
 	}
 	return fmt.Sprintf("turn %d instructions: %s", p.Turn, strings.Join(parts, "; "))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/rewind"
 	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/search"
@@ -632,7 +633,7 @@ func (s *Server) replay(ctx context.Context, id string) (Replay, error) {
 		out.Verdict = verr.Error()
 	} else {
 		out.Verified = true
-		out.Verdict = fmt.Sprintf("%d facts: the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent", len(record.Entries))
+		out.Verdict = present.Plural(len(record.Entries), "fact", "facts") + ": the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent"
 		switch n := len(out.Children); {
 		case n == 1:
 			out.Verdict += "; the tree: 1 child thread verifies, its spawn has its child, and its report names the child's final head"

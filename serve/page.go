@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,6 +49,7 @@ var pages = sync.OnceValue(func() *template.Template {
 		"said":      said,
 		"sandbox":   present.SandboxDetail,
 		"spend":     present.SayBudget,
+		"count":     count,
 		"command": func(tool, args string) *shownCommand {
 			if c, ok := commandOf(tool, args); ok {
 				return &c
@@ -71,6 +73,18 @@ func dict(kv ...any) map[string]any {
 }
 
 // shorten cuts s to n runes, marking the cut.
+// count is present.Plural for the templates, whose counts are ints of
+// several types.
+func count(n any, one, many string) string {
+	switch v := reflect.ValueOf(n); {
+	case v.CanInt():
+		return present.Plural(v.Int(), one, many)
+	case v.CanUint():
+		return present.Plural(v.Uint(), one, many)
+	}
+	return fmt.Sprint(n) + " " + many
+}
+
 func shorten(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {

@@ -295,7 +295,11 @@ type ForkResult struct {
 func rewindFlash(q url.Values) *flash {
 	if n, err := strconv.Atoi(q.Get("undone")); err == nil && n >= 0 {
 		if to, err := strconv.ParseUint(q.Get("to"), 10, 64); err == nil {
-			return &flash{Text: "undone: " + strconv.Itoa(n) + " path(s) restored to how they were at seq " + strconv.FormatUint(to, 10), Class: "ok"}
+			were := "they were"
+			if n == 1 {
+				were = "it was"
+			}
+			return &flash{Text: "undone: " + present.Plural(n, "path", "paths") + " restored to how " + were + " at seq " + strconv.FormatUint(to, 10), Class: "ok"}
 		}
 	}
 	if from := q.Get("forked"); from != "" {

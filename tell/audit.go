@@ -129,8 +129,8 @@ func Verified(w io.Writer, record audit.Audit, verr error, paint Paint) bool {
 		}
 		return false
 	}
-	fmt.Fprintf(w, "%s %d facts: the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent\n",
-		paint.on("green", "verified:"), max(record.Facts, len(record.Entries)))
+	fmt.Fprintf(w, "%s %s: the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent\n",
+		paint.on("green", "verified:"), present.Plural(max(record.Facts, len(record.Entries)), "fact", "facts"))
 	return true
 }
 

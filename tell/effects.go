@@ -91,7 +91,11 @@ func Undo(w io.Writer, id string, to uint64, dryRun bool, plan rewind.UndoPlan) 
 	if dryRun {
 		verb = "would restore"
 	}
-	fmt.Fprintf(w, "%s %d path(s) to how they were at seq %d of %s:\n", verb, len(plan.Steps), to, id)
+	were := "they were"
+	if len(plan.Steps) == 1 {
+		were = "it was"
+	}
+	fmt.Fprintf(w, "%s %s to how %s at seq %d of %s:\n", verb, present.Plural(len(plan.Steps), "path", "paths"), were, to, id)
 	for _, st := range plan.Steps {
 		seqs := make([]string, len(st.Seqs))
 		for i, q := range st.Seqs {

@@ -119,13 +119,16 @@ func TestUndo(t *testing.T) {
 	}}
 	var b bytes.Buffer
 	tell.Undo(&b, "t1", 2, true, plan)
-	require.Equal(t, `would restore 4 path(s) to how they were at seq 2 of t1:
+	require.Equal(t, `would restore 4 paths to how they were at seq 2 of t1:
   remove   gone.txt (changed at seq 3)
   recreate new\x1b[8m.txt (mode 0755, changed at seq 4, 6)
   chmod    x.sh (mode 0755 → 0644, changed at seq 7)
   restore  y (changed at seq 8)
 dry run: nothing was changed
 `, b.String())
+	b.Reset()
+	tell.Undo(&b, "t1", 2, false, rewind.UndoPlan{Steps: plan.Steps[3:]})
+	require.Equal(t, "restored 1 path to how it was at seq 2 of t1:\n  restore  y (changed at seq 8)\n", b.String())
 	b.Reset()
 	tell.Undo(&b, "t1", 0, false, rewind.UndoPlan{})
 	require.Equal(t, "nothing to undo: the files t1 changed after seq 0 hold what they held then\n", b.String())
