@@ -114,14 +114,18 @@ func (s UndoStep) Action() string {
 	return "restore"
 }
 
-// MarshalJSON is the step's fields with its Action, so that a reader of
-// the JSON need not work out the verb from the digests.
+// MarshalJSON is the step's fields with its Action after its path, so
+// that a reader of the JSON need not work out the verb from the digests.
 func (s UndoStep) MarshalJSON() ([]byte, error) {
-	type fields UndoStep // without this method
 	return json.Marshal(struct {
-		fields
-		Action string `json:"action"`
-	}{fields(s), s.Action()})
+		Path        string   `json:"path"`
+		Action      string   `json:"action"`
+		Left        string   `json:"left,omitempty"`
+		Restore     string   `json:"restore,omitempty"`
+		LeftMode    uint32   `json:"left_mode,omitempty"`
+		RestoreMode uint32   `json:"restore_mode,omitempty"`
+		Seqs        []uint64 `json:"seqs"`
+	}{s.Path, s.Action(), s.Left, s.Restore, s.LeftMode, s.RestoreMode, s.Seqs})
 }
 
 // ModeOnly reports whether s restores a mode alone: the content to put

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,12 +29,15 @@ import (
 	"github.com/seed-7cc7a084/harness/worker"
 )
 
-// snakeKey is how a key of a JSON document is spelled.
-var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+// snakeKey is how a key of a JSON document is spelled (compiled at first
+// use: a test file's package variables are the package's init, which
+// TestOwnInitsAreLight keeps light).
+var snakeKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`) })
 
-// settingsKeys are the keys a document shows as the settings file spells
-// them, which is not ours to choose ("mcpServers", as .mcp.json has it).
-var settingsKeys = map[string]bool{"mcpServers": true}
+// settingsKey reports whether k is a key a document shows as the settings
+// file spells it, which is not ours to choose ("mcpServers", as .mcp.json
+// has it).
+func settingsKey(k string) bool { return k == "mcpServers" }
 
 // jsonKeys reports, for the type t and every type its JSON holds, each
 // field whose key is not snake_case — a field without a json tag is
@@ -59,7 +63,7 @@ func jsonKeys(t reflect.Type, path string, seen map[reflect.Type]bool, bad *[]st
 		var m map[string]any
 		if json.Unmarshal(b, &m) == nil {
 			for _, k := range slices.Sorted(maps.Keys(m)) {
-				if !snakeKey.MatchString(k) {
+				if !snakeKey().MatchString(k) {
 					*bad = append(*bad, path+"."+k+" ("+t.String()+", its MarshalJSON)")
 				}
 			}
@@ -80,7 +84,7 @@ func jsonKeys(t reflect.Type, path string, seen map[reflect.Type]bool, bad *[]st
 		case name == "":
 			name = f.Name
 		}
-		if !snakeKey.MatchString(name) && !settingsKeys[name] {
+		if !snakeKey().MatchString(name) && !settingsKey(name) {
 			*bad = append(*bad, path+"."+name+" ("+t.String()+"."+f.Name+")")
 		}
 		jsonKeys(f.Type, path+"."+name, seen, bad)
