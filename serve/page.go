@@ -72,7 +72,6 @@ func dict(kv ...any) map[string]any {
 	return m
 }
 
-// shorten cuts s to n runes, marking the cut.
 // count is present.Plural for the templates, whose counts are ints of
 // several types.
 func count(n any, one, many string) string {
@@ -85,6 +84,7 @@ func count(n any, one, many string) string {
 	return fmt.Sprint(n) + " " + many
 }
 
+// shorten cuts s to n runes, marking the cut.
 func shorten(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
