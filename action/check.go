@@ -464,6 +464,9 @@ func init() {
 		if len(others) > 0 {
 			return false, "also changed: " + strings.Join(others, ", "), nil
 		}
+		if len(env.Changed) == 1 {
+			return true, "1 changed path, allowed", nil
+		}
 		return true, fmt.Sprintf("%d changed paths, all allowed", len(env.Changed)), nil
 	})
 }

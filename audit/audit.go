@@ -568,17 +568,18 @@ type AuditEntry struct {
 }
 
 // ActionAudit puts an action's report, observation, effect state and check
-// side by side.
+// side by side. As JSON (harness replay -o json, GET
+// /api/threads/{id}/replay) its fields are snake_case.
 type ActionAudit struct {
-	ActionID    string
-	Tool        string
-	Report      facts.Report
-	Observation facts.Observation
-	EffectState facts.EffectState
-	Check       *facts.CheckRecorded
+	ActionID    string               `json:"action_id"`
+	Tool        string               `json:"tool,omitempty"`
+	Report      facts.Report         `json:"report"`
+	Observation facts.Observation    `json:"observation"`
+	EffectState facts.EffectState    `json:"effect_state"`
+	Check       *facts.CheckRecorded `json:"check,omitempty"`
 	// Flag says what a reader should not miss: a success reported with
 	// nothing changed, a failed check, an effect nobody observed.
-	Flag string
+	Flag string `json:"flag,omitempty"`
 }
 
 // Replay folds a thread's log through the actor's components and tells it

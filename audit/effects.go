@@ -13,42 +13,45 @@ import (
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
-// Effect is one action of a thread as its view records it.
+// Effect is one action of a thread as its view records it. As JSON
+// (harness effects -o json, GET /api/effects) its fields are snake_case,
+// State as "effect_state" (as action.completed records it), and those
+// that are empty or false where nothing happened left out.
 type Effect struct {
-	Thread   string
-	ActionID string
+	Thread   string `json:"thread"`
+	ActionID string `json:"action_id"`
 	// Tool is the adapter the action ran on.
-	Tool string
+	Tool string `json:"tool"`
 	// Seq is the seq of the action's latest record, and At its time.
-	Seq uint64
-	At  time.Time
+	Seq uint64    `json:"seq"`
+	At  time.Time `json:"at"`
 	// Stage is where the action is: requested, started, completed,
 	// interrupted or reconciled.
-	Stage scheduler.Stage
+	Stage scheduler.Stage `json:"stage"`
 	// State is the effect state of the completion ("" before one).
-	State facts.EffectState
+	State facts.EffectState `json:"effect_state,omitempty"`
 	// InDoubt is true for an action that started and has no end while
 	// nobody holds the thread: its process died, and the next resume
 	// records it as interrupted. One that started while a runtime holds
 	// the thread is running (Stage started, InDoubt false).
-	InDoubt bool
+	InDoubt bool `json:"in_doubt,omitempty"`
 	// Report is the adapter's reported status, when it completed.
-	Report facts.ReportStatus
+	Report facts.ReportStatus `json:"report,omitempty"`
 	// Check is the declared check's verdict, if one was recorded.
-	Check facts.Verdict
+	Check facts.Verdict `json:"check,omitempty"`
 	// Changed are the paths the runtime observed change (on completion,
 	// or since it started, when found interrupted).
-	Changed []string
+	Changed []string `json:"changed,omitempty"`
 	// Open is true while a person must settle the effect: unknown, or
 	// interrupted, and not reconciled.
-	Open bool
+	Open bool `json:"open"`
 	// Decision is how a person settled it, if they did.
-	Decision facts.Decision
+	Decision facts.Decision `json:"decision,omitempty"`
 	// By is set on a change of the workspace that no action of the thread
 	// made (workspace.changed): who made it, as far as the record knows —
 	// "unknown". ActionID is then the action before which it was found,
 	// Seq where it was recorded, State observed, and Tool empty.
-	By string
+	By string `json:"by,omitempty"`
 }
 
 // Effects lists the actions of every thread in the runtime's store, with

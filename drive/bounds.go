@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
 )
 
 // ErrTurnsLowered is a bound in model turns given below the one a thread
@@ -73,7 +74,7 @@ func RaiseTurnsTo(ctx context.Context, th *harness.Thread, max int, by string) (
 		return harness.Posted{}, nil
 	}
 	if max == 0 || max < b.MaxTurns {
-		return harness.Posted{}, fmt.Errorf("thread %s records its bound of %d model turns, which %w", th.ID(), b.MaxTurns, ErrTurnsLowered)
+		return harness.Posted{}, fmt.Errorf("thread %s records its bound of %s, which %w", th.ID(), present.Plural(b.MaxTurns, "model turn", "model turns"), ErrTurnsLowered)
 	}
 	return RaiseBudget(ctx, th, facts.Spend{Turns: int64(max - b.MaxTurns)}, by)
 }

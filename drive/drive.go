@@ -8,6 +8,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/scheduler"
 )
 
@@ -281,6 +282,6 @@ func StepLimited(ctx context.Context, th *harness.Thread, out harness.Outcome) (
 		return st, err
 	}
 	st.Status = harness.StatusStepLimit
-	st.Reason = fmt.Sprintf("ran %d steps in one go, the most one Resume runs (is something looping?); resume to go on", out.Steps)
+	st.Reason = fmt.Sprintf("ran %s in one go, the most one Resume runs (is something looping?); resume to go on", present.Plural(out.Steps, "step", "steps"))
 	return st, nil
 }

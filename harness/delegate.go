@@ -495,10 +495,18 @@ func (c Child) allows(a Actor) error {
 		}
 	}
 	if c.Config.MaxTurns > 0 && (!s.budgeted || s.cfg.MaxTurns == 0 || s.cfg.MaxTurns > c.Config.MaxTurns) {
-		return fmt.Errorf("%w: its budget is %d model turns; compose it with a Budget part and MaxTurns 1 to %d", ErrChildPolicy, s.cfg.MaxTurns, c.Config.MaxTurns)
+		turns := "s"
+		if s.cfg.MaxTurns == 1 {
+			turns = ""
+		}
+		return fmt.Errorf("%w: its budget is %d model turn%s; compose it with a Budget part and MaxTurns 1 to %d", ErrChildPolicy, s.cfg.MaxTurns, turns, c.Config.MaxTurns)
 	}
 	if c.Config.MaxTokens > 0 && (!s.budgeted || s.cfg.MaxTokens == 0 || s.cfg.MaxTokens > c.Config.MaxTokens) {
-		return fmt.Errorf("%w: its budget is %d tokens; compose it with a Budget part and MaxTokens 1 to %d", ErrChildPolicy, s.cfg.MaxTokens, c.Config.MaxTokens)
+		tokens := "s"
+		if s.cfg.MaxTokens == 1 {
+			tokens = ""
+		}
+		return fmt.Errorf("%w: its budget is %d token%s; compose it with a Budget part and MaxTokens 1 to %d", ErrChildPolicy, s.cfg.MaxTokens, tokens, c.Config.MaxTokens)
 	}
 	return nil
 }

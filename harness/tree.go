@@ -333,7 +333,11 @@ func (t *Thread) tend(ctx context.Context, st *state, p fold.Projection[Services
 			return moved, fmt.Errorf("child %s of %s: %w", kid.id, t.id, err)
 		}
 		if kout.Status == StatusStepLimit {
-			out.Status, out.Reason = StatusStepLimit, fmt.Sprintf("child %s ran %d steps; resume to go on", kid.id, kout.Steps)
+			steps := "s"
+			if kout.Steps == 1 {
+				steps = ""
+			}
+			out.Status, out.Reason = StatusStepLimit, fmt.Sprintf("child %s ran %d step%s; resume to go on", kid.id, kout.Steps, steps)
 			return false, nil
 		}
 		v, err := kid.View(ctx)

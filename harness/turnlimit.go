@@ -61,5 +61,9 @@ func (b *budget) turnsHold(v BudgetView) string {
 	if !b.turnsWait() || v.MaxTurns <= 0 || v.Turns < v.MaxTurns {
 		return ""
 	}
-	return fmt.Sprintf("the thread ran its %d model turns (%d used, its children's counted); raise it by a number of turns or stop", v.MaxTurns, v.Turns)
+	turns := fmt.Sprintf("its %d model turns", v.MaxTurns)
+	if v.MaxTurns == 1 {
+		turns = "its 1 model turn"
+	}
+	return fmt.Sprintf("the thread ran %s (%d used, its children's counted); raise it by a number of turns or stop", turns, v.Turns)
 }

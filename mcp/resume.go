@@ -324,6 +324,9 @@ func (x *resumption) follow(ctx, outer context.Context) (facts.Report, error) {
 			return rep, err
 		}
 		why = fmt.Errorf("the stream ended %d times without the call's result", attempt+1)
+		if attempt == 0 {
+			why = errors.New("the stream ended without the call's result")
+		}
 		select {
 		case <-ctx.Done():
 			return facts.Report{}, ctx.Err()

@@ -40,10 +40,10 @@ func SayBudget(s facts.Spend) string {
 		parts = append(parts, fmt.Sprintf("$%.4f", s.USD))
 	}
 	if s.Tokens != 0 {
-		parts = append(parts, fmt.Sprintf("%d tokens", s.Tokens))
+		parts = append(parts, Plural(s.Tokens, "token", "tokens"))
 	}
 	if s.Turns != 0 {
-		parts = append(parts, fmt.Sprintf("%d model turns", s.Turns))
+		parts = append(parts, Plural(s.Turns, "model turn", "model turns"))
 	}
 	if len(parts) == 0 {
 		return "none"

@@ -341,7 +341,11 @@ func describe(f facts.Fact) (string, error) {
 		return DescribeInstructions(p), err
 	case facts.KindWorkspaceRestored:
 		p, err := facts.Decode[facts.WorkspaceRestored](f)
-		return fmt.Sprintf("undo by %s restored %s to how they were at seq %d", orNone(p.By), describeChanges(p.Restored), p.To), err
+		were := "they were"
+		if len(p.Restored) == 1 {
+			were = "it was"
+		}
+		return fmt.Sprintf("undo by %s restored %s to how %s at seq %d", orNone(p.By), describeChanges(p.Restored), were, p.To), err
 	case facts.KindHookRan:
 		p, err := facts.Decode[facts.HookRan](f)
 		return DescribeHook(p), err
@@ -779,7 +783,7 @@ func DescribeInstructions(p facts.InstructionsRead) string {
 			parts[i] = fmt.Sprintf("%s %s left out: %s", f.Scope, quote(f.Path, 80), shorten(f.Skipped, 120))
 			continue
 		}
-		parts[i] = fmt.Sprintf("%s %s (%d bytes, %s)", f.Scope, quote(f.Path, 80), f.Size, shortDigest(f.Digest))
+		parts[i] = fmt.Sprintf("%s %s (%s, %s)", f.Scope, quote(f.Path, 80), Plural(f.Size, "byte", "bytes"), shortDigest(f.Digest))
 	}
 	return fmt.Sprintf("turn %d instructions: %s", p.Turn, strings.Join(parts, "; "))
 }

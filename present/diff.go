@@ -190,9 +190,9 @@ func (s DiffSide) String() string {
 	if !s.Existed {
 		return "absent"
 	}
-	out := plural(int(s.Size), "byte", "bytes")
+	out := Plural(int(s.Size), "byte", "bytes")
 	if s.Whole {
-		out += " (" + plural(s.Lines, "line", "lines") + ")"
+		out += " (" + Plural(s.Lines, "line", "lines") + ")"
 	}
 	if s.SHA256 == "" {
 		return out + ", sha256 not computed (larger than 1 GiB)"
@@ -204,13 +204,6 @@ func (s DiffSide) String() string {
 // to: why, and both sides.
 func DiffSummary(from, to, why string, before, after DiffSide) string {
 	return fmt.Sprintf("--- %s\n+++ %s\n(%s)\n  before: %s\n  after:  %s\n", from, to, why, before, after)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // UnifiedDiff returns the differences between two texts as a unified diff
@@ -259,7 +252,7 @@ func UnifiedDiff(from, to, a, b string) string {
 	hunks := writeHunks(&out, ops)
 	if out.Len() > maxDiffBytes {
 		why := fmt.Sprintf("not shown: the diff is %s in %s, more than the %d bytes a preview shows",
-			plural(out.Len(), "byte", "bytes"), plural(hunks, "hunk", "hunks"), maxDiffBytes)
+			Plural(out.Len(), "byte", "bytes"), Plural(hunks, "hunk", "hunks"), maxDiffBytes)
 		return DiffSummary(from, to, why, SideOf(a), SideOf(b))
 	}
 	return out.String()

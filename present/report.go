@@ -70,7 +70,7 @@ func CommandSummary(r facts.Report, tail int) []string {
 			continue
 		}
 		if len(lines) > tail {
-			out = append(out, fmt.Sprintf("%s… %d lines above", s.name, len(lines)-tail))
+			out = append(out, fmt.Sprintf("%s… %s above", s.name, Plural(len(lines)-tail, "line", "lines")))
 			lines = lines[len(lines)-tail:]
 		}
 		for _, line := range lines {
@@ -103,7 +103,7 @@ func NetworkLines(n *facts.Network) []string {
 		out = append(out, EscapeLine(l))
 	}
 	if n.Dropped > 0 {
-		out = append(out, fmt.Sprintf("network: %d more connections not listed", n.Dropped))
+		out = append(out, "network: "+Plural(n.Dropped, "more connection", "more connections")+" not listed")
 	}
 	if len(out) == 0 {
 		out = append(out, "network: no connection through the proxy")

@@ -46,7 +46,7 @@ func TestCommandSummary(t *testing.T) {
 		Stdout: "one\ntwo\nthree\n", Stderr: "bad\x1b[31m\r\n",
 		StartedAt: at(0), EndedAt: at(1200 * time.Millisecond),
 	}
-	want := []string{"… 1 lines above", "│ two", "│ three", `stderr │ bad\x1b[31m`, "exit 2 after 1.2s"}
+	want := []string{"… 1 line above", "│ two", "│ three", `stderr │ bad\x1b[31m`, "exit 2 after 1.2s"}
 	if got := present.CommandSummary(r, 2); !slices.Equal(got, want) {
 		t.Errorf("CommandSummary = %q, want %q", got, want)
 	}

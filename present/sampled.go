@@ -10,7 +10,7 @@ import (
 // it sent and got (quoted: both are the server's and the model's words),
 // its tokens and cost.
 func describeSampled(p facts.ModelSampled) string {
-	s := fmt.Sprintf("%s: MCP %s asked the model (%d messages, %d bytes, at most %d tokens)", p.ActionID, EscapeLine(p.Server), p.Messages, p.Bytes, p.MaxTokens)
+	s := fmt.Sprintf("%s: MCP %s asked the model (%s, %s, at most %s)", p.ActionID, EscapeLine(p.Server), Plural(p.Messages, "message", "messages"), Plural(p.Bytes, "byte", "bytes"), Plural(p.MaxTokens, "token", "tokens"))
 	if p.IncludeContext != "" && p.IncludeContext != "none" {
 		s += " · asked for context " + quote(p.IncludeContext, 20) + ", given none"
 	}
@@ -19,10 +19,10 @@ func describeSampled(p facts.ModelSampled) string {
 	}
 	s += ": " + quote(p.Text, 100)
 	if p.Dropped > 0 {
-		s += fmt.Sprintf(" · %d tool calls dropped", p.Dropped)
+		s += " · " + Plural(p.Dropped, "tool call", "tool calls") + " dropped"
 	}
 	if u := p.Usage; u.InputTokens+u.OutputTokens > 0 {
-		s += fmt.Sprintf(" · %d tokens", u.InputTokens+u.OutputTokens)
+		s += " · " + Plural(u.InputTokens+u.OutputTokens, "token", "tokens")
 	}
 	if p.Cost != nil {
 		s += fmt.Sprintf(" · $%.4f", p.Cost.USD)

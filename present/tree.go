@@ -34,7 +34,7 @@ func describeTree(f facts.Fact) (string, error) {
 		if p.Reason != "" {
 			s += ": " + shorten(p.Reason, 80)
 		}
-		s += fmt.Sprintf(" · %d turns, %d tokens", p.Turns, p.Tokens)
+		s += " · " + Plural(p.Turns, "turn", "turns") + ", " + Plural(p.Tokens, "token", "tokens")
 		if p.Result != "" {
 			s += " · " + quote(p.Result, 80)
 		}
@@ -72,10 +72,10 @@ func stopLine(what, by, reason string) string {
 func budgetWords(turns int, tokens int64) string {
 	var parts []string
 	if turns > 0 {
-		parts = append(parts, fmt.Sprintf("%d turns", turns))
+		parts = append(parts, Plural(turns, "turn", "turns"))
 	}
 	if tokens > 0 {
-		parts = append(parts, fmt.Sprintf("%d tokens", tokens))
+		parts = append(parts, Plural(tokens, "token", "tokens"))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
@@ -104,7 +105,7 @@ func compareTurn(orig *Recording, n int, mt facts.ModelTurn) facts.RerunTurn {
 			if len(mt.ToolCalls) == 0 {
 				return diverge(facts.DivergedEarlierStop, i, &oc, nil, fmt.Sprintf("it answered where the original called %s", oc.Name))
 			}
-			return diverge(facts.DivergedMissingCall, i, &oc, nil, fmt.Sprintf("it made %d calls; the original's call %d was %s %s", len(mt.ToolCalls), i+1, oc.Name, clip(oc.Args)))
+			return diverge(facts.DivergedMissingCall, i, &oc, nil, fmt.Sprintf("it made %s; the original's call %d was %s %s", present.Plural(len(mt.ToolCalls), "call", "calls"), i+1, oc.Name, clip(oc.Args)))
 		}
 		oc, rc := o.Calls[i].ToolCall, mt.ToolCalls[i]
 		if oc.Name != rc.Name {

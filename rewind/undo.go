@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,22 +28,26 @@ import (
 
 // UndoError names the paths an undo refused to touch, and why.
 type UndoError struct {
-	Thread    string
-	Conflicts []UndoConflict
+	Thread    string         `json:"thread"`
+	Conflicts []UndoConflict `json:"conflicts"`
 }
 
-// UndoConflict is one path an undo refused.
+// UndoConflict is one path an undo refused. As JSON (the HTTP API's
+// refusal) its fields are snake_case, a digest or mode that is "" or 0
+// left out.
 type UndoConflict struct {
-	Path string
+	Path string `json:"path"`
 	// Left is the digest the thread's last change left at the path ("" for
 	// absent); Now is the digest there now.
-	Left, Now string
+	Left string `json:"left,omitempty"`
+	Now  string `json:"now,omitempty"`
 	// LeftMode is the permission bits the thread's last change left (0
 	// where the log did not record them); NowMode is the path's now (0
 	// where it is absent or not a regular file).
-	LeftMode, NowMode uint32
+	LeftMode uint32 `json:"left_mode,omitempty"`
+	NowMode  uint32 `json:"now_mode,omitempty"`
 	// Reason says what is wrong, for a person.
-	Reason string
+	Reason string `json:"reason"`
 }
 
 // Error names every refused path, one a line (see Lines).
@@ -64,12 +69,15 @@ func (e *UndoError) Lines() []string {
 func (e *UndoError) Is(target error) bool { return target == ErrUndoRefused }
 
 // UndoStep is one path an undo restores. A step that restores a mode only
-// (ModeOnly) leaves the file's content as it is.
+// (ModeOnly) leaves the file's content as it is. As JSON (harness undo -o
+// json, the HTTP API) it is snake_case, with "action" (Action) beside its
+// fields, and a digest or mode that is "" or 0 left out.
 type UndoStep struct {
-	Path string
+	Path string `json:"path"`
 	// Left is the digest the thread's last change left ("" for absent);
 	// Restore is the digest to put back ("" to remove the path).
-	Left, Restore string
+	Left    string `json:"left,omitempty"`
+	Restore string `json:"restore,omitempty"`
 	// LeftMode is the permission bits the thread's last change left;
 	// RestoreMode is the permission bits to put back. Either is 0 where
 	// the log did not record it (facts written before modes were
@@ -86,9 +94,38 @@ type UndoStep struct {
 	// says so, and Undo's returned plan has the bits it set. Where
 	// RestoreMode is 0 a restored file keeps the permission bits it has,
 	// or gets 0644 if it is created.
-	LeftMode, RestoreMode uint32
+	LeftMode    uint32 `json:"left_mode,omitempty"`
+	RestoreMode uint32 `json:"restore_mode,omitempty"`
 	// Seqs are the facts whose observed changes touched the path.
-	Seqs []uint64
+	Seqs []uint64 `json:"seqs"`
+}
+
+// Action says what the step does to its path: remove, recreate, chmod
+// (a mode alone, ModeOnly) or restore.
+func (s UndoStep) Action() string {
+	switch {
+	case s.Restore == "":
+		return "remove"
+	case s.Left == "":
+		return "recreate"
+	case s.ModeOnly():
+		return "chmod"
+	}
+	return "restore"
+}
+
+// MarshalJSON is the step's fields with its Action after its path, so
+// that a reader of the JSON need not work out the verb from the digests.
+func (s UndoStep) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Path        string   `json:"path"`
+		Action      string   `json:"action"`
+		Left        string   `json:"left,omitempty"`
+		Restore     string   `json:"restore,omitempty"`
+		LeftMode    uint32   `json:"left_mode,omitempty"`
+		RestoreMode uint32   `json:"restore_mode,omitempty"`
+		Seqs        []uint64 `json:"seqs"`
+	}{s.Path, s.Action(), s.Left, s.Restore, s.LeftMode, s.RestoreMode, s.Seqs})
 }
 
 // ModeOnly reports whether s restores a mode alone: the content to put
@@ -100,15 +137,17 @@ func (s UndoStep) ModeOnly() bool {
 	return s.Restore != "" && s.Restore == s.Left && s.LeftMode != 0 && s.RestoreMode != 0
 }
 
-// UndoPlan is what an undo of a thread after seq To would do.
+// UndoPlan is what an undo of a thread after seq To would do. As JSON
+// (harness undo -o json, the HTTP API) its fields are snake_case.
 type UndoPlan struct {
-	Thread string
-	To     uint64
+	Thread string `json:"thread"`
+	To     uint64 `json:"to"`
 	// Head is the thread's head the plan was made at.
-	Head uint64
+	Head uint64 `json:"head"`
 	// Steps are the paths to restore, by path; a path already as it was at
-	// To is not among them.
-	Steps []UndoStep
+	// To is not among them. A plan PlanUndo makes has an empty list, not
+	// nil, when there are none.
+	Steps []UndoStep `json:"steps"`
 }
 
 // PlanUndo works out, from the thread's log and the workspace as it is
@@ -262,7 +301,7 @@ func (s pathState) word() string {
 }
 
 func planUndo(ctx context.Context, rt *harness.Runtime, actor harness.Actor, id string, to uint64) (UndoPlan, map[string][]byte, error) {
-	plan := UndoPlan{Thread: id, To: to}
+	plan := UndoPlan{Thread: id, To: to, Steps: []UndoStep{}}
 	svc := rt.Services
 	if svc.Observer == nil || svc.Workspace == "" {
 		return plan, nil, fmt.Errorf("undo %s: no workspace observer: nothing can say what the files hold now", id)

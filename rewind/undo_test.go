@@ -164,7 +164,7 @@ func TestUndoRestoresAModeOnlyChange(t *testing.T) {
 	rec, err := facts.Decode[facts.WorkspaceRestored](last)
 	require.NoError(t, err)
 	require.Equal(t, []facts.PathChange{{Path: "run.sh", Before: digest("echo old\n"), After: digest("echo old\n"), BeforeMode: 0o755, AfterMode: 0o644}}, rec.Restored)
-	require.Equal(t, "undo by ana restored run.sh (mode 0755 → 0644) to how they were at seq 0", present.Describe(last))
+	require.Equal(t, "undo by ana restored run.sh (mode 0755 → 0644) to how it was at seq 0", present.Describe(last))
 	require.NoError(t, audit.VerifyLog(ctx, e.Store, e.Stock.Actor, "t"))
 
 	plan, err = rewind.Undo(ctx, e.RT, e.Stock.Actor, "t", 0, "ana")

@@ -17,6 +17,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/rewind"
 	"github.com/seed-7cc7a084/harness/scheduler"
 	"github.com/seed-7cc7a084/harness/search"
@@ -37,13 +38,18 @@ import (
 //	POST /api/threads/{id}/resume        have the server resume it
 //	POST /api/threads/{id}/stop          stop it, cutting off what runs in it wherever it runs (JSON, optional: see StopRequest)
 //	GET  /api/threads/{id}/replay        the record told back, and replay --verify's verdict
-//	GET  /api/threads/{id}/undo?to=SEQ   what an undo to SEQ would restore
+//	GET  /api/threads/{id}/undo?to=SEQ   what an undo to SEQ would restore (rewind.UndoPlan; 409 UndoRefused)
 //	GET  /api/threads/{id}/fork?at=SEQ   what a fork at SEQ would be
 //	POST /api/threads/{id}/undo          undo what a preview showed (JSON: see UndoRequest)
 //	POST /api/threads/{id}/fork          fork it (JSON: see ForkRequest)
 //	POST /api/threads/{id}/plan          {"on": true|false}: plan mode from the next turn (PlanRequest)
-//	GET  /api/effects                    every action of every thread, with its effect state
+//	GET  /api/effects                    every action of every thread, with its effect state (audit.Effect, as harness effects -o json)
 //	GET  /api/search?q=QUERY             facts across every thread (drive.SearchResult; ?limit=N&page=CURSOR)
+//
+// Every answer is JSON with snake_case keys, a list [] rather than null,
+// times in RFC 3339; where the command line prints the same thing with -o
+// json (effects, an undo's plan, a fork, an action's audit) it is the same
+// document, from the same type.
 func (s *Server) routes() {
 	mux := http.NewServeMux()
 	api := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
@@ -604,8 +610,10 @@ type Replay struct {
 // ReplayEntry is one fact of the record, with its action's audit on an
 // action's completion.
 type ReplayEntry struct {
-	Fact   facts.Fact         `json:"fact"`
-	Line   string             `json:"line"`
+	Fact facts.Fact `json:"fact"`
+	// Line is the fact in one line for a person ("summary", as in harness
+	// replay -o json).
+	Line   string             `json:"summary"`
 	Action *audit.ActionAudit `json:"action,omitempty"`
 }
 
@@ -617,7 +625,7 @@ func (s *Server) replay(ctx context.Context, id string) (Replay, error) {
 		return Replay{}, err
 	}
 	record := tree.Audit
-	out := Replay{Thread: id, Status: record.Status, Children: childrenOf(tree.Children, nil)}
+	out := Replay{Thread: id, Status: record.Status, Entries: []ReplayEntry{}, Children: childrenOf(tree.Children, nil)}
 	for _, e := range record.Entries {
 		out.Entries = append(out.Entries, ReplayEntry{Fact: e.Fact, Line: describe(e.Fact), Action: e.Action})
 	}
@@ -625,7 +633,7 @@ func (s *Server) replay(ctx context.Context, id string) (Replay, error) {
 		out.Verdict = verr.Error()
 	} else {
 		out.Verified = true
-		out.Verdict = fmt.Sprintf("%d facts: the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent", len(record.Entries))
+		out.Verdict = present.Plural(len(record.Entries), "fact", "facts") + ": the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent"
 		switch n := len(out.Children); {
 		case n == 1:
 			out.Verdict += "; the tree: 1 child thread verifies, its spawn has its child, and its report names the child's final head"
@@ -685,14 +693,36 @@ func (s *Server) apiUndo(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	plan, err := s.undoPlan(r.Context(), id, to)
-	var ue *rewind.UndoError
-	if errors.As(err, &ue) {
-		return writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "code": "undo_refused", "plan": plan, "conflicts": ue.Conflicts})
+	if refused, ok := undoRefused(err, plan); ok {
+		return writeJSON(w, http.StatusConflict, refused)
 	}
 	if err != nil {
 		return badRequestIf(err)
 	}
 	return writeJSON(w, http.StatusOK, plan)
+}
+
+// UndoRefused is the answer (409) to an undo, or its preview, that
+// refuses paths: the error, its code (undo_refused), each refused path
+// and why, and the plan of the paths that could be restored.
+type UndoRefused struct {
+	Error     string                `json:"error"`
+	Code      string                `json:"code"`
+	Conflicts []rewind.UndoConflict `json:"conflicts"`
+	Plan      rewind.UndoPlan       `json:"plan"`
+}
+
+// undoRefused is the answer to an undo that err refused, with its plan;
+// false when err is not an *rewind.UndoError.
+func undoRefused(err error, plan rewind.UndoPlan) (UndoRefused, bool) {
+	var ue *rewind.UndoError
+	if !errors.As(err, &ue) {
+		return UndoRefused{}, false
+	}
+	if plan.Steps == nil {
+		plan.Steps = []rewind.UndoStep{}
+	}
+	return UndoRefused{Error: err.Error(), Code: "undo_refused", Conflicts: ue.Conflicts, Plan: plan}, true
 }
 
 // badRequestIf makes an error of bad input a bad request; others pass.
@@ -743,7 +773,11 @@ func (s *Server) forkPreview(ctx context.Context, id string, at uint64) (ForkPre
 	}
 	p := ForkPreview{Thread: id, At: at, Fork: rewind.ForkID(id, at), Status: v.Status}
 	for _, w := range v.Waits {
-		p.Waits = append(p.Waits, WaitSummary{Kind: w.Kind, RequestID: w.RequestID, Summary: w.Summary})
+		ref := w.RequestID
+		if w.Thread != "" {
+			ref = w.Thread + "/" + w.RequestID // as drive.Ref names a child's
+		}
+		p.Waits = append(p.Waits, WaitSummary{Kind: w.Kind, RequestID: w.RequestID, Thread: w.Thread, Ref: ref, Summary: w.Summary})
 	}
 	if _, err := s.store.Head(ctx, p.Fork); err == nil {
 		p.Exists = true

@@ -66,7 +66,7 @@ func TestPageRaisesABudget(t *testing.T) {
 	page = get("/t/t1")
 	require.Regexp(t, `name="request" value="t1.1-d1/budget"`, page, "the root's page offers its child's wait")
 	require.Contains(t, page, "the tree (t1) spent 20000 tokens of its budget of 25000 tokens", "what the tree spent, on the page")
-	require.Regexp(t, `1 model turns · 10000 tokens · 1 turns not priced \(tokens only\) · the tree`, page, "the scripted model has no price")
+	require.Regexp(t, `1 model turn · 10000 tokens · 1 turn not priced \(tokens only\) · the tree`, page, "the scripted model has no price")
 
 	post := func(path string, form url.Values) (int, string) {
 		t.Helper()

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,6 +49,7 @@ var pages = sync.OnceValue(func() *template.Template {
 		"said":      said,
 		"sandbox":   present.SandboxDetail,
 		"spend":     present.SayBudget,
+		"count":     count,
 		"command": func(tool, args string) *shownCommand {
 			if c, ok := commandOf(tool, args); ok {
 				return &c
@@ -68,6 +70,18 @@ func dict(kv ...any) map[string]any {
 		m[k] = kv[i+1]
 	}
 	return m
+}
+
+// count is present.Plural for the templates, whose counts are ints of
+// several types.
+func count(n any, one, many string) string {
+	switch v := reflect.ValueOf(n); {
+	case v.CanInt():
+		return present.Plural(v.Int(), one, many)
+	case v.CanUint():
+		return present.Plural(v.Uint(), one, many)
+	}
+	return fmt.Sprint(n) + " " + many
 }
 
 // shorten cuts s to n runes, marking the cut.

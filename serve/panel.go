@@ -3,10 +3,10 @@ package serve
 import (
 	"bytes"
 	"context"
-	"fmt"
 
 	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/scheduler"
 )
 
@@ -35,7 +35,7 @@ func (s *Server) verdict(ctx context.Context, id string) (bool, string, error) {
 	case bad != nil:
 		return false, bad.Error(), nil
 	}
-	text := fmt.Sprintf("%d facts: the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent", seq)
+	text := present.Plural(seq, "fact", "facts") + ": the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent"
 	if c.record.Tree() {
 		text += "; the tree: its child threads verify, each spawn has its child, and each report names its child's final head"
 	}

@@ -87,7 +87,7 @@ func TestUndoAndForkInABrowser(t *testing.T) {
 	location, err := chromedp.Run(ctx, chromedp.Location())
 	require.NoError(t, err)
 	require.Contains(t, location, base+"/t/t1?")
-	require.Contains(t, text(`main`), "undone: 1 path(s) restored to how they were at seq 0")
+	require.Contains(t, text(`main`), "undone: 1 path restored to how it was at seq 0")
 	require.Equal(t, "ttl_seconds = 60\n", f.read("cache.toml"))
 	rec, err := facts.Decode[facts.WorkspaceRestored](f.last("t1", facts.KindWorkspaceRestored))
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -164,6 +165,9 @@ func (s *Server) apiUndoPost(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	plan, err := s.undo(r.Context(), who(r), id, req.To, req.Head)
+	if refused, ok := undoRefused(err, plan); ok {
+		return writeJSON(w, http.StatusConflict, refused)
+	}
 	if err != nil {
 		return badRequestIf(err)
 	}
@@ -217,15 +221,16 @@ func (s *Server) forkPage(w http.ResponseWriter, r *http.Request) (string, any, 
 }
 
 // fork forks thread id at seq at into as ("" for rewind.ForkID's name),
-// as harness fork does.
-func (s *Server) fork(ctx context.Context, id string, at uint64, as string) (string, error) {
+// as harness fork does; it returns the fork's id and head.
+func (s *Server) fork(ctx context.Context, id string, at uint64, as string) (string, thread.Head, error) {
 	if as == "" {
 		as = rewind.ForkID(id, at)
 	}
-	if _, err := rewind.Fork(ctx, s.store, id, at, as); err != nil {
-		return "", err
+	h, err := rewind.Fork(ctx, s.store, id, at, as)
+	if err != nil {
+		return "", h, err
 	}
-	return as, nil
+	return as, h, nil
 }
 
 // pageFork is the fork preview's button: the new thread's page, or the
@@ -239,7 +244,7 @@ func (s *Server) pageFork(w http.ResponseWriter, r *http.Request) (string, any, 
 	if err != nil {
 		return "", nil, err
 	}
-	as, err := s.fork(r.Context(), id, at, r.PostFormValue("as"))
+	as, _, err := s.fork(r.Context(), id, at, r.PostFormValue("as"))
 	if err != nil {
 		return s.forkPreviewPage(r, id, at, err)
 	}
@@ -263,11 +268,26 @@ func (s *Server) apiForkPost(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	as, err := s.fork(r.Context(), id, req.At, req.As)
+	as, h, err := s.fork(r.Context(), id, req.At, req.As)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, map[string]any{"thread": as, "from": id, "at": req.At})
+	st, err := s.inspect(r.Context(), as)
+	if err != nil {
+		return fmt.Errorf("forked %s at seq %d into %s, but cannot read it: %w", id, req.At, as, err)
+	}
+	return writeJSON(w, http.StatusCreated, ForkResult{Thread: as, From: id, At: req.At, Seq: h.Seq, Status: st.Status})
+}
+
+// ForkResult is the answer to POST /api/threads/{id}/fork — the document
+// harness fork -o json prints: the new thread, the thread and seq it was
+// forked from, its head's seq and how it stands.
+type ForkResult struct {
+	Thread string         `json:"thread"`
+	From   string         `json:"from"`
+	At     uint64         `json:"at"`
+	Seq    uint64         `json:"seq"`
+	Status harness.Status `json:"status"`
 }
 
 // rewindFlash is what the thread page says after an undo or a fork from
@@ -275,7 +295,11 @@ func (s *Server) apiForkPost(w http.ResponseWriter, r *http.Request) error {
 func rewindFlash(q url.Values) *flash {
 	if n, err := strconv.Atoi(q.Get("undone")); err == nil && n >= 0 {
 		if to, err := strconv.ParseUint(q.Get("to"), 10, 64); err == nil {
-			return &flash{Text: "undone: " + strconv.Itoa(n) + " path(s) restored to how they were at seq " + strconv.FormatUint(to, 10), Class: "ok"}
+			were := "they were"
+			if n == 1 {
+				were = "it was"
+			}
+			return &flash{Text: "undone: " + present.Plural(n, "path", "paths") + " restored to how " + were + " at seq " + strconv.FormatUint(to, 10), Class: "ok"}
 		}
 	}
 	if from := q.Get("forked"); from != "" {

@@ -341,7 +341,7 @@ func TestApproveResumes(t *testing.T) {
 
 	resp, b = f.do("GET", "/api/threads/t1/undo?to=5", "")
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
-	require.Contains(t, string(b), `"Path": "cache.toml"`)
+	require.Contains(t, string(b), `"path": "cache.toml"`)
 	require.Equal(t, "ttl_seconds = 300\n", string(got), "a preview changes nothing")
 
 	resp, b = f.do("GET", "/api/threads/t1/fork?at=5", "")
@@ -353,7 +353,7 @@ func TestApproveResumes(t *testing.T) {
 
 	resp, b = f.do("GET", "/api/effects", "")
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
-	require.Contains(t, string(b), `"State": "observed"`)
+	require.Contains(t, string(b), `"effect_state": "observed"`)
 }
 
 // TestAnswerAQuestion: a question's answer, and a second, different one

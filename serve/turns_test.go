@@ -54,7 +54,7 @@ func TestAPIRaisesTurns(t *testing.T) {
 	m := budgetForm.FindStringSubmatch(page)
 	require.NotNil(t, m, "the page has a raise form:\n%s", page)
 	require.Contains(t, page, `name="turns"`)
-	require.Contains(t, page, "the thread ran its 1 model turns")
+	require.Contains(t, page, "the thread ran its 1 model turn")
 
 	n := len(f.kinds("t1"))
 	for _, v := range []string{"-1", "1.5", "abc", "99999999999"} {

@@ -67,7 +67,7 @@ type Action struct {
 	Report      *facts.Report            `json:"report,omitempty"`
 	Observation *facts.Observation       `json:"observation,omitempty"`
 	Observed    string                   `json:"observed,omitempty"`
-	Effect      facts.EffectState        `json:"effect,omitempty"`
+	Effect      facts.EffectState        `json:"effect_state,omitempty"`
 	Check       *facts.CheckRecorded     `json:"check,omitempty"`
 	CheckSpec   *facts.CheckSpec         `json:"check_spec,omitempty"`
 	Interrupted *facts.ActionInterrupted `json:"interrupted,omitempty"`

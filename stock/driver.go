@@ -13,6 +13,7 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
+	"github.com/seed-7cc7a084/harness/present"
 )
 
 // Driver takes a session's threads on for a front end that drives them
@@ -206,7 +207,7 @@ func (d *Driver) Finish(ctx context.Context, th *harness.Thread, o drive.Options
 // transitions, how the driver stopped it: resumed, it goes on.
 func (d *Driver) StepLimit(st drive.State) drive.State {
 	if st.Status == harness.StatusStepLimit {
-		st.Reason = fmt.Sprintf("ran %d steps in one go, the most a command runs (is something looping?); resume to go on", d.Runtime.Config.MaxSteps)
+		st.Reason = fmt.Sprintf("ran %s in one go, the most a command runs (is something looping?); resume to go on", present.Plural(d.Runtime.Config.MaxSteps, "step", "steps"))
 	}
 	return st
 }

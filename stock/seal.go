@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/audit"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/seal"
 	"github.com/seed-7cc7a084/harness/sealnote"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -183,7 +184,7 @@ func (p Place) VerifySeals(ctx context.Context, getenv func(string) string, stor
 		}
 		found = append(found, sn.Found...)
 		if sn.Skipped > 0 {
-			unread = append(unread, fmt.Sprintf("%d notes of %s not read (more than %d notes, or a note over %d bytes)", sn.Skipped, sealnote.Ref, sealnote.MaxNotes, sealnote.MaxNoteBytes))
+			unread = append(unread, fmt.Sprintf("%s of %s not read (more than %d notes, or a note over %d bytes)", present.Plural(sn.Skipped, "note", "notes"), sealnote.Ref, sealnote.MaxNotes, sealnote.MaxNoteBytes))
 		}
 	}
 	fromNotes := len(found)

@@ -129,8 +129,8 @@ func Verified(w io.Writer, record audit.Audit, verr error, paint Paint) bool {
 		}
 		return false
 	}
-	fmt.Fprintf(w, "%s %d facts: the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent\n",
-		paint.on("green", "verified:"), max(record.Facts, len(record.Entries)))
+	fmt.Fprintf(w, "%s %s: the hash chain is intact, every caused fact was enabled by the fold at its position, every action record is consistent\n",
+		paint.on("green", "verified:"), present.Plural(max(record.Facts, len(record.Entries)), "fact", "facts"))
 	return true
 }
 
@@ -156,23 +156,12 @@ type AuditDoc struct {
 // AuditEntryDoc is one fact of an audit: what it records and, for an
 // action's, the action's records side by side.
 type AuditEntryDoc struct {
-	Seq     uint64          `json:"seq"`
-	Kind    facts.Kind      `json:"kind"`
-	Cause   string          `json:"cause"`
-	At      time.Time       `json:"at"`
-	Summary string          `json:"summary"`
-	Action  *ActionAuditDoc `json:"action,omitempty"`
-}
-
-// ActionAuditDoc is an action's records side by side (audit.ActionAudit).
-type ActionAuditDoc struct {
-	ActionID    string               `json:"action_id"`
-	Tool        string               `json:"tool,omitempty"`
-	Report      facts.Report         `json:"report"`
-	Observation facts.Observation    `json:"observation"`
-	EffectState facts.EffectState    `json:"effect_state"`
-	Check       *facts.CheckRecorded `json:"check,omitempty"`
-	Flag        string               `json:"flag,omitempty"`
+	Seq     uint64             `json:"seq"`
+	Kind    facts.Kind         `json:"kind"`
+	Cause   string             `json:"cause"`
+	At      time.Time          `json:"at"`
+	Summary string             `json:"summary"`
+	Action  *audit.ActionAudit `json:"action,omitempty"`
 }
 
 // VerifyDoc is a verification's verdict: where it failed, and why.
@@ -194,9 +183,7 @@ func AuditDocOf(record audit.Audit, verify bool, verr error, seals *seal.Summary
 	for _, e := range record.Entries {
 		f := e.Fact
 		ej := AuditEntryDoc{Seq: f.Seq, Kind: f.Kind, Cause: f.Cause, At: f.At, Summary: present.Describe(f)}
-		if a := e.Action; a != nil {
-			ej.Action = &ActionAuditDoc{a.ActionID, a.Tool, a.Report, a.Observation, a.EffectState, a.Check, a.Flag}
-		}
+		ej.Action = e.Action
 		out.Entries = append(out.Entries, ej)
 	}
 	if verify {

@@ -31,7 +31,7 @@ func BudgetDocOf(st drive.State) BudgetDoc {
 func Budget(w io.Writer, st drive.State, none string) {
 	turns := ""
 	if st.MaxTurns > 0 {
-		turns = fmt.Sprintf("; %d of %d model turns", st.Turns, st.MaxTurns)
+		turns = fmt.Sprintf("; %d of %s", st.Turns, present.Plural(st.MaxTurns, "model turn", "model turns"))
 	}
 	if st.Budget == nil {
 		fmt.Fprintf(w, "thread %s (%s): no budget in money or tokens (%s)%s\n", st.Thread, st.Status, none, turns)
@@ -51,7 +51,7 @@ func Amount(s, limit facts.Spend) string {
 		if out != "" {
 			out += ", "
 		}
-		out += fmt.Sprintf("%d tokens", s.Tokens)
+		out += present.Plural(s.Tokens, "token", "tokens")
 	}
 	return out
 }

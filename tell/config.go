@@ -82,7 +82,12 @@ func Config(w io.Writer, c Settings) error {
 		fmt.Fprintf(w, "  %-9s %s: %s\n", s.Scope, present.EscapeLine(s.Path), state)
 	}
 	if c.RulesElsewhere > 0 {
-		fmt.Fprintf(w, "  %-9s %s: %d rule(s) kept for this path were given for another directory there (removed and made again, or another clone): they do not apply here\n", stock.ScopeWorkspace, present.EscapeLine(c.RulesFile), c.RulesElsewhere)
+		were, they := "were", "they do"
+		if c.RulesElsewhere == 1 {
+			were, they = "was", "it does"
+		}
+		fmt.Fprintf(w, "  %-9s %s: %s kept for this path %s given for another directory there (removed and made again, or another clone): %s not apply here\n",
+			stock.ScopeWorkspace, present.EscapeLine(c.RulesFile), present.Plural(c.RulesElsewhere, "rule", "rules"), were, they)
 	}
 	fmt.Fprintln(w, "settings:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

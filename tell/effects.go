@@ -6,40 +6,21 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/seed-7cc7a084/harness/audit"
-	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/rewind"
 	"github.com/seed-7cc7a084/harness/scheduler"
 )
 
-// EffectDoc is an action of a store's threads as JSON (audit.Effect).
-type EffectDoc struct {
-	Thread   string             `json:"thread"`
-	ActionID string             `json:"action_id"`
-	Tool     string             `json:"tool"`
-	Seq      uint64             `json:"seq"`
-	At       time.Time          `json:"at"`
-	Stage    scheduler.Stage    `json:"stage"`
-	State    facts.EffectState  `json:"effect_state,omitempty"`
-	InDoubt  bool               `json:"in_doubt,omitempty"`
-	Report   facts.ReportStatus `json:"report,omitempty"`
-	Check    facts.Verdict      `json:"check,omitempty"`
-	Changed  []string           `json:"changed,omitempty"`
-	Open     bool               `json:"open"`
-	Decision facts.Decision     `json:"decision,omitempty"`
-	By       string             `json:"by,omitempty"`
-}
-
-// EffectDocs are the documents of effects, in their order (never nil).
-func EffectDocs(es []audit.Effect) []EffectDoc {
-	out := []EffectDoc{}
-	for _, e := range es {
-		out = append(out, EffectDoc{e.Thread, e.ActionID, e.Tool, e.Seq, e.At, e.Stage, e.State, e.InDoubt, e.Report, e.Check, e.Changed, e.Open, e.Decision, e.By})
+// EffectDocs are effects as the command line prints them as JSON: the
+// effects themselves (audit.Effect's JSON, the HTTP API's GET
+// /api/effects), in their order, and an empty list, never null.
+func EffectDocs(es []audit.Effect) []audit.Effect {
+	if es == nil {
+		return []audit.Effect{}
 	}
-	return out
+	return es
 }
 
 // Effects writes effects as a table, a row each; a change no action made
@@ -81,32 +62,22 @@ func Effects(w io.Writer, es []audit.Effect, paint Paint) error {
 }
 
 // UndoDoc is an undo plan as JSON: what was (or, in a dry run, would be)
-// restored of thread, to how it was at seq to.
+// restored of thread, to how it was at seq to — the plan's own JSON
+// (rewind.UndoPlan, as the HTTP API gives it), and whether it was a dry
+// run.
 type UndoDoc struct {
-	Thread string        `json:"thread"`
-	To     uint64        `json:"to"`
-	DryRun bool          `json:"dry_run"`
-	Steps  []UndoStepDoc `json:"steps"`
+	rewind.UndoPlan
+	DryRun bool `json:"dry_run"`
 }
 
-// UndoStepDoc is one path of an undo plan.
-type UndoStepDoc struct {
-	Path        string   `json:"path"`
-	Action      string   `json:"action"`
-	Left        string   `json:"left,omitempty"`
-	Restore     string   `json:"restore,omitempty"`
-	LeftMode    uint32   `json:"left_mode,omitempty"`
-	RestoreMode uint32   `json:"restore_mode,omitempty"`
-	Seqs        []uint64 `json:"seqs"`
-}
-
-// UndoDocOf is the document of an undo plan.
+// UndoDocOf is the document of an undo plan of thread id to seq to; its
+// steps are an empty list, never null, when there are none.
 func UndoDocOf(id string, to uint64, dryRun bool, plan rewind.UndoPlan) UndoDoc {
-	out := UndoDoc{id, to, dryRun, []UndoStepDoc{}}
-	for _, st := range plan.Steps {
-		out.Steps = append(out.Steps, UndoStepDoc{st.Path, UndoVerb(st), st.Left, st.Restore, st.LeftMode, st.RestoreMode, st.Seqs})
+	plan.Thread, plan.To = id, to
+	if plan.Steps == nil {
+		plan.Steps = []rewind.UndoStep{}
 	}
-	return out
+	return UndoDoc{plan, dryRun}
 }
 
 // Undo writes an undo plan of thread id after seq to: a line a path, or
@@ -120,31 +91,21 @@ func Undo(w io.Writer, id string, to uint64, dryRun bool, plan rewind.UndoPlan) 
 	if dryRun {
 		verb = "would restore"
 	}
-	fmt.Fprintf(w, "%s %d path(s) to how they were at seq %d of %s:\n", verb, len(plan.Steps), to, id)
+	were := "they were"
+	if len(plan.Steps) == 1 {
+		were = "it was"
+	}
+	fmt.Fprintf(w, "%s %s to how %s at seq %d of %s:\n", verb, present.Plural(len(plan.Steps), "path", "paths"), were, to, id)
 	for _, st := range plan.Steps {
 		seqs := make([]string, len(st.Seqs))
 		for i, q := range st.Seqs {
 			seqs[i] = strconv.FormatUint(q, 10)
 		}
-		fmt.Fprintf(w, "  %-8s %s (%schanged at seq %s)\n", UndoVerb(st), present.EscapeLine(st.Path), undoModeNote(st), strings.Join(seqs, ", "))
+		fmt.Fprintf(w, "  %-8s %s (%schanged at seq %s)\n", st.Action(), present.EscapeLine(st.Path), undoModeNote(st), strings.Join(seqs, ", "))
 	}
 	if dryRun {
 		fmt.Fprintln(w, "dry run: nothing was changed")
 	}
-}
-
-// UndoVerb says what a step does to its path: remove, recreate, chmod or
-// restore.
-func UndoVerb(s rewind.UndoStep) string {
-	switch {
-	case s.Restore == "":
-		return "remove"
-	case s.Left == "":
-		return "recreate"
-	case s.ModeOnly():
-		return "chmod"
-	}
-	return "restore"
 }
 
 // undoModeNote says how a step changes a file's mode ("mode 0755 → 0644, "),

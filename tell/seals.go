@@ -26,7 +26,11 @@ func Seals(w io.Writer, r seal.Report, err error, nameKey string, paint Paint) b
 		fmt.Fprintf(w, "%s %s\n", paint.on("yellow", "note:"), present.EscapeLine(u))
 	}
 	if r.Elsewhere > 0 {
-		fmt.Fprintf(w, "%s %d seals of a thread %s in another store (another first fact) were not checked\n", paint.on("dim", "note:"), r.Elsewhere, r.Thread)
+		were := "were"
+		if r.Elsewhere == 1 {
+			were = "was"
+		}
+		fmt.Fprintf(w, "%s %s of a thread %s in another store (another first fact) %s not checked\n", paint.on("dim", "note:"), present.Plural(r.Elsewhere, "seal", "seals"), r.Thread, were)
 	}
 	if err != nil {
 		var be *seal.BrokenError

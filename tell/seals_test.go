@@ -26,7 +26,7 @@ func TestSealsSayWhatHolds(t *testing.T) {
 	require.Contains(t, out, "[yellow:note:] the seal at seq 5 (")
 	require.Contains(t, out, "is by ed25519:bob, a key not named (KEY): not checked\n")
 	require.Contains(t, out, "[yellow:note:] /x: gone\n")
-	require.Contains(t, out, "[dim:note:] 1 seals of a thread t1 in another store")
+	require.Contains(t, out, "[dim:note:] 1 seal of a thread t1 in another store (another first fact) was not checked")
 	require.Contains(t, out, "[green:sealed:] 2 of its seals hold; the latest at seq 7 of 9 (")
 
 	b.Reset()

@@ -39,14 +39,11 @@ func Usage(st drive.State) string {
 	if b == nil || b.Turns == 0 {
 		return ""
 	}
-	turns := "model turns"
-	if b.Turns == 1 {
-		turns = "model turn"
-	}
+	turns := present.Plural(b.Turns, "model turn", "model turns")
 	if b.Tokens == 0 {
-		return fmt.Sprintf("%d %s", b.Turns, turns) // a model that counts none
+		return turns // a model that counts none
 	}
-	return fmt.Sprintf("%d %s, %s tokens%s", b.Turns, turns, present.TokenCount(b.Tokens), CostNote(st))
+	return fmt.Sprintf("%s, %s tokens%s", turns, present.TokenCount(b.Tokens), CostNote(st))
 }
 
 // CostNote says what a thread's turns cost (", $0.0123"), or, once, that

@@ -107,7 +107,7 @@ t1      1-a         run_command        -          in doubt  -       -           
 t1      before 1-b  by someone\x1b[2K  -          unknown   -       a.go, b go  -
 t1      1-b         write_file         succeeded  observed  passed  -           settled: accepted
 `, b.String())
-	require.Equal(t, []tell.EffectDoc{}, tell.EffectDocs(nil), "no effects are an empty list in JSON, not null")
+	require.Equal(t, []audit.Effect{}, tell.EffectDocs(nil), "no effects are an empty list in JSON, not null")
 }
 
 func TestUndo(t *testing.T) {
@@ -119,7 +119,7 @@ func TestUndo(t *testing.T) {
 	}}
 	var b bytes.Buffer
 	tell.Undo(&b, "t1", 2, true, plan)
-	require.Equal(t, `would restore 4 path(s) to how they were at seq 2 of t1:
+	require.Equal(t, `would restore 4 paths to how they were at seq 2 of t1:
   remove   gone.txt (changed at seq 3)
   recreate new\x1b[8m.txt (mode 0755, changed at seq 4, 6)
   chmod    x.sh (mode 0755 → 0644, changed at seq 7)
@@ -127,11 +127,14 @@ func TestUndo(t *testing.T) {
 dry run: nothing was changed
 `, b.String())
 	b.Reset()
+	tell.Undo(&b, "t1", 2, false, rewind.UndoPlan{Steps: plan.Steps[3:]})
+	require.Equal(t, "restored 1 path to how it was at seq 2 of t1:\n  restore  y (changed at seq 8)\n", b.String())
+	b.Reset()
 	tell.Undo(&b, "t1", 0, false, rewind.UndoPlan{})
 	require.Equal(t, "nothing to undo: the files t1 changed after seq 0 hold what they held then\n", b.String())
 	doc := tell.UndoDocOf("t1", 2, false, plan)
-	require.Equal(t, "chmod", doc.Steps[2].Action)
-	require.Equal(t, []tell.UndoStepDoc{}, tell.UndoDocOf("t1", 0, false, rewind.UndoPlan{}).Steps)
+	require.Equal(t, "chmod", doc.Steps[2].Action())
+	require.Equal(t, []rewind.UndoStep{}, tell.UndoDocOf("t1", 0, false, rewind.UndoPlan{}).Steps)
 }
 
 func TestThreads(t *testing.T) {

@@ -313,7 +313,7 @@ func runCommand(ctx context.Context, dir, command string, spec sandbox.Spec, tim
 		c    *capped
 	}{{"stdout", stdout}, {"stderr", stderr}} {
 		if cut := s.c.cut(); cut > 0 {
-			lines = append(lines, fmt.Sprintf("%s: %d bytes, %d cut from the middle", s.name, s.c.total, cut))
+			lines = append(lines, fmt.Sprintf("%s: %s, %d cut from the middle", s.name, present.Plural(s.c.total, "byte", "bytes"), cut))
 		}
 	}
 	if exit.network != nil {
@@ -506,7 +506,7 @@ func (c *capped) String() string {
 	if cut == 0 {
 		return string(head) + string(tail)
 	}
-	return fmt.Sprintf("%s\n… [%d bytes cut] …\n%s", head, cut, tail)
+	return fmt.Sprintf("%s\n… [%s cut] …\n%s", head, present.Plural(cut, "byte", "bytes"), tail)
 }
 
 // sandboxSpec is the sandbox of the tools of root: spec, or the default.

@@ -83,7 +83,7 @@ func TestCapped(t *testing.T) {
 		{"empty", 8, nil, "", 0},
 		{"fits", 8, []string{"abc", "de"}, "abcde", 0},
 		{"exactly", 8, []string{"abcdefgh"}, "abcdefgh", 0},
-		{"one over", 8, []string{"abcdefghi"}, "abcd\n… [1 bytes cut] …\nfghi", 1},
+		{"one over", 8, []string{"abcdefghi"}, "abcd\n… [1 byte cut] …\nfghi", 1},
 		{"byte by byte", 4, strings.Split("0123456789", ""), "01\n… [6 bytes cut] …\n89", 6},
 		{"a long tail is trimmed", 4, []string{"ab", strings.Repeat("x", 1000), "yz"}, "ab\n… [1000 bytes cut] …\nyz", 1000},
 		{"head ends inside a rune", 6, []string{"aaé" + strings.Repeat("b", 10)}, "aa\n… [9 bytes cut] …\nbbb", 9},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/facts"
+	"github.com/seed-7cc7a084/harness/present"
 )
 
 type writeArgs struct {
@@ -26,22 +27,15 @@ func claim(data []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // tooLarge is the error of a content of size bytes, past the limit of
 // what tool writes.
 func tooLarge(tool, what string, size, limit int) error {
-	bound := plural(limit, "byte", "bytes")
+	bound := present.Plural(limit, "byte", "bytes")
 	if limit >= 1<<20 && limit%(1<<20) == 0 {
 		bound += fmt.Sprintf(" (%d MiB)", limit>>20)
 	}
 	return fmt.Errorf("%w: %s is %s, more than the %s %s writes; nothing was written, and nothing is cut to fit",
-		ErrTooLarge, what, plural(size, "byte", "bytes"), bound, tool)
+		ErrTooLarge, what, present.Plural(size, "byte", "bytes"), bound, tool)
 }
 
 // fileTool is the body write_file and edit_file share: a call names one
@@ -172,9 +166,9 @@ func writeTool(ws *workspace, lim Limits) *tool {
 			data := []byte(a.Content)
 			return data, func(created bool, prev int64) string {
 				if created {
-					return fmt.Sprintf("created %s with %s", sp.rel, plural(len(data), "byte", "bytes"))
+					return fmt.Sprintf("created %s with %s", sp.rel, present.Plural(len(data), "byte", "bytes"))
 				}
-				return fmt.Sprintf("replaced %s (%s) with %s", sp.rel, plural(int(prev), "byte", "bytes"), plural(len(data), "byte", "bytes"))
+				return fmt.Sprintf("replaced %s (%s) with %s", sp.rel, present.Plural(int(prev), "byte", "bytes"), present.Plural(len(data), "byte", "bytes"))
 			}, nil
 		}, nil
 	}
@@ -280,7 +274,7 @@ func editTool(ws *workspace, lim Limits) *tool {
 			}
 			return e.result, func(bool, int64) string {
 				return fmt.Sprintf("edited %s at line %d: replaced %s with %s (%d → %d bytes)",
-					sp.rel, e.line, plural(e.oldLines, "line", "lines"), plural(e.newLines, "line", "lines"), e.prevLength, len(e.result))
+					sp.rel, e.line, present.Plural(e.oldLines, "line", "lines"), present.Plural(e.newLines, "line", "lines"), e.prevLength, len(e.result))
 			}, nil
 		}, nil
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/seed-7cc7a084/harness/drive"
 	"github.com/seed-7cc7a084/harness/harness"
+	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/stock"
 	"github.com/seed-7cc7a084/harness/tell"
 	"github.com/seed-7cc7a084/harness/thread"
@@ -293,7 +294,7 @@ func args(min, max int, names string) cobra.PositionalArgs {
 // argsN checks that there are min to max arguments (max < 0: no bound).
 func argsN(cmd *cobra.Command, args []string, min, max int, names string) error {
 	if len(args) < min || (max >= 0 && len(args) > max) {
-		return usageError("%s: want %s (got %d argument(s)); see 'harness %s --help'", cmd.Name(), names, len(args), cmd.Name())
+		return usageError("%s: want %s (got %s); see 'harness %s --help'", cmd.Name(), names, present.Plural(len(args), "argument", "arguments"), cmd.Name())
 	}
 	return nil
 }

@@ -65,6 +65,6 @@ func TestTerminalAsksForMoreTurns(t *testing.T) {
 	tm.send("1 turn")
 	require.Equal(t, exitOK, tm.exit(), tm.output())
 	out := tm.output()
-	require.Contains(t, out, "tree budget raised by 1 model turns by ")
+	require.Contains(t, out, "tree budget raised by 1 model turn by ")
 	require.Contains(t, out, "done: thread t1")
 }

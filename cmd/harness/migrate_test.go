@@ -57,14 +57,14 @@ func TestMigrateAnOldStore(t *testing.T) {
 
 	code, stdout, stderr := harness("migrate")
 	require.Equal(t, exitOK, code, stderr)
-	require.Contains(t, stdout, "1 threads, 1 facts copied")
+	require.Contains(t, stdout, "1 thread, 1 fact copied")
 
 	code, stdout, stderr = harness("threads")
 	require.Equal(t, exitOK, code, stderr)
 	require.Regexp(t, `(?m)^t1 +resumable +- .*Set the cache TTL to 300$`, stdout)
 	code, stdout, stderr = harness("replay", "t1", "--verify")
 	require.Equal(t, exitOK, code, stderr)
-	require.Contains(t, stdout, "verified: 1 facts")
+	require.Contains(t, stdout, "verified: 1 fact")
 	code, stdout, _ = harness("migrate")
 	require.Equal(t, exitOK, code)
 	require.Contains(t, stdout, "is in the current layout: nothing to migrate")

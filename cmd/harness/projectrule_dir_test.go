@@ -24,7 +24,7 @@ func TestProjectRuleOfAnotherDirectory(t *testing.T) {
 	env := []string{"NO_COLOR=1", "HARNESS_STORE=", "XDG_CONFIG_HOME=" + xdg}
 
 	out, stderr, _ := harnessEnv(t, dir, env, "config")
-	require.Contains(t, out, "workspace "+file+": 1 rule(s) kept for this path were given for another directory there", out+stderr)
+	require.Contains(t, out, "workspace "+file+": 1 rule kept for this path was given for another directory there", out+stderr)
 
 	out, stderr, _ = harnessEnv(t, dir, env, "run", "--model", "scripted:b.jsonl", "Test b")
 	require.NotContains(t, out, "approved by policy", out+stderr)

@@ -340,7 +340,7 @@ The workspace is not forked: what the fork runs acts on the files as they are.`,
 			if a.jsonOut() {
 				return a.printJSON(tell.ForkDoc{Thread: as, From: id, At: at, Seq: h.Seq, Status: st.Status})
 			}
-			fmt.Fprintf(a.stdout, "forked %s at seq %d into %s (%d facts)\n", id, at, as, h.Seq)
+			fmt.Fprintf(a.stdout, "forked %s at seq %d into %s (%s)\n", id, at, as, present.Plural(h.Seq, "fact", "facts"))
 			a.printState(st, s.Place.Root)
 			return nil
 		}),

@@ -69,7 +69,7 @@ the log says the same. --reindex builds it again from the logs.
 				if a.jsonOut() {
 					return a.printJSON(st)
 				}
-				fmt.Fprintf(a.stdout, "indexed %d facts of %d threads\n", st.Facts, st.Threads)
+				fmt.Fprintf(a.stdout, "indexed %s of %s\n", present.Plural(st.Facts, "fact", "facts"), present.Plural(st.Threads, "thread", "threads"))
 				return nil
 			}
 			if errors.Is(err, search.ErrQuery) || errors.Is(err, search.ErrCursor) {
@@ -79,7 +79,8 @@ the log says the same. --reindex builds it again from the logs.
 				return err
 			}
 			if res.Dropped > 0 {
-				fmt.Fprintf(a.stderr, "harness: %d hits of the index were not in the logs and were left out: the index is out of date or damaged; 'harness search --reindex' builds it again\n", res.Dropped)
+				hits := present.Plural(res.Dropped, "hit of the index was not in the logs and was", "hits of the index were not in the logs and were")
+				fmt.Fprintf(a.stderr, "harness: %s left out: the index is out of date or damaged; 'harness search --reindex' builds it again\n", hits)
 			}
 			if a.jsonOut() {
 				return a.printJSON(res)

@@ -334,7 +334,7 @@ versions can no longer append to the store.`,
 				fmt.Fprintf(a.stdout, "%s is in the current layout: nothing to migrate\n", p.Where())
 				return nil
 			}
-			fmt.Fprintf(a.stdout, "migrated %s: %d threads, %d facts copied\n", p.Where(), m.Threads, m.Facts)
+			fmt.Fprintf(a.stdout, "migrated %s: %s, %s copied\n", p.Where(), present.Plural(m.Threads, "thread", "threads"), present.Plural(m.Facts, "fact", "facts"))
 			return nil
 		}),
 	}
