@@ -47,13 +47,17 @@ import (
 // the first maxWatchedGitDirs of them.
 //
 // What else in a writable git directory git reads needs no such care:
-// objects/info/alternates and shallow name objects and commits, never a
-// program or a config; config, hooks/, info/ (attributes, which pick
-// filters, exclude, sparse-checkout, grafts) and config.worktree are
-// read-only for a command; worktrees/ is sealed; a rebase's todo list
-// (which can hold exec lines) runs only in the person's own git rebase
-// --continue, after git status has said a rebase is in progress, and is
-// observed as an effect.
+// objects/info/alternates and shallow name object stores and commits,
+// never a program or a config (an alternate store's own config and hooks
+// are not read); config, hooks/, info/ (attributes, which pick filters,
+// exclude, sparse-checkout, grafts) and config.worktree are read-only
+// for a command; worktrees/ is sealed; the index names no program (its
+// fsmonitor extension keeps a token, not a command). A rebase's todo list
+// (exec lines), the sequencer's options (a merge strategy) and a legacy
+// remotes/ or branches/ file (a URL, which a remote helper on PATH may
+// serve) act only in the person's own git rebase --continue, cherry-pick
+// --continue or fetch, never in git status, and each is observed as the
+// action's effect (see guard.go).
 
 // maxWatchedGitDirs bounds how many git directories an action's
 // commonWatch looks at, so that a tree of nested repositories cannot slow

@@ -608,7 +608,11 @@ func DescribeObservation(o facts.Observation) string {
 }
 
 func describeObservation(o facts.Observation) string {
-	return describeObserved(o) + describeRemoved(o.Removed)
+	s := describeObserved(o)
+	if len(o.Removed) > 0 && s == "observed no change" {
+		s = "observed no other change"
+	}
+	return s + describeRemoved(o.Removed)
 }
 
 // DescribeRemoved says in a line what the runtime removed after an
