@@ -3,10 +3,15 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -14,6 +19,24 @@ import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/tools"
 )
+
+// running lists the processes (not zombies) whose command line holds arg.
+func running(arg string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err == nil && !strings.Contains(string(stat), ") Z ") && slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
 
 // personGit runs the person's git in dir, outside any sandbox, and
 // returns its output; it need not succeed.
@@ -48,12 +71,17 @@ func TestACommondirACommandPlantsIsRemovedBeforeThePersonsGit(t *testing.T) {
 	rec := s.Sandbox().Record()
 
 	pwned, pwnedNested := filepath.Join(root, "PWNED"), filepath.Join(root, "nested", "PWNED")
+	// A process the command leaves behind, planting again and again: the
+	// sandbox ends it with the command (its PID namespace), before the
+	// runtime removes anything.
+	loopMark := fmt.Sprintf("plant-loop-%d-%d", os.Getpid(), time.Now().UnixNano())
 	command := `set -e
 cp -r .git evil
 printf '[core]\n\tfsmonitor = "touch ` + pwned + `; false"\n' >> evil/config
 cp -r nested/.git evil-nested
 printf '[core]\n\tfsmonitor = "touch ` + pwnedNested + `; false"\n' >> evil-nested/config
 echo ../evil > .git/commondir
+(setsid sh -c 'while :; do echo ../evil > .git/commondir; sleep 0.01; done' ` + loopMark + ` &)
 echo ../../evil-nested > nested-commondir
 ln -s ../../nested-commondir nested/.git/commondir
 echo planted`
@@ -83,6 +111,7 @@ echo planted`
 	}
 	require.NoError(t, c.Validate())
 
+	require.Empty(t, running(loopMark), "a process of the command outlived it")
 	for _, d := range []string{root, filepath.Join(root, "nested")} {
 		_, err := os.Lstat(filepath.Join(d, ".git", "commondir"))
 		require.ErrorIs(t, err, os.ErrNotExist)
