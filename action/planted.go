@@ -118,15 +118,32 @@ func gitDirsOf(ws string, named func([]string) ([]string, uint64, bool)) []watch
 			out = append(out, d)
 		}
 	}
-	top := filepath.Join(ws, ".git")
-	if fi, err := os.Lstat(top); err == nil && fi.IsDir() {
+	// A git directory found by its resolved path: relative to the
+	// workspace when it lies inside, else on its own.
+	real := ws
+	if r, err := filepath.EvalSymlinks(ws); err == nil {
+		real = r
+	}
+	addResolved := func(d string) {
+		if rel, err := filepath.Rel(real, d); err == nil && filepath.IsLocal(rel) {
+			add(watchedDir{root: ws, rel: filepath.ToSlash(rel), shown: path.Join(filepath.ToSlash(rel), "commondir")})
+		} else {
+			add(watchedDir{root: d, rel: ".", shown: filepath.Join(d, "commondir")})
+		}
+	}
+	dotgit := filepath.Join(ws, ".git")
+	if fi, err := os.Lstat(dotgit); err == nil && fi.IsDir() {
 		add(watchedDir{root: ws, rel: ".git", shown: ".git/commondir"})
-	} else if err == nil && fi.Mode().IsRegular() {
-		for _, d := range linkedGitDirs(ws, top) {
-			if rel, err := filepath.Rel(ws, d); err == nil && filepath.IsLocal(rel) {
-				add(watchedDir{root: ws, rel: filepath.ToSlash(rel), shown: path.Join(filepath.ToSlash(rel), "commondir")})
-			} else {
-				add(watchedDir{root: d, rel: ".", shown: filepath.Join(d, "commondir")})
+	} else if err == nil {
+		// A .git file, or a link git follows: to a git directory, or to
+		// a .git file read as one at dotgit.
+		if target, err := filepath.EvalSymlinks(dotgit); err == nil {
+			if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+				addResolved(target)
+			} else if err == nil && fi.Mode().IsRegular() {
+				for _, d := range linkedGitDirs(ws, target) {
+					addResolved(d)
+				}
 			}
 		}
 	}

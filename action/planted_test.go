@@ -3,6 +3,7 @@ package action_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -138,4 +139,71 @@ func TestACommondirPlantedByACancelledActionIsRemoved(t *testing.T) {
 	require.Len(t, end.Interrupted.Removed, 1)
 	require.Equal(t, ".git/commondir", end.Interrupted.Removed[0].Path)
 	require.NoFileExists(t, filepath.Join(root, ".git", "commondir"))
+}
+
+// plantIn runs an action whose adapter writes a commondir at p (an
+// absolute path) in the workspace root, and returns its completion.
+func plantIn(t *testing.T, root, p string) facts.ActionCompleted {
+	t.Helper()
+	b := observed(t, root)
+	req := action.Request{ActionID: "a1", Capability: action.Execute, Adapter: "worker"}
+	bg, refused := b.Begin(context.Background(), req)
+	require.Nil(t, refused)
+	w := &worker{name: "worker", root: root, do: func(string) (facts.Report, error) {
+		require.NoError(t, os.WriteFile(p, []byte("../evil\n"), 0o644))
+		return facts.Report{Status: facts.StatusSucceeded}, nil
+	}}
+	return *b.Finish(context.Background(), req, bg, w).Completed
+}
+
+// gitIn runs git in dir with an identity and no config of the machine's.
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+}
+
+// A workspace that is a linked worktree: its git directory (under the
+// repository's .git/worktrees) has a commondir, its own, which is kept;
+// the repository's .git, the common directory, lies outside the
+// workspace and had none: one made there while the action ran (the
+// person's git in the main checkout would read it) is removed, and
+// recorded by its absolute path.
+func TestACommondirPlantedInALinkedWorktreesCommonDirectory(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	repo, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	gitIn(t, repo, "init", "-q")
+	gitIn(t, repo, "commit", "-q", "--allow-empty", "-m", "init")
+	wt := filepath.Join(t.TempDir(), "wt")
+	gitIn(t, repo, "worktree", "add", "-q", wt)
+	own := filepath.Join(repo, ".git", "worktrees", "wt", "commondir")
+	was, err := os.ReadFile(own)
+	require.NoError(t, err)
+
+	c := plantIn(t, wt, filepath.Join(repo, ".git", "commondir"))
+	require.Len(t, c.Observation.Removed, 1)
+	require.Equal(t, filepath.Join(repo, ".git", "commondir"), c.Observation.Removed[0].Path)
+	require.NoFileExists(t, filepath.Join(repo, ".git", "commondir"))
+	now, err := os.ReadFile(own)
+	require.NoError(t, err)
+	require.Equal(t, was, now, "the worktree's own commondir is kept")
+	require.Equal(t, facts.EffectObserved, c.EffectState)
+}
+
+// A .git that is a link to a git directory is followed as git follows
+// it: a commondir made in the directory it leads to is removed.
+func TestACommondirPlantedThroughALinkedDotGit(t *testing.T) {
+	root := gitDirs(t)
+	require.NoError(t, os.Rename(filepath.Join(root, ".git"), filepath.Join(root, "real-git")))
+	require.NoError(t, os.Symlink("real-git", filepath.Join(root, ".git")))
+	c := plantIn(t, root, filepath.Join(root, "real-git", "commondir"))
+	require.Len(t, c.Observation.Removed, 1)
+	require.Equal(t, "real-git/commondir", c.Observation.Removed[0].Path)
+	require.NoFileExists(t, filepath.Join(root, "real-git", "commondir"))
 }

@@ -615,13 +615,8 @@ func describeObservation(o facts.Observation) string {
 	return s + describeRemoved(o.Removed)
 }
 
-// DescribeRemoved says in a line what the runtime removed after an
-// action, before it observed (facts.Removal): "" when nothing.
-func DescribeRemoved(rs []facts.Removal) string {
-	return EscapeLine(strings.TrimPrefix(describeRemoved(rs), " · "))
-}
-
-// describeRemoved is " · " and what the runtime removed, or "".
+// describeRemoved is " · " and what the runtime removed after an
+// action, before it observed (facts.Removal), or "".
 func describeRemoved(rs []facts.Removal) string {
 	if len(rs) == 0 {
 		return ""
