@@ -120,11 +120,11 @@ func gitDirsOf(ws string, named func([]string) ([]string, uint64, bool)) []watch
 	}
 	// A git directory found by its resolved path: relative to the
 	// workspace when it lies inside, else on its own.
-	real := ws
-	if r, err := filepath.EvalSymlinks(ws); err == nil {
-		real = r
-	}
 	addResolved := func(d string) {
+		real := ws
+		if r, err := filepath.EvalSymlinks(ws); err == nil {
+			real = r
+		}
 		if rel, err := filepath.Rel(real, d); err == nil && filepath.IsLocal(rel) {
 			add(watchedDir{root: ws, rel: filepath.ToSlash(rel), shown: path.Join(filepath.ToSlash(rel), "commondir")})
 		} else {
@@ -235,6 +235,11 @@ func (w *commonWatch) remove() []facts.Removal {
 	}
 	var out []facts.Removal
 	for _, d := range w.dirs {
+		// The common case, nothing there, costs one lstat; what is
+		// there is looked at again through an os.Root.
+		if _, err := os.Lstat(filepath.Join(d.root, filepath.FromSlash(d.rel), "commondir")); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
 		if rm, ok := removeCommondir(d); ok {
 			out = append(out, rm)
 		}
