@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/seed-7cc7a084/harness/facts"
@@ -110,6 +111,9 @@ type Begun struct {
 	Changed *facts.WorkspaceChanged
 	before  *Snapshot
 	beforeE error
+	// watch is the git directories that had no commondir before the
+	// action (see commonWatch).
+	watch *commonWatch
 }
 
 // Begin decides whether the request may run: authority first (a capability
@@ -141,7 +145,7 @@ func (b *Boundary) Begin(ctx context.Context, req Request) (Begun, *facts.Action
 		c.EffectState = State(req.Capability, c.Report, c.Observation)
 		return Begun{Changed: changed}, c
 	}
-	bg := Begun{Started: facts.ActionStarted{ActionID: req.ActionID}, Changed: changed, before: before, beforeE: err}
+	bg := Begun{Started: facts.ActionStarted{ActionID: req.ActionID}, Changed: changed, before: before, beforeE: err, watch: b.watch()}
 	if before != nil {
 		bg.Started.ObservedBefore = before.Hash
 		bg.Started.Manifest = b.keepManifest(ctx, *before)
@@ -244,11 +248,14 @@ func (b *Boundary) Finish(ctx context.Context, req Request, bg Begun, adapter Ad
 		return Ended{Interrupted: in}
 	}
 	// The record must be completed even when the run was cancelled while
-	// the adapter worked: look, and check, regardless.
+	// the adapter worked: look, and check, regardless. What the action
+	// planted where git would run it is taken away first.
 	ctx = context.WithoutCancel(ctx)
+	removed := bg.watch.remove()
 	after, afterErr := b.observe(ctx)
 	c := facts.ActionCompleted{ActionID: req.ActionID, Report: report}
 	c.Observation, c.Observation.Changed = observation(bg.before, bg.beforeE, after, afterErr)
+	c.Observation.Removed = removed
 	if entry != nil {
 		c.Observation.Others, c.Observation.Unrecorded = b.Ledger.end(entry, c.Observation.Changed)
 	}
@@ -272,6 +279,7 @@ func (b *Boundary) cancelled(ctx context.Context, bg Begun, report facts.Report)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), observeAfterCancel)
 	defer cancel()
 	rec := facts.ActionInterrupted{ActionID: bg.Started.ActionID, ObservedBefore: bg.Started.ObservedBefore, Cancelled: true, Report: &report}
+	rec.Removed = bg.watch.remove()
 	now, err := b.observe(ctx)
 	if err != nil || now == nil {
 		return &rec
@@ -282,6 +290,46 @@ func (b *Boundary) cancelled(ctx context.Context, bg Begun, report facts.Report)
 		rec.Changed = Diff(*bg.before, *now)
 	}
 	return &rec
+}
+
+// watch notes the git directories of the workspace that have no
+// commondir now, just after the reading before an action (see
+// commonWatch); nil when nobody observes.
+func (b *Boundary) watch() *commonWatch {
+	switch o := b.Observer.(type) {
+	case nil:
+		return nil
+	case *Workspace:
+		return watchCommondirs(o.Root(), o.Named)
+	default:
+		return watchCommondirs(b.Root, nil)
+	}
+}
+
+// plantedSince removes what Finish would have (see commonWatch) after an
+// action whose process died: a commondir in a git directory of the
+// workspace (as the Observer's last reading finds them) that the reading
+// before the action does not hold, as a file, a link or a directory with
+// anything in it. A git directory outside the workspace is not in a
+// reading, so what a dead action made there is not known, and is left.
+func (b *Boundary) plantedSince(before Snapshot) []facts.Removal {
+	w, ok := b.Observer.(*Workspace)
+	if !ok {
+		return nil
+	}
+	had := map[string]bool{}
+	for _, f := range before.Listing() {
+		if i := strings.Index(f.Path, "/commondir"); i >= 0 && (i+len("/commondir") == len(f.Path) || f.Path[i+len("/commondir")] == '/') {
+			had[f.Path[:i+len("/commondir")]] = true
+		}
+	}
+	var dirs []watchedDir
+	for _, d := range gitDirsOf(w.Root(), w.Named) {
+		if d.root == w.Root() && !had[d.shown] {
+			dirs = append(dirs, d)
+		}
+	}
+	return (&commonWatch{dirs: dirs}).remove()
 }
 
 // observation puts two readings side by side. It is unavailable unless both
@@ -401,14 +449,28 @@ func (b *Boundary) Interrupted(ctx context.Context, started facts.ActionStarted)
 	if err != nil || now == nil {
 		return rec, nil
 	}
+	var before *Snapshot
+	if started.Manifest != "" && b.Blobs != nil {
+		if s, err := LoadManifest(ctx, b.Blobs, started.Manifest); err == nil {
+			before = &s
+		}
+	}
+	if before != nil {
+		// A commondir the reading before did not hold, in a git directory
+		// the reading now finds, is the dead action's: taken away, as
+		// Finish would have (see commonWatch), and looked at again.
+		if rec.Removed = b.plantedSince(*before); len(rec.Removed) > 0 {
+			if again, err := b.observe(ctx); err == nil && again != nil {
+				now = again
+			}
+		}
+	}
 	rec.ObservedNow = now.Hash
 	rec.Manifest = b.keepManifest(ctx, *now)
-	if started.Manifest == "" || b.Blobs == nil {
+	if before == nil {
 		return rec, nil
 	}
-	if before, err := LoadManifest(ctx, b.Blobs, started.Manifest); err == nil {
-		rec.Changed = Diff(before, *now)
-	}
+	rec.Changed = Diff(*before, *now)
 	if b.Ledger != nil && len(rec.Changed) > 0 {
 		// The dead process's ledger entry, if the shared file still
 		// holds it, tells the others' changes apart.
@@ -441,7 +503,8 @@ func State(c Capability, r facts.Report, o facts.Observation) facts.EffectState 
 		return facts.EffectUnknown
 	case !o.Available || o.Before == "" || o.After == "":
 		return facts.EffectReported
-	case o.Before != o.After:
+	case o.Before != o.After || len(o.Removed) > 0:
+		// What the runtime removed before it looked, the action made.
 		return facts.EffectObserved
 	case r.Status == facts.StatusSucceeded && c == Write:
 		return facts.EffectUnknown

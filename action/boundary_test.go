@@ -72,7 +72,7 @@ func observed(t *testing.T, root string) *action.Boundary {
 	t.Helper()
 	ws, err := action.NewWorkspace(root)
 	require.NoError(t, err)
-	return &action.Boundary{Observer: ws, Granted: []action.Capability{action.Read, action.Write}, Root: root}
+	return &action.Boundary{Observer: ws, Granted: []action.Capability{action.Read, action.Write, action.Execute}, Root: root}
 }
 
 // Four workers report succeeded for "set cache.toml to ttl_seconds = 300";

@@ -38,6 +38,13 @@ func (w *Workspace) Named(names []string) (paths []string, reading uint64, ok bo
 	return paths, w.reading, true
 }
 
+// maxNamedKeys is how many sets of names a directory record keeps
+// Named's answers for: each asker has its own (the sandbox asks for the
+// nested stores and git directories at a command's start, the boundary
+// for the git directories' HEAD and config at an action's), and askers
+// that take turns must not make each other search the whole tree again.
+const maxNamedKeys = 4
+
 // namesKey is the key a directory record's answer is kept under: the
 // names, joined by a byte no name holds.
 func namesKey(names []string) string { return strings.Join(names, "\x00") }
@@ -57,8 +64,10 @@ type namedAnswer struct {
 // long as a reading shares it; scans counts the records searched anew.
 // The caller holds the Workspace's mu.
 func (r *dirRec) namedUnder(key string, names []string, scans *uint64) ([]string, bool) {
-	if a := r.named; a != nil && a.key == key {
-		return a.paths, a.ok
+	for _, a := range r.named {
+		if a.key == key {
+			return a.paths, a.ok
+		}
 	}
 	*scans++
 	var out []string
@@ -91,7 +100,10 @@ func (r *dirRec) namedUnder(key string, names []string, scans *uint64) ([]string
 	if !ok {
 		out = nil
 	}
-	r.named = &namedAnswer{key: key, paths: out, ok: ok}
+	if len(r.named) == maxNamedKeys {
+		r.named = slices.Delete(slices.Clone(r.named), 0, 1) // the oldest set asked goes
+	}
+	r.named = append(r.named, &namedAnswer{key: key, paths: out, ok: ok})
 	return out, ok
 }
 

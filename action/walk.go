@@ -74,9 +74,11 @@ type dirRec struct {
 	// unhashed: a record read from the store, whose files and sum wait
 	// for its subdirectories' records (see assemble).
 	unhashed bool
-	// named is Workspace.Named's last answer for this record, kept while
-	// a reading shares it; guarded by the Workspace's mu.
-	named *namedAnswer
+	// named is Workspace.Named's last answers for this record, one per
+	// set of names asked (at most maxNamedKeys: the sandbox's nested
+	// stores, the boundary's git directories), kept while a reading
+	// shares it; guarded by the Workspace's mu.
+	named []*namedAnswer
 }
 
 // finish computes the derived fields of r and its digest; epoch is the

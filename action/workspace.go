@@ -542,6 +542,11 @@ func NewWorkspace(root string, opts ...WorkspaceOption) (*Workspace, error) {
 // Root is the absolute path of the observed directory.
 func (w *Workspace) Root() string { return w.root }
 
+// HashLimit is the largest regular file the Workspace reads and hashes
+// (see [WithHashLimit]); what previews a change to its files reads no
+// larger one either.
+func (w *Workspace) HashLimit() int64 { return w.hashLimit }
+
 // Feed reports whether the change feed is on, and, when one was wanted
 // but is not, why not.
 func (w *Workspace) Feed() (on bool, why error) {

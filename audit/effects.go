@@ -42,6 +42,10 @@ type Effect struct {
 	// Changed are the paths the runtime observed change (on completion,
 	// or since it started, when found interrupted).
 	Changed []string `json:"changed,omitempty"`
+	// Removed are the paths the action made and the runtime removed
+	// before it observed (facts.Removal): a commondir planted in a git
+	// directory. Not in Changed.
+	Removed []string `json:"removed,omitempty"`
 	// Open is true while a person must settle the effect: unknown, or
 	// interrupted, and not reconciled.
 	Open bool `json:"open"`
@@ -120,10 +124,16 @@ func ThreadEffects(ctx context.Context, rt *harness.Runtime, actor harness.Actor
 			for _, p := range c.Observation.Changed {
 				e.Changed = append(e.Changed, p.Path)
 			}
+			for _, r := range c.Observation.Removed {
+				e.Removed = append(e.Removed, r.Path)
+			}
 		}
 		if i := a.Interrupted; i != nil {
 			for _, p := range i.Changed {
 				e.Changed = append(e.Changed, p.Path)
+			}
+			for _, r := range i.Removed {
+				e.Removed = append(e.Removed, r.Path)
 			}
 		}
 		if a.Check != nil {

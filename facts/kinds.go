@@ -923,6 +923,41 @@ type Observation struct {
 	// its paths; for one that does not (a command), what Others leaves is
 	// its own or nobody's.
 	Unrecorded []string `msgpack:"unrecorded,omitempty" json:"unrecorded,omitempty"`
+	// Removed is what the runtime took away after the adapter ended and
+	// before it observed after: an entry the action made in a git
+	// directory where git would read another config, and so run a
+	// program of the writer's choosing in a person's next git command
+	// (see Removal). The action made it (its effect is observed, not
+	// none), the runtime removed it, and the reading after is of the
+	// workspace without it: it is in no Changed. nil when nothing was
+	// removed, and in logs written before removals were recorded.
+	Removed []Removal `msgpack:"removed,omitempty" json:"removed,omitempty"`
+}
+
+// Removal is one entry the runtime removed after an action (see
+// Observation.Removed): a "commondir" that appeared, while the action ran,
+// in a git directory that had none when it started. Git reads the common
+// directory's config, hooks and info from the directory a commondir
+// names, so one planted in the workspace's .git makes the person's next
+// git status run that config's core.fsmonitor.
+type Removal struct {
+	// Path is where it was: relative to the workspace, slash-separated,
+	// or absolute for a git directory outside it (a linked worktree's
+	// or a submodule's).
+	Path string `msgpack:"path" json:"path"`
+	// Kind is what it was: "a regular file", "a symlink", "a directory"
+	// (see action.FileKind).
+	Kind string `msgpack:"kind,omitempty" json:"kind,omitempty"`
+	// Names is what it named: a file's first line (at most 4 KiB of it
+	// read), a link's target; "" for anything else.
+	Names string `msgpack:"names,omitempty" json:"names,omitempty"`
+	// Digest is the SHA-256 of a file's content (of a link's target),
+	// lower-case hex; "" when it was not read whole.
+	Digest string `msgpack:"digest,omitempty" json:"digest,omitempty"`
+	// Why says why it was removed.
+	Why string `msgpack:"why,omitempty" json:"why,omitempty"`
+	// Error, when set, is why it could not be removed: it is still there.
+	Error string `msgpack:"error,omitempty" json:"error,omitempty"`
 }
 
 // OtherChange is what another thread's action changed during an
@@ -1018,6 +1053,9 @@ type ActionInterrupted struct {
 	// still holds (see action.Ledger.Shared).
 	Others     []OtherChange `msgpack:"others,omitempty" json:"others,omitempty"`
 	Unrecorded []string      `msgpack:"unrecorded,omitempty" json:"unrecorded,omitempty"`
+	// Removed is what the runtime removed before it observed now, as an
+	// observation's (Observation.Removed).
+	Removed []Removal `msgpack:"removed,omitempty" json:"removed,omitempty"`
 }
 
 // Validate requires an action id.

@@ -259,7 +259,7 @@ func describe(f facts.Fact) (string, error) {
 		default:
 			s += "observed the workspace changed since it started"
 		}
-		return s, err
+		return s + describeRemoved(p.Removed), err
 	case facts.KindCheckRecorded:
 		p, err := facts.Decode[facts.CheckRecorded](f)
 		s := fmt.Sprintf("%s %s: %s", p.ActionID, describeCheck(p.Check), p.Verdict)
@@ -612,6 +612,43 @@ func DescribeObservation(o facts.Observation) string {
 }
 
 func describeObservation(o facts.Observation) string {
+	s := describeObserved(o)
+	if len(o.Removed) > 0 && s == "observed no change" {
+		s = "observed no other change"
+	}
+	return s + describeRemoved(o.Removed)
+}
+
+// describeRemoved is " · " and what the runtime removed after an
+// action, before it observed (facts.Removal), or "".
+func describeRemoved(rs []facts.Removal) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	var parts, stuck []string
+	for _, r := range rs {
+		what := r.Path + " (" + r.Kind
+		if r.Names != "" {
+			what += " naming " + quote(r.Names, 100)
+		}
+		what += ")"
+		if r.Error != "" {
+			stuck = append(stuck, what+": "+shorten(r.Error, 100))
+			continue
+		}
+		parts = append(parts, what)
+	}
+	var s string
+	if len(parts) > 0 {
+		s += " · made by it and removed by harness before it looked (git would read another config through it): " + strings.Join(parts, ", ")
+	}
+	if len(stuck) > 0 {
+		s += " · made by it, and harness could NOT remove it (git would read another config through it; remove it by hand): " + strings.Join(stuck, ", ")
+	}
+	return s
+}
+
+func describeObserved(o facts.Observation) string {
 	switch {
 	case !o.Available && o.Error != "":
 		return "observation unavailable (" + shorten(o.Error, 60) + ")"

@@ -176,6 +176,9 @@ type DiffSide struct {
 	// SHA256 is the digest of the whole content, hex; "" when it was not
 	// computed.
 	SHA256 string
+	// NoDigest says why SHA256 was not computed ("content not read:
+	// larger than … bytes, the observer's hash limit"), when it was not.
+	NoDigest string
 }
 
 // SideOf is the side of a whole text.
@@ -195,7 +198,11 @@ func (s DiffSide) String() string {
 		out += " (" + Plural(s.Lines, "line", "lines") + ")"
 	}
 	if s.SHA256 == "" {
-		return out + ", sha256 not computed (larger than 1 GiB)"
+		why := s.NoDigest
+		if why == "" {
+			why = "larger than 1 GiB"
+		}
+		return out + ", sha256 not computed (" + why + ")"
 	}
 	return out + ", sha256 " + s.SHA256
 }

@@ -64,8 +64,14 @@
 // GitPathsOf). A .harness that is a link is kept the same way. Landlock
 // grants rights per directory, so .git itself stays writable for git's
 // lock files and renames, and a missing commondir, which git reads as
-// soon as it exists, can be made: that is not refused but observed (the
-// observer looks at .git's control files), and shown in harness effects.
+// soon as it exists, can be made (it cannot be made ahead and covered:
+// git takes an empty one for an error). So once the command has ended
+// (every process of it with it: see below), before the runtime observes
+// the workspace, the action boundary removes a commondir that appeared
+// in a git directory that had none (the workspace's .git, what a .git
+// file leads to and its common directory, a nested repository's, a
+// submodule's), a file, a link or a directory alike, and records it
+// (facts.Observation.Removed; see package action, commonWatch).
 // A missing config.worktree is made empty where git may read it. What git
 // reads in the linked worktrees' git directories under .git/worktrees to
 // find their config (commondir, gitdir, config.worktree) is read-only,
@@ -81,7 +87,10 @@
 // person's global ones, and every file they include, parsed as git
 // parses them (see GitPaths.Named). What else a command creates in a
 // .git, or anywhere in a nested .git, is not refused but observed
-// (package action), as an effect the person sees. It cannot see the store: the workspace's
+// (package action), as an effect the person sees: none of it makes the
+// person's git status run a program (objects/info/alternates and shallow
+// name objects and commits; a rebase's todo list acts only in the
+// person's own git rebase --continue). It cannot see the store: the workspace's
 // .harness as it resolves, any nested .harness under the workspace (found
 // when the command starts), and a store given elsewhere are covered by an
 // empty directory no one may list, so a command can neither read the log

@@ -258,9 +258,10 @@ func (g *GitPaths) commonOf(ws, d string) {
 	if way.err != nil {
 		// Git takes no repository whose common directory is missing
 		// ("not a git repository"). A command that makes it is the
-		// case of a command that writes a commondir into .git: observed,
-		// not refused (a command start refused here would refuse
-		// harness's own look at the effect, too).
+		// case of a command that writes a commondir into .git, which the
+		// action boundary removes once the command has ended (a command
+		// start refused here would refuse harness's own look at the
+		// effect, too).
 		return
 	}
 	switch end := way.end; {

@@ -43,6 +43,14 @@ func Effects(w io.Writer, es []audit.Effect, paint Paint) error {
 			state = string(e.Stage)
 		}
 		changed := Dash(OneLine(strings.Join(e.Changed, ", ")))
+		if len(e.Removed) > 0 {
+			removed := "made, removed by harness: " + OneLine(strings.Join(e.Removed, ", "))
+			if len(e.Changed) == 0 {
+				changed = removed
+			} else {
+				changed += "; " + removed
+			}
+		}
 		if e.By != "" {
 			// A change no action made, found before action e.ActionID.
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Thread, "before "+OneLine(e.ActionID), "by "+OneLine(e.By), "-", state, "-", changed, "-")

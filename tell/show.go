@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -278,5 +279,18 @@ func completed(w io.Writer, seq uint64, c *facts.ActionCompleted) {
 		fmt.Fprintf(w, " · before %s, after %s", ShortDigest(o.Before), ShortDigest(o.After))
 	}
 	fmt.Fprintln(w)
+	for _, r := range o.Removed {
+		fmt.Fprintf(w, "  removed      %s (%s", esc(r.Path), esc(r.Kind))
+		if r.Names != "" {
+			fmt.Fprintf(w, " naming %s", esc(strconv.Quote(r.Names)))
+		}
+		if r.Digest != "" {
+			fmt.Fprintf(w, ", sha256 %s", ShortDigest(r.Digest))
+		}
+		fmt.Fprintf(w, ") by harness: %s\n", esc(r.Why))
+		if r.Error != "" {
+			fmt.Fprintf(w, "    NOT removed: %s\n", esc(r.Error))
+		}
+	}
 	fmt.Fprintf(w, "  effect       %s\n", c.EffectState)
 }
