@@ -3,6 +3,7 @@ package stock
 import (
 	"github.com/seed-7cc7a084/harness/facts"
 	"github.com/seed-7cc7a084/harness/harness"
+	"slices"
 )
 
 // costOf is a max_cost as a number to compare: 0 is no budget.
@@ -20,6 +21,22 @@ func (s *Session) Budget() facts.Spend {
 	return facts.Spend{USD: costOf(st.MaxCost), Tokens: bound64(st.MaxTokens)}
 }
 
+// budgetSource is where the session's budget came from, as budget.set
+// records it: "flag" when the last layer that set max_cost or
+// max_tokens is the command line, else "settings".
+func (s *Session) budgetSource() string {
+	src := "settings"
+	for _, l := range s.Layered.Sources {
+		if slices.ContainsFunc(l.Applied, func(k string) bool { return k == "max_cost" || k == "max_tokens" }) {
+			src = "settings"
+			if l.Scope == ScopeFlag {
+				src = "flag"
+			}
+		}
+	}
+	return src
+}
+
 // BudgetKey is the idempotency key of the budget.set a thread starts
 // with.
 const BudgetKey = "budget"
@@ -32,7 +49,7 @@ func (s *Session) StartingBudget(by string) (in harness.Ingress, ok bool, err er
 	if b.IsZero() {
 		return in, false, nil
 	}
-	d, err := facts.NewDraft(facts.KindBudgetSet, "", facts.BudgetSet{Limit: b, By: by, Source: "settings"})
+	d, err := facts.NewDraft(facts.KindBudgetSet, "", facts.BudgetSet{Limit: b, By: by, Source: s.budgetSource()})
 	if err != nil {
 		return in, false, badSettings(err)
 	}

@@ -170,7 +170,12 @@ func (t Teller) Pending(p drive.Pending, root string) {
 	case fold.WaitPlan:
 		fmt.Fprintf(w, "  plan %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
 	case fold.WaitBudget:
-		fmt.Fprintf(w, "  budget %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
+		// The tree has one budget: its request is named "budget" already.
+		if p.Thread != "" {
+			fmt.Fprintf(w, "  budget %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
+		} else {
+			fmt.Fprintf(w, "  budget: %s\n", esc(p.Summary))
+		}
 	case fold.WaitReconcile:
 		fmt.Fprintf(w, "  reconcile %s: %s\n", esc(drive.Ref(p)), esc(p.Summary))
 		switch {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seed-7cc7a084/harness/drive"
+	"github.com/seed-7cc7a084/harness/fold"
 	"github.com/seed-7cc7a084/harness/present"
 )
 
@@ -45,6 +46,10 @@ func threadStatus(r drive.State) (status, waits string) {
 	// Request and action ids hold the model's call ids.
 	var ws []string
 	for _, w := range r.Waits {
+		if w.Kind == fold.WaitBudget && w.Thread == "" {
+			ws = append(ws, string(w.Kind)) // its request is named "budget" too
+			continue
+		}
 		ws = append(ws, string(w.Kind)+" "+drive.Ref(w))
 	}
 	waits = OneLine(strings.Join(ws, ", "))
