@@ -296,8 +296,10 @@ func (n *nestedWays) check(way linkWay) error {
 	if way.missing != "" && !within(way.missing, n.ws) {
 		beyond = append(beyond, way.missing)
 	}
-	caches := workspaceCaches()
-	const theCaches = " (the caches of harness's workspaces, which their commands write)"
+	e := way.end
+	if way.err != nil || (e != n.ws && within(e, n.ws)) || strictlyInAny(e, n.own) {
+		e = "" // leads nowhere, or where it is kept
+	}
 	for _, p := range beyond {
 		if p != way.missing && strictlyInAny(p, n.own) {
 			n.via = addNew(n.via, p)
@@ -308,21 +310,21 @@ func (n *nestedWays) check(way linkWay) error {
 				return refuse("through", p, r)
 			}
 		}
-		if caches != "" && within(p, caches) {
-			return refuse("through", p, caches+theCaches)
+	}
+	if e != "" {
+		for _, r := range n.roots {
+			if within(e, r) || holdsControl(e, r) {
+				return refuse("to", e, r)
+			}
 		}
 	}
-	e := way.end
-	if way.err != nil || e == "" || (e != n.ws && within(e, n.ws)) || strictlyInAny(e, n.own) {
-		return nil
-	}
-	for _, r := range n.roots {
-		if within(e, r) || holdsControl(e, r) {
-			return refuse("to", e, r)
+	if caches := workspaceCaches(); caches != "" {
+		const theCaches = " (the caches of harness's workspaces, which their commands write)"
+		for _, p := range append(beyond, e) {
+			if p != "" && within(p, caches) && !slices.Contains(n.via, p) {
+				return refuse(map[bool]string{true: "to", false: "through"}[p == e], p, caches+theCaches)
+			}
 		}
-	}
-	if caches != "" && within(e, caches) {
-		return refuse("to", e, caches+theCaches)
 	}
 	return nil
 }

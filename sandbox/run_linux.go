@@ -268,16 +268,16 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 		return request{}, "", fmt.Errorf("%w: the command's temporary directory: %v", ErrSetup, err)
 	}
 	req := request{
-		Line:        line,
-		Dir:         s.Workspace,
-		Env:         s.Environ(env, tmp),
-		Writable:    append(s.writableRootsOf(g), tmp),
-		Refer:       s.referRootsOf(g),
-		ReadOnly:    s.readOnlyPathsOf(g),
-		Hidden:      s.Hidden,
-		Network:     s.Network,
-		Proxy:       s.Proxied(),
-		ABI:         min(abi, maxABI),
+		Line:     line,
+		Dir:      s.Workspace,
+		Env:      s.Environ(env, tmp),
+		Writable: append(s.writableRootsOf(g), tmp),
+		Refer:    s.referRootsOf(g),
+		ReadOnly: s.readOnlyPathsOf(g),
+		Hidden:   s.Hidden,
+		Network:  s.Network,
+		Proxy:    s.Proxied(),
+		ABI:      min(abi, maxABI),
 	}
 	if s.Mode == WorkspaceWrite {
 		req.Pins = pinsOf(g)
