@@ -29,7 +29,8 @@ type Reader interface {
 	Readings() uint64
 }
 
-// Nested finds the nested stores of a workspace (the entries Spec.HiddenNames
+// Nested finds the nested stores (the entries Spec.HiddenNames names) and
+// nested repositories (.git) of a workspace
 // names) for its commands from a Reader's last reading instead of a walk
 // of the workspace at every command's start: the walk is what made a
 // command's start grow with the workspace. It is shared by every copy of
@@ -43,7 +44,7 @@ type Reader interface {
 // the next command uses (the runtime reads the workspace after each
 // action and again before the next). Otherwise — no Reader, no reading
 // since the last command, a command still running, a reading that cannot
-// say — the helper walks the workspace, as without a Nested.
+// say — the workspace is walked (walkNamed), as without a Nested.
 type Nested struct {
 	mu      sync.Mutex // guards what follows
 	reader  Reader
@@ -65,7 +66,7 @@ func (n *Nested) From(r Reader) {
 
 // begin is called when a command starts: the nested entries of ws named
 // one of names from a reading that may be used (relative paths), and
-// true; or false, and the helper walks. Every begin is followed by one
+// true; or false, and the workspace is walked. Every begin is followed by one
 // end, when the command has ended (or did not start).
 func (n *Nested) begin(names []string) ([]string, bool) {
 	n.mu.Lock()
