@@ -30,8 +30,7 @@ type Reader interface {
 }
 
 // Nested finds the nested stores (the entries Spec.HiddenNames names) and
-// nested repositories (.git) of a workspace
-// names) for its commands from a Reader's last reading instead of a walk
+// nested repositories (.git) of a workspace for its commands from a Reader's last reading instead of a walk
 // of the workspace at every command's start: the walk is what made a
 // command's start grow with the workspace. It is shared by every copy of
 // the Spec that holds it (Spec.Clone keeps the pointer), and safe for
