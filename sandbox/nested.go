@@ -29,10 +29,11 @@ type Reader interface {
 	Readings() uint64
 }
 
-// Nested finds the nested stores (the entries Spec.HiddenNames names) and
-// nested repositories (.git) of a workspace for its commands from a Reader's last reading instead of a walk
-// of the workspace at every command's start: the walk is what made a
-// command's start grow with the workspace. It is shared by every copy of
+// Nested finds the nested stores (the entries Spec.HiddenNames names)
+// and the nested repositories (.git) of a workspace for its commands
+// from a Reader's last reading instead of a walk of the workspace at
+// every command's start: the walk is what made a command's start grow
+// with the workspace. It is shared by every copy of
 // the Spec that holds it (Spec.Clone keeps the pointer), and safe for
 // concurrent use.
 //
@@ -255,7 +256,7 @@ func (n *nestedWays) dir(p string) (string, error) {
 // file is dir of the .git file file, whose relative gitdir git takes
 // against base.
 func (n *nestedWays) file(file, base string) (string, error) {
-	gitdir, ok := gitdirIn(file, base)
+	gitdir, ok := gitfileDir(file, base)
 	if !ok {
 		return "", nil // git takes no repository there
 	}
@@ -264,6 +265,37 @@ func (n *nestedWays) file(file, base string) (string, error) {
 		return "", err
 	}
 	return n.end(way), nil
+}
+
+// gitfileDir is the git directory the .git file file names, read as git
+// reads it (read_gitfile): the whole file, of at most maxGitFile bytes
+// (git refuses a larger one), begins with "gitdir: ", and what follows,
+// but the line ends (CR, LF) at its end and up to a NUL, is the path,
+// newlines and spaces within it included; a relative one is taken
+// against base. The
+// path is not cleaned: "a/../b" is left for wayTo to follow as the
+// kernel does, a/ first (a link there leads elsewhere). False when git
+// takes no git directory from the file.
+func gitfileDir(file, base string) (string, bool) {
+	data, err := readSmall(file)
+	if err != nil {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(string(data), "gitdir: ")
+	if !ok {
+		return "", false
+	}
+	// The line ends at the end go first; then git reads the path as a C
+	// string, up to a NUL.
+	rest = strings.TrimRight(rest, "\r\n")
+	rest, _, _ = strings.Cut(rest, "\x00")
+	if rest == "" {
+		return "", false
+	}
+	if !strings.HasPrefix(rest, "/") {
+		rest = base + "/" + rest
+	}
+	return rest, true
 }
 
 // end is where the way leads when that is a directory to keep: strictly

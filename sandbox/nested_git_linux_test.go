@@ -87,9 +87,16 @@ func TestNestedGitFileIntoAWritableRoot(t *testing.T) {
 			gitfile := filepath.Join(spec.GoCache, "gitfile")
 			writeFile(t, gitfile, "gitdir: "+bare+"\n")
 			require.NoError(t, os.Symlink(spec.GoCache, filepath.Join(ws, "cachelink")))
+			require.NoError(t, os.MkdirAll(filepath.Join(spec.GoCache, "sub"), 0o755))
+			require.NoError(t, os.Symlink(filepath.Join(spec.GoCache, "sub"), filepath.Join(ws, "hop")))
 			lib := filepath.Join(ws, "vendor", "lib")
 			require.NoError(t, os.MkdirAll(lib, 0o755))
 			dotgit := filepath.Join(lib, ".git")
+			// A directory named " .." beside the .git: git reads the path
+			// after "gitdir: " whole, a leading space included.
+			require.NoError(t, os.Mkdir(filepath.Join(lib, " .."), 0o755))
+			fromLib, err := filepath.Rel(lib, bare)
+			require.NoError(t, err)
 			for _, plant := range []struct {
 				name string
 				make func()
@@ -97,6 +104,9 @@ func TestNestedGitFileIntoAWritableRoot(t *testing.T) {
 			}{
 				{"a file naming a git directory in the Go cache", func() { writeFile(t, dotgit, "gitdir: "+bare+"\n") }, "to " + bare},
 				{"a relative gitdir through a link in the workspace", func() { writeFile(t, dotgit, "gitdir: ../../cachelink/v\n") }, "to " + bare},
+				{"the path after a NUL and line ends", func() { writeFile(t, dotgit, "gitdir: "+bare+"\x00/elsewhere\r\n\n") }, "to " + bare},
+				{"a path with a leading space, read whole", func() { writeFile(t, dotgit, "gitdir:  ../../"+fromLib+"\n") }, "to " + bare},
+				{"a link, then .. from where it leads", func() { writeFile(t, dotgit, "gitdir: ../../hop/../v\n") }, "through " + filepath.Join(spec.GoCache, "sub")},
 				{"a gitdir in the Go cache a command could make", func() { writeFile(t, dotgit, "gitdir: "+spec.GoCache+"/later/v\n") }, "through " + spec.GoCache + "/later"},
 				{"a link to the git directory", func() { require.NoError(t, os.Symlink(bare, dotgit)) }, "to " + bare},
 				{"a link to a .git file in the Go cache", func() { require.NoError(t, os.Symlink(gitfile, dotgit)) }, "to " + gitfile},
@@ -117,6 +127,18 @@ func TestNestedGitFileIntoAWritableRoot(t *testing.T) {
 			cfg, err := os.ReadFile(filepath.Join(bare, "config"))
 			require.NoError(t, err)
 			require.NotContains(t, string(cfg), "fsmonitor")
+			// Git takes each of those paths as said: the same plants, run
+			// by hand, lead the person's git to the cache's repository.
+			writeFile(t, dotgit, "gitdir:  ../../"+fromLib+"\n")
+			g(lib, "config", "user.name", "spaced")
+			cfg, err = os.ReadFile(filepath.Join(bare, "config"))
+			require.NoError(t, err)
+			require.Contains(t, string(cfg), "spaced")
+			writeFile(t, dotgit, "gitdir: ../../hop/../v\n")
+			g(lib, "config", "user.name", "hopped")
+			cfg, err = os.ReadFile(filepath.Join(bare, "config"))
+			require.NoError(t, err)
+			require.Contains(t, string(cfg), "hopped")
 
 			// Out of every command's reach: it runs.
 			elsewhere, _ := gitRepo(t)
