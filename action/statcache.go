@@ -287,6 +287,9 @@ func decodeRec(rel string, v []byte) (*dirRec, error) {
 				e.Link = string(r.bytes(r.uvarint()))
 			}
 		}
+		if !e.skip && e.kind == kindOther {
+			e.Digest = SpecialDigest(e.Mode) // the mode's: nothing more is kept
+		}
 		if r.bad || name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") ||
 			(len(rec.ents) > 0 && rec.ents[len(rec.ents)-1].name >= name) {
 			return nil, errBadRec

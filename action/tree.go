@@ -78,7 +78,7 @@ func (r *dirRec) digest() {
 			continue
 		}
 		switch e.kind {
-		case kindFile, kindLink:
+		case kindFile, kindLink, kindOther:
 			d.row(modeClass(e.Mode), e.Digest, e.name)
 		case kindDir:
 			if e.dir == nil || e.dir.files == 0 {
@@ -155,9 +155,10 @@ func (s Snapshot) Listing() []FileState {
 	return s.tree.flatten(make([]FileState, 0, s.tree.files))
 }
 
-// listed reports whether an entry of a reading is a file or link in scope.
+// listed reports whether an entry of a reading is a file, link or
+// special file in scope.
 func (e *entry) listed() bool {
-	return !e.skip && (e.kind == kindFile || e.kind == kindLink)
+	return !e.skip && (e.kind == kindFile || e.kind == kindLink || e.kind == kindOther)
 }
 
 // subtree is the directory record of an entry that is a directory in

@@ -104,6 +104,8 @@ func (r *dirRec) derive(epoch uint64) {
 			if !e.clean || e.multi {
 				r.rechk = append(r.rechk, int32(i))
 			}
+		case kindOther:
+			r.files++ // looked at anew whenever its directory is
 		case kindDir:
 			if e.dir == nil {
 				r.rechk = append(r.rechk, int32(i))
@@ -167,7 +169,7 @@ func (r *dirRec) flatten(files []FileState) []FileState {
 	emit := func(e *entry) {
 		switch {
 		case e.skip:
-		case e.kind == kindFile || e.kind == kindLink:
+		case e.kind == kindFile || e.kind == kindLink || e.kind == kindOther:
 			files = append(files, e.FileState)
 		case e.kind == kindDir && e.dir != nil:
 			files = e.dir.flatten(files)
@@ -1041,7 +1043,9 @@ func (wk *walk) process(h *dirHandle, rel, name string, old *entry, fullBelow, f
 			}
 			return e, nil, st, nil
 		default:
-			e.FileState = FileState{Path: rel}
+			// No content, but there: a FIFO a command left where a file
+			// was blocks whoever opens it next.
+			e.FileState = FileState{Path: rel, Mode: st.mode, Digest: SpecialDigest(st.mode)}
 			return e, nil, st, nil
 		}
 	}
@@ -1224,6 +1228,29 @@ func statDigest(k statKey) string {
 // is not a regular file. Whoever must tell whether such a file is still
 // the one an observation saw (an undo) compares this, never its bytes.
 func StatDigest(fi fs.FileInfo) string {
+	return statDigestOf(fi)
+}
+
+// SpecialDigest is the digest the observer gives a file of mode m that is
+// neither regular, a link nor a directory (see
+// [facts.SpecialDigestPrefix]); "" for any other.
+func SpecialDigest(m fs.FileMode) string {
+	switch {
+	case m.IsRegular(), m.IsDir(), m&fs.ModeSymlink != 0:
+		return ""
+	case m&fs.ModeNamedPipe != 0:
+		return facts.SpecialDigestPrefix + "fifo"
+	case m&fs.ModeSocket != 0:
+		return facts.SpecialDigestPrefix + "socket"
+	case m&fs.ModeCharDevice != 0:
+		return facts.SpecialDigestPrefix + "char"
+	case m&fs.ModeDevice != 0:
+		return facts.SpecialDigestPrefix + "block"
+	}
+	return facts.SpecialDigestPrefix + "other"
+}
+
+func statDigestOf(fi fs.FileInfo) string {
 	if fi == nil || !fi.Mode().IsRegular() {
 		return ""
 	}
@@ -1459,7 +1486,7 @@ func hasRow(e *entry) bool {
 	switch {
 	case e.skip:
 		return false
-	case e.kind == kindFile || e.kind == kindLink:
+	case e.kind == kindFile || e.kind == kindLink || e.kind == kindOther:
 		return true
 	case e.kind == kindDir:
 		return e.dir != nil && e.dir.files > 0

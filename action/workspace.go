@@ -822,12 +822,15 @@ func (w *Workspace) storeIdentities() []sysStat {
 }
 
 // modeClass is the part of a file's mode that counts as content: 'l' for a
-// symlink, 'x' for a regular file with its owner execute bit set, 'f' for
-// any other regular file.
+// symlink, 'o' for a special file (a FIFO, socket or device: its digest
+// says which), 'x' for a regular file with its owner execute bit set, 'f'
+// for any other regular file.
 func modeClass(m fs.FileMode) byte {
 	switch {
 	case m&fs.ModeSymlink != 0:
 		return 'l'
+	case m&fs.ModeType != 0 && !m.IsDir():
+		return 'o'
 	case m&0o100 != 0:
 		return 'x'
 	}

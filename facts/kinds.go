@@ -830,7 +830,8 @@ type Report struct {
 // permission bits before and after. A digest is the SHA-256 of the
 // content in lower-case hex (of a symlink's target string), or, for a
 // regular file larger than the observer hashes, a stat digest (see
-// StatDigestPrefix): the file was not read, and its bytes were not kept.
+// StatDigestPrefix): the file was not read, and its bytes were not kept;
+// for a FIFO, socket or device, a special digest (SpecialDigestPrefix).
 type PathChange struct {
 	Path   string `msgpack:"path,omitempty" json:"path,omitempty"`
 	Before string `msgpack:"before,omitempty" json:"before,omitempty"`
@@ -857,6 +858,39 @@ const StatDigestPrefix = "stat:"
 // IsStatDigest reports whether digest is a stat digest (see
 // StatDigestPrefix): a file known by its stat record alone.
 func IsStatDigest(digest string) bool { return strings.HasPrefix(digest, StatDigestPrefix) }
+
+// SpecialDigestPrefix opens the digest the workspace observer gives what
+// is neither a regular file, a symbolic link nor a directory: a named
+// pipe ("special:fifo"), a socket ("special:socket"), a character or
+// block device ("special:char", "special:block"). Such a file has no
+// content to read (opening a FIFO waits for a writer), but it is there:
+// a command that makes one, or replaces a file by one, changed the
+// workspace, and the person's tools may block on it.
+const SpecialDigestPrefix = "special:"
+
+// IsSpecialDigest reports whether digest is a special file's (see
+// SpecialDigestPrefix).
+func IsSpecialDigest(digest string) bool { return strings.HasPrefix(digest, SpecialDigestPrefix) }
+
+// SpecialKind is what a special file's digest says it is ("FIFO",
+// "socket", "character device", "block device"), or "" for any other
+// digest.
+func SpecialKind(digest string) string {
+	switch digest {
+	case SpecialDigestPrefix + "fifo":
+		return "FIFO"
+	case SpecialDigestPrefix + "socket":
+		return "socket"
+	case SpecialDigestPrefix + "char":
+		return "character device"
+	case SpecialDigestPrefix + "block":
+		return "block device"
+	}
+	if IsSpecialDigest(digest) {
+		return "special file"
+	}
+	return ""
+}
 
 // ModeChanged reports whether both modes are recorded and differ.
 func (c PathChange) ModeChanged() bool {

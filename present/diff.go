@@ -66,6 +66,10 @@ func DiffOf(ctx context.Context, c facts.PathChange, kept Kept) FileDiff {
 		d.Note = n
 		return d
 	}
+	if n := specialNote(c); n != "" {
+		d.Note = n
+		return d
+	}
 	if kept == nil {
 		d.Note = "this store keeps no contents"
 		return d
@@ -121,6 +125,22 @@ func statNote(c facts.PathChange) string {
 	}
 	return "sha256 not computed (larger than 1 GiB, the observer's hash limit unless set otherwise) " +
 		strings.Join(sides, " and ") + " the change: the file is known by its size and times alone, and its content was not kept"
+}
+
+// specialNote says which sides of c are special files (a FIFO, socket or
+// device: see facts.SpecialDigestPrefix), or "" when neither: such a file
+// has no content to show.
+func specialNote(c facts.PathChange) string {
+	var sides []string
+	for _, s := range []struct{ side, digest string }{{"before", c.Before}, {"after", c.After}} {
+		if k := facts.SpecialKind(s.digest); k != "" {
+			sides = append(sides, "a "+k+" "+s.side+" the change")
+		}
+	}
+	if len(sides) == 0 {
+		return ""
+	}
+	return strings.Join(sides, ", ") + ": no content (opening a FIFO waits for a writer)"
 }
 
 // boundLines cuts each line of text longer than n bytes (see Clip).

@@ -474,6 +474,9 @@ func modeWord(m uint32) string {
 
 // fetch returns the kept bytes of digest.
 func fetch(ctx context.Context, blobs action.Blobs, digest string) ([]byte, error) {
+	if k := facts.SpecialKind(digest); k != "" {
+		return nil, fmt.Errorf("it was a %s, which undo does not make: make it by hand", k)
+	}
 	if facts.IsStatDigest(digest) {
 		return nil, fmt.Errorf("its earlier content was never read (larger than %d bytes, the observer's hash limit: known by its size and times alone), so it was not kept: undo cannot restore it; restore it by hand", action.DefaultHashLimit)
 	}
@@ -561,8 +564,11 @@ func look(r *os.Root, rel string, keep, stat bool) (digest string, fi fs.FileInf
 		}
 		sum := sha256.Sum256([]byte(target))
 		return hex.EncodeToString(sum[:]), lfi, nil, nil
-	case !lfi.Mode().IsRegular():
+	case lfi.IsDir():
 		return "", nil, nil, fmt.Errorf("it is not a regular file (%v)", lfi.Mode().Type())
+	case !lfi.Mode().IsRegular():
+		// A FIFO, socket or device: known by its kind, never opened.
+		return action.SpecialDigest(lfi.Mode()), lfi, nil, nil
 	}
 	if lookHook != nil {
 		lookHook("open", rel)

@@ -3,13 +3,26 @@ package safegit
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 )
+
+// callLimit bounds each git call Run makes and each config read of
+// driverKeys: a repository's git directory is the workspace's, which a
+// command may fill with FIFOs where git reads files (HEAD, packed-refs, a
+// ref), and git opening one waits for a writer that never comes. Ten
+// minutes is far more than any of these calls takes on a large
+// repository (git worktree add checks out the whole tree).
+var callLimit = 10 * time.Minute
 
 // safeConfig is what every call sets on its command line, where it
 // overrides every config file: nothing a repository's config (or a config
@@ -93,14 +106,21 @@ func CommandEnv(ctx context.Context, dir string, extra []string, args ...string)
 
 // Run runs Command(ctx, dir, args...) and returns its standard output; a
 // failure's error carries what git said on its standard error.
+//
+// A call that does not finish in callLimit is killed: ErrStalled.
 func Run(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd, err := Command(ctx, dir, args...)
+	limited, cancel := context.WithTimeoutCause(ctx, callLimit, ErrStalled)
+	defer cancel()
+	cmd, err := Command(limited, dir, args...)
 	if err != nil {
 		return nil, err
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	if ctx.Err() == nil && errors.Is(context.Cause(limited), ErrStalled) {
+		return out, fmt.Errorf("git %s in %s: %w (it did not finish in %v)", strings.Join(args, " "), dir, ErrStalled, callLimit)
+	}
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if len(msg) > 2000 {
@@ -151,7 +171,9 @@ func checkGitDir(dir string, extra []string) error {
 			if fi, err := os.Lstat(p); err == nil {
 				if fi.IsDir() {
 					gitDir = p
-				} else if b, err := os.ReadFile(p); err == nil {
+				} else if b, err := readControl(p); err != nil {
+					return fmt.Errorf("git in %s: %w", dir, err)
+				} else {
 					g := strings.TrimSpace(strings.TrimPrefix(string(b), "gitdir:"))
 					if !filepath.IsAbs(g) {
 						g = filepath.Join(d, g)
@@ -167,9 +189,15 @@ func checkGitDir(dir string, extra []string) error {
 			d = up
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
-	if err != nil {
+	if err := headIsFile(gitDir); err != nil {
+		return fmt.Errorf("git in %s: %w", dir, err)
+	}
+	b, err := readControl(filepath.Join(gitDir, "commondir"))
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil // none: the git directory is its own
+	}
+	if err != nil {
+		return fmt.Errorf("git in %s: %w", dir, err)
 	}
 	common := strings.TrimSpace(string(b))
 	if !filepath.IsAbs(common) {
@@ -183,6 +211,59 @@ func checkGitDir(dir string, extra []string) error {
 		return fmt.Errorf("git in %s: the git directory %s names another as its common directory (%s): %w", dir, gitDir, common, ErrUnsafe)
 	}
 	return nil
+}
+
+// maxControl bounds what readControl reads: a .git file or a commondir
+// is one line.
+const maxControl = 64 << 10
+
+// readControl reads one of git's small control files (a .git file, a
+// commondir) as git would, but never waits: anything but a regular file
+// (a FIFO, a device, a directory) is ErrStalled; a missing one is
+// fs.ErrNotExist.
+func readControl(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is a %s, not a file: %w", p, kindOf(fi.Mode()), ErrStalled)
+	}
+	return io.ReadAll(io.LimitReader(f, maxControl))
+}
+
+// headIsFile refuses a git directory whose HEAD is neither a file nor a
+// symbolic link (git's old symref): git reads HEAD before anything else,
+// and a FIFO there holds every git call.
+func headIsFile(gitDir string) error {
+	fi, err := os.Lstat(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return nil // git says what is wrong itself
+	}
+	if m := fi.Mode(); !m.IsRegular() && m&fs.ModeSymlink == 0 {
+		return fmt.Errorf("%s is a %s, not a file: %w", filepath.Join(gitDir, "HEAD"), kindOf(m), ErrStalled)
+	}
+	return nil
+}
+
+// kindOf names the kind of file m is, for an error.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m.IsDir():
+		return "directory"
+	}
+	return "special file"
 }
 
 // driverKeys returns the keys of the program-running commands of the
@@ -217,10 +298,19 @@ func driverKeys(ctx context.Context, dir string, env []string) ([]string, error)
 		if file != "" {
 			args = append(args, "--no-includes", "--file", file)
 		}
-		cmd := exec.CommandContext(ctx, "git", append(args, "--get-regexp", configKeys)...)
+		limited, cancel := context.WithTimeoutCause(ctx, callLimit, ErrStalled)
+		defer cancel()
+		cmd := exec.CommandContext(limited, "git", append(args, "--get-regexp", configKeys)...)
 		cmd.Dir = dir
 		cmd.Env = env
 		out, err := cmd.Output()
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if errors.Is(context.Cause(limited), ErrStalled) {
+			// Not "none declared": what it would have said is not known.
+			return fmt.Errorf("git config in %s: %w (it did not finish in %v)", dir, ErrStalled, callLimit)
+		}
 		if err != nil {
 			return nil // none declared (exit 1), no git config to read, or no such file
 		}

@@ -236,6 +236,9 @@ func NewSession(place Place, o SessionOptions) (*Session, error) {
 			s.so = append(s.so, WithMCP(o.MCP, set.MCPServers))
 		}
 	}
+	if !o.Drive {
+		s.so = append(s.so, readingOnly())
+	}
 	s.so = append(s.so, WithInstructions(InstructionsOf(place, set, o.Getenv)))
 	s.so = append(s.so, o.Stock...)
 	if s.cfg, err = harness.NewConfig(opts...); err != nil {

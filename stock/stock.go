@@ -514,6 +514,15 @@ type stockOptions struct {
 	hooks        []HookInForce                                                 // WithHooks
 	worktreeDir  string                                                        // WithWorktreeDir
 	actor        func(harness.Config, *harness.Toolbox) (harness.Actor, error) // WithActor
+	readOnly     bool                                                          // readingOnly
+}
+
+// readingOnly is the option of a session that drives no thread (one that
+// reads the record, one that posts to it): a sandbox the workspace makes
+// impossible (its .git leads into a writable root) does not stop it,
+// since it runs no command (tools.WithLenientSandbox).
+func readingOnly() Option {
+	return func(o *stockOptions) { o.readOnly = true }
 }
 
 // WithActor composes the stock's actor with compose, given the stock's
@@ -653,6 +662,9 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 	// The file tools never write the store, whatever it is called: the
 	// observer skips it, so a write there would be an effect nobody saw.
 	opts := []tools.Option{tools.WithSandbox(spec)}
+	if o.readOnly {
+		opts = append(opts, tools.WithLenientSandbox())
+	}
 	if rel, ok := place.storeInRoot(); ok {
 		protected = append(protected, rel)
 	}
@@ -673,7 +685,7 @@ func NewStock(place Place, cfg harness.Config, options ...Option) (*Stock, error
 		// (in a git repository: elsewhere they share the workspace);
 		// their changes come back through this tool, which a person
 		// approves seeing the diff.
-		adapters = append(adapters, tools.MergeTool(place.Root))
+		adapters = append(adapters, set.MergeTool())
 	}
 	adapters = append(adapters, o.tools...)
 	var client *mcp.Client

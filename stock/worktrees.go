@@ -123,7 +123,7 @@ func (w *worktrees) In(_ context.Context, s harness.Services, r facts.Worktree) 
 		} else if sc.Name == tools.MergeWorktree {
 			// A child's branch comes back into this worktree, which it
 			// was made of (rooted), not into the workspace.
-			t = tools.MergeTool(r.Root)
+			t = set.MergeTool()
 		}
 		adapters = append(adapters, t)
 	}

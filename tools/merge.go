@@ -32,7 +32,7 @@ func (a *mergeArgs) parse(raw []byte) error {
 	return nil
 }
 
-// MergeTool returns the tool that brings into the workspace at root what a
+// MergeTool returns the tool that brings into the set's workspace what a
 // child thread left on its worktree's branch from its base to its head
 // (as its report names them): a write, which asks a person first; its
 // preview is the diff from base to head (Preview). The head is in the
@@ -43,8 +43,14 @@ func (a *mergeArgs) parse(raw []byte) error {
 // changes that do not overlap are both kept) and applies all at once, or
 // — when it conflicts — not at all: the call fails saying where, and the
 // branch keeps the change. Only a thread's branch
-// (worktree.Branch) whose base is its ancestor is taken.
-func MergeTool(root string) Tool {
+// (worktree.Branch) whose base is its ancestor is taken. A change that
+// touches a file write_file would refuse here (.git, .harness, a hooks
+// directory or a config file the person's git config names, a path the
+// set protects; see Resolve) is refused whole, before anything is
+// applied: a child's worktree is another directory, where those files are
+// not the ones the person's git reads.
+func (s *Set) MergeTool() Tool {
+	root := s.ws.dir
 	return &tool{
 		name: MergeWorktree,
 		description: "Bring a child's changes, made in its own worktree, into the workspace: name the branch, base and head its report gave. " +
@@ -61,13 +67,15 @@ func MergeTool(root string) Tool {
 			if err := a.parse(raw); err != nil {
 				return failed(MergeWorktree, err), nil
 			}
-			applied, err := worktree.Apply(ctx, root, a.Branch, a.Base, a.Head)
+			applied, err := worktree.Apply(ctx, root, a.Branch, a.Base, a.Head, s.ws.writableNow)
 			if cerr := ctx.Err(); cerr != nil {
 				return facts.Report{}, cerr
 			}
 			switch {
 			case errors.Is(err, worktree.ErrMoved):
 				return failed(MergeWorktree, fmt.Errorf("nothing was changed: the branch is not at the head that was shown and approved: %w", err)), nil
+			case errors.Is(err, worktree.ErrProtected):
+				return failed(MergeWorktree, fmt.Errorf("nothing was changed, and branch %s keeps its change: %w", a.Branch, err)), nil
 			case errors.Is(err, worktree.ErrConflict):
 				var ce *worktree.ConflictError
 				if errors.As(err, &ce) && len(ce.Paths) > 0 {

@@ -130,6 +130,18 @@ type config struct {
 	all       *bool
 	protected []string
 	sandbox   *sandbox.Spec
+	// lenient: a spec that does not validate fails run_command's calls,
+	// not New (WithLenientSandbox).
+	lenient bool
+}
+
+// WithLenientSandbox makes a sandbox spec that does not validate (a
+// workspace whose .git leads into a writable root, say) not New's error
+// but every run_command call's, and SandboxErr's: for a Set whose
+// commands never run — a session that only reads the record — so that a
+// workspace the sandbox refuses can still be read about.
+func WithLenientSandbox() Option {
+	return func(c *config) { c.lenient = true }
 }
 
 // WithSandbox sets the sandbox run_command runs every command in (see
@@ -181,10 +193,11 @@ func WithConfirm(ask bool, names ...string) Option {
 // Set is the built-in tools of one workspace, in the order they are offered
 // to the model: read_file, list_files, write_file, edit_file, run_command.
 type Set struct {
-	ws      *workspace
-	tools   []Tool
-	sandbox sandbox.Spec
-	limits  Limits
+	ws         *workspace
+	tools      []Tool
+	sandbox    sandbox.Spec
+	sandboxErr error // why the spec does not validate (WithLenientSandbox)
+	limits     Limits
 }
 
 // New returns the tools for the workspace directory root. Every path a tool
@@ -203,21 +216,31 @@ func New(root string, opts ...Option) (*Set, error) {
 	if err := ws.protect(c.protected); err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
-	spec, err := sandboxSpec(ws.real, c.sandbox)
-	if err != nil {
-		return nil, fmt.Errorf("tools: %w", err)
+	spec, specErr := sandboxSpec(ws.real, c.sandbox)
+	if specErr != nil {
+		if !c.lenient || c.sandbox == nil {
+			return nil, fmt.Errorf("tools: %w", specErr)
+		}
+		spec = c.sandbox.Clone() // what it hides, read_file hides too
+		spec.Workspace = ws.real
 	}
 	ws.hide(spec)
 	lim := c.limits.withDefaults()
+	command := commandTool(ws, lim, spec)
+	if specErr != nil {
+		command.run = func(context.Context, json.RawMessage, *facts.Sandbox) (facts.Report, error) {
+			return failed(RunCommand, fmt.Errorf("no command runs: %w", specErr)), nil
+		}
+	}
 	ts := []*tool{
-		readTool(ws, lim), listTool(ws, lim), writeTool(ws, lim), editTool(ws, lim), commandTool(ws, lim, spec),
+		readTool(ws, lim), listTool(ws, lim), writeTool(ws, lim), editTool(ws, lim), command,
 	}
 	for name := range c.confirm {
 		if !slices.ContainsFunc(ts, func(t *tool) bool { return t.name == name }) {
 			return nil, fmt.Errorf("tools: WithConfirm names %q, which is not a tool", name)
 		}
 	}
-	s := &Set{ws: ws, sandbox: spec, limits: lim}
+	s := &Set{ws: ws, sandbox: spec, sandboxErr: specErr, limits: lim}
 	for _, t := range ts {
 		if c.all != nil {
 			t.confirm = *c.all
@@ -239,6 +262,11 @@ func (s *Set) Limits() Limits { return s.limits }
 // Sandbox is the sandbox run_command runs commands in; its Record is what
 // system.configured and a command's action.requested record.
 func (s *Set) Sandbox() sandbox.Spec { return s.sandbox.Clone() }
+
+// SandboxErr is why the sandbox spec does not validate, for a Set made
+// WithLenientSandbox (every run_command call fails with it); nil when it
+// does.
+func (s *Set) SandboxErr() error { return s.sandboxErr }
 
 // Tools returns the tools, in the order they are offered to the model.
 func (s *Set) Tools() []Tool { return slices.Clone(s.tools) }

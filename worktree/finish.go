@@ -194,7 +194,12 @@ type Applied struct {
 // person was shown (Diff): a branch that moved since is ErrMoved, and
 // nothing is applied; "" takes the branch's head as it is (for a caller
 // that shows nobody the change). The branch stays either way.
-func Apply(ctx context.Context, workspace, branch, base, head string) (Applied, error) {
+//
+// may, when not nil, is asked about each file the change touches, by its
+// slash-separated path relative to the workspace, before anything is
+// applied: an error refuses the whole change (the caller's file tools
+// refuse what they keep: hooks directories, included configs, …).
+func Apply(ctx context.Context, workspace, branch, base, head string, may func(rel string) error) (Applied, error) {
 	repo, err := top(ctx, workspace)
 	if err != nil {
 		return Applied{}, err
@@ -208,7 +213,7 @@ func Apply(ctx context.Context, workspace, branch, base, head string) (Applied, 
 		return Applied{}, err
 	}
 	a := Applied{Head: head, Changed: files}
-	if err := writable(workspace, repo, files); err != nil {
+	if err := writable(workspace, repo, files, may); err != nil {
 		return a, fmt.Errorf("apply %s: %w", branch, err)
 	}
 	if len(files) == 0 {
@@ -260,8 +265,9 @@ func conflicting(err error, files []string) []string {
 
 // writable refuses files (relative to the repository's top) that the file
 // tools would not write: one outside the workspace, or with a .harness or
-// .git component (ErrProtected).
-func writable(workspace, repo string, files []string) error {
+// .git component (ErrProtected), or one may refuses (its error wrapped in
+// ErrProtected).
+func writable(workspace, repo string, files []string, may func(rel string) error) error {
 	ws, err := filepath.Abs(workspace)
 	if err != nil {
 		return err
@@ -283,6 +289,12 @@ func writable(workspace, repo string, files []string) error {
 			if part == ".harness" || part == ".git" {
 				return fmt.Errorf("%s: %w", f, ErrProtected)
 			}
+		}
+		if may == nil {
+			continue
+		}
+		if err := may(filepath.ToSlash(rel)); err != nil {
+			return fmt.Errorf("%w: %w", ErrProtected, err)
 		}
 	}
 	return nil

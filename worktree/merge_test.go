@@ -48,7 +48,7 @@ func TestApplyMergesAMovedWorkspace(t *testing.T) {
 	write(t, ws, "lines.txt", "1\n2\n3\nfour by a person\n5\n6\n")
 	write(t, ws, "mine.txt", "a person's own\n")
 
-	applied, err := worktree.Apply(ctx, ws, f.Branch, f.Base, f.Head)
+	applied, err := worktree.Apply(ctx, ws, f.Branch, f.Base, f.Head, nil)
 	require.NoError(t, err)
 	require.Equal(t, f.Changed, applied.Changed)
 	require.Equal(t, "1\ntwo by the thread\n3\nfour by a person\n5\n6\n", read(t, ws, "lines.txt"), "both changes")
@@ -58,7 +58,7 @@ func TestApplyMergesAMovedWorkspace(t *testing.T) {
 	require.Equal(t, "one\ntwo\nthree\n", read(t, ws, "a.txt"))
 
 	// Applied again: the workspace has the change already.
-	_, err = worktree.Apply(ctx, ws, f.Branch, f.Base, f.Head)
+	_, err = worktree.Apply(ctx, ws, f.Branch, f.Base, f.Head, nil)
 	require.NoError(t, err)
 	require.Equal(t, "1\ntwo by the thread\n3\nfour by a person\n5\n6\n", read(t, ws, "lines.txt"))
 }
@@ -92,7 +92,7 @@ func TestApplyConflictAppliesNothing(t *testing.T) {
 			want := edit(t, ws)
 			before := snapshotFiles(t, ws, "lines.txt", "new.txt", "other.txt")
 
-			_, err := worktree.Apply(ctx, ws, f.Branch, f.Base, f.Head)
+			_, err := worktree.Apply(ctx, ws, f.Branch, f.Base, f.Head, nil)
 			require.ErrorIs(t, err, worktree.ErrConflict)
 			var ce *worktree.ConflictError
 			require.True(t, errors.As(err, &ce))
@@ -140,7 +140,7 @@ func TestApplyFollowsNoSymlinkOut(t *testing.T) {
 	require.NoError(t, os.RemoveAll(filepath.Join(ws, "d")))
 	require.NoError(t, os.Symlink(outside, filepath.Join(ws, "d")))
 
-	_, err = worktree.Apply(ctx, ws, f.Branch, f.Base, f.Head)
+	_, err = worktree.Apply(ctx, ws, f.Branch, f.Base, f.Head, nil)
 	var ce *worktree.ConflictError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, []string{"d/x.txt"}, ce.Paths)
@@ -205,7 +205,7 @@ func BenchmarkApplyMoved(b *testing.B) {
 
 		write(b, ws, "big.txt", moved)
 		start = time.Now()
-		_, err := worktree.Apply(ctx, ws, f.Branch, f.Base, f.Head)
+		_, err := worktree.Apply(ctx, ws, f.Branch, f.Base, f.Head, nil)
 		ours += time.Since(start)
 		require.NoError(b, err)
 	}

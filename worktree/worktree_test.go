@@ -95,12 +95,12 @@ func TestTwoTreesEditTheSameFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, diff, "-two\n+TWO by a\n")
 
-	applied, err := worktree.Apply(ctx, ws, fa.Branch, fa.Base, "")
+	applied, err := worktree.Apply(ctx, ws, fa.Branch, fa.Base, "", nil)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a.txt"}, applied.Changed)
 	require.Equal(t, "one\nTWO by a\nthree\nfour\n", read(t, ws, "a.txt"))
 
-	_, err = worktree.Apply(ctx, ws, fb.Branch, fb.Base, "")
+	_, err = worktree.Apply(ctx, ws, fb.Branch, fb.Base, "", nil)
 	require.ErrorIs(t, err, worktree.ErrConflict)
 	require.ErrorContains(t, err, "a.txt")
 	require.Equal(t, "one\nTWO by a\nthree\nfour\n", read(t, ws, "a.txt"), "a conflict changes nothing")
@@ -125,19 +125,19 @@ func TestApplyRefusesOtherBranches(t *testing.T) {
 		{"harness/x", "--all"},
 		{"harness/missing", base},
 	} {
-		_, err := worktree.Apply(ctx, ws, tc.branch, tc.base, "")
+		_, err := worktree.Apply(ctx, ws, tc.branch, tc.base, "", nil)
 		require.ErrorIs(t, err, worktree.ErrBranch, "%+v", tc)
 	}
 	// The head a person was shown: a full commit id, and the branch's.
 	for _, head := range []string{"HEAD", "--output=/tmp/x", "harness/x", base[:12], strings.ToUpper(base)} {
-		_, err := worktree.Apply(ctx, ws, "harness/x", base, head)
+		_, err := worktree.Apply(ctx, ws, "harness/x", base, head, nil)
 		require.ErrorIs(t, err, worktree.ErrBranch, head)
 		_, err = worktree.Diff(ctx, ws, "harness/x", base, head)
 		require.ErrorIs(t, err, worktree.ErrBranch, head)
 	}
 	gitIn(t, ws, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", "later")
 	later := gitIn(t, ws, "rev-parse", "HEAD")[:40]
-	_, err := worktree.Apply(ctx, ws, "harness/x", base, later)
+	_, err := worktree.Apply(ctx, ws, "harness/x", base, later, nil)
 	require.ErrorIs(t, err, worktree.ErrMoved, "a commit that is not the branch's head")
 }
 
@@ -185,7 +185,7 @@ func TestHostileRepositoryRunsNothing(t *testing.T) {
 	require.NoError(t, err)
 	_, err = worktree.Diff(ctx, ws, f.Branch, f.Base, "")
 	require.NoError(t, err)
-	_, err = worktree.Apply(ctx, ws, f.Branch, f.Base, "")
+	_, err = worktree.Apply(ctx, ws, f.Branch, f.Base, "", nil)
 	require.NoError(t, err)
 	entries, err := os.ReadDir(marks)
 	require.NoError(t, err)
@@ -245,7 +245,7 @@ func TestApplyRefusesProtectedPaths(t *testing.T) {
 		gitIn(t, top, "add", "-A")
 		gitIn(t, top, "commit", "-q", "-m", name)
 		gitIn(t, top, "checkout", "-q", base)
-		_, err := worktree.Apply(ctx, ws, branch, base, "")
+		_, err := worktree.Apply(ctx, ws, branch, base, "", nil)
 		require.ErrorIs(t, err, worktree.ErrProtected, name)
 		require.Equal(t, "b\n", read(t, top, "app/b.txt"), name)
 		require.Equal(t, "one\ntwo\nthree\n", read(t, top, "a.txt"), name)
