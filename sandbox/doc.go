@@ -214,19 +214,20 @@
 //     sees a .harness whatever it holds; a store another process makes
 //     between that reading and the start is found at the next.
 //   - Other repositories' hooks, in part. A repository nested in the
-//     workspace is kept as the workspace's own is: its .git directory,
-//     or the git directory inside the workspace its .git file or link
-//     leads to (followed as git follows it), is pinned, its hooks,
-//     config, info, commondir and config.worktree read-only (the first
-//     three made when missing, by Spec.Prepare before the runtime's
-//     reading, so that the record does not put them on the command). No
-//     command starts while a nested .git file or link leads to or
-//     through a writable root outside the workspace (the Go build
-//     cache), or into the caches of harness's workspaces, nor while more
-//     than helper.MaxNestedGit (64) nested git directories are to be
-//     kept: which to keep cannot be left to names a command chooses. A
-//     repository a command makes is observed, not refused; configs a
-//     submodule's config includes are not read for core.hooksPath.
+//     workspace is kept as the workspace's own is: its .git directory, or
+//     the git directory inside the workspace its .git file or link leads
+//     to (followed as git follows it), when it holds a HEAD (git takes no
+//     other for one), is pinned, its hooks, config, info, commondir and
+//     config.worktree read-only (the first three made when missing, by
+//     Spec.Prepare before the runtime's reading, so that the record does
+//     not put them on the command). No command starts while a nested .git
+//     file or link leads to or through a writable root outside the
+//     workspace (the Go build cache), or into the caches of harness's
+//     workspaces, nor while more than helper.MaxNestedGit (64) nested git
+//     directories are to be kept: which to keep cannot be left to names a
+//     command chooses. A repository a command makes is observed, not
+//     refused; configs a submodule's config includes are not read for
+//     core.hooksPath.
 //   - Resources: CPU, memory and disk are not limited, beyond run_command's
 //     timeout; the workspace's Go build cache is shared by its commands.
 //   - Other systems: only Linux; elsewhere, mode off.

@@ -158,23 +158,24 @@ const nestedGitShown = 5
 // the entries of the ways to them to pin (via), and an error wrapping
 // ErrInvalidSpec when it may not start.
 //
-// A .git directory is kept. A .git file, or a .git symbolic link, leads
-// git to a git directory as the workspace's own does (see gitFileOf,
-// gitLinkOf), and anyone who writes the workspace can make one: it is
-// followed entry by entry as git follows it, and a git directory it
-// leads to inside the workspace is kept as a .git directory is (but one
-// g keeps already: the workspace's own, a submodule's under
-// .git/modules), and so is one strictly inside a git directory g makes
-// writable (a linked worktree's submodule), the way there pinned. One
-// that leads elsewhere outside the workspace must not lie in, or hold in
-// its control entries, a writable root, nor lie in the caches of
-// harness's workspaces; nor may an entry of its way outside the
-// workspace, or the first missing one, lie in a writable root: a
-// command could write a hooks directory or a config there, unobserved,
-// that the person's git in that repository (or a git status of the
-// workspace, which recurses into a submodule) would run. What cannot be
-// read as a .git file, or leads nowhere, is no repository git would
-// take, and asks nothing more (a command that makes one in the
+// A .git directory that holds a HEAD is kept (one without is no
+// repository to git: nothing is made in it, and it counts for nothing).
+// A .git file, or a .git symbolic link, leads git to a git directory as
+// the workspace's own does (see gitFileOf, gitLinkOf), and anyone who
+// writes the workspace can make one: it is followed entry by entry as
+// git follows it, and a git directory it leads to inside the workspace,
+// with a HEAD, is kept as a .git directory is (but one g keeps already:
+// the workspace's own, a submodule's under .git/modules), and so is one
+// strictly inside a git directory g makes writable (a linked worktree's
+// submodule), the way there pinned. One that leads elsewhere outside the
+// workspace must not lie in, or hold in its control entries, a writable
+// root, nor lie in the caches of harness's workspaces; nor may an entry
+// of its way outside the workspace, or the first missing one, lie in a
+// writable root: a command could write a hooks directory or a config
+// there, unobserved, that the person's git in that repository (or a git
+// status of the workspace, which recurses into a submodule) would run.
+// What cannot be read as a .git file, or leads nowhere, is no repository
+// git would take, and asks nothing more (a command that makes one in the
 // workspace is observed).
 //
 // With keep (workspace-write), more git directories to keep than
@@ -209,7 +210,7 @@ func nestedGits(ws string, rels []string, g GitPaths, roots []string, keep bool)
 			}
 			shown = append(shown, d)
 		}
-		return nil, nil, fmt.Errorf("%w: %d nested git directories in the workspace (%s, …), more than the %d a command's start keeps from it (pinned, their hooks, config and info read-only); which ones cannot be left to what a command may have made (decoys sort first as easily as anything): remove those not needed (harness effects shows what the commands made), or run harness in a directory that holds fewer repositories", ErrInvalidSpec, len(dirs), strings.Join(shown, ", "), helper.MaxNestedGit)
+		return nil, nil, fmt.Errorf("%w: %d nested git directories in the workspace (%s, …), more than the %d a command's start keeps from it (pinned, their hooks, config and info read-only); which ones cannot be left to what a command may have made (decoys sort first as easily as anything): remove those not needed (a command may have made them: harness effects lists what it wrote there), or run harness in a directory that holds fewer repositories", ErrInvalidSpec, len(dirs), strings.Join(shown, ", "), helper.MaxNestedGit)
 	}
 	return dirs, n.via, nil
 }
@@ -232,7 +233,7 @@ func (n *nestedWays) dir(p string) (string, error) {
 	case err != nil:
 		return "", nil // gone meanwhile: nothing to keep
 	case fi.IsDir():
-		return p, nil
+		return gitDirOrNone(p), nil
 	case fi.Mode().IsRegular():
 		return n.file(p, filepath.Dir(p))
 	case fi.Mode()&fs.ModeSymlink == 0:
@@ -272,10 +273,9 @@ func (n *nestedWays) file(file, base string) (string, error) {
 // (git refuses a larger one), begins with "gitdir: ", and what follows,
 // but the line ends (CR, LF) at its end and up to a NUL, is the path,
 // newlines and spaces within it included; a relative one is taken
-// against base. The
-// path is not cleaned: "a/../b" is left for wayTo to follow as the
-// kernel does, a/ first (a link there leads elsewhere). False when git
-// takes no git directory from the file.
+// against base. The path is not cleaned: "a/../b" is left for wayTo to
+// follow as the kernel does, a/ first (a link there leads elsewhere).
+// False when git takes no git directory from the file.
 func gitfileDir(file, base string) (string, bool) {
 	data, err := readSmall(file)
 	if err != nil {
@@ -308,7 +308,19 @@ func (n *nestedWays) end(way linkWay) string {
 	if fi, err := os.Lstat(way.end); err != nil || !fi.IsDir() {
 		return ""
 	}
-	return way.end
+	return gitDirOrNone(way.end)
+}
+
+// gitDirOrNone is d when git could take it for a git directory (it holds
+// a HEAD, of any type: git also reads a link there); "" otherwise. A
+// directory without one is none to git, which goes on to the enclosing
+// repository; a command that makes it one later writes its HEAD, and
+// whatever else it puts there, in the workspace, where it is observed.
+func gitDirOrNone(d string) string {
+	if _, err := os.Lstat(filepath.Join(d, "HEAD")); err != nil {
+		return ""
+	}
+	return d
 }
 
 // check refuses the way when an entry of it outside the workspace, or

@@ -181,7 +181,8 @@ func TestNestedGitFileIntoAWritableRoot(t *testing.T) {
 // making decoys that sort first: a workspace that holds more nested git
 // directories than a start keeps refuses every command in
 // workspace-write, and says how many, where and what to do; at the bound
-// each is kept. (A read-only command keeps none, and runs.)
+// each is kept. (A read-only command keeps none, and runs; a .git
+// directory without a HEAD is none.)
 func TestNestedRepositoriesPastTheBound(t *testing.T) {
 	personHome(t)
 	for _, reading := range []bool{false, true} {
@@ -191,13 +192,26 @@ func TestNestedRepositoriesPastTheBound(t *testing.T) {
 			g(ws, "init", "-q")
 			g(ws, "init", "-q", "zz")
 			spec, read := nestedSpec(t, ws, reading)
-			for i := range helper.MaxNestedGit {
-				require.NoError(t, os.MkdirAll(filepath.Join(ws, fmt.Sprintf("a%02d", i), ".git"), 0o755))
+			// .git directories without a HEAD are no repositories to git:
+			// they count for nothing, and nothing is made in them.
+			for i := range helper.MaxNestedGit + 1 {
+				require.NoError(t, os.MkdirAll(filepath.Join(ws, fmt.Sprintf("e%02d", i), ".git"), 0o755))
 			}
 			pwned := filepath.Join(ws, "PWNED")
 			attack := "git -C zz config core.fsmonitor 'touch " + pwned + "; false'; echo rc=$?"
 			read()
 			out, err := startErr(t, spec, attack)
+			require.NoError(t, err)
+			require.NotContains(t, out, "rc=0", out)
+			require.NoFileExists(t, filepath.Join(ws, "e00", ".git", "config"))
+
+			// With a HEAD each, as a git init makes them: decoys that sort
+			// before zz.
+			for i := range helper.MaxNestedGit {
+				writeFile(t, filepath.Join(ws, fmt.Sprintf("a%02d", i), ".git", "HEAD"), "ref: refs/heads/main\n")
+			}
+			read()
+			out, err = startErr(t, spec, attack)
 			require.ErrorIs(t, err, sandbox.ErrInvalidSpec, out)
 			msg := err.Error()
 			require.Contains(t, msg, fmt.Sprintf("%d nested git directories in the workspace (a00/.git, a01/.git,", helper.MaxNestedGit+1))
@@ -301,7 +315,7 @@ func TestPreparedBeforeTheReading(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
-	_, c1 := do("a1", "mkdir -p x/.git && echo x > x/.git/HEAD")
+	_, c1 := do("a1", "mkdir -p x/.git && echo 'ref: refs/heads/main' > x/.git/HEAD")
 	require.Contains(t, paths(c1.Observation.Changed), "x/.git/HEAD")
 	require.NotContains(t, paths(c1.Observation.Changed), "x/.git/config")
 	bg, c2 := do("a2", "true")
