@@ -43,6 +43,12 @@ type Boundary struct {
 	// actions made (see Ledger), Thread being this thread's id.
 	Ledger *Ledger
 	Thread string
+	// Prepare, when set, is called by Begin before the reading the
+	// action begins with: it makes what the runtime makes in the
+	// workspace for an action (what a command's sandbox covers, see
+	// sandbox.Spec.Prepare), so that the reading before already holds
+	// it and the action's observation does not put it on the action.
+	Prepare func()
 }
 
 // Observed is a reading of the workspace that a thread's log records: the
@@ -130,6 +136,9 @@ func (b *Boundary) Begin(ctx context.Context, req Request) (Begun, *facts.Action
 		c, changed := b.refuse(ctx, req, facts.StatusDenied,
 			fmt.Sprintf("capability %q was not granted to this thread (granted: %v)", req.Capability, b.Granted))
 		return Begun{Changed: changed}, c
+	}
+	if b.Prepare != nil {
+		b.Prepare()
 	}
 	before, err := b.observe(ctx)
 	var changed *facts.WorkspaceChanged

@@ -69,6 +69,11 @@ type Services struct {
 	// action's observation then names the changes other threads' actions
 	// made (see action.Ledger).
 	Ledger *action.Ledger
+	// Prepare, when set, makes what the runtime makes in the workspace
+	// for an action, before the reading each action begins with (see
+	// action.Boundary.Prepare): the stock harness's makes what its
+	// commands' sandbox covers (sandbox.Spec.Prepare).
+	Prepare func()
 	// Rerun, when set, makes the runtime a rerun's: it compares each
 	// model turn with the original thread's and serves the original's
 	// recorded results for the calls that match (see Rerunner).
@@ -108,7 +113,7 @@ func (s Services) TracerProvider() trace.TracerProvider {
 // boundary is the effect boundary of these services under cfg's grants.
 func (s Services) boundary(cfg Config) *action.Boundary {
 	return &action.Boundary{Observer: s.Observer, Granted: cfg.Grants, Root: s.Workspace, Blobs: s.Blobs, Commands: s.Tools.checkCommands(),
-		Ledger: s.Ledger, Thread: s.thread}
+		Ledger: s.Ledger, Thread: s.thread, Prepare: s.Prepare}
 }
 
 // ToolAdapter is a tool a model can call: an action adapter with the

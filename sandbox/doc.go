@@ -215,20 +215,27 @@
 //   - A nested .harness that does not exist when the command starts: the
 //     command may create one (the harness never adopts a store it did not
 //     make without saying so, and the observer records what is written
-//     there). Nested stores are found when the command starts: by a
+//     there). Nested stores (and nested repositories) are found when
+//     the command starts, by the harness, before the helper starts: by a
 //     walk of the workspace (not .git), or, with Spec.Nested, from the
 //     runtime observer's reading of the whole workspace taken after the
 //     last command ended (the runtime reads before every action), which
 //     sees a .harness whatever it holds; a store another process makes
 //     between that reading and the start is found at the next.
-//   - Other repositories' hooks: only the workspace's own git directory and
-//     its submodules' are protected, not a nested repository's (whose
-//     .git the observer records), nor a git directory elsewhere in the
-//     workspace that a nested .git file or link leads to (git init
-//     --separate-git-dir in a subdirectory): a command can write their
-//     hooks and config, which the person's git in that repository runs.
-//     (The file tools refuse those of every git directory in the
-//     workspace.) Nor are configs a submodule's config includes read for
+//   - Other repositories' hooks, in part. A repository nested in the
+//     workspace is kept as the workspace's own is: its .git directory, or
+//     the git directory inside the workspace its .git file or link leads
+//     to (followed as git follows it), when it holds a HEAD (git takes no
+//     other for one), is pinned, its hooks, config, info, commondir and
+//     config.worktree read-only (the first three made when missing, by
+//     Spec.Prepare before the runtime's reading, so that the record does
+//     not put them on the command). No command starts while a nested .git
+//     file or link leads to or through a writable root outside the
+//     workspace (the Go build cache), or into the caches of harness's
+//     workspaces, nor while more than helper.MaxNestedGit (64) nested git
+//     directories are to be kept: which to keep cannot be left to names a
+//     command chooses. A repository a command makes is observed, not
+//     refused; configs a submodule's config includes are not read for
 //     core.hooksPath.
 //   - Resources: CPU, memory and disk are not limited, beyond run_command's
 //     timeout; the workspace's Go build cache is shared by its commands.

@@ -16,7 +16,7 @@ import (
 // A .harness a command makes — empty, or holding only a db/, which the
 // observer leaves out of its listing — is covered in the next command,
 // whose nested stores come from the observer's reading taken after the
-// first ended; without such a reading, the helper walks, and covers it
+// first ended; without such a reading, the workspace is walked, and covers it
 // all the same.
 func TestNestedStoreMadeByACommand(t *testing.T) {
 	spec := defaultSpec(t)
@@ -109,7 +109,7 @@ func TestNestedStoreLinkFromTheReading(t *testing.T) {
 // vendored one) is kept from commands as the workspace's own .git is:
 // no hook planted, no config written, no .git renamed away and made anew
 // — whether its git directory comes from the observer's reading or the
-// helper's walk — and the person's git commit there runs nothing of the
+// walk — and the person's git commit there runs nothing of the
 // command's. A command's own git commit there still works.
 func TestNestedRepositoryKept(t *testing.T) {
 	home := realTemp(t)

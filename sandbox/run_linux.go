@@ -196,39 +196,47 @@ func (c *Cmd) Start(ctx context.Context) error {
 	}
 	req.Stdin = c.Stdin != nil
 	p := &process{tmp: tmp, unlock: func() {}, ended: func() {}}
-	if s.Nested != nil && (len(req.HiddenNames) > 0 || req.NestedGit) {
-		// The nested stores and git directories from the observer's
-		// reading taken since the last command ended, when there is one;
-		// else the helper walks.
-		names := req.HiddenNames
-		if req.NestedGit {
-			names = append(slices.Clone(names), ".git")
-		}
-		rels, ok := s.Nested.begin(names)
+	// The nested stores to hide, and the nested repositories to keep
+	// (workspace-write) or whose .git leads where a command could write
+	// unobserved (refused): from the observer's reading taken since the
+	// last command ended, when there is one; else from a walk.
+	names := append(slices.Clone(s.HiddenNames), ".git")
+	var rels []string
+	ok := false
+	if s.Nested != nil {
+		rels, ok = s.Nested.begin(names)
 		p.ended = sync.OnceFunc(s.Nested.end)
-		if ok {
-			var stores, gits []string
-			for _, rel := range rels {
-				if path.Base(rel) == ".git" {
-					gits = append(gits, rel)
-				} else {
-					stores = append(stores, rel)
-				}
-			}
-			keep := append([]string{req.Dir}, req.Writable...)
-			for _, h := range nestedTargets(req.Dir, stores, keep) {
-				if !slices.Contains(req.Hidden, h) {
-					req.Hidden = append(req.Hidden, h)
-				}
-			}
-			if req.NestedGit {
-				pins, ro := nestedGitPaths(req.Dir, gits)
-				req.Pins = append(slices.Clone(req.Pins), pins...)
-				req.ReadOnly = append(slices.Clone(req.ReadOnly), ro...)
-			}
-			req.HiddenNames, req.NestedGit = nil, false
+	}
+	if !ok {
+		rels = walkNamed(req.Dir, names)
+	}
+	var stores, gits []string
+	for _, rel := range rels {
+		if path.Base(rel) == ".git" {
+			gits = append(gits, rel)
+		} else if slices.Contains(s.HiddenNames, path.Base(rel)) {
+			stores = append(stores, rel)
 		}
 	}
+	keep := append([]string{req.Dir}, req.Writable...)
+	for _, h := range nestedTargets(req.Dir, stores, keep) {
+		if !slices.Contains(req.Hidden, h) {
+			req.Hidden = append(req.Hidden, h)
+		}
+	}
+	dirs, via, err := nestedGits(req.Dir, gits, g, req.Writable, s.Mode == WorkspaceWrite)
+	if err != nil {
+		p.cleanup()
+		return err
+	}
+	pins, ro := keepNested(dirs)
+	// Shallowest first, as pinsOf orders them: a pin made later above
+	// one made before would hide it.
+	req.Pins = append(append(slices.Clone(req.Pins), via...), pins...)
+	slices.SortStableFunc(req.Pins, func(a, b string) int {
+		return strings.Count(a, "/") - strings.Count(b, "/")
+	})
+	req.ReadOnly = append(slices.Clone(req.ReadOnly), ro...)
 	err = p.start(ctx, c, req)
 	if errors.Is(err, errLauncherLost) {
 		// Nothing ran: once more, with a new launcher.
@@ -260,23 +268,18 @@ func (s Spec) prepare(g GitPaths, line string, env []string, abi int) (request, 
 		return request{}, "", fmt.Errorf("%w: the command's temporary directory: %v", ErrSetup, err)
 	}
 	req := request{
-		Line:        line,
-		Dir:         s.Workspace,
-		Env:         s.Environ(env, tmp),
-		Writable:    append(s.writableRootsOf(g), tmp),
-		Refer:       s.referRootsOf(g),
-		ReadOnly:    s.readOnlyPathsOf(g),
-		Hidden:      s.Hidden,
-		HiddenNames: s.HiddenNames,
-		Network:     s.Network,
-		Proxy:       s.Proxied(),
-		ABI:         min(abi, maxABI),
+		Line:     line,
+		Dir:      s.Workspace,
+		Env:      s.Environ(env, tmp),
+		Writable: append(s.writableRootsOf(g), tmp),
+		Refer:    s.referRootsOf(g),
+		ReadOnly: s.readOnlyPathsOf(g),
+		Hidden:   s.Hidden,
+		Network:  s.Network,
+		Proxy:    s.Proxied(),
+		ABI:      min(abi, maxABI),
 	}
 	if s.Mode == WorkspaceWrite {
-		// The repositories nested in the workspace (a folder of several
-		// clones, a vendored one): their git directories are kept as
-		// the workspace's is, found as the nested stores are.
-		req.NestedGit = true
 		req.Pins = pinsOf(g)
 		req.Sealed = g.Sealed
 	}

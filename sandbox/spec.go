@@ -1282,12 +1282,41 @@ func (s Spec) Clone() Spec {
 
 // Prepare makes in the workspace what a command's sandbox covers and
 // must find there to cover (see makeCovered), as each command's start
-// does. The runtime calls it before its first reading of the workspace,
-// so that what is made is there before any action and is not recorded
-// as the first command's doing. A spec of another mode makes nothing.
+// does: and, with Nested, the missing hooks/, config and info/ of the
+// nested git directories a command's start would keep (see nestedGits),
+// as the Reader's last reading finds them. The runtime calls it before
+// its first reading of the workspace and again before the reading each
+// action begins with (action.Boundary.Prepare), so that what is made is
+// there before the action and is not recorded as its doing: a command
+// that made a .git directory is recorded making it, and what harness
+// then made in it is a change of the workspace before the next action
+// (workspace.changed), never that action's. A spec of another mode makes
+// nothing.
 func (s Spec) Prepare() {
-	if s.Mode == WorkspaceWrite {
-		s.makeCovered(s.git(), false)
+	if s.Mode != WorkspaceWrite {
+		return
+	}
+	g := s.git()
+	g = s.makeCovered(g, false)
+	if s.Nested == nil {
+		return
+	}
+	rels, ok := s.Nested.last(append(slices.Clone(s.HiddenNames), ".git"))
+	if !ok {
+		return
+	}
+	var gits []string
+	for _, rel := range rels {
+		if filepath.Base(filepath.FromSlash(rel)) == ".git" {
+			gits = append(gits, rel)
+		}
+	}
+	// A workspace whose nested repositories would refuse a command has
+	// nothing made: that command does not start.
+	if dirs, _, err := nestedGits(s.Workspace, gits, g, s.writableRootsOf(g), true); err == nil {
+		for _, d := range dirs {
+			helper.MakeGitControl(d)
+		}
 	}
 }
 

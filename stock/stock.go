@@ -808,5 +808,6 @@ func (s *Stock) Services(m model.Model, blobs action.Blobs, more ...action.Works
 	if s.MCP != nil && blobs != nil {
 		s.MCP.KeepBlobs(blobs)
 	}
-	return harness.Services{Model: m, Models: s.Models, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions, Agents: s.Agents, Hooks: s.Hooks, Worktrees: s.Worktrees, Ledger: s.Ledger}, nil
+	return harness.Services{Model: m, Models: s.Models, Tools: s.Toolbox, Observer: ws, Workspace: s.Place.Root, Blobs: blobs, Instructions: s.Instructions, Agents: s.Agents, Hooks: s.Hooks, Worktrees: s.Worktrees, Ledger: s.Ledger,
+		Prepare: s.Sandbox.Prepare}, nil
 }

@@ -138,7 +138,7 @@ func (w *worktrees) In(_ context.Context, s harness.Services, r facts.Worktree) 
 	// The worktree is the thread's alone: no other thread's change to
 	// tell apart. The worktrees of the children it delegates are made of
 	// it, as it is then, not of the workspace.
-	s.Tools, s.Observer, s.Workspace, s.Ledger = tb, obs, r.Root, nil
+	s.Tools, s.Observer, s.Workspace, s.Ledger, s.Prepare = tb, obs, r.Root, nil, spec.Prepare
 	s.Worktrees = rooted{w, r}
 	return s, nil
 }

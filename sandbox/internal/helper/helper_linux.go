@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -190,16 +189,6 @@ func setup(req Request, pre prepared) error {
 	} else if err := setupProc(); err != nil {
 		return err
 	}
-	// The nested stores to hide and the nested git directories to keep:
-	// found first, by one walk, before anything is mounted.
-	names := req.HiddenNames
-	if req.NestedGit {
-		names = append(slices.Clone(names), ".git")
-	}
-	found, gits := nested(req.Dir, names, append([]string{req.Dir}, req.Writable...))
-	if len(gits) > MaxNestedGit {
-		gits = gits[:MaxNestedGit]
-	}
 	// Pins first: the read-only binds below are made inside them.
 	for _, p := range req.Pins {
 		if err := pin(p); err != nil && !errors.Is(err, unix.ENOENT) {
@@ -216,18 +205,7 @@ func setup(req Request, pre prepared) error {
 			return fmt.Errorf("make %s read-only: %w", p, err)
 		}
 	}
-	for _, d := range gits {
-		if err := keepGit(d); err != nil {
-			return err
-		}
-	}
-	hidden := slices.Clone(req.Hidden)
-	for _, p := range found {
-		if !slices.Contains(hidden, p) { // the workspace's own .harness: covered once
-			hidden = append(hidden, p)
-		}
-	}
-	for _, p := range hidden {
+	for _, p := range req.Hidden {
 		if err := hide(p); err != nil && !errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("hide %s: %w", p, err)
 		}
@@ -265,82 +243,6 @@ func sendProxyListener() error {
 	}
 	if err := unix.Sendmsg(int(ch.Fd()), []byte{'L'}, unix.UnixRights(fd), nil, 0); err != nil {
 		return fmt.Errorf("send it to the harness: %w", err)
-	}
-	return nil
-}
-
-// nested finds the entries named one of names under dir (not under .git),
-// as they resolve; a symlink that leads to a directory holding one of
-// keep is left alone. When names holds ".git", the git directories named
-// so below dir (not dir/.git, not a link, not beneath another found
-// entry) are gits, apart.
-func nested(dir string, names []string, keep []string) (found, gits []string) {
-	if len(names) == 0 {
-		return nil, nil
-	}
-	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if path == dir {
-			return nil
-		}
-		name := d.Name()
-		if name == ".git" {
-			if slices.Contains(names, name) && d.IsDir() && path != filepath.Join(dir, ".git") {
-				gits = append(gits, path)
-			}
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !slices.Contains(names, name) {
-			return nil
-		}
-		target := path
-		if d.Type()&fs.ModeSymlink != 0 {
-			real, err := filepath.EvalSymlinks(path)
-			if err != nil {
-				return nil
-			}
-			for _, k := range keep {
-				if within(k, real) {
-					return nil
-				}
-			}
-			target = real
-		}
-		found = append(found, target)
-		if d.IsDir() {
-			return fs.SkipDir
-		}
-		return nil
-	})
-	return found, gits
-}
-
-// keepGit keeps the git directory d of a repository nested in the
-// workspace from the command as the workspace's own is kept: its missing
-// control entries are made (MakeGitControl), d is pinned (it cannot be
-// renamed away and made anew), and each of GitControl there is bound
-// read-only onto itself. The person's git in that repository then runs
-// no hook and reads no config the command wrote.
-func keepGit(d string) error {
-	if !MakeGitControl(d) {
-		return nil // gone, or swapped for something else: nothing to keep
-	}
-	if err := pin(d); err != nil && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("pin %s: %w", d, err)
-	}
-	for _, c := range GitControl {
-		p := filepath.Join(d, c)
-		if err := bindReadOnly(p, p); err != nil && !errors.Is(err, unix.ENOENT) {
-			return fmt.Errorf("make %s read-only: %w", p, err)
-		}
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 // each other (the request, the messages, the files). A helper told
 // another version refuses to run: a harness-sandbox installed from
 // another build of harness is never half understood.
-const Protocol = 9
+const Protocol = 10
 
 // Env names the variable that makes a process the helper: its value is
 // the mode and the protocol, "run:1" or "probe:1" (see Value).
@@ -107,8 +107,8 @@ const ExitProtocol = 2
 func Value(mode string) string { return mode + ":" + strconv.Itoa(Protocol) }
 
 // Request is what the harness tells its helper: everything already
-// resolved but the nested hidden names, which the helper finds by a walk
-// when HiddenNames is not empty.
+// resolved, the nested stores (in Hidden) and the nested git directories
+// (in Pins and ReadOnly) included.
 type Request struct {
 	Line     string   `json:"line"`
 	Dir      string   `json:"dir"`
@@ -132,17 +132,9 @@ type Request struct {
 	// there, but make, remove or rename nothing in them, and what another
 	// process makes there while it runs is out of its reach (a repository's
 	// .git/worktrees: a worktree added meanwhile).
-	Sealed      []string `json:"sealed,omitempty"`
-	Hidden      []string `json:"hidden"`
-	HiddenNames []string `json:"hidden_names"`
-	// NestedGit: find every git directory nested in Dir (a directory
-	// named .git below it, not Dir/.git, not a link; the first
-	// MaxNestedGit, by the walk that finds HiddenNames) and keep it as
-	// the workspace's own is kept, after Pins and ReadOnly: its missing
-	// control entries made (MakeGitControl), pinned, each of GitControl
-	// bound read-only.
-	NestedGit bool `json:"nested_git,omitempty"`
-	Network   bool `json:"network"`
+	Sealed  []string `json:"sealed,omitempty"`
+	Hidden  []string `json:"hidden"`
+	Network bool     `json:"network"`
 	// Proxy: listen on ProxyPort of the loopback and send the socket on
 	// FDProxy (see there).
 	Proxy bool `json:"proxy,omitempty"`
@@ -169,8 +161,9 @@ type Message struct {
 var GitControl = []string{"hooks", "config", "info", "commondir", "config.worktree"}
 
 // MaxNestedGit bounds how many nested git directories one command's
-// start keeps, so that a tree of them cannot slow every command. What a
-// command writes in one past them is still observed.
+// start keeps, so that a tree of them cannot slow every command: a
+// command does not start in a workspace that holds more (which of them
+// to keep cannot be left to the order of names a command chooses).
 const MaxNestedGit = 64
 
 // MakeGitControl makes the missing hooks/ and info/ (0755) and config
