@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -155,5 +156,56 @@ func TestTailConcurrent(t *testing.T) {
 		require.NotEmpty(t, got)
 		first := got[0]
 		require.Equal(t, seqsUpTo(first, 2*n), got, "thread %s", id)
+	}
+}
+
+// BenchmarkTailAppend is an append read back through a Tail (what a
+// front end's runtime does now) against thread.Watch (what it did: only
+// its own appends reported), interleaved in blocks on one Pebble store in
+// the same run; ratio = Tail's time per append / Watch's. A Poll between
+// blocks, as the front end's ticker does, is counted in the Tail's time.
+func BenchmarkTailAppend(b *testing.B) {
+	ctx := context.Background()
+	store, err := thread.OpenPebble(b.TempDir())
+	require.NoError(b, err)
+	b.Cleanup(func() { store.Close() })
+	count := 0
+	fn := func(facts.Fact, error) { count++ }
+	watched := thread.Watch(store, fn)
+	tail := thread.NewTail(fn)
+	tailed := tail.Watch(store)
+	const block = 64
+	var heads [2]uint64
+	var took [2]time.Duration
+	i := 0
+	for b.Loop() {
+		which := (i / block) % 2
+		st, id := watched, "watch"
+		if which == 1 {
+			st, id = tailed, "tail"
+		}
+		draft, err := facts.NewDraft(facts.KindModelTurn, fmt.Sprintf("infer/turn/%d", i), facts.ModelTurn{Turn: i + 1, Text: "Reading auth.go."})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		h, err := st.Append(ctx, id, heads[which], draft)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if which == 1 && i%block == block-1 {
+			if err := tail.Poll(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		took[which] += time.Since(start)
+		heads[which] = h.Seq
+		i++
+	}
+	if count < i {
+		b.Fatalf("%d facts reported of %d appended", count, i)
+	}
+	if took[0] > 0 {
+		b.ReportMetric(float64(took[1])/float64(took[0]), "ratio")
 	}
 }
