@@ -65,6 +65,10 @@ type Options struct {
 	// Resume records them as interrupted, never runs them again, and the
 	// thread parks on reconcile.
 	OnInDoubt func(st State)
+	// OnHeld, when set, is called once, before the first resume, when
+	// another runtime holds the thread (another process drives it, or
+	// one of this process's): the resume waits until it lets go.
+	OnHeld func(st State)
 	// Ask, when set, asks a person the requests of a parked thread that
 	// Approval left open. It posts the answers itself, each as it is given
 	// (with PostAnswer under AnswerKey, so that an answer given twice is
@@ -142,10 +146,13 @@ func Drive(ctx context.Context, th *harness.Thread, opts Options) (State, error)
 	}
 	retried := false
 	idle := 0 // resumes in a row that ran nothing
-	for {
+	for first := true; ; first = false {
 		st, err := Inspect(ctx, th)
 		if err != nil {
 			return st, err
+		}
+		if first && opts.OnHeld != nil && heldElsewhere(ctx, th, st) {
+			opts.OnHeld(st)
 		}
 		switch st.Status {
 		case harness.StatusFailed:
@@ -163,7 +170,7 @@ func Drive(ctx context.Context, th *harness.Thread, opts Options) (State, error)
 				return st, err
 			}
 			continue
-		case harness.StatusResumable:
+		case harness.StatusResumable, StatusRunning:
 			if len(st.InDoubt) > 0 && opts.OnInDoubt != nil {
 				opts.OnInDoubt(st)
 			}
@@ -261,6 +268,27 @@ func failedAgain(ctx context.Context, th *harness.Thread, out harness.Outcome) (
 	}
 	st.Status, st.Reason = out.Status, out.Reason
 	return true, st, nil
+}
+
+// heldElsewhere reports whether a resume of th, which stands as st,
+// would wait for another runtime that holds it: one that runs its
+// actions (StatusRunning), or, between them, one a look without waiting
+// finds (harness.Free). A thread nothing can resume is held by nobody
+// worth saying.
+func heldElsewhere(ctx context.Context, th *harness.Thread, st State) bool {
+	switch st.Status {
+	case StatusRunning:
+		return true
+	case harness.StatusResumable:
+	case harness.StatusFailed:
+		if st.Retry == "" {
+			return false
+		}
+	default:
+		return false
+	}
+	free, err := harness.Free(ctx, th.Store(), th.ID())
+	return err == nil && !free
 }
 
 // headMoved reports whether the thread's head is past the state's.

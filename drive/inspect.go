@@ -14,6 +14,15 @@ import (
 	"github.com/seed-7cc7a084/harness/thread"
 )
 
+// StatusRunning is the status of a thread that would be resumable but a
+// runtime holds it — another process drives it (a run in another
+// terminal, a server, a worker), or this one — and runs its actions
+// (State.Running): a resume would wait for that runtime to let go, and
+// stopping it goes through the log (a stop request). Every front end
+// shows it so (the command line's list and documents, the HTTP API, the
+// page, which offers no resume of it).
+const StatusRunning harness.Status = "running"
+
 // State is where a thread stands for a person or a front end: its view
 // (harness.View), with each open request spelled out and every action
 // that started and has no end told apart — running, or in doubt.
@@ -27,7 +36,9 @@ type State struct {
 	Thread string `json:"thread"`
 	// Status is done, parked, failed, stopped or resumable (a resume would
 	// run something: an approved call nobody resumed, an action in doubt),
-	// or step_limit when Drive stopped a thread that is still resumable.
+	// running (StatusRunning: resumable, and a runtime that holds it runs
+	// its actions, Running), or step_limit when Drive stopped a thread
+	// that is still resumable.
 	Status harness.Status `json:"status"`
 	// Title is the message that started the thread (a child's task).
 	Title string `json:"title"`

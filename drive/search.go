@@ -58,7 +58,7 @@ type SearchOptions struct {
 
 // Statuses are the values a search's status: may take.
 var Statuses = []string{string(harness.StatusDone), string(harness.StatusParked), string(harness.StatusFailed),
-	string(harness.StatusStopped), string(harness.StatusResumable)}
+	string(harness.StatusStopped), string(harness.StatusResumable), string(StatusRunning)}
 
 // Search finds the facts of rt's store that match the query text (see
 // search.Parse), newest first: it brings ix up to date with the store

@@ -18,7 +18,7 @@ func stateOfTree(ctx context.Context, th *harness.Thread, tr harness.Tree) (Stat
 		return st, err
 	}
 	if len(tr.Children) == 0 {
-		return st, nil
+		return shownRunning(st), nil
 	}
 	st.Status, st.Reason, st.Retry = tr.Status, tr.Reason, tr.Retry
 	if st.Budget != nil {
@@ -62,7 +62,23 @@ func stateOfTree(ctx context.Context, th *harness.Thread, tr harness.Tree) (Stat
 			}
 		}
 	}
-	return st, nil
+	return shownRunning(st), nil
+}
+
+// shownRunning is st running (StatusRunning) when it is resumable and a
+// runtime that holds it runs its actions, or one of its children's.
+func shownRunning(st State) State {
+	if st.Status != harness.StatusResumable {
+		return st
+	}
+	running := len(st.Running) > 0
+	for _, c := range st.Children {
+		running = running || c.Status == StatusRunning
+	}
+	if running {
+		st.Status = StatusRunning
+	}
+	return st
 }
 
 // treeWaits reports whether the tree tr waits on the child's request w.

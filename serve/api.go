@@ -127,6 +127,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusBadRequest, "bad_payload"
 	case errors.Is(err, ErrNotHere):
 		return http.StatusConflict, "not_here"
+	case errors.Is(err, ErrDrivenElsewhere):
+		return http.StatusConflict, "driven_elsewhere"
 	case errors.Is(err, stock.ErrProjectRule):
 		return http.StatusConflict, "rule_not_kept"
 	case errors.Is(err, stock.ErrBadSettings):
@@ -246,9 +248,9 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	o := drive.ListOptions{After: q.Get("after"), Limit: limit, Status: harness.Status(q.Get("status")), Root: q.Get("root"), Workspace: q.Get("workspace")}
 	switch o.Status {
-	case "", harness.StatusParked, harness.StatusDone, harness.StatusFailed, harness.StatusStopped, harness.StatusResumable:
+	case "", harness.StatusParked, harness.StatusDone, harness.StatusFailed, harness.StatusStopped, harness.StatusResumable, drive.StatusRunning:
 	default:
-		return badRequest("?status=%q: want parked, done, failed, stopped or resumable", o.Status)
+		return badRequest("?status=%q: want parked, done, failed, stopped, resumable or running", o.Status)
 	}
 	if o.Root != "" {
 		if err := thread.ValidateID(o.Root); err != nil {

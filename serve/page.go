@@ -246,7 +246,7 @@ type listData struct {
 }
 
 // listStatuses are the statuses the list filters by.
-var listStatuses = []harness.Status{harness.StatusResumable, harness.StatusParked, harness.StatusDone, harness.StatusFailed, harness.StatusStopped}
+var listStatuses = []harness.Status{drive.StatusRunning, harness.StatusResumable, harness.StatusParked, harness.StatusDone, harness.StatusFailed, harness.StatusStopped}
 
 // listData is the list page's: a page of threads (of the status asked
 // for), the one active last first, as harness threads lists them.

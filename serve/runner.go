@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/seed-7cc7a084/harness/action"
 	"github.com/seed-7cc7a084/harness/drive"
@@ -25,13 +26,19 @@ type run struct {
 // ErrNotHere: the server resumes only the threads of its own workspace.
 var ErrNotHere = errors.New("the thread works in another workspace")
 
+// ErrDrivenElsewhere: another process drives the thread (it runs its
+// actions): it takes up what is posted itself, and a resume here would
+// only wait for it.
+var ErrDrivenElsewhere = errors.New("another process drives the thread")
+
 // Resume has the server drive the thread on in the background (see
 // drive.Drive), as a person's word to go on: until it is done, failed or
 // stopped, or waits for a person. It returns at once; a thread the server
 // is resuming already is resumed again once that resume ends. A thread of
 // another workspace is ErrNotHere. A child thread (see the delegate
 // tool) runs only as its parent drives it: resuming one resumes the root
-// of its tree.
+// of its tree. A thread another process drives (drive.StatusRunning) is
+// ErrDrivenElsewhere.
 func (s *Server) Resume(ctx context.Context, id string) error {
 	root, err := harness.RootOf(ctx, s.store, id)
 	if err != nil {
@@ -61,6 +68,9 @@ func (s *Server) Resume(ctx context.Context, id string) error {
 	if r.active {
 		r.again = true
 		return nil
+	}
+	if st.Status == drive.StatusRunning {
+		return fmt.Errorf("thread %s runs %s: %w; it takes up what is posted itself (stop it to end it)", id, present.EscapeLine(strings.Join(st.Running, ", ")), ErrDrivenElsewhere)
 	}
 	r.active, r.failed = true, ""
 	s.wg.Add(1)

@@ -14,6 +14,7 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/model"
 	"github.com/seed-7cc7a084/harness/present"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // Driver takes a session's threads on for a front end that drives them
@@ -31,7 +32,13 @@ type Driver struct {
 	// Approval decides the confirmations it can; its Resolve is the
 	// workspace's (tools' symlink resolution) unless one was given.
 	Approval drive.Approval
+	// tail reports the facts of the threads driven to Show (nil: no Show).
+	tail *thread.Tail
 }
+
+// TailPoll is how often a Driver's Tail looks for facts other processes
+// appended to the threads it drives, while it waits.
+const TailPoll = 300 * time.Millisecond
 
 // DriverOptions are how a Driver loads the model and tells what happens.
 type DriverOptions struct {
@@ -40,8 +47,10 @@ type DriverOptions struct {
 	// one the thread recorded, else the settings'.
 	Model model.Model
 	Spec  string
-	// Show is given each fact as it is appended, or the error of a
-	// watcher (stock.Watching); nil shows nothing.
+	// Show is given each fact of the threads driven as the store has
+	// it: the facts the driver appends, and those other processes append
+	// to the same threads meanwhile (see thread.Tail, and Driver.Tail),
+	// each once, in order; or the error of a read. nil shows nothing.
 	Show func(facts.Fact, error)
 	// ModelWait is told that a model turn waits before it is tried again.
 	ModelWait func(attempt int, wait time.Duration, err error)
@@ -63,10 +72,56 @@ func (s *Session) NewDriver(approval drive.Approval, o DriverOptions) (*Driver, 
 	}
 	o.Progress = s.ShareProgress(o.Progress)
 	d := &Driver{s: s, o: o, Approval: approval}
+	if o.Show != nil {
+		d.tail = thread.NewTail(o.Show)
+	}
 	if err := d.build(); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// Follow has Show given the facts of thread id after seq after, the
+// thread's head when the front end came to it: those appended from now
+// on, by this driver or elsewhere. A thread the driver appends to is
+// followed from its first append without it.
+func (d *Driver) Follow(id string, after uint64) {
+	if d.tail != nil {
+		d.tail.Follow(id, after)
+	}
+}
+
+// Tail has Show given, every TailPoll until stop is called, what other
+// processes appended meanwhile to the threads followed (a message, a
+// raised budget, a stop from another terminal), while the driver waits
+// on a command or a model turn. stop gives Show what is left, and then
+// returns: call it before telling how the thread ends.
+func (d *Driver) Tail(ctx context.Context) (stop func()) {
+	if d.tail == nil {
+		return func() {}
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(TailPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-t.C:
+				d.tail.Poll(pctx) // an error is told by the last poll, in stop
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		if err := d.tail.Poll(context.WithoutCancel(ctx)); err != nil {
+			d.o.Show(facts.Fact{}, err)
+		}
+	}
 }
 
 // Progress is where the driven threads' progress goes (drive.Progress).
@@ -87,7 +142,7 @@ func (d *Driver) build() error {
 	for _, f := range d.o.OwnFiles {
 		opts = append(opts, action.WithOwnFiles(f))
 	}
-	rt, _, err := d.s.Runtime(WithModel(m), WithObserver(opts...), Watching(d.o.Show), WithModelWait(d.o.ModelWait))
+	rt, _, err := d.s.Runtime(WithModel(m), WithObserver(opts...), Tailing(d.tail), WithModelWait(d.o.ModelWait))
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func (f *follower) follow(ctx context.Context) (drive.State, error) {
 			}
 			if st != nil {
 				switch {
-				case st.Status == harness.StatusResumable:
+				case st.Status == harness.StatusResumable || st.Status == drive.StatusRunning:
 					pending = nil
 				case st.Status == harness.StatusParked || st.Status == harness.StatusFailed && st.Retry != "":
 					// Perhaps for a moment only: the process driving

@@ -431,6 +431,7 @@ type RuntimeOption func(*runtimeOptions)
 type runtimeOptions struct {
 	model      model.Model
 	watch      func(facts.Fact, error)
+	tail       *thread.Tail
 	observe    []action.WorkspaceOption
 	noObserver bool
 	modelWait  func(attempt int, wait time.Duration, err error)
@@ -447,6 +448,14 @@ func WithModel(m model.Model) RuntimeOption {
 // error of an append (see thread.Watch): a front end prints them.
 func Watching(fn func(facts.Fact, error)) RuntimeOption {
 	return func(o *runtimeOptions) { o.watch = fn }
+}
+
+// Tailing has the runtime's appends reported through tail
+// (thread.Tail.Watch): what it appends, and what other processes append
+// to the same threads meanwhile. It is Watching's for a front end that
+// shows a thread's log as the store has it.
+func Tailing(tail *thread.Tail) RuntimeOption {
+	return func(o *runtimeOptions) { o.tail = tail }
 }
 
 // WithObserver configures the observer of the runtime's workspace
@@ -517,6 +526,9 @@ func (s *Session) newRuntime(svc harness.Services, cfg harness.Config, o runtime
 	store := s.Store
 	if o.watch != nil {
 		store = thread.Watch(store, o.watch)
+	}
+	if o.tail != nil {
+		store = o.tail.Watch(store)
 	}
 	rt, err := harness.NewRuntime(store, svc, cfg)
 	if err != nil {

@@ -87,6 +87,9 @@ type TerminalHints struct {
 	// NoSandbox is the warning that commands cannot run in the sandbox
 	// here (err says why).
 	NoSandbox func(err error) string
+	// Held is the line said when another process drives the thread id
+	// the command goes on with: it waits until that process lets go.
+	Held func(id string) string
 }
 
 // Terminal drives threads for a command at a terminal (stock.Driver): it
@@ -107,7 +110,8 @@ type Terminal struct {
 	// Retry: the command is a person's word to go on, so a failed model
 	// turn is run once more (once per command).
 	Retry bool
-	// Appended are the facts appended by this command.
+	// Appended are the facts of the thread shown while this command
+	// drove it: appended by it, or by another process meanwhile.
 	Appended []facts.Fact
 	// Asker asks at the terminal (nil: nobody is asked); Live shows a
 	// running action's output on a terminal.
@@ -181,8 +185,11 @@ func NewTerminal(t Terminal, approval drive.Approval, id string, o TerminalOptio
 	return &t, nil
 }
 
-// show shows a fact as it is appended (Live.Fact), or writes its line of
-// the stream; OutputJSON prints the facts appended at the end.
+// show shows a fact of the thread driven as the store has it (the
+// driver's Tail: appended here, or by another process meanwhile) on a
+// terminal (Live.Fact), or writes its line of the stream; OutputJSON
+// prints the facts at the end. The Tail calls it from one goroutine at a
+// time.
 func (t *Terminal) show(f facts.Fact, err error) {
 	if err != nil {
 		fmt.Fprintf(t.Err, "harness: %s\n", PersonError(err))
@@ -239,6 +246,13 @@ func (t *Terminal) Options() drive.Options {
 		return out, nil
 	}
 	o.OnRetry = func(st drive.State) { t.Say("%s\n", Retrying(t.Paint, st)) }
+	o.OnHeld = func(st drive.State) {
+		if t.Hints.Held != nil {
+			t.Say("harness: %s\n", t.Hints.Held(st.Thread))
+			return
+		}
+		t.Say("harness: thread %s is driven by another process; waiting until it lets go (an interrupt stops waiting; the thread goes on there)\n", present.EscapeLine(st.Thread))
+	}
 	o.OnInDoubt = func(st drive.State) {
 		for _, line := range InDoubt(t.Paint, st) {
 			t.Say("%s\n", line)
@@ -283,6 +297,12 @@ func (t *Terminal) WarnSandbox() {
 // at the terminal meanwhile, and returns how it stands
 // (stock.Driver.Finish; StepLimit).
 func (t *Terminal) Drive(ctx context.Context) (drive.State, error) {
+	defer t.Tail(ctx)() // what other processes append meanwhile is shown too
+	return t.drive(ctx)
+}
+
+// drive is Drive, under a Tail.
+func (t *Terminal) drive(ctx context.Context) (drive.State, error) {
 	t.WarnSandbox()
 	t.Asker.Begin(ctx)
 	st, err := t.Finish(ctx, t.Thread, t.Options(), func(err error) {
@@ -309,6 +329,7 @@ func (t *Terminal) StepLimit(st drive.State) drive.State {
 // harness.ErrThreadExists, settings that cannot start it
 // stock.ErrBadSettings.
 func (t *Terminal) Run(ctx context.Context, n stock.NewThread) (drive.State, error) {
+	defer t.Tail(ctx)() // what other processes append meanwhile is shown too
 	t.WarnSandbox()
 	th, out, err := t.StartThread(ctx, n)
 	t.Live.Stop()
@@ -324,5 +345,5 @@ func (t *Terminal) Run(ctx context.Context, n stock.NewThread) (drive.State, err
 		st, err := drive.StepLimited(ctx, t.Thread, out)
 		return t.StepLimit(st), err
 	}
-	return t.Drive(ctx)
+	return t.drive(ctx)
 }

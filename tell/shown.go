@@ -2,6 +2,8 @@ package tell
 
 import (
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/seed-7cc7a084/harness/drive"
@@ -18,7 +20,7 @@ func (l *Live) Fact(f facts.Fact, line string) {
 	if f.Kind == facts.KindActionCompleted {
 		l.Stop()
 	}
-	fmt.Fprintln(l.w, line)
+	l.Line(line)
 	switch f.Kind {
 	case facts.KindActionStarted:
 		if p, err := facts.Decode[facts.ActionStarted](f); err == nil {
@@ -31,6 +33,18 @@ func (l *Live) Fact(f facts.Fact, line string) {
 			}
 		}
 	}
+}
+
+// Line writes line above what is drawn (a running command's output): a
+// fact another process appended while the command runs.
+func (l *Live) Line(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	l.erase(&b)
+	b.WriteString(line)
+	b.WriteByte('\n')
+	io.WriteString(l.w, b.String())
 }
 
 // Progress shows on a terminal what the thread does between its facts

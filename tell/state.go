@@ -75,6 +75,8 @@ func (t Teller) State(st drive.State, root string) {
 		fmt.Fprintf(w, "%s thread %s (seq %d)%s\n", t.Paint.on("green", "done:"), st.Thread, st.Head.Seq, tail)
 	case harness.StatusResumable:
 		fmt.Fprintf(w, "%s thread %s (seq %d)%s: harness resume %s\n", t.Paint.on("yellow", "resumable:"), st.Thread, st.Head.Seq, tail, st.Thread)
+	case drive.StatusRunning:
+		fmt.Fprintf(w, "%s thread %s (seq %d)%s: a process that drives it runs %s; harness log -f %s follows it\n", t.Paint.on("yellow", "running:"), st.Thread, st.Head.Seq, tail, OneLine(strings.Join(st.Running, ", ")), ShellWord(st.Thread))
 	case harness.StatusParked:
 		fmt.Fprintf(w, "%s thread %s waits for a person (seq %d)%s\n", t.Paint.on("yellow", "parked:"), st.Thread, st.Head.Seq, tail)
 	case harness.StatusStepLimit:

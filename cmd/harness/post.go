@@ -17,6 +17,7 @@ import (
 	"github.com/seed-7cc7a084/harness/harness"
 	"github.com/seed-7cc7a084/harness/present"
 	"github.com/seed-7cc7a084/harness/tell"
+	"github.com/seed-7cc7a084/harness/thread"
 )
 
 // answerFlags are the flags every way of posting shares.
@@ -342,12 +343,32 @@ func (dr *driver) posted(ctx context.Context, p harness.Posted, f *answerFlags) 
 	case dr.s.DriverOf().By != "":
 		// A server that drives answered threads holds the store.
 		a.printf("posted to %s; %s\n", id, submittedHint(tell.ShellWord(id), dr.s.DriverOf()))
+	case drivenElsewhere(ctx, dr.s.Store, id):
+		// A run in another terminal, a server or a worker holds it: it
+		// takes the answer up itself, and a resume here would wait.
+		a.printf("posted to %s; the process that drives it takes it up itself; follow it with: harness log -f %s\n", id, tell.ShellWord(id))
 	case f.stops:
 		a.printf("posted to %s; it stops at its next resume (which records the denial): harness resume %s\n", id, tell.ShellWord(id))
 	default:
 		a.printf("posted to %s; continue with: harness resume %s\n", id, tell.ShellWord(id))
 	}
 	return nil
+}
+
+// drivenElsewhere reports whether another runtime holds the thread id,
+// or the root of its tree, now (harness.Free): a process that drives it.
+// A look that fails says no.
+func drivenElsewhere(ctx context.Context, store thread.Store, id string) bool {
+	ids := []string{id}
+	if root, err := harness.RootOf(ctx, store, id); err == nil && root != id {
+		ids = append(ids, root)
+	}
+	for _, t := range ids {
+		if free, err := harness.Free(ctx, store, t); err == nil && !free {
+			return true
+		}
+	}
+	return false
 }
 
 // sayGiven says that what a post would append is in the log already, at

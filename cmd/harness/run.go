@@ -614,6 +614,10 @@ var terminalHints = tell.TerminalHints{
 	NoSandbox: func(err error) string {
 		return present.EscapeLine(err.Error()) + ": commands are refused; to run them without a sandbox, with your full authority, pass --sandbox off (it is recorded)"
 	},
+	Held: func(id string) string {
+		w := tell.ShellWord(id)
+		return fmt.Sprintf("thread %s is driven by another process (a run or resume in another terminal, a server, a worker): it takes up what was posted itself; this command waits until that process lets go of it, showing what it appends. Ctrl-C stops waiting (the thread goes on there); harness log -f %s follows it, harness stop %s stops it", id, w, w)
+	},
 }
 
 func (a *app) newDriver(s *stock.Session, id string, approval drive.Approval, f *driveFlags) (*driver, error) {

@@ -19,13 +19,13 @@ import (
 func (a *app) threadsCmd() *cobra.Command {
 	var status, tree string
 	cmd := &cobra.Command{
-		Use:   "threads [--status parked|done|failed|stopped|resumable] [--tree ROOT]",
+		Use:   "threads [--status parked|done|failed|stopped|resumable|running] [--tree ROOT]",
 		Short: "List the threads of the store, the one active last first: status, what each waits for, title, model, tokens",
 		Args:  args(0, 0, "no arguments"),
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if status != "" && !slices.Contains(drive.Statuses, status) {
-				return usageError("--status %q: want parked, done, failed, stopped or resumable", status)
+				return usageError("--status %q: want parked, done, failed, stopped, resumable or running", status)
 			}
 			s, err := a.openRead(ctx)
 			if err != nil {
@@ -58,9 +58,9 @@ func (a *app) threadsCmd() *cobra.Command {
 			return unreadable(rows)
 		}),
 	}
-	cmd.Flags().StringVar(&status, "status", "", "only threads with this status: parked, done, failed, stopped or resumable")
+	cmd.Flags().StringVar(&status, "status", "", "only threads with this status: parked, done, failed, stopped, resumable or running (another process drives it)")
 	cmd.Flags().StringVar(&tree, "tree", "", "only the threads of the tree of this root thread")
-	completeFlag(cmd, "status", "parked", "done", "failed", "stopped", "resumable")
+	completeFlag(cmd, "status", "parked", "done", "failed", "stopped", "resumable", "running")
 	return cmd
 }
 
