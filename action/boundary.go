@@ -43,8 +43,8 @@ type Boundary struct {
 	// actions made (see Ledger), Thread being this thread's id.
 	Ledger *Ledger
 	Thread string
-	// Prepare, when set, is called by Begin before the reading the
-	// action begins with: it makes what the runtime makes in the
+	// Prepare, when set, is called by Begin before the reading an
+	// action of capability Execute (a command) begins with: it makes what the runtime makes in the
 	// workspace for an action (what a command's sandbox covers, see
 	// sandbox.Spec.Prepare), so that the reading before already holds
 	// it and the action's observation does not put it on the action.
@@ -137,7 +137,9 @@ func (b *Boundary) Begin(ctx context.Context, req Request) (Begun, *facts.Action
 			fmt.Sprintf("capability %q was not granted to this thread (granted: %v)", req.Capability, b.Granted))
 		return Begun{Changed: changed}, c
 	}
-	if b.Prepare != nil {
+	if b.Prepare != nil && req.Capability == Execute {
+		// Only a command starts a sandbox, which makes what it covers: a
+		// read or a write of the runtime's own makes nothing.
 		b.Prepare()
 	}
 	before, err := b.observe(ctx)
