@@ -1018,6 +1018,12 @@ type ActionInterrupted struct {
 	// still holds (see action.Ledger.Shared).
 	Others     []OtherChange `msgpack:"others,omitempty" json:"others,omitempty"`
 	Unrecorded []string      `msgpack:"unrecorded,omitempty" json:"unrecorded,omitempty"`
+	// Own are the paths, seen now, of the files the process that began
+	// the action wrote itself (its output, redirected into the
+	// workspace), which its reading before left out as every reading of
+	// that process did: not the action's, so not in Changed. Known from
+	// the workspace's shared ledger, as Others is.
+	Own []string `msgpack:"own,omitempty" json:"own,omitempty"`
 }
 
 // Validate requires an action id.

@@ -256,8 +256,13 @@ func describe(f facts.Fact) (string, error) {
 			s += "observed nothing changed since it started"
 		case len(p.Changed) > 0:
 			s += "observed " + describeChanges(p.Changed) + " since it started" + describeOthers(p.Others, p.Unrecorded)
+		case len(p.Own) > 0:
+			s += "observed no change of the action's since it started"
 		default:
 			s += "observed the workspace changed since it started"
+		}
+		if len(p.Own) > 0 && p.ObservedNow != "" && p.ObservedNow != p.ObservedBefore {
+			s += describeOwn(p.Own)
 		}
 		return s, err
 	case facts.KindCheckRecorded:
@@ -635,6 +640,18 @@ func describeOthers(others []facts.OtherChange, unrecorded []string) string {
 		s += " · by nobody recorded: " + strings.Join(unrecorded, ", ")
 	}
 	return s
+}
+
+// describeOwn says which paths an action in doubt left out as the files
+// of the process that began it: " · left out: run.log, the output of the
+// process that began it, not the action's".
+func describeOwn(own []string) string {
+	shown := own
+	more := ""
+	if len(shown) > 5 {
+		shown, more = shown[:5], fmt.Sprintf(" and %d more", len(own)-5)
+	}
+	return " · left out: " + strings.Join(shown, ", ") + more + ", the output of the process that began it, not the action's"
 }
 
 // DescribeChanges says a changed-path inventory in a line: each path with
