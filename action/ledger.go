@@ -56,8 +56,8 @@ type ledgerEntry struct {
 	// own are the files the process that began it writes itself (see
 	// WithOwnFiles), which its observations leave out: the process that
 	// finds it in doubt leaves them out too.
-	own []ownFile
-	start, end     uint64   // end is 0 while it runs
+	own        []ownFile
+	start, end uint64 // end is 0 while it runs
 	// changed are the paths its observation saw change and did not give
 	// to another thread (to their content after): its own, or nobody's.
 	changed map[string]string
