@@ -9,3 +9,7 @@ var ErrBadPrompt = errors.New("bad prompt")
 // have (dollars on a budget in tokens alone, or any amount where there is
 // no budget): it would change nothing, and the thread would wait again.
 var ErrNoBound = errors.New("the budget has no such bound")
+
+// ErrCallEnded: an answer to an MCP server's question whose call is in
+// doubt or has ended: no answer can reach the server.
+var ErrCallEnded = errors.New("the call that asked is in doubt or has ended")
