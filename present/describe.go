@@ -119,10 +119,10 @@ func describe(f facts.Fact) (string, error) {
 				hooks[i] = fmt.Sprintf("%s %s (%s)", h.Event, h.Name, h.Scope)
 			}
 			s += "; hooks " + strings.Join(hooks, ", ")
-			if p.HooksTogether {
+			if p.HooksTogether && hasHook(p.Hooks, facts.HookBeforeTool) {
 				s += " (a turn's before_tool hooks side by side)"
 			}
-			if p.AfterHooksTogether {
+			if p.AfterHooksTogether && hasHook(p.Hooks, facts.HookAfterTool) {
 				s += " (a call's after_tool hooks side by side)"
 			}
 		}
@@ -397,7 +397,7 @@ func DescribeHook(p facts.HookRan) string {
 	case p.Call != "" && p.Call != "thread":
 		s += " for " + p.Call
 	}
-	s += fmt.Sprintf(": %s, exit %d after %v", p.Decision, p.Exit, time.Duration(p.DurationMS)*time.Millisecond)
+	s += fmt.Sprintf(": %s, exit %d after %v", hookDecision(p), p.Exit, time.Duration(p.DurationMS)*time.Millisecond)
 	if p.Reason != "" {
 		s += " — " + shorten(p.Reason, 160)
 	}
@@ -414,6 +414,20 @@ func DescribeHook(p facts.HookRan) string {
 		s += " · " + l
 	}
 	return s
+}
+
+// hookDecision says what a hook's run decided. A run recorded as allow
+// decided nothing (facts.HookAllow: no objection): before a tool the
+// call goes on to the policy, or a person, as it would without the hook;
+// at any other event nothing waited on it.
+func hookDecision(p facts.HookRan) string {
+	switch {
+	case p.Decision != facts.HookAllow:
+		return p.Decision
+	case p.Event == facts.HookBeforeTool:
+		return "no objection"
+	}
+	return "ran"
 }
 
 // DescribePolicy says an approval policy in a line: "approve writes;
@@ -824,4 +838,9 @@ func DescribeWorktreeResult(p facts.WorktreeResult) string {
 		s += "; offers its merge into the workspace (a person decides)"
 	}
 	return s
+}
+
+// hasHook reports whether hooks has one for the event.
+func hasHook(hooks []facts.Hook, event string) bool {
+	return slices.ContainsFunc(hooks, func(h facts.Hook) bool { return h.Event == event })
 }
