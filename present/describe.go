@@ -419,12 +419,13 @@ func DescribeHook(p facts.HookRan) string {
 // hookDecision says what a hook's run decided. A run recorded as allow
 // decided nothing (facts.HookAllow: no objection): before a tool the
 // call goes on to the policy, or a person, as it would without the hook;
-// at any other event nothing waited on it.
+// after one the model is told nothing of it; at any other event nothing
+// waited on it.
 func hookDecision(p facts.HookRan) string {
 	switch {
 	case p.Decision != facts.HookAllow:
 		return p.Decision
-	case p.Event == facts.HookBeforeTool:
+	case p.Event == facts.HookBeforeTool, p.Event == facts.HookAfterTool:
 		return "no objection"
 	}
 	return "ran"
