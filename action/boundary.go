@@ -248,7 +248,7 @@ const observeAfterCancel = 10 * time.Second
 func (b *Boundary) Finish(ctx context.Context, req Request, bg Begun, adapter Adapter) Ended {
 	var entry *ledgerEntry
 	if b.Ledger != nil && b.Observer != nil {
-		entry = b.Ledger.begin(b.Thread, req)
+		entry = b.Ledger.begin(b.Thread, req, ownFilesOf(b.Observer))
 	}
 	report := invoke(ctx, adapter, req)
 	if ctx.Err() != nil && report.Status != facts.StatusSucceeded {
@@ -484,8 +484,9 @@ func (b *Boundary) Interrupted(ctx context.Context, started facts.ActionStarted)
 	rec.Changed = Diff(*before, *now)
 	if b.Ledger != nil && len(rec.Changed) > 0 {
 		// The dead process's ledger entry, if the shared file still
-		// holds it, tells the others' changes apart.
-		rec.Others, rec.Unrecorded = b.Ledger.inDoubt(b.Thread, started.ActionID, rec.Changed)
+		// holds it, tells its own output files and the others' changes
+		// apart.
+		rec.Changed, rec.Own, rec.Others, rec.Unrecorded = b.Ledger.inDoubt(b.Thread, started.ActionID, rec.Changed, ownNowIn(b.Observer))
 	}
 	return rec, nil
 }

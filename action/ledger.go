@@ -53,18 +53,30 @@ type ledgerEntry struct {
 	pid            int
 	thread, action string
 	names          []string // the paths its request names; nil for none
-	start, end     uint64   // end is 0 while it runs
+	// own are the files the process that began it writes itself (see
+	// WithOwnFiles), which its observations leave out: the process that
+	// finds it in doubt leaves them out too.
+	own        []ownFile
+	start, end uint64 // end is 0 while it runs
 	// changed are the paths its observation saw change and did not give
 	// to another thread (to their content after): its own, or nobody's.
 	changed map[string]string
 }
 
-// begin enters an action that is about to run.
-func (l *Ledger) begin(thread string, req Request) *ledgerEntry {
+// ownFile is a file the harness itself writes ([WithOwnFiles]), by its
+// identity, as a ledger entry carries it.
+type ownFile struct {
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
+}
+
+// begin enters an action that is about to run, begun by a process that
+// writes the files own.
+func (l *Ledger) begin(thread string, req Request, own []ownFile) *ledgerEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.tick++
-	e := &ledgerEntry{thread: thread, action: req.ActionID, names: Names(req.Payload), start: l.tick}
+	e := &ledgerEntry{thread: thread, action: req.ActionID, names: Names(req.Payload), start: l.tick, own: own}
 	if l.Shared != "" && l.beginShared(e) == nil {
 		return e // the file keeps it
 	}

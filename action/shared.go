@@ -38,6 +38,7 @@ type sharedLine struct {
 	Action  string            `json:"action,omitempty"`
 	Names   []string          `json:"names,omitempty"`
 	Changed map[string]string `json:"changed,omitempty"`
+	Own     []ownFile         `json:"own,omitempty"`
 }
 
 // sharedSeq numbers this process's entries in shared files.
@@ -54,7 +55,7 @@ func (l *Ledger) beginShared(e *ledgerEntry) error {
 				return err
 			}
 		}
-		return appendLine(f, sharedLine{Op: "b", ID: e.id, PID: e.pid, Thread: e.thread, Action: e.action, Names: e.names})
+		return appendLine(f, sharedLine{Op: "b", ID: e.id, PID: e.pid, Thread: e.thread, Action: e.action, Names: e.names, Own: e.own})
 	})
 	if err != nil {
 		e.id = ""
@@ -158,7 +159,7 @@ func readShared(f *os.File) ([]*ledgerEntry, uint64, error) {
 			if byID[l.ID] != nil {
 				continue
 			}
-			e := &ledgerEntry{id: l.ID, pid: l.PID, thread: l.Thread, action: l.Action, names: l.Names, start: tick}
+			e := &ledgerEntry{id: l.ID, pid: l.PID, thread: l.Thread, action: l.Action, names: l.Names, start: tick, own: l.Own}
 			byID[l.ID] = e
 			entries = append(entries, e)
 		case "e":
@@ -202,11 +203,17 @@ func (l *Ledger) runningElsewhere(thread, action string) int {
 // inDoubt ends, in the shared file, the entry of an action found in
 // doubt (thread's action, begun by a process that died and never ended)
 // and attributes what its observation now saw change, as endShared
-// does. An action the file no longer holds (or a ledger with no file)
-// is told apart from nothing: nil, nil.
-func (l *Ledger) inDoubt(thread, action string, changed []facts.PathChange) (others []facts.OtherChange, unrecorded []string) {
+// does. Of the changes, those ownNow says are the dying process's own
+// files (the entry's own: say, its output redirected into the workspace)
+// are not the action's: its observation before left them out, as every
+// observation of that process did. They are returned apart (own), and
+// the rest (changed) attributed. An action the file no longer holds (or
+// a ledger with no file) is told apart from nothing: changed as given,
+// nil, nil, nil.
+func (l *Ledger) inDoubt(thread, action string, changed []facts.PathChange, ownNow func([]ownFile, facts.PathChange) bool) (kept []facts.PathChange, own []string, others []facts.OtherChange, unrecorded []string) {
+	kept = changed
 	if l.Shared == "" {
-		return nil, nil
+		return kept, nil, nil, nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -224,8 +231,18 @@ func (l *Ledger) inDoubt(thread, action string, changed []facts.PathChange) (oth
 		if me == nil {
 			return nil
 		}
+		if len(me.own) > 0 {
+			kept = nil
+			for _, c := range changed {
+				if ownNow(me.own, c) {
+					own = append(own, c.Path)
+					continue
+				}
+				kept = append(kept, c)
+			}
+		}
 		me.end = lines + 1
-		others, unrecorded = attribute(entries, me, changed)
+		others, unrecorded = attribute(entries, me, kept)
 		if err := appendLine(f, sharedLine{Op: "e", ID: me.id, Changed: me.changed}); err != nil {
 			return err
 		}
@@ -236,5 +253,5 @@ func (l *Ledger) inDoubt(thread, action string, changed []facts.PathChange) (oth
 		}
 		return f.Truncate(0)
 	})
-	return others, unrecorded
+	return kept, own, others, unrecorded
 }

@@ -41,6 +41,19 @@ type fileID struct{ dev, ino uint64 }
 
 func (s sysStat) id() fileID { return fileID{s.dev, s.key.ino} }
 
+// ownFileOf is the identity of the file st describes.
+func ownFileOf(st sysStat) (ownFile, bool) { return ownFile{Dev: st.dev, Ino: st.key.ino}, true }
+
+// lstatOwn is the identity of the regular file at path (a link is not
+// followed); false for anything else.
+func lstatOwn(path string) (ownFile, bool) {
+	var st unix.Stat_t
+	if err := retry(func() error { return unix.Lstat(path, &st) }); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return ownFile{}, false
+	}
+	return ownFile{Dev: uint64(st.Dev), Ino: st.Ino}, true
+}
+
 // sameFile reports whether two stat records describe one file.
 func sameFile(a, b sysStat) bool { return a.id() == b.id() }
 

@@ -10,10 +10,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/seed-7cc7a084/harness/facts"
 )
 
 // DefaultBlobCap is the largest file whose bytes [WithBlobs] keeps unless
@@ -420,6 +423,38 @@ func WithOwnFiles(files ...*os.File) WorkspaceOption {
 				w.own = append(w.own, st)
 			}
 		}
+	}
+}
+
+// ownFilesOf returns the identities of the files an observer leaves out
+// as the harness's own ([WithOwnFiles]), as a ledger entry carries them.
+func ownFilesOf(o Observer) []ownFile {
+	w, ok := o.(*Workspace)
+	if !ok {
+		return nil
+	}
+	var own []ownFile
+	for _, st := range w.own {
+		if f, ok := ownFileOf(st); ok {
+			own = append(own, f)
+		}
+	}
+	return own
+}
+
+// ownNowIn returns what tells, of a change an observer saw, whether it is
+// only one of the files another process left out as its own: a path its
+// reading before could not list (it was left out) that now names a
+// regular file that is one of them. A file at that path that is another
+// (the command replaced it) is a change like any other.
+func ownNowIn(o Observer) func([]ownFile, facts.PathChange) bool {
+	w, ok := o.(*Workspace)
+	return func(own []ownFile, c facts.PathChange) bool {
+		if !ok || c.Before != "" || c.After == "" {
+			return false
+		}
+		f, isFile := lstatOwn(filepath.Join(w.root, filepath.FromSlash(c.Path)))
+		return isFile && slices.Contains(own, f)
 	}
 }
 

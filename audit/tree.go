@@ -137,6 +137,11 @@ func verifyLinks(ctx context.Context, store thread.Store, actor harness.Actor, i
 			if ch.Reported != nil {
 				return bad(ch.SpawnedSeq, facts.KindChildSpawned, fmt.Sprintf("child %s spawned here, and reported, has no thread of its own", ch.ID()))
 			}
+			if _, err := store.Head(ctx, ch.ID()); err == nil {
+				return bad(ch.SpawnedSeq, facts.KindChildSpawned, fmt.Sprintf("child %s spawned here cannot be created: its id is taken by a thread this one did not spawn (a fork or rerun named so)", ch.ID()))
+			} else if !errors.Is(err, thread.ErrNotFound) {
+				return err
+			}
 			// Spawned, not created yet: a resume creates it.
 			continue
 		case spawn.Seq != ch.SpawnedSeq || !origins.has(spawn.Parent, ch.SpawnedSeq):

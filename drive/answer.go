@@ -351,6 +351,10 @@ func AnswerThrough(ctx context.Context, th *harness.Thread, r Reply, post func(c
 			target.Thread, target.RequestID = th, id
 		}
 		switch n := countFunc(open, func(p Pending) bool { return matches(p, request) }); {
+		case n == 0 && kind == fold.WaitQuestion && target.Thread == "":
+			if err := elicitationEnded(st, target.RequestID); err != nil {
+				return Answered{}, err
+			}
 		case n == 1:
 			target = open[slices.IndexFunc(open, func(p Pending) bool { return matches(p, request) })]
 		case n > 1:
@@ -417,4 +421,28 @@ func questionAnswer(p facts.QuestionAnswered) string {
 		return strings.TrimSpace(string(e.Action) + " " + string(e.Content))
 	}
 	return p.Text
+}
+
+// elicitationEnded refuses an answer to an MCP server's question of st's
+// thread that is not open because no answer can reach the server: the
+// call that asked is in doubt (the process that ran it, and the server
+// with it, are gone) or has ended. Nil for anything else (a question
+// answered already, or no MCP server's: the answer goes on as usual).
+func elicitationEnded(st State, request string) error {
+	e, ok := st.View.Turn.Elicitation(request)
+	if !ok || e.Answer != nil || e.Asked.Elicit == nil {
+		return nil
+	}
+	call, server := e.Asked.Elicit.ActionID, e.Asked.Elicit.Server
+	var msg string
+	if a, ok := st.View.Turn.Action(call); e.Running {
+		msg = fmt.Sprintf("the question %s is the MCP server %s's, asked during call %s, which is in doubt: the process that ran it is gone, and the server with it, so no answer can reach it; resume thread %s: it records what the call did, and a person settles it (accept, retry or abandon)",
+			request, server, call, st.Thread)
+	} else if ok && a.Interrupted != nil {
+		msg = fmt.Sprintf("the question %s is the MCP server %s's, asked during call %s, which did not finish (its process died, or it was stopped): no answer can reach the server; settle the call instead (accept, retry or abandon)",
+			request, server, call)
+	} else {
+		msg = fmt.Sprintf("the question %s is the MCP server %s's, asked during call %s, which has ended: no answer can reach the server", request, server, call)
+	}
+	return &plainError{msg: msg, err: fmt.Errorf("%w: %w", ErrBadReply, ErrCallEnded)}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -178,6 +179,9 @@ func GrowBudget(ctx context.Context, th *harness.Thread, add facts.Spend, by str
 	if err != nil {
 		return harness.Posted{}, err
 	}
+	if err := noBound(st, add); err != nil {
+		return harness.Posted{}, err
+	}
 	b := st.Budget
 	if b == nil || add.Tokens == 0 || b.Limit.Tokens > 0 || b.Limit.USD == 0 {
 		return RaiseBudget(ctx, th, add, by)
@@ -205,4 +209,103 @@ func GrowBudget(ctx context.Context, th *harness.Thread, add facts.Spend, by str
 		return harness.Posted{}, fmt.Errorf("%w: %w", ErrBadReply, err)
 	}
 	return th.Post(ctx, set, "budget-"+seq, harness.Ingress{Draft: turns, Key: "raise-" + seq})
+}
+
+// noBound refuses a raise of the tree's budget in a bound it does not
+// have (ErrNoBound, wrapping ErrBadReply): dollars where it has no bound
+// in dollars; tokens where it has neither (beside a bound in dollars
+// alone, tokens set one: see GrowBudget). Such a raise would be recorded
+// and change nothing. A raise in turns is not refused here.
+func noBound(st State, add facts.Spend) error {
+	has := BudgetBounds(st)
+	return refuseRaise(st.Root, append(has, BoundTurns), describeBounds(st, has), add)
+}
+
+// refuseRaise is noBound of a budget that has the bounds has, said; root
+// is the thread it is raised on ("": the tree's).
+func refuseRaise(root string, has []string, said string, add facts.Spend) error {
+	var none []string
+	if add.USD > 0 && !slices.Contains(has, BoundUSD) {
+		none = append(none, "dollars")
+	}
+	if add.Tokens > 0 && !slices.Contains(has, BoundTokens) {
+		none = append(none, "tokens")
+	}
+	if add.Turns > 0 && !slices.Contains(has, BoundTurns) {
+		none = append(none, "model turns")
+	}
+	if len(none) == 0 {
+		return nil
+	}
+	in := strings.Join(none, " or ")
+	whose := "the tree's budget"
+	if root != "" {
+		whose = "the budget of " + root
+	}
+	return &plainError{err: fmt.Errorf("%w: %w", ErrBadReply, ErrNoBound),
+		msg: fmt.Sprintf("%s has no bound in %s: a raise in %s would change nothing; %s", whose, in, in, said)}
+}
+
+// The bounds a raise of a budget grows (BudgetBounds, Pending.Raise).
+const (
+	BoundUSD    = "usd"
+	BoundTokens = "tokens"
+	BoundTurns  = "turns"
+)
+
+// BudgetBounds are the bounds of st's tree a raise can grow: dollars and
+// tokens where its budget has them — tokens also beside a budget in
+// dollars alone, which a raise in tokens bounds (GrowBudget) — and model
+// turns where the thread has a bound in them.
+func BudgetBounds(st State) []string {
+	var has []string
+	if b := st.Budget; b != nil {
+		if b.Limit.USD > 0 {
+			has = append(has, BoundUSD)
+		}
+		if b.Limit.Tokens > 0 || b.Limit.USD > 0 {
+			has = append(has, BoundTokens)
+		}
+	}
+	if v := st.View.Budget; v != nil && v.MaxTurns > 0 {
+		has = append(has, BoundTurns)
+	}
+	return has
+}
+
+// describeBounds says which bounds the budget has, and how to raise them.
+func describeBounds(st State, has []string) string {
+	var said []string
+	if b := st.Budget; b != nil && b.Limit.USD > 0 {
+		said = append(said, fmt.Sprintf("$%.4f", b.Limit.USD))
+	}
+	if b := st.Budget; b != nil && b.Limit.Tokens > 0 {
+		said = append(said, fmt.Sprintf("%d tokens", b.Limit.Tokens))
+	}
+	if v := st.View.Budget; v != nil && slices.Contains(has, BoundTurns) {
+		said = append(said, fmt.Sprintf("%d model turns", v.MaxTurns))
+	}
+	if len(said) == 0 {
+		return "it has no bound a raise can grow: set one instead"
+	}
+	return "it is bounded by " + strings.Join(said, " and ")
+}
+
+// raiseOffer is what the hint of a budget wait offers to raise: turns
+// when the thread ran its bound in them, else the bounds of the tree's
+// budget in dollars and tokens (BudgetBounds); nil when there is none.
+func raiseOffer(v harness.View) []string {
+	if b := v.Budget; b != nil && b.TurnsWait && b.MaxTurns > 0 && b.Turns >= b.MaxTurns {
+		return []string{BoundTurns}
+	}
+	return slices.DeleteFunc(BudgetBounds(State{Budget: budgetState(v)}), func(s string) bool { return s == BoundTurns })
+}
+
+// boundWords names bounds for a person: "tokens or model turns".
+func boundWords(bounds []string) string {
+	var in []string
+	for _, b := range bounds {
+		in = append(in, map[string]string{BoundUSD: "dollars", BoundTokens: "tokens", BoundTurns: "model turns"}[b])
+	}
+	return strings.Join(in, " or ")
 }

@@ -45,3 +45,47 @@ func TestGrowBudgetNoGap(t *testing.T) {
 		require.Equal(t, facts.Spend{Turns: 2}, r.Add)
 	}
 }
+
+// A raise of a bound the budget does not have would be recorded and
+// change nothing (dollars on a budget in tokens alone): it is refused,
+// saying the bounds the budget has, and nothing is appended. The budget
+// wait offers the bound it has; a raise of it goes on.
+func TestGrowBudgetRefusesABoundItDoesNotHave(t *testing.T) {
+	e := harnesstest.New(t, `{"text": "Done.", "usage": {"input_tokens": 700}}
+`)
+	set, err := facts.NewDraft(facts.KindBudgetSet, "", facts.BudgetSet{Limit: facts.Spend{Tokens: 1000}, By: "ana", Source: "flag"})
+	require.NoError(t, err)
+	_, err = e.Thread("t").Start(ctx, "Make the TTL 300", harness.Ingress{Draft: set, Key: "budget"})
+	require.NoError(t, err)
+	before := len(e.Log("t"))
+
+	for _, add := range []facts.Spend{{USD: 5}, {USD: 5, Tokens: 100}} {
+		_, err = drive.GrowBudget(ctx, e.Thread("t"), add, "ana")
+		require.ErrorIs(t, err, drive.ErrNoBound, "%+v", add)
+		require.ErrorIs(t, err, drive.ErrBadReply)
+		require.Contains(t, err.Error(), "the budget of t has no bound in dollars")
+		require.Contains(t, err.Error(), "1000 tokens")
+		require.Len(t, e.Log("t"), before, "nothing recorded")
+	}
+	st, err := drive.Inspect(ctx, e.Thread("t"))
+	require.NoError(t, err)
+	require.Contains(t, drive.BudgetBounds(st), drive.BoundTokens)
+	require.NotContains(t, drive.BudgetBounds(st), drive.BoundUSD)
+
+	// At the prompt: the wait's bounds refuse "$5" before anything is sent.
+	p := drive.Pending{Bounds: []string{drive.BoundTokens, drive.BoundTurns}}
+	p.Kind = "budget"
+	_, _, err = drive.ParseRaiseReply(p, "$5", "ana")
+	require.ErrorIs(t, err, drive.ErrNoBound)
+	require.Contains(t, err.Error(), "raise it in tokens or model turns")
+	r, ok, err := drive.ParseRaiseReply(p, "500 tokens", "ana")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, int64(500), r.Tokens)
+
+	_, err = drive.GrowBudget(ctx, e.Thread("t"), facts.Spend{Tokens: 500}, "ana")
+	require.NoError(t, err)
+	st, err = drive.Inspect(ctx, e.Thread("t"))
+	require.NoError(t, err)
+	require.Equal(t, int64(1500), st.Budget.Limit.Tokens)
+}

@@ -168,6 +168,13 @@ type Pending struct {
 	// doubt.
 	Completion  *facts.ActionCompleted   `json:"completion,omitempty"`
 	Interrupted *facts.ActionInterrupted `json:"interrupted,omitempty"`
+	// Raise, on a budget wait, are the bounds a raise answers it by
+	// (BoundUSD, BoundTokens, BoundTurns): the one in turns when the
+	// thread ran its turns, else those the tree's budget has.
+	Raise []string `json:"raise,omitempty"`
+	// Bounds, on a budget wait, are all the bounds a raise can grow
+	// (BudgetBounds): a raise of another changes nothing.
+	Bounds []string `json:"bounds,omitempty"`
 	// Preview is the diff the call would make to the workspace as it is
 	// now. The front end that shows the request fills it (see
 	// State.Preview), when the thread works in its workspace; Inspect
@@ -376,7 +383,11 @@ func stateOf(ctx context.Context, store thread.Store, v harness.View) (State, er
 			// answer can reach the server (the call is in doubt).
 			continue
 		}
-		st.Waits = append(st.Waits, pending(v.Turn, w))
+		pd := pending(v.Turn, w)
+		if w.Kind == fold.WaitBudget {
+			pd.Raise, pd.Bounds = raiseOffer(v), BudgetBounds(State{Budget: budgetState(v), View: v})
+		}
+		st.Waits = append(st.Waits, pd)
 	}
 	return st, nil
 }

@@ -1,6 +1,7 @@
 package drive
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/seed-7cc7a084/harness/facts"
@@ -145,6 +146,11 @@ func ParseRaiseReply(p Pending, reply, by string) (r Reply, ok bool, err error) 
 	add, err := ParseRaise(reply)
 	if err != nil {
 		return Reply{}, false, err
+	}
+	if len(p.Bounds) > 0 {
+		if err := refuseRaise("", append(slices.Clip(p.Bounds), BoundTurns), "raise it in "+boundWords(p.Bounds), add); err != nil {
+			return Reply{}, false, err
+		}
 	}
 	return Reply{Kind: fold.WaitBudget, Request: Ref(p), USD: add.USD, Tokens: add.Tokens, Turns: add.Turns, By: by}, true, nil
 }

@@ -1056,6 +1056,12 @@ type ActionInterrupted struct {
 	// Removed is what the runtime removed before it observed now, as an
 	// observation's (Observation.Removed).
 	Removed []Removal `msgpack:"removed,omitempty" json:"removed,omitempty"`
+	// Own are the paths, seen now, of the files the process that began
+	// the action wrote itself (its output, redirected into the
+	// workspace), which its reading before left out as every reading of
+	// that process did: not the action's, so not in Changed. Known from
+	// the workspace's shared ledger, as Others is.
+	Own []string `msgpack:"own,omitempty" json:"own,omitempty"`
 }
 
 // Validate requires an action id.

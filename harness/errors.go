@@ -72,6 +72,11 @@ var (
 	// whose log does not record its spawn.
 	ErrNotChild = errors.New("not the child its spawn names")
 
+	// ErrChildShaped: a new thread that is no child would take an id
+	// shaped like a child's (PARENT.CALL, see thread.ChildID): a thread
+	// PARENT that later delegates that call could not create its child.
+	ErrChildShaped = errors.New("a child's id")
+
 	// ErrNotItsSnapshot: the snapshot a thread would resume from is not
 	// of its log — the fact at its seq has another hash, the log ends
 	// before it, or a fact after it does not link to it. The store or the

@@ -446,7 +446,7 @@ func (t *Thread) kid(ctx context.Context, c scheduler.Call, create bool) (*Threa
 		if _, err := t.rt.Store.Head(ctx, id); errors.Is(err, thread.ErrNotFound) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("thread %s, the child %s spawned at seq %d, is another thread: %w", id, t.id, f.Seq, ErrNotChild)
+		return nil, fmt.Errorf("thread %s, the child %s spawned at seq %d, is another thread, which %s did not spawn (a fork or rerun named so): %w", id, t.id, f.Seq, t.id, ErrNotChild)
 	case !ok:
 		if have, err = createChild(ctx, t.rt.Store, id, spawn); err != nil {
 			return nil, err
@@ -490,7 +490,8 @@ func createChild(ctx context.Context, store thread.Store, id string, spawn facts
 			return spawn, rerr
 		}
 		if !ok {
-			return spawn, fmt.Errorf("create child %s of %s: the id is another thread's: %w", id, spawn.Parent, ErrNotChild)
+			return spawn, fmt.Errorf("create child %s of %s: the id is taken by a thread %s did not spawn (a fork or rerun named so, or a thread started with that id): %w",
+				id, spawn.Parent, spawn.Parent, ErrNotChild)
 		}
 		return have, nil
 	}
@@ -877,4 +878,19 @@ func (l *lineage) Restore(data []byte, p fold.Prefix) error {
 		return err
 	}
 	return l.own.check(p)
+}
+
+// ValidateNewRoot checks the id a person names for a new thread that is
+// no child (a fork's, a rerun's): a valid thread id (thread.ValidateID)
+// with no ".", which is the shape of a child's id (thread.ChildID). A
+// thread with the id PARENT.CALL would take the id of the child a thread
+// PARENT spawns for CALL, and PARENT could not delegate that call.
+func ValidateNewRoot(id string) error {
+	if err := thread.ValidateID(id); err != nil {
+		return err
+	}
+	if strings.Contains(id, ".") {
+		return fmt.Errorf("%q has a \".\", the shape of %w (PARENT.CALL): a thread that is no child cannot take it; name it without a \".\"", id, ErrChildShaped)
+	}
+	return nil
 }

@@ -119,10 +119,10 @@ func describe(f facts.Fact) (string, error) {
 				hooks[i] = fmt.Sprintf("%s %s (%s)", h.Event, h.Name, h.Scope)
 			}
 			s += "; hooks " + strings.Join(hooks, ", ")
-			if p.HooksTogether {
+			if p.HooksTogether && hasHook(p.Hooks, facts.HookBeforeTool) {
 				s += " (a turn's before_tool hooks side by side)"
 			}
-			if p.AfterHooksTogether {
+			if p.AfterHooksTogether && hasHook(p.Hooks, facts.HookAfterTool) {
 				s += " (a call's after_tool hooks side by side)"
 			}
 		}
@@ -256,8 +256,13 @@ func describe(f facts.Fact) (string, error) {
 			s += "observed nothing changed since it started"
 		case len(p.Changed) > 0:
 			s += "observed " + describeChanges(p.Changed) + " since it started" + describeOthers(p.Others, p.Unrecorded)
+		case len(p.Own) > 0:
+			s += "observed no change of the action's since it started"
 		default:
 			s += "observed the workspace changed since it started"
+		}
+		if len(p.Own) > 0 && p.ObservedNow != "" && p.ObservedNow != p.ObservedBefore {
+			s += describeOwn(p.Own)
 		}
 		return s + describeRemoved(p.Removed), err
 	case facts.KindCheckRecorded:
@@ -396,7 +401,7 @@ func DescribeHook(p facts.HookRan) string {
 	case p.Call != "" && p.Call != "thread":
 		s += " for " + p.Call
 	}
-	s += fmt.Sprintf(": %s, exit %d after %v", p.Decision, p.Exit, time.Duration(p.DurationMS)*time.Millisecond)
+	s += fmt.Sprintf(": %s, exit %d after %v", hookDecision(p), p.Exit, time.Duration(p.DurationMS)*time.Millisecond)
 	if p.Reason != "" {
 		s += " — " + shorten(p.Reason, 160)
 	}
@@ -413,6 +418,21 @@ func DescribeHook(p facts.HookRan) string {
 		s += " · " + l
 	}
 	return s
+}
+
+// hookDecision says what a hook's run decided. A run recorded as allow
+// decided nothing (facts.HookAllow: no objection): before a tool the
+// call goes on to the policy, or a person, as it would without the hook;
+// after one the model is told nothing of it; at any other event nothing
+// waited on it.
+func hookDecision(p facts.HookRan) string {
+	switch {
+	case p.Decision != facts.HookAllow:
+		return p.Decision
+	case p.Event == facts.HookBeforeTool, p.Event == facts.HookAfterTool:
+		return "no objection"
+	}
+	return "ran"
 }
 
 // DescribePolicy says an approval policy in a line: "approve writes;
@@ -678,6 +698,18 @@ func describeOthers(others []facts.OtherChange, unrecorded []string) string {
 	return s
 }
 
+// describeOwn says which paths an action in doubt left out as the files
+// of the process that began it: " · left out: run.log, the output of the
+// process that began it, not the action's".
+func describeOwn(own []string) string {
+	shown := own
+	more := ""
+	if len(shown) > 5 {
+		shown, more = shown[:5], fmt.Sprintf(" and %d more", len(own)-5)
+	}
+	return " · left out: " + strings.Join(shown, ", ") + more + ", the output of the process that began it, not the action's"
+}
+
 // DescribeChanges says a changed-path inventory in a line: each path with
 // what happened to it ("notes.txt (added), a.go (modified)"), the first
 // five and how many more; "no paths" for none.
@@ -848,4 +880,9 @@ func DescribeWorktreeResult(p facts.WorktreeResult) string {
 		s += "; offers its merge into the workspace (a person decides)"
 	}
 	return s
+}
+
+// hasHook reports whether hooks has one for the event.
+func hasHook(hooks []facts.Hook, event string) bool {
+	return slices.ContainsFunc(hooks, func(h facts.Hook) bool { return h.Event == event })
 }

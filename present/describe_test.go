@@ -97,3 +97,38 @@ func TestClipSaysTheWholeLength(t *testing.T) {
 	big := strings.Repeat("x", 9<<20)
 	require.Equal(t, 400+len("… (9437184 bytes in all)"), len(present.Clip(big, 400)))
 }
+
+// A hook that decided nothing is not said to allow anything: before a
+// tool it had no objection (the call still goes to the policy, or a
+// person), at any other event it ran. The note that before_tool (or
+// after_tool) hooks run side by side is said only when there are such
+// hooks. An action found in doubt says the files of the process that
+// began it apart from its changes.
+func TestDescribeHooksAndOwnFiles(t *testing.T) {
+	describe := func(kind facts.Kind, payload any) string {
+		d, err := facts.NewDraft(kind, "", payload)
+		require.NoError(t, err)
+		return present.Describe(facts.Fact{Kind: d.Kind, Data: d.Data})
+	}
+	ran := facts.HookRan{Event: facts.HookParked, Name: "ping", Scope: "user", Input: "i", Decision: facts.HookAllow}
+	require.Contains(t, describe(facts.KindHookRan, ran), "parked ping (user): ran, exit 0")
+	ran.Event, ran.Call, ran.Tool = facts.HookBeforeTool, "1-w", "write_file"
+	require.Contains(t, describe(facts.KindHookRan, ran), "for 1-w write_file: no objection, exit 0")
+	ran.Decision = facts.HookApprove
+	require.Contains(t, describe(facts.KindHookRan, ran), ": approve, exit 0")
+
+	conf := facts.SystemConfigured{Model: "m", Hooks: []facts.Hook{{Event: facts.HookParked, Name: "ping", Scope: "user", Command: "true"}},
+		HooksTogether: true, AfterHooksTogether: true}
+	got := describe(facts.KindSystemConfigured, conf)
+	require.Contains(t, got, "hooks parked ping (user)")
+	require.NotContains(t, got, "side by side")
+	conf.Hooks = append(conf.Hooks, facts.Hook{Event: facts.HookBeforeTool, Name: "lint", Scope: "user", Command: "true"})
+	got = describe(facts.KindSystemConfigured, conf)
+	require.Contains(t, got, "(a turn's before_tool hooks side by side)")
+	require.NotContains(t, got, "after_tool hooks side by side")
+
+	in := facts.ActionInterrupted{ActionID: "1-c", ObservedBefore: "b", ObservedNow: "n", Own: []string{"run.log"}}
+	require.Contains(t, describe(facts.KindActionInterrupted, in), "observed no change of the action's since it started · left out: run.log, the output of the process that began it")
+	in.Changed = []facts.PathChange{{Path: "c.txt", After: "1"}}
+	require.Contains(t, describe(facts.KindActionInterrupted, in), "observed c.txt (added) since it started · left out: run.log")
+}

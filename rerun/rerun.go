@@ -107,6 +107,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	id := opts.As
 	if id == "" {
 		id = ID(opts.From, key)
+	} else if err := harness.ValidateNewRoot(id); err != nil {
+		return nil, fmt.Errorf("rerun %s: the rerun's id: %w", opts.From, err)
 	}
 	if err := thread.ValidateID(id); err != nil {
 		return nil, fmt.Errorf("rerun %s: the rerun's id: %w", opts.From, err)

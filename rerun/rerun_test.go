@@ -167,3 +167,17 @@ func logOf(t *testing.T, e *harnesstest.Stock, id string) []facts.Fact {
 	}
 	return out
 }
+
+// A rerun named like a child (PARENT.CALL) is refused before anything is
+// asked or written: it would take the id of the child a thread PARENT
+// spawns for CALL.
+func TestRerunRefusesAChildsID(t *testing.T) {
+	e := harnesstest.NewStock(t, scriptA)
+	require.Equal(t, harness.StatusDone, e.RunApproved("t").Status)
+	rt, actor, cm, _ := rerunOn(t, e, scriptB)
+	_, err := rerun.Run(ctx, rerun.Options{From: "t", As: "p.1-d1", Model: "scripted:b", Runtime: rt, Actor: actor})
+	require.ErrorIs(t, err, harness.ErrChildShaped)
+	require.Equal(t, int64(0), cm.n.Load(), "no model was asked")
+	_, err = e.Store.Head(ctx, "p.1-d1")
+	require.ErrorIs(t, err, thread.ErrNotFound)
+}

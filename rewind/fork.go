@@ -59,7 +59,7 @@ func ForkID(from string, at uint64) string {
 // shared, its log being history both threads have. A child thread is not
 // forked itself: fork its parent.
 func Fork(ctx context.Context, store thread.Store, from string, at uint64, to string) (thread.Head, error) {
-	if err := thread.ValidateID(to); err != nil {
+	if err := harness.ValidateNewRoot(to); err != nil {
 		return thread.Head{}, fmt.Errorf("fork %s: new thread id: %w", from, err)
 	}
 	head, err := store.Head(ctx, from)

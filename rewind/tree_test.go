@@ -197,3 +197,40 @@ func TestForkRefusesACutInsideAStep(t *testing.T) {
 	_, err = rewind.Fork(ctx, e.Store, "t", mid-1, "f")
 	require.NoError(t, err)
 }
+
+// A fork's id shaped like a child's (PARENT.CALL) is refused: a thread
+// PARENT that later delegated CALL could not create its child. A store
+// that has such a thread already (made before this was refused) says
+// what is wrong: the parent's delegation, and its verification, name the
+// thread that took its child's id.
+func TestForkRefusesAChildsID(t *testing.T) {
+	e := harnesstest.NewStock(t, treeScript)
+	require.Equal(t, harness.StatusDone, e.RunApproved("t").Status)
+	for _, as := range []string{"p.1-d1", "p.x", "q.2-d1.3-d2"} {
+		_, err := rewind.Fork(ctx, e.Store, "t", 1, as)
+		require.ErrorIs(t, err, harness.ErrChildShaped, as)
+		_, err = e.Store.Head(ctx, as)
+		require.ErrorIs(t, err, thread.ErrNotFound, "nothing was forked")
+	}
+
+	// The squatter, as an older harness forked it.
+	_, err := rewind.Undo(ctx, e.RT, e.Stock.Actor, "t", 1, "ana")
+	require.NoError(t, err)
+	d, err := facts.NewDraft(facts.KindUserMessage, facts.IngressCause("start"), facts.UserMessage{Text: "squat"})
+	require.NoError(t, err)
+	_, err = e.Store.Append(ctx, "p.1-d1", 0, d)
+	require.NoError(t, err)
+	_, err = rewind.Fork(ctx, e.Store, "t", seqOf(t, e, "t", facts.KindChildSpawned)-1, "p")
+	require.NoError(t, err)
+	th, err := e.RT.Open(ctx, e.Stock.Actor, "p")
+	require.NoError(t, err)
+	all, err := drive.NewApproval("all", nil, nil)
+	require.NoError(t, err)
+	_, err = drive.Drive(ctx, th, drive.Options{Approval: all})
+	require.ErrorIs(t, err, harness.ErrNotChild)
+	require.ErrorContains(t, err, "the id is taken by a thread p did not spawn")
+	err = audit.VerifyLog(ctx, e.Store, e.Stock.Actor, "p")
+	var ve *audit.VerifyError
+	require.ErrorAs(t, err, &ve, "replay --verify does not say verified")
+	require.Contains(t, ve.Reason, "child p.1-d1 spawned here cannot be created: its id is taken by a thread this one did not spawn")
+}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -131,6 +133,14 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 				} else {
 					p, err = drive.SetBounds(ctx, dr.Thread, b.bounds(cmd.Flags(), "cost", "tokens"), a.whoami(), "budget set", false)
 				}
+				if errors.Is(err, drive.ErrNoBound) {
+					st, serr := drive.Inspect(ctx, dr.Thread)
+					if serr == nil && len(drive.BudgetBounds(st)) > 0 {
+						raise, _, _ := strings.Cut(budgetHint(tell.ShellWord(root), "", drive.BudgetBounds(st)), "   (")
+						return usageError("%v; %s, or set another bound: harness budget %s set --cost USD or --tokens N", err, raise, tell.ShellWord(root))
+					}
+					return usageError("%v; set one: harness budget %s set --cost USD or --tokens N", err, tell.ShellWord(root))
+				}
 				if err != nil {
 					return drive.Refused(err, root, facts.KindBudgetRaised)
 				}
@@ -147,7 +157,22 @@ THREAD may be any thread of the tree: the budget is its root's.`,
 }
 
 // budgetHint is the command that answers a budget wait of the tree of the
-// thread id (a shell word already).
-func budgetHint(id, resume string) string {
-	return fmt.Sprintf("raise it: harness budget %s raise --cost USD, --tokens N or --turns N%s   (or stop: harness stop %s)", id, resume, id)
+// thread id (a shell word already), offering the bounds raise names
+// (drive.Pending.Raise; all of them when none is named).
+func budgetHint(id, resume string, raise []string) string {
+	var flags []string
+	for _, b := range raise {
+		flags = append(flags, raiseFlags[b])
+	}
+	if len(flags) == 0 {
+		flags = []string{raiseFlags[drive.BoundUSD], raiseFlags[drive.BoundTokens], raiseFlags[drive.BoundTurns]}
+	}
+	offer := flags[len(flags)-1]
+	if len(flags) > 1 {
+		offer = strings.Join(flags[:len(flags)-1], ", ") + " or " + offer
+	}
+	return fmt.Sprintf("raise it: harness budget %s raise %s%s   (or stop: harness stop %s)", id, offer, resume, id)
 }
+
+// raiseFlags are the flags of budget raise, by the bound each raises.
+var raiseFlags = map[string]string{drive.BoundUSD: "--cost USD", drive.BoundTokens: "--tokens N", drive.BoundTurns: "--turns N"}

@@ -29,7 +29,17 @@ func TestTerminalAsksForARaise(t *testing.T) {
 	require.Contains(t, tm.output(), "cannot cover the next turn (20000 spent, about 10000 more)")
 	tm.send("")
 	require.Equal(t, exitParked, tm.exit(), tm.output())
-	require.Contains(t, tm.output(), "harness budget t1 raise", "the hint, once skipped")
+	require.Contains(t, tm.output(), "harness budget t1 raise --tokens N --resume", "the hint, once skipped: the bound reached")
+	require.NotContains(t, tm.output(), "--cost USD", "the budget has no bound in dollars")
+
+	// A raise in dollars of a budget in tokens alone would change nothing:
+	// refused, saying what the budget has and how to raise it.
+	_, stderr, code := harnessEnv(t, dir, env, "budget", "t1", "raise", "--cost", "5")
+	require.Equal(t, exitUsage, code, stderr)
+	require.Contains(t, stderr, "the budget of t1 has no bound in dollars: a raise in dollars would change nothing; it is bounded by 25000 tokens")
+	require.Contains(t, stderr, "harness budget t1 raise --tokens N")
+	stdout, _, _ := harnessEnv(t, dir, env, "log", "t1")
+	require.NotContains(t, stdout, "budget.raised", "nothing recorded")
 
 	tm = startTerminal(t, dir, env, "resume", "t1")
 	tm.expect(ask)
@@ -37,13 +47,16 @@ func TestTerminalAsksForARaise(t *testing.T) {
 	tm.expect(`"lots": say $ for dollars, tokens for tokens or turns for model turns`)
 	require.NotContains(t, tm.output(), "\x1b[31m", "what was typed is escaped")
 	expectN(tm, ask, 2) // asked again: what is typed before answers nothing
+	tm.send("$5")
+	tm.expect("the tree's budget has no bound in dollars: a raise in dollars would change nothing; raise it in tokens")
+	expectN(tm, ask, 3)
 	tm.send("100k tokens")
 	require.Equal(t, exitOK, tm.exit(), tm.output())
 	out := tm.output()
 	require.Contains(t, out, "budget.raised")
 	require.Contains(t, out, "tree budget raised by 100000 tokens by ")
 	require.Contains(t, out, "done: thread t1")
-	require.Equal(t, 2, strings.Count(out, "Raise the tree's budget"), "asked once, then again after the reply that was no amount")
+	require.Equal(t, 3, strings.Count(out, "Raise the tree's budget"), "asked once, then again after each reply that raised nothing")
 }
 
 // A root that ran its --max-turns asks the same way, and a number of

@@ -135,3 +135,31 @@ func expectN(tm *terminal, s string, n int) {
 		tm.t.Fatalf("waiting for %q %d times; the terminal shows:\n%s", s, n, tm.output()) // as it is now, not as it was at the start
 	}
 }
+
+// TestElicitAnsweredAfterTheRunDied: a run killed at an MCP server's
+// question leaves its call in doubt (the server died with it). An answer
+// from the command line is refused, and says so and what to do — the
+// call is in doubt, resume the thread and settle it — not that the
+// question is no MCP server's; once resumed, that the call did not
+// finish. Nothing is recorded.
+func TestElicitAnsweredAfterTheRunDied(t *testing.T) {
+	t.Parallel()
+	dir := elicitWorkspace(t)
+	tm := startTerminal(t, dir, []string{"NO_COLOR=1", "HARNESS_STORE="}, "run", "--model", "scripted:script.jsonl", "--allow", "mcp__t__*", "Ask me")
+	tm.expect("[s]kip (answer elsewhere): ")
+	require.NoError(t, tm.cmd.Process.Kill())
+	tm.exit()
+
+	_, stderr, code := harnessIn(t, dir, "answer", "t1", "--request", "1-a-e1", "--elicit", "accept", "--field", "name=bob")
+	require.Equal(t, exitUsage, code, stderr)
+	require.Contains(t, stderr, "the question 1-a-e1 is the MCP server t's, asked during call 1-a, which is in doubt")
+	require.Contains(t, stderr, "resume thread t1")
+	require.NotContains(t, stderr, "not an MCP server's")
+
+	_, _, _ = harnessIn(t, dir, "resume", "t1", "--no-input")
+	_, stderr, code = harnessIn(t, dir, "answer", "t1", "--request", "1-a-e1", "--elicit", "decline")
+	require.Equal(t, exitUsage, code, stderr)
+	require.Contains(t, stderr, "asked during call 1-a, which did not finish")
+	log, _, _ := harnessIn(t, dir, "log", "t1", "-o", "jsonl")
+	require.NotContains(t, log, `"kind":"question.answered"`)
+}

@@ -46,7 +46,7 @@ func hintFor(id string, p drive.Pending, resume bool) string {
 		}
 		return fmt.Sprintf("act on it: harness plan %s act   (or ask for another plan: harness continue %s '…')", id, id)
 	case fold.WaitBudget:
-		return budgetHint(id, r)
+		return budgetHint(id, r, p.Raise)
 	case fold.WaitReconcile:
 		action, _ := json.Marshal(p.RequestID)
 		data := tell.ShellWord(fmt.Sprintf(`{"action_id": %s, "decision": "accept"}`, action))

@@ -68,13 +68,13 @@ func (s *Store) Append(ctx context.Context, id string, after uint64, drafts ...f
 	}
 
 	var (
-		err   error // why the last attempt was tried again
+		why   error // why the last attempt was tried again
 		stale bool  // the view is known to be behind
 	)
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			if attempt > 20 {
-				return thread.Head{}, fmt.Errorf("append to %s after seq %d: gave up after %d attempts: %w", id, after, attempt, err)
+				return thread.Head{}, fmt.Errorf("append to %s after seq %d: gave up after %d attempts: %w", id, after, attempt, why)
 			}
 			select {
 			case <-ctx.Done():
@@ -146,6 +146,10 @@ func (s *Store) Append(ctx context.Context, id string, after uint64, drafts ...f
 			// Another's record is there, or a record on the subject was in
 			// flight: catch up and look again.
 			stale = true
+			why = err
+			if why == nil {
+				why = errNotOurs
+			}
 		default:
 			return thread.Head{}, fmt.Errorf("append to %s after seq %d: %w", id, after, err)
 		}
@@ -243,6 +247,10 @@ func (e *refusedError) expectation() bool {
 func (e *refusedError) transient() bool {
 	return e.code == 503 || e.errCode == errJSNotAvailable || e.errCode == errDuplicateInProcess
 }
+
+// errNotOurs: the server took a publish for a duplicate of an earlier
+// one, and the record after the one expected is not it.
+var errNotOurs = errors.New("the server answered a duplicate, and the record after the expected one is another's")
 
 // errUnknown: a publish got no answer in time; it may have been stored.
 var errUnknown = errors.New("no answer in time (the outcome is unknown: read the thread)")
