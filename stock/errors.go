@@ -1,6 +1,9 @@
 package stock
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // The errors of package stock, checked with errors.Is. (The trust file's
 // are beside it, in trust.go.)
@@ -112,3 +115,17 @@ type argError struct {
 
 func (e argError) Error() string   { return e.err.Error() }
 func (e argError) Unwrap() []error { return []error{e.err, e.is} }
+
+// NoModelError is ErrNoModel where a settings file that is not trusted
+// names a model, which was left out.
+type NoModelError struct {
+	// Ignored is the file whose "model" was left out.
+	Ignored string
+}
+
+func (e *NoModelError) Error() string {
+	return fmt.Sprintf("no model given (%s names one, left out until you trust its content: harness trust)", e.Ignored)
+}
+
+// Unwrap makes it ErrNoModel.
+func (e *NoModelError) Unwrap() error { return ErrNoModel }

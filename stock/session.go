@@ -420,6 +420,11 @@ func (s *Session) ModelSpec(spec, dir string) (string, error) {
 		spec, dir = s.Settings().Model, s.Place.Root // a file's is absolute already
 	}
 	if spec == "" {
+		for _, l := range s.Layered.Sources {
+			if slices.Contains(l.Ignored, "model") {
+				return "", &NoModelError{Ignored: l.Path}
+			}
+		}
 		return "", ErrNoModel
 	}
 	return ParseModelSpec(spec, dir)

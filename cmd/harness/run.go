@@ -358,6 +358,10 @@ thread records it (host:directory), and every later command acts there.`,
 // runModelErr says how to name a model when neither the command nor the
 // settings do.
 func runModelErr(err error) error {
+	var ignored *stock.NoModelError
+	if errors.As(err, &ignored) {
+		return usageError("no model given; pass --model scripted:FILE, openai:MODEL or anthropic:MODEL (%s names a model, left out until you trust its content: harness trust)", present.EscapeLine(ignored.Ignored))
+	}
 	if errors.Is(err, stock.ErrNoModel) {
 		return usageError("no model given; pass --model scripted:FILE, openai:MODEL or anthropic:MODEL")
 	}
