@@ -119,12 +119,12 @@ func gitDirsOf(ws string, named func([]string) ([]string, uint64, bool)) []watch
 		}
 	}
 	// A git directory found by its resolved path: relative to the
-	// workspace when it lies inside, else on its own.
+	// workspace (resolved once) when it lies inside, else on its own.
+	real := ws
+	if r, err := filepath.EvalSymlinks(ws); err == nil {
+		real = r
+	}
 	addResolved := func(d string) {
-		real := ws
-		if r, err := filepath.EvalSymlinks(ws); err == nil {
-			real = r
-		}
 		if rel, err := filepath.Rel(real, d); err == nil && filepath.IsLocal(rel) {
 			add(watchedDir{root: ws, rel: filepath.ToSlash(rel), shown: path.Join(filepath.ToSlash(rel), "commondir")})
 		} else {
