@@ -67,7 +67,12 @@ func (s *Set) MergeTool() Tool {
 			if err := a.parse(raw); err != nil {
 				return failed(MergeWorktree, err), nil
 			}
-			applied, err := worktree.Apply(ctx, root, a.Branch, a.Base, a.Head, s.ws.writableNow)
+			may, done, err := s.ws.writeCheck()
+			if err != nil {
+				return failed(MergeWorktree, err), nil
+			}
+			applied, err := worktree.Apply(ctx, root, a.Branch, a.Base, a.Head, may)
+			done()
 			if cerr := ctx.Err(); cerr != nil {
 				return facts.Report{}, cerr
 			}

@@ -543,6 +543,26 @@ func (w *workspace) resolves(rel string) error {
 	return err
 }
 
+// writeCheck returns the refusal a write to a path meets as the workspace
+// is now (writableNow), for many paths: the root is opened, and what is
+// protected read, once. Call done when finished.
+func (w *workspace) writeCheck() (check func(rel string) error, done func(), err error) {
+	r, err := w.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	prot, why := w.protectedIn(r)
+	check = func(rel string) error {
+		s, err := w.writableIn(r, rel, resolveOnly, prot, why)
+		if err != nil {
+			return err
+		}
+		s.close()
+		return nil
+	}
+	return check, func() { r.Close() }, nil
+}
+
 // writableNow returns the refusal a write to rel meets as the workspace is
 // now (see writable), changing nothing.
 func (w *workspace) writableNow(rel string) error {
@@ -568,10 +588,16 @@ func (w *workspace) writableNow(rel string) error {
 // write_file. The spot it returns holds the parent directory the write
 // goes to, opened once; close it.
 func (w *workspace) writable(r *os.Root, rel string, mode walkMode) (*spot, error) {
+	prot, why := w.protectedIn(r)
+	return w.writableIn(r, rel, mode, prot, why)
+}
+
+// writableIn is writable with what is protected, and why, read already
+// (protectedIn).
+func (w *workspace) writableIn(r *os.Root, rel string, mode walkMode, prot []string, why map[string]string) (*spot, error) {
 	if err := w.refuseProtected(rel); err != nil {
 		return nil, err
 	}
-	prot, why := w.protectedIn(r)
 	s, err := walk(r, rel, mode, prot)
 	if err != nil {
 		return nil, explain(err, why)
